@@ -1,0 +1,93 @@
+// swift-tools-version: 6.0
+// Linux force-feedback haptics: AHAP patterns rendered onto evdev rumble motors.
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "LinuxHaptics",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "AHAP", targets: ["AHAP"]),
+        .library(name: "HapticRendering", targets: ["HapticRendering"]),
+        .library(name: "LinuxInput", targets: ["LinuxInput"]),
+        .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
+        .executable(name: "haptics", targets: ["haptics"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+    ],
+    targets: [
+        // C boundary: system libraries found through pkg-config, and the ioctl shim.
+        .systemLibrary(
+            name: "CLibudev", pkgConfig: "libudev",
+            providers: [.apt(["libudev-dev"])]),
+        .systemLibrary(
+            name: "CLibevdev", pkgConfig: "libevdev",
+            providers: [.apt(["libevdev-dev"])]),
+        .target(name: "CLinuxInput"),
+
+        // Pure layers: no Glibc, no I/O.
+        .target(name: "AHAP", swiftSettings: strict),
+        .target(name: "HapticRendering", dependencies: ["AHAP"], swiftSettings: strict),
+
+        // The kernel: discovery, evdev force feedback, uinput virtual pad.
+        .target(
+            name: "LinuxInput",
+            dependencies: [
+                "CLibudev", "CLibevdev", "CLinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // Engine, players, clock, recovery, HapticManager, feedback vocabulary.
+        .target(
+            name: "LinuxHaptics",
+            dependencies: [
+                "AHAP", "HapticRendering", "LinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .executableTarget(
+            name: "haptics",
+            dependencies: [
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // Runs inside the VM bench (or directly where /dev/uinput and root exist).
+        .executableTarget(
+            name: "haptics-kernel-tests",
+            dependencies: [
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // `make bench`: measurements reported as ratios against a baseline of the same run.
+        .executableTarget(
+            name: "haptics-bench",
+            dependencies: ["AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics"],
+            swiftSettings: strict),
+
+        .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),
+        .testTarget(
+            name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "LinuxInputTests", dependencies: ["LinuxInput", "CLibevdev", "CLinuxInput"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "LinuxHapticsTests",
+            dependencies: ["LinuxHaptics", "AHAP", "HapticRendering", "LinuxInput"],
+            swiftSettings: strict),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// LinuxHaptics: the engine, its players and clock, recovery, HapticManager and the feedback vocabulary.

@@ -1,0 +1,120 @@
+// Every raw system call of the package passes through this file, so that errno handling,
+// EINTR retry and the C types stay in one place. Nothing here is public.
+internal import CLinuxInput
+internal import Glibc
+
+/// An `errno` value from a failed system call, with the name of the call that failed.
+public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The `errno` value.
+    public let code: Int32
+    /// The C call that failed (`open`, `ioctl(EVIOCSFF)`...).
+    public let call: String
+
+    public init(code: Int32, call: String) {
+        self.code = code
+        self.call = call
+    }
+
+    /// The C library's text for the code (`strerror`).
+    public var message: String { String(cString: strerror(code)) }
+    public var description: String { "\(call): \(message) (errno \(code))" }
+
+    public static let noDevice = ENODEV
+    public static let noSpace = ENOSPC
+    public static let permissionDenied = EACCES
+    public static let notPermitted = EPERM
+    public static let notFound = ENOENT
+    public static let wouldBlock = EAGAIN
+    public static let invalidArgument = EINVAL
+    public static let notSupported = ENOSYS
+
+    /// The device went away (`ENODEV`), the way hot-unplug shows up on an open node.
+    public var isDeviceGone: Bool { code == ENODEV || code == ENXIO }
+    public var isPermissionDenied: Bool { code == EACCES || code == EPERM }
+}
+
+/// Runs `body` until it returns something other than -1 with `EINTR`, turning -1 into a typed error.
+@inline(__always)
+internal func valueOrErrno<T: FixedWidthInteger>(
+    _ call: @autoclosure () -> String, retryOnInterrupt: Bool = true, _ body: () -> T
+) throws(SystemCallError) -> T {
+    while true {
+        let result = body()
+        if result != -1 { return result }
+        let code = errno
+        if code == EINTR && retryOnInterrupt { continue }
+        throw SystemCallError(code: code, call: call())
+    }
+}
+
+internal enum Sys {
+    /// The corresponding C function is `open`; always `O_CLOEXEC` so no descriptor leaks into children.
+    static func open(_ path: String, flags: Int32) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("open(\(path))") { Glibc.open(path, flags | O_CLOEXEC) }
+    }
+
+    /// The corresponding C function is `close`. Never retried: on Linux the descriptor is gone even on EINTR.
+    static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// The corresponding C function is `read`.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        try valueOrErrno("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// The corresponding C function is `write`.
+    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+        try valueOrErrno("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// The corresponding C function is `ioctl` with a pointer argument.
+    static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, _ arg: UnsafeMutableRawPointer?
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cli_ioctl_ptr(fd, request, arg) }
+    }
+
+    /// The corresponding C function is `ioctl` with an integer argument.
+    static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, value: Int32
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cli_ioctl_int(fd, request, value) }
+    }
+
+    /// The corresponding C function is `ioctl` with no argument.
+    static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cli_ioctl_none(fd, request) }
+    }
+
+    /// The corresponding C function is `poll`. `timeout` in milliseconds, -1 waits forever.
+    static func poll(_ fds: inout [pollfd], timeout: Int32) throws(SystemCallError) -> Int32 {
+        let count = nfds_t(fds.count)
+        return try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
+            try valueOrErrno("poll") { Glibc.poll(buffer.baseAddress, count, timeout) }
+        }
+    }
+
+    /// The corresponding C function is `pipe2` with `O_CLOEXEC | O_NONBLOCK`: a wake-up channel.
+    static func pipe() throws(SystemCallError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        _ = try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
+            try valueOrErrno("pipe2") { cli_pipe2(buffer.baseAddress, O_CLOEXEC | O_NONBLOCK) }
+        }
+        return (fds[0], fds[1])
+    }
+
+    /// The corresponding C function is `access`; true when the calling process may do `mode`.
+    static func access(_ path: String, _ mode: Int32) -> Bool {
+        Glibc.access(path, mode) == 0
+    }
+
+    /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
+    static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+@main
+struct Haptics: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "haptics",
+        abstract: "Feel, probe and replay Core Haptics (AHAP) patterns on Linux gamepads through evdev force feedback.",
+        subcommands: [
+            VirtualPadCommand.self,
+        ])
+}
