@@ -66,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "CLinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
