@@ -13,11 +13,11 @@ struct Measurement: Sendable {
         guard !samples.isEmpty else { return .nan }
         let sorted = samples.sorted()
         let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
-        return sorted[min(max(rank, 0), sorted.count - 1)]
+        return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
     }
 
     var mean: Double { samples.isEmpty ? .nan : samples.reduce(0, +) / Double(samples.count) }
-    var max: Double { samples.max() ?? .nan }
+    var maximum: Double { samples.max() ?? .nan }
 }
 
 /// A line of the report: a measurement, optionally compared with a baseline from the same run.
@@ -66,7 +66,7 @@ struct BenchMain {
             do {
                 for result in try await group.run() {
                     let m = result.measurement
-                    var line = "  \(m.name): p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.max)) \(m.unit) (n=\(m.samples.count))"
+                    var line = "  \(m.name): p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
                     if let baseline = result.baseline, let ratio = result.ratio {
                         line += " | \(format(ratio))x of \(baseline)"
                     }
