@@ -56,10 +56,18 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case missingWaveformPath = "missing-waveform-path"
         /// A parameter curve without control points.
         case emptyCurve = "empty-curve"
+        /// A file that could not be read (missing, unreadable); `haptics validate` reports it like a parse error.
+        case unreadableFile = "unreadable-file"
 
         // Warnings.
         /// The file has no `Version`.
         case missingVersion = "missing-version"
+        /// `Version` is a positive number other than the 1.0 this module knows; the file is read as 1.0.
+        case unknownVersion = "unknown-version"
+        /// A continuous event without `EventDuration`; it is read as 0 seconds long.
+        case missingDuration = "missing-duration"
+        /// A `Pattern` entry with none of `Event`, `Parameter`, `ParameterCurve`; it is ignored.
+        case emptyEntry = "empty-entry"
         /// A key AHAP does not define; it is ignored.
         case unknownKey = "unknown-key"
         /// A `ParameterID` this module does not know; kept in the model, ignored by the renderer.
