@@ -42,7 +42,7 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case wrongType = "wrong-type"
         /// A required key is absent.
         case missingKey = "missing-key"
-        /// `Pattern` is missing or empty.
+        /// `Pattern` is missing or empty, or none of its entries is an event, parameter or curve.
         case emptyPattern = "empty-pattern"
         /// `Version` is not a number Core Haptics reads.
         case badVersion = "bad-version"

@@ -205,10 +205,15 @@ struct PatternDecoder {
         }
         push(.key("Pattern"))
         defer { pop() }
+        let errorsBefore = errorCount
         for (index, entry) in entries.enumerated() {
             push(.index(index))
             decodeEntry(entry, into: &pattern)
             pop()
+        }
+        let usable = pattern.events.count + pattern.dynamicParameters.count + pattern.parameterCurves.count
+        if usable == 0 && errorCount == errorsBefore {
+            report(.error, .emptyPattern, "no entry of Pattern is an Event, Parameter or ParameterCurve; nothing would play", coreHaptics: .invalidPatternDictionary)
         }
     }
 
