@@ -7,5 +7,6 @@ struct Haptics: AsyncParsableCommand {
         abstract: "Feel, probe and replay Core Haptics (AHAP) patterns on Linux gamepads through evdev force feedback.",
         subcommands: [
             VirtualPadCommand.self,
+            ValidateCommand.self,
         ])
 }
