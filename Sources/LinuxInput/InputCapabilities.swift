@@ -233,3 +233,39 @@ enum JoystickJudgement {
         return true
     }
 }
+
+/// What libevdev reads from an open node with its ioctls (`EVIOCGBIT`, `EVIOCGID`, `EVIOCGNAME`...):
+/// no events are read and the device is not grabbed.
+struct EvdevSnapshot: Sendable {
+    var bits: CapabilityBits
+    var name: String
+    var uniq: String
+    var phys: String
+    var bus: InputBus
+    var vendor: UInt16
+    var product: UInt16
+    var version: UInt16
+
+    init(fileDescriptor fd: Int32) throws(SystemCallError) {
+        var handle: OpaquePointer?
+        let result = libevdev_new_from_fd(fd, &handle)
+        guard result == 0, let handle else {
+            // libevdev returns a negative errno.
+            throw SystemCallError(code: -result, call: "libevdev_new_from_fd")
+        }
+        defer { libevdev_free(handle) }
+        self.init(evdev: handle)
+    }
+
+    init(evdev handle: OpaquePointer) {
+        func text(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        bits = CapabilityBits(evdev: handle)
+        name = text(libevdev_get_name(handle))
+        uniq = text(libevdev_get_uniq(handle))
+        phys = text(libevdev_get_phys(handle))
+        bus = InputBus(rawValue: UInt16(truncatingIfNeeded: libevdev_get_id_bustype(handle)))
+        vendor = UInt16(truncatingIfNeeded: libevdev_get_id_vendor(handle))
+        product = UInt16(truncatingIfNeeded: libevdev_get_id_product(handle))
+        version = UInt16(truncatingIfNeeded: libevdev_get_id_version(handle))
+    }
+}
