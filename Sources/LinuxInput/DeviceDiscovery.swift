@@ -70,6 +70,9 @@ public struct DeviceDiscovery: Sendable {
     /// Whether a udev daemon (systemd-udevd, eudev) runs on this system.
     public static var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
 
+    /// Whether `/dev/input` exists; without it the system has no evdev device at all.
+    public static var inputDirectoryExists: Bool { Sys.exists(DeviceDirectoryWatch.inputDirectory) }
+
     /// Every input event node (`/dev/input/eventN`), in event-number order, probed. An empty list when
     /// the system has none.
     public func devices() throws(DeviceDiscoveryError) -> [InputDevice] {

@@ -94,6 +94,11 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         pending.withLock { $0?.initialDevices } ?? []
     }
 
+    /// The descriptors the monitor holds before iteration starts (source, wake-up pipe), for tests.
+    var descriptorsBeforeIteration: [Int32] {
+        pending.withLock { $0?.descriptors } ?? []
+    }
+
     public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator {
         if let worker = pending.withLock({ $0.take() }) {
             let continuation = continuation
@@ -119,7 +124,10 @@ final class WakeChannel: Sendable {
         ends = Mutex(try Sys.pipe())
     }
 
+    deinit { close() }
+
     var readEnd: Int32 { ends.withLock { $0?.read ?? -1 } }
+    var writeEnd: Int32 { ends.withLock { $0?.write ?? -1 } }
 
     func signal() {
         ends.withLock { ends in
@@ -193,6 +201,10 @@ final class MonitorWorker: @unchecked Sendable {
         netlink = nil
         inotify = nil
         wake.close()
+    }
+
+    var descriptors: [Int32] {
+        [netlink?.fileDescriptor, inotify?.fileDescriptor, wake.readEnd, wake.writeEnd].compactMap { $0 }
     }
 
     /// Sleeps in poll(2) until the source or the wake-up pipe is readable; returns when woken or when
