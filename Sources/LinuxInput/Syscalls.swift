@@ -118,3 +118,54 @@ internal enum Sys {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
+
+// MARK: - Device layer: discovery, hot-plug, event nodes
+
+extension Sys {
+    /// The corresponding C function is `inotify_init1(IN_CLOEXEC | IN_NONBLOCK)`.
+    static func inotifyInit() throws(SystemCallError) -> Int32 {
+        try valueOrErrno("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+    }
+
+    /// The corresponding C function is `inotify_add_watch`; returns the watch descriptor.
+    static func inotifyAddWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("inotify_add_watch(\(path))") { inotify_add_watch(fd, path, mask) }
+    }
+
+    /// The corresponding C function is `pthread_create` for a detached thread that runs `body` once.
+    static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let code = pthread_create(&thread, &attributes, { context in
+            guard let context else { return nil }
+            Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().run()
+            return nil
+        }, box.toOpaque())
+        if code != 0 {
+            box.release()
+            throw SystemCallError(code: code, call: "pthread_create")
+        }
+    }
+}
+
+extension Sys {
+    /// The corresponding C function is `access(path, F_OK)`: the path exists (whoever may open it).
+    static func exists(_ path: String) -> Bool {
+        Glibc.access(path, F_OK) == 0
+    }
+}
+
+extension SystemCallError {
+    public static let noMemory = ENOMEM
+    public static let busy = EBUSY
+}
+
+/// Carries a closure across `pthread_create`'s untyped context pointer.
+private final class ThreadBody {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
