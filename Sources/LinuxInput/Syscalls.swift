@@ -118,3 +118,48 @@ internal enum Sys {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }
+
+// MARK: - Virtual pad: its server thread and sysfs lookup
+
+extension Sys {
+    /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
+    static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t {
+        let box = Unmanaged.passRetained(JoinableThreadBody(body))
+        var thread = pthread_t()
+        let code = pthread_create(&thread, nil, { context in
+            guard let context else { return nil }
+            Unmanaged<JoinableThreadBody>.fromOpaque(context).takeRetainedValue().run()
+            return nil
+        }, box.toOpaque())
+        if code != 0 {
+            box.release()
+            throw SystemCallError(code: code, call: "pthread_create")
+        }
+        return thread
+    }
+
+    /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
+    static func joinThread(_ thread: pthread_t) {
+        _ = pthread_join(thread, nil)
+    }
+
+    /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
+    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+        guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+}
+
+/// Carries a closure across `pthread_create`'s untyped context pointer.
+private final class JoinableThreadBody {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
