@@ -19,7 +19,7 @@ import Testing
         _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
         let binary = scratch.url.appendingPathComponent("repo/.build/x86_64-unknown-linux-gnu/debug/haptics").path
         let order = HapticResourceDirectory.searchOrder(
-            environment: ["HAPTICS_RESOURCES": "/opt/app/Haptics"], currentDirectory: "/",
+            environment: ["HAPTICS_DIR": "/opt/app/Haptics"], currentDirectory: "/",
             executablePath: binary
         ).map(\.path)
         #expect(
@@ -42,11 +42,11 @@ import Testing
         #expect(found?.directory.path == scratch.url.path + "/repo/Haptics")
         // The override wins, and a missing override folder is passed over.
         let overridden = HapticResourceDirectory.locate(
-            environment: ["HAPTICS_RESOURCES": AppAssets.folder.path], currentDirectory: scratch.url.path + "/repo",
+            environment: ["HAPTICS_DIR": AppAssets.folder.path], currentDirectory: scratch.url.path + "/repo",
             executablePath: nil)
         #expect(overridden?.directory.path == AppAssets.folder.path)
         let missing = HapticResourceDirectory.locate(
-            environment: ["HAPTICS_RESOURCES": "/nonexistent"], currentDirectory: scratch.url.path + "/repo",
+            environment: ["HAPTICS_DIR": "/nonexistent"], currentDirectory: scratch.url.path + "/repo",
             executablePath: nil)
         #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
     }

@@ -30,10 +30,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     /// The name of the asset folder, in the repository and when installed.
     public static let folderName = "Haptics"
     /// Overrides every other location when set.
-    public static let environmentVariable = "HAPTICS_RESOURCES"
+    public static let environmentVariable = "HAPTICS_DIR"
 
     /// The folders searched for `Haptics/`, in order (docs/app-haptics.md):
-    /// 1. `$HAPTICS_RESOURCES` when set;
+    /// 1. `$HAPTICS_DIR` when set;
     /// 2. installed next to the program: `<bin>/../share/haptics/Haptics`;
     /// 3. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
     /// 4. the repository: a `Haptics/` folder beside a `Package.swift`, looked for from the current directory
