@@ -90,7 +90,7 @@ struct JSONLeniency: Sendable {
     var path: [JSONPathComponent]
 }
 
-struct JSONReader: ~Copyable {
+struct JSONReader {
     private let bytes: UnsafeRawBufferPointer
     private let limits: AHAPLimits
     private var position = 0
@@ -446,14 +446,17 @@ struct JSONReader: ~Copyable {
 
     // MARK: Numbers
 
-    /// Powers of ten that a `Double` holds exactly (10^0 ... 10^22): a decimal with at most 15 significant digits
-    /// and such an exponent converts with one correctly rounded multiplication or division (Clinger's fast path).
+    /// Powers of ten that a `Double` holds exactly (10^0 ... 10^22): a decimal whose digits form an integer of at
+    /// most 2^53 and with such an exponent converts with one correctly rounded multiplication or division
+    /// (Clinger's fast path); anything else goes to the standard library's correctly rounded conversion.
     private static let exactPowersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
         1e19, 1e20, 1e21, 1e22,
     ]
-    /// Significant digits below which the integer mantissa is exact in a `Double` (10^15 < 2^53).
-    private static let fastPathDigitLimit = 15
+    /// Mantissas up to 2^53 are exact in a `Double`, the condition of the fast path.
+    private static let exactMantissaLimit: UInt64 = 1 << 53
+    /// Digits a `UInt64` mantissa accumulates without overflow (10^19 < 2^64).
+    private static let mantissaDigitLimit = 19
     /// Exponent digits beyond this many are not accumulated: the number is out of range either way.
     private static let exponentDigitLimit = 6
 
@@ -478,7 +481,7 @@ struct JSONReader: ~Copyable {
             if isDigit(current) { throw failure("numbers may not have leading zeros") }
         } else if isDigit(current) {
             while isDigit(current) {
-                if significantDigits < 19 {
+                if significantDigits < Self.mantissaDigitLimit {
                     mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
                     significantDigits += 1
                 } else {
@@ -494,7 +497,7 @@ struct JSONReader: ~Copyable {
             position += 1
             guard isDigit(current) else { throw failure("a number needs digits after its decimal point") }
             while isDigit(current) {
-                if significantDigits < 19 {
+                if significantDigits < Self.mantissaDigitLimit {
                     if mantissa != 0 || current != UInt8(ascii: "0") { significantDigits += 1 }
                     mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
                     decimalExponent -= 1
@@ -525,7 +528,9 @@ struct JSONReader: ~Copyable {
         }
 
         let value: Double
-        if significantDigits <= Self.fastPathDigitLimit, abs(decimalExponent) < Self.exactPowersOfTen.count {
+        if significantDigits <= Self.mantissaDigitLimit, mantissa <= Self.exactMantissaLimit,
+            abs(decimalExponent) < Self.exactPowersOfTen.count
+        {
             let magnitude = Double(mantissa)
             let scaled =
                 decimalExponent >= 0

@@ -51,12 +51,12 @@ struct PatternDecoder {
     /// The object's members with duplicates resolved (last wins, with a warning) and aliases folded onto their
     /// canonical key.
     private mutating func members(
-        of object: [JSONMember], aliases: [String: String] = [:]
+        of object: [JSONMember], foldingTimeAliases: Bool = false
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
         var result: [(key: String, spelledAs: String, value: JSONValue)] = []
         result.reserveCapacity(object.count)
         for member in object {
-            let key = aliases[member.key] ?? member.key
+            let key = foldingTimeAliases ? Self.canonicalTimeKey(member.key) : member.key
             if let existing = result.firstIndex(where: { $0.key == key }) {
                 let earlier = result[existing].spelledAs
                 let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
@@ -124,7 +124,10 @@ struct PatternDecoder {
         report(.warning, .unknownKey, "\"\(key)\" is not an AHAP key of \(owner); it is ignored", at: .key(key))
     }
 
-    private static let timeAliases = ["EventTime": "Time", "ParameterTime": "Time"]
+    /// `EventTime` and `ParameterTime` are accepted as spellings of `Time` (older AHAP writers use them).
+    private static func canonicalTimeKey(_ key: String) -> String {
+        key == "EventTime" || key == "ParameterTime" ? "Time" : key
+    }
 
     // MARK: Document
 
@@ -266,7 +269,7 @@ struct PatternDecoder {
         var usesVolumeEnvelope: Bool?
         var loopEnabled: Bool?
         var timeSpelling = "Time"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+        for (key, spelling, item) in members(of: object, foldingTimeAliases: true) {
             switch key {
             case "Time":
                 timeValue = item
@@ -440,7 +443,7 @@ struct PatternDecoder {
         var sawName = false
         var sawValue = false
         var timeSpelling = "Time"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+        for (key, spelling, item) in members(of: object, foldingTimeAliases: true) {
             switch key {
             case "ParameterID":
                 sawName = true
@@ -476,7 +479,7 @@ struct PatternDecoder {
         var timeSpelling = "Time"
         var pointsValue: JSONValue?
         var pointsSpelling = "ParameterCurveControlPoints"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+        for (key, spelling, item) in members(of: object, foldingTimeAliases: true) {
             switch key {
             case "ParameterID":
                 sawName = true
@@ -538,7 +541,7 @@ struct PatternDecoder {
             var sawValue = false
             var timeValue: JSONValue?
             var timeSpelling = "Time"
-            for (memberKey, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+            for (memberKey, spelling, item) in members(of: object, foldingTimeAliases: true) {
                 switch memberKey {
                 case "Time":
                     timeValue = item
