@@ -1,6 +1,6 @@
 /// Bounds on what the reader accepts, so that hostile input costs bounded time and memory. Every limit is far
 /// above what real AHAP files need (the largest file in the corpus is 160 KB, nests 6 levels, and has about
-/// 1,600 pattern entries); exceeding one is an error (`limit-exceeded`), never a crash.
+/// 100 pattern entries); exceeding one is an error (`limit-exceeded`), never a crash.
 public struct AHAPLimits: Sendable, Hashable {
     /// Largest document accepted, in bytes (16 MiB: 100 times the largest real file we know).
     public var maximumDocumentBytes: Int

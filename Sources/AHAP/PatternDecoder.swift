@@ -172,7 +172,7 @@ struct PatternDecoder {
 
     private mutating func decodeMetadata(_ value: JSONValue) -> PatternMetadata? {
         guard case .object(let object) = value else {
-            report(.warning, .wrongType, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
+            report(.warning, .metadataNotText, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
             return nil
         }
         push(.key("Metadata"))
@@ -182,7 +182,7 @@ struct PatternDecoder {
             if case .string(let text) = entry {
                 entries[key] = text
             } else {
-                report(.warning, .wrongType, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
+                report(.warning, .metadataNotText, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
                 entries[key] = JSONWriter.compactText(of: entry)
             }
         }
