@@ -82,7 +82,7 @@ public enum AHAPValidator {
     }
 
     static func validate(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) -> AHAPReport {
-        let parsed: (value: JSONValue, leniencies: [JSONLeniency])
+        let parsed: (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int)
         do {
             parsed = try JSONReader.parse(bytes, limits: limits)
         } catch {
@@ -99,6 +99,7 @@ public enum AHAPValidator {
                 .warning, .lenientSyntax, leniency.message, line: position.line, column: position.column,
                 path: leniency.path)
         }
+        decoder.countOmitted(parsed.omittedLeniencies)
         let pattern = decoder.decodeDocument(parsed.value)
         decoder.finish()
         return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)

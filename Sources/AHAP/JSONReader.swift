@@ -98,14 +98,25 @@ struct JSONReader {
     private var valueCount = 0
     private var path: [JSONPathComponent] = []
     private(set) var leniencies: [JSONLeniency] = []
+    /// Leniencies beyond `maximumDiagnostics`, counted but not kept (a file of a million comments stays cheap).
+    private(set) var omittedLeniencies = 0
 
-    /// Parses one JSON document from `bytes` (UTF-8, an optional byte order mark is skipped).
+    /// Parses one JSON document from `bytes` (UTF-8, an optional byte order mark is skipped). Returns the value,
+    /// the JSON5 liberties taken (at most `maximumDiagnostics`), and how many more were not kept.
     static func parse(
         _ bytes: UnsafeRawBufferPointer, limits: AHAPLimits
-    ) throws(JSONReadError) -> (value: JSONValue, leniencies: [JSONLeniency]) {
+    ) throws(JSONReadError) -> (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int) {
         var reader = JSONReader(bytes: bytes, limits: limits)
         let value = try reader.readDocument()
-        return (value, reader.leniencies)
+        return (value, reader.leniencies, reader.omittedLeniencies)
+    }
+
+    private mutating func recordLeniency(_ message: String, at offset: Int) {
+        guard leniencies.count < limits.maximumDiagnostics else {
+            omittedLeniencies += 1
+            return
+        }
+        leniencies.append(JSONLeniency(message: message, offset: offset, path: path))
     }
 
     private init(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) {
@@ -184,8 +195,7 @@ struct JSONReader {
         } else {
             throw failure("unexpected '/' (comments start with // or /*)")
         }
-        leniencies.append(
-            JSONLeniency(message: "comment (JSON5, not JSON)", offset: start, path: path))
+        recordLeniency("comment (JSON5, not JSON)", at: start)
     }
 
     // MARK: Values
@@ -275,23 +285,7 @@ struct JSONReader {
             let value = try readValue()
             path.removeLast()
             members.append(JSONMember(key: key, value: value))
-            try skipWhitespace()
-            if current == UInt8(ascii: ",") {
-                let comma = position
-                position += 1
-                try skipWhitespace()
-                if current == UInt8(ascii: "}") {
-                    leniencies.append(
-                        JSONLeniency(message: "trailing comma before '}' (JSON5, not JSON)", offset: comma, path: path))
-                    position += 1
-                    break
-                }
-            } else if current == UInt8(ascii: "}") {
-                position += 1
-                break
-            } else {
-                throw failure("expected ',' or '}' in an object, found \(describeCurrent())")
-            }
+            if try readSeparator(closing: UInt8(ascii: "}"), in: "an object") { break }
         }
         depth -= 1
         return .object(members)
@@ -312,26 +306,31 @@ struct JSONReader {
             let value = try readValue()
             path.removeLast()
             elements.append(value)
-            try skipWhitespace()
-            if current == UInt8(ascii: ",") {
-                let comma = position
-                position += 1
-                try skipWhitespace()
-                if current == UInt8(ascii: "]") {
-                    leniencies.append(
-                        JSONLeniency(message: "trailing comma before ']' (JSON5, not JSON)", offset: comma, path: path))
-                    position += 1
-                    break
-                }
-            } else if current == UInt8(ascii: "]") {
-                position += 1
-                break
-            } else {
-                throw failure("expected ',' or ']' in an array, found \(describeCurrent())")
-            }
+            if try readSeparator(closing: UInt8(ascii: "]"), in: "an array") { break }
         }
         depth -= 1
         return .array(elements)
+    }
+
+    /// Reads what follows a member or an element: a comma (then `true` if a trailing comma closes the container,
+    /// a JSON5 liberty that is recorded) or the closing bracket (`true`).
+    private mutating func readSeparator(closing: UInt8, in container: String) throws(JSONReadError) -> Bool {
+        let bracket = Character(Unicode.Scalar(closing))
+        try skipWhitespace()
+        if current == closing {
+            position += 1
+            return true
+        }
+        guard current == UInt8(ascii: ",") else {
+            throw failure("expected ',' or '\(bracket)' in \(container), found \(describeCurrent())")
+        }
+        let comma = position
+        position += 1
+        try skipWhitespace()
+        guard current == closing else { return false }
+        recordLeniency("trailing comma before '\(bracket)' (JSON5, not JSON)", at: comma)
+        position += 1
+        return true
     }
 
     // MARK: Strings

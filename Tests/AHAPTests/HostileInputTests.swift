@@ -47,6 +47,14 @@ import Testing
         #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
     }
 
+    @Test func aMillionCommentsCostBoundedDiagnostics() {
+        let json = String(repeating: "/**/", count: 1_000_000) + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 1)
+        #expect(report.diagnostics.last?.message.hasPrefix("999000 more problems") == true)
+    }
+
     @Test func hugeStringsAndBadEscapesAreErrors() {
         let long = #"{"Version":1,"Metadata":{"Project":""# + String(repeating: "x", count: 70_000) + #""}}"#
         #expect(AHAPValidator.validate(data: long.utf8Data).errors.first?.code == .limitExceeded)
