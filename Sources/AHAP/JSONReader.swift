@@ -139,9 +139,14 @@ struct JSONReader {
     private func describeCurrent() -> String {
         if atEnd { return "the end of the text" }
         let byte = current
-        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte >= Self.firstPrintableByte && byte < Self.deleteByte { return "'\(Character(Unicode.Scalar(byte)))'" }
         return "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
+
+    /// Bytes below this (U+0000 ... U+001F) are control characters: JSON requires them escaped inside strings.
+    private static let firstPrintableByte: UInt8 = 0x20
+    /// ASCII DEL, the first byte after the printable ASCII range (for quoting a byte in a message).
+    private static let deleteByte: UInt8 = 0x7F
 
     // MARK: Document
 
@@ -350,7 +355,7 @@ struct JSONReader {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 {
+            if byte < Self.firstPrintableByte {
                 if atEnd {
                     position = opening
                     throw failure("a string is never closed")
@@ -366,7 +371,7 @@ struct JSONReader {
                 position += 1
                 return String(decoding: utf8, as: UTF8.self)
             }
-            if byte < 0x20 {
+            if byte < Self.firstPrintableByte {
                 if atEnd {
                     position = opening
                     throw failure("a string is never closed")
