@@ -53,23 +53,31 @@ struct PatternDecoder {
 
     // MARK: Typed reads
 
-    /// The object's members with duplicates resolved (last wins, with a warning) and aliases folded onto their
-    /// canonical key.
+    /// Objects wider than this find duplicate keys through a dictionary instead of a linear scan, so that a
+    /// hostile object with a million keys costs linear time; AHAP objects have at most eight keys.
+    private static let linearScanLimit = 16
+
+    /// The object's members with duplicates resolved (last wins, with a warning) and, when asked, the `Time`
+    /// aliases folded onto `Time`.
     private mutating func members(
         of object: [JSONMember], foldingTimeAliases: Bool = false
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
         var result: [(key: String, spelledAs: String, value: JSONValue)] = []
         result.reserveCapacity(object.count)
+        var positions: [String: Int] = [:]
+        let indexed = object.count > Self.linearScanLimit
         for member in object {
             let key = foldingTimeAliases ? Self.canonicalTimeKey(member.key) : member.key
-            if let existing = result.firstIndex(where: { $0.key == key }) {
-                let earlier = result[existing].spelledAs
-                let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
-                report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
-                result[existing] = (key, member.key, member.value)
-            } else {
+            let existing = indexed ? positions[key] : result.firstIndex(where: { $0.key == key })
+            guard let existing else {
+                if indexed { positions[key] = result.count }
                 result.append((key, member.key, member.value))
+                continue
             }
+            let earlier = result[existing].spelledAs
+            let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
+            report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
+            result[existing] = (key, member.key, member.value)
         }
         return result
     }

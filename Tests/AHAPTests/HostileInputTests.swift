@@ -47,6 +47,15 @@ import Testing
         #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
     }
 
+    @Test func wideObjectsAreReadInLinearTime() {
+        // 300,000 distinct keys in one event: a quadratic duplicate check would take minutes here.
+        let keys = (0..<300_000).map { #""k\#($0)":0"# }.joined(separator: ",")
+        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient","# + keys + "}}]}"
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
+    }
+
     @Test func aMillionCommentsCostBoundedDiagnostics() {
         let json = String(repeating: "/**/", count: 1_000_000) + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
         let report = AHAPValidator.validate(data: json.utf8Data)
