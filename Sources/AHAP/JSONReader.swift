@@ -531,6 +531,10 @@ struct JSONReader {
             decimalExponent += exponentNegative ? -exponent : exponent
         }
 
+        guard position - start <= limits.maximumNumberBytes else {
+            position = start
+            throw failure("a number literal longer than \(limits.maximumNumberBytes) bytes", code: .limitExceeded)
+        }
         let value: Double
         if significantDigits <= Self.mantissaDigitLimit, mantissa <= Self.exactMantissaLimit,
             abs(decimalExponent) < Self.exactPowersOfTen.count

@@ -56,6 +56,21 @@ import Testing
         #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
     }
 
+    @Test func endlessNumbersAreRefused() {
+        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":0."# + String(repeating: "1", count: 5_000_000) + #","EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.errors.first?.code == .limitExceeded)
+        #expect(report.errors.first?.path == "Pattern[0].Event.Time")
+    }
+
+    @Test func commentsInsideTrailingCommasGetTheirOwnLines() {
+        // The comment is recorded before the comma that precedes it: positions must still be right.
+        let report = AHAPValidator.validate(data: "{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\"}},\n/* c */\n]}".utf8Data)
+        let lenient = report.diagnostics.filter { $0.code == .lenientSyntax }
+        #expect(lenient.map(\.message) == ["comment (JSON5, not JSON)", "trailing comma before ']' (JSON5, not JSON)"])
+        #expect(lenient.map(\.line) == [2, 1])
+    }
+
     @Test func aMillionCommentsCostBoundedDiagnostics() {
         let json = String(repeating: "/**/", count: 1_000_000) + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
         let report = AHAPValidator.validate(data: json.utf8Data)
