@@ -13,7 +13,7 @@ import Testing
         }
     }
 
-    @Test func searchOrderOverrideThenInstalledThenSystemThenRepository() throws {
+    @Test func searchOrderOverrideThenWorkingFolderThenInstalledThenSystemThenRepository() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
@@ -25,6 +25,7 @@ import Testing
         #expect(
             order == [
                 "/opt/app/Haptics",
+                "/Haptics",
                 scratch.url.path + "/repo/.build/x86_64-unknown-linux-gnu/share/haptics/Haptics",
                 "/usr/local/share/haptics/Haptics",
                 "/usr/share/haptics/Haptics",

@@ -34,9 +34,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
 
     /// The folders searched for `Haptics/`, in order (docs/app-haptics.md):
     /// 1. `$HAPTICS_DIR` when set;
-    /// 2. installed next to the program: `<bin>/../share/haptics/Haptics`;
-    /// 3. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
-    /// 4. the repository: a `Haptics/` folder beside a `Package.swift`, looked for from the current directory
+    /// 2. `Haptics/` in the current directory (an app's working folder, the VM bench's /work);
+    /// 3. installed next to the program: `<bin>/../share/haptics/Haptics`;
+    /// 4. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
+    /// 5. the repository: a `Haptics/` folder beside a `Package.swift`, looked for from the current directory
     ///    and from the program's folder upwards (`swift run`, `.build/debug/haptics`).
     public static func searchOrder(
         environment: [String: String], currentDirectory: String, executablePath: String?
@@ -45,6 +46,7 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         if let override = environment[environmentVariable], !override.isEmpty {
             candidates.append(URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory)))
         }
+        candidates.append(URL(fileURLWithPath: currentDirectory).appendingPathComponent(folderName))
         let executableDirectory = executablePath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
         if let executableDirectory {
             candidates.append(
