@@ -2,6 +2,7 @@
 // gets the rule's `uaccess` tag and its `haptics_gamepad` marker; a virtual keyboard's node gets neither.
 // The ACL itself needs a logind seat, which the VM has not: the tags are what the rule controls.
 import CLinuxInput
+import Foundation
 import Glibc
 import LinuxInput
 
@@ -133,7 +134,8 @@ final class RawUinputKeyboard {
             var name = [CChar](repeating: 0, count: Self.sysnameCapacity)
             try check(cli_ioctl_ptr(fd, cli_UI_GET_SYSNAME(UInt32(Self.sysnameCapacity)), &name), "UI_GET_SYSNAME")
             let sysname = String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let event = try directoryEntries("/sys/devices/virtual/input/\(sysname)").first { $0.hasPrefix("event") }
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/devices/virtual/input/\(sysname)")) ?? []
+            let event = entries.first { $0.hasPrefix("event") }
             guard let event else { throw TestFailure(reason: "the keyboard \(sysname) has no event node") }
             eventNode = "/dev/input/\(event)"
         } catch {
@@ -150,22 +152,6 @@ final class RawUinputKeyboard {
         close(fd)
         fd = -1
     }
-}
-
-/// The names in a folder, without `.` and `..`.
-func directoryEntries(_ path: String) throws -> [String] {
-    guard let directory = opendir(path) else {
-        throw TestFailure(reason: "opendir \(path): \(String(cString: strerror(errno)))")
-    }
-    defer { closedir(directory) }
-    var names: [String] = []
-    while let entry = readdir(directory) {
-        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
-            String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
-        }
-        if name != "." && name != ".." { names.append(name) }
-    }
-    return names
 }
 
 /// Writes `text` to `path`, replacing it.

@@ -7,7 +7,7 @@ import Synchronization
 import Testing
 
 @MainActor
-final class RecordingOutput: HapticFeedbackOutput {
+final class RecordingFeedbackOutput: HapticFeedbackOutput {
     var played: [HapticPattern] = []
     var prepares = 0
     func prepare() { prepares += 1 }
@@ -25,8 +25,8 @@ final class ManualTime: Sendable {
 @Suite struct HapticFeedbackGeneratorTests {
     static func generator(
         settings: FeedbackSettingsStore, time: ManualTime
-    ) -> (HapticFeedbackGenerator, RecordingOutput) {
-        let output = RecordingOutput()
+    ) -> (HapticFeedbackGenerator, RecordingFeedbackOutput) {
+        let output = RecordingFeedbackOutput()
         let generator = HapticFeedbackGenerator(
             output: output, settings: settings, now: time.now, logger: RecordingLog().logger)
         return (generator, output)
