@@ -79,6 +79,7 @@ final class RecordingEngine: ManagedHapticEngine {
         var starts = 0
         var stops = 0
         var prepares = 0
+        var prepared: [HapticPattern] = []
         var played: [HapticPattern] = []
         var transients: [(intensity: Double, sharpness: Double)] = []
         var stopped: (@Sendable (String) -> Void)?
@@ -116,6 +117,11 @@ final class RecordingEngine: ManagedHapticEngine {
     func prepare() throws {
         try requireDevice()
         state.withLock { $0.prepares += 1 }
+    }
+
+    func prepare(_ pattern: HapticPattern) throws {
+        try requireDevice()
+        state.withLock { $0.prepared.append(pattern) }
     }
 
     func play(_ pattern: HapticPattern) throws {

@@ -10,7 +10,9 @@ import Testing
 final class RecordingFeedbackOutput: HapticFeedbackOutput {
     var played: [HapticPattern] = []
     var prepares = 0
+    var prepared: [HapticPattern] = []
     func prepare() { prepares += 1 }
+    func prepare(pattern: HapticPattern) { prepared.append(pattern) }
     func play(pattern: HapticPattern) { played.append(pattern) }
 }
 
@@ -96,6 +98,8 @@ final class ManualTime: Sendable {
         defer { scratch.remove() }
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: ManualTime())
         generator.prepare()
+        generator.prepare(.impact(.rigid))
         #expect(output.prepares == 1)
+        #expect(output.prepared == [HapticFeedback.impact(.rigid).pattern])
     }
 }

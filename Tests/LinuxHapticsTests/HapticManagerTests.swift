@@ -32,6 +32,8 @@ import Testing
         manager.play("thud")
         manager.playTransientEvent(intensity: 1, sharpness: 1)
         manager.prepare()
+        manager.prepare(pattern: HapticFeedback.selection.pattern)
+        manager.play(pattern: HapticFeedback.selection.pattern)
         #expect(resolver.lookups.load(ordering: .relaxed) == 0)
         #expect(manager.cachedPatternNames.isEmpty)
         #expect(manager.engineAvailable == false)

@@ -9,6 +9,8 @@ public import Logging
 public protocol HapticFeedbackOutput: AnyObject {
     /// Get ready for an imminent haptic.
     func prepare()
+    /// Get ready to play `pattern` next (upload it ahead where the device allows).
+    func prepare(pattern: HapticPattern)
     /// Play `pattern` now, fire-and-forget.
     func play(pattern: HapticPattern)
 }
@@ -88,6 +90,13 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     public func prepare() {
         guard settings.hapticsEnabled else { return }
         output.prepare()
+    }
+
+    /// Gets ready for `feedback` in particular: single-tap feedback (impacts, the selection tick) is uploaded
+    /// ahead, so when it is played it reaches the device with one `write()`.
+    public func prepare(_ feedback: HapticFeedback) {
+        guard settings.hapticsEnabled else { return }
+        output.prepare(pattern: feedback.pattern)
     }
 
     /// Plays `feedback` unless haptics are off or a rate limit says no.

@@ -111,13 +111,24 @@ public final class HapticManager {
         }
     }
 
-    /// Gets the device ready for an imminent haptic (see `ManagedHapticEngine.prepare()`).
+    /// Gets the device ready for an imminent haptic: opens it, so the first one does not pay for that.
     public func prepare() {
         guard engineAvailable, let engine else { return }
         do {
             try engine.prepare()
         } catch {
             logger.info("preparing the engine failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    /// Gets ready to play `pattern` next: a single-pulse pattern (an impact, the selection tick) is uploaded
+    /// ahead, so its `play(pattern:)` reaches the device as one `write()`.
+    public func prepare(pattern: HapticPattern) {
+        guard engineAvailable, let engine else { return }
+        do {
+            try engine.prepare(pattern)
+        } catch {
+            logger.info("preparing a pattern failed", metadata: ["error": "\(error)"])
         }
     }
 

@@ -13,10 +13,13 @@ public protocol ManagedHapticEngine: AnyObject, Sendable {
     func start() throws
     /// Stops output and releases the device.
     func stop()
-    /// Gets ready for an imminent haptic: open the device, upload a transient ahead, so the first play is one
-    /// `write()`.
+    /// Gets ready for an imminent haptic: opens the device.
     func prepare() throws
-    /// Plays `pattern` now, fire-and-forget, alongside anything already playing.
+    /// Gets ready to play `pattern`: uploads it ahead where it is a single pulse, so its next `play` is one
+    /// `write()`.
+    func prepare(_ pattern: HapticPattern) throws
+    /// Plays `pattern` now, fire-and-forget, alongside anything already playing (through the player
+    /// `prepare(_:)` readied for it, when there is one).
     func play(_ pattern: HapticPattern) throws
     /// Plays one transient now on a single reused player, so rapid calls replace each other instead of
     /// piling up. Values are already clamped to 0...1.
