@@ -8,5 +8,6 @@ struct Haptics: AsyncParsableCommand {
         subcommands: [
             VirtualPadCommand.self,
             ValidateCommand.self,
+            RenderCommand.self,
         ])
 }
