@@ -37,16 +37,44 @@ import Testing
         #expect(commands(creep).map(\.time) == [0, 1], "0.5 -> 0.501 never leaves 8-bit step 128")
     }
 
-    @Test func commandsKeepTheMinimumIntervalAndTheLevelStillLands() {
+    @Test func aRateLimitedChangeLandsAtTheDeadlineWithTheLevelThen() {
+        // 0.4 from 0; a light tap adds 0.1 from 15 ms to 55 ms; off at 100 ms. The tap's rise comes 15 ms after
+        // the first command: it is sent at 20 ms with the level the timeline has then.
+        let pattern = Build.pattern([
+            Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5),
+            Build.transient(at: 0.015, intensity: 0.1, sharpness: 0.5),
+        ])
+        let list = commands(pattern, profile: Build.profile(interval: 0.02))
+        #expect(zip(list.map(\.time), [0, 0.02, 0.055, 0.1]).allSatisfy { close($0, $1) } && list.count == 4)
+        #expect(list.map(\.levels.strong) == [0.4, 128.0 / 255, 0.4, 0], "0.5 rounds to step 128")
+        #expect(zip(list.compactMap(\.holdDuration), [0.02, 0.035, 0.045]).allSatisfy { close($0, $1) })
+        #expect(list.last?.holdDuration == nil)
+    }
+
+    @Test func anUpdateThatWouldHoldBackAJumpWaitsForIt() {
+        // 0.4 from 0, 1.0 from 10 ms, 0.6 from 40 ms, off at 50 ms. Sending 0.4 at 0 would hold the rise back to
+        // 20 ms, and sending 0.6 at 40 ms would push the off to 60 ms: both times waiting for the jump costs less.
         let pattern = Build.pattern([
             Build.transient(at: 0, intensity: 0.4, sharpness: 0.5),
             Build.transient(at: 0.01, intensity: 0.6, sharpness: 0.5),
         ])
         let list = commands(pattern, profile: Build.profile(interval: 0.02))
-        #expect(list.map(\.time) == [0, 0.02, 0.04, 0.06])
-        #expect(list.map(\.levels.strong) == [0.4, 1, 0.6, 0])
-        #expect(zip(list.compactMap(\.holdDuration), [0.02, 0.02, 0.02]).allSatisfy { close($0, $1) })
-        #expect(list.last?.holdDuration == nil)
+        #expect(list.map(\.time) == [0.01, 0.05])
+        #expect(list.map(\.levels.strong) == [1, 0])
+    }
+
+    @Test func aRateLimitedRampSendsTheLevelAtTheMiddleOfEachHold() throws {
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (1, 1)])])
+        let list = commands(ramp, profile: Build.profile(interval: 0.02))
+        try #require(list.count > 40)
+        for command in list.dropFirst(2).dropLast(2) {
+            #expect(abs(command.levels.strong - (command.time + 0.01)) <= 0.5 / 255 + 1e-9, "at \(command.time)")
+        }
+        for (earlier, later) in zip(list, list.dropFirst()) {
+            #expect(later.time - earlier.time >= 0.02 - 1e-12)
+        }
     }
 
     @Test func aBlipShorterThanTheIntervalIsNotSentButTheFinalLevelIs() {
