@@ -60,10 +60,25 @@ public struct MotorTimeline: Sendable, Hashable {
     /// After this instant the output is off for good (seconds from the timeline's start).
     public var endTime: Double { segments.last?.end ?? 0 }
 
-    /// A timeline from segments that must be contiguous and time-ordered; adjacent collinear segments merge.
+    /// A timeline from time-ordered segments: a gap (before the first one, or between two) is silence, a
+    /// segment starting before the previous one ends is cut to start there, empty ones are dropped, and adjacent
+    /// collinear segments merge.
     public init(segments: [Segment]) {
         self.segments = []
-        for segment in segments where segment.end > segment.start { append(segment) }
+        for var segment in segments {
+            let previousEnd = self.segments.last?.end ?? 0
+            if segment.start < previousEnd {
+                guard segment.end > previousEnd else { continue }
+                segment = Segment(
+                    start: previousEnd, end: segment.end, startLevels: segment.levels(at: previousEnd),
+                    endLevels: segment.endLevels)
+            }
+            guard segment.end > segment.start else { continue }
+            if segment.start > previousEnd {
+                append(Segment(start: previousEnd, end: segment.start, startLevels: .off, endLevels: .off))
+            }
+            append(segment)
+        }
         trimTrailingSilence()
     }
 

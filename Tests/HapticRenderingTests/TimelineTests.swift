@@ -15,6 +15,20 @@ import Testing
         return MotorTimeline(segments: segments)
     }
 
+    @Test func gapsBecomeSilenceAndOverlapsAreCut() {
+        let on = MotorMagnitudes(strong: 1, weak: 0)
+        let timeline = MotorTimeline(segments: [
+            .init(start: 0.1, end: 0.2, startLevels: on, endLevels: on),
+            .init(start: 0.3, end: 0.5, startLevels: on, endLevels: .off),
+            .init(start: 0.4, end: 0.6, startLevels: on, endLevels: on),
+        ])
+        #expect(timeline.segments.first?.start == 0)
+        #expect(timeline.levels(at: 0.05) == .off && timeline.levels(at: 0.25) == .off)
+        #expect(close(timeline.levels(at: 0.4).strong, 0.5), "the earlier segment keeps its span; the later one is cut to start at its end")
+        #expect(timeline.levels(at: 0.55) == on)
+        #expect(zip(timeline.segments, timeline.segments.dropFirst()).allSatisfy { $0.end == $1.start })
+    }
+
     @Test func playbackRateDividesEveryTime() {
         let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(rate: 2)
         #expect(timeline.levels(at: 0.049) == .off)
