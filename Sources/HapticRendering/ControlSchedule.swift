@@ -1,4 +1,4 @@
-import AHAP
+public import AHAP
 
 /// The value of one dynamic control (`HapticIntensityControl`, ...) over pattern time, from the pattern's
 /// dynamic parameters and parameter curves plus any sent at run time.
@@ -105,4 +105,33 @@ struct ControlSet: Sendable {
     /// Times where intensity or sharpness controls change slope or jump (the timing controls act only at
     /// event boundaries and add no knots of their own).
     var knots: [Double] { intensity.knots + sharpness.knots }
+}
+
+/// The value every haptic control has over pattern time, from a pattern's parameters and curves plus runtime
+/// controls: what the renderer multiplies or adds. For display and for an engine that reports control state.
+public struct PatternControls: Sendable {
+    let set: ControlSet
+
+    public init(pattern: HapticPattern, controls runtime: RuntimeControls = .none) {
+        set = ControlSet(
+            parameters: pattern.dynamicParameters + runtime.parameters,
+            curves: pattern.parameterCurves + runtime.curves)
+    }
+
+    /// The control's value at `time` (its neutral default for audio and unknown controls).
+    public func value(of id: HapticDynamicParameter.ID, at time: Double) -> Double {
+        switch id {
+        case .hapticIntensityControl: set.intensity.value(at: time, piece: time)
+        case .hapticSharpnessControl: set.sharpness.value(at: time, piece: time)
+        case .hapticAttackTimeControl: set.attack.value(at: time, piece: time)
+        case .hapticDecayTimeControl: set.decay.value(at: time, piece: time)
+        case .hapticReleaseTimeControl: set.release.value(at: time, piece: time)
+        default: id.defaultValue ?? 0
+        }
+    }
+
+    /// An event's sharpness at `time` with the sharpness control added, clamped to 0...1.
+    public func sharpness(of event: HapticEvent, at time: Double) -> Double {
+        Swift.min(Swift.max(event.sharpness + value(of: .hapticSharpnessControl, at: time), 0), 1)
+    }
 }

@@ -172,7 +172,7 @@ struct Rendering {
         let x = { (time: Double) in left + plotWidth * time / duration }
         let y = { (level: Double, top: Double) in top + panelHeight * (1 - level) }
         var body = ""
-        for (top, label) in [(inputTop, "input: intensity (black), sharpness (purple)"), (outputTop, "output: strong (red), weak (blue); device commands (steps)")] {
+        for (top, label) in [(inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"), (outputTop, "output: strong (red), weak (blue); device commands (steps)")] {
             body += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
             body += "<text x=\"\(f(left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
             for level in [0.0, 0.5, 1.0] {
@@ -186,20 +186,30 @@ struct Rendering {
         }
         // Input: the intensity envelope as rendered, and each event's sharpness (with the sharpness control).
         body += polyline(timeline: envelope, motor: \.strong, color: "#000", x: x, y: { y($0, inputTop) }, width: 1.5)
+        let controls = PatternControls(pattern: pattern)
         for event in pattern.events where event.isHaptic {
             let start = event.relativeTime
+            let sharpness = { (time: Double) in y(controls.sharpness(of: event, at: time), inputTop) }
             if event.type == .hapticTransient {
-                body += "<circle cx=\"\(f(x(start)))\" cy=\"\(f(y(event.sharpness, inputTop)))\" r=\"3\" fill=\"#8e44ad\"/>\n"
+                body += "<circle cx=\"\(f(x(start)))\" cy=\"\(f(sharpness(start)))\" r=\"3\" fill=\"#8e44ad\"/>\n"
             } else {
-                body += "<line x1=\"\(f(x(start)))\" y1=\"\(f(y(event.sharpness, inputTop)))\" x2=\"\(f(x(start + event.effectiveDuration)))\" y2=\"\(f(y(event.sharpness, inputTop)))\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
+                let end = start + event.effectiveDuration
+                let count = 64
+                let coordinates = (0...count).map { index in
+                    let time = start + (end - start) * Double(index) / Double(count)
+                    return "\(f(x(time))),\(f(sharpness(time)))"
+                }
+                body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
             }
         }
-        for curve in pattern.parameterCurves {
-            let points = curve.controlPoints.sorted { $0.relativeTime < $1.relativeTime }
-            let scale = curve.parameterID == .hapticSharpnessControl ? { (v: Double) in (v + 1) / 2 } : { (v: Double) in v }
-            let color = curve.parameterID == .hapticSharpnessControl ? "#8e44ad" : "#555"
-            let coordinates = points.map { "\(f(x(curve.relativeTime + $0.relativeTime))),\(f(y(scale($0.value), inputTop)))" }
-            body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-dasharray=\"4,3\"/>\n"
+        if pattern.parameterCurves.contains(where: { $0.parameterID == .hapticIntensityControl })
+            || pattern.dynamicParameters.contains(where: { $0.parameterID == .hapticIntensityControl }) {
+            let count = 400
+            let coordinates = (0...count).map { index in
+                let time = duration * Double(index) / Double(count)
+                return "\(f(x(time))),\(f(y(controls.value(of: .hapticIntensityControl, at: time), inputTop)))"
+            }
+            body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"/>\n"
         }
         // Output: the exact timeline (thin) and the commands the device receives (steps).
         body += polyline(timeline: timeline, motor: \.strong, color: "#c0392b", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
