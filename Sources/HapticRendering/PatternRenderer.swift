@@ -115,8 +115,18 @@ public struct PatternRenderer: Sendable {
                 weak += level
             }
         }
-        return MotorMagnitudes(strong: Swift.min(strong, 1), weak: Swift.min(weak, 1))
+        strong = Swift.min(strong, 1)
+        weak = Swift.min(weak, 1)
+        if profile.weakSteps == 1, profile.hasStrongMotor, locality == .all, weak < Self.onOffThreshold {
+            // An on/off weak motor (DualShock 3) rounds a level under one half to off: the strong motor carries
+            // it instead, so light sharp events are still felt and the louder motor still follows intensity.
+            strong = Swift.max(strong, weak)
+        }
+        return MotorMagnitudes(strong: strong, weak: weak)
     }
+
+    /// The level at which an on/off motor's rounding switches it on.
+    static let onOffThreshold = 0.5
 
     /// Appends linear segments over `from...to` that stay within `tolerance` of `evaluate`, splitting in halves
     /// where the function bends (products of linear pieces, the sharpness split's corner, saturation).

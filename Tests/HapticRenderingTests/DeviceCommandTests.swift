@@ -101,7 +101,9 @@ import Testing
     @Test func dualShock3TurnsItsWeakMotorOnlyOnOrOff() {
         let quiet = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.5)]), profile: .dualShock3)
         let loud = commands(Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.5)]), profile: .dualShock3)
+        let lightSharp = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.9)]), profile: .dualShock3)
         #expect(quiet.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0))
+        #expect(lightSharp.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0), "folded onto the strong motor, not 0.08")
         #expect(loud.first?.levels == MotorMagnitudes(strong: 0.6, weak: 1))
         #expect(loud.first?.weakMagnitude == UInt16.max)
     }
