@@ -95,6 +95,10 @@ public struct DeviceCommandPlanner: Sendable {
         return commands
     }
 
+    /// The first forward step, in seconds, when rounding at an exact threshold still gives the old step (a
+    /// picosecond: far below any clock, above the rounding noise of times in the tens of seconds).
+    static let smallestNudge = 1e-12
+
     /// Samples per minimum interval when comparing two schedules (16: errors resolved to ~1 ms at 20 ms).
     static let costSamplesPerInterval = 16.0
 
@@ -171,7 +175,7 @@ public struct DeviceCommandPlanner: Sendable {
             guard crossing < segment.end else { continue }
             crossing = Swift.max(crossing, from)
             // Rounding at the exact threshold may still give the old step: nudge forward until it moves.
-            var nudge = 1e-12
+            var nudge = Self.smallestNudge
             while crossing < segment.end, quantized(segment.levels(at: crossing)) == sent, nudge < span {
                 crossing += nudge
                 nudge *= 4

@@ -51,7 +51,10 @@ public struct MotorTimeline: Sendable, Hashable {
                 weak: startLevels.weak + (endLevels.weak - startLevels.weak) * fraction)
         }
 
-        var isFlat: Bool { startLevels == endLevels }
+        /// The same segment `offset` seconds later.
+        func moved(by offset: Double) -> Segment {
+            Segment(start: start + offset, end: end + offset, startLevels: startLevels, endLevels: endLevels)
+        }
     }
 
     /// Contiguous segments covering `0..<endTime`, in time order.
@@ -148,13 +151,8 @@ public struct MotorTimeline: Sendable, Hashable {
     /// offset starts with silence).
     public func shifted(by offset: Double) -> MotorTimeline {
         if offset < 0 { return slice(from: -offset) }
-        var moved = segments.map {
-            Segment(start: $0.start + offset, end: $0.end + offset, startLevels: $0.startLevels, endLevels: $0.endLevels)
-        }
-        if offset > 0, !moved.isEmpty {
-            moved.insert(Segment(start: 0, end: offset, startLevels: .off, endLevels: .off), at: 0)
-        }
-        return MotorTimeline(segments: moved)
+        // The initialiser fills the gap before the first segment with silence.
+        return MotorTimeline(segments: segments.map { $0.moved(by: offset) })
     }
 
     /// The part in `start..<end`, moved so that `start` becomes 0 (seek: `slice(from: offset)`).
@@ -167,9 +165,6 @@ public struct MotorTimeline: Sendable, Hashable {
             result.append(Segment(
                 start: from - start, end: to - start, startLevels: segment.levels(at: from),
                 endLevels: segment.levels(at: to)))
-        }
-        if let first = result.first, first.start > 0 {
-            result.insert(Segment(start: 0, end: first.start, startLevels: .off, endLevels: .off), at: 0)
         }
         return MotorTimeline(segments: result)
     }
@@ -185,14 +180,9 @@ public struct MotorTimeline: Sendable, Hashable {
         var result: [Segment] = []
         for index in 0..<(repeatCount - 1) {
             let offset = Double(index) * period
-            result += pass.segments.map {
-                Segment(start: $0.start + offset, end: $0.end + offset, startLevels: $0.startLevels, endLevels: $0.endLevels)
-            }
+            result += pass.segments.map { $0.moved(by: offset) }
         }
-        let offset = Double(repeatCount - 1) * period
-        result += segments.map {
-            Segment(start: $0.start + offset, end: $0.end + offset, startLevels: $0.startLevels, endLevels: $0.endLevels)
-        }
+        result += segments.map { $0.moved(by: Double(repeatCount - 1) * period) }
         return MotorTimeline(segments: result)
     }
 

@@ -48,8 +48,8 @@ public struct RuntimeControls: Sendable, Hashable {
 /// controls multiply and the others add, results clamp; overlapping events sum per motor and saturate at 1;
 /// audio events are skipped.
 public struct PatternRenderer: Sendable {
-    /// The profile whose transient pulse shapes transients (its gain and resolution apply later, in
-    /// `DeviceCommandPlanner`).
+    /// The profile whose transient pulse shapes transients, and whose on/off weak motor (one step) hands light
+    /// levels to the strong motor. Its gain and resolution apply later, in `DeviceCommandPlanner`.
     public var profile: RenderProfile
     public var locality: HapticLocality
 

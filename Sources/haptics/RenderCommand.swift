@@ -51,7 +51,7 @@ struct RenderCommand: ParsableCommand {
         do {
             pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: file))
         } catch {
-            throw ValidationError("\(file): cannot load: \(error)")
+            throw RenderFailure(message: "\(file): cannot load: \(error)")
         }
         guard let profile = RenderProfile.named(profile), let locality = HapticLocality(rawValue: locality) else {
             throw ValidationError("invalid profile or locality")
@@ -68,12 +68,18 @@ struct RenderCommand: ParsableCommand {
             do {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output))
             } catch {
-                throw ValidationError("cannot write \(output): \(error.localizedDescription)")
+                throw RenderFailure(message: "cannot write \(output): \(error.localizedDescription)")
             }
         } else {
             print(text, terminator: "")
         }
     }
+}
+
+/// A failure at run time (not a usage error): printed as `Error: ...` without the usage text.
+struct RenderFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
 }
 
 /// One pattern rendered for one profile, and its presentations.
