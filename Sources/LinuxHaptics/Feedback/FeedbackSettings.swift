@@ -73,21 +73,26 @@ public final class FeedbackSettingsStore: Sendable {
     /// Changes the settings and writes them. A write failure is logged and the in-memory value still
     /// changes: the switch works for this run even on a read-only home.
     public func update(_ change: (inout FeedbackSettings) -> Void) {
-        let snapshot = current.withLock { settings in
+        // The write happens under the lock, so two changes from two threads reach the file in the order they
+        // were made.
+        let failure: (any Error)? = current.withLock { settings in
             change(&settings)
-            return settings
+            do {
+                try FileManager.default.createDirectory(
+                    at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+                // `.atomic` writes a temporary file next to the target and renames it into place.
+                try encoder.encode(settings).write(to: fileURL, options: .atomic)
+                return nil
+            } catch {
+                return error
+            }
         }
-        do {
-            try FileManager.default.createDirectory(
-                at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            // `.atomic` writes a temporary file next to the target and renames it into place.
-            try encoder.encode(snapshot).write(to: fileURL, options: .atomic)
-        } catch {
+        if let failure {
             logger.info(
                 "haptics settings not saved; the change holds for this run only",
-                metadata: ["file": "\(fileURL.path)", "error": "\(error)"])
+                metadata: ["file": "\(fileURL.path)", "error": "\(failure)"])
         }
     }
 
