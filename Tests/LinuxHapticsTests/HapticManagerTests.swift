@@ -3,6 +3,8 @@
 import AHAP
 import Foundation
 @testable import LinuxHaptics
+import Observation
+import Synchronization
 import Testing
 
 @MainActor
@@ -155,6 +157,23 @@ import Testing
         first.fireStopped("deviceRemoved")
         await Self.waitForRecovery(manager, count: 3)
         #expect(manager.engineAvailable)
+    }
+
+    @Test func engineAvailableIsObservable() async throws {
+        let (manager, provider, _) = Self.manager()
+        let engine = try #require(provider.latest)
+        let notified = Atomic<Bool>(false)
+        withObservationTracking {
+            _ = manager.engineAvailable
+        } onChange: {
+            notified.store(true, ordering: .relaxed)
+        }
+        engine.devicePresent.store(false, ordering: .relaxed)
+        engine.fireStopped("deviceRemoved")
+        await Self.waitForRecovery(manager, count: 1)
+        #expect(manager.engineAvailable == false)
+        let heard = notified.load(ordering: .relaxed)
+        #expect(heard, "observers hear engineAvailable change")
     }
 
     @Test func aResetWhoseRebuildFailsDegradesSilently() async throws {
