@@ -81,54 +81,41 @@ public final class HapticManager {
 
     /// Plays a cached pattern now, fire-and-forget. An unknown name (or one that failed to load) is ignored.
     public func play(_ name: String) {
-        guard engineAvailable, let engine, let pattern = cache[name] else { return }
-        do {
-            try engine.play(pattern)
-        } catch {
-            // A gone device also reaches the stopped handler, which decides about recovery.
-            logger.info("playing a pattern failed", metadata: ["pattern": "\(name)", "error": "\(error)"])
-        }
+        guard let pattern = cache[name] else { return }
+        withEngine("playing pattern \(name)") { try $0.play(pattern) }
     }
 
     /// Plays one tap without a file; `intensity` and `sharpness` are clamped to 0...1 (NaN counts as 0).
     /// Rapid calls (wheel detents) replace each other on one reused player rather than queue.
     public func playTransientEvent(intensity: Double, sharpness: Double) {
-        guard engineAvailable, let engine else { return }
-        do {
-            try engine.playTransient(intensity: Self.unitClamped(intensity), sharpness: Self.unitClamped(sharpness))
-        } catch {
-            logger.info("playing a transient failed", metadata: ["error": "\(error)"])
-        }
+        let intensity = Self.unitClamped(intensity), sharpness = Self.unitClamped(sharpness)
+        withEngine("playing a transient") { try $0.playTransient(intensity: intensity, sharpness: sharpness) }
     }
 
     /// Plays a pattern that is not in the cache (the feedback vocabulary builds them in code).
     public func play(pattern: HapticPattern) {
-        guard engineAvailable, let engine else { return }
-        do {
-            try engine.play(pattern)
-        } catch {
-            logger.info("playing a pattern failed", metadata: ["error": "\(error)"])
-        }
+        withEngine("playing a pattern") { try $0.play(pattern) }
     }
 
     /// Gets the device ready for an imminent haptic: opens it, so the first one does not pay for that.
     public func prepare() {
-        guard engineAvailable, let engine else { return }
-        do {
-            try engine.prepare()
-        } catch {
-            logger.info("preparing the engine failed", metadata: ["error": "\(error)"])
-        }
+        withEngine("preparing the engine") { try $0.prepare() }
     }
 
     /// Gets ready to play `pattern` next: a single-pulse pattern (an impact, the selection tick) is uploaded
     /// ahead, so its `play(pattern:)` reaches the device as one `write()`.
     public func prepare(pattern: HapticPattern) {
+        withEngine("preparing a pattern") { try $0.prepare(pattern) }
+    }
+
+    /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
+    /// also reaches the stopped handler, which decides about recovery).
+    private func withEngine(_ what: String, _ body: (any ManagedHapticEngine) throws -> Void) {
         guard engineAvailable, let engine else { return }
         do {
-            try engine.prepare(pattern)
+            try body(engine)
         } catch {
-            logger.info("preparing a pattern failed", metadata: ["error": "\(error)"])
+            logger.info("\(what) failed", metadata: ["error": "\(error)"])
         }
     }
 
