@@ -109,7 +109,7 @@ enum VirtualPadSuite {
 
     /// evtest prints the device, then waits for events forever: read up to its "Testing" line, then stop it.
     static func evtestListing(_ node: String) throws -> String {
-        let evtest = try Subprocess(["evtest", node])
+        let evtest = try Subprocess(["evtest", node], terminal: true)
         let complete = evtest.read(until: { $0.contains("Testing ... (interrupt to exit)") }, timeout: hangGuardSeconds)
         evtest.signal(SIGTERM)
         _ = evtest.finish(timeout: hangGuardSeconds)
@@ -121,7 +121,8 @@ enum VirtualPadSuite {
     static func evtestCodes(_ listing: String, eventType: String) -> Set<UInt16> {
         var codes: Set<UInt16> = []
         var inSection = false
-        for line in listing.split(separator: "\n") {
+        // A pseudo-terminal ends lines with "\r\n", a single Character in Swift: split on any newline.
+        for line in listing.split(whereSeparator: \.isNewline) {
             let trimmed = line.drop(while: { $0 == " " })
             if trimmed.hasPrefix("Event type ") {
                 inSection = trimmed.contains("(\(eventType))")

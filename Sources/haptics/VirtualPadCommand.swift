@@ -71,6 +71,9 @@ struct VirtualPadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Signals are routed before the device exists, so a SIGTERM right after creation still removes it.
+        let (signals, signalSources) = Self.terminationSignals()
+        defer { signalSources.forEach { $0.cancel() } }
         var logger = Logger(label: "haptics.virtual-pad")
         logger.logLevel = .notice
         let pad: VirtualPad
@@ -86,8 +89,6 @@ struct VirtualPadCommand: AsyncParsableCommand {
             + "effects \(features) max-effects \(pad.configuration.maxEffects)")
         flushOutput()
 
-        let (signals, signalSources) = Self.terminationSignals()
-        defer { signalSources.forEach { $0.cancel() } }
         let view = PadView(pad: pad, live: isatty(STDOUT_FILENO) == 1)
         let watcher = Task { await view.follow() }
         var received: Int32 = 0
