@@ -148,7 +148,7 @@ public final class VirtualPad: Sendable {
             eventNode = try Self.eventNode(ofSysname: sysname)
             if let path = configuration.recordPath {
                 do {
-                    recordFile = try Sys.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND)
+                    recordFile = try Sys.create(path, flags: O_WRONLY | O_TRUNC | O_APPEND, mode: Self.recordFileMode)
                 } catch {
                     throw .recordFileFailed(error)
                 }
@@ -268,6 +268,8 @@ public final class VirtualPad: Sendable {
     }
 
     private static let uinputPath = "/dev/uinput"
+    /// rw-r--r--: a record is a log anyone on the machine may read, as the umask allows.
+    private static let recordFileMode: mode_t = 0o644
     /// Room for `inputN`; sysfs names of input devices are short.
     private static let sysnameCapacity = 64
     private static let padVersion: UInt16 = 1

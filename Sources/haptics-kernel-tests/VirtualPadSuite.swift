@@ -68,7 +68,12 @@ enum VirtualPadSuite {
     }
 
     static func client(_ node: String) throws -> RawClient {
-        do { return try RawClient(node: node) } catch { throw TestFailure(reason: "client: \(error)") }
+        try asClient { () throws(ClientError) in try RawClient(node: node) }
+    }
+
+    /// Runs raw-client calls that must succeed; an errno from them fails the test.
+    static func asClient<T>(_ calls: () throws(ClientError) -> T) throws(TestFailure) -> T {
+        do { return try calls() } catch { throw TestFailure(reason: "client: \(error)") }
     }
 
     // MARK: (a) evtest lists exactly the FF set
@@ -284,15 +289,13 @@ enum VirtualPadSuite {
 
     /// A raw client's upload, gain, play, stop and erase.
     static func exercise(_ client: RawClient) throws -> Int16 {
-        do {
+        try asClient { () throws(ClientError) in
             let id = try client.uploadRumble(strong: 0x8000, weak: 0x4000)
             try client.setGain(0x8000)
             try client.play(id)
             try client.stop(id)
             try client.erase(id)
             return id
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
     }
 
@@ -324,6 +327,11 @@ enum VirtualPadSuite {
         pad.destroy()
         let fromFile = try PadRecord.decodeLines(try readFile(path))
         try requireEqual(fromFile, pad.records(), "records in the file")
+        var status = stat()
+        try require(stat(path, &status) == 0, "cannot stat \(path)")
+        let mask = umask(0)
+        umask(mask)
+        try requireEqual(status.st_mode & 0o777, 0o644 & ~mask, "record file permissions")
     }
 
     static func motorModelFollowsClient() async throws {
@@ -333,12 +341,10 @@ enum VirtualPadSuite {
         let strong: UInt16 = 0x8000
         let weak: UInt16 = 0x4000
         let gain: UInt16 = 0x8000
-        let id: Int16
-        do {
-            id = try client.uploadRumble(strong: strong, weak: weak)
+        let id = try asClient { () throws(ClientError) in
+            let id = try client.uploadRumble(strong: strong, weak: weak)
             try client.play(id)
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
+            return id
         }
         let playing = try await waitForRecords(pad, "the play") { $0.contains { $0.event == .play } }
         // A millisecond after the play event; the model works in 4 ms kernel ticks, so this is the play's tick.
@@ -346,11 +352,9 @@ enum VirtualPadSuite {
         let playTime = playing.last { $0.event == .play }?.time ?? PadTimestamp(microseconds: 0)
         let atPlay = pad.motorOutput(at: PadTimestamp(microseconds: playTime.microseconds + millisecond))
         try requireEqual(atPlay, MotorLevels(strong: strong, weak: weak), "motor output while playing")
-        do {
+        try asClient { () throws(ClientError) in
             try client.setGain(gain)
             try client.stop(id)
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
         let records = try await waitForRecords(pad, "the stop") { $0.contains { $0.event == .stop } }
         let model = pad.motorModel()
@@ -386,16 +390,13 @@ enum VirtualPadSuite {
         defer { pad.destroy() }
         let client = try client(pad.eventNode)
         let rounds = 200
-        var samples: [Double] = []
-        do {
+        var samples = try asClient { () throws(ClientError) in
             let id = try client.uploadRumble(strong: 0, weak: 0)
-            for round in 0..<rounds {
+            return try (0..<rounds).map { (round) throws(ClientError) in
                 let start = monotonicSeconds()
                 try client.uploadRumble(strong: UInt16(round), weak: 0, id: id)
-                samples.append((monotonicSeconds() - start) * 1000)
+                return (monotonicSeconds() - start) * 1000
             }
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
         let records = try await waitForRecords(pad, "\(rounds + 1) uploads") { $0.filter { $0.event == .upload }.count == rounds + 1 }
         try require(records.dropFirst().allSatisfy { $0.replacing == true }, "updates not recorded as replacing")

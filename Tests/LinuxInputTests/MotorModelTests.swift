@@ -26,6 +26,11 @@ import Testing
         PadRecord(event: .stop, time: at(milliseconds: ms), id: id)
     }
 
+    /// A full-scale sine (0x7fff) with `envelope`: waveform and period do not matter to ff-memless.
+    static func fullSine(_ envelope: ForceFeedbackEnvelope) -> ForceFeedbackEffectKind {
+        .periodic(waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0, envelope: envelope)
+    }
+
     static func levels(_ strong: UInt16, _ weak: UInt16) -> MotorLevels { MotorLevels(strong: strong, weak: weak) }
 
     static func change(_ ms: Int64, _ strong: UInt16, _ weak: UInt16) -> MotorChange {
@@ -89,10 +94,8 @@ import Testing
     }
 
     @Test func attackRisesInFiftyMillisecondSteps() {
-        let envelope = ForceFeedbackEnvelope(attackLength: 200, attackLevel: 0)
-        let periodic = ForceFeedbackEffectKind.periodic(
-            waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0, envelope: envelope)
-        let model = MotorModel(records: [Self.upload(periodic, length: 1000), Self.play()])
+        let attack = Self.fullSine(ForceFeedbackEnvelope(attackLength: 200, attackLevel: 0))
+        let model = MotorModel(records: [Self.upload(attack, length: 1000), Self.play()])
         // At the play the attack is at its level, 0: no change. Then every 13 ticks (52 ms):
         // 32767 * 52 / 200 = 8519 -> * 0xffff / 0x7fff = 17038; 104 ms -> 17038 -> 34076; 156 ms -> 25558 ->
         // 51116; at 208 ms the attack (50 ticks) is over: full 0xffff; the replay ends at 1000 ms.
@@ -103,10 +106,8 @@ import Testing
     }
 
     @Test func fadeFallsTowardsTheFadeLevel() {
-        let envelope = ForceFeedbackEnvelope(fadeLength: 100, fadeLevel: 0)
-        let periodic = ForceFeedbackEffectKind.periodic(
-            waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0, envelope: envelope)
-        let model = MotorModel(records: [Self.upload(periodic, length: 200), Self.play()])
+        let fade = Self.fullSine(ForceFeedbackEnvelope(fadeLength: 100, fadeLevel: 0))
+        let model = MotorModel(records: [Self.upload(fade, length: 200), Self.play()])
         // Stop at tick 300 (200 ms); the fade starts at tick 275 (still full: the kernel tests "after",
         // strictly); at tick 288 (152 ms) 48 ms remain: 32767 * 48 / 100 = 15728 -> 31456; then the stop.
         #expect(model.timeline(until: Self.at(milliseconds: 400)) == [
