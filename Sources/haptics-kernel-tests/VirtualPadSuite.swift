@@ -14,6 +14,7 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/fail-uploads-after-2/library", body: failUploadsThroughLibrary),
             KernelTest(name: "virtual-pad/fail-uploads-after-2/cli", body: failUploadsThroughCLI),
             KernelTest(name: "virtual-pad/cli-sigterm-removes-node", body: sigtermRemovesNode),
+            KernelTest(name: "virtual-pad/cli-live-levels-on-terminal", body: cliShowsLiveLevelsOnATerminal),
             KernelTest(name: "virtual-pad/record-timestamps-monotonic-clock", body: timestampsAreMonotonic),
             KernelTest(name: "virtual-pad/record-file-matches-memory", body: recordFileMatchesMemory),
             KernelTest(name: "virtual-pad/motor-model-follows-raw-client", body: motorModelFollowsClient),
@@ -249,10 +250,10 @@ enum VirtualPadSuite {
     }
 
     /// Starts `haptics virtual-pad` and returns it with its node and sysname from its first line.
-    static func startCLI(_ extra: [String]) throws -> (process: Subprocess, node: String, sysname: String) {
-        let cli = try Subprocess([projectBinary("haptics"), "virtual-pad"] + extra)
-        cli.read(until: { $0.contains("\n") }, timeout: hangGuardSeconds)
-        let words = cli.text.split(separator: "\n").first?.split(separator: " ") ?? []
+    static func startCLI(_ extra: [String], terminal: Bool = false) throws -> (process: Subprocess, node: String, sysname: String) {
+        let cli = try Subprocess([projectBinary("haptics"), "virtual-pad"] + extra, terminal: terminal)
+        cli.read(until: { $0.contains(where: \.isNewline) }, timeout: hangGuardSeconds)
+        let words = cli.text.split(whereSeparator: \.isNewline).first?.split(separator: " ") ?? []
         guard words.count > 3, words[0] == "created", words[2] == "sysname" else {
             throw TestFailure(reason: "haptics virtual-pad did not report its node:\n\(cli.text)")
         }
@@ -283,6 +284,24 @@ enum VirtualPadSuite {
         try require(access(node, F_OK) != 0 && errno == ENOENT, "\(node) still exists after SIGTERM")
         try require(
             access("/sys/devices/virtual/input/\(sysname)", F_OK) != 0, "\(sysname) still in sysfs after SIGTERM")
+    }
+
+    /// On a terminal the CLI redraws one line with both motor levels; a played rumble shows up in it.
+    static func cliShowsLiveLevelsOnATerminal() async throws {
+        let (cli, node, _) = try startCLI([], terminal: true)
+        let client = try client(node)
+        try asClient { () throws(ClientError) in
+            try client.play(try client.uploadRumble(strong: 0xffff, weak: 0x8000))
+        }
+        // 24-character bars: 0xffff fills all of them, 0x8000 half (0x8000 * 24 / 0xffff = 12).
+        let full = "strong [" + String(repeating: "#", count: 24) + "] 100%"
+        let half = "weak [" + String(repeating: "#", count: 12) + String(repeating: ".", count: 12) + "] 50%"
+        let shown = cli.read(until: { $0.contains(full + "  " + half) }, timeout: hangGuardSeconds)
+        client.close()
+        cli.signal(SIGTERM)
+        let status = cli.finish(timeout: hangGuardSeconds)
+        try require(shown, "the live view never showed \(full)  \(half):\n\(cli.text)")
+        try requireEqual(status, 0, "exit status after SIGTERM")
     }
 
     // MARK: Records and the motor model
