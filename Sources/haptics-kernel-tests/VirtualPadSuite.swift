@@ -15,6 +15,7 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/fail-uploads-after-2/cli", body: failUploadsThroughCLI),
             KernelTest(name: "virtual-pad/cli-sigterm-removes-node", body: sigtermRemovesNode),
             KernelTest(name: "virtual-pad/cli-live-levels-on-terminal", body: cliShowsLiveLevelsOnATerminal),
+            KernelTest(name: "virtual-pad/udev-tags-it-a-joystick", body: udevTagsAJoystick),
             KernelTest(name: "virtual-pad/record-timestamps-monotonic-clock", body: timestampsAreMonotonic),
             KernelTest(name: "virtual-pad/record-file-matches-memory", body: recordFileMatchesMemory),
             KernelTest(name: "virtual-pad/motor-model-follows-raw-client", body: motorModelFollowsClient),
@@ -302,6 +303,25 @@ enum VirtualPadSuite {
         let status = cli.finish(timeout: hangGuardSeconds)
         try require(shown, "the live view never showed \(full)  \(half):\n\(cli.text)")
         try requireEqual(status, 0, "exit status after SIGTERM")
+    }
+
+    /// With a udev daemon running, udev's input_id builtin must see a joystick (what uaccess rules and game
+    /// libraries key on).
+    static func udevTagsAJoystick() async throws {
+        guard access("/run/udev/control", F_OK) == 0, onPath("udevadm") else {
+            throw TestSkip(reason: "no udev daemon here (in the VM bench: scripts/vm-run --udevd)")
+        }
+        let pad = try makePad()
+        defer { pad.destroy() }
+        let settle = try Subprocess(["udevadm", "settle", "--timeout=\(Int(hangGuardSeconds))"])
+        try requireEqual(settle.finish(timeout: hangGuardSeconds + 5), 0, "udevadm settle (\(settle.text))")
+        let info = try Subprocess(["udevadm", "info", "--query=property", "--name=\(pad.eventNode)"])
+        try requireEqual(info.finish(timeout: hangGuardSeconds), 0, "udevadm info (\(info.text))")
+        let properties = Set(info.text.split(whereSeparator: \.isNewline).map(String.init))
+        try require(
+            properties.contains("ID_INPUT_JOYSTICK=1") && properties.contains("ID_INPUT=1"),
+            "udev did not tag \(pad.eventNode) a joystick:\n\(info.text)")
+        try require(!properties.contains("ID_INPUT_KEYBOARD=1"), "udev took the pad for a keyboard:\n\(info.text)")
     }
 
     // MARK: Records and the motor model
