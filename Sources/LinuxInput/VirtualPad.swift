@@ -19,11 +19,14 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
     public var failUploadsAfter: Int?
     /// When set, every record is appended to this file as a JSON line.
     public var recordPath: String?
+    /// Whether `records()` keeps every record in memory. A long-running pad with a busy client (the CLI)
+    /// turns it off; the stream, the record file and the motor model do not depend on it.
+    public var keepsRecords: Bool
 
     public init(
         name: String = Self.defaultName, vendor: UInt16 = Self.defaultVendor, product: UInt16 = Self.defaultProduct,
         features: Set<ForceFeedbackFeature> = Self.defaultFeatures, maxEffects: Int = Self.defaultMaxEffects,
-        failUploadsAfter: Int? = nil, recordPath: String? = nil
+        failUploadsAfter: Int? = nil, recordPath: String? = nil, keepsRecords: Bool = true
     ) {
         self.name = name
         self.vendor = vendor
@@ -32,6 +35,7 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
         self.maxEffects = maxEffects
         self.failUploadsAfter = failUploadsAfter
         self.recordPath = recordPath
+        self.keepsRecords = keepsRecords
     }
 
     public static let defaultName = "Haptics Virtual Rumble Pad"
@@ -163,7 +167,7 @@ public final class VirtualPad: Sendable {
         guard let wake else { preconditionFailure("pipe set on every path that reaches here") }
         server = PadServer(
             uinput: uinput, wake: wake, recordFile: recordFile, failUploadsAfter: configuration.failUploadsAfter,
-            logger: logger)
+            keepsRecords: configuration.keepsRecords, logger: logger)
         let server = self.server
         do {
             thread = Mutex(try Sys.startJoinableThread { server.serve() })
@@ -178,7 +182,7 @@ public final class VirtualPad: Sendable {
 
     deinit { destroy() }
 
-    /// Everything recorded so far, in arrival order.
+    /// Everything recorded so far, in arrival order (nothing when `keepsRecords` is off).
     public func records() -> [PadRecord] { server.state.withLock { $0.records } }
 
     /// Records from now on (and none from before); finishes when the pad is destroyed.
@@ -301,14 +305,19 @@ private final class PadServer: Sendable {
     let wake: (read: Int32, write: Int32)
     let recordFile: Int32?
     let failUploadsAfter: Int?
+    let keepsRecords: Bool
     let logger: Logger
     let state = Mutex(State())
 
-    init(uinput: Int32, wake: (read: Int32, write: Int32), recordFile: Int32?, failUploadsAfter: Int?, logger: Logger) {
+    init(
+        uinput: Int32, wake: (read: Int32, write: Int32), recordFile: Int32?, failUploadsAfter: Int?,
+        keepsRecords: Bool, logger: Logger
+    ) {
         self.uinput = uinput
         self.wake = wake
         self.recordFile = recordFile
         self.failUploadsAfter = failUploadsAfter
+        self.keepsRecords = keepsRecords
         self.logger = logger
     }
 
@@ -443,7 +452,7 @@ private final class PadServer: Sendable {
             }
         }
         state.withLock { state in
-            state.records.append(record)
+            if keepsRecords { state.records.append(record) }
             state.model.apply(record)
             for subscriber in state.subscribers.values { subscriber.yield(record) }
         }

@@ -18,6 +18,7 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/udev-tags-it-a-joystick", body: udevTagsAJoystick),
             KernelTest(name: "virtual-pad/record-timestamps-monotonic-clock", body: timestampsAreMonotonic),
             KernelTest(name: "virtual-pad/record-file-matches-memory", body: recordFileMatchesMemory),
+            KernelTest(name: "virtual-pad/stream-without-retained-records", body: streamWithoutRetainedRecords),
             KernelTest(name: "virtual-pad/motor-model-follows-raw-client", body: motorModelFollowsClient),
             KernelTest(name: "virtual-pad/no-descriptor-leak", body: noDescriptorLeak),
             KernelTest(name: "virtual-pad/upload-round-trip", body: measureUploadRoundTrip),
@@ -355,6 +356,33 @@ enum VirtualPadSuite {
         try require(
             times.allSatisfy { $0.microseconds >= before.microseconds - slack && $0.microseconds <= after.microseconds + slack },
             "timestamps \(times) are not on CLOCK_MONOTONIC between \(before) and \(after)")
+    }
+
+    /// With `keepsRecords` off nothing accumulates in memory, and the stream still carries every record.
+    static func streamWithoutRetainedRecords() async throws {
+        let pad = try makePad(VirtualPadConfiguration(keepsRecords: false))
+        defer { pad.destroy() }
+        let stream = pad.recordStream()
+        _ = try exercise(try client(pad.eventNode))
+        let streamed = await withTaskGroup(of: [PadRecord].self) { group in
+            group.addTask {
+                var seen: [PadRecord] = []
+                for await record in stream {
+                    seen.append(record)
+                    if record.event == .erase { break }
+                }
+                return seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(hangGuardSeconds))
+                return []
+            }
+            let first = await group.next() ?? []
+            group.cancelAll()
+            return first
+        }
+        try requireEqual(streamed.map(\.event), [.upload, .gain, .play, .stop, .stop, .erase], "streamed records")
+        try requireEqual(pad.records(), [], "records kept in memory")
     }
 
     static func recordFileMatchesMemory() async throws {

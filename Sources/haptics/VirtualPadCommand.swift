@@ -44,7 +44,9 @@ struct VirtualPadCommand: AsyncParsableCommand {
             vendor: try Self.hex(vendor, option: "--vendor") ?? VirtualPadConfiguration.defaultVendor,
             product: try Self.hex(product, option: "--product") ?? VirtualPadConfiguration.defaultProduct,
             features: try VirtualPadConfiguration.features(parsing: effects),
-            maxEffects: maxEffects, failUploadsAfter: failUploadsAfter, recordPath: record)
+            maxEffects: maxEffects, failUploadsAfter: failUploadsAfter, recordPath: record,
+            // The command reads records from the stream and the file: memory stays flat however long it runs.
+            keepsRecords: false)
     }
 
     static func hex(_ text: String?, option: String) throws -> UInt16? {

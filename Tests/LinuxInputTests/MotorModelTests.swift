@@ -59,6 +59,18 @@ import Testing
         #expect(model.output(at: Self.at(milliseconds: 20)) == .off)
     }
 
+    @Test func historyAnswersForTimesBeforeTheLastRecord() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 5, weak: 6)), Self.play(), Self.stop(atMilliseconds: 20), Self.play(atMilliseconds: 40),
+        ])
+        #expect(model.output(at: Self.at(milliseconds: -1)) == .off)
+        #expect(model.output(at: Self.at(milliseconds: 10)) == Self.levels(5, 6))
+        #expect(model.output(at: Self.at(milliseconds: 30)) == .off)
+        #expect(model.output(at: Self.at(milliseconds: 41)) == Self.levels(5, 6))
+        #expect(model.nextChange(after: Self.at(milliseconds: 10)) == Self.change(20, 0, 0))
+        #expect(model.nextChange(after: Self.at(milliseconds: 40)) == nil)
+    }
+
     @Test func delayPostponesTheStart() {
         // 20 ms = 5 ticks after the play; 40 ms of length ends 10 ticks later.
         let model = MotorModel(records: [Self.upload(.rumble(strong: 100, weak: 200), length: 40, delay: 20), Self.play()])
