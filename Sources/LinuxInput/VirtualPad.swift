@@ -144,8 +144,14 @@ public final class VirtualPad: Sendable {
             default: throw .setupFailed(error)
             }
         }
+        let wake: (read: Int32, write: Int32)
+        do {
+            wake = try Sys.pipe()
+        } catch {
+            Sys.close(uinput)
+            throw .setupFailed(error)
+        }
         var recordFile: Int32?
-        var wake: (read: Int32, write: Int32)?
         do throws(VirtualPadError) {
             try Self.declareGamepad(uinput, configuration)
             sysname = try Self.sysname(of: uinput)
@@ -157,14 +163,11 @@ public final class VirtualPad: Sendable {
                     throw .recordFileFailed(error)
                 }
             }
-            do { wake = try Sys.pipe() } catch { throw .setupFailed(error) }
         } catch {
             // Closing the uinput descriptor destroys a created device too.
-            Sys.close(uinput)
-            if let recordFile { Sys.close(recordFile) }
+            for fd in [uinput, wake.read, wake.write] + (recordFile.map { [$0] } ?? []) { Sys.close(fd) }
             throw error
         }
-        guard let wake else { preconditionFailure("pipe set on every path that reaches here") }
         server = PadServer(
             uinput: uinput, wake: wake, recordFile: recordFile, failUploadsAfter: configuration.failUploadsAfter,
             keepsRecords: configuration.keepsRecords, logger: logger)
@@ -256,7 +259,9 @@ public final class VirtualPad: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sysnameCapacity, alignment: 1)
         defer { buffer.deallocate() }
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        guard let base = buffer.baseAddress else { throw .eventNodeNotFound(sysname: "?") }
+        guard let base = buffer.baseAddress else {
+            throw .setupFailed(SystemCallError(code: SystemCallError.noMemory, call: "UI_GET_SYSNAME buffer"))
+        }
         try ioctl(fd, cli_UI_GET_SYSNAME(UInt32(sysnameCapacity)), "UI_GET_SYSNAME", base)
         return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
     }
