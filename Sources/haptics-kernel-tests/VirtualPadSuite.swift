@@ -16,6 +16,7 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/cli-sigterm-removes-node", body: sigtermRemovesNode),
             KernelTest(name: "virtual-pad/cli-live-levels-on-terminal", body: cliShowsLiveLevelsOnATerminal),
             KernelTest(name: "virtual-pad/udev-tags-it-a-joystick", body: udevTagsAJoystick),
+            KernelTest(name: "virtual-pad/unfiltered-ff-events-reach-the-pad", body: unfilteredEventsReachThePad),
             KernelTest(name: "virtual-pad/record-timestamps-monotonic-clock", body: timestampsAreMonotonic),
             KernelTest(name: "virtual-pad/record-file-matches-memory", body: recordFileMatchesMemory),
             KernelTest(name: "virtual-pad/stream-without-retained-records", body: streamWithoutRetainedRecords),
@@ -323,6 +324,29 @@ enum VirtualPadSuite {
             properties.contains("ID_INPUT_JOYSTICK=1") && properties.contains("ID_INPUT=1"),
             "udev did not tag \(pad.eventNode) a joystick:\n\(info.text)")
         try require(!properties.contains("ID_INPUT_KEYBOARD=1"), "udev took the pad for a keyboard:\n\(info.text)")
+    }
+
+    /// uinput installs its own `dev->event` over ff-core's `input_ff_event`, so EV_FF writes reach the pad
+    /// unfiltered: a gain on a pad without FF_GAIN, a play of a slot no one uploaded. ff-memless would ignore
+    /// both; the record keeps them and the motor model ignores them.
+    static func unfilteredEventsReachThePad() async throws {
+        let pad = try makePad(VirtualPadConfiguration(features: [.rumble]))
+        defer { pad.destroy() }
+        let client = try client(pad.eventNode)
+        let unusedSlot: Int16 = 7
+        try asClient { () throws(ClientError) in
+            try client.setGain(0x1234)
+            try client.play(unusedSlot)
+            try client.play(try client.uploadRumble(strong: 0x8000, weak: 0x4000))
+        }
+        let records = try await waitForRecords(pad, "the uploaded effect's play") { $0.filter { $0.event == .play }.count == 2 }
+        try requireEqual(records.map(\.event), [.gain, .play, .upload, .play], "records")
+        try requireEqual(records[0].value, 0x1234, "gain written to a pad without FF_GAIN")
+        try requireEqual(records[1].id, unusedSlot, "play of an empty slot")
+        // The model follows ff-memless: gain 0x1234 scales the rumble (0x8000 * 0x1234 / 0xffff = 2330.03,
+        // 0x4000 * 0x1234 / 0xffff = 1165.02), the empty slot contributes nothing.
+        let time = PadTimestamp(microseconds: records[3].time.microseconds + 1000)
+        try requireEqual(pad.motorOutput(at: time), MotorLevels(strong: 2330, weak: 1165), "modelled output")
     }
 
     // MARK: Records and the motor model
