@@ -7,7 +7,11 @@
 #ifndef CLINUXINPUT_H
 #define CLINUXINPUT_H
 
-#define _GNU_SOURCE 1
+/*
+ * No _GNU_SOURCE here: it changes glibc's struct layouts' field names (fd_set's fds_bits), and Clang
+ * then rejects importing this module next to Glibc, CLibudev or CLibevdev in one Swift compile job.
+ * The one GNU function we need is declared below instead.
+ */
 #include <fcntl.h>
 #include <unistd.h>
 #include <linux/input.h>
@@ -26,7 +30,8 @@ static inline int cli_ioctl_none(int fd, unsigned long request) {
     return ioctl(fd, request);
 }
 
-/* pipe2 needs _GNU_SOURCE, which Swift's Glibc module is not built with. */
+/* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
+extern int pipe2(int fds[2], int flags);
 static inline int cli_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
 /* evdev requests */

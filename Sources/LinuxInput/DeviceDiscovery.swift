@@ -1,0 +1,187 @@
+// Discovery: every input event node, found with libudev (which reads sysfs, so it works with or without
+// a udev daemon), identified, and probed for capabilities and access.
+public import Logging
+
+/// One input event node as discovery found it: who it is, what it can do, whether we may use it.
+public struct InputDevice: Hashable, Sendable {
+    /// The stable id (see `StableDeviceID`), disambiguated within one listing.
+    public var id: StableDeviceID
+    public var identity: InputDeviceIdentity
+    public var capabilities: InputDeviceCapabilities
+    public var access: DeviceAccess
+    /// A gamepad or joystick: udev's `ID_INPUT_JOYSTICK` when a udev daemon has processed the device,
+    /// otherwise judged from its keys and axes the same way (`gamepadEvidence` says which).
+    public var isGamepad: Bool
+    public var gamepadEvidence: GamepadEvidence
+    /// Where the capability bits were read: the open node (libevdev), or sysfs when it could not be opened.
+    public var capabilitySource: CapabilitySource
+    /// The kernel driver bound to the device's parent (sysfs `device/driver`): `xpad`, `playstation`...;
+    /// nil for virtual devices (uinput), which have no parent device.
+    public var driver: String?
+
+    public enum GamepadEvidence: String, Hashable, Sendable {
+        /// udev's `ID_INPUT_JOYSTICK` property, set by a running udev daemon.
+        case udev
+        /// Judged here from the device's keys and axes, as udev's `input_id` builtin does.
+        case judged
+    }
+
+    public enum CapabilitySource: String, Hashable, Sendable {
+        /// Read from the open node with libevdev and `EVIOCGEFFECTS`.
+        case evdev
+        /// Read from sysfs; the number of effect slots is then unknown.
+        case sysfs
+    }
+
+    public init(
+        id: StableDeviceID, identity: InputDeviceIdentity, capabilities: InputDeviceCapabilities,
+        access: DeviceAccess, isGamepad: Bool, gamepadEvidence: GamepadEvidence,
+        capabilitySource: CapabilitySource, driver: String?
+    ) {
+        self.id = id
+        self.identity = identity
+        self.capabilities = capabilities
+        self.access = access
+        self.isGamepad = isGamepad
+        self.gamepadEvidence = gamepadEvidence
+        self.capabilitySource = capabilitySource
+        self.driver = driver
+    }
+
+    public var forceFeedback: ForceFeedbackCapabilities { capabilities.forceFeedback }
+    public var node: String { identity.node }
+    public var name: String { identity.name }
+}
+
+/// Why discovery could not run at all (a missing device is not an error: it is an empty list).
+public struct DeviceDiscoveryError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let underlying: SystemCallError
+    public var description: String { "listing input devices failed: \(underlying)" }
+}
+
+/// Lists and looks up input event nodes.
+public struct DeviceDiscovery: Sendable {
+    private let logger: Logger
+
+    public init(logger: Logger) {
+        self.logger = logger
+    }
+
+    /// Whether a udev daemon (systemd-udevd, eudev) runs on this system.
+    public static var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
+
+    /// Whether `/dev/input` exists; without it the system has no evdev device at all.
+    public static var inputDirectoryExists: Bool { Sys.exists(DeviceDirectoryWatch.inputDirectory) }
+
+    /// Every input event node (`/dev/input/eventN`), in event-number order, probed. An empty list when
+    /// the system has none.
+    public func devices() throws(DeviceDiscoveryError) -> [InputDevice] {
+        let context: UdevContext
+        let paths: [String]
+        do throws(SystemCallError) {
+            context = try UdevContext()
+            paths = try context.syspaths(subsystem: "input")
+        } catch {
+            throw DeviceDiscoveryError(underlying: error)
+        }
+        let udevRuns = Self.udevDaemonIsRunning
+        let devices = paths.compactMap { path -> InputDevice? in
+            guard let device = context.device(syspath: path), device.sysName.hasPrefix(eventNodePrefix) else {
+                return nil
+            }
+            return probe(device, udevDaemonRuns: udevRuns)
+        }
+        .sorted { eventNumber($0.identity.sysName) < eventNumber($1.identity.sysName) }
+        let ids = StableDeviceID.disambiguated(devices.map(\.identity))
+        return zip(devices, ids).map { device, id in
+            var device = device
+            device.id = id
+            return device
+        }
+    }
+
+    /// The event node `sysName` (`event5`), probed; nil when it does not exist.
+    public func device(sysName: String) -> InputDevice? {
+        guard let context = try? UdevContext(), let device = context.device(subsystem: "input", sysName: sysName)
+        else { return nil }
+        return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning)
+    }
+
+    /// Builds the description of one `eventN` device: identity and capability bits from sysfs (readable
+    /// without permission), then, when the node opens, the kernel's own bits through libevdev and the
+    /// effect slots through `EVIOCGEFFECTS`.
+    func probe(_ device: UdevDevice, udevDaemonRuns: Bool) -> InputDevice? {
+        // The identity and capability attributes live on the `inputN` parent of `eventN`.
+        guard let input = device.parent(subsystem: "input") else {
+            logger.debug("input device has no inputN parent", metadata: ["syspath": "\(device.syspath)"])
+            return nil
+        }
+        let sysName = device.sysName
+        let identity = InputDeviceIdentity(
+            name: input.attribute("name") ?? "",
+            bus: InputBus(rawValue: hexAttribute(input, "id/bustype")),
+            vendor: hexAttribute(input, "id/vendor"),
+            product: hexAttribute(input, "id/product"),
+            version: hexAttribute(input, "id/version"),
+            uniq: input.attribute("uniq") ?? "",
+            phys: input.attribute("phys") ?? "",
+            sysName: sysName,
+            node: device.node ?? "/dev/input/\(sysName)",
+            sysPath: device.syspath)
+
+        var bits = CapabilityBits(sysfsAttribute: input.attribute)
+        var maxEffects: Int?
+        var source = InputDevice.CapabilitySource.sysfs
+        let access: DeviceAccess
+        switch ProbeHandle.open(identity.node) {
+        case .success(let handle):
+            access = handle.access
+            do throws(SystemCallError) {
+                bits = try EvdevSnapshot(fileDescriptor: handle.fileDescriptor).bits
+                source = .evdev
+            } catch {
+                logger.info("libevdev could not read the node; using sysfs", metadata: ["node": "\(identity.node)", "error": "\(error)"])
+            }
+            // Only a device with force feedback has slots; elsewhere the ioctl reports 0 or fails.
+            if !bits.forceFeedback.isEmpty {
+                do throws(SystemCallError) {
+                    maxEffects = try handle.maxEffects()
+                } catch {
+                    logger.info("EVIOCGEFFECTS failed", metadata: ["node": "\(identity.node)", "error": "\(error)"])
+                }
+            } else {
+                maxEffects = 0
+            }
+        case .failure(let failure):
+            access = failure.access
+            logger.debug("event node not opened", metadata: ["node": "\(identity.node)", "error": "\(failure.error)"])
+        }
+
+        let capabilities = InputDeviceCapabilities(bits: bits, maxEffects: maxEffects)
+        let isGamepad: Bool
+        let evidence: InputDevice.GamepadEvidence
+        if udevDaemonRuns && device.isInitialized {
+            isGamepad = device.property("ID_INPUT_JOYSTICK") == "1"
+            evidence = .udev
+        } else {
+            isGamepad = capabilities.looksLikeJoystick
+            evidence = .judged
+        }
+        return InputDevice(
+            id: identity.stableID, identity: identity, capabilities: capabilities, access: access,
+            isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: source,
+            driver: input.parent?.driver)
+    }
+
+    private func hexAttribute(_ device: UdevDevice, _ name: String) -> UInt16 {
+        device.attribute(name).flatMap { UInt16($0, radix: 16) } ?? 0
+    }
+}
+
+/// Event nodes are `eventN`; the input subsystem also holds `inputN`, `jsN` and `mouseN`.
+let eventNodePrefix = "event"
+
+/// N of `eventN`, for ordering `event10` after `event9`.
+func eventNumber(_ sysName: String) -> Int {
+    Int(sysName.dropFirst(eventNodePrefix.count)) ?? Int.max
+}

@@ -1,0 +1,319 @@
+// Hot-plug: input event nodes added, removed or changed, as an async sequence. One thread per monitor
+// sleeps in poll(2) on the event source and a wake-up pipe, so an idle monitor costs no CPU; there is
+// no polling loop anywhere.
+internal import Glibc
+public import Logging
+import Synchronization
+
+/// One change of the set of input event nodes.
+public struct DeviceEvent: Hashable, Sendable {
+    public enum Kind: String, Hashable, Sendable {
+        case added, removed, changed
+    }
+
+    public let kind: Kind
+    /// The device as probed when it was added or changed; for a removal, as it was last seen.
+    public let device: InputDevice
+
+    public init(kind: Kind, device: InputDevice) {
+        self.kind = kind
+        self.device = device
+    }
+}
+
+/// Why a monitor could not start.
+public struct DeviceMonitorError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let source: DeviceMonitor.Source
+    public let underlying: SystemCallError
+    public var description: String { "watching input devices (\(source.rawValue) source) failed: \(underlying)" }
+}
+
+/// Watches input event nodes come and go. Iterate it once (it is a single-consumer sequence); ending
+/// the iteration (the consuming task is cancelled, or the loop breaks) stops the thread and closes
+/// its descriptors.
+///
+/// ```swift
+/// for await event in try DeviceMonitor(logger: logger) { ... }
+/// ```
+public final class DeviceMonitor: AsyncSequence, Sendable {
+    public typealias Element = DeviceEvent
+
+    /// Where device events come from.
+    public enum Source: String, CaseIterable, Hashable, Sendable {
+        /// The udev daemon's netlink broadcasts: events after udev applied its rules (permissions,
+        /// `ID_INPUT_JOYSTICK`). Needs a running udev daemon; without one it hears nothing.
+        case udev
+        /// The kernel's uevent netlink broadcasts: work without a udev daemon, but only in the initial
+        /// network namespace (not in most containers).
+        case kernel
+        /// inotify on `/dev/input` (create, delete, attribute change, move), as SDL does in containers:
+        /// works wherever `/dev/input` is visible.
+        case inotify
+
+        /// The source for this system: `udev` when a udev daemon runs (`/run/udev/control` exists), else
+        /// `inotify` inside a container (where kernel uevents do not arrive), else `kernel`.
+        public static var automatic: Source {
+            if DeviceDiscovery.udevDaemonIsRunning { return .udev }
+            if containerMarkers.contains(where: Sys.exists) { return .inotify }
+            return .kernel
+        }
+
+        /// Files that container runtimes (Docker, Podman, Flatpak) create inside their containers.
+        static let containerMarkers = ["/.dockerenv", "/run/.containerenv", "/.flatpak-info"]
+    }
+
+    public let source: Source
+    private let pending: Mutex<MonitorWorker?>
+    private let stream: AsyncStream<DeviceEvent>
+    private let continuation: AsyncStream<DeviceEvent>.Continuation
+
+    /// Hot-plug events are few (one per node per plug); this bounds memory if nobody consumes them.
+    private static let bufferedEventLimit = 1024
+
+    /// Opens the event source and takes a snapshot of the present devices (so removals can name them).
+    /// Events start flowing when iteration starts.
+    public init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
+        self.source = source
+        (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
+        do throws(SystemCallError) {
+            pending = Mutex(try MonitorWorker(source: source, logger: logger))
+        } catch {
+            throw DeviceMonitorError(source: source, underlying: error)
+        }
+        logger.info("watching input devices", metadata: ["source": "\(source.rawValue)"])
+    }
+
+    deinit {
+        // Never iterated: close the descriptors here. Once iteration started, the thread owns them.
+        pending.withLock { $0.take() }?.close()
+        continuation.finish()
+    }
+
+    /// The devices present when the monitor started (probed, with ids).
+    public var initialDevices: [InputDevice] {
+        pending.withLock { $0?.initialDevices } ?? []
+    }
+
+    /// The descriptors the monitor holds before iteration starts (source, wake-up pipe), for tests.
+    var descriptorsBeforeIteration: [Int32] {
+        pending.withLock { $0?.descriptors } ?? []
+    }
+
+    public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator {
+        if let worker = pending.withLock({ $0.take() }) {
+            let continuation = continuation
+            let wake = worker.wake
+            continuation.onTermination = { _ in wake.signal() }
+            do throws(SystemCallError) {
+                try Sys.startThread { worker.run(continuation) }
+            } catch {
+                worker.logger.error("could not start the device monitor thread", metadata: ["error": "\(error)"])
+                worker.close()
+                continuation.finish()
+            }
+        }
+        return stream.makeAsyncIterator()
+    }
+}
+
+/// A pipe whose only job is to wake the monitor thread out of poll(2).
+final class WakeChannel: Sendable {
+    private let ends: Mutex<(read: Int32, write: Int32)?>
+
+    init() throws(SystemCallError) {
+        ends = Mutex(try Sys.pipe())
+    }
+
+    deinit { close() }
+
+    var readEnd: Int32 { ends.withLock { $0?.read ?? -1 } }
+    var writeEnd: Int32 { ends.withLock { $0?.write ?? -1 } }
+
+    func signal() {
+        ends.withLock { ends in
+            guard let ends else { return }
+            var byte: UInt8 = 1
+            // A full pipe already holds a wake-up; EAGAIN is fine.
+            _ = try? withUnsafeBytes(of: &byte) { (bytes) throws(SystemCallError) in try Sys.write(ends.write, bytes) }
+        }
+    }
+
+    func close() {
+        ends.withLock { ends in
+            if let open = ends {
+                Sys.close(open.read)
+                Sys.close(open.write)
+            }
+            ends = nil
+        }
+    }
+}
+
+/// The state of one monitor: its event source, the devices it knows, and the loop its thread runs.
+/// Created by `DeviceMonitor.init`, then used by the monitor thread alone.
+final class MonitorWorker: @unchecked Sendable {
+    // `@unchecked`: libudev handles are not thread-safe; this object is handed from the creating thread
+    // to the monitor thread once and never touched by another thread afterwards.
+    let source: DeviceMonitor.Source
+    let logger: Logger
+    let wake: WakeChannel
+    private let discovery: DeviceDiscovery
+    private let context: UdevContext
+    private var netlink: UdevMonitor?
+    private var inotify: DeviceDirectoryWatch?
+    /// Known event nodes by sysfs name (`event5`): the last description of each, for removals.
+    private var known: [String: InputDevice] = [:]
+    let initialDevices: [InputDevice]
+
+    init(source: DeviceMonitor.Source, logger: Logger) throws(SystemCallError) {
+        self.source = source
+        self.logger = logger
+        discovery = DeviceDiscovery(logger: logger)
+        context = try UdevContext()
+        wake = try WakeChannel()
+        // The source opens before the snapshot, so a device plugged in between is not missed.
+        switch source {
+        case .udev, .kernel:
+            do throws(SystemCallError) {
+                netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
+            } catch {
+                wake.close()
+                throw error
+            }
+        case .inotify:
+            do throws(SystemCallError) {
+                inotify = try DeviceDirectoryWatch(logger: logger)
+            } catch {
+                wake.close()
+                throw error
+            }
+        }
+        do throws(DeviceDiscoveryError) {
+            initialDevices = try discovery.devices()
+        } catch {
+            logger.info("no initial device snapshot", metadata: ["error": "\(error)"])
+            initialDevices = []
+        }
+        for device in initialDevices { known[device.identity.sysName] = device }
+    }
+
+    func close() {
+        netlink = nil
+        inotify = nil
+        wake.close()
+    }
+
+    var descriptors: [Int32] {
+        [netlink?.fileDescriptor, inotify?.fileDescriptor, wake.readEnd, wake.writeEnd].compactMap { $0 }
+    }
+
+    /// Sleeps in poll(2) until the source or the wake-up pipe is readable; returns when woken or when
+    /// the source fails.
+    func run(_ continuation: AsyncStream<DeviceEvent>.Continuation) {
+        defer {
+            close()
+            continuation.finish()
+            logger.debug("device monitor stopped")
+        }
+        guard let sourceDescriptor = netlink?.fileDescriptor ?? inotify?.fileDescriptor else { return }
+        var fds = [
+            pollfd(fd: sourceDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            do throws(SystemCallError) {
+                _ = try Sys.poll(&fds, timeout: -1)
+            } catch {
+                logger.error("device monitor poll failed", metadata: ["error": "\(error)"])
+                return
+            }
+            if fds[1].revents != 0 { return }
+            if fds[0].revents & Int16(POLLIN) != 0 {
+                for event in drain() { continuation.yield(event) }
+            } else if fds[0].revents != 0 {
+                logger.error("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
+                return
+            }
+        }
+    }
+
+    /// Everything waiting on the source, turned into device events.
+    private func drain() -> [DeviceEvent] {
+        var changes: [(kind: DeviceEvent.Kind, sysName: String)] = []
+        if let netlink {
+            while let device = netlink.receive() {
+                let sysName = device.sysName
+                guard sysName.hasPrefix(eventNodePrefix) else { continue }
+                switch device.action {
+                case "add": changes.append((.added, sysName))
+                case "remove": changes.append((.removed, sysName))
+                case "change": changes.append((.changed, sysName))
+                default: continue
+                }
+            }
+        }
+        if let inotify {
+            for change in inotify.readChanges() {
+                switch change {
+                case .node(let kind, let sysName): changes.append((kind, sysName))
+                case .rescan: changes += rescan()
+                }
+            }
+        }
+        return changes.compactMap(apply)
+    }
+
+    /// The difference between the known nodes and the nodes sysfs lists now, for when events may have
+    /// been missed.
+    private func rescan() -> [(kind: DeviceEvent.Kind, sysName: String)] {
+        let present: Set<String>
+        do throws(SystemCallError) {
+            present = Set(
+                try context.syspaths(subsystem: "input").compactMap { path in
+                    path.split(separator: "/").last.map(String.init)
+                }.filter { $0.hasPrefix(eventNodePrefix) })
+        } catch {
+            logger.info("rescanning input devices failed", metadata: ["error": "\(error)"])
+            return []
+        }
+        let knownNames = Set(known.keys)
+        return present.subtracting(knownNames).sorted { eventNumber($0) < eventNumber($1) }.map { (.added, $0) }
+            + knownNames.subtracting(present).sorted { eventNumber($0) < eventNumber($1) }.map { (.removed, $0) }
+    }
+
+    /// Updates `known` for one change and describes it; nil when there is nothing to tell (a device
+    /// that vanished before it could be probed, a removal of a device never seen).
+    private func apply(_ change: (kind: DeviceEvent.Kind, sysName: String)) -> DeviceEvent? {
+        switch change.kind {
+        case .removed:
+            guard let device = known.removeValue(forKey: change.sysName) else {
+                logger.debug("removal of an unknown node", metadata: ["node": "\(change.sysName)"])
+                return nil
+            }
+            return DeviceEvent(kind: .removed, device: device)
+        case .added, .changed:
+            guard var device = discovery.device(sysName: change.sysName) else {
+                logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
+                return nil
+            }
+            let wasKnown = known[change.sysName]
+            device.id = wasKnown?.id ?? freeID(for: device)
+            known[change.sysName] = device
+            // An "add" for a node already known (it appeared between snapshot and start) is a change.
+            return DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device)
+        }
+    }
+
+    /// The device's stable id, suffixed when an identical device already holds it (see `StableDeviceID`).
+    private func freeID(for device: InputDevice) -> StableDeviceID {
+        let taken = Set(known.values.map(\.id))
+        let base = device.identity.stableID
+        var candidate = base
+        var suffix = 1
+        while taken.contains(candidate) {
+            suffix += 1
+            candidate = StableDeviceID(rawValue: "\(base.rawValue)-\(suffix)")
+        }
+        return candidate
+    }
+}

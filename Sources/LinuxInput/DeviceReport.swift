@@ -1,0 +1,113 @@
+// How a device is told to people (a plain-language summary) and to programs (the JSON schema of
+// `haptics devices --json`, `probe --json` and `monitor --json`, documented in docs/devices.md).
+
+extension InputDevice {
+    /// Drivers that register through the kernel's ff-memless (`input_ff_create_memless`), which emulates
+    /// `FF_PERIODIC` on rumble motors: both motors get the magnitude, the waveform is ignored.
+    static let memlessDrivers: Set<String> = ["xpad", "playstation", "sony", "microsoft", "nintendo"]
+
+    /// One sentence on what the device is and can do, e.g. "Gamepad with rumble (a strong and a weak
+    /// motor), 16 effect slots, periodic effects emulated by the kernel as rumble; adjustable gain."
+    public var summary: String {
+        let kind = isGamepad ? "Gamepad" : "Input device (not a gamepad)"
+        let ff = forceFeedback
+        guard ff.isAvailable else { return "\(kind) without force feedback." }
+
+        var parts: [String] = []
+        if ff.effects.contains(.rumble) { parts.append("rumble (a strong and a weak motor)") }
+        let others = ff.effects.filter { $0 != .rumble && $0 != .periodic }.map(\.name)
+        if !others.isEmpty { parts.append("effects " + others.joined(separator: ", ")) }
+        if let slots = ff.maxEffects {
+            parts.append(slots == 1 ? "1 effect slot" : "\(slots) effect slots")
+        } else {
+            parts.append("effect slots unknown (the node could not be opened)")
+        }
+        if ff.effects.contains(.periodic) {
+            if let driver, Self.memlessDrivers.contains(driver) {
+                parts.append("periodic effects emulated by the kernel as rumble (waveform ignored)")
+            } else {
+                let waves = ff.waveforms.map(\.name)
+                parts.append("periodic effects" + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")"))
+            }
+        }
+        var properties: [String] = []
+        if ff.gain { properties.append("adjustable gain") }
+        if ff.autocenter { properties.append("autocenter") }
+        let tail = properties.isEmpty ? "" : "; " + properties.joined(separator: ", ")
+        let accessNote: String
+        switch access {
+        case .readWrite: accessNote = ""
+        case .readOnly: accessNote = " Opened read-only: effects cannot be played."
+        case .denied: accessNote = " No access to the node."
+        }
+        return "\(kind) with " + parts.joined(separator: ", ") + tail + "." + accessNote
+    }
+}
+
+extension InputDevice: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case id, node, name, bus, vendor, product, version, uniq, phys, sysName, sysPath
+        case isGamepad, gamepadEvidence, access, accessReason, driver, capabilitySource, forceFeedback, summary
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id.rawValue, forKey: .id)
+        try container.encode(identity.node, forKey: .node)
+        try container.encode(identity.name, forKey: .name)
+        try container.encode(identity.bus.name, forKey: .bus)
+        try container.encode(hex(identity.vendor, digits: 4), forKey: .vendor)
+        try container.encode(hex(identity.product, digits: 4), forKey: .product)
+        try container.encode(hex(identity.version, digits: 4), forKey: .version)
+        try container.encode(identity.uniq, forKey: .uniq)
+        try container.encode(identity.phys, forKey: .phys)
+        try container.encode(identity.sysName, forKey: .sysName)
+        try container.encode(identity.sysPath, forKey: .sysPath)
+        try container.encode(isGamepad, forKey: .isGamepad)
+        try container.encode(gamepadEvidence.rawValue, forKey: .gamepadEvidence)
+        try container.encode(access.name, forKey: .access)
+        try encodeOrNull(access.reason, .accessReason, in: &container)
+        try encodeOrNull(driver, .driver, in: &container)
+        try container.encode(capabilitySource.rawValue, forKey: .capabilitySource)
+        try container.encode(forceFeedback, forKey: .forceFeedback)
+        try container.encode(summary, forKey: .summary)
+    }
+}
+
+extension ForceFeedbackCapabilities: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case effects, waveforms, gain, autocenter, maxEffects
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(effects.map(\.name), forKey: .effects)
+        try container.encode(waveforms.map(\.name), forKey: .waveforms)
+        try container.encode(gain, forKey: .gain)
+        try container.encode(autocenter, forKey: .autocenter)
+        try encodeOrNull(maxEffects, .maxEffects, in: &container)
+    }
+}
+
+extension DeviceEvent: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case event, id, node, name, isGamepad
+    }
+
+    /// One line of `haptics monitor --json`.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind.rawValue, forKey: .event)
+        try container.encode(device.id.rawValue, forKey: .id)
+        try container.encode(device.node, forKey: .node)
+        try container.encode(device.name, forKey: .name)
+        try container.encode(device.isGamepad, forKey: .isGamepad)
+    }
+}
+
+/// Writes an explicit `null` for a missing value, so every key of the schema is always present.
+private func encodeOrNull<Key: CodingKey, Value: Encodable>(
+    _ value: Value?, _ key: Key, in container: inout KeyedEncodingContainer<Key>
+) throws {
+    if let value { try container.encode(value, forKey: key) } else { try container.encodeNil(forKey: key) }
+}

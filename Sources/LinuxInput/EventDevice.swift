@@ -1,0 +1,268 @@
+// An open evdev node and the force-feedback client primitives the engine builds on: upload, erase,
+// play, stop, gain. Effects belong to the open descriptor: closing it (or releasing the last reference)
+// makes the kernel stop and erase every effect this process uploaded.
+internal import CLinuxInput
+internal import Glibc
+public import Logging
+import Synchronization
+
+/// Why a device operation failed, sorted into what a caller does about it.
+public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+    public enum Kind: Equatable, Sendable {
+        /// The device was unplugged (`ENODEV`): drop it and wait for it to come back.
+        case deviceGone
+        /// Every effect slot is taken (`ENOSPC`): erase an effect or reuse an id.
+        case noEffectSlot
+        /// The node may not be opened or written (`EACCES`/`EPERM`).
+        case permissionDenied
+        /// The device has no force feedback at all (`ENOSYS`).
+        case noForceFeedback
+        /// The kernel rejected the request (`EINVAL`): an effect type the device lacks, or an unknown id.
+        case invalidRequest
+        /// The node does not exist (`ENOENT`).
+        case notFound
+        /// This `EventDevice` was closed.
+        case closed
+        /// Anything else; `underlying` has the errno.
+        case other
+    }
+
+    public let kind: Kind
+    /// What was attempted: `upload effect`, `play effect 3`...
+    public let operation: String
+    public let node: String
+    public let underlying: SystemCallError?
+
+    public init(kind: Kind, operation: String, node: String, underlying: SystemCallError?) {
+        self.kind = kind
+        self.operation = operation
+        self.node = node
+        self.underlying = underlying
+    }
+
+    init(_ error: SystemCallError, operation: String, node: String) {
+        self.init(kind: Self.kind(for: error.code), operation: operation, node: node, underlying: error)
+    }
+
+    /// Sorts an errno from an evdev call into a `Kind`.
+    static func kind(for code: Int32) -> Kind {
+        switch code {
+        case ENODEV, ENXIO: .deviceGone
+        case ENOSPC: .noEffectSlot
+        case EACCES, EPERM: .permissionDenied
+        case ENOSYS: .noForceFeedback
+        case EINVAL: .invalidRequest
+        case ENOENT: .notFound
+        case EBADF: .closed
+        default: .other
+        }
+    }
+
+    public var description: String {
+        let reason: String
+        switch kind {
+        case .deviceGone: reason = "the device is gone (unplugged)"
+        case .noEffectSlot: reason = "no free effect slot on the device"
+        case .permissionDenied: reason = "permission denied"
+        case .noForceFeedback: reason = "the device has no force feedback"
+        case .invalidRequest: reason = "the device rejected the request (unsupported effect type or unknown id)"
+        case .notFound: reason = "no such device node"
+        case .closed: reason = "the device was closed"
+        case .other: reason = "system error"
+        }
+        return "\(operation) on \(node) failed: \(reason)" + (underlying.map { " [\($0)]" } ?? "")
+    }
+}
+
+/// An open event node (`/dev/input/eventN`) with its identity, capabilities and force-feedback
+/// primitives. Opening never grabs the device and nothing here reads its input events.
+///
+/// Thread-safe: calls may come from any thread; each runs its system call with the descriptor held, so
+/// `close()` cannot pull it away mid-call.
+public final class EventDevice: Sendable {
+    public let identity: InputDeviceIdentity
+    public let capabilities: InputDeviceCapabilities
+    private let descriptor: Mutex<Int32>
+    private let logger: Logger
+
+    /// The stable id (`StableDeviceID`) of the device.
+    public var id: StableDeviceID { identity.stableID }
+    public var node: String { identity.node }
+    public var forceFeedback: ForceFeedbackCapabilities { capabilities.forceFeedback }
+
+    /// Opens `node` read-write (force feedback needs write) without grabbing it, and reads its identity,
+    /// capabilities and effect slots.
+    public init(node: String, logger: Logger) throws(EventDeviceError) {
+        let fd: Int32
+        do throws(SystemCallError) {
+            fd = try Sys.open(node, flags: O_RDWR | O_NONBLOCK)
+        } catch {
+            throw EventDeviceError(error, operation: "open", node: node)
+        }
+        let snapshot: EvdevSnapshot
+        var slots: Int32 = 0
+        do throws(SystemCallError) {
+            snapshot = try EvdevSnapshot(fileDescriptor: fd)
+            if !snapshot.bits.forceFeedback.isEmpty {
+                _ = try Sys.ioctl(fd, cli_EVIOCGEFFECTS(), "EVIOCGEFFECTS", &slots)
+            }
+        } catch {
+            Sys.close(fd)
+            throw EventDeviceError(error, operation: "read capabilities", node: node)
+        }
+        let sysName = String(node.split(separator: "/").last ?? "")
+        identity = InputDeviceIdentity(
+            name: snapshot.name, bus: snapshot.bus, vendor: snapshot.vendor, product: snapshot.product,
+            version: snapshot.version, uniq: snapshot.uniq, phys: snapshot.phys, sysName: sysName, node: node,
+            sysPath: "/sys/class/input/\(sysName)")
+        capabilities = InputDeviceCapabilities(bits: snapshot.bits, maxEffects: Int(slots))
+        descriptor = Mutex(fd)
+        self.logger = logger
+        logger.debug("opened event device", metadata: ["node": "\(node)", "id": "\(identity.stableID)"])
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Closes the node; the kernel stops and erases every effect uploaded through it. Later calls fail
+    /// with `.closed`. Closing twice is harmless.
+    public func close() {
+        let fd = descriptor.withLock { fd in
+            let old = fd
+            fd = -1
+            return old
+        }
+        if fd >= 0 {
+            Sys.close(fd)
+            logger.debug("closed event device", metadata: ["node": "\(node)"])
+        }
+    }
+
+    public var isClosed: Bool { descriptor.withLock { $0 < 0 } }
+
+    /// Uploads `effect` (`EVIOCSFF`) and returns the kernel's id for it. With `effect.id == -1` the
+    /// kernel picks a free slot; with an id from an earlier upload it updates that effect in place
+    /// (a playing effect changes without restarting).
+    public func upload(_ effect: ForceFeedbackEffect) throws(EventDeviceError) -> Int16 {
+        var raw = effect.raw
+        try withDescriptor("upload effect") { (fd) throws(SystemCallError) in
+            _ = try Sys.ioctl(fd, cli_EVIOCSFF(), "EVIOCSFF", &raw)
+        }
+        return raw.id
+    }
+
+    /// Uploads `effect` into a new slot and returns a handle that erases the slot when released.
+    public func uploadEffect(_ effect: ForceFeedbackEffect) throws(EventDeviceError) -> UploadedEffect {
+        var fresh = effect
+        fresh.id = -1
+        let id = try upload(fresh)
+        return UploadedEffect(device: self, id: id, logger: logger)
+    }
+
+    /// Erases the effect `id` (`EVIOCRMFF`); the kernel stops it first if it is playing.
+    public func erase(effectID id: Int16) throws(EventDeviceError) {
+        try withDescriptor("erase effect \(id)") { (fd) throws(SystemCallError) in
+            _ = try Sys.ioctl(fd, cli_EVIOCRMFF(), "EVIOCRMFF", value: Int32(id))
+        }
+    }
+
+    /// Starts effect `id`, `count` times in a row (an `EV_FF` event with value = count).
+    public func play(effectID id: Int16, count: Int32 = 1) throws(EventDeviceError) {
+        try send(code: UInt16(bitPattern: id), value: count, operation: "play effect \(id)")
+    }
+
+    /// Stops effect `id` (an `EV_FF` event with value 0).
+    public func stop(effectID id: Int16) throws(EventDeviceError) {
+        try send(code: UInt16(bitPattern: id), value: 0, operation: "stop effect \(id)")
+    }
+
+    /// Sets the device's overall strength, 0...1 (`FF_GAIN`, 0...0xffff); needs the `gain` capability.
+    public func setGain(_ fraction: Double) throws(EventDeviceError) {
+        try send(
+            code: ForceFeedbackFeature.gain.rawValue, value: Int32(ForceFeedbackEffect.magnitude(fraction)),
+            operation: "set gain")
+    }
+
+    /// Sets the autocenter strength, 0...1 (`FF_AUTOCENTER`, 0...0xffff); needs `autocenter`.
+    public func setAutocenter(_ fraction: Double) throws(EventDeviceError) {
+        try send(
+            code: ForceFeedbackFeature.autocenter.rawValue, value: Int32(ForceFeedbackEffect.magnitude(fraction)),
+            operation: "set autocenter")
+    }
+
+    /// Writes one `EV_FF` input event: a single `write()`, the cheapest way to trigger a prepared effect.
+    private func send(code: UInt16, value: Int32, operation: String) throws(EventDeviceError) {
+        var event = input_event()
+        event.type = UInt16(EV_FF)
+        event.code = code
+        event.value = value
+        try withDescriptor(operation) { (fd) throws(SystemCallError) in
+            _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in
+                try Sys.write(fd, bytes)
+            }
+        }
+    }
+
+    private func withDescriptor(
+        _ operation: @autoclosure () -> String, _ body: (Int32) throws(SystemCallError) -> Void
+    ) throws(EventDeviceError) {
+        let failure: SystemCallError? = descriptor.withLock { fd in
+            guard fd >= 0 else { return SystemCallError(code: EBADF, call: "closed") }
+            do throws(SystemCallError) {
+                try body(fd)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        guard let failure else { return }
+        if failure.isDeviceGone {
+            logger.info("event device gone", metadata: ["node": "\(node)"])
+        }
+        throw EventDeviceError(failure, operation: operation(), node: node)
+    }
+}
+
+/// An effect uploaded to a device; its slot is erased when this handle is released (or `erase()`d).
+/// Keeps its device open while it lives.
+public final class UploadedEffect: Sendable {
+    public let device: EventDevice
+    /// The kernel's id of the effect's slot.
+    public let id: Int16
+    private let erased = Atomic<Bool>(false)
+    private let logger: Logger
+
+    init(device: EventDevice, id: Int16, logger: Logger) {
+        self.device = device
+        self.id = id
+        self.logger = logger
+    }
+
+    deinit {
+        guard !erased.load(ordering: .acquiring), !device.isClosed else { return }
+        do throws(EventDeviceError) {
+            try device.erase(effectID: id)
+        } catch {
+            // A gone device has already dropped the slot; anything else is worth a note, not a failure.
+            if error.kind != .deviceGone { logger.info("erasing a released effect failed", metadata: ["error": "\(error)"]) }
+        }
+    }
+
+    /// Replaces the effect's parameters in place (same slot, same id).
+    public func update(_ effect: ForceFeedbackEffect) throws(EventDeviceError) {
+        var updated = effect
+        updated.id = id
+        _ = try device.upload(updated)
+    }
+
+    public func play(count: Int32 = 1) throws(EventDeviceError) { try device.play(effectID: id, count: count) }
+
+    public func stop() throws(EventDeviceError) { try device.stop(effectID: id) }
+
+    /// Erases the slot now rather than on release.
+    public func erase() throws(EventDeviceError) {
+        guard !erased.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        try device.erase(effectID: id)
+    }
+}

@@ -1,0 +1,133 @@
+// A thin owner of libudev's handles: one `checkError` for its "negative errno" results, and `unref` in
+// `deinit` so no path leaks a reference. Internal: no libudev type leaves this module.
+internal import CLibudev
+
+/// Where a udev daemon, when one runs, has its control socket; its absence means nobody processes
+/// uevents, so the "udev" monitor source would hear nothing and no `ID_INPUT_*` properties exist.
+let udevDaemonControlPath = "/run/udev/control"
+
+/// Whether a udev daemon (systemd-udevd, eudev) is running on this system.
+var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
+
+/// libudev's results are 0 or a negative errno.
+private func checkError(_ result: Int32, _ call: @autoclosure () -> String) throws(SystemCallError) {
+    if result < 0 { throw SystemCallError(code: -result, call: call()) }
+}
+
+/// The library context (`struct udev`).
+final class UdevContext: @unchecked Sendable {
+    // `@unchecked`: libudev contexts are not thread-safe; each owner (a discovery call, a monitor thread)
+    // makes its own and never shares it across threads.
+    let pointer: OpaquePointer
+
+    init() throws(SystemCallError) {
+        guard let pointer = udev_new() else { throw SystemCallError(code: SystemCallError.noMemory, call: "udev_new") }
+        self.pointer = pointer
+    }
+
+    deinit { udev_unref(pointer) }
+
+    /// The sysfs paths of every device of `subsystem` (`udev_enumerate_scan_devices`), read from sysfs,
+    /// so this works without a udev daemon.
+    func syspaths(subsystem: String) throws(SystemCallError) -> [String] {
+        guard let enumerate = udev_enumerate_new(pointer) else {
+            throw SystemCallError(code: SystemCallError.noMemory, call: "udev_enumerate_new")
+        }
+        defer { udev_enumerate_unref(enumerate) }
+        try checkError(udev_enumerate_add_match_subsystem(enumerate, subsystem), "udev_enumerate_add_match_subsystem")
+        try checkError(udev_enumerate_scan_devices(enumerate), "udev_enumerate_scan_devices")
+        var paths: [String] = []
+        var entry = udev_enumerate_get_list_entry(enumerate)
+        while let current = entry {
+            if let name = udev_list_entry_get_name(current) { paths.append(String(cString: name)) }
+            entry = udev_list_entry_get_next(current)
+        }
+        return paths
+    }
+
+    func device(syspath: String) -> UdevDevice? {
+        udev_device_new_from_syspath(pointer, syspath).map { UdevDevice(owning: $0) }
+    }
+
+    func device(subsystem: String, sysName: String) -> UdevDevice? {
+        udev_device_new_from_subsystem_sysname(pointer, subsystem, sysName).map { UdevDevice(owning: $0) }
+    }
+}
+
+/// One device (`struct udev_device`), holding a reference.
+final class UdevDevice {
+    let pointer: OpaquePointer
+
+    /// Takes over a reference the caller owns.
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+
+    deinit { udev_device_unref(pointer) }
+
+    var syspath: String { string(udev_device_get_syspath(pointer)) ?? "" }
+    var sysName: String { string(udev_device_get_sysname(pointer)) ?? "" }
+    var node: String? { string(udev_device_get_devnode(pointer)) }
+    var driver: String? { string(udev_device_get_driver(pointer)) }
+    /// `add`, `remove`, `change`... for a device received from a monitor; nil for an enumerated one.
+    var action: String? { string(udev_device_get_action(pointer)) }
+    /// The udev daemon has processed this device: its database properties (`ID_INPUT_*`) exist.
+    var isInitialized: Bool { udev_device_get_is_initialized(pointer) > 0 }
+
+    func property(_ key: String) -> String? { string(udev_device_get_property_value(pointer, key)) }
+
+    func attribute(_ name: String) -> String? {
+        string(udev_device_get_sysattr_value(pointer, name)).map { text in
+            String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+        }
+    }
+
+    /// The closest ancestor in `subsystem` (the `inputN` device above an `eventN` node). The parent is
+    /// owned by the child, so it takes its own reference to outlive it safely.
+    func parent(subsystem: String) -> UdevDevice? {
+        udev_device_get_parent_with_subsystem_devtype(pointer, subsystem, nil).flatMap { parent in
+            udev_device_ref(parent).map { UdevDevice(owning: $0) }
+        }
+    }
+
+    /// The direct parent in sysfs, with its own reference.
+    var parent: UdevDevice? {
+        udev_device_get_parent(pointer).flatMap { parent in udev_device_ref(parent).map { UdevDevice(owning: $0) } }
+    }
+
+    private func string(_ pointer: UnsafePointer<CChar>?) -> String? { pointer.map { String(cString: $0) } }
+}
+
+/// A netlink listener for device events (`struct udev_monitor`).
+final class UdevMonitor {
+    /// Which netlink group to listen to.
+    enum Group: String {
+        /// Events a udev daemon re-broadcasts after applying its rules (permissions, `ID_INPUT_*`).
+        case udev
+        /// The kernel's raw uevents: they arrive even when no udev daemon runs.
+        case kernel
+    }
+
+    let pointer: OpaquePointer
+    let context: UdevContext
+
+    init(context: UdevContext, group: Group, subsystem: String) throws(SystemCallError) {
+        guard let pointer = udev_monitor_new_from_netlink(context.pointer, group.rawValue) else {
+            throw SystemCallError(code: SystemCallError.noMemory, call: "udev_monitor_new_from_netlink(\(group))")
+        }
+        self.pointer = pointer
+        self.context = context
+        try checkError(
+            udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil),
+            "udev_monitor_filter_add_match_subsystem_devtype")
+        try checkError(udev_monitor_enable_receiving(pointer), "udev_monitor_enable_receiving")
+    }
+
+    deinit { udev_monitor_unref(pointer) }
+
+    /// The socket to poll; readable when a device event is waiting.
+    var fileDescriptor: Int32 { udev_monitor_get_fd(pointer) }
+
+    /// The next waiting device event, or nil when none is (the socket is non-blocking).
+    func receive() -> UdevDevice? {
+        udev_monitor_receive_device(pointer).map { UdevDevice(owning: $0) }
+    }
+}

@@ -1,0 +1,128 @@
+import ArgumentParser
+import FoundationEssentials
+import LinuxInput
+import Logging
+
+struct DevicesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "devices",
+        abstract: "List rumble-capable input devices (--all: every input device).",
+        discussion: """
+            The index in the first column (#) is what `haptics probe INDEX` takes. Ids stay the same when \
+            a device is unplugged and plugged back. JSON schema: docs/devices.md.
+            """)
+
+    @Flag(help: "List every input event node, not only rumble-capable ones.")
+    var all = false
+
+    @Flag(help: "Print a JSON array (schema in docs/devices.md).")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
+    var verbose = false
+
+    func run() throws {
+        let listing = try DeviceListing(logger: .haptics(verbose: verbose))
+        let shown = all ? listing.all : listing.rumbleCapable
+        if json {
+            // An empty listing is `[]` on one line, not the pretty-printer's "[\n\n]".
+            print(shown.isEmpty ? "[]" : try DeviceListing.json(shown))
+            return
+        }
+        guard !listing.all.isEmpty else {
+            print(DeviceListing.noDevicesMessage)
+            return
+        }
+        guard !shown.isEmpty else {
+            print(
+                "No rumble-capable device among \(listing.all.count) input device(s). "
+                    + "`haptics devices --all` lists them all.")
+            if listing.all.contains(where: { $0.access.isPermissionProblem }) {
+                print("Some devices could not be opened, so their capabilities may be incomplete.\n" + permissionFix)
+            }
+            return
+        }
+        printTable(shown, listing: listing)
+        if shown.contains(where: { $0.access.isPermissionProblem && $0.forceFeedback.isAvailable }) {
+            print("\nSome devices are not writable, so force feedback cannot be played on them.\n" + permissionFix)
+        }
+    }
+
+    private func printTable(_ devices: [InputDevice], listing: DeviceListing) {
+        var rows = [["#", "ID", "NODE", "NAME", "GAMEPAD", "FORCE FEEDBACK", "ACCESS"]]
+        for device in devices {
+            let index = listing.rumbleCapable.firstIndex(of: device).map(String.init) ?? ""
+            rows.append([
+                index, device.id.rawValue, device.node, device.name, device.isGamepad ? "yes" : "no",
+                forceFeedbackColumn(device.forceFeedback), device.access.name,
+            ])
+        }
+        let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
+        for row in rows {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+            }
+            print(cells.joined(separator: "  "))
+        }
+    }
+
+    private func forceFeedbackColumn(_ ff: ForceFeedbackCapabilities) -> String {
+        guard ff.isAvailable else { return "-" }
+        let slots = ff.maxEffects.map { " (\($0) slots)" } ?? ""
+        return ff.effects.map(\.name).joined(separator: ",") + slots
+    }
+}
+
+/// The devices as `devices` lists them and `probe` selects them.
+struct DeviceListing {
+    /// Every input event node, in event-number order.
+    let all: [InputDevice]
+    /// The rumble-capable ones; `haptics probe N` selects `rumbleCapable[N]`.
+    var rumbleCapable: [InputDevice] { all.filter(\.forceFeedback.isRumbleCapable) }
+
+    init(logger: Logger) throws {
+        do {
+            all = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw CommandFailure("\(error)")
+        }
+    }
+
+    static var noDevicesMessage: String {
+        let reason =
+            DeviceDiscovery.inputDirectoryExists
+            ? "" : ": this system has no /dev/input (no evdev devices, or a container or VM without them)"
+        return "No input devices found\(reason). Plug in a gamepad, or create a virtual one with "
+            + "`haptics virtual-pad`."
+    }
+
+    static func json(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+/// A failure to report as "Error: <message>" without the usage text that `ValidationError` adds.
+struct CommandFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// How to get access to gamepads, for every permission message of the CLI.
+let permissionFix = """
+    To fix: install the udev rule that gives the logged-in user access to gamepads and joysticks only: \
+    `sudo make install-udev` (udev/70-haptics-gamepads.rules, see docs/device-access.md), then unplug and \
+    replug the pad. Alternatively add yourself to the `input` group (`sudo usermod -aG input $USER`, then log \
+    in again), which also opens keyboards and mice to every program you run.
+    """
+
+extension Logger {
+    /// The CLI's logger: the library's messages go to standard error, so standard output stays clean for
+    /// tables and JSON; warnings and up unless `verbose`.
+    static func haptics(verbose: Bool) -> Logger {
+        var logger = Logger(label: "haptics") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import LinuxInput
+
+struct ProbeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "probe",
+        abstract: "Describe one input device in depth: identity, force feedback, driver, access.",
+        discussion: """
+            Probing never grabs the device and never reads its input events: it opens the node \
+            read-write (read-only when write is refused), asks the kernel, and closes it.
+            """)
+
+    @Argument(
+        help: """
+            A node path (/dev/input/event5), an event name (event5), an id from `haptics devices`, or \
+            an index (#) from `haptics devices`. Default: the first rumble-capable device.
+            """)
+    var device: String?
+
+    @Flag(help: "Print a JSON object (schema in docs/devices.md).")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
+    var verbose = false
+
+    func run() throws {
+        let listing = try DeviceListing(logger: .haptics(verbose: verbose))
+        let chosen = try select(from: listing)
+        if json {
+            print(try DeviceListing.json(chosen))
+            return
+        }
+        print(describe(chosen))
+        if chosen.access.isPermissionProblem {
+            print("\n" + permissionFix)
+        }
+    }
+
+    private func select(from listing: DeviceListing) throws -> InputDevice {
+        guard let selector = device else {
+            if let first = listing.rumbleCapable.first { return first }
+            throw CommandFailure(
+                listing.all.isEmpty
+                    ? DeviceListing.noDevicesMessage
+                    : "No rumble-capable device among \(listing.all.count) input device(s); name one "
+                        + "(`haptics devices --all` lists them).")
+        }
+        if let index = Int(selector) {
+            guard listing.rumbleCapable.indices.contains(index) else {
+                throw CommandFailure(
+                    "No device #\(index): `haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s).")
+            }
+            return listing.rumbleCapable[index]
+        }
+        let match = listing.all.first { candidate in
+            candidate.node == selector || candidate.identity.sysName == selector || candidate.id.rawValue == selector
+        }
+        guard let match else {
+            throw CommandFailure("No input device \"\(selector)\" (`haptics devices --all` lists them).")
+        }
+        return match
+    }
+
+    private func describe(_ device: InputDevice) -> String {
+        let identity = device.identity
+        let ff = device.forceFeedback
+        func orNone(_ text: String) -> String { text.isEmpty ? "(none)" : text }
+        func list(_ features: [ForceFeedbackFeature]) -> String {
+            features.isEmpty ? "none" : features.map(\.name).joined(separator: ", ")
+        }
+        let gamepad =
+            (device.isGamepad ? "yes" : "no")
+            + (device.gamepadEvidence == .udev
+                ? " (udev's ID_INPUT_JOYSTICK)" : " (judged from its keys and axes; no udev daemon data)")
+        let slots =
+            ff.maxEffects.map(String.init) ?? "unknown (node not opened)"
+        var lines = [
+            identity.name.isEmpty ? "(unnamed device)" : identity.name,
+            "  id              \(device.id)",
+            "  node            \(identity.node)",
+            "  sysfs           \(identity.sysPath)",
+            "  bus             \(identity.bus.name), vendor \(hex4(identity.vendor)), product \(hex4(identity.product)), "
+                + "version \(hex4(identity.version))",
+            "  uniq            \(orNone(identity.uniq))",
+            "  phys            \(orNone(identity.phys))",
+            "  driver          \(device.driver ?? "(none: virtual device or no parent driver)")",
+            "  gamepad         \(gamepad)",
+            "  access          \(device.access)",
+        ]
+        if ff.isAvailable {
+            lines += [
+                "  effects         \(list(ff.effects))",
+                "  waveforms       \(list(ff.waveforms))",
+                "  gain            \(ff.gain ? "yes" : "no")",
+                "  autocenter      \(ff.autocenter ? "yes" : "no")",
+                "  effect slots    \(slots)",
+            ]
+        } else {
+            lines.append("  force feedback  none")
+        }
+        lines.append("  capabilities    read from \(device.capabilitySource == .evdev ? "the open node (libevdev)" : "sysfs")")
+        lines.append("")
+        lines.append(device.summary)
+        return lines.joined(separator: "\n")
+    }
+
+    private func hex4(_ value: UInt16) -> String {
+        let text = String(value, radix: 16)
+        return String(repeating: "0", count: max(0, 4 - text.count)) + text
+    }
+}

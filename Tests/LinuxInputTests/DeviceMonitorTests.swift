@@ -1,0 +1,133 @@
+import Glibc
+import Testing
+@testable import LinuxInput
+
+@Suite struct InotifyParsingTests {
+    /// Bytes as the kernel writes them: header (wd, mask, cookie, len) then `len` NUL-padded name bytes.
+    private func record(watch: Int32, mask: UInt32, name: String, padTo length: Int) -> [UInt8] {
+        var header = inotify_event()
+        header.wd = watch
+        header.mask = mask
+        header.len = UInt32(length)
+        var bytes = withUnsafeBytes(of: header) { Array($0) }
+        let nameBytes = Array(name.utf8)
+        bytes += nameBytes + [UInt8](repeating: 0, count: length - nameBytes.count)
+        return bytes
+    }
+
+    @Test func splitsRecordsAndStripsPadding() {
+        let bytes =
+            record(watch: 2, mask: UInt32(IN_CREATE), name: "event5", padTo: 16)
+            + record(watch: 2, mask: UInt32(IN_DELETE), name: "js0", padTo: 16)
+            + record(watch: 1, mask: UInt32(IN_IGNORED), name: "", padTo: 0)
+        let records = bytes.withUnsafeBytes { InotifyRecord.parse($0) }
+        #expect(records == [
+            InotifyRecord(watch: 2, mask: UInt32(IN_CREATE), name: "event5"),
+            InotifyRecord(watch: 2, mask: UInt32(IN_DELETE), name: "js0"),
+            InotifyRecord(watch: 1, mask: UInt32(IN_IGNORED), name: ""),
+        ])
+    }
+
+    @Test func stopsAtATruncatedRecord() {
+        let whole = record(watch: 2, mask: UInt32(IN_CREATE), name: "event5", padTo: 16)
+        let truncated = whole + Array(record(watch: 2, mask: UInt32(IN_DELETE), name: "event6", padTo: 16).prefix(20))
+        let records = truncated.withUnsafeBytes { InotifyRecord.parse($0) }
+        #expect(records.map(\.name) == ["event5"])
+    }
+
+    @Test func onlyEventNodesCount() {
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "event5") == .node(.added, sysName: "event5"))
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_TO), name: "event5") == .node(.added, sysName: "event5"))
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_DELETE), name: "event5") == .node(.removed, sysName: "event5"))
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_FROM), name: "event5") == .node(.removed, sysName: "event5"))
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_ATTRIB), name: "event5") == .node(.changed, sysName: "event5"))
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "js0") == nil)
+        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "by-id") == nil)
+    }
+}
+
+/// Serialized: the descriptor count must not see another test's monitor.
+@Suite(.serialized) struct DeviceMonitorLifecycleTests {
+    /// Works on any machine: with no devices, the inotify source watches /dev for /dev/input to appear.
+    @Test func cancellingTheConsumerEndsTheSequence() async throws {
+        let monitor = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
+        #expect(monitor.source == .inotify)
+        let consumer = Task {
+            var count = 0
+            for await _ in monitor { count += 1 }
+            return count
+        }
+        consumer.cancel()
+        // The loop ends because cancellation ends the stream, not because of a timeout.
+        _ = await consumer.value
+    }
+
+    @Test func aMonitorNeverIteratedReleasesItsDescriptors() throws {
+        var held: [(descriptor: Int32, target: String)] = []
+        do {
+            let monitor = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
+            held = monitor.descriptorsBeforeIteration.map { ($0, linkTarget(of: $0)) }
+            #expect(held.count == 3, "inotify plus both ends of the wake-up pipe")
+            #expect(held.contains { $0.target == "anon_inode:inotify" })
+        }
+        // Released: each descriptor is closed (or already reused for something else).
+        for (descriptor, target) in held {
+            #expect(linkTarget(of: descriptor) != target, "descriptor \(descriptor) (\(target)) still open")
+        }
+    }
+
+    /// What `/proc/self/fd/N` points to (`anon_inode:inotify`, `pipe:[1234]`), or "" when N is not open.
+    private func linkTarget(of descriptor: Int32) -> String {
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX))
+        let length = readlink("/proc/self/fd/\(descriptor)", &target, target.count - 1)
+        guard length > 0 else { return "" }
+        return String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+@Suite struct EventDeviceErrorTests {
+    @Test func errnoSortsIntoWhatTheCallerDoes() {
+        #expect(EventDeviceError.kind(for: ENODEV) == .deviceGone)
+        #expect(EventDeviceError.kind(for: ENOSPC) == .noEffectSlot)
+        #expect(EventDeviceError.kind(for: EACCES) == .permissionDenied)
+        #expect(EventDeviceError.kind(for: EPERM) == .permissionDenied)
+        #expect(EventDeviceError.kind(for: ENOSYS) == .noForceFeedback)
+        #expect(EventDeviceError.kind(for: EINVAL) == .invalidRequest)
+        #expect(EventDeviceError.kind(for: EIO) == .other)
+    }
+
+    @Test func openingAMissingNodeSaysWhat() {
+        #expect(throws: EventDeviceError.self) { try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test")) }
+        do {
+            _ = try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test"))
+        } catch {
+            #expect(error.kind == .notFound)
+            #expect(error.description.contains("/nonexistent/event0"))
+        }
+    }
+}
+
+@Suite struct DeviceAccessTests {
+    @Test func missingNodeIsDeniedButNotForPermission() throws {
+        guard case .failure(let failure) = ProbeHandle.open("/nonexistent/event0") else {
+            Issue.record("opening a missing node succeeded")
+            return
+        }
+        #expect(failure.access.name == "denied")
+        #expect(!failure.access.isPermissionProblem)
+        #expect(failure.access.reason?.contains("No such file") == true)
+    }
+
+    /// sysfs refuses write opens of read-only attributes with EACCES even for root, which exercises the
+    /// read-only fallback without a device.
+    @Test(.enabled(if: Sys.exists("/sys/kernel/uevent_seqnum")))
+    func writeRefusalFallsBackToReadOnly() throws {
+        guard case .success(let handle) = ProbeHandle.open("/sys/kernel/uevent_seqnum") else {
+            Issue.record("read-only open failed")
+            return
+        }
+        #expect(handle.access.name == "read-only")
+        #expect(handle.access.isPermissionProblem)
+        #expect(handle.access.reason?.contains("Permission denied") == true)
+    }
+}
