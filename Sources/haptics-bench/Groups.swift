@@ -1,4 +1,5 @@
 // Every benchmark group of `make bench`, in report order. Each group lives in its own file.
 let benchmarkGroups: [BenchmarkGroup] = [
     ahapBenchmarks,
+    renderingBenchmarks,
 ]
