@@ -4,6 +4,7 @@
 REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # The bench's downloads and packed initramfs layers. Ignored by git; kept across `make clean` on purpose
 # (the kernel package is ~70 MB). HAPTICS_VM_CACHE lets several clones share one.
+# shellcheck disable=SC2034 # used by the scripts that source this file
 VM_CACHE=${HAPTICS_VM_CACHE:-$REPO_ROOT/vm-cache}
 SCRIPT_NAME=${0##*/}
 
