@@ -6,9 +6,10 @@ SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BIN := .build/release
-# `make test` ends with a table of where its time went (scripts/timed appends one line per phase).
-export TIMINGS_FILE := $(CURDIR)/.build/test-timings
+# `make test` ends with a table of where its time went: scripts/timed appends one line per phase to
+# TIMINGS_FILE, set for `make test` only (other targets just run their commands).
 TIMED := scripts/timed
+test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
 .PHONY: all build release demo test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel \
 	install-udev clean clean-timings
@@ -64,7 +65,7 @@ install-udev:
 	@scripts/install-udev
 
 clean-timings:
-	@mkdir -p .build && rm -f $(TIMINGS_FILE)
+	@mkdir -p .build && rm -f "$$TIMINGS_FILE"
 
 clean:
 	rm -rf .build
