@@ -63,6 +63,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     }
 
     public let source: Source
+    /// The devices present when the monitor started (probed, with ids); events describe changes from here.
+    public let initialDevices: [InputDevice]
     private let pending: Mutex<MonitorWorker?>
     private let stream: AsyncStream<DeviceEvent>
     private let continuation: AsyncStream<DeviceEvent>.Continuation
@@ -75,11 +77,14 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     public init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
         self.source = source
         (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
+        let worker: MonitorWorker
         do throws(SystemCallError) {
-            pending = Mutex(try MonitorWorker(source: source, logger: logger))
+            worker = try MonitorWorker(source: source, logger: logger)
         } catch {
             throw DeviceMonitorError(source: source, underlying: error)
         }
+        initialDevices = worker.initialDevices
+        pending = Mutex(worker)
         logger.info("watching input devices", metadata: ["source": "\(source.rawValue)"])
     }
 
@@ -87,11 +92,6 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         // Never iterated: close the descriptors here. Once iteration started, the thread owns them.
         pending.withLock { $0.take() }?.close()
         continuation.finish()
-    }
-
-    /// The devices present when the monitor started (probed, with ids).
-    public var initialDevices: [InputDevice] {
-        pending.withLock { $0?.initialDevices } ?? []
     }
 
     /// The descriptors the monitor holds before iteration starts (source, wake-up pipe), for tests.
