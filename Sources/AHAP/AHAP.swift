@@ -1,1 +1,6 @@
-// AHAP: the Apple Haptic and Audio Pattern format, modelled, parsed, validated and encoded. Pure: no Glibc, no I/O beyond reading a given URL.
+// AHAP: the Apple Haptic and Audio Pattern format, modelled, parsed, validated and encoded. Pure: no Glibc, no
+// device code, no I/O beyond reading a given file URL.
+
+/// Times in AHAP are seconds, relative to the start of the pattern (events, dynamic parameters, curves) or to the
+/// start of the curve (control points).
+public typealias AHAPTime = Double

@@ -119,7 +119,7 @@ internal enum Sys {
     }
 }
 
-// MARK: - Device layer: discovery, hot-plug, event nodes
+// MARK: - Device layer: hot-plug
 
 extension Sys {
     /// The corresponding C function is `inotify_init1(IN_CLOEXEC | IN_NONBLOCK)`.
@@ -131,16 +131,31 @@ extension Sys {
     static func inotifyAddWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
         try valueOrErrno("inotify_add_watch(\(path))") { inotify_add_watch(fd, path, mask) }
     }
+}
 
+// MARK: - Threads: the device monitor's and the virtual pad's server threads
+
+extension Sys {
     /// The corresponding C function is `pthread_create` for a detached thread that runs `body` once.
     static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
-        let box = Unmanaged.passRetained(ThreadBody(body))
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        _ = try createThread(&attributes, body)
+    }
+
+    /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
+    static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t {
+        try createThread(nil, body)
+    }
+
+    private static func createThread(
+        _ attributes: UnsafePointer<pthread_attr_t>?, _ body: @escaping @Sendable () -> Void
+    ) throws(SystemCallError) -> pthread_t {
+        let box = Unmanaged.passRetained(ThreadBody(body))
         var thread = pthread_t()
-        let code = pthread_create(&thread, &attributes, { context in
+        let code = pthread_create(&thread, attributes, { context in
             guard let context else { return nil }
             Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().run()
             return nil
@@ -149,13 +164,35 @@ extension Sys {
             box.release()
             throw SystemCallError(code: code, call: "pthread_create")
         }
+        return thread
+    }
+
+    /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
+    static func joinThread(_ thread: pthread_t) {
+        _ = pthread_join(thread, nil)
     }
 }
+
+// MARK: - Files and directories
 
 extension Sys {
     /// The corresponding C function is `access(path, F_OK)`: the path exists (whoever may open it).
     static func exists(_ path: String) -> Bool {
         Glibc.access(path, F_OK) == 0
+    }
+
+    /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
+    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+        guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
     }
 }
 

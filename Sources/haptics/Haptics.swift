@@ -10,5 +10,6 @@ struct Haptics: AsyncParsableCommand {
             DevicesCommand.self,
             ProbeCommand.self,
             MonitorCommand.self,
+            ValidateCommand.self,
         ])
 }

@@ -1,9 +1,225 @@
 import ArgumentParser
+import Dispatch
+import Glibc
+import LinuxInput
+import Logging
 
 struct VirtualPadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "virtual-pad", abstract: "Create a uinput force-feedback gamepad (work in progress).")
+        commandName: "virtual-pad",
+        abstract: "Create a uinput force-feedback gamepad and show what clients ask of it.",
+        discussion: """
+            The pad answers effect uploads and erases, records every upload, erase, play, stop and gain, and \
+            models the strong/weak motor output a rumble pad driven by the kernel's ff-memless would produce. \
+            On a terminal it shows the two motor levels live; otherwise it prints one line per event. \
+            Ctrl-C or SIGTERM removes the device. Needs /dev/uinput (`modprobe uinput`) and the right to open it.
+            """)
+
+    @Option(help: "Device name as clients see it.")
+    var name = VirtualPadConfiguration.defaultName
+
+    @Option(help: "USB-style vendor id, hexadecimal (default 1209, pid.codes).")
+    var vendor: String?
+
+    @Option(help: "Product id, hexadecimal (default 0001, a pid.codes test id).")
+    var product: String?
+
+    @Option(help: "Comma-separated force-feedback features to advertise: rumble, periodic, constant, ramp, spring, friction, damper, inertia, sine, square, triangle, saw-up, saw-down, gain, autocenter.")
+    var effects = VirtualPadCommand.defaultEffects
+
+    @Option(help: "How many effects a client may upload at once (1...\(VirtualPadConfiguration.maximumEffects)).")
+    var maxEffects = VirtualPadConfiguration.defaultMaxEffects
+
+    @Option(help: "Write every record to this file as JSON lines (schema: docs/virtual-pad.md).")
+    var record: String?
+
+    @Option(help: "Answer ENOSPC to every upload after the first N (a full device).")
+    var failUploadsAfter: Int?
+
+    static let defaultEffects = "rumble,periodic,sine,square,triangle,saw-up,saw-down,gain"
+
+    func padConfiguration() throws -> VirtualPadConfiguration {
+        VirtualPadConfiguration(
+            name: name,
+            vendor: try Self.hex(vendor, option: "--vendor") ?? VirtualPadConfiguration.defaultVendor,
+            product: try Self.hex(product, option: "--product") ?? VirtualPadConfiguration.defaultProduct,
+            features: try VirtualPadConfiguration.features(parsing: effects),
+            maxEffects: maxEffects, failUploadsAfter: failUploadsAfter, recordPath: record)
+    }
+
+    static func hex(_ text: String?, option: String) throws -> UInt16? {
+        guard let text else { return nil }
+        let digits = text.lowercased().hasPrefix("0x") ? String(text.dropFirst(2)) : text
+        guard let value = UInt16(digits, radix: 16) else {
+            throw ValidationError("\(option) wants a hexadecimal id 0000...ffff, not '\(text)'")
+        }
+        return value
+    }
+
+    func validate() throws {
+        do {
+            _ = try padConfiguration()
+        } catch let error as VirtualPadError {
+            throw ValidationError(error.description)
+        }
+        if maxEffects < 1 || maxEffects > VirtualPadConfiguration.maximumEffects {
+            throw ValidationError("--max-effects must be 1...\(VirtualPadConfiguration.maximumEffects)")
+        }
+        if let failUploadsAfter, failUploadsAfter < 0 {
+            throw ValidationError("--fail-uploads-after must be 0 or more")
+        }
+    }
+
     func run() async throws {
-        throw ValidationError("virtual-pad is not implemented yet")
+        var logger = Logger(label: "haptics.virtual-pad")
+        logger.logLevel = .notice
+        let pad: VirtualPad
+        do {
+            pad = try VirtualPad(try padConfiguration(), logger: logger)
+        } catch let error as VirtualPadError {
+            printError("haptics virtual-pad: \(error)")
+            throw ExitCode.failure
+        }
+        let features = pad.configuration.features.sorted().map(\.name).joined(separator: ",")
+        print("created \(pad.eventNode) sysname \(pad.sysname) \"\(pad.configuration.name)\" "
+            + "\(Self.hexID(pad.configuration.vendor)):\(Self.hexID(pad.configuration.product)) "
+            + "effects \(features) max-effects \(pad.configuration.maxEffects)")
+        flushOutput()
+
+        let (signals, signalSources) = Self.terminationSignals()
+        defer { signalSources.forEach { $0.cancel() } }
+        let view = PadView(pad: pad, live: isatty(STDOUT_FILENO) == 1)
+        let watcher = Task { await view.follow() }
+        var received: Int32 = 0
+        for await signal in signals {
+            received = signal
+            break
+        }
+        watcher.cancel()
+        pad.destroy()
+        await view.finish()
+        print("removed \(pad.eventNode) (signal \(received))")
+    }
+
+    static func hexID(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    /// SIGINT and SIGTERM as a stream, so the pad is destroyed on the normal path rather than in a handler.
+    static func terminationSignals() -> (AsyncStream<Int32>, [any DispatchSourceSignal]) {
+        let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
+        var sources: [any DispatchSourceSignal] = []
+        for signalNumber in [SIGINT, SIGTERM] {
+            signal(signalNumber, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
+            source.setEventHandler { continuation.yield(signalNumber) }
+            source.resume()
+            sources.append(source)
+        }
+        return (stream, sources)
+    }
+}
+
+func printError(_ message: String) {
+    var standardError = StandardError()
+    print(message, to: &standardError)
+}
+
+/// Flushes every C stream (stdout is what matters); `fflush(NULL)` avoids touching the global `stdout`.
+func flushOutput() { fflush(nil) }
+
+struct StandardError: TextOutputStream {
+    mutating func write(_ string: String) {
+        let bytes = Array(string.utf8)
+        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+    }
+}
+
+/// What the command shows: one line per record, or on a terminal a single line with both motor levels
+/// redrawn on every record and at each change point the motor model predicts.
+actor PadView {
+    let pad: VirtualPad
+    let live: Bool
+    private var redraw: Task<Void, Never>?
+
+    init(pad: VirtualPad, live: Bool) {
+        self.pad = pad
+        self.live = live
+    }
+
+    func follow() async {
+        if live { draw(now: Self.now()) }
+        for await record in pad.recordStream() {
+            if live {
+                draw(now: Self.now())
+            } else {
+                print(Self.describe(record, levels: pad.motorOutput(at: record.time)))
+                flushOutput()
+            }
+        }
+    }
+
+    func finish() {
+        redraw?.cancel()
+        if live { print("") }
+    }
+
+    private func draw(now: PadTimestamp) {
+        let levels = pad.motorOutput(at: now)
+        print("\r\u{1b}[K" + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")
+        flushOutput()
+        redraw?.cancel()
+        guard let next = pad.motorModel().nextChange(after: now) else { return }
+        let wait = max(next.time.microseconds - now.microseconds, 0)
+        redraw = Task { [weak self] in
+            try? await Task.sleep(for: .microseconds(wait))
+            guard !Task.isCancelled else { return }
+            await self?.draw(now: Self.now())
+        }
+    }
+
+    static func now() -> PadTimestamp {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return PadTimestamp(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000)
+    }
+
+    /// Width of a motor bar in characters.
+    static let meterWidth = 24
+
+    static func meter(_ label: String, _ level: UInt16) -> String {
+        let filled = Int(level) * meterWidth / Int(UInt16.max)
+        let percent = Int(level) * 100 / Int(UInt16.max)
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: meterWidth - filled)
+        return "\(label) [\(bar)] \(percent)%"
+    }
+
+    static func describe(_ record: PadRecord, levels: MotorLevels) -> String {
+        var parts = ["\(record.time)", record.event.rawValue]
+        if let id = record.id { parts.append("id=\(id)") }
+        if let effect = record.effect { parts.append(describe(effect)) }
+        if let count = record.count { parts.append("count=\(count)") }
+        if let value = record.value { parts.append("value=\(value)") }
+        if let retval = record.retval, retval != 0 { parts.append("retval=\(retval)") }
+        parts.append("| motors strong=\(levels.strong) weak=\(levels.weak)")
+        return parts.joined(separator: " ")
+    }
+
+    static func describe(_ effect: ForceFeedbackEffect) -> String {
+        let replay = "length=\(effect.replayLength)ms delay=\(effect.replayDelay)ms"
+        switch effect.kind {
+        case .rumble(let strong, let weak):
+            return "rumble strong=\(strong) weak=\(weak) \(replay)"
+        case .periodic(let waveform, let period, let magnitude, _, _, let envelope):
+            return "periodic \(waveform.name) period=\(period)ms magnitude=\(magnitude) "
+                + "attack=\(envelope.attackLength)ms fade=\(envelope.fadeLength)ms \(replay)"
+        case .constant(let level, _):
+            return "constant level=\(level) \(replay)"
+        case .ramp(let start, let end, _):
+            return "ramp \(start)->\(end) \(replay)"
+        case .condition(let type, _):
+            return "\(type.name) \(replay)"
+        }
     }
 }

@@ -1,0 +1,190 @@
+// The public entry points: read and validate AHAP from bytes, a file or a dictionary; write it back.
+//
+// Foundation comes in as FoundationEssentials where it exists (Linux, Swift 6): the module needs only `Data` and
+// `URL`, and the slimmer module keeps the platform C library overlays out of the pure layer.
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Everything learnt from one AHAP document: the pattern if it loads, and every problem found.
+public struct AHAPReport: Sendable, Hashable {
+    /// The pattern, or `nil` when the document has errors (it would not load in Core Haptics either).
+    public var pattern: HapticPattern?
+    /// Errors and warnings, in document order (syntax problems first).
+    public var diagnostics: [AHAPDiagnostic]
+
+    public init(pattern: HapticPattern?, diagnostics: [AHAPDiagnostic]) {
+        self.pattern = pattern
+        self.diagnostics = diagnostics
+    }
+
+    public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
+    public var warnings: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .warning } }
+    /// Whether the document loads (no errors; warnings allowed, as in Core Haptics).
+    public var loads: Bool { pattern != nil }
+    /// Whether the document passes `haptics validate --strict`: it loads and has no warnings.
+    public var passesStrict: Bool { loads && !diagnostics.contains { $0.severity == .warning } }
+}
+
+/// Parses and validates AHAP documents. Stateless; every function is safe to call from any thread.
+public enum AHAPValidator {
+    /// Reads AHAP text (UTF-8 JSON, with trailing commas and comments tolerated and reported as warnings).
+    public static func validate(data: Data, limits: AHAPLimits = .default) -> AHAPReport {
+        data.withUnsafeBytes { bytes in validate(bytes: bytes, limits: limits) }
+    }
+
+    /// Reads and validates the file at `url`; a file that cannot be read is one `unreadable-file` error.
+    public static func validate(contentsOf url: URL, limits: AHAPLimits = .default) -> AHAPReport {
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            return AHAPReport(
+                pattern: nil,
+                diagnostics: [
+                    AHAPDiagnostic(
+                        severity: .error, code: .unreadableFile, path: "",
+                        message: "cannot read the file: \(readFailureReason(error))")
+                ])
+        }
+        return validate(data: data, limits: limits)
+    }
+
+    private static func readFailureReason(_ error: any Error) -> String {
+        guard let cocoa = error as? CocoaError else { return "\(error)" }
+        switch cocoa.code {
+        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
+        case .fileReadNoPermission: return "permission denied"
+        case .fileReadTooLarge: return "too large"
+        default: return "error \(cocoa.code.rawValue)"
+        }
+    }
+
+    /// Validates a property-list-style dictionary, as `CHHapticPattern(dictionary:)` takes: `String` keys,
+    /// values `String`, numbers (Swift numeric types or `NSNumber`), `Bool`, arrays and dictionaries.
+    public static func validate(dictionary: [String: Any], limits: AHAPLimits = .default) -> AHAPReport {
+        var path: [JSONPathComponent] = []
+        var count = 0
+        let tree: JSONValue
+        do {
+            tree = try PatternEncoder.jsonValue(of: dictionary, path: &path, depth: 0, limits: limits, count: &count)
+        } catch {
+            let diagnostic = AHAPDiagnostic(
+                severity: .error, code: error.code, path: error.path.formatted, message: error.message)
+            return AHAPReport(pattern: nil, diagnostics: [diagnostic])
+        }
+        var decoder = PatternDecoder(limits: limits)
+        let pattern = decoder.decodeDocument(tree)
+        decoder.finish()
+        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)
+    }
+
+    static func validate(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) -> AHAPReport {
+        let parsed: (value: JSONValue, leniencies: [JSONLeniency])
+        do {
+            parsed = try JSONReader.parse(bytes, limits: limits)
+        } catch {
+            let position = TextPosition.locate([error.offset], in: bytes)[0]
+            let diagnostic = AHAPDiagnostic(
+                severity: .error, code: error.code, path: error.path.formatted, message: error.message,
+                line: position.line, column: position.column)
+            return AHAPReport(pattern: nil, diagnostics: [diagnostic])
+        }
+        var decoder = PatternDecoder(limits: limits)
+        let positions = TextPosition.locate(parsed.leniencies.map(\.offset), in: bytes)
+        for (leniency, position) in zip(parsed.leniencies, positions) {
+            decoder.report(
+                .warning, .lenientSyntax, leniency.message, line: position.line, column: position.column,
+                path: leniency.path)
+        }
+        let pattern = decoder.decodeDocument(parsed.value)
+        decoder.finish()
+        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)
+    }
+}
+
+/// 1-based line and column (in bytes) of offsets into a text.
+struct TextPosition {
+    var line: Int
+    var column: Int
+
+    /// Positions of `offsets` (ascending, as the reader produces them) in one pass over the text.
+    static func locate(_ offsets: [Int], in bytes: UnsafeRawBufferPointer) -> [TextPosition] {
+        var positions: [TextPosition] = []
+        positions.reserveCapacity(offsets.count)
+        var line = 1
+        var lineStart = 0
+        var scanned = 0
+        for offset in offsets {
+            let target = Swift.min(Swift.max(offset, 0), bytes.count)
+            if target < scanned {
+                // Out of order: start again from the top rather than report a wrong position.
+                line = 1
+                lineStart = 0
+                scanned = 0
+            }
+            while scanned < target {
+                if bytes[scanned] == UInt8(ascii: "\n") {
+                    line += 1
+                    lineStart = scanned + 1
+                }
+                scanned += 1
+            }
+            positions.append(TextPosition(line: line, column: target - lineStart + 1))
+        }
+        return positions
+    }
+}
+
+extension HapticPattern {
+    /// Reads a pattern from AHAP text, like `CHHapticPattern(contentsOf:)` on bytes. Warnings are dropped; use
+    /// `AHAPValidator.validate(data:)` to see them.
+    public init(data: Data, limits: AHAPLimits = .default) throws(AHAPError) {
+        self = try Self.loaded(from: AHAPValidator.validate(data: data, limits: limits))
+    }
+
+    /// Reads a pattern from an AHAP file, like `CHHapticPattern(contentsOf:)`.
+    public init(contentsOf url: URL, limits: AHAPLimits = .default) throws(AHAPError) {
+        self = try Self.loaded(from: AHAPValidator.validate(contentsOf: url, limits: limits))
+    }
+
+    /// Reads a pattern from a property-list-style dictionary, like `CHHapticPattern(dictionary:)`.
+    public init(dictionary: [String: Any], limits: AHAPLimits = .default) throws(AHAPError) {
+        self = try Self.loaded(from: AHAPValidator.validate(dictionary: dictionary, limits: limits))
+    }
+
+    private static func loaded(from report: AHAPReport) throws(AHAPError) -> HapticPattern {
+        guard let pattern = report.pattern else { throw AHAPError(diagnostics: report.diagnostics) }
+        return pattern
+    }
+
+    /// The pattern as AHAP text (UTF-8 JSON), pretty-printed by default. Throws when a value cannot be written
+    /// as JSON (NaN or an infinity, which only a pattern built in code can hold).
+    public func ahapData(prettyPrinted: Bool = true) throws(AHAPError) -> Data {
+        do {
+            return Data(try JSONWriter.encode(PatternEncoder.tree(of: self), prettyPrinted: prettyPrinted))
+        } catch {
+            throw AHAPError(diagnostics: [
+                AHAPDiagnostic(
+                    severity: .error, code: .nonFiniteNumber, path: error.path.formatted,
+                    message: "NaN and Infinity cannot be written as AHAP")
+            ])
+        }
+    }
+
+    /// The pattern as a property-list-style dictionary, like `CHHapticPattern.exportDictionary()`.
+    public func exportDictionary() -> [String: Any] {
+        (PatternEncoder.plistValue(of: PatternEncoder.tree(of: self)) as? [String: Any]) ?? [:]
+    }
+
+    /// The problems a pattern built in code would have when written and read back (negative times, values out
+    /// of range, unknown identifiers...): the validator run over `ahapData()`.
+    public func validationDiagnostics(limits: AHAPLimits = .default) -> [AHAPDiagnostic] {
+        var decoder = PatternDecoder(limits: limits)
+        _ = decoder.decodeDocument(PatternEncoder.tree(of: self))
+        decoder.finish()
+        return decoder.diagnostics
+    }
+}

@@ -1,0 +1,546 @@
+// A small JSON reader for AHAP: RFC 8259 JSON plus the two JSON5 liberties real AHAP files need (trailing commas,
+// which Apple's own samples contain, and comments), with hard limits on size, depth and value count so hostile
+// input ends in an error instead of a crash or unbounded memory. Foundation's JSONSerialization accepts JSON5 on
+// Linux too, but it reports neither the JSON path nor the kind of leniency used, and it allocates a class per
+// value; the validator wants both the path and speed (`make bench` compares the two).
+
+/// A parsed JSON value. Objects keep their members in file order, duplicates included, so the validator can
+/// report duplicate and unknown keys by position.
+enum JSONValue: Sendable, Equatable {
+    case object([JSONMember])
+    case array([JSONValue])
+    case string(String)
+    case number(Double)
+    case bool(Bool)
+    case null
+
+    /// What the value is, in words, for "expected a number, found a string" messages.
+    var kindName: String {
+        switch self {
+        case .object: "an object"
+        case .array: "an array"
+        case .string: "a string"
+        case .number: "a number"
+        case .bool: "a boolean"
+        case .null: "null"
+        }
+    }
+}
+
+struct JSONMember: Sendable, Equatable {
+    var key: String
+    var value: JSONValue
+}
+
+/// One step of a JSON path: a key of an object or an index into an array.
+enum JSONPathComponent: Sendable, Hashable {
+    case key(String)
+    case index(Int)
+}
+
+extension Array where Element == JSONPathComponent {
+    /// The dotted form used in messages: `Pattern[3].Event.EventParameters[1].ParameterValue`. Keys that would
+    /// make the path ambiguous (dots, brackets, spaces, empty) are written quoted in brackets.
+    var formatted: String {
+        var text = ""
+        for component in self {
+            switch component {
+            case .index(let index):
+                text += "[\(index)]"
+            case .key(let key):
+                let plain = !key.isEmpty && key.utf8.allSatisfy { byte in
+                    byte != UInt8(ascii: ".") && byte != UInt8(ascii: "[") && byte != UInt8(ascii: "]")
+                        && byte != UInt8(ascii: "\"") && byte > UInt8(ascii: " ")
+                }
+                if plain {
+                    text += text.isEmpty ? key : ".\(key)"
+                } else {
+                    let escaped = key.replacingQuoteAndBackslash()
+                    text += "[\"\(escaped)\"]"
+                }
+            }
+        }
+        return text
+    }
+}
+
+extension String {
+    fileprivate func replacingQuoteAndBackslash() -> String {
+        var result = ""
+        for character in self {
+            if character == "\"" || character == "\\" { result.append("\\") }
+            result.append(character)
+        }
+        return result
+    }
+}
+
+/// Why the text could not be read; `path` is where the reader was when it gave up.
+struct JSONReadError: Error, Sendable {
+    var code: AHAPDiagnostic.Code
+    var message: String
+    var offset: Int
+    var path: [JSONPathComponent]
+}
+
+/// A JSON5 liberty the reader accepted, reported as a warning.
+struct JSONLeniency: Sendable {
+    var message: String
+    var offset: Int
+    var path: [JSONPathComponent]
+}
+
+struct JSONReader: ~Copyable {
+    private let bytes: UnsafeRawBufferPointer
+    private let limits: AHAPLimits
+    private var position = 0
+    private var depth = 0
+    private var valueCount = 0
+    private var path: [JSONPathComponent] = []
+    private(set) var leniencies: [JSONLeniency] = []
+
+    /// Parses one JSON document from `bytes` (UTF-8, an optional byte order mark is skipped).
+    static func parse(
+        _ bytes: UnsafeRawBufferPointer, limits: AHAPLimits
+    ) throws(JSONReadError) -> (value: JSONValue, leniencies: [JSONLeniency]) {
+        var reader = JSONReader(bytes: bytes, limits: limits)
+        let value = try reader.readDocument()
+        return (value, reader.leniencies)
+    }
+
+    private init(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) {
+        self.bytes = bytes
+        self.limits = limits
+    }
+
+    // MARK: Bytes
+
+    private static let utf8ByteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
+    /// The byte at the cursor, or 0 at the end: NUL is invalid everywhere in JSON, so it doubles as a sentinel.
+    private var current: UInt8 { position < bytes.count ? bytes[position] : 0 }
+    private var atEnd: Bool { position >= bytes.count }
+
+    private func failure(_ message: String, code: AHAPDiagnostic.Code = .notJSON) -> JSONReadError {
+        JSONReadError(code: code, message: message, offset: position, path: path)
+    }
+
+    private func describeCurrent() -> String {
+        if atEnd { return "the end of the text" }
+        let byte = current
+        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "byte 0x\(String(byte, radix: 16, uppercase: true))"
+    }
+
+    // MARK: Document
+
+    private mutating func readDocument() throws(JSONReadError) -> JSONValue {
+        guard bytes.count <= limits.maximumDocumentBytes else {
+            throw failure(
+                "the document is \(bytes.count) bytes, more than the limit of \(limits.maximumDocumentBytes)",
+                code: .limitExceeded)
+        }
+        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
+        try skipWhitespace()
+        guard !atEnd else { throw failure("the document is empty") }
+        let value = try readValue()
+        try skipWhitespace()
+        guard atEnd else { throw failure("unexpected \(describeCurrent()) after the end of the document") }
+        return value
+    }
+
+    private mutating func skipWhitespace() throws(JSONReadError) {
+        while true {
+            switch current {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                position += 1
+            case UInt8(ascii: "/") where !atEnd:
+                try skipComment()
+            default:
+                return
+            }
+        }
+    }
+
+    private mutating func skipComment() throws(JSONReadError) {
+        let start = position
+        let next = position + 1 < bytes.count ? bytes[position + 1] : 0
+        if next == UInt8(ascii: "/") {
+            position += 2
+            while !atEnd && current != UInt8(ascii: "\n") { position += 1 }
+        } else if next == UInt8(ascii: "*") {
+            position += 2
+            while true {
+                guard !atEnd else {
+                    position = start
+                    throw failure("a /* comment is never closed")
+                }
+                if current == UInt8(ascii: "*"), position + 1 < bytes.count, bytes[position + 1] == UInt8(ascii: "/") {
+                    position += 2
+                    break
+                }
+                position += 1
+            }
+        } else {
+            throw failure("unexpected '/' (comments start with // or /*)")
+        }
+        leniencies.append(
+            JSONLeniency(message: "comment (JSON5, not JSON)", offset: start, path: path))
+    }
+
+    // MARK: Values
+
+    private mutating func countValue() throws(JSONReadError) {
+        valueCount += 1
+        guard valueCount <= limits.maximumJSONValues else {
+            throw failure(
+                "the document holds more than \(limits.maximumJSONValues) JSON values", code: .limitExceeded)
+        }
+    }
+
+    private mutating func readValue() throws(JSONReadError) -> JSONValue {
+        try countValue()
+        switch current {
+        case UInt8(ascii: "{"): return try readObject()
+        case UInt8(ascii: "["): return try readArray()
+        case UInt8(ascii: "\""): return .string(try readString())
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try readNumber())
+        case UInt8(ascii: "t"): return try readLiteral("true", .bool(true))
+        case UInt8(ascii: "f"): return try readLiteral("false", .bool(false))
+        case UInt8(ascii: "n"): return try readLiteral("null", .null)
+        case UInt8(ascii: "N"), UInt8(ascii: "I"), UInt8(ascii: "+"):
+            if matchesNonFiniteLiteral() {
+                throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
+            }
+            throw failure("unexpected \(describeCurrent()) where a value should start")
+        case UInt8(ascii: "'"):
+            throw failure("single-quoted strings are not supported; use double quotes")
+        default:
+            throw failure("unexpected \(describeCurrent()) where a value should start")
+        }
+    }
+
+    private func matches(_ word: StaticString, at offset: Int) -> Bool {
+        let count = word.utf8CodeUnitCount
+        guard offset + count <= bytes.count else { return false }
+        let start = word.utf8Start
+        for index in 0..<count where bytes[offset + index] != start[index] { return false }
+        return true
+    }
+
+    private func matchesNonFiniteLiteral() -> Bool {
+        var offset = position
+        if current == UInt8(ascii: "-") || current == UInt8(ascii: "+") { offset += 1 }
+        return matches("NaN", at: offset) || matches("Infinity", at: offset)
+    }
+
+    private mutating func readLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONReadError) -> JSONValue {
+        guard matches(word, at: position) else {
+            throw failure("unexpected \(describeCurrent()) where a value should start")
+        }
+        position += word.utf8CodeUnitCount
+        return value
+    }
+
+    private mutating func enterContainer() throws(JSONReadError) {
+        depth += 1
+        guard depth <= limits.maximumDepth else {
+            throw failure("nesting deeper than \(limits.maximumDepth) levels", code: .limitExceeded)
+        }
+    }
+
+    private mutating func readObject() throws(JSONReadError) -> JSONValue {
+        try enterContainer()
+        position += 1
+        var members: [JSONMember] = []
+        try skipWhitespace()
+        if current == UInt8(ascii: "}") {
+            position += 1
+            depth -= 1
+            return .object(members)
+        }
+        while true {
+            guard current == UInt8(ascii: "\"") else {
+                if current == UInt8(ascii: "'") { throw failure("single-quoted keys are not supported") }
+                throw failure("expected a quoted key, found \(describeCurrent())")
+            }
+            let key = try readString()
+            try skipWhitespace()
+            guard current == UInt8(ascii: ":") else {
+                throw failure("expected ':' after the key \"\(key)\", found \(describeCurrent())")
+            }
+            position += 1
+            try skipWhitespace()
+            path.append(.key(key))
+            let value = try readValue()
+            path.removeLast()
+            members.append(JSONMember(key: key, value: value))
+            try skipWhitespace()
+            if current == UInt8(ascii: ",") {
+                let comma = position
+                position += 1
+                try skipWhitespace()
+                if current == UInt8(ascii: "}") {
+                    leniencies.append(
+                        JSONLeniency(message: "trailing comma before '}' (JSON5, not JSON)", offset: comma, path: path))
+                    position += 1
+                    break
+                }
+            } else if current == UInt8(ascii: "}") {
+                position += 1
+                break
+            } else {
+                throw failure("expected ',' or '}' in an object, found \(describeCurrent())")
+            }
+        }
+        depth -= 1
+        return .object(members)
+    }
+
+    private mutating func readArray() throws(JSONReadError) -> JSONValue {
+        try enterContainer()
+        position += 1
+        var elements: [JSONValue] = []
+        try skipWhitespace()
+        if current == UInt8(ascii: "]") {
+            position += 1
+            depth -= 1
+            return .array(elements)
+        }
+        while true {
+            path.append(.index(elements.count))
+            let value = try readValue()
+            path.removeLast()
+            elements.append(value)
+            try skipWhitespace()
+            if current == UInt8(ascii: ",") {
+                let comma = position
+                position += 1
+                try skipWhitespace()
+                if current == UInt8(ascii: "]") {
+                    leniencies.append(
+                        JSONLeniency(message: "trailing comma before ']' (JSON5, not JSON)", offset: comma, path: path))
+                    position += 1
+                    break
+                }
+            } else if current == UInt8(ascii: "]") {
+                position += 1
+                break
+            } else {
+                throw failure("expected ',' or ']' in an array, found \(describeCurrent())")
+            }
+        }
+        depth -= 1
+        return .array(elements)
+    }
+
+    // MARK: Strings
+
+    private mutating func readString() throws(JSONReadError) -> String {
+        let opening = position
+        position += 1
+        let start = position
+        // Fast path: no escapes, the common case in AHAP (keys, identifiers, paths).
+        while true {
+            let byte = current
+            if byte == UInt8(ascii: "\"") {
+                let length = position - start
+                try checkStringLength(length, opening: opening)
+                let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+                position += 1
+                return text
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 {
+                if atEnd {
+                    position = opening
+                    throw failure("a string is never closed")
+                }
+                throw failure("a control character (byte 0x\(String(byte, radix: 16))) inside a string must be escaped")
+            }
+            position += 1
+        }
+        var utf8: [UInt8] = Array(UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
+        while true {
+            let byte = current
+            if byte == UInt8(ascii: "\"") {
+                position += 1
+                return String(decoding: utf8, as: UTF8.self)
+            }
+            if byte < 0x20 {
+                if atEnd {
+                    position = opening
+                    throw failure("a string is never closed")
+                }
+                throw failure("a control character (byte 0x\(String(byte, radix: 16))) inside a string must be escaped")
+            }
+            if byte == UInt8(ascii: "\\") {
+                position += 1
+                try readEscape(into: &utf8)
+            } else {
+                utf8.append(byte)
+                position += 1
+            }
+            try checkStringLength(utf8.count, opening: opening)
+        }
+    }
+
+    private func checkStringLength(_ length: Int, opening: Int) throws(JSONReadError) {
+        guard length <= limits.maximumStringBytes else {
+            throw JSONReadError(
+                code: .limitExceeded,
+                message: "a string longer than \(limits.maximumStringBytes) bytes", offset: opening, path: path)
+        }
+    }
+
+    private mutating func readEscape(into utf8: inout [UInt8]) throws(JSONReadError) {
+        let byte = current
+        position += 1
+        switch byte {
+        case UInt8(ascii: "\""): utf8.append(UInt8(ascii: "\""))
+        case UInt8(ascii: "\\"): utf8.append(UInt8(ascii: "\\"))
+        case UInt8(ascii: "/"): utf8.append(UInt8(ascii: "/"))
+        case UInt8(ascii: "b"): utf8.append(0x08)
+        case UInt8(ascii: "f"): utf8.append(0x0C)
+        case UInt8(ascii: "n"): utf8.append(0x0A)
+        case UInt8(ascii: "r"): utf8.append(0x0D)
+        case UInt8(ascii: "t"): utf8.append(0x09)
+        case UInt8(ascii: "u"):
+            var scalar = try readHexQuad()
+            if (0xD800..<0xDC00).contains(scalar) {
+                // A high surrogate must be followed by an escaped low surrogate; together they make one scalar.
+                guard matches("\\u", at: position) else {
+                    throw failure("a \\u escape holds a lone surrogate")
+                }
+                position += 2
+                let low = try readHexQuad()
+                guard (0xDC00..<0xE000).contains(low) else { throw failure("a \\u escape holds a lone surrogate") }
+                scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+            } else if (0xDC00..<0xE000).contains(scalar) {
+                throw failure("a \\u escape holds a lone surrogate")
+            }
+            guard let unicode = Unicode.Scalar(scalar) else { throw failure("a \\u escape is not a Unicode scalar") }
+            utf8.append(contentsOf: String(unicode).utf8)
+        default:
+            position -= 1
+            throw failure("unknown escape '\\\(describeCurrent())' in a string")
+        }
+    }
+
+    private mutating func readHexQuad() throws(JSONReadError) -> UInt32 {
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = current
+            let digit: UInt32
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = UInt32(byte - UInt8(ascii: "0"))
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = UInt32(byte - UInt8(ascii: "a") + 10)
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = UInt32(byte - UInt8(ascii: "A") + 10)
+            default: throw failure("a \\u escape needs four hexadecimal digits")
+            }
+            value = value << 4 | digit
+            position += 1
+        }
+        return value
+    }
+
+    // MARK: Numbers
+
+    /// Powers of ten that a `Double` holds exactly (10^0 ... 10^22): a decimal with at most 15 significant digits
+    /// and such an exponent converts with one correctly rounded multiplication or division (Clinger's fast path).
+    private static let exactPowersOfTen: [Double] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
+        1e19, 1e20, 1e21, 1e22,
+    ]
+    /// Significant digits below which the integer mantissa is exact in a `Double` (10^15 < 2^53).
+    private static let fastPathDigitLimit = 15
+    /// Exponent digits beyond this many are not accumulated: the number is out of range either way.
+    private static let exponentDigitLimit = 6
+
+    private mutating func readNumber() throws(JSONReadError) -> Double {
+        let start = position
+        var negative = false
+        if current == UInt8(ascii: "-") {
+            negative = true
+            position += 1
+            if matches("Infinity", at: position) {
+                throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
+            }
+        }
+        var mantissa: UInt64 = 0
+        var significantDigits = 0
+        var decimalExponent = 0
+
+        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+        if current == UInt8(ascii: "0") {
+            position += 1
+            if isDigit(current) { throw failure("numbers may not have leading zeros") }
+        } else if isDigit(current) {
+            while isDigit(current) {
+                if significantDigits < 19 {
+                    mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
+                    significantDigits += 1
+                } else {
+                    decimalExponent += 1
+                    significantDigits += 1
+                }
+                position += 1
+            }
+        } else {
+            throw failure("a number needs a digit after '-', found \(describeCurrent())")
+        }
+        if current == UInt8(ascii: ".") {
+            position += 1
+            guard isDigit(current) else { throw failure("a number needs digits after its decimal point") }
+            while isDigit(current) {
+                if significantDigits < 19 {
+                    if mantissa != 0 || current != UInt8(ascii: "0") { significantDigits += 1 }
+                    mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
+                    decimalExponent -= 1
+                } else {
+                    significantDigits += 1
+                }
+                position += 1
+            }
+        }
+        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
+            position += 1
+            var exponentNegative = false
+            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
+                exponentNegative = current == UInt8(ascii: "-")
+                position += 1
+            }
+            guard isDigit(current) else { throw failure("a number needs digits in its exponent") }
+            var exponent = 0
+            var exponentDigits = 0
+            while isDigit(current) {
+                if exponentDigits < Self.exponentDigitLimit {
+                    exponent = exponent * 10 + Int(current - UInt8(ascii: "0"))
+                    if exponent != 0 { exponentDigits += 1 }
+                }
+                position += 1
+            }
+            decimalExponent += exponentNegative ? -exponent : exponent
+        }
+
+        let value: Double
+        if significantDigits <= Self.fastPathDigitLimit, abs(decimalExponent) < Self.exactPowersOfTen.count {
+            let magnitude = Double(mantissa)
+            let scaled =
+                decimalExponent >= 0
+                ? magnitude * Self.exactPowersOfTen[decimalExponent]
+                : magnitude / Self.exactPowersOfTen[-decimalExponent]
+            value = negative ? -scaled : scaled
+        } else {
+            let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
+            guard let parsed = Double(text) else { throw failure("\(text) is not a number") }
+            value = parsed
+        }
+        guard value.isFinite else {
+            position = start
+            throw failure("a number too large for a Double", code: .nonFiniteNumber)
+        }
+        return value
+    }
+}

@@ -1,0 +1,565 @@
+// Turns a parsed JSON tree into a `HapticPattern`, reporting every problem with its JSON path. Loading follows
+// Core Haptics' documented behaviour ("sets missing entries to their default value and clamps out-of-range
+// values ... ignores unsupported keys"): what Core Haptics tolerates is a warning, what it rejects is an error.
+
+struct PatternDecoder {
+    private let limits: AHAPLimits
+    private var path: [JSONPathComponent] = []
+    private(set) var diagnostics: [AHAPDiagnostic] = []
+    private(set) var errorCount = 0
+    private var droppedDiagnostics = 0
+
+    init(limits: AHAPLimits) {
+        self.limits = limits
+    }
+
+    // MARK: Reporting
+
+    mutating func report(
+        _ severity: AHAPDiagnostic.Severity, _ code: AHAPDiagnostic.Code, _ message: String,
+        coreHaptics: CoreHapticsErrorCode? = nil, at component: JSONPathComponent? = nil,
+        line: Int? = nil, column: Int? = nil, path explicitPath: [JSONPathComponent]? = nil
+    ) {
+        if severity == .error { errorCount += 1 }
+        guard diagnostics.count < limits.maximumDiagnostics else {
+            droppedDiagnostics += 1
+            return
+        }
+        var location = explicitPath ?? path
+        if let component { location.append(component) }
+        diagnostics.append(
+            AHAPDiagnostic(
+                severity: severity, code: code, path: location.formatted, message: message,
+                coreHapticsCode: coreHaptics, line: line, column: column))
+    }
+
+    /// Appends the summary of diagnostics that did not fit under the limit.
+    mutating func finish() {
+        guard droppedDiagnostics > 0 else { return }
+        diagnostics.append(
+            AHAPDiagnostic(
+                severity: .warning, code: .diagnosticsTruncated, path: "",
+                message: "\(droppedDiagnostics) more problems not listed (limit \(limits.maximumDiagnostics))"))
+        droppedDiagnostics = 0
+    }
+
+    private mutating func push(_ component: JSONPathComponent) { path.append(component) }
+    private mutating func pop() { path.removeLast() }
+
+    // MARK: Typed reads
+
+    /// The object's members with duplicates resolved (last wins, with a warning) and aliases folded onto their
+    /// canonical key.
+    private mutating func members(
+        of object: [JSONMember], aliases: [String: String] = [:]
+    ) -> [(key: String, spelledAs: String, value: JSONValue)] {
+        var result: [(key: String, spelledAs: String, value: JSONValue)] = []
+        result.reserveCapacity(object.count)
+        for member in object {
+            let key = aliases[member.key] ?? member.key
+            if let existing = result.firstIndex(where: { $0.key == key }) {
+                let earlier = result[existing].spelledAs
+                let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
+                report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
+                result[existing] = (key, member.key, member.value)
+            } else {
+                result.append((key, member.key, member.value))
+            }
+        }
+        return result
+    }
+
+    private mutating func number(
+        _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
+    ) -> Double? {
+        if case .number(let number) = value { return number }
+        report(.error, .wrongType, "\(key) must be a number, found \(value.kindName)", coreHaptics: coreHaptics, at: .key(key))
+        return nil
+    }
+
+    private mutating func string(
+        _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
+    ) -> String? {
+        if case .string(let text) = value { return text }
+        report(.error, .wrongType, "\(key) must be a string, found \(value.kindName)", coreHaptics: coreHaptics, at: .key(key))
+        return nil
+    }
+
+    /// Booleans may also arrive as 0/1 numbers (property-list dictionaries store them as numbers).
+    private mutating func boolean(_ value: JSONValue, key: String) -> Bool? {
+        switch value {
+        case .bool(let flag): return flag
+        case .number(let number) where number == 0 || number == 1: return number == 1
+        default:
+            report(.error, .wrongType, "\(key) must be true or false, found \(value.kindName)", coreHaptics: .badEventEntry, at: .key(key))
+            return nil
+        }
+    }
+
+    /// A time that must be present and not negative (`Time` of events, parameters, curves and control points).
+    private mutating func requiredTime(
+        _ value: JSONValue?, key: String, owner: String, missingCode: CoreHapticsErrorCode
+    ) -> Double? {
+        guard let value else {
+            report(.error, .missingKey, "\(owner) has no Time", coreHaptics: missingCode)
+            return nil
+        }
+        guard let time = number(value, key: key, coreHaptics: .invalidEventTime) else { return nil }
+        guard time >= 0 else {
+            report(.error, .negativeTime, "Time is negative (\(time) s)", coreHaptics: .invalidEventTime, at: .key(key))
+            return nil
+        }
+        return time
+    }
+
+    private mutating func checkRange(_ value: Double, range: ClosedRange<Double>?, name: String, key: String) {
+        guard let range, !range.contains(value) else { return }
+        report(
+            .warning, .valueOutOfRange,
+            "\(value) is outside \(name)'s range \(range.lowerBound)...\(range.upperBound); Core Haptics clamps it to \(min(max(value, range.lowerBound), range.upperBound))",
+            at: .key(key))
+    }
+
+    private mutating func unknownKey(_ key: String, in owner: String) {
+        report(.warning, .unknownKey, "\"\(key)\" is not an AHAP key of \(owner); it is ignored", at: .key(key))
+    }
+
+    private static let timeAliases = ["EventTime": "Time", "ParameterTime": "Time"]
+
+    // MARK: Document
+
+    mutating func decodeDocument(_ root: JSONValue) -> HapticPattern? {
+        guard case .object(let object) = root else {
+            report(.error, .wrongType, "an AHAP document must be a JSON object, found \(root.kindName)", coreHaptics: .invalidPatternDictionary)
+            return nil
+        }
+        var version: Double?
+        var metadata: PatternMetadata?
+        var patternValue: JSONValue?
+        for (key, spelling, value) in members(of: object) {
+            switch key {
+            case "Version": version = decodeVersion(value)
+            case "Metadata": metadata = decodeMetadata(value)
+            case "Pattern": patternValue = value
+            default: unknownKey(spelling, in: "the document")
+            }
+        }
+        if object.first(where: { $0.key == "Version" }) == nil {
+            report(.warning, .missingVersion, "the document has no Version; it is read as AHAP 1.0")
+        }
+        var pattern = HapticPattern(events: [], parameters: [], parameterCurves: [], version: version, metadata: metadata)
+        decodePattern(patternValue, into: &pattern)
+        return errorCount == 0 ? pattern : nil
+    }
+
+    private mutating func decodeVersion(_ value: JSONValue) -> Double? {
+        guard case .number(let version) = value else {
+            report(.error, .badVersion, "Version must be a number, found \(value.kindName)", coreHaptics: .notSupported, at: .key("Version"))
+            return nil
+        }
+        guard version > 0 else {
+            report(.error, .badVersion, "Version must be positive, found \(version)", coreHaptics: .notSupported, at: .key("Version"))
+            return nil
+        }
+        if version != HapticPattern.currentVersion {
+            report(.warning, .unknownVersion, "Version \(version) is not the AHAP 1.0 this reader knows; it is read as 1.0", at: .key("Version"))
+        }
+        return version
+    }
+
+    private mutating func decodeMetadata(_ value: JSONValue) -> PatternMetadata? {
+        guard case .object(let object) = value else {
+            report(.warning, .wrongType, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
+            return nil
+        }
+        push(.key("Metadata"))
+        defer { pop() }
+        var entries: [String: String] = [:]
+        for (key, spelling, entry) in members(of: object) {
+            if case .string(let text) = entry {
+                entries[key] = text
+            } else {
+                report(.warning, .wrongType, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
+                entries[key] = JSONWriter.compactText(of: entry)
+            }
+        }
+        return PatternMetadata(entries: entries)
+    }
+
+    private mutating func decodePattern(_ value: JSONValue?, into pattern: inout HapticPattern) {
+        guard let value else {
+            report(.error, .emptyPattern, "the document has no Pattern", coreHaptics: .invalidPatternDictionary)
+            return
+        }
+        guard case .array(let entries) = value else {
+            report(.error, .wrongType, "Pattern must be an array, found \(value.kindName)", coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
+            return
+        }
+        guard !entries.isEmpty else {
+            report(.error, .emptyPattern, "Pattern is empty", coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
+            return
+        }
+        guard entries.count <= limits.maximumPatternEntries else {
+            report(.error, .limitExceeded, "Pattern has \(entries.count) entries, more than the limit of \(limits.maximumPatternEntries)", at: .key("Pattern"))
+            return
+        }
+        push(.key("Pattern"))
+        defer { pop() }
+        let errorsBefore = errorCount
+        for (index, entry) in entries.enumerated() {
+            push(.index(index))
+            decodeEntry(entry, into: &pattern)
+            pop()
+        }
+        let usable = pattern.events.count + pattern.dynamicParameters.count + pattern.parameterCurves.count
+        if usable == 0 && errorCount == errorsBefore {
+            report(.error, .emptyPattern, "no entry of Pattern is an Event, Parameter or ParameterCurve; nothing would play", coreHaptics: .invalidPatternDictionary)
+        }
+    }
+
+    private mutating func decodeEntry(_ value: JSONValue, into pattern: inout HapticPattern) {
+        guard case .object(let object) = value else {
+            report(.error, .wrongType, "a Pattern entry must be an object, found \(value.kindName)", coreHaptics: .invalidPatternDictionary)
+            return
+        }
+        var recognised = false
+        for (key, spelling, item) in members(of: object) {
+            push(.key(spelling))
+            switch key {
+            case "Event":
+                recognised = true
+                if let event = decodeEvent(item) { pattern.events.append(event) }
+            case "Parameter":
+                recognised = true
+                if let parameter = decodeDynamicParameter(item) { pattern.dynamicParameters.append(parameter) }
+            case "ParameterCurve":
+                recognised = true
+                if let curve = decodeCurve(item) { pattern.parameterCurves.append(curve) }
+            default:
+                pop()
+                unknownKey(spelling, in: "a Pattern entry")
+                continue
+            }
+            pop()
+        }
+        if !recognised && object.isEmpty {
+            report(.warning, .emptyEntry, "this Pattern entry is empty; it is ignored")
+        } else if !recognised {
+            report(.warning, .emptyEntry, "this Pattern entry has no Event, Parameter or ParameterCurve; it is ignored")
+        }
+    }
+
+    // MARK: Events
+
+    private mutating func decodeEvent(_ value: JSONValue) -> HapticEvent? {
+        guard case .object(let object) = value else {
+            report(.error, .wrongType, "Event must be an object, found \(value.kindName)", coreHaptics: .badEventEntry)
+            return nil
+        }
+        let errorsBefore = errorCount
+        var timeValue: JSONValue?
+        var type: HapticEvent.EventType?
+        var sawType = false
+        var duration: Double?
+        var parameters: [HapticEventParameter] = []
+        var waveformPath: String?
+        var usesVolumeEnvelope: Bool?
+        var loopEnabled: Bool?
+        var timeSpelling = "Time"
+        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+            switch key {
+            case "Time":
+                timeValue = item
+                timeSpelling = spelling
+            case "EventType":
+                sawType = true
+                guard let name = string(item, key: spelling, coreHaptics: .badEventEntry) else { continue }
+                type = HapticEvent.EventType(rawValue: name)
+                if type == nil {
+                    let known = HapticEvent.EventType.allCases.map(\.rawValue).joined(separator: ", ")
+                    report(.error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))", coreHaptics: .invalidEventType, at: .key(spelling))
+                }
+            case "EventDuration":
+                guard let seconds = number(item, key: spelling, coreHaptics: .invalidEventDuration) else { continue }
+                if seconds < 0 {
+                    report(.error, .negativeDuration, "EventDuration is negative (\(seconds) s)", coreHaptics: .invalidEventDuration, at: .key(spelling))
+                } else {
+                    duration = seconds
+                }
+            case "EventParameters":
+                parameters = decodeEventParameters(item, key: spelling)
+            case "EventWaveformPath":
+                waveformPath = string(item, key: spelling, coreHaptics: .badEventEntry)
+            case "EventWaveformUseVolumeEnvelope":
+                usesVolumeEnvelope = boolean(item, key: spelling)
+            case "EventWaveformLoopEnabled":
+                loopEnabled = boolean(item, key: spelling)
+            default:
+                unknownKey(spelling, in: "an Event")
+            }
+        }
+        let time = requiredTime(timeValue, key: timeSpelling, owner: "this Event", missingCode: .invalidEventTime)
+        if !sawType {
+            report(.error, .missingKey, "this Event has no EventType", coreHaptics: .badEventEntry)
+        }
+        guard let type, let time, errorCount == errorsBefore else { return nil }
+        checkEventConsistency(type: type, duration: duration, parameters: parameters, waveformPath: waveformPath,
+                              hasEnvelopeFlag: usesVolumeEnvelope != nil, hasLoopFlag: loopEnabled != nil)
+        guard errorCount == errorsBefore else { return nil }
+        var event = HapticEvent(type: type, parameters: parameters, relativeTime: time, duration: duration)
+        event.waveformPath = waveformPath
+        event.waveformUsesVolumeEnvelope = usesVolumeEnvelope
+        event.waveformLoopEnabled = loopEnabled
+        return event
+    }
+
+    private mutating func checkEventConsistency(
+        type: HapticEvent.EventType, duration: Double?, parameters: [HapticEventParameter], waveformPath: String?,
+        hasEnvelopeFlag: Bool, hasLoopFlag: Bool
+    ) {
+        switch type {
+        case .hapticContinuous, .audioContinuous:
+            if duration == nil {
+                report(.warning, .missingDuration, "this \(type.rawValue) event has no EventDuration; it lasts 0 s")
+            }
+        case .hapticTransient:
+            if duration != nil {
+                report(.warning, .ignoredForEventType, "EventDuration has no effect on a HapticTransient event", at: .key("EventDuration"))
+            }
+        case .audioCustom:
+            break
+        }
+        if let duration, type.isContinuous, duration > HapticEvent.maximumContinuousDuration {
+            report(.warning, .durationTooLong, "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut", at: .key("EventDuration"))
+        }
+        if type == .audioCustom {
+            if waveformPath == nil {
+                report(.error, .missingWaveformPath, "this AudioCustom event has no EventWaveformPath", coreHaptics: .badEventEntry)
+            }
+        } else {
+            if waveformPath != nil {
+                report(.warning, .ignoredForEventType, "EventWaveformPath has no effect on a \(type.rawValue) event", at: .key("EventWaveformPath"))
+            }
+            if hasEnvelopeFlag {
+                report(.warning, .ignoredForEventType, "EventWaveformUseVolumeEnvelope has no effect on a \(type.rawValue) event", at: .key("EventWaveformUseVolumeEnvelope"))
+            }
+            if hasLoopFlag {
+                report(.warning, .ignoredForEventType, "EventWaveformLoopEnabled has no effect on a \(type.rawValue) event", at: .key("EventWaveformLoopEnabled"))
+            }
+        }
+        for (index, parameter) in parameters.enumerated() where parameter.parameterID.range != nil {
+            let id = parameter.parameterID
+            // Sustained and the envelope times shape audio events too; the haptic-only ones do not.
+            let sharedWithAudio = id == .attackTime || id == .decayTime || id == .releaseTime || id == .sustained
+            if type.isHaptic != id.isHaptic && !sharedWithAudio {
+                report(.warning, .ignoredForEventType, "\(id.rawValue) has no effect on a \(type.rawValue) event",
+                       path: path + [.key("EventParameters"), .index(index)])
+            }
+        }
+    }
+
+    private mutating func decodeEventParameters(_ value: JSONValue, key: String) -> [HapticEventParameter] {
+        guard case .array(let entries) = value else {
+            report(.error, .wrongType, "EventParameters must be an array, found \(value.kindName)", coreHaptics: .badParameterEntry, at: .key(key))
+            return []
+        }
+        guard entries.count <= limits.maximumEventParameters else {
+            report(.error, .limitExceeded, "EventParameters has \(entries.count) entries, more than the limit of \(limits.maximumEventParameters)", at: .key(key))
+            return []
+        }
+        push(.key(key))
+        defer { pop() }
+        var parameters: [HapticEventParameter] = []
+        parameters.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            push(.index(index))
+            defer { pop() }
+            guard let (name, value) = decodeIdentifiedValue(entry, owner: "event parameter") else { continue }
+            let id = HapticEvent.ParameterID(rawValue: name)
+            if case .unknown = id {
+                let known = HapticEvent.ParameterID.known.map(\.rawValue).joined(separator: ", ")
+                report(.warning, .unknownParameter, "\"\(name)\" is not an event parameter (known: \(known)); it is kept but has no effect", coreHaptics: .invalidParameterType, at: .key("ParameterID"))
+            } else if parameters.contains(where: { $0.parameterID == id }) {
+                report(.warning, .duplicateParameter, "\(name) is listed more than once in this event; the last value is used", at: .key("ParameterID"))
+            }
+            checkRange(value, range: id.range, name: name, key: "ParameterValue")
+            parameters.append(HapticEventParameter(parameterID: id, value: value))
+        }
+        return parameters
+    }
+
+    /// Reads `{ "ParameterID": string, "ParameterValue": number }`, reporting unknown keys; used by event
+    /// parameters (the caller handles time-bearing dynamic parameters separately).
+    private mutating func decodeIdentifiedValue(_ value: JSONValue, owner: String) -> (String, Double)? {
+        guard case .object(let object) = value else {
+            report(.error, .wrongType, "an \(owner) must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
+            return nil
+        }
+        var name: String?
+        var number: Double?
+        var sawName = false
+        var sawValue = false
+        for (key, spelling, item) in members(of: object) {
+            switch key {
+            case "ParameterID":
+                sawName = true
+                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
+            case "ParameterValue":
+                sawValue = true
+                number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
+            default:
+                unknownKey(spelling, in: "an \(owner)")
+            }
+        }
+        if !sawName { report(.error, .missingKey, "this \(owner) has no ParameterID", coreHaptics: .badParameterEntry) }
+        if !sawValue { report(.error, .missingKey, "this \(owner) has no ParameterValue", coreHaptics: .badParameterEntry) }
+        guard let name, let number else { return nil }
+        return (name, number)
+    }
+
+    // MARK: Dynamic parameters and curves
+
+    private mutating func dynamicID(_ name: String) -> HapticDynamicParameter.ID {
+        let id = HapticDynamicParameter.ID(rawValue: name)
+        if case .unknown = id {
+            let known = HapticDynamicParameter.ID.known.map(\.rawValue).joined(separator: ", ")
+            report(.warning, .unknownParameter, "\"\(name)\" is not a dynamic parameter (known: \(known)); it is kept but has no effect", coreHaptics: .invalidParameterType, at: .key("ParameterID"))
+        }
+        return id
+    }
+
+    private mutating func decodeDynamicParameter(_ value: JSONValue) -> HapticDynamicParameter? {
+        guard case .object(let object) = value else {
+            report(.error, .wrongType, "Parameter must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
+            return nil
+        }
+        let errorsBefore = errorCount
+        var name: String?
+        var number: Double?
+        var timeValue: JSONValue?
+        var sawName = false
+        var sawValue = false
+        var timeSpelling = "Time"
+        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+            switch key {
+            case "ParameterID":
+                sawName = true
+                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
+            case "ParameterValue":
+                sawValue = true
+                number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
+            case "Time":
+                timeValue = item
+                timeSpelling = spelling
+            default:
+                unknownKey(spelling, in: "a Parameter")
+            }
+        }
+        if !sawName { report(.error, .missingKey, "this Parameter has no ParameterID", coreHaptics: .badParameterEntry) }
+        if !sawValue { report(.error, .missingKey, "this Parameter has no ParameterValue", coreHaptics: .badParameterEntry) }
+        let time = requiredTime(timeValue, key: timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
+        guard let name, let number, let time, errorCount == errorsBefore else { return nil }
+        let id = dynamicID(name)
+        checkRange(number, range: id.range, name: name, key: "ParameterValue")
+        return HapticDynamicParameter(parameterID: id, value: number, relativeTime: time)
+    }
+
+    private mutating func decodeCurve(_ value: JSONValue) -> HapticParameterCurve? {
+        guard case .object(let object) = value else {
+            report(.error, .wrongType, "ParameterCurve must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
+            return nil
+        }
+        let errorsBefore = errorCount
+        var name: String?
+        var sawName = false
+        var timeValue: JSONValue?
+        var timeSpelling = "Time"
+        var pointsValue: JSONValue?
+        var pointsSpelling = "ParameterCurveControlPoints"
+        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+            switch key {
+            case "ParameterID":
+                sawName = true
+                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
+            case "Time":
+                timeValue = item
+                timeSpelling = spelling
+            case "ParameterCurveControlPoints":
+                pointsValue = item
+                pointsSpelling = spelling
+            default:
+                unknownKey(spelling, in: "a ParameterCurve")
+            }
+        }
+        if !sawName { report(.error, .missingKey, "this ParameterCurve has no ParameterID", coreHaptics: .badParameterEntry) }
+        let time = requiredTime(timeValue, key: timeSpelling, owner: "this ParameterCurve", missingCode: .badParameterEntry)
+        let id = name.map { dynamicID($0) }
+        var points: [HapticParameterCurve.ControlPoint] = []
+        if let pointsValue {
+            points = decodeControlPoints(pointsValue, key: pointsSpelling, id: id)
+        } else {
+            report(.error, .missingKey, "this ParameterCurve has no ParameterCurveControlPoints", coreHaptics: .badParameterEntry)
+        }
+        guard let id, let time, errorCount == errorsBefore else { return nil }
+        return HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: time)
+    }
+
+    private mutating func decodeControlPoints(
+        _ value: JSONValue, key: String, id: HapticDynamicParameter.ID?
+    ) -> [HapticParameterCurve.ControlPoint] {
+        guard case .array(let entries) = value else {
+            report(.error, .wrongType, "ParameterCurveControlPoints must be an array, found \(value.kindName)", coreHaptics: .badParameterEntry, at: .key(key))
+            return []
+        }
+        guard !entries.isEmpty else {
+            report(.error, .emptyCurve, "ParameterCurveControlPoints is empty", coreHaptics: .badParameterEntry, at: .key(key))
+            return []
+        }
+        guard entries.count <= limits.maximumControlPoints else {
+            report(.error, .limitExceeded, "the curve has \(entries.count) control points, more than the limit of \(limits.maximumControlPoints)", at: .key(key))
+            return []
+        }
+        if entries.count > HapticParameterCurve.maximumControlPointCount {
+            report(.warning, .tooManyControlPoints, "the curve has \(entries.count) control points; Core Haptics is believed to take at most \(HapticParameterCurve.maximumControlPointCount) per curve (split it into several curves)", at: .key(key))
+        }
+        push(.key(key))
+        defer { pop() }
+        var points: [HapticParameterCurve.ControlPoint] = []
+        points.reserveCapacity(entries.count)
+        var reportedUnsorted = false
+        for (index, entry) in entries.enumerated() {
+            push(.index(index))
+            defer { pop() }
+            guard case .object(let object) = entry else {
+                report(.error, .wrongType, "a control point must be an object, found \(entry.kindName)", coreHaptics: .badParameterEntry)
+                continue
+            }
+            var number: Double?
+            var sawValue = false
+            var timeValue: JSONValue?
+            var timeSpelling = "Time"
+            for (memberKey, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+                switch memberKey {
+                case "Time":
+                    timeValue = item
+                    timeSpelling = spelling
+                case "ParameterValue":
+                    sawValue = true
+                    number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
+                default:
+                    unknownKey(spelling, in: "a control point")
+                }
+            }
+            if !sawValue { report(.error, .missingKey, "this control point has no ParameterValue", coreHaptics: .badParameterEntry) }
+            let time = requiredTime(timeValue, key: timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
+            guard let number, let time else { continue }
+            if let id { checkRange(number, range: id.range, name: id.rawValue, key: "ParameterValue") }
+            if let previous = points.last, time < previous.relativeTime, !reportedUnsorted {
+                reportedUnsorted = true
+                report(.warning, .unsortedControlPoints, "control point times go backwards (\(time) s after \(previous.relativeTime) s); they are played in time order", at: .key(timeSpelling))
+            }
+            points.append(HapticParameterCurve.ControlPoint(relativeTime: time, value: number))
+        }
+        return points
+    }
+}

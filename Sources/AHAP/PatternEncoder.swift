@@ -1,0 +1,156 @@
+// The model back to AHAP: a JSON tree in the key order Apple's own files use, then text or a property-list-style
+// dictionary. Optional keys the model does not hold (`nil`) are not written, so a file that omitted them
+// round-trips without gaining defaults.
+
+enum PatternEncoder {
+    static func tree(of pattern: HapticPattern) -> JSONValue {
+        var document: [JSONMember] = []
+        if let version = pattern.version {
+            document.append(JSONMember(key: "Version", value: .number(version)))
+        }
+        if let metadata = pattern.metadata {
+            // Dictionary order is random; sorting keeps the output stable from run to run.
+            let entries = metadata.entries.sorted { $0.key < $1.key }.map {
+                JSONMember(key: $0.key, value: .string($0.value))
+            }
+            document.append(JSONMember(key: "Metadata", value: .object(entries)))
+        }
+        var entries: [JSONValue] = []
+        entries.reserveCapacity(
+            pattern.events.count + pattern.dynamicParameters.count + pattern.parameterCurves.count)
+        for event in pattern.events {
+            entries.append(.object([JSONMember(key: "Event", value: tree(of: event))]))
+        }
+        for parameter in pattern.dynamicParameters {
+            let body: [JSONMember] = [
+                JSONMember(key: "ParameterID", value: .string(parameter.parameterID.rawValue)),
+                JSONMember(key: "Time", value: .number(parameter.relativeTime)),
+                JSONMember(key: "ParameterValue", value: .number(parameter.value)),
+            ]
+            entries.append(.object([JSONMember(key: "Parameter", value: .object(body))]))
+        }
+        for curve in pattern.parameterCurves {
+            let points: [JSONValue] = curve.controlPoints.map { point in
+                .object([
+                    JSONMember(key: "Time", value: .number(point.relativeTime)),
+                    JSONMember(key: "ParameterValue", value: .number(point.value)),
+                ])
+            }
+            let body: [JSONMember] = [
+                JSONMember(key: "ParameterID", value: .string(curve.parameterID.rawValue)),
+                JSONMember(key: "Time", value: .number(curve.relativeTime)),
+                JSONMember(key: "ParameterCurveControlPoints", value: .array(points)),
+            ]
+            entries.append(.object([JSONMember(key: "ParameterCurve", value: .object(body))]))
+        }
+        document.append(JSONMember(key: "Pattern", value: .array(entries)))
+        return .object(document)
+    }
+
+    private static func tree(of event: HapticEvent) -> JSONValue {
+        var body: [JSONMember] = [
+            JSONMember(key: "Time", value: .number(event.relativeTime)),
+            JSONMember(key: "EventType", value: .string(event.type.rawValue)),
+        ]
+        if let duration = event.duration {
+            body.append(JSONMember(key: "EventDuration", value: .number(duration)))
+        }
+        if let path = event.waveformPath {
+            body.append(JSONMember(key: "EventWaveformPath", value: .string(path)))
+        }
+        if let flag = event.waveformUsesVolumeEnvelope {
+            body.append(JSONMember(key: "EventWaveformUseVolumeEnvelope", value: .bool(flag)))
+        }
+        if let flag = event.waveformLoopEnabled {
+            body.append(JSONMember(key: "EventWaveformLoopEnabled", value: .bool(flag)))
+        }
+        let parameters: [JSONValue] = event.parameters.map { parameter in
+            .object([
+                JSONMember(key: "ParameterID", value: .string(parameter.parameterID.rawValue)),
+                JSONMember(key: "ParameterValue", value: .number(parameter.value)),
+            ])
+        }
+        body.append(JSONMember(key: "EventParameters", value: .array(parameters)))
+        return .object(body)
+    }
+
+    // MARK: Dictionaries
+
+    /// A JSON tree as Foundation-style property-list values: `[String: Any]`, `[Any]`, `String`, `Double`, `Bool`.
+    /// `null` (which AHAP never needs) becomes an empty string, since `Any` has no portable null without
+    /// Foundation's `NSNull`.
+    static func plistValue(of value: JSONValue) -> Any {
+        switch value {
+        case .object(let members):
+            var dictionary: [String: Any] = [:]
+            for member in members { dictionary[member.key] = plistValue(of: member.value) }
+            return dictionary
+        case .array(let elements): return elements.map(plistValue(of:))
+        case .string(let text): return text
+        case .number(let number): return number
+        case .bool(let flag): return flag
+        case .null: return ""
+        }
+    }
+
+    /// Converts a property-list-style value into a JSON tree. Numbers may be any Swift integer or floating type,
+    /// or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded).
+    static func jsonValue(
+        of value: Any, path: inout [JSONPathComponent], depth: Int, limits: AHAPLimits,
+        count: inout Int
+    ) throws(JSONReadError) -> JSONValue {
+        count += 1
+        guard count <= limits.maximumJSONValues else {
+            throw JSONReadError(code: .limitExceeded, message: "the dictionary holds more than \(limits.maximumJSONValues) values", offset: 0, path: path)
+        }
+        guard depth <= limits.maximumDepth else {
+            throw JSONReadError(code: .limitExceeded, message: "nesting deeper than \(limits.maximumDepth) levels", offset: 0, path: path)
+        }
+        switch value {
+        case let text as String:
+            return .string(text)
+        case let flag as Bool where type(of: value) == Bool.self:
+            return .bool(flag)
+        case let dictionary as [String: Any]:
+            var members: [JSONMember] = []
+            // Sorted so that diagnostics come out in a stable order; dictionaries have none of their own.
+            for key in dictionary.keys.sorted() {
+                guard let element = dictionary[key] else { continue }
+                path.append(.key(key))
+                members.append(JSONMember(key: key, value: try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count)))
+                path.removeLast()
+            }
+            return .object(members)
+        case let array as [Any]:
+            var elements: [JSONValue] = []
+            for (index, element) in array.enumerated() {
+                path.append(.index(index))
+                elements.append(try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count))
+                path.removeLast()
+            }
+            return .array(elements)
+        default:
+            guard let number = numericValue(of: value) else {
+                throw JSONReadError(code: .wrongType, message: "a value of type \(type(of: value)) has no AHAP meaning", offset: 0, path: path)
+            }
+            guard number.isFinite else {
+                throw JSONReadError(code: .nonFiniteNumber, message: "NaN and Infinity are not numbers AHAP can hold", offset: 0, path: path)
+            }
+            return .number(number)
+        }
+    }
+
+    private static func numericValue(of value: Any) -> Double? {
+        switch value {
+        case let number as Double: number
+        case let number as Float: Double(number)
+        case let number as Int: Double(number)
+        case let number as Int32: Double(number)
+        case let number as Int64: Double(number)
+        case let number as UInt: Double(number)
+        case let number as UInt32: Double(number)
+        case let number as UInt64: Double(number)
+        default: nil
+        }
+    }
+}

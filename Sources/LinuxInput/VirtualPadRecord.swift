@@ -1,0 +1,191 @@
+// What the virtual pad saw, one record per kernel request or event, and its JSON-lines form.
+// The schema is documented in docs/virtual-pad.md; keys are camelCase mirrors of linux/input.h fields.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
+/// A kernel timestamp: microseconds on `CLOCK_MONOTONIC`, the clock uinput stamps its events with
+/// (`uinput_dev_event` calls `ktime_get_ts64`), at the resolution `struct input_event` carries.
+public struct PadTimestamp: Comparable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var microseconds: Int64
+
+    public init(microseconds: Int64) { self.microseconds = microseconds }
+
+    /// Seconds as a number, the form the JSON record uses.
+    public var seconds: Double { Double(microseconds) / Self.perSecond }
+
+    public init(seconds: Double) { self.microseconds = Int64((seconds * Self.perSecond).rounded()) }
+
+    private static let perSecond = 1_000_000.0
+
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.microseconds < rhs.microseconds }
+
+    public var description: String {
+        let whole = microseconds / 1_000_000
+        let fraction = String(microseconds % 1_000_000)
+        return "\(whole).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        self.init(seconds: try decoder.singleValueContainer().decode(Double.self))
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(seconds)
+    }
+}
+
+/// One thing the pad was asked to do.
+public struct PadRecord: Equatable, Hashable, Sendable, Codable {
+    public enum Event: String, Sendable, Codable, CaseIterable {
+        /// `EVIOCSFF` reached the pad (`UI_FF_UPLOAD`).
+        case upload
+        /// `EVIOCRMFF` (or the client closing its descriptor) reached the pad (`UI_FF_ERASE`).
+        case erase
+        /// `EV_FF` with an effect id and a value > 0 (the value is a repeat count).
+        case play
+        /// `EV_FF` with an effect id and value 0.
+        case stop
+        /// `EV_FF`/`FF_GAIN`, value 0...0xffff.
+        case gain
+        /// `EV_FF`/`FF_AUTOCENTER`, value 0...0xffff.
+        case autocenter
+    }
+
+    public var event: Event
+    /// When the kernel queued the request or event for the pad.
+    public var time: PadTimestamp
+    /// The effect slot (upload, erase, play, stop).
+    public var id: Int16?
+    /// Upload: the effect as the kernel handed it over (its `id` is the slot the kernel chose).
+    public var effect: ForceFeedbackEffect?
+    /// Upload: true when the upload replaced an effect already in the slot (`EVIOCSFF` with an id).
+    public var replacing: Bool?
+    /// Upload and erase: what the pad answered, 0 or a negative errno (-28 is `ENOSPC`).
+    public var retval: Int32?
+    /// Play: the repeat count (the event's value).
+    public var count: Int32?
+    /// Gain and autocenter: the value, 0...0xffff.
+    public var value: UInt16?
+
+    public init(
+        event: Event, time: PadTimestamp, id: Int16? = nil, effect: ForceFeedbackEffect? = nil,
+        replacing: Bool? = nil, retval: Int32? = nil, count: Int32? = nil, value: UInt16? = nil
+    ) {
+        self.event = event
+        self.time = time
+        self.id = id
+        self.effect = effect
+        self.replacing = replacing
+        self.retval = retval
+        self.count = count
+        self.value = value
+    }
+
+    /// One JSON object without a newline; keys sorted so records diff cleanly.
+    public func jsonLine() -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        // Every field is a plain number, string, bool or nested object of those: encoding cannot fail.
+        guard let data = try? encoder.encode(self) else { return "{}" }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Parses one line written by `jsonLine()`.
+    public init(jsonLine: String) throws {
+        self = try JSONDecoder().decode(PadRecord.self, from: Data(jsonLine.utf8))
+    }
+
+    /// Parses a whole record file: one object per non-empty line.
+    public static func decodeLines(_ text: String) throws -> [PadRecord] {
+        try text.split(separator: "\n").filter { !$0.isEmpty }.map { try PadRecord(jsonLine: String($0)) }
+    }
+}
+
+// MARK: - The effect's JSON shape
+
+extension ForceFeedbackEffect: Codable {
+    private enum Keys: String, CodingKey {
+        case type, id, direction, trigger, replay, rumble, periodic, constant, ramp, condition
+    }
+
+    private struct Trigger: Codable { var button: UInt16; var interval: UInt16 }
+    private struct Replay: Codable { var length: UInt16; var delay: UInt16 }
+    private struct Rumble: Codable { var strongMagnitude: UInt16; var weakMagnitude: UInt16 }
+    private struct Periodic: Codable {
+        var waveform: String
+        var period: UInt16
+        var magnitude: Int16
+        var offset: Int16
+        var phase: UInt16
+        var envelope: ForceFeedbackEnvelope
+    }
+    private struct Constant: Codable { var level: Int16; var envelope: ForceFeedbackEnvelope }
+    private struct Ramp: Codable { var startLevel: Int16; var endLevel: Int16; var envelope: ForceFeedbackEnvelope }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(kind.type.name, forKey: .type)
+        try container.encode(id, forKey: .id)
+        try container.encode(direction, forKey: .direction)
+        try container.encode(Trigger(button: triggerButton, interval: triggerInterval), forKey: .trigger)
+        try container.encode(Replay(length: replayLength, delay: replayDelay), forKey: .replay)
+        switch kind {
+        case .rumble(let strong, let weak):
+            try container.encode(Rumble(strongMagnitude: strong, weakMagnitude: weak), forKey: .rumble)
+        case .periodic(let waveform, let period, let magnitude, let offset, let phase, let envelope):
+            let periodic = Periodic(
+                waveform: waveform.name, period: period, magnitude: magnitude, offset: offset, phase: phase,
+                envelope: envelope)
+            try container.encode(periodic, forKey: .periodic)
+        case .constant(let level, let envelope):
+            try container.encode(Constant(level: level, envelope: envelope), forKey: .constant)
+        case .ramp(let start, let end, let envelope):
+            try container.encode(Ramp(startLevel: start, endLevel: end, envelope: envelope), forKey: .ramp)
+        case .condition(_, let axes):
+            try container.encode(axes, forKey: .condition)
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let typeName = try container.decode(String.self, forKey: .type)
+        guard let type = ForceFeedbackFeature(name: typeName), type.isEffectType else {
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown effect type \(typeName)")
+        }
+        let kind: ForceFeedbackEffectKind
+        switch type {
+        case .rumble:
+            let rumble = try container.decode(Rumble.self, forKey: .rumble)
+            kind = .rumble(strong: rumble.strongMagnitude, weak: rumble.weakMagnitude)
+        case .periodic:
+            let periodic = try container.decode(Periodic.self, forKey: .periodic)
+            guard let waveform = ForceFeedbackFeature(name: periodic.waveform), waveform.isWaveform else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: .periodic, in: container, debugDescription: "unknown waveform \(periodic.waveform)")
+            }
+            kind = .periodic(
+                waveform: waveform, period: periodic.period, magnitude: periodic.magnitude,
+                offset: periodic.offset, phase: periodic.phase, envelope: periodic.envelope)
+        case .constant:
+            let constant = try container.decode(Constant.self, forKey: .constant)
+            kind = .constant(level: constant.level, envelope: constant.envelope)
+        case .ramp:
+            let ramp = try container.decode(Ramp.self, forKey: .ramp)
+            kind = .ramp(startLevel: ramp.startLevel, endLevel: ramp.endLevel, envelope: ramp.envelope)
+        default:
+            kind = .condition(type: type, axes: try container.decode([ForceFeedbackCondition].self, forKey: .condition))
+        }
+        let trigger = try container.decode(Trigger.self, forKey: .trigger)
+        let replay = try container.decode(Replay.self, forKey: .replay)
+        self.init(
+            id: try container.decode(Int16.self, forKey: .id), kind: kind,
+            direction: try container.decode(UInt16.self, forKey: .direction),
+            triggerButton: trigger.button, triggerInterval: trigger.interval,
+            replayLength: replay.length, replayDelay: replay.delay)
+    }
+}

@@ -1,0 +1,83 @@
+// A minimal force-feedback client written straight against the kernel ABI (Glibc + the ioctl shim), so the
+// kernel tests exercise the virtual pad with nothing of ours in between.
+import CLinuxInput
+import Glibc
+
+/// An errno from the client's side of the node.
+struct ClientError: Error, Equatable, CustomStringConvertible {
+    let code: Int32
+    let call: String
+    var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+}
+
+final class RawClient {
+    private(set) var fd: Int32
+
+    init(node: String) throws(ClientError) {
+        fd = open(node, O_RDWR | O_CLOEXEC)
+        if fd < 0 { throw ClientError(code: errno, call: "open(\(node))") }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { _ = Glibc.close(fd) }
+        fd = -1
+    }
+
+    /// `EVIOCSFF`; returns the slot the kernel chose.
+    @discardableResult
+    func upload(_ effect: ff_effect) throws(ClientError) -> Int16 {
+        var effect = effect
+        if cli_ioctl_ptr(fd, cli_EVIOCSFF(), &effect) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCSFF)") }
+        return effect.id
+    }
+
+    @discardableResult
+    func uploadRumble(strong: UInt16, weak: UInt16, length: UInt16 = 0, delay: UInt16 = 0, id: Int16 = -1)
+        throws(ClientError) -> Int16
+    {
+        try upload(Self.rumble(strong: strong, weak: weak, length: length, delay: delay, id: id))
+    }
+
+    static func rumble(strong: UInt16, weak: UInt16, length: UInt16 = 0, delay: UInt16 = 0, id: Int16 = -1) -> ff_effect {
+        var effect = ff_effect()
+        effect.type = UInt16(FF_RUMBLE)
+        effect.id = id
+        effect.replay = ff_replay(length: length, delay: delay)
+        cli_ff_rumble(&effect).pointee = ff_rumble_effect(strong_magnitude: strong, weak_magnitude: weak)
+        return effect
+    }
+
+    /// `EVIOCRMFF`.
+    func erase(_ id: Int16) throws(ClientError) {
+        if cli_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCRMFF)") }
+    }
+
+    func play(_ id: Int16, count: Int32 = 1) throws(ClientError) { try send(code: UInt16(bitPattern: id), value: count) }
+    func stop(_ id: Int16) throws(ClientError) { try send(code: UInt16(bitPattern: id), value: 0) }
+    func setGain(_ gain: UInt16) throws(ClientError) { try send(code: UInt16(FF_GAIN), value: Int32(gain)) }
+
+    /// One `EV_FF` event, written the way every client does.
+    func send(code: UInt16, value: Int32) throws(ClientError) {
+        var event = input_event()
+        event.type = UInt16(EV_FF)
+        event.code = code
+        event.value = value
+        let size = MemoryLayout<input_event>.size
+        let written = withUnsafeBytes(of: &event) { Glibc.write(fd, $0.baseAddress, size) }
+        if written != size { throw ClientError(code: written < 0 ? errno : EIO, call: "write(EV_FF)") }
+    }
+}
+
+/// Open descriptors of this process, from /proc/self/fd (minus the one that listing itself uses).
+func openDescriptorCount() -> Int {
+    guard let directory = opendir("/proc/self/fd") else { return -1 }
+    defer { closedir(directory) }
+    var count = 0
+    while let entry = readdir(directory) {
+        let first = withUnsafeBytes(of: entry.pointee.d_name) { $0.first ?? 0 }
+        if first != UInt8(ascii: ".") { count += 1 }
+    }
+    return count - 1
+}

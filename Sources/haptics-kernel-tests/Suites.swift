@@ -1,0 +1,4 @@
+// The registry: every suite of the kernel test runner, in the order they run. Add yours here.
+let allSuites: [KernelTestSuite] = [
+    VirtualPadSuite.suite,
+]

@@ -1,0 +1,35 @@
+import AHAP
+import ArgumentParser
+
+struct ValidateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Check AHAP files: one line per problem (file: path: message), then a summary.",
+        discussion: """
+            Exit status 0 when every file loads (as Core Haptics would load it, warnings allowed), 1 when any \
+            file does not; with --strict, warnings fail too. The codes are listed in docs/ahap.md.
+            """)
+
+    @Argument(help: "AHAP files to check.")
+    var files: [String]
+
+    @Flag(help: "Treat warnings (unknown keys, clamped values, ...) as failures.")
+    var strict = false
+
+    @Flag(help: "Print the findings as JSON instead of lines.")
+    var json = false
+
+    func validate() throws {
+        guard !files.isEmpty else { throw ValidationError("name at least one AHAP file") }
+    }
+
+    func run() throws {
+        let run = AHAPValidationRun(paths: files, strict: strict)
+        if json {
+            print(run.jsonText, terminator: "")
+        } else {
+            for line in run.textLines { print(line) }
+        }
+        if run.exitCode != 0 { throw ExitCode(run.exitCode) }
+    }
+}

@@ -1,0 +1,137 @@
+import Testing
+@testable import AHAP
+
+/// One broken document and the first error it must produce.
+struct BrokenInput: CustomTestStringConvertible, Sendable {
+    let name: String
+    let json: String
+    let path: String
+    let code: AHAPDiagnostic.Code
+    let coreHaptics: CoreHapticsErrorCode?
+
+    var testDescription: String { name }
+}
+
+/// Wraps an event body in a minimal valid document so each case breaks exactly one thing.
+private func event(_ body: String) -> String {
+    #"{"Version":1.0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}},{"Event":\#(body)}]}"#
+}
+
+private func entry(_ body: String) -> String {
+    #"{"Version":1.0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}},\#(body)]}"#
+}
+
+private let brokenInputs: [BrokenInput] = [
+    .init(name: "not JSON", json: "Version: 1", path: "", code: .notJSON, coreHaptics: nil),
+    .init(name: "truncated", json: #"{"Version":1.0,"Pattern":[{"Event":{"Time":0"#, path: "Pattern[0].Event", code: .notJSON, coreHaptics: nil),
+    .init(name: "top level array", json: "[]", path: "", code: .wrongType, coreHaptics: .invalidPatternDictionary),
+    .init(name: "version string", json: #"{"Version":"1.0","Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version", code: .badVersion, coreHaptics: .notSupported),
+    .init(name: "version zero", json: #"{"Version":0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version", code: .badVersion, coreHaptics: .notSupported),
+    .init(name: "no pattern", json: #"{"Version":1.0}"#, path: "", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
+    .init(name: "empty pattern", json: #"{"Version":1.0,"Pattern":[]}"#, path: "Pattern", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
+    .init(name: "pattern of unknown entries", json: #"{"Version":1.0,"Pattern":[{"ParameterCurves":{}},{}]}"#, path: "Pattern", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
+    .init(name: "pattern object", json: #"{"Version":1.0,"Pattern":{}}"#, path: "Pattern", code: .wrongType, coreHaptics: .invalidPatternDictionary),
+    .init(name: "entry not object", json: entry("3"), path: "Pattern[1]", code: .wrongType, coreHaptics: .invalidPatternDictionary),
+    .init(name: "event missing time", json: event(#"{"EventType":"HapticTransient"}"#), path: "Pattern[1].Event", code: .missingKey, coreHaptics: .invalidEventTime),
+    .init(name: "event negative time", json: event(#"{"Time":-0.5,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(name: "event time string", json: event(#"{"Time":"0","EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .wrongType, coreHaptics: .invalidEventTime),
+    .init(name: "event negative EventTime alias", json: event(#"{"EventTime":-1,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.EventTime", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(name: "event missing type", json: event(#"{"Time":0}"#), path: "Pattern[1].Event", code: .missingKey, coreHaptics: .badEventEntry),
+    .init(name: "event unknown type", json: event(#"{"Time":0,"EventType":"HapticBuzz"}"#), path: "Pattern[1].Event.EventType", code: .unknownEventType, coreHaptics: .invalidEventType),
+    .init(name: "event type number", json: event(#"{"Time":0,"EventType":1}"#), path: "Pattern[1].Event.EventType", code: .wrongType, coreHaptics: .badEventEntry),
+    .init(name: "negative duration", json: event(#"{"Time":0,"EventType":"HapticContinuous","EventDuration":-1}"#), path: "Pattern[1].Event.EventDuration", code: .negativeDuration, coreHaptics: .invalidEventDuration),
+    .init(name: "audio without path", json: event(#"{"Time":0,"EventType":"AudioCustom"}"#), path: "Pattern[1].Event", code: .missingWaveformPath, coreHaptics: .badEventEntry),
+    .init(name: "parameters not array", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":{}}"#), path: "Pattern[1].Event.EventParameters", code: .wrongType, coreHaptics: .badParameterEntry),
+    .init(name: "parameter missing id", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterValue":0.5}]}"#), path: "Pattern[1].Event.EventParameters[1]", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "parameter missing value", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticSharpness"}]}"#), path: "Pattern[1].Event.EventParameters[0]", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "parameter value string", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":"high"}]}"#), path: "Pattern[1].Event.EventParameters[1].ParameterValue", code: .wrongType, coreHaptics: .badParameterEntry),
+    .init(name: "dynamic parameter missing time", json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5}}"#), path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "dynamic parameter negative time", json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5,"Time":-2}}"#), path: "Pattern[1].Parameter.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(name: "dynamic parameter missing id", json: entry(#"{"Parameter":{"ParameterValue":0.5,"Time":0}}"#), path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "curve without points", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0}}"#), path: "Pattern[1].ParameterCurve", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "curve with empty points", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints", code: .emptyCurve, coreHaptics: .badParameterEntry),
+    .init(name: "control point missing value", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1},{"Time":0.1}]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[1]", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(name: "control point negative time", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":-0.1,"ParameterValue":1}]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[0].Time", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(name: "NaN", json: event(#"{"Time":NaN,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(name: "negative Infinity", json: event(#"{"Time":-Infinity,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(name: "huge number", json: event(#"{"Time":1e400,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(name: "waveform flag string", json: event(#"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformLoopEnabled":"yes"}"#), path: "Pattern[1].Event.EventWaveformLoopEnabled", code: .wrongType, coreHaptics: .badEventEntry),
+]
+
+@Suite struct BrokenInputTests {
+    @Test(arguments: brokenInputs)
+    func brokenInputFailsWithPathAndCode(_ input: BrokenInput) {
+        let report = AHAPValidator.validate(data: input.json.utf8Data)
+        #expect(!report.loads)
+        let first = report.errors.first
+        #expect(first?.path == input.path, "\(report.diagnostics)")
+        #expect(first?.code == input.code)
+        #expect(first?.coreHapticsCode == input.coreHaptics)
+        #expect(first?.message.isEmpty == false)
+        #expect(throws: AHAPError.self) { try HapticPattern(data: input.json.utf8Data) }
+    }
+
+    @Test func syntaxErrorsCarryLineAndColumn() {
+        let report = AHAPValidator.validate(data: "{\n  \"Version\": 1.0,\n  \"Pattern\": [ ? ]\n}".utf8Data)
+        let error = report.errors.first
+        #expect(error?.line == 3)
+        #expect(error?.column == 16)
+        #expect(error?.path == "Pattern[0]")
+    }
+
+    @Test func warningsDoNotStopLoading() {
+        let json = #"""
+            {"Pattern":[
+              {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":45,"Colour":"red",
+                "EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1.5},
+                                   {"ParameterID":"HapticWobble","ParameterValue":0.5},
+                                   {"ParameterID":"HapticIntensity","ParameterValue":0.5}]}},
+              {"ParameterCurve":{"ParameterID":"HapticSharpnessControl","Time":0,"ParameterCurveControlPoints":[
+                {"Time":0.2,"ParameterValue":0},{"Time":0.1,"ParameterValue":0},{"Time":0.3,"ParameterValue":0},
+                {"Time":0.4,"ParameterValue":0},{"Time":0.5,"ParameterValue":0},{"Time":0.6,"ParameterValue":0},
+                {"Time":0.7,"ParameterValue":0},{"Time":0.8,"ParameterValue":0},{"Time":0.9,"ParameterValue":0},
+                {"Time":1.0,"ParameterValue":0},{"Time":1.1,"ParameterValue":0},{"Time":1.2,"ParameterValue":0},
+                {"Time":1.3,"ParameterValue":0},{"Time":1.4,"ParameterValue":0},{"Time":1.5,"ParameterValue":0},
+                {"Time":1.6,"ParameterValue":0},{"Time":1.7,"ParameterValue":2}]}}
+            ]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        let found = Dictionary(grouping: report.diagnostics, by: \.code).mapValues { $0.map(\.path) }
+        #expect(found[.missingVersion] == [""])
+        #expect(found[.unknownKey] == ["Pattern[0].Event.Colour"])
+        #expect(found[.durationTooLong] == ["Pattern[0].Event.EventDuration"])
+        #expect(found[.valueOutOfRange] == [
+            "Pattern[0].Event.EventParameters[0].ParameterValue",
+            "Pattern[1].ParameterCurve.ParameterCurveControlPoints[16].ParameterValue",
+        ])
+        #expect(found[.unknownParameter] == ["Pattern[0].Event.EventParameters[1].ParameterID"])
+        #expect(found[.duplicateParameter] == ["Pattern[0].Event.EventParameters[2].ParameterID"])
+        #expect(found[.tooManyControlPoints] == ["Pattern[1].ParameterCurve.ParameterCurveControlPoints"])
+        #expect(found[.unsortedControlPoints] == ["Pattern[1].ParameterCurve.ParameterCurveControlPoints[1].Time"])
+        #expect(report.errors.isEmpty)
+        #expect(report.pattern?.events.first?.intensity == 0.5)
+        #expect(report.pattern?.events.first?.parameters.contains { $0.parameterID == .unknown("HapticWobble") } == true)
+    }
+
+    @Test func timeAliasesAreAccepted() throws {
+        let json = #"""
+            {"Version":1,"Pattern":[{"Event":{"EventTime":0.25,"EventType":"HapticTransient"}},
+             {"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5,"ParameterTime":0.5}},
+             {"ParameterCurve":{"ParameterID":"HapticIntensityControl","ParameterTime":1,
+               "ParameterCurveControlPoints":[{"ParameterTime":0,"ParameterValue":0.5}]}}]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.diagnostics.isEmpty, "\(report.diagnostics)")
+        let pattern = try #require(report.pattern)
+        #expect(pattern.events.first?.relativeTime == 0.25)
+        #expect(pattern.dynamicParameters.first?.relativeTime == 0.5)
+        #expect(pattern.parameterCurves.first?.relativeTime == 1)
+    }
+
+    @Test func allErrorsOfADocumentAreReported() {
+        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"X"}},{"Event":{"EventType":"HapticTransient"}}]}"#
+        let codes = AHAPValidator.validate(data: json.utf8Data).errors.map(\.code)
+        #expect(codes == [.unknownEventType, .negativeTime, .missingKey])
+    }
+}

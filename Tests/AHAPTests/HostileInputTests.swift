@@ -1,0 +1,91 @@
+import Foundation
+import Testing
+@testable import AHAP
+
+@Suite struct HostileInputTests {
+    @Test func deepNestingIsAnErrorNotAStackOverflow() {
+        for opener in ["[", "{\"a\":"] {
+            let json = String(repeating: opener, count: 200_000)
+            let report = AHAPValidator.validate(data: json.utf8Data)
+            #expect(report.errors.first?.code == .limitExceeded)
+            #expect(report.errors.first?.message.contains("nesting") == true)
+        }
+    }
+
+    @Test func aMillionEventsIsRejectedByTheSizeLimit() {
+        var json = #"{"Version":1.0,"Pattern":["#
+        let event = #"{"Event":{"Time":0,"EventType":"HapticTransient"}},"#
+        json.reserveCapacity(event.utf8.count * 1_000_000 + 64)
+        for _ in 0..<1_000_000 { json += event }
+        json += #"{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(!report.loads)
+        #expect(report.errors.map(\.code) == [.limitExceeded])
+    }
+
+    @Test func patternEntryLimitHoldsWithinTheSizeLimit() {
+        // 100,001 empty entries fit in 400 KB; the entry limit, not the size limit, must stop them.
+        let json = #"{"Version":1.0,"Pattern":["# + Array(repeating: "{}", count: 100_001).joined(separator: ",") + "]}"
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.errors.map(\.code) == [.limitExceeded])
+        #expect(report.errors.first?.path == "Pattern")
+    }
+
+    @Test func valueCountLimitBoundsTheTree() {
+        let limits = AHAPLimits(maximumJSONValues: 1_000)
+        let json = "[" + Array(repeating: "0", count: 5_000).joined(separator: ",") + "]"
+        let report = AHAPValidator.validate(data: json.utf8Data, limits: limits)
+        #expect(report.errors.first?.code == .limitExceeded)
+    }
+
+    @Test func diagnosticsAreCappedWithASummary() {
+        let entries = Array(repeating: #"{"Event":{"Time":0,"EventType":"HapticTransient","X":1}}"#, count: 3_000)
+        let json = #"{"Version":1.0,"Pattern":["# + entries.joined(separator: ",") + "]}"
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 1)
+        #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
+    }
+
+    @Test func hugeStringsAndBadEscapesAreErrors() {
+        let long = #"{"Version":1,"Metadata":{"Project":""# + String(repeating: "x", count: 70_000) + #""}}"#
+        #expect(AHAPValidator.validate(data: long.utf8Data).errors.first?.code == .limitExceeded)
+        for bad in [#"{"a":"\x"}"#, #"{"a":"\u12"}"#, #"{"a":"\ud800"}"#, "{\"a\":\"\u{1}\"}", #"{"a":"open"#] {
+            #expect(AHAPValidator.validate(data: bad.utf8Data).errors.first?.code == .notJSON, "\(bad)")
+        }
+    }
+
+    @Test func invalidUTF8AndBinaryNeverCrash() {
+        var random = SeededGenerator(seed: 7)
+        for length in [0, 1, 2, 3, 17, 1024] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let report = AHAPValidator.validate(data: Data(bytes))
+            #expect(!report.loads)
+        }
+        let invalidUTF8 = Data([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D])  // {"\xFF\xFE":1}
+        #expect(!AHAPValidator.validate(data: invalidUTF8).loads)
+    }
+
+    @Test func dictionaryInputIsBoundedAndTyped() {
+        var nested: Any = [String: Any]()
+        for _ in 0..<100 { nested = ["a": nested] }
+        let deep = AHAPValidator.validate(dictionary: ["Pattern": nested])
+        #expect(deep.errors.first?.code == .limitExceeded)
+        let nan = AHAPValidator.validate(dictionary: ["Version": 1.0, "Pattern": [["Event": ["Time": Double.nan, "EventType": "HapticTransient"]]]])
+        #expect(nan.errors.first?.code == .nonFiniteNumber)
+        #expect(nan.errors.first?.path == "Pattern[0].Event.Time")
+        let odd = AHAPValidator.validate(dictionary: ["Version": 1.0, "Pattern": [["Event": ["Time": Date(), "EventType": "HapticTransient"]]]])
+        #expect(odd.errors.first?.code == .wrongType)
+    }
+
+    @Test func foundationNumbersAreAcceptedInDictionaries() throws {
+        let dictionary: [String: Any] = [
+            "Version": NSNumber(value: 1.0),
+            "Pattern": [["Event": ["Time": NSNumber(value: 0.5), "EventType": "HapticTransient",
+                                   "EventParameters": [["ParameterID": "HapticIntensity", "ParameterValue": NSNumber(value: 0.25)]]]]],
+        ]
+        let pattern = try HapticPattern(dictionary: dictionary)
+        #expect(pattern.events.first?.relativeTime == 0.5)
+        #expect(pattern.events.first?.intensity == 0.25)
+    }
+}

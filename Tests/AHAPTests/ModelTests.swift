@@ -1,0 +1,69 @@
+import Testing
+@testable import AHAP
+
+@Suite struct ModelTests {
+    @Test func eventDefaultsFollowCoreHaptics() {
+        let event = HapticEvent(type: .hapticTransient, relativeTime: 0)
+        #expect(event.intensity == 1)
+        #expect(event.sharpness == 0.5)
+        #expect(event.attackTime == 0 && event.decayTime == 0 && event.releaseTime == 0)
+        #expect(event.isSustained)
+        #expect(event.effectiveDuration == 0)
+    }
+
+    @Test func typedAccessorsClampAndLastParameterWins() {
+        let event = HapticEvent(
+            type: .hapticContinuous,
+            parameters: [
+                .init(parameterID: .hapticIntensity, value: 0.2),
+                .init(parameterID: .hapticIntensity, value: 1.7),
+                .init(parameterID: .hapticSharpness, value: -3),
+                .init(parameterID: .sustained, value: 0),
+            ],
+            relativeTime: 1, duration: 45)
+        #expect(event.intensity == 1)
+        #expect(event.value(of: .hapticIntensity) == 1.7)
+        #expect(event.sharpness == 0)
+        #expect(!event.isSustained)
+        #expect(event.effectiveDuration == HapticEvent.maximumContinuousDuration)
+    }
+
+    @Test func identifiersKeepUnknownNames() {
+        #expect(HapticEvent.ParameterID(rawValue: "HapticIntensity") == .hapticIntensity)
+        #expect(HapticEvent.ParameterID(rawValue: "Wobble") == .unknown("Wobble"))
+        #expect(HapticEvent.ParameterID.unknown("Wobble").rawValue == "Wobble")
+        for id in HapticEvent.ParameterID.known { #expect(HapticEvent.ParameterID(rawValue: id.rawValue) == id) }
+        for id in HapticDynamicParameter.ID.known {
+            #expect(HapticDynamicParameter.ID(rawValue: id.rawValue) == id)
+        }
+        #expect(HapticDynamicParameter.ID(rawValue: "Foo") == .unknown("Foo"))
+    }
+
+    @Test func curveInterpolatesLinearlyAndHoldsEnds() {
+        let curve = HapticParameterCurve(
+            parameterID: .hapticIntensityControl,
+            controlPoints: [.init(relativeTime: 0, value: 0), .init(relativeTime: 1, value: 1)],
+            relativeTime: 2)
+        #expect(curve.value(atPatternTime: 1) == 0)
+        #expect(curve.value(atPatternTime: 2.25) == 0.25)
+        #expect(curve.value(atPatternTime: 9) == 1)
+        #expect(curve.endTime == 3)
+    }
+
+    @Test func patternDurationCoversEventsParametersAndCurves() {
+        let pattern = HapticPattern(
+            events: [
+                HapticEvent(type: .hapticTransient, relativeTime: 0.5),
+                HapticEvent(type: .hapticContinuous, relativeTime: 1, duration: 0.5),
+                HapticEvent(audioWaveformPath: "a.wav", relativeTime: 0),
+            ],
+            parameterCurves: [
+                HapticParameterCurve(
+                    parameterID: .hapticSharpnessControl,
+                    controlPoints: [.init(relativeTime: 0, value: 0), .init(relativeTime: 0.25, value: 1)],
+                    relativeTime: 1.5)
+            ])
+        #expect(pattern.duration == 1.75)
+        #expect(pattern.hapticEvents.count == 2)
+    }
+}

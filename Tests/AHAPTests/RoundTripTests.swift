@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+@testable import AHAP
+
+@Suite struct RoundTripTests {
+    @Test func corpusRoundTripsThroughText() throws {
+        for url in try Corpus.files() {
+            let pattern = try HapticPattern(contentsOf: url)
+            for pretty in [true, false] {
+                let encoded = try pattern.ahapData(prettyPrinted: pretty)
+                let again = try HapticPattern(data: encoded)
+                #expect(again == pattern, "\(Corpus.name(url)) changed in a round trip (pretty: \(pretty))")
+            }
+        }
+    }
+
+    @Test func encodedCorpusIsStrictJSONWithoutWarningsItDidNotHave() throws {
+        for url in try Corpus.files() {
+            let encoded = try HapticPattern(contentsOf: url).ahapData()
+            // Strict JSON: Foundation without JSON5 reads it.
+            #expect(throws: Never.self) { try JSONSerialization.jsonObject(with: encoded) }
+            let report = AHAPValidator.validate(data: encoded)
+            #expect(!report.diagnostics.contains { $0.code == .lenientSyntax || $0.code == .unknownKey })
+        }
+    }
+
+    @Test func corpusRoundTripsThroughDictionaries() throws {
+        for url in try Corpus.files() {
+            let pattern = try HapticPattern(contentsOf: url)
+            let again = try HapticPattern(dictionary: pattern.exportDictionary())
+            #expect(again == pattern, "\(Corpus.name(url)) changed in a dictionary round trip")
+        }
+    }
+
+    @Test func generatedPatternsRoundTrip() throws {
+        var random = SeededGenerator(seed: 0xA4A9)
+        for _ in 0..<300 {
+            let pattern = Self.randomPattern(using: &random)
+            #expect(pattern.validationDiagnostics().allSatisfy { $0.severity == .warning })
+            let again = try HapticPattern(data: pattern.ahapData(prettyPrinted: Bool.random(using: &random)))
+            #expect(again == pattern)
+        }
+    }
+
+    @Test func nonFiniteValuesCannotBeEncoded() {
+        let pattern = HapticPattern(
+            events: [HapticEvent(type: .hapticTransient, parameters: [.init(parameterID: .hapticIntensity, value: .nan)], relativeTime: 0)],
+            parameters: [])
+        #expect {
+            try pattern.ahapData()
+        } throws: { error in
+            (error as? AHAPError)?.diagnostics.first?.path == "Pattern[0].Event.EventParameters[0].ParameterValue"
+        }
+    }
+
+    static func randomValue(using random: inout SeededGenerator) -> Double {
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0: Double(Int.random(in: 0...10, using: &random)) / 10
+        case 1: Double.random(in: -1...1, using: &random)
+        case 2: Double.random(in: 0...1e-6, using: &random)
+        default: Double.random(in: 0...1, using: &random)
+        }
+    }
+
+    static func randomTime(using random: inout SeededGenerator) -> Double {
+        Bool.random(using: &random) ? Double(Int.random(in: 0...100, using: &random)) / 100 : Double.random(in: 0...29, using: &random)
+    }
+
+    static func randomPattern(using random: inout SeededGenerator) -> HapticPattern {
+        var events: [HapticEvent] = []
+        for _ in 0..<Int.random(in: 1...20, using: &random) {
+            let type = HapticEvent.EventType.allCases.randomElement(using: &random) ?? .hapticTransient
+            var parameters: [HapticEventParameter] = []
+            for _ in 0..<Int.random(in: 0...4, using: &random) {
+                let id = HapticEvent.ParameterID.known.randomElement(using: &random) ?? .hapticIntensity
+                parameters.append(HapticEventParameter(parameterID: id, value: randomValue(using: &random)))
+            }
+            if Int.random(in: 0..<10, using: &random) == 0 {
+                parameters.append(HapticEventParameter(parameterID: .unknown("Vendor\u{e9}Param \"q\""), value: 0.5))
+            }
+            var event: HapticEvent
+            if type == .audioCustom {
+                event = HapticEvent(
+                    audioWaveformPath: "Sounds/hit \(Int.random(in: 0...9, using: &random)).wav", parameters: parameters,
+                    relativeTime: randomTime(using: &random), duration: Bool.random(using: &random) ? 0.5 : nil,
+                    usesVolumeEnvelope: Bool.random(using: &random), loopEnabled: Bool.random(using: &random) ? true : nil)
+            } else {
+                event = HapticEvent(
+                    type: type, parameters: parameters, relativeTime: randomTime(using: &random),
+                    duration: type.isContinuous ? randomTime(using: &random) : nil)
+            }
+            event.parameters = parameters
+            events.append(event)
+        }
+        var parameters: [HapticDynamicParameter] = []
+        for _ in 0..<Int.random(in: 0...5, using: &random) {
+            let id = HapticDynamicParameter.ID.known.randomElement(using: &random) ?? .hapticIntensityControl
+            parameters.append(HapticDynamicParameter(parameterID: id, value: randomValue(using: &random), relativeTime: randomTime(using: &random)))
+        }
+        var curves: [HapticParameterCurve] = []
+        for _ in 0..<Int.random(in: 0...5, using: &random) {
+            let id = HapticDynamicParameter.ID.known.randomElement(using: &random) ?? .hapticSharpnessControl
+            var time = 0.0
+            var points: [HapticParameterCurve.ControlPoint] = []
+            for _ in 0..<Int.random(in: 1...16, using: &random) {
+                points.append(.init(relativeTime: time, value: randomValue(using: &random)))
+                time += Double.random(in: 0...0.2, using: &random)
+            }
+            curves.append(HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: randomTime(using: &random)))
+        }
+        let metadata: PatternMetadata? = Bool.random(using: &random)
+            ? PatternMetadata(project: "gen", created: "seed \(random.next() % 1000)", description: "line\nbreak \u{1F600}") : nil
+        return HapticPattern(
+            events: events, parameters: parameters, parameterCurves: curves,
+            version: Bool.random(using: &random) ? 1 : nil, metadata: metadata)
+    }
+}
