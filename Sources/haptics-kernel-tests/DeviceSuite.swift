@@ -231,7 +231,7 @@ enum DeviceSuite {
     /// readable at all is listed as denied, with its force-feedback bits from sysfs.
     static func probeReadOnlyAndDenied() async throws {
         guard onPath("chpst") else { throw TestSkip(reason: "no chpst (busybox) to run the CLI as another user") }
-        let nobody = ["chpst", "-u", ":65534:65534"]
+        let nobody = ["chpst", "-u", "nobody"]
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics guarded pad"))
         defer { pad.destroy() }
         let expected = try probe(pad.eventNode)
