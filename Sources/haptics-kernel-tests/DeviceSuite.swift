@@ -15,6 +15,7 @@ enum DeviceSuite {
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
+            KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
             KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
             KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
         ])
@@ -75,16 +76,15 @@ enum DeviceSuite {
         }
     }
 
-    /// Runs the CLI to completion and returns its output; fails on a non-zero status.
-    static func haptics(_ arguments: [String], as user: [String] = []) throws -> String {
-        let process = try Subprocess(user + [projectBinary("haptics")] + arguments)
-        let status = process.finish(timeout: hangGuardSeconds)
-        try requireEqual(status, 0, "exit status of haptics \(arguments.joined(separator: " ")) (output:\n\(process.text))")
-        return process.text
+    /// Runs the CLI to completion and returns its output; fails on a non-zero status. `asNobody` runs it
+    /// as the unprivileged user `nobody` (busybox `su`; the arguments must not need shell quoting).
+    static func haptics(_ arguments: [String], asNobody: Bool = false) throws -> String {
+        let command = [projectBinary("haptics")] + arguments
+        return try run(asNobody ? ["su", "-s", "/bin/sh", "nobody", "-c", command.joined(separator: " ")] : command)
     }
 
-    static func probe(_ node: String, as user: [String] = []) throws -> DeviceJSON {
-        try decode(DeviceJSON.self, from: try haptics(["probe", "--json", node], as: user), "probe --json \(node)")
+    static func probe(_ node: String, asNobody: Bool = false) throws -> DeviceJSON {
+        try decode(DeviceJSON.self, from: try haptics(["probe", "--json", node], asNobody: asNobody), "probe --json \(node)")
     }
 
     // MARK: probe agrees with evtest and EVIOCGEFFECTS
@@ -117,6 +117,9 @@ enum DeviceSuite {
         try requireEqual(device.access, "read-write", "access as root")
         try requireEqual(device.capabilitySource, "evdev", "capability source")
         try require(device.isGamepad, "the pad is not called a gamepad (\(device.gamepadEvidence))")
+        // With a udev daemon its ID_INPUT_JOYSTICK decides; without one, our own judgement.
+        let udevRuns = access("/run/udev/control", F_OK) == 0
+        try requireEqual(device.gamepadEvidence, udevRuns ? "udev" : "judged", "gamepad evidence")
         try require(
             device.id.hasPrefix("\(device.bus)-\(device.vendor):\(device.product)-"), "id \(device.id) is not bus-vendor:product-hash")
     }
@@ -230,28 +233,83 @@ enum DeviceSuite {
     /// As an unprivileged user: a node readable but not writable is probed read-only; a node not
     /// readable at all is listed as denied, with its force-feedback bits from sysfs.
     static func probeReadOnlyAndDenied() async throws {
-        guard onPath("chpst") else { throw TestSkip(reason: "no chpst (busybox) to run the CLI as another user") }
-        let nobody = ["chpst", "-u", "nobody"]
+        guard onPath("su") else { throw TestSkip(reason: "no su to run the CLI as another user") }
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics guarded pad"))
         defer { pad.destroy() }
         let expected = try probe(pad.eventNode)
 
         try require(chmod(pad.eventNode, 0o644) == 0, "chmod 644: \(String(cString: strerror(errno)))")
-        let readOnly = try probe(pad.eventNode, as: nobody)
+        let readOnly = try probe(pad.eventNode, asNobody: true)
         try requireEqual(readOnly.access, "read-only", "access with mode 644")
         try require(readOnly.accessReason?.contains("Permission denied") == true, "reason: \(readOnly.accessReason ?? "none")")
         try requireEqual(readOnly.forceFeedback.maxEffects, expected.forceFeedback.maxEffects, "slots read-only")
         try require(readOnly.summary.contains("read-only"), "summary does not say read-only: \(readOnly.summary)")
 
         try require(chmod(pad.eventNode, 0o600) == 0, "chmod 600: \(String(cString: strerror(errno)))")
-        let denied = try probe(pad.eventNode, as: nobody)
+        let denied = try probe(pad.eventNode, asNobody: true)
         try requireEqual(denied.access, "denied", "access with mode 600")
         try requireEqual(denied.capabilitySource, "sysfs", "capability source when denied")
         try requireEqual(denied.forceFeedbackCodes, expected.forceFeedbackCodes, "FF bits from sysfs vs from evdev")
         try requireEqual(denied.forceFeedback.maxEffects, nil, "slots unknown when denied")
         try requireEqual(denied.id, expected.id, "the id does not depend on access")
-        let text = try haptics(["probe", pad.eventNode], as: nobody)
+        let text = try haptics(["probe", pad.eventNode], asNobody: true)
         try require(text.contains("make install-udev") && text.contains("input"), "no fix named:\n\(text)")
+    }
+
+    // MARK: the udev rule
+
+    /// Where the rule may be in the guest: the repo's own folder when run from a checkout, or a copy the
+    /// bench brought in with `--file udev`.
+    static let ruleCandidates = ["udev/70-haptics-gamepads.rules", "/work/udev/70-haptics-gamepads.rules"]
+
+    /// With the real udevd: our rule, and no other, gives a pad's event node the `uaccess` tag, and never
+    /// the keyboard's. systemd's own 70-uaccess.rules is masked (an empty file of the same name in
+    /// /etc/udev/rules.d) because recent versions tag joysticks too and would hide a broken rule.
+    static func udevRuleTagsGamepadsOnly() async throws {
+        guard access("/run/udev/control", F_OK) == 0 else {
+            throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
+        }
+        guard let rule = ruleCandidates.first(where: { access($0, R_OK) == 0 }) else {
+            throw TestSkip(reason: "udev/70-haptics-gamepads.rules is not in the guest (vm-run --file udev)")
+        }
+        try run(["mkdir", "-p", "/etc/udev/rules.d"])
+        try run(["cp", rule, "/etc/udev/rules.d/70-haptics-gamepads.rules"])
+        try run(["touch", "/etc/udev/rules.d/70-uaccess.rules"])
+        defer { _ = try? run(["rm", "-f", "/etc/udev/rules.d/70-haptics-gamepads.rules", "/etc/udev/rules.d/70-uaccess.rules"]) }
+        try run(["udevadm", "control", "--reload"])
+
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics udev pad"))
+        defer { pad.destroy() }
+        try run(["udevadm", "settle", "--timeout=60"])
+        let padProperties = try run(["udevadm", "info", "--query=property", "--name=\(pad.eventNode)"])
+        try require(padProperties.contains("ID_INPUT_JOYSTICK=1"), "udev does not call the pad a joystick:\n\(padProperties)")
+        try require(tags(padProperties).contains("uaccess"), "the pad's node has no uaccess tag:\n\(padProperties)")
+
+        let everything = try decode([DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
+        let keyboards = everything.filter { $0.name.lowercased().contains("keyboard") }
+        try require(!keyboards.isEmpty, "no keyboard in the guest to check: \(everything.map(\.name))")
+        for keyboard in keyboards {
+            // Re-run the rules on the keyboard now that ours are in place.
+            try run(["udevadm", "trigger", "--action=change", "--name-match=\(keyboard.node)"])
+            try run(["udevadm", "settle", "--timeout=60"])
+            let properties = try run(["udevadm", "info", "--query=property", "--name=\(keyboard.node)"])
+            try require(!tags(properties).contains("uaccess"), "\(keyboard.name) got the uaccess tag:\n\(properties)")
+        }
+    }
+
+    /// The tags in `udevadm info --query=property` output (`TAGS=:seat:uaccess:`, and `CURRENT_TAGS`).
+    static func tags(_ properties: String) -> Set<String> {
+        Set(properties.split(separator: "\n").filter { $0.hasPrefix("TAGS=") || $0.hasPrefix("CURRENT_TAGS=") }
+            .flatMap { $0.drop { $0 != "=" }.dropFirst().split(separator: ":").map(String.init) })
+    }
+
+    /// Runs a command to completion; fails on a non-zero status, naming its output.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
+        let process = try Subprocess(arguments)
+        let status = process.finish(timeout: hangGuardSeconds)
+        try requireEqual(status, 0, "exit status of \(arguments.joined(separator: " ")) (output:\n\(process.text))")
+        return process.text
     }
 
     // MARK: EventDevice
