@@ -99,20 +99,38 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         pending.withLock { $0?.descriptors } ?? []
     }
 
-    public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator {
-        if let worker = pending.withLock({ $0.take() }) {
-            let continuation = continuation
-            let wake = worker.wake
-            continuation.onTermination = { _ in wake.signal() }
-            do throws(SystemCallError) {
-                try Sys.startThread { worker.run(continuation) }
-            } catch {
-                worker.logger.error("could not start the device monitor thread", metadata: ["error": "\(error)"])
-                worker.close()
-                continuation.finish()
-            }
+    /// Starts the monitor thread on the first call. Ending the iteration in any way (the loop breaks,
+    /// the consuming task is cancelled, the iterator is dropped) stops it and closes its descriptors.
+    public func makeAsyncIterator() -> Iterator {
+        guard let worker = pending.withLock({ $0.take() }) else {
+            return Iterator(base: stream.makeAsyncIterator(), stopper: nil)
         }
-        return stream.makeAsyncIterator()
+        let continuation = continuation
+        let wake = worker.wake
+        continuation.onTermination = { _ in wake.signal() }
+        do throws(SystemCallError) {
+            try Sys.startThread { worker.run(continuation) }
+        } catch {
+            worker.logger.error("could not start the device monitor thread", metadata: ["error": "\(error)"])
+            worker.close()
+            continuation.finish()
+        }
+        return Iterator(base: stream.makeAsyncIterator(), stopper: ThreadStopper(wake))
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<DeviceEvent>.Iterator
+        /// Wakes the thread to stop when the last copy of the iterator goes away: the stream's own
+        /// termination handler does not run then, because the thread's continuation keeps it alive.
+        let stopper: ThreadStopper?
+
+        public mutating func next() async -> DeviceEvent? { await base.next() }
+    }
+
+    final class ThreadStopper: Sendable {
+        let wake: WakeChannel
+        init(_ wake: WakeChannel) { self.wake = wake }
+        deinit { wake.signal() }
     }
 }
 

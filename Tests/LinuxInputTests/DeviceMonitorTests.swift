@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    @Test func droppingTheIteratorStopsTheThreadAndClosesDescriptors() async throws {
+        let monitor = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
+        let held = monitor.descriptorsBeforeIteration.map { ($0, linkTarget(of: $0)) }
+        do {
+            // Iteration starts (the thread runs) and ends without a cancellation: the iterator goes away.
+            let iterator = monitor.makeAsyncIterator()
+            _ = iterator
+        }
+        // The thread closes the descriptors once woken; the bound only guards against a hang.
+        let hangGuard = ContinuousClock.now + .seconds(30)
+        while held.contains(where: { linkTarget(of: $0.0) == $0.1 }) && ContinuousClock.now < hangGuard {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        for (descriptor, target) in held {
+            #expect(linkTarget(of: descriptor) != target, "descriptor \(descriptor) (\(target)) still open")
+        }
+        _ = monitor  // the monitor itself stays alive: the iterator's end alone must stop the thread
+    }
+
     /// What `/proc/self/fd/N` points to (`anon_inode:inotify`, `pipe:[1234]`), or "" when N is not open.
     private func linkTarget(of descriptor: Int32) -> String {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX))
