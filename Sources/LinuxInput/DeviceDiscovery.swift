@@ -102,8 +102,12 @@ public struct DeviceDiscovery: Sendable {
 
     /// The event node `sysName` (`event5`), probed; nil when it does not exist.
     public func device(sysName: String) -> InputDevice? {
-        guard let context = try? UdevContext(), let device = context.device(subsystem: "input", sysName: sysName)
-        else { return nil }
+        guard let context = try? UdevContext() else { return nil }
+        return device(sysName: sysName, in: context)
+    }
+
+    func device(sysName: String, in context: UdevContext) -> InputDevice? {
+        guard let device = context.device(subsystem: "input", sysName: sysName) else { return nil }
         return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning)
     }
 

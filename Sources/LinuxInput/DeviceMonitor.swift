@@ -310,7 +310,7 @@ final class MonitorWorker: @unchecked Sendable {
             }
             return DeviceEvent(kind: .removed, device: device)
         case .added, .changed:
-            guard var device = discovery.device(sysName: change.sysName) else {
+            guard var device = discovery.device(sysName: change.sysName, in: context) else {
                 logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
                 return nil
             }
