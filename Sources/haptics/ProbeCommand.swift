@@ -31,8 +31,13 @@ struct ProbeCommand: ParsableCommand {
             return
         }
         print(describe(chosen))
-        if chosen.access.isPermissionProblem {
+        guard chosen.access.isPermissionProblem else { return }
+        if chosen.isGamepad || chosen.forceFeedback.isAvailable {
             print("\n" + permissionFix)
+        } else {
+            print(
+                "\nThis is not a gamepad: the project's udev rule leaves it root-only on purpose (its events "
+                    + "could reveal keystrokes; see docs/device-access.md). What is shown comes from sysfs.")
         }
     }
 
