@@ -111,7 +111,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         do throws(SystemCallError) {
             try Sys.startThread { worker.run(continuation) }
         } catch {
-            worker.logger.error("could not start the device monitor thread", metadata: ["error": "\(error)"])
+            worker.logger.info("could not start the device monitor thread", metadata: ["error": "\(error)"])
             worker.close()
             continuation.finish()
         }
@@ -242,14 +242,14 @@ final class MonitorWorker: @unchecked Sendable {
             do throws(SystemCallError) {
                 _ = try Sys.poll(&fds, timeout: -1)
             } catch {
-                logger.error("device monitor poll failed", metadata: ["error": "\(error)"])
+                logger.info("device monitor poll failed", metadata: ["error": "\(error)"])
                 return
             }
             if fds[1].revents != 0 { return }
             if fds[0].revents & Int16(POLLIN) != 0 {
                 for event in drain() { continuation.yield(event) }
             } else if fds[0].revents != 0 {
-                logger.error("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
+                logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
                 return
             }
         }
