@@ -12,8 +12,9 @@ struct ProbeCommand: ParsableCommand {
 
     @Argument(
         help: """
-            A node path (/dev/input/event5), an event name (event5), an id from `haptics devices`, or \
-            an index (#) from `haptics devices`. Default: the first rumble-capable device.
+            A node path (/dev/input/event5, or a /dev/input/by-id link), an event name (event5), an id \
+            from `haptics devices`, or an index (#) from `haptics devices`. Default: the first \
+            rumble-capable device.
             """)
     var device: String?
 
@@ -57,8 +58,10 @@ struct ProbeCommand: ParsableCommand {
             }
             return listing.rumbleCapable[index]
         }
+        // A path may be a udev symlink (/dev/input/by-id/..., /dev/input/by-path/...).
+        let node = selector.hasPrefix("/") ? DeviceDiscovery.resolvedNode(selector) : selector
         let match = listing.all.first { candidate in
-            candidate.node == selector || candidate.identity.sysName == selector || candidate.id.rawValue == selector
+            candidate.node == node || candidate.identity.sysName == selector || candidate.id.rawValue == selector
         }
         guard let match else {
             throw CommandFailure("No input device \"\(selector)\" (`haptics devices --all` lists them).")

@@ -127,6 +127,14 @@ import Testing
 }
 
 @Suite struct DeviceAccessTests {
+    @Test func nodeLinksResolveToTheirTarget() throws {
+        let link = "/tmp/haptics-test-link-\(getpid())"
+        try #require(symlink("/dev/null", link) == 0)
+        defer { unlink(link) }
+        #expect(DeviceDiscovery.resolvedNode(link) == "/dev/null")
+        #expect(DeviceDiscovery.resolvedNode("/nonexistent/event9") == "/nonexistent/event9")
+    }
+
     @Test func missingNodeIsDeniedButNotForPermission() throws {
         guard case .failure(let failure) = ProbeHandle.open("/nonexistent/event0") else {
             Issue.record("opening a missing node succeeded")
