@@ -213,7 +213,6 @@ extension Sys {
 
 extension SystemCallError {
     public static let noMemory = ENOMEM
-    public static let busy = EBUSY
 }
 
 /// Carries a closure across `pthread_create`'s untyped context pointer.
