@@ -189,22 +189,13 @@ final class MonitorWorker: @unchecked Sendable {
         discovery = DeviceDiscovery(logger: logger)
         context = try UdevContext()
         wake = try WakeChannel()
-        // The source opens before the snapshot, so a device plugged in between is not missed.
+        // The source opens before the snapshot, so a device plugged in between is not missed. (On a
+        // throw, the pipe is closed by WakeChannel's deinit.)
         switch source {
         case .udev, .kernel:
-            do throws(SystemCallError) {
-                netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
-            } catch {
-                wake.close()
-                throw error
-            }
+            netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
         case .inotify:
-            do throws(SystemCallError) {
-                inotify = try DeviceDirectoryWatch(logger: logger)
-            } catch {
-                wake.close()
-                throw error
-            }
+            inotify = try DeviceDirectoryWatch(logger: logger)
         }
         do throws(DeviceDiscoveryError) {
             initialDevices = try discovery.devices()
