@@ -181,6 +181,13 @@ extension Sys {
         Glibc.access(path, F_OK) == 0
     }
 
+    /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
+    static func realPath(_ path: String) throws(SystemCallError) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw SystemCallError(code: errno, call: "realpath(\(path))") }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
     static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
@@ -206,7 +213,6 @@ extension Sys {
 
 extension SystemCallError {
     public static let noMemory = ENOMEM
-    public static let busy = EBUSY
 }
 
 /// Carries a closure across `pthread_create`'s untyped context pointer.
