@@ -1,0 +1,270 @@
+// The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id) and
+// played; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
+// descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
+public import LinuxInput
+public import Logging
+import Synchronization
+
+/// Which device an engine drives.
+public enum DeviceSelection: Sendable, Hashable {
+    /// The device with this stable id (as `haptics devices` prints it).
+    case id(StableDeviceID)
+    /// The device at this event node, `/dev/input/eventN`; afterwards tracked by its stable id.
+    case node(String)
+    /// The first rumble-capable device this process may write, gamepads first.
+    case firstRumbleDevice
+}
+
+final class EvdevOutput: MotorOutput {
+    private struct MixSlot {
+        var effect: UploadedEffect?
+        /// Clock time until which the kernel plays the mix effect (0: not started, or stopped).
+        var playingUntil = 0.0
+    }
+
+    private struct PreparedSlot {
+        var effect: UploadedEffect
+        var lastUsed: UInt64
+    }
+
+    private struct PreparedSlots {
+        var slots: [Int: PreparedSlot] = [:]
+        var nextID = 0
+        var uses: UInt64 = 0
+    }
+
+    let device: EventDevice
+    let capabilities: OutputCapabilities
+    private let clock: any HapticClock
+    private let logger: Logger
+    private let mix = Mutex(MixSlot())
+    private let prepared = Mutex(PreparedSlots())
+
+    init(device: EventDevice, clock: any HapticClock, logger: Logger) {
+        self.device = device
+        self.clock = clock
+        self.logger = logger
+        capabilities = OutputCapabilities(
+            name: device.identity.name, deviceID: device.id, node: device.node,
+            effectSlots: device.forceFeedback.maxEffects, isVirtual: false)
+    }
+
+    private static func rumble(_ mix: MotorMix) -> ForceFeedbackEffect {
+        .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: OutputTiming.replayLengthMilliseconds)
+    }
+
+    func sendNeutral() throws(OutputFailure) {
+        try setMix(.off, explicitly: true)
+    }
+
+    func apply(_ levels: MotorMix) throws(OutputFailure) {
+        try setMix(levels, explicitly: false)
+    }
+
+    /// Off is a stop (one write) unless `explicitly`: then a zero rumble is uploaded and played, so the
+    /// driver sends the device a motors-off report even though nothing of ours was playing on it.
+    private func setMix(_ levels: MotorMix, explicitly: Bool) throws(OutputFailure) {
+        try mix.withLock { (slot) throws(OutputFailure) in
+            let now = clock.now
+            if levels.isOff && !explicitly {
+                if let effect = slot.effect, slot.playingUntil > now {
+                    try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+                }
+                slot.playingUntil = 0
+                return
+            }
+            let effect: UploadedEffect
+            if let existing = slot.effect {
+                try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                effect = existing
+            } else {
+                effect = try upload(Self.rumble(levels))
+                slot.effect = effect
+            }
+            // An update restarts a started effect's replay; only a stopped or expired one needs a play.
+            if slot.playingUntil <= now {
+                try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            }
+            slot.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        }
+    }
+
+    func keepAlive() throws(OutputFailure) {
+        try mix.withLock { (slot) throws(OutputFailure) in
+            guard let effect = slot.effect, slot.playingUntil > 0 else { return }
+            // A play of a started effect restarts its replay window: one write, no upload.
+            try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            slot.playingUntil = clock.now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        }
+    }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        let length = min(pulse.duration * 1000, Double(UInt16.max)).rounded(.up)
+        let effect = ForceFeedbackEffect.rumble(
+            strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
+        // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.
+        let uploaded = try Self.translate { () throws(EventDeviceError) in try device.uploadEffect(effect) }
+        return prepared.withLock { state in
+            defer { state.nextID += 1 }
+            state.uses += 1
+            state.slots[state.nextID] = PreparedSlot(effect: uploaded, lastUsed: state.uses)
+            return state.nextID
+        }
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        let effect = prepared.withLock { state -> UploadedEffect? in
+            state.uses += 1
+            state.slots[id]?.lastUsed = state.uses
+            return state.slots[id]?.effect
+        }
+        guard let effect else { throw OutputFailure(.closed, "the prepared effect \(id) was evicted or released") }
+        try Self.translate { () throws(EventDeviceError) in try effect.play() }
+    }
+
+    func release(prepared id: Int) {
+        // Releasing the handle erases the slot (unless the descriptor is already closed).
+        _ = prepared.withLock { $0.slots.removeValue(forKey: id) }
+    }
+
+    func close() {
+        // Closing first: the kernel stops and erases every effect of the descriptor, so the handles dropped
+        // below find it closed and issue no erase of their own.
+        device.close()
+        mix.withLock { $0 = MixSlot() }
+        prepared.withLock { $0.slots.removeAll() }
+    }
+
+    func currentLevels() -> MotorMix? { nil }
+
+    /// Uploads into a new slot; on `ENOSPC` evicts the least recently used prepared pulse and retries.
+    private func upload(_ effect: ForceFeedbackEffect) throws(OutputFailure) -> UploadedEffect {
+        while true {
+            do throws(EventDeviceError) {
+                return try device.uploadEffect(effect)
+            } catch where error.kind == .noEffectSlot {
+                let evicted = prepared.withLock { state -> Int? in
+                    guard let victim = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return nil }
+                    state.slots[victim] = nil
+                    return victim
+                }
+                guard let evicted else { throw Self.failure(from: error) }
+                logger.info("evicted a prepared effect to make room for the mix", metadata: ["prepared": "\(evicted)"])
+            } catch {
+                throw Self.failure(from: error)
+            }
+        }
+    }
+
+    static func translate<T>(_ body: () throws(EventDeviceError) -> T) throws(OutputFailure) -> T {
+        do throws(EventDeviceError) { return try body() } catch { throw failure(from: error) }
+    }
+
+    static func failure(from error: EventDeviceError) -> OutputFailure {
+        let kind: OutputFailure.Kind
+        switch error.kind {
+        case .deviceGone, .notFound: kind = .deviceGone
+        case .noEffectSlot: kind = .noSlot
+        case .permissionDenied: kind = .permissionDenied
+        case .noForceFeedback, .invalidRequest: kind = .unsupported
+        case .closed: kind = .closed
+        case .other: kind = .other
+        }
+        return OutputFailure(kind, error.description)
+    }
+}
+
+/// Finds and opens the selected device, and follows it across unplug and replug by its stable id.
+final class EvdevOutputSource: OutputSource {
+    let selection: DeviceSelection
+    /// With it, any other rumble-capable gamepad that appears while ours is gone takes its place.
+    let adoptCompatibleDevice: Bool
+    let monitorSource: DeviceMonitor.Source
+    /// The device the engine is bound to once it opened one.
+    private let bound = Mutex<StableDeviceID?>(nil)
+    /// A node a hot-plug event named, tried first on the next open.
+    private let candidateNode = Mutex<String?>(nil)
+
+    init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
+        self.selection = selection
+        self.adoptCompatibleDevice = adoptCompatibleDevice
+        self.monitorSource = monitorSource
+        if case .id(let id) = selection { bound.withLock { $0 = id } }
+    }
+
+    func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        let node = try resolveNode(logger: logger)
+        let device: EventDevice
+        do throws(EventDeviceError) {
+            device = try EventDevice(node: node, logger: logger)
+        } catch {
+            throw EvdevOutput.failure(from: error)
+        }
+        guard device.forceFeedback.isRumbleCapable else {
+            device.close()
+            throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
+        }
+        bound.withLock { $0 = device.id }
+        return EvdevOutput(device: device, clock: clock, logger: logger)
+    }
+
+    private func resolveNode(logger: Logger) throws(OutputFailure) -> String {
+        if let node = candidateNode.withLock({ $0 }) { return node }
+        let boundID = bound.withLock { $0 }
+        if boundID == nil, case .node(let node) = selection { return node }
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        if let boundID {
+            if let match = devices.first(where: { $0.id == boundID }) { return match.node }
+            if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
+        }
+        let usable = devices.filter { $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
+        guard let first = usable.first(where: \.isGamepad) ?? usable.first else {
+            let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
+            if let denied {
+                throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
+            }
+            throw OutputFailure(.notFound, "no rumble-capable input device found")
+        }
+        return first.node
+    }
+
+    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement).
+    private func accepts(_ device: InputDevice) -> Bool {
+        if let boundID = bound.withLock({ $0 }), device.id == boundID { return true }
+        return adoptCompatibleDevice && device.isGamepad && device.forceFeedback.isRumbleCapable
+    }
+
+    func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
+        let monitor: DeviceMonitor
+        do throws(DeviceMonitorError) {
+            monitor = try DeviceMonitor(source: monitorSource, logger: logger)
+        } catch {
+            logger.info("no hot-plug watch: unplug is noticed on the next write only", metadata: ["error": "\(error)"])
+            return nil
+        }
+        let task = Task { [self] in
+            for await event in monitor {
+                switch event.kind {
+                case .removed:
+                    if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
+                case .added, .changed:
+                    guard accepts(event.device) else { continue }
+                    candidateNode.withLock { $0 = event.device.node }
+                    handler(.appeared)
+                    candidateNode.withLock { $0 = nil }
+                }
+            }
+        }
+        return MonitorWatch(task: task)
+    }
+}
+
+private struct MonitorWatch: OutputWatch {
+    let task: Task<Void, Never>
+    func cancel() { task.cancel() }
+}

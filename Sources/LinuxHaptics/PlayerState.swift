@@ -1,0 +1,248 @@
+// A player's state machine, pure: commands queued at engine times, the pattern offset as a function of
+// engine time (rate, pause, seek, loop), intensity control, and the next time its output changes. No clock
+// and no I/O: the scheduler advances it to "now" and asks it for levels and its next change point.
+
+/// Where a player is in its life.
+public enum PlayerPhase: String, Sendable, Hashable {
+    /// Created (or stopped, or finished) and not scheduled to play.
+    case idle
+    case playing
+    case paused
+    /// Reached the end of the pattern.
+    case finished
+    /// Stopped by `stop(atTime:)` or by the engine stopping.
+    case stopped
+    /// Cancelled: stopped at once, its pending commands dropped.
+    case cancelled
+}
+
+/// Something a player did that its owner reports (completion handlers, `notifyWhenPlayersFinished`).
+enum PlayerEvent: Sendable, Hashable {
+    case finished
+    case stopped
+}
+
+enum PlayerCommand: Sendable, Hashable {
+    case start, stop, pause, resume
+}
+
+/// Intensity control (`hapticIntensityControl`) over engine time: a multiplier, 1 by default, set by
+/// `sendParameters` (a step) or by `scheduleParameterCurve` (linear between control points). The latest
+/// one that has begun wins, as in Core Haptics.
+struct IntensityControl: Sendable {
+    struct Entry: Sendable {
+        var start: Double
+        /// Control points in engine time; one point is a step.
+        var points: [(time: Double, value: Double)]
+    }
+
+    var entries: [Entry] = []
+
+    mutating func add(start: Double, points: [(time: Double, value: Double)]) {
+        guard !points.isEmpty else { return }
+        entries.append(Entry(start: start, points: points.sorted { $0.time < $1.time }))
+        entries.sort { $0.start < $1.start }
+    }
+
+    private func active(at time: Double) -> Entry? { entries.last { $0.start <= time } }
+
+    func value(at time: Double) -> Double {
+        guard let entry = active(at: time), let first = entry.points.first, let last = entry.points.last else { return 1 }
+        if time <= first.time { return first.value }
+        if time >= last.time { return last.value }
+        for (earlier, later) in zip(entry.points, entry.points.dropFirst()) where time <= later.time {
+            let span = later.time - earlier.time
+            return span > 0 ? earlier.value + (later.value - earlier.value) * (time - earlier.time) / span : later.value
+        }
+        return last.value
+    }
+
+    /// The next time after `time` where the control changes, and whether it moves (ramps) until then.
+    func nextChange(after time: Double) -> (time: Double, ramping: Bool)? {
+        let starts = entries.map(\.start).filter { $0 > time }
+        let points = active(at: time)?.points ?? []
+        let nextPoint = points.first { $0.time > time }
+        var ramping = false
+        if let nextPoint, let previous = points.last(where: { $0.time <= time }) {
+            ramping = previous.value != nextPoint.value
+        }
+        let candidates = starts + (nextPoint.map { [$0.time] } ?? [])
+        return candidates.min().map { ($0, ramping) }
+    }
+}
+
+struct PlayerState: Sendable {
+    /// A guard against floating-point rounding at breakpoints: a wake-up computed for a boundary may land
+    /// a hair before it. 100 ns is far below any motor's time scale.
+    static let epsilon = 1e-7
+    /// The slowest playback rate accepted; 0 or below would freeze or reverse time.
+    static let minimumRate = 0.01
+
+    let timeline: any PlayerTimelineSource
+    private(set) var phase: PlayerPhase = .idle
+    /// While playing: offset(t) = anchorOffset + (t - anchorTime) * rate, before looping.
+    private var anchorTime = 0.0
+    private var anchorOffset = 0.0
+    private var pausedOffset = 0.0
+    /// Where the next start begins (set by seeking while not playing).
+    private var startOffset = 0.0
+    private(set) var rate = 1.0
+    var loopEnabled = false
+    /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
+    var loopEnd = 0.0
+    private var pending: [(time: Double, command: PlayerCommand)] = []
+    var intensity = IntensityControl()
+
+    init(timeline: any PlayerTimelineSource) { self.timeline = timeline }
+
+    /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
+    var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
+
+    var loopLength: Double? {
+        guard loopEnabled else { return nil }
+        let length = loopEnd > 0 ? loopEnd : timeline.duration
+        return length > 0 ? length : nil
+    }
+
+    // MARK: Commands
+
+    /// Queues `command` at engine time `time` (commands at the same time keep their order).
+    mutating func schedule(_ command: PlayerCommand, at time: Double) {
+        let index = pending.firstIndex { $0.time > time } ?? pending.endIndex
+        pending.insert((time, command), at: index)
+    }
+
+    mutating func cancel() {
+        pending.removeAll()
+        phase = .cancelled
+    }
+
+    /// Stops at once without an event (the engine stopped or lost its device).
+    mutating func halt() {
+        pending.removeAll()
+        if phase == .playing || phase == .paused { phase = .stopped }
+    }
+
+    mutating func setRate(_ newRate: Double, now: Double) {
+        let clampedRate = newRate.isFinite ? max(newRate, Self.minimumRate) : 1
+        if phase == .playing {
+            anchorOffset = rawOffset(at: now)
+            anchorTime = now
+        }
+        rate = clampedRate
+    }
+
+    mutating func seek(to offset: Double, now: Double) {
+        let target = offset.isFinite ? max(offset, 0) : 0
+        switch phase {
+        case .playing:
+            anchorOffset = target
+            anchorTime = now
+        case .paused:
+            pausedOffset = target
+        default:
+            startOffset = target
+        }
+    }
+
+    // MARK: Time
+
+    private func rawOffset(at time: Double) -> Double { anchorOffset + (time - anchorTime) * rate }
+
+    /// The pattern offset at `time`: the raw offset, wrapped when looping.
+    func offset(at time: Double) -> Double {
+        switch phase {
+        case .playing:
+            let raw = rawOffset(at: time)
+            guard let loop = loopLength else { return raw }
+            return raw.truncatingRemainder(dividingBy: loop)
+        case .paused: return pausedOffset
+        default: return startOffset
+        }
+    }
+
+    /// When a non-looping playing player reaches the end of its pattern.
+    private var naturalEnd: Double? {
+        guard phase == .playing, loopLength == nil else { return nil }
+        return anchorTime + (timeline.duration - anchorOffset) / rate
+    }
+
+    /// Applies every command and end that falls at or before `now`, in time order; returns what happened.
+    mutating func advance(to now: Double) -> [PlayerEvent] {
+        var events: [PlayerEvent] = []
+        while true {
+            let commandTime = pending.first?.time
+            if let end = naturalEnd, end <= now + Self.epsilon, end <= (commandTime ?? .infinity) {
+                phase = .finished
+                events.append(.finished)
+                continue
+            }
+            guard let commandTime, commandTime <= now else { break }
+            let command = pending.removeFirst().command
+            if let event = apply(command, at: commandTime) { events.append(event) }
+        }
+        return events
+    }
+
+    private mutating func apply(_ command: PlayerCommand, at time: Double) -> PlayerEvent? {
+        switch command {
+        case .start:
+            anchorTime = time
+            anchorOffset = startOffset
+            startOffset = 0
+            phase = .playing
+        case .stop:
+            guard phase == .playing || phase == .paused else { return nil }
+            phase = .stopped
+            return .stopped
+        case .pause:
+            guard phase == .playing else { return nil }
+            pausedOffset = offset(at: time)
+            phase = .paused
+        case .resume:
+            guard phase == .paused else { return nil }
+            anchorTime = time
+            anchorOffset = pausedOffset
+            phase = .playing
+        }
+        return nil
+    }
+
+    // MARK: Output
+
+    /// The motor levels at `now` (after `advance(to: now)`).
+    func levels(at now: Double) -> MotorMix {
+        guard phase == .playing else { return .off }
+        let offset = self.offset(at: now) + Self.epsilon
+        guard let segment = timeline.segment(at: offset) else { return .off }
+        return segment.levels(at: offset).scaled(by: intensity.value(at: now))
+    }
+
+    /// The next engine time after `now` when this player's output or state changes, and whether the output
+    /// moves continuously (a ramp) until then, so the scheduler samples it on the way.
+    func nextChange(after now: Double) -> (time: Double, ramping: Bool)? {
+        var best: (time: Double, ramping: Bool)? = pending.first.map { ($0.time, false) }
+        func consider(_ candidate: (time: Double, ramping: Bool)?) {
+            guard let candidate, candidate.time > now else { return }
+            if best == nil || candidate.time < (best?.time ?? .infinity) {
+                best = (candidate.time, candidate.ramping || (best?.ramping ?? false))
+            } else if candidate.ramping {
+                best?.ramping = true
+            }
+        }
+        guard phase == .playing else { return best }
+        let offset = self.offset(at: now) + Self.epsilon
+        var boundary: Double
+        var ramping = false
+        if let segment = timeline.segment(at: offset) {
+            boundary = segment.end
+            ramping = !segment.isConstant
+        } else {
+            boundary = loopLength ?? timeline.duration
+        }
+        if let loop = loopLength { boundary = min(boundary, loop) }
+        consider((now + max(boundary - offset + Self.epsilon, Self.epsilon) / rate, ramping))
+        consider(intensity.nextChange(after: now))
+        return best
+    }
+}
