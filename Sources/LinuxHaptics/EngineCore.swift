@@ -251,6 +251,21 @@ final class EngineCore: Sendable {
         handler?()
     }
 
+    /// Forgets released players that finished, with their completion handlers and prepared slots.
+    func releaseOrphans() {
+        let (output, slots) = state.withLock { state -> ((any MotorOutput)?, [Int]) in
+            var slots: [Int] = []
+            for id in state.scheduler.removeFinishedOrphans() {
+                state.completions[id] = nil
+                if let effect = state.prepared.removeValue(forKey: id), effect.outputGeneration == state.outputGeneration {
+                    slots.append(effect.id)
+                }
+            }
+            return (state.output, slots)
+        }
+        if let output { for slot in slots { output.release(prepared: slot) } }
+    }
+
     // MARK: The playback pass
 
     /// Advances every player to now, sends the mix if it changed (or renews it), and returns the engine
@@ -259,6 +274,7 @@ final class EngineCore: Sendable {
         var callbacks: [@Sendable () -> Void] = []
         let deadline = pass.withLock { _ in passLocked(&callbacks) }
         for callback in callbacks { callback() }
+        releaseOrphans()
         return deadline
     }
 

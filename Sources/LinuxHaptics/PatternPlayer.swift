@@ -51,14 +51,10 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
     }
 
     deinit {
-        let prepared = core.state.withLock { state -> (output: (any MotorOutput)?, id: Int)? in
-            state.scheduler.players[id] = nil
-            state.scheduler.preparedPlayers.remove(id)
-            state.completions[id] = nil
-            guard let effect = state.prepared.removeValue(forKey: id) else { return nil }
-            return (effect.outputGeneration == state.outputGeneration ? state.output : nil, effect.id)
+        core.state.withLock { state in
+            state.scheduler.players[id]?.isOrphaned = true
         }
-        if let prepared, let output = prepared.output { output.release(prepared: prepared.id) }
+        core.releaseOrphans()
     }
 
     /// Runs `body` on this player's state, failing if a reset made the player stale.

@@ -47,6 +47,16 @@ struct PlaybackScheduler: Sendable {
         return Step(mix: MotorMix.mixed(parts), nextChange: next, events: events, isActive: isActive)
     }
 
+    /// Drops released players that have nothing left to play; returns their ids.
+    mutating func removeFinishedOrphans() -> [Int] {
+        let done = players.filter { $0.value.isOrphaned && !$0.value.isActive }.map(\.key)
+        for id in done {
+            players[id] = nil
+            preparedPlayers.remove(id)
+        }
+        return done
+    }
+
     /// Stops every player at once (the engine stopped or lost its device); no events.
     mutating func haltAll() {
         for id in players.keys { players[id]?.halt() }

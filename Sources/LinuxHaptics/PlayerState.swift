@@ -92,6 +92,9 @@ struct PlayerState: Sendable {
     var loopEnd = 0.0
     private var pending: [(time: Double, command: PlayerCommand)] = []
     var intensity = IntensityControl()
+    /// Its handle was released: it plays to its end (Core Haptics' fire-and-forget idiom,
+    /// `try engine.makePlayer(with: pattern).start(atTime: 0)`), then the scheduler drops it.
+    var isOrphaned = false
 
     init(timeline: any PlayerTimelineSource) { self.timeline = timeline }
 
