@@ -11,5 +11,6 @@ struct Haptics: AsyncParsableCommand {
             ProbeCommand.self,
             MonitorCommand.self,
             ValidateCommand.self,
+            PlayCommand.self,
         ])
 }
