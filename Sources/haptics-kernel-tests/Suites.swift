@@ -1,4 +1,5 @@
 // The registry: every suite of the kernel test runner, in the order they run. Add yours here.
 let allSuites: [KernelTestSuite] = [
     VirtualPadSuite.suite,
+    EngineSuite.suite,
 ]

@@ -1,0 +1,318 @@
+// The engine against the real kernel: corpus patterns on a virtual pad compared with the timeline, unplug and
+// replug (stopped, reset, neutral first, no leaked descriptor or slot), 100 cycles, and pads that refuse
+// uploads or hold a single effect.
+import AHAP
+import Foundation
+import Glibc
+import LinuxHaptics
+import LinuxInput
+import Logging
+import Synchronization
+
+enum EngineSuite {
+    static let suite = KernelTestSuite(
+        name: "engine", requiredPaths: ["/dev/uinput"],
+        tests: [
+            KernelTest(name: "engine/corpus-on-virtual-pad-matches-timeline", body: corpusMatchesTimeline),
+            KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
+            KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
+            KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
+            KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
+            KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
+        ])
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "kernel-tests.engine")
+        logger.logLevel = .warning
+        return logger
+    }
+
+    /// Engine events, delivered on engine threads, awaited by the test with a hang guard.
+    final class Events: Sendable {
+        enum Event: Sendable, Equatable {
+            case stopped(HapticEngineStoppedReason)
+            case reset
+            case finished
+        }
+
+        let stream: AsyncStream<Event>
+        let continuation: AsyncStream<Event>.Continuation
+        private let seen = Mutex<[Event]>([])
+
+        init(_ engine: HapticEngine) {
+            (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+            engine.stoppedHandler = { [self] in record(.stopped($0)) }
+            engine.resetHandler = { [self] in record(.reset) }
+        }
+
+        func record(_ event: Event) {
+            seen.withLock { $0.append(event) }
+            continuation.yield(event)
+        }
+
+        var all: [Event] { seen.withLock { $0 } }
+
+        /// Waits for `event`; fails naming it if only a hang would keep it from coming.
+        func wait(for event: Event, _ what: String) async throws {
+            let stream = self.stream
+            let arrived = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await next in stream where next == event { return true }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(VirtualPadSuite.hangGuardSeconds))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            try require(arrived, "\(what): never saw \(event); saw \(all)")
+        }
+    }
+
+    static func engine(for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil) throws -> HapticEngine {
+        var options = HapticEngineOptions()
+        options.playbackObserver = observer
+        // No udev daemon in the bench: the kernel's uevents tell the engine about unplug and replug.
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)") }
+        return engine
+    }
+
+    static func steady(_ strong: Double, _ weak: Double, seconds: Double) -> SegmentTimeline {
+        SegmentTimeline(segments: [TimelineSegment(start: 0, end: seconds, holding: MotorMix(strong: strong, weak: weak))])
+    }
+
+    static func isNonZeroUpload(_ record: PadRecord) -> Bool {
+        guard record.event == .upload, record.retval == 0, case .rumble(let strong, let weak)? = record.effect?.kind else { return false }
+        return strong > 0 || weak > 0
+    }
+
+    /// Descriptors of this process that point at `node`.
+    static func descriptors(pointingAt node: String) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == node }.count
+    }
+
+    /// Waits until the descriptor count is back to `baseline` (a hot-plug monitor closes its own on its
+    /// thread, shortly after it is cancelled).
+    static func waitForDescriptors(_ baseline: Int, _ what: String) async throws {
+        var count = openDescriptorCount()
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while count != baseline && monotonicSeconds() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            count = openDescriptorCount()
+        }
+        try requireEqual(count, baseline, "open descriptors \(what)")
+    }
+
+    // MARK: Corpus
+
+    /// The corpus as the VM bench stages it (shared/ahap in the working directory) or beside the repo.
+    static func corpusFiles() throws -> [URL] {
+        let candidates = ["shared/ahap", "../shared/ahap", "../../shared/ahap"]
+        guard let root = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/SOURCES.md") }) else {
+            throw TestSkip(reason: "the AHAP corpus (shared/ahap) is not in the working directory")
+        }
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        var files: [URL] = []
+        while let path = enumerator?.nextObject() as? String {
+            if path.hasSuffix(".ahap") { files.append(URL(fileURLWithPath: root + "/" + path)) }
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+
+    /// Seconds of each pattern played: enough for every kind of change, short enough for an emulated VM.
+    static let corpusPlaySeconds = 1.5
+    /// ff-memless acts on the tick after a request (CONFIG_HZ=250: 4 ms); the model is read past it.
+    static let settleMicroseconds: Int64 = 4_000
+    /// Sanity bound on the p99 timing error under emulation; `make bench` measures the real figure.
+    static let timingSanityBoundMilliseconds = 100.0
+    /// One 8-bit motor step in rumble units, plus rounding.
+    static let levelTolerance = 0x101
+
+    static func corpusMatchesTimeline() async throws {
+        let files = try corpusFiles()
+        try require(!files.isEmpty, "no corpus files found")
+        var allErrors: [Double] = []
+        var mismatches: [String] = []
+        for file in files {
+            let pattern: HapticPattern
+            do { pattern = try HapticPattern(contentsOf: file) } catch { continue }  // invalid on purpose: AHAP's tests cover those
+            guard pattern.duration > 0 else { continue }
+            let pad = try VirtualPadSuite.makePad()
+            let samples = Mutex<[PlaybackSample]>([])
+            let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            let (done, continuation) = AsyncStream.makeStream(of: Void.self)
+            player.completionHandler = { _ in continuation.yield() }
+            try player.start(atTime: 0)
+            try player.stop(atTime: engine.currentTime + min(pattern.duration, corpusPlaySeconds))
+            for await _ in done { break }
+            engine.stop()
+            let records = pad.records()
+            let model = pad.motorModel()
+            pad.destroy()
+            let taken = samples.withLock { $0 }.filter { $0.kind == .apply }
+            let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
+            for (index, sample) in taken.enumerated() {
+                let sent = Int64((sample.sent * 1e6).rounded(.down))
+                let nextSent = index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : Int64.max
+                guard let first = writes.first(where: { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }) else { continue }
+                allErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+                // The level the pad is driven at must be the sample's, once ff-memless has acted on it.
+                let settled = PadTimestamp(microseconds: first.time.microseconds + settleMicroseconds)
+                guard nextSent > settled.microseconds else { continue }
+                let levels = model.output(at: settled)
+                let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
+                if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance {
+                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), timeline \(sample.mix)")
+                }
+            }
+        }
+        try require(mismatches.isEmpty, "the pad's motors differ from the timeline: \(mismatches.prefix(5))")
+        try require(!allErrors.isEmpty, "no write was matched to a pad record")
+        let sorted = allErrors.sorted()
+        func percentile(_ p: Double) -> Double { sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)] }
+        print(String(format: "  timing error (pad kernel timestamp - deadline) over %d changes: p50 %.3f ms, p99 %.3f ms, max %.3f ms",
+                     sorted.count, percentile(50), percentile(99), sorted.last ?? 0))
+        try require(percentile(99) < timingSanityBoundMilliseconds, "p99 timing error \(percentile(99)) ms is beyond any sane bound")
+        try require((sorted.first ?? 0) > -1, "a change reached the pad before its deadline: \(sorted.first ?? 0) ms")
+    }
+
+    // MARK: Unplug and replug
+
+    static func unplugMidPlayback() async throws {
+        let baseline = openDescriptorCount()
+        let pad = try VirtualPadSuite.makePad()
+        let padDescriptors = openDescriptorCount() - baseline
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
+        try player.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the engine's first rumble") { $0.contains(where: isNonZeroUpload) }
+        let node = pad.eventNode
+        pad.destroy()
+        try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
+        try requireEqual(descriptors(pointingAt: node), 0, "descriptors still open on the removed \(node)")
+        engine.stop()
+        // The destroyed pad's own descriptors (uinput, wake pipe) went with it; the engine's must be gone too.
+        try await waitForDescriptors(baseline, "after unplug and stop (before the pad existed: \(baseline), the pad held \(padDescriptors))")
+    }
+
+    static func replugResets() async throws {
+        let configuration = VirtualPadConfiguration()
+        let first = try VirtualPadSuite.makePad(configuration)
+        let engine = try engine(for: first)
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
+        try player.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(first, "the first rumble") { $0.contains(where: isNonZeroUpload) }
+        let oldNode = first.eventNode
+        first.destroy()
+        try await events.wait(for: .stopped(.deviceRemoved), "after unplug")
+        let second = try VirtualPadSuite.makePad(configuration)
+        defer { second.destroy() }
+        try await events.wait(for: .reset, "after the same pad came back")
+        try requireEqual(descriptors(pointingAt: oldNode == second.eventNode ? "/nonexistent" : oldNode), 0, "descriptors on the old node")
+        let neutral = second.records().filter { $0.event == .upload || $0.event == .play }.prefix(2)
+        try require(
+            neutral.count == 2 && neutral.first.map { !isNonZeroUpload($0) && $0.event == .upload && $0.retval == 0 } == true
+                && neutral.last?.event == .play,
+            "the first thing on the new pad must be a neutral (zero rumble upload, then play): \(VirtualPadSuite.summary(second.records()))")
+        do {
+            try player.start(atTime: 0)
+            throw TestFailure(reason: "a player from before the reset still started")
+        } catch let error as HapticEngineError {
+            try requireEqual(error.kind, .playerInvalidated, "the old player's error")
+        }
+        let fresh = try engine.makeAdvancedPlayer(timeline: steady(0.5, 0.5, seconds: 0.2))
+        try fresh.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(second, "a rumble after the reset") { $0.contains(where: isNonZeroUpload) }
+        engine.stop()
+    }
+
+    static let cycles = 100
+
+    static func hundredCycles() async throws {
+        let baseline = openDescriptorCount()
+        let configuration = VirtualPadConfiguration()
+        var pad = try VirtualPadSuite.makePad(configuration)
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        var maximumSlots = 0
+        for cycle in 0..<cycles {
+            if cycle > 0 {
+                pad = try VirtualPadSuite.makePad(configuration)
+                try await events.wait(for: .reset, "cycle \(cycle): replug")
+            }
+            let player = try engine.makeAdvancedPlayer(timeline: steady(1, 0.5, seconds: 0.05))
+            try player.start(atTime: 0)
+            try await VirtualPadSuite.waitForRecords(pad, "cycle \(cycle): a rumble") { $0.contains(where: isNonZeroUpload) }
+            let records = pad.records()
+            let slots = Set(records.filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
+            maximumSlots = max(maximumSlots, slots.count)
+            let before = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
+            pad.destroy()
+            if events.all.filter({ $0 == .stopped(.deviceRemoved) }).count == before {
+                try await events.wait(for: .stopped(.deviceRemoved), "cycle \(cycle): unplug")
+            }
+        }
+        engine.stop()
+        try requireEqual(events.all.filter { $0 == .reset }.count, cycles - 1, "resets")
+        try requireEqual(maximumSlots, 1, "effect slots used on one pad (the mix slot only)")
+        try await waitForDescriptors(baseline, "after \(cycles) cycles and stop")
+        print("  \(cycles) cycles: \(cycles - 1) resets, at most \(maximumSlots) slot per pad, descriptors back to \(baseline)")
+    }
+
+    // MARK: Devices that refuse
+
+    static func refusedUploadsDegrade() async throws {
+        let baseline = openDescriptorCount()
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(failUploadsAfter: 1))
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        let ramp = SegmentTimeline(segments: [
+            TimelineSegment(start: 0, end: 0.2, from: MotorMix(strong: 0.2, weak: 0.2), to: MotorMix(strong: 1, weak: 1))
+        ])
+        let player = try engine.makeAdvancedPlayer(timeline: ramp)
+        try player.start(atTime: 0)
+        try await events.wait(for: .stopped(.deviceError), "when the pad refused the second upload")
+        try require(!engine.isRunning, "the engine should have released the refusing device")
+        try requireEqual(descriptors(pointingAt: pad.eventNode), 0, "descriptors on the refusing pad")
+        // Still usable: a new play re-opens the device and fails the same graceful way, without a crash.
+        let again = try engine.makeAdvancedPlayer(timeline: ramp)
+        do { try again.start(atTime: 0) } catch { print("  second play refused as expected: \(error)") }
+        engine.stop()
+        pad.destroy()
+        try await waitForDescriptors(baseline, "after stop and the pad's removal")
+    }
+
+    static func singleSlotDegrades() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(maxEffects: 1))
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        // The mix slot takes the only slot; preparing a pulse cannot get one and says so (false).
+        let longer = try engine.makeAdvancedPlayer(timeline: steady(0.3, 0.3, seconds: 0.1))
+        try longer.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the mix slot") { $0.contains(where: isNonZeroUpload) }
+        let tap = try engine.makeAdvancedPlayer(timeline: steady(1, 1, seconds: 0.05))
+        try require(try !tap.prepare(), "prepare() on a one-slot pad whose slot is taken should report false")
+        try tap.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the tap through the mix") { records in
+            records.contains { record in
+                guard case .rumble(let strong, _)? = record.effect?.kind else { return false }
+                return record.event == .upload && strong == UInt16.max
+            }
+        }
+        try require(events.all.isEmpty, "a one-slot pad must not stop the engine: \(events.all)")
+        let slots = Set(pad.records().filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
+        try requireEqual(slots.count, 1, "slots used")
+        engine.stop()
+    }
+}
