@@ -2,7 +2,7 @@
 // played; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
 // descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 public import LinuxInput
-public import Logging
+import Logging
 import Synchronization
 
 /// Which device an engine drives.

@@ -3,7 +3,7 @@
 // device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output and a
 // recording output (VirtualOutput.swift).
 public import LinuxInput
-public import Logging
+import Logging
 
 /// Why an output operation failed, sorted by what the engine does about it.
 public struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {

@@ -106,7 +106,13 @@ enum EngineSuite {
             try await Task.sleep(for: .milliseconds(20))
             count = openDescriptorCount()
         }
-        try requireEqual(count, baseline, "open descriptors \(what)")
+        try requireEqual(count, baseline, "open descriptors \(what); open now: \(descriptorTargets())")
+    }
+
+    /// What every open descriptor points at, for failure messages.
+    static func descriptorTargets() -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.sorted().map { "\($0)->" + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?") }
     }
 
     // MARK: Corpus
@@ -137,7 +143,8 @@ enum EngineSuite {
     static func corpusMatchesTimeline() async throws {
         let files = try corpusFiles()
         try require(!files.isEmpty, "no corpus files found")
-        var allErrors: [Double] = []
+        var firstErrors: [Double] = []
+        var lastErrors: [Double] = []
         var mismatches: [String] = []
         for file in files {
             let pattern: HapticPattern
@@ -152,19 +159,26 @@ enum EngineSuite {
             try player.start(atTime: 0)
             try player.stop(atTime: engine.currentTime + min(pattern.duration, corpusPlaySeconds))
             for await _ in done { break }
+            let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
             engine.stop()
             let records = pad.records()
             let model = pad.motorModel()
             pad.destroy()
-            let taken = samples.withLock { $0 }.filter { $0.kind == .apply }
+            // Keep-alives are samples too: they bound the windows, but only changes are measured.
+            let taken = samples.withLock { $0 }
             let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
-            for (index, sample) in taken.enumerated() {
+            for (index, sample) in taken.enumerated() where sample.kind == .apply {
                 let sent = Int64((sample.sent * 1e6).rounded(.down))
-                let nextSent = index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : Int64.max
-                guard let first = writes.first(where: { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }) else { continue }
-                allErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+                // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
+                let nextSent = index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : stoppedAt
+                // A change is one request (an update in place, a stop) or two (upload into a new slot, then play):
+                // the first says when the device was reached, the last when it had all it needed.
+                let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
+                guard let first = window.first, let last = window.last else { continue }
+                firstErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+                lastErrors.append(Double(last.time.microseconds) / 1000 - sample.deadline * 1000)
                 // The level the pad is driven at must be the sample's, once ff-memless has acted on it.
-                let settled = PadTimestamp(microseconds: first.time.microseconds + settleMicroseconds)
+                let settled = PadTimestamp(microseconds: last.time.microseconds + settleMicroseconds)
                 guard nextSent > settled.microseconds else { continue }
                 let levels = model.output(at: settled)
                 let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
@@ -174,21 +188,51 @@ enum EngineSuite {
             }
         }
         try require(mismatches.isEmpty, "the pad's motors differ from the timeline: \(mismatches.prefix(5))")
-        try require(!allErrors.isEmpty, "no write was matched to a pad record")
-        let sorted = allErrors.sorted()
-        func percentile(_ p: Double) -> Double { sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)] }
-        print(String(format: "  timing error (pad kernel timestamp - deadline) over %d changes: p50 %.3f ms, p99 %.3f ms, max %.3f ms",
-                     sorted.count, percentile(50), percentile(99), sorted.last ?? 0))
-        try require(percentile(99) < timingSanityBoundMilliseconds, "p99 timing error \(percentile(99)) ms is beyond any sane bound")
-        try require((sorted.first ?? 0) > -1, "a change reached the pad before its deadline: \(sorted.first ?? 0) ms")
+        try require(!firstErrors.isEmpty, "no write was matched to a pad record")
+        let first = Percentiles(firstErrors)
+        let last = Percentiles(lastErrors)
+        print("  timing error, pad kernel timestamp - deadline, over \(firstErrors.count) changes of \(files.count) files:")
+        print("    first request: \(first)")
+        print("    last request:  \(last)")
+        try require(last.p99 < timingSanityBoundMilliseconds, "p99 timing error \(last.p99) ms is beyond any sane bound")
+        try require(first.minimum > -1, "a change reached the pad before its deadline: \(first.minimum) ms")
+    }
+
+    struct Percentiles: CustomStringConvertible {
+        let sorted: [Double]
+        init(_ values: [Double]) { sorted = values.sorted() }
+        func percentile(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)] }
+        var p99: Double { percentile(99) }
+        var minimum: Double { sorted.first ?? .nan }
+        var description: String {
+            String(format: "p50 %.3f ms, p99 %.3f ms, max %.3f ms", percentile(50), percentile(99), sorted.last ?? .nan)
+        }
     }
 
     // MARK: Unplug and replug
 
+    /// The Swift runtime opens descriptors of its own the first time a task sleeps on each clock (Dispatch
+    /// keeps one timerfd per clock, plus an epoll and an eventfd) and keeps them: run that once before taking
+    /// a baseline, or it counts as a leak.
+    static func warmUpRuntime() async throws {
+        try await Task.sleep(for: .milliseconds(1))
+        try await Task.sleep(until: SuspendingClock.now + .milliseconds(1), clock: .suspending)
+        let events = AsyncStream<Int>.makeStream(of: Int.self)
+        events.continuation.finish()
+        for await _ in events.stream {}
+    }
+
+    /// Runs the unplug scenario twice: the first run lets the runtime and libraries open what they keep for
+    /// the life of the process (Dispatch's timerfds), the second is measured against the count before its pad.
     static func unplugMidPlayback() async throws {
+        try await warmUpRuntime()
+        try await unplugOnce(measured: false)
+        try await unplugOnce(measured: true)
+    }
+
+    static func unplugOnce(measured: Bool) async throws {
         let baseline = openDescriptorCount()
         let pad = try VirtualPadSuite.makePad()
-        let padDescriptors = openDescriptorCount() - baseline
         let engine = try engine(for: pad)
         let events = Events(engine)
         let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
@@ -199,8 +243,9 @@ enum EngineSuite {
         try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
         try requireEqual(descriptors(pointingAt: node), 0, "descriptors still open on the removed \(node)")
         engine.stop()
+        guard measured else { return }
         // The destroyed pad's own descriptors (uinput, wake pipe) went with it; the engine's must be gone too.
-        try await waitForDescriptors(baseline, "after unplug and stop (before the pad existed: \(baseline), the pad held \(padDescriptors))")
+        try await waitForDescriptors(baseline, "after unplug and stop (before the pad existed: \(baseline))")
     }
 
     static func replugResets() async throws {
@@ -238,6 +283,7 @@ enum EngineSuite {
     static let cycles = 100
 
     static func hundredCycles() async throws {
+        try await warmUpRuntime()
         let baseline = openDescriptorCount()
         let configuration = VirtualPadConfiguration()
         var pad = try VirtualPadSuite.makePad(configuration)
@@ -271,6 +317,7 @@ enum EngineSuite {
     // MARK: Devices that refuse
 
     static func refusedUploadsDegrade() async throws {
+        try await warmUpRuntime()
         let baseline = openDescriptorCount()
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(failUploadsAfter: 1))
         defer { pad.destroy() }
