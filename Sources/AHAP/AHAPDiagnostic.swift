@@ -68,6 +68,8 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case missingDuration = "missing-duration"
         /// A `Pattern` entry with none of `Event`, `Parameter`, `ParameterCurve`; it is ignored.
         case emptyEntry = "empty-entry"
+        /// `Metadata` that is not an object of strings; Core Haptics ignores it, the model keeps what it can.
+        case metadataNotText = "metadata-not-text"
         /// A key AHAP does not define; it is ignored.
         case unknownKey = "unknown-key"
         /// A `ParameterID` this module does not know; kept in the model, ignored by the renderer.

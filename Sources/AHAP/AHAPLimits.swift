@@ -1,6 +1,6 @@
 /// Bounds on what the reader accepts, so that hostile input costs bounded time and memory. Every limit is far
 /// above what real AHAP files need (the largest file in the corpus is 160 KB, nests 6 levels, and has about
-/// 1,600 pattern entries); exceeding one is an error (`limit-exceeded`), never a crash.
+/// 100 pattern entries); exceeding one is an error (`limit-exceeded`), never a crash.
 public struct AHAPLimits: Sendable, Hashable {
     /// Largest document accepted, in bytes (16 MiB: 100 times the largest real file we know).
     public var maximumDocumentBytes: Int
@@ -10,6 +10,9 @@ public struct AHAPLimits: Sendable, Hashable {
     public var maximumJSONValues: Int
     /// Longest string, in UTF-8 bytes (waveform paths and metadata are short).
     public var maximumStringBytes: Int
+    /// Longest number literal, in bytes: no AHAP value needs more than 17 significant digits, and converting a
+    /// megabyte of digits would cost far more than the rest of the document.
+    public var maximumNumberBytes: Int
     /// Most entries in `Pattern` (events, parameters and curves together).
     public var maximumPatternEntries: Int
     /// Most parameters in one event's `EventParameters`.
@@ -24,6 +27,7 @@ public struct AHAPLimits: Sendable, Hashable {
         maximumDepth: Int = 32,
         maximumJSONValues: Int = 1_000_000,
         maximumStringBytes: Int = 64 * 1024,
+        maximumNumberBytes: Int = 1_024,
         maximumPatternEntries: Int = 100_000,
         maximumEventParameters: Int = 64,
         maximumControlPoints: Int = 10_000,
@@ -33,6 +37,7 @@ public struct AHAPLimits: Sendable, Hashable {
         self.maximumDepth = maximumDepth
         self.maximumJSONValues = maximumJSONValues
         self.maximumStringBytes = maximumStringBytes
+        self.maximumNumberBytes = maximumNumberBytes
         self.maximumPatternEntries = maximumPatternEntries
         self.maximumEventParameters = maximumEventParameters
         self.maximumControlPoints = maximumControlPoints

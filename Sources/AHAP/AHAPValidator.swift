@@ -82,7 +82,7 @@ public enum AHAPValidator {
     }
 
     static func validate(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) -> AHAPReport {
-        let parsed: (value: JSONValue, leniencies: [JSONLeniency])
+        let parsed: (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int)
         do {
             parsed = try JSONReader.parse(bytes, limits: limits)
         } catch {
@@ -99,6 +99,7 @@ public enum AHAPValidator {
                 .warning, .lenientSyntax, leniency.message, line: position.line, column: position.column,
                 path: leniency.path)
         }
+        decoder.countOmitted(parsed.omittedLeniencies)
         let pattern = decoder.decodeDocument(parsed.value)
         decoder.finish()
         return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)
@@ -110,21 +111,17 @@ struct TextPosition {
     var line: Int
     var column: Int
 
-    /// Positions of `offsets` (ascending, as the reader produces them) in one pass over the text.
+    /// Positions of `offsets`, in the order given, found in one pass over the text (the offsets are sorted
+    /// first: a comment inside a trailing comma's gap is recorded before the comma, so they can arrive out of
+    /// order, and rescanning from the top for each would make a hostile file quadratic).
     static func locate(_ offsets: [Int], in bytes: UnsafeRawBufferPointer) -> [TextPosition] {
-        var positions: [TextPosition] = []
-        positions.reserveCapacity(offsets.count)
+        var positions = Array(repeating: TextPosition(line: 1, column: 1), count: offsets.count)
+        let order = offsets.indices.sorted { offsets[$0] < offsets[$1] }
         var line = 1
         var lineStart = 0
         var scanned = 0
-        for offset in offsets {
-            let target = Swift.min(Swift.max(offset, 0), bytes.count)
-            if target < scanned {
-                // Out of order: start again from the top rather than report a wrong position.
-                line = 1
-                lineStart = 0
-                scanned = 0
-            }
+        for index in order {
+            let target = Swift.min(Swift.max(offsets[index], 0), bytes.count)
             while scanned < target {
                 if bytes[scanned] == UInt8(ascii: "\n") {
                     line += 1
@@ -132,7 +129,7 @@ struct TextPosition {
                 }
                 scanned += 1
             }
-            positions.append(TextPosition(line: line, column: target - lineStart + 1))
+            positions[index] = TextPosition(line: line, column: target - lineStart + 1)
         }
         return positions
     }

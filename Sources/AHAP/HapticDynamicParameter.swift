@@ -112,6 +112,17 @@ public struct HapticDynamicParameter: Sendable, Hashable {
             }
         }
 
+        /// Applies a control value to an event parameter's value as Core Haptics documents it: intensity and
+        /// volume controls multiply, all others add; the control is clamped to its own range first and the result
+        /// to the event parameter's range. Unknown identifiers leave the value unchanged.
+        public func apply(_ controlValue: Double, to eventValue: Double) -> Double {
+            guard let controlRange = range, let target = controlledEventParameter, let targetRange = target.range
+            else { return eventValue }
+            let control = Swift.min(Swift.max(controlValue, controlRange.lowerBound), controlRange.upperBound)
+            let combined = isMultiplicative ? eventValue * control : eventValue + control
+            return Swift.min(Swift.max(combined, targetRange.lowerBound), targetRange.upperBound)
+        }
+
         /// The event parameter this control modulates, `nil` for unknown identifiers.
         public var controlledEventParameter: HapticEvent.ParameterID? {
             switch self {

@@ -191,7 +191,10 @@ public struct HapticEvent: Sendable, Hashable {
     /// `ReleaseTime`, clamped to 0...1, default 0 (unitless adjuster, as `attackTime`).
     public var releaseTime: Double { effectiveValue(of: .releaseTime) }
     /// `Sustained`: true unless the event lists it with a value below 0.5 (Core Haptics documents 1.0 / 0.0).
-    public var isSustained: Bool { effectiveValue(of: .sustained) >= 0.5 }
+    public var isSustained: Bool { effectiveValue(of: .sustained) >= Self.sustainedThreshold }
+
+    /// `Sustained` is documented as 1.0 or 0.0; values in between are read by rounding to the nearer one.
+    private static let sustainedThreshold = 0.5
 
     /// The duration a renderer should use: `duration` (0 when absent) for continuous events, capped at
     /// `HapticEvent.maximumContinuousDuration`; 0 for transients, whose length the renderer chooses.

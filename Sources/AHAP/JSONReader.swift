@@ -90,7 +90,7 @@ struct JSONLeniency: Sendable {
     var path: [JSONPathComponent]
 }
 
-struct JSONReader: ~Copyable {
+struct JSONReader {
     private let bytes: UnsafeRawBufferPointer
     private let limits: AHAPLimits
     private var position = 0
@@ -98,14 +98,25 @@ struct JSONReader: ~Copyable {
     private var valueCount = 0
     private var path: [JSONPathComponent] = []
     private(set) var leniencies: [JSONLeniency] = []
+    /// Leniencies beyond `maximumDiagnostics`, counted but not kept (a file of a million comments stays cheap).
+    private(set) var omittedLeniencies = 0
 
-    /// Parses one JSON document from `bytes` (UTF-8, an optional byte order mark is skipped).
+    /// Parses one JSON document from `bytes` (UTF-8, an optional byte order mark is skipped). Returns the value,
+    /// the JSON5 liberties taken (at most `maximumDiagnostics`), and how many more were not kept.
     static func parse(
         _ bytes: UnsafeRawBufferPointer, limits: AHAPLimits
-    ) throws(JSONReadError) -> (value: JSONValue, leniencies: [JSONLeniency]) {
+    ) throws(JSONReadError) -> (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int) {
         var reader = JSONReader(bytes: bytes, limits: limits)
         let value = try reader.readDocument()
-        return (value, reader.leniencies)
+        return (value, reader.leniencies, reader.omittedLeniencies)
+    }
+
+    private mutating func recordLeniency(_ message: String, at offset: Int) {
+        guard leniencies.count < limits.maximumDiagnostics else {
+            omittedLeniencies += 1
+            return
+        }
+        leniencies.append(JSONLeniency(message: message, offset: offset, path: path))
     }
 
     private init(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) {
@@ -128,9 +139,14 @@ struct JSONReader: ~Copyable {
     private func describeCurrent() -> String {
         if atEnd { return "the end of the text" }
         let byte = current
-        if byte >= 0x20 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte >= Self.firstPrintableByte && byte < Self.deleteByte { return "'\(Character(Unicode.Scalar(byte)))'" }
         return "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
+
+    /// Bytes below this (U+0000 ... U+001F) are control characters: JSON requires them escaped inside strings.
+    private static let firstPrintableByte: UInt8 = 0x20
+    /// ASCII DEL, the first byte after the printable ASCII range (for quoting a byte in a message).
+    private static let deleteByte: UInt8 = 0x7F
 
     // MARK: Document
 
@@ -184,8 +200,7 @@ struct JSONReader: ~Copyable {
         } else {
             throw failure("unexpected '/' (comments start with // or /*)")
         }
-        leniencies.append(
-            JSONLeniency(message: "comment (JSON5, not JSON)", offset: start, path: path))
+        recordLeniency("comment (JSON5, not JSON)", at: start)
     }
 
     // MARK: Values
@@ -275,23 +290,7 @@ struct JSONReader: ~Copyable {
             let value = try readValue()
             path.removeLast()
             members.append(JSONMember(key: key, value: value))
-            try skipWhitespace()
-            if current == UInt8(ascii: ",") {
-                let comma = position
-                position += 1
-                try skipWhitespace()
-                if current == UInt8(ascii: "}") {
-                    leniencies.append(
-                        JSONLeniency(message: "trailing comma before '}' (JSON5, not JSON)", offset: comma, path: path))
-                    position += 1
-                    break
-                }
-            } else if current == UInt8(ascii: "}") {
-                position += 1
-                break
-            } else {
-                throw failure("expected ',' or '}' in an object, found \(describeCurrent())")
-            }
+            if try readSeparator(closing: UInt8(ascii: "}"), in: "an object") { break }
         }
         depth -= 1
         return .object(members)
@@ -312,26 +311,31 @@ struct JSONReader: ~Copyable {
             let value = try readValue()
             path.removeLast()
             elements.append(value)
-            try skipWhitespace()
-            if current == UInt8(ascii: ",") {
-                let comma = position
-                position += 1
-                try skipWhitespace()
-                if current == UInt8(ascii: "]") {
-                    leniencies.append(
-                        JSONLeniency(message: "trailing comma before ']' (JSON5, not JSON)", offset: comma, path: path))
-                    position += 1
-                    break
-                }
-            } else if current == UInt8(ascii: "]") {
-                position += 1
-                break
-            } else {
-                throw failure("expected ',' or ']' in an array, found \(describeCurrent())")
-            }
+            if try readSeparator(closing: UInt8(ascii: "]"), in: "an array") { break }
         }
         depth -= 1
         return .array(elements)
+    }
+
+    /// Reads what follows a member or an element: a comma (then `true` if a trailing comma closes the container,
+    /// a JSON5 liberty that is recorded) or the closing bracket (`true`).
+    private mutating func readSeparator(closing: UInt8, in container: String) throws(JSONReadError) -> Bool {
+        let bracket = Character(Unicode.Scalar(closing))
+        try skipWhitespace()
+        if current == closing {
+            position += 1
+            return true
+        }
+        guard current == UInt8(ascii: ",") else {
+            throw failure("expected ',' or '\(bracket)' in \(container), found \(describeCurrent())")
+        }
+        let comma = position
+        position += 1
+        try skipWhitespace()
+        guard current == closing else { return false }
+        recordLeniency("trailing comma before '\(bracket)' (JSON5, not JSON)", at: comma)
+        position += 1
+        return true
     }
 
     // MARK: Strings
@@ -351,7 +355,7 @@ struct JSONReader: ~Copyable {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 {
+            if byte < Self.firstPrintableByte {
                 if atEnd {
                     position = opening
                     throw failure("a string is never closed")
@@ -367,7 +371,7 @@ struct JSONReader: ~Copyable {
                 position += 1
                 return String(decoding: utf8, as: UTF8.self)
             }
-            if byte < 0x20 {
+            if byte < Self.firstPrintableByte {
                 if atEnd {
                     position = opening
                     throw failure("a string is never closed")
@@ -446,14 +450,17 @@ struct JSONReader: ~Copyable {
 
     // MARK: Numbers
 
-    /// Powers of ten that a `Double` holds exactly (10^0 ... 10^22): a decimal with at most 15 significant digits
-    /// and such an exponent converts with one correctly rounded multiplication or division (Clinger's fast path).
+    /// Powers of ten that a `Double` holds exactly (10^0 ... 10^22): a decimal whose digits form an integer of at
+    /// most 2^53 and with such an exponent converts with one correctly rounded multiplication or division
+    /// (Clinger's fast path); anything else goes to the standard library's correctly rounded conversion.
     private static let exactPowersOfTen: [Double] = [
         1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18,
         1e19, 1e20, 1e21, 1e22,
     ]
-    /// Significant digits below which the integer mantissa is exact in a `Double` (10^15 < 2^53).
-    private static let fastPathDigitLimit = 15
+    /// Mantissas up to 2^53 are exact in a `Double`, the condition of the fast path.
+    private static let exactMantissaLimit: UInt64 = 1 << 53
+    /// Digits a `UInt64` mantissa accumulates without overflow (10^19 < 2^64).
+    private static let mantissaDigitLimit = 19
     /// Exponent digits beyond this many are not accumulated: the number is out of range either way.
     private static let exponentDigitLimit = 6
 
@@ -478,7 +485,7 @@ struct JSONReader: ~Copyable {
             if isDigit(current) { throw failure("numbers may not have leading zeros") }
         } else if isDigit(current) {
             while isDigit(current) {
-                if significantDigits < 19 {
+                if significantDigits < Self.mantissaDigitLimit {
                     mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
                     significantDigits += 1
                 } else {
@@ -494,7 +501,7 @@ struct JSONReader: ~Copyable {
             position += 1
             guard isDigit(current) else { throw failure("a number needs digits after its decimal point") }
             while isDigit(current) {
-                if significantDigits < 19 {
+                if significantDigits < Self.mantissaDigitLimit {
                     if mantissa != 0 || current != UInt8(ascii: "0") { significantDigits += 1 }
                     mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
                     decimalExponent -= 1
@@ -524,8 +531,14 @@ struct JSONReader: ~Copyable {
             decimalExponent += exponentNegative ? -exponent : exponent
         }
 
+        guard position - start <= limits.maximumNumberBytes else {
+            position = start
+            throw failure("a number literal longer than \(limits.maximumNumberBytes) bytes", code: .limitExceeded)
+        }
         let value: Double
-        if significantDigits <= Self.fastPathDigitLimit, abs(decimalExponent) < Self.exactPowersOfTen.count {
+        if significantDigits <= Self.mantissaDigitLimit, mantissa <= Self.exactMantissaLimit,
+            abs(decimalExponent) < Self.exactPowersOfTen.count
+        {
             let magnitude = Double(mantissa)
             let scaled =
                 decimalExponent >= 0

@@ -82,6 +82,8 @@ struct JSONWriter {
     }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// Bytes below this are control characters, which JSON strings must escape (`\u00XX`).
+    private static let firstPrintableByte: UInt8 = 0x20
 
     private mutating func writeString(_ text: String) {
         output.append(UInt8(ascii: "\""))
@@ -92,7 +94,7 @@ struct JSONWriter {
             case 0x0A: output.append(contentsOf: "\\n".utf8)
             case 0x0D: output.append(contentsOf: "\\r".utf8)
             case 0x09: output.append(contentsOf: "\\t".utf8)
-            case 0..<0x20:
+            case 0..<Self.firstPrintableByte:
                 output.append(contentsOf: "\\u00".utf8)
                 output.append(Self.hexDigits[Int(byte >> 4)])
                 output.append(Self.hexDigits[Int(byte & 0x0F)])

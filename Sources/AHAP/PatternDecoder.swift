@@ -33,6 +33,11 @@ struct PatternDecoder {
                 coreHapticsCode: coreHaptics, line: line, column: column))
     }
 
+    /// Counts problems found elsewhere (the reader's leniencies) that were not kept, for the summary.
+    mutating func countOmitted(_ count: Int) {
+        droppedDiagnostics += count
+    }
+
     /// Appends the summary of diagnostics that did not fit under the limit.
     mutating func finish() {
         guard droppedDiagnostics > 0 else { return }
@@ -48,23 +53,31 @@ struct PatternDecoder {
 
     // MARK: Typed reads
 
-    /// The object's members with duplicates resolved (last wins, with a warning) and aliases folded onto their
-    /// canonical key.
+    /// Objects wider than this find duplicate keys through a dictionary instead of a linear scan, so that a
+    /// hostile object with a million keys costs linear time; AHAP objects have at most eight keys.
+    private static let linearScanLimit = 16
+
+    /// The object's members with duplicates resolved (last wins, with a warning) and, when asked, the `Time`
+    /// aliases folded onto `Time`.
     private mutating func members(
-        of object: [JSONMember], aliases: [String: String] = [:]
+        of object: [JSONMember], foldingTimeAliases: Bool = false
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
         var result: [(key: String, spelledAs: String, value: JSONValue)] = []
         result.reserveCapacity(object.count)
+        var positions: [String: Int] = [:]
+        let indexed = object.count > Self.linearScanLimit
         for member in object {
-            let key = aliases[member.key] ?? member.key
-            if let existing = result.firstIndex(where: { $0.key == key }) {
-                let earlier = result[existing].spelledAs
-                let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
-                report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
-                result[existing] = (key, member.key, member.value)
-            } else {
+            let key = foldingTimeAliases ? Self.canonicalTimeKey(member.key) : member.key
+            let existing = indexed ? positions[key] : result.firstIndex(where: { $0.key == key })
+            guard let existing else {
+                if indexed { positions[key] = result.count }
                 result.append((key, member.key, member.value))
+                continue
             }
+            let earlier = result[existing].spelledAs
+            let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
+            report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
+            result[existing] = (key, member.key, member.value)
         }
         return result
     }
@@ -124,7 +137,10 @@ struct PatternDecoder {
         report(.warning, .unknownKey, "\"\(key)\" is not an AHAP key of \(owner); it is ignored", at: .key(key))
     }
 
-    private static let timeAliases = ["EventTime": "Time", "ParameterTime": "Time"]
+    /// `EventTime` and `ParameterTime` are accepted as spellings of `Time` (older AHAP writers use them).
+    private static func canonicalTimeKey(_ key: String) -> String {
+        key == "EventTime" || key == "ParameterTime" ? "Time" : key
+    }
 
     // MARK: Document
 
@@ -169,7 +185,7 @@ struct PatternDecoder {
 
     private mutating func decodeMetadata(_ value: JSONValue) -> PatternMetadata? {
         guard case .object(let object) = value else {
-            report(.warning, .wrongType, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
+            report(.warning, .metadataNotText, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
             return nil
         }
         push(.key("Metadata"))
@@ -179,7 +195,7 @@ struct PatternDecoder {
             if case .string(let text) = entry {
                 entries[key] = text
             } else {
-                report(.warning, .wrongType, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
+                report(.warning, .metadataNotText, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
                 entries[key] = JSONWriter.compactText(of: entry)
             }
         }
@@ -266,7 +282,7 @@ struct PatternDecoder {
         var usesVolumeEnvelope: Bool?
         var loopEnabled: Bool?
         var timeSpelling = "Time"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
+        for (key, spelling, item) in members(of: object, foldingTimeAliases: true) {
             switch key {
             case "Time":
                 timeValue = item
@@ -374,7 +390,9 @@ struct PatternDecoder {
         for (index, entry) in entries.enumerated() {
             push(.index(index))
             defer { pop() }
-            guard let (name, value) = decodeIdentifiedValue(entry, owner: "event parameter") else { continue }
+            guard let fields = parameterFields(of: entry, keys: [.id, .value], owner: "event parameter"),
+                let name = fields.name, let value = fields.value
+            else { continue }
             let id = HapticEvent.ParameterID(rawValue: name)
             if case .unknown = id {
                 let known = HapticEvent.ParameterID.known.map(\.rawValue).joined(separator: ", ")
@@ -388,33 +406,59 @@ struct PatternDecoder {
         return parameters
     }
 
-    /// Reads `{ "ParameterID": string, "ParameterValue": number }`, reporting unknown keys; used by event
-    /// parameters (the caller handles time-bearing dynamic parameters separately).
-    private mutating func decodeIdentifiedValue(_ value: JSONValue, owner: String) -> (String, Double)? {
+    // MARK: Parameter-like objects
+
+    /// The keys event parameters, dynamic parameters, curves and control points are made of.
+    private enum ParameterKey: String {
+        case id = "ParameterID"
+        case value = "ParameterValue"
+        case time = "Time"
+        case controlPoints = "ParameterCurveControlPoints"
+    }
+
+    private struct ParameterFields {
+        var present: Set<ParameterKey> = []
+        var name: String?
+        var value: Double?
+        var time: JSONValue?
+        var timeSpelling = ParameterKey.time.rawValue
+        var controlPoints: JSONValue?
+        var controlPointsSpelling = ParameterKey.controlPoints.rawValue
+    }
+
+    /// Reads the members of a parameter-like object that accepts `keys`: other keys are reported as unknown, a
+    /// missing `ParameterID` or `ParameterValue` (when accepted) as an error -4831. Times are checked by the
+    /// caller (`requiredTime`), which knows the owner's error code.
+    private mutating func parameterFields(
+        of value: JSONValue, keys: Set<ParameterKey>, owner: String
+    ) -> ParameterFields? {
         guard case .object(let object) = value else {
-            report(.error, .wrongType, "an \(owner) must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
+            report(.error, .wrongType, "\(owner) must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
             return nil
         }
-        var name: String?
-        var number: Double?
-        var sawName = false
-        var sawValue = false
-        for (key, spelling, item) in members(of: object) {
-            switch key {
-            case "ParameterID":
-                sawName = true
-                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
-            case "ParameterValue":
-                sawValue = true
-                number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
-            default:
-                unknownKey(spelling, in: "an \(owner)")
+        var fields = ParameterFields()
+        for (key, spelling, item) in members(of: object, foldingTimeAliases: keys.contains(.time)) {
+            guard let known = ParameterKey(rawValue: key), keys.contains(known) else {
+                unknownKey(spelling, in: owner)
+                continue
+            }
+            fields.present.insert(known)
+            switch known {
+            case .id: fields.name = string(item, key: spelling, coreHaptics: .badParameterEntry)
+            case .value: fields.value = number(item, key: spelling, coreHaptics: .badParameterEntry)
+            case .time:
+                fields.time = item
+                fields.timeSpelling = spelling
+            case .controlPoints:
+                fields.controlPoints = item
+                fields.controlPointsSpelling = spelling
             }
         }
-        if !sawName { report(.error, .missingKey, "this \(owner) has no ParameterID", coreHaptics: .badParameterEntry) }
-        if !sawValue { report(.error, .missingKey, "this \(owner) has no ParameterValue", coreHaptics: .badParameterEntry) }
-        guard let name, let number else { return nil }
-        return (name, number)
+        for required in [ParameterKey.id, .value, .controlPoints]
+        where keys.contains(required) && !fields.present.contains(required) {
+            report(.error, .missingKey, "this \(owner) has no \(required.rawValue)", coreHaptics: .badParameterEntry)
+        }
+        return fields
     }
 
     // MARK: Dynamic parameters and curves
@@ -429,76 +473,24 @@ struct PatternDecoder {
     }
 
     private mutating func decodeDynamicParameter(_ value: JSONValue) -> HapticDynamicParameter? {
-        guard case .object(let object) = value else {
-            report(.error, .wrongType, "Parameter must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
-            return nil
-        }
         let errorsBefore = errorCount
-        var name: String?
-        var number: Double?
-        var timeValue: JSONValue?
-        var sawName = false
-        var sawValue = false
-        var timeSpelling = "Time"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
-            switch key {
-            case "ParameterID":
-                sawName = true
-                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
-            case "ParameterValue":
-                sawValue = true
-                number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
-            case "Time":
-                timeValue = item
-                timeSpelling = spelling
-            default:
-                unknownKey(spelling, in: "a Parameter")
-            }
-        }
-        if !sawName { report(.error, .missingKey, "this Parameter has no ParameterID", coreHaptics: .badParameterEntry) }
-        if !sawValue { report(.error, .missingKey, "this Parameter has no ParameterValue", coreHaptics: .badParameterEntry) }
-        let time = requiredTime(timeValue, key: timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
-        guard let name, let number, let time, errorCount == errorsBefore else { return nil }
+        guard let fields = parameterFields(of: value, keys: [.id, .value, .time], owner: "Parameter") else { return nil }
+        let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
+        guard let name = fields.name, let number = fields.value, let time, errorCount == errorsBefore else { return nil }
         let id = dynamicID(name)
-        checkRange(number, range: id.range, name: name, key: "ParameterValue")
+        checkRange(number, range: id.range, name: name, key: ParameterKey.value.rawValue)
         return HapticDynamicParameter(parameterID: id, value: number, relativeTime: time)
     }
 
     private mutating func decodeCurve(_ value: JSONValue) -> HapticParameterCurve? {
-        guard case .object(let object) = value else {
-            report(.error, .wrongType, "ParameterCurve must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
-            return nil
-        }
         let errorsBefore = errorCount
-        var name: String?
-        var sawName = false
-        var timeValue: JSONValue?
-        var timeSpelling = "Time"
-        var pointsValue: JSONValue?
-        var pointsSpelling = "ParameterCurveControlPoints"
-        for (key, spelling, item) in members(of: object, aliases: Self.timeAliases) {
-            switch key {
-            case "ParameterID":
-                sawName = true
-                name = string(item, key: spelling, coreHaptics: .badParameterEntry)
-            case "Time":
-                timeValue = item
-                timeSpelling = spelling
-            case "ParameterCurveControlPoints":
-                pointsValue = item
-                pointsSpelling = spelling
-            default:
-                unknownKey(spelling, in: "a ParameterCurve")
-            }
-        }
-        if !sawName { report(.error, .missingKey, "this ParameterCurve has no ParameterID", coreHaptics: .badParameterEntry) }
-        let time = requiredTime(timeValue, key: timeSpelling, owner: "this ParameterCurve", missingCode: .badParameterEntry)
-        let id = name.map { dynamicID($0) }
+        guard let fields = parameterFields(of: value, keys: [.id, .time, .controlPoints], owner: "ParameterCurve")
+        else { return nil }
+        let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this ParameterCurve", missingCode: .badParameterEntry)
+        let id = fields.name.map { dynamicID($0) }
         var points: [HapticParameterCurve.ControlPoint] = []
-        if let pointsValue {
-            points = decodeControlPoints(pointsValue, key: pointsSpelling, id: id)
-        } else {
-            report(.error, .missingKey, "this ParameterCurve has no ParameterCurveControlPoints", coreHaptics: .badParameterEntry)
+        if let pointsValue = fields.controlPoints {
+            points = decodeControlPoints(pointsValue, key: fields.controlPointsSpelling, id: id)
         }
         guard let id, let time, errorCount == errorsBefore else { return nil }
         return HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: time)
@@ -530,33 +522,13 @@ struct PatternDecoder {
         for (index, entry) in entries.enumerated() {
             push(.index(index))
             defer { pop() }
-            guard case .object(let object) = entry else {
-                report(.error, .wrongType, "a control point must be an object, found \(entry.kindName)", coreHaptics: .badParameterEntry)
-                continue
-            }
-            var number: Double?
-            var sawValue = false
-            var timeValue: JSONValue?
-            var timeSpelling = "Time"
-            for (memberKey, spelling, item) in members(of: object, aliases: Self.timeAliases) {
-                switch memberKey {
-                case "Time":
-                    timeValue = item
-                    timeSpelling = spelling
-                case "ParameterValue":
-                    sawValue = true
-                    number = self.number(item, key: spelling, coreHaptics: .badParameterEntry)
-                default:
-                    unknownKey(spelling, in: "a control point")
-                }
-            }
-            if !sawValue { report(.error, .missingKey, "this control point has no ParameterValue", coreHaptics: .badParameterEntry) }
-            let time = requiredTime(timeValue, key: timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
-            guard let number, let time else { continue }
-            if let id { checkRange(number, range: id.range, name: id.rawValue, key: "ParameterValue") }
+            guard let fields = parameterFields(of: entry, keys: [.value, .time], owner: "control point") else { continue }
+            let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
+            guard let number = fields.value, let time else { continue }
+            if let id { checkRange(number, range: id.range, name: id.rawValue, key: ParameterKey.value.rawValue) }
             if let previous = points.last, time < previous.relativeTime, !reportedUnsorted {
                 reportedUnsorted = true
-                report(.warning, .unsortedControlPoints, "control point times go backwards (\(time) s after \(previous.relativeTime) s); they are played in time order", at: .key(timeSpelling))
+                report(.warning, .unsortedControlPoints, "control point times go backwards (\(time) s after \(previous.relativeTime) s); they are played in time order", at: .key(fields.timeSpelling))
             }
             points.append(HapticParameterCurve.ControlPoint(relativeTime: time, value: number))
         }

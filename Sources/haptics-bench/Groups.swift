@@ -1,2 +1,5 @@
 // Every benchmark group of `make bench`, in report order. Each group lives in its own file.
-let benchmarkGroups: [BenchmarkGroup] = []
+let benchmarkGroups: [BenchmarkGroup] = [
+    ahapBenchmarks,
+    renderingBenchmarks,
+]

@@ -11,6 +11,7 @@ struct Haptics: AsyncParsableCommand {
             ProbeCommand.self,
             MonitorCommand.self,
             ValidateCommand.self,
+            RenderCommand.self,
             PlayCommand.self,
         ])
 }

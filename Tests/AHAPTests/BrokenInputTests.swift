@@ -114,6 +114,36 @@ private let brokenInputs: [BrokenInput] = [
         #expect(report.pattern?.events.first?.parameters.contains { $0.parameterID == .unknown("HapticWobble") } == true)
     }
 
+    @Test func eventTypeAndDocumentLevelWarnings() {
+        let json = #"""
+            /* exported by hand */
+            {"Version":2,"Metadata":{"Project":"p","Revision":3},
+             "Pattern":[
+              {"Event":{"Time":0,"EventType":"HapticTransient","EventDuration":1,"EventWaveformPath":"x.wav",
+                        "EventParameters":[{"ParameterID":"AudioVolume","ParameterValue":0.5}]}},
+              {"Event":{"Time":0,"Time":0.5,"EventType":"HapticContinuous"}},
+              {"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformLoopEnabled":1,
+                        "EventParameters":[{"ParameterID":"HapticSharpness","ParameterValue":0.5}]}}
+            ]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        let found = Dictionary(grouping: report.diagnostics, by: \.code).mapValues { $0.map(\.path) }
+        #expect(found[.lenientSyntax] == [""])
+        #expect(found[.unknownVersion] == ["Version"])
+        #expect(found[.metadataNotText] == ["Metadata.Revision"])
+        #expect(found[.ignoredForEventType] == [
+            "Pattern[0].Event.EventDuration", "Pattern[0].Event.EventWaveformPath",
+            "Pattern[0].Event.EventParameters[0]", "Pattern[2].Event.EventParameters[0]",
+        ])
+        #expect(found[.duplicateKey] == ["Pattern[1].Event.Time"])
+        #expect(found[.missingDuration] == ["Pattern[1].Event"])
+        let pattern = report.pattern
+        #expect(pattern?.metadata?.entries["Revision"] == "3")
+        #expect(pattern?.events[1].relativeTime == 0.5)
+        #expect(pattern?.events[2].waveformLoopEnabled == true)
+    }
+
     @Test func timeAliasesAreAccepted() throws {
         let json = #"""
             {"Version":1,"Pattern":[{"Event":{"EventTime":0.25,"EventType":"HapticTransient"}},

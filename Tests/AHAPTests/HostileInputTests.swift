@@ -47,6 +47,38 @@ import Testing
         #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
     }
 
+    @Test func wideObjectsAreReadInLinearTime() {
+        // 300,000 distinct keys in one event: a quadratic duplicate check would take minutes here.
+        let keys = (0..<300_000).map { #""k\#($0)":0"# }.joined(separator: ",")
+        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient","# + keys + "}}]}"
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        #expect(report.diagnostics.last?.code == .diagnosticsTruncated)
+    }
+
+    @Test func endlessNumbersAreRefused() {
+        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":0."# + String(repeating: "1", count: 5_000_000) + #","EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.errors.first?.code == .limitExceeded)
+        #expect(report.errors.first?.path == "Pattern[0].Event.Time")
+    }
+
+    @Test func commentsInsideTrailingCommasGetTheirOwnLines() {
+        // The comment is recorded before the comma that precedes it: positions must still be right.
+        let report = AHAPValidator.validate(data: "{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\"}},\n/* c */\n]}".utf8Data)
+        let lenient = report.diagnostics.filter { $0.code == .lenientSyntax }
+        #expect(lenient.map(\.message) == ["comment (JSON5, not JSON)", "trailing comma before ']' (JSON5, not JSON)"])
+        #expect(lenient.map(\.line) == [2, 1])
+    }
+
+    @Test func aMillionCommentsCostBoundedDiagnostics() {
+        let json = String(repeating: "/**/", count: 1_000_000) + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(report.loads)
+        #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 1)
+        #expect(report.diagnostics.last?.message.hasPrefix("999000 more problems") == true)
+    }
+
     @Test func hugeStringsAndBadEscapesAreErrors() {
         let long = #"{"Version":1,"Metadata":{"Project":""# + String(repeating: "x", count: 70_000) + #""}}"#
         #expect(AHAPValidator.validate(data: long.utf8Data).errors.first?.code == .limitExceeded)

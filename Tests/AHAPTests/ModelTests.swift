@@ -39,6 +39,19 @@ import Testing
         #expect(HapticDynamicParameter.ID(rawValue: "Foo") == .unknown("Foo"))
     }
 
+    @Test func dynamicParametersMultiplyOrAddThenClamp() {
+        #expect(HapticDynamicParameter.ID.hapticIntensityControl.apply(0.5, to: 0.8) == 0.4)
+        #expect(HapticDynamicParameter.ID.hapticIntensityControl.apply(3, to: 0.8) == 0.8)
+        #expect(HapticDynamicParameter.ID.hapticSharpnessControl.apply(0.25, to: 0.5) == 0.75)
+        #expect(HapticDynamicParameter.ID.hapticSharpnessControl.apply(1, to: 0.5) == 1)
+        #expect(HapticDynamicParameter.ID.hapticSharpnessControl.apply(-1, to: 0.5) == 0)
+        #expect(HapticDynamicParameter.ID.audioPanControl.apply(-0.5, to: -0.75) == -1)
+        #expect(HapticDynamicParameter.ID.unknown("X").apply(0.1, to: 0.3) == 0.3)
+        for id in HapticDynamicParameter.ID.known {
+            #expect(id.apply(id.defaultValue ?? .nan, to: 0.5) == 0.5, "default of \(id) must be neutral")
+        }
+    }
+
     @Test func curveInterpolatesLinearlyAndHoldsEnds() {
         let curve = HapticParameterCurve(
             parameterID: .hapticIntensityControl,

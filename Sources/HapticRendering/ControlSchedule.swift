@@ -1,0 +1,137 @@
+public import AHAP
+
+/// The value of one dynamic control (`HapticIntensityControl`, ...) over pattern time, from the pattern's
+/// dynamic parameters and parameter curves plus any sent at run time.
+///
+/// Rule: the most recently started source wins. A dynamic parameter holds its value from its time on; a curve
+/// interpolates linearly between its control points and holds its last value after them. Values clamp to the
+/// control's range. Before any source the control has its neutral default.
+struct ControlSchedule: Sendable {
+    enum Source: Sendable {
+        case step(value: Double)
+        /// Control points in pattern time, sorted by time.
+        case curve(points: [(time: Double, value: Double)])
+    }
+
+    let id: HapticDynamicParameter.ID
+    /// Sources sorted by start time; at equal times the later one in input order wins.
+    private(set) var sources: [(start: Double, source: Source)] = []
+
+    init(id: HapticDynamicParameter.ID) {
+        self.id = id
+    }
+
+    var neutral: Double { id.defaultValue ?? 0 }
+
+    mutating func add(_ parameter: HapticDynamicParameter) {
+        insert(start: parameter.relativeTime, source: .step(value: parameter.clampedValue))
+    }
+
+    mutating func add(_ curve: HapticParameterCurve) {
+        let range = id.range
+        let points = curve.controlPoints
+            .map { point -> (time: Double, value: Double) in
+                let value = range.map { Swift.min(Swift.max(point.value, $0.lowerBound), $0.upperBound) } ?? point.value
+                return (curve.relativeTime + point.relativeTime, value)
+            }
+            .enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
+        guard !points.isEmpty else { return }
+        insert(start: curve.relativeTime, source: .curve(points: points))
+    }
+
+    private mutating func insert(start: Double, source: Source) {
+        let index = sources.firstIndex { $0.start > start } ?? sources.endIndex
+        sources.insert((start, source), at: index)
+    }
+
+    var isEmpty: Bool { sources.isEmpty }
+
+    /// Every time at which the control's value may change slope or jump.
+    var knots: [Double] {
+        var times: [Double] = []
+        for (start, source) in sources {
+            times.append(start)
+            if case .curve(let points) = source { times += points.map(\.time).filter { $0 > start } }
+        }
+        return times
+    }
+
+    /// The value at `time`, using the linear piece that contains `piece` (a time strictly inside the segment
+    /// being evaluated, so that the value at a segment's ends is the limit from inside it).
+    func value(at time: Double, piece: Double) -> Double {
+        guard let active = sources.last(where: { $0.start <= piece }) else { return neutral }
+        switch active.source {
+        case .step(let value):
+            return value
+        case .curve(let points):
+            guard let first = points.first, let last = points.last else { return neutral }
+            if piece < first.time { return first.value }
+            if piece >= last.time { return last.value }
+            for (earlier, later) in zip(points, points.dropFirst()) where piece < later.time {
+                let span = later.time - earlier.time
+                guard span > 0 else { return later.value }
+                return earlier.value + (later.value - earlier.value) * (time - earlier.time) / span
+            }
+            return last.value
+        }
+    }
+}
+
+/// The controls acting on a pattern, one schedule per haptic control identifier.
+struct ControlSet: Sendable {
+    var intensity = ControlSchedule(id: .hapticIntensityControl)
+    var sharpness = ControlSchedule(id: .hapticSharpnessControl)
+    var attack = ControlSchedule(id: .hapticAttackTimeControl)
+    var decay = ControlSchedule(id: .hapticDecayTimeControl)
+    var release = ControlSchedule(id: .hapticReleaseTimeControl)
+
+    init(parameters: [HapticDynamicParameter], curves: [HapticParameterCurve]) {
+        for parameter in parameters { withSchedule(for: parameter.parameterID) { $0.add(parameter) } }
+        for curve in curves { withSchedule(for: curve.parameterID) { $0.add(curve) } }
+    }
+
+    /// Audio and unknown controls do not touch the motors and are ignored.
+    private mutating func withSchedule(for id: HapticDynamicParameter.ID, _ body: (inout ControlSchedule) -> Void) {
+        switch id {
+        case .hapticIntensityControl: body(&intensity)
+        case .hapticSharpnessControl: body(&sharpness)
+        case .hapticAttackTimeControl: body(&attack)
+        case .hapticDecayTimeControl: body(&decay)
+        case .hapticReleaseTimeControl: body(&release)
+        default: break
+        }
+    }
+
+    /// Times where intensity or sharpness controls change slope or jump (the timing controls act only at
+    /// event boundaries and add no knots of their own).
+    var knots: [Double] { intensity.knots + sharpness.knots }
+}
+
+/// The value every haptic control has over pattern time, from a pattern's parameters and curves plus runtime
+/// controls: what the renderer multiplies or adds. For display and for an engine that reports control state.
+public struct PatternControls: Sendable {
+    let set: ControlSet
+
+    public init(pattern: HapticPattern, controls runtime: RuntimeControls = .none) {
+        set = ControlSet(
+            parameters: pattern.dynamicParameters + runtime.parameters,
+            curves: pattern.parameterCurves + runtime.curves)
+    }
+
+    /// The control's value at `time` (its neutral default for audio and unknown controls).
+    public func value(of id: HapticDynamicParameter.ID, at time: Double) -> Double {
+        switch id {
+        case .hapticIntensityControl: set.intensity.value(at: time, piece: time)
+        case .hapticSharpnessControl: set.sharpness.value(at: time, piece: time)
+        case .hapticAttackTimeControl: set.attack.value(at: time, piece: time)
+        case .hapticDecayTimeControl: set.decay.value(at: time, piece: time)
+        case .hapticReleaseTimeControl: set.release.value(at: time, piece: time)
+        default: id.defaultValue ?? 0
+        }
+    }
+
+    /// An event's sharpness at `time` with the sharpness control added, clamped to 0...1.
+    public func sharpness(of event: HapticEvent, at time: Double) -> Double {
+        Swift.min(Swift.max(event.sharpness + value(of: .hapticSharpnessControl, at: time), 0), 1)
+    }
+}

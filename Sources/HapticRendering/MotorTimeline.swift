@@ -1,0 +1,260 @@
+/// The strong and weak motor magnitudes at one instant, each 0...1.
+public struct MotorMagnitudes: Sendable, Hashable, CustomStringConvertible {
+    /// The low-frequency (dull, left) motor.
+    public var strong: Double
+    /// The high-frequency (sharp, right) motor.
+    public var weak: Double
+
+    public init(strong: Double, weak: Double) {
+        self.strong = strong
+        self.weak = weak
+    }
+
+    public static let off = MotorMagnitudes(strong: 0, weak: 0)
+
+    /// The louder motor: the single level the output is felt at (what fidelity compares with intensity).
+    public var peak: Double { Swift.max(strong, weak) }
+
+    public var isOff: Bool { strong == 0 && weak == 0 }
+
+    public var description: String { "strong \(strong) weak \(weak)" }
+}
+
+/// What the motors should do over time, exactly: contiguous linear segments from 0 to `endTime`, silent from
+/// `endTime` on. Values may jump between segments (a transient's onset); within a segment they move linearly.
+///
+/// Time operations (`scaled`, `slice`, `shifted`, `looped`) and mixing (`mixed`) act on this output, so
+/// playback rate, seek, loops and several players per device compose without rendering again.
+public struct MotorTimeline: Sendable, Hashable {
+    /// One linear piece: `startLevels` at `start` (inclusive) moving linearly to `endLevels` at `end`
+    /// (exclusive: the next segment's `startLevels` hold at `end`).
+    public struct Segment: Sendable, Hashable {
+        public var start: Double
+        public var end: Double
+        public var startLevels: MotorMagnitudes
+        public var endLevels: MotorMagnitudes
+
+        public init(start: Double, end: Double, startLevels: MotorMagnitudes, endLevels: MotorMagnitudes) {
+            self.start = start
+            self.end = end
+            self.startLevels = startLevels
+            self.endLevels = endLevels
+        }
+
+        /// Linear interpolation inside the segment (the formula, also valid at `end` as a limit).
+        public func levels(at time: Double) -> MotorMagnitudes {
+            let span = end - start
+            guard span > 0 else { return startLevels }
+            let fraction = (time - start) / span
+            return MotorMagnitudes(
+                strong: startLevels.strong + (endLevels.strong - startLevels.strong) * fraction,
+                weak: startLevels.weak + (endLevels.weak - startLevels.weak) * fraction)
+        }
+
+        /// The same segment `offset` seconds later.
+        func moved(by offset: Double) -> Segment {
+            Segment(start: start + offset, end: end + offset, startLevels: startLevels, endLevels: endLevels)
+        }
+    }
+
+    /// Contiguous segments covering `0..<endTime`, in time order.
+    public private(set) var segments: [Segment]
+
+    /// After this instant the output is off for good (seconds from the timeline's start).
+    public var endTime: Double { segments.last?.end ?? 0 }
+
+    /// A timeline from time-ordered segments: a gap (before the first one, or between two) is silence, a
+    /// segment starting before the previous one ends is cut to start there, empty ones are dropped, and adjacent
+    /// collinear segments merge.
+    public init(segments: [Segment]) {
+        self.segments = []
+        for var segment in segments {
+            let previousEnd = self.segments.last?.end ?? 0
+            if segment.start < previousEnd {
+                guard segment.end > previousEnd else { continue }
+                segment = Segment(
+                    start: previousEnd, end: segment.end, startLevels: segment.levels(at: previousEnd),
+                    endLevels: segment.endLevels)
+            }
+            guard segment.end > segment.start else { continue }
+            if segment.start > previousEnd {
+                append(Segment(start: previousEnd, end: segment.start, startLevels: .off, endLevels: .off))
+            }
+            append(segment)
+        }
+        trimTrailingSilence()
+    }
+
+    /// The silent timeline.
+    public static let silent = MotorTimeline(segments: [])
+
+    private mutating func append(_ segment: Segment) {
+        if let last = segments.last, last.endLevels == segment.startLevels, Self.collinear(last, segment) {
+            segments[segments.count - 1].end = segment.end
+            segments[segments.count - 1].endLevels = segment.endLevels
+        } else {
+            segments.append(segment)
+        }
+    }
+
+    /// Whether `next` continues `previous` on the same line (slopes equal within rounding noise).
+    private static func collinear(_ previous: Segment, _ next: Segment) -> Bool {
+        let tolerance = 1e-12
+        let spanA = previous.end - previous.start
+        let spanB = next.end - next.start
+        guard spanA > 0, spanB > 0 else { return false }
+        let slope = { (a: Double, b: Double, span: Double) in (b - a) / span }
+        return abs(slope(previous.startLevels.strong, previous.endLevels.strong, spanA)
+            - slope(next.startLevels.strong, next.endLevels.strong, spanB)) * Swift.max(spanA, spanB) <= tolerance
+            && abs(slope(previous.startLevels.weak, previous.endLevels.weak, spanA)
+                - slope(next.startLevels.weak, next.endLevels.weak, spanB)) * Swift.max(spanA, spanB) <= tolerance
+    }
+
+    private mutating func trimTrailingSilence() {
+        while let last = segments.last, last.startLevels.isOff, last.endLevels.isOff { segments.removeLast() }
+    }
+
+    /// The index of the segment holding `time` (the later one at a boundary), `nil` outside `0..<endTime`.
+    public func segmentIndex(at time: Double) -> Int? {
+        guard let first = segments.first, time >= first.start, time < endTime else { return nil }
+        var low = 0
+        var high = segments.count - 1
+        while low < high {
+            let middle = (low + high + 1) / 2
+            if segments[middle].start <= time { low = middle } else { high = middle - 1 }
+        }
+        return low
+    }
+
+    /// The levels at `time`; at a jump, the value after it. Off before 0 and from `endTime` on.
+    public func levels(at time: Double) -> MotorMagnitudes {
+        guard let index = segmentIndex(at: time) else { return .off }
+        return segments[index].levels(at: time)
+    }
+
+    /// Every instant where the output jumps or changes slope, plus the end.
+    public var breakpoints: [Double] {
+        segments.map(\.start) + (segments.isEmpty ? [] : [endTime])
+    }
+
+    // MARK: Time operations
+
+    /// Played at `rate` times the speed (Core Haptics' `playbackRate`): every time divided by `rate`.
+    public func scaled(rate: Double) -> MotorTimeline {
+        guard rate > 0, rate != 1 else { return self }
+        return MotorTimeline(segments: segments.map {
+            Segment(start: $0.start / rate, end: $0.end / rate, startLevels: $0.startLevels, endLevels: $0.endLevels)
+        })
+    }
+
+    /// Every time moved by `offset` seconds; the part before 0 after the move is dropped (and a positive
+    /// offset starts with silence).
+    public func shifted(by offset: Double) -> MotorTimeline {
+        if offset < 0 { return slice(from: -offset) }
+        // The initialiser fills the gap before the first segment with silence.
+        return MotorTimeline(segments: segments.map { $0.moved(by: offset) })
+    }
+
+    /// The part in `start..<end`, moved so that `start` becomes 0 (seek: `slice(from: offset)`).
+    public func slice(from start: Double, to end: Double = .infinity) -> MotorTimeline {
+        let start = Swift.max(start, 0)
+        var result: [Segment] = []
+        for segment in segments where segment.end > start && segment.start < end {
+            let from = Swift.max(segment.start, start)
+            let to = Swift.min(segment.end, end)
+            result.append(Segment(
+                start: from - start, end: to - start, startLevels: segment.levels(at: from),
+                endLevels: segment.levels(at: to)))
+        }
+        return MotorTimeline(segments: result)
+    }
+
+    /// Core Haptics' looping: each of the first `repeatCount - 1` passes plays `0..<loopEnd` and the next pass
+    /// starts at `loopEnd`; the last pass plays to the end (with its release). A `loopEnd` of 0 or less means
+    /// the whole timeline. For endless loops, call with a count covering the time ahead and extend later.
+    public func looped(loopEnd: Double, repeatCount: Int) -> MotorTimeline {
+        guard repeatCount > 1 else { return self }
+        let period = loopEnd > 0 ? loopEnd : endTime
+        guard period > 0 else { return self }
+        let pass = slice(from: 0, to: period).padded(to: period)
+        var result: [Segment] = []
+        for index in 0..<(repeatCount - 1) {
+            let offset = Double(index) * period
+            result += pass.segments.map { $0.moved(by: offset) }
+        }
+        result += segments.map { $0.moved(by: Double(repeatCount - 1) * period) }
+        return MotorTimeline(segments: result)
+    }
+
+    /// Extended with silence up to `length` (so that a loop pass has its full period even when silent at the end).
+    func padded(to length: Double) -> MotorTimeline {
+        var copy = self
+        let end = copy.endTime
+        if length > end {
+            copy.segments.append(Segment(start: end, end: length, startLevels: .off, endLevels: .off))
+        }
+        return copy
+    }
+
+    // MARK: Mixing
+
+    /// Several timelines on one device: summed per motor and clamped to 1 (the rule for overlapping events,
+    /// and the way ff-memless combines started effects). Clamping adds a breakpoint where a sum crosses 1.
+    public static func mixed(_ timelines: [MotorTimeline]) -> MotorTimeline {
+        let active = timelines.filter { !$0.segments.isEmpty }
+        if active.count <= 1 { return active.first ?? .silent }
+        var times = Set<Double>()
+        for timeline in active { times.formUnion(timeline.breakpoints) }
+        let cuts = times.sorted()
+        var result: [Segment] = []
+        for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {
+            let middle = (from + to) / 2
+            var startSum = MotorMagnitudes.off
+            var endSum = MotorMagnitudes.off
+            for timeline in active {
+                guard let index = timeline.segmentIndex(at: middle) else { continue }
+                let segment = timeline.segments[index]
+                let a = segment.levels(at: from)
+                let b = segment.levels(at: to)
+                startSum.strong += a.strong
+                startSum.weak += a.weak
+                endSum.strong += b.strong
+                endSum.weak += b.weak
+            }
+            result += clampedPieces(from: from, to: to, start: startSum, end: endSum)
+        }
+        return MotorTimeline(segments: result)
+    }
+
+    /// A linear piece clamped to 0...1 per motor, split where either motor crosses a bound.
+    static func clampedPieces(from: Double, to: Double, start: MotorMagnitudes, end: MotorMagnitudes) -> [Segment] {
+        var cuts = [from, to]
+        for (a, b) in [(start.strong, end.strong), (start.weak, end.weak)] {
+            for bound in [0.0, 1.0] where (a - bound) * (b - bound) < 0 {
+                cuts.append(from + (to - from) * (bound - a) / (b - a))
+            }
+        }
+        cuts.sort()
+        let raw = Segment(start: from, end: to, startLevels: start, endLevels: end)
+        let clamp = { (levels: MotorMagnitudes) in
+            MotorMagnitudes(strong: Swift.min(Swift.max(levels.strong, 0), 1), weak: Swift.min(Swift.max(levels.weak, 0), 1))
+        }
+        var pieces: [Segment] = []
+        for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
+            pieces.append(Segment(start: a, end: b, startLevels: clamp(raw.levels(at: a)), endLevels: clamp(raw.levels(at: b))))
+        }
+        return pieces
+    }
+
+    // MARK: Sampling
+
+    /// The levels every `1 / rate` seconds from 0 through `endTime` (inclusive of the first silent sample).
+    public func samples(rate: Double) -> [(time: Double, levels: MotorMagnitudes)] {
+        guard rate > 0 else { return [] }
+        let count = Int((endTime * rate).rounded(.up)) + 1
+        return (0..<count).map { index in
+            let time = Double(index) / rate
+            return (time, levels(at: time))
+        }
+    }
+}

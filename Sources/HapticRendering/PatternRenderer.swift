@@ -1,0 +1,156 @@
+public import AHAP
+
+/// Which motors a pattern plays on (GameController's localities as evdev can offer them).
+public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
+    /// Both motors, split by sharpness.
+    case all
+    /// The left handle: the strong motor only, carrying the whole level (sharpness cannot be expressed).
+    case leftHandle = "left"
+    /// The right handle: the weak motor only, carrying the whole level.
+    case rightHandle = "right"
+}
+
+/// Controls sent to a player while it runs (`sendParameters(_:atTime:)`, `scheduleParameterCurve(_:atTime:)`),
+/// with times already converted to pattern time. They act like the pattern's own parameters and curves and,
+/// started later, win over them.
+public struct RuntimeControls: Sendable, Hashable {
+    public var parameters: [HapticDynamicParameter]
+    public var curves: [HapticParameterCurve]
+
+    public init(parameters: [HapticDynamicParameter] = [], curves: [HapticParameterCurve] = []) {
+        self.parameters = parameters
+        self.curves = curves
+    }
+
+    public static let none = RuntimeControls()
+
+    /// Parameters sent at `patternTime` (each parameter's own `relativeTime` is ignored, as Core Haptics does
+    /// for `sendParameters`).
+    public mutating func send(_ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double) {
+        for parameter in parameters {
+            self.parameters.append(HapticDynamicParameter(
+                parameterID: parameter.parameterID, value: parameter.value, relativeTime: patternTime))
+        }
+    }
+
+    /// A curve scheduled to start at `patternTime` (its control points stay relative to its start).
+    public mutating func schedule(_ curve: HapticParameterCurve, atPatternTime patternTime: Double) {
+        curves.append(HapticParameterCurve(
+            parameterID: curve.parameterID, controlPoints: curve.controlPoints, relativeTime: patternTime))
+    }
+}
+
+/// Renders AHAP patterns into motor timelines: pure and deterministic.
+///
+/// The rules (each explained in `docs/rendering.md`): intensity sets the level and sharpness the balance
+/// between the motors (`EnvelopeTiming.motorShares`); transients become pulses of the profile's length that
+/// ramp down over `DecayTime`; continuous events follow attack, sustain or decay, and release; intensity
+/// controls multiply and the others add, results clamp; overlapping events sum per motor and saturate at 1;
+/// audio events are skipped.
+public struct PatternRenderer: Sendable {
+    /// The profile whose transient pulse shapes transients, and whose on/off weak motor (one step) hands light
+    /// levels to the strong motor. Its gain and resolution apply later, in `DeviceCommandPlanner`.
+    public var profile: RenderProfile
+    public var locality: HapticLocality
+
+    /// How far the linear timeline may stray from the exact product of envelopes and curves, per motor.
+    /// 1/2048 is eight times finer than the finest 8-bit device step.
+    public static let tolerance: Double = 1.0 / 2048
+    /// The shortest piece adaptive refinement produces, in seconds (a 1 kHz sample never sees finer detail).
+    public static let shortestPiece: Double = 0.0005
+
+    public init(profile: RenderProfile = .genericRumble, locality: HapticLocality = .all) {
+        self.profile = profile
+        self.locality = locality
+    }
+
+    /// The motor timeline of `pattern`, with any controls sent at run time.
+    public func render(_ pattern: HapticPattern, controls runtime: RuntimeControls = .none) -> MotorTimeline {
+        let controls = ControlSet(
+            parameters: pattern.dynamicParameters + runtime.parameters,
+            curves: pattern.parameterCurves + runtime.curves)
+        let voices = pattern.events.compactMap { EventVoice(event: $0, controls: controls, pulse: profile.transientPulse) }
+        guard let end = voices.map(\.end).max(), end > 0 else { return .silent }
+        var knots = Set<Double>([0, end])
+        for voice in voices { knots.formUnion(voice.corners.map(\.time)) }
+        knots.formUnion(controls.knots.filter { $0 > 0 && $0 < end })
+        let cuts = knots.filter { $0 >= 0 && $0 <= end }.sorted()
+        var segments: [MotorTimeline.Segment] = []
+        for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {
+            let piece = (from + to) / 2
+            let active = voices.filter { $0.start <= piece && piece < $0.end }
+            let evaluate = { (time: Double) in
+                self.levels(at: time, piece: piece, voices: active, controls: controls)
+            }
+            refine(from: from, to: to, evaluate: evaluate, into: &segments)
+        }
+        return MotorTimeline(segments: segments)
+    }
+
+    /// The pattern's intensity envelope: the summed, controlled intensity of every haptic event before the
+    /// split between motors (clamped to 1). What a perfect device would follow; fidelity compares with it.
+    public func intensityEnvelope(_ pattern: HapticPattern, controls runtime: RuntimeControls = .none) -> MotorTimeline {
+        var allMotors = self
+        allMotors.locality = .leftHandle
+        return allMotors.render(pattern, controls: runtime)
+    }
+
+    /// Summed motor levels at `time`, from the pieces containing `piece`.
+    private func levels(at time: Double, piece: Double, voices: [EventVoice], controls: ControlSet) -> MotorMagnitudes {
+        var strong = 0.0
+        var weak = 0.0
+        let intensityControl = controls.intensity.value(at: time, piece: piece)
+        let sharpnessControl = controls.sharpness.value(at: time, piece: piece)
+        for voice in voices {
+            let intensity = Swift.min(Swift.max(voice.intensity * intensityControl, 0), 1)
+            let level = intensity * voice.gain(at: time, piece: piece)
+            switch locality {
+            case .all:
+                let shares = EnvelopeTiming.motorShares(sharpness: voice.sharpness + sharpnessControl)
+                strong += level * shares.strong
+                weak += level * shares.weak
+            case .leftHandle:
+                strong += level
+            case .rightHandle:
+                weak += level
+            }
+        }
+        strong = Swift.min(strong, 1)
+        weak = Swift.min(weak, 1)
+        if profile.weakSteps == 1, profile.hasStrongMotor, locality == .all, weak < Self.onOffThreshold {
+            // An on/off weak motor (DualShock 3) rounds a level under one half to off: the strong motor carries
+            // it instead, so light sharp events are still felt and the louder motor still follows intensity.
+            strong = Swift.max(strong, weak)
+        }
+        return MotorMagnitudes(strong: strong, weak: weak)
+    }
+
+    /// The level at which an on/off motor's rounding switches it on.
+    static let onOffThreshold = 0.5
+
+    /// Appends linear segments over `from...to` that stay within `tolerance` of `evaluate`, splitting in halves
+    /// where the function bends (products of linear pieces, the sharpness split's corner, saturation).
+    private func refine(
+        from: Double, to: Double, evaluate: (Double) -> MotorMagnitudes, into segments: inout [MotorTimeline.Segment]
+    ) {
+        let start = evaluate(from)
+        let end = evaluate(to)
+        let chord = MotorTimeline.Segment(start: from, end: to, startLevels: start, endLevels: end)
+        var worst = 0.0
+        if to - from > Self.shortestPiece {
+            for fraction in [0.25, 0.5, 0.75] {
+                let time = from + (to - from) * fraction
+                let exact = evaluate(time)
+                let linear = chord.levels(at: time)
+                worst = Swift.max(worst, abs(exact.strong - linear.strong), abs(exact.weak - linear.weak))
+            }
+        }
+        if worst <= Self.tolerance {
+            segments.append(chord)
+        } else {
+            let middle = (from + to) / 2
+            refine(from: from, to: middle, evaluate: evaluate, into: &segments)
+            refine(from: middle, to: to, evaluate: evaluate, into: &segments)
+        }
+    }
+}

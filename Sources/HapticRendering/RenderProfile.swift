@@ -1,0 +1,125 @@
+/// What the renderer needs to know about an output device: which motors it has, how finely it resolves a
+/// magnitude, how often an update is worth sending, whether it plays `FF_PERIODIC` itself, how transients are
+/// stretched into pulses its motors can produce, and a master gain.
+///
+/// The numbers of the built-in profiles come from the kernel drivers' code paths; `docs/rendering.md` gives the
+/// source of each.
+public struct RenderProfile: Sendable, Hashable {
+    /// The name used on the command line (`--profile`).
+    public var name: String
+    /// Whether the strong (low-frequency, left) motor exists.
+    public var hasStrongMotor: Bool
+    /// Whether the weak (high-frequency, right) motor exists.
+    public var hasWeakMotor: Bool
+    /// The number of steps above zero the driver forwards for the strong motor (255 for an 8-bit report
+    /// byte, 100 for a percentage, 1 for on/off, 65535 for the full `FF_RUMBLE` range).
+    public var strongSteps: Int
+    /// The same for the weak motor.
+    public var weakSteps: Int
+    /// The shortest useful time between two updates, in seconds: faster updates are coalesced by the driver
+    /// (one report in flight, only the latest pending state kept) or overrun the firmware.
+    public var minimumUpdateInterval: Double
+    /// Whether the driver implements `FF_PERIODIC` itself (waveforms, envelopes, replay delays in the device)
+    /// rather than ff-memless emulating it as a plain rumble of |magnitude| on both motors.
+    public var supportsNativePeriodic: Bool
+    /// How a transient becomes a pulse the motors can produce.
+    public var transientPulse: TransientPulse
+    /// Master gain applied to every level before quantisation, 0...1.
+    public var gain: Double
+
+    public init(
+        name: String, hasStrongMotor: Bool = true, hasWeakMotor: Bool = true, strongSteps: Int, weakSteps: Int,
+        minimumUpdateInterval: Double, supportsNativePeriodic: Bool = false,
+        transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1
+    ) {
+        self.name = name
+        self.hasStrongMotor = hasStrongMotor
+        self.hasWeakMotor = hasWeakMotor
+        self.strongSteps = Swift.max(strongSteps, 1)
+        self.weakSteps = Swift.max(weakSteps, 1)
+        self.minimumUpdateInterval = Swift.max(minimumUpdateInterval, 0)
+        self.supportsNativePeriodic = supportsNativePeriodic
+        self.transientPulse = transientPulse
+        self.gain = Swift.min(Swift.max(gain, 0), 1)
+    }
+
+    /// This profile with another master gain (clamped to 0...1).
+    public func withGain(_ gain: Double) -> RenderProfile {
+        var copy = self
+        copy.gain = Swift.min(Swift.max(gain, 0), 1)
+        return copy
+    }
+
+    /// The full range of `FF_RUMBLE`'s 16-bit magnitudes.
+    public static let fullRumbleSteps = 65535
+    /// One byte per motor in the output report (`magnitude / 256` in the driver).
+    static let byteSteps = 255
+
+    /// Any rumble pad we know nothing about: 8-bit (the common report format) and no more than 50 updates a
+    /// second, the rate BRIEF §5 notes some firmware misbehaves above.
+    public static let genericRumble = RenderProfile(
+        name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.020)
+
+    /// xpad (Xbox 360 wired and wireless): `strong / 256` into one report byte per motor; the driver keeps a
+    /// single interrupt-OUT packet in flight and overwrites the pending one, so updates faster than the
+    /// endpoint's polling interval (4-8 ms) are lost rather than queued; 10 ms leaves one interval of slack.
+    public static let xpad = RenderProfile(
+        name: "xpad", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+
+    /// DualSense (hid-playstation): `magnitude / 256` per motor; play only stores the levels and schedules the
+    /// output worker, which sends the whole output report (LEDs, triggers, rumble): a burst of updates between
+    /// two worker runs collapses into one report. 10 ms keeps Bluetooth output below the input report rate.
+    public static let dualSense = RenderProfile(
+        name: "dualsense", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+
+    /// DualShock 4 (hid-sony / hid-playstation): the same `/ 256` bytes and worker-coalesced output report.
+    public static let dualShock4 = RenderProfile(
+        name: "dualshock4", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+
+    /// Xbox One S / Series pads over Bluetooth (hid-microsoft): `magnitude / 655`, i.e. 0...100 per motor, sent
+    /// from a work item over Bluetooth HID; 20 ms (50 Hz) keeps well inside the link's output budget.
+    public static let xboxBluetooth = RenderProfile(
+        name: "xbox-bluetooth", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.020)
+
+    /// DualShock 3 (hid-sony sixaxis): the strong motor takes a byte (`/ 256`), the weak motor is only on or
+    /// off (`right_motor_on = right ? 1 : 0`). Over USB the report goes out as a control transfer
+    /// (SET_REPORT), the slowest path of all: 20 ms.
+    public static let dualShock3 = RenderProfile(
+        name: "dualshock3", strongSteps: byteSteps, weakSteps: 1, minimumUpdateInterval: 0.020)
+
+    /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
+    /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick
+    /// cannot be told apart.
+    public static let virtualPad = RenderProfile(
+        name: "virtual", strongSteps: fullRumbleSteps, weakSteps: fullRumbleSteps, minimumUpdateInterval: 0.004)
+
+    /// Every built-in profile, in documentation order.
+    public static let builtIn: [RenderProfile] = [
+        .genericRumble, .xpad, .dualSense, .dualShock4, .xboxBluetooth, .dualShock3, .virtualPad,
+    ]
+
+    /// The built-in profile called `name`, `nil` when there is none.
+    public static func named(_ name: String) -> RenderProfile? {
+        builtIn.first { $0.name == name }
+    }
+}
+
+/// How a transient (an instant in AHAP) is stretched into something a rumble motor can produce.
+///
+/// An eccentric-mass motor needs tens of milliseconds to spin up: a 1-5 ms drive is not felt at all (BRIEF §5).
+/// The pulse is a flat top at the transient's intensity lasting `length`, then a linear ramp down over the
+/// event's `DecayTime` (see `EnvelopeTiming`).
+public struct TransientPulse: Sendable, Hashable {
+    /// The flat top of every transient, in seconds.
+    public var length: Double
+
+    public init(length: Double) {
+        self.length = Swift.max(length, 0)
+    }
+
+    /// 40 ms: long enough for a gamepad's eccentric-mass motor to approach full speed, two update intervals of
+    /// the slowest profile (so the on and off commands are never merged by rate limiting), and shorter than the
+    /// 50 ms minimum spacing of the app's feedback vocabulary so rapid taps stay distinct. Apple's 100 ms
+    /// blurs taps 50 ms apart; Lofelt's 30 ms was tuned for phone actuators, which spin up faster.
+    public static let rumbleMotor = TransientPulse(length: 0.040)
+}

@@ -1,0 +1,154 @@
+// Rendering (issue 5): render time over the corpus, device commands per second of pattern, and the fidelity
+// figure of BRIEF §6 — the RMS error of what the device receives against the pattern's intensity envelope,
+// sampled at 1 kHz, ours against a renderer that updates on a fixed 50 ms tick (gilrs, ff-memless envelopes).
+import AHAP
+import Foundation
+import HapticRendering
+
+let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
+    let corpus = try RenderingCorpus.load()
+    var results: [BenchmarkResult] = []
+
+    // Render time: the whole corpus, pattern -> timeline -> commands, against the tick renderer's pass.
+    let profile = RenderProfile.genericRumble
+    let renderer = PatternRenderer(profile: profile)
+    let planner = DeviceCommandPlanner(profile: profile)
+    let tick = FixedTickRenderer(profile: profile)
+    let iterations = 20
+    let baseline = measure("tick renderer, corpus pass (\(corpus.count) files)", iterations: iterations) {
+        for pattern in corpus { _ = tick.commands(for: renderer.render(pattern)) }
+    }
+    let ours = measure("render + commands, corpus pass (\(corpus.count) files)", iterations: iterations) {
+        for pattern in corpus { _ = planner.commands(for: renderer.render(pattern)) }
+    }
+    let renderOnly = measure("render only, corpus pass", iterations: iterations) {
+        for pattern in corpus { _ = renderer.render(pattern) }
+    }
+    results.append(BenchmarkResult(measurement: baseline))
+    results.append(BenchmarkResult(
+        measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
+        note: "the baseline also renders the timeline it samples"))
+    results.append(BenchmarkResult(measurement: renderOnly))
+
+    let totalSeconds = corpus.reduce(0) { $0 + RenderingCorpus.span(of: renderer.render($1)) }
+    for profile in RenderProfile.builtIn {
+        let figures = FidelityFigures(corpus: corpus, profile: profile)
+        results.append(BenchmarkResult(
+            measurement: Measurement(name: "commands/s of pattern, \(profile.name)", unit: "cmd/s", samples: figures.ourRates),
+            baseline: "50 ms tick", ratio: figures.ourCommands / figures.tickCommands,
+            note: String(format: "corpus: %.1f vs %.1f cmd/s over %.1f s", figures.ourCommands / totalSeconds,
+                         figures.tickCommands / totalSeconds, totalSeconds)))
+        results.append(BenchmarkResult(
+            measurement: Measurement(name: "fidelity RMS per file, \(profile.name)", unit: "rms", samples: figures.ourErrors),
+            baseline: "50 ms tick (pooled RMS)", ratio: figures.pooledOurs / figures.pooledTick,
+            note: String(format: "pooled RMS ours %.4f vs tick %.4f; per-file mean ratio %.3f; target <= 0.333",
+                         figures.pooledOurs, figures.pooledTick, figures.meanFileRatio)))
+    }
+    return results
+}
+
+/// The corpus beside the package, `../shared/ahap`, found from the working directory (the package root).
+enum RenderingCorpus {
+    struct Missing: Error, CustomStringConvertible {
+        let path: String
+        var description: String { "AHAP corpus missing at \(path): run from the package root with shared/ beside it" }
+    }
+
+    static func load() throws -> [HapticPattern] {
+        let root = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+            .deletingLastPathComponent().appendingPathComponent("shared/ahap")
+        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
+            throw Missing(path: root.path)
+        }
+        var urls: [URL] = []
+        for case let url as URL in enumerator where url.pathExtension == "ahap" { urls.append(url) }
+        guard !urls.isEmpty else { throw Missing(path: root.path) }
+        return try urls.sorted { $0.path < $1.path }.map { try HapticPattern(contentsOf: $0) }
+    }
+
+    /// The stretch of time a fidelity comparison covers: the output's end plus a margin for a late final command.
+    static func span(of timeline: MotorTimeline) -> Double {
+        timeline.endTime + FixedTickRenderer.tick
+    }
+}
+
+/// The baseline: every 50 ms, the level the timeline has at that instant (quantised like ours) is sent and
+/// held until the next tick — the granularity of gilrs' effect server and of ff-memless envelopes.
+struct FixedTickRenderer {
+    /// gilrs' `UPDATE_INTERVAL` and ff-memless' `FF_ENVELOPE_INTERVAL`, in seconds.
+    static let tick = 0.050
+    let profile: RenderProfile
+
+    func commands(for timeline: MotorTimeline) -> [RumbleCommand] {
+        let planner = DeviceCommandPlanner(profile: profile)
+        var commands: [RumbleCommand] = []
+        var index = 0
+        while true {
+            let time = Double(index) * Self.tick
+            let levels = planner.quantized(timeline.levels(at: time))
+            commands.append(RumbleCommand(time: time, levels: levels, strongMagnitude: 0, weakMagnitude: 0, holdDuration: Self.tick))
+            if time >= timeline.endTime { break }
+            index += 1
+        }
+        return commands
+    }
+}
+
+/// Per-file and pooled RMS errors of device output (the louder motor) against the intensity envelope.
+struct FidelityFigures {
+    /// BRIEF §6: the comparison samples at 1 kHz.
+    static let sampleRate = 1000.0
+
+    var ourErrors: [Double] = []
+    var tickErrors: [Double] = []
+    var ourRates: [Double] = []
+    var ourCommands = 0.0
+    var tickCommands = 0.0
+    var pooledOurs = 0.0
+    var pooledTick = 0.0
+    var meanFileRatio = 0.0
+
+    init(corpus: [HapticPattern], profile: RenderProfile) {
+        let renderer = PatternRenderer(profile: profile)
+        let planner = DeviceCommandPlanner(profile: profile)
+        let tick = FixedTickRenderer(profile: profile)
+        var ourSquares = 0.0
+        var tickSquares = 0.0
+        var sampleCount = 0
+        var ratios: [Double] = []
+        for pattern in corpus {
+            let timeline = renderer.render(pattern)
+            let envelope = renderer.intensityEnvelope(pattern)
+            guard timeline.endTime > 0 else { continue }
+            let ours = planner.commands(for: timeline)
+            let baseline = tick.commands(for: timeline)
+            let ourOutput = DeviceOutput(commands: ours)
+            let tickOutput = DeviceOutput(commands: baseline)
+            let count = Int((RenderingCorpus.span(of: timeline) * Self.sampleRate).rounded(.up))
+            var fileOurs = 0.0
+            var fileTick = 0.0
+            for index in 0..<count {
+                let time = Double(index) / Self.sampleRate
+                let target = envelope.levels(at: time).strong * profile.gain
+                fileOurs += square(ourOutput.levels(at: time).peak - target)
+                fileTick += square(tickOutput.levels(at: time).peak - target)
+            }
+            ourSquares += fileOurs
+            tickSquares += fileTick
+            sampleCount += count
+            let ourRMS = (fileOurs / Double(count)).squareRoot()
+            let tickRMS = (fileTick / Double(count)).squareRoot()
+            ourErrors.append(ourRMS)
+            tickErrors.append(tickRMS)
+            if tickRMS > 0 { ratios.append(ourRMS / tickRMS) }
+            ourRates.append(Double(ours.count) / timeline.endTime)
+            ourCommands += Double(ours.count)
+            tickCommands += Double(baseline.count)
+        }
+        pooledOurs = (ourSquares / Double(Swift.max(sampleCount, 1))).squareRoot()
+        pooledTick = (tickSquares / Double(Swift.max(sampleCount, 1))).squareRoot()
+        meanFileRatio = ratios.isEmpty ? .nan : ratios.reduce(0, +) / Double(ratios.count)
+    }
+}
+
+private func square(_ x: Double) -> Double { x * x }

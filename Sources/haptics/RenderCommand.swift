@@ -1,0 +1,276 @@
+import AHAP
+import ArgumentParser
+import Foundation
+import HapticRendering
+
+struct RenderCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "render",
+        abstract: "Show what a pattern does to the motors: the timeline and the device commands, without a device.",
+        discussion: """
+            text draws both motor levels in the terminal; csv writes time,strong,weak rows (seconds, 0...1) at \
+            --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
+            intensity and sharpness above the strong/weak output. Profiles: \
+            \(RenderProfile.builtIn.map(\.name).joined(separator: ", ")).
+            """)
+
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg }
+
+    @Argument(help: "The AHAP file to render.")
+    var file: String
+
+    @Option(help: "Output format: text, csv, json or svg.")
+    var format: Format = .text
+
+    @Option(help: "Write to this file instead of standard output.")
+    var output: String?
+
+    @Option(help: "Samples per second for csv (default 1000) and rows per second for text (default 50).")
+    var sampleRate: Double?
+
+    @Option(help: "Device profile that shapes transients and the commands.")
+    var profile: String = RenderProfile.genericRumble.name
+
+    @Option(help: "Motors to use: all, left (strong only) or right (weak only).")
+    var locality: String = HapticLocality.all.rawValue
+
+    func validate() throws {
+        guard RenderProfile.named(profile) != nil else {
+            throw ValidationError("unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
+        }
+        guard HapticLocality(rawValue: locality) != nil else {
+            throw ValidationError("unknown locality '\(locality)'; use all, left or right")
+        }
+        if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
+            throw ValidationError("--sample-rate must be in 0<...100000 Hz")
+        }
+    }
+
+    func run() throws {
+        let pattern: HapticPattern
+        do {
+            pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: file))
+        } catch {
+            throw RenderFailure(message: "\(file): cannot load: \(error)")
+        }
+        guard let profile = RenderProfile.named(profile), let locality = HapticLocality(rawValue: locality) else {
+            throw ValidationError("invalid profile or locality")
+        }
+        let rendering = Rendering(pattern: pattern, profile: profile, locality: locality)
+        let text: String
+        switch format {
+        case .text: text = rendering.terminalText(rowsPerSecond: sampleRate ?? 50)
+        case .csv: text = rendering.csv(sampleRate: sampleRate ?? 1000)
+        case .json: text = try rendering.json(file: file)
+        case .svg: text = rendering.svg(title: URL(fileURLWithPath: file).lastPathComponent)
+        }
+        if let output {
+            do {
+                try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+            } catch {
+                throw RenderFailure(message: "cannot write \(output): \(error.localizedDescription)")
+            }
+        } else {
+            print(text, terminator: "")
+        }
+    }
+}
+
+/// A failure at run time (not a usage error): printed as `Error: ...` without the usage text.
+struct RenderFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// One pattern rendered for one profile, and its presentations.
+struct Rendering {
+    let pattern: HapticPattern
+    let profile: RenderProfile
+    let timeline: MotorTimeline
+    let envelope: MotorTimeline
+    let commands: [RumbleCommand]
+
+    init(pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality) {
+        self.pattern = pattern
+        self.profile = profile
+        let renderer = PatternRenderer(profile: profile, locality: locality)
+        timeline = renderer.render(pattern)
+        envelope = renderer.intensityEnvelope(pattern)
+        commands = DeviceCommandPlanner(profile: profile).commands(for: timeline)
+    }
+
+    /// Plotted and sampled up to here: the output's end, and at least the pattern's length.
+    var span: Double { Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0) }
+
+    func csv(sampleRate: Double) -> String {
+        var text = "time,strong,weak\n"
+        let count = Int((span * sampleRate).rounded(.up)) + 1
+        for index in 0..<count {
+            let time = Double(index) / sampleRate
+            let levels = timeline.levels(at: time)
+            text += "\(decimal(time)),\(decimal(levels.strong)),\(decimal(levels.weak))\n"
+        }
+        return text
+    }
+
+    func terminalText(rowsPerSecond: Double) -> String {
+        let width = 30
+        let bar = { (level: Double) -> String in
+            let filled = Int((level * Double(width)).rounded())
+            return String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
+        }
+        var text = "\(profile.name): \(commands.count) commands over \(decimal(span)) s (ends \(decimal(timeline.endTime)) s)\n"
+        text += "  time s  |strong\(String(repeating: " ", count: width - 6))|weak\n"
+        let count = Int((span * rowsPerSecond).rounded(.up)) + 1
+        for index in 0..<count {
+            let time = Double(index) / rowsPerSecond
+            let levels = timeline.levels(at: time)
+            text += String(format: "%8.3f  |", time) + bar(levels.strong) + "|" + bar(levels.weak) + "|\n"
+        }
+        return text
+    }
+
+    func json(file: String) throws -> String {
+        let segments: [[String: Any]] = timeline.segments.map {
+            [
+                "start": round6($0.start), "end": round6($0.end),
+                "strong": [round6($0.startLevels.strong), round6($0.endLevels.strong)],
+                "weak": [round6($0.startLevels.weak), round6($0.endLevels.weak)],
+            ]
+        }
+        let commandList: [[String: Any]] = commands.map {
+            var entry: [String: Any] = [
+                "time": round6($0.time), "strong": round6($0.levels.strong), "weak": round6($0.levels.weak),
+                "strongMagnitude": Int($0.strongMagnitude), "weakMagnitude": Int($0.weakMagnitude),
+            ]
+            entry["hold"] = $0.holdDuration.map(round6) ?? NSNull()
+            return entry
+        }
+        let program = NativePeriodicProgram(pattern: pattern, profile: profile)
+        let effects: [[String: Any]] = program.effects.map {
+            [
+                "delayMs": Int($0.delayMilliseconds), "lengthMs": Int($0.lengthMilliseconds),
+                "periodMs": Int($0.periodMilliseconds), "magnitude": Int($0.magnitudeUnits),
+                "attackLengthMs": Int($0.attackLengthMilliseconds), "attackLevel": Int($0.attackLevelUnits),
+                "fadeLengthMs": Int($0.fadeLengthMilliseconds), "fadeLevel": Int($0.fadeLevelUnits),
+            ]
+        }
+        let root: [String: Any] = [
+            "file": file, "profile": profile.name, "patternDuration": round6(pattern.duration),
+            "endTime": round6(timeline.endTime), "timeline": segments, "commands": commandList,
+            "nativePeriodic": ["exact": program.isExact, "inexactEvents": program.inexactEvents, "effects": effects],
+        ]
+        let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    // MARK: SVG
+
+    func svg(title: String) -> String {
+        let width = 960.0
+        let left = 60.0
+        let plotWidth = width - left - 20
+        let panelHeight = 160.0
+        let inputTop = 40.0
+        let outputTop = inputTop + panelHeight + 50
+        let height = outputTop + panelHeight + 40
+        let duration = Swift.max(span, 0.001)
+        let x = { (time: Double) in left + plotWidth * time / duration }
+        let y = { (level: Double, top: Double) in top + panelHeight * (1 - level) }
+        var body = ""
+        for (top, label) in [(inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"), (outputTop, "output: strong (red), weak (blue); device commands (steps)")] {
+            body += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
+            body += "<text x=\"\(f(left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
+            for level in [0.0, 0.5, 1.0] {
+                body += "<text x=\"\(f(left - 8))\" y=\"\(f(y(level, top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
+            }
+        }
+        let ticks = niceTicks(duration)
+        for tick in ticks {
+            body += "<text x=\"\(f(x(tick)))\" y=\"\(f(outputTop + panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
+            body += "<line x1=\"\(f(x(tick)))\" y1=\"\(f(inputTop))\" x2=\"\(f(x(tick)))\" y2=\"\(f(outputTop + panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
+        }
+        // Input: the intensity envelope as rendered, and each event's sharpness (with the sharpness control).
+        body += polyline(timeline: envelope, motor: \.strong, color: "#000", x: x, y: { y($0, inputTop) }, width: 1.5)
+        let controls = PatternControls(pattern: pattern)
+        for event in pattern.events where event.isHaptic {
+            let start = event.relativeTime
+            let sharpness = { (time: Double) in y(controls.sharpness(of: event, at: time), inputTop) }
+            if event.type == .hapticTransient {
+                body += "<circle cx=\"\(f(x(start)))\" cy=\"\(f(sharpness(start)))\" r=\"3\" fill=\"#8e44ad\"/>\n"
+            } else {
+                let end = start + event.effectiveDuration
+                let count = 64
+                let coordinates = (0...count).map { index in
+                    let time = start + (end - start) * Double(index) / Double(count)
+                    return "\(f(x(time))),\(f(sharpness(time)))"
+                }
+                body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
+            }
+        }
+        if pattern.parameterCurves.contains(where: { $0.parameterID == .hapticIntensityControl })
+            || pattern.dynamicParameters.contains(where: { $0.parameterID == .hapticIntensityControl }) {
+            let count = 400
+            let coordinates = (0...count).map { index in
+                let time = duration * Double(index) / Double(count)
+                return "\(f(x(time))),\(f(y(controls.value(of: .hapticIntensityControl, at: time), inputTop)))"
+            }
+            body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"/>\n"
+        }
+        // Output: the exact timeline (thin) and the commands the device receives (steps).
+        body += polyline(timeline: timeline, motor: \.strong, color: "#c0392b", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
+        body += polyline(timeline: timeline, motor: \.weak, color: "#2980b9", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
+        body += steps(\.strong, color: "#c0392b", x: x, y: { y($0, outputTop) })
+        body += steps(\.weak, color: "#2980b9", x: x, y: { y($0, outputTop) })
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" font-family="sans-serif">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(f(left))" y="18" font-size="15" font-weight="bold">\(escape(title)) — profile \(profile.name), \(commands.count) commands</text>
+            \(body)</svg>
+
+            """
+    }
+
+    private func polyline(
+        timeline: MotorTimeline, motor: KeyPath<MotorMagnitudes, Double>, color: String, x: (Double) -> Double,
+        y: (Double) -> Double, width: Double, opacity: Double = 1
+    ) -> String {
+        var points: [String] = []
+        for segment in timeline.segments {
+            points.append("\(f(x(segment.start))),\(f(y(segment.startLevels[keyPath: motor])))")
+            points.append("\(f(x(segment.end))),\(f(y(segment.endLevels[keyPath: motor])))")
+        }
+        points.append("\(f(x(timeline.endTime))),\(f(y(0)))")
+        return "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(width)\" stroke-opacity=\"\(opacity)\"/>\n"
+    }
+
+    private func steps(_ motor: KeyPath<MotorMagnitudes, Double>, color: String, x: (Double) -> Double, y: (Double) -> Double) -> String {
+        var points = ["\(f(x(0))),\(f(y(0)))"]
+        var level = 0.0
+        for command in commands {
+            points.append("\(f(x(command.time))),\(f(y(level)))")
+            level = command.levels[keyPath: motor]
+            points.append("\(f(x(command.time))),\(f(y(level)))")
+        }
+        points.append("\(f(x(span))),\(f(y(level)))")
+        return "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
+    }
+
+    private func niceTicks(_ duration: Double) -> [Double] {
+        let steps = [0.01, 0.02, 0.05, 0.1, 0.2, 0.25, 0.5, 1, 2, 5, 10, 20, 30]
+        let step = steps.first { duration / $0 <= 10 } ?? 60
+        return stride(from: 0, through: duration, by: step).map { $0 }
+    }
+}
+
+private func f(_ value: Double) -> String { String(format: "%.1f", value) }
+private func round6(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
+private func decimal(_ value: Double) -> String {
+    var text = String(format: "%.6f", value)
+    while text.hasSuffix("0") { text.removeLast() }
+    if text.hasSuffix(".") { text.removeLast() }
+    return text
+}
+private func escape(_ text: String) -> String {
+    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+}

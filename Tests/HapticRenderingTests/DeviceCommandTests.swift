@@ -1,0 +1,156 @@
+import AHAP
+import HapticRendering
+import Testing
+
+/// From timeline to device updates: quantisation, coalescing, minimum interval, hold times, units, gain.
+@Suite struct DeviceCommandTests {
+    let pulse = TransientPulse.rumbleMotor.length
+
+    func commands(_ pattern: HapticPattern, profile: RenderProfile = Build.profile()) -> [RumbleCommand] {
+        DeviceCommandPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+    }
+
+    @Test func aLoneTransientIsOneOnAndOneOff() throws {
+        let list = commands(Build.pattern([Build.transient(at: 0.1, intensity: 0.8, sharpness: 0.5)]))
+        try #require(list.count == 2)
+        #expect(list.map(\.time) == [0.1, 0.1 + pulse])
+        #expect(list[0].levels == MotorMagnitudes(strong: 204.0 / 255, weak: 204.0 / 255))
+        #expect(list[0].strongMagnitude == 204 * 257 && list[0].weakMagnitude == 204 * 257)
+        #expect(close(list[0].holdDuration ?? -1, pulse))
+        #expect(list[1].levels == .off && list[1].holdDuration == nil)
+        #expect(list[1].strongMagnitude == 0 && list[1].weakMagnitude == 0)
+    }
+
+    @Test func changesBelowTheResolutionAreCoalesced() {
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0.5)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (1, 1)])])
+        let list = commands(ramp, profile: Build.profile(steps: 4))
+        #expect(list.count == 5)
+        for (command, expected) in zip(list, [(0.125, 0.25), (0.375, 0.5), (0.625, 0.75), (0.875, 1.0), (1.0, 0.0)]) {
+            #expect(close(command.time, expected.0, within: 1e-6))
+            #expect(command.levels == MotorMagnitudes(strong: expected.1, weak: expected.1))
+        }
+        let creep = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0.5)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0.5), (1, 0.501)])])
+        #expect(commands(creep).map(\.time) == [0, 1], "0.5 -> 0.501 never leaves 8-bit step 128")
+    }
+
+    @Test func aRateLimitedChangeLandsAtTheDeadlineWithTheLevelThen() {
+        // 0.4 from 0; a light tap adds 0.1 from 15 ms to 55 ms; off at 100 ms. The tap's rise comes 15 ms after
+        // the first command: it is sent at 20 ms with the level the timeline has then.
+        let pattern = Build.pattern([
+            Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5),
+            Build.transient(at: 0.015, intensity: 0.1, sharpness: 0.5),
+        ])
+        let list = commands(pattern, profile: Build.profile(interval: 0.02))
+        #expect(zip(list.map(\.time), [0, 0.02, 0.055, 0.1]).allSatisfy { close($0, $1) } && list.count == 4)
+        #expect(list.map(\.levels.strong) == [0.4, 128.0 / 255, 0.4, 0], "0.5 rounds to step 128")
+        #expect(zip(list.compactMap(\.holdDuration), [0.02, 0.035, 0.045]).allSatisfy { close($0, $1) })
+        #expect(list.last?.holdDuration == nil)
+    }
+
+    @Test func anUpdateThatWouldHoldBackAJumpWaitsForIt() {
+        // 0.4 from 0, 1.0 from 10 ms, 0.6 from 40 ms, off at 50 ms. Sending 0.4 at 0 would hold the rise back to
+        // 20 ms, and sending 0.6 at 40 ms would push the off to 60 ms: both times waiting for the jump costs less.
+        let pattern = Build.pattern([
+            Build.transient(at: 0, intensity: 0.4, sharpness: 0.5),
+            Build.transient(at: 0.01, intensity: 0.6, sharpness: 0.5),
+        ])
+        let list = commands(pattern, profile: Build.profile(interval: 0.02))
+        #expect(list.map(\.time) == [0.01, 0.05])
+        #expect(list.map(\.levels.strong) == [1, 0])
+    }
+
+    @Test func aRateLimitedRampSendsTheLevelAtTheMiddleOfEachHold() throws {
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (1, 1)])])
+        let list = commands(ramp, profile: Build.profile(interval: 0.02))
+        try #require(list.count > 40)
+        for command in list.dropFirst(2).dropLast(2) {
+            #expect(abs(command.levels.strong - (command.time + 0.01)) <= 0.5 / 255 + 1e-9, "at \(command.time)")
+        }
+        for (earlier, later) in zip(list, list.dropFirst()) {
+            #expect(later.time - earlier.time >= 0.02 - 1e-12)
+        }
+    }
+
+    @Test func aBlipShorterThanTheIntervalIsNotSentButTheFinalLevelIs() {
+        // 0 ms: 0.4; 10-15 ms: up to 1; 15 ms on: back to 0.4 until 100 ms.
+        let pattern = Build.pattern(
+            [Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5)],
+            parameters: [
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 1, relativeTime: 0),
+            ])
+        var blip = pattern
+        blip.events.append(Build.continuous(at: 0.01, duration: 0.005, intensity: 0.6, sharpness: 0.5))
+        let list = commands(blip, profile: Build.profile(interval: 0.02))
+        #expect(list.map(\.time) == [0, 0.1])
+        #expect(list.last?.levels == .off)
+    }
+
+    @Test func gainScalesBeforeQuantisation() {
+        let list = commands(
+            Build.pattern([Build.transient(at: 0, intensity: 0.8, sharpness: 0.5)]), profile: Build.profile(gain: 0.5))
+        #expect(list.first?.levels == MotorMagnitudes(strong: 102.0 / 255, weak: 102.0 / 255))
+        #expect(RenderProfile.genericRumble.withGain(3).gain == 1)
+    }
+
+    @Test func dualShock3TurnsItsWeakMotorOnlyOnOrOff() {
+        let quiet = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.5)]), profile: .dualShock3)
+        let loud = commands(Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.5)]), profile: .dualShock3)
+        let lightSharp = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.9)]), profile: .dualShock3)
+        #expect(quiet.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0))
+        #expect(lightSharp.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0), "folded onto the strong motor, not 0.08")
+        #expect(loud.first?.levels == MotorMagnitudes(strong: 0.6, weak: 1))
+        #expect(loud.first?.weakMagnitude == UInt16.max)
+    }
+
+    @Test func anAbsentMotorIsNeverDriven() {
+        var strongOnly = Build.profile()
+        strongOnly.hasWeakMotor = false
+        let list = commands(Build.pattern([Build.transient(at: 0, intensity: 1, sharpness: 1)]), profile: strongOnly)
+        #expect(list.isEmpty, "a fully sharp transient has nothing for the strong motor")
+    }
+
+    @Test func rumbleUnitsLandOnTheDriversStep() {
+        // hid-microsoft divides by 655, xpad (360) and hid-playstation by 256.
+        for step in 0...100 {
+            let level = Double(step) / 100
+            let units = DeviceCommandPlanner(profile: .xboxBluetooth).quantized(MotorMagnitudes(strong: level, weak: 0))
+            let command = DeviceCommandPlanner(profile: .xboxBluetooth).commands(
+                for: MotorTimeline(segments: [.init(start: 0, end: 1, startLevels: units, endLevels: units)]))
+            if step > 0 { #expect(Int(command[0].strongMagnitude) / 655 == step) }
+        }
+        for step in 1...255 {
+            let level = Double(step) / 255
+            let timeline = MotorTimeline(segments: [
+                .init(start: 0, end: 1, startLevels: .init(strong: level, weak: level), endLevels: .init(strong: level, weak: level)),
+            ])
+            let command = DeviceCommandPlanner(profile: .dualSense).commands(for: timeline)[0]
+            #expect(Int(command.strongMagnitude) / 256 == step)
+        }
+    }
+
+    @Test func deviceOutputHoldsEachCommandUntilTheNext() {
+        let list = commands(Build.pattern([Build.transient(at: 0.1, intensity: 0.8, sharpness: 0)]))
+        let output = DeviceOutput(commands: list)
+        #expect(output.levels(at: 0.05) == .off)
+        #expect(output.levels(at: 0.1) == list[0].levels)
+        #expect(output.levels(at: 0.139) == list[0].levels)
+        #expect(output.levels(at: 0.14) == .off)
+    }
+
+    @Test func builtInProfilesCarryTheDriverFacts() {
+        #expect(RenderProfile.builtIn.map(\.name) == ["generic", "xpad", "dualsense", "dualshock4", "xbox-bluetooth", "dualshock3", "virtual"])
+        #expect(RenderProfile.xpad.strongSteps == 255 && RenderProfile.dualSense.weakSteps == 255)
+        #expect(RenderProfile.xboxBluetooth.strongSteps == 100)
+        #expect(RenderProfile.dualShock3.weakSteps == 1 && RenderProfile.dualShock3.strongSteps == 255)
+        #expect(RenderProfile.virtualPad.strongSteps == 65535)
+        #expect(RenderProfile.builtIn.allSatisfy { !$0.supportsNativePeriodic && $0.gain == 1 })
+        #expect(RenderProfile.builtIn.allSatisfy { $0.transientPulse.length >= 2 * $0.minimumUpdateInterval })
+        #expect(RenderProfile.named("nope") == nil)
+    }
+}

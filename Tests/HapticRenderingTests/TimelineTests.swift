@@ -1,0 +1,136 @@
+import AHAP
+import HapticRendering
+import Testing
+
+/// Time operations and mixing on timelines, and the native periodic program.
+@Suite struct TimelineTests {
+    let renderer = PatternRenderer()
+    let pulse = TransientPulse.rumbleMotor.length
+
+    func flat(_ level: Double, from: Double, to: Double) -> MotorTimeline {
+        let levels = MotorMagnitudes(strong: level, weak: 0)
+        var segments: [MotorTimeline.Segment] = []
+        if from > 0 { segments.append(.init(start: 0, end: from, startLevels: .off, endLevels: .off)) }
+        segments.append(.init(start: from, end: to, startLevels: levels, endLevels: levels))
+        return MotorTimeline(segments: segments)
+    }
+
+    @Test func gapsBecomeSilenceAndOverlapsAreCut() {
+        let on = MotorMagnitudes(strong: 1, weak: 0)
+        let timeline = MotorTimeline(segments: [
+            .init(start: 0.1, end: 0.2, startLevels: on, endLevels: on),
+            .init(start: 0.3, end: 0.5, startLevels: on, endLevels: .off),
+            .init(start: 0.4, end: 0.6, startLevels: on, endLevels: on),
+        ])
+        #expect(timeline.segments.first?.start == 0)
+        #expect(timeline.levels(at: 0.05) == .off && timeline.levels(at: 0.25) == .off)
+        #expect(close(timeline.levels(at: 0.4).strong, 0.5), "the earlier segment keeps its span; the later one is cut to start at its end")
+        #expect(timeline.levels(at: 0.55) == on)
+        #expect(zip(timeline.segments, timeline.segments.dropFirst()).allSatisfy { $0.end == $1.start })
+    }
+
+    @Test func playbackRateDividesEveryTime() {
+        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(rate: 2)
+        #expect(timeline.levels(at: 0.049) == .off)
+        #expect(timeline.levels(at: 0.05).strong == 1)
+        #expect(close(timeline.endTime, (0.1 + pulse) / 2))
+    }
+
+    @Test func seekSlicesFromAnOffset() {
+        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).slice(from: 0.12)
+        #expect(timeline.levels(at: 0).strong == 1)
+        #expect(close(timeline.endTime, pulse - 0.02))
+        #expect(timeline.slice(from: 5) == .silent)
+    }
+
+    @Test func shiftingStartsWithSilence() {
+        let timeline = flat(0.5, from: 0, to: 0.1).shifted(by: 0.5)
+        #expect(timeline.levels(at: 0.4) == .off)
+        #expect(timeline.levels(at: 0.55).strong == 0.5)
+        #expect(close(timeline.endTime, 0.6))
+    }
+
+    @Test func loopingRepeatsUpToTheLoopEndAndPlaysTheLastPassWhole() {
+        let once = renderer.render(Build.pattern([Build.transient(at: 0, intensity: 1, sharpness: 0)]))
+        let looped = once.looped(loopEnd: 0.2, repeatCount: 3)
+        for start in [0.0, 0.2, 0.4] {
+            #expect(looped.levels(at: start + 0.01).strong == 1)
+            #expect(looped.levels(at: start + 0.1) == .off)
+        }
+        #expect(close(looped.endTime, 0.4 + pulse))
+        let cut = flat(1, from: 0, to: 0.3).looped(loopEnd: 0.2, repeatCount: 2)
+        #expect(cut.levels(at: 0.25).strong == 1)
+        #expect(close(cut.endTime, 0.5))
+    }
+
+    @Test func mixingSumsAndSaturatesWithABreakpointAtTheCrossing() {
+        let ramp = MotorTimeline(segments: [
+            .init(start: 0, end: 1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0)),
+        ])
+        let mixed = MotorTimeline.mixed([ramp, flat(0.5, from: 0, to: 1)])
+        #expect(close(mixed.levels(at: 0.25).strong, 0.75))
+        #expect(close(mixed.levels(at: 0.75).strong, 1))
+        #expect(mixed.breakpoints.contains { close($0, 0.5) })
+        #expect(mixed.segments.allSatisfy { $0.startLevels.strong <= 1 && $0.endLevels.strong <= 1 })
+        #expect(MotorTimeline.mixed([ramp]) == ramp)
+        #expect(MotorTimeline.mixed([]) == .silent)
+    }
+
+    @Test func mixingPlayersMatchesRenderingTheirEventsTogether() {
+        let a = Build.pattern([Build.continuous(at: 0, duration: 0.5, intensity: 0.3, sharpness: 0.2)])
+        let b = Build.pattern([Build.transient(at: 0.25, intensity: 0.9, sharpness: 0.8)])
+        let together = renderer.render(Build.pattern(a.events + b.events))
+        let mixed = MotorTimeline.mixed([renderer.render(a), renderer.render(b)])
+        for step in 0...60 {
+            let time = Double(step) / 100
+            let x = together.levels(at: time)
+            let y = mixed.levels(at: time)
+            #expect(close(x, y.strong, y.weak, within: 1e-9), "at \(time)")
+        }
+    }
+
+    @Test func aTransientCompilesToOneExactPeriodicEffect() throws {
+        let pattern = Build.pattern([Build.transient(at: 0.1, intensity: 0.8, sharpness: 1, decay: 0.5)])
+        let program = NativePeriodicProgram(pattern: pattern, profile: .genericRumble)
+        #expect(program.isExact)
+        try #require(program.effects.count == 1)
+        let effect = program.effects[0]
+        let decay = 15.0 / 255
+        #expect(effect.delay == 0.1 && effect.delayMilliseconds == 100)
+        #expect(close(effect.length, pulse + decay))
+        #expect(effect.magnitude == 0.8 && effect.attackLength == 0 && close(effect.fadeLength, decay))
+        #expect(effect.fadeLevel == 0)
+        #expect(effect.periodMilliseconds == 5, "sharpness 1 -> 200 Hz")
+        #expect(effect.magnitudeUnits == Int16((0.8 * 0x7fff).rounded()))
+        let envelope = renderer.intensityEnvelope(pattern)
+        for step in 0...20 {
+            let time = 0.09 + Double(step) * 0.005
+            #expect(close(program.level(at: time), envelope.levels(at: time).strong, within: 1e-9), "at \(time)")
+        }
+    }
+
+    @Test func attackAndReleaseBecomeTheKernelEnvelope() throws {
+        let event = Build.continuous(
+            at: 0, duration: 2, intensity: 0.5, sharpness: 0, extra: [(.attackTime, 1), (.releaseTime, 1)])
+        let program = NativePeriodicProgram(pattern: Build.pattern([event]), profile: .genericRumble)
+        try #require(program.effects.count == 1)
+        let effect = program.effects[0]
+        #expect(close(effect.attackLength, 1) && effect.attackLevel == 0)
+        #expect(close(effect.fadeLength, 1) && effect.fadeLevel == 0)
+        #expect(close(effect.length, 3) && effect.magnitude == 0.5)
+        #expect(effect.periodMilliseconds == 25, "sharpness 0 -> 40 Hz")
+        #expect(close(NativePeriodicProgram.frequency(sharpness: 0.5), 40 * 5.0.squareRoot(), within: 1e-9))
+    }
+
+    @Test func eventsUnderChangingControlsAreNotCompiled() {
+        let pattern = Build.pattern(
+            [
+                Build.transient(at: 0, intensity: 1, sharpness: 0.5),
+                Build.continuous(at: 0.5, duration: 1, intensity: 1, sharpness: 0.5),
+            ],
+            curves: [Build.curve(.hapticIntensityControl, at: 0.5, [(0, 1), (1, 0)])])
+        let program = NativePeriodicProgram(pattern: pattern, profile: .genericRumble)
+        #expect(program.inexactEvents == [1])
+        #expect(program.effects.count == 1)
+    }
+}
