@@ -1,5 +1,6 @@
 // The engine's state and its one playback pass. Everything mutable sits in one Mutex; device I/O and
 // handlers run outside it, so a handler may call back into the engine from the thread it is called on.
+import HapticRendering
 import LinuxInput
 import Logging
 import Synchronization
@@ -38,7 +39,7 @@ final class EngineCore: Sendable {
         /// Bumped on every reset: players made before it are invalid.
         var resetGeneration = 0
         var scheduler = PlaybackScheduler()
-        var lastWritten = MotorMix.off
+        var lastWritten = MotorMagnitudes.off
         var lastWriteTime = -Double.infinity
         /// The change point the last pass asked to be woken for: the deadline a write at it was meant for.
         var plannedDeadline: Double?
@@ -280,8 +281,8 @@ final class EngineCore: Sendable {
 
     private enum Write {
         case none
-        case apply(MotorMix, deadline: Double)
-        case keepAlive(MotorMix, deadline: Double)
+        case apply(MotorMagnitudes, deadline: Double)
+        case keepAlive(MotorMagnitudes, deadline: Double)
     }
 
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {

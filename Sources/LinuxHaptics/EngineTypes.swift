@@ -1,4 +1,5 @@
 // The engine's public vocabulary: how it is created, why it stops, what fails.
+public import HapticRendering
 public import LinuxInput
 
 /// Why an engine's output stopped without `stop()` being called (Core Haptics' `StoppedReason`).
@@ -83,7 +84,7 @@ public struct PlaybackSample: Sendable, Hashable {
     public var deadline: Double
     /// The engine time just before the primitive was sent.
     public var sent: Double
-    public var mix: MotorMix
+    public var mix: MotorMagnitudes
     public var kind: Kind
 }
 
@@ -101,8 +102,9 @@ public struct HapticEngineOptions: Sendable {
     public var rampStep = PlaybackScheduler.defaultRampStep
     /// Where hot-plug events come from.
     public var monitorSource: DeviceMonitor.Source = .automatic
-    /// Pattern -> timeline (the renderer).
-    public var timelineBuilder: PatternTimelineBuilder = { InterimPatternTimeline.timeline(for: $0) }
+    /// How patterns are rendered for the device: transient pulse length, motors (the renderer's profiles).
+    /// Its gain and step count are not used here: `gain` above applies, and levels go out at 16 bits.
+    public var renderProfile = RenderProfile.genericRumble
     /// Called on the playback thread after each primitive: for measurements, keep it cheap.
     public var playbackObserver: (@Sendable (PlaybackSample) -> Void)?
 

@@ -1,6 +1,7 @@
 // The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id) and
 // played; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
 // descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
+import HapticRendering
 public import LinuxInput
 import Logging
 import Synchronization
@@ -49,7 +50,7 @@ final class EvdevOutput: MotorOutput {
             effectSlots: device.forceFeedback.maxEffects, isVirtual: false)
     }
 
-    private static func rumble(_ mix: MotorMix) -> ForceFeedbackEffect {
+    private static func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
         .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: OutputTiming.replayLengthMilliseconds)
     }
 
@@ -57,13 +58,13 @@ final class EvdevOutput: MotorOutput {
         try setMix(.off, explicitly: true)
     }
 
-    func apply(_ levels: MotorMix) throws(OutputFailure) {
+    func apply(_ levels: MotorMagnitudes) throws(OutputFailure) {
         try setMix(levels, explicitly: false)
     }
 
     /// Off is a stop (one write) unless `explicitly`: then a zero rumble is uploaded and played, so the
     /// driver sends the device a motors-off report even though nothing of ours was playing on it.
-    private func setMix(_ levels: MotorMix, explicitly: Bool) throws(OutputFailure) {
+    private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
         try mix.withLock { (slot) throws(OutputFailure) in
             let now = clock.now
             if levels.isOff && !explicitly {
@@ -135,7 +136,7 @@ final class EvdevOutput: MotorOutput {
         prepared.withLock { $0.slots.removeAll() }
     }
 
-    func currentLevels() -> MotorMix? { nil }
+    func currentLevels() -> MotorMagnitudes? { nil }
 
     /// Uploads into a new slot; on `ENOSPC` evicts the least recently used prepared pulse and retries.
     private func upload(_ effect: ForceFeedbackEffect) throws(OutputFailure) -> UploadedEffect {

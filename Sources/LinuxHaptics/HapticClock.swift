@@ -1,6 +1,6 @@
 // The one clock of all haptic timing: CLOCK_MONOTONIC in seconds, like Core Haptics' CACurrentMediaTime().
 // Injectable, so the scheduler and the players' state machines run under a manual clock in unit tests.
-public import LinuxInput
+import LinuxInput
 import Synchronization
 
 /// A source of "now" in seconds on the monotonic time line the engine schedules on.

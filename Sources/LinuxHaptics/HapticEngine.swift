@@ -2,6 +2,7 @@
 // (the output stopped without stop(): unplug, device error, idle timeout, destroyed) and a reset handler (the
 // output was rebuilt: players must be recreated, patterns survive).
 public import AHAP
+public import HapticRendering
 import LinuxInput
 public import Logging
 
@@ -43,7 +44,7 @@ public final class HapticEngine: Sendable {
     public var isRunning: Bool { core.state.withLock { $0.phase == .running } }
 
     /// What the motors do now: the virtual output's model, or the last mix sent to a device.
-    public var outputLevels: MotorMix {
+    public var outputLevels: MotorMagnitudes {
         let (output, written) = core.state.withLock { ($0.output, $0.lastWritten) }
         return output?.currentLevels() ?? written
     }
@@ -72,21 +73,27 @@ public final class HapticEngine: Sendable {
         core.wake()
     }
 
-    /// A player for `pattern`, through the engine's renderer.
+    /// A player for `pattern`, rendered by the engine's renderer (its profile and locality).
     public func makePlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any HapticPatternPlayer {
-        try makeAdvancedPlayer(timeline: core.options.timelineBuilder(pattern))
+        try makeAdvancedPlayer(with: pattern)
     }
 
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
-        try makeAdvancedPlayer(timeline: core.options.timelineBuilder(pattern))
+        let renderer = PatternRenderer(profile: core.options.renderProfile, locality: core.options.locality)
+        return try add(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
     }
 
-    /// A player for a timeline built elsewhere (a rendered pattern, or one made by hand).
-    public func makeAdvancedPlayer(timeline: any PlayerTimelineSource) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
+    /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
+    /// have no pattern to act on and are ignored.
+    public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
+        try add(PlayerState(timeline: timeline))
+    }
+
+    private func add(_ player: PlayerState) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
         let (id, generation) = try core.state.withLock { (state) throws(HapticEngineError) -> (Int, Int) in
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
-            return (state.scheduler.add(PlayerState(timeline: timeline)), state.resetGeneration)
+            return (state.scheduler.add(player), state.resetGeneration)
         }
-        return PatternPlayer(core: core, id: id, generation: generation, timeline: timeline)
+        return PatternPlayer(core: core, id: id, generation: generation)
     }
 }

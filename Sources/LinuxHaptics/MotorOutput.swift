@@ -2,6 +2,7 @@
 // prepared pulses that start with a single write, and a source that (re)opens the output and says when its
 // device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output and a
 // recording output (VirtualOutput.swift).
+import HapticRendering
 public import LinuxInput
 import Logging
 
@@ -57,7 +58,7 @@ public struct OutputCapabilities: Sendable, Hashable {
 
 /// A pulse uploaded ahead so that starting it is one `write()`: both motors at `mix` for `duration`.
 struct PreparedPulse: Sendable, Hashable {
-    var mix: MotorMix
+    var mix: MotorMagnitudes
     var duration: Double
 }
 
@@ -69,7 +70,7 @@ protocol MotorOutput: AnyObject, Sendable {
     func sendNeutral() throws(OutputFailure)
     /// The device primitive: both motors at `mix` from now until the next call, and at most
     /// `OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds` if no call comes (self-expiry).
-    func apply(_ mix: MotorMix) throws(OutputFailure)
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
     /// Restarts the self-expiry window of a steady non-zero mix.
     func keepAlive() throws(OutputFailure)
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
@@ -78,7 +79,7 @@ protocol MotorOutput: AnyObject, Sendable {
     /// Releases the device and every slot. Idempotent.
     func close()
     /// What the motors do now, for outputs that can tell (the virtual output); nil for devices.
-    func currentLevels() -> MotorMix?
+    func currentLevels() -> MotorMagnitudes?
 }
 
 /// The self-expiry design (docs/engine.md): every non-zero output is a timed effect of one fixed length,

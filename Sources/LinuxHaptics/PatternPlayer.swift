@@ -41,13 +41,11 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
     private let core: EngineCore
     private let id: Int
     private let generation: Int
-    private let timeline: any PlayerTimelineSource
 
-    init(core: EngineCore, id: Int, generation: Int, timeline: any PlayerTimelineSource) {
+    init(core: EngineCore, id: Int, generation: Int) {
         self.core = core
         self.id = id
         self.generation = generation
-        self.timeline = timeline
     }
 
     deinit {
@@ -129,30 +127,22 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
     }
 
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError) {
-        try update { player, now in
-            let base = effectiveTime(time, now: now)
-            for parameter in parameters where parameter.parameterID == .hapticIntensityControl {
-                let at = base + max(parameter.relativeTime, 0)
-                player.intensity.add(start: at, points: [(at, parameter.clampedValue)])
-            }
-        }
+        try update { player, now in player.send(parameters, at: effectiveTime(time, now: now)) }
     }
 
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError) {
-        guard curve.parameterID == .hapticIntensityControl else { return }
-        try update { player, now in
-            let start = effectiveTime(time, now: now) + max(curve.relativeTime, 0)
-            player.intensity.add(start: start, points: curve.controlPoints.map { (start + $0.relativeTime, $0.value) })
-        }
+        try update { player, now in player.schedule(curve, at: effectiveTime(time, now: now)) }
     }
 
     @discardableResult
     func prepare() throws(HapticEngineError) -> Bool {
         try core.ensureRunning()
-        guard let first = timeline.segment(at: 0), first.isConstant, !first.from.isOff,
-            timeline.segment(at: first.end) == nil
+        let timeline = try update(wake: false) { player, _ in player.timeline }
+        guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff,
+            timeline.segments.count == 1
         else { return false }
-        let pulse = PreparedPulse(mix: core.options.locality.apply(first.from).scaled(by: core.options.gain), duration: first.end)
+        let levels = core.options.locality.apply(first.startLevels).scaled(by: core.options.gain)
+        let pulse = PreparedPulse(mix: levels, duration: first.end)
         guard let (output, generation) = core.state.withLock({ state in state.output.map { ($0, state.outputGeneration) } }) else {
             return false
         }

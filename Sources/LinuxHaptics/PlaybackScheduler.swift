@@ -1,5 +1,6 @@
 // The players of one engine, advanced together: due commands applied, the mix at "now", and the next engine
 // time anything changes. Pure (no clock, no I/O), so it is unit-tested with plain numbers.
+import HapticRendering
 
 struct PlaybackScheduler: Sendable {
     /// The mix is re-sampled this often along a ramp (a linear segment or an intensity curve): 50 updates a
@@ -14,7 +15,7 @@ struct PlaybackScheduler: Sendable {
     private var nextID = 0
 
     struct Step: Sendable {
-        var mix: MotorMix
+        var mix: MotorMagnitudes
         /// Engine time of the next change point; nil when nothing is scheduled.
         var nextChange: Double?
         var events: [(player: Int, event: PlayerEvent)]
@@ -32,7 +33,7 @@ struct PlaybackScheduler: Sendable {
     /// Applies everything due at `now` and returns the mix and the next change point.
     mutating func advance(to now: Double) -> Step {
         var events: [(Int, PlayerEvent)] = []
-        var parts: [MotorMix] = []
+        var parts: [MotorMagnitudes] = []
         var next: Double?
         for id in players.keys.sorted() {
             guard var player = players[id] else { continue }
@@ -44,7 +45,7 @@ struct PlaybackScheduler: Sendable {
                 next = min(next ?? wake, wake)
             }
         }
-        return Step(mix: MotorMix.mixed(parts), nextChange: next, events: events, isActive: isActive)
+        return Step(mix: MotorMagnitudes.summed(parts), nextChange: next, events: events, isActive: isActive)
     }
 
     /// Drops released players that have nothing left to play; returns their ids.

@@ -1,6 +1,8 @@
 // A player's state machine, pure: commands queued at engine times, the pattern offset as a function of
-// engine time (rate, pause, seek, loop), intensity control, and the next time its output changes. No clock
+// engine time (rate, pause, seek, loop), run-time controls, and the next time its output changes. No clock
 // and no I/O: the scheduler advances it to "now" and asks it for levels and its next change point.
+import AHAP
+import HapticRendering
 
 /// Where a player is in its life.
 public enum PlayerPhase: String, Sendable, Hashable {
@@ -26,51 +28,6 @@ enum PlayerCommand: Sendable, Hashable {
     case start, stop, pause, resume
 }
 
-/// Intensity control (`hapticIntensityControl`) over engine time: a multiplier, 1 by default, set by
-/// `sendParameters` (a step) or by `scheduleParameterCurve` (linear between control points). The latest
-/// one that has begun wins, as in Core Haptics.
-struct IntensityControl: Sendable {
-    struct Entry: Sendable {
-        var start: Double
-        /// Control points in engine time; one point is a step.
-        var points: [(time: Double, value: Double)]
-    }
-
-    var entries: [Entry] = []
-
-    mutating func add(start: Double, points: [(time: Double, value: Double)]) {
-        guard !points.isEmpty else { return }
-        entries.append(Entry(start: start, points: points.sorted { $0.time < $1.time }))
-        entries.sort { $0.start < $1.start }
-    }
-
-    private func active(at time: Double) -> Entry? { entries.last { $0.start <= time } }
-
-    func value(at time: Double) -> Double {
-        guard let entry = active(at: time), let first = entry.points.first, let last = entry.points.last else { return 1 }
-        if time <= first.time { return first.value }
-        if time >= last.time { return last.value }
-        for (earlier, later) in zip(entry.points, entry.points.dropFirst()) where time <= later.time {
-            let span = later.time - earlier.time
-            return span > 0 ? earlier.value + (later.value - earlier.value) * (time - earlier.time) / span : later.value
-        }
-        return last.value
-    }
-
-    /// The next time after `time` where the control changes, and whether it moves (ramps) until then.
-    func nextChange(after time: Double) -> (time: Double, ramping: Bool)? {
-        let starts = entries.map(\.start).filter { $0 > time }
-        let points = active(at: time)?.points ?? []
-        let nextPoint = points.first { $0.time > time }
-        var ramping = false
-        if let nextPoint, let previous = points.last(where: { $0.time <= time }) {
-            ramping = previous.value != nextPoint.value
-        }
-        let candidates = starts + (nextPoint.map { [$0.time] } ?? [])
-        return candidates.min().map { ($0, ramping) }
-    }
-}
-
 struct PlayerState: Sendable {
     /// A guard against floating-point rounding at breakpoints: a wake-up computed for a boundary may land
     /// a hair before it. 100 ns is far below any motor's time scale.
@@ -78,7 +35,12 @@ struct PlayerState: Sendable {
     /// The slowest playback rate accepted; 0 or below would freeze or reverse time.
     static let minimumRate = 0.01
 
-    let timeline: any PlayerTimelineSource
+    /// What the player plays; rendered again when run-time controls arrive.
+    private(set) var timeline: MotorTimeline
+    /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
+    let source: PatternSource?
+    /// Parameters and curves sent while it runs, in pattern time (the renderer's form).
+    private var controls = RuntimeControls.none
     private(set) var phase: PlayerPhase = .idle
     /// While playing: offset(t) = anchorOffset + (t - anchorTime) * rate, before looping.
     private var anchorTime = 0.0
@@ -91,19 +53,40 @@ struct PlayerState: Sendable {
     /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
     var loopEnd = 0.0
     private var pending: [(time: Double, command: PlayerCommand)] = []
-    var intensity = IntensityControl()
     /// Its handle was released: it plays to its end (Core Haptics' fire-and-forget idiom,
     /// `try engine.makePlayer(with: pattern).start(atTime: 0)`), then the scheduler drops it.
     var isOrphaned = false
 
-    init(timeline: any PlayerTimelineSource) { self.timeline = timeline }
+    init(timeline: MotorTimeline) {
+        self.timeline = timeline
+        source = nil
+    }
+
+    init(source: PatternSource) {
+        self.source = source
+        timeline = source.render(.none)
+    }
+
+    /// Run-time parameters from engine time `time` on: converted to pattern time and rendered in (a player
+    /// without a pattern has nothing to apply them to).
+    mutating func send(_ parameters: [HapticDynamicParameter], at time: Double) {
+        guard let source else { return }
+        controls.send(parameters, atPatternTime: offset(at: time))
+        timeline = source.render(controls)
+    }
+
+    mutating func schedule(_ curve: HapticParameterCurve, at time: Double) {
+        guard let source else { return }
+        controls.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+        timeline = source.render(controls)
+    }
 
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
     var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
 
     var loopLength: Double? {
         guard loopEnabled else { return nil }
-        let length = loopEnd > 0 ? loopEnd : timeline.duration
+        let length = loopEnd > 0 ? loopEnd : timeline.endTime
         return length > 0 ? length : nil
     }
 
@@ -167,7 +150,7 @@ struct PlayerState: Sendable {
     /// When a non-looping playing player reaches the end of its pattern.
     private var naturalEnd: Double? {
         guard phase == .playing, loopLength == nil else { return nil }
-        return anchorTime + (timeline.duration - anchorOffset) / rate
+        return anchorTime + (timeline.endTime - anchorOffset) / rate
     }
 
     /// Applies every command and end that falls at or before `now`, in time order; returns what happened.
@@ -214,11 +197,9 @@ struct PlayerState: Sendable {
     // MARK: Output
 
     /// The motor levels at `now` (after `advance(to: now)`).
-    func levels(at now: Double) -> MotorMix {
+    func levels(at now: Double) -> MotorMagnitudes {
         guard phase == .playing else { return .off }
-        let offset = self.offset(at: now) + Self.epsilon
-        guard let segment = timeline.segment(at: offset) else { return .off }
-        return segment.levels(at: offset).scaled(by: intensity.value(at: now))
+        return timeline.levels(at: offset(at: now) + Self.epsilon).clamped()
     }
 
     /// The next engine time after `now` when this player's output or state changes, and whether the output
@@ -241,11 +222,10 @@ struct PlayerState: Sendable {
             boundary = segment.end
             ramping = !segment.isConstant
         } else {
-            boundary = loopLength ?? timeline.duration
+            boundary = loopLength ?? timeline.endTime
         }
         if let loop = loopLength { boundary = min(boundary, loop) }
         consider((now + max(boundary - offset + Self.epsilon, Self.epsilon) / rate, ramping))
-        consider(intensity.nextChange(after: now))
         return best
     }
 }

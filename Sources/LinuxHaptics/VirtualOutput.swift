@@ -2,6 +2,7 @@
 // same self-expiry and pulse summing as a device, so the CLI can show what a pad would do where there is
 // none (`make demo`). The recording output logs every primitive with its clock time for tests and the
 // scheduler's own timing benchmark, and can pretend to be unplugged and plugged back.
+public import HapticRendering
 import LinuxInput
 import Logging
 import Synchronization
@@ -10,10 +11,10 @@ import Synchronization
 public final class VirtualOutput: Sendable {
     private struct State {
         var clock: (any HapticClock)?
-        var held = MotorMix.off
+        var held = MotorMagnitudes.off
         var heldUntil = -Double.infinity
         var pulses: [Int: PreparedPulse] = [:]
-        var running: [(end: Double, mix: MotorMix)] = []
+        var running: [(end: Double, mix: MotorMagnitudes)] = []
         var nextPulse = 0
     }
 
@@ -22,17 +23,17 @@ public final class VirtualOutput: Sendable {
     public init() {}
 
     /// The motors now: the held mix until it expires, plus triggered pulses still running (summed).
-    public func levels() -> MotorMix {
+    public func levels() -> MotorMagnitudes {
         state.withLock { state in
             guard let now = state.clock?.now else { return .off }
             let held = now < state.heldUntil ? state.held : .off
-            return MotorMix.mixed([held] + state.running.filter { $0.end > now }.map(\.mix))
+            return MotorMagnitudes.summed([held] + state.running.filter { $0.end > now }.map(\.mix))
         }
     }
 
     fileprivate func attach(_ clock: any HapticClock) { state.withLock { $0.clock = clock } }
 
-    fileprivate func hold(_ mix: MotorMix) {
+    fileprivate func hold(_ mix: MotorMagnitudes) {
         state.withLock { state in
             let now = state.clock?.now ?? 0
             state.held = mix
@@ -94,13 +95,13 @@ private final class VirtualMotorOutput: MotorOutput {
 
     var capabilities: OutputCapabilities { OutputCapabilities(name: "virtual output", isVirtual: true) }
     func sendNeutral() { model.hold(.off) }
-    func apply(_ mix: MotorMix) { model.hold(mix) }
+    func apply(_ mix: MotorMagnitudes) { model.hold(mix) }
     func keepAlive() { model.renew() }
     func prepare(_ pulse: PreparedPulse) -> Int { model.prepare(pulse) }
     func trigger(prepared id: Int) throws(OutputFailure) { try model.trigger(id) }
     func release(prepared id: Int) { model.release(id) }
     func close() { model.reset() }
-    func currentLevels() -> MotorMix? { model.levels() }
+    func currentLevels() -> MotorMagnitudes? { model.levels() }
 }
 
 // MARK: - Recording
@@ -112,7 +113,7 @@ public final class RecordingOutput: Sendable {
         public enum Action: Sendable, Hashable {
             case open
             case neutral
-            case apply(MotorMix)
+            case apply(MotorMagnitudes)
             case keepAlive
             case prepare(id: Int)
             case trigger(id: Int)
@@ -146,7 +147,7 @@ public final class RecordingOutput: Sendable {
     public func records() -> [Record] { state.withLock { $0.records } }
 
     /// The mixes applied, in order, with their times (neutral counts as off).
-    public func appliedMixes() -> [(time: Double, mix: MotorMix)] {
+    public func appliedMixes() -> [(time: Double, mix: MotorMagnitudes)] {
         records().compactMap { record in
             switch record.action {
             case .apply(let mix): (record.time, mix)
@@ -271,7 +272,7 @@ private final class RecordingMotorOutput: MotorOutput {
     }
 
     func sendNeutral() throws(OutputFailure) { try record(.neutral) }
-    func apply(_ mix: MotorMix) throws(OutputFailure) { try record(.apply(mix)) }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try record(.apply(mix)) }
     func keepAlive() throws(OutputFailure) { try record(.keepAlive) }
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
         let id = recorder.nextPreparedID()
@@ -285,5 +286,5 @@ private final class RecordingMotorOutput: MotorOutput {
     func close() {
         if !closed.exchange(true, ordering: .acquiringAndReleasing) { recorder.note(.close) }
     }
-    func currentLevels() -> MotorMix? { nil }
+    func currentLevels() -> MotorMagnitudes? { nil }
 }

@@ -3,6 +3,7 @@
 // uploads or hold a single effect.
 import AHAP
 import Foundation
+import HapticRendering
 import Glibc
 import LinuxHaptics
 import LinuxInput
@@ -82,8 +83,9 @@ enum EngineSuite {
         return engine
     }
 
-    static func steady(_ strong: Double, _ weak: Double, seconds: Double) -> SegmentTimeline {
-        SegmentTimeline(segments: [TimelineSegment(start: 0, end: seconds, holding: MotorMix(strong: strong, weak: weak))])
+    static func steady(_ strong: Double, _ weak: Double, seconds: Double) -> MotorTimeline {
+        let levels = MotorMagnitudes(strong: strong, weak: weak)
+        return MotorTimeline(segments: [MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)])
     }
 
     static func isNonZeroUpload(_ record: PadRecord) -> Bool {
@@ -323,8 +325,9 @@ enum EngineSuite {
         defer { pad.destroy() }
         let engine = try engine(for: pad)
         let events = Events(engine)
-        let ramp = SegmentTimeline(segments: [
-            TimelineSegment(start: 0, end: 0.2, from: MotorMix(strong: 0.2, weak: 0.2), to: MotorMix(strong: 1, weak: 1))
+        let ramp = MotorTimeline(segments: [
+            MotorTimeline.Segment(
+                start: 0, end: 0.2, startLevels: MotorMagnitudes(strong: 0.2, weak: 0.2), endLevels: MotorMagnitudes(strong: 1, weak: 1))
         ])
         let player = try engine.makeAdvancedPlayer(timeline: ramp)
         try player.start(atTime: 0)

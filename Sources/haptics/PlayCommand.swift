@@ -2,6 +2,7 @@ import AHAP
 import ArgumentParser
 import Dispatch
 import Foundation
+import HapticRendering
 import LinuxHaptics
 import LinuxInput
 import Logging
@@ -144,7 +145,7 @@ struct PlayReport: Sendable {
         if json { event("note", ["message": text]) } else { printError("haptics play: \(text)") }
     }
 
-    func draw(position: Double, length: Double?, levels: MotorMix) {
+    func draw(position: Double, length: Double?, levels: MotorMagnitudes) {
         guard live else { return }
         let progress = length.map { String(format: "%6.2f / %.2f s", position, $0) } ?? String(format: "%6.2f s (looping)", position)
         print("\r\u{1b}[K\(progress)  " + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")

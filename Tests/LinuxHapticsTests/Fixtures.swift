@@ -1,6 +1,8 @@
 // Shared fixtures: an engine on a manual clock and a recording output, and timelines built by hand.
+import HapticRendering
 import LinuxHaptics
 import Logging
+import AHAP
 import Synchronization
 
 func quietLogger() -> Logger {
@@ -35,24 +37,35 @@ struct Change: Equatable, CustomStringConvertible {
     let strong: Int
     let weak: Int
 
-    init(at time: Double, _ mix: MotorMix) {
+    init(at time: Double, _ mix: MotorMagnitudes) {
         self.time = Int((time * 1e6).rounded())
         strong = Int((mix.strong * 1000).rounded())
         weak = Int((mix.weak * 1000).rounded())
     }
 
     init(at time: Double, strong: Double, weak: Double) {
-        self.init(at: time, MotorMix(strong: strong, weak: weak))
+        self.init(at: time, MotorMagnitudes(strong: strong, weak: weak))
     }
 
     var description: String { "\(time)us:\(strong)/\(weak)" }
 }
 
-func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Double) -> TimelineSegment {
-    TimelineSegment(start: start, end: end, holding: MotorMix(strong: strong, weak: weak))
+func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Double) -> MotorTimeline.Segment {
+    let levels = MotorMagnitudes(strong: strong, weak: weak)
+    return MotorTimeline.Segment(start: start, end: end, startLevels: levels, endLevels: levels)
 }
 
-func timeline(_ segments: TimelineSegment...) -> SegmentTimeline { SegmentTimeline(segments: segments) }
+func timeline(_ segments: MotorTimeline.Segment...) -> MotorTimeline { MotorTimeline(segments: segments) }
+
+/// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
+func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
+    HapticPattern(events: [
+        HapticEvent(type: .hapticContinuous, parameters: [
+            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+            HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+        ], relativeTime: 0, duration: seconds)
+    ], parameters: [])
+}
 
 /// Collects values handed to handlers on any thread.
 final class Inbox<Value: Sendable>: Sendable {

@@ -1,5 +1,6 @@
 // The engine's lifecycle under a manual clock: stopped and reset handlers, recovery, idle shutdown,
 // prepared pulses and slot limits, notifyWhenPlayersFinished.
+import HapticRendering
 import LinuxHaptics
 import Testing
 
@@ -76,7 +77,7 @@ import Testing
         #expect(rig.actions().last == .close)
         try player.start(atTime: 0)
         #expect(rig.engine.isRunning)
-        #expect(Array(rig.actions().suffix(2)) == [.open, .apply(MotorMix(strong: 1, weak: 0))])
+        #expect(Array(rig.actions().suffix(2)) == [.open, .apply(MotorMagnitudes(strong: 1, weak: 0))])
     }
 
     @Test func preparedPulseStartsWithOneTrigger() throws {

@@ -1,5 +1,6 @@
 // The real playback thread on the monotonic clock: the order of what it sends, never how fast (timing
 // belongs to `make bench`).
+import HapticRendering
 import LinuxHaptics
 import Testing
 
@@ -28,9 +29,9 @@ import Testing
         #expect(outcome == true)
         let mixes = recorder.appliedMixes().map(\.mix)
         // A late wake-up (a loaded machine) may merge changes; what was sent is still in order and ends off.
-        #expect(mixes.first == MotorMix(strong: 1, weak: 0))
+        #expect(mixes.first == MotorMagnitudes(strong: 1, weak: 0))
         #expect(mixes.last == .off)
-        #expect(mixes.allSatisfy { [MotorMix(strong: 1, weak: 0), MotorMix(strong: 0, weak: 1), .off].contains($0) })
+        #expect(mixes.allSatisfy { [MotorMagnitudes(strong: 1, weak: 0), MotorMagnitudes(strong: 0, weak: 1), .off].contains($0) })
         let times = recorder.appliedMixes().map(\.time)
         #expect(times == times.sorted())
         engine.stop()

@@ -1,5 +1,6 @@
 // Players under a manual clock and a recording output: what reaches the output, and when.
 import AHAP
+import HapticRendering
 import LinuxHaptics
 import Testing
 
@@ -33,7 +34,7 @@ import Testing
 
     @Test func rampsAreSampledAtTheRampStep() throws {
         let rig = try Rig()
-        let ramp = TimelineSegment(start: 0, end: 0.1, from: .off, to: MotorMix(strong: 1, weak: 0))
+        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
@@ -118,29 +119,46 @@ import Testing
             ])
     }
 
-    @Test func intensityControlScalesFromItsTime() throws {
+    @Test func intensityControlSentLaterScalesFromItsTime() throws {
         let rig = try Rig()
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.4, to: 1)))
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 1))
         try player.start(atTime: 0)
+        rig.clock.advance(by: 0.2)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0.2)], atTime: 0)
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
         rig.clock.advance(by: 2)
-        #expect(
-            rig.applied() == [
-                Change(at: 0, strong: 0.8, weak: 0.4), Change(at: 0.2, strong: 0.4, weak: 0.2), Change(at: 1, .off),
-            ])
+        let changes = rig.recorder.appliedMixes()
+        let before = try #require(changes.first { $0.time == 10 }).mix
+        let after = try #require(changes.first { $0.time == 10.2 }).mix
+        #expect(before.strong > 0 && abs(after.strong - before.strong / 2) < 1e-9)
+        #expect(abs(after.weak - before.weak / 2) < 1e-9)
+        #expect(changes.last.map { $0.time == 11 && $0.mix.isOff } == true)
     }
 
-    @Test func parameterCurveRampsTheIntensity() throws {
+    @Test func parameterCurveIsRenderedIntoThePlayersTimeline() throws {
         let rig = try Rig()
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 1)))
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
         let curve = HapticParameterCurve(
             parameterID: .hapticIntensityControl,
             controlPoints: [.init(relativeTime: 0, value: 1), .init(relativeTime: 0.04, value: 0)], relativeTime: 0)
         try player.start(atTime: 0)
         try player.scheduleParameterCurve(curve, atTime: 0)
         rig.clock.advance(by: 2)
-        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 0), Change(at: 0.02, strong: 0.5, weak: 0), Change(at: 0.04, .off)])
+        let changes = rig.recorder.appliedMixes()
+        let start = try #require(changes.first).mix
+        let middle = try #require(changes.first { $0.time == 10.02 }).mix
+        #expect(abs(middle.strong - start.strong / 2) < 1e-4)  // levels are read 100 ns past the point (PlayerState.epsilon)
+        #expect(changes.contains { $0.time == 10.04 && $0.mix.isOff })
+    }
+
+    @Test func sendParametersToATimelineWithoutPatternChangesNothing() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.4, to: 1)))
+        try player.start(atTime: 0)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 10.2)
+        rig.clock.advance(by: 2)
+        #expect(rig.applied() == [Change(at: 0, strong: 0.8, weak: 0.4), Change(at: 1, .off)])
     }
 
     @Test func cancelSilencesAtOnceAndReportsCancelled() throws {

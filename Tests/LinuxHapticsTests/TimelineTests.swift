@@ -1,27 +1,18 @@
 // The timeline seam and the pure pieces: segment lookup, silence filling, mixing, the interim builder.
 import AHAP
+import HapticRendering
 import LinuxHaptics
 import Testing
 
 @Suite struct TimelineTests {
-    @Test func gapsBecomeSilenceAndLookupFindsTheHoldingSegment() {
-        let line = timeline(pulse(1, 0, from: 0.1, to: 0.2), pulse(0, 1, from: 0.5, to: 0.6))
-        #expect(line.segments.count == 4)
-        #expect(line.duration == 0.6)
-        #expect(line.segment(at: 0.05)?.from == .off)
-        #expect(line.segment(at: 0.1)?.from == MotorMix(strong: 1, weak: 0))
-        #expect(line.segment(at: 0.3)?.end == 0.5)
-        #expect(line.segment(at: 0.6) == nil)
-    }
-
     @Test func mixingSaturatesAndClamps() {
-        let mix = MotorMix.mixed([MotorMix(strong: 0.7, weak: 0.1), MotorMix(strong: 0.7, weak: 0.2)])
+        let mix = MotorMagnitudes.summed([MotorMagnitudes(strong: 0.7, weak: 0.1), MotorMagnitudes(strong: 0.7, weak: 0.2)])
         #expect(mix.strong == 1)
         #expect(abs(mix.weak - 0.3) < 1e-12)
-        #expect(MotorMix(strong: .nan, weak: 2) == MotorMix(strong: 0, weak: 1))
+        #expect(MotorMagnitudes(strong: .nan, weak: 2).clamped() == MotorMagnitudes(strong: 0, weak: 1))
     }
 
-    @Test func interimBuilderGivesEveryHapticEventASpan() throws {
+    @Test func aPatternPlaysTheRenderersTimelineAtItsBreakpoints() throws {
         let pattern = HapticPattern(events: [
             HapticEvent(type: .hapticTransient, parameters: [
                 HapticEventParameter(parameterID: .hapticIntensity, value: 1),
@@ -38,10 +29,13 @@ import Testing
         try engine.start()
         try engine.makePlayer(with: pattern).start(atTime: 0)
         clock.advance(by: 1)
-        let changes = recorder.appliedMixes().map { Change(at: $0.time, $0.mix) }
-        #expect(changes == [
-            Change(at: 0, strong: 1, weak: 0), Change(at: 0.05, .off), Change(at: 0.5, strong: 0, weak: 0.5),
-            Change(at: 0.75, .off),
-        ])
+        let rendered = PatternRenderer(profile: .genericRumble).render(pattern)
+        let applied = recorder.appliedMixes()
+        #expect(applied.count >= 4)
+        for change in applied.dropLast() {
+            let expected = rendered.levels(at: change.time + 1e-7)
+            #expect(Change(at: change.time, change.mix) == Change(at: change.time, expected))
+        }
+        #expect(applied.last.map { abs($0.time - rendered.endTime) < 1e-6 && $0.mix.isOff } == true)
     }
 }
