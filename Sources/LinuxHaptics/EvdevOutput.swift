@@ -1,5 +1,5 @@
 // The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id) and
-// played; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
+// played at every change; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
 // descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 import HapticRendering
 public import LinuxInput
@@ -62,18 +62,17 @@ final class EvdevOutput: MotorOutput {
         try setMix(levels, explicitly: false)
     }
 
-    /// Off is a stop (one write) unless `explicitly`: then a zero rumble is uploaded and played, so the
-    /// driver sends the device a motors-off report even though nothing of ours was playing on it.
+    /// Every change is the mix effect updated in place *and played*, off included (a zero level), because of
+    /// how ff-memless treats an update: it clears the effect's "playing" flag and leaves the new level to its
+    /// timer on the next tick. A stop arriving before that tick (our own, or the kernel's when the descriptor
+    /// closes, even in a crash) then only clears "started", the driver is never called, and the motors keep
+    /// the level from *before* the update, indefinitely. A play right after the update makes ff-memless call
+    /// the driver at once with the new level and sets "playing" again, so any later stop reaches the driver.
+    /// With `explicitly` (a re-attached device) a zero rumble goes out even though nothing of ours plays yet.
     private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
         try mix.withLock { (slot) throws(OutputFailure) in
             let now = clock.now
-            if levels.isOff && !explicitly {
-                if let effect = slot.effect, slot.playingUntil > now {
-                    try Self.translate { () throws(EventDeviceError) in try effect.stop() }
-                }
-                slot.playingUntil = 0
-                return
-            }
+            if levels.isOff && !explicitly && (slot.effect == nil || slot.playingUntil <= now) { return }
             let effect: UploadedEffect
             if let existing = slot.effect {
                 try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
@@ -82,10 +81,7 @@ final class EvdevOutput: MotorOutput {
                 effect = try upload(Self.rumble(levels))
                 slot.effect = effect
             }
-            // An update restarts a started effect's replay; only a stopped or expired one needs a play.
-            if slot.playingUntil <= now {
-                try Self.translate { () throws(EventDeviceError) in try effect.play() }
-            }
+            try Self.translate { () throws(EventDeviceError) in try effect.play() }
             slot.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
         }
     }

@@ -22,12 +22,6 @@ enum EngineSuite {
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
         ])
 
-    static func logger() -> Logger {
-        var logger = Logger(label: "kernel-tests.engine")
-        logger.logLevel = .warning
-        return logger
-    }
-
     /// Engine events, delivered on engine threads, awaited by the test with a hang guard.
     final class Events: Sendable {
         enum Event: Sendable, Equatable {
@@ -78,7 +72,7 @@ enum EngineSuite {
         options.playbackObserver = observer
         // No udev daemon in the bench: the kernel's uevents tell the engine about unplug and replug.
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: logger())
+        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
         do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)") }
         return engine
     }
@@ -135,8 +129,8 @@ enum EngineSuite {
 
     /// Seconds of each pattern played: enough for every kind of change, short enough for an emulated VM.
     static let corpusPlaySeconds = 1.5
-    /// ff-memless acts on the tick after a request (CONFIG_HZ=250: 4 ms); the model is read past it.
-    static let settleMicroseconds: Int64 = 4_000
+    /// The kernel tick of Debian's kernels (CONFIG_HZ=250): the motor model's time resolution.
+    static let tickMicroseconds: Int64 = 4_000
     /// Sanity bound on the p99 timing error under emulation; `make bench` measures the real figure.
     static let timingSanityBoundMilliseconds = 100.0
     /// One 8-bit motor step in rumble units, plus rounding.
@@ -179,13 +173,16 @@ enum EngineSuite {
                 guard let first = window.first, let last = window.last else { continue }
                 firstErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
                 lastErrors.append(Double(last.time.microseconds) / 1000 - sample.deadline * 1000)
-                // The level the pad is driven at must be the sample's, once ff-memless has acted on it.
-                let settled = PadTimestamp(microseconds: last.time.microseconds + settleMicroseconds)
-                guard nextSent > settled.microseconds else { continue }
+                // The level the pad is driven at must be the sample's. Every change ends with a play, which
+                // ff-memless turns into a driver call at once; the model resolves ticks, so a change followed
+                // by another in the same tick cannot be told apart and is skipped.
+                let settled = last.time
+                guard nextSent / tickMicroseconds > settled.microseconds / tickMicroseconds else { continue }
                 let levels = model.output(at: settled)
                 let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
                 if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance {
-                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), timeline \(sample.mix)")
+                    let context = records.filter { $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds }
+                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), timeline \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })")
                 }
             }
         }
@@ -232,9 +229,9 @@ enum EngineSuite {
         try await unplugOnce(measured: true)
     }
 
-    static func unplugOnce(measured: Bool) async throws {
-        let baseline = openDescriptorCount()
-        let pad = try VirtualPadSuite.makePad()
+    /// An engine on `pad` playing a long steady rumble, unplugged mid-playback: returns once the engine said
+    /// `deviceRemoved` and holds no descriptor on the removed node.
+    static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (HapticEngine, Events, any AdvancedHapticPatternPlayer) {
         let engine = try engine(for: pad)
         let events = Events(engine)
         let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
@@ -244,6 +241,12 @@ enum EngineSuite {
         pad.destroy()
         try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
         try requireEqual(descriptors(pointingAt: node), 0, "descriptors still open on the removed \(node)")
+        return (engine, events, player)
+    }
+
+    static func unplugOnce(measured: Bool) async throws {
+        let baseline = openDescriptorCount()
+        let (engine, _, _) = try await rumbleThenUnplug(try VirtualPadSuite.makePad())
         engine.stop()
         guard measured else { return }
         // The destroyed pad's own descriptors (uinput, wake pipe) went with it; the engine's must be gone too.
@@ -253,14 +256,8 @@ enum EngineSuite {
     static func replugResets() async throws {
         let configuration = VirtualPadConfiguration()
         let first = try VirtualPadSuite.makePad(configuration)
-        let engine = try engine(for: first)
-        let events = Events(engine)
-        let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
-        try player.start(atTime: 0)
-        try await VirtualPadSuite.waitForRecords(first, "the first rumble") { $0.contains(where: isNonZeroUpload) }
         let oldNode = first.eventNode
-        first.destroy()
-        try await events.wait(for: .stopped(.deviceRemoved), "after unplug")
+        let (engine, events, player) = try await rumbleThenUnplug(first)
         let second = try VirtualPadSuite.makePad(configuration)
         defer { second.destroy() }
         try await events.wait(for: .reset, "after the same pad came back")
