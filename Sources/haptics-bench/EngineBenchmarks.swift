@@ -216,18 +216,28 @@ enum EngineBench {
     static let idleSeconds = 10.0
 
     static func idleCPU() async throws -> [BenchmarkResult] {
+        // The baseline: the same process sleeping as long with no engine at all.
+        var before = cpuSeconds()
+        try await Task.sleep(for: .seconds(idleSeconds))
+        let bare = (cpuSeconds() - before) * 1000
+
         let engine = HapticEngine(output: .recording(RecordingOutput()), logger: logger())
         try engine.start()
         let player = try engine.makeAdvancedPlayer(timeline: flat(1, 1, seconds: 0.05))
         try player.start(atTime: 0)
         try await Task.sleep(for: .milliseconds(200))
-        let before = cpuSeconds()
+        before = cpuSeconds()
         try await Task.sleep(for: .seconds(idleSeconds))
         let used = (cpuSeconds() - before) * 1000
         engine.stop()
-        return [BenchmarkResult(
-            measurement: Measurement(name: "CPU of a started, idle engine over \(Int(idleSeconds)) s", unit: "ms", samples: [used]),
-            note: "whole process (getrusage); the playback thread sleeps without a deadline")]
+        let baseline = Measurement(name: "CPU of the process sleeping \(Int(idleSeconds)) s, no engine", unit: "ms", samples: [bare])
+        return [
+            BenchmarkResult(measurement: baseline),
+            BenchmarkResult(
+                measurement: Measurement(name: "CPU of a started, idle engine over \(Int(idleSeconds)) s", unit: "ms", samples: [used]),
+                baseline: baseline.name, ratio: used / max(bare, 1e-3),
+                note: "whole process (getrusage); the playback thread sleeps without a deadline"),
+        ]
     }
 
     /// The loop runs this long by default; HAPTICS_BENCH_LOOP_SECONDS=60 gives BRIEF §6's 60 s figure.
