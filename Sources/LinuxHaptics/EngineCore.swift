@@ -29,6 +29,8 @@ final class EngineCore: Sendable {
     struct PreparedEffect: Sendable {
         var outputGeneration: Int
         var id: Int
+        /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
+        var duration: Double
     }
 
     struct State: Sendable {

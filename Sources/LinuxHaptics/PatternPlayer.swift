@@ -15,9 +15,10 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError)
     /// Stops now, dropping pending commands; the completion handler gets `cancelled`.
     func cancel() throws(HapticEngineError)
-    /// Uploads the pattern ahead as one effect, so `start(atTime: 0)` reaches the device with one write.
-    /// Only a single pulse (one constant level from the start, then nothing) can be prepared; returns false
-    /// (and the player plays through the mix as usual) when the pattern or the device does not allow it.
+    /// Uploads the pattern's opening ahead as one effect, so `start(atTime: 0)` reaches the device with one
+    /// write. The opening is the rendered timeline's first segment when it is flat from time 0 (a transient's
+    /// flat top); the rest plays through the mix after it. Returns false (and the player plays through the mix
+    /// as usual) when the pattern opens with a ramp or silence, or the device has no slot to spare.
     @discardableResult func prepare() throws(HapticEngineError) -> Bool
 }
 
@@ -75,24 +76,26 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
 
     func start(atTime time: Double) throws(HapticEngineError) {
         try core.ensureRunning()
-        let prepared = core.state.withLock { state -> (output: any MotorOutput, id: Int)? in
+        let prepared = core.state.withLock { state -> (output: any MotorOutput, effect: EngineCore.PreparedEffect)? in
             guard let effect = state.prepared[id], effect.outputGeneration == state.outputGeneration,
-                let output = state.output
+                let output = state.output, let player = state.scheduler.players[id],
+                // The pulse is fixed in device time: only a plain start from the top can use it.
+                player.rate == 1, !player.loopEnabled, player.startOffset == 0
             else { return nil }
-            return (output, effect.id)
+            return (output, effect)
         }
         if let prepared, time <= core.clock.now {
             // The fast path: one write on the caller's thread; the scheduler only tracks the player's end.
             var triggered = true
             do throws(OutputFailure) {
-                try prepared.output.trigger(prepared: prepared.id)
+                try prepared.output.trigger(prepared: prepared.effect.id)
             } catch {
                 triggered = false
                 core.logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
                 core.state.withLock { _ = $0.prepared.removeValue(forKey: id) }
             }
             if triggered {
-                core.state.withLock { _ = $0.scheduler.preparedPlayers.insert(id) }
+                core.state.withLock { $0.scheduler.preparedPlayers[id] = prepared.effect.duration }
                 try update { player, now in player.schedule(.start, at: now) }
                 return
             }
@@ -100,7 +103,7 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         try update { player, now in
             player.schedule(.start, at: effectiveTime(time, now: now))
         }
-        core.state.withLock { _ = $0.scheduler.preparedPlayers.remove(id) }
+        core.state.withLock { $0.scheduler.preparedPlayers[id] = nil }
     }
 
     func stop(atTime time: Double) throws(HapticEngineError) {
@@ -138,8 +141,9 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
     func prepare() throws(HapticEngineError) -> Bool {
         try core.ensureRunning()
         let timeline = try update(wake: false) { player, _ in player.timeline }
-        guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff,
-            timeline.segments.count == 1
+        // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
+        // top); whatever follows (its decay) plays through the mix after it.
+        guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
         else { return false }
         let levels = core.options.locality.apply(first.startLevels).scaled(by: core.options.gain)
         let pulse = PreparedPulse(mix: levels, duration: first.end)
@@ -149,7 +153,7 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         do throws(OutputFailure) {
             let effect = try output.prepare(pulse)
             let previous = core.state.withLock { state in
-                state.prepared.updateValue(EngineCore.PreparedEffect(outputGeneration: generation, id: effect), forKey: id)
+                state.prepared.updateValue(EngineCore.PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id)
             }
             if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }
             return true

@@ -9,8 +9,9 @@ struct PlaybackScheduler: Sendable {
     static let defaultRampStep = 0.02
 
     var players: [Int: PlayerState] = [:]
-    /// Players whose output is a prepared pulse on its own slot: the device adds it, the mix leaves it out.
-    var preparedPlayers: Set<Int> = []
+    /// Players started through a prepared pulse on its own slot, with the pattern time the pulse covers: the
+    /// device plays that part, the mix leaves it out and takes over after it (a transient's decay, say).
+    var preparedPlayers: [Int: Double] = [:]
     var rampStep = defaultRampStep
     private var nextID = 0
 
@@ -39,7 +40,8 @@ struct PlaybackScheduler: Sendable {
             guard var player = players[id] else { continue }
             events += player.advance(to: now).map { (id, $0) }
             players[id] = player
-            if !preparedPlayers.contains(id) { parts.append(player.levels(at: now)) }
+            let coveredByPulse = preparedPlayers[id].map { player.offset(at: now) + PlayerState.epsilon < $0 } ?? false
+            if !coveredByPulse { parts.append(player.levels(at: now)) }
             if let change = player.nextChange(after: now) {
                 let wake = change.ramping ? min(change.time, now + rampStep) : change.time
                 next = min(next ?? wake, wake)
@@ -53,7 +55,7 @@ struct PlaybackScheduler: Sendable {
         let done = players.filter { $0.value.isOrphaned && !$0.value.isActive }.map(\.key)
         for id in done {
             players[id] = nil
-            preparedPlayers.remove(id)
+            preparedPlayers[id] = nil
         }
         return done
     }

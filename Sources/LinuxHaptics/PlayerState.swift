@@ -47,7 +47,7 @@ struct PlayerState: Sendable {
     private var anchorOffset = 0.0
     private var pausedOffset = 0.0
     /// Where the next start begins (set by seeking while not playing).
-    private var startOffset = 0.0
+    private(set) var startOffset = 0.0
     private(set) var rate = 1.0
     var loopEnabled = false
     /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.

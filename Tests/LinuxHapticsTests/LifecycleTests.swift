@@ -90,10 +90,25 @@ import Testing
         #expect(player.phase == .finished)
     }
 
-    @Test func aPatternOfSeveralLevelsIsNotPrepared() throws {
+    @Test func aPatternOpeningWithARampIsNotPrepared() throws {
         let rig = try Rig()
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.1), pulse(0, 1, from: 0.2, to: 0.3)))
+        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         #expect(try !player.prepare())
+    }
+
+    @Test func aPreparedFlatTopHandsTheRestToTheMix() throws {
+        let rig = try Rig()
+        let decay = MotorTimeline.Segment(
+            start: 0.04, end: 0.08, startLevels: MotorMagnitudes(strong: 0.5, weak: 0), endLevels: .off)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.04), decay))
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(Array(rig.actions().prefix(3)) == [.open, .prepare(id: 0), .trigger(id: 0)])
+        #expect(rig.applied() == [
+            Change(at: 0.04, strong: 0.5, weak: 0), Change(at: 0.06, strong: 0.25, weak: 0), Change(at: 0.08, .off),
+        ])
     }
 
     @Test func aSingleSlotDeviceDegradesToTheMix() throws {
