@@ -73,32 +73,64 @@ public struct MotorModel: Sendable {
     /// The output at `time`, including what timers would do after the last record.
     public func output(at time: PadTimestamp) -> MotorLevels {
         let tick = tickIndex(time)
-        var projected = simulation
-        if tick >= (lastTick ?? .min) { projected.advance(through: tick) }
-        return projected.changes.last(where: { $0.tick <= tick })?.levels ?? .off
+        if let lastTick, tick < lastTick {
+            return lastChange(atOrBefore: tick)?.levels ?? .off
+        }
+        var projected = projection()
+        projected.advance(through: tick)
+        return projected.changes.last?.levels ?? simulation.levels
     }
 
     /// Every change point up to and including `time`.
     public func timeline(until time: PadTimestamp) -> [MotorChange] {
         let tick = tickIndex(time)
-        var projected = simulation
+        var projected = projection()
         projected.advance(through: tick)
-        return projected.changes.filter { $0.tick <= tick }.map { change(from: $0) }
+        return (simulation.changes + projected.changes).filter { $0.tick <= tick }.map { change(from: $0) }
     }
 
     /// The first change point strictly after `time`, if the effects running now will cause one.
     public func nextChange(after time: PadTimestamp) -> MotorChange? {
         let tick = tickIndex(time)
-        var projected = simulation
-        projected.advance(through: tick)
-        let known = projected.changes.count
-        if let next = projected.changes.first(where: { $0.tick > tick }) { return change(from: next) }
+        if let recorded = firstChange(after: tick) { return change(from: recorded) }
+        var projected = projection()
         var steps = 0
-        while projected.changes.count == known, let timer = projected.pendingTimer, steps < Self.maximumTimerSteps {
+        while let timer = projected.pendingTimer, steps < Self.maximumTimerSteps {
             projected.advance(through: timer)
+            if let next = projected.changes.first(where: { $0.tick > tick }) { return change(from: next) }
             steps += 1
         }
-        return projected.changes.count > known ? projected.changes.last.map(change(from:)) : nil
+        return nil
+    }
+
+    /// The simulation as it stands, without its history: looking ahead copies the effect slots, never the
+    /// (growing) list of past changes.
+    private func projection() -> Simulation {
+        var projected = simulation
+        projected.changes = []
+        return projected
+    }
+
+    /// How many recorded changes lie at or before `tick` (binary search: changes are in tick order).
+    private func changeCount(atOrBefore tick: Int64) -> Int {
+        let changes = simulation.changes
+        var low = 0
+        var high = changes.count
+        while low < high {
+            let middle = (low + high) / 2
+            if changes[middle].tick <= tick { low = middle + 1 } else { high = middle }
+        }
+        return low
+    }
+
+    private func lastChange(atOrBefore tick: Int64) -> Simulation.Change? {
+        let count = changeCount(atOrBefore: tick)
+        return count > 0 ? simulation.changes[count - 1] : nil
+    }
+
+    private func firstChange(after tick: Int64) -> Simulation.Change? {
+        let count = changeCount(atOrBefore: tick)
+        return count < simulation.changes.count ? simulation.changes[count] : nil
     }
 
     /// Bounds the look-ahead of `nextChange`: a long repeat count of silent replays would otherwise spin.

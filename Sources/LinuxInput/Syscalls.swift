@@ -196,6 +196,14 @@ extension Sys {
     }
 }
 
+extension Sys {
+    /// The corresponding C function is `open` with `O_CREAT | O_CLOEXEC` and a mode: without one, a created
+    /// file gets whatever the mode argument happens to be (Swift's two-argument `open` passes 0: mode 000).
+    static func create(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("open(\(path))") { Glibc.open(path, flags | O_CREAT | O_CLOEXEC, mode) }
+    }
+}
+
 extension SystemCallError {
     public static let noMemory = ENOMEM
     public static let busy = EBUSY

@@ -19,11 +19,14 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
     public var failUploadsAfter: Int?
     /// When set, every record is appended to this file as a JSON line.
     public var recordPath: String?
+    /// Whether `records()` keeps every record in memory. A long-running pad with a busy client (the CLI)
+    /// turns it off; the stream, the record file and the motor model do not depend on it.
+    public var keepsRecords: Bool
 
     public init(
         name: String = Self.defaultName, vendor: UInt16 = Self.defaultVendor, product: UInt16 = Self.defaultProduct,
         features: Set<ForceFeedbackFeature> = Self.defaultFeatures, maxEffects: Int = Self.defaultMaxEffects,
-        failUploadsAfter: Int? = nil, recordPath: String? = nil
+        failUploadsAfter: Int? = nil, recordPath: String? = nil, keepsRecords: Bool = true
     ) {
         self.name = name
         self.vendor = vendor
@@ -32,6 +35,7 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
         self.maxEffects = maxEffects
         self.failUploadsAfter = failUploadsAfter
         self.recordPath = recordPath
+        self.keepsRecords = keepsRecords
     }
 
     public static let defaultName = "Haptics Virtual Rumble Pad"
@@ -140,30 +144,33 @@ public final class VirtualPad: Sendable {
             default: throw .setupFailed(error)
             }
         }
+        let wake: (read: Int32, write: Int32)
+        do {
+            wake = try Sys.pipe()
+        } catch {
+            Sys.close(uinput)
+            throw .setupFailed(error)
+        }
         var recordFile: Int32?
-        var wake: (read: Int32, write: Int32)?
         do throws(VirtualPadError) {
             try Self.declareGamepad(uinput, configuration)
             sysname = try Self.sysname(of: uinput)
             eventNode = try Self.eventNode(ofSysname: sysname)
             if let path = configuration.recordPath {
                 do {
-                    recordFile = try Sys.open(path, flags: O_WRONLY | O_CREAT | O_TRUNC | O_APPEND)
+                    recordFile = try Sys.create(path, flags: O_WRONLY | O_TRUNC | O_APPEND, mode: Self.recordFileMode)
                 } catch {
                     throw .recordFileFailed(error)
                 }
             }
-            do { wake = try Sys.pipe() } catch { throw .setupFailed(error) }
         } catch {
             // Closing the uinput descriptor destroys a created device too.
-            Sys.close(uinput)
-            if let recordFile { Sys.close(recordFile) }
+            for fd in [uinput, wake.read, wake.write] + (recordFile.map { [$0] } ?? []) { Sys.close(fd) }
             throw error
         }
-        guard let wake else { preconditionFailure("pipe set on every path that reaches here") }
         server = PadServer(
             uinput: uinput, wake: wake, recordFile: recordFile, failUploadsAfter: configuration.failUploadsAfter,
-            logger: logger)
+            keepsRecords: configuration.keepsRecords, logger: logger)
         let server = self.server
         do {
             thread = Mutex(try Sys.startJoinableThread { server.serve() })
@@ -178,7 +185,7 @@ public final class VirtualPad: Sendable {
 
     deinit { destroy() }
 
-    /// Everything recorded so far, in arrival order.
+    /// Everything recorded so far, in arrival order (nothing when `keepsRecords` is off).
     public func records() -> [PadRecord] { server.state.withLock { $0.records } }
 
     /// Records from now on (and none from before); finishes when the pad is destroyed.
@@ -252,7 +259,9 @@ public final class VirtualPad: Sendable {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: sysnameCapacity, alignment: 1)
         defer { buffer.deallocate() }
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
-        guard let base = buffer.baseAddress else { throw .eventNodeNotFound(sysname: "?") }
+        guard let base = buffer.baseAddress else {
+            throw .setupFailed(SystemCallError(code: SystemCallError.noMemory, call: "UI_GET_SYSNAME buffer"))
+        }
         try ioctl(fd, cli_UI_GET_SYSNAME(UInt32(sysnameCapacity)), "UI_GET_SYSNAME", base)
         return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
     }
@@ -268,6 +277,8 @@ public final class VirtualPad: Sendable {
     }
 
     private static let uinputPath = "/dev/uinput"
+    /// rw-r--r--: a record is a log anyone on the machine may read, as the umask allows.
+    private static let recordFileMode: mode_t = 0o644
     /// Room for `inputN`; sysfs names of input devices are short.
     private static let sysnameCapacity = 64
     private static let padVersion: UInt16 = 1
@@ -299,14 +310,19 @@ private final class PadServer: Sendable {
     let wake: (read: Int32, write: Int32)
     let recordFile: Int32?
     let failUploadsAfter: Int?
+    let keepsRecords: Bool
     let logger: Logger
     let state = Mutex(State())
 
-    init(uinput: Int32, wake: (read: Int32, write: Int32), recordFile: Int32?, failUploadsAfter: Int?, logger: Logger) {
+    init(
+        uinput: Int32, wake: (read: Int32, write: Int32), recordFile: Int32?, failUploadsAfter: Int?,
+        keepsRecords: Bool, logger: Logger
+    ) {
         self.uinput = uinput
         self.wake = wake
         self.recordFile = recordFile
         self.failUploadsAfter = failUploadsAfter
+        self.keepsRecords = keepsRecords
         self.logger = logger
     }
 
@@ -441,7 +457,7 @@ private final class PadServer: Sendable {
             }
         }
         state.withLock { state in
-            state.records.append(record)
+            if keepsRecords { state.records.append(record) }
             state.model.apply(record)
             for subscriber in state.subscribers.values { subscriber.yield(record) }
         }

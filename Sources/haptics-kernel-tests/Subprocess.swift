@@ -1,5 +1,5 @@
-// Runs another program (evtest, fftest, the haptics CLI) with its stdin and merged stdout/stderr on pipes.
-// Every wait has a deadline: a hung child is killed, never waited on forever.
+// Runs another program (evtest, fftest, the haptics CLI) with its stdin on a pipe and its merged
+// stdout/stderr on a pipe or a pseudo-terminal. Every wait has a deadline: a hung child is killed.
 import CLinuxInput
 import Glibc
 
@@ -11,12 +11,19 @@ final class Subprocess {
     private(set) var collected: [UInt8] = []
     private var exited: Int32?
 
-    /// Starts `arguments[0]` (searched on PATH unless it has a slash).
-    init(_ arguments: [String]) throws {
+    /// Starts `arguments[0]` (searched on PATH unless it has a slash). With `terminal`, the child's output
+    /// goes to a pseudo-terminal: stdio then flushes each line, which a program that never exits by itself
+    /// (evtest) needs for its output to be readable while it runs.
+    init(_ arguments: [String], terminal: Bool = false) throws {
         command = arguments.joined(separator: " ")
         var inputPipe: [Int32] = [-1, -1]
         var outputPipe: [Int32] = [-1, -1]
-        guard cli_pipe2(&inputPipe, O_CLOEXEC) == 0, cli_pipe2(&outputPipe, O_CLOEXEC) == 0 else {
+        guard cli_pipe2(&inputPipe, O_CLOEXEC) == 0 else {
+            throw TestFailure(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
+        }
+        if terminal {
+            outputPipe = try Self.openPseudoTerminal()
+        } else if cli_pipe2(&outputPipe, O_CLOEXEC) != 0 {
             throw TestFailure(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
         }
         var actions = posix_spawn_file_actions_t()
@@ -25,7 +32,8 @@ final class Subprocess {
         posix_spawn_file_actions_adddup2(&actions, inputPipe[0], STDIN_FILENO)
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], STDOUT_FILENO)
         posix_spawn_file_actions_adddup2(&actions, outputPipe[1], STDERR_FILENO)
-        // The runner ignores SIGPIPE; children get the default back.
+        // The runner ignores SIGPIPE, and the concurrency pool's threads block signals; a child inherits
+        // both, and a blocked SIGTERM would never stop it. Children get default dispositions, nothing blocked.
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
@@ -33,7 +41,10 @@ final class Subprocess {
         sigemptyset(&defaults)
         sigaddset(&defaults, SIGPIPE)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF))
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        posix_spawnattr_setsigmask(&attributes, &unblocked)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
@@ -48,6 +59,27 @@ final class Subprocess {
         pid = child
         input = inputPipe[1]
         output = outputPipe[0]
+    }
+
+    /// `TIOCSPTLCK` and `TIOCGPTN` from asm-generic/ioctls.h (`_IOW('T', 0x31, int)`, `_IOR('T', 0x30,
+    /// unsigned int)`): Swift cannot import those macros, and posix_openpt/grantpt/unlockpt/ptsname are
+    /// hidden from Swift's Glibc module (they need _XOPEN_SOURCE), so the pseudo-terminal is opened by hand.
+    private static let setPseudoTerminalLock: UInt = 0x4004_5431
+    private static let getPseudoTerminalNumber: UInt = 0x8004_5430
+
+    /// A pseudo-terminal as [read end (controller), write end (the child's terminal)], both close-on-exec.
+    private static func openPseudoTerminal() throws -> [Int32] {
+        let controller = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        var unlock: Int32 = 0
+        var number: UInt32 = 0
+        guard controller >= 0, cli_ioctl_ptr(controller, setPseudoTerminalLock, &unlock) == 0,
+            cli_ioctl_ptr(controller, getPseudoTerminalNumber, &number) == 0
+        else {
+            throw TestFailure(reason: "no pseudo-terminal (/dev/ptmx): \(String(cString: strerror(errno)))")
+        }
+        let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
+        guard terminal >= 0 else { throw TestFailure(reason: "cannot open /dev/pts/\(number)") }
+        return [controller, terminal]
     }
 
     deinit {
@@ -87,6 +119,7 @@ final class Subprocess {
             if ready <= 0 { return false }
             let count = buffer.withUnsafeMutableBytes { Glibc.read(output, $0.baseAddress, $0.count) }
             if count < 0 && errno == EINTR { continue }
+            // A pseudo-terminal reports EIO once the child has closed it: the end of output, like 0 on a pipe.
             if count <= 0 { return predicate(text) }
             collected += buffer.prefix(count)
         }

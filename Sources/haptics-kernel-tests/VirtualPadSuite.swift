@@ -14,8 +14,12 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/fail-uploads-after-2/library", body: failUploadsThroughLibrary),
             KernelTest(name: "virtual-pad/fail-uploads-after-2/cli", body: failUploadsThroughCLI),
             KernelTest(name: "virtual-pad/cli-sigterm-removes-node", body: sigtermRemovesNode),
+            KernelTest(name: "virtual-pad/cli-live-levels-on-terminal", body: cliShowsLiveLevelsOnATerminal),
+            KernelTest(name: "virtual-pad/udev-tags-it-a-joystick", body: udevTagsAJoystick),
+            KernelTest(name: "virtual-pad/unfiltered-ff-events-reach-the-pad", body: unfilteredEventsReachThePad),
             KernelTest(name: "virtual-pad/record-timestamps-monotonic-clock", body: timestampsAreMonotonic),
             KernelTest(name: "virtual-pad/record-file-matches-memory", body: recordFileMatchesMemory),
+            KernelTest(name: "virtual-pad/stream-without-retained-records", body: streamWithoutRetainedRecords),
             KernelTest(name: "virtual-pad/motor-model-follows-raw-client", body: motorModelFollowsClient),
             KernelTest(name: "virtual-pad/no-descriptor-leak", body: noDescriptorLeak),
             KernelTest(name: "virtual-pad/upload-round-trip", body: measureUploadRoundTrip),
@@ -68,7 +72,12 @@ enum VirtualPadSuite {
     }
 
     static func client(_ node: String) throws -> RawClient {
-        do { return try RawClient(node: node) } catch { throw TestFailure(reason: "client: \(error)") }
+        try asClient { () throws(ClientError) in try RawClient(node: node) }
+    }
+
+    /// Runs raw-client calls that must succeed; an errno from them fails the test.
+    static func asClient<T>(_ calls: () throws(ClientError) -> T) throws(TestFailure) -> T {
+        do { return try calls() } catch { throw TestFailure(reason: "client: \(error)") }
     }
 
     // MARK: (a) evtest lists exactly the FF set
@@ -109,7 +118,7 @@ enum VirtualPadSuite {
 
     /// evtest prints the device, then waits for events forever: read up to its "Testing" line, then stop it.
     static func evtestListing(_ node: String) throws -> String {
-        let evtest = try Subprocess(["evtest", node])
+        let evtest = try Subprocess(["evtest", node], terminal: true)
         let complete = evtest.read(until: { $0.contains("Testing ... (interrupt to exit)") }, timeout: hangGuardSeconds)
         evtest.signal(SIGTERM)
         _ = evtest.finish(timeout: hangGuardSeconds)
@@ -121,7 +130,8 @@ enum VirtualPadSuite {
     static func evtestCodes(_ listing: String, eventType: String) -> Set<UInt16> {
         var codes: Set<UInt16> = []
         var inSection = false
-        for line in listing.split(separator: "\n") {
+        // A pseudo-terminal ends lines with "\r\n", a single Character in Swift: split on any newline.
+        for line in listing.split(whereSeparator: \.isNewline) {
             let trimmed = line.drop(while: { $0 == " " })
             if trimmed.hasPrefix("Event type ") {
                 inSection = trimmed.contains("(\(eventType))")
@@ -243,10 +253,10 @@ enum VirtualPadSuite {
     }
 
     /// Starts `haptics virtual-pad` and returns it with its node and sysname from its first line.
-    static func startCLI(_ extra: [String]) throws -> (process: Subprocess, node: String, sysname: String) {
-        let cli = try Subprocess([projectBinary("haptics"), "virtual-pad"] + extra)
-        cli.read(until: { $0.contains("\n") }, timeout: hangGuardSeconds)
-        let words = cli.text.split(separator: "\n").first?.split(separator: " ") ?? []
+    static func startCLI(_ extra: [String], terminal: Bool = false) throws -> (process: Subprocess, node: String, sysname: String) {
+        let cli = try Subprocess([projectBinary("haptics"), "virtual-pad"] + extra, terminal: terminal)
+        cli.read(until: { $0.contains(where: \.isNewline) }, timeout: hangGuardSeconds)
+        let words = cli.text.split(whereSeparator: \.isNewline).first?.split(separator: " ") ?? []
         guard words.count > 3, words[0] == "created", words[2] == "sysname" else {
             throw TestFailure(reason: "haptics virtual-pad did not report its node:\n\(cli.text)")
         }
@@ -279,19 +289,77 @@ enum VirtualPadSuite {
             access("/sys/devices/virtual/input/\(sysname)", F_OK) != 0, "\(sysname) still in sysfs after SIGTERM")
     }
 
+    /// On a terminal the CLI redraws one line with both motor levels; a played rumble shows up in it.
+    static func cliShowsLiveLevelsOnATerminal() async throws {
+        let (cli, node, _) = try startCLI([], terminal: true)
+        let client = try client(node)
+        try asClient { () throws(ClientError) in
+            try client.play(try client.uploadRumble(strong: 0xffff, weak: 0x8000))
+        }
+        // 24-character bars: 0xffff fills all of them, 0x8000 half (0x8000 * 24 / 0xffff = 12).
+        let full = "strong [" + String(repeating: "#", count: 24) + "] 100%"
+        let half = "weak [" + String(repeating: "#", count: 12) + String(repeating: ".", count: 12) + "] 50%"
+        let shown = cli.read(until: { $0.contains(full + "  " + half) }, timeout: hangGuardSeconds)
+        client.close()
+        cli.signal(SIGTERM)
+        let status = cli.finish(timeout: hangGuardSeconds)
+        try require(shown, "the live view never showed \(full)  \(half):\n\(cli.text)")
+        try requireEqual(status, 0, "exit status after SIGTERM")
+    }
+
+    /// With a udev daemon running, udev's input_id builtin must see a joystick (what uaccess rules and game
+    /// libraries key on).
+    static func udevTagsAJoystick() async throws {
+        guard access("/run/udev/control", F_OK) == 0, onPath("udevadm") else {
+            throw TestSkip(reason: "no udev daemon here (in the VM bench: scripts/vm-run --udevd)")
+        }
+        let pad = try makePad()
+        defer { pad.destroy() }
+        let settle = try Subprocess(["udevadm", "settle", "--timeout=\(Int(hangGuardSeconds))"])
+        try requireEqual(settle.finish(timeout: hangGuardSeconds + 5), 0, "udevadm settle (\(settle.text))")
+        let info = try Subprocess(["udevadm", "info", "--query=property", "--name=\(pad.eventNode)"])
+        try requireEqual(info.finish(timeout: hangGuardSeconds), 0, "udevadm info (\(info.text))")
+        let properties = Set(info.text.split(whereSeparator: \.isNewline).map(String.init))
+        try require(
+            properties.contains("ID_INPUT_JOYSTICK=1") && properties.contains("ID_INPUT=1"),
+            "udev did not tag \(pad.eventNode) a joystick:\n\(info.text)")
+        try require(!properties.contains("ID_INPUT_KEYBOARD=1"), "udev took the pad for a keyboard:\n\(info.text)")
+    }
+
+    /// uinput installs its own `dev->event` over ff-core's `input_ff_event`, so EV_FF writes reach the pad
+    /// unfiltered: a gain on a pad without FF_GAIN, a play of a slot no one uploaded. ff-memless would ignore
+    /// both; the record keeps them and the motor model ignores them.
+    static func unfilteredEventsReachThePad() async throws {
+        let pad = try makePad(VirtualPadConfiguration(features: [.rumble]))
+        defer { pad.destroy() }
+        let client = try client(pad.eventNode)
+        let unusedSlot: Int16 = 7
+        try asClient { () throws(ClientError) in
+            try client.setGain(0x1234)
+            try client.play(unusedSlot)
+            try client.play(try client.uploadRumble(strong: 0x8000, weak: 0x4000))
+        }
+        let records = try await waitForRecords(pad, "the uploaded effect's play") { $0.filter { $0.event == .play }.count == 2 }
+        try requireEqual(records.map(\.event), [.gain, .play, .upload, .play], "records")
+        try requireEqual(records[0].value, 0x1234, "gain written to a pad without FF_GAIN")
+        try requireEqual(records[1].id, unusedSlot, "play of an empty slot")
+        // The model follows ff-memless: gain 0x1234 scales the rumble (0x8000 * 0x1234 / 0xffff = 2330.03,
+        // 0x4000 * 0x1234 / 0xffff = 1165.02), the empty slot contributes nothing.
+        let time = PadTimestamp(microseconds: records[3].time.microseconds + 1000)
+        try requireEqual(pad.motorOutput(at: time), MotorLevels(strong: 2330, weak: 1165), "modelled output")
+    }
+
     // MARK: Records and the motor model
 
     /// A raw client's upload, gain, play, stop and erase.
     static func exercise(_ client: RawClient) throws -> Int16 {
-        do {
+        try asClient { () throws(ClientError) in
             let id = try client.uploadRumble(strong: 0x8000, weak: 0x4000)
             try client.setGain(0x8000)
             try client.play(id)
             try client.stop(id)
             try client.erase(id)
             return id
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
     }
 
@@ -314,6 +382,33 @@ enum VirtualPadSuite {
             "timestamps \(times) are not on CLOCK_MONOTONIC between \(before) and \(after)")
     }
 
+    /// With `keepsRecords` off nothing accumulates in memory, and the stream still carries every record.
+    static func streamWithoutRetainedRecords() async throws {
+        let pad = try makePad(VirtualPadConfiguration(keepsRecords: false))
+        defer { pad.destroy() }
+        let stream = pad.recordStream()
+        _ = try exercise(try client(pad.eventNode))
+        let streamed = await withTaskGroup(of: [PadRecord].self) { group in
+            group.addTask {
+                var seen: [PadRecord] = []
+                for await record in stream {
+                    seen.append(record)
+                    if record.event == .erase { break }
+                }
+                return seen
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(hangGuardSeconds))
+                return []
+            }
+            let first = await group.next() ?? []
+            group.cancelAll()
+            return first
+        }
+        try requireEqual(streamed.map(\.event), [.upload, .gain, .play, .stop, .stop, .erase], "streamed records")
+        try requireEqual(pad.records(), [], "records kept in memory")
+    }
+
     static func recordFileMatchesMemory() async throws {
         let path = "vpad-record-\(getpid()).jsonl"
         defer { unlink(path) }
@@ -323,6 +418,11 @@ enum VirtualPadSuite {
         pad.destroy()
         let fromFile = try PadRecord.decodeLines(try readFile(path))
         try requireEqual(fromFile, pad.records(), "records in the file")
+        var status = stat()
+        try require(stat(path, &status) == 0, "cannot stat \(path)")
+        let mask = umask(0)
+        umask(mask)
+        try requireEqual(status.st_mode & 0o777, 0o644 & ~mask, "record file permissions")
     }
 
     static func motorModelFollowsClient() async throws {
@@ -332,12 +432,10 @@ enum VirtualPadSuite {
         let strong: UInt16 = 0x8000
         let weak: UInt16 = 0x4000
         let gain: UInt16 = 0x8000
-        let id: Int16
-        do {
-            id = try client.uploadRumble(strong: strong, weak: weak)
+        let id = try asClient { () throws(ClientError) in
+            let id = try client.uploadRumble(strong: strong, weak: weak)
             try client.play(id)
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
+            return id
         }
         let playing = try await waitForRecords(pad, "the play") { $0.contains { $0.event == .play } }
         // A millisecond after the play event; the model works in 4 ms kernel ticks, so this is the play's tick.
@@ -345,11 +443,9 @@ enum VirtualPadSuite {
         let playTime = playing.last { $0.event == .play }?.time ?? PadTimestamp(microseconds: 0)
         let atPlay = pad.motorOutput(at: PadTimestamp(microseconds: playTime.microseconds + millisecond))
         try requireEqual(atPlay, MotorLevels(strong: strong, weak: weak), "motor output while playing")
-        do {
+        try asClient { () throws(ClientError) in
             try client.setGain(gain)
             try client.stop(id)
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
         let records = try await waitForRecords(pad, "the stop") { $0.contains { $0.event == .stop } }
         let model = pad.motorModel()
@@ -385,16 +481,13 @@ enum VirtualPadSuite {
         defer { pad.destroy() }
         let client = try client(pad.eventNode)
         let rounds = 200
-        var samples: [Double] = []
-        do {
+        var samples = try asClient { () throws(ClientError) in
             let id = try client.uploadRumble(strong: 0, weak: 0)
-            for round in 0..<rounds {
+            return try (0..<rounds).map { (round) throws(ClientError) in
                 let start = monotonicSeconds()
                 try client.uploadRumble(strong: UInt16(round), weak: 0, id: id)
-                samples.append((monotonicSeconds() - start) * 1000)
+                return (monotonicSeconds() - start) * 1000
             }
-        } catch {
-            throw TestFailure(reason: "client: \(error)")
         }
         let records = try await waitForRecords(pad, "\(rounds + 1) uploads") { $0.filter { $0.event == .upload }.count == rounds + 1 }
         try require(records.dropFirst().allSatisfy { $0.replacing == true }, "updates not recorded as replacing")

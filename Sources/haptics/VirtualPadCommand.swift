@@ -44,7 +44,9 @@ struct VirtualPadCommand: AsyncParsableCommand {
             vendor: try Self.hex(vendor, option: "--vendor") ?? VirtualPadConfiguration.defaultVendor,
             product: try Self.hex(product, option: "--product") ?? VirtualPadConfiguration.defaultProduct,
             features: try VirtualPadConfiguration.features(parsing: effects),
-            maxEffects: maxEffects, failUploadsAfter: failUploadsAfter, recordPath: record)
+            maxEffects: maxEffects, failUploadsAfter: failUploadsAfter, recordPath: record,
+            // The command reads records from the stream and the file: memory stays flat however long it runs.
+            keepsRecords: false)
     }
 
     static func hex(_ text: String?, option: String) throws -> UInt16? {
@@ -71,6 +73,9 @@ struct VirtualPadCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        // Signals are routed before the device exists, so a SIGTERM right after creation still removes it.
+        let (signals, signalSources) = Self.terminationSignals()
+        defer { signalSources.forEach { $0.cancel() } }
         var logger = Logger(label: "haptics.virtual-pad")
         logger.logLevel = .notice
         let pad: VirtualPad
@@ -80,15 +85,15 @@ struct VirtualPadCommand: AsyncParsableCommand {
             printError("haptics virtual-pad: \(error)")
             throw ExitCode.failure
         }
+        // Subscribed before the node is announced: a client that starts at once is shown from its first call.
+        let records = pad.recordStream()
         let features = pad.configuration.features.sorted().map(\.name).joined(separator: ",")
         print("created \(pad.eventNode) sysname \(pad.sysname) \"\(pad.configuration.name)\" "
             + "\(Self.hexID(pad.configuration.vendor)):\(Self.hexID(pad.configuration.product)) "
             + "effects \(features) max-effects \(pad.configuration.maxEffects)")
         flushOutput()
 
-        let (signals, signalSources) = Self.terminationSignals()
-        defer { signalSources.forEach { $0.cancel() } }
-        let view = PadView(pad: pad, live: isatty(STDOUT_FILENO) == 1)
+        let view = PadView(pad: pad, records: records, live: isatty(STDOUT_FILENO) == 1)
         let watcher = Task { await view.follow() }
         var received: Int32 = 0
         for await signal in signals {
@@ -140,17 +145,19 @@ struct StandardError: TextOutputStream {
 /// redrawn on every record and at each change point the motor model predicts.
 actor PadView {
     let pad: VirtualPad
+    let records: AsyncStream<PadRecord>
     let live: Bool
     private var redraw: Task<Void, Never>?
 
-    init(pad: VirtualPad, live: Bool) {
+    init(pad: VirtualPad, records: AsyncStream<PadRecord>, live: Bool) {
         self.pad = pad
+        self.records = records
         self.live = live
     }
 
     func follow() async {
         if live { draw(now: Self.now()) }
-        for await record in pad.recordStream() {
+        for await record in records {
             if live {
                 draw(now: Self.now())
             } else {

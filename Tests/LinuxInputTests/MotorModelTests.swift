@@ -1,0 +1,175 @@
+import Testing
+@testable import LinuxInput
+
+/// Expected values are worked out by hand from drivers/input/ff-memless.c at CONFIG_HZ=250 (4 ms ticks,
+/// `msecs_to_jiffies` rounding up: 50 ms -> 13 ticks -> 52 ms), with C's truncating integer division.
+@Suite struct MotorModelTests {
+    /// Tick 250 at 250 Hz: one second.
+    static let start = PadTimestamp(microseconds: 1_000_000)
+
+    static func at(milliseconds: Int64) -> PadTimestamp {
+        PadTimestamp(microseconds: start.microseconds + milliseconds * 1000)
+    }
+
+    static func upload(_ kind: ForceFeedbackEffectKind, id: Int16 = 0, length: UInt16 = 0, delay: UInt16 = 0, retval: Int32 = 0)
+        -> PadRecord
+    {
+        let effect = ForceFeedbackEffect(id: id, kind: kind, replayLength: length, replayDelay: delay)
+        return PadRecord(event: .upload, time: PadTimestamp(microseconds: 0), id: id, effect: effect, replacing: false, retval: retval)
+    }
+
+    static func play(_ id: Int16 = 0, atMilliseconds ms: Int64 = 0, count: Int32 = 1) -> PadRecord {
+        PadRecord(event: .play, time: at(milliseconds: ms), id: id, count: count)
+    }
+
+    static func stop(_ id: Int16 = 0, atMilliseconds ms: Int64) -> PadRecord {
+        PadRecord(event: .stop, time: at(milliseconds: ms), id: id)
+    }
+
+    /// A full-scale sine (0x7fff) with `envelope`: waveform and period do not matter to ff-memless.
+    static func fullSine(_ envelope: ForceFeedbackEnvelope) -> ForceFeedbackEffectKind {
+        .periodic(waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0, envelope: envelope)
+    }
+
+    static func levels(_ strong: UInt16, _ weak: UInt16) -> MotorLevels { MotorLevels(strong: strong, weak: weak) }
+
+    static func change(_ ms: Int64, _ strong: UInt16, _ weak: UInt16) -> MotorChange {
+        MotorChange(time: at(milliseconds: ms), levels: levels(strong, weak))
+    }
+
+    @Test func nothingUploadedMeansMotorsOff() {
+        #expect(MotorModel().output(at: Self.start) == .off)
+    }
+
+    @Test func rumblePlaysForItsReplayLength() {
+        let model = MotorModel(records: [Self.upload(.rumble(strong: 0x8000, weak: 0x4000), length: 100), Self.play()])
+        #expect(model.output(at: Self.at(milliseconds: 0)) == Self.levels(0x8000, 0x4000))
+        #expect(model.output(at: Self.at(milliseconds: 99)) == Self.levels(0x8000, 0x4000))
+        #expect(model.output(at: Self.at(milliseconds: 100)) == .off)
+        #expect(model.timeline(until: Self.at(milliseconds: 500)) == [Self.change(0, 0x8000, 0x4000), Self.change(100, 0, 0)])
+        #expect(model.nextChange(after: Self.at(milliseconds: 10)) == Self.change(100, 0, 0))
+        #expect(model.nextChange(after: Self.at(milliseconds: 100)) == nil)
+    }
+
+    @Test func zeroLengthPlaysUntilStopped() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 0xffff, weak: 1)), Self.play(), Self.stop(atMilliseconds: 20),
+        ])
+        #expect(model.output(at: Self.at(milliseconds: 19)) == Self.levels(0xffff, 1))
+        #expect(model.output(at: Self.at(milliseconds: 20)) == .off)
+    }
+
+    @Test func historyAnswersForTimesBeforeTheLastRecord() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 5, weak: 6)), Self.play(), Self.stop(atMilliseconds: 20), Self.play(atMilliseconds: 40),
+        ])
+        #expect(model.output(at: Self.at(milliseconds: -1)) == .off)
+        #expect(model.output(at: Self.at(milliseconds: 10)) == Self.levels(5, 6))
+        #expect(model.output(at: Self.at(milliseconds: 30)) == .off)
+        #expect(model.output(at: Self.at(milliseconds: 41)) == Self.levels(5, 6))
+        #expect(model.nextChange(after: Self.at(milliseconds: 10)) == Self.change(20, 0, 0))
+        #expect(model.nextChange(after: Self.at(milliseconds: 40)) == nil)
+    }
+
+    @Test func delayPostponesTheStart() {
+        // 20 ms = 5 ticks after the play; 40 ms of length ends 10 ticks later.
+        let model = MotorModel(records: [Self.upload(.rumble(strong: 100, weak: 200), length: 40, delay: 20), Self.play()])
+        #expect(model.output(at: Self.at(milliseconds: 19)) == .off)
+        #expect(model.timeline(until: Self.at(milliseconds: 100)) == [Self.change(20, 100, 200), Self.change(60, 0, 0)])
+    }
+
+    @Test func gainScalesWithTruncation() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 0x8000, weak: 0x4000)), Self.play(),
+            PadRecord(event: .gain, time: Self.at(milliseconds: 40), value: 0x8000),
+        ])
+        // 0x8000 * 0x8000 / 0xffff = 16384.25 -> 16384; 0x4000 * 0x8000 / 0xffff = 8192.06 -> 8192.
+        #expect(model.output(at: Self.at(milliseconds: 40)) == Self.levels(16384, 8192))
+    }
+
+    @Test func sumsSaturate() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 0xc000, weak: 0x1000), id: 0), Self.upload(.rumble(strong: 0xc000, weak: 0x2000), id: 1),
+            Self.play(0), Self.play(1),
+        ])
+        #expect(model.output(at: Self.start) == Self.levels(0xffff, 0x3000))
+    }
+
+    @Test func periodicDrivesBothMotorsWithAbsoluteMagnitudeWhateverTheWaveform() {
+        for waveform in [ForceFeedbackFeature.sine, .square, .sawDown] {
+            let periodic = ForceFeedbackEffectKind.periodic(
+                waveform: waveform, period: 20, magnitude: -0x4000, offset: 1000, phase: 3, envelope: .init())
+            let model = MotorModel(records: [Self.upload(periodic), Self.play()])
+            // 0x4000 * 0xffff / 0x7fff = 32768.99 -> 32768.
+            #expect(model.output(at: Self.start) == Self.levels(32768, 32768))
+        }
+    }
+
+    @Test func attackRisesInFiftyMillisecondSteps() {
+        let attack = Self.fullSine(ForceFeedbackEnvelope(attackLength: 200, attackLevel: 0))
+        let model = MotorModel(records: [Self.upload(attack, length: 1000), Self.play()])
+        // At the play the attack is at its level, 0: no change. Then every 13 ticks (52 ms):
+        // 32767 * 52 / 200 = 8519 -> * 0xffff / 0x7fff = 17038; 104 ms -> 17038 -> 34076; 156 ms -> 25558 ->
+        // 51116; at 208 ms the attack (50 ticks) is over: full 0xffff; the replay ends at 1000 ms.
+        #expect(model.timeline(until: Self.at(milliseconds: 2000)) == [
+            Self.change(52, 17038, 17038), Self.change(104, 34076, 34076), Self.change(156, 51116, 51116),
+            Self.change(208, 0xffff, 0xffff), Self.change(1000, 0, 0),
+        ])
+    }
+
+    @Test func fadeFallsTowardsTheFadeLevel() {
+        let fade = Self.fullSine(ForceFeedbackEnvelope(fadeLength: 100, fadeLevel: 0))
+        let model = MotorModel(records: [Self.upload(fade, length: 200), Self.play()])
+        // Stop at tick 300 (200 ms); the fade starts at tick 275 (still full: the kernel tests "after",
+        // strictly); at tick 288 (152 ms) 48 ms remain: 32767 * 48 / 100 = 15728 -> 31456; then the stop.
+        #expect(model.timeline(until: Self.at(milliseconds: 400)) == [
+            Self.change(0, 0xffff, 0xffff), Self.change(152, 31456, 31456), Self.change(200, 0, 0),
+        ])
+    }
+
+    @Test func repeatCountReplaysWithAOneTickGap() {
+        // ff-memless ends the first replay at its stop time, reschedules the next for "now", and a timer due
+        // now fires on the next tick: off for 4 ms between replays. The second replay's stop time counts from
+        // the reschedule, so it also ends on time (80 ms), a tick short.
+        let model = MotorModel(records: [Self.upload(.rumble(strong: 7, weak: 9), length: 40), Self.play(count: 2)])
+        #expect(model.timeline(until: Self.at(milliseconds: 400)) == [
+            Self.change(0, 7, 9), Self.change(40, 0, 0), Self.change(44, 7, 9), Self.change(80, 0, 0),
+        ])
+    }
+
+    @Test func refusedUploadsAndOtherTypesDoNotDriveMotors() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 500, weak: 500), id: 0, retval: -28),
+            Self.upload(.constant(level: 0x7fff, envelope: .init()), id: 1),
+            Self.play(0), Self.play(1), Self.play(5),
+        ])
+        #expect(model.output(at: Self.start) == .off)
+        #expect(model.timeline(until: Self.at(milliseconds: 100)).isEmpty)
+    }
+
+    @Test func replacingAStartedEffectRestartsItWithTheOldTiming() {
+        // ml_ff_upload restarts a started effect from the old effect's replay (the new one is copied in
+        // after the driver returns): playing stops until the timer at the old delay (0) fires a tick later.
+        var model = MotorModel(records: [Self.upload(.rumble(strong: 10, weak: 10), length: 0), Self.play()])
+        var replacement = Self.upload(.rumble(strong: 20, weak: 30), length: 0)
+        replacement.time = Self.at(milliseconds: 40)
+        replacement.replacing = true
+        model.apply(replacement)
+        #expect(model.output(at: Self.at(milliseconds: 40)) == Self.levels(10, 10))
+        #expect(model.output(at: Self.at(milliseconds: 44)) == Self.levels(20, 30))
+    }
+
+    @Test func erasedEffectsStopContributing() {
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 10, weak: 10)), Self.play(), Self.stop(atMilliseconds: 8),
+            PadRecord(event: .erase, time: Self.at(milliseconds: 8), id: 0, retval: 0), Self.play(atMilliseconds: 12),
+        ])
+        #expect(model.output(at: Self.at(milliseconds: 12)) == .off)
+    }
+
+    @Test func finerTickRatesChangeTheGrid() {
+        let model = MotorModel(
+            records: [Self.upload(.rumble(strong: 1, weak: 2), length: 10), Self.play()], tickRate: .hz1000)
+        #expect(model.timeline(until: Self.at(milliseconds: 100)) == [Self.change(0, 1, 2), Self.change(10, 0, 0)])
+    }
+}
