@@ -81,7 +81,8 @@ enum EngineBench {
         var description: String { reason }
     }
 
-    static let latencyIterations = 100
+    static let latencyIterations = 200
+    static let latencyWarmUp = 5
     /// Longer than the pulse, so one trigger never overlaps the next.
     static let pulseSeconds = 0.02
     static let pauseBetweenTriggers = Duration.milliseconds(40)
@@ -93,42 +94,38 @@ enum EngineBench {
         try engine.start()
         defer { engine.stop() }
 
-        var prepared: [Double] = []
-        var scheduled: [Double] = []
-        var index = 0
         let preparedPlayer = try engine.makeAdvancedPlayer(timeline: flat(1, 1, seconds: pulseSeconds))
         guard try preparedPlayer.prepare() else { throw BenchFailure(reason: "the pad refused a prepared effect") }
         let plainPlayer = try engine.makeAdvancedPlayer(timeline: flat(1, 1, seconds: pulseSeconds))
-        for _ in 0..<latencyIterations {
-            var start = microseconds()
-            try preparedPlayer.start(atTime: 0)
-            var seen = try await padPlay(pad, after: start, from: index)
-            prepared.append(Double(seen.time - start) / 1000)
-            index = seen.next
-            try await Task.sleep(for: pauseBetweenTriggers)
-            start = microseconds()
-            try plainPlayer.start(atTime: 0)
-            seen = try await padPlay(pad, after: start, from: index)
-            scheduled.append(Double(seen.time - start) / 1000)
-            index = seen.next
-            try await Task.sleep(for: pauseBetweenTriggers)
-        }
-
         // The baseline on its own descriptor: what SDL_HapticRunEffect after SDL_HapticNewEffect, or Godot's
         // joypad rumble, does per call: upload a new effect, then play it.
         let client = try EventDevice(node: pad.eventNode, logger: logger())
         defer { client.close() }
-        var uploadThenPlay: [Double] = []
-        for _ in 0..<latencyIterations {
-            let start = microseconds()
-            let effect = try client.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(pulseSeconds * 1000)))
-            try effect.play()
-            let seen = try await padPlay(pad, after: start, from: index)
-            uploadThenPlay.append(Double(seen.time - start) / 1000)
-            index = seen.next
-            try await Task.sleep(for: pauseBetweenTriggers)
-            try effect.erase()
+
+        // The three paths interleaved, so that a slow stretch of the machine (emulation, other jobs) hits them
+        // alike; the first rounds warm caches and are not counted.
+        var index = 0
+        var samples: [[Double]] = [[], [], []]
+        for round in 0..<(latencyWarmUp + latencyIterations) {
+            for path in 0..<3 {
+                let start = microseconds()
+                var uploaded: UploadedEffect?
+                switch path {
+                case 0: try preparedPlayer.start(atTime: 0)
+                case 1: try plainPlayer.start(atTime: 0)
+                default:
+                    let effect = try client.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(pulseSeconds * 1000)))
+                    try effect.play()
+                    uploaded = effect
+                }
+                let seen = try await padPlay(pad, after: start, from: index)
+                index = seen.next
+                if round >= latencyWarmUp { samples[path].append(Double(seen.time - start) / 1000) }
+                try await Task.sleep(for: pauseBetweenTriggers)
+                try uploaded?.erase()
+            }
         }
+        let (prepared, scheduled, uploadThenPlay) = (samples[0], samples[1], samples[2])
         let baseline = Measurement(name: "upload then play (SDL/Godot path), call -> pad sees play", unit: "ms", samples: uploadThenPlay)
         let ours = Measurement(name: "prepared transient, start -> pad sees play", unit: "ms", samples: prepared)
         let plain = Measurement(name: "unprepared player, start -> pad sees play", unit: "ms", samples: scheduled)
