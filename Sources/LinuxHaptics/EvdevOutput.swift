@@ -14,6 +14,10 @@ public enum DeviceSelection: Sendable, Hashable {
     case node(String)
     /// The first rumble-capable device this process may write, gamepads first.
     case firstRumbleDevice
+    /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
+    /// are dropped; when the last one goes the engine stops with `deviceRemoved` and the next gamepad to
+    /// appear resets it. A pad plugged in while others play joins at the next start or reset.
+    case allGamepads
 }
 
 final class EvdevOutput: MotorOutput {
@@ -190,6 +194,7 @@ final class EvdevOutputSource: OutputSource {
     }
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        if selection == .allGamepads { return try openAllGamepads(clock: clock, logger: logger) }
         let node = try resolveNode(logger: logger)
         let device: EventDevice
         do throws(EventDeviceError) {
@@ -203,6 +208,26 @@ final class EvdevOutputSource: OutputSource {
         }
         bound.withLock { $0 = device.id }
         return EvdevOutput(device: device, clock: clock, logger: logger)
+    }
+
+    private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        let members = devices.filter { $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
+            .compactMap { candidate -> EvdevOutput? in
+                do throws(EventDeviceError) {
+                    return EvdevOutput(device: try EventDevice(node: candidate.node, logger: logger), clock: clock, logger: logger)
+                } catch {
+                    logger.info("skipping a gamepad that cannot be opened", metadata: ["node": "\(candidate.node)", "error": "\(error)"])
+                    return nil
+                }
+            }
+        guard !members.isEmpty else { throw OutputFailure(.notFound, "no writable rumble-capable gamepad found") }
+        return BroadcastOutput(members: members)
     }
 
     private func resolveNode(logger: Logger) throws(OutputFailure) -> String {
@@ -232,6 +257,7 @@ final class EvdevOutputSource: OutputSource {
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement).
     private func accepts(_ device: InputDevice) -> Bool {
+        if selection == .allGamepads { return device.isGamepad && device.forceFeedback.isRumbleCapable }
         if let boundID = bound.withLock({ $0 }), device.id == boundID { return true }
         return adoptCompatibleDevice && device.isGamepad && device.forceFeedback.isRumbleCapable
     }
@@ -264,4 +290,96 @@ final class EvdevOutputSource: OutputSource {
 private struct MonitorWatch: OutputWatch {
     let task: Task<Void, Never>
     func cancel() { task.cancel() }
+}
+
+/// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad
+/// that is gone is closed and dropped, and only when none is left does the output report the device gone.
+final class BroadcastOutput: MotorOutput {
+    private struct State {
+        var members: [EvdevOutput]
+        /// A prepared pulse's id on each member, by member.
+        var prepared: [Int: [ObjectIdentifier: Int]] = [:]
+        var nextPrepared = 0
+    }
+
+    private let state: Mutex<State>
+    let capabilities: OutputCapabilities
+
+    init(members: [EvdevOutput]) {
+        state = Mutex(State(members: members))
+        capabilities = OutputCapabilities(
+            name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
+            effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false)
+    }
+
+    /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.
+    private func each(_ body: (EvdevOutput) throws(OutputFailure) -> Void) throws(OutputFailure) {
+        let members = state.withLock { $0.members }
+        var failure: OutputFailure?
+        var gone: [ObjectIdentifier] = []
+        var succeeded = 0
+        for member in members {
+            do throws(OutputFailure) {
+                try body(member)
+                succeeded += 1
+            } catch {
+                if error.kind == .deviceGone {
+                    member.close()
+                    gone.append(ObjectIdentifier(member))
+                } else {
+                    failure = error
+                }
+            }
+        }
+        let left = state.withLock { state in
+            state.members.removeAll { gone.contains(ObjectIdentifier($0)) }
+            return state.members.count
+        }
+        if left == 0 { throw OutputFailure(.deviceGone, "every gamepad is gone") }
+        // One pad refusing while another plays is that pad's problem; all of them refusing is the output's.
+        if let failure, succeeded == 0 { throw failure }
+    }
+
+    func sendNeutral() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.sendNeutral() } }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.apply(mix) } }
+    func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        var ids: [ObjectIdentifier: Int] = [:]
+        let members = state.withLock { $0.members }
+        do throws(OutputFailure) {
+            for member in members { ids[ObjectIdentifier(member)] = try member.prepare(pulse) }
+        } catch {
+            for member in members { if let id = ids[ObjectIdentifier(member)] { member.release(prepared: id) } }
+            throw error
+        }
+        return state.withLock { state in
+            defer { state.nextPrepared += 1 }
+            state.prepared[state.nextPrepared] = ids
+            return state.nextPrepared
+        }
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else { throw OutputFailure(.closed, "the prepared effect \(id) was released") }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
+        }
+    }
+
+    func release(prepared id: Int) {
+        let (ids, members) = state.withLock { state in (state.prepared.removeValue(forKey: id), state.members) }
+        guard let ids else { return }
+        for member in members { if let memberID = ids[ObjectIdentifier(member)] { member.release(prepared: memberID) } }
+    }
+
+    func close() {
+        let members = state.withLock { state in
+            defer { state.members = [] }
+            return state.members
+        }
+        for member in members { member.close() }
+    }
+
+    func currentLevels() -> MotorMagnitudes? { nil }
 }

@@ -20,6 +20,7 @@ enum EngineSuite {
             KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
+            KernelTest(name: "engine/all-gamepads-broadcast-and-lose-one", body: allGamepads),
         ])
 
     /// Engine events, delivered on engine threads, awaited by the test with a hang guard.
@@ -360,6 +361,37 @@ enum EngineSuite {
         try require(events.all.isEmpty, "a one-slot pad must not stop the engine: \(events.all)")
         let slots = Set(pad.records().filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
         try requireEqual(slots.count, 1, "slots used")
+        engine.stop()
+    }
+
+    // MARK: All gamepads
+
+    static func allGamepads() async throws {
+        let first = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics Test Pad A"))
+        let second = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics Test Pad B"))
+        defer {
+            first.destroy()
+            second.destroy()
+        }
+        var options = HapticEngineOptions()
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(output: .device(.allGamepads), options: options, logger: VirtualPadSuite.logger())
+        try engine.start()
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.6, 0.3, seconds: 30))
+        try player.start(atTime: 0)
+        for pad in [first, second] {
+            try await VirtualPadSuite.waitForRecords(pad, "the broadcast rumble on \(pad.configuration.name)") { $0.contains(where: isNonZeroUpload) }
+        }
+        // Losing one pad is not losing the output: the other keeps being renewed.
+        first.destroy()
+        let renewals = second.records().filter { $0.event == .play }.count
+        try await VirtualPadSuite.waitForRecords(second, "renewals after the first pad went") { records in
+            records.filter { $0.event == .play }.count >= renewals + 2
+        }
+        try require(events.all.isEmpty, "losing one of two pads must not stop the engine: \(events.all)")
+        second.destroy()
+        try await events.wait(for: .stopped(.deviceRemoved), "after the last pad went")
         engine.stop()
     }
 }

@@ -24,7 +24,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
     var pattern: String
 
-    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), or 'virtual'.")
+    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'.")
     var device: String?
 
     @Option(help: "Play the pattern N times; 0 loops until interrupted.")
@@ -76,6 +76,7 @@ struct PlayCommand: AsyncParsableCommand {
         switch device {
         case nil: selection = .device(.firstRumbleDevice)
         case "virtual": selection = .virtual(VirtualOutput())
+        case "all": selection = .device(.allGamepads)
         case let text? where text.hasPrefix("/"): selection = .device(.node(text))
         case let text? where text.hasPrefix("event"): selection = .device(.node("/dev/input/\(text)"))
         case let text?: selection = .device(.id(StableDeviceID(rawValue: text)))
