@@ -2,4 +2,5 @@
 let allSuites: [KernelTestSuite] = [
     VirtualPadSuite.suite,
     DeviceSuite.suite,
+    EngineSuite.suite,
 ]
