@@ -1,50 +1,73 @@
 # The two commands of the README are `make demo` and `make test`; everything they need is installed by
 # scripts/bootstrap (Debian packages) and scripts/fetch-kernel (the bench's kernel, cached in vm-cache/).
+# How the bench works and where the time goes: docs/bench.md.
 
+SHELL := /bin/bash
 SWIFT ?= swift
 RELEASE_FLAGS := -c release --static-swift-stdlib
 BIN := .build/release
+# `make test` ends with a table of where its time went: scripts/timed appends one line per phase to
+# TIMINGS_FILE, set for `make test` only (other targets just run their commands).
+TIMED := scripts/timed
+# "yes" when kernel tests can run on this host itself (/dev/uinput and root): then no VM is booted.
+DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
+test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo test test-unit test-kernel bench bootstrap bootstrap-bench install-udev clean
+.PHONY: all build release demo test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel \
+	install-udev clean clean-timings
 
 all: build
 
 bootstrap:
-	@scripts/bootstrap
+	@$(TIMED) apt-packages scripts/bootstrap
 
 bootstrap-bench:
-	@scripts/bootstrap --bench
+	@$(TIMED) apt-packages scripts/bootstrap --bench
+
+# The Debian kernel (and udev) the qemu bench boots: downloaded once, then reused from vm-cache/.
+kernel: bootstrap-bench
+	@$(TIMED) kernel-download scripts/fetch-kernel --udev >/dev/null
 
 build: bootstrap
 	$(SWIFT) build
 
 release: bootstrap
-	$(SWIFT) build $(RELEASE_FLAGS)
+	$(TIMED) release-build $(SWIFT) build $(RELEASE_FLAGS)
 
-# The main job: play a pattern on the first gamepad, or on the built-in virtual pad when there is none.
-demo: release
+# The main job: play a pattern on the first gamepad, or show the virtual pad at work when there is none
+# (here if /dev/uinput exists, otherwise in the qemu bench; scripts/demo installs what that needs).
+demo: bootstrap
+	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
 	@scripts/demo
 
 # All tests: unit tests on the host, then kernel tests against a real kernel (directly when this machine has
-# /dev/uinput and root, otherwise in the qemu bench).
-test: bootstrap-bench
-	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build
-	$(MAKE) --no-print-directory test-kernel
+# /dev/uinput and root, otherwise in the qemu bench, which is tested first). Ends with the time each phase
+# took, then the kernel tests' total line.
+test: clean-timings bootstrap-bench $(if $(DIRECT_KERNEL),,kernel)
+	$(TIMED) unit-tests-build $(SWIFT) build --build-tests
+	$(TIMED) unit-tests-run $(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory test-kernel
 
 test-unit: bootstrap
-	$(SWIFT) test
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
 
-test-kernel: bootstrap-bench
-	$(SWIFT) build $(RELEASE_FLAGS)
+test-kernel: release
+	$(if $(DIRECT_KERNEL),,@$(TIMED) vm-selftest scripts/vm-selftest)
 	@scripts/kernel-tests
 
-bench: bootstrap-bench
-	$(SWIFT) build $(RELEASE_FLAGS)
+# The VM bench on its own: boots a plain guest and one with udevd and checks what the kernel tests rely on.
+test-vm: bootstrap-bench
+	@scripts/vm-selftest
+
+bench: bootstrap-bench release
 	@scripts/bench
 
 install-udev:
 	@scripts/install-udev
+
+clean-timings:
+	@mkdir -p .build && rm -f "$$TIMINGS_FILE"
 
 clean:
 	rm -rf .build

@@ -31,6 +31,9 @@ struct BenchmarkResult: Sendable {
 
 struct BenchmarkGroup: Sendable {
     let name: String
+    /// Needs a real kernel with `/dev/uinput` (a virtual pad) and root. `scripts/bench` runs these groups with
+    /// `--kernel`: directly where this host has `/dev/uinput`, otherwise inside the qemu bench.
+    var needsKernel = false
     let run: @Sendable () async throws -> [BenchmarkResult]
 }
 
@@ -58,10 +61,21 @@ func format(_ value: Double) -> String {
 
 @main
 struct BenchMain {
+    /// `haptics-bench [--kernel] [--list] [FILTER]`: the groups that need no device (or with `--kernel`, those
+    /// that need a real kernel) whose names contain FILTER; `--list` prints their names instead of running them.
     static func main() async {
-        let filter = CommandLine.arguments.dropFirst().first
+        let arguments = CommandLine.arguments.dropFirst()
+        let kernel = arguments.contains("--kernel")
+        let filter = arguments.first { !$0.hasPrefix("--") }
+        let selected = benchmarkGroups.filter { group in
+            group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? true)
+        }
+        if arguments.contains("--list") {
+            selected.forEach { print($0.name) }
+            return
+        }
         var failures = 0
-        for group in benchmarkGroups where filter == nil || group.name.contains(filter ?? "") {
+        for group in selected {
             print("== \(group.name)")
             do {
                 for result in try await group.run() {

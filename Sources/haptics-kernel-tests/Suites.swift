@@ -1,5 +1,8 @@
 // The registry: every suite of the kernel test runner, in the order they run. Add yours here.
 let allSuites: [KernelTestSuite] = [
     VirtualPadSuite.suite,
+    DeviceSuite.suite,
+    EngineSuite.suite,
+    AppSuite.suite,
     AppUdevSuite.suite,
 ]

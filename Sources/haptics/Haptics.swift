@@ -12,5 +12,8 @@ struct Haptics: AsyncParsableCommand {
             MonitorCommand.self,
             ValidateCommand.self,
             RenderCommand.self,
+            PlayCommand.self,
+            ReplayCommand.self,
+            FeedbackCommand.self,
         ])
 }

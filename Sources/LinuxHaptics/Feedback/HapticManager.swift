@@ -45,9 +45,8 @@ public final class HapticManager {
 
     /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad.
     public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
-        self.init(
-            resolver: resolver, engineProvider: DeviceHapticEngineProvider(),
-            logger: Logger(label: "haptics.manager"))
+        let logger = Logger(label: "haptics.manager")
+        self.init(resolver: resolver, engineProvider: EngineOutputProvider.firstGamepad(logger: logger), logger: logger)
     }
 
     /// A manager on the engines `engineProvider` builds. The capability check runs first: without capable
