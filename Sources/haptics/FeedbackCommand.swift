@@ -105,7 +105,7 @@ struct FeedbackCommand: AsyncParsableCommand {
 
 /// What `feedback` and `replay` share: where they play, how they print, how they wait.
 struct AppOutputOptions: ParsableArguments {
-    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), or 'virtual'.")
+    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'.")
     var device: String?
 
     @Flag(help: "Print JSON lines instead of text.")
@@ -130,6 +130,7 @@ struct AppOutputOptions: ParsableArguments {
         switch device {
         case nil: selection = .device(.firstRumbleDevice)
         case "virtual": selection = .virtual(VirtualOutput())
+        case "all": selection = .device(.allGamepads)
         case let text? where text.hasPrefix("/"): selection = .device(.node(text))
         case let text? where text.hasPrefix("event"): selection = .device(.node("/dev/input/\(text)"))
         case let text?: selection = .device(.id(StableDeviceID(rawValue: text)))
