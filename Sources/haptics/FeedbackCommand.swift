@@ -103,7 +103,7 @@ struct FeedbackCommand: AsyncParsableCommand {
     }
 }
 
-/// What `feedback` and `replay` share: where they play, how they print, how they wait.
+/// What the playing commands share: where they play (`play` too), how they print, how they wait.
 struct AppOutputOptions: ParsableArguments {
     @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'.")
     var device: String?
@@ -121,11 +121,19 @@ struct AppOutputOptions: ParsableArguments {
     /// deadline, and ff-memless (or the virtual model) shows it within one 4 ms tick.
     static let sampleDelay = 0.02
 
-    /// The engine for --device; without one, the first rumble device or else the built-in virtual output
-    /// (what `haptics play` does).
+    /// The engine for --device; without one, the first rumble device or else the built-in virtual output.
     func startEngine(command: String, report: PlayReport) throws -> HapticEngine {
         var logger = Logger(label: "haptics.\(command)")
         logger.logLevel = .warning
+        return try Self.startEngine(device: device, options: HapticEngineOptions(), command: command, report: report, logger: logger)
+    }
+
+    /// The engine every playing command uses (`play`, `replay`, `feedback`): `device` names an event node
+    /// (`/dev/input/event5`, `event5`), a stable id, `all` (every gamepad) or `virtual`; without one, the first
+    /// rumble-capable device, or, when none is usable, the built-in virtual output (with a note saying so).
+    static func startEngine(
+        device: String?, options: HapticEngineOptions, command: String, report: PlayReport, logger: Logger
+    ) throws -> HapticEngine {
         let selection: HapticOutputSelection
         switch device {
         case nil: selection = .device(.firstRumbleDevice)
@@ -135,7 +143,7 @@ struct AppOutputOptions: ParsableArguments {
         case let text? where text.hasPrefix("event"): selection = .device(.node("/dev/input/\(text)"))
         case let text?: selection = .device(.id(StableDeviceID(rawValue: text)))
         }
-        let engine = HapticEngine(output: selection, logger: logger)
+        let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
             try engine.start()
             return engine
@@ -145,8 +153,8 @@ struct AppOutputOptions: ParsableArguments {
                 throw ExitCode.failure
             }
             let message = "no usable rumble device (\(error)): playing on the built-in virtual output"
-            if json { report.event("note", ["message": message]) } else { printError("haptics \(command): \(message)") }
-            let virtual = HapticEngine(output: .virtual(VirtualOutput()), logger: logger)
+            if report.json { report.event("note", ["message": message]) } else { printError("haptics \(command): \(message)") }
+            let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
             do { try virtual.start() } catch {
                 printError("haptics \(command): \(error)")
                 throw ExitCode.failure
