@@ -40,7 +40,7 @@ enum AppSuite {
 
     static let vocabularyCases = vocabularyCalls.map { call in
         KernelTest(name: "app/vocabulary/\(call.label)-matches-its-definition") {
-            try await vocabularyMatches(call.arguments)
+            try await withOneRetry { try await vocabularyMatches(call.arguments) }
         }
     }
 
@@ -109,7 +109,10 @@ enum AppSuite {
             run.taps.count == expected.count && zip(run.taps, expected).allSatisfy { abs($0 - $1) < 1e-6 },
             "tap times the CLI printed: \(run.taps), expected \(expected)")
         let found = feedbackBursts(run)
-        try requireEqual(found.count, expected.count, "separate bursts on the pad (one per tap)")
+        try require(
+            found.count == expected.count,
+            "separate bursts on the pad (one per tap): expected \(expected.count), got \(found.count); the pad saw "
+                + describe(run.records, from: run.start))
         // Onsets are timed on the raw records: the motor model works in whole kernel ticks (4 ms).
         let changes = run.records.filter { $0.event == .upload || $0.event == .play }.map(\.time.seconds)
         var errors: [String] = []
@@ -135,6 +138,27 @@ enum AppSuite {
             break
         }
         print("    bursts \(found.count), onset errors \(errors.joined(separator: " ")), peaks \(peaks.map { String(format: "%.2f", $0) })")
+    }
+
+    /// The records as `event@ms-after-start(strong/weak)`, for failure messages.
+    static func describe(_ records: [PadRecord], from start: Double) -> String {
+        records.map { record in
+            var text = "\(record.event.rawValue)@\(String(format: "%.1f", (record.time.seconds - start) * 1000))"
+            if case .rumble(let strong, let weak)? = record.effect?.kind { text += "(\(strong)/\(weak))" }
+            return text
+        }.joined(separator: " ")
+    }
+
+    /// Runs a timing-sensitive check again once when it fails: under qemu's software emulation on a loaded
+    /// host the playback thread can miss a 60 ms gap between two taps now and then. The first failure is
+    /// printed; a second failure fails the test.
+    static func withOneRetry(_ check: () async throws -> Void) async throws {
+        do {
+            try await check()
+        } catch let failure as TestFailure {
+            print("    retrying once after: \(failure.reason)")
+            try await check()
+        }
     }
 
     static func feedbackValue(_ arguments: [String]) throws -> HapticFeedback {
