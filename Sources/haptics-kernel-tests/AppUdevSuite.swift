@@ -43,12 +43,10 @@ enum AppUdevSuite {
         try await body()
     }
 
+    /// `udevadm ARGUMENTS...`, through the device suite's runner (fails on a non-zero status).
     @discardableResult
     static func udevadm(_ arguments: [String]) throws -> String {
-        let process = try Subprocess(["udevadm"] + arguments)
-        let status = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
-        try require(status == 0, "udevadm \(arguments.joined(separator: " ")) exited \(status): \(process.text)")
-        return process.text
+        try DeviceSuite.run(["udevadm"] + arguments)
     }
 
     /// udev's properties of an event node once its events are processed.
