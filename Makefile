@@ -13,7 +13,7 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel \
+.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel \
 	install-udev clean clean-timings
 
 all: build
@@ -34,11 +34,16 @@ build: bootstrap
 release: bootstrap
 	$(TIMED) release-build $(SWIFT) build $(RELEASE_FLAGS)
 
-# The main job: play a pattern on the first gamepad, or show the virtual pad at work when there is none
-# (here if /dev/uinput exists, otherwise in the qemu bench; scripts/demo installs what that needs).
+# The main job: play a pattern and the chapter haptics on the first gamepad, or on the built-in virtual output
+# when there is none (`make demo-vm` shows the same on a uinput virtual pad under a real kernel).
 demo: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
 	@scripts/demo
+
+# The same demo on a uinput virtual pad: on this host with /dev/uinput and root, otherwise in the qemu bench.
+demo-vm: bootstrap-bench
+	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
+	@scripts/demo-vm
 
 # All tests: unit tests on the host, then kernel tests against a real kernel (directly when this machine has
 # /dev/uinput and root, otherwise in the qemu bench, which is tested first). Ends with the time each phase

@@ -71,11 +71,16 @@ struct ReplayCommand: AsyncParsableCommand {
                     + String(format: "%.1f s", plan.duration) + " on \(outputName)")
         }
         var announced: Set<Int> = []
-        for span in plan.chapters where span.start == span.end && !plan.entries.contains(where: { $0.cue.chapter == span.number }) {
-            announced.insert(span.number)
-            if !output.json { print("chapter \(span.number): \(span.title) (no haptic cues)") }
+        // A chapter without cues is announced in its place among the others, not ahead of them all.
+        let emptyChapters = plan.chapters.filter { span in !plan.entries.contains { $0.cue.chapter == span.number } }
+        func announceEmptyChapters(before number: Int?) {
+            for span in emptyChapters where number.map({ span.number < $0 }) ?? true {
+                guard announced.insert(span.number).inserted else { continue }
+                if !output.json { print("chapter \(span.number): \(span.title) (no haptic cues)") }
+            }
         }
         for entry in plan.entries {
+            announceEmptyChapters(before: entry.cue.chapter)
             if announced.insert(entry.cue.chapter).inserted, let span = plan.chapters.first(where: { $0.number == entry.cue.chapter }) {
                 await AppOutputOptions.sleep(until: start + span.start, on: engine)
                 if output.json {
@@ -100,6 +105,7 @@ struct ReplayCommand: AsyncParsableCommand {
             }
             flushOutput()
         }
+        announceEmptyChapters(before: nil)
         await AppOutputOptions.sleep(until: start + plan.duration + AppOutputOptions.tail, on: engine)
         if output.json { report.event("finished") } else { print("done") }
         engine.stop()
