@@ -74,7 +74,10 @@ let package = Package(
         // `make bench`: measurements reported as ratios against a baseline of the same run.
         .executableTarget(
             name: "haptics-bench",
-            dependencies: ["AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics"],
+            dependencies: [
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
 
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),

@@ -100,10 +100,20 @@ public struct DeviceDiscovery: Sendable {
         }
     }
 
+    /// The device node a path names, with symbolic links resolved (`/dev/input/by-id/...-event-joystick`
+    /// is `/dev/input/eventN`); the path itself when it does not resolve.
+    public static func resolvedNode(_ path: String) -> String {
+        (try? Sys.realPath(path)) ?? path
+    }
+
     /// The event node `sysName` (`event5`), probed; nil when it does not exist.
     public func device(sysName: String) -> InputDevice? {
-        guard let context = try? UdevContext(), let device = context.device(subsystem: "input", sysName: sysName)
-        else { return nil }
+        guard let context = try? UdevContext() else { return nil }
+        return device(sysName: sysName, in: context)
+    }
+
+    func device(sysName: String, in context: UdevContext) -> InputDevice? {
+        guard let device = context.device(subsystem: "input", sysName: sysName) else { return nil }
         return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning)
     }
 

@@ -63,6 +63,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     }
 
     public let source: Source
+    /// The devices present when the monitor started (probed, with ids); events describe changes from here.
+    public let initialDevices: [InputDevice]
     private let pending: Mutex<MonitorWorker?>
     private let stream: AsyncStream<DeviceEvent>
     private let continuation: AsyncStream<DeviceEvent>.Continuation
@@ -75,11 +77,14 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     public init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
         self.source = source
         (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
+        let worker: MonitorWorker
         do throws(SystemCallError) {
-            pending = Mutex(try MonitorWorker(source: source, logger: logger))
+            worker = try MonitorWorker(source: source, logger: logger)
         } catch {
             throw DeviceMonitorError(source: source, underlying: error)
         }
+        initialDevices = worker.initialDevices
+        pending = Mutex(worker)
         logger.info("watching input devices", metadata: ["source": "\(source.rawValue)"])
     }
 
@@ -89,30 +94,43 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         continuation.finish()
     }
 
-    /// The devices present when the monitor started (probed, with ids).
-    public var initialDevices: [InputDevice] {
-        pending.withLock { $0?.initialDevices } ?? []
-    }
-
     /// The descriptors the monitor holds before iteration starts (source, wake-up pipe), for tests.
     var descriptorsBeforeIteration: [Int32] {
         pending.withLock { $0?.descriptors } ?? []
     }
 
-    public func makeAsyncIterator() -> AsyncStream<DeviceEvent>.Iterator {
-        if let worker = pending.withLock({ $0.take() }) {
-            let continuation = continuation
-            let wake = worker.wake
-            continuation.onTermination = { _ in wake.signal() }
-            do throws(SystemCallError) {
-                try Sys.startThread { worker.run(continuation) }
-            } catch {
-                worker.logger.error("could not start the device monitor thread", metadata: ["error": "\(error)"])
-                worker.close()
-                continuation.finish()
-            }
+    /// Starts the monitor thread on the first call. Ending the iteration in any way (the loop breaks,
+    /// the consuming task is cancelled, the iterator is dropped) stops it and closes its descriptors.
+    public func makeAsyncIterator() -> Iterator {
+        guard let worker = pending.withLock({ $0.take() }) else {
+            return Iterator(base: stream.makeAsyncIterator(), stopper: nil)
         }
-        return stream.makeAsyncIterator()
+        let continuation = continuation
+        let wake = worker.wake
+        continuation.onTermination = { _ in wake.signal() }
+        do throws(SystemCallError) {
+            try Sys.startThread { worker.run(continuation) }
+        } catch {
+            worker.logger.info("could not start the device monitor thread", metadata: ["error": "\(error)"])
+            worker.close()
+            continuation.finish()
+        }
+        return Iterator(base: stream.makeAsyncIterator(), stopper: ThreadStopper(wake))
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        var base: AsyncStream<DeviceEvent>.Iterator
+        /// Wakes the thread to stop when the last copy of the iterator goes away: the stream's own
+        /// termination handler does not run then, because the thread's continuation keeps it alive.
+        let stopper: ThreadStopper?
+
+        public mutating func next() async -> DeviceEvent? { await base.next() }
+    }
+
+    final class ThreadStopper: Sendable {
+        let wake: WakeChannel
+        init(_ wake: WakeChannel) { self.wake = wake }
+        deinit { wake.signal() }
     }
 }
 
@@ -171,22 +189,13 @@ final class MonitorWorker: @unchecked Sendable {
         discovery = DeviceDiscovery(logger: logger)
         context = try UdevContext()
         wake = try WakeChannel()
-        // The source opens before the snapshot, so a device plugged in between is not missed.
+        // The source opens before the snapshot, so a device plugged in between is not missed. (On a
+        // throw, the pipe is closed by WakeChannel's deinit.)
         switch source {
         case .udev, .kernel:
-            do throws(SystemCallError) {
-                netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
-            } catch {
-                wake.close()
-                throw error
-            }
+            netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
         case .inotify:
-            do throws(SystemCallError) {
-                inotify = try DeviceDirectoryWatch(logger: logger)
-            } catch {
-                wake.close()
-                throw error
-            }
+            inotify = try DeviceDirectoryWatch(logger: logger)
         }
         do throws(DeviceDiscoveryError) {
             initialDevices = try discovery.devices()
@@ -224,14 +233,14 @@ final class MonitorWorker: @unchecked Sendable {
             do throws(SystemCallError) {
                 _ = try Sys.poll(&fds, timeout: -1)
             } catch {
-                logger.error("device monitor poll failed", metadata: ["error": "\(error)"])
+                logger.info("device monitor poll failed", metadata: ["error": "\(error)"])
                 return
             }
             if fds[1].revents != 0 { return }
             if fds[0].revents & Int16(POLLIN) != 0 {
                 for event in drain() { continuation.yield(event) }
             } else if fds[0].revents != 0 {
-                logger.error("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
+                logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
                 return
             }
         }
@@ -292,7 +301,7 @@ final class MonitorWorker: @unchecked Sendable {
             }
             return DeviceEvent(kind: .removed, device: device)
         case .added, .changed:
-            guard var device = discovery.device(sysName: change.sysName) else {
+            guard var device = discovery.device(sysName: change.sysName, in: context) else {
                 logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
                 return nil
             }

@@ -181,6 +181,13 @@ extension Sys {
         Glibc.access(path, F_OK) == 0
     }
 
+    /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
+    static func realPath(_ path: String) throws(SystemCallError) -> String {
+        guard let resolved = Glibc.realpath(path, nil) else { throw SystemCallError(code: errno, call: "realpath(\(path))") }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
     static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
@@ -206,11 +213,88 @@ extension Sys {
 
 extension SystemCallError {
     public static let noMemory = ENOMEM
-    public static let busy = EBUSY
 }
 
 /// Carries a closure across `pthread_create`'s untyped context pointer.
 private final class ThreadBody {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}
+
+// MARK: - Engine: monotonic deadlines and its playback thread
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the one clock of every haptic deadline (and of uinput's timestamps).
+public enum MonotonicTime {
+    public static func nanoseconds() -> UInt64 { Sys.monotonicNanoseconds() }
+}
+
+/// A sleep until an absolute `CLOCK_MONOTONIC` deadline that another thread can cut short: a pthread
+/// condition variable whose clock is set to `CLOCK_MONOTONIC` (the default, `CLOCK_REALTIME`, would jump
+/// with the wall clock), plus a flag so that a `signal()` sent before the wait is not lost.
+public final class DeadlineWaiter: @unchecked Sendable {
+    // Heap-allocated so the pthread objects never move; guarded by themselves.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var signalled = false
+
+    public init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    /// The corresponding C function is `pthread_cond_timedwait` (or `pthread_cond_wait` with no deadline).
+    /// Returns when `deadline` (monotonic nanoseconds) has passed or `signal()` was called, whichever is
+    /// first; a signal is consumed.
+    public func wait(untilNanoseconds deadline: UInt64?) {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while !signalled {
+            guard let deadline else {
+                pthread_cond_wait(condition, mutex)
+                continue
+            }
+            var spec = timespec(
+                tv_sec: Int(deadline / 1_000_000_000), tv_nsec: Int(deadline % 1_000_000_000))
+            if pthread_cond_timedwait(condition, mutex, &spec) == ETIMEDOUT { break }
+        }
+        signalled = false
+    }
+
+    /// Wakes the waiting thread now, or makes its next `wait` return at once.
+    public func signal() {
+        pthread_mutex_lock(mutex)
+        signalled = true
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+    }
+}
+
+/// A joinable thread for services that outlive a call (the engine's playback thread).
+public struct ServiceThread: Sendable {
+    private let handle: pthread_t
+
+    /// The corresponding C function is `pthread_create`.
+    public static func start(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> ServiceThread {
+        ServiceThread(handle: try Sys.startJoinableThread(body))
+    }
+
+    /// The corresponding C function is `pthread_join`.
+    public func join() { Sys.joinThread(handle) }
+
+    /// The corresponding C function is `pthread_detach`: for a thread that ends by itself, unjoined.
+    public func detach() { _ = pthread_detach(handle) }
+
+    /// Whether the caller is this thread (`pthread_equal(pthread_self())`): joining oneself would deadlock.
+    public var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 }

@@ -2,4 +2,5 @@
 let benchmarkGroups: [BenchmarkGroup] = [
     ahapBenchmarks,
     renderingBenchmarks,
+    engineBenchmarks,
 ]

@@ -1,4 +1,6 @@
 // The registry: every suite of the kernel test runner, in the order they run. Add yours here.
 let allSuites: [KernelTestSuite] = [
     VirtualPadSuite.suite,
+    DeviceSuite.suite,
+    EngineSuite.suite,
 ]

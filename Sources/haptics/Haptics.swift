@@ -12,5 +12,6 @@ struct Haptics: AsyncParsableCommand {
             MonitorCommand.self,
             ValidateCommand.self,
             RenderCommand.self,
+            PlayCommand.self,
         ])
 }

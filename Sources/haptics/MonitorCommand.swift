@@ -44,7 +44,7 @@ struct MonitorCommand: AsyncParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = json
-        await withTaskGroup(of: Void.self) { group in
+        let monitorStoppedByItself = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await event in monitor {
                     if json, let line = try? encoder.encode(event) {
@@ -56,15 +56,22 @@ struct MonitorCommand: AsyncParsableCommand {
                                 + "\(event.device.name)\(gamepad)")
                     }
                 }
+                // Cancellation ends the loop too; only an end without it is the monitor's own failure.
+                return !Task.isCancelled
             }
             if let duration {
                 group.addTask {
                     try? await Task.sleep(for: .seconds(duration))
+                    return false
                 }
-                // Whichever ends first (the time is up, or the monitor stopped) ends the command.
-                await group.next()
-                group.cancelAll()
             }
+            // Whichever ends first (the time is up, or the monitor stopped) ends the command.
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+        if monitorStoppedByItself {
+            throw CommandFailure("the device monitor stopped: its event source failed (run with -v for the reason)")
         }
     }
 }

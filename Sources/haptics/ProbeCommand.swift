@@ -12,8 +12,9 @@ struct ProbeCommand: ParsableCommand {
 
     @Argument(
         help: """
-            A node path (/dev/input/event5), an event name (event5), an id from `haptics devices`, or \
-            an index (#) from `haptics devices`. Default: the first rumble-capable device.
+            A node path (/dev/input/event5, or a /dev/input/by-id link), an event name (event5), an id \
+            from `haptics devices`, or an index (#) from `haptics devices`. Default: the first \
+            rumble-capable device.
             """)
     var device: String?
 
@@ -31,8 +32,13 @@ struct ProbeCommand: ParsableCommand {
             return
         }
         print(describe(chosen))
-        if chosen.access.isPermissionProblem {
+        guard chosen.access.isPermissionProblem else { return }
+        if chosen.isGamepad || chosen.forceFeedback.isAvailable {
             print("\n" + permissionFix)
+        } else {
+            print(
+                "\nThis is not a gamepad: the project's udev rule leaves it root-only on purpose (its events "
+                    + "could reveal keystrokes; see docs/device-access.md). What is shown comes from sysfs.")
         }
     }
 
@@ -52,8 +58,10 @@ struct ProbeCommand: ParsableCommand {
             }
             return listing.rumbleCapable[index]
         }
+        // A path may be a udev symlink (/dev/input/by-id/..., /dev/input/by-path/...).
+        let node = selector.hasPrefix("/") ? DeviceDiscovery.resolvedNode(selector) : selector
         let match = listing.all.first { candidate in
-            candidate.node == selector || candidate.identity.sysName == selector || candidate.id.rawValue == selector
+            candidate.node == node || candidate.identity.sysName == selector || candidate.id.rawValue == selector
         }
         guard let match else {
             throw CommandFailure("No input device \"\(selector)\" (`haptics devices --all` lists them).")

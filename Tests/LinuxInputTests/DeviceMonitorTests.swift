@@ -76,6 +76,25 @@ import Testing
         }
     }
 
+    @Test func droppingTheIteratorStopsTheThreadAndClosesDescriptors() async throws {
+        let monitor = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
+        let held = monitor.descriptorsBeforeIteration.map { ($0, linkTarget(of: $0)) }
+        do {
+            // Iteration starts (the thread runs) and ends without a cancellation: the iterator goes away.
+            let iterator = monitor.makeAsyncIterator()
+            _ = iterator
+        }
+        // The thread closes the descriptors once woken; the bound only guards against a hang.
+        let hangGuard = ContinuousClock.now + .seconds(30)
+        while held.contains(where: { linkTarget(of: $0.0) == $0.1 }) && ContinuousClock.now < hangGuard {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        for (descriptor, target) in held {
+            #expect(linkTarget(of: descriptor) != target, "descriptor \(descriptor) (\(target)) still open")
+        }
+        _ = monitor  // the monitor itself stays alive: the iterator's end alone must stop the thread
+    }
+
     /// What `/proc/self/fd/N` points to (`anon_inode:inotify`, `pipe:[1234]`), or "" when N is not open.
     private func linkTarget(of descriptor: Int32) -> String {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX))
@@ -108,6 +127,14 @@ import Testing
 }
 
 @Suite struct DeviceAccessTests {
+    @Test func nodeLinksResolveToTheirTarget() throws {
+        let link = "/tmp/haptics-test-link-\(getpid())"
+        try #require(symlink("/dev/null", link) == 0)
+        defer { unlink(link) }
+        #expect(DeviceDiscovery.resolvedNode(link) == "/dev/null")
+        #expect(DeviceDiscovery.resolvedNode("/nonexistent/event9") == "/nonexistent/event9")
+    }
+
     @Test func missingNodeIsDeniedButNotForPermission() throws {
         guard case .failure(let failure) = ProbeHandle.open("/nonexistent/event0") else {
             Issue.record("opening a missing node succeeded")
@@ -119,10 +146,18 @@ import Testing
     }
 
     /// sysfs refuses write opens of read-only attributes with EACCES even for root, which exercises the
-    /// read-only fallback without a device.
-    @Test(.enabled(if: Sys.exists("/sys/kernel/uevent_seqnum")))
+    /// read-only fallback without a device. (A read-only sysfs mount answers EROFS instead: no test then.)
+    static let readOnlyAttribute = "/sys/kernel/uevent_seqnum"
+
+    static var writeIsRefusedWithEACCES: Bool {
+        let fd = open(readOnlyAttribute, O_RDWR | O_CLOEXEC)
+        if fd >= 0 { close(fd) }
+        return fd < 0 && errno == EACCES
+    }
+
+    @Test(.enabled(if: writeIsRefusedWithEACCES))
     func writeRefusalFallsBackToReadOnly() throws {
-        guard case .success(let handle) = ProbeHandle.open("/sys/kernel/uevent_seqnum") else {
+        guard case .success(let handle) = ProbeHandle.open(Self.readOnlyAttribute) else {
             Issue.record("read-only open failed")
             return
         }

@@ -1,0 +1,112 @@
+// The engine's public vocabulary: how it is created, why it stops, what fails.
+public import HapticRendering
+public import LinuxInput
+
+/// Why an engine's output stopped without `stop()` being called (Core Haptics' `StoppedReason`).
+public enum HapticEngineStoppedReason: String, Sendable, Hashable, CaseIterable {
+    /// The device was unplugged: a write failed with `ENODEV`, or the hot-plug monitor saw it go.
+    case deviceRemoved
+    /// The device refused what the engine needs (no free slot, upload rejected, unexpected errno).
+    case deviceError
+    /// The engine was idle for the auto-shutdown delay and released its device; it starts again on the
+    /// next play.
+    case idleTimeout
+    /// The engine object was released.
+    case engineDestroyed
+    /// A system resource failed (the playback thread could not be created).
+    case systemError
+}
+
+/// What a failed engine or player call says.
+public struct HapticEngineError: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        /// No device matches the selection (none plugged in, or the chosen one is absent).
+        case noDevice
+        /// The device exists but may not be opened for writing.
+        case permissionDenied
+        /// The device failed or refused.
+        case deviceError
+        /// The engine is stopped: call `start()` first.
+        case notRunning
+        /// The player belongs to an output that was reset (or an engine that is gone): make a new one.
+        case playerInvalidated
+        /// The pattern cannot be prepared as a single pulse, or an argument is out of range.
+        case invalidArgument
+        case systemError
+        /// The player was cancelled before it finished (passed to its completion handler).
+        case cancelled
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    init(_ failure: OutputFailure) {
+        switch failure.kind {
+        case .notFound: self.init(.noDevice, failure.message)
+        case .deviceGone: self.init(.noDevice, failure.message)
+        case .permissionDenied: self.init(.permissionDenied, failure.message)
+        default: self.init(.deviceError, failure.message)
+        }
+    }
+}
+
+/// Where an engine sends its output.
+public enum HapticOutputSelection: Sendable {
+    /// An evdev device.
+    case device(DeviceSelection)
+    /// The built-in virtual output: no device, a model of the motors in this process.
+    case virtual(VirtualOutput)
+    /// A recording output (tests, measurements).
+    case recording(RecordingOutput)
+}
+
+/// What `notifyWhenPlayersFinished`'s handler asks the engine to do next.
+public enum HapticEngineFinishedAction: Sendable {
+    case stopEngine
+    case leaveEngineRunning
+}
+
+/// One primitive the playback thread sent, with the deadline it was meant for (measurements).
+public struct PlaybackSample: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        case apply
+        case keepAlive
+    }
+
+    /// The engine time the change was scheduled for.
+    public var deadline: Double
+    /// The engine time just before the primitive was sent.
+    public var sent: Double
+    public var mix: MotorMagnitudes
+    public var kind: Kind
+}
+
+public struct HapticEngineOptions: Sendable {
+    /// Release the device (and its slots) after this many idle seconds; the next play opens it again.
+    public var autoShutdownDelay: Double?
+    /// After an unplug, accept another rumble-capable gamepad in place of the device that went away.
+    public var adoptCompatibleDevice = false
+    /// Which motors play.
+    public var locality: HapticLocality = .all
+    /// The engine's overall strength, 0...1, applied in software (the device's `FF_GAIN` is shared with
+    /// every other process using it).
+    public var gain = 1.0
+    /// How often a ramp is sampled, in seconds.
+    public var rampStep = PlaybackScheduler.defaultRampStep
+    /// Where hot-plug events come from.
+    public var monitorSource: DeviceMonitor.Source = .automatic
+    /// How patterns are rendered for the device: transient pulse length, motors (the renderer's profiles).
+    /// Its gain and step count are not used here: `gain` above applies, and levels go out at 16 bits.
+    public var renderProfile = RenderProfile.genericRumble
+    /// Called on the playback thread after each primitive: for measurements, keep it cheap.
+    public var playbackObserver: (@Sendable (PlaybackSample) -> Void)?
+
+    public init() {}
+}

@@ -1,0 +1,385 @@
+// The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id) and
+// played at every change; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
+// descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
+import HapticRendering
+public import LinuxInput
+import Logging
+import Synchronization
+
+/// Which device an engine drives.
+public enum DeviceSelection: Sendable, Hashable {
+    /// The device with this stable id (as `haptics devices` prints it).
+    case id(StableDeviceID)
+    /// The device at this event node, `/dev/input/eventN`; afterwards tracked by its stable id.
+    case node(String)
+    /// The first rumble-capable device this process may write, gamepads first.
+    case firstRumbleDevice
+    /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
+    /// are dropped; when the last one goes the engine stops with `deviceRemoved` and the next gamepad to
+    /// appear resets it. A pad plugged in while others play joins at the next start or reset.
+    case allGamepads
+}
+
+final class EvdevOutput: MotorOutput {
+    private struct MixSlot {
+        var effect: UploadedEffect?
+        /// Clock time until which the kernel plays the mix effect (0: not started, or stopped).
+        var playingUntil = 0.0
+    }
+
+    private struct PreparedSlot {
+        var effect: UploadedEffect
+        var lastUsed: UInt64
+    }
+
+    private struct PreparedSlots {
+        var slots: [Int: PreparedSlot] = [:]
+        var nextID = 0
+        var uses: UInt64 = 0
+    }
+
+    let device: EventDevice
+    let capabilities: OutputCapabilities
+    private let clock: any HapticClock
+    private let logger: Logger
+    private let mix = Mutex(MixSlot())
+    private let prepared = Mutex(PreparedSlots())
+
+    init(device: EventDevice, clock: any HapticClock, logger: Logger) {
+        self.device = device
+        self.clock = clock
+        self.logger = logger
+        capabilities = OutputCapabilities(
+            name: device.identity.name, deviceID: device.id, node: device.node,
+            effectSlots: device.forceFeedback.maxEffects, isVirtual: false)
+    }
+
+    private static func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
+        .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: OutputTiming.replayLengthMilliseconds)
+    }
+
+    func sendNeutral() throws(OutputFailure) {
+        try setMix(.off, explicitly: true)
+    }
+
+    func apply(_ levels: MotorMagnitudes) throws(OutputFailure) {
+        try setMix(levels, explicitly: false)
+    }
+
+    /// Every change is the mix effect updated in place *and played*, off included (a zero level), because of
+    /// how ff-memless treats an update: it clears the effect's "playing" flag and leaves the new level to its
+    /// timer on the next tick. A stop arriving before that tick (our own, or the kernel's when the descriptor
+    /// closes, even in a crash) then only clears "started", the driver is never called, and the motors keep
+    /// the level from *before* the update, indefinitely. A play right after the update makes ff-memless call
+    /// the driver at once with the new level and sets "playing" again, so any later stop reaches the driver.
+    /// With `explicitly` (a re-attached device) a zero rumble goes out even though nothing of ours plays yet.
+    private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
+        try mix.withLock { (slot) throws(OutputFailure) in
+            let now = clock.now
+            if levels.isOff && !explicitly && (slot.effect == nil || slot.playingUntil <= now) { return }
+            let effect: UploadedEffect
+            if let existing = slot.effect {
+                try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                effect = existing
+            } else {
+                effect = try upload(Self.rumble(levels))
+                slot.effect = effect
+            }
+            try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            slot.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        }
+    }
+
+    func keepAlive() throws(OutputFailure) {
+        try mix.withLock { (slot) throws(OutputFailure) in
+            guard let effect = slot.effect, slot.playingUntil > 0 else { return }
+            // A play of a started effect restarts its replay window: one write, no upload.
+            try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            slot.playingUntil = clock.now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        }
+    }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        let length = min(pulse.duration * 1000, Double(UInt16.max)).rounded(.up)
+        let effect = ForceFeedbackEffect.rumble(
+            strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
+        // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.
+        let uploaded = try Self.translate { () throws(EventDeviceError) in try device.uploadEffect(effect) }
+        return prepared.withLock { state in
+            defer { state.nextID += 1 }
+            state.uses += 1
+            state.slots[state.nextID] = PreparedSlot(effect: uploaded, lastUsed: state.uses)
+            return state.nextID
+        }
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        let effect = prepared.withLock { state -> UploadedEffect? in
+            state.uses += 1
+            state.slots[id]?.lastUsed = state.uses
+            return state.slots[id]?.effect
+        }
+        guard let effect else { throw OutputFailure(.closed, "the prepared effect \(id) was evicted or released") }
+        try Self.translate { () throws(EventDeviceError) in try effect.play() }
+    }
+
+    func release(prepared id: Int) {
+        // Releasing the handle erases the slot (unless the descriptor is already closed).
+        _ = prepared.withLock { $0.slots.removeValue(forKey: id) }
+    }
+
+    func close() {
+        // Closing first: the kernel stops and erases every effect of the descriptor, so the handles dropped
+        // below find it closed and issue no erase of their own.
+        device.close()
+        mix.withLock { $0 = MixSlot() }
+        prepared.withLock { $0.slots.removeAll() }
+    }
+
+    func currentLevels() -> MotorMagnitudes? { nil }
+
+    /// Uploads into a new slot; on `ENOSPC` evicts the least recently used prepared pulse and retries.
+    private func upload(_ effect: ForceFeedbackEffect) throws(OutputFailure) -> UploadedEffect {
+        while true {
+            do throws(EventDeviceError) {
+                return try device.uploadEffect(effect)
+            } catch where error.kind == .noEffectSlot {
+                let evicted = prepared.withLock { state -> Int? in
+                    guard let victim = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return nil }
+                    state.slots[victim] = nil
+                    return victim
+                }
+                guard let evicted else { throw Self.failure(from: error) }
+                logger.info("evicted a prepared effect to make room for the mix", metadata: ["prepared": "\(evicted)"])
+            } catch {
+                throw Self.failure(from: error)
+            }
+        }
+    }
+
+    static func translate<T>(_ body: () throws(EventDeviceError) -> T) throws(OutputFailure) -> T {
+        do throws(EventDeviceError) { return try body() } catch { throw failure(from: error) }
+    }
+
+    static func failure(from error: EventDeviceError) -> OutputFailure {
+        let kind: OutputFailure.Kind
+        switch error.kind {
+        case .deviceGone, .notFound: kind = .deviceGone
+        case .noEffectSlot: kind = .noSlot
+        case .permissionDenied: kind = .permissionDenied
+        case .noForceFeedback, .invalidRequest: kind = .unsupported
+        case .closed: kind = .closed
+        case .other: kind = .other
+        }
+        return OutputFailure(kind, error.description)
+    }
+}
+
+/// Finds and opens the selected device, and follows it across unplug and replug by its stable id.
+final class EvdevOutputSource: OutputSource {
+    let selection: DeviceSelection
+    /// With it, any other rumble-capable gamepad that appears while ours is gone takes its place.
+    let adoptCompatibleDevice: Bool
+    let monitorSource: DeviceMonitor.Source
+    /// The device the engine is bound to once it opened one.
+    private let bound = Mutex<StableDeviceID?>(nil)
+    /// A node a hot-plug event named, tried first on the next open.
+    private let candidateNode = Mutex<String?>(nil)
+
+    init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
+        self.selection = selection
+        self.adoptCompatibleDevice = adoptCompatibleDevice
+        self.monitorSource = monitorSource
+        if case .id(let id) = selection { bound.withLock { $0 = id } }
+    }
+
+    func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        if selection == .allGamepads { return try openAllGamepads(clock: clock, logger: logger) }
+        let node = try resolveNode(logger: logger)
+        let device: EventDevice
+        do throws(EventDeviceError) {
+            device = try EventDevice(node: node, logger: logger)
+        } catch {
+            throw EvdevOutput.failure(from: error)
+        }
+        guard device.forceFeedback.isRumbleCapable else {
+            device.close()
+            throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
+        }
+        bound.withLock { $0 = device.id }
+        return EvdevOutput(device: device, clock: clock, logger: logger)
+    }
+
+    private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        let members = devices.filter { $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
+            .compactMap { candidate -> EvdevOutput? in
+                do throws(EventDeviceError) {
+                    return EvdevOutput(device: try EventDevice(node: candidate.node, logger: logger), clock: clock, logger: logger)
+                } catch {
+                    logger.info("skipping a gamepad that cannot be opened", metadata: ["node": "\(candidate.node)", "error": "\(error)"])
+                    return nil
+                }
+            }
+        guard !members.isEmpty else { throw OutputFailure(.notFound, "no writable rumble-capable gamepad found") }
+        return BroadcastOutput(members: members)
+    }
+
+    private func resolveNode(logger: Logger) throws(OutputFailure) -> String {
+        if let node = candidateNode.withLock({ $0 }) { return node }
+        let boundID = bound.withLock { $0 }
+        if boundID == nil, case .node(let node) = selection { return node }
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        if let boundID {
+            if let match = devices.first(where: { $0.id == boundID }) { return match.node }
+            if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
+        }
+        let usable = devices.filter { $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
+        guard let first = usable.first(where: \.isGamepad) ?? usable.first else {
+            let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
+            if let denied {
+                throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
+            }
+            throw OutputFailure(.notFound, "no rumble-capable input device found")
+        }
+        return first.node
+    }
+
+    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement).
+    private func accepts(_ device: InputDevice) -> Bool {
+        if selection == .allGamepads { return device.isGamepad && device.forceFeedback.isRumbleCapable }
+        if let boundID = bound.withLock({ $0 }), device.id == boundID { return true }
+        return adoptCompatibleDevice && device.isGamepad && device.forceFeedback.isRumbleCapable
+    }
+
+    func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
+        let monitor: DeviceMonitor
+        do throws(DeviceMonitorError) {
+            monitor = try DeviceMonitor(source: monitorSource, logger: logger)
+        } catch {
+            logger.info("no hot-plug watch: unplug is noticed on the next write only", metadata: ["error": "\(error)"])
+            return nil
+        }
+        let task = Task { [self] in
+            for await event in monitor {
+                switch event.kind {
+                case .removed:
+                    if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
+                case .added, .changed:
+                    guard accepts(event.device) else { continue }
+                    candidateNode.withLock { $0 = event.device.node }
+                    handler(.appeared)
+                    candidateNode.withLock { $0 = nil }
+                }
+            }
+        }
+        return MonitorWatch(task: task)
+    }
+}
+
+private struct MonitorWatch: OutputWatch {
+    let task: Task<Void, Never>
+    func cancel() { task.cancel() }
+}
+
+/// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad
+/// that is gone is closed and dropped, and only when none is left does the output report the device gone.
+final class BroadcastOutput: MotorOutput {
+    private struct State {
+        var members: [EvdevOutput]
+        /// A prepared pulse's id on each member, by member.
+        var prepared: [Int: [ObjectIdentifier: Int]] = [:]
+        var nextPrepared = 0
+    }
+
+    private let state: Mutex<State>
+    let capabilities: OutputCapabilities
+
+    init(members: [EvdevOutput]) {
+        state = Mutex(State(members: members))
+        capabilities = OutputCapabilities(
+            name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
+            effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false)
+    }
+
+    /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.
+    private func each(_ body: (EvdevOutput) throws(OutputFailure) -> Void) throws(OutputFailure) {
+        let members = state.withLock { $0.members }
+        var failure: OutputFailure?
+        var gone: [ObjectIdentifier] = []
+        var succeeded = 0
+        for member in members {
+            do throws(OutputFailure) {
+                try body(member)
+                succeeded += 1
+            } catch {
+                if error.kind == .deviceGone {
+                    member.close()
+                    gone.append(ObjectIdentifier(member))
+                } else {
+                    failure = error
+                }
+            }
+        }
+        let left = state.withLock { state in
+            state.members.removeAll { gone.contains(ObjectIdentifier($0)) }
+            return state.members.count
+        }
+        if left == 0 { throw OutputFailure(.deviceGone, "every gamepad is gone") }
+        // One pad refusing while another plays is that pad's problem; all of them refusing is the output's.
+        if let failure, succeeded == 0 { throw failure }
+    }
+
+    func sendNeutral() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.sendNeutral() } }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.apply(mix) } }
+    func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        var ids: [ObjectIdentifier: Int] = [:]
+        let members = state.withLock { $0.members }
+        do throws(OutputFailure) {
+            for member in members { ids[ObjectIdentifier(member)] = try member.prepare(pulse) }
+        } catch {
+            for member in members { if let id = ids[ObjectIdentifier(member)] { member.release(prepared: id) } }
+            throw error
+        }
+        return state.withLock { state in
+            defer { state.nextPrepared += 1 }
+            state.prepared[state.nextPrepared] = ids
+            return state.nextPrepared
+        }
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else { throw OutputFailure(.closed, "the prepared effect \(id) was released") }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
+        }
+    }
+
+    func release(prepared id: Int) {
+        let (ids, members) = state.withLock { state in (state.prepared.removeValue(forKey: id), state.members) }
+        guard let ids else { return }
+        for member in members { if let memberID = ids[ObjectIdentifier(member)] { member.release(prepared: memberID) } }
+    }
+
+    func close() {
+        let members = state.withLock { state in
+            defer { state.members = [] }
+            return state.members
+        }
+        for member in members { member.close() }
+    }
+
+    func currentLevels() -> MotorMagnitudes? { nil }
+}

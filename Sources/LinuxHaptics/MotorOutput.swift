@@ -1,0 +1,115 @@
+// "The device" as the engine sees it: one primitive that sets both motors for a while (gilrs' set_ff_state),
+// prepared pulses that start with a single write, and a source that (re)opens the output and says when its
+// device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output and a
+// recording output (VirtualOutput.swift).
+import HapticRendering
+public import LinuxInput
+import Logging
+
+/// Why an output operation failed, sorted by what the engine does about it.
+public struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Equatable {
+        /// The device was unplugged (`ENODEV`), or is not there.
+        case deviceGone
+        /// Every effect slot is taken (`ENOSPC`) and nothing could be evicted.
+        case noSlot
+        case permissionDenied
+        /// The device cannot rumble (no `FF_RUMBLE`), or rejected the effect.
+        case unsupported
+        /// No device matches the selection.
+        case notFound
+        /// The output was closed under the call (the engine stopped meanwhile).
+        case closed
+        case other
+    }
+
+    public let kind: Kind
+    public let message: String
+
+    public init(_ kind: Kind, _ message: String) {
+        self.kind = kind
+        self.message = message
+    }
+
+    public var description: String { message }
+}
+
+/// What an output can do, as the engine reports it.
+public struct OutputCapabilities: Sendable, Hashable {
+    /// A human-readable name: the device's, or "virtual output".
+    public var name: String
+    /// The device's stable id, for device outputs.
+    public var deviceID: StableDeviceID?
+    /// The event node, for device outputs.
+    public var node: String?
+    /// How many effects the device holds at once (`EVIOCGEFFECTS`); nil when unlimited or unknown.
+    public var effectSlots: Int?
+    /// Whether the output is a model in this process rather than a device.
+    public var isVirtual: Bool
+
+    public init(name: String, deviceID: StableDeviceID? = nil, node: String? = nil, effectSlots: Int? = nil, isVirtual: Bool) {
+        self.name = name
+        self.deviceID = deviceID
+        self.node = node
+        self.effectSlots = effectSlots
+        self.isVirtual = isVirtual
+    }
+}
+
+/// A pulse uploaded ahead so that starting it is one `write()`: both motors at `mix` for `duration`.
+struct PreparedPulse: Sendable, Hashable {
+    var mix: MotorMagnitudes
+    var duration: Double
+}
+
+/// An open output. Calls come from the engine's playback thread (apply, keep-alive) and from callers'
+/// threads (trigger): implementations are internally synchronised.
+protocol MotorOutput: AnyObject, Sendable {
+    var capabilities: OutputCapabilities { get }
+    /// Motors off, explicitly, so that a device that was re-attached starts from a known state.
+    func sendNeutral() throws(OutputFailure)
+    /// The device primitive: both motors at `mix` from now until the next call, and at most
+    /// `OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds` if no call comes (self-expiry).
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
+    /// Restarts the self-expiry window of a steady non-zero mix.
+    func keepAlive() throws(OutputFailure)
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
+    func trigger(prepared id: Int) throws(OutputFailure)
+    func release(prepared id: Int)
+    /// Releases the device and every slot. Idempotent.
+    func close()
+    /// What the motors do now, for outputs that can tell (the virtual output); nil for devices.
+    func currentLevels() -> MotorMagnitudes?
+}
+
+/// The self-expiry design (docs/engine.md): every non-zero output is a timed effect of one fixed length,
+/// renewed while it should last. If the process dies, the device stops by itself within that length.
+enum OutputTiming {
+    /// A steady non-zero mix is renewed this often. Also the longest a crashed process can leave a pad
+    /// rumbling, plus the margin.
+    static let holdSeconds = 0.5
+    /// Slack for a late playback thread (scheduling, emulation): the renewal can come this late without the
+    /// motors dropping out.
+    static let expiryMarginSeconds = 0.25
+    /// The effect's `replay.length`. One fixed value on purpose: ff-memless restarts an updated effect's
+    /// replay with the *previous* effect's length, so varying lengths would apply one update late.
+    static let replayLengthMilliseconds = UInt16((holdSeconds + expiryMarginSeconds) * 1000)
+}
+
+/// Device presence changes an output source reports.
+enum OutputPresence: Sendable {
+    case removed
+    case appeared
+}
+
+/// A running hot-plug watch; cancelling it releases its descriptors.
+protocol OutputWatch: Sendable {
+    func cancel()
+}
+
+/// Opens the output an engine was created for and watches its device come and go.
+protocol OutputSource: Sendable {
+    func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput
+    /// Starts watching; nil when the output cannot come and go (virtual) or watching is unavailable.
+    func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)?
+}

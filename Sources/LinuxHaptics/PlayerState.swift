@@ -1,0 +1,231 @@
+// A player's state machine, pure: commands queued at engine times, the pattern offset as a function of
+// engine time (rate, pause, seek, loop), run-time controls, and the next time its output changes. No clock
+// and no I/O: the scheduler advances it to "now" and asks it for levels and its next change point.
+import AHAP
+import HapticRendering
+
+/// Where a player is in its life.
+public enum PlayerPhase: String, Sendable, Hashable {
+    /// Created (or stopped, or finished) and not scheduled to play.
+    case idle
+    case playing
+    case paused
+    /// Reached the end of the pattern.
+    case finished
+    /// Stopped by `stop(atTime:)` or by the engine stopping.
+    case stopped
+    /// Cancelled: stopped at once, its pending commands dropped.
+    case cancelled
+}
+
+/// Something a player did that its owner reports (completion handlers, `notifyWhenPlayersFinished`).
+enum PlayerEvent: Sendable, Hashable {
+    case finished
+    case stopped
+}
+
+enum PlayerCommand: Sendable, Hashable {
+    case start, stop, pause, resume
+}
+
+struct PlayerState: Sendable {
+    /// A guard against floating-point rounding at breakpoints: a wake-up computed for a boundary may land
+    /// a hair before it. 100 ns is far below any motor's time scale.
+    static let epsilon = 1e-7
+    /// The slowest playback rate accepted; 0 or below would freeze or reverse time.
+    static let minimumRate = 0.01
+
+    /// What the player plays; rendered again when run-time controls arrive.
+    private(set) var timeline: MotorTimeline
+    /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
+    let source: PatternSource?
+    /// Parameters and curves sent while it runs, in pattern time (the renderer's form).
+    private var controls = RuntimeControls.none
+    private(set) var phase: PlayerPhase = .idle
+    /// While playing: offset(t) = anchorOffset + (t - anchorTime) * rate, before looping.
+    private var anchorTime = 0.0
+    private var anchorOffset = 0.0
+    private var pausedOffset = 0.0
+    /// Where the next start begins (set by seeking while not playing).
+    private(set) var startOffset = 0.0
+    private(set) var rate = 1.0
+    var loopEnabled = false
+    /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
+    var loopEnd = 0.0
+    private var pending: [(time: Double, command: PlayerCommand)] = []
+    /// Its handle was released: it plays to its end (Core Haptics' fire-and-forget idiom,
+    /// `try engine.makePlayer(with: pattern).start(atTime: 0)`), then the scheduler drops it.
+    var isOrphaned = false
+
+    init(timeline: MotorTimeline) {
+        self.timeline = timeline
+        source = nil
+    }
+
+    init(source: PatternSource) {
+        self.source = source
+        timeline = source.render(.none)
+    }
+
+    /// Run-time parameters from engine time `time` on: converted to pattern time and rendered in (a player
+    /// without a pattern has nothing to apply them to).
+    mutating func send(_ parameters: [HapticDynamicParameter], at time: Double) {
+        guard let source else { return }
+        controls.send(parameters, atPatternTime: offset(at: time))
+        timeline = source.render(controls)
+    }
+
+    mutating func schedule(_ curve: HapticParameterCurve, at time: Double) {
+        guard let source else { return }
+        controls.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+        timeline = source.render(controls)
+    }
+
+    /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
+    var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
+
+    var loopLength: Double? {
+        guard loopEnabled else { return nil }
+        let length = loopEnd > 0 ? loopEnd : timeline.endTime
+        return length > 0 ? length : nil
+    }
+
+    // MARK: Commands
+
+    /// Queues `command` at engine time `time` (commands at the same time keep their order).
+    mutating func schedule(_ command: PlayerCommand, at time: Double) {
+        let index = pending.firstIndex { $0.time > time } ?? pending.endIndex
+        pending.insert((time, command), at: index)
+    }
+
+    mutating func cancel() {
+        pending.removeAll()
+        phase = .cancelled
+    }
+
+    /// Stops at once without an event (the engine stopped or lost its device).
+    mutating func halt() {
+        pending.removeAll()
+        if phase == .playing || phase == .paused { phase = .stopped }
+    }
+
+    mutating func setRate(_ newRate: Double, now: Double) {
+        let clampedRate = newRate.isFinite ? max(newRate, Self.minimumRate) : 1
+        if phase == .playing {
+            anchorOffset = rawOffset(at: now)
+            anchorTime = now
+        }
+        rate = clampedRate
+    }
+
+    mutating func seek(to offset: Double, now: Double) {
+        let target = offset.isFinite ? max(offset, 0) : 0
+        switch phase {
+        case .playing:
+            anchorOffset = target
+            anchorTime = now
+        case .paused:
+            pausedOffset = target
+        default:
+            startOffset = target
+        }
+    }
+
+    // MARK: Time
+
+    private func rawOffset(at time: Double) -> Double { anchorOffset + (time - anchorTime) * rate }
+
+    /// The pattern offset at `time`: the raw offset, wrapped when looping.
+    func offset(at time: Double) -> Double {
+        switch phase {
+        case .playing:
+            let raw = rawOffset(at: time)
+            guard let loop = loopLength else { return raw }
+            return raw.truncatingRemainder(dividingBy: loop)
+        case .paused: return pausedOffset
+        default: return startOffset
+        }
+    }
+
+    /// When a non-looping playing player reaches the end of its pattern.
+    private var naturalEnd: Double? {
+        guard phase == .playing, loopLength == nil else { return nil }
+        return anchorTime + (timeline.endTime - anchorOffset) / rate
+    }
+
+    /// Applies every command and end that falls at or before `now`, in time order; returns what happened.
+    mutating func advance(to now: Double) -> [PlayerEvent] {
+        var events: [PlayerEvent] = []
+        while true {
+            let commandTime = pending.first?.time
+            if let end = naturalEnd, end <= now + Self.epsilon, end <= (commandTime ?? .infinity) {
+                phase = .finished
+                events.append(.finished)
+                continue
+            }
+            guard let commandTime, commandTime <= now else { break }
+            let command = pending.removeFirst().command
+            if let event = apply(command, at: commandTime) { events.append(event) }
+        }
+        return events
+    }
+
+    private mutating func apply(_ command: PlayerCommand, at time: Double) -> PlayerEvent? {
+        switch command {
+        case .start:
+            anchorTime = time
+            anchorOffset = startOffset
+            startOffset = 0
+            phase = .playing
+        case .stop:
+            guard phase == .playing || phase == .paused else { return nil }
+            phase = .stopped
+            return .stopped
+        case .pause:
+            guard phase == .playing else { return nil }
+            pausedOffset = offset(at: time)
+            phase = .paused
+        case .resume:
+            guard phase == .paused else { return nil }
+            anchorTime = time
+            anchorOffset = pausedOffset
+            phase = .playing
+        }
+        return nil
+    }
+
+    // MARK: Output
+
+    /// The motor levels at `now` (after `advance(to: now)`).
+    func levels(at now: Double) -> MotorMagnitudes {
+        guard phase == .playing else { return .off }
+        return timeline.levels(at: offset(at: now) + Self.epsilon).clamped()
+    }
+
+    /// The next engine time after `now` when this player's output or state changes, and whether the output
+    /// moves continuously (a ramp) until then, so the scheduler samples it on the way.
+    func nextChange(after now: Double) -> (time: Double, ramping: Bool)? {
+        var best: (time: Double, ramping: Bool)? = pending.first.map { ($0.time, false) }
+        func consider(_ candidate: (time: Double, ramping: Bool)?) {
+            guard let candidate, candidate.time > now else { return }
+            if best == nil || candidate.time < (best?.time ?? .infinity) {
+                best = (candidate.time, candidate.ramping || (best?.ramping ?? false))
+            } else if candidate.ramping {
+                best?.ramping = true
+            }
+        }
+        guard phase == .playing else { return best }
+        let offset = self.offset(at: now) + Self.epsilon
+        var boundary: Double
+        var ramping = false
+        if let segment = timeline.segment(at: offset) {
+            boundary = segment.end
+            ramping = !segment.isConstant
+        } else {
+            boundary = loopLength ?? timeline.endTime
+        }
+        if let loop = loopLength { boundary = min(boundary, loop) }
+        consider((now + max(boundary - offset + Self.epsilon, Self.epsilon) / rate, ramping))
+        return best
+    }
+}

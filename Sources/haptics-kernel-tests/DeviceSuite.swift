@@ -1,0 +1,370 @@
+// The device layer against the real kernel: `haptics probe/devices/monitor` compared with evtest and the
+// kernel's own answers for virtual pads of different force-feedback sets, hot-plug through every monitor
+// source, stable ids across re-creation, and EventDevice's primitives as the pad records them.
+import CLinuxInput
+import FoundationEssentials
+import Glibc
+import LinuxInput
+import Logging
+
+enum DeviceSuite {
+    static let suite = KernelTestSuite(
+        name: "devices", requiredPaths: ["/dev/uinput"],
+        tests: probeCases + monitorCases + [
+            KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
+            KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
+            KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
+            KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
+            KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
+            KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
+            KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
+        ])
+
+    static let hangGuardSeconds = VirtualPadSuite.hangGuardSeconds
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "kernel-tests.devices")
+        logger.logLevel = .warning
+        return logger
+    }
+
+    // MARK: JSON as the CLI prints it (docs/devices.md)
+
+    struct DeviceJSON: Decodable {
+        struct ForceFeedback: Decodable {
+            let effects: [String]
+            let waveforms: [String]
+            let gain: Bool
+            let autocenter: Bool
+            let maxEffects: Int?
+        }
+        let id: String
+        let node: String
+        let name: String
+        let bus: String
+        let vendor: String
+        let product: String
+        let isGamepad: Bool
+        let gamepadEvidence: String
+        let access: String
+        let accessReason: String?
+        let capabilitySource: String
+        let forceFeedback: ForceFeedback
+        let summary: String
+
+        /// Every FF code the JSON claims: effect types, waveforms, gain, autocenter.
+        var forceFeedbackCodes: Set<UInt16> {
+            let names = forceFeedback.effects + forceFeedback.waveforms
+                + (forceFeedback.gain ? ["gain"] : []) + (forceFeedback.autocenter ? ["autocenter"] : [])
+            return Set(names.compactMap { ForceFeedbackFeature(name: $0)?.rawValue })
+        }
+    }
+
+    struct MonitorLine: Decodable {
+        let event: String
+        let id: String
+        let node: String
+        let name: String
+        let isGamepad: Bool
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from text: String, _ what: String) throws -> T {
+        do {
+            return try JSONDecoder().decode(type, from: Data(text.utf8))
+        } catch {
+            throw TestFailure(reason: "\(what) is not the documented JSON (\(error)):\n\(text)")
+        }
+    }
+
+    /// Runs the CLI to completion and returns its output; fails on a non-zero status. `asNobody` runs it
+    /// as the unprivileged user `nobody` (busybox `su`; the arguments must not need shell quoting).
+    static func haptics(_ arguments: [String], asNobody: Bool = false) throws -> String {
+        let command = [projectBinary("haptics")] + arguments
+        return try run(asNobody ? ["su", "-s", "/bin/sh", "nobody", "-c", command.joined(separator: " ")] : command)
+    }
+
+    static func probe(_ node: String, asNobody: Bool = false) throws -> DeviceJSON {
+        try decode(DeviceJSON.self, from: try haptics(["probe", "--json", node], asNobody: asNobody), "probe --json \(node)")
+    }
+
+    // MARK: probe agrees with evtest and EVIOCGEFFECTS
+
+    static let probeSets: [(label: String, features: Set<ForceFeedbackFeature>, slots: Int)] = [
+        ("rumble-gain-4-slots", [.rumble, .gain], 4),
+        ("memless-like-16-slots", [.rumble, .periodic, .square, .triangle, .sine, .gain], 16),
+        ("wheel-40-slots", [.constant, .periodic, .sine, .sawUp, .sawDown, .spring, .damper, .friction, .inertia, .ramp, .gain, .autocenter], 40),
+        ("one-slot-rumble", [.rumble], 1),
+    ]
+
+    static let probeCases = probeSets.map { set in
+        KernelTest(name: "devices/probe-agrees-with-evtest/\(set.label)") {
+            try await probeAgreesWithEvtest(features: set.features, slots: set.slots)
+        }
+    }
+
+    static func probeAgreesWithEvtest(features: Set<ForceFeedbackFeature>, slots: Int) async throws {
+        guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
+        let pad = try VirtualPadSuite.makePad(
+            VirtualPadConfiguration(name: "Haptics probe pad", features: features, maxEffects: slots))
+        defer { pad.destroy() }
+        let device = try probe(pad.eventNode)
+        let evtestBits = VirtualPadSuite.evtestCodes(try VirtualPadSuite.evtestListing(pad.eventNode), eventType: "EV_FF")
+        try requireEqual(device.forceFeedbackCodes.sorted(), evtestBits.sorted(), "FF bits of probe --json vs evtest")
+        try requireEqual(device.forceFeedback.maxEffects, slots, "maxEffects vs the pad's ff_effects_max")
+        try requireEqual(device.forceFeedback.maxEffects, try kernelEffectSlots(pad.eventNode), "maxEffects vs EVIOCGEFFECTS")
+        try requireEqual(device.node, pad.eventNode, "node")
+        try requireEqual(device.name, "Haptics probe pad", "name")
+        try requireEqual(device.access, "read-write", "access as root")
+        try requireEqual(device.capabilitySource, "evdev", "capability source")
+        try require(device.isGamepad, "the pad is not called a gamepad (\(device.gamepadEvidence))")
+        // With a udev daemon its ID_INPUT_JOYSTICK decides; without one, our own judgement.
+        let udevRuns = access("/run/udev/control", F_OK) == 0
+        try requireEqual(device.gamepadEvidence, udevRuns ? "udev" : "judged", "gamepad evidence")
+        try require(
+            device.id.hasPrefix("\(device.bus)-\(device.vendor):\(device.product)-"), "id \(device.id) is not bus-vendor:product-hash")
+    }
+
+    /// `EVIOCGEFFECTS` asked directly, not through the library.
+    static func kernelEffectSlots(_ node: String) throws -> Int {
+        let fd = open(node, O_RDONLY | O_CLOEXEC)
+        try require(fd >= 0, "open \(node): \(String(cString: strerror(errno)))")
+        defer { close(fd) }
+        var count: Int32 = -1
+        try require(cli_ioctl_ptr(fd, cli_EVIOCGEFFECTS(), &count) == 0, "EVIOCGEFFECTS: \(String(cString: strerror(errno)))")
+        return Int(count)
+    }
+
+    // MARK: listing
+
+    static func listsPadsNotTheKeyboard() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics listed pad"))
+        defer { pad.destroy() }
+        let listed = try decode([DeviceJSON].self, from: try haptics(["devices", "--json"]), "devices --json")
+        let everything = try decode([DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
+        try require(listed.contains { $0.node == pad.eventNode }, "devices --json does not list the pad: \(listed.map(\.node))")
+        let keyboards = everything.filter { $0.name.lowercased().contains("keyboard") }
+        try require(!keyboards.isEmpty, "devices --all lists no keyboard; the guest's AT keyboard is missing: \(everything.map(\.name))")
+        for keyboard in keyboards {
+            try require(!listed.contains { $0.node == keyboard.node }, "devices lists the keyboard \(keyboard.name)")
+            try require(!keyboard.isGamepad, "\(keyboard.name) is called a gamepad")
+            try requireEqual(keyboard.forceFeedback.maxEffects, 0, "\(keyboard.name)'s effect slots")
+        }
+        let table = try haptics(["devices"])
+        try require(table.contains("Haptics listed pad") && table.contains(pad.eventNode), "the table lacks the pad:\n\(table)")
+        try require(!keyboards.contains { table.contains($0.name) }, "the table shows a keyboard:\n\(table)")
+        let allTable = try haptics(["devices", "--all"])
+        try require(keyboards.allSatisfy { allTable.contains($0.name) }, "--all does not show the keyboard:\n\(allTable)")
+    }
+
+    // MARK: hot-plug
+
+    static let monitorCases: [KernelTest] = [nil, "udev", "kernel", "inotify"].map { source in
+        KernelTest(name: "devices/monitor-add-remove/\(source ?? "automatic")") {
+            try await monitorReportsAddAndRemove(source: source)
+        }
+    }
+
+    static func monitorReportsAddAndRemove(source: String?) async throws {
+        let udevRuns = access("/run/udev/control", F_OK) == 0
+        if source == "udev" && !udevRuns {
+            throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
+        }
+        let expectedSource = source ?? (udevRuns ? "udev" : "kernel")
+        let monitor = try Subprocess([projectBinary("haptics"), "monitor", "--json"] + (source.map { ["--source", $0] } ?? []))
+        let ready = "watching input devices (source: \(expectedSource))"
+        try require(monitor.read(until: { $0.contains(ready) }, timeout: hangGuardSeconds), "monitor never said \"\(ready)\":\n\(monitor.text)")
+
+        let name = "Haptics hot-plug pad \(expectedSource)"
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: name))
+        let node = pad.eventNode
+        func line(_ event: String) -> (String) -> Bool {
+            { text in monitorLines(text).contains { $0.event == event && $0.node == node } }
+        }
+        let added = monitor.read(until: line("added"), timeout: hangGuardSeconds)
+        pad.destroy()
+        let removed = added && monitor.read(until: line("removed"), timeout: hangGuardSeconds)
+        monitor.signal(SIGTERM)
+        _ = monitor.finish(timeout: hangGuardSeconds)
+        try require(added, "monitor (\(expectedSource)) did not report the pad added at \(node):\n\(monitor.text)")
+        try require(removed, "monitor (\(expectedSource)) did not report the pad removed:\n\(monitor.text)")
+        let lines = monitorLines(monitor.text).filter { $0.node == node }
+        let add = lines.first { $0.event == "added" }
+        let remove = lines.first { $0.event == "removed" }
+        try requireEqual(add?.name, name, "name in the added line")
+        try requireEqual(remove?.id, add?.id, "id of the removed line vs the added one")
+        try require(add?.isGamepad == true, "the added pad is not called a gamepad")
+    }
+
+    /// The JSON lines of the monitor's output (its stderr, merged in, has the "watching" line).
+    static func monitorLines(_ text: String) -> [MonitorLine] {
+        text.split(separator: "\n").filter { $0.hasPrefix("{") }.compactMap {
+            try? JSONDecoder().decode(MonitorLine.self, from: Data($0.utf8))
+        }
+    }
+
+    static func monitorForSecondsEnds() async throws {
+        let monitor = try Subprocess([projectBinary("haptics"), "monitor", "--for", "1"])
+        // Only a hang reaches the guard: --for must end the command by itself.
+        let status = monitor.finish(timeout: hangGuardSeconds)
+        try requireEqual(status, 0, "exit status of monitor --for 1 (output:\n\(monitor.text))")
+    }
+
+    // MARK: stable id
+
+    static func stableIDSurvivesRecreation() async throws {
+        let configuration = VirtualPadConfiguration(name: "Haptics stable pad", product: 0x0002)
+        let first = try VirtualPadSuite.makePad(configuration)
+        let firstNode = first.eventNode
+        let firstID = try probe(firstNode).id
+        first.destroy()
+        // The kernel reuses the lowest free event number: a filler takes the old one, so the same pad
+        // comes back on another node, as after a replug.
+        let filler = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics filler pad", product: 0x0003))
+        defer { filler.destroy() }
+        let second = try VirtualPadSuite.makePad(configuration)
+        defer { second.destroy() }
+        try require(second.eventNode != firstNode, "the re-created pad got the same node \(firstNode); the test proves nothing")
+        try requireEqual(try probe(second.eventNode).id, firstID, "id of the re-created pad")
+        try require(try probe(filler.eventNode).id != firstID, "another pad got the same id")
+    }
+
+    // MARK: access
+
+    /// As an unprivileged user: a node readable but not writable is probed read-only; a node not
+    /// readable at all is listed as denied, with its force-feedback bits from sysfs.
+    static func probeReadOnlyAndDenied() async throws {
+        guard onPath("su") else { throw TestSkip(reason: "no su to run the CLI as another user") }
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics guarded pad"))
+        defer { pad.destroy() }
+        let expected = try probe(pad.eventNode)
+
+        try require(chmod(pad.eventNode, 0o644) == 0, "chmod 644: \(String(cString: strerror(errno)))")
+        let readOnly = try probe(pad.eventNode, asNobody: true)
+        try requireEqual(readOnly.access, "read-only", "access with mode 644")
+        try require(readOnly.accessReason?.contains("Permission denied") == true, "reason: \(readOnly.accessReason ?? "none")")
+        try requireEqual(readOnly.forceFeedback.maxEffects, expected.forceFeedback.maxEffects, "slots read-only")
+        try require(readOnly.summary.contains("read-only"), "summary does not say read-only: \(readOnly.summary)")
+
+        try require(chmod(pad.eventNode, 0o600) == 0, "chmod 600: \(String(cString: strerror(errno)))")
+        let denied = try probe(pad.eventNode, asNobody: true)
+        try requireEqual(denied.access, "denied", "access with mode 600")
+        try requireEqual(denied.capabilitySource, "sysfs", "capability source when denied")
+        try requireEqual(denied.forceFeedbackCodes, expected.forceFeedbackCodes, "FF bits from sysfs vs from evdev")
+        try requireEqual(denied.forceFeedback.maxEffects, nil, "slots unknown when denied")
+        try requireEqual(denied.id, expected.id, "the id does not depend on access")
+        let text = try haptics(["probe", pad.eventNode], asNobody: true)
+        try require(text.contains("make install-udev") && text.contains("input"), "no fix named:\n\(text)")
+    }
+
+    // MARK: the udev rule
+
+    /// Where the rule may be in the guest: the repo's own folder when run from a checkout, or a copy the
+    /// bench brought in with `--file udev`.
+    static let ruleCandidates = ["udev/70-haptics-gamepads.rules", "/work/udev/70-haptics-gamepads.rules"]
+
+    /// With the real udevd: our rule, and no other, gives a pad's event node the `uaccess` tag, and never
+    /// the keyboard's. systemd's own 70-uaccess.rules is masked (an empty file of the same name in
+    /// /etc/udev/rules.d) because recent versions tag joysticks too and would hide a broken rule.
+    static func udevRuleTagsGamepadsOnly() async throws {
+        guard access("/run/udev/control", F_OK) == 0 else {
+            throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
+        }
+        guard let rule = ruleCandidates.first(where: { access($0, R_OK) == 0 }) else {
+            throw TestSkip(reason: "udev/70-haptics-gamepads.rules is not in the guest (vm-run --file udev)")
+        }
+        try run(["mkdir", "-p", "/etc/udev/rules.d"])
+        try run(["cp", rule, "/etc/udev/rules.d/70-haptics-gamepads.rules"])
+        try run(["touch", "/etc/udev/rules.d/70-uaccess.rules"])
+        defer { _ = try? run(["rm", "-f", "/etc/udev/rules.d/70-haptics-gamepads.rules", "/etc/udev/rules.d/70-uaccess.rules"]) }
+        try run(["udevadm", "control", "--reload"])
+
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics udev pad"))
+        defer { pad.destroy() }
+        try run(["udevadm", "settle", "--timeout=60"])
+        let padProperties = try run(["udevadm", "info", "--query=property", "--name=\(pad.eventNode)"])
+        try require(padProperties.contains("ID_INPUT_JOYSTICK=1"), "udev does not call the pad a joystick:\n\(padProperties)")
+        try require(tags(padProperties).contains("uaccess"), "the pad's node has no uaccess tag:\n\(padProperties)")
+
+        let everything = try decode([DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
+        let keyboards = everything.filter { $0.name.lowercased().contains("keyboard") }
+        try require(!keyboards.isEmpty, "no keyboard in the guest to check: \(everything.map(\.name))")
+        for keyboard in keyboards {
+            // Re-run the rules on the keyboard now that ours are in place.
+            try run(["udevadm", "trigger", "--action=change", "--name-match=\(keyboard.node)"])
+            try run(["udevadm", "settle", "--timeout=60"])
+            let properties = try run(["udevadm", "info", "--query=property", "--name=\(keyboard.node)"])
+            try require(!tags(properties).contains("uaccess"), "\(keyboard.name) got the uaccess tag:\n\(properties)")
+        }
+    }
+
+    /// The tags in `udevadm info --query=property` output (`TAGS=:seat:uaccess:`, and `CURRENT_TAGS`).
+    static func tags(_ properties: String) -> Set<String> {
+        Set(properties.split(separator: "\n").filter { $0.hasPrefix("TAGS=") || $0.hasPrefix("CURRENT_TAGS=") }
+            .flatMap { $0.drop { $0 != "=" }.dropFirst().split(separator: ":").map(String.init) })
+    }
+
+    /// Runs a command to completion; fails on a non-zero status, naming its output.
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
+        let process = try Subprocess(arguments)
+        let status = process.finish(timeout: hangGuardSeconds)
+        try requireEqual(status, 0, "exit status of \(arguments.joined(separator: " ")) (output:\n\(process.text))")
+        return process.text
+    }
+
+    // MARK: EventDevice
+
+    static func openDevice(_ node: String) throws -> EventDevice {
+        do { return try EventDevice(node: node, logger: logger()) } catch { throw TestFailure(reason: "\(error)") }
+    }
+
+    static func eventDevicePrimitives() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let device = try openDevice(pad.eventNode)
+        try requireEqual(device.forceFeedback.maxEffects, VirtualPadConfiguration.defaultMaxEffects, "slots")
+        try require(device.forceFeedback.effects.contains(.rumble), "no rumble: \(device.forceFeedback)")
+        try requireEqual(device.id.rawValue, try probe(pad.eventNode).id, "EventDevice id vs probe")
+        // The handle lives in this closure only: its release must erase the slot.
+        let effectID = try { () throws -> Int16 in
+            let effect = try device.uploadEffect(.rumble(strong: 0.5, weak: 0.25, lengthMilliseconds: 100))
+            try effect.play()
+            try effect.update(.rumble(strong: 1, weak: 0, lengthMilliseconds: 200))
+            try effect.stop()
+            try device.setGain(0.5)
+            return effect.id
+        }()
+        let records = try await VirtualPadSuite.waitForRecords(pad, "the released effect's erase") { records in
+            records.contains { $0.event == .erase && $0.id == effectID }
+        }
+        let uploads = records.filter { $0.event == .upload }
+        try requireEqual(uploads.count, 2, "uploads (the update reuses the slot)")
+        try requireEqual(uploads.map(\.effect?.id), [effectID, effectID], "ids the pad saw")
+        try requireEqual(uploads.last?.effect?.kind, .rumble(strong: 0xffff, weak: 0), "updated effect")
+        try requireEqual(records.filter { $0.event == .play }.map(\.id), [effectID], "plays")
+        try requireEqual(records.filter { $0.event == .gain }.map(\.value), [0x8000], "gain")
+    }
+
+    static func eventDeviceFullThenGone() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(failUploadsAfter: 2))
+        let device = try openDevice(pad.eventNode)
+        let effects = try (0..<2).map { _ in
+            do { return try device.uploadEffect(.rumble(strong: 0.1, weak: 0.1, lengthMilliseconds: 50)) } catch {
+                throw TestFailure(reason: "upload before the pad is full: \(error)")
+            }
+        }
+        do {
+            _ = try device.uploadEffect(.rumble(strong: 0.1, weak: 0.1, lengthMilliseconds: 50))
+            throw TestFailure(reason: "a third upload succeeded on a pad full after 2")
+        } catch let error as EventDeviceError {
+            try requireEqual(error.kind, .noEffectSlot, "error of the third upload (\(error))")
+        }
+        pad.destroy()
+        do {
+            try effects[0].play()
+            throw TestFailure(reason: "a play on a destroyed pad succeeded")
+        } catch let error as EventDeviceError {
+            try requireEqual(error.kind, .deviceGone, "error of a play after unplug (\(error))")
+        }
+    }
+}

@@ -1,0 +1,397 @@
+// The engine against the real kernel: corpus patterns on a virtual pad compared with the timeline, unplug and
+// replug (stopped, reset, neutral first, no leaked descriptor or slot), 100 cycles, and pads that refuse
+// uploads or hold a single effect.
+import AHAP
+import Foundation
+import HapticRendering
+import Glibc
+import LinuxHaptics
+import LinuxInput
+import Logging
+import Synchronization
+
+enum EngineSuite {
+    static let suite = KernelTestSuite(
+        name: "engine", requiredPaths: ["/dev/uinput"],
+        tests: [
+            KernelTest(name: "engine/corpus-on-virtual-pad-matches-timeline", body: corpusMatchesTimeline),
+            KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
+            KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
+            KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
+            KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
+            KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
+            KernelTest(name: "engine/all-gamepads-broadcast-and-lose-one", body: allGamepads),
+        ])
+
+    /// Engine events, delivered on engine threads, awaited by the test with a hang guard.
+    final class Events: Sendable {
+        enum Event: Sendable, Equatable {
+            case stopped(HapticEngineStoppedReason)
+            case reset
+            case finished
+        }
+
+        let stream: AsyncStream<Event>
+        let continuation: AsyncStream<Event>.Continuation
+        private let seen = Mutex<[Event]>([])
+
+        init(_ engine: HapticEngine) {
+            (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+            engine.stoppedHandler = { [self] in record(.stopped($0)) }
+            engine.resetHandler = { [self] in record(.reset) }
+        }
+
+        func record(_ event: Event) {
+            seen.withLock { $0.append(event) }
+            continuation.yield(event)
+        }
+
+        var all: [Event] { seen.withLock { $0 } }
+
+        /// Waits for `event`; fails naming it if only a hang would keep it from coming.
+        func wait(for event: Event, _ what: String) async throws {
+            let stream = self.stream
+            let arrived = await withTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    for await next in stream where next == event { return true }
+                    return false
+                }
+                group.addTask {
+                    try? await Task.sleep(for: .seconds(VirtualPadSuite.hangGuardSeconds))
+                    return false
+                }
+                let first = await group.next() ?? false
+                group.cancelAll()
+                return first
+            }
+            try require(arrived, "\(what): never saw \(event); saw \(all)")
+        }
+    }
+
+    static func engine(for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil) throws -> HapticEngine {
+        var options = HapticEngineOptions()
+        options.playbackObserver = observer
+        // No udev daemon in the bench: the kernel's uevents tell the engine about unplug and replug.
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)") }
+        return engine
+    }
+
+    static func steady(_ strong: Double, _ weak: Double, seconds: Double) -> MotorTimeline {
+        let levels = MotorMagnitudes(strong: strong, weak: weak)
+        return MotorTimeline(segments: [MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)])
+    }
+
+    static func isNonZeroUpload(_ record: PadRecord) -> Bool {
+        guard record.event == .upload, record.retval == 0, case .rumble(let strong, let weak)? = record.effect?.kind else { return false }
+        return strong > 0 || weak > 0
+    }
+
+    /// Descriptors of this process that point at `node`.
+    static func descriptors(pointingAt node: String) -> Int {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == node }.count
+    }
+
+    /// Waits until the descriptor count is back to `baseline` (a hot-plug monitor closes its own on its
+    /// thread, shortly after it is cancelled).
+    static func waitForDescriptors(_ baseline: Int, _ what: String) async throws {
+        var count = openDescriptorCount()
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while count != baseline && monotonicSeconds() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+            count = openDescriptorCount()
+        }
+        try requireEqual(count, baseline, "open descriptors \(what); open now: \(descriptorTargets())")
+    }
+
+    /// What every open descriptor points at, for failure messages.
+    static func descriptorTargets() -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return entries.sorted().map { "\($0)->" + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?") }
+    }
+
+    // MARK: Corpus
+
+    /// The corpus as the VM bench stages it (shared/ahap in the working directory) or beside the repo.
+    static func corpusFiles() throws -> [URL] {
+        let candidates = ["shared/ahap", "../shared/ahap", "../../shared/ahap"]
+        guard let root = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/SOURCES.md") }) else {
+            throw TestSkip(reason: "the AHAP corpus (shared/ahap) is not in the working directory")
+        }
+        let enumerator = FileManager.default.enumerator(atPath: root)
+        var files: [URL] = []
+        while let path = enumerator?.nextObject() as? String {
+            if path.hasSuffix(".ahap") { files.append(URL(fileURLWithPath: root + "/" + path)) }
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+
+    /// Seconds of each pattern played: enough for every kind of change, short enough for an emulated VM.
+    static let corpusPlaySeconds = 1.5
+    /// The kernel tick of Debian's kernels (CONFIG_HZ=250): the motor model's time resolution.
+    static let tickMicroseconds: Int64 = 4_000
+    /// Sanity bound on the p99 timing error under emulation; `make bench` measures the real figure.
+    static let timingSanityBoundMilliseconds = 100.0
+    /// One 8-bit motor step in rumble units, plus rounding.
+    static let levelTolerance = 0x101
+
+    static func corpusMatchesTimeline() async throws {
+        let files = try corpusFiles()
+        try require(!files.isEmpty, "no corpus files found")
+        var firstErrors: [Double] = []
+        var lastErrors: [Double] = []
+        var mismatches: [String] = []
+        for file in files {
+            let pattern: HapticPattern
+            do { pattern = try HapticPattern(contentsOf: file) } catch { continue }  // invalid on purpose: AHAP's tests cover those
+            guard pattern.duration > 0 else { continue }
+            let pad = try VirtualPadSuite.makePad()
+            let samples = Mutex<[PlaybackSample]>([])
+            let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            let (done, continuation) = AsyncStream.makeStream(of: Void.self)
+            player.completionHandler = { _ in continuation.yield() }
+            try player.start(atTime: 0)
+            try player.stop(atTime: engine.currentTime + min(pattern.duration, corpusPlaySeconds))
+            for await _ in done { break }
+            let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
+            engine.stop()
+            let records = pad.records()
+            let model = pad.motorModel()
+            pad.destroy()
+            // Keep-alives are samples too: they bound the windows, but only changes are measured.
+            let taken = samples.withLock { $0 }
+            let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
+            for (index, sample) in taken.enumerated() where sample.kind == .apply {
+                let sent = Int64((sample.sent * 1e6).rounded(.down))
+                // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
+                let nextSent = index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : stoppedAt
+                // A change is one request (an update in place, a stop) or two (upload into a new slot, then play):
+                // the first says when the device was reached, the last when it had all it needed.
+                let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
+                guard let first = window.first, let last = window.last else { continue }
+                firstErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+                lastErrors.append(Double(last.time.microseconds) / 1000 - sample.deadline * 1000)
+                // The level the pad is driven at must be the sample's. Every change ends with a play, which
+                // ff-memless turns into a driver call at once; the model resolves ticks, so a change followed
+                // by another in the same tick cannot be told apart and is skipped.
+                let settled = last.time
+                guard nextSent / tickMicroseconds > settled.microseconds / tickMicroseconds else { continue }
+                let levels = model.output(at: settled)
+                let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
+                if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance {
+                    let context = records.filter { $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds }
+                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), timeline \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })")
+                }
+            }
+        }
+        try require(mismatches.isEmpty, "the pad's motors differ from the timeline: \(mismatches.prefix(5))")
+        try require(!firstErrors.isEmpty, "no write was matched to a pad record")
+        let first = Percentiles(firstErrors)
+        let last = Percentiles(lastErrors)
+        print("  timing error, pad kernel timestamp - deadline, over \(firstErrors.count) changes of \(files.count) files:")
+        print("    first request: \(first)")
+        print("    last request:  \(last)")
+        try require(last.p99 < timingSanityBoundMilliseconds, "p99 timing error \(last.p99) ms is beyond any sane bound")
+        try require(first.minimum > -1, "a change reached the pad before its deadline: \(first.minimum) ms")
+    }
+
+    struct Percentiles: CustomStringConvertible {
+        let sorted: [Double]
+        init(_ values: [Double]) { sorted = values.sorted() }
+        func percentile(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)] }
+        var p99: Double { percentile(99) }
+        var minimum: Double { sorted.first ?? .nan }
+        var description: String {
+            String(format: "p50 %.3f ms, p99 %.3f ms, max %.3f ms", percentile(50), percentile(99), sorted.last ?? .nan)
+        }
+    }
+
+    // MARK: Unplug and replug
+
+    /// The Swift runtime opens descriptors of its own the first time a task sleeps on each clock (Dispatch
+    /// keeps one timerfd per clock, plus an epoll and an eventfd) and keeps them: run that once before taking
+    /// a baseline, or it counts as a leak.
+    static func warmUpRuntime() async throws {
+        try await Task.sleep(for: .milliseconds(1))
+        try await Task.sleep(until: SuspendingClock.now + .milliseconds(1), clock: .suspending)
+        let events = AsyncStream<Int>.makeStream(of: Int.self)
+        events.continuation.finish()
+        for await _ in events.stream {}
+    }
+
+    /// Runs the unplug scenario twice: the first run lets the runtime and libraries open what they keep for
+    /// the life of the process (Dispatch's timerfds), the second is measured against the count before its pad.
+    static func unplugMidPlayback() async throws {
+        try await warmUpRuntime()
+        try await unplugOnce(measured: false)
+        try await unplugOnce(measured: true)
+    }
+
+    /// An engine on `pad` playing a long steady rumble, unplugged mid-playback: returns once the engine said
+    /// `deviceRemoved` and holds no descriptor on the removed node.
+    static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (HapticEngine, Events, any AdvancedHapticPatternPlayer) {
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
+        try player.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the engine's first rumble") { $0.contains(where: isNonZeroUpload) }
+        let node = pad.eventNode
+        pad.destroy()
+        try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
+        try requireEqual(descriptors(pointingAt: node), 0, "descriptors still open on the removed \(node)")
+        return (engine, events, player)
+    }
+
+    static func unplugOnce(measured: Bool) async throws {
+        let baseline = openDescriptorCount()
+        let (engine, _, _) = try await rumbleThenUnplug(try VirtualPadSuite.makePad())
+        engine.stop()
+        guard measured else { return }
+        // The destroyed pad's own descriptors (uinput, wake pipe) went with it; the engine's must be gone too.
+        try await waitForDescriptors(baseline, "after unplug and stop (before the pad existed: \(baseline))")
+    }
+
+    static func replugResets() async throws {
+        let configuration = VirtualPadConfiguration()
+        let first = try VirtualPadSuite.makePad(configuration)
+        let oldNode = first.eventNode
+        let (engine, events, player) = try await rumbleThenUnplug(first)
+        let second = try VirtualPadSuite.makePad(configuration)
+        defer { second.destroy() }
+        try await events.wait(for: .reset, "after the same pad came back")
+        try requireEqual(descriptors(pointingAt: oldNode == second.eventNode ? "/nonexistent" : oldNode), 0, "descriptors on the old node")
+        let neutral = second.records().filter { $0.event == .upload || $0.event == .play }.prefix(2)
+        try require(
+            neutral.count == 2 && neutral.first.map { !isNonZeroUpload($0) && $0.event == .upload && $0.retval == 0 } == true
+                && neutral.last?.event == .play,
+            "the first thing on the new pad must be a neutral (zero rumble upload, then play): \(VirtualPadSuite.summary(second.records()))")
+        do {
+            try player.start(atTime: 0)
+            throw TestFailure(reason: "a player from before the reset still started")
+        } catch let error as HapticEngineError {
+            try requireEqual(error.kind, .playerInvalidated, "the old player's error")
+        }
+        let fresh = try engine.makeAdvancedPlayer(timeline: steady(0.5, 0.5, seconds: 0.2))
+        try fresh.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(second, "a rumble after the reset") { $0.contains(where: isNonZeroUpload) }
+        engine.stop()
+    }
+
+    static let cycles = 100
+
+    static func hundredCycles() async throws {
+        try await warmUpRuntime()
+        let baseline = openDescriptorCount()
+        let configuration = VirtualPadConfiguration()
+        var pad = try VirtualPadSuite.makePad(configuration)
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        var maximumSlots = 0
+        for cycle in 0..<cycles {
+            if cycle > 0 {
+                pad = try VirtualPadSuite.makePad(configuration)
+                try await events.wait(for: .reset, "cycle \(cycle): replug")
+            }
+            let player = try engine.makeAdvancedPlayer(timeline: steady(1, 0.5, seconds: 0.05))
+            try player.start(atTime: 0)
+            try await VirtualPadSuite.waitForRecords(pad, "cycle \(cycle): a rumble") { $0.contains(where: isNonZeroUpload) }
+            let records = pad.records()
+            let slots = Set(records.filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
+            maximumSlots = max(maximumSlots, slots.count)
+            let before = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
+            pad.destroy()
+            if events.all.filter({ $0 == .stopped(.deviceRemoved) }).count == before {
+                try await events.wait(for: .stopped(.deviceRemoved), "cycle \(cycle): unplug")
+            }
+        }
+        engine.stop()
+        try requireEqual(events.all.filter { $0 == .reset }.count, cycles - 1, "resets")
+        try requireEqual(maximumSlots, 1, "effect slots used on one pad (the mix slot only)")
+        try await waitForDescriptors(baseline, "after \(cycles) cycles and stop")
+        print("  \(cycles) cycles: \(cycles - 1) resets, at most \(maximumSlots) slot per pad, descriptors back to \(baseline)")
+    }
+
+    // MARK: Devices that refuse
+
+    static func refusedUploadsDegrade() async throws {
+        try await warmUpRuntime()
+        let baseline = openDescriptorCount()
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(failUploadsAfter: 1))
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        let ramp = MotorTimeline(segments: [
+            MotorTimeline.Segment(
+                start: 0, end: 0.2, startLevels: MotorMagnitudes(strong: 0.2, weak: 0.2), endLevels: MotorMagnitudes(strong: 1, weak: 1))
+        ])
+        let player = try engine.makeAdvancedPlayer(timeline: ramp)
+        try player.start(atTime: 0)
+        try await events.wait(for: .stopped(.deviceError), "when the pad refused the second upload")
+        try require(!engine.isRunning, "the engine should have released the refusing device")
+        try requireEqual(descriptors(pointingAt: pad.eventNode), 0, "descriptors on the refusing pad")
+        // Still usable: a new play re-opens the device and fails the same graceful way, without a crash.
+        let again = try engine.makeAdvancedPlayer(timeline: ramp)
+        do { try again.start(atTime: 0) } catch { print("  second play refused as expected: \(error)") }
+        engine.stop()
+        pad.destroy()
+        try await waitForDescriptors(baseline, "after stop and the pad's removal")
+    }
+
+    static func singleSlotDegrades() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(maxEffects: 1))
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        let events = Events(engine)
+        // The mix slot takes the only slot; preparing a pulse cannot get one and says so (false).
+        let longer = try engine.makeAdvancedPlayer(timeline: steady(0.3, 0.3, seconds: 0.1))
+        try longer.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the mix slot") { $0.contains(where: isNonZeroUpload) }
+        let tap = try engine.makeAdvancedPlayer(timeline: steady(1, 1, seconds: 0.05))
+        try require(try !tap.prepare(), "prepare() on a one-slot pad whose slot is taken should report false")
+        try tap.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the tap through the mix") { records in
+            records.contains { record in
+                guard case .rumble(let strong, _)? = record.effect?.kind else { return false }
+                return record.event == .upload && strong == UInt16.max
+            }
+        }
+        try require(events.all.isEmpty, "a one-slot pad must not stop the engine: \(events.all)")
+        let slots = Set(pad.records().filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
+        try requireEqual(slots.count, 1, "slots used")
+        engine.stop()
+    }
+
+    // MARK: All gamepads
+
+    static func allGamepads() async throws {
+        let first = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics Test Pad A"))
+        let second = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics Test Pad B"))
+        defer {
+            first.destroy()
+            second.destroy()
+        }
+        var options = HapticEngineOptions()
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(output: .device(.allGamepads), options: options, logger: VirtualPadSuite.logger())
+        try engine.start()
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.6, 0.3, seconds: 30))
+        try player.start(atTime: 0)
+        for pad in [first, second] {
+            try await VirtualPadSuite.waitForRecords(pad, "the broadcast rumble on \(pad.configuration.name)") { $0.contains(where: isNonZeroUpload) }
+        }
+        // Losing one pad is not losing the output: the other keeps being renewed.
+        first.destroy()
+        let renewals = second.records().filter { $0.event == .play }.count
+        try await VirtualPadSuite.waitForRecords(second, "renewals after the first pad went") { records in
+            records.filter { $0.event == .play }.count >= renewals + 2
+        }
+        try require(events.all.isEmpty, "losing one of two pads must not stop the engine: \(events.all)")
+        second.destroy()
+        try await events.wait(for: .stopped(.deviceRemoved), "after the last pad went")
+        engine.stop()
+    }
+}

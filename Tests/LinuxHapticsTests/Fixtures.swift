@@ -1,0 +1,75 @@
+// Shared fixtures: an engine on a manual clock and a recording output, and timelines built by hand.
+import HapticRendering
+import LinuxHaptics
+import Logging
+import AHAP
+import Synchronization
+
+func quietLogger() -> Logger {
+    var logger = Logger(label: "linux-haptics-tests")
+    logger.logLevel = .critical
+    return logger
+}
+
+/// An engine on a manual clock starting at 10 s (so "time 0 means now" is distinguishable from time 0).
+struct Rig {
+    let clock = ManualClock(startingAt: 10)
+    let recorder: RecordingOutput
+    let engine: HapticEngine
+
+    init(options: HapticEngineOptions = .init(), effectSlots: Int? = nil, start: Bool = true) throws {
+        recorder = RecordingOutput(effectSlots: effectSlots)
+        engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: quietLogger())
+        if start { try engine.start() }
+    }
+
+    /// Applied mixes from `time` on, as (seconds after `time`, strong, weak) rounded to microseconds.
+    func applied(since time: Double = 10) -> [Change] {
+        recorder.appliedMixes().filter { $0.time >= time }.map { Change(at: $0.time - time, $0.mix) }
+    }
+
+    func actions() -> [RecordingOutput.Record.Action] { recorder.records().map(\.action) }
+}
+
+/// A change of the output, compared at microsecond and 1/1000 level precision.
+struct Change: Equatable, CustomStringConvertible {
+    let time: Int
+    let strong: Int
+    let weak: Int
+
+    init(at time: Double, _ mix: MotorMagnitudes) {
+        self.time = Int((time * 1e6).rounded())
+        strong = Int((mix.strong * 1000).rounded())
+        weak = Int((mix.weak * 1000).rounded())
+    }
+
+    init(at time: Double, strong: Double, weak: Double) {
+        self.init(at: time, MotorMagnitudes(strong: strong, weak: weak))
+    }
+
+    var description: String { "\(time)us:\(strong)/\(weak)" }
+}
+
+func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Double) -> MotorTimeline.Segment {
+    let levels = MotorMagnitudes(strong: strong, weak: weak)
+    return MotorTimeline.Segment(start: start, end: end, startLevels: levels, endLevels: levels)
+}
+
+func timeline(_ segments: MotorTimeline.Segment...) -> MotorTimeline { MotorTimeline(segments: segments) }
+
+/// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
+func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
+    HapticPattern(events: [
+        HapticEvent(type: .hapticContinuous, parameters: [
+            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+            HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+        ], relativeTime: 0, duration: seconds)
+    ], parameters: [])
+}
+
+/// Collects values handed to handlers on any thread.
+final class Inbox<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    func put(_ value: Value) { values.withLock { $0.append(value) } }
+    var all: [Value] { values.withLock { $0 } }
+}

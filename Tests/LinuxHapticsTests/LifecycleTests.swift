@@ -1,0 +1,159 @@
+// The engine's lifecycle under a manual clock: stopped and reset handlers, recovery, idle shutdown,
+// prepared pulses and slot limits, notifyWhenPlayersFinished.
+import HapticRendering
+import LinuxHaptics
+import Testing
+
+@Suite struct LifecycleTests {
+    @Test func unplugStopsWithDeviceRemovedAndReplugResets() throws {
+        let rig = try Rig()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        let resets = Inbox<Double>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 5)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.2)
+        rig.recorder.unplug()
+        #expect(reasons.all == [.deviceRemoved])
+        #expect(rig.actions().last == .close)
+        #expect(!rig.engine.isRunning)
+        rig.clock.advance(by: 1)
+        rig.recorder.clearRecords()
+        rig.recorder.replug()
+        #expect(resets.all.count == 1)
+        #expect(rig.actions() == [.open, .neutral])
+        #expect(throws: HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")) {
+            try player.start(atTime: 0)
+        }
+        let fresh = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.1)))
+        try fresh.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied(since: 11.2) == [Change(at: 0, .off), Change(at: 0, strong: 0.5, weak: 0), Change(at: 0.1, .off)])
+    }
+
+    @Test func aWriteFailingWithDeviceGoneIsAnUnplug() throws {
+        let rig = try Rig()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1), pulse(0, 1, from: 0.1, to: 0.2)))
+        let completions = Inbox<HapticEngineError.Kind?>()
+        player.completionHandler = { completions.put($0?.kind) }
+        try player.start(atTime: 0)
+        rig.recorder.failNext(.deviceGone)
+        rig.clock.advance(by: 1)
+        #expect(reasons.all == [.deviceRemoved])
+        #expect(completions.all == [.noDevice])
+        #expect(rig.actions().last == .close)
+    }
+
+    @Test func aDeviceErrorStopsButTheEngineStaysUsable() throws {
+        let rig = try Rig()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        rig.recorder.failNext(.noSlot)
+        try player.start(atTime: 0)
+        #expect(reasons.all == [.deviceError])
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.engine.isRunning)
+        #expect(rig.applied(since: 10).suffix(2) == [Change(at: 0, strong: 1, weak: 1), Change(at: 0.1, .off)])
+    }
+
+    @Test func idleEngineShutsDownAndRestartsOnThePlay() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 2
+        let rig = try Rig(options: options)
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.5)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(reasons.all.isEmpty)
+        rig.clock.advance(by: 2)
+        #expect(reasons.all == [.idleTimeout])
+        #expect(rig.recorder.records().last?.time == 12.5)
+        #expect(rig.actions().last == .close)
+        try player.start(atTime: 0)
+        #expect(rig.engine.isRunning)
+        #expect(Array(rig.actions().suffix(2)) == [.open, .apply(MotorMagnitudes(strong: 1, weak: 0))])
+    }
+
+    @Test func preparedPulseStartsWithOneTrigger() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.actions() == [.open, .prepare(id: 0), .trigger(id: 0)])
+        #expect(player.phase == .finished)
+    }
+
+    @Test func aPatternOpeningWithARampIsNotPrepared() throws {
+        let rig = try Rig()
+        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
+        #expect(try !player.prepare())
+    }
+
+    @Test func aPreparedFlatTopHandsTheRestToTheMix() throws {
+        let rig = try Rig()
+        let decay = MotorTimeline.Segment(
+            start: 0.04, end: 0.08, startLevels: MotorMagnitudes(strong: 0.5, weak: 0), endLevels: .off)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.04), decay))
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(Array(rig.actions().prefix(3)) == [.open, .prepare(id: 0), .trigger(id: 0)])
+        #expect(rig.applied() == [
+            Change(at: 0.04, strong: 0.5, weak: 0), Change(at: 0.06, strong: 0.25, weak: 0), Change(at: 0.08, .off),
+        ])
+    }
+
+    @Test func aSingleSlotDeviceDegradesToTheMix() throws {
+        let rig = try Rig(effectSlots: 1)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try !player.prepare())
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 0.7, weak: 0.3), Change(at: 0.1, .off)])
+    }
+
+    @Test func notifyWhenPlayersFinishedCanStopTheEngine() throws {
+        let rig = try Rig()
+        let calls = Inbox<Double>()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.3)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { [clock = rig.clock] _ in
+            calls.put(clock.now)
+            return .stopEngine
+        }
+        rig.clock.advance(by: 1)
+        #expect(calls.all == [10.3])
+        #expect(!rig.engine.isRunning)
+        #expect(rig.actions().last == .close)
+    }
+
+    @Test func stopReleasesTheOutputAndStartReopensIt() throws {
+        let rig = try Rig()
+        let done = Inbox<Bool>()
+        rig.engine.stop { done.put($0 == nil) }
+        #expect(done.all == [true])
+        #expect(rig.actions() == [.open, .apply(.off), .close])
+        try rig.engine.start()
+        #expect(rig.engine.isRunning)
+    }
+
+    @Test func releasingARunningEngineReportsEngineDestroyed() throws {
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        let recorder = RecordingOutput()
+        do {
+            let engine = HapticEngine(output: .recording(recorder), clock: ManualClock(), logger: quietLogger())
+            engine.stoppedHandler = { reasons.put($0) }
+            try engine.start()
+        }
+        #expect(reasons.all == [.engineDestroyed])
+        #expect(recorder.records().last?.action == .close)
+    }
+}

@@ -1,0 +1,221 @@
+// Players under a manual clock and a recording output: what reaches the output, and when.
+import AHAP
+import HapticRendering
+import LinuxHaptics
+import Testing
+
+@Suite struct PlayerTests {
+    @Test func startAtTimeSendsTheMixAtItsBreakpoints() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.2, to: 0.3)))
+        try player.start(atTime: 11)
+        rig.clock.advance(by: 2)
+        #expect(rig.applied() == [Change(at: 1, strong: 0.8, weak: 0.2), Change(at: 1.3, .off)])
+    }
+
+    @Test func timeZeroMeansNow() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makePlayer(with: HapticPattern(events: [], parameters: []))
+        let timed = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        try player.start(atTime: 0)
+        try timed.start(atTime: 0)
+        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 1)])
+    }
+
+    @Test func aSteadyLevelIsRenewedBeforeItSelfExpires() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: 1.2)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 2)
+        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map { Change(at: $0.time - 10, .off).time }
+        #expect(keepAlives == [500_000, 1_000_000])
+        #expect(rig.applied().last == Change(at: 1.2, .off))
+    }
+
+    @Test func rampsAreSampledAtTheRampStep() throws {
+        let rig = try Rig()
+        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        let expected = stride(from: 0.02, through: 0.081, by: 0.02).map { Change(at: $0, strong: $0 / 0.1, weak: 0) }
+            + [Change(at: 0.1, .off)]
+        #expect(rig.applied() == expected)
+    }
+
+    @Test func stopAtTimeCutsThePatternAndCompletes() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 5)))
+        let completions = Inbox<String>()
+        player.completionHandler = { error in completions.put(error.map { "\($0.kind)" } ?? "ok") }
+        try player.start(atTime: 0)
+        try player.stop(atTime: 10.25)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 0), Change(at: 0.25, .off)])
+        #expect(completions.all == ["ok"])
+        #expect(player.phase == .stopped)
+    }
+
+    @Test func pauseFreezesTheOffsetAndResumeContinues() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 0, to: 0.4), pulse(0, 1, from: 0.4, to: 0.6)))
+        try player.start(atTime: 0)
+        try player.pause(atTime: 10.3)
+        try player.resume(atTime: 11)
+        rig.clock.advance(by: 2)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 0), Change(at: 0.3, .off), Change(at: 1, strong: 1, weak: 0),
+                Change(at: 1.1, strong: 0, weak: 1), Change(at: 1.3, .off),
+            ])
+    }
+
+    @Test func seekBeforeStartBeginsThere() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 0, to: 0.4), pulse(0, 1, from: 0.4, to: 0.6)))
+        try player.seek(toOffset: 0.5)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 0, weak: 1), Change(at: 0.1, .off)])
+    }
+
+    @Test func loopingWrapsAtLoopEndUntilStopped() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        player.loopEnabled = true
+        player.loopEnd = 0.25
+        try player.start(atTime: 0)
+        try player.stop(atTime: 10.6)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 1), Change(at: 0.1, .off), Change(at: 0.25, strong: 1, weak: 1),
+                Change(at: 0.35, .off), Change(at: 0.5, strong: 1, weak: 1), Change(at: 0.6, .off),
+            ])
+    }
+
+    @Test func playbackRateScalesPatternTime() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 1)))
+        player.playbackRate = 4
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 0), Change(at: 0.25, .off)])
+    }
+
+    @Test func playersMixBySaturatingSum() throws {
+        let rig = try Rig()
+        let first = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.1, to: 1)))
+        let second = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.5)))
+        try first.start(atTime: 0)
+        try second.start(atTime: 10.25)
+        rig.clock.advance(by: 2)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 0.6, weak: 0.1), Change(at: 0.25, strong: 1, weak: 0.3),
+                Change(at: 0.75, strong: 0.6, weak: 0.1), Change(at: 1, .off),
+            ])
+    }
+
+    @Test func intensityControlSentLaterScalesFromItsTime() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 1))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.2)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+        rig.clock.advance(by: 2)
+        let changes = rig.recorder.appliedMixes()
+        let before = try #require(changes.first { $0.time == 10 }).mix
+        let after = try #require(changes.first { $0.time == 10.2 }).mix
+        #expect(before.strong > 0 && abs(after.strong - before.strong / 2) < 1e-9)
+        #expect(abs(after.weak - before.weak / 2) < 1e-9)
+        #expect(changes.last.map { $0.time == 11 && $0.mix.isOff } == true)
+    }
+
+    @Test func parameterCurveIsRenderedIntoThePlayersTimeline() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+        let curve = HapticParameterCurve(
+            parameterID: .hapticIntensityControl,
+            controlPoints: [.init(relativeTime: 0, value: 1), .init(relativeTime: 0.04, value: 0)], relativeTime: 0)
+        try player.start(atTime: 0)
+        try player.scheduleParameterCurve(curve, atTime: 0)
+        rig.clock.advance(by: 2)
+        let changes = rig.recorder.appliedMixes()
+        let start = try #require(changes.first).mix
+        let middle = try #require(changes.first { $0.time == 10.02 }).mix
+        #expect(abs(middle.strong - start.strong / 2) < 1e-4)  // levels are read 100 ns past the point (PlayerState.epsilon)
+        #expect(changes.contains { $0.time == 10.04 && $0.mix.isOff })
+    }
+
+    @Test func sendParametersToATimelineWithoutPatternChangesNothing() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.4, to: 1)))
+        try player.start(atTime: 0)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 10.2)
+        rig.clock.advance(by: 2)
+        #expect(rig.applied() == [Change(at: 0, strong: 0.8, weak: 0.4), Change(at: 1, .off)])
+    }
+
+    @Test func cancelSilencesAtOnceAndReportsCancelled() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 5)))
+        let completions = Inbox<HapticEngineError.Kind?>()
+        player.completionHandler = { completions.put($0?.kind) }
+        try player.start(atTime: 0)
+        try player.stop(atTime: 12)
+        rig.clock.advance(by: 0.5)
+        try player.cancel()
+        rig.clock.advance(by: 5)
+        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 1), Change(at: 0.5, .off)])
+        #expect(completions.all == [.cancelled])
+    }
+
+    @Test func naturalEndCompletesOnce() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.2)))
+        let completions = Inbox<Bool>()
+        player.completionHandler = { completions.put($0 == nil) }
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 3)
+        #expect(completions.all == [true])
+        #expect(player.phase == .finished)
+    }
+
+    @Test func localityAndGainShapeTheMix() throws {
+        var options = HapticEngineOptions()
+        options.locality = .rightHandle
+        options.gain = 0.5
+        let rig = try Rig(options: options)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0.8, to: 0.1)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 0, weak: 0.4), Change(at: 0.1, .off)])
+    }
+
+    @Test func startingOnAStoppedEngineFails() throws {
+        let rig = try Rig(start: false)
+        let player = try rig.engine.makePlayer(with: HapticPattern(events: [], parameters: []))
+        #expect(throws: HapticEngineError.self) { try player.start(atTime: 0) }
+        #expect(rig.actions().isEmpty)
+    }
+}
+
+@Suite struct FireAndForgetTests {
+    @Test func aReleasedPlayerPlaysToItsEndAndIsThenDropped() throws {
+        let rig = try Rig()
+        let completions = Inbox<Bool>()
+        do {
+            let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.2)))
+            player.completionHandler = { completions.put($0 == nil) }
+            try player.start(atTime: 0)
+        }
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 0), Change(at: 0.2, .off)])
+        #expect(completions.all == [true])
+    }
+}
