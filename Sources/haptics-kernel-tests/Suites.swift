@@ -3,4 +3,6 @@ let allSuites: [KernelTestSuite] = [
     VirtualPadSuite.suite,
     DeviceSuite.suite,
     EngineSuite.suite,
+    AppSuite.suite,
+    AppUdevSuite.suite,
 ]

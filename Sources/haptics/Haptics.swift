@@ -13,5 +13,7 @@ struct Haptics: AsyncParsableCommand {
             ValidateCommand.self,
             RenderCommand.self,
             PlayCommand.self,
+            ReplayCommand.self,
+            FeedbackCommand.self,
         ])
 }

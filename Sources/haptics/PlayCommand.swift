@@ -72,32 +72,7 @@ struct PlayCommand: AsyncParsableCommand {
     /// The engine for --device, or the first rumble device, or (with no --device and no usable device) the
     /// built-in virtual output.
     private func startEngine(options: HapticEngineOptions, logger: Logger, report: PlayReport) throws -> HapticEngine {
-        let selection: HapticOutputSelection
-        switch device {
-        case nil: selection = .device(.firstRumbleDevice)
-        case "virtual": selection = .virtual(VirtualOutput())
-        case "all": selection = .device(.allGamepads)
-        case let text? where text.hasPrefix("/"): selection = .device(.node(text))
-        case let text? where text.hasPrefix("event"): selection = .device(.node("/dev/input/\(text)"))
-        case let text?: selection = .device(.id(StableDeviceID(rawValue: text)))
-        }
-        let engine = HapticEngine(output: selection, options: options, logger: logger)
-        do {
-            try engine.start()
-            return engine
-        } catch {
-            guard device == nil else {
-                printError("haptics play: \(error)")
-                throw ExitCode.failure
-            }
-            report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
-            let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
-            do { try virtual.start() } catch {
-                printError("haptics play: \(error)")
-                throw ExitCode.failure
-            }
-            return virtual
-        }
+        try AppOutputOptions.startEngine(device: device, options: options, command: "play", report: report, logger: logger)
     }
 }
 

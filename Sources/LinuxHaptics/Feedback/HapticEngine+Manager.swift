@@ -1,0 +1,130 @@
+// HapticManager's engine: a `HapticEngine` behind the `ManagedHapticEngine` seam, and the provider that builds
+// one on any output after the capability check.
+import AHAP
+import LinuxInput
+public import Logging
+import Synchronization
+
+/// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
+/// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
+/// players wait, one per pattern, for the play they were prepared for.
+final class ManagedEngineAdapter: ManagedHapticEngine {
+    let engine: HapticEngine
+    private let transient = Mutex<(any HapticPatternPlayer)?>(nil)
+    /// At most this many prepared players are kept: each may hold an effect slot of the device.
+    static let preparedLimit = 4
+    private let prepared = Mutex<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
+
+    init(engine: HapticEngine) {
+        self.engine = engine
+    }
+
+    func setRecoveryHandlers(stopped: @escaping @Sendable (String) -> Void, reset: @escaping @Sendable () -> Void) {
+        engine.stoppedHandler = { reason in stopped(reason.rawValue) }
+        engine.resetHandler = reset
+    }
+
+    func start() throws { try engine.start() }
+
+    func stop() {
+        transient.withLock { $0 = nil }
+        prepared.withLock { $0.removeAll() }
+        engine.stop()
+    }
+
+    /// Opens the device ahead, so the first haptic does not pay for it.
+    func prepare() throws { try engine.start() }
+
+    func prepare(_ pattern: HapticPattern) throws {
+        try engine.start()
+        if prepared.withLock({ list in list.contains { $0.pattern == pattern } }) { return }
+        let player = try engine.makePlayer(with: pattern)
+        try player.prepare()
+        prepared.withLock { list in
+            list.append((pattern, player))
+            if list.count > Self.preparedLimit { list.removeFirst(list.count - Self.preparedLimit) }
+        }
+    }
+
+    func play(_ pattern: HapticPattern) throws {
+        let ready = prepared.withLock { list -> (any HapticPatternPlayer)? in
+            guard let index = list.firstIndex(where: { $0.pattern == pattern }) else { return nil }
+            return list.remove(at: index).player
+        }
+        if let ready {
+            do {
+                try ready.start(atTime: 0)
+                return
+            } catch {
+                // Invalidated by a reset since it was prepared: play it the ordinary way.
+            }
+        }
+        try engine.makePlayer(with: pattern).start(atTime: 0)
+    }
+
+    func playTransient(intensity: Double, sharpness: Double) throws {
+        let tap = FeedbackVocabulary.Tap(time: 0, intensity: intensity, sharpness: sharpness)
+        let player = try engine.makePlayer(with: FeedbackVocabulary.taps([tap]))
+        let previous = transient.withLock { slot in
+            defer { slot = player }
+            return slot
+        }
+        // A player of an output that was reset since is already invalid: nothing left to cancel.
+        try? previous?.cancel()
+        try player.start(atTime: 0)
+    }
+}
+
+/// Builds `HapticEngine`s on one output for HapticManager. For a device output, the capability check looks
+/// for a gamepad that can rumble, that this process may write, and that matches the selection; discovery reads
+/// sysfs, so it works without a udev daemon. The virtual and recording outputs always qualify.
+public struct EngineOutputProvider: HapticEngineProvider {
+    public let output: HapticOutputSelection
+    public let options: HapticEngineOptions
+    private let clock: any HapticClock
+    private let logger: Logger
+
+    /// - Parameter clock: the engines' clock; a `ManualClock` makes them run without a thread (tests).
+    public init(
+        output: HapticOutputSelection, options: HapticEngineOptions = .init(), clock: any HapticClock = MonotonicClock(),
+        logger: Logger
+    ) {
+        self.output = output
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The first rumble-capable gamepad.
+    public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
+        EngineOutputProvider(output: .device(.firstRumbleDevice), logger: logger)
+    }
+
+    public func hardwareSupportsHaptics() -> Bool {
+        guard case .device(let selection) = output else { return true }
+        let devices: [InputDevice]
+        do {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            logger.info("listing input devices failed", metadata: ["error": "\(error)"])
+            return false
+        }
+        return devices.contains { Self.isUsable($0) && Self.matches($0, selection) }
+    }
+
+    static func isUsable(_ device: InputDevice) -> Bool {
+        device.isGamepad && device.forceFeedback.isRumbleCapable && device.access.allowsForceFeedback
+    }
+
+    static func matches(_ device: InputDevice, _ selection: DeviceSelection) -> Bool {
+        switch selection {
+        case .firstRumbleDevice, .allGamepads: true
+        case .id(let id): device.id == id
+        case .node(let node): device.node == node
+        }
+    }
+
+    public func makeEngine() throws -> any ManagedHapticEngine {
+        ManagedEngineAdapter(engine: HapticEngine(output: output, options: options, clock: clock, logger: logger))
+    }
+}

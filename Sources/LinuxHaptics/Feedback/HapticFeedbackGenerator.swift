@@ -1,0 +1,124 @@
+// The feedback vocabulary as an app calls it: a generator that honours the user's on/off setting and the rate
+// limits, then hands the pattern to an output (HapticManager), and the service protocol for apps that inject
+// their haptics instead of using a singleton.
+public import AHAP
+public import Logging
+
+/// Where the generator sends what it admits. `HapticManager` is one.
+@MainActor
+public protocol HapticFeedbackOutput: AnyObject {
+    /// Get ready for an imminent haptic.
+    func prepare()
+    /// Get ready to play `pattern` next (upload it ahead where the device allows).
+    func prepare(pattern: HapticPattern)
+    /// Play `pattern` now, fire-and-forget.
+    func play(pattern: HapticPattern)
+}
+
+extension HapticManager: HapticFeedbackOutput {}
+
+/// The app-level outcomes the reference app's design names.
+public enum AppFeedback: String, Sendable, Hashable, CaseIterable {
+    /// Something succeeded: a heavy impact.
+    case success
+    /// A check passed: a rigid impact.
+    case pass
+    /// Something needs attention: the warning notification.
+    case warning
+
+    /// The vocabulary call each outcome maps to.
+    public var feedback: HapticFeedback {
+        switch self {
+        case .success: .impact(.heavy)
+        case .pass: .impact(.rigid)
+        case .warning: .notification(.warning)
+        }
+    }
+}
+
+/// Haptics for apps that use dependency injection: one call per outcome, nothing thrown, nothing returned.
+@MainActor
+public protocol HapticFeedbackService: AnyObject {
+    func playFeedback(_ feedback: AppFeedback)
+}
+
+/// Plays the feedback vocabulary: checks the user's setting, then the rate limits, then plays. Dropped calls
+/// are counted; nothing is ever queued.
+@MainActor
+public final class HapticFeedbackGenerator: HapticFeedbackService {
+    /// What happened to one call.
+    public enum Outcome: Sendable, Hashable {
+        case played
+        /// The user turned haptics off.
+        case disabled
+        /// Over a rate limit; `reason` says which.
+        case dropped(FeedbackRateLimiter.Verdict)
+    }
+
+    private let output: any HapticFeedbackOutput
+    private let settings: FeedbackSettingsStore
+    private let now: @Sendable () -> Duration
+    private let logger: Logger
+    private var limiter: FeedbackRateLimiter
+
+    /// - Parameters:
+    ///   - now: the current time on one monotonic clock (any origin); injected so tests drive time.
+    public init(
+        output: any HapticFeedbackOutput, settings: FeedbackSettingsStore, limits: FeedbackRateLimits = .standard,
+        now: @escaping @Sendable () -> Duration = HapticFeedbackGenerator.monotonicNow, logger: Logger
+    ) {
+        self.output = output
+        self.settings = settings
+        self.limiter = FeedbackRateLimiter(limits: limits)
+        self.now = now
+        self.logger = logger
+    }
+
+    /// Calls dropped by the rate limits since the generator was made.
+    public var droppedCount: Int { limiter.droppedCount }
+    /// Calls played since the generator was made.
+    public var playedCount: Int { limiter.admittedCount }
+    public var limits: FeedbackRateLimits { limiter.limits }
+
+    /// Whether haptics play at all; persisted across runs.
+    public var hapticsEnabled: Bool {
+        get { settings.hapticsEnabled }
+        set { settings.hapticsEnabled = newValue }
+    }
+
+    /// Gets the device ready so the next feedback starts without extra latency.
+    public func prepare() {
+        guard settings.hapticsEnabled else { return }
+        output.prepare()
+    }
+
+    /// Gets ready for `feedback` in particular: single-tap feedback (impacts, the selection tick) is uploaded
+    /// ahead, so when it is played it reaches the device with one `write()`.
+    public func prepare(_ feedback: HapticFeedback) {
+        guard settings.hapticsEnabled else { return }
+        output.prepare(pattern: feedback.pattern)
+    }
+
+    /// Plays `feedback` unless haptics are off or a rate limit says no.
+    @discardableResult
+    public func play(_ feedback: HapticFeedback) -> Outcome {
+        guard settings.hapticsEnabled else { return .disabled }
+        let verdict = limiter.admit(at: now())
+        guard verdict == .admitted else {
+            logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
+            return .dropped(verdict)
+        }
+        output.play(pattern: feedback.pattern)
+        return .played
+    }
+
+    public func playFeedback(_ feedback: AppFeedback) {
+        play(feedback.feedback)
+    }
+
+    /// `CLOCK_MONOTONIC` (Swift's `SuspendingClock` on Linux) as time since an arbitrary origin.
+    public nonisolated static let monotonicNow: @Sendable () -> Duration = {
+        SuspendingClock.now - monotonicOrigin
+    }
+    private nonisolated static let monotonicOrigin = SuspendingClock.now
+}

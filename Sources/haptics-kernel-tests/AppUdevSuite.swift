@@ -1,0 +1,163 @@
+// The udev rule against the real systemd-udevd (scripts/vm-run --udevd --file udev): a virtual gamepad's node
+// gets the rule's `uaccess` tag and its `haptics_gamepad` marker; a virtual keyboard's node gets neither.
+// The ACL itself needs a logind seat, which the VM has not: the tags are what the rule controls.
+import CLinuxInput
+import Foundation
+import Glibc
+import LinuxInput
+
+enum AppUdevSuite {
+    static let suite = KernelTestSuite(
+        name: "app-udev", requiredPaths: ["/dev/uinput"],
+        tests: [
+            KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
+            KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
+        ])
+
+    static let ruleName = "70-haptics-gamepads.rules"
+    static let markerTag = "haptics_gamepad"
+    /// udev reads rules from /run/udev/rules.d too: a runtime folder, so the test never leaves a rule
+    /// behind in /etc on a host where it runs directly.
+    static let runtimeRulesFolder = "/run/udev/rules.d"
+
+    /// Where the rule is found: next to the working directory as the VM gets it (`--file udev`), or the repo.
+    static func ruleSource() throws -> String {
+        for candidate in ["udev/\(ruleName)", ruleName] where access(candidate, R_OK) == 0 { return candidate }
+        throw TestSkip(reason: "\(ruleName) not found in ./udev/ (run: scripts/vm-run --udevd --file udev -- ...)")
+    }
+
+    /// Installs the rule for the test's duration and removes it afterwards.
+    static func withRuleInstalled(_ body: () async throws -> Void) async throws {
+        guard access("/run/udev/control", F_OK) == 0, onPath("udevadm") else {
+            throw TestSkip(reason: "no udev daemon runs here (run the VM with --udevd)")
+        }
+        let source = try ruleSource()
+        let target = "\(runtimeRulesFolder)/\(ruleName)"
+        mkdir(runtimeRulesFolder, 0o755)
+        try writeFile(target, try readFile(source))
+        defer {
+            unlink(target)
+            _ = try? udevadm(["control", "--reload"])
+        }
+        try udevadm(["control", "--reload"])
+        try await body()
+    }
+
+    /// `udevadm ARGUMENTS...`, through the device suite's runner (fails on a non-zero status).
+    @discardableResult
+    static func udevadm(_ arguments: [String]) throws -> String {
+        try DeviceSuite.run(["udevadm"] + arguments)
+    }
+
+    /// udev's properties of an event node once its events are processed.
+    static func properties(of node: String) throws -> [String: String] {
+        try udevadm(["settle", "--timeout=30"])
+        var properties: [String: String] = [:]
+        for line in try udevadm(["info", "--query=property", "--name=\(node)"]).split(separator: "\n") {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            properties[String(line[..<equals])] = String(line[line.index(after: equals)...])
+        }
+        return properties
+    }
+
+    /// `:seat:uaccess:` -> ["seat", "uaccess"].
+    static func tags(_ value: String?) -> Set<String> {
+        Set((value ?? "").split(separator: ":").map(String.init))
+    }
+
+    static func gamepadIsTagged() async throws {
+        try await withRuleInstalled {
+            let pad = try VirtualPadSuite.makePad()
+            defer { pad.destroy() }
+            let properties = try properties(of: pad.eventNode)
+            try requireEqual(properties["ID_INPUT_JOYSTICK"], "1", "ID_INPUT_JOYSTICK of the virtual pad")
+            for key in ["TAGS", "CURRENT_TAGS"] {
+                let tags = tags(properties[key])
+                try require(tags.contains("uaccess"), "\(key) of \(pad.eventNode) lacks uaccess: \(properties[key] ?? "none")")
+                try require(tags.contains(markerTag), "\(key) of \(pad.eventNode) lacks \(markerTag): our rule did not run")
+            }
+            print("    \(pad.eventNode): TAGS=\(properties["TAGS"] ?? "")")
+        }
+    }
+
+    static func keyboardIsNotTagged() async throws {
+        try await withRuleInstalled {
+            let keyboard = try RawUinputKeyboard()
+            defer { keyboard.destroy() }
+            let properties = try properties(of: keyboard.eventNode)
+            // Proof that udev did process the node (so missing tags mean something): it classified the keys.
+            try requireEqual(properties["ID_INPUT_KEY"], "1", "ID_INPUT_KEY of the virtual keyboard")
+            try require(properties["ID_INPUT_JOYSTICK"] == nil, "the keyboard was classified as a joystick")
+            for key in ["TAGS", "CURRENT_TAGS"] {
+                let tags = tags(properties[key])
+                try require(!tags.contains("uaccess"), "\(key) of the keyboard has uaccess: \(properties[key] ?? "")")
+                try require(!tags.contains(markerTag), "\(key) of the keyboard has \(markerTag)")
+            }
+            print("    \(keyboard.eventNode): TAGS=\(properties["TAGS"] ?? "(none)")")
+        }
+    }
+}
+
+/// A uinput device with the letter keys A-Z and nothing else, set up with raw ioctls: the kind of node the
+/// rule must never open up.
+final class RawUinputKeyboard {
+    private var fd: Int32
+    let eventNode: String
+
+    static let letterKeys: [Int32] = [
+        KEY_A, KEY_B, KEY_C, KEY_D, KEY_E, KEY_F, KEY_G, KEY_H, KEY_I, KEY_J, KEY_K, KEY_L, KEY_M,
+        KEY_N, KEY_O, KEY_P, KEY_Q, KEY_R, KEY_S, KEY_T, KEY_U, KEY_V, KEY_W, KEY_X, KEY_Y, KEY_Z,
+    ]
+    /// Room for `inputN`.
+    static let sysnameCapacity = 64
+
+    init() throws {
+        fd = open("/dev/uinput", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { throw TestFailure(reason: "open /dev/uinput: \(String(cString: strerror(errno)))") }
+        func check(_ result: Int32, _ call: String) throws {
+            if result < 0 { throw TestFailure(reason: "\(call): \(String(cString: strerror(errno)))") }
+        }
+        do {
+            try check(cli_ioctl_int(fd, cli_UI_SET_EVBIT(), Int32(EV_KEY)), "UI_SET_EVBIT")
+            for key in Self.letterKeys { try check(cli_ioctl_int(fd, cli_UI_SET_KEYBIT(), key), "UI_SET_KEYBIT") }
+            var setup = uinput_setup()
+            setup.id.bustype = UInt16(BUS_VIRTUAL)
+            setup.id.vendor = VirtualPadConfiguration.defaultVendor
+            setup.id.product = 0x0002
+            withUnsafeMutableBytes(of: &setup.name) { buffer in
+                buffer.copyBytes(from: Array("Haptics test keyboard".utf8).prefix(buffer.count - 1))
+            }
+            try check(cli_ioctl_ptr(fd, cli_UI_DEV_SETUP(), &setup), "UI_DEV_SETUP")
+            try check(cli_ioctl_none(fd, cli_UI_DEV_CREATE()), "UI_DEV_CREATE")
+            var name = [CChar](repeating: 0, count: Self.sysnameCapacity)
+            try check(cli_ioctl_ptr(fd, cli_UI_GET_SYSNAME(UInt32(Self.sysnameCapacity)), &name), "UI_GET_SYSNAME")
+            let sysname = String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/devices/virtual/input/\(sysname)")) ?? []
+            let event = entries.first { $0.hasPrefix("event") }
+            guard let event else { throw TestFailure(reason: "the keyboard \(sysname) has no event node") }
+            eventNode = "/dev/input/\(event)"
+        } catch {
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit { destroy() }
+
+    func destroy() {
+        guard fd >= 0 else { return }
+        _ = cli_ioctl_none(fd, cli_UI_DEV_DESTROY())
+        close(fd)
+        fd = -1
+    }
+}
+
+/// Writes `text` to `path`, replacing it.
+func writeFile(_ path: String, _ text: String) throws {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { throw TestFailure(reason: "open \(path): \(String(cString: strerror(errno)))") }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+    if written != bytes.count { throw TestFailure(reason: "write \(path): \(String(cString: strerror(errno)))") }
+}

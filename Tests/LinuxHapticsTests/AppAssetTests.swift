@@ -1,0 +1,120 @@
+// The reference app's assets: every pattern passes `haptics validate --strict`, the cue sheet parses and names
+// only patterns that exist, and broken cue sheets fail with their file and JSON path.
+import AHAP
+import Foundation
+import LinuxHaptics
+import Testing
+
+@Suite struct AppAssetTests {
+    static let patternFiles = ["heartbeat", "capacitor_charge", "thud", "detent", "error"]
+
+    @Test(arguments: patternFiles)
+    func patternLoadsWithoutWarnings(_ name: String) throws {
+        let report = AHAPValidator.validate(contentsOf: AppAssets.url("\(name).ahap"))
+        #expect(report.passesStrict, "\(name).ahap: \(report.diagnostics.map(\.description))")
+    }
+
+    @Test func heartbeatIsLubDub() throws {
+        let pattern = try HapticPattern(contentsOf: AppAssets.url("heartbeat.ahap"))
+        let beats = pattern.events.sorted { $0.relativeTime < $1.relativeTime }
+        try #require(beats.count == 2)
+        #expect(beats.allSatisfy { $0.type == .hapticTransient })
+        #expect(abs(beats[1].relativeTime - beats[0].relativeTime - 0.15) < 1e-9)
+        #expect(beats[0].intensity > beats[1].intensity, "the first beat is the strong one")
+        #expect(beats.allSatisfy { $0.sharpness <= 0.3 }, "both beats are dull")
+    }
+
+    @Test func capacitorChargeRisesOverOneSecond() throws {
+        let pattern = try HapticPattern(contentsOf: AppAssets.url("capacitor_charge.ahap"))
+        let event = try #require(pattern.events.first { $0.type == .hapticContinuous })
+        #expect(event.effectiveDuration == 1.0)
+        let intensity = try #require(pattern.parameterCurves.first { $0.parameterID == .hapticIntensityControl })
+        let sharpness = try #require(pattern.parameterCurves.first { $0.parameterID == .hapticSharpnessControl })
+        // Intensity control multiplies, sharpness control adds (Core Haptics' rules).
+        #expect(event.intensity * (intensity.value(atPatternTime: 0) ?? -1) == 0.2)
+        #expect(event.intensity * (intensity.value(atPatternTime: 1) ?? -1) == 1.0)
+        #expect(abs(event.sharpness + (sharpness.value(atPatternTime: 0) ?? -1) - 0.3) < 1e-9)
+        #expect(abs(event.sharpness + (sharpness.value(atPatternTime: 1) ?? -1) - 0.8) < 1e-9)
+    }
+
+    @Test func thudIsAHeavyDullHitWithADecayingTail() throws {
+        let pattern = try HapticPattern(contentsOf: AppAssets.url("thud.ahap"))
+        let hit = try #require(pattern.events.first { $0.type == .hapticTransient })
+        let tail = try #require(pattern.events.first { $0.type == .hapticContinuous })
+        #expect(hit.relativeTime == 0 && hit.intensity >= 0.9 && hit.sharpness <= 0.2)
+        #expect(tail.effectiveDuration > 0 && tail.effectiveDuration <= 0.3, "a short tail")
+        let decay = try #require(pattern.parameterCurves.first { $0.parameterID == .hapticIntensityControl })
+        #expect(decay.value(atPatternTime: decay.endTime) == 0, "the tail decays to nothing")
+    }
+
+    @Test func errorCueIsTheVocabularysErrorNotification() throws {
+        let file = try HapticPattern(contentsOf: AppAssets.url("error.ahap"))
+        #expect(file.events == HapticFeedback.notification(.error).pattern.events)
+    }
+
+    @Test func cueSheetParsesAndNamesExistingPatterns() throws {
+        let sheet = try CueSheet(contentsOf: AppAssets.url("cues.json"))
+        #expect(sheet.chapters.map(\.number) == [1, 2, 3, 4, 5, 6])
+        #expect(sheet.patternNames == ["capacitor_charge", "detent", "error", "heartbeat", "thud"])
+        let resolver = HapticResourceDirectory(directory: AppAssets.folder)
+        for name in sheet.patternNames {
+            #expect(resolver.url(forResource: name, withExtension: "ahap") != nil, "\(name).ahap is missing")
+        }
+        // Chapter 1: the charge, then the snap one second later (BRIEF §4).
+        let first = try #require(sheet.chapter(1)).timeline
+        #expect(first.map(\.pattern) == ["capacitor_charge", "thud"])
+        #expect(first.map(\.time) == [0, 1.0])
+        // Chapter 3: eight detents, then the thud.
+        let third = try #require(sheet.chapter(3)).timeline
+        #expect(third.filter { $0.pattern == "detent" }.count == 8)
+        #expect(third.last?.pattern == "thud")
+    }
+
+    @Test func repeatedCuesExpandInTimeOrder() throws {
+        let text = """
+            {"version": 1, "chapters": [{"chapter": 1, "cues": [
+              {"time": 0.5, "pattern": "thud"},
+              {"time": 0, "pattern": "detent", "count": 3, "interval": 0.25}]}]}
+            """
+        let timeline = try #require(try CueSheet(data: Data(text.utf8)).chapter(1)).timeline
+        #expect(timeline.map(\.time) == [0, 0.25, 0.5, 0.5])
+        #expect(timeline.map(\.pattern) == ["detent", "detent", "thud", "detent"])
+        #expect(timeline.map(\.repetition) == [0, 1, 0, 2])
+    }
+
+    /// Broken sheets and the error each must give: the file, the JSON path and the reason.
+    static let brokenSheets: [(text: String, expected: String)] = [
+        ("{", "broken.json: not valid JSON"),
+        (#"{"chapters": []}"#, #"broken.json: missing required key "version""#),
+        (#"{"version": 2, "chapters": []}"#, "broken.json: version: unsupported version 2"),
+        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": "soon", "pattern": "thud"}]}]}"#,
+         "broken.json: chapters[0].cues[0].time: expected a number"),
+        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0}]}]}"#,
+         #"broken.json: chapters[0].cues[0]: missing required key "pattern""#),
+        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": -1, "pattern": "thud"}]}]}"#,
+         "broken.json: chapters[0].cues[0].time: must be a number of seconds >= 0"),
+        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "../etc/passwd"}]}]}"#,
+         "broken.json: chapters[0].cues[0].pattern: '../etc/passwd' is not a pattern name"),
+        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "thud", "count": 3}]}]}"#,
+         "broken.json: chapters[0].cues[0].interval: a cue played 3 times needs an interval > 0 seconds"),
+        (#"{"version": 1, "chapters": [{"chapter": 2, "cues": []}, {"chapter": 2, "cues": []}]}"#,
+         "broken.json: chapters[1].chapter: chapter 2 appears twice"),
+    ]
+
+    @Test(arguments: brokenSheets.indices)
+    func brokenCueSheetNamesFileAndPath(_ index: Int) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let (text, expected) = Self.brokenSheets[index]
+        let file = try scratch.write(text, to: "broken.json")
+        let error = try #require(throws: CueSheetError.self) { try CueSheet(contentsOf: file) }
+        #expect(error.description.hasPrefix(file.deletingLastPathComponent().path + "/" + expected), "\(error)")
+    }
+
+    @Test func missingCueSheetSaysSo() throws {
+        let error = try #require(throws: CueSheetError.self) {
+            try CueSheet(contentsOf: URL(fileURLWithPath: "/nonexistent/cues.json"))
+        }
+        #expect(error.description == "/nonexistent/cues.json: cannot read the file (no such file)")
+    }
+}

@@ -1,0 +1,192 @@
+// Shared by the app-layer tests: the repository's Haptics/ folder, scratch folders, a log handler that keeps
+// what it is given, and an engine that records what the manager asks of it and fails on demand.
+import AHAP
+import Foundation
+import LinuxHaptics
+import Logging
+import Synchronization
+import Testing
+
+enum AppAssets {
+    /// `<package>/Haptics`, found from this file's path (`<package>/Tests/LinuxHapticsTests/...`).
+    static let folder: URL = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent()  // LinuxHapticsTests
+        .deletingLastPathComponent()  // Tests
+        .deletingLastPathComponent()  // package root
+        .appendingPathComponent("Haptics", isDirectory: true)
+
+    static func url(_ name: String) -> URL { folder.appendingPathComponent(name) }
+}
+
+/// A fresh empty folder under the system's temporary folder, removed by `remove()`.
+struct ScratchFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("haptics-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: url) }
+
+    func write(_ text: String, to name: String) throws -> URL {
+        let file = url.appendingPathComponent(name)
+        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(text.utf8).write(to: file)
+        return file
+    }
+}
+
+/// Keeps every message logged through it, so tests can check that a failure was logged.
+final class RecordingLog: Sendable {
+    private let messages = Mutex<[(Logger.Level, String)]>([])
+
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in Handler(log: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    var entries: [(level: Logger.Level, message: String)] { messages.withLock { $0.map { ($0.0, $0.1) } } }
+
+    func contains(_ text: String) -> Bool { entries.contains { $0.message.contains(text) } }
+
+    fileprivate func append(_ level: Logger.Level, _ message: String) {
+        messages.withLock { $0.append((level, message)) }
+    }
+
+    struct Handler: LogHandler {
+        let log: RecordingLog
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            let details = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
+            log.append(event.level, "\(event.message) \(details)")
+        }
+    }
+}
+
+/// An engine that records what it is asked and fails where a test says; its handlers can be fired by hand,
+/// as the real engine fires them on unplug and replug.
+final class RecordingEngine: ManagedHapticEngine {
+    struct State {
+        var starts = 0
+        var stops = 0
+        var prepares = 0
+        var prepared: [HapticPattern] = []
+        var played: [HapticPattern] = []
+        var transients: [(intensity: Double, sharpness: Double)] = []
+        var stopped: (@Sendable (String) -> Void)?
+        var reset: (@Sendable () -> Void)?
+    }
+
+    let state = Mutex(State())
+    /// Whether the device is there: `start`, `prepare` and plays fail while it is not.
+    let devicePresent: Atomic<Bool>
+
+    init(devicePresent: Bool = true) {
+        self.devicePresent = Atomic(devicePresent)
+    }
+
+    struct DeviceGone: Error {}
+
+    private func requireDevice() throws {
+        if !devicePresent.load(ordering: .relaxed) { throw DeviceGone() }
+    }
+
+    func setRecoveryHandlers(stopped: @escaping @Sendable (String) -> Void, reset: @escaping @Sendable () -> Void) {
+        state.withLock {
+            $0.stopped = stopped
+            $0.reset = reset
+        }
+    }
+
+    func start() throws {
+        state.withLock { $0.starts += 1 }
+        try requireDevice()
+    }
+
+    func stop() { state.withLock { $0.stops += 1 } }
+
+    func prepare() throws {
+        try requireDevice()
+        state.withLock { $0.prepares += 1 }
+    }
+
+    func prepare(_ pattern: HapticPattern) throws {
+        try requireDevice()
+        state.withLock { $0.prepared.append(pattern) }
+    }
+
+    func play(_ pattern: HapticPattern) throws {
+        try requireDevice()
+        state.withLock { $0.played.append(pattern) }
+    }
+
+    func playTransient(intensity: Double, sharpness: Double) throws {
+        try requireDevice()
+        state.withLock { $0.transients.append((intensity, sharpness)) }
+    }
+
+    func fireStopped(_ reason: String) { state.withLock { $0.stopped }?(reason) }
+    func fireReset() { state.withLock { $0.reset }?() }
+    var hasHandlers: Bool { state.withLock { $0.stopped != nil && $0.reset != nil } }
+}
+
+/// Hands out `RecordingEngine`s; the hardware check and the builds are counted and can be made to fail.
+final class RecordingEngineProvider: HapticEngineProvider {
+    struct State {
+        var hardwarePresent: Bool
+        var capabilityChecks = 0
+        var engines: [RecordingEngine] = []
+        var failBuilds = false
+    }
+
+    let state: Mutex<State>
+
+    init(hardwarePresent: Bool) {
+        state = Mutex(State(hardwarePresent: hardwarePresent))
+    }
+
+    struct BuildFailed: Error {}
+
+    func hardwareSupportsHaptics() -> Bool {
+        state.withLock {
+            $0.capabilityChecks += 1
+            return $0.hardwarePresent
+        }
+    }
+
+    func makeEngine() throws -> any ManagedHapticEngine {
+        try state.withLock { state in
+            if state.failBuilds { throw BuildFailed() }
+            let engine = RecordingEngine()
+            state.engines.append(engine)
+            return engine
+        }
+    }
+
+    var engines: [RecordingEngine] { state.withLock { $0.engines } }
+    var latest: RecordingEngine? { engines.last }
+}
+
+/// A resolver over one folder that counts its look-ups (to prove work is not repeated).
+final class CountingResolver: HapticResourceResolving {
+    let base: HapticResourceDirectory
+    let lookups = Atomic<Int>(0)
+
+    init(directory: URL) {
+        base = HapticResourceDirectory(directory: directory)
+    }
+
+    func url(forResource name: String, withExtension fileExtension: String) -> URL? {
+        lookups.add(1, ordering: .relaxed)
+        return base.url(forResource: name, withExtension: fileExtension)
+    }
+}

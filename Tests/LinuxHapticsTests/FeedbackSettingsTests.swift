@@ -1,0 +1,73 @@
+// The persisted on/off switch: location, survival across a restart, atomic writes, corrupt files.
+import Foundation
+import LinuxHaptics
+import Testing
+
+@Suite struct FeedbackSettingsTests {
+    @Test func locationFollowsXDG() {
+        #expect(
+            FeedbackSettingsStore.defaultFileURL(environment: ["XDG_CONFIG_HOME": "/x/config", "HOME": "/home/u"])?.path
+                == "/x/config/haptics/settings.json")
+        #expect(
+            FeedbackSettingsStore.defaultFileURL(environment: ["HOME": "/home/u"])?.path
+                == "/home/u/.config/haptics/settings.json")
+        // The XDG spec ignores relative values.
+        #expect(
+            FeedbackSettingsStore.defaultFileURL(environment: ["XDG_CONFIG_HOME": "rel", "HOME": "/home/u"])?.path
+                == "/home/u/.config/haptics/settings.json")
+        #expect(FeedbackSettingsStore.defaultFileURL(environment: [:]) == nil)
+    }
+
+    @Test func theSwitchSurvivesARestart() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let environment = ["XDG_CONFIG_HOME": scratch.url.path]
+        let log = RecordingLog()
+        let first = FeedbackSettingsStore(environment: environment, logger: log.logger)
+        #expect(first.hapticsEnabled, "on by default")
+        first.hapticsEnabled = false
+        let second = FeedbackSettingsStore(environment: environment, logger: log.logger)
+        #expect(second.hapticsEnabled == false)
+        #expect(second.fileURL.path == scratch.url.path + "/haptics/settings.json")
+        second.hapticsEnabled = true
+        #expect(FeedbackSettingsStore(environment: environment, logger: log.logger).hapticsEnabled)
+        #expect(log.entries.isEmpty, "\(log.entries)")
+    }
+
+    @Test func writesLeaveOnlyTheSettingsFile() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let store = FeedbackSettingsStore(fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
+        for index in 0..<20 { store.hapticsEnabled = index.isMultiple(of: 2) }
+        let entries = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
+        #expect(entries == ["settings.json"], "no temporary file left behind")
+        let saved = try JSONDecoder().decode(FeedbackSettings.self, from: Data(contentsOf: store.fileURL))
+        #expect(saved.hapticsEnabled == false)
+    }
+
+    @Test(arguments: ["{not json", "", #"{"hapticsEnabled": "yes"}"#, "[]"])
+    func aCorruptFileFallsBackToDefaultsWithALog(_ text: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let file = try scratch.write(text, to: "settings.json")
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(fileURL: file, logger: log.logger)
+        #expect(store.settings == .defaults)
+        #expect(log.contains("corrupt") && log.contains(file.path), "\(log.entries)")
+        // The next change replaces the corrupt file.
+        store.hapticsEnabled = false
+        #expect(FeedbackSettingsStore(fileURL: file, logger: log.logger).hapticsEnabled == false)
+    }
+
+    @Test func anUnwritableFolderKeepsTheChangeForTheRun() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        // A regular file where the folder should be: creating the folder fails for root too.
+        let blocker = try scratch.write("", to: "haptics")
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(fileURL: blocker.appendingPathComponent("settings.json"), logger: log.logger)
+        store.hapticsEnabled = false
+        #expect(store.hapticsEnabled == false)
+        #expect(log.contains("not saved"))
+    }
+}

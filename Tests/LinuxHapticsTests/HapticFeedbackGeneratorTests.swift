@@ -1,0 +1,105 @@
+// The vocabulary's front door: the user's switch, the rate limits on an injected clock, and the service
+// protocol, with what reaches the output checked call by call.
+import AHAP
+import Foundation
+import LinuxHaptics
+import Synchronization
+import Testing
+
+@MainActor
+final class RecordingFeedbackOutput: HapticFeedbackOutput {
+    var played: [HapticPattern] = []
+    var prepares = 0
+    var prepared: [HapticPattern] = []
+    func prepare() { prepares += 1 }
+    func prepare(pattern: HapticPattern) { prepared.append(pattern) }
+    func play(pattern: HapticPattern) { played.append(pattern) }
+}
+
+/// A clock the test moves by hand.
+final class ManualTime: Sendable {
+    private let current = Mutex<Duration>(.zero)
+    var now: @Sendable () -> Duration { { self.current.withLock { $0 } } }
+    func set(milliseconds: Int) { current.withLock { $0 = .milliseconds(milliseconds) } }
+}
+
+@MainActor
+@Suite struct HapticFeedbackGeneratorTests {
+    static func generator(
+        settings: FeedbackSettingsStore, time: ManualTime
+    ) -> (HapticFeedbackGenerator, RecordingFeedbackOutput) {
+        let output = RecordingFeedbackOutput()
+        let generator = HapticFeedbackGenerator(
+            output: output, settings: settings, now: time.now, logger: RecordingLog().logger)
+        return (generator, output)
+    }
+
+    static func settings(_ scratch: ScratchFolder) -> FeedbackSettingsStore {
+        FeedbackSettingsStore(fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
+    }
+
+    @Test func playsTheVocabularysPatterns() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = ManualTime()
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
+        let calls: [HapticFeedback] = [.impact(.light), .notification(.success), .selection, .impact(.heavy, intensity: 1)]
+        for (index, feedback) in calls.enumerated() {
+            time.set(milliseconds: index * 200)
+            #expect(generator.play(feedback) == .played)
+        }
+        #expect(output.played == calls.map(\.pattern))
+    }
+
+    @Test func dropsAreCountedAndNeverReachTheOutput() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = ManualTime()
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
+        for millisecond in stride(from: 0, through: 1000, by: 10) {
+            time.set(milliseconds: millisecond)
+            generator.play(.selection)
+        }
+        #expect(output.played.count == 11 && generator.playedCount == 11)
+        #expect(generator.droppedCount == 90)
+    }
+
+    @Test func theSwitchSilencesEverythingAndPersists() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = ManualTime()
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
+        generator.hapticsEnabled = false
+        #expect(generator.play(.impact(.heavy)) == .disabled)
+        generator.playFeedback(.success)
+        generator.prepare()
+        #expect(output.played.isEmpty && output.prepares == 0)
+        #expect(generator.droppedCount == 0, "switched-off calls are not rate-limit drops")
+        // A new run reads the switch back.
+        let (restarted, _) = Self.generator(settings: Self.settings(scratch), time: time)
+        #expect(restarted.hapticsEnabled == false)
+    }
+
+    @Test func theServiceMapsOutcomesToTheVocabulary() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = ManualTime()
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
+        let service: any HapticFeedbackService = generator
+        for (index, outcome) in [AppFeedback.success, .pass, .warning].enumerated() {
+            time.set(milliseconds: index * 200)
+            service.playFeedback(outcome)
+        }
+        #expect(output.played == [HapticFeedback.impact(.heavy).pattern, HapticFeedback.impact(.rigid).pattern, HapticFeedback.notification(.warning).pattern])
+    }
+
+    @Test func prepareReachesTheOutput() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: ManualTime())
+        generator.prepare()
+        generator.prepare(.impact(.rigid))
+        #expect(output.prepares == 1)
+        #expect(output.prepared == [HapticFeedback.impact(.rigid).pattern])
+    }
+}

@@ -1,0 +1,107 @@
+// HapticManager on the real engine, driving the engine's recording output on a manual clock: what reaches the
+// output, taps that do not pile up, and the unplug/replug recovery end to end.
+import AHAP
+import Foundation
+import HapticRendering
+@testable import LinuxHaptics
+import Testing
+
+@MainActor
+@Suite struct HapticManagerEngineTests {
+    @MainActor struct Setup {
+        let clock = ManualClock(startingAt: 10)
+        let recorder = RecordingOutput()
+        let manager: HapticManager
+
+        init() {
+            let provider = EngineOutputProvider(output: .recording(recorder), clock: clock, logger: quietLogger())
+            manager = HapticManager(
+                resolver: HapticResourceDirectory(directory: AppAssets.folder), engineProvider: provider,
+                logger: quietLogger())
+        }
+
+        /// The strongest mix applied since `time`.
+        func peak(since time: Double) -> MotorMagnitudes {
+            recorder.appliedMixes().filter { $0.time >= time }.map(\.mix)
+                .max { $0.strong + $0.weak < $1.strong + $1.weak } ?? .off
+        }
+    }
+
+    @Test func aCachedPatternReachesTheOutput() {
+        let setup = Setup()
+        #expect(setup.manager.engineAvailable)
+        setup.manager.preloadPatterns()
+        setup.manager.play("thud")
+        setup.clock.advance(by: 1)
+        // thud's hit: intensity 1.0, sharpness 0.1.
+        let peak = setup.peak(since: 10)
+        #expect(peak.strong + peak.weak > 0.9, "\(setup.recorder.appliedMixes())")
+    }
+
+    @Test func rapidTapsReplaceEachOtherInsteadOfPilingUp() {
+        let once = Setup()
+        once.manager.playTransientEvent(intensity: 0.3, sharpness: 0.5)
+        once.clock.advance(by: 1)
+        let single = once.peak(since: 10)
+        let rapid = Setup()
+        for _ in 0..<20 { rapid.manager.playTransientEvent(intensity: 0.3, sharpness: 0.5) }
+        rapid.clock.advance(by: 1)
+        let peak = rapid.peak(since: 10)
+        #expect(single.strong + single.weak > 0, "a tap plays")
+        #expect(peak == single, "twenty taps at once play as one: \(peak) vs \(single)")
+    }
+
+    @Test func aPreparedImpactStartsWithOneTrigger() {
+        let setup = Setup()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        setup.manager.prepare(pattern: impact)
+        let actions = setup.recorder.records().map(\.action)
+        guard case .prepare(let id)? = actions.last(where: { if case .prepare = $0 { true } else { false } }) else {
+            Issue.record("nothing was prepared: \(actions)")
+            return
+        }
+        setup.recorder.clearRecords()
+        setup.manager.play(pattern: impact)
+        #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "one trigger, no upload")
+    }
+
+    @Test func concurrentPlaysOfDifferentPatternsMix() {
+        // Two quiet taps of different patterns: together they drive harder than either alone.
+        let first = FeedbackVocabulary.taps([FeedbackVocabulary.Tap(time: 0, intensity: 0.3, sharpness: 0.5)])
+        let second = FeedbackVocabulary.taps([FeedbackVocabulary.Tap(time: 0, intensity: 0.3, sharpness: 0.4)])
+        let alone = Setup()
+        alone.manager.play(pattern: first)
+        alone.clock.advance(by: 1)
+        let together = Setup()
+        together.manager.play(pattern: first)
+        together.manager.play(pattern: second)
+        together.clock.advance(by: 1)
+        let one = alone.peak(since: 10), both = together.peak(since: 10)
+        #expect(both.strong + both.weak > one.strong + one.weak, "the patterns add up: \(both) vs \(one)")
+        #expect(together.recorder.appliedMixes().last?.mix == .off, "and both end")
+    }
+
+    static func waitForRecovery(_ manager: HapticManager, count: Int) async {
+        for _ in 0..<10_000 where manager.recoveryEventsHandled < count { await Task.yield() }
+    }
+
+    @Test func unplugThenReplugFlipsAvailabilityAndPlaysAgain() async {
+        let setup = Setup()
+        setup.manager.preloadPatterns()
+        setup.manager.play("heartbeat")
+        setup.clock.advance(by: 0.05)
+        setup.recorder.unplug()
+        await Self.waitForRecovery(setup.manager, count: 1)
+        #expect(setup.manager.engineAvailable == false)
+        setup.manager.play("thud")
+        setup.clock.advance(by: 1)
+        setup.recorder.replug()
+        await Self.waitForRecovery(setup.manager, count: 2)
+        #expect(setup.manager.engineAvailable)
+        #expect(setup.manager.cachedPatternNames == ["capacitor_charge", "heartbeat", "thud"])
+        let replugged = setup.clock.now
+        setup.manager.play("thud")
+        setup.clock.advance(by: 1)
+        #expect(setup.peak(since: replugged).strong > 0, "plays again after the replug")
+    }
+}

@@ -1,0 +1,206 @@
+// HapticManager's rules (BRIEF §3) on an engine that records and fails on demand: no device, preload once,
+// skipped files, unknown names, clamping, and the stopped/reset recovery.
+import AHAP
+import Foundation
+@testable import LinuxHaptics
+import Observation
+import Synchronization
+import Testing
+
+@MainActor
+@Suite struct HapticManagerTests {
+    static func manager(
+        hardware: Bool = true, folder: URL = AppAssets.folder, log: RecordingLog = RecordingLog()
+    ) -> (HapticManager, RecordingEngineProvider, CountingResolver) {
+        let provider = RecordingEngineProvider(hardwarePresent: hardware)
+        let resolver = CountingResolver(directory: folder)
+        let manager = HapticManager(resolver: resolver, engineProvider: provider, logger: log.logger)
+        return (manager, provider, resolver)
+    }
+
+    /// Lets the main actor run the recovery tasks the engine's callbacks queued, until `count` are handled.
+    static func waitForRecovery(_ manager: HapticManager, count: Int) async {
+        // Bounded by steps, not time: each yield lets queued main-actor tasks run.
+        for _ in 0..<10_000 where manager.recoveryEventsHandled < count { await Task.yield() }
+    }
+
+    @Test func withoutADeviceNothingIsCreatedAndEveryCallIsASilentNoOp() {
+        let log = RecordingLog()
+        let (manager, provider, resolver) = Self.manager(hardware: false, log: log)
+        #expect(manager.engineAvailable == false)
+        #expect(provider.state.withLock { $0.capabilityChecks } == 1)
+        #expect(provider.engines.isEmpty, "the capability check comes before any engine")
+        manager.preloadPatterns()
+        manager.play("thud")
+        manager.playTransientEvent(intensity: 1, sharpness: 1)
+        manager.prepare()
+        manager.prepare(pattern: HapticFeedback.selection.pattern)
+        manager.play(pattern: HapticFeedback.selection.pattern)
+        #expect(resolver.lookups.load(ordering: .relaxed) == 0)
+        #expect(manager.cachedPatternNames.isEmpty)
+        #expect(manager.engineAvailable == false)
+    }
+
+    @Test func preloadTwiceDoesTheWorkOnce() throws {
+        let (manager, provider, resolver) = Self.manager()
+        #expect(manager.engineAvailable)
+        manager.preloadPatterns()
+        #expect(manager.cachedPatternNames == ["capacitor_charge", "heartbeat", "thud"])
+        #expect(resolver.lookups.load(ordering: .relaxed) == 3)
+        manager.preloadPatterns()
+        #expect(resolver.lookups.load(ordering: .relaxed) == 3, "no second round of look-ups")
+        #expect(manager.cacheByteCount > 0 && manager.cacheByteCount < HapticManager.cacheByteLimit)
+        manager.play("heartbeat")
+        let engine = try #require(provider.latest)
+        let heartbeat = try HapticPattern(contentsOf: AppAssets.url("heartbeat.ahap"))
+        #expect(engine.state.withLock { $0.played } == [heartbeat])
+    }
+
+    @Test func aMissingAndACorruptFileAreSkippedTheOtherLoads() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        try FileManager.default.copyItem(at: AppAssets.url("thud.ahap"), to: scratch.url.appendingPathComponent("thud.ahap"))
+        _ = try scratch.write(#"{"Pattern": [{"Event": "#, to: "capacitor_charge.ahap")
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(folder: scratch.url, log: log)
+        manager.preloadPatterns()
+        #expect(manager.cachedPatternNames == ["thud"])
+        #expect(log.contains("not found") && log.contains("heartbeat"), "the missing file is logged")
+        #expect(log.contains("does not load") && log.contains("capacitor_charge.ahap"), "the corrupt file is logged")
+        manager.play("heartbeat")
+        manager.play("capacitor_charge")
+        manager.play("thud")
+        #expect(try #require(provider.latest).state.withLock { $0.played.count } == 1)
+    }
+
+    @Test func anUnknownNameIsSilent() throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        manager.preloadPatterns()
+        let before = log.entries.count
+        manager.play("no-such-pattern")
+        manager.play("")
+        #expect(try #require(provider.latest).state.withLock { $0.played.isEmpty })
+        #expect(log.entries.count == before)
+    }
+
+    @Test func transientValuesAreClamped() throws {
+        let (manager, provider, _) = Self.manager()
+        manager.playTransientEvent(intensity: 1.7, sharpness: -0.2)
+        manager.playTransientEvent(intensity: 0.25, sharpness: 0.75)
+        manager.playTransientEvent(intensity: .nan, sharpness: .infinity)
+        let sent = try #require(provider.latest).state.withLock { $0.transients }
+        #expect(sent.map(\.intensity) == [1, 0.25, 0])
+        #expect(sent.map(\.sharpness) == [0, 0.75, 1])
+    }
+
+    @Test func theCacheStaysUnderItsLimit() throws {
+        // A pattern of 40 000 transients is well over 1 MB in memory: it is skipped, the others load.
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let events = (0..<40_000).map { index in
+            HapticEvent(
+                type: .hapticTransient, parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1)],
+                relativeTime: Double(index) / 1000)
+        }
+        let huge = try HapticPattern(events: events, parameters: []).ahapData()
+        try huge.write(to: scratch.url.appendingPathComponent("heartbeat.ahap"))
+        for name in ["thud", "capacitor_charge"] {
+            try FileManager.default.copyItem(at: AppAssets.url("\(name).ahap"), to: scratch.url.appendingPathComponent("\(name).ahap"))
+        }
+        let log = RecordingLog()
+        let (manager, _, _) = Self.manager(folder: scratch.url, log: log)
+        manager.preloadPatterns()
+        #expect(manager.cachedPatternNames == ["capacitor_charge", "thud"])
+        #expect(manager.cacheByteCount <= HapticManager.cacheByteLimit)
+        #expect(log.contains("exceed"))
+    }
+
+    @Test func stoppedRestartsOnceAndKeepsPlaying() async throws {
+        let (manager, provider, _) = Self.manager()
+        manager.preloadPatterns()
+        let engine = try #require(provider.latest)
+        engine.fireStopped("idleTimeout")
+        await Self.waitForRecovery(manager, count: 1)
+        #expect(engine.state.withLock { $0.starts } == 2, "one restart")
+        #expect(manager.engineAvailable)
+        manager.play("thud")
+        #expect(engine.state.withLock { $0.played.count } == 1)
+    }
+
+    @Test func unplugThenReplugFlipsAvailabilityAndRebuilds() async throws {
+        let (manager, provider, resolver) = Self.manager()
+        manager.preloadPatterns()
+        let first = try #require(provider.latest)
+        // Unplug: the restart fails, haptics are off, calls are silent no-ops.
+        first.devicePresent.store(false, ordering: .relaxed)
+        first.fireStopped("deviceRemoved")
+        await Self.waitForRecovery(manager, count: 1)
+        #expect(manager.engineAvailable == false)
+        #expect(first.state.withLock { $0.starts } == 2, "exactly one restart attempt")
+        manager.play("thud")
+        manager.playTransientEvent(intensity: 1, sharpness: 1)
+        // Replug: the engine's reset rebuilds a new engine, re-registers handlers, re-parses, restarts.
+        first.devicePresent.store(true, ordering: .relaxed)
+        first.fireReset()
+        await Self.waitForRecovery(manager, count: 2)
+        #expect(manager.engineAvailable)
+        let second = try #require(provider.latest)
+        #expect(provider.engines.count == 2 && second !== first)
+        #expect(first.state.withLock { $0.stops } == 1, "the old engine is released")
+        #expect(second.hasHandlers && second.state.withLock { $0.starts } == 1)
+        #expect(resolver.lookups.load(ordering: .relaxed) == 6, "every pattern parsed again")
+        manager.play("thud")
+        #expect(second.state.withLock { $0.played.count } == 1)
+        // A late callback of the replaced engine changes nothing.
+        first.devicePresent.store(false, ordering: .relaxed)
+        first.fireStopped("deviceRemoved")
+        await Self.waitForRecovery(manager, count: 3)
+        #expect(manager.engineAvailable)
+    }
+
+    @Test func engineAvailableIsObservable() async throws {
+        let (manager, provider, _) = Self.manager()
+        let engine = try #require(provider.latest)
+        let notified = Atomic<Bool>(false)
+        withObservationTracking {
+            _ = manager.engineAvailable
+        } onChange: {
+            notified.store(true, ordering: .relaxed)
+        }
+        engine.devicePresent.store(false, ordering: .relaxed)
+        engine.fireStopped("deviceRemoved")
+        await Self.waitForRecovery(manager, count: 1)
+        #expect(manager.engineAvailable == false)
+        let heard = notified.load(ordering: .relaxed)
+        #expect(heard, "observers hear engineAvailable change")
+    }
+
+    @Test func aResetWhoseRebuildFailsDegradesSilently() async throws {
+        let (manager, provider, _) = Self.manager()
+        let engine = try #require(provider.latest)
+        provider.state.withLock { $0.failBuilds = true }
+        engine.fireReset()
+        await Self.waitForRecovery(manager, count: 1)
+        #expect(manager.engineAvailable == false)
+        manager.play("thud")
+        manager.preloadPatterns()
+    }
+
+    @Test func handlersDoNotKeepTheManagerAlive() async throws {
+        let provider = RecordingEngineProvider(hardwarePresent: true)
+        weak var released: HapticManager?
+        do {
+            let manager = HapticManager(
+                resolver: HapticResourceDirectory(directory: AppAssets.folder), engineProvider: provider,
+                logger: RecordingLog().logger)
+            released = manager
+            #expect(try #require(provider.latest).hasHandlers)
+        }
+        #expect(released == nil)
+        // Firing the handlers of a released manager's engine is harmless.
+        provider.latest?.fireStopped("engineDestroyed")
+        provider.latest?.fireReset()
+        await Task.yield()
+    }
+}

@@ -1,0 +1,54 @@
+// The default search order for Haptics/ and the resolver's refusal to leave its folder.
+import Foundation
+import LinuxHaptics
+import Testing
+
+@Suite struct HapticResourceResolverTests {
+    @Test func resolvesExistingPatternsOnly() {
+        let resolver = HapticResourceDirectory(directory: AppAssets.folder)
+        #expect(resolver.url(forResource: "thud", withExtension: "ahap")?.lastPathComponent == "thud.ahap")
+        #expect(resolver.url(forResource: "nope", withExtension: "ahap") == nil)
+        for name in ["../Package", "", ".hidden", "a/b"] {
+            #expect(resolver.url(forResource: name, withExtension: "ahap") == nil, "\(name)")
+        }
+    }
+
+    @Test func searchOrderOverrideThenWorkingFolderThenInstalledThenSystemThenRepository() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
+        let binary = scratch.url.appendingPathComponent("repo/.build/x86_64-unknown-linux-gnu/debug/haptics").path
+        let order = HapticResourceDirectory.searchOrder(
+            environment: ["HAPTICS_DIR": "/opt/app/Haptics"], currentDirectory: "/",
+            executablePath: binary
+        ).map(\.path)
+        #expect(
+            order == [
+                "/opt/app/Haptics",
+                "/Haptics",
+                scratch.url.path + "/repo/.build/x86_64-unknown-linux-gnu/share/haptics/Haptics",
+                "/usr/local/share/haptics/Haptics",
+                "/usr/share/haptics/Haptics",
+                scratch.url.path + "/repo/Haptics",
+            ])
+    }
+
+    @Test func locateFindsTheRepositoryFolderFromASubdirectory() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("", to: "repo/Package.swift")
+        _ = try scratch.write("{}", to: "repo/Haptics/thud.ahap")
+        let found = HapticResourceDirectory.locate(
+            environment: [:], currentDirectory: scratch.url.path + "/repo/Sources", executablePath: nil)
+        #expect(found?.directory.path == scratch.url.path + "/repo/Haptics")
+        // The override wins, and a missing override folder is passed over.
+        let overridden = HapticResourceDirectory.locate(
+            environment: ["HAPTICS_DIR": AppAssets.folder.path], currentDirectory: scratch.url.path + "/repo",
+            executablePath: nil)
+        #expect(overridden?.directory.path == AppAssets.folder.path)
+        let missing = HapticResourceDirectory.locate(
+            environment: ["HAPTICS_DIR": "/nonexistent"], currentDirectory: scratch.url.path + "/repo",
+            executablePath: nil)
+        #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
+    }
+}

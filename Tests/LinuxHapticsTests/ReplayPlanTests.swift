@@ -1,0 +1,42 @@
+// The replay's time line: chapters in order, each cue at its chapter's start plus its time, a pause between
+// chapters after the last pattern has finished.
+import LinuxHaptics
+import Testing
+
+@Suite struct ReplayPlanTests {
+    static let chapters = [
+        CueSheet.Chapter(number: 1, title: "one", cues: [
+            .init(time: 0, pattern: "charge", moment: ""), .init(time: 1, pattern: "thud", moment: ""),
+        ]),
+        CueSheet.Chapter(number: 2, title: "empty", cues: []),
+        CueSheet.Chapter(number: 3, title: "three", cues: [
+            .init(time: 0.5, pattern: "tick", moment: "", count: 3, interval: 0.1),
+        ]),
+    ]
+    static let durations = ["charge": 1.0, "thud": 0.27, "tick": 0]
+
+    @Test func chaptersFollowEachOtherWithAGap() {
+        let plan = ReplayPlan(chapters: Self.chapters, patternDurations: Self.durations, chapterGap: 2)
+        #expect(plan.entries.map(\.cue.pattern) == ["charge", "thud", "tick", "tick", "tick"])
+        // Chapter 1 ends when thud ends (1.27); chapter 2 is empty and adds no pause; chapter 3 starts 2 s later.
+        #expect(plan.chapters.map(\.start) == [0, 3.27, 3.27])
+        let offsets = plan.entries.map(\.offset)
+        let expected = [0, 1, 3.77, 3.87, 3.97]
+        #expect(zip(offsets, expected).allSatisfy { abs($0 - $1) < 1e-9 }, "\(offsets)")
+        #expect(abs(plan.duration - 3.97) < 1e-9)
+    }
+
+    @Test func oneChapterStartsAtZero() {
+        let plan = ReplayPlan(chapters: [Self.chapters[2]], patternDurations: Self.durations)
+        #expect(plan.entries.first?.offset == 0.5)
+        #expect(plan.chapters.count == 1)
+    }
+
+    @Test func theAppsSheetLaysOutAllSixChapters() throws {
+        let sheet = try CueSheet(contentsOf: AppAssets.url("cues.json"))
+        let plan = ReplayPlan(chapters: sheet.chapters, patternDurations: [:])
+        #expect(plan.chapters.map(\.number) == [1, 2, 3, 4, 5, 6])
+        #expect(plan.entries.count == sheet.chapters.reduce(0) { $0 + $1.timeline.count })
+        #expect(zip(plan.entries, plan.entries.dropFirst()).allSatisfy { $0.offset <= $1.offset }, "in time order")
+    }
+}
