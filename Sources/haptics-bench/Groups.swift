@@ -3,4 +3,5 @@ let benchmarkGroups: [BenchmarkGroup] = [
     ahapBenchmarks,
     renderingBenchmarks,
     engineBenchmarks,
+    engineKernelBenchmarks,
 ]

@@ -8,6 +8,9 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 VM_CACHE=${HAPTICS_VM_CACHE:-$REPO_ROOT/vm-cache}
 SCRIPT_NAME=${0##*/}
 
+# The comment block at the top of the running script (its usage), without the leading "# ".
+print_header() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//'; }
+
 say() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
 die() { say "$*"; exit 1; }
 is_root() { [ "$(id -u)" -eq 0 ]; }
