@@ -302,7 +302,7 @@ final class EngineCore: Sendable {
     }
 
     /// The planner for the engine's profile, with the engine's gain on top of the profile's.
-    private func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
+    func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
         DeviceCommandPlanner(profile: profile.withGain(profile.gain * options.gain))
     }
 

@@ -151,7 +151,8 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         // top); whatever follows (its decay) plays through the mix after it.
         guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
         else { return false }
-        let levels = core.options.locality.apply(first.startLevels).scaled(by: core.options.gain)
+        // The level the planner would send for it: the profile's steps, the engine's gain.
+        let levels = core.planner(for: core.renderProfile).quantized(core.options.locality.apply(first.startLevels))
         let pulse = PreparedPulse(mix: levels, duration: first.end)
         guard let (output, generation) = core.state.withLock({ state in state.output.map { ($0, state.outputGeneration) } }) else {
             return false
