@@ -54,12 +54,38 @@ public struct DeviceCommandPlanner: Sendable {
         UInt16((Swift.min(Swift.max(level, 0), 1) * Double(UInt16.max)).rounded())
     }
 
+    /// Where a plan starts: the levels the device already holds and when they were sent. A player (the engine)
+    /// that re-plans while a device runs resumes from here, so the rate limit and the "no change, no command"
+    /// rule hold across plans.
+    public struct Resumption: Sendable, Hashable {
+        /// The quantised levels the device holds (the last command's).
+        public var sent: MotorMagnitudes
+        /// When they were sent, on the timeline's time axis; `-infinity` when nothing was.
+        public var lastCommandTime: Double
+
+        public init(sent: MotorMagnitudes, lastCommandTime: Double) {
+            self.sent = sent
+            self.lastCommandTime = lastCommandTime
+        }
+
+        /// A device that is off and has been sent nothing: how `commands(for:)` starts.
+        public static let deviceOff = Resumption(sent: .off, lastCommandTime: -.infinity)
+    }
+
     /// The commands for `timeline`.
     public func commands(for timeline: MotorTimeline) -> [RumbleCommand] {
+        commands(for: timeline, from: 0, resuming: .deviceOff)
+    }
+
+    /// The commands for `timeline` from `start` on, for a device already in the state `resumption` describes:
+    /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
+    /// from one of its command times (resuming with that command) give the same commands from there on. The
+    /// first command's predecessor is not in the result, so no hold duration is set for it.
+    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption) -> [RumbleCommand] {
         var commands: [RumbleCommand] = []
-        var sent = MotorMagnitudes.off
-        var lastTime = -Double.infinity
-        var cursor = 0.0
+        var sent = resumption.sent
+        var lastTime = resumption.lastCommandTime
+        var cursor = start
         let interval = profile.minimumUpdateInterval
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
             let deadline = Swift.max(change, lastTime + interval)

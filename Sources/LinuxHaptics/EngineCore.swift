@@ -41,10 +41,16 @@ final class EngineCore: Sendable {
         /// Bumped on every reset: players made before it are invalid.
         var resetGeneration = 0
         var scheduler = PlaybackScheduler()
+        /// The profile the output is planned for: the option's, or the one chosen from the device on open.
+        var profile: RenderProfile
+        /// The device commands for the current mix (nil: plan on the next pass).
+        var plan: PlaybackPlan?
+        /// The levels the device holds: the last command's (quantised to the profile).
         var lastWritten = MotorMagnitudes.off
+        /// Engine time of the last primitive written (command or keep-alive): the self-expiry window's start.
         var lastWriteTime = -Double.infinity
-        /// The change point the last pass asked to be woken for: the deadline a write at it was meant for.
-        var plannedDeadline: Double?
+        /// The deadline of the last command sent: where a new plan resumes the rate limit from.
+        var lastCommandTime = -Double.infinity
         var idleSince: Double?
         var wasActive = false
         var handlers = Handlers()
@@ -58,7 +64,7 @@ final class EngineCore: Sendable {
     let options: HapticEngineOptions
     let source: any OutputSource
     let logger: Logger
-    let state = Mutex(State())
+    let state: Mutex<State>
     /// Serialises playback passes (the thread's, or the manual clock's callers').
     private let pass = Mutex(())
 
@@ -67,8 +73,12 @@ final class EngineCore: Sendable {
         self.options = options
         self.clock = clock
         self.logger = logger
-        state.withLock { $0.scheduler.rampStep = max(options.rampStep, PlayerState.epsilon) }
+        state = Mutex(State(profile: options.renderProfile ?? .genericRumble))
     }
+
+    /// The profile players are rendered with and the device is planned for: the engine option when set, else
+    /// the one chosen from the open output's device, else (no output yet) the generic profile.
+    var renderProfile: RenderProfile { state.withLock { $0.profile } }
 
     // MARK: Lifecycle
 
@@ -100,7 +110,9 @@ final class EngineCore: Sendable {
             stopEverything(reason: .systemError)
             throw error
         }
-        logger.info("haptic engine started", metadata: ["output": "\(output.capabilities.name)"])
+        logger.info(
+            "haptic engine started",
+            metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
         wake()
     }
 
@@ -108,8 +120,11 @@ final class EngineCore: Sendable {
         state.output = output
         state.outputGeneration += 1
         state.phase = .running
+        state.profile = options.renderProfile ?? output.capabilities.renderProfile
+        state.plan = nil
         state.lastWritten = .off
         state.lastWriteTime = -.infinity
+        state.lastCommandTime = -.infinity
         state.idleSince = now
         state.prepared.removeAll()
     }
@@ -241,7 +256,6 @@ final class EngineCore: Sendable {
             install(output, in: &state, now: now)
             state.resetGeneration += 1
             state.scheduler = PlaybackScheduler()
-            state.scheduler.rampStep = max(options.rampStep, PlayerState.epsilon)
             state.completions = [:]
             return .some(state.handlers.reset)
         }
@@ -287,6 +301,11 @@ final class EngineCore: Sendable {
         case keepAlive(MotorMagnitudes, deadline: Double)
     }
 
+    /// The planner for the engine's profile, with the engine's gain on top of the profile's.
+    func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
+        DeviceCommandPlanner(profile: profile.withGain(profile.gain * options.gain))
+    }
+
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {
         let now = clock.now
         var write = Write.none
@@ -294,25 +313,33 @@ final class EngineCore: Sendable {
         let planned = state.withLock { state -> (output: any MotorOutput, generation: Int, deadline: Double?)? in
             guard state.phase == .running, let output = state.output else { return nil }
             let step = state.scheduler.advance(to: now)
-            let mix = options.locality.apply(step.mix).scaled(by: options.gain)
-            var deadline = step.nextChange
-            let scheduled = state.plannedDeadline.map { min($0, now) } ?? now
-            if mix.differsPerceptibly(from: state.lastWritten) || (mix.isOff && !state.lastWritten.isOff) {
-                write = .apply(mix, deadline: scheduled)
-                state.lastWritten = mix
+            let horizonDue = state.plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
+            if state.plan?.revision != state.scheduler.revision || horizonDue != nil {
+                // Plan from the instant the mix changed (a start queued for t plans from t even when this pass
+                // runs a little later), continuing from what the device holds.
+                let origin = min(state.scheduler.consumeChanges() ?? now, horizonDue ?? now, now)
+                state.plan = state.scheduler.plan(
+                    from: origin,
+                    resuming: .init(sent: state.lastWritten, lastCommandTime: state.lastCommandTime),
+                    planner: planner(for: state.profile), locality: options.locality)
+            }
+            if let command = state.plan?.takeDue(at: now) {
+                write = .apply(command.levels, deadline: command.time)
+                state.lastWritten = command.levels
                 state.lastWriteTime = now
-            } else if !mix.isOff && now >= state.lastWriteTime + OutputTiming.holdSeconds {
-                write = .keepAlive(mix, deadline: state.lastWriteTime + OutputTiming.holdSeconds)
+                state.lastCommandTime = command.time
+            } else if !state.lastWritten.isOff && now >= state.lastWriteTime + OutputTiming.holdSeconds {
+                write = .keepAlive(state.lastWritten, deadline: state.lastWriteTime + OutputTiming.holdSeconds)
                 state.lastWriteTime = now
             }
-            if !state.lastWritten.isOff {
-                deadline = min(deadline ?? .infinity, state.lastWriteTime + OutputTiming.holdSeconds)
-            }
+            let renewal = state.lastWritten.isOff ? nil : state.lastWriteTime + OutputTiming.holdSeconds
+            var deadline = [step.nextChange, state.plan?.nextCommandTime, state.plan?.horizon, renewal]
+                .compactMap { $0 }.min()
             for (player, event) in step.events {
                 guard let completion = state.completions[player] else { continue }
                 if event == .finished || event == .stopped { callbacks.append { completion(nil) } }
             }
-            if step.isActive || !state.lastWritten.isOff {
+            if step.isActive || !state.lastWritten.isOff || state.plan?.nextCommandTime != nil {
                 state.idleSince = nil
                 state.wasActive = state.wasActive || step.isActive
             } else {
@@ -336,7 +363,6 @@ final class EngineCore: Sendable {
                     deadline = min(deadline ?? .infinity, since + delay)
                 }
             }
-            state.plannedDeadline = deadline
             return (output, state.outputGeneration, deadline)
         }
         if let shutdown {

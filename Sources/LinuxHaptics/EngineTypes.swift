@@ -98,13 +98,13 @@ public struct HapticEngineOptions: Sendable {
     /// The engine's overall strength, 0...1, applied in software (the device's `FF_GAIN` is shared with
     /// every other process using it).
     public var gain = 1.0
-    /// How often a ramp is sampled, in seconds.
-    public var rampStep = PlaybackScheduler.defaultRampStep
     /// Where hot-plug events come from.
     public var monitorSource: DeviceMonitor.Source = .automatic
-    /// How patterns are rendered for the device: transient pulse length, motors (the renderer's profiles).
-    /// Its gain and step count are not used here: `gain` above applies, and levels go out at 16 bits.
-    public var renderProfile = RenderProfile.genericRumble
+    /// The render profile the device is driven with: players are rendered with it (transient pulses, motors)
+    /// and its `DeviceCommandPlanner` decides every command sent (resolution, minimum update interval), with
+    /// `gain` above applied on top of the profile's. Nil (the default) chooses it from the device when the
+    /// output opens (`RenderProfile.forDevice`, see docs/engine.md); set it to override that choice.
+    public var renderProfile: RenderProfile?
     /// Called on the playback thread after each primitive: for measurements, keep it cheap.
     public var playbackObserver: (@Sendable (PlaybackSample) -> Void)?
 

@@ -45,13 +45,14 @@ final class EvdevOutput: MotorOutput {
     private let mix = Mutex(MixSlot())
     private let prepared = Mutex(PreparedSlots())
 
-    init(device: EventDevice, clock: any HapticClock, logger: Logger) {
+    init(device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger) {
         self.device = device
         self.clock = clock
         self.logger = logger
         capabilities = OutputCapabilities(
             name: device.identity.name, deviceID: device.id, node: device.node,
-            effectSlots: device.forceFeedback.maxEffects, isVirtual: false)
+            effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
+            renderProfile: .forDevice(driver: driver, identity: device.identity))
     }
 
     private static func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
@@ -183,8 +184,8 @@ final class EvdevOutputSource: OutputSource {
     let monitorSource: DeviceMonitor.Source
     /// The device the engine is bound to once it opened one.
     private let bound = Mutex<StableDeviceID?>(nil)
-    /// A node a hot-plug event named, tried first on the next open.
-    private let candidateNode = Mutex<String?>(nil)
+    /// A device a hot-plug event named, tried first on the next open.
+    private let candidate = Mutex<InputDevice?>(nil)
 
     init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
         self.selection = selection
@@ -195,7 +196,7 @@ final class EvdevOutputSource: OutputSource {
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
         if selection == .allGamepads { return try openAllGamepads(clock: clock, logger: logger) }
-        let node = try resolveNode(logger: logger)
+        let (node, driver) = try resolveNode(logger: logger)
         let device: EventDevice
         do throws(EventDeviceError) {
             device = try EventDevice(node: node, logger: logger)
@@ -207,7 +208,7 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
         }
         bound.withLock { $0 = device.id }
-        return EvdevOutput(device: device, clock: clock, logger: logger)
+        return EvdevOutput(device: device, driver: driver, clock: clock, logger: logger)
     }
 
     private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
@@ -220,7 +221,9 @@ final class EvdevOutputSource: OutputSource {
         let members = devices.filter { $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
             .compactMap { candidate -> EvdevOutput? in
                 do throws(EventDeviceError) {
-                    return EvdevOutput(device: try EventDevice(node: candidate.node, logger: logger), clock: clock, logger: logger)
+                    return EvdevOutput(
+                        device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
+                        clock: clock, logger: logger)
                 } catch {
                     logger.info("skipping a gamepad that cannot be opened", metadata: ["node": "\(candidate.node)", "error": "\(error)"])
                     return nil
@@ -230,10 +233,15 @@ final class EvdevOutputSource: OutputSource {
         return BroadcastOutput(members: members)
     }
 
-    private func resolveNode(logger: Logger) throws(OutputFailure) -> String {
-        if let node = candidateNode.withLock({ $0 }) { return node }
+    /// The node to open and the driver behind it (for the render profile).
+    private func resolveNode(logger: Logger) throws(OutputFailure) -> (node: String, driver: String?) {
+        if let device = candidate.withLock({ $0 }) { return (device.node, device.driver) }
         let boundID = bound.withLock { $0 }
-        if boundID == nil, case .node(let node) = selection { return node }
+        if boundID == nil, case .node(let node) = selection {
+            // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile.
+            let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
+            return (node, DeviceDiscovery(logger: logger).device(sysName: sysName)?.driver)
+        }
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
             devices = try DeviceDiscovery(logger: logger).devices()
@@ -241,7 +249,7 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.other, "\(error)")
         }
         if let boundID {
-            if let match = devices.first(where: { $0.id == boundID }) { return match.node }
+            if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
             if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
         }
         let usable = devices.filter { $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
@@ -252,7 +260,7 @@ final class EvdevOutputSource: OutputSource {
             }
             throw OutputFailure(.notFound, "no rumble-capable input device found")
         }
-        return first.node
+        return (first.node, first.driver)
     }
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement).
@@ -277,9 +285,9 @@ final class EvdevOutputSource: OutputSource {
                     if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
                 case .added, .changed:
                     guard accepts(event.device) else { continue }
-                    candidateNode.withLock { $0 = event.device.node }
+                    candidate.withLock { $0 = event.device }
                     handler(.appeared)
-                    candidateNode.withLock { $0 = nil }
+                    candidate.withLock { $0 = nil }
                 }
             }
         }
@@ -309,7 +317,14 @@ final class BroadcastOutput: MotorOutput {
         state = Mutex(State(members: members))
         capabilities = OutputCapabilities(
             name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
-            effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false)
+            effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false,
+            renderProfile: Self.sharedProfile(of: members))
+    }
+
+    /// One mix drives every member: the members' profile when they share one, else the generic profile.
+    private static func sharedProfile(of members: [EvdevOutput]) -> RenderProfile {
+        let profiles = Set(members.map(\.capabilities.renderProfile))
+        return profiles.count == 1 ? profiles.first ?? .genericRumble : .genericRumble
     }
 
     /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.

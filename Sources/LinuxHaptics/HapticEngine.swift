@@ -41,6 +41,10 @@ public final class HapticEngine: Sendable {
     /// What the output is and can do; nil while no output is open.
     public var capabilities: OutputCapabilities? { core.state.withLock { $0.output?.capabilities } }
 
+    /// The render profile the engine plays with: `HapticEngineOptions.renderProfile` when set, else the one
+    /// chosen from the device when the output opened (`RenderProfile.forDevice`), else generic.
+    public var renderProfile: RenderProfile { core.renderProfile }
+
     public var isRunning: Bool { core.state.withLock { $0.phase == .running } }
 
     /// What the motors do now: the virtual output's model, or the last mix sent to a device.
@@ -79,7 +83,7 @@ public final class HapticEngine: Sendable {
     }
 
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
-        let renderer = PatternRenderer(profile: core.options.renderProfile, locality: core.options.locality)
+        let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
         return try add(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
     }
 

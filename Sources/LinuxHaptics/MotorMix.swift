@@ -1,6 +1,5 @@
 // What the engine does to motor levels between the players and the device: the instantaneous mix of several
-// players (the renderer's rule for timelines, applied at one instant), gain, locality, and the smallest change
-// worth a system call.
+// players (the renderer's rule for timelines, applied at one instant), and locality (gain is the planner's).
 public import HapticRendering
 
 extension MotorMagnitudes {
@@ -13,23 +12,10 @@ extension MotorMagnitudes {
         }.clamped()
     }
 
-    /// Both motors multiplied by `factor` (a gain), clamped to 0...1.
-    public func scaled(by factor: Double) -> MotorMagnitudes {
-        MotorMagnitudes(strong: strong * factor, weak: weak * factor).clamped()
-    }
-
     /// Each motor within 0...1; NaN counts as off.
     public func clamped() -> MotorMagnitudes {
         func clamp(_ value: Double) -> Double { value.isFinite ? min(max(value, 0), 1) : (value > 0 ? 1 : 0) }
         return MotorMagnitudes(strong: clamp(strong), weak: clamp(weak))
-    }
-
-    /// Rumble motors take 8-bit levels on most drivers (xpad, hid-playstation): a difference below half a
-    /// step cannot be sent, so the engine does not spend a system call on it.
-    static let resolution = 1.0 / 255.0
-
-    func differsPerceptibly(from other: MotorMagnitudes) -> Bool {
-        abs(strong - other.strong) >= Self.resolution / 2 || abs(weak - other.weak) >= Self.resolution / 2
     }
 }
 

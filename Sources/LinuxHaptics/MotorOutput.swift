@@ -2,7 +2,7 @@
 // prepared pulses that start with a single write, and a source that (re)opens the output and says when its
 // device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output and a
 // recording output (VirtualOutput.swift).
-import HapticRendering
+public import HapticRendering
 public import LinuxInput
 import Logging
 
@@ -46,13 +46,23 @@ public struct OutputCapabilities: Sendable, Hashable {
     public var effectSlots: Int?
     /// Whether the output is a model in this process rather than a device.
     public var isVirtual: Bool
+    /// The kernel driver behind the device (`xpad`, `playstation`...), when discovery could tell.
+    public var driver: String?
+    /// The render profile chosen for this output from its driver and identity (`RenderProfile.forDevice`);
+    /// `HapticEngineOptions.renderProfile` overrides it.
+    public var renderProfile: RenderProfile
 
-    public init(name: String, deviceID: StableDeviceID? = nil, node: String? = nil, effectSlots: Int? = nil, isVirtual: Bool) {
+    public init(
+        name: String, deviceID: StableDeviceID? = nil, node: String? = nil, effectSlots: Int? = nil, isVirtual: Bool,
+        driver: String? = nil, renderProfile: RenderProfile = .genericRumble
+    ) {
         self.name = name
         self.deviceID = deviceID
         self.node = node
         self.effectSlots = effectSlots
         self.isVirtual = isVirtual
+        self.driver = driver
+        self.renderProfile = renderProfile
     }
 }
 

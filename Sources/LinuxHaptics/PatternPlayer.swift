@@ -65,7 +65,11 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
             guard state.resetGeneration == generation, var player = state.scheduler.players[id] else {
                 throw HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
             }
-            defer { state.scheduler.players[id] = player }
+            defer {
+                state.scheduler.players[id] = player
+                // Anything but a read may change the mix: the playback thread plans again from now.
+                if wake { state.scheduler.invalidate(at: now) }
+            }
             return body(&player, now)
         }
         if wake { core.wake() }
@@ -103,7 +107,9 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         try update { player, now in
             player.schedule(.start, at: effectiveTime(time, now: now))
         }
-        core.state.withLock { $0.scheduler.preparedPlayers[id] = nil }
+        core.state.withLock { state in
+            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil { state.scheduler.invalidate(at: core.clock.now) }
+        }
     }
 
     func stop(atTime time: Double) throws(HapticEngineError) {
@@ -145,7 +151,8 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         // top); whatever follows (its decay) plays through the mix after it.
         guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
         else { return false }
-        let levels = core.options.locality.apply(first.startLevels).scaled(by: core.options.gain)
+        // The level the planner would send for it: the profile's steps, the engine's gain.
+        let levels = core.planner(for: core.renderProfile).quantized(core.options.locality.apply(first.startLevels))
         let pulse = PreparedPulse(mix: levels, duration: first.end)
         guard let (output, generation) = core.state.withLock({ state in state.output.map { ($0, state.outputGeneration) } }) else {
             return false

@@ -1,23 +1,23 @@
-// The players of one engine, advanced together: due commands applied, the mix at "now", and the next engine
-// time anything changes. Pure (no clock, no I/O), so it is unit-tested with plain numbers.
+// The players of one engine, advanced together: due commands applied, the next engine time a player's state
+// changes, and a revision that says when the mix (PlaybackPlan.swift) must be planned again. Pure (no clock,
+// no I/O), so it is unit-tested with plain numbers.
 import HapticRendering
 
 struct PlaybackScheduler: Sendable {
-    /// The mix is re-sampled this often along a ramp (a linear segment or an intensity curve): 50 updates a
-    /// second, the most that rumble firmware takes reliably (BRIEF §5) and 2.5x finer than ff-memless' 50 ms
-    /// envelope steps. Steps (breakpoints) are sent at their exact time regardless.
-    static let defaultRampStep = 0.02
-
     var players: [Int: PlayerState] = [:]
     /// Players started through a prepared pulse on its own slot, with the pattern time the pulse covers: the
     /// device plays that part, the mix leaves it out and takes over after it (a transient's decay, say).
     var preparedPlayers: [Int: Double] = [:]
-    var rampStep = defaultRampStep
     private var nextID = 0
+    /// Bumped whenever the mix may have changed (a player command applied, an API call on a player): the
+    /// engine's plan made for an older revision is stale.
+    private(set) var revision = 0
+    /// The earliest engine time a change since the last plan took effect at: the next plan starts there (a
+    /// start queued at t and applied a little later still plans from t, as the planner would).
+    private(set) var changedSince: Double?
 
     struct Step: Sendable {
-        var mix: MotorMagnitudes
-        /// Engine time of the next change point; nil when nothing is scheduled.
+        /// Engine time of the next state change (a queued command, a natural end); nil when none is due.
         var nextChange: Double?
         var events: [(player: Int, event: PlayerEvent)]
         var isActive: Bool
@@ -31,23 +31,33 @@ struct PlaybackScheduler: Sendable {
 
     var isActive: Bool { players.values.contains { $0.isActive } }
 
-    /// Applies everything due at `now` and returns the mix and the next change point.
+    /// Says the mix may have changed from engine time `time` on.
+    mutating func invalidate(at time: Double) {
+        revision &+= 1
+        changedSince = min(changedSince ?? time, time)
+    }
+
+    /// A plan is being made from the changes so far.
+    mutating func consumeChanges() -> Double? {
+        defer { changedSince = nil }
+        return changedSince
+    }
+
+    /// Applies everything due at `now` and returns what happened and the next state change.
     mutating func advance(to now: Double) -> Step {
         var events: [(Int, PlayerEvent)] = []
-        var parts: [MotorMagnitudes] = []
         var next: Double?
         for id in players.keys.sorted() {
             guard var player = players[id] else { continue }
-            events += player.advance(to: now).map { (id, $0) }
+            let queued = player.pendingCount
+            let firstQueued = player.nextStateChange
+            let happened = player.advance(to: now)
+            events += happened.map { (id, $0) }
+            if let firstQueued, player.pendingCount != queued || !happened.isEmpty { invalidate(at: firstQueued) }
             players[id] = player
-            let coveredByPulse = preparedPlayers[id].map { player.offset(at: now) + PlayerState.epsilon < $0 } ?? false
-            if !coveredByPulse { parts.append(player.levels(at: now)) }
-            if let change = player.nextChange(after: now) {
-                let wake = change.ramping ? min(change.time, now + rampStep) : change.time
-                next = min(next ?? wake, wake)
-            }
+            if let change = player.nextStateChange { next = min(next ?? change, change) }
         }
-        return Step(mix: MotorMagnitudes.summed(parts), nextChange: next, events: events, isActive: isActive)
+        return Step(nextChange: next, events: events, isActive: isActive)
     }
 
     /// Drops released players that have nothing left to play; returns their ids.
@@ -63,5 +73,7 @@ struct PlaybackScheduler: Sendable {
     /// Stops every player at once (the engine stopped or lost its device); no events.
     mutating func haltAll() {
         for id in players.keys { players[id]?.halt() }
+        changedSince = nil
+        revision &+= 1
     }
 }

@@ -135,6 +135,16 @@ struct PlayerState: Sendable {
 
     private func rawOffset(at time: Double) -> Double { anchorOffset + (time - anchorTime) * rate }
 
+    /// The pattern offset at `time` before loop wrapping (while playing; otherwise where it stands).
+    func unwrappedOffset(at time: Double) -> Double { phase == .playing ? rawOffset(at: time) : offset(at: time) }
+
+    /// How many commands are queued.
+    var pendingCount: Int { pending.count }
+
+    /// The engine time of the next queued command or natural end (after `advance(to:)`, both are ahead):
+    /// when the player's state, not only its levels, changes next.
+    var nextStateChange: Double? { [pending.first?.time, naturalEnd].compactMap { $0 }.min() }
+
     /// The pattern offset at `time`: the raw offset, wrapped when looping.
     func offset(at time: Double) -> Double {
         switch phase {

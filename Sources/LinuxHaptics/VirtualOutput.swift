@@ -138,10 +138,14 @@ public final class RecordingOutput: Sendable {
     }
 
     private let state: Mutex<State>
+    /// The profile it reports, as a device's output reports the one chosen from its driver.
+    public let renderProfile: RenderProfile
 
-    /// `effectSlots` limits prepared pulses like a device's slot count (the mix slot takes one).
-    public init(effectSlots: Int? = nil) {
+    /// `effectSlots` limits prepared pulses like a device's slot count (the mix slot takes one);
+    /// `renderProfile` is what the output reports as chosen for it (the engine option overrides it).
+    public init(effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble) {
         state = Mutex(State(slots: effectSlots))
+        self.renderProfile = renderProfile
     }
 
     public func records() -> [Record] { state.withLock { $0.records } }
@@ -264,7 +268,9 @@ private final class RecordingMotorOutput: MotorOutput {
     private let closed = Atomic<Bool>(false)
     init(recorder: RecordingOutput) { self.recorder = recorder }
 
-    var capabilities: OutputCapabilities { OutputCapabilities(name: "recording output", isVirtual: true) }
+    var capabilities: OutputCapabilities {
+        OutputCapabilities(name: "recording output", isVirtual: true, renderProfile: recorder.renderProfile)
+    }
 
     private func record(_ action: RecordingOutput.Record.Action) throws(OutputFailure) {
         if closed.load(ordering: .acquiring) { throw OutputFailure(.closed, "the recording output was closed") }

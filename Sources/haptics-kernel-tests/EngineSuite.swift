@@ -1,4 +1,4 @@
-// The engine against the real kernel: corpus patterns on a virtual pad compared with the timeline, unplug and
+// The engine against the real kernel: corpus patterns on a virtual pad compared with the planner's commands, unplug and
 // replug (stopped, reset, neutral first, no leaked descriptor or slot), 100 cycles, and pads that refuse
 // uploads or hold a single effect.
 import AHAP
@@ -14,7 +14,7 @@ enum EngineSuite {
     static let suite = KernelTestSuite(
         name: "engine", requiredPaths: ["/dev/uinput"],
         tests: [
-            KernelTest(name: "engine/corpus-on-virtual-pad-matches-timeline", body: corpusMatchesTimeline),
+            KernelTest(name: "engine/corpus-on-virtual-pad-matches-planner", body: corpusMatchesPlanner),
             KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
             KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
             KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
@@ -130,6 +130,8 @@ enum EngineSuite {
 
     /// Seconds of each pattern played: enough for every kind of change, short enough for an emulated VM.
     static let corpusPlaySeconds = 1.5
+    /// How far ahead each corpus pattern is started: long enough for the call to return before the start.
+    static let corpusStartDelaySeconds = 0.05
     /// The kernel tick of Debian's kernels (CONFIG_HZ=250): the motor model's time resolution.
     static let tickMicroseconds: Int64 = 4_000
     /// Sanity bound on the p99 timing error under emulation; `make bench` measures the real figure.
@@ -137,12 +139,19 @@ enum EngineSuite {
     /// One 8-bit motor step in rumble units, plus rounding.
     static let levelTolerance = 0x101
 
-    static func corpusMatchesTimeline() async throws {
+    /// Times of one command as the engine sent it and as the planner planned it agree to this (seconds):
+    /// engine times are absolute `CLOCK_MONOTONIC` seconds, whose rounding is far below a microsecond.
+    static let plannedTimeTolerance = 1e-6
+
+    static func corpusMatchesPlanner() async throws {
         let files = try corpusFiles()
         try require(!files.isEmpty, "no corpus files found")
         var firstErrors: [Double] = []
         var lastErrors: [Double] = []
         var mismatches: [String] = []
+        var planMismatches: [String] = []
+        var commandCount = 0
+        var skippedCount = 0
         for file in files {
             let pattern: HapticPattern
             do { pattern = try HapticPattern(contentsOf: file) } catch { continue }  // invalid on purpose: AHAP's tests cover those
@@ -150,11 +159,16 @@ enum EngineSuite {
             let pad = try VirtualPadSuite.makePad()
             let samples = Mutex<[PlaybackSample]>([])
             let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
+            // Our uinput pad (1209:0001, no driver) must be recognised: the virtual profile, 16-bit levels.
+            try require(engine.renderProfile == .virtualPad, "the virtual pad got the \(engine.renderProfile.name) profile")
             let player = try engine.makeAdvancedPlayer(with: pattern)
             let (done, continuation) = AsyncStream.makeStream(of: Void.self)
             player.completionHandler = { _ in continuation.yield() }
-            try player.start(atTime: 0)
-            try player.stop(atTime: engine.currentTime + min(pattern.duration, corpusPlaySeconds))
+            // A start a little ahead is a known instant (the plan's origin), not "now" as the thread sees it.
+            let origin = engine.currentTime + corpusStartDelaySeconds
+            try player.start(atTime: origin)
+            let stopOffset = min(pattern.duration, corpusPlaySeconds)
+            try player.stop(atTime: origin + stopOffset)
             for await _ in done { break }
             let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
             engine.stop()
@@ -163,6 +177,38 @@ enum EngineSuite {
             pad.destroy()
             // Keep-alives are samples too: they bound the windows, but only changes are measured.
             let taken = samples.withLock { $0 }
+            // What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose
+            // own off is re-planned from the stop), at the planned times after the start.
+            let planned = DeviceCommandPlanner(profile: .virtualPad).commands(
+                for: PatternRenderer(profile: .virtualPad).render(pattern))
+            let applied = taken.filter { $0.kind == .apply }
+            commandCount += applied.count
+            if !applied.isEmpty {
+                // Each command sent is the next planned one, or a later one when the thread woke past several
+                // deadlines at once (then only the level that holds now is sent: the rate limit allows one write);
+                // a planned command may only be skipped when it was already due at the write.
+                var next = 0
+                for (index, sample) in applied.enumerated() {
+                    if index == applied.count - 1, sample.mix.isOff, sample.deadline - origin > stopOffset - plannedTimeTolerance {
+                        break  // the stop's own off, planned from the stop (at it, or at the rate limit after it)
+                    }
+                    guard let match = planned[next...].firstIndex(where: { abs(sample.deadline - origin - $0.time) < plannedTimeTolerance }) else {
+                        planMismatches.append("\(file.lastPathComponent) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then")
+                        break
+                    }
+                    if planned[match].levels != sample.mix {
+                        planMismatches.append("\(file.lastPathComponent) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)")
+                    }
+                    if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
+                        planMismatches.append("\(file.lastPathComponent): planned command at +\(notDue.time) skipped before it was due")
+                    }
+                    skippedCount += match - next
+                    next = match + 1
+                    if next == planned.count { break }
+                }
+            } else if !planned.isEmpty {
+                planMismatches.append("\(file.lastPathComponent): nothing sent, \(planned.count) commands planned")
+            }
             let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
             for (index, sample) in taken.enumerated() where sample.kind == .apply {
                 let sent = Int64((sample.sent * 1e6).rounded(.down))
@@ -183,11 +229,13 @@ enum EngineSuite {
                 let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
                 if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance {
                     let context = records.filter { $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds }
-                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), timeline \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })")
+                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), sent \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })")
                 }
             }
         }
-        try require(mismatches.isEmpty, "the pad's motors differ from the timeline: \(mismatches.prefix(5))")
+        try require(planMismatches.isEmpty, "the engine's commands differ from the planner's: \(planMismatches.prefix(5))")
+        try require(mismatches.isEmpty, "the pad's motors differ from the commands sent: \(mismatches.prefix(5))")
+        print("  \(commandCount) commands over \(files.count) files, each the planner's (virtual profile) at its planned time; \(skippedCount) planned commands superseded by a later one because the thread woke past both")
         try require(!firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(firstErrors)
         let last = Percentiles(lastErrors)

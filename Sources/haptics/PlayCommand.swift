@@ -39,6 +39,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Which motors play: all, left (strong motor) or right (weak motor).")
     var locality = "all"
 
+    @Option(help: "The render profile (generic, xpad, dualsense, dualshock4, xbox-bluetooth, dualshock3, virtual); by default chosen from the device's driver.")
+    var profile: String?
+
     @Flag(help: "Print engine events as JSON lines instead of the live view.")
     var json = false
 
@@ -47,6 +50,9 @@ struct PlayCommand: AsyncParsableCommand {
         if !(rate > 0 && rate.isFinite) { throw ValidationError("--rate must be a positive number") }
         if !(0...1).contains(gain) { throw ValidationError("--gain must be within 0...1") }
         if HapticLocality(rawValue: locality) == nil { throw ValidationError("--locality must be all, left or right") }
+        if let profile, RenderProfile.named(profile) == nil {
+            throw ValidationError("unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
+        }
     }
 
     func run() async throws {
@@ -63,6 +69,7 @@ struct PlayCommand: AsyncParsableCommand {
         var options = HapticEngineOptions()
         options.gain = gain
         options.locality = HapticLocality(rawValue: locality) ?? .all
+        options.renderProfile = profile.flatMap(RenderProfile.named)
         let report = PlayReport(json: json, live: !json && isatty(STDOUT_FILENO) == 1)
         let engine = try startEngine(options: options, logger: logger, report: report)
         let session = PlaySession(engine: engine, pattern: loaded, loops: loop, rate: rate, report: report)
@@ -179,7 +186,10 @@ struct PlaySession {
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
         let progress = Progress(start: engine.currentTime, rate: rate)
         var player = try begin(from: 0, total: total, loopLength: loopLength, completion: continuation)
-        report.event("started", ["pattern": name, "output": engine.capabilities?.name ?? "?", "duration": String(format: "%.3f", loopLength)])
+        report.event("started", [
+            "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
+            "duration": String(format: "%.3f", loopLength),
+        ])
         let redraw = Task { [engine, report] in
             while !Task.isCancelled {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
@@ -207,7 +217,7 @@ struct PlaySession {
                 }
                 report.note("the device went away: waiting for it to come back (Ctrl-C to quit)")
             case .reset:
-                report.event("reset")
+                report.event("reset", ["profile": engine.renderProfile.name])
                 progress.resume(at: engine.currentTime)
                 player = try begin(from: progress.played, total: total, loopLength: loopLength, completion: continuation)
             }

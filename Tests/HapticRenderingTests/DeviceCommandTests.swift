@@ -154,3 +154,47 @@ import Testing
         #expect(RenderProfile.named("nope") == nil)
     }
 }
+
+/// Planning resumed from a command (the engine re-plans while a device runs) continues the whole plan exactly.
+@Suite struct ResumedPlanTests {
+    static let patterns: [HapticPattern] = [
+        Build.pattern(
+            [Build.continuous(at: 0, duration: 0.6, intensity: 1, sharpness: 0.3)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (0.3, 1), (0.6, 0.2)])]),
+        Build.pattern([
+            Build.transient(at: 0.05, intensity: 0.9, sharpness: 0.8),
+            Build.transient(at: 0.062, intensity: 0.4, sharpness: 0.2),
+            Build.continuous(at: 0.1, duration: 0.3, intensity: 0.5, sharpness: 0.5),
+        ]),
+    ]
+
+    @Test(arguments: patterns, RenderProfile.builtIn)
+    func resumingAtEveryCommandGivesTheRestOfTheWholePlan(pattern: HapticPattern, profile: RenderProfile) {
+        let timeline = PatternRenderer(profile: profile).render(pattern)
+        let planner = DeviceCommandPlanner(profile: profile)
+        let whole = planner.commands(for: timeline)
+        #expect(whole.count > 2)
+        for index in whole.indices {
+            let resumed = planner.commands(
+                for: timeline, from: whole[index].time,
+                resuming: .init(sent: whole[index].levels, lastCommandTime: whole[index].time))
+            let expected = whole[(index + 1)...]
+            #expect(resumed.map(\.time) == expected.map(\.time), "resumed after command \(index) (\(profile.name))")
+            #expect(resumed.map(\.levels) == expected.map(\.levels), "resumed after command \(index) (\(profile.name))")
+        }
+    }
+
+    @Test func resumingRespectsTheLastCommandsInterval() {
+        // The device got a level 5 ms before the plan starts: a change at the start waits out the interval.
+        let profile = RenderProfile.genericRumble
+        let timeline = MotorTimeline(segments: [
+            .init(start: 0, end: 0.1, startLevels: .init(strong: 1, weak: 1), endLevels: .init(strong: 1, weak: 1)),
+        ])
+        let commands = DeviceCommandPlanner(profile: profile).commands(
+            for: timeline, from: 0, resuming: .init(sent: .init(strong: 0.2, weak: 0.2), lastCommandTime: -0.005))
+        #expect(commands.count == 2)
+        #expect(close(commands.first?.time ?? -1, -0.005 + profile.minimumUpdateInterval, within: 1e-12))
+        #expect(commands.last?.time == 0.1 && commands.last?.levels == .off)
+        #expect(commands.first?.levels == MotorMagnitudes(strong: 1, weak: 1))
+    }
+}

@@ -57,6 +57,14 @@ func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Dou
 
 func timeline(_ segments: MotorTimeline.Segment...) -> MotorTimeline { MotorTimeline(segments: segments) }
 
+/// A level as the generic profile sends it: rounded to its 8-bit step.
+func q(_ level: Double) -> Double { (level * 255).rounded() / 255 }
+
+/// The changes the renderer's planner produces for `timeline` under `profile`, `start` seconds in.
+func planned(_ timeline: MotorTimeline, profile: RenderProfile = .genericRumble, start: Double = 0) -> [Change] {
+    DeviceCommandPlanner(profile: profile).commands(for: timeline).map { Change(at: start + $0.time, $0.levels) }
+}
+
 /// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
 func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
     HapticPattern(events: [

@@ -32,15 +32,17 @@ import Testing
         #expect(rig.applied().last == Change(at: 1.2, .off))
     }
 
-    @Test func rampsAreSampledAtTheRampStep() throws {
+    @Test func aRampIsSentAsThePlannerRateLimitsIt() throws {
         let rig = try Rig()
         let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
-        let expected = stride(from: 0.02, through: 0.081, by: 0.02).map { Change(at: $0, strong: $0 / 0.1, weak: 0) }
-            + [Change(at: 0.1, .off)]
-        #expect(rig.applied() == expected)
+        // The first 8-bit step is crossed at 0.196 ms; then one update per 20 ms with the level at the middle of
+        // its hold (the planner's rule for a rate-limited drift); off at the end.
+        #expect(rig.applied() == planned(timeline(ramp)))
+        #expect(rig.applied().count == 6)
+        #expect(rig.applied().first == Change(at: 0.1 * 0.5 / 255, strong: 1.0 / 255, weak: 0))
     }
 
     @Test func stopAtTimeCutsThePatternAndCompletes() throws {
@@ -114,8 +116,8 @@ import Testing
         rig.clock.advance(by: 2)
         #expect(
             rig.applied() == [
-                Change(at: 0, strong: 0.6, weak: 0.1), Change(at: 0.25, strong: 1, weak: 0.3),
-                Change(at: 0.75, strong: 0.6, weak: 0.1), Change(at: 1, .off),
+                Change(at: 0, strong: q(0.6), weak: q(0.1)), Change(at: 0.25, strong: 1, weak: q(0.3)),
+                Change(at: 0.75, strong: q(0.6), weak: q(0.1)), Change(at: 1, .off),
             ])
     }
 
@@ -144,11 +146,12 @@ import Testing
         try player.start(atTime: 0)
         try player.scheduleParameterCurve(curve, atTime: 0)
         rig.clock.advance(by: 2)
-        let changes = rig.recorder.appliedMixes()
-        let start = try #require(changes.first).mix
-        let middle = try #require(changes.first { $0.time == 10.02 }).mix
-        #expect(abs(middle.strong - start.strong / 2) < 1e-4)  // levels are read 100 ns past the point (PlayerState.epsilon)
-        #expect(changes.contains { $0.time == 10.04 && $0.mix.isOff })
+        // The same curve in the pattern itself, rendered and planned: what the device must receive.
+        let inPattern = HapticPattern(
+            events: continuousPattern(intensity: 1, seconds: 1).events, parameters: [], parameterCurves: [curve])
+        let expected = planned(PatternRenderer(profile: .genericRumble).render(inPattern))
+        #expect(rig.applied() == expected)
+        #expect(expected.count > 2 && expected.last == Change(at: 0.04, .off))
     }
 
     @Test func sendParametersToATimelineWithoutPatternChangesNothing() throws {

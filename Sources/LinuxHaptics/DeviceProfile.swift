@@ -1,0 +1,44 @@
+// Which render profile drives a device: chosen from the kernel driver bound to it and its identity, because
+// the driver is what sets the resolution and the update rate that reach the motors (docs/rendering.md gives the
+// driver code path behind each profile).
+public import HapticRendering
+public import LinuxInput
+
+extension RenderProfile {
+    /// Sony's USB vendor id.
+    static let sonyVendor: UInt16 = 0x054c
+    /// Microsoft's USB vendor id.
+    static let microsoftVendor: UInt16 = 0x045e
+    /// The Sixaxis / DualShock 3 product id: the one pad hid-sony drives with an on/off weak motor.
+    static let dualShock3Product: UInt16 = 0x0268
+    /// DualSense and DualSense Edge product ids (hid-playstation; DualShock 4 shares that driver since 6.2).
+    static let dualSenseProducts: Set<UInt16> = [0x0ce6, 0x0df2]
+
+    /// The profile for a device, from its kernel driver (sysfs `device/driver`, `InputDevice.driver`) and
+    /// identity; the generic profile when neither says more.
+    ///
+    /// - `xpad` → xpad;
+    /// - `playstation` → dualsense for a DualSense, dualshock4 otherwise (the driver took DualShock 4 in 6.2);
+    /// - `sony` → dualshock3 for a Sixaxis (product 0x0268), dualshock4 otherwise;
+    /// - `microsoft` or `xpadneo` on Bluetooth → xbox-bluetooth (hid-microsoft's 0...100 levels);
+    /// - our uinput virtual pad (vendor 0x1209, product 0x0001, or its name; uinput devices have no driver)
+    ///   → virtual;
+    /// - anything else → generic.
+    public static func forDevice(driver: String?, identity: InputDeviceIdentity) -> RenderProfile {
+        switch driver {
+        case "xpad":
+            return .xpad
+        case "playstation":
+            return dualSenseProducts.contains(identity.product) ? .dualSense : .dualShock4
+        case "sony":
+            return identity.product == dualShock3Product ? .dualShock3 : .dualShock4
+        case "microsoft" where identity.bus == .bluetooth, "xpadneo" where identity.bus == .bluetooth:
+            return .xboxBluetooth
+        default:
+            break
+        }
+        let isOurVirtualPad = identity.vendor == VirtualPadConfiguration.defaultVendor && identity.product == VirtualPadConfiguration.defaultProduct
+        if driver == nil, isOurVirtualPad || identity.name == VirtualPadConfiguration.defaultName { return .virtualPad }
+        return .genericRumble
+    }
+}

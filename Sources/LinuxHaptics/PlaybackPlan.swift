@@ -1,0 +1,135 @@
+// What the playback thread sends: the renderer's DeviceCommandPlanner run on the mix of every playing player,
+// in engine time from the instant the mix last changed. Pure: no clock, no I/O.
+import HapticRendering
+
+/// The device commands planned for the current mix, in engine time.
+struct PlaybackPlan: Sendable {
+    /// Mixes looping players only this far ahead (seconds); the plan is made again there. Long enough that
+    /// re-planning costs nothing measurable, short enough to bound the mixed timeline of a tiny loop.
+    static let loopHorizonSeconds = 2.0
+    /// Extra mixed timeline past a horizon, in minimum update intervals: the planner looks up to two intervals
+    /// ahead of a command (a jump within one, then its hold), so commands before the horizon are decided on
+    /// the real mix, not on a cut-off end.
+    static let lookaheadIntervals = 3.0
+
+    /// The scheduler revision it was made for: a later change to any player makes it stale.
+    var revision: Int
+    var commands: [RumbleCommand]
+    /// Index of the next command to send.
+    var next = 0
+    /// Engine time at which the plan must be made again (looping players), nil when it covers every player
+    /// to its end.
+    var horizon: Double?
+
+    /// The next command's engine time, nil when none is left.
+    var nextCommandTime: Double? { next < commands.count ? commands[next].time : nil }
+
+    /// Consumes every command due at `now` and returns the latest: when the thread woke late past several,
+    /// only the level that holds now is worth sending (two writes would break the rate limit).
+    mutating func takeDue(at now: Double) -> RumbleCommand? {
+        var due: RumbleCommand?
+        while next < commands.count, commands[next].time <= now + PlayerState.epsilon {
+            due = commands[next]
+            next += 1
+        }
+        return due
+    }
+}
+
+extension PlaybackScheduler {
+    /// Plans the device commands for every playing player from engine time `origin` on, for a device holding
+    /// `resumption` (its times in engine time).
+    func plan(
+        from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
+        locality: HapticLocality
+    ) -> PlaybackPlan {
+        let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
+        let horizon = loops ? Self.planHorizon(planner) : nil
+        let span = horizon.map { $0 + PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval }
+            ?? playingEnd(from: origin)
+        let timeline = mixedTimeline(from: origin, span: span, locality: locality)
+        var lastCommand = resumption.lastCommandTime - origin
+        let interval = planner.profile.minimumUpdateInterval
+        // A plan made exactly when the rate limit lets the next command out (a player starting on a ramp's
+        // 20 ms step) must see "allowed from 0", not a rounding residue of engine times a hair after it.
+        if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
+        let local = DeviceCommandPlanner.Resumption(sent: resumption.sent, lastCommandTime: lastCommand)
+        var commands = planner.commands(for: timeline, from: 0, resuming: local)
+        if let horizon { commands.removeAll { $0.time >= horizon } }
+        for index in commands.indices { commands[index].time += origin }
+        return PlaybackPlan(revision: revision, commands: commands, horizon: horizon.map { origin + $0 })
+    }
+
+    private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
+        max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
+    }
+
+    /// Seconds from `origin` until the last non-looping playing player ends.
+    private func playingEnd(from origin: Double) -> Double {
+        var end = 0.0
+        for player in players.values where player.phase == .playing {
+            end = max(end, (player.timeline.endTime - player.unwrappedOffset(at: origin)) / player.rate)
+        }
+        return end
+    }
+
+    /// The mix of every playing player over `0...span` seconds after engine time `origin`, in that local time:
+    /// segments cut at every player's breakpoints, each player linear inside each piece, summed and clamped per
+    /// the renderer's rule. A stretch where no player has a segment stays a gap (silence), exactly as in the
+    /// player's own timeline, so one player started from its top mixes to its own timeline unchanged. The part
+    /// of a player a prepared pulse plays on its own slot is left out.
+    func mixedTimeline(from origin: Double, span: Double, locality: HapticLocality) -> MotorTimeline {
+        struct Voice {
+            var timeline: MotorTimeline
+            var startOffset: Double
+            var rate: Double
+            var loop: Double?
+            var covered: Double
+        }
+        let voices = players.keys.sorted().compactMap { id -> Voice? in
+            guard let player = players[id], player.phase == .playing, span > 0 else { return nil }
+            return Voice(
+                timeline: player.timeline, startOffset: player.unwrappedOffset(at: origin), rate: player.rate,
+                loop: player.loopLength, covered: preparedPlayers[id] ?? 0)
+        }
+        var cuts: [Double] = [0, span]
+        for voice in voices {
+            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
+            guard let loop = voice.loop else {
+                cuts += points.map { ($0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
+                continue
+            }
+            points = points.filter { $0 < loop } + [loop]
+            var base = (voice.startOffset / loop).rounded(.down) * loop
+            while (base - voice.startOffset) / voice.rate < span {
+                cuts += points.map { (base + $0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
+                base += loop
+            }
+        }
+        cuts.sort()
+        var segments: [MotorTimeline.Segment] = []
+        var start = cuts[0]
+        for end in cuts.dropFirst() where end > start {
+            defer { start = end }
+            let middle = (start + end) / 2
+            var startParts: [MotorMagnitudes] = []
+            var endParts: [MotorMagnitudes] = []
+            for voice in voices {
+                var offset = voice.startOffset + middle * voice.rate
+                var base = 0.0
+                if let loop = voice.loop {
+                    base = (offset / loop).rounded(.down) * loop
+                    offset -= base
+                }
+                guard offset >= voice.covered, let segment = voice.timeline.segment(at: offset) else { continue }
+                startParts.append(segment.levels(at: voice.startOffset + start * voice.rate - base))
+                endParts.append(segment.levels(at: voice.startOffset + end * voice.rate - base))
+            }
+            guard !startParts.isEmpty else { continue }
+            segments.append(MotorTimeline.Segment(
+                start: start, end: end, startLevels: locality.apply(MotorMagnitudes.summed(startParts)),
+                endLevels: locality.apply(MotorMagnitudes.summed(endParts))))
+        }
+        return MotorTimeline(segments: segments)
+    }
+}

@@ -1,0 +1,152 @@
+// What reaches the device is the renderer's DeviceCommandPlanner output for the engine's profile: per profile,
+// across a mix change, and the profile itself chosen from the device (or the option).
+import AHAP
+import HapticRendering
+import LinuxHaptics
+import LinuxInput
+import Testing
+
+@Suite struct PlannedOutputTests {
+    static func transient(at time: Double, intensity: Double, sharpness: Double) -> HapticEvent {
+        HapticEvent(type: .hapticTransient, parameters: [
+            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+            HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+        ], relativeTime: time)
+    }
+
+    static func continuous(at time: Double, duration: Double, intensity: Double, sharpness: Double) -> HapticEvent {
+        HapticEvent(type: .hapticContinuous, parameters: [
+            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+            HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+        ], relativeTime: time, duration: duration)
+    }
+
+    /// Steps, a ramp under a curve, and two transients 12 ms apart (closer than the generic 20 ms interval).
+    static let pattern = HapticPattern(
+        events: [
+            transient(at: 0, intensity: 1, sharpness: 0),
+            continuous(at: 0.1, duration: 0.4, intensity: 0.9, sharpness: 0.3),
+            transient(at: 0.6, intensity: 0.8, sharpness: 1),
+            transient(at: 0.612, intensity: 0.4, sharpness: 0.2),
+        ],
+        parameters: [],
+        parameterCurves: [
+            HapticParameterCurve(
+                parameterID: .hapticIntensityControl,
+                controlPoints: [.init(relativeTime: 0, value: 0.2), .init(relativeTime: 0.3, value: 1)], relativeTime: 0.15)
+        ])
+
+    /// Plays `pattern` from engine time 10 and returns what the output received, next to the planner's commands.
+    static func play(
+        _ pattern: HapticPattern, outputProfile: RenderProfile, option: RenderProfile? = nil
+    ) throws -> (sent: [(time: Double, mix: MotorMagnitudes)], planned: [RumbleCommand], engine: RenderProfile) {
+        var options = HapticEngineOptions()
+        options.renderProfile = option
+        let clock = ManualClock(startingAt: 10)
+        let recorder = RecordingOutput(renderProfile: outputProfile)
+        let engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: quietLogger())
+        try engine.start()
+        try engine.makePlayer(with: pattern).start(atTime: 0)
+        clock.advance(by: 2)
+        let profile = engine.renderProfile
+        let planned = DeviceCommandPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+        return (recorder.appliedMixes().map { ($0.time - 10, $0.mix) }, planned, profile)
+    }
+
+    @Test(arguments: RenderProfile.builtIn)
+    func commandsSentAreThePlannersForTheOutputsProfile(profile: RenderProfile) throws {
+        let run = try Self.play(Self.pattern, outputProfile: profile)
+        #expect(run.engine == profile)
+        try #require(run.sent.count == run.planned.count, "\(run.sent.count) sent, \(run.planned.count) planned")
+        for (sent, command) in zip(run.sent, run.planned) {
+            #expect(abs(sent.time - command.time) < 1e-9, "at \(command.time) (\(profile.name))")
+            #expect(sent.mix == command.levels, "at \(command.time) (\(profile.name))")
+        }
+    }
+
+    @Test func twoBreakpointsCloserThanTheIntervalAreOneCommandAtTheDeadline() throws {
+        // 0.5 for 10 ms then 0.8: the generic profile allows one update per 20 ms. The planner sends 0.5 at 0
+        // (waiting for the jump would leave the motor off for 10 ms: more error) and 0.8 at the deadline, 20 ms.
+        let rig = try Rig()
+        let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [
+            Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
+            Change(at: 0.2, .off),
+        ])
+        #expect(rig.applied() == planned(steps))
+        #expect(!rig.applied().contains { $0.time == 10_000 }, "nothing is sent at the second breakpoint itself")
+    }
+
+    @Test func theSameBreakpointsGoOutAtOnceOnAFasterProfile() throws {
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        let rig = try Rig(options: options)
+        let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: 0.5, weak: 0.5), Change(at: 0.01, strong: 0.8, weak: 0.8), Change(at: 0.2, .off)])
+    }
+
+    @Test func aPlayerStartingMidwayReplansFromItsStart() throws {
+        let rig = try Rig()
+        let ramp = MotorTimeline.Segment(start: 0, end: 0.4, startLevels: MotorMagnitudes(strong: 0.2, weak: 0), endLevels: MotorMagnitudes(strong: 0.61, weak: 0))
+        let tap = timeline(pulse(0, 0.7, to: 0.05))
+        try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp)).start(atTime: 0)
+        try rig.engine.makeAdvancedPlayer(timeline: tap).start(atTime: 10.1)
+        rig.clock.advance(by: 1)
+        // The plan made at 0.1 resumes from what the device holds: the planner run on the whole mix, resumed at
+        // the last command before 0.1, gives the same commands. (The ramp avoids a level exactly half-way between
+        // two steps at 0.1: engine times carry rounding of ~1e-15 s that could tip such a tie.)
+        let mix = MotorTimeline.mixed([timeline(ramp), tap.shifted(by: 0.1)])
+        let planner = DeviceCommandPlanner(profile: .genericRumble)
+        let before = planner.commands(for: timeline(ramp)).filter { $0.time < 0.1 }
+        let last = try #require(before.last)
+        let after = planner.commands(for: mix, from: 0.1, resuming: .init(sent: last.levels, lastCommandTime: last.time))
+        #expect(rig.applied() == (before + after).map { Change(at: $0.time, $0.levels) })
+        #expect(rig.applied().contains { $0.weak > 0 }, "the tap is in the mix")
+    }
+
+    @Test func theEngineOptionOverridesTheOutputsProfile() throws {
+        let run = try Self.play(Self.pattern, outputProfile: .xpad, option: .xboxBluetooth)
+        #expect(run.engine == .xboxBluetooth)
+        #expect(run.sent.map(\.mix) == run.planned.map(\.levels))
+        #expect(run.sent.allSatisfy { ($0.mix.strong * 100).rounded() == $0.mix.strong * 100 }, "0...100 levels")
+    }
+
+    @Test func anEngineWithoutOutputPlaysGeneric() {
+        let engine = HapticEngine(output: .recording(RecordingOutput(renderProfile: .xpad)), clock: ManualClock(), logger: quietLogger())
+        #expect(engine.renderProfile == .genericRumble)
+        #expect(throws: Never.self) { try engine.start() }
+        #expect(engine.renderProfile == .xpad)
+    }
+}
+
+@Suite struct DeviceProfileTests {
+    func identity(vendor: UInt16, product: UInt16, bus: InputBus = .usb, name: String = "pad") -> InputDeviceIdentity {
+        InputDeviceIdentity(name: name, bus: bus, vendor: vendor, product: product)
+    }
+
+    @Test func theDriverAndIdentityChooseTheProfile() {
+        let cases: [(String?, InputDeviceIdentity, RenderProfile)] = [
+            ("xpad", identity(vendor: 0x045e, product: 0x028e), .xpad),
+            ("playstation", identity(vendor: 0x054c, product: 0x0ce6), .dualSense),
+            ("playstation", identity(vendor: 0x054c, product: 0x0df2, bus: .bluetooth), .dualSense),
+            ("playstation", identity(vendor: 0x054c, product: 0x09cc), .dualShock4),
+            ("sony", identity(vendor: 0x054c, product: 0x05c4), .dualShock4),
+            ("sony", identity(vendor: 0x054c, product: 0x0268), .dualShock3),
+            ("microsoft", identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth), .xboxBluetooth),
+            ("xpadneo", identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth), .xboxBluetooth),
+            ("microsoft", identity(vendor: 0x045e, product: 0x0b13, bus: .usb), .genericRumble),
+            (nil, identity(vendor: 0x1209, product: 0x0001, bus: .virtual), .virtualPad),
+            (nil, identity(vendor: 0x1234, product: 0x5678, bus: .virtual, name: VirtualPadConfiguration.defaultName), .virtualPad),
+            (nil, identity(vendor: 0x1234, product: 0x5678, bus: .virtual), .genericRumble),
+            ("hid-generic", identity(vendor: 0x1209, product: 0x0001), .genericRumble),
+            ("hid-generic", identity(vendor: 0x0079, product: 0x0006), .genericRumble),
+        ]
+        for (driver, identity, expected) in cases {
+            #expect(RenderProfile.forDevice(driver: driver, identity: identity) == expected, "\(driver ?? "no driver") \(identity.vendor):\(identity.product)")
+        }
+    }
+}
