@@ -94,16 +94,20 @@ enum EngineSuite {
         return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == node }.count
     }
 
-    /// Waits until the descriptor count is back to `baseline` (a hot-plug monitor closes its own on its
-    /// thread, shortly after it is cancelled).
+    /// Waits until the descriptor count is back to `baseline` or below (a hot-plug monitor closes its own on its
+    /// thread, shortly after it is cancelled). Below is not a leak: a descriptor opened before the baseline (an
+    /// earlier pad's server thread finishing its teardown) may close meanwhile, and waiting for an exact count
+    /// then failed now and then with fewer descriptors than at the start.
     static func waitForDescriptors(_ baseline: Int, _ what: String) async throws {
         var count = openDescriptorCount()
         let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
-        while count != baseline && monotonicSeconds() < deadline {
+        while count > baseline && monotonicSeconds() < deadline {
             try await Task.sleep(for: .milliseconds(20))
             count = openDescriptorCount()
         }
-        try requireEqual(count, baseline, "open descriptors \(what); open now: \(descriptorTargets())")
+        try require(
+            count <= baseline,
+            "open descriptors \(what): \(count), more than the \(baseline) before; open now: \(descriptorTargets())")
     }
 
     /// What every open descriptor points at, for failure messages.
