@@ -83,6 +83,7 @@ enum FeedbackBench {
 
         let paths = AppFeedback.allCases.flatMap { feedback in Preparation.allCases.map { Path(feedback: feedback, preparation: $0) } }
         var samples: [Path: [Double]] = [:]
+        var playSamples: [Path: [Double]] = [:]
         var baselineSamples: [Double] = []
         var index = 0
         // Every path once per round, with the baseline, so a slow stretch of the machine hits them alike.
@@ -98,8 +99,13 @@ enum FeedbackBench {
                 let start = EngineBench.microseconds()
                 generator.playFeedback(path.feedback)
                 let seen = try await firstWrite(pad, after: start, from: index)
-                index = seen.next
-                if counted { samples[path, default: []].append(Double(seen.time - start) / 1000) }
+                // The output starts at the play; on a cold path an upload comes before it.
+                let played = try await EngineBench.padPlay(pad, after: start, from: seen.next - 1)
+                index = played.next
+                if counted {
+                    samples[path, default: []].append(Double(seen.time - start) / 1000)
+                    playSamples[path, default: []].append(Double(played.time - start) / 1000)
+                }
                 try await Task.sleep(for: settleAfterTrigger)
             }
             let start = EngineBench.microseconds()
@@ -126,10 +132,12 @@ enum FeedbackBench {
             let ours = Measurement(
                 name: "playFeedback(.\(path.feedback.rawValue)), \(path.preparation.label) -> pad's first upload/play", unit: "ms",
                 samples: samples[path, default: []])
-            let verdict = ours.maximum < targetMilliseconds ? "pass" : (ours.percentile(99) < targetMilliseconds ? "pass at p99, max over" : "FAIL")
+            let toPlay = Measurement(name: "", unit: "ms", samples: playSamples[path, default: []])
+            let verdict = toPlay.maximum < targetMilliseconds ? "pass" : (toPlay.percentile(99) < targetMilliseconds ? "pass at p99, max over" : "FAIL")
             results.append(BenchmarkResult(
                 measurement: ours, baseline: "the baseline", ratio: ours.percentile(50) / baseline.percentile(50),
-                note: String(format: "p99 ratio %.2f", ours.percentile(99) / baseline.percentile(99)) + "; under \(Int(targetMilliseconds)) ms: \(verdict)"))
+                note: String(format: "p99 ratio %.2f; to the play: p50 %.3f, p99 %.3f, max %.3f ms", ours.percentile(99) / baseline.percentile(99),
+                    toPlay.percentile(50), toPlay.percentile(99), toPlay.maximum) + "; play under \(Int(targetMilliseconds)) ms: \(verdict)"))
         }
         results.append(BenchmarkResult(
             measurement: Measurement(name: "calls admitted / dropped by the standard rate limits", unit: "", samples: [Double(generator.playedCount)]),
