@@ -4,4 +4,5 @@ let benchmarkGroups: [BenchmarkGroup] = [
     renderingBenchmarks,
     engineBenchmarks,
     engineKernelBenchmarks,
+    feedbackKernelBenchmarks,
 ]
