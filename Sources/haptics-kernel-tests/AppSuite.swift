@@ -40,7 +40,7 @@ enum AppSuite {
 
     static let vocabularyCases = vocabularyCalls.map { call in
         KernelTest(name: "app/vocabulary/\(call.label)-matches-its-definition") {
-            try await withOneRetry { try await vocabularyMatches(call.arguments) }
+            try await vocabularyMatches(call.arguments)
         }
     }
 
@@ -147,18 +147,6 @@ enum AppSuite {
             if case .rumble(let strong, let weak)? = record.effect?.kind { text += "(\(strong)/\(weak))" }
             return text
         }.joined(separator: " ")
-    }
-
-    /// Runs a timing-sensitive check again once when it fails: under qemu's software emulation on a loaded
-    /// host the playback thread can miss a 60 ms gap between two taps now and then. The first failure is
-    /// printed; a second failure fails the test.
-    static func withOneRetry(_ check: () async throws -> Void) async throws {
-        do {
-            try await check()
-        } catch let failure as TestFailure {
-            print("    retrying once after: \(failure.reason)")
-            try await check()
-        }
     }
 
     static func feedbackValue(_ arguments: [String]) throws -> HapticFeedback {

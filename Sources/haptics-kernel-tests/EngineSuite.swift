@@ -90,30 +90,19 @@ enum EngineSuite {
 
     /// Descriptors of this process that point at `node`.
     static func descriptors(pointingAt node: String) -> Int {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == node }.count
+        openDescriptors().values.filter { $0 == node }.count
     }
 
-    /// Waits until the descriptor count is back to `baseline` or below (a hot-plug monitor closes its own on its
-    /// thread, shortly after it is cancelled). Below is not a leak: a descriptor opened before the baseline (an
-    /// earlier pad's server thread finishing its teardown) may close meanwhile, and waiting for an exact count
-    /// then failed now and then with fewer descriptors than at the start.
-    static func waitForDescriptors(_ baseline: Int, _ what: String) async throws {
-        var count = openDescriptorCount()
+    /// Waits until no descriptor opened since `baseline` is left (a hot-plug monitor closes its own on its
+    /// thread, shortly after it is cancelled), and fails naming those still open.
+    static func waitForDescriptors(_ baseline: [Int32: String], _ what: String) async throws {
+        var leaked = descriptorsOpened(since: baseline)
         let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
-        while count > baseline && monotonicSeconds() < deadline {
+        while !leaked.isEmpty && monotonicSeconds() < deadline {
             try await Task.sleep(for: .milliseconds(20))
-            count = openDescriptorCount()
+            leaked = descriptorsOpened(since: baseline)
         }
-        try require(
-            count <= baseline,
-            "open descriptors \(what): \(count), more than the \(baseline) before; open now: \(descriptorTargets())")
-    }
-
-    /// What every open descriptor points at, for failure messages.
-    static func descriptorTargets() -> [String] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return entries.sorted().map { "\($0)->" + ((try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) ?? "?") }
+        try require(leaked.isEmpty, "descriptors left open \(what): \(leaked)")
     }
 
     // MARK: Corpus
@@ -298,12 +287,12 @@ enum EngineSuite {
     }
 
     static func unplugOnce(measured: Bool) async throws {
-        let baseline = openDescriptorCount()
+        let baseline = openDescriptors()
         let (engine, _, _) = try await rumbleThenUnplug(try VirtualPadSuite.makePad())
         engine.stop()
         guard measured else { return }
         // The destroyed pad's own descriptors (uinput, wake pipe) went with it; the engine's must be gone too.
-        try await waitForDescriptors(baseline, "after unplug and stop (before the pad existed: \(baseline))")
+        try await waitForDescriptors(baseline, "after unplug and stop")
     }
 
     static func replugResets() async throws {
@@ -336,7 +325,7 @@ enum EngineSuite {
 
     static func hundredCycles() async throws {
         try await warmUpRuntime()
-        let baseline = openDescriptorCount()
+        let baseline = openDescriptors()
         let configuration = VirtualPadConfiguration()
         var pad = try VirtualPadSuite.makePad(configuration)
         let engine = try engine(for: pad)
@@ -363,14 +352,14 @@ enum EngineSuite {
         try requireEqual(events.all.filter { $0 == .reset }.count, cycles - 1, "resets")
         try requireEqual(maximumSlots, 1, "effect slots used on one pad (the mix slot only)")
         try await waitForDescriptors(baseline, "after \(cycles) cycles and stop")
-        print("  \(cycles) cycles: \(cycles - 1) resets, at most \(maximumSlots) slot per pad, descriptors back to \(baseline)")
+        print("  \(cycles) cycles: \(cycles - 1) resets, at most \(maximumSlots) slot per pad, no descriptor left open")
     }
 
     // MARK: Devices that refuse
 
     static func refusedUploadsDegrade() async throws {
         try await warmUpRuntime()
-        let baseline = openDescriptorCount()
+        let baseline = openDescriptors()
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(failUploadsAfter: 1))
         defer { pad.destroy() }
         let engine = try engine(for: pad)

@@ -70,14 +70,28 @@ final class RawClient {
     }
 }
 
-/// Open descriptors of this process, from /proc/self/fd (minus the one that listing itself uses).
-func openDescriptorCount() -> Int {
-    guard let directory = opendir("/proc/self/fd") else { return -1 }
+/// The open descriptors of this process and what each points at (`readlink` of /proc/self/fd/N), without the
+/// one the listing itself uses. The one reader of /proc/self/fd for every leak check.
+func openDescriptors() -> [Int32: String] {
+    guard let directory = opendir("/proc/self/fd") else { return [:] }
     defer { closedir(directory) }
-    var count = 0
+    let own = dirfd(directory)
+    var descriptors: [Int32: String] = [:]
     while let entry = readdir(directory) {
-        let first = withUnsafeBytes(of: entry.pointee.d_name) { $0.first ?? 0 }
-        if first != UInt8(ascii: ".") { count += 1 }
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+            String(decoding: bytes.prefix(while: { $0 != 0 }), as: UTF8.self)
+        }
+        guard let fd = Int32(name), fd != own else { continue }
+        var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let length = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
+        descriptors[fd] = length < 0 ? "?" : String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
-    return count - 1
+    return descriptors
+}
+
+/// The descriptors open now that were not open (to the same file) in `before`: the leaks, if a scenario that
+/// started at `before` has ended. A descriptor of `before` that closed meanwhile is not a leak, and a count
+/// would let it hide a real one.
+func descriptorsOpened(since before: [Int32: String]) -> [String] {
+    openDescriptors().filter { before[$0.key] != $0.value }.sorted { $0.key < $1.key }.map { "\($0.key)->\($0.value)" }
 }
