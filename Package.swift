@@ -35,11 +35,21 @@ let package = Package(
         .target(name: "AHAP", swiftSettings: strict),
         .target(name: "HapticRendering", dependencies: ["AHAP"], swiftSettings: strict),
 
-        // The kernel: discovery, evdev force feedback, uinput virtual pad.
+        // The kernel: discovery, evdev force feedback.
         .target(
             name: "LinuxInput",
             dependencies: [
                 "CLibudev", "CLibevdev", "CLinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // Test hardware, not product API: the uinput virtual pad with its motor model and record, and the
+        // emulated game controllers that the kernel's own drivers bind (uhid, USB gadget).
+        .target(
+            name: "HapticTestDevices",
+            dependencies: [
+                "LinuxInput", "CLinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -56,7 +66,7 @@ let package = Package(
         .executableTarget(
             name: "haptics",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -66,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "CLinuxInput",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices", "CLinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -75,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -86,6 +96,9 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LinuxInputTests", dependencies: ["LinuxInput", "CLibevdev", "CLinuxInput"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsTests",

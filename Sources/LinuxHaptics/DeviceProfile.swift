@@ -21,9 +21,8 @@ extension RenderProfile {
     /// - `playstation` → dualsense for a DualSense, dualshock4 otherwise (the driver took DualShock 4 in 6.2);
     /// - `sony` → dualshock3 for a Sixaxis (product 0x0268), dualshock4 otherwise;
     /// - `microsoft` or `xpadneo` on Bluetooth → xbox-bluetooth (hid-microsoft's 0...100 levels);
-    /// - our uinput virtual pad (vendor 0x1209, product 0x0001, or its name; uinput devices have no driver)
-    ///   → virtual;
-    /// - anything else → generic.
+    /// - anything else → generic, uinput devices included (they have no driver; a test pad that resolves more
+    ///   finely is driven with `HapticEngineOptions.renderProfile = .virtualPad` by whoever knows it does).
     public static func forDevice(driver: String?, identity: InputDeviceIdentity) -> RenderProfile {
         switch driver {
         case "xpad":
@@ -37,8 +36,6 @@ extension RenderProfile {
         default:
             break
         }
-        let isOurVirtualPad = identity.vendor == VirtualPadConfiguration.defaultVendor && identity.product == VirtualPadConfiguration.defaultProduct
-        if driver == nil, isOurVirtualPad || identity.name == VirtualPadConfiguration.defaultName { return .virtualPad }
         return .genericRumble
     }
 }

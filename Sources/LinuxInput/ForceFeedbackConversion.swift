@@ -1,5 +1,5 @@
 // Conversion between the Swift mirror and the kernel's `struct ff_effect`.
-internal import CLinuxInput
+package import CLinuxInput
 
 extension ForceFeedbackEnvelope {
     init(_ e: ff_envelope) {
@@ -39,7 +39,7 @@ public struct UnsupportedEffectError: Error, Equatable, Sendable, CustomStringCo
 
 extension ForceFeedbackEffect {
     /// Mirrors a kernel effect (as a uinput pad receives it in `UI_BEGIN_FF_UPLOAD`).
-    init(_ raw: ff_effect) throws(UnsupportedEffectError) {
+    package init(_ raw: ff_effect) throws(UnsupportedEffectError) {
         var copy = raw
         let kind: ForceFeedbackEffectKind
         switch ForceFeedbackFeature(rawValue: raw.type) {
@@ -75,7 +75,7 @@ extension ForceFeedbackEffect {
     }
 
     /// The kernel struct for `EVIOCSFF`.
-    var raw: ff_effect {
+    package var raw: ff_effect {
         var e = ff_effect()
         e.type = kind.type.rawValue
         e.id = id

@@ -1,7 +1,8 @@
 // Every raw system call of the package passes through this file, so that errno handling,
-// EINTR retry and the C types stay in one place. Nothing here is public.
-internal import CLinuxInput
-internal import Glibc
+// EINTR retry and the C types stay in one place. `Sys` is package-wide: the test devices
+// (HapticTestDevices) make their system calls through it too.
+package import CLinuxInput
+package import Glibc
 
 /// An `errno` value from a failed system call, with the name of the call that failed.
 public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -35,7 +36,7 @@ public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertib
 
 /// Runs `body` until it returns something other than -1 with `EINTR`, turning -1 into a typed error.
 @inline(__always)
-internal func valueOrErrno<T: FixedWidthInteger>(
+package func valueOrErrno<T: FixedWidthInteger>(
     _ call: @autoclosure () -> String, retryOnInterrupt: Bool = true, _ body: () -> T
 ) throws(SystemCallError) -> T {
     while true {
@@ -47,50 +48,50 @@ internal func valueOrErrno<T: FixedWidthInteger>(
     }
 }
 
-internal enum Sys {
+package enum Sys {
     /// The corresponding C function is `open`; always `O_CLOEXEC` so no descriptor leaks into children.
-    static func open(_ path: String, flags: Int32) throws(SystemCallError) -> Int32 {
+    package static func open(_ path: String, flags: Int32) throws(SystemCallError) -> Int32 {
         try valueOrErrno("open(\(path))") { Glibc.open(path, flags | O_CLOEXEC) }
     }
 
     /// The corresponding C function is `close`. Never retried: on Linux the descriptor is gone even on EINTR.
-    static func close(_ fd: Int32) {
+    package static func close(_ fd: Int32) {
         _ = Glibc.close(fd)
     }
 
     /// The corresponding C function is `read`.
-    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
         try valueOrErrno("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// The corresponding C function is `write`.
-    static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
         try valueOrErrno("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
     }
 
     /// The corresponding C function is `ioctl` with a pointer argument.
-    static func ioctl(
+    package static func ioctl(
         _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, _ arg: UnsafeMutableRawPointer?
     ) throws(SystemCallError) -> Int32 {
         try valueOrErrno("ioctl(\(name()))") { cli_ioctl_ptr(fd, request, arg) }
     }
 
     /// The corresponding C function is `ioctl` with an integer argument.
-    static func ioctl(
+    package static func ioctl(
         _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, value: Int32
     ) throws(SystemCallError) -> Int32 {
         try valueOrErrno("ioctl(\(name()))") { cli_ioctl_int(fd, request, value) }
     }
 
     /// The corresponding C function is `ioctl` with no argument.
-    static func ioctl(
+    package static func ioctl(
         _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String
     ) throws(SystemCallError) -> Int32 {
         try valueOrErrno("ioctl(\(name()))") { cli_ioctl_none(fd, request) }
     }
 
     /// The corresponding C function is `poll`. `timeout` in milliseconds, -1 waits forever.
-    static func poll(_ fds: inout [pollfd], timeout: Int32) throws(SystemCallError) -> Int32 {
+    package static func poll(_ fds: inout [pollfd], timeout: Int32) throws(SystemCallError) -> Int32 {
         let count = nfds_t(fds.count)
         return try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
             try valueOrErrno("poll") { Glibc.poll(buffer.baseAddress, count, timeout) }
@@ -98,7 +99,7 @@ internal enum Sys {
     }
 
     /// The corresponding C function is `pipe2` with `O_CLOEXEC | O_NONBLOCK`: a wake-up channel.
-    static func pipe() throws(SystemCallError) -> (read: Int32, write: Int32) {
+    package static func pipe() throws(SystemCallError) -> (read: Int32, write: Int32) {
         var fds: [Int32] = [-1, -1]
         _ = try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
             try valueOrErrno("pipe2") { cli_pipe2(buffer.baseAddress, O_CLOEXEC | O_NONBLOCK) }
@@ -107,12 +108,12 @@ internal enum Sys {
     }
 
     /// The corresponding C function is `access`; true when the calling process may do `mode`.
-    static func access(_ path: String, _ mode: Int32) -> Bool {
+    package static func access(_ path: String, _ mode: Int32) -> Bool {
         Glibc.access(path, mode) == 0
     }
 
     /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
-    static func monotonicNanoseconds() -> UInt64 {
+    package static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
@@ -123,12 +124,12 @@ internal enum Sys {
 
 extension Sys {
     /// The corresponding C function is `inotify_init1(IN_CLOEXEC | IN_NONBLOCK)`.
-    static func inotifyInit() throws(SystemCallError) -> Int32 {
+    package static func inotifyInit() throws(SystemCallError) -> Int32 {
         try valueOrErrno("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
     }
 
     /// The corresponding C function is `inotify_add_watch`; returns the watch descriptor.
-    static func inotifyAddWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+    package static func inotifyAddWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
         try valueOrErrno("inotify_add_watch(\(path))") { inotify_add_watch(fd, path, mask) }
     }
 }
@@ -137,7 +138,7 @@ extension Sys {
 
 extension Sys {
     /// The corresponding C function is `pthread_create` for a detached thread that runs `body` once.
-    static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
+    package static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         defer { pthread_attr_destroy(&attributes) }
@@ -146,7 +147,7 @@ extension Sys {
     }
 
     /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
-    static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t {
+    package static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t {
         try createThread(nil, body)
     }
 
@@ -168,7 +169,7 @@ extension Sys {
     }
 
     /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
-    static func joinThread(_ thread: pthread_t) {
+    package static func joinThread(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)
     }
 }
@@ -177,19 +178,19 @@ extension Sys {
 
 extension Sys {
     /// The corresponding C function is `access(path, F_OK)`: the path exists (whoever may open it).
-    static func exists(_ path: String) -> Bool {
+    package static func exists(_ path: String) -> Bool {
         Glibc.access(path, F_OK) == 0
     }
 
     /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
-    static func realPath(_ path: String) throws(SystemCallError) -> String {
+    package static func realPath(_ path: String) throws(SystemCallError) -> String {
         guard let resolved = Glibc.realpath(path, nil) else { throw SystemCallError(code: errno, call: "realpath(\(path))") }
         defer { free(resolved) }
         return String(cString: resolved)
     }
 
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
-    static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+    package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
         defer { closedir(directory) }
         var names: [String] = []
@@ -206,8 +207,79 @@ extension Sys {
 extension Sys {
     /// The corresponding C function is `open` with `O_CREAT | O_CLOEXEC` and a mode: without one, a created
     /// file gets whatever the mode argument happens to be (Swift's two-argument `open` passes 0: mode 000).
-    static func create(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> Int32 {
+    package static func create(_ path: String, flags: Int32, mode: mode_t) throws(SystemCallError) -> Int32 {
         try valueOrErrno("open(\(path))") { Glibc.open(path, flags | O_CREAT | O_CLOEXEC, mode) }
+    }
+}
+
+extension Sys {
+    /// The corresponding C function is `nanosleep`, resumed after a signal until the whole time has passed.
+    package static func sleep(nanoseconds: UInt64) {
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) == -1 && errno == EINTR { request = remaining }
+    }
+
+    /// A small text file in one `read` (sysfs attributes, `/proc` entries): at most `limit` bytes.
+    package static func readSmallFile(_ path: String, limit: Int = 4096) throws(SystemCallError) -> String {
+        let fd = try open(path, flags: O_RDONLY)
+        defer { close(fd) }
+        var bytes = [UInt8](repeating: 0, count: limit)
+        let result = bytes.withUnsafeMutableBytes { buffer in
+            Result { () throws(SystemCallError) in try Sys.read(fd, into: buffer) }
+        }
+        return String(decoding: bytes.prefix(try result.get()), as: UTF8.self)
+    }
+
+    /// The corresponding C function is `write` of a whole string to a file that exists (configfs and sysfs
+    /// attributes take one `write` per value).
+    package static func writeFile(_ path: String, _ text: String) throws(SystemCallError) {
+        let fd = try open(path, flags: O_WRONLY)
+        defer { close(fd) }
+        let result = Array(text.utf8).withUnsafeBytes { buffer in
+            Result { () throws(SystemCallError) in try Sys.write(fd, buffer) }
+        }
+        _ = try result.get()
+    }
+}
+
+// MARK: - Test devices: configfs gadgets and FunctionFS
+
+extension Sys {
+    /// The corresponding C function is `mount` (no flags, no data).
+    package static func mount(source: String, target: String, type: String) throws(SystemCallError) {
+        _ = try valueOrErrno("mount(\(type) on \(target))") { Glibc.mount(source, target, type, 0, nil) }
+    }
+
+    /// The corresponding C function is `umount2` with no flags.
+    package static func unmount(_ target: String) throws(SystemCallError) {
+        _ = try valueOrErrno("umount(\(target))") { umount2(target, 0) }
+    }
+
+    /// The corresponding C function is `mkdir`.
+    package static func makeDirectory(_ path: String, mode: mode_t = 0o755) throws(SystemCallError) {
+        _ = try valueOrErrno("mkdir(\(path))") { mkdir(path, mode) }
+    }
+
+    /// The corresponding C function is `rmdir`.
+    package static func removeDirectory(_ path: String) throws(SystemCallError) {
+        _ = try valueOrErrno("rmdir(\(path))") { rmdir(path) }
+    }
+
+    /// The corresponding C function is `symlink`: `link` will point at `target`.
+    package static func symbolicLink(_ target: String, at link: String) throws(SystemCallError) {
+        _ = try valueOrErrno("symlink(\(link))") { symlink(target, link) }
+    }
+
+    /// The corresponding C function is `unlink`.
+    package static func unlink(_ path: String) throws(SystemCallError) {
+        _ = try valueOrErrno("unlink(\(path))") { Glibc.unlink(path) }
+    }
+
+    /// The corresponding C function is `read`, returning `EINTR` instead of retrying: for a thread that is
+    /// woken by a signal to leave a blocking read.
+    package static func readOnce(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        try valueOrErrno("read", retryOnInterrupt: false) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 }
 

@@ -2,6 +2,7 @@
 // take per call (BRIEF §6), the playback timing error on a virtual pad (kernel timestamps) and on a recording
 // output (the scheduler's own wake-up error), drift over a loop, and CPU time idle and while looping.
 // Parts that need /dev/uinput are skipped with a note when it is missing (run them in the VM bench).
+import HapticTestDevices
 import AHAP
 import Foundation
 import HapticRendering
@@ -93,10 +94,17 @@ enum EngineBench {
     static let pulseSeconds = 0.02
     static let pauseBetweenTriggers = Duration.milliseconds(40)
 
+    /// The virtual pad records full 16-bit levels at the kernel's tick: it is driven with its own profile.
+    static func padOptions() -> HapticEngineOptions {
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        return options
+    }
+
     static func triggerLatency() async throws -> [BenchmarkResult] {
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger())
         defer { pad.destroy() }
-        let engine = HapticEngine(output: .device(.node(pad.eventNode)), logger: logger())
+        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: padOptions(), logger: logger())
         try engine.start()
         defer { engine.stop() }
 
@@ -150,9 +158,11 @@ enum EngineBench {
     static let timingSeconds = 5.0
 
     /// Plays the busy pattern in a loop on `output` and returns the samples the playback thread sent.
-    static func playLooped(on output: HapticOutputSelection, seconds: Double) async throws -> [PlaybackSample] {
+    static func playLooped(
+        on output: HapticOutputSelection, seconds: Double, options: HapticEngineOptions = HapticEngineOptions()
+    ) async throws -> [PlaybackSample] {
         let samples = Mutex<[PlaybackSample]>([])
-        var options = HapticEngineOptions()
+        var options = options
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
         let engine = HapticEngine(output: output, options: options, logger: logger())
         try engine.start()
@@ -168,7 +178,7 @@ enum EngineBench {
     static func padTiming() async throws -> [BenchmarkResult] {
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger())
         defer { pad.destroy() }
-        let samples = try await playLooped(on: .device(.node(pad.eventNode)), seconds: timingSeconds)
+        let samples = try await playLooped(on: .device(.node(pad.eventNode)), seconds: timingSeconds, options: padOptions())
         let writes = pad.records().filter { [.upload, .play, .stop].contains($0.event) }
         var errors: [Double] = []
         for (index, sample) in samples.enumerated() where sample.kind == .apply {

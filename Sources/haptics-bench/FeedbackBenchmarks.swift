@@ -2,6 +2,7 @@
 // HapticFeedbackGenerator -> HapticManager -> engine, to the first upload or play a virtual pad records (kernel
 // CLOCK_MONOTONIC timestamps), cold and with the generator's prepare() / prepare(feedback) called ahead. The
 // baseline, interleaved in the same run: a raw EventDevice upload-then-play of one rumble effect on the same pad.
+import HapticTestDevices
 import Foundation
 import LinuxHaptics
 import LinuxInput
@@ -70,7 +71,7 @@ enum FeedbackBench {
         let logger = EngineBench.logger()
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger)
         defer { pad.destroy() }
-        let provider = EngineOutputProvider(output: .device(.node(pad.eventNode)), logger: logger)
+        let provider = EngineOutputProvider(output: .device(.node(pad.eventNode)), options: EngineBench.padOptions(), logger: logger)
         let manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
         guard manager.engineAvailable else { throw EngineBench.BenchFailure(reason: "the manager found no engine on the virtual pad") }
         let settingsURL = FileManager.default.temporaryDirectory.appendingPathComponent("haptics-bench-feedback-\(getpid()).json")

@@ -1,6 +1,7 @@
 // The udev rule against the real systemd-udevd (scripts/vm-run --udevd --file udev): a virtual gamepad's node
 // gets the rule's `uaccess` tag and its `haptics_gamepad` marker; a virtual keyboard's node gets neither.
 // The ACL itself needs a logind seat, which the VM has not: the tags are what the rule controls.
+import HapticTestDevices
 import CLinuxInput
 import Foundation
 import Glibc

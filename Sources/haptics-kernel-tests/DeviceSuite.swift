@@ -1,6 +1,7 @@
 // The device layer against the real kernel: `haptics probe/devices/monitor` compared with evtest and the
 // kernel's own answers for virtual pads of different force-feedback sets, hot-plug through every monitor
 // source, stable ids across re-creation, and EventDevice's primitives as the pad records them.
+import HapticTestDevices
 import CLinuxInput
 import FoundationEssentials
 import Glibc

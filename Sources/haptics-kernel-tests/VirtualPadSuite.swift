@@ -1,5 +1,6 @@
 // The virtual pad against the real kernel: what clients (evtest, fftest, a raw client, our CLI) see of it,
 // and what it records of them.
+import HapticTestDevices
 import CLinuxInput
 import Glibc
 import LinuxInput

@@ -1,3 +1,4 @@
+import HapticTestDevices
 import ArgumentParser
 
 @main

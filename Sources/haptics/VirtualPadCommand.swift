@@ -1,3 +1,4 @@
+import HapticTestDevices
 import ArgumentParser
 import Dispatch
 import Glibc

@@ -1,5 +1,6 @@
 import Testing
-@testable import LinuxInput
+@testable import HapticTestDevices
+import LinuxInput
 
 /// Expected values are worked out by hand from drivers/input/ff-memless.c at CONFIG_HZ=250 (4 ms ticks,
 /// `msecs_to_jiffies` rounding up: 50 ms -> 13 ticks -> 52 ms), with C's truncating integer division.

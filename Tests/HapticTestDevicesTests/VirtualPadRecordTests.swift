@@ -1,5 +1,6 @@
 import Testing
-@testable import LinuxInput
+@testable import HapticTestDevices
+import LinuxInput
 
 @Suite struct VirtualPadRecordTests {
     static let envelope = ForceFeedbackEnvelope(attackLength: 100, attackLevel: 1, fadeLength: 200, fadeLevel: 0x7fff)

@@ -1,5 +1,7 @@
-// What the virtual pad saw, one record per kernel request or event, and its JSON-lines form.
+// What a test device saw, one record per kernel request, event or report, and its JSON-lines form: the
+// virtual pad's uinput requests and events, and the output reports an emulated controller's driver sent.
 // The schema is documented in docs/virtual-pad.md; keys are camelCase mirrors of linux/input.h fields.
+public import LinuxInput
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -53,6 +55,9 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         case gain
         /// `EV_FF`/`FF_AUTOCENTER`, value 0...0xffff.
         case autocenter
+        /// An emulated controller received a report or packet from its driver (`report`), and its motors run
+        /// at `strong` and `weak` after it.
+        case output
     }
 
     public var event: Event
@@ -70,6 +75,17 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public var count: Int32?
     /// Gain and autocenter: the value, 0...0xffff.
     public var value: UInt16?
+    /// Output: the bytes received, in hexadecimal (report id first where the device numbers its reports).
+    public var report: String?
+    /// Output: what the strong (low-frequency) motor runs at after the report, 0...1 of full drive.
+    public var strong: Double?
+    /// Output: the same for the weak (high-frequency) motor.
+    public var weak: Double?
+    /// Output, HD rumble (Switch Pro Controller): the frequency each actuator is driven at, in Hz.
+    public var strongFrequency: Double?
+    public var weakFrequency: Double?
+    /// Output, DualSense: the vibration mode the report selects (`compatible` or `v2`).
+    public var mode: String?
 
     public init(
         event: Event, time: PadTimestamp, id: Int16? = nil, effect: ForceFeedbackEffect? = nil,
@@ -83,6 +99,32 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.retval = retval
         self.count = count
         self.value = value
+    }
+
+    /// An output record: `report` as the device received it and the motor levels it leaves.
+    public init(
+        outputAt time: PadTimestamp, report: [UInt8], strong: Double, weak: Double,
+        strongFrequency: Double? = nil, weakFrequency: Double? = nil, mode: String? = nil
+    ) {
+        self.init(event: .output, time: time)
+        self.report = Self.hex(report)
+        self.strong = strong
+        self.weak = weak
+        self.strongFrequency = strongFrequency
+        self.weakFrequency = weakFrequency
+        self.mode = mode
+    }
+
+    /// Lower-case hexadecimal, two digits per byte, no separators.
+    public static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var text: [UInt8] = []
+        text.reserveCapacity(bytes.count * 2)
+        for byte in bytes {
+            text.append(digits[Int(byte >> 4)])
+            text.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: text, as: UTF8.self)
     }
 
     /// One JSON object without a newline; keys sorted so records diff cleanly.

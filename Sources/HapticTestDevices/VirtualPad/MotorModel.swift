@@ -2,6 +2,8 @@
 // the way the kernel's ff-memless (drivers/input/ff-memless.c) computes it for xpad, hid-playstation,
 // hid-sony... Pure: no I/O, no clock; time comes from the records. See docs/virtual-pad.md for the sources.
 
+import LinuxInput
+
 /// What the two rumble motors are driven at, in the kernel's 0...0xffff rumble units.
 public struct MotorLevels: Equatable, Hashable, Sendable, CustomStringConvertible {
     /// The low-frequency (heavy, left) motor.
@@ -228,7 +230,9 @@ private struct Simulation: Sendable {
             gain = Int64(record.value ?? UInt16.max)
             for id in slots.keys { slots[id]?.playing = false }
             playEffects(now: now)
-        case .autocenter:
+        case .autocenter, .output:
+            // Autocenter moves no rumble motor; output records come from emulated controllers, which report
+            // their motor levels themselves.
             return
         }
     }

@@ -3,6 +3,7 @@
 // and records every request it gets with the kernel's timestamp.
 internal import CLinuxInput
 internal import Glibc
+public import LinuxInput
 public import Logging
 import Synchronization
 
@@ -151,26 +152,24 @@ public final class VirtualPad: Sendable {
             Sys.close(uinput)
             throw .setupFailed(error)
         }
-        var recordFile: Int32?
+        let log: DeviceRecordLog
         do throws(VirtualPadError) {
             try Self.declareGamepad(uinput, configuration)
             sysname = try Self.sysname(of: uinput)
             eventNode = try Self.eventNode(ofSysname: sysname)
-            if let path = configuration.recordPath {
-                do {
-                    recordFile = try Sys.create(path, flags: O_WRONLY | O_TRUNC | O_APPEND, mode: Self.recordFileMode)
-                } catch {
-                    throw .recordFileFailed(error)
-                }
+            do {
+                log = try DeviceRecordLog(
+                    path: configuration.recordPath, keepsRecords: configuration.keepsRecords, logger: logger)
+            } catch {
+                throw .recordFileFailed(error)
             }
         } catch {
             // Closing the uinput descriptor destroys a created device too.
-            for fd in [uinput, wake.read, wake.write] + (recordFile.map { [$0] } ?? []) { Sys.close(fd) }
+            for fd in [uinput, wake.read, wake.write] { Sys.close(fd) }
             throw error
         }
         server = PadServer(
-            uinput: uinput, wake: wake, recordFile: recordFile, failUploadsAfter: configuration.failUploadsAfter,
-            keepsRecords: configuration.keepsRecords, logger: logger)
+            uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter, logger: logger)
         let server = self.server
         do {
             thread = Mutex(try Sys.startJoinableThread { server.serve() })
@@ -186,10 +185,10 @@ public final class VirtualPad: Sendable {
     deinit { destroy() }
 
     /// Everything recorded so far, in arrival order (nothing when `keepsRecords` is off).
-    public func records() -> [PadRecord] { server.state.withLock { $0.records } }
+    public func records() -> [PadRecord] { server.log.records() }
 
     /// Records from now on (and none from before); finishes when the pad is destroyed.
-    public func recordStream() -> AsyncStream<PadRecord> { server.subscribe() }
+    public func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
 
     /// A copy of the motor model fed with every record so far.
     public func motorModel() -> MotorModel { server.state.withLock { $0.model } }
@@ -277,8 +276,6 @@ public final class VirtualPad: Sendable {
     }
 
     private static let uinputPath = "/dev/uinput"
-    /// rw-r--r--: a record is a log anyone on the machine may read, as the umask allows.
-    private static let recordFileMode: mode_t = 0o644
     /// Room for `inputN`; sysfs names of input devices are short.
     private static let sysnameCapacity = 64
     private static let padVersion: UInt16 = 1
@@ -298,31 +295,25 @@ public final class VirtualPad: Sendable {
 /// The descriptors and recorded state shared by the pad and its thread.
 private final class PadServer: Sendable {
     struct State: Sendable {
-        var records: [PadRecord] = []
         var model = MotorModel()
-        var subscribers: [Int: AsyncStream<PadRecord>.Continuation] = [:]
-        var nextSubscriber = 0
         var uploadsSeen = 0
-        var finished = false
     }
 
     let uinput: Int32
     let wake: (read: Int32, write: Int32)
-    let recordFile: Int32?
+    let log: DeviceRecordLog
     let failUploadsAfter: Int?
-    let keepsRecords: Bool
     let logger: Logger
     let state = Mutex(State())
 
     init(
-        uinput: Int32, wake: (read: Int32, write: Int32), recordFile: Int32?, failUploadsAfter: Int?,
-        keepsRecords: Bool, logger: Logger
+        uinput: Int32, wake: (read: Int32, write: Int32), log: DeviceRecordLog, failUploadsAfter: Int?,
+        logger: Logger
     ) {
         self.uinput = uinput
         self.wake = wake
-        self.recordFile = recordFile
+        self.log = log
         self.failUploadsAfter = failUploadsAfter
-        self.keepsRecords = keepsRecords
         self.logger = logger
     }
 
@@ -440,43 +431,10 @@ private final class PadServer: Sendable {
         publish(PadRecord(event: .erase, time: time, id: Int16(truncatingIfNeeded: erase.effect_id), retval: 0))
     }
 
+    /// The motor model first: a subscriber woken by the record reads the output it implies.
     private func publish(_ record: PadRecord) {
-        if let recordFile {
-            let line = Array((record.jsonLine() + "\n").utf8)
-            line.withUnsafeBytes { bytes in
-                var remaining = bytes[...]
-                while !remaining.isEmpty {
-                    guard let written = try? Sys.write(recordFile, UnsafeRawBufferPointer(rebasing: remaining)),
-                        written > 0
-                    else {
-                        logger.info("virtual pad could not write its record file")
-                        return
-                    }
-                    remaining = remaining.dropFirst(written)
-                }
-            }
-        }
-        state.withLock { state in
-            if keepsRecords { state.records.append(record) }
-            state.model.apply(record)
-            for subscriber in state.subscribers.values { subscriber.yield(record) }
-        }
-    }
-
-    func subscribe() -> AsyncStream<PadRecord> {
-        let (stream, continuation) = AsyncStream.makeStream(of: PadRecord.self)
-        let finished = state.withLock { state in
-            if state.finished { return true }
-            let key = state.nextSubscriber
-            state.nextSubscriber += 1
-            state.subscribers[key] = continuation
-            continuation.onTermination = { [weak self] _ in
-                _ = self?.state.withLock { $0.subscribers.removeValue(forKey: key) }
-            }
-            return false
-        }
-        if finished { continuation.finish() }
-        return stream
+        state.withLock { $0.model.apply(record) }
+        log.append(record)
     }
 
     func stop() {
@@ -491,12 +449,7 @@ private final class PadServer: Sendable {
             logger.info("virtual pad destroy failed; closing its descriptor removes it", metadata: ["error": "\(error)"])
         }
         closeDescriptors()
-        let subscribers = state.withLock { state in
-            state.finished = true
-            defer { state.subscribers = [:] }
-            return Array(state.subscribers.values)
-        }
-        for subscriber in subscribers { subscriber.finish() }
+        log.finish()
         logger.info("virtual pad destroyed")
     }
 
@@ -504,6 +457,6 @@ private final class PadServer: Sendable {
         Sys.close(uinput)
         Sys.close(wake.read)
         Sys.close(wake.write)
-        if let recordFile { Sys.close(recordFile) }
+        log.closeFile()
     }
 }
