@@ -1,0 +1,415 @@
+// An emulated HID game controller presented to the kernel through /dev/uhid: the kernel's own driver binds it
+// as it would the real controller, and every report that driver sends comes back here, decoded by the model
+// into motor levels and recorded. One thread serves it, sleeping in `poll` until the kernel asks something or
+// (for controllers that stream input) the next input report is due.
+internal import CLinuxInput
+internal import Glibc
+package import LinuxInput
+package import Logging
+import Synchronization
+
+/// Why an emulated controller could not be created or bound.
+package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// `/dev/uhid` (or the USB gadget stack) is missing.
+    case transportMissing(String, SystemCallError)
+    /// The transport exists but this process may not use it.
+    case permissionDenied(String, SystemCallError)
+    /// A request to create or serve the device failed.
+    case failed(String, SystemCallError)
+    /// The record file could not be opened.
+    case recordFileFailed(SystemCallError)
+    /// The device exists but no driver made an input device with force feedback of it in time.
+    case notBound(model: String, driver: String, seconds: Double, found: String)
+
+    package var description: String {
+        switch self {
+        case .transportMissing(let what, let error):
+            "cannot create the controller: \(error). \(what) is missing: load it (`modprobe uhid` for HID "
+                + "controllers; `modprobe dummy_hcd libcomposite usb_f_fs` for USB gadgets) or run in the bench."
+        case .permissionDenied(let what, let error):
+            "cannot create the controller: \(error). Run as root, or grant your user access to \(what)."
+        case .failed(let what, let error):
+            "cannot emulate the controller: \(what): \(error)"
+        case .recordFileFailed(let error):
+            "cannot open the record file: \(error)"
+        case .notBound(let model, let driver, let seconds, let found):
+            "the kernel made no force-feedback input device of the emulated \(model) within \(seconds) s "
+                + "(\(found)): is its driver, \(driver), loaded (`modprobe \(driver)`)?"
+        }
+    }
+}
+
+/// Where an emulated controller shows up once its driver has bound it.
+package struct EmulatedDeviceNodes: Sendable, Equatable {
+    /// The device's sysfs directory (its HID device, or its USB interface for a gadget).
+    package var sysfsPath: String
+    /// The driver bound to it (`playstation`, `sony`, `xpad`...).
+    package var driver: String
+    /// Every evdev node the driver made, in sysfs order.
+    package var eventNodes: [String]
+    /// The node with force feedback: what a rumble client opens.
+    package var rumbleNode: String
+}
+
+/// An emulated controller on /dev/uhid, served on its own thread until `destroy()` (or deinit).
+package final class UHIDController: Sendable {
+    /// What was created (the model's identity with any overrides applied).
+    package let identity: HIDIdentity
+    private let server: UHIDServer
+    private let thread: Mutex<pthread_t?>
+
+    /// Creates the device and starts answering its driver. The driver binds it asynchronously: wait with
+    /// `waitUntilBound(driver:timeout:)` before opening its nodes.
+    package init(
+        _ model: any HIDControllerModel, recordPath: String? = nil, keepsRecords: Bool = true, logger: Logger
+    ) throws(EmulationError) {
+        identity = model.identity
+        let fd: Int32
+        do {
+            fd = try Sys.open(UHIDServer.path, flags: O_RDWR | O_NONBLOCK)
+        } catch {
+            switch error.code {
+            case SystemCallError.notFound, ENXIO, ENODEV: throw .transportMissing(UHIDServer.path, error)
+            case SystemCallError.permissionDenied, SystemCallError.notPermitted:
+                throw .permissionDenied(UHIDServer.path, error)
+            default: throw .failed("open \(UHIDServer.path)", error)
+            }
+        }
+        let server: UHIDServer
+        do throws(EmulationError) {
+            let log: DeviceRecordLog
+            do { log = try DeviceRecordLog(path: recordPath, keepsRecords: keepsRecords, logger: logger) } catch {
+                throw .recordFileFailed(error)
+            }
+            server = try UHIDServer(fd: fd, model: model, log: log, logger: logger)
+        } catch {
+            Sys.close(fd)
+            throw error
+        }
+        self.server = server
+        do {
+            server.existingDevices = Set(UHIDServer.hidDevices())
+            try server.create()
+            thread = Mutex(try Sys.startJoinableThread { server.serve() })
+        } catch {
+            server.closeDescriptors()
+            throw .failed("UHID_CREATE2", error)
+        }
+        logger.info("emulated controller created", metadata: ["name": "\(identity.name)"])
+    }
+
+    deinit { destroy() }
+
+    /// Every record so far (nothing when records are not kept).
+    package func records() -> [PadRecord] { server.log.records() }
+
+    /// Records from now on; finishes when the device is destroyed.
+    package func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
+
+    /// What the motors run at after the last report.
+    package var motors: EmulatedMotorOutput { server.state.withLock { $0.motors } }
+
+    /// Waits until the driver has bound the device and made its input nodes, looking at sysfs every few
+    /// milliseconds (binding happens on a kernel work queue, with no event this process could wait on).
+    package func waitUntilBound(driver: String, timeout: Double = 10) throws(EmulationError) -> EmulatedDeviceNodes {
+        let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        var found = "no HID device yet"
+        while true {
+            let ours = UHIDServer.hidDevices().filter { !server.existingDevices.contains($0) && $0.hasPrefix(server.sysfsPrefix) }
+            if let device = ours.last {
+                let path = UHIDServer.sysfsRoot + "/" + device
+                if let nodes = SysfsInputNodes.bound(at: path) { return nodes }
+                found = "HID device \(device), driver \(SysfsInputNodes.driver(of: path) ?? "none"), no rumble node"
+            }
+            if Sys.monotonicNanoseconds() >= deadline {
+                throw .notBound(model: identity.name, driver: driver, seconds: timeout, found: found)
+            }
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
+    /// Stops serving, then removes the device (`UHID_DESTROY`): to its driver and every client it is unplugged.
+    /// Safe to call more than once.
+    package func destroy() {
+        guard let running = thread.withLock({ handle -> pthread_t? in
+            defer { handle = nil }
+            return handle
+        }) else { return }
+        server.stop()
+        Sys.joinThread(running)
+        server.destroyDevice()
+    }
+}
+
+/// The uhid descriptor, the model and what it has done, shared by the serving thread and the handle.
+private final class UHIDServer: @unchecked Sendable {
+    struct State: Sendable {
+        var model: any HIDControllerModel
+        var motors = EmulatedMotorOutput.off
+        var opened = false
+    }
+
+    static let path = "/dev/uhid"
+    /// Where uhid's HID devices appear: `BBBB:VVVV:PPPP.NNNN` directories.
+    static let sysfsRoot = "/sys/devices/virtual/misc/uhid"
+
+    let fd: Int32
+    let wake: (read: Int32, write: Int32)
+    let log: DeviceRecordLog
+    let logger: Logger
+    let state: Mutex<State>
+    let identity: HIDIdentity
+    /// HID devices that existed before ours (set once, before the serving thread starts).
+    nonisolated(unsafe) var existingDevices: Set<String> = []
+    /// The name prefix of our HID device in sysfs: bus, vendor and product in upper-case hexadecimal.
+    let sysfsPrefix: String
+
+    init(fd: Int32, model: any HIDControllerModel, log: DeviceRecordLog, logger: Logger) throws(EmulationError) {
+        do {
+            wake = try Sys.pipe()
+        } catch {
+            throw .failed("pipe2", error)
+        }
+        self.fd = fd
+        self.log = log
+        self.logger = logger
+        identity = model.identity
+        state = Mutex(State(model: model))
+        sysfsPrefix = [UInt16(identity.bus.rawValue), identity.vendor, identity.product]
+            .map { Self.upperHex($0) }.joined(separator: ":") + "."
+    }
+
+    static func upperHex(_ value: UInt16) -> String {
+        let digits = String(value, radix: 16, uppercase: true)
+        return String(repeating: "0", count: 4 - digits.count) + digits
+    }
+
+    static func hidDevices() -> [String] {
+        ((try? Sys.directoryEntries(sysfsRoot)) ?? []).filter { $0.count > 15 && $0.contains(".") }.sorted()
+    }
+
+    func create() throws(SystemCallError) {
+        try withEvent { event in
+            identity.reportDescriptor.withUnsafeBufferPointer { descriptor in
+                cli_uhid_create2(
+                    event, identity.name, identity.phys, identity.uniq, descriptor.baseAddress,
+                    UInt16(descriptor.count), identity.bus.rawValue, UInt32(identity.vendor),
+                    UInt32(identity.product), identity.version, identity.country)
+            }
+        }
+    }
+
+    /// Fills a fresh event with `fill` and writes it.
+    func withEvent(_ fill: (UnsafeMutablePointer<uhid_event>) -> Void) throws(SystemCallError) {
+        let event = UnsafeMutablePointer<uhid_event>.allocate(capacity: 1)
+        defer { event.deallocate() }
+        fill(event)
+        _ = try Sys.write(fd, UnsafeRawBufferPointer(start: event, count: cli_uhid_event_size()))
+    }
+
+    // MARK: Serving
+
+    func serve() {
+        let event = UnsafeMutablePointer<uhid_event>.allocate(capacity: 1)
+        defer { event.deallocate() }
+        var nextInput: UInt64?
+        while true {
+            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            do {
+                _ = try Sys.poll(&fds, timeout: timeout(until: nextInput))
+            } catch {
+                logger.info("emulated controller stopped serving", metadata: ["error": "\(error)"])
+                return
+            }
+            if fds[1].revents != 0 { return }
+            nextInput = streamInput(due: nextInput)
+            if fds[0].revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                logger.info("the uhid descriptor failed; stopped serving")
+                return
+            }
+            if fds[0].revents & Int16(POLLIN) != 0 { drain(event, nextInput: &nextInput) }
+        }
+    }
+
+    /// Milliseconds until `deadline` (rounded up), or -1 (forever) when there is none.
+    private func timeout(until deadline: UInt64?) -> Int32 {
+        guard let deadline else { return -1 }
+        let now = Sys.monotonicNanoseconds()
+        return deadline <= now ? 0 : Int32((deadline - now + 999_999) / 1_000_000)
+    }
+
+    /// Sends the streamed input report when it is due; returns the next deadline (nil when not streaming).
+    private func streamInput(due: UInt64?) -> UInt64? {
+        let now = Sys.monotonicNanoseconds()
+        let (report, interval) = state.withLock { state -> ([UInt8]?, Double?) in
+            guard state.opened, let interval = state.model.inputReportInterval else { return (nil, nil) }
+            guard let due, due <= now else { return (nil, interval) }
+            return (state.model.nextInputReport(), interval)
+        }
+        guard let interval else { return nil }
+        let period = UInt64(interval * 1e9)
+        if let report { sendInput(report) }
+        guard let due else { return now + period }
+        return due <= now ? max(due + period, now) : due
+    }
+
+    private func drain(_ event: UnsafeMutablePointer<uhid_event>, nextInput: inout UInt64?) {
+        while true {
+            do {
+                _ = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(start: event, count: cli_uhid_event_size()))
+            } catch {
+                if error.code != SystemCallError.wouldBlock {
+                    logger.info("uhid read failed", metadata: ["error": "\(error)"])
+                }
+                return
+            }
+            handle(event, nextInput: &nextInput)
+        }
+    }
+
+    private func handle(_ event: UnsafeMutablePointer<uhid_event>, nextInput: inout UInt64?) {
+        switch cli_uhid_type(event) {
+        case UInt32(UHID_OPEN.rawValue):
+            state.withLock { $0.opened = true }
+            nextInput = Sys.monotonicNanoseconds()
+        case UInt32(UHID_CLOSE.rawValue):
+            state.withLock { $0.opened = false }
+            nextInput = nil
+        case UInt32(UHID_OUTPUT.rawValue):
+            var size: UInt16 = 0
+            var type: UInt8 = 0
+            let data = cli_uhid_output(event, &size, &type)
+            receive(Array(UnsafeBufferPointer(start: data, count: Int(size))), via: .interrupt)
+        case UInt32(UHID_GET_REPORT.rawValue):
+            answerGetReport(event)
+        case UInt32(UHID_SET_REPORT.rawValue):
+            answerSetReport(event)
+        default:
+            break  // START, STOP: nothing to do; the driver's requests follow.
+        }
+    }
+
+    private func receive(_ report: [UInt8], via path: HIDOutputPath) {
+        let time = PadTimestamp(microseconds: Int64(Sys.monotonicNanoseconds() / 1000))
+        let (response, motors) = state.withLock { state in
+            let response = state.model.receive(report, via: path)
+            if let motors = response.motors { state.motors = motors }
+            return (response, state.motors)
+        }
+        response.replies.forEach(sendInput)
+        log.append(
+            PadRecord(
+                outputAt: time, report: report, strong: motors.strong, weak: motors.weak,
+                strongFrequency: motors.strongFrequency, weakFrequency: motors.weakFrequency, mode: motors.mode))
+    }
+
+    private func answerGetReport(_ event: UnsafeMutablePointer<uhid_event>) {
+        var id: UInt32 = 0
+        var number: UInt8 = 0
+        var type: UInt8 = 0
+        cli_uhid_get_report(event, &id, &number, &type)
+        let reply = state.withLock { $0.model.getReport(id: number, type: HIDReportType(rawValue: type) ?? .feature) }
+        do {
+            try withEvent { answer in
+                if let reply {
+                    reply.withUnsafeBufferPointer { bytes in
+                        cli_uhid_get_report_reply(answer, id, 0, bytes.baseAddress, UInt16(bytes.count))
+                    }
+                } else {
+                    cli_uhid_get_report_reply(answer, id, UInt16(EIO), nil, 0)
+                }
+            }
+        } catch {
+            logger.info("could not answer GET_REPORT", metadata: ["report": "\(number)", "error": "\(error)"])
+        }
+    }
+
+    private func answerSetReport(_ event: UnsafeMutablePointer<uhid_event>) {
+        var id: UInt32 = 0
+        var number: UInt8 = 0
+        var type: UInt8 = 0
+        var size: UInt16 = 0
+        let data = cli_uhid_set_report(event, &id, &number, &type, &size)
+        let report = Array(UnsafeBufferPointer(start: data, count: Int(size)))
+        receive(report, via: .setReport(HIDReportType(rawValue: type) ?? .feature))
+        do {
+            try withEvent { cli_uhid_set_report_reply($0, id, 0) }
+        } catch {
+            logger.info("could not answer SET_REPORT", metadata: ["report": "\(number)", "error": "\(error)"])
+        }
+    }
+
+    private func sendInput(_ report: [UInt8]) {
+        do {
+            try withEvent { event in
+                report.withUnsafeBufferPointer { cli_uhid_input2(event, $0.baseAddress, UInt16($0.count)) }
+            }
+        } catch {
+            logger.debug("could not send an input report", metadata: ["error": "\(error)"])
+        }
+    }
+
+    // MARK: Ending
+
+    func stop() {
+        let byte: [UInt8] = [1]
+        _ = byte.withUnsafeBytes { try? Sys.write(wake.write, $0) }
+    }
+
+    func destroyDevice() {
+        do {
+            try withEvent { cli_uhid_destroy($0) }
+        } catch {
+            logger.info("UHID_DESTROY failed; closing the descriptor removes the device", metadata: ["error": "\(error)"])
+        }
+        closeDescriptors()
+        log.finish()
+        logger.info("emulated controller destroyed", metadata: ["name": "\(identity.name)"])
+    }
+
+    func closeDescriptors() {
+        Sys.close(fd)
+        Sys.close(wake.read)
+        Sys.close(wake.write)
+        log.closeFile()
+    }
+}
+
+/// What sysfs says about a bound device: its driver and the evdev nodes under it.
+enum SysfsInputNodes {
+    /// The driver's name (`driver` link's target), nil when none is bound.
+    static func driver(of path: String) -> String? {
+        guard let target = try? Sys.realPath(path + "/driver") else { return nil }
+        return target.split(separator: "/").last.map(String.init)
+    }
+
+    /// The nodes under `path` (input/inputN/eventM, at any depth the driver put them), or nil until a driver
+    /// is bound and one of them has force feedback.
+    static func bound(at path: String) -> EmulatedDeviceNodes? {
+        guard let driver = driver(of: path) else { return nil }
+        var events: [String] = []
+        var rumble: String?
+        for input in inputDevices(under: path) {
+            let entries = ((try? Sys.directoryEntries(input)) ?? []).filter { $0.hasPrefix("event") }.sorted()
+            for entry in entries {
+                events.append("/dev/input/" + entry)
+                if rumble == nil, hasForceFeedback(input) { rumble = "/dev/input/" + entry }
+            }
+        }
+        guard let rumble, Sys.exists(rumble) else { return nil }
+        return EmulatedDeviceNodes(sysfsPath: path, driver: driver, eventNodes: events, rumbleNode: rumble)
+    }
+
+    /// `inputN` directories below `path`: directly in `input/` (HID drivers), or one level deeper (a USB
+    /// interface's children).
+    static func inputDevices(under path: String) -> [String] {
+        let direct = ((try? Sys.directoryEntries(path + "/input")) ?? []).filter { $0.hasPrefix("input") }.sorted()
+        return direct.map { path + "/input/" + $0 }
+    }
+
+    /// The `capabilities/ff` bitmap in sysfs is non-zero.
+    static func hasForceFeedback(_ input: String) -> Bool {
+        guard let text = try? Sys.readSmallFile(input + "/capabilities/ff") else { return false }
+        return text.contains { $0 != "0" && $0 != " " && $0 != "\n" }
+    }
+}
