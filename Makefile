@@ -40,7 +40,8 @@ demo: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
 	@scripts/demo
 
-# The same demo on a uinput virtual pad: on this host with /dev/uinput and root, otherwise in the qemu bench.
+# The same demo on an emulated DualSense that the kernel's hid-playstation binds: on this host with /dev/uhid and
+# root, otherwise in the qemu bench.
 demo-vm: bootstrap-bench
 	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
 	@scripts/demo-vm

@@ -87,6 +87,16 @@ public struct RenderProfile: Sendable, Hashable {
     public static let dualShock3 = RenderProfile(
         name: "dualshock3", strongSteps: byteSteps, weakSteps: 1, minimumUpdateInterval: 0.020)
 
+    /// Switch Pro Controller and Joy-Cons (hid-nintendo), measured on the emulated Pro Controller: the driver
+    /// turns each motor's magnitude into one of 101 HD rumble amplitudes (`magnitude * 1003 / 0xffff`, rounded
+    /// up to its table) at fixed frequencies (strong: left actuator, 160 Hz low band; weak: right, 320 Hz high
+    /// band), queues it, and sends at most one rumble frame per 25 ms, and then only when an input report
+    /// arrives (every 15 ms): frames leave every 30 ms. Faster updates overrun its 8-frame queue. Its linear
+    /// resonant actuators start at once, but a pulse must still span two frames to be sent as an on and an off.
+    public static let switchPro = RenderProfile(
+        name: "switch", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.030,
+        transientPulse: TransientPulse(length: 0.060))
+
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick
     /// cannot be told apart.
@@ -95,7 +105,7 @@ public struct RenderProfile: Sendable, Hashable {
 
     /// Every built-in profile, in documentation order.
     public static let builtIn: [RenderProfile] = [
-        .genericRumble, .xpad, .dualSense, .dualShock4, .xboxBluetooth, .dualShock3, .virtualPad,
+        .genericRumble, .xpad, .dualSense, .dualShock4, .xboxBluetooth, .dualShock3, .switchPro, .virtualPad,
     ]
 
     /// The built-in profile called `name`, `nil` when there is none.

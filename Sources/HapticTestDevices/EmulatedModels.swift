@@ -1,6 +1,7 @@
 // The emulated game controllers, by the names `haptics emulate` takes: which kernel driver binds each, over
 // which transport, and how to start one.
 package import Logging
+import Synchronization
 
 /// A controller the kernel's own driver binds as if it were real: an uhid device, or a USB gadget.
 package protocol EmulatedDevice: AnyObject, Sendable {
@@ -12,7 +13,12 @@ package protocol EmulatedDevice: AnyObject, Sendable {
     var motors: EmulatedMotorOutput { get }
     /// Waits until the driver has bound the device and its force-feedback node exists.
     func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes
-    /// Removes the device, as pulling its cable (or its Bluetooth link) would; clients see `ENODEV`.
+    /// Unplugs it, as pulling its cable (or dropping its Bluetooth link) would: its driver lets go, clients
+    /// see `ENODEV`. The record goes on.
+    func unplug() throws(EmulationError)
+    /// Plugs the same controller (same identity) back in; its driver binds it anew.
+    func replug() throws(EmulationError)
+    /// Removes the device for good and ends its record. Safe to call more than once.
     func destroy()
 }
 
@@ -69,13 +75,31 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
     /// How it reaches the kernel.
     package var transport: String {
         switch self {
-        case .dualsense, .dualshock4, .switchPro, .dragonrise: "USB HID over uhid"
+        case .dualsense, .dualshock4, .switchPro: "USB HID over uhid"
         case .dualsenseBluetooth, .dualshock4Bluetooth, .xboxOneBluetooth: "Bluetooth HID over uhid"
         case .xbox360: "USB gadget (dummy_hcd + FunctionFS)"
+        // hid-dr sends its reports from ff-memless's atomic context: only usbhid's queue takes them.
+        case .dragonrise: "USB HID gadget (dummy_hcd + FunctionFS, usbhid)"
         }
     }
 
-    /// The HID model behind a uhid controller; nil for the USB gadget.
+    /// The largest step of the controller's motor scale, 0...1: how far a decoded level may be from the
+    /// level asked for and still be the nearest the controller can run. Byte levels (0...255) for most;
+    /// 0...100 for the Xbox Wireless Controller; the widest gap of the HD rumble amplitude table for the Switch
+    /// Pro Controller; two bytes for DragonRise, whose driver moves a weak level of 10 to 11.
+    package var motorStep: Double {
+        switch self {
+        case .dualsense, .dualsenseBluetooth, .dualshock4, .dualshock4Bluetooth, .xbox360: return 1.0 / 255
+        case .dragonrise: return 2.0 / 255
+        case .xboxOneBluetooth: return 1.0 / 100
+        case .switchPro:
+            let steps = SwitchRumbleActuator.amplitudeSteps
+            let widest = zip(steps, steps.dropFirst()).map { $1 - $0 }.max() ?? 1
+            return Double(widest) / Double(steps.last ?? 1)
+        }
+    }
+
+    /// The HID model behind the controller; nil for the Xbox 360 pad, which is no HID device.
     package func hidModel(name: String? = nil, uniq: String? = nil) -> (any HIDControllerModel)? {
         var model: any HIDControllerModel
         switch self {
@@ -98,13 +122,21 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         name: String? = nil, uniq: String? = nil, recordPath: String? = nil, keepsRecords: Bool = true,
         logger: Logger
     ) throws(EmulationError) -> any EmulatedDevice {
-        if let model = hidModel(name: name, uniq: uniq) {
-            return try EmulatedHIDDevice(
-                model: model, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+        guard let model = hidModel(name: name, uniq: uniq) else {
+            return try FunctionFSGadget(
+                Xbox360Gadget(serialNumber: uniq ?? Xbox360Gadget.defaultSerialNumber), driver: module,
+                recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
         }
-        return try FunctionFSGadget(
-            Xbox360Gadget(serialNumber: uniq ?? Xbox360Gadget.defaultSerialNumber), driver: module,
-            recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+        if self == .dragonrise {
+            // The real pad's USB strings (usbhid joins them into its name) and no serial number.
+            let gadget = HIDGadget(
+                model, manufacturer: "DragonRise Inc.  ", product: "Generic   USB  Joystick  ",
+                serialNumber: uniq ?? "", deviceRelease: 0x0107)
+            return try FunctionFSGadget(
+                gadget, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+        }
+        return try EmulatedHIDDevice(
+            model: model, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
     }
 }
 
@@ -113,23 +145,56 @@ private func hex(_ value: UInt16) -> String {
     return String(repeating: "0", count: 4 - digits.count) + digits
 }
 
-/// A uhid controller as an `EmulatedDevice`.
+/// A uhid controller as an `EmulatedDevice`: unplugging destroys the uhid device, plugging back in creates a
+/// new one from the same model, recording into the same log.
 final class EmulatedHIDDevice: EmulatedDevice {
-    private let controller: UHIDController
+    private let model: any HIDControllerModel
     private let driver: String
+    private let log: DeviceRecordLog
+    private let logger: Logger
+    private let controller: Mutex<UHIDController?>
 
     init(model: any HIDControllerModel, driver: String, recordPath: String?, keepsRecords: Bool, logger: Logger)
         throws(EmulationError)
     {
-        controller = try UHIDController(model, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+        do { log = try DeviceRecordLog(path: recordPath, keepsRecords: keepsRecords, logger: logger) } catch {
+            throw .recordFileFailed(error)
+        }
+        self.model = model
         self.driver = driver
+        self.logger = logger
+        controller = Mutex(try UHIDController(model, log: log, ownsLog: false, logger: logger))
     }
 
-    func records() -> [PadRecord] { controller.records() }
-    func recordStream() -> AsyncStream<PadRecord> { controller.recordStream() }
-    var motors: EmulatedMotorOutput { controller.motors }
+    deinit { destroy() }
+
+    func records() -> [PadRecord] { log.records() }
+    func recordStream() -> AsyncStream<PadRecord> { log.subscribe() }
+    var motors: EmulatedMotorOutput { controller.withLock { $0?.motors } ?? .off }
+
     func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {
-        try controller.waitUntilBound(driver: driver, timeout: timeout)
+        guard let current = controller.withLock({ $0 }) else {
+            throw .notBound(model: model.identity.name, driver: driver, seconds: 0, found: "unplugged")
+        }
+        return try current.waitUntilBound(driver: driver, timeout: timeout)
     }
-    func destroy() { controller.destroy() }
+
+    func unplug() throws(EmulationError) {
+        controller.withLock { current in
+            current?.destroy()
+            current = nil
+        }
+    }
+
+    func replug() throws(EmulationError) {
+        try unplug()
+        let fresh = try UHIDController(model, log: log, ownsLog: false, logger: logger)
+        controller.withLock { $0 = fresh }
+    }
+
+    func destroy() {
+        try? unplug()
+        log.finish()
+        log.closeFile()
+    }
 }

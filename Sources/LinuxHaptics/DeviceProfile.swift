@@ -21,6 +21,7 @@ extension RenderProfile {
     /// - `playstation` → dualsense for a DualSense, dualshock4 otherwise (the driver took DualShock 4 in 6.2);
     /// - `sony` → dualshock3 for a Sixaxis (product 0x0268), dualshock4 otherwise;
     /// - `microsoft` or `xpadneo` on Bluetooth → xbox-bluetooth (hid-microsoft's 0...100 levels);
+    /// - `nintendo` → switch (HD rumble frames every 30 ms);
     /// - anything else → generic, uinput devices included (they have no driver; a test pad that resolves more
     ///   finely is driven with `HapticEngineOptions.renderProfile = .virtualPad` by whoever knows it does).
     public static func forDevice(driver: String?, identity: InputDeviceIdentity) -> RenderProfile {
@@ -33,6 +34,8 @@ extension RenderProfile {
             return identity.product == dualShock3Product ? .dualShock3 : .dualShock4
         case "microsoft" where identity.bus == .bluetooth, "xpadneo" where identity.bus == .bluetooth:
             return .xboxBluetooth
+        case "nintendo":
+            return .switchPro
         default:
             break
         }

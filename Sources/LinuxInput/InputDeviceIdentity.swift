@@ -28,7 +28,9 @@ public struct InputBus: RawRepresentable, Hashable, Sendable, CustomStringConver
 }
 
 /// The identity of one event node, as the kernel reports it (`EVIOCGID`, `EVIOCGNAME`, `EVIOCGUNIQ`,
-/// `EVIOCGPHYS`, or the same values from sysfs).
+/// `EVIOCGPHYS`, or the same values from sysfs). Name, `uniq` and `phys` are kept without surrounding
+/// white space: the ioctls return them as the driver wrote them (a DragonRise pad's name ends in spaces),
+/// libudev strips them from sysfs attributes, and the id must not depend on which way a device was read.
 public struct InputDeviceIdentity: Hashable, Sendable {
     /// The device's name (`EVIOCGNAME`), e.g. "Sony Interactive Entertainment DualSense Wireless Controller".
     public var name: String
@@ -51,13 +53,13 @@ public struct InputDeviceIdentity: Hashable, Sendable {
         name: String, bus: InputBus, vendor: UInt16, product: UInt16, version: UInt16 = 0,
         uniq: String = "", phys: String = "", sysName: String = "", node: String = "", sysPath: String = ""
     ) {
-        self.name = name
+        self.name = name.trimmingSurroundingWhitespace()
         self.bus = bus
         self.vendor = vendor
         self.product = product
         self.version = version
-        self.uniq = uniq
-        self.phys = phys
+        self.uniq = uniq.trimmingSurroundingWhitespace()
+        self.phys = phys.trimmingSurroundingWhitespace()
         self.sysName = sysName
         self.node = node
         self.sysPath = sysPath
@@ -84,9 +86,11 @@ public struct StableDeviceID: Hashable, Sendable, Comparable, CustomStringConver
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public init(_ identity: InputDeviceIdentity) {
-        let location = identity.uniq.isEmpty ? identity.phys : identity.uniq
+        let uniq = identity.uniq.trimmingSurroundingWhitespace()
+        let location = uniq.isEmpty ? identity.phys.trimmingSurroundingWhitespace() : uniq
+        let name = identity.name.trimmingSurroundingWhitespace()
         // A NUL separates the two fields so that ("ab", "c") and ("a", "bc") hash differently.
-        let digest = fnv1a32(Array(identity.name.utf8) + [0] + Array(location.utf8))
+        let digest = fnv1a32(Array(name.utf8) + [0] + Array(location.utf8))
         rawValue =
             "\(identity.bus.name)-\(hex(identity.vendor, digits: 4)):\(hex(identity.product, digits: 4))-"
             + hex(digest, digits: 8)
@@ -106,6 +110,13 @@ public struct StableDeviceID: Hashable, Sendable, Comparable, CustomStringConver
             seen[base] = count
             return count == 1 ? base : StableDeviceID(rawValue: "\(base.rawValue)-\(count)")
         }
+    }
+}
+
+extension String {
+    /// The string without leading and trailing white space (spaces, tabs, newlines).
+    func trimmingSurroundingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
     }
 }
 

@@ -75,9 +75,7 @@ final class UdevDevice {
     func property(_ key: String) -> String? { string(udev_device_get_property_value(pointer, key)) }
 
     func attribute(_ name: String) -> String? {
-        string(udev_device_get_sysattr_value(pointer, name)).map { text in
-            String(text.drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
-        }
+        string(udev_device_get_sysattr_value(pointer, name)).map { $0.trimmingSurroundingWhitespace() }
     }
 
     /// The closest ancestor in `subsystem` (the `inputN` device above an `eventN` node). The parent is

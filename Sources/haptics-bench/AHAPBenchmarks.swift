@@ -4,7 +4,7 @@
 import AHAP
 import Foundation
 
-private enum AHAPBenchmarkError: Error, CustomStringConvertible {
+enum AHAPBenchmarkError: Error, CustomStringConvertible {
     case corpusMissing([String])
     case corpusFileRejected(String)
 
@@ -16,7 +16,7 @@ private enum AHAPBenchmarkError: Error, CustomStringConvertible {
     }
 }
 
-private enum AHAPBenchmarkCorpus {
+enum AHAPBenchmarkCorpus {
     /// `$AHAP_CORPUS`, then `../shared/ahap` from the working directory (the package root under `make bench`),
     /// then the same place relative to this source file.
     static func root() throws -> URL {

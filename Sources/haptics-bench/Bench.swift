@@ -66,7 +66,8 @@ struct BenchMain {
     static func main() async {
         let arguments = CommandLine.arguments.dropFirst()
         let kernel = arguments.contains("--kernel")
-        let filter = arguments.first { !$0.hasPrefix("--") }
+        // An empty filter (a shell passing "" along) selects everything, as no filter does: `contains("")` is false.
+        let filter = arguments.first { !$0.hasPrefix("--") && !$0.isEmpty }
         let selected = benchmarkGroups.filter { group in
             group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? true)
         }
@@ -74,11 +75,22 @@ struct BenchMain {
             selected.forEach { print($0.name) }
             return
         }
+        guard !selected.isEmpty else {
+            print("haptics-bench: no \(kernel ? "kernel" : "host") benchmark group\(filter.map { " matches '\($0)'" } ?? "") (see --list)")
+            exit(1)
+        }
         var failures = 0
+        var measured = 0
         for group in selected {
             print("== \(group.name)")
             do {
-                for result in try await group.run() {
+                let results = try await group.run()
+                if results.isEmpty {
+                    failures += 1
+                    print("  failed: measured nothing")
+                }
+                measured += results.count
+                for result in results {
                     let m = result.measurement
                     var line = "  \(m.name): p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
                     if let baseline = result.baseline, let ratio = result.ratio {

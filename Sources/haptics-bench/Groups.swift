@@ -5,4 +5,4 @@ let benchmarkGroups: [BenchmarkGroup] = [
     engineBenchmarks,
     engineKernelBenchmarks,
     feedbackKernelBenchmarks,
-]
+] + driverKernelBenchmarks

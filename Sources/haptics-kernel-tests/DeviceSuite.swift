@@ -41,6 +41,7 @@ enum DeviceSuite {
         }
         let id: String
         let node: String
+        let driver: String?
         let name: String
         let bus: String
         let vendor: String

@@ -5,4 +5,5 @@ let allSuites: [KernelTestSuite] = [
     EngineSuite.suite,
     AppSuite.suite,
     AppUdevSuite.suite,
+    EmulationSuite.suite,
 ]

@@ -8,6 +8,7 @@ struct Haptics: AsyncParsableCommand {
         abstract: "Feel, probe and replay Core Haptics (AHAP) patterns on Linux gamepads through evdev force feedback.",
         subcommands: [
             VirtualPadCommand.self,
+            EmulateCommand.self,
             DevicesCommand.self,
             ProbeCommand.self,
             MonitorCommand.self,

@@ -144,9 +144,10 @@ import Testing
     }
 
     @Test func builtInProfilesCarryTheDriverFacts() {
-        #expect(RenderProfile.builtIn.map(\.name) == ["generic", "xpad", "dualsense", "dualshock4", "xbox-bluetooth", "dualshock3", "virtual"])
+        #expect(RenderProfile.builtIn.map(\.name) == ["generic", "xpad", "dualsense", "dualshock4", "xbox-bluetooth", "dualshock3", "switch", "virtual"])
         #expect(RenderProfile.xpad.strongSteps == 255 && RenderProfile.dualSense.weakSteps == 255)
         #expect(RenderProfile.xboxBluetooth.strongSteps == 100)
+        #expect(RenderProfile.switchPro.minimumUpdateInterval == 0.030 && RenderProfile.switchPro.strongSteps == 100)
         #expect(RenderProfile.dualShock3.weakSteps == 1 && RenderProfile.dualShock3.strongSteps == 255)
         #expect(RenderProfile.virtualPad.strongSteps == 65535)
         #expect(RenderProfile.builtIn.allSatisfy { !$0.supportsNativePeriodic && $0.gain == 1 })

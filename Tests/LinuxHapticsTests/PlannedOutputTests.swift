@@ -139,6 +139,8 @@ import Testing
             ("microsoft", identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth), .xboxBluetooth),
             ("xpadneo", identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth), .xboxBluetooth),
             ("microsoft", identity(vendor: 0x045e, product: 0x0b13, bus: .usb), .genericRumble),
+            ("nintendo", identity(vendor: 0x057e, product: 0x2009), .switchPro),
+            ("dragonrise", identity(vendor: 0x0079, product: 0x0006), .genericRumble),
             // The choice never depends on our own test pad's identity: it is driven like any uinput device.
             (nil, identity(vendor: 0x1209, product: 0x0001, bus: .virtual, name: "Haptics Virtual Rumble Pad"), .genericRumble),
             (nil, identity(vendor: 0x1234, product: 0x5678, bus: .virtual), .genericRumble),

@@ -62,6 +62,18 @@ import Testing
         #expect(motion.stableID != dualSense.stableID)
     }
 
+    /// A DragonRise pad's name ends in spaces: `EVIOCGNAME` keeps them, libudev's sysfs attributes do not.
+    /// Found by the emulated DragonRise, whose engine could not find it by the id taken from its open node.
+    @Test func surroundingWhitespaceDoesNotChangeTheID() {
+        let fromSysfs = InputDeviceIdentity(name: "DragonRise Inc.   Generic   USB  Joystick", bus: .usb, vendor: 0x79, product: 6, phys: "usb-dummy_hcd.0-1/input0")
+        var fromIoctl = fromSysfs
+        fromIoctl.name = "DragonRise Inc.   Generic   USB  Joystick  "
+        fromIoctl.phys = "usb-dummy_hcd.0-1/input0\n"
+        #expect(fromIoctl.stableID == fromSysfs.stableID)
+        let built = InputDeviceIdentity(name: " Pad  ", bus: .usb, vendor: 1, product: 2, uniq: "aa:bb ")
+        #expect(built.name == "Pad" && built.uniq == "aa:bb")
+    }
+
     @Test func fieldsCannotBleedIntoEachOther() {
         let a = InputDeviceIdentity(name: "ab", bus: .usb, vendor: 1, product: 2, uniq: "c")
         let b = InputDeviceIdentity(name: "a", bus: .usb, vendor: 1, product: 2, uniq: "bc")

@@ -1,6 +1,12 @@
 // A DragonRise "Generic USB Joystick" (0079:0006), the chip inside many cheap PlayStation-style USB pads,
 // as hid-dr binds it: the pad's 101-byte report descriptor, whose 7-byte output report is what the
 // driver's force feedback needs, and a decoder for the commands the driver writes into that report.
+//
+// Transport: hid-dr sends its commands with `hid_hw_request` from ff-memless's play callback, which runs
+// under a spinlock. usbhid queues such requests; uhid (6.1) has no queue and turns them into a
+// SET_REPORT that waits for user space, so over uhid the kernel sleeps in atomic context and the guest
+// locks up at the first rumble. Present this model as a USB device (a HID gadget) for playback; over uhid
+// only binding and the probe-time stop command work.
 
 /// A command in the pad's 7-byte output report, told apart by its first two bytes.
 package enum DragonRiseCommand: Sendable, Hashable {
@@ -16,8 +22,10 @@ package enum DragonRiseCommand: Sendable, Hashable {
     /// The length of the output report (the descriptor numbers no reports, so there is no id byte).
     package static let length = 7
 
-    /// Recognises a command from the report's bytes.
+    /// Recognises a command from the report's bytes: the 7 bytes as they travel on the USB interrupt
+    /// endpoint, or 8 bytes led by report number 0 as a SET_REPORT request carries them.
     package init(bytes: [UInt8]) {
+        let bytes = bytes.count == Self.length + 1 && bytes[0] == 0 ? Array(bytes.dropFirst()) : bytes
         guard bytes.count >= Self.length else {
             self = .unknown
             return
@@ -83,6 +91,16 @@ package struct DragonRiseGamepad: HIDControllerModel {
         case .commit, .unknown:
             return .ignored
         }
+    }
+
+    /// The 0...255 level hid-dr writes for a non-zero FF_RUMBLE magnitude pair: `magnitude * 255 / 65535`
+    /// (exact, 0x0101 per step), with a weak level of 10 sent as 11.
+    package static func levels(fromRumbleStrong strong: UInt16, weak: UInt16) -> (strong: UInt8, weak: UInt8) {
+        let weakLevel = UInt8(UInt32(weak) * 255 / UInt32(UInt16.max))
+        return (
+            UInt8(UInt32(strong) * 255 / UInt32(UInt16.max)),
+            weakLevel == weakLevelThatRacesStrongMotor ? weakLevel + 1 : weakLevel
+        )
     }
 
     /// The motor levels a `51` command sets.

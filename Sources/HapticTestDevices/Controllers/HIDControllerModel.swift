@@ -58,7 +58,7 @@ package struct EmulatedMotorOutput: Sendable, Hashable {
     /// its strong motor, the high band its weak one).
     package var strongFrequency: Double?
     package var weakFrequency: Double?
-    /// The vibration mode the report selects (DualSense: `compatible` before firmware 2.24, `v2` after).
+    /// The vibration mode the report selects (DualSense: `compatible` before firmware update 2.21, `v2` from it).
     package var mode: String?
 
     package init(

@@ -60,9 +60,19 @@ package final class UHIDController: Sendable {
 
     /// Creates the device and starts answering its driver. The driver binds it asynchronously: wait with
     /// `waitUntilBound(driver:timeout:)` before opening its nodes.
-    package init(
+    package convenience init(
         _ model: any HIDControllerModel, recordPath: String? = nil, keepsRecords: Bool = true, logger: Logger
     ) throws(EmulationError) {
+        let log: DeviceRecordLog
+        do { log = try DeviceRecordLog(path: recordPath, keepsRecords: keepsRecords, logger: logger) } catch {
+            throw .recordFileFailed(error)
+        }
+        try self.init(model, log: log, ownsLog: true, logger: logger)
+    }
+
+    /// A controller recording into `log`, which it finishes on `destroy()` only when it owns it (a device
+    /// unplugged and plugged back in keeps one log across its controllers).
+    init(_ model: any HIDControllerModel, log: DeviceRecordLog, ownsLog: Bool, logger: Logger) throws(EmulationError) {
         identity = model.identity
         let fd: Int32
         do {
@@ -76,12 +86,8 @@ package final class UHIDController: Sendable {
             }
         }
         let server: UHIDServer
-        do throws(EmulationError) {
-            let log: DeviceRecordLog
-            do { log = try DeviceRecordLog(path: recordPath, keepsRecords: keepsRecords, logger: logger) } catch {
-                throw .recordFileFailed(error)
-            }
-            server = try UHIDServer(fd: fd, model: model, log: log, logger: logger)
+        do {
+            server = try UHIDServer(fd: fd, model: model, log: log, ownsLog: ownsLog, logger: logger)
         } catch {
             Sys.close(fd)
             throw error
@@ -156,6 +162,7 @@ private final class UHIDServer: @unchecked Sendable {
     let fd: Int32
     let wake: (read: Int32, write: Int32)
     let log: DeviceRecordLog
+    let ownsLog: Bool
     let logger: Logger
     let state: Mutex<State>
     let identity: HIDIdentity
@@ -164,7 +171,9 @@ private final class UHIDServer: @unchecked Sendable {
     /// The name prefix of our HID device in sysfs: bus, vendor and product in upper-case hexadecimal.
     let sysfsPrefix: String
 
-    init(fd: Int32, model: any HIDControllerModel, log: DeviceRecordLog, logger: Logger) throws(EmulationError) {
+    init(fd: Int32, model: any HIDControllerModel, log: DeviceRecordLog, ownsLog: Bool, logger: Logger)
+        throws(EmulationError)
+    {
         do {
             wake = try Sys.pipe()
         } catch {
@@ -172,6 +181,7 @@ private final class UHIDServer: @unchecked Sendable {
         }
         self.fd = fd
         self.log = log
+        self.ownsLog = ownsLog
         self.logger = logger
         identity = model.identity
         state = Mutex(State(model: model))
@@ -363,7 +373,7 @@ private final class UHIDServer: @unchecked Sendable {
             logger.info("UHID_DESTROY failed; closing the descriptor removes the device", metadata: ["error": "\(error)"])
         }
         closeDescriptors()
-        log.finish()
+        if ownsLog { log.finish() }
         logger.info("emulated controller destroyed", metadata: ["name": "\(identity.name)"])
     }
 
@@ -371,7 +381,7 @@ private final class UHIDServer: @unchecked Sendable {
         Sys.close(fd)
         Sys.close(wake.read)
         Sys.close(wake.write)
-        log.closeFile()
+        if ownsLog { log.closeFile() }
     }
 }
 
@@ -383,9 +393,14 @@ enum SysfsInputNodes {
         return target.split(separator: "/").last.map(String.init)
     }
 
-    /// The nodes under `path` (input/inputN/eventM, at any depth the driver put them), or nil until a driver
-    /// is bound and one of them has force feedback.
-    static func bound(at path: String) -> EmulatedDeviceNodes? {
+    /// The nodes under `path` (input/inputN/eventM), or nil until a driver is bound and one of them has force
+    /// feedback. With `orHIDDeviceBelow`, a USB interface bound by usbhid is looked through to the HID device
+    /// below it (`BBBB:VVVV:PPPP.NNNN`), where the HID driver and the input devices are.
+    static func bound(at path: String, orHIDDeviceBelow: Bool = false) -> EmulatedDeviceNodes? {
+        if orHIDDeviceBelow, driver(of: path) == "usbhid" {
+            let children = ((try? Sys.directoryEntries(path)) ?? []).filter { $0.count > 15 && $0.contains(".") && $0.contains(":") }
+            return children.sorted().lazy.compactMap { bound(at: path + "/" + $0) }.first
+        }
         guard let driver = driver(of: path) else { return nil }
         var events: [String] = []
         var rumble: String?

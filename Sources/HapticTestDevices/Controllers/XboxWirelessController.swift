@@ -67,6 +67,12 @@ package struct XboxRumbleReport: Sendable, Hashable {
             weak: Self.level(weak, enabled: enable & Self.enableWeak != 0))
     }
 
+    /// The 0...100 level hid-microsoft writes for an FF_RUMBLE magnitude: `magnitude * 100 / 65535`,
+    /// truncated, so only a full 0xffff reaches 100.
+    package static func percent(fromRumbleMagnitude magnitude: UInt16) -> UInt8 {
+        UInt8(UInt32(magnitude) * 100 / UInt32(UInt16.max))
+    }
+
     private static func level(_ magnitude: UInt8, enabled: Bool) -> Double {
         enabled ? Double(min(magnitude, 100)) / 100 : 0
     }

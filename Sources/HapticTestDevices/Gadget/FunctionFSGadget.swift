@@ -8,14 +8,15 @@ import LinuxInput
 package import Logging
 import Synchronization
 
-/// An Xbox 360 wired pad as a USB gadget: created and bound on init, removed by `destroy()` (or deinit).
+/// A USB function (an Xbox 360 pad, a HID controller) as a gadget: created and bound on init, removed by
+/// `destroy()` (or deinit).
 package final class FunctionFSGadget: EmulatedDevice {
     private let server: GadgetServer
     private let threads: Mutex<[pthread_t]>
     private let driver: String
 
     package init(
-        _ gadget: Xbox360Gadget, driver: String, recordPath: String? = nil, keepsRecords: Bool = true,
+        _ function: any USBGadgetFunction, driver: String, recordPath: String? = nil, keepsRecords: Bool = true,
         logger: Logger
     ) throws(EmulationError) {
         self.driver = driver
@@ -24,7 +25,7 @@ package final class FunctionFSGadget: EmulatedDevice {
             throw .recordFileFailed(error)
         }
         let paths = try GadgetPaths.make()
-        let server = GadgetServer(gadget: gadget, paths: paths, log: log, logger: logger)
+        let server = GadgetServer(function: function, paths: paths, log: log, logger: logger)
         do {
             try server.build()
         } catch {
@@ -56,18 +57,22 @@ package final class FunctionFSGadget: EmulatedDevice {
     package func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {
         let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
         while true {
-            if let path = server.hostInterface(), let nodes = SysfsInputNodes.bound(at: path) { return nodes }
+            if let path = server.hostInterface(), let nodes = SysfsInputNodes.bound(at: path, orHIDDeviceBelow: true) {
+                return nodes
+            }
             if Sys.monotonicNanoseconds() >= deadline {
                 let found = server.hostInterface().map { "USB interface \($0)" } ?? "not enumerated"
-                throw .notBound(model: server.gadget.identity.product, driver: driver, seconds: timeout, found: found)
+                throw .notBound(model: server.identity.product, driver: driver, seconds: timeout, found: found)
             }
             Sys.sleep(nanoseconds: 10_000_000)
         }
     }
 
-    /// Detaches the pad from the host controller: the host sees it unplugged.
+    /// Detaches the pad from the host controller, and returns once the host has let go of it (its USB device
+    /// is gone from sysfs): a pad plugged in next is never mistaken for this one.
     package func unplug() throws(EmulationError) {
         do { try server.unbind() } catch { throw .failed("unbinding the gadget", error) }
+        server.waitUntilDetached()
     }
 
     /// Attaches it again: the host enumerates the same pad anew.
@@ -83,6 +88,7 @@ package final class FunctionFSGadget: EmulatedDevice {
         guard !running.isEmpty else { return }
         server.stop()
         running.forEach(Sys.joinThread)
+        server.waitUntilDetached()
         server.tearDown()
     }
 }
@@ -124,7 +130,8 @@ struct GadgetPaths: Sendable {
 }
 
 private final class GadgetServer: @unchecked Sendable {
-    let gadget: Xbox360Gadget
+    let function: Mutex<any USBGadgetFunction>
+    let identity: USBGadgetIdentity
     let paths: GadgetPaths
     let log: DeviceRecordLog
     let logger: Logger
@@ -136,8 +143,9 @@ private final class GadgetServer: @unchecked Sendable {
     private let stopping = Atomic(false)
     private let enabled = DeadlineWaiter()
 
-    init(gadget: Xbox360Gadget, paths: GadgetPaths, log: DeviceRecordLog, logger: Logger) {
-        self.gadget = gadget
+    init(function: any USBGadgetFunction, paths: GadgetPaths, log: DeviceRecordLog, logger: Logger) {
+        self.function = Mutex(function)
+        identity = function.identity
         self.paths = paths
         self.log = log
         self.logger = logger
@@ -154,7 +162,8 @@ private final class GadgetServer: @unchecked Sendable {
         for directory in USBGadgetIdentity.configfsDirectories(function: paths.function) {
             try step("mkdir \(directory)", Sys.makeDirectory(paths.gadget + "/" + directory))
         }
-        for attribute in gadget.identity.configfsAttributes {
+        // An empty string (a pad without a serial number) is left unset, so the device has none.
+        for attribute in identity.configfsAttributes where !attribute.value.isEmpty {
             try step("write \(attribute.path)", Sys.writeFile(paths.gadget + "/" + attribute.path, attribute.value))
         }
         let link = USBGadgetIdentity.configfsFunctionLink(function: paths.function)
@@ -162,8 +171,9 @@ private final class GadgetServer: @unchecked Sendable {
         try step("mkdir \(paths.mountPoint)", Sys.makeDirectory(paths.mountPoint))
         try step("mount functionfs", Sys.mount(source: paths.function, target: paths.mountPoint, type: "functionfs"))
         control = try step("open ep0", Sys.open(paths.mountPoint + "/ep0", flags: O_RDWR))
-        try step("write the descriptors", writeAll(control, gadget.descriptorBlock))
-        try step("write the strings", writeAll(control, gadget.stringsBlock))
+        let (descriptors, strings) = function.withLock { ($0.descriptorBlock, $0.stringsBlock) }
+        try step("write the descriptors", writeAll(control, descriptors))
+        try step("write the strings", writeAll(control, strings))
         // Non-blocking: a read while the host has not enabled the endpoint fails with EAGAIN instead of
         // waiting for it (which nothing but a signal could interrupt).
         out = try step("open ep2", Sys.open(paths.mountPoint + "/ep2", flags: O_RDWR | O_NONBLOCK))
@@ -239,11 +249,13 @@ private final class GadgetServer: @unchecked Sendable {
     /// request's direction, which the kernel fails with EL2HLT by design).
     private func answer(_ request: FunctionFS.ControlRequest) {
         var scratch = [UInt8](repeating: 0, count: Int(request.length))
-        switch gadget.answer(request) {
+        switch function.withLock({ $0.answer(request) }) {
         case .data(let bytes):
             try? writeAll(control, bytes)
         case .acknowledge:
-            _ = scratch.withUnsafeMutableBytes { try? Sys.read(control, into: $0) }
+            let count = scratch.withUnsafeMutableBytes { (try? Sys.read(control, into: $0)) ?? 0 }
+            let data = Array(scratch.prefix(count))
+            if count > 0 { record(data, motors: function.withLock { $0.receive(request, data: data) }) }
         case .stall where request.isDeviceToHost:
             _ = scratch.withUnsafeMutableBytes { try? Sys.read(control, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<0])) }
         case .stall:
@@ -271,26 +283,47 @@ private final class GadgetServer: @unchecked Sendable {
     static let enableRecheckNanoseconds: UInt64 = 100_000_000
 
     private func receive(_ packet: [UInt8]) {
+        record(packet, motors: function.withLock { $0.receive(packet: packet) })
+    }
+
+    /// Records what the host sent and the motor levels after it (unchanged when it sets none).
+    private func record(_ bytes: [UInt8], motors decoded: EmulatedMotorOutput?) {
         let time = PadTimestamp(microseconds: Int64(Sys.monotonicNanoseconds() / 1000))
         let levels = motors.withLock { motors in
-            if let decoded = Xbox360Gadget.motors(for: packet) { motors = decoded }
+            if let decoded { motors = decoded }
             return motors
         }
-        log.append(PadRecord(outputAt: time, report: packet, strong: levels.strong, weak: levels.weak))
+        log.append(
+            PadRecord(
+                outputAt: time, report: bytes, strong: levels.strong, weak: levels.weak,
+                strongFrequency: levels.strongFrequency, weakFrequency: levels.weakFrequency, mode: levels.mode))
     }
 
     // MARK: The host's side
+
+    /// How long the host may take to notice an unplug (it disconnects on a hub work item).
+    static let detachTimeoutNanoseconds: UInt64 = 5_000_000_000
+
+    /// Waits, looking every few milliseconds, until the host's USB device for the pad is gone.
+    func waitUntilDetached() {
+        let deadline = Sys.monotonicNanoseconds() + Self.detachTimeoutNanoseconds
+        while hostInterface() != nil, Sys.monotonicNanoseconds() < deadline {
+            Sys.sleep(nanoseconds: 5_000_000)
+        }
+    }
 
     /// The host's view of the pad: the first interface (`B-P:1.0`) of the USB device whose serial number and
     /// ids are ours, under /sys/bus/usb/devices.
     func hostInterface() -> String? {
         let root = "/sys/bus/usb/devices"
-        let identity = gadget.identity
         for entry in ((try? Sys.directoryEntries(root)) ?? []).sorted() where !entry.contains(":") {
             let device = root + "/" + entry
+            // Without a serial number of its own, the pad is told apart by being on the dummy host controller.
+            let serial = identity.serialNumber.isEmpty ? nil : identity.serialNumber
             guard attribute(device, "idVendor") == hex(identity.vendorID),
                 attribute(device, "idProduct") == hex(identity.productID),
-                attribute(device, "serial") == identity.serialNumber
+                attribute(device, "serial") == serial,
+                serial != nil || ((try? Sys.realPath(device)) ?? "").contains("/dummy_hcd.")
             else { continue }
             return device + "/" + entry + ":1.0"
         }

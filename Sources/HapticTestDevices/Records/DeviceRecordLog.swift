@@ -18,6 +18,7 @@ final class DeviceRecordLog: Sendable {
     private let keepsRecords: Bool
     private let logger: Logger
     private let state = Mutex(State())
+    private let fileClosed = Atomic(false)
 
     /// Opens (truncating) the record file at `path`, when there is one.
     init(path: String?, keepsRecords: Bool, logger: Logger) throws(SystemCallError) {
@@ -35,7 +36,7 @@ final class DeviceRecordLog: Sendable {
     func records() -> [PadRecord] { state.withLock { $0.records } }
 
     func append(_ record: PadRecord) {
-        if let file { write(record.jsonLine() + "\n", to: file) }
+        if let file, !fileClosed.load(ordering: .sequentiallyConsistent) { write(record.jsonLine() + "\n", to: file) }
         state.withLock { state in
             if keepsRecords { state.records.append(record) }
             for subscriber in state.subscribers.values { subscriber.yield(record) }
@@ -83,8 +84,9 @@ final class DeviceRecordLog: Sendable {
         for subscriber in subscribers { subscriber.finish() }
     }
 
-    /// Closes the record file; call once, after the last `append`.
+    /// Closes the record file, after the last `append`. Safe to call more than once.
     func closeFile() {
-        if let file { Sys.close(file) }
+        guard let file, !fileClosed.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        Sys.close(file)
     }
 }

@@ -1,0 +1,244 @@
+// Per driver, measured on an emulated controller that the kernel's own driver binds (`haptics emulate`): how
+// long an update takes to reach the wire, how fast updates can come before the driver coalesces them, what it
+// does with gain, effect length and FF_PERIODIC, and how faithfully the device's motors follow the corpus,
+// against a renderer on a fixed 50 ms tick played through the same device in the same run.
+import AHAP
+import Foundation
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+import Logging
+
+/// One group per model, so `make bench "Driver dualsense"` runs one.
+let driverKernelBenchmarks: [BenchmarkGroup] = EmulatedModel.allCases.map { model in
+    BenchmarkGroup(name: "Driver \(model.rawValue)", needsKernel: true) { try await DriverBench(model: model).run() }
+}
+
+struct DriverBench {
+    let model: EmulatedModel
+
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    /// Updates are this far apart when latency is measured: longer than any driver's pacing (hid-nintendo's
+    /// 25 ms), so each update is sent on its own.
+    static let latencySpacing = Duration.milliseconds(40)
+    static let latencyRounds = 100
+    /// Update intervals of the coalescing sweep, in milliseconds.
+    static let sweepIntervals = [2, 5, 10, 20, 40]
+    static let sweepRounds = 40
+    /// Each corpus pattern is played for at most this long (twice: ours and the tick baseline).
+    static let fidelitySeconds = 1.0
+    /// A rate is useful while at least this share of its updates reaches the wire.
+    static let usefulShare = 0.9
+
+    func run() async throws -> [BenchmarkResult] {
+        let device = try model.start(logger: EngineBench.logger())
+        defer { device.destroy() }
+        let nodes = try device.waitUntilBound(timeout: 20)
+        var results: [BenchmarkResult] = []
+        results.append(try await latency(device, nodes))
+        results.append(contentsOf: try await sweep(device, nodes))
+        results.append(try await behaviour(device, nodes))
+        results.append(contentsOf: try await fidelity(device, nodes))
+        return results
+    }
+
+    // MARK: Update -> report
+
+    /// Two levels the controller can tell apart, alternated so that every update changes the motors.
+    func level(_ index: Int) -> (strong: Double, weak: Double) {
+        index % 2 == 0 ? (0.7, 0.4) : (0.3, 0.15)
+    }
+
+    func matches(_ record: PadRecord, _ target: (strong: Double, weak: Double)) -> Bool {
+        let tolerance = model.motorStep * 1.5
+        return abs((record.strong ?? -1) - target.strong) <= tolerance && abs((record.weak ?? -1) - target.weak) <= tolerance
+    }
+
+    /// Sends `count` updates `spacing` apart (update in place, then play: the engine's primitive) and returns
+    /// when each started and what it asked for.
+    func sendUpdates(
+        _ nodes: EmulatedDeviceNodes, count: Int, spacing: Duration
+    ) async throws -> [(start: Int64, target: (strong: Double, weak: Double))] {
+        let event = try EventDevice(node: nodes.rumbleNode, logger: EngineBench.logger())
+        defer { event.close() }
+        let effect = try event.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 0))
+        var sent: [(start: Int64, target: (strong: Double, weak: Double))] = []
+        for index in 0..<count {
+            let target = level(index)
+            let start = Int64(MonotonicTime.nanoseconds() / 1000)
+            try effect.update(.rumble(strong: target.strong, weak: target.weak, lengthMilliseconds: 0, id: effect.id))
+            try effect.play()
+            sent.append((start, target))
+            try await Task.sleep(for: spacing)
+        }
+        try effect.stop()
+        try await Task.sleep(for: .milliseconds(100))
+        return sent
+    }
+
+    /// For each update, the first report carrying its levels before the next update started.
+    func arrivals(
+        _ sent: [(start: Int64, target: (strong: Double, weak: Double))], _ records: [PadRecord]
+    ) -> [Double?] {
+        sent.enumerated().map { index, update in
+            let end = index + 1 < sent.count ? sent[index + 1].start : Int64.max
+            let hit = records.first { $0.event == .output && $0.time.microseconds >= update.start && $0.time.microseconds < end && matches($0, update.target) }
+            return hit.map { Double($0.time.microseconds - update.start) / 1000 }
+        }
+    }
+
+    func latency(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> BenchmarkResult {
+        let before = device.records().count
+        let sent = try await sendUpdates(nodes, count: Self.latencyRounds, spacing: Self.latencySpacing)
+        let found = arrivals(sent, Array(device.records().dropFirst(before)))
+        let samples = found.compactMap { $0 }
+        guard !samples.isEmpty else { throw Failure(description: "\(model.rawValue): no update reached the wire") }
+        return BenchmarkResult(
+            measurement: Measurement(name: "\(model.rawValue): update -> output report", unit: "ms", samples: samples),
+            note: "\(samples.count) of \(sent.count) updates seen on the wire, 40 ms apart")
+    }
+
+    // MARK: Coalescing
+
+    func sweep(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> [BenchmarkResult] {
+        var shares: [(interval: Int, share: Double, reports: Int)] = []
+        for interval in Self.sweepIntervals {
+            let before = device.records().count
+            let sent = try await sendUpdates(nodes, count: Self.sweepRounds, spacing: .milliseconds(interval))
+            let records = Array(device.records().dropFirst(before))
+            let arrived = arrivals(sent, records).compactMap { $0 }.count
+            shares.append((interval, Double(arrived) / Double(sent.count), records.filter { $0.event == .output }.count))
+        }
+        let useful = shares.filter { $0.share >= Self.usefulShare }.map(\.interval).min()
+        let table = shares.map { String(format: "%d ms: %.0f%% (%d reports)", $0.interval, $0.share * 100, $0.reports) }
+        return [
+            BenchmarkResult(
+                measurement: Measurement(name: "\(model.rawValue): share of updates on the wire", unit: "share", samples: shares.map(\.share)),
+                note: table.joined(separator: ", ")
+                    + "; highest useful rate: " + (useful.map { "\(1000 / $0) Hz (every \($0) ms)" } ?? "none of the intervals tried"))
+        ]
+    }
+
+    // MARK: Gain, length, periodic
+
+    /// What the driver does with a half gain, a 100 ms effect and a periodic effect (ff-memless, for all of
+    /// ours, turns a periodic into rumble of its magnitude on both motors).
+    func behaviour(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> BenchmarkResult {
+        let event = try EventDevice(node: nodes.rumbleNode, logger: EngineBench.logger())
+        defer { event.close() }
+        var notes: [String] = []
+        // Gain.
+        try event.setGain(0.5)
+        var before = device.records().count
+        let full = try event.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: 0))
+        try full.play()
+        try await Task.sleep(for: .milliseconds(100))
+        let gained = device.records().dropFirst(before).last { $0.event == .output }
+        notes.append(String(format: "gain 0.5 on a full rumble: strong %.3f weak %.3f", gained?.strong ?? .nan, gained?.weak ?? .nan))
+        try full.stop()
+        try event.setGain(1)
+        try await Task.sleep(for: .milliseconds(60))
+        // Length.
+        before = device.records().count
+        let short = try event.uploadEffect(.rumble(strong: 0.8, weak: 0.8, lengthMilliseconds: 100))
+        let start = Int64(MonotonicTime.nanoseconds() / 1000)
+        try short.play()
+        try await Task.sleep(for: .milliseconds(400))
+        let rest = device.records().dropFirst(before).first { $0.event == .output && $0.strong == 0 && $0.weak == 0 && $0.time.microseconds > start }
+        notes.append(rest.map { String(format: "a 100 ms effect is at rest after %.1f ms", Double($0.time.microseconds - start) / 1000) } ?? "a 100 ms effect never came to rest")
+        // Periodic.
+        before = device.records().count
+        do {
+            let sine = try event.uploadEffect(ForceFeedbackEffect(
+                id: -1, kind: .periodic(waveform: .sine, period: 50, magnitude: 0x4000, offset: 0, phase: 0, envelope: ForceFeedbackEnvelope()),
+                replayLength: 200))
+            try sine.play()
+            try await Task.sleep(for: .milliseconds(300))
+            let levels = device.records().dropFirst(before).filter { $0.event == .output }.map { String(format: "%.2f/%.2f", $0.strong ?? 0, $0.weak ?? 0) }
+            notes.append("FF_PERIODIC sine 0x4000: " + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " ")))
+        } catch {
+            notes.append("FF_PERIODIC refused: \(error)")
+        }
+        return BenchmarkResult(
+            measurement: Measurement(name: "\(model.rawValue): driver behaviour", unit: "-", samples: []),
+            note: notes.joined(separator: "; "))
+    }
+
+    // MARK: Device-observed fidelity
+
+    func fidelity(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> [BenchmarkResult] {
+        let corpus = try RenderingCorpus.load()
+        let engine = HapticEngine(output: .device(.node(nodes.rumbleNode)), logger: EngineBench.logger())
+        try engine.start()
+        defer { engine.stop() }
+        let profile = engine.renderProfile
+        let renderer = PatternRenderer(profile: profile)
+        var oursSquares = 0.0, tickSquares = 0.0, samples = 0
+        var perFile: [Double] = []
+        for pattern in corpus {
+            let timeline = renderer.render(pattern)
+            guard timeline.endTime > 0 else { continue }
+            let seconds = min(timeline.endTime, Self.fidelitySeconds)
+            let envelope = renderer.intensityEnvelope(pattern)
+            let ours = try await deviceOutput(device, engine, seconds: seconds) { try engine.makeAdvancedPlayer(with: pattern) }
+            let tick = try await deviceOutput(device, engine, seconds: seconds) {
+                try engine.makeAdvancedPlayer(timeline: FixedTickRenderer(profile: profile).timeline(for: timeline))
+            }
+            let count = Int((seconds + FixedTickRenderer.tick) * FidelityFigures.sampleRate)
+            var fileOurs = 0.0, fileTick = 0.0
+            for index in 0..<count {
+                let time = Double(index) / FidelityFigures.sampleRate
+                let target = time <= seconds ? envelope.levels(at: time).strong * profile.gain : 0
+                fileOurs += pow(ours(time) - target, 2)
+                fileTick += pow(tick(time) - target, 2)
+            }
+            oursSquares += fileOurs
+            tickSquares += fileTick
+            samples += count
+            perFile.append((fileOurs / Double(count)).squareRoot())
+        }
+        let pooledOurs = (oursSquares / Double(max(samples, 1))).squareRoot()
+        let pooledTick = (tickSquares / Double(max(samples, 1))).squareRoot()
+        return [
+            BenchmarkResult(
+                measurement: Measurement(name: "\(model.rawValue): device-observed fidelity RMS per file", unit: "rms", samples: perFile),
+                baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
+                note: String(format: "profile %@; pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
+                             profile.name, pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
+        ]
+    }
+
+    /// Plays what `makePlayer` makes from a known instant, and returns the device's louder motor over time
+    /// (seconds after that instant), as decoded from the reports its driver sent.
+    func deviceOutput(
+        _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
+        _ makePlayer: () throws -> any AdvancedHapticPatternPlayer
+    ) async throws -> @Sendable (Double) -> Double {
+        let before = device.records().count
+        let player = try makePlayer()
+        let origin = engine.currentTime + 0.05
+        try player.start(atTime: origin)
+        try player.stop(atTime: origin + seconds)
+        try await Task.sleep(for: .seconds(seconds + 0.25))
+        // Engine times are CLOCK_MONOTONIC seconds, the clock of the records.
+        let originMicroseconds = Int64((origin * 1e6).rounded())
+        let steps = device.records().dropFirst(before).filter { $0.event == .output }
+            .map { (time: Double($0.time.microseconds - originMicroseconds) / 1e6, level: max($0.strong ?? 0, $0.weak ?? 0)) }
+        return { time in steps.last { $0.time <= time }?.level ?? 0 }
+    }
+}
+
+extension FixedTickRenderer {
+    /// The tick renderer's commands as a timeline of held levels, for the engine to play like any other.
+    func timeline(for timeline: MotorTimeline) -> MotorTimeline {
+        let commands = commands(for: timeline)
+        return MotorTimeline(segments: commands.map { command in
+            MotorTimeline.Segment(
+                start: command.time, end: command.time + Self.tick, startLevels: command.levels, endLevels: command.levels)
+        })
+    }
+}

@@ -1,0 +1,218 @@
+// Real gamepad drivers as test hardware: every emulated controller (`haptics emulate`) bound by the kernel's own
+// driver, probed, played and unplugged, with what its motors received decoded from the driver's reports.
+import AHAP
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+import Logging
+import Synchronization
+
+enum EmulationSuite {
+    static let suite = KernelTestSuite(
+        name: "emulation", requiredPaths: ["/dev/uhid"],
+        tests: EmulatedModel.allCases.flatMap { model in
+            [
+                KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
+                    try await boundAndProbed(model)
+                },
+                KernelTest(name: "emulation/\(model.rawValue)/assets-follow-the-plan-and-end-at-rest") {
+                    try await assetsFollowThePlan(model)
+                },
+                KernelTest(name: "emulation/\(model.rawValue)/\(cycles)-unplug-replug-cycles-mid-pattern") {
+                    try await unplugReplugCycles(model)
+                },
+            ]
+        })
+
+    /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
+    static let bindTimeout = 20.0
+    static let cycles = 20
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "kernel-tests.emulation")
+        logger.logLevel = .warning
+        return logger
+    }
+
+    /// A started, bound controller; `body` runs with it and it is removed afterwards whatever happens.
+    static func withController<T>(
+        _ model: EmulatedModel, _ body: (any EmulatedDevice, EmulatedDeviceNodes) async throws -> T
+    ) async throws -> T {
+        let device: any EmulatedDevice
+        do {
+            device = try model.start(logger: logger())
+        } catch {
+            if case .transportMissing = error { throw TestSkip(reason: "\(error)") }
+            throw TestFailure(reason: "\(error)")
+        }
+        defer { device.destroy() }
+        let nodes: EmulatedDeviceNodes
+        do { nodes = try device.waitUntilBound(timeout: bindTimeout) } catch {
+            throw TestFailure(reason: "\(error)")
+        }
+        return try await body(device, nodes)
+    }
+
+    // MARK: Bound, and probed as evtest sees it
+
+    static func boundAndProbed(_ model: EmulatedModel) async throws {
+        try await withController(model) { _, nodes in
+            try requireEqual(nodes.driver, model.driver, "driver bound in sysfs")
+            let device = try DeviceSuite.probe(nodes.rumbleNode)
+            try requireEqual(device.driver, model.driver, "driver in probe --json")
+            try require(device.forceFeedback.effects.contains("rumble"), "no rumble in probe: \(device.forceFeedback.effects)")
+            try require(device.isGamepad, "the \(model.rawValue) is not called a gamepad (\(device.gamepadEvidence))")
+            try requireEqual(device.forceFeedback.maxEffects, try DeviceSuite.kernelEffectSlots(nodes.rumbleNode), "maxEffects vs EVIOCGEFFECTS")
+            guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
+            let evtestBits = VirtualPadSuite.evtestCodes(try VirtualPadSuite.evtestListing(nodes.rumbleNode), eventType: "EV_FF")
+            try requireEqual(device.forceFeedbackCodes.sorted(), evtestBits.sorted(), "FF bits of probe --json vs evtest")
+            print("    \(nodes.rumbleNode) \"\(device.name)\" driver \(nodes.driver), FF \(device.forceFeedback.effects.joined(separator: ",")), \(device.forceFeedback.maxEffects ?? 0) slots")
+        }
+    }
+
+    // MARK: What the driver sent follows the planner
+
+    static let assets = ["thud", "detent", "error", "heartbeat", "capacitor_charge"]
+
+    static func assetsFollowThePlan(_ model: EmulatedModel) async throws {
+        try await withController(model) { device, nodes in
+            var summary: [String] = []
+            var profiles: Set<String> = []
+            for asset in assets {
+                let before = device.records().count
+                let output = try AppSuite.runCLI(["play", asset, "--device", nodes.rumbleNode, "--json"])
+                let events = AppSuite.events(output)
+                guard let profileName = events.first(where: { $0["event"] == "started" })?["profile"],
+                    let profile = RenderProfile.named(profileName)
+                else { throw TestFailure(reason: "\(asset): no started event with a profile:\n\(output)") }
+                profiles.insert(profileName)
+                try require(events.last?["event"] == "finished", "\(asset) did not finish:\n\(output)")
+                // The driver's last report (ff-memless's stop when the CLI closes the device) may trail the CLI.
+                try await waitForOutputs(device, after: before, "\(asset): the final report at rest") { outputs in
+                    outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+                }
+                let outputs = Array(device.records().dropFirst(before)).filter { $0.event == .output }
+                let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(asset).ahap"))
+                let planned = DeviceCommandPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+                let (arrived, levels) = try follow(outputs, planned, step: model.motorStep, asset: asset)
+                summary.append("\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
+            }
+            print("    profile \(profiles.sorted().joined(separator: ",")): " + summary.joined(separator: "; "))
+        }
+    }
+
+    /// Checks that the distinct levels the driver sent are planned commands in the planned order (each within one
+    /// step of the controller's scale), that the motors were driven, and that the last report leaves them at
+    /// rest. Not every planned command has to arrive: drivers coalesce (xpad overwrites its pending packet while
+    /// one is in flight, hid-playstation and hid-sony send the latest levels from a work item), so a command
+    /// held for one update interval can be replaced before it reaches the wire; which ones depends on timing.
+    /// Returns how many distinct levels arrived and how many were planned.
+    static func follow(_ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, asset: String) throws -> (Int, Int) {
+        let tolerance = step + 1e-9
+        let levels = distinct(outputs.map { MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0) })
+        // The device starts at rest, and the plan ends there.
+        let plan = distinct([MotorMagnitudes(strong: 0, weak: 0)] + planned.map(\.levels))
+        let near = { (a: MotorMagnitudes, b: MotorMagnitudes) in abs(a.strong - b.strong) <= tolerance && abs(a.weak - b.weak) <= tolerance }
+        var cursor = 0
+        for (index, level) in levels.enumerated() {
+            guard let found = plan[cursor...].firstIndex(where: { near($0, level) }) else {
+                throw TestFailure(
+                    reason: "\(asset): level #\(index) on the device, \(level), is no planned command at or after #\(cursor) "
+                        + "(\(plan[cursor...].prefix(4).map { "\($0)" }.joined(separator: ", "))...); device: \(levels.prefix(12))")
+            }
+            cursor = found
+        }
+        try require(levels.contains { $0.strong > 0 || $0.weak > 0 }, "\(asset): the motors were never driven: \(levels)")
+        try require(levels.last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "\(asset): the motors were left at \(String(describing: levels.last))")
+        return (levels.count, plan.count)
+    }
+
+    static func distinct(_ levels: [MotorMagnitudes]) -> [MotorMagnitudes] {
+        levels.reduce(into: []) { result, level in if result.last != level { result.append(level) } }
+    }
+
+    /// Waits until the outputs recorded after `before` satisfy `condition` (hang guard only).
+    static func waitForOutputs(
+        _ device: any EmulatedDevice, after before: Int, _ what: String, _ condition: ([PadRecord]) -> Bool
+    ) async throws {
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while !condition(device.records().dropFirst(before).filter { $0.event == .output }) {
+            try require(monotonicSeconds() < deadline, "timed out waiting for \(what)")
+            try await Task.sleep(for: .milliseconds(AppSuite.pollMilliseconds))
+        }
+    }
+
+    // MARK: Unplugged and plugged back in, mid-pattern
+
+    /// One cycle first, unmeasured: the runtime and the libraries open descriptors of their own the first time
+    /// (a timer, udev's monitor) and keep them; then the measured cycles.
+    static func unplugReplugCycles(_ model: EmulatedModel) async throws {
+        try await EngineSuite.warmUpRuntime()
+        _ = try await cycles(model, count: 1, checkingDescriptors: false)
+        let (free, slots) = try await cycles(model, count: cycles)
+        try requireEqual(free, slots, "effect slots free on the re-plugged \(model.rawValue)")
+        print("    \(cycles) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free")
+    }
+
+    /// An engine playing a looped heartbeat on the controller, which is unplugged mid-pattern and plugged back
+    /// in `count` times. Fails on a missing stop or reset or a descriptor left open; returns the free effect
+    /// slots of the controller plugged back in at the end, and how many it has.
+    static func cycles(_ model: EmulatedModel, count: Int, checkingDescriptors: Bool = true) async throws -> (free: Int, slots: Int) {
+        try await withController(model) { device, nodes in
+            let id = try AppSuite.stableID(of: nodes.rumbleNode)
+            // Taken with the controller's own descriptors open; they close with its first unplug.
+            let baseline = openDescriptors()
+            var options = HapticEngineOptions()
+            options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+            let engine = HapticEngine(output: .device(.id(id)), options: options, logger: logger())
+            let events = EngineSuite.Events(engine)
+            do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(id): \(error)") }
+            let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/heartbeat.ahap"))
+            for cycle in 0..<count {
+                if cycle > 0 {
+                    try device.replug()
+                    try await events.wait(for: .reset, "cycle \(cycle): plugged back in")
+                }
+                let before = device.records().count
+                let player = try engine.makeAdvancedPlayer(with: pattern)
+                player.loopEnabled = true
+                try player.start(atTime: 0)
+                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the motors") { outputs in
+                    outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+                }
+                let removed = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
+                try device.unplug()
+                if events.all.filter({ $0 == .stopped(.deviceRemoved) }).count == removed {
+                    try await events.wait(for: .stopped(.deviceRemoved), "cycle \(cycle): unplugged mid-pattern")
+                }
+            }
+            engine.stop()
+            // Unplugged now: a uhid controller's own descriptors are closed, so whatever is left is the engine's.
+            if checkingDescriptors { try await EngineSuite.waitForDescriptors(baseline, "after \(count) cycles and stop") }
+            try requireEqual(events.all.filter { $0 == .reset }.count, count - 1, "resets")
+            try device.replug()
+            let node = try device.waitUntilBound(timeout: bindTimeout).rumbleNode
+            return (try freeEffectSlots(node), try DeviceSuite.kernelEffectSlots(node))
+        }
+    }
+
+    /// Uploads silent rumbles until the device refuses: how many slots nobody holds. The descriptor is closed
+    /// afterwards, which frees them again.
+    static func freeEffectSlots(_ node: String) throws -> Int {
+        let device = try EventDevice(node: node, logger: logger())
+        defer { device.close() }
+        var held: [UploadedEffect] = []
+        defer { held.removeAll() }
+        while held.count < 128 {
+            do {
+                held.append(try device.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 10)))
+            } catch {
+                break
+            }
+        }
+        return held.count
+    }
+}

@@ -1,0 +1,137 @@
+import ArgumentParser
+import Dispatch
+import Glibc
+import HapticTestDevices
+import Logging
+
+struct EmulateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulate",
+        abstract: "Present an emulated game controller that the kernel's own driver binds, and show what its motors receive.",
+        discussion: """
+            HID controllers are created through /dev/uhid (module uhid); the Xbox 360 pad is a USB gadget on \
+            the dummy host controller (modules dummy_hcd, libcomposite, usb_f_fs, configfs mounted). The \
+            controller answers what its driver asks while probing, decodes every report the driver sends into \
+            the levels the real controller's motors would run, and records them. On a terminal it shows the \
+            motor levels live; otherwise it prints one line per report. Ctrl-C or SIGTERM removes the device. \
+            `haptics emulate --list` shows the models.
+            """)
+
+    @Argument(help: "The controller to emulate (see --list).")
+    var model: String?
+
+    @Flag(help: "List the models: name, kernel driver, transport, product.")
+    var list = false
+
+    @Option(help: "The device name its driver sees (default: the real controller's).")
+    var name: String?
+
+    @Option(help: "Its serial or Bluetooth address (uniq; a MAC such as aa:bb:cc:dd:ee:ff for Sony pads).")
+    var uniq: String?
+
+    @Option(help: "Write every report as a JSON line (schema: docs/virtual-pad.md, event \"output\").")
+    var record: String?
+
+    @Option(help: "Seconds to wait for the driver to bind it.")
+    var bindTimeout = 15.0
+
+    func validate() throws {
+        if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
+        if let model, EmulatedModel(rawValue: model) == nil {
+            throw ValidationError("unknown model '\(model)'; known: \(EmulatedModel.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    func run() async throws {
+        if list {
+            for model in EmulatedModel.allCases {
+                print(Self.pad(model.rawValue, 14) + Self.pad(model.module, 17) + Self.pad(model.transport, 38) + model.product)
+            }
+            return
+        }
+        guard let model = model.flatMap(EmulatedModel.init(rawValue:)) else { throw ExitCode.validationFailure }
+        let (signals, signalSources) = VirtualPadCommand.terminationSignals()
+        defer { signalSources.forEach { $0.cancel() } }
+        var logger = Logger(label: "haptics.emulate")
+        logger.logLevel = .notice
+        let device: any EmulatedDevice
+        let nodes: EmulatedDeviceNodes
+        do {
+            device = try model.start(name: name, uniq: uniq, recordPath: record, keepsRecords: false, logger: logger)
+            do {
+                nodes = try device.waitUntilBound(timeout: bindTimeout)
+            } catch {
+                device.destroy()
+                throw error
+            }
+        } catch {
+            printError("haptics emulate: \(error)")
+            throw ExitCode.failure
+        }
+        let records = device.recordStream()
+        print("created \(model.rawValue): driver \(nodes.driver), rumble node \(nodes.rumbleNode), "
+            + "nodes \(nodes.eventNodes.joined(separator: " "))")
+        flushOutput()
+        let view = EmulatorView(records: records, live: isatty(STDOUT_FILENO) == 1)
+        let watcher = Task { await view.follow() }
+        var received: Int32 = 0
+        for await signal in signals {
+            received = signal
+            break
+        }
+        device.destroy()
+        await watcher.value
+        print("removed \(model.rawValue) (signal \(received))")
+    }
+
+    static func pad(_ text: String, _ width: Int) -> String {
+        text + String(repeating: " ", count: max(width - text.count, 1))
+    }
+}
+
+/// What `haptics emulate` shows: one line per report, or on a terminal one line of motor meters redrawn on
+/// every report.
+struct EmulatorView: Sendable {
+    let records: AsyncStream<PadRecord>
+    let live: Bool
+
+    func follow() async {
+        if live { draw(strong: 0, weak: 0, extra: "") }
+        for await record in records where record.event == .output {
+            if live {
+                draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record))
+            } else {
+                print(Self.describe(record))
+                flushOutput()
+            }
+        }
+        if live { print("") }
+    }
+
+    private func draw(strong: Double, weak: Double, extra: String) {
+        let levels = [strong, weak].map { UInt16(($0 * Double(UInt16.max)).rounded()) }
+        print("\r\u{1b}[K" + PadView.meter("strong", levels[0]) + "  " + PadView.meter("weak", levels[1]) + extra, terminator: "")
+        flushOutput()
+    }
+
+    /// The model's fields beyond two levels: HD rumble frequencies, the DualSense's vibration mode.
+    static func extra(_ record: PadRecord) -> String {
+        var parts: [String] = []
+        if let frequency = record.strongFrequency { parts.append("strong \(Int(frequency.rounded())) Hz") }
+        if let frequency = record.weakFrequency { parts.append("weak \(Int(frequency.rounded())) Hz") }
+        if let mode = record.mode { parts.append("mode \(mode)") }
+        return parts.isEmpty ? "" : "  " + parts.joined(separator: ", ")
+    }
+
+    static func describe(_ record: PadRecord) -> String {
+        let strong = record.strong ?? 0, weak = record.weak ?? 0
+        return "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
+            + extra(record)
+    }
+
+    static func level(_ value: Double) -> String {
+        let thousandths = Int((value * 1000).rounded())
+        let fraction = String(thousandths % 1000)
+        return "\(thousandths / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+}
