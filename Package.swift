@@ -77,6 +77,7 @@ let package = Package(
             name: "haptics-kernel-tests",
             dependencies: [
                 "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices", "CLinuxInput",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -86,6 +87,7 @@ let package = Package(
             name: "haptics-bench",
             dependencies: [
                 "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -1,6 +1,7 @@
 // The `make bench` harness: each benchmark group is a file in this target that registers a `BenchmarkGroup`.
 // Results are reported as ratios against a baseline measured in the same run, because these machines are
 // noisy and absolute times under emulation or contention mean little on their own.
+import ArgumentParser
 import Foundation
 
 /// One measured quantity: raw samples plus the unit they are in.
@@ -60,27 +61,39 @@ func format(_ value: Double) -> String {
 }
 
 @main
-struct BenchMain {
-    /// `haptics-bench [--kernel] [--list] [FILTER]`: the groups that need no device (or with `--kernel`, those
-    /// that need a real kernel) whose names contain FILTER; `--list` prints their names instead of running them.
-    static func main() async {
-        let arguments = CommandLine.arguments.dropFirst()
-        let kernel = arguments.contains("--kernel")
-        // An empty filter (a shell passing "" along) selects everything, as no filter does: `contains("")` is false.
-        let filter = arguments.first { !$0.hasPrefix("--") && !$0.isEmpty }
+struct BenchMain: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "haptics-bench",
+        abstract: "Run the benchmarks of `make bench` and print each as a ratio to a baseline of the same run.",
+        discussion: """
+            Without --kernel, the groups that need no device; with it, those that need a real kernel (a virtual \
+            pad, emulated controllers: /dev/uinput, /dev/uhid and root; scripts/bench runs them in the VM \
+            bench). Exits 1 when a group failed or nothing was measured.
+            """)
+
+    @Flag(help: "Run the groups that need a real kernel instead of the host groups.")
+    var kernel = false
+
+    @Flag(help: "Print the selected groups' names instead of running them.")
+    var list = false
+
+    @Argument(help: "Only the groups whose names contain this text (an empty text selects every group).")
+    var filter: String?
+
+    func run() async throws {
+        let filter = self.filter.flatMap { $0.isEmpty ? nil : $0 }
         let selected = benchmarkGroups.filter { group in
             group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? true)
         }
-        if arguments.contains("--list") {
+        if list {
             selected.forEach { print($0.name) }
             return
         }
         guard !selected.isEmpty else {
             print("haptics-bench: no \(kernel ? "kernel" : "host") benchmark group\(filter.map { " matches '\($0)'" } ?? "") (see --list)")
-            exit(1)
+            throw ExitCode.failure
         }
         var failures = 0
-        var measured = 0
         for group in selected {
             print("== \(group.name)")
             do {
@@ -89,21 +102,26 @@ struct BenchMain {
                     failures += 1
                     print("  failed: measured nothing")
                 }
-                measured += results.count
-                for result in results {
-                    let m = result.measurement
-                    var line = "  \(m.name): p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
-                    if let baseline = result.baseline, let ratio = result.ratio {
-                        line += " | \(format(ratio))x of \(baseline)"
-                    }
-                    if let note = result.note { line += " | \(note)" }
-                    print(line)
-                }
+                results.forEach { print(Self.line($0)) }
             } catch {
                 failures += 1
                 print("  failed: \(error)")
             }
         }
-        if failures > 0 { exit(1) }
+        if failures > 0 { throw ExitCode.failure }
+    }
+
+    /// One result: percentiles of its samples (when it has any), its ratio to the baseline, its note.
+    static func line(_ result: BenchmarkResult) -> String {
+        let m = result.measurement
+        var line = "  \(m.name):"
+        if !m.samples.isEmpty {
+            line += " p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
+        }
+        if let baseline = result.baseline, let ratio = result.ratio {
+            line += " | \(format(ratio))x of \(baseline)"
+        }
+        if let note = result.note { line += " | \(note)" }
+        return line
     }
 }

@@ -1,0 +1,43 @@
+// haptics-kernel-tests [--list] [NAME-PREFIX...]
+// Runs against the real kernel: as root inside the VM bench (scripts/vm-run), or on a host with /dev/uinput.
+// Prints one PASS/FAIL/SKIP line per test and a last line "N passed, N failed[, N skipped]"; exits 1 on
+// any failure. Skipped tests (no /dev/uinput) do not fail the run: callers decide whether that is an error.
+import ArgumentParser
+import Glibc
+
+@main
+struct KernelTests: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "haptics-kernel-tests",
+        abstract: "Run the kernel tests: the virtual pad, devices, the engine, the app layer and emulated controllers.",
+        discussion: """
+            Needs a real kernel with /dev/uinput (and /dev/uhid for the emulated controllers) and root: the VM \
+            bench (scripts/kernel-tests, scripts/vm-run) or such a host. Prints PASS, FAIL or SKIP per test and \
+            last "N passed, N failed[, N skipped]"; exits 1 when a test failed.
+            """)
+
+    @Flag(help: "Print the test names instead of running them.")
+    var list = false
+
+    @Argument(help: "Run only the tests whose names start with one of these prefixes (see --list).")
+    var prefixes: [String] = []
+
+    func validate() throws {
+        let names = TestRunner(suites: allSuites).names()
+        let unmatched = prefixes.filter { prefix in !names.contains { $0.hasPrefix(prefix) } }
+        if !unmatched.isEmpty {
+            throw ValidationError("no test name starts with \(unmatched.joined(separator: ", ")) (see --list)")
+        }
+    }
+
+    func run() async throws {
+        let runner = TestRunner(suites: allSuites)
+        if list {
+            runner.names().forEach { print($0) }
+            return
+        }
+        // A client writing to a destroyed pad's node must see ENODEV, not die of SIGPIPE from a closed pipe.
+        signal(SIGPIPE, SIG_IGN)
+        if !(await runner.run(prefixes: prefixes)) { throw ExitCode.failure }
+    }
+}
