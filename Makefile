@@ -13,7 +13,7 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel \
+.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel lint \
 	install-udev clean clean-timings
 
 all: build
@@ -65,6 +65,13 @@ test-kernel: release
 # The VM bench on its own: boots a plain guest and one with udevd and checks what the kernel tests rely on.
 test-vm: bootstrap-bench
 	@scripts/vm-selftest
+
+# Formatting (swift-format, configured in .swift-format, the toolchain's own) and shell scripts (shellcheck).
+# `swift format -i -r Sources Tests Package.swift` applies the formatting.
+lint:
+	@scripts/bootstrap --lint
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	shellcheck --external-sources --source-path=SCRIPTDIR $(filter-out scripts/lib,$(wildcard scripts/*)) scripts/lib/*.sh
 
 bench: bootstrap-bench release
 	@scripts/bench

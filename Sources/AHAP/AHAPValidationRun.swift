@@ -31,7 +31,8 @@ public struct AHAPValidationRun: Sendable {
     /// Validates each path (relative paths resolve against the current directory).
     public init(paths: [String], strict: Bool, limits: AHAPLimits = .default) {
         let results = paths.map { path in
-            FileResult(file: path, report: AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path), limits: limits))
+            FileResult(
+                file: path, report: AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path), limits: limits))
         }
         self.init(results: results, strict: strict)
     }

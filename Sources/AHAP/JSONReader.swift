@@ -48,10 +48,12 @@ extension Array where Element == JSONPathComponent {
             case .index(let index):
                 text += "[\(index)]"
             case .key(let key):
-                let plain = !key.isEmpty && key.utf8.allSatisfy { byte in
-                    byte != UInt8(ascii: ".") && byte != UInt8(ascii: "[") && byte != UInt8(ascii: "]")
-                        && byte != UInt8(ascii: "\"") && byte > UInt8(ascii: " ")
-                }
+                let plain =
+                    !key.isEmpty
+                    && key.utf8.allSatisfy { byte in
+                        byte != UInt8(ascii: ".") && byte != UInt8(ascii: "[") && byte != UInt8(ascii: "]")
+                            && byte != UInt8(ascii: "\"") && byte > UInt8(ascii: " ")
+                    }
                 if plain {
                     text += text.isEmpty ? key : ".\(key)"
                 } else {

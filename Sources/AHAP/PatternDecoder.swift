@@ -75,7 +75,9 @@ struct PatternDecoder {
                 continue
             }
             let earlier = result[existing].spelledAs
-            let what = earlier == member.key ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
+            let what =
+                earlier == member.key
+                ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
             report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
             result[existing] = (key, member.key, member.value)
         }
@@ -86,7 +88,9 @@ struct PatternDecoder {
         _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
     ) -> Double? {
         if case .number(let number) = value { return number }
-        report(.error, .wrongType, "\(key) must be a number, found \(value.kindName)", coreHaptics: coreHaptics, at: .key(key))
+        report(
+            .error, .wrongType, "\(key) must be a number, found \(value.kindName)", coreHaptics: coreHaptics,
+            at: .key(key))
         return nil
     }
 
@@ -94,7 +98,9 @@ struct PatternDecoder {
         _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
     ) -> String? {
         if case .string(let text) = value { return text }
-        report(.error, .wrongType, "\(key) must be a string, found \(value.kindName)", coreHaptics: coreHaptics, at: .key(key))
+        report(
+            .error, .wrongType, "\(key) must be a string, found \(value.kindName)", coreHaptics: coreHaptics,
+            at: .key(key))
         return nil
     }
 
@@ -104,7 +110,9 @@ struct PatternDecoder {
         case .bool(let flag): return flag
         case .number(let number) where number == 0 || number == 1: return number == 1
         default:
-            report(.error, .wrongType, "\(key) must be true or false, found \(value.kindName)", coreHaptics: .badEventEntry, at: .key(key))
+            report(
+                .error, .wrongType, "\(key) must be true or false, found \(value.kindName)",
+                coreHaptics: .badEventEntry, at: .key(key))
             return nil
         }
     }
@@ -146,7 +154,9 @@ struct PatternDecoder {
 
     mutating func decodeDocument(_ root: JSONValue) -> HapticPattern? {
         guard case .object(let object) = root else {
-            report(.error, .wrongType, "an AHAP document must be a JSON object, found \(root.kindName)", coreHaptics: .invalidPatternDictionary)
+            report(
+                .error, .wrongType, "an AHAP document must be a JSON object, found \(root.kindName)",
+                coreHaptics: .invalidPatternDictionary)
             return nil
         }
         var version: Double?
@@ -163,29 +173,38 @@ struct PatternDecoder {
         if object.first(where: { $0.key == "Version" }) == nil {
             report(.warning, .missingVersion, "the document has no Version; it is read as AHAP 1.0")
         }
-        var pattern = HapticPattern(events: [], parameters: [], parameterCurves: [], version: version, metadata: metadata)
+        var pattern = HapticPattern(
+            events: [], parameters: [], parameterCurves: [], version: version, metadata: metadata)
         decodePattern(patternValue, into: &pattern)
         return errorCount == 0 ? pattern : nil
     }
 
     private mutating func decodeVersion(_ value: JSONValue) -> Double? {
         guard case .number(let version) = value else {
-            report(.error, .badVersion, "Version must be a number, found \(value.kindName)", coreHaptics: .notSupported, at: .key("Version"))
+            report(
+                .error, .badVersion, "Version must be a number, found \(value.kindName)", coreHaptics: .notSupported,
+                at: .key("Version"))
             return nil
         }
         guard version > 0 else {
-            report(.error, .badVersion, "Version must be positive, found \(version)", coreHaptics: .notSupported, at: .key("Version"))
+            report(
+                .error, .badVersion, "Version must be positive, found \(version)", coreHaptics: .notSupported,
+                at: .key("Version"))
             return nil
         }
         if version != HapticPattern.currentVersion {
-            report(.warning, .unknownVersion, "Version \(version) is not the AHAP 1.0 this reader knows; it is read as 1.0", at: .key("Version"))
+            report(
+                .warning, .unknownVersion,
+                "Version \(version) is not the AHAP 1.0 this reader knows; it is read as 1.0", at: .key("Version"))
         }
         return version
     }
 
     private mutating func decodeMetadata(_ value: JSONValue) -> PatternMetadata? {
         guard case .object(let object) = value else {
-            report(.warning, .metadataNotText, "Metadata should be an object, found \(value.kindName); it is ignored", at: .key("Metadata"))
+            report(
+                .warning, .metadataNotText, "Metadata should be an object, found \(value.kindName); it is ignored",
+                at: .key("Metadata"))
             return nil
         }
         push(.key("Metadata"))
@@ -195,7 +214,9 @@ struct PatternDecoder {
             if case .string(let text) = entry {
                 entries[key] = text
             } else {
-                report(.warning, .metadataNotText, "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
+                report(
+                    .warning, .metadataNotText,
+                    "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
                 entries[key] = JSONWriter.compactText(of: entry)
             }
         }
@@ -208,15 +229,21 @@ struct PatternDecoder {
             return
         }
         guard case .array(let entries) = value else {
-            report(.error, .wrongType, "Pattern must be an array, found \(value.kindName)", coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
+            report(
+                .error, .wrongType, "Pattern must be an array, found \(value.kindName)",
+                coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
             return
         }
         guard !entries.isEmpty else {
-            report(.error, .emptyPattern, "Pattern is empty", coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
+            report(
+                .error, .emptyPattern, "Pattern is empty", coreHaptics: .invalidPatternDictionary, at: .key("Pattern"))
             return
         }
         guard entries.count <= limits.maximumPatternEntries else {
-            report(.error, .limitExceeded, "Pattern has \(entries.count) entries, more than the limit of \(limits.maximumPatternEntries)", at: .key("Pattern"))
+            report(
+                .error, .limitExceeded,
+                "Pattern has \(entries.count) entries, more than the limit of \(limits.maximumPatternEntries)",
+                at: .key("Pattern"))
             return
         }
         push(.key("Pattern"))
@@ -229,13 +256,18 @@ struct PatternDecoder {
         }
         let usable = pattern.events.count + pattern.dynamicParameters.count + pattern.parameterCurves.count
         if usable == 0 && errorCount == errorsBefore {
-            report(.error, .emptyPattern, "no entry of Pattern is an Event, Parameter or ParameterCurve; nothing would play", coreHaptics: .invalidPatternDictionary)
+            report(
+                .error, .emptyPattern,
+                "no entry of Pattern is an Event, Parameter or ParameterCurve; nothing would play",
+                coreHaptics: .invalidPatternDictionary)
         }
     }
 
     private mutating func decodeEntry(_ value: JSONValue, into pattern: inout HapticPattern) {
         guard case .object(let object) = value else {
-            report(.error, .wrongType, "a Pattern entry must be an object, found \(value.kindName)", coreHaptics: .invalidPatternDictionary)
+            report(
+                .error, .wrongType, "a Pattern entry must be an object, found \(value.kindName)",
+                coreHaptics: .invalidPatternDictionary)
             return
         }
         var recognised = false
@@ -293,12 +325,16 @@ struct PatternDecoder {
                 type = HapticEvent.EventType(rawValue: name)
                 if type == nil {
                     let known = HapticEvent.EventType.allCases.map(\.rawValue).joined(separator: ", ")
-                    report(.error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))", coreHaptics: .invalidEventType, at: .key(spelling))
+                    report(
+                        .error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))",
+                        coreHaptics: .invalidEventType, at: .key(spelling))
                 }
             case "EventDuration":
                 guard let seconds = number(item, key: spelling, coreHaptics: .invalidEventDuration) else { continue }
                 if seconds < 0 {
-                    report(.error, .negativeDuration, "EventDuration is negative (\(seconds) s)", coreHaptics: .invalidEventDuration, at: .key(spelling))
+                    report(
+                        .error, .negativeDuration, "EventDuration is negative (\(seconds) s)",
+                        coreHaptics: .invalidEventDuration, at: .key(spelling))
                 } else {
                     duration = seconds
                 }
@@ -319,8 +355,9 @@ struct PatternDecoder {
             report(.error, .missingKey, "this Event has no EventType", coreHaptics: .badEventEntry)
         }
         guard let type, let time, errorCount == errorsBefore else { return nil }
-        checkEventConsistency(type: type, duration: duration, parameters: parameters, waveformPath: waveformPath,
-                              hasEnvelopeFlag: usesVolumeEnvelope != nil, hasLoopFlag: loopEnabled != nil)
+        checkEventConsistency(
+            type: type, duration: duration, parameters: parameters, waveformPath: waveformPath,
+            hasEnvelopeFlag: usesVolumeEnvelope != nil, hasLoopFlag: loopEnabled != nil)
         guard errorCount == errorsBefore else { return nil }
         var event = HapticEvent(type: type, parameters: parameters, relativeTime: time, duration: duration)
         event.waveformPath = waveformPath
@@ -340,27 +377,42 @@ struct PatternDecoder {
             }
         case .hapticTransient:
             if duration != nil {
-                report(.warning, .ignoredForEventType, "EventDuration has no effect on a HapticTransient event", at: .key("EventDuration"))
+                report(
+                    .warning, .ignoredForEventType, "EventDuration has no effect on a HapticTransient event",
+                    at: .key("EventDuration"))
             }
         case .audioCustom:
             break
         }
         if let duration, type.isContinuous, duration > HapticEvent.maximumContinuousDuration {
-            report(.warning, .durationTooLong, "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut", at: .key("EventDuration"))
+            report(
+                .warning, .durationTooLong,
+                "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut",
+                at: .key("EventDuration"))
         }
         if type == .audioCustom {
             if waveformPath == nil {
-                report(.error, .missingWaveformPath, "this AudioCustom event has no EventWaveformPath", coreHaptics: .badEventEntry)
+                report(
+                    .error, .missingWaveformPath, "this AudioCustom event has no EventWaveformPath",
+                    coreHaptics: .badEventEntry)
             }
         } else {
             if waveformPath != nil {
-                report(.warning, .ignoredForEventType, "EventWaveformPath has no effect on a \(type.rawValue) event", at: .key("EventWaveformPath"))
+                report(
+                    .warning, .ignoredForEventType, "EventWaveformPath has no effect on a \(type.rawValue) event",
+                    at: .key("EventWaveformPath"))
             }
             if hasEnvelopeFlag {
-                report(.warning, .ignoredForEventType, "EventWaveformUseVolumeEnvelope has no effect on a \(type.rawValue) event", at: .key("EventWaveformUseVolumeEnvelope"))
+                report(
+                    .warning, .ignoredForEventType,
+                    "EventWaveformUseVolumeEnvelope has no effect on a \(type.rawValue) event",
+                    at: .key("EventWaveformUseVolumeEnvelope"))
             }
             if hasLoopFlag {
-                report(.warning, .ignoredForEventType, "EventWaveformLoopEnabled has no effect on a \(type.rawValue) event", at: .key("EventWaveformLoopEnabled"))
+                report(
+                    .warning, .ignoredForEventType,
+                    "EventWaveformLoopEnabled has no effect on a \(type.rawValue) event",
+                    at: .key("EventWaveformLoopEnabled"))
             }
         }
         for (index, parameter) in parameters.enumerated() where parameter.parameterID.range != nil {
@@ -368,19 +420,25 @@ struct PatternDecoder {
             // Sustained and the envelope times shape audio events too; the haptic-only ones do not.
             let sharedWithAudio = id == .attackTime || id == .decayTime || id == .releaseTime || id == .sustained
             if type.isHaptic != id.isHaptic && !sharedWithAudio {
-                report(.warning, .ignoredForEventType, "\(id.rawValue) has no effect on a \(type.rawValue) event",
-                       path: path + [.key("EventParameters"), .index(index)])
+                report(
+                    .warning, .ignoredForEventType, "\(id.rawValue) has no effect on a \(type.rawValue) event",
+                    path: path + [.key("EventParameters"), .index(index)])
             }
         }
     }
 
     private mutating func decodeEventParameters(_ value: JSONValue, key: String) -> [HapticEventParameter] {
         guard case .array(let entries) = value else {
-            report(.error, .wrongType, "EventParameters must be an array, found \(value.kindName)", coreHaptics: .badParameterEntry, at: .key(key))
+            report(
+                .error, .wrongType, "EventParameters must be an array, found \(value.kindName)",
+                coreHaptics: .badParameterEntry, at: .key(key))
             return []
         }
         guard entries.count <= limits.maximumEventParameters else {
-            report(.error, .limitExceeded, "EventParameters has \(entries.count) entries, more than the limit of \(limits.maximumEventParameters)", at: .key(key))
+            report(
+                .error, .limitExceeded,
+                "EventParameters has \(entries.count) entries, more than the limit of \(limits.maximumEventParameters)",
+                at: .key(key))
             return []
         }
         push(.key(key))
@@ -396,9 +454,14 @@ struct PatternDecoder {
             let id = HapticEvent.ParameterID(rawValue: name)
             if case .unknown = id {
                 let known = HapticEvent.ParameterID.known.map(\.rawValue).joined(separator: ", ")
-                report(.warning, .unknownParameter, "\"\(name)\" is not an event parameter (known: \(known)); it is kept but has no effect", coreHaptics: .invalidParameterType, at: .key("ParameterID"))
+                report(
+                    .warning, .unknownParameter,
+                    "\"\(name)\" is not an event parameter (known: \(known)); it is kept but has no effect",
+                    coreHaptics: .invalidParameterType, at: .key("ParameterID"))
             } else if parameters.contains(where: { $0.parameterID == id }) {
-                report(.warning, .duplicateParameter, "\(name) is listed more than once in this event; the last value is used", at: .key("ParameterID"))
+                report(
+                    .warning, .duplicateParameter,
+                    "\(name) is listed more than once in this event; the last value is used", at: .key("ParameterID"))
             }
             checkRange(value, range: id.range, name: name, key: "ParameterValue")
             parameters.append(HapticEventParameter(parameterID: id, value: value))
@@ -433,7 +496,9 @@ struct PatternDecoder {
         of value: JSONValue, keys: Set<ParameterKey>, owner: String
     ) -> ParameterFields? {
         guard case .object(let object) = value else {
-            report(.error, .wrongType, "\(owner) must be an object, found \(value.kindName)", coreHaptics: .badParameterEntry)
+            report(
+                .error, .wrongType, "\(owner) must be an object, found \(value.kindName)",
+                coreHaptics: .badParameterEntry)
             return nil
         }
         var fields = ParameterFields()
@@ -467,16 +532,24 @@ struct PatternDecoder {
         let id = HapticDynamicParameter.ID(rawValue: name)
         if case .unknown = id {
             let known = HapticDynamicParameter.ID.known.map(\.rawValue).joined(separator: ", ")
-            report(.warning, .unknownParameter, "\"\(name)\" is not a dynamic parameter (known: \(known)); it is kept but has no effect", coreHaptics: .invalidParameterType, at: .key("ParameterID"))
+            report(
+                .warning, .unknownParameter,
+                "\"\(name)\" is not a dynamic parameter (known: \(known)); it is kept but has no effect",
+                coreHaptics: .invalidParameterType, at: .key("ParameterID"))
         }
         return id
     }
 
     private mutating func decodeDynamicParameter(_ value: JSONValue) -> HapticDynamicParameter? {
         let errorsBefore = errorCount
-        guard let fields = parameterFields(of: value, keys: [.id, .value, .time], owner: "Parameter") else { return nil }
-        let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
-        guard let name = fields.name, let number = fields.value, let time, errorCount == errorsBefore else { return nil }
+        guard let fields = parameterFields(of: value, keys: [.id, .value, .time], owner: "Parameter") else {
+            return nil
+        }
+        let time = requiredTime(
+            fields.time, key: fields.timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
+        guard let name = fields.name, let number = fields.value, let time, errorCount == errorsBefore else {
+            return nil
+        }
         let id = dynamicID(name)
         checkRange(number, range: id.range, name: name, key: ParameterKey.value.rawValue)
         return HapticDynamicParameter(parameterID: id, value: number, relativeTime: time)
@@ -486,7 +559,8 @@ struct PatternDecoder {
         let errorsBefore = errorCount
         guard let fields = parameterFields(of: value, keys: [.id, .time, .controlPoints], owner: "ParameterCurve")
         else { return nil }
-        let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this ParameterCurve", missingCode: .badParameterEntry)
+        let time = requiredTime(
+            fields.time, key: fields.timeSpelling, owner: "this ParameterCurve", missingCode: .badParameterEntry)
         let id = fields.name.map { dynamicID($0) }
         var points: [HapticParameterCurve.ControlPoint] = []
         if let pointsValue = fields.controlPoints {
@@ -500,19 +574,29 @@ struct PatternDecoder {
         _ value: JSONValue, key: String, id: HapticDynamicParameter.ID?
     ) -> [HapticParameterCurve.ControlPoint] {
         guard case .array(let entries) = value else {
-            report(.error, .wrongType, "ParameterCurveControlPoints must be an array, found \(value.kindName)", coreHaptics: .badParameterEntry, at: .key(key))
+            report(
+                .error, .wrongType, "ParameterCurveControlPoints must be an array, found \(value.kindName)",
+                coreHaptics: .badParameterEntry, at: .key(key))
             return []
         }
         guard !entries.isEmpty else {
-            report(.error, .emptyCurve, "ParameterCurveControlPoints is empty", coreHaptics: .badParameterEntry, at: .key(key))
+            report(
+                .error, .emptyCurve, "ParameterCurveControlPoints is empty", coreHaptics: .badParameterEntry,
+                at: .key(key))
             return []
         }
         guard entries.count <= limits.maximumControlPoints else {
-            report(.error, .limitExceeded, "the curve has \(entries.count) control points, more than the limit of \(limits.maximumControlPoints)", at: .key(key))
+            report(
+                .error, .limitExceeded,
+                "the curve has \(entries.count) control points, more than the limit of \(limits.maximumControlPoints)",
+                at: .key(key))
             return []
         }
         if entries.count > HapticParameterCurve.maximumControlPointCount {
-            report(.warning, .tooManyControlPoints, "the curve has \(entries.count) control points; Core Haptics is believed to take at most \(HapticParameterCurve.maximumControlPointCount) per curve (split it into several curves)", at: .key(key))
+            report(
+                .warning, .tooManyControlPoints,
+                "the curve has \(entries.count) control points; Core Haptics is believed to take at most \(HapticParameterCurve.maximumControlPointCount) per curve (split it into several curves)",
+                at: .key(key))
         }
         push(.key(key))
         defer { pop() }
@@ -522,13 +606,19 @@ struct PatternDecoder {
         for (index, entry) in entries.enumerated() {
             push(.index(index))
             defer { pop() }
-            guard let fields = parameterFields(of: entry, keys: [.value, .time], owner: "control point") else { continue }
-            let time = requiredTime(fields.time, key: fields.timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
+            guard let fields = parameterFields(of: entry, keys: [.value, .time], owner: "control point") else {
+                continue
+            }
+            let time = requiredTime(
+                fields.time, key: fields.timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
             guard let number = fields.value, let time else { continue }
             if let id { checkRange(number, range: id.range, name: id.rawValue, key: ParameterKey.value.rawValue) }
             if let previous = points.last, time < previous.relativeTime, !reportedUnsorted {
                 reportedUnsorted = true
-                report(.warning, .unsortedControlPoints, "control point times go backwards (\(time) s after \(previous.relativeTime) s); they are played in time order", at: .key(fields.timeSpelling))
+                report(
+                    .warning, .unsortedControlPoints,
+                    "control point times go backwards (\(time) s after \(previous.relativeTime) s); they are played in time order",
+                    at: .key(fields.timeSpelling))
             }
             points.append(HapticParameterCurve.ControlPoint(relativeTime: time, value: number))
         }

@@ -101,10 +101,14 @@ enum PatternEncoder {
     ) throws(JSONReadError) -> JSONValue {
         count += 1
         guard count <= limits.maximumJSONValues else {
-            throw JSONReadError(code: .limitExceeded, message: "the dictionary holds more than \(limits.maximumJSONValues) values", offset: 0, path: path)
+            throw JSONReadError(
+                code: .limitExceeded, message: "the dictionary holds more than \(limits.maximumJSONValues) values",
+                offset: 0, path: path)
         }
         guard depth <= limits.maximumDepth else {
-            throw JSONReadError(code: .limitExceeded, message: "nesting deeper than \(limits.maximumDepth) levels", offset: 0, path: path)
+            throw JSONReadError(
+                code: .limitExceeded, message: "nesting deeper than \(limits.maximumDepth) levels", offset: 0,
+                path: path)
         }
         switch value {
         case let text as String:
@@ -117,7 +121,11 @@ enum PatternEncoder {
             for key in dictionary.keys.sorted() {
                 guard let element = dictionary[key] else { continue }
                 path.append(.key(key))
-                members.append(JSONMember(key: key, value: try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count)))
+                members.append(
+                    JSONMember(
+                        key: key,
+                        value: try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count))
+                )
                 path.removeLast()
             }
             return .object(members)
@@ -125,16 +133,21 @@ enum PatternEncoder {
             var elements: [JSONValue] = []
             for (index, element) in array.enumerated() {
                 path.append(.index(index))
-                elements.append(try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count))
+                elements.append(
+                    try jsonValue(of: element, path: &path, depth: depth + 1, limits: limits, count: &count))
                 path.removeLast()
             }
             return .array(elements)
         default:
             guard let number = numericValue(of: value) else {
-                throw JSONReadError(code: .wrongType, message: "a value of type \(type(of: value)) has no AHAP meaning", offset: 0, path: path)
+                throw JSONReadError(
+                    code: .wrongType, message: "a value of type \(type(of: value)) has no AHAP meaning", offset: 0,
+                    path: path)
             }
             guard number.isFinite else {
-                throw JSONReadError(code: .nonFiniteNumber, message: "NaN and Infinity are not numbers AHAP can hold", offset: 0, path: path)
+                throw JSONReadError(
+                    code: .nonFiniteNumber, message: "NaN and Infinity are not numbers AHAP can hold", offset: 0,
+                    path: path)
             }
             return .number(number)
         }

@@ -12,7 +12,9 @@ public struct RumbleCommand: Sendable, Hashable {
     /// The engine uses it as the effect's replay length so that output self-expires.
     public var holdDuration: Double?
 
-    public init(time: Double, levels: MotorMagnitudes, strongMagnitude: UInt16, weakMagnitude: UInt16, holdDuration: Double?) {
+    public init(
+        time: Double, levels: MotorMagnitudes, strongMagnitude: UInt16, weakMagnitude: UInt16, holdDuration: Double?
+    ) {
         self.time = time
         self.levels = levels
         self.strongMagnitude = strongMagnitude
@@ -41,7 +43,8 @@ public struct DeviceCommandPlanner: Sendable {
     /// The quantised levels the device should have for timeline levels `levels`.
     public func quantized(_ levels: MotorMagnitudes) -> MotorMagnitudes {
         MotorMagnitudes(
-            strong: profile.hasStrongMotor ? Self.quantize(levels.strong * profile.gain, steps: profile.strongSteps) : 0,
+            strong: profile.hasStrongMotor
+                ? Self.quantize(levels.strong * profile.gain, steps: profile.strongSteps) : 0,
             weak: profile.hasWeakMotor ? Self.quantize(levels.weak * profile.gain, steps: profile.weakSteps) : 0)
     }
 
@@ -81,7 +84,9 @@ public struct DeviceCommandPlanner: Sendable {
     /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
     /// from one of its command times (resuming with that command) give the same commands from there on. The
     /// first command's predecessor is not in the result, so no hold duration is set for it.
-    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption) -> [RumbleCommand] {
+    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption)
+        -> [RumbleCommand]
+    {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
@@ -96,9 +101,11 @@ public struct DeviceCommandPlanner: Sendable {
                     // Sending now would hold back the jump that follows by up to an interval. Wait for the jump
                     // instead when that costs less squared error over the two holds.
                     let after = quantized(timeline.levels(at: deadline + interval))
-                    let sendNow = holdCost(target, from: deadline, to: deadline + interval, in: timeline)
+                    let sendNow =
+                        holdCost(target, from: deadline, to: deadline + interval, in: timeline)
                         + holdCost(after, from: deadline + interval, to: jump + interval, in: timeline)
-                    let wait = holdCost(sent, from: deadline, to: jump, in: timeline)
+                    let wait =
+                        holdCost(sent, from: deadline, to: jump, in: timeline)
                         + holdCost(quantized(timeline.levels(at: jump)), from: jump, to: jump + interval, in: timeline)
                     if wait <= sendNow {
                         cursor = jump
@@ -112,9 +119,10 @@ public struct DeviceCommandPlanner: Sendable {
             }
             guard target != sent else { continue }
             if !commands.isEmpty { commands[commands.count - 1].holdDuration = deadline - lastTime }
-            commands.append(RumbleCommand(
-                time: deadline, levels: target, strongMagnitude: Self.rumbleUnits(target.strong),
-                weakMagnitude: Self.rumbleUnits(target.weak), holdDuration: nil))
+            commands.append(
+                RumbleCommand(
+                    time: deadline, levels: target, strongMagnitude: Self.rumbleUnits(target.strong),
+                    weakMagnitude: Self.rumbleUnits(target.weak), holdDuration: nil))
             sent = target
             lastTime = deadline
         }
@@ -185,12 +193,17 @@ public struct DeviceCommandPlanner: Sendable {
     }
 
     /// Where, inside `segment` after `from`, either motor's quantised level first leaves `sent`.
-    private func firstCrossing(in segment: MotorTimeline.Segment, after from: Double, from sent: MotorMagnitudes) -> Double? {
+    private func firstCrossing(in segment: MotorTimeline.Segment, after from: Double, from sent: MotorMagnitudes)
+        -> Double?
+    {
         let span = segment.end - segment.start
         guard span > 0 else { return nil }
         var earliest: Double?
         let motors: [(start: Double, end: Double, present: Bool, steps: Int, current: Double)] = [
-            (segment.startLevels.strong, segment.endLevels.strong, profile.hasStrongMotor, profile.strongSteps, sent.strong),
+            (
+                segment.startLevels.strong, segment.endLevels.strong, profile.hasStrongMotor, profile.strongSteps,
+                sent.strong
+            ),
             (segment.startLevels.weak, segment.endLevels.weak, profile.hasWeakMotor, profile.weakSteps, sent.weak),
         ]
         for motor in motors where motor.present && motor.start != motor.end && profile.gain > 0 {

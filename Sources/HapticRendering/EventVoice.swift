@@ -64,7 +64,9 @@ struct EventVoice: Sendable {
             }
             if let previous = result.last, index > 0 {
                 let span = corner.time - previous.time
-                let gain = span > 0 ? previous.gain + (corner.gain - previous.gain) * (end - previous.time) / span : corner.gain
+                let gain =
+                    span > 0
+                    ? previous.gain + (corner.gain - previous.gain) * (end - previous.time) / span : corner.gain
                 result.append((end, gain))
             }
             break

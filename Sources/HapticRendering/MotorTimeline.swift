@@ -104,10 +104,12 @@ public struct MotorTimeline: Sendable, Hashable {
         let spanB = next.end - next.start
         guard spanA > 0, spanB > 0 else { return false }
         let slope = { (a: Double, b: Double, span: Double) in (b - a) / span }
-        return abs(slope(previous.startLevels.strong, previous.endLevels.strong, spanA)
-            - slope(next.startLevels.strong, next.endLevels.strong, spanB)) * Swift.max(spanA, spanB) <= tolerance
-            && abs(slope(previous.startLevels.weak, previous.endLevels.weak, spanA)
-                - slope(next.startLevels.weak, next.endLevels.weak, spanB)) * Swift.max(spanA, spanB) <= tolerance
+        return abs(
+            slope(previous.startLevels.strong, previous.endLevels.strong, spanA)
+                - slope(next.startLevels.strong, next.endLevels.strong, spanB)) * Swift.max(spanA, spanB) <= tolerance
+            && abs(
+                slope(previous.startLevels.weak, previous.endLevels.weak, spanA)
+                    - slope(next.startLevels.weak, next.endLevels.weak, spanB)) * Swift.max(spanA, spanB) <= tolerance
     }
 
     private mutating func trimTrailingSilence() {
@@ -142,9 +144,11 @@ public struct MotorTimeline: Sendable, Hashable {
     /// Played at `rate` times the speed (Core Haptics' `playbackRate`): every time divided by `rate`.
     public func scaled(rate: Double) -> MotorTimeline {
         guard rate > 0, rate != 1 else { return self }
-        return MotorTimeline(segments: segments.map {
-            Segment(start: $0.start / rate, end: $0.end / rate, startLevels: $0.startLevels, endLevels: $0.endLevels)
-        })
+        return MotorTimeline(
+            segments: segments.map {
+                Segment(
+                    start: $0.start / rate, end: $0.end / rate, startLevels: $0.startLevels, endLevels: $0.endLevels)
+            })
     }
 
     /// Every time moved by `offset` seconds; the part before 0 after the move is dropped (and a positive
@@ -162,9 +166,10 @@ public struct MotorTimeline: Sendable, Hashable {
         for segment in segments where segment.end > start && segment.start < end {
             let from = Swift.max(segment.start, start)
             let to = Swift.min(segment.end, end)
-            result.append(Segment(
-                start: from - start, end: to - start, startLevels: segment.levels(at: from),
-                endLevels: segment.levels(at: to)))
+            result.append(
+                Segment(
+                    start: from - start, end: to - start, startLevels: segment.levels(at: from),
+                    endLevels: segment.levels(at: to)))
         }
         return MotorTimeline(segments: result)
     }
@@ -237,11 +242,13 @@ public struct MotorTimeline: Sendable, Hashable {
         cuts.sort()
         let raw = Segment(start: from, end: to, startLevels: start, endLevels: end)
         let clamp = { (levels: MotorMagnitudes) in
-            MotorMagnitudes(strong: Swift.min(Swift.max(levels.strong, 0), 1), weak: Swift.min(Swift.max(levels.weak, 0), 1))
+            MotorMagnitudes(
+                strong: Swift.min(Swift.max(levels.strong, 0), 1), weak: Swift.min(Swift.max(levels.weak, 0), 1))
         }
         var pieces: [Segment] = []
         for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
-            pieces.append(Segment(start: a, end: b, startLevels: clamp(raw.levels(at: a)), endLevels: clamp(raw.levels(at: b))))
+            pieces.append(
+                Segment(start: a, end: b, startLevels: clamp(raw.levels(at: a)), endLevels: clamp(raw.levels(at: b))))
         }
         return pieces
     }

@@ -88,18 +88,22 @@ public struct NativePeriodicProgram: Sendable, Hashable {
         effects = []
         inexactEvents = []
         for (index, event) in pattern.events.enumerated() where event.isHaptic {
-            guard let voice = EventVoice(event: event, controls: controls, pulse: profile.transientPulse) else { continue }
+            guard let voice = EventVoice(event: event, controls: controls, pulse: profile.transientPulse) else {
+                continue
+            }
             let start = voice.start
             let end = voice.end
             let intensityControl = controls.intensity.value(at: start, piece: start)
             let sharpnessControl = controls.sharpness.value(at: start, piece: start)
-            let steady = !knots.contains { $0 > start && $0 < end }
+            let steady =
+                !knots.contains { $0 > start && $0 < end }
                 && controls.intensity.value(at: end, piece: end) == intensityControl
                 && controls.sharpness.value(at: end, piece: end) == sharpnessControl
             let level = Swift.min(Swift.max(voice.intensity * intensityControl, 0), 1) * profile.gain
-            guard steady, let effect = Self.effect(
-                corners: voice.corners, level: level,
-                period: 1 / Self.frequency(sharpness: voice.sharpness + sharpnessControl))
+            guard steady,
+                let effect = Self.effect(
+                    corners: voice.corners, level: level,
+                    period: 1 / Self.frequency(sharpness: voice.sharpness + sharpnessControl))
             else {
                 inexactEvents.append(index)
                 continue
@@ -109,7 +113,8 @@ public struct NativePeriodicProgram: Sendable, Hashable {
     }
 
     /// An attack-hold-fade effect matching `corners` (one linear rise, a flat top, one linear fall), or `nil`.
-    static func effect(corners: [(time: Double, gain: Double)], level: Double, period: Double) -> NativePeriodicEffect? {
+    static func effect(corners: [(time: Double, gain: Double)], level: Double, period: Double) -> NativePeriodicEffect?
+    {
         var points = corners
         // Drop zero-length steps at the start (a transient's onset) and repeated corners.
         var cleaned: [(time: Double, gain: Double)] = []

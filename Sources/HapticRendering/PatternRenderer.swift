@@ -28,15 +28,17 @@ public struct RuntimeControls: Sendable, Hashable {
     /// for `sendParameters`).
     public mutating func send(_ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double) {
         for parameter in parameters {
-            self.parameters.append(HapticDynamicParameter(
-                parameterID: parameter.parameterID, value: parameter.value, relativeTime: patternTime))
+            self.parameters.append(
+                HapticDynamicParameter(
+                    parameterID: parameter.parameterID, value: parameter.value, relativeTime: patternTime))
         }
     }
 
     /// A curve scheduled to start at `patternTime` (its control points stay relative to its start).
     public mutating func schedule(_ curve: HapticParameterCurve, atPatternTime patternTime: Double) {
-        curves.append(HapticParameterCurve(
-            parameterID: curve.parameterID, controlPoints: curve.controlPoints, relativeTime: patternTime))
+        curves.append(
+            HapticParameterCurve(
+                parameterID: curve.parameterID, controlPoints: curve.controlPoints, relativeTime: patternTime))
     }
 }
 
@@ -69,7 +71,9 @@ public struct PatternRenderer: Sendable {
         let controls = ControlSet(
             parameters: pattern.dynamicParameters + runtime.parameters,
             curves: pattern.parameterCurves + runtime.curves)
-        let voices = pattern.events.compactMap { EventVoice(event: $0, controls: controls, pulse: profile.transientPulse) }
+        let voices = pattern.events.compactMap {
+            EventVoice(event: $0, controls: controls, pulse: profile.transientPulse)
+        }
         guard let end = voices.map(\.end).max(), end > 0 else { return .silent }
         var knots = Set<Double>([0, end])
         for voice in voices { knots.formUnion(voice.corners.map(\.time)) }
@@ -89,7 +93,8 @@ public struct PatternRenderer: Sendable {
 
     /// The pattern's intensity envelope: the summed, controlled intensity of every haptic event before the
     /// split between motors (clamped to 1). What a perfect device would follow; fidelity compares with it.
-    public func intensityEnvelope(_ pattern: HapticPattern, controls runtime: RuntimeControls = .none) -> MotorTimeline {
+    public func intensityEnvelope(_ pattern: HapticPattern, controls runtime: RuntimeControls = .none) -> MotorTimeline
+    {
         var allMotors = self
         allMotors.locality = .leftHandle
         return allMotors.render(pattern, controls: runtime)

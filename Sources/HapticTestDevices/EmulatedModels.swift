@@ -40,7 +40,8 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .dualsenseBluetooth: "Sony DualSense over Bluetooth (054c:0ce6)"
         case .dualshock4: "Sony DualShock 4, second generation (054c:09cc)"
         case .dualshock4Bluetooth: "Sony DualShock 4 over Bluetooth (054c:09cc)"
-        case .xboxOneBluetooth: "Xbox Wireless Controller over Bluetooth (045e:\(hex(XboxWirelessController.productID)))"
+        case .xboxOneBluetooth:
+            "Xbox Wireless Controller over Bluetooth (045e:\(hex(XboxWirelessController.productID)))"
         case .switchPro: "Nintendo Switch Pro Controller, wired (057e:2009)"
         case .xbox360: "Xbox 360 wired controller (045e:028e)"
         case .dragonrise: "DragonRise generic USB rumble pad (0079:0006)"

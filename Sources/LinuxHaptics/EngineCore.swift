@@ -210,8 +210,14 @@ final class EngineCore: Sendable {
     func outputFailed(_ failure: OutputFailure, generation: Int) {
         if failure.kind == .closed { return }
         let reason: HapticEngineStoppedReason = failure.kind == .deviceGone ? .deviceRemoved : .deviceError
-        let taken = state.withLock { state -> (output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?, completions: [@Sendable (HapticEngineError?) -> Void])? in
-            guard state.phase == .running, state.outputGeneration == generation, let output = state.output else { return nil }
+        let taken = state.withLock {
+            state -> (
+                output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
+                completions: [@Sendable (HapticEngineError?) -> Void]
+            )? in
+            guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
+                return nil
+            }
             state.phase = .interrupted(reason)
             state.output = nil
             state.scheduler.haltAll()
@@ -274,7 +280,9 @@ final class EngineCore: Sendable {
             var slots: [Int] = []
             for id in state.scheduler.removeFinishedOrphans() {
                 state.completions[id] = nil
-                if let effect = state.prepared.removeValue(forKey: id), effect.outputGeneration == state.outputGeneration {
+                if let effect = state.prepared.removeValue(forKey: id),
+                    effect.outputGeneration == state.outputGeneration
+                {
                     slots.append(effect.id)
                 }
             }

@@ -144,9 +144,11 @@ final class EvdevOutput: MotorOutput {
         while true {
             do throws(EventDeviceError) {
                 return try device.uploadEffect(effect)
-            } catch where error.kind == .noEffectSlot {
+            } catch  where error.kind == .noEffectSlot {
                 let evicted = prepared.withLock { state -> Int? in
-                    guard let victim = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else { return nil }
+                    guard let victim = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else {
+                        return nil
+                    }
                     state.slots[victim] = nil
                     return victim
                 }
@@ -218,17 +220,21 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
-        let members = devices.filter { $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
-            .compactMap { candidate -> EvdevOutput? in
-                do throws(EventDeviceError) {
-                    return EvdevOutput(
-                        device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
-                        clock: clock, logger: logger)
-                } catch {
-                    logger.info("skipping a gamepad that cannot be opened", metadata: ["node": "\(candidate.node)", "error": "\(error)"])
-                    return nil
-                }
+        let members = devices.filter {
+            $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback
+        }
+        .compactMap { candidate -> EvdevOutput? in
+            do throws(EventDeviceError) {
+                return EvdevOutput(
+                    device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
+                    clock: clock, logger: logger)
+            } catch {
+                logger.info(
+                    "skipping a gamepad that cannot be opened",
+                    metadata: ["node": "\(candidate.node)", "error": "\(error)"])
+                return nil
             }
+        }
         guard !members.isEmpty else { throw OutputFailure(.notFound, "no writable rumble-capable gamepad found") }
         return BroadcastOutput(members: members)
     }
@@ -356,7 +362,9 @@ final class BroadcastOutput: MotorOutput {
     }
 
     func sendNeutral() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.sendNeutral() } }
-    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.apply(mix) } }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {
+        try each { (member) throws(OutputFailure) in try member.apply(mix) }
+    }
     func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
 
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
@@ -376,7 +384,9 @@ final class BroadcastOutput: MotorOutput {
     }
 
     func trigger(prepared id: Int) throws(OutputFailure) {
-        guard let ids = state.withLock({ $0.prepared[id] }) else { throw OutputFailure(.closed, "the prepared effect \(id) was released") }
+        guard let ids = state.withLock({ $0.prepared[id] }) else {
+            throw OutputFailure(.closed, "the prepared effect \(id) was released")
+        }
         try each { (member) throws(OutputFailure) in
             if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
         }

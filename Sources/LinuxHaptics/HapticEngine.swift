@@ -82,14 +82,17 @@ public final class HapticEngine: Sendable {
         try makeAdvancedPlayer(with: pattern)
     }
 
-    public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
+    public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError)
+        -> any AdvancedHapticPatternPlayer
+    {
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
         return try add(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
     }
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
     /// have no pattern to act on and are ignored.
-    public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
+    public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer
+    {
         try add(PlayerState(timeline: timeline))
     }
 

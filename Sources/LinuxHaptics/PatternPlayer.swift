@@ -108,7 +108,9 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
             player.schedule(.start, at: effectiveTime(time, now: now))
         }
         core.state.withLock { state in
-            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil { state.scheduler.invalidate(at: core.clock.now) }
+            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil {
+                state.scheduler.invalidate(at: core.clock.now)
+            }
         }
     }
 
@@ -154,19 +156,21 @@ final class PatternPlayer: AdvancedHapticPatternPlayer {
         // The level the planner would send for it: the profile's steps, the engine's gain.
         let levels = core.planner(for: core.renderProfile).quantized(core.options.locality.apply(first.startLevels))
         let pulse = PreparedPulse(mix: levels, duration: first.end)
-        guard let (output, generation) = core.state.withLock({ state in state.output.map { ($0, state.outputGeneration) } }) else {
-            return false
-        }
+        let current = core.state.withLock { state in state.output.map { ($0, state.outputGeneration) } }
+        guard let (output, generation) = current else { return false }
         do throws(OutputFailure) {
             let effect = try output.prepare(pulse)
             let previous = core.state.withLock { state in
-                state.prepared.updateValue(EngineCore.PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id)
+                state.prepared.updateValue(
+                    EngineCore.PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id
+                )
             }
             if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }
             return true
         } catch {
             // One slot, or a device that refuses: the pulse still plays, through the mix slot.
-            core.logger.info("cannot prepare the pattern; it will play through the mix", metadata: ["error": "\(error)"])
+            core.logger.info(
+                "cannot prepare the pattern; it will play through the mix", metadata: ["error": "\(error)"])
             return false
         }
     }

@@ -34,10 +34,12 @@ final class ThreadDriver: PlaybackDriver {
     func shutdown() {
         stopping.set()
         waiter.signal()
-        guard let running = thread.withLock({ handle -> ServiceThread? in
-            defer { handle = nil }
-            return handle
-        }) else { return }
+        guard
+            let running = thread.withLock({ handle -> ServiceThread? in
+                defer { handle = nil }
+                return handle
+            })
+        else { return }
         // A handler running on the playback thread may stop the engine: that thread ends by itself after
         // the pass; joining it from itself would deadlock.
         if running.isCurrent { running.detach() } else { running.join() }

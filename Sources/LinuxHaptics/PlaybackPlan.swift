@@ -45,7 +45,8 @@ extension PlaybackScheduler {
     ) -> PlaybackPlan {
         let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
         let horizon = loops ? Self.planHorizon(planner) : nil
-        let span = horizon.map { $0 + PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval }
+        let span =
+            horizon.map { $0 + PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval }
             ?? playingEnd(from: origin)
         let timeline = mixedTimeline(from: origin, span: span, locality: locality)
         var lastCommand = resumption.lastCommandTime - origin
@@ -126,9 +127,10 @@ extension PlaybackScheduler {
                 endParts.append(segment.levels(at: voice.startOffset + end * voice.rate - base))
             }
             guard !startParts.isEmpty else { continue }
-            segments.append(MotorTimeline.Segment(
-                start: start, end: end, startLevels: locality.apply(MotorMagnitudes.summed(startParts)),
-                endLevels: locality.apply(MotorMagnitudes.summed(endParts))))
+            segments.append(
+                MotorTimeline.Segment(
+                    start: start, end: end, startLevels: locality.apply(MotorMagnitudes.summed(startParts)),
+                    endLevels: locality.apply(MotorMagnitudes.summed(endParts))))
         }
         return MotorTimeline(segments: segments)
     }

@@ -23,7 +23,8 @@ struct InotifyRecord: Equatable, Sendable {
             let nameStart = offset + headerSize
             guard nameStart + length <= bytes.count else { break }
             let nameBytes = bytes[nameStart..<(nameStart + length)].prefix { $0 != 0 }
-            records.append(InotifyRecord(watch: header.wd, mask: header.mask, name: String(decoding: nameBytes, as: UTF8.self)))
+            records.append(
+                InotifyRecord(watch: header.wd, mask: header.mask, name: String(decoding: nameBytes, as: UTF8.self)))
             offset = nameStart + length
         }
         return records

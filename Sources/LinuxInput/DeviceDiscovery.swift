@@ -150,7 +150,9 @@ public struct DeviceDiscovery: Sendable {
                 bits = try EvdevSnapshot(fileDescriptor: handle.fileDescriptor).bits
                 source = .evdev
             } catch {
-                logger.info("libevdev could not read the node; using sysfs", metadata: ["node": "\(identity.node)", "error": "\(error)"])
+                logger.info(
+                    "libevdev could not read the node; using sysfs",
+                    metadata: ["node": "\(identity.node)", "error": "\(error)"])
             }
             // Only a device with force feedback has slots; elsewhere the ioctl reports 0 or fails.
             if !bits.forceFeedback.isEmpty {

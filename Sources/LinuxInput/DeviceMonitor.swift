@@ -76,7 +76,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// Events start flowing when iteration starts.
     public init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
         self.source = source
-        (stream, continuation) = AsyncStream.makeStream(of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
+        (stream, continuation) = AsyncStream.makeStream(
+            of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
         let worker: MonitorWorker
         do throws(SystemCallError) {
             worker = try MonitorWorker(source: source, logger: logger)

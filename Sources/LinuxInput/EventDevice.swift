@@ -245,7 +245,9 @@ public final class UploadedEffect: Sendable {
             try device.erase(effectID: id)
         } catch {
             // A gone device has already dropped the slot; anything else is worth a note, not a failure.
-            if error.kind != .deviceGone { logger.info("erasing a released effect failed", metadata: ["error": "\(error)"]) }
+            if error.kind != .deviceGone {
+                logger.info("erasing a released effect failed", metadata: ["error": "\(error)"])
+            }
         }
     }
 

@@ -84,17 +84,20 @@ struct CapabilityBits: Hashable, Sendable {
     /// Reads the bitmaps libevdev holds for `evdev` (from `libevdev_new_from_fd`, or built in memory).
     init(evdev: OpaquePointer) {
         func codes(_ type: Int32, max: Int32) -> EventCodeSet {
-            EventCodeSet((0...max).lazy.filter { libevdev_has_event_code(evdev, UInt32(type), UInt32($0)) != 0 }
-                .map { UInt16($0) })
+            EventCodeSet(
+                (0...max).lazy.filter { libevdev_has_event_code(evdev, UInt32(type), UInt32($0)) != 0 }
+                    .map { UInt16($0) })
         }
-        events = EventCodeSet((0...EV_MAX).lazy.filter { libevdev_has_event_type(evdev, UInt32($0)) != 0 }
-            .map { UInt16($0) })
+        events = EventCodeSet(
+            (0...EV_MAX).lazy.filter { libevdev_has_event_type(evdev, UInt32($0)) != 0 }
+                .map { UInt16($0) })
         keys = codes(EV_KEY, max: KEY_MAX)
         absoluteAxes = codes(EV_ABS, max: ABS_MAX)
         relativeAxes = codes(EV_REL, max: REL_MAX)
         forceFeedback = codes(EV_FF, max: FF_MAX)
-        properties = EventCodeSet((0...INPUT_PROP_MAX).lazy.filter { libevdev_has_property(evdev, UInt32($0)) != 0 }
-            .map { UInt16($0) })
+        properties = EventCodeSet(
+            (0...INPUT_PROP_MAX).lazy.filter { libevdev_has_property(evdev, UInt32($0)) != 0 }
+                .map { UInt16($0) })
     }
 
     /// Reads the bitmaps from the sysfs attributes of an `inputN` device; `attribute` returns the text

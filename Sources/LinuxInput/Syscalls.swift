@@ -147,7 +147,8 @@ extension Sys {
     }
 
     /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
-    package static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t {
+    package static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t
+    {
         try createThread(nil, body)
     }
 
@@ -156,11 +157,13 @@ extension Sys {
     ) throws(SystemCallError) -> pthread_t {
         let box = Unmanaged.passRetained(ThreadBody(body))
         var thread = pthread_t()
-        let code = pthread_create(&thread, attributes, { context in
-            guard let context else { return nil }
-            Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque())
+        let code = pthread_create(
+            &thread, attributes,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, box.toOpaque())
         if code != 0 {
             box.release()
             throw SystemCallError(code: code, call: "pthread_create")
@@ -184,7 +187,9 @@ extension Sys {
 
     /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
     package static func realPath(_ path: String) throws(SystemCallError) -> String {
-        guard let resolved = Glibc.realpath(path, nil) else { throw SystemCallError(code: errno, call: "realpath(\(path))") }
+        guard let resolved = Glibc.realpath(path, nil) else {
+            throw SystemCallError(code: errno, call: "realpath(\(path))")
+        }
         defer { free(resolved) }
         return String(cString: resolved)
     }
@@ -278,7 +283,8 @@ extension Sys {
 
     /// The corresponding C function is `read`, returning `EINTR` instead of retrying: for a thread that is
     /// woken by a signal to leave a blocking read.
-    package static func readOnce(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+    package static func readOnce(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int
+    {
         try valueOrErrno("read", retryOnInterrupt: false) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 }

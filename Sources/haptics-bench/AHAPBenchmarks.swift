@@ -10,7 +10,8 @@ enum AHAPBenchmarkError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .corpusMissing(let tried): "AHAP corpus not found; tried \(tried.joined(separator: ", ")) (set AHAP_CORPUS)"
+        case .corpusMissing(let tried):
+            "AHAP corpus not found; tried \(tried.joined(separator: ", ")) (set AHAP_CORPUS)"
         case .corpusFileRejected(let file): "corpus file does not load: \(file)"
         }
     }
@@ -107,10 +108,14 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
     let studioBaseline = measure("JSONSerialization studio_export.ahap (baseline)", iterations: iterations) {
         _ = try? JSONSerialization.jsonObject(with: studio.data)
     }
-    let studioOurs = measure("parse+validate studio_export.ahap (\(studio.data.count / 1024) KB)", iterations: iterations) {
+    let studioOurs = measure(
+        "parse+validate studio_export.ahap (\(studio.data.count / 1024) KB)", iterations: iterations
+    ) {
         precondition(AHAPValidator.validate(data: studio.data).loads)
     }
-    let studioFoundationModel = measure("JSONSerialization + model from dictionary, studio_export", iterations: iterations) {
+    let studioFoundationModel = measure(
+        "JSONSerialization + model from dictionary, studio_export", iterations: iterations
+    ) {
         if let object = try? JSONSerialization.jsonObject(with: studio.data) as? [String: Any] {
             precondition(AHAPValidator.validate(dictionary: object).loads)
         }
@@ -133,7 +138,9 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
     let corpusBaseline = measure("JSONSerialization whole corpus (baseline)", iterations: iterations) {
         for file in corpus { _ = try? JSONSerialization.jsonObject(with: file.data) }
     }
-    let corpusOurs = measure("parse+validate whole corpus (\(corpus.count) files, \(corpusBytes / 1024) KB)", iterations: iterations) {
+    let corpusOurs = measure(
+        "parse+validate whole corpus (\(corpus.count) files, \(corpusBytes / 1024) KB)", iterations: iterations
+    ) {
         for file in corpus { precondition(AHAPValidator.validate(data: file.data).loads) }
     }
     results.append(BenchmarkResult(measurement: corpusBaseline))

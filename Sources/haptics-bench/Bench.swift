@@ -90,7 +90,9 @@ struct BenchMain: AsyncParsableCommand {
             return
         }
         guard !selected.isEmpty else {
-            print("haptics-bench: no \(kernel ? "kernel" : "host") benchmark group\(filter.map { " matches '\($0)'" } ?? "") (see --list)")
+            print(
+                "haptics-bench: no \(kernel ? "kernel" : "host") benchmark group\(filter.map { " matches '\($0)'" } ?? "") (see --list)"
+            )
             throw ExitCode.failure
         }
         var failures = 0
@@ -116,7 +118,8 @@ struct BenchMain: AsyncParsableCommand {
         let m = result.measurement
         var line = "  \(m.name):"
         if !m.samples.isEmpty {
-            line += " p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
+            line +=
+                " p50 \(format(m.percentile(50))) \(m.unit), p99 \(format(m.percentile(99))) \(m.unit), max \(format(m.maximum)) \(m.unit) (n=\(m.samples.count))"
         }
         if let baseline = result.baseline, let ratio = result.ratio {
             line += " | \(format(ratio))x of \(baseline)"

@@ -26,8 +26,8 @@ struct DriverBench {
     /// 25 ms), so each update is sent on its own.
     static let latencySpacing = Duration.milliseconds(40)
     static let latencyRounds = 100
-    /// Update intervals of the coalescing sweep, in milliseconds.
-    static let sweepIntervals = [2, 5, 10, 20, 40]
+    /// Update intervals of the coalescing sweep, in milliseconds; 0 is back to back (the writes only yield).
+    static let sweepIntervals = [0, 2, 5, 10, 20, 40]
     static let sweepRounds = 40
     /// Each corpus pattern is played for at most this long (twice: ours and the tick baseline).
     static let fidelitySeconds = 1.0
@@ -55,7 +55,8 @@ struct DriverBench {
 
     func matches(_ record: PadRecord, _ target: (strong: Double, weak: Double)) -> Bool {
         let tolerance = model.motorStep * 1.5
-        return abs((record.strong ?? -1) - target.strong) <= tolerance && abs((record.weak ?? -1) - target.weak) <= tolerance
+        return abs((record.strong ?? -1) - target.strong) <= tolerance
+            && abs((record.weak ?? -1) - target.weak) <= tolerance
     }
 
     /// Sends `count` updates `spacing` apart (update in place, then play: the engine's primitive) and returns
@@ -73,7 +74,7 @@ struct DriverBench {
             try effect.update(.rumble(strong: target.strong, weak: target.weak, lengthMilliseconds: 0, id: effect.id))
             try effect.play()
             sent.append((start, target))
-            try await Task.sleep(for: spacing)
+            if spacing > .zero { try await Task.sleep(for: spacing) } else { await Task.yield() }
         }
         try effect.stop()
         try await Task.sleep(for: .milliseconds(100))
@@ -86,7 +87,10 @@ struct DriverBench {
     ) -> [Double?] {
         sent.enumerated().map { index, update in
             let end = index + 1 < sent.count ? sent[index + 1].start : Int64.max
-            let hit = records.first { $0.event == .output && $0.time.microseconds >= update.start && $0.time.microseconds < end && matches($0, update.target) }
+            let hit = records.first {
+                $0.event == .output && $0.time.microseconds >= update.start && $0.time.microseconds < end
+                    && matches($0, update.target)
+            }
             return hit.map { Double($0.time.microseconds - update.start) / 1000 }
         }
     }
@@ -111,15 +115,27 @@ struct DriverBench {
             let sent = try await sendUpdates(nodes, count: Self.sweepRounds, spacing: .milliseconds(interval))
             let records = Array(device.records().dropFirst(before))
             let arrived = arrivals(sent, records).compactMap { $0 }.count
-            shares.append((interval, Double(arrived) / Double(sent.count), records.filter { $0.event == .output }.count))
+            shares.append(
+                (interval, Double(arrived) / Double(sent.count), records.filter { $0.event == .output }.count))
         }
-        let useful = shares.filter { $0.share >= Self.usefulShare }.map(\.interval).min()
+        // The shortest spaced interval at which (nearly) every update still reaches the wire; back-to-back
+        // writes show whether the driver coalesces, but name no rate.
+        let spaced = shares.filter { $0.interval > 0 }
+        let useful = spaced.filter { $0.share >= Self.usefulShare }.map(\.interval).min()
         let table = shares.map { String(format: "%d ms: %.0f%% (%d reports)", $0.interval, $0.share * 100, $0.reports) }
+        let rate: String
+        switch useful {
+        case nil: rate = "below every rate tried"
+        case spaced.first?.interval:
+            rate = "at least \(1000 / (useful ?? 1)) Hz (every \(useful ?? 0) ms, the fastest spaced rate tried)"
+        case let interval?: rate = "\(1000 / interval) Hz (every \(interval) ms)"
+        }
         return [
             BenchmarkResult(
-                measurement: Measurement(name: "\(model.rawValue): share of updates on the wire", unit: "share", samples: shares.map(\.share)),
-                note: table.joined(separator: ", ")
-                    + "; highest useful rate: " + (useful.map { "\(1000 / $0) Hz (every \($0) ms)" } ?? "none of the intervals tried"))
+                measurement: Measurement(
+                    name: "\(model.rawValue): share of updates on the wire", unit: "share", samples: shares.map(\.share)
+                ),
+                note: table.joined(separator: ", ") + "; highest useful rate: " + rate)
         ]
     }
 
@@ -138,7 +154,10 @@ struct DriverBench {
         try full.play()
         try await Task.sleep(for: .milliseconds(100))
         let gained = device.records().dropFirst(before).last { $0.event == .output }
-        notes.append(String(format: "gain 0.5 on a full rumble: strong %.3f weak %.3f", gained?.strong ?? .nan, gained?.weak ?? .nan))
+        notes.append(
+            String(
+                format: "gain 0.5 on a full rumble: strong %.3f weak %.3f", gained?.strong ?? .nan, gained?.weak ?? .nan
+            ))
         try full.stop()
         try event.setGain(1)
         try await Task.sleep(for: .milliseconds(60))
@@ -148,18 +167,31 @@ struct DriverBench {
         let start = Int64(MonotonicTime.nanoseconds() / 1000)
         try short.play()
         try await Task.sleep(for: .milliseconds(400))
-        let rest = device.records().dropFirst(before).first { $0.event == .output && $0.strong == 0 && $0.weak == 0 && $0.time.microseconds > start }
-        notes.append(rest.map { String(format: "a 100 ms effect is at rest after %.1f ms", Double($0.time.microseconds - start) / 1000) } ?? "a 100 ms effect never came to rest")
+        let rest = device.records().dropFirst(before).first {
+            $0.event == .output && $0.strong == 0 && $0.weak == 0 && $0.time.microseconds > start
+        }
+        notes.append(
+            rest.map {
+                String(format: "a 100 ms effect is at rest after %.1f ms", Double($0.time.microseconds - start) / 1000)
+            } ?? "a 100 ms effect never came to rest")
         // Periodic.
         before = device.records().count
         do {
-            let sine = try event.uploadEffect(ForceFeedbackEffect(
-                id: -1, kind: .periodic(waveform: .sine, period: 50, magnitude: 0x4000, offset: 0, phase: 0, envelope: ForceFeedbackEnvelope()),
-                replayLength: 200))
+            let sine = try event.uploadEffect(
+                ForceFeedbackEffect(
+                    id: -1,
+                    kind: .periodic(
+                        waveform: .sine, period: 50, magnitude: 0x4000, offset: 0, phase: 0,
+                        envelope: ForceFeedbackEnvelope()),
+                    replayLength: 200))
             try sine.play()
             try await Task.sleep(for: .milliseconds(300))
-            let levels = device.records().dropFirst(before).filter { $0.event == .output }.map { String(format: "%.2f/%.2f", $0.strong ?? 0, $0.weak ?? 0) }
-            notes.append("FF_PERIODIC sine 0x4000: " + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " ")))
+            let levels = device.records().dropFirst(before).filter { $0.event == .output }.map {
+                String(format: "%.2f/%.2f", $0.strong ?? 0, $0.weak ?? 0)
+            }
+            notes.append(
+                "FF_PERIODIC sine 0x4000: "
+                    + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " ")))
         } catch {
             notes.append("FF_PERIODIC refused: \(error)")
         }
@@ -184,7 +216,9 @@ struct DriverBench {
             guard timeline.endTime > 0 else { continue }
             let seconds = min(timeline.endTime, Self.fidelitySeconds)
             let envelope = renderer.intensityEnvelope(pattern)
-            let ours = try await deviceOutput(device, engine, seconds: seconds) { try engine.makeAdvancedPlayer(with: pattern) }
+            let ours = try await deviceOutput(device, engine, seconds: seconds) {
+                try engine.makeAdvancedPlayer(with: pattern)
+            }
             let tick = try await deviceOutput(device, engine, seconds: seconds) {
                 try engine.makeAdvancedPlayer(timeline: FixedTickRenderer(profile: profile).timeline(for: timeline))
             }
@@ -205,10 +239,12 @@ struct DriverBench {
         let pooledTick = (tickSquares / Double(max(samples, 1))).squareRoot()
         return [
             BenchmarkResult(
-                measurement: Measurement(name: "\(model.rawValue): device-observed fidelity RMS per file", unit: "rms", samples: perFile),
+                measurement: Measurement(
+                    name: "\(model.rawValue): device-observed fidelity RMS per file", unit: "rms", samples: perFile),
                 baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
-                note: String(format: "profile %@; pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
-                             profile.name, pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
+                note: String(
+                    format: "profile %@; pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
+                    profile.name, pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
         ]
     }
 
@@ -227,7 +263,12 @@ struct DriverBench {
         // Engine times are CLOCK_MONOTONIC seconds, the clock of the records.
         let originMicroseconds = Int64((origin * 1e6).rounded())
         let steps = device.records().dropFirst(before).filter { $0.event == .output }
-            .map { (time: Double($0.time.microseconds - originMicroseconds) / 1e6, level: max($0.strong ?? 0, $0.weak ?? 0)) }
+            .map {
+                (
+                    time: Double($0.time.microseconds - originMicroseconds) / 1e6,
+                    level: max($0.strong ?? 0, $0.weak ?? 0)
+                )
+            }
         return { time in steps.last { $0.time <= time }?.level ?? 0 }
     }
 }
@@ -236,9 +277,11 @@ extension FixedTickRenderer {
     /// The tick renderer's commands as a timeline of held levels, for the engine to play like any other.
     func timeline(for timeline: MotorTimeline) -> MotorTimeline {
         let commands = commands(for: timeline)
-        return MotorTimeline(segments: commands.map { command in
-            MotorTimeline.Segment(
-                start: command.time, end: command.time + Self.tick, startLevels: command.levels, endLevels: command.levels)
-        })
+        return MotorTimeline(
+            segments: commands.map { command in
+                MotorTimeline.Segment(
+                    start: command.time, end: command.time + Self.tick, startLevels: command.levels,
+                    endLevels: command.levels)
+            })
     }
 }

@@ -23,9 +23,11 @@ let engineBenchmarks = BenchmarkGroup(name: "Engine") {
 /// has /dev/uinput, otherwise in the VM bench.
 let engineKernelBenchmarks = BenchmarkGroup(name: "Engine on a virtual pad", needsKernel: true) {
     guard FileManager.default.fileExists(atPath: "/dev/uinput") else {
-        return [BenchmarkResult(
-            measurement: Measurement(name: "trigger latency, pad timing", unit: "", samples: []),
-            note: "skipped: no /dev/uinput here (scripts/bench runs this group in the VM bench)")]
+        return [
+            BenchmarkResult(
+                measurement: Measurement(name: "trigger latency, pad timing", unit: "", samples: []),
+                note: "skipped: no /dev/uinput here (scripts/bench runs this group in the VM bench)")
+        ]
     }
     var results: [BenchmarkResult] = []
     results += try await EngineBench.triggerLatency()
@@ -42,7 +44,9 @@ enum EngineBench {
 
     static func flat(_ strong: Double, _ weak: Double, seconds: Double) -> MotorTimeline {
         let levels = MotorMagnitudes(strong: strong, weak: weak)
-        return MotorTimeline(segments: [MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)])
+        return MotorTimeline(segments: [
+            MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)
+        ])
     }
 
     /// A busy second of haptics: sixteen transients of alternating sharpness and a continuous ramp under them,
@@ -56,12 +60,17 @@ enum EngineBench {
             let even = index % 2 == 0
             let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: even ? 1 : 0.6)
             let sharpness = HapticEventParameter(parameterID: .hapticSharpness, value: even ? 0.2 : 0.9)
-            taps.append(HapticEvent(type: .hapticTransient, parameters: [intensity, sharpness], relativeTime: Double(index) * tapSpacing))
+            taps.append(
+                HapticEvent(
+                    type: .hapticTransient, parameters: [intensity, sharpness], relativeTime: Double(index) * tapSpacing
+                ))
         }
-        let swell = HapticEvent(type: .hapticContinuous, parameters: [
-            HapticEventParameter(parameterID: .hapticIntensity, value: 0.4),
-            HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-        ], relativeTime: 0.25, duration: 0.5)
+        let swell = HapticEvent(
+            type: .hapticContinuous,
+            parameters: [
+                HapticEventParameter(parameterID: .hapticIntensity, value: 0.4),
+                HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+            ], relativeTime: 0.25, duration: 0.5)
         let curve = HapticParameterCurve(
             parameterID: .hapticIntensityControl,
             controlPoints: [.init(relativeTime: 0, value: 0.2), .init(relativeTime: 0.5, value: 1)], relativeTime: 0.25)
@@ -71,11 +80,14 @@ enum EngineBench {
     static func microseconds() -> Int64 { Int64(MonotonicTime.nanoseconds() / 1000) }
 
     /// Waits for the pad to record a play at or after `start` (µs); its kernel timestamp.
-    static func padPlay(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (time: Int64, next: Int) {
+    static func padPlay(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (time: Int64, next: Int)
+    {
         let deadline = microseconds() + 5_000_000
         while microseconds() < deadline {
             let records = pad.records()
-            if let found = records[min(index, records.count)...].firstIndex(where: { $0.event == .play && $0.time.microseconds >= start }) {
+            if let found = records[min(index, records.count)...].firstIndex(where: {
+                $0.event == .play && $0.time.microseconds >= start
+            }) {
                 return (records[found].time.microseconds, found + 1)
             }
             try await Task.sleep(for: .microseconds(200))
@@ -128,7 +140,8 @@ enum EngineBench {
                 case 0: try preparedPlayer.start(atTime: 0)
                 case 1: try plainPlayer.start(atTime: 0)
                 default:
-                    let effect = try client.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(pulseSeconds * 1000)))
+                    let effect = try client.uploadEffect(
+                        .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(pulseSeconds * 1000)))
                     try effect.play()
                     uploaded = effect
                 }
@@ -140,14 +153,16 @@ enum EngineBench {
             }
         }
         let (prepared, scheduled, uploadThenPlay) = (samples[0], samples[1], samples[2])
-        let baseline = Measurement(name: "upload then play (SDL/Godot path), call -> pad sees play", unit: "ms", samples: uploadThenPlay)
+        let baseline = Measurement(
+            name: "upload then play (SDL/Godot path), call -> pad sees play", unit: "ms", samples: uploadThenPlay)
         let ours = Measurement(name: "prepared transient, start -> pad sees play", unit: "ms", samples: prepared)
         let plain = Measurement(name: "unprepared player, start -> pad sees play", unit: "ms", samples: scheduled)
         return [
             BenchmarkResult(measurement: baseline),
             BenchmarkResult(
                 measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
-                note: String(format: "p99 ratio %.3f (BRIEF §6: at most 0.5)", ours.percentile(99) / baseline.percentile(99))),
+                note: String(
+                    format: "p99 ratio %.3f (BRIEF §6: at most 0.5)", ours.percentile(99) / baseline.percentile(99))),
             BenchmarkResult(
                 measurement: plain, baseline: baseline.name, ratio: plain.percentile(50) / baseline.percentile(50),
                 note: "through the playback thread and the mix slot (update in place + play)"),
@@ -178,30 +193,40 @@ enum EngineBench {
     static func padTiming() async throws -> [BenchmarkResult] {
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger())
         defer { pad.destroy() }
-        let samples = try await playLooped(on: .device(.node(pad.eventNode)), seconds: timingSeconds, options: padOptions())
+        let samples = try await playLooped(
+            on: .device(.node(pad.eventNode)), seconds: timingSeconds, options: padOptions())
         let writes = pad.records().filter { [.upload, .play, .stop].contains($0.event) }
         var errors: [Double] = []
         for (index, sample) in samples.enumerated() where sample.kind == .apply {
             let sent = Int64((sample.sent * 1e6).rounded(.down))
             let next = index + 1 < samples.count ? Int64((samples[index + 1].sent * 1e6).rounded(.down)) : Int64.max
-            guard let first = writes.first(where: { $0.time.microseconds >= sent && $0.time.microseconds < next }) else { continue }
+            guard let first = writes.first(where: { $0.time.microseconds >= sent && $0.time.microseconds < next })
+            else { continue }
             errors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
         }
-        return [BenchmarkResult(
-            measurement: Measurement(name: "pad timing error (kernel timestamp - deadline), busy pattern looped \(timingSeconds) s", unit: "ms", samples: errors),
-            note: "BRIEF §6: p99 within 1 ms on real hardware; emulation inflates it")]
+        return [
+            BenchmarkResult(
+                measurement: Measurement(
+                    name: "pad timing error (kernel timestamp - deadline), busy pattern looped \(timingSeconds) s",
+                    unit: "ms", samples: errors),
+                note: "BRIEF §6: p99 within 1 ms on real hardware; emulation inflates it")
+        ]
     }
 
     static func schedulerTiming() async throws -> [BenchmarkResult] {
         let samples = try await playLooped(on: .recording(RecordingOutput()), seconds: timingSeconds)
         let errors = samples.filter { $0.kind == .apply }.map { ($0.sent - $0.deadline) * 1000 }
-        let ours = Measurement(name: "scheduler wake-up error (recording output), busy pattern looped \(timingSeconds) s", unit: "ms", samples: errors)
+        let ours = Measurement(
+            name: "scheduler wake-up error (recording output), busy pattern looped \(timingSeconds) s", unit: "ms",
+            samples: errors)
         let bare = bareWakeUpErrors(count: errors.count, spacing: timingSeconds / Double(max(errors.count, 1)))
         return [
             BenchmarkResult(measurement: bare),
             BenchmarkResult(
                 measurement: ours, baseline: bare.name, ratio: ours.percentile(50) / bare.percentile(50),
-                note: String(format: "p99 ratio %.2f: the machine's own wake-up jitter is the floor", ours.percentile(99) / bare.percentile(99))),
+                note: String(
+                    format: "p99 ratio %.2f: the machine's own wake-up jitter is the floor",
+                    ours.percentile(99) / bare.percentile(99))),
         ]
     }
 
@@ -243,11 +268,13 @@ enum EngineBench {
         try await Task.sleep(for: .seconds(idleSeconds))
         let used = (cpuSeconds() - before) * 1000
         engine.stop()
-        let baseline = Measurement(name: "CPU of the process sleeping \(Int(idleSeconds)) s, no engine", unit: "ms", samples: [bare])
+        let baseline = Measurement(
+            name: "CPU of the process sleeping \(Int(idleSeconds)) s, no engine", unit: "ms", samples: [bare])
         return [
             BenchmarkResult(measurement: baseline),
             BenchmarkResult(
-                measurement: Measurement(name: "CPU of a started, idle engine over \(Int(idleSeconds)) s", unit: "ms", samples: [used]),
+                measurement: Measurement(
+                    name: "CPU of a started, idle engine over \(Int(idleSeconds)) s", unit: "ms", samples: [used]),
                 baseline: baseline.name, ratio: used / max(bare, 1e-3),
                 note: "whole process (getrusage); the playback thread sleeps without a deadline"),
         ]
@@ -269,10 +296,15 @@ enum EngineBench {
         let late = Measurement(name: "", unit: "ms", samples: Array(errors.suffix(tenth))).percentile(50)
         return [
             BenchmarkResult(
-                measurement: Measurement(name: "CPU while looping the busy pattern \(Int(seconds)) s", unit: "ms", samples: [used]),
-                note: String(format: "%.2f%% of one core, %d writes (%.0f/s)", used / seconds / 10, samples.count, Double(samples.count) / seconds)),
+                measurement: Measurement(
+                    name: "CPU while looping the busy pattern \(Int(seconds)) s", unit: "ms", samples: [used]),
+                note: String(
+                    format: "%.2f%% of one core, %d writes (%.0f/s)", used / seconds / 10, samples.count,
+                    Double(samples.count) / seconds)),
             BenchmarkResult(
-                measurement: Measurement(name: "drift: wake-up error p50, last tenth minus first tenth of the loop", unit: "ms", samples: [late - early]),
+                measurement: Measurement(
+                    name: "drift: wake-up error p50, last tenth minus first tenth of the loop", unit: "ms",
+                    samples: [late - early]),
                 note: "absolute deadlines: no accumulation expected"),
         ]
     }

@@ -10,9 +10,11 @@ import Logging
 
 let feedbackKernelBenchmarks = BenchmarkGroup(name: "Feedback service on a virtual pad", needsKernel: true) {
     guard FileManager.default.fileExists(atPath: "/dev/uinput") else {
-        return [BenchmarkResult(
-            measurement: Measurement(name: "playFeedback trigger-to-output", unit: "", samples: []),
-            note: "skipped: no /dev/uinput here (scripts/bench runs this group in the VM bench)")]
+        return [
+            BenchmarkResult(
+                measurement: Measurement(name: "playFeedback trigger-to-output", unit: "", samples: []),
+                note: "skipped: no /dev/uinput here (scripts/bench runs this group in the VM bench)")
+        ]
     }
     return try await FeedbackBench.triggerToOutput()
 }
@@ -53,7 +55,9 @@ enum FeedbackBench {
     }
 
     /// Waits for the pad's first upload or play at or after `start` (µs); its kernel timestamp.
-    static func firstWrite(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (time: Int64, next: Int) {
+    static func firstWrite(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (
+        time: Int64, next: Int
+    ) {
         let deadline = EngineBench.microseconds() + seenTimeoutMicroseconds
         while EngineBench.microseconds() < deadline {
             let records = pad.records()
@@ -71,10 +75,14 @@ enum FeedbackBench {
         let logger = EngineBench.logger()
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger)
         defer { pad.destroy() }
-        let provider = EngineOutputProvider(output: .device(.node(pad.eventNode)), options: EngineBench.padOptions(), logger: logger)
+        let provider = EngineOutputProvider(
+            output: .device(.node(pad.eventNode)), options: EngineBench.padOptions(), logger: logger)
         let manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
-        guard manager.engineAvailable else { throw EngineBench.BenchFailure(reason: "the manager found no engine on the virtual pad") }
-        let settingsURL = FileManager.default.temporaryDirectory.appendingPathComponent("haptics-bench-feedback-\(getpid()).json")
+        guard manager.engineAvailable else {
+            throw EngineBench.BenchFailure(reason: "the manager found no engine on the virtual pad")
+        }
+        let settingsURL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "haptics-bench-feedback-\(getpid()).json")
         defer { try? FileManager.default.removeItem(at: settingsURL) }
         // The standard limits: the spacing above keeps every call admitted, and the counts below prove it.
         let generator = HapticFeedbackGenerator(
@@ -82,7 +90,9 @@ enum FeedbackBench {
         let client = try EventDevice(node: pad.eventNode, logger: logger)
         defer { client.close() }
 
-        let paths = AppFeedback.allCases.flatMap { feedback in Preparation.allCases.map { Path(feedback: feedback, preparation: $0) } }
+        let paths = AppFeedback.allCases.flatMap { feedback in
+            Preparation.allCases.map { Path(feedback: feedback, preparation: $0) }
+        }
         var samples: [Path: [Double]] = [:]
         var playSamples: [Path: [Double]] = [:]
         var baselineSamples: [Double] = []
@@ -110,7 +120,8 @@ enum FeedbackBench {
                 try await Task.sleep(for: settleAfterTrigger)
             }
             let start = EngineBench.microseconds()
-            let effect = try client.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: baselinePulseMilliseconds))
+            let effect = try client.uploadEffect(
+                .rumble(strong: 1, weak: 1, lengthMilliseconds: baselinePulseMilliseconds))
             try effect.play()
             let seen = try await firstWrite(pad, after: start, from: index)
             index = seen.next
@@ -125,24 +136,37 @@ enum FeedbackBench {
         let expectedPlays = (warmUpRounds + rounds) * paths.count
         guard generator.droppedCount == 0, generator.playedCount == expectedPlays else {
             throw EngineBench.BenchFailure(
-                reason: "the rate limiter dropped \(generator.droppedCount) and admitted \(generator.playedCount) of \(expectedPlays)")
+                reason:
+                    "the rate limiter dropped \(generator.droppedCount) and admitted \(generator.playedCount) of \(expectedPlays)"
+            )
         }
-        let baseline = Measurement(name: "raw EventDevice upload then play, call -> pad sees play", unit: "ms", samples: baselineSamples)
+        let baseline = Measurement(
+            name: "raw EventDevice upload then play, call -> pad sees play", unit: "ms", samples: baselineSamples)
         var results = [BenchmarkResult(measurement: baseline, note: "baseline, same pad, interleaved")]
         for path in paths {
             let ours = Measurement(
-                name: "playFeedback(.\(path.feedback.rawValue)), \(path.preparation.label) -> pad's first upload/play", unit: "ms",
+                name: "playFeedback(.\(path.feedback.rawValue)), \(path.preparation.label) -> pad's first upload/play",
+                unit: "ms",
                 samples: samples[path, default: []])
             let toPlay = Measurement(name: "", unit: "ms", samples: playSamples[path, default: []])
-            let verdict = toPlay.maximum < targetMilliseconds ? "pass" : (toPlay.percentile(99) < targetMilliseconds ? "pass at p99, max over" : "FAIL")
-            results.append(BenchmarkResult(
-                measurement: ours, baseline: "the baseline", ratio: ours.percentile(50) / baseline.percentile(50),
-                note: String(format: "p99 ratio %.2f; to the play: p50 %.3f, p99 %.3f, max %.3f ms", ours.percentile(99) / baseline.percentile(99),
-                    toPlay.percentile(50), toPlay.percentile(99), toPlay.maximum) + "; play under \(Int(targetMilliseconds)) ms: \(verdict)"))
+            let verdict =
+                toPlay.maximum < targetMilliseconds
+                ? "pass" : (toPlay.percentile(99) < targetMilliseconds ? "pass at p99, max over" : "FAIL")
+            results.append(
+                BenchmarkResult(
+                    measurement: ours, baseline: "the baseline", ratio: ours.percentile(50) / baseline.percentile(50),
+                    note: String(
+                        format: "p99 ratio %.2f; to the play: p50 %.3f, p99 %.3f, max %.3f ms",
+                        ours.percentile(99) / baseline.percentile(99),
+                        toPlay.percentile(50), toPlay.percentile(99), toPlay.maximum)
+                        + "; play under \(Int(targetMilliseconds)) ms: \(verdict)"))
         }
-        results.append(BenchmarkResult(
-            measurement: Measurement(name: "calls admitted / dropped by the standard rate limits", unit: "", samples: [Double(generator.playedCount)]),
-            note: "\(generator.droppedCount) dropped"))
+        results.append(
+            BenchmarkResult(
+                measurement: Measurement(
+                    name: "calls admitted / dropped by the standard rate limits", unit: "",
+                    samples: [Double(generator.playedCount)]),
+                note: "\(generator.droppedCount) dropped"))
         return results
     }
 }

@@ -1,8 +1,9 @@
 // Every benchmark group of `make bench`, in report order. Each group lives in its own file.
-let benchmarkGroups: [BenchmarkGroup] = [
-    ahapBenchmarks,
-    renderingBenchmarks,
-    engineBenchmarks,
-    engineKernelBenchmarks,
-    feedbackKernelBenchmarks,
-] + driverKernelBenchmarks
+let benchmarkGroups: [BenchmarkGroup] =
+    [
+        ahapBenchmarks,
+        renderingBenchmarks,
+        engineBenchmarks,
+        engineKernelBenchmarks,
+        feedbackKernelBenchmarks,
+    ] + driverKernelBenchmarks

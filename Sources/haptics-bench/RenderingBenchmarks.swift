@@ -25,24 +25,31 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
         for pattern in corpus { _ = renderer.render(pattern) }
     }
     results.append(BenchmarkResult(measurement: baseline))
-    results.append(BenchmarkResult(
-        measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
-        note: "the baseline also renders the timeline it samples"))
+    results.append(
+        BenchmarkResult(
+            measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
+            note: "the baseline also renders the timeline it samples"))
     results.append(BenchmarkResult(measurement: renderOnly))
 
     let totalSeconds = corpus.reduce(0) { $0 + RenderingCorpus.span(of: renderer.render($1)) }
     for profile in RenderProfile.builtIn {
         let figures = FidelityFigures(corpus: corpus, profile: profile)
-        results.append(BenchmarkResult(
-            measurement: Measurement(name: "commands/s of pattern, \(profile.name)", unit: "cmd/s", samples: figures.ourRates),
-            baseline: "50 ms tick", ratio: figures.ourCommands / figures.tickCommands,
-            note: String(format: "corpus: %.1f vs %.1f cmd/s over %.1f s", figures.ourCommands / totalSeconds,
-                         figures.tickCommands / totalSeconds, totalSeconds)))
-        results.append(BenchmarkResult(
-            measurement: Measurement(name: "fidelity RMS per file, \(profile.name)", unit: "rms", samples: figures.ourErrors),
-            baseline: "50 ms tick (pooled RMS)", ratio: figures.pooledOurs / figures.pooledTick,
-            note: String(format: "pooled RMS ours %.4f vs tick %.4f; per-file mean ratio %.3f; target <= 0.333",
-                         figures.pooledOurs, figures.pooledTick, figures.meanFileRatio)))
+        results.append(
+            BenchmarkResult(
+                measurement: Measurement(
+                    name: "commands/s of pattern, \(profile.name)", unit: "cmd/s", samples: figures.ourRates),
+                baseline: "50 ms tick", ratio: figures.ourCommands / figures.tickCommands,
+                note: String(
+                    format: "corpus: %.1f vs %.1f cmd/s over %.1f s", figures.ourCommands / totalSeconds,
+                    figures.tickCommands / totalSeconds, totalSeconds)))
+        results.append(
+            BenchmarkResult(
+                measurement: Measurement(
+                    name: "fidelity RMS per file, \(profile.name)", unit: "rms", samples: figures.ourErrors),
+                baseline: "50 ms tick (pooled RMS)", ratio: figures.pooledOurs / figures.pooledTick,
+                note: String(
+                    format: "pooled RMS ours %.4f vs tick %.4f; per-file mean ratio %.3f; target <= 0.333",
+                    figures.pooledOurs, figures.pooledTick, figures.meanFileRatio)))
     }
     return results
 }
@@ -80,7 +87,9 @@ struct FixedTickRenderer {
         while true {
             let time = Double(index) * Self.tick
             let levels = planner.quantized(timeline.levels(at: time))
-            commands.append(RumbleCommand(time: time, levels: levels, strongMagnitude: 0, weakMagnitude: 0, holdDuration: Self.tick))
+            commands.append(
+                RumbleCommand(time: time, levels: levels, strongMagnitude: 0, weakMagnitude: 0, holdDuration: Self.tick)
+            )
             if time >= timeline.endTime { break }
             index += 1
         }

@@ -35,9 +35,13 @@ enum AppSuite {
                 throw TestFailure(reason: "nothing reached the pad for \(label(index))")
             }
             if let previous = reached.last {
-                try require(change > previous, "\(label(index)) has no change of its own on the pad: its first change is the previous one's")
+                try require(
+                    change > previous,
+                    "\(label(index)) has no change of its own on the pad: its first change is the previous one's")
             }
-            try require(change - due <= hangLateness, "\(label(index)): first change on the pad \(String(format: "%.1f", (change - due) * 1000)) ms later")
+            try require(
+                change - due <= hangLateness,
+                "\(label(index)): first change on the pad \(String(format: "%.1f", (change - due) * 1000)) ms later")
             reached.append(change)
         }
         return reached
@@ -87,7 +91,8 @@ enum AppSuite {
         defer { pad.destroy() }
         let output = try runCLI(["feedback"] + arguments + ["--device", pad.eventNode, "--json"])
         let all = events(output)
-        guard let header = all.first(where: { $0["event"] == "feedback" }), let start = header["start"].flatMap(Double.init)
+        guard let header = all.first(where: { $0["event"] == "feedback" }),
+            let start = header["start"].flatMap(Double.init)
         else { throw TestFailure(reason: "no feedback event with a start time in:\n\(output)") }
         let taps = all.filter { $0["event"] == "tap" }.compactMap { $0["time"].flatMap(Double.init) }
         try require(all.last?["event"] == "finished", "the run did not finish:\n\(output)")
@@ -150,7 +155,9 @@ enum AppSuite {
         default:
             break
         }
-        print("    bursts \(found.count), onset errors \(errors.joined(separator: " ")), peaks \(peaks.map { String(format: "%.2f", $0) })")
+        print(
+            "    bursts \(found.count), onset errors \(errors.joined(separator: " ")), peaks \(peaks.map { String(format: "%.2f", $0) })"
+        )
     }
 
     /// The records as `event@ms-after-start(strong/weak)`, for failure messages.
@@ -178,9 +185,13 @@ enum AppSuite {
     /// Across calls: heavy drives harder than light, and the selection tick is the faintest of all.
     static func strengthOrderAcrossCalls() async throws {
         var peaks: [String: Double] = [:]
-        for (label, arguments) in [("light", ["impact", "light"]), ("heavy", ["impact", "heavy"]), ("selection", ["selection"])] {
+        for (label, arguments) in [
+            ("light", ["impact", "light"]), ("heavy", ["impact", "heavy"]), ("selection", ["selection"]),
+        ] {
             let run = try await feedbackRun(arguments)
-            guard let burst = feedbackBursts(run).first else { throw TestFailure(reason: "\(label): nothing reached the pad") }
+            guard let burst = feedbackBursts(run).first else {
+                throw TestFailure(reason: "\(label): nothing reached the pad")
+            }
             peaks[label] = burst.peak
         }
         let light = peaks["light"] ?? 0, heavy = peaks["heavy"] ?? 0, selection = peaks["selection"] ?? 0
@@ -200,15 +211,20 @@ enum AppSuite {
         try requireEqual(cues.count, sheet.chapters.reduce(0) { $0 + $1.timeline.count }, "cues the replay printed")
         let changes = pad.records().filter { $0.event == .upload || $0.event == .play }.map(\.time.seconds)
         let times = try cues.map { cue in
-            guard let at = cue["at"].flatMap(Double.init) else { throw TestFailure(reason: "a cue without a time: \(cue)") }
+            guard let at = cue["at"].flatMap(Double.init) else {
+                throw TestFailure(reason: "a cue without a time: \(cue)")
+            }
             return at
         }
-        try require(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "the replay printed its cues out of order: \(times)")
+        try require(
+            zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "the replay printed its cues out of order: \(times)")
         let reached = try firstChanges(at: times, in: changes) { index in
             "chapter \(cues[index]["chapter"] ?? "?") \(cues[index]["pattern"] ?? "?") at +\(cues[index]["offset"] ?? "?") s"
         }
         let worst = zip(reached, times).map { $0 - $1 }.max() ?? 0
-        print("    \(cues.count) cues, each with its own first change on the pad, in order; worst lateness \(String(format: "%.1f", worst * 1000)) ms")
+        print(
+            "    \(cues.count) cues, each with its own first change on the pad, in order; worst lateness \(String(format: "%.1f", worst * 1000)) ms"
+        )
     }
 
     // MARK: HapticManager through unplug and replug
@@ -220,7 +236,8 @@ enum AppSuite {
         let id = try stableID(of: first.eventNode)
         var options = HapticEngineOptions()
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        let provider = EngineOutputProvider(output: .device(.id(id)), options: options, logger: VirtualPadSuite.logger())
+        let provider = EngineOutputProvider(
+            output: .device(.id(id)), options: options, logger: VirtualPadSuite.logger())
         let resolver = HapticResourceDirectory(directory: URL(fileURLWithPath: "Haptics"))
         let manager = await MainActor.run {
             HapticManager(resolver: resolver, engineProvider: provider, logger: VirtualPadSuite.logger())
@@ -238,7 +255,9 @@ enum AppSuite {
         await MainActor.run { manager.play("heartbeat") }
         first.destroy()
         pad = nil
-        try await waitUntil("engineAvailable false after the unplug") { await MainActor.run { !manager.engineAvailable } }
+        try await waitUntil("engineAvailable false after the unplug") {
+            await MainActor.run { !manager.engineAvailable }
+        }
         await MainActor.run {
             manager.play("thud")
             manager.playTransientEvent(intensity: 1, sharpness: 1)
@@ -249,8 +268,11 @@ enum AppSuite {
         defer { second.destroy() }
         try await waitUntil("engineAvailable true after the replug") { await MainActor.run { manager.engineAvailable } }
         await MainActor.run { manager.play("heartbeat") }
-        try await VirtualPadSuite.waitForRecords(second, "a play after the replug") { $0.contains { $0.event == .play } }
-        try requireEqual(await MainActor.run { manager.cachedPatternNames }, cached, "patterns cached again after the reset")
+        try await VirtualPadSuite.waitForRecords(second, "a play after the replug") {
+            $0.contains { $0.event == .play }
+        }
+        try requireEqual(
+            await MainActor.run { manager.cachedPatternNames }, cached, "patterns cached again after the reset")
     }
 
     static func stableID(of node: String) throws -> StableDeviceID {

@@ -74,8 +74,10 @@ enum AppUdevSuite {
             try requireEqual(properties["ID_INPUT_JOYSTICK"], "1", "ID_INPUT_JOYSTICK of the virtual pad")
             for key in ["TAGS", "CURRENT_TAGS"] {
                 let tags = tags(properties[key])
-                try require(tags.contains("uaccess"), "\(key) of \(pad.eventNode) lacks uaccess: \(properties[key] ?? "none")")
-                try require(tags.contains(markerTag), "\(key) of \(pad.eventNode) lacks \(markerTag): our rule did not run")
+                try require(
+                    tags.contains("uaccess"), "\(key) of \(pad.eventNode) lacks uaccess: \(properties[key] ?? "none")")
+                try require(
+                    tags.contains(markerTag), "\(key) of \(pad.eventNode) lacks \(markerTag): our rule did not run")
             }
             print("    \(pad.eventNode): TAGS=\(properties["TAGS"] ?? "")")
         }
@@ -133,7 +135,8 @@ final class RawUinputKeyboard {
             var name = [CChar](repeating: 0, count: Self.sysnameCapacity)
             try check(cli_ioctl_ptr(fd, cli_UI_GET_SYSNAME(UInt32(Self.sysnameCapacity)), &name), "UI_GET_SYSNAME")
             let sysname = String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/sys/devices/virtual/input/\(sysname)")) ?? []
+            let entries =
+                (try? FileManager.default.contentsOfDirectory(atPath: "/sys/devices/virtual/input/\(sysname)")) ?? []
             let event = entries.first { $0.hasPrefix("event") }
             guard let event else { throw TestFailure(reason: "the keyboard \(sysname) has no event node") }
             eventNode = "/dev/input/\(event)"

@@ -56,7 +56,8 @@ enum DeviceSuite {
 
         /// Every FF code the JSON claims: effect types, waveforms, gain, autocenter.
         var forceFeedbackCodes: Set<UInt16> {
-            let names = forceFeedback.effects + forceFeedback.waveforms
+            let names =
+                forceFeedback.effects + forceFeedback.waveforms
                 + (forceFeedback.gain ? ["gain"] : []) + (forceFeedback.autocenter ? ["autocenter"] : [])
             return Set(names.compactMap { ForceFeedbackFeature(name: $0)?.rawValue })
         }
@@ -86,7 +87,8 @@ enum DeviceSuite {
     }
 
     static func probe(_ node: String, asNobody: Bool = false) throws -> DeviceJSON {
-        try decode(DeviceJSON.self, from: try haptics(["probe", "--json", node], asNobody: asNobody), "probe --json \(node)")
+        try decode(
+            DeviceJSON.self, from: try haptics(["probe", "--json", node], asNobody: asNobody), "probe --json \(node)")
     }
 
     // MARK: probe agrees with evtest and EVIOCGEFFECTS
@@ -94,7 +96,13 @@ enum DeviceSuite {
     static let probeSets: [(label: String, features: Set<ForceFeedbackFeature>, slots: Int)] = [
         ("rumble-gain-4-slots", [.rumble, .gain], 4),
         ("memless-like-16-slots", [.rumble, .periodic, .square, .triangle, .sine, .gain], 16),
-        ("wheel-40-slots", [.constant, .periodic, .sine, .sawUp, .sawDown, .spring, .damper, .friction, .inertia, .ramp, .gain, .autocenter], 40),
+        (
+            "wheel-40-slots",
+            [
+                .constant, .periodic, .sine, .sawUp, .sawDown, .spring, .damper, .friction, .inertia, .ramp, .gain,
+                .autocenter,
+            ], 40
+        ),
         ("one-slot-rumble", [.rumble], 1),
     ]
 
@@ -110,10 +118,12 @@ enum DeviceSuite {
             VirtualPadConfiguration(name: "Haptics probe pad", features: features, maxEffects: slots))
         defer { pad.destroy() }
         let device = try probe(pad.eventNode)
-        let evtestBits = VirtualPadSuite.evtestCodes(try VirtualPadSuite.evtestListing(pad.eventNode), eventType: "EV_FF")
+        let evtestBits = VirtualPadSuite.evtestCodes(
+            try VirtualPadSuite.evtestListing(pad.eventNode), eventType: "EV_FF")
         try requireEqual(device.forceFeedbackCodes.sorted(), evtestBits.sorted(), "FF bits of probe --json vs evtest")
         try requireEqual(device.forceFeedback.maxEffects, slots, "maxEffects vs the pad's ff_effects_max")
-        try requireEqual(device.forceFeedback.maxEffects, try kernelEffectSlots(pad.eventNode), "maxEffects vs EVIOCGEFFECTS")
+        try requireEqual(
+            device.forceFeedback.maxEffects, try kernelEffectSlots(pad.eventNode), "maxEffects vs EVIOCGEFFECTS")
         try requireEqual(device.node, pad.eventNode, "node")
         try requireEqual(device.name, "Haptics probe pad", "name")
         try requireEqual(device.access, "read-write", "access as root")
@@ -123,7 +133,8 @@ enum DeviceSuite {
         let udevRuns = access("/run/udev/control", F_OK) == 0
         try requireEqual(device.gamepadEvidence, udevRuns ? "udev" : "judged", "gamepad evidence")
         try require(
-            device.id.hasPrefix("\(device.bus)-\(device.vendor):\(device.product)-"), "id \(device.id) is not bus-vendor:product-hash")
+            device.id.hasPrefix("\(device.bus)-\(device.vendor):\(device.product)-"),
+            "id \(device.id) is not bus-vendor:product-hash")
     }
 
     /// `EVIOCGEFFECTS` asked directly, not through the library.
@@ -132,7 +143,8 @@ enum DeviceSuite {
         try require(fd >= 0, "open \(node): \(String(cString: strerror(errno)))")
         defer { close(fd) }
         var count: Int32 = -1
-        try require(cli_ioctl_ptr(fd, cli_EVIOCGEFFECTS(), &count) == 0, "EVIOCGEFFECTS: \(String(cString: strerror(errno)))")
+        try require(
+            cli_ioctl_ptr(fd, cli_EVIOCGEFFECTS(), &count) == 0, "EVIOCGEFFECTS: \(String(cString: strerror(errno)))")
         return Int(count)
     }
 
@@ -142,20 +154,26 @@ enum DeviceSuite {
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics listed pad"))
         defer { pad.destroy() }
         let listed = try decode([DeviceJSON].self, from: try haptics(["devices", "--json"]), "devices --json")
-        let everything = try decode([DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
-        try require(listed.contains { $0.node == pad.eventNode }, "devices --json does not list the pad: \(listed.map(\.node))")
+        let everything = try decode(
+            [DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
+        try require(
+            listed.contains { $0.node == pad.eventNode }, "devices --json does not list the pad: \(listed.map(\.node))")
         let keyboards = everything.filter { $0.name.lowercased().contains("keyboard") }
-        try require(!keyboards.isEmpty, "devices --all lists no keyboard; the guest's AT keyboard is missing: \(everything.map(\.name))")
+        try require(
+            !keyboards.isEmpty,
+            "devices --all lists no keyboard; the guest's AT keyboard is missing: \(everything.map(\.name))")
         for keyboard in keyboards {
             try require(!listed.contains { $0.node == keyboard.node }, "devices lists the keyboard \(keyboard.name)")
             try require(!keyboard.isGamepad, "\(keyboard.name) is called a gamepad")
             try requireEqual(keyboard.forceFeedback.maxEffects, 0, "\(keyboard.name)'s effect slots")
         }
         let table = try haptics(["devices"])
-        try require(table.contains("Haptics listed pad") && table.contains(pad.eventNode), "the table lacks the pad:\n\(table)")
+        try require(
+            table.contains("Haptics listed pad") && table.contains(pad.eventNode), "the table lacks the pad:\n\(table)")
         try require(!keyboards.contains { table.contains($0.name) }, "the table shows a keyboard:\n\(table)")
         let allTable = try haptics(["devices", "--all"])
-        try require(keyboards.allSatisfy { allTable.contains($0.name) }, "--all does not show the keyboard:\n\(allTable)")
+        try require(
+            keyboards.allSatisfy { allTable.contains($0.name) }, "--all does not show the keyboard:\n\(allTable)")
     }
 
     // MARK: hot-plug
@@ -172,9 +190,12 @@ enum DeviceSuite {
             throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
         }
         let expectedSource = source ?? (udevRuns ? "udev" : "kernel")
-        let monitor = try Subprocess([projectBinary("haptics"), "monitor", "--json"] + (source.map { ["--source", $0] } ?? []))
+        let monitor = try Subprocess(
+            [projectBinary("haptics"), "monitor", "--json"] + (source.map { ["--source", $0] } ?? []))
         let ready = "watching input devices (source: \(expectedSource))"
-        try require(monitor.read(until: { $0.contains(ready) }, timeout: hangGuardSeconds), "monitor never said \"\(ready)\":\n\(monitor.text)")
+        try require(
+            monitor.read(until: { $0.contains(ready) }, timeout: hangGuardSeconds),
+            "monitor never said \"\(ready)\":\n\(monitor.text)")
 
         let name = "Haptics hot-plug pad \(expectedSource)"
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: name))
@@ -225,7 +246,8 @@ enum DeviceSuite {
         defer { filler.destroy() }
         let second = try VirtualPadSuite.makePad(configuration)
         defer { second.destroy() }
-        try require(second.eventNode != firstNode, "the re-created pad got the same node \(firstNode); the test proves nothing")
+        try require(
+            second.eventNode != firstNode, "the re-created pad got the same node \(firstNode); the test proves nothing")
         try requireEqual(try probe(second.eventNode).id, firstID, "id of the re-created pad")
         try require(try probe(filler.eventNode).id != firstID, "another pad got the same id")
     }
@@ -243,7 +265,8 @@ enum DeviceSuite {
         try require(chmod(pad.eventNode, 0o644) == 0, "chmod 644: \(String(cString: strerror(errno)))")
         let readOnly = try probe(pad.eventNode, asNobody: true)
         try requireEqual(readOnly.access, "read-only", "access with mode 644")
-        try require(readOnly.accessReason?.contains("Permission denied") == true, "reason: \(readOnly.accessReason ?? "none")")
+        try require(
+            readOnly.accessReason?.contains("Permission denied") == true, "reason: \(readOnly.accessReason ?? "none")")
         try requireEqual(readOnly.forceFeedback.maxEffects, expected.forceFeedback.maxEffects, "slots read-only")
         try require(readOnly.summary.contains("read-only"), "summary does not say read-only: \(readOnly.summary)")
 
@@ -277,17 +300,23 @@ enum DeviceSuite {
         try run(["mkdir", "-p", "/etc/udev/rules.d"])
         try run(["cp", rule, "/etc/udev/rules.d/70-haptics-gamepads.rules"])
         try run(["touch", "/etc/udev/rules.d/70-uaccess.rules"])
-        defer { _ = try? run(["rm", "-f", "/etc/udev/rules.d/70-haptics-gamepads.rules", "/etc/udev/rules.d/70-uaccess.rules"]) }
+        defer {
+            _ = try? run([
+                "rm", "-f", "/etc/udev/rules.d/70-haptics-gamepads.rules", "/etc/udev/rules.d/70-uaccess.rules",
+            ])
+        }
         try run(["udevadm", "control", "--reload"])
 
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics udev pad"))
         defer { pad.destroy() }
         try run(["udevadm", "settle", "--timeout=60"])
         let padProperties = try run(["udevadm", "info", "--query=property", "--name=\(pad.eventNode)"])
-        try require(padProperties.contains("ID_INPUT_JOYSTICK=1"), "udev does not call the pad a joystick:\n\(padProperties)")
+        try require(
+            padProperties.contains("ID_INPUT_JOYSTICK=1"), "udev does not call the pad a joystick:\n\(padProperties)")
         try require(tags(padProperties).contains("uaccess"), "the pad's node has no uaccess tag:\n\(padProperties)")
 
-        let everything = try decode([DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
+        let everything = try decode(
+            [DeviceJSON].self, from: try haptics(["devices", "--all", "--json"]), "devices --all --json")
         let keyboards = everything.filter { $0.name.lowercased().contains("keyboard") }
         try require(!keyboards.isEmpty, "no keyboard in the guest to check: \(everything.map(\.name))")
         for keyboard in keyboards {
@@ -301,8 +330,9 @@ enum DeviceSuite {
 
     /// The tags in `udevadm info --query=property` output (`TAGS=:seat:uaccess:`, and `CURRENT_TAGS`).
     static func tags(_ properties: String) -> Set<String> {
-        Set(properties.split(separator: "\n").filter { $0.hasPrefix("TAGS=") || $0.hasPrefix("CURRENT_TAGS=") }
-            .flatMap { $0.drop { $0 != "=" }.dropFirst().split(separator: ":").map(String.init) })
+        Set(
+            properties.split(separator: "\n").filter { $0.hasPrefix("TAGS=") || $0.hasPrefix("CURRENT_TAGS=") }
+                .flatMap { $0.drop { $0 != "=" }.dropFirst().split(separator: ":").map(String.init) })
     }
 
     /// Runs a command to completion; fails on a non-zero status, naming its output.

@@ -63,13 +63,20 @@ enum EmulationSuite {
             try requireEqual(nodes.driver, model.driver, "driver bound in sysfs")
             let device = try DeviceSuite.probe(nodes.rumbleNode)
             try requireEqual(device.driver, model.driver, "driver in probe --json")
-            try require(device.forceFeedback.effects.contains("rumble"), "no rumble in probe: \(device.forceFeedback.effects)")
+            try require(
+                device.forceFeedback.effects.contains("rumble"), "no rumble in probe: \(device.forceFeedback.effects)")
             try require(device.isGamepad, "the \(model.rawValue) is not called a gamepad (\(device.gamepadEvidence))")
-            try requireEqual(device.forceFeedback.maxEffects, try DeviceSuite.kernelEffectSlots(nodes.rumbleNode), "maxEffects vs EVIOCGEFFECTS")
+            try requireEqual(
+                device.forceFeedback.maxEffects, try DeviceSuite.kernelEffectSlots(nodes.rumbleNode),
+                "maxEffects vs EVIOCGEFFECTS")
             guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
-            let evtestBits = VirtualPadSuite.evtestCodes(try VirtualPadSuite.evtestListing(nodes.rumbleNode), eventType: "EV_FF")
-            try requireEqual(device.forceFeedbackCodes.sorted(), evtestBits.sorted(), "FF bits of probe --json vs evtest")
-            print("    \(nodes.rumbleNode) \"\(device.name)\" driver \(nodes.driver), FF \(device.forceFeedback.effects.joined(separator: ",")), \(device.forceFeedback.maxEffects ?? 0) slots")
+            let evtestBits = VirtualPadSuite.evtestCodes(
+                try VirtualPadSuite.evtestListing(nodes.rumbleNode), eventType: "EV_FF")
+            try requireEqual(
+                device.forceFeedbackCodes.sorted(), evtestBits.sorted(), "FF bits of probe --json vs evtest")
+            print(
+                "    \(nodes.rumbleNode) \"\(device.name)\" driver \(nodes.driver), FF \(device.forceFeedback.effects.joined(separator: ",")), \(device.forceFeedback.maxEffects ?? 0) slots"
+            )
         }
     }
 
@@ -96,7 +103,8 @@ enum EmulationSuite {
                 }
                 let outputs = Array(device.records().dropFirst(before)).filter { $0.event == .output }
                 let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(asset).ahap"))
-                let planned = DeviceCommandPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+                let planned = DeviceCommandPlanner(profile: profile).commands(
+                    for: PatternRenderer(profile: profile).render(pattern))
                 let (arrived, levels) = try follow(outputs, planned, step: model.motorStep, asset: asset)
                 summary.append("\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
             }
@@ -110,23 +118,32 @@ enum EmulationSuite {
     /// one is in flight, hid-playstation and hid-sony send the latest levels from a work item), so a command
     /// held for one update interval can be replaced before it reaches the wire; which ones depends on timing.
     /// Returns how many distinct levels arrived and how many were planned.
-    static func follow(_ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, asset: String) throws -> (Int, Int) {
+    static func follow(_ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, asset: String) throws -> (
+        Int, Int
+    ) {
         let tolerance = step + 1e-9
         let levels = distinct(outputs.map { MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0) })
         // The device starts at rest, and the plan ends there.
         let plan = distinct([MotorMagnitudes(strong: 0, weak: 0)] + planned.map(\.levels))
-        let near = { (a: MotorMagnitudes, b: MotorMagnitudes) in abs(a.strong - b.strong) <= tolerance && abs(a.weak - b.weak) <= tolerance }
+        let near = { (a: MotorMagnitudes, b: MotorMagnitudes) in
+            abs(a.strong - b.strong) <= tolerance && abs(a.weak - b.weak) <= tolerance
+        }
         var cursor = 0
         for (index, level) in levels.enumerated() {
             guard let found = plan[cursor...].firstIndex(where: { near($0, level) }) else {
                 throw TestFailure(
-                    reason: "\(asset): level #\(index) on the device, \(level), is no planned command at or after #\(cursor) "
-                        + "(\(plan[cursor...].prefix(4).map { "\($0)" }.joined(separator: ", "))...); device: \(levels.prefix(12))")
+                    reason:
+                        "\(asset): level #\(index) on the device, \(level), is no planned command at or after #\(cursor) "
+                        + "(\(plan[cursor...].prefix(4).map { "\($0)" }.joined(separator: ", "))...); device: \(levels.prefix(12))"
+                )
             }
             cursor = found
         }
-        try require(levels.contains { $0.strong > 0 || $0.weak > 0 }, "\(asset): the motors were never driven: \(levels)")
-        try require(levels.last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "\(asset): the motors were left at \(String(describing: levels.last))")
+        try require(
+            levels.contains { $0.strong > 0 || $0.weak > 0 }, "\(asset): the motors were never driven: \(levels)")
+        try require(
+            levels.last.map { $0.strong == 0 && $0.weak == 0 } ?? false,
+            "\(asset): the motors were left at \(String(describing: levels.last))")
         return (levels.count, plan.count)
     }
 
@@ -154,13 +171,17 @@ enum EmulationSuite {
         _ = try await cycles(model, count: 1, checkingDescriptors: false)
         let (free, slots) = try await cycles(model, count: cycles)
         try requireEqual(free, slots, "effect slots free on the re-plugged \(model.rawValue)")
-        print("    \(cycles) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free")
+        print(
+            "    \(cycles) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free"
+        )
     }
 
     /// An engine playing a looped heartbeat on the controller, which is unplugged mid-pattern and plugged back
     /// in `count` times. Fails on a missing stop or reset or a descriptor left open; returns the free effect
     /// slots of the controller plugged back in at the end, and how many it has.
-    static func cycles(_ model: EmulatedModel, count: Int, checkingDescriptors: Bool = true) async throws -> (free: Int, slots: Int) {
+    static func cycles(_ model: EmulatedModel, count: Int, checkingDescriptors: Bool = true) async throws -> (
+        free: Int, slots: Int
+    ) {
         try await withController(model) { device, nodes in
             let id = try AppSuite.stableID(of: nodes.rumbleNode)
             // Taken with the controller's own descriptors open; they close with its first unplug.
@@ -180,7 +201,8 @@ enum EmulationSuite {
                 let player = try engine.makeAdvancedPlayer(with: pattern)
                 player.loopEnabled = true
                 try player.start(atTime: 0)
-                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the motors") { outputs in
+                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the motors") {
+                    outputs in
                     outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
                 }
                 let removed = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
@@ -191,7 +213,9 @@ enum EmulationSuite {
             }
             engine.stop()
             // Unplugged now: a uhid controller's own descriptors are closed, so whatever is left is the engine's.
-            if checkingDescriptors { try await EngineSuite.waitForDescriptors(baseline, "after \(count) cycles and stop") }
+            if checkingDescriptors {
+                try await EngineSuite.waitForDescriptors(baseline, "after \(count) cycles and stop")
+            }
             try requireEqual(events.all.filter { $0 == .reset }.count, count - 1, "resets")
             try device.replug()
             let node = try device.waitUntilBound(timeout: bindTimeout).rumbleNode

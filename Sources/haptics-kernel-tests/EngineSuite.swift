@@ -69,7 +69,9 @@ enum EngineSuite {
         }
     }
 
-    static func engine(for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil) throws -> HapticEngine {
+    static func engine(for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil) throws
+        -> HapticEngine
+    {
         var options = HapticEngineOptions()
         options.playbackObserver = observer
         // The pad records full 16-bit magnitudes at the kernel's tick: its own profile, chosen by the caller who
@@ -77,18 +79,24 @@ enum EngineSuite {
         options.renderProfile = .virtualPad
         // No udev daemon in the bench: the kernel's uevents tell the engine about unplug and replug.
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
-        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)") }
+        let engine = HapticEngine(
+            output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
+        do { try engine.start() } catch {
+            throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)")
+        }
         return engine
     }
 
     static func steady(_ strong: Double, _ weak: Double, seconds: Double) -> MotorTimeline {
         let levels = MotorMagnitudes(strong: strong, weak: weak)
-        return MotorTimeline(segments: [MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)])
+        return MotorTimeline(segments: [
+            MotorTimeline.Segment(start: 0, end: seconds, startLevels: levels, endLevels: levels)
+        ])
     }
 
     static func isNonZeroUpload(_ record: PadRecord) -> Bool {
-        guard record.event == .upload, record.retval == 0, case .rumble(let strong, let weak)? = record.effect?.kind else { return false }
+        guard record.event == .upload, record.retval == 0, case .rumble(let strong, let weak)? = record.effect?.kind
+        else { return false }
         return strong > 0 || weak > 0
     }
 
@@ -152,12 +160,15 @@ enum EngineSuite {
         var skippedCount = 0
         for file in files {
             let pattern: HapticPattern
-            do { pattern = try HapticPattern(contentsOf: file) } catch { continue }  // invalid on purpose: AHAP's tests cover those
+            // Files invalid on purpose are the AHAP tests' business.
+            do { pattern = try HapticPattern(contentsOf: file) } catch { continue }
             guard pattern.duration > 0 else { continue }
             let pad = try VirtualPadSuite.makePad()
             let samples = Mutex<[PlaybackSample]>([])
             let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
-            try require(engine.renderProfile == .virtualPad, "the engine ignored the profile it was given: \(engine.renderProfile.name)")
+            try require(
+                engine.renderProfile == .virtualPad,
+                "the engine ignored the profile it was given: \(engine.renderProfile.name)")
             let player = try engine.makeAdvancedPlayer(with: pattern)
             let (done, continuation) = AsyncStream.makeStream(of: Void.self)
             player.completionHandler = { _ in continuation.yield() }
@@ -186,18 +197,29 @@ enum EngineSuite {
                 // a planned command may only be skipped when it was already due at the write.
                 var next = 0
                 for (index, sample) in applied.enumerated() {
-                    if index == applied.count - 1, sample.mix.isOff, sample.deadline - origin > stopOffset - plannedTimeTolerance {
+                    if index == applied.count - 1, sample.mix.isOff,
+                        sample.deadline - origin > stopOffset - plannedTimeTolerance
+                    {
                         break  // the stop's own off, planned from the stop (at it, or at the rate limit after it)
                     }
-                    guard let match = planned[next...].firstIndex(where: { abs(sample.deadline - origin - $0.time) < plannedTimeTolerance }) else {
-                        planMismatches.append("\(file.lastPathComponent) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then")
+                    guard
+                        let match = planned[next...].firstIndex(where: {
+                            abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
+                        })
+                    else {
+                        planMismatches.append(
+                            "\(file.lastPathComponent) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then"
+                        )
                         break
                     }
                     if planned[match].levels != sample.mix {
-                        planMismatches.append("\(file.lastPathComponent) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)")
+                        planMismatches.append(
+                            "\(file.lastPathComponent) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)"
+                        )
                     }
                     if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
-                        planMismatches.append("\(file.lastPathComponent): planned command at +\(notDue.time) skipped before it was due")
+                        planMismatches.append(
+                            "\(file.lastPathComponent): planned command at +\(notDue.time) skipped before it was due")
                     }
                     skippedCount += match - next
                     next = match + 1
@@ -223,30 +245,47 @@ enum EngineSuite {
                 let settled = last.time
                 guard nextSent / tickMicroseconds > settled.microseconds / tickMicroseconds else { continue }
                 let levels = model.output(at: settled)
-                let expected = (ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak))
-                if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance {
-                    let context = records.filter { $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds }
-                    mismatches.append("\(file.lastPathComponent) at \(sample.deadline): pad \(levels), sent \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })")
+                let expected = (
+                    ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak)
+                )
+                if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance
+                    || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance
+                {
+                    let context = records.filter {
+                        $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds
+                    }
+                    mismatches.append(
+                        "\(file.lastPathComponent) at \(sample.deadline): pad \(levels), sent \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })"
+                    )
                 }
             }
         }
-        try require(planMismatches.isEmpty, "the engine's commands differ from the planner's: \(planMismatches.prefix(5))")
+        try require(
+            planMismatches.isEmpty, "the engine's commands differ from the planner's: \(planMismatches.prefix(5))")
         try require(mismatches.isEmpty, "the pad's motors differ from the commands sent: \(mismatches.prefix(5))")
-        print("  \(commandCount) commands over \(files.count) files, each the planner's (virtual profile) at its planned time; \(skippedCount) planned commands superseded by a later one because the thread woke past both")
+        print(
+            "  \(commandCount) commands over \(files.count) files, each the planner's (virtual profile) at its planned time; \(skippedCount) planned commands superseded by a later one because the thread woke past both"
+        )
         try require(!firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(firstErrors)
         let last = Percentiles(lastErrors)
-        print("  timing error, pad kernel timestamp - deadline, over \(firstErrors.count) changes of \(files.count) files:")
+        print(
+            "  timing error, pad kernel timestamp - deadline, over \(firstErrors.count) changes of \(files.count) files:"
+        )
         print("    first request: \(first)")
         print("    last request:  \(last)")
-        try require(last.maximum < hangGuardMilliseconds, "a change reached the pad \(last.maximum) ms after its deadline: a hang")
+        try require(
+            last.maximum < hangGuardMilliseconds,
+            "a change reached the pad \(last.maximum) ms after its deadline: a hang")
         try require(first.minimum > -1, "a change reached the pad before its deadline: \(first.minimum) ms")
     }
 
     struct Percentiles: CustomStringConvertible {
         let sorted: [Double]
         init(_ values: [Double]) { sorted = values.sorted() }
-        func percentile(_ p: Double) -> Double { sorted.isEmpty ? .nan : sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)] }
+        func percentile(_ p: Double) -> Double {
+            sorted.isEmpty ? .nan : sorted[min(Int(p / 100 * Double(sorted.count - 1)), sorted.count - 1)]
+        }
         var minimum: Double { sorted.first ?? .nan }
         var maximum: Double { sorted.last ?? .nan }
         var description: String {
@@ -277,12 +316,16 @@ enum EngineSuite {
 
     /// An engine on `pad` playing a long steady rumble, unplugged mid-playback: returns once the engine said
     /// `deviceRemoved` and holds no descriptor on the removed node.
-    static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (HapticEngine, Events, any AdvancedHapticPatternPlayer) {
+    static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (
+        HapticEngine, Events, any AdvancedHapticPatternPlayer
+    ) {
         let engine = try engine(for: pad)
         let events = Events(engine)
         let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
         try player.start(atTime: 0)
-        try await VirtualPadSuite.waitForRecords(pad, "the engine's first rumble") { $0.contains(where: isNonZeroUpload) }
+        try await VirtualPadSuite.waitForRecords(pad, "the engine's first rumble") {
+            $0.contains(where: isNonZeroUpload)
+        }
         let node = pad.eventNode
         pad.destroy()
         try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
@@ -307,12 +350,16 @@ enum EngineSuite {
         let second = try VirtualPadSuite.makePad(configuration)
         defer { second.destroy() }
         try await events.wait(for: .reset, "after the same pad came back")
-        try requireEqual(descriptors(pointingAt: oldNode == second.eventNode ? "/nonexistent" : oldNode), 0, "descriptors on the old node")
+        try requireEqual(
+            descriptors(pointingAt: oldNode == second.eventNode ? "/nonexistent" : oldNode), 0,
+            "descriptors on the old node")
         let neutral = second.records().filter { $0.event == .upload || $0.event == .play }.prefix(2)
         try require(
-            neutral.count == 2 && neutral.first.map { !isNonZeroUpload($0) && $0.event == .upload && $0.retval == 0 } == true
+            neutral.count == 2
+                && neutral.first.map { !isNonZeroUpload($0) && $0.event == .upload && $0.retval == 0 } == true
                 && neutral.last?.event == .play,
-            "the first thing on the new pad must be a neutral (zero rumble upload, then play): \(VirtualPadSuite.summary(second.records()))")
+            "the first thing on the new pad must be a neutral (zero rumble upload, then play): \(VirtualPadSuite.summary(second.records()))"
+        )
         do {
             try player.start(atTime: 0)
             throw TestFailure(reason: "a player from before the reset still started")
@@ -321,7 +368,9 @@ enum EngineSuite {
         }
         let fresh = try engine.makeAdvancedPlayer(timeline: steady(0.5, 0.5, seconds: 0.2))
         try fresh.start(atTime: 0)
-        try await VirtualPadSuite.waitForRecords(second, "a rumble after the reset") { $0.contains(where: isNonZeroUpload) }
+        try await VirtualPadSuite.waitForRecords(second, "a rumble after the reset") {
+            $0.contains(where: isNonZeroUpload)
+        }
         engine.stop()
     }
 
@@ -342,7 +391,9 @@ enum EngineSuite {
             }
             let player = try engine.makeAdvancedPlayer(timeline: steady(1, 0.5, seconds: 0.05))
             try player.start(atTime: 0)
-            try await VirtualPadSuite.waitForRecords(pad, "cycle \(cycle): a rumble") { $0.contains(where: isNonZeroUpload) }
+            try await VirtualPadSuite.waitForRecords(pad, "cycle \(cycle): a rumble") {
+                $0.contains(where: isNonZeroUpload)
+            }
             let records = pad.records()
             let slots = Set(records.filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
             maximumSlots = max(maximumSlots, slots.count)
@@ -370,7 +421,8 @@ enum EngineSuite {
         let events = Events(engine)
         let ramp = MotorTimeline(segments: [
             MotorTimeline.Segment(
-                start: 0, end: 0.2, startLevels: MotorMagnitudes(strong: 0.2, weak: 0.2), endLevels: MotorMagnitudes(strong: 1, weak: 1))
+                start: 0, end: 0.2, startLevels: MotorMagnitudes(strong: 0.2, weak: 0.2),
+                endLevels: MotorMagnitudes(strong: 1, weak: 1))
         ])
         let player = try engine.makeAdvancedPlayer(timeline: ramp)
         try player.start(atTime: 0)
@@ -426,7 +478,9 @@ enum EngineSuite {
         let player = try engine.makeAdvancedPlayer(timeline: steady(0.6, 0.3, seconds: 30))
         try player.start(atTime: 0)
         for pad in [first, second] {
-            try await VirtualPadSuite.waitForRecords(pad, "the broadcast rumble on \(pad.configuration.name)") { $0.contains(where: isNonZeroUpload) }
+            try await VirtualPadSuite.waitForRecords(pad, "the broadcast rumble on \(pad.configuration.name)") {
+                $0.contains(where: isNonZeroUpload)
+            }
         }
         // Losing one pad is not losing the output: the other keeps being renewed.
         first.destroy()

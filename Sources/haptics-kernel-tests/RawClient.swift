@@ -40,7 +40,8 @@ final class RawClient {
         try upload(Self.rumble(strong: strong, weak: weak, length: length, delay: delay, id: id))
     }
 
-    static func rumble(strong: UInt16, weak: UInt16, length: UInt16 = 0, delay: UInt16 = 0, id: Int16 = -1) -> ff_effect {
+    static func rumble(strong: UInt16, weak: UInt16, length: UInt16 = 0, delay: UInt16 = 0, id: Int16 = -1) -> ff_effect
+    {
         var effect = ff_effect()
         effect.type = UInt16(FF_RUMBLE)
         effect.id = id
@@ -51,10 +52,14 @@ final class RawClient {
 
     /// `EVIOCRMFF`.
     func erase(_ id: Int16) throws(ClientError) {
-        if cli_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCRMFF)") }
+        if cli_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 {
+            throw ClientError(code: errno, call: "ioctl(EVIOCRMFF)")
+        }
     }
 
-    func play(_ id: Int16, count: Int32 = 1) throws(ClientError) { try send(code: UInt16(bitPattern: id), value: count) }
+    func play(_ id: Int16, count: Int32 = 1) throws(ClientError) {
+        try send(code: UInt16(bitPattern: id), value: count)
+    }
     func stop(_ id: Int16) throws(ClientError) { try send(code: UInt16(bitPattern: id), value: 0) }
     func setGain(_ gain: UInt16) throws(ClientError) { try send(code: UInt16(FF_GAIN), value: Int32(gain)) }
 
@@ -84,7 +89,8 @@ func openDescriptors() -> [Int32: String] {
         guard let fd = Int32(name), fd != own else { continue }
         var target = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
         let length = readlink("/proc/self/fd/\(name)", &target, target.count - 1)
-        descriptors[fd] = length < 0 ? "?" : String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        descriptors[fd] =
+            length < 0 ? "?" : String(decoding: target.prefix(length).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
     return descriptors
 }

@@ -179,17 +179,22 @@ enum VirtualPadSuite {
             sine.kind,
             .periodic(
                 waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0,
-                envelope: ForceFeedbackEnvelope(attackLength: 1000, attackLevel: 0x7fff, fadeLength: 1000, fadeLevel: 0x7fff)),
+                envelope: ForceFeedbackEnvelope(
+                    attackLength: 1000, attackLevel: 0x7fff, fadeLength: 1000, fadeLevel: 0x7fff)),
             "sine effect")
-        try requireEqual([sine.direction, sine.replayLength, sine.replayDelay], [0x4000, 20000, 1000], "sine direction/replay")
+        try requireEqual(
+            [sine.direction, sine.replayLength, sine.replayDelay], [0x4000, 20000, 1000], "sine direction/replay")
         let constant = effects[1]
         try requireEqual(
             constant.kind,
             .constant(
                 level: 0x2000,
-                envelope: ForceFeedbackEnvelope(attackLength: 1000, attackLevel: 0x1000, fadeLength: 1000, fadeLevel: 0x1000)),
+                envelope: ForceFeedbackEnvelope(
+                    attackLength: 1000, attackLevel: 0x1000, fadeLength: 1000, fadeLevel: 0x1000)),
             "constant effect")
-        try requireEqual([constant.direction, constant.replayLength, constant.replayDelay], [0x6000, 20000, 0], "constant direction/replay")
+        try requireEqual(
+            [constant.direction, constant.replayLength, constant.replayDelay], [0x6000, 20000, 0],
+            "constant direction/replay")
         let axis = ForceFeedbackCondition(
             rightSaturation: 0x7fff, leftSaturation: 0x7fff, rightCoefficient: 0x2000, leftCoefficient: 0x2000)
         try requireEqual(effects[2].kind, .condition(type: .spring, axes: [axis, axis]), "spring effect")
@@ -254,7 +259,9 @@ enum VirtualPadSuite {
     }
 
     /// Starts `haptics virtual-pad` and returns it with its node and sysname from its first line.
-    static func startCLI(_ extra: [String], terminal: Bool = false) throws -> (process: Subprocess, node: String, sysname: String) {
+    static func startCLI(_ extra: [String], terminal: Bool = false) throws -> (
+        process: Subprocess, node: String, sysname: String
+    ) {
         let cli = try Subprocess([projectBinary("haptics"), "virtual-pad"] + extra, terminal: terminal)
         cli.read(until: { $0.contains(where: \.isNewline) }, timeout: hangGuardSeconds)
         let words = cli.text.split(whereSeparator: \.isNewline).first?.split(separator: " ") ?? []
@@ -276,7 +283,8 @@ enum VirtualPadSuite {
         cli.signal(SIGINT)
         try requireEqual(cli.finish(timeout: hangGuardSeconds), 0, "exit status after SIGINT (output:\n\(cli.text))")
         let records = try PadRecord.decodeLines(try readFile(record))
-        try requireEqual(records.filter { $0.event == .upload }.map(\.retval), [0, 0, -ENOSPC], "retvals in the record file")
+        try requireEqual(
+            records.filter { $0.event == .upload }.map(\.retval), [0, 0, -ENOSPC], "retvals in the record file")
         try require(cli.text.contains("retval=-\(ENOSPC)"), "the CLI did not print the refused upload:\n\(cli.text)")
     }
 
@@ -340,7 +348,9 @@ enum VirtualPadSuite {
             try client.play(unusedSlot)
             try client.play(try client.uploadRumble(strong: 0x8000, weak: 0x4000))
         }
-        let records = try await waitForRecords(pad, "the uploaded effect's play") { $0.filter { $0.event == .play }.count == 2 }
+        let records = try await waitForRecords(pad, "the uploaded effect's play") {
+            $0.filter { $0.event == .play }.count == 2
+        }
         try requireEqual(records.map(\.event), [.gain, .play, .upload, .play], "records")
         try requireEqual(records[0].value, 0x1234, "gain written to a pad without FF_GAIN")
         try requireEqual(records[1].id, unusedSlot, "play of an empty slot")
@@ -379,7 +389,9 @@ enum VirtualPadSuite {
         // One microsecond of slack for the truncation of both sides to whole microseconds.
         let slack: Int64 = 1
         try require(
-            times.allSatisfy { $0.microseconds >= before.microseconds - slack && $0.microseconds <= after.microseconds + slack },
+            times.allSatisfy {
+                $0.microseconds >= before.microseconds - slack && $0.microseconds <= after.microseconds + slack
+            },
             "timestamps \(times) are not on CLOCK_MONOTONIC between \(before) and \(after)")
     }
 
@@ -458,7 +470,8 @@ enum VirtualPadSuite {
         if gainTime.microseconds / 4000 < stopTime.microseconds / 4000 {
             try requireEqual(model.output(at: gainTime), scaled, "motor output after the gain change")
         }
-        try requireEqual(model.output(at: PadTimestamp(microseconds: stopTime.microseconds + millisecond)), .off, "after the stop")
+        try requireEqual(
+            model.output(at: PadTimestamp(microseconds: stopTime.microseconds + millisecond)), .off, "after the stop")
     }
 
     static func noDescriptorLeak() async throws {
@@ -492,14 +505,18 @@ enum VirtualPadSuite {
                 return (monotonicSeconds() - start) * 1000
             }
         }
-        let records = try await waitForRecords(pad, "\(rounds + 1) uploads") { $0.filter { $0.event == .upload }.count == rounds + 1 }
+        let records = try await waitForRecords(pad, "\(rounds + 1) uploads") {
+            $0.filter { $0.event == .upload }.count == rounds + 1
+        }
         try require(records.dropFirst().allSatisfy { $0.replacing == true }, "updates not recorded as replacing")
         samples.sort()
         func percentile(_ p: Int) -> String {
             let value = samples[min(samples.count - 1, samples.count * p / 100)]
             return String(Int((value * 1000).rounded())) + " us"
         }
-        print("  EVIOCSFF round trip through the pad, \(rounds) updates: p50 \(percentile(50)), p99 \(percentile(99)), max \(percentile(100))")
+        print(
+            "  EVIOCSFF round trip through the pad, \(rounds) updates: p50 \(percentile(50)), p99 \(percentile(99)), max \(percentile(100))"
+        )
     }
 }
 

@@ -7,7 +7,8 @@ import Logging
 struct EmulateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "emulate",
-        abstract: "Present an emulated game controller that the kernel's own driver binds, and show what its motors receive.",
+        abstract:
+            "Present an emulated game controller that the kernel's own driver binds, and show what its motors receive.",
         discussion: """
             HID controllers are created through /dev/uhid (module uhid); the Xbox 360 pad is a USB gadget on \
             the dummy host controller (modules dummy_hcd, libcomposite, usb_f_fs, configfs mounted). The \
@@ -38,14 +39,17 @@ struct EmulateCommand: AsyncParsableCommand {
     func validate() throws {
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
         if let model, EmulatedModel(rawValue: model) == nil {
-            throw ValidationError("unknown model '\(model)'; known: \(EmulatedModel.allCases.map(\.rawValue).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown model '\(model)'; known: \(EmulatedModel.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
 
     func run() async throws {
         if list {
             for model in EmulatedModel.allCases {
-                print(Self.pad(model.rawValue, 14) + Self.pad(model.module, 17) + Self.pad(model.transport, 38) + model.product)
+                print(
+                    Self.pad(model.rawValue, 14) + Self.pad(model.module, 17) + Self.pad(model.transport, 38)
+                        + model.product)
             }
             return
         }
@@ -69,8 +73,9 @@ struct EmulateCommand: AsyncParsableCommand {
             throw ExitCode.failure
         }
         let records = device.recordStream()
-        print("created \(model.rawValue): driver \(nodes.driver), rumble node \(nodes.rumbleNode), "
-            + "nodes \(nodes.eventNodes.joined(separator: " "))")
+        print(
+            "created \(model.rawValue): driver \(nodes.driver), rumble node \(nodes.rumbleNode), "
+                + "nodes \(nodes.eventNodes.joined(separator: " "))")
         flushOutput()
         let view = EmulatorView(records: records, live: isatty(STDOUT_FILENO) == 1)
         let watcher = Task { await view.follow() }
@@ -110,7 +115,9 @@ struct EmulatorView: Sendable {
 
     private func draw(strong: Double, weak: Double, extra: String) {
         let levels = [strong, weak].map { UInt16(($0 * Double(UInt16.max)).rounded()) }
-        print("\r\u{1b}[K" + PadView.meter("strong", levels[0]) + "  " + PadView.meter("weak", levels[1]) + extra, terminator: "")
+        print(
+            "\r\u{1b}[K" + PadView.meter("strong", levels[0]) + "  " + PadView.meter("weak", levels[1]) + extra,
+            terminator: "")
         flushOutput()
     }
 
@@ -125,7 +132,8 @@ struct EmulatorView: Sendable {
 
     static func describe(_ record: PadRecord) -> String {
         let strong = record.strong ?? 0, weak = record.weak ?? 0
-        return "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
+        return
+            "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
             + extra(record)
     }
 

@@ -75,7 +75,10 @@ struct FeedbackCommand: AsyncParsableCommand {
         if output.json {
             report.event(
                 "feedback",
-                ["feedback": "\(feedback)", "output": outputName, "taps": "\(taps.count)", "start": AppOutputOptions.seconds(start)])
+                [
+                    "feedback": "\(feedback)", "output": outputName, "taps": "\(taps.count)",
+                    "start": AppOutputOptions.seconds(start),
+                ])
         } else {
             print("\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
         }
@@ -87,12 +90,15 @@ struct FeedbackCommand: AsyncParsableCommand {
                     "tap",
                     [
                         "time": AppOutputOptions.seconds(tap.relativeTime), "at": AppOutputOptions.seconds(at),
-                        "intensity": String(format: "%.2f", tap.intensity), "sharpness": String(format: "%.2f", tap.sharpness),
+                        "intensity": String(format: "%.2f", tap.intensity),
+                        "sharpness": String(format: "%.2f", tap.sharpness),
                         "motors": AppOutputOptions.levelsText(levels),
                     ])
             } else {
                 print(
-                    String(format: "  +%.3f s  intensity %.2f  sharpness %.2f   ", tap.relativeTime, tap.intensity, tap.sharpness)
+                    String(
+                        format: "  +%.3f s  intensity %.2f  sharpness %.2f   ", tap.relativeTime, tap.intensity,
+                        tap.sharpness)
                         + AppOutputOptions.meters(levels))
             }
             flushOutput()
@@ -105,7 +111,10 @@ struct FeedbackCommand: AsyncParsableCommand {
 
 /// What the playing commands share: where they play (`play` too), how they print, how they wait.
 struct AppOutputOptions: ParsableArguments {
-    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'.")
+    @Option(
+        help:
+            "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'."
+    )
     var device: String?
 
     @Flag(help: "Print JSON lines instead of text.")
@@ -125,7 +134,8 @@ struct AppOutputOptions: ParsableArguments {
     func startEngine(command: String, report: PlayReport) throws -> HapticEngine {
         var logger = Logger(label: "haptics.\(command)")
         logger.logLevel = .warning
-        return try Self.startEngine(device: device, options: HapticEngineOptions(), command: command, report: report, logger: logger)
+        return try Self.startEngine(
+            device: device, options: HapticEngineOptions(), command: command, report: report, logger: logger)
     }
 
     /// The engine every playing command uses (`play`, `replay`, `feedback`): `device` names an event node
@@ -153,7 +163,11 @@ struct AppOutputOptions: ParsableArguments {
                 throw ExitCode.failure
             }
             let message = "no usable rumble device (\(error)): playing on the built-in virtual output"
-            if report.json { report.event("note", ["message": message]) } else { printError("haptics \(command): \(message)") }
+            if report.json {
+                report.event("note", ["message": message])
+            } else {
+                printError("haptics \(command): \(message)")
+            }
             let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
             do { try virtual.start() } catch {
                 printError("haptics \(command): \(error)")
@@ -175,7 +189,9 @@ struct AppOutputOptions: ParsableArguments {
 
     static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
 
-    static func levelsText(_ levels: MotorMagnitudes) -> String { String(format: "strong %.3f weak %.3f", levels.strong, levels.weak) }
+    static func levelsText(_ levels: MotorMagnitudes) -> String {
+        String(format: "strong %.3f weak %.3f", levels.strong, levels.weak)
+    }
 
     static func meters(_ levels: MotorMagnitudes) -> String {
         PlayReport.meter("strong", levels.strong) + "  " + PlayReport.meter("weak", levels.weak)

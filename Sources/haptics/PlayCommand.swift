@@ -24,7 +24,10 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
     var pattern: String
 
-    @Option(help: "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'.")
+    @Option(
+        help:
+            "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'."
+    )
     var device: String?
 
     @Option(help: "Play the pattern N times; 0 loops until interrupted.")
@@ -39,7 +42,10 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Which motors play: all, left (strong motor) or right (weak motor).")
     var locality = "all"
 
-    @Option(help: "The render profile (generic, xpad, dualsense, dualshock4, xbox-bluetooth, dualshock3, virtual); by default chosen from the device's driver.")
+    @Option(
+        help:
+            "The render profile (generic, xpad, dualsense, dualshock4, xbox-bluetooth, dualshock3, virtual); by default chosen from the device's driver."
+    )
     var profile: String?
 
     @Flag(help: "Print engine events as JSON lines instead of the live view.")
@@ -51,7 +57,8 @@ struct PlayCommand: AsyncParsableCommand {
         if !(0...1).contains(gain) { throw ValidationError("--gain must be within 0...1") }
         if HapticLocality(rawValue: locality) == nil { throw ValidationError("--locality must be all, left or right") }
         if let profile, RenderProfile.named(profile) == nil {
-            throw ValidationError("unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
         }
     }
 
@@ -79,7 +86,8 @@ struct PlayCommand: AsyncParsableCommand {
     /// The engine for --device, or the first rumble device, or (with no --device and no usable device) the
     /// built-in virtual output.
     private func startEngine(options: HapticEngineOptions, logger: Logger, report: PlayReport) throws -> HapticEngine {
-        try AppOutputOptions.startEngine(device: device, options: options, command: "play", report: report, logger: logger)
+        try AppOutputOptions.startEngine(
+            device: device, options: options, command: "play", report: report, logger: logger)
     }
 }
 
@@ -90,9 +98,12 @@ enum PatternLocator {
         let manager = FileManager.default
         if manager.fileExists(atPath: argument) { return URL(fileURLWithPath: argument) }
         let name = argument.hasSuffix(".ahap") ? argument : argument + ".ahap"
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
         var folders: [URL] = []
-        if let custom = ProcessInfo.processInfo.environment["HAPTICS_DIR"] { folders.append(URL(fileURLWithPath: custom)) }
+        if let custom = ProcessInfo.processInfo.environment["HAPTICS_DIR"] {
+            folders.append(URL(fileURLWithPath: custom))
+        }
         folders += [
             URL(fileURLWithPath: manager.currentDirectoryPath).appendingPathComponent("Haptics"),
             executable.appendingPathComponent("../share/haptics/Haptics"),
@@ -103,7 +114,9 @@ enum PatternLocator {
             let candidate = folder.appendingPathComponent(name).standardizedFileURL
             if manager.fileExists(atPath: candidate.path) { return candidate }
         }
-        printError("haptics play: no file \(argument) and no pattern \(name) in: " + folders.map { $0.standardizedFileURL.path }.joined(separator: ", "))
+        printError(
+            "haptics play: no file \(argument) and no pattern \(name) in: "
+                + folders.map { $0.standardizedFileURL.path }.joined(separator: ", "))
         throw ExitCode.failure
     }
 }
@@ -115,7 +128,9 @@ struct PlayReport: Sendable {
 
     func event(_ name: String, _ fields: [String: String] = [:]) {
         if json {
-            let body = ([("event", name)] + fields.sorted { $0.key < $1.key }).map { "\"\(Self.escape($0))\":\"\(Self.escape($1))\"" }
+            let body = ([("event", name)] + fields.sorted { $0.key < $1.key }).map {
+                "\"\(Self.escape($0))\":\"\(Self.escape($1))\""
+            }
             print("{" + body.joined(separator: ",") + "}")
         } else {
             if live { print("\r\u{1b}[K", terminator: "") }
@@ -130,8 +145,12 @@ struct PlayReport: Sendable {
 
     func draw(position: Double, length: Double?, levels: MotorMagnitudes) {
         guard live else { return }
-        let progress = length.map { String(format: "%6.2f / %.2f s", position, $0) } ?? String(format: "%6.2f s (looping)", position)
-        print("\r\u{1b}[K\(progress)  " + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")
+        let progress =
+            length.map { String(format: "%6.2f / %.2f s", position, $0) }
+            ?? String(format: "%6.2f s (looping)", position)
+        print(
+            "\r\u{1b}[K\(progress)  " + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak),
+            terminator: "")
         flushOutput()
     }
 
@@ -186,10 +205,12 @@ struct PlaySession {
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
         let progress = Progress(start: engine.currentTime, rate: rate)
         var player = try begin(from: 0, total: total, loopLength: loopLength, completion: continuation)
-        report.event("started", [
-            "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
-            "duration": String(format: "%.3f", loopLength),
-        ])
+        report.event(
+            "started",
+            [
+                "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
+                "duration": String(format: "%.3f", loopLength),
+            ])
         let redraw = Task { [engine, report] in
             while !Task.isCancelled {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
@@ -219,7 +240,8 @@ struct PlaySession {
             case .reset:
                 report.event("reset", ["profile": engine.renderProfile.name])
                 progress.resume(at: engine.currentTime)
-                player = try begin(from: progress.played, total: total, loopLength: loopLength, completion: continuation)
+                player = try begin(
+                    from: progress.played, total: total, loopLength: loopLength, completion: continuation)
             }
         }
         _ = player

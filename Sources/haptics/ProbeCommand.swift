@@ -54,7 +54,8 @@ struct ProbeCommand: ParsableCommand {
         if let index = Int(selector) {
             guard listing.rumbleCapable.indices.contains(index) else {
                 throw CommandFailure(
-                    "No device #\(index): `haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s).")
+                    "No device #\(index): `haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s)."
+                )
             }
             return listing.rumbleCapable[index]
         }
@@ -106,7 +107,8 @@ struct ProbeCommand: ParsableCommand {
         } else {
             lines.append("  force feedback  none")
         }
-        lines.append("  capabilities    read from \(device.capabilitySource == .evdev ? "the open node (libevdev)" : "sysfs")")
+        lines.append(
+            "  capabilities    read from \(device.capabilitySource == .evdev ? "the open node (libevdev)" : "sysfs")")
         lines.append("")
         lines.append(device.summary)
         return lines.joined(separator: "\n")

@@ -36,7 +36,8 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         guard RenderProfile.named(profile) != nil else {
-            throw ValidationError("unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
+            throw ValidationError(
+                "unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
         }
         guard HapticLocality(rawValue: locality) != nil else {
             throw ValidationError("unknown locality '\(locality)'; use all, left or right")
@@ -119,7 +120,8 @@ struct Rendering {
             let filled = Int((level * Double(width)).rounded())
             return String(repeating: "#", count: filled) + String(repeating: " ", count: width - filled)
         }
-        var text = "\(profile.name): \(commands.count) commands over \(decimal(span)) s (ends \(decimal(timeline.endTime)) s)\n"
+        var text =
+            "\(profile.name): \(commands.count) commands over \(decimal(span)) s (ends \(decimal(timeline.endTime)) s)\n"
         text += "  time s  |strong\(String(repeating: " ", count: width - 6))|weak\n"
         let count = Int((span * rowsPerSecond).rounded(.up)) + 1
         for index in 0..<count {
@@ -178,17 +180,24 @@ struct Rendering {
         let x = { (time: Double) in left + plotWidth * time / duration }
         let y = { (level: Double, top: Double) in top + panelHeight * (1 - level) }
         var body = ""
-        for (top, label) in [(inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"), (outputTop, "output: strong (red), weak (blue); device commands (steps)")] {
-            body += "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
+        for (top, label) in [
+            (inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
+            (outputTop, "output: strong (red), weak (blue); device commands (steps)"),
+        ] {
+            body +=
+                "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
             body += "<text x=\"\(f(left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
             for level in [0.0, 0.5, 1.0] {
-                body += "<text x=\"\(f(left - 8))\" y=\"\(f(y(level, top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
+                body +=
+                    "<text x=\"\(f(left - 8))\" y=\"\(f(y(level, top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
             }
         }
         let ticks = niceTicks(duration)
         for tick in ticks {
-            body += "<text x=\"\(f(x(tick)))\" y=\"\(f(outputTop + panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
-            body += "<line x1=\"\(f(x(tick)))\" y1=\"\(f(inputTop))\" x2=\"\(f(x(tick)))\" y2=\"\(f(outputTop + panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
+            body +=
+                "<text x=\"\(f(x(tick)))\" y=\"\(f(outputTop + panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
+            body +=
+                "<line x1=\"\(f(x(tick)))\" y1=\"\(f(inputTop))\" x2=\"\(f(x(tick)))\" y2=\"\(f(outputTop + panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
         }
         // Input: the intensity envelope as rendered, and each event's sharpness (with the sharpness control).
         body += polyline(timeline: envelope, motor: \.strong, color: "#000", x: x, y: { y($0, inputTop) }, width: 1.5)
@@ -205,21 +214,27 @@ struct Rendering {
                     let time = start + (end - start) * Double(index) / Double(count)
                     return "\(f(x(time))),\(f(sharpness(time)))"
                 }
-                body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
+                body +=
+                    "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
             }
         }
         if pattern.parameterCurves.contains(where: { $0.parameterID == .hapticIntensityControl })
-            || pattern.dynamicParameters.contains(where: { $0.parameterID == .hapticIntensityControl }) {
+            || pattern.dynamicParameters.contains(where: { $0.parameterID == .hapticIntensityControl })
+        {
             let count = 400
             let coordinates = (0...count).map { index in
                 let time = duration * Double(index) / Double(count)
                 return "\(f(x(time))),\(f(y(controls.value(of: .hapticIntensityControl, at: time), inputTop)))"
             }
-            body += "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"/>\n"
+            body +=
+                "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"/>\n"
         }
         // Output: the exact timeline (thin) and the commands the device receives (steps).
-        body += polyline(timeline: timeline, motor: \.strong, color: "#c0392b", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
-        body += polyline(timeline: timeline, motor: \.weak, color: "#2980b9", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
+        body += polyline(
+            timeline: timeline, motor: \.strong, color: "#c0392b", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5
+        )
+        body += polyline(
+            timeline: timeline, motor: \.weak, color: "#2980b9", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
         body += steps(\.strong, color: "#c0392b", x: x, y: { y($0, outputTop) })
         body += steps(\.weak, color: "#2980b9", x: x, y: { y($0, outputTop) })
         return """
@@ -241,10 +256,13 @@ struct Rendering {
             points.append("\(f(x(segment.end))),\(f(y(segment.endLevels[keyPath: motor])))")
         }
         points.append("\(f(x(timeline.endTime))),\(f(y(0)))")
-        return "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(width)\" stroke-opacity=\"\(opacity)\"/>\n"
+        return
+            "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"\(width)\" stroke-opacity=\"\(opacity)\"/>\n"
     }
 
-    private func steps(_ motor: KeyPath<MotorMagnitudes, Double>, color: String, x: (Double) -> Double, y: (Double) -> Double) -> String {
+    private func steps(
+        _ motor: KeyPath<MotorMagnitudes, Double>, color: String, x: (Double) -> Double, y: (Double) -> Double
+    ) -> String {
         var points = ["\(f(x(0))),\(f(y(0)))"]
         var level = 0.0
         for command in commands {
@@ -253,7 +271,8 @@ struct Rendering {
             points.append("\(f(x(command.time))),\(f(y(level)))")
         }
         points.append("\(f(x(span))),\(f(y(level)))")
-        return "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
+        return
+            "<polyline points=\"\(points.joined(separator: " "))\" fill=\"none\" stroke=\"\(color)\" stroke-width=\"2\"/>\n"
     }
 
     private func niceTicks(_ duration: Double) -> [Double] {

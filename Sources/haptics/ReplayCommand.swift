@@ -36,7 +36,9 @@ struct ReplayCommand: AsyncParsableCommand {
         let chapters: [CueSheet.Chapter]
         if let chapter {
             guard let found = sheet.chapter(chapter) else {
-                printError("haptics replay: no chapter \(chapter) in the cue sheet (chapters: \(sheet.chapters.map { String($0.number) }.joined(separator: ", ")))")
+                printError(
+                    "haptics replay: no chapter \(chapter) in the cue sheet (chapters: \(sheet.chapters.map { String($0.number) }.joined(separator: ", ")))"
+                )
                 throw ExitCode.failure
             }
             chapters = [found]
@@ -81,10 +83,17 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         for entry in plan.entries {
             announceEmptyChapters(before: entry.cue.chapter)
-            if announced.insert(entry.cue.chapter).inserted, let span = plan.chapters.first(where: { $0.number == entry.cue.chapter }) {
+            if announced.insert(entry.cue.chapter).inserted,
+                let span = plan.chapters.first(where: { $0.number == entry.cue.chapter })
+            {
                 await AppOutputOptions.sleep(until: start + span.start, on: engine)
                 if output.json {
-                    report.event("chapter", ["chapter": "\(span.number)", "title": span.title, "at": AppOutputOptions.seconds(start + span.start)])
+                    report.event(
+                        "chapter",
+                        [
+                            "chapter": "\(span.number)", "title": span.title,
+                            "at": AppOutputOptions.seconds(start + span.start),
+                        ])
                 } else {
                     print("chapter \(span.number): \(span.title)")
                 }
@@ -96,12 +105,15 @@ struct ReplayCommand: AsyncParsableCommand {
                     "cue",
                     [
                         "chapter": "\(entry.cue.chapter)", "pattern": entry.cue.pattern, "moment": entry.cue.moment,
-                        "time": AppOutputOptions.seconds(entry.cue.time), "offset": AppOutputOptions.seconds(entry.offset),
+                        "time": AppOutputOptions.seconds(entry.cue.time),
+                        "offset": AppOutputOptions.seconds(entry.offset),
                         "at": AppOutputOptions.seconds(at), "motors": AppOutputOptions.levelsText(levels),
                     ])
             } else {
                 let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
-                print(String(format: "  %6.3f s  ", entry.cue.time) + name + AppOutputOptions.meters(levels) + "  " + entry.cue.moment)
+                print(
+                    String(format: "  %6.3f s  ", entry.cue.time) + name + AppOutputOptions.meters(levels) + "  "
+                        + entry.cue.moment)
             }
             flushOutput()
         }
@@ -120,7 +132,9 @@ struct ReplayCommand: AsyncParsableCommand {
             url = URL(fileURLWithPath: cues)
         } else {
             guard let folder = HapticResourceDirectory.locate() else {
-                printError("haptics replay: no Haptics/ folder found (set HAPTICS_DIR, run from the repository, or pass --cues FILE)")
+                printError(
+                    "haptics replay: no Haptics/ folder found (set HAPTICS_DIR, run from the repository, or pass --cues FILE)"
+                )
                 throw ExitCode.failure
             }
             url = folder.directory.appendingPathComponent(Self.defaultSheetName)
@@ -135,11 +149,15 @@ struct ReplayCommand: AsyncParsableCommand {
 
     static let defaultSheetName = "cues.json"
 
-    private func loadPatterns(_ names: Set<String>, from resources: HapticResourceDirectory) throws -> [String: HapticPattern] {
+    private func loadPatterns(_ names: Set<String>, from resources: HapticResourceDirectory) throws -> [String:
+        HapticPattern]
+    {
         var patterns: [String: HapticPattern] = [:]
         for name in names.sorted() {
             guard let url = resources.url(forResource: name, withExtension: "ahap") else {
-                printError("haptics replay: the cue sheet names '\(name)', but \(resources.directory.path)/\(name).ahap does not exist")
+                printError(
+                    "haptics replay: the cue sheet names '\(name)', but \(resources.directory.path)/\(name).ahap does not exist"
+                )
                 throw ExitCode.failure
             }
             do {
@@ -176,7 +194,8 @@ final class ReplaySchedule: Sendable {
             do {
                 try engine.makePlayer(with: pattern).start(atTime: start + entry.offset)
             } catch {
-                report.note("cue \(entry.cue.pattern) at \(AppOutputOptions.seconds(entry.offset)) s not scheduled: \(error)")
+                report.note(
+                    "cue \(entry.cue.pattern) at \(AppOutputOptions.seconds(entry.offset)) s not scheduled: \(error)")
             }
         }
     }

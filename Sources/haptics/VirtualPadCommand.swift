@@ -25,7 +25,10 @@ struct VirtualPadCommand: AsyncParsableCommand {
     @Option(help: "Product id, hexadecimal (default 0001, a pid.codes test id).")
     var product: String?
 
-    @Option(help: "Comma-separated force-feedback features to advertise: rumble, periodic, constant, ramp, spring, friction, damper, inertia, sine, square, triangle, saw-up, saw-down, gain, autocenter.")
+    @Option(
+        help:
+            "Comma-separated force-feedback features to advertise: rumble, periodic, constant, ramp, spring, friction, damper, inertia, sine, square, triangle, saw-up, saw-down, gain, autocenter."
+    )
     var effects = VirtualPadCommand.defaultEffects
 
     @Option(help: "How many effects a client may upload at once (1...\(VirtualPadConfiguration.maximumEffects)).")
@@ -89,9 +92,10 @@ struct VirtualPadCommand: AsyncParsableCommand {
         // Subscribed before the node is announced: a client that starts at once is shown from its first call.
         let records = pad.recordStream()
         let features = pad.configuration.features.sorted().map(\.name).joined(separator: ",")
-        print("created \(pad.eventNode) sysname \(pad.sysname) \"\(pad.configuration.name)\" "
-            + "\(Self.hexID(pad.configuration.vendor)):\(Self.hexID(pad.configuration.product)) "
-            + "effects \(features) max-effects \(pad.configuration.maxEffects)")
+        print(
+            "created \(pad.eventNode) sysname \(pad.sysname) \"\(pad.configuration.name)\" "
+                + "\(Self.hexID(pad.configuration.vendor)):\(Self.hexID(pad.configuration.product)) "
+                + "effects \(features) max-effects \(pad.configuration.maxEffects)")
         flushOutput()
 
         let view = PadView(pad: pad, records: records, live: isatty(STDOUT_FILENO) == 1)
@@ -175,7 +179,8 @@ actor PadView {
 
     private func draw(now: PadTimestamp) {
         let levels = pad.motorOutput(at: now)
-        print("\r\u{1b}[K" + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")
+        print(
+            "\r\u{1b}[K" + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")
         flushOutput()
         redraw?.cancel()
         guard let next = pad.motorModel().nextChange(after: now) else { return }

@@ -23,39 +23,124 @@ private func entry(_ body: String) -> String {
 
 private let brokenInputs: [BrokenInput] = [
     .init(name: "not JSON", json: "Version: 1", path: "", code: .notJSON, coreHaptics: nil),
-    .init(name: "truncated", json: #"{"Version":1.0,"Pattern":[{"Event":{"Time":0"#, path: "Pattern[0].Event", code: .notJSON, coreHaptics: nil),
+    .init(
+        name: "truncated", json: #"{"Version":1.0,"Pattern":[{"Event":{"Time":0"#, path: "Pattern[0].Event",
+        code: .notJSON, coreHaptics: nil),
     .init(name: "top level array", json: "[]", path: "", code: .wrongType, coreHaptics: .invalidPatternDictionary),
-    .init(name: "version string", json: #"{"Version":"1.0","Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version", code: .badVersion, coreHaptics: .notSupported),
-    .init(name: "version zero", json: #"{"Version":0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version", code: .badVersion, coreHaptics: .notSupported),
-    .init(name: "no pattern", json: #"{"Version":1.0}"#, path: "", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
-    .init(name: "empty pattern", json: #"{"Version":1.0,"Pattern":[]}"#, path: "Pattern", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
-    .init(name: "pattern of unknown entries", json: #"{"Version":1.0,"Pattern":[{"ParameterCurves":{}},{}]}"#, path: "Pattern", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
-    .init(name: "pattern object", json: #"{"Version":1.0,"Pattern":{}}"#, path: "Pattern", code: .wrongType, coreHaptics: .invalidPatternDictionary),
-    .init(name: "entry not object", json: entry("3"), path: "Pattern[1]", code: .wrongType, coreHaptics: .invalidPatternDictionary),
-    .init(name: "event missing time", json: event(#"{"EventType":"HapticTransient"}"#), path: "Pattern[1].Event", code: .missingKey, coreHaptics: .invalidEventTime),
-    .init(name: "event negative time", json: event(#"{"Time":-0.5,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
-    .init(name: "event time string", json: event(#"{"Time":"0","EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .wrongType, coreHaptics: .invalidEventTime),
-    .init(name: "event negative EventTime alias", json: event(#"{"EventTime":-1,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.EventTime", code: .negativeTime, coreHaptics: .invalidEventTime),
-    .init(name: "event missing type", json: event(#"{"Time":0}"#), path: "Pattern[1].Event", code: .missingKey, coreHaptics: .badEventEntry),
-    .init(name: "event unknown type", json: event(#"{"Time":0,"EventType":"HapticBuzz"}"#), path: "Pattern[1].Event.EventType", code: .unknownEventType, coreHaptics: .invalidEventType),
-    .init(name: "event type number", json: event(#"{"Time":0,"EventType":1}"#), path: "Pattern[1].Event.EventType", code: .wrongType, coreHaptics: .badEventEntry),
-    .init(name: "negative duration", json: event(#"{"Time":0,"EventType":"HapticContinuous","EventDuration":-1}"#), path: "Pattern[1].Event.EventDuration", code: .negativeDuration, coreHaptics: .invalidEventDuration),
-    .init(name: "audio without path", json: event(#"{"Time":0,"EventType":"AudioCustom"}"#), path: "Pattern[1].Event", code: .missingWaveformPath, coreHaptics: .badEventEntry),
-    .init(name: "parameters not array", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":{}}"#), path: "Pattern[1].Event.EventParameters", code: .wrongType, coreHaptics: .badParameterEntry),
-    .init(name: "parameter missing id", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterValue":0.5}]}"#), path: "Pattern[1].Event.EventParameters[1]", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "parameter missing value", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticSharpness"}]}"#), path: "Pattern[1].Event.EventParameters[0]", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "parameter value string", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":"high"}]}"#), path: "Pattern[1].Event.EventParameters[1].ParameterValue", code: .wrongType, coreHaptics: .badParameterEntry),
-    .init(name: "dynamic parameter missing time", json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5}}"#), path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "dynamic parameter negative time", json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5,"Time":-2}}"#), path: "Pattern[1].Parameter.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
-    .init(name: "dynamic parameter missing id", json: entry(#"{"Parameter":{"ParameterValue":0.5,"Time":0}}"#), path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "curve without points", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0}}"#), path: "Pattern[1].ParameterCurve", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "curve with empty points", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints", code: .emptyCurve, coreHaptics: .badParameterEntry),
-    .init(name: "control point missing value", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1},{"Time":0.1}]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[1]", code: .missingKey, coreHaptics: .badParameterEntry),
-    .init(name: "control point negative time", json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":-0.1,"ParameterValue":1}]}}"#), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[0].Time", code: .negativeTime, coreHaptics: .invalidEventTime),
-    .init(name: "NaN", json: event(#"{"Time":NaN,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
-    .init(name: "negative Infinity", json: event(#"{"Time":-Infinity,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
-    .init(name: "huge number", json: event(#"{"Time":1e400,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
-    .init(name: "waveform flag string", json: event(#"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformLoopEnabled":"yes"}"#), path: "Pattern[1].Event.EventWaveformLoopEnabled", code: .wrongType, coreHaptics: .badEventEntry),
+    .init(
+        name: "version string",
+        json: #"{"Version":"1.0","Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version",
+        code: .badVersion, coreHaptics: .notSupported),
+    .init(
+        name: "version zero", json: #"{"Version":0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#,
+        path: "Version", code: .badVersion, coreHaptics: .notSupported),
+    .init(
+        name: "no pattern", json: #"{"Version":1.0}"#, path: "", code: .emptyPattern,
+        coreHaptics: .invalidPatternDictionary),
+    .init(
+        name: "empty pattern", json: #"{"Version":1.0,"Pattern":[]}"#, path: "Pattern", code: .emptyPattern,
+        coreHaptics: .invalidPatternDictionary),
+    .init(
+        name: "pattern of unknown entries", json: #"{"Version":1.0,"Pattern":[{"ParameterCurves":{}},{}]}"#,
+        path: "Pattern", code: .emptyPattern, coreHaptics: .invalidPatternDictionary),
+    .init(
+        name: "pattern object", json: #"{"Version":1.0,"Pattern":{}}"#, path: "Pattern", code: .wrongType,
+        coreHaptics: .invalidPatternDictionary),
+    .init(
+        name: "entry not object", json: entry("3"), path: "Pattern[1]", code: .wrongType,
+        coreHaptics: .invalidPatternDictionary),
+    .init(
+        name: "event missing time", json: event(#"{"EventType":"HapticTransient"}"#), path: "Pattern[1].Event",
+        code: .missingKey, coreHaptics: .invalidEventTime),
+    .init(
+        name: "event negative time", json: event(#"{"Time":-0.5,"EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(
+        name: "event time string", json: event(#"{"Time":"0","EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.Time", code: .wrongType, coreHaptics: .invalidEventTime),
+    .init(
+        name: "event negative EventTime alias", json: event(#"{"EventTime":-1,"EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.EventTime", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(
+        name: "event missing type", json: event(#"{"Time":0}"#), path: "Pattern[1].Event", code: .missingKey,
+        coreHaptics: .badEventEntry),
+    .init(
+        name: "event unknown type", json: event(#"{"Time":0,"EventType":"HapticBuzz"}"#),
+        path: "Pattern[1].Event.EventType", code: .unknownEventType, coreHaptics: .invalidEventType),
+    .init(
+        name: "event type number", json: event(#"{"Time":0,"EventType":1}"#), path: "Pattern[1].Event.EventType",
+        code: .wrongType, coreHaptics: .badEventEntry),
+    .init(
+        name: "negative duration", json: event(#"{"Time":0,"EventType":"HapticContinuous","EventDuration":-1}"#),
+        path: "Pattern[1].Event.EventDuration", code: .negativeDuration, coreHaptics: .invalidEventDuration),
+    .init(
+        name: "audio without path", json: event(#"{"Time":0,"EventType":"AudioCustom"}"#), path: "Pattern[1].Event",
+        code: .missingWaveformPath, coreHaptics: .badEventEntry),
+    .init(
+        name: "parameters not array", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":{}}"#),
+        path: "Pattern[1].Event.EventParameters", code: .wrongType, coreHaptics: .badParameterEntry),
+    .init(
+        name: "parameter missing id",
+        json: event(
+            #"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterValue":0.5}]}"#
+        ), path: "Pattern[1].Event.EventParameters[1]", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(
+        name: "parameter missing value",
+        json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticSharpness"}]}"#),
+        path: "Pattern[1].Event.EventParameters[0]", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(
+        name: "parameter value string",
+        json: event(
+            #"{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":"high"}]}"#
+        ), path: "Pattern[1].Event.EventParameters[1].ParameterValue", code: .wrongType, coreHaptics: .badParameterEntry
+    ),
+    .init(
+        name: "dynamic parameter missing time",
+        json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5}}"#),
+        path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(
+        name: "dynamic parameter negative time",
+        json: entry(#"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5,"Time":-2}}"#),
+        path: "Pattern[1].Parameter.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
+    .init(
+        name: "dynamic parameter missing id", json: entry(#"{"Parameter":{"ParameterValue":0.5,"Time":0}}"#),
+        path: "Pattern[1].Parameter", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(
+        name: "curve without points",
+        json: entry(#"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0}}"#),
+        path: "Pattern[1].ParameterCurve", code: .missingKey, coreHaptics: .badParameterEntry),
+    .init(
+        name: "curve with empty points",
+        json: entry(
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[]}}"#),
+        path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints", code: .emptyCurve,
+        coreHaptics: .badParameterEntry),
+    .init(
+        name: "control point missing value",
+        json: entry(
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1},{"Time":0.1}]}}"#
+        ), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[1]", code: .missingKey,
+        coreHaptics: .badParameterEntry),
+    .init(
+        name: "control point negative time",
+        json: entry(
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":-0.1,"ParameterValue":1}]}}"#
+        ), path: "Pattern[1].ParameterCurve.ParameterCurveControlPoints[0].Time", code: .negativeTime,
+        coreHaptics: .invalidEventTime),
+    .init(
+        name: "NaN", json: event(#"{"Time":NaN,"EventType":"HapticTransient"}"#), path: "Pattern[1].Event.Time",
+        code: .nonFiniteNumber, coreHaptics: nil),
+    .init(
+        name: "negative Infinity", json: event(#"{"Time":-Infinity,"EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(
+        name: "huge number", json: event(#"{"Time":1e400,"EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(
+        name: "waveform flag string",
+        json: event(
+            #"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformLoopEnabled":"yes"}"#),
+        path: "Pattern[1].Event.EventWaveformLoopEnabled", code: .wrongType, coreHaptics: .badEventEntry),
 ]
 
 @Suite struct BrokenInputTests {
@@ -101,17 +186,19 @@ private let brokenInputs: [BrokenInput] = [
         #expect(found[.missingVersion] == [""])
         #expect(found[.unknownKey] == ["Pattern[0].Event.Colour"])
         #expect(found[.durationTooLong] == ["Pattern[0].Event.EventDuration"])
-        #expect(found[.valueOutOfRange] == [
-            "Pattern[0].Event.EventParameters[0].ParameterValue",
-            "Pattern[1].ParameterCurve.ParameterCurveControlPoints[16].ParameterValue",
-        ])
+        #expect(
+            found[.valueOutOfRange] == [
+                "Pattern[0].Event.EventParameters[0].ParameterValue",
+                "Pattern[1].ParameterCurve.ParameterCurveControlPoints[16].ParameterValue",
+            ])
         #expect(found[.unknownParameter] == ["Pattern[0].Event.EventParameters[1].ParameterID"])
         #expect(found[.duplicateParameter] == ["Pattern[0].Event.EventParameters[2].ParameterID"])
         #expect(found[.tooManyControlPoints] == ["Pattern[1].ParameterCurve.ParameterCurveControlPoints"])
         #expect(found[.unsortedControlPoints] == ["Pattern[1].ParameterCurve.ParameterCurveControlPoints[1].Time"])
         #expect(report.errors.isEmpty)
         #expect(report.pattern?.events.first?.intensity == 0.5)
-        #expect(report.pattern?.events.first?.parameters.contains { $0.parameterID == .unknown("HapticWobble") } == true)
+        #expect(
+            report.pattern?.events.first?.parameters.contains { $0.parameterID == .unknown("HapticWobble") } == true)
     }
 
     @Test func eventTypeAndDocumentLevelWarnings() {
@@ -132,10 +219,11 @@ private let brokenInputs: [BrokenInput] = [
         #expect(found[.lenientSyntax] == [""])
         #expect(found[.unknownVersion] == ["Version"])
         #expect(found[.metadataNotText] == ["Metadata.Revision"])
-        #expect(found[.ignoredForEventType] == [
-            "Pattern[0].Event.EventDuration", "Pattern[0].Event.EventWaveformPath",
-            "Pattern[0].Event.EventParameters[0]", "Pattern[2].Event.EventParameters[0]",
-        ])
+        #expect(
+            found[.ignoredForEventType] == [
+                "Pattern[0].Event.EventDuration", "Pattern[0].Event.EventWaveformPath",
+                "Pattern[0].Event.EventParameters[0]", "Pattern[2].Event.EventParameters[0]",
+            ])
         #expect(found[.duplicateKey] == ["Pattern[1].Event.Time"])
         #expect(found[.missingDuration] == ["Pattern[1].Event"])
         let pattern = report.pattern
@@ -160,7 +248,8 @@ private let brokenInputs: [BrokenInput] = [
     }
 
     @Test func allErrorsOfADocumentAreReported() {
-        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"X"}},{"Event":{"EventType":"HapticTransient"}}]}"#
+        let json =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"X"}},{"Event":{"EventType":"HapticTransient"}}]}"#
         let codes = AHAPValidator.validate(data: json.utf8Data).errors.map(\.code)
         #expect(codes == [.unknownEventType, .negativeTime, .missingKey])
     }

@@ -26,7 +26,8 @@ enum Corpus {
         var files: [URL] = []
         for case let url as URL in enumerator where url.pathExtension == "ahap" { files.append(url) }
         files.sort { $0.path < $1.path }
-        try #require(files.count == expectedFileCount, "expected \(expectedFileCount) corpus files, found \(files.count)")
+        try #require(
+            files.count == expectedFileCount, "expected \(expectedFileCount) corpus files, found \(files.count)")
         return files
     }
 

@@ -55,7 +55,10 @@ import Testing
         let pattern = try HapticPattern(contentsOf: try Corpus.file("lofelt-nicevibrations/studio_export.ahap"))
         #expect(pattern.events.count == 25)
         #expect(pattern.parameterCurves.count == 77)
-        #expect(pattern.parameterCurves.allSatisfy { $0.controlPoints.count <= HapticParameterCurve.maximumControlPointCount })
+        #expect(
+            pattern.parameterCurves.allSatisfy {
+                $0.controlPoints.count <= HapticParameterCurve.maximumControlPointCount
+            })
         #expect(pattern.version == 1)
         #expect(pattern.duration > 9)
     }
@@ -79,10 +82,11 @@ import Testing
     static func nearlyEqual(_ a: Any, _ b: Any) -> Bool {
         switch (a, b) {
         case let (x as [String: Any], y as [String: Any]):
-            return x.keys.sorted() == y.keys.sorted() && x.keys.allSatisfy { key in
-                guard let left = x[key], let right = y[key] else { return false }
-                return nearlyEqual(left, right)
-            }
+            return x.keys.sorted() == y.keys.sorted()
+                && x.keys.allSatisfy { key in
+                    guard let left = x[key], let right = y[key] else { return false }
+                    return nearlyEqual(left, right)
+                }
         case let (x as [Any], y as [Any]):
             return x.count == y.count && zip(x, y).allSatisfy { nearlyEqual($0, $1) }
         case let (x as String, y as String):

@@ -57,7 +57,9 @@ import Testing
     }
 
     @Test func endlessNumbersAreRefused() {
-        let json = #"{"Version":1,"Pattern":[{"Event":{"Time":0."# + String(repeating: "1", count: 5_000_000) + #","EventType":"HapticTransient"}}]}"#
+        let json =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":0."# + String(repeating: "1", count: 5_000_000)
+            + #","EventType":"HapticTransient"}}]}"#
         let report = AHAPValidator.validate(data: json.utf8Data)
         #expect(report.errors.first?.code == .limitExceeded)
         #expect(report.errors.first?.path == "Pattern[0].Event.Time")
@@ -65,14 +67,18 @@ import Testing
 
     @Test func commentsInsideTrailingCommasGetTheirOwnLines() {
         // The comment is recorded before the comma that precedes it: positions must still be right.
-        let report = AHAPValidator.validate(data: "{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\"}},\n/* c */\n]}".utf8Data)
+        let report = AHAPValidator.validate(
+            data: "{\"Version\":1,\"Pattern\":[{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\"}},\n/* c */\n]}"
+                .utf8Data)
         let lenient = report.diagnostics.filter { $0.code == .lenientSyntax }
         #expect(lenient.map(\.message) == ["comment (JSON5, not JSON)", "trailing comma before ']' (JSON5, not JSON)"])
         #expect(lenient.map(\.line) == [2, 1])
     }
 
     @Test func aMillionCommentsCostBoundedDiagnostics() {
-        let json = String(repeating: "/**/", count: 1_000_000) + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+        let json =
+            String(repeating: "/**/", count: 1_000_000)
+            + #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
         let report = AHAPValidator.validate(data: json.utf8Data)
         #expect(report.loads)
         #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 1)
@@ -103,18 +109,30 @@ import Testing
         for _ in 0..<100 { nested = ["a": nested] }
         let deep = AHAPValidator.validate(dictionary: ["Pattern": nested])
         #expect(deep.errors.first?.code == .limitExceeded)
-        let nan = AHAPValidator.validate(dictionary: ["Version": 1.0, "Pattern": [["Event": ["Time": Double.nan, "EventType": "HapticTransient"]]]])
+        let nan = AHAPValidator.validate(dictionary: [
+            "Version": 1.0, "Pattern": [["Event": ["Time": Double.nan, "EventType": "HapticTransient"]]],
+        ])
         #expect(nan.errors.first?.code == .nonFiniteNumber)
         #expect(nan.errors.first?.path == "Pattern[0].Event.Time")
-        let odd = AHAPValidator.validate(dictionary: ["Version": 1.0, "Pattern": [["Event": ["Time": Date(), "EventType": "HapticTransient"]]]])
+        let odd = AHAPValidator.validate(dictionary: [
+            "Version": 1.0, "Pattern": [["Event": ["Time": Date(), "EventType": "HapticTransient"]]],
+        ])
         #expect(odd.errors.first?.code == .wrongType)
     }
 
     @Test func foundationNumbersAreAcceptedInDictionaries() throws {
         let dictionary: [String: Any] = [
             "Version": NSNumber(value: 1.0),
-            "Pattern": [["Event": ["Time": NSNumber(value: 0.5), "EventType": "HapticTransient",
-                                   "EventParameters": [["ParameterID": "HapticIntensity", "ParameterValue": NSNumber(value: 0.25)]]]]],
+            "Pattern": [
+                [
+                    "Event": [
+                        "Time": NSNumber(value: 0.5), "EventType": "HapticTransient",
+                        "EventParameters": [
+                            ["ParameterID": "HapticIntensity", "ParameterValue": NSNumber(value: 0.25)]
+                        ],
+                    ]
+                ]
+            ],
         ]
         let pattern = try HapticPattern(dictionary: dictionary)
         #expect(pattern.events.first?.relativeTime == 0.5)

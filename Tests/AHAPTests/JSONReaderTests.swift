@@ -10,14 +10,19 @@ import Testing
 
     @Test func numbersConvertExactlyLikeTheStandardLibrary() throws {
         var random = SeededGenerator(seed: 42)
-        var samples = ["0", "-0", "1", "0.1", "0.30000000000000004", "123456789012345678901234567890", "1e-7",
-                       "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308", "9007199254740993",
-                       "0.0018140589569160999", "1E+2", "-12.5e-3", "0.000000000000000000000000001"]
+        var samples = [
+            "0", "-0", "1", "0.1", "0.30000000000000004", "123456789012345678901234567890", "1e-7",
+            "2.2250738585072014e-308", "4.9e-324", "1.7976931348623157e308", "9007199254740993",
+            "0.0018140589569160999", "1E+2", "-12.5e-3", "0.000000000000000000000000001",
+        ]
         for _ in 0..<5_000 {
             let value = Double(bitPattern: random.next() & 0x7FEF_FFFF_FFFF_FFFF)
             samples.append(value.description)
             samples.append(String(Double.random(in: 0...1, using: &random)))
-            samples.append(String(format: "%.*f", Int.random(in: 0...17, using: &random), Double.random(in: -100...100, using: &random)))
+            samples.append(
+                String(
+                    format: "%.*f", Int.random(in: 0...17, using: &random),
+                    Double.random(in: -100...100, using: &random)))
         }
         for text in samples {
             guard case .number(let ours) = try parse(text) else {
@@ -30,8 +35,10 @@ import Testing
     }
 
     @Test func rejectsWhatJSONForbids() {
-        for text in ["01", "1.", ".5", "+1", "0x10", "1e", "-", "[1,,2]", "{\"a\" 1}", "{a:1}", "'a'", "[1] x", "", "  ",
-                     "tru", "nul", "[", "{\"a\":1,,}"] {
+        for text in [
+            "01", "1.", ".5", "+1", "0x10", "1e", "-", "[1,,2]", "{\"a\" 1}", "{a:1}", "'a'", "[1] x", "", "  ",
+            "tru", "nul", "[", "{\"a\":1,,}",
+        ] {
             #expect(throws: JSONReadError.self, "\(text)") { try parse(text) }
         }
     }
@@ -39,7 +46,9 @@ import Testing
     @Test func acceptsJSON5TrailingCommasAndCommentsAndSaysSo() throws {
         let text = "// header\n{\"a\": [1, 2,], /* note */ \"b\": {\"c\": true,},}"
         let data = text.utf8Data
-        let (value, leniencies, omitted) = try data.withUnsafeBytes { bytes in try JSONReader.parse(bytes, limits: .default) }
+        let (value, leniencies, omitted) = try data.withUnsafeBytes { bytes in
+            try JSONReader.parse(bytes, limits: .default)
+        }
         #expect(omitted == 0)
         #expect(leniencies.count == 5)
         #expect(leniencies.map(\.path.formatted) == ["", "a", "", "b", ""])
@@ -64,7 +73,9 @@ import Testing
     }
 
     @Test func pathsFormatLikeTheIssueSays() {
-        let path: [JSONPathComponent] = [.key("Pattern"), .index(3), .key("Event"), .key("EventParameters"), .index(1), .key("ParameterValue")]
+        let path: [JSONPathComponent] = [
+            .key("Pattern"), .index(3), .key("Event"), .key("EventParameters"), .index(1), .key("ParameterValue"),
+        ]
         #expect(path.formatted == "Pattern[3].Event.EventParameters[1].ParameterValue")
         #expect([JSONPathComponent.key("Pattern"), .index(0), .key("odd.key")].formatted == #"Pattern[0]["odd.key"]"#)
     }

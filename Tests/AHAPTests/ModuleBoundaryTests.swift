@@ -18,7 +18,9 @@ import Testing
             for line in text.split(separator: "\n") {
                 let words = line.split(separator: " ")
                 guard let importIndex = words.firstIndex(of: "import"), importIndex < words.count - 1,
-                      words[..<importIndex].allSatisfy({ ["public", "internal", "package", "@testable", "@_exported"].contains($0) })
+                    words[..<importIndex].allSatisfy({
+                        ["public", "internal", "package", "@testable", "@_exported"].contains($0)
+                    })
                 else { continue }
                 let module = String(words[importIndex + 1]).split(separator: ".").first.map(String.init) ?? ""
                 #expect(Self.allowedModules.contains(module), "\(file.lastPathComponent) imports \(module)")

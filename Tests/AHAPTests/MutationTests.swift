@@ -66,10 +66,12 @@ import Testing
         }
     }
 
-    private static var replacementValues: [Any] { [
-        "HapticTransient", "HapticContinuous", "AudioCustom", "Nonsense", -1.0, 0.0, 0.5, 2.0, 1e300, true,
-        [Any](), [String: Any](), ["Time": 0.0], [["ParameterID": "HapticIntensity"]],
-    ] }
+    private static var replacementValues: [Any] {
+        [
+            "HapticTransient", "HapticContinuous", "AudioCustom", "Nonsense", -1.0, 0.0, 0.5, 2.0, 1e300, true,
+            [Any](), [String: Any](), ["Time": 0.0], [["ParameterID": "HapticIntensity"]],
+        ]
+    }
 
     /// Replaces, deletes or duplicates one value somewhere in the tree.
     private func mutateTree(_ tree: Any, using random: inout SeededGenerator) -> Any {

@@ -44,7 +44,11 @@ import Testing
 
     @Test func nonFiniteValuesCannotBeEncoded() {
         let pattern = HapticPattern(
-            events: [HapticEvent(type: .hapticTransient, parameters: [.init(parameterID: .hapticIntensity, value: .nan)], relativeTime: 0)],
+            events: [
+                HapticEvent(
+                    type: .hapticTransient, parameters: [.init(parameterID: .hapticIntensity, value: .nan)],
+                    relativeTime: 0)
+            ],
             parameters: [])
         #expect {
             try pattern.ahapData()
@@ -63,7 +67,8 @@ import Testing
     }
 
     static func randomTime(using random: inout SeededGenerator) -> Double {
-        Bool.random(using: &random) ? Double(Int.random(in: 0...100, using: &random)) / 100 : Double.random(in: 0...29, using: &random)
+        Bool.random(using: &random)
+            ? Double(Int.random(in: 0...100, using: &random)) / 100 : Double.random(in: 0...29, using: &random)
     }
 
     static func randomPattern(using random: inout SeededGenerator) -> HapticPattern {
@@ -81,9 +86,11 @@ import Testing
             var event: HapticEvent
             if type == .audioCustom {
                 event = HapticEvent(
-                    audioWaveformPath: "Sounds/hit \(Int.random(in: 0...9, using: &random)).wav", parameters: parameters,
+                    audioWaveformPath: "Sounds/hit \(Int.random(in: 0...9, using: &random)).wav",
+                    parameters: parameters,
                     relativeTime: randomTime(using: &random), duration: Bool.random(using: &random) ? 0.5 : nil,
-                    usesVolumeEnvelope: Bool.random(using: &random), loopEnabled: Bool.random(using: &random) ? true : nil)
+                    usesVolumeEnvelope: Bool.random(using: &random),
+                    loopEnabled: Bool.random(using: &random) ? true : nil)
             } else {
                 event = HapticEvent(
                     type: type, parameters: parameters, relativeTime: randomTime(using: &random),
@@ -95,7 +102,9 @@ import Testing
         var parameters: [HapticDynamicParameter] = []
         for _ in 0..<Int.random(in: 0...5, using: &random) {
             let id = HapticDynamicParameter.ID.known.randomElement(using: &random) ?? .hapticIntensityControl
-            parameters.append(HapticDynamicParameter(parameterID: id, value: randomValue(using: &random), relativeTime: randomTime(using: &random)))
+            parameters.append(
+                HapticDynamicParameter(
+                    parameterID: id, value: randomValue(using: &random), relativeTime: randomTime(using: &random)))
         }
         var curves: [HapticParameterCurve] = []
         for _ in 0..<Int.random(in: 0...5, using: &random) {
@@ -106,10 +115,13 @@ import Testing
                 points.append(.init(relativeTime: time, value: randomValue(using: &random)))
                 time += Double.random(in: 0...0.2, using: &random)
             }
-            curves.append(HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: randomTime(using: &random)))
+            curves.append(
+                HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: randomTime(using: &random)))
         }
-        let metadata: PatternMetadata? = Bool.random(using: &random)
-            ? PatternMetadata(project: "gen", created: "seed \(random.next() % 1000)", description: "line\nbreak \u{1F600}") : nil
+        let metadata: PatternMetadata? =
+            Bool.random(using: &random)
+            ? PatternMetadata(
+                project: "gen", created: "seed \(random.next() % 1000)", description: "line\nbreak \u{1F600}") : nil
         return HapticPattern(
             events: events, parameters: parameters, parameterCurves: curves,
             version: Bool.random(using: &random) ? 1 : nil, metadata: metadata)

@@ -8,9 +8,13 @@ import Testing
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     private func binary() throws -> URL {
-        let candidates = [".build/debug/haptics", ".build/release/haptics"].map { Self.packageRoot.appendingPathComponent($0) }
+        let candidates = [".build/debug/haptics", ".build/release/haptics"].map {
+            Self.packageRoot.appendingPathComponent($0)
+        }
         let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-        return try #require(found, "haptics binary not built; run `swift build --build-tests` first (looked in \(candidates.map(\.path)))")
+        return try #require(
+            found,
+            "haptics binary not built; run `swift build --build-tests` first (looked in \(candidates.map(\.path)))")
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
@@ -44,7 +48,8 @@ import Testing
         defer { try? FileManager.default.removeItem(at: broken) }
         let result = try run(["validate", broken.path, "/nonexistent/x.ahap"])
         #expect(result.status == 1)
-        #expect(result.output.contains("\(broken.path): Pattern[0].Event.EventType: error: \"Buzz\" is not an event type"))
+        #expect(
+            result.output.contains("\(broken.path): Pattern[0].Event.EventType: error: \"Buzz\" is not an event type"))
         #expect(result.output.contains("-4821]"))
         #expect(result.output.contains("/nonexistent/x.ahap: error: cannot read the file"))
     }

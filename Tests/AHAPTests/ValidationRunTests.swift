@@ -12,21 +12,26 @@ import Testing
 
     @Test func linesNameFileAndPathThenSummarise() throws {
         let good = try Corpus.file("apple-unityplugins/Effects/Hit.ahap").path
-        let broken = try temporaryFile(#"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"HapticTransient"}}]}"#)
+        let broken = try temporaryFile(
+            #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"HapticTransient"}}]}"#)
         defer { try? FileManager.default.removeItem(atPath: broken) }
         let run = AHAPValidationRun(paths: [good, broken], strict: false)
         #expect(run.exitCode == 1)
-        #expect(run.textLines == [
-            "\(broken): Pattern[0].Event.Time: error: Time is negative (-1.0 s) [negative-time, Core Haptics -4822]",
-            "2 files checked: 1 passed, 1 failed; 1 error, 0 warnings",
-        ])
+        #expect(
+            run.textLines == [
+                "\(broken): Pattern[0].Event.Time: error: Time is negative (-1.0 s) [negative-time, Core Haptics -4822]",
+                "2 files checked: 1 passed, 1 failed; 1 error, 0 warnings",
+            ])
     }
 
     @Test func warningsPassUnlessStrict() throws {
         let file = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
         let lenient = AHAPValidationRun(paths: [file], strict: false)
         #expect(lenient.exitCode == 0)
-        #expect(lenient.textLines.first == "\(file): Pattern[1].ParameterCurves: warning: \"ParameterCurves\" is not an AHAP key of a Pattern entry; it is ignored [unknown-key]")
+        #expect(
+            lenient.textLines.first
+                == "\(file): Pattern[1].ParameterCurves: warning: \"ParameterCurves\" is not an AHAP key of a Pattern entry; it is ignored [unknown-key]"
+        )
         let strict = AHAPValidationRun(paths: [file], strict: true)
         #expect(strict.exitCode == 1)
         #expect(strict.summary.hasSuffix("(strict: warnings fail)"))
@@ -37,7 +42,9 @@ import Testing
         #expect(AHAPValidationRun(paths: paths, strict: false).exitCode == 0)
         let missing = AHAPValidationRun(paths: paths + ["/nonexistent/x.ahap"], strict: false)
         #expect(missing.exitCode == 1)
-        #expect(missing.textLines.contains("/nonexistent/x.ahap: error: cannot read the file: no such file [unreadable-file]"))
+        #expect(
+            missing.textLines.contains(
+                "/nonexistent/x.ahap: error: cannot read the file: no such file [unreadable-file]"))
     }
 
     @Test func jsonOutputIsMachineReadable() throws {

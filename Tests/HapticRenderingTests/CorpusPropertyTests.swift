@@ -42,14 +42,18 @@ import Testing
                     var unlimited = profile
                     unlimited.minimumUpdateInterval = 0
                     let changes = DeviceCommandPlanner(profile: unlimited).commands(for: timeline)
-                    #expect(commands.count <= changes.count, "\(name) on \(profile.name): \(commands.count) > \(changes.count)")
+                    #expect(
+                        commands.count <= changes.count,
+                        "\(name) on \(profile.name): \(commands.count) > \(changes.count)")
                 }
                 var previous: RumbleCommand?
                 for command in commands {
                     let levels = command.levels
                     #expect(planner.quantized(levels) == levels, "\(name): on the profile's steps")
                     if let previous {
-                        #expect(command.time - previous.time >= profile.minimumUpdateInterval - 1e-12, "\(name) on \(profile.name): too close at \(command.time)")
+                        #expect(
+                            command.time - previous.time >= profile.minimumUpdateInterval - 1e-12,
+                            "\(name) on \(profile.name): too close at \(command.time)")
                         #expect(command.levels != previous.levels, "\(name): a command that changes nothing")
                         #expect(abs((previous.holdDuration ?? -1) - (command.time - previous.time)) < 1e-12)
                     }
@@ -57,7 +61,9 @@ import Testing
                 }
                 if let last = commands.last {
                     #expect(last.levels == .off && last.holdDuration == nil, "\(name): the last command is off")
-                    #expect(last.time <= timeline.endTime + profile.minimumUpdateInterval + 1e-9, "\(name): off lands within one interval of the end")
+                    #expect(
+                        last.time <= timeline.endTime + profile.minimumUpdateInterval + 1e-9,
+                        "\(name): off lands within one interval of the end")
                 }
             }
         }
@@ -71,7 +77,8 @@ import Testing
             #expect(program.effects.count + program.inexactEvents.count <= haptic.count, "\(name)")
             guard program.isExact else { continue }
             let envelope = PatternRenderer().intensityEnvelope(pattern)
-            let worst = stride(from: 0.0, through: envelope.endTime, by: 0.001)
+            let worst =
+                stride(from: 0.0, through: envelope.endTime, by: 0.001)
                 .map { abs(program.level(at: $0) - envelope.levels(at: $0).strong) }.max() ?? 0
             #expect(worst < 1e-6, "\(name): native program strays \(worst) from the envelope")
         }

@@ -82,7 +82,7 @@ import Testing
         let pattern = Build.pattern(
             [Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5)],
             parameters: [
-                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 1, relativeTime: 0),
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 1, relativeTime: 0)
             ])
         var blip = pattern
         blip.events.append(Build.continuous(at: 0.01, duration: 0.005, intensity: 0.6, sharpness: 0.5))
@@ -99,11 +99,15 @@ import Testing
     }
 
     @Test func dualShock3TurnsItsWeakMotorOnlyOnOrOff() {
-        let quiet = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.5)]), profile: .dualShock3)
-        let loud = commands(Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.5)]), profile: .dualShock3)
-        let lightSharp = commands(Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.9)]), profile: .dualShock3)
+        let quiet = commands(
+            Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.5)]), profile: .dualShock3)
+        let loud = commands(
+            Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.5)]), profile: .dualShock3)
+        let lightSharp = commands(
+            Build.pattern([Build.transient(at: 0, intensity: 0.4, sharpness: 0.9)]), profile: .dualShock3)
         #expect(quiet.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0))
-        #expect(lightSharp.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0), "folded onto the strong motor, not 0.08")
+        #expect(
+            lightSharp.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0), "folded onto the strong motor, not 0.08")
         #expect(loud.first?.levels == MotorMagnitudes(strong: 0.6, weak: 1))
         #expect(loud.first?.weakMagnitude == UInt16.max)
     }
@@ -127,7 +131,9 @@ import Testing
         for step in 1...255 {
             let level = Double(step) / 255
             let timeline = MotorTimeline(segments: [
-                .init(start: 0, end: 1, startLevels: .init(strong: level, weak: level), endLevels: .init(strong: level, weak: level)),
+                .init(
+                    start: 0, end: 1, startLevels: .init(strong: level, weak: level),
+                    endLevels: .init(strong: level, weak: level))
             ])
             let command = DeviceCommandPlanner(profile: .dualSense).commands(for: timeline)[0]
             #expect(Int(command.strongMagnitude) / 256 == step)
@@ -144,7 +150,10 @@ import Testing
     }
 
     @Test func builtInProfilesCarryTheDriverFacts() {
-        #expect(RenderProfile.builtIn.map(\.name) == ["generic", "xpad", "dualsense", "dualshock4", "xbox-bluetooth", "dualshock3", "switch", "virtual"])
+        #expect(
+            RenderProfile.builtIn.map(\.name) == [
+                "generic", "xpad", "dualsense", "dualshock4", "xbox-bluetooth", "dualshock3", "switch", "virtual",
+            ])
         #expect(RenderProfile.xpad.strongSteps == 255 && RenderProfile.dualSense.weakSteps == 255)
         #expect(RenderProfile.xboxBluetooth.strongSteps == 100)
         #expect(RenderProfile.switchPro.minimumUpdateInterval == 0.030 && RenderProfile.switchPro.strongSteps == 100)
@@ -189,7 +198,7 @@ import Testing
         // The device got a level 5 ms before the plan starts: a change at the start waits out the interval.
         let profile = RenderProfile.genericRumble
         let timeline = MotorTimeline(segments: [
-            .init(start: 0, end: 0.1, startLevels: .init(strong: 1, weak: 1), endLevels: .init(strong: 1, weak: 1)),
+            .init(start: 0, end: 0.1, startLevels: .init(strong: 1, weak: 1), endLevels: .init(strong: 1, weak: 1))
         ])
         let commands = DeviceCommandPlanner(profile: profile).commands(
             for: timeline, from: 0, resuming: .init(sent: .init(strong: 0.2, weak: 0.2), lastCommandTime: -0.005))

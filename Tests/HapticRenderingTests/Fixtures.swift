@@ -18,10 +18,11 @@ enum Build {
         at time: Double, duration: Double, intensity: Double, sharpness: Double,
         extra: [(HapticEvent.ParameterID, Double)] = []
     ) -> HapticEvent {
-        let parameters = [
-            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-            HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
-        ] + extra.map { HapticEventParameter(parameterID: $0.0, value: $0.1) }
+        let parameters =
+            [
+                HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+            ] + extra.map { HapticEventParameter(parameterID: $0.0, value: $0.1) }
         return HapticEvent(type: .hapticContinuous, parameters: parameters, relativeTime: time, duration: duration)
     }
 
@@ -31,7 +32,9 @@ enum Build {
         HapticPattern(events: events, parameters: parameters, parameterCurves: curves)
     }
 
-    static func curve(_ id: HapticDynamicParameter.ID, at time: Double, _ points: [(Double, Double)]) -> HapticParameterCurve {
+    static func curve(_ id: HapticDynamicParameter.ID, at time: Double, _ points: [(Double, Double)])
+        -> HapticParameterCurve
+    {
         HapticParameterCurve(
             parameterID: id, controlPoints: points.map { .init(relativeTime: $0.0, value: $0.1) }, relativeTime: time)
     }

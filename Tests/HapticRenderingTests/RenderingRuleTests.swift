@@ -41,7 +41,8 @@ import Testing
     }
 
     @Test func aTransientDecaysLinearlyOverItsDecayTime() {
-        let timeline = renderer.render(Build.pattern([Build.transient(at: 0, intensity: 0.8, sharpness: 0.5, decay: 0.5)]))
+        let timeline = renderer.render(
+            Build.pattern([Build.transient(at: 0, intensity: 0.8, sharpness: 0.5, decay: 0.5)]))
         let decay = 15.0 / 255
         #expect(close(timeline.levels(at: pulse), 0.8, 0.8))
         #expect(close(timeline.levels(at: pulse + decay / 2), 0.4, 0.4))
@@ -49,7 +50,8 @@ import Testing
     }
 
     @Test func aFlatContinuousHoldsItsLevelForItsDuration() {
-        let timeline = renderer.render(Build.pattern([Build.continuous(at: 0.2, duration: 0.5, intensity: 0.6, sharpness: 0.25)]))
+        let timeline = renderer.render(
+            Build.pattern([Build.continuous(at: 0.2, duration: 0.5, intensity: 0.6, sharpness: 0.25)]))
         #expect(timeline.levels(at: 0.1) == .off)
         #expect(close(timeline.levels(at: 0.2), 0.6, 0.3))
         #expect(close(timeline.levels(at: 0.69), 0.6, 0.3))
@@ -150,16 +152,21 @@ import Testing
     }
 
     @Test func overlappingEventsSumAndSaturate() {
-        let loud = renderer.render(Build.pattern([
-            Build.transient(at: 0, intensity: 0.6, sharpness: 0.5), Build.transient(at: 0, intensity: 0.7, sharpness: 0.5),
-        ]))
-        let soft = renderer.render(Build.pattern([
-            Build.transient(at: 0, intensity: 0.3, sharpness: 0.5), Build.transient(at: 0, intensity: 0.4, sharpness: 0.5),
-        ]))
-        let tapOnBed = renderer.render(Build.pattern([
-            Build.continuous(at: 0, duration: 1, intensity: 0.5, sharpness: 0),
-            Build.transient(at: 0.5, intensity: 0.25, sharpness: 0),
-        ]))
+        let loud = renderer.render(
+            Build.pattern([
+                Build.transient(at: 0, intensity: 0.6, sharpness: 0.5),
+                Build.transient(at: 0, intensity: 0.7, sharpness: 0.5),
+            ]))
+        let soft = renderer.render(
+            Build.pattern([
+                Build.transient(at: 0, intensity: 0.3, sharpness: 0.5),
+                Build.transient(at: 0, intensity: 0.4, sharpness: 0.5),
+            ]))
+        let tapOnBed = renderer.render(
+            Build.pattern([
+                Build.continuous(at: 0, duration: 1, intensity: 0.5, sharpness: 0),
+                Build.transient(at: 0.5, intensity: 0.25, sharpness: 0),
+            ]))
         #expect(close(loud.levels(at: 0.01), 1, 1))
         #expect(close(soft.levels(at: 0.01), 0.7, 0.7))
         #expect(close(tapOnBed.levels(at: 0.4), 0.5, 0))
@@ -187,7 +194,9 @@ import Testing
             [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
             parameters: [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.8, relativeTime: 0.1)])
         var sent = RuntimeControls()
-        sent.send([HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.25, relativeTime: 99)], atPatternTime: 0.5)
+        sent.send(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.25, relativeTime: 99)],
+            atPatternTime: 0.5)
         var scheduled = RuntimeControls()
         scheduled.schedule(Build.curve(.hapticIntensityControl, at: 0, [(0, 1), (0.5, 0)]), atPatternTime: 0.5)
         #expect(close(renderer.render(pattern, controls: sent).levels(at: 0.25), 0.8, 0))

@@ -24,20 +24,24 @@ import Testing
         ])
         #expect(timeline.segments.first?.start == 0)
         #expect(timeline.levels(at: 0.05) == .off && timeline.levels(at: 0.25) == .off)
-        #expect(close(timeline.levels(at: 0.4).strong, 0.5), "the earlier segment keeps its span; the later one is cut to start at its end")
+        #expect(
+            close(timeline.levels(at: 0.4).strong, 0.5),
+            "the earlier segment keeps its span; the later one is cut to start at its end")
         #expect(timeline.levels(at: 0.55) == on)
         #expect(zip(timeline.segments, timeline.segments.dropFirst()).allSatisfy { $0.end == $1.start })
     }
 
     @Test func playbackRateDividesEveryTime() {
-        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(rate: 2)
+        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(
+            rate: 2)
         #expect(timeline.levels(at: 0.049) == .off)
         #expect(timeline.levels(at: 0.05).strong == 1)
         #expect(close(timeline.endTime, (0.1 + pulse) / 2))
     }
 
     @Test func seekSlicesFromAnOffset() {
-        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).slice(from: 0.12)
+        let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).slice(
+            from: 0.12)
         #expect(timeline.levels(at: 0).strong == 1)
         #expect(close(timeline.endTime, pulse - 0.02))
         #expect(timeline.slice(from: 5) == .silent)
@@ -65,7 +69,7 @@ import Testing
 
     @Test func mixingSumsAndSaturatesWithABreakpointAtTheCrossing() {
         let ramp = MotorTimeline(segments: [
-            .init(start: 0, end: 1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0)),
+            .init(start: 0, end: 1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         ])
         let mixed = MotorTimeline.mixed([ramp, flat(0.5, from: 0, to: 1)])
         #expect(close(mixed.levels(at: 0.25).strong, 0.75))

@@ -12,11 +12,15 @@ import LinuxInput
         PadTimestamp(microseconds: start.microseconds + milliseconds * 1000)
     }
 
-    static func upload(_ kind: ForceFeedbackEffectKind, id: Int16 = 0, length: UInt16 = 0, delay: UInt16 = 0, retval: Int32 = 0)
+    static func upload(
+        _ kind: ForceFeedbackEffectKind, id: Int16 = 0, length: UInt16 = 0, delay: UInt16 = 0, retval: Int32 = 0
+    )
         -> PadRecord
     {
         let effect = ForceFeedbackEffect(id: id, kind: kind, replayLength: length, replayDelay: delay)
-        return PadRecord(event: .upload, time: PadTimestamp(microseconds: 0), id: id, effect: effect, replacing: false, retval: retval)
+        return PadRecord(
+            event: .upload, time: PadTimestamp(microseconds: 0), id: id, effect: effect, replacing: false,
+            retval: retval)
     }
 
     static func play(_ id: Int16 = 0, atMilliseconds ms: Int64 = 0, count: Int32 = 1) -> PadRecord {
@@ -47,7 +51,10 @@ import LinuxInput
         #expect(model.output(at: Self.at(milliseconds: 0)) == Self.levels(0x8000, 0x4000))
         #expect(model.output(at: Self.at(milliseconds: 99)) == Self.levels(0x8000, 0x4000))
         #expect(model.output(at: Self.at(milliseconds: 100)) == .off)
-        #expect(model.timeline(until: Self.at(milliseconds: 500)) == [Self.change(0, 0x8000, 0x4000), Self.change(100, 0, 0)])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 500)) == [
+                Self.change(0, 0x8000, 0x4000), Self.change(100, 0, 0),
+            ])
         #expect(model.nextChange(after: Self.at(milliseconds: 10)) == Self.change(100, 0, 0))
         #expect(model.nextChange(after: Self.at(milliseconds: 100)) == nil)
     }
@@ -62,7 +69,8 @@ import LinuxInput
 
     @Test func historyAnswersForTimesBeforeTheLastRecord() {
         let model = MotorModel(records: [
-            Self.upload(.rumble(strong: 5, weak: 6)), Self.play(), Self.stop(atMilliseconds: 20), Self.play(atMilliseconds: 40),
+            Self.upload(.rumble(strong: 5, weak: 6)), Self.play(), Self.stop(atMilliseconds: 20),
+            Self.play(atMilliseconds: 40),
         ])
         #expect(model.output(at: Self.at(milliseconds: -1)) == .off)
         #expect(model.output(at: Self.at(milliseconds: 10)) == Self.levels(5, 6))
@@ -74,9 +82,12 @@ import LinuxInput
 
     @Test func delayPostponesTheStart() {
         // 20 ms = 5 ticks after the play; 40 ms of length ends 10 ticks later.
-        let model = MotorModel(records: [Self.upload(.rumble(strong: 100, weak: 200), length: 40, delay: 20), Self.play()])
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 100, weak: 200), length: 40, delay: 20), Self.play(),
+        ])
         #expect(model.output(at: Self.at(milliseconds: 19)) == .off)
-        #expect(model.timeline(until: Self.at(milliseconds: 100)) == [Self.change(20, 100, 200), Self.change(60, 0, 0)])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 100)) == [Self.change(20, 100, 200), Self.change(60, 0, 0)])
     }
 
     @Test func gainScalesWithTruncation() {
@@ -90,7 +101,8 @@ import LinuxInput
 
     @Test func sumsSaturate() {
         let model = MotorModel(records: [
-            Self.upload(.rumble(strong: 0xc000, weak: 0x1000), id: 0), Self.upload(.rumble(strong: 0xc000, weak: 0x2000), id: 1),
+            Self.upload(.rumble(strong: 0xc000, weak: 0x1000), id: 0),
+            Self.upload(.rumble(strong: 0xc000, weak: 0x2000), id: 1),
             Self.play(0), Self.play(1),
         ])
         #expect(model.output(at: Self.start) == Self.levels(0xffff, 0x3000))
@@ -112,10 +124,11 @@ import LinuxInput
         // At the play the attack is at its level, 0: no change. Then every 13 ticks (52 ms):
         // 32767 * 52 / 200 = 8519 -> * 0xffff / 0x7fff = 17038; 104 ms -> 17038 -> 34076; 156 ms -> 25558 ->
         // 51116; at 208 ms the attack (50 ticks) is over: full 0xffff; the replay ends at 1000 ms.
-        #expect(model.timeline(until: Self.at(milliseconds: 2000)) == [
-            Self.change(52, 17038, 17038), Self.change(104, 34076, 34076), Self.change(156, 51116, 51116),
-            Self.change(208, 0xffff, 0xffff), Self.change(1000, 0, 0),
-        ])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 2000)) == [
+                Self.change(52, 17038, 17038), Self.change(104, 34076, 34076), Self.change(156, 51116, 51116),
+                Self.change(208, 0xffff, 0xffff), Self.change(1000, 0, 0),
+            ])
     }
 
     @Test func fadeFallsTowardsTheFadeLevel() {
@@ -123,9 +136,10 @@ import LinuxInput
         let model = MotorModel(records: [Self.upload(fade, length: 200), Self.play()])
         // Stop at tick 300 (200 ms); the fade starts at tick 275 (still full: the kernel tests "after",
         // strictly); at tick 288 (152 ms) 48 ms remain: 32767 * 48 / 100 = 15728 -> 31456; then the stop.
-        #expect(model.timeline(until: Self.at(milliseconds: 400)) == [
-            Self.change(0, 0xffff, 0xffff), Self.change(152, 31456, 31456), Self.change(200, 0, 0),
-        ])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 400)) == [
+                Self.change(0, 0xffff, 0xffff), Self.change(152, 31456, 31456), Self.change(200, 0, 0),
+            ])
     }
 
     @Test func repeatCountReplaysWithAOneTickGap() {
@@ -133,9 +147,10 @@ import LinuxInput
         // now fires on the next tick: off for 4 ms between replays. The second replay's stop time counts from
         // the reschedule, so it also ends on time (80 ms), a tick short.
         let model = MotorModel(records: [Self.upload(.rumble(strong: 7, weak: 9), length: 40), Self.play(count: 2)])
-        #expect(model.timeline(until: Self.at(milliseconds: 400)) == [
-            Self.change(0, 7, 9), Self.change(40, 0, 0), Self.change(44, 7, 9), Self.change(80, 0, 0),
-        ])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 400)) == [
+                Self.change(0, 7, 9), Self.change(40, 0, 0), Self.change(44, 7, 9), Self.change(80, 0, 0),
+            ])
     }
 
     @Test func refusedUploadsAndOtherTypesDoNotDriveMotors() {

@@ -13,9 +13,10 @@ import Testing
         #expect(pad.identity.version == 0x0210)
         #expect(pad.identity.name == "Nintendo Co., Ltd. Pro Controller")
         #expect(pad.identity.reportDescriptor.count == 203)
-        #expect(Array(pad.identity.reportDescriptor.prefix(10)) == [
-            0x05, 0x01, 0x15, 0x00, 0x09, 0x04, 0xa1, 0x01, 0x85, 0x30,
-        ])
+        #expect(
+            Array(pad.identity.reportDescriptor.prefix(10)) == [
+                0x05, 0x01, 0x15, 0x00, 0x09, 0x04, 0xa1, 0x01, 0x85, 0x30,
+            ])
         #expect(pad.identity.reportDescriptor.last == 0xc0)
     }
 
@@ -99,8 +100,10 @@ import Testing
         #expect(pad.receive(full, via: .interrupt).motors?.strong == 0)
         _ = pad.receive(Self.subcommand(0x48, [0x01]), via: .interrupt)
         #expect(pad.vibrationEnabled)
-        #expect(pad.receive(full, via: .interrupt).motors == EmulatedMotorOutput(
-            strong: 1, weak: 1, strongFrequency: 160, weakFrequency: 320))
+        #expect(
+            pad.receive(full, via: .interrupt).motors
+                == EmulatedMotorOutput(
+                    strong: 1, weak: 1, strongFrequency: 160, weakFrequency: 320))
     }
 
     // MARK: Probe

@@ -9,7 +9,8 @@ import LinuxInput
         ForceFeedbackEffect(id: 3, kind: .rumble(strong: 0x8000, weak: 0), replayLength: 5000, replayDelay: 1000),
         ForceFeedbackEffect(
             id: 0,
-            kind: .periodic(waveform: .sawUp, period: 10, magnitude: -0x7fff, offset: -5, phase: 90, envelope: envelope),
+            kind: .periodic(
+                waveform: .sawUp, period: 10, magnitude: -0x7fff, offset: -5, phase: 90, envelope: envelope),
             direction: 0x4000, triggerButton: 0x130, triggerInterval: 7, replayLength: 20000, replayDelay: 1000),
         ForceFeedbackEffect(id: 1, kind: .constant(level: 0x2000, envelope: envelope), direction: 0x6000),
         ForceFeedbackEffect(id: 2, kind: .ramp(startLevel: -100, endLevel: 100, envelope: envelope)),
@@ -18,16 +19,22 @@ import LinuxInput
             kind: .condition(
                 type: .spring,
                 axes: [
-                    ForceFeedbackCondition(rightSaturation: 0x7fff, leftSaturation: 1, rightCoefficient: -2, leftCoefficient: 3, deadband: 4, center: -5),
+                    ForceFeedbackCondition(
+                        rightSaturation: 0x7fff, leftSaturation: 1, rightCoefficient: -2, leftCoefficient: 3,
+                        deadband: 4, center: -5),
                     ForceFeedbackCondition(center: 6),
                 ])),
     ]
 
     static let records: [PadRecord] =
         effects.map {
-            PadRecord(event: .upload, time: PadTimestamp(microseconds: 12_000_045), id: $0.id, effect: $0, replacing: false, retval: 0)
+            PadRecord(
+                event: .upload, time: PadTimestamp(microseconds: 12_000_045), id: $0.id, effect: $0, replacing: false,
+                retval: 0)
         } + [
-            PadRecord(event: .upload, time: PadTimestamp(microseconds: 12_000_046), id: 5, effect: effects[0], replacing: true, retval: -28),
+            PadRecord(
+                event: .upload, time: PadTimestamp(microseconds: 12_000_046), id: 5, effect: effects[0],
+                replacing: true, retval: -28),
             PadRecord(event: .play, time: PadTimestamp(microseconds: 12_100_000), id: 3, count: 2),
             PadRecord(event: .stop, time: PadTimestamp(microseconds: 12_200_000), id: 3),
             PadRecord(event: .gain, time: PadTimestamp(microseconds: 12_300_000), value: 0xc000),
@@ -99,7 +106,8 @@ import LinuxInput
     }
 
     @Test func errorsSayWhatToDo() {
-        let missing = VirtualPadError.uinputMissing(SystemCallError(code: SystemCallError.notFound, call: "open(/dev/uinput)"))
+        let missing = VirtualPadError.uinputMissing(
+            SystemCallError(code: SystemCallError.notFound, call: "open(/dev/uinput)"))
         #expect(missing.description.contains("modprobe uinput"))
         let denied = VirtualPadError.permissionDenied(
             SystemCallError(code: SystemCallError.permissionDenied, call: "open(/dev/uinput)"))

@@ -136,7 +136,8 @@ struct Xbox360GadgetTests {
     }
 
     @Test func answersTheVendorRequestsAndStallsTheRest() {
-        func request(_ type: UInt8, _ value: UInt16, _ length: UInt16, request: UInt8 = 1) -> FunctionFS.ControlRequest {
+        func request(_ type: UInt8, _ value: UInt16, _ length: UInt16, request: UInt8 = 1) -> FunctionFS.ControlRequest
+        {
             .init(requestType: type, request: request, value: value, index: 0, length: length)
         }
         guard case .data(let capabilities) = gadget.answer(request(0xc1, 0x0100, 20)) else {

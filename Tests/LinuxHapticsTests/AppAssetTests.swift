@@ -87,18 +87,30 @@ import Testing
         ("{", "broken.json: not valid JSON"),
         (#"{"chapters": []}"#, #"broken.json: missing required key "version""#),
         (#"{"version": 2, "chapters": []}"#, "broken.json: version: unsupported version 2"),
-        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": "soon", "pattern": "thud"}]}]}"#,
-         "broken.json: chapters[0].cues[0].time: expected a number"),
-        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0}]}]}"#,
-         #"broken.json: chapters[0].cues[0]: missing required key "pattern""#),
-        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": -1, "pattern": "thud"}]}]}"#,
-         "broken.json: chapters[0].cues[0].time: must be a number of seconds >= 0"),
-        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "../etc/passwd"}]}]}"#,
-         "broken.json: chapters[0].cues[0].pattern: '../etc/passwd' is not a pattern name"),
-        (#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "thud", "count": 3}]}]}"#,
-         "broken.json: chapters[0].cues[0].interval: a cue played 3 times needs an interval > 0 seconds"),
-        (#"{"version": 1, "chapters": [{"chapter": 2, "cues": []}, {"chapter": 2, "cues": []}]}"#,
-         "broken.json: chapters[1].chapter: chapter 2 appears twice"),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": "soon", "pattern": "thud"}]}]}"#,
+            "broken.json: chapters[0].cues[0].time: expected a number"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0}]}]}"#,
+            #"broken.json: chapters[0].cues[0]: missing required key "pattern""#
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": -1, "pattern": "thud"}]}]}"#,
+            "broken.json: chapters[0].cues[0].time: must be a number of seconds >= 0"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "../etc/passwd"}]}]}"#,
+            "broken.json: chapters[0].cues[0].pattern: '../etc/passwd' is not a pattern name"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "thud", "count": 3}]}]}"#,
+            "broken.json: chapters[0].cues[0].interval: a cue played 3 times needs an interval > 0 seconds"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 2, "cues": []}, {"chapter": 2, "cues": []}]}"#,
+            "broken.json: chapters[1].chapter: chapter 2 appears twice"
+        ),
     ]
 
     @Test(arguments: brokenSheets.indices)

@@ -37,7 +37,8 @@ import Testing
     @Test func writesLeaveOnlyTheSettingsFile() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let store = FeedbackSettingsStore(fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
+        let store = FeedbackSettingsStore(
+            fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
         for index in 0..<20 { store.hapticsEnabled = index.isMultiple(of: 2) }
         let entries = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
         #expect(entries == ["settings.json"], "no temporary file left behind")

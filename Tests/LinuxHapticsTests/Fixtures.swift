@@ -67,12 +67,15 @@ func planned(_ timeline: MotorTimeline, profile: RenderProfile = .genericRumble,
 
 /// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
 func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
-    HapticPattern(events: [
-        HapticEvent(type: .hapticContinuous, parameters: [
-            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-            HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-        ], relativeTime: 0, duration: seconds)
-    ], parameters: [])
+    HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [
+                    HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                ], relativeTime: 0, duration: seconds)
+        ], parameters: [])
 }
 
 /// Collects values handed to handlers on any thread.

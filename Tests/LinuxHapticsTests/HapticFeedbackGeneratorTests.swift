@@ -35,7 +35,8 @@ final class ManualTime: Sendable {
     }
 
     static func settings(_ scratch: ScratchFolder) -> FeedbackSettingsStore {
-        FeedbackSettingsStore(fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
+        FeedbackSettingsStore(
+            fileURL: scratch.url.appendingPathComponent("settings.json"), logger: RecordingLog().logger)
     }
 
     @Test func playsTheVocabularysPatterns() throws {
@@ -43,7 +44,9 @@ final class ManualTime: Sendable {
         defer { scratch.remove() }
         let time = ManualTime()
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
-        let calls: [HapticFeedback] = [.impact(.light), .notification(.success), .selection, .impact(.heavy, intensity: 1)]
+        let calls: [HapticFeedback] = [
+            .impact(.light), .notification(.success), .selection, .impact(.heavy, intensity: 1),
+        ]
         for (index, feedback) in calls.enumerated() {
             time.set(milliseconds: index * 200)
             #expect(generator.play(feedback) == .played)
@@ -90,7 +93,11 @@ final class ManualTime: Sendable {
             time.set(milliseconds: index * 200)
             service.playFeedback(outcome)
         }
-        #expect(output.played == [HapticFeedback.impact(.heavy).pattern, HapticFeedback.impact(.rigid).pattern, HapticFeedback.notification(.warning).pattern])
+        #expect(
+            output.played == [
+                HapticFeedback.impact(.heavy).pattern, HapticFeedback.impact(.rigid).pattern,
+                HapticFeedback.notification(.warning).pattern,
+            ])
     }
 
     @Test func prepareReachesTheOutput() throws {

@@ -59,7 +59,8 @@ import Testing
     @Test func aMissingAndACorruptFileAreSkippedTheOtherLoads() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        try FileManager.default.copyItem(at: AppAssets.url("thud.ahap"), to: scratch.url.appendingPathComponent("thud.ahap"))
+        try FileManager.default.copyItem(
+            at: AppAssets.url("thud.ahap"), to: scratch.url.appendingPathComponent("thud.ahap"))
         _ = try scratch.write(#"{"Pattern": [{"Event": "#, to: "capacitor_charge.ahap")
         let log = RecordingLog()
         let (manager, provider, _) = Self.manager(folder: scratch.url, log: log)
@@ -106,7 +107,8 @@ import Testing
         let huge = try HapticPattern(events: events, parameters: []).ahapData()
         try huge.write(to: scratch.url.appendingPathComponent("heartbeat.ahap"))
         for name in ["thud", "capacitor_charge"] {
-            try FileManager.default.copyItem(at: AppAssets.url("\(name).ahap"), to: scratch.url.appendingPathComponent("\(name).ahap"))
+            try FileManager.default.copyItem(
+                at: AppAssets.url("\(name).ahap"), to: scratch.url.appendingPathComponent("\(name).ahap"))
         }
         let log = RecordingLog()
         let (manager, _, _) = Self.manager(folder: scratch.url, log: log)

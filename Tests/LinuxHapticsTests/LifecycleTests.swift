@@ -29,14 +29,18 @@ import Testing
         let fresh = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.1)))
         try fresh.start(atTime: 0)
         rig.clock.advance(by: 1)
-        #expect(rig.applied(since: 11.2) == [Change(at: 0, .off), Change(at: 0, strong: q(0.5), weak: 0), Change(at: 0.1, .off)])
+        #expect(
+            rig.applied(since: 11.2) == [
+                Change(at: 0, .off), Change(at: 0, strong: q(0.5), weak: 0), Change(at: 0.1, .off),
+            ])
     }
 
     @Test func aWriteFailingWithDeviceGoneIsAnUnplug() throws {
         let rig = try Rig()
         let reasons = Inbox<HapticEngineStoppedReason>()
         rig.engine.stoppedHandler = { reasons.put($0) }
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1), pulse(0, 1, from: 0.1, to: 0.2)))
+        let player = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 0.1), pulse(0, 1, from: 0.1, to: 0.2)))
         let completions = Inbox<HapticEngineError.Kind?>()
         player.completionHandler = { completions.put($0?.kind) }
         try player.start(atTime: 0)
@@ -92,7 +96,8 @@ import Testing
 
     @Test func aPatternOpeningWithARampIsNotPrepared() throws {
         let rig = try Rig()
-        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
+        let ramp = MotorTimeline.Segment(
+            start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         #expect(try !player.prepare())
     }

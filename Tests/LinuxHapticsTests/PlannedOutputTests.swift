@@ -8,17 +8,21 @@ import Testing
 
 @Suite struct PlannedOutputTests {
     static func transient(at time: Double, intensity: Double, sharpness: Double) -> HapticEvent {
-        HapticEvent(type: .hapticTransient, parameters: [
-            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-            HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
-        ], relativeTime: time)
+        HapticEvent(
+            type: .hapticTransient,
+            parameters: [
+                HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+            ], relativeTime: time)
     }
 
     static func continuous(at time: Double, duration: Double, intensity: Double, sharpness: Double) -> HapticEvent {
-        HapticEvent(type: .hapticContinuous, parameters: [
-            HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-            HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
-        ], relativeTime: time, duration: duration)
+        HapticEvent(
+            type: .hapticContinuous,
+            parameters: [
+                HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+            ], relativeTime: time, duration: duration)
     }
 
     /// Steps, a ramp under a curve, and two transients 12 ms apart (closer than the generic 20 ms interval).
@@ -33,7 +37,8 @@ import Testing
         parameterCurves: [
             HapticParameterCurve(
                 parameterID: .hapticIntensityControl,
-                controlPoints: [.init(relativeTime: 0, value: 0.2), .init(relativeTime: 0.3, value: 1)], relativeTime: 0.15)
+                controlPoints: [.init(relativeTime: 0, value: 0.2), .init(relativeTime: 0.3, value: 1)],
+                relativeTime: 0.15)
         ])
 
     /// Plays `pattern` from engine time 10 and returns what the output received, next to the planner's commands.
@@ -49,7 +54,8 @@ import Testing
         try engine.makePlayer(with: pattern).start(atTime: 0)
         clock.advance(by: 2)
         let profile = engine.renderProfile
-        let planned = DeviceCommandPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+        let planned = DeviceCommandPlanner(profile: profile).commands(
+            for: PatternRenderer(profile: profile).render(pattern))
         return (recorder.appliedMixes().map { ($0.time - 10, $0.mix) }, planned, profile)
     }
 
@@ -71,10 +77,11 @@ import Testing
         let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
         try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
         rig.clock.advance(by: 1)
-        #expect(rig.applied() == [
-            Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
-            Change(at: 0.2, .off),
-        ])
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0.2, .off),
+            ])
         #expect(rig.applied() == planned(steps))
         #expect(!rig.applied().contains { $0.time == 10_000 }, "nothing is sent at the second breakpoint itself")
     }
@@ -86,12 +93,17 @@ import Testing
         let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
         try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
         rig.clock.advance(by: 1)
-        #expect(rig.applied() == [Change(at: 0, strong: 0.5, weak: 0.5), Change(at: 0.01, strong: 0.8, weak: 0.8), Change(at: 0.2, .off)])
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 0.5, weak: 0.5), Change(at: 0.01, strong: 0.8, weak: 0.8), Change(at: 0.2, .off),
+            ])
     }
 
     @Test func aPlayerStartingMidwayReplansFromItsStart() throws {
         let rig = try Rig()
-        let ramp = MotorTimeline.Segment(start: 0, end: 0.4, startLevels: MotorMagnitudes(strong: 0.2, weak: 0), endLevels: MotorMagnitudes(strong: 0.61, weak: 0))
+        let ramp = MotorTimeline.Segment(
+            start: 0, end: 0.4, startLevels: MotorMagnitudes(strong: 0.2, weak: 0),
+            endLevels: MotorMagnitudes(strong: 0.61, weak: 0))
         let tap = timeline(pulse(0, 0.7, to: 0.05))
         try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp)).start(atTime: 0)
         try rig.engine.makeAdvancedPlayer(timeline: tap).start(atTime: 10.1)
@@ -103,7 +115,8 @@ import Testing
         let planner = DeviceCommandPlanner(profile: .genericRumble)
         let before = planner.commands(for: timeline(ramp)).filter { $0.time < 0.1 }
         let last = try #require(before.last)
-        let after = planner.commands(for: mix, from: 0.1, resuming: .init(sent: last.levels, lastCommandTime: last.time))
+        let after = planner.commands(
+            for: mix, from: 0.1, resuming: .init(sent: last.levels, lastCommandTime: last.time))
         #expect(rig.applied() == (before + after).map { Change(at: $0.time, $0.levels) })
         #expect(rig.applied().contains { $0.weak > 0 }, "the tap is in the mix")
     }
@@ -116,7 +129,8 @@ import Testing
     }
 
     @Test func anEngineWithoutOutputPlaysGeneric() {
-        let engine = HapticEngine(output: .recording(RecordingOutput(renderProfile: .xpad)), clock: ManualClock(), logger: quietLogger())
+        let engine = HapticEngine(
+            output: .recording(RecordingOutput(renderProfile: .xpad)), clock: ManualClock(), logger: quietLogger())
         #expect(engine.renderProfile == .genericRumble)
         #expect(throws: Never.self) { try engine.start() }
         #expect(engine.renderProfile == .xpad)
@@ -142,13 +156,18 @@ import Testing
             ("nintendo", identity(vendor: 0x057e, product: 0x2009), .switchPro),
             ("dragonrise", identity(vendor: 0x0079, product: 0x0006), .genericRumble),
             // The choice never depends on our own test pad's identity: it is driven like any uinput device.
-            (nil, identity(vendor: 0x1209, product: 0x0001, bus: .virtual, name: "Haptics Virtual Rumble Pad"), .genericRumble),
+            (
+                nil, identity(vendor: 0x1209, product: 0x0001, bus: .virtual, name: "Haptics Virtual Rumble Pad"),
+                .genericRumble
+            ),
             (nil, identity(vendor: 0x1234, product: 0x5678, bus: .virtual), .genericRumble),
             ("hid-generic", identity(vendor: 0x1209, product: 0x0001), .genericRumble),
             ("hid-generic", identity(vendor: 0x0079, product: 0x0006), .genericRumble),
         ]
         for (driver, identity, expected) in cases {
-            #expect(RenderProfile.forDevice(driver: driver, identity: identity) == expected, "\(driver ?? "no driver") \(identity.vendor):\(identity.product)")
+            #expect(
+                RenderProfile.forDevice(driver: driver, identity: identity) == expected,
+                "\(driver ?? "no driver") \(identity.vendor):\(identity.product)")
         }
     }
 }

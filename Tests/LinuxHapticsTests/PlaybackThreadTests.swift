@@ -12,7 +12,8 @@ import Testing
         let recorder = RecordingOutput()
         let engine = HapticEngine(output: .recording(recorder), logger: quietLogger())
         try engine.start()
-        let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.03), pulse(0, 1, from: 0.03, to: 0.06)))
+        let player = try engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 0, to: 0.03), pulse(0, 1, from: 0.03, to: 0.06)))
         let (finished, continuation) = AsyncStream.makeStream(of: Bool.self)
         player.completionHandler = { continuation.yield($0 == nil) }
         try player.start(atTime: engine.currentTime + 0.01)
@@ -31,7 +32,10 @@ import Testing
         // A late wake-up (a loaded machine) may merge changes; what was sent is still in order and ends off.
         #expect(mixes.first == MotorMagnitudes(strong: 1, weak: 0))
         #expect(mixes.last == .off)
-        #expect(mixes.allSatisfy { [MotorMagnitudes(strong: 1, weak: 0), MotorMagnitudes(strong: 0, weak: 1), .off].contains($0) })
+        #expect(
+            mixes.allSatisfy {
+                [MotorMagnitudes(strong: 1, weak: 0), MotorMagnitudes(strong: 0, weak: 1), .off].contains($0)
+            })
         let times = recorder.appliedMixes().map(\.time)
         #expect(times == times.sorted())
         engine.stop()

@@ -27,14 +27,17 @@ import Testing
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: 1.2)))
         try player.start(atTime: 0)
         rig.clock.advance(by: 2)
-        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map { Change(at: $0.time - 10, .off).time }
+        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map {
+            Change(at: $0.time - 10, .off).time
+        }
         #expect(keepAlives == [500_000, 1_000_000])
         #expect(rig.applied().last == Change(at: 1.2, .off))
     }
 
     @Test func aRampIsSentAsThePlannerRateLimitsIt() throws {
         let rig = try Rig()
-        let ramp = MotorTimeline.Segment(start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
+        let ramp = MotorTimeline.Segment(
+            start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)

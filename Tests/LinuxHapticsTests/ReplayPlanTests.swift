@@ -5,13 +5,17 @@ import Testing
 
 @Suite struct ReplayPlanTests {
     static let chapters = [
-        CueSheet.Chapter(number: 1, title: "one", cues: [
-            .init(time: 0, pattern: "charge", moment: ""), .init(time: 1, pattern: "thud", moment: ""),
-        ]),
+        CueSheet.Chapter(
+            number: 1, title: "one",
+            cues: [
+                .init(time: 0, pattern: "charge", moment: ""), .init(time: 1, pattern: "thud", moment: ""),
+            ]),
         CueSheet.Chapter(number: 2, title: "empty", cues: []),
-        CueSheet.Chapter(number: 3, title: "three", cues: [
-            .init(time: 0.5, pattern: "tick", moment: "", count: 3, interval: 0.1),
-        ]),
+        CueSheet.Chapter(
+            number: 3, title: "three",
+            cues: [
+                .init(time: 0.5, pattern: "tick", moment: "", count: 3, interval: 0.1)
+            ]),
     ]
     static let durations = ["charge": 1.0, "thud": 0.27, "tick": 0]
 

@@ -6,7 +6,9 @@ import Testing
 
 @Suite struct TimelineTests {
     @Test func mixingSaturatesAndClamps() {
-        let mix = MotorMagnitudes.summed([MotorMagnitudes(strong: 0.7, weak: 0.1), MotorMagnitudes(strong: 0.7, weak: 0.2)])
+        let mix = MotorMagnitudes.summed([
+            MotorMagnitudes(strong: 0.7, weak: 0.1), MotorMagnitudes(strong: 0.7, weak: 0.2),
+        ])
         #expect(mix.strong == 1)
         #expect(abs(mix.weak - 0.3) < 1e-12)
         #expect(MotorMagnitudes(strong: .nan, weak: 2).clamped() == MotorMagnitudes(strong: 0, weak: 1))

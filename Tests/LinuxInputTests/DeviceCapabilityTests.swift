@@ -43,10 +43,13 @@ private struct EvdevFixture {
         forceFeedback: [FF_RUMBLE, FF_PERIODIC, FF_SQUARE, FF_TRIANGLE, FF_SINE, FF_GAIN])
     static let wheel = EvdevFixture(
         name: "Wheel", keys: [BTN_TRIGGER, BTN_THUMB, BTN_TOP], absoluteAxes: [ABS_X, ABS_GAS, ABS_BRAKE],
-        forceFeedback: [FF_CONSTANT, FF_PERIODIC, FF_SINE, FF_SAW_UP, FF_SAW_DOWN, FF_SPRING, FF_DAMPER, FF_GAIN, FF_AUTOCENTER])
+        forceFeedback: [
+            FF_CONSTANT, FF_PERIODIC, FF_SINE, FF_SAW_UP, FF_SAW_DOWN, FF_SPRING, FF_DAMPER, FF_GAIN, FF_AUTOCENTER,
+        ])
     /// The first 32 key codes (ESC, digits, Q...D) make udev call a device a full keyboard.
     static let keyboard = EvdevFixture(name: "AT Translated Set 2 keyboard", bus: 0x11, keys: Array(1...120))
-    static let mouse = EvdevFixture(name: "Mouse", keys: [BTN_LEFT, BTN_RIGHT, BTN_MIDDLE], relativeAxes: [REL_X, REL_Y, REL_WHEEL])
+    static let mouse = EvdevFixture(
+        name: "Mouse", keys: [BTN_LEFT, BTN_RIGHT, BTN_MIDDLE], relativeAxes: [REL_X, REL_Y, REL_WHEEL])
     static let touchpad = EvdevFixture(
         name: "Touchpad", keys: [BTN_LEFT, BTN_TOOL_FINGER, BTN_TOUCH],
         absoluteAxes: [ABS_X, ABS_Y, ABS_MT_SLOT, ABS_MT_POSITION_X, ABS_MT_POSITION_Y])
@@ -111,7 +114,8 @@ private struct EvdevFixture {
 
     @Test func mouseWithManyButtonsRunningIntoTheJoystickRangeIsNotAJoystick() throws {
         // BTN_JOYSTICK - 1 set means the buttons above it are a mouse's 17th and on.
-        let mouse = EvdevFixture(keys: [BTN_LEFT, BTN_JOYSTICK - 1, BTN_JOYSTICK, BTN_JOYSTICK + 1], relativeAxes: [REL_X, REL_Y])
+        let mouse = EvdevFixture(
+            keys: [BTN_LEFT, BTN_JOYSTICK - 1, BTN_JOYSTICK, BTN_JOYSTICK + 1], relativeAxes: [REL_X, REL_Y])
         #expect(try !mouse.capabilities().looksLikeJoystick)
     }
 

@@ -8,12 +8,19 @@ private enum JSONValue: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSONValue].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSONValue].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     var object: [String: JSONValue]? { if case .object(let value) = self { value } else { nil } }
@@ -91,7 +98,10 @@ private func encoded(_ value: some Encodable) throws -> JSONValue {
     }
 
     @Test func summaryTellsWhatTheDeviceCanDo() {
-        #expect(Self.pad.summary == "Gamepad with rumble (a strong and a weak motor), 16 effect slots, periodic effects (sine); adjustable gain.")
+        #expect(
+            Self.pad.summary
+                == "Gamepad with rumble (a strong and a weak motor), 16 effect slots, periodic effects (sine); adjustable gain."
+        )
         var memless = Self.pad
         memless.driver = "xpad"
         #expect(memless.summary.contains("periodic effects emulated by the kernel as rumble"))

@@ -21,11 +21,12 @@ import Testing
             + record(watch: 2, mask: UInt32(IN_DELETE), name: "js0", padTo: 16)
             + record(watch: 1, mask: UInt32(IN_IGNORED), name: "", padTo: 0)
         let records = bytes.withUnsafeBytes { InotifyRecord.parse($0) }
-        #expect(records == [
-            InotifyRecord(watch: 2, mask: UInt32(IN_CREATE), name: "event5"),
-            InotifyRecord(watch: 2, mask: UInt32(IN_DELETE), name: "js0"),
-            InotifyRecord(watch: 1, mask: UInt32(IN_IGNORED), name: ""),
-        ])
+        #expect(
+            records == [
+                InotifyRecord(watch: 2, mask: UInt32(IN_CREATE), name: "event5"),
+                InotifyRecord(watch: 2, mask: UInt32(IN_DELETE), name: "js0"),
+                InotifyRecord(watch: 1, mask: UInt32(IN_IGNORED), name: ""),
+            ])
     }
 
     @Test func stopsAtATruncatedRecord() {
@@ -36,11 +37,21 @@ import Testing
     }
 
     @Test func onlyEventNodesCount() {
-        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "event5") == .node(.added, sysName: "event5"))
-        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_TO), name: "event5") == .node(.added, sysName: "event5"))
-        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_DELETE), name: "event5") == .node(.removed, sysName: "event5"))
-        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_FROM), name: "event5") == .node(.removed, sysName: "event5"))
-        #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_ATTRIB), name: "event5") == .node(.changed, sysName: "event5"))
+        #expect(
+            DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "event5") == .node(.added, sysName: "event5")
+        )
+        #expect(
+            DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_TO), name: "event5")
+                == .node(.added, sysName: "event5"))
+        #expect(
+            DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_DELETE), name: "event5")
+                == .node(.removed, sysName: "event5"))
+        #expect(
+            DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_MOVED_FROM), name: "event5")
+                == .node(.removed, sysName: "event5"))
+        #expect(
+            DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_ATTRIB), name: "event5")
+                == .node(.changed, sysName: "event5"))
         #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "js0") == nil)
         #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "by-id") == nil)
     }
@@ -116,7 +127,9 @@ import Testing
     }
 
     @Test func openingAMissingNodeSaysWhat() {
-        #expect(throws: EventDeviceError.self) { try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test")) }
+        #expect(throws: EventDeviceError.self) {
+            try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test"))
+        }
         do {
             _ = try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test"))
         } catch {

@@ -40,7 +40,9 @@ import Testing
             kind: .condition(
                 type: .damper,
                 axes: [
-                    ForceFeedbackCondition(rightSaturation: 1, leftSaturation: 2, rightCoefficient: -3, leftCoefficient: 4, deadband: 5, center: -6),
+                    ForceFeedbackCondition(
+                        rightSaturation: 1, leftSaturation: 2, rightCoefficient: -3, leftCoefficient: 4, deadband: 5,
+                        center: -6),
                     ForceFeedbackCondition(center: 7),
                 ])),
     ])

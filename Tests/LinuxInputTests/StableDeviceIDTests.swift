@@ -65,7 +65,9 @@ import Testing
     /// A DragonRise pad's name ends in spaces: `EVIOCGNAME` keeps them, libudev's sysfs attributes do not.
     /// Found by the emulated DragonRise, whose engine could not find it by the id taken from its open node.
     @Test func surroundingWhitespaceDoesNotChangeTheID() {
-        let fromSysfs = InputDeviceIdentity(name: "DragonRise Inc.   Generic   USB  Joystick", bus: .usb, vendor: 0x79, product: 6, phys: "usb-dummy_hcd.0-1/input0")
+        let fromSysfs = InputDeviceIdentity(
+            name: "DragonRise Inc.   Generic   USB  Joystick", bus: .usb, vendor: 0x79, product: 6,
+            phys: "usb-dummy_hcd.0-1/input0")
         var fromIoctl = fromSysfs
         fromIoctl.name = "DragonRise Inc.   Generic   USB  Joystick  "
         fromIoctl.phys = "usb-dummy_hcd.0-1/input0\n"

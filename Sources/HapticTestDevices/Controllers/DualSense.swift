@@ -145,8 +145,9 @@ package struct DualSense: HIDControllerModel {
         defaultMAC = address
         identity = HIDIdentity(
             bus: transport.bus, vendor: 0x054c, product: 0x0ce6, version: 0x0100,
-            name: name ?? (transport == .usb
-                ? "Sony Interactive Entertainment DualSense Wireless Controller" : "DualSense Wireless Controller"),
+            name: name
+                ?? (transport == .usb
+                    ? "Sony Interactive Entertainment DualSense Wireless Controller" : "DualSense Wireless Controller"),
             phys: transport == .usb ? "usb-0000:00:14.0-2/input3" : "00:1a:7d:da:71:10",
             uniq: uniq ?? (transport == .usb ? "" : PlayStationMAC.format(address)),
             reportDescriptor: transport == .usb ? Self.usbReportDescriptor : Self.bluetoothReportDescriptor)

@@ -120,7 +120,8 @@ extension DualShock4 {
         let plus: [Int16] = [8905, 8890, 8875]
         let minus: [Int16] = [-8920, -8885, -8870]
         let speedsAndAccel: [Int16] = [540, 540, 8230, -8180, 8210, -8175, 8205, -8190]
-        let gyro = transport == .usb
+        let gyro =
+            transport == .usb
             ? [plus[0], minus[0], plus[1], minus[1], plus[2], minus[2]] : plus + minus
         let values = PlayStationBytes.int16LE(bias + gyro + speedsAndAccel)
         let usb = transport == .usb

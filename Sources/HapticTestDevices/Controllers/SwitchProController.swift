@@ -442,7 +442,8 @@ package enum SwitchProFlash {
     /// The programmed bytes by address.
     private static let contents: [Int: UInt8] = {
         typealias Pro = SwitchProController
-        let imu = (Pro.accelOffset + [Pro.accelScale, Pro.accelScale, Pro.accelScale] + Pro.gyroOffset
+        let imu =
+            (Pro.accelOffset + [Pro.accelScale, Pro.accelScale, Pro.accelScale] + Pro.gyroOffset
             + [Pro.gyroScale, Pro.gyroScale, Pro.gyroScale]).flatMap(Pro.littleEndian)
         let left = [Pro.leftStick.above, Pro.leftStick.center, Pro.leftStick.below].flatMap(Pro.packStick)
         let right = [Pro.rightStick.center, Pro.rightStick.below, Pro.rightStick.above].flatMap(Pro.packStick)

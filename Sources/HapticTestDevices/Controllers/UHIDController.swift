@@ -121,7 +121,9 @@ package final class UHIDController: Sendable {
         let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
         var found = "no HID device yet"
         while true {
-            let ours = UHIDServer.hidDevices().filter { !server.existingDevices.contains($0) && $0.hasPrefix(server.sysfsPrefix) }
+            let ours = UHIDServer.hidDevices().filter {
+                !server.existingDevices.contains($0) && $0.hasPrefix(server.sysfsPrefix)
+            }
             if let device = ours.last {
                 let path = UHIDServer.sysfsRoot + "/" + device
                 if let nodes = SysfsInputNodes.bound(at: path) { return nodes }
@@ -137,10 +139,12 @@ package final class UHIDController: Sendable {
     /// Stops serving, then removes the device (`UHID_DESTROY`): to its driver and every client it is unplugged.
     /// Safe to call more than once.
     package func destroy() {
-        guard let running = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else { return }
+        guard
+            let running = thread.withLock({ handle -> pthread_t? in
+                defer { handle = nil }
+                return handle
+            })
+        else { return }
         server.stop()
         Sys.joinThread(running)
         server.destroyDevice()
@@ -185,7 +189,8 @@ private final class UHIDServer: @unchecked Sendable {
         self.logger = logger
         identity = model.identity
         state = Mutex(State(model: model))
-        sysfsPrefix = [UInt16(identity.bus.rawValue), identity.vendor, identity.product]
+        sysfsPrefix =
+            [UInt16(identity.bus.rawValue), identity.vendor, identity.product]
             .map { Self.upperHex($0) }.joined(separator: ":") + "."
     }
 
@@ -224,7 +229,10 @@ private final class UHIDServer: @unchecked Sendable {
         defer { event.deallocate() }
         var nextInput: UInt64?
         while true {
-            var fds = [pollfd(fd: fd, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
             do {
                 _ = try Sys.poll(&fds, timeout: timeout(until: nextInput))
             } catch {
@@ -370,7 +378,8 @@ private final class UHIDServer: @unchecked Sendable {
         do {
             try withEvent { cli_uhid_destroy($0) }
         } catch {
-            logger.info("UHID_DESTROY failed; closing the descriptor removes the device", metadata: ["error": "\(error)"])
+            logger.info(
+                "UHID_DESTROY failed; closing the descriptor removes the device", metadata: ["error": "\(error)"])
         }
         closeDescriptors()
         if ownsLog { log.finish() }
@@ -398,7 +407,9 @@ enum SysfsInputNodes {
     /// below it (`BBBB:VVVV:PPPP.NNNN`), where the HID driver and the input devices are.
     static func bound(at path: String, orHIDDeviceBelow: Bool = false) -> EmulatedDeviceNodes? {
         if orHIDDeviceBelow, driver(of: path) == "usbhid" {
-            let children = ((try? Sys.directoryEntries(path)) ?? []).filter { $0.count > 15 && $0.contains(".") && $0.contains(":") }
+            let children = ((try? Sys.directoryEntries(path)) ?? []).filter {
+                $0.count > 15 && $0.contains(".") && $0.contains(":")
+            }
             return children.sorted().lazy.compactMap { bound(at: path + "/" + $0) }.first
         }
         guard let driver = driver(of: path) else { return nil }

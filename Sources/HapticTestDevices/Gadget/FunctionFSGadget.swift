@@ -167,7 +167,8 @@ private final class GadgetServer: @unchecked Sendable {
             try step("write \(attribute.path)", Sys.writeFile(paths.gadget + "/" + attribute.path, attribute.value))
         }
         let link = USBGadgetIdentity.configfsFunctionLink(function: paths.function)
-        try step("link the function", Sys.symbolicLink(paths.gadget + "/" + link.target, at: paths.gadget + "/" + link.link))
+        try step(
+            "link the function", Sys.symbolicLink(paths.gadget + "/" + link.target, at: paths.gadget + "/" + link.link))
         try step("mkdir \(paths.mountPoint)", Sys.makeDirectory(paths.mountPoint))
         try step("mount functionfs", Sys.mount(source: paths.function, target: paths.mountPoint, type: "functionfs"))
         control = try step("open ep0", Sys.open(paths.mountPoint + "/ep0", flags: O_RDWR))
@@ -180,12 +181,16 @@ private final class GadgetServer: @unchecked Sendable {
     }
 
     @discardableResult
-    private func step<T>(_ what: String, _ body: @autoclosure () throws(SystemCallError) -> T) throws(EmulationError) -> T {
+    private func step<T>(_ what: String, _ body: @autoclosure () throws(SystemCallError) -> T) throws(EmulationError)
+        -> T
+    {
         do { return try body() } catch { throw .failed(what, error) }
     }
 
     private func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
-        let result = bytes.withUnsafeBytes { buffer in Result { () throws(SystemCallError) in try Sys.write(fd, buffer) } }
+        let result = bytes.withUnsafeBytes { buffer in
+            Result { () throws(SystemCallError) in try Sys.write(fd, buffer) }
+        }
         _ = try result.get()
     }
 
@@ -211,7 +216,11 @@ private final class GadgetServer: @unchecked Sendable {
         try? Sys.unmount(paths.mountPoint)
         try? Sys.removeDirectory(paths.mountPoint)
         for (index, path) in USBGadgetIdentity.configfsRemovalOrder(function: paths.function).enumerated() {
-            if index == 0 { try? Sys.unlink(paths.gadget + "/" + path) } else { try? Sys.removeDirectory(paths.gadget + "/" + path) }
+            if index == 0 {
+                try? Sys.unlink(paths.gadget + "/" + path)
+            } else {
+                try? Sys.removeDirectory(paths.gadget + "/" + path)
+            }
         }
         try? Sys.removeDirectory(paths.gadget)
         log.finish()
@@ -226,9 +235,14 @@ private final class GadgetServer: @unchecked Sendable {
         guard let wake else { return }
         var buffer = [UInt8](repeating: 0, count: FunctionFS.eventSize * 4)
         while !stopping.load(ordering: .sequentiallyConsistent) {
-            var fds = [pollfd(fd: control, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: control, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
             guard (try? Sys.poll(&fds, timeout: -1)) != nil, fds[1].revents == 0 else { return }
-            let result = buffer.withUnsafeMutableBytes { bytes in Result { () throws(SystemCallError) in try Sys.read(control, into: bytes) } }
+            let result = buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(SystemCallError) in try Sys.read(control, into: bytes) }
+            }
             guard case .success(let count) = result else { continue }
             for event in FunctionFS.parseEvents(Array(buffer.prefix(count))) { handle(event) }
         }
@@ -257,7 +271,9 @@ private final class GadgetServer: @unchecked Sendable {
             let data = Array(scratch.prefix(count))
             if count > 0 { record(data, motors: function.withLock { $0.receive(request, data: data) }) }
         case .stall where request.isDeviceToHost:
-            _ = scratch.withUnsafeMutableBytes { try? Sys.read(control, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<0])) }
+            _ = scratch.withUnsafeMutableBytes {
+                try? Sys.read(control, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<0]))
+            }
         case .stall:
             try? writeAll(control, [])
         }
@@ -267,7 +283,9 @@ private final class GadgetServer: @unchecked Sendable {
     func serveOut() {
         var buffer = [UInt8](repeating: 0, count: Self.packetCapacity)
         while !stopping.load(ordering: .sequentiallyConsistent) {
-            let result = buffer.withUnsafeMutableBytes { bytes in Result { () throws(SystemCallError) in try Sys.read(out, into: bytes) } }
+            let result = buffer.withUnsafeMutableBytes { bytes in
+                Result { () throws(SystemCallError) in try Sys.read(out, into: bytes) }
+            }
             switch result {
             case .success(let count):
                 receive(Array(buffer.prefix(count)))

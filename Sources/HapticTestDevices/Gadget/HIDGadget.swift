@@ -64,16 +64,20 @@ package struct HIDGadget: USBGadgetFunction {
     /// The HID descriptor (9 bytes): HID 1.11, the model's country code, one report descriptor of its length.
     var hidDescriptor: [UInt8] {
         let length = UInt16(model.identity.reportDescriptor.count)
-        return [9, Self.hidDescriptorType, 0x11, 0x01, UInt8(truncatingIfNeeded: model.identity.country), 1,
-                Self.reportDescriptorType, UInt8(length & 0xff), UInt8(length >> 8)]
+        return [
+            9, Self.hidDescriptorType, 0x11, 0x01, UInt8(truncatingIfNeeded: model.identity.country), 1,
+            Self.reportDescriptorType, UInt8(length & 0xff), UInt8(length >> 8),
+        ]
     }
 
     package var descriptorBlock: [UInt8] {
         let set = [
             USBDescriptor.interface(number: 0, endpoints: 2, interfaceClass: 3, subclass: 0, protocol: 0),
             hidDescriptor,
-            USBDescriptor.endpoint(address: 0x81, type: .interrupt, maxPacketSize: Self.packetSize, interval: Self.interval),
-            USBDescriptor.endpoint(address: 0x01, type: .interrupt, maxPacketSize: Self.packetSize, interval: Self.interval),
+            USBDescriptor.endpoint(
+                address: 0x81, type: .interrupt, maxPacketSize: Self.packetSize, interval: Self.interval),
+            USBDescriptor.endpoint(
+                address: 0x01, type: .interrupt, maxPacketSize: Self.packetSize, interval: Self.interval),
         ]
         return FunctionFS.descriptorBlock(fullSpeed: set, highSpeed: [], extraFlags: .allControlRecipients)
     }
@@ -84,7 +88,8 @@ package struct HIDGadget: USBGadgetFunction {
         let descriptorType = UInt8(request.value >> 8)
         if request.kind == 0, request.request == Self.getDescriptor, request.isDeviceToHost {
             switch descriptorType {
-            case Self.reportDescriptorType: return .data(Array(model.identity.reportDescriptor.prefix(Int(request.length))))
+            case Self.reportDescriptorType:
+                return .data(Array(model.identity.reportDescriptor.prefix(Int(request.length))))
             case Self.hidDescriptorType: return .data(Array(hidDescriptor.prefix(Int(request.length))))
             default: return .stall
             }

@@ -47,7 +47,8 @@ final class DeviceRecordLog: Sendable {
         Array(line.utf8).withUnsafeBytes { bytes in
             var remaining = bytes[...]
             while !remaining.isEmpty {
-                guard let written = try? Sys.write(file, UnsafeRawBufferPointer(rebasing: remaining)), written > 0 else {
+                guard let written = try? Sys.write(file, UnsafeRawBufferPointer(rebasing: remaining)), written > 0
+                else {
                     logger.info("could not write the record file")
                     return
                 }

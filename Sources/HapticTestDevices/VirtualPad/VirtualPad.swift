@@ -199,10 +199,12 @@ public final class VirtualPad: Sendable {
     /// Stops serving, then removes the device (`UI_DEV_DESTROY`) and closes every descriptor. Clients
     /// holding the node see `ENODEV` on their next call. Safe to call more than once.
     public func destroy() {
-        guard let running = thread.withLock({ handle -> pthread_t? in
-            defer { handle = nil }
-            return handle
-        }) else { return }
+        guard
+            let running = thread.withLock({ handle -> pthread_t? in
+                defer { handle = nil }
+                return handle
+            })
+        else { return }
         server.stop()
         Sys.joinThread(running)
         server.destroyDevice()
@@ -325,7 +327,10 @@ private final class PadServer: Sendable {
     func serve() {
         var events = [input_event](repeating: input_event(), count: Self.readBatch)
         while true {
-            var fds = [pollfd(fd: uinput, events: Int16(POLLIN), revents: 0), pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0)]
+            var fds = [
+                pollfd(fd: uinput, events: Int16(POLLIN), revents: 0),
+                pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
+            ]
             do {
                 _ = try Sys.poll(&fds, timeout: -1)
             } catch {
@@ -446,7 +451,8 @@ private final class PadServer: Sendable {
         do {
             _ = try Sys.ioctl(uinput, cli_UI_DEV_DESTROY(), "UI_DEV_DESTROY")
         } catch {
-            logger.info("virtual pad destroy failed; closing its descriptor removes it", metadata: ["error": "\(error)"])
+            logger.info(
+                "virtual pad destroy failed; closing its descriptor removes it", metadata: ["error": "\(error)"])
         }
         closeDescriptors()
         log.finish()

@@ -146,7 +146,9 @@ extension CueSheet {
         var chapters: [Chapter] = []
         for (chapterIndex, chapter) in document.chapters.enumerated() {
             let chapterPath = "chapters[\(chapterIndex)]"
-            guard chapter.chapter >= 1 else { throw fail("\(chapterPath).chapter", "chapter numbers start at 1, found \(chapter.chapter)") }
+            guard chapter.chapter >= 1 else {
+                throw fail("\(chapterPath).chapter", "chapter numbers start at 1, found \(chapter.chapter)")
+            }
             guard seen.insert(chapter.chapter).inserted else {
                 throw fail("\(chapterPath).chapter", "chapter \(chapter.chapter) appears twice")
             }
@@ -159,7 +161,8 @@ extension CueSheet {
                 guard Self.isPatternName(cue.pattern) else {
                     throw fail(
                         "\(cuePath).pattern",
-                        "'\(cue.pattern)' is not a pattern name (letters, digits, '_' and '-'; the file is Haptics/<name>.ahap)")
+                        "'\(cue.pattern)' is not a pattern name (letters, digits, '_' and '-'; the file is Haptics/<name>.ahap)"
+                    )
                 }
                 let count = cue.count ?? 1
                 guard count >= 1 else { throw fail("\(cuePath).count", "must be 1 or more, found \(count)") }
@@ -170,7 +173,10 @@ extension CueSheet {
                 if count > 1 && interval <= 0 {
                     throw fail("\(cuePath).interval", "a cue played \(count) times needs an interval > 0 seconds")
                 }
-                cues.append(Cue(time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval))
+                cues.append(
+                    Cue(
+                        time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval
+                    ))
             }
             chapters.append(Chapter(number: chapter.chapter, title: chapter.title ?? "", cues: cues))
         }
@@ -179,9 +185,12 @@ extension CueSheet {
 
     /// Pattern names become file names: no separators, no dots, nothing a shell would trip on.
     static func isPatternName(_ name: String) -> Bool {
-        !name.isEmpty && name.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_" || scalar == "-")
-        }
+        !name.isEmpty
+            && name.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                        || scalar == "-")
+            }
     }
 
     private static func describe(_ error: DecodingError, file: String) -> CueSheetError {
@@ -200,7 +209,8 @@ extension CueSheet {
         case .typeMismatch(let type, let context):
             return CueSheetError(file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type))")
         case .valueNotFound(let type, let context):
-            return CueSheetError(file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type)), found null")
+            return CueSheetError(
+                file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type)), found null")
         case .keyNotFound(let key, let context):
             return CueSheetError(
                 file: file, path: path(context.codingPath), reason: "missing required key \"\(key.stringValue)\"")

@@ -86,7 +86,8 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     /// - Parameter clock: the engines' clock; a `ManualClock` makes them run without a thread (tests).
     public init(
-        output: HapticOutputSelection, options: HapticEngineOptions = .init(), clock: any HapticClock = MonotonicClock(),
+        output: HapticOutputSelection, options: HapticEngineOptions = .init(),
+        clock: any HapticClock = MonotonicClock(),
         logger: Logger
     ) {
         self.output = output

@@ -97,8 +97,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         currentDirectory: String = FileManager.default.currentDirectoryPath,
         executablePath: String? = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
     ) -> HapticResourceDirectory? {
-        let found = searchOrder(environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
-            .first(where: isDirectory)
+        let found = searchOrder(
+            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath
+        )
+        .first(where: isDirectory)
         return found.map { HapticResourceDirectory(directory: $0) }
     }
 }
