@@ -22,12 +22,15 @@ struct DriverBench {
         let description: String
     }
 
-    /// Updates are this far apart when latency is measured: longer than any driver's pacing (hid-nintendo's
-    /// 25 ms), so each update is sent on its own.
-    static let latencySpacing = Duration.milliseconds(40)
+    /// Updates are this far apart when latency is measured: longer than any driver needs to send one (an update
+    /// in place then a play makes ff-memless call the driver twice; hid-nintendo queues a frame for each and
+    /// sends one per 30 ms), so each update is measured on its own and not behind a backlog.
+    static let latencySpacing = Duration.milliseconds(100)
+    /// Between phases, long enough for a driver's queue to drain.
+    static let drain = Duration.milliseconds(400)
     static let latencyRounds = 100
     /// Update intervals of the coalescing sweep, in milliseconds; 0 is back to back (the writes only yield).
-    static let sweepIntervals = [0, 2, 5, 10, 20, 40]
+    static let sweepIntervals = [0, 2, 5, 10, 20, 40, 70]
     static let sweepRounds = 40
     /// Each corpus pattern is played for at most this long (twice: ours and the tick baseline).
     static let fidelitySeconds = 1.0
@@ -40,9 +43,16 @@ struct DriverBench {
         let nodes = try device.waitUntilBound(timeout: 20)
         var results: [BenchmarkResult] = []
         results.append(try await latency(device, nodes))
+        try await Task.sleep(for: Self.drain)
         results.append(contentsOf: try await sweep(device, nodes))
+        try await Task.sleep(for: Self.drain)
         results.append(try await behaviour(device, nodes))
-        results.append(contentsOf: try await fidelity(device, nodes))
+        try await Task.sleep(for: Self.drain)
+        results.append(try await fidelity(device, nodes, profile: nil))
+        if let alternative = Self.alternativeProfile(for: model) {
+            try await Task.sleep(for: Self.drain)
+            results.append(try await fidelity(device, nodes, profile: alternative))
+        }
         return results
     }
 
@@ -103,7 +113,7 @@ struct DriverBench {
         guard !samples.isEmpty else { throw Failure(description: "\(model.rawValue): no update reached the wire") }
         return BenchmarkResult(
             measurement: Measurement(name: "\(model.rawValue): update -> output report", unit: "ms", samples: samples),
-            note: "\(samples.count) of \(sent.count) updates seen on the wire, 40 ms apart")
+            note: "\(samples.count) of \(sent.count) updates seen on the wire, 100 ms apart")
     }
 
     // MARK: Coalescing
@@ -113,6 +123,7 @@ struct DriverBench {
         for interval in Self.sweepIntervals {
             let before = device.records().count
             let sent = try await sendUpdates(nodes, count: Self.sweepRounds, spacing: .milliseconds(interval))
+            try await Task.sleep(for: Self.drain)
             let records = Array(device.records().dropFirst(before))
             let arrived = arrivals(sent, records).compactMap { $0 }.count
             shares.append(
@@ -142,39 +153,42 @@ struct DriverBench {
     // MARK: Gain, length, periodic
 
     /// What the driver does with a half gain, a 100 ms effect and a periodic effect (ff-memless, for all of
-    /// ours, turns a periodic into rumble of its magnitude on both motors).
+    /// ours, turns a periodic into rumble of its magnitude on both motors). Each is read from the reports that
+    /// follow the effect's first non-zero one, so a driver that queues (hid-nintendo) is measured from when its
+    /// frames start, not from stale ones still in its queue.
     func behaviour(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> BenchmarkResult {
         let event = try EventDevice(node: nodes.rumbleNode, logger: EngineBench.logger())
         defer { event.close() }
         var notes: [String] = []
-        // Gain.
+        // Gain: the strongest level a full rumble reaches at half gain.
         try event.setGain(0.5)
         var before = device.records().count
         let full = try event.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: 0))
         try full.play()
-        try await Task.sleep(for: .milliseconds(100))
-        let gained = device.records().dropFirst(before).last { $0.event == .output }
-        notes.append(
-            String(
-                format: "gain 0.5 on a full rumble: strong %.3f weak %.3f", gained?.strong ?? .nan, gained?.weak ?? .nan
-            ))
+        try await Task.sleep(for: .milliseconds(300))
+        let peak = device.records().dropFirst(before).filter { $0.event == .output }.map {
+            max($0.strong ?? 0, $0.weak ?? 0)
+        }.max()
+        notes.append(String(format: "gain 0.5 on a full rumble: motors at %.3f", peak ?? .nan))
         try full.stop()
         try event.setGain(1)
-        try await Task.sleep(for: .milliseconds(60))
-        // Length.
+        try await Task.sleep(for: Self.drain)
+        // Length: from the effect's first report to the first report at rest after it.
         before = device.records().count
         let short = try event.uploadEffect(.rumble(strong: 0.8, weak: 0.8, lengthMilliseconds: 100))
-        let start = Int64(MonotonicTime.nanoseconds() / 1000)
         try short.play()
-        try await Task.sleep(for: .milliseconds(400))
-        let rest = device.records().dropFirst(before).first {
-            $0.event == .output && $0.strong == 0 && $0.weak == 0 && $0.time.microseconds > start
+        try await Task.sleep(for: .milliseconds(500))
+        let outputs = device.records().dropFirst(before).filter { $0.event == .output }
+        if let on = outputs.firstIndex(where: { ($0.strong ?? 0) > 0 }),
+            let off = outputs[on...].first(where: { $0.strong == 0 && $0.weak == 0 })
+        {
+            let held = Double(off.time.microseconds - outputs[on].time.microseconds) / 1000
+            notes.append(String(format: "a 100 ms effect drives the motors for %.1f ms", held))
+        } else {
+            notes.append("a 100 ms effect did not both start and end within 500 ms")
         }
-        notes.append(
-            rest.map {
-                String(format: "a 100 ms effect is at rest after %.1f ms", Double($0.time.microseconds - start) / 1000)
-            } ?? "a 100 ms effect never came to rest")
-        // Periodic.
+        try await Task.sleep(for: Self.drain)
+        // Periodic: the distinct levels a sine of magnitude 0x4000 produces.
         before = device.records().count
         do {
             let sine = try event.uploadEffect(
@@ -185,12 +199,12 @@ struct DriverBench {
                         envelope: ForceFeedbackEnvelope()),
                     replayLength: 200))
             try sine.play()
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(500))
             let levels = device.records().dropFirst(before).filter { $0.event == .output }.map {
                 String(format: "%.2f/%.2f", $0.strong ?? 0, $0.weak ?? 0)
             }
             notes.append(
-                "FF_PERIODIC sine 0x4000: "
+                "FF_PERIODIC sine 0x4000 for 200 ms, levels seen: "
                     + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " ")))
         } catch {
             notes.append("FF_PERIODIC refused: \(error)")
@@ -200,11 +214,29 @@ struct DriverBench {
             note: notes.joined(separator: "; "))
     }
 
+    /// A second profile to compare through the same device, where the choice of the profile's values is open:
+    /// the Switch's with twice the interval (one change per two HD rumble frames, which is what an update in
+    /// place plus a play costs there).
+    static func alternativeProfile(for model: EmulatedModel) -> RenderProfile? {
+        guard model == .switchPro else { return nil }
+        var profile = RenderProfile.switchPro
+        profile.name = "switch, 60 ms"
+        profile.minimumUpdateInterval = 0.060
+        profile.transientPulse = TransientPulse(length: 0.120)
+        return profile
+    }
+
     // MARK: Device-observed fidelity
 
-    func fidelity(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> [BenchmarkResult] {
+    /// Device-observed fidelity with the profile the engine chooses for the device, or with `profile`.
+    func fidelity(
+        _ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes, profile chosen: RenderProfile?
+    ) async throws -> BenchmarkResult {
         let corpus = try RenderingCorpus.load()
-        let engine = HapticEngine(output: .device(.node(nodes.rumbleNode)), logger: EngineBench.logger())
+        var options = HapticEngineOptions()
+        options.renderProfile = chosen
+        let engine = HapticEngine(
+            output: .device(.node(nodes.rumbleNode)), options: options, logger: EngineBench.logger())
         try engine.start()
         defer { engine.stop() }
         let profile = engine.renderProfile
@@ -237,15 +269,14 @@ struct DriverBench {
         }
         let pooledOurs = (oursSquares / Double(max(samples, 1))).squareRoot()
         let pooledTick = (tickSquares / Double(max(samples, 1))).squareRoot()
-        return [
-            BenchmarkResult(
-                measurement: Measurement(
-                    name: "\(model.rawValue): device-observed fidelity RMS per file", unit: "rms", samples: perFile),
-                baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
-                note: String(
-                    format: "profile %@; pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
-                    profile.name, pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
-        ]
+        return BenchmarkResult(
+            measurement: Measurement(
+                name: "\(model.rawValue): device-observed fidelity RMS per file, profile \(profile.name)", unit: "rms",
+                samples: perFile),
+            baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
+            note: String(
+                format: "pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
+                pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
     }
 
     /// Plays what `makePlayer` makes from a known instant, and returns the device's louder motor over time
