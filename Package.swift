@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "HapticTestDevices",
             dependencies: [
-                "LinuxInput", "CLinuxInput",
+                "HapticRendering", "LinuxInput", "CLinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -100,7 +100,7 @@ let package = Package(
             name: "LinuxInputTests", dependencies: ["LinuxInput", "CLibevdev", "CLinuxInput"],
             swiftSettings: strict),
         .testTarget(
-            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "LinuxInput"],
+            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "HapticRendering", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsTests",

@@ -56,7 +56,7 @@ public struct RenderProfile: Sendable, Hashable {
     static let byteSteps = 255
 
     /// Any rumble pad we know nothing about: 8-bit (the common report format) and no more than 50 updates a
-    /// second, the rate BRIEF §5 notes some firmware misbehaves above.
+    /// second, the rate above which some pads' firmware misbehaves.
     public static let genericRumble = RenderProfile(
         name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.020)
 
@@ -116,7 +116,7 @@ public struct RenderProfile: Sendable, Hashable {
 
 /// How a transient (an instant in AHAP) is stretched into something a rumble motor can produce.
 ///
-/// An eccentric-mass motor needs tens of milliseconds to spin up: a 1-5 ms drive is not felt at all (BRIEF §5).
+/// An eccentric-mass motor needs tens of milliseconds to spin up: a 1-5 ms drive is not felt at all.
 /// The pulse is a flat top at the transient's intensity lasting `length`, then a linear ramp down over the
 /// event's `DecayTime` (see `EnvelopeTiming`).
 public struct TransientPulse: Sendable, Hashable {

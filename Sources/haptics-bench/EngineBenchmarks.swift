@@ -1,5 +1,5 @@
 // Engine (issue 6): trigger latency of a prepared transient against the "upload then play" path SDL and Godot
-// take per call (BRIEF §6), the playback timing error on a virtual pad (kernel timestamps) and on a recording
+// take per call, the playback timing error on a virtual pad (kernel timestamps) and on a recording
 // output (the scheduler's own wake-up error), drift over a loop, and CPU time idle and while looping.
 // Parts that need /dev/uinput are skipped with a note when it is missing (run them in the VM bench).
 import HapticTestDevices
@@ -162,7 +162,7 @@ enum EngineBench {
             BenchmarkResult(
                 measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
                 note: String(
-                    format: "p99 ratio %.3f (BRIEF §6: at most 0.5)", ours.percentile(99) / baseline.percentile(99))),
+                    format: "p99 ratio %.3f (target: at most 0.5)", ours.percentile(99) / baseline.percentile(99))),
             BenchmarkResult(
                 measurement: plain, baseline: baseline.name, ratio: plain.percentile(50) / baseline.percentile(50),
                 note: "through the playback thread and the mix slot (update in place + play)"),
@@ -209,7 +209,7 @@ enum EngineBench {
                 measurement: Measurement(
                     name: "pad timing error (kernel timestamp - deadline), busy pattern looped \(timingSeconds) s",
                     unit: "ms", samples: errors),
-                note: "BRIEF §6: p99 within 1 ms on real hardware; emulation inflates it")
+                note: "target: p99 within 1 ms on real hardware; emulation inflates it")
         ]
     }
 
@@ -280,7 +280,7 @@ enum EngineBench {
         ]
     }
 
-    /// The loop runs this long by default; HAPTICS_BENCH_LOOP_SECONDS=60 gives BRIEF §6's 60 s figure.
+    /// The loop runs this long by default; HAPTICS_BENCH_LOOP_SECONDS=60 gives the 60 s drift figure.
     static var loopSeconds: Double {
         ProcessInfo.processInfo.environment["HAPTICS_BENCH_LOOP_SECONDS"].flatMap(Double.init) ?? 20
     }

@@ -1,4 +1,4 @@
-// Feedback service (BRIEF §3): trigger-to-output of `playFeedback(.success | .pass | .warning)` through
+// Feedback service: trigger-to-output of `playFeedback(.success | .pass | .warning)` through
 // HapticFeedbackGenerator -> HapticManager -> engine, to the first upload or play a virtual pad records (kernel
 // CLOCK_MONOTONIC timestamps), cold and with the generator's prepare() / prepare(feedback) called ahead. The
 // baseline, interleaved in the same run: a raw EventDevice upload-then-play of one rumble effect on the same pad.
@@ -21,7 +21,7 @@ let feedbackKernelBenchmarks = BenchmarkGroup(name: "Feedback service on a virtu
 
 @MainActor
 enum FeedbackBench {
-    /// BRIEF §3: "trigger-to-output under 50 ms".
+    /// The target: trigger-to-output under 50 ms.
     static let targetMilliseconds = 50.0
     /// Rounds per path; HAPTICS_BENCH_FEEDBACK_ROUNDS overrides.
     static var rounds: Int {

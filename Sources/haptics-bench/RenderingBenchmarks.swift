@@ -1,5 +1,5 @@
 // Rendering (issue 5): render time over the corpus, device commands per second of pattern, and the fidelity
-// figure of BRIEF §6 — the RMS error of what the device receives against the pattern's intensity envelope,
+// fidelity figure — the RMS error of what the device receives against the pattern's intensity envelope,
 // sampled at 1 kHz, ours against a renderer that updates on a fixed 50 ms tick (gilrs, ff-memless envelopes).
 import AHAP
 import Foundation
@@ -99,7 +99,7 @@ struct FixedTickRenderer {
 
 /// Per-file and pooled RMS errors of device output (the louder motor) against the intensity envelope.
 struct FidelityFigures {
-    /// BRIEF §6: the comparison samples at 1 kHz.
+    /// The comparison samples at 1 kHz.
     static let sampleRate = 1000.0
 
     var ourErrors: [Double] = []

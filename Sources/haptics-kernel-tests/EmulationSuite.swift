@@ -108,8 +108,31 @@ enum EmulationSuite {
                 let (arrived, levels) = try follow(outputs, planned, step: model.motorStep, asset: asset)
                 summary.append("\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
             }
+            summary.append(try await stoppedMidPattern(device, nodes))
             print("    profile \(profiles.sorted().joined(separator: ",")): " + summary.joined(separator: "; "))
         }
+    }
+
+    /// `haptics play` of a looped pattern interrupted (SIGINT) while the motors run: the CLI stops the engine,
+    /// and the last report leaves the motors at rest.
+    static func stoppedMidPattern(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> String {
+        let before = device.records().count
+        // capacitor_charge drives the motors all through (heartbeat has rests between its beats).
+        let play = try Subprocess([
+            projectBinary("haptics"), "play", "capacitor_charge", "--loop", "0", "--device", nodes.rumbleNode,
+        ])
+        try await waitForOutputs(device, after: before, "the looped pattern on the motors") { outputs in
+            outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+        }
+        play.signal(SIGINT)
+        let status = play.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+        // 128 + SIGINT, as a shell reports Ctrl-C (docs/cli.md).
+        try require(status == 130, "haptics play exited \(status) on SIGINT, not 130:\n\(play.text)")
+        try await waitForOutputs(device, after: before, "the report at rest after the stop") { outputs in
+            outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+        }
+        let count = device.records().dropFirst(before).filter { $0.event == .output }.count
+        return "stopped mid-loop: at rest after \(count) reports"
     }
 
     /// Checks that the distinct levels the driver sent are planned commands in the planned order (each within one

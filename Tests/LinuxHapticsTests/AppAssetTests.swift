@@ -60,7 +60,7 @@ import Testing
         for name in sheet.patternNames {
             #expect(resolver.url(forResource: name, withExtension: "ahap") != nil, "\(name).ahap is missing")
         }
-        // Chapter 1: the charge, then the snap one second later (BRIEF §4).
+        // Chapter 1: the charge, then the snap one second later.
         let first = try #require(sheet.chapter(1)).timeline
         #expect(first.map(\.pattern) == ["capacitor_charge", "thud"])
         #expect(first.map(\.time) == [0, 1.0])

@@ -1,4 +1,4 @@
-// The vocabulary's definitions against BRIEF §3's numbers.
+// The vocabulary's definitions against the reference app's numbers.
 import AHAP
 import LinuxHaptics
 import Testing

@@ -1,4 +1,4 @@
-// HapticManager's rules (BRIEF §3) on an engine that records and fails on demand: no device, preload once,
+// HapticManager's rules on an engine that records and fails on demand: no device, preload once,
 // skipped files, unknown names, clamping, and the stopped/reset recovery.
 import AHAP
 import Foundation

@@ -2,6 +2,7 @@
 // upstream driver bind, answers to what the driver asks while probing, and a decoder that turns each report
 // the driver sends into the motor levels the real controller would run. Pure: no I/O, no Glibc; the uhid
 // transport (`UHIDController`) carries the bytes.
+package import HapticRendering
 
 /// The bus a HID device says it is on (`BUS_USB`, `BUS_BLUETOOTH` in linux/input.h): drivers branch on it.
 package enum HIDBus: UInt16, Sendable, Hashable {
@@ -47,13 +48,11 @@ package struct HIDIdentity: Sendable, Hashable {
     }
 }
 
-/// What the motors of the real controller would run after a report, each 0...1 of full drive, plus what a
-/// model knows beyond two levels.
+/// What the motors of the real controller would run after a report: the two levels, in the renderer's own
+/// type (0...1 of full drive per motor), plus what a model knows beyond two levels.
 package struct EmulatedMotorOutput: Sendable, Hashable {
-    /// The strong (low-frequency, left) motor.
-    package var strong: Double
-    /// The weak (high-frequency, right) motor.
-    package var weak: Double
+    /// The strong (low-frequency, left) and weak (high-frequency, right) motor.
+    package var levels: MotorMagnitudes
     /// HD rumble: the frequency each actuator is driven at, in Hz (the Switch Pro Controller's low band is
     /// its strong motor, the high band its weak one).
     package var strongFrequency: Double?
@@ -65,11 +64,22 @@ package struct EmulatedMotorOutput: Sendable, Hashable {
         strong: Double, weak: Double, strongFrequency: Double? = nil, weakFrequency: Double? = nil,
         mode: String? = nil
     ) {
-        self.strong = strong
-        self.weak = weak
+        levels = MotorMagnitudes(strong: strong, weak: weak)
         self.strongFrequency = strongFrequency
         self.weakFrequency = weakFrequency
         self.mode = mode
+    }
+
+    /// The strong motor, 0...1.
+    package var strong: Double {
+        get { levels.strong }
+        set { levels.strong = newValue }
+    }
+
+    /// The weak motor, 0...1.
+    package var weak: Double {
+        get { levels.weak }
+        set { levels.weak = newValue }
     }
 
     /// Both motors at rest.

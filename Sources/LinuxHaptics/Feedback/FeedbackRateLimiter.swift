@@ -1,4 +1,4 @@
-// The vocabulary's rate limits (BRIEF §3): haptics that arrive too often are dropped and counted, never
+// The vocabulary's rate limits: haptics that arrive too often are dropped and counted, never
 // queued. Time comes from the caller (an injected clock), so the limits are exact and testable.
 
 /// Limits on how often feedback may play.

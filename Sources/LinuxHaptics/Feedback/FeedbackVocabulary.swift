@@ -1,4 +1,4 @@
-// The feedback vocabulary of the reference app's "haptic optimizer" guidance (BRIEF §3): impacts,
+// The feedback vocabulary of the reference app's "haptic optimizer" guidance: impacts,
 // notifications and the selection tick, each defined as an AHAP pattern so it plays through the same engine,
 // renderer and rate limits as any file. The numbers are the guidance's; docs/app-haptics.md lists them.
 public import AHAP
@@ -88,7 +88,7 @@ public enum FeedbackVocabulary {
     public static let rangeMiddle = 0.5
 
     /// Taps of a two-tap notification are 100 ms apart: far enough for rumble motors to spin down between
-    /// them (they need ~50 ms to spin up, BRIEF §5), close enough to read as one gesture.
+    /// them (they need ~50 ms to spin up), close enough to read as one gesture.
     public static let pairSpacing = 0.1
     /// Error taps are "rapid": 80 ms apart, the shortest spacing at which ff-memless's 50 ms envelope steps and
     /// the motors' spin-up still keep three taps distinct.

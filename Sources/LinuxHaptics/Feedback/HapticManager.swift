@@ -1,4 +1,4 @@
-// HapticManager: the single entry point for haptics in an app (BRIEF §3). One line to play a named pattern or a
+// HapticManager: the single entry point for haptics in an app. One line to play a named pattern or a
 // tap; everything that can go wrong (no device, unplug, a corrupt file) is absorbed here and logged, never
 // thrown at the caller.
 public import AHAP
@@ -24,7 +24,7 @@ public final class HapticManager {
 
     /// The patterns `preloadPatterns()` loads: `Haptics/<name>.ahap`.
     public static let preloadedPatternNames = ["heartbeat", "capacitor_charge", "thud"]
-    /// The cache of parsed patterns stays under this many bytes (BRIEF §6: "pattern cache under 1 MB").
+    /// The cache of parsed patterns stays under this many bytes (the target: a pattern cache under 1 MB).
     public static let cacheByteLimit = 1 << 20
     static let patternExtension = "ahap"
 
