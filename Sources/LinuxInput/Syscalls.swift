@@ -1,6 +1,6 @@
 // Every raw system call of the package passes through this file, so that errno handling,
-// EINTR retry and the C types stay in one place. `Sys` is package-wide: the test devices
-// (HapticTestDevices) make their system calls through it too.
+// EINTR retry and the C types stay in one place. Nothing here is public: `Sys`, the monotonic clock, the
+// deadline waiter and the service thread are package-wide, for the engine and the test devices.
 package import CLinuxInput
 package import Glibc
 
@@ -302,20 +302,20 @@ private final class ThreadBody {
 // MARK: - Engine: monotonic deadlines and its playback thread
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the one clock of every haptic deadline (and of uinput's timestamps).
-public enum MonotonicTime {
-    public static func nanoseconds() -> UInt64 { Sys.monotonicNanoseconds() }
+package enum MonotonicTime {
+    package static func nanoseconds() -> UInt64 { Sys.monotonicNanoseconds() }
 }
 
 /// A sleep until an absolute `CLOCK_MONOTONIC` deadline that another thread can cut short: a pthread
 /// condition variable whose clock is set to `CLOCK_MONOTONIC` (the default, `CLOCK_REALTIME`, would jump
 /// with the wall clock), plus a flag so that a `signal()` sent before the wait is not lost.
-public final class DeadlineWaiter: @unchecked Sendable {
+package final class DeadlineWaiter: @unchecked Sendable {
     // Heap-allocated so the pthread objects never move; guarded by themselves.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
     private var signalled = false
 
-    public init() {
+    package init() {
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
@@ -334,7 +334,7 @@ public final class DeadlineWaiter: @unchecked Sendable {
     /// The corresponding C function is `pthread_cond_timedwait` (or `pthread_cond_wait` with no deadline).
     /// Returns when `deadline` (monotonic nanoseconds) has passed or `signal()` was called, whichever is
     /// first; a signal is consumed.
-    public func wait(untilNanoseconds deadline: UInt64?) {
+    package func wait(untilNanoseconds deadline: UInt64?) {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while !signalled {
@@ -350,7 +350,7 @@ public final class DeadlineWaiter: @unchecked Sendable {
     }
 
     /// Wakes the waiting thread now, or makes its next `wait` return at once.
-    public func signal() {
+    package func signal() {
         pthread_mutex_lock(mutex)
         signalled = true
         pthread_cond_signal(condition)
@@ -359,20 +359,20 @@ public final class DeadlineWaiter: @unchecked Sendable {
 }
 
 /// A joinable thread for services that outlive a call (the engine's playback thread).
-public struct ServiceThread: Sendable {
+package struct ServiceThread: Sendable {
     private let handle: pthread_t
 
     /// The corresponding C function is `pthread_create`.
-    public static func start(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> ServiceThread {
+    package static func start(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> ServiceThread {
         ServiceThread(handle: try Sys.startJoinableThread(body))
     }
 
     /// The corresponding C function is `pthread_join`.
-    public func join() { Sys.joinThread(handle) }
+    package func join() { Sys.joinThread(handle) }
 
     /// The corresponding C function is `pthread_detach`: for a thread that ends by itself, unjoined.
-    public func detach() { _ = pthread_detach(handle) }
+    package func detach() { _ = pthread_detach(handle) }
 
     /// Whether the caller is this thread (`pthread_equal(pthread_self())`): joining oneself would deadlock.
-    public var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+    package var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 }
