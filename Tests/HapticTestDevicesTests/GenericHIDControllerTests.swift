@@ -1,18 +1,6 @@
 import HapticTestDevices
 import Testing
 
-/// Parses a hex string such as "0303000064" into bytes.
-private func bytes(_ hex: String) -> [UInt8] {
-    var result: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-        let next = hex.index(index, offsetBy: 2)
-        result.append(UInt8(hex[index..<next], radix: 16)!)
-        index = next
-    }
-    return result
-}
-
 /// Whether `needle` occurs in `haystack` as a contiguous run.
 private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
     guard haystack.count >= needle.count else { return false }

@@ -4,18 +4,6 @@
 import HapticTestDevices
 import Testing
 
-/// Bytes from a hex string ("0a1b…").
-private func bytes(_ hex: String) -> [UInt8] {
-    var result: [UInt8] = []
-    var index = hex.startIndex
-    while index < hex.endIndex {
-        let next = hex.index(index, offsetBy: 2)
-        result.append(UInt8(hex[index..<next], radix: 16)!)
-        index = next
-    }
-    return result
-}
-
 /// A report of `count` zero bytes with the given bytes set.
 private func report(_ count: Int, _ values: [Int: UInt8]) -> [UInt8] {
     var result = [UInt8](repeating: 0, count: count)

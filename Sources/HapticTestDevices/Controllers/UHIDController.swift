@@ -56,7 +56,7 @@ package final class UHIDController: Sendable {
     /// What was created (the model's identity with any overrides applied).
     package let identity: HIDIdentity
     private let server: UHIDServer
-    private let thread: Mutex<pthread_t?>
+    private let threads: ServingThreads
 
     /// Creates the device and starts answering its driver. The driver binds it asynchronously: wait with
     /// `waitUntilBound(driver:timeout:)` before opening its nodes.
@@ -96,7 +96,7 @@ package final class UHIDController: Sendable {
         do {
             server.existingDevices = Set(UHIDServer.hidDevices())
             try server.create()
-            thread = Mutex(try Sys.startJoinableThread { server.serve() })
+            threads = try ServingThreads([{ server.serve() }], stop: server.stop)
         } catch {
             server.closeDescriptors()
             throw .failed("UHID_CREATE2", error)
@@ -139,14 +139,7 @@ package final class UHIDController: Sendable {
     /// Stops serving, then removes the device (`UHID_DESTROY`): to its driver and every client it is unplugged.
     /// Safe to call more than once.
     package func destroy() {
-        guard
-            let running = thread.withLock({ handle -> pthread_t? in
-                defer { handle = nil }
-                return handle
-            })
-        else { return }
-        server.stop()
-        Sys.joinThread(running)
+        guard threads.stopAndJoin(server.stop) else { return }
         server.destroyDevice()
     }
 }

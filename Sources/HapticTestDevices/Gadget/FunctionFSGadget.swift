@@ -12,7 +12,7 @@ import Synchronization
 /// `destroy()` (or deinit).
 package final class FunctionFSGadget: EmulatedDevice {
     private let server: GadgetServer
-    private let threads: Mutex<[pthread_t]>
+    private let threads: ServingThreads
     private let driver: String
 
     package init(
@@ -33,18 +33,21 @@ package final class FunctionFSGadget: EmulatedDevice {
             throw error
         }
         self.server = server
-        var started: [pthread_t] = []
+        let threads: ServingThreads
         do {
-            started.append(try Sys.startJoinableThread { server.serveControl() })
-            started.append(try Sys.startJoinableThread { server.serveOut() })
+            threads = try ServingThreads([{ server.serveControl() }, { server.serveOut() }], stop: server.stop)
+        } catch {
+            server.tearDown()
+            throw .failed("starting the gadget's threads", error)
+        }
+        do {
             try server.bind()
         } catch {
-            server.stop()
-            started.forEach(Sys.joinThread)
+            threads.stopAndJoin(server.stop)
             server.tearDown()
-            throw .failed("starting the gadget", error)
+            throw .failed("binding the gadget", error)
         }
-        threads = Mutex(started)
+        self.threads = threads
         logger.info("USB gadget created", metadata: ["gadget": "\(paths.gadget)", "udc": "\(paths.controller)"])
     }
 
@@ -81,13 +84,7 @@ package final class FunctionFSGadget: EmulatedDevice {
     }
 
     package func destroy() {
-        let running = threads.withLock { threads -> [pthread_t] in
-            defer { threads = [] }
-            return threads
-        }
-        guard !running.isEmpty else { return }
-        server.stop()
-        running.forEach(Sys.joinThread)
+        guard threads.stopAndJoin(server.stop) else { return }
         server.waitUntilDetached()
         server.tearDown()
     }

@@ -129,7 +129,7 @@ public final class VirtualPad: Sendable {
     public let sysname: String
 
     private let server: PadServer
-    private let thread: Mutex<pthread_t?>
+    private let threads: ServingThreads
 
     /// Creates the device and starts serving it. Blocks only for the uinput set-up ioctls.
     public init(_ configuration: VirtualPadConfiguration = .init(), logger: Logger) throws(VirtualPadError) {
@@ -172,7 +172,7 @@ public final class VirtualPad: Sendable {
             uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter, logger: logger)
         let server = self.server
         do {
-            thread = Mutex(try Sys.startJoinableThread { server.serve() })
+            threads = try ServingThreads([{ server.serve() }], stop: server.stop)
         } catch {
             server.closeDescriptors()
             throw .setupFailed(error)
@@ -199,14 +199,7 @@ public final class VirtualPad: Sendable {
     /// Stops serving, then removes the device (`UI_DEV_DESTROY`) and closes every descriptor. Clients
     /// holding the node see `ENODEV` on their next call. Safe to call more than once.
     public func destroy() {
-        guard
-            let running = thread.withLock({ handle -> pthread_t? in
-                defer { handle = nil }
-                return handle
-            })
-        else { return }
-        server.stop()
-        Sys.joinThread(running)
+        guard threads.stopAndJoin(server.stop) else { return }
         server.destroyDevice()
     }
 

@@ -1,0 +1,39 @@
+// The threads that serve a test device, stopped and joined exactly once whoever asks first (`destroy()`,
+// deinit, a signal handler's path).
+internal import Glibc
+import LinuxInput
+import Synchronization
+
+final class ServingThreads: Sendable {
+    private let handles: Mutex<[pthread_t]>
+
+    /// Starts one joinable thread per body; when one cannot be started, `stop` runs and the started ones are
+    /// joined before the error is thrown.
+    init(_ bodies: [@Sendable () -> Void], stop: () -> Void) throws(SystemCallError) {
+        var started: [pthread_t] = []
+        for body in bodies {
+            do {
+                started.append(try Sys.startJoinableThread(body))
+            } catch {
+                stop()
+                started.forEach(Sys.joinThread)
+                throw error
+            }
+        }
+        handles = Mutex(started)
+    }
+
+    /// Runs `stop` (which must make every thread return) and joins them, the first time only; returns whether
+    /// this call did it.
+    @discardableResult
+    func stopAndJoin(_ stop: () -> Void) -> Bool {
+        let running = handles.withLock { handles -> [pthread_t] in
+            defer { handles = [] }
+            return handles
+        }
+        guard !running.isEmpty else { return false }
+        stop()
+        running.forEach(Sys.joinThread)
+        return true
+    }
+}
