@@ -10,8 +10,8 @@ import Synchronization
 
 /// Why an emulated controller could not be created or bound.
 package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// `/dev/uhid` (or the USB gadget stack) is missing.
-    case transportMissing(String, SystemCallError)
+    /// `/dev/uhid` or the USB gadget stack is missing: what, the command that loads it, and the error.
+    case transportMissing(String, load: String, SystemCallError)
     /// The transport exists but this process may not use it.
     case permissionDenied(String, SystemCallError)
     /// A request to create or serve the device failed.
@@ -23,9 +23,9 @@ package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible
 
     package var description: String {
         switch self {
-        case .transportMissing(let what, let error):
-            "cannot create the controller: \(error). \(what) is missing: load it (`modprobe uhid` for HID "
-                + "controllers; `modprobe dummy_hcd libcomposite usb_f_fs` for USB gadgets) or run in the bench."
+        case .transportMissing(let what, let load, let error):
+            "cannot create the controller: \(error). \(what) is missing: load it as root (`\(load)`), or run it in "
+                + "the bench (`scripts/vm-run -- 'haptics emulate MODEL'`)."
         case .permissionDenied(let what, let error):
             "cannot create the controller: \(error). Run as root, or grant your user access to \(what)."
         case .failed(let what, let error):
@@ -79,7 +79,8 @@ package final class UHIDController: Sendable {
             fd = try Sys.open(UHIDServer.path, flags: O_RDWR | O_NONBLOCK)
         } catch {
             switch error.code {
-            case SystemCallError.notFound, ENXIO, ENODEV: throw .transportMissing(UHIDServer.path, error)
+            case SystemCallError.notFound, ENXIO, ENODEV:
+                throw .transportMissing(UHIDServer.path, load: "modprobe uhid", error)
             case SystemCallError.permissionDenied, SystemCallError.notPermitted:
                 throw .permissionDenied(UHIDServer.path, error)
             default: throw .failed("open \(UHIDServer.path)", error)

@@ -109,11 +109,13 @@ struct GadgetPaths: Sendable {
         }
         guard Sys.exists(gadgets) else {
             throw .transportMissing(
-                "The USB gadget stack (\(gadgets))", SystemCallError(code: ENOENT, call: "stat(\(gadgets))"))
+                "The USB gadget stack (\(gadgets))", load: "modprobe libcomposite usb_f_fs",
+                SystemCallError(code: ENOENT, call: "stat(\(gadgets))"))
         }
         guard let controller = ((try? Sys.directoryEntries(controllers)) ?? []).sorted().first else {
             throw .transportMissing(
-                "A USB device controller (dummy_hcd)", SystemCallError(code: ENODEV, call: "readdir(\(controllers))"))
+                "A USB device controller (\(controllers))", load: "modprobe dummy_hcd",
+                SystemCallError(code: ENODEV, call: "readdir(\(controllers))"))
         }
         let number = counter.withLock { value -> Int in
             value += 1
