@@ -143,6 +143,7 @@ public struct DeviceDiscovery: Sendable {
         var maxEffects: Int?
         var source = InputDevice.CapabilitySource.sysfs
         let access: DeviceAccess
+        waitForDriverToFinishBinding(input)
         switch ProbeHandle.open(identity.node) {
         case .success(let handle):
             access = handle.access
@@ -183,6 +184,33 @@ public struct DeviceDiscovery: Sendable {
             id: identity.stableID, identity: identity, capabilities: capabilities, access: access,
             isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: source,
             driver: input.parent?.driver)
+    }
+
+    /// How long a driver's probe may take before the node is opened anyway (hid-nintendo's handshake with a
+    /// Switch Pro Controller over Bluetooth waits two one-second timeouts).
+    static let bindingTimeoutNanoseconds: UInt64 = 3_000_000_000
+
+    /// Waits while the driver of the HID device or USB interface above `input` is still probing it (its
+    /// `driver` link appears only once probe has returned), looking every 10 ms, at most
+    /// `bindingTimeoutNanoseconds`. Drivers register the input device inside their probe, and some set it up
+    /// after registering it: 6.1's hid-microsoft marks `EV_FF` on the registered device before it allocates
+    /// the force-feedback state, so an `EVIOCGEFFECTS` in between (a hot-plug client reacting to the new node
+    /// at once) makes the kernel dereference NULL. Devices without such a parent (uinput) are not waited on.
+    func waitForDriverToFinishBinding(_ input: UdevDevice) {
+        guard let parent = input.parent, let subsystem = parent.subsystem, subsystem == "hid" || subsystem == "usb"
+        else { return }
+        let driverLink = parent.syspath + "/driver"
+        let deadline = Sys.monotonicNanoseconds() + Self.bindingTimeoutNanoseconds
+        var waited = false
+        while !Sys.exists(driverLink), Sys.monotonicNanoseconds() < deadline {
+            waited = true
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
+        if waited {
+            logger.debug(
+                "waited for the driver to finish binding",
+                metadata: ["device": "\(parent.syspath)", "bound": "\(Sys.exists(driverLink))"])
+        }
     }
 
     private func hexAttribute(_ device: UdevDevice, _ name: String) -> UInt16 {

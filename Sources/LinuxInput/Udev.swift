@@ -67,6 +67,7 @@ final class UdevDevice {
     var sysName: String { string(udev_device_get_sysname(pointer)) ?? "" }
     var node: String? { string(udev_device_get_devnode(pointer)) }
     var driver: String? { string(udev_device_get_driver(pointer)) }
+    var subsystem: String? { string(udev_device_get_subsystem(pointer)) }
     /// `add`, `remove`, `change`... for a device received from a monitor; nil for an enumerated one.
     var action: String? { string(udev_device_get_action(pointer)) }
     /// The udev daemon has processed this device: its database properties (`ID_INPUT_*`) exist.
