@@ -112,15 +112,16 @@ public struct DeviceDiscovery: Sendable {
         return device(sysName: sysName, in: context)
     }
 
-    func device(sysName: String, in context: UdevContext) -> InputDevice? {
+    /// `justAdded`: the node was just announced by a hot-plug event (see `settleAfterAdd`).
+    func device(sysName: String, in context: UdevContext, justAdded: Bool = false) -> InputDevice? {
         guard let device = context.device(subsystem: "input", sysName: sysName) else { return nil }
-        return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning)
+        return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning, justAdded: justAdded)
     }
 
     /// Builds the description of one `eventN` device: identity and capability bits from sysfs (readable
     /// without permission), then, when the node opens, the kernel's own bits through libevdev and the
     /// effect slots through `EVIOCGEFFECTS`.
-    func probe(_ device: UdevDevice, udevDaemonRuns: Bool) -> InputDevice? {
+    func probe(_ device: UdevDevice, udevDaemonRuns: Bool, justAdded: Bool = false) -> InputDevice? {
         // The identity and capability attributes live on the `inputN` parent of `eventN`.
         guard let input = device.parent(subsystem: "input") else {
             logger.debug("input device has no inputN parent", metadata: ["syspath": "\(device.syspath)"])
@@ -143,7 +144,7 @@ public struct DeviceDiscovery: Sendable {
         var maxEffects: Int?
         var source = InputDevice.CapabilitySource.sysfs
         let access: DeviceAccess
-        waitForDriverToFinishBinding(input)
+        if justAdded { settleAfterAdd(input) }
         switch ProbeHandle.open(identity.node) {
         case .success(let handle):
             access = handle.access
@@ -186,31 +187,19 @@ public struct DeviceDiscovery: Sendable {
             driver: input.parent?.driver)
     }
 
-    /// How long a driver's probe may take before the node is opened anyway (hid-nintendo's handshake with a
-    /// Switch Pro Controller over Bluetooth waits two one-second timeouts).
-    static let bindingTimeoutNanoseconds: UInt64 = 3_000_000_000
+    /// How long a node that was just added is left alone before it is opened.
+    static let settleNanoseconds: UInt64 = 100_000_000
 
-    /// Waits while the driver of the HID device or USB interface above `input` is still probing it (its
-    /// `driver` link appears only once probe has returned), looking every 10 ms, at most
-    /// `bindingTimeoutNanoseconds`. Drivers register the input device inside their probe, and some set it up
-    /// after registering it: 6.1's hid-microsoft marks `EV_FF` on the registered device before it allocates
-    /// the force-feedback state, so an `EVIOCGEFFECTS` in between (a hot-plug client reacting to the new node
-    /// at once) makes the kernel dereference NULL. Devices without such a parent (uinput) are not waited on.
-    func waitForDriverToFinishBinding(_ input: UdevDevice) {
-        guard let parent = input.parent, let subsystem = parent.subsystem, subsystem == "hid" || subsystem == "usb"
-        else { return }
-        let driverLink = parent.syspath + "/driver"
-        let deadline = Sys.monotonicNanoseconds() + Self.bindingTimeoutNanoseconds
-        var waited = false
-        while !Sys.exists(driverLink), Sys.monotonicNanoseconds() < deadline {
-            waited = true
-            Sys.sleep(nanoseconds: 10_000_000)
-        }
-        if waited {
-            logger.debug(
-                "waited for the driver to finish binding",
-                metadata: ["device": "\(parent.syspath)", "bound": "\(Sys.exists(driverLink))"])
-        }
+    /// Lets a node that was just added settle when a driver made it (its parent is a HID device or a USB
+    /// interface): drivers register the input device inside their probe and some finish setting it up after
+    /// that. 6.1's hid-microsoft marks `EV_FF` on the registered device before it allocates the force-feedback
+    /// state; an `EVIOCGEFFECTS` in between makes the kernel dereference NULL (seen in the bench when a
+    /// hot-plug event woke us at once, preempting the probing worker). No sysfs attribute says that a probe
+    /// has finished (the `driver` link exists from before it starts), so this narrows the window rather than
+    /// closing it. uinput devices have no such parent and are not delayed.
+    func settleAfterAdd(_ input: UdevDevice) {
+        guard let subsystem = input.parent?.subsystem, subsystem == "hid" || subsystem == "usb" else { return }
+        Sys.sleep(nanoseconds: Self.settleNanoseconds)
     }
 
     private func hexAttribute(_ device: UdevDevice, _ name: String) -> UInt16 {

@@ -302,7 +302,10 @@ final class MonitorWorker: @unchecked Sendable {
             }
             return DeviceEvent(kind: .removed, device: device)
         case .added, .changed:
-            guard var device = discovery.device(sysName: change.sysName, in: context) else {
+            guard
+                var device = discovery.device(
+                    sysName: change.sysName, in: context, justAdded: change.kind == .added)
+            else {
                 logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
                 return nil
             }
