@@ -25,7 +25,11 @@ enum EmulationSuite {
                     try await unplugReplugCycles(model)
                 },
             ]
-        })
+        } + [
+            KernelTest(name: "emulation/cli/sigterm-removes-the-controller-and-keeps-its-record") {
+                try await cliRemovesTheControllerOnSigterm()
+            }
+        ])
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
     static let bindTimeout = 20.0
@@ -244,6 +248,43 @@ enum EmulationSuite {
             let node = try device.waitUntilBound(timeout: bindTimeout).rumbleNode
             return (try freeEffectSlots(node), try DeviceSuite.kernelEffectSlots(node))
         }
+    }
+
+    // MARK: The command
+
+    /// `haptics emulate dualsense --record FILE`, as a user runs it: it names the rumble node once the driver
+    /// bound the controller, `haptics play thud` on that node reaches its record file, and SIGTERM removes the
+    /// controller (its node goes away) with exit status 0 and the last line `removed`.
+    static func cliRemovesTheControllerOnSigterm() async throws {
+        let record = "/tmp/emulate-record-\(getpid()).jsonl"
+        defer { unlink(record) }
+        let emulator = try Subprocess([projectBinary("haptics"), "emulate", "dualsense", "--record", record])
+        let created = emulator.read(
+            until: { $0.contains("created dualsense") && $0.contains("\n") }, timeout: bindTimeout)
+        try require(created, "haptics emulate printed no created line:\n\(emulator.text)")
+        guard let line = emulator.text.split(separator: "\n").first(where: { $0.hasPrefix("created ") }),
+            let node = line.split(separator: " ").first(where: { $0.hasPrefix("/dev/input/event") })
+                .map({ String($0.filter { $0 != "," }) })
+        else { throw TestFailure(reason: "no rumble node in: \(emulator.text)") }
+        try requireEqual(try DeviceSuite.probe(node).driver, "playstation", "driver of the emulated DualSense")
+        _ = try AppSuite.runCLI(["play", "thud", "--device", node])
+        emulator.signal(SIGTERM)
+        let status = emulator.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+        try require(status == 0, "haptics emulate exited \(status) on SIGTERM:\n\(emulator.text)")
+        try require(
+            emulator.text.split(separator: "\n").last?.hasPrefix("removed dualsense") ?? false,
+            "the last line is not 'removed dualsense':\n\(emulator.text)")
+        try require(
+            access(node, F_OK) != 0 || (try? DeviceSuite.probe(node))?.driver != "playstation",
+            "\(node) is still the DualSense")
+        let outputs = try PadRecord.decodeLines(String(contentsOfFile: record, encoding: .utf8)).filter {
+            $0.event == .output
+        }
+        try require(outputs.contains { ($0.strong ?? 0) > 0 }, "the record has no report that drove the motors")
+        try require(outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false, "the record does not end at rest")
+        try require(
+            outputs.allSatisfy { $0.report?.hasPrefix("02") ?? false }, "a report in the record is not output report 2")
+        print("    \(outputs.count) output records, ending at rest; the controller was removed on SIGTERM")
     }
 
     /// Uploads silent rumbles until the device refuses: how many slots nobody holds. The descriptor is closed
