@@ -1,5 +1,6 @@
 // The emulated game controllers, by the names `haptics emulate` takes: which kernel driver binds each, over
 // which transport, and how to start one.
+import LinuxInput
 package import Logging
 import Synchronization
 
@@ -41,7 +42,7 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .dualshock4: "Sony DualShock 4, second generation (054c:09cc)"
         case .dualshock4Bluetooth: "Sony DualShock 4 over Bluetooth (054c:09cc)"
         case .xboxOneBluetooth:
-            "Xbox Wireless Controller over Bluetooth (045e:\(hex(XboxWirelessController.productID)))"
+            "Xbox Wireless Controller over Bluetooth (045e:\(hex(XboxWirelessController.productID, digits: 4)))"
         case .switchPro: "Nintendo Switch Pro Controller, wired (057e:2009)"
         case .xbox360: "Xbox 360 wired controller (045e:028e)"
         case .dragonrise: "DragonRise generic USB rumble pad (0079:0006)"
@@ -139,11 +140,6 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         return try EmulatedHIDDevice(
             model: model, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
     }
-}
-
-private func hex(_ value: UInt16) -> String {
-    let digits = String(value, radix: 16)
-    return String(repeating: "0", count: 4 - digits.count) + digits
 }
 
 /// A uhid controller as an `EmulatedDevice`: unplugging destroys the uhid device, plugging back in creates a

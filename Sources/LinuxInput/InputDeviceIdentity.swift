@@ -28,9 +28,9 @@ public struct InputBus: RawRepresentable, Hashable, Sendable, CustomStringConver
 }
 
 /// The identity of one event node, as the kernel reports it (`EVIOCGID`, `EVIOCGNAME`, `EVIOCGUNIQ`,
-/// `EVIOCGPHYS`, or the same values from sysfs). Name, `uniq` and `phys` are kept without surrounding
-/// white space: the ioctls return them as the driver wrote them (a DragonRise pad's name ends in spaces),
-/// libudev strips them from sysfs attributes, and the id must not depend on which way a device was read.
+/// `EVIOCGPHYS`, or the same values from sysfs). The ioctls return name, `uniq` and `phys` as the driver
+/// wrote them (a DragonRise pad's name ends in spaces) and sysfs reads strip surrounding white space:
+/// `StableDeviceID` ignores it, so the id does not depend on which way a device was read.
 public struct InputDeviceIdentity: Hashable, Sendable {
     /// The device's name (`EVIOCGNAME`), e.g. "Sony Interactive Entertainment DualSense Wireless Controller".
     public var name: String
@@ -53,13 +53,13 @@ public struct InputDeviceIdentity: Hashable, Sendable {
         name: String, bus: InputBus, vendor: UInt16, product: UInt16, version: UInt16 = 0,
         uniq: String = "", phys: String = "", sysName: String = "", node: String = "", sysPath: String = ""
     ) {
-        self.name = name.trimmingSurroundingWhitespace()
+        self.name = name
         self.bus = bus
         self.vendor = vendor
         self.product = product
         self.version = version
-        self.uniq = uniq.trimmingSurroundingWhitespace()
-        self.phys = phys.trimmingSurroundingWhitespace()
+        self.uniq = uniq
+        self.phys = phys
         self.sysName = sysName
         self.node = node
         self.sysPath = sysPath
@@ -134,7 +134,7 @@ func fnv1a32(_ bytes: [UInt8]) -> UInt32 {
 }
 
 /// Lower-case hex, zero-padded to `digits`.
-func hex<T: BinaryInteger>(_ value: T, digits: Int) -> String {
+package func hex<T: BinaryInteger>(_ value: T, digits: Int) -> String {
     let text = String(value, radix: 16)
     return String(repeating: "0", count: max(0, digits - text.count)) + text
 }

@@ -72,8 +72,9 @@ import Testing
         fromIoctl.name = "DragonRise Inc.   Generic   USB  Joystick  "
         fromIoctl.phys = "usb-dummy_hcd.0-1/input0\n"
         #expect(fromIoctl.stableID == fromSysfs.stableID)
-        let built = InputDeviceIdentity(name: " Pad  ", bus: .usb, vendor: 1, product: 2, uniq: "aa:bb ")
-        #expect(built.name == "Pad" && built.uniq == "aa:bb")
+        let padded = InputDeviceIdentity(name: " Pad  ", bus: .usb, vendor: 1, product: 2, uniq: "aa:bb ")
+        let plain = InputDeviceIdentity(name: "Pad", bus: .usb, vendor: 1, product: 2, uniq: "aa:bb")
+        #expect(padded.stableID == plain.stableID)
     }
 
     @Test func fieldsCannotBleedIntoEachOther() {

@@ -88,14 +88,15 @@ package final class UHIDController: Sendable {
         }
         let server: UHIDServer
         do {
-            server = try UHIDServer(fd: fd, model: model, log: log, ownsLog: ownsLog, logger: logger)
+            server = try UHIDServer(
+                fd: fd, model: model, existingDevices: Set(UHIDServer.hidDevices()), log: log, ownsLog: ownsLog,
+                logger: logger)
         } catch {
             Sys.close(fd)
             throw error
         }
         self.server = server
         do {
-            server.existingDevices = Set(UHIDServer.hidDevices())
             try server.create()
             threads = try ServingThreads([{ server.serve() }], stop: server.stop)
         } catch {
@@ -119,21 +120,15 @@ package final class UHIDController: Sendable {
     /// Waits until the driver has bound the device and made its input nodes, looking at sysfs every few
     /// milliseconds (binding happens on a kernel work queue, with no event this process could wait on).
     package func waitUntilBound(driver: String, timeout: Double = 10) throws(EmulationError) -> EmulatedDeviceNodes {
-        let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
-        var found = "no HID device yet"
-        while true {
+        let server = server
+        return try SysfsInputNodes.wait(model: identity.name, driver: driver, timeout: timeout) {
             let ours = UHIDServer.hidDevices().filter {
                 !server.existingDevices.contains($0) && $0.hasPrefix(server.sysfsPrefix)
             }
-            if let device = ours.last {
-                let path = UHIDServer.sysfsRoot + "/" + device
-                if let nodes = SysfsInputNodes.bound(at: path) { return nodes }
-                found = "HID device \(device), driver \(SysfsInputNodes.driver(of: path) ?? "none"), no rumble node"
-            }
-            if Sys.monotonicNanoseconds() >= deadline {
-                throw .notBound(model: identity.name, driver: driver, seconds: timeout, found: found)
-            }
-            Sys.sleep(nanoseconds: 10_000_000)
+            guard let device = ours.last else { return (nil, "no HID device yet") }
+            let path = UHIDServer.sysfsRoot + "/" + device
+            let found = "HID device \(device), driver \(SysfsInputNodes.driver(of: path) ?? "none"), no rumble node"
+            return (SysfsInputNodes.bound(at: path), found)
         }
     }
 
@@ -164,20 +159,22 @@ private final class UHIDServer: @unchecked Sendable {
     let logger: Logger
     let state: Mutex<State>
     let identity: HIDIdentity
-    /// HID devices that existed before ours (set once, before the serving thread starts).
-    nonisolated(unsafe) var existingDevices: Set<String> = []
+    /// HID devices that existed before ours.
+    let existingDevices: Set<String>
     /// The name prefix of our HID device in sysfs: bus, vendor and product in upper-case hexadecimal.
     let sysfsPrefix: String
 
-    init(fd: Int32, model: any HIDControllerModel, log: DeviceRecordLog, ownsLog: Bool, logger: Logger)
-        throws(EmulationError)
-    {
+    init(
+        fd: Int32, model: any HIDControllerModel, existingDevices: Set<String>, log: DeviceRecordLog, ownsLog: Bool,
+        logger: Logger
+    ) throws(EmulationError) {
         do {
             wake = try Sys.pipe()
         } catch {
             throw .failed("pipe2", error)
         }
         self.fd = fd
+        self.existingDevices = existingDevices
         self.log = log
         self.ownsLog = ownsLog
         self.logger = logger
@@ -185,16 +182,11 @@ private final class UHIDServer: @unchecked Sendable {
         state = Mutex(State(model: model))
         sysfsPrefix =
             [UInt16(identity.bus.rawValue), identity.vendor, identity.product]
-            .map { Self.upperHex($0) }.joined(separator: ":") + "."
-    }
-
-    static func upperHex(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 4 - digits.count) + digits
+            .map { hex($0, digits: 4).uppercased() }.joined(separator: ":") + "."
     }
 
     static func hidDevices() -> [String] {
-        ((try? Sys.directoryEntries(sysfsRoot)) ?? []).filter { $0.count > 15 && $0.contains(".") }.sorted()
+        ((try? Sys.directoryEntries(sysfsRoot)) ?? []).filter(SysfsInputNodes.isHIDDeviceName).sorted()
     }
 
     func create() throws(SystemCallError) {
@@ -401,9 +393,7 @@ enum SysfsInputNodes {
     /// below it (`BBBB:VVVV:PPPP.NNNN`), where the HID driver and the input devices are.
     static func bound(at path: String, orHIDDeviceBelow: Bool = false) -> EmulatedDeviceNodes? {
         if orHIDDeviceBelow, driver(of: path) == "usbhid" {
-            let children = ((try? Sys.directoryEntries(path)) ?? []).filter {
-                $0.count > 15 && $0.contains(".") && $0.contains(":")
-            }
+            let children = ((try? Sys.directoryEntries(path)) ?? []).filter(isHIDDeviceName)
             return children.sorted().lazy.compactMap { bound(at: path + "/" + $0) }.first
         }
         guard let driver = driver(of: path) else { return nil }
@@ -420,11 +410,32 @@ enum SysfsInputNodes {
         return EmulatedDeviceNodes(sysfsPath: path, driver: driver, eventNodes: events, rumbleNode: rumble)
     }
 
-    /// `inputN` directories below `path`: directly in `input/` (HID drivers), or one level deeper (a USB
-    /// interface's children).
+    /// The `inputN` directories in `path/input` (where HID drivers and xpad's USB interface put them).
     static func inputDevices(under path: String) -> [String] {
         let direct = ((try? Sys.directoryEntries(path + "/input")) ?? []).filter { $0.hasPrefix("input") }.sorted()
         return direct.map { path + "/input/" + $0 }
+    }
+
+    /// A HID device's sysfs name: `BBBB:VVVV:PPPP.NNNN` (bus, vendor, product, instance).
+    static func isHIDDeviceName(_ name: String) -> Bool {
+        let parts = name.split(separator: ".")
+        return parts.count == 2 && parts[0].split(separator: ":").count == 3
+    }
+
+    /// Looks at sysfs every 10 ms until `look` finds the bound nodes (binding happens on a kernel work queue,
+    /// with no event this process could wait on), or fails after `timeout` naming what `look` last found.
+    static func wait(
+        model: String, driver: String, timeout: Double, _ look: () -> (EmulatedDeviceNodes?, String)
+    ) throws(EmulationError) -> EmulatedDeviceNodes {
+        let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        while true {
+            let (nodes, found) = look()
+            if let nodes { return nodes }
+            if Sys.monotonicNanoseconds() >= deadline {
+                throw .notBound(model: model, driver: driver, seconds: timeout, found: found)
+            }
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
     }
 
     /// The `capabilities/ff` bitmap in sysfs is non-zero.

@@ -58,16 +58,10 @@ package final class FunctionFSGadget: EmulatedDevice {
     package var motors: EmulatedMotorOutput { server.motors.withLock { $0 } }
 
     package func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {
-        let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
-        while true {
-            if let path = server.hostInterface(), let nodes = SysfsInputNodes.bound(at: path, orHIDDeviceBelow: true) {
-                return nodes
-            }
-            if Sys.monotonicNanoseconds() >= deadline {
-                let found = server.hostInterface().map { "USB interface \($0)" } ?? "not enumerated"
-                throw .notBound(model: server.identity.product, driver: driver, seconds: timeout, found: found)
-            }
-            Sys.sleep(nanoseconds: 10_000_000)
+        let server = server
+        return try SysfsInputNodes.wait(model: server.identity.product, driver: driver, timeout: timeout) {
+            guard let path = server.hostInterface() else { return (nil, "not enumerated") }
+            return (SysfsInputNodes.bound(at: path, orHIDDeviceBelow: true), "USB interface \(path)")
         }
     }
 
@@ -337,8 +331,8 @@ private final class GadgetServer: @unchecked Sendable {
             let device = root + "/" + entry
             // Without a serial number of its own, the pad is told apart by being on the dummy host controller.
             let serial = identity.serialNumber.isEmpty ? nil : identity.serialNumber
-            guard attribute(device, "idVendor") == hex(identity.vendorID),
-                attribute(device, "idProduct") == hex(identity.productID),
+            guard attribute(device, "idVendor") == hex(identity.vendorID, digits: 4),
+                attribute(device, "idProduct") == hex(identity.productID, digits: 4),
                 attribute(device, "serial") == serial,
                 serial != nil || ((try? Sys.realPath(device)) ?? "").contains("/dummy_hcd.")
             else { continue }
@@ -351,8 +345,4 @@ private final class GadgetServer: @unchecked Sendable {
         (try? Sys.readSmallFile(directory + "/" + name))?.split(separator: "\n").first.map(String.init)
     }
 
-    private func hex(_ value: UInt16) -> String {
-        let digits = String(value, radix: 16)
-        return String(repeating: "0", count: 4 - digits.count) + digits
-    }
 }
