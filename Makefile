@@ -68,10 +68,11 @@ test-vm: bootstrap-bench
 
 # Formatting (swift-format, configured in .swift-format, the toolchain's own) and shell scripts (shellcheck).
 # `swift format -i -r Sources Tests Package.swift` applies the formatting.
+SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* 2>/dev/null) scripts/lib/*.sh
 lint:
 	@scripts/bootstrap --lint
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
-	shellcheck --external-sources --source-path=SCRIPTDIR $(filter-out scripts/lib,$(wildcard scripts/*)) scripts/lib/*.sh
+	shellcheck --external-sources --source-path=SCRIPTDIR $(SHELL_SCRIPTS)
 
 bench: bootstrap-bench release
 	@scripts/bench
