@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
+        // Doubles for testing code that uses LinuxHaptics: a manual clock and a recording output.
+        .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
     ],
     dependencies: [
@@ -63,6 +65,15 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Test doubles: a clock that moves when told to, an output that records and fails on demand.
+        .target(
+            name: "LinuxHapticsTesting",
+            dependencies: [
+                "HapticRendering", "LinuxHaptics",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
         .executableTarget(
             name: "haptics",
             dependencies: [
@@ -86,7 +97,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -104,7 +115,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsTests",
-            dependencies: ["LinuxHaptics", "AHAP", "HapticRendering", "LinuxInput"],
+            dependencies: ["LinuxHaptics", "LinuxHapticsTesting", "AHAP", "HapticRendering", "LinuxInput"],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

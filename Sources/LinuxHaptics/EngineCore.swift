@@ -1,71 +1,18 @@
-// The engine's state and its one playback pass. Everything mutable sits in one Mutex; device I/O and
-// handlers run outside it, so a handler may call back into the engine from the thread it is called on.
+// The engine: its state in one Mutex that only this type touches, and the intents the engine and its players
+// ask of it (start, stop, add a player, change a player, trigger a prepared pulse, run a playback pass).
+// Device I/O and handlers run outside the lock, so a handler may call back into the engine from its thread.
 import HapticRendering
 import LinuxInput
 import Logging
 import Synchronization
 
-/// Where the engine is in its life; see docs/engine.md for the diagram.
-enum EnginePhase: Sendable, Equatable {
-    /// Created, or stopped by `stop()`.
-    case stopped
-    /// Output open, playback thread serving it.
-    case running
-    /// Output lost without `stop()`; waiting for the device (deviceRemoved) or a new `start()`.
-    case interrupted(HapticEngineStoppedReason)
-    /// Auto-shutdown released the output; the next play re-opens it.
-    case idle
-    /// The engine object is gone.
-    case destroyed
-}
-
 final class EngineCore: Sendable {
-    struct Handlers: Sendable {
-        var stopped: (@Sendable (HapticEngineStoppedReason) -> Void)?
-        var reset: (@Sendable () -> Void)?
-        var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
-    }
-
-    struct PreparedEffect: Sendable {
-        var outputGeneration: Int
-        var id: Int
-        /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
-        var duration: Double
-    }
-
-    struct State: Sendable {
-        var phase = EnginePhase.stopped
-        var output: (any MotorOutput)?
-        /// Bumped on every open: a failure reported for an older output is stale.
-        var outputGeneration = 0
-        /// Bumped on every reset: players made before it are invalid.
-        var resetGeneration = 0
-        var scheduler = PlaybackScheduler()
-        /// The profile the output is planned for: the option's, or the one chosen from the device on open.
-        var profile: RenderProfile
-        /// The device commands for the current mix (nil: plan on the next pass).
-        var plan: PlaybackPlan?
-        /// The levels the device holds: the last command's (quantised to the profile).
-        var lastWritten = MotorMagnitudes.off
-        /// Engine time of the last primitive written (command or keep-alive): the self-expiry window's start.
-        var lastWriteTime = -Double.infinity
-        /// The deadline of the last command sent: where a new plan resumes the rate limit from.
-        var lastCommandTime = -Double.infinity
-        var idleSince: Double?
-        var wasActive = false
-        var handlers = Handlers()
-        var completions: [Int: @Sendable (HapticEngineError?) -> Void] = [:]
-        var prepared: [Int: PreparedEffect] = [:]
-        var watch: (any OutputWatch)?
-        var driver: (any PlaybackDriver)?
-    }
-
     let clock: any HapticClock
     let options: HapticEngineOptions
-    let source: any OutputSource
+    private let source: any OutputSource
     let logger: Logger
-    let state: Mutex<State>
-    /// Serialises playback passes (the thread's, or the manual clock's callers').
+    private let state: Mutex<EngineState>
+    /// Serialises playback passes (the timer's, and those `wake()` runs inline under a manual clock).
     private let pass = Mutex(())
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
@@ -73,18 +20,49 @@ final class EngineCore: Sendable {
         self.options = options
         self.clock = clock
         self.logger = logger
-        state = Mutex(State(profile: options.renderProfile ?? .genericRumble))
+        state = Mutex(EngineState(profile: options.renderProfile ?? .genericRumble))
     }
+
+    // MARK: What the engine reports
 
     /// The profile players are rendered with and the device is planned for: the engine option when set, else
     /// the one chosen from the open output's device, else (no output yet) the generic profile.
     var renderProfile: RenderProfile { state.withLock { $0.profile } }
 
+    var outputCapabilities: OutputCapabilities? { state.withLock { $0.output?.capabilities } }
+
+    var isRunning: Bool { state.withLock { $0.phase == .running } }
+
+    /// What the motors do now: the output's own model when it has one, or the last mix sent.
+    var outputLevels: MotorMagnitudes {
+        let (output, written) = state.withLock { ($0.output, $0.lastWritten) }
+        return output?.currentLevels() ?? written
+    }
+
+    var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
+        get { state.withLock { $0.handlers.stopped } }
+        set { state.withLock { $0.handlers.stopped = newValue } }
+    }
+
+    var resetHandler: (@Sendable () -> Void)? {
+        get { state.withLock { $0.handlers.reset } }
+        set { state.withLock { $0.handlers.reset = newValue } }
+    }
+
+    func notifyWhenPlayersFinished(_ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction) {
+        state.withLock { $0.handlers.playersFinished = handler }
+        wake()
+    }
+
+    /// The planner for a profile, with the engine's gain on top of the profile's.
+    func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
+        DeviceCommandPlanner(profile: profile.withGain(profile.gain * options.gain))
+    }
+
     // MARK: Lifecycle
 
     func start() throws(HapticEngineError) {
-        let phase = state.withLock { $0.phase }
-        switch phase {
+        switch state.withLock({ $0.phase }) {
         case .running: return
         case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
         default: break
@@ -98,7 +76,7 @@ final class EngineCore: Sendable {
         let now = clock.now
         let installed = state.withLock { state -> Bool in
             guard state.phase != .running, state.phase != .destroyed else { return false }
-            install(output, in: &state, now: now)
+            state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             return true
         }
         guard installed else {
@@ -106,7 +84,7 @@ final class EngineCore: Sendable {
             return
         }
         startWatchIfNeeded()
-        do { try startDriverIfNeeded() } catch {
+        do { try startTimerIfNeeded() } catch {
             stopEverything(reason: .systemError)
             throw error
         }
@@ -114,19 +92,6 @@ final class EngineCore: Sendable {
             "haptic engine started",
             metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
         wake()
-    }
-
-    private func install(_ output: any MotorOutput, in state: inout State, now: Double) {
-        state.output = output
-        state.outputGeneration += 1
-        state.phase = .running
-        state.profile = options.renderProfile ?? output.capabilities.renderProfile
-        state.plan = nil
-        state.lastWritten = .off
-        state.lastWriteTime = -.infinity
-        state.lastCommandTime = -.infinity
-        state.idleSince = now
-        state.prepared.removeAll()
     }
 
     private func startWatchIfNeeded() {
@@ -140,25 +105,16 @@ final class EngineCore: Sendable {
         extra?.cancel()
     }
 
-    private func startDriverIfNeeded() throws(HapticEngineError) {
-        guard state.withLock({ $0.driver == nil }) else { return }
-        let driver: any PlaybackDriver
-        if let manual = clock as? ManualClock {
-            driver = InlineDriver(clock: manual, core: self)
-        } else {
-            do throws(SystemCallError) {
-                driver = try ThreadDriver(core: self)
-            } catch {
-                throw HapticEngineError(.systemError, "cannot start the playback thread: \(error)")
-            }
-        }
-        state.withLock { $0.driver = driver }
+    private func startTimerIfNeeded() throws(HapticEngineError) {
+        guard state.withLock({ $0.timer == nil }) else { return }
+        let timer = try clock.makeTimer { self.runPass() }
+        state.withLock { $0.timer = timer }
     }
 
-    func wake() { state.withLock { $0.driver }?.wake() }
+    func wake() { state.withLock { $0.timer }?.wake() }
 
     /// `stop()`: motors off, device released, players stopped; the engine may be started again.
-    func stop(completion: (@Sendable (HapticEngineError?) -> Void)?) {
+    func stop(completion: CompletionHandler?) {
         stopEverything(reason: nil)
         logger.info("haptic engine stopped")
         completion?(nil)
@@ -168,22 +124,22 @@ final class EngineCore: Sendable {
     func destroy() { stopEverything(reason: .engineDestroyed, final: true) }
 
     private func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
-        let (output, watch, driver, completions, handler) = state.withLock { state in
+        let (output, watch, timer, completions, handler) = state.withLock { state in
             let wasRunning = state.phase == .running
             state.phase = final ? .destroyed : .stopped
             state.scheduler.haltAll()
             defer {
                 state.output = nil
                 state.watch = nil
-                state.driver = nil
+                state.timer = nil
                 state.completions = [:]
                 state.prepared = [:]
             }
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
-            return (state.output, state.watch, state.driver, Array(state.completions.values), handler)
+            return (state.output, state.watch, state.timer, Array(state.completions.values), handler)
         }
         watch?.cancel()
-        driver?.shutdown()
+        timer?.cancel()
         if let output {
             try? output.apply(.off)
             output.close()
@@ -210,11 +166,7 @@ final class EngineCore: Sendable {
     func outputFailed(_ failure: OutputFailure, generation: Int) {
         if failure.kind == .closed { return }
         let reason: HapticEngineStoppedReason = failure.kind == .deviceGone ? .deviceRemoved : .deviceError
-        let taken = state.withLock {
-            state -> (
-                output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
-                completions: [@Sendable (HapticEngineError?) -> Void]
-            )? in
+        let taken = state.withLock { state -> (any MotorOutput, EngineHandlers, [CompletionHandler])? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
             }
@@ -224,14 +176,14 @@ final class EngineCore: Sendable {
             state.lastWritten = .off
             state.prepared = [:]
             defer { state.completions = [:] }
-            return (output, state.handlers.stopped, Array(state.completions.values))
+            return (output, state.handlers, Array(state.completions.values))
         }
-        guard let taken else { return }
-        taken.output.close()
+        guard let (output, handlers, completions) = taken else { return }
+        output.close()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
         let error = HapticEngineError(reason == .deviceRemoved ? .noDevice : .deviceError, failure.message)
-        for completion in taken.completions { completion(error) }
-        taken.handler?(reason)
+        for completion in completions { completion(error) }
+        handlers.stopped?(reason)
     }
 
     private func presenceChanged(_ presence: OutputPresence) {
@@ -257,25 +209,135 @@ final class EngineCore: Sendable {
             return
         }
         let now = clock.now
-        let handler = state.withLock { state -> (@Sendable () -> Void)?? in
+        let handlers = state.withLock { state -> EngineHandlers? in
             guard state.phase == .interrupted(.deviceRemoved) else { return nil }
-            install(output, in: &state, now: now)
+            state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration += 1
             state.scheduler = PlaybackScheduler()
             state.completions = [:]
-            return .some(state.handlers.reset)
+            return state.handlers
         }
-        guard let handler else {
+        guard let handlers else {
             output.close()
             return
         }
         logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])
         wake()
-        handler?()
+        handlers.reset?()
+    }
+
+    // MARK: Players
+
+    /// Adds a player; it is valid until the next reset.
+    func addPlayer(_ player: PlayerState) throws(HapticEngineError) -> PatternPlayer {
+        let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (Int, Int) in
+            if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
+            return (state.scheduler.add(player), state.resetGeneration)
+        }
+        return PatternPlayer(core: self, id: id, generation: generation)
+    }
+
+    /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read
+    /// (`changesMix`) may change the mix: the timer plans again from now.
+    func updatePlayer<T>(
+        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+    ) throws(HapticEngineError) -> T {
+        let now = clock.now
+        let result = try state.withLock { (state) throws(HapticEngineError) -> T in
+            guard state.resetGeneration == generation, var player = state.scheduler.players[id] else {
+                throw HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
+            }
+            defer {
+                state.scheduler.players[id] = player
+                if changesMix { state.scheduler.invalidate(at: now) }
+            }
+            return body(&player, now)
+        }
+        if changesMix { wake() }
+        return result
+    }
+
+    /// Starts a player at `time` (engine time; now if past). A player with a prepared pulse, started now from
+    /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end.
+    func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
+        try ensureRunning()
+        if time <= clock.now, try triggerPrepared(id, generation: generation) { return }
+        try updatePlayer(id, generation: generation, changesMix: true) { player, now in
+            player.schedule(.start, at: time.isFinite ? max(time, now) : now)
+        }
+        state.withLock { state in
+            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil {
+                state.scheduler.invalidate(at: clock.now)
+            }
+        }
+    }
+
+    /// Triggers a player's prepared pulse; false when it has none it can use, or the trigger failed (the
+    /// pulse is forgotten and the player plays through the mix).
+    private func triggerPrepared(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
+        guard let prepared = state.withLock({ $0.usablePreparedEffect(for: id) }) else { return false }
+        do throws(OutputFailure) {
+            try prepared.output.trigger(prepared: prepared.effect.id)
+        } catch {
+            logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
+            state.withLock { _ = $0.prepared.removeValue(forKey: id) }
+            return false
+        }
+        state.withLock { $0.scheduler.preparedPlayers[id] = prepared.effect.duration }
+        try updatePlayer(id, generation: generation, changesMix: true) { player, now in
+            player.schedule(.start, at: now)
+        }
+        return true
+    }
+
+    /// Cancels a player and tells its completion handler.
+    func cancelPlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+        try updatePlayer(id, generation: generation, changesMix: true) { player, _ in player.cancel() }
+        let completion = state.withLock { $0.completions[id] }
+        completion?(HapticEngineError(.cancelled, "the player was cancelled"))
+    }
+
+    /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`).
+    func preparePlayer(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
+        try ensureRunning()
+        let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
+        // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
+        // top); whatever follows (its decay) plays through the mix after it.
+        guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
+        else { return false }
+        // The level the planner would send for it: the profile's steps, the engine's gain.
+        let levels = planner(for: renderProfile).quantized(options.locality.apply(first.startLevels))
+        guard let (output, generation) = state.withLock({ state in state.output.map { ($0, state.outputGeneration) } })
+        else { return false }
+        do throws(OutputFailure) {
+            let effect = try output.prepare(PreparedPulse(mix: levels, duration: first.end))
+            let previous = state.withLock { state in
+                state.prepared.updateValue(
+                    PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id)
+            }
+            if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }
+            return true
+        } catch {
+            // One slot, or a device that refuses: the pulse still plays, through the mix slot.
+            logger.info("cannot prepare the pattern; it will play through the mix", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    func completionHandler(of id: Int) -> CompletionHandler? { state.withLock { $0.completions[id] } }
+
+    func setCompletionHandler(of id: Int, to handler: CompletionHandler?) {
+        state.withLock { $0.completions[id] = handler }
+    }
+
+    /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot.
+    func playerReleased(_ id: Int) {
+        state.withLock { $0.scheduler.players[id]?.isOrphaned = true }
+        releaseOrphans()
     }
 
     /// Forgets released players that finished, with their completion handlers and prepared slots.
-    func releaseOrphans() {
+    private func releaseOrphans() {
         let (output, slots) = state.withLock { state -> ((any MotorOutput)?, [Int]) in
             var slots: [Int] = []
             for id in state.scheduler.removeFinishedOrphans() {
@@ -303,101 +365,55 @@ final class EngineCore: Sendable {
         return deadline
     }
 
-    private enum Write {
-        case none
-        case apply(MotorMagnitudes, deadline: Double)
-        case keepAlive(MotorMagnitudes, deadline: Double)
-    }
-
-    /// The planner for the engine's profile, with the engine's gain on top of the profile's.
-    func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
-        DeviceCommandPlanner(profile: profile.withGain(profile.gain * options.gain))
-    }
-
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {
         let now = clock.now
-        var write = Write.none
-        var shutdown: (any MotorOutput)?
-        let planned = state.withLock { state -> (output: any MotorOutput, generation: Int, deadline: Double?)? in
-            guard state.phase == .running, let output = state.output else { return nil }
-            let step = state.scheduler.advance(to: now)
-            let horizonDue = state.plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
-            if state.plan?.revision != state.scheduler.revision || horizonDue != nil {
-                // Plan from the instant the mix changed (a start queued for t plans from t even when this pass
-                // runs a little later), continuing from what the device holds.
-                let origin = min(state.scheduler.consumeChanges() ?? now, horizonDue ?? now, now)
-                state.plan = state.scheduler.plan(
-                    from: origin,
-                    resuming: .init(sent: state.lastWritten, lastCommandTime: state.lastCommandTime),
-                    planner: planner(for: state.profile), locality: options.locality)
-            }
-            if let command = state.plan?.takeDue(at: now) {
-                write = .apply(command.levels, deadline: command.time)
-                state.lastWritten = command.levels
-                state.lastWriteTime = now
-                state.lastCommandTime = command.time
-            } else if !state.lastWritten.isOff && now >= state.lastWriteTime + OutputTiming.holdSeconds {
-                write = .keepAlive(state.lastWritten, deadline: state.lastWriteTime + OutputTiming.holdSeconds)
-                state.lastWriteTime = now
-            }
-            let renewal = state.lastWritten.isOff ? nil : state.lastWriteTime + OutputTiming.holdSeconds
-            var deadline = [step.nextChange, state.plan?.nextCommandTime, state.plan?.horizon, renewal]
-                .compactMap { $0 }.min()
-            for (player, event) in step.events {
-                guard let completion = state.completions[player] else { continue }
-                if event == .finished || event == .stopped { callbacks.append { completion(nil) } }
-            }
-            if step.isActive || !state.lastWritten.isOff || state.plan?.nextCommandTime != nil {
-                state.idleSince = nil
-                state.wasActive = state.wasActive || step.isActive
-            } else {
-                state.idleSince = state.idleSince ?? now
-                if state.wasActive, let finished = state.handlers.playersFinished {
-                    state.wasActive = false
-                    state.handlers.playersFinished = nil
-                    callbacks.append { [weak self] in
-                        if finished(nil) == .stopEngine { self?.stop(completion: nil) }
-                    }
-                }
-                if let delay = options.autoShutdownDelay, let since = state.idleSince {
-                    if now >= since + delay {
-                        state.phase = .idle
-                        shutdown = output
-                        state.output = nil
-                        state.prepared = [:]
-                        if let handler = state.handlers.stopped { callbacks.append { handler(.idleTimeout) } }
-                        return nil
-                    }
-                    deadline = min(deadline ?? .infinity, since + delay)
-                }
-            }
-            return (output, state.outputGeneration, deadline)
+        let outcome = state.withLock { state in
+            state.pass(
+                at: now, planner: planner(for: state.profile), locality: options.locality,
+                autoShutdownDelay: options.autoShutdownDelay)
         }
-        if let shutdown {
-            shutdown.close()
-            let watch = state.withLock { state -> (any OutputWatch)? in
-                defer { state.watch = nil }
-                return state.watch
+        callbacks += outcome.finished.map { completion in { completion(nil) } }
+        if let finished = outcome.playersFinished {
+            callbacks.append { [weak self] in
+                if finished(nil) == .stopEngine { self?.stop(completion: nil) }
             }
-            watch?.cancel()
-            logger.info("haptic engine idle: device released")
         }
-        guard let planned else { return nil }
+        if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }
+        guard let output = outcome.output else { return nil }
         do throws(OutputFailure) {
-            switch write {
-            case .none: break
-            case .apply(let mix, let deadline):
-                try planned.output.apply(mix)
-                options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply))
-            case .keepAlive(let mix, let deadline):
-                try planned.output.keepAlive()
-                options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive))
-            }
+            try write(outcome.write, on: output, now: now)
         } catch {
-            let generation = planned.generation
+            let generation = outcome.generation
             callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
             return nil
         }
-        return planned.deadline
+        return outcome.deadline
+    }
+
+    /// Auto-shutdown: the device and the hot-plug watch are released; the next play opens them again.
+    private func releaseIdleOutput(
+        _ output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
+        _ callbacks: inout [@Sendable () -> Void]
+    ) {
+        if let handler { callbacks.append { handler(.idleTimeout) } }
+        output.close()
+        let watch = state.withLock { state -> (any OutputWatch)? in
+            defer { state.watch = nil }
+            return state.watch
+        }
+        watch?.cancel()
+        logger.info("haptic engine idle: device released")
+    }
+
+    private func write(_ write: PassOutcome.Write?, on output: any MotorOutput, now: Double) throws(OutputFailure) {
+        switch write {
+        case nil: break
+        case .apply(let mix, let deadline):
+            try output.apply(mix)
+            options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply))
+        case .keepAlive(let mix, let deadline):
+            try output.keepAlive()
+            options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive))
+        }
     }
 }

@@ -57,14 +57,37 @@ public struct HapticEngineError: Error, Sendable, Equatable, CustomStringConvert
     }
 }
 
-/// Where an engine sends its output.
-public enum HapticOutputSelection: Sendable {
+/// Where an engine sends its output: an evdev device, the built-in virtual output, or (through `package` access)
+/// another output made by this package's own targets, such as the recording output of LinuxHapticsTesting.
+public struct HapticOutputSelection: Sendable {
+    /// Makes the output source for an engine's options.
+    let makeSource: @Sendable (HapticEngineOptions) -> any OutputSource
+    /// The device selection, for device outputs.
+    public let deviceSelection: DeviceSelection?
+
+    package init(source: any OutputSource) {
+        makeSource = { _ in source }
+        deviceSelection = nil
+    }
+
     /// An evdev device.
-    case device(DeviceSelection)
+    public static func device(_ selection: DeviceSelection) -> HapticOutputSelection {
+        HapticOutputSelection(selection: selection)
+    }
+
+    private init(selection: DeviceSelection) {
+        makeSource = { options in
+            EvdevOutputSource(
+                selection: selection, adoptCompatibleDevice: options.adoptCompatibleDevice,
+                monitorSource: options.monitorSource)
+        }
+        deviceSelection = selection
+    }
+
     /// The built-in virtual output: no device, a model of the motors in this process.
-    case virtual(VirtualOutput)
-    /// A recording output (tests, measurements).
-    case recording(RecordingOutput)
+    public static func virtual(_ model: VirtualOutput) -> HapticOutputSelection {
+        HapticOutputSelection(source: VirtualOutputSource(model: model))
+    }
 }
 
 /// What `notifyWhenPlayersFinished`'s handler asks the engine to do next.

@@ -1,19 +1,43 @@
 // The one clock of all haptic timing: CLOCK_MONOTONIC in seconds, like Core Haptics' CACurrentMediaTime().
-// Injectable, so the scheduler and the players' state machines run under a manual clock in unit tests.
+// A clock tells the time and wakes whoever waits on it, as Swift's `Clock` does with `now` and `sleep(until:)`:
+// the engine asks its clock for a timer and never needs to know which clock it has, so a manual clock (the
+// LinuxHapticsTesting product) drives the same engine deterministically, without a thread.
 import LinuxInput
 import Synchronization
 
-/// A source of "now" in seconds on the monotonic time line the engine schedules on.
+/// A source of "now" in seconds on the monotonic time line the engine schedules on, and of the timer that
+/// wakes the engine at the times it asks for.
 public protocol HapticClock: Sendable {
     /// Seconds since an arbitrary fixed point (boot, for `MonotonicClock`). Never goes backwards.
     var now: Double { get }
+
+    /// Starts calling `work` at the times it asks for. `work` returns the next time (on this clock) it wants to
+    /// run, or nil to wait until `HapticTimer.wake()`. The first call comes at once. Calls never overlap.
+    func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer
+}
+
+/// A running timer of a `HapticClock`.
+public protocol HapticTimer: Sendable {
+    /// New work: run it now, whatever the time it asked for last.
+    func wake()
+    /// Stops the timer; returns after its last call, unless called from within that call.
+    func cancel()
 }
 
 /// `CLOCK_MONOTONIC`: the clock of uinput's timestamps and of `clock_nanosleep`, unaffected by wall-clock
-/// changes.
+/// changes. Its timer is a thread that sleeps until absolute deadlines (woken early by new work, never polling).
 public struct MonotonicClock: HapticClock {
     public init() {}
-    public var now: Double { Double(MonotonicTime.nanoseconds()) / MonotonicClock.nanosecondsPerSecond }
+
+    public var now: Double { Double(MonotonicTime.nanoseconds()) / Self.nanosecondsPerSecond }
+
+    public func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        do throws(SystemCallError) {
+            return try ThreadTimer(work)
+        } catch {
+            throw HapticEngineError(.systemError, "cannot start the playback thread: \(error)")
+        }
+    }
 
     static let nanosecondsPerSecond = 1e9
 
@@ -24,55 +48,45 @@ public struct MonotonicClock: HapticClock {
     }
 }
 
-/// A clock that moves only when told to. An engine on a `ManualClock` runs no playback thread: its
-/// scheduled work runs inside `advance(by:)`/`set(to:)`, on the calling thread, deterministically.
-public final class ManualClock: HapticClock {
-    private struct State {
-        var now: Double
-        var observers: [Int: @Sendable (Double) -> Double?] = [:]
-        var nextObserver = 0
-    }
+/// The monotonic clock's timer: one thread, asleep on a `DeadlineWaiter` between calls.
+private final class ThreadTimer: HapticTimer {
+    private let waiter = DeadlineWaiter()
+    private let stopping = StopFlag()
+    private let thread: Mutex<ServiceThread?> = Mutex(nil)
 
-    private let state: Mutex<State>
-
-    /// Bounds the change points run inside one `set(to:)`, against a runaway schedule.
-    private static let maximumStepsPerAdvance = 1_000_000
-
-    public init(startingAt start: Double = 0) { state = Mutex(State(now: start)) }
-
-    public var now: Double { state.withLock { $0.now } }
-
-    /// Moves time forward by `seconds` (negative values are ignored: a monotonic clock never goes back),
-    /// running the work that becomes due on the way.
-    public func advance(by seconds: Double) { set(to: now + max(seconds, 0)) }
-
-    /// Moves time to `time` if it is later than now. Time stops at every change point an engine asked for on
-    /// the way, and the engine's work runs there, as if its playback thread had woken exactly on time.
-    public func set(to time: Double) {
-        for _ in 0..<Self.maximumStepsPerAdvance {
-            let (current, observers) = state.withLock { ($0.now, Array($0.observers.values)) }
-            let deadlines = observers.compactMap { $0(current) }
-            guard let next = deadlines.filter({ $0 > current && $0 <= time }).min() else { break }
-            state.withLock { $0.now = next }
+    init(_ work: @escaping @Sendable () -> Double?) throws(SystemCallError) {
+        let waiter = self.waiter
+        let stopping = self.stopping
+        let started = try ServiceThread.start {
+            while !stopping.isSet {
+                let deadline = work()
+                if stopping.isSet { break }
+                waiter.wait(untilNanoseconds: deadline.map(MonotonicClock.nanoseconds))
+            }
         }
-        let (current, observers) = state.withLock { state in
-            state.now = max(state.now, time)
-            return (state.now, Array(state.observers.values))
-        }
-        for observer in observers { _ = observer(current) }
+        thread.withLock { $0 = started }
     }
 
-    /// Registers work to run whenever time moves; it returns its next deadline (nil: none).
-    func observe(_ observer: @escaping @Sendable (Double) -> Double?) -> Int {
-        state.withLock { state in
-            let key = state.nextObserver
-            state.nextObserver += 1
-            state.observers[key] = observer
-            return key
-        }
-    }
+    func wake() { waiter.signal() }
 
-    func removeObserver(_ key: Int) {
-        _ = state.withLock { $0.observers.removeValue(forKey: key) }
+    func cancel() {
+        stopping.set()
+        waiter.signal()
+        guard
+            let running = thread.withLock({ handle -> ServiceThread? in
+                defer { handle = nil }
+                return handle
+            })
+        else { return }
+        // A handler running on the timer's thread may stop the engine: that thread ends by itself after the
+        // call; joining it from itself would deadlock.
+        if running.isCurrent { running.detach() } else { running.join() }
     }
+}
+
+/// A flag the timer thread's closure can capture (an `Atomic` cannot be captured).
+private final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

@@ -12,24 +12,14 @@ public import Logging
 public final class HapticEngine: Sendable {
     let core: EngineCore
 
-    /// An engine for `output`. Nothing is opened until `start()`. With a `ManualClock` the engine runs no
-    /// thread: its work runs when the clock is advanced. Any other clock must count `CLOCK_MONOTONIC`
-    /// seconds, like `MonotonicClock`, because the playback thread sleeps on that clock.
+    /// An engine for `output`. Nothing is opened until `start()`. Its timing comes from `clock`: the monotonic
+    /// clock wakes a playback thread at each change point; a manual clock (LinuxHapticsTesting) runs the same
+    /// work when it is advanced, without a thread.
     public init(
         output: HapticOutputSelection = .device(.firstRumbleDevice), options: HapticEngineOptions = .init(),
         clock: any HapticClock = MonotonicClock(), logger: Logger
     ) {
-        let source: any OutputSource
-        switch output {
-        case .device(let selection):
-            source = EvdevOutputSource(
-                selection: selection, adoptCompatibleDevice: options.adoptCompatibleDevice,
-                monitorSource: options.monitorSource)
-        case .virtual(let model):
-            source = VirtualOutputSource(model: model)
-        case .recording(let recorder):
-            source = RecordingOutputSource(recorder: recorder)
-        }
+        let source = output.makeSource(options)
         core = EngineCore(source: source, options: options, clock: clock, logger: logger)
     }
 
@@ -39,28 +29,25 @@ public final class HapticEngine: Sendable {
     public var currentTime: Double { core.clock.now }
 
     /// What the output is and can do; nil while no output is open.
-    public var capabilities: OutputCapabilities? { core.state.withLock { $0.output?.capabilities } }
+    public var capabilities: OutputCapabilities? { core.outputCapabilities }
 
     /// The render profile the engine plays with: `HapticEngineOptions.renderProfile` when set, else the one
     /// chosen from the device when the output opened (`RenderProfile.forDevice`), else generic.
     public var renderProfile: RenderProfile { core.renderProfile }
 
-    public var isRunning: Bool { core.state.withLock { $0.phase == .running } }
+    public var isRunning: Bool { core.isRunning }
 
     /// What the motors do now: the virtual output's model, or the last mix sent to a device.
-    public var outputLevels: MotorMagnitudes {
-        let (output, written) = core.state.withLock { ($0.output, $0.lastWritten) }
-        return output?.currentLevels() ?? written
-    }
+    public var outputLevels: MotorMagnitudes { core.outputLevels }
 
     public var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
-        get { core.state.withLock { $0.handlers.stopped } }
-        set { core.state.withLock { $0.handlers.stopped = newValue } }
+        get { core.stoppedHandler }
+        set { core.stoppedHandler = newValue }
     }
 
     public var resetHandler: (@Sendable () -> Void)? {
-        get { core.state.withLock { $0.handlers.reset } }
-        set { core.state.withLock { $0.handlers.reset = newValue } }
+        get { core.resetHandler }
+        set { core.resetHandler = newValue }
     }
 
     /// Opens the output and starts the playback thread. Starting a running engine does nothing.
@@ -73,8 +60,7 @@ public final class HapticEngine: Sendable {
     public func notifyWhenPlayersFinished(
         _ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
     ) {
-        core.state.withLock { $0.handlers.playersFinished = handler }
-        core.wake()
+        core.notifyWhenPlayersFinished(handler)
     }
 
     /// A player for `pattern`, rendered by the engine's renderer (its profile and locality).
@@ -83,24 +69,16 @@ public final class HapticEngine: Sendable {
     }
 
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError)
-        -> any AdvancedHapticPatternPlayer
+        -> any HapticAdvancedPatternPlayer
     {
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
-        return try add(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
+        return try core.addPlayer(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
     }
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
     /// have no pattern to act on and are ignored.
-    public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer
+    public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer
     {
-        try add(PlayerState(timeline: timeline))
-    }
-
-    private func add(_ player: PlayerState) throws(HapticEngineError) -> any AdvancedHapticPatternPlayer {
-        let (id, generation) = try core.state.withLock { (state) throws(HapticEngineError) -> (Int, Int) in
-            if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
-            return (state.scheduler.add(player), state.resetGeneration)
-        }
-        return PatternPlayer(core: core, id: id, generation: generation)
+        try core.addPlayer(PlayerState(timeline: timeline))
     }
 }

@@ -1,14 +1,14 @@
 // "The device" as the engine sees it: one primitive that sets both motors for a while (gilrs' set_ff_state),
 // prepared pulses that start with a single write, and a source that (re)opens the output and says when its
-// device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output and a
-// recording output (VirtualOutput.swift).
+// device leaves or comes back. Implementations: evdev (EvdevOutput.swift), the built-in virtual output
+// (VirtualOutput.swift) and, in LinuxHapticsTesting, a recording output; hence `package` access.
 public import HapticRendering
 public import LinuxInput
-import Logging
+package import Logging
 
 /// Why an output operation failed, sorted by what the engine does about it.
-public struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Equatable {
+package struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable, Equatable {
         /// The device was unplugged (`ENODEV`), or is not there.
         case deviceGone
         /// Every effect slot is taken (`ENOSPC`) and nothing could be evicted.
@@ -23,15 +23,15 @@ public struct OutputFailure: Error, Sendable, Equatable, CustomStringConvertible
         case other
     }
 
-    public let kind: Kind
-    public let message: String
+    package let kind: Kind
+    package let message: String
 
-    public init(_ kind: Kind, _ message: String) {
+    package init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }
 
 /// What an output can do, as the engine reports it.
@@ -67,14 +67,14 @@ public struct OutputCapabilities: Sendable, Hashable {
 }
 
 /// A pulse uploaded ahead so that starting it is one `write()`: both motors at `mix` for `duration`.
-struct PreparedPulse: Sendable, Hashable {
-    var mix: MotorMagnitudes
-    var duration: Double
+package struct PreparedPulse: Sendable, Hashable {
+    package var mix: MotorMagnitudes
+    package var duration: Double
 }
 
 /// An open output. Calls come from the engine's playback thread (apply, keep-alive) and from callers'
 /// threads (trigger): implementations are internally synchronised.
-protocol MotorOutput: AnyObject, Sendable {
+package protocol MotorOutput: AnyObject, Sendable {
     var capabilities: OutputCapabilities { get }
     /// Motors off, explicitly, so that a device that was re-attached starts from a known state.
     func sendNeutral() throws(OutputFailure)
@@ -107,18 +107,18 @@ enum OutputTiming {
 }
 
 /// Device presence changes an output source reports.
-enum OutputPresence: Sendable {
+package enum OutputPresence: Sendable {
     case removed
     case appeared
 }
 
 /// A running hot-plug watch; cancelling it releases its descriptors.
-protocol OutputWatch: Sendable {
+package protocol OutputWatch: Sendable {
     func cancel()
 }
 
 /// Opens the output an engine was created for and watches its device come and go.
-protocol OutputSource: Sendable {
+package protocol OutputSource: Sendable {
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput
     /// Starts watching; nil when the output cannot come and go (virtual) or watching is unavailable.
     func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)?

@@ -283,7 +283,7 @@ struct DriverBench {
     /// (seconds after that instant), as decoded from the reports its driver sent.
     func deviceOutput(
         _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
-        _ makePlayer: () throws -> any AdvancedHapticPatternPlayer
+        _ makePlayer: () throws -> any HapticAdvancedPatternPlayer
     ) async throws -> @Sendable (Double) -> Double {
         let before = device.records().count
         let player = try makePlayer()

@@ -7,6 +7,7 @@ import AHAP
 import Foundation
 import HapticRendering
 import LinuxHaptics
+import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Synchronization

@@ -317,7 +317,7 @@ enum EngineSuite {
     /// An engine on `pad` playing a long steady rumble, unplugged mid-playback: returns once the engine said
     /// `deviceRemoved` and holds no descriptor on the removed node.
     static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (
-        HapticEngine, Events, any AdvancedHapticPatternPlayer
+        HapticEngine, Events, any HapticAdvancedPatternPlayer
     ) {
         let engine = try engine(for: pad)
         let events = Events(engine)

@@ -250,7 +250,7 @@ struct PlaySession {
     /// A new player that plays what is left from `played` seconds of pattern time on.
     private func begin(
         from played: Double, total: Double?, loopLength: Double, completion: AsyncStream<Signal>.Continuation
-    ) throws -> any AdvancedHapticPatternPlayer {
+    ) throws -> any HapticAdvancedPatternPlayer {
         let player = try engine.makeAdvancedPlayer(with: pattern)
         player.playbackRate = rate
         player.completionHandler = { error in if error == nil { completion.yield(.finished) } }

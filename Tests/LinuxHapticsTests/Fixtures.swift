@@ -1,6 +1,7 @@
 // Shared fixtures: an engine on a manual clock and a recording output, and timelines built by hand.
 import HapticRendering
 import LinuxHaptics
+import LinuxHapticsTesting
 import Logging
 import AHAP
 import Synchronization

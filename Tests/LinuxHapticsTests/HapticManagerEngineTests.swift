@@ -4,6 +4,7 @@ import AHAP
 import Foundation
 import HapticRendering
 @testable import LinuxHaptics
+import LinuxHapticsTesting
 import Testing
 
 @MainActor

@@ -2,6 +2,7 @@
 // prepared pulses and slot limits, notifyWhenPlayersFinished.
 import HapticRendering
 import LinuxHaptics
+import LinuxHapticsTesting
 import Testing
 
 @Suite struct LifecycleTests {

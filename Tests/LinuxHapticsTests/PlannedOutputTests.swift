@@ -3,6 +3,7 @@
 import AHAP
 import HapticRendering
 import LinuxHaptics
+import LinuxHapticsTesting
 import LinuxInput
 import Testing
 

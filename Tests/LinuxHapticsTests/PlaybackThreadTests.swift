@@ -2,6 +2,7 @@
 // belongs to `make bench`).
 import HapticRendering
 import LinuxHaptics
+import LinuxHapticsTesting
 import Testing
 
 @Suite struct PlaybackThreadTests {

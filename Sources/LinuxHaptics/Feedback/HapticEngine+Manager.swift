@@ -77,14 +77,14 @@ final class ManagedEngineAdapter: ManagedHapticEngine {
 
 /// Builds `HapticEngine`s on one output for HapticManager. For a device output, the capability check looks
 /// for a gamepad that can rumble, that this process may write, and that matches the selection; discovery reads
-/// sysfs, so it works without a udev daemon. The virtual and recording outputs always qualify.
+/// sysfs, so it works without a udev daemon. Outputs other than a device always qualify.
 public struct EngineOutputProvider: HapticEngineProvider {
     public let output: HapticOutputSelection
     public let options: HapticEngineOptions
     private let clock: any HapticClock
     private let logger: Logger
 
-    /// - Parameter clock: the engines' clock; a `ManualClock` makes them run without a thread (tests).
+    /// - Parameter clock: the engines' clock; a manual clock (LinuxHapticsTesting) makes them run without a thread.
     public init(
         output: HapticOutputSelection, options: HapticEngineOptions = .init(),
         clock: any HapticClock = MonotonicClock(),
@@ -102,7 +102,7 @@ public struct EngineOutputProvider: HapticEngineProvider {
     }
 
     public func hardwareSupportsHaptics() -> Bool {
-        guard case .device(let selection) = output else { return true }
+        guard let selection = output.deviceSelection else { return true }
         let devices: [InputDevice]
         do {
             devices = try DeviceDiscovery(logger: logger).devices()

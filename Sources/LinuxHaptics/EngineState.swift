@@ -1,0 +1,178 @@
+// Everything an engine knows, as one value: its phase, its output, its players and what the device holds.
+// Only EngineCore holds it (in one Mutex); the changes a playback pass or a lifecycle step makes are methods
+// here, pure apart from the output and handler references they hand back for EngineCore to use outside the lock.
+import HapticRendering
+
+/// Where the engine is in its life; see docs/engine.md for the diagram.
+enum EnginePhase: Sendable, Equatable {
+    /// Created, or stopped by `stop()`.
+    case stopped
+    /// Output open, timer serving it.
+    case running
+    /// Output lost without `stop()`; waiting for the device (deviceRemoved) or a new `start()`.
+    case interrupted(HapticEngineStoppedReason)
+    /// Auto-shutdown released the output; the next play re-opens it.
+    case idle
+    /// The engine object is gone.
+    case destroyed
+}
+
+typealias CompletionHandler = @Sendable (HapticEngineError?) -> Void
+
+struct EngineHandlers: Sendable {
+    var stopped: (@Sendable (HapticEngineStoppedReason) -> Void)?
+    var reset: (@Sendable () -> Void)?
+    var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
+}
+
+/// A player's pulse uploaded to its own effect slot (`prepare()`).
+struct PreparedEffect: Sendable {
+    var outputGeneration: Int
+    var id: Int
+    /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
+    var duration: Double
+}
+
+/// What a playback pass decided, for EngineCore to carry out outside the lock.
+struct PassOutcome {
+    enum Write {
+        case apply(MotorMagnitudes, deadline: Double)
+        case keepAlive(MotorMagnitudes, deadline: Double)
+    }
+
+    /// The output to write on and its generation; nil when the engine is not running.
+    var output: (any MotorOutput)?
+    var generation = 0
+    var write: Write?
+    /// When the next pass is due; nil: only when woken.
+    var deadline: Double?
+    /// Completion handlers of players that finished or were stopped in this pass.
+    var finished: [CompletionHandler] = []
+    /// The players-finished notification, fired once the engine went idle after playing.
+    var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
+    /// Auto-shutdown: the output released for idleness, and the stopped handler to tell.
+    var shutdown: (any MotorOutput)?
+    var idleHandler: (@Sendable (HapticEngineStoppedReason) -> Void)?
+}
+
+struct EngineState: Sendable {
+    var phase = EnginePhase.stopped
+    var output: (any MotorOutput)?
+    /// Bumped on every open: a failure reported for an older output is stale.
+    var outputGeneration = 0
+    /// Bumped on every reset: players made before it are invalid.
+    var resetGeneration = 0
+    var scheduler = PlaybackScheduler()
+    /// The profile the output is planned for: the option's, or the one chosen from the device on open.
+    var profile: RenderProfile
+    /// The device commands for the current mix (nil: plan on the next pass).
+    var plan: PlaybackPlan?
+    /// The levels the device holds: the last command's (quantised to the profile).
+    var lastWritten = MotorMagnitudes.off
+    /// Engine time of the last primitive written (command or keep-alive): the self-expiry window's start.
+    var lastWriteTime = -Double.infinity
+    /// The deadline of the last command sent: where a new plan resumes the rate limit from.
+    var lastCommandTime = -Double.infinity
+    var idleSince: Double?
+    var wasActive = false
+    var handlers = EngineHandlers()
+    var completions: [Int: CompletionHandler] = [:]
+    var prepared: [Int: PreparedEffect] = [:]
+    var watch: (any OutputWatch)?
+    var timer: (any HapticTimer)?
+
+    init(profile: RenderProfile) { self.profile = profile }
+
+    /// A freshly opened output becomes the one the engine plays on, from a clean device state.
+    mutating func install(_ output: any MotorOutput, profile: RenderProfile, now: Double) {
+        self.output = output
+        outputGeneration += 1
+        phase = .running
+        self.profile = profile
+        plan = nil
+        lastWritten = .off
+        lastWriteTime = -.infinity
+        lastCommandTime = -.infinity
+        idleSince = now
+        prepared.removeAll()
+    }
+
+    /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
+    /// pulse is fixed in device time: only a plain start from the top can).
+    func usablePreparedEffect(for id: Int) -> (output: any MotorOutput, effect: PreparedEffect)? {
+        guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output,
+            let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
+        else { return nil }
+        return (output, effect)
+    }
+
+    /// One playback pass at `now`: advances the players, plans the mix when it changed, and decides what to
+    /// write (a due command, or a renewal of what the device holds) and when to run next.
+    mutating func pass(
+        at now: Double, planner: DeviceCommandPlanner, locality: HapticLocality, autoShutdownDelay: Double?
+    ) -> PassOutcome {
+        var outcome = PassOutcome()
+        guard phase == .running, let output else { return outcome }
+        let step = scheduler.advance(to: now)
+        replanIfNeeded(at: now, planner: planner, locality: locality)
+        outcome.write = takeWrite(at: now)
+        let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
+        var deadline = [step.nextChange, plan?.nextCommandTime, plan?.horizon, renewal].compactMap { $0 }.min()
+        for (player, event) in step.events where event == .finished || event == .stopped {
+            if let completion = completions[player] { outcome.finished.append(completion) }
+        }
+        if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
+            idleSince = nil
+            wasActive = wasActive || step.isActive
+        } else {
+            let since = idleSince ?? now
+            idleSince = since
+            if wasActive, let finished = handlers.playersFinished {
+                wasActive = false
+                handlers.playersFinished = nil
+                outcome.playersFinished = finished
+            }
+            if let delay = autoShutdownDelay {
+                if now >= since + delay {
+                    phase = .idle
+                    outcome.shutdown = output
+                    outcome.idleHandler = handlers.stopped
+                    self.output = nil
+                    prepared = [:]
+                    outcome.write = nil
+                    return outcome
+                }
+                deadline = min(deadline ?? .infinity, since + delay)
+            }
+        }
+        outcome.output = output
+        outcome.generation = outputGeneration
+        outcome.deadline = deadline
+        return outcome
+    }
+
+    /// Plans the mix again when a player changed it or the plan's horizon came, from the instant the mix
+    /// changed (a start queued for t plans from t even when this pass runs a little later), continuing from
+    /// what the device holds.
+    private mutating func replanIfNeeded(at now: Double, planner: DeviceCommandPlanner, locality: HapticLocality) {
+        let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
+        guard plan?.revision != scheduler.revision || horizonDue != nil else { return }
+        let origin = min(scheduler.consumeChanges() ?? now, horizonDue ?? now, now)
+        plan = scheduler.plan(
+            from: origin, resuming: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner,
+            locality: locality)
+    }
+
+    /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
+    private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {
+        if let command = plan?.takeDue(at: now) {
+            lastWritten = command.levels
+            lastWriteTime = now
+            lastCommandTime = command.time
+            return .apply(command.levels, deadline: command.time)
+        }
+        guard !lastWritten.isOff, now >= lastWriteTime + OutputTiming.holdSeconds else { return nil }
+        defer { lastWriteTime = now }
+        return .keepAlive(lastWritten, deadline: lastWriteTime + OutputTiming.holdSeconds)
+    }
+}
