@@ -51,6 +51,15 @@ final class RecordingLog: Sendable {
 
     func contains(_ text: String) -> Bool { entries.contains { $0.message.contains(text) } }
 
+    /// Lets the main actor run the recovery tasks an engine's callbacks queued, until `count` have ended (each
+    /// ends in one message with `recovery` metadata). Bounded by steps, not time: each yield lets queued
+    /// main-actor tasks run.
+    func waitForRecovery(count: Int) async {
+        for _ in 0..<10_000 where entries.count(where: { $0.message.contains("recovery=") }) < count {
+            await Task.yield()
+        }
+    }
+
     fileprivate func append(_ level: Logger.Level, _ message: String) {
         messages.withLock { $0.append((level, message)) }
     }

@@ -12,13 +12,14 @@ import Testing
     @MainActor struct Setup {
         let clock = ManualClock(startingAt: 10)
         let recorder = RecordingOutput()
+        let log = RecordingLog()
         let manager: HapticManager
 
         init() {
             let provider = EngineOutputProvider(output: .recording(recorder), clock: clock, logger: quietLogger())
             manager = HapticManager(
                 resolver: HapticResourceDirectory(directory: AppAssets.folder), engineProvider: provider,
-                logger: quietLogger())
+                logger: log.logger)
         }
 
         /// The strongest mix applied since `time`.
@@ -82,22 +83,18 @@ import Testing
         #expect(together.recorder.appliedMixes().last?.mix == .off, "and both end")
     }
 
-    static func waitForRecovery(_ manager: HapticManager, count: Int) async {
-        for _ in 0..<10_000 where manager.recoveryEventsHandled < count { await Task.yield() }
-    }
-
     @Test func unplugThenReplugFlipsAvailabilityAndPlaysAgain() async {
         let setup = Setup()
         setup.manager.preloadPatterns()
         setup.manager.play("heartbeat")
         setup.clock.advance(by: 0.05)
         setup.recorder.unplug()
-        await Self.waitForRecovery(setup.manager, count: 1)
+        await setup.log.waitForRecovery(count: 1)
         #expect(setup.manager.engineAvailable == false)
         setup.manager.play("thud")
         setup.clock.advance(by: 1)
         setup.recorder.replug()
-        await Self.waitForRecovery(setup.manager, count: 2)
+        await setup.log.waitForRecovery(count: 2)
         #expect(setup.manager.engineAvailable)
         #expect(setup.manager.cachedPatternNames == ["capacitor_charge", "heartbeat", "thud"])
         let replugged = setup.clock.now

@@ -18,12 +18,6 @@ import Testing
         return (manager, provider, resolver)
     }
 
-    /// Lets the main actor run the recovery tasks the engine's callbacks queued, until `count` are handled.
-    static func waitForRecovery(_ manager: HapticManager, count: Int) async {
-        // Bounded by steps, not time: each yield lets queued main-actor tasks run.
-        for _ in 0..<10_000 where manager.recoveryEventsHandled < count { await Task.yield() }
-    }
-
     @Test func withoutADeviceNothingIsCreatedAndEveryCallIsASilentNoOp() {
         let log = RecordingLog()
         let (manager, provider, resolver) = Self.manager(hardware: false, log: log)
@@ -119,11 +113,12 @@ import Testing
     }
 
     @Test func stoppedRestartsOnceAndKeepsPlaying() async throws {
-        let (manager, provider, _) = Self.manager()
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
         manager.preloadPatterns()
         let engine = try #require(provider.latest)
         engine.fireStopped("idleTimeout")
-        await Self.waitForRecovery(manager, count: 1)
+        await log.waitForRecovery(count: 1)
         #expect(engine.state.withLock { $0.starts } == 2, "one restart")
         #expect(manager.engineAvailable)
         manager.play("thud")
@@ -131,13 +126,14 @@ import Testing
     }
 
     @Test func unplugThenReplugFlipsAvailabilityAndRebuilds() async throws {
-        let (manager, provider, resolver) = Self.manager()
+        let log = RecordingLog()
+        let (manager, provider, resolver) = Self.manager(log: log)
         manager.preloadPatterns()
         let first = try #require(provider.latest)
         // Unplug: the restart fails, haptics are off, calls are silent no-ops.
         first.devicePresent.store(false, ordering: .relaxed)
         first.fireStopped("deviceRemoved")
-        await Self.waitForRecovery(manager, count: 1)
+        await log.waitForRecovery(count: 1)
         #expect(manager.engineAvailable == false)
         #expect(first.state.withLock { $0.starts } == 2, "exactly one restart attempt")
         manager.play("thud")
@@ -145,7 +141,7 @@ import Testing
         // Replug: the engine's reset rebuilds a new engine, re-registers handlers, re-parses, restarts.
         first.devicePresent.store(true, ordering: .relaxed)
         first.fireReset()
-        await Self.waitForRecovery(manager, count: 2)
+        await log.waitForRecovery(count: 2)
         #expect(manager.engineAvailable)
         let second = try #require(provider.latest)
         #expect(provider.engines.count == 2 && second !== first)
@@ -157,12 +153,13 @@ import Testing
         // A late callback of the replaced engine changes nothing.
         first.devicePresent.store(false, ordering: .relaxed)
         first.fireStopped("deviceRemoved")
-        await Self.waitForRecovery(manager, count: 3)
+        await log.waitForRecovery(count: 3)
         #expect(manager.engineAvailable)
     }
 
     @Test func engineAvailableIsObservable() async throws {
-        let (manager, provider, _) = Self.manager()
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
         let engine = try #require(provider.latest)
         let notified = Atomic<Bool>(false)
         withObservationTracking {
@@ -172,18 +169,19 @@ import Testing
         }
         engine.devicePresent.store(false, ordering: .relaxed)
         engine.fireStopped("deviceRemoved")
-        await Self.waitForRecovery(manager, count: 1)
+        await log.waitForRecovery(count: 1)
         #expect(manager.engineAvailable == false)
         let heard = notified.load(ordering: .relaxed)
         #expect(heard, "observers hear engineAvailable change")
     }
 
     @Test func aResetWhoseRebuildFailsDegradesSilently() async throws {
-        let (manager, provider, _) = Self.manager()
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
         let engine = try #require(provider.latest)
         provider.state.withLock { $0.failBuilds = true }
         engine.fireReset()
-        await Self.waitForRecovery(manager, count: 1)
+        await log.waitForRecovery(count: 1)
         #expect(manager.engineAvailable == false)
         manager.play("thud")
         manager.preloadPatterns()

@@ -40,8 +40,6 @@ public final class HapticManager {
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
-    /// How many stopped and reset callbacks have been handled (tests wait on it).
-    @ObservationIgnored private(set) var recoveryEventsHandled = 0
 
     /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad.
     public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
@@ -200,30 +198,38 @@ public final class HapticManager {
         return true
     }
 
-    /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset.
+    /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset. Each
+    /// recovery callback ends in exactly one log message carrying `recovery` metadata.
     private func engineStopped(reason: String, generation: Int) {
-        defer { recoveryEventsHandled += 1 }
-        guard generation == engineGeneration, let engine else { return }
-        logger.info("haptic engine stopped; restarting once", metadata: ["reason": "\(reason)"])
+        guard generation == engineGeneration, let engine else {
+            logger.debug("ignored a stopped callback of a replaced engine", metadata: ["recovery": "stopped"])
+            return
+        }
         do {
             try engine.start()
             engineAvailable = true
+            logger.info("haptic engine stopped; restarted", metadata: ["reason": "\(reason)", "recovery": "stopped"])
         } catch {
-            logger.info("restart failed; haptics are off until the device returns", metadata: ["error": "\(error)"])
             engineAvailable = false
+            logger.info(
+                "haptic engine stopped; the restart failed, haptics are off until the device returns",
+                metadata: ["reason": "\(reason)", "error": "\(error)", "recovery": "stopped"])
         }
     }
 
     /// The engine's output was rebuilt: build a fresh engine with fresh handlers, re-parse and re-cache every
     /// pattern, start. Any failure leaves haptics off, silently.
     private func engineReset(generation: Int) {
-        defer { recoveryEventsHandled += 1 }
-        guard generation == engineGeneration else { return }
-        logger.info("haptic engine reset; rebuilding")
+        guard generation == engineGeneration else {
+            logger.debug("ignored a reset callback of a replaced engine", metadata: ["recovery": "reset"])
+            return
+        }
         cache.removeAll()
         cacheByteCount = 0
         preloadDone = false
         engineAvailable = buildAndStartEngine()
         if preloadRequested { preloadPatterns() }
+        logger.info(
+            "haptic engine reset; rebuilt", metadata: ["available": "\(engineAvailable)", "recovery": "reset"])
     }
 }
