@@ -98,7 +98,7 @@ final class DeviceDirectoryWatch {
             case .success(let parsed):
                 records = parsed
             case .failure(let error):
-                if error.code != SystemCallError.wouldBlock {
+                if error.errno != .wouldBlock {
                     logger.info("reading inotify failed", metadata: ["error": "\(error)"])
                 }
                 return changes

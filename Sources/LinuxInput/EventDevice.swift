@@ -41,19 +41,19 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
     }
 
     init(_ error: SystemCallError, operation: String, node: String) {
-        self.init(kind: Self.kind(for: error.code), operation: operation, node: node, underlying: error)
+        self.init(kind: Self.kind(for: error.errno), operation: operation, node: node, underlying: error)
     }
 
     /// Sorts an errno from an evdev call into a `Kind`.
-    static func kind(for code: Int32) -> Kind {
-        switch code {
-        case ENODEV, ENXIO: .deviceGone
-        case ENOSPC: .noEffectSlot
-        case EACCES, EPERM: .permissionDenied
-        case ENOSYS: .noForceFeedback
-        case EINVAL: .invalidRequest
-        case ENOENT: .notFound
-        case EBADF: .closed
+    static func kind(for errno: Errno) -> Kind {
+        switch errno {
+        case .noDevice, .noSuchAddressOrDevice: .deviceGone
+        case .noSpace: .noEffectSlot
+        case .permissionDenied, .notPermitted: .permissionDenied
+        case .notImplemented: .noForceFeedback
+        case .invalidArgument: .invalidRequest
+        case .noSuchFileOrDirectory: .notFound
+        case .badFileDescriptor: .closed
         default: .other
         }
     }
@@ -208,7 +208,7 @@ public final class EventDevice: Sendable {
         _ operation: @autoclosure () -> String, _ body: (Int32) throws(SystemCallError) -> Void
     ) throws(EventDeviceError) {
         let failure: SystemCallError? = descriptor.withLock { fd in
-            guard fd >= 0 else { return SystemCallError(code: EBADF, call: "closed") }
+            guard fd >= 0 else { return SystemCallError(.badFileDescriptor, call: "closed") }
             do throws(SystemCallError) {
                 try body(fd)
                 return nil

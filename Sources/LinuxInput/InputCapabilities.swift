@@ -254,7 +254,7 @@ struct EvdevSnapshot: Sendable {
         let result = libevdev_new_from_fd(fd, &handle)
         guard result == 0, let handle else {
             // libevdev returns a negative errno.
-            throw SystemCallError(code: -result, call: "libevdev_new_from_fd")
+            throw SystemCallError(Errno(rawValue: -result), call: "libevdev_new_from_fd")
         }
         defer { libevdev_free(handle) }
         self.init(evdev: handle)

@@ -6,32 +6,20 @@ package import Glibc
 
 /// An `errno` value from a failed system call, with the name of the call that failed.
 public struct SystemCallError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The `errno` value.
-    public let code: Int32
+    public let errno: Errno
     /// The C call that failed (`open`, `ioctl(EVIOCSFF)`...).
     public let call: String
 
-    public init(code: Int32, call: String) {
-        self.code = code
+    public init(_ errno: Errno, call: String) {
+        self.errno = errno
         self.call = call
     }
 
-    /// The C library's text for the code (`strerror`).
-    public var message: String { String(cString: strerror(code)) }
-    public var description: String { "\(call): \(message) (errno \(code))" }
-
-    public static let noDevice = ENODEV
-    public static let noSpace = ENOSPC
-    public static let permissionDenied = EACCES
-    public static let notPermitted = EPERM
-    public static let notFound = ENOENT
-    public static let wouldBlock = EAGAIN
-    public static let invalidArgument = EINVAL
-    public static let notSupported = ENOSYS
+    public var description: String { "\(call): \(errno)" }
 
     /// The device went away (`ENODEV`), the way hot-unplug shows up on an open node.
-    public var isDeviceGone: Bool { code == ENODEV || code == ENXIO }
-    public var isPermissionDenied: Bool { code == EACCES || code == EPERM }
+    public var isDeviceGone: Bool { errno == .noDevice || errno == .noSuchAddressOrDevice }
+    public var isPermissionDenied: Bool { errno == .permissionDenied || errno == .notPermitted }
 }
 
 /// Runs `body` until it returns something other than -1 with `EINTR`, turning -1 into a typed error.
@@ -44,7 +32,7 @@ package func valueOrErrno<T: FixedWidthInteger>(
         if result != -1 { return result }
         let code = errno
         if code == EINTR && retryOnInterrupt { continue }
-        throw SystemCallError(code: code, call: call())
+        throw SystemCallError(Errno(rawValue: code), call: call())
     }
 }
 
@@ -166,7 +154,7 @@ extension Sys {
             }, box.toOpaque())
         if code != 0 {
             box.release()
-            throw SystemCallError(code: code, call: "pthread_create")
+            throw SystemCallError(Errno(rawValue: code), call: "pthread_create")
         }
         return thread
     }
@@ -188,7 +176,7 @@ extension Sys {
     /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
     package static func realPath(_ path: String) throws(SystemCallError) -> String {
         guard let resolved = Glibc.realpath(path, nil) else {
-            throw SystemCallError(code: errno, call: "realpath(\(path))")
+            throw SystemCallError(Errno(rawValue: errno), call: "realpath(\(path))")
         }
         defer { free(resolved) }
         return String(cString: resolved)
@@ -196,7 +184,9 @@ extension Sys {
 
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
     package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
-        guard let directory = opendir(path) else { throw SystemCallError(code: errno, call: "opendir(\(path))") }
+        guard let directory = opendir(path) else {
+            throw SystemCallError(Errno(rawValue: errno), call: "opendir(\(path))")
+        }
         defer { closedir(directory) }
         var names: [String] = []
         while let entry = readdir(directory) {
@@ -287,10 +277,6 @@ extension Sys {
     {
         try valueOrErrno("read", retryOnInterrupt: false) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
-}
-
-extension SystemCallError {
-    public static let noMemory = ENOMEM
 }
 
 /// Carries a closure across `pthread_create`'s untyped context pointer.

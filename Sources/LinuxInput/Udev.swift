@@ -11,7 +11,7 @@ var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
 
 /// libudev's results are 0 or a negative errno.
 private func checkError(_ result: Int32, _ call: @autoclosure () -> String) throws(SystemCallError) {
-    if result < 0 { throw SystemCallError(code: -result, call: call()) }
+    if result < 0 { throw SystemCallError(Errno(rawValue: -result), call: call()) }
 }
 
 /// The library context (`struct udev`).
@@ -21,7 +21,7 @@ final class UdevContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init() throws(SystemCallError) {
-        guard let pointer = udev_new() else { throw SystemCallError(code: SystemCallError.noMemory, call: "udev_new") }
+        guard let pointer = udev_new() else { throw SystemCallError(.noMemory, call: "udev_new") }
         self.pointer = pointer
     }
 
@@ -31,7 +31,7 @@ final class UdevContext: @unchecked Sendable {
     /// so this works without a udev daemon.
     func syspaths(subsystem: String) throws(SystemCallError) -> [String] {
         guard let enumerate = udev_enumerate_new(pointer) else {
-            throw SystemCallError(code: SystemCallError.noMemory, call: "udev_enumerate_new")
+            throw SystemCallError(.noMemory, call: "udev_enumerate_new")
         }
         defer { udev_enumerate_unref(enumerate) }
         try checkError(udev_enumerate_add_match_subsystem(enumerate, subsystem), "udev_enumerate_add_match_subsystem")
@@ -110,7 +110,7 @@ final class UdevMonitor {
 
     init(context: UdevContext, group: Group, subsystem: String) throws(SystemCallError) {
         guard let pointer = udev_monitor_new_from_netlink(context.pointer, group.rawValue) else {
-            throw SystemCallError(code: SystemCallError.noMemory, call: "udev_monitor_new_from_netlink(\(group))")
+            throw SystemCallError(.noMemory, call: "udev_monitor_new_from_netlink(\(group))")
         }
         self.pointer = pointer
         self.context = context

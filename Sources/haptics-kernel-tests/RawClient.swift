@@ -1,13 +1,20 @@
 // A minimal force-feedback client written straight against the kernel ABI (Glibc + the ioctl shim), so the
 // kernel tests exercise the virtual pad with nothing of ours in between.
 import CLinuxInput
+import LinuxInput
 import Glibc
 
 /// An errno from the client's side of the node.
 struct ClientError: Error, Equatable, CustomStringConvertible {
-    let code: Int32
+    let errno: Errno
     let call: String
-    var description: String { "\(call): \(String(cString: strerror(code))) (errno \(code))" }
+
+    init(code: Int32, call: String) {
+        errno = Errno(rawValue: code)
+        self.call = call
+    }
+
+    var description: String { "\(call): \(errno)" }
 }
 
 final class RawClient {

@@ -225,7 +225,7 @@ enum VirtualPadSuite {
                 try client.play(id)
                 throw TestFailure(reason: "a play on a destroyed pad succeeded")
             } catch let error as ClientError {
-                try requireEqual(error.code, ENODEV, "errno of the write after destroy (\(error))")
+                try requireEqual(error.errno, .noDevice, "errno of the write after destroy (\(error))")
             }
         } catch let error as ClientError {
             throw TestFailure(reason: "client before destroy: \(error)")
@@ -254,7 +254,7 @@ enum VirtualPadSuite {
             try client.uploadRumble(strong: 3, weak: 3)
             throw TestFailure(reason: "the third upload succeeded")
         } catch let error as ClientError {
-            try requireEqual(error.code, ENOSPC, "errno of the third upload (\(error))")
+            try requireEqual(error.errno, .noSpace, "errno of the third upload (\(error))")
         }
     }
 

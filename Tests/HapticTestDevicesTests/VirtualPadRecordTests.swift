@@ -107,10 +107,10 @@ import LinuxInput
 
     @Test func errorsSayWhatToDo() {
         let missing = VirtualPadError.uinputMissing(
-            SystemCallError(code: SystemCallError.notFound, call: "open(/dev/uinput)"))
+            SystemCallError(.noSuchFileOrDirectory, call: "open(/dev/uinput)"))
         #expect(missing.description.contains("modprobe uinput"))
         let denied = VirtualPadError.permissionDenied(
-            SystemCallError(code: SystemCallError.permissionDenied, call: "open(/dev/uinput)"))
+            SystemCallError(.permissionDenied, call: "open(/dev/uinput)"))
         #expect(denied.description.contains("root"))
         #expect(denied.description.contains("/dev/uinput"))
     }

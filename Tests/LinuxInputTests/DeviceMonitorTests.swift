@@ -117,13 +117,13 @@ import Testing
 
 @Suite struct EventDeviceErrorTests {
     @Test func errnoSortsIntoWhatTheCallerDoes() {
-        #expect(EventDeviceError.kind(for: ENODEV) == .deviceGone)
-        #expect(EventDeviceError.kind(for: ENOSPC) == .noEffectSlot)
-        #expect(EventDeviceError.kind(for: EACCES) == .permissionDenied)
-        #expect(EventDeviceError.kind(for: EPERM) == .permissionDenied)
-        #expect(EventDeviceError.kind(for: ENOSYS) == .noForceFeedback)
-        #expect(EventDeviceError.kind(for: EINVAL) == .invalidRequest)
-        #expect(EventDeviceError.kind(for: EIO) == .other)
+        #expect(EventDeviceError.kind(for: .noDevice) == .deviceGone)
+        #expect(EventDeviceError.kind(for: .noSpace) == .noEffectSlot)
+        #expect(EventDeviceError.kind(for: .permissionDenied) == .permissionDenied)
+        #expect(EventDeviceError.kind(for: .notPermitted) == .permissionDenied)
+        #expect(EventDeviceError.kind(for: .notImplemented) == .noForceFeedback)
+        #expect(EventDeviceError.kind(for: .invalidArgument) == .invalidRequest)
+        #expect(EventDeviceError.kind(for: .ioError) == .other)
     }
 
     @Test func openingAMissingNodeSaysWhat() {

@@ -78,10 +78,10 @@ package final class UHIDController: Sendable {
         do {
             fd = try Sys.open(UHIDServer.path, flags: O_RDWR | O_NONBLOCK)
         } catch {
-            switch error.code {
-            case SystemCallError.notFound, ENXIO, ENODEV:
+            switch error.errno {
+            case .noSuchFileOrDirectory, .noSuchAddressOrDevice, .noDevice:
                 throw .transportMissing(UHIDServer.path, load: "modprobe uhid", error)
-            case SystemCallError.permissionDenied, SystemCallError.notPermitted:
+            case .permissionDenied, .notPermitted:
                 throw .permissionDenied(UHIDServer.path, error)
             default: throw .failed("open \(UHIDServer.path)", error)
             }
@@ -262,7 +262,7 @@ private final class UHIDServer: @unchecked Sendable {
             do {
                 _ = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(start: event, count: cli_uhid_event_size()))
             } catch {
-                if error.code != SystemCallError.wouldBlock {
+                if error.errno != .wouldBlock {
                     logger.info("uhid read failed", metadata: ["error": "\(error)"])
                 }
                 return

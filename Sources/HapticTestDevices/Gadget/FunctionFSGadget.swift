@@ -104,12 +104,12 @@ struct GadgetPaths: Sendable {
         guard Sys.exists(gadgets) else {
             throw .transportMissing(
                 "The USB gadget stack (\(gadgets))", load: "modprobe libcomposite usb_f_fs",
-                SystemCallError(code: ENOENT, call: "stat(\(gadgets))"))
+                SystemCallError(.noSuchFileOrDirectory, call: "stat(\(gadgets))"))
         }
         guard let controller = ((try? Sys.directoryEntries(controllers)) ?? []).sorted().first else {
             throw .transportMissing(
                 "A USB device controller (\(controllers))", load: "modprobe dummy_hcd",
-                SystemCallError(code: ENODEV, call: "readdir(\(controllers))"))
+                SystemCallError(.noDevice, call: "readdir(\(controllers))"))
         }
         let number = counter.withLock { value -> Int in
             value += 1
@@ -150,7 +150,7 @@ private final class GadgetServer: @unchecked Sendable {
     /// configfs directories and attributes, the function's link, the FunctionFS mount, then the descriptor
     /// and strings blocks on ep0 (after which the endpoint files exist).
     func build() throws(EmulationError) {
-        guard wake != nil else { throw .failed("pipe2", SystemCallError(code: EMFILE, call: "pipe2")) }
+        guard wake != nil else { throw .failed("pipe2", SystemCallError(.tooManyOpenFiles, call: "pipe2")) }
         try step("mkdir \(paths.gadget)", Sys.makeDirectory(paths.gadget))
         for directory in USBGadgetIdentity.configfsDirectories(function: paths.function) {
             try step("mkdir \(directory)", Sys.makeDirectory(paths.gadget + "/" + directory))

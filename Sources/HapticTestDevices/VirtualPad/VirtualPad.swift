@@ -139,9 +139,9 @@ public final class VirtualPad: Sendable {
         do {
             uinput = try Sys.open(Self.uinputPath, flags: O_RDWR | O_NONBLOCK)
         } catch {
-            switch error.code {
-            case SystemCallError.notFound, ENXIO, ENODEV: throw .uinputMissing(error)
-            case SystemCallError.permissionDenied, SystemCallError.notPermitted: throw .permissionDenied(error)
+            switch error.errno {
+            case .noSuchFileOrDirectory, .noSuchAddressOrDevice, .noDevice: throw .uinputMissing(error)
+            case .permissionDenied, .notPermitted: throw .permissionDenied(error)
             default: throw .setupFailed(error)
             }
         }
@@ -254,7 +254,7 @@ public final class VirtualPad: Sendable {
         defer { buffer.deallocate() }
         buffer.initializeMemory(as: UInt8.self, repeating: 0)
         guard let base = buffer.baseAddress else {
-            throw .setupFailed(SystemCallError(code: SystemCallError.noMemory, call: "UI_GET_SYSNAME buffer"))
+            throw .setupFailed(SystemCallError(.noMemory, call: "UI_GET_SYSNAME buffer"))
         }
         try ioctl(fd, cli_UI_GET_SYSNAME(UInt32(sysnameCapacity)), "UI_GET_SYSNAME", base)
         return String(decoding: buffer.prefix(while: { $0 != 0 }), as: UTF8.self)
@@ -349,7 +349,7 @@ private final class PadServer: Sendable {
             case .success(let bytes):
                 count = bytes / MemoryLayout<input_event>.stride
             case .failure(let error):
-                if error.code != SystemCallError.wouldBlock {
+                if error.errno != .wouldBlock {
                     logger.info("virtual pad read failed", metadata: ["error": "\(error)"])
                 }
                 return
@@ -398,9 +398,9 @@ private final class PadServer: Sendable {
         let effect = try? ForceFeedbackEffect(upload.effect)
         let retval: Int32
         if let failUploadsAfter, seen > failUploadsAfter {
-            retval = -SystemCallError.noSpace
+            retval = -Errno.noSpace.rawValue
         } else {
-            retval = effect == nil ? -SystemCallError.invalidArgument : 0
+            retval = effect == nil ? -Errno.invalidArgument.rawValue : 0
         }
         upload.retval = retval
         do {
