@@ -3,6 +3,7 @@
 import AHAP
 import Foundation
 import LinuxHaptics
+import LinuxHapticsTesting
 import Synchronization
 import Testing
 
@@ -16,21 +17,14 @@ final class RecordingFeedbackOutput: HapticFeedbackOutput {
     func play(pattern: HapticPattern) { played.append(pattern) }
 }
 
-/// A clock the test moves by hand.
-final class ManualTime: Sendable {
-    private let current = Mutex<Duration>(.zero)
-    var now: @Sendable () -> Duration { { self.current.withLock { $0 } } }
-    func set(milliseconds: Int) { current.withLock { $0 = .milliseconds(milliseconds) } }
-}
-
 @MainActor
 @Suite struct HapticFeedbackGeneratorTests {
     static func generator(
-        settings: FeedbackSettingsStore, time: ManualTime
+        settings: FeedbackSettingsStore, time: ManualClock
     ) -> (HapticFeedbackGenerator, RecordingFeedbackOutput) {
         let output = RecordingFeedbackOutput()
         let generator = HapticFeedbackGenerator(
-            output: output, settings: settings, now: time.now, logger: RecordingLog().logger)
+            output: output, settings: settings, clock: time, logger: RecordingLog().logger)
         return (generator, output)
     }
 
@@ -42,13 +36,13 @@ final class ManualTime: Sendable {
     @Test func playsTheVocabularysPatterns() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let time = ManualTime()
+        let time = ManualClock()
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
         let calls: [HapticFeedback] = [
             .impact(.light), .notification(.success), .selection, .impact(.heavy, intensity: 1),
         ]
         for (index, feedback) in calls.enumerated() {
-            time.set(milliseconds: index * 200)
+            time.set(to: Double(index * 200) / 1000)
             #expect(generator.play(feedback) == .played)
         }
         #expect(output.played == calls.map(\.pattern))
@@ -57,10 +51,10 @@ final class ManualTime: Sendable {
     @Test func dropsAreCountedAndNeverReachTheOutput() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let time = ManualTime()
+        let time = ManualClock()
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
         for millisecond in stride(from: 0, through: 1000, by: 10) {
-            time.set(milliseconds: millisecond)
+            time.set(to: Double(millisecond) / 1000)
             generator.play(.selection)
         }
         #expect(output.played.count == 11 && generator.playedCount == 11)
@@ -70,7 +64,7 @@ final class ManualTime: Sendable {
     @Test func theSwitchSilencesEverythingAndPersists() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let time = ManualTime()
+        let time = ManualClock()
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
         generator.hapticsEnabled = false
         #expect(generator.play(.impact(.heavy)) == .disabled)
@@ -86,11 +80,11 @@ final class ManualTime: Sendable {
     @Test func theServiceMapsOutcomesToTheVocabulary() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let time = ManualTime()
+        let time = ManualClock()
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
         let service: any HapticFeedbackService = generator
         for (index, outcome) in [AppFeedback.success, .pass, .warning].enumerated() {
-            time.set(milliseconds: index * 200)
+            time.set(to: Double(index * 200) / 1000)
             service.playFeedback(outcome)
         }
         #expect(
@@ -103,7 +97,7 @@ final class ManualTime: Sendable {
     @Test func prepareReachesTheOutput() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: ManualTime())
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: ManualClock())
         generator.prepare()
         generator.prepare(.impact(.rigid))
         #expect(output.prepares == 1)

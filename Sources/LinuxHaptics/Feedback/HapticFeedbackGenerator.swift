@@ -57,20 +57,20 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
 
     private let output: any HapticFeedbackOutput
     private let settings: FeedbackSettingsStore
-    private let now: @Sendable () -> Duration
+    private let clock: any HapticClock
     private let logger: Logger
     private var limiter: FeedbackRateLimiter
 
     /// - Parameters:
-    ///   - now: the current time on one monotonic clock (any origin); injected so tests drive time.
+    ///   - clock: the clock the rate limits count on (a manual clock in tests).
     public init(
         output: any HapticFeedbackOutput, settings: FeedbackSettingsStore, limits: FeedbackRateLimits = .standard,
-        now: @escaping @Sendable () -> Duration = HapticFeedbackGenerator.monotonicNow, logger: Logger
+        clock: any HapticClock = MonotonicClock(), logger: Logger
     ) {
         self.output = output
         self.settings = settings
         self.limiter = FeedbackRateLimiter(limits: limits)
-        self.now = now
+        self.clock = clock
         self.logger = logger
     }
 
@@ -103,7 +103,7 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     @discardableResult
     public func play(_ feedback: HapticFeedback) -> Outcome {
         guard settings.hapticsEnabled else { return .disabled }
-        let verdict = limiter.admit(at: now())
+        let verdict = limiter.admit(at: .nanoseconds(Int64((clock.now * 1e9).rounded())))
         guard verdict == .admitted else {
             logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
             return .dropped(verdict)
@@ -115,10 +115,4 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     public func playFeedback(_ feedback: AppFeedback) {
         play(feedback.feedback)
     }
-
-    /// `CLOCK_MONOTONIC` (Swift's `SuspendingClock` on Linux) as time since an arbitrary origin.
-    public nonisolated static let monotonicNow: @Sendable () -> Duration = {
-        SuspendingClock.now - monotonicOrigin
-    }
-    private nonisolated static let monotonicOrigin = SuspendingClock.now
 }
