@@ -4,21 +4,13 @@ public struct RumbleCommand: Sendable, Hashable {
     public var time: Double
     /// The quantised magnitudes (each an exact multiple of the profile's step), gain applied.
     public var levels: MotorMagnitudes
-    /// The same levels in `FF_RUMBLE` units (0...0xffff), chosen so that the driver's own division lands on
-    /// exactly the intended step (`level * 0xffff / steps`, rounded).
-    public var strongMagnitude: UInt16
-    public var weakMagnitude: UInt16
     /// How long this command holds: the time to the next command; `nil` for the last one, which is always off.
     /// The engine uses it as the effect's replay length so that output self-expires.
     public var holdDuration: Double?
 
-    public init(
-        time: Double, levels: MotorMagnitudes, strongMagnitude: UInt16, weakMagnitude: UInt16, holdDuration: Double?
-    ) {
+    public init(time: Double, levels: MotorMagnitudes, holdDuration: Double?) {
         self.time = time
         self.levels = levels
-        self.strongMagnitude = strongMagnitude
-        self.weakMagnitude = weakMagnitude
         self.holdDuration = holdDuration
     }
 }
@@ -51,10 +43,6 @@ public struct DeviceCommandPlanner: Sendable {
     static func quantize(_ value: Double, steps: Int) -> Double {
         let clamped = Swift.min(Swift.max(value, 0), 1)
         return (clamped * Double(steps)).rounded(.toNearestOrAwayFromZero) / Double(steps)
-    }
-
-    static func rumbleUnits(_ level: Double) -> UInt16 {
-        UInt16((Swift.min(Swift.max(level, 0), 1) * Double(UInt16.max)).rounded())
     }
 
     /// Where a plan starts: the levels the device already holds and when they were sent. A player (the engine)
@@ -120,9 +108,7 @@ public struct DeviceCommandPlanner: Sendable {
             guard target != sent else { continue }
             if !commands.isEmpty { commands[commands.count - 1].holdDuration = deadline - lastTime }
             commands.append(
-                RumbleCommand(
-                    time: deadline, levels: target, strongMagnitude: Self.rumbleUnits(target.strong),
-                    weakMagnitude: Self.rumbleUnits(target.weak), holdDuration: nil))
+                RumbleCommand(time: deadline, levels: target, holdDuration: nil))
             sent = target
             lastTime = deadline
         }

@@ -147,10 +147,15 @@ public struct ForceFeedbackEffect: Equatable, Hashable, Sendable {
             replayLength: lengthMilliseconds)
     }
 
-    /// Converts a 0...1 fraction to the kernel's 0...0xffff rumble magnitude, clamping.
+    /// Converts a 0...1 fraction to the kernel's 0...0xffff rumble magnitude, clamping and rounding, so that a
+    /// level that is an exact step of a driver's scale (`k / steps`) lands, after the driver's own division
+    /// (`magnitude * steps / 0xffff`), on that step. The one conversion from levels to kernel units.
     public static func magnitude(_ fraction: Double) -> UInt16 {
         guard fraction.isFinite else { return 0 }
         let clamped = min(max(fraction, 0), 1)
         return UInt16((clamped * Double(UInt16.max)).rounded())
     }
+
+    /// The 0...1 fraction of a rumble magnitude: the exact inverse of `magnitude(_:)` on its results.
+    public static func fraction(_ magnitude: UInt16) -> Double { Double(magnitude) / Double(UInt16.max) }
 }

@@ -88,7 +88,7 @@ struct FixedTickRenderer {
             let time = Double(index) * Self.tick
             let levels = planner.quantized(timeline.levels(at: time))
             commands.append(
-                RumbleCommand(time: time, levels: levels, strongMagnitude: 0, weakMagnitude: 0, holdDuration: Self.tick)
+                RumbleCommand(time: time, levels: levels, holdDuration: Self.tick)
             )
             if time >= timeline.endTime { break }
             index += 1

@@ -1,5 +1,6 @@
 // The virtual pad against the real kernel: what clients (evtest, fftest, a raw client, our CLI) see of it,
 // and what it records of them.
+import HapticRendering
 import HapticTestDevices
 import CLinuxInput
 import Glibc
@@ -357,7 +358,8 @@ enum VirtualPadSuite {
         // The model follows ff-memless: gain 0x1234 scales the rumble (0x8000 * 0x1234 / 0xffff = 2330.03,
         // 0x4000 * 0x1234 / 0xffff = 1165.02), the empty slot contributes nothing.
         let time = PadTimestamp(microseconds: records[3].time.microseconds + 1000)
-        try requireEqual(pad.motorOutput(at: time), MotorLevels(strong: 2330, weak: 1165), "modelled output")
+        try requireEqual(
+            pad.motorOutput(at: time), MotorMagnitudes(rumbleStrong: 2330, rumbleWeak: 1165), "modelled output")
     }
 
     // MARK: Records and the motor model
@@ -455,7 +457,7 @@ enum VirtualPadSuite {
         let millisecond: Int64 = 1000
         let playTime = playing.last { $0.event == .play }?.time ?? PadTimestamp(microseconds: 0)
         let atPlay = pad.motorOutput(at: PadTimestamp(microseconds: playTime.microseconds + millisecond))
-        try requireEqual(atPlay, MotorLevels(strong: strong, weak: weak), "motor output while playing")
+        try requireEqual(atPlay, MotorMagnitudes(rumbleStrong: strong, rumbleWeak: weak), "motor output while playing")
         try asClient { () throws(ClientError) in
             try client.setGain(gain)
             try client.stop(id)
@@ -465,8 +467,9 @@ enum VirtualPadSuite {
         let gainTime = records.first { $0.event == .gain }?.time ?? playTime
         let stopTime = records.first { $0.event == .stop }?.time ?? playTime
         // ff-memless: magnitude * gain / 0xffff, truncated.
-        let scaled = MotorLevels(
-            strong: UInt16(UInt32(strong) * UInt32(gain) / 0xffff), weak: UInt16(UInt32(weak) * UInt32(gain) / 0xffff))
+        let scaled = MotorMagnitudes(
+            rumbleStrong: UInt16(UInt32(strong) * UInt32(gain) / 0xffff),
+            rumbleWeak: UInt16(UInt32(weak) * UInt32(gain) / 0xffff))
         if gainTime.microseconds / 4000 < stopTime.microseconds / 4000 {
             try requireEqual(model.output(at: gainTime), scaled, "motor output after the gain change")
         }

@@ -114,9 +114,8 @@ struct EmulatorView: Sendable {
     }
 
     private func draw(strong: Double, weak: Double, extra: String) {
-        let levels = [strong, weak].map { UInt16(($0 * Double(UInt16.max)).rounded()) }
         print(
-            "\r\u{1b}[K" + PadView.meter("strong", levels[0]) + "  " + PadView.meter("weak", levels[1]) + extra,
+            "\r\u{1b}[K" + PadView.meter("strong", strong) + "  " + PadView.meter("weak", weak) + extra,
             terminator: "")
         flushOutput()
     }

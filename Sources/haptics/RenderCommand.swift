@@ -2,6 +2,7 @@ import AHAP
 import ArgumentParser
 import Foundation
 import HapticRendering
+import LinuxInput
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -143,7 +144,8 @@ struct Rendering {
         let commandList: [[String: Any]] = commands.map {
             var entry: [String: Any] = [
                 "time": round6($0.time), "strong": round6($0.levels.strong), "weak": round6($0.levels.weak),
-                "strongMagnitude": Int($0.strongMagnitude), "weakMagnitude": Int($0.weakMagnitude),
+                "strongMagnitude": Int(ForceFeedbackEffect.magnitude($0.levels.strong)),
+                "weakMagnitude": Int(ForceFeedbackEffect.magnitude($0.levels.weak)),
             ]
             entry["hold"] = $0.holdDuration.map(round6) ?? NSNull()
             return entry

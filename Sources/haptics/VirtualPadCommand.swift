@@ -1,6 +1,7 @@
 import HapticTestDevices
 import ArgumentParser
 import Dispatch
+import HapticRendering
 import Glibc
 import LinuxInput
 import Logging
@@ -201,21 +202,23 @@ actor PadView {
     /// Width of a motor bar in characters.
     static let meterWidth = 24
 
-    static func meter(_ label: String, _ level: UInt16) -> String {
+    static func meter(_ label: String, _ fraction: Double) -> String {
+        let level = ForceFeedbackEffect.magnitude(fraction)
         let filled = Int(level) * meterWidth / Int(UInt16.max)
         let percent = Int(level) * 100 / Int(UInt16.max)
         let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: meterWidth - filled)
         return "\(label) [\(bar)] \(percent)%"
     }
 
-    static func describe(_ record: PadRecord, levels: MotorLevels) -> String {
+    static func describe(_ record: PadRecord, levels: MotorMagnitudes) -> String {
         var parts = ["\(record.time)", record.event.rawValue]
         if let id = record.id { parts.append("id=\(id)") }
         if let effect = record.effect { parts.append(describe(effect)) }
         if let count = record.count { parts.append("count=\(count)") }
         if let value = record.value { parts.append("value=\(value)") }
         if let retval = record.retval, retval != 0 { parts.append("retval=\(retval)") }
-        parts.append("| motors strong=\(levels.strong) weak=\(levels.weak)")
+        let (strong, weak) = (ForceFeedbackEffect.magnitude(levels.strong), ForceFeedbackEffect.magnitude(levels.weak))
+        parts.append("| motors strong=\(strong) weak=\(weak)")
         return parts.joined(separator: " ")
     }
 

@@ -15,10 +15,8 @@ import Testing
         try #require(list.count == 2)
         #expect(list.map(\.time) == [0.1, 0.1 + pulse])
         #expect(list[0].levels == MotorMagnitudes(strong: 204.0 / 255, weak: 204.0 / 255))
-        #expect(list[0].strongMagnitude == 204 * 257 && list[0].weakMagnitude == 204 * 257)
         #expect(close(list[0].holdDuration ?? -1, pulse))
         #expect(list[1].levels == .off && list[1].holdDuration == nil)
-        #expect(list[1].strongMagnitude == 0 && list[1].weakMagnitude == 0)
     }
 
     @Test func changesBelowTheResolutionAreCoalesced() {
@@ -109,7 +107,7 @@ import Testing
         #expect(
             lightSharp.first?.levels == MotorMagnitudes(strong: 0.4, weak: 0), "folded onto the strong motor, not 0.08")
         #expect(loud.first?.levels == MotorMagnitudes(strong: 0.6, weak: 1))
-        #expect(loud.first?.weakMagnitude == UInt16.max)
+        #expect(loud.first?.levels.weak == 1)
     }
 
     @Test func anAbsentMotorIsNeverDriven() {
@@ -119,24 +117,13 @@ import Testing
         #expect(list.isEmpty, "a fully sharp transient has nothing for the strong motor")
     }
 
-    @Test func rumbleUnitsLandOnTheDriversStep() {
-        // hid-microsoft divides by 655, xpad (360) and hid-playstation by 256.
+    @Test func commandLevelsAreExactStepsOfTheProfile() {
+        // Exact multiples of 1/steps, so the one conversion to kernel units (LinuxInput's
+        // `ForceFeedbackEffect.magnitude`) lands on the driver's step.
         for step in 0...100 {
-            let level = Double(step) / 100
+            let level = Double(step) / 100 + 0.001
             let units = DeviceCommandPlanner(profile: .xboxBluetooth).quantized(MotorMagnitudes(strong: level, weak: 0))
-            let command = DeviceCommandPlanner(profile: .xboxBluetooth).commands(
-                for: MotorTimeline(segments: [.init(start: 0, end: 1, startLevels: units, endLevels: units)]))
-            if step > 0 { #expect(Int(command[0].strongMagnitude) / 655 == step) }
-        }
-        for step in 1...255 {
-            let level = Double(step) / 255
-            let timeline = MotorTimeline(segments: [
-                .init(
-                    start: 0, end: 1, startLevels: .init(strong: level, weak: level),
-                    endLevels: .init(strong: level, weak: level))
-            ])
-            let command = DeviceCommandPlanner(profile: .dualSense).commands(for: timeline)[0]
-            #expect(Int(command.strongMagnitude) / 256 == step)
+            #expect(units.strong == Double(step) / 100)
         }
     }
 

@@ -1,3 +1,4 @@
+import HapticRendering
 import Testing
 @testable import HapticTestDevices
 import LinuxInput
@@ -36,7 +37,9 @@ import LinuxInput
         .periodic(waveform: .sine, period: 10, magnitude: 0x7fff, offset: 0, phase: 0, envelope: envelope)
     }
 
-    static func levels(_ strong: UInt16, _ weak: UInt16) -> MotorLevels { MotorLevels(strong: strong, weak: weak) }
+    static func levels(_ strong: UInt16, _ weak: UInt16) -> MotorMagnitudes {
+        MotorMagnitudes(rumbleStrong: strong, rumbleWeak: weak)
+    }
 
     static func change(_ ms: Int64, _ strong: UInt16, _ weak: UInt16) -> MotorChange {
         MotorChange(time: at(milliseconds: ms), levels: levels(strong, weak))

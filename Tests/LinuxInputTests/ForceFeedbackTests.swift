@@ -27,6 +27,19 @@ import Testing
         #expect(ForceFeedbackEffect.magnitude(0.5) == 0x8000)
     }
 
+    @Test func magnitudesOfExactStepsLandOnTheDriversStep() {
+        // hid-microsoft divides by 655, xpad (360) and hid-playstation by 256.
+        for step in 0...100 {
+            #expect(Int(ForceFeedbackEffect.magnitude(Double(step) / 100)) / 655 == step)
+        }
+        for step in 0...255 {
+            #expect(Int(ForceFeedbackEffect.magnitude(Double(step) / 255)) / 256 == step)
+        }
+        for magnitude in [UInt16(0), 1, 2330, 0x7fff, 0x8000, .max] {
+            #expect(ForceFeedbackEffect.magnitude(ForceFeedbackEffect.fraction(magnitude)) == magnitude)
+        }
+    }
+
     @Test(arguments: [
         ForceFeedbackEffect(id: 3, kind: .rumble(strong: 0x1234, weak: 0xfedc), replayLength: 250, replayDelay: 10),
         ForceFeedbackEffect(

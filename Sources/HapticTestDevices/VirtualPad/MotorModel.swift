@@ -2,31 +2,15 @@
 // the way the kernel's ff-memless (drivers/input/ff-memless.c) computes it for xpad, hid-playstation,
 // hid-sony... Pure: no I/O, no clock; time comes from the records. See docs/virtual-pad.md for the sources.
 
+public import HapticRendering
 import LinuxInput
-
-/// What the two rumble motors are driven at, in the kernel's 0...0xffff rumble units.
-public struct MotorLevels: Equatable, Hashable, Sendable, CustomStringConvertible {
-    /// The low-frequency (heavy, left) motor.
-    public var strong: UInt16
-    /// The high-frequency (light, right) motor.
-    public var weak: UInt16
-
-    public init(strong: UInt16, weak: UInt16) {
-        self.strong = strong
-        self.weak = weak
-    }
-
-    public static let off = MotorLevels(strong: 0, weak: 0)
-
-    public var description: String { "strong \(strong) weak \(weak)" }
-}
 
 /// A point where the motor output changes, and the output from then on.
 public struct MotorChange: Equatable, Hashable, Sendable {
     public var time: PadTimestamp
-    public var levels: MotorLevels
+    public var levels: MotorMagnitudes
 
-    public init(time: PadTimestamp, levels: MotorLevels) {
+    public init(time: PadTimestamp, levels: MotorMagnitudes) {
         self.time = time
         self.levels = levels
     }
@@ -73,7 +57,7 @@ public struct MotorModel: Sendable {
     }
 
     /// The output at `time`, including what timers would do after the last record.
-    public func output(at time: PadTimestamp) -> MotorLevels {
+    public func output(at time: PadTimestamp) -> MotorMagnitudes {
         let tick = tickIndex(time)
         if let lastTick, tick < lastTick {
             return lastChange(atOrBefore: tick)?.levels ?? .off
@@ -156,7 +140,7 @@ public struct MotorModel: Sendable {
 private struct Simulation: Sendable {
     struct Change: Sendable {
         var tick: Int64
-        var levels: MotorLevels
+        var levels: MotorMagnitudes
     }
 
     /// `struct ml_effect_state`: the flags and the three times ff-memless keeps per effect slot.
@@ -185,7 +169,7 @@ private struct Simulation: Sendable {
     var gain = fullGain
     var pendingTimer: Int64?
     var changes: [Change] = []
-    var levels = MotorLevels.off
+    var levels = MotorMagnitudes.off
 
     init(tickRate: MotorModel.TickRate) { self.tickRate = tickRate }
 
@@ -296,7 +280,7 @@ private struct Simulation: Sendable {
         // ff-memless calls the driver only when some started effect has reached its play time; otherwise
         // the motors keep what they were last given.
         if comboActive {
-            let next = MotorLevels(strong: UInt16(strong), weak: UInt16(weak))
+            let next = MotorMagnitudes(rumbleStrong: UInt16(strong), rumbleWeak: UInt16(weak))
             if next != levels {
                 levels = next
                 changes.append(Change(tick: now, levels: next))
@@ -373,5 +357,13 @@ private struct Simulation: Sendable {
             if now <= next, next < (earliest ?? .max) { earliest = next }
         }
         pendingTimer = earliest.map { max($0, now + 1) }
+    }
+}
+
+extension MotorMagnitudes {
+    /// Levels given in the kernel's `FF_RUMBLE` units (0...0xffff per motor), as ff-memless hands them to a
+    /// driver.
+    package init(rumbleStrong: UInt16, rumbleWeak: UInt16) {
+        self.init(strong: ForceFeedbackEffect.fraction(rumbleStrong), weak: ForceFeedbackEffect.fraction(rumbleWeak))
     }
 }

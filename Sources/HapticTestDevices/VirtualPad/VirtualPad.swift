@@ -3,6 +3,7 @@
 // and records every request it gets with the kernel's timestamp.
 internal import CLinuxInput
 internal import Glibc
+public import HapticRendering
 public import LinuxInput
 public import Logging
 import Synchronization
@@ -194,7 +195,7 @@ public final class VirtualPad: Sendable {
     public func motorModel() -> MotorModel { server.state.withLock { $0.model } }
 
     /// The motor output the pad is being asked to produce at `time` (see `MotorModel`).
-    public func motorOutput(at time: PadTimestamp) -> MotorLevels { motorModel().output(at: time) }
+    public func motorOutput(at time: PadTimestamp) -> MotorMagnitudes { motorModel().output(at: time) }
 
     /// Stops serving, then removes the device (`UI_DEV_DESTROY`) and closes every descriptor. Clients
     /// holding the node see `ENODEV` on their next call. Safe to call more than once.
