@@ -1,5 +1,5 @@
-import HapticTestDevices
 import ArgumentParser
+import Glibc
 
 @main
 struct Haptics: AsyncParsableCommand {
@@ -18,4 +18,29 @@ struct Haptics: AsyncParsableCommand {
             ReplayCommand.self,
             FeedbackCommand.self,
         ])
+
+    /// ArgumentParser's own `main`, except that a `CommandFailure` is printed as `haptics COMMAND: ...` (no
+    /// usage text: the arguments were fine) and exits with 1. Usage errors, `--help` and `ExitCode`s go
+    /// through ArgumentParser as usual.
+    static func main() async {
+        var command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot()
+        } catch {
+            exit(withError: error)
+        }
+        do {
+            if var asyncCommand = command as? any AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch let failure as CommandFailure {
+            let name = type(of: command).configuration.commandName ?? "haptics"
+            Console.printError("haptics \(name): \(failure)")
+            Glibc.exit(ExitCode.failure.rawValue)
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
