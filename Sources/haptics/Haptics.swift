@@ -1,4 +1,5 @@
 import ArgumentParser
+import Dispatch
 import Glibc
 
 @main
@@ -38,9 +39,24 @@ struct Haptics: AsyncParsableCommand {
         } catch let failure as CommandFailure {
             let name = type(of: command).configuration.commandName ?? "haptics"
             Console.printError("haptics \(name): \(failure)")
-            Glibc.exit(ExitCode.failure.rawValue)
+            exit(withError: ExitCode.failure)
         } catch {
             exit(withError: error)
+        }
+    }
+}
+
+/// Ctrl-C (SIGINT) and SIGTERM, taken from their default action (ending the process at once) and handed to
+/// `handler` on a dispatch queue, so a command stops its motors or removes its device on the normal path. The
+/// caller keeps the sources while it wants the signals and cancels them after; the signals stay ignored.
+enum TerminationSignals {
+    static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { handler(number) }
+            source.resume()
+            return source
         }
     }
 }

@@ -105,7 +105,7 @@ struct PlaySession {
         let (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
         engine.stoppedHandler = { continuation.yield(.stopped($0)) }
         engine.resetHandler = { continuation.yield(.reset) }
-        let interrupts = Self.interruptSignals { continuation.yield(.interrupted) }
+        let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
         defer { interrupts.forEach { $0.cancel() } }
 
         let loopLength = pattern.duration
@@ -172,16 +172,6 @@ struct PlaySession {
 
     /// 128 + SIGINT, the status a shell reports for Ctrl-C.
     static let interruptedStatus: Int32 = 130
-
-    static func interruptSignals(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
-        }
-    }
 }
 
 /// Pattern time played so far, across unplugs: what a reset continues from.

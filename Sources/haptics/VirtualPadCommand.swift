@@ -117,15 +117,7 @@ struct VirtualPadCommand: AsyncParsableCommand {
     /// SIGINT and SIGTERM as a stream, so the pad is destroyed on the normal path rather than in a handler.
     static func terminationSignals() -> (AsyncStream<Int32>, [any DispatchSourceSignal]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { continuation.yield(signalNumber) }
-            source.resume()
-            sources.append(source)
-        }
-        return (stream, sources)
+        return (stream, TerminationSignals.handle { continuation.yield($0) })
     }
 }
 
