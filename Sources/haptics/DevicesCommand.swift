@@ -18,15 +18,14 @@ struct DevicesCommand: ParsableCommand {
     @Flag(help: "Print a JSON array (schema in docs/devices.md).")
     var json = false
 
-    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
-    var verbose = false
+    @OptionGroup var logging: VerboseOption
 
     func run() throws {
-        let listing = try DeviceListing(logger: .haptics(verbose: verbose))
+        let listing = try DeviceListing(logger: logging.logger)
         let shown = all ? listing.all : listing.rumbleCapable
         if json {
             // An empty listing is `[]` on one line, not the pretty-printer's "[\n\n]".
-            print(shown.isEmpty ? "[]" : try DeviceListing.json(shown))
+            print(shown.isEmpty ? "[]" : try JSONLines.document(shown))
             return
         }
         guard !listing.all.isEmpty else {
@@ -84,7 +83,8 @@ struct DeviceListing {
         do {
             all = try DeviceDiscovery(logger: logger).devices()
         } catch {
-            throw CommandFailure("\(error)")
+            throw CommandFailure(
+                "cannot list the input devices", why: "\(error)", fix: "Run with -v to see what the device layer did.")
         }
     }
 
@@ -95,18 +95,6 @@ struct DeviceListing {
         return "No input devices found\(reason). Plug in a gamepad, or create a virtual one with "
             + "`haptics virtual-pad`."
     }
-
-    static func json(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-}
-
-/// A failure to report as "Error: <message>" without the usage text that `ValidationError` adds.
-struct CommandFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// How to get access to gamepads, for every permission message of the CLI.
@@ -116,6 +104,14 @@ let permissionFix = """
     replug the pad. Alternatively add yourself to the `input` group (`sudo usermod -aG input $USER`, then log \
     in again), which also opens keyboards and mice to every program you run.
     """
+
+/// `-v`: what the device layer does, on standard error (`devices`, `probe`, `monitor`).
+struct VerboseOption: ParsableArguments {
+    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
+    var verbose = false
+
+    var logger: Logger { .haptics(verbose: verbose) }
+}
 
 extension Logger {
     /// The CLI's logger: the library's messages go to standard error, so standard output stays clean for

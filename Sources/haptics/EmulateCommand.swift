@@ -1,4 +1,5 @@
 import ArgumentParser
+import HapticRendering
 import Dispatch
 import Glibc
 import HapticTestDevices
@@ -19,7 +20,7 @@ struct EmulateCommand: AsyncParsableCommand {
             """)
 
     @Argument(help: "The controller to emulate (see --list).")
-    var model: String?
+    var model: EmulatedModel?
 
     @Flag(help: "List the models: name, kernel driver, transport, product.")
     var list = false
@@ -38,10 +39,6 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func validate() throws {
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
-        if let model, EmulatedModel(rawValue: model) == nil {
-            throw ValidationError(
-                "unknown model '\(model)'; known: \(EmulatedModel.allCases.map(\.rawValue).joined(separator: ", "))")
-        }
     }
 
     func run() async throws {
@@ -53,7 +50,7 @@ struct EmulateCommand: AsyncParsableCommand {
             }
             return
         }
-        guard let model = model.flatMap(EmulatedModel.init(rawValue:)) else { throw ExitCode.validationFailure }
+        guard let model else { throw ExitCode.validationFailure }
         let (signals, signalSources) = VirtualPadCommand.terminationSignals()
         defer { signalSources.forEach { $0.cancel() } }
         var logger = Logger(label: "haptics.emulate")
@@ -69,15 +66,17 @@ struct EmulateCommand: AsyncParsableCommand {
                 throw error
             }
         } catch {
-            printError("haptics emulate: \(error)")
-            throw ExitCode.failure
+            throw CommandFailure(
+                "cannot emulate \(model.rawValue)", why: "\(error)",
+                fix:
+                    "docs/emulation.md lists what each model needs (root, /dev/uhid or the USB gadget modules, its driver)."
+            )
         }
         let records = device.recordStream()
-        print(
+        Console.printLine(
             "created \(model.rawValue): driver \(nodes.driver), rumble node \(nodes.rumbleNode), "
                 + "nodes \(nodes.eventNodes.joined(separator: " "))")
-        flushOutput()
-        let view = EmulatorView(records: records, live: isatty(STDOUT_FILENO) == 1)
+        let view = EmulatorView(records: records, live: LiveLine())
         let watcher = Task { await view.follow() }
         var received: Int32 = 0
         for await signal in signals {
@@ -98,26 +97,22 @@ struct EmulateCommand: AsyncParsableCommand {
 /// every report.
 struct EmulatorView: Sendable {
     let records: AsyncStream<PadRecord>
-    let live: Bool
+    let live: LiveLine
 
     func follow() async {
-        if live { draw(strong: 0, weak: 0, extra: "") }
+        if live.enabled { draw(strong: 0, weak: 0, extra: "") }
         for await record in records where record.event == .output {
-            if live {
+            if live.enabled {
                 draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record))
             } else {
-                print(Self.describe(record))
-                flushOutput()
+                Console.printLine(Self.describe(record))
             }
         }
-        if live { print("") }
+        live.end()
     }
 
     private func draw(strong: Double, weak: Double, extra: String) {
-        print(
-            "\r\u{1b}[K" + PadView.meter("strong", strong) + "  " + PadView.meter("weak", weak) + extra,
-            terminator: "")
-        flushOutput()
+        live.redraw(MotorMeter.raw(MotorMagnitudes(strong: strong, weak: weak)) + extra)
     }
 
     /// The model's fields beyond two levels: HD rumble frequencies, the DualSense's vibration mode.

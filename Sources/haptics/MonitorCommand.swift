@@ -1,6 +1,5 @@
 import ArgumentParser
 import FoundationEssentials
-import Glibc
 import LinuxInput
 
 struct MonitorCommand: AsyncParsableCommand {
@@ -19,39 +18,34 @@ struct MonitorCommand: AsyncParsableCommand {
     @Option(name: .customLong("for"), help: "Stop after this many seconds (default: until interrupted).")
     var duration: Double?
 
-    @Option(help: "Force an event source: udev, kernel or inotify (default: chosen for this system).")
-    var source: String?
+    @Option(help: "Force an event source (default: chosen for this system).")
+    var source: DeviceMonitor.Source?
 
-    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
-    var verbose = false
+    @OptionGroup var logging: VerboseOption
 
     func validate() throws {
         if let duration, !(duration > 0) { throw ValidationError("--for takes a positive number of seconds.") }
-        if let source, DeviceMonitor.Source(rawValue: source) == nil {
-            throw ValidationError("--source is one of: udev, kernel, inotify.")
-        }
     }
 
     func run() async throws {
-        let chosen = source.flatMap(DeviceMonitor.Source.init(rawValue:)) ?? .automatic
         let monitor: DeviceMonitor
         do {
-            monitor = try DeviceMonitor(source: chosen, logger: .haptics(verbose: verbose))
+            monitor = try DeviceMonitor(source: source ?? .automatic, logger: logging.logger)
         } catch {
-            throw CommandFailure("\(error)")
+            throw CommandFailure(
+                "cannot watch input devices", why: "\(error)",
+                fix: "Try another --source (udev, kernel or inotify), or run with -v for the details.")
         }
-        LineOutput.printError("watching input devices (source: \(monitor.source.rawValue))")
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        Console.printError("watching input devices (source: \(monitor.source.rawValue))")
         let json = json
         let monitorStoppedByItself = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await event in monitor {
-                    if json, let line = try? encoder.encode(event) {
-                        LineOutput.printLine(String(decoding: line, as: UTF8.self))
+                    if json, let line = try? JSONLines.line(event) {
+                        Console.printLine(line)
                     } else {
                         let gamepad = event.device.isGamepad ? " (gamepad)" : ""
-                        LineOutput.printLine(
+                        Console.printLine(
                             "\(event.kind.rawValue.padding(7))  \(event.device.id)  \(event.device.node)  "
                                 + "\(event.device.name)\(gamepad)")
                     }
@@ -71,28 +65,9 @@ struct MonitorCommand: AsyncParsableCommand {
             return first
         }
         if monitorStoppedByItself {
-            throw CommandFailure("the device monitor stopped: its event source failed (run with -v for the reason)")
-        }
-    }
-}
-
-/// Line output that reaches a pipe at once (print() is block-buffered when stdout is not a terminal):
-/// a test or a script reads each event as it happens.
-private enum LineOutput {
-    static let standardOutput: Int32 = 1
-    static let standardError: Int32 = 2
-
-    static func printLine(_ text: String) { write(text + "\n", to: standardOutput) }
-
-    static func printError(_ text: String) { write(text + "\n", to: standardError) }
-
-    private static func write(_ text: String, to descriptor: Int32) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let written = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-            if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { return }
-            bytes = bytes.dropFirst(written)
+            throw CommandFailure(
+                "the device monitor stopped", why: "its event source failed",
+                fix: "Run with -v for the reason, or try another --source.")
         }
     }
 }

@@ -24,12 +24,6 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
     var pattern: String
 
-    @Option(
-        help:
-            "The device: an event node (/dev/input/event5 or event5), a stable id (haptics devices), 'all' (every gamepad) or 'virtual'."
-    )
-    var device: String?
-
     @Option(help: "Play the pattern N times; 0 loops until interrupted.")
     var loop = 1
 
@@ -39,141 +33,54 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Overall strength, 0...1.")
     var gain = 1.0
 
-    @Option(help: "Which motors play: all, left (strong motor) or right (weak motor).")
-    var locality = "all"
+    @Option(help: ArgumentHelp(HapticLocality.help))
+    var locality = HapticLocality.all
 
-    @Option(
-        help:
-            "The render profile (generic, xpad, dualsense, dualshock4, xbox-bluetooth, dualshock3, virtual); by default chosen from the device's driver."
-    )
-    var profile: String?
+    @Option(help: "The render profile; by default the one for the device's driver.")
+    var profile: RenderProfile?
 
-    @Flag(help: "Print engine events as JSON lines instead of the live view.")
-    var json = false
+    @OptionGroup var output: PlaybackOptions
 
     func validate() throws {
         if loop < 0 { throw ValidationError("--loop must be 0 (forever) or more") }
         if !(rate > 0 && rate.isFinite) { throw ValidationError("--rate must be a positive number") }
         if !(0...1).contains(gain) { throw ValidationError("--gain must be within 0...1") }
-        if HapticLocality(rawValue: locality) == nil { throw ValidationError("--locality must be all, left or right") }
-        if let profile, RenderProfile.named(profile) == nil {
-            throw ValidationError(
-                "unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
-        }
     }
 
     func run() async throws {
-        var logger = Logger(label: "haptics.play")
-        logger.logLevel = .warning
-        let url = try PatternLocator.locate(pattern)
+        let url = try locatePattern()
         let loaded: HapticPattern
         do {
             loaded = try HapticPattern(contentsOf: url)
         } catch {
-            printError("haptics play: \(url.path): \(error)")
-            throw ExitCode.failure
+            throw CommandFailure(
+                "cannot load \(url.path)", why: "\(error)", fix: "`haptics validate \(url.path)` lists every problem.")
         }
         var options = HapticEngineOptions()
         options.gain = gain
-        options.locality = HapticLocality(rawValue: locality) ?? .all
-        options.renderProfile = profile.flatMap(RenderProfile.named)
-        let report = PlayReport(json: json, live: !json && isatty(STDOUT_FILENO) == 1)
-        let engine = try startEngine(options: options, logger: logger, report: report)
+        options.locality = locality
+        options.renderProfile = profile
+        let report = PlayReport(command: "play", json: output.json, live: Console.outputIsTerminal)
+        let engine = try output.startEngine(command: "play", options: options, report: report)
         let session = PlaySession(engine: engine, pattern: loaded, loops: loop, rate: rate, report: report)
         try await session.run(name: url.lastPathComponent)
     }
 
-    /// The engine for --device, or the first rumble device, or (with no --device and no usable device) the
-    /// built-in virtual output.
-    private func startEngine(options: HapticEngineOptions, logger: Logger, report: PlayReport) throws -> HapticEngine {
-        try AppOutputOptions.startEngine(
-            device: device, options: options, command: "play", report: report, logger: logger)
-    }
-}
-
-/// Finds `Haptics/NAME.ahap`: `$HAPTICS_DIR`, `./Haptics`, the installed copy beside the binary
-/// (`../share/haptics/Haptics`), or the repo's (the binary lives in `.build/<config>/`).
-enum PatternLocator {
-    static func locate(_ argument: String) throws -> URL {
-        let manager = FileManager.default
-        if manager.fileExists(atPath: argument) { return URL(fileURLWithPath: argument) }
-        let name = argument.hasSuffix(".ahap") ? argument : argument + ".ahap"
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-            .deletingLastPathComponent()
-        var folders: [URL] = []
-        if let custom = ProcessInfo.processInfo.environment["HAPTICS_DIR"] {
-            folders.append(URL(fileURLWithPath: custom))
-        }
-        folders += [
-            URL(fileURLWithPath: manager.currentDirectoryPath).appendingPathComponent("Haptics"),
-            executable.appendingPathComponent("../share/haptics/Haptics"),
-            executable.appendingPathComponent("../../../Haptics"),
-            executable.appendingPathComponent("../../Haptics"),
-        ]
-        for folder in folders {
-            let candidate = folder.appendingPathComponent(name).standardizedFileURL
-            if manager.fileExists(atPath: candidate.path) { return candidate }
-        }
-        printError(
-            "haptics play: no file \(argument) and no pattern \(name) in: "
-                + folders.map { $0.standardizedFileURL.path }.joined(separator: ", "))
-        throw ExitCode.failure
-    }
-}
-
-/// What the command prints: JSON lines, a live line redrawn on a terminal, or plain event lines.
-struct PlayReport: Sendable {
-    let json: Bool
-    let live: Bool
-
-    func event(_ name: String, _ fields: [String: String] = [:]) {
-        if json {
-            let body = ([("event", name)] + fields.sorted { $0.key < $1.key }).map {
-                "\"\(Self.escape($0))\":\"\(Self.escape($1))\""
-            }
-            print("{" + body.joined(separator: ",") + "}")
-        } else {
-            if live { print("\r\u{1b}[K", terminator: "") }
-            print(([name] + fields.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }).joined(separator: " "))
-        }
-        flushOutput()
+    /// The pattern's file: the path given, or the NAME in the `Haptics/` folder the library finds.
+    private func locatePattern() throws -> URL {
+        let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: Self.patternExtension)
+        if let file = lookup.file { return file }
+        let name = HapticResourceDirectory.resourceName(pattern, withExtension: Self.patternExtension)
+        let why =
+            lookup.folder.map { "no file \(pattern), and no \(name).\(Self.patternExtension) in \($0.directory.path)" }
+            ?? "no file \(pattern), and no Haptics/ folder in: "
+            + lookup.searched.map(\.standardizedFileURL.path).joined(separator: ", ")
+        throw CommandFailure(
+            "cannot find the pattern \(pattern)", why: why,
+            fix: "Pass the path of an .ahap file, or set HAPTICS_DIR to the folder that holds \(name).ahap.")
     }
 
-    func note(_ text: String) {
-        if json { event("note", ["message": text]) } else { printError("haptics play: \(text)") }
-    }
-
-    func draw(position: Double, length: Double?, levels: MotorMagnitudes) {
-        guard live else { return }
-        let progress =
-            length.map { String(format: "%6.2f / %.2f s", position, $0) }
-            ?? String(format: "%6.2f s (looping)", position)
-        print(
-            "\r\u{1b}[K\(progress)  " + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak),
-            terminator: "")
-        flushOutput()
-    }
-
-    static let meterWidth = 20
-
-    static func meter(_ label: String, _ level: Double) -> String {
-        let filled = Int((level * Double(meterWidth)).rounded())
-        return "\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: meterWidth - filled)
-            + "] " + String(format: "%3d%%", Int((level * 100).rounded()))
-    }
-
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
-    }
+    static let patternExtension = "ahap"
 }
 
 /// One play: the player, its looping, and the engine events it reacts to.
@@ -198,12 +105,12 @@ struct PlaySession {
         let (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
         engine.stoppedHandler = { continuation.yield(.stopped($0)) }
         engine.resetHandler = { continuation.yield(.reset) }
-        let interrupts = Self.interruptSignals { continuation.yield(.interrupted) }
+        let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
         defer { interrupts.forEach { $0.cancel() } }
 
         let loopLength = pattern.duration
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
-        let progress = Progress(start: engine.currentTime, rate: rate)
+        let progress = PlayPosition(start: engine.currentTime, rate: rate)
         var player = try begin(from: 0, total: total, loopLength: loopLength, completion: continuation)
         report.event(
             "started",
@@ -265,20 +172,10 @@ struct PlaySession {
 
     /// 128 + SIGINT, the status a shell reports for Ctrl-C.
     static let interruptedStatus: Int32 = 130
-
-    static func interruptSignals(_ handler: @escaping @Sendable () -> Void) -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler(handler: handler)
-            source.resume()
-            return source
-        }
-    }
 }
 
 /// Pattern time played so far, across unplugs: what a reset continues from.
-final class Progress: Sendable {
+final class PlayPosition: Sendable {
     private struct State {
         var played = 0.0
         var startedAt: Double

@@ -11,24 +11,20 @@ struct ProbeCommand: ParsableCommand {
             """)
 
     @Argument(
-        help: """
-            A node path (/dev/input/event5, or a /dev/input/by-id link), an event name (event5), an id \
-            from `haptics devices`, or an index (#) from `haptics devices`. Default: the first \
-            rumble-capable device.
-            """)
-    var device: String?
+        help: ArgumentHelp(
+            DeviceSelector.inputDeviceHelp + " Default: the first rumble-capable device.", valueName: "device"))
+    var device: DeviceSelector?
 
     @Flag(help: "Print a JSON object (schema in docs/devices.md).")
     var json = false
 
-    @Flag(name: .shortAndLong, help: "Log what the device layer does (to standard error).")
-    var verbose = false
+    @OptionGroup var logging: VerboseOption
 
     func run() throws {
-        let listing = try DeviceListing(logger: .haptics(verbose: verbose))
-        let chosen = try select(from: listing)
+        let listing = try DeviceListing(logger: logging.logger)
+        let chosen = try device?.inputDevice(in: listing) ?? Self.firstRumbleDevice(in: listing)
         if json {
-            print(try DeviceListing.json(chosen))
+            print(try JSONLines.document(chosen))
             return
         }
         print(describe(chosen))
@@ -42,32 +38,14 @@ struct ProbeCommand: ParsableCommand {
         }
     }
 
-    private func select(from listing: DeviceListing) throws -> InputDevice {
-        guard let selector = device else {
-            if let first = listing.rumbleCapable.first { return first }
+    private static func firstRumbleDevice(in listing: DeviceListing) throws -> InputDevice {
+        if let first = listing.rumbleCapable.first { return first }
+        guard listing.all.isEmpty else {
             throw CommandFailure(
-                listing.all.isEmpty
-                    ? DeviceListing.noDevicesMessage
-                    : "No rumble-capable device among \(listing.all.count) input device(s); name one "
-                        + "(`haptics devices --all` lists them).")
+                "No rumble-capable device among \(listing.all.count) input device(s)",
+                fix: "Name one (`haptics devices --all` lists them).")
         }
-        if let index = Int(selector) {
-            guard listing.rumbleCapable.indices.contains(index) else {
-                throw CommandFailure(
-                    "No device #\(index): `haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s)."
-                )
-            }
-            return listing.rumbleCapable[index]
-        }
-        // A path may be a udev symlink (/dev/input/by-id/..., /dev/input/by-path/...).
-        let node = selector.hasPrefix("/") ? DeviceDiscovery.resolvedNode(selector) : selector
-        let match = listing.all.first { candidate in
-            candidate.node == node || candidate.identity.sysName == selector || candidate.id.rawValue == selector
-        }
-        guard let match else {
-            throw CommandFailure("No input device \"\(selector)\" (`haptics devices --all` lists them).")
-        }
-        return match
+        throw CommandFailure(DeviceListing.noDevicesMessage)
     }
 
     private func describe(_ device: InputDevice) -> String {

@@ -11,8 +11,7 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             text draws both motor levels in the terminal; csv writes time,strong,weak rows (seconds, 0...1) at \
             --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
-            intensity and sharpness above the strong/weak output. Profiles: \
-            \(RenderProfile.builtIn.map(\.name).joined(separator: ", ")).
+            intensity and sharpness above the strong/weak output.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg }
@@ -30,19 +29,12 @@ struct RenderCommand: ParsableCommand {
     var sampleRate: Double?
 
     @Option(help: "Device profile that shapes transients and the commands.")
-    var profile: String = RenderProfile.genericRumble.name
+    var profile = RenderProfile.genericRumble
 
-    @Option(help: "Motors to use: all, left (strong only) or right (weak only).")
-    var locality: String = HapticLocality.all.rawValue
+    @Option(help: ArgumentHelp(HapticLocality.help))
+    var locality = HapticLocality.all
 
     func validate() throws {
-        guard RenderProfile.named(profile) != nil else {
-            throw ValidationError(
-                "unknown profile '\(profile)'; known: \(RenderProfile.builtIn.map(\.name).joined(separator: ", "))")
-        }
-        guard HapticLocality(rawValue: locality) != nil else {
-            throw ValidationError("unknown locality '\(locality)'; use all, left or right")
-        }
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
             throw ValidationError("--sample-rate must be in 0<...100000 Hz")
         }
@@ -53,10 +45,8 @@ struct RenderCommand: ParsableCommand {
         do {
             pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: file))
         } catch {
-            throw RenderFailure(message: "\(file): cannot load: \(error)")
-        }
-        guard let profile = RenderProfile.named(profile), let locality = HapticLocality(rawValue: locality) else {
-            throw ValidationError("invalid profile or locality")
+            throw CommandFailure(
+                "\(file): cannot load", why: "\(error)", fix: "`haptics validate \(file)` lists every problem.")
         }
         let rendering = Rendering(pattern: pattern, profile: profile, locality: locality)
         let text: String
@@ -70,18 +60,14 @@ struct RenderCommand: ParsableCommand {
             do {
                 try Data(text.utf8).write(to: URL(fileURLWithPath: output))
             } catch {
-                throw RenderFailure(message: "cannot write \(output): \(error.localizedDescription)")
+                throw CommandFailure(
+                    "cannot write \(output)", why: error.localizedDescription,
+                    fix: "Name a file in a folder that exists and that you may write.")
             }
         } else {
             print(text, terminator: "")
         }
     }
-}
-
-/// A failure at run time (not a usage error): printed as `Error: ...` without the usage text.
-struct RenderFailure: Error, CustomStringConvertible {
-    let message: String
-    var description: String { message }
 }
 
 /// One pattern rendered for one profile, and its presentations.
@@ -170,82 +156,107 @@ struct Rendering {
 
     // MARK: SVG
 
-    func svg(title: String) -> String {
+    /// Where things go on the SVG plot: two panels (input above, output below) over the same time axis.
+    struct PlotFrame {
         let width = 960.0
         let left = 60.0
-        let plotWidth = width - left - 20
         let panelHeight = 160.0
         let inputTop = 40.0
-        let outputTop = inputTop + panelHeight + 50
-        let height = outputTop + panelHeight + 40
-        let duration = Swift.max(span, 0.001)
-        let x = { (time: Double) in left + plotWidth * time / duration }
-        let y = { (level: Double, top: Double) in top + panelHeight * (1 - level) }
+        let duration: Double
+
+        var plotWidth: Double { width - left - 20 }
+        var outputTop: Double { inputTop + panelHeight + 50 }
+        var height: Double { outputTop + panelHeight + 40 }
+
+        func x(_ time: Double) -> Double { left + plotWidth * time / duration }
+        func y(_ level: Double, top: Double) -> Double { top + panelHeight * (1 - level) }
+    }
+
+    func svg(title: String) -> String {
+        let frame = PlotFrame(duration: Swift.max(span, 0.001))
+        let body = svgAxes(frame) + svgInput(frame) + svgOutput(frame)
+        return """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(frame.width))" height="\(f(frame.height))" viewBox="0 0 \(f(frame.width)) \(f(frame.height))" font-family="sans-serif">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(f(frame.left))" y="18" font-size="15" font-weight="bold">\(escape(title)) — profile \(profile.name), \(commands.count) commands</text>
+            \(body)</svg>
+
+            """
+    }
+
+    /// Both panels with their titles and level labels, and the time ticks across them.
+    private func svgAxes(_ frame: PlotFrame) -> String {
         var body = ""
         for (top, label) in [
-            (inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
-            (outputTop, "output: strong (red), weak (blue); device commands (steps)"),
+            (frame.inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
+            (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)"),
         ] {
             body +=
-                "<rect x=\"\(f(left))\" y=\"\(f(top))\" width=\"\(f(plotWidth))\" height=\"\(f(panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
-            body += "<text x=\"\(f(left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
+                "<rect x=\"\(f(frame.left))\" y=\"\(f(top))\" width=\"\(f(frame.plotWidth))\" height=\"\(f(frame.panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
+            body += "<text x=\"\(f(frame.left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
             for level in [0.0, 0.5, 1.0] {
                 body +=
-                    "<text x=\"\(f(left - 8))\" y=\"\(f(y(level, top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
+                    "<text x=\"\(f(frame.left - 8))\" y=\"\(f(frame.y(level, top: top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
             }
         }
-        let ticks = niceTicks(duration)
-        for tick in ticks {
+        for tick in niceTicks(frame.duration) {
+            let x = f(frame.x(tick))
             body +=
-                "<text x=\"\(f(x(tick)))\" y=\"\(f(outputTop + panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
+                "<text x=\"\(x)\" y=\"\(f(frame.outputTop + frame.panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
             body +=
-                "<line x1=\"\(f(x(tick)))\" y1=\"\(f(inputTop))\" x2=\"\(f(x(tick)))\" y2=\"\(f(outputTop + panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
+                "<line x1=\"\(x)\" y1=\"\(f(frame.inputTop))\" x2=\"\(x)\" y2=\"\(f(frame.outputTop + frame.panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
         }
-        // Input: the intensity envelope as rendered, and each event's sharpness (with the sharpness control).
-        body += polyline(timeline: envelope, motor: \.strong, color: "#000", x: x, y: { y($0, inputTop) }, width: 1.5)
+        return body
+    }
+
+    /// The input panel: the intensity envelope as rendered, each event's sharpness (with the sharpness
+    /// control), and the intensity control when the pattern has one.
+    private func svgInput(_ frame: PlotFrame) -> String {
+        let y = { (level: Double) in frame.y(level, top: frame.inputTop) }
+        var body = polyline(timeline: envelope, motor: \.strong, color: "#000", x: frame.x, y: y, width: 1.5)
         let controls = PatternControls(pattern: pattern)
         for event in pattern.events where event.isHaptic {
             let start = event.relativeTime
-            let sharpness = { (time: Double) in y(controls.sharpness(of: event, at: time), inputTop) }
+            let sharpness = { (time: Double) in y(controls.sharpness(of: event, at: time)) }
             if event.type == .hapticTransient {
-                body += "<circle cx=\"\(f(x(start)))\" cy=\"\(f(sharpness(start)))\" r=\"3\" fill=\"#8e44ad\"/>\n"
+                body += "<circle cx=\"\(f(frame.x(start)))\" cy=\"\(f(sharpness(start)))\" r=\"3\" fill=\"#8e44ad\"/>\n"
             } else {
                 let end = start + event.effectiveDuration
-                let count = 64
-                let coordinates = (0...count).map { index in
-                    let time = start + (end - start) * Double(index) / Double(count)
-                    return "\(f(x(time))),\(f(sharpness(time)))"
-                }
-                body +=
-                    "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"/>\n"
+                body += sampledPolyline(
+                    from: start, to: end, count: 64, frame: frame, level: sharpness,
+                    attributes: "fill=\"none\" stroke=\"#8e44ad\" stroke-width=\"2\"")
             }
         }
         if pattern.parameterCurves.contains(where: { $0.parameterID == .hapticIntensityControl })
             || pattern.dynamicParameters.contains(where: { $0.parameterID == .hapticIntensityControl })
         {
-            let count = 400
-            let coordinates = (0...count).map { index in
-                let time = duration * Double(index) / Double(count)
-                return "\(f(x(time))),\(f(y(controls.value(of: .hapticIntensityControl, at: time), inputTop)))"
-            }
-            body +=
-                "<polyline points=\"\(coordinates.joined(separator: " "))\" fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"/>\n"
+            body += sampledPolyline(
+                from: 0, to: frame.duration, count: 400, frame: frame,
+                level: { y(controls.value(of: .hapticIntensityControl, at: $0)) },
+                attributes: "fill=\"none\" stroke=\"#777\" stroke-dasharray=\"4,3\"")
         }
-        // Output: the exact timeline (thin) and the commands the device receives (steps).
-        body += polyline(
-            timeline: timeline, motor: \.strong, color: "#c0392b", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5
-        )
-        body += polyline(
-            timeline: timeline, motor: \.weak, color: "#2980b9", x: x, y: { y($0, outputTop) }, width: 1, opacity: 0.5)
-        body += steps(\.strong, color: "#c0392b", x: x, y: { y($0, outputTop) })
-        body += steps(\.weak, color: "#2980b9", x: x, y: { y($0, outputTop) })
-        return """
-            <svg xmlns="http://www.w3.org/2000/svg" width="\(f(width))" height="\(f(height))" viewBox="0 0 \(f(width)) \(f(height))" font-family="sans-serif">
-            <rect width="100%" height="100%" fill="white"/>
-            <text x="\(f(left))" y="18" font-size="15" font-weight="bold">\(escape(title)) — profile \(profile.name), \(commands.count) commands</text>
-            \(body)</svg>
+        return body
+    }
 
-            """
+    /// The output panel: the exact timeline (thin) and the commands the device receives (steps).
+    private func svgOutput(_ frame: PlotFrame) -> String {
+        let y = { (level: Double) in frame.y(level, top: frame.outputTop) }
+        return polyline(timeline: timeline, motor: \.strong, color: "#c0392b", x: frame.x, y: y, width: 1, opacity: 0.5)
+            + polyline(timeline: timeline, motor: \.weak, color: "#2980b9", x: frame.x, y: y, width: 1, opacity: 0.5)
+            + steps(\.strong, color: "#c0392b", x: frame.x, y: y)
+            + steps(\.weak, color: "#2980b9", x: frame.x, y: y)
+    }
+
+    /// A curve sampled at `count + 1` evenly spaced times from `start` to `end`; `level` gives its y.
+    private func sampledPolyline(
+        from start: Double, to end: Double, count: Int, frame: PlotFrame, level: (Double) -> Double,
+        attributes: String
+    ) -> String {
+        let coordinates = (0...count).map { index in
+            let time = start + (end - start) * Double(index) / Double(count)
+            return "\(f(frame.x(time))),\(f(level(time)))"
+        }
+        return "<polyline points=\"\(coordinates.joined(separator: " "))\" \(attributes)/>\n"
     }
 
     private func polyline(

@@ -25,7 +25,7 @@ struct ReplayCommand: AsyncParsableCommand {
     @Option(help: "The cue sheet; patterns are looked up beside it. Default: cues.json in the Haptics/ folder.")
     var cues: String?
 
-    @OptionGroup var output: AppOutputOptions
+    @OptionGroup var output: PlaybackOptions
 
     func validate() throws {
         if chapter != nil && all { throw ValidationError("--chapter and --all exclude each other") }
@@ -33,24 +33,12 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func run() async throws {
         let (sheet, resources) = try loadSheet()
-        let chapters: [CueSheet.Chapter]
-        if let chapter {
-            guard let found = sheet.chapter(chapter) else {
-                printError(
-                    "haptics replay: no chapter \(chapter) in the cue sheet (chapters: \(sheet.chapters.map { String($0.number) }.joined(separator: ", ")))"
-                )
-                throw ExitCode.failure
-            }
-            chapters = [found]
-        } else {
-            chapters = sheet.chapters
-        }
+        let chapters = try selectedChapters(of: sheet)
         let patterns = try loadPatterns(Set(chapters.flatMap { $0.cues.map(\.pattern) }), from: resources)
         let plan = ReplayPlan(chapters: chapters, patternDurations: patterns.mapValues(\.duration))
-
-        let report = PlayReport(json: output.json, live: false)
+        let report = PlayReport(command: "replay", json: output.json)
         let engine = try output.startEngine(command: "replay", report: report)
-        let start = engine.currentTime + AppOutputOptions.leadIn
+        let start = engine.currentTime + PlaybackTiming.leadIn
         let schedule = ReplaySchedule(engine: engine, plan: plan, patterns: patterns, start: start)
         engine.stoppedHandler = { reason in report.event("stopped", ["reason": reason.rawValue]) }
         engine.resetHandler = {
@@ -58,73 +46,22 @@ struct ReplayCommand: AsyncParsableCommand {
             schedule.scheduleRemaining(report: report)
         }
         schedule.scheduleRemaining(report: report)
-        let outputName = engine.capabilities?.name ?? "?"
-        if output.json {
-            report.event(
-                "replay",
-                [
-                    "app": sheet.app, "output": outputName, "chapters": "\(plan.chapters.count)",
-                    "cues": "\(plan.entries.count)", "start": AppOutputOptions.seconds(start),
-                    "duration": AppOutputOptions.seconds(plan.duration),
-                ])
-        } else {
-            print(
-                "\(sheet.app.isEmpty ? "replay" : sheet.app): \(plan.chapters.count) chapter(s), \(plan.entries.count) cues, "
-                    + String(format: "%.1f s", plan.duration) + " on \(outputName)")
-        }
-        var announced: Set<Int> = []
-        // A chapter without cues is announced in its place among the others, not ahead of them all.
-        let emptyChapters = plan.chapters.filter { span in !plan.entries.contains { $0.cue.chapter == span.number } }
-        func announceEmptyChapters(before number: Int?) {
-            for span in emptyChapters where number.map({ span.number < $0 }) ?? true {
-                guard announced.insert(span.number).inserted else { continue }
-                if !output.json { print("chapter \(span.number): \(span.title) (no haptic cues)") }
-            }
-        }
-        for entry in plan.entries {
-            announceEmptyChapters(before: entry.cue.chapter)
-            if announced.insert(entry.cue.chapter).inserted,
-                let span = plan.chapters.first(where: { $0.number == entry.cue.chapter })
-            {
-                await AppOutputOptions.sleep(until: start + span.start, on: engine)
-                if output.json {
-                    report.event(
-                        "chapter",
-                        [
-                            "chapter": "\(span.number)", "title": span.title,
-                            "at": AppOutputOptions.seconds(start + span.start),
-                        ])
-                } else {
-                    print("chapter \(span.number): \(span.title)")
-                }
-            }
-            let at = start + entry.offset
-            let levels = await AppOutputOptions.levels(of: engine, at: at)
-            if output.json {
-                report.event(
-                    "cue",
-                    [
-                        "chapter": "\(entry.cue.chapter)", "pattern": entry.cue.pattern, "moment": entry.cue.moment,
-                        "time": AppOutputOptions.seconds(entry.cue.time),
-                        "offset": AppOutputOptions.seconds(entry.offset),
-                        "at": AppOutputOptions.seconds(at), "motors": AppOutputOptions.levelsText(levels),
-                    ])
-            } else {
-                let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
-                print(
-                    String(format: "  %6.3f s  ", entry.cue.time) + name + AppOutputOptions.meters(levels) + "  "
-                        + entry.cue.moment)
-            }
-            flushOutput()
-        }
-        announceEmptyChapters(before: nil)
-        await AppOutputOptions.sleep(until: start + plan.duration + AppOutputOptions.tail, on: engine)
-        if output.json { report.event("finished") } else { print("done") }
+        var narration = ReplayNarration(app: sheet.app, plan: plan, start: start, engine: engine, report: report)
+        await narration.run()
         engine.stop()
     }
 
-    /// Wide enough for the longest pattern name of our sheet (`capacitor_charge`) and a space.
-    static let patternColumn = 18
+    /// Chapter `--chapter`, or every chapter.
+    private func selectedChapters(of sheet: CueSheet) throws -> [CueSheet.Chapter] {
+        guard let chapter else { return sheet.chapters }
+        guard let found = sheet.chapter(chapter) else {
+            throw CommandFailure(
+                "no chapter \(chapter) in the cue sheet",
+                why: "its chapters are \(sheet.chapters.map { String($0.number) }.joined(separator: ", "))",
+                fix: "Name one of them with --chapter, or replay them all with --all.")
+        }
+        return [found]
+    }
 
     private func loadSheet() throws -> (CueSheet, HapticResourceDirectory) {
         let url: URL
@@ -132,18 +69,17 @@ struct ReplayCommand: AsyncParsableCommand {
             url = URL(fileURLWithPath: cues)
         } else {
             guard let folder = HapticResourceDirectory.locate() else {
-                printError(
-                    "haptics replay: no Haptics/ folder found (set HAPTICS_DIR, run from the repository, or pass --cues FILE)"
-                )
-                throw ExitCode.failure
+                throw CommandFailure(
+                    "no cue sheet", why: "no Haptics/ folder found",
+                    fix: "Set HAPTICS_DIR, run from the repository, or pass --cues FILE.")
             }
             url = folder.directory.appendingPathComponent(Self.defaultSheetName)
         }
         do {
             return (try CueSheet(contentsOf: url), HapticResourceDirectory(directory: url.deletingLastPathComponent()))
         } catch {
-            printError("haptics replay: \(error)")
-            throw ExitCode.failure
+            throw CommandFailure(
+                "cannot read the cue sheet", why: "\(error)", fix: "docs/app-haptics.md describes its format.")
         }
     }
 
@@ -155,19 +91,101 @@ struct ReplayCommand: AsyncParsableCommand {
         var patterns: [String: HapticPattern] = [:]
         for name in names.sorted() {
             guard let url = resources.url(forResource: name, withExtension: "ahap") else {
-                printError(
-                    "haptics replay: the cue sheet names '\(name)', but \(resources.directory.path)/\(name).ahap does not exist"
-                )
-                throw ExitCode.failure
+                throw CommandFailure(
+                    "the cue sheet names '\(name)'",
+                    why: "\(resources.directory.path)/\(name).ahap does not exist",
+                    fix: "Add the pattern beside the cue sheet, or correct the sheet's pattern name.")
             }
             do {
                 patterns[name] = try HapticPattern(contentsOf: url)
             } catch {
-                printError("haptics replay: \(url.path): \(error)")
-                throw ExitCode.failure
+                throw CommandFailure(
+                    "cannot load \(url.path)", why: "\(error)",
+                    fix: "`haptics validate \(url.path)` lists every problem.")
             }
         }
         return patterns
+    }
+}
+
+/// What the replay prints while the engine plays what was scheduled: a header, each chapter as it begins, each
+/// cue with the motor levels at its time (a chapter without cues in its place among the others), then the end.
+struct ReplayNarration {
+    let app: String
+    let plan: ReplayPlan
+    let start: Double
+    let engine: HapticEngine
+    let report: PlayReport
+    private var announced: Set<Int> = []
+
+    init(app: String, plan: ReplayPlan, start: Double, engine: HapticEngine, report: PlayReport) {
+        self.app = app
+        self.plan = plan
+        self.start = start
+        self.engine = engine
+        self.report = report
+    }
+
+    /// Wide enough for the longest pattern name of our sheet (`capacitor_charge`) and a space.
+    static let patternColumn = 18
+
+    mutating func run() async {
+        printHeader()
+        for entry in plan.entries {
+            announceEmptyChapters(before: entry.cue.chapter)
+            await announceChapter(entry.cue.chapter)
+            await printCue(entry)
+        }
+        announceEmptyChapters(before: nil)
+        await engine.sleep(until: start + plan.duration + PlaybackTiming.tail)
+        report.emit("finished", [:], text: "done")
+    }
+
+    private func printHeader() {
+        report.emit(
+            "replay",
+            [
+                "app": app, "output": engine.capabilities?.name ?? "?", "chapters": "\(plan.chapters.count)",
+                "cues": "\(plan.entries.count)", "start": PlaybackTiming.seconds(start),
+                "duration": PlaybackTiming.seconds(plan.duration),
+            ],
+            text: "\(app.isEmpty ? "replay" : app): \(plan.chapters.count) chapter(s), \(plan.entries.count) cues, "
+                + String(format: "%.1f s", plan.duration) + " on \(engine.capabilities?.name ?? "?")")
+    }
+
+    /// Chapters without cues that come before chapter `number` (all that are left when `nil`); text only.
+    private mutating func announceEmptyChapters(before number: Int?) {
+        let empty = plan.chapters.filter { span in !plan.entries.contains { $0.cue.chapter == span.number } }
+        for span in empty where number.map({ span.number < $0 }) ?? true {
+            guard announced.insert(span.number).inserted else { continue }
+            if !report.json { Console.printLine("chapter \(span.number): \(span.title) (no haptic cues)") }
+        }
+    }
+
+    /// The chapter's title when its first cue comes up, printed when the chapter begins.
+    private mutating func announceChapter(_ number: Int) async {
+        guard announced.insert(number).inserted, let span = plan.chapters.first(where: { $0.number == number })
+        else { return }
+        await engine.sleep(until: start + span.start)
+        report.emit(
+            "chapter",
+            ["chapter": "\(span.number)", "title": span.title, "at": PlaybackTiming.seconds(start + span.start)],
+            text: "chapter \(span.number): \(span.title)")
+    }
+
+    private func printCue(_ entry: ReplayPlan.Entry) async {
+        let at = start + entry.offset
+        let levels = await engine.levels(at: at)
+        let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
+        report.emit(
+            "cue",
+            [
+                "chapter": "\(entry.cue.chapter)", "pattern": entry.cue.pattern, "moment": entry.cue.moment,
+                "time": PlaybackTiming.seconds(entry.cue.time), "offset": PlaybackTiming.seconds(entry.offset),
+                "at": PlaybackTiming.seconds(at), "motors": MotorMeter.text(levels),
+            ],
+            text: String(format: "  %6.3f s  ", entry.cue.time) + name + MotorMeter.levels(levels) + "  "
+                + entry.cue.moment)
     }
 }
 
@@ -195,7 +213,7 @@ final class ReplaySchedule: Sendable {
                 try engine.makePlayer(with: pattern).start(atTime: start + entry.offset)
             } catch {
                 report.note(
-                    "cue \(entry.cue.pattern) at \(AppOutputOptions.seconds(entry.offset)) s not scheduled: \(error)")
+                    "cue \(entry.cue.pattern) at \(PlaybackTiming.seconds(entry.offset)) s not scheduled: \(error)")
             }
         }
     }

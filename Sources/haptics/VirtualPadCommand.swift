@@ -87,19 +87,17 @@ struct VirtualPadCommand: AsyncParsableCommand {
         do {
             pad = try VirtualPad(try padConfiguration(), logger: logger)
         } catch let error as VirtualPadError {
-            printError("haptics virtual-pad: \(error)")
-            throw ExitCode.failure
+            throw CommandFailure("cannot create the virtual pad", why: "\(error)")
         }
         // Subscribed before the node is announced: a client that starts at once is shown from its first call.
         let records = pad.recordStream()
         let features = pad.configuration.features.sorted().map(\.name).joined(separator: ",")
-        print(
+        Console.printLine(
             "created \(pad.eventNode) sysname \(pad.sysname) \"\(pad.configuration.name)\" "
                 + "\(Self.hexID(pad.configuration.vendor)):\(Self.hexID(pad.configuration.product)) "
                 + "effects \(features) max-effects \(pad.configuration.maxEffects)")
-        flushOutput()
 
-        let view = PadView(pad: pad, records: records, live: isatty(STDOUT_FILENO) == 1)
+        let view = PadView(pad: pad, records: records, live: LiveLine())
         let watcher = Task { await view.follow() }
         var received: Int32 = 0
         for await signal in signals {
@@ -120,30 +118,7 @@ struct VirtualPadCommand: AsyncParsableCommand {
     /// SIGINT and SIGTERM as a stream, so the pad is destroyed on the normal path rather than in a handler.
     static func terminationSignals() -> (AsyncStream<Int32>, [any DispatchSourceSignal]) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        var sources: [any DispatchSourceSignal] = []
-        for signalNumber in [SIGINT, SIGTERM] {
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { continuation.yield(signalNumber) }
-            source.resume()
-            sources.append(source)
-        }
-        return (stream, sources)
-    }
-}
-
-func printError(_ message: String) {
-    var standardError = StandardError()
-    print(message, to: &standardError)
-}
-
-/// Flushes every C stream (stdout is what matters); `fflush(NULL)` avoids touching the global `stdout`.
-func flushOutput() { fflush(nil) }
-
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
-        let bytes = Array(string.utf8)
-        _ = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+        return (stream, TerminationSignals.handle { continuation.yield($0) })
     }
 }
 
@@ -152,37 +127,34 @@ struct StandardError: TextOutputStream {
 actor PadView {
     let pad: VirtualPad
     let records: AsyncStream<PadRecord>
-    let live: Bool
+    let live: LiveLine
     private var redraw: Task<Void, Never>?
 
-    init(pad: VirtualPad, records: AsyncStream<PadRecord>, live: Bool) {
+    init(pad: VirtualPad, records: AsyncStream<PadRecord>, live: LiveLine) {
         self.pad = pad
         self.records = records
         self.live = live
     }
 
     func follow() async {
-        if live { draw(now: Self.now()) }
+        if live.enabled { draw(now: Self.now()) }
         for await record in records {
-            if live {
+            if live.enabled {
                 draw(now: Self.now())
             } else {
-                print(Self.describe(record, levels: pad.motorOutput(at: record.time)))
-                flushOutput()
+                Console.printLine(Self.describe(record, levels: pad.motorOutput(at: record.time)))
             }
         }
     }
 
     func finish() {
         redraw?.cancel()
-        if live { print("") }
+        live.end()
     }
 
     private func draw(now: PadTimestamp) {
         let levels = pad.motorOutput(at: now)
-        print(
-            "\r\u{1b}[K" + Self.meter("strong", levels.strong) + "  " + Self.meter("weak", levels.weak), terminator: "")
-        flushOutput()
+        live.redraw(MotorMeter.raw(levels))
         redraw?.cancel()
         guard let next = pad.motorModel().nextChange(after: now) else { return }
         let wait = max(next.time.microseconds - now.microseconds, 0)
@@ -197,17 +169,6 @@ actor PadView {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
         return PadTimestamp(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000)
-    }
-
-    /// Width of a motor bar in characters.
-    static let meterWidth = 24
-
-    static func meter(_ label: String, _ fraction: Double) -> String {
-        let level = ForceFeedbackEffect.magnitude(fraction)
-        let filled = Int(level) * meterWidth / Int(UInt16.max)
-        let percent = Int(level) * 100 / Int(UInt16.max)
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: meterWidth - filled)
-        return "\(label) [\(bar)] \(percent)%"
     }
 
     static func describe(_ record: PadRecord, levels: MotorMagnitudes) -> String {

@@ -51,4 +51,27 @@ import Testing
             executablePath: nil)
         #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
     }
+
+    @Test func aFileArgumentIsAPathWhenOneExistsElseANameInTheFoundFolder() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("{}", to: "work/Haptics/thud.ahap")
+        _ = try scratch.write("{}", to: "work/mine.ahap")
+        let work = scratch.url.path + "/work"
+        func lookup(_ argument: String, environment: [String: String] = [:]) -> HapticResourceLookup {
+            HapticResourceDirectory.locateFile(
+                argument, withExtension: "ahap", environment: environment, currentDirectory: work, executablePath: nil)
+        }
+        #expect(lookup("mine.ahap").file?.path == work + "/mine.ahap")
+        #expect(lookup("thud").file?.path == work + "/Haptics/thud.ahap")
+        #expect(lookup("thud.ahap").file?.path == work + "/Haptics/thud.ahap")
+        #expect(lookup("Haptics/thud.ahap").file?.path == work + "/Haptics/thud.ahap")
+        let missing = lookup("nope")
+        #expect(missing.file == nil)
+        #expect(missing.folder?.directory.path == work + "/Haptics")
+        // Only the first existing folder is searched, as for HapticManager.shared: the override hides ./Haptics.
+        let overridden = lookup("thud", environment: ["HAPTICS_DIR": scratch.url.path])
+        #expect(overridden.file == nil)
+        #expect(overridden.searched.first?.path == scratch.url.path)
+    }
 }

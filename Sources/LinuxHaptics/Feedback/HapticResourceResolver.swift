@@ -105,6 +105,48 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     }
 }
 
+/// What `HapticResourceDirectory.locateFile` found for a name or path given on a command line, and where it
+/// looked, so that a caller can say both.
+public struct HapticResourceLookup: Sendable {
+    /// The file: the path as given when it exists, else the named resource in `folder`; `nil` when neither.
+    public let file: URL?
+    /// The first existing folder of the search order, where a name was looked up; `nil` when there is none.
+    public let folder: HapticResourceDirectory?
+    /// The search order's folders, in order.
+    public let searched: [URL]
+}
+
+extension HapticResourceDirectory {
+    /// A resource as a person names it on a command line (`haptics play thud`): a path to an existing file is
+    /// taken as it is (relative to `currentDirectory`); anything else is a resource name, with or without
+    /// `.fileExtension` (`thud`, `thud.ahap`), in the first existing folder of `searchOrder`, the folder
+    /// `HapticManager.shared` and the cue sheet use too.
+    public static func locateFile(
+        _ argument: String, withExtension fileExtension: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        executablePath: String? = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    ) -> HapticResourceLookup {
+        let searched = searchOrder(
+            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
+        let folder = locate(
+            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
+        let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
+        if FileManager.default.fileExists(atPath: path.path) {
+            return HapticResourceLookup(file: path, folder: folder, searched: searched)
+        }
+        let file = folder?.url(
+            forResource: resourceName(argument, withExtension: fileExtension), withExtension: fileExtension)
+        return HapticResourceLookup(file: file, folder: folder, searched: searched)
+    }
+
+    /// The resource name a command-line argument stands for: `thud.ahap` and `thud` both name `thud`.
+    public static func resourceName(_ argument: String, withExtension fileExtension: String) -> String {
+        let suffix = "." + fileExtension
+        return argument.hasSuffix(suffix) ? String(argument.dropLast(suffix.count)) : argument
+    }
+}
+
 /// The resolver `HapticManager.shared` uses: the first `Haptics/` folder of `HapticResourceDirectory.searchOrder`,
 /// looked up on each call (a few `stat`s, and only when a pattern is loaded), so a folder installed while the
 /// program runs is found; it resolves nothing when there is no such folder.

@@ -1,0 +1,149 @@
+// The values commands take, each parsed in one place: the device selector (one grammar for every command that
+// names a device), the motor locality, the render profile, the monitor's event source and the emulated model.
+// A conformance of a library's public type is public, so the modules it names are imported publicly here.
+public import ArgumentParser
+import HapticTestDevices
+public import HapticRendering
+import LinuxHaptics
+public import LinuxInput
+import Logging
+
+/// A device as the user names it, the same way for `probe DEVICE` and for `--device` of `play`, `replay` and
+/// `feedback`. The first form that fits wins:
+///
+/// | spelling | means |
+/// | --- | --- |
+/// | `virtual` | the built-in virtual output (the playing commands only) |
+/// | `all` | every rumble-capable gamepad, driven with the same mix (the playing commands only) |
+/// | an integer `N` | entry `#N` of `haptics devices` (its rumble-capable devices, in event-number order) |
+/// | a path, `/dev/input/event5` or a `/dev/input/by-id/...` link | that event node |
+/// | `event5` | `/dev/input/event5` |
+/// | anything else, `usb-045e:028e-1a2b3c4d` | the device with that stable id (the same after a replug) |
+enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
+    case virtual
+    case allGamepads
+    case index(Int)
+    /// An event node, a link to one, or an event name (`event5`), as given.
+    case node(String)
+    case id(StableDeviceID)
+
+    init?(argument: String) {
+        if argument.isEmpty { return nil }
+        if argument == "virtual" {
+            self = .virtual
+        } else if argument == "all" {
+            self = .allGamepads
+        } else if let index = Int(argument) {
+            self = .index(index)
+        } else if argument.hasPrefix("/") || argument.hasPrefix(Self.eventPrefix) {
+            self = .node(argument)
+        } else {
+            self = .id(StableDeviceID(rawValue: argument))
+        }
+    }
+
+    /// The selector spelled as the user may type it.
+    var defaultValueDescription: String {
+        switch self {
+        case .virtual: "virtual"
+        case .allGamepads: "all"
+        case .index(let index): String(index)
+        case .node(let node): node
+        case .id(let id): id.rawValue
+        }
+    }
+
+    static let eventPrefix = "event"
+    static let inputDirectory = "/dev/input/"
+
+    /// The node's path: an event name is a node in /dev/input.
+    private static func path(of node: String) -> String {
+        node.hasPrefix("/") ? node : inputDirectory + node
+    }
+
+    /// The grammar in one sentence, for `--help`: what `probe` takes.
+    static let inputDeviceHelp = """
+        An event node (/dev/input/event5, or a /dev/input/by-id link), an event name (event5), a stable id from \
+        `haptics devices`, or an index (#) from `haptics devices`.
+        """
+
+    /// The grammar in one sentence, for `--help`: what the playing commands take.
+    static let outputHelp =
+        inputDeviceHelp + " Also 'all' (every rumble-capable gamepad) or 'virtual' (the built-in virtual output)."
+
+    /// The input device this selector names among `listing`'s; `virtual` and `all` name none.
+    func inputDevice(in listing: DeviceListing) throws -> InputDevice {
+        switch self {
+        case .virtual, .allGamepads:
+            throw CommandFailure(
+                "No input device \"\(defaultValueDescription)\"",
+                why: "'\(defaultValueDescription)' names an output of `play`, `replay` and `feedback`, not one device",
+                fix: "`haptics devices --all` lists the input devices.")
+        case .index(let index):
+            guard listing.rumbleCapable.indices.contains(index) else {
+                throw CommandFailure(
+                    "No device #\(index)",
+                    why: "`haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s)",
+                    fix: "Name one by its #, node or id from `haptics devices`.")
+            }
+            return listing.rumbleCapable[index]
+        case .node(let node):
+            // A path may be a udev symlink (/dev/input/by-id/..., /dev/input/by-path/...).
+            let path = Self.path(of: node)
+            let resolved = DeviceDiscovery.resolvedNode(path)
+            return try listing.first(named: node) {
+                $0.node == resolved || Self.inputDirectory + $0.identity.sysName == path
+            }
+        case .id(let id):
+            return try listing.first(named: id.rawValue) { $0.id == id }
+        }
+    }
+
+    /// Where an engine plays for this selector. Only an index needs the device list, to learn its node.
+    func outputSelection(logger: Logger) throws -> HapticOutputSelection {
+        switch self {
+        case .virtual: .virtual(VirtualOutput())
+        case .allGamepads: .device(.allGamepads)
+        case .index: .device(.node(try inputDevice(in: DeviceListing(logger: logger)).node))
+        case .node(let node): .device(.node(Self.path(of: node)))
+        case .id(let id): .device(.id(id))
+        }
+    }
+}
+
+extension DeviceListing {
+    /// The first device that `matches`, or the failure that says `name` is not among them.
+    fileprivate func first(named name: String, where matches: (InputDevice) -> Bool) throws -> InputDevice {
+        guard let match = all.first(where: matches) else {
+            throw CommandFailure(
+                "No input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")
+        }
+        return match
+    }
+}
+
+// The libraries do not depend on ArgumentParser, so the CLI adds the conformances.
+
+extension HapticLocality: ExpressibleByArgument {
+    static let help =
+        "Which motors play: all, left (the strong, low-frequency motor only) or right (the weak motor only)."
+}
+
+extension RenderProfile: ExpressibleByArgument {
+    public init?(argument: String) {
+        guard let profile = Self.named(argument) else { return nil }
+        self = profile
+    }
+
+    public var defaultValueDescription: String { name }
+
+    public static var allValueStrings: [String] { builtIn.map(\.name) }
+
+    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+}
+
+/// `monitor --source`.
+extension DeviceMonitor.Source: ExpressibleByArgument {}
+
+/// `emulate MODEL`: the emulated controllers by name (`dualsense`, `xbox360`, ...).
+extension EmulatedModel: ExpressibleByArgument {}

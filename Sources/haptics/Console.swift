@@ -1,0 +1,170 @@
+// Everything the CLI writes goes through here: lines on standard output that reach a pipe at once, messages on
+// standard error, JSON lines, live meter lines redrawn on a terminal, and the failure type that tells the user
+// what failed, why, and what to do.
+import Foundation
+import Glibc
+import HapticRendering
+import LinuxInput
+
+enum Console {
+    /// A line on standard output, flushed: `print` is block-buffered when standard output is a pipe, and a test
+    /// or a script reads each line as it happens.
+    static func printLine(_ text: String) {
+        print(text)
+        flush()
+    }
+
+    /// A line on standard error. Standard error is unbuffered, so the line is there before the next one on
+    /// standard output.
+    static func printError(_ text: String) {
+        var stream = StandardError()
+        print(text, to: &stream)
+    }
+
+    /// Flushes every C stream (standard output is what matters); `fflush(NULL)` avoids the global `stdout`,
+    /// which Swift 6 treats as shared mutable state.
+    static func flush() { fflush(nil) }
+
+    /// Whether standard output is a terminal, where the commands redraw live meters instead of printing lines.
+    static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+
+    /// Standard error as a `TextOutputStream`: one `write(2)` loop per string, retried on `EINTR`.
+    struct StandardError: TextOutputStream {
+        mutating func write(_ string: String) {
+            var bytes = Array(string.utf8)[...]
+            while !bytes.isEmpty {
+                let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
+                if written < 0 && errno == EINTR { continue }
+                guard written > 0 else { return }
+                bytes = bytes.dropFirst(written)
+            }
+        }
+    }
+}
+
+/// One JSON object per line, for scripts and tests that read a command's output as it runs.
+enum JSONLines {
+    /// A flat event: `{"event":"NAME",...}` with the event first and the other fields sorted, every value a
+    /// string.
+    static func event(_ name: String, _ fields: [String: String] = [:]) -> String {
+        let body = ([("event", name)] + fields.sorted { $0.key < $1.key }).map {
+            "\"\(escape($0))\":\"\(escape($1))\""
+        }
+        return "{" + body.joined(separator: ",") + "}"
+    }
+
+    /// A typed value on one line: keys sorted, slashes (device paths) left as they are.
+    static func line(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    /// A whole document, indented (`devices --json`, `probe --json`).
+    static func document(_ value: some Encodable) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+
+    static func escape(_ text: String) -> String {
+        var escaped = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
+    }
+}
+
+/// A status line redrawn in place on a terminal (carriage return, erase the line); off the terminal it draws
+/// nothing, and the commands print one line per event instead.
+struct LiveLine: Sendable {
+    let enabled: Bool
+
+    /// On when standard output is a terminal, unless the command prints something else (JSON) instead.
+    init(enabled: Bool = Console.outputIsTerminal) {
+        self.enabled = enabled
+    }
+
+    /// Replaces the line with `text`, leaving the cursor on it.
+    func redraw(_ text: String) {
+        guard enabled else { return }
+        print(Self.erase + text, terminator: "")
+        Console.flush()
+    }
+
+    /// Erases the line, so a regular line printed next starts at the left edge.
+    func clear() {
+        if enabled { print(Self.erase, terminator: "") }
+    }
+
+    /// Ends the line, so what follows (the shell's prompt) starts on a line of its own.
+    func end() {
+        if enabled { print("") }
+    }
+
+    private static let erase = "\r\u{1b}[K"
+}
+
+/// Motor levels as bars: `strong [######..............]  30%`.
+enum MotorMeter {
+    /// Width of a bar for the engine's levels (`play`, `replay`, `feedback`).
+    static let width = 20
+
+    /// Both motors of an engine's output, rounded to the nearest character and percent.
+    static func levels(_ levels: MotorMagnitudes) -> String {
+        meter("strong", levels.strong) + "  " + meter("weak", levels.weak)
+    }
+
+    static func meter(_ label: String, _ level: Double) -> String {
+        let filled = Int((level * Double(width)).rounded())
+        return "\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+            + "] " + String(format: "%3d%%", Int((level * 100).rounded()))
+    }
+
+    /// Width of a bar for a device's raw 16-bit magnitudes (`virtual-pad`, `emulate`).
+    static let rawWidth = 24
+
+    /// Both motors of a device as the kernel sees them, in integer steps of the 16-bit `FF_RUMBLE` magnitude, so
+    /// that a magnitude maps to the same bar whatever the floating-point rounding.
+    static func raw(_ levels: MotorMagnitudes) -> String {
+        rawMeter("strong", ForceFeedbackEffect.magnitude(levels.strong)) + "  "
+            + rawMeter("weak", ForceFeedbackEffect.magnitude(levels.weak))
+    }
+
+    static func rawMeter(_ label: String, _ level: UInt16) -> String {
+        let filled = Int(level) * rawWidth / Int(UInt16.max)
+        let percent = Int(level) * 100 / Int(UInt16.max)
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: rawWidth - filled)
+        return "\(label) [\(bar)] \(percent)%"
+    }
+
+    /// A level as text with three decimals, for the JSON lines and the plain lines.
+    static func text(_ levels: MotorMagnitudes) -> String {
+        String(format: "strong %.3f weak %.3f", levels.strong, levels.weak)
+    }
+}
+
+/// A run-time failure (not a usage error), as the user needs it: what failed, why, and what to do about it.
+/// `Haptics.main` prints it as `haptics COMMAND: WHAT: WHY` and the fix on the next line, and exits with 1.
+struct CommandFailure: Error, CustomStringConvertible {
+    let what: String
+    let why: String?
+    let fix: String?
+
+    init(_ what: String, why: String? = nil, fix: String? = nil) {
+        self.what = what
+        self.why = why
+        self.fix = fix
+    }
+
+    var description: String {
+        let reason = why.map { "\(what): \($0)" } ?? what
+        return fix.map { "\(reason)\n\($0)" } ?? reason
+    }
+}

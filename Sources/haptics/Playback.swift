@@ -1,0 +1,117 @@
+// What the playing commands (`play`, `replay`, `feedback`) share: the options that say where they play and how
+// they print, the engine they start, the report they print through, and how they wait on the engine's clock.
+import ArgumentParser
+import Foundation
+import HapticRendering
+import LinuxHaptics
+import Logging
+
+struct PlaybackOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            DeviceSelector.outputHelp
+                + " Default: the first rumble-capable device, else the built-in virtual output.",
+            valueName: "device"))
+    var device: DeviceSelector?
+
+    @Flag(help: "Print JSON lines instead of text.")
+    var json = false
+
+    /// The started engine for `--device`; without one, the first rumble-capable device, or, when none is
+    /// usable, the built-in virtual output (with a note saying so, so `make demo` shows something anywhere).
+    func startEngine(
+        command: String, options: HapticEngineOptions = HapticEngineOptions(), report: PlayReport
+    ) throws -> HapticEngine {
+        var logger = Logger(label: "haptics.\(command)")
+        logger.logLevel = .warning
+        let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
+        let engine = HapticEngine(output: selection, options: options, logger: logger)
+        do {
+            try engine.start()
+            return engine
+        } catch {
+            guard device == nil else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
+            report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
+            let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
+            do { try virtual.start() } catch { throw Self.startFailure(on: "virtual", error) }
+            return virtual
+        }
+    }
+
+    private static func startFailure(on device: String?, _ error: any Error) -> CommandFailure {
+        CommandFailure(
+            "cannot play on \(device ?? "the first rumble-capable device")", why: "\(error)",
+            fix: "`haptics devices` lists the rumble-capable devices and whether you may write them; "
+                + "`--device virtual` plays on the built-in virtual output.")
+    }
+}
+
+/// How the playing commands time their output on the engine's clock.
+enum PlaybackTiming {
+    /// Scheduling the first haptic this far ahead gives the engine time to upload before it is due, so it
+    /// plays on time rather than late.
+    static let leadIn = 0.1
+    /// How long after a pattern's end the command waits before stopping the engine: the motors' last
+    /// self-expiring update has run out by then.
+    static let tail = 0.2
+    /// The motor levels of a tap are read this long after it starts: the engine applies a change at its
+    /// deadline, and ff-memless (or the virtual model) shows it within one 4 ms tick.
+    static let sampleDelay = 0.02
+
+    /// A time on the engine's clock as the JSON lines print it.
+    static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
+}
+
+extension HapticEngine {
+    func sleep(until time: Double) async {
+        let remaining = time - currentTime
+        if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }
+    }
+
+    /// The motor levels just after `time`, once the change due then has reached the motors.
+    func levels(at time: Double) async -> MotorMagnitudes {
+        await sleep(until: time + PlaybackTiming.sampleDelay)
+        return outputLevels
+    }
+}
+
+/// What a playing command prints: JSON lines, or plain lines with a live line redrawn under them on a terminal.
+struct PlayReport: Sendable {
+    let command: String
+    let json: Bool
+    let live: LiveLine
+
+    init(command: String, json: Bool, live: Bool = false) {
+        self.command = command
+        self.json = json
+        self.live = LiveLine(enabled: live && !json)
+    }
+
+    /// An event: a JSON line, or `NAME key=value ...`.
+    func event(_ name: String, _ fields: [String: String] = [:]) {
+        if json {
+            Console.printLine(JSONLines.event(name, fields))
+        } else {
+            live.clear()
+            Console.printLine(
+                ([name] + fields.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }).joined(separator: " "))
+        }
+    }
+
+    /// Text for the user: in the JSON lines as a `note`, otherwise on standard error.
+    func note(_ text: String) {
+        if json { event("note", ["message": text]) } else { Console.printError("haptics \(command): \(text)") }
+    }
+
+    /// Either a JSON event or a text line, whichever this report prints.
+    func emit(_ name: String, _ fields: [String: String], text: @autoclosure () -> String) {
+        if json { event(name, fields) } else { Console.printLine(text()) }
+    }
+
+    func draw(position: Double, length: Double?, levels: MotorMagnitudes) {
+        let progress =
+            length.map { String(format: "%6.2f / %.2f s", position, $0) }
+            ?? String(format: "%6.2f s (looping)", position)
+        live.redraw("\(progress)  " + MotorMeter.levels(levels))
+    }
+}
