@@ -2,6 +2,7 @@
 // passing, failing with a reason, or skipping with a reason. Suites live in their own files and are
 // listed once in Suites.swift.
 import Glibc
+import LinuxHaptics
 
 /// A test case: a name unique across suites ("suite/case") and an async body that throws to fail or skip.
 struct KernelTest: Sendable {
@@ -86,11 +87,8 @@ struct TestRunner {
     }
 }
 
-func monotonicSeconds() -> Double {
-    var spec = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &spec)
-    return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
-}
+/// Now on the engine's clock, which is also the clock uinput stamps its events with.
+func monotonicSeconds() -> Double { MonotonicClock().now }
 
 /// Flushes every C stream; stdout is what matters when output is piped through the VM's serial port.
 func flushOutput() { fflush(nil) }

@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import HapticRendering
 import Glibc
+import LinuxHaptics
 import LinuxInput
 import Logging
 
@@ -165,10 +166,9 @@ actor PadView {
         }
     }
 
+    /// Now on the clock uinput stamps its events with.
     static func now() -> PadTimestamp {
-        var spec = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &spec)
-        return PadTimestamp(microseconds: Int64(spec.tv_sec) * 1_000_000 + Int64(spec.tv_nsec) / 1000)
+        PadTimestamp(microseconds: Int64((MonotonicClock().now * 1e6).rounded(.down)))
     }
 
     static func describe(_ record: PadRecord, levels: MotorMagnitudes) -> String {
