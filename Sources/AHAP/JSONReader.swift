@@ -466,87 +466,65 @@ struct JSONReader {
     /// Exponent digits beyond this many are not accumulated: the number is out of range either way.
     private static let exponentDigitLimit = 6
 
-    private mutating func readNumber() throws(JSONReadError) -> Double {
-        let start = position
-        var negative = false
-        if current == UInt8(ascii: "-") {
-            negative = true
-            position += 1
-            if matches("Infinity", at: position) {
-                throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
-            }
-        }
+    /// A number literal's digits as they are read: up to 19 significant digits in an integer mantissa, and the
+    /// power of ten that scales it.
+    private struct DecimalDigits {
         var mantissa: UInt64 = 0
         var significantDigits = 0
         var decimalExponent = 0
 
-        func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
-
-        if current == UInt8(ascii: "0") {
-            position += 1
-            if isDigit(current) { throw failure("numbers may not have leading zeros") }
-        } else if isDigit(current) {
-            while isDigit(current) {
-                if significantDigits < Self.mantissaDigitLimit {
-                    mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
-                    significantDigits += 1
-                } else {
-                    decimalExponent += 1
-                    significantDigits += 1
-                }
-                position += 1
+        /// A digit before the decimal point: beyond the mantissa's capacity it only scales the number up.
+        mutating func appendInteger(_ digit: UInt8) {
+            if significantDigits < JSONReader.mantissaDigitLimit {
+                mantissa = mantissa * 10 + UInt64(digit)
+            } else {
+                decimalExponent += 1
             }
-        } else {
-            throw failure("a number needs a digit after '-', found \(describeCurrent())")
-        }
-        if current == UInt8(ascii: ".") {
-            position += 1
-            guard isDigit(current) else { throw failure("a number needs digits after its decimal point") }
-            while isDigit(current) {
-                if significantDigits < Self.mantissaDigitLimit {
-                    if mantissa != 0 || current != UInt8(ascii: "0") { significantDigits += 1 }
-                    mantissa = mantissa * 10 + UInt64(current - UInt8(ascii: "0"))
-                    decimalExponent -= 1
-                } else {
-                    significantDigits += 1
-                }
-                position += 1
-            }
-        }
-        if current == UInt8(ascii: "e") || current == UInt8(ascii: "E") {
-            position += 1
-            var exponentNegative = false
-            if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
-                exponentNegative = current == UInt8(ascii: "-")
-                position += 1
-            }
-            guard isDigit(current) else { throw failure("a number needs digits in its exponent") }
-            var exponent = 0
-            var exponentDigits = 0
-            while isDigit(current) {
-                if exponentDigits < Self.exponentDigitLimit {
-                    exponent = exponent * 10 + Int(current - UInt8(ascii: "0"))
-                    if exponent != 0 { exponentDigits += 1 }
-                }
-                position += 1
-            }
-            decimalExponent += exponentNegative ? -exponent : exponent
+            significantDigits += 1
         }
 
+        /// A digit after the decimal point: beyond the mantissa's capacity it is dropped (the conversion of
+        /// such a long literal goes through the standard library anyway).
+        mutating func appendFraction(_ digit: UInt8) {
+            guard significantDigits < JSONReader.mantissaDigitLimit else {
+                significantDigits += 1
+                return
+            }
+            if mantissa != 0 || digit != 0 { significantDigits += 1 }
+            mantissa = mantissa * 10 + UInt64(digit)
+            decimalExponent -= 1
+        }
+
+        /// The value by Clinger's fast path, when the mantissa and the power of ten are both exact.
+        var exactValue: Double? {
+            guard significantDigits <= JSONReader.mantissaDigitLimit, mantissa <= JSONReader.exactMantissaLimit,
+                abs(decimalExponent) < JSONReader.exactPowersOfTen.count
+            else { return nil }
+            let magnitude = Double(mantissa)
+            return decimalExponent >= 0
+                ? magnitude * JSONReader.exactPowersOfTen[decimalExponent]
+                : magnitude / JSONReader.exactPowersOfTen[-decimalExponent]
+        }
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
+
+    private var currentDigit: UInt8? { Self.isDigit(current) ? current - UInt8(ascii: "0") : nil }
+
+    private mutating func readNumber() throws(JSONReadError) -> Double {
+        let start = position
+        let negative = try readSign()
+        var digits = DecimalDigits()
+        try readIntegerPart(into: &digits)
+        try readFraction(into: &digits)
+        digits.decimalExponent += try readExponent()
         guard position - start <= limits.maximumNumberBytes else {
             position = start
             throw failure("a number literal longer than \(limits.maximumNumberBytes) bytes", code: .limitExceeded)
         }
         let value: Double
-        if significantDigits <= Self.mantissaDigitLimit, mantissa <= Self.exactMantissaLimit,
-            abs(decimalExponent) < Self.exactPowersOfTen.count
-        {
-            let magnitude = Double(mantissa)
-            let scaled =
-                decimalExponent >= 0
-                ? magnitude * Self.exactPowersOfTen[decimalExponent]
-                : magnitude / Self.exactPowersOfTen[-decimalExponent]
-            value = negative ? -scaled : scaled
+        if let exact = digits.exactValue {
+            value = negative ? -exact : exact
         } else {
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
             guard let parsed = Double(text) else { throw failure("\(text) is not a number") }
@@ -557,5 +535,63 @@ struct JSONReader {
             throw failure("a number too large for a Double", code: .nonFiniteNumber)
         }
         return value
+    }
+
+    /// A leading minus; `-Infinity` gets its own message.
+    private mutating func readSign() throws(JSONReadError) -> Bool {
+        guard current == UInt8(ascii: "-") else { return false }
+        position += 1
+        if matches("Infinity", at: position) {
+            throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
+        }
+        return true
+    }
+
+    private mutating func readIntegerPart(into digits: inout DecimalDigits) throws(JSONReadError) {
+        if current == UInt8(ascii: "0") {
+            position += 1
+            if currentDigit != nil { throw failure("numbers may not have leading zeros") }
+            return
+        }
+        guard currentDigit != nil else {
+            throw failure("a number needs a digit after '-', found \(describeCurrent())")
+        }
+        while let digit = currentDigit {
+            digits.appendInteger(digit)
+            position += 1
+        }
+    }
+
+    private mutating func readFraction(into digits: inout DecimalDigits) throws(JSONReadError) {
+        guard current == UInt8(ascii: ".") else { return }
+        position += 1
+        guard currentDigit != nil else { throw failure("a number needs digits after its decimal point") }
+        while let digit = currentDigit {
+            digits.appendFraction(digit)
+            position += 1
+        }
+    }
+
+    /// The exponent's value (0 when there is none); its digits beyond `exponentDigitLimit` are read but not
+    /// accumulated, since the number is out of range either way.
+    private mutating func readExponent() throws(JSONReadError) -> Int {
+        guard current == UInt8(ascii: "e") || current == UInt8(ascii: "E") else { return 0 }
+        position += 1
+        var negative = false
+        if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
+            negative = current == UInt8(ascii: "-")
+            position += 1
+        }
+        guard currentDigit != nil else { throw failure("a number needs digits in its exponent") }
+        var exponent = 0
+        var exponentDigits = 0
+        while let digit = currentDigit {
+            if exponentDigits < Self.exponentDigitLimit {
+                exponent = exponent * 10 + Int(digit)
+                if exponent != 0 { exponentDigits += 1 }
+            }
+            position += 1
+        }
+        return negative ? -exponent : exponent
     }
 }
