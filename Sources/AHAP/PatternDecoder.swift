@@ -321,23 +321,9 @@ struct PatternDecoder {
                 timeSpelling = spelling
             case "EventType":
                 sawType = true
-                guard let name = string(item, key: spelling, coreHaptics: .badEventEntry) else { continue }
-                type = HapticEvent.EventType(rawValue: name)
-                if type == nil {
-                    let known = HapticEvent.EventType.allCases.map(\.rawValue).joined(separator: ", ")
-                    report(
-                        .error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))",
-                        coreHaptics: .invalidEventType, at: .key(spelling))
-                }
+                type = decodeEventType(item, key: spelling)
             case "EventDuration":
-                guard let seconds = number(item, key: spelling, coreHaptics: .invalidEventDuration) else { continue }
-                if seconds < 0 {
-                    report(
-                        .error, .negativeDuration, "EventDuration is negative (\(seconds) s)",
-                        coreHaptics: .invalidEventDuration, at: .key(spelling))
-                } else {
-                    duration = seconds
-                }
+                duration = decodeEventDuration(item, key: spelling)
             case "EventParameters":
                 parameters = decodeEventParameters(item, key: spelling)
             case "EventWaveformPath":
@@ -364,6 +350,30 @@ struct PatternDecoder {
         event.waveformUsesVolumeEnvelope = usesVolumeEnvelope
         event.waveformLoopEnabled = loopEnabled
         return event
+    }
+
+    private mutating func decodeEventType(_ item: JSONValue, key: String) -> HapticEvent.EventType? {
+        guard let name = string(item, key: key, coreHaptics: .badEventEntry) else { return nil }
+        guard let type = HapticEvent.EventType(rawValue: name) else {
+            let known = HapticEvent.EventType.allCases.map(\.rawValue).joined(separator: ", ")
+            report(
+                .error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))",
+                coreHaptics: .invalidEventType, at: .key(key))
+            return nil
+        }
+        return type
+    }
+
+    /// A non-negative duration in seconds; nil (and a diagnostic) otherwise.
+    private mutating func decodeEventDuration(_ item: JSONValue, key: String) -> Double? {
+        guard let seconds = number(item, key: key, coreHaptics: .invalidEventDuration) else { return nil }
+        guard seconds >= 0 else {
+            report(
+                .error, .negativeDuration, "EventDuration is negative (\(seconds) s)",
+                coreHaptics: .invalidEventDuration, at: .key(key))
+            return nil
+        }
+        return seconds
     }
 
     private mutating func checkEventConsistency(

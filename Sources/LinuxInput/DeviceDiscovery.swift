@@ -127,51 +127,10 @@ public struct DeviceDiscovery: Sendable {
             logger.debug("input device has no inputN parent", metadata: ["syspath": "\(device.syspath)"])
             return nil
         }
-        let sysName = device.sysName
-        let identity = InputDeviceIdentity(
-            name: input.attribute("name") ?? "",
-            bus: InputBus(rawValue: hexAttribute(input, "id/bustype")),
-            vendor: hexAttribute(input, "id/vendor"),
-            product: hexAttribute(input, "id/product"),
-            version: hexAttribute(input, "id/version"),
-            uniq: input.attribute("uniq") ?? "",
-            phys: input.attribute("phys") ?? "",
-            sysName: sysName,
-            node: device.node ?? "/dev/input/\(sysName)",
-            sysPath: device.syspath)
-
-        var bits = CapabilityBits(sysfsAttribute: input.attribute)
-        var maxEffects: Int?
-        var source = InputDevice.CapabilitySource.sysfs
-        let access: DeviceAccess
+        let identity = self.identity(of: device, input: input)
         if justAdded { settleAfterAdd(input) }
-        switch ProbeHandle.open(identity.node) {
-        case .success(let handle):
-            access = handle.access
-            do throws(SystemCallError) {
-                bits = try EvdevSnapshot(fileDescriptor: handle.fileDescriptor).bits
-                source = .evdev
-            } catch {
-                logger.info(
-                    "libevdev could not read the node; using sysfs",
-                    metadata: ["node": "\(identity.node)", "error": "\(error)"])
-            }
-            // Only a device with force feedback has slots; elsewhere the ioctl reports 0 or fails.
-            if !bits.forceFeedback.isEmpty {
-                do throws(SystemCallError) {
-                    maxEffects = try handle.maxEffects()
-                } catch {
-                    logger.info("EVIOCGEFFECTS failed", metadata: ["node": "\(identity.node)", "error": "\(error)"])
-                }
-            } else {
-                maxEffects = 0
-            }
-        case .failure(let failure):
-            access = failure.access
-            logger.debug("event node not opened", metadata: ["node": "\(identity.node)", "error": "\(failure.error)"])
-        }
-
-        let capabilities = InputDeviceCapabilities(bits: bits, maxEffects: maxEffects)
+        let opened = readCapabilities(identity.node, sysfs: CapabilityBits(sysfsAttribute: input.attribute))
+        let capabilities = InputDeviceCapabilities(bits: opened.bits, maxEffects: opened.maxEffects)
         let isGamepad: Bool
         let evidence: InputDevice.GamepadEvidence
         if udevDaemonRuns && device.isInitialized {
@@ -182,9 +141,56 @@ public struct DeviceDiscovery: Sendable {
             evidence = .judged
         }
         return InputDevice(
-            id: identity.stableID, identity: identity, capabilities: capabilities, access: access,
-            isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: source,
+            id: identity.stableID, identity: identity, capabilities: capabilities, access: opened.access,
+            isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: opened.source,
             driver: input.parent?.driver)
+    }
+
+    /// The identity attributes of `eventN`'s `inputN` parent.
+    private func identity(of device: UdevDevice, input: UdevDevice) -> InputDeviceIdentity {
+        let sysName = device.sysName
+        return InputDeviceIdentity(
+            name: input.attribute("name") ?? "",
+            bus: InputBus(rawValue: hexAttribute(input, "id/bustype")),
+            vendor: hexAttribute(input, "id/vendor"),
+            product: hexAttribute(input, "id/product"),
+            version: hexAttribute(input, "id/version"),
+            uniq: input.attribute("uniq") ?? "",
+            phys: input.attribute("phys") ?? "",
+            sysName: sysName,
+            node: device.node ?? "/dev/input/\(sysName)",
+            sysPath: device.syspath)
+    }
+
+    /// What opening the node tells: how it may be opened, the kernel's own capability bits (else the sysfs
+    /// ones), and the effect slots.
+    private func readCapabilities(
+        _ node: String, sysfs: CapabilityBits
+    ) -> (access: DeviceAccess, bits: CapabilityBits, source: InputDevice.CapabilitySource, maxEffects: Int?) {
+        let handle: ProbeHandle
+        switch ProbeHandle.open(node) {
+        case .success(let opened): handle = opened
+        case .failure(let failure):
+            logger.debug("event node not opened", metadata: ["node": "\(node)", "error": "\(failure.error)"])
+            return (failure.access, sysfs, .sysfs, nil)
+        }
+        var bits = sysfs
+        var source = InputDevice.CapabilitySource.sysfs
+        do throws(SystemCallError) {
+            bits = try EvdevSnapshot(fileDescriptor: handle.fileDescriptor).bits
+            source = .evdev
+        } catch {
+            logger.info(
+                "libevdev could not read the node; using sysfs", metadata: ["node": "\(node)", "error": "\(error)"])
+        }
+        // Only a device with force feedback has slots; elsewhere the ioctl reports 0 or fails.
+        guard !bits.forceFeedback.isEmpty else { return (handle.access, bits, source, 0) }
+        do throws(SystemCallError) {
+            return (handle.access, bits, source, try handle.maxEffects())
+        } catch {
+            logger.info("EVIOCGEFFECTS failed", metadata: ["node": "\(node)", "error": "\(error)"])
+            return (handle.access, bits, source, nil)
+        }
     }
 
     /// How long a node that was just added is left alone before it is opened.
