@@ -161,11 +161,11 @@ final class EngineCore: Sendable {
 
     // MARK: Failures and hot-plug
 
-    /// An output call failed: a gone device interrupts with `deviceRemoved`, anything else with
+    /// An output call failed: a gone device interrupts with `gameControllerDisconnect`, anything else with
     /// `deviceError`; the output is closed at once so no descriptor or slot outlives the failure.
     func outputFailed(_ failure: OutputFailure, generation: Int) {
         if failure.kind == .closed { return }
-        let reason: HapticEngineStoppedReason = failure.kind == .deviceGone ? .deviceRemoved : .deviceError
+        let reason: HapticEngineStoppedReason = failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError
         let taken = state.withLock { state -> (any MotorOutput, EngineHandlers, [CompletionHandler])? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
@@ -181,7 +181,7 @@ final class EngineCore: Sendable {
         guard let (output, handlers, completions) = taken else { return }
         output.close()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
-        let error = HapticEngineError(reason == .deviceRemoved ? .noDevice : .deviceError, failure.message)
+        let error = HapticEngineError(reason == .gameControllerDisconnect ? .noDevice : .deviceError, failure.message)
         for completion in completions { completion(error) }
         handlers.stopped?(reason)
     }
@@ -199,7 +199,7 @@ final class EngineCore: Sendable {
     /// The device came back (or a compatible one appeared): open it, send neutral, forget every old effect
     /// and player, and tell the reset handler.
     private func reattach() {
-        guard state.withLock({ $0.phase == .interrupted(.deviceRemoved) }) else { return }
+        guard state.withLock({ $0.phase == .interrupted(.gameControllerDisconnect) }) else { return }
         let output: any MotorOutput
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
@@ -210,7 +210,7 @@ final class EngineCore: Sendable {
         }
         let now = clock.now
         let handlers = state.withLock { state -> EngineHandlers? in
-            guard state.phase == .interrupted(.deviceRemoved) else { return nil }
+            guard state.phase == .interrupted(.gameControllerDisconnect) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration += 1
             state.scheduler = PlaybackScheduler()
@@ -375,7 +375,9 @@ final class EngineCore: Sendable {
         callbacks += outcome.finished.map { completion in { completion(nil) } }
         if let finished = outcome.playersFinished {
             callbacks.append { [weak self] in
-                if finished(nil) == .stopEngine { self?.stop(completion: nil) }
+                guard finished(nil) == .stopEngine, let self else { return }
+                self.stopEverything(reason: .notifyWhenFinished)
+                self.logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
             }
         }
         if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }

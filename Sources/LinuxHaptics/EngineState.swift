@@ -9,7 +9,7 @@ enum EnginePhase: Sendable, Equatable {
     case stopped
     /// Output open, timer serving it.
     case running
-    /// Output lost without `stop()`; waiting for the device (deviceRemoved) or a new `start()`.
+    /// Output lost without `stop()`; waiting for the device (gameControllerDisconnect) or a new `start()`.
     case interrupted(HapticEngineStoppedReason)
     /// Auto-shutdown released the output; the next play re-opens it.
     case idle

@@ -2,10 +2,11 @@
 public import HapticRendering
 public import LinuxInput
 
-/// Why an engine's output stopped without `stop()` being called (Core Haptics' `StoppedReason`).
+/// Why an engine's output stopped without `stop()` being called: Core Haptics' `StoppedReason`, with its names
+/// where the meaning is the same (Core Haptics' audio-session and app-suspension reasons have no counterpart).
 public enum HapticEngineStoppedReason: String, Sendable, Hashable, CaseIterable {
-    /// The device was unplugged: a write failed with `ENODEV`, or the hot-plug monitor saw it go.
-    case deviceRemoved
+    /// The game controller was unplugged: a write failed with `ENODEV`, or the hot-plug monitor saw it go.
+    case gameControllerDisconnect
     /// The device refused what the engine needs (no free slot, upload rejected, unexpected errno).
     case deviceError
     /// The engine was idle for the auto-shutdown delay and released its device; it starts again on the
@@ -13,6 +14,8 @@ public enum HapticEngineStoppedReason: String, Sendable, Hashable, CaseIterable 
     case idleTimeout
     /// The engine object was released.
     case engineDestroyed
+    /// A `notifyWhenPlayersFinished` handler returned `.stopEngine`.
+    case notifyWhenFinished
     /// A system resource failed (the playback thread could not be created).
     case systemError
 }

@@ -15,7 +15,7 @@ public enum DeviceSelection: Sendable, Hashable {
     /// The first rumble-capable device this process may write, gamepads first.
     case firstRumbleDevice
     /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
-    /// are dropped; when the last one goes the engine stops with `deviceRemoved` and the next gamepad to
+    /// are dropped; when the last one goes the engine stops with `gameControllerDisconnect` and the next gamepad to
     /// appear resets it. A pad plugged in while others play joins at the next start or reset.
     case allGamepads
 }

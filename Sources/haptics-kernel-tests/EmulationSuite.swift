@@ -232,10 +232,11 @@ enum EmulationSuite {
                     outputs in
                     outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
                 }
-                let removed = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
+                let removed = events.all.filter { $0 == .stopped(.gameControllerDisconnect) }.count
                 try device.unplug()
-                if events.all.filter({ $0 == .stopped(.deviceRemoved) }).count == removed {
-                    try await events.wait(for: .stopped(.deviceRemoved), "cycle \(cycle): unplugged mid-pattern")
+                if events.all.filter({ $0 == .stopped(.gameControllerDisconnect) }).count == removed {
+                    try await events.wait(
+                        for: .stopped(.gameControllerDisconnect), "cycle \(cycle): unplugged mid-pattern")
                 }
             }
             engine.stop()

@@ -315,7 +315,7 @@ enum EngineSuite {
     }
 
     /// An engine on `pad` playing a long steady rumble, unplugged mid-playback: returns once the engine said
-    /// `deviceRemoved` and holds no descriptor on the removed node.
+    /// `gameControllerDisconnect` and holds no descriptor on the removed node.
     static func rumbleThenUnplug(_ pad: VirtualPad) async throws -> (
         HapticEngine, Events, any HapticAdvancedPatternPlayer
     ) {
@@ -328,7 +328,7 @@ enum EngineSuite {
         }
         let node = pad.eventNode
         pad.destroy()
-        try await events.wait(for: .stopped(.deviceRemoved), "after the pad was destroyed")
+        try await events.wait(for: .stopped(.gameControllerDisconnect), "after the pad was destroyed")
         try requireEqual(descriptors(pointingAt: node), 0, "descriptors still open on the removed \(node)")
         return (engine, events, player)
     }
@@ -397,10 +397,10 @@ enum EngineSuite {
             let records = pad.records()
             let slots = Set(records.filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
             maximumSlots = max(maximumSlots, slots.count)
-            let before = events.all.filter { $0 == .stopped(.deviceRemoved) }.count
+            let before = events.all.filter { $0 == .stopped(.gameControllerDisconnect) }.count
             pad.destroy()
-            if events.all.filter({ $0 == .stopped(.deviceRemoved) }).count == before {
-                try await events.wait(for: .stopped(.deviceRemoved), "cycle \(cycle): unplug")
+            if events.all.filter({ $0 == .stopped(.gameControllerDisconnect) }).count == before {
+                try await events.wait(for: .stopped(.gameControllerDisconnect), "cycle \(cycle): unplug")
             }
         }
         engine.stop()
@@ -490,7 +490,7 @@ enum EngineSuite {
         }
         try require(events.all.isEmpty, "losing one of two pads must not stop the engine: \(events.all)")
         second.destroy()
-        try await events.wait(for: .stopped(.deviceRemoved), "after the last pad went")
+        try await events.wait(for: .stopped(.gameControllerDisconnect), "after the last pad went")
         engine.stop()
     }
 }

@@ -139,7 +139,7 @@ struct PlaySession {
             case .stopped(let reason):
                 progress.pause(at: engine.currentTime)
                 report.event("stopped", ["reason": reason.rawValue])
-                guard reason == .deviceRemoved else {
+                guard reason == .gameControllerDisconnect else {
                     engine.stop()
                     throw ExitCode.failure
                 }

@@ -132,7 +132,7 @@ import Testing
         let first = try #require(provider.latest)
         // Unplug: the restart fails, haptics are off, calls are silent no-ops.
         first.devicePresent.store(false, ordering: .relaxed)
-        first.fireStopped("deviceRemoved")
+        first.fireStopped("gameControllerDisconnect")
         await log.waitForRecovery(count: 1)
         #expect(manager.engineAvailable == false)
         #expect(first.state.withLock { $0.starts } == 2, "exactly one restart attempt")
@@ -152,7 +152,7 @@ import Testing
         #expect(second.state.withLock { $0.played.count } == 1)
         // A late callback of the replaced engine changes nothing.
         first.devicePresent.store(false, ordering: .relaxed)
-        first.fireStopped("deviceRemoved")
+        first.fireStopped("gameControllerDisconnect")
         await log.waitForRecovery(count: 3)
         #expect(manager.engineAvailable)
     }
@@ -168,7 +168,7 @@ import Testing
             notified.store(true, ordering: .relaxed)
         }
         engine.devicePresent.store(false, ordering: .relaxed)
-        engine.fireStopped("deviceRemoved")
+        engine.fireStopped("gameControllerDisconnect")
         await log.waitForRecovery(count: 1)
         #expect(manager.engineAvailable == false)
         let heard = notified.load(ordering: .relaxed)

@@ -16,7 +16,7 @@ import Testing
         try player.start(atTime: 0)
         rig.clock.advance(by: 0.2)
         rig.recorder.unplug()
-        #expect(reasons.all == [.deviceRemoved])
+        #expect(reasons.all == [.gameControllerDisconnect])
         #expect(rig.actions().last == .close)
         #expect(!rig.engine.isRunning)
         rig.clock.advance(by: 1)
@@ -47,7 +47,7 @@ import Testing
         try player.start(atTime: 0)
         rig.recorder.failNext(.deviceGone)
         rig.clock.advance(by: 1)
-        #expect(reasons.all == [.deviceRemoved])
+        #expect(reasons.all == [.gameControllerDisconnect])
         #expect(completions.all == [.noDevice])
         #expect(rig.actions().last == .close)
     }
@@ -129,6 +129,8 @@ import Testing
     @Test func notifyWhenPlayersFinishedCanStopTheEngine() throws {
         let rig = try Rig()
         let calls = Inbox<Double>()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.3)))
         try player.start(atTime: 0)
         rig.engine.notifyWhenPlayersFinished { [clock = rig.clock] _ in
@@ -138,6 +140,7 @@ import Testing
         rig.clock.advance(by: 1)
         #expect(calls.all == [10.3])
         #expect(!rig.engine.isRunning)
+        #expect(reasons.all == [.notifyWhenFinished], "the stopped handler hears why, as in Core Haptics")
         #expect(rig.actions().last == .close)
     }
 

@@ -5,7 +5,7 @@ public import AHAP
 
 /// An engine as `HapticManager` drives it.
 public protocol ManagedHapticEngine: AnyObject, Sendable {
-    /// Installs the two recovery callbacks. `stopped` gets a short reason (`deviceRemoved`, `idleTimeout`...).
+    /// Installs the two recovery callbacks. `stopped` gets a short reason (`gameControllerDisconnect`, `idleTimeout`...).
     /// The engine may call them from any thread.
     func setRecoveryHandlers(
         stopped: @escaping @Sendable (_ reason: String) -> Void, reset: @escaping @Sendable () -> Void)
