@@ -35,16 +35,26 @@ public final class HapticEngine: Sendable {
     /// chosen from the device when the output opened (`RenderProfile.forDevice`), else generic.
     public var renderProfile: RenderProfile { core.renderProfile }
 
+    /// Whether the output is open and the engine plays (not stopped, idle, interrupted or destroyed).
     public var isRunning: Bool { core.isRunning }
 
     /// What the motors do now: the virtual output's model, or the last mix sent to a device.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
 
+    /// Called when the engine stops without `stop()`: the controller went away, refused what the engine needs,
+    /// idled past `autoShutdownDelay`, was told to by a players-finished handler, or the engine was released.
+    /// Players are stopped by then. After `gameControllerDisconnect` the engine watches for the controller; a
+    /// play after `idleTimeout` or `deviceError` starts it again. Runs on an engine thread; it may call back
+    /// into the engine (`start()`, say) but should not block.
     public var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { core.stoppedHandler }
         set { core.stoppedHandler = newValue }
     }
 
+    /// Called when the engine rebuilt its output: the controller came back (or, with `adoptCompatibleDevice`,
+    /// another one arrived), was opened and set to rest, and the engine runs again. Every player made before is
+    /// invalid (its calls fail with `playerInvalidated`) and every prepared effect is gone: make new players
+    /// from the patterns, which stay valid. Runs on an engine thread; it should not block.
     public var resetHandler: (@Sendable () -> Void)? {
         get { core.resetHandler }
         set { core.resetHandler = newValue }
