@@ -67,8 +67,9 @@ test-vm: bootstrap-bench
 	@scripts/vm-selftest
 
 # Formatting (swift-format, configured in .swift-format, the toolchain's own) and shell scripts (shellcheck).
-# `swift format -i -r Sources Tests Package.swift` applies the formatting.
-SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* 2>/dev/null) scripts/lib/*.sh
+# `swift format -i -r Sources Tests Package.swift` applies the formatting. The shell scripts are the files of
+# scripts/ and scripts/guest/ (the qemu guest's, run by busybox sh) whose `#!` line ends in sh, and scripts/lib/*.sh.
+SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* scripts/guest/* 2>/dev/null) scripts/lib/*.sh
 lint:
 	@scripts/bootstrap --lint
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

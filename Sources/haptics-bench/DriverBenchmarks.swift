@@ -160,36 +160,51 @@ struct DriverBench {
         let event = try EventDevice(node: nodes.rumbleNode, logger: EngineBench.logger())
         defer { event.close() }
         var notes: [String] = []
-        // Gain: the strongest level a full rumble reaches at half gain.
+        notes.append(try await halfGainNote(device, event))
+        try await Task.sleep(for: Self.drain)
+        notes.append(try await effectLengthNote(device, event))
+        try await Task.sleep(for: Self.drain)
+        notes.append(await periodicNote(device, event))
+        return BenchmarkResult(
+            measurement: Measurement(name: "\(model.rawValue): driver behaviour", unit: "-", samples: []),
+            note: notes.joined(separator: "; "))
+    }
+
+    /// Gain: the strongest level a full rumble reaches at half gain. Leaves the gain at 1 again.
+    func halfGainNote(_ device: any EmulatedDevice, _ event: EventDevice) async throws -> String {
         try event.setGain(0.5)
-        var before = device.records().count
+        let before = device.records().count
         let full = try event.uploadEffect(.rumble(strong: 1, weak: 1, lengthMilliseconds: 0))
         try full.play()
         try await Task.sleep(for: .milliseconds(300))
         let peak = device.records().dropFirst(before).filter { $0.event == .output }.map {
             max($0.strong ?? 0, $0.weak ?? 0)
         }.max()
-        notes.append(String(format: "gain 0.5 on a full rumble: motors at %.3f", peak ?? .nan))
+        let note = String(format: "gain 0.5 on a full rumble: motors at %.3f", peak ?? .nan)
         try full.stop()
         try event.setGain(1)
-        try await Task.sleep(for: Self.drain)
-        // Length: from the effect's first report to the first report at rest after it.
-        before = device.records().count
+        return note
+    }
+
+    /// Length: from a 100 ms effect's first report to the first report at rest after it.
+    func effectLengthNote(_ device: any EmulatedDevice, _ event: EventDevice) async throws -> String {
+        let before = device.records().count
         let short = try event.uploadEffect(.rumble(strong: 0.8, weak: 0.8, lengthMilliseconds: 100))
         try short.play()
         try await Task.sleep(for: .milliseconds(500))
         let outputs = device.records().dropFirst(before).filter { $0.event == .output }
-        if let on = outputs.firstIndex(where: { ($0.strong ?? 0) > 0 }),
+        guard let on = outputs.firstIndex(where: { ($0.strong ?? 0) > 0 }),
             let off = outputs[on...].first(where: { $0.strong == 0 && $0.weak == 0 })
-        {
-            let held = Double(off.time.microseconds - outputs[on].time.microseconds) / 1000
-            notes.append(String(format: "a 100 ms effect drives the motors for %.1f ms", held))
-        } else {
-            notes.append("a 100 ms effect did not both start and end within 500 ms")
+        else {
+            return "a 100 ms effect did not both start and end within 500 ms"
         }
-        try await Task.sleep(for: Self.drain)
-        // Periodic: the distinct levels a sine of magnitude 0x4000 produces.
-        before = device.records().count
+        let held = Double(off.time.microseconds - outputs[on].time.microseconds) / 1000
+        return String(format: "a 100 ms effect drives the motors for %.1f ms", held)
+    }
+
+    /// Periodic: the distinct levels a sine of magnitude 0x4000 produces, or why the driver refused it.
+    func periodicNote(_ device: any EmulatedDevice, _ event: EventDevice) async -> String {
+        let before = device.records().count
         do {
             let sine = try event.uploadEffect(
                 ForceFeedbackEffect(
@@ -203,15 +218,11 @@ struct DriverBench {
             let levels = device.records().dropFirst(before).filter { $0.event == .output }.map {
                 String(format: "%.2f/%.2f", $0.strong ?? 0, $0.weak ?? 0)
             }
-            notes.append(
-                "FF_PERIODIC sine 0x4000 for 200 ms, levels seen: "
-                    + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " ")))
+            return "FF_PERIODIC sine 0x4000 for 200 ms, levels seen: "
+                + (levels.isEmpty ? "no report" : Array(Set(levels)).sorted().joined(separator: " "))
         } catch {
-            notes.append("FF_PERIODIC refused: \(error)")
+            return "FF_PERIODIC refused: \(error)"
         }
-        return BenchmarkResult(
-            measurement: Measurement(name: "\(model.rawValue): driver behaviour", unit: "-", samples: []),
-            note: notes.joined(separator: "; "))
     }
 
     /// A second profile to compare through the same device, where the choice of the profile's values is open:

@@ -71,6 +71,15 @@ enum FeedbackBench {
         throw EngineBench.BenchFailure(reason: "the pad never saw the feedback")
     }
 
+    /// Milliseconds from each trigger to the pad, per path, and of the baseline; warm-up rounds left out.
+    struct Samples {
+        /// To the pad's first upload or play.
+        var firstWrite: [Path: [Double]] = [:]
+        /// To the pad's play, where the output starts.
+        var play: [Path: [Double]] = [:]
+        var baseline: [Double] = []
+    }
+
     static func triggerToOutput() async throws -> [BenchmarkResult] {
         let logger = EngineBench.logger()
         let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger)
@@ -93,46 +102,7 @@ enum FeedbackBench {
         let paths = AppFeedback.allCases.flatMap { feedback in
             Preparation.allCases.map { Path(feedback: feedback, preparation: $0) }
         }
-        var samples: [Path: [Double]] = [:]
-        var playSamples: [Path: [Double]] = [:]
-        var baselineSamples: [Double] = []
-        var index = 0
-        // Every path once per round, with the baseline, so a slow stretch of the machine hits them alike.
-        for round in 0..<(warmUpRounds + rounds) {
-            let counted = round >= warmUpRounds
-            for path in paths {
-                switch path.preparation {
-                case .none: break
-                case .device: generator.prepare()
-                case .feedback: generator.prepare(path.feedback.feedback)
-                }
-                if path.preparation != .none { try await Task.sleep(for: prepareLead) }
-                let start = EngineBench.microseconds()
-                generator.playFeedback(path.feedback)
-                let seen = try await firstWrite(pad, after: start, from: index)
-                // The output starts at the play; on a cold path an upload comes before it.
-                let played = try await EngineBench.padPlay(pad, after: start, from: seen.next - 1)
-                index = played.next
-                if counted {
-                    samples[path, default: []].append(Double(seen.time - start) / 1000)
-                    playSamples[path, default: []].append(Double(played.time - start) / 1000)
-                }
-                try await Task.sleep(for: settleAfterTrigger)
-            }
-            let start = EngineBench.microseconds()
-            let effect = try client.uploadEffect(
-                .rumble(strong: 1, weak: 1, lengthMilliseconds: baselinePulseMilliseconds))
-            try effect.play()
-            let seen = try await firstWrite(pad, after: start, from: index)
-            index = seen.next
-            // Upload then play: the pad records the upload first; the output starts with the play.
-            let played = try await EngineBench.padPlay(pad, after: start, from: index - 1)
-            index = played.next
-            if counted { baselineSamples.append(Double(played.time - start) / 1000) }
-            try await Task.sleep(for: settleAfterTrigger)
-            try effect.erase()
-        }
-
+        let samples = try await measure(paths, generator, client, pad)
         let expectedPlays = (warmUpRounds + rounds) * paths.count
         guard generator.droppedCount == 0, generator.playedCount == expectedPlays else {
             throw EngineBench.BenchFailure(
@@ -140,15 +110,82 @@ enum FeedbackBench {
                     "the rate limiter dropped \(generator.droppedCount) and admitted \(generator.playedCount) of \(expectedPlays)"
             )
         }
+        return results(paths, samples, generator)
+    }
+
+    /// Every path once per round, with the baseline, so a slow stretch of the machine hits them alike.
+    static func measure(
+        _ paths: [Path], _ generator: HapticFeedbackGenerator, _ client: EventDevice, _ pad: VirtualPad
+    ) async throws -> Samples {
+        var samples = Samples()
+        var index = 0
+        for round in 0..<(warmUpRounds + rounds) {
+            let counted = round >= warmUpRounds
+            for path in paths {
+                let triggered = try await trigger(path, generator, pad, from: index)
+                index = triggered.next
+                if counted {
+                    samples.firstWrite[path, default: []].append(triggered.seen)
+                    samples.play[path, default: []].append(triggered.played)
+                }
+                try await Task.sleep(for: settleAfterTrigger)
+            }
+            let baseline = try await baselinePulse(client, pad, from: index)
+            index = baseline.next
+            if counted { samples.baseline.append(baseline.milliseconds) }
+        }
+        return samples
+    }
+
+    /// One playFeedback on `path`, prepared as the path says: milliseconds to the pad's first upload or play
+    /// and to its play, and the index of the pad record after that play.
+    static func trigger(
+        _ path: Path, _ generator: HapticFeedbackGenerator, _ pad: VirtualPad, from index: Int
+    ) async throws -> (seen: Double, played: Double, next: Int) {
+        switch path.preparation {
+        case .none: break
+        case .device: generator.prepare()
+        case .feedback: generator.prepare(path.feedback.feedback)
+        }
+        if path.preparation != .none { try await Task.sleep(for: prepareLead) }
+        let start = EngineBench.microseconds()
+        generator.playFeedback(path.feedback)
+        let seen = try await firstWrite(pad, after: start, from: index)
+        // The output starts at the play; on a cold path an upload comes before it.
+        let played = try await EngineBench.padPlay(pad, after: start, from: seen.next - 1)
+        return (Double(seen.time - start) / 1000, Double(played.time - start) / 1000, played.next)
+    }
+
+    /// The baseline: a raw upload then play of one rumble effect, milliseconds to the pad's play, and the index
+    /// of the pad record after it. Waits for the pulse to settle and erases the effect.
+    static func baselinePulse(
+        _ client: EventDevice, _ pad: VirtualPad, from index: Int
+    ) async throws -> (milliseconds: Double, next: Int) {
+        let start = EngineBench.microseconds()
+        let effect = try client.uploadEffect(
+            .rumble(strong: 1, weak: 1, lengthMilliseconds: baselinePulseMilliseconds))
+        try effect.play()
+        let seen = try await firstWrite(pad, after: start, from: index)
+        // Upload then play: the pad records the upload first; the output starts with the play.
+        let played = try await EngineBench.padPlay(pad, after: start, from: seen.next - 1)
+        try await Task.sleep(for: settleAfterTrigger)
+        try effect.erase()
+        return (Double(played.time - start) / 1000, played.next)
+    }
+
+    /// The baseline's figures, then each path's with its ratio to the baseline and its verdict on the target,
+    /// then the rate limiter's counts.
+    static func results(_ paths: [Path], _ samples: Samples, _ generator: HapticFeedbackGenerator) -> [BenchmarkResult]
+    {
         let baseline = Measurement(
-            name: "raw EventDevice upload then play, call -> pad sees play", unit: "ms", samples: baselineSamples)
+            name: "raw EventDevice upload then play, call -> pad sees play", unit: "ms", samples: samples.baseline)
         var results = [BenchmarkResult(measurement: baseline, note: "baseline, same pad, interleaved")]
         for path in paths {
             let ours = Measurement(
                 name: "playFeedback(.\(path.feedback.rawValue)), \(path.preparation.label) -> pad's first upload/play",
                 unit: "ms",
-                samples: samples[path, default: []])
-            let toPlay = Measurement(name: "", unit: "ms", samples: playSamples[path, default: []])
+                samples: samples.firstWrite[path, default: []])
+            let toPlay = Measurement(name: "", unit: "ms", samples: samples.play[path, default: []])
             let verdict =
                 toPlay.maximum < targetMilliseconds
                 ? "pass" : (toPlay.percentile(99) < targetMilliseconds ? "pass at p99, max over" : "FAIL")

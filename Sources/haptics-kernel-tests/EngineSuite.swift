@@ -149,128 +149,191 @@ enum EngineSuite {
     /// engine times are absolute `CLOCK_MONOTONIC` seconds, whose rounding is far below a microsecond.
     static let plannedTimeTolerance = 1e-6
 
-    static func corpusMatchesPlanner() async throws {
-        let files = try corpusFiles()
-        try require(!files.isEmpty, "no corpus files found")
+    /// What the corpus test finds over all files, checked and printed once every file has played.
+    struct CorpusFindings {
+        /// Milliseconds from a change's deadline to the pad's record of its first and of its last request.
         var firstErrors: [Double] = []
         var lastErrors: [Double] = []
+        /// Changes the pad's motors do not follow.
         var mismatches: [String] = []
+        /// Commands sent that are not the planner's.
         var planMismatches: [String] = []
         var commandCount = 0
         var skippedCount = 0
+    }
+
+    /// One corpus pattern played on a fresh virtual pad, and what the pad kept of it.
+    struct CorpusPlayback {
+        /// The plan's origin (engine seconds) and how long after it the stop was scheduled.
+        let origin: Double
+        let stopOffset: Double
+        /// When `engine.stop()` closed the device, in microseconds of the engine's clock.
+        let stoppedAt: Int64
+        /// The engine's samples, keep-alives included.
+        let samples: [PlaybackSample]
+        let records: [PadRecord]
+        let model: MotorModel
+    }
+
+    static func corpusMatchesPlanner() async throws {
+        let files = try corpusFiles()
+        try require(!files.isEmpty, "no corpus files found")
+        var findings = CorpusFindings()
         for file in files {
             let pattern: HapticPattern
             // Files invalid on purpose are the AHAP tests' business.
             do { pattern = try HapticPattern(contentsOf: file) } catch { continue }
             guard pattern.duration > 0 else { continue }
-            let pad = try VirtualPadSuite.makePad()
-            let samples = Mutex<[PlaybackSample]>([])
-            let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
-            try require(
-                engine.renderProfile == .virtualPad,
-                "the engine ignored the profile it was given: \(engine.renderProfile.name)")
-            let player = try engine.makeAdvancedPlayer(with: pattern)
-            let (done, continuation) = AsyncStream.makeStream(of: Void.self)
-            player.completionHandler = { _ in continuation.yield() }
-            // A start a little ahead is a known instant (the plan's origin), not "now" as the thread sees it.
-            let origin = engine.currentTime + corpusStartDelaySeconds
-            try player.start(atTime: origin)
-            let stopOffset = min(pattern.duration, corpusPlaySeconds)
-            try player.stop(atTime: origin + stopOffset)
-            for await _ in done { break }
-            let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
-            engine.stop()
-            let records = pad.records()
-            let model = pad.motorModel()
-            pad.destroy()
-            // Keep-alives are samples too: they bound the windows, but only changes are measured.
-            let taken = samples.withLock { $0 }
-            // What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose
-            // own off is re-planned from the stop), at the planned times after the start.
+            let playback = try await playOnVirtualPad(pattern)
             let planned = DeviceCommandPlanner(profile: .virtualPad).commands(
                 for: PatternRenderer(profile: .virtualPad).render(pattern))
-            let applied = taken.filter { $0.kind == .apply }
-            commandCount += applied.count
-            if !applied.isEmpty {
-                // Each command sent is the next planned one, or a later one when the thread woke past several
-                // deadlines at once (then only the level that holds now is sent: the rate limit allows one write);
-                // a planned command may only be skipped when it was already due at the write.
-                var next = 0
-                for (index, sample) in applied.enumerated() {
-                    if index == applied.count - 1, sample.mix.isOff,
-                        sample.deadline - origin > stopOffset - plannedTimeTolerance
-                    {
-                        break  // the stop's own off, planned from the stop (at it, or at the rate limit after it)
-                    }
-                    guard
-                        let match = planned[next...].firstIndex(where: {
-                            abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
-                        })
-                    else {
-                        planMismatches.append(
-                            "\(file.lastPathComponent) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then"
-                        )
-                        break
-                    }
-                    if planned[match].levels != sample.mix {
-                        planMismatches.append(
-                            "\(file.lastPathComponent) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)"
-                        )
-                    }
-                    if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
-                        planMismatches.append(
-                            "\(file.lastPathComponent): planned command at +\(notDue.time) skipped before it was due")
-                    }
-                    skippedCount += match - next
-                    next = match + 1
-                    if next == planned.count { break }
-                }
-            } else if !planned.isEmpty {
-                planMismatches.append("\(file.lastPathComponent): nothing sent, \(planned.count) commands planned")
+            comparePlanned(planned, playback, file.lastPathComponent, &findings)
+            compareMotors(playback, file.lastPathComponent, &findings)
+        }
+        try requireCorpusFindings(findings, fileCount: files.count)
+    }
+
+    /// Plays `pattern` on a new virtual pad from a known instant until its end or `corpusPlaySeconds`,
+    /// recording the engine's samples, then stops the engine and removes the pad.
+    static func playOnVirtualPad(_ pattern: HapticPattern) async throws -> CorpusPlayback {
+        let pad = try VirtualPadSuite.makePad()
+        let samples = Mutex<[PlaybackSample]>([])
+        let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
+        try require(
+            engine.renderProfile == .virtualPad,
+            "the engine ignored the profile it was given: \(engine.renderProfile.name)")
+        let player = try engine.makeAdvancedPlayer(with: pattern)
+        let (done, continuation) = AsyncStream.makeStream(of: Void.self)
+        player.completionHandler = { _ in continuation.yield() }
+        // A start a little ahead is a known instant (the plan's origin), not "now" as the thread sees it.
+        let origin = engine.currentTime + corpusStartDelaySeconds
+        try player.start(atTime: origin)
+        let stopOffset = min(pattern.duration, corpusPlaySeconds)
+        try player.stop(atTime: origin + stopOffset)
+        for await _ in done { break }
+        let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
+        engine.stop()
+        let records = pad.records()
+        let model = pad.motorModel()
+        pad.destroy()
+        return CorpusPlayback(
+            origin: origin, stopOffset: stopOffset, stoppedAt: stoppedAt, samples: samples.withLock { $0 },
+            records: records, model: model)
+    }
+
+    /// What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose own
+    /// off is re-planned from the stop), at the planned times after the start.
+    static func comparePlanned(
+        _ planned: [RumbleCommand], _ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings
+    ) {
+        let origin = playback.origin
+        let applied = playback.samples.filter { $0.kind == .apply }
+        findings.commandCount += applied.count
+        guard !applied.isEmpty else {
+            if !planned.isEmpty {
+                findings.planMismatches.append("\(fileName): nothing sent, \(planned.count) commands planned")
             }
-            let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
-            for (index, sample) in taken.enumerated() where sample.kind == .apply {
-                let sent = Int64((sample.sent * 1e6).rounded(.down))
-                // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
-                let nextSent = index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : stoppedAt
-                // A change is one request (an update in place, a stop) or two (upload into a new slot, then play):
-                // the first says when the device was reached, the last when it had all it needed.
-                let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
-                guard let first = window.first, let last = window.last else { continue }
-                firstErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
-                lastErrors.append(Double(last.time.microseconds) / 1000 - sample.deadline * 1000)
-                // The level the pad is driven at must be the sample's. Every change ends with a play, which
-                // ff-memless turns into a driver call at once; the model resolves ticks, so a change followed
-                // by another in the same tick cannot be told apart and is skipped.
-                let settled = last.time
-                guard nextSent / tickMicroseconds > settled.microseconds / tickMicroseconds else { continue }
-                let levels = model.output(at: settled)
-                let expected = (
-                    ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak)
+            return
+        }
+        // Each command sent is the next planned one, or a later one when the thread woke past several
+        // deadlines at once (then only the level that holds now is sent: the rate limit allows one write);
+        // a planned command may only be skipped when it was already due at the write.
+        var next = 0
+        for (index, sample) in applied.enumerated() {
+            if index == applied.count - 1, sample.mix.isOff,
+                sample.deadline - origin > playback.stopOffset - plannedTimeTolerance
+            {
+                break  // the stop's own off, planned from the stop (at it, or at the rate limit after it)
+            }
+            guard
+                let match = planned[next...].firstIndex(where: {
+                    abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
+                })
+            else {
+                findings.planMismatches.append(
+                    "\(fileName) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then"
                 )
-                if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance
-                    || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance
-                {
-                    let context = records.filter {
-                        $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds
-                    }
-                    mismatches.append(
-                        "\(file.lastPathComponent) at \(sample.deadline): pad \(levels), sent \(sample.mix); records \(context.map { "\($0.event.rawValue)@\($0.time)" + (($0.effect.map { e -> String in if case .rumble(let a, let b) = e.kind { return "(\(a),\(b))" }; return "" }) ?? "") })"
-                    )
+                break
+            }
+            if planned[match].levels != sample.mix {
+                findings.planMismatches.append(
+                    "\(fileName) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)"
+                )
+            }
+            if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
+                findings.planMismatches.append(
+                    "\(fileName): planned command at +\(notDue.time) skipped before it was due")
+            }
+            findings.skippedCount += match - next
+            next = match + 1
+            if next == planned.count { break }
+        }
+    }
+
+    /// Each change's requests as the pad recorded them: how late they came after the change's deadline, and
+    /// whether the pad's motors settled at the change's levels.
+    static func compareMotors(_ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings) {
+        let taken = playback.samples
+        let records = playback.records
+        let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
+        // Keep-alives are samples too: they bound the windows, but only changes are measured.
+        for (index, sample) in taken.enumerated() where sample.kind == .apply {
+            let sent = Int64((sample.sent * 1e6).rounded(.down))
+            // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
+            let nextSent =
+                index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : playback.stoppedAt
+            // A change is one request (an update in place, a stop) or two (upload into a new slot, then play):
+            // the first says when the device was reached, the last when it had all it needed.
+            let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
+            guard let first = window.first, let last = window.last else { continue }
+            findings.firstErrors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+            findings.lastErrors.append(Double(last.time.microseconds) / 1000 - sample.deadline * 1000)
+            // The level the pad is driven at must be the sample's. Every change ends with a play, which
+            // ff-memless turns into a driver call at once; the model resolves ticks, so a change followed
+            // by another in the same tick cannot be told apart and is skipped.
+            let settled = last.time
+            guard nextSent / tickMicroseconds > settled.microseconds / tickMicroseconds else { continue }
+            let levels = playback.model.output(at: settled)
+            let expected = (
+                ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak)
+            )
+            if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance
+                || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance
+            {
+                let context = records.filter {
+                    $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds
                 }
+                findings.mismatches.append(
+                    "\(fileName) at \(sample.deadline): pad \(levels), sent \(sample.mix); records \(context.map(recordSummary))"
+                )
             }
         }
+    }
+
+    /// A pad record as `event@time`, followed by `(strong,weak)` for a rumble effect.
+    static func recordSummary(_ record: PadRecord) -> String {
+        var rumble = ""
+        if case .rumble(let strong, let weak)? = record.effect?.kind { rumble = "(\(strong),\(weak))" }
+        return "\(record.event.rawValue)@\(record.time)" + rumble
+    }
+
+    /// Fails on any command or motor mismatch, prints the counts and the timing errors, and fails when a change
+    /// reached the pad before its deadline or only after a hang.
+    static func requireCorpusFindings(_ findings: CorpusFindings, fileCount: Int) throws {
         try require(
-            planMismatches.isEmpty, "the engine's commands differ from the planner's: \(planMismatches.prefix(5))")
-        try require(mismatches.isEmpty, "the pad's motors differ from the commands sent: \(mismatches.prefix(5))")
+            findings.planMismatches.isEmpty,
+            "the engine's commands differ from the planner's: \(findings.planMismatches.prefix(5))")
+        try require(
+            findings.mismatches.isEmpty,
+            "the pad's motors differ from the commands sent: \(findings.mismatches.prefix(5))")
         print(
-            "  \(commandCount) commands over \(files.count) files, each the planner's (virtual profile) at its planned time; \(skippedCount) planned commands superseded by a later one because the thread woke past both"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both"
         )
-        try require(!firstErrors.isEmpty, "no write was matched to a pad record")
-        let first = Percentiles(firstErrors)
-        let last = Percentiles(lastErrors)
+        try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
+        let first = Percentiles(findings.firstErrors)
+        let last = Percentiles(findings.lastErrors)
         print(
-            "  timing error, pad kernel timestamp - deadline, over \(firstErrors.count) changes of \(files.count) files:"
+            "  timing error, pad kernel timestamp - deadline, over \(findings.firstErrors.count) changes of \(fileCount) files:"
         )
         print("    first request: \(first)")
         print("    last request:  \(last)")

@@ -172,9 +172,19 @@ enum VirtualPadSuite {
         try require(uploads.allSatisfy { $0.retval == 0 }, "an fftest upload was refused: \(uploads)")
         let effects = uploads.compactMap(\.effect)
         try requireEqual(effects.map(\.kind.type), [.periodic, .constant, .spring, .damper, .rumble, .rumble], "types")
+        try requireFftestFieldValues(effects)
 
-        // Field values from linuxconsoletools' utils/fftest.c. Fields fftest leaves uninitialised (the
-        // rumbles' direction and trigger) are not checked.
+        try requireEqual(records.filter { $0.event == .gain }.map(\.value), [0xc000], "fftest's 75% gain")
+        let plays = records.filter { $0.event == .play }
+        try requireEqual(plays.map(\.id), [effects[0].id, effects[4].id, effects[5].id], "played ids")
+        try require(plays.allSatisfy { $0.count == 1 }, "fftest plays once: \(plays)")
+        let stopped = Set(records.filter { $0.event == .stop }.compactMap(\.id))
+        try requireEqual(stopped, Set(effects.map(\.id)), "stopped ids")
+    }
+
+    /// The six effects fftest uploads, in order, hold the field values fftest sets in its source.
+    /// Fields fftest leaves uninitialised (the rumbles' direction and trigger) are not checked.
+    static func requireFftestFieldValues(_ effects: [ForceFeedbackEffect]) throws {
         let sine = effects[0]
         try requireEqual(
             sine.kind,
@@ -205,13 +215,6 @@ enum VirtualPadSuite {
         try requireEqual([effects[4].replayLength, effects[4].replayDelay], [5000, 1000], "strong rumble replay")
         try requireEqual(effects[5].kind, .rumble(strong: 0, weak: 0xc000), "weak rumble")
         try requireEqual([effects[5].replayLength, effects[5].replayDelay], [5000, 0], "weak rumble replay")
-
-        try requireEqual(records.filter { $0.event == .gain }.map(\.value), [0xc000], "fftest's 75% gain")
-        let plays = records.filter { $0.event == .play }
-        try requireEqual(plays.map(\.id), [effects[0].id, effects[4].id, effects[5].id], "played ids")
-        try require(plays.allSatisfy { $0.count == 1 }, "fftest plays once: \(plays)")
-        let stopped = Set(records.filter { $0.event == .stop }.compactMap(\.id))
-        try requireEqual(stopped, Set(effects.map(\.id)), "stopped ids")
     }
 
     // MARK: (c) unplug
