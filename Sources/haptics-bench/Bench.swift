@@ -3,6 +3,7 @@
 // noisy and absolute times under emulation or contention mean little on their own.
 import ArgumentParser
 import Foundation
+import LinuxHaptics
 
 /// One measured quantity: raw samples plus the unit they are in.
 struct Measurement: Sendable {
@@ -38,9 +39,16 @@ struct BenchmarkGroup: Sendable {
     let run: @Sendable () async throws -> [BenchmarkResult]
 }
 
+/// The engine's own clock (`MonotonicClock`, `CLOCK_MONOTONIC`), in the integer units the measurements use; the
+/// virtual pad's and the emulators' record timestamps are on it too.
 enum Clock {
-    /// Nanoseconds on the monotonic clock.
-    static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    private static let monotonic = MonotonicClock()
+
+    /// Nanoseconds.
+    static func now() -> UInt64 { UInt64(monotonic.now * 1e9) }
+
+    /// Microseconds, the unit of pad records.
+    static func microseconds() -> Int64 { Int64(monotonic.now * 1e6) }
 }
 
 /// Times `body` `iterations` times after `warmup` untimed runs; samples in milliseconds.

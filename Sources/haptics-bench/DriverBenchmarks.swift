@@ -80,7 +80,7 @@ struct DriverBench {
         var sent: [(start: Int64, target: (strong: Double, weak: Double))] = []
         for index in 0..<count {
             let target = level(index)
-            let start = Int64(MonotonicTime.nanoseconds() / 1000)
+            let start = Clock.microseconds()
             try effect.update(.rumble(strong: target.strong, weak: target.weak, lengthMilliseconds: 0, id: effect.id))
             try effect.play()
             sent.append((start, target))

@@ -78,13 +78,11 @@ enum EngineBench {
         return HapticPattern(events: taps + [swell], parameterCurves: [curve])
     }
 
-    static func microseconds() -> Int64 { Int64(MonotonicTime.nanoseconds() / 1000) }
-
     /// Waits for the pad to record a play at or after `start` (µs); its kernel timestamp.
     static func padPlay(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (time: Int64, next: Int)
     {
-        let deadline = microseconds() + 5_000_000
-        while microseconds() < deadline {
+        let deadline = Clock.microseconds() + 5_000_000
+        while Clock.microseconds() < deadline {
             let records = pad.records()
             if let found = records[min(index, records.count)...].firstIndex(where: {
                 $0.event == .play && $0.time.microseconds >= start
@@ -135,7 +133,7 @@ enum EngineBench {
         var samples: [[Double]] = [[], [], []]
         for round in 0..<(latencyWarmUp + latencyIterations) {
             for path in 0..<3 {
-                let start = microseconds()
+                let start = Clock.microseconds()
                 var uploaded: UploadedEffect?
                 switch path {
                 case 0: try preparedPlayer.start(atTime: 0)
@@ -235,11 +233,11 @@ enum EngineBench {
     static func bareWakeUpErrors(count: Int, spacing: Double) -> Measurement {
         let waiter = DeadlineWaiter()
         var errors: [Double] = []
-        var deadline = MonotonicTime.nanoseconds()
+        var deadline = Clock.now()
         for _ in 0..<count {
             deadline += UInt64(spacing * 1e9)
             waiter.wait(untilNanoseconds: deadline)
-            errors.append(Double(Int64(MonotonicTime.nanoseconds()) - Int64(deadline)) / 1e6)
+            errors.append(Double(Int64(Clock.now()) - Int64(deadline)) / 1e6)
         }
         return Measurement(name: "bare absolute-deadline sleep, same count and spacing", unit: "ms", samples: errors)
     }

@@ -58,8 +58,8 @@ enum FeedbackBench {
     static func firstWrite(_ pad: VirtualPad, after start: Int64, from index: Int) async throws -> (
         time: Int64, next: Int
     ) {
-        let deadline = EngineBench.microseconds() + seenTimeoutMicroseconds
-        while EngineBench.microseconds() < deadline {
+        let deadline = Clock.microseconds() + seenTimeoutMicroseconds
+        while Clock.microseconds() < deadline {
             let records = pad.records()
             if let found = records[min(index, records.count)...].firstIndex(where: {
                 ($0.event == .play || $0.event == .upload) && $0.time.microseconds >= start
@@ -148,7 +148,7 @@ enum FeedbackBench {
         case .feedback: generator.prepare(path.feedback.feedback)
         }
         if path.preparation != .none { try await Task.sleep(for: prepareLead) }
-        let start = EngineBench.microseconds()
+        let start = Clock.microseconds()
         generator.playFeedback(path.feedback)
         let seen = try await firstWrite(pad, after: start, from: index)
         // The output starts at the play; on a cold path an upload comes before it.
@@ -161,7 +161,7 @@ enum FeedbackBench {
     static func baselinePulse(
         _ client: EventDevice, _ pad: VirtualPad, from index: Int
     ) async throws -> (milliseconds: Double, next: Int) {
-        let start = EngineBench.microseconds()
+        let start = Clock.microseconds()
         let effect = try client.uploadEffect(
             .rumble(strong: 1, weak: 1, lengthMilliseconds: baselinePulseMilliseconds))
         try effect.play()

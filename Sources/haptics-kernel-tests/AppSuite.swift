@@ -111,7 +111,7 @@ enum AppSuite {
         var bursts: [Burst] = []
         var on = false
         for change in model.timeline(until: PadTimestamp(seconds: end)) {
-            let total = (Double(change.levels.strong) + Double(change.levels.weak)) / Double(UInt16.max)
+            let total = change.levels.strong + change.levels.weak
             if total > 0 && !on {
                 bursts.append(Burst(onset: change.time.seconds, peak: total))
             } else if total > 0, let last = bursts.indices.last {

@@ -297,8 +297,9 @@ enum EngineSuite {
             let expected = (
                 ForceFeedbackEffect.magnitude(sample.mix.strong), ForceFeedbackEffect.magnitude(sample.mix.weak)
             )
-            if abs(Int(levels.strong) - Int(expected.0)) > levelTolerance
-                || abs(Int(levels.weak) - Int(expected.1)) > levelTolerance
+            let padUnits = (ForceFeedbackEffect.magnitude(levels.strong), ForceFeedbackEffect.magnitude(levels.weak))
+            if abs(Int(padUnits.0) - Int(expected.0)) > levelTolerance
+                || abs(Int(padUnits.1) - Int(expected.1)) > levelTolerance
             {
                 let context = records.filter {
                     $0.time.microseconds >= sent - 20_000 && $0.time.microseconds <= settled.microseconds
