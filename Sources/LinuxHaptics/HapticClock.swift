@@ -12,7 +12,9 @@ public protocol HapticClock: Sendable {
     var now: Double { get }
 
     /// Starts calling `work` at the times it asks for. `work` returns the next time (on this clock) it wants to
-    /// run, or nil to wait until `HapticTimer.wake()`. The first call comes at once. Calls never overlap.
+    /// run, or nil to wait until `HapticTimer.wake()`. Calls may come from any
+    /// thread (a manual clock runs `work` on the thread that advances it or wakes the timer), so `work`
+    /// serialises itself.
     func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer
 }
 

@@ -18,8 +18,9 @@ enum AHAPBenchmarkError: Error, CustomStringConvertible {
 }
 
 enum AHAPBenchmarkCorpus {
-    /// `$AHAP_CORPUS`, then `../shared/ahap` from the working directory (the package root under `make bench`),
-    /// then the same place relative to this source file.
+    /// The corpus of real-world AHAP files (a folder with a `SOURCES.md`) kept beside the package root, not in
+    /// it: `$AHAP_CORPUS` when set, else `shared/ahap` next to the working directory (the package root under
+    /// `make bench`), else next to the package this source file belongs to.
     static func root() throws -> URL {
         var candidates: [String] = []
         if let override = ProcessInfo.processInfo.environment["AHAP_CORPUS"] { candidates.append(override) }

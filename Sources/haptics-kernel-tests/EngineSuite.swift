@@ -119,7 +119,8 @@ enum EngineSuite {
 
     // MARK: Corpus
 
-    /// The corpus as the VM bench stages it (shared/ahap in the working directory) or beside the repo.
+    /// The corpus of real-world AHAP files (a folder with a `SOURCES.md`): the VM bench copies it into the guest's
+    /// working directory as `shared/ahap`; on a host it sits beside the package root.
     static func corpusFiles() throws -> [URL] {
         let candidates = ["shared/ahap", "../shared/ahap", "../../shared/ahap"]
         guard let root = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/SOURCES.md") }) else {

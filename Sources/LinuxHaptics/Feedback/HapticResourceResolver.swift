@@ -129,8 +129,7 @@ extension HapticResourceDirectory {
     ) -> HapticResourceLookup {
         let searched = searchOrder(
             environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
-        let folder = locate(
-            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
+        let folder = searched.first(where: isDirectory).map { HapticResourceDirectory(directory: $0) }
         let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
         if FileManager.default.fileExists(atPath: path.path) {
             return HapticResourceLookup(file: path, folder: folder, searched: searched)
