@@ -13,8 +13,8 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel lint \
-	install-udev clean clean-timings
+.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm fuzz fuzz-smoke bench bootstrap \
+	bootstrap-bench kernel lint install-udev clean clean-timings
 
 all: build
 
@@ -52,6 +52,7 @@ demo-vm: bootstrap-bench
 test: clean-timings bootstrap-bench $(if $(DIRECT_KERNEL),,kernel)
 	$(TIMED) unit-tests-build $(SWIFT) build --build-tests
 	$(TIMED) unit-tests-run $(SWIFT) test --skip-build
+	@$(MAKE) --no-print-directory fuzz-smoke
 	@$(MAKE) --no-print-directory test-kernel
 
 test-unit: bootstrap
@@ -62,17 +63,30 @@ test-kernel: release
 	$(if $(DIRECT_KERNEL),,@$(TIMED) vm-selftest scripts/vm-selftest)
 	@scripts/kernel-tests
 
+# Coverage-guided fuzzing of every input format we read (libFuzzer + AddressSanitizer, docs/reliability.md):
+# builds the fuzz targets into .build-fuzz and runs each for FUZZ_SECONDS seconds; one line per target.
+FUZZ_SECONDS ?= 30
+fuzz: bootstrap
+	@scripts/fuzz --seconds $(FUZZ_SECONDS)
+
+# The short run `make test` does: every target, FUZZ_SMOKE_SECONDS of fuzzing in all from the seeds, unoptimised
+# (its build takes half the release build's time, which would otherwise be most of the smoke's cost).
+FUZZ_SMOKE_SECONDS := 42
+fuzz-smoke: bootstrap
+	@$(TIMED) fuzz-build scripts/fuzz --debug --build-only
+	@$(TIMED) fuzz-smoke scripts/fuzz --debug --no-build --total-seconds $(FUZZ_SMOKE_SECONDS)
+
 # The VM bench on its own: boots a plain guest and one with udevd and checks what the kernel tests rely on.
 test-vm: bootstrap-bench
 	@scripts/vm-selftest
 
 # Formatting (swift-format, configured in .swift-format, the toolchain's own) and shell scripts (shellcheck).
-# `swift format -i -r Sources Tests Package.swift` applies the formatting. The shell scripts are the files of
+# `swift format -i -r Sources Tests Fuzz Package.swift` applies the formatting. The shell scripts are the files of
 # scripts/ and scripts/guest/ (the qemu guest's, run by busybox sh) whose `#!` line ends in sh, and scripts/lib/*.sh.
 SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* scripts/guest/* 2>/dev/null) scripts/lib/*.sh
 lint:
 	@scripts/bootstrap --lint
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
 	shellcheck --external-sources --source-path=SCRIPTDIR $(SHELL_SCRIPTS)
 
 bench: bootstrap-bench release
@@ -85,4 +99,4 @@ clean-timings:
 	@mkdir -p .build && rm -f "$$TIMINGS_FILE"
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -120,3 +120,24 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets (`make fuzz`, docs/reliability.md): one libFuzzer executable per input format, declared only when
+// HAPTICS_FUZZ is set. libFuzzer supplies `main`, so they link only in a build with `--sanitize fuzzer`: a plain
+// `swift build` (or `--build-tests`) must not see them, and spends no time on them. They live in this package
+// rather than in a package of their own because they reach `package` declarations (the inotify reader, the
+// settings file form), which no other package can see. scripts/fuzz builds them into .build-fuzz.
+if Context.environment["HAPTICS_FUZZ"] != nil {
+    package.targets.append(
+        .target(
+            name: "HapticsFuzzing",
+            dependencies: ["AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices"],
+            path: "Fuzz/HapticsFuzzing", swiftSettings: strict))
+    // AHAP text (JSON reader, decoder, validator, writers); the renderer and planner on what loads; cue sheets;
+    // the settings file; inotify records from /dev/input; virtual pad and emulated controller record files.
+    for format in ["ahap", "render", "cues", "settings", "inotify", "pad-records"] {
+        package.targets.append(
+            .executableTarget(
+                name: "fuzz-\(format)", dependencies: ["HapticsFuzzing"], path: "Fuzz/Targets/fuzz-\(format)",
+                swiftSettings: strict))
+    }
+}

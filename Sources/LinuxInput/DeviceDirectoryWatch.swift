@@ -5,15 +5,22 @@
 internal import Glibc
 import Logging
 
-/// One record of the inotify stream (`struct inotify_event`).
-struct InotifyRecord: Equatable, Sendable {
-    var watch: Int32
-    var mask: UInt32
-    var name: String
+/// One record of the inotify stream (`struct inotify_event`). Package access: the fuzz target feeds `parse` raw
+/// bytes, as the kernel would.
+package struct InotifyRecord: Equatable, Sendable {
+    package var watch: Int32
+    package var mask: UInt32
+    package var name: String
+
+    package init(watch: Int32, mask: UInt32, name: String) {
+        self.watch = watch
+        self.mask = mask
+        self.name = name
+    }
 
     /// Splits what `read(2)` returned from an inotify descriptor into records: each is a fixed header
     /// (`wd`, `mask`, `cookie`, `len`) followed by `len` bytes of NUL-padded name.
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> [InotifyRecord] {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> [InotifyRecord] {
         let headerSize = MemoryLayout<inotify_event>.size
         var records: [InotifyRecord] = []
         var offset = 0

@@ -19,6 +19,18 @@ public struct FeedbackSettings: Sendable, Hashable, Codable {
 
     /// Haptics on: what a user who never touched the switch gets.
     public static let defaults = FeedbackSettings()
+
+    /// Reads the settings file's text (JSON).
+    package init(fileData: Data) throws {
+        self = try JSONDecoder().decode(Self.self, from: fileData)
+    }
+
+    /// The settings file's text: pretty-printed with sorted keys, so a hand-edited file diffs cleanly.
+    package func fileData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
 }
 
 /// Reads the settings once, keeps them in memory, and writes every change through to the file atomically
@@ -80,10 +92,8 @@ public final class FeedbackSettingsStore: Sendable {
             do {
                 try FileManager.default.createDirectory(
                     at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
                 // `.atomic` writes a temporary file next to the target and renames it into place.
-                try encoder.encode(settings).write(to: fileURL, options: .atomic)
+                try settings.fileData().write(to: fileURL, options: .atomic)
                 return nil
             } catch {
                 return error
@@ -99,7 +109,7 @@ public final class FeedbackSettingsStore: Sendable {
     private static func load(_ url: URL, logger: Logger) -> FeedbackSettings {
         guard FileManager.default.fileExists(atPath: url.path) else { return .defaults }
         do {
-            return try JSONDecoder().decode(FeedbackSettings.self, from: Data(contentsOf: url))
+            return try FeedbackSettings(fileData: Data(contentsOf: url))
         } catch {
             logger.info(
                 "haptics settings file unreadable or corrupt; using defaults",

@@ -1,0 +1,8 @@
+// libFuzzer's entry point for the fuzz target `pad-records` (libFuzzer supplies `main`).
+import HapticsFuzzing
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func testOneInput(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    PadRecordFuzzing.run(UnsafeRawBufferPointer(start: data, count: size))
+    return 0
+}
