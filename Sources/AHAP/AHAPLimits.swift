@@ -19,7 +19,8 @@ public struct AHAPLimits: Sendable, Hashable {
     public var maximumEventParameters: Int
     /// Most control points in one curve (the validator warns above 16; this is the hard bound).
     public var maximumControlPoints: Int
-    /// Most diagnostics kept per document; the rest are summarised by one `diagnostics-truncated` warning.
+    /// Most diagnostics kept per document; beyond it the first error is still kept (a document that does not
+    /// load always names an error), and the rest are summarised by one `diagnostics-truncated` warning.
     public var maximumDiagnostics: Int
 
     public init(

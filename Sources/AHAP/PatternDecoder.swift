@@ -8,6 +8,8 @@ struct PatternDecoder {
     private(set) var diagnostics: [AHAPDiagnostic] = []
     private(set) var errorCount = 0
     private var droppedDiagnostics = 0
+    /// The first error past the limit: still listed, so that a document that does not load always names why.
+    private var firstDroppedError: AHAPDiagnostic?
 
     init(limits: AHAPLimits) {
         self.limits = limits
@@ -21,16 +23,21 @@ struct PatternDecoder {
         line: Int? = nil, column: Int? = nil, path explicitPath: [JSONPathComponent]? = nil
     ) {
         if severity == .error { errorCount += 1 }
-        guard diagnostics.count < limits.maximumDiagnostics else {
+        let isListed = diagnostics.count < limits.maximumDiagnostics
+        guard isListed || (severity == .error && firstDroppedError == nil) else {
             droppedDiagnostics += 1
             return
         }
         var location = explicitPath ?? path
         if let component { location.append(component) }
-        diagnostics.append(
-            AHAPDiagnostic(
-                severity: severity, code: code, path: location.formatted, message: message,
-                coreHapticsCode: coreHaptics, line: line, column: column))
+        let diagnostic = AHAPDiagnostic(
+            severity: severity, code: code, path: location.formatted, message: message,
+            coreHapticsCode: coreHaptics, line: line, column: column)
+        if isListed {
+            diagnostics.append(diagnostic)
+        } else {
+            firstDroppedError = diagnostic
+        }
     }
 
     /// Counts problems found elsewhere (the reader's leniencies) that were not kept, for the summary.
@@ -38,8 +45,13 @@ struct PatternDecoder {
         droppedDiagnostics += count
     }
 
-    /// Appends the summary of diagnostics that did not fit under the limit.
+    /// Appends the first error that did not fit under the limit, then the summary of the other diagnostics that
+    /// did not.
     mutating func finish() {
+        if let firstDroppedError {
+            diagnostics.append(firstDroppedError)
+            self.firstDroppedError = nil
+        }
         guard droppedDiagnostics > 0 else { return }
         diagnostics.append(
             AHAPDiagnostic(

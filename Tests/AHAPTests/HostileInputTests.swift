@@ -85,6 +85,19 @@ import Testing
         #expect(report.diagnostics.last?.message.hasPrefix("999000 more problems") == true)
     }
 
+    /// Found by fuzzing (docs/reliability.md): a thousand comments filled the diagnostics, the error after them was
+    /// dropped, and the report neither loaded nor listed an error.
+    @Test func anErrorPastTheDiagnosticsLimitIsStillListed() {
+        let json =
+            String(repeating: "/**/", count: 1_500)
+            + #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"HapticTransient"}}]}"#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        #expect(!report.loads)
+        #expect(report.errors.map(\.code) == [.negativeTime])
+        #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 2)
+        #expect(report.diagnostics.last?.message.hasPrefix("500 more problems") == true)
+    }
+
     @Test func hugeStringsAndBadEscapesAreErrors() {
         let long = #"{"Version":1,"Metadata":{"Project":""# + String(repeating: "x", count: 70_000) + #""}}"#
         #expect(AHAPValidator.validate(data: long.utf8Data).errors.first?.code == .limitExceeded)
