@@ -11,7 +11,9 @@ import Foundation
 package enum AHAPFuzzing {
     package static func run(_ bytes: UnsafeRawBufferPointer) {
         let report = AHAPValidator.validate(data: Data(bytes))
-        expect(report.loads == report.errors.isEmpty, "a report loads exactly when it has no errors: \(report)")
+        expect(
+            report.loads == report.errors.isEmpty,
+            "loads: \(report.loads), yet \(report.errors.count) errors among \(report.diagnostics.count) diagnostics")
         for diagnostic in report.diagnostics {
             expect(!diagnostic.message.isEmpty, "diagnostic \(diagnostic.code) has no message")
             expect((diagnostic.line ?? 1) >= 1 && (diagnostic.column ?? 1) >= 1, "position of \(diagnostic)")
