@@ -210,23 +210,3 @@ public struct DeviceCommandPlanner: Sendable {
         return earliest
     }
 }
-
-/// A device's output as its commands produce it: each command's levels held until the next.
-public struct DeviceOutput: Sendable {
-    public let commands: [RumbleCommand]
-
-    public init(commands: [RumbleCommand]) {
-        self.commands = commands
-    }
-
-    /// The levels the device runs at `time` (off before the first command).
-    public func levels(at time: Double) -> MotorMagnitudes {
-        var low = 0
-        var high = commands.count
-        while low < high {
-            let middle = (low + high) / 2
-            if commands[middle].time <= time { low = middle + 1 } else { high = middle }
-        }
-        return low == 0 ? .off : commands[low - 1].levels
-    }
-}
