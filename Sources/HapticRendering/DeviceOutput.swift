@@ -28,11 +28,14 @@ public struct DeviceOutput: Sendable, Hashable {
         public var start: Double
         public var end: Double
         public var levels: MotorMagnitudes
+        /// The effect slot it plays on, if any: playing that slot again restarts it, stopping it cuts it short.
+        public var slot: Int?
 
-        public init(start: Double, end: Double, levels: MotorMagnitudes) {
+        public init(start: Double, end: Double, levels: MotorMagnitudes, slot: Int? = nil) {
             self.start = start
             self.end = end
             self.levels = levels
+            self.slot = slot
         }
     }
 
@@ -56,9 +59,18 @@ public struct DeviceOutput: Sendable, Hashable {
         holds.append(Hold(time: time, levels: levels, expiry: expiry))
     }
 
-    /// A pulse of `levels` from `time` for `duration` seconds.
-    public mutating func pulse(_ levels: MotorMagnitudes, at time: Double, duration: Double) {
-        pulses.append(Pulse(start: time, end: time + Swift.max(duration, 0), levels: levels))
+    /// A pulse of `levels` from `time` for `duration` seconds, on effect slot `slot` if it has one (a pulse
+    /// still running there restarts: one effect plays once at a time).
+    public mutating func pulse(_ levels: MotorMagnitudes, at time: Double, duration: Double, slot: Int? = nil) {
+        if let slot { stopPulse(slot: slot, at: time) }
+        pulses.append(Pulse(start: time, end: time + Swift.max(duration, 0), levels: levels, slot: slot))
+    }
+
+    /// The pulse running on `slot` at `time` ends there (its effect was stopped).
+    public mutating func stopPulse(slot: Int, at time: Double) {
+        for index in pulses.indices where pulses[index].slot == slot {
+            if pulses[index].start <= time, time < pulses[index].end { pulses[index].end = time }
+        }
     }
 
     /// Drops what no longer matters at or after `time` (earlier holds, pulses that ended), so a live output's

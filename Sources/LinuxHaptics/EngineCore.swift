@@ -276,6 +276,7 @@ final class EngineCore: Sendable {
     /// pulse is forgotten and the player plays through the mix).
     private func triggerPrepared(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
         guard let prepared = state.withLock({ $0.usablePreparedEffect(for: id) }) else { return false }
+        let triggered = clock.now
         do throws(OutputFailure) {
             try prepared.output.trigger(prepared: prepared.effect.id)
         } catch {
@@ -283,7 +284,11 @@ final class EngineCore: Sendable {
             state.withLock { _ = $0.prepared.removeValue(forKey: id) }
             return false
         }
-        state.withLock { $0.scheduler.preparedPlayers[id] = prepared.effect.duration }
+        state.withLock { state in
+            state.scheduler.preparedPlayers[id] = prepared.effect.duration
+            state.triggeredPulses.append(
+                TriggeredPulse(effect: prepared.effect.id, end: triggered + prepared.effect.duration))
+        }
         try updatePlayer(id, generation: generation, changesMix: true) { player, now in
             player.schedule(.start, at: now)
         }
@@ -383,6 +388,7 @@ final class EngineCore: Sendable {
         if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }
         guard let output = outcome.output else { return nil }
         do throws(OutputFailure) {
+            for effect in outcome.stoppedPulses { try output.stop(prepared: effect) }
             try write(outcome.write, on: output, now: now)
         } catch {
             let generation = outcome.generation

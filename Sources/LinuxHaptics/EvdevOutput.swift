@@ -124,6 +124,11 @@ final class EvdevOutput: MotorOutput {
         try Self.translate { () throws(EventDeviceError) in try effect.play() }
     }
 
+    func stop(prepared id: Int) throws(OutputFailure) {
+        guard let effect = prepared.withLock({ $0.slots[id]?.effect }) else { return }
+        try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+    }
+
     func release(prepared id: Int) {
         // Releasing the handle erases the slot (unless the descriptor is already closed).
         _ = prepared.withLock { $0.slots.removeValue(forKey: id) }
@@ -389,6 +394,13 @@ final class BroadcastOutput: MotorOutput {
         }
         try each { (member) throws(OutputFailure) in
             if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
+        }
+    }
+
+    func stop(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else { return }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.stop(prepared: memberID) }
         }
     }
 

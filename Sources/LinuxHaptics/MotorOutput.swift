@@ -85,6 +85,9 @@ package protocol MotorOutput: AnyObject, Sendable {
     func keepAlive() throws(OutputFailure)
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
     func trigger(prepared id: Int) throws(OutputFailure)
+    /// Stops a triggered pulse that may still be playing: the kernel rounds an effect's replay up to whole
+    /// ticks, so a pulse can outlive its length by up to one tick and add to the level that follows it.
+    func stop(prepared id: Int) throws(OutputFailure)
     func release(prepared id: Int)
     /// Releases the device and every slot. Idempotent.
     func close()
@@ -104,6 +107,9 @@ enum OutputTiming {
     /// The effect's `replay.length`. One fixed value on purpose: ff-memless restarts an updated effect's
     /// replay with the *previous* effect's length, so varying lengths would apply one update late.
     static let replayLengthMilliseconds = UInt16((holdSeconds + expiryMarginSeconds) * 1000)
+    /// How long after its length a triggered pulse may still play on a device: the kernel rounds the replay
+    /// up to whole ticks (10 ms at the slowest tick rate, 100 Hz) and stops it on a timer tick after that.
+    static let pulseOverrunSeconds = 0.02
 }
 
 /// Device presence changes an output source reports.

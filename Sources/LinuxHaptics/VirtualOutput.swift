@@ -65,10 +65,17 @@ public final class VirtualOutput: Sendable {
         let found = state.withLock { state -> Bool in
             guard let pulse = state.pulses[id], let now = state.clock?.now else { return false }
             state.output.forget(before: now)
-            state.output.pulse(pulse.mix, at: now, duration: pulse.duration)
+            state.output.pulse(pulse.mix, at: now, duration: pulse.duration, slot: id)
             return true
         }
         if !found { throw OutputFailure(.closed, "the prepared pulse \(id) was released") }
+    }
+
+    fileprivate func stop(_ id: Int) {
+        state.withLock { state in
+            guard let now = state.clock?.now else { return }
+            state.output.stopPulse(slot: id, at: now)
+        }
     }
 
     fileprivate func release(_ id: Int) { _ = state.withLock { $0.pulses.removeValue(forKey: id) } }
@@ -102,6 +109,7 @@ private final class VirtualMotorOutput: MotorOutput {
     func keepAlive() { model.renew() }
     func prepare(_ pulse: PreparedPulse) -> Int { model.prepare(pulse) }
     func trigger(prepared id: Int) throws(OutputFailure) { try model.trigger(id) }
+    func stop(prepared id: Int) { model.stop(id) }
     func release(prepared id: Int) { model.release(id) }
     func close() { model.reset() }
     func currentLevels() -> MotorMagnitudes? { model.levels() }

@@ -32,6 +32,16 @@ struct DeviceOutputTests {
         #expect(output.levels(at: 2.75) == MotorMagnitudes(strong: 0.5, weak: 1))
     }
 
+    @Test func aPulseOnASlotRestartsWhenPlayedAgainAndEndsWhenStopped() {
+        var output = DeviceOutput()
+        output.pulse(Self.low, at: 0, duration: 1, slot: 3)
+        output.pulse(Self.low, at: 0.5, duration: 1, slot: 3)
+        #expect(output.levels(at: 0.75) == Self.low, "one effect plays once at a time: not summed")
+        #expect(output.levels(at: 1.25) == Self.low, "the replay restarted")
+        output.stopPulse(slot: 3, at: 1.3)
+        #expect(output.levels(at: 1.3) == .off)
+    }
+
     @Test func aHoldEarlierThanTheLastRewritesTheHistoryFromThere() {
         var output = DeviceOutput()
         output.hold(Self.low, at: 1)
