@@ -71,6 +71,7 @@ final class EngineCore: Sendable {
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
         } catch {
+            if error.kind == .notFound || error.kind == .deviceGone { waitForDevice() }
             throw HapticEngineError(error)
         }
         let now = clock.now
@@ -92,6 +93,17 @@ final class EngineCore: Sendable {
             "haptic engine started",
             metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
         wake()
+    }
+
+    /// No device to open: the engine waits for one, as it does after an unplug. When one appears it opens it
+    /// and tells the reset handler.
+    private func waitForDevice() {
+        let waiting = state.withLock { state -> Bool in
+            guard state.phase != .running, state.phase != .destroyed else { return false }
+            state.phase = .interrupted(.gameControllerDisconnect)
+            return true
+        }
+        if waiting { startWatchIfNeeded() }
     }
 
     private func startWatchIfNeeded() {
@@ -219,6 +231,10 @@ final class EngineCore: Sendable {
         }
         guard let handlers else {
             output.close()
+            return
+        }
+        do { try startTimerIfNeeded() } catch {
+            stopEverything(reason: .systemError)
             return
         }
         logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])

@@ -52,7 +52,8 @@ public final class HapticEngine: Sendable {
     }
 
     /// Called when the engine rebuilt its output: the controller came back (or, with `adoptCompatibleDevice`,
-    /// another one arrived), was opened and set to rest, and the engine runs again. Every player made before is
+    /// another one arrived; or, for an engine whose `start()` found no device, the first one was plugged in),
+    /// was opened and set to rest, and the engine runs again. Every player made before is
     /// invalid (its calls fail with `playerInvalidated`) and every prepared effect is gone: make new players
     /// from the patterns, which stay valid. Runs on an engine thread; it should not block.
     public var resetHandler: (@Sendable () -> Void)? {
@@ -60,7 +61,10 @@ public final class HapticEngine: Sendable {
         set { core.resetHandler = newValue }
     }
 
-    /// Opens the output and starts the playback thread. Starting a running engine does nothing.
+    /// Opens the output and starts the playback thread. Starting a running engine does nothing. With no device
+    /// to open it throws `noDevice` and waits for one, as after an unplug: when a device the selection accepts
+    /// is plugged in, the engine opens it, runs, and calls `resetHandler` (where an app makes its players, as it
+    /// would on GameController's connect notification). `stop()` ends the wait.
     public func start() throws(HapticEngineError) { try core.start() }
 
     /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow.

@@ -4,6 +4,7 @@ let allSuites: [KernelTestSuite] = [
     DeviceSuite.suite,
     EngineSuite.suite,
     AppSuite.suite,
+    LatePadSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
 ]

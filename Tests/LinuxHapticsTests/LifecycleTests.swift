@@ -36,6 +36,38 @@ import Testing
             ])
     }
 
+    @Test func anEngineStartedWithNoDeviceRunsWhenOneIsPluggedIn() throws {
+        let rig = try Rig(start: false)
+        let resets = Inbox<Double>()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        rig.recorder.unplug()
+        #expect(throws: HapticEngineError(.noDevice, "the recording output is unplugged")) { try rig.engine.start() }
+        #expect(!rig.engine.isRunning)
+        rig.clock.advance(by: 1)
+        rig.recorder.replug()
+        #expect(resets.all == [11], "the reset handler is where an app makes its players")
+        #expect(reasons.all.isEmpty, "an engine that never ran has not stopped")
+        #expect(rig.engine.isRunning)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.1)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.actions() == [.open, .neutral, .apply(MotorMagnitudes(strong: q(0.5), weak: 0)), .apply(.off)])
+    }
+
+    @Test func stoppingAWaitingEngineEndsTheWait() throws {
+        let rig = try Rig(start: false)
+        let resets = Inbox<Double>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.recorder.unplug()
+        #expect(throws: HapticEngineError.self) { try rig.engine.start() }
+        rig.engine.stop()
+        rig.recorder.replug()
+        #expect(resets.all.isEmpty)
+        #expect(rig.actions().isEmpty, "nothing opened the device")
+    }
+
     @Test func aWriteFailingWithDeviceGoneIsAnUnplug() throws {
         let rig = try Rig()
         let reasons = Inbox<HapticEngineStoppedReason>()
