@@ -5,6 +5,7 @@ let allSuites: [KernelTestSuite] = [
     EngineSuite.suite,
     AppSuite.suite,
     LatePadSuite.suite,
+    ProcessSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
 ]

@@ -50,7 +50,7 @@ import Testing
         #expect(resets.all == [11], "the reset handler is where an app makes its players")
         #expect(reasons.all.isEmpty, "an engine that never ran has not stopped")
         #expect(rig.engine.isRunning)
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.1)))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.04)))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
         #expect(rig.actions() == [.open, .neutral, .apply(MotorMagnitudes(strong: q(0.5), weak: 0)), .apply(.off)])

@@ -22,7 +22,7 @@ import Testing
         let playing = model.levels()
         #expect(playing == MotorMagnitudes(strong: q(0.6), weak: q(0.2)))
         #expect(engine.outputLevels == playing)
-        // Past the 0.75 s self-expiry of one write: the engine's renewals keep it running.
+        // Far past the 150 ms self-expiry of one write: the engine's renewals keep it running.
         clock.advance(by: 1.5)
         #expect(model.levels() == playing)
         clock.advance(by: 0.5)
