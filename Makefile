@@ -13,7 +13,7 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo demo-vm test test-unit test-kernel test-vm bench bootstrap bootstrap-bench kernel lint \
+.PHONY: all build release demo demo-vm test test-unit test-sanitize test-kernel test-vm bench bootstrap bootstrap-bench kernel lint \
 	install-udev clean clean-timings
 
 all: build
@@ -53,6 +53,15 @@ test: clean-timings bootstrap-bench $(if $(DIRECT_KERNEL),,kernel)
 	$(TIMED) unit-tests-build $(SWIFT) build --build-tests
 	$(TIMED) unit-tests-run $(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory test-kernel
+
+# The unit tests under AddressSanitizer (LeakSanitizer included), then ThreadSanitizer, each in a build folder of
+# its own (about 4 minutes to build and 1.5 to run, each, on 2 cores). Not part of `make test`.
+test-sanitize: bootstrap
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \
+		$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan
 
 test-unit: bootstrap
 	$(SWIFT) build --build-tests
