@@ -39,60 +39,24 @@ public enum AHAPValidator {
     /// directory, a device, a pipe), is one `unreadable-file` error saying what it is; a file larger than
     /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read.
     public static func validate(contentsOf url: URL, limits: AHAPLimits = .default) -> AHAPReport {
-        if let refusal = refusal(ofFileAt: url, limits: limits) {
-            return AHAPReport(pattern: nil, diagnostics: [refusal])
-        }
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            return AHAPReport(pattern: nil, diagnostics: [unreadable(readFailureReason(error))])
-        }
-        return validate(data: data, limits: limits)
-    }
-
-    /// Why the file at `url` is refused before it is read, `nil` when it is a regular file within the size
-    /// limit. Reading a directory fails with an unhelpful code, a pipe blocks until something writes to it, and
-    /// a device such as `/dev/zero` never ends, so only regular files are read.
-    private static func refusal(ofFileAt url: URL, limits: AHAPLimits) -> AHAPDiagnostic? {
-        let attributes: [FileAttributeKey: Any]
-        do {
-            attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
-        } catch {
-            return unreadable(readFailureReason(error))
-        }
-        switch attributes[.type] as? FileAttributeType {
-        case .typeRegular?:
-            break
-        case .typeDirectory?:
-            return unreadable("it is a directory, not an AHAP file (name the .ahap files in it, e.g. DIR/*.ahap)")
-        case .typeCharacterSpecial?, .typeBlockSpecial?:
-            return unreadable("it is a device, not an AHAP file")
-        case .typeSymbolicLink?:
-            return unreadable("it is a symbolic link to a file that does not exist")
-        default:
-            return unreadable("it is not a regular file (a pipe or a socket); AHAP is read from regular files")
-        }
-        let size = (attributes[.size] as? Int) ?? (attributes[.size] as? UInt64).map { Int(clamping: $0) } ?? 0
-        guard size <= limits.maximumDocumentBytes else {
-            return AHAPDiagnostic(
-                severity: .error, code: .limitExceeded, path: "",
-                message: "the file is \(size) bytes, more than the limit of \(limits.maximumDocumentBytes)")
-        }
-        return nil
-    }
-
-    private static func unreadable(_ reason: String) -> AHAPDiagnostic {
-        AHAPDiagnostic(severity: .error, code: .unreadableFile, path: "", message: "cannot read the file: \(reason)")
-    }
-
-    private static func readFailureReason(_ error: any Error) -> String {
-        guard let cocoa = error as? CocoaError else { return "\(error)" }
-        switch cocoa.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
-        case .fileReadNoPermission: return "permission denied"
-        case .fileReadTooLarge: return "too large"
-        default: return "the system refused it (Cocoa error \(cocoa.code.rawValue))"
+        switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
+        case .success(let data):
+            return validate(data: data, limits: limits)
+        case .failure(.unreadable(let reason)):
+            return AHAPReport(
+                pattern: nil,
+                diagnostics: [
+                    AHAPDiagnostic(
+                        severity: .error, code: .unreadableFile, path: "", message: "cannot read the file: \(reason)")
+                ])
+        case .failure(.tooLarge(let size, let limit)):
+            return AHAPReport(
+                pattern: nil,
+                diagnostics: [
+                    AHAPDiagnostic(
+                        severity: .error, code: .limitExceeded, path: "",
+                        message: "the file is \(size) bytes, more than the limit of \(limit)")
+                ])
         }
     }
 

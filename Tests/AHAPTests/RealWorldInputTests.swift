@@ -197,7 +197,7 @@ import Glibc
             (folder.path, "unreadable-file: cannot read the file: it is a directory"),
             (linkToFolder, "unreadable-file: cannot read the file: it is a directory"),
             (pipe, "unreadable-file: cannot read the file: it is not a regular file (a pipe or a socket)"),
-            ("/dev/zero", "unreadable-file: cannot read the file: it is a device"),
+            ("/dev/zero", "unreadable-file: cannot read the file: it is a device, not a regular file"),
             (dangling, "unreadable-file: cannot read the file: it is a symbolic link to a file that does not exist"),
             (folder.appendingPathComponent("absent.ahap").path, "unreadable-file: cannot read the file: no such file"),
         ]

@@ -79,7 +79,7 @@ import Testing
         let folder = FileManager.default.temporaryDirectory.path
         let result = try run(["validate", folder])
         #expect(result.status == 1)
-        #expect(result.output.hasPrefix("\(folder): error: cannot read the file: it is a directory, not an AHAP file"))
+        #expect(result.output.hasPrefix("\(folder): error: cannot read the file: it is a directory, not a file"))
     }
 
     /// A time no pattern can reach: `validate` fails it, and every command that plays or renders refuses it
