@@ -43,12 +43,9 @@ public enum AHAPValidator {
         case .success(let data):
             return validate(data: data, limits: limits)
         case .failure(.unreadable(let reason)):
-            return AHAPReport(
-                pattern: nil,
-                diagnostics: [
-                    AHAPDiagnostic(
-                        severity: .error, code: .unreadableFile, path: "", message: "cannot read the file: \(reason)")
-                ])
+            return unreadable(reason)
+        case .failure(.directory):
+            return unreadable("it is a directory, not a file (name the .ahap files in it, e.g. DIR/*.ahap)")
         case .failure(.tooLarge(let size, let limit)):
             return AHAPReport(
                 pattern: nil,
@@ -58,6 +55,15 @@ public enum AHAPValidator {
                         message: "the file is \(size) bytes, more than the limit of \(limit)")
                 ])
         }
+    }
+
+    private static func unreadable(_ reason: String) -> AHAPReport {
+        AHAPReport(
+            pattern: nil,
+            diagnostics: [
+                AHAPDiagnostic(
+                    severity: .error, code: .unreadableFile, path: "", message: "cannot read the file: \(reason)")
+            ])
     }
 
     /// Validates a property-list-style dictionary, as `CHHapticPattern(dictionary:)` takes: `String` keys,

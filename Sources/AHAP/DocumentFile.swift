@@ -11,8 +11,10 @@ package import Foundation
 package enum DocumentFile {
     /// Why a path is not read.
     package enum Refusal: Error, Sendable, Hashable {
-        /// It cannot be read, or is not a regular file: the reason in words ("it is a directory, ...").
+        /// It cannot be read, or is not a regular file: the reason in words ("it is a device, ...").
         case unreadable(String)
+        /// It is a directory (the reader's callers suggest what to name instead).
+        case directory
         /// A regular file of `size` bytes, more than the limit of `limit`.
         case tooLarge(size: Int, limit: Int)
     }
@@ -38,7 +40,7 @@ package enum DocumentFile {
         case .typeRegular?:
             break
         case .typeDirectory?:
-            return .unreadable("it is a directory, not a file (name the files in it, e.g. DIR/*.ahap)")
+            return .directory
         case .typeCharacterSpecial?, .typeBlockSpecial?:
             return .unreadable("it is a device, not a regular file")
         case .typeSymbolicLink?:

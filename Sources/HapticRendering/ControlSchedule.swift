@@ -89,7 +89,7 @@ struct ControlSchedule: Sendable {
 extension RandomAccessCollection {
     /// The index of the first element for which `isAfter` holds, in a collection where it holds from some
     /// element on (times in ascending order, say); `endIndex` when none. A binary search, so that a control
-    /// with thousands of sources or points, or a pattern with thousands of voices, costs a logarithm per look-up.
+    /// with thousands of sources or points costs a logarithm per look-up.
     func partitionPoint(where isAfter: (Element) -> Bool) -> Index {
         var low = startIndex
         var remaining = count

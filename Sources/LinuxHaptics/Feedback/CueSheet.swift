@@ -120,6 +120,9 @@ extension CueSheet {
             try self.init(data: data, file: url.path)
         case .failure(.unreadable(let reason)):
             throw CueSheetError(file: url.path, path: "", reason: "cannot read the file (\(reason))")
+        case .failure(.directory):
+            throw CueSheetError(
+                file: url.path, path: "", reason: "cannot read the file (it is a directory, not a file)")
         case .failure(.tooLarge(let size, let limit)):
             throw CueSheetError(
                 file: url.path, path: "", reason: "the file is \(size) bytes, more than the limit of \(limit)")
