@@ -121,12 +121,16 @@ public struct DeviceCommandPlanner: Sendable {
 
     /// Samples per minimum interval when comparing two schedules (16: errors resolved to ~1 ms at 20 ms).
     static let costSamplesPerInterval = 16.0
+    /// The most samples one hold's cost takes (64 intervals' worth).
+    static let maximumCostSamples = 1024.0
 
     /// The squared error, per motor and integrated over `from..<to`, of holding `levels` against the timeline.
     func holdCost(_ levels: MotorMagnitudes, from: Double, to: Double, in timeline: MotorTimeline) -> Double {
         guard to > from else { return 0 }
         let step = Swift.max(profile.minimumUpdateInterval, 1e-6) / Self.costSamplesPerInterval
-        let count = Swift.max(Int(((to - from) / step).rounded(.up)), 1)
+        // At most `maximumCostSamples`: the spans compared are a few intervals long, and a timeline built by hand
+        // with times near the limits of a Double must not turn one into billions of samples (or an infinite count).
+        let count = Int(Swift.min(Swift.max(((to - from) / step).rounded(.up), 1), Self.maximumCostSamples))
         let width = (to - from) / Double(count)
         var total = 0.0
         for index in 0..<count {
