@@ -111,6 +111,21 @@ import Testing
             #"{"version": 1, "chapters": [{"chapter": 2, "cues": []}, {"chapter": 2, "cues": []}]}"#,
             "broken.json: chapters[1].chapter: chapter 2 appears twice"
         ),
+        // Found by fuzzing (docs/reliability.md): a count in the millions expanded into a timeline that ran the
+        // reader out of time and memory; a count near Int.max would overflow the sum of plays; an interval near
+        // the largest Double put the last plays at infinity.
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "thud", "count": 6363118, "interval": 0.6}]}]}"#,
+            "broken.json: chapters[0].cues[0].count: the sheet would play more than 100000 patterns in all"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "a", "count": 60000, "interval": 1}]}, {"chapter": 2, "cues": [{"time": 0, "pattern": "b", "count": 9223372036854775807, "interval": 1}]}]}"#,
+            "broken.json: chapters[1].cues[0].count: the sheet would play more than 100000 patterns in all"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 1, "pattern": "thud", "count": 3, "interval": 1e308}]}]}"#,
+            "broken.json: chapters[0].cues[0].interval: the last of 3 plays 1e+308 s apart is beyond any time"
+        ),
     ]
 
     @Test(arguments: brokenSheets.indices)
@@ -121,6 +136,16 @@ import Testing
         let file = try scratch.write(text, to: "broken.json")
         let error = try #require(throws: CueSheetError.self) { try CueSheet(contentsOf: file) }
         #expect(error.description.hasPrefix(file.deletingLastPathComponent().path + "/" + expected), "\(error)")
+    }
+
+    @Test func aSheetMayHoldTheMostPlays() throws {
+        let text = """
+            {"version": 1, "chapters": [{"chapter": 1, "cues": [
+              {"time": 0, "pattern": "detent", "count": \(CueSheet.maximumPlays - 1), "interval": 0.01},
+              {"time": 0, "pattern": "thud"}]}]}
+            """
+        let timeline = try #require(try CueSheet(data: Data(text.utf8)).chapter(1)).timeline
+        #expect(timeline.count == CueSheet.maximumPlays)
     }
 
     @Test func missingCueSheetSaysSo() throws {

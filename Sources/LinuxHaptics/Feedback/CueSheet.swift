@@ -65,6 +65,11 @@ public struct CueSheet: Sendable, Hashable {
     /// The format version this type reads.
     public static let currentVersion = 1
 
+    /// The most plays a sheet may hold, every cue's `count` summed: far above what an app's chapters need (a
+    /// heartbeat at 120 bpm for ten minutes is 1,200 plays), low enough that a hostile sheet cannot make a
+    /// chapter's timeline exhaust memory.
+    public static let maximumPlays = 100_000
+
     public var app: String
     /// The chapters in sheet order.
     public var chapters: [Chapter]
@@ -151,6 +156,7 @@ extension CueSheet {
         }
         var seen: Set<Int> = []
         var chapters: [Chapter] = []
+        var plays = 0
         for (chapterIndex, chapter) in document.chapters.enumerated() {
             let chapterPath = "chapters[\(chapterIndex)]"
             guard chapter.chapter >= 1 else {
@@ -161,33 +167,47 @@ extension CueSheet {
             }
             var cues: [Cue] = []
             for (cueIndex, cue) in chapter.cues.enumerated() {
-                let cuePath = "\(chapterPath).cues[\(cueIndex)]"
-                guard cue.time.isFinite, cue.time >= 0 else {
-                    throw fail("\(cuePath).time", "must be a number of seconds >= 0, found \(cue.time)")
-                }
-                guard Self.isPatternName(cue.pattern) else {
-                    throw fail(
-                        "\(cuePath).pattern",
-                        "'\(cue.pattern)' is not a pattern name (letters, digits, '_' and '-'; the file is Haptics/<name>.ahap)"
-                    )
-                }
-                let count = cue.count ?? 1
-                guard count >= 1 else { throw fail("\(cuePath).count", "must be 1 or more, found \(count)") }
-                let interval = cue.interval ?? 0
-                guard interval.isFinite, interval >= 0 else {
-                    throw fail("\(cuePath).interval", "must be a number of seconds >= 0, found \(interval)")
-                }
-                if count > 1 && interval <= 0 {
-                    throw fail("\(cuePath).interval", "a cue played \(count) times needs an interval > 0 seconds")
-                }
-                cues.append(
-                    Cue(
-                        time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval
-                    ))
+                cues.append(try Self.checked(cue, path: "\(chapterPath).cues[\(cueIndex)]", file: file, plays: &plays))
             }
             chapters.append(Chapter(number: chapter.chapter, title: chapter.title ?? "", cues: cues))
         }
         self.init(app: document.app ?? "", chapters: chapters)
+    }
+
+    /// One cue of the sheet, checked; `plays` counts the plays of every cue so far, this one's included.
+    private static func checked(_ cue: SheetDocument.CueEntry, path: String, file: String, plays: inout Int)
+        throws(CueSheetError) -> Cue
+    {
+        func fail(_ key: String, _ reason: String) -> CueSheetError {
+            CueSheetError(file: file, path: "\(path).\(key)", reason: reason)
+        }
+        guard cue.time.isFinite, cue.time >= 0 else {
+            throw fail("time", "must be a number of seconds >= 0, found \(cue.time)")
+        }
+        guard isPatternName(cue.pattern) else {
+            throw fail(
+                "pattern",
+                "'\(cue.pattern)' is not a pattern name (letters, digits, '_' and '-'; the file is Haptics/<name>.ahap)"
+            )
+        }
+        let count = cue.count ?? 1
+        guard count >= 1 else { throw fail("count", "must be 1 or more, found \(count)") }
+        // Compared before adding, so that no count can overflow the sum.
+        guard count <= maximumPlays - plays else {
+            throw fail("count", "the sheet would play more than \(maximumPlays) patterns in all")
+        }
+        plays += count
+        let interval = cue.interval ?? 0
+        guard interval.isFinite, interval >= 0 else {
+            throw fail("interval", "must be a number of seconds >= 0, found \(interval)")
+        }
+        if count > 1 && interval <= 0 {
+            throw fail("interval", "a cue played \(count) times needs an interval > 0 seconds")
+        }
+        guard (cue.time + Double(count - 1) * interval).isFinite else {
+            throw fail("interval", "the last of \(count) plays \(interval) s apart is beyond any time")
+        }
+        return Cue(time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval)
     }
 
     /// Pattern names become file names: no separators, no dots, nothing a shell would trip on.
