@@ -80,6 +80,22 @@ import LinuxInput
         }
         #expect(throws: (any Error).self) { try PadRecord(jsonLine: #"{"event":"shake","time":1}"#) }
     }
+
+    /// Found by fuzzing (docs/reliability.md): a time too large for `Int64` microseconds trapped in the reader.
+    @Test(arguments: ["1e300", "1144444444444444444444.004926", "1e12000", "-0.5", "-1e300"])
+    func timesNoMonotonicClockShowsAreRejected(_ time: String) {
+        #expect(throws: DecodingError.self) { try PadRecord(jsonLine: #"{"event":"gain","time":\#(time),"value":1}"#) }
+    }
+
+    @Test func theLatestTimeStillReads() throws {
+        let record = try PadRecord(jsonLine: #"{"event":"gain","time":1e12,"value":1}"#)
+        #expect(record.time.microseconds == 1_000_000_000_000_000_000)
+    }
+
+    @Test func negativeTimestampsPrintTheirSign() {
+        #expect(PadTimestamp(microseconds: -500_000).description == "-0.500000")
+        #expect(PadTimestamp(microseconds: -12_000_045).description == "-12.000045")
+    }
 }
 
 @Suite struct VirtualPadConfigurationTests {

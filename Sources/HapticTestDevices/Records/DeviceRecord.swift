@@ -24,14 +24,27 @@ public struct PadTimestamp: Comparable, Hashable, Sendable, Codable, CustomStrin
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.microseconds < rhs.microseconds }
 
+    /// The latest time a record file may hold: longer than any uptime (31,000 years), and far inside the
+    /// microseconds an `Int64` holds, so that reading a hostile file cannot trap on the conversion.
+    static let latestSeconds = 1e12
+
     public var description: String {
-        let whole = microseconds / 1_000_000
-        let fraction = String(microseconds % 1_000_000)
-        return "\(whole).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+        let sign = microseconds < 0 ? "-" : ""
+        let whole = microseconds.magnitude / 1_000_000
+        let fraction = String(microseconds.magnitude % 1_000_000)
+        return "\(sign)\(whole).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
     }
 
+    /// Reads the seconds of a record file: a `CLOCK_MONOTONIC` time, so not negative, and at most
+    /// `latestSeconds`; anything else is a corrupt record.
     public init(from decoder: any Decoder) throws {
-        self.init(seconds: try decoder.singleValueContainer().decode(Double.self))
+        let container = try decoder.singleValueContainer()
+        let seconds = try container.decode(Double.self)
+        guard seconds >= 0, seconds <= Self.latestSeconds else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "\(seconds) s is not a CLOCK_MONOTONIC time (0...1e12 s)")
+        }
+        self.init(seconds: seconds)
     }
 
     public func encode(to encoder: any Encoder) throws {
