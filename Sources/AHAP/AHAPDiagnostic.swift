@@ -48,6 +48,9 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case badVersion = "bad-version"
         /// A `Time` is negative.
         case negativeTime = "negative-time"
+        /// A time in pattern time (an entry's `Time`, or a curve's `Time` plus a control point's) later than
+        /// `HapticPattern.maximumTime`.
+        case timeTooLarge = "time-too-large"
         /// An `EventDuration` is negative.
         case negativeDuration = "negative-duration"
         /// An `EventType` this module (and Core Haptics) does not know.
@@ -56,7 +59,8 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case missingWaveformPath = "missing-waveform-path"
         /// A parameter curve without control points.
         case emptyCurve = "empty-curve"
-        /// A file that could not be read (missing, unreadable); `haptics validate` reports it like a parse error.
+        /// A file that could not be read (missing, unreadable, a directory, a device or a pipe); `haptics
+        /// validate` reports it like a parse error.
         case unreadableFile = "unreadable-file"
 
         // Warnings.
@@ -72,6 +76,8 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case metadataNotText = "metadata-not-text"
         /// A key AHAP does not define; it is ignored.
         case unknownKey = "unknown-key"
+        /// A key whose value is `null` (Apple's samples write `"EventWaveformPath": null`); it is read as absent.
+        case nullValue = "null-value"
         /// A `ParameterID` this module does not know; kept in the model, ignored by the renderer.
         case unknownParameter = "unknown-parameter"
         /// A value outside its parameter's documented range; Core Haptics clamps it.

@@ -35,31 +35,35 @@ public enum AHAPValidator {
         data.withUnsafeBytes { bytes in validate(bytes: bytes, limits: limits) }
     }
 
-    /// Reads and validates the file at `url`; a file that cannot be read is one `unreadable-file` error.
+    /// Reads and validates the file at `url`. A file that cannot be read, or is not a regular file (a
+    /// directory, a device, a pipe), is one `unreadable-file` error saying what it is; a file larger than
+    /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read.
     public static func validate(contentsOf url: URL, limits: AHAPLimits = .default) -> AHAPReport {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
+        switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
+        case .success(let data):
+            return validate(data: data, limits: limits)
+        case .failure(.unreadable(let reason)):
+            return unreadable(reason)
+        case .failure(.directory):
+            return unreadable("it is a directory, not a file (name the .ahap files in it, e.g. DIR/*.ahap)")
+        case .failure(.tooLarge(let size, let limit)):
             return AHAPReport(
                 pattern: nil,
                 diagnostics: [
                     AHAPDiagnostic(
-                        severity: .error, code: .unreadableFile, path: "",
-                        message: "cannot read the file: \(readFailureReason(error))")
+                        severity: .error, code: .limitExceeded, path: "",
+                        message: "the file is \(size) bytes, more than the limit of \(limit)")
                 ])
         }
-        return validate(data: data, limits: limits)
     }
 
-    private static func readFailureReason(_ error: any Error) -> String {
-        guard let cocoa = error as? CocoaError else { return "\(error)" }
-        switch cocoa.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
-        case .fileReadNoPermission: return "permission denied"
-        case .fileReadTooLarge: return "too large"
-        default: return "error \(cocoa.code.rawValue)"
-        }
+    private static func unreadable(_ reason: String) -> AHAPReport {
+        AHAPReport(
+            pattern: nil,
+            diagnostics: [
+                AHAPDiagnostic(
+                    severity: .error, code: .unreadableFile, path: "", message: "cannot read the file: \(reason)")
+            ])
     }
 
     /// Validates a property-list-style dictionary, as `CHHapticPattern(dictionary:)` takes: `String` keys,

@@ -19,6 +19,19 @@ public struct HapticPattern: Sendable, Hashable {
     /// The AHAP version this module writes and was built against.
     public static let currentVersion: Double = 1.0
 
+    /// The latest pattern time, in seconds (one hour), that an entry may start at or a control point may fall on
+    /// (its curve's `Time` plus its own). Real patterns last seconds (the longest in the corpus, 70 s); the bound
+    /// keeps every time exact to far below a microsecond, and bounds what the renderer, the device-command
+    /// planner and the engine do with a pattern. The reader refuses later times (`time-too-large`); the
+    /// renderer skips entries beyond it in a pattern built in code, and the engine refuses to play one.
+    public static let maximumTime: AHAPTime = 3600
+
+    /// Whether `time` is within `-maximumTime...maximumTime` (false for NaN and the infinities): a time the
+    /// renderer can work with exactly. Negative times are the reader's separate error.
+    public static func isWithinTimeBound(_ time: AHAPTime) -> Bool {
+        Swift.abs(time) <= maximumTime
+    }
+
     /// A pattern from events and dynamic parameters, like `CHHapticPattern(events:parameters:)`.
     public init(
         events: [HapticEvent], parameters: [HapticDynamicParameter],

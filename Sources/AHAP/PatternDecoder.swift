@@ -69,9 +69,28 @@ struct PatternDecoder {
     /// hostile object with a million keys costs linear time; AHAP objects have at most eight keys.
     private static let linearScanLimit = 16
 
+    /// The object's members with duplicates resolved (last wins, with a warning), `null` values dropped (with a
+    /// warning: an optional key written as `null`, as Apple's samples write `"EventWaveformPath": null`, reads as
+    /// absent, and a required one is then reported missing) and, when asked, the `Time` aliases folded onto `Time`.
+    private mutating func members(
+        of object: [JSONMember], foldingTimeAliases: Bool = false
+    ) -> [(key: String, spelledAs: String, value: JSONValue)] {
+        var present = resolvedMembers(of: object, foldingTimeAliases: foldingTimeAliases)
+        for member in present {
+            guard case .null = member.value else { continue }
+            report(
+                .warning, .nullValue, "\(member.spelledAs) is null; it is read as absent", at: .key(member.spelledAs))
+        }
+        present.removeAll { member in
+            guard case .null = member.value else { return false }
+            return true
+        }
+        return present
+    }
+
     /// The object's members with duplicates resolved (last wins, with a warning) and, when asked, the `Time`
     /// aliases folded onto `Time`.
-    private mutating func members(
+    private mutating func resolvedMembers(
         of object: [JSONMember], foldingTimeAliases: Bool = false
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
         var result: [(key: String, spelledAs: String, value: JSONValue)] = []
@@ -96,10 +115,18 @@ struct PatternDecoder {
         return result
     }
 
+    /// A finite number. The reader refuses NaN and infinities in text; they reach here only from a pattern
+    /// built in code (`validationDiagnostics()`).
     private mutating func number(
         _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
     ) -> Double? {
-        if case .number(let number) = value { return number }
+        if case .number(let number) = value {
+            guard number.isFinite else {
+                report(.error, .nonFiniteNumber, "\(key) is \(number), not a finite number", at: .key(key))
+                return nil
+            }
+            return number
+        }
         report(
             .error, .wrongType, "\(key) must be a number, found \(value.kindName)", coreHaptics: coreHaptics,
             at: .key(key))
@@ -129,9 +156,11 @@ struct PatternDecoder {
         }
     }
 
-    /// A time that must be present and not negative (`Time` of events, parameters, curves and control points).
+    /// A time that must be present, not negative, and (added to `origin`, the start of the curve a control
+    /// point belongs to) not later than `HapticPattern.maximumTime` (`Time` of events, parameters, curves and
+    /// control points).
     private mutating func requiredTime(
-        _ value: JSONValue?, key: String, owner: String, missingCode: CoreHapticsErrorCode
+        _ value: JSONValue?, key: String, owner: String, missingCode: CoreHapticsErrorCode, origin: Double = 0
     ) -> Double? {
         guard let value else {
             report(.error, .missingKey, "\(owner) has no Time", coreHaptics: missingCode)
@@ -140,6 +169,14 @@ struct PatternDecoder {
         guard let time = number(value, key: key, coreHaptics: .invalidEventTime) else { return nil }
         guard time >= 0 else {
             report(.error, .negativeTime, "Time is negative (\(time) s)", coreHaptics: .invalidEventTime, at: .key(key))
+            return nil
+        }
+        guard origin + time <= HapticPattern.maximumTime else {
+            let when = origin > 0 ? "\(origin) s + \(time) s" : "\(time) s"
+            report(
+                .error, .timeTooLarge,
+                "Time \(when) is later than \(HapticPattern.maximumTime) s, the latest pattern time this package plays",
+                at: .key(key))
             return nil
         }
         return time
@@ -174,7 +211,8 @@ struct PatternDecoder {
         var version: Double?
         var metadata: PatternMetadata?
         var patternValue: JSONValue?
-        for (key, spelling, value) in members(of: object) {
+        let members = members(of: object)
+        for (key, spelling, value) in members {
             switch key {
             case "Version": version = decodeVersion(value)
             case "Metadata": metadata = decodeMetadata(value)
@@ -182,7 +220,7 @@ struct PatternDecoder {
             default: unknownKey(spelling, in: "the document")
             }
         }
-        if object.first(where: { $0.key == "Version" }) == nil {
+        if version == nil && !members.contains(where: { $0.key == "Version" }) {
             report(.warning, .missingVersion, "the document has no Version; it is read as AHAP 1.0")
         }
         var pattern = HapticPattern(
@@ -586,14 +624,15 @@ struct PatternDecoder {
         let id = fields.name.map { dynamicID($0) }
         var points: [HapticParameterCurve.ControlPoint] = []
         if let pointsValue = fields.controlPoints {
-            points = decodeControlPoints(pointsValue, key: fields.controlPointsSpelling, id: id)
+            points = decodeControlPoints(pointsValue, key: fields.controlPointsSpelling, id: id, origin: time ?? 0)
         }
         guard let id, let time, errorCount == errorsBefore else { return nil }
         return HapticParameterCurve(parameterID: id, controlPoints: points, relativeTime: time)
     }
 
+    /// The control points of a curve starting at pattern time `origin`.
     private mutating func decodeControlPoints(
-        _ value: JSONValue, key: String, id: HapticDynamicParameter.ID?
+        _ value: JSONValue, key: String, id: HapticDynamicParameter.ID?, origin: Double
     ) -> [HapticParameterCurve.ControlPoint] {
         guard case .array(let entries) = value else {
             report(
@@ -632,7 +671,8 @@ struct PatternDecoder {
                 continue
             }
             let time = requiredTime(
-                fields.time, key: fields.timeSpelling, owner: "this control point", missingCode: .badParameterEntry)
+                fields.time, key: fields.timeSpelling, owner: "this control point", missingCode: .badParameterEntry,
+                origin: origin)
             guard let number = fields.value, let time else { continue }
             if let id { checkRange(number, range: id.range, name: id.rawValue, key: ParameterKey.value.rawValue) }
             if let previous = points.last, time < previous.relativeTime, !reportedUnsorted {

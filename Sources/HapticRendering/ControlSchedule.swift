@@ -14,7 +14,7 @@ struct ControlSchedule: Sendable {
     }
 
     let id: HapticDynamicParameter.ID
-    /// Sources sorted by start time; at equal times the later one in input order wins.
+    /// Sources sorted by start time (once `sort()` has run); at equal times the later one in input order wins.
     private(set) var sources: [(start: Double, source: Source)] = []
 
     init(id: HapticDynamicParameter.ID) {
@@ -23,10 +23,14 @@ struct ControlSchedule: Sendable {
 
     var neutral: Double { id.defaultValue ?? 0 }
 
+    /// Adds a parameter; a time outside `HapticPattern.isWithinTimeBound` (only a pattern built in code or a
+    /// far seek can hold one) is skipped, as the renderer skips such events.
     mutating func add(_ parameter: HapticDynamicParameter) {
-        insert(start: parameter.relativeTime, source: .step(value: parameter.clampedValue))
+        guard HapticPattern.isWithinTimeBound(parameter.relativeTime) else { return }
+        sources.append((parameter.relativeTime, .step(value: parameter.clampedValue)))
     }
 
+    /// Adds a curve; one with a point outside the time bound is skipped whole.
     mutating func add(_ curve: HapticParameterCurve) {
         let range = id.range
         let points = curve.controlPoints
@@ -35,13 +39,17 @@ struct ControlSchedule: Sendable {
                 return (curve.relativeTime + point.relativeTime, value)
             }
             .enumerated().sorted { ($0.element.time, $0.offset) < ($1.element.time, $1.offset) }.map(\.element)
-        guard !points.isEmpty else { return }
-        insert(start: curve.relativeTime, source: .curve(points: points))
+        guard !points.isEmpty, HapticPattern.isWithinTimeBound(curve.relativeTime),
+            points.allSatisfy({ HapticPattern.isWithinTimeBound($0.time) })
+        else { return }
+        sources.append((curve.relativeTime, .curve(points: points)))
     }
 
-    private mutating func insert(start: Double, source: Source) {
-        let index = sources.firstIndex { $0.start > start } ?? sources.endIndex
-        sources.insert((start, source), at: index)
+    /// Orders the sources by start, keeping input order at equal starts: once, after the last `add`, so that a
+    /// pattern of many parameters costs one sort rather than one insertion each.
+    mutating func sort() {
+        sources = sources.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
+            .map(\.element)
     }
 
     var isEmpty: Bool { sources.isEmpty }
@@ -59,21 +67,43 @@ struct ControlSchedule: Sendable {
     /// The value at `time`, using the linear piece that contains `piece` (a time strictly inside the segment
     /// being evaluated, so that the value at a segment's ends is the limit from inside it).
     func value(at time: Double, piece: Double) -> Double {
-        guard let active = sources.last(where: { $0.start <= piece }) else { return neutral }
-        switch active.source {
+        let started = sources.partitionPoint { $0.start > piece }
+        guard started > 0 else { return neutral }
+        switch sources[started - 1].source {
         case .step(let value):
             return value
         case .curve(let points):
             guard let first = points.first, let last = points.last else { return neutral }
             if piece < first.time { return first.value }
             if piece >= last.time { return last.value }
-            for (earlier, later) in zip(points, points.dropFirst()) where piece < later.time {
-                let span = later.time - earlier.time
-                guard span > 0 else { return later.value }
-                return earlier.value + (later.value - earlier.value) * (time - earlier.time) / span
-            }
-            return last.value
+            // The first point after `piece` and the one before it (first.time <= piece < last.time here).
+            let later = points.partitionPoint { $0.time > piece }
+            let earlier = points[later - 1]
+            let span = points[later].time - earlier.time
+            guard span > 0 else { return points[later].value }
+            return earlier.value + (points[later].value - earlier.value) * (time - earlier.time) / span
         }
+    }
+}
+
+extension RandomAccessCollection {
+    /// The index of the first element for which `isAfter` holds, in a collection where it holds from some
+    /// element on (times in ascending order, say); `endIndex` when none. A binary search, so that a control
+    /// with thousands of sources or points costs a logarithm per look-up.
+    func partitionPoint(where isAfter: (Element) -> Bool) -> Index {
+        var low = startIndex
+        var remaining = count
+        while remaining > 0 {
+            let half = remaining / 2
+            let middle = index(low, offsetBy: half)
+            if isAfter(self[middle]) {
+                remaining = half
+            } else {
+                low = index(after: middle)
+                remaining -= half + 1
+            }
+        }
+        return low
     }
 }
 
@@ -88,6 +118,11 @@ struct ControlSet: Sendable {
     init(parameters: [HapticDynamicParameter], curves: [HapticParameterCurve]) {
         for parameter in parameters { withSchedule(for: parameter.parameterID) { $0.add(parameter) } }
         for curve in curves { withSchedule(for: curve.parameterID) { $0.add(curve) } }
+        intensity.sort()
+        sharpness.sort()
+        attack.sort()
+        decay.sort()
+        release.sort()
     }
 
     /// Audio and unknown controls do not touch the motors and are ignored.

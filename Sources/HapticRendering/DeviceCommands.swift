@@ -121,12 +121,16 @@ public struct DeviceCommandPlanner: Sendable {
 
     /// Samples per minimum interval when comparing two schedules (16: errors resolved to ~1 ms at 20 ms).
     static let costSamplesPerInterval = 16.0
+    /// The most samples one hold's cost takes (64 intervals' worth).
+    static let maximumCostSamples = 1024.0
 
     /// The squared error, per motor and integrated over `from..<to`, of holding `levels` against the timeline.
     func holdCost(_ levels: MotorMagnitudes, from: Double, to: Double, in timeline: MotorTimeline) -> Double {
         guard to > from else { return 0 }
         let step = Swift.max(profile.minimumUpdateInterval, 1e-6) / Self.costSamplesPerInterval
-        let count = Swift.max(Int(((to - from) / step).rounded(.up)), 1)
+        // At most `maximumCostSamples`: the spans compared are a few intervals long, and a timeline built by hand
+        // with times near the limits of a Double must not turn one into billions of samples (or an infinite count).
+        let count = Int(Swift.min(Swift.max(((to - from) / step).rounded(.up), 1), Self.maximumCostSamples))
         let width = (to - from) / Double(count)
         var total = 0.0
         for index in 0..<count {
@@ -208,25 +212,5 @@ public struct DeviceCommandPlanner: Sendable {
             if crossing < segment.end, earliest.map({ crossing < $0 }) ?? true { earliest = crossing }
         }
         return earliest
-    }
-}
-
-/// A device's output as its commands produce it: each command's levels held until the next.
-public struct DeviceOutput: Sendable {
-    public let commands: [RumbleCommand]
-
-    public init(commands: [RumbleCommand]) {
-        self.commands = commands
-    }
-
-    /// The levels the device runs at `time` (off before the first command).
-    public func levels(at time: Double) -> MotorMagnitudes {
-        var low = 0
-        var high = commands.count
-        while low < high {
-            let middle = (low + high) / 2
-            if commands[middle].time <= time { low = middle + 1 } else { high = middle }
-        }
-        return low == 0 ? .off : commands[low - 1].levels
     }
 }

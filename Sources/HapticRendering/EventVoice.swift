@@ -14,9 +14,11 @@ struct EventVoice: Sendable {
     var start: Double { corners.first?.time ?? 0 }
     var end: Double { corners.last?.time ?? 0 }
 
-    /// The voice of `event`, or `nil` for audio events and events that produce nothing.
+    /// The voice of `event`, or `nil` for audio events, events that produce nothing, and events whose time is
+    /// outside `HapticPattern.isWithinTimeBound` (the reader refuses those; a pattern built in code may hold
+    /// one, and it is skipped rather than rendered at a time too coarse to hold its pulse).
     init?(event: HapticEvent, controls: ControlSet, pulse: TransientPulse) {
-        guard event.isHaptic else { return nil }
+        guard event.isHaptic, HapticPattern.isWithinTimeBound(event.relativeTime) else { return nil }
         let start = event.relativeTime
         let adjuster = { (base: Double, schedule: ControlSchedule, at: Double) -> Double in
             EnvelopeTiming.seconds(forAdjuster: base + schedule.value(at: at, piece: at))

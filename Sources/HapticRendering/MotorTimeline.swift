@@ -1,25 +1,3 @@
-/// The strong and weak motor magnitudes at one instant, each 0...1.
-public struct MotorMagnitudes: Sendable, Hashable, CustomStringConvertible {
-    /// The low-frequency (dull, left) motor.
-    public var strong: Double
-    /// The high-frequency (sharp, right) motor.
-    public var weak: Double
-
-    public init(strong: Double, weak: Double) {
-        self.strong = strong
-        self.weak = weak
-    }
-
-    public static let off = MotorMagnitudes(strong: 0, weak: 0)
-
-    /// The louder motor: the single level the output is felt at (what fidelity compares with intensity).
-    public var peak: Double { Swift.max(strong, weak) }
-
-    public var isOff: Bool { strong == 0 && weak == 0 }
-
-    public var description: String { "strong \(strong) weak \(weak)" }
-}
-
 /// What the motors should do over time, exactly: contiguous linear segments from 0 to `endTime`, silent from
 /// `endTime` on. Values may jump between segments (a transient's onset); within a segment they move linearly.
 ///
@@ -241,14 +219,11 @@ public struct MotorTimeline: Sendable, Hashable {
         }
         cuts.sort()
         let raw = Segment(start: from, end: to, startLevels: start, endLevels: end)
-        let clamp = { (levels: MotorMagnitudes) in
-            MotorMagnitudes(
-                strong: Swift.min(Swift.max(levels.strong, 0), 1), weak: Swift.min(Swift.max(levels.weak, 0), 1))
-        }
         var pieces: [Segment] = []
         for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
             pieces.append(
-                Segment(start: a, end: b, startLevels: clamp(raw.levels(at: a)), endLevels: clamp(raw.levels(at: b))))
+                Segment(
+                    start: a, end: b, startLevels: raw.levels(at: a).clamped(), endLevels: raw.levels(at: b).clamped()))
         }
         return pieces
     }

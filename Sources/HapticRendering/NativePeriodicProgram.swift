@@ -42,18 +42,17 @@ public struct NativePeriodicEffect: Sendable, Hashable {
         Int((Swift.min(Swift.max(level, 0), 1) * fullScale).rounded())
     }
 
-    /// The effect's level at `time` (seconds from the program start), per the kernel's envelope arithmetic.
+    /// The attack and fade around `magnitude`.
+    public var envelope: AttackFadeEnvelope<Double> {
+        AttackFadeEnvelope(
+            attackLength: attackLength, attackLevel: attackLevel, fadeLength: fadeLength, fadeLevel: fadeLevel)
+    }
+
+    /// The effect's level at `time` (seconds from the program start), per the kernel's envelope rule.
     public func level(at time: Double) -> Double {
         let local = time - delay
         guard local >= 0, local < length else { return 0 }
-        if attackLength > 0, local < attackLength {
-            return attackLevel + (magnitude - attackLevel) * local / attackLength
-        }
-        let fadeStart = length - fadeLength
-        if fadeLength > 0, local > fadeStart {
-            return magnitude + (fadeLevel - magnitude) * (local - fadeStart) / fadeLength
-        }
-        return magnitude
+        return envelope.level(of: magnitude, elapsed: local, remaining: length - local)
     }
 }
 

@@ -80,9 +80,10 @@ public struct PatternRenderer: Sendable {
         knots.formUnion(controls.knots.filter { $0 > 0 && $0 < end })
         let cuts = knots.filter { $0 >= 0 && $0 <= end }.sorted()
         var segments: [MotorTimeline.Segment] = []
+        var sounding = SoundingVoices(voices)
         for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {
             let piece = (from + to) / 2
-            let active = voices.filter { $0.start <= piece && piece < $0.end }
+            let active = sounding.at(piece)
             let evaluate = { (time: Double) in
                 self.levels(at: time, piece: piece, voices: active, controls: controls)
             }
@@ -128,6 +129,43 @@ public struct PatternRenderer: Sendable {
             strong = Swift.max(strong, weak)
         }
         return MotorMagnitudes(strong: strong, weak: weak)
+    }
+
+    /// The most events that sound at once. An event that starts while this many sound is not played: no motor
+    /// tells 64 overlapping events from fewer (their levels sum and saturate at 1), and the cost of a piece of
+    /// the timeline grows with the events sounding in it, so a hostile pattern of thousands of overlapping
+    /// events would otherwise take minutes.
+    public static let maximumSoundingEvents = 64
+
+    /// The voices sounding at a sequence of increasing times, found by a sweep rather than a scan of every voice
+    /// per piece, so that a pattern of many events renders in about n log n. Voices keep their pattern order,
+    /// so levels sum in the same order as a scan would; at most `maximumSoundingEvents` sound at once (the
+    /// earlier-starting ones, then the earlier in the pattern).
+    private struct SoundingVoices {
+        private let voices: [EventVoice]
+        /// Indices of `voices` by start time.
+        private let byStart: [Int]
+        private var started = 0
+        /// Indices of the voices started and not yet ended, ascending.
+        private var current: [Int] = []
+
+        init(_ voices: [EventVoice]) {
+            self.voices = voices
+            byStart = voices.indices.sorted { (voices[$0].start, $0) < (voices[$1].start, $1) }
+        }
+
+        /// The voices with `start <= time < end`; `time` must not decrease from one call to the next.
+        mutating func at(_ time: Double) -> [EventVoice] {
+            while started < byStart.count, voices[byStart[started]].start <= time {
+                let index = byStart[started]
+                started += 1
+                current.removeAll { voices[$0].end <= voices[index].start }
+                guard current.count < PatternRenderer.maximumSoundingEvents else { continue }
+                current.insert(index, at: current.firstIndex { $0 > index } ?? current.endIndex)
+            }
+            current.removeAll { voices[$0].end <= time }
+            return current.map { voices[$0] }
+        }
     }
 
     /// The level at which an on/off motor's rounding switches it on.

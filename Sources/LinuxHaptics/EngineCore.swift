@@ -71,6 +71,7 @@ final class EngineCore: Sendable {
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
         } catch {
+            if error.kind == .notFound || error.kind == .deviceGone { waitForDevice() }
             throw HapticEngineError(error)
         }
         let now = clock.now
@@ -92,6 +93,17 @@ final class EngineCore: Sendable {
             "haptic engine started",
             metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
         wake()
+    }
+
+    /// No device to open: the engine waits for one, as it does after an unplug. When one appears it opens it
+    /// and tells the reset handler.
+    private func waitForDevice() {
+        let waiting = state.withLock { state -> Bool in
+            guard state.phase != .running, state.phase != .destroyed else { return false }
+            state.phase = .interrupted(.gameControllerDisconnect)
+            return true
+        }
+        if waiting { startWatchIfNeeded() }
     }
 
     private func startWatchIfNeeded() {
@@ -221,6 +233,10 @@ final class EngineCore: Sendable {
             output.close()
             return
         }
+        do { try startTimerIfNeeded() } catch {
+            stopEverything(reason: .systemError)
+            return
+        }
         logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])
         wake()
         handlers.reset?()
@@ -276,6 +292,7 @@ final class EngineCore: Sendable {
     /// pulse is forgotten and the player plays through the mix).
     private func triggerPrepared(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
         guard let prepared = state.withLock({ $0.usablePreparedEffect(for: id) }) else { return false }
+        let triggered = clock.now
         do throws(OutputFailure) {
             try prepared.output.trigger(prepared: prepared.effect.id)
         } catch {
@@ -283,7 +300,11 @@ final class EngineCore: Sendable {
             state.withLock { _ = $0.prepared.removeValue(forKey: id) }
             return false
         }
-        state.withLock { $0.scheduler.preparedPlayers[id] = prepared.effect.duration }
+        state.withLock { state in
+            state.scheduler.preparedPlayers[id] = prepared.effect.duration
+            state.triggeredPulses.append(
+                TriggeredPulse(effect: prepared.effect.id, end: triggered + prepared.effect.duration))
+        }
         try updatePlayer(id, generation: generation, changesMix: true) { player, now in
             player.schedule(.start, at: now)
         }
@@ -383,6 +404,7 @@ final class EngineCore: Sendable {
         if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }
         guard let output = outcome.output else { return nil }
         do throws(OutputFailure) {
+            for effect in outcome.stoppedPulses { try output.stop(prepared: effect) }
             try write(outcome.write, on: output, now: now)
         } catch {
             let generation = outcome.generation

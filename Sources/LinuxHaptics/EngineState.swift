@@ -33,6 +33,12 @@ struct PreparedEffect: Sendable {
     var duration: Double
 }
 
+/// A prepared pulse triggered on its own slot, and the engine time its length ends.
+struct TriggeredPulse: Sendable {
+    var effect: Int
+    var end: Double
+}
+
 /// What a playback pass decided, for EngineCore to carry out outside the lock.
 struct PassOutcome {
     enum Write {
@@ -44,6 +50,8 @@ struct PassOutcome {
     var output: (any MotorOutput)?
     var generation = 0
     var write: Write?
+    /// Prepared pulses to stop before the write: their length is over, but the device may still play them.
+    var stoppedPulses: [Int] = []
     /// When the next pass is due; nil: only when woken.
     var deadline: Double?
     /// Completion handlers of players that finished or were stopped in this pass.
@@ -78,6 +86,10 @@ struct EngineState: Sendable {
     var handlers = EngineHandlers()
     var completions: [Int: CompletionHandler] = [:]
     var prepared: [Int: PreparedEffect] = [:]
+    /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
+    /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
+    /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
+    var triggeredPulses: [TriggeredPulse] = []
     var watch: (any OutputWatch)?
     var timer: (any HapticTimer)?
 
@@ -95,6 +107,7 @@ struct EngineState: Sendable {
         lastCommandTime = -.infinity
         idleSince = now
         prepared.removeAll()
+        triggeredPulses.removeAll()
     }
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
@@ -116,6 +129,7 @@ struct EngineState: Sendable {
         let step = scheduler.advance(to: now)
         replanIfNeeded(at: now, planner: planner, locality: locality)
         outcome.write = takeWrite(at: now)
+        outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
         var deadline = [step.nextChange, plan?.nextCommandTime, plan?.horizon, renewal].compactMap { $0 }.min()
         for (player, event) in step.events where event == .finished || event == .stopped {
@@ -161,6 +175,17 @@ struct EngineState: Sendable {
         plan = scheduler.plan(
             from: origin, resuming: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner,
             locality: locality)
+    }
+
+    /// The triggered pulses whose length is over by `now` but that may still play, when a command goes out
+    /// now; forgets those past any overrun.
+    private mutating func pulsesToStop(at now: Double, beforeCommand write: PassOutcome.Write?) -> [Int] {
+        let over = { (pulse: TriggeredPulse) in pulse.end <= now + PlayerState.epsilon }
+        let overrunPast = { (pulse: TriggeredPulse) in now > pulse.end + OutputTiming.pulseOverrunSeconds }
+        let isCommand = if case .apply = write { true } else { false }
+        let stopping = isCommand ? triggeredPulses.filter { over($0) && !overrunPast($0) }.map(\.effect) : []
+        triggeredPulses.removeAll { over($0) && (isCommand || overrunPast($0)) }
+        return stopping
     }
 
     /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.

@@ -124,6 +124,11 @@ final class EvdevOutput: MotorOutput {
         try Self.translate { () throws(EventDeviceError) in try effect.play() }
     }
 
+    func stop(prepared id: Int) throws(OutputFailure) {
+        guard let effect = prepared.withLock({ $0.slots[id]?.effect }) else { return }
+        try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+    }
+
     func release(prepared id: Int) {
         // Releasing the handle erases the slot (unless the descriptor is already closed).
         _ = prepared.withLock { $0.slots.removeValue(forKey: id) }
@@ -269,11 +274,19 @@ final class EvdevOutputSource: OutputSource {
         return (first.node, first.driver)
     }
 
-    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement).
+    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement). Before any
+    /// device was opened (an engine started with none plugged in), whatever the selection would open is.
     private func accepts(_ device: InputDevice) -> Bool {
-        if selection == .allGamepads { return device.isGamepad && device.forceFeedback.isRumbleCapable }
-        if let boundID = bound.withLock({ $0 }), device.id == boundID { return true }
-        return adoptCompatibleDevice && device.isGamepad && device.forceFeedback.isRumbleCapable
+        let rumbles = device.forceFeedback.isRumbleCapable
+        if selection == .allGamepads { return device.isGamepad && rumbles }
+        guard let boundID = bound.withLock({ $0 }) else {
+            switch selection {
+            case .node(let node): return DeviceDiscovery.resolvedNode(node) == device.node && rumbles
+            default: return rumbles && device.access.allowsForceFeedback
+            }
+        }
+        if device.id == boundID { return true }
+        return adoptCompatibleDevice && device.isGamepad && rumbles
     }
 
     func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
@@ -389,6 +402,13 @@ final class BroadcastOutput: MotorOutput {
         }
         try each { (member) throws(OutputFailure) in
             if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
+        }
+    }
+
+    func stop(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else { return }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.stop(prepared: memberID) }
         }
     }
 

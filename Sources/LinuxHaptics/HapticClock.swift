@@ -43,10 +43,12 @@ public struct MonotonicClock: HapticClock {
 
     static let nanosecondsPerSecond = 1e9
 
-    /// The absolute deadline in monotonic nanoseconds for a time in seconds (never before zero).
+    /// The absolute deadline in monotonic nanoseconds for a time in seconds (never before zero; a time past
+    /// what 64 bits of nanoseconds hold, about 584 years, or infinity, is the last one they hold).
     static func nanoseconds(_ seconds: Double) -> UInt64 {
-        guard seconds.isFinite, seconds > 0 else { return 0 }
-        return UInt64(seconds * nanosecondsPerSecond)
+        guard seconds > 0 else { return 0 }
+        let nanoseconds = seconds * nanosecondsPerSecond
+        return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
     }
 }
 

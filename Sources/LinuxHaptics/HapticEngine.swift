@@ -52,7 +52,8 @@ public final class HapticEngine: Sendable {
     }
 
     /// Called when the engine rebuilt its output: the controller came back (or, with `adoptCompatibleDevice`,
-    /// another one arrived), was opened and set to rest, and the engine runs again. Every player made before is
+    /// another one arrived; or, for an engine whose `start()` found no device, the first one was plugged in),
+    /// was opened and set to rest, and the engine runs again. Every player made before is
     /// invalid (its calls fail with `playerInvalidated`) and every prepared effect is gone: make new players
     /// from the patterns, which stay valid. Runs on an engine thread; it should not block.
     public var resetHandler: (@Sendable () -> Void)? {
@@ -60,7 +61,10 @@ public final class HapticEngine: Sendable {
         set { core.resetHandler = newValue }
     }
 
-    /// Opens the output and starts the playback thread. Starting a running engine does nothing.
+    /// Opens the output and starts the playback thread. Starting a running engine does nothing. With no device
+    /// to open it throws `noDevice` and waits for one, as after an unplug: when a device the selection accepts
+    /// is plugged in, the engine opens it, runs, and calls `resetHandler` (where an app makes its players, as it
+    /// would on GameController's connect notification). `stop()` ends the wait.
     public func start() throws(HapticEngineError) { try core.start() }
 
     /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow.
@@ -78,17 +82,38 @@ public final class HapticEngine: Sendable {
         try makeAdvancedPlayer(with: pattern)
     }
 
+    /// A player for `pattern`; fails with `invalidArgument` for a pattern the AHAP reader would refuse for its
+    /// size or its numbers (more entries than `AHAPLimits.default` allows, a time past
+    /// `HapticPattern.maximumTime`, NaN or an infinity), which only a pattern built in code can hold.
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError)
         -> any HapticAdvancedPatternPlayer
     {
+        if let problem = pattern.validationDiagnostics().first(where: { Self.unplayableCodes.contains($0.code) }) {
+            throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
+        }
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
         return try core.addPlayer(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
     }
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
     /// have no pattern to act on and are ignored.
+    /// Fails with `invalidArgument` for a timeline longer than `maximumTimelineLength`.
     public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer
     {
-        try core.addPlayer(PlayerState(timeline: timeline))
+        guard timeline.endTime <= Self.maximumTimelineLength else {
+            throw HapticEngineError(
+                .invalidArgument,
+                "the timeline ends at \(timeline.endTime) s, later than the \(Self.maximumTimelineLength) s the engine plays"
+            )
+        }
+        return try core.addPlayer(PlayerState(timeline: timeline))
     }
+
+    /// The diagnostics that make a pattern unplayable: the bounds on size and numbers, not the problems Core
+    /// Haptics tolerates or that the renderer ignores (a negative time, an audio event without its file).
+    private static let unplayableCodes: Set<AHAPDiagnostic.Code> = [.limitExceeded, .timeTooLarge, .nonFiniteNumber]
+
+    /// The longest timeline the engine plays, in seconds: twice `HapticPattern.maximumTime`, beyond what any
+    /// pattern within it renders to (its last event's 30 s and release), so that every engine time stays exact.
+    public static let maximumTimelineLength = 2 * HapticPattern.maximumTime
 }

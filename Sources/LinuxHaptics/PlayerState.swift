@@ -84,11 +84,17 @@ struct PlayerState: Sendable {
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
     var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
 
+    /// The period of a loop, at least `minimumLoopLength`; nil when not looping or when there is nothing to loop.
     var loopLength: Double? {
         guard loopEnabled else { return nil }
         let length = loopEnd > 0 ? loopEnd : timeline.endTime
-        return length > 0 ? length : nil
+        return length > 0 ? max(length, Self.minimumLoopLength) : nil
     }
+
+    /// The shortest loop period, in seconds: a shorter pattern (an `EventDuration` of 1e-300, say) repeats every
+    /// millisecond, with silence after it. No motor follows anything faster, and the mix of a loop costs work
+    /// per period, so a period of nanoseconds would keep the playback thread mixing for ever.
+    static let minimumLoopLength = 0.001
 
     // MARK: Commands
 

@@ -9,10 +9,9 @@ import Synchronization
 public final class VirtualOutput: Sendable {
     private struct State {
         var clock: (any HapticClock)?
-        var held = MotorMagnitudes.off
-        var heldUntil = -Double.infinity
+        /// What the motors do over time; only the present is kept.
+        var output = DeviceOutput()
         var pulses: [Int: PreparedPulse] = [:]
-        var running: [(end: Double, mix: MotorMagnitudes)] = []
         var nextPulse = 0
     }
 
@@ -24,27 +23,34 @@ public final class VirtualOutput: Sendable {
     public func levels() -> MotorMagnitudes {
         state.withLock { state in
             guard let now = state.clock?.now else { return .off }
-            let held = now < state.heldUntil ? state.held : .off
-            return MotorMagnitudes.summed([held] + state.running.filter { $0.end > now }.map(\.mix))
+            return state.output.levels(at: now)
         }
     }
 
     fileprivate func attach(_ clock: any HapticClock) { state.withLock { $0.clock = clock } }
 
+    /// The mix from now on, expiring like a device's effect unless renewed.
     fileprivate func hold(_ mix: MotorMagnitudes) {
         state.withLock { state in
             let now = state.clock?.now ?? 0
-            state.held = mix
-            state.heldUntil = mix.isOff ? now : now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            state.output.forget(before: now)
+            state.output.hold(mix, at: now, expiry: Self.expiry(from: now))
         }
     }
 
+    /// Restarts the held mix's expiry window, as a play of the device's started effect does.
     fileprivate func renew() {
         state.withLock { state in
-            if !state.held.isOff, let now = state.clock?.now {
-                state.heldUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            guard let now = state.clock?.now, let held = state.output.hold(at: now), !held.levels.isOff else {
+                return
             }
+            state.output.forget(before: now)
+            state.output.hold(held.levels, at: now, expiry: Self.expiry(from: now))
         }
+    }
+
+    private static func expiry(from now: Double) -> Double {
+        now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
     }
 
     fileprivate func prepare(_ pulse: PreparedPulse) -> Int {
@@ -58,20 +64,26 @@ public final class VirtualOutput: Sendable {
     fileprivate func trigger(_ id: Int) throws(OutputFailure) {
         let found = state.withLock { state -> Bool in
             guard let pulse = state.pulses[id], let now = state.clock?.now else { return false }
-            state.running = state.running.filter { $0.end > now } + [(now + pulse.duration, pulse.mix)]
+            state.output.forget(before: now)
+            state.output.pulse(pulse.mix, at: now, duration: pulse.duration, slot: id)
             return true
         }
         if !found { throw OutputFailure(.closed, "the prepared pulse \(id) was released") }
+    }
+
+    fileprivate func stop(_ id: Int) {
+        state.withLock { state in
+            guard let now = state.clock?.now else { return }
+            state.output.stopPulse(slot: id, at: now)
+        }
     }
 
     fileprivate func release(_ id: Int) { _ = state.withLock { $0.pulses.removeValue(forKey: id) } }
 
     fileprivate func reset() {
         state.withLock { state in
-            state.held = .off
-            state.heldUntil = -.infinity
+            state.output = DeviceOutput()
             state.pulses = [:]
-            state.running = []
         }
     }
 }
@@ -97,6 +109,7 @@ private final class VirtualMotorOutput: MotorOutput {
     func keepAlive() { model.renew() }
     func prepare(_ pulse: PreparedPulse) -> Int { model.prepare(pulse) }
     func trigger(prepared id: Int) throws(OutputFailure) { try model.trigger(id) }
+    func stop(prepared id: Int) { model.stop(id) }
     func release(prepared id: Int) { model.release(id) }
     func close() { model.reset() }
     func currentLevels() -> MotorMagnitudes? { model.levels() }

@@ -24,6 +24,7 @@ public final class RecordingOutput: Sendable {
             case keepAlive
             case prepare(id: Int)
             case trigger(id: Int)
+            case stop(id: Int)
             case release(id: Int)
             case close
         }
@@ -217,6 +218,7 @@ private final class RecordingMotorOutput: MotorOutput {
         return id
     }
     func trigger(prepared id: Int) throws(OutputFailure) { try record(.trigger(id: id)) }
+    func stop(prepared id: Int) throws(OutputFailure) { try record(.stop(id: id)) }
     func release(prepared id: Int) {
         if !closed.load(ordering: .acquiring) { recorder.note(.release(id: id)) }
     }

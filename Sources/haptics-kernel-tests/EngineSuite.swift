@@ -21,6 +21,7 @@ enum EngineSuite {
             KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
+            KernelTest(name: "engine/prepared-tap-stops-before-the-mix-takes-over", body: preparedTapHandsOver),
             KernelTest(name: "engine/all-gamepads-broadcast-and-lose-one", body: allGamepads),
         ])
 
@@ -524,6 +525,54 @@ enum EngineSuite {
         let slots = Set(pad.records().filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id))
         try requireEqual(slots.count, 1, "slots used")
         engine.stop()
+    }
+
+    /// A prepared tap plays its flat top on its own slot and the rest through the mix. Its effect is stopped
+    /// before the mix's first update: the kernel rounds the tap's replay up to a tick, and without the stop the
+    /// pad would play the top and the next level summed until that tick.
+    static func preparedTapHandsOver() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        let top = MotorMagnitudes(strong: 0.8, weak: 0.6)
+        let tail = MotorMagnitudes(strong: 0.4, weak: 0.3)
+        let tap = try engine.makeAdvancedPlayer(
+            timeline: MotorTimeline(segments: [
+                MotorTimeline.Segment(start: 0, end: 0.03, startLevels: top, endLevels: top),
+                MotorTimeline.Segment(start: 0.03, end: 0.09, startLevels: tail, endLevels: tail),
+            ]))
+        try require(try tap.prepare(), "prepare() on a pad with free slots should upload the top")
+        try tap.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "the mix's off at the tail's end") { records in
+            records.contains { record in
+                guard case .rumble(0, 0)? = record.effect?.kind else { return false }
+                return record.event == .upload
+            }
+        }
+        engine.stop()
+        let records = pad.records()
+        let planner = DeviceCommandPlanner(profile: .virtualPad)
+        let units = { (levels: MotorMagnitudes) in
+            [ForceFeedbackEffect.magnitude(levels.strong), ForceFeedbackEffect.magnitude(levels.weak)]
+        }
+        guard
+            let pulse = records.first(where: { record in
+                guard case .rumble(let strong, let weak)? = record.effect?.kind else { return false }
+                return record.event == .upload && [strong, weak] == units(planner.quantized(top))
+            })?.id,
+            let trigger = records.firstIndex(where: { $0.event == .play && $0.id == pulse }),
+            let handover = records[trigger...].firstIndex(where: { $0.event == .upload && $0.id != pulse })
+        else { throw TestFailure(reason: "no prepared top, trigger and mix update in \(records.map(recordSummary))") }
+        try require(
+            records[trigger..<handover].contains { $0.event == .stop && $0.id == pulse },
+            "the tap's effect \(pulse) should be stopped before the mix's update: \(records.map(recordSummary))")
+        // What the pad's motors did (ff-memless replayed at the kernel's tick): only planned levels, never a sum.
+        let allowed = Set([top, tail, .off].map { units(planner.quantized($0)) })
+        let end = PadTimestamp(microseconds: (records.last?.time.microseconds ?? 0) + 100_000)
+        for change in pad.motorModel().timeline(until: end) {
+            try require(
+                allowed.contains(units(change.levels)), "the pad ran \(change.levels) at \(change.time)")
+        }
     }
 
     // MARK: All gamepads

@@ -4,6 +4,8 @@ let allSuites: [KernelTestSuite] = [
     DeviceSuite.suite,
     EngineSuite.suite,
     AppSuite.suite,
+    LatePadSuite.suite,
+    ProcessSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
 ]

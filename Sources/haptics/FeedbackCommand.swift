@@ -59,7 +59,7 @@ struct FeedbackCommand: AsyncParsableCommand {
     func run() async throws {
         let feedback = try feedback()
         let report = PlayReport(command: "feedback", json: output.json)
-        let engine = try output.startEngine(command: "feedback", report: report)
+        let engine = try await output.startEngine(command: "feedback", report: report)
         let pattern = feedback.pattern
         let start = engine.currentTime + PlaybackTiming.leadIn
         do {

@@ -61,7 +61,7 @@ struct PlayCommand: AsyncParsableCommand {
         options.locality = locality
         options.renderProfile = profile
         let report = PlayReport(command: "play", json: output.json, live: Console.outputIsTerminal)
-        let engine = try output.startEngine(command: "play", options: options, report: report)
+        let engine = try await output.startEngine(command: "play", options: options, report: report)
         let session = PlaySession(engine: engine, pattern: loaded, loops: loop, rate: rate, report: report)
         try await session.run(name: url.lastPathComponent)
     }

@@ -14,27 +14,66 @@ struct PlaybackOptions: ParsableArguments {
             valueName: "device"))
     var device: DeviceSelector?
 
+    @Flag(
+        help: ArgumentHelp(
+            "When the device is not plugged in, wait for it instead of failing (or, without --device, instead of "
+                + "playing on the virtual output). Ctrl-C gives up."))
+    var wait = false
+
     @Flag(help: "Print JSON lines instead of text.")
     var json = false
 
     /// The started engine for `--device`; without one, the first rumble-capable device, or, when none is
     /// usable, the built-in virtual output (with a note saying so, so `make demo` shows something anywhere).
+    /// With `--wait`, a device that is not there yet is waited for.
     func startEngine(
         command: String, options: HapticEngineOptions = HapticEngineOptions(), report: PlayReport
-    ) throws -> HapticEngine {
+    ) async throws -> HapticEngine {
         var logger = Logger(label: "haptics.\(command)")
         logger.logLevel = .warning
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
+            if wait { return try await Self.startWaiting(engine, on: device, report: report) }
             try engine.start()
             return engine
         } catch {
-            guard device == nil else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
+            guard device == nil, !wait else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
             report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
             let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
             do { try virtual.start() } catch { throw Self.startFailure(on: "virtual", error) }
             return virtual
+        }
+    }
+
+    /// Starts `engine`; when its device is not plugged in, waits until the engine has opened one (its reset).
+    private static func startWaiting(
+        _ engine: HapticEngine, on device: DeviceSelector?, report: PlayReport
+    ) async throws -> HapticEngine {
+        let (connected, continuation) = AsyncStream.makeStream(of: Void.self)
+        engine.resetHandler = { continuation.yield() }
+        defer {
+            engine.resetHandler = nil
+            continuation.finish()
+        }
+        if try startOrWait(engine) {
+            let what = device.map { "\($0.defaultValueDescription)" } ?? "a rumble-capable device"
+            report.note("waiting for \(what) to be plugged in (Ctrl-C gives up)")
+            var arrivals = connected.makeAsyncIterator()
+            _ = await arrivals.next()
+            report.note("\(engine.capabilities?.name ?? "a device") was plugged in")
+        }
+        return engine
+    }
+
+    /// Starts `engine`; true when it found no device and waits for one.
+    private static func startOrWait(_ engine: HapticEngine) throws(HapticEngineError) -> Bool {
+        do {
+            try engine.start()
+            return false
+        } catch {
+            if error.kind == .noDevice { return true }
+            throw error
         }
     }
 

@@ -51,8 +51,8 @@ struct RenderCommand: ParsableCommand {
         let rendering = Rendering(pattern: pattern, profile: profile, locality: locality)
         let text: String
         switch format {
-        case .text: text = rendering.terminalText(rowsPerSecond: sampleRate ?? 50)
-        case .csv: text = rendering.csv(sampleRate: sampleRate ?? 1000)
+        case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
+        case .csv: text = rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
         case .json: text = try rendering.json(file: file)
         case .svg: text = rendering.svg(title: URL(fileURLWithPath: file).lastPathComponent)
         }
@@ -67,6 +67,23 @@ struct RenderCommand: ParsableCommand {
         } else {
             print(text, terminator: "")
         }
+    }
+
+    /// The most rows text and csv write: a million rows is about 30 MB of csv, and an hour-long pattern
+    /// (`HapticPattern.maximumTime`) at the default 1000 Hz would be 3.6 million.
+    static let maximumRows = 1_000_000.0
+
+    /// `--sample-rate`, or `defaultRate`, when the rows it gives over the rendering fit in `maximumRows`.
+    private func rowRate(default defaultRate: Double, of rendering: Rendering) throws -> Double {
+        let rate = sampleRate ?? defaultRate
+        let rows = (rendering.span * rate).rounded(.up) + 1
+        guard rows > Self.maximumRows else { return rate }
+        let fitting = ((Self.maximumRows - 1) / rendering.span).rounded(.down)
+        throw CommandFailure(
+            "\(file): too long to sample at \(decimal(rate)) Hz",
+            why:
+                "\(decimal(rendering.span)) s at \(decimal(rate)) Hz is \(Int(rows)) rows, more than \(Int(Self.maximumRows))",
+            fix: "Pass --sample-rate \(decimal(fitting)) or less, or --format json or svg, which do not sample.")
     }
 }
 
@@ -295,7 +312,14 @@ struct Rendering {
     }
 }
 
-private func f(_ value: Double) -> String { String(format: "%.1f", value) }
+/// A coordinate with one decimal. Written by hand: `String(format:)` took most of the time of an SVG with a
+/// hundred thousand events (it is kept for values an `Int` cannot hold).
+private func f(_ value: Double) -> String {
+    let tenths = (value * 10).rounded()
+    guard tenths.magnitude < 1e15 else { return String(format: "%.1f", value) }
+    let whole = Int(tenths)
+    return "\(whole < 0 ? "-" : "")\(whole.magnitude / 10).\(whole.magnitude % 10)"
+}
 private func round6(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
 private func decimal(_ value: Double) -> String {
     var text = String(format: "%.6f", value)

@@ -37,7 +37,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let patterns = try loadPatterns(Set(chapters.flatMap { $0.cues.map(\.pattern) }), from: resources)
         let plan = ReplayPlan(chapters: chapters, patternDurations: patterns.mapValues(\.duration))
         let report = PlayReport(command: "replay", json: output.json)
-        let engine = try output.startEngine(command: "replay", report: report)
+        let engine = try await output.startEngine(command: "replay", report: report)
         let start = engine.currentTime + PlaybackTiming.leadIn
         let schedule = ReplaySchedule(engine: engine, plan: plan, patterns: patterns, start: start)
         engine.stoppedHandler = { reason in report.event("stopped", ["reason": reason.rawValue]) }

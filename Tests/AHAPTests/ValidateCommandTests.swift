@@ -17,17 +17,29 @@ import Testing
             "haptics binary not built; run `swift build --build-tests` first (looked in \(candidates.map(\.path)))")
     }
 
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String) {
+    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
         let pipe = Pipe()
+        let errorPipe = Pipe()
         process.standardOutput = pipe
-        process.standardError = Pipe()
+        process.standardError = errorPipe
         try process.run()
         let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        let errors = errorPipe.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self)
+        )
+    }
+
+    /// A scratch file holding `json`, removed by `body`'s end.
+    private func withFile(_ json: String, _ body: (String) throws -> Void) throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
+        try Data(json.utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try body(file.path)
     }
 
     @Test func corpusPassesAndStrictFailsOnWarnings() throws {
@@ -61,6 +73,57 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])
         #expect(files.first?["file"] as? String == file)
+    }
+
+    @Test func directoriesSayWhatTheyAre() throws {
+        let folder = FileManager.default.temporaryDirectory.path
+        let result = try run(["validate", folder])
+        #expect(result.status == 1)
+        #expect(result.output.hasPrefix("\(folder): error: cannot read the file: it is a directory, not a file"))
+    }
+
+    /// A time no pattern can reach: `validate` fails it, and every command that plays or renders refuses it
+    /// with the same diagnostic instead of trapping.
+    @Test func aTimePastTheBoundIsRefusedByEveryCommand() throws {
+        try withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":1e308,"EventType":"HapticTransient"}}]}"#) { file in
+            let validation = try run(["validate", file])
+            #expect(validation.status == 1)
+            #expect(validation.output.contains("Pattern[0].Event.Time: error: Time 1e+308 s is later than 3600.0 s"))
+            for arguments in [
+                ["render", "--format", "text"], ["render", "--format", "csv"], ["render", "--format", "json"],
+                ["render", "--format", "svg"], ["play", "--device", "virtual", "--json"],
+            ] {
+                let result = try run(arguments + [file])
+                #expect(result.status == 1, "\(arguments)")
+                #expect(result.errors.contains("[time-too-large]"), "\(arguments)")
+            }
+        }
+    }
+
+    /// An hour-long pattern is too long to sample at 1000 Hz (3.6 million rows); a lower rate is suggested and
+    /// works.
+    @Test func longPatternsAskForALowerSampleRate() throws {
+        try withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":3600,"EventType":"HapticTransient"}}]}"#) { file in
+            let refused = try run(["render", "--format", "csv", file])
+            #expect(refused.status == 1)
+            #expect(refused.output.isEmpty)
+            #expect(refused.errors.contains("too long to sample at 1000 Hz"))
+            #expect(refused.errors.contains("Pass --sample-rate 277 or less"), "\(refused.errors)")
+            let sampled = try run(["render", "--format", "csv", "--sample-rate", "10", file])
+            #expect(sampled.status == 0)
+            #expect(sampled.output.split(separator: "\n").count > 36_000)
+        }
+    }
+
+    /// A loop of a pattern lasting 1e-300 s plays its three loops and finishes.
+    @Test func aVanishinglyShortLoopFinishes() throws {
+        try withFile(
+            #"{"Version":1.0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":1e-300}}]}"#
+        ) { file in
+            let result = try run(["play", "--device", "virtual", "--json", "--loop", "3", file])
+            #expect(result.status == 0)
+            #expect(result.output.contains(#""event":"finished""#))
+        }
     }
 
     @Test func noFilesIsAUsageError() throws {

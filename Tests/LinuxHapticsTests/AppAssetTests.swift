@@ -154,4 +154,20 @@ import Testing
         }
         #expect(error.description == "/nonexistent/cues.json: cannot read the file (no such file)")
     }
+
+    @Test func aFolderOrADeviceAsCueSheetSaysWhatItIs() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let folder = scratch.url
+        let expected = [
+            folder.path: "cannot read the file (it is a directory, not a file",
+            "/dev/zero": "cannot read the file (it is a device, not a regular file)",
+        ]
+        for (path, reason) in expected {
+            let error = try #require(throws: CueSheetError.self) {
+                try CueSheet(contentsOf: URL(fileURLWithPath: path))
+            }
+            #expect(error.description.hasPrefix("\(path): \(reason)"), "\(error)")
+        }
+    }
 }

@@ -155,6 +155,8 @@ final class RecordingEngineProvider: HapticEngineProvider {
         var capabilityChecks = 0
         var engines: [RecordingEngine] = []
         var failBuilds = false
+        var connected: (@Sendable () -> Void)?
+        var watchCancelled = false
     }
 
     let state: Mutex<State>
@@ -179,6 +181,24 @@ final class RecordingEngineProvider: HapticEngineProvider {
             state.engines.append(engine)
             return engine
         }
+    }
+
+    func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
+        state.withLock { $0.connected = connected }
+        // A task that lives until cancelled, as a real device watch does.
+        return Task { [self] in
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            self.state.withLock { $0.watchCancelled = true }
+        }
+    }
+
+    /// Plugs a capable device in: the hardware check passes from now on and the watch hears of it.
+    func plugIn() {
+        let connected = state.withLock { state in
+            state.hardwarePresent = true
+            return state.connected
+        }
+        connected?()
     }
 
     var engines: [RecordingEngine] { state.withLock { $0.engines } }

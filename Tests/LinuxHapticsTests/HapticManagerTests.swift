@@ -35,6 +35,26 @@ import Testing
         #expect(manager.engineAvailable == false)
     }
 
+    @Test func aDevicePluggedInLaterTurnsHapticsOnAndPreloads() async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(hardware: false, log: log)
+        manager.preloadPatterns()
+        #expect(manager.engineAvailable == false)
+        #expect(provider.engines.isEmpty)
+        provider.plugIn()
+        await log.waitForRecovery(count: 1)
+        #expect(manager.engineAvailable)
+        #expect(provider.engines.count == 1)
+        #expect(
+            manager.cachedPatternNames == ["capacitor_charge", "heartbeat", "thud"], "the preload asked for earlier")
+        manager.play("thud")
+        let engine = try #require(provider.latest)
+        #expect(engine.state.withLock { $0.played.count } == 1)
+        // Once haptics are on, the watch is no longer needed.
+        for _ in 0..<10_000 where !provider.state.withLock({ $0.watchCancelled }) { await Task.yield() }
+        #expect(provider.state.withLock { $0.watchCancelled })
+    }
+
     @Test func preloadTwiceDoesTheWorkOnce() throws {
         let (manager, provider, resolver) = Self.manager()
         #expect(manager.engineAvailable)

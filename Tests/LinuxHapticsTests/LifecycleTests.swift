@@ -36,6 +36,38 @@ import Testing
             ])
     }
 
+    @Test func anEngineStartedWithNoDeviceRunsWhenOneIsPluggedIn() throws {
+        let rig = try Rig(start: false)
+        let resets = Inbox<Double>()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        rig.recorder.unplug()
+        #expect(throws: HapticEngineError(.noDevice, "the recording output is unplugged")) { try rig.engine.start() }
+        #expect(!rig.engine.isRunning)
+        rig.clock.advance(by: 1)
+        rig.recorder.replug()
+        #expect(resets.all == [11], "the reset handler is where an app makes its players")
+        #expect(reasons.all.isEmpty, "an engine that never ran has not stopped")
+        #expect(rig.engine.isRunning)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.04)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.actions() == [.open, .neutral, .apply(MotorMagnitudes(strong: q(0.5), weak: 0)), .apply(.off)])
+    }
+
+    @Test func stoppingAWaitingEngineEndsTheWait() throws {
+        let rig = try Rig(start: false)
+        let resets = Inbox<Double>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.recorder.unplug()
+        #expect(throws: HapticEngineError.self) { try rig.engine.start() }
+        rig.engine.stop()
+        rig.recorder.replug()
+        #expect(resets.all.isEmpty)
+        #expect(rig.actions().isEmpty, "nothing opened the device")
+    }
+
     @Test func aWriteFailingWithDeviceGoneIsAnUnplug() throws {
         let rig = try Rig()
         let reasons = Inbox<HapticEngineStoppedReason>()
@@ -111,10 +143,29 @@ import Testing
         #expect(try player.prepare())
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
-        #expect(Array(rig.actions().prefix(3)) == [.open, .prepare(id: 0), .trigger(id: 0)])
+        // The pulse is stopped before the mix's first command: a device that rounds the pulse's replay up to
+        // its next tick would otherwise play the flat top and the decay summed for that tick.
+        #expect(
+            Array(rig.actions().prefix(5)) == [
+                .open, .prepare(id: 0), .trigger(id: 0), .stop(id: 0), .apply(MotorMagnitudes(strong: q(0.5), weak: 0)),
+            ])
         // The mix plays the decay alone (the pulse covers the flat top), as the planner sends it.
         #expect(rig.applied() == planned(timeline(decay)))
         #expect(rig.applied().first == Change(at: 0.04, strong: q(0.5), weak: 0))
+    }
+
+    @Test func aPulseOverlappedByAnotherPlayerIsNotCutShort() throws {
+        let rig = try Rig()
+        let tap = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        let hum = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.2, 0.2, to: 0.3)))
+        #expect(try tap.prepare())
+        try tap.start(atTime: 0)
+        try hum.start(atTime: 10.05)
+        rig.clock.advance(by: 1)
+        // The hum's commands come while the tap plays (summed on the device, as they should be) and long after
+        // it ended: neither stops it.
+        #expect(!rig.actions().contains(.stop(id: 0)))
+        #expect(rig.applied() == [Change(at: 0.05, strong: q(0.2), weak: q(0.2)), Change(at: 0.35, .off)])
     }
 
     @Test func aSingleSlotDeviceDegradesToTheMix() throws {

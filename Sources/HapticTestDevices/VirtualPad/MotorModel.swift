@@ -60,63 +60,41 @@ public struct MotorModel: Sendable {
     public func output(at time: PadTimestamp) -> MotorMagnitudes {
         let tick = tickIndex(time)
         if let lastTick, tick < lastTick {
-            return lastChange(atOrBefore: tick)?.levels ?? .off
+            return simulation.output.levels(at: seconds(tick))
         }
         var projected = projection()
         projected.advance(through: tick)
-        return projected.changes.last?.levels ?? simulation.levels
+        return projected.output.holds.last?.levels ?? simulation.levels
     }
 
     /// Every change point up to and including `time`.
     public func timeline(until time: PadTimestamp) -> [MotorChange] {
-        let tick = tickIndex(time)
+        let end = seconds(tickIndex(time))
         var projected = projection()
-        projected.advance(through: tick)
-        return (simulation.changes + projected.changes).filter { $0.tick <= tick }.map { change(from: $0) }
+        projected.advance(through: tickIndex(time))
+        return (simulation.output.holds + projected.output.holds).filter { $0.time <= end }.map(Self.change)
     }
 
     /// The first change point strictly after `time`, if the effects running now will cause one.
     public func nextChange(after time: PadTimestamp) -> MotorChange? {
         let tick = tickIndex(time)
-        if let recorded = firstChange(after: tick) { return change(from: recorded) }
+        if let recorded = simulation.output.nextHold(after: seconds(tick)) { return Self.change(from: recorded) }
         var projected = projection()
         var steps = 0
         while let timer = projected.pendingTimer, steps < Self.maximumTimerSteps {
             projected.advance(through: timer)
-            if let next = projected.changes.first(where: { $0.tick > tick }) { return change(from: next) }
+            if let next = projected.output.nextHold(after: seconds(tick)) { return Self.change(from: next) }
             steps += 1
         }
         return nil
     }
 
     /// The simulation as it stands, without its history: looking ahead copies the effect slots, never the
-    /// (growing) list of past changes.
+    /// (growing) record of past output.
     private func projection() -> Simulation {
         var projected = simulation
-        projected.changes = []
+        projected.output = DeviceOutput()
         return projected
-    }
-
-    /// How many recorded changes lie at or before `tick` (binary search: changes are in tick order).
-    private func changeCount(atOrBefore tick: Int64) -> Int {
-        let changes = simulation.changes
-        var low = 0
-        var high = changes.count
-        while low < high {
-            let middle = (low + high) / 2
-            if changes[middle].tick <= tick { low = middle + 1 } else { high = middle }
-        }
-        return low
-    }
-
-    private func lastChange(atOrBefore tick: Int64) -> Simulation.Change? {
-        let count = changeCount(atOrBefore: tick)
-        return count > 0 ? simulation.changes[count - 1] : nil
-    }
-
-    private func firstChange(after tick: Int64) -> Simulation.Change? {
-        let count = changeCount(atOrBefore: tick)
-        return count < simulation.changes.count ? simulation.changes[count] : nil
     }
 
     /// Bounds the look-ahead of `nextChange`: a long repeat count of silent replays would otherwise spin.
@@ -129,8 +107,13 @@ public struct MotorModel: Sendable {
         return time.microseconds % perTick < 0 ? quotient - 1 : quotient
     }
 
-    private func change(from point: Simulation.Change) -> MotorChange {
-        MotorChange(time: PadTimestamp(microseconds: point.tick * tickRate.microsecondsPerTick), levels: point.levels)
+    /// The start of `tick`, in seconds: the time axis of the recorded output.
+    private func seconds(_ tick: Int64) -> Double {
+        PadTimestamp(microseconds: tick * tickRate.microsecondsPerTick).seconds
+    }
+
+    private static func change(from hold: DeviceOutput.Hold) -> MotorChange {
+        MotorChange(time: PadTimestamp(seconds: hold.time), levels: hold.levels)
     }
 }
 
@@ -138,11 +121,6 @@ public struct MotorModel: Sendable {
 
 /// ff-memless's per-device state (`struct ml_device`) restricted to what reaches rumble motors.
 private struct Simulation: Sendable {
-    struct Change: Sendable {
-        var tick: Int64
-        var levels: MotorMagnitudes
-    }
-
     /// `struct ml_effect_state`: the flags and the three times ff-memless keeps per effect slot.
     struct Slot: Sendable {
         var effect: ForceFeedbackEffect
@@ -168,7 +146,8 @@ private struct Simulation: Sendable {
     var slots: [Int16: Slot] = [:]
     var gain = fullGain
     var pendingTimer: Int64?
-    var changes: [Change] = []
+    /// The motor output so far: one hold per change point, at the start of its tick.
+    var output = DeviceOutput()
     var levels = MotorMagnitudes.off
 
     init(tickRate: MotorModel.TickRate) { self.tickRate = tickRate }
@@ -283,7 +262,7 @@ private struct Simulation: Sendable {
             let next = MotorMagnitudes(rumbleStrong: UInt16(strong), rumbleWeak: UInt16(weak))
             if next != levels {
                 levels = next
-                changes.append(Change(tick: now, levels: next))
+                output.hold(next, at: PadTimestamp(microseconds: now * tickRate.microsecondsPerTick).seconds)
             }
         }
         scheduleTimer(now: now)
@@ -303,27 +282,16 @@ private struct Simulation: Sendable {
         }
     }
 
-    /// `apply_envelope`: linear from the attack level up to the value over the attack, and from the value
-    /// down to the fade level over the fade, sampled at `now` (C's truncating division kept).
+    /// `apply_envelope`: the envelope rule (`AttackFadeEnvelope`) in the kernel's integers, with the times
+    /// since the replay started and until it stops converted from ticks to milliseconds as the kernel does.
     func applyEnvelope(_ value: Int64, _ envelope: ForceFeedbackEnvelope, slot: Slot, now: Int64) -> Int64 {
-        let elapsed: Int64
-        let envelopeLength: Int64
-        let envelopeLevel: Int64
-        if envelope.attackLength > 0 && now < slot.playAt + ticks(milliseconds: envelope.attackLength) {
-            elapsed = milliseconds(ticks: now - slot.playAt)
-            envelopeLength = Int64(envelope.attackLength)
-            envelopeLevel = min(Int64(envelope.attackLevel), Self.maximumLevel)
-        } else if envelope.fadeLength > 0 && slot.effect.replayLength > 0
-            && now > slot.stopAt - ticks(milliseconds: envelope.fadeLength) && now < slot.stopAt
-        {
-            elapsed = milliseconds(ticks: slot.stopAt - now)
-            envelopeLength = Int64(envelope.fadeLength)
-            envelopeLevel = min(Int64(envelope.fadeLevel), Self.maximumLevel)
-        } else {
-            return value
-        }
-        let difference = (abs(value) - envelopeLevel) * elapsed / envelopeLength
-        return value < 0 ? -(difference + envelopeLevel) : difference + envelopeLevel
+        let rule = AttackFadeEnvelope<Int64>(
+            attackLength: Int64(envelope.attackLength),
+            attackLevel: min(Int64(envelope.attackLevel), Self.maximumLevel),
+            fadeLength: Int64(envelope.fadeLength),
+            fadeLevel: min(Int64(envelope.fadeLevel), Self.maximumLevel))
+        let remaining = slot.effect.replayLength > 0 ? milliseconds(ticks: slot.stopAt - now) : nil
+        return rule.level(of: value, elapsed: milliseconds(ticks: now - slot.playAt), remaining: remaining)
     }
 
     /// `calculate_next_time`: when a playing effect next needs the timer.

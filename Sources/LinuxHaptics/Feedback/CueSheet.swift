@@ -1,5 +1,7 @@
 // The cue sheet of an app: which pattern plays at which moment of which chapter. `haptics replay` reads it
 // (Haptics/cues.json); the format is documented in docs/app-haptics.md.
+import AHAP
+
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -118,13 +120,18 @@ public struct CueSheetError: Error, Sendable, Hashable, CustomStringConvertible 
 extension CueSheet {
     /// Reads and checks the cue sheet at `url`.
     public init(contentsOf url: URL) throws(CueSheetError) {
-        let data: Data
-        do {
-            data = try Data(contentsOf: url)
-        } catch {
-            throw CueSheetError(file: url.path, path: "", reason: "cannot read the file (\(Self.readFailure(error)))")
+        switch DocumentFile.read(url, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
+        case .success(let data):
+            try self.init(data: data, file: url.path)
+        case .failure(.unreadable(let reason)):
+            throw CueSheetError(file: url.path, path: "", reason: "cannot read the file (\(reason))")
+        case .failure(.directory):
+            throw CueSheetError(
+                file: url.path, path: "", reason: "cannot read the file (it is a directory, not a file)")
+        case .failure(.tooLarge(let size, let limit)):
+            throw CueSheetError(
+                file: url.path, path: "", reason: "the file is \(size) bytes, more than the limit of \(limit)")
         }
-        try self.init(data: data, file: url.path)
     }
 
     /// Reads and checks cue sheet text; `file` names it in errors.
@@ -250,15 +257,6 @@ extension CueSheet {
         case is Double.Type: "a number"
         case is [SheetDocument.ChapterEntry].Type, is [SheetDocument.CueEntry].Type: "an array"
         default: "a value of type \(type)"
-        }
-    }
-
-    private static func readFailure(_ error: any Error) -> String {
-        guard let cocoa = error as? CocoaError else { return "\(error)" }
-        switch cocoa.code {
-        case .fileReadNoSuchFile, .fileNoSuchFile: return "no such file"
-        case .fileReadNoPermission: return "permission denied"
-        default: return "error \(cocoa.code.rawValue)"
         }
     }
 }

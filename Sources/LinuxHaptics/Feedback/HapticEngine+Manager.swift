@@ -125,6 +125,24 @@ public struct EngineOutputProvider: HapticEngineProvider {
         }
     }
 
+    /// Watches for input devices (through the options' monitor source) and calls `connected` for each usable
+    /// one that matches the selection as it appears or changes (udev may grant access a moment after adding it).
+    public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
+        guard let selection = output.deviceSelection else { return nil }
+        let monitor: DeviceMonitor
+        do throws(DeviceMonitorError) {
+            monitor = try DeviceMonitor(source: options.monitorSource, logger: logger)
+        } catch {
+            logger.info("cannot watch for gamepads; haptics stay off", metadata: ["error": "\(error)"])
+            return nil
+        }
+        return Task {
+            for await event in monitor where event.kind != .removed {
+                if Self.isUsable(event.device) && Self.matches(event.device, selection) { connected() }
+            }
+        }
+    }
+
     public func makeEngine() throws -> any ManagedHapticEngine {
         ManagedEngineAdapter(engine: HapticEngine(output: output, options: options, clock: clock, logger: logger))
     }

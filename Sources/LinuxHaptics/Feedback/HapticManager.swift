@@ -40,6 +40,8 @@ public final class HapticManager {
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
+    /// Watches for a capable device while there was none at launch.
+    @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
 
     /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad.
     public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
@@ -48,7 +50,8 @@ public final class HapticManager {
     }
 
     /// A manager on the engines `engineProvider` builds. The capability check runs first: without capable
-    /// hardware no engine is created and `engineAvailable` stays false.
+    /// hardware no engine is created and `engineAvailable` stays false until a capable device is plugged in,
+    /// which the provider watches for; then the engine is built, started, and preloads what was asked for.
     public init(
         resolver: any HapticResourceResolving, engineProvider: any HapticEngineProvider, logger: Logger
     ) {
@@ -56,10 +59,15 @@ public final class HapticManager {
         self.engineProvider = engineProvider
         self.logger = logger
         guard engineProvider.hardwareSupportsHaptics() else {
-            logger.info("no rumble-capable device; haptics are off")
+            logger.info("no rumble-capable device; haptics are off until one is plugged in")
+            watchForHardware()
             return
         }
         engineAvailable = buildAndStartEngine()
+    }
+
+    isolated deinit {
+        hardwareWatch?.cancel()
     }
 
     /// The names currently cached, sorted.
@@ -165,6 +173,30 @@ public final class HapticManager {
     }
 
     // MARK: Engine lifecycle and recovery
+
+    private func watchForHardware() {
+        hardwareWatch = engineProvider.watchForHardware { [weak self] in
+            Task { @MainActor in self?.hardwareConnected() }
+        }
+    }
+
+    /// A capable device may have been plugged in while haptics were off for the lack of one: build and start
+    /// the engine, and preload what the app asked for. Ends in one log message with `recovery` metadata.
+    private func hardwareConnected() {
+        guard engine == nil, hardwareWatch != nil, engineProvider.hardwareSupportsHaptics() else {
+            logger.debug("a device event changed nothing", metadata: ["recovery": "connected"])
+            return
+        }
+        engineAvailable = buildAndStartEngine()
+        if engineAvailable {
+            hardwareWatch?.cancel()
+            hardwareWatch = nil
+            if preloadRequested { preloadPatterns() }
+        }
+        logger.info(
+            "a rumble-capable device was plugged in",
+            metadata: ["available": "\(engineAvailable)", "recovery": "connected"])
+    }
 
     /// Builds an engine, installs the recovery handlers (capturing the manager weakly) and starts it.
     /// Returns whether the engine runs; any failure leaves no engine behind.

@@ -33,4 +33,12 @@ public protocol HapticEngineProvider: Sendable {
     func hardwareSupportsHaptics() -> Bool
     /// A new, not yet started engine on that hardware.
     func makeEngine() throws -> any ManagedHapticEngine
+    /// Calls `connected` whenever capable hardware may have been plugged in (GameController's connect
+    /// notification), until the returned task is cancelled; nil when this provider cannot watch.
+    func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>?
+}
+
+extension HapticEngineProvider {
+    /// Providers that cannot watch for hardware: without a device at launch, haptics stay off.
+    public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? { nil }
 }

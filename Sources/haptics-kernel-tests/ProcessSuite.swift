@@ -1,0 +1,171 @@
+// Processes that die, hang or share a pad, seen from the pad: a `haptics play` killed (SIGKILL) or stopped
+// (SIGSTOP) mid-rumble, two of them on one pad, and the node's permissions revoked while one plays. What the
+// motors do comes from the pad's records replayed through the ff-memless model; the times printed are
+// measurements, the assertions are about what the pad was told.
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxInput
+
+enum ProcessSuite {
+    static let suite = KernelTestSuite(
+        name: "process", requiredPaths: ["/dev/uinput"],
+        tests: [
+            KernelTest(name: "process/sigkill-mid-rumble-stops-the-motors", body: killMidRumble),
+            KernelTest(name: "process/sigstop-mid-rumble-self-expires", body: stopMidRumble),
+            KernelTest(name: "process/two-processes-share-a-pad", body: twoProcesses),
+            KernelTest(name: "process/permission-revoked-while-playing", body: permissionRevoked),
+        ])
+
+    /// The longest the engine's effects may hold a level without a renewal: its fixed replay length.
+    static let selfExpiryMilliseconds: UInt16 = 150
+
+    /// A steady two-second rumble, readable by any user.
+    static func steadyPattern() throws -> String {
+        let path = "/tmp/haptics-steady.ahap"
+        let text = """
+            {"Pattern": [{"Event": {"Time": 0, "EventType": "HapticContinuous", "EventDuration": 2,
+              "EventParameters": [{"ParameterID": "HapticIntensity", "ParameterValue": 0.8},
+                                  {"ParameterID": "HapticSharpness", "ParameterValue": 0.5}]}}]}
+            """
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+            chmod(path, 0o644)
+        } catch {
+            throw TestFailure(reason: "writing \(path): \(error)")
+        }
+        return path
+    }
+
+    /// `haptics play --json` of the steady pattern on `pad`, looping until signalled, once it drives the pad.
+    static func rumblingPlay(on pad: VirtualPad) async throws -> Subprocess {
+        let play = try Subprocess(
+            [projectBinary("haptics"), "play", "--json", "--loop", "0", "--device", pad.eventNode, try steadyPattern()])
+        try await VirtualPadSuite.waitForRecords(pad, "the play's first rumble") { records in
+            records.contains(where: EngineSuite.isNonZeroUpload) && records.contains { $0.event == .play }
+        }
+        return play
+    }
+
+    /// When, after `time`, the pad's modelled motors first run at 0; nil if they never do.
+    static func motorsOff(on pad: VirtualPad, after time: PadTimestamp) -> PadTimestamp? {
+        let end = PadTimestamp(microseconds: time.microseconds + 10_000_000)
+        return pad.motorModel().timeline(until: end).first { $0.time >= time && $0.levels.isOff }?.time
+    }
+
+    static func now() -> PadTimestamp { PadTimestamp(seconds: monotonicSeconds()) }
+
+    static func milliseconds(from start: PadTimestamp, to end: PadTimestamp) -> String {
+        String(format: "%.1f ms", Double(end.microseconds - start.microseconds) / 1000)
+    }
+
+    static func killMidRumble() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics kill pad"))
+        defer { pad.destroy() }
+        let play = try await rumblingPlay(on: pad)
+        let killed = now()
+        play.signal(SIGKILL)
+        try requireEqual(play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 128 + SIGKILL, "status after SIGKILL")
+        // Closing the dead process's descriptor makes the kernel stop and erase each of its effects.
+        try await VirtualPadSuite.waitForRecords(pad, "the kernel's erase on close") { records in
+            records.contains { $0.event == .erase && $0.time >= killed }
+        }
+        let after = pad.records().filter { $0.time >= killed }
+        try require(
+            !after.contains { $0.event == .upload || $0.event == .play },
+            "nothing may drive the pad after the kill: \(after.map(EngineSuite.recordSummary))")
+        guard let off = motorsOff(on: pad, after: killed) else {
+            throw TestFailure(reason: "the motors never stopped: \(after.map(EngineSuite.recordSummary))")
+        }
+        print("  SIGKILL to motors at 0: \(milliseconds(from: killed, to: off)) (the kernel's stop on close)")
+    }
+
+    static func stopMidRumble() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics hang pad"))
+        defer { pad.destroy() }
+        let play = try await rumblingPlay(on: pad)
+        let stopped = now()
+        play.signal(SIGSTOP)
+        // Long enough for any replay window to run out; the check below is on the records, not this wait.
+        try await Task.sleep(for: .milliseconds(600))
+        let records = pad.records()
+        let lengths = Set(records.filter { $0.event == .upload }.compactMap { $0.effect?.replayLength })
+        try require(
+            lengths.allSatisfy { $0 > 0 && $0 <= selfExpiryMilliseconds },
+            "every effect must self-expire within \(selfExpiryMilliseconds) ms; replay lengths \(lengths.sorted())")
+        guard let lastPlay = records.last(where: { $0.event == .play }) else {
+            throw TestFailure(reason: "no play recorded")
+        }
+        guard let off = motorsOff(on: pad, after: lastPlay.time) else {
+            throw TestFailure(reason: "the motors never stopped after the last renewal at \(lastPlay.time)")
+        }
+        let tick = 4_000
+        try require(
+            off.microseconds - lastPlay.time.microseconds <= Int64(selfExpiryMilliseconds) * 1000 + Int64(2 * tick),
+            "motors at 0 only \(milliseconds(from: lastPlay.time, to: off)) after the last renewal")
+        print("  SIGSTOP to motors at 0: \(milliseconds(from: stopped, to: off)) (self-expiry)")
+        // The stopped process resumes and plays on; SIGINT then ends it cleanly.
+        let resumed = now()
+        play.signal(SIGCONT)
+        try await VirtualPadSuite.waitForRecords(pad, "a renewal after SIGCONT") { records in
+            records.contains { $0.event == .play && $0.time >= resumed }
+        }
+        play.signal(SIGINT)
+        try requireEqual(
+            play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 128 + SIGINT, "status after SIGINT:\n\(play.text)")
+        try require(pad.motorModel().output(at: now()).isOff, "the motors run after the interrupted play ended")
+    }
+
+    static func twoProcesses() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics shared pad"))
+        defer { pad.destroy() }
+        let pattern = try steadyPattern()
+        let players = try (0..<2).map { _ in
+            try Subprocess([projectBinary("haptics"), "play", "--json", "--device", pad.eventNode, pattern])
+        }
+        for (index, player) in players.enumerated() {
+            let status = player.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            try requireEqual(status, 0, "status of player \(index + 1):\n\(player.text)")
+        }
+        let uploads = pad.records().filter { $0.event == .upload }
+        try require(
+            uploads.allSatisfy { $0.retval == 0 }, "a refused upload: \(uploads.map(EngineSuite.recordSummary))")
+        let slots = Set(uploads.filter(EngineSuite.isNonZeroUpload).compactMap(\.id))
+        try requireEqual(slots.count, 2, "slots driven (one per process)")
+        // Both ran at once, each through its own slot: the kernel sums them.
+        let single = ForceFeedbackEffect.fraction(
+            uploads.compactMap { record -> UInt16? in
+                if case .rumble(let strong, _)? = record.effect?.kind { strong } else { nil }
+            }.max() ?? 0)
+        let peak = pad.motorModel().timeline(until: now()).map(\.levels.strong).max() ?? 0
+        try require(peak > single, "the two processes' rumbles never overlapped (peak \(peak), one \(single))")
+        try require(pad.motorModel().output(at: now()).isOff, "the motors run after both processes ended")
+    }
+
+    static func permissionRevoked() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics permission pad"))
+        defer { pad.destroy() }
+        let node = pad.eventNode
+        chmod(node, 0o666)
+        let pattern = try steadyPattern()
+        let command = [projectBinary("haptics"), "play", "--json", "--loop", "2", "--device", node, pattern]
+        let play = try Subprocess(["su", "-s", "/bin/sh", "nobody", "-c", command.joined(separator: " ")])
+        try await VirtualPadSuite.waitForRecords(pad, "nobody's first rumble") {
+            $0.contains(where: EngineSuite.isNonZeroUpload)
+        }
+        let revoked = now()
+        chmod(node, 0o600)
+        // Access is checked when a node is opened: the open descriptor plays on to the end.
+        try requireEqual(play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 0, "status of the play:\n\(play.text)")
+        try require(
+            pad.records().contains { $0.event == .play && $0.time >= revoked },
+            "the open descriptor stopped driving the pad when the node's permissions changed")
+        let again = try Subprocess(["su", "-s", "/bin/sh", "nobody", "-c", command.joined(separator: " ")])
+        let status = again.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+        try require(status != 0, "a new play as nobody should be refused:\n\(again.text)")
+        try require(
+            again.text.contains("ermission") && again.text.contains("haptics devices"),
+            "the refusal should name the cause and the fix:\n\(again.text)")
+    }
+}

@@ -1,0 +1,234 @@
+import Foundation
+import Testing
+@testable import AHAP
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What real files and hostile ones hold besides broken syntax: `null` for optional keys (Apple's samples write
+/// `"EventWaveformPath": null`), times past `HapticPattern.maximumTime`, and paths that are not AHAP files.
+@Suite struct RealWorldInputTests {
+    private static func document(event: String, extra: String = "") -> String {
+        #"{"Version":1.0,"Pattern":[{"Event":{\#(event)}}\#(extra)]}"#
+    }
+
+    private static let transient = #""Time":0,"EventType":"HapticTransient""#
+
+    /// Every optional key written as `null`: the document loads, the key reads as absent, and one `null-value`
+    /// warning names its path.
+    @Test(arguments: [
+        ("EventWaveformPath", "Pattern[0].Event.EventWaveformPath"),
+        ("EventDuration", "Pattern[0].Event.EventDuration"),
+        ("EventParameters", "Pattern[0].Event.EventParameters"),
+        ("EventWaveformUseVolumeEnvelope", "Pattern[0].Event.EventWaveformUseVolumeEnvelope"),
+        ("EventWaveformLoopEnabled", "Pattern[0].Event.EventWaveformLoopEnabled"),
+        ("Colour", "Pattern[0].Event.Colour"),
+    ])
+    func nullEventKeysReadAsAbsent(key: String, path: String) throws {
+        let report = AHAPValidator.validate(data: Self.document(event: "\(Self.transient),\"\(key)\":null").utf8Data)
+        let event = try #require(report.pattern?.events.first)
+        #expect(report.diagnostics.map(\.code) == [.nullValue])
+        #expect(report.diagnostics.first?.path == path)
+        #expect(report.diagnostics.first?.severity == .warning)
+        #expect(event.waveformPath == nil && event.duration == nil && event.parameters.isEmpty)
+        #expect(event.waveformUsesVolumeEnvelope == nil && event.waveformLoopEnabled == nil)
+    }
+
+    @Test func nullDocumentKeysReadAsAbsent() throws {
+        let json = #"""
+            {"Version":null,"Metadata":{"Project":null,"Created":"today"},"Pattern":[
+              {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.5,
+                        "EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":0.5}]}},
+              {"Parameter":{"ParameterID":"HapticIntensityControl","Time":0.1,"ParameterValue":0.5,"Extra":null}},
+              {"ParameterCurve":{"ParameterID":"HapticSharpnessControl","Time":0,"Extra":null,
+                "ParameterCurveControlPoints":[{"Time":0,"ParameterValue":0,"Extra":null}]}},
+              {"Event":null}
+            ]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        let pattern = try #require(report.pattern)
+        let nulls = report.diagnostics.filter { $0.code == .nullValue }.map(\.path)
+        #expect(
+            nulls == [
+                "Version", "Metadata.Project", "Pattern[1].Parameter.Extra", "Pattern[2].ParameterCurve.Extra",
+                "Pattern[2].ParameterCurve.ParameterCurveControlPoints[0].Extra", "Pattern[3].Event",
+            ])
+        #expect(report.errors.isEmpty)
+        #expect(report.diagnostics.contains { $0.code == .missingVersion })
+        #expect(report.diagnostics.contains { $0.code == .emptyEntry && $0.path == "Pattern[3]" })
+        #expect(pattern.version == nil)
+        #expect(pattern.metadata?.entries == ["Created": "today"])
+        #expect(pattern.events.count == 1 && pattern.dynamicParameters.count == 1 && pattern.parameterCurves.count == 1)
+    }
+
+    /// A required key written as `null` is missing: the warning, then the error the absent key gives.
+    @Test(arguments: [
+        (#""Time":null,"EventType":"HapticTransient""#, AHAPDiagnostic.Code.missingKey),
+        (#""Time":0,"EventType":null"#, .missingKey),
+        (#""Time":0,"EventType":"AudioCustom","EventWaveformPath":null"#, .missingWaveformPath),
+        (
+            #""Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":null,"ParameterValue":1}]"#,
+            .missingKey
+        ),
+    ])
+    func nullRequiredKeysAreMissing(event: String, code: AHAPDiagnostic.Code) {
+        let report = AHAPValidator.validate(data: Self.document(event: event).utf8Data)
+        #expect(!report.loads)
+        #expect(report.errors.map(\.code) == [code])
+        #expect(report.warnings.map(\.code) == [.nullValue])
+    }
+
+    @Test func nullPatternIsNoPattern() {
+        let report = AHAPValidator.validate(data: #"{"Version":1,"Pattern":null}"#.utf8Data)
+        #expect(report.errors.map(\.code) == [.emptyPattern])
+        #expect(report.warnings.map(\.code) == [.nullValue])
+    }
+
+    // MARK: Times
+
+    /// Times past the bound, wherever they are, are one `time-too-large` error at their path; the bound itself
+    /// loads.
+    @Test(arguments: [
+        (#"{"Event":{"Time":1e308,"EventType":"HapticTransient"}}"#, "Pattern[1].Event.Time"),
+        (#"{"Event":{"EventTime":3600.001,"EventType":"HapticTransient"}}"#, "Pattern[1].Event.EventTime"),
+        (
+            #"{"Parameter":{"ParameterID":"HapticIntensityControl","Time":1e300,"ParameterValue":1}}"#,
+            "Pattern[1].Parameter.Time"
+        ),
+        (
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":1e308,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1}]}}"#,
+            "Pattern[1].ParameterCurve.Time"
+        ),
+        (
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1},{"Time":1e308,"ParameterValue":0}]}}"#,
+            "Pattern[1].ParameterCurve.ParameterCurveControlPoints[1].Time"
+        ),
+        (
+            #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":3000,"ParameterCurveControlPoints":[{"Time":700,"ParameterValue":1}]}}"#,
+            "Pattern[1].ParameterCurve.ParameterCurveControlPoints[0].Time"
+        ),
+    ])
+    func timesPastTheBoundAreRefused(entry: String, path: String) {
+        let report = AHAPValidator.validate(data: Self.document(event: Self.transient, extra: "," + entry).utf8Data)
+        #expect(!report.loads)
+        #expect(report.errors.map(\.code) == [.timeTooLarge])
+        #expect(report.errors.first?.path == path)
+        #expect(report.errors.first?.message.contains("3600") == true)
+    }
+
+    @Test func theBoundItselfAndHugeDurationsLoad() throws {
+        let json = Self.document(
+            event: #""Time":3600,"EventType":"HapticContinuous","EventDuration":1e308"#,
+            extra:
+                #",{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":1800,"ParameterCurveControlPoints":[{"Time":1800,"ParameterValue":1}]}}"#
+        )
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        let pattern = try #require(report.pattern)
+        #expect(report.warnings.map(\.code) == [.durationTooLong])
+        #expect(pattern.duration == HapticPattern.maximumTime + HapticEvent.maximumContinuousDuration)
+    }
+
+    @Test func negativeAndOverflowingTimesKeepTheirOwnErrors() {
+        let negative = AHAPValidator.validate(
+            data: Self.document(event: #""Time":-1e308,"EventType":"HapticTransient""#).utf8Data)
+        #expect(negative.errors.map(\.code) == [.negativeTime])
+        let overflow = AHAPValidator.validate(
+            data: Self.document(event: #""Time":1e309,"EventType":"HapticTransient""#).utf8Data)
+        #expect(overflow.errors.map(\.code) == [.nonFiniteNumber])
+        #expect(overflow.errors.first?.path == "Pattern[0].Event.Time")
+    }
+
+    /// A pattern built in code can hold what no file can: its diagnostics (what the engine checks) name it.
+    @Test func builtPatternsWithExtremeNumbersAreDiagnosed() {
+        let cases: [(HapticEvent, AHAPDiagnostic.Code)] = [
+            (HapticEvent(type: .hapticTransient, relativeTime: 1e308), .timeTooLarge),
+            (HapticEvent(type: .hapticTransient, relativeTime: .nan), .nonFiniteNumber),
+            (HapticEvent(type: .hapticTransient, relativeTime: .infinity), .nonFiniteNumber),
+            (HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: .nan), .nonFiniteNumber),
+            (
+                HapticEvent(
+                    type: .hapticTransient,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: .nan)],
+                    relativeTime: 0), .nonFiniteNumber
+            ),
+        ]
+        for (event, code) in cases {
+            let errors = HapticPattern(events: [event], parameters: []).validationDiagnostics().filter {
+                $0.severity == .error
+            }
+            #expect(errors.map(\.code) == [code], "\(event)")
+        }
+        #expect(HapticPattern.isWithinTimeBound(HapticPattern.maximumTime))
+        #expect(!HapticPattern.isWithinTimeBound(.nan) && !HapticPattern.isWithinTimeBound(-.infinity))
+    }
+
+    @Test func dictionariesMeetTheSameBound() {
+        let report = AHAPValidator.validate(dictionary: [
+            "Version": 1.0, "Pattern": [["Event": ["Time": 1e308, "EventType": "HapticTransient"]]],
+        ])
+        #expect(report.errors.map(\.code) == [.timeTooLarge])
+    }
+
+    // MARK: Files that are not AHAP files
+
+    private static func scratch() throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-paths-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        return folder
+    }
+
+    private static func unreadableMessage(_ path: String) -> String? {
+        let report = AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path))
+        #expect(report.errors.count == 1)
+        return report.errors.first.map { "\($0.code.rawValue): \($0.message)" }
+    }
+
+    @Test func pathsSayWhatTheyAre() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pipe = folder.appendingPathComponent("pipe.ahap").path
+        #expect(mkfifo(pipe, 0o600) == 0)
+        let dangling = folder.appendingPathComponent("dangling.ahap").path
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "/nonexistent/target")
+        let linkToFolder = folder.appendingPathComponent("folder-link.ahap").path
+        try FileManager.default.createSymbolicLink(atPath: linkToFolder, withDestinationPath: folder.path)
+        let expected: [(String, String)] = [
+            (folder.path, "unreadable-file: cannot read the file: it is a directory"),
+            (linkToFolder, "unreadable-file: cannot read the file: it is a directory"),
+            (pipe, "unreadable-file: cannot read the file: it is not a regular file (a pipe or a socket)"),
+            ("/dev/zero", "unreadable-file: cannot read the file: it is a device, not a regular file"),
+            (dangling, "unreadable-file: cannot read the file: it is a symbolic link to a file that does not exist"),
+            (folder.appendingPathComponent("absent.ahap").path, "unreadable-file: cannot read the file: no such file"),
+        ]
+        for (path, message) in expected {
+            let found = Self.unreadableMessage(path)
+            #expect(found?.hasPrefix(message) == true, "\(path): \(found ?? "")")
+        }
+    }
+
+    /// A file over the size limit is refused from its size, before a byte is read (the file here is sparse).
+    @Test func oversizedFilesAreRefusedUnread() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("huge.ahap")
+        #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
+        let handle = try FileHandle(forWritingTo: file)
+        try handle.truncate(atOffset: 100 * 1024 * 1024)
+        try handle.close()
+        let report = AHAPValidator.validate(contentsOf: file)
+        #expect(report.errors.map(\.code) == [.limitExceeded])
+        #expect(report.errors.first?.message == "the file is 104857600 bytes, more than the limit of 16777216")
+    }
+
+    /// Root reads a file whatever its mode, so the permission case is checked only for other users.
+    @Test(.enabled(if: getuid() != 0, "root reads files whatever their mode"))
+    func unreadableFilesSaySo() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("secret.ahap")
+        try Data(Self.document(event: Self.transient).utf8).write(to: file)
+        try FileManager.default.setAttributes([.posixPermissions: 0], ofItemAtPath: file.path)
+        #expect(Self.unreadableMessage(file.path) == "unreadable-file: cannot read the file: permission denied")
+    }
+}

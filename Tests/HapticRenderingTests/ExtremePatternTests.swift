@@ -1,0 +1,88 @@
+import AHAP
+import HapticRendering
+import Testing
+
+/// Patterns no file can hold (built in code) and patterns at the readers' limits: the renderer and the planner
+/// finish, skip what is out of bounds, and stay exact for the rest.
+@Suite struct ExtremePatternTests {
+    let renderer = PatternRenderer(profile: Build.profile())
+    let planner = DeviceCommandPlanner(profile: Build.profile())
+
+    /// Events, parameters and curves at times outside `HapticPattern.isWithinTimeBound` are skipped: the
+    /// rendering is the one of the pattern without them.
+    @Test func outOfBoundTimesAreSkipped() {
+        let kept = Build.continuous(at: 0.1, duration: 0.5, intensity: 0.6, sharpness: 0.3)
+        let extremes: [Double] = [1e308, -1e308, .nan, .infinity, -.infinity, HapticPattern.maximumTime + 1]
+        let hostile = Build.pattern(
+            [kept] + extremes.map { Build.transient(at: $0, intensity: 1, sharpness: 0.5) }
+                + extremes.map { Build.continuous(at: $0, duration: 1, intensity: 1, sharpness: 0.5) },
+            parameters: extremes.map {
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0, relativeTime: $0)
+            },
+            curves: extremes.map { Build.curve(.hapticSharpnessControl, at: 0, [(0, 0.5), ($0, -0.5)]) }
+                + extremes.map { Build.curve(.hapticIntensityControl, at: $0, [(0, 0)]) })
+        let expected = renderer.render(Build.pattern([kept]))
+        #expect(renderer.render(hostile) == expected)
+        #expect(planner.commands(for: renderer.render(hostile)) == planner.commands(for: expected))
+    }
+
+    /// At most `maximumSoundingEvents` events sound at once: one that starts while that many sound is not
+    /// played, and one that starts after they end is.
+    @Test func eventsBeyondTheSoundingLimitAreNotPlayed() {
+        let limit = PatternRenderer.maximumSoundingEvents
+        let quiet = (0..<limit).map { _ in Build.continuous(at: 0, duration: 1, intensity: 0.01, sharpness: 0.5) }
+        let late = Build.continuous(at: 0.5, duration: 0.2, intensity: 0.2, sharpness: 0.5)
+        let after = Build.continuous(at: 2, duration: 0.2, intensity: 0.2, sharpness: 0.5)
+        let timeline = renderer.render(Build.pattern(quiet + [late, after]))
+        #expect(close(timeline.levels(at: 0.6), Double(limit) * 0.01, Double(limit) * 0.01))
+        #expect(close(timeline.levels(at: 2.1), 0.2, 0.2))
+        let fewer = renderer.render(Build.pattern(Array(quiet.dropLast()) + [late]))
+        #expect(close(fewer.levels(at: 0.6), Double(limit - 1) * 0.01 + 0.2, Double(limit - 1) * 0.01 + 0.2))
+    }
+
+    /// Parameters in any order give the rendering of the same parameters in time order, the later one in the
+    /// pattern winning at equal times.
+    @Test func parameterOrderDoesNotMatter() {
+        let event = Build.continuous(at: 0, duration: 2, intensity: 1, sharpness: 0.5)
+        let parameters = (0..<200).map {
+            HapticDynamicParameter(
+                parameterID: .hapticIntensityControl, value: Double($0 % 7) / 7, relativeTime: Double($0) / 100)
+        }
+        let forward = renderer.render(Build.pattern([event], parameters: parameters))
+        #expect(renderer.render(Build.pattern([event], parameters: parameters.reversed())) == forward)
+        let tie = [0.2, 0.8].map {
+            HapticDynamicParameter(parameterID: .hapticIntensityControl, value: $0, relativeTime: 1)
+        }
+        #expect(close(renderer.render(Build.pattern([event], parameters: tie)).levels(at: 1.5), 0.8, 0.8))
+    }
+
+    /// Two thousand events, every one overlapping all the others, listed latest first: the first
+    /// `maximumSoundingEvents` to start play, the rest never do. (The entry limit's 100,000 such events take
+    /// 2 s in a release build, too slow for a debug unit test: docs/reliability.md has the measurements.)
+    @Test func thousandsOfOverlappingEventsRender() {
+        let count = 2_000
+        let limit = PatternRenderer.maximumSoundingEvents
+        let events = (0..<count).map {
+            Build.continuous(at: Double(count - $0) * 0.015, duration: 30, intensity: 0.001, sharpness: 0.5)
+        }
+        let timeline = renderer.render(Build.pattern(events))
+        #expect(close(timeline.endTime, 30 + Double(limit) * 0.015, within: 1e-9))
+        #expect(close(timeline.levels(at: 15), Double(limit) * 0.001, Double(limit) * 0.001))
+        #expect(planner.commands(for: timeline).last?.levels == .off)
+    }
+
+    /// Timelines built by hand with times near the limits of a Double: the planner finishes, and ends off.
+    @Test(arguments: [1e308, Double.infinity, 1e20])
+    func hugeTimelinesArePlanned(end: Double) {
+        let ramp = MotorTimeline.Segment(
+            start: 0, end: end, startLevels: MotorMagnitudes(strong: 1, weak: 1), endLevels: .off)
+        let step = MotorTimeline.Segment(
+            start: 0, end: end, startLevels: MotorMagnitudes(strong: 0.5, weak: 0.5),
+            endLevels: MotorMagnitudes(strong: 0.5, weak: 0.5))
+        for segment in [ramp, step] {
+            let commands = planner.commands(for: MotorTimeline(segments: [segment]))
+            #expect(commands.first?.time == 0)
+            #expect(commands.count < 1_000)
+        }
+    }
+}

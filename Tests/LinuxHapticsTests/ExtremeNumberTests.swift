@@ -1,0 +1,110 @@
+// The engine given numbers no AHAP file can hold: patterns and timelines built in code, loops of a
+// nanosecond, deadlines centuries away. It refuses what it cannot play and never traps or spins.
+import AHAP
+import HapticRendering
+@testable import LinuxHaptics
+import Testing
+
+@Suite struct ExtremeNumberTests {
+    private static let tap = HapticEvent(type: .hapticTransient, relativeTime: 0)
+
+    /// Patterns the reader would refuse for their numbers or size are refused with `invalidArgument`, naming
+    /// the problem, and nothing reaches the output.
+    @Test(arguments: [
+        (
+            HapticPattern(events: [tap, HapticEvent(type: .hapticTransient, relativeTime: 1e308)], parameters: []),
+            "time-too-large"
+        ),
+        (
+            HapticPattern(
+                events: [HapticEvent(type: .hapticContinuous, relativeTime: .nan, duration: 1)], parameters: []),
+            "non-finite-number"
+        ),
+        (
+            HapticPattern(
+                events: Array(repeating: tap, count: AHAPLimits.default.maximumPatternEntries + 1), parameters: []),
+            "limit-exceeded"
+        ),
+        (
+            HapticPattern(
+                events: [tap],
+                parameterCurves: [
+                    HapticParameterCurve(
+                        parameterID: .hapticIntensityControl,
+                        controlPoints: [.init(relativeTime: 0, value: 1), .init(relativeTime: 1e308, value: 0)],
+                        relativeTime: 0)
+                ]), "time-too-large"
+        ),
+    ])
+    func unplayablePatternsAreRefused(pattern: HapticPattern, code: String) throws {
+        let rig = try Rig()
+        #expect {
+            try rig.engine.makePlayer(with: pattern)
+        } throws: { error in
+            let engineError = error as? HapticEngineError
+            return engineError?.kind == .invalidArgument && engineError?.message.contains(code) == true
+        }
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().isEmpty)
+    }
+
+    @Test func timelinesPastTheBoundAreRefused() throws {
+        let rig = try Rig()
+        for end in [1e308, Double.infinity, HapticEngine.maximumTimelineLength + 1] {
+            #expect(throws: HapticEngineError.self) {
+                try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: end)))
+            }
+        }
+        let longest = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: HapticEngine.maximumTimelineLength)))
+        #expect(longest.phase == .idle)
+    }
+
+    /// A loop of a nanosecond (a pattern whose one event lasts 1e-300 s) repeats every millisecond at most:
+    /// the engine mixes a bounded number of periods, keeps time and stops when told (the planner sends nothing
+    /// for pulses no motor can play). Without the bound, `advance` would never return.
+    @Test func tinyLoopsAreBounded() throws {
+        let rig = try Rig()
+        let pattern = HapticPattern(
+            events: [HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 1e-300)], parameters: [])
+        let players = [
+            try rig.engine.makeAdvancedPlayer(with: pattern),
+            try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 1e-9))),
+        ]
+        for player in players {
+            player.loopEnabled = true
+            try player.start(atTime: 0)
+            try player.stop(atTime: rig.engine.currentTime + 0.5)
+        }
+        rig.clock.advance(by: 0.25)
+        #expect(players.map(\.phase) == [.playing, .playing])
+        rig.clock.advance(by: 0.75)
+        #expect(players.map(\.phase) == [.stopped, .stopped])
+        #expect(rig.applied().count < 500)
+    }
+
+    /// Commands scheduled centuries ahead (or at infinity) wait; nothing traps.
+    @Test func farDeadlinesWait() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        try player.start(atTime: 1e308)
+        try player.seek(toOffset: 1e308)
+        player.loopEnd = 1e-300
+        player.playbackRate = 1e308
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 1e308)],
+            atTime: 1e308)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().isEmpty)
+        #expect(player.phase == .idle)
+    }
+
+    @Test func deadlinesConvertWithoutTrapping() {
+        #expect(MonotonicClock.nanoseconds(1.5) == 1_500_000_000)
+        #expect(MonotonicClock.nanoseconds(1e308) == .max)
+        #expect(MonotonicClock.nanoseconds(.infinity) == .max)
+        #expect(MonotonicClock.nanoseconds(2e10) == .max)
+        #expect(MonotonicClock.nanoseconds(.nan) == 0)
+        #expect(MonotonicClock.nanoseconds(-1e308) == 0)
+    }
+}

@@ -1,0 +1,63 @@
+// Many callers at once, on a real engine (its own thread, the monotonic clock) over the recording output: 16
+// tasks each calling the manager and the feedback generator about a thousand times a second. Nothing may crash
+// (the sanitizer runs of `make test-sanitize` include this), the rate limits must hold over the time the storm
+// took, and what reaches the device stays within what the planner can send.
+import AHAP
+import Foundation
+import HapticRendering
+import LinuxHaptics
+import LinuxHapticsTesting
+import Testing
+
+@MainActor
+@Suite struct StressTests {
+    nonisolated static let tasks = 16
+    nonisolated static let callsPerTask = 300
+
+    @Test func sixteenCallersAtAKilohertzKeepTheLimitsAndTheDeviceTrafficBounded() async throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let recorder = RecordingOutput()
+        let clock = MonotonicClock()
+        let provider = EngineOutputProvider(output: .recording(recorder), clock: clock, logger: quietLogger())
+        let manager = HapticManager(
+            resolver: HapticResourceDirectory(directory: AppAssets.folder), engineProvider: provider,
+            logger: quietLogger())
+        manager.preloadPatterns()
+        let generator = HapticFeedbackGenerator(
+            output: manager,
+            settings: FeedbackSettingsStore(
+                fileURL: scratch.url.appendingPathComponent("settings.json"), logger: quietLogger()),
+            clock: clock, logger: quietLogger())
+        let started = clock.now
+        await withTaskGroup(of: Void.self) { group in
+            for task in 0..<Self.tasks {
+                group.addTask {
+                    for call in 0..<Self.callsPerTask {
+                        await MainActor.run {
+                            switch (task + call) % 4 {
+                            case 0: manager.playTransientEvent(intensity: Double(call % 10) / 10, sharpness: 0.5)
+                            case 1: generator.play(.selection)
+                            case 2: manager.play("thud")
+                            default: generator.playFeedback(.success)
+                            }
+                        }
+                        try? await Task.sleep(for: .milliseconds(1))
+                    }
+                }
+            }
+        }
+        let elapsed = clock.now - started
+        #expect(manager.engineAvailable)
+        // The limits, counted over the storm's own length: 50 ms apart and 10 per second at most.
+        let limits = generator.limits
+        let spacing = Double(limits.minimumSpacing.components.attoseconds) / 1e18
+        #expect(generator.playedCount <= Int(elapsed / spacing) + 1)
+        #expect(generator.playedCount <= limits.sustainedCount * (Int(elapsed) + 1))
+        #expect(generator.playedCount + generator.droppedCount == Self.tasks * Self.callsPerTask / 2)
+        // The device gets no more than the planner's rate: one command per 20 ms (generic profile), plus the
+        // prepared pulses' triggers and stops and the renewals in between.
+        let applied = recorder.appliedMixes().count
+        #expect(applied <= Int(elapsed / RenderProfile.genericRumble.minimumUpdateInterval) + 2, "\(applied) writes")
+    }
+}
