@@ -188,4 +188,44 @@ extension HapticPattern {
         decoder.finish()
         return decoder.diagnostics
     }
+
+    /// The codes that say a pattern is beyond what this package plays: its size or its numbers.
+    package static let boundCodes: Set<AHAPDiagnostic.Code> = [.limitExceeded, .timeTooLarge, .nonFiniteNumber]
+
+    /// The first diagnostic about the pattern's size or numbers (`boundCodes`) that `validationDiagnostics()`
+    /// reports, or nil. A pattern far inside every bound (what apps play many times a second: taps, the
+    /// feedback vocabulary, files the reader already checked) is cleared by one pass over its values, without
+    /// writing and reading it back; only one near or past a bound pays for the validator.
+    package func boundsDiagnostic(limits: AHAPLimits = .default) -> AHAPDiagnostic? {
+        if isFarInsideBounds(limits) { return nil }
+        return validationDiagnostics(limits: limits).first { Self.boundCodes.contains($0.code) }
+    }
+
+    /// Whether every number is finite, every time within `maximumTime`, and every count and string inside
+    /// `limits`, with an upper bound on the JSON values the written pattern would hold inside them too.
+    private func isFarInsideBounds(_ limits: AHAPLimits) -> Bool {
+        let parametersPerEvent = Swift.min(limits.maximumEventParameters, 16)
+        let points = parameterCurves.reduce(0) { $0 + $1.controlPoints.count }
+        let metadataCount = metadata?.entries.count ?? 0
+        // An event is at most 10 values plus 3 per parameter; a parameter 6, a curve 8 plus 4 per point.
+        let values =
+            events.count * (10 + 3 * parametersPerEvent) + dynamicParameters.count * 6 + parameterCurves.count * 8
+            + points * 4 + metadataCount * 2 + 16
+        guard events.count + dynamicParameters.count + parameterCurves.count <= limits.maximumPatternEntries,
+            values < limits.maximumJSONValues, limits.maximumDepth >= 6
+        else { return false }
+        func inside(_ time: AHAPTime) -> Bool { time.isFinite && time <= Self.maximumTime }
+        let shortText = { (text: String?) in (text?.utf8.count ?? 0) <= Swift.min(limits.maximumStringBytes, 4_096) }
+        let eventsInside = events.allSatisfy { event in
+            inside(event.relativeTime) && (event.duration?.isFinite ?? true) && shortText(event.waveformPath)
+                && event.parameters.count <= parametersPerEvent && event.parameters.allSatisfy { $0.value.isFinite }
+        }
+        let curvesInside = parameterCurves.allSatisfy { curve in
+            curve.controlPoints.count <= limits.maximumControlPoints && inside(curve.relativeTime)
+                && curve.controlPoints.allSatisfy { inside(curve.relativeTime + $0.relativeTime) && $0.value.isFinite }
+        }
+        return eventsInside && curvesInside && (version?.isFinite ?? true)
+            && dynamicParameters.allSatisfy { inside($0.relativeTime) && $0.value.isFinite }
+            && (metadata?.entries.allSatisfy { shortText($0.key) && shortText($0.value) } ?? true)
+    }
 }

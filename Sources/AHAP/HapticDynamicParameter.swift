@@ -193,8 +193,8 @@ public struct HapticParameterCurve: Sendable, Hashable {
         self.relativeTime = relativeTime
     }
 
-    /// The most control points per curve Core Haptics' players are believed to take (`SOURCES.md` of the corpus:
-    /// exporters split longer curves into chunks of 16).
+    /// The most control points per curve Core Haptics' players are believed to take: AHAP exporters split
+    /// longer curves into chunks of 16.
     public static let maximumControlPointCount = 16
 
     /// The pattern time of the last control point (`relativeTime` plus the latest point time).

@@ -88,7 +88,7 @@ public final class HapticEngine: Sendable {
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError)
         -> any HapticAdvancedPatternPlayer
     {
-        if let problem = pattern.validationDiagnostics().first(where: { Self.unplayableCodes.contains($0.code) }) {
+        if let problem = pattern.boundsDiagnostic() {
             throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
         }
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
@@ -108,10 +108,6 @@ public final class HapticEngine: Sendable {
         }
         return try core.addPlayer(PlayerState(timeline: timeline))
     }
-
-    /// The diagnostics that make a pattern unplayable: the bounds on size and numbers, not the problems Core
-    /// Haptics tolerates or that the renderer ignores (a negative time, an audio event without its file).
-    private static let unplayableCodes: Set<AHAPDiagnostic.Code> = [.limitExceeded, .timeTooLarge, .nonFiniteNumber]
 
     /// The longest timeline the engine plays, in seconds: twice `HapticPattern.maximumTime`, beyond what any
     /// pattern within it renders to (its last event's 30 s and release), so that every engine time stays exact.

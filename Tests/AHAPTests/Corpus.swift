@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-/// The real-world AHAP files in `../shared/ahap/` beside the package (see its SOURCES.md). Tests that use it
+/// The real-world AHAP files in `../shared/ahap/` beside the package. Tests that use it
 /// fail, never skip, when it is missing: a silently skipped corpus would pass CI while testing nothing.
 enum Corpus {
     /// `<package>/../shared/ahap`, found from this file's path (`<package>/Tests/AHAPTests/Corpus.swift`).
@@ -12,7 +12,7 @@ enum Corpus {
         .deletingLastPathComponent()  // its parent
         .appendingPathComponent("shared/ahap", isDirectory: true)
 
-    /// The number of `.ahap` files SOURCES.md describes (21 Apple samples, 15 Lofelt test files); a different
+    /// The number of `.ahap` files in the corpus (21 Apple samples, 15 Lofelt test files); a different
     /// count means the corpus moved or changed.
     static let expectedFileCount = 36
 
