@@ -289,28 +289,58 @@ final class EvdevOutputSource: OutputSource {
         return adoptCompatibleDevice && device.isGamepad && rumbles
     }
 
+    /// How long a hot-plug watch that ended on its own waits before it starts again, doubling while it keeps
+    /// failing.
+    static let watchRestartDelays = (first: Duration.seconds(1), longest: Duration.seconds(60))
+
     func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
-        let monitor: DeviceMonitor
+        let first: DeviceMonitor?
         do throws(DeviceMonitorError) {
-            monitor = try DeviceMonitor(source: monitorSource, logger: logger)
+            first = try DeviceMonitor(source: monitorSource, logger: logger)
         } catch {
-            logger.info("no hot-plug watch: unplug is noticed on the next write only", metadata: ["error": "\(error)"])
-            return nil
+            logger.info("no hot-plug watch yet; trying again shortly", metadata: ["error": "\(error)"])
+            first = nil
         }
         let task = Task { [self] in
-            for await event in monitor {
-                switch event.kind {
-                case .removed:
-                    if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
-                case .added, .changed:
-                    guard accepts(event.device) else { continue }
-                    candidate.withLock { $0 = event.device }
-                    handler(.appeared)
-                    candidate.withLock { $0 = nil }
+            var monitor = first
+            var delay = Self.watchRestartDelays.first
+            while !Task.isCancelled {
+                if let monitor {
+                    for await event in monitor { deliver(event, to: handler) }
+                    if Task.isCancelled { return }
+                    logger.info("the hot-plug watch ended (its thread stopped); starting it again")
+                    delay = Self.watchRestartDelays.first
+                }
+                // Until it runs again, an unplug is noticed on the next write and a replug on the next play.
+                try? await Task.sleep(for: delay)
+                if Task.isCancelled { return }
+                delay = min(delay * 2, Self.watchRestartDelays.longest)
+                do throws(DeviceMonitorError) {
+                    let restarted = try DeviceMonitor(source: monitorSource, logger: logger)
+                    monitor = restarted
+                    // A device the engine waits for may have appeared while nothing watched.
+                    if let present = restarted.initialDevices.first(where: accepts) {
+                        deliver(DeviceEvent(kind: .added, device: present), to: handler)
+                    }
+                } catch {
+                    logger.info("the hot-plug watch could not start again", metadata: ["error": "\(error)"])
+                    monitor = nil
                 }
             }
         }
         return MonitorWatch(task: task)
+    }
+
+    private func deliver(_ event: DeviceEvent, to handler: @Sendable (OutputPresence) -> Void) {
+        switch event.kind {
+        case .removed:
+            if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
+        case .added, .changed:
+            guard accepts(event.device) else { return }
+            candidate.withLock { $0 = event.device }
+            handler(.appeared)
+            candidate.withLock { $0 = nil }
+        }
     }
 }
 

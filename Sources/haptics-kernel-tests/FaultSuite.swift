@@ -16,7 +16,10 @@ import Synchronization
 enum FaultSuite {
     static let suite = KernelTestSuite(
         name: "faults", requiredPaths: ["/dev/uinput"],
-        tests: [KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite)])
+        tests: [
+            KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite),
+            KernelTest(name: "faults/hot-plug-watch-starts-again-after-its-poll-fails", body: watchStartsAgain),
+        ])
 
     /// The answers a call can get from the kernel that a caller must be ready for.
     static let errnos: [(name: String, errno: Errno)] = [
@@ -57,6 +60,35 @@ enum FaultSuite {
         }
         printTable(rows)
         try require(problems.isEmpty, "\(problems.count) faults ended badly:\n" + problems.joined(separator: "\n"))
+    }
+
+    /// The hot-plug watch's thread ends when its `poll` fails. The watch starts again by itself, and an engine
+    /// with nothing playing (so no write to notice it) still sees its pad go and come back.
+    static func watchStartsAgain() async throws {
+        let configuration = VirtualPadConfiguration()
+        let pad = try VirtualPadSuite.makePad(configuration)
+        var options = HapticEngineOptions()
+        options.monitorSource = LatePadSuite.monitorSource
+        let engine = HapticEngine(
+            output: .device(.id(try padID(pad))), options: options, logger: VirtualPadSuite.logger())
+        defer { engine.stop() }
+        let events = EngineSuite.Events(engine)
+        SyscallFaults.arm(SyscallFaults.Plan(site: "poll", errno: .ioError, calls: .nth(1)))
+        defer { SyscallFaults.disarm() }
+        try engine.start()
+        // The first poll fails and its thread ends; the second is the watch started again, waiting.
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while SyscallFaults.tally.calls["poll", default: 0] < 2 && monotonicSeconds() < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        let tally = SyscallFaults.disarm()
+        try requireEqual(tally.injected, 1, "failed polls")
+        try require(tally.calls["poll", default: 0] >= 2, "the watch never polled again after its poll failed")
+        pad.destroy()
+        try await events.wait(for: .stopped(.gameControllerDisconnect), "after the pad was unplugged")
+        let again = try VirtualPadSuite.makePad(configuration)
+        defer { again.destroy() }
+        try await events.wait(for: .reset, "after the pad came back")
     }
 
     /// The calls of a site to fail: the first, the second, and one from the middle of the run.
