@@ -3,6 +3,7 @@
 import AHAP
 import Foundation
 import LinuxHaptics
+import LinuxInput
 import Logging
 import Synchronization
 import Testing
@@ -39,7 +40,7 @@ struct ScratchFolder {
 
 /// Keeps every message logged through it, so tests can check that a failure was logged.
 final class RecordingLog: Sendable {
-    private let messages = Mutex<[(Logger.Level, String)]>([])
+    private let messages = Lock<[(Logger.Level, String)]>([])
 
     var logger: Logger {
         var logger = Logger(label: "test") { _ in Handler(log: self) }
@@ -95,7 +96,7 @@ final class RecordingEngine: ManagedHapticEngine {
         var reset: (@Sendable () -> Void)?
     }
 
-    let state = Mutex(State())
+    let state = Lock(State())
     /// Whether the device is there: `start`, `prepare` and plays fail while it is not.
     let devicePresent: Atomic<Bool>
 
@@ -159,10 +160,10 @@ final class RecordingEngineProvider: HapticEngineProvider {
         var watchCancelled = false
     }
 
-    let state: Mutex<State>
+    let state: Lock<State>
 
     init(hardwarePresent: Bool) {
-        state = Mutex(State(hardwarePresent: hardwarePresent))
+        state = Lock(State(hardwarePresent: hardwarePresent))
     }
 
     struct BuildFailed: Error {}
