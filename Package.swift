@@ -15,7 +15,7 @@ let package = Package(
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
-        // Doubles for testing code that uses LinuxHaptics: a manual clock and a recording output.
+        // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
         .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
     ],
@@ -65,7 +65,7 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Test doubles: a clock that moves when told to, an output that records and fails on demand.
+        // Test doubles: a clock that moves when told to, an output that records and fails on demand, a log that keeps.
         .target(
             name: "LinuxHapticsTesting",
             dependencies: [
@@ -87,8 +87,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices", "CLinuxInput",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
+                "CLinuxInput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -12,7 +12,9 @@ final class ServingThreads: Sendable {
         var started: [pthread_t] = []
         for body in bodies {
             do {
-                started.append(try Sys.startJoinableThread(body))
+                // A serving thread stands in for the kernel's side: a fault a test injects is meant for the code
+                // under test, never for the device it talks to.
+                started.append(try Sys.startJoinableThread { SyscallFaults.exempting(body) })
             } catch {
                 stop()
                 started.forEach(Sys.joinThread)

@@ -251,7 +251,13 @@ struct EvdevSnapshot: Sendable {
 
     init(fileDescriptor fd: Int32) throws(SystemCallError) {
         var handle: OpaquePointer?
-        let result = libevdev_new_from_fd(fd, &handle)
+        var result: Int32
+        // libevdev's own ioctls do not retry an interrupted call; the whole read is made again.
+        repeat {
+            result =
+                SyscallFaults.injected(at: { "libevdev_new_from_fd" }).map { -$0.rawValue }
+                ?? libevdev_new_from_fd(fd, &handle)
+        } while result == -Errno.interrupted.rawValue
         guard result == 0, let handle else {
             // libevdev returns a negative errno.
             throw SystemCallError(Errno(rawValue: -result), call: "libevdev_new_from_fd")

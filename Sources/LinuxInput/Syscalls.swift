@@ -3,6 +3,7 @@
 // lock, the deadline waiter and the service thread are package-wide, for the engine and the test devices.
 package import CLinuxInput
 package import Glibc
+import Synchronization
 
 /// Runs `body` until it returns something other than -1 with `EINTR`, turning -1 into a typed error.
 @inline(__always)
@@ -10,11 +11,130 @@ package func valueOrErrno<T: FixedWidthInteger>(
     _ call: @autoclosure () -> String, retryOnInterrupt: Bool = true, _ body: () -> T
 ) throws(SystemCallError) -> T {
     while true {
-        let result = body()
-        if result != -1 { return result }
-        let code = errno
+        let code: Int32
+        if let injected = SyscallFaults.injected(at: call) {
+            code = injected.rawValue
+        } else {
+            let result = body()
+            if result != -1 { return result }
+            code = errno
+        }
         if code == EINTR && retryOnInterrupt { continue }
         throw SystemCallError(Errno(rawValue: code), call: call())
+    }
+}
+
+/// Failures on purpose, for tests: any call site (named as `SystemCallError.call` names it, without its path
+/// argument: `open`, `ioctl(EVIOCSFF)`, `write`, `udev_new`...) fails with a chosen errno on its nth call, or
+/// on every call from the nth, instead of reaching the kernel. Disarmed, a call pays one relaxed atomic load.
+/// Threads that serve test devices run exempt, so that a fault lands in the code under test only.
+package enum SyscallFaults {
+    /// Which calls of the site fail.
+    package enum Calls: Hashable, Sendable, CustomStringConvertible {
+        /// The nth call only (1 is the first).
+        case nth(Int)
+        /// The nth call and every one after it.
+        case from(Int)
+
+        func includes(_ call: Int) -> Bool {
+            switch self {
+            case .nth(let n): call == n
+            case .from(let n): call >= n
+            }
+        }
+
+        package var description: String {
+            switch self {
+            case .nth(let n): "call \(n)"
+            case .from(let n): "every call from \(n)"
+            }
+        }
+    }
+
+    package struct Plan: Hashable, Sendable {
+        package var site: String
+        package var errno: Errno
+        package var calls: Calls
+
+        package init(site: String, errno: Errno, calls: Calls) {
+            self.site = site
+            self.errno = errno
+            self.calls = calls
+        }
+    }
+
+    /// What happened while armed: every site reached, in the order first reached, with its number of calls,
+    /// and how many calls the plan failed.
+    package struct Tally: Sendable {
+        package var sites: [String] = []
+        package var calls: [String: Int] = [:]
+        package var injected = 0
+    }
+
+    private struct State {
+        var plan: Plan?
+        var tally = Tally()
+        var exempt: Set<UInt> = []
+    }
+
+    private static let armed = Atomic<Bool>(false)
+    private static let state = Mutex(State())
+
+    /// Starts counting calls, and failing the ones `plan` names (nil: counting only).
+    package static func arm(_ plan: Plan?) {
+        state.withLock { state in
+            state.plan = plan
+            state.tally = Tally()
+        }
+        armed.store(true, ordering: .releasing)
+    }
+
+    /// Stops failing and counting; returns the tally since `arm`.
+    @discardableResult
+    package static func disarm() -> Tally {
+        armed.store(false, ordering: .releasing)
+        return state.withLock { state in
+            state.plan = nil
+            return state.tally
+        }
+    }
+
+    /// The tally so far.
+    package static var tally: Tally { state.withLock { $0.tally } }
+
+    /// Runs `body` with the calling thread exempt from faults and from the tally.
+    package static func exempting<T>(_ body: () throws -> T) rethrows -> T {
+        let thread = UInt(pthread_self())
+        state.withLock { _ = $0.exempt.insert(thread) }
+        defer { state.withLock { _ = $0.exempt.remove(thread) } }
+        return try body()
+    }
+
+    /// The errno the call at `call` fails with, or nil to make the call.
+    @inline(__always)
+    package static func injected(at call: () -> String) -> Errno? {
+        guard armed.load(ordering: .relaxed) else { return nil }
+        return record(site(of: call()))
+    }
+
+    private static func record(_ site: String) -> Errno? {
+        let thread = UInt(pthread_self())
+        return state.withLock { state -> Errno? in
+            guard !state.exempt.contains(thread) else { return nil }
+            let count = state.tally.calls[site, default: 0] + 1
+            if count == 1 { state.tally.sites.append(site) }
+            state.tally.calls[site] = count
+            guard let plan = state.plan, plan.site == site, plan.calls.includes(count) else { return nil }
+            state.tally.injected += 1
+            return plan.errno
+        }
+    }
+
+    /// The site of a call's name: `ioctl(EVIOCSFF)` stays whole (the request is the site); a path argument,
+    /// as in `open(/dev/input/event3)`, is dropped.
+    package static func site(of call: String) -> String {
+        if call.hasPrefix("ioctl(") { return call }
+        return call.firstIndex(of: "(").map { String(call[..<$0]) } ?? call
     }
 }
 
@@ -125,6 +245,9 @@ extension Sys {
     private static func createThread(
         _ attributes: UnsafePointer<pthread_attr_t>?, _ body: @escaping @Sendable () -> Void
     ) throws(SystemCallError) -> pthread_t {
+        while let injected = SyscallFaults.injected(at: { "pthread_create" }) {
+            if injected != .interrupted { throw SystemCallError(injected, call: "pthread_create") }
+        }
         let box = Unmanaged.passRetained(ThreadBody(body))
         var thread = pthread_t()
         let code = pthread_create(
@@ -157,6 +280,9 @@ extension Sys {
 
     /// The corresponding C function is `realpath`: `path` with every symbolic link resolved.
     package static func realPath(_ path: String) throws(SystemCallError) -> String {
+        while let injected = SyscallFaults.injected(at: { "realpath" }) {
+            if injected != .interrupted { throw SystemCallError(injected, call: "realpath(\(path))") }
+        }
         guard let resolved = Glibc.realpath(path, nil) else {
             throw SystemCallError(Errno(rawValue: errno), call: "realpath(\(path))")
         }
@@ -166,6 +292,9 @@ extension Sys {
 
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
     package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
+        while let injected = SyscallFaults.injected(at: { "opendir" }) {
+            if injected != .interrupted { throw SystemCallError(injected, call: "opendir(\(path))") }
+        }
         guard let directory = opendir(path) else {
             throw SystemCallError(Errno(rawValue: errno), call: "opendir(\(path))")
         }

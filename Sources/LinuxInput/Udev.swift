@@ -9,9 +9,36 @@ let udevDaemonControlPath = "/run/udev/control"
 /// Whether a udev daemon (systemd-udevd, eudev) is running on this system.
 var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
 
-/// libudev's results are 0 or a negative errno.
-private func checkError(_ result: Int32, _ call: @autoclosure () -> String) throws(SystemCallError) {
-    if result < 0 { throw SystemCallError(Errno(rawValue: -result), call: call()) }
+// Every libudev call that can fail goes through one of these three, which is also where tests make it fail
+// (`SyscallFaults`). As with system calls, an interrupted call is made again.
+
+/// A call whose result is 0 or a negative errno.
+private func checkError(_ call: @autoclosure () -> String, _ body: () -> Int32) throws(SystemCallError) {
+    while true {
+        let result = SyscallFaults.injected(at: call).map { -$0.rawValue } ?? body()
+        if result == -Errno.interrupted.rawValue { continue }
+        if result < 0 { throw SystemCallError(Errno(rawValue: -result), call: call()) }
+        return
+    }
+}
+
+/// A call that returns a new handle, or NULL when it cannot allocate one.
+private func allocated(_ call: @autoclosure () -> String, _ body: () -> OpaquePointer?) throws(SystemCallError)
+    -> OpaquePointer
+{
+    while let injected = SyscallFaults.injected(at: call) {
+        if injected != .interrupted { throw SystemCallError(injected, call: call()) }
+    }
+    guard let pointer = body() else { throw SystemCallError(.noMemory, call: call()) }
+    return pointer
+}
+
+/// A lookup whose NULL means "none" (no such device, nothing waiting): a failure reads as none.
+private func lookup(_ call: @autoclosure () -> String, _ body: () -> OpaquePointer?) -> OpaquePointer? {
+    while let injected = SyscallFaults.injected(at: call) {
+        if injected != .interrupted { return nil }
+    }
+    return body()
 }
 
 /// The library context (`struct udev`).
@@ -21,8 +48,7 @@ final class UdevContext: @unchecked Sendable {
     let pointer: OpaquePointer
 
     init() throws(SystemCallError) {
-        guard let pointer = udev_new() else { throw SystemCallError(.noMemory, call: "udev_new") }
-        self.pointer = pointer
+        pointer = try allocated("udev_new") { udev_new() }
     }
 
     deinit { udev_unref(pointer) }
@@ -30,12 +56,12 @@ final class UdevContext: @unchecked Sendable {
     /// The sysfs paths of every device of `subsystem` (`udev_enumerate_scan_devices`), read from sysfs,
     /// so this works without a udev daemon.
     func syspaths(subsystem: String) throws(SystemCallError) -> [String] {
-        guard let enumerate = udev_enumerate_new(pointer) else {
-            throw SystemCallError(.noMemory, call: "udev_enumerate_new")
-        }
+        let enumerate = try allocated("udev_enumerate_new") { udev_enumerate_new(pointer) }
         defer { udev_enumerate_unref(enumerate) }
-        try checkError(udev_enumerate_add_match_subsystem(enumerate, subsystem), "udev_enumerate_add_match_subsystem")
-        try checkError(udev_enumerate_scan_devices(enumerate), "udev_enumerate_scan_devices")
+        try checkError("udev_enumerate_add_match_subsystem") {
+            udev_enumerate_add_match_subsystem(enumerate, subsystem)
+        }
+        try checkError("udev_enumerate_scan_devices") { udev_enumerate_scan_devices(enumerate) }
         var paths: [String] = []
         var entry = udev_enumerate_get_list_entry(enumerate)
         while let current = entry {
@@ -46,11 +72,15 @@ final class UdevContext: @unchecked Sendable {
     }
 
     func device(syspath: String) -> UdevDevice? {
-        udev_device_new_from_syspath(pointer, syspath).map { UdevDevice(owning: $0) }
+        lookup("udev_device_new_from_syspath") { udev_device_new_from_syspath(pointer, syspath) }
+            .map { UdevDevice(owning: $0) }
     }
 
     func device(subsystem: String, sysName: String) -> UdevDevice? {
-        udev_device_new_from_subsystem_sysname(pointer, subsystem, sysName).map { UdevDevice(owning: $0) }
+        lookup("udev_device_new_from_subsystem_sysname") {
+            udev_device_new_from_subsystem_sysname(pointer, subsystem, sysName)
+        }
+        .map { UdevDevice(owning: $0) }
     }
 }
 
@@ -109,15 +139,15 @@ final class UdevMonitor {
     let context: UdevContext
 
     init(context: UdevContext, group: Group, subsystem: String) throws(SystemCallError) {
-        guard let pointer = udev_monitor_new_from_netlink(context.pointer, group.rawValue) else {
-            throw SystemCallError(.noMemory, call: "udev_monitor_new_from_netlink(\(group))")
+        let pointer = try allocated("udev_monitor_new_from_netlink(\(group))") {
+            udev_monitor_new_from_netlink(context.pointer, group.rawValue)
         }
         self.pointer = pointer
         self.context = context
-        try checkError(
-            udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil),
-            "udev_monitor_filter_add_match_subsystem_devtype")
-        try checkError(udev_monitor_enable_receiving(pointer), "udev_monitor_enable_receiving")
+        try checkError("udev_monitor_filter_add_match_subsystem_devtype") {
+            udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil)
+        }
+        try checkError("udev_monitor_enable_receiving") { udev_monitor_enable_receiving(pointer) }
     }
 
     deinit { udev_monitor_unref(pointer) }
@@ -127,6 +157,6 @@ final class UdevMonitor {
 
     /// The next waiting device event, or nil when none is (the socket is non-blocking).
     func receive() -> UdevDevice? {
-        udev_monitor_receive_device(pointer).map { UdevDevice(owning: $0) }
+        lookup("udev_monitor_receive_device") { udev_monitor_receive_device(pointer) }.map { UdevDevice(owning: $0) }
     }
 }

@@ -1,8 +1,9 @@
-// Shared by the app-layer tests: the repository's Haptics/ folder, scratch folders, a log handler that keeps
-// what it is given, and an engine that records what the manager asks of it and fails on demand.
+// Shared by the app-layer tests: the repository's Haptics/ folder, scratch folders, waiting on a recording
+// log, and an engine that records what the manager asks of it and fails on demand.
 import AHAP
 import Foundation
 import LinuxHaptics
+import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Synchronization
@@ -38,46 +39,13 @@ struct ScratchFolder {
     }
 }
 
-/// Keeps every message logged through it, so tests can check that a failure was logged.
-final class RecordingLog: Sendable {
-    private let messages = Lock<[(Logger.Level, String)]>([])
-
-    var logger: Logger {
-        var logger = Logger(label: "test") { _ in Handler(log: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    var entries: [(level: Logger.Level, message: String)] { messages.withLock { $0.map { ($0.0, $0.1) } } }
-
-    func contains(_ text: String) -> Bool { entries.contains { $0.message.contains(text) } }
-
+extension RecordingLog {
     /// Lets the main actor run the recovery tasks an engine's callbacks queued, until `count` have ended (each
     /// ends in one message with `recovery` metadata). Bounded by steps, not time: each yield lets queued
     /// main-actor tasks run.
     func waitForRecovery(count: Int) async {
         for _ in 0..<10_000 where entries.count(where: { $0.message.contains("recovery=") }) < count {
             await Task.yield()
-        }
-    }
-
-    fileprivate func append(_ level: Logger.Level, _ message: String) {
-        messages.withLock { $0.append((level, message)) }
-    }
-
-    struct Handler: LogHandler {
-        let log: RecordingLog
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let details = (event.metadata ?? [:]).map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")
-            log.append(event.level, "\(event.message) \(details)")
         }
     }
 }

@@ -3,6 +3,7 @@
 import AHAP
 import Foundation
 @testable import LinuxHaptics
+import LinuxHapticsTesting
 import Observation
 import Synchronization
 import Testing

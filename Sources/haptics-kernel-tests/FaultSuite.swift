@@ -1,0 +1,356 @@
+// A fault at every call site. A dry run of the engine's path (start, a prepared tap, a pattern, its end) lists
+// every system and library call it makes; then each of those call sites fails on purpose (`SyscallFaults`) with
+// each errno of `errnos`, on its first, second and a middle call, one run each. Every run must end the same
+// way: no crash, no descriptor or effect slot left once the engine stops, the motors at rest, the next play
+// after the fault plays on the same engine, and any error a caller is given names the errno. The test prints
+// the table of what each fault did (`FAULT-TABLE` lines), which docs/reliability.md shows.
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxHapticsTesting
+import LinuxInput
+import Logging
+import Synchronization
+
+enum FaultSuite {
+    static let suite = KernelTestSuite(
+        name: "faults", requiredPaths: ["/dev/uinput"],
+        tests: [KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite)])
+
+    /// The answers a call can get from the kernel that a caller must be ready for.
+    static let errnos: [(name: String, errno: Errno)] = [
+        ("EINTR", .interrupted), ("EAGAIN", .wouldBlock), ("EIO", .ioError), ("ENODEV", .noDevice),
+        ("ENOSPC", .noSpace), ("EACCES", .permissionDenied), ("EBUSY", .resourceBusy), ("EINVAL", .invalidArgument),
+    ]
+
+    static func everyCallSite() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let deviceID = try padID(pad)
+        // The hot-plug watch of this guest, then inotify for the calls only that source makes (`read`).
+        let scenarios = [LatePadSuite.monitorSource, .inotify].map {
+            Scenario(pad: pad, deviceID: deviceID, monitorSource: $0)
+        }
+        // A first run warms the runtime up: its timer descriptors, opened on first use, then stay open.
+        _ = await scenarios[0].run(nil, checked: false)
+        var rows: [TableRow] = []
+        var problems: [String] = []
+        var covered: Set<String> = []
+        for scenario in scenarios {
+            let dry = await scenario.run(nil)
+            try require(dry.observation.problems.isEmpty, "the run without a fault: \(dry.observation.problems)")
+            try require(dry.observation.played, "the run without a fault played nothing")
+            for site in dry.tally.sites where !covered.contains(site) {
+                covered.insert(site)
+                let count = dry.tally.calls[site, default: 0]
+                for call in calls(forCount: count) {
+                    var row = TableRow(site: site, calls: count, call: call, source: scenario.monitorSource)
+                    for (name, errno) in errnos {
+                        let result = await scenario.run(SyscallFaults.Plan(site: site, errno: errno, calls: call))
+                        row.outcomes.append(result.observation.outcome)
+                        problems += result.observation.problems.map { "\(site) \(call) \(name): \($0)" }
+                    }
+                    rows.append(row)
+                }
+            }
+        }
+        printTable(rows)
+        try require(problems.isEmpty, "\(problems.count) faults ended badly:\n" + problems.joined(separator: "\n"))
+    }
+
+    /// The calls of a site to fail: the first, the second, and one from the middle of the run.
+    static func calls(forCount count: Int) -> [SyscallFaults.Calls] {
+        var calls: [SyscallFaults.Calls] = [.nth(1)]
+        if count >= 2 { calls.append(.nth(2)) }
+        if count >= 3 { calls.append(.nth(max(3, (count + 1) / 2))) }
+        return calls
+    }
+
+    static func padID(_ pad: VirtualPad) throws -> StableDeviceID {
+        let devices = try DeviceDiscovery(logger: VirtualPadSuite.logger()).devices()
+        guard let device = devices.first(where: { $0.node == pad.eventNode }) else {
+            throw TestFailure(reason: "discovery does not list the pad \(pad.eventNode)")
+        }
+        return device.id
+    }
+
+    // MARK: The table
+
+    struct TableRow {
+        let site: String
+        /// How many times the run without a fault made the call.
+        let calls: Int
+        let call: SyscallFaults.Calls
+        let source: DeviceMonitor.Source
+        var outcomes: [Outcome] = []
+    }
+
+    /// Markdown, one line per row, each prefixed so that it can be picked out of the runner's output.
+    static func printTable(_ rows: [TableRow]) {
+        let header = ["call site", "calls", "fails on"] + errnos.map(\.name)
+        print("FAULT-TABLE | " + header.joined(separator: " | ") + " |")
+        print("FAULT-TABLE |" + String(repeating: " --- |", count: header.count))
+        for row in rows {
+            let call: String
+            switch row.call {
+            case .nth(let n): call = ordinal(n)
+            case .from(let n): call = ordinal(n) + " on"
+            }
+            let site = "`\(row.site)`" + (row.source == .inotify ? " (inotify watch)" : "")
+            let cells = [site, "\(row.calls)", call] + row.outcomes.map(\.code)
+            print("FAULT-TABLE | " + cells.joined(separator: " | ") + " |")
+        }
+        flushOutput()
+    }
+
+    static func ordinal(_ n: Int) -> String {
+        let suffix =
+            switch (n % 10, n % 100) {
+            case (1, let tens) where tens != 11: "st"
+            case (2, let tens) where tens != 12: "nd"
+            case (3, let tens) where tens != 13: "rd"
+            default: "th"
+            }
+        return "\(n)\(suffix)"
+    }
+
+    // MARK: One run
+
+    /// What a fault did, as the table shows it.
+    enum Outcome: Equatable {
+        /// The fault never fired: the site was called fewer times in this run.
+        case notReached
+        /// The call was made again (`EINTR`) and everything played.
+        case retried
+        /// Everything played: the engine worked around the failure, saying so in its log when `logged`.
+        case plays(logged: Bool)
+        /// `start()` threw, with this error kind; the next play started the engine.
+        case startFailed(HapticEngineError.Kind)
+        /// The engine stopped with this reason while playing; the next play started it again.
+        case stopped(HapticEngineStoppedReason)
+        /// Starting a player threw, with this error kind.
+        case playFailed(HapticEngineError.Kind)
+
+        var code: String {
+            switch self {
+            case .notReached: "–"
+            case .retried: "retried"
+            case .plays(let logged): logged ? "plays, logged" : "plays"
+            case .startFailed(let kind): "start: \(kind.rawValue)"
+            case .stopped(let reason): "stop: \(reason.rawValue)"
+            case .playFailed(let kind): "play: \(kind.rawValue)"
+            }
+        }
+    }
+
+    struct Observation {
+        var injected = 0
+        var startError: HapticEngineError?
+        var playError: HapticEngineError?
+        var completionError: HapticEngineError?
+        var stops: [HapticEngineStoppedReason] = []
+        /// The pattern reached the pad while the fault was armed.
+        var played = false
+        /// The engine's log named the injected errno.
+        var logged = false
+        var interrupted = false
+        var problems: [String] = []
+
+        /// The first error the caller was given: the ones after it follow from it ("call start() first").
+        var firstError: HapticEngineError? { startError ?? playError ?? completionError }
+
+        var outcome: Outcome {
+            if injected == 0 { return .notReached }
+            if let startError { return .startFailed(startError.kind) }
+            if let reason = stops.first { return .stopped(reason) }
+            if let playError { return .playFailed(playError.kind) }
+            if interrupted && !logged { return .retried }
+            return .plays(logged: logged)
+        }
+    }
+
+    /// One engine on the pad, from start to stop, with a fault armed for its first play.
+    struct Scenario {
+        let pad: VirtualPad
+        let deviceID: StableDeviceID
+        let monitorSource: DeviceMonitor.Source
+
+        func run(_ plan: SyscallFaults.Plan?, checked: Bool = true) async -> (
+            observation: Observation, tally: SyscallFaults.Tally
+        ) {
+            let baseline = openDescriptors()
+            let firstRecord = pad.records().count
+            let log = RecordingLog()
+            var logger = log.logger
+            logger.logLevel = .info
+            var options = HapticEngineOptions()
+            options.monitorSource = monitorSource
+            let engine = HapticEngine(output: .device(.id(deviceID)), options: options, logger: logger)
+            let stops = Mutex<[HapticEngineStoppedReason]>([])
+            engine.stoppedHandler = { reason in stops.withLock { $0.append(reason) } }
+
+            SyscallFaults.arm(plan)
+            var observation = await playWhileArmed(engine)
+            if monitorSource == .inotify { await plugAnotherPad() }
+            let tally = SyscallFaults.disarm()
+            observation.injected = tally.injected
+            observation.stops = stops.withLock { $0 }.filter { $0 != .engineDestroyed }
+            observation.played = Self.played(pad.records().dropFirst(firstRecord))
+            observation.interrupted = plan?.errno == .interrupted
+
+            let recoveryMark = pad.records().count
+            let recovered = await playAfterFault(engine)
+            engine.stop()
+            // Read once the engine stopped: a failing call and its log line are not one atomic step.
+            observation.logged = plan.map { plan in log.contains(plan.errno.message) } ?? false
+            guard checked else { return (observation, tally) }
+            observation.problems = await problems(
+                observation, plan: plan, recovered: recovered, since: (firstRecord, recoveryMark), baseline: baseline,
+                log: log)
+            return (observation, tally)
+        }
+
+        /// Start, a prepared tap, then a 60 ms pattern; returns when the pattern's player completed (or the
+        /// hang guard ran out).
+        private func playWhileArmed(_ engine: HapticEngine) async -> Observation {
+            var observation = Observation()
+            do { try engine.start() } catch { observation.startError = error }
+            let completion = Completion()
+            do throws(HapticEngineError) {
+                let tap = try engine.makeAdvancedPlayer(timeline: EngineSuite.steady(1, 1, seconds: 0.02))
+                try tap.prepare()
+                try tap.start(atTime: 0)
+                let pattern = try engine.makeAdvancedPlayer(timeline: ramp)
+                pattern.completionHandler = { error in completion.finish(error) }
+                try pattern.start(atTime: 0)
+                observation.completionError = await completion.wait()
+            } catch {
+                observation.playError = error
+            }
+            return observation
+        }
+
+        /// A pad plugged in and out while the engine watches /dev/input: its events are what the watch `read`s.
+        /// Only the calls of the engine's watch count: the test's own, making the pad, are exempt.
+        private func plugAnotherPad() async {
+            var configuration = VirtualPadConfiguration()
+            configuration.name = "Fault Suite Bystander"
+            configuration.product ^= 0xff
+            guard let other = try? SyscallFaults.exempting({ try VirtualPadSuite.makePad(configuration) }) else {
+                return
+            }
+            // The watch reads within milliseconds; a watch that failed to start never does.
+            let deadline = monotonicSeconds() + 0.25
+            while SyscallFaults.tally.calls["read", default: 0] < 2 && monotonicSeconds() < deadline {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            SyscallFaults.exempting { other.destroy() }
+        }
+
+        /// A fall from full to nothing over 60 ms: several mix updates.
+        private var ramp: MotorTimeline {
+            MotorTimeline(segments: [
+                MotorTimeline.Segment(
+                    start: 0, end: 0.06, startLevels: MotorMagnitudes(strong: 1, weak: 0.8),
+                    endLevels: MotorMagnitudes(strong: 0, weak: 0))
+            ])
+        }
+
+        /// With the fault lifted, the same engine plays a 30 ms rumble (starting itself again if it stopped).
+        private func playAfterFault(_ engine: HapticEngine) async -> Bool {
+            let mark = pad.records().count
+            do {
+                if !engine.isRunning { try engine.start() }
+                let player = try engine.makeAdvancedPlayer(timeline: EngineSuite.steady(0.6, 0.6, seconds: 0.03))
+                try player.start(atTime: 0)
+                try await VirtualPadSuite.waitForRecords(pad, "the play after the fault") { records in
+                    Scenario.played(records.dropFirst(mark))
+                }
+                return true
+            } catch {
+                return false
+            }
+        }
+
+        /// A rumble reached the pad: a non-zero upload, and a play.
+        static func played(_ records: ArraySlice<PadRecord>) -> Bool {
+            records.contains(where: EngineSuite.isNonZeroUpload) && records.contains { $0.event == .play }
+        }
+
+        private func problems(
+            _ observation: Observation, plan: SyscallFaults.Plan?, recovered: Bool, since marks: (Int, Int),
+            baseline: [Int32: String], log: RecordingLog
+        ) async -> [String] {
+            var problems: [String] = []
+            if !recovered {
+                let lines = log.entries.suffix(8).map { "  \($0.level): \($0.message)" }
+                problems.append(
+                    "the engine did not play again once the fault was lifted; its log ends:\n"
+                        + lines.joined(separator: "\n"))
+            }
+            do {
+                try await EngineSuite.waitForDescriptors(baseline, "after the engine stopped")
+            } catch {
+                problems.append("\(error)")
+            }
+            let held = await heldEffects(since: marks.0)
+            if !held.isEmpty { problems.append("effect slots still held on the pad: \(held.sorted())") }
+            let levels = pad.motorOutput(at: PadTimestamp(seconds: monotonicSeconds()))
+            if !levels.isOff { problems.append("the motors still run: \(levels)") }
+            if let plan, let error = observation.firstError, !Self.names(plan.errno, error.message) {
+                problems.append("the error \"\(error.message)\" does not name \(plan.errno)")
+            }
+            switch observation.outcome {
+            case .plays, .retried:
+                if !observation.played { problems.append("no error, yet nothing played") }
+            default: break
+            }
+            return problems
+        }
+
+        /// An error names the cause when it carries the errno's text.
+        static func names(_ errno: Errno, _ message: String) -> Bool {
+            message.contains(errno.message)
+        }
+
+        /// The slots uploaded since `first` and not erased, once the pad's thread has caught up (closing the
+        /// descriptor makes the kernel erase every slot it holds).
+        private func heldEffects(since first: Int) async -> Set<Int16> {
+            var held = Self.held(pad.records().dropFirst(first))
+            let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+            while !held.isEmpty && monotonicSeconds() < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+                held = Self.held(pad.records().dropFirst(first))
+            }
+            return held
+        }
+
+        static func held(_ records: ArraySlice<PadRecord>) -> Set<Int16> {
+            var held: Set<Int16> = []
+            for record in records {
+                guard let id = record.id else { continue }
+                if record.event == .upload && record.retval == 0 { held.insert(id) }
+                if record.event == .erase { held.remove(id) }
+            }
+            return held
+        }
+    }
+
+    /// A player's completion, awaited with the hang guard.
+    final class Completion: Sendable {
+        private let state = Mutex<(done: Bool, error: HapticEngineError?)>((false, nil))
+
+        func finish(_ error: HapticEngineError?) { state.withLock { $0 = (true, error) } }
+
+        func wait() async -> HapticEngineError? {
+            let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+            while monotonicSeconds() < deadline {
+                let (done, error) = state.withLock { $0 }
+                if done { return error }
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+            return HapticEngineError(.systemError, "the player never completed")
+        }
+    }
+}
