@@ -78,7 +78,7 @@ package enum SyscallFaults {
     }
 
     private static let armed = Atomic<Bool>(false)
-    private static let state = Mutex(State())
+    private static let state = Lock(State())
 
     /// Starts counting calls, and failing the ones `plan` names (nil: counting only).
     package static func arm(_ plan: Plan?) {
