@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsTesting",
             dependencies: [
-                "HapticRendering", "LinuxHaptics",
+                "HapticRendering", "LinuxHaptics", "LinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -2,7 +2,6 @@
 // which transport, and how to start one.
 import LinuxInput
 package import Logging
-import Synchronization
 
 /// A controller the kernel's own driver binds as if it were real: an uhid device, or a USB gadget.
 package protocol EmulatedDevice: AnyObject, Sendable {
@@ -149,7 +148,7 @@ final class EmulatedHIDDevice: EmulatedDevice {
     private let driver: String
     private let log: DeviceRecordLog
     private let logger: Logger
-    private let controller: Mutex<UHIDController?>
+    private let controller: Lock<UHIDController?>
 
     init(model: any HIDControllerModel, driver: String, recordPath: String?, keepsRecords: Bool, logger: Logger)
         throws(EmulationError)
@@ -160,7 +159,7 @@ final class EmulatedHIDDevice: EmulatedDevice {
         self.model = model
         self.driver = driver
         self.logger = logger
-        controller = Mutex(try UHIDController(model, log: log, ownsLog: false, logger: logger))
+        controller = Lock(try UHIDController(model, log: log, ownsLog: false, logger: logger))
     }
 
     deinit { destroy() }

@@ -2,10 +2,9 @@
 // deinit, a signal handler's path).
 internal import Glibc
 import LinuxInput
-import Synchronization
 
 final class ServingThreads: Sendable {
-    private let handles: Mutex<[pthread_t]>
+    private let handles: Lock<[pthread_t]>
 
     /// Starts one joinable thread per body; when one cannot be started, `stop` runs and the started ones are
     /// joined before the error is thrown.
@@ -22,7 +21,7 @@ final class ServingThreads: Sendable {
                 throw error
             }
         }
-        handles = Mutex(started)
+        handles = Lock(started)
     }
 
     /// Runs `stop` (which must make every thread return) and joins them, the first time only; returns whether

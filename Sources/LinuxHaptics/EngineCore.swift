@@ -1,26 +1,25 @@
-// The engine: its state in one Mutex that only this type touches, and the intents the engine and its players
+// The engine: its state in one Lock that only this type touches, and the intents the engine and its players
 // ask of it (start, stop, add a player, change a player, trigger a prepared pulse, run a playback pass).
 // Device I/O and handlers run outside the lock, so a handler may call back into the engine from its thread.
 import HapticRendering
 import LinuxInput
 import Logging
-import Synchronization
 
 final class EngineCore: Sendable {
     let clock: any HapticClock
     let options: HapticEngineOptions
     private let source: any OutputSource
     let logger: Logger
-    private let state: Mutex<EngineState>
+    private let state: Lock<EngineState>
     /// Serialises playback passes (the timer's, and those `wake()` runs inline under a manual clock).
-    private let pass = Mutex(())
+    private let pass = Lock(())
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
         self.source = source
         self.options = options
         self.clock = clock
         self.logger = logger
-        state = Mutex(EngineState(profile: options.renderProfile ?? .genericRumble))
+        state = Lock(EngineState(profile: options.renderProfile ?? .genericRumble))
     }
 
     // MARK: What the engine reports

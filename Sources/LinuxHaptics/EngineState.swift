@@ -1,5 +1,5 @@
 // Everything an engine knows, as one value: its phase, its output, its players and what the device holds.
-// Only EngineCore holds it (in one Mutex); the changes a playback pass or a lifecycle step makes are methods
+// Only EngineCore holds it (in one Lock); the changes a playback pass or a lifecycle step makes are methods
 // here, pure apart from the output and handler references they hand back for EngineCore to use outside the lock.
 import HapticRendering
 

@@ -4,7 +4,6 @@
 import HapticRendering
 public import LinuxInput
 import Logging
-import Synchronization
 
 /// Which device an engine drives.
 public enum DeviceSelection: Sendable, Hashable {
@@ -42,8 +41,8 @@ final class EvdevOutput: MotorOutput {
     let capabilities: OutputCapabilities
     private let clock: any HapticClock
     private let logger: Logger
-    private let mix = Mutex(MixSlot())
-    private let prepared = Mutex(PreparedSlots())
+    private let mix = Lock(MixSlot())
+    private let prepared = Lock(PreparedSlots())
 
     init(device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger) {
         self.device = device
@@ -190,9 +189,9 @@ final class EvdevOutputSource: OutputSource {
     let adoptCompatibleDevice: Bool
     let monitorSource: DeviceMonitor.Source
     /// The device the engine is bound to once it opened one.
-    private let bound = Mutex<StableDeviceID?>(nil)
+    private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
-    private let candidate = Mutex<InputDevice?>(nil)
+    private let candidate = Lock<InputDevice?>(nil)
 
     init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
         self.selection = selection
@@ -359,11 +358,11 @@ final class BroadcastOutput: MotorOutput {
         var nextPrepared = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     let capabilities: OutputCapabilities
 
     init(members: [EvdevOutput]) {
-        state = Mutex(State(members: members))
+        state = Lock(State(members: members))
         capabilities = OutputCapabilities(
             name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
             effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false,

@@ -56,7 +56,7 @@ public struct MonotonicClock: HapticClock {
 private final class ThreadTimer: HapticTimer {
     private let waiter = DeadlineWaiter()
     private let stopping = StopFlag()
-    private let thread: Mutex<ServiceThread?> = Mutex(nil)
+    private let thread: Lock<ServiceThread?> = Lock(nil)
 
     init(_ work: @escaping @Sendable () -> Double?) throws(SystemCallError) {
         let waiter = self.waiter

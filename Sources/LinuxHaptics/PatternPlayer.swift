@@ -2,7 +2,6 @@
 // seek, loop, rate and completion. A player is a handle on its state in the engine's scheduler; after a reset
 // its calls fail with `playerInvalidated` and a new player must be made.
 public import AHAP
-import Synchronization
 
 /// `CHHapticPatternPlayer`. Times are engine times (`HapticEngine.currentTime`); 0 or a time already
 /// past means now.

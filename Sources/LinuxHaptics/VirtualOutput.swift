@@ -3,7 +3,6 @@
 public import HapticRendering
 import LinuxInput
 import Logging
-import Synchronization
 
 /// The built-in virtual output: what the motors would do, without any device.
 public final class VirtualOutput: Sendable {
@@ -15,7 +14,7 @@ public final class VirtualOutput: Sendable {
         var nextPulse = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Lock(State())
 
     public init() {}
 

@@ -1,7 +1,7 @@
 // A clock for tests: time moves only when told to, and an engine's timer runs its work at each change point on
 // the way, on the calling thread, so a whole schedule plays deterministically in no time.
 public import LinuxHaptics
-import Synchronization
+import LinuxInput
 
 /// A clock that moves only when told to. An engine on a `ManualClock` runs no playback thread: its scheduled
 /// work runs inside `advance(by:)`/`set(to:)`, on the calling thread, deterministically.
@@ -12,12 +12,12 @@ public final class ManualClock: HapticClock {
         var nextTimer = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
 
     /// Bounds the change points run inside one `set(to:)`, against a runaway schedule.
     private static let maximumStepsPerAdvance = 1_000_000
 
-    public init(startingAt start: Double = 0) { state = Mutex(State(now: start)) }
+    public init(startingAt start: Double = 0) { state = Lock(State(now: start)) }
 
     public var now: Double { state.withLock { $0.now } }
 

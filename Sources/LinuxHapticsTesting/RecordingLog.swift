@@ -1,10 +1,10 @@
 // A log handler that keeps what it is given, so a test can check that a failure was logged and what it said.
 public import Logging
-import Synchronization
+import LinuxInput
 
 /// Keeps every message logged through `logger`, each with its metadata appended as sorted `key=value` pairs.
 public final class RecordingLog: Sendable {
-    private let messages = Mutex<[(Logger.Level, String)]>([])
+    private let messages = Lock<[(Logger.Level, String)]>([])
 
     public init() {}
 

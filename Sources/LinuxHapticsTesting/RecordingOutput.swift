@@ -3,6 +3,7 @@
 // unplugged and plugged back.
 public import HapticRendering
 public import LinuxHaptics
+import LinuxInput
 import Logging
 import Synchronization
 
@@ -45,14 +46,14 @@ public final class RecordingOutput: Sendable {
         var nextWatcher = 0
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     /// The profile it reports, as a device's output reports the one chosen from its driver.
     public let renderProfile: RenderProfile
 
     /// `effectSlots` limits prepared pulses like a device's slot count (the mix slot takes one);
     /// `renderProfile` is what the output reports as chosen for it (the engine option overrides it).
     public init(effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble) {
-        state = Mutex(State(slots: effectSlots))
+        state = Lock(State(slots: effectSlots))
         self.renderProfile = renderProfile
     }
 

@@ -3,7 +3,6 @@
 // no polling loop anywhere.
 internal import Glibc
 public import Logging
-import Synchronization
 
 /// One change of the set of input event nodes.
 public struct DeviceEvent: Hashable, Sendable {
@@ -65,7 +64,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     public let source: Source
     /// The devices present when the monitor started (probed, with ids); events describe changes from here.
     public let initialDevices: [InputDevice]
-    private let pending: Mutex<MonitorWorker?>
+    private let pending: Lock<MonitorWorker?>
     private let stream: AsyncStream<DeviceEvent>
     private let continuation: AsyncStream<DeviceEvent>.Continuation
 
@@ -85,7 +84,7 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
             throw DeviceMonitorError(source: source, underlying: error)
         }
         initialDevices = worker.initialDevices
-        pending = Mutex(worker)
+        pending = Lock(worker)
         logger.info("watching input devices", metadata: ["source": "\(source.rawValue)"])
     }
 
@@ -137,10 +136,10 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
 
 /// A pipe whose only job is to wake the monitor thread out of poll(2).
 final class WakeChannel: Sendable {
-    private let ends: Mutex<(read: Int32, write: Int32)?>
+    private let ends: Lock<(read: Int32, write: Int32)?>
 
     init() throws(SystemCallError) {
-        ends = Mutex(try Sys.pipe())
+        ends = Lock(try Sys.pipe())
     }
 
     deinit { close() }

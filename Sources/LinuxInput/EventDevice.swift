@@ -82,7 +82,7 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
 public final class EventDevice: Sendable {
     public let identity: InputDeviceIdentity
     public let capabilities: InputDeviceCapabilities
-    private let descriptor: Mutex<Int32>
+    private let descriptor: Lock<Int32>
     private let logger: Logger
 
     /// The stable id (`StableDeviceID`) of the device.
@@ -116,7 +116,7 @@ public final class EventDevice: Sendable {
             version: snapshot.version, uniq: snapshot.uniq, phys: snapshot.phys, sysName: sysName, node: node,
             sysPath: "/sys/class/input/\(sysName)")
         capabilities = InputDeviceCapabilities(bits: snapshot.bits, maxEffects: Int(slots))
-        descriptor = Mutex(fd)
+        descriptor = Lock(fd)
         self.logger = logger
         logger.debug("opened event device", metadata: ["node": "\(node)", "id": "\(identity.stableID)"])
     }

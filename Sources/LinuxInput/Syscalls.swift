@@ -1,6 +1,6 @@
 // Every raw system call of the package passes through this file, so that errno handling,
 // EINTR retry and the C types stay in one place. Nothing here is public: `Sys`, the monotonic clock, the
-// deadline waiter and the service thread are package-wide, for the engine and the test devices.
+// lock, the deadline waiter and the service thread are package-wide, for the engine and the test devices.
 package import CLinuxInput
 package import Glibc
 import Synchronization
@@ -78,7 +78,7 @@ package enum SyscallFaults {
     }
 
     private static let armed = Atomic<Bool>(false)
-    private static let state = Mutex(State())
+    private static let state = Lock(State())
 
     /// Starts counting calls, and failing the ones `plan` names (nil: counting only).
     package static func arm(_ plan: Plan?) {
@@ -395,6 +395,52 @@ private final class ThreadBody {
     let run: @Sendable () -> Void
     init(_ run: @escaping @Sendable () -> Void) { self.run = run }
 }
+
+// MARK: - The lock of all shared state
+
+/// A value that one thread at a time reads or changes, the package's one lock: `Synchronization.Mutex`'s shape
+/// (`withLock`) and behaviour (priority inheritance; locking it again from the thread that holds it traps) on a
+/// `pthread_mutex_t`. Not `Mutex` itself because ThreadSanitizer intercepts pthread's mutex calls and so sees the
+/// order they impose, while `Mutex` waits for a contended lock in the kernel, from the uninstrumented Swift
+/// runtime: under contention a TSan build reports races on everything a `Mutex` guards.
+package struct Lock<Value: ~Copyable>: ~Copyable {
+    // Heap-allocated so that neither moves while another thread waits on or reads them.
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    @usableFromInline let value: UnsafeMutablePointer<Value>
+
+    package init(_ initialValue: consuming sending Value) {
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutexattr_setprotocol(&attributes, Int32(PTHREAD_PRIO_INHERIT))
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
+        value = .allocate(capacity: 1)
+        value.initialize(to: initialValue)
+    }
+
+    deinit {
+        value.deinitialize(count: 1)
+        value.deallocate()
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    /// The corresponding C functions are `pthread_mutex_lock` and `pthread_mutex_unlock`: runs `body` on the
+    /// value while no other thread can. Traps when this thread already holds the lock (it would never return).
+    @inlinable
+    package borrowing func withLock<Result: ~Copyable, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result {
+        let locked = pthread_mutex_lock(mutex)
+        precondition(locked == 0, "Lock.withLock: pthread_mutex_lock returned \(locked) (35, EDEADLK: already held)")
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
+}
+
+extension Lock: @unchecked Sendable where Value: ~Copyable {}
 
 // MARK: - Engine: monotonic deadlines and its playback thread
 

@@ -10,7 +10,6 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
-import Synchronization
 
 let engineBenchmarks = BenchmarkGroup(name: "Engine") {
     var results: [BenchmarkResult] = []
@@ -175,7 +174,7 @@ enum EngineBench {
     static func playLooped(
         on output: HapticOutputSelection, seconds: Double, options: HapticEngineOptions = HapticEngineOptions()
     ) async throws -> [PlaybackSample] {
-        let samples = Mutex<[PlaybackSample]>([])
+        let samples = Lock<[PlaybackSample]>([])
         var options = options
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
         let engine = HapticEngine(output: output, options: options, logger: logger())

@@ -4,6 +4,7 @@ let benchmarkGroups: [BenchmarkGroup] =
         ahapBenchmarks,
         renderingBenchmarks,
         engineBenchmarks,
+        lockBenchmarks,
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
     ] + driverKernelBenchmarks

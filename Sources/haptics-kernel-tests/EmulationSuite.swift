@@ -8,7 +8,6 @@ import HapticTestDevices
 import LinuxHaptics
 import LinuxInput
 import Logging
-import Synchronization
 
 enum EmulationSuite {
     static let suite = KernelTestSuite(

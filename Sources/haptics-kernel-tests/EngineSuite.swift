@@ -9,7 +9,6 @@ import Glibc
 import LinuxHaptics
 import LinuxInput
 import Logging
-import Synchronization
 
 enum EngineSuite {
     static let suite = KernelTestSuite(
@@ -35,7 +34,7 @@ enum EngineSuite {
 
         let stream: AsyncStream<Event>
         let continuation: AsyncStream<Event>.Continuation
-        private let seen = Mutex<[Event]>([])
+        private let seen = Lock<[Event]>([])
 
         init(_ engine: HapticEngine) {
             (stream, continuation) = AsyncStream.makeStream(of: Event.self)
@@ -199,7 +198,7 @@ enum EngineSuite {
     /// recording the engine's samples, then stops the engine and removes the pad.
     static func playOnVirtualPad(_ pattern: HapticPattern) async throws -> CorpusPlayback {
         let pad = try VirtualPadSuite.makePad()
-        let samples = Mutex<[PlaybackSample]>([])
+        let samples = Lock<[PlaybackSample]>([])
         let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
         try require(
             engine.renderProfile == .virtualPad,

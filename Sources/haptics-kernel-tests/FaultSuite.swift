@@ -11,7 +11,6 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
-import Synchronization
 
 enum FaultSuite {
     static let suite = KernelTestSuite(
@@ -219,7 +218,7 @@ enum FaultSuite {
             var options = HapticEngineOptions()
             options.monitorSource = monitorSource
             let engine = HapticEngine(output: .device(.id(deviceID)), options: options, logger: logger)
-            let stops = Mutex<[HapticEngineStoppedReason]>([])
+            let stops = Lock<[HapticEngineStoppedReason]>([])
             engine.stoppedHandler = { reason in stops.withLock { $0.append(reason) } }
 
             SyscallFaults.arm(plan)
@@ -371,7 +370,7 @@ enum FaultSuite {
 
     /// A player's completion, awaited with the hang guard.
     final class Completion: Sendable {
-        private let state = Mutex<(done: Bool, error: HapticEngineError?)>((false, nil))
+        private let state = Lock<(done: Bool, error: HapticEngineError?)>((false, nil))
 
         func finish(_ error: HapticEngineError?) { state.withLock { $0 = (true, error) } }
 

@@ -6,7 +6,6 @@ import HapticRendering
 import LinuxHaptics
 import LinuxInput
 import Logging
-import Synchronization
 
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -182,11 +181,11 @@ final class PlayPosition: Sendable {
         var running = true
     }
 
-    private let state: Mutex<State>
+    private let state: Lock<State>
     private let rate: Double
 
     init(start: Double, rate: Double) {
-        state = Mutex(State(startedAt: start))
+        state = Lock(State(startedAt: start))
         self.rate = rate
     }
 

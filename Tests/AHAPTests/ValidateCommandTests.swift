@@ -4,17 +4,15 @@ import Testing
 /// `haptics validate` end to end: the built binary, its output and its exit status. `swift build --build-tests`
 /// (what `make test` runs first) builds the executable too; a missing binary fails the test rather than skip it.
 @Suite struct ValidateCommandTests {
-    private static let packageRoot = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
+    /// The `haptics` of the build these tests come from, beside the test executable (`.build/debug`, or a
+    /// sanitizer's build folder): never another build's, possibly older, binary.
     private func binary() throws -> URL {
-        let candidates = [".build/debug/haptics", ".build/release/haptics"].map {
-            Self.packageRoot.appendingPathComponent($0)
-        }
-        let found = candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
+        let testExecutable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let candidate = URL(fileURLWithPath: testExecutable).deletingLastPathComponent().appendingPathComponent(
+            "haptics")
+        let found = FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
         return try #require(
-            found,
-            "haptics binary not built; run `swift build --build-tests` first (looked in \(candidates.map(\.path)))")
+            found, "haptics binary not built; run `swift build --build-tests` first (looked for \(candidate.path))")
     }
 
     private func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {

@@ -4,6 +4,7 @@ import AHAP
 import Foundation
 import LinuxHaptics
 import LinuxHapticsTesting
+import LinuxInput
 import Logging
 import Synchronization
 import Testing
@@ -63,7 +64,7 @@ final class RecordingEngine: ManagedHapticEngine {
         var reset: (@Sendable () -> Void)?
     }
 
-    let state = Mutex(State())
+    let state = Lock(State())
     /// Whether the device is there: `start`, `prepare` and plays fail while it is not.
     let devicePresent: Atomic<Bool>
 
@@ -127,10 +128,10 @@ final class RecordingEngineProvider: HapticEngineProvider {
         var watchCancelled = false
     }
 
-    let state: Mutex<State>
+    let state: Lock<State>
 
     init(hardwarePresent: Bool) {
-        state = Mutex(State(hardwarePresent: hardwarePresent))
+        state = Lock(State(hardwarePresent: hardwarePresent))
     }
 
     struct BuildFailed: Error {}

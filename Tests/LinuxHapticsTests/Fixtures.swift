@@ -1,10 +1,10 @@
 // Shared fixtures: an engine on a manual clock and a recording output, and timelines built by hand.
 import HapticRendering
 import LinuxHaptics
+import LinuxInput
 import LinuxHapticsTesting
 import Logging
 import AHAP
-import Synchronization
 
 func quietLogger() -> Logger {
     var logger = Logger(label: "linux-haptics-tests")
@@ -81,7 +81,7 @@ func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
 
 /// Collects values handed to handlers on any thread.
 final class Inbox<Value: Sendable>: Sendable {
-    private let values = Mutex<[Value]>([])
+    private let values = Lock<[Value]>([])
     func put(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
 }

@@ -4,7 +4,6 @@ import AHAP
 import Foundation
 import LinuxHaptics
 import LinuxHapticsTesting
-import Synchronization
 import Testing
 
 @MainActor

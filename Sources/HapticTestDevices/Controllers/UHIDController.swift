@@ -6,7 +6,6 @@ internal import CLinuxInput
 internal import Glibc
 package import LinuxInput
 package import Logging
-import Synchronization
 
 /// Why an emulated controller could not be created or bound.
 package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -157,7 +156,7 @@ private final class UHIDServer: @unchecked Sendable {
     let log: DeviceRecordLog
     let ownsLog: Bool
     let logger: Logger
-    let state: Mutex<State>
+    let state: Lock<State>
     let identity: HIDIdentity
     /// HID devices that existed before ours.
     let existingDevices: Set<String>
@@ -179,7 +178,7 @@ private final class UHIDServer: @unchecked Sendable {
         self.ownsLog = ownsLog
         self.logger = logger
         identity = model.identity
-        state = Mutex(State(model: model))
+        state = Lock(State(model: model))
         sysfsPrefix =
             [UInt16(identity.bus.rawValue), identity.vendor, identity.product]
             .map { hex($0, digits: 4).uppercased() }.joined(separator: ":") + "."

@@ -89,7 +89,7 @@ struct GadgetPaths: Sendable {
     static let configfs = "/sys/kernel/config"
     static let gadgets = configfs + "/usb_gadget"
     static let controllers = "/sys/class/udc"
-    private static let counter = Mutex(0)
+    private static let counter = Lock(0)
 
     var gadget: String
     var function: String
@@ -123,12 +123,12 @@ struct GadgetPaths: Sendable {
 }
 
 private final class GadgetServer: @unchecked Sendable {
-    let function: Mutex<any USBGadgetFunction>
+    let function: Lock<any USBGadgetFunction>
     let identity: USBGadgetIdentity
     let paths: GadgetPaths
     let log: DeviceRecordLog
     let logger: Logger
-    let motors = Mutex(EmulatedMotorOutput.off)
+    let motors = Lock(EmulatedMotorOutput.off)
     /// Set once, before the threads start; read-only afterwards.
     private(set) var control: Int32 = -1
     private(set) var out: Int32 = -1
@@ -137,7 +137,7 @@ private final class GadgetServer: @unchecked Sendable {
     private let enabled = DeadlineWaiter()
 
     init(function: any USBGadgetFunction, paths: GadgetPaths, log: DeviceRecordLog, logger: Logger) {
-        self.function = Mutex(function)
+        self.function = Lock(function)
         identity = function.identity
         self.paths = paths
         self.log = log

@@ -17,7 +17,7 @@ final class DeviceRecordLog: Sendable {
     private let file: Int32?
     private let keepsRecords: Bool
     private let logger: Logger
-    private let state = Mutex(State())
+    private let state = Lock(State())
     private let fileClosed = Atomic(false)
 
     /// Opens (truncating) the record file at `path`, when there is one.

@@ -6,7 +6,6 @@ internal import Glibc
 public import HapticRendering
 public import LinuxInput
 public import Logging
-import Synchronization
 
 /// What the virtual pad looks like and how it behaves.
 public struct VirtualPadConfiguration: Sendable, Equatable {
@@ -300,7 +299,7 @@ private final class PadServer: Sendable {
     let log: DeviceRecordLog
     let failUploadsAfter: Int?
     let logger: Logger
-    let state = Mutex(State())
+    let state = Lock(State())
 
     init(
         uinput: Int32, wake: (read: Int32, write: Int32), log: DeviceRecordLog, failUploadsAfter: Int?,

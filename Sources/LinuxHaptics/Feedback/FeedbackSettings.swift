@@ -5,8 +5,8 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import LinuxInput
 public import Logging
-import Synchronization
 
 /// What the settings file holds.
 public struct FeedbackSettings: Sendable, Hashable, Codable {
@@ -39,7 +39,7 @@ public struct FeedbackSettings: Sendable, Hashable, Codable {
 public final class FeedbackSettingsStore: Sendable {
     /// The settings file.
     public let fileURL: URL
-    private let current: Mutex<FeedbackSettings>
+    private let current: Lock<FeedbackSettings>
     private let logger: Logger
 
     /// The settings file under the XDG base directory rules: `$XDG_CONFIG_HOME/haptics/settings.json` when
@@ -63,7 +63,7 @@ public final class FeedbackSettingsStore: Sendable {
     public init(fileURL: URL, logger: Logger) {
         self.fileURL = fileURL
         self.logger = logger
-        self.current = Mutex(Self.load(fileURL, logger: logger))
+        self.current = Lock(Self.load(fileURL, logger: logger))
     }
 
     /// The store at the default location for this process's environment; when there is none (no HOME),

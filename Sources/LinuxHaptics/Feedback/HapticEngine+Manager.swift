@@ -3,17 +3,16 @@
 import AHAP
 import LinuxInput
 public import Logging
-import Synchronization
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
 /// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
 /// players wait, one per pattern, for the play they were prepared for.
 final class ManagedEngineAdapter: ManagedHapticEngine {
     let engine: HapticEngine
-    private let transient = Mutex<(any HapticPatternPlayer)?>(nil)
+    private let transient = Lock<(any HapticPatternPlayer)?>(nil)
     /// At most this many prepared players are kept: each may hold an effect slot of the device.
     static let preparedLimit = 4
-    private let prepared = Mutex<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
+    private let prepared = Lock<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
 
     init(engine: HapticEngine) {
         self.engine = engine
