@@ -35,13 +35,13 @@ release: bootstrap
 	$(TIMED) release-build $(SWIFT) build $(RELEASE_FLAGS)
 
 # The C library (docs/c-api.md): liblinuxhaptics.so, the Swift runtime linked in, checked against its header and
-# copied stripped to $(CAPI_LIBRARY). What installs it: that file, with the links liblinuxhaptics.so.$(CAPI_MAJOR)
-# and liblinuxhaptics.so; include/linuxhaptics.h; and linuxhaptics.pc made from $(CAPI_PC_TEMPLATE), whose
-# @PREFIX@, @LIBDIR@, @INCLUDEDIR@ and @VERSION@ (= CAPI_VERSION) it fills in.
-CAPI_VERSION := $(shell sed -n 's/^\#define LH_VERSION_STRING "\(.*\)"$$/\1/p' include/linuxhaptics.h)
+# copied stripped to $(CAPI_LIBRARY). An install takes that file (with the links liblinuxhaptics.so.$(CAPI_MAJOR)
+# and liblinuxhaptics.so beside it), $(CAPI_HEADER), and linuxhaptics.pc made from $(CAPI_PC_TEMPLATE) with its
+# @PREFIX@, @LIBDIR@, @INCLUDEDIR@ and @VERSION@ (= $(CAPI_VERSION)) filled in.
+CAPI_HEADER := include/linuxhaptics.h
+CAPI_VERSION := $(shell sed -n 's/^\#define LH_VERSION_STRING "\(.*\)"$$/\1/p' $(CAPI_HEADER))
 CAPI_MAJOR := $(firstword $(subst ., ,$(CAPI_VERSION)))
 CAPI_LIBRARY := $(BIN)/liblinuxhaptics.so.$(CAPI_VERSION)
-CAPI_HEADER := include/linuxhaptics.h
 CAPI_PC_TEMPLATE := Sources/LinuxHapticsC/linuxhaptics.pc.in
 capi: bootstrap
 	$(SWIFT) build $(RELEASE_FLAGS) --product linuxhaptics

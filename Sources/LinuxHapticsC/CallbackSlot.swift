@@ -39,8 +39,9 @@ final class CallbackSlot<Function>: Sendable {
         left.signal()
     }
 
-    /// Installs `callback` (nil: none), then waits until no other thread is inside the one it replaced. The
-    /// calling thread may itself be inside it (a handler that replaces or destroys): that call is not waited for.
+    /// Installs `callback` (nil: none), then waits until no other thread is inside a callback of this slot:
+    /// the one it replaced, or (briefly, should one start meanwhile) the new one. The calling thread may itself
+    /// be inside one (a handler that replaces itself or destroys its engine): that call is not waited for.
     func replace(with callback: CCallback<Function>?) {
         let thread = ServiceThread.currentID
         state.withLock { $0.callback = callback }
