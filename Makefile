@@ -13,8 +13,8 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo demo-vm test test-unit test-sanitize test-kernel test-vm fuzz fuzz-smoke bench bootstrap \
-	bootstrap-bench kernel lint install-udev clean clean-timings
+.PHONY: all build release capi capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm fuzz fuzz-smoke \
+	bench bootstrap bootstrap-bench kernel lint install-udev clean clean-timings
 
 all: build
 
@@ -33,6 +33,24 @@ build: bootstrap
 
 release: bootstrap
 	$(TIMED) release-build $(SWIFT) build $(RELEASE_FLAGS)
+
+# The C library (docs/c-api.md): liblinuxhaptics.so, the Swift runtime linked in, checked against its header and
+# copied stripped to $(CAPI_LIBRARY). An install takes that file (with the links liblinuxhaptics.so.$(CAPI_MAJOR)
+# and liblinuxhaptics.so beside it), $(CAPI_HEADER), and linuxhaptics.pc made from $(CAPI_PC_TEMPLATE) with its
+# @PREFIX@, @LIBDIR@, @INCLUDEDIR@ and @VERSION@ (= $(CAPI_VERSION)) filled in.
+CAPI_HEADER := include/linuxhaptics.h
+CAPI_VERSION := $(shell sed -n 's/^\#define LH_VERSION_STRING "\(.*\)"$$/\1/p' $(CAPI_HEADER))
+CAPI_MAJOR := $(firstword $(subst ., ,$(CAPI_VERSION)))
+CAPI_LIBRARY := $(BIN)/liblinuxhaptics.so.$(CAPI_VERSION)
+CAPI_PC_TEMPLATE := Sources/LinuxHapticsC/linuxhaptics.pc.in
+capi: bootstrap
+	$(SWIFT) build $(RELEASE_FLAGS) --product linuxhaptics
+	@scripts/capi-library
+
+# docs/examples/play.c compiled through pkg-config against a staged install of the C library, for the kernel
+# tests (scripts/capi-example).
+capi-example: capi
+	@$(TIMED) capi-example scripts/capi-example
 
 # The main job: play a pattern and the chapter haptics on the first gamepad, or on the built-in virtual output
 # when there is none (`make demo-vm` shows the same on a uinput virtual pad under a real kernel).
@@ -70,7 +88,7 @@ test-unit: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-test-kernel: release
+test-kernel: release capi-example
 	$(if $(DIRECT_KERNEL),,@$(TIMED) vm-selftest scripts/vm-selftest)
 	@scripts/kernel-tests
 

@@ -7,6 +7,16 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+// How the release build links liblinuxhaptics.so (SwiftPM sets none of this for a dynamic library): the Swift
+// runtime and Foundation linked in, so that a C program needs nothing but the .so; the soname of the header's
+// LH_VERSION_MAJOR (`make capi` checks they agree); and a version script that exports the `lh_` functions
+// alone, so the copy of the Swift runtime inside cannot clash with another in the same process. Release only:
+// the debug build links the unit tests, which must not get a soname or lose their symbols.
+let cLibraryLinkerFlags = [
+    "-static-stdlib", "-Xlinker", "-soname=liblinuxhaptics.so.0",
+    "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/LinuxHapticsC/linuxhaptics.map",
+]
+
 let package = Package(
     name: "LinuxHaptics",
     platforms: [.macOS(.v15)],
@@ -18,6 +28,10 @@ let package = Package(
         // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
         .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
+        // The C library, liblinuxhaptics.so (include/linuxhaptics.h, docs/c-api.md). Its release build carries
+        // unsafe linker flags, so a package that depends on this one cannot use this product (C programs link
+        // the .so instead); every other product stays usable as a dependency.
+        .library(name: "linuxhaptics", type: .dynamic, targets: ["LinuxHapticsC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -74,6 +88,18 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // The C interface: include/linuxhaptics.h as a Clang module, so that the Swift side is written against
+        // the header's own types, and the `@_cdecl` functions that implement it.
+        .systemLibrary(name: "CLinuxHaptics"),
+        .target(
+            name: "LinuxHapticsC",
+            dependencies: [
+                "AHAP", "CLinuxHaptics", "LinuxHaptics", "LinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["linuxhaptics.map", "linuxhaptics.pc.in"],
+            swiftSettings: strict, linkerSettings: [.unsafeFlags(cLibraryLinkerFlags, .when(configuration: .release))]),
+
         .executableTarget(
             name: "haptics",
             dependencies: [
@@ -116,6 +142,14 @@ let package = Package(
         .testTarget(
             name: "LinuxHapticsTests",
             dependencies: ["LinuxHaptics", "LinuxHapticsTesting", "AHAP", "HapticRendering", "LinuxInput"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "LinuxHapticsCTests",
+            dependencies: [
+                "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "LinuxHapticsTesting",
+                "LinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict),
     ],
     swiftLanguageModes: [.v6]

@@ -17,6 +17,12 @@ public struct AHAPValidationRun: Sendable {
             self.file = file
             self.report = report
         }
+
+        /// The line `haptics validate` prints for each of `diagnostics` (this file's): `file: path: severity:
+        /// message [code]`.
+        public func lines(_ diagnostics: [AHAPDiagnostic]) -> [String] {
+            diagnostics.map { "\(file): \($0)" }
+        }
     }
 
     public var results: [FileResult]
@@ -51,9 +57,7 @@ public struct AHAPValidationRun: Sendable {
     public var textLines: [String] {
         var lines: [String] = []
         for result in results {
-            for diagnostic in result.report.diagnostics {
-                lines.append("\(result.file): \(diagnostic)")
-            }
+            lines += result.lines(result.report.diagnostics)
         }
         lines.append(summary)
         return lines

@@ -19,6 +19,36 @@ public enum DeviceSelection: Sendable, Hashable {
     case allGamepads
 }
 
+extension DeviceSelection {
+    /// A device as a person or a program names it (`haptics --device`, the C library's `lh_engine_create`):
+    /// `all` for every rumble-capable gamepad, an event node or a link to one (`/dev/input/event5`,
+    /// `/dev/input/by-id/...`), an event name (`event5`), or else a stable id (`usb-045e:028e-1a2b3c4d`). Nil for
+    /// the empty string, which names nothing.
+    public init?(naming name: String) {
+        if name.isEmpty { return nil }
+        if name == Self.allGamepadsName {
+            self = .allGamepads
+        } else if let path = Self.nodePath(name) {
+            self = .node(path)
+        } else {
+            self = .id(StableDeviceID(rawValue: name))
+        }
+    }
+
+    /// The name of `allGamepads`.
+    package static let allGamepadsName = "all"
+
+    /// The event node `name` spells: a path as it is, an event name (`event5`) in /dev/input; nil otherwise.
+    package static func nodePath(_ name: String) -> String? {
+        if name.hasPrefix("/") { return name }
+        return name.hasPrefix(eventPrefix) ? inputDirectory + name : nil
+    }
+
+    /// Where the event nodes are, with its trailing slash.
+    package static let inputDirectory = "/dev/input/"
+    private static let eventPrefix = "event"
+}
+
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {
         var effect: UploadedEffect?

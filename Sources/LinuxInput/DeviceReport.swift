@@ -1,5 +1,11 @@
 // How a device is told to people (a plain-language summary) and to programs (the JSON schema of
-// `haptics devices --json`, `probe --json` and `monitor --json`, documented in docs/devices.md).
+// `haptics devices --json`, `probe --json` and `monitor --json`, documented in docs/devices.md, and the text
+// they print, which the C library's `lh_devices_json` gives too).
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 
 extension InputDevice {
     /// Drivers that register through the kernel's ff-memless (`input_ff_create_memless`), which emulates
@@ -110,4 +116,29 @@ private func encodeOrNull<Key: CodingKey, Value: Encodable>(
     _ value: Value?, _ key: Key, in container: inout KeyedEncodingContainer<Key>
 ) throws {
     if let value { try container.encode(value, forKey: key) } else { try container.encodeNil(forKey: key) }
+}
+
+/// The JSON text of the reports: keys sorted, slashes (device paths) left as they are.
+package enum DeviceReportJSON {
+    /// A value on one line (`monitor --json`).
+    package static func line(_ value: some Encodable) throws -> String {
+        try encode(value, [.sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// A whole document, indented (`devices --json`, `probe --json`).
+    package static func document(_ value: some Encodable) throws -> String {
+        try encode(value, [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
+    }
+
+    /// A list of devices as `devices --json` prints it: `document`, except that an empty list is `[]` on one
+    /// line rather than the pretty-printer's "[\n\n]".
+    package static func listing(_ devices: [InputDevice]) throws -> String {
+        devices.isEmpty ? "[]" : try document(devices)
+    }
+
+    private static func encode(_ value: some Encodable, _ formatting: JSONEncoder.OutputFormatting) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = formatting
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
 }

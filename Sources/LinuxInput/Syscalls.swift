@@ -104,7 +104,7 @@ package enum SyscallFaults {
 
     /// Runs `body` with the calling thread exempt from faults and from the tally.
     package static func exempting<T>(_ body: () throws -> T) rethrows -> T {
-        let thread = UInt(pthread_self())
+        let thread = ServiceThread.currentID
         state.withLock { _ = $0.exempt.insert(thread) }
         defer { state.withLock { _ = $0.exempt.remove(thread) } }
         return try body()
@@ -118,7 +118,7 @@ package enum SyscallFaults {
     }
 
     private static func record(_ site: String) -> Errno? {
-        let thread = UInt(pthread_self())
+        let thread = ServiceThread.currentID
         return state.withLock { state -> Errno? in
             guard !state.exempt.contains(thread) else { return nil }
             let count = state.tally.calls[site, default: 0] + 1
@@ -518,4 +518,8 @@ package struct ServiceThread: Sendable {
 
     /// Whether the caller is this thread (`pthread_equal(pthread_self())`): joining oneself would deadlock.
     package var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
+
+    /// The calling thread's id (`pthread_self()`), unique among the threads alive at the same time; any thread,
+    /// not only a service thread.
+    package static var currentID: UInt { UInt(pthread_self()) }
 }

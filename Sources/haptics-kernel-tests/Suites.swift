@@ -6,6 +6,7 @@ let allSuites: [KernelTestSuite] = [
     AppSuite.suite,
     LatePadSuite.suite,
     ProcessSuite.suite,
+    CLibrarySuite.suite,
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,

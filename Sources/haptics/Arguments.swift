@@ -28,17 +28,18 @@ enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
     case id(StableDeviceID)
 
     init?(argument: String) {
-        if argument.isEmpty { return nil }
         if argument == "virtual" {
             self = .virtual
-        } else if argument == "all" {
-            self = .allGamepads
         } else if let index = Int(argument) {
             self = .index(index)
-        } else if argument.hasPrefix("/") || argument.hasPrefix(Self.eventPrefix) {
-            self = .node(argument)
         } else {
-            self = .id(StableDeviceID(rawValue: argument))
+            // The other spellings are the library's, shared with the C library's device names.
+            switch DeviceSelection(naming: argument) {
+            case .allGamepads?: self = .allGamepads
+            case .node?: self = .node(argument)
+            case .id(let id)?: self = .id(id)
+            case .firstRumbleDevice?, nil: return nil
+            }
         }
     }
 
@@ -46,20 +47,15 @@ enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
     var defaultValueDescription: String {
         switch self {
         case .virtual: "virtual"
-        case .allGamepads: "all"
+        case .allGamepads: DeviceSelection.allGamepadsName
         case .index(let index): String(index)
         case .node(let node): node
         case .id(let id): id.rawValue
         }
     }
 
-    static let eventPrefix = "event"
-    static let inputDirectory = "/dev/input/"
-
     /// The node's path: an event name is a node in /dev/input.
-    private static func path(of node: String) -> String {
-        node.hasPrefix("/") ? node : inputDirectory + node
-    }
+    private static func path(of node: String) -> String { DeviceSelection.nodePath(node) ?? node }
 
     /// The grammar in one sentence, for `--help`: what `probe` takes.
     static let inputDeviceHelp = """
@@ -92,7 +88,7 @@ enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
             let path = Self.path(of: node)
             let resolved = DeviceDiscovery.resolvedNode(path)
             return try listing.first(named: node) {
-                $0.node == resolved || Self.inputDirectory + $0.identity.sysName == path
+                $0.node == resolved || DeviceSelection.inputDirectory + $0.identity.sysName == path
             }
         case .id(let id):
             return try listing.first(named: id.rawValue) { $0.id == id }

@@ -53,20 +53,6 @@ enum JSONLines {
         return "{" + body.joined(separator: ",") + "}"
     }
 
-    /// A typed value on one line: keys sorted, slashes (device paths) left as they are.
-    static func line(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
-    /// A whole document, indented (`devices --json`, `probe --json`).
-    static func document(_ value: some Encodable) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(value), as: UTF8.self)
-    }
-
     static func escape(_ text: String) -> String {
         var escaped = ""
         for scalar in text.unicodeScalars {

@@ -24,8 +24,7 @@ struct DevicesCommand: ParsableCommand {
         let listing = try DeviceListing(logger: logging.logger)
         let shown = all ? listing.all : listing.rumbleCapable
         if json {
-            // An empty listing is `[]` on one line, not the pretty-printer's "[\n\n]".
-            print(shown.isEmpty ? "[]" : try JSONLines.document(shown))
+            print(try DeviceReportJSON.listing(shown))
             return
         }
         guard !listing.all.isEmpty else {

@@ -41,7 +41,7 @@ struct MonitorCommand: AsyncParsableCommand {
         let monitorStoppedByItself = await withTaskGroup(of: Bool.self) { group in
             group.addTask {
                 for await event in monitor {
-                    if json, let line = try? JSONLines.line(event) {
+                    if json, let line = try? DeviceReportJSON.line(event) {
                         Console.printLine(line)
                     } else {
                         let gamepad = event.device.isGamepad ? " (gamepad)" : ""

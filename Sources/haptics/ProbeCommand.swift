@@ -24,7 +24,7 @@ struct ProbeCommand: ParsableCommand {
         let listing = try DeviceListing(logger: logging.logger)
         let chosen = try device?.inputDevice(in: listing) ?? Self.firstRumbleDevice(in: listing)
         if json {
-            print(try JSONLines.document(chosen))
+            print(try DeviceReportJSON.document(chosen))
             return
         }
         print(describe(chosen))

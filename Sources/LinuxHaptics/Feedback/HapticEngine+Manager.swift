@@ -1,40 +1,43 @@
 // HapticManager's engine: a `HapticEngine` behind the `ManagedHapticEngine` seam, and the provider that builds
 // one on any output after the capability check.
-import AHAP
+package import AHAP
 import LinuxInput
 public import Logging
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
 /// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
-/// players wait, one per pattern, for the play they were prepared for.
-final class ManagedEngineAdapter: ManagedHapticEngine {
-    let engine: HapticEngine
+/// players wait, one per pattern, for the play they were prepared for. The C library (LinuxHapticsC) drives its
+/// engines through it too.
+package final class ManagedEngineAdapter: ManagedHapticEngine {
+    package let engine: HapticEngine
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
     /// At most this many prepared players are kept: each may hold an effect slot of the device.
     static let preparedLimit = 4
     private let prepared = Lock<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
 
-    init(engine: HapticEngine) {
+    package init(engine: HapticEngine) {
         self.engine = engine
     }
 
-    func setRecoveryHandlers(stopped: @escaping @Sendable (String) -> Void, reset: @escaping @Sendable () -> Void) {
+    package func setRecoveryHandlers(
+        stopped: @escaping @Sendable (String) -> Void, reset: @escaping @Sendable () -> Void
+    ) {
         engine.stoppedHandler = { reason in stopped(reason.rawValue) }
         engine.resetHandler = reset
     }
 
-    func start() throws { try engine.start() }
+    package func start() throws { try engine.start() }
 
-    func stop() {
+    package func stop() {
         transient.withLock { $0 = nil }
         prepared.withLock { $0.removeAll() }
         engine.stop()
     }
 
     /// Opens the device ahead, so the first haptic does not pay for it.
-    func prepare() throws { try engine.start() }
+    package func prepare() throws { try engine.start() }
 
-    func prepare(_ pattern: HapticPattern) throws {
+    package func prepare(_ pattern: HapticPattern) throws {
         try engine.start()
         if prepared.withLock({ list in list.contains { $0.pattern == pattern } }) { return }
         let player = try engine.makePlayer(with: pattern)
@@ -45,7 +48,7 @@ final class ManagedEngineAdapter: ManagedHapticEngine {
         }
     }
 
-    func play(_ pattern: HapticPattern) throws {
+    package func play(_ pattern: HapticPattern) throws {
         let ready = prepared.withLock { list -> (any HapticPatternPlayer)? in
             guard let index = list.firstIndex(where: { $0.pattern == pattern }) else { return nil }
             return list.remove(at: index).player
@@ -61,7 +64,7 @@ final class ManagedEngineAdapter: ManagedHapticEngine {
         try engine.makePlayer(with: pattern).start(atTime: 0)
     }
 
-    func playTransient(intensity: Double, sharpness: Double) throws {
+    package func playTransient(intensity: Double, sharpness: Double) throws {
         let tap = FeedbackVocabulary.Tap(time: 0, intensity: intensity, sharpness: sharpness)
         let player = try engine.makePlayer(with: FeedbackVocabulary.taps([tap]))
         let previous = transient.withLock { slot in

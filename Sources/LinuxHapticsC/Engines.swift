@@ -1,0 +1,139 @@
+// `lh_engine`: a HapticEngine on a gamepad, driven as HapticManager drives its engine (fire-and-forget plays,
+// one reused transient), with the program's C handlers called from the engine's threads.
+public import CLinuxHaptics
+package import LinuxHaptics
+
+/// The `lh_engine` object.
+final class EngineObject: Sendable {
+    let engine: ManagedEngineAdapter
+    let stopped = CallbackSlot<lh_stopped_handler>()
+    let reset = CallbackSlot<lh_reset_handler>()
+
+    /// Wraps `engine` (not started) and routes its handlers to the slots. The engine's handlers hold the slots,
+    /// not this object, so releasing the handle releases the engine.
+    init(_ engine: HapticEngine) {
+        self.engine = ManagedEngineAdapter(engine: engine)
+        engine.stoppedHandler = { [stopped] reason in
+            stopped.call { $0.function(reason.cValue, $0.user) }
+        }
+        engine.resetHandler = { [reset] in
+            reset.call { $0.function($0.user) }
+        }
+    }
+
+    /// The engine behind a C caller's `lh_engine *`.
+    static func from(_ handle: OpaquePointer?) throws(CFailure) -> EngineObject {
+        guard let handle else { throw CFailure.missing("engine") }
+        return Handle.object(handle, as: EngineObject.self)
+    }
+
+    /// Runs an engine call, its error turned into the C caller's.
+    func perform(_ body: (ManagedEngineAdapter) throws -> Void) throws(CFailure) {
+        do { try body(engine) } catch { throw CFailure(error) }
+    }
+}
+
+extension HapticEngineStoppedReason {
+    /// The header's value for this reason.
+    package var cValue: lh_stopped_reason {
+        switch self {
+        case .gameControllerDisconnect: LH_STOPPED_DISCONNECTED
+        case .deviceError: LH_STOPPED_DEVICE_ERROR
+        case .systemError: LH_STOPPED_SYSTEM_ERROR
+        case .idleTimeout: LH_STOPPED_IDLE_TIMEOUT
+        case .engineDestroyed: LH_STOPPED_ENGINE_DESTROYED
+        case .notifyWhenFinished: LH_STOPPED_NOTIFY_WHEN_FINISHED
+        }
+    }
+}
+
+/// Starts `engine` and gives it to C as an `lh_engine *`; when it does not start, it is released and the
+/// failure says why. `lh_engine_create` makes its engines on a device; tests pass one on another output.
+package func startedEngineHandle(_ engine: HapticEngine) throws(CFailure) -> OpaquePointer {
+    let object = EngineObject(engine)
+    try object.perform { try $0.start() }
+    return Handle.retain(object)
+}
+
+@_cdecl("lh_engine_create")
+public func lhEngineCreate(
+    _ device: UnsafePointer<CChar>?, _ engine: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
+    reporting(error) { () throws(CFailure) in
+        guard let engine else { throw CFailure.missing("engine") }
+        var selection = DeviceSelection.firstRumbleDevice
+        if let device {
+            guard let named = DeviceSelection(naming: String(cString: device)) else {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "device is empty: pass NULL for the first rumble-capable device, or a node, event name or id")
+            }
+            selection = named
+        }
+        engine.pointee = try startedEngineHandle(HapticEngine(output: .device(selection), logger: CLibrary.logger))
+    }
+}
+
+@_cdecl("lh_engine_start")
+public func lhEngineStart(_ engine: OpaquePointer?, _ error: UnsafeMutablePointer<OpaquePointer?>?) -> lh_status {
+    reporting(error) { () throws(CFailure) in try EngineObject.from(engine).perform { try $0.start() } }
+}
+
+@_cdecl("lh_engine_play")
+public func lhEnginePlay(
+    _ engine: OpaquePointer?, _ pattern: OpaquePointer?, _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
+    reporting(error) { () throws(CFailure) in
+        let object = try EngineObject.from(engine)
+        let pattern = try PatternObject.from(pattern).pattern
+        try object.perform { try $0.play(pattern) }
+    }
+}
+
+@_cdecl("lh_engine_play_transient")
+public func lhEnginePlayTransient(
+    _ engine: OpaquePointer?, _ intensity: Double, _ sharpness: Double, _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
+    reporting(error) { () throws(CFailure) in
+        let object = try EngineObject.from(engine)
+        for (name, value) in [("intensity", intensity), ("sharpness", sharpness)] where !(0...1).contains(value) {
+            throw CFailure(LH_ERROR_INVALID_ARGUMENT, "\(name) must be within 0...1, not \(value)")
+        }
+        try object.perform { try $0.playTransient(intensity: intensity, sharpness: sharpness) }
+    }
+}
+
+@_cdecl("lh_engine_stop")
+public func lhEngineStop(_ engine: OpaquePointer?) -> lh_status {
+    reporting(nil) { () throws(CFailure) in try EngineObject.from(engine).engine.stop() }
+}
+
+@_cdecl("lh_engine_set_stopped_handler")
+public func lhEngineSetStoppedHandler(
+    _ engine: OpaquePointer?, _ handler: lh_stopped_handler?, _ user: UnsafeMutableRawPointer?
+) -> lh_status {
+    reporting(nil) { () throws(CFailure) in
+        try EngineObject.from(engine).stopped.replace(with: handler.map { CCallback(function: $0, user: user) })
+    }
+}
+
+@_cdecl("lh_engine_set_reset_handler")
+public func lhEngineSetResetHandler(
+    _ engine: OpaquePointer?, _ handler: lh_reset_handler?, _ user: UnsafeMutableRawPointer?
+) -> lh_status {
+    reporting(nil) { () throws(CFailure) in
+        try EngineObject.from(engine).reset.replace(with: handler.map { CCallback(function: $0, user: user) })
+    }
+}
+
+@_cdecl("lh_engine_destroy")
+public func lhEngineDestroy(_ engine: OpaquePointer?) {
+    guard let engine else { return }
+    let object = Handle.object(engine, as: EngineObject.self)
+    // Handlers first, so that none runs for the stop below or after this call.
+    object.stopped.replace(with: nil)
+    object.reset.replace(with: nil)
+    object.engine.stop()
+    Handle.release(engine, as: EngineObject.self)
+}

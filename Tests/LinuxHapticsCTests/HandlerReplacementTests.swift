@@ -1,0 +1,66 @@
+// Replacing a handler while another thread is inside it: once the replacing call returns, the old handler is
+// not running and is not called again, so its user data may be freed. Checked under load, from the handler's
+// side: each handler's user data is marked freed once its replacement returned, and a handler that finds its
+// own data marked freed when it finishes counts a violation.
+import CLinuxHaptics
+import LinuxInput
+import Testing
+
+/// A handler's user data: how often it ran, and whether the program considers it freed.
+final class HandlerData: Sendable {
+    private let state = Lock((calls: 0, freed: false, violations: 0))
+
+    var calls: Int { state.withLock { $0.calls } }
+    var violations: Int { state.withLock { $0.violations } }
+    func free() { state.withLock { $0.freed = true } }
+
+    /// What the handler does: counts the call, works a little (so that a call takes a while), and checks that
+    /// the program has not freed this data meanwhile.
+    func handle() {
+        state.withLock { $0.calls += 1 }
+        var work = 0
+        for step in 0..<5_000 { work &+= step }
+        state.withLock { state in if state.freed || work == 0 { state.violations += 1 } }
+    }
+
+    var user: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+}
+
+/// Set until cleared, read from another thread.
+final class RunningFlag: Sendable {
+    private let value = Lock(true)
+    var isSet: Bool { value.withLock { $0 } }
+    func clear() { value.withLock { $0 = false } }
+}
+
+@Suite struct HandlerReplacementTests {
+    static let handler: lh_stopped_handler = { _, user in
+        Unmanaged<HandlerData>.fromOpaque(user!).takeUnretainedValue().handle()
+    }
+
+    @Test func aReplacedHandlerIsNotRunningOnceTheReplacingCallReturns() async throws {
+        let rig = try CEngineRig()
+        defer { lh_engine_destroy(rig.engine) }
+        var all = [HandlerData()]
+        lh_engine_set_stopped_handler(rig.engine, Self.handler, all[0].user)
+        // Another thread unplugs and replugs over and over: each unplug calls the stopped handler there.
+        let running = RunningFlag()
+        let unplugging = Task.detached { [recorder = rig.recorder] in
+            while running.isSet {
+                recorder.unplug()
+                recorder.replug()
+            }
+        }
+        // Each handler is replaced once the other thread has called it, so that it calls it during the replacement.
+        for _ in 0..<100 {
+            while all[all.count - 1].calls == 0 { await Task.yield() }
+            let next = HandlerData()
+            lh_engine_set_stopped_handler(rig.engine, Self.handler, next.user)
+            all.last?.free()
+            all.append(next)
+        }
+        running.clear()
+        await unplugging.value
+        #expect(all.map(\.violations).reduce(0, +) == 0)
+    }
+}

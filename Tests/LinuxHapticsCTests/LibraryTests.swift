@@ -1,0 +1,54 @@
+// The library's constants and its answers to NULL.
+import CLinuxHaptics
+import LinuxHaptics
+import LinuxHapticsC
+import Testing
+
+@Suite struct LibraryTests {
+    @Test func theVersionIsTheHeaders() {
+        #expect(String(cString: lh_version()) == LH_VERSION_STRING)
+        #expect(LH_VERSION_STRING == "\(LH_VERSION_MAJOR).\(LH_VERSION_MINOR).\(LH_VERSION_PATCH)")
+    }
+
+    @Test(arguments: HapticEngineStoppedReason.allCases)
+    func everyStoppedReasonHasItsSwiftName(_ reason: HapticEngineStoppedReason) {
+        #expect(String(cString: lh_stopped_reason_name(reason.cValue)) == reason.rawValue)
+    }
+
+    @Test func stoppedReasonsHaveDistinctValuesAndAnUnknownOneIsNamedSo() {
+        let values = Set(HapticEngineStoppedReason.allCases.map(\.cValue.rawValue))
+        #expect(values.count == HapticEngineStoppedReason.allCases.count)
+        #expect(String(cString: lh_stopped_reason_name(lh_stopped_reason(rawValue: 99))) == "unknown")
+    }
+
+    @Test func errorAccessorsAnswerNullWithoutCrashing() {
+        #expect(lh_error_code(nil) == LH_ERROR_INVALID_ARGUMENT)
+        #expect(String(cString: lh_error_message(nil)) == "")
+        #expect(String(cString: lh_error_json_path(nil)) == "")
+        lh_error_free(nil)
+        lh_pattern_free(nil)
+        lh_engine_destroy(nil)
+        lh_string_free(nil)
+        #expect(lh_pattern_duration(nil) == 0)
+    }
+
+    @Test func engineCallsOnNullAreInvalidArguments() {
+        #expect(lh_engine_stop(nil) == LH_ERROR_INVALID_ARGUMENT)
+        #expect(lh_engine_set_stopped_handler(nil, nil, nil) == LH_ERROR_INVALID_ARGUMENT)
+        let (status, error) = calling { error in lh_engine_play_transient(nil, 1, 1, error) }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT && error?.message == "engine is NULL")
+        var engine: OpaquePointer?
+        let (empty, emptyError) = calling { error in lh_engine_create("", &engine, error) }
+        #expect(empty == LH_ERROR_INVALID_ARGUMENT)
+        #expect(emptyError?.message.hasPrefix("device is empty") == true)
+        #expect(engine == nil)
+    }
+
+    @Test func theDeviceListIsAJSONArray() {
+        var json: UnsafeMutablePointer<CChar>?
+        let (status, error) = calling { error in lh_devices_json(&json, error) }
+        defer { lh_string_free(json) }
+        #expect(status == LH_OK, "\(error?.message ?? "")")
+        #expect(json.map { String(cString: $0).hasPrefix("[") } == true)
+    }
+}

@@ -1,0 +1,176 @@
+/*
+ * linuxhaptics.h: play Apple Haptic and Audio Pattern (AHAP) files on Linux gamepads' rumble motors, from C.
+ *
+ * The C interface of the LinuxHaptics Swift package (liblinuxhaptics.so, soname liblinuxhaptics.so.0). Build:
+ *     cc game.c $(pkg-config --cflags --libs linuxhaptics)
+ * docs/c-api.md in the repository describes the library; docs/examples/play.c is a complete program.
+ *
+ * Conventions, for every function below:
+ * - Objects are opaque handles. What a *_create or *_load call gives is freed with the matching *_free or
+ *   *_destroy call; freeing NULL does nothing.
+ * - Calls that can fail return an lh_status (LH_OK on success). Those with an `lh_error **error` parameter
+ *   also store, when it is not NULL and the call fails, an error object saying what failed and why; the
+ *   caller frees it with lh_error_free. On success *error is left as it is. Out parameters are written only
+ *   on success.
+ * - Every call may be made from any thread, at the same time as any other call on the same objects, except
+ *   that an object must not be used during or after the call that frees it.
+ * - Strings passed in are UTF-8 and NUL-terminated; strings given back are UTF-8.
+ */
+#ifndef LINUXHAPTICS_H
+#define LINUXHAPTICS_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header. lh_version() gives the library's; the soname changes with the major version. */
+#define LH_VERSION_MAJOR 0
+#define LH_VERSION_MINOR 1
+#define LH_VERSION_PATCH 0
+#define LH_VERSION_STRING "0.1.0"
+
+/* What a call returns. */
+typedef enum lh_status {
+    LH_OK = 0,
+    /* A required pointer was NULL, or a number was out of range (lh_error_message says which). */
+    LH_ERROR_INVALID_ARGUMENT = 1,
+    /* The AHAP text does not load: lh_error_message has one line per error, as `haptics validate` prints
+       them, and lh_error_json_path the JSON path of the first (e.g. "Pattern[0].Event.Time"). */
+    LH_ERROR_INVALID_PATTERN = 2,
+    /* The AHAP file cannot be read: missing, not readable, a directory, a device or a pipe. (A file over the
+       size limit is LH_ERROR_INVALID_PATTERN, code limit-exceeded, as `haptics validate` reports it.) */
+    LH_ERROR_FILE = 3,
+    /* No device matches: none plugged in, or the one named is absent. */
+    LH_ERROR_NO_DEVICE = 4,
+    /* The device exists but this process may not open it for writing (see docs/device-access.md). */
+    LH_ERROR_PERMISSION = 5,
+    /* The device failed or refused what the engine sent. */
+    LH_ERROR_DEVICE = 6,
+    /* The engine is stopped (lh_engine_stop): start it again with lh_engine_start. */
+    LH_ERROR_NOT_RUNNING = 7,
+    /* A system resource failed (a thread could not be started, memory). */
+    LH_ERROR_SYSTEM = 8
+} lh_status;
+
+/* Why an engine stopped without lh_engine_stop (the stopped handler's argument). */
+typedef enum lh_stopped_reason {
+    /* The gamepad went away (unplugged). The engine waits for it: when it is back, the reset handler runs and
+       plays work again. */
+    LH_STOPPED_DISCONNECTED = 1,
+    /* The device refused what the engine needs (no free effect slot, an upload rejected). The next play
+       starts the engine again. */
+    LH_STOPPED_DEVICE_ERROR = 2,
+    /* A system resource failed (the playback thread could not be started). */
+    LH_STOPPED_SYSTEM_ERROR = 3,
+    /* Reasons the Swift engine has that this interface does not cause (no idle shutdown is configured, the
+       engine is destroyed only by lh_engine_destroy, which calls no handler); listed so that every reason
+       has a value. */
+    LH_STOPPED_IDLE_TIMEOUT = 4,
+    LH_STOPPED_ENGINE_DESTROYED = 5,
+    LH_STOPPED_NOTIFY_WHEN_FINISHED = 6
+} lh_stopped_reason;
+
+typedef struct lh_error lh_error;
+typedef struct lh_pattern lh_pattern;
+typedef struct lh_engine lh_engine;
+
+/* ---- Library ------------------------------------------------------------------------------------------- */
+
+/* The library's version, "MAJOR.MINOR.PATCH". Static: never freed. */
+const char *lh_version(void);
+
+/* ---- Errors -------------------------------------------------------------------------------------------- */
+
+/* The status of the failed call that made `error`; LH_ERROR_INVALID_ARGUMENT for NULL. The functions below
+   give "" for NULL. */
+lh_status lh_error_code(const lh_error *error);
+
+/* What failed and why, in one or more lines. Owned by `error`: valid until lh_error_free(error). */
+const char *lh_error_message(const lh_error *error);
+
+/* For LH_ERROR_INVALID_PATTERN, the JSON path of the first error ("" when the error concerns the whole
+   document, e.g. a syntax error at its top level); "" for other errors. Owned by `error`. */
+const char *lh_error_json_path(const lh_error *error);
+
+void lh_error_free(lh_error *error);
+
+/* ---- Patterns ------------------------------------------------------------------------------------------ */
+
+/* Reads an AHAP file as Core Haptics' CHHapticPattern(contentsOf:) does: a file with errors does not load
+   (LH_ERROR_INVALID_PATTERN, or LH_ERROR_FILE when it cannot be read); warnings are allowed. The error's
+   message is what `haptics validate PATH` prints for each error: "PATH: JSONPATH: error: MESSAGE [CODE]". */
+lh_status lh_pattern_load_file(const char *path, lh_pattern **pattern, lh_error **error);
+
+/* The same for AHAP text in memory (`length` bytes, no NUL needed); the message lines have no file name. */
+lh_status lh_pattern_load_data(const void *bytes, size_t length, lh_pattern **pattern, lh_error **error);
+
+/* The pattern's length in seconds (its last event's end); 0 for NULL. */
+double lh_pattern_duration(const lh_pattern *pattern);
+
+/* A pattern may be freed as soon as the last play of it has been started: the engine keeps its own copy. */
+void lh_pattern_free(lh_pattern *pattern);
+
+/* ---- Engines ------------------------------------------------------------------------------------------- */
+
+/* Called when an engine stops without lh_engine_stop. */
+typedef void (*lh_stopped_handler)(lh_stopped_reason reason, void *user);
+/* Called when an engine rebuilt its output: the gamepad came back after LH_STOPPED_DISCONNECTED. */
+typedef void (*lh_reset_handler)(void *user);
+
+/* Creates an engine on a gamepad and starts it (opens the device). `device` is NULL for the first
+   rumble-capable device this process may write (gamepads first), or names one: an event node
+   ("/dev/input/event5", or a /dev/input/by-id/ link), an event name ("event5"), a stable id as
+   `haptics devices` prints it ("usb-045e:028e-1a2b3c4d", the same after a replug), or "all" for every
+   rumble-capable gamepad driven together. Fails with LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION or
+   LH_ERROR_DEVICE, and then gives no engine. */
+lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **error);
+
+/* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. */
+lh_status lh_engine_start(lh_engine *engine, lh_error **error);
+
+/* Plays `pattern` now, fire-and-forget, mixed with anything already playing. After LH_STOPPED_DEVICE_ERROR
+   it starts the engine again; while the gamepad is away it fails with LH_ERROR_NO_DEVICE. */
+lh_status lh_engine_play(lh_engine *engine, const lh_pattern *pattern, lh_error **error);
+
+/* Plays one tap (an AHAP HapticTransient event) now, without a pattern. `intensity` and `sharpness` are within
+   0...1 (LH_ERROR_INVALID_ARGUMENT otherwise). A tap replaces the previous tap still playing, so rapid calls
+   (a wheel's detents) do not pile up. */
+lh_status lh_engine_play_transient(lh_engine *engine, double intensity, double sharpness, lh_error **error);
+
+/* Motors off, every play stopped, the device released; lh_engine_start may follow. No handler is called. */
+lh_status lh_engine_stop(lh_engine *engine);
+
+/* Installs the stopped handler (NULL removes it); `user` is passed to it. Handlers run on an engine thread: the
+   playback thread or the hot-plug monitor's (and, for LH_STOPPED_SYSTEM_ERROR, possibly the thread of the call
+   that could not start the playback thread). They may call lh_engine_* functions on the engine,
+   lh_engine_destroy included, and should return quickly. When this call returns, the handler it replaced is
+   not running on another thread and will not be called again. */
+lh_status lh_engine_set_stopped_handler(lh_engine *engine, lh_stopped_handler handler, void *user);
+
+/* Installs the reset handler, on the same terms as the stopped handler. */
+lh_status lh_engine_set_reset_handler(lh_engine *engine, lh_reset_handler handler, void *user);
+
+/* Stops the engine and frees it. No handler is called during the call or after it returns, and none is still
+   running on another thread then: the handlers' `user` data may be freed next. */
+void lh_engine_destroy(lh_engine *engine);
+
+/* ---- Devices ------------------------------------------------------------------------------------------- */
+
+/* The rumble-capable input devices as a JSON array, the document `haptics devices --json` prints (schema in
+   docs/devices.md); "[]" when there is none. The caller frees *json with lh_string_free. */
+lh_status lh_devices_json(char **json, lh_error **error);
+
+/* Frees a string the library gave (lh_devices_json). NULL does nothing. */
+void lh_string_free(char *string);
+
+/* The stopped reason as the Swift engine and `haptics play --json` name it ("gameControllerDisconnect", ...);
+   "unknown" for a value not listed. Static: never freed. */
+const char *lh_stopped_reason_name(lh_stopped_reason reason);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LINUXHAPTICS_H */
