@@ -13,8 +13,8 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release demo demo-vm test test-unit test-sanitize test-kernel test-vm fuzz fuzz-smoke bench bootstrap \
-	bootstrap-bench kernel lint install-udev clean clean-timings
+.PHONY: all build release demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install fuzz fuzz-smoke bench \
+	bootstrap bootstrap-bench kernel lint install uninstall man completions install-udev clean clean-timings
 
 all: build
 
@@ -53,6 +53,7 @@ test: clean-timings bootstrap-bench $(if $(DIRECT_KERNEL),,kernel)
 	$(TIMED) unit-tests-build $(SWIFT) build --build-tests
 	$(TIMED) unit-tests-run $(SWIFT) test --skip-build
 	@$(MAKE) --no-print-directory fuzz-smoke
+	@$(MAKE) --no-print-directory test-install
 	@$(MAKE) --no-print-directory test-kernel
 
 # The unit tests under AddressSanitizer (LeakSanitizer included), then ThreadSanitizer, stress test included, each
@@ -105,6 +106,67 @@ bench: bootstrap-bench release
 
 install-udev:
 	@scripts/install-udev
+
+# Installing (docs/install.md): `make install [PREFIX=/usr/local] [DESTDIR=]` puts the `haptics` CLI, the
+# Haptics/ assets (PREFIX/share/haptics/Haptics, where the installed CLI looks beside its own bin/), a man page
+# per subcommand, bash/zsh/fish completions, the udev rule and, once built, the C library; `make uninstall`
+# removes what the install's manifest lists. The folders are overridable like PREFIX; UDEVRULESDIR= (empty)
+# leaves the rule out. Install builds what it copies when it is missing or older than the sources: run
+# `make release man completions` as yourself first, and `sudo make install` only copies.
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR = $(PREFIX)/bin
+DATADIR = $(PREFIX)/share
+MANDIR = $(DATADIR)/man
+LIBDIR = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include
+UDEVRULESDIR = /etc/udev/rules.d
+# The man pages and completions are generated from the release binary into STAGE, which install copies.
+STAGE := .build/install-stage
+MAN_STAMP := $(STAGE)/man/.generated
+COMPLETION_STAMP := $(STAGE)/completions/.generated
+
+# The C library: `make capi` builds CAPI_LIB (its file name ends in the library's version) with its soname; install
+# copies it into LIBDIR with the soname and development links, CAPI_HEADER into INCLUDEDIR, and linuxhaptics.pc,
+# made from CAPI_PC_IN (@PREFIX@ @LIBDIR@ @INCLUDEDIR@ @VERSION@), into LIBDIR/pkgconfig. Without CAPI_LIB only
+# the tool is installed. scripts/check-install tests this block with a stand-in library until the real one builds.
+CAPI_LIB := $(BIN)/liblinuxhaptics.so.0.1.0
+CAPI_HEADER := Sources/LinuxHapticsC/include/linuxhaptics.h
+CAPI_PC_IN := Sources/LinuxHapticsC/linuxhaptics.pc.in
+CAPI_VERSION = $(subst liblinuxhaptics.so.,,$(notdir $(CAPI_LIB)))
+
+INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' MANDIR='$(MANDIR)' \
+	LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' UDEVRULESDIR='$(UDEVRULESDIR)' HAPTICS_BIN='$(BIN)/haptics' \
+	MAN_STAGE='$(STAGE)/man' COMPLETION_STAGE='$(STAGE)/completions' CAPI_LIB='$(CAPI_LIB)' \
+	CAPI_HEADER='$(CAPI_HEADER)' CAPI_PC_IN='$(CAPI_PC_IN)' CAPI_VERSION='$(CAPI_VERSION)'
+
+install: $(BIN)/haptics $(MAN_STAMP) $(COMPLETION_STAMP)
+	@$(INSTALL_ENV) scripts/install
+
+uninstall:
+	@$(INSTALL_ENV) scripts/install --uninstall
+
+$(BIN)/haptics: Package.swift $(shell find Sources -type f)
+	@$(MAKE) --no-print-directory release
+
+# A page per subcommand, from swift-argument-parser's generate-manual (scripts/generate-man says how and why so).
+man: $(MAN_STAMP)
+$(MAN_STAMP): $(BIN)/haptics scripts/generate-man
+	scripts/generate-man $(BIN)/haptics $(STAGE)/man
+	@touch $@
+
+completions: $(COMPLETION_STAMP)
+$(COMPLETION_STAMP): $(BIN)/haptics
+	@mkdir -p $(STAGE)/completions
+	$(BIN)/haptics --generate-completion-script bash >$(STAGE)/completions/haptics.bash
+	$(BIN)/haptics --generate-completion-script zsh >$(STAGE)/completions/_haptics
+	$(BIN)/haptics --generate-completion-script fish >$(STAGE)/completions/haptics.fish
+	@touch $@
+
+# `make install` into a temporary DESTDIR leaves exactly docs/install.md's list, the installed CLI finds its
+# assets, and `make uninstall` leaves nothing (part of `make test`, on the release build it already has).
+test-install: release
+	@$(TIMED) install-check scripts/check-install $(CAPI_LIB)
 
 clean-timings:
 	@mkdir -p .build && rm -f "$$TIMINGS_FILE"
