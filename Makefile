@@ -130,7 +130,7 @@ install-udev:
 # per subcommand, bash/zsh/fish completions, the udev rule and, once built, the C library; `make uninstall`
 # removes what the install's manifest lists. The folders are overridable like PREFIX; UDEVRULESDIR= (empty)
 # leaves the rule out. Install builds what it copies when it is missing or older than the sources: run
-# `make release man completions` as yourself first, and `sudo make install` only copies.
+# `make man completions` as yourself first, and `sudo make install` only copies.
 PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR = $(PREFIX)/bin
@@ -164,8 +164,12 @@ install: $(BIN)/haptics $(MAN_STAMP) $(COMPLETION_STAMP)
 uninstall:
 	@$(INSTALL_ENV) scripts/install --uninstall
 
+# The CLI's release build, when a source is newer; touched after, since a change that does not reach the CLI
+# leaves the binary as it was, and install would otherwise build again every time.
 $(BIN)/haptics: Package.swift $(shell find Sources -type f)
-	@$(MAKE) --no-print-directory release
+	@scripts/bootstrap
+	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
+	@touch $@
 
 # A page per subcommand, from swift-argument-parser's generate-manual (scripts/generate-man says how and why so).
 man: $(MAN_STAMP)
