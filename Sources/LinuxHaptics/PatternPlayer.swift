@@ -8,9 +8,10 @@ public import AHAP
 public protocol HapticPatternPlayer: AnyObject, Sendable {
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
-    /// Applies `hapticIntensityControl` values, each at `time + parameter.relativeTime`.
+    /// Applies dynamic parameters, each at `time + parameter.relativeTime`, as the pattern's own would act: the
+    /// five haptic controls (intensity, sharpness, attack, decay, release); audio controls are ignored.
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError)
-    /// Applies a `hapticIntensityControl` curve starting at `time + curve.relativeTime`.
+    /// Applies a parameter curve of a haptic control starting at `time + curve.relativeTime`.
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError)
     /// Stops now, dropping pending commands; the completion handler gets `cancelled`.
     func cancel() throws(HapticEngineError)

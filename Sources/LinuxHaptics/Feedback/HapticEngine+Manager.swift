@@ -86,7 +86,11 @@ public struct EngineOutputProvider: HapticEngineProvider {
     private let clock: any HapticClock
     private let logger: Logger
 
-    /// - Parameter clock: the engines' clock; a manual clock (LinuxHapticsTesting) makes them run without a thread.
+    /// - Parameters:
+    ///   - output: where every engine plays; its device selection is what the capability check looks for.
+    ///   - options: the options of every engine built.
+    ///   - clock: the engines' clock; a manual clock (LinuxHapticsTesting) makes them run without a thread.
+    ///   - logger: where the engines and the capability check log.
     public init(
         output: HapticOutputSelection, options: HapticEngineOptions = .init(),
         clock: any HapticClock = MonotonicClock(),

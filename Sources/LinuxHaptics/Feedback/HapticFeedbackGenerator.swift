@@ -62,7 +62,11 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     private var limiter: FeedbackRateLimiter
 
     /// - Parameters:
+    ///   - output: what plays the admitted feedback (`HapticManager.shared` in an app).
+    ///   - settings: the user's on/off setting, read on every call.
+    ///   - limits: the rate limits; `.standard` is the guidance's.
     ///   - clock: the clock the rate limits count on (a manual clock in tests).
+    ///   - logger: where dropped calls are logged (debug).
     public init(
         output: any HapticFeedbackOutput, settings: FeedbackSettingsStore, limits: FeedbackRateLimits = .standard,
         clock: any HapticClock = MonotonicClock(), logger: Logger
