@@ -11,7 +11,8 @@ final class EngineCore: Sendable {
     private let source: any OutputSource
     let logger: Logger
     private let state: Lock<EngineState>
-    /// Serialises playback passes (the timer's, and those `wake()` runs inline under a manual clock).
+    /// Serialises playback passes: the timer's, those `wake()` runs inline under a manual clock, and the one a
+    /// start due now runs on the caller's thread (`passOnCallersThread`).
     private let pass = Lock(())
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
@@ -145,6 +146,7 @@ final class EngineCore: Sendable {
                 state.timer = nil
                 state.completions = [:]
                 state.prepared = [:]
+                state.deferredCallbacks = []
             }
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
             return (state.output, state.watch, state.timer, Array(state.completions.values), handler)
@@ -257,8 +259,17 @@ final class EngineCore: Sendable {
     func updatePlayer<T>(
         _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
+        let result = try changePlayer(id, generation: generation, changesMix: changesMix, body)
+        if changesMix { wake() }
+        return result
+    }
+
+    /// `updatePlayer` without waking the timer.
+    private func changePlayer<T>(
+        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+    ) throws(HapticEngineError) -> T {
         let now = clock.now
-        let result = try state.withLock { (state) throws(HapticEngineError) -> T in
+        return try state.withLock { (state) throws(HapticEngineError) -> T in
             guard state.resetGeneration == generation, var player = state.scheduler.players[id] else {
                 throw HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
             }
@@ -268,16 +279,17 @@ final class EngineCore: Sendable {
             }
             return body(&player, now)
         }
-        if changesMix { wake() }
-        return result
     }
 
     /// Starts a player at `time` (engine time; now if past). A player with a prepared pulse, started now from
-    /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end.
+    /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end. Any
+    /// other start due now is planned and its first command written on the caller's thread too; a later one
+    /// wakes the timer.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
         try ensureRunning()
-        if time <= clock.now, try triggerPrepared(id, generation: generation) { return }
-        try updatePlayer(id, generation: generation, changesMix: true) { player, now in
+        let startsNow = time <= clock.now
+        if startsNow, try triggerPrepared(id, generation: generation) { return }
+        try changePlayer(id, generation: generation, changesMix: true) { player, now in
             player.schedule(.start, at: time.isFinite ? max(time, now) : now)
         }
         state.withLock { state in
@@ -285,6 +297,7 @@ final class EngineCore: Sendable {
                 state.scheduler.invalidate(at: clock.now)
             }
         }
+        if startsNow { passOnCallersThread() } else { wake() }
     }
 
     /// Triggers a player's prepared pulse; false when it has none it can use, or the trigger failed (the
@@ -379,10 +392,31 @@ final class EngineCore: Sendable {
     /// time of the next change point: nil means nothing is scheduled (sleep until woken).
     func runPass() -> Double? {
         var callbacks: [@Sendable () -> Void] = []
-        let deadline = pass.withLock { _ in passLocked(&callbacks) }
+        let deadline = pass.withLock { _ in
+            callbacks = state.withLock { state in
+                defer { state.deferredCallbacks = [] }
+                return state.deferredCallbacks
+            }
+            return passLocked(&callbacks)
+        }
         for callback in callbacks { callback() }
         releaseOrphans()
         return deadline
+    }
+
+    /// A pass on the caller's thread, so that a change due now reaches the device before the call returns
+    /// instead of a thread hop later; the timer is woken afterwards for the deadlines that follow. What the pass
+    /// would call back (completion and stopped handlers, a failed write's `outputFailed`) is left to the timer's
+    /// next pass, so handlers still run on an engine thread. When a pass is already running (the timer's,
+    /// another caller's, or this thread's own, from the playback observer) the timer's next pass takes the
+    /// change, as for any other change.
+    private func passOnCallersThread() {
+        _ = pass.withLockIfAvailable { _ in
+            var callbacks: [@Sendable () -> Void] = []
+            _ = passLocked(&callbacks)
+            if !callbacks.isEmpty { state.withLock { $0.deferredCallbacks += callbacks } }
+        }
+        wake()
     }
 
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {

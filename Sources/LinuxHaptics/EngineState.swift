@@ -92,6 +92,8 @@ struct EngineState: Sendable {
     var triggeredPulses: [TriggeredPulse] = []
     var watch: (any OutputWatch)?
     var timer: (any HapticTimer)?
+    /// What a pass on a caller's thread had to call back, for the timer's next pass to call on its thread.
+    var deferredCallbacks: [@Sendable () -> Void] = []
 
     init(profile: RenderProfile) { self.profile = profile }
 

@@ -438,6 +438,17 @@ package struct Lock<Value: ~Copyable>: ~Copyable {
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value.pointee)
     }
+
+    /// The corresponding C function is `pthread_mutex_trylock`: runs `body` on the value when no thread holds
+    /// the lock, this one included; otherwise returns nil at once, without waiting and without trapping.
+    @inlinable
+    package borrowing func withLockIfAvailable<Result, E: Error>(
+        _ body: (inout sending Value) throws(E) -> sending Result
+    ) throws(E) -> sending Result? {
+        guard pthread_mutex_trylock(mutex) == 0 else { return nil }
+        defer { pthread_mutex_unlock(mutex) }
+        return try body(&value.pointee)
+    }
 }
 
 extension Lock: @unchecked Sendable where Value: ~Copyable {}

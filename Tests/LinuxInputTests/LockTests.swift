@@ -40,6 +40,29 @@ import Testing
         }
     }
 
+    @Test func aLockIfAvailableRunsOnlyWhenNoThreadHoldsTheLock() throws {
+        let shared = Shared()
+        #expect(shared.counts.withLockIfAvailable { $0["free", default: 0] += 1 } != nil)
+        let reentered = shared.counts.withLock { _ in shared.counts.withLockIfAvailable { _ in true } }
+        #expect(reentered == nil)
+        let (held, release) = (DeadlineWaiter(), DeadlineWaiter())
+        let holder = try ServiceThread.start {
+            shared.counts.withLock { _ in
+                held.signal()
+                release.wait(untilNanoseconds: nil)
+            }
+        }
+        held.wait(untilNanoseconds: nil)
+        let whileHeld = shared.counts.withLockIfAvailable { counts in
+            counts["held", default: 0] += 1
+            return true
+        }
+        release.signal()
+        holder.join()
+        #expect(whileHeld == nil)
+        #expect(shared.counts.withLock { $0 } == ["free": 1])
+    }
+
     @Test func theValueGoesWithTheLock() {
         weak var released: Token?
         do {
