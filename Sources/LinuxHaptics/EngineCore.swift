@@ -136,9 +136,10 @@ final class EngineCore: Sendable {
     func destroy() { stopEverything(reason: .engineDestroyed, final: true) }
 
     private func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
-        let (output, watch, timer, completions, handler) = state.withLock { state in
+        let (output, watch, timer, completions, handler, deferred) = state.withLock { state in
             let wasRunning = state.phase == .running
             state.phase = final ? .destroyed : .stopped
+            let cutOff = state.activeCompletions
             state.scheduler.haltAll()
             defer {
                 state.output = nil
@@ -149,7 +150,7 @@ final class EngineCore: Sendable {
                 state.deferredCallbacks = []
             }
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
-            return (state.output, state.watch, state.timer, Array(state.completions.values), handler)
+            return (state.output, state.watch, state.timer, cutOff, handler, state.deferredCallbacks)
         }
         watch?.cancel()
         timer?.cancel()
@@ -157,6 +158,9 @@ final class EngineCore: Sendable {
             try? output.apply(.off)
             output.close()
         }
+        // What a pass on a caller's thread left for the timer, which is gone now: a player that finished there
+        // still hears of it.
+        for callback in deferred { callback() }
         for completion in completions { completion(HapticEngineError(.notRunning, "the engine stopped")) }
         if let reason { handler?(reason) }
     }
@@ -185,11 +189,12 @@ final class EngineCore: Sendable {
             }
             state.phase = .interrupted(reason)
             state.output = nil
+            let cutOff = state.activeCompletions
             state.scheduler.haltAll()
             state.lastWritten = .off
             state.prepared = [:]
             defer { state.completions = [:] }
-            return (output, state.handlers, Array(state.completions.values))
+            return (output, state.handlers, cutOff)
         }
         guard let (output, handlers, completions) = taken else { return }
         output.close()

@@ -85,6 +85,12 @@ struct EngineState: Sendable {
     var wasActive = false
     var handlers = EngineHandlers()
     var completions: [Int: CompletionHandler] = [:]
+
+    /// The completion handlers a stop or a lost output cuts off: those of players still playing, paused or
+    /// with commands pending. A player that already finished was told, once.
+    var activeCompletions: [CompletionHandler] {
+        completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
+    }
     var prepared: [Int: PreparedEffect] = [:]
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay

@@ -64,6 +64,21 @@ private final class StalledTimerClock: HapticClock {
         #expect(recorder.appliedMixes().map(\.mix) == [MotorMagnitudes(strong: 1, weak: 0)])
     }
 
+    @Test func aPlayerThatFinishedInACallersPassHearsOfItWhenTheEngineStopsFirst() throws {
+        let first = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.01)))
+        let firstFinished = Inbox<HapticEngineError?>()
+        first.completionHandler = { firstFinished.put($0) }
+        try first.start(atTime: 0)
+        clock.time.advance(by: 0.02)
+        // The second start's pass, on this thread, finds the first player at its end: its completion waits
+        // for the timer, which the stop below ends before it runs.
+        let second = try engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.05)))
+        try second.start(atTime: 0)
+        #expect(firstFinished.all.isEmpty)
+        engine.stop()
+        #expect(firstFinished.all.map { $0?.kind } == [nil], "finished, not stopped: nil, once")
+    }
+
     @Test func aWriteThatFailsOnTheCallersThreadStopsTheEngineFromTheTimer() throws {
         let reasons = Inbox<HapticEngineStoppedReason>()
         engine.stoppedHandler = { reasons.put($0) }

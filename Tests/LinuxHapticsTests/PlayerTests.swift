@@ -62,6 +62,22 @@ import Testing
         #expect(player.phase == .stopped)
     }
 
+    @Test func aFinishedPlayersCompletionIsCalledOnceEvenWhenTheEngineStopsLater() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.1)))
+        let completions = Inbox<String>()
+        player.completionHandler = { error in completions.put(error.map { "\($0.kind)" } ?? "ok") }
+        let playing = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0, 1, to: 5)))
+        let cutOff = Inbox<String>()
+        playing.completionHandler = { error in cutOff.put(error.map { "\($0.kind)" } ?? "ok") }
+        try player.start(atTime: 0)
+        try playing.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        rig.engine.stop()
+        #expect(completions.all == ["ok"], "told once that it finished, not again when the engine stopped")
+        #expect(cutOff.all == ["notRunning"], "a player still playing is cut off by the stop")
+    }
+
     @Test func pauseFreezesTheOffsetAndResumeContinues() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(
