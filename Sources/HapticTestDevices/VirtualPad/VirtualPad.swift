@@ -191,6 +191,10 @@ public final class VirtualPad: Sendable {
     /// Records from now on (and none from before); finishes when the pad is destroyed.
     public func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
 
+    /// The effect ids uploaded to the pad and not erased since: the slots its clients hold, as the kernel asked
+    /// the pad to keep them (an upload it refused holds none).
+    public func uploadedEffects() -> Set<Int16> { server.state.withLock { $0.uploaded } }
+
     /// A copy of the motor model fed with every record so far.
     public func motorModel() -> MotorModel { server.state.withLock { $0.model } }
 
@@ -293,6 +297,7 @@ private final class PadServer: Sendable {
     struct State: Sendable {
         var model = MotorModel()
         var uploadsSeen = 0
+        var uploaded: Set<Int16> = []
     }
 
     let uinput: Int32
@@ -430,9 +435,16 @@ private final class PadServer: Sendable {
         publish(PadRecord(event: .erase, time: time, id: Int16(truncatingIfNeeded: erase.effect_id), retval: 0))
     }
 
-    /// The motor model first: a subscriber woken by the record reads the output it implies.
+    /// The motor model and the uploaded set first: a subscriber woken by the record reads what it implies.
     private func publish(_ record: PadRecord) {
-        state.withLock { $0.model.apply(record) }
+        state.withLock { state in
+            state.model.apply(record)
+            switch record.event {
+            case .upload where record.retval == 0: if let id = record.id { state.uploaded.insert(id) }
+            case .erase: if let id = record.id { state.uploaded.remove(id) }
+            default: break
+            }
+        }
         log.append(record)
     }
 
