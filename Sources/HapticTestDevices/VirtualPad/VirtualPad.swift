@@ -21,8 +21,9 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
     public var failUploadsAfter: Int?
     /// When set, every record is appended to this file as a JSON line.
     public var recordPath: String?
-    /// Whether `records()` keeps every record in memory. A long-running pad with a busy client (the CLI)
-    /// turns it off; the stream, the record file and the motor model do not depend on it.
+    /// Whether `records()` keeps every record in memory, and the motor model its whole history. A long-running
+    /// pad with a busy client (the CLI) turns it off: its memory then stays bounded; the stream, the record file
+    /// and the motor model's current levels do not depend on it (the model keeps the last minute of history).
     public var keepsRecords: Bool
 
     public init(
@@ -170,7 +171,8 @@ public final class VirtualPad: Sendable {
             throw error
         }
         server = PadServer(
-            uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter, logger: logger)
+            uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter,
+            keepsHistory: configuration.keepsRecords, logger: logger)
         let server = self.server
         do {
             threads = try ServingThreads([{ server.serve() }], stop: server.stop)
@@ -304,17 +306,24 @@ private final class PadServer: Sendable {
     let wake: (read: Int32, write: Int32)
     let log: DeviceRecordLog
     let failUploadsAfter: Int?
+    /// Whether the motor model keeps its whole history; without it, the last `recentHistorySeconds`.
+    let keepsHistory: Bool
     let logger: Logger
     let state = Mutex(State())
 
+    /// What a pad that keeps no records (a long-running one: the CLI) keeps of its motor model's output: enough to
+    /// read the levels at any record's time as it arrives, bounded however long it serves.
+    static let recentHistorySeconds = 60.0
+
     init(
         uinput: Int32, wake: (read: Int32, write: Int32), log: DeviceRecordLog, failUploadsAfter: Int?,
-        logger: Logger
+        keepsHistory: Bool, logger: Logger
     ) {
         self.uinput = uinput
         self.wake = wake
         self.log = log
         self.failUploadsAfter = failUploadsAfter
+        self.keepsHistory = keepsHistory
         self.logger = logger
     }
 
@@ -439,6 +448,7 @@ private final class PadServer: Sendable {
     private func publish(_ record: PadRecord) {
         state.withLock { state in
             state.model.apply(record)
+            if !keepsHistory { state.model.keepHistory(seconds: Self.recentHistorySeconds, before: record.time) }
             switch record.event {
             case .upload where record.retval == 0: if let id = record.id { state.uploaded.insert(id) }
             case .erase: if let id = record.id { state.uploaded.remove(id) }
