@@ -8,4 +8,5 @@ let allSuites: [KernelTestSuite] = [
     ProcessSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    SoakSuite.suite,
 ]
