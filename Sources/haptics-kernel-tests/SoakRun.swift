@@ -49,6 +49,9 @@ struct SoakRun {
             problems.append("\(error)")
         }
         let report = SoakVerdict(options: options, samples: samples).report(problems: problems, unplugs: unplugs)
+        if let summary = SoakVerdict(options: options, samples: samples).residentSummary {
+            print(options.indent + summary)
+        }
         for problem in report.problems.prefix(Self.problemsShown) { print(options.indent + "problem: " + problem) }
         if report.problems.count > Self.problemsShown {
             print(options.indent + "... and \(report.problems.count - Self.problemsShown) more")
