@@ -23,7 +23,7 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
     public var recordPath: String?
     /// Whether `records()` keeps every record in memory, and the motor model its whole history. A long-running
     /// pad with a busy client (the CLI) turns it off: its memory then stays bounded; the stream, the record file
-    /// and the motor model's current levels do not depend on it (the model keeps the last minute of history).
+    /// and the motor model's current levels do not depend on it (the model keeps the last ten seconds of history).
     public var keepsRecords: Bool
 
     public init(
@@ -313,7 +313,7 @@ private final class PadServer: Sendable {
 
     /// What a pad that keeps no records (a long-running one: the CLI) keeps of its motor model's output: enough to
     /// read the levels at any record's time as it arrives, bounded however long it serves.
-    static let recentHistorySeconds = 60.0
+    static let recentHistorySeconds = 10.0
 
     init(
         uinput: Int32, wake: (read: Int32, write: Int32), log: DeviceRecordLog, failUploadsAfter: Int?,
