@@ -1,4 +1,6 @@
-// What this process holds of the machine, read from /proc/self: how benchmarks and load runs see memory.
+// What this process holds of the machine, from /proc/self and from the allocator: how benchmarks and load runs
+// see memory.
+internal import CLinuxInput
 import LinuxInput
 
 package enum ProcessResources {
@@ -10,5 +12,16 @@ package enum ProcessResources {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
         return pages * pageSize
+    }
+
+    /// The heap this process holds: bytes allocated and not freed (glibc's `mallinfo2`, every arena). Unlike the
+    /// resident size it leaves out what the allocator keeps after frees, so a leak shows in it and caching does not.
+    package static func heapBytesInUse() -> Int { Int(cli_heap_bytes_in_use()) }
+
+    /// How many threads this process runs (`Threads:` in `/proc/self/status`); nil where that file does not exist.
+    package static func threadCount() -> Int? {
+        guard let status = try? Sys.readSmallFile("/proc/self/status", limit: 8192) else { return nil }
+        let line = status.split(separator: "\n").first { $0.hasPrefix("Threads:") }
+        return line.flatMap { Int($0.dropFirst("Threads:".count).trimmingPrefix(while: \.isWhitespace)) }
     }
 }

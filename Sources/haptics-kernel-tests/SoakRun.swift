@@ -49,9 +49,7 @@ struct SoakRun {
             problems.append("\(error)")
         }
         let report = SoakVerdict(options: options, samples: samples).report(problems: problems, unplugs: unplugs)
-        if let summary = SoakVerdict(options: options, samples: samples).residentSummary {
-            print(options.indent + summary)
-        }
+        for line in SoakVerdict(options: options, samples: samples).memorySummary { print(options.indent + line) }
         for problem in report.problems.prefix(Self.problemsShown) { print(options.indent + "problem: " + problem) }
         if report.problems.count > Self.problemsShown {
             print(options.indent + "... and \(report.problems.count - Self.problemsShown) more")

@@ -43,7 +43,7 @@ struct SoakOptions {
     var warmUp: Double { max(sampleInterval, seconds / 10) }
     /// The mean gap between two unplugs (each of a pad chosen at random among those plugged in).
     var meanUnplugGap: Double { min(3, seconds / 5) }
-    /// RSS is judged on runs this long and longer; a shorter run is all warm-up for the allocator.
+    /// Memory is judged on runs this long and longer; a shorter run is all warm-up for caches and the allocator.
     static let residentJudgedFrom = 60.0
 
     static func randomSeed() -> UInt64 { UInt64.random(in: 1...999_999) }
