@@ -2,7 +2,6 @@
 // takes a sample when one is due. A sample waits for a settled moment (every pad plugged in, every engine recovered
 // and running; no new unplug meanwhile), so every row counts the same things and rows can be compared.
 import AHAP
-import Glibc
 import HapticTestDevices
 
 struct SoakRun {
@@ -17,6 +16,8 @@ struct SoakRun {
     var nextSampleAt: Double
     /// When the current wait for a settled moment began (nil: not waiting).
     var settlingSince: Double?
+    /// A pad did not come back: the run ends early, with the problem said.
+    var abandoned = false
 
     static let tick = 0.02
     static let problemsShown = 20
@@ -33,22 +34,20 @@ struct SoakRun {
         print(options.indent + SoakSample.header)
         flushOutput()
         // The seats (engines, players, pads) live in this scope only: the descriptor check after it needs them gone.
-        let (samples, seatProblems, unplugs) = try await { () async throws -> ([SoakSample], [String], Int) in
+        let (samples, seatProblems, counters) = try await {
+            () async throws -> ([SoakSample], [String], [SoakSeat.Counters]) in
             var run = try SoakRun(options, patterns: patterns)
             try await run.loop()
             var problems = run.problems
             for seat in run.seats { problems += await seat.stopAndCheck() }
-            return (
-                run.samples, problems + run.seats.flatMap(\.counters.failures),
-                run.seats.reduce(0) { $0 + $1.counters.unplugs }
-            )
+            let counters = run.seats.map(\.counters)
+            return (run.samples, problems + counters.flatMap(\.failures), counters)
         }()
-        var problems = seatProblems
-        do { try await EngineSuite.waitForDescriptors(baseline, "after every engine stopped and every pad went") } catch
-        {
-            problems.append("\(error)")
-        }
-        let report = SoakVerdict(options: options, samples: samples).report(problems: problems, unplugs: unplugs)
+        print(options.indent + Self.outcomes(counters))
+        let problems = seatProblems + (await descriptorsLeft(since: baseline))
+        let report = SoakVerdict(options: options, samples: samples).report(
+            problems: problems, unplugs: counters.reduce(0) { $0 + $1.unplugs },
+            plays: counters.reduce(0) { $0 + $1.plays })
         for line in SoakVerdict(options: options, samples: samples).memorySummary { print(options.indent + line) }
         for problem in report.problems.prefix(Self.problemsShown) { print(options.indent + "problem: " + problem) }
         if report.problems.count > Self.problemsShown {
@@ -59,6 +58,23 @@ struct SoakRun {
         return report
     }
 
+    /// How the plays ended, over every seat.
+    static func outcomes(_ counters: [SoakSeat.Counters]) -> String {
+        let total = { (value: KeyPath<SoakSeat.Counters, Int>) in counters.reduce(0) { $0 + $1[keyPath: value] } }
+        return "plays: \(total(\.plays)) completed, \(total(\.cancels)) cancelled, \(total(\.interrupted)) cut off by "
+            + "an unplug; \(total(\.invalidations)) calls refused as invalidated (a play racing a reset)"
+    }
+
+    /// The descriptors still open that were not before the seats existed, once the monitors have closed theirs.
+    static func descriptorsLeft(since baseline: [Int32: String]) async -> [String] {
+        do {
+            try await EngineSuite.waitForDescriptors(baseline, "after every engine stopped and every pad went")
+            return []
+        } catch {
+            return ["\(error)"]
+        }
+    }
+
     init(_ options: SoakOptions, patterns: [SoakPattern]) throws {
         self.options = options
         seats = try (0..<options.pads).map { index in
@@ -66,8 +82,8 @@ struct SoakRun {
         }
         start = monotonicSeconds()
         random = SeededGenerator(seed: options.seed)
-        nextUnplugAt = start
         nextSampleAt = start + options.sampleInterval
+        nextUnplugAt = start  // set before nextGap() may run, as every stored property must be
         nextUnplugAt = start + nextGap()
     }
 
@@ -90,7 +106,7 @@ struct SoakRun {
             try plugBackDue(now: now)
             if settlingSince == nil, now >= nextSampleAt || now >= end { settlingSince = now }
             if settlingSince == nil { unplugIfDue(now: now) }
-            if settlingSince != nil, try settleAndSample(now: now), now >= end { return }
+            if settlingSince != nil, settleAndSample(now: now), now >= end || abandoned { return }
             try await Task.sleep(for: .milliseconds(Int(Self.tick * 1000)))
         }
     }
@@ -109,17 +125,16 @@ struct SoakRun {
         replugs.removeAll { $0.at <= now }
     }
 
-    /// Takes the sample once every seat is settled; returns whether it did. Fails the soak when a seat takes longer
+    /// Takes the sample once every seat is settled; returns whether it did. Abandons the run when a pad takes longer
     /// than the hang guard to come back.
-    private mutating func settleAndSample(now: Double) throws -> Bool {
+    private mutating func settleAndSample(now: Double) -> Bool {
         guard let since = settlingSince else { return false }
         guard replugs.isEmpty, seats.allSatisfy(\.isSettled) else {
-            if now - since > VirtualPadSuite.hangGuardSeconds {
-                let away = seats.filter { !$0.isSettled }.map { "\($0.index + 1)" }
-                throw TestFailure(
-                    reason: "pads \(away.joined(separator: ", ")) did not come back within the hang guard")
-            }
-            return false
+            guard now - since > VirtualPadSuite.hangGuardSeconds else { return false }
+            let away = seats.filter { !$0.isSettled }.map { "\($0.index + 1)" }
+            problems.append("pads \(away.joined(separator: ", ")) did not come back within the hang guard")
+            abandoned = true
+            return true
         }
         for seat in seats { seat.checkInvalidations() }
         problems += SoakSample.seatProblems(seats)

@@ -97,7 +97,7 @@ struct SoakVerdict {
     var maximumSlots: Int { samples.flatMap(\.slotsPerPad).max() ?? 0 }
     var judgesMemory: Bool { options.seconds >= SoakOptions.residentJudgedFrom }
 
-    func report(problems: [String], unplugs: Int) -> SoakReport {
+    func report(problems: [String], unplugs: Int, plays: Int) -> SoakReport {
         var problems = problems
         let slotBound = options.playersPerPad + 1
         if maximumSlots > slotBound {
@@ -113,7 +113,7 @@ struct SoakVerdict {
             }
         }
         return SoakReport(
-            samples: samples, unplugs: unplugs, plays: samples.last?.plays ?? 0, problems: problems)
+            samples: samples, unplugs: unplugs, plays: plays, problems: problems)
     }
 
     var memoryRules: [(String, KeyPath<SoakSample, Int>, Double)] {
