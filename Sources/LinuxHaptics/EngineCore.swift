@@ -231,7 +231,7 @@ final class EngineCore: Sendable {
             guard state.phase == .interrupted(.gameControllerDisconnect) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration += 1
-            state.scheduler = PlaybackScheduler()
+            state.scheduler.forgetPlayers()
             state.completions = [:]
             return state.handlers
         }
@@ -362,15 +362,26 @@ final class EngineCore: Sendable {
         }
     }
 
-    func completionHandler(of id: Int) -> CompletionHandler? { state.withLock { $0.completions[id] } }
-
-    func setCompletionHandler(of id: Int, to handler: CompletionHandler?) {
-        state.withLock { $0.completions[id] = handler }
+    /// A player's completion handler; nil for a player the reset made stale.
+    func completionHandler(of id: Int, generation: Int) -> CompletionHandler? {
+        state.withLock { $0.resetGeneration == generation ? $0.completions[id] : nil }
     }
 
-    /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot.
-    func playerReleased(_ id: Int) {
-        state.withLock { $0.scheduler.players[id]?.isOrphaned = true }
+    /// Sets a player's completion handler; a stale player's is dropped, since it can never complete.
+    func setCompletionHandler(of id: Int, generation: Int, to handler: CompletionHandler?) {
+        state.withLock { state in
+            guard state.resetGeneration == generation, state.scheduler.players[id] != nil else { return }
+            state.completions[id] = handler
+        }
+    }
+
+    /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot. A stale
+    /// handle's player went with the reset.
+    func playerReleased(_ id: Int, generation: Int) {
+        state.withLock { state in
+            guard state.resetGeneration == generation else { return }
+            state.scheduler.players[id]?.isOrphaned = true
+        }
         releaseOrphans()
     }
 

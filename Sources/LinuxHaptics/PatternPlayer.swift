@@ -49,7 +49,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         self.generation = generation
     }
 
-    deinit { core.playerReleased(id) }
+    deinit { core.playerReleased(id, generation: generation) }
 
     /// Runs `body` on this player's state in the engine, failing if a reset made the player stale.
     private func update<T>(
@@ -115,8 +115,8 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     }
 
     var completionHandler: (@Sendable (HapticEngineError?) -> Void)? {
-        get { core.completionHandler(of: id) }
-        set { core.setCompletionHandler(of: id, to: newValue) }
+        get { core.completionHandler(of: id, generation: generation) }
+        set { core.setCompletionHandler(of: id, generation: generation, to: newValue) }
     }
 
     var currentOffset: Double { read(0) { player, now in player.offset(at: now) } }

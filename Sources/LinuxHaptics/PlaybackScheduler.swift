@@ -70,6 +70,15 @@ struct PlaybackScheduler: Sendable {
         return done
     }
 
+    /// Forgets every player (the output was reset). Ids keep counting: a handle from before the reset never names
+    /// a player made after it, so letting it go or setting its completion handler cannot touch one.
+    mutating func forgetPlayers() {
+        players = [:]
+        preparedPlayers = [:]
+        changedSince = nil
+        revision &+= 1
+    }
+
     /// Stops every player at once (the engine stopped or lost its device); no events.
     mutating func haltAll() {
         for id in players.keys { players[id]?.halt() }

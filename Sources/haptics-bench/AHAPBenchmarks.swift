@@ -3,6 +3,7 @@
 // the parsed models hold.
 import AHAP
 import Foundation
+import HapticTestDevices
 
 enum AHAPBenchmarkError: Error, CustomStringConvertible {
     case corpusMissing([String])
@@ -45,16 +46,6 @@ enum AHAPBenchmarkCorpus {
         guard !files.isEmpty else { throw AHAPBenchmarkError.corpusMissing([root.path]) }
         return files.sorted { $0.name < $1.name }
     }
-}
-
-/// Resident memory of this process in bytes, from `/proc/self/statm` (its second field, in pages); `nil` where
-/// that file does not exist. Page-granular, so it is meaningful for growth of tens of kilobytes and more.
-private func residentBytes() -> Int? {
-    let pageSize = 4096  // bytes; the x86-64 and arm64 Linux default, and what statm counts in
-    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
-    let fields = text.split(separator: " ")
-    guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
-    return pages * pageSize
 }
 
 /// An estimate of a model's memory from its layout: inline sizes, array storage (a 32-byte header per
@@ -154,9 +145,9 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
     // A hundred copies of the corpus, so that the growth spans thousands of pages and outgrows what earlier
     // measurements freed (which the allocator reuses without growing the process).
     let copies = 100
-    let residentBefore = residentBytes()
+    let residentBefore = ProcessResources.residentBytes()
     let models = (0..<copies).flatMap { _ in corpus.compactMap { try? HapticPattern(data: $0.data) } }
-    let residentAfter = residentBytes()
+    let residentAfter = ProcessResources.residentBytes()
     let estimate = models.reduce(0) { $0 + estimatedBytes(of: $1) } / copies
     let studioEstimate = (try? HapticPattern(data: studio.data)).map(estimatedBytes(of:)) ?? 0
     var memoryNote = "layout estimate; studio_export alone \(kilobytes(studioEstimate))"

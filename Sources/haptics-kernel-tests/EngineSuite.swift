@@ -362,10 +362,12 @@ enum EngineSuite {
 
     /// The Swift runtime opens descriptors of its own the first time a task sleeps on each clock (Dispatch
     /// keeps one timerfd per clock, plus an epoll and an eventfd) and keeps them: run that once before taking
-    /// a baseline, or it counts as a leak.
+    /// a baseline, or it counts as a leak. The sleeps are long enough to be still ahead when the timer is
+    /// armed: under emulation a 1 ms sleep could be due already, run without a timer, and leave the timerfd to
+    /// be opened inside the scenario measured.
     static func warmUpRuntime() async throws {
-        try await Task.sleep(for: .milliseconds(1))
-        try await Task.sleep(until: SuspendingClock.now + .milliseconds(1), clock: .suspending)
+        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(until: SuspendingClock.now + .milliseconds(20), clock: .suspending)
         let events = AsyncStream<Int>.makeStream(of: Int.self)
         events.continuation.finish()
         for await _ in events.stream {}

@@ -1,4 +1,5 @@
 // haptics-kernel-tests [--list] [NAME-PREFIX...]
+// haptics-kernel-tests --soak SECONDS [--seed N]
 // Runs against the real kernel: as root inside the VM bench (scripts/vm-run), or on a host with /dev/uinput.
 // Prints one PASS/FAIL/SKIP line per test and a last line "N passed, N failed[, N skipped]"; exits 1 on
 // any failure. Skipped tests (no /dev/uinput) do not fail the run: callers decide whether that is an error.
@@ -22,7 +23,22 @@ struct KernelTests: AsyncParsableCommand {
     @Argument(help: "Run only the tests whose names start with one of these prefixes (see --list).")
     var prefixes: [String] = []
 
+    @Option(
+        help: ArgumentHelp(
+            "Run the load soak for this many seconds instead of the tests (docs/reliability.md, Load).",
+            valueName: "seconds"))
+    var soak: Double?
+
+    @Option(help: "The soak's random seed (unplug times, patterns), to replay a run; random when omitted.")
+    var seed: UInt64?
+
     func validate() throws {
+        if let soak {
+            guard soak >= 1, soak.isFinite else { throw ValidationError("--soak takes a number of seconds, 1 or more") }
+            guard prefixes.isEmpty, !list else { throw ValidationError("--soak runs alone: no test names, no --list") }
+            return
+        }
+        if seed != nil { throw ValidationError("--seed is the soak's: use it with --soak") }
         let names = TestRunner(suites: allSuites).names()
         let unmatched = prefixes.filter { prefix in !names.contains { $0.hasPrefix(prefix) } }
         if !unmatched.isEmpty {
@@ -38,6 +54,12 @@ struct KernelTests: AsyncParsableCommand {
         }
         // A client writing to a destroyed pad's node must see ENODEV, not die of SIGPIPE from a closed pipe.
         signal(SIGPIPE, SIG_IGN)
+        if let soak {
+            let options = SoakOptions(seconds: soak, seed: seed ?? SoakOptions.randomSeed())
+            let report = try await SoakRun.run(options)
+            if !report.problems.isEmpty { throw ExitCode.failure }
+            return
+        }
         if !(await runner.run(prefixes: prefixes)) { throw ExitCode.failure }
     }
 }

@@ -10,4 +10,5 @@ let allSuites: [KernelTestSuite] = [
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    SoakSuite.suite,
 ]

@@ -83,6 +83,36 @@ import LinuxInput
         #expect(model.nextChange(after: Self.at(milliseconds: 40)) == nil)
     }
 
+    /// Ten minutes of a rumble switched on and off every 100 ms, fed to a model that keeps everything and to one
+    /// that keeps the last minute (a long-running pad's): the second holds at most two minutes of changes and
+    /// answers the same for the last minute.
+    @Test func aBoundedHistoryKeepsTheLastMinuteAndForgetsTheRest() {
+        var full = MotorModel()
+        var bounded = MotorModel()
+        let upload = Self.upload(.rumble(strong: 0x8000, weak: 0x4000))
+        full.apply(upload)
+        bounded.apply(upload)
+        for step in Int64(0)..<6000 {
+            let record =
+                step.isMultiple(of: 2) ? Self.play(atMilliseconds: step * 100) : Self.stop(atMilliseconds: step * 100)
+            full.apply(record)
+            bounded.apply(record)
+            bounded.keepHistory(seconds: 60, before: record.time)
+        }
+        let end = Self.at(milliseconds: 600_000)
+        let lastMinute = Self.at(milliseconds: 540_000)
+        #expect(full.timeline(until: end).count == 6000)
+        #expect(bounded.timeline(until: end).count <= 1201)
+        #expect(
+            bounded.timeline(until: end).filter { $0.time >= lastMinute }
+                == full.timeline(until: end).filter { $0.time >= lastMinute })
+        for milliseconds in [540_000, 570_050, 599_950, 600_100] as [Int64] {
+            #expect(
+                bounded.output(at: Self.at(milliseconds: milliseconds))
+                    == full.output(at: Self.at(milliseconds: milliseconds)))
+        }
+    }
+
     @Test func delayPostponesTheStart() {
         // 20 ms = 5 ticks after the play; 40 ms of length ends 10 ticks later.
         let model = MotorModel(records: [

@@ -36,6 +36,31 @@ import Testing
             ])
     }
 
+    /// A game's reset handler makes its new players before it lets the old ones go (`player = try
+    /// engine.makeAdvancedPlayer(...)`). The reset engine numbers its players afresh, so a new player may carry
+    /// the id an old handle had: letting that handle go, or setting its completion handler, must leave the new
+    /// player alone (the soak found new players invalidated with no reset since they were made).
+    @Test func oldHandlesLetGoAfterAResetLeaveTheNewPlayersAlone() throws {
+        let rig = try Rig()
+        var old: (any HapticAdvancedPatternPlayer)? = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 5)))
+        try old?.start(atTime: 0)
+        rig.clock.advance(by: 0.2)
+        rig.recorder.unplug()
+        rig.recorder.replug()
+        let fresh = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.1)))
+        let finished = Inbox<String>()
+        fresh.completionHandler = { finished.put($0.map { "\($0.kind)" } ?? "finished") }
+        old?.completionHandler = { _ in finished.put("the old player's handler") }
+        old = nil
+        try fresh.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(finished.all == ["finished"])
+        try fresh.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(finished.all == ["finished", "finished"])
+    }
+
     @Test func anEngineStartedWithNoDeviceRunsWhenOneIsPluggedIn() throws {
         let rig = try Rig(start: false)
         let resets = Inbox<Double>()

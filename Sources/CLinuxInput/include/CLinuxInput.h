@@ -37,6 +37,17 @@ static inline int cli_ioctl_none(int fd, unsigned long request) {
 extern int pipe2(int fds[2], int flags);
 static inline int cli_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
 
+/*
+ * The heap this process has allocated and not freed: glibc's mallinfo2, bytes in use in every arena plus the
+ * chunks malloc mapped on their own. Resident memory also counts what the allocator keeps after a free; this
+ * counts only what the program holds (how the load soak tells a leak from the allocator's caching).
+ */
+#include <malloc.h>
+static inline size_t cli_heap_bytes_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
 /* evdev requests */
 static inline unsigned long cli_EVIOCGVERSION(void) { return EVIOCGVERSION; }
 static inline unsigned long cli_EVIOCGID(void) { return EVIOCGID; }

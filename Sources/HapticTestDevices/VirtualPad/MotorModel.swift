@@ -89,6 +89,17 @@ public struct MotorModel: Sendable {
         return nil
     }
 
+    /// Keeps at least the last `seconds` of output history before `now` and forgets what is older, in batches (once
+    /// the history spans twice that), so the cost per call stays constant. A model fed for days (a long-running
+    /// pad) then holds a bounded history; asked about a time before what it kept, it may answer wrong.
+    public mutating func keepHistory(seconds kept: Double, before now: PadTimestamp) {
+        let window = Int64(kept * 1_000_000)
+        guard let oldest = simulation.output.holds.first.map({ PadTimestamp(seconds: $0.time) }),
+            now.microseconds - oldest.microseconds > 2 * window
+        else { return }
+        simulation.output.forget(before: seconds(tickIndex(PadTimestamp(microseconds: now.microseconds - window))))
+    }
+
     /// The simulation as it stands, without its history: looking ahead copies the effect slots, never the
     /// (growing) record of past output.
     private func projection() -> Simulation {

@@ -20,8 +20,9 @@ public struct VirtualPadConfiguration: Sendable, Equatable {
     public var failUploadsAfter: Int?
     /// When set, every record is appended to this file as a JSON line.
     public var recordPath: String?
-    /// Whether `records()` keeps every record in memory. A long-running pad with a busy client (the CLI)
-    /// turns it off; the stream, the record file and the motor model do not depend on it.
+    /// Whether `records()` keeps every record in memory, and the motor model its whole history. A long-running
+    /// pad with a busy client (the CLI) turns it off: its memory then stays bounded; the stream, the record file
+    /// and the motor model's current levels do not depend on it (the model keeps the last ten seconds of history).
     public var keepsRecords: Bool
 
     public init(
@@ -169,7 +170,8 @@ public final class VirtualPad: Sendable {
             throw error
         }
         server = PadServer(
-            uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter, logger: logger)
+            uinput: uinput, wake: wake, log: log, failUploadsAfter: configuration.failUploadsAfter,
+            keepsHistory: configuration.keepsRecords, logger: logger)
         let server = self.server
         do {
             threads = try ServingThreads([{ server.serve() }], stop: server.stop)
@@ -189,6 +191,10 @@ public final class VirtualPad: Sendable {
 
     /// Records from now on (and none from before); finishes when the pad is destroyed.
     public func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
+
+    /// The effect ids uploaded to the pad and not erased since: the slots its clients hold, as the kernel asked
+    /// the pad to keep them (an upload it refused holds none).
+    public func uploadedEffects() -> Set<Int16> { server.state.withLock { $0.uploaded } }
 
     /// A copy of the motor model fed with every record so far.
     public func motorModel() -> MotorModel { server.state.withLock { $0.model } }
@@ -292,23 +298,31 @@ private final class PadServer: Sendable {
     struct State: Sendable {
         var model = MotorModel()
         var uploadsSeen = 0
+        var uploaded: Set<Int16> = []
     }
 
     let uinput: Int32
     let wake: (read: Int32, write: Int32)
     let log: DeviceRecordLog
     let failUploadsAfter: Int?
+    /// Whether the motor model keeps its whole history; without it, the last `recentHistorySeconds`.
+    let keepsHistory: Bool
     let logger: Logger
     let state = Lock(State())
 
+    /// What a pad that keeps no records (a long-running one: the CLI) keeps of its motor model's output: enough to
+    /// read the levels at any record's time as it arrives, bounded however long it serves.
+    static let recentHistorySeconds = 10.0
+
     init(
         uinput: Int32, wake: (read: Int32, write: Int32), log: DeviceRecordLog, failUploadsAfter: Int?,
-        logger: Logger
+        keepsHistory: Bool, logger: Logger
     ) {
         self.uinput = uinput
         self.wake = wake
         self.log = log
         self.failUploadsAfter = failUploadsAfter
+        self.keepsHistory = keepsHistory
         self.logger = logger
     }
 
@@ -429,9 +443,17 @@ private final class PadServer: Sendable {
         publish(PadRecord(event: .erase, time: time, id: Int16(truncatingIfNeeded: erase.effect_id), retval: 0))
     }
 
-    /// The motor model first: a subscriber woken by the record reads the output it implies.
+    /// The motor model and the uploaded set first: a subscriber woken by the record reads what it implies.
     private func publish(_ record: PadRecord) {
-        state.withLock { $0.model.apply(record) }
+        state.withLock { state in
+            state.model.apply(record)
+            if !keepsHistory { state.model.keepHistory(seconds: Self.recentHistorySeconds, before: record.time) }
+            switch record.event {
+            case .upload where record.retval == 0: if let id = record.id { state.uploaded.insert(id) }
+            case .erase: if let id = record.id { state.uploaded.remove(id) }
+            default: break
+            }
+        }
         log.append(record)
     }
 
