@@ -6,46 +6,21 @@ import Foundation
 import HapticTestDevices
 
 enum AHAPBenchmarkError: Error, CustomStringConvertible {
-    case corpusMissing([String])
+    case corpusFileMissing(String)
     case corpusFileRejected(String)
 
     var description: String {
         switch self {
-        case .corpusMissing(let tried):
-            "AHAP corpus not found; tried \(tried.joined(separator: ", ")) (set AHAP_CORPUS)"
+        case .corpusFileMissing(let file): "the AHAP corpus has no \(file)"
         case .corpusFileRejected(let file): "corpus file does not load: \(file)"
         }
     }
 }
 
-enum AHAPBenchmarkCorpus {
-    /// The corpus of real-world AHAP files (a folder with a `SOURCES.md`) kept beside the package root, not in
-    /// it: `$AHAP_CORPUS` when set, else `shared/ahap` next to the working directory (the package root under
-    /// `make bench`), else next to the package this source file belongs to.
-    static func root() throws -> URL {
-        var candidates: [String] = []
-        if let override = ProcessInfo.processInfo.environment["AHAP_CORPUS"] { candidates.append(override) }
-        candidates.append(FileManager.default.currentDirectoryPath + "/../shared/ahap")
-        let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(packageRoot.deletingLastPathComponent().appendingPathComponent("shared/ahap").path)
-        for candidate in candidates where FileManager.default.fileExists(atPath: candidate + "/SOURCES.md") {
-            return URL(fileURLWithPath: candidate).standardizedFileURL
-        }
-        throw AHAPBenchmarkError.corpusMissing(candidates)
-    }
-
-    static func files(in root: URL) throws -> [(name: String, data: Data)] {
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
-            throw AHAPBenchmarkError.corpusMissing([root.path])
-        }
-        var files: [(name: String, data: Data)] = []
-        for case let url as URL in enumerator where url.pathExtension == "ahap" {
-            files.append((String(url.path.dropFirst(root.path.count + 1)), try Data(contentsOf: url)))
-        }
-        guard !files.isEmpty else { throw AHAPBenchmarkError.corpusMissing([root.path]) }
-        return files.sorted { $0.name < $1.name }
-    }
+/// The corpus's files with their paths inside it, read once.
+private func corpusContents() throws -> [(name: String, data: Data)] {
+    let root = try AHAPCorpus.root().path
+    return try AHAPCorpus.files().map { url in (String(url.path.dropFirst(root.count + 1)), try Data(contentsOf: url)) }
 }
 
 /// An estimate of a model's memory from its layout: inline sizes, array storage (a 32-byte header per
@@ -83,10 +58,9 @@ private func loadAverage() -> String {
 private func kilobytes(_ bytes: Int) -> String { String(format: "%.1f KB", Double(bytes) / 1024) }
 
 let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
-    let root = try AHAPBenchmarkCorpus.root()
-    let corpus = try AHAPBenchmarkCorpus.files(in: root)
+    let corpus = try corpusContents()
     guard let studio = corpus.first(where: { $0.name.hasSuffix("studio_export.ahap") }) else {
-        throw AHAPBenchmarkError.corpusMissing([root.path + "/lofelt-nicevibrations/studio_export.ahap"])
+        throw AHAPBenchmarkError.corpusFileMissing("lofelt-nicevibrations/studio_export.ahap")
     }
     for file in corpus where !AHAPValidator.validate(data: file.data).loads {
         throw AHAPBenchmarkError.corpusFileRejected(file.name)

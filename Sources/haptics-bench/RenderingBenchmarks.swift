@@ -4,6 +4,7 @@
 import AHAP
 import Foundation
 import HapticRendering
+import HapticTestDevices
 
 let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
     let corpus = try RenderingCorpus.load()
@@ -54,17 +55,11 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
     return results
 }
 
-/// The corpus as parsed patterns, from where `AHAPBenchmarkCorpus` finds it (`$AHAP_CORPUS` in the VM bench).
+/// The corpus (`AHAPCorpus`) as parsed patterns.
 enum RenderingCorpus {
     static func load() throws -> [HapticPattern] {
-        let root = try AHAPBenchmarkCorpus.root()
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
-            throw AHAPBenchmarkError.corpusMissing([root.path])
-        }
-        var urls: [URL] = []
-        for case let url as URL in enumerator where url.pathExtension == "ahap" { urls.append(url) }
         // Files invalid on purpose are the AHAP tests' business, not the renderer's.
-        return urls.sorted { $0.path < $1.path }.compactMap { try? HapticPattern(contentsOf: $0) }
+        try AHAPCorpus.files().compactMap { try? HapticPattern(contentsOf: $0) }
     }
 
     /// The stretch of time a fidelity comparison covers: the output's end plus a margin for a late final command.

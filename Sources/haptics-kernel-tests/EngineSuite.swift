@@ -119,19 +119,9 @@ enum EngineSuite {
 
     // MARK: Corpus
 
-    /// The corpus of real-world AHAP files (a folder with a `SOURCES.md`): the VM bench copies it into the guest's
-    /// working directory as `shared/ahap`; on a host it sits beside the package root.
+    /// The corpus's files (`AHAPCorpus`); a guest without it skips.
     static func corpusFiles() throws -> [URL] {
-        let candidates = ["shared/ahap", "../shared/ahap", "../../shared/ahap"]
-        guard let root = candidates.first(where: { FileManager.default.fileExists(atPath: $0 + "/SOURCES.md") }) else {
-            throw TestSkip(reason: "the AHAP corpus (shared/ahap) is not in the working directory")
-        }
-        let enumerator = FileManager.default.enumerator(atPath: root)
-        var files: [URL] = []
-        while let path = enumerator?.nextObject() as? String {
-            if path.hasSuffix(".ahap") { files.append(URL(fileURLWithPath: root + "/" + path)) }
-        }
-        return files.sorted { $0.path < $1.path }
+        do { return try AHAPCorpus.files() } catch { throw TestSkip(reason: "\(error)") }
     }
 
     /// Seconds of each pattern played: enough for every kind of change, short enough for an emulated VM.

@@ -230,15 +230,13 @@ enum FaultSuite {
             observation.played = Self.played(pad.records().dropFirst(firstRecord))
             observation.interrupted = plan?.errno == .interrupted
 
-            let recoveryMark = pad.records().count
             let recovered = await playAfterFault(engine)
             engine.stop()
             // Read once the engine stopped: a failing call and its log line are not one atomic step.
             observation.logged = plan.map { plan in log.contains(plan.errno.message) } ?? false
             guard checked else { return (observation, tally) }
             observation.problems = await problems(
-                observation, plan: plan, recovered: recovered, since: (firstRecord, recoveryMark), baseline: baseline,
-                log: log)
+                observation, plan: plan, recovered: recovered, baseline: baseline, log: log)
             return (observation, tally)
         }
 
@@ -310,8 +308,8 @@ enum FaultSuite {
         }
 
         private func problems(
-            _ observation: Observation, plan: SyscallFaults.Plan?, recovered: Bool, since marks: (Int, Int),
-            baseline: [Int32: String], log: RecordingLog
+            _ observation: Observation, plan: SyscallFaults.Plan?, recovered: Bool, baseline: [Int32: String],
+            log: RecordingLog
         ) async -> [String] {
             var problems: [String] = []
             if !recovered {
@@ -325,8 +323,9 @@ enum FaultSuite {
             } catch {
                 problems.append("\(error)")
             }
-            let held = await heldEffects(since: marks.0)
-            if !held.isEmpty { problems.append("effect slots still held on the pad: \(held.sorted())") }
+            if let held = await VirtualPadSuite.effectsLeft(on: pad) {
+                problems.append("effect slots still held on the pad: \(held)")
+            }
             let levels = pad.motorOutput(at: PadTimestamp(seconds: monotonicSeconds()))
             if !levels.isOff { problems.append("the motors still run: \(levels)") }
             if let plan, let error = observation.firstError, !Self.names(plan.errno, error.message) {
@@ -343,28 +342,6 @@ enum FaultSuite {
         /// An error names the cause when it carries the errno's text.
         static func names(_ errno: Errno, _ message: String) -> Bool {
             message.contains(errno.message)
-        }
-
-        /// The slots uploaded since `first` and not erased, once the pad's thread has caught up (closing the
-        /// descriptor makes the kernel erase every slot it holds).
-        private func heldEffects(since first: Int) async -> Set<Int16> {
-            var held = Self.held(pad.records().dropFirst(first))
-            let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
-            while !held.isEmpty && monotonicSeconds() < deadline {
-                try? await Task.sleep(for: .milliseconds(10))
-                held = Self.held(pad.records().dropFirst(first))
-            }
-            return held
-        }
-
-        static func held(_ records: ArraySlice<PadRecord>) -> Set<Int16> {
-            var held: Set<Int16> = []
-            for record in records {
-                guard let id = record.id else { continue }
-                if record.event == .upload && record.retval == 0 { held.insert(id) }
-                if record.event == .erase { held.remove(id) }
-            }
-            return held
         }
     }
 

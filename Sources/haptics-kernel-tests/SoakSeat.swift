@@ -334,7 +334,7 @@ extension SoakSeat {
         defer { pad.destroy() }
         var problems: [String] = []
         // Closing the engine's descriptor makes the kernel stop and erase its effects; the pad's thread records them.
-        if let held = await Self.effectsLeft(on: pad) {
+        if let held = await VirtualPadSuite.effectsLeft(on: pad) {
             problems.append("pad \(index + 1) still holds effects \(held) after its engine stopped")
         }
         if !pad.motorOutput(at: PadTimestamp(seconds: monotonicSeconds())).isOff {
@@ -343,20 +343,10 @@ extension SoakSeat {
         let open = EngineSuite.descriptors(pointingAt: pad.eventNode)
         if open > 0 { problems.append("pad \(index + 1): \(open) descriptors still open on \(pad.eventNode)") }
         if let refusal = Self.kernelRefusesASlot(on: pad) { problems.append("pad \(index + 1): \(refusal)") }
-        if let held = await Self.effectsLeft(on: pad) {
+        if let held = await VirtualPadSuite.effectsLeft(on: pad) {
             problems.append("pad \(index + 1) still holds effects \(held) after the probe's descriptor closed")
         }
         return problems
-    }
-
-    /// The effects the pad still holds once its thread has had time to record the kernel's erases; nil when none.
-    static func effectsLeft(on pad: VirtualPad) async -> [Int16]? {
-        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
-        while !pad.uploadedEffects().isEmpty, monotonicSeconds() < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        let held = pad.uploadedEffects()
-        return held.isEmpty ? nil : held.sorted()
     }
 
     /// The kernel's view of the pad's slots: a new client fills every one (the kernel keeps no effect of a closed

@@ -69,6 +69,16 @@ enum VirtualPadSuite {
         return records
     }
 
+    /// The effects the pad still holds once its thread has had time to record the kernel's erases; nil when none.
+    static func effectsLeft(on pad: VirtualPad) async -> [Int16]? {
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while !pad.uploadedEffects().isEmpty, monotonicSeconds() < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        let held = pad.uploadedEffects()
+        return held.isEmpty ? nil : held.sorted()
+    }
+
     static func summary(_ records: [PadRecord]) -> String {
         records.map { "\($0.event.rawValue)\($0.id.map { "#\($0)" } ?? "")" }.joined(separator: " ")
     }
