@@ -11,4 +11,5 @@ let allSuites: [KernelTestSuite] = [
     AppUdevSuite.suite,
     EmulationSuite.suite,
     SoakSuite.suite,
+    PeerSuite.suite,
 ]
