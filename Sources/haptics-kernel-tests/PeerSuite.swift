@@ -2,6 +2,7 @@
 // pattern through SDL2's rumble and haptic APIs (peers/sdl-peer.c) and through our engine on a virtual pad, and must
 // measure every figure on both sides. It needs systemd-udevd (SDL finds game controllers through udev's
 // properties), so scripts/kernel-tests runs it in the guest with the daemon.
+import Foundation
 import Glibc
 import HapticTestDevices
 import LinuxInput
@@ -17,10 +18,11 @@ enum PeerSuite {
         guard access("/run/udev/control", F_OK) == 0 else {
             throw TestSkip(reason: "no udev daemon runs here (run the VM with --udevd)")
         }
-        guard onPath("sdl-peer") else { throw TestSkip(reason: "no sdl-peer on PATH (scripts/kernel-tests builds it)") }
-        guard access("capi-example/play", X_OK) == 0 else {
-            throw TestSkip(reason: "the C example is not in ./capi-example (make capi-example)")
+        let runnerFolder = (projectBinary("haptics-kernel-tests") as NSString).deletingLastPathComponent
+        guard onPath("sdl-peer") || access("\(runnerFolder)/../peers/sdl-peer", X_OK) == 0 else {
+            throw TestSkip(reason: "no sdl-peer on PATH or in the build folder (make peers)")
         }
+        _ = try CLibrarySuite.example()
         let bench = try Subprocess([projectBinary("haptics-bench"), "--peers", "--smoke"])
         let status = bench.finish(timeout: 300)
         let summary = bench.text.split(separator: "\n").last { $0.hasPrefix("peers: latency-p99=") }

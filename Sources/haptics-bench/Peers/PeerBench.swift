@@ -47,17 +47,20 @@ enum PeerBench {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("haptics-peers-\(getpid())").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        // On PATH in the qemu bench; where it runs directly, in the build folder beside this program's.
-        let built = (projectBinary("haptics-bench") as NSString).deletingLastPathComponent + "/../peers/sdl-peer"
-        let sdlPeer = onPath("sdl-peer") ? "sdl-peer" : built
-        guard FileManager.default.isExecutableFile(atPath: sdlPeer) || onPath(sdlPeer) else {
-            throw PeerFailure(reason: "no sdl-peer on PATH or at \(built) (scripts/peers builds it)")
+        // In the qemu bench sdl-peer is on PATH and the C example in the working directory; where this runs
+        // directly, both are in the build folder beside this program's.
+        let buildFolder = (projectBinary("haptics-bench") as NSString).deletingLastPathComponent + "/.."
+        let sdlPeer = onPath("sdl-peer") ? "sdl-peer" : buildFolder + "/peers/sdl-peer"
+        guard onPath(sdlPeer) || FileManager.default.isExecutableFile(atPath: sdlPeer) else {
+            throw PeerFailure(reason: "no sdl-peer on PATH or at \(sdlPeer) (scripts/peers builds it)")
         }
-        let strace = onPath("strace") ? "strace" : nil
-        let example = FileManager.default.currentDirectoryPath + "/capi-example/play"
+        let example = [
+            FileManager.default.currentDirectoryPath + "/capi-example/play", buildFolder + "/capi-example/play",
+        ]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
         let tools = PeerTools(
-            haptics: projectBinary("haptics"), sdlPeer: sdlPeer, strace: strace,
-            cExample: FileManager.default.isExecutableFile(atPath: example) ? example : nil, folder: folder)
+            haptics: projectBinary("haptics"), sdlPeer: sdlPeer, strace: onPath("strace") ? "strace" : nil,
+            cExample: example, folder: folder)
         let patterns = try corpusPatterns(count: options.patternCount)
         print(
             "peers: \(patterns.count) corpus pattern(s): "
