@@ -275,9 +275,9 @@ final class EngineCore: Sendable {
     ) throws(HapticEngineError) -> T {
         let now = clock.now
         return try state.withLock { (state) throws(HapticEngineError) -> T in
-            guard state.resetGeneration == generation, var player = state.scheduler.players[id] else {
-                throw HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
-            }
+            // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
+            guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
+            else { throw EngineState.stalePlayer }
             defer {
                 state.scheduler.players[id] = player
                 if changesMix { state.scheduler.invalidate(at: now) }
@@ -292,23 +292,30 @@ final class EngineCore: Sendable {
     /// wakes the timer.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
         try ensureRunning()
-        let startsNow = time <= clock.now
-        if startsNow, try triggerPrepared(id, generation: generation) { return }
-        try changePlayer(id, generation: generation, changesMix: true) { player, now in
-            player.schedule(.start, at: time.isFinite ? max(time, now) : now)
+        let now = clock.now
+        let startsNow = time <= now
+        // One lock for both outcomes: the prepared pulse to trigger, or the start queued for the mix to play
+        // whole (no pulse covers its opening).
+        let prepared = try state.withLock { (state) throws(HapticEngineError) -> PreparedUse? in
+            try state.requirePlayer(id, generation: generation)
+            if startsNow, let prepared = state.usablePreparedEffect(for: id) { return prepared }
+            state.queueStart(id, at: time.isFinite ? max(time, now) : now, now: now)
+            return nil
         }
-        state.withLock { state in
-            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil {
-                state.scheduler.invalidate(at: clock.now)
+        if let prepared {
+            if try triggerPrepared(prepared, id: id, generation: generation) { return }
+            let now = clock.now
+            try state.withLock { (state) throws(HapticEngineError) in
+                try state.requirePlayer(id, generation: generation)
+                state.queueStart(id, at: now, now: now)
             }
         }
         if startsNow { passOnCallersThread() } else { wake() }
     }
 
-    /// Triggers a player's prepared pulse; false when it has none it can use, or the trigger failed (the
-    /// pulse is forgotten and the player plays through the mix).
-    private func triggerPrepared(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
-        guard let prepared = state.withLock({ $0.usablePreparedEffect(for: id) }) else { return false }
+    /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
+    /// player plays through the mix).
+    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int) throws(HapticEngineError) -> Bool {
         let triggered = clock.now
         do throws(OutputFailure) {
             try prepared.output.trigger(prepared: prepared.effect.id)

@@ -33,6 +33,9 @@ struct PreparedEffect: Sendable {
     var duration: Double
 }
 
+/// A prepared pulse a start can trigger, and the output holding it.
+typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
+
 /// A prepared pulse triggered on its own slot, and the engine time its length ends.
 struct TriggeredPulse: Sendable {
     var effect: Int
@@ -120,11 +123,26 @@ struct EngineState: Sendable {
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
     /// pulse is fixed in device time: only a plain start from the top can).
-    func usablePreparedEffect(for id: Int) -> (output: any MotorOutput, effect: PreparedEffect)? {
+    func usablePreparedEffect(for id: Int) -> PreparedUse? {
         guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
         else { return nil }
         return (output, effect)
+    }
+
+    static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
+
+    /// Fails with `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
+    func requirePlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+        guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }
+    }
+
+    /// Queues player `id`'s start at `time`, with no prepared pulse covering its opening: the mix plays it
+    /// whole, planned again from `now`.
+    mutating func queueStart(_ id: Int, at time: Double, now: Double) {
+        scheduler.players[id]?.schedule(.start, at: time)
+        scheduler.preparedPlayers[id] = nil
+        scheduler.invalidate(at: now)
     }
 
     /// One playback pass at `now`: advances the players, plans the mix when it changed, and decides what to
@@ -139,7 +157,7 @@ struct EngineState: Sendable {
         outcome.write = takeWrite(at: now)
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
-        var deadline = [step.nextChange, plan?.nextCommandTime, plan?.horizon, renewal].compactMap { $0 }.min()
+        var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
         for (player, event) in step.events where event == .finished || event == .stopped {
             if let completion = completions[player] { outcome.finished.append(completion) }
         }
@@ -171,6 +189,12 @@ struct EngineState: Sendable {
         outcome.generation = outputGeneration
         outcome.deadline = deadline
         return outcome
+    }
+
+    /// The earlier of two optional times (no array: a pass on a caller's thread runs before its write).
+    private func earliest(_ first: Double?, _ second: Double?) -> Double? {
+        guard let first, let second else { return first ?? second }
+        return min(first, second)
     }
 
     /// Plans the mix again when a player changed it or the plan's horizon came, from the instant the mix

@@ -94,12 +94,21 @@ extension PlaybackScheduler {
                 loop: player.loopLength, covered: preparedPlayers[id] ?? 0)
         }
         var cuts: [Double] = [0, span]
+        // Appended one by one, without arrays in between: a start due now waits for this before its first write.
+        func cut(at point: Double, of voice: Voice) {
+            let time = (point - voice.startOffset) / voice.rate
+            if time > 0 && time < span { cuts.append(time) }
+        }
         for voice in voices {
-            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
             guard let loop = voice.loop else {
-                cuts += points.map { ($0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
+                for segment in voice.timeline.segments {
+                    cut(at: segment.start, of: voice)
+                    cut(at: segment.end, of: voice)
+                }
+                cut(at: voice.covered, of: voice)
                 continue
             }
+            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
             points = points.filter { $0 < loop } + [loop]
             var base = (voice.startOffset / loop).rounded(.down) * loop
             while (base - voice.startOffset) / voice.rate < span {
@@ -113,8 +122,10 @@ extension PlaybackScheduler {
         for end in cuts.dropFirst() where end > start {
             defer { start = end }
             let middle = (start + end) / 2
-            var startParts: [MotorMagnitudes] = []
-            var endParts: [MotorMagnitudes] = []
+            // `MotorMagnitudes.summed` without an array of parts per segment: from off, in voice order, clamped.
+            var startSum = MotorMagnitudes.off
+            var endSum = MotorMagnitudes.off
+            var voiced = false
             for voice in voices {
                 var offset = voice.startOffset + middle * voice.rate
                 var base = 0.0
@@ -123,14 +134,15 @@ extension PlaybackScheduler {
                     offset -= base
                 }
                 guard offset >= voice.covered, let segment = voice.timeline.segment(at: offset) else { continue }
-                startParts.append(segment.levels(at: voice.startOffset + start * voice.rate - base))
-                endParts.append(segment.levels(at: voice.startOffset + end * voice.rate - base))
+                startSum = startSum + segment.levels(at: voice.startOffset + start * voice.rate - base)
+                endSum = endSum + segment.levels(at: voice.startOffset + end * voice.rate - base)
+                voiced = true
             }
-            guard !startParts.isEmpty else { continue }
+            guard voiced else { continue }
             segments.append(
                 MotorTimeline.Segment(
-                    start: start, end: end, startLevels: locality.apply(MotorMagnitudes.summed(startParts)),
-                    endLevels: locality.apply(MotorMagnitudes.summed(endParts))))
+                    start: start, end: end, startLevels: locality.apply(startSum.clamped()),
+                    endLevels: locality.apply(endSum.clamped())))
         }
         return MotorTimeline(segments: segments)
     }
