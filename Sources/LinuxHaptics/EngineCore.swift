@@ -256,6 +256,7 @@ final class EngineCore: Sendable {
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
             return (state.scheduler.add(player), state.resetGeneration)
         }
+        planOpening(of: id)
         return PatternPlayer(core: self, id: id, generation: generation)
     }
 
@@ -280,7 +281,10 @@ final class EngineCore: Sendable {
             else { throw EngineState.stalePlayer }
             defer {
                 state.scheduler.players[id] = player
-                if changesMix { state.scheduler.invalidate(at: now) }
+                if changesMix {
+                    state.scheduler.invalidate(at: now)
+                    state.openings[id] = nil
+                }
             }
             return body(&player, now)
         }
@@ -296,10 +300,11 @@ final class EngineCore: Sendable {
         let startsNow = time <= now
         // One lock for both outcomes: the prepared pulse to trigger, or the start queued for the mix to play
         // whole (no pulse covers its opening).
+        let start = time.isFinite ? max(time, now) : now
         let prepared = try state.withLock { (state) throws(HapticEngineError) -> PreparedUse? in
             try state.requirePlayer(id, generation: generation)
             if startsNow, let prepared = state.usablePreparedEffect(for: id) { return prepared }
-            state.queueStart(id, at: time.isFinite ? max(time, now) : now, now: now)
+            state.queueStart(id, at: start, now: now)
             return nil
         }
         if let prepared {
@@ -310,7 +315,25 @@ final class EngineCore: Sendable {
                 state.queueStart(id, at: now, now: now)
             }
         }
-        if startsNow { passOnCallersThread() } else { wake() }
+        guard startsNow else { return wake() }
+        passOnCallersThread(opening: prepared == nil ? (id, start) : nil)
+        planOpening(of: id)
+    }
+
+    /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
+    /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
+    private func planOpening(of id: Int) {
+        let wanted = state.withLock { state -> (MotorTimeline, RenderProfile, Int)? in
+            guard state.openings[id]?.outputGeneration != state.outputGeneration, let player = state.scheduler.players[id]
+            else { return nil }
+            return (player.timeline, state.profile, state.outputGeneration)
+        }
+        guard let (timeline, profile, generation) = wanted else { return }
+        let levels = PlaybackScheduler.opening(of: timeline, planner: planner(for: profile), locality: options.locality)
+        state.withLock { state in
+            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else { return }
+            state.openings[id] = PlayerOpening(levels: levels, outputGeneration: generation)
+        }
     }
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
@@ -398,6 +421,7 @@ final class EngineCore: Sendable {
             var slots: [Int] = []
             for id in state.scheduler.removeFinishedOrphans() {
                 state.completions[id] = nil
+                state.openings[id] = nil
                 if let effect = state.prepared.removeValue(forKey: id),
                     effect.outputGeneration == state.outputGeneration
                 {
@@ -433,9 +457,13 @@ final class EngineCore: Sendable {
     /// next pass, so handlers still run on an engine thread. When a pass is already running (the timer's,
     /// another caller's, or this thread's own, from the playback observer) the timer's next pass takes the
     /// change, as for any other change.
-    private func passOnCallersThread() {
+    /// With `opening` (a player started now, queued at that engine time), the player's opening is written
+    /// first when it is known and exactly what the pass would send (`EngineState.takeOpening`): the device
+    /// then hears of the start before any planning.
+    private func passOnCallersThread(opening: (id: Int, start: Double)? = nil) {
         _ = pass.withLockIfAvailable { _ in
             var callbacks: [@Sendable () -> Void] = []
+            if let opening { writeOpening(of: opening.id, startedAt: opening.start, &callbacks) }
             _ = passLocked(&callbacks)
             if !callbacks.isEmpty { state.withLock { $0.deferredCallbacks += callbacks } }
         }
@@ -468,6 +496,24 @@ final class EngineCore: Sendable {
             return nil
         }
         return outcome.deadline
+    }
+
+    /// Writes a started player's opening, if `EngineState.takeOpening` gives one; a failed write is reported
+    /// as the pass reports one.
+    private func writeOpening(of id: Int, startedAt start: Double, _ callbacks: inout [@Sendable () -> Void]) {
+        let now = clock.now
+        let taken = state.withLock { state -> (any MotorOutput, Int, MotorMagnitudes)? in
+            guard let output = state.output, let levels = state.takeOpening(of: id, startedAt: start, at: now) else {
+                return nil
+            }
+            return (output, state.outputGeneration, levels)
+        }
+        guard let (output, generation, levels) = taken else { return }
+        do throws(OutputFailure) {
+            try write(.apply(levels, deadline: start), on: output, now: now)
+        } catch {
+            callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
+        }
     }
 
     /// Auto-shutdown: the device and the hot-plug watch are released; the next play opens them again.

@@ -33,6 +33,13 @@ struct PreparedEffect: Sendable {
     var duration: Double
 }
 
+/// A player's opening (`PlaybackScheduler.opening`) planned for an output generation's profile: the level
+/// its start writes at once when it plays alone on a device at rest; nil levels when it opens later.
+struct PlayerOpening: Sendable {
+    var levels: MotorMagnitudes?
+    var outputGeneration: Int
+}
+
 /// A prepared pulse a start can trigger, and the output holding it.
 typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
 
@@ -95,6 +102,8 @@ struct EngineState: Sendable {
         completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
     }
     var prepared: [Int: PreparedEffect] = [:]
+    /// Players' openings, planned ahead; dropped when a player changes.
+    var openings: [Int: PlayerOpening] = [:]
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
@@ -118,6 +127,7 @@ struct EngineState: Sendable {
         lastCommandTime = -.infinity
         idleSince = now
         prepared.removeAll()
+        openings.removeAll()
         triggeredPulses.removeAll()
     }
 
@@ -143,6 +153,25 @@ struct EngineState: Sendable {
         scheduler.players[id]?.schedule(.start, at: time)
         scheduler.preparedPlayers[id] = nil
         scheduler.invalidate(at: now)
+    }
+
+    /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send
+    /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
+    /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
+    /// device is at rest: off, past the rate limit, no prepared pulse still running. The pass that follows
+    /// then plans the mix resuming from it, as it would after sending it itself.
+    mutating func takeOpening(of id: Int, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
+        guard phase == .running, output != nil, let opening = openings[id],
+            opening.outputGeneration == outputGeneration, let levels = opening.levels,
+            lastWritten.isOff, lastCommandTime <= start - profile.minimumUpdateInterval,
+            triggeredPulses.allSatisfy({ now > $0.end + OutputTiming.pulseOverrunSeconds }),
+            let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
+            player.startOffset == 0, !scheduler.players.contains(where: { $0.key != id && $0.value.isActive })
+        else { return nil }
+        lastWritten = levels
+        lastWriteTime = now
+        lastCommandTime = start
+        return levels
     }
 
     /// One playback pass at `now`: advances the players, plans the mix when it changed, and decides what to

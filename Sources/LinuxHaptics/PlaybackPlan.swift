@@ -61,6 +61,22 @@ extension PlaybackScheduler {
         return PlaybackPlan(revision: revision, commands: commands, horizon: horizon.map { origin + $0 })
     }
 
+    /// What a pass sends the instant `timeline` starts from its top, alone, on a device at rest (off, rate limit
+    /// free): the first command of its plan when that falls at the start, nil when it opens later (silence,
+    /// or a wait for a jump just after). Planned ahead, it lets a start write this before any planning.
+    static func opening(
+        of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
+    ) -> MotorMagnitudes? {
+        var player = PlayerState(timeline: timeline)
+        player.schedule(.start, at: 0)
+        _ = player.advance(to: 0)
+        var solo = PlaybackScheduler()
+        _ = solo.add(player)
+        let first = solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands.first
+        guard let first, first.time == 0 else { return nil }
+        return first.levels
+    }
+
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
         max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
     }
