@@ -324,14 +324,17 @@ final class EngineCore: Sendable {
     /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
     private func planOpening(of id: Int) {
         let wanted = state.withLock { state -> (MotorTimeline, RenderProfile, Int)? in
-            guard state.openings[id]?.outputGeneration != state.outputGeneration, let player = state.scheduler.players[id]
+            guard state.openings[id]?.outputGeneration != state.outputGeneration,
+                let player = state.scheduler.players[id]
             else { return nil }
             return (player.timeline, state.profile, state.outputGeneration)
         }
         guard let (timeline, profile, generation) = wanted else { return }
         let levels = PlaybackScheduler.opening(of: timeline, planner: planner(for: profile), locality: options.locality)
         state.withLock { state in
-            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else { return }
+            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
+                return
+            }
             state.openings[id] = PlayerOpening(levels: levels, outputGeneration: generation)
         }
     }

@@ -110,21 +110,12 @@ extension PlaybackScheduler {
                 loop: player.loopLength, covered: preparedPlayers[id] ?? 0)
         }
         var cuts: [Double] = [0, span]
-        // Appended one by one, without arrays in between: a start due now waits for this before its first write.
-        func cut(at point: Double, of voice: Voice) {
-            let time = (point - voice.startOffset) / voice.rate
-            if time > 0 && time < span { cuts.append(time) }
-        }
         for voice in voices {
+            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
             guard let loop = voice.loop else {
-                for segment in voice.timeline.segments {
-                    cut(at: segment.start, of: voice)
-                    cut(at: segment.end, of: voice)
-                }
-                cut(at: voice.covered, of: voice)
+                cuts += points.map { ($0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
                 continue
             }
-            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
             points = points.filter { $0 < loop } + [loop]
             var base = (voice.startOffset / loop).rounded(.down) * loop
             while (base - voice.startOffset) / voice.rate < span {
