@@ -292,8 +292,8 @@ final class EngineCore: Sendable {
 
     /// Starts a player at `time` (engine time; now if past). A player with a prepared pulse, started now from
     /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end. Any
-    /// other start due now is planned and its first command written on the caller's thread too; a later one
-    /// wakes the timer.
+    /// other start due now has its first command written on the caller's thread too (its planned opening before
+    /// any planning, when that is what the pass would send); a later one wakes the timer.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
         try ensureRunning()
         let now = clock.now
