@@ -23,9 +23,13 @@ public struct MotorMagnitudes: Sendable, Hashable, CustomStringConvertible {
     /// (`MotorTimeline.mixed`), for several players on one device, and for a held level and pulses running
     /// together on a device (`DeviceOutput`), as ff-memless combines started effects.
     public static func summed(_ parts: [MotorMagnitudes]) -> MotorMagnitudes {
-        parts.reduce(MotorMagnitudes.off) {
-            MotorMagnitudes(strong: $0.strong + $1.strong, weak: $0.weak + $1.weak)
-        }.clamped()
+        parts.reduce(MotorMagnitudes.off, +).clamped()
+    }
+
+    /// Per motor, unclamped: the running sum `summed` clamps once at the end (a caller summing without an
+    /// array of parts does the same: from `off`, in order, then `clamped()`).
+    public static func + (lhs: MotorMagnitudes, rhs: MotorMagnitudes) -> MotorMagnitudes {
+        MotorMagnitudes(strong: lhs.strong + rhs.strong, weak: lhs.weak + rhs.weak)
     }
 
     /// Each motor within 0...1; NaN counts as off.

@@ -256,6 +256,7 @@ final class EngineCore: Sendable {
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
             return (state.scheduler.add(player), state.resetGeneration)
         }
+        planOpening(of: id)
         return PatternPlayer(core: self, id: id, generation: generation)
     }
 
@@ -275,12 +276,15 @@ final class EngineCore: Sendable {
     ) throws(HapticEngineError) -> T {
         let now = clock.now
         return try state.withLock { (state) throws(HapticEngineError) -> T in
-            guard state.resetGeneration == generation, var player = state.scheduler.players[id] else {
-                throw HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
-            }
+            // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
+            guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
+            else { throw EngineState.stalePlayer }
             defer {
                 state.scheduler.players[id] = player
-                if changesMix { state.scheduler.invalidate(at: now) }
+                if changesMix {
+                    state.scheduler.invalidate(at: now)
+                    state.openings[id] = nil
+                }
             }
             return body(&player, now)
         }
@@ -288,27 +292,56 @@ final class EngineCore: Sendable {
 
     /// Starts a player at `time` (engine time; now if past). A player with a prepared pulse, started now from
     /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end. Any
-    /// other start due now is planned and its first command written on the caller's thread too; a later one
-    /// wakes the timer.
+    /// other start due now has its first command written on the caller's thread too (its planned opening before
+    /// any planning, when that is what the pass would send); a later one wakes the timer.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
         try ensureRunning()
-        let startsNow = time <= clock.now
-        if startsNow, try triggerPrepared(id, generation: generation) { return }
-        try changePlayer(id, generation: generation, changesMix: true) { player, now in
-            player.schedule(.start, at: time.isFinite ? max(time, now) : now)
+        let now = clock.now
+        let startsNow = time <= now
+        // One lock for both outcomes: the prepared pulse to trigger, or the start queued for the mix to play
+        // whole (no pulse covers its opening).
+        let start = time.isFinite ? max(time, now) : now
+        let prepared = try state.withLock { (state) throws(HapticEngineError) -> PreparedUse? in
+            try state.requirePlayer(id, generation: generation)
+            if startsNow, let prepared = state.usablePreparedEffect(for: id) { return prepared }
+            state.queueStart(id, at: start, now: now)
+            return nil
         }
-        state.withLock { state in
-            if state.scheduler.preparedPlayers.removeValue(forKey: id) != nil {
-                state.scheduler.invalidate(at: clock.now)
+        if let prepared {
+            if try triggerPrepared(prepared, id: id, generation: generation) { return }
+            let now = clock.now
+            try state.withLock { (state) throws(HapticEngineError) in
+                try state.requirePlayer(id, generation: generation)
+                state.queueStart(id, at: now, now: now)
             }
         }
-        if startsNow { passOnCallersThread() } else { wake() }
+        guard startsNow else { return wake() }
+        passOnCallersThread(opening: prepared == nil ? (id, start) : nil)
+        planOpening(of: id)
     }
 
-    /// Triggers a player's prepared pulse; false when it has none it can use, or the trigger failed (the
-    /// pulse is forgotten and the player plays through the mix).
-    private func triggerPrepared(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
-        guard let prepared = state.withLock({ $0.usablePreparedEffect(for: id) }) else { return false }
+    /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
+    /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
+    private func planOpening(of id: Int) {
+        let wanted = state.withLock { state -> (MotorTimeline, RenderProfile, Int)? in
+            guard state.openings[id]?.outputGeneration != state.outputGeneration,
+                let player = state.scheduler.players[id]
+            else { return nil }
+            return (player.timeline, state.profile, state.outputGeneration)
+        }
+        guard let (timeline, profile, generation) = wanted else { return }
+        let levels = PlaybackScheduler.opening(of: timeline, planner: planner(for: profile), locality: options.locality)
+        state.withLock { state in
+            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
+                return
+            }
+            state.openings[id] = PlayerOpening(levels: levels, outputGeneration: generation)
+        }
+    }
+
+    /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
+    /// player plays through the mix).
+    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int) throws(HapticEngineError) -> Bool {
         let triggered = clock.now
         do throws(OutputFailure) {
             try prepared.output.trigger(prepared: prepared.effect.id)
@@ -391,6 +424,7 @@ final class EngineCore: Sendable {
             var slots: [Int] = []
             for id in state.scheduler.removeFinishedOrphans() {
                 state.completions[id] = nil
+                state.openings[id] = nil
                 if let effect = state.prepared.removeValue(forKey: id),
                     effect.outputGeneration == state.outputGeneration
                 {
@@ -426,9 +460,13 @@ final class EngineCore: Sendable {
     /// next pass, so handlers still run on an engine thread. When a pass is already running (the timer's,
     /// another caller's, or this thread's own, from the playback observer) the timer's next pass takes the
     /// change, as for any other change.
-    private func passOnCallersThread() {
+    /// With `opening` (a player started now, queued at that engine time), the player's opening is written
+    /// first when it is known and exactly what the pass would send (`EngineState.takeOpening`): the device
+    /// then hears of the start before any planning.
+    private func passOnCallersThread(opening: (id: Int, start: Double)? = nil) {
         _ = pass.withLockIfAvailable { _ in
             var callbacks: [@Sendable () -> Void] = []
+            if let opening { writeOpening(of: opening.id, startedAt: opening.start, &callbacks) }
             _ = passLocked(&callbacks)
             if !callbacks.isEmpty { state.withLock { $0.deferredCallbacks += callbacks } }
         }
@@ -461,6 +499,24 @@ final class EngineCore: Sendable {
             return nil
         }
         return outcome.deadline
+    }
+
+    /// Writes a started player's opening, if `EngineState.takeOpening` gives one; a failed write is reported
+    /// as the pass reports one.
+    private func writeOpening(of id: Int, startedAt start: Double, _ callbacks: inout [@Sendable () -> Void]) {
+        let now = clock.now
+        let taken = state.withLock { state -> (any MotorOutput, Int, MotorMagnitudes)? in
+            guard let output = state.output, let levels = state.takeOpening(of: id, startedAt: start, at: now) else {
+                return nil
+            }
+            return (output, state.outputGeneration, levels)
+        }
+        guard let (output, generation, levels) = taken else { return }
+        do throws(OutputFailure) {
+            try write(.apply(levels, deadline: start), on: output, now: now)
+        } catch {
+            callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
+        }
     }
 
     /// Auto-shutdown: the device and the hot-plug watch are released; the next play opens them again.

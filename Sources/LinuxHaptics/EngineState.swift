@@ -33,6 +33,16 @@ struct PreparedEffect: Sendable {
     var duration: Double
 }
 
+/// A player's opening (`PlaybackScheduler.opening`) planned for an output generation's profile: the level
+/// its start writes at once when it plays alone on a device at rest; nil levels when it opens later.
+struct PlayerOpening: Sendable {
+    var levels: MotorMagnitudes?
+    var outputGeneration: Int
+}
+
+/// A prepared pulse a start can trigger, and the output holding it.
+typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
+
 /// A prepared pulse triggered on its own slot, and the engine time its length ends.
 struct TriggeredPulse: Sendable {
     var effect: Int
@@ -92,6 +102,8 @@ struct EngineState: Sendable {
         completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
     }
     var prepared: [Int: PreparedEffect] = [:]
+    /// Players' openings, planned ahead; dropped when a player changes.
+    var openings: [Int: PlayerOpening] = [:]
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
@@ -115,16 +127,51 @@ struct EngineState: Sendable {
         lastCommandTime = -.infinity
         idleSince = now
         prepared.removeAll()
+        openings.removeAll()
         triggeredPulses.removeAll()
     }
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
     /// pulse is fixed in device time: only a plain start from the top can).
-    func usablePreparedEffect(for id: Int) -> (output: any MotorOutput, effect: PreparedEffect)? {
+    func usablePreparedEffect(for id: Int) -> PreparedUse? {
         guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
         else { return nil }
         return (output, effect)
+    }
+
+    static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
+
+    /// Fails with `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
+    func requirePlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+        guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }
+    }
+
+    /// Queues player `id`'s start at `time`, with no prepared pulse covering its opening: the mix plays it
+    /// whole, planned again from `now`.
+    mutating func queueStart(_ id: Int, at time: Double, now: Double) {
+        scheduler.players[id]?.schedule(.start, at: time)
+        scheduler.preparedPlayers[id] = nil
+        scheduler.invalidate(at: now)
+    }
+
+    /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send
+    /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
+    /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
+    /// device is at rest: off, past the rate limit, no prepared pulse still running. The pass that follows
+    /// then plans the mix resuming from it, as it would after sending it itself.
+    mutating func takeOpening(of id: Int, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
+        guard phase == .running, output != nil, let opening = openings[id],
+            opening.outputGeneration == outputGeneration, let levels = opening.levels,
+            lastWritten.isOff, lastCommandTime <= start - profile.minimumUpdateInterval,
+            triggeredPulses.allSatisfy({ now > $0.end + OutputTiming.pulseOverrunSeconds }),
+            let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
+            player.startOffset == 0, !scheduler.players.contains(where: { $0.key != id && $0.value.isActive })
+        else { return nil }
+        lastWritten = levels
+        lastWriteTime = now
+        lastCommandTime = start
+        return levels
     }
 
     /// One playback pass at `now`: advances the players, plans the mix when it changed, and decides what to
@@ -139,7 +186,7 @@ struct EngineState: Sendable {
         outcome.write = takeWrite(at: now)
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
-        var deadline = [step.nextChange, plan?.nextCommandTime, plan?.horizon, renewal].compactMap { $0 }.min()
+        var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
         for (player, event) in step.events where event == .finished || event == .stopped {
             if let completion = completions[player] { outcome.finished.append(completion) }
         }
@@ -171,6 +218,12 @@ struct EngineState: Sendable {
         outcome.generation = outputGeneration
         outcome.deadline = deadline
         return outcome
+    }
+
+    /// The earlier of two optional times (no array: a pass on a caller's thread runs before its write).
+    private func earliest(_ first: Double?, _ second: Double?) -> Double? {
+        guard let first, let second else { return first ?? second }
+        return min(first, second)
     }
 
     /// Plans the mix again when a player changed it or the plan's horizon came, from the instant the mix

@@ -49,11 +49,41 @@ extension DeviceSelection {
     private static let eventPrefix = "event"
 }
 
+/// The one effect slot that carries the mix, as far as a change of level needs to know: whether an effect is
+/// uploaded, the levels it holds and whether the kernel still plays it. Pure, so its decisions are unit-tested.
+struct MixSlotState: Sendable, Equatable {
+    /// The levels of the uploaded effect; nil when nothing is uploaded.
+    var levels: MotorMagnitudes?
+    /// Clock time until which the kernel plays the effect (0: not started, or stopped).
+    var playingUntil = 0.0
+
+    /// The device calls that put the motors at a level.
+    enum Change: Sendable, Equatable {
+        /// Nothing to do: off asked, and nothing of ours plays.
+        case none
+        /// Off while the effect plays: one `EV_FF` stop. The effect keeps its levels for a later play.
+        case stop
+        /// The effect already holds the levels: one `EV_FF` play, no update.
+        case play
+        /// `EVIOCSFF` into the existing slot, then a play.
+        case updateThenPlay
+        /// `EVIOCSFF` into a new slot, then a play.
+        case uploadThenPlay
+    }
+
+    /// What it takes to put the motors at `target` at clock time `now`. With `explicitly` (a device re-attached,
+    /// whose state is unknown) off is played as a zero rumble rather than assumed.
+    func change(to target: MotorMagnitudes, explicitly: Bool, at now: Double) -> Change {
+        if target.isOff && !explicitly { return levels != nil && playingUntil > now ? .stop : .none }
+        guard let levels else { return .uploadThenPlay }
+        return levels == target ? .play : .updateThenPlay
+    }
+}
+
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {
         var effect: UploadedEffect?
-        /// Clock time until which the kernel plays the mix effect (0: not started, or stopped).
-        var playingUntil = 0.0
+        var state = MixSlotState()
     }
 
     private struct PreparedSlot {
@@ -96,36 +126,49 @@ final class EvdevOutput: MotorOutput {
         try setMix(levels, explicitly: false)
     }
 
-    /// Every change is the mix effect updated in place *and played*, off included (a zero level), because of
-    /// how ff-memless treats an update: it clears the effect's "playing" flag and leaves the new level to its
-    /// timer on the next tick. A stop arriving before that tick (our own, or the kernel's when the descriptor
-    /// closes, even in a crash) then only clears "started", the driver is never called, and the motors keep
-    /// the level from *before* the update, indefinitely. A play right after the update makes ff-memless call
-    /// the driver at once with the new level and sets "playing" again, so any later stop reaches the driver.
-    /// With `explicitly` (a re-attached device) a zero rumble goes out even though nothing of ours plays yet.
+    /// A non-zero level is the mix effect updated in place *and played*, because of how ff-memless treats an
+    /// update: it clears the effect's "playing" flag and leaves the new level to its timer on the next tick. A
+    /// stop arriving before that tick (our own, or the kernel's when the descriptor closes, even in a crash)
+    /// then only clears "started", the driver is never called, and the motors keep the level from *before*
+    /// the update, indefinitely. A play right after the update makes ff-memless call the driver at once with
+    /// the new level and sets "playing" again, so any later stop reaches the driver. Off is that stop: the
+    /// effect keeps its levels, and a later change to the same levels (the same pattern started again) is one
+    /// play, with no update. With `explicitly` (a re-attached device) a zero rumble goes out even though nothing
+    /// of ours plays yet.
     private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
         try mix.withLock { (slot) throws(OutputFailure) in
             let now = clock.now
-            if levels.isOff && !explicitly && (slot.effect == nil || slot.playingUntil <= now) { return }
+            let change = slot.state.change(to: levels, explicitly: explicitly, at: now)
+            if change == .none { return }
+            if change == .stop, let effect = slot.effect {
+                try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+                slot.state.playingUntil = 0
+                return
+            }
             let effect: UploadedEffect
             if let existing = slot.effect {
-                try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                if change == .updateThenPlay {
+                    // Forgotten first: an update that fails may have left the slot with either level.
+                    slot.state.levels = nil
+                    try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                }
                 effect = existing
             } else {
                 effect = try upload(Self.rumble(levels))
                 slot.effect = effect
             }
+            slot.state.levels = levels
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
-            slot.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            slot.state.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
         }
     }
 
     func keepAlive() throws(OutputFailure) {
         try mix.withLock { (slot) throws(OutputFailure) in
-            guard let effect = slot.effect, slot.playingUntil > 0 else { return }
+            guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
             // A play of a started effect restarts its replay window: one write, no upload.
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
-            slot.playingUntil = clock.now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            slot.state.playingUntil = clock.now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
         }
     }
 

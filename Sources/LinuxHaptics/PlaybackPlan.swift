@@ -61,6 +61,22 @@ extension PlaybackScheduler {
         return PlaybackPlan(revision: revision, commands: commands, horizon: horizon.map { origin + $0 })
     }
 
+    /// What a pass sends the instant `timeline` starts from its top, alone, on a device at rest (off, rate limit
+    /// free): the first command of its plan when that falls at the start, nil when it opens later (silence,
+    /// or a wait for a jump just after). Planned ahead, it lets a start write this before any planning.
+    static func opening(
+        of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
+    ) -> MotorMagnitudes? {
+        var player = PlayerState(timeline: timeline)
+        player.schedule(.start, at: 0)
+        _ = player.advance(to: 0)
+        var solo = PlaybackScheduler()
+        _ = solo.add(player)
+        let first = solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands.first
+        guard let first, first.time == 0 else { return nil }
+        return first.levels
+    }
+
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
         max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
     }
@@ -113,8 +129,10 @@ extension PlaybackScheduler {
         for end in cuts.dropFirst() where end > start {
             defer { start = end }
             let middle = (start + end) / 2
-            var startParts: [MotorMagnitudes] = []
-            var endParts: [MotorMagnitudes] = []
+            // `MotorMagnitudes.summed` without an array of parts per segment: from off, in voice order, clamped.
+            var startSum = MotorMagnitudes.off
+            var endSum = MotorMagnitudes.off
+            var voiced = false
             for voice in voices {
                 var offset = voice.startOffset + middle * voice.rate
                 var base = 0.0
@@ -123,14 +141,15 @@ extension PlaybackScheduler {
                     offset -= base
                 }
                 guard offset >= voice.covered, let segment = voice.timeline.segment(at: offset) else { continue }
-                startParts.append(segment.levels(at: voice.startOffset + start * voice.rate - base))
-                endParts.append(segment.levels(at: voice.startOffset + end * voice.rate - base))
+                startSum = startSum + segment.levels(at: voice.startOffset + start * voice.rate - base)
+                endSum = endSum + segment.levels(at: voice.startOffset + end * voice.rate - base)
+                voiced = true
             }
-            guard !startParts.isEmpty else { continue }
+            guard voiced else { continue }
             segments.append(
                 MotorTimeline.Segment(
-                    start: start, end: end, startLevels: locality.apply(MotorMagnitudes.summed(startParts)),
-                    endLevels: locality.apply(MotorMagnitudes.summed(endParts))))
+                    start: start, end: end, startLevels: locality.apply(startSum.clamped()),
+                    endLevels: locality.apply(endSum.clamped())))
         }
         return MotorTimeline(segments: segments)
     }

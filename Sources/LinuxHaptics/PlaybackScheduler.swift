@@ -43,19 +43,20 @@ struct PlaybackScheduler: Sendable {
         return changedSince
     }
 
-    /// Applies everything due at `now` and returns what happened and the next state change.
+    /// Applies everything due at `now` and returns what happened and the next state change. Each player is
+    /// advanced in place (a copy taken out of the dictionary would copy its queue on the first change); one
+    /// with no state change ahead (nothing queued, no end coming) has nothing to apply and is left alone.
     mutating func advance(to now: Double) -> Step {
         var events: [(Int, PlayerEvent)] = []
         var next: Double?
         for id in players.keys.sorted() {
-            guard var player = players[id] else { continue }
-            let queued = player.pendingCount
-            let firstQueued = player.nextStateChange
-            let happened = player.advance(to: now)
-            events += happened.map { (id, $0) }
-            if let firstQueued, player.pendingCount != queued || !happened.isEmpty { invalidate(at: firstQueued) }
-            players[id] = player
-            if let change = player.nextStateChange { next = min(next ?? change, change) }
+            guard let firstQueued = players[id]?.nextStateChange, let queued = players[id]?.pendingCount else {
+                continue
+            }
+            let happened = players[id]?.advance(to: now) ?? []
+            for event in happened { events.append((id, event)) }
+            if players[id]?.pendingCount != queued || !happened.isEmpty { invalidate(at: firstQueued) }
+            if let change = players[id]?.nextStateChange { next = min(next ?? change, change) }
         }
         return Step(nextChange: next, events: events, isActive: isActive)
     }

@@ -149,7 +149,10 @@ struct PlayerState: Sendable {
 
     /// The engine time of the next queued command or natural end (after `advance(to:)`, both are ahead):
     /// when the player's state, not only its levels, changes next.
-    var nextStateChange: Double? { [pending.first?.time, naturalEnd].compactMap { $0 }.min() }
+    var nextStateChange: Double? {
+        guard let queued = pending.first?.time else { return naturalEnd }
+        return naturalEnd.map { min($0, queued) } ?? queued
+    }
 
     /// The pattern offset at `time`: the raw offset, wrapped when looping.
     func offset(at time: Double) -> Double {

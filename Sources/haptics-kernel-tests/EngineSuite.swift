@@ -535,10 +535,10 @@ enum EngineSuite {
         try require(try tap.prepare(), "prepare() on a pad with free slots should upload the top")
         try tap.start(atTime: 0)
         try await VirtualPadSuite.waitForRecords(pad, "the mix's off at the tail's end") { records in
-            records.contains { record in
-                guard case .rumble(0, 0)? = record.effect?.kind else { return false }
-                return record.event == .upload
-            }
+            // The first effect uploaded is the prepared top, the next the mix's; off stops the mix's effect.
+            let uploaded = records.filter { $0.event == .upload && $0.retval == 0 }.compactMap(\.id)
+            guard let mix = uploaded.first(where: { $0 != uploaded.first }) else { return false }
+            return records.contains { $0.event == .stop && $0.id == mix }
         }
         engine.stop()
         let records = pad.records()

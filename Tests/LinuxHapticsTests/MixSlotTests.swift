@@ -1,0 +1,50 @@
+// The device calls a change of the mix takes on evdev, decided from what the mix slot holds: a start at the
+// levels the slot already holds is one play, with no update.
+import HapticRendering
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct MixSlotTests {
+    static let full = MotorMagnitudes(strong: 1, weak: 1)
+    static let half = MotorMagnitudes(strong: 0.5, weak: 0.25)
+
+    @Test func theFirstLevelIsUploadedThenPlayed() {
+        #expect(MixSlotState().change(to: Self.full, explicitly: false, at: 1) == .uploadThenPlay)
+    }
+
+    @Test func anotherLevelUpdatesTheSlotThenPlays() {
+        let slot = MixSlotState(levels: Self.half, playingUntil: 2)
+        #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .updateThenPlay)
+    }
+
+    @Test(arguments: [0.0, 2.0])
+    func theLevelTheSlotHoldsIsOnlyPlayed(playingUntil: Double) {
+        // Stopped (off came as a stop) or still playing (a renewal): the effect holds the level either way.
+        let slot = MixSlotState(levels: Self.full, playingUntil: playingUntil)
+        #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .play)
+    }
+
+    @Test func offWhileTheEffectPlaysIsAStop() {
+        let slot = MixSlotState(levels: Self.full, playingUntil: 2)
+        #expect(slot.change(to: .off, explicitly: false, at: 1) == .stop)
+    }
+
+    @Test(arguments: [
+        MixSlotState(),
+        MixSlotState(levels: Self.full, playingUntil: 0),
+        // Past its replay window the kernel stopped the effect by itself.
+        MixSlotState(levels: Self.full, playingUntil: 0.9),
+    ])
+    func offWhileNothingOfOursPlaysTakesNoCall(slot: MixSlotState) {
+        #expect(slot.change(to: .off, explicitly: false, at: 1) == .none)
+    }
+
+    @Test func anExplicitOffIsAZeroRumblePlayed() {
+        #expect(MixSlotState().change(to: .off, explicitly: true, at: 1) == .uploadThenPlay)
+        let holding = MixSlotState(levels: Self.full, playingUntil: 0)
+        #expect(holding.change(to: .off, explicitly: true, at: 1) == .updateThenPlay)
+        let zero = MixSlotState(levels: .off, playingUntil: 0)
+        #expect(zero.change(to: .off, explicitly: true, at: 1) == .play)
+    }
+}
