@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
+        .library(name: "AudioRendering", targets: ["AudioRendering"]),
         // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
         .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
@@ -48,10 +49,22 @@ let package = Package(
             name: "CLibevdev", pkgConfig: "libevdev",
             providers: [.apt(["libevdev-dev"])]),
         .target(name: "CLinuxInput"),
+        // Audio: ALSA output, libsndfile decoding, libsamplerate resampling (docs/audio.md).
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CSamplerate", pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]),
 
         // Pure layers: no Glibc, no I/O.
         .target(name: "AHAP", swiftSettings: strict),
         .target(name: "HapticRendering", dependencies: ["AHAP"], swiftSettings: strict),
+        // A pattern's audio events as voices on its timeline, rendered into sample frames.
+        .target(name: "AudioRendering", dependencies: ["AHAP", "HapticRendering"], swiftSettings: strict),
 
         // The kernel: discovery, evdev force feedback.
         .target(
@@ -132,6 +145,8 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),
+        .testTarget(
+            name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],
             swiftSettings: strict),
