@@ -26,6 +26,7 @@ let package = Package(
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
         .library(name: "AudioRendering", targets: ["AudioRendering"]),
+        .library(name: "LinuxAudio", targets: ["LinuxAudio"]),
         // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
         .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
@@ -71,6 +72,15 @@ let package = Package(
             name: "LinuxInput",
             dependencies: [
                 "CLibudev", "CLibevdev", "CLinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // The sound hardware: files decoded and resampled, ALSA PCM output, a null output on the same clock.
+        .target(
+            name: "LinuxAudio",
+            dependencies: [
+                "AudioRendering", "LinuxInput", "CALSA", "CSndfile", "CSamplerate",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -147,6 +157,9 @@ let package = Package(
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
+        .testTarget(
+            name: "LinuxAudioTests", dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxInput"],
+            swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],
             swiftSettings: strict),
