@@ -138,7 +138,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "LinuxHapticsTesting", "HapticTestDevices",
                 "CLinuxInput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

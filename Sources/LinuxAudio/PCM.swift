@@ -129,6 +129,13 @@ package final class PCM: @unchecked Sendable {
         return max(delay, 0)
     }
 
+    /// Starts the stream now (`snd_pcm_start`): for a capture, so that it records from this moment rather
+    /// than from the first read.
+    package func start() throws(AudioDeviceError) {
+        guard let handle else { throw closedError("snd_pcm_start") }
+        try Self.check("snd_pcm_start", device) { Int(snd_pcm_start(handle)) }
+    }
+
     /// Waits until every queued frame has been played (`snd_pcm_drain`), then makes the stream ready again.
     package func drain() throws(AudioDeviceError) {
         guard let handle else { throw closedError("snd_pcm_drain") }

@@ -10,5 +10,6 @@ let allSuites: [KernelTestSuite] = [
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    AudioSuite.suite,
     SoakSuite.suite,
 ]
