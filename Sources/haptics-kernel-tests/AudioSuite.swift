@@ -13,6 +13,7 @@ enum AudioSuite {
         name: "audio", requiredPaths: ["/proc/asound/Loopback"],
         tests: [
             KernelTest(name: "audio/loopback-hears-the-rendered-tone", body: loopbackTone),
+            KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
             KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
         ])
 
@@ -26,14 +27,21 @@ enum AudioSuite {
         return logger
     }
 
-    /// A 0.2 s tone at volume 0.8 after 50 ms of silence, as the mixer renders it.
-    static func renderedTone() -> [Float] {
+    /// A 0.2 s tone at volume 0.8 after 50 ms of silence, then 50 ms of silence (a tone at volume 0): snd-aloop
+    /// loses the last period a playback stream drains, which must be silence for the tone to come back whole.
+    static func toneSchedule() -> AudioSchedule {
         let tone = HapticEvent(
             type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.8)],
             relativeTime: 0.05, duration: 0.2)
-        var mixer = AudioMixer(
-            schedule: AudioSchedule(pattern: HapticPattern(events: [tone], parameters: [], parameterCurves: [])),
-            clips: [:], sampleRate: Double(rate))
+        let tail = HapticEvent(
+            type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0)],
+            relativeTime: 0.25, duration: 0.05)
+        return AudioSchedule(pattern: HapticPattern(events: [tone, tail], parameters: [], parameterCurves: []))
+    }
+
+    /// `toneSchedule()` as the mixer renders it, 0.3 s in all.
+    static func renderedTone() -> [Float] {
+        var mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
         var frames = [Float](repeating: 0, count: 2 * rate * 3 / 10)
         mixer.render(into: &frames)
         return frames
@@ -44,13 +52,13 @@ enum AudioSuite {
         stride(from: 2 * start, to: samples.count, by: 2).first { abs(samples[$0]) > 0.02 }.map { $0 / 2 }
     }
 
-    static func loopbackTone() async throws {
-        let rendered = renderedTone()
+    /// Captures `frames` from the loopback while `play` plays on its other side; returns the samples and the
+    /// time the capture was started (taken as its first frame's time).
+    static func capture(frames: Int, while play: () throws -> Void) throws -> (samples: [Float], start: UInt64) {
         let capture = try PCM(device: captureDevice, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
         defer { capture.close() }
         let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
-        let frames = rendered.count / 2 + rate / 4
-        let captureStart = MonotonicTime.nanoseconds()
+        let start = MonotonicTime.nanoseconds()
         try capture.start()
         let reader = try ServiceThread.start {
             var buffer = [Float](repeating: 0, count: 2 * frames)
@@ -62,23 +70,53 @@ enum AudioSuite {
             }
             captured.withLock { $0 = result }
         }
-        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
-        defer { output.close() }
-        let before = MonotonicTime.nanoseconds()
-        let heard = try output.write(rendered)
-        try output.drain()
+        defer { reader.join() }
+        try play()
         reader.join()
-        let samples = try (captured.withLock { $0 })?.get() ?? []
-        print("  output \(output.latency); first frame due \(tenths(Double(heard - before) / 1e6)) ms after the write")
-        let onsetFrame = try check(samples, against: rendered, xruns: output.xrunCount)
-        // When the capture heard the tone start, against when the output said it would be heard (the capture's
-        // first frame taken as recorded at the moment it was started): for the record, not a requirement.
-        let dueMilliseconds = Double(heard - captureStart) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
-        let heardMilliseconds = Double(onsetFrame) * 1000 / Double(rate)
-        print("  onset heard \(tenths(heardMilliseconds - dueMilliseconds)) ms after the time the output gave")
+        return (try (captured.withLock { $0 })?.get() ?? [], start)
     }
 
-    /// The capture must hold the rendered sound whole: its onset found, then every sample as rendered.
+    static func loopbackTone() async throws {
+        let rendered = renderedTone()
+        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        defer { output.close() }
+        var written = (before: UInt64(0), heard: UInt64(0))
+        let captured = try capture(frames: rendered.count / 2 + rate / 4) {
+            written.before = MonotonicTime.nanoseconds()
+            written.heard = try output.write(rendered)
+            try output.drain()
+        }
+        print(
+            "  output \(output.latency); first frame due \(tenths(Double(written.heard - written.before) / 1e6)) ms "
+                + "after the write")
+        let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
+        // When the capture heard the tone start, against when the output said it would be heard: for the record,
+        // not a requirement.
+        let due = Double(written.heard - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
+        print(
+            "  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after the time the output gave")
+    }
+
+    /// A sound scheduled 150 ms ahead: the tone must be heard whole, and how far its onset is from the time asked
+    /// for (the pattern's own 50 ms of silence included) is printed.
+    static func scheduledSound() async throws {
+        let rendered = renderedTone()
+        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        defer { output.close() }
+        var startTime: UInt64 = 0
+        var ending = ScheduledSound.Ending.stopped
+        let captured = try capture(frames: rendered.count / 2 + rate * 2 / 5) {
+            startTime = MonotonicTime.nanoseconds() + 150_000_000
+            let sound = try ScheduledSound(
+                schedule: toneSchedule(), clips: [:], output: output, startNanoseconds: startTime, logger: logger())
+            ending = sound.wait()
+        }
+        try requireEqual(ending, .finished, "how the scheduled sound ended")
+        let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
+        let due = Double(startTime - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
+        print("  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after its scheduled time")
+    }
+
     /// `value` rounded to one decimal, for the printed figures.
     static func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
 
