@@ -149,7 +149,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting",
+                "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
