@@ -46,15 +46,27 @@ public final class ScheduledSound: Sendable {
     /// Asks the thread to stop after the period it is writing; what is queued plays out.
     public func stop() { stopRequested.store(true, ordering: .relaxed) }
 
-    /// Waits for the thread to end and returns how it ended.
+    /// Waits for the thread to end and returns how it ended. From `onEnd` (on the thread itself) it returns the
+    /// ending at once.
     @discardableResult
     public func wait() -> Ending {
         let joined = thread.withLock { held -> ServiceThread? in
-            defer { held = nil }
-            return held
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
         }
         joined?.join()
         return ending.withLock { $0 } ?? .stopped
+    }
+
+    /// The thread holds the sound until it ends, so this runs after it ended: joined here, or detached when the
+    /// thread itself lets go of the last reference.
+    deinit {
+        thread.withLock { held in
+            guard let current = held else { return }
+            if current.isCurrent { current.detach() } else { current.join() }
+            held = nil
+        }
     }
 
     private var isStopping: Bool { stopRequested.load(ordering: .relaxed) }

@@ -12,6 +12,7 @@ enum AudioSuite {
     static let suite = KernelTestSuite(
         name: "audio", requiredPaths: ["/proc/asound/Loopback"],
         tests: [
+            KernelTest(name: "audio/devices-list-the-loopback-card", body: deviceList),
             KernelTest(name: "audio/loopback-hears-the-rendered-tone", body: loopbackTone),
             KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
             KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
@@ -143,6 +144,15 @@ enum AudioSuite {
         try require(worst < 1e-6, "the captured tone differs from the rendered one by up to \(worst)")
         try require(onset(captured, from: capturedOnset + toneFrames) == nil, "sound after the tone ended")
         return capturedOnset
+    }
+
+    static func deviceList() async throws {
+        let devices = try AudioDevices.list(includingCaptureOnly: true)
+        let loopback = devices.filter { $0.name.contains("CARD=Loopback") }
+        for device in loopback { print("  \(device.name): \(device.description)") }
+        try require(
+            loopback.contains { $0.name.hasPrefix("hw:") && $0.canPlay && $0.canCapture },
+            "no hw: device of the Loopback card that plays and captures among \(devices.map(\.name))")
     }
 
     static func streamErrors() async throws {

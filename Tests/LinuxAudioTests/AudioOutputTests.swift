@@ -34,6 +34,14 @@ struct AudioOutputTests {
         #expect(output.deviceName == "null")
     }
 
+    @Test("alsa-lib's device list names its own null device, which plays and captures")
+    func deviceList() throws {
+        let devices = try AudioDevices.list(includingCaptureOnly: true)
+        let null = try #require(devices.first { $0.name == "null" }, "\(devices.map(\.name))")
+        #expect(null.canPlay && null.canCapture && !null.description.isEmpty)
+        #expect(try AudioDevices.list().allSatisfy(\.canPlay))
+    }
+
     @Test("the null output queues frames on the monotonic clock, one after the other")
     func nullOutputClock() throws {
         let output = NullAudioOutput(sampleRate: 48000, bufferSeconds: 0.5)

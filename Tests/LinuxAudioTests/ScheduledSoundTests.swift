@@ -31,6 +31,30 @@ struct ScheduledSoundTests {
         #expect(try output.delay() == 0)
     }
 
+    @Test("onEnd may wait on its own sound, and the last reference may go on the sound's thread")
+    func endsOnItsOwnThread() throws {
+        let output = NullAudioOutput(sampleRate: 8000, bufferSeconds: 0.01)
+        let held = DeadlineWaiter()
+        let done = DeadlineWaiter()
+        let endings = Lock<[ScheduledSound.Ending]>([])
+        let holder = Lock<ScheduledSound?>(nil)
+        // Only `holder` and the thread hold the sound, so its last reference goes on its own thread.
+        holder.withLock {
+            $0 = try? ScheduledSound(
+                schedule: tone(seconds: 0.01), clips: [:], output: output, startNanoseconds: 0, logger: logger
+            ) { _ in
+                held.wait(untilNanoseconds: nil)
+                let own = holder.withLock { $0 }
+                endings.withLock { $0.append(own?.wait() ?? .stopped) }
+                holder.withLock { $0 = nil }
+                done.signal()
+            }
+        }
+        held.signal()
+        done.wait(untilNanoseconds: nil)
+        #expect(endings.withLock { $0 } == [.finished])
+    }
+
     @Test("a start long past plays nothing and finishes")
     func startLongPast() throws {
         let output = NullAudioOutput(sampleRate: 8000, bufferSeconds: 0.01)
