@@ -15,6 +15,7 @@ enum AudioSuite {
             KernelTest(name: "audio/devices-list-the-loopback-card", body: deviceList),
             KernelTest(name: "audio/loopback-hears-the-rendered-tone", body: loopbackTone),
             KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
+            KernelTest(name: "audio/cross-fade-keeps-power-without-a-gap", body: crossFade),
             KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
         ])
 
@@ -153,6 +154,55 @@ enum AudioSuite {
         try require(
             loopback.contains { $0.name.hasPrefix("hw:") && $0.canPlay && $0.canCapture },
             "no hw: device of the Loopback card that plays and captures among \(devices.map(\.name))")
+    }
+
+    /// A constant on the left cross-faded over 0.2 s into a constant on the right, on a `MixingStream`: in the
+    /// capture, left² + right² must stay at its level from the first sound's start to the second's full level
+    /// (no gap, no dip), and the left side must follow the equal-power curve.
+    static func crossFade() async throws {
+        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.1, logger: logger())
+        defer { output.close() }
+        func constant(left: Float, right: Float) -> ClipSource {
+            ClipSource(AudioClip(sampleRate: Double(rate), channelCount: 2, samples: [left, right])!, loops: true)
+        }
+        let fadeSeconds = 0.2
+        let captured = try capture(frames: rate * 4 / 5) {
+            let stream = try MixingStream(output: output, logger: logger())
+            defer { stream.close() }
+            let first = stream.play(constant(left: 0.5, right: 0))
+            Sys.sleep(nanoseconds: 150_000_000)
+            let second = stream.play(constant(left: 0, right: 0.5), gain: 0)
+            stream.fade(first, to: 0, over: fadeSeconds, thenStop: true)
+            stream.fade(second, to: 1, over: fadeSeconds)
+            Sys.sleep(nanoseconds: 350_000_000)
+            try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
+        }
+        try requireEqual(output.xrunCount, 0, "underruns while cross-fading")
+        try checkCrossFade(captured.samples, fadeFrames: Int(fadeSeconds * Double(rate)))
+    }
+
+    static func checkCrossFade(_ samples: [Float], fadeFrames: Int) throws {
+        let frames = samples.count / 2
+        // The glide starts from the full level exactly and ends on the target exactly: the fade's first frame is
+        // the one before the left side first drops, its end the first frame at which the right side is full.
+        let left = { (frame: Int) in samples[2 * frame] }
+        let right = { (frame: Int) in samples[2 * frame + 1] }
+        guard let start = (0..<frames).first(where: { left($0) > 0.4 }),
+            let fadeStart = (start..<frames).first(where: { left($0) < 0.5 }).map({ $0 - 1 }),
+            let fadeEnd = (fadeStart..<frames).first(where: { right($0) >= 0.5 })
+        else { throw TestFailure(reason: "no complete cross-fade in the capture") }
+        var worst: Float = 0
+        for frame in start...fadeEnd {
+            worst = max(worst, abs(left(frame) * left(frame) + right(frame) * right(frame) - 0.25))
+        }
+        let middle = left(fadeStart + fadeFrames / 2)
+        print(
+            "  fade over \(fadeEnd - fadeStart) frames (\(fadeFrames) asked), power off by at most \(worst), "
+                + "left at the middle \(middle)")
+        try require(worst < 1e-4, "left² + right² strays from 0.25 by \(worst) during the cross-fade")
+        try require(
+            abs(fadeEnd - fadeStart - fadeFrames) < fadeFrames / 50, "the fade lasted \(fadeEnd - fadeStart) frames")
+        try require(abs(Double(middle) - 0.5 * 0.5.squareRoot()) < 2e-3, "left at the fade's middle: \(middle)")
     }
 
     static func streamErrors() async throws {

@@ -1,0 +1,252 @@
+public import AudioRendering
+public import LinuxInput
+public import Logging
+import Synchronization
+
+/// Something that makes stereo frames at the stream's rate, block after block: a pattern's `AudioMixer`, a
+/// `ClipSource`.
+public protocol SoundSource: Sendable {
+    /// Overwrites `buffer` (2 samples per frame) with the next frames; returns false once the source has ended
+    /// (frames after its end are silence).
+    mutating func renderNext(into buffer: inout [Float]) -> Bool
+}
+
+extension AudioMixer: SoundSource {
+    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
+        render(into: &buffer)
+        return !isFinished
+    }
+}
+
+/// A decoded clip played as it is (a mono clip on both sides), once or looping. The clip must be at the stream's
+/// rate (`AudioFile.load` converts).
+public struct ClipSource: SoundSource {
+    public let clip: AudioClip
+    public let loops: Bool
+    private var frame = 0
+
+    public init(_ clip: AudioClip, loops: Bool = false) {
+        self.clip = clip
+        self.loops = loops
+    }
+
+    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
+        let channels = clip.channelCount
+        for index in 0..<buffer.count / 2 {
+            if frame >= clip.frameCount, loops, clip.frameCount > 0 { frame = 0 }
+            guard frame < clip.frameCount else {
+                buffer[2 * index] = 0
+                buffer[2 * index + 1] = 0
+                continue
+            }
+            buffer[2 * index] = clip.samples[frame * channels]
+            buffer[2 * index + 1] = clip.samples[frame * channels + channels - 1]
+            frame += 1
+        }
+        return loops && clip.frameCount > 0 || frame < clip.frameCount
+    }
+}
+
+/// One output fed without a break by a thread of its own, mixing every sound playing on it: each starts at a
+/// chosen `CLOCK_MONOTONIC` moment (counted through the output's queue, as `ScheduledSound` does) or at once,
+/// and its gain can glide (`fade`) along the equal-power curve, so that two sounds cross-fade at constant power.
+/// Silence is written while nothing plays, so the device's clock never stops.
+///
+/// A failed write (the device gone) ends the thread: `failure` says why and `onFailure` is called once.
+public final class MixingStream: Sendable {
+    /// A sound playing on the stream.
+    public struct SoundID: Hashable, Sendable {
+        let value: Int
+    }
+
+    private enum Command: Sendable {
+        case play(SoundID, any SoundSource, start: UInt64?, gain: Double)
+        case fade(SoundID, to: Double, seconds: Double, thenStop: Bool)
+        case stop(SoundID)
+    }
+
+    private struct Shared: Sendable {
+        var commands: [Command] = []
+        var active: Set<SoundID> = []
+        var nextID = 0
+        var failure: AudioDeviceError?
+    }
+
+    public let output: any AudioOutput
+    private let shared = Lock(Shared())
+    private let closing = Atomic<Bool>(false)
+    private let thread = Lock<ServiceThread?>(nil)
+
+    /// Starts feeding `output`. `onFailure` is called on the stream's thread when a write fails.
+    public init(
+        output: any AudioOutput, logger: Logger, onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
+    ) throws(SystemCallError) {
+        self.output = output
+        let started = try ServiceThread.start { [self] in
+            var mixing = Mixing(output: output)
+            do throws(AudioDeviceError) {
+                while !closing.load(ordering: .relaxed) {
+                    let commands = shared.withLock { shared in
+                        defer { shared.commands = [] }
+                        return shared.commands
+                    }
+                    let stopped = mixing.apply(commands)
+                    let ended = stopped.union(try mixing.writeNextPeriod())
+                    if !ended.isEmpty { shared.withLock { $0.active.subtract(ended) } }
+                }
+            } catch {
+                logger.warning("audio stream stopped by its output", metadata: ["error": "\(error)"])
+                shared.withLock {
+                    $0.failure = error
+                    $0.active = []
+                }
+                onFailure(error)
+            }
+        }
+        thread.withLock { $0 = started }
+    }
+
+    /// Plays `source` from `startNanoseconds` (`CLOCK_MONOTONIC`; at once when nil or past) at `gain`.
+    @discardableResult
+    public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
+        shared.withLock { shared in
+            let id = SoundID(value: shared.nextID)
+            shared.nextID += 1
+            guard shared.failure == nil else { return id }
+            shared.active.insert(id)
+            shared.commands.append(.play(id, source, start: startNanoseconds, gain: gain))
+            return id
+        }
+    }
+
+    /// Glides the sound's gain to `gain` over `seconds` from the next period on, along
+    /// `from·cos(p·π/2) + to·sin(p·π/2)` (`EqualPower.crossFade`): a fade-out and a fade-in of the same length
+    /// started together keep the power constant. With `thenStop` the sound ends when the glide does.
+    public func fade(_ id: SoundID, to gain: Double, over seconds: Double, thenStop: Bool = false) {
+        shared.withLock { $0.commands.append(.fade(id, to: gain, seconds: seconds, thenStop: thenStop)) }
+    }
+
+    /// Ends the sound at the next period.
+    public func stop(_ id: SoundID) {
+        shared.withLock { $0.commands.append(.stop(id)) }
+    }
+
+    /// Whether the sound has not ended yet (queued, waiting for its start, or playing).
+    public func isActive(_ id: SoundID) -> Bool { shared.withLock { $0.active.contains(id) } }
+
+    /// Why the stream stopped, when its output failed.
+    public var failure: AudioDeviceError? { shared.withLock { $0.failure } }
+
+    /// Stops the thread after the period it is writing and waits for it; the output stays open (its owner's).
+    public func close() {
+        closing.store(true, ordering: .relaxed)
+        let joined = thread.withLock { held -> ServiceThread? in
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
+        }
+        joined?.join()
+    }
+
+    deinit { close() }
+
+    /// The stream thread's own state: the sounds and the time of the next frame.
+    private struct Mixing {
+        struct Playing {
+            let id: SoundID
+            var source: any SoundSource
+            var start: UInt64?
+            var glide: Glide
+            var stopsAfterGlide = false
+        }
+
+        /// A gain moving from `from` to `to` over `frames` frames from stream frame `first`.
+        struct Glide {
+            var from: Double
+            var to: Double
+            var first = 0
+            var frames = 0
+
+            func gain(atFrame frame: Int) -> Double {
+                guard frames > 0, frame < first + frames else { return to }
+                let weights = EqualPower.crossFade(progress: Double(max(frame - first, 0)) / Double(frames))
+                return from * weights.outgoing + to * weights.incoming
+            }
+
+            func isOver(atFrame frame: Int) -> Bool { frame >= first + frames }
+        }
+
+        let output: any AudioOutput
+        let period: Int
+        var playing: [Playing] = []
+        /// Frames written so far, and when the next one will be heard.
+        var written = 0
+        var nextHeard: UInt64?
+
+        init(output: any AudioOutput) {
+            self.output = output
+            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+        }
+
+        /// Applies the commands in order; returns the sounds stopped.
+        mutating func apply(_ commands: [Command]) -> Set<SoundID> {
+            var stopped: Set<SoundID> = []
+            for command in commands {
+                switch command {
+                case .play(let id, let source, let start, let gain):
+                    playing.append(Playing(id: id, source: source, start: start, glide: Glide(from: gain, to: gain)))
+                case .fade(let id, let gain, let seconds, let thenStop):
+                    guard let index = playing.firstIndex(where: { $0.id == id }) else { continue }
+                    let current = playing[index].glide.gain(atFrame: written)
+                    let frames = Int(seconds * Double(output.sampleRate))
+                    playing[index].glide = Glide(from: current, to: gain, first: written, frames: frames)
+                    playing[index].stopsAfterGlide = thenStop
+                case .stop(let id):
+                    playing.removeAll { $0.id == id }
+                    stopped.insert(id)
+                }
+            }
+            return stopped
+        }
+
+        /// Mixes and writes one period; returns the sounds that ended in it.
+        mutating func writeNextPeriod() throws(AudioDeviceError) -> Set<SoundID> {
+            let heardFirst: UInt64
+            if let nextHeard {
+                heardFirst = nextHeard
+            } else {
+                heardFirst = MonotonicTime.nanoseconds() + UInt64(try output.delay() * 1e9)
+            }
+            var mix = [Float](repeating: 0, count: 2 * period)
+            var ended: Set<SoundID> = []
+            for index in playing.indices {
+                if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix) { ended.insert(playing[index].id) }
+            }
+            playing.removeAll { ended.contains($0.id) }
+            for index in mix.indices { mix[index] = min(max(mix[index], -1), 1) }
+            let heard = try output.write(mix)
+            written += period
+            nextHeard = heard + UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate)
+            return ended
+        }
+
+        /// Adds the sound's frames for this period from its start on; false when it has ended.
+        private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float]) -> Bool {
+            var offset = 0
+            if let start = sound.start, start > periodHeard {
+                offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
+                if offset >= period { return true }
+            }
+            sound.start = nil
+            var frames = [Float](repeating: 0, count: 2 * (period - offset))
+            let more = sound.source.renderNext(into: &frames)
+            for frame in 0..<(period - offset) {
+                let gain = Float(sound.glide.gain(atFrame: written + offset + frame))
+                mix[2 * (offset + frame)] += frames[2 * frame] * gain
+                mix[2 * (offset + frame) + 1] += frames[2 * frame + 1] * gain
+            }
+            let glideDone = sound.glide.isOver(atFrame: written + period)
+            return more && !(sound.stopsAfterGlide && glideDone)
+        }
+    }
+}

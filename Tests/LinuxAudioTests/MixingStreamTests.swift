@@ -1,0 +1,117 @@
+import AudioRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+import Testing
+
+/// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
+/// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that the stream's
+/// thread does not spin.
+final class RecordingAudioOutput: AudioOutput {
+    let deviceName = "recording"
+    let sampleRate = 8000
+    let latency = AudioLatency(bufferFrames: 256, periodFrames: 64, sampleRate: 8000)
+    let origin: UInt64
+    private let state = Lock<(samples: [Float], failAfter: Int?)>(([], nil))
+
+    init(origin: UInt64) { self.origin = origin }
+
+    var samples: [Float] { state.withLock { $0.samples } }
+    var frames: Int { state.withLock { $0.samples.count / 2 } }
+
+    /// Makes writes fail (the device gone) once `frames` frames have been written.
+    func fail(after frames: Int) { state.withLock { $0.failAfter = frames } }
+
+    func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+        Sys.sleep(nanoseconds: 200_000)
+        return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
+            let first = state.samples.count / 2
+            if let limit = state.failAfter, first >= limit {
+                throw AudioDeviceError(device: deviceName, call: "write", errno: .noDevice, message: "gone")
+            }
+            state.samples += samples
+            return origin + UInt64(first) * 1_000_000_000 / UInt64(sampleRate)
+        }
+    }
+
+    func delay() throws(AudioDeviceError) -> Double { 0 }
+    func drain() throws(AudioDeviceError) {}
+    func close() {}
+}
+
+@Suite("Mixing stream")
+struct MixingStreamTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Waits (a hang guard, not a timing check) until `condition` holds.
+    func waitUntil(_ what: String, _ condition: () -> Bool) throws {
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while !condition() {
+            try #require(MonotonicTime.nanoseconds() < deadline, "timed out waiting until \(what)")
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+    }
+
+    /// A stereo clip of `frames` frames at `left` and `right`.
+    func constant(left: Float, right: Float, frames: Int) -> AudioClip {
+        AudioClip(sampleRate: 8000, channelCount: 2, samples: Array((0..<frames).map { _ in [left, right] }.joined()))!
+    }
+
+    @Test("a sound scheduled ahead starts at its frame of the stream, plays whole and ends")
+    func scheduledStart() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream runs") { output.frames > 0 }
+        // 1000 frames (125 ms) after the origin of the recording output's clock.
+        let id = stream.play(
+            ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: output.origin + 125_000_000)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let firstSound = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(firstSound == 1000)
+        #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
+        #expect(samples[2200...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("two sounds fading out and in together keep their summed power constant, with no gap")
+    func crossFadePower() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let left = stream.play(ClipSource(constant(left: 0.5, right: 0, frames: 8), loops: true))
+        try waitUntil("the first sound plays") { output.samples.contains(0.5) }
+        let right = stream.play(ClipSource(constant(left: 0, right: 0.5, frames: 8), loops: true), gain: 0)
+        stream.fade(left, to: 0, over: 0.1, thenStop: true)
+        stream.fade(right, to: 1, over: 0.1)
+        try waitUntil("the fade ends") { !stream.isActive(left) }
+        try waitUntil("the second plays on after it") { output.frames > 0 && output.samples.last == 0.5 }
+        let samples = output.samples
+        let firstFrame = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        var powers: [Float] = []
+        for frame in firstFrame..<samples.count / 2 {
+            powers.append(samples[2 * frame] * samples[2 * frame] + samples[2 * frame + 1] * samples[2 * frame + 1])
+        }
+        #expect(powers.allSatisfy { abs($0 - 0.25) < 1e-5 }, "power from \(powers.min() ?? 0) to \(powers.max() ?? 0)")
+        #expect(samples.contains { $0 > 0.1 && $0 < 0.4 }, "the fade passes through intermediate gains")
+        #expect(stream.isActive(right))
+    }
+
+    @Test("stop ends a sound; a failed write ends the stream and is reported once")
+    func stopAndFailure() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let failures = Lock<[AudioDeviceError]>([])
+        let stream = try MixingStream(output: output, logger: logger) { error in failures.withLock { $0.append(error) }
+        }
+        defer { stream.close() }
+        let id = stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 8), loops: true))
+        try waitUntil("it plays") { output.samples.contains(0.1) }
+        stream.stop(id)
+        try waitUntil("it ends") { !stream.isActive(id) }
+        output.fail(after: output.frames + 64)
+        try waitUntil("the stream fails") { stream.failure != nil }
+        #expect(stream.failure?.errno == .noDevice)
+        #expect(failures.withLock { $0.count } == 1)
+        #expect(!stream.isActive(stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 8)))))
+    }
+}
