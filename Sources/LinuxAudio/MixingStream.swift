@@ -48,7 +48,7 @@ public struct ClipSource: SoundSource {
 }
 
 /// One output fed without a break by a thread of its own, mixing every sound playing on it: each starts at a
-/// chosen `CLOCK_MONOTONIC` moment (counted through the output's queue, as `ScheduledSound` does) or at once,
+/// chosen `CLOCK_MONOTONIC` moment (placed to the frame through the times the output gives) or at once,
 /// and its gain can glide (`fade`) along the equal-power curve, so that two sounds cross-fade at constant power.
 /// Silence is written while nothing plays, so the device's clock never stops.
 ///
@@ -106,7 +106,14 @@ public final class MixingStream: Sendable {
         thread.withLock { $0 = started }
     }
 
-    /// Plays `source` from `startNanoseconds` (`CLOCK_MONOTONIC`; at once when nil or past) at `gain`.
+    /// The most a late start is made up for by skipping into the sound, in seconds; a start further in the past
+    /// plays the sound from its beginning, now.
+    public static let latestSkip: Double = 10
+
+    /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
+    /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
+    /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
+    /// must be.
     @discardableResult
     public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
         shared.withLock { shared in
@@ -230,12 +237,21 @@ public final class MixingStream: Sendable {
             return ended
         }
 
-        /// Adds the sound's frames for this period from its start on; false when it has ended.
+        /// Adds the sound's frames for this period from its start on; false when it has ended. A start that has
+        /// passed by the first period it could be heard in is made up for by skipping into the sound, so that
+        /// its time t is still heard at start + t.
         private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float]) -> Bool {
             var offset = 0
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 if offset >= period { return true }
+            } else if let start = sound.start {
+                let late = Double(periodHeard - start) / 1e9
+                if late <= MixingStream.latestSkip,
+                    !Self.skip(&sound.source, frames: Int(late * Double(output.sampleRate)))
+                {
+                    return false
+                }
             }
             sound.start = nil
             var frames = [Float](repeating: 0, count: 2 * (period - offset))
@@ -247,6 +263,17 @@ public final class MixingStream: Sendable {
             }
             let glideDone = sound.glide.isOver(atFrame: written + period)
             return more && !(sound.stopsAfterGlide && glideDone)
+        }
+
+        /// Renders and drops `frames` frames of `source`; false when it ended on the way.
+        private static func skip(_ source: inout any SoundSource, frames: Int) -> Bool {
+            var remaining = frames
+            while remaining > 0 {
+                var dropped = [Float](repeating: 0, count: 2 * min(remaining, 4096))
+                if !source.renderNext(into: &dropped) { return false }
+                remaining -= dropped.count / 2
+            }
+            return true
         }
     }
 }

@@ -30,7 +30,8 @@ enum AudioSuite {
     }
 
     /// A 0.2 s tone at volume 0.8 after 50 ms of silence, then 50 ms of silence (a tone at volume 0): snd-aloop
-    /// loses the last period a playback stream drains, which must be silence for the tone to come back whole.
+    /// loses the last period a playback stream drains, which must be silence for the tone to come back whole
+    /// when the tone ends what is played.
     static func toneSchedule() -> AudioSchedule {
         let tone = HapticEvent(
             type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.8)],
@@ -99,21 +100,22 @@ enum AudioSuite {
             "  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after the time the output gave")
     }
 
-    /// A sound scheduled 150 ms ahead: the tone must be heard whole, and how far its onset is from the time asked
-    /// for (the pattern's own 50 ms of silence included) is printed.
+    /// A pattern's sound scheduled 150 ms ahead on a `MixingStream`: the tone must be heard whole, and how far
+    /// its onset is from the time asked for (the pattern's own 50 ms of silence included) is printed.
     static func scheduledSound() async throws {
         let rendered = renderedTone()
         let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
         defer { output.close() }
         var startTime: UInt64 = 0
-        var ending = ScheduledSound.Ending.stopped
         let captured = try capture(frames: rendered.count / 2 + rate * 2 / 5) {
+            let stream = try MixingStream(output: output, logger: logger())
+            defer { stream.close() }
             startTime = MonotonicTime.nanoseconds() + 150_000_000
-            let sound = try ScheduledSound(
-                schedule: toneSchedule(), clips: [:], output: output, startNanoseconds: startTime, logger: logger())
-            ending = sound.wait()
+            let mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
+            let id = stream.play(mixer, at: startTime)
+            while stream.isActive(id) { Sys.sleep(nanoseconds: 10_000_000) }
+            try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
         }
-        try requireEqual(ending, .finished, "how the scheduled sound ended")
         let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
         let due = Double(startTime - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
         print("  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after its scheduled time")

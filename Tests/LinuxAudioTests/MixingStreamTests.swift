@@ -1,3 +1,4 @@
+import AHAP
 import AudioRendering
 import LinuxAudio
 import LinuxInput
@@ -72,6 +73,42 @@ struct MixingStreamTests {
         #expect(firstSound == 1000)
         #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
         #expect(samples[2200...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("a start already passed is kept by skipping into the sound: the stream's frame k carries its frame k")
+    func lateStartSkipsIn() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream runs") { output.frames > 0 }
+        let ramp = (0..<8000).map { Float($0 + 1) / 8000 }
+        let id = stream.play(
+            ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!), at: output.origin)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(first > 0, "the start had passed when the sound was queued")
+        let misplaced = (first..<8000).filter { (frame: Int) -> Bool in
+            samples[2 * frame] != ramp[frame] || samples[2 * frame + 1] != ramp[frame]
+        }
+        #expect(misplaced.isEmpty, "\(misplaced.count) frames not at their place, the first \(misplaced.first ?? 0)")
+        #expect(samples[16000...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
+    func patternSource() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let pattern = HapticPattern(
+            events: [HapticEvent(type: .audioContinuous, relativeTime: 0, duration: 0.05)], parameters: [],
+            parameterCurves: [])
+        let mixer = AudioMixer(schedule: AudioSchedule(pattern: pattern), clips: [:], sampleRate: 8000)
+        let id = stream.play(mixer)
+        try waitUntil("the pattern ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let sounding = stride(from: 0, to: samples.count, by: 2).filter { samples[$0] != 0 }.count
+        #expect(abs(sounding - 400) <= 2, "\(sounding) frames of sound for 0.05 s at 8 kHz")
     }
 
     @Test("two sounds fading out and in together keep their summed power constant, with no gap")
