@@ -111,6 +111,35 @@ struct MixingStreamTests {
         #expect(abs(sounding - 400) <= 2, "\(sounding) frames of sound for 0.05 s at 8 kHz")
     }
 
+    @Test("a file plays as it is read, mono on both sides, once or looping")
+    func fileSource() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["ramp.wav"]) }
+        let ramp = (0..<500).map { Float($0 + 1) / 500 }
+        try AudioFile.write(
+            AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!, to: scratch.file("ramp.wav"),
+            format: .wavFloat)
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let once = stream.play(try FileSource(path: scratch.file("ramp.wav"), sampleRate: 8000))
+        try waitUntil("the file ends") { !stream.isActive(once) }
+        let looped = stream.play(try FileSource(path: scratch.file("ramp.wav"), sampleRate: 8000, loops: true))
+        try waitUntil("the loop comes round three times") { output.samples.filter { $0 == 1 }.count >= 8 }
+        stream.stop(looped)
+        try waitUntil("the loop stops") { !stream.isActive(looped) }
+        let lefts = stride(from: 0, to: output.samples.count, by: 2).map { output.samples[$0] }
+        let first = try #require(lefts.firstIndex { $0 != 0 })
+        #expect(Array(lefts[first..<(first + 500)]) == ramp, "the file once")
+        let second = try #require(lefts[(first + 500)...].firstIndex { $0 != 0 })
+        #expect(Array(lefts[second..<(second + 1500)]) == ramp + ramp + ramp, "the loop, without a gap")
+        #expect(
+            zip(lefts, stride(from: 1, to: output.samples.count, by: 2).map { output.samples[$0] }).allSatisfy {
+                $0 == $1
+            })
+        #expect(throws: AudioFileError.self) { try FileSource(path: scratch.file("none.wav"), sampleRate: 8000) }
+    }
+
     @Test("two sounds fading out and in together keep their summed power constant, with no gap")
     func crossFadePower() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
