@@ -70,41 +70,97 @@ public final class MixingStream: Sendable {
         var active: Set<SoundID> = []
         var nextID = 0
         var failure: AudioDeviceError?
+        var interrupted = false
     }
 
-    public let output: any AudioOutput
+    /// Opens the output again after its device went away.
+    public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
+
     private let shared = Lock(Shared())
     private let closing = Atomic<Bool>(false)
+    private let wake = DeadlineWaiter()
     private let thread = Lock<ServiceThread?>(nil)
 
-    /// Starts feeding `output`. `onFailure` is called on the stream's thread when a write fails.
+    /// Starts feeding `output`. A failed write ends the stream: `onFailure` is called on its thread.
     public init(
         output: any AudioOutput, logger: Logger, onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
     ) throws(SystemCallError) {
-        self.output = output
+        try start(output, reopen: nil, logger: logger, onFailure: onFailure, onInterruption: { _ in })
+    }
+
+    /// Starts feeding `output`, and when its device goes away (`isDeviceMissing`) waits for it and feeds the
+    /// output `reopen` makes, trying again after 0.1 s, doubling up to 2 s: `isInterrupted` holds meanwhile
+    /// and `onInterruption` is called with true, then false when sound flows again. The sounds wait with it
+    /// (paused, not advanced). Any other failure ends the stream as with `init(output:)`.
+    public init(
+        output: any AudioOutput, reopen: @escaping Reopen, logger: Logger,
+        onInterruption: @escaping @Sendable (Bool) -> Void = { _ in },
+        onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
+    ) throws(SystemCallError) {
+        try start(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
+    }
+
+    private func start(
+        _ output: any AudioOutput, reopen: Reopen?, logger: Logger,
+        onFailure: @escaping @Sendable (AudioDeviceError) -> Void, onInterruption: @escaping @Sendable (Bool) -> Void
+    ) throws(SystemCallError) {
         let started = try ServiceThread.start { [self] in
             var mixing = Mixing(output: output)
-            do throws(AudioDeviceError) {
-                while !closing.load(ordering: .relaxed) {
-                    let commands = shared.withLock { shared in
-                        defer { shared.commands = [] }
-                        return shared.commands
+            while !closing.load(ordering: .relaxed) {
+                do throws(AudioDeviceError) {
+                    try feed(&mixing)
+                } catch {
+                    guard let reopen, error.isDeviceMissing else {
+                        logger.warning("audio stream stopped by its output", metadata: ["error": "\(error)"])
+                        shared.withLock {
+                            $0.failure = error
+                            $0.active = []
+                        }
+                        onFailure(error)
+                        return
                     }
-                    let stopped = mixing.apply(commands)
-                    let ended = stopped.union(try mixing.writeNextPeriod())
-                    if !ended.isEmpty { shared.withLock { $0.active.subtract(ended) } }
+                    logger.notice("sound device gone; the audio stream waits for it", metadata: ["error": "\(error)"])
+                    mixing.output.close()
+                    shared.withLock { $0.interrupted = true }
+                    onInterruption(true)
+                    guard let output = waitForDevice(reopen) else { return }
+                    mixing.replace(output)
+                    shared.withLock { $0.interrupted = false }
+                    logger.notice("sound device back; the audio stream plays on")
+                    onInterruption(false)
                 }
-            } catch {
-                logger.warning("audio stream stopped by its output", metadata: ["error": "\(error)"])
-                shared.withLock {
-                    $0.failure = error
-                    $0.active = []
-                }
-                onFailure(error)
             }
         }
         thread.withLock { $0 = started }
     }
+
+    /// Mixes and writes period after period until closed or a write fails.
+    private func feed(_ mixing: inout Mixing) throws(AudioDeviceError) {
+        while !closing.load(ordering: .relaxed) {
+            let commands = shared.withLock { shared in
+                defer { shared.commands = [] }
+                return shared.commands
+            }
+            let stopped = mixing.apply(commands)
+            let ended = stopped.union(try mixing.writeNextPeriod())
+            if !ended.isEmpty { shared.withLock { $0.active.subtract(ended) } }
+        }
+    }
+
+    /// Tries `reopen` until it succeeds (the output) or the stream is closed (nil).
+    private func waitForDevice(_ reopen: Reopen) -> (any AudioOutput)? {
+        var pause: UInt64 = 100_000_000
+        while !closing.load(ordering: .relaxed) {
+            wake.wait(untilNanoseconds: MonotonicTime.nanoseconds() + pause)
+            guard !closing.load(ordering: .relaxed) else { return nil }
+            if let output = try? reopen() { return output }
+            pause = min(pause * 2, 2_000_000_000)
+        }
+        return nil
+    }
+
+    /// Whether the stream waits for its device to come back.
+    public var isInterrupted: Bool { shared.withLock { $0.interrupted } }
 
     /// The most a late start is made up for by skipping into the sound, in seconds; a start further in the past
     /// plays the sound from its beginning, now.
@@ -147,6 +203,7 @@ public final class MixingStream: Sendable {
     /// Stops the thread after the period it is writing and waits for it; the output stays open (its owner's).
     public func close() {
         closing.store(true, ordering: .relaxed)
+        wake.signal()
         let joined = thread.withLock { held -> ServiceThread? in
             guard let current = held, !current.isCurrent else { return nil }
             held = nil
@@ -183,8 +240,8 @@ public final class MixingStream: Sendable {
             func isOver(atFrame frame: Int) -> Bool { frame >= first + frames }
         }
 
-        let output: any AudioOutput
-        let period: Int
+        var output: any AudioOutput
+        var period: Int
         var playing: [Playing] = []
         /// Frames written so far, and when the next one will be heard.
         var written = 0
@@ -193,6 +250,13 @@ public final class MixingStream: Sendable {
         init(output: any AudioOutput) {
             self.output = output
             period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+        }
+
+        /// Goes on on `output` (the device back): its own period, and its own clock for the next frame.
+        mutating func replace(_ output: any AudioOutput) {
+            self.output = output
+            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+            nextHeard = nil
         }
 
         /// Applies the commands in order; returns the sounds stopped.

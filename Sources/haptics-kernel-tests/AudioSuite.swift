@@ -17,6 +17,8 @@ enum AudioSuite {
             KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
             KernelTest(name: "audio/cross-fade-keeps-power-without-a-gap", body: crossFade),
             KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
+            // Last: it unbinds the card and binds it again.
+            KernelTest(name: "audio/stream-waits-for-the-card-to-come-back", body: cardComesBack),
         ])
 
     static let playbackDevice = "hw:Loopback,0,0"
@@ -205,6 +207,43 @@ enum AudioSuite {
         try require(
             abs(fadeEnd - fadeStart - fadeFrames) < fadeFrames / 50, "the fade lasted \(fadeEnd - fadeStart) frames")
         try require(abs(Double(middle) - 0.5 * 0.5.squareRoot()) < 2e-3, "left at the fade's middle: \(middle)")
+    }
+
+    /// The loopback card unbound from its driver while a `MixingStream` plays on it (what an unplugged USB sound
+    /// card does), then bound again: the stream must be interrupted, then play on, its sound still there.
+    static func cardComesBack() async throws {
+        let driver = "/sys/bus/platform/drivers/snd_aloop"
+        let device = "snd_aloop.0"
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        let open: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
+            try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        }
+        let changes = Lock<[Bool]>([])
+        let stream = try MixingStream(
+            output: try open(), reopen: open, logger: logger(),
+            onInterruption: { interrupted in changes.withLock { $0.append(interrupted) } })
+        defer { stream.close() }
+        let id = stream.play(
+            ClipSource(AudioClip(sampleRate: Double(rate), channelCount: 2, samples: [0.5, 0.25])!, loops: true))
+        Sys.sleep(nanoseconds: 100_000_000)
+        try Sys.writeFile("\(driver)/unbind", device)
+        try await waitFor("the stream to be interrupted") { stream.isInterrupted || stream.failure != nil }
+        try require(stream.failure == nil, "the stream failed instead: \(String(describing: stream.failure))")
+        try Sys.writeFile("\(driver)/bind", device)
+        try await waitFor("the stream to play again") { !stream.isInterrupted }
+        try require(stream.isActive(id), "the sound should have waited through the interruption")
+        try requireEqual(changes.withLock { $0 }, [true, false], "interruption changes")
+        let captured = try capture(frames: rate / 5) { Sys.sleep(nanoseconds: 250_000_000) }
+        try require(captured.samples.contains(0.5), "the sound is not in the capture after the card came back")
+    }
+
+    /// Polls `condition` every 10 ms; fails after 20 s (a hang guard, not a timing requirement).
+    static func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+        while !condition() {
+            try require(MonotonicTime.nanoseconds() < deadline, "gave up waiting for \(what) after 20 s")
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
     }
 
     static func streamErrors() async throws {

@@ -140,6 +140,37 @@ struct MixingStreamTests {
         #expect(throws: AudioFileError.self) { try FileSource(path: scratch.file("none.wav"), sampleRate: 8000) }
     }
 
+    @Test("a device that goes away interrupts the stream, which plays on when it can be opened again")
+    func interruption() throws {
+        let first = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let second = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let attempts = Lock(0)
+        let changes = Lock<[Bool]>([])
+        let stream = try MixingStream(
+            output: first,
+            reopen: { () throws(AudioDeviceError) -> any AudioOutput in
+                // The device is back at the third attempt.
+                let attempt = attempts.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard attempt >= 3 else {
+                    throw AudioDeviceError(device: "recording", call: "open", errno: .noDevice, message: "gone")
+                }
+                return second
+            }, logger: logger, onInterruption: { interrupted in changes.withLock { $0.append(interrupted) } })
+        defer { stream.close() }
+        let id = stream.play(ClipSource(constant(left: 0.1, right: 0.2, frames: 8), loops: true))
+        try waitUntil("it plays") { first.samples.contains(0.2) }
+        first.fail(after: first.frames + 64)
+        try waitUntil("the stream is interrupted") { stream.isInterrupted }
+        #expect(stream.isActive(id), "a sound waits through an interruption")
+        try waitUntil("it plays on the device come back") { second.samples.contains(0.2) }
+        #expect(!stream.isInterrupted && stream.failure == nil)
+        #expect(changes.withLock { $0 } == [true, false])
+        #expect(attempts.withLock { $0 } == 3)
+    }
+
     @Test("two sounds fading out and in together keep their summed power constant, with no gap")
     func crossFadePower() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
