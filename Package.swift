@@ -187,6 +187,16 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// `scripts/make-sounds`: the tool that writes the feedback sounds (`FeedbackSound`) to Haptics/*.wav, declared only
+// when HAPTICS_SOUNDS is set, so that the ordinary builds (and `make test`'s) spend nothing on it; the script
+// builds it into .build-sounds.
+if Context.environment["HAPTICS_SOUNDS"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "make-sounds", dependencies: ["AudioRendering", "LinuxAudio"], path: "Tools/make-sounds",
+            swiftSettings: strict))
+}
+
 // Fuzz targets (`make fuzz`, docs/reliability.md): one libFuzzer executable per input format, declared only when
 // HAPTICS_FUZZ is set. libFuzzer supplies `main`, so they link only in a build with `--sanitize fuzzer`: a plain
 // `swift build` (or `--build-tests`) must not see them, and spends no time on them. They live in this package
