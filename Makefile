@@ -14,7 +14,7 @@ DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
 .PHONY: all build release capi capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install \
-	fuzz fuzz-smoke soak bench bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
+	fuzz fuzz-smoke soak bench bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
 all: build
@@ -90,7 +90,7 @@ test-unit: bootstrap
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-test-kernel: release capi-example
+test-kernel: release capi-example peers
 	$(if $(DIRECT_KERNEL),,@$(TIMED) vm-selftest scripts/vm-selftest)
 	@scripts/kernel-tests
 
@@ -113,6 +113,16 @@ fuzz-smoke: bootstrap
 SOAK_SECONDS ?= 300
 soak: bootstrap-bench $(if $(DIRECT_KERNEL),,kernel) release
 	@scripts/soak --seconds $(SOAK_SECONDS)
+
+# The SDL harness of the side-by-side bench (peers/sdl-peer.c), built against Debian's SDL 2.
+peers: bootstrap-bench
+	@scripts/peers >/dev/null
+
+# Our engine side by side with SDL2 on the virtual pad and the emulated DualSense and Xbox pads, in the qemu bench
+# with udevd (docs/bench.md, "Side by side with SDL"): a table per device, the closing `peers:` line, the SVG
+# overlays in .build/bench-peers/. About 10 minutes; not part of `make test`, which runs a smoke of it.
+bench-peers: bootstrap-bench kernel release capi-example peers
+	@scripts/bench-peers
 
 # The VM bench on its own: boots a plain guest and one with udevd and checks what the kernel tests rely on.
 test-vm: bootstrap-bench

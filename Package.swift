@@ -175,6 +175,8 @@ let package = Package(
             name: "LinuxHapticsTests",
             dependencies: ["LinuxHaptics", "LinuxHapticsTesting", "AHAP", "HapticRendering", "LinuxInput"],
             swiftSettings: strict),
+        // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).
+        .testTarget(name: "HapticsBenchTests", dependencies: ["haptics-bench"], swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsCTests",
             dependencies: [

@@ -323,41 +323,63 @@ final class EvdevOutputSource: OutputSource {
     static let watchRestartDelays = (first: Duration.seconds(1), longest: Duration.seconds(60))
 
     func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
-        let first: DeviceMonitor?
+        let watch = MonitorWatch()
         do throws(DeviceMonitorError) {
-            first = try DeviceMonitor(source: monitorSource, logger: logger)
+            follow(try DeviceMonitor(source: monitorSource, logger: logger), in: watch, logger: logger, handler)
         } catch {
             logger.info("no hot-plug watch yet; trying again shortly", metadata: ["error": "\(error)"])
-            first = nil
-        }
-        let task = Task { [self] in
-            var monitor = first
-            var delay = Self.watchRestartDelays.first
-            while !Task.isCancelled {
-                if let monitor {
-                    for await event in monitor { deliver(event, to: handler) }
-                    if Task.isCancelled { return }
-                    logger.info("the hot-plug watch ended (its thread stopped); starting it again")
-                    delay = Self.watchRestartDelays.first
+            do throws(SystemCallError) {
+                try Sys.startThread { [self] in
+                    restart(watch, after: Self.watchRestartDelays.first, logger: logger, handler)
                 }
-                // Until it runs again, an unplug is noticed on the next write and a replug on the next play.
-                try? await Task.sleep(for: delay)
-                if Task.isCancelled { return }
-                delay = min(delay * 2, Self.watchRestartDelays.longest)
-                do throws(DeviceMonitorError) {
-                    let restarted = try DeviceMonitor(source: monitorSource, logger: logger)
-                    monitor = restarted
-                    // A device the engine waits for may have appeared while nothing watched.
-                    if let present = restarted.initialDevices.first(where: accepts) {
-                        deliver(DeviceEvent(kind: .added, device: present), to: handler)
-                    }
-                } catch {
-                    logger.info("the hot-plug watch could not start again", metadata: ["error": "\(error)"])
-                    monitor = nil
-                }
+            } catch {
+                logger.info("no hot-plug watch: no thread to start it again", metadata: ["error": "\(error)"])
+                return nil
             }
         }
-        return MonitorWatch(task: task)
+        return watch
+    }
+
+    /// Delivers `monitor`'s events on its own thread. When the monitor stops on its own (its poll failed), that
+    /// thread starts it again after the restart delay.
+    private func follow(
+        _ monitor: DeviceMonitor, in watch: MonitorWatch, logger: Logger,
+        _ handler: @escaping @Sendable (OutputPresence) -> Void
+    ) {
+        let subscription = monitor.start({ [self] event in deliver(event, to: handler) }) { [self] stopped in
+            guard !stopped, !watch.isCancelled else { return }
+            logger.info("the hot-plug watch ended (its thread stopped); starting it again")
+            restart(watch, after: Self.watchRestartDelays.first, logger: logger, handler)
+        }
+        guard let subscription else {
+            logger.info("the hot-plug watch could not start its thread")
+            return
+        }
+        watch.follow(subscription)
+    }
+
+    /// Waits `delay` (cut short by the watch's cancel) and starts a new monitor; waits twice as long, up to the
+    /// longest delay, while that fails. Until it runs again, an unplug is noticed on the next write and a replug on
+    /// the next play.
+    private func restart(
+        _ watch: MonitorWatch, after delay: Duration, logger: Logger,
+        _ handler: @escaping @Sendable (OutputPresence) -> Void
+    ) {
+        var delay = delay
+        while watch.sleep(for: delay) {
+            do throws(DeviceMonitorError) {
+                let restarted = try DeviceMonitor(source: monitorSource, logger: logger)
+                // A device the engine waits for may have appeared while nothing watched.
+                if let present = restarted.initialDevices.first(where: accepts) {
+                    deliver(DeviceEvent(kind: .added, device: present), to: handler)
+                }
+                follow(restarted, in: watch, logger: logger, handler)
+                return
+            } catch {
+                logger.info("the hot-plug watch could not start again", metadata: ["error": "\(error)"])
+                delay = min(delay * 2, Self.watchRestartDelays.longest)
+            }
+        }
     }
 
     private func deliver(_ event: DeviceEvent, to handler: @Sendable (OutputPresence) -> Void) {
@@ -373,9 +395,46 @@ final class EvdevOutputSource: OutputSource {
     }
 }
 
-private struct MonitorWatch: OutputWatch {
-    let task: Task<Void, Never>
-    func cancel() { task.cancel() }
+/// One engine's hot-plug watch: the device monitor it follows now, and the wait before a restart, both ended by
+/// `cancel`. It runs on the monitor's own thread, with no task or queue: nothing wakes while devices stay put.
+private final class MonitorWatch: OutputWatch {
+    private struct State {
+        var cancelled = false
+        var subscription: DeviceMonitor.Subscription?
+    }
+
+    private let state = Lock(State())
+    private let waiter = DeadlineWaiter()
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Follows `subscription` from now on; stops it at once when the watch was cancelled meanwhile.
+    func follow(_ subscription: DeviceMonitor.Subscription) {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.subscription = subscription }
+            return state.cancelled
+        }
+        if cancelled { subscription.stop() }
+    }
+
+    /// Sleeps for `delay` unless cancelled first; whether the watch is still wanted.
+    func sleep(for delay: Duration) -> Bool {
+        guard !isCancelled else { return false }
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        waiter.wait(untilNanoseconds: MonotonicTime.nanoseconds() + nanoseconds)
+        return !isCancelled
+    }
+
+    func cancel() {
+        let subscription = state.withLock { state in
+            state.cancelled = true
+            defer { state.subscription = nil }
+            return state.subscription
+        }
+        subscription?.stop()
+        waiter.signal()
+    }
 }
 
 /// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad

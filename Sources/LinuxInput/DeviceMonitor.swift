@@ -109,13 +109,54 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         let wake = worker.wake
         continuation.onTermination = { _ in wake.signal() }
         do throws(SystemCallError) {
-            try Sys.startThread { worker.run(continuation) }
+            try Sys.startThread {
+                worker.run { continuation.yield($0) }
+                continuation.finish()
+            }
         } catch {
             worker.logger.info("could not start the device monitor thread", metadata: ["error": "\(error)"])
             worker.close()
             continuation.finish()
         }
         return Iterator(base: stream.makeAsyncIterator(), stopper: ThreadStopper(wake))
+    }
+
+    /// Starts the monitor thread and calls `handler` on it for each event, with no task or queue in between:
+    /// nothing else wakes while devices stay as they are. `ended` runs on that thread once the monitor stops:
+    /// with `true` after `Subscription.stop()`, with `false` when its source failed. A monitor starts once;
+    /// nil when it was already started, or when its thread could not start (`ended` is not called then).
+    public func start(
+        _ handler: @escaping @Sendable (DeviceEvent) -> Void, ended: @escaping @Sendable (_ stopped: Bool) -> Void
+    ) -> Subscription? {
+        guard let worker = pending.withLock({ $0.take() }) else { return nil }
+        let subscription = Subscription(wake: worker.wake)
+        do throws(SystemCallError) {
+            try Sys.startThread {
+                worker.run(handler)
+                ended(subscription.isStopped)
+            }
+        } catch {
+            worker.logger.info("could not start the device monitor thread", metadata: ["error": "\(error)"])
+            worker.close()
+            return nil
+        }
+        return subscription
+    }
+
+    /// A started monitor's thread, stopped through `stop()`.
+    public final class Subscription: Sendable {
+        private let wake: WakeChannel
+        private let stopped = Lock(false)
+
+        init(wake: WakeChannel) { self.wake = wake }
+
+        var isStopped: Bool { stopped.withLock { $0 } }
+
+        /// Wakes the monitor thread to stop; its descriptors are closed on the way out.
+        public func stop() {
+            stopped.withLock { $0 = true }
+            wake.signal()
+        }
     }
 
     public struct Iterator: AsyncIteratorProtocol {
@@ -218,10 +259,9 @@ final class MonitorWorker: @unchecked Sendable {
 
     /// Sleeps in poll(2) until the source or the wake-up pipe is readable; returns when woken or when
     /// the source fails.
-    func run(_ continuation: AsyncStream<DeviceEvent>.Continuation) {
+    func run(_ deliver: (DeviceEvent) -> Void) {
         defer {
             close()
-            continuation.finish()
             logger.debug("device monitor stopped")
         }
         guard let sourceDescriptor = netlink?.fileDescriptor ?? inotify?.fileDescriptor else { return }
@@ -238,7 +278,7 @@ final class MonitorWorker: @unchecked Sendable {
             }
             if fds[1].revents != 0 { return }
             if fds[0].revents & Int16(POLLIN) != 0 {
-                for event in drain() { continuation.yield(event) }
+                for event in drain() { deliver(event) }
             } else if fds[0].revents != 0 {
                 logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
                 return

@@ -236,6 +236,14 @@ extension Sys {
         _ = try createThread(&attributes, body)
     }
 
+    /// `sigaction` for each of `signals` with a handler that writes the signal's number, as one byte, to a pipe
+    /// made once per process; returns the pipe's read end, where a thread can block until a signal comes.
+    package static func signalPipe(_ signals: [Int32]) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("sigaction") {
+            signals.withUnsafeBufferPointer { cli_signal_pipe($0.baseAddress, Int32($0.count)) }
+        }
+    }
+
     /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
     package static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t
     {

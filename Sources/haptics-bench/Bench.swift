@@ -85,10 +85,34 @@ struct BenchMain: AsyncParsableCommand {
     @Flag(help: "Print the selected groups' names instead of running them.")
     var list = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Hold our engine up against SDL2 on the virtual pad and emulated controllers (make bench-peers).",
+            discussion: "Needs /dev/uinput, /dev/uhid, root, sdl-peer on PATH (strace for the system-call figure)."))
+    var peers = false
+
+    @Flag(help: "With --peers: the short run make test does (the virtual pad, one pattern, a few triggers).")
+    var smoke = false
+
+    @Flag(
+        help: ArgumentHelp(
+            "With --peers: print the SVG overlays (intended, SDL, ours) too.",
+            discussion: "Each between a line '--- svg NAME' and a line '--- end' (scripts/bench-peers saves them)."))
+    var plots = false
+
     @Argument(help: "Only the groups whose names contain this text (an empty text selects every group).")
     var filter: String?
 
     func run() async throws {
+        if peers {
+            var options = smoke ? PeerBenchOptions.smoke : PeerBenchOptions()
+            options.printsPlots = plots
+            guard try await PeerBench.run(options) else {
+                print("haptics-bench: a peer figure was not measured (see the '-' above)")
+                throw ExitCode.failure
+            }
+            return
+        }
         let filter = self.filter.flatMap { $0.isEmpty ? nil : $0 }
         let selected = benchmarkGroups.filter { group in
             group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? true)

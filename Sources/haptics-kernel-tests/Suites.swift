@@ -12,4 +12,5 @@ let allSuites: [KernelTestSuite] = [
     EmulationSuite.suite,
     AudioSuite.suite,
     SoakSuite.suite,
+    PeerSuite.suite,
 ]

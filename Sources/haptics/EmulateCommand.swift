@@ -52,7 +52,7 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         guard let model else { throw ExitCode.validationFailure }
         let (signals, signalSources) = VirtualPadCommand.terminationSignals()
-        defer { signalSources.forEach { $0.cancel() } }
+        defer { signalSources.cancel() }
         var logger = Logger(label: "haptics.emulate")
         logger.logLevel = .notice
         let device: any EmulatedDevice

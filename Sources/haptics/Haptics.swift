@@ -1,5 +1,6 @@
 import ArgumentParser
 import Dispatch
+import LinuxInput
 import Glibc
 
 @main
@@ -59,16 +60,49 @@ struct Haptics: AsyncParsableCommand {
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM, taken from their default action (ending the process at once) and handed to
-/// `handler` on a dispatch queue, so a command stops its motors or removes its device on the normal path. The
-/// caller keeps the sources while it wants the signals and cancels them after; the signals stay ignored.
-enum TerminationSignals {
-    static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM].map { number in
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { handler(number) }
-            source.resume()
-            return source
+/// `handler` on a thread of their own, so a command stops its motors or removes its device on the normal path.
+/// The caller keeps the subscription while it wants the signals and cancels it after; the signals stay caught.
+/// The thread blocks in `read` on the signal pipe: nothing wakes the process while no signal comes.
+final class TerminationSignals: Sendable {
+    private let id: Int
+
+    private init(id: Int) { self.id = id }
+
+    private struct Subscribers {
+        var handlers: [Int: @Sendable (Int32) -> Void] = [:]
+        var nextID = 0
+        var listening = false
+    }
+
+    private static let subscribers = Lock(Subscribers())
+
+    /// Starts delivering SIGINT and SIGTERM to `handler`. When the signals cannot be caught (no pipe or thread
+    /// left), they keep their default action, which ends the process as before.
+    static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> TerminationSignals {
+        let (id, mustListen) = subscribers.withLock { state in
+            state.nextID += 1
+            state.handlers[state.nextID] = handler
+            defer { state.listening = true }
+            return (state.nextID, !state.listening)
+        }
+        if mustListen { listen() }
+        return TerminationSignals(id: id)
+    }
+
+    func cancel() { _ = Self.subscribers.withLock { $0.handlers.removeValue(forKey: id) } }
+
+    private static func listen() {
+        do {
+            let pipe = try Sys.signalPipe([SIGINT, SIGTERM])
+            try Sys.startThread {
+                var byte: UInt8 = 0
+                while (try? withUnsafeMutableBytes(of: &byte) { try Sys.read(pipe, into: $0) }) == 1 {
+                    let number = Int32(byte)
+                    for handler in subscribers.withLock({ Array($0.handlers.values) }) { handler(number) }
+                }
+            }
+        } catch {
+            subscribers.withLock { $0.listening = false }
         }
     }
 }

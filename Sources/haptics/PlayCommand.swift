@@ -105,7 +105,7 @@ struct PlaySession {
         engine.stoppedHandler = { continuation.yield(.stopped($0)) }
         engine.resetHandler = { continuation.yield(.reset) }
         let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
-        defer { interrupts.forEach { $0.cancel() } }
+        defer { interrupts.cancel() }
 
         let loopLength = pattern.duration
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
@@ -117,8 +117,9 @@ struct PlaySession {
                 "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
                 "duration": String(format: "%.3f", loopLength),
             ])
+        // Only a terminal shows the live line; elsewhere nothing wakes the process while the pattern plays.
         let redraw = Task { [engine, report] in
-            while !Task.isCancelled {
+            while report.live.enabled && !Task.isCancelled {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
                 report.draw(position: position, length: total, levels: engine.outputLevels)
                 try? await Task.sleep(for: .seconds(Self.redrawInterval))

@@ -81,7 +81,7 @@ struct VirtualPadCommand: AsyncParsableCommand {
     func run() async throws {
         // Signals are routed before the device exists, so a SIGTERM right after creation still removes it.
         let (signals, signalSources) = Self.terminationSignals()
-        defer { signalSources.forEach { $0.cancel() } }
+        defer { signalSources.cancel() }
         var logger = Logger(label: "haptics.virtual-pad")
         logger.logLevel = .notice
         let pad: VirtualPad
@@ -117,7 +117,7 @@ struct VirtualPadCommand: AsyncParsableCommand {
     }
 
     /// SIGINT and SIGTERM as a stream, so the pad is destroyed on the normal path rather than in a handler.
-    static func terminationSignals() -> (AsyncStream<Int32>, [any DispatchSourceSignal]) {
+    static func terminationSignals() -> (AsyncStream<Int32>, TerminationSignals) {
         let (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
         return (stream, TerminationSignals.handle { continuation.yield($0) })
     }

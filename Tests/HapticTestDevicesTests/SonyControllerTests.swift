@@ -149,6 +149,25 @@ struct DualSenseModelTests {
         #expect(pad.receive(untagged, via: .interrupt).motors == nil)
     }
 
+    @Test func bluetoothReportInSDLsHeaderForm() {
+        // SDL's HIDAPI driver (and DS4Windows, pydualsense): 0x02 in byte 1, the common section from byte 2, here
+        // with the v2 vibration flag at its byte 38, as SDL 2.26 sent it to the emulated pad in the bench.
+        var pad = DualSense(transport: .bluetooth)
+        var sent = report(78, [0: 0x31, 1: 0x02, 2: 0x02, 4: 0x40, 5: 0xff, 40: 0x04])
+        PlayStationCRC.sign(&sent, seed: PlayStationCRC.outputSeed)
+        #expect(
+            pad.receive(sent, via: .interrupt).motors == EmulatedMotorOutput(strong: 1, weak: 0x40 / 255.0, mode: "v2"))
+        // SDL's stop: every flag and level zero, rumble emulation off.
+        var stop = report(78, [0: 0x31, 1: 0x02])
+        PlayStationCRC.sign(&stop, seed: PlayStationCRC.outputSeed)
+        #expect(pad.receive(stop, via: .interrupt).motors == EmulatedMotorOutput(strong: 0, weak: 0, mode: "off"))
+        // Another low nibble in byte 1 is neither header: dropped.
+        var unknown = sent
+        unknown[1] = 0x05
+        PlayStationCRC.sign(&unknown, seed: PlayStationCRC.outputSeed)
+        #expect(pad.receive(unknown, via: .interrupt).motors == nil)
+    }
+
     @Test func neutralInputReports() {
         var usb = DualSense(transport: .usb)
         let usbReport = usb.nextInputReport()!

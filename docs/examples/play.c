@@ -5,8 +5,8 @@
  *     ./play [--wait-for-stop] PATTERN.ahap
  *
  * A file that does not load is reported as `haptics validate` reports it (file, JSON path, message, code) and
- * the exit status is 1. Otherwise the pattern plays and the program ends when it has played. With
- * --wait-for-stop it then waits for the engine to stop by itself (the gamepad unplugged), prints
+ * the exit status is 1. Otherwise the pattern plays ("playing ..."), and the program says "played" and ends
+ * when it has played. With --wait-for-stop it then waits for the engine to stop by itself (the gamepad unplugged), prints
  * "stopped: REASON" and exits with 0. The kernel tests run this program against a virtual pad.
  */
 #include <linuxhaptics.h>
@@ -87,6 +87,10 @@ int main(int argc, char **argv) {
 
     /* The pattern's length and a little more, for its last motor update to run out. */
     int stopped = wait_for_stop((int)(duration * 1000) + 200);
+    if (!stopped) {
+        printf("played\n");
+        fflush(stdout);
+    }
     if (until_stopped && !stopped) {
         stopped = wait_for_stop(-1);
     }

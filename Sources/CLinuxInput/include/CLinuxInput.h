@@ -1,7 +1,7 @@
 /*
  * The evdev/uinput request numbers are function-like macros (_IOW, _IOR, _IOC with
  * sizes), which Swift cannot import, and ioctl(2) is variadic, which Swift cannot call.
- * This header turns both into plain functions. Nothing here holds state.
+ * This header turns both into plain functions. Nothing here holds state except the signal pipe below.
  * Every symbol is prefixed `cli_` (C Linux Input) to stay out of other modules' way.
  */
 #ifndef CLINUXINPUT_H
@@ -36,6 +36,12 @@ static inline int cli_ioctl_none(int fd, unsigned long request) {
 /* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
 extern int pipe2(int fds[2], int flags);
 static inline int cli_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
+/*
+ * Delivers each of `signals` as one byte (its number) on a pipe and returns the pipe's read end, or -1 with
+ * errno set. The pipe is made once per process; later calls add signals to it. Defined in CLinuxInput.c.
+ */
+int cli_signal_pipe(const int *signals, int count);
 
 /*
  * The heap this process has allocated and not freed: glibc's mallinfo2, bytes in use in every arena plus the

@@ -195,7 +195,11 @@ extension DualSense {
 
     /// The part of the main output report that USB and Bluetooth share (47 bytes): valid flags at 0, 1 and 38,
     /// the weak (right) motor at 2, the strong (left) one at 3, lights after. Nil for a report the controller
-    /// would drop: another id, too short, or over Bluetooth without the 0x10 tag or with a bad CRC.
+    /// would drop: another id, too short, over Bluetooth with a bad CRC or neither header below.
+    ///
+    /// Over Bluetooth the controller takes two headers, both sent to real pads by working drivers: the kernel's
+    /// (sequence number in the high nibble of byte 1, its low nibble 0, the tag 0x10 in byte 2, the section from
+    /// byte 3) and SDL's, DS4Windows' and pydualsense's (low nibble 2 in byte 1, the section from byte 2).
     func commonOutputSection(of report: [UInt8]) -> ArraySlice<UInt8>? {
         switch transport {
         case .usb:
@@ -203,18 +207,27 @@ extension DualSense {
             return report[1..<48]
         case .bluetooth:
             guard report.count == Report.bluetoothOutputSize, report[0] == Report.bluetoothOutput,
-                report[2] == 0x10, PlayStationCRC.isValid(report, seed: PlayStationCRC.outputSeed)
+                PlayStationCRC.isValid(report, seed: PlayStationCRC.outputSeed)
             else { return nil }
-            return report[3..<50]
+            switch report[1] & 0x0f {
+            case 0 where report[2] == 0x10: return report[3..<50]
+            case 2: return report[2..<49]
+            default: return nil
+            }
         }
     }
 
     /// The motor levels a common section sets, or nil when neither vibration bit says the motor bytes count
-    /// (lightbar, player LED and mute LED reports).
+    /// (lightbar, player LED and mute LED reports: the kernel sends those while the motors run and expects them
+    /// to go on). A section with no valid flag at all turns rumble emulation off (the pad goes back to audio
+    /// haptics, which over Bluetooth are silent): that is how SDL stops the motors.
     static func decodeMotors(_ common: ArraySlice<UInt8>) -> EmulatedMotorOutput? {
         let base = common.startIndex
         let compatible = common[base] & OutputFlag.compatibleVibration != 0
         let v2 = common[base + 38] & OutputFlag.vibrationV2 != 0
+        if common[base] == 0, common[base + 1] == 0, common[base + 38] == 0 {
+            return EmulatedMotorOutput(strong: 0, weak: 0, mode: "off")
+        }
         guard compatible || v2 else { return nil }
         return EmulatedMotorOutput(
             strong: Double(common[base + 3]) / 255, weak: Double(common[base + 2]) / 255,

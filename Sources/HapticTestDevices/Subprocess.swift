@@ -1,30 +1,37 @@
-// Runs another program (evtest, fftest, the haptics CLI) with its stdin on a pipe and its merged
-// stdout/stderr on a pipe or a pseudo-terminal. Every wait has a deadline: a hung child is killed.
-import CLinuxInput
+// Runs another program (evtest, fftest, the haptics CLI, a peer library's harness) with its stdin on a pipe and
+// its merged stdout/stderr on a pipe or a pseudo-terminal. Every wait has a deadline: a hung child is killed.
+internal import CLinuxInput
 import Glibc
+import LinuxInput
 
-final class Subprocess {
-    let pid: pid_t
-    let command: String
+/// Why a child program could not be started.
+package struct SubprocessError: Error, CustomStringConvertible {
+    package let reason: String
+    package var description: String { reason }
+}
+
+package final class Subprocess {
+    package let pid: Int32
+    package let command: String
     private var input: Int32
     private let output: Int32
-    private(set) var collected: [UInt8] = []
+    package private(set) var collected: [UInt8] = []
     private var exited: Int32?
 
     /// Starts `arguments[0]` (searched on PATH unless it has a slash). With `terminal`, the child's output
     /// goes to a pseudo-terminal: stdio then flushes each line, which a program that never exits by itself
     /// (evtest) needs for its output to be readable while it runs.
-    init(_ arguments: [String], terminal: Bool = false) throws {
+    package init(_ arguments: [String], terminal: Bool = false) throws {
         command = arguments.joined(separator: " ")
         var inputPipe: [Int32] = [-1, -1]
         var outputPipe: [Int32] = [-1, -1]
         guard cli_pipe2(&inputPipe, O_CLOEXEC) == 0 else {
-            throw TestFailure(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
+            throw SubprocessError(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
         }
         if terminal {
             outputPipe = try Self.openPseudoTerminal()
         } else if cli_pipe2(&outputPipe, O_CLOEXEC) != 0 {
-            throw TestFailure(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
+            throw SubprocessError(reason: "pipe2 failed: \(String(cString: strerror(errno)))")
         }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -54,7 +61,7 @@ final class Subprocess {
         guard status == 0 else {
             close(inputPipe[1])
             close(outputPipe[0])
-            throw TestFailure(reason: "cannot start \(arguments[0]): \(String(cString: strerror(status)))")
+            throw SubprocessError(reason: "cannot start \(arguments[0]): \(String(cString: strerror(status)))")
         }
         pid = child
         input = inputPipe[1]
@@ -75,10 +82,10 @@ final class Subprocess {
         guard controller >= 0, cli_ioctl_ptr(controller, setPseudoTerminalLock, &unlock) == 0,
             cli_ioctl_ptr(controller, getPseudoTerminalNumber, &number) == 0
         else {
-            throw TestFailure(reason: "no pseudo-terminal (/dev/ptmx): \(String(cString: strerror(errno)))")
+            throw SubprocessError(reason: "no pseudo-terminal (/dev/ptmx): \(String(cString: strerror(errno)))")
         }
         let terminal = open("/dev/pts/\(number)", O_RDWR | O_NOCTTY | O_CLOEXEC)
-        guard terminal >= 0 else { throw TestFailure(reason: "cannot open /dev/pts/\(number)") }
+        guard terminal >= 0 else { throw SubprocessError(reason: "cannot open /dev/pts/\(number)") }
         return [controller, terminal]
     }
 
@@ -92,14 +99,14 @@ final class Subprocess {
         close(output)
     }
 
-    var text: String { String(decoding: collected, as: UTF8.self) }
+    package var text: String { String(decoding: collected, as: UTF8.self) }
 
-    func write(_ text: String) {
+    package func write(_ text: String) {
         let bytes = Array(text.utf8)
         _ = bytes.withUnsafeBytes { Glibc.write(input, $0.baseAddress, $0.count) }
     }
 
-    func closeInput() {
+    package func closeInput() {
         if input >= 0 { close(input) }
         input = -1
     }
@@ -107,11 +114,11 @@ final class Subprocess {
     /// Reads output until `predicate` holds for everything read so far, end of output, or the deadline.
     /// Returns whether the predicate held.
     @discardableResult
-    func read(until predicate: (String) -> Bool, timeout: Double) -> Bool {
-        let deadline = monotonicSeconds() + timeout
+    package func read(until predicate: (String) -> Bool, timeout: Double) -> Bool {
+        let deadline = (Double(Sys.monotonicNanoseconds()) / 1e9) + timeout
         var buffer = [UInt8](repeating: 0, count: 4096)
         while !predicate(text) {
-            let remaining = deadline - monotonicSeconds()
+            let remaining = deadline - (Double(Sys.monotonicNanoseconds()) / 1e9)
             if remaining <= 0 { return false }
             var fds = [pollfd(fd: output, events: Int16(POLLIN), revents: 0)]
             let ready = poll(&fds, 1, Int32(remaining * 1000) + 1)
@@ -126,11 +133,11 @@ final class Subprocess {
         return true
     }
 
-    func signal(_ number: Int32) { kill(pid, number) }
+    package func signal(_ number: Int32) { kill(pid, number) }
 
     /// Reads to end of output and reaps the child; kills it when the deadline passes first.
     /// Returns the exit status, or 128 + the signal number when a signal ended it.
-    func finish(timeout: Double) -> Int32 {
+    package func finish(timeout: Double) -> Int32 {
         if let exited { return exited }
         let reachedEnd = read(until: { _ in false }, timeout: timeout)
         _ = reachedEnd
@@ -146,7 +153,7 @@ final class Subprocess {
 }
 
 /// Where a project binary is: next to this runner (the build folder, or /usr/local/bin in the VM), else PATH.
-func projectBinary(_ name: String) -> String {
+package func projectBinary(_ name: String) -> String {
     var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
     let length = readlink("/proc/self/exe", &buffer, buffer.count - 1)
     if length > 0 {
@@ -160,7 +167,7 @@ func projectBinary(_ name: String) -> String {
 }
 
 /// True when `name` is an executable on PATH.
-func onPath(_ name: String) -> Bool {
+package func onPath(_ name: String) -> Bool {
     let path = String(cString: getenv("PATH") ?? strdup("/usr/bin:/bin"))
     return path.split(separator: ":").contains { access("\($0)/\(name)", X_OK) == 0 }
 }

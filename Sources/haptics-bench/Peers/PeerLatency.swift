@@ -1,0 +1,99 @@
+// Trigger latency against SDL: call -> first output on the device, for SDL's two APIs (in their own process,
+// which answers with the time it made the call) and for ours (a prepared HapticManager transient, and the
+// ordinary `makePlayer(with:).start(atTime: 0)`), interleaved round by round.
+import AHAP
+import Foundation
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+
+enum LatencyPath: String, CaseIterable, Sendable {
+    case sdlRumble = "SDL_GameControllerRumble"
+    case sdlHaptic = "SDL_HapticUpdateEffect + Run"
+    case oursPrepared = "ours, prepared transient (HapticManager)"
+    case oursStart = "ours, makePlayer + start"
+}
+
+enum PeerLatency {
+    /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
+    static let pulseMilliseconds = 30
+    static let pause: UInt32 = 30_000
+
+    @MainActor
+    static func measure(on device: PeerDevice, tools: PeerTools, rounds: Int, warmUp: Int) async throws
+        -> [LatencyPath: [Double]]
+    {
+        let logger = PeerRuns.logger()
+        var options = HapticEngineOptions()
+        options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
+        let provider = EngineOutputProvider(output: .device(.node(device.eventNode)), options: options, logger: logger)
+        let manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
+        guard manager.engineAvailable else {
+            throw PeerFailure(reason: "no HapticManager engine on \(device.eventNode)")
+        }
+        let engine = HapticEngine(output: .device(.node(device.eventNode)), options: options, logger: logger)
+        try engine.start()
+        defer { engine.stop() }
+        let tap = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticTransient,
+                    parameters: [
+                        HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                    ], relativeTime: 0)
+            ], parameters: [])
+        let rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
+        let haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
+        defer {
+            for program in [rumble, haptic] {
+                program.process.closeInput()
+                _ = program.process.finish(timeout: 10)
+            }
+        }
+        var samples: [LatencyPath: [Double]] = [:]
+        for round in 0..<(warmUp + rounds) {
+            for path in LatencyPath.allCases {
+                try PeerRuns.waitForRest(device)
+                let called: Int64
+                switch path {
+                case .sdlRumble, .sdlHaptic:
+                    let program = path == .sdlRumble ? rumble : haptic
+                    program.process.write("go \(pulseMilliseconds)\n")
+                    let answer = try program.line(startingWith: "t ", timeout: 10)
+                    guard let time = Int64(answer.dropFirst(2)) else {
+                        throw PeerFailure(reason: "sdl-peer said \(answer)")
+                    }
+                    called = time
+                case .oursPrepared:
+                    manager.prepare(pattern: tap)
+                    usleep(pause)
+                    called = Clock.microseconds()
+                    manager.play(pattern: tap)
+                case .oursStart:
+                    called = Clock.microseconds()
+                    try engine.makePlayer(with: tap).start(atTime: 0)
+                }
+                let seen = try await firstOutput(device, after: called, path: path)
+                if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
+                usleep(UInt32(pulseMilliseconds) * 1000 + pause)
+                if path == .sdlRumble || path == .sdlHaptic {
+                    let program = path == .sdlRumble ? rumble : haptic
+                    program.process.write("stop\n")
+                    _ = try program.line(startingWith: "ok", timeout: 10)
+                }
+            }
+        }
+        return samples
+    }
+
+    static func firstOutput(_ device: PeerDevice, after start: Int64, path: LatencyPath) async throws -> Int64 {
+        let deadline = Clock.microseconds() + 5_000_000
+        while Clock.microseconds() < deadline {
+            if let seen = device.firstOutput(after: start) { return seen }
+            try await Task.sleep(for: .microseconds(200))
+        }
+        throw PeerFailure(reason: "\(device.kind.rawValue) never showed the output of \(path.rawValue)")
+    }
+}
