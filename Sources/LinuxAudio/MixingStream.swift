@@ -286,7 +286,13 @@ public final class MixingStream: Sendable {
             if let nextHeard {
                 heardFirst = nextHeard
             } else {
-                heardFirst = MonotonicTime.nanoseconds() + UInt64(try output.delay() * 1e9)
+                // A fresh stream starts with its first frame: with one period queued, the thread would have that
+                // one period to come back before the device runs dry. Silence fills the rest of the buffer first,
+                // so that the buffer's whole length stands between a late wake-up and an underrun.
+                let priming = max(output.latency.bufferFrames - period, 0)
+                let primed = try output.write([Float](repeating: 0, count: 2 * priming))
+                written += priming
+                heardFirst = primed + UInt64(priming) * 1_000_000_000 / UInt64(output.sampleRate)
             }
             var mix = [Float](repeating: 0, count: 2 * period)
             var ended: Set<SoundID> = []

@@ -24,6 +24,13 @@ enum AudioSuite {
     static let playbackDevice = "hw:Loopback,0,0"
     static let captureDevice = "hw:Loopback,1,0"
     static let rate = 48_000
+    /// The playback buffer of the tests that compare a capture sample for sample. snd-aloop copies whatever its
+    /// playback ring holds at its position, and under emulation its timer can fire late and carry that position
+    /// past what was written before the underrun is noticed: stale frames then reach the capture (seen as one
+    /// 40 ms buffer of the tone heard twice, no underrun reported, twice in about thirty runs on a loaded host
+    /// with a 40 ms buffer). A 100 ms buffer keeps the writer further ahead, and the patterns end in more silence
+    /// than the buffer holds, so that what is stale when playing stops is silence.
+    static let captureSafeBuffer = 0.1
 
     static func logger() -> Logger {
         var logger = Logger(label: "kernel-tests.audio")
@@ -31,23 +38,23 @@ enum AudioSuite {
         return logger
     }
 
-    /// A 0.2 s tone at volume 0.8 after 50 ms of silence, then 50 ms of silence (a tone at volume 0): snd-aloop
-    /// loses the last period a playback stream drains, which must be silence for the tone to come back whole
-    /// when the tone ends what is played.
+    /// A 0.2 s tone at volume 0.8 after 50 ms of silence, then 150 ms of silence (a tone at volume 0): snd-aloop
+    /// loses the last period a playback stream drains, and repeats stale ring frames when playing stops
+    /// (`captureSafeBuffer`); both must be silence for the tone to come back whole.
     static func toneSchedule() -> AudioSchedule {
         let tone = HapticEvent(
             type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.8)],
             relativeTime: 0.05, duration: 0.2)
         let tail = HapticEvent(
             type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0)],
-            relativeTime: 0.25, duration: 0.05)
+            relativeTime: 0.25, duration: 0.15)
         return AudioSchedule(pattern: HapticPattern(events: [tone, tail], parameters: [], parameterCurves: []))
     }
 
-    /// `toneSchedule()` as the mixer renders it, 0.3 s in all.
+    /// `toneSchedule()` as the mixer renders it, 0.4 s in all.
     static func renderedTone() -> [Float] {
         var mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
-        var frames = [Float](repeating: 0, count: 2 * rate * 3 / 10)
+        var frames = [Float](repeating: 0, count: 2 * rate * 4 / 10)
         mixer.render(into: &frames)
         return frames
     }
@@ -83,7 +90,8 @@ enum AudioSuite {
 
     static func loopbackTone() async throws {
         let rendered = renderedTone()
-        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        let output = try ALSAOutput(
+            device: playbackDevice, sampleRate: rate, bufferSeconds: captureSafeBuffer, logger: logger())
         defer { output.close() }
         var written = (before: UInt64(0), heard: UInt64(0))
         let captured = try capture(frames: rendered.count / 2 + rate / 4) {
@@ -106,7 +114,8 @@ enum AudioSuite {
     /// its onset is from the time asked for (the pattern's own 50 ms of silence included) is printed.
     static func scheduledSound() async throws {
         let rendered = renderedTone()
-        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        let output = try ALSAOutput(
+            device: playbackDevice, sampleRate: rate, bufferSeconds: captureSafeBuffer, logger: logger())
         defer { output.close() }
         var startTime: UInt64 = 0
         let captured = try capture(frames: rendered.count / 2 + rate * 2 / 5) {
@@ -116,6 +125,8 @@ enum AudioSuite {
             let mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
             let id = stream.play(mixer, at: startTime)
             while stream.isActive(id) { Sys.sleep(nanoseconds: 10_000_000) }
+            // The pattern has been rendered, not yet heard: let the buffer play out before the stream stops.
+            Sys.sleep(nanoseconds: UInt64((captureSafeBuffer + 0.05) * 1e9))
             try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
         }
         let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
@@ -137,16 +148,23 @@ enum AudioSuite {
         let toneFrames = rendered.count / 2 - renderedOnset
         try require(captured.count / 2 >= capturedOnset + toneFrames, "the capture ends before the tone does")
         var worst: Float = 0
+        var firstDifference: Int?
         var power = (captured: 0.0, rendered: 0.0)
         for index in 2 * renderedOnset..<rendered.count {
             let heard = captured[index + 2 * shift]
+            if firstDifference == nil, abs(heard - rendered[index]) >= 1e-6 {
+                firstDifference = index / 2 - renderedOnset
+            }
             worst = max(worst, abs(heard - rendered[index]))
             power.captured += Double(heard * heard)
             power.rendered += Double(rendered[index] * rendered[index])
         }
         let level = (power.captured / power.rendered).squareRoot()
         print("  onset at capture frame \(capturedOnset), level \(level) of the rendered, largest difference \(worst)")
-        try require(worst < 1e-6, "the captured tone differs from the rendered one by up to \(worst)")
+        try require(
+            worst < 1e-6,
+            "the captured tone differs from the rendered one by up to \(worst), from frame \(firstDifference ?? 0) "
+                + "after the onset on")
         try require(onset(captured, from: capturedOnset + toneFrames) == nil, "sound after the tone ended")
         return capturedOnset
     }
