@@ -129,12 +129,12 @@ test-vm: bootstrap-bench
 	@scripts/vm-selftest
 
 # Formatting (swift-format, configured in .swift-format, the toolchain's own) and shell scripts (shellcheck).
-# `swift format -i -r Sources Tests Fuzz Package.swift` applies the formatting. The shell scripts are the files of
+# `swift format -i -r Sources Tests Fuzz Tools Package.swift` applies the formatting. The shell scripts are the files of
 # scripts/ and scripts/guest/ (the qemu guest's, run by busybox sh) whose `#!` line ends in sh, and scripts/lib/*.sh.
 SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* scripts/guest/* 2>/dev/null) scripts/lib/*.sh
 lint:
 	@scripts/bootstrap --lint
-	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Tools Package.swift
 	shellcheck --external-sources --source-path=SCRIPTDIR $(SHELL_SCRIPTS)
 
 bench: bootstrap-bench release

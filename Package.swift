@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
+        .library(name: "AudioRendering", targets: ["AudioRendering"]),
+        .library(name: "LinuxAudio", targets: ["LinuxAudio"]),
         // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
         .library(name: "LinuxHapticsTesting", targets: ["LinuxHapticsTesting"]),
         .executable(name: "haptics", targets: ["haptics"]),
@@ -48,16 +50,37 @@ let package = Package(
             name: "CLibevdev", pkgConfig: "libevdev",
             providers: [.apt(["libevdev-dev"])]),
         .target(name: "CLinuxInput"),
+        // Audio: ALSA output, libsndfile decoding, libsamplerate resampling (docs/audio.md).
+        .systemLibrary(
+            name: "CALSA", pkgConfig: "alsa",
+            providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(
+            name: "CSndfile", pkgConfig: "sndfile",
+            providers: [.apt(["libsndfile1-dev"])]),
+        .systemLibrary(
+            name: "CSamplerate", pkgConfig: "samplerate",
+            providers: [.apt(["libsamplerate0-dev"])]),
 
         // Pure layers: no Glibc, no I/O.
         .target(name: "AHAP", swiftSettings: strict),
         .target(name: "HapticRendering", dependencies: ["AHAP"], swiftSettings: strict),
+        // A pattern's audio events as voices on its timeline, rendered into sample frames.
+        .target(name: "AudioRendering", dependencies: ["AHAP", "HapticRendering"], swiftSettings: strict),
 
         // The kernel: discovery, evdev force feedback.
         .target(
             name: "LinuxInput",
             dependencies: [
                 "CLibudev", "CLibevdev", "CLinuxInput",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // The sound hardware: files decoded and resampled, ALSA PCM output, a null output on the same clock.
+        .target(
+            name: "LinuxAudio",
+            dependencies: [
+                "AudioRendering", "LinuxInput", "CALSA", "CSndfile", "CSamplerate",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -115,7 +138,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "LinuxHapticsTesting", "HapticTestDevices",
                 "CLinuxInput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -125,13 +149,19 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting", "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting",
+                "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
         .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),
+        .testTarget(
+            name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
+        .testTarget(
+            name: "LinuxAudioTests", dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxInput"],
+            swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],
             swiftSettings: strict),
@@ -158,6 +188,16 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `scripts/make-sounds`: the tool that writes the feedback sounds (`FeedbackSound`) to Haptics/*.wav, declared only
+// when HAPTICS_SOUNDS is set, so that the ordinary builds (and `make test`'s) spend nothing on it; the script
+// builds it into .build-sounds.
+if Context.environment["HAPTICS_SOUNDS"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "make-sounds", dependencies: ["AudioRendering", "LinuxAudio"], path: "Tools/make-sounds",
+            swiftSettings: strict))
+}
 
 // Fuzz targets (`make fuzz`, docs/reliability.md): one libFuzzer executable per input format, declared only when
 // HAPTICS_FUZZ is set. libFuzzer supplies `main`, so they link only in a build with `--sanitize fuzzer`: a plain

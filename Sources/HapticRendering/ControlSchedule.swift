@@ -6,32 +6,32 @@ public import AHAP
 /// Rule: the most recently started source wins. A dynamic parameter holds its value from its time on; a curve
 /// interpolates linearly between its control points and holds its last value after them. Values clamp to the
 /// control's range. Before any source the control has its neutral default.
-struct ControlSchedule: Sendable {
-    enum Source: Sendable {
+package struct ControlSchedule: Sendable {
+    package enum Source: Sendable {
         case step(value: Double)
         /// Control points in pattern time, sorted by time.
         case curve(points: [(time: Double, value: Double)])
     }
 
-    let id: HapticDynamicParameter.ID
+    package let id: HapticDynamicParameter.ID
     /// Sources sorted by start time (once `sort()` has run); at equal times the later one in input order wins.
     private(set) var sources: [(start: Double, source: Source)] = []
 
-    init(id: HapticDynamicParameter.ID) {
+    package init(id: HapticDynamicParameter.ID) {
         self.id = id
     }
 
-    var neutral: Double { id.defaultValue ?? 0 }
+    package var neutral: Double { id.defaultValue ?? 0 }
 
     /// Adds a parameter; a time outside `HapticPattern.isWithinTimeBound` (only a pattern built in code or a
     /// far seek can hold one) is skipped, as the renderer skips such events.
-    mutating func add(_ parameter: HapticDynamicParameter) {
+    package mutating func add(_ parameter: HapticDynamicParameter) {
         guard HapticPattern.isWithinTimeBound(parameter.relativeTime) else { return }
         sources.append((parameter.relativeTime, .step(value: parameter.clampedValue)))
     }
 
     /// Adds a curve; one with a point outside the time bound is skipped whole.
-    mutating func add(_ curve: HapticParameterCurve) {
+    package mutating func add(_ curve: HapticParameterCurve) {
         let range = id.range
         let points = curve.controlPoints
             .map { point -> (time: Double, value: Double) in
@@ -47,15 +47,15 @@ struct ControlSchedule: Sendable {
 
     /// Orders the sources by start, keeping input order at equal starts: once, after the last `add`, so that a
     /// pattern of many parameters costs one sort rather than one insertion each.
-    mutating func sort() {
+    package mutating func sort() {
         sources = sources.enumerated().sorted { ($0.element.start, $0.offset) < ($1.element.start, $1.offset) }
             .map(\.element)
     }
 
-    var isEmpty: Bool { sources.isEmpty }
+    package var isEmpty: Bool { sources.isEmpty }
 
     /// Every time at which the control's value may change slope or jump.
-    var knots: [Double] {
+    package var knots: [Double] {
         var times: [Double] = []
         for (start, source) in sources {
             times.append(start)
@@ -66,7 +66,7 @@ struct ControlSchedule: Sendable {
 
     /// The value at `time`, using the linear piece that contains `piece` (a time strictly inside the segment
     /// being evaluated, so that the value at a segment's ends is the limit from inside it).
-    func value(at time: Double, piece: Double) -> Double {
+    package func value(at time: Double, piece: Double) -> Double {
         let started = sources.partitionPoint { $0.start > piece }
         guard started > 0 else { return neutral }
         switch sources[started - 1].source {

@@ -13,8 +13,8 @@ public enum EnvelopeTiming {
     /// Seconds for an adjuster value (clamped to 0...1).
     public static func seconds(forAdjuster adjuster: Double) -> Double {
         let value = Swift.min(Swift.max(adjuster, 0), 1)
-        let full = exp2(doublings) - 1
-        return longest * (exp2(doublings * value) - 1) / full
+        let full = PureMath.exp2(doublings) - 1
+        return longest * (PureMath.exp2(doublings * value) - 1) / full
     }
 
     /// The strong (dull) and weak (sharp) shares of a level for a sharpness in 0...1: the dominant motor always
@@ -24,20 +24,4 @@ public enum EnvelopeTiming {
         let s = Swift.min(Swift.max(sharpness, 0), 1)
         return (Swift.min(1, 2 * (1 - s)), Swift.min(1, 2 * s))
     }
-}
-
-/// 2^x without Foundation: `exp2` is in the C library, which this pure module does not import.
-@inline(__always)
-func exp2(_ x: Double) -> Double {
-    // Split into integer and fractional parts; the fractional power comes from a short series of ln 2 powers.
-    let whole = x.rounded(.down)
-    let fraction = x - whole
-    let ln2 = 0.693_147_180_559_945_3
-    var term = 1.0
-    var sum = 1.0
-    for n in 1...20 {
-        term *= fraction * ln2 / Double(n)
-        sum += term
-    }
-    return Double(sign: .plus, exponent: Int(whole), significand: 1) * sum
 }

@@ -75,7 +75,7 @@ public struct NativePeriodicProgram: Sendable, Hashable {
     /// Sharpness 0...1 to a frequency, geometrically (perceived pitch is logarithmic in frequency).
     public static func frequency(sharpness: Double) -> Double {
         let s = Swift.min(Swift.max(sharpness, 0), 1)
-        return dullFrequency * pow(sharpFrequency / dullFrequency, s)
+        return dullFrequency * PureMath.pow(sharpFrequency / dullFrequency, s)
     }
 
     /// Compiles `pattern` for `profile` (its transient pulse and gain).
@@ -144,26 +144,4 @@ public struct NativePeriodicProgram: Sendable, Hashable {
     public func level(at time: Double) -> Double {
         Swift.min(effects.reduce(0) { $0 + $1.level(at: time) }, 1)
     }
-}
-
-/// x^y for positive x without the C library: e^(y ln x) from the binary exponent and a series.
-func pow(_ base: Double, _ exponent: Double) -> Double {
-    guard base > 0 else { return 0 }
-    let log2Base = Double(base.exponent) + log2(base.significand)
-    return exp2(exponent * log2Base)
-}
-
-/// log2 of a value in [1, 2) (a significand) by the atanh series of ln.
-private func log2(_ significand: Double) -> Double {
-    let ratio = (significand - 1) / (significand + 1)
-    let square = ratio * ratio
-    var term = ratio
-    var sum = 0.0
-    var n = 1.0
-    while n < 60 {
-        sum += term / n
-        term *= square
-        n += 2
-    }
-    return 2 * sum / 0.693_147_180_559_945_3
 }

@@ -38,6 +38,10 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let noSpace = Errno(rawValue: ENOSPC)
     /// `ENOSYS`: for force feedback, the device has none.
     public static let notImplemented = Errno(rawValue: ENOSYS)
+    /// `EPIPE`: for an ALSA stream, an underrun (playback) or overrun (capture).
+    public static let brokenPipe = Errno(rawValue: EPIPE)
+    /// `ESTRPIPE`: for an ALSA stream, the device was suspended.
+    public static let streamSuspended = Errno(rawValue: ESTRPIPE)
 
     /// The C library's text for the code (`strerror`).
     public var message: String { String(cString: strerror(rawValue)) }

@@ -10,6 +10,7 @@ let allSuites: [KernelTestSuite] = [
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    AudioSuite.suite,
     SoakSuite.suite,
     PeerSuite.suite,
 ]

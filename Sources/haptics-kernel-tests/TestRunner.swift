@@ -78,7 +78,11 @@ struct TestRunner {
     }
 
     static func hint(for path: String) -> String {
-        path == "/dev/uinput" ? " (load the module: modprobe uinput; run as root)" : ""
+        switch path {
+        case "/dev/uinput": " (load the module: modprobe uinput; run as root)"
+        case "/proc/asound/Loopback": " (load ALSA's loopback card: modprobe snd-aloop)"
+        default: ""
+        }
     }
 
     static func milliseconds(since start: Double) -> String {

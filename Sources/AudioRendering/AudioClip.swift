@@ -1,0 +1,45 @@
+/// Decoded sound: frames of one or two channels at a sample rate, interleaved, as `LinuxAudio` decodes a file
+/// (and resamples it to the output's rate).
+public struct AudioClip: Sendable {
+    public let sampleRate: Double
+    /// 1 (mono) or 2 (stereo: left, right).
+    public let channelCount: Int
+    /// `frameCount * channelCount` samples, -1 ... 1, interleaved.
+    public let samples: [Float]
+
+    /// A clip of `samples`; `nil` unless `channelCount` is 1 or 2, `sampleRate` positive and the samples a
+    /// whole number of frames.
+    public init?(sampleRate: Double, channelCount: Int, samples: [Float]) {
+        guard sampleRate > 0, sampleRate.isFinite, channelCount == 1 || channelCount == 2,
+            samples.count % channelCount == 0
+        else { return nil }
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+        self.samples = samples
+    }
+
+    public var frameCount: Int { samples.count / channelCount }
+    /// The clip's length in seconds.
+    public var duration: Double { Double(frameCount) / sampleRate }
+    public var isStereo: Bool { channelCount == 2 }
+
+    /// The frame at a fractional `position` (0 ..< frameCount), linearly interpolated between the frames either
+    /// side; after the last frame, towards the first when `wraps` (a loop) and towards silence otherwise.
+    func frame(at position: Double, wraps: Bool) -> (left: Float, right: Float) {
+        let index = Int(position)
+        let fraction = Float(position - Double(index))
+        let current = frame(index)
+        guard fraction > 0 else { return current }
+        let following = index + 1 < frameCount ? frame(index + 1) : (wraps ? frame(0) : (left: 0, right: 0))
+        return (
+            current.left + (following.left - current.left) * fraction,
+            current.right + (following.right - current.right) * fraction
+        )
+    }
+
+    /// Frame `index`; a mono frame is its one sample on both sides.
+    private func frame(_ index: Int) -> (left: Float, right: Float) {
+        let left = samples[index * channelCount]
+        return (left, isStereo ? samples[index * channelCount + 1] : left)
+    }
+}

@@ -1,0 +1,155 @@
+/// Renders an `AudioSchedule` into interleaved stereo `Float` frames at an output rate, block after block from
+/// the pattern's start: what an audio output writes to its device.
+///
+/// Per frame: each sounding voice's source (the tone, or its clip read at a fractional position: linear
+/// interpolation between frames for pitch), its brightness low-pass, its envelope, then volume and pan; voices
+/// sum and the sum is clipped to -1 ... 1. The controls are read every `controlFrames` frames: volume and pan
+/// glide linearly from one reading to the next (no zipper noise), pitch and brightness hold.
+public struct AudioMixer: Sendable {
+    public let schedule: AudioSchedule
+    public let sampleRate: Double
+    /// Frames rendered so far: the next frame rendered is at pattern time `framesRendered / sampleRate`.
+    public private(set) var framesRendered = 0
+    private let clips: [String: AudioClip]
+    private var states: [VoiceState]
+
+    /// How often the controls are read, in frames (1.3 ms at 48 kHz).
+    public static let controlFrames = 64
+
+    /// A mixer at `sampleRate` for `schedule`, reading `AudioCustom` voices from `clips` by `EventWaveformPath`
+    /// (a voice whose clip is missing stays silent).
+    public init(schedule: AudioSchedule, clips: [String: AudioClip], sampleRate: Double) {
+        self.schedule = schedule
+        self.clips = clips
+        self.sampleRate = sampleRate
+        states = Array(repeating: VoiceState(), count: schedule.voices.count)
+    }
+
+    /// Whether every voice has ended.
+    public var isFinished: Bool { Double(framesRendered) / sampleRate >= schedule.end }
+
+    /// Overwrites `buffer` (2 samples per frame: left, right) with the next `buffer.count / 2` frames.
+    public mutating func render(into buffer: inout [Float]) {
+        let frames = buffer.count / 2
+        for index in buffer.indices { buffer[index] = 0 }
+        var done = 0
+        while done < frames {
+            let count = Swift.min(Self.controlFrames, frames - done)
+            for index in schedule.voices.indices where !states[index].finished {
+                mix(voice: index, from: framesRendered + done, count: count, into: &buffer, at: done)
+            }
+            done += count
+        }
+        framesRendered += frames
+        for index in buffer.indices { buffer[index] = Swift.min(Swift.max(buffer[index], -1), 1) }
+    }
+
+    /// Adds `count` frames of voice `index`, the first at absolute frame `first`, to `buffer` from frame `offset`.
+    private mutating func mix(voice index: Int, from first: Int, count: Int, into buffer: inout [Float], at offset: Int)
+    {
+        let voice = schedule.voices[index]
+        let blockStart = Double(first) / sampleRate
+        let blockEnd = Double(first + count) / sampleRate
+        guard blockEnd > voice.start else { return }
+        guard blockStart < voice.end else {
+            states[index].finished = true
+            return
+        }
+        let clip: AudioClip?
+        if case .clip(let path) = voice.source {
+            guard let found = clips[path] else {
+                states[index].finished = true
+                return
+            }
+            clip = found
+        } else {
+            clip = nil
+        }
+        let levels = (from: gains(voice, clip: clip, at: blockStart), to: gains(voice, clip: clip, at: blockEnd))
+        let settings = BlockSettings(voice: voice, controls: schedule.controls, at: blockStart, sampleRate: sampleRate)
+        var state = states[index]
+        for frame in 0..<count {
+            let time = Double(first + frame) / sampleRate
+            guard time >= voice.start else { continue }
+            guard time < voice.end, let sample = state.next(voice, clip, settings, sinceStart: time - voice.start)
+            else {
+                state.finished = true
+                break
+            }
+            let fraction = Double(frame) / Double(count)
+            let envelope = voice.gain(at: time)
+            let left = levels.from.left + (levels.to.left - levels.from.left) * fraction
+            let right = levels.from.right + (levels.to.right - levels.from.right) * fraction
+            buffer[2 * (offset + frame)] += sample.left * Float(left * envelope)
+            buffer[2 * (offset + frame) + 1] += sample.right * Float(right * envelope)
+        }
+        states[index] = state
+    }
+
+    /// The voice's volume and pan gains at `time` with the controls applied (the balance law for a stereo clip,
+    /// the pan law otherwise).
+    private func gains(_ voice: AudioVoice, clip: AudioClip?, at time: Double) -> StereoGains {
+        let volume = schedule.controls.applied(.audioVolumeControl, to: voice.volume, at: time)
+        let pan = schedule.controls.applied(.audioPanControl, to: voice.pan, at: time)
+        let gains = clip?.isStereo == true ? EqualPower.balance(pan) : EqualPower.pan(pan)
+        return gains.scaled(by: volume)
+    }
+}
+
+/// A voice's pitch and brightness over one block of frames.
+private struct BlockSettings {
+    /// The playback rate (`AudioMapping.playbackRate`).
+    let rate: Double
+    /// The brightness low-pass factor (1: no filtering).
+    let lowPass: Float
+    let sampleRate: Double
+
+    init(voice: AudioVoice, controls: AudioControls, at time: Double, sampleRate: Double) {
+        rate = AudioMapping.playbackRate(pitch: controls.pitch(voice.pitch, at: time))
+        let brightness = controls.applied(.audioBrightnessControl, to: voice.brightness, at: time)
+        lowPass = Float(
+            AudioMapping.lowPassCoefficient(
+                cutoff: AudioMapping.brightnessCutoff(brightness), sampleRate: sampleRate))
+        self.sampleRate = sampleRate
+    }
+}
+
+/// Where a voice's source is: the tone's phase or the clip's position, and the low-pass filter's memory.
+private struct VoiceState {
+    var started = false
+    var finished = false
+    /// The tone's phase in cycles, 0 ..< 1.
+    var phase = 0.0
+    /// The clip's position in frames of the clip.
+    var position = 0.0
+    var filtered: (left: Float, right: Float) = (0, 0)
+
+    /// The voice's next source frame, filtered, before envelope, volume and pan; `nil` when a clip that does not
+    /// loop has run out. The first frame starts the source `sinceStart` seconds in (the output's frames rarely
+    /// fall on the event's time exactly).
+    mutating func next(
+        _ voice: AudioVoice, _ clip: AudioClip?, _ settings: BlockSettings, sinceStart: Double
+    ) -> (left: Float, right: Float)? {
+        let raw: (left: Float, right: Float)
+        if let clip {
+            if !started { position = sinceStart * clip.sampleRate * settings.rate }
+            if position >= Double(clip.frameCount) {
+                guard voice.loops, clip.frameCount > 0 else { return nil }
+                position = position.truncatingRemainder(dividingBy: Double(clip.frameCount))
+            }
+            raw = clip.frame(at: position, wraps: voice.loops)
+            position += settings.rate * clip.sampleRate / settings.sampleRate
+        } else {
+            let frequency = AudioMapping.toneFrequency * settings.rate
+            if !started { phase = (sinceStart * frequency).truncatingRemainder(dividingBy: 1) }
+            let sample = Float(AudioMapping.tone(phase: phase))
+            raw = (sample, sample)
+            phase = (phase + frequency / settings.sampleRate).truncatingRemainder(dividingBy: 1)
+        }
+        started = true
+        guard settings.lowPass < 1 else { return raw }
+        filtered.left += settings.lowPass * (raw.left - filtered.left)
+        filtered.right += settings.lowPass * (raw.right - filtered.right)
+        return filtered
+    }
+}

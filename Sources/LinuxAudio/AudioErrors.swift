@@ -1,0 +1,45 @@
+public import LinuxInput
+
+/// A sound device call that failed: which device, which alsa-lib call, and the error it returned.
+public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// The ALSA device name ("default", "hw:Loopback,0,0").
+    public let device: String
+    /// The alsa-lib call that failed (`snd_pcm_open`, `snd_pcm_writei`...).
+    public let call: String
+    /// The negated return value of the call: alsa-lib returns -errno.
+    public let errno: Errno
+    /// alsa-lib's text for the error (`snd_strerror`), which also names its own codes beyond errno's.
+    public let message: String
+
+    public init(device: String, call: String, errno: Errno, message: String) {
+        self.device = device
+        self.call = call
+        self.errno = errno
+        self.message = message
+    }
+
+    public var description: String { "\(call) on ALSA device '\(device)': \(message) (error \(errno.rawValue))" }
+
+    /// The device is not there: it never was (at open, `ENOENT` for a card number without a card, `ENODEV` for a
+    /// card name that names none) or no longer is (unplugged or its driver unbound while open: `ENODEV`, or
+    /// `ENXIO` from some drivers).
+    public var isDeviceMissing: Bool {
+        errno == .noDevice || errno == .noSuchAddressOrDevice || errno == .noSuchFileOrDirectory
+    }
+    /// Another program holds the device exclusively (`EBUSY`): a `hw:` device is exclusive, "default" is not.
+    public var isBusy: Bool { errno == .resourceBusy }
+}
+
+/// An audio file that could not be read or converted: the file and why.
+public struct AudioFileError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let path: String
+    /// libsndfile's or libsamplerate's explanation, or ours for a limit.
+    public let reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String { "\(path): \(reason)" }
+}

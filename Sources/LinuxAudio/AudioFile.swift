@@ -1,0 +1,97 @@
+public import AudioRendering
+internal import CSamplerate
+internal import CSndfile
+
+/// Audio files decoded with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, and the other formats it reads)
+/// into `AudioClip`s, and converted to an output's rate with libsamplerate.
+public enum AudioFile {
+    /// The longest file decoded whole, in seconds: 10 minutes (of 48 kHz stereo, 110 MB of floats). Longer
+    /// files are refused rather than read into memory.
+    public static let longest: Double = 600
+
+    /// The file at `path` decoded to floats -1 ... 1. A file of more than two channels keeps its first two (front
+    /// left and right in every layout libsndfile reads).
+    public static func decode(_ path: String) throws(AudioFileError) -> AudioClip {
+        var info = SF_INFO()
+        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
+            throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
+        }
+        defer { sf_close(file) }
+        let channels = Int(info.channels)
+        guard info.samplerate > 0, channels > 0 else {
+            throw AudioFileError(
+                path: path, reason: "the file has no audio (\(channels) channels at \(info.samplerate) Hz)")
+        }
+        guard Double(info.frames) <= longest * Double(info.samplerate) else {
+            throw AudioFileError(
+                path: path, reason: "the file is longer than \(Int(longest)) s, the most decoded whole")
+        }
+        var interleaved = [Float](repeating: 0, count: Int(info.frames) * channels)
+        let read = interleaved.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) }
+        guard read >= 0, sf_error(file) == 0 else {
+            throw AudioFileError(path: path, reason: "reading failed: \(String(cString: sf_strerror(file)))")
+        }
+        let kept = min(channels, 2)
+        var samples = [Float]()
+        samples.reserveCapacity(Int(read) * kept)
+        for frame in 0..<Int(read) {
+            for channel in 0..<kept { samples.append(interleaved[frame * channels + channel]) }
+        }
+        guard let clip = AudioClip(sampleRate: Double(info.samplerate), channelCount: kept, samples: samples) else {
+            throw AudioFileError(path: path, reason: "the decoded audio does not make a clip")
+        }
+        return clip
+    }
+
+    /// The file at `path` decoded and converted to `sampleRate` (as `decode`, then `resample`).
+    public static func load(_ path: String, sampleRate: Int) throws(AudioFileError) -> AudioClip {
+        let clip = try decode(path)
+        do {
+            return try resample(clip, to: sampleRate)
+        } catch {
+            throw AudioFileError(path: path, reason: error.reason)
+        }
+    }
+
+    /// The converter: libsamplerate's medium-quality sinc (band-limited, 97 dB signal-to-noise), fast enough
+    /// to convert a short effect in well under its own length.
+    static let converter = Int32(SRC_SINC_MEDIUM_QUALITY)
+
+    /// `clip` at `sampleRate` (the clip itself when it is at that rate already).
+    public static func resample(_ clip: AudioClip, to sampleRate: Int) throws(ResamplingError) -> AudioClip {
+        guard sampleRate > 0 else { throw ResamplingError(reason: "the target rate \(sampleRate) Hz is not positive") }
+        if clip.sampleRate == Double(sampleRate) || clip.frameCount == 0 {
+            return AudioClip(sampleRate: Double(sampleRate), channelCount: clip.channelCount, samples: clip.samples)
+                ?? clip
+        }
+        let ratio = Double(sampleRate) / clip.sampleRate
+        let capacity = Int((Double(clip.frameCount) * ratio).rounded(.up)) + 16
+        var output = [Float](repeating: 0, count: capacity * clip.channelCount)
+        let (status, produced) = clip.samples.withUnsafeBufferPointer { input in
+            output.withUnsafeMutableBufferPointer { out in
+                var data = SRC_DATA()
+                data.data_in = input.baseAddress
+                data.input_frames = Int(clip.frameCount)
+                data.data_out = out.baseAddress
+                data.output_frames = Int(capacity)
+                data.src_ratio = ratio
+                data.end_of_input = 1
+                let status = src_simple(&data, converter, Int32(clip.channelCount))
+                return (status, Int(data.output_frames_gen))
+            }
+        }
+        guard status == 0 else {
+            throw ResamplingError(reason: "libsamplerate: \(String(cString: src_strerror(status)))")
+        }
+        output.removeLast(output.count - produced * clip.channelCount)
+        guard
+            let converted = AudioClip(sampleRate: Double(sampleRate), channelCount: clip.channelCount, samples: output)
+        else { throw ResamplingError(reason: "the converted audio does not make a clip") }
+        return converted
+    }
+}
+
+/// A rate conversion that failed.
+public struct ResamplingError: Error, Equatable, Sendable {
+    public let reason: String
+}

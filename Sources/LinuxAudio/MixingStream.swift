@@ -1,0 +1,390 @@
+public import AudioRendering
+public import LinuxInput
+public import Logging
+import Synchronization
+
+/// Something that makes stereo frames at the stream's rate, block after block: a pattern's `AudioMixer`, a
+/// `ClipSource`.
+public protocol SoundSource: Sendable {
+    /// Overwrites `buffer` (2 samples per frame) with the next frames; returns false once the source has ended
+    /// (frames after its end are silence).
+    mutating func renderNext(into buffer: inout [Float]) -> Bool
+}
+
+extension AudioMixer: SoundSource {
+    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
+        render(into: &buffer)
+        return !isFinished
+    }
+}
+
+/// A decoded clip played as it is (a mono clip on both sides), once or looping. The clip must be at the stream's
+/// rate (`AudioFile.load` converts).
+public struct ClipSource: SoundSource {
+    public let clip: AudioClip
+    public let loops: Bool
+    private var frame = 0
+
+    public init(_ clip: AudioClip, loops: Bool = false) {
+        self.clip = clip
+        self.loops = loops
+    }
+
+    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
+        let channels = clip.channelCount
+        for index in 0..<buffer.count / 2 {
+            if frame >= clip.frameCount, loops, clip.frameCount > 0 { frame = 0 }
+            guard frame < clip.frameCount else {
+                buffer[2 * index] = 0
+                buffer[2 * index + 1] = 0
+                continue
+            }
+            buffer[2 * index] = clip.samples[frame * channels]
+            buffer[2 * index + 1] = clip.samples[frame * channels + channels - 1]
+            frame += 1
+        }
+        return loops && clip.frameCount > 0 || frame < clip.frameCount
+    }
+}
+
+/// One output fed without a break by a thread of its own, mixing every sound playing on it: each starts at a
+/// chosen `CLOCK_MONOTONIC` moment (placed to the frame through the times the output gives) or at once,
+/// and its gain can glide (`fade`) along the equal-power curve, so that two sounds cross-fade at constant power.
+/// Silence is written while nothing plays, so the device's clock never stops.
+///
+/// A failed write (the device gone) ends the thread: `failure` says why and `onFailure` is called once.
+public final class MixingStream: Sendable {
+    /// A sound playing on the stream.
+    public struct SoundID: Hashable, Sendable {
+        let value: Int
+    }
+
+    private enum Command: Sendable {
+        case play(SoundID, any SoundSource, start: UInt64?, gain: Double)
+        case fade(SoundID, to: Double, seconds: Double, thenStop: Bool)
+        case stop(SoundID)
+    }
+
+    private struct Shared: Sendable {
+        var commands: [Command] = []
+        var active: Set<SoundID> = []
+        var nextID = 0
+        var failure: AudioDeviceError?
+        var interrupted = false
+    }
+
+    /// Opens the output again after its device went away.
+    public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
+
+    private let shared = Lock(Shared())
+    private let closing = Atomic<Bool>(false)
+    private let wake = DeadlineWaiter()
+    private let thread = Lock<ServiceThread?>(nil)
+
+    /// Starts feeding `output`. A failed write ends the stream: `onFailure` is called on its thread.
+    public init(
+        output: any AudioOutput, logger: Logger, onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
+    ) throws(SystemCallError) {
+        try start(output, reopen: nil, logger: logger, onFailure: onFailure, onInterruption: { _ in })
+    }
+
+    /// Starts feeding `output`, and when its device goes away (`isDeviceMissing`) waits for it and feeds the
+    /// output `reopen` makes, trying again after 0.1 s, doubling up to 2 s: `isInterrupted` holds meanwhile
+    /// and `onInterruption` is called with true, then false when sound flows again. The sounds wait with it
+    /// (paused, not advanced). Any other failure ends the stream as with `init(output:)`.
+    public init(
+        output: any AudioOutput, reopen: @escaping Reopen, logger: Logger,
+        onInterruption: @escaping @Sendable (Bool) -> Void = { _ in },
+        onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
+    ) throws(SystemCallError) {
+        try start(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
+    }
+
+    private func start(
+        _ output: any AudioOutput, reopen: Reopen?, logger: Logger,
+        onFailure: @escaping @Sendable (AudioDeviceError) -> Void, onInterruption: @escaping @Sendable (Bool) -> Void
+    ) throws(SystemCallError) {
+        let started = try ServiceThread.start { [self] in
+            var mixing = Mixing(output: output)
+            while !closing.load(ordering: .relaxed) {
+                do throws(AudioDeviceError) {
+                    try feed(&mixing)
+                } catch {
+                    guard let reopen, error.isDeviceMissing else {
+                        logger.warning("audio stream stopped by its output", metadata: ["error": "\(error)"])
+                        shared.withLock {
+                            $0.failure = error
+                            $0.active = []
+                        }
+                        onFailure(error)
+                        return
+                    }
+                    logger.notice("sound device gone; the audio stream waits for it", metadata: ["error": "\(error)"])
+                    mixing.output.close()
+                    shared.withLock { $0.interrupted = true }
+                    onInterruption(true)
+                    guard let output = waitForDevice(reopen) else { return }
+                    mixing.replace(output)
+                    shared.withLock { $0.interrupted = false }
+                    logger.notice("sound device back; the audio stream plays on")
+                    onInterruption(false)
+                }
+            }
+        }
+        thread.withLock { $0 = started }
+    }
+
+    /// Mixes and writes period after period until closed or a write fails.
+    private func feed(_ mixing: inout Mixing) throws(AudioDeviceError) {
+        while !closing.load(ordering: .relaxed) {
+            let commands = shared.withLock { shared in
+                defer { shared.commands = [] }
+                return shared.commands
+            }
+            let stopped = mixing.apply(commands)
+            let ended = stopped.union(try mixing.writeNextPeriod())
+            if !ended.isEmpty { shared.withLock { $0.active.subtract(ended) } }
+        }
+    }
+
+    /// Tries `reopen` until it succeeds (the output) or the stream is closed (nil).
+    private func waitForDevice(_ reopen: Reopen) -> (any AudioOutput)? {
+        var pause: UInt64 = 100_000_000
+        while !closing.load(ordering: .relaxed) {
+            wake.wait(untilNanoseconds: MonotonicTime.nanoseconds() + pause)
+            guard !closing.load(ordering: .relaxed) else { return nil }
+            if let output = try? reopen() { return output }
+            pause = min(pause * 2, 2_000_000_000)
+        }
+        return nil
+    }
+
+    /// Whether the stream waits for its device to come back.
+    public var isInterrupted: Bool { shared.withLock { $0.interrupted } }
+
+    /// The most a late start is made up for by skipping into the sound, in seconds; a start further in the past
+    /// plays the sound from its beginning, now.
+    public static let latestSkip: Double = 10
+
+    /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
+    /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
+    /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
+    /// must be.
+    @discardableResult
+    public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
+        shared.withLock { shared in
+            let id = SoundID(value: shared.nextID)
+            shared.nextID += 1
+            guard shared.failure == nil else { return id }
+            shared.active.insert(id)
+            shared.commands.append(.play(id, source, start: startNanoseconds, gain: gain))
+            return id
+        }
+    }
+
+    /// Glides the sound's gain to `gain` over `seconds` from the next period on, along
+    /// `from·cos(p·π/2) + to·sin(p·π/2)` (`EqualPower.crossFade`): a fade-out and a fade-in of the same length
+    /// started together keep the power constant. With `thenStop` the sound ends when the glide does.
+    public func fade(_ id: SoundID, to gain: Double, over seconds: Double, thenStop: Bool = false) {
+        shared.withLock { $0.commands.append(.fade(id, to: gain, seconds: seconds, thenStop: thenStop)) }
+    }
+
+    /// Ends the sound at the next period.
+    public func stop(_ id: SoundID) {
+        shared.withLock { $0.commands.append(.stop(id)) }
+    }
+
+    /// Whether the sound has not ended yet (queued, waiting for its start, or playing).
+    public func isActive(_ id: SoundID) -> Bool { shared.withLock { $0.active.contains(id) } }
+
+    /// Why the stream stopped, when its output failed.
+    public var failure: AudioDeviceError? { shared.withLock { $0.failure } }
+
+    /// Stops the thread after the period it is writing and waits for it; the output stays open (its owner's).
+    public func close() {
+        closing.store(true, ordering: .relaxed)
+        wake.signal()
+        let joined = thread.withLock { held -> ServiceThread? in
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
+        }
+        joined?.join()
+    }
+
+    deinit { close() }
+
+    /// The stream thread's own state: the sounds and the time of the next frame.
+    private struct Mixing {
+        struct Playing {
+            let id: SoundID
+            var source: any SoundSource
+            var start: UInt64?
+            var glide: Glide
+            var stopsAfterGlide = false
+        }
+
+        /// A gain moving from `from` to `to` over `frames` frames from stream frame `first`.
+        struct Glide {
+            var from: Double
+            var to: Double
+            var first = 0
+            var frames = 0
+
+            func gain(atFrame frame: Int) -> Double {
+                guard frames > 0, frame < first + frames else { return to }
+                let weights = EqualPower.crossFade(progress: Double(max(frame - first, 0)) / Double(frames))
+                return from * weights.outgoing + to * weights.incoming
+            }
+
+            func isOver(atFrame frame: Int) -> Bool { frame >= first + frames }
+        }
+
+        var output: any AudioOutput
+        var period: Int
+        var playing: [Playing] = []
+        /// Frames written so far, and when the next one will be heard.
+        var written = 0
+        var nextHeard: UInt64?
+
+        init(output: any AudioOutput) {
+            self.output = output
+            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+        }
+
+        /// Goes on on `output` (the device back): its own period, and its own clock for the next frame.
+        mutating func replace(_ output: any AudioOutput) {
+            self.output = output
+            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+            nextHeard = nil
+        }
+
+        /// Applies the commands in order; returns the sounds stopped.
+        mutating func apply(_ commands: [Command]) -> Set<SoundID> {
+            var stopped: Set<SoundID> = []
+            for command in commands {
+                switch command {
+                case .play(let id, let source, let start, let gain):
+                    playing.append(Playing(id: id, source: source, start: start, glide: Glide(from: gain, to: gain)))
+                case .fade(let id, let gain, let seconds, let thenStop):
+                    guard let index = playing.firstIndex(where: { $0.id == id }) else { continue }
+                    let current = playing[index].glide.gain(atFrame: written)
+                    let frames = Int(seconds * Double(output.sampleRate))
+                    playing[index].glide = Glide(from: current, to: gain, first: written, frames: frames)
+                    playing[index].stopsAfterGlide = thenStop
+                case .stop(let id):
+                    playing.removeAll { $0.id == id }
+                    stopped.insert(id)
+                }
+            }
+            return stopped
+        }
+
+        /// Mixes and writes one period; returns the sounds that ended in it.
+        mutating func writeNextPeriod() throws(AudioDeviceError) -> Set<SoundID> {
+            let heardFirst: UInt64
+            if let nextHeard {
+                heardFirst = nextHeard
+            } else {
+                // A fresh stream starts with its first frame: with one period queued, the thread would have that
+                // one period to come back before the device runs dry. Silence fills the rest of the buffer first,
+                // so that the buffer's whole length stands between a late wake-up and an underrun.
+                let priming = max(output.latency.bufferFrames - period, 0)
+                let primed = try output.write([Float](repeating: 0, count: 2 * priming))
+                written += priming
+                heardFirst = primed + UInt64(priming) * 1_000_000_000 / UInt64(output.sampleRate)
+            }
+            var mix = [Float](repeating: 0, count: 2 * period)
+            var ended: Set<SoundID> = []
+            for index in playing.indices {
+                if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix) { ended.insert(playing[index].id) }
+            }
+            playing.removeAll { ended.contains($0.id) }
+            for index in mix.indices { mix[index] = min(max(mix[index], -1), 1) }
+            let heard = try output.write(mix)
+            written += period
+            nextHeard = heard + UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate)
+            return ended
+        }
+
+        /// Adds the sound's frames for this period from its start on; false when it has ended. A start that has
+        /// passed by the first period it could be heard in is made up for by skipping into the sound, so that
+        /// its time t is still heard at start + t.
+        private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float]) -> Bool {
+            var offset = 0
+            if let start = sound.start, start > periodHeard {
+                offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
+                if offset >= period { return true }
+            } else if let start = sound.start {
+                let late = Double(periodHeard - start) / 1e9
+                if late <= MixingStream.latestSkip,
+                    !Self.skip(&sound.source, frames: Int(late * Double(output.sampleRate)))
+                {
+                    return false
+                }
+            }
+            sound.start = nil
+            var frames = [Float](repeating: 0, count: 2 * (period - offset))
+            let more = sound.source.renderNext(into: &frames)
+            for frame in 0..<(period - offset) {
+                let gain = Float(sound.glide.gain(atFrame: written + offset + frame))
+                mix[2 * (offset + frame)] += frames[2 * frame] * gain
+                mix[2 * (offset + frame) + 1] += frames[2 * frame + 1] * gain
+            }
+            let glideDone = sound.glide.isOver(atFrame: written + period)
+            return more && !(sound.stopsAfterGlide && glideDone)
+        }
+
+        /// Renders and drops `frames` frames of `source`; false when it ended on the way.
+        private static func skip(_ source: inout any SoundSource, frames: Int) -> Bool {
+            var remaining = frames
+            while remaining > 0 {
+                var dropped = [Float](repeating: 0, count: 2 * min(remaining, 4096))
+                if !source.renderNext(into: &dropped) { return false }
+                remaining -= dropped.count / 2
+            }
+            return true
+        }
+    }
+}
+
+/// A file played as it is read (`AudioFileStream`), once or looping: music, which is too long to decode whole.
+/// Opened, and its format checked, when made; then handed to one `MixingStream`, whose thread alone reads it
+/// (hence `@unchecked Sendable`: a class, so the stream reads the one reader there is, and nobody else may).
+public final class FileSource: SoundSource, @unchecked Sendable {
+    private let reader: AudioFileStream
+    public let loops: Bool
+
+    /// The file at `path`, converted to `sampleRate` (the stream's output's rate) as it plays.
+    public init(path: String, sampleRate: Int, loops: Bool = false) throws(AudioFileError) {
+        reader = try AudioFileStream(path: path, sampleRate: sampleRate)
+        self.loops = loops
+    }
+
+    public func renderNext(into buffer: inout [Float]) -> Bool {
+        let frames = buffer.count / 2
+        var filled = 0
+        do {
+            while filled < frames {
+                let chunk = try reader.read(frames: frames - filled)
+                let channels = reader.channelCount
+                for frame in 0..<chunk.count / channels {
+                    buffer[2 * (filled + frame)] = chunk[frame * channels]
+                    buffer[2 * (filled + frame) + 1] = chunk[frame * channels + channels - 1]
+                }
+                filled += chunk.count / channels
+                if reader.isFinished {
+                    // An empty file would loop for ever without a frame.
+                    guard loops, !chunk.isEmpty else { break }
+                    try reader.rewind()
+                }
+            }
+        } catch {
+            // A read that fails mid-way (the file truncated or removed) ends the sound.
+            for index in (2 * filled)..<buffer.count { buffer[index] = 0 }
+            return false
+        }
+        for index in (2 * filled)..<buffer.count { buffer[index] = 0 }
+        return filled == frames && (loops || !reader.isFinished)
+    }
+}

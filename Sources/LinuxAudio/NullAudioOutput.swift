@@ -1,0 +1,57 @@
+internal import LinuxInput
+
+/// An output with no device behind it that keeps a device's time: frames are "heard" in order at `sampleRate`
+/// on `CLOCK_MONOTONIC`, a write waits while more than `bufferSeconds` is queued, and a queue that runs dry
+/// starts again at the next write, as a device's stream does after an underrun. For machines without sound
+/// (containers, CI), so that everything timed against the output runs the same.
+public final class NullAudioOutput: AudioOutput {
+    public let deviceName = "null"
+    public let sampleRate: Int
+    public let latency: AudioLatency
+    /// When the last frame queued will have been heard (`CLOCK_MONOTONIC` nanoseconds); nil when closed.
+    private let queueEnd: Lock<UInt64?> = Lock(0)
+
+    public init(sampleRate: Int = AudioOutputs.defaultSampleRate, bufferSeconds: Double = 0.04) {
+        self.sampleRate = sampleRate
+        let buffer = max(1, Int((bufferSeconds * Double(sampleRate)).rounded()))
+        latency = AudioLatency(bufferFrames: buffer, periodFrames: max(1, buffer / 4), sampleRate: sampleRate)
+    }
+
+    @discardableResult
+    public func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+        let frames = UInt64(samples.count / 2)
+        let (heard, end) = try queueEnd.withLock { (end) throws(AudioDeviceError) -> (UInt64, UInt64) in
+            guard let queued = end else { throw closedError("write") }
+            let heard = max(queued, MonotonicTime.nanoseconds())
+            end = heard + frames * 1_000_000_000 / UInt64(sampleRate)
+            return (heard, heard + frames * 1_000_000_000 / UInt64(sampleRate))
+        }
+        // Wait, as a full ring buffer makes a writer wait, until no more than the buffer is left to hear.
+        let buffer = UInt64(latency.bufferFrames) * 1_000_000_000 / UInt64(sampleRate)
+        let now = MonotonicTime.nanoseconds()
+        if end > now + buffer { Sys.sleep(nanoseconds: end - buffer - now) }
+        return heard
+    }
+
+    public func delay() throws(AudioDeviceError) -> Double {
+        let end = try queueEnd.withLock { (end) throws(AudioDeviceError) -> UInt64 in
+            guard let end else { throw closedError("delay") }
+            return end
+        }
+        let now = MonotonicTime.nanoseconds()
+        return end > now ? Double(end - now) / 1e9 : 0
+    }
+
+    public func drain() throws(AudioDeviceError) {
+        let left = try delay()
+        if left > 0 { Sys.sleep(nanoseconds: UInt64(left * 1e9)) }
+    }
+
+    public func close() {
+        queueEnd.withLock { $0 = nil }
+    }
+
+    private func closedError(_ call: String) -> AudioDeviceError {
+        AudioDeviceError(device: deviceName, call: call, errno: .badFileDescriptor, message: "the output is closed")
+    }
+}

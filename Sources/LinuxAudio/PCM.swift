@@ -1,0 +1,177 @@
+internal import CALSA
+internal import LinuxInput
+
+/// An open ALSA PCM carrying interleaved stereo 32-bit float frames at one rate: the one place alsa-lib's PCM calls
+/// are made, for the output and for the test bench's capture. Not thread-safe: its owner serialises the calls.
+///
+/// Every call passes through `SyscallFaults` (a site per alsa-lib function), so tests can make any of them fail.
+package final class PCM: @unchecked Sendable {
+    package enum Direction: Sendable {
+        case playback, capture
+    }
+
+    /// The ALSA device name the PCM was opened on.
+    package let device: String
+    package let sampleRate: Int
+    /// The device's ring buffer and the period in which it moves, in frames.
+    package let bufferFrames: Int
+    package let periodFrames: Int
+    package static let channels = 2
+    private var handle: OpaquePointer?
+
+    /// Opens `device` in blocking mode and sets it to stereo float at exactly `sampleRate` (alsa-lib converts
+    /// where the hardware cannot, on devices that go through its plug layer: "default", "plughw:") with a ring
+    /// buffer of about `bufferSeconds`. Playback starts as soon as the first frame is written, so that when a
+    /// frame is heard follows from what was queued before it.
+    package init(device: String, direction: Direction, sampleRate: Int, bufferSeconds: Double)
+        throws(AudioDeviceError)
+    {
+        _ = linuxaudio_alsa_silence()
+        self.device = device
+        self.sampleRate = sampleRate
+        var opened: OpaquePointer?
+        let stream = direction == .playback ? SND_PCM_STREAM_PLAYBACK : SND_PCM_STREAM_CAPTURE
+        try Self.check("snd_pcm_open", device) { Int(snd_pcm_open(&opened, device, stream, 0)) }
+        guard let opened else {
+            throw AudioDeviceError(device: device, call: "snd_pcm_open", errno: .noMemory, message: "no PCM handle")
+        }
+        do {
+            try Self.check("snd_pcm_set_params", device) {
+                Int(
+                    snd_pcm_set_params(
+                        opened, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(Self.channels),
+                        UInt32(sampleRate), 1, UInt32(max(bufferSeconds, 0.001) * 1_000_000)))
+            }
+            var buffer: snd_pcm_uframes_t = 0
+            var period: snd_pcm_uframes_t = 0
+            try Self.check("snd_pcm_get_params", device) { Int(snd_pcm_get_params(opened, &buffer, &period)) }
+            if direction == .playback { try Self.startOnFirstFrame(opened, device) }
+            bufferFrames = Int(buffer)
+            periodFrames = Int(period)
+        } catch {
+            snd_pcm_close(opened)
+            throw error
+        }
+        handle = opened
+    }
+
+    deinit { close() }
+
+    /// Sets the start threshold to one frame (alsa-lib's simple setup waits for a full buffer).
+    private static func startOnFirstFrame(_ pcm: OpaquePointer, _ device: String) throws(AudioDeviceError) {
+        var parameters: OpaquePointer?
+        try check("snd_pcm_sw_params_malloc", device) { Int(snd_pcm_sw_params_malloc(&parameters)) }
+        defer { snd_pcm_sw_params_free(parameters) }
+        try check("snd_pcm_sw_params_current", device) { Int(snd_pcm_sw_params_current(pcm, parameters)) }
+        try check("snd_pcm_sw_params_set_start_threshold", device) {
+            Int(snd_pcm_sw_params_set_start_threshold(pcm, parameters, 1))
+        }
+        try check("snd_pcm_sw_params", device) { Int(snd_pcm_sw_params(pcm, parameters)) }
+    }
+
+    /// What went wrong in a call that the stream got over (an underrun, a suspend), for the owner's log.
+    package typealias Recovered = (AudioDeviceError) -> Void
+
+    /// Writes interleaved frames, waiting while the ring buffer is full; an underrun (`EPIPE`) or a suspend
+    /// (`ESTRPIPE`) on the way is recovered with `snd_pcm_recover` and reported to `recovered`.
+    package func write(_ samples: UnsafeBufferPointer<Float>, recovered: Recovered) throws(AudioDeviceError) {
+        try transfer(frames: samples.count / Self.channels, call: "snd_pcm_writei", recovered: recovered) {
+            [handle] offset, count in
+            snd_pcm_writei(handle, samples.baseAddress.map { $0 + offset * Self.channels }, snd_pcm_uframes_t(count))
+        }
+    }
+
+    /// Fills `samples` with captured interleaved frames, waiting for them; an overrun is recovered as in `write`.
+    package func read(into samples: UnsafeMutableBufferPointer<Float>, recovered: Recovered) throws(AudioDeviceError) {
+        try transfer(frames: samples.count / Self.channels, call: "snd_pcm_readi", recovered: recovered) {
+            [handle] offset, count in
+            snd_pcm_readi(handle, samples.baseAddress.map { $0 + offset * Self.channels }, snd_pcm_uframes_t(count))
+        }
+    }
+
+    private func transfer(
+        frames: Int, call: String, recovered: Recovered, _ body: (_ offset: Int, _ count: Int) -> Int
+    ) throws(AudioDeviceError) {
+        guard handle != nil else { throw closedError(call) }
+        var done = 0
+        while done < frames {
+            let result = Self.fault(at: call) ?? body(done, frames - done)
+            if result >= 0 {
+                done += result
+                continue
+            }
+            recovered(try recover(from: result, call: call))
+        }
+    }
+
+    /// Gets the stream going again after `code` from `call` when that is an underrun or overrun (`EPIPE`), a
+    /// suspend (`ESTRPIPE`) or an interruption (`EINTR`); returns the error it got over, or throws the one it
+    /// cannot (a device gone, `ENODEV`).
+    private func recover(from code: Int, call: String) throws(AudioDeviceError) -> AudioDeviceError {
+        let error = Self.error(code, call: call, device: device)
+        guard [Errno.brokenPipe, .streamSuspended, .interrupted].contains(error.errno) else {
+            throw error
+        }
+        try Self.check("snd_pcm_recover", device) { Int(snd_pcm_recover(handle, Int32(code), 1)) }
+        return error
+    }
+
+    /// Frames queued and not yet heard (playback), or captured and not yet read (capture): `snd_pcm_delay`. An
+    /// xrun reported here is recovered first, as in `write`, and reads as an empty queue.
+    package func delayFrames(recovered: Recovered) throws(AudioDeviceError) -> Int {
+        guard let handle else { throw closedError("snd_pcm_delay") }
+        var delay: snd_pcm_sframes_t = 0
+        let result = Self.fault(at: "snd_pcm_delay") ?? Int(snd_pcm_delay(handle, &delay))
+        guard result >= 0 else {
+            recovered(try recover(from: result, call: "snd_pcm_delay"))
+            return 0
+        }
+        return max(delay, 0)
+    }
+
+    /// Starts the stream now (`snd_pcm_start`): for a capture, so that it records from this moment rather
+    /// than from the first read.
+    package func start() throws(AudioDeviceError) {
+        guard let handle else { throw closedError("snd_pcm_start") }
+        try Self.check("snd_pcm_start", device) { Int(snd_pcm_start(handle)) }
+    }
+
+    /// Waits until every queued frame has been played (`snd_pcm_drain`), then makes the stream ready again.
+    package func drain() throws(AudioDeviceError) {
+        guard let handle else { throw closedError("snd_pcm_drain") }
+        try Self.check("snd_pcm_drain", device) { Int(snd_pcm_drain(handle)) }
+        try Self.check("snd_pcm_prepare", device) { Int(snd_pcm_prepare(handle)) }
+    }
+
+    /// Drops what is queued and closes the device; later calls throw.
+    package func close() {
+        guard let handle else { return }
+        snd_pcm_close(handle)
+        self.handle = nil
+    }
+
+    private func closedError(_ call: String) -> AudioDeviceError {
+        AudioDeviceError(device: device, call: call, errno: .badFileDescriptor, message: "the PCM is closed")
+    }
+
+    /// The -errno that `SyscallFaults` injects at `call`, or nil to make the call.
+    private static func fault(at call: String) -> Int? {
+        SyscallFaults.injected(at: { call }).map { -Int($0.rawValue) }
+    }
+
+    /// Makes a call that returns 0 or more, or -errno; throws the error, retrying an interrupted call.
+    private static func check(_ call: String, _ device: String, _ body: () -> Int) throws(AudioDeviceError) {
+        while true {
+            let result = fault(at: call) ?? body()
+            if result >= 0 { return }
+            if result == -Int(Errno.interrupted.rawValue) { continue }
+            throw error(result, call: call, device: device)
+        }
+    }
+
+    package static func error(_ code: Int, call: String, device: String) -> AudioDeviceError {
+        AudioDeviceError(
+            device: device, call: call, errno: Errno(rawValue: Int32(clamping: -code)),
+            message: String(cString: snd_strerror(Int32(clamping: code))))
+    }
+}

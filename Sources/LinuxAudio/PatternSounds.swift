@@ -1,0 +1,53 @@
+public import AHAP
+public import AudioRendering
+internal import LinuxInput
+
+/// The files a pattern's `AudioCustom` events name, found, decoded and converted to an output's rate once,
+/// ahead of playing: what `AudioMixer` reads by `EventWaveformPath`.
+///
+/// A relative `EventWaveformPath` is looked for in each of `directories` in turn (a caller passes the AHAP
+/// file's folder first, then its resource folder); an absolute one is used as it is. A path with a `..`
+/// component is refused rather than followed out of those folders. Nothing here throws: a file that cannot be
+/// found or decoded is kept in `failures` with the reason, and its events stay silent.
+public struct PatternSounds: Sendable {
+    /// Decoded clips by `EventWaveformPath` as the pattern writes it.
+    public let clips: [String: AudioClip]
+    /// Why each path that has no clip has none, by `EventWaveformPath`.
+    public let failures: [String: AudioFileError]
+
+    public init(pattern: HapticPattern, directories: [String], sampleRate: Int) {
+        var clips: [String: AudioClip] = [:]
+        var failures: [String: AudioFileError] = [:]
+        let paths = pattern.events.compactMap { $0.type == .audioCustom ? $0.waveformPath : nil }
+        for path in paths where clips[path] == nil && failures[path] == nil {
+            do {
+                clips[path] = try AudioFile.load(try Self.locate(path, in: directories), sampleRate: sampleRate)
+            } catch {
+                failures[path] = error
+            }
+        }
+        self.clips = clips
+        self.failures = failures
+    }
+
+    /// Each clip's length in seconds, what `AudioSchedule` needs.
+    public var clipDurations: [String: Double] { clips.mapValues(\.duration) }
+
+    /// The file `path` names: itself when absolute, else the first of `directories` that holds it.
+    static func locate(_ path: String, in directories: [String]) throws(AudioFileError) -> String {
+        guard !path.isEmpty else { throw AudioFileError(path: path, reason: "the path is empty") }
+        guard !path.split(separator: "/").contains("..") else {
+            throw AudioFileError(path: path, reason: "the path leaves its folder (a '..' component)")
+        }
+        if path.hasPrefix("/") {
+            guard Sys.exists(path) else { throw AudioFileError(path: path, reason: "no such file") }
+            return path
+        }
+        for directory in directories {
+            let candidate = directory.hasSuffix("/") ? directory + path : directory + "/" + path
+            if Sys.exists(candidate) { return candidate }
+        }
+        let searched = directories.isEmpty ? "no folder to look in" : "not in " + directories.joined(separator: ", ")
+        throw AudioFileError(path: path, reason: "no such file: \(searched)")
+    }
+}

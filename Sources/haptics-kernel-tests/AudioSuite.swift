@@ -1,0 +1,299 @@
+// Sound through a real ALSA driver: snd-aloop's loopback card, whose capture side (device 1) hears what its
+// playback side (device 0) plays, sample for sample when both run the same format. A rendered tone played
+// through our ALSA output must come back as rendered; a real underrun and injected stream errors must be
+// recovered, and a device gone reported.
+import AHAP
+import AudioRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+
+enum AudioSuite {
+    static let suite = KernelTestSuite(
+        name: "audio", requiredPaths: ["/proc/asound/Loopback"],
+        tests: [
+            KernelTest(name: "audio/devices-list-the-loopback-card", body: deviceList),
+            KernelTest(name: "audio/loopback-hears-the-rendered-tone", body: loopbackTone),
+            KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
+            KernelTest(name: "audio/cross-fade-keeps-power-without-a-gap", body: crossFade),
+            KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
+            // Last: it unbinds the card and binds it again.
+            KernelTest(name: "audio/stream-waits-for-the-card-to-come-back", body: cardComesBack),
+        ])
+
+    static let playbackDevice = "hw:Loopback,0,0"
+    static let captureDevice = "hw:Loopback,1,0"
+    static let rate = 48_000
+    /// The playback buffer of the tests that compare a capture sample for sample. snd-aloop copies whatever its
+    /// playback ring holds at its position, and under emulation its timer can fire late and carry that position
+    /// past what was written before the underrun is noticed: stale frames then reach the capture (seen as one
+    /// 40 ms buffer of the tone heard twice, no underrun reported, twice in about thirty runs on a loaded host
+    /// with a 40 ms buffer). A 100 ms buffer keeps the writer further ahead, and the patterns end in more silence
+    /// than the buffer holds, so that what is stale when playing stops is silence.
+    static let captureSafeBuffer = 0.1
+
+    static func logger() -> Logger {
+        var logger = Logger(label: "kernel-tests.audio")
+        logger.logLevel = .error
+        return logger
+    }
+
+    /// A 0.2 s tone at volume 0.8 after 50 ms of silence, then 150 ms of silence (a tone at volume 0): snd-aloop
+    /// loses the last period a playback stream drains, and repeats stale ring frames when playing stops
+    /// (`captureSafeBuffer`); both must be silence for the tone to come back whole.
+    static func toneSchedule() -> AudioSchedule {
+        let tone = HapticEvent(
+            type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.8)],
+            relativeTime: 0.05, duration: 0.2)
+        let tail = HapticEvent(
+            type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0)],
+            relativeTime: 0.25, duration: 0.15)
+        return AudioSchedule(pattern: HapticPattern(events: [tone, tail], parameters: [], parameterCurves: []))
+    }
+
+    /// `toneSchedule()` as the mixer renders it, 0.4 s in all.
+    static func renderedTone() -> [Float] {
+        var mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
+        var frames = [Float](repeating: 0, count: 2 * rate * 4 / 10)
+        mixer.render(into: &frames)
+        return frames
+    }
+
+    /// The first frame whose left sample stands out of silence.
+    static func onset(_ samples: [Float], from start: Int = 0) -> Int? {
+        stride(from: 2 * start, to: samples.count, by: 2).first { abs(samples[$0]) > 0.02 }.map { $0 / 2 }
+    }
+
+    /// Captures `frames` from the loopback while `play` plays on its other side; returns the samples and the
+    /// time the capture was started (taken as its first frame's time).
+    static func capture(frames: Int, while play: () throws -> Void) throws -> (samples: [Float], start: UInt64) {
+        let capture = try PCM(device: captureDevice, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
+        defer { capture.close() }
+        let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
+        let start = MonotonicTime.nanoseconds()
+        try capture.start()
+        let reader = try ServiceThread.start {
+            var buffer = [Float](repeating: 0, count: 2 * frames)
+            let result = Result { () throws(AudioDeviceError) in
+                try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
+                    try capture.read(into: pointer) { _ in }
+                }
+                return buffer
+            }
+            captured.withLock { $0 = result }
+        }
+        defer { reader.join() }
+        try play()
+        reader.join()
+        return (try (captured.withLock { $0 })?.get() ?? [], start)
+    }
+
+    static func loopbackTone() async throws {
+        let rendered = renderedTone()
+        let output = try ALSAOutput(
+            device: playbackDevice, sampleRate: rate, bufferSeconds: captureSafeBuffer, logger: logger())
+        defer { output.close() }
+        var written = (before: UInt64(0), heard: UInt64(0))
+        let captured = try capture(frames: rendered.count / 2 + rate / 4) {
+            written.before = MonotonicTime.nanoseconds()
+            written.heard = try output.write(rendered)
+            try output.drain()
+        }
+        print(
+            "  output \(output.latency); first frame due \(tenths(Double(written.heard - written.before) / 1e6)) ms "
+                + "after the write")
+        let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
+        // When the capture heard the tone start, against when the output said it would be heard: for the record,
+        // not a requirement.
+        let due = Double(written.heard - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
+        print(
+            "  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after the time the output gave")
+    }
+
+    /// A pattern's sound scheduled 150 ms ahead on a `MixingStream`: the tone must be heard whole, and how far
+    /// its onset is from the time asked for (the pattern's own 50 ms of silence included) is printed.
+    static func scheduledSound() async throws {
+        let rendered = renderedTone()
+        let output = try ALSAOutput(
+            device: playbackDevice, sampleRate: rate, bufferSeconds: captureSafeBuffer, logger: logger())
+        defer { output.close() }
+        var startTime: UInt64 = 0
+        let captured = try capture(frames: rendered.count / 2 + rate * 2 / 5) {
+            let stream = try MixingStream(output: output, logger: logger())
+            defer { stream.close() }
+            startTime = MonotonicTime.nanoseconds() + 150_000_000
+            let mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
+            let id = stream.play(mixer, at: startTime)
+            while stream.isActive(id) { Sys.sleep(nanoseconds: 10_000_000) }
+            // The pattern has been rendered, not yet heard: let the buffer play out before the stream stops.
+            Sys.sleep(nanoseconds: UInt64((captureSafeBuffer + 0.05) * 1e9))
+            try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
+        }
+        let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
+        let due = Double(startTime - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
+        print("  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after its scheduled time")
+    }
+
+    /// `value` rounded to one decimal, for the printed figures.
+    static func tenths(_ value: Double) -> Double { (value * 10).rounded() / 10 }
+
+    /// Returns the capture's onset frame.
+    static func check(_ captured: [Float], against rendered: [Float], xruns: Int) throws -> Int {
+        try requireEqual(xruns, 0, "underruns while playing")
+        guard let renderedOnset = onset(rendered), let capturedOnset = onset(captured) else {
+            throw TestFailure(reason: "no tone in the capture (\(captured.count / 2) frames, all below 0.02)")
+        }
+        let shift = capturedOnset - renderedOnset
+        try require(shift >= 0, "the capture's onset (frame \(capturedOnset)) precedes the rendered one")
+        let toneFrames = rendered.count / 2 - renderedOnset
+        try require(captured.count / 2 >= capturedOnset + toneFrames, "the capture ends before the tone does")
+        var worst: Float = 0
+        var firstDifference: Int?
+        var power = (captured: 0.0, rendered: 0.0)
+        for index in 2 * renderedOnset..<rendered.count {
+            let heard = captured[index + 2 * shift]
+            if firstDifference == nil, abs(heard - rendered[index]) >= 1e-6 {
+                firstDifference = index / 2 - renderedOnset
+            }
+            worst = max(worst, abs(heard - rendered[index]))
+            power.captured += Double(heard * heard)
+            power.rendered += Double(rendered[index] * rendered[index])
+        }
+        let level = (power.captured / power.rendered).squareRoot()
+        print("  onset at capture frame \(capturedOnset), level \(level) of the rendered, largest difference \(worst)")
+        try require(
+            worst < 1e-6,
+            "the captured tone differs from the rendered one by up to \(worst), from frame \(firstDifference ?? 0) "
+                + "after the onset on")
+        try require(onset(captured, from: capturedOnset + toneFrames) == nil, "sound after the tone ended")
+        return capturedOnset
+    }
+
+    static func deviceList() async throws {
+        let devices = try AudioDevices.list(includingCaptureOnly: true)
+        let loopback = devices.filter { $0.name.contains("CARD=Loopback") }
+        for device in loopback { print("  \(device.name): \(device.description)") }
+        try require(
+            loopback.contains { $0.name.hasPrefix("hw:") && $0.canPlay && $0.canCapture },
+            "no hw: device of the Loopback card that plays and captures among \(devices.map(\.name))")
+    }
+
+    /// A constant on the left cross-faded over 0.2 s into a constant on the right, on a `MixingStream`: in the
+    /// capture, left² + right² must stay at its level from the first sound's start to the second's full level
+    /// (no gap, no dip), and the left side must follow the equal-power curve.
+    static func crossFade() async throws {
+        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.1, logger: logger())
+        defer { output.close() }
+        func constant(left: Float, right: Float) -> ClipSource {
+            ClipSource(AudioClip(sampleRate: Double(rate), channelCount: 2, samples: [left, right])!, loops: true)
+        }
+        let fadeSeconds = 0.2
+        let captured = try capture(frames: rate * 4 / 5) {
+            let stream = try MixingStream(output: output, logger: logger())
+            defer { stream.close() }
+            let first = stream.play(constant(left: 0.5, right: 0))
+            Sys.sleep(nanoseconds: 150_000_000)
+            let second = stream.play(constant(left: 0, right: 0.5), gain: 0)
+            stream.fade(first, to: 0, over: fadeSeconds, thenStop: true)
+            stream.fade(second, to: 1, over: fadeSeconds)
+            Sys.sleep(nanoseconds: 350_000_000)
+            try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
+        }
+        try requireEqual(output.xrunCount, 0, "underruns while cross-fading")
+        try checkCrossFade(captured.samples, fadeFrames: Int(fadeSeconds * Double(rate)))
+    }
+
+    static func checkCrossFade(_ samples: [Float], fadeFrames: Int) throws {
+        let frames = samples.count / 2
+        // The glide starts from the full level exactly and ends on the target exactly: the fade's first frame is
+        // the one before the left side first drops, its end the first frame at which the right side is full.
+        let left = { (frame: Int) in samples[2 * frame] }
+        let right = { (frame: Int) in samples[2 * frame + 1] }
+        guard let start = (0..<frames).first(where: { left($0) > 0.4 }),
+            let fadeStart = (start..<frames).first(where: { left($0) < 0.5 }).map({ $0 - 1 }),
+            let fadeEnd = (fadeStart..<frames).first(where: { right($0) >= 0.5 })
+        else { throw TestFailure(reason: "no complete cross-fade in the capture") }
+        var worst: Float = 0
+        for frame in start...fadeEnd {
+            worst = max(worst, abs(left(frame) * left(frame) + right(frame) * right(frame) - 0.25))
+        }
+        let middle = left(fadeStart + fadeFrames / 2)
+        print(
+            "  fade over \(fadeEnd - fadeStart) frames (\(fadeFrames) asked), power off by at most \(worst), "
+                + "left at the middle \(middle)")
+        try require(worst < 1e-4, "left² + right² strays from 0.25 by \(worst) during the cross-fade")
+        try require(
+            abs(fadeEnd - fadeStart - fadeFrames) < fadeFrames / 50, "the fade lasted \(fadeEnd - fadeStart) frames")
+        try require(abs(Double(middle) - 0.5 * 0.5.squareRoot()) < 2e-3, "left at the fade's middle: \(middle)")
+    }
+
+    /// The loopback card unbound from its driver while a `MixingStream` plays on it (what an unplugged USB sound
+    /// card does), then bound again: the stream must be interrupted, then play on, its sound still there.
+    static func cardComesBack() async throws {
+        let driver = "/sys/bus/platform/drivers/snd_aloop"
+        let device = "snd_aloop.0"
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        let open: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
+            try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        }
+        let changes = Lock<[Bool]>([])
+        let stream = try MixingStream(
+            output: try open(), reopen: open, logger: logger(),
+            onInterruption: { interrupted in changes.withLock { $0.append(interrupted) } })
+        defer { stream.close() }
+        let id = stream.play(
+            ClipSource(AudioClip(sampleRate: Double(rate), channelCount: 2, samples: [0.5, 0.25])!, loops: true))
+        Sys.sleep(nanoseconds: 100_000_000)
+        try Sys.writeFile("\(driver)/unbind", device)
+        try await waitFor("the stream to be interrupted") { stream.isInterrupted || stream.failure != nil }
+        try require(stream.failure == nil, "the stream failed instead: \(String(describing: stream.failure))")
+        try Sys.writeFile("\(driver)/bind", device)
+        try await waitFor("the stream to play again") { !stream.isInterrupted }
+        try require(stream.isActive(id), "the sound should have waited through the interruption")
+        try requireEqual(changes.withLock { $0 }, [true, false], "interruption changes")
+        let captured = try capture(frames: rate / 5) { Sys.sleep(nanoseconds: 250_000_000) }
+        try require(captured.samples.contains(0.5), "the sound is not in the capture after the card came back")
+    }
+
+    /// Polls `condition` every 10 ms; fails after 20 s (a hang guard, not a timing requirement).
+    static func waitFor(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+        while !condition() {
+            try require(MonotonicTime.nanoseconds() < deadline, "gave up waiting for \(what) after 20 s")
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
+    }
+
+    static func streamErrors() async throws {
+        let output = try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
+        defer { output.close() }
+        let block = [Float](repeating: 0, count: 2 * 480)
+        defer { SyscallFaults.disarm() }
+        // A real underrun: the stream runs dry while nothing is written for longer than its buffer lasts.
+        try output.write(block)
+        Sys.sleep(nanoseconds: 150_000_000)
+        try output.write(block)
+        try requireEqual(output.xrunCount, 1, "underruns recovered after a pause longer than the buffer")
+        // Injected errors, each on a drained (prepared) stream, the state in which a real one leaves it ready to
+        // be prepared again: a suspend seen by a write, an underrun seen by the queue's length.
+        for site in ["snd_pcm_writei", "snd_pcm_delay"] {
+            try output.drain()
+            SyscallFaults.arm(
+                .init(site: site, errno: site == "snd_pcm_writei" ? .streamSuspended : .brokenPipe, calls: .nth(1)))
+            if site == "snd_pcm_writei" { try output.write(block) } else { _ = try output.delay() }
+            try requireEqual(SyscallFaults.disarm().injected, 1, "the error injected at \(site)")
+        }
+        try requireEqual(output.xrunCount, 3, "stream errors recovered (underrun, suspend, underrun seen by delay)")
+
+        SyscallFaults.arm(.init(site: "snd_pcm_writei", errno: .noDevice, calls: .from(1)))
+        do {
+            try output.write(block)
+            throw TestFailure(reason: "a write to a device gone (ENODEV) should throw")
+        } catch let error as AudioDeviceError {
+            try require(error.isDeviceMissing && error.call == "snd_pcm_writei", "the error for ENODEV: \(error)")
+        }
+        SyscallFaults.disarm()
+        try output.write(block)
+        try output.drain()
+    }
+}

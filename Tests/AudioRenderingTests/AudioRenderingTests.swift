@@ -1,0 +1,214 @@
+import AHAP
+import AudioRendering
+import Glibc
+import HapticRendering
+import Testing
+
+/// Builders for audio events.
+enum Sound {
+    static func tone(at time: Double, duration: Double, _ parameters: [(HapticEvent.ParameterID, Double)] = [])
+        -> HapticEvent
+    {
+        HapticEvent(
+            type: .audioContinuous, parameters: parameters.map { HapticEventParameter(parameterID: $0.0, value: $0.1) },
+            relativeTime: time, duration: duration)
+    }
+
+    static func custom(
+        _ path: String, at time: Double, duration: Double? = nil, envelope: Bool? = nil, loop: Bool? = nil,
+        _ parameters: [(HapticEvent.ParameterID, Double)] = []
+    ) -> HapticEvent {
+        HapticEvent(
+            audioWaveformPath: path,
+            parameters: parameters.map { HapticEventParameter(parameterID: $0.0, value: $0.1) },
+            relativeTime: time, duration: duration, usesVolumeEnvelope: envelope, loopEnabled: loop)
+    }
+
+    static func pattern(_ events: [HapticEvent], parameters: [HapticDynamicParameter] = []) -> HapticPattern {
+        HapticPattern(events: events, parameters: parameters, parameterCurves: [])
+    }
+
+    /// Renders `pattern` at `rate` for `frames` frames in one call.
+    static func render(
+        _ pattern: HapticPattern, clips: [String: AudioClip] = [:], rate: Double, frames: Int
+    ) -> [Float] {
+        let schedule = AudioSchedule(pattern: pattern, clipDurations: clips.mapValues(\.duration))
+        var mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: rate)
+        var buffer = [Float](repeating: 0, count: 2 * frames)
+        mixer.render(into: &buffer)
+        return buffer
+    }
+}
+
+private let centre = Float(1 / 2.0.squareRoot())
+
+@Suite("Audio schedule")
+struct AudioScheduleTests {
+    @Test("a sustained tone attacks, holds and releases over the adjusters' seconds")
+    func sustainedEnvelope() throws {
+        let event = Sound.tone(at: 1, duration: 2, [(.attackTime, 0.5), (.releaseTime, 0.5)])
+        let voice = try #require(AudioSchedule(pattern: Sound.pattern([event])).voices.first)
+        let ramp = EnvelopeTiming.seconds(forAdjuster: 0.5)
+        #expect(voice.source == .tone)
+        #expect(voice.start == 1 && abs(voice.end - (3 + ramp)) < 1e-12)
+        #expect(voice.gain(at: 0.99) == 0)
+        #expect(abs(voice.gain(at: 1 + ramp / 2) - 0.5) < 1e-12)
+        #expect(voice.gain(at: 2) == 1)
+        #expect(abs(voice.gain(at: 3 + ramp / 4) - 0.75) < 1e-12)
+        #expect(voice.gain(at: 3 + ramp) == 0)
+    }
+
+    @Test("a tone that is not sustained decays to silence, at least over the shortest decay")
+    func decayingEnvelope() throws {
+        let decaying = Sound.tone(at: 0, duration: 1, [(.sustained, 0), (.decayTime, 0.5)])
+        let voice = try #require(AudioSchedule(pattern: Sound.pattern([decaying])).voices.first)
+        let decay = EnvelopeTiming.seconds(forAdjuster: 0.5)
+        #expect(abs(voice.gain(at: decay / 2) - 0.5) < 1e-12)
+        #expect(voice.gain(at: decay) == 0 && abs(voice.end - decay) < 1e-12)
+        let click = Sound.tone(at: 0, duration: 1, [(.sustained, 0)])
+        let shortest = try #require(AudioSchedule(pattern: Sound.pattern([click])).voices.first)
+        #expect(abs(shortest.end - AudioMapping.shortestDecay) < 1e-12)
+    }
+
+    @Test("a file event lasts its duration, or its file at its pitch; a missing file is named and skipped")
+    func customDurations() throws {
+        let pattern = Sound.pattern([
+            Sound.custom("a.wav", at: 0.5),
+            Sound.custom("a.wav", at: 0, [(.audioPitch, 1)]),
+            Sound.custom("a.wav", at: 0, duration: 0.25),
+            Sound.custom("gone.wav", at: 0),
+            HapticEvent(type: .hapticTransient, relativeTime: 0),
+        ])
+        let schedule = AudioSchedule(pattern: pattern, clipDurations: ["a.wav": 2])
+        #expect(schedule.voices.map(\.eventIndex) == [0, 1, 2])
+        #expect(schedule.voices.map(\.end) == [2.5, 1, 0.25])
+        #expect(schedule.missingClips == ["gone.wav"])
+        #expect(schedule.end == 2.5)
+        #expect(schedule.voices[0].gain(at: 0.5) == 1, "no envelope without EventWaveformUseVolumeEnvelope")
+    }
+
+    @Test("a file event with its volume envelope attacks like a tone")
+    func customEnvelope() throws {
+        let event = Sound.custom("a.wav", at: 0, duration: 1, envelope: true, [(.attackTime, 1)])
+        let voice = try #require(
+            AudioSchedule(pattern: Sound.pattern([event]), clipDurations: ["a.wav": 5]).voices.first)
+        #expect(abs(voice.gain(at: 0.5) - 0.5) < 1e-12, "AttackTime 1 is a 1 s attack")
+    }
+
+    @Test("the audio time controls lengthen the attack from the event's start")
+    func attackControl() throws {
+        let event = Sound.tone(at: 0, duration: 2)
+        let control = HapticDynamicParameter(parameterID: .audioAttackTimeControl, value: 1, relativeTime: 0)
+        let voice = try #require(AudioSchedule(pattern: Sound.pattern([event], parameters: [control])).voices.first)
+        #expect(abs(voice.gain(at: 0.25) - 0.25) < 1e-12)
+    }
+
+    @Test("a clip must be mono or stereo, of whole frames, at a positive rate")
+    func clipValidation() {
+        #expect(AudioClip(sampleRate: 48000, channelCount: 3, samples: [0, 0, 0]) == nil)
+        #expect(AudioClip(sampleRate: 48000, channelCount: 2, samples: [0, 0, 0]) == nil)
+        #expect(AudioClip(sampleRate: 0, channelCount: 1, samples: [0]) == nil)
+        #expect(AudioClip(sampleRate: 8, channelCount: 2, samples: [0, 0, 1, 1])?.duration == 0.25)
+    }
+}
+
+@Suite("Audio mixer")
+struct AudioMixerTests {
+    @Test("a centred tone renders as the tone at -3 dB on both sides, from its start")
+    func toneSamples() {
+        let rate = 48000.0
+        let output = Sound.render(Sound.pattern([Sound.tone(at: 0.001, duration: 0.01)]), rate: rate, frames: 600)
+        for frame in 0..<600 {
+            let time = Double(frame) / rate
+            let expected =
+                time >= 0.001 && time < 0.011
+                ? Float(AudioMapping.tone(phase: (time - 0.001) * AudioMapping.toneFrequency)) * centre : 0
+            #expect(abs(output[2 * frame] - expected) < 1e-5, "left, frame \(frame)")
+            #expect(abs(output[2 * frame + 1] - expected) < 1e-5, "right, frame \(frame)")
+        }
+    }
+
+    @Test("a looped clip wraps to its start until the event ends; an unlooped one stops at its end")
+    func loopWrap() throws {
+        let clip = try #require(AudioClip(sampleRate: 8, channelCount: 1, samples: [0.1, 0.2, 0.3, 0.4]))
+        let looped = Sound.render(
+            Sound.pattern([Sound.custom("c", at: 0, duration: 1.5, loop: true)]), clips: ["c": clip], rate: 8,
+            frames: 14)
+        let lefts = stride(from: 0, to: looped.count, by: 2).map { looped[$0] / centre }
+        let expected: [Float] = [0.1, 0.2, 0.3, 0.4, 0.1, 0.2, 0.3, 0.4, 0.1, 0.2, 0.3, 0.4, 0, 0]
+        #expect(zip(lefts, expected).allSatisfy { abs($0 - $1) < 1e-6 }, "\(lefts)")
+        let once = Sound.render(
+            Sound.pattern([Sound.custom("c", at: 0, duration: 1.5)]), clips: ["c": clip], rate: 8, frames: 8)
+        #expect(once[8...].allSatisfy { $0 == 0 }, "an unlooped clip ends with its file")
+    }
+
+    @Test("pitch +1 reads the clip at twice the rate, interpolating between its frames")
+    func pitchReadsFaster() throws {
+        let ramp = (0..<16).map { Float($0) / 16 }
+        let clip = try #require(AudioClip(sampleRate: 100, channelCount: 1, samples: ramp))
+        let up = Sound.render(
+            Sound.pattern([Sound.custom("r", at: 0, [(.audioPitch, 1)])]), clips: ["r": clip], rate: 100, frames: 10)
+        let lefts = stride(from: 0, to: 16, by: 2).map { up[$0] / centre }
+        #expect(zip(lefts, (0..<8).map { Float(2 * $0) / 16 }).allSatisfy { abs($0 - $1) < 1e-6 }, "\(lefts)")
+        #expect(up[16...].allSatisfy { $0 == 0 }, "the file ends after half its length")
+        let down = Sound.render(
+            Sound.pattern([Sound.custom("r", at: 0, [(.audioPitch, -1)])]), clips: ["r": clip], rate: 100, frames: 4)
+        #expect(abs(down[2] / centre - 0.5 / 16) < 1e-6, "half-way between the first two frames")
+    }
+
+    @Test("pan and volume: a stereo clip keeps its channels at the centre, a mono one is panned by the law")
+    func panAndVolume() throws {
+        let stereo = try #require(AudioClip(sampleRate: 10, channelCount: 2, samples: [0.5, -0.25, 0.5, -0.25]))
+        let centred = Sound.render(
+            Sound.pattern([Sound.custom("s", at: 0, [(.audioVolume, 0.5)])]), clips: ["s": stereo], rate: 10,
+            frames: 2)
+        #expect(abs(centred[0] - 0.25) < 1e-6 && abs(centred[1] + 0.125) < 1e-6)
+        let mono = try #require(AudioClip(sampleRate: 10, channelCount: 1, samples: [0.8, 0.8]))
+        let right = Sound.render(
+            Sound.pattern([Sound.custom("m", at: 0, [(.audioPan, 0.5)])]), clips: ["m": mono], rate: 10, frames: 1)
+        let gains = EqualPower.pan(0.5)
+        #expect(abs(Double(right[0]) - 0.8 * gains.left) < 1e-6 && abs(Double(right[1]) - 0.8 * gains.right) < 1e-6)
+    }
+
+    @Test("the volume control multiplies, and brightness below 1 takes high frequencies away")
+    func volumeControlAndBrightness() {
+        let tone = Sound.tone(at: 0, duration: 0.1)
+        let half = HapticDynamicParameter(parameterID: .audioVolumeControl, value: 0.5, relativeTime: 0)
+        let full = Sound.render(Sound.pattern([tone]), rate: 48000, frames: 4800)
+        let quieter = Sound.render(Sound.pattern([tone], parameters: [half]), rate: 48000, frames: 4800)
+        #expect(zip(full, quieter).allSatisfy { abs($0 / 2 - $1) < 1e-6 })
+        let dark = Sound.render(
+            Sound.pattern([Sound.tone(at: 0, duration: 0.1, [(.audioBrightness, 0)])]), rate: 48000, frames: 4800)
+        // The one-pole's gain |a / (1 - (1 - a) e^-jw)| at each partial of the tone, against the tone's power.
+        let a = AudioMapping.lowPassCoefficient(cutoff: AudioMapping.brightnessCutoff(0), sampleRate: 48000)
+        var filteredPower = 0.0
+        for (index, amplitude) in AudioMapping.toneHarmonics.enumerated() {
+            let omega = 2 * Double.pi * AudioMapping.toneFrequency * Double(index + 1) / 48000
+            let real = 1 - (1 - a) * cos(omega)
+            let imaginary = (1 - a) * sin(omega)
+            filteredPower += amplitude * amplitude * a * a / (real * real + imaginary * imaginary)
+        }
+        let expected = (filteredPower / AudioMapping.toneHarmonics.reduce(0) { $0 + $1 * $1 }).squareRoot()
+        let ratio = Double(rms(dark) / rms(full))
+        #expect(abs(ratio - expected) < 0.02, "200 Hz one-pole on the 220 Hz tone: \(ratio), expected \(expected)")
+    }
+
+    @Test("rendering in small blocks gives the same frames as one large block")
+    func blockIndependence() {
+        let pattern = Sound.pattern([Sound.tone(at: 0.0013, duration: 0.02, [(.attackTime, 0.3), (.audioPan, -0.4)])])
+        let whole = Sound.render(pattern, rate: 44100, frames: 1000)
+        var mixer = AudioMixer(schedule: AudioSchedule(pattern: pattern), clips: [:], sampleRate: 44100)
+        var pieces: [Float] = []
+        for size in [1, 63, 64, 65, 300, 507] {
+            var buffer = [Float](repeating: 1, count: 2 * size)
+            mixer.render(into: &buffer)
+            pieces += buffer
+        }
+        #expect(mixer.framesRendered == 1000)
+        #expect(zip(whole, pieces).allSatisfy { abs($0 - $1) < 1e-4 })
+    }
+
+    private func rms(_ samples: [Float]) -> Float {
+        (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot()
+    }
+}

@@ -1,0 +1,117 @@
+import AudioRendering
+import CSndfile
+import Glibc
+import LinuxAudio
+import Testing
+
+/// A sine of `frequency` at `rate`, `seconds` long, on one or two channels (the right one at half level).
+func sine(frequency: Double, rate: Double, seconds: Double, channels: Int = 1, level: Double = 0.5) -> AudioClip {
+    var samples: [Float] = []
+    for frame in 0..<Int(rate * seconds) {
+        let value = level * sin(2 * .pi * frequency * Double(frame) / rate)
+        samples.append(Float(value))
+        if channels == 2 { samples.append(Float(value / 2)) }
+    }
+    return AudioClip(sampleRate: rate, channelCount: channels, samples: samples)!
+}
+
+func rms(_ samples: some Collection<Float>) -> Double {
+    (samples.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(samples.count, 1))).squareRoot()
+}
+
+/// A fresh folder under /tmp, removed with its files by `remove`.
+struct Scratch {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/linuxaudio-test-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
+    }
+
+    func file(_ name: String) -> String { "\(path)/\(name)" }
+
+    func remove(_ names: [String]) {
+        for name in names { unlink(file(name)) }
+        rmdir(path)
+    }
+}
+
+@Suite("Audio files")
+struct AudioFileTests {
+    @Test(
+        "lossless formats decode to the samples written",
+        arguments: [AudioFileFormat.wav16, .wavFloat, .aiff16, .flac])
+    func losslessRoundTrip(format: AudioFileFormat) throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["clip"]) }
+        let clip = sine(frequency: 440, rate: 44100, seconds: 0.1, channels: 2)
+        try AudioFile.write(clip, to: scratch.file("clip"), format: format)
+        let decoded = try AudioFile.decode(scratch.file("clip"))
+        #expect(decoded.sampleRate == 44100 && decoded.channelCount == 2 && decoded.frameCount == clip.frameCount)
+        let step: Float = format == .wavFloat ? 0 : 1.0 / 32768
+        let worst = zip(clip.samples, decoded.samples).map { abs($0 - $1) }.max() ?? 1
+        #expect(worst <= step, "\(format): off by \(worst)")
+    }
+
+    @Test(
+        "lossy formats decode to about the length and level written",
+        arguments: [AudioFileFormat.oggVorbis, .opus, .mp3])
+    func lossyRoundTrip(format: AudioFileFormat) throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["clip"]) }
+        let clip = sine(frequency: 440, rate: 48000, seconds: 0.5)
+        try AudioFile.write(clip, to: scratch.file("clip"), format: format)
+        let decoded = try AudioFile.decode(scratch.file("clip"))
+        #expect(decoded.sampleRate == 48000 && decoded.channelCount == 1)
+        #expect(abs(decoded.duration - 0.5) < 0.06, "\(format): \(decoded.duration) s")
+        let level = rms(decoded.samples)
+        #expect(abs(level - rms(clip.samples)) < 0.05 * rms(clip.samples), "\(format): rms \(level)")
+    }
+
+    @Test("a file of more than two channels keeps its first two")
+    func manyChannels() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["four.wav"]) }
+        var info = SF_INFO()
+        info.samplerate = 8000
+        info.channels = 4
+        info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+        let file = try #require(sf_open(scratch.file("four.wav"), Int32(SFM_WRITE), &info))
+        let frames: [Float] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
+        _ = frames.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, 2) }
+        sf_close(file)
+        let decoded = try AudioFile.decode(scratch.file("four.wav"))
+        #expect(decoded.channelCount == 2 && decoded.samples == [0.1, 0.2, 0.5, 0.6])
+    }
+
+    @Test("a missing file and a file that is not audio are refused with the path and libsndfile's reason")
+    func badFiles() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["text.wav"]) }
+        let missing = scratch.file("missing.wav")
+        let error = #expect(throws: AudioFileError.self) { try AudioFile.decode(missing) }
+        #expect(
+            error?.path == missing && error?.reason.contains("No such file") == true, "\(String(describing: error))")
+        let text = scratch.file("text.wav")
+        let descriptor = creat(text, 0o644)
+        _ = "not a sound".withCString { write(descriptor, $0, 11) }
+        close(descriptor)
+        let notAudio = #expect(throws: AudioFileError.self) { try AudioFile.decode(text) }
+        #expect(notAudio?.path == text && notAudio?.reason.isEmpty == false)
+    }
+
+    @Test("resampling keeps the frequency and level and scales the length by the ratio")
+    func resampling() throws {
+        let clip = sine(frequency: 1000, rate: 44100, seconds: 0.2)
+        let converted = try AudioFile.resample(clip, to: 48000)
+        #expect(converted.sampleRate == 48000)
+        #expect(abs(converted.frameCount - 9600) <= 2, "\(converted.frameCount) frames")
+        // Away from the edges (the converter's filter starts and ends in silence): level and crossings.
+        let middle = converted.samples[1000..<8600]
+        #expect(abs(rms(middle) - 0.5 / 2.0.squareRoot()) < 0.005, "rms \(rms(middle))")
+        let crossings = zip(middle, middle.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        #expect(abs(crossings - 7600 * 1000 / 48000) <= 1, "\(crossings) upward crossings")
+        #expect(try AudioFile.resample(clip, to: 44100).samples == clip.samples)
+        #expect(throws: ResamplingError.self) { try AudioFile.resample(clip, to: 0) }
+    }
+}

@@ -1,0 +1,55 @@
+import AudioRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+import Testing
+
+/// The outputs against alsa-lib's "null" PCM (defined in its own alsa.conf: no sound card needed) and the null
+/// output. Timing is left to the kernel tests and benchmarks: these check behaviour only.
+@Suite("Audio outputs")
+struct AudioOutputTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test("an ALSA output opens, reports its buffer, takes frames and closes")
+    func alsaNullDevice() throws {
+        let output = try ALSAOutput(device: "null", sampleRate: 48000, bufferSeconds: 0.02, logger: logger)
+        #expect(output.latency.bufferFrames > 0 && output.latency.periodFrames > 0)
+        #expect(output.latency.periodFrames <= output.latency.bufferFrames)
+        let before = MonotonicTime.nanoseconds()
+        let heard = try output.write([Float](repeating: 0.25, count: 2 * 480))
+        #expect(heard >= before)
+        #expect(try output.delay() >= 0)
+        output.close()
+        let error = #expect(throws: AudioDeviceError.self) { try output.write([0, 0]) }
+        #expect(error?.device == "null")
+    }
+
+    @Test("a device name that names nothing is refused with alsa-lib's reason, and open() falls back to null")
+    func missingDevice() throws {
+        let error = #expect(throws: AudioDeviceError.self) {
+            try ALSAOutput(device: "hw:NoSuchCard,0", logger: logger)
+        }
+        #expect(error?.call == "snd_pcm_open" && error?.isDeviceMissing == true, "\(String(describing: error))")
+        let output = try AudioOutputs.open(device: "hw:NoSuchCard,0", logger: logger)
+        #expect(output.deviceName == "null")
+    }
+
+    @Test("alsa-lib's device list names its own null device, which plays and captures")
+    func deviceList() throws {
+        let devices = try AudioDevices.list(includingCaptureOnly: true)
+        let null = try #require(devices.first { $0.name == "null" }, "\(devices.map(\.name))")
+        #expect(null.canPlay && null.canCapture && !null.description.isEmpty)
+        #expect(try AudioDevices.list().allSatisfy(\.canPlay))
+    }
+
+    @Test("the null output queues frames on the monotonic clock, one after the other")
+    func nullOutputClock() throws {
+        let output = NullAudioOutput(sampleRate: 48000, bufferSeconds: 0.5)
+        let first = try output.write([Float](repeating: 0, count: 2 * 4800))
+        let second = try output.write([Float](repeating: 0, count: 2 * 4800))
+        #expect(second - first == 100_000_000, "the second write is heard 0.1 s after the first")
+        #expect(try output.delay() > 0.1)
+        output.close()
+        #expect(throws: AudioDeviceError.self) { try output.write([0, 0]) }
+    }
+}

@@ -1,0 +1,214 @@
+import AHAP
+import AudioRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+import Testing
+
+/// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
+/// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that the stream's
+/// thread does not spin.
+final class RecordingAudioOutput: AudioOutput {
+    let deviceName = "recording"
+    let sampleRate = 8000
+    let latency = AudioLatency(bufferFrames: 256, periodFrames: 64, sampleRate: 8000)
+    let origin: UInt64
+    private let state = Lock<(samples: [Float], failAfter: Int?)>(([], nil))
+
+    init(origin: UInt64) { self.origin = origin }
+
+    var samples: [Float] { state.withLock { $0.samples } }
+    var frames: Int { state.withLock { $0.samples.count / 2 } }
+
+    /// Makes writes fail (the device gone) once `frames` frames have been written.
+    func fail(after frames: Int) { state.withLock { $0.failAfter = frames } }
+
+    func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+        Sys.sleep(nanoseconds: 200_000)
+        return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
+            let first = state.samples.count / 2
+            if let limit = state.failAfter, first >= limit {
+                throw AudioDeviceError(device: deviceName, call: "write", errno: .noDevice, message: "gone")
+            }
+            state.samples += samples
+            return origin + UInt64(first) * 1_000_000_000 / UInt64(sampleRate)
+        }
+    }
+
+    func delay() throws(AudioDeviceError) -> Double { 0 }
+    func drain() throws(AudioDeviceError) {}
+    func close() {}
+}
+
+@Suite("Mixing stream")
+struct MixingStreamTests {
+    let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Waits (a hang guard, not a timing check) until `condition` holds.
+    func waitUntil(_ what: String, _ condition: () -> Bool) throws {
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while !condition() {
+            try #require(MonotonicTime.nanoseconds() < deadline, "timed out waiting until \(what)")
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+    }
+
+    /// A stereo clip of `frames` frames at `left` and `right`.
+    func constant(left: Float, right: Float, frames: Int) -> AudioClip {
+        AudioClip(sampleRate: 8000, channelCount: 2, samples: Array((0..<frames).map { _ in [left, right] }.joined()))!
+    }
+
+    @Test("a sound scheduled ahead starts at its frame of the stream, plays whole and ends")
+    func scheduledStart() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream runs") { output.frames > 0 }
+        // 1000 frames (125 ms) after the origin of the recording output's clock.
+        let id = stream.play(
+            ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: output.origin + 125_000_000)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let firstSound = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(firstSound == 1000)
+        #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
+        #expect(samples[2200...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("a start already passed is kept by skipping into the sound: the stream's frame k carries its frame k")
+    func lateStartSkipsIn() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream runs") { output.frames > 0 }
+        let ramp = (0..<8000).map { Float($0 + 1) / 8000 }
+        let id = stream.play(
+            ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!), at: output.origin)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(first > 0, "the start had passed when the sound was queued")
+        let misplaced = (first..<8000).filter { (frame: Int) -> Bool in
+            samples[2 * frame] != ramp[frame] || samples[2 * frame + 1] != ramp[frame]
+        }
+        #expect(misplaced.isEmpty, "\(misplaced.count) frames not at their place, the first \(misplaced.first ?? 0)")
+        #expect(samples[16000...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
+    func patternSource() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let pattern = HapticPattern(
+            events: [HapticEvent(type: .audioContinuous, relativeTime: 0, duration: 0.05)], parameters: [],
+            parameterCurves: [])
+        let mixer = AudioMixer(schedule: AudioSchedule(pattern: pattern), clips: [:], sampleRate: 8000)
+        let id = stream.play(mixer)
+        try waitUntil("the pattern ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let sounding = stride(from: 0, to: samples.count, by: 2).filter { samples[$0] != 0 }.count
+        #expect(abs(sounding - 400) <= 2, "\(sounding) frames of sound for 0.05 s at 8 kHz")
+    }
+
+    @Test("a file plays as it is read, mono on both sides, once or looping")
+    func fileSource() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["ramp.wav"]) }
+        let ramp = (0..<500).map { Float($0 + 1) / 500 }
+        try AudioFile.write(
+            AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!, to: scratch.file("ramp.wav"),
+            format: .wavFloat)
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let once = stream.play(try FileSource(path: scratch.file("ramp.wav"), sampleRate: 8000))
+        try waitUntil("the file ends") { !stream.isActive(once) }
+        let looped = stream.play(try FileSource(path: scratch.file("ramp.wav"), sampleRate: 8000, loops: true))
+        try waitUntil("the loop comes round three times") { output.samples.filter { $0 == 1 }.count >= 8 }
+        stream.stop(looped)
+        try waitUntil("the loop stops") { !stream.isActive(looped) }
+        let lefts = stride(from: 0, to: output.samples.count, by: 2).map { output.samples[$0] }
+        let first = try #require(lefts.firstIndex { $0 != 0 })
+        #expect(Array(lefts[first..<(first + 500)]) == ramp, "the file once")
+        let second = try #require(lefts[(first + 500)...].firstIndex { $0 != 0 })
+        #expect(Array(lefts[second..<(second + 1500)]) == ramp + ramp + ramp, "the loop, without a gap")
+        #expect(
+            zip(lefts, stride(from: 1, to: output.samples.count, by: 2).map { output.samples[$0] }).allSatisfy {
+                $0 == $1
+            })
+        #expect(throws: AudioFileError.self) { try FileSource(path: scratch.file("none.wav"), sampleRate: 8000) }
+    }
+
+    @Test("a device that goes away interrupts the stream, which plays on when it can be opened again")
+    func interruption() throws {
+        let first = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let second = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let attempts = Lock(0)
+        let changes = Lock<[Bool]>([])
+        let stream = try MixingStream(
+            output: first,
+            reopen: { () throws(AudioDeviceError) -> any AudioOutput in
+                // The device is back at the third attempt.
+                let attempt = attempts.withLock { count -> Int in
+                    count += 1
+                    return count
+                }
+                guard attempt >= 3 else {
+                    throw AudioDeviceError(device: "recording", call: "open", errno: .noDevice, message: "gone")
+                }
+                return second
+            }, logger: logger, onInterruption: { interrupted in changes.withLock { $0.append(interrupted) } })
+        defer { stream.close() }
+        let id = stream.play(ClipSource(constant(left: 0.1, right: 0.2, frames: 8), loops: true))
+        try waitUntil("it plays") { first.samples.contains(0.2) }
+        first.fail(after: first.frames + 64)
+        try waitUntil("the stream is interrupted") { stream.isInterrupted }
+        #expect(stream.isActive(id), "a sound waits through an interruption")
+        try waitUntil("it plays on the device come back") { second.samples.contains(0.2) }
+        #expect(!stream.isInterrupted && stream.failure == nil)
+        #expect(changes.withLock { $0 } == [true, false])
+        #expect(attempts.withLock { $0 } == 3)
+    }
+
+    @Test("two sounds fading out and in together keep their summed power constant, with no gap")
+    func crossFadePower() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let left = stream.play(ClipSource(constant(left: 0.5, right: 0, frames: 8), loops: true))
+        try waitUntil("the first sound plays") { output.samples.contains(0.5) }
+        let right = stream.play(ClipSource(constant(left: 0, right: 0.5, frames: 8), loops: true), gain: 0)
+        stream.fade(left, to: 0, over: 0.1, thenStop: true)
+        stream.fade(right, to: 1, over: 0.1)
+        try waitUntil("the fade ends") { !stream.isActive(left) }
+        try waitUntil("the second plays on after it") { output.frames > 0 && output.samples.last == 0.5 }
+        let samples = output.samples
+        let firstFrame = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        var powers: [Float] = []
+        for frame in firstFrame..<samples.count / 2 {
+            powers.append(samples[2 * frame] * samples[2 * frame] + samples[2 * frame + 1] * samples[2 * frame + 1])
+        }
+        #expect(powers.allSatisfy { abs($0 - 0.25) < 1e-5 }, "power from \(powers.min() ?? 0) to \(powers.max() ?? 0)")
+        #expect(samples.contains { $0 > 0.1 && $0 < 0.4 }, "the fade passes through intermediate gains")
+        #expect(stream.isActive(right))
+    }
+
+    @Test("stop ends a sound; a failed write ends the stream and is reported once")
+    func stopAndFailure() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let failures = Lock<[AudioDeviceError]>([])
+        let stream = try MixingStream(output: output, logger: logger) { error in failures.withLock { $0.append(error) }
+        }
+        defer { stream.close() }
+        let id = stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 8), loops: true))
+        try waitUntil("it plays") { output.samples.contains(0.1) }
+        stream.stop(id)
+        try waitUntil("it ends") { !stream.isActive(id) }
+        output.fail(after: output.frames + 64)
+        try waitUntil("the stream fails") { stream.failure != nil }
+        #expect(stream.failure?.errno == .noDevice)
+        #expect(failures.withLock { $0.count } == 1)
+        #expect(!stream.isActive(stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 8)))))
+    }
+}

@@ -1,0 +1,53 @@
+import AHAP
+import AudioRendering
+import Glibc
+import LinuxAudio
+import Testing
+
+@Suite("Pattern sounds")
+struct PatternSoundsTests {
+    func custom(_ path: String) -> HapticEvent { HapticEvent(audioWaveformPath: path, relativeTime: 0) }
+
+    @Test("files are found in the first folder that has them, decoded once and converted to the output's rate")
+    func locatesAndDecodes() throws {
+        let empty = Scratch()
+        let assets = Scratch()
+        defer {
+            empty.remove([])
+            assets.remove(["sub/b.wav", "a.wav"])
+        }
+        mkdir(assets.file("sub"), 0o755)
+        defer { rmdir(assets.file("sub")) }
+        try AudioFile.write(sine(frequency: 440, rate: 24000, seconds: 0.1), to: assets.file("a.wav"), format: .wav16)
+        try AudioFile.write(
+            sine(frequency: 440, rate: 48000, seconds: 0.2), to: assets.file("sub/b.wav"), format: .flac)
+        let pattern = HapticPattern(
+            events: [custom("a.wav"), custom("sub/b.wav"), custom("a.wav"), custom(assets.file("a.wav"))],
+            parameters: [], parameterCurves: [])
+        let sounds = PatternSounds(pattern: pattern, directories: [empty.path, assets.path], sampleRate: 48000)
+        #expect(sounds.failures.isEmpty, "\(sounds.failures)")
+        #expect(Set(sounds.clips.keys) == ["a.wav", "sub/b.wav", assets.file("a.wav")])
+        #expect(sounds.clips.values.allSatisfy { $0.sampleRate == 48000 })
+        #expect(abs((sounds.clipDurations["a.wav"] ?? 0) - 0.1) < 0.001)
+        #expect(abs((sounds.clipDurations["sub/b.wav"] ?? 0) - 0.2) < 0.001)
+    }
+
+    @Test("a missing file, one leaving its folder and one that is not audio are failures with their reasons")
+    func failures() throws {
+        let assets = Scratch()
+        defer { assets.remove(["text.wav"]) }
+        let descriptor = creat(assets.file("text.wav"), 0o644)
+        _ = "not a sound".withCString { write(descriptor, $0, 11) }
+        close(descriptor)
+        let pattern = HapticPattern(
+            events: [custom("missing.wav"), custom("../text.wav"), custom("text.wav"), custom("")],
+            parameters: [], parameterCurves: [])
+        let sounds = PatternSounds(pattern: pattern, directories: [assets.path], sampleRate: 48000)
+        #expect(sounds.clips.isEmpty)
+        #expect(sounds.failures["missing.wav"]?.reason == "no such file: not in \(assets.path)")
+        #expect(sounds.failures["../text.wav"]?.reason.contains("leaves its folder") == true)
+        #expect(sounds.failures["text.wav"]?.reason.isEmpty == false)
+        #expect(sounds.failures["text.wav"]?.path == assets.file("text.wav"), "the decoder names the file it read")
+        #expect(sounds.failures[""]?.reason == "the path is empty")
+    }
+}
