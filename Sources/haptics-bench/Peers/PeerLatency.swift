@@ -1,6 +1,6 @@
 // Trigger latency against SDL: call -> first output on the device, for SDL's two APIs (in their own process,
 // which answers with the time it made the call) and for ours (a prepared HapticManager transient, and the
-// ordinary `makePlayer(with:).start(atTime: 0)`), interleaved round by round.
+// ordinary `start(atTime: 0)` of a player just made with `makePlayer(with:)`), interleaved round by round.
 import AHAP
 import Foundation
 import HapticRendering
@@ -12,7 +12,7 @@ enum LatencyPath: String, CaseIterable, Sendable {
     case sdlRumble = "SDL_GameControllerRumble"
     case sdlHaptic = "SDL_HapticUpdateEffect + Run"
     case oursPrepared = "ours, prepared transient (HapticManager)"
-    case oursStart = "ours, makePlayer + start"
+    case oursStart = "ours, start of an unprepared player"
 }
 
 enum PeerLatency {
@@ -72,8 +72,12 @@ enum PeerLatency {
                     called = Clock.microseconds()
                     manager.play(pattern: tap)
                 case .oursStart:
+                    // A new player each time, made before the clock starts: the call measured is `start`, as
+                    // SDL's is its rumble call.
+                    let player = try engine.makePlayer(with: tap)
+                    usleep(pause)
                     called = Clock.microseconds()
-                    try engine.makePlayer(with: tap).start(atTime: 0)
+                    try player.start(atTime: 0)
                 }
                 let seen = try await firstOutput(device, after: called, path: path)
                 if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
