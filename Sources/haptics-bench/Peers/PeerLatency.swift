@@ -24,17 +24,30 @@ enum PeerLatency {
     static func measure(on device: PeerDevice, tools: PeerTools, rounds: Int, warmUp: Int) async throws
         -> [LatencyPath: [Double]]
     {
-        let logger = PeerRuns.logger()
-        var options = HapticEngineOptions()
-        options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
-        let provider = EngineOutputProvider(output: .device(.node(device.eventNode)), options: options, logger: logger)
-        let manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
-        guard manager.engineAvailable else {
-            throw PeerFailure(reason: "no HapticManager engine on \(device.eventNode)")
+        let rig = try Rig(device: device, tools: tools)
+        defer { rig.close() }
+        var samples: [LatencyPath: [Double]] = [:]
+        for round in 0..<(warmUp + rounds) {
+            for path in LatencyPath.allCases {
+                try PeerRuns.waitForRest(device)
+                let called = try rig.trigger(path)
+                let seen = try await firstOutput(device, after: called, path: path)
+                if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
+                usleep(UInt32(pulseMilliseconds) * 1000 + pause)
+                try rig.release(path)
+            }
         }
-        let engine = HapticEngine(output: .device(.node(device.eventNode)), options: options, logger: logger)
-        try engine.start()
-        defer { engine.stop() }
+        return samples
+    }
+
+    /// The four ways to trigger on one device: SDL's two programs, a HapticManager and an engine of ours.
+    @MainActor
+    struct Rig {
+        let manager: HapticManager
+        let engine: HapticEngine
+        let rumble: PeerProgram
+        let haptic: PeerProgram
+        /// A full-intensity transient.
         let tap = HapticPattern(
             events: [
                 HapticEvent(
@@ -44,52 +57,66 @@ enum PeerLatency {
                         HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
                     ], relativeTime: 0)
             ], parameters: [])
-        let rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
-        let haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
-        defer {
+
+        init(device: PeerDevice, tools: PeerTools) throws {
+            let logger = PeerRuns.logger()
+            var options = HapticEngineOptions()
+            options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
+            let output = HapticOutputSelection.device(.node(device.eventNode))
+            let provider = EngineOutputProvider(output: output, options: options, logger: logger)
+            manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
+            guard manager.engineAvailable else {
+                throw PeerFailure(reason: "no HapticManager engine on \(device.eventNode)")
+            }
+            engine = HapticEngine(output: output, options: options, logger: logger)
+            try engine.start()
+            rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
+            haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
+        }
+
+        func close() {
             for program in [rumble, haptic] {
                 program.process.closeInput()
                 _ = program.process.finish(timeout: 10)
             }
+            engine.stop()
         }
-        var samples: [LatencyPath: [Double]] = [:]
-        for round in 0..<(warmUp + rounds) {
-            for path in LatencyPath.allCases {
-                try PeerRuns.waitForRest(device)
-                let called: Int64
-                switch path {
-                case .sdlRumble, .sdlHaptic:
-                    let program = path == .sdlRumble ? rumble : haptic
-                    program.process.write("go \(pulseMilliseconds)\n")
-                    let answer = try program.line(startingWith: "t ", timeout: 10)
-                    guard let time = Int64(answer.dropFirst(2)) else {
-                        throw PeerFailure(reason: "sdl-peer said \(answer)")
-                    }
-                    called = time
-                case .oursPrepared:
-                    manager.prepare(pattern: tap)
-                    usleep(pause)
-                    called = Clock.microseconds()
-                    manager.play(pattern: tap)
-                case .oursStart:
-                    // A new player each time, made before the clock starts: the call measured is `start`, as
-                    // SDL's is its rumble call.
-                    let player = try engine.makePlayer(with: tap)
-                    usleep(pause)
-                    called = Clock.microseconds()
-                    try player.start(atTime: 0)
+
+        /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
+        func trigger(_ path: LatencyPath) throws -> Int64 {
+            switch path {
+            case .sdlRumble, .sdlHaptic:
+                let program = path == .sdlRumble ? rumble : haptic
+                program.process.write("go \(pulseMilliseconds)\n")
+                let answer = try program.line(startingWith: "t ", timeout: 10)
+                guard let time = Int64(answer.dropFirst(2)) else {
+                    throw PeerFailure(reason: "sdl-peer said \(answer)")
                 }
-                let seen = try await firstOutput(device, after: called, path: path)
-                if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
-                usleep(UInt32(pulseMilliseconds) * 1000 + pause)
-                if path == .sdlRumble || path == .sdlHaptic {
-                    let program = path == .sdlRumble ? rumble : haptic
-                    program.process.write("stop\n")
-                    _ = try program.line(startingWith: "ok", timeout: 10)
-                }
+                return time
+            case .oursPrepared:
+                manager.prepare(pattern: tap)
+                usleep(pause)
+                let called = Clock.microseconds()
+                manager.play(pattern: tap)
+                return called
+            case .oursStart:
+                // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
+                // its rumble call.
+                let player = try engine.makePlayer(with: tap)
+                usleep(pause)
+                let called = Clock.microseconds()
+                try player.start(atTime: 0)
+                return called
             }
         }
-        return samples
+
+        /// Ends what `trigger` started where it does not end by itself: SDL's rumble is told to stop.
+        func release(_ path: LatencyPath) throws {
+            guard path == .sdlRumble || path == .sdlHaptic else { return }
+            let program = path == .sdlRumble ? rumble : haptic
+            program.process.write("stop\n")
+            _ = try program.line(startingWith: "ok", timeout: 10)
+        }
     }
 
     static func firstOutput(_ device: PeerDevice, after start: Int64, path: LatencyPath) async throws -> Int64 {
