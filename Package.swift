@@ -95,11 +95,12 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Engine, players, clock, recovery, HapticManager, feedback vocabulary.
+        // Engine, players, clock, recovery, HapticManager, feedback vocabulary; a pattern's sound on the engine's
+        // clock, AudioManager and the feedback sounds.
         .target(
             name: "LinuxHaptics",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
