@@ -17,11 +17,16 @@ public struct AudioMixer: Sendable {
     public static let controlFrames = 64
 
     /// A mixer at `sampleRate` for `schedule`, reading `AudioCustom` voices from `clips` by `EventWaveformPath`
-    /// (a voice whose clip is missing stays silent).
-    public init(schedule: AudioSchedule, clips: [String: AudioClip], sampleRate: Double) {
+    /// (a voice whose clip is missing stays silent). Its first frame is at pattern time `offset` (a player
+    /// resumed or sought into its pattern): every voice sounding then starts part-way, as if it had played from
+    /// its start. A `sampleRate` that is not the output's plays the pattern faster or slower, higher or lower
+    /// (varispeed): pattern time advances `1 / sampleRate` per frame written.
+    public init(schedule: AudioSchedule, clips: [String: AudioClip], sampleRate: Double, startingAt offset: Double = 0)
+    {
         self.schedule = schedule
         self.clips = clips
         self.sampleRate = sampleRate
+        framesRendered = offset.isFinite && offset > 0 ? Int((offset * sampleRate).rounded()) : 0
         states = Array(repeating: VoiceState(), count: schedule.voices.count)
     }
 

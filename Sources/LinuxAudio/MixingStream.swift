@@ -63,6 +63,7 @@ public final class MixingStream: Sendable {
         case play(SoundID, any SoundSource, start: UInt64?, gain: Double)
         case fade(SoundID, to: Double, seconds: Double, thenStop: Bool)
         case stop(SoundID)
+        case end(SoundID, at: UInt64)
     }
 
     private struct Shared: Sendable {
@@ -71,12 +72,18 @@ public final class MixingStream: Sendable {
         var nextID = 0
         var failure: AudioDeviceError?
         var interrupted = false
+        /// The `CLOCK_MONOTONIC` moment from which a sound played now is placed exactly (see `earliestStart`).
+        var earliestStart: UInt64?
     }
 
     /// Opens the output again after its device went away.
     public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
 
     private let shared = Lock(Shared())
+    /// The output's latency when the stream started (the device's, after a reopen, is alike).
+    public let latency: AudioLatency
+    /// The output's rate, which sources played on the stream must have.
+    public let sampleRate: Int
     private let closing = Atomic<Bool>(false)
     private let wake = DeadlineWaiter()
     private let thread = Lock<ServiceThread?>(nil)
@@ -85,6 +92,8 @@ public final class MixingStream: Sendable {
     public init(
         output: any AudioOutput, logger: Logger, onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
     ) throws(SystemCallError) {
+        latency = output.latency
+        sampleRate = output.sampleRate
         try start(output, reopen: nil, logger: logger, onFailure: onFailure, onInterruption: { _ in })
     }
 
@@ -97,6 +106,8 @@ public final class MixingStream: Sendable {
         onInterruption: @escaping @Sendable (Bool) -> Void = { _ in },
         onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
     ) throws(SystemCallError) {
+        latency = output.latency
+        sampleRate = output.sampleRate
         try start(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
     }
 
@@ -143,7 +154,13 @@ public final class MixingStream: Sendable {
             }
             let stopped = mixing.apply(commands)
             let ended = stopped.union(try mixing.writeNextPeriod())
-            if !ended.isEmpty { shared.withLock { $0.active.subtract(ended) } }
+            // A command posted from now on may miss the period after the one just written (the thread may be
+            // mixing it already), so the exact moment a new sound can start is one period later still.
+            let earliest = mixing.nextHeard.map { $0 + mixing.periodNanoseconds }
+            shared.withLock {
+                $0.active.subtract(ended)
+                $0.earliestStart = earliest
+            }
         }
     }
 
@@ -194,6 +211,26 @@ public final class MixingStream: Sendable {
         shared.withLock { $0.commands.append(.stop(id)) }
     }
 
+    /// Ends the sound so that its last frame is heard just before `nanoseconds` (`CLOCK_MONOTONIC`), to the frame
+    /// when that moment is still ahead of what the output has queued, else at the next period.
+    public func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
+        shared.withLock { $0.commands.append(.end(id, at: nanoseconds)) }
+    }
+
+    /// The earliest `CLOCK_MONOTONIC` moment a sound played now can start at exactly (to the frame): the output's
+    /// queue and one period; nil until the stream has written its first period. A start placed earlier is
+    /// still kept in time by skipping into the sound (`play(_:at:gain:)`), so what comes before this moment
+    /// is not heard.
+    public var earliestStart: UInt64? { shared.withLock { $0.earliestStart } }
+
+    /// How far ahead of now a sound must be placed to be heard whole: what `earliestStart` says, or, before the
+    /// first period is written, the output's buffer and two periods.
+    public var leadNanoseconds: UInt64 {
+        let now = MonotonicTime.nanoseconds()
+        if let earliest = earliestStart { return earliest > now ? earliest - now : 0 }
+        return UInt64((latency.bufferSeconds + 2 * latency.periodSeconds) * 1e9)
+    }
+
     /// Whether the sound has not ended yet (queued, waiting for its start, or playing).
     public func isActive(_ id: SoundID) -> Bool { shared.withLock { $0.active.contains(id) } }
 
@@ -222,6 +259,8 @@ public final class MixingStream: Sendable {
             var start: UInt64?
             var glide: Glide
             var stopsAfterGlide = false
+            /// When its last frame is heard (`stop(_:atNanoseconds:)`).
+            var end: UInt64?
         }
 
         /// A gain moving from `from` to `to` over `frames` frames from stream frame `first`.
@@ -246,6 +285,8 @@ public final class MixingStream: Sendable {
         /// Frames written so far, and when the next one will be heard.
         var written = 0
         var nextHeard: UInt64?
+
+        var periodNanoseconds: UInt64 { UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate) }
 
         init(output: any AudioOutput) {
             self.output = output
@@ -275,6 +316,9 @@ public final class MixingStream: Sendable {
                 case .stop(let id):
                     playing.removeAll { $0.id == id }
                     stopped.insert(id)
+                case .end(let id, let moment):
+                    guard let index = playing.firstIndex(where: { $0.id == id }) else { continue }
+                    playing[index].end = moment
                 }
             }
             return stopped
@@ -324,15 +368,24 @@ public final class MixingStream: Sendable {
                 }
             }
             sound.start = nil
-            var frames = [Float](repeating: 0, count: 2 * (period - offset))
+            // The frames of this period before the sound's end, when it has one: a sound whose end falls here
+            // ends with this period.
+            var count = period - offset
+            if let end = sound.end {
+                guard end > periodHeard else { return false }
+                let framesToEnd = Int((Double(end - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
+                count = min(count, framesToEnd - offset)
+                guard count > 0 else { return false }
+            }
+            var frames = [Float](repeating: 0, count: 2 * count)
             let more = sound.source.renderNext(into: &frames)
-            for frame in 0..<(period - offset) {
+            for frame in 0..<count {
                 let gain = Float(sound.glide.gain(atFrame: written + offset + frame))
                 mix[2 * (offset + frame)] += frames[2 * frame] * gain
                 mix[2 * (offset + frame) + 1] += frames[2 * frame + 1] * gain
             }
             let glideDone = sound.glide.isOver(atFrame: written + period)
-            return more && !(sound.stopsAfterGlide && glideDone)
+            return more && count == period - offset && !(sound.stopsAfterGlide && glideDone)
         }
 
         /// Renders and drops `frames` frames of `source`; false when it ended on the way.
