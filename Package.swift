@@ -174,7 +174,10 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsTests",
-            dependencies: ["LinuxHaptics", "LinuxHapticsTesting", "AHAP", "HapticRendering", "LinuxInput"],
+            dependencies: [
+                "LinuxHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio",
+                "LinuxInput",
+            ],
             swiftSettings: strict),
         // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).
         .testTarget(name: "HapticsBenchTests", dependencies: ["haptics-bench"], swiftSettings: strict),

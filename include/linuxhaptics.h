@@ -69,7 +69,10 @@ typedef enum lh_stopped_reason {
        has a value. */
     LH_STOPPED_IDLE_TIMEOUT = 4,
     LH_STOPPED_ENGINE_DESTROYED = 5,
-    LH_STOPPED_NOTIFY_WHEN_FINISHED = 6
+    LH_STOPPED_NOTIFY_WHEN_FINISHED = 6,
+    /* The sound device a pattern's audio events play on went away. The engine waits for it: when it is back,
+       the reset handler runs and plays work again. */
+    LH_STOPPED_AUDIO_INTERRUPTED = 7
 } lh_stopped_reason;
 
 typedef struct lh_error lh_error;

@@ -85,6 +85,8 @@ public final class MixingStream: Sendable {
     /// The output's rate, which sources played on the stream must have.
     public let sampleRate: Int
     private let closing = Atomic<Bool>(false)
+    /// Set by `close(closingOutput: true)`: the thread closes the output it feeds as it ends.
+    private let closesOutput = Atomic<Bool>(false)
     private let wake = DeadlineWaiter()
     private let thread = Lock<ServiceThread?>(nil)
 
@@ -117,6 +119,7 @@ public final class MixingStream: Sendable {
     ) throws(SystemCallError) {
         let started = try ServiceThread.start { [self] in
             var mixing = Mixing(output: output)
+            defer { if closesOutput.load(ordering: .acquiring) { mixing.output.close() } }
             while !closing.load(ordering: .relaxed) {
                 do throws(AudioDeviceError) {
                     try feed(&mixing)
@@ -237,8 +240,11 @@ public final class MixingStream: Sendable {
     /// Why the stream stopped, when its output failed.
     public var failure: AudioDeviceError? { shared.withLock { $0.failure } }
 
-    /// Stops the thread after the period it is writing and waits for it; the output stays open (its owner's).
-    public func close() {
+    /// Stops the thread after the period it is writing and waits for it. The output stays open (its owner's)
+    /// unless `closingOutput`: then the output the stream feeds last (the one it was given, or the one `reopen`
+    /// made after the device came back) is closed as the thread ends.
+    public func close(closingOutput: Bool = false) {
+        if closingOutput { closesOutput.store(true, ordering: .releasing) }
         closing.store(true, ordering: .relaxed)
         wake.signal()
         let joined = thread.withLock { held -> ServiceThread? in

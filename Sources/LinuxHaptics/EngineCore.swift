@@ -2,6 +2,7 @@
 // ask of it (start, stop, add a player, change a player, trigger a prepared pulse, run a playback pass).
 // Device I/O and handlers run outside the lock, so a handler may call back into the engine from its thread.
 import HapticRendering
+import LinuxAudio
 import LinuxInput
 import Logging
 
@@ -14,6 +15,12 @@ final class EngineCore: Sendable {
     /// Serialises playback passes: the timer's, those `wake()` runs inline under a manual clock, and the one a
     /// start due now runs on the caller's thread (`passOnCallersThread`).
     private let pass = Lock(())
+    /// The patterns' sound, on the monotonic clock's timeline; nil when the engine plays haptics only, or runs
+    /// on another clock with no sound output given (a manual clock's time is not the sound device's).
+    let audio: EngineAudio?
+    /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened.
+    private let soundSync = Lock(())
+    private let hapticsMuted = Lock(false)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
         self.source = source
@@ -21,6 +28,17 @@ final class EngineCore: Sendable {
         self.clock = clock
         self.logger = logger
         state = Lock(EngineState(profile: options.renderProfile ?? .genericRumble))
+        hapticsMuted.withLock { $0 = options.playsAudioOnly }
+        if options.playsHapticsOnly || (!(clock is MonotonicClock) && options.audioOutputFactory == nil) {
+            audio = nil
+        } else {
+            audio = EngineAudio(
+                configuration: EngineAudioConfiguration(
+                    device: options.audioDevice, sampleRate: AudioOutputs.defaultSampleRate,
+                    bufferSeconds: options.audioBufferSeconds, resourceDirectories: options.audioResourceDirectories,
+                    openOutput: options.audioOutputFactory),
+                logger: logger)
+        }
     }
 
     // MARK: What the engine reports
@@ -54,9 +72,83 @@ final class EngineCore: Sendable {
         wake()
     }
 
-    /// The planner for a profile, with the engine's gain on top of the profile's.
+    /// The planner for a profile, with the engine's gain on top of the profile's (none while haptics are muted).
     func planner(for profile: RenderProfile) -> DeviceCommandPlanner {
-        DeviceCommandPlanner(profile: profile.withGain(profile.gain * options.gain))
+        let gain = hapticsMuted.withLock { $0 } ? 0 : options.gain
+        return DeviceCommandPlanner(profile: profile.withGain(profile.gain * gain))
+    }
+
+    /// Haptics muted: the mix is planned at gain 0 from now on, so the motors go to rest and stay there while
+    /// players (and their sound) play on. Always muted for an audio-only engine.
+    var isMutedForHaptics: Bool {
+        get { hapticsMuted.withLock { $0 } }
+        set {
+            let muted = newValue || options.playsAudioOnly
+            guard
+                hapticsMuted.withLock({ held in
+                    defer { held = muted }
+                    return held != muted
+                })
+            else { return }
+            let now = clock.now
+            state.withLock { state in
+                state.scheduler.invalidate(at: now)
+                state.openings = [:]
+            }
+            wake()
+        }
+    }
+
+    /// Sound muted: every sound ends at once and none starts; unmuted, players still playing are heard again
+    /// from where they are.
+    var isMutedForAudio: Bool {
+        get { audio?.isMuted ?? false }
+        set {
+            guard let audio, audio.isMuted != newValue else { return }
+            audio.isMuted = newValue
+            syncSounds()
+        }
+    }
+
+    // MARK: Sound
+
+    /// Brings the sound stream in line with the players: called after anything that may change what a player
+    /// plays (a command queued or applied, a seek, controls).
+    func syncSounds() {
+        guard let audio else { return }
+        soundSync.withLock { _ in
+            let now = clock.now
+            let players = state.withLock { state -> [Int: EngineAudio.PlayerSound] in
+                guard state.phase == .running else { return [:] }
+                var players: [Int: EngineAudio.PlayerSound] = [:]
+                for (id, player) in state.scheduler.players {
+                    guard let source = player.source, source.audio != nil else { continue }
+                    players[id] = EngineAudio.PlayerSound(
+                        cues: player.soundCues(), source: source, controls: player.controls)
+                }
+                return players
+            }
+            audio.sync(players, now: now, core: self)
+        }
+    }
+
+    /// The sound device went away (true) or came back (false). Going away interrupts the engine as an unplugged
+    /// pad does (`audioSessionInterrupt`); its return resets it.
+    func audioInterrupted(_ interrupted: Bool) {
+        if interrupted {
+            let generation = state.withLock { $0.outputGeneration }
+            outputFailed(
+                OutputFailure(.deviceGone, "the sound device went away"), generation: generation,
+                reason: .audioSessionInterrupt)
+        } else {
+            reattach(after: .audioSessionInterrupt)
+        }
+    }
+
+    /// The sound stream ended on an error other than its device going away: the engine plays on without sound.
+    func audioFailed(_ error: AudioDeviceError) {
+        logger.warning("the engine's sound stopped; patterns play on without sound", metadata: ["error": "\(error)"])
+        audio?.close()
     }
 
     // MARK: Lifecycle
@@ -154,6 +246,7 @@ final class EngineCore: Sendable {
         }
         watch?.cancel()
         timer?.cancel()
+        audio?.close()
         if let output {
             try? output.apply(.off)
             output.close()
@@ -180,9 +273,10 @@ final class EngineCore: Sendable {
 
     /// An output call failed: a gone device interrupts with `gameControllerDisconnect`, anything else with
     /// `deviceError`; the output is closed at once so no descriptor or slot outlives the failure.
-    func outputFailed(_ failure: OutputFailure, generation: Int) {
+    func outputFailed(_ failure: OutputFailure, generation: Int, reason given: HapticEngineStoppedReason? = nil) {
         if failure.kind == .closed { return }
-        let reason: HapticEngineStoppedReason = failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError
+        let reason: HapticEngineStoppedReason =
+            given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
         let taken = state.withLock { state -> (any MotorOutput, EngineHandlers, [CompletionHandler])? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
@@ -198,8 +292,9 @@ final class EngineCore: Sendable {
         }
         guard let (output, handlers, completions) = taken else { return }
         output.close()
+        audio?.stopAll()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
-        let error = HapticEngineError(reason == .gameControllerDisconnect ? .noDevice : .deviceError, failure.message)
+        let error = HapticEngineError(reason == .deviceError ? .deviceError : .noDevice, failure.message)
         for completion in completions { completion(error) }
         handlers.stopped?(reason)
     }
@@ -210,25 +305,35 @@ final class EngineCore: Sendable {
             let generation = state.withLock { $0.outputGeneration }
             outputFailed(OutputFailure(.deviceGone, "the hot-plug monitor saw the device go"), generation: generation)
         case .appeared:
-            reattach()
+            reattach(after: .gameControllerDisconnect)
         }
     }
 
     /// The device came back (or a compatible one appeared): open it, send neutral, forget every old effect
     /// and player, and tell the reset handler.
-    private func reattach() {
-        guard state.withLock({ $0.phase == .interrupted(.gameControllerDisconnect) }) else { return }
+    /// The cause of an interruption is gone (`reason`: the pad back, or the sound device).
+    private func reattach(after reason: HapticEngineStoppedReason) {
+        guard state.withLock({ $0.phase == .interrupted(reason) }) else { return }
         let output: any MotorOutput
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
             try output.sendNeutral()
         } catch {
             logger.info("the device appeared but could not be re-opened", metadata: ["error": "\(error)"])
+            // The sound came back but the pad did not: wait for the pad, as after an unplug.
+            if reason == .audioSessionInterrupt {
+                let waiting = state.withLock { state -> Bool in
+                    guard state.phase == .interrupted(reason) else { return false }
+                    state.phase = .interrupted(.gameControllerDisconnect)
+                    return true
+                }
+                if waiting { startWatchIfNeeded() }
+            }
             return
         }
         let now = clock.now
         let handlers = state.withLock { state -> EngineHandlers? in
-            guard state.phase == .interrupted(.gameControllerDisconnect) else { return nil }
+            guard state.phase == .interrupted(reason) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration += 1
             state.scheduler.forgetPlayers()
@@ -266,7 +371,10 @@ final class EngineCore: Sendable {
         _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
         let result = try changePlayer(id, generation: generation, changesMix: changesMix, body)
-        if changesMix { wake() }
+        if changesMix {
+            wake()
+            syncSounds()
+        }
         return result
     }
 
@@ -296,11 +404,16 @@ final class EngineCore: Sendable {
     /// any planning, when that is what the pass would send); a later one wakes the timer.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
         try ensureRunning()
+        // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
+        // for the sound output's latency, so that both begin together.
+        let soundLead = hasSound(id) ? audio?.lead(core: self) : nil
         let now = clock.now
-        let startsNow = time <= now
+        let requested = time.isFinite ? max(time, now) : now
+        let start = soundLead.map { max(requested, now + $0) } ?? requested
+        let startsNow = start <= now
+        defer { if soundLead != nil { syncSounds() } }
         // One lock for both outcomes: the prepared pulse to trigger, or the start queued for the mix to play
         // whole (no pulse covers its opening).
-        let start = time.isFinite ? max(time, now) : now
         let prepared = try state.withLock { (state) throws(HapticEngineError) -> PreparedUse? in
             try state.requirePlayer(id, generation: generation)
             if startsNow, let prepared = state.usablePreparedEffect(for: id) { return prepared }
@@ -318,6 +431,11 @@ final class EngineCore: Sendable {
         guard startsNow else { return wake() }
         passOnCallersThread(opening: prepared == nil ? (id, start) : nil)
         planOpening(of: id)
+    }
+
+    /// Whether player `id` has sound to play.
+    private func hasSound(_ id: Int) -> Bool {
+        audio != nil && state.withLock { $0.scheduler.players[id]?.source?.audio != nil }
     }
 
     /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
@@ -449,6 +567,7 @@ final class EngineCore: Sendable {
             }
             return passLocked(&callbacks)
         }
+        syncSounds()
         for callback in callbacks { callback() }
         releaseOrphans()
         return deadline
@@ -526,6 +645,7 @@ final class EngineCore: Sendable {
     ) {
         if let handler { callbacks.append { handler(.idleTimeout) } }
         output.close()
+        audio?.close()
         let watch = state.withLock { state -> (any OutputWatch)? in
             defer { state.watch = nil }
             return state.watch

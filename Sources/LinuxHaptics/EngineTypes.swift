@@ -1,9 +1,11 @@
 // The engine's public vocabulary: how it is created, why it stops, what fails.
 public import HapticRendering
 public import LinuxInput
+package import LinuxAudio
+package import Logging
 
 /// Why an engine's output stopped without `stop()` being called: Core Haptics' `StoppedReason`, with its names
-/// where the meaning is the same (Core Haptics' audio-session and app-suspension reasons have no counterpart).
+/// where the meaning is the same (Core Haptics' app-suspension reason has no counterpart).
 public enum HapticEngineStoppedReason: String, Sendable, Hashable, CaseIterable {
     /// The game controller was unplugged: a write failed with `ENODEV`, or the hot-plug monitor saw it go.
     case gameControllerDisconnect
@@ -18,6 +20,9 @@ public enum HapticEngineStoppedReason: String, Sendable, Hashable, CaseIterable 
     case notifyWhenFinished
     /// A system resource failed (the playback thread could not be created).
     case systemError
+    /// The sound device the engine plays patterns' audio events on went away (unplugged, its driver unbound).
+    /// The engine waits for it, as for a gamepad, and resets when it is back.
+    case audioSessionInterrupt
 }
 
 /// What a failed engine or player call says.
@@ -133,6 +138,26 @@ public struct HapticEngineOptions: Sendable {
     public var renderProfile: RenderProfile?
     /// Called on the playback thread after each primitive: for measurements, keep it cheap.
     public var playbackObserver: (@Sendable (PlaybackSample) -> Void)?
+
+    /// Play only haptics: audio events are left out and no sound device is opened (Core Haptics'
+    /// `playsHapticsOnly`, here fixed when the engine is made).
+    public var playsHapticsOnly = false
+    /// Play only audio: the motors are not driven and no gamepad is needed (the engine plays its haptics on a
+    /// virtual output, silently). Core Haptics' `playsAudioOnly`, fixed when the engine is made.
+    public var playsAudioOnly = false
+    /// The ALSA device audio events play on. "default" reaches the sound server (PipeWire, PulseAudio) or
+    /// dmix, so the engine mixes with other programs and never takes the device; without a sound device, audio
+    /// plays on a null output that keeps the same time.
+    public var audioDevice = "default"
+    /// The folders a relative `EventWaveformPath` is looked for in, in order (an AHAP file's own folder, then
+    /// the app's resource folder). An absolute path is used as it is; a path with a `..` component is refused.
+    public var audioResourceDirectories: [String] = []
+    /// The output buffer audio plays through, in seconds: the sound's latency, which a pattern's start waits
+    /// for so that its sound and its rumble begin together. Shorter answers faster and underruns sooner under
+    /// load.
+    public var audioBufferSeconds = 0.03
+    /// Opens the engine's sound output instead of `audioDevice` (this package's tests: a recording output).
+    package var audioOutputFactory: (@Sendable (Logger) throws(AudioDeviceError) -> any AudioOutput)?
 
     public init() {}
 }

@@ -5,6 +5,11 @@ public import AHAP
 public import HapticRendering
 import LinuxInput
 public import Logging
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
 
 /// Plays haptic patterns on one output. Usable from any thread or isolation: every method is internally
 /// synchronised. Handlers run on an engine thread (the playback thread or the hot-plug monitor's) and may
@@ -19,7 +24,8 @@ public final class HapticEngine: Sendable {
         output: HapticOutputSelection = .device(.firstRumbleDevice), options: HapticEngineOptions = .init(),
         clock: any HapticClock = MonotonicClock(), logger: Logger
     ) {
-        let source = output.makeSource(options)
+        // An audio-only engine needs no gamepad: its haptics play, silently, on a virtual output.
+        let source = options.playsAudioOnly ? VirtualOutputSource(model: VirtualOutput()) : output.makeSource(options)
         core = EngineCore(source: source, options: options, clock: clock, logger: logger)
     }
 
@@ -34,6 +40,30 @@ public final class HapticEngine: Sendable {
     /// The render profile the engine plays with: `HapticEngineOptions.renderProfile` when set, else the one
     /// chosen from the device when the output opened (`RenderProfile.forDevice`), else generic.
     public var renderProfile: RenderProfile { core.renderProfile }
+
+    /// Whether haptics are silenced: players play on (their sound too), the motors rest. Core Haptics'
+    /// `isMutedForHaptics`; always true for an engine made with `playsAudioOnly`.
+    public var isMutedForHaptics: Bool {
+        get { core.isMutedForHaptics }
+        set { core.isMutedForHaptics = newValue }
+    }
+
+    /// Whether sound is silenced: players' audio events are not heard; unmuted, a pattern still playing is
+    /// heard again from where it is. Core Haptics' `isMutedForAudio`.
+    public var isMutedForAudio: Bool {
+        get { core.isMutedForAudio }
+        set { core.isMutedForAudio = newValue }
+    }
+
+    /// Whether the engine leaves audio events out (`HapticEngineOptions.playsHapticsOnly`).
+    public var playsHapticsOnly: Bool { core.audio == nil }
+
+    /// Whether the engine drives no motors (`HapticEngineOptions.playsAudioOnly`).
+    public var playsAudioOnly: Bool { core.options.playsAudioOnly }
+
+    /// The sound output patterns' audio plays on: an ALSA device name, or "null" when there was no sound device;
+    /// nil until the first pattern with sound starts, and for an engine that plays haptics only.
+    public var audioOutputName: String? { core.audio?.outputName }
 
     /// Whether the output is open and the engine plays (not stopped, idle, interrupted or destroyed).
     public var isRunning: Bool { core.isRunning }
@@ -92,7 +122,30 @@ public final class HapticEngine: Sendable {
             throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
         }
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
-        return try core.addPlayer(PlayerState(source: PatternSource(pattern: pattern, renderer: renderer)))
+        let audio = core.audio?.audio(for: pattern)
+        return try core.addPlayer(
+            PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: audio)))
+    }
+
+    /// Plays the AHAP file at `url` now, sound and haptics, fire-and-forget (Core Haptics' `playPattern(from:)`):
+    /// its audio events' files are looked for next to it first, then in `audioResourceDirectories`. Fails with
+    /// `invalidArgument` for a file that does not read as a pattern, naming why.
+    public func playPattern(from url: URL) throws(HapticEngineError) {
+        let pattern: HapticPattern
+        do {
+            pattern = try HapticPattern(contentsOf: url)
+        } catch {
+            throw HapticEngineError(.invalidArgument, "\(url.path): \(error)")
+        }
+        if let problem = pattern.boundsDiagnostic() {
+            throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
+        }
+        let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
+        let folder = url.deletingLastPathComponent().path
+        let audio = core.audio?.audio(for: pattern, nextTo: folder)
+        let player = try core.addPlayer(
+            PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: audio)))
+        try player.start(atTime: 0)
     }
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it

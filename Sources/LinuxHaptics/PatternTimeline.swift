@@ -1,6 +1,6 @@
 // A player's pattern, rendered: the renderer (HapticRendering) turns a pattern plus its run-time controls into
 // a MotorTimeline; the engine renders again when a player receives parameters or a curve. A pattern with sound
-// also carries its decoded clips, and its timeline lasts until its last sound ends, as a Core Haptics pattern's
+// also carries its decoded clips, and its player lasts until its last sound ends, as a Core Haptics pattern's
 // duration covers its audio events.
 import AHAP
 import AudioRendering
@@ -18,15 +18,10 @@ struct PatternSource: Sendable {
         self.audio = audio
     }
 
-    func render(_ controls: RuntimeControls) -> MotorTimeline {
-        let timeline = renderer.render(pattern, controls: controls)
-        guard let end = audio?.schedule(of: pattern, controls: controls).end, end > timeline.endTime else {
-            return timeline
-        }
-        // Silence on the motors until the last sound ends, so the player plays (and loops) its whole length.
-        let rest = MotorTimeline.Segment(start: timeline.endTime, end: end, startLevels: .off, endLevels: .off)
-        return MotorTimeline(segments: timeline.segments + [rest])
-    }
+    func render(_ controls: RuntimeControls) -> MotorTimeline { renderer.render(pattern, controls: controls) }
+
+    /// When the pattern's last sound ends, in pattern time; 0 without sound.
+    func soundEnd(_ controls: RuntimeControls) -> Double { audioSchedule(controls)?.end ?? 0 }
 
     func audioSchedule(_ controls: RuntimeControls) -> AudioSchedule? {
         audio?.schedule(of: pattern, controls: controls)
@@ -45,13 +40,27 @@ struct PatternAudio: Sendable {
 }
 
 /// What a player's sound is while it plays: it changes (and a new sound replaces the old) when the player is
-/// started, resumed, sought, changes rate or loop, or receives audio controls; not while it simply plays on.
+/// started, resumed, sought, changes rate or loop, or receives controls; not while it simply plays on.
 struct SoundAnchor: Sendable, Hashable {
-    /// The engine time the player's offset was `offset` at.
+    /// The engine time the player's offset (before loop wrapping) was `offset` at.
     var time: Double
     var offset: Double
     var rate: Double
     var loopLength: Double?
-    /// Bumped by every change to the player's audio controls.
+    /// `PlayerState.controlsRevision`: bumped by every change to the player's controls.
     var revision: Int
+
+    /// The pattern offset at engine time `time`, wrapped into the loop.
+    func offset(at moment: Double) -> Double {
+        let raw = offset + (moment - time) * rate
+        guard let loopLength, loopLength > 0 else { return raw }
+        let wrapped = raw.truncatingRemainder(dividingBy: loopLength)
+        return wrapped < 0 ? wrapped + loopLength : wrapped
+    }
+}
+
+/// A sound a player makes: from its anchor until `end` (engine time; nil: until it ends by itself).
+struct SoundCue: Sendable, Hashable {
+    var anchor: SoundAnchor
+    var end: Double?
 }

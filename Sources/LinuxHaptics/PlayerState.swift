@@ -37,10 +37,17 @@ struct PlayerState: Sendable {
 
     /// What the player plays; rendered again when run-time controls arrive.
     private(set) var timeline: MotorTimeline
+    /// The pattern time its last sound ends at (0 without sound): a pattern lasts until its haptics and its
+    /// audio have both ended, as a Core Haptics pattern's duration covers its audio events.
+    private var soundEnd = 0.0
+    /// The pattern time the player ends at (and a loop starts again at, unless `loopEnd` says otherwise).
+    var duration: Double { max(timeline.endTime, soundEnd) }
     /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
     let source: PatternSource?
     /// Parameters and curves sent while it runs, in pattern time (the renderer's form).
-    private var controls = RuntimeControls.none
+    private(set) var controls = RuntimeControls.none
+    /// Bumped whenever `controls` change: the player's sound, rendered with them, must be made again.
+    private(set) var controlsRevision = 0
     private(set) var phase: PlayerPhase = .idle
     /// While playing: offset(t) = anchorOffset + (t - anchorTime) * rate, before looping.
     private var anchorTime = 0.0
@@ -65,6 +72,7 @@ struct PlayerState: Sendable {
     init(source: PatternSource) {
         self.source = source
         timeline = source.render(.none)
+        soundEnd = source.soundEnd(.none)
     }
 
     /// Run-time parameters from engine time `time` on: converted to pattern time and rendered in (a player
@@ -72,13 +80,17 @@ struct PlayerState: Sendable {
     mutating func send(_ parameters: [HapticDynamicParameter], at time: Double) {
         guard let source else { return }
         controls.send(parameters, atPatternTime: offset(at: time))
+        controlsRevision += 1
         timeline = source.render(controls)
+        soundEnd = source.soundEnd(controls)
     }
 
     mutating func schedule(_ curve: HapticParameterCurve, at time: Double) {
         guard let source else { return }
         controls.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+        controlsRevision += 1
         timeline = source.render(controls)
+        soundEnd = source.soundEnd(controls)
     }
 
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
@@ -87,7 +99,7 @@ struct PlayerState: Sendable {
     /// The period of a loop, at least `minimumLoopLength`; nil when not looping or when there is nothing to loop.
     var loopLength: Double? {
         guard loopEnabled else { return nil }
-        let length = loopEnd > 0 ? loopEnd : timeline.endTime
+        let length = loopEnd > 0 ? loopEnd : duration
         return length > 0 ? max(length, Self.minimumLoopLength) : nil
     }
 
@@ -169,7 +181,7 @@ struct PlayerState: Sendable {
     /// When a non-looping playing player reaches the end of its pattern.
     private var naturalEnd: Double? {
         guard phase == .playing, loopLength == nil else { return nil }
-        return anchorTime + (timeline.endTime - anchorOffset) / rate
+        return anchorTime + (duration - anchorOffset) / rate
     }
 
     /// Applies every command and end that falls at or before `now`, in time order; returns what happened.
@@ -213,6 +225,35 @@ struct PlayerState: Sendable {
         return nil
     }
 
+    // MARK: Sound
+
+    /// The sounds the player makes from now on, for a player whose pattern has audio: the one it plays now (ended
+    /// by its next queued command, if any) and the one a queued start or resume begins. Each is identified by
+    /// its anchor, so a sound already playing for the same anchor is left alone, and a changed anchor (a seek,
+    /// a new rate, a loop turned on, controls received) means a new sound.
+    func soundCues() -> [SoundCue] {
+        guard source?.audio != nil else { return [] }
+        var cues: [SoundCue] = []
+        let loop = loopLength
+        if phase == .playing {
+            cues.append(
+                SoundCue(
+                    anchor: SoundAnchor(
+                        time: anchorTime, offset: anchorOffset, rate: rate, loopLength: loop,
+                        revision: controlsRevision),
+                    end: pending.first?.time))
+        }
+        if let next = pending.first, next.command == .start || (next.command == .resume && phase == .paused) {
+            let offset = next.command == .start ? startOffset : pausedOffset
+            cues.append(
+                SoundCue(
+                    anchor: SoundAnchor(
+                        time: next.time, offset: offset, rate: rate, loopLength: loop, revision: controlsRevision),
+                    end: pending.dropFirst().first?.time))
+        }
+        return cues
+    }
+
     // MARK: Output
 
     /// The motor levels at `now` (after `advance(to: now)`).
@@ -241,7 +282,7 @@ struct PlayerState: Sendable {
             boundary = segment.end
             ramping = !segment.isConstant
         } else {
-            boundary = loopLength ?? timeline.endTime
+            boundary = loopLength ?? duration
         }
         if let loop = loopLength { boundary = min(boundary, loop) }
         consider((now + max(boundary - offset + Self.epsilon, Self.epsilon) / rate, ramping))

@@ -43,6 +43,7 @@ extension HapticEngineStoppedReason {
         case .idleTimeout: LH_STOPPED_IDLE_TIMEOUT
         case .engineDestroyed: LH_STOPPED_ENGINE_DESTROYED
         case .notifyWhenFinished: LH_STOPPED_NOTIFY_WHEN_FINISHED
+        case .audioSessionInterrupt: LH_STOPPED_AUDIO_INTERRUPTED
         }
     }
 }

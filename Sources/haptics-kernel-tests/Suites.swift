@@ -11,6 +11,7 @@ let allSuites: [KernelTestSuite] = [
     AppUdevSuite.suite,
     EmulationSuite.suite,
     AudioSuite.suite,
+    EngineAudioSuite.suite,
     SoakSuite.suite,
     PeerSuite.suite,
 ]

@@ -1,0 +1,220 @@
+// The engine's sound: a pattern's audio events played on one MixingStream, on the same CLOCK_MONOTONIC
+// timeline as its haptics. Each player's sounds follow its state (PlayerState.soundCues): a sound is made
+// when a start or resume is queued (placed to the frame at its engine time), ended at the player's next
+// command, and replaced when the player is sought, changes rate or loop, or receives controls. The stream is
+// opened on the first sound and closed with the engine, so an engine that plays no sound wakes nothing.
+import AHAP
+import AudioRendering
+import HapticRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+
+/// Where an engine's sound goes, when it plays sound at all.
+struct EngineAudioConfiguration: Sendable {
+    /// The ALSA device ("default": the sound server, never exclusive).
+    var device: String
+    var sampleRate: Int
+    var bufferSeconds: Double
+    /// Folders a relative `EventWaveformPath` is looked for in, in order.
+    var resourceDirectories: [String]
+    /// Opens the output; nil: the ALSA device, or the null output when there is no sound device.
+    var openOutput: (@Sendable (Logger) throws(AudioDeviceError) -> any AudioOutput)?
+}
+
+final class EngineAudio: Sendable {
+    let configuration: EngineAudioConfiguration
+    private let logger: Logger
+    private let state = Lock(State())
+
+    private struct State {
+        var stream: MixingStream?
+        /// What the stream plays on (an ALSA name or "null"), once opened.
+        var outputName: String?
+        /// The sounds playing or waiting, by player, by anchor.
+        var sounds: [Int: [SoundAnchor: PlayingSound]] = [:]
+        var muted = false
+    }
+
+    private struct PlayingSound {
+        var id: MixingStream.SoundID
+        var end: Double?
+    }
+
+    /// What a player's sound needs, taken from the engine's state.
+    struct PlayerSound: Sendable {
+        var cues: [SoundCue]
+        var source: PatternSource
+        var controls: RuntimeControls
+    }
+
+    init(configuration: EngineAudioConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The name of the output the stream plays on; nil before the first sound.
+    var outputName: String? { state.withLock { $0.outputName } }
+
+    var isMuted: Bool {
+        get { state.withLock { $0.muted } }
+        set { state.withLock { $0.muted = newValue } }
+    }
+
+    /// A pattern's clips, decoded and converted to the stream's rate; nil when it has no audio event. Files that
+    /// cannot be found or read are logged; their events stay silent.
+    /// `folder`, when given, is searched before the configured ones (the AHAP file's own folder).
+    func audio(for pattern: HapticPattern, nextTo folder: String? = nil) -> PatternAudio? {
+        guard pattern.events.contains(where: { $0.type == .audioCustom || $0.type == .audioContinuous }) else {
+            return nil
+        }
+        let directories = (folder.map { [$0] } ?? []) + configuration.resourceDirectories
+        let sounds = PatternSounds(pattern: pattern, directories: directories, sampleRate: configuration.sampleRate)
+        for (path, failure) in sounds.failures.sorted(by: { $0.key < $1.key }) {
+            logger.warning(
+                "an audio event's file cannot be played", metadata: ["path": "\(path)", "error": "\(failure)"])
+        }
+        return PatternAudio(clips: sounds.clips, sampleRate: configuration.sampleRate)
+    }
+
+    /// How far ahead of now, in seconds, a sound must start to be heard whole: what the stream says, opening it
+    /// if needed; nil when the engine's sound is muted or no stream can be had.
+    func lead(core: EngineCore) -> Double? {
+        guard let stream = openStream(core: core), !isMuted else { return nil }
+        return Double(stream.leadNanoseconds) / MonotonicClock.nanosecondsPerSecond
+    }
+
+    /// Makes the stream play what `players` ask for from `now`: new cues placed at their anchors, old ones
+    /// ended, changed ends passed on.
+    func sync(_ players: [Int: PlayerSound], now: Double, core: EngineCore) {
+        let wanted = players.contains { !$0.value.cues.isEmpty }
+        guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
+        guard let stream = wanted ? openStream(core: core) : state.withLock({ $0.stream }) else { return }
+        state.withLock { state in
+            let muted = state.muted
+            for (player, sounds) in state.sounds {
+                let cues = muted ? [] : (players[player]?.cues ?? [])
+                for (anchor, sound) in sounds where !cues.contains(where: { $0.anchor == anchor }) {
+                    stream.stop(sound.id)
+                    state.sounds[player]?[anchor] = nil
+                }
+                if state.sounds[player]?.isEmpty == true { state.sounds[player] = nil }
+            }
+            guard !muted else { return }
+            for (player, sound) in players {
+                for cue in sound.cues {
+                    if var playing = state.sounds[player]?[cue.anchor] {
+                        guard playing.end != cue.end, let end = cue.end else { continue }
+                        playing.end = end
+                        stream.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
+                        state.sounds[player]?[cue.anchor] = playing
+                        continue
+                    }
+                    guard let id = play(cue, of: sound, on: stream, now: now) else { continue }
+                    state.sounds[player, default: [:]][cue.anchor] = PlayingSound(id: id, end: cue.end)
+                }
+            }
+        }
+    }
+
+    /// Starts one cue's sound: at its anchor when that is still ahead, else from where the player is now (the
+    /// stream then skips what the output's queue has passed, so the sound stays in step with the motors).
+    private func play(
+        _ cue: SoundCue, of sound: PlayerSound, on stream: MixingStream, now: Double
+    ) -> MixingStream.SoundID? {
+        guard let audio = sound.source.audio, let schedule = sound.source.audioSchedule(sound.controls),
+            !schedule.voices.isEmpty
+        else { return nil }
+        guard audio.sampleRate == stream.sampleRate else {
+            logger.warning(
+                "a pattern's sound was decoded for another rate; not played",
+                metadata: ["pattern": "\(audio.sampleRate)", "stream": "\(stream.sampleRate)"])
+            return nil
+        }
+        let start = max(cue.anchor.time, now)
+        let source = PatternSoundSource(
+            schedule: schedule, clips: audio.clips, sampleRate: stream.sampleRate, offset: cue.anchor.offset(at: start),
+            rate: cue.anchor.rate, loopLength: cue.anchor.loopLength)
+        let id = stream.play(source, at: MonotonicClock.nanoseconds(start))
+        if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
+        return id
+    }
+
+    /// Ends every sound at once (the engine stopped or lost its output); the stream stays open.
+    func stopAll() {
+        state.withLock { state in
+            if let stream = state.stream {
+                for sound in state.sounds.values.flatMap(\.values) { stream.stop(sound.id) }
+            }
+            state.sounds = [:]
+        }
+    }
+
+    /// Ends every sound and closes the stream and its output: nothing plays or wakes until the next sound.
+    func close() {
+        let stream = state.withLock { state -> MixingStream? in
+            defer {
+                state.stream = nil
+                state.sounds = [:]
+            }
+            return state.stream
+        }
+        stream?.close(closingOutput: true)
+    }
+
+    /// The stream, opened on first use: the configured output (or the null output when there is no sound
+    /// device), fed by its own thread; a device that goes away later interrupts the engine as an unplugged pad
+    /// does, and its return resets it.
+    private func openStream(core: EngineCore) -> MixingStream? {
+        if let stream = state.withLock({ $0.stream }) { return stream }
+        let configuration = self.configuration
+        let logger = self.logger
+        let output: any AudioOutput
+        do throws(AudioDeviceError) {
+            if let open = configuration.openOutput {
+                output = try open(logger)
+            } else {
+                output = try AudioOutputs.open(
+                    device: configuration.device, sampleRate: configuration.sampleRate,
+                    bufferSeconds: configuration.bufferSeconds, logger: logger)
+            }
+        } catch {
+            logger.warning(
+                "the engine's sound output cannot be opened; patterns play without sound",
+                metadata: ["error": "\(error)"])
+            return nil
+        }
+        let reopen: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
+            if let open = configuration.openOutput { return try open(logger) }
+            return try ALSAOutput(
+                device: configuration.device, sampleRate: configuration.sampleRate,
+                bufferSeconds: configuration.bufferSeconds, logger: logger)
+        }
+        let stream: MixingStream
+        do throws(SystemCallError) {
+            stream = try MixingStream(
+                output: output, reopen: reopen, logger: logger,
+                onInterruption: { [weak core] interrupted in core?.audioInterrupted(interrupted) },
+                onFailure: { [weak core] error in core?.audioFailed(error) })
+        } catch {
+            output.close()
+            logger.warning(
+                "the engine's sound thread cannot start; patterns play without sound",
+                metadata: ["error": "\(error)"])
+            return nil
+        }
+        let kept = state.withLock { state -> MixingStream? in
+            if let existing = state.stream { return existing }
+            state.stream = stream
+            state.outputName = output.deviceName
+            return nil
+        }
+        if let kept {
+            stream.close(closingOutput: true)
+            return kept
+        }
+        logger.info(
+            "engine sound output opened", metadata: ["output": "\(output.deviceName)", "latency": "\(output.latency)"])
+        return stream
+    }
+}

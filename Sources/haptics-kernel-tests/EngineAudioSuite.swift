@@ -1,0 +1,188 @@
+// A pattern's sound and rumble played by one engine through real drivers: the sound on snd-aloop's loopback
+// card (its capture side hears what the engine plays), the rumble on a uinput virtual pad (its records carry
+// the kernel's CLOCK_MONOTONIC time). Both start from one start time: the sound must come back whole (a start
+// the output's latency made late would be skipped into, and the captured tone would not match the rendered
+// one), and how far its onset is from the pad's first play is printed. A card that goes away interrupts the
+// engine as an unplugged pad does, and its return resets it.
+import AHAP
+import AudioRendering
+import HapticRendering
+import HapticTestDevices
+import LinuxAudio
+import LinuxHaptics
+import LinuxInput
+import Logging
+
+enum EngineAudioSuite {
+    static let suite = KernelTestSuite(
+        name: "engine-audio", requiredPaths: ["/proc/asound/Loopback", "/dev/uinput"],
+        tests: [
+            KernelTest(name: "engine-audio/sound-and-rumble-start-together", body: soundAndRumble),
+            KernelTest(name: "engine-audio/muted-and-haptics-only-engines-stay-silent", body: mutedEngines),
+            // Last: it unbinds the card and binds it again.
+            KernelTest(name: "engine-audio/card-gone-interrupts-and-its-return-resets", body: cardGoneResets),
+        ])
+
+    /// The audio suite's tone (a 0.2 s tone at 50 ms, then silence) with a strong transient at the same 50 ms.
+    static func pattern() -> HapticPattern {
+        let audio = [
+            HapticEvent(
+                type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.8)],
+                relativeTime: 0.05, duration: 0.2),
+            HapticEvent(
+                type: .audioContinuous, parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0)],
+                relativeTime: 0.25, duration: 0.15),
+        ]
+        let tap = HapticEvent(
+            type: .hapticTransient,
+            parameters: [
+                HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+            ],
+            relativeTime: 0.05)
+        return HapticPattern(events: audio + [tap], parameters: [], parameterCurves: [])
+    }
+
+    static func engine(
+        for pad: VirtualPad, configure: (inout HapticEngineOptions) -> Void = { _ in }
+    ) throws -> HapticEngine {
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        options.audioDevice = AudioSuite.playbackDevice
+        // The capture tests' buffer: snd-aloop repeats stale ring frames when its timer fires late under
+        // emulation, which a longer buffer keeps out of the tone.
+        options.audioBufferSeconds = AudioSuite.captureSafeBuffer
+        configure(&options)
+        let engine = HapticEngine(
+            output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
+        do { try engine.start() } catch {
+            throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)")
+        }
+        return engine
+    }
+
+    /// Plays the pattern rounds times; each round the tone must come back sample for sample (heard whole, so
+    /// started on time), and the pad must play the transient. The onset's distance from the pad's play is
+    /// printed for each round (the benchmark gives its percentiles).
+    static func soundAndRumble() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        defer { engine.stop() }
+        let rendered = AudioSuite.renderedTone()
+        var offsets: [Double] = []
+        for round in 0..<3 {
+            let recordsBefore = pad.records().count
+            var called: UInt64 = 0
+            let captured = try AudioSuite.capture(frames: rendered.count / 2 + AudioSuite.rate * 3 / 5) {
+                let player = try engine.makeAdvancedPlayer(with: pattern())
+                let done = Lock(false)
+                player.completionHandler = { _ in done.withLock { $0 = true } }
+                called = MonotonicTime.nanoseconds()
+                try player.start(atTime: 0)
+                while !done.withLock({ $0 }) { Sys.sleep(nanoseconds: 10_000_000) }
+                // Rendered, not yet heard: let the output's buffer play out.
+                Sys.sleep(nanoseconds: UInt64((AudioSuite.captureSafeBuffer + 0.05) * 1e9))
+            }
+            try requireEqual(engine.audioOutputName, AudioSuite.playbackDevice, "the engine's sound output")
+            let onsetFrame = try AudioSuite.check(captured.samples, against: rendered, xruns: 0)
+            let heard = Double(captured.start) / 1e9 + Double(onsetFrame) / Double(AudioSuite.rate)
+            guard
+                let play = pad.records().dropFirst(recordsBefore).first(where: { $0.event == .play })
+            else { throw TestFailure(reason: "round \(round): the pad never played the transient") }
+            let offset = (heard - play.time.seconds) * 1000
+            offsets.append(offset)
+            print(
+                "  round \(round): rumble \(AudioSuite.tenths((play.time.seconds - Double(called) / 1e9) * 1000)) ms "
+                    + "after the call, sound onset \(AudioSuite.tenths(offset)) ms after the rumble")
+        }
+        print("  sound onset after rumble, ms: \(offsets.map(AudioSuite.tenths))")
+    }
+
+    /// Muted for audio, or made for haptics only, the engine plays the rumble and nothing reaches the card;
+    /// unmuted again, the next pattern is heard. Muted for haptics, the sound plays and the pad stays at rest.
+    static func mutedEngines() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        func playOnce(_ engine: HapticEngine) throws -> (samples: [Float], played: Bool) {
+            let before = pad.records().count
+            let captured = try AudioSuite.capture(frames: AudioSuite.rate * 3 / 4) {
+                let player = try engine.makeAdvancedPlayer(with: pattern())
+                let done = Lock(false)
+                player.completionHandler = { _ in done.withLock { $0 = true } }
+                try player.start(atTime: 0)
+                while !done.withLock({ $0 }) { Sys.sleep(nanoseconds: 10_000_000) }
+                Sys.sleep(nanoseconds: 150_000_000)
+            }
+            let played = pad.records().dropFirst(before).contains { EngineSuite.isNonZeroUpload($0) }
+            return (captured.samples, played)
+        }
+        let engine = try engine(for: pad)
+        engine.isMutedForAudio = true
+        var heard = try playOnce(engine)
+        try require(heard.played, "muted for audio, the rumble still plays")
+        try require(AudioSuite.onset(heard.samples) == nil, "muted for audio, nothing reaches the card")
+        engine.isMutedForAudio = false
+        engine.isMutedForHaptics = true
+        heard = try playOnce(engine)
+        try require(AudioSuite.onset(heard.samples) != nil, "unmuted for audio, the tone is heard")
+        try require(!heard.played, "muted for haptics, the pad gets no non-zero effect")
+        engine.stop()
+
+        let hapticsOnly = try self.engine(for: pad) { $0.playsHapticsOnly = true }
+        defer { hapticsOnly.stop() }
+        heard = try playOnce(hapticsOnly)
+        try require(heard.played, "haptics only, the rumble plays")
+        try require(AudioSuite.onset(heard.samples) == nil, "haptics only, nothing reaches the card")
+        try require(hapticsOnly.audioOutputName == nil, "haptics only, no sound output is opened")
+    }
+
+    /// A looping pattern with sound plays; the card is unbound (as a USB card unplugged): the engine stops
+    /// with `audioSessionInterrupt`, its player told; bound again, the engine resets, and a new player is heard.
+    static func cardGoneResets() async throws {
+        let driver = "/sys/bus/platform/drivers/snd_aloop"
+        let device = "snd_aloop.0"
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let engine = try engine(for: pad) { $0.audioBufferSeconds = 0.04 }
+        defer { engine.stop() }
+        let reasons = Lock<[HapticEngineStoppedReason]>([])
+        let resets = Lock(0)
+        engine.stoppedHandler = { reason in reasons.withLock { $0.append(reason) } }
+        engine.resetHandler = { resets.withLock { $0 += 1 } }
+        let player = try engine.makeAdvancedPlayer(with: pattern())
+        player.loopEnabled = true
+        let ended = Lock<HapticEngineError??>(nil)
+        player.completionHandler = { error in ended.withLock { $0 = .some(error) } }
+        try player.start(atTime: 0)
+        Sys.sleep(nanoseconds: 300_000_000)
+        try Sys.writeFile("\(driver)/unbind", device)
+        do {
+            try await AudioSuite.waitFor("the engine to stop") { !reasons.withLock({ $0 }).isEmpty }
+            try requireEqual(reasons.withLock { $0 }, [.audioSessionInterrupt], "the stopped handler's reasons")
+            try require(!engine.isRunning, "the engine is interrupted while the card is gone")
+            try await AudioSuite.waitFor("the player to hear of it") { ended.withLock { $0 } != nil }
+        } catch {
+            try? Sys.writeFile("\(driver)/bind", device)
+            throw error
+        }
+        try Sys.writeFile("\(driver)/bind", device)
+        try await AudioSuite.waitFor("the engine to reset") { resets.withLock { $0 } == 1 }
+        try require(engine.isRunning, "the engine runs again after its reset")
+        let stale: HapticEngineError? = {
+            do throws(HapticEngineError) {
+                try player.start(atTime: 0)
+                return nil
+            } catch { return error }
+        }()
+        try requireEqual(stale?.kind, .playerInvalidated, "a player made before the reset, started")
+        let captured = try AudioSuite.capture(frames: AudioSuite.rate * 3 / 4) {
+            let fresh = try engine.makePlayer(with: pattern())
+            try fresh.start(atTime: 0)
+            Sys.sleep(nanoseconds: 600_000_000)
+        }
+        try require(AudioSuite.onset(captured.samples) != nil, "a new player is heard after the reset")
+    }
+}
