@@ -90,7 +90,7 @@ let package = Package(
         .target(
             name: "HapticTestDevices",
             dependencies: [
-                "HapticRendering", "LinuxInput", "CLinuxInput",
+                "HapticRendering", "LinuxAudio", "LinuxInput", "CLinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -150,8 +150,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxHapticsTesting",
-                "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "LinuxHapticsTesting", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

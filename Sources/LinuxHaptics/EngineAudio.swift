@@ -34,6 +34,8 @@ final class EngineAudio: Sendable {
         /// The sounds playing or waiting, by player, by anchor.
         var sounds: [Int: [SoundAnchor: PlayingSound]] = [:]
         var muted = false
+        /// Decoded clips by the files and folders they were looked for in.
+        var clips: [ClipKey: [String: AudioClip]] = [:]
     }
 
     private struct PlayingSound {
@@ -61,20 +63,43 @@ final class EngineAudio: Sendable {
         set { state.withLock { $0.muted = newValue } }
     }
 
-    /// A pattern's clips, decoded and converted to the stream's rate; nil when it has no audio event. Files that
-    /// cannot be found or read are logged; their events stay silent.
-    /// `folder`, when given, is searched before the configured ones (the AHAP file's own folder).
+    /// A pattern's clips, decoded and converted to the stream's rate; nil when it has nothing to be heard (no
+    /// audio event, or only `AudioCustom` events whose files cannot be played). Files that cannot be found or
+    /// read are logged; their events stay silent. `folder`, when given, is searched before the configured ones
+    /// (the AHAP file's own folder). What was decoded is kept for the patterns that name the same files.
     func audio(for pattern: HapticPattern, nextTo folder: String? = nil) -> PatternAudio? {
         guard pattern.events.contains(where: { $0.type == .audioCustom || $0.type == .audioContinuous }) else {
             return nil
         }
         let directories = (folder.map { [$0] } ?? []) + configuration.resourceDirectories
-        let sounds = PatternSounds(pattern: pattern, directories: directories, sampleRate: configuration.sampleRate)
-        for (path, failure) in sounds.failures.sorted(by: { $0.key < $1.key }) {
-            logger.warning(
-                "an audio event's file cannot be played", metadata: ["path": "\(path)", "error": "\(failure)"])
+        let paths = Set(pattern.events.compactMap { $0.type == .audioCustom ? $0.waveformPath : nil })
+        let key = ClipKey(directories: directories, paths: paths)
+        let clips: [String: AudioClip]
+        if let cached = state.withLock({ $0.clips[key] }) {
+            clips = cached
+        } else {
+            let sounds = PatternSounds(
+                pattern: pattern, directories: directories, sampleRate: configuration.sampleRate)
+            for (path, failure) in sounds.failures.sorted(by: { $0.key < $1.key }) {
+                logger.warning(
+                    "an audio event's file cannot be played", metadata: ["path": "\(path)", "error": "\(failure)"])
+            }
+            clips = sounds.clips
+            state.withLock { state in
+                if state.clips.count >= Self.cachedClipSets { state.clips.removeAll() }
+                state.clips[key] = clips
+            }
         }
-        return PatternAudio(clips: sounds.clips, sampleRate: configuration.sampleRate)
+        let audio = PatternAudio(clips: clips, sampleRate: configuration.sampleRate)
+        return audio.schedule(of: pattern, controls: .none).voices.isEmpty ? nil : audio
+    }
+
+    /// How many sets of decoded clips are kept (a set per distinct list of files and folders).
+    static let cachedClipSets = 32
+
+    private struct ClipKey: Hashable {
+        var directories: [String]
+        var paths: Set<String>
     }
 
     /// How far ahead of now, in seconds, a sound must start to be heard whole: what the stream says, opening it

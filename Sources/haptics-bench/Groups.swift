@@ -8,4 +8,5 @@ let benchmarkGroups: [BenchmarkGroup] =
         lockBenchmarks,
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
+        engineAudioKernelBenchmarks,
     ] + driverKernelBenchmarks

@@ -4,6 +4,7 @@
 // recovered, and a device gone reported.
 import AHAP
 import AudioRendering
+import HapticTestDevices
 import LinuxAudio
 import LinuxInput
 import Logging
@@ -21,8 +22,8 @@ enum AudioSuite {
             KernelTest(name: "audio/stream-waits-for-the-card-to-come-back", body: cardComesBack),
         ])
 
-    static let playbackDevice = "hw:Loopback,0,0"
-    static let captureDevice = "hw:Loopback,1,0"
+    static let playbackDevice = LoopbackCapture.playbackDevice
+    static let captureDevice = LoopbackCapture.captureDevice
     static let rate = 48_000
     /// The playback buffer of the tests that compare a capture sample for sample. snd-aloop copies whatever its
     /// playback ring holds at its position, and under emulation its timer can fire late and carry that position
@@ -60,32 +61,11 @@ enum AudioSuite {
     }
 
     /// The first frame whose left sample stands out of silence.
-    static func onset(_ samples: [Float], from start: Int = 0) -> Int? {
-        stride(from: 2 * start, to: samples.count, by: 2).first { abs(samples[$0]) > 0.02 }.map { $0 / 2 }
-    }
+    static func onset(_ samples: [Float], from start: Int = 0) -> Int? { LoopbackCapture.onset(samples, from: start) }
 
-    /// Captures `frames` from the loopback while `play` plays on its other side; returns the samples and the
-    /// time the capture was started (taken as its first frame's time).
+    /// Captures `frames` from the loopback while `play` plays on its other side (`LoopbackCapture`).
     static func capture(frames: Int, while play: () throws -> Void) throws -> (samples: [Float], start: UInt64) {
-        let capture = try PCM(device: captureDevice, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
-        defer { capture.close() }
-        let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
-        let start = MonotonicTime.nanoseconds()
-        try capture.start()
-        let reader = try ServiceThread.start {
-            var buffer = [Float](repeating: 0, count: 2 * frames)
-            let result = Result { () throws(AudioDeviceError) in
-                try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
-                    try capture.read(into: pointer) { _ in }
-                }
-                return buffer
-            }
-            captured.withLock { $0 = result }
-        }
-        defer { reader.join() }
-        try play()
-        reader.join()
-        return (try (captured.withLock { $0 })?.get() ?? [], start)
+        try LoopbackCapture.capture(frames: frames, rate: rate, while: play)
     }
 
     static func loopbackTone() async throws {

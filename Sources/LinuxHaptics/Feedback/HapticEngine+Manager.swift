@@ -104,7 +104,10 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     /// The first rumble-capable gamepad.
     public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
-        EngineOutputProvider(output: .device(.firstRumbleDevice), logger: logger)
+        // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
+        var options = HapticEngineOptions()
+        options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
+        return EngineOutputProvider(output: .device(.firstRumbleDevice), options: options, logger: logger)
     }
 
     public func hardwareSupportsHaptics() -> Bool {

@@ -1,0 +1,43 @@
+// snd-aloop's loopback card as a microphone: what is played on its playback side (device 0) comes back on its
+// capture side (device 1), sample for sample when both run the same format. The kernel tests and the
+// benchmarks hear the engine's sound through it.
+import LinuxAudio
+import LinuxInput
+
+package enum LoopbackCapture {
+    package static let playbackDevice = "hw:Loopback,0,0"
+    package static let captureDevice = "hw:Loopback,1,0"
+
+    /// Captures `frames` stereo frames at `rate` from the loopback while `play` plays on its other side; returns
+    /// the samples and the `CLOCK_MONOTONIC` time the capture was started, taken as its first frame's time.
+    /// `device` is the capture side of the playback subdevice listened to (`hw:Loopback,1,N` hears
+    /// `hw:Loopback,0,N`).
+    package static func capture(
+        frames: Int, rate: Int, device: String = captureDevice, while play: () throws -> Void
+    ) throws -> (samples: [Float], start: UInt64) {
+        let capture = try PCM(device: device, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
+        defer { capture.close() }
+        let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
+        let start = MonotonicTime.nanoseconds()
+        try capture.start()
+        let reader = try ServiceThread.start {
+            var buffer = [Float](repeating: 0, count: 2 * frames)
+            let result = Result { () throws(AudioDeviceError) in
+                try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
+                    try capture.read(into: pointer) { _ in }
+                }
+                return buffer
+            }
+            captured.withLock { $0 = result }
+        }
+        defer { reader.join() }
+        try play()
+        reader.join()
+        return (try (captured.withLock { $0 })?.get() ?? [], start)
+    }
+
+    /// The first frame from `start` on whose left sample stands out of silence (above `threshold`).
+    package static func onset(_ samples: [Float], from start: Int = 0, threshold: Float = 0.02) -> Int? {
+        stride(from: 2 * start, to: samples.count, by: 2).first { abs(samples[$0]) > threshold }.map { $0 / 2 }
+    }
+}
