@@ -72,7 +72,11 @@ public func lhEngineCreate(
             }
             selection = named
         }
-        engine.pointee = try startedEngineHandle(HapticEngine(output: .device(selection), logger: CLibrary.logger))
+        // A pattern's audio files are looked for in the Haptics/ folder, as HapticManager's engines look for them.
+        var options = HapticEngineOptions()
+        options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
+        engine.pointee = try startedEngineHandle(
+            HapticEngine(output: .device(selection), options: options, logger: CLibrary.logger))
     }
 }
 
