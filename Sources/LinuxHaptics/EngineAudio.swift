@@ -105,14 +105,14 @@ final class EngineAudio: Sendable {
     /// How far ahead of now, in seconds, a sound must start to be heard whole: what the stream says, opening it
     /// if needed; nil when the engine's sound is muted or no stream can be had.
     func lead(core: EngineCore) -> Double? {
-        guard let stream = openStream(core: core), !isMuted else { return nil }
+        guard !isMuted, let stream = openStream(core: core) else { return nil }
         return Double(stream.leadNanoseconds) / MonotonicClock.nanosecondsPerSecond
     }
 
     /// Makes the stream play what `players` ask for from `now`: new cues placed at their anchors, old ones
     /// ended, changed ends passed on.
     func sync(_ players: [Int: PlayerSound], now: Double, core: EngineCore) {
-        let wanted = players.contains { !$0.value.cues.isEmpty }
+        let wanted = !isMuted && players.contains { !$0.value.cues.isEmpty }
         guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
         guard let stream = wanted ? openStream(core: core) : state.withLock({ $0.stream }) else { return }
         state.withLock { state in
