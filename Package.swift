@@ -109,7 +109,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsTesting",
             dependencies: [
-                "HapticRendering", "LinuxHaptics", "LinuxInput",
+                "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -161,7 +161,8 @@ let package = Package(
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(
-            name: "LinuxAudioTests", dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxInput"],
+            name: "LinuxAudioTests",
+            dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],

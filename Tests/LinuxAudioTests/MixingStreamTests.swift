@@ -1,44 +1,10 @@
 import AHAP
 import AudioRendering
 import LinuxAudio
+import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Testing
-
-/// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
-/// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that the stream's
-/// thread does not spin.
-final class RecordingAudioOutput: AudioOutput {
-    let deviceName = "recording"
-    let sampleRate = 8000
-    let latency = AudioLatency(bufferFrames: 256, periodFrames: 64, sampleRate: 8000)
-    let origin: UInt64
-    private let state = Lock<(samples: [Float], failAfter: Int?)>(([], nil))
-
-    init(origin: UInt64) { self.origin = origin }
-
-    var samples: [Float] { state.withLock { $0.samples } }
-    var frames: Int { state.withLock { $0.samples.count / 2 } }
-
-    /// Makes writes fail (the device gone) once `frames` frames have been written.
-    func fail(after frames: Int) { state.withLock { $0.failAfter = frames } }
-
-    func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
-        Sys.sleep(nanoseconds: 200_000)
-        return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
-            let first = state.samples.count / 2
-            if let limit = state.failAfter, first >= limit {
-                throw AudioDeviceError(device: deviceName, call: "write", errno: .noDevice, message: "gone")
-            }
-            state.samples += samples
-            return origin + UInt64(first) * 1_000_000_000 / UInt64(sampleRate)
-        }
-    }
-
-    func delay() throws(AudioDeviceError) -> Double { 0 }
-    func drain() throws(AudioDeviceError) {}
-    func close() {}
-}
 
 @Suite("Mixing stream")
 struct MixingStreamTests {

@@ -1,0 +1,232 @@
+// AudioManager and AudioService on a recording sound output: the music's cross-fade frame by frame, a new
+// cross-fade cutting one short, effects over the music, preloading, mute, the device going away and coming
+// back, failures absorbed; feedback sound and haptic in one pattern from one start, sound off, no gamepad.
+import AHAP
+import AudioRendering
+import Foundation
+import LinuxAudio
+import LinuxHaptics
+import LinuxHapticsTesting
+import LinuxInput
+import Logging
+import Testing
+
+@MainActor
+@Suite(.serialized) struct AudioManagerTests {
+    /// A folder of sounds, each a constant stereo level: `left` (0.5, 0), `right` (0, 0.5), `both` (0.25, 0.25),
+    /// 1 s at the recording's 8 kHz, and `tick` (0.1, 0.1) for 50 ms.
+    struct Sounds {
+        let folder: ScratchFolder
+        let resolver: CountingResolver
+
+        init() throws {
+            folder = try ScratchFolder()
+            for (name, left, right, frames) in [
+                ("left", Float(0.5), Float(0), 8000), ("right", 0, 0.5, 8000), ("both", 0.25, 0.25, 8000),
+                ("tick", 0.1, 0.1, 400),
+            ] {
+                let clip = AudioClip(
+                    sampleRate: 8000, channelCount: 2,
+                    samples: Array(repeating: [left, right], count: frames).flatMap { $0 })!
+                try AudioFile.write(clip, to: folder.url.appendingPathComponent("\(name).wav").path, format: .wavFloat)
+            }
+            resolver = CountingResolver(directory: folder.url)
+        }
+    }
+
+    @MainActor struct Rig {
+        let sounds: Sounds
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let manager: AudioManager
+
+        init() throws {
+            sounds = try Sounds()
+            let output = self.output
+            manager = AudioManager(
+                resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        }
+
+        /// Waits (a hang guard, not a timing check) until the output has `frames` more frames.
+        func advance(frames: Int) async throws {
+            let target = output.frames + frames
+            try await waitUntil("\(frames) frames more") { output.frames >= target }
+        }
+    }
+
+    static func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while !condition() {
+            try #require(MonotonicTime.nanoseconds() < deadline, "timed out waiting until \(what)")
+            try await Task.sleep(for: .milliseconds(1))
+        }
+    }
+
+    func waitUntil(_ what: String, _ condition: () -> Bool) async throws {
+        try await Self.waitUntil(what, condition)
+    }
+
+    /// The frames of `samples` as (left, right) pairs from frame `from`.
+    static func frames(_ samples: [Float], from start: Int = 0) -> [(left: Float, right: Float)] {
+        stride(from: 2 * start, to: samples.count - 1, by: 2).map { (samples[$0], samples[$0 + 1]) }
+    }
+
+    @Test func musicCrossFadesAtConstantPowerOverHalfASecond() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        #expect(rig.manager.isPlaying && rig.manager.currentTrack == "left")
+        try await rig.advance(frames: 2000)
+        rig.manager.playMusic("right")
+        #expect(rig.manager.currentTrack == "right")
+        try await rig.advance(frames: 8000)
+        let heard = Self.frames(rig.output.samples)
+        let firstLeft = try #require(heard.firstIndex { $0.left > 0.49 })
+        let fadeStart = try #require(heard[firstLeft...].firstIndex { $0.right > 0 })
+        let fadeEnd = try #require(heard[fadeStart...].firstIndex { $0.right > 0.4999 && $0.left == 0 })
+        // 0.5 s at 8 kHz, give or take the glide's first and last frame.
+        #expect(abs(fadeEnd - fadeStart - 4000) <= 2, "the cross-fade lasted \(fadeEnd - fadeStart) frames")
+        for frame in heard[fadeStart..<fadeEnd] {
+            let power = Double(frame.left * frame.left + frame.right * frame.right)
+            #expect(abs(power - 0.25) < 1e-4, "left \(frame.left) right \(frame.right): power \(power), not 0.25")
+        }
+        #expect(heard[fadeEnd...].allSatisfy { $0.left == 0 && abs($0.right - 0.5) < 1e-6 })
+    }
+
+    @Test func aNewCrossFadeCutsTheOneInProgressShort() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 1000)
+        rig.manager.playMusic("right")
+        try await rig.advance(frames: 800)
+        rig.manager.playMusic("both")
+        try await rig.advance(frames: 8000)
+        // Two players at most: once the last fade is over, only the last track is heard, at its level.
+        let end = Self.frames(rig.output.samples).suffix(1000)
+        #expect(end.allSatisfy { abs($0.left - 0.25) < 1e-6 && abs($0.right - 0.25) < 1e-6 })
+        #expect(rig.manager.currentTrack == "both")
+    }
+
+    @Test func effectsPlayOverTheMusicAndLeaveItAlone() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.preloadAllAssets(["tick"])
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 1000)
+        let before = rig.output.frames
+        rig.manager.playEffect("tick")
+        try await rig.advance(frames: 2000)
+        let after = Self.frames(rig.output.samples, from: before)
+        let tick = after.filter { abs($0.left - 0.6) < 1e-6 && abs($0.right - 0.1) < 1e-6 }
+        #expect(tick.count == 400, "the tick, over the music, lasts its 400 frames")
+        #expect(after.suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 && $0.right == 0 }, "the music plays on")
+        #expect(rig.manager.isPlaying)
+    }
+
+    @Test func preloadedSoundsAreNotLookedUpAgain() throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.preloadAllAssets(["tick", "both"])
+        let lookups = rig.sounds.resolver.lookups.load(ordering: .relaxed)
+        rig.manager.playEffect("tick")
+        rig.manager.playEffect("both")
+        #expect(rig.sounds.resolver.lookups.load(ordering: .relaxed) == lookups)
+    }
+
+    @Test func muteSilencesMusicAndEffectsAndUnmuteBringsTheMusicBack() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 1000)
+        rig.manager.mute()
+        #expect(rig.manager.isMuted && rig.manager.isPlaying)
+        rig.manager.playEffect("tick")
+        try await rig.advance(frames: 2000)
+        #expect(Self.frames(rig.output.samples).suffix(1500).allSatisfy { $0.left == 0 && $0.right == 0 })
+        rig.manager.unmute()
+        try await rig.advance(frames: 2000)
+        #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 })
+    }
+
+    @Test func theDeviceGoingAwayInterruptsAndItsReturnResumes() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 1000)
+        rig.output.fail(after: rig.output.frames + 64)
+        try await waitUntil("interrupted") { rig.manager.isInterrupted }
+        #expect(rig.manager.isPlaying, "interrupted, the music is paused, not stopped")
+        rig.output.fail(after: nil)
+        try await waitUntil("resumed") { !rig.manager.isInterrupted }
+        try await rig.advance(frames: 1000)
+        #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 })
+    }
+
+    @Test func missingAndUnreadableSoundsChangeNothing() throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        _ = try rig.sounds.folder.write("not a sound", to: "broken.wav")
+        rig.manager.playMusic("nowhere")
+        rig.manager.playMusic("broken")
+        rig.manager.playEffect("nowhere")
+        rig.manager.preloadAllAssets(["broken", "nowhere"])
+        #expect(!rig.manager.isPlaying && rig.manager.currentTrack == nil)
+    }
+
+    @Test func aTrackThatDoesNotLoopEndsAndSaysSo() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("tick", loops: false)
+        #expect(rig.manager.isPlaying)
+        try await waitUntil("the track ended") { !rig.manager.isPlaying }
+        #expect(rig.manager.currentTrack == nil)
+    }
+
+    // MARK: AudioService
+
+    func service(hardware: Bool) throws -> (AudioService, RecordingEngineProvider, Rig) {
+        let rig = try Rig()
+        let provider = RecordingEngineProvider(hardwarePresent: hardware)
+        let haptics = HapticManager(
+            resolver: rig.sounds.resolver, engineProvider: provider,
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        return (AudioService(haptics: haptics, audio: rig.manager), provider, rig)
+    }
+
+    @Test(arguments: FeedbackSound.allCases)
+    func feedbackPlaysItsSoundAndItsHapticFromOneStart(_ sound: FeedbackSound) throws {
+        let (service, provider, rig) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        service.playFeedback(sound)
+        let played = try #require(provider.latest?.state.withLock { $0.played }.last)
+        let audio = played.events.filter { $0.type == .audioCustom }
+        #expect(audio.count == 1 && audio.first?.waveformPath == sound.fileName && audio.first?.relativeTime == 0)
+        let haptic = AudioService.haptic(for: sound).pattern
+        #expect(played.events.filter { $0.type != .audioCustom } == haptic.events, "the haptic is the feedback's")
+        #expect(haptic.events.first?.relativeTime == 0, "the haptic starts with the sound, at the pattern's 0")
+    }
+
+    @Test func soundOffKeepsTheHaptic() throws {
+        let (service, provider, rig) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        service.isSoundEnabled = false
+        service.playFeedback(.success)
+        let played = try #require(provider.latest?.state.withLock { $0.played }.last)
+        #expect(played == AudioService.haptic(for: .success).pattern)
+    }
+
+    @Test func withoutAGamepadTheSoundPlaysAlone() async throws {
+        let (service, _, rig) = try service(hardware: false)
+        defer { rig.sounds.folder.remove() }
+        let clip = FeedbackSound.success.clip(sampleRate: 8000)!
+        try AudioFile.write(
+            clip, to: rig.sounds.folder.url.appendingPathComponent("success.wav").path, format: .wavFloat)
+        service.preloadSounds()
+        let before = rig.output.frames
+        service.playFeedback(.success)
+        try await rig.advance(frames: clip.frameCount + 2000)
+        let heard = Self.frames(rig.output.samples, from: before)
+        #expect(heard.contains { $0.left != 0 }, "the success sound reached the output")
+    }
+}
