@@ -129,7 +129,8 @@ let package = Package(
         .executableTarget(
             name: "haptics",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -13,6 +13,8 @@ public final class AudioFileStream {
     public let fileSampleRate: Int
     /// 1 or 2: a file of more channels gives its first two, as `AudioFile.decode` does.
     public let channelCount: Int
+    /// The file's length in seconds, as its header gives it.
+    public let duration: Double
     private let fileChannels: Int
     private let file: OpaquePointer
     /// The converter; nil when the file is at the output's rate already.
@@ -40,6 +42,7 @@ public final class AudioFileStream {
         self.sampleRate = sampleRate
         fileSampleRate = Int(info.samplerate)
         fileChannels = Int(info.channels)
+        duration = Double(info.frames) / Double(info.samplerate)
         channelCount = min(fileChannels, 2)
         self.file = file
         if fileSampleRate == sampleRate {

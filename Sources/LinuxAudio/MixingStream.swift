@@ -420,6 +420,9 @@ public final class FileSource: SoundSource, @unchecked Sendable {
         self.loops = loops
     }
 
+    /// The file's length in seconds (one pass, when it loops).
+    public var duration: Double { reader.duration }
+
     public func renderNext(into buffer: inout [Float]) -> Bool {
         let frames = buffer.count / 2
         var filled = 0

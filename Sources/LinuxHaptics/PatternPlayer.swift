@@ -36,6 +36,9 @@ public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
     /// Where the player is in its pattern, seconds.
     var currentOffset: Double { get }
     var phase: PlayerPhase { get }
+    /// The pattern time the player ends at (and loops at, unless `loopEnd` says otherwise): its haptics' end,
+    /// or its last sound's when that is later (an `AudioCustom` file's length counts).
+    var duration: Double { get }
 }
 
 final class PatternPlayer: HapticAdvancedPatternPlayer {
@@ -122,4 +125,6 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     var currentOffset: Double { read(0) { player, now in player.offset(at: now) } }
 
     var phase: PlayerPhase { read(.stopped) { player, _ in player.phase } }
+
+    var duration: Double { read(0) { player, _ in player.duration } }
 }

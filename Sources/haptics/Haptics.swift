@@ -31,6 +31,7 @@ struct Haptics: AsyncParsableCommand {
             PlayCommand.self,
             ReplayCommand.self,
             FeedbackCommand.self,
+            AudioCommand.self,
         ])
 
     /// ArgumentParser's own `main`, except that a `CommandFailure` is printed as `haptics COMMAND: ...` (no
@@ -50,13 +51,20 @@ struct Haptics: AsyncParsableCommand {
                 try command.run()
             }
         } catch let failure as CommandFailure {
-            let name = type(of: command).configuration.commandName ?? "haptics"
+            let name =
+                (command as? any NestedCommand).map { type(of: $0).path }
+                ?? type(of: command).configuration.commandName ?? "haptics"
             Console.printError("haptics \(name): \(failure)")
             exit(withError: ExitCode.failure)
         } catch {
             exit(withError: error)
         }
     }
+}
+
+/// A subcommand of a subcommand (`audio play`), named by its whole path in error messages.
+protocol NestedCommand {
+    static var path: String { get }
 }
 
 /// Ctrl-C (SIGINT) and SIGTERM, taken from their default action (ending the process at once) and handed to

@@ -17,7 +17,10 @@ struct PlayCommand: AsyncParsableCommand {
             is none, on the built-in virtual output, which shows what the motors would do. When the device is \
             unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
             the device. --json prints engine events as JSON lines: started, stopped (with a reason), reset, \
-            finished, interrupted.
+            finished, interrupted. A pattern's audio events (AudioCustom, AudioContinuous) play with its \
+            haptics on the default sound device (or --audio-device), starting together; their files are looked \
+            for next to the pattern, then in Haptics/. The started event then names the sound output (audio=); \
+            without a sound device they play on a silent null output. --no-audio leaves them out.
             """)
 
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
@@ -38,9 +41,21 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "The render profile; by default the one for the device's driver.")
     var profile: RenderProfile?
 
+    @Flag(help: "Leave the pattern's audio events out: haptics only, no sound device opened.")
+    var noAudio = false
+
+    @Option(
+        help: ArgumentHelp(
+            "The ALSA device the pattern's audio events play on (`haptics audio devices` lists them).",
+            valueName: "name"))
+    var audioDevice = "default"
+
     @OptionGroup var output: PlaybackOptions
 
     func validate() throws {
+        if noAudio && audioDevice != "default" {
+            throw ValidationError("--no-audio and --audio-device contradict each other: pass one of them")
+        }
         if loop < 0 { throw ValidationError("--loop must be 0 (forever) or more") }
         if !(rate > 0 && rate.isFinite) { throw ValidationError("--rate must be a positive number") }
         if !(0...1).contains(gain) { throw ValidationError("--gain must be within 0...1") }
@@ -59,6 +74,12 @@ struct PlayCommand: AsyncParsableCommand {
         options.gain = gain
         options.locality = locality
         options.renderProfile = profile
+        options.playsHapticsOnly = noAudio
+        options.audioDevice = audioDevice
+        // AudioCustom files: next to the pattern, then in the Haptics/ folder.
+        options.audioResourceDirectories =
+            [url.deletingLastPathComponent().path]
+            + (HapticResourceDirectory.locate().map { [$0.directory.path] } ?? [])
         let report = PlayReport(command: "play", json: output.json, live: Console.outputIsTerminal)
         let engine = try await output.startEngine(command: "play", options: options, report: report)
         let session = PlaySession(engine: engine, pattern: loaded, loops: loop, rate: rate, report: report)
@@ -107,16 +128,21 @@ struct PlaySession {
         let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
         defer { interrupts.cancel() }
 
-        let loopLength = pattern.duration
+        // The pattern's length as the engine plays it: its haptics, or its sound when that lasts longer.
+        let loopLength = try engine.makeAdvancedPlayer(with: pattern).duration
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
         let progress = PlayPosition(start: engine.currentTime, rate: rate)
         var player = try begin(from: 0, total: total, loopLength: loopLength, completion: continuation)
-        report.event(
-            "started",
-            [
-                "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
-                "duration": String(format: "%.3f", loopLength),
-            ])
+        var started = [
+            "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
+            "duration": String(format: "%.3f", loopLength),
+        ]
+        // The sound output, once a pattern with sound opened one.
+        if let audio = engine.audioOutputName { started["audio"] = audio }
+        report.event("started", started)
+        if engine.audioOutputName == "null" {
+            report.note("no sound device: the pattern's audio events play on the silent null output")
+        }
         // Only a terminal shows the live line; elsewhere nothing wakes the process while the pattern plays.
         let redraw = Task { [engine, report] in
             while report.live.enabled && !Task.isCancelled {
@@ -139,11 +165,12 @@ struct PlaySession {
             case .stopped(let reason):
                 progress.pause(at: engine.currentTime)
                 report.event("stopped", ["reason": reason.rawValue])
-                guard reason == .gameControllerDisconnect else {
+                guard reason == .gameControllerDisconnect || reason == .audioSessionInterrupt else {
                     engine.stop()
                     throw ExitCode.failure
                 }
-                report.note("the device went away: waiting for it to come back (Ctrl-C to quit)")
+                let what = reason == .audioSessionInterrupt ? "the sound device" : "the device"
+                report.note("\(what) went away: waiting for it to come back (Ctrl-C to quit)")
             case .reset:
                 report.event("reset", ["profile": engine.renderProfile.name])
                 progress.resume(at: engine.currentTime)

@@ -1,7 +1,10 @@
 import AHAP
 import ArgumentParser
+import AudioRendering
 import Foundation
 import HapticRendering
+import LinuxAudio
+import LinuxHaptics
 import LinuxInput
 
 struct RenderCommand: ParsableCommand {
@@ -11,7 +14,9 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             text draws both motor levels in the terminal; csv writes time,strong,weak rows (seconds, 0...1) at \
             --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
-            intensity and sharpness above the strong/weak output.
+            intensity and sharpness above the strong/weak output. A pattern's audio events are listed (text, json) \
+            and drawn in a panel of their own (svg): each voice's volume envelope over its time; AudioCustom \
+            files are looked for next to the pattern, then in Haptics/, for their length.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg }
@@ -48,7 +53,14 @@ struct RenderCommand: ParsableCommand {
             throw CommandFailure(
                 "\(file): cannot load", why: "\(error)", fix: "`haptics validate \(file)` lists every problem.")
         }
-        let rendering = Rendering(pattern: pattern, profile: profile, locality: locality)
+        let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        let sounds = PatternSounds(
+            pattern: pattern,
+            directories: [folder] + (HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []),
+            sampleRate: AudioOutputs.defaultSampleRate)
+        let rendering = Rendering(
+            pattern: pattern, profile: profile, locality: locality,
+            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations))
         let text: String
         switch format {
         case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
@@ -94,10 +106,13 @@ struct Rendering {
     let timeline: MotorTimeline
     let envelope: MotorTimeline
     let commands: [RumbleCommand]
+    /// The pattern's audio events as voices; those whose file was not found are in `missingClips`.
+    let audio: AudioSchedule
 
-    init(pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality) {
+    init(pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality, audio: AudioSchedule? = nil) {
         self.pattern = pattern
         self.profile = profile
+        self.audio = audio ?? AudioSchedule(pattern: pattern)
         let renderer = PatternRenderer(profile: profile, locality: locality)
         timeline = renderer.render(pattern)
         envelope = renderer.intensityEnvelope(pattern)
@@ -105,7 +120,24 @@ struct Rendering {
     }
 
     /// Plotted and sampled up to here: the output's end, and at least the pattern's length.
-    var span: Double { Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0) }
+    var span: Double { Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0, audio.end) }
+
+    /// What a voice plays: "tone", or its file as the pattern names it.
+    static func label(_ voice: AudioVoice) -> String {
+        switch voice.source {
+        case .tone: "tone"
+        case .clip(let path): path
+        }
+    }
+
+    /// One line per audio voice, and one per file not found.
+    var audioLines: [String] {
+        audio.voices.map {
+            "  audio \(decimal($0.start))-\(decimal($0.end)) s  \(Self.label($0))  volume \(decimal($0.volume)) "
+                + "pan \(decimal($0.pan)) pitch \(decimal($0.pitch)) brightness \(decimal($0.brightness))"
+                + ($0.loops ? " looping" : "")
+        } + audio.missingClips.map { "  audio \($0): file not found, silent" }
+    }
 
     func csv(sampleRate: Double) -> String {
         var text = "time,strong,weak\n"
@@ -126,6 +158,7 @@ struct Rendering {
         }
         var text =
             "\(profile.name): \(commands.count) commands over \(decimal(span)) s (ends \(decimal(timeline.endTime)) s)\n"
+        for line in audioLines { text += line + "\n" }
         text += "  time s  |strong\(String(repeating: " ", count: width - 6))|weak\n"
         let count = Int((span * rowsPerSecond).rounded(.up)) + 1
         for index in 0..<count {
@@ -162,10 +195,18 @@ struct Rendering {
                 "fadeLengthMs": Int($0.fadeLengthMilliseconds), "fadeLevel": Int($0.fadeLevelUnits),
             ]
         }
+        let voices: [[String: Any]] = audio.voices.map {
+            [
+                "event": $0.eventIndex, "source": Self.label($0), "start": round6($0.start), "end": round6($0.end),
+                "volume": round6($0.volume), "pan": round6($0.pan), "pitch": round6($0.pitch),
+                "brightness": round6($0.brightness), "loops": $0.loops,
+            ]
+        }
         let root: [String: Any] = [
             "file": file, "profile": profile.name, "patternDuration": round6(pattern.duration),
             "endTime": round6(timeline.endTime), "timeline": segments, "commands": commandList,
             "nativePeriodic": ["exact": program.isExact, "inexactEvents": program.inexactEvents, "effects": effects],
+            "audio": ["voices": voices, "missingFiles": audio.missingClips, "end": round6(audio.end)],
         ]
         let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
         return String(decoding: data, as: UTF8.self) + "\n"
@@ -173,25 +214,31 @@ struct Rendering {
 
     // MARK: SVG
 
-    /// Where things go on the SVG plot: two panels (input above, output below) over the same time axis.
+    /// Where things go on the SVG plot: two panels (input above, output below) over the same time axis, and a
+    /// third, audio, below them for a pattern with audio events.
     struct PlotFrame {
         let width = 960.0
         let left = 60.0
         let panelHeight = 160.0
         let inputTop = 40.0
         let duration: Double
+        var hasAudio = false
 
         var plotWidth: Double { width - left - 20 }
         var outputTop: Double { inputTop + panelHeight + 50 }
-        var height: Double { outputTop + panelHeight + 40 }
+        var audioTop: Double { outputTop + panelHeight + 50 }
+        /// The lowest panel's top: the time ticks go under it.
+        var bottomTop: Double { hasAudio ? audioTop : outputTop }
+        var height: Double { bottomTop + panelHeight + 40 }
 
         func x(_ time: Double) -> Double { left + plotWidth * time / duration }
         func y(_ level: Double, top: Double) -> Double { top + panelHeight * (1 - level) }
     }
 
     func svg(title: String) -> String {
-        let frame = PlotFrame(duration: Swift.max(span, 0.001))
-        let body = svgAxes(frame) + svgInput(frame) + svgOutput(frame)
+        let hasAudio = !audio.voices.isEmpty || !audio.missingClips.isEmpty
+        let frame = PlotFrame(duration: Swift.max(span, 0.001), hasAudio: hasAudio)
+        let body = svgAxes(frame) + svgInput(frame) + svgOutput(frame) + (hasAudio ? svgAudio(frame) : "")
         return """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(f(frame.width))" height="\(f(frame.height))" viewBox="0 0 \(f(frame.width)) \(f(frame.height))" font-family="sans-serif">
             <rect width="100%" height="100%" fill="white"/>
@@ -204,10 +251,14 @@ struct Rendering {
     /// Both panels with their titles and level labels, and the time ticks across them.
     private func svgAxes(_ frame: PlotFrame) -> String {
         var body = ""
-        for (top, label) in [
+        var panels = [
             (frame.inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
             (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)"),
-        ] {
+        ]
+        if frame.hasAudio {
+            panels.append((frame.audioTop, "audio: each voice's volume envelope (green), its file or tone"))
+        }
+        for (top, label) in panels {
             body +=
                 "<rect x=\"\(f(frame.left))\" y=\"\(f(top))\" width=\"\(f(frame.plotWidth))\" height=\"\(f(frame.panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
             body += "<text x=\"\(f(frame.left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
@@ -219,9 +270,9 @@ struct Rendering {
         for tick in niceTicks(frame.duration) {
             let x = f(frame.x(tick))
             body +=
-                "<text x=\"\(x)\" y=\"\(f(frame.outputTop + frame.panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
+                "<text x=\"\(x)\" y=\"\(f(frame.bottomTop + frame.panelHeight + 16))\" font-size=\"11\" text-anchor=\"middle\">\(decimal(tick)) s</text>\n"
             body +=
-                "<line x1=\"\(x)\" y1=\"\(f(frame.inputTop))\" x2=\"\(x)\" y2=\"\(f(frame.outputTop + frame.panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
+                "<line x1=\"\(x)\" y1=\"\(f(frame.inputTop))\" x2=\"\(x)\" y2=\"\(f(frame.bottomTop + frame.panelHeight))\" stroke=\"#ddd\" stroke-dasharray=\"2,3\"/>\n"
         }
         return body
     }
@@ -262,6 +313,35 @@ struct Rendering {
             + polyline(timeline: timeline, motor: \.weak, color: "#2980b9", x: frame.x, y: y, width: 1, opacity: 0.5)
             + steps(\.strong, color: "#c0392b", x: frame.x, y: y)
             + steps(\.weak, color: "#2980b9", x: frame.x, y: y)
+    }
+
+    /// The audio panel: each voice's volume envelope (the event's volume times its attack, decay and release)
+    /// over its time span, labelled with its file or "tone"; a file not found is named in red.
+    private func svgAudio(_ frame: PlotFrame) -> String {
+        let y = { (level: Double) in frame.y(level, top: frame.audioTop) }
+        var body = ""
+        for voice in audio.voices {
+            // The envelope closed down to 0 at both ends, filled: a sound is an area over its time.
+            let samples = 64
+            var points = ["\(f(frame.x(voice.start))),\(f(y(0)))"]
+            for index in 0...samples {
+                let time = voice.start + (voice.end - voice.start) * Double(index) / Double(samples)
+                let gain = voice.volume * voice.gain(at: Swift.min(time, voice.end - 1e-9))
+                points.append("\(f(frame.x(time))),\(f(y(gain)))")
+            }
+            points.append("\(f(frame.x(voice.end))),\(f(y(0)))")
+            body +=
+                "<polygon points=\"\(points.joined(separator: " "))\" fill=\"#27ae60\" fill-opacity=\"0.15\" stroke=\"#27ae60\" stroke-width=\"1.5\"/>\n"
+            body +=
+                "<text x=\"\(f(frame.x(voice.start) + 3))\" y=\"\(f(y(voice.volume) - 4))\" font-size=\"11\" fill=\"#1e8449\">\(escape(Self.label(voice)))</text>\n"
+        }
+        // Files not found, listed from the panel's foot upwards.
+        for (index, path) in audio.missingClips.enumerated() {
+            let line = frame.audioTop + frame.panelHeight - 6 - 14 * Double(index)
+            body +=
+                "<text x=\"\(f(frame.x(frame.duration) - 6))\" y=\"\(f(line))\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\(escape(path)): file not found, silent</text>\n"
+        }
+        return body
     }
 
     /// A curve sampled at `count + 1` evenly spaced times from `start` to `end`; `level` gives its y.

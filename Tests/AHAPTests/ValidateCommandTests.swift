@@ -1,62 +1,25 @@
 import Foundation
 import Testing
 
-/// `haptics validate` end to end: the built binary, its output and its exit status. `swift build --build-tests`
-/// (what `make test` runs first) builds the executable too; a missing binary fails the test rather than skip it.
+/// `haptics validate` end to end: the built binary (`CLI`), its output and its exit status.
 @Suite struct ValidateCommandTests {
-    /// The `haptics` of the build these tests come from, beside the test executable (`.build/debug`, or a
-    /// sanitizer's build folder): never another build's, possibly older, binary.
-    private func binary() throws -> URL {
-        let testExecutable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let candidate = URL(fileURLWithPath: testExecutable).deletingLastPathComponent().appendingPathComponent(
-            "haptics")
-        let found = FileManager.default.isExecutableFile(atPath: candidate.path) ? candidate : nil
-        return try #require(
-            found, "haptics binary not built; run `swift build --build-tests` first (looked for \(candidate.path))")
-    }
-
-    private func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
-        let pipe = Pipe()
-        let errorPipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = errorPipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        let errors = errorPipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (
-            process.terminationStatus, String(decoding: output, as: UTF8.self), String(decoding: errors, as: UTF8.self)
-        )
-    }
-
-    /// A scratch file holding `json`, removed by `body`'s end.
-    private func withFile(_ json: String, _ body: (String) throws -> Void) throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
-        try Data(json.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        try body(file.path)
-    }
-
     @Test func corpusPassesAndStrictFailsOnWarnings() throws {
         let invalidFields = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
         let hit = try Corpus.file("apple-unityplugins/Effects/Hit.ahap").path
-        let lenient = try run(["validate", invalidFields, hit])
+        let lenient = try CLI.run(["validate", invalidFields, hit])
         #expect(lenient.status == 0)
         #expect(lenient.output.contains("\(invalidFields): Pattern[1].ParameterCurves: warning:"))
         #expect(lenient.output.hasSuffix("2 files checked: 2 passed, 0 failed; 0 errors, 2 warnings\n"))
-        let strict = try run(["validate", "--strict", invalidFields, hit])
+        let strict = try CLI.run(["validate", "--strict", invalidFields, hit])
         #expect(strict.status == 1)
-        #expect(try run(["validate", "--strict", hit]).status == 0)
+        #expect(try CLI.run(["validate", "--strict", hit]).status == 0)
     }
 
     @Test func brokenAndMissingFilesFail() throws {
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
         try Data(#"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"Buzz"}}]}"#.utf8).write(to: broken)
         defer { try? FileManager.default.removeItem(at: broken) }
-        let result = try run(["validate", broken.path, "/nonexistent/x.ahap"])
+        let result = try CLI.run(["validate", broken.path, "/nonexistent/x.ahap"])
         #expect(result.status == 1)
         #expect(
             result.output.contains("\(broken.path): Pattern[0].Event.EventType: error: \"Buzz\" is not an event type"))
@@ -66,7 +29,7 @@ import Testing
 
     @Test func jsonOutputParses() throws {
         let file = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
-        let result = try run(["validate", "--json", file])
+        let result = try CLI.run(["validate", "--json", file])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])
@@ -75,7 +38,7 @@ import Testing
 
     @Test func directoriesSayWhatTheyAre() throws {
         let folder = FileManager.default.temporaryDirectory.path
-        let result = try run(["validate", folder])
+        let result = try CLI.run(["validate", folder])
         #expect(result.status == 1)
         #expect(result.output.hasPrefix("\(folder): error: cannot read the file: it is a directory, not a file"))
     }
@@ -83,15 +46,16 @@ import Testing
     /// A time no pattern can reach: `validate` fails it, and every command that plays or renders refuses it
     /// with the same diagnostic instead of trapping.
     @Test func aTimePastTheBoundIsRefusedByEveryCommand() throws {
-        try withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":1e308,"EventType":"HapticTransient"}}]}"#) { file in
-            let validation = try run(["validate", file])
+        try CLI.withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":1e308,"EventType":"HapticTransient"}}]}"#) {
+            file in
+            let validation = try CLI.run(["validate", file])
             #expect(validation.status == 1)
             #expect(validation.output.contains("Pattern[0].Event.Time: error: Time 1e+308 s is later than 3600.0 s"))
             for arguments in [
                 ["render", "--format", "text"], ["render", "--format", "csv"], ["render", "--format", "json"],
                 ["render", "--format", "svg"], ["play", "--device", "virtual", "--json"],
             ] {
-                let result = try run(arguments + [file])
+                let result = try CLI.run(arguments + [file])
                 #expect(result.status == 1, "\(arguments)")
                 #expect(result.errors.contains("[time-too-large]"), "\(arguments)")
             }
@@ -101,13 +65,14 @@ import Testing
     /// An hour-long pattern is too long to sample at 1000 Hz (3.6 million rows); a lower rate is suggested and
     /// works.
     @Test func longPatternsAskForALowerSampleRate() throws {
-        try withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":3600,"EventType":"HapticTransient"}}]}"#) { file in
-            let refused = try run(["render", "--format", "csv", file])
+        try CLI.withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":3600,"EventType":"HapticTransient"}}]}"#) {
+            file in
+            let refused = try CLI.run(["render", "--format", "csv", file])
             #expect(refused.status == 1)
             #expect(refused.output.isEmpty)
             #expect(refused.errors.contains("too long to sample at 1000 Hz"))
             #expect(refused.errors.contains("Pass --sample-rate 277 or less"), "\(refused.errors)")
-            let sampled = try run(["render", "--format", "csv", "--sample-rate", "10", file])
+            let sampled = try CLI.run(["render", "--format", "csv", "--sample-rate", "10", file])
             #expect(sampled.status == 0)
             #expect(sampled.output.split(separator: "\n").count > 36_000)
         }
@@ -115,17 +80,17 @@ import Testing
 
     /// A loop of a pattern lasting 1e-300 s plays its three loops and finishes.
     @Test func aVanishinglyShortLoopFinishes() throws {
-        try withFile(
+        try CLI.withFile(
             #"{"Version":1.0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":1e-300}}]}"#
         ) { file in
-            let result = try run(["play", "--device", "virtual", "--json", "--loop", "3", file])
+            let result = try CLI.run(["play", "--device", "virtual", "--json", "--loop", "3", file])
             #expect(result.status == 0)
             #expect(result.output.contains(#""event":"finished""#))
         }
     }
 
     @Test func noFilesIsAUsageError() throws {
-        let result = try run(["validate"])
+        let result = try CLI.run(["validate"])
         #expect(result.status != 0 && result.status != 1)
     }
 }

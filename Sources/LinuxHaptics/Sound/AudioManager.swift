@@ -28,11 +28,11 @@ public final class AudioManager {
 
     /// Seconds a new track takes to replace the playing one: the old falls along cos, the new rises along sin,
     /// overlapping, so the music keeps its power with no gap (`EqualPower.crossFade`).
-    public static let crossFadeSeconds = 0.5
+    nonisolated public static let crossFadeSeconds = 0.5
     /// How quickly mute and unmute take effect, in seconds: short, but a glide, so that nothing clicks.
-    public static let muteSeconds = 0.02
+    nonisolated public static let muteSeconds = 0.02
     /// The file types looked for, in order, when a sound is named without one.
-    public static let soundExtensions = ["wav", "flac", "ogg", "opus", "mp3", "aiff"]
+    nonisolated public static let soundExtensions = ["wav", "flac", "ogg", "opus", "mp3", "aiff"]
 
     /// Whether music plays (a track started and neither stopped nor, when it does not loop, ended).
     public private(set) var isPlaying = false

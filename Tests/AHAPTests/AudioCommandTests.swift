@@ -1,0 +1,80 @@
+import Foundation
+import Testing
+
+/// The command line's audio end to end (the built binary, `CLI`): the render of a pattern's audio events, the
+/// device list, files played one after another with cross-fades, and the errors. Without a sound card (CI),
+/// sound goes to the null output, which keeps the same time.
+@Suite struct AudioCommandTests {
+    /// `<package>/Haptics`, where the feedback sounds are.
+    static let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Haptics")
+
+    /// A pattern with a transient, its sound file beside it (`success.wav` from Haptics/, found there), a tone
+    /// and a file that is nowhere.
+    static let pattern = """
+        {"Version":1,"Pattern":[
+         {"Event":{"Time":0,"EventType":"HapticTransient","EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":1}]}},
+         {"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"success.wav","EventParameters":[{"ParameterID":"AudioVolume","ParameterValue":0.9}]}},
+         {"Event":{"Time":0.3,"EventType":"AudioContinuous","EventDuration":0.5,"EventParameters":[{"ParameterID":"AudioPan","ParameterValue":-0.5}]}},
+         {"Event":{"Time":0.9,"EventType":"AudioCustom","EventWaveformPath":"nowhere.wav"}}
+        ]}
+        """
+
+    @Test func renderListsAndDrawsTheAudioEvents() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let json = try CLI.run(["render", "--format", "json", file])
+            #expect(json.status == 0, "\(json.errors)")
+            let root = try #require(JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            let audio = try #require(root["audio"] as? [String: Any])
+            let voices = try #require(audio["voices"] as? [[String: Any]])
+            #expect(voices.map { $0["source"] as? String } == ["success.wav", "tone"])
+            #expect((voices.first?["end"] as? Double).map { abs($0 - 0.35) < 1e-6 } == true, "the file's length")
+            #expect(voices.last?["pan"] as? Double == -0.5)
+            #expect(audio["missingFiles"] as? [String] == ["nowhere.wav"])
+
+            let svg = try CLI.run(["render", "--format", "svg", file])
+            #expect(svg.output.contains("audio: each voice's volume envelope"))
+            #expect(svg.output.contains(">success.wav</text>") && svg.output.contains(">tone</text>"))
+            #expect(svg.output.contains("nowhere.wav: file not found, silent"))
+            #expect(svg.output.contains(">0.8 s</text>"), "the time axis reaches the tone's end")
+
+            let text = try CLI.run(["render", file])
+            #expect(text.output.contains("audio 0-0.35 s  success.wav  volume 0.9"))
+        }
+    }
+
+    @Test func devicesSayWhereSoundGoes() throws {
+        let listed = try CLI.run(["audio", "devices", "--json"])
+        #expect(listed.status == 0, "\(listed.errors)")
+        let root = try #require(JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])
+        let devices = try #require(root["devices"] as? [[String: Any]])
+        #expect(devices.contains { $0["name"] as? String == "null" }, "alsa-lib's own null device is always listed")
+        #expect(root["defaultOutput"] is String)
+        let text = try CLI.run(["audio", "devices"])
+        #expect(text.output.hasPrefix("NAME"))
+        #expect(text.output.contains("Sound goes to: ") || text.output.contains("No sound device"))
+    }
+
+    @Test func filesPlayOneAfterAnotherWithCrossFades() throws {
+        let files = ["success.wav", "pass.wav", "warning.wav"].map { Self.assets.appendingPathComponent($0).path }
+        let played = try CLI.run(["audio", "play", "--crossfade", "0.1"] + files)
+        #expect(played.status == 0, "\(played.errors)")
+        let lines = played.output.split(separator: "\n").filter { $0.hasPrefix("playing ") }
+        #expect(lines.count == 3)
+        #expect(lines.first?.hasSuffix("success.wav (0.35 s)") == true)
+        #expect(lines.last?.hasSuffix("warning.wav (0.25 s, cross-fading in over 0.10 s)") == true)
+    }
+
+    @Test func badFilesAndDevicesAreRefusedWithTheReason() throws {
+        let missing = try CLI.run(["audio", "play", "/nonexistent/sound.wav"])
+        #expect(missing.status == 1)
+        #expect(missing.errors.hasPrefix("haptics audio play: cannot play /nonexistent/sound.wav: "))
+        #expect(missing.output.isEmpty, "nothing plays when a file cannot")
+        let device = try CLI.run(
+            ["audio", "play", "--device", "hw:97,0", Self.assets.appendingPathComponent("pass.wav").path])
+        #expect(device.status == 1)
+        #expect(device.errors.contains("cannot open the sound device hw:97,0"))
+        let contradiction = try CLI.run(["play", "--no-audio", "--audio-device", "hw:0", "thud"])
+        #expect(contradiction.status == 64, "a usage error")
+    }
+}
