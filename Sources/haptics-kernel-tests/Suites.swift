@@ -12,6 +12,7 @@ let allSuites: [KernelTestSuite] = [
     EmulationSuite.suite,
     AudioSuite.suite,
     EngineAudioSuite.suite,
+    AppAudioSuite.suite,
     SoakSuite.suite,
     PeerSuite.suite,
 ]

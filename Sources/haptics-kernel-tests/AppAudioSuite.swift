@@ -1,0 +1,119 @@
+// The app's sound through a real driver: AudioManager on snd-aloop's loopback card. Its music cross-fade must
+// keep the power constant with no gap and last the half second it is meant to, as heard on the capture side;
+// the card unbound (a USB sound card unplugged) must interrupt it, and bound again resume the music.
+import AudioRendering
+import Foundation
+import HapticTestDevices
+import LinuxAudio
+import LinuxHaptics
+import LinuxInput
+import Logging
+
+enum AppAudioSuite {
+    static let suite = KernelTestSuite(
+        name: "app-audio", requiredPaths: ["/proc/asound/Loopback"],
+        tests: [
+            KernelTest(name: "app-audio/music-cross-fades-at-constant-power", body: crossFade),
+            // Last: it unbinds the card and binds it again.
+            KernelTest(name: "app-audio/card-gone-interrupts-and-its-return-resumes", body: cardComesBack),
+        ])
+
+    static let rate = AudioOutputs.defaultSampleRate
+
+    /// A folder with `left.wav` (0.5 on the left) and `right.wav` (0.5 on the right), 2 s each at 48 kHz.
+    static func sounds() throws -> URL {
+        let folder = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("app-audio-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for (name, left, right) in [("left", Float(0.5), Float(0)), ("right", 0, 0.5)] {
+            let clip = AudioClip(
+                sampleRate: Double(rate), channelCount: 2,
+                samples: Array(repeating: [left, right], count: 2 * rate).flatMap { $0 })!
+            try AudioFile.write(clip, to: folder.appendingPathComponent("\(name).wav").path, format: .wavFloat)
+        }
+        return folder
+    }
+
+    @MainActor
+    static func manager(folder: URL) -> AudioManager {
+        let logger = AudioSuite.logger()
+        return AudioManager(
+            resolver: HapticResourceDirectory(directory: folder),
+            openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
+                try ALSAOutput(
+                    device: LoopbackCapture.playbackDevice, sampleRate: rate,
+                    bufferSeconds: AudioSuite.captureSafeBuffer,
+                    logger: logger)
+            }, logger: logger)
+    }
+
+    /// Music on the left, then a cross-fade into music on the right: from the left's full level to the right's,
+    /// left² + right² stays at 0.25 (no gap, no dip) and the fade lasts `AudioManager.crossFadeSeconds`.
+    static func crossFade() async throws {
+        let folder = try sounds()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let captured = try await MainActor.run {
+            let manager = manager(folder: folder)
+            defer { manager.stopMusic(fadeOut: 0) }
+            return try LoopbackCapture.capture(frames: rate * 3 / 2, rate: rate) {
+                manager.playMusic("left")
+                Thread.sleep(forTimeInterval: 0.4)
+                manager.playMusic("right")
+                Thread.sleep(forTimeInterval: 0.9)
+            }
+        }
+        let frames = stride(from: 0, to: captured.samples.count - 1, by: 2).map {
+            (left: captured.samples[$0], right: captured.samples[$0 + 1])
+        }
+        // The first track's own fade-in (20 ms) is over once the left side is at its level.
+        guard let full = frames.firstIndex(where: { $0.left >= 0.5 - 1e-6 }),
+            let fadeStart = frames[full...].firstIndex(where: { $0.right > 0 }),
+            let fadeEnd = frames[fadeStart...].firstIndex(where: { $0.right >= 0.4999 && $0.left == 0 })
+        else { throw TestFailure(reason: "no cross-fade from left to right in the capture") }
+        var worst = 0.0
+        for frame in frames[full..<fadeEnd] {
+            worst = max(worst, abs(Double(frame.left * frame.left + frame.right * frame.right) - 0.25))
+        }
+        let seconds = Double(fadeEnd - fadeStart) / Double(rate)
+        print("  cross-fade \(AudioSuite.tenths(seconds * 1000)) ms; left² + right² off 0.25 by at most \(worst)")
+        try require(worst < 1e-4, "the power left 0.25 by \(worst) during the cross-fade (a gap or a dip)")
+        try require(
+            abs(seconds - AudioManager.crossFadeSeconds) < 0.02 * AudioManager.crossFadeSeconds,
+            "the cross-fade lasted \(seconds) s, not \(AudioManager.crossFadeSeconds) s")
+    }
+
+    /// Music plays; the card is unbound: the manager is interrupted, the music still counted as playing;
+    /// bound again: it resumes, and the music is heard.
+    static func cardComesBack() async throws {
+        let driver = "/sys/bus/platform/drivers/snd_aloop"
+        let device = "snd_aloop.0"
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        let folder = try sounds()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manager = await manager(folder: folder)
+        await manager.playMusic("left")
+        try await Task.sleep(for: .milliseconds(200))
+        try Sys.writeFile("\(driver)/unbind", device)
+        do {
+            try await waitOnMainActor("the manager to be interrupted") { manager.isInterrupted }
+            try await require(manager.isPlaying, "interrupted, the music is paused, not stopped")
+        } catch {
+            try? Sys.writeFile("\(driver)/bind", device)
+            throw error
+        }
+        try Sys.writeFile("\(driver)/bind", device)
+        try await waitOnMainActor("the manager to resume") { !manager.isInterrupted }
+        let captured = try LoopbackCapture.capture(frames: rate / 4, rate: rate) { Thread.sleep(forTimeInterval: 0.3) }
+        await manager.stopMusic(fadeOut: 0)
+        try require(captured.samples.contains(0.5), "the music is not in the capture after the card came back")
+    }
+
+    /// Polls `condition` on the main actor every 10 ms, so its tasks run in between; fails after 20 s (a hang
+    /// guard, not a timing requirement).
+    static func waitOnMainActor(_ what: String, _ condition: @MainActor () -> Bool) async throws {
+        let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+        while await !condition() {
+            try require(MonotonicTime.nanoseconds() < deadline, "gave up waiting for \(what) after 20 s")
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
