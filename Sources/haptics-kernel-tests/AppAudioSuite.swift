@@ -84,23 +84,21 @@ enum AppAudioSuite {
     /// Music plays; the card is unbound: the manager is interrupted, the music still counted as playing;
     /// bound again: it resumes, and the music is heard.
     static func cardComesBack() async throws {
-        let driver = "/sys/bus/platform/drivers/snd_aloop"
-        let device = "snd_aloop.0"
-        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        try LoopbackCard.requireUnbindable()
         let folder = try sounds()
         defer { try? FileManager.default.removeItem(at: folder) }
         let manager = await manager(folder: folder)
         await manager.playMusic("left")
         try await Task.sleep(for: .milliseconds(200))
-        try Sys.writeFile("\(driver)/unbind", device)
+        try LoopbackCard.unbind()
         do {
             try await waitOnMainActor("the manager to be interrupted") { manager.isInterrupted }
             try await require(manager.isPlaying, "interrupted, the music is paused, not stopped")
         } catch {
-            try? Sys.writeFile("\(driver)/bind", device)
+            try? LoopbackCard.bind()
             throw error
         }
-        try Sys.writeFile("\(driver)/bind", device)
+        try LoopbackCard.bind()
         try await waitOnMainActor("the manager to resume") { !manager.isInterrupted }
         let captured = try LoopbackCapture.capture(frames: rate / 4, rate: rate) { Thread.sleep(forTimeInterval: 0.3) }
         await manager.stopMusic(fadeOut: 0)

@@ -210,9 +210,7 @@ enum AudioSuite {
     /// The loopback card unbound from its driver while a `MixingStream` plays on it (what an unplugged USB sound
     /// card does), then bound again: the stream must be interrupted, then play on, its sound still there.
     static func cardComesBack() async throws {
-        let driver = "/sys/bus/platform/drivers/snd_aloop"
-        let device = "snd_aloop.0"
-        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        try LoopbackCard.requireUnbindable()
         let open: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
             try ALSAOutput(device: playbackDevice, sampleRate: rate, bufferSeconds: 0.04, logger: logger())
         }
@@ -224,10 +222,10 @@ enum AudioSuite {
         let id = stream.play(
             ClipSource(AudioClip(sampleRate: Double(rate), channelCount: 2, samples: [0.5, 0.25])!, loops: true))
         Sys.sleep(nanoseconds: 100_000_000)
-        try Sys.writeFile("\(driver)/unbind", device)
+        try LoopbackCard.unbind()
         try await waitFor("the stream to be interrupted") { stream.isInterrupted || stream.failure != nil }
         try require(stream.failure == nil, "the stream failed instead: \(String(describing: stream.failure))")
-        try Sys.writeFile("\(driver)/bind", device)
+        try LoopbackCard.bind()
         try await waitFor("the stream to play again") { !stream.isInterrupted }
         try require(stream.isActive(id), "the sound should have waited through the interruption")
         try requireEqual(changes.withLock { $0 }, [true, false], "interruption changes")
@@ -276,4 +274,19 @@ enum AudioSuite {
         try output.write(block)
         try output.drain()
     }
+}
+
+/// snd-aloop's card as a platform device: unbound from its driver, it goes away as an unplugged USB sound card
+/// does (open streams fail with `ENODEV`); bound again, it is back under the same name.
+enum LoopbackCard {
+    static let driver = "/sys/bus/platform/drivers/snd_aloop"
+    static let device = "snd_aloop.0"
+
+    /// Skips the test when the card cannot be unbound here.
+    static func requireUnbindable() throws {
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+    }
+
+    static func unbind() throws { try Sys.writeFile("\(driver)/unbind", device) }
+    static func bind() throws { try Sys.writeFile("\(driver)/bind", device) }
 }

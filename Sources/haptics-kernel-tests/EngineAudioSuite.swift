@@ -43,23 +43,19 @@ enum EngineAudioSuite {
         return HapticPattern(events: audio + [tap], parameters: [], parameterCurves: [])
     }
 
+    /// An engine on the pad (`EngineSuite.engine`) whose sound goes to the loopback card.
     static func engine(
         for pad: VirtualPad, configure: (inout HapticEngineOptions) -> Void = { _ in }
     ) throws -> HapticEngine {
-        var options = HapticEngineOptions()
-        options.renderProfile = .virtualPad
-        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        options.audioDevice = AudioSuite.playbackDevice
-        // The capture tests' buffer: snd-aloop repeats stale ring frames when its timer fires late under
-        // emulation, which a longer buffer keeps out of the tone.
-        options.audioBufferSeconds = AudioSuite.captureSafeBuffer
-        configure(&options)
-        let engine = HapticEngine(
-            output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
-        do { try engine.start() } catch {
-            throw TestFailure(reason: "starting the engine on \(pad.eventNode): \(error)")
-        }
-        return engine
+        try EngineSuite.engine(
+            for: pad,
+            configure: { options in
+                options.audioDevice = AudioSuite.playbackDevice
+                // The capture tests' buffer: snd-aloop repeats stale ring frames when its timer fires late under
+                // emulation, which a longer buffer keeps out of the tone.
+                options.audioBufferSeconds = AudioSuite.captureSafeBuffer
+                configure(&options)
+            })
     }
 
     /// Plays the pattern rounds times; each round the tone must come back sample for sample (heard whole, so
@@ -141,9 +137,7 @@ enum EngineAudioSuite {
     /// A looping pattern with sound plays; the card is unbound (as a USB card unplugged): the engine stops
     /// with `audioSessionInterrupt`, its player told; bound again, the engine resets, and a new player is heard.
     static func cardGoneResets() async throws {
-        let driver = "/sys/bus/platform/drivers/snd_aloop"
-        let device = "snd_aloop.0"
-        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        try LoopbackCard.requireUnbindable()
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
         let engine = try engine(for: pad) { $0.audioBufferSeconds = 0.04 }
@@ -158,17 +152,17 @@ enum EngineAudioSuite {
         player.completionHandler = { error in ended.withLock { $0 = .some(error) } }
         try player.start(atTime: 0)
         Sys.sleep(nanoseconds: 300_000_000)
-        try Sys.writeFile("\(driver)/unbind", device)
+        try LoopbackCard.unbind()
         do {
             try await AudioSuite.waitFor("the engine to stop") { !reasons.withLock({ $0 }).isEmpty }
             try requireEqual(reasons.withLock { $0 }, [.audioSessionInterrupt], "the stopped handler's reasons")
             try require(!engine.isRunning, "the engine is interrupted while the card is gone")
             try await AudioSuite.waitFor("the player to hear of it") { ended.withLock { $0 } != nil }
         } catch {
-            try? Sys.writeFile("\(driver)/bind", device)
+            try? LoopbackCard.bind()
             throw error
         }
-        try Sys.writeFile("\(driver)/bind", device)
+        try LoopbackCard.bind()
         try await AudioSuite.waitFor("the engine to reset") { resets.withLock { $0 } == 1 }
         try require(engine.isRunning, "the engine runs again after its reset")
         let stale: HapticEngineError? = {

@@ -69,9 +69,10 @@ enum EngineSuite {
         }
     }
 
-    static func engine(for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil) throws
-        -> HapticEngine
-    {
+    static func engine(
+        for pad: VirtualPad, observer: (@Sendable (PlaybackSample) -> Void)? = nil,
+        configure: (inout HapticEngineOptions) -> Void = { _ in }
+    ) throws -> HapticEngine {
         var options = HapticEngineOptions()
         options.playbackObserver = observer
         // The pad records full 16-bit magnitudes at the kernel's tick: its own profile, chosen by the caller who
@@ -79,6 +80,7 @@ enum EngineSuite {
         options.renderProfile = .virtualPad
         // No udev daemon in the bench: the kernel's uevents tell the engine about unplug and replug.
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        configure(&options)
         let engine = HapticEngine(
             output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
         do { try engine.start() } catch {
