@@ -185,48 +185,70 @@ import Testing
 
     // MARK: AudioService
 
-    func service(hardware: Bool) throws -> (AudioService, RecordingEngineProvider, Rig) {
+    func service(hardware: Bool) throws -> (AudioService, RecordingEngineProvider, Rig, FeedbackSettingsStore) {
         let rig = try Rig()
         let provider = RecordingEngineProvider(hardwarePresent: hardware)
-        let haptics = HapticManager(
-            resolver: rig.sounds.resolver, engineProvider: provider,
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        return (AudioService(haptics: haptics, audio: rig.manager), provider, rig)
+        let quiet = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let haptics = HapticManager(resolver: rig.sounds.resolver, engineProvider: provider, logger: quiet)
+        let settings = FeedbackSettingsStore(
+            fileURL: rig.sounds.folder.url.appendingPathComponent("settings.json"), logger: quiet)
+        let generator = HapticFeedbackGenerator(output: haptics, settings: settings, logger: quiet)
+        return (AudioService(haptics: generator, audio: rig.manager), provider, rig, settings)
     }
 
-    @Test(arguments: FeedbackSound.allCases)
-    func feedbackPlaysItsSoundAndItsHapticFromOneStart(_ sound: FeedbackSound) throws {
-        let (service, provider, rig) = try service(hardware: true)
+    @Test(arguments: AppFeedback.allCases)
+    func feedbackPlaysItsSoundAndItsHapticFromOneStart(_ feedback: AppFeedback) throws {
+        let (service, provider, rig, _) = try service(hardware: true)
         defer { rig.sounds.folder.remove() }
-        service.playFeedback(sound)
+        service.playFeedback(feedback)
         let played = try #require(provider.latest?.state.withLock { $0.played }.last)
         let audio = played.events.filter { $0.type == .audioCustom }
-        #expect(audio.count == 1 && audio.first?.waveformPath == sound.fileName && audio.first?.relativeTime == 0)
-        let haptic = AudioService.haptic(for: sound).pattern
-        #expect(played.events.filter { $0.type != .audioCustom } == haptic.events, "the haptic is the feedback's")
+        #expect(audio.count == 1 && audio.first?.waveformPath == "\(feedback.rawValue).wav")
+        #expect(audio.first?.relativeTime == 0)
+        let haptic = feedback.feedback.pattern
+        #expect(played.events.filter { $0.type != .audioCustom } == haptic.events, "the haptic is the outcome's")
         #expect(haptic.events.first?.relativeTime == 0, "the haptic starts with the sound, at the pattern's 0")
     }
 
     @Test func soundOffKeepsTheHaptic() throws {
-        let (service, provider, rig) = try service(hardware: true)
+        let (service, provider, rig, _) = try service(hardware: true)
         defer { rig.sounds.folder.remove() }
         service.isSoundEnabled = false
         service.playFeedback(.success)
         let played = try #require(provider.latest?.state.withLock { $0.played }.last)
-        #expect(played == AudioService.haptic(for: .success).pattern)
+        #expect(played == AppFeedback.success.feedback.pattern)
     }
 
-    @Test func withoutAGamepadTheSoundPlaysAlone() async throws {
-        let (service, _, rig) = try service(hardware: false)
-        defer { rig.sounds.folder.remove() }
-        let clip = FeedbackSound.success.clip(sampleRate: 8000)!
+    /// Writes the success sound where the manager looks for it.
+    func writeSuccessSound(_ rig: Rig) throws -> Int {
+        let clip = try #require(FeedbackSound.success.clip(sampleRate: 8000))
         try AudioFile.write(
             clip, to: rig.sounds.folder.url.appendingPathComponent("success.wav").path, format: .wavFloat)
-        service.preloadSounds()
-        let before = rig.output.frames
-        service.playFeedback(.success)
-        try await rig.advance(frames: clip.frameCount + 2000)
-        let heard = Self.frames(rig.output.samples, from: before)
-        #expect(heard.contains { $0.left != 0 }, "the success sound reached the output")
+        return clip.frameCount
+    }
+
+    @Test func withoutAGamepadOrWithHapticsOffTheSoundPlaysAlone() async throws {
+        for hapticsOff in [false, true] {
+            let (service, provider, rig, settings) = try service(hardware: hapticsOff)
+            defer { rig.sounds.folder.remove() }
+            let frames = try writeSuccessSound(rig)
+            settings.hapticsEnabled = !hapticsOff
+            service.preloadSounds()
+            let before = rig.output.frames
+            service.playFeedback(.success)
+            try await rig.advance(frames: frames + 2000)
+            let heard = Self.frames(rig.output.samples, from: before)
+            #expect(
+                heard.contains { $0.left != 0 }, "the success sound reached the output (haptics off: \(hapticsOff))")
+            #expect(provider.latest?.state.withLock { $0.played }.isEmpty ?? true, "no haptic played")
+        }
+    }
+
+    @Test func aCallTheRateLimitsDropPlaysNeither() async throws {
+        let (service, provider, rig, _) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        service.playFeedback(.pass)
+        service.playFeedback(.pass)
+        #expect(provider.latest?.state.withLock { $0.played }.count == 1, "the second call came within 50 ms")
     }
 }

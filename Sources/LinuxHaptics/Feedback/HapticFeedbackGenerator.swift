@@ -2,6 +2,7 @@
 // limits, then hands the pattern to an output (HapticManager), and the service protocol for apps that inject
 // their haptics instead of using a singleton.
 public import AHAP
+public import AudioRendering
 public import Logging
 
 /// Where the generator sends what it admits. `HapticManager` is one.
@@ -13,9 +14,18 @@ public protocol HapticFeedbackOutput: AnyObject {
     func prepare(pattern: HapticPattern)
     /// Play `pattern` now, fire-and-forget.
     func play(pattern: HapticPattern)
+    /// Whether what is played reaches a device now (`HapticManager`: its engine is available). True unless
+    /// said otherwise.
+    var canPlayHaptics: Bool { get }
 }
 
-extension HapticManager: HapticFeedbackOutput {}
+extension HapticFeedbackOutput {
+    public var canPlayHaptics: Bool { true }
+}
+
+extension HapticManager: HapticFeedbackOutput {
+    public var canPlayHaptics: Bool { engineAvailable }
+}
 
 /// The app-level outcomes the reference app's design names.
 public enum AppFeedback: String, Sendable, Hashable, CaseIterable {
@@ -33,6 +43,25 @@ public enum AppFeedback: String, Sendable, Hashable, CaseIterable {
         case .pass: .impact(.rigid)
         case .warning: .notification(.warning)
         }
+    }
+
+    /// The sound each outcome plays with (`AudioService`): a ping, a whoosh, an alert tick.
+    public var sound: FeedbackSound {
+        switch self {
+        case .success: .success
+        case .pass: .pass
+        case .warning: .warning
+        }
+    }
+}
+
+extension HapticFeedback {
+    /// The feedback's pattern, with `sound` (`Haptics/<sound>.wav`) as an `AudioCustom` event at its time 0, so
+    /// that the engine starts the sound and the first tap together; without, the haptic alone.
+    public func pattern(withSound sound: FeedbackSound?) -> HapticPattern {
+        var pattern = self.pattern
+        if let sound { pattern.events.append(HapticEvent(audioWaveformPath: sound.fileName, relativeTime: 0)) }
+        return pattern
     }
 }
 
@@ -96,23 +125,28 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
         output.prepare()
     }
 
-    /// Gets ready for `feedback` in particular: single-tap feedback (impacts, the selection tick) is uploaded
-    /// ahead, so when it is played it reaches the device with one `write()`.
-    public func prepare(_ feedback: HapticFeedback) {
+    /// Whether what the generator plays reaches a device now (the output's engine is available).
+    public var outputCanPlay: Bool { output.canPlayHaptics }
+
+    /// Gets ready for `feedback` in particular (with `sound`, as `play(_:withSound:)` will play it): single-tap
+    /// feedback (impacts, the selection tick) is uploaded ahead, so when it is played it reaches the device with
+    /// one `write()`; its sound is decoded ahead.
+    public func prepare(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) {
         guard settings.hapticsEnabled else { return }
-        output.prepare(pattern: feedback.pattern)
+        output.prepare(pattern: feedback.pattern(withSound: sound))
     }
 
-    /// Plays `feedback` unless haptics are off or a rate limit says no.
+    /// Plays `feedback` unless haptics are off or a rate limit says no; with `sound`, the sound in the same
+    /// pattern, starting with it.
     @discardableResult
-    public func play(_ feedback: HapticFeedback) -> Outcome {
+    public func play(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) -> Outcome {
         guard settings.hapticsEnabled else { return .disabled }
         let verdict = limiter.admit(at: .nanoseconds(Int64((clock.now * 1e9).rounded())))
         guard verdict == .admitted else {
             logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
             return .dropped(verdict)
         }
-        output.play(pattern: feedback.pattern)
+        output.play(pattern: feedback.pattern(withSound: sound))
         return .played
     }
 
