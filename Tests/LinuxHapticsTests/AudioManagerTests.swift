@@ -210,13 +210,17 @@ import Testing
         #expect(haptic.events.first?.relativeTime == 0, "the haptic starts with the sound, at the pattern's 0")
     }
 
-    @Test func soundOffKeepsTheHaptic() throws {
+    @Test func soundOffOrMutedKeepsTheHaptic() async throws {
         let (service, provider, rig, _) = try service(hardware: true)
         defer { rig.sounds.folder.remove() }
         service.isSoundEnabled = false
         service.playFeedback(.success)
-        let played = try #require(provider.latest?.state.withLock { $0.played }.last)
-        #expect(played == AppFeedback.success.feedback.pattern)
+        #expect(provider.latest?.state.withLock { $0.played }.last == AppFeedback.success.feedback.pattern)
+        service.isSoundEnabled = true
+        rig.manager.mute()
+        try await Task.sleep(for: .milliseconds(60))
+        service.playFeedback(.warning)
+        #expect(provider.latest?.state.withLock { $0.played }.last == AppFeedback.warning.feedback.pattern)
     }
 
     /// Writes the success sound where the manager looks for it.

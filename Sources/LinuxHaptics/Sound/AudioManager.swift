@@ -47,7 +47,7 @@ public final class AudioManager {
     @ObservationIgnored private let openOutput: @Sendable () throws(AudioDeviceError) -> any AudioOutput
     @ObservationIgnored private let logger: Logger
     @ObservationIgnored private var stream: MixingStream?
-    /// Whether opening the output failed: not tried again until a call asks for sound after `retryAfter`.
+    /// When opening the output last failed (its warning is logged once; every call that wants sound tries again).
     @ObservationIgnored private var openFailedAt: UInt64?
     /// Decoded effects by the id they were asked for with.
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
@@ -168,7 +168,10 @@ public final class AudioManager {
         guard !isMuted else { return }
         isMuted = true
         guard let stream else { return }
-        for id in [incoming, outgoing].compactMap({ $0 }) { stream.fade(id, to: 0, over: Self.muteSeconds) }
+        if let incoming { stream.fade(incoming, to: 0, over: Self.muteSeconds) }
+        // A track fading out has nothing left to give: it ends now rather than play on silently.
+        if let outgoing { stream.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        outgoing = nil
     }
 
     /// Undoes `mute()`: the music comes back at its level.

@@ -33,10 +33,11 @@ public final class AudioService: HapticFeedbackService {
     }
 
     /// Plays `feedback`'s sound with its haptic, starting together (about the sound output's buffer after the
-    /// call); with sound off, the haptic alone; with no gamepad or haptics switched off, the sound alone. A call
-    /// the rate limits drop plays neither. Failures are logged, never thrown.
+    /// call); with sound off (or `AudioManager` muted), the haptic alone; with no gamepad or haptics switched off,
+    /// the sound alone. A call the rate limits drop plays neither. Failures are logged, never thrown.
     public func playFeedback(_ feedback: AppFeedback) {
-        let sound = isSoundEnabled ? feedback.sound : nil
+        // The app's mute holds for the feedback's sound too, whichever output carries it.
+        let sound = isSoundEnabled && !audio.isMuted ? feedback.sound : nil
         let carried = haptics.outputCanPlay
         switch haptics.play(feedback.feedback, withSound: carried ? sound : nil) {
         case .dropped: return
