@@ -3,8 +3,10 @@
 // records). Per round: how far the sound's onset is from the pad's play (the two should start together), and
 // the audio trigger latency, from `start(atTime: 0)` to the sound heard. The baseline, interleaved in the same
 // run on another subdevice of the card: the same tone played at once on a bare MixingStream, the least any
-// sound on that output can take. The capture's start is taken as its first frame's time, which the audio
-// kernel tests found right to within a few milliseconds under emulation.
+// sound on that output can take. Then the feedback story with sound: `AudioService.playFeedback(.success)`
+// through HapticManager's engine on the same pad, from the call to the sound heard and to the rumble (the
+// target: both within 50 ms of the call). The capture's start is taken as its first frame's time, which the
+// audio kernel tests found right to within a few milliseconds under emulation.
 import AHAP
 import AudioRendering
 import Foundation
@@ -24,7 +26,7 @@ let engineAudioKernelBenchmarks = BenchmarkGroup(
                 note: "skipped: no \(path) here (scripts/bench runs this group in the VM bench)")
         ]
     }
-    return try EngineAudioBench.run()
+    return try EngineAudioBench.run() + (await EngineAudioBench.feedback())
 }
 
 enum EngineAudioBench {
@@ -55,6 +57,66 @@ enum EngineAudioBench {
 
     struct BenchFailure: Error, CustomStringConvertible {
         let description: String
+    }
+
+    /// `AudioService.playFeedback(.success)` on the pad, `rounds` times: call to sound heard, call to rumble.
+    @MainActor
+    static func feedback() async throws -> [BenchmarkResult] {
+        let pad = try VirtualPad(.init(), logger: logger())
+        defer { pad.destroy() }
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        options.audioDevice = LoopbackCapture.playbackDevice
+        options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
+        let haptics = HapticManager(
+            resolver: DefaultHapticResourceResolver(),
+            engineProvider: EngineOutputProvider(
+                output: .device(.node(pad.eventNode)), options: options, logger: logger()),
+            logger: logger())
+        guard haptics.engineAvailable else { throw BenchFailure(description: "HapticManager found no engine") }
+        let scratch = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("bench-\(getpid()).json")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let generator = HapticFeedbackGenerator(
+            output: haptics, settings: FeedbackSettingsStore(fileURL: scratch, logger: logger()), logger: logger())
+        // The manager that would play the sound alone (no gamepad): not used here, but quiet like the rest.
+        let quiet = logger()
+        let audio = AudioManager(
+            resolver: DefaultHapticResourceResolver(),
+            openOutput: { () throws(AudioDeviceError) -> any AudioOutput in NullAudioOutput() }, logger: quiet)
+        let service = AudioService(haptics: generator, audio: audio)
+        service.preloadSounds()
+        var sound: [Double] = []
+        var rumble: [Double] = []
+        for round in 0..<(warmUpRounds + rounds) {
+            let before = pad.records().count
+            var called: UInt64 = 0
+            let captured = try LoopbackCapture.capture(frames: rate / 2, rate: rate) {
+                called = MonotonicTime.nanoseconds()
+                service.playFeedback(.success)
+                Thread.sleep(forTimeInterval: 0.45)
+            }
+            guard let onset = LoopbackCapture.onset(captured.samples, threshold: 0.01) else {
+                throw BenchFailure(description: "round \(round): the success sound never reached the card")
+            }
+            guard let play = pad.records().dropFirst(before).first(where: { $0.event == .play }) else {
+                throw BenchFailure(description: "round \(round): the pad never played the success feedback")
+            }
+            guard round >= warmUpRounds else { continue }
+            sound.append(Double(captured.start) / 1e6 + Double(onset) * 1000 / Double(rate) - Double(called) / 1e6)
+            rumble.append(play.time.seconds * 1000 - Double(called) / 1e6)
+        }
+        let heard = Measurement(name: "AudioService.playFeedback(.success) to sound heard", unit: "ms", samples: sound)
+        let felt = Measurement(name: "AudioService.playFeedback(.success) to rumble", unit: "ms", samples: rumble)
+        let target = 50.0
+        return [
+            BenchmarkResult(
+                measurement: heard,
+                note: "target: under \(Int(target)) ms (p99 \(heard.percentile(99) < target ? "meets" : "misses") it)"),
+            BenchmarkResult(
+                measurement: felt,
+                note: "target: under \(Int(target)) ms (p99 \(felt.percentile(99) < target ? "meets" : "misses") it)"),
+        ]
     }
 
     static func logger() -> Logger {
