@@ -3,6 +3,7 @@ import ArgumentParser
 import Dispatch
 import Foundation
 import HapticRendering
+import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
@@ -76,6 +77,9 @@ struct PlayCommand: AsyncParsableCommand {
         options.renderProfile = profile
         options.playsHapticsOnly = noAudio
         options.audioDevice = audioDevice
+        if !noAudio, audioDevice != "default", loaded.events.contains(where: { !$0.isHaptic }) {
+            try Self.requireSoundDevice(audioDevice)
+        }
         // AudioCustom files: next to the pattern, then in the Haptics/ folder.
         options.audioResourceDirectories =
             [url.deletingLastPathComponent().path]
@@ -101,6 +105,21 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     static let patternExtension = "ahap"
+
+    /// A sound device named on purpose must exist (the engine would play on the null output instead).
+    static func requireSoundDevice(_ name: String) throws {
+        var logger = Logger(label: "haptics.play")
+        logger.logLevel = .error
+        do {
+            let output = try ALSAOutput(
+                device: name, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: 0.04, logger: logger)
+            output.close()
+        } catch {
+            throw CommandFailure(
+                "cannot open the sound device \(name)", why: "\(error)",
+                fix: "`haptics audio devices` lists the devices that exist; --no-audio plays the haptics alone.")
+        }
+    }
 }
 
 /// One play: the player, its looping, and the engine events it reacts to.

@@ -76,5 +76,26 @@ import Testing
         #expect(device.errors.contains("cannot open the sound device hw:97,0"))
         let contradiction = try CLI.run(["play", "--no-audio", "--audio-device", "hw:0", "thud"])
         #expect(contradiction.status == 64, "a usage error")
+        let example = Self.assets.deletingLastPathComponent().appendingPathComponent(
+            "docs/examples/success-with-sound.ahap"
+        ).path
+        let named = try CLI.run(["play", "--device", "virtual", "--audio-device", "hw:97,0", example])
+        #expect(named.status == 1)
+        #expect(named.errors.contains("haptics play: cannot open the sound device hw:97,0"))
+    }
+
+    @Test func playNamesTheSoundOutputAndLastsAsLongAsTheSound() throws {
+        let example = Self.assets.deletingLastPathComponent().appendingPathComponent(
+            "docs/examples/success-with-sound.ahap"
+        ).path
+        let played = try CLI.run(["play", "--device", "virtual", "--json", example])
+        #expect(played.status == 0, "\(played.errors)")
+        let started = try #require(played.output.split(separator: "\n").first.map(String.init))
+        #expect(started.contains(#""audio":""#), "the started event names the sound output: \(started)")
+        #expect(started.contains(#""duration":"0.350""#), "success.wav's 0.35 s, not the taps' 0.1 s")
+        let hapticsOnly = try CLI.run(["play", "--device", "virtual", "--json", "--no-audio", example])
+        #expect(hapticsOnly.status == 0)
+        #expect(!hapticsOnly.output.contains(#""audio""#))
+        #expect(hapticsOnly.output.contains(#""duration":"0.140""#), "the taps, the last one 40 ms long")
     }
 }
