@@ -145,9 +145,11 @@ final class EngineCore: Sendable {
         }
     }
 
-    /// The sound stream ended on an error other than its device going away: the engine plays on without sound.
+    /// The sound stream ended on an error other than its device going away: the haptics play on; the sounds
+    /// playing are lost, and the next sound opens the output again.
     func audioFailed(_ error: AudioDeviceError) {
-        logger.warning("the engine's sound stopped; patterns play on without sound", metadata: ["error": "\(error)"])
+        logger.warning(
+            "the engine's sound output failed; its sounds stop, the haptics play on", metadata: ["error": "\(error)"])
         audio?.close()
     }
 
