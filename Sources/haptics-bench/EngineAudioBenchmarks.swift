@@ -64,10 +64,7 @@ enum EngineAudioBench {
     static func feedback() async throws -> [BenchmarkResult] {
         let pad = try VirtualPad(.init(), logger: logger())
         defer { pad.destroy() }
-        var options = HapticEngineOptions()
-        options.renderProfile = .virtualPad
-        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        options.audioDevice = LoopbackCapture.playbackDevice
+        var options = engineOptions()
         options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
         let haptics = HapticManager(
             resolver: DefaultHapticResourceResolver(),
@@ -119,6 +116,15 @@ enum EngineAudioBench {
         ]
     }
 
+    /// An engine on the virtual pad (its own profile), its sound on the loopback card.
+    static func engineOptions() -> HapticEngineOptions {
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        options.audioDevice = LoopbackCapture.playbackDevice
+        return options
+    }
+
     static func logger() -> Logger {
         var logger = Logger(label: "haptics-bench.engine-audio")
         logger.logLevel = .error
@@ -128,10 +134,7 @@ enum EngineAudioBench {
     static func run() throws -> [BenchmarkResult] {
         let pad = try VirtualPad(.init(), logger: logger())
         defer { pad.destroy() }
-        var options = HapticEngineOptions()
-        options.renderProfile = .virtualPad
-        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-        options.audioDevice = LoopbackCapture.playbackDevice
+        let options = engineOptions()
         let engine = HapticEngine(output: .device(.node(pad.eventNode)), options: options, logger: logger())
         try engine.start()
         defer { engine.stop() }
