@@ -9,6 +9,7 @@ import HapticRendering
 import LinuxAudio
 import LinuxInput
 import Logging
+import Synchronization
 
 /// Where an engine's sound goes, when it plays sound at all.
 struct EngineAudioConfiguration: Sendable {
@@ -26,6 +27,7 @@ final class EngineAudio: Sendable {
     let configuration: EngineAudioConfiguration
     private let logger: Logger
     private let state = Lock(State())
+    private let rateWarned = Atomic<Bool>(false)
 
     private struct State {
         var stream: MixingStream?
@@ -151,9 +153,12 @@ final class EngineAudio: Sendable {
             !schedule.voices.isEmpty
         else { return nil }
         guard audio.sampleRate == stream.sampleRate else {
-            logger.warning(
-                "a pattern's sound was decoded for another rate; not played",
-                metadata: ["pattern": "\(audio.sampleRate)", "stream": "\(stream.sampleRate)"])
+            // Said once: every pass would otherwise say it again while the player plays.
+            if !rateWarned.exchange(true, ordering: .relaxed) {
+                logger.warning(
+                    "the sound output runs at another rate than patterns are decoded for; their sound is not played",
+                    metadata: ["pattern": "\(audio.sampleRate)", "stream": "\(stream.sampleRate)"])
+            }
             return nil
         }
         let start = max(cue.anchor.time, now)
