@@ -18,8 +18,9 @@ final class EngineCore: Sendable {
     /// The patterns' sound, on the monotonic clock's timeline; nil when the engine plays haptics only, or runs
     /// on another clock with no sound output given (a manual clock's time is not the sound device's).
     let audio: EngineAudio?
-    /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened.
-    private let soundSync = Lock(())
+    /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
+    /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
+    private let soundSync = Lock<Int?>(nil)
     private let hapticsMuted = Lock(false)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
@@ -106,19 +107,24 @@ final class EngineCore: Sendable {
         set {
             guard let audio, audio.isMuted != newValue else { return }
             audio.isMuted = newValue
-            syncSounds()
+            syncSounds(force: true)
         }
     }
 
     // MARK: Sound
 
     /// Brings the sound stream in line with the players: called after anything that may change what a player
-    /// plays (a command queued or applied, a seek, controls).
-    func syncSounds() {
+    /// plays (a command queued or applied, a seek, controls) and after each pass. Every such change bumps the
+    /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
+    /// whatever the revision (the mute changed).
+    func syncSounds(force: Bool = false) {
         guard let audio else { return }
-        soundSync.withLock { _ in
+        soundSync.withLock { synced in
             let now = clock.now
-            let players = state.withLock { state -> [Int: EngineAudio.PlayerSound] in
+            let taken = state.withLock { state -> [Int: EngineAudio.PlayerSound]? in
+                let revision = state.scheduler.revision
+                if !force, synced == revision { return nil }
+                synced = revision
                 guard state.phase == .running else { return [:] }
                 var players: [Int: EngineAudio.PlayerSound] = [:]
                 for (id, player) in state.scheduler.players {
@@ -128,7 +134,7 @@ final class EngineCore: Sendable {
                 }
                 return players
             }
-            audio.sync(players, now: now, core: self)
+            if let taken { audio.sync(taken, now: now, core: self) }
         }
     }
 

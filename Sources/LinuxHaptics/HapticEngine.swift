@@ -118,11 +118,18 @@ public final class HapticEngine: Sendable {
     public func makeAdvancedPlayer(with pattern: HapticPattern) throws(HapticEngineError)
         -> any HapticAdvancedPatternPlayer
     {
+        try makePatternPlayer(pattern, audioFolder: nil)
+    }
+
+    /// A player for `pattern`, its audio files looked for in `audioFolder` first when given.
+    private func makePatternPlayer(
+        _ pattern: HapticPattern, audioFolder: String?
+    ) throws(HapticEngineError) -> PatternPlayer {
         if let problem = pattern.boundsDiagnostic() {
             throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
         }
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
-        let audio = core.audio?.audio(for: pattern)
+        let audio = core.audio?.audio(for: pattern, nextTo: audioFolder)
         return try core.addPlayer(
             PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: audio)))
     }
@@ -137,15 +144,7 @@ public final class HapticEngine: Sendable {
         } catch {
             throw HapticEngineError(.invalidArgument, "\(url.path): \(error)")
         }
-        if let problem = pattern.boundsDiagnostic() {
-            throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
-        }
-        let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
-        let folder = url.deletingLastPathComponent().path
-        let audio = core.audio?.audio(for: pattern, nextTo: folder)
-        let player = try core.addPlayer(
-            PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: audio)))
-        try player.start(atTime: 0)
+        try makePatternPlayer(pattern, audioFolder: url.deletingLastPathComponent().path).start(atTime: 0)
     }
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it

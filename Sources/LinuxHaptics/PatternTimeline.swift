@@ -52,10 +52,7 @@ struct SoundAnchor: Sendable, Hashable {
 
     /// The pattern offset at engine time `time`, wrapped into the loop.
     func offset(at moment: Double) -> Double {
-        let raw = offset + (moment - time) * rate
-        guard let loopLength, loopLength > 0 else { return raw }
-        let wrapped = raw.truncatingRemainder(dividingBy: loopLength)
-        return wrapped < 0 ? wrapped + loopLength : wrapped
+        PlayerState.wrapped(offset + (moment - time) * rate, loopLength: loopLength)
     }
 }
 

@@ -169,13 +169,16 @@ struct PlayerState: Sendable {
     /// The pattern offset at `time`: the raw offset, wrapped when looping.
     func offset(at time: Double) -> Double {
         switch phase {
-        case .playing:
-            let raw = rawOffset(at: time)
-            guard let loop = loopLength else { return raw }
-            return raw.truncatingRemainder(dividingBy: loop)
+        case .playing: return Self.wrapped(rawOffset(at: time), loopLength: loopLength)
         case .paused: return pausedOffset
         default: return startOffset
         }
+    }
+
+    /// A raw offset wrapped into a loop of `loopLength` (as it is without one).
+    static func wrapped(_ raw: Double, loopLength: Double?) -> Double {
+        guard let loopLength, loopLength > 0 else { return raw }
+        return raw.truncatingRemainder(dividingBy: loopLength)
     }
 
     /// When a non-looping playing player reaches the end of its pattern.
