@@ -60,12 +60,24 @@ public enum AudioOutputs {
         device: String = "default", sampleRate: Int = defaultSampleRate, bufferSeconds: Double = 0.04,
         logger: Logger
     ) throws(AudioDeviceError) -> any AudioOutput {
+        try open(sampleRate: sampleRate, bufferSeconds: bufferSeconds, logger: logger) {
+            () throws(AudioDeviceError) -> any AudioOutput in
+            try ALSAOutput(device: device, sampleRate: sampleRate, bufferSeconds: bufferSeconds, logger: logger)
+        }
+    }
+
+    /// The output `opener` opens, or, when it finds no sound device (`isDeviceMissing`), the null output at
+    /// `sampleRate` with `bufferSeconds`, logged at notice level. Other failures are thrown.
+    public static func open(
+        sampleRate: Int = defaultSampleRate, bufferSeconds: Double = 0.04, logger: Logger,
+        _ opener: () throws(AudioDeviceError) -> any AudioOutput
+    ) throws(AudioDeviceError) -> any AudioOutput {
         do {
-            return try ALSAOutput(device: device, sampleRate: sampleRate, bufferSeconds: bufferSeconds, logger: logger)
+            return try opener()
         } catch  where error.isDeviceMissing {
             logger.notice(
                 "no sound device; audio plays on the null output",
-                metadata: ["device": "\(device)", "error": "\(error)"])
+                metadata: ["device": "\(error.device)", "error": "\(error)"])
             return NullAudioOutput(sampleRate: sampleRate, bufferSeconds: bufferSeconds)
         }
     }

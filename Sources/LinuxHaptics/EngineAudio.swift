@@ -199,26 +199,22 @@ final class EngineAudio: Sendable {
         if let stream = state.withLock({ $0.stream }) { return stream }
         let configuration = self.configuration
         let logger = self.logger
-        let output: any AudioOutput
-        do throws(AudioDeviceError) {
-            if let open = configuration.openOutput {
-                output = try open(logger)
-            } else {
-                output = try AudioOutputs.open(
-                    device: configuration.device, sampleRate: configuration.sampleRate,
-                    bufferSeconds: configuration.bufferSeconds, logger: logger)
-            }
-        } catch {
-            logger.warning(
-                "the engine's sound output cannot be opened; patterns play without sound",
-                metadata: ["error": "\(error)"])
-            return nil
-        }
         let reopen: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
             if let open = configuration.openOutput { return try open(logger) }
             return try ALSAOutput(
                 device: configuration.device, sampleRate: configuration.sampleRate,
                 bufferSeconds: configuration.bufferSeconds, logger: logger)
+        }
+        let output: any AudioOutput
+        do throws(AudioDeviceError) {
+            output = try AudioOutputs.open(
+                sampleRate: configuration.sampleRate, bufferSeconds: configuration.bufferSeconds, logger: logger,
+                reopen)
+        } catch {
+            logger.warning(
+                "the engine's sound output cannot be opened; patterns play without sound",
+                metadata: ["error": "\(error)"])
+            return nil
         }
         let stream: MixingStream
         do throws(SystemCallError) {

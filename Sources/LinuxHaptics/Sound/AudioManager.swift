@@ -9,7 +9,6 @@ import Foundation
 #endif
 import AudioRendering
 public import LinuxAudio
-import LinuxInput
 public import Logging
 public import Observation
 
@@ -47,8 +46,9 @@ public final class AudioManager {
     @ObservationIgnored private let openOutput: @Sendable () throws(AudioDeviceError) -> any AudioOutput
     @ObservationIgnored private let logger: Logger
     @ObservationIgnored private var stream: MixingStream?
-    /// When opening the output last failed (its warning is logged once; every call that wants sound tries again).
-    @ObservationIgnored private var openFailedAt: UInt64?
+    /// Whether opening the output failed and was said: its warning is logged once (every call that wants sound
+    /// tries again).
+    @ObservationIgnored private var openFailureLogged = false
     /// Decoded effects by the id they were asked for with.
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
     /// The music player fading in or playing, and the one fading out (the two players).
@@ -191,21 +191,17 @@ public final class AudioManager {
         let open = openOutput
         let output: any AudioOutput
         do {
-            output = try open()
-        } catch  where error.isDeviceMissing {
-            logger.notice("no sound device; sound plays on the null output", metadata: ["error": "\(error)"])
-            output = NullAudioOutput()
+            output = try AudioOutputs.open(logger: logger, open)
         } catch {
-            if openFailedAt == nil {
+            if !openFailureLogged {
                 logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
             }
-            openFailedAt = MonotonicTime.nanoseconds()
+            openFailureLogged = true
             return nil
         }
-        let reopen: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in try open() }
         do {
             let opened = try MixingStream(
-                output: output, reopen: reopen, logger: logger,
+                output: output, reopen: open, logger: logger,
                 onInterruption: { [weak self] interrupted in
                     Task { @MainActor in self?.interruptionChanged(interrupted) }
                 },
@@ -213,7 +209,7 @@ public final class AudioManager {
                     Task { @MainActor in self?.streamFailed(error) }
                 })
             stream = opened
-            openFailedAt = nil
+            openFailureLogged = false
             logger.info("sound output opened", metadata: ["output": "\(output.deviceName)"])
             return opened
         } catch {
