@@ -129,22 +129,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
 
     func run() async throws {
         let logger = logging.logger
-        let output: any AudioOutput
-        do {
-            // "default" falls back to the null output when there is no sound card; a device named on purpose
-            // must exist.
-            output =
-                device == "default"
-                ? try AudioOutputs.open(device: device, logger: logger)
-                : try ALSAOutput(
-                    device: device, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: 0.04, logger: logger)
-        } catch {
-            throw CommandFailure(
-                "cannot open the sound device \(device)", why: "\(error)",
-                fix: error.isBusy
-                    ? "Another program holds it: play on \"default\", which mixes through the sound server."
-                    : "`haptics audio devices` lists the devices that exist.")
-        }
+        let output = try SoundDevice.open(device, logger: logger)
         let rate = output.sampleRate
         // Every file is opened first, so a missing or unreadable one stops the command before anything plays.
         var sources: [FileSource] = []
@@ -231,4 +216,24 @@ final class InterruptFlag: Sendable {
     private let value = Lock(false)
     var isSet: Bool { value.withLock { $0 } }
     func set() { value.withLock { $0 = true } }
+}
+
+/// Opening a sound device the command line was given.
+enum SoundDevice {
+    /// `name` opened for playback at 48 kHz: "default" falls back to the null output when there is no sound
+    /// card; a device named on purpose must exist. Fails with what went wrong and what to do (`fix` adds to it).
+    static func open(_ name: String, logger: Logger, fix extra: String = "") throws -> any AudioOutput {
+        do {
+            return name == "default"
+                ? try AudioOutputs.open(device: name, logger: logger)
+                : try ALSAOutput(
+                    device: name, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: 0.04, logger: logger)
+        } catch {
+            let fix =
+                error.isBusy
+                ? "Another program holds it: play on \"default\", which mixes through the sound server."
+                : "`haptics audio devices` lists the devices that exist."
+            throw CommandFailure("cannot open the sound device \(name)", why: "\(error)", fix: fix + extra)
+        }
+    }
 }

@@ -78,7 +78,10 @@ struct PlayCommand: AsyncParsableCommand {
         options.playsHapticsOnly = noAudio
         options.audioDevice = audioDevice
         if !noAudio, audioDevice != "default", loaded.events.contains(where: { !$0.isHaptic }) {
-            try Self.requireSoundDevice(audioDevice)
+            // A device named on purpose must exist: the engine would play on the null output instead.
+            var quiet = Logger(label: "haptics.play")
+            quiet.logLevel = .error
+            try SoundDevice.open(audioDevice, logger: quiet, fix: " --no-audio plays the haptics alone.").close()
         }
         // AudioCustom files: next to the pattern, then in the Haptics/ folder.
         options.audioResourceDirectories =
@@ -105,21 +108,6 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     static let patternExtension = "ahap"
-
-    /// A sound device named on purpose must exist (the engine would play on the null output instead).
-    static func requireSoundDevice(_ name: String) throws {
-        var logger = Logger(label: "haptics.play")
-        logger.logLevel = .error
-        do {
-            let output = try ALSAOutput(
-                device: name, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: 0.04, logger: logger)
-            output.close()
-        } catch {
-            throw CommandFailure(
-                "cannot open the sound device \(name)", why: "\(error)",
-                fix: "`haptics audio devices` lists the devices that exist; --no-audio plays the haptics alone.")
-        }
-    }
 }
 
 /// One play: the player, its looping, and the engine events it reacts to.
@@ -148,10 +136,11 @@ struct PlaySession {
         defer { interrupts.cancel() }
 
         // The pattern's length as the engine plays it: its haptics, or its sound when that lasts longer.
-        let loopLength = try engine.makeAdvancedPlayer(with: pattern).duration
+        let first = try engine.makeAdvancedPlayer(with: pattern)
+        let loopLength = first.duration
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
         let progress = PlayPosition(start: engine.currentTime, rate: rate)
-        var player = try begin(from: 0, total: total, loopLength: loopLength, completion: continuation)
+        var player = try begin(first, from: 0, total: total, loopLength: loopLength, completion: continuation)
         var started = [
             "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
             "duration": String(format: "%.3f", loopLength),
@@ -194,17 +183,18 @@ struct PlaySession {
                 report.event("reset", ["profile": engine.renderProfile.name])
                 progress.resume(at: engine.currentTime)
                 player = try begin(
+                    engine.makeAdvancedPlayer(with: pattern),
                     from: progress.played, total: total, loopLength: loopLength, completion: continuation)
             }
         }
         _ = player
     }
 
-    /// A new player that plays what is left from `played` seconds of pattern time on.
+    /// Starts `player` (new, for the pattern) on what is left from `played` seconds of pattern time on.
     private func begin(
-        from played: Double, total: Double?, loopLength: Double, completion: AsyncStream<Signal>.Continuation
+        _ player: any HapticAdvancedPatternPlayer, from played: Double, total: Double?, loopLength: Double,
+        completion: AsyncStream<Signal>.Continuation
     ) throws -> any HapticAdvancedPatternPlayer {
-        let player = try engine.makeAdvancedPlayer(with: pattern)
         player.playbackRate = rate
         player.completionHandler = { error in if error == nil { completion.yield(.finished) } }
         if loops != 1 { player.loopEnabled = true }
