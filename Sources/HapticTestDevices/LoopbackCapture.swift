@@ -8,13 +8,25 @@ package enum LoopbackCapture {
     package static let playbackDevice = "hw:Loopback,0,0"
     package static let captureDevice = "hw:Loopback,1,0"
 
+    /// What a capture heard.
+    package struct Recording: Sendable {
+        /// Interleaved stereo samples.
+        package let samples: [Float]
+        /// The `CLOCK_MONOTONIC` nanoseconds the capture was started at, taken as its first frame's time.
+        package let start: UInt64
+        package let rate: Int
+
+        /// When frame `frame` was heard, in `CLOCK_MONOTONIC` seconds.
+        package func seconds(ofFrame frame: Int) -> Double { Double(start) / 1e9 + Double(frame) / Double(rate) }
+    }
+
     /// Captures `frames` stereo frames at `rate` from the loopback while `play` plays on its other side; returns
     /// the samples and the `CLOCK_MONOTONIC` time the capture was started, taken as its first frame's time.
     /// `device` is the capture side of the playback subdevice listened to (`hw:Loopback,1,N` hears
     /// `hw:Loopback,0,N`).
     package static func capture(
         frames: Int, rate: Int, device: String = captureDevice, while play: () throws -> Void
-    ) throws -> (samples: [Float], start: UInt64) {
+    ) throws -> Recording {
         let capture = try PCM(device: device, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
         defer { capture.close() }
         let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
@@ -33,7 +45,7 @@ package enum LoopbackCapture {
         defer { reader.join() }
         try play()
         reader.join()
-        return (try (captured.withLock { $0 })?.get() ?? [], start)
+        return Recording(samples: try (captured.withLock { $0 })?.get() ?? [], start: start, rate: rate)
     }
 
     /// The first frame from `start` on whose left sample stands out of silence (above `threshold`).

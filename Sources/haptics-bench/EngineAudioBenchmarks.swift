@@ -100,7 +100,7 @@ enum EngineAudioBench {
                 throw BenchFailure(description: "round \(round): the pad never played the success feedback")
             }
             guard round >= warmUpRounds else { continue }
-            sound.append(Double(captured.start) / 1e6 + Double(onset) * 1000 / Double(rate) - Double(called) / 1e6)
+            sound.append(captured.seconds(ofFrame: onset) * 1000 - Double(called) / 1e6)
             rumble.append(play.time.seconds * 1000 - Double(called) / 1e6)
         }
         let heard = Measurement(name: "AudioService.playFeedback(.success) to sound heard", unit: "ms", samples: sound)
@@ -166,7 +166,7 @@ enum EngineAudioBench {
             guard let play = pad.records().dropFirst(before).first(where: { $0.event == .play }) else {
                 throw BenchFailure(description: "round \(round): the pad never played the transient")
             }
-            let heard = Double(ours.start) / 1e6 + Double(onset) * 1000 / Double(rate)
+            let heard = ours.seconds(ofFrame: onset) * 1000
             // The bare stream: the tone at once.
             var bareCalled: UInt64 = 0
             let raw = try LoopbackCapture.capture(frames: rate * 3 / 10, rate: rate, device: baselineCapture) {
@@ -183,7 +183,7 @@ enum EngineAudioBench {
             soundLatency.append(heard - Double(called) / 1e6)
             rumbleLatency.append(play.time.seconds * 1000 - Double(called) / 1e6)
             baseline.append(
-                Double(raw.start) / 1e6 + Double(bareOnset) * 1000 / Double(rate) - Double(bareCalled) / 1e6)
+                raw.seconds(ofFrame: bareOnset) * 1000 - Double(bareCalled) / 1e6)
         }
         let base = Measurement(name: "bare MixingStream: play() to heard", unit: "ms", samples: baseline)
         let ours = Measurement(name: "engine: start(atTime: 0) to sound heard", unit: "ms", samples: soundLatency)

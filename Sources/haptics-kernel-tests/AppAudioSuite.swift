@@ -1,6 +1,7 @@
 // The app's sound through a real driver: AudioManager on snd-aloop's loopback card. Its music cross-fade must
 // keep the power constant with no gap and last the half second it is meant to, as heard on the capture side;
 // the card unbound (a USB sound card unplugged) must interrupt it, and bound again resume the music.
+import AHAP
 import AudioRendering
 import Foundation
 import HapticTestDevices
@@ -14,6 +15,7 @@ enum AppAudioSuite {
         name: "app-audio", requiredPaths: ["/proc/asound/Loopback"],
         tests: [
             KernelTest(name: "app-audio/music-cross-fades-at-constant-power", body: crossFade),
+            KernelTest(name: "app-audio/feedback-sound-and-haptic-start-together", body: feedbackWithSound),
             // Last: it unbinds the card and binds it again.
             KernelTest(name: "app-audio/card-gone-interrupts-and-its-return-resumes", body: cardComesBack),
         ])
@@ -79,6 +81,60 @@ enum AppAudioSuite {
         try require(
             abs(seconds - AudioManager.crossFadeSeconds) < 0.02 * AudioManager.crossFadeSeconds,
             "the cross-fade lasted \(seconds) s, not \(AudioManager.crossFadeSeconds) s")
+    }
+
+    /// `AudioService.playFeedback(.success)` through HapticManager's engine on a virtual pad: the success sound
+    /// must come back from the card sample for sample as the engine renders it (heard whole, so started on
+    /// time, not skipped into), and the pad must play the heavy impact. How far the sound's onset is from the
+    /// pad's play is printed; the benchmark gives its percentiles and the time from the call.
+    static func feedbackWithSound() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let haptics = URL(fileURLWithPath: "Haptics")
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        options.audioDevice = LoopbackCapture.playbackDevice
+        options.audioBufferSeconds = AudioSuite.captureSafeBuffer
+        options.audioResourceDirectories = [haptics.path]
+        let provider = EngineOutputProvider(
+            output: .device(.node(pad.eventNode)), options: options, logger: VirtualPadSuite.logger())
+        // What the engine plays for the success feedback: its pattern's sound, rendered from the same file.
+        let pattern = AppFeedback.success.feedback.pattern(withSound: .success)
+        let clip = try AudioFile.load(haptics.appendingPathComponent("success.wav").path, sampleRate: rate)
+        let schedule = AudioSchedule(pattern: pattern, clipDurations: ["success.wav": clip.duration])
+        var mixer = AudioMixer(schedule: schedule, clips: ["success.wav": clip], sampleRate: Double(rate))
+        var rendered = [Float](repeating: 0, count: 2 * (clip.frameCount + rate / 10))
+        mixer.render(into: &rendered)
+        let before = pad.records().count
+        let captured = try await MainActor.run {
+            let hapticManager = HapticManager(
+                resolver: HapticResourceDirectory(directory: haptics), engineProvider: provider,
+                logger: VirtualPadSuite.logger())
+            let settings = FeedbackSettingsStore(
+                fileURL: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("feedback-\(getpid())"),
+                logger: VirtualPadSuite.logger())
+            let generator = HapticFeedbackGenerator(
+                output: hapticManager, settings: settings, logger: VirtualPadSuite.logger())
+            // The sound rides in the haptic's pattern; the manager that would play it alone stays off the card.
+            let alone = AudioManager(
+                resolver: HapticResourceDirectory(directory: haptics),
+                openOutput: { () throws(AudioDeviceError) -> any AudioOutput in NullAudioOutput() },
+                logger: AudioSuite.logger())
+            let service = AudioService(haptics: generator, audio: alone)
+            try require(hapticManager.engineAvailable, "the manager did not find the pad")
+            service.preloadSounds()
+            return try LoopbackCapture.capture(frames: rendered.count / 2 + rate / 2, rate: rate) {
+                service.playFeedback(.success)
+                Thread.sleep(forTimeInterval: Double(rendered.count / 2) / Double(rate) + 0.3)
+            }
+        }
+        let onset = try AudioSuite.check(captured.samples, against: rendered, xruns: 0)
+        guard let play = pad.records().dropFirst(before).first(where: { $0.event == .play }) else {
+            throw TestFailure(reason: "the pad never played the success feedback's impact")
+        }
+        let offset = (captured.seconds(ofFrame: onset) - play.time.seconds) * 1000
+        print("  success sound onset \(AudioSuite.tenths(offset)) ms after the pad's play")
     }
 
     /// Music plays; the card is unbound: the manager is interrupted, the music still counted as playing;

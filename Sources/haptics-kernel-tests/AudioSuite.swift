@@ -64,7 +64,7 @@ enum AudioSuite {
     static func onset(_ samples: [Float], from start: Int = 0) -> Int? { LoopbackCapture.onset(samples, from: start) }
 
     /// Captures `frames` from the loopback while `play` plays on its other side (`LoopbackCapture`).
-    static func capture(frames: Int, while play: () throws -> Void) throws -> (samples: [Float], start: UInt64) {
+    static func capture(frames: Int, while play: () throws -> Void) throws -> LoopbackCapture.Recording {
         try LoopbackCapture.capture(frames: frames, rate: rate, while: play)
     }
 

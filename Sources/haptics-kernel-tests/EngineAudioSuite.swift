@@ -83,7 +83,7 @@ enum EngineAudioSuite {
             }
             try requireEqual(engine.audioOutputName, AudioSuite.playbackDevice, "the engine's sound output")
             let onsetFrame = try AudioSuite.check(captured.samples, against: rendered, xruns: 0)
-            let heard = Double(captured.start) / 1e9 + Double(onsetFrame) / Double(AudioSuite.rate)
+            let heard = captured.seconds(ofFrame: onsetFrame)
             guard
                 let play = pad.records().dropFirst(recordsBefore).first(where: { $0.event == .play })
             else { throw TestFailure(reason: "round \(round): the pad never played the transient") }
