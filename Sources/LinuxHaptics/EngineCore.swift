@@ -410,40 +410,52 @@ final class EngineCore: Sendable {
     /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end. Any
     /// other start due now has its first command written on the caller's thread too (its planned opening before
     /// any planning, when that is what the pass would send); a later one wakes the timer.
+    /// The common case, a running engine and a player without sound, takes one lock before that write.
     func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
+        let now = clock.now
+        let requested = time.isFinite ? max(time, now) : now
+        let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
+            guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
+            return try state.decideStart(of: id, generation: generation, at: requested, now: now)
+        }
+        if let quick { return try carryOut(quick, id: id, generation: generation, now: now) }
         try ensureRunning()
         // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
         // for the sound output's latency, so that both begin together.
         let soundLead = hasSound(id) ? audio?.lead(core: self) : nil
-        let now = clock.now
-        let requested = time.isFinite ? max(time, now) : now
-        let start = soundLead.map { max(requested, now + $0) } ?? requested
-        let startsNow = start <= now
+        let later = clock.now
+        let start = max(requested, soundLead.map { later + $0 } ?? later)
         defer { if soundLead != nil { syncSounds() } }
-        // One lock for both outcomes: the prepared pulse to trigger, or the start queued for the mix to play
-        // whole (no pulse covers its opening).
-        let prepared = try state.withLock { (state) throws(HapticEngineError) -> PreparedUse? in
-            try state.requirePlayer(id, generation: generation)
-            if startsNow, let prepared = state.usablePreparedEffect(for: id) { return prepared }
-            state.queueStart(id, at: start, now: now)
-            return nil
+        let decision = try state.withLock { (state) throws(HapticEngineError) in
+            try state.decideStart(of: id, generation: generation, at: start, now: later)
         }
-        if let prepared {
-            if try triggerPrepared(prepared, id: id, generation: generation) { return }
+        try carryOut(decision, id: id, generation: generation, now: later)
+    }
+
+    /// Triggers the prepared pulse `decideStart` chose (queueing the start for the mix if the trigger fails), or
+    /// runs a pass on the caller's thread for a start queued now; a later start only wakes the timer.
+    private func carryOut(_ decision: StartDecision, id: Int, generation: Int, now: Double)
+        throws(HapticEngineError)
+    {
+        switch decision {
+        case .trigger(let prepared):
+            if try triggerPrepared(prepared, id: id, generation: generation, at: now) { return }
             let now = clock.now
             try state.withLock { (state) throws(HapticEngineError) in
                 try state.requirePlayer(id, generation: generation)
                 state.queueStart(id, at: now, now: now)
             }
+            passOnCallersThread()
+        case .queued(let start):
+            guard start <= now else { return wake() }
+            passOnCallersThread(opening: (id, start))
         }
-        guard startsNow else { return wake() }
-        passOnCallersThread(opening: prepared == nil ? (id, start) : nil)
         planOpening(of: id)
     }
 
     /// Whether player `id` has sound to play.
     private func hasSound(_ id: Int) -> Bool {
-        audio != nil && state.withLock { $0.scheduler.players[id]?.source?.audio != nil }
+        audio != nil && state.withLock { $0.playerHasSound(id) }
     }
 
     /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
@@ -467,8 +479,9 @@ final class EngineCore: Sendable {
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
     /// player plays through the mix).
-    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int) throws(HapticEngineError) -> Bool {
-        let triggered = clock.now
+    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int, at triggered: Double)
+        throws(HapticEngineError) -> Bool
+    {
         do throws(OutputFailure) {
             try prepared.output.trigger(prepared: prepared.effect.id)
         } catch {
@@ -539,7 +552,7 @@ final class EngineCore: Sendable {
     func playerReleased(_ id: Int, generation: Int) {
         state.withLock { state in
             guard state.resetGeneration == generation else { return }
-            state.scheduler.players[id]?.isOrphaned = true
+            state.scheduler.withPlayer(id) { $0.isOrphaned = true }
         }
         releaseOrphans()
     }

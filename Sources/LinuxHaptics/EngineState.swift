@@ -43,6 +43,14 @@ struct PlayerOpening: Sendable {
 /// A prepared pulse a start can trigger, and the output holding it.
 typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
 
+/// What a player's start comes to (`EngineState.decideStart`).
+enum StartDecision {
+    /// Its prepared pulse is triggered now.
+    case trigger(PreparedUse)
+    /// Its start is queued at this engine time for the mix.
+    case queued(at: Double)
+}
+
 /// A prepared pulse triggered on its own slot, and the engine time its length ends.
 struct TriggeredPulse: Sendable {
     var effect: Int
@@ -147,10 +155,26 @@ struct EngineState: Sendable {
         guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }
     }
 
+    /// Whether player `id` has sound to play (a pattern with audio events, on an engine that plays audio).
+    func playerHasSound(_ id: Int) -> Bool {
+        scheduler.players[id]?.source?.audio != nil
+    }
+
+    /// How a start of player `id` at `start` (engine time, not before `now`) goes: its prepared pulse triggered,
+    /// when it starts now from the top and has one for this output, else queued for the mix to play whole.
+    mutating func decideStart(of id: Int, generation: Int, at start: Double, now: Double) throws(HapticEngineError)
+        -> StartDecision
+    {
+        try requirePlayer(id, generation: generation)
+        if start <= now, let prepared = usablePreparedEffect(for: id) { return .trigger(prepared) }
+        queueStart(id, at: start, now: now)
+        return .queued(at: start)
+    }
+
     /// Queues player `id`'s start at `time`, with no prepared pulse covering its opening: the mix plays it
     /// whole, planned again from `now`.
     mutating func queueStart(_ id: Int, at time: Double, now: Double) {
-        scheduler.players[id]?.schedule(.start, at: time)
+        scheduler.withPlayer(id) { $0.schedule(.start, at: time) }
         scheduler.preparedPlayers[id] = nil
         scheduler.invalidate(at: now)
     }

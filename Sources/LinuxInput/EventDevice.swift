@@ -192,12 +192,13 @@ public final class EventDevice: Sendable {
     }
 
     /// Writes one `EV_FF` input event: a single `write()`, the cheapest way to trigger a prepared effect.
-    private func send(code: UInt16, value: Int32, operation: String) throws(EventDeviceError) {
+    /// `operation` names the call in an error; it is only built when the write fails.
+    private func send(code: UInt16, value: Int32, operation: @autoclosure () -> String) throws(EventDeviceError) {
         var event = input_event()
         event.type = UInt16(EV_FF)
         event.code = code
         event.value = value
-        try withDescriptor(operation) { (fd) throws(SystemCallError) in
+        try withDescriptor(operation()) { (fd) throws(SystemCallError) in
             _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in
                 try Sys.write(fd, bytes)
             }
