@@ -196,6 +196,31 @@ import Testing
         #expect(heard, "observers hear engineAvailable change")
     }
 
+    @Test func playingDoesNotMakeAnObserverDependOnAvailability() async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        manager.preloadPatterns()
+        let engine = try #require(provider.latest)
+        let notified = Atomic<Bool>(false)
+        // A view that plays while it renders tracks what it reads; the play itself reads nothing observable.
+        withObservationTracking {
+            manager.play("thud")
+            manager.playTransientEvent(intensity: 1, sharpness: 1)
+            manager.play(pattern: FeedbackVocabulary.taps([.init(time: 0, intensity: 1, sharpness: 1)]))
+            manager.prepare()
+        } onChange: {
+            notified.store(true, ordering: .relaxed)
+        }
+        let reached = engine.state.withLock { ($0.played.count, $0.transients.count) }
+        #expect(reached == (2, 1), "every call reached the engine")
+        engine.devicePresent.store(false, ordering: .relaxed)
+        engine.fireStopped("gameControllerDisconnect")
+        await log.waitForRecovery(count: 1)
+        #expect(manager.engineAvailable == false)
+        let heard = notified.load(ordering: .relaxed)
+        #expect(!heard, "a play registered a dependency on engineAvailable")
+    }
+
     @Test func aResetWhoseRebuildFailsDegradesSilently() async throws {
         let log = RecordingLog()
         let (manager, provider, _) = Self.manager(log: log)

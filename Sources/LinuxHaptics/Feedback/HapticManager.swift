@@ -114,9 +114,11 @@ public final class HapticManager {
     }
 
     /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
-    /// also reaches the stopped handler, which decides about recovery).
+    /// also reaches the stopped handler, which decides about recovery). It reads the flag's storage, not the
+    /// observable property: a play is no reason for an observer to depend on `engineAvailable`, and the
+    /// registrar's bookkeeping would stand between every play and its write.
     private func withEngine(_ what: String, _ body: (any ManagedHapticEngine) throws -> Void) {
-        guard engineAvailable, let engine else { return }
+        guard _engineAvailable, let engine else { return }
         do {
             try body(engine)
         } catch {
