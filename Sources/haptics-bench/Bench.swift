@@ -96,6 +96,20 @@ struct BenchMain: AsyncParsableCommand {
 
     @Flag(
         help: ArgumentHelp(
+            "With --peers: the trigger latency alone (every round of it), not the playback figures.",
+            discussion: "A quick check of a change to the start path; the closing line then has the latency alone."))
+    var latencyOnly = false
+
+    @Option(
+        name: .customLong("peer-device"),
+        help: ArgumentHelp(
+            "With --peers: measure on this device only (repeatable).",
+            discussion: "One of \(PeerDeviceKind.allCases.map(\.rawValue).joined(separator: ", ")); "
+                + "every device by default."))
+    var peerDevices: [PeerDeviceKind] = []
+
+    @Flag(
+        help: ArgumentHelp(
             "With --peers: print the SVG overlays (intended, SDL, ours) too.",
             discussion: "Each between a line '--- svg NAME' and a line '--- end' (scripts/bench-peers saves them)."))
     var plots = false
@@ -107,6 +121,8 @@ struct BenchMain: AsyncParsableCommand {
         if peers {
             var options = smoke ? PeerBenchOptions.smoke : PeerBenchOptions()
             options.printsPlots = plots
+            options.latencyOnly = latencyOnly
+            if !peerDevices.isEmpty { options.devices = peerDevices }
             guard try await PeerBench.run(options) else {
                 print("haptics-bench: a peer figure was not measured (see the '-' above)")
                 throw ExitCode.failure
@@ -160,3 +176,5 @@ struct BenchMain: AsyncParsableCommand {
         return line
     }
 }
+
+extension PeerDeviceKind: ExpressibleByArgument {}

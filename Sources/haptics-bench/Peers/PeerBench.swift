@@ -11,12 +11,14 @@ struct PeerBenchOptions {
     var devices: [PeerDeviceKind] = PeerDeviceKind.allCases
     /// How many corpus patterns the fidelity figure plays (spread over the corpus's durations).
     var patternCount = 8
-    var latencyRounds = 60
+    var latencyRounds = 120
     var latencyWarmUp = 5
     var idleSeconds = 3.0
     var killLimit = 3.0
     /// Print the SVG overlays, framed for scripts/bench-peers to save.
     var printsPlots = false
+    /// Measure the trigger latency only (a quick check of the start path); the playback figures stay unmeasured.
+    var latencyOnly = false
 
     /// The smoke `make test` runs: the virtual pad, one pattern, a few triggers, every figure still measured.
     static let smoke = PeerBenchOptions(
@@ -73,7 +75,7 @@ enum PeerBench {
             PeerReport.printTable(figures)
             all.append(figures)
         }
-        let summary = PeerReport.summary(all)
+        let summary = PeerReport.summary(all, latencyOnly: options.latencyOnly)
         print(summary.line)
         return summary.complete
     }
@@ -84,6 +86,7 @@ enum PeerBench {
         var figures = DeviceFigures(kind: device.kind)
         figures.latency = try await PeerLatency.measure(
             on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+        if options.latencyOnly { return figures }
         let busiest = patterns.max { $0.length < $1.length }
         for peer in Peer.allCases {
             var plotted: [String: LevelSeries] = [:]

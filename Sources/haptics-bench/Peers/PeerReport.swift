@@ -11,6 +11,8 @@ enum PeerReport {
                 "  latency, call -> device output, \(path.rawValue): p50 \(format(samples.percentile(50))) ms, "
                     + "p99 \(format(samples.percentile(99))) ms (n=\(samples.samples.count))")
         }
+        // A latency-only run measured nothing else.
+        guard !figures.writesPerSecond.isEmpty else { return }
         let peers = Peer.allCases
         let header =
             "  " + "figure".padding(toLength: 34, withPad: " ", startingAt: 0)
@@ -54,8 +56,9 @@ enum PeerReport {
     }
 
     /// The closing line: each figure ours / SDL's better API, geometric mean over devices (fidelity: over devices
-    /// and patterns, pattern by pattern).
-    static func summary(_ all: [DeviceFigures]) -> Summary {
+    /// and patterns, pattern by pattern). With `latencyOnly`, the latency figure alone, and complete when it was
+    /// measured.
+    static func summary(_ all: [DeviceFigures], latencyOnly: Bool = false) -> Summary {
         var latency: [Double] = []
         var fidelity: [Double] = []
         var writes: [Double] = []
@@ -84,6 +87,7 @@ enum PeerReport {
             }
         }
         let ratio = { (values: [Double]) in PeerMetrics.geometricMean(values).map(format) ?? "-" }
+        if latencyOnly { return Summary(line: "peers: latency-p99=\(ratio(latency))", complete: !latency.isEmpty) }
         let mean = { (values: [Double]) in values.isEmpty ? "-" : format(values.reduce(0, +) / Double(values.count)) }
         let line =
             "peers: latency-p99=\(ratio(latency)) fidelity=\(ratio(fidelity)) writes=\(ratio(writes)) "
