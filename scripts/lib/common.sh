@@ -7,11 +7,11 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck disable=SC2034 # used by the scripts that source this file
 VM_CACHE=${HAPTICS_VM_CACHE:-$REPO_ROOT/vm-cache}
 SCRIPT_NAME=${0##*/}
-# The corpus of real-world AHAP files sits beside the repository, not in it; scripts/vm-run copies it into the
-# guest's working directory as GUEST_AHAP_CORPUS. The Swift harnesses (bench, kernel tests) are told its place
-# in AHAP_CORPUS.
+# The corpus of real-world AHAP files sits beside the repository, not in it (AHAP_CORPUS names another place);
+# scripts/vm-run copies it into the guest's working directory as GUEST_AHAP_CORPUS. The Swift harnesses (bench,
+# kernel tests) are told its place in AHAP_CORPUS.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-HOST_AHAP_CORPUS=$REPO_ROOT/../shared/ahap
+HOST_AHAP_CORPUS=${AHAP_CORPUS:-$REPO_ROOT/../shared/ahap}
 # shellcheck disable=SC2034
 GUEST_AHAP_CORPUS=shared/ahap
 
