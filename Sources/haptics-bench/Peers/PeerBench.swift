@@ -72,7 +72,7 @@ enum PeerBench {
             let device = try PeerDevice(kind, logger: PeerRuns.logger())
             defer { device.destroy() }
             let figures = try await measure(device, patterns: patterns, tools: tools, options: options)
-            PeerReport.printTable(figures)
+            PeerReport.printTable(figures, latencyOnly: options.latencyOnly)
             all.append(figures)
         }
         let summary = PeerReport.summary(all, latencyOnly: options.latencyOnly)

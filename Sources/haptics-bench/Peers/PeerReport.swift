@@ -2,8 +2,8 @@
 import Foundation
 
 enum PeerReport {
-    /// The table of one device: a row per figure, a column per peer.
-    static func printTable(_ figures: DeviceFigures) {
+    /// The table of one device: a row per figure, a column per peer; with `latencyOnly`, the latency rows alone.
+    static func printTable(_ figures: DeviceFigures, latencyOnly: Bool = false) {
         print("== \(figures.kind.rawValue) (profile \(figures.kind.profile))")
         for path in LatencyPath.allCases {
             let samples = Measurement(name: path.rawValue, unit: "ms", samples: figures.latency[path] ?? [])
@@ -11,8 +11,7 @@ enum PeerReport {
                 "  latency, call -> device output, \(path.rawValue): p50 \(format(samples.percentile(50))) ms, "
                     + "p99 \(format(samples.percentile(99))) ms (n=\(samples.samples.count))")
         }
-        // A latency-only run measured nothing else.
-        guard !figures.writesPerSecond.isEmpty else { return }
+        if latencyOnly { return }
         let peers = Peer.allCases
         let header =
             "  " + "figure".padding(toLength: 34, withPad: " ", startingAt: 0)
