@@ -158,7 +158,7 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "AHAPTests", dependencies: ["AHAP"], swiftSettings: strict),
+        .testTarget(name: "AHAPTests", dependencies: ["AHAP", "HapticTestDevices"], swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(
@@ -166,7 +166,7 @@ let package = Package(
             dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
-            name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering"],
+            name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering", "HapticTestDevices"],
             swiftSettings: strict),
         .testTarget(
             name: "LinuxInputTests", dependencies: ["LinuxInput", "CLibevdev", "CLinuxInput"],

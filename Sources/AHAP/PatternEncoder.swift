@@ -1,6 +1,7 @@
 // The model back to AHAP: a JSON tree in the key order Apple's own files use, then text or a property-list-style
 // dictionary. Optional keys the model does not hold (`nil`) are not written, so a file that omitted them
 // round-trips without gaining defaults.
+import Foundation
 
 enum PatternEncoder {
     static func tree(of pattern: HapticPattern) -> JSONValue {
@@ -94,7 +95,8 @@ enum PatternEncoder {
     }
 
     /// Converts a property-list-style value into a JSON tree. Numbers may be any Swift integer or floating type,
-    /// or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded).
+    /// or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded). `NSNull`, what
+    /// `JSONSerialization` makes of `null`, is `null`, as in text: an optional key holding it reads as absent.
     static func jsonValue(
         of value: Any, path: inout [JSONPathComponent], depth: Int, limits: AHAPLimits,
         count: inout Int
@@ -111,6 +113,8 @@ enum PatternEncoder {
                 path: path)
         }
         switch value {
+        case is NSNull:
+            return .null
         case let text as String:
             return .string(text)
         case let flag as Bool where type(of: value) == Bool.self:

@@ -1,6 +1,8 @@
-// The corpus of real-world AHAP files that the benchmarks and the kernel tests read. It is not part of this
-// package, so whoever runs them says where it is, in `AHAP_CORPUS`: scripts/bench, scripts/kernel-tests and
-// scripts/soak set it (in the qemu bench, to the guest's copy).
+// The corpus of real-world AHAP files: an extra check for the unit tests, benchmarks and kernel tests, never a
+// file they depend on. It is not part of this package, so whoever runs them names it in `AHAP_CORPUS`, the one
+// way it is found (scripts/vm-run copies it into the qemu guest only when the host names it). Without it, what
+// needs it is reported as skipped with `unsetReason`; a name that is not the corpus is an error, never a skip.
+// The package's own AHAP files are `AHAPFixtures`.
 package import Foundation
 
 package enum AHAPCorpus {
@@ -12,10 +14,19 @@ package enum AHAPCorpus {
     /// The environment variable that names the corpus folder.
     package static let variable = "AHAP_CORPUS"
 
+    /// Why corpus checks are skipped when `variable` is unset.
+    package static let unsetReason =
+        "\(variable) is not set: it names a folder of real-world AHAP files (for example a checkout's shared/ahap)"
+
+    /// Whether the environment names a corpus (rightly or not: `root()` says which).
+    package static var isNamed: Bool {
+        !(ProcessInfo.processInfo.environment[variable] ?? "").isEmpty
+    }
+
     /// The folder `AHAP_CORPUS` names; it must hold the corpus's `SOURCES.md`.
     package static func root() throws(Missing) -> URL {
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else {
-            throw Missing(description: "\(variable) is not set: it names the folder of real-world AHAP files")
+            throw Missing(description: unsetReason)
         }
         guard FileManager.default.fileExists(atPath: path + "/SOURCES.md") else {
             throw Missing(description: "\(variable)=\(path) is not the AHAP corpus (it has no SOURCES.md)")
@@ -26,12 +37,8 @@ package enum AHAPCorpus {
     /// Every `.ahap` file under the corpus folder, sorted by path.
     package static func files() throws(Missing) -> [URL] {
         let root = try root()
-        guard let enumerator = FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil) else {
-            throw Missing(description: "the AHAP corpus \(root.path) cannot be listed")
-        }
-        var files: [URL] = []
-        for case let url as URL in enumerator where url.pathExtension == "ahap" { files.append(url) }
+        let files = AHAPFixtures.ahapFiles(under: root)
         guard !files.isEmpty else { throw Missing(description: "the AHAP corpus \(root.path) holds no .ahap file") }
-        return files.sorted { $0.path < $1.path }
+        return files
     }
 }

@@ -15,8 +15,16 @@ import Testing
         pattern.validationDiagnostics().first { HapticPattern.boundCodes.contains($0.code) }?.code
     }
 
-    @Test func agreesWithTheValidatorOnTheCorpus() throws {
-        for file in try Corpus.files() {
+    @Test func agreesWithTheValidatorOnTheFixtures() throws {
+        try Self.expectAgreement(on: try Fixtures.files())
+    }
+
+    @Test(.corpus) func agreesWithTheValidatorOnTheCorpus() throws {
+        try Self.expectAgreement(on: try Corpus.files())
+    }
+
+    static func expectAgreement(on files: [URL]) throws {
+        for file in files {
             let pattern = try HapticPattern(contentsOf: file)
             #expect(pattern.boundsDiagnostic()?.code == Self.validatorsBoundCode(pattern), "\(file.lastPathComponent)")
         }

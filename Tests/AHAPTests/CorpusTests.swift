@@ -2,26 +2,16 @@ import Foundation
 import Testing
 @testable import AHAP
 
-@Suite struct CorpusTests {
+/// The real-world corpus (`AHAP_CORPUS`): every file loads and reads as Foundation reads it, and the files whose
+/// quirks the fixtures imitate behave as those fixtures do (`FixtureTests`).
+@Suite(.corpus) struct CorpusTests {
     @Test func everyCorpusFileLoads() throws {
-        for url in try Corpus.files() {
-            let report = AHAPValidator.validate(contentsOf: url)
-            #expect(report.loads, "\(Corpus.name(url)) does not load: \(report.errors)")
-            #expect(report.errors.isEmpty)
-        }
+        FixtureTests.expectEveryFileLoadsWithoutErrors(try Corpus.files(), named: Corpus.name)
     }
 
     @Test func invalidFieldsWarnsAboutTheUnknownKeyAndLoads() throws {
         let report = AHAPValidator.validate(contentsOf: try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap"))
-        #expect(report.loads)
-        #expect(!report.passesStrict)
-        let unknown = report.diagnostics.filter { $0.code == .unknownKey }
-        #expect(unknown.count == 1)
-        #expect(unknown.first?.path == "Pattern[1].ParameterCurves")
-        #expect(unknown.first?.severity == .warning)
-        // The misspelt curve is dropped; the event before it is kept.
-        #expect(report.pattern?.events.count == 1)
-        #expect(report.pattern?.parameterCurves.isEmpty == true)
+        FixtureTests.expectMisspeltCurveIgnored(report)
     }
 
     @Test(arguments: ["Bounce", "Bouncing", "Close", "Jump", "Open", "Recharge", "Spin"])
@@ -64,39 +54,6 @@ import Testing
     }
 
     @Test func corpusValuesMatchFoundationsReading() throws {
-        // An independent check of the reader: the model read from text equals the model read from what
-        // JSONSerialization makes of the same bytes: same structure, same strings, and numbers within 16 ulps.
-        // Not bit-equal: Foundation's number parsing is off by up to 5 ulps on some of Lofelt's 16- and 17-digit
-        // values (0.8910559341247216 comes back as ...211), where ours matches `Double(String)`, the correctly
-        // rounded reference (`JSONReaderTests`). On Linux, JSONSerialization also accepts the trailing commas.
-        for url in try Corpus.files() {
-            let data = try Data(contentsOf: url)
-            let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
-            let ours = try HapticPattern(data: data).exportDictionary()
-            let theirs = try HapticPattern(dictionary: object).exportDictionary()
-            #expect(Self.nearlyEqual(ours, theirs), "\(Corpus.name(url)) differs from Foundation's reading")
-        }
-    }
-
-    /// Structural equality of exported dictionaries, with numbers compared to within 16 ulps.
-    static func nearlyEqual(_ a: Any, _ b: Any) -> Bool {
-        switch (a, b) {
-        case let (x as [String: Any], y as [String: Any]):
-            return x.keys.sorted() == y.keys.sorted()
-                && x.keys.allSatisfy { key in
-                    guard let left = x[key], let right = y[key] else { return false }
-                    return nearlyEqual(left, right)
-                }
-        case let (x as [Any], y as [Any]):
-            return x.count == y.count && zip(x, y).allSatisfy { nearlyEqual($0, $1) }
-        case let (x as String, y as String):
-            return x == y
-        case let (x as Bool, y as Bool):
-            return x == y
-        case let (x as Double, y as Double):
-            return abs(x - y) <= 16 * Swift.max(x.ulp, y.ulp)
-        default:
-            return false
-        }
+        try FixtureTests.expectValuesMatchFoundationsReading(try Corpus.files(), named: Corpus.name)
     }
 }

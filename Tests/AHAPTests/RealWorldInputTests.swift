@@ -35,6 +35,17 @@ import Glibc
         #expect(event.waveformUsesVolumeEnvelope == nil && event.waveformLoopEnabled == nil)
     }
 
+    /// `null` in a dictionary (Foundation's `NSNull`, as `JSONSerialization` reads it) is `null` in text too: the
+    /// same warning and the same pattern.
+    @Test func nullInADictionaryReadsAsInText() throws {
+        let text = Self.document(event: "\(Self.transient),\"EventWaveformPath\":null").utf8Data
+        let object = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let fromDictionary = AHAPValidator.validate(dictionary: object)
+        #expect(fromDictionary.diagnostics.map(\.code) == [.nullValue])
+        #expect(fromDictionary.diagnostics.first?.path == "Pattern[0].Event.EventWaveformPath")
+        #expect(fromDictionary.pattern == AHAPValidator.validate(data: text).pattern)
+    }
+
     @Test func nullDocumentKeysReadAsAbsent() throws {
         let json = #"""
             {"Version":null,"Metadata":{"Project":null,"Created":"today"},"Pattern":[

@@ -3,19 +3,43 @@ import Testing
 @testable import AHAP
 
 @Suite struct RoundTripTests {
-    @Test func corpusRoundTripsThroughText() throws {
-        for url in try Corpus.files() {
+    @Test func fixturesRoundTripThroughText() throws {
+        try Self.expectRoundTripsThroughText(try Fixtures.files(), named: Fixtures.name)
+    }
+
+    @Test(.corpus) func corpusRoundTripsThroughText() throws {
+        try Self.expectRoundTripsThroughText(try Corpus.files(), named: Corpus.name)
+    }
+
+    @Test func encodedFixturesAreStrictJSONWithoutWarningsTheyDidNotHave() throws {
+        try Self.expectEncodedStrictJSON(try Fixtures.files())
+    }
+
+    @Test(.corpus) func encodedCorpusIsStrictJSONWithoutWarningsItDidNotHave() throws {
+        try Self.expectEncodedStrictJSON(try Corpus.files())
+    }
+
+    @Test func fixturesRoundTripThroughDictionaries() throws {
+        try Self.expectRoundTripsThroughDictionaries(try Fixtures.files(), named: Fixtures.name)
+    }
+
+    @Test(.corpus) func corpusRoundTripsThroughDictionaries() throws {
+        try Self.expectRoundTripsThroughDictionaries(try Corpus.files(), named: Corpus.name)
+    }
+
+    static func expectRoundTripsThroughText(_ files: [URL], named name: (URL) -> String) throws {
+        for url in files {
             let pattern = try HapticPattern(contentsOf: url)
             for pretty in [true, false] {
                 let encoded = try pattern.ahapData(prettyPrinted: pretty)
                 let again = try HapticPattern(data: encoded)
-                #expect(again == pattern, "\(Corpus.name(url)) changed in a round trip (pretty: \(pretty))")
+                #expect(again == pattern, "\(name(url)) changed in a round trip (pretty: \(pretty))")
             }
         }
     }
 
-    @Test func encodedCorpusIsStrictJSONWithoutWarningsItDidNotHave() throws {
-        for url in try Corpus.files() {
+    static func expectEncodedStrictJSON(_ files: [URL]) throws {
+        for url in files {
             let encoded = try HapticPattern(contentsOf: url).ahapData()
             // Strict JSON: Foundation without JSON5 reads it.
             #expect(throws: Never.self) { try JSONSerialization.jsonObject(with: encoded) }
@@ -24,11 +48,11 @@ import Testing
         }
     }
 
-    @Test func corpusRoundTripsThroughDictionaries() throws {
-        for url in try Corpus.files() {
+    static func expectRoundTripsThroughDictionaries(_ files: [URL], named name: (URL) -> String) throws {
+        for url in files {
             let pattern = try HapticPattern(contentsOf: url)
             let again = try HapticPattern(dictionary: pattern.exportDictionary())
-            #expect(again == pattern, "\(Corpus.name(url)) changed in a dictionary round trip")
+            #expect(again == pattern, "\(name(url)) changed in a dictionary round trip")
         }
     }
 

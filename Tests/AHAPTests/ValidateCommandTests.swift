@@ -3,16 +3,16 @@ import Testing
 
 /// `haptics validate` end to end: the built binary (`CLI`), its output and its exit status.
 @Suite struct ValidateCommandTests {
-    @Test func corpusPassesAndStrictFailsOnWarnings() throws {
-        let invalidFields = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
-        let hit = try Corpus.file("apple-unityplugins/Effects/Hit.ahap").path
-        let lenient = try CLI.run(["validate", invalidFields, hit])
+    @Test func warningsPassAndStrictFailsOnThem() throws {
+        let misspeltCurve = try Fixtures.file("parameter-curves-plural.ahap").path
+        let everyKind = try Fixtures.file("every-event-and-parameter.ahap").path
+        let lenient = try CLI.run(["validate", misspeltCurve, everyKind])
         #expect(lenient.status == 0)
-        #expect(lenient.output.contains("\(invalidFields): Pattern[1].ParameterCurves: warning:"))
+        #expect(lenient.output.contains("\(misspeltCurve): Pattern[1].ParameterCurves: warning:"))
         #expect(lenient.output.hasSuffix("2 files checked: 2 passed, 0 failed; 0 errors, 2 warnings\n"))
-        let strict = try CLI.run(["validate", "--strict", invalidFields, hit])
+        let strict = try CLI.run(["validate", "--strict", misspeltCurve, everyKind])
         #expect(strict.status == 1)
-        #expect(try CLI.run(["validate", "--strict", hit]).status == 0)
+        #expect(try CLI.run(["validate", "--strict", everyKind]).status == 0)
     }
 
     @Test func brokenAndMissingFilesFail() throws {
@@ -28,7 +28,7 @@ import Testing
     }
 
     @Test func jsonOutputParses() throws {
-        let file = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
+        let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let result = try CLI.run(["validate", "--json", file])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])

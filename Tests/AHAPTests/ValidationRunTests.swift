@@ -11,7 +11,7 @@ import Testing
     }
 
     @Test func linesNameFileAndPathThenSummarise() throws {
-        let good = try Corpus.file("apple-unityplugins/Effects/Hit.ahap").path
+        let good = try Fixtures.file("every-event-and-parameter.ahap").path
         let broken = try temporaryFile(
             #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"HapticTransient"}}]}"#)
         defer { try? FileManager.default.removeItem(atPath: broken) }
@@ -25,7 +25,7 @@ import Testing
     }
 
     @Test func warningsPassUnlessStrict() throws {
-        let file = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
+        let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let lenient = AHAPValidationRun(paths: [file], strict: false)
         #expect(lenient.exitCode == 0)
         #expect(
@@ -37,8 +37,8 @@ import Testing
         #expect(strict.summary.hasSuffix("(strict: warnings fail)"))
     }
 
-    @Test func wholeCorpusPassesAndMissingFilesFail() throws {
-        let paths = try Corpus.files().map(\.path)
+    @Test func everyFixturePassesAndMissingFilesFail() throws {
+        let paths = try Fixtures.files().map(\.path)
         #expect(AHAPValidationRun(paths: paths, strict: false).exitCode == 0)
         let missing = AHAPValidationRun(paths: paths + ["/nonexistent/x.ahap"], strict: false)
         #expect(missing.exitCode == 1)
@@ -48,7 +48,7 @@ import Testing
     }
 
     @Test func jsonOutputIsMachineReadable() throws {
-        let file = try Corpus.file("lofelt-nicevibrations/invalid_fields.ahap").path
+        let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)
         let object = try #require(try JSONSerialization.jsonObject(with: run.jsonText.utf8Data) as? [String: Any])
         let files = try #require(object["files"] as? [[String: Any]])

@@ -2,15 +2,42 @@ import AHAP
 import HapticRendering
 import Testing
 
-/// Every real-world pattern renders on every profile, and the properties of `docs/rendering.md` hold.
+/// Every fixture (and every real-world pattern, when `AHAP_CORPUS` names the corpus) renders on every profile, and
+/// the properties of `docs/rendering.md` hold.
 @Suite struct CorpusPropertyTests {
+    typealias Patterns = [(name: String, pattern: HapticPattern)]
+
+    @Test func everyFixtureRendersWithinRangeAndTimeIncreases() throws {
+        Self.expectRendersWithinRange(try RenderCorpus.fixtures())
+    }
+
+    @Test(.corpus) func everyCorpusPatternRendersWithinRangeAndTimeIncreases() throws {
+        Self.expectRendersWithinRange(try RenderCorpus.patterns())
+    }
+
+    @Test func fixtureCommandsAreNoMoreThanTheChangesNeededAndRespectTheProfile() throws {
+        Self.expectCommandsNeededAndWithinProfile(try RenderCorpus.fixtures())
+    }
+
+    @Test(.corpus) func corpusCommandsAreNoMoreThanTheChangesNeededAndRespectTheProfile() throws {
+        Self.expectCommandsNeededAndWithinProfile(try RenderCorpus.patterns())
+    }
+
+    @Test func everyFixtureHasANativeProgramThatMatchesWhereExact() throws {
+        Self.expectNativeProgramsMatch(try RenderCorpus.fixtures())
+    }
+
+    @Test(.corpus) func everyCorpusPatternHasANativeProgramThatMatchesWhereExact() throws {
+        Self.expectNativeProgramsMatch(try RenderCorpus.patterns())
+    }
+
     /// Release and DecayTime are at most `EnvelopeTiming.longest` each; a transient adds its pulse.
     static func latestSilence(_ pattern: HapticPattern, profile: RenderProfile) -> Double {
         pattern.duration + profile.transientPulse.length + 2 * EnvelopeTiming.longest
     }
 
-    @Test func everyPatternRendersWithinRangeAndTimeIncreases() throws {
-        for (name, pattern) in try RenderCorpus.patterns() {
+    static func expectRendersWithinRange(_ patterns: Patterns) {
+        for (name, pattern) in patterns {
             for profile in RenderProfile.builtIn {
                 let timeline = PatternRenderer(profile: profile).render(pattern)
                 var previousEnd = 0.0
@@ -30,8 +57,8 @@ import Testing
         }
     }
 
-    @Test func commandsAreNoMoreThanTheChangesNeededAndRespectTheProfile() throws {
-        for (name, pattern) in try RenderCorpus.patterns() {
+    static func expectCommandsNeededAndWithinProfile(_ patterns: Patterns) {
+        for (name, pattern) in patterns {
             for profile in RenderProfile.builtIn {
                 let timeline = PatternRenderer(profile: profile).render(pattern)
                 let planner = DeviceCommandPlanner(profile: profile)
@@ -69,8 +96,8 @@ import Testing
         }
     }
 
-    @Test func everyPatternHasANativeProgramThatMatchesWhereExact() throws {
-        for (name, pattern) in try RenderCorpus.patterns() {
+    static func expectNativeProgramsMatch(_ patterns: Patterns) {
+        for (name, pattern) in patterns {
             let program = NativePeriodicProgram(pattern: pattern, profile: .genericRumble)
             let haptic = pattern.events.indices.filter { pattern.events[$0].isHaptic }
             #expect(program.inexactEvents.allSatisfy(haptic.contains), "\(name)")

@@ -1,6 +1,7 @@
 import AHAP
 import Foundation
 import HapticRendering
+import HapticTestDevices
 import Testing
 
 /// Small builders for exact-value tests.
@@ -45,23 +46,30 @@ enum Build {
     }
 }
 
-/// The shared real-world corpus, `<package>/../shared/ahap`. Missing means failure, never a skip.
+/// The patterns of the package's AHAP fixtures (`AHAPFixtures`) and of the real-world corpus (`AHAPCorpus`, when
+/// `AHAP_CORPUS` names it: tests that read it carry the `.corpus` trait).
 enum RenderCorpus {
-    static let root = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("shared/ahap", isDirectory: true)
+    /// Every fixture pattern, named by its file.
+    static func fixtures() throws -> [(name: String, pattern: HapticPattern)] {
+        let files = try AHAPFixtures.files()
+        try #require(files.count >= 10, "expected the 10 AHAP fixtures, found \(files.count)")
+        return try files.map { ($0.lastPathComponent, try HapticPattern(contentsOf: $0)) }
+    }
 
     /// Every corpus pattern with its path relative to the corpus root.
     static func patterns() throws -> [(name: String, pattern: HapticPattern)] {
-        try #require(FileManager.default.fileExists(atPath: root.path), "AHAP corpus missing at \(root.path)")
-        let enumerator = try #require(FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil))
-        var urls: [URL] = []
-        for case let url as URL in enumerator where url.pathExtension == "ahap" { urls.append(url) }
+        let root = try AHAPCorpus.root()
+        let urls = try AHAPCorpus.files()
         try #require(urls.count >= 36, "expected the 36 corpus files, found \(urls.count) under \(root.path)")
-        return try urls.sorted { $0.path < $1.path }.map { url in
+        return try urls.map { url in
             (String(url.path.dropFirst(root.path.count + 1)), try HapticPattern(contentsOf: url))
         }
     }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only when `AHAP_CORPUS` names a corpus; otherwise it is reported skipped, with the reason.
+    static var corpus: Self { .enabled(if: AHAPCorpus.isNamed, Comment(rawValue: AHAPCorpus.unsetReason)) }
 }
 
 func close(_ a: Double, _ b: Double, within tolerance: Double = 1e-9) -> Bool { abs(a - b) <= tolerance }

@@ -1,0 +1,54 @@
+// The package's own AHAP fixtures, Tests/Fixtures/ahap: small files written for the tests, each showing a quirk
+// that real files have (docs/ahap.md, "Test fixtures", lists which file shows which), and studio-export.ahap, the
+// parse benchmark's large input. The tests, benchmarks and fuzz seeds always have them; the real-world corpus
+// (`AHAPCorpus`) is an extra check on top.
+package import Foundation
+
+package enum AHAPFixtures {
+    /// The folder's place inside the package.
+    package static let relativePath = "Tests/Fixtures/ahap"
+
+    /// The fixture folder: found from this source file's place in the package (unit tests and the host's
+    /// benchmarks), or else under the working directory (the qemu guest gets a copy of it there).
+    package static func root() throws(AHAPCorpus.Missing) -> URL {
+        let package = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent()  // HapticTestDevices
+            .deletingLastPathComponent()  // Sources
+            .deletingLastPathComponent()  // the package
+        let candidates = [
+            package.appendingPathComponent(relativePath, isDirectory: true),
+            URL(fileURLWithPath: FileManager.default.currentDirectoryPath).appendingPathComponent(
+                relativePath, isDirectory: true),
+        ]
+        guard let found = candidates.first(where: { FileManager.default.fileExists(atPath: $0.path) }) else {
+            throw AHAPCorpus.Missing(
+                description:
+                    "the AHAP fixtures are missing: looked in \(candidates.map(\.path).joined(separator: ", "))")
+        }
+        return found.standardizedFileURL
+    }
+
+    /// Every `.ahap` fixture, sorted by path.
+    package static func files() throws(AHAPCorpus.Missing) -> [URL] {
+        ahapFiles(under: try root())
+    }
+
+    /// The fixture called `name` (for example "studio-export.ahap").
+    package static func file(_ name: String) throws(AHAPCorpus.Missing) -> URL {
+        let url = try root().appendingPathComponent(name)
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw AHAPCorpus.Missing(description: "no AHAP fixture \(url.path)")
+        }
+        return url
+    }
+
+    /// The `.ahap` files under `folder`, at any depth, sorted by path.
+    static func ahapFiles(under folder: URL) -> [URL] {
+        guard let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
+            return []
+        }
+        var files: [URL] = []
+        for case let url as URL in enumerator where url.pathExtension == "ahap" { files.append(url) }
+        return files.sorted { $0.path < $1.path }
+    }
+}
