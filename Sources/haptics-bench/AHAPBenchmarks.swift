@@ -1,26 +1,27 @@
-// AHAP parse + validate: the 160 KB studio_export.ahap (target: p50 under 5 ms in a release build) and the whole
-// corpus, each against Foundation's JSONSerialization of the same bytes measured in the same run, plus the heap
-// the parsed models hold.
+// AHAP parse + validate: the 160 KB studio-export.ahap fixture (target: p50 under 5 ms in a release build) and a
+// whole set of files (the corpus when AHAP_CORPUS names it, otherwise the fixtures), each against Foundation's
+// JSONSerialization of the same bytes measured in the same run, plus the heap the parsed models hold.
 import AHAP
 import Foundation
 import HapticTestDevices
 
 enum AHAPBenchmarkError: Error, CustomStringConvertible {
-    case corpusFileMissing(String)
-    case corpusFileRejected(String)
+    case fileRejected(String)
 
     var description: String {
         switch self {
-        case .corpusFileMissing(let file): "the AHAP corpus has no \(file)"
-        case .corpusFileRejected(let file): "corpus file does not load: \(file)"
+        case .fileRejected(let file): "AHAP file does not load: \(file)"
         }
     }
 }
 
-/// The corpus's files with their paths inside it, read once.
-private func corpusContents() throws -> [(name: String, data: Data)] {
-    let root = try AHAPCorpus.root().path
-    return try AHAPCorpus.files().map { url in (String(url.path.dropFirst(root.count + 1)), try Data(contentsOf: url)) }
+/// The measured set's files with their paths inside it, read once, and the set's name.
+private func setContents() throws -> (name: String, files: [(name: String, data: Data)]) {
+    let set = try AHAPFixtures.corpusOrFixtures()
+    let root = set.root.path
+    return (
+        set.name, try set.files.map { url in (String(url.path.dropFirst(root.count + 1)), try Data(contentsOf: url)) }
+    )
 }
 
 /// An estimate of a model's memory from its layout: inline sizes, array storage (a 32-byte header per
@@ -58,12 +59,10 @@ private func loadAverage() -> String {
 private func kilobytes(_ bytes: Int) -> String { String(format: "%.1f KB", Double(bytes) / 1024) }
 
 let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
-    let corpus = try corpusContents()
-    guard let studio = corpus.first(where: { $0.name.hasSuffix("studio_export.ahap") }) else {
-        throw AHAPBenchmarkError.corpusFileMissing("lofelt-nicevibrations/studio_export.ahap")
-    }
-    for file in corpus where !AHAPValidator.validate(data: file.data).loads {
-        throw AHAPBenchmarkError.corpusFileRejected(file.name)
+    let (setName, corpus) = try setContents()
+    let studio = (name: "studio-export.ahap", data: try Data(contentsOf: try AHAPFixtures.file("studio-export.ahap")))
+    for file in corpus + [studio] where !AHAPValidator.validate(data: file.data).loads {
+        throw AHAPBenchmarkError.fileRejected(file.name)
     }
     let iterations = 200
     var results: [BenchmarkResult] = []
@@ -71,16 +70,16 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
     // The baseline is Foundation reading the same bytes into property-list objects: what a parser built on
     // Foundation pays before it has validated or modelled anything. (On Linux, JSONSerialization has no
     // `.json5Allowed` option but accepts the trailing commas of Apple's samples by default.)
-    let studioBaseline = measure("JSONSerialization studio_export.ahap (baseline)", iterations: iterations) {
+    let studioBaseline = measure("JSONSerialization studio-export.ahap (baseline)", iterations: iterations) {
         _ = try? JSONSerialization.jsonObject(with: studio.data)
     }
     let studioOurs = measure(
-        "parse+validate studio_export.ahap (\(studio.data.count / 1024) KB)", iterations: iterations
+        "parse+validate studio-export.ahap (\(studio.data.count / 1024) KB)", iterations: iterations
     ) {
         precondition(AHAPValidator.validate(data: studio.data).loads)
     }
     let studioFoundationModel = measure(
-        "JSONSerialization + model from dictionary, studio_export", iterations: iterations
+        "JSONSerialization + model from dictionary, studio-export", iterations: iterations
     ) {
         if let object = try? JSONSerialization.jsonObject(with: studio.data) as? [String: Any] {
             precondition(AHAPValidator.validate(dictionary: object).loads)
@@ -101,11 +100,11 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
             note: "the same model through Foundation"))
 
     let corpusBytes = corpus.reduce(0) { $0 + $1.data.count }
-    let corpusBaseline = measure("JSONSerialization whole corpus (baseline)", iterations: iterations) {
+    let corpusBaseline = measure("JSONSerialization whole \(setName) (baseline)", iterations: iterations) {
         for file in corpus { _ = try? JSONSerialization.jsonObject(with: file.data) }
     }
     let corpusOurs = measure(
-        "parse+validate whole corpus (\(corpus.count) files, \(corpusBytes / 1024) KB)", iterations: iterations
+        "parse+validate whole \(setName) (\(corpus.count) files, \(corpusBytes / 1024) KB)", iterations: iterations
     ) {
         for file in corpus { precondition(AHAPValidator.validate(data: file.data).loads) }
     }
@@ -116,7 +115,7 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
             ratio: corpusOurs.percentile(50) / corpusBaseline.percentile(50)))
 
     // Memory: the heap growth while every parsed model is held, next to the layout estimate.
-    // A hundred copies of the corpus, so that the growth spans thousands of pages and outgrows what earlier
+    // A hundred copies of the set, so that the growth spans thousands of pages and outgrows what earlier
     // measurements freed (which the allocator reuses without growing the process).
     let copies = 100
     let residentBefore = ProcessResources.residentBytes()
@@ -124,16 +123,16 @@ let ahapBenchmarks = BenchmarkGroup(name: "ahap") {
     let residentAfter = ProcessResources.residentBytes()
     let estimate = models.reduce(0) { $0 + estimatedBytes(of: $1) } / copies
     let studioEstimate = (try? HapticPattern(data: studio.data)).map(estimatedBytes(of:)) ?? 0
-    var memoryNote = "layout estimate; studio_export alone \(kilobytes(studioEstimate))"
+    var memoryNote = "layout estimate; studio-export alone \(kilobytes(studioEstimate))"
     if let residentBefore, let residentAfter {
         let perCorpus = (residentAfter - residentBefore) / copies
-        memoryNote += "; measured resident growth per corpus copy (\(copies) held): \(kilobytes(perCorpus))"
+        memoryNote += "; measured resident growth per \(setName) copy (\(copies) held): \(kilobytes(perCorpus))"
     }
     memoryNote += "; source text \(kilobytes(corpusBytes))"
     results.append(
         BenchmarkResult(
             measurement: Measurement(
-                name: "parsed models of the whole corpus", unit: "KB", samples: [Double(estimate) / 1024]),
+                name: "parsed models of the whole \(setName)", unit: "KB", samples: [Double(estimate) / 1024]),
             note: memoryNote))
     withExtendedLifetime(models) {}
     return results

@@ -55,11 +55,12 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
     return results
 }
 
-/// The corpus (`AHAPCorpus`) as parsed patterns.
+/// The corpus when `AHAP_CORPUS` names it, otherwise the package's fixtures (`AHAPFixtures.corpusOrFixtures`), as
+/// parsed patterns.
 enum RenderingCorpus {
     static func load() throws -> [HapticPattern] {
         // Files invalid on purpose are the AHAP tests' business, not the renderer's.
-        try AHAPCorpus.files().compactMap { try? HapticPattern(contentsOf: $0) }
+        try AHAPFixtures.corpusOrFixtures().files.compactMap { try? HapticPattern(contentsOf: $0) }
     }
 
     /// The stretch of time a fidelity comparison covers: the output's end plus a margin for a late final command.

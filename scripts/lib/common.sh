@@ -7,11 +7,17 @@ REPO_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck disable=SC2034 # used by the scripts that source this file
 VM_CACHE=${HAPTICS_VM_CACHE:-$REPO_ROOT/vm-cache}
 SCRIPT_NAME=${0##*/}
-# The corpus of real-world AHAP files sits beside the repository, not in it (AHAP_CORPUS names another place);
-# scripts/vm-run copies it into the guest's working directory as GUEST_AHAP_CORPUS. The Swift harnesses (bench,
-# kernel tests) are told its place in AHAP_CORPUS.
+# The corpus of real-world AHAP files is no part of the repository, and AHAP_CORPUS is the one way to name it:
+# unset, nothing reads a corpus (the tests that need it are reported skipped, with the reason; the benchmarks
+# measure the repository's fixtures, Tests/Fixtures/ahap). scripts/vm-run copies a named corpus into the guest's
+# working directory as GUEST_AHAP_CORPUS, and guest_corpus_assignment tells the guest's runner where it is.
 # shellcheck disable=SC2034 # used by the scripts that source this file
-HOST_AHAP_CORPUS=${AHAP_CORPUS:-$REPO_ROOT/../shared/ahap}
+HOST_AHAP_CORPUS=${AHAP_CORPUS-}
+if [ -n "$HOST_AHAP_CORPUS" ] && [ -d "$HOST_AHAP_CORPUS" ]; then
+    # Absolute, so that the harnesses these scripts start from another folder find it too.
+    HOST_AHAP_CORPUS=$(cd "$HOST_AHAP_CORPUS" && pwd)
+    export AHAP_CORPUS=$HOST_AHAP_CORPUS
+fi
 # shellcheck disable=SC2034
 GUEST_AHAP_CORPUS=shared/ahap
 
@@ -20,6 +26,18 @@ print_header() { sed -n '2,/^set -euo/p' "$0" | sed -e '$d' -e 's/^# \{0,1\}//';
 
 say() { printf '%s: %s\n' "$SCRIPT_NAME" "$*" >&2; }
 die() { say "$*"; exit 1; }
+
+# Fails unless AHAP_CORPUS is unset or names the corpus (a folder with its SOURCES.md): a wrong name is a mistake
+# to report, not a corpus to skip.
+check_named_corpus() {
+    [ -z "$HOST_AHAP_CORPUS" ] || [ -f "$HOST_AHAP_CORPUS/SOURCES.md" ] ||
+        die "AHAP_CORPUS=$HOST_AHAP_CORPUS is not the AHAP corpus (it has no SOURCES.md); unset it to run without one"
+}
+
+# "AHAP_CORPUS=<the guest's copy> " when the host names a corpus, nothing otherwise: the start of a guest command.
+guest_corpus_assignment() {
+    [ -z "$HOST_AHAP_CORPUS" ] || printf 'AHAP_CORPUS=%s ' "$GUEST_AHAP_CORPUS"
+}
 is_root() { [ "$(id -u)" -eq 0 ]; }
 
 # Seconds since the epoch with milliseconds, for the timings the bench reports.
