@@ -13,11 +13,13 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release capi capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install \
+.PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install \
 	fuzz fuzz-smoke soak bench bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
-all: build
+# `make` builds, as yourself, what `sudo make install` copies: the CLI's release build, the C library, the man pages
+# and the shell completions (`make build` is the debug build).
+all: $(BIN)/haptics $(CAPI_LIBRARY) man completions
 
 bootstrap:
 	@$(TIMED) apt-packages scripts/bootstrap
@@ -186,8 +188,15 @@ INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DATADIR
 	MAN_STAGE='$(STAGE)/man' COMPLETION_STAGE='$(STAGE)/completions' CAPI_LIB='$(CAPI_LIBRARY)' \
 	CAPI_HEADER='$(CAPI_HEADER)' CAPI_PC_IN='$(CAPI_PC_TEMPLATE)' CAPI_VERSION='$(CAPI_VERSION)'
 
-install: $(BIN)/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(COMPLETION_STAMP)
+INSTALL_INPUTS = $(BIN)/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(COMPLETION_STAMP)
+install: install-inputs-built-unless-sudo $(INSTALL_INPUTS)
 	@$(INSTALL_ENV) scripts/install
+
+install-inputs-built-unless-sudo:
+	@if [ -n "$${SUDO_USER-}" ] && ! $(MAKE) --no-print-directory -q $(INSTALL_INPUTS) 2>/dev/null; then \
+		echo "make install: nothing is built yet (or the sources are newer): run 'make' as $$SUDO_USER first, then 'sudo make install'" >&2; \
+		exit 1; \
+	fi
 
 # The C library's part alone (what a C program builds against), for the example the kernel tests run.
 install-library: $(CAPI_LIBRARY)
