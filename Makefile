@@ -17,9 +17,8 @@ test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 	fuzz fuzz-smoke soak bench bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
-# `make` builds, as yourself, what `sudo make install` copies: the CLI's release build, the C library, the man pages
-# and the shell completions (`make build` is the debug build).
-all: $(BIN)/haptics $(CAPI_LIBRARY) man completions
+# `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
+.DEFAULT_GOAL := all
 
 bootstrap:
 	@$(TIMED) apt-packages scripts/bootstrap
@@ -161,6 +160,10 @@ docs-check: bootstrap
 
 install-udev:
 	@scripts/install-udev
+
+# `make` builds, as yourself, what `sudo make install` copies: the CLI's release build, the C library, the man pages
+# and the shell completions (`make build` is the debug build).
+all: $(BIN)/haptics $(CAPI_LIBRARY) man completions
 
 # Installing (docs/install.md): `make install [PREFIX=/usr/local] [DESTDIR=]` puts the `haptics` CLI, the
 # Haptics/ assets (PREFIX/share/haptics/Haptics, where the installed CLI looks beside its own bin/), a man page
