@@ -286,7 +286,8 @@ struct DriverBench {
                 samples: perFile),
             baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
             note: String(
-                format: "pooled RMS ours %.4f vs tick %.4f over %d files, first %.1f s of each",
+                format:
+                    "pooled RMS ours %.4f vs tick %.4f over %d \(RenderingCorpus.setName) files, first %.1f s of each",
                 pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
     }
 
