@@ -87,8 +87,8 @@ enum AppAudioSuite {
     /// `AudioService.playFeedback(.success)` through HapticManager's engine on a virtual pad: the engine must
     /// schedule the success sound and the heavy impact for one instant (`EngineAudioSuite.requireOneInstant`),
     /// the sound must come back from the card sample for sample as the engine renders it with no underrun on the
-    /// ALSA output (heard whole, so started on time, not skipped into), and the pad must play the impact. How
-    /// far the sound's onset was heard from the pad's play is printed; the benchmark group "A pattern's sound
+    /// ALSA output (heard whole, so started on time, not skipped into), and the pad's motors must run. How
+    /// far the sound's onset was heard from the motors' start is printed; the benchmark group "A pattern's sound
     /// and rumble" (haptics-bench) measures it.
     static func feedbackWithSound() async throws {
         let pad = try VirtualPadSuite.makePad()
@@ -136,13 +136,13 @@ enum AppAudioSuite {
         }
         let planned = try observed.requireOneInstant(pattern, "the success feedback")
         let onset = try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
-        guard let play = pad.records().dropFirst(before).first(where: { $0.event == .play }) else {
-            throw TestFailure(reason: "the pad never played the success feedback's impact")
+        guard let felt = EngineAudioSuite.firstRumble(on: pad, after: before) else {
+            throw TestFailure(reason: "the pad's motors never ran for the success feedback's impact")
         }
-        let offset = (captured.seconds(ofFrame: onset) - play.time.seconds) * 1000
+        let offset = (captured.seconds(ofFrame: onset) - felt.seconds) * 1000
         print(
             "  sound and impact scheduled from one instant (impact at +\(planned * 1000) ms); success sound onset heard "
-                + "\(AudioSuite.tenths(offset)) ms after the pad's play")
+                + "\(AudioSuite.tenths(offset)) ms after the pad's motors started")
     }
 
     /// Music plays; the card is unbound: the manager is interrupted, the music still counted as playing;
