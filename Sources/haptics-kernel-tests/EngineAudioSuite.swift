@@ -285,6 +285,6 @@ enum EngineAudioSuite {
 extension PadTimestamp {
     /// The start of the kernel tick (4 ms, the motor model's) this time falls in.
     fileprivate var tick: PadTimestamp {
-        PadTimestamp(microseconds: microseconds - microseconds % FFMemlessSuite.jiffyMicroseconds)
+        PadTimestamp(microseconds: microseconds - microseconds % EngineSuite.tickMicroseconds)
     }
 }

@@ -19,10 +19,10 @@ enum FFMemlessSuite {
             KernelTest(name: "ff-memless/dualsense-two-processes-sum-on-one-controller", body: twoProcesses),
         ])
 
-    /// The kernel tick of Debian's kernels (CONFIG_HZ=250), in microseconds: the model counts ticks from
-    /// CLOCK_MONOTONIC's zero, the kernel's jiffies have a phase of their own, so a change the model places in
-    /// one tick may happen in the kernel's tick before.
-    static let jiffyMicroseconds: Int64 = 4_000
+    /// One kernel tick (`EngineSuite.tickMicroseconds`, 4 ms): the model counts ticks from CLOCK_MONOTONIC's
+    /// zero, the kernel's jiffies have a phase of their own, so a change the model places in one tick may happen
+    /// in the kernel's tick before.
+    static let jiffyMicroseconds = EngineSuite.tickMicroseconds
     /// ff-memless's envelope interval (`FF_ENVELOPE_INTERVAL`, 50 ms): its longest timer step. hid-playstation
     /// sends the levels ff-memless decides from a work item, through uhid to this process, so a change reaches
     /// the record later than the kernel decided it; within this step it is the same change.
