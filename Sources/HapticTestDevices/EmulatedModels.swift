@@ -84,6 +84,9 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether it reaches the kernel as a USB gadget (dummy_hcd and FunctionFS) rather than over /dev/uhid.
+    package var overUSBGadget: Bool { self == .xbox360 || self == .dragonrise }
+
     /// The largest step of the controller's motor scale, 0...1: how far a decoded level may be from the
     /// level asked for and still be the nearest the controller can run. Byte levels (0...255) for most;
     /// 0...100 for the Xbox Wireless Controller; the widest gap of the HD rumble amplitude table for the Switch

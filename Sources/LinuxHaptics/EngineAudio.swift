@@ -21,6 +21,8 @@ struct EngineAudioConfiguration: Sendable {
     var resourceDirectories: [String]
     /// Opens the output; nil: the ALSA device, or the null output when there is no sound device.
     var openOutput: (@Sendable (Logger) throws(AudioDeviceError) -> any AudioOutput)?
+    /// `HapticEngineOptions.soundScheduleObserver`.
+    var onSoundScheduled: (@Sendable (_ startNanoseconds: UInt64, _ patternTime: Double) -> Void)?
 }
 
 final class EngineAudio: Sendable {
@@ -162,10 +164,12 @@ final class EngineAudio: Sendable {
             return nil
         }
         let start = max(cue.anchor.time, now)
+        let offset = cue.anchor.offset(at: start)
         let source = PatternSoundSource(
-            schedule: schedule, clips: audio.clips, sampleRate: stream.sampleRate, offset: cue.anchor.offset(at: start),
+            schedule: schedule, clips: audio.clips, sampleRate: stream.sampleRate, offset: offset,
             rate: cue.anchor.rate, loopLength: cue.anchor.loopLength)
         let id = stream.play(source, at: MonotonicClock.nanoseconds(start))
+        configuration.onSoundScheduled?(MonotonicClock.nanoseconds(start), offset)
         if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
         return id
     }

@@ -37,7 +37,7 @@ final class EngineCore: Sendable {
                 configuration: EngineAudioConfiguration(
                     device: options.audioDevice, sampleRate: AudioOutputs.defaultSampleRate,
                     bufferSeconds: options.audioBufferSeconds, resourceDirectories: options.audioResourceDirectories,
-                    openOutput: options.audioOutputFactory),
+                    openOutput: options.audioOutputFactory, onSoundScheduled: options.soundScheduleObserver),
                 logger: logger)
         }
     }

@@ -158,6 +158,9 @@ public struct HapticEngineOptions: Sendable {
     public var audioBufferSeconds = 0.03
     /// Opens the engine's sound output instead of `audioDevice` (this package's tests: a recording output).
     package var audioOutputFactory: (@Sendable (Logger) throws(AudioDeviceError) -> any AudioOutput)?
+    /// Told each time the engine has its sound stream play a pattern's sound: the `CLOCK_MONOTONIC` nanoseconds
+    /// the sound's first frame is to be heard at, and that frame's pattern time (this package's tests).
+    package var soundScheduleObserver: (@Sendable (_ startNanoseconds: UInt64, _ patternTime: Double) -> Void)?
 
     public init() {}
 }

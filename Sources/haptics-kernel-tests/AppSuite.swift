@@ -10,7 +10,7 @@ import Logging
 
 enum AppSuite {
     static let suite = KernelTestSuite(
-        name: "app", requiredPaths: ["/dev/uinput"],
+        name: "app", requires: [.uinput],
         tests: vocabularyCases + [
             KernelTest(name: "app/vocabulary/strength-order-across-calls", body: strengthOrderAcrossCalls),
             KernelTest(name: "app/replay/record-shows-every-cue-at-its-time", body: replayShowsEveryCue),

@@ -9,7 +9,7 @@ import LinuxInput
 
 enum AppUdevSuite {
     static let suite = KernelTestSuite(
-        name: "app-udev", requiredPaths: ["/dev/uinput"],
+        name: "app-udev", requires: [.uinput],
         tests: [
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
             KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
@@ -24,13 +24,13 @@ enum AppUdevSuite {
     /// Where the rule is found: next to the working directory as the VM gets it (`--file udev`), or the repo.
     static func ruleSource() throws -> String {
         for candidate in ["udev/\(ruleName)", ruleName] where access(candidate, R_OK) == 0 { return candidate }
-        throw TestSkip(reason: "\(ruleName) not found in ./udev/ (run: scripts/vm-run --udevd --file udev -- ...)")
+        throw TestSkip(.udevRules, "\(ruleName) not found in ./udev/ (run: scripts/vm-run --udevd --file udev -- ...)")
     }
 
     /// Installs the rule for the test's duration and removes it afterwards.
     static func withRuleInstalled(_ body: () async throws -> Void) async throws {
         guard access("/run/udev/control", F_OK) == 0, onPath("udevadm") else {
-            throw TestSkip(reason: "no udev daemon runs here (run the VM with --udevd)")
+            throw TestSkip(.udevd, "no udev daemon runs here (run the VM with --udevd)")
         }
         let source = try ruleSource()
         let target = "\(runtimeRulesFolder)/\(ruleName)"

@@ -11,7 +11,7 @@ import Logging
 
 enum AudioSuite {
     static let suite = KernelTestSuite(
-        name: "audio", requiredPaths: ["/proc/asound/Loopback"],
+        name: "audio", requires: [.sndAloop],
         tests: [
             KernelTest(name: "audio/devices-list-the-loopback-card", body: deviceList),
             KernelTest(name: "audio/loopback-hears-the-rendered-tone", body: loopbackTone),
@@ -284,7 +284,7 @@ enum LoopbackCard {
 
     /// Skips the test when the card cannot be unbound here.
     static func requireUnbindable() throws {
-        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(reason: "no \(driver)/\(device) to unbind") }
+        guard Sys.exists("\(driver)/\(device)") else { throw TestSkip(.sndAloop, "no \(driver)/\(device) to unbind") }
     }
 
     static func unbind() throws { try Sys.writeFile("\(driver)/unbind", device) }

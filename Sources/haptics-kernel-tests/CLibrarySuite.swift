@@ -8,7 +8,7 @@ import LinuxInput
 
 enum CLibrarySuite {
     static let suite = KernelTestSuite(
-        name: "capi", requiredPaths: ["/dev/uinput"],
+        name: "capi", requires: [.uinput],
         tests: [
             KernelTest(name: "capi/example-plays-a-pattern-on-the-first-pad", body: playsAPattern),
             KernelTest(name: "capi/example-reports-an-invalid-ahap-as-validate-does", body: reportsAnInvalidPattern),
@@ -23,7 +23,7 @@ enum CLibrarySuite {
         let candidates = ["capi-example/play", "\(runnerFolder)/../capi-example/play"]
         guard let found = candidates.first(where: { access($0, X_OK) == 0 }) else {
             throw TestSkip(
-                reason: "the C example is not built (\(candidates.joined(separator: ", "))): `make capi-example`")
+                .cExample, "the C example is not built (\(candidates.joined(separator: ", "))): `make capi-example`")
         }
         return found
     }

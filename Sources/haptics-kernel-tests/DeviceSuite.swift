@@ -10,7 +10,7 @@ import Logging
 
 enum DeviceSuite {
     static let suite = KernelTestSuite(
-        name: "devices", requiredPaths: ["/dev/uinput"],
+        name: "devices", requires: [.uinput],
         tests: probeCases + monitorCases + [
             KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
@@ -113,7 +113,7 @@ enum DeviceSuite {
     }
 
     static func probeAgreesWithEvtest(features: Set<ForceFeedbackFeature>, slots: Int) async throws {
-        guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
+        guard onPath("evtest") else { throw TestSkip(.evtest, "evtest is not installed (apt-get install evtest)") }
         let pad = try VirtualPadSuite.makePad(
             VirtualPadConfiguration(name: "Haptics probe pad", features: features, maxEffects: slots))
         defer { pad.destroy() }
@@ -187,7 +187,7 @@ enum DeviceSuite {
     static func monitorReportsAddAndRemove(source: String?) async throws {
         let udevRuns = access("/run/udev/control", F_OK) == 0
         if source == "udev" && !udevRuns {
-            throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
+            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
         }
         let expectedSource = source ?? (udevRuns ? "udev" : "kernel")
         let monitor = try Subprocess(
@@ -257,7 +257,7 @@ enum DeviceSuite {
     /// As an unprivileged user: a node readable but not writable is probed read-only; a node not
     /// readable at all is listed as denied, with its force-feedback bits from sysfs.
     static func probeReadOnlyAndDenied() async throws {
-        guard onPath("su") else { throw TestSkip(reason: "no su to run the CLI as another user") }
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics guarded pad"))
         defer { pad.destroy() }
         let expected = try probe(pad.eventNode)
@@ -292,10 +292,10 @@ enum DeviceSuite {
     /// /etc/udev/rules.d) because recent versions tag joysticks too and would hide a broken rule.
     static func udevRuleTagsGamepadsOnly() async throws {
         guard access("/run/udev/control", F_OK) == 0 else {
-            throw TestSkip(reason: "no udev daemon in this guest (run the bench with --udevd)")
+            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
         }
         guard let rule = ruleCandidates.first(where: { access($0, R_OK) == 0 }) else {
-            throw TestSkip(reason: "udev/70-haptics-gamepads.rules is not in the guest (vm-run --file udev)")
+            throw TestSkip(.udevRules, "udev/70-haptics-gamepads.rules is not in the guest (vm-run --file udev)")
         }
         try run(["mkdir", "-p", "/etc/udev/rules.d"])
         try run(["cp", rule, "/etc/udev/rules.d/70-haptics-gamepads.rules"])

@@ -11,7 +11,7 @@ import Logging
 
 enum EmulationSuite {
     static let suite = KernelTestSuite(
-        name: "emulation", requiredPaths: ["/dev/uhid"],
+        name: "emulation", requires: [.uhid],
         tests: EmulatedModel.allCases.flatMap { model in
             [
                 KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
@@ -48,7 +48,9 @@ enum EmulationSuite {
         do {
             device = try model.start(logger: logger())
         } catch {
-            if case .transportMissing = error { throw TestSkip(reason: "\(error)") }
+            if case .transportMissing = error {
+                throw TestSkip(model.overUSBGadget ? .gadget : .uhid, "\(error)")
+            }
             throw TestFailure(reason: "\(error)")
         }
         defer { device.destroy() }
@@ -72,7 +74,7 @@ enum EmulationSuite {
             try requireEqual(
                 device.forceFeedback.maxEffects, try DeviceSuite.kernelEffectSlots(nodes.rumbleNode),
                 "maxEffects vs EVIOCGEFFECTS")
-            guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
+            guard onPath("evtest") else { throw TestSkip(.evtest, "evtest is not installed (apt-get install evtest)") }
             let evtestBits = VirtualPadSuite.evtestCodes(
                 try VirtualPadSuite.evtestListing(nodes.rumbleNode), eventType: "EV_FF")
             try requireEqual(

@@ -1,8 +1,8 @@
 // A pattern's sound and rumble played by one engine through real drivers: the sound on snd-aloop's loopback
 // card (its capture side hears what the engine plays), the rumble on a uinput virtual pad (its records carry
-// the kernel's CLOCK_MONOTONIC time). Both start from one start time: the sound must come back whole (a start
-// the output's latency made late would be skipped into, and the captured tone would not match the rendered
-// one), and how far its onset is from the pad's first play is printed. A card that goes away interrupts the
+// the kernel's CLOCK_MONOTONIC time). The engine must schedule both for one instant, the sound must come back
+// whole with no underrun, and the pad's motors must run. How far apart they arrive is measured by the benchmark group
+// "A pattern's sound and rumble" (haptics-bench), not asserted here. A card that goes away interrupts the
 // engine as an unplugged pad does, and its return resets it.
 import AHAP
 import AudioRendering
@@ -15,7 +15,7 @@ import Logging
 
 enum EngineAudioSuite {
     static let suite = KernelTestSuite(
-        name: "engine-audio", requiredPaths: ["/proc/asound/Loopback", "/dev/uinput"],
+        name: "engine-audio", requires: [.sndAloop, .uinput],
         tests: [
             KernelTest(name: "engine-audio/sound-and-rumble-start-together", body: soundAndRumble),
             KernelTest(name: "engine-audio/muted-and-haptics-only-engines-stay-silent", body: mutedEngines),
@@ -58,18 +58,22 @@ enum EngineAudioSuite {
             })
     }
 
-    /// Plays the pattern rounds times; each round the tone must come back sample for sample (heard whole, so
-    /// started on time), and the pad must play the transient. The onset's distance from the pad's play is
-    /// printed for each round (the benchmark gives its percentiles).
+    /// Plays the pattern three times. Each round the engine must schedule the sound and the rumble for the same
+    /// instant (`requireOneInstant`), the tone must come back sample for sample with no underrun on the ALSA
+    /// output (heard whole, so started on time), and the pad's motors must run (`firstRumble`). How far the
+    /// sound's onset was heard from the motors' start is printed; the benchmark gives its percentiles.
     static func soundAndRumble() async throws {
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
-        let engine = try engine(for: pad)
+        let observed = Observed()
+        let engine = try engine(
+            for: pad, configure: { observed.observe(&$0, bufferSeconds: AudioSuite.captureSafeBuffer) })
         defer { engine.stop() }
         let rendered = AudioSuite.renderedTone()
         var offsets: [Double] = []
         for round in 0..<3 {
             let recordsBefore = pad.records().count
+            observed.forget()
             var called: UInt64 = 0
             let captured = try AudioSuite.capture(frames: rendered.count / 2 + AudioSuite.rate * 3 / 5) {
                 let player = try engine.makeAdvancedPlayer(with: pattern())
@@ -82,18 +86,115 @@ enum EngineAudioSuite {
                 Sys.sleep(nanoseconds: UInt64((AudioSuite.captureSafeBuffer + 0.05) * 1e9))
             }
             try requireEqual(engine.audioOutputName, AudioSuite.playbackDevice, "the engine's sound output")
-            let onsetFrame = try AudioSuite.check(captured.samples, against: rendered, xruns: 0)
+            let planned = try observed.requireOneInstant(pattern(), "round \(round)")
+            let onsetFrame = try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
             let heard = captured.seconds(ofFrame: onsetFrame)
-            guard
-                let play = pad.records().dropFirst(recordsBefore).first(where: { $0.event == .play })
-            else { throw TestFailure(reason: "round \(round): the pad never played the transient") }
-            let offset = (heard - play.time.seconds) * 1000
+            guard let play = firstRumble(on: pad, after: recordsBefore) else {
+                throw TestFailure(reason: "round \(round): the pad's motors never ran")
+            }
+            let offset = (heard - play.seconds) * 1000
             offsets.append(offset)
             print(
-                "  round \(round): rumble \(AudioSuite.tenths((play.time.seconds - Double(called) / 1e9) * 1000)) ms "
-                    + "after the call, sound onset \(AudioSuite.tenths(offset)) ms after the rumble")
+                "  round \(round): sound and rumble scheduled from one instant (rumble at +\(planned * 1000) ms); rumble "
+                    + "\(AudioSuite.tenths((play.seconds - Double(called) / 1e9) * 1000)) ms after the call, "
+                    + "sound onset heard \(AudioSuite.tenths(offset)) ms after the rumble")
         }
-        print("  sound onset after rumble, ms: \(offsets.map(AudioSuite.tenths))")
+        print("  sound onset heard after rumble, ms: \(offsets.map(AudioSuite.tenths))")
+    }
+
+    /// Fails unless the engine scheduled `pattern`'s sound and rumble for one instant: the pattern's start as its
+    /// sound stream was told it (the time the sound's first frame is to be heard at, less that frame's pattern
+    /// time) and as its first motor change was due (the change's deadline, less its planned time: the planner's
+    /// for the virtual pad's profile) must be the same engine time, up to the clock's nanosecond rounding. That
+    /// change is the plan's first one that drives the motors, or a later one when the thread woke past the first
+    /// (the rate limit then sends only the level that holds): every planned change before it must have been due
+    /// when it was sent. Returns the planned time of the change matched, in seconds.
+    static func requireOneInstant(
+        _ pattern: HapticPattern, sounds: [ScheduledSound], samples: [PlaybackSample], _ what: String
+    ) throws -> Double {
+        guard sounds.count == 1, let sound = sounds.first else {
+            throw TestFailure(reason: "\(what): \(sounds.count) sounds scheduled, not one")
+        }
+        guard let change = samples.first(where: { $0.kind == .apply && !$0.mix.isOff }) else {
+            throw TestFailure(
+                reason:
+                    "\(what): the engine sent no motor change through its mix (samples \(samples); sounds \(sounds))")
+        }
+        let planned = DeviceCommandPlanner(profile: .virtualPad).commands(
+            for: PatternRenderer(profile: .virtualPad).render(pattern)
+        ).filter { !$0.levels.isOff }
+        let soundStart = Double(sound.startNanoseconds) / 1e9 - sound.patternTime
+        let due = change.deadline - soundStart
+        guard let match = planned.first(where: { abs($0.time - due) <= oneInstant }) else {
+            throw TestFailure(
+                reason: "\(what): the first motor change is due \(due * 1000) ms after the start the sound was "
+                    + "scheduled from, at no planned change (planned, ms: \(planned.prefix(6).map { $0.time * 1000 }))")
+        }
+        if let skipped = planned.first(where: { $0.time < match.time && $0.time > change.sent - soundStart }) {
+            throw TestFailure(
+                reason: "\(what): the planned change at \(skipped.time * 1000) ms was not sent, and was not yet due "
+                    + "when the one at \(match.time * 1000) ms was")
+        }
+        return match.time
+    }
+
+    /// When the pad's motors first ran, as the motor model gives them from its records after the first `before`:
+    /// the rumble felt (a play of silence, or an update of an effect still playing, counts only by what it does
+    /// to the motors). The time is the kernel's stamp of the request that started them; nil if they never ran.
+    static func firstRumble(on pad: VirtualPad, after before: Int) -> PadTimestamp? {
+        let records = pad.records().dropFirst(before)
+        guard let first = records.first, let last = records.last else { return nil }
+        let timeline = pad.motorModel().timeline(until: last.time)
+        guard let running = timeline.first(where: { $0.time >= first.time.tick && !$0.levels.isOff }) else {
+            return nil
+        }
+        return records.first { $0.time.tick == running.time && [.upload, .play].contains($0.event) }?.time
+            ?? running.time
+    }
+
+    /// Two engine times are one instant when they differ by less than this: the sound's start passes through
+    /// whole nanoseconds, and engine times are seconds in a `Double`.
+    static let oneInstant = 1e-6
+
+    /// A sound the engine had its stream play (`HapticEngineOptions.soundScheduleObserver`).
+    struct ScheduledSound: Sendable {
+        var startNanoseconds: UInt64
+        var patternTime: Double
+    }
+
+    /// What an engine scheduled and which outputs it opened, gathered from its package-level options.
+    final class Observed: Sendable {
+        let sounds = Lock<[ScheduledSound]>([])
+        let samples = Lock<[PlaybackSample]>([])
+        private let outputs = Lock<[ALSAOutput]>([])
+
+        /// Sets `options` to report here and to open ALSA's loopback playback device with `bufferSeconds`.
+        func observe(_ options: inout HapticEngineOptions, bufferSeconds: Double) {
+            options.soundScheduleObserver = { [self] start, time in
+                sounds.withLock { $0.append(ScheduledSound(startNanoseconds: start, patternTime: time)) }
+            }
+            options.playbackObserver = { [self] sample in samples.withLock { $0.append(sample) } }
+            options.audioOutputFactory = { [self] (logger: Logger) throws(AudioDeviceError) -> any AudioOutput in
+                let output = try ALSAOutput(
+                    device: AudioSuite.playbackDevice, sampleRate: AudioSuite.rate, bufferSeconds: bufferSeconds,
+                    logger: logger)
+                outputs.withLock { $0.append(output) }
+                return output
+            }
+        }
+
+        /// Underruns, overruns and suspends the engine's ALSA outputs recovered from.
+        var xruns: Int { outputs.withLock { $0.reduce(0) { $0 + $1.xrunCount } } }
+
+        func forget() {
+            sounds.withLock { $0 = [] }
+            samples.withLock { $0 = [] }
+        }
+
+        func requireOneInstant(_ pattern: HapticPattern, _ what: String) throws -> Double {
+            try EngineAudioSuite.requireOneInstant(
+                pattern, sounds: sounds.withLock { $0 }, samples: samples.withLock { $0 }, what)
+        }
     }
 
     /// Muted for audio, or made for haptics only, the engine plays the rumble and nothing reaches the card;
@@ -126,7 +227,7 @@ enum EngineAudioSuite {
         try require(!heard.played, "muted for haptics, the pad gets no non-zero effect")
         engine.stop()
 
-        let hapticsOnly = try self.engine(for: pad) { $0.playsHapticsOnly = true }
+        let hapticsOnly = try self.engine(for: pad, configure: { $0.playsHapticsOnly = true })
         defer { hapticsOnly.stop() }
         heard = try playOnce(hapticsOnly)
         try require(heard.played, "haptics only, the rumble plays")
@@ -140,7 +241,7 @@ enum EngineAudioSuite {
         try LoopbackCard.requireUnbindable()
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
-        let engine = try engine(for: pad) { $0.audioBufferSeconds = 0.04 }
+        let engine = try engine(for: pad, configure: { $0.audioBufferSeconds = 0.04 })
         defer { engine.stop() }
         let reasons = Lock<[HapticEngineStoppedReason]>([])
         let resets = Lock(0)
@@ -178,5 +279,12 @@ enum EngineAudioSuite {
             Sys.sleep(nanoseconds: 600_000_000)
         }
         try require(AudioSuite.onset(captured.samples) != nil, "a new player is heard after the reset")
+    }
+}
+
+extension PadTimestamp {
+    /// The start of the kernel tick (4 ms, the motor model's) this time falls in.
+    fileprivate var tick: PadTimestamp {
+        PadTimestamp(microseconds: microseconds - microseconds % EngineSuite.tickMicroseconds)
     }
 }

@@ -14,7 +14,7 @@ import Logging
 
 enum FaultSuite {
     static let suite = KernelTestSuite(
-        name: "faults", requiredPaths: ["/dev/uinput"],
+        name: "faults", requires: [.uinput],
         tests: [
             KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite),
             KernelTest(name: "faults/hot-plug-watch-starts-again-after-its-poll-fails", body: watchStartsAgain),

@@ -1,8 +1,9 @@
 // haptics-kernel-tests [--list] [NAME-PREFIX...]
 // haptics-kernel-tests --soak SECONDS [--seed N]
 // Runs against the real kernel: as root inside the VM bench (scripts/vm-run), or on a host with /dev/uinput.
-// Prints one PASS/FAIL/SKIP line per test and a last line "N passed, N failed[, N skipped]"; exits 1 on
-// any failure. Skipped tests (no /dev/uinput) do not fail the run: callers decide whether that is an error.
+// Prints one PASS/FAIL/SKIP line per test (a skip names the prerequisite it lacks: "SKIP NAME: PREREQUISITE:
+// REASON") and a last line "N passed, N failed[, N skipped]"; exits 1 on any failure. Skips do not fail this
+// run: scripts/kernel-tests decides which are allowed (docs/bench.md).
 import ArgumentParser
 import Glibc
 
@@ -13,8 +14,9 @@ struct KernelTests: AsyncParsableCommand {
         abstract: "Run the kernel tests: the virtual pad, devices, the engine, the app layer and emulated controllers.",
         discussion: """
             Needs a real kernel with /dev/uinput (and /dev/uhid for the emulated controllers) and root: the VM \
-            bench (scripts/kernel-tests, scripts/vm-run) or such a host. Prints PASS, FAIL or SKIP per test and \
-            last "N passed, N failed[, N skipped]"; exits 1 when a test failed.
+            bench (scripts/kernel-tests, scripts/vm-run) or such a host. Prints PASS, FAIL or SKIP per test (a \
+            skip names the prerequisite it lacks: "SKIP NAME: PREREQUISITE: REASON") and last "N passed, N \
+            failed[, N skipped]"; exits 1 when a test failed.
             """)
 
     @Flag(help: "Print the test names instead of running them.")

@@ -8,7 +8,7 @@ import LinuxInput
 
 enum LatePadSuite {
     static let suite = KernelTestSuite(
-        name: "late-pad", requiredPaths: ["/dev/uinput"],
+        name: "late-pad", requires: [.uinput],
         tests: [
             KernelTest(name: "late-pad/engine-started-without-a-pad-plays-on-it", body: engineWaits),
             KernelTest(name: "late-pad/manager-turns-haptics-on", body: managerWaits),
@@ -19,7 +19,7 @@ enum LatePadSuite {
     static func requireNoRumbleDevice() throws {
         let devices = (try? DeviceDiscovery(logger: VirtualPadSuite.logger()).devices()) ?? []
         if let present = devices.first(where: { $0.forceFeedback.isRumbleCapable }) {
-            throw TestSkip(reason: "a rumble device is already present: \(present.name) (\(present.node))")
+            throw TestSkip(.noRumbleDevice, "a rumble device is already present: \(present.name) (\(present.node))")
         }
     }
 

@@ -9,18 +9,18 @@ import LinuxInput
 
 enum PeerSuite {
     static let suite = KernelTestSuite(
-        name: "peers", requiredPaths: ["/dev/uinput", "/dev/uhid"],
+        name: "peers", requires: [.uinput, .uhid],
         tests: [
             KernelTest(name: "peers/sdl-and-ours-side-by-side-smoke-under-udevd", body: smoke)
         ])
 
     static func smoke() async throws {
         guard access("/run/udev/control", F_OK) == 0 else {
-            throw TestSkip(reason: "no udev daemon runs here (run the VM with --udevd)")
+            throw TestSkip(.udevd, "no udev daemon runs here (run the VM with --udevd)")
         }
         let runnerFolder = (projectBinary("haptics-kernel-tests") as NSString).deletingLastPathComponent
         guard onPath("sdl-peer") || access("\(runnerFolder)/../peers/sdl-peer", X_OK) == 0 else {
-            throw TestSkip(reason: "no sdl-peer on PATH or in the build folder (make peers)")
+            throw TestSkip(.sdlPeer, "no sdl-peer on PATH or in the build folder (make peers)")
         }
         _ = try CLibrarySuite.example()
         let bench = try Subprocess([projectBinary("haptics-bench"), "--peers", "--smoke"])

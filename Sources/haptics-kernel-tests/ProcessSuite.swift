@@ -10,7 +10,7 @@ import LinuxInput
 
 enum ProcessSuite {
     static let suite = KernelTestSuite(
-        name: "process", requiredPaths: ["/dev/uinput"],
+        name: "process", requires: [.uinput],
         tests: [
             KernelTest(name: "process/sigkill-mid-rumble-stops-the-motors", body: killMidRumble),
             KernelTest(name: "process/sigstop-mid-rumble-self-expires", body: stopMidRumble),

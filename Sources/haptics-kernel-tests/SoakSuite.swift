@@ -10,7 +10,7 @@ import LinuxHaptics
 
 enum SoakSuite {
     static let suite = KernelTestSuite(
-        name: "soak", requiredPaths: ["/dev/uinput"],
+        name: "soak", requires: [.uinput],
         tests: [KernelTest(name: "soak/8-pads-32-players-unplugged-smoke", body: smoke)])
 
     /// Long enough for several unplugs and replugs and every player's restarts, short enough for `make test`.

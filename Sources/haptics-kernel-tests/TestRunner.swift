@@ -1,6 +1,6 @@
 // A small runner for tests that need a real kernel (uinput, evdev): named cases grouped in suites, each
-// passing, failing with a reason, or skipping with a reason. Suites live in their own files and are
-// listed once in Suites.swift.
+// passing, failing with a reason, or skipping with the prerequisite it lacks and a reason. Suites live in their
+// own files and are listed once in Suites.swift.
 import Glibc
 import LinuxHaptics
 
@@ -10,11 +10,61 @@ struct KernelTest: Sendable {
     let body: @Sendable () async throws -> Void
 }
 
+/// What a test needs from the machine that it cannot make itself. A test that finds one missing skips, naming
+/// it; scripts/kernel-tests fails the run on such a skip unless the prerequisite is one the caller allowed
+/// (docs/bench.md, "A skip is not a pass"). The names are what `KERNEL_TESTS_ALLOW_SKIP` takes.
+enum Prerequisite: String, CaseIterable, Sendable {
+    /// /dev/uinput: the virtual pad.
+    case uinput
+    /// /dev/uhid: the emulated HID controllers.
+    case uhid
+    /// The USB gadget stack (configfs, dummy_hcd, FunctionFS): the emulated USB controllers.
+    case gadget
+    /// ALSA's loopback card (snd-aloop), played into and captured from, and unbound as a card unplugged.
+    case sndAloop = "snd-aloop"
+    /// A running systemd-udevd (/run/udev/control): in the VM bench, the second guest's.
+    case udevd
+    /// The project's udev rule (udev/70-haptics-gamepads.rules) beside the working directory.
+    case udevRules = "udev-rules"
+    /// The SDL harness of the side-by-side bench (peers/sdl-peer.c, `make peers`).
+    case sdlPeer = "sdl-peer"
+    /// The C library's example program (`make capi-example`).
+    case cExample = "c-example"
+    /// The real-world AHAP corpus that `AHAP_CORPUS` names.
+    case corpus
+    /// Debian's evtest, and fftest (package joystick).
+    case evtest, fftest
+    /// `su`, to run the CLI as another user.
+    case su
+    /// A machine with no rumble device of its own (the late-pad tests wait for the first one to appear).
+    case noRumbleDevice = "no-rumble-device"
+
+    /// The node or file whose absence means this prerequisite is missing, for suites that need it whole.
+    var path: String? {
+        switch self {
+        case .uinput: "/dev/uinput"
+        case .uhid: "/dev/uhid"
+        case .sndAloop: "/proc/asound/Loopback"
+        default: nil
+        }
+    }
+
+    /// How to provide it, after the missing path.
+    var hint: String {
+        switch self {
+        case .uinput: " (load the module: modprobe uinput; run as root)"
+        case .uhid: " (load the module: modprobe uhid; run as root)"
+        case .sndAloop: " (load ALSA's loopback card: modprobe snd-aloop)"
+        default: ""
+        }
+    }
+}
+
 /// A group of tests with what they need from the machine.
 struct KernelTestSuite: Sendable {
     let name: String
-    /// Device nodes the suite cannot run without; missing ones skip every test with a reason.
-    var requiredPaths: [String] = []
+    /// What the suite cannot run without, each found by its `path`; a missing one skips every test, naming it.
+    var requires: [Prerequisite] = []
     let tests: [KernelTest]
 }
 
@@ -24,10 +74,18 @@ struct TestFailure: Error, CustomStringConvertible {
     var description: String { reason }
 }
 
-/// Thrown by a test that cannot run here.
+/// Thrown by a test that cannot run here: the prerequisite it lacks, and what exactly is missing.
 struct TestSkip: Error, CustomStringConvertible {
+    let prerequisite: Prerequisite
     let reason: String
-    var description: String { reason }
+
+    init(_ prerequisite: Prerequisite, _ reason: String) {
+        self.prerequisite = prerequisite
+        self.reason = reason
+    }
+
+    /// As the runner prints it after the test's name: "PREREQUISITE: REASON".
+    var description: String { "\(prerequisite.rawValue): \(reason)" }
 }
 
 /// Fails the current test with `reason` unless `condition` holds.
@@ -51,10 +109,13 @@ struct TestRunner {
         var failed = 0
         var skipped = 0
         for suite in suites {
-            let missing = suite.requiredPaths.filter { access($0, F_OK) != 0 }
+            let missing = suite.requires.compactMap { prerequisite -> TestSkip? in
+                guard let path = prerequisite.path, access(path, F_OK) != 0 else { return nil }
+                return TestSkip(prerequisite, "\(path) is missing\(prerequisite.hint)")
+            }
             for test in suite.tests where prefixes.isEmpty || prefixes.contains(where: { test.name.hasPrefix($0) }) {
-                if let path = missing.first {
-                    print("SKIP \(test.name): \(path) is missing\(Self.hint(for: path))")
+                if let skip = missing.first {
+                    print("SKIP \(test.name): \(skip)")
                     skipped += 1
                     continue
                 }
@@ -64,7 +125,7 @@ struct TestRunner {
                     print("PASS \(test.name) (\(Self.milliseconds(since: start)) ms)")
                     passed += 1
                 } catch let skip as TestSkip {
-                    print("SKIP \(test.name): \(skip.reason)")
+                    print("SKIP \(test.name): \(skip)")
                     skipped += 1
                 } catch {
                     print("FAIL \(test.name): \(error)")
@@ -75,14 +136,6 @@ struct TestRunner {
         }
         print("\(passed) passed, \(failed) failed" + (skipped > 0 ? ", \(skipped) skipped" : ""))
         return failed == 0
-    }
-
-    static func hint(for path: String) -> String {
-        switch path {
-        case "/dev/uinput": " (load the module: modprobe uinput; run as root)"
-        case "/proc/asound/Loopback": " (load ALSA's loopback card: modprobe snd-aloop)"
-        default: ""
-        }
     }
 
     static func milliseconds(since start: Double) -> String {

@@ -9,7 +9,7 @@ import Logging
 
 enum VirtualPadSuite {
     static let suite = KernelTestSuite(
-        name: "virtual-pad", requiredPaths: ["/dev/uinput"],
+        name: "virtual-pad", requires: [.uinput],
         tests: evtestCases + [
             KernelTest(name: "virtual-pad/fftest-uploads-and-plays-are-recorded", body: fftestIsRecorded),
             KernelTest(name: "virtual-pad/destroy-makes-client-write-fail-enodev", body: destroyGivesENODEV),
@@ -114,7 +114,7 @@ enum VirtualPadSuite {
     }
 
     static func evtestListsSet(_ features: Set<ForceFeedbackFeature>) async throws {
-        guard onPath("evtest") else { throw TestSkip(reason: "evtest is not installed (apt-get install evtest)") }
+        guard onPath("evtest") else { throw TestSkip(.evtest, "evtest is not installed (apt-get install evtest)") }
         let name = "Haptics evtest pad"
         let pad = try makePad(VirtualPadConfiguration(name: name, features: features))
         defer { pad.destroy() }
@@ -162,7 +162,7 @@ enum VirtualPadSuite {
     // MARK: (b) fftest, a client none of us wrote
 
     static func fftestIsRecorded() async throws {
-        guard onPath("fftest") else { throw TestSkip(reason: "fftest is not installed (apt-get install joystick)") }
+        guard onPath("fftest") else { throw TestSkip(.fftest, "fftest is not installed (apt-get install joystick)") }
         // Every type fftest uploads, so that none is refused by the kernel before reaching the pad.
         let pad = try makePad(
             VirtualPadConfiguration(features: [.rumble, .periodic, .sine, .constant, .spring, .damper, .gain]))
@@ -334,7 +334,7 @@ enum VirtualPadSuite {
     /// libraries key on).
     static func udevTagsAJoystick() async throws {
         guard access("/run/udev/control", F_OK) == 0, onPath("udevadm") else {
-            throw TestSkip(reason: "no udev daemon here (in the VM bench: scripts/vm-run --udevd)")
+            throw TestSkip(.udevd, "no udev daemon here (in the VM bench: scripts/vm-run --udevd)")
         }
         let pad = try makePad()
         defer { pad.destroy() }

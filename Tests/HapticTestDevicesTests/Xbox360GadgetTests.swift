@@ -21,6 +21,15 @@ struct Xbox360GadgetTests {
         (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) }
     }
 
+    /// The models served as USB gadgets (the kernel tests name the gadget stack, not /dev/uhid, when theirs is
+    /// missing): exactly those whose transport is a gadget.
+    @Test func gadgetModelsAreTheXbox360AndDragonRise() {
+        #expect(EmulatedModel.allCases.filter(\.overUSBGadget) == [.xbox360, .dragonrise])
+        for model in EmulatedModel.allCases {
+            #expect(model.transport.contains("gadget") == model.overUSBGadget, "\(model.rawValue)")
+        }
+    }
+
     @Test func descriptorBlockMatchesWhatTheKernelAccepted() {
         #expect(gadget.descriptorBlock == Self.acceptedDescriptorBlock)
     }

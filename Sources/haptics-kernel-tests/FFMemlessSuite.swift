@@ -1,0 +1,249 @@
+// The virtual pad's motor model against the kernel's own ff-memless. The virtual pad is a uinput device: no
+// ff-memless runs behind it, and `MotorModel` computes from its records what ff-memless would make of them. An
+// emulated DualSense is bound by hid-playstation, which does run on ff-memless: the same uploads, plays, updates,
+// gain changes and stops sent to both must give the same motor levels over time. And the scenarios that rely
+// on the model (a process stopped mid-rumble, two processes on one pad) run again on the DualSense, where the
+// kernel decides.
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxInput
+
+enum FFMemlessSuite {
+    static let suite = KernelTestSuite(
+        name: "ff-memless", requires: [.uinput, .uhid],
+        tests: [
+            KernelTest(name: "ff-memless/dualsense-levels-over-time-match-the-motor-model", body: modelMatchesKernel),
+            KernelTest(name: "ff-memless/dualsense-sigstop-mid-rumble-self-expires", body: stopMidRumble),
+            KernelTest(name: "ff-memless/dualsense-two-processes-sum-on-one-controller", body: twoProcesses),
+        ])
+
+    /// One kernel tick (`EngineSuite.tickMicroseconds`, 4 ms): the model counts ticks from CLOCK_MONOTONIC's
+    /// zero, the kernel's jiffies have a phase of their own, so a change the model places in one tick may happen
+    /// in the kernel's tick before.
+    static let jiffyMicroseconds = EngineSuite.tickMicroseconds
+    /// ff-memless's envelope interval (`FF_ENVELOPE_INTERVAL`, 50 ms): its longest timer step. hid-playstation
+    /// sends the levels ff-memless decides from a work item, through uhid to this process, so a change reaches
+    /// the record later than the kernel decided it; within this step it is the same change.
+    static let timerStepMicroseconds: Int64 = 50_000
+
+    /// One motor level on hid-playstation's scale: ff-memless's 16-bit magnitude divided by 256.
+    struct Level: Equatable, CustomStringConvertible {
+        var strong: Int
+        var weak: Int
+        var description: String { "(\(strong),\(weak))" }
+    }
+
+    /// A level and from when it holds.
+    struct Change: CustomStringConvertible {
+        var time: PadTimestamp
+        var level: Level
+        var description: String { "\(level)@\(time.microseconds / 1000)ms" }
+    }
+
+    // MARK: The same requests, two ff-memless: the kernel's and the model
+
+    /// What the script does, one step at a time, to a client; `ids` are the slots the client got, by upload.
+    /// Each step leaves a level that holds for its pause (or changes on ff-memless's timer within it), so that
+    /// no two changes fall closer than the driver's work item can tell apart.
+    static var steps: [(pause: Int, act: (RawClient, inout [Int16]) throws(ClientError) -> Void)] {
+        [
+            // A rumble with a replay length: played, then ended by ff-memless's timer.
+            (
+                300,
+                { client, ids throws(ClientError) in
+                    ids.append(try client.uploadRumble(strong: 0x8000, weak: 0x2000, length: 200))
+                    try client.play(ids[0])
+                }
+            ),
+            // An endless one.
+            (
+                150,
+                { client, ids throws(ClientError) in
+                    ids.append(try client.uploadRumble(strong: 0x4000, weak: 0xc000))
+                    try client.play(ids[1])
+                }
+            ),
+            // Updated in place while it plays: ff-memless restarts it on its next tick.
+            (
+                150,
+                { client, ids throws(ClientError) in
+                    try client.uploadRumble(strong: 0xc000, weak: 0x4000, id: ids[1])
+                }
+            ),
+            // The gain scales it.
+            (150, { client, _ throws(ClientError) in try client.setGain(0x8000) }),
+            // A delayed, repeated rumble on top: summed with the endless one twice, 100 ms each.
+            (
+                500,
+                { client, ids throws(ClientError) in
+                    ids.append(try client.uploadRumble(strong: 0x3000, weak: 0x3000, length: 100, delay: 100))
+                    try client.play(ids[2], count: 2)
+                }
+            ),
+            (150, { client, _ throws(ClientError) in try client.setGain(0xffff) }),
+            (150, { client, ids throws(ClientError) in try client.stop(ids[1]) }),
+        ]
+    }
+
+    /// The script sent step by step to a virtual pad and to an emulated DualSense (the pad first, each step),
+    /// through clients of our own with nothing of the library in between. The pad's records replayed through
+    /// `MotorModel` and the levels hid-playstation sent must be the same changes on the driver's scale (its
+    /// quantisation: magnitude / 256), in the same order, each on the controller no earlier than a jiffy before
+    /// the model's and no later than ff-memless's envelope interval after it.
+    static func modelMatchesKernel() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics ff-memless pad"))
+        defer { pad.destroy() }
+        try await EmulationSuite.withController(.dualsense) { device, nodes in
+            let padClient = try VirtualPadSuite.client(pad.eventNode)
+            let controllerClient = try VirtualPadSuite.client(nodes.rumbleNode)
+            defer {
+                padClient.close()
+                controllerClient.close()
+            }
+            let before = device.records().count
+            let start = ProcessSuite.now()
+            var padIDs: [Int16] = []
+            var controllerIDs: [Int16] = []
+            for (index, step) in steps.enumerated() {
+                try VirtualPadSuite.asClient { () throws(ClientError) in
+                    try step.act(padClient, &padIDs)
+                    try step.act(controllerClient, &controllerIDs)
+                }
+                try require(
+                    padIDs == controllerIDs,
+                    "step \(index): slots \(padIDs) on the pad, \(controllerIDs) on the controller")
+                try await Task.sleep(for: .milliseconds(step.pause))
+            }
+            let end = ProcessSuite.now()
+            let modelled = distinct(
+                pad.motorModel().timeline(until: end).filter {
+                    $0.time.microseconds >= start.microseconds - jiffyMicroseconds
+                }.map {
+                    Change(time: $0.time, level: level(of: $0.levels))
+                })
+            let reported = distinct(
+                device.records().dropFirst(before).filter { $0.event == .output }.map {
+                    Change(time: $0.time, level: Level(strong: byte($0.strong), weak: byte($0.weak)))
+                })
+            try require(
+                modelled.map(\.level) == reported.map(\.level),
+                "levels differ: the model \(modelled), the DualSense \(reported)")
+            var lags: [Double] = []
+            for (model, kernel) in zip(modelled, reported) {
+                let lag = kernel.time.microseconds - model.time.microseconds
+                try require(
+                    lag >= -jiffyMicroseconds && lag <= timerStepMicroseconds,
+                    "\(kernel.level): the DualSense's change at \(kernel.time) is \(Double(lag) / 1000) ms from the "
+                        + "model's at \(model.time): the model \(modelled), the DualSense \(reported)")
+                lags.append(Double(lag) / 1000)
+            }
+            print(
+                "  \(modelled.count) changes, the same on both: \(modelled.map(\.level)); the DualSense's report "
+                    + "after the model's tick, ms: \(lags.map(AudioSuite.tenths))")
+        }
+    }
+
+    /// ff-memless's magnitude as hid-playstation sends it: the high byte.
+    static func level(of levels: MotorMagnitudes) -> Level {
+        Level(
+            strong: Int(ForceFeedbackEffect.magnitude(levels.strong) / 256),
+            weak: Int(ForceFeedbackEffect.magnitude(levels.weak) / 256))
+    }
+
+    /// A decoded DualSense motor byte (level / 255).
+    static func byte(_ fraction: Double?) -> Int { Int(((fraction ?? 0) * 255).rounded()) }
+
+    /// The changes, each where the level differs from the one before; the first from rest.
+    static func distinct(_ changes: [Change]) -> [Change] {
+        var last = Level(strong: 0, weak: 0)
+        var result: [Change] = []
+        for change in changes where change.level != last {
+            result.append(change)
+            last = change.level
+        }
+        return result
+    }
+
+    // MARK: Processes, with the kernel deciding
+
+    /// `haptics play --loop 0` on the DualSense is stopped (SIGSTOP) while its motors run: with its process
+    /// frozen, nothing renews the engine's effects, and the kernel's ff-memless must end them (their replay
+    /// length) so the controller's last report leaves the motors at rest. Resumed, it drives them again;
+    /// SIGINT ends it at rest.
+    static func stopMidRumble() async throws {
+        try await EmulationSuite.withController(.dualsense) { device, nodes in
+            let before = device.records().count
+            let play = try Subprocess([
+                projectBinary("haptics"), "play", "--json", "--loop", "0", "--device", nodes.rumbleNode,
+                try ProcessSuite.steadyPattern(),
+            ])
+            try await EmulationSuite.waitForOutputs(device, after: before, "the play's rumble") { outputs in
+                outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+            }
+            let stopped = ProcessSuite.now()
+            play.signal(SIGSTOP)
+            // Long enough for any replay to run out; the check is on the reports, not this wait.
+            try await Task.sleep(for: .milliseconds(600))
+            let outputs = device.records().dropFirst(before).filter { $0.event == .output }
+            guard let lastDriven = outputs.last(where: { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }),
+                let rest = outputs.last, rest.strong == 0, rest.weak == 0
+            else {
+                play.signal(SIGKILL)
+                _ = play.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+                throw TestFailure(
+                    reason:
+                        "600 ms after SIGSTOP the DualSense still runs at \(outputs.last.map { "\($0.strong ?? 0),\($0.weak ?? 0)" } ?? "-"): nothing ended the frozen process's effects"
+                )
+            }
+            print(
+                "  SIGSTOP to the report at rest: \(ProcessSuite.milliseconds(from: stopped, to: rest.time)); "
+                    + "last report driving the motors to it: \(ProcessSuite.milliseconds(from: lastDriven.time, to: rest.time))"
+            )
+            let resumed = device.records().count
+            play.signal(SIGCONT)
+            try await EmulationSuite.waitForOutputs(device, after: resumed, "the motors driven after SIGCONT") {
+                outputs in outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+            }
+            play.signal(SIGINT)
+            try requireEqual(
+                play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 128 + SIGINT,
+                "status after SIGINT:\n\(play.text)")
+            try await EmulationSuite.waitForOutputs(device, after: resumed, "the report at rest after SIGINT") {
+                outputs in outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+            }
+        }
+    }
+
+    /// Two `haptics play` processes on the DualSense, the second started while the first drives the motors:
+    /// each uploads its own effect, and ff-memless sums them, so the strong motor runs above what the first
+    /// alone gave it; both end with status 0 and the motors at rest.
+    static func twoProcesses() async throws {
+        try await EmulationSuite.withController(.dualsense) { device, nodes in
+            let pattern = try ProcessSuite.steadyPattern()
+            let command = [projectBinary("haptics"), "play", "--json", "--device", nodes.rumbleNode, pattern]
+            let before = device.records().count
+            let first = try Subprocess(command)
+            try await EmulationSuite.waitForOutputs(device, after: before, "the first process's rumble") {
+                outputs in outputs.contains { ($0.strong ?? 0) > 0 }
+            }
+            // The steady pattern holds one level: what the first process alone drives the strong motor at.
+            try await Task.sleep(for: .milliseconds(200))
+            let alone =
+                device.records().dropFirst(before).filter { $0.event == .output }.compactMap(\.strong).max() ?? 0
+            let second = try Subprocess(command)
+            for (index, player) in [first, second].enumerated() {
+                let status = player.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+                try requireEqual(status, 0, "status of process \(index + 1):\n\(player.text)")
+            }
+            try await EmulationSuite.waitForOutputs(device, after: before, "the report at rest after both") {
+                outputs in outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+            }
+            let peak = device.records().dropFirst(before).filter { $0.event == .output }.compactMap(\.strong).max() ?? 0
+            try require(
+                peak > alone, "the two processes' rumbles never added up on the DualSense (peak \(peak), one \(alone))")
+            print("  strong motor: \(byte(alone)) for one process, \(byte(peak)) for both")
+        }
+    }
+}
