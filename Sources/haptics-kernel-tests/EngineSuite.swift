@@ -1,4 +1,5 @@
-// The engine against the real kernel: corpus patterns on a virtual pad compared with the planner's commands, unplug and
+// The engine against the real kernel: the AHAP fixtures' patterns (and the corpus's, when AHAP_CORPUS names it) on a
+// virtual pad compared with the planner's commands, unplug and
 // replug (stopped, reset, neutral first, no leaked descriptor or slot), 100 cycles, and pads that refuse
 // uploads or hold a single effect.
 import HapticTestDevices
@@ -14,6 +15,7 @@ enum EngineSuite {
     static let suite = KernelTestSuite(
         name: "engine", requires: [.uinput],
         tests: [
+            KernelTest(name: "engine/fixtures-on-virtual-pad-match-planner", body: fixturesMatchPlanner),
             KernelTest(name: "engine/corpus-on-virtual-pad-matches-planner", body: corpusMatchesPlanner),
             KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
             KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
@@ -170,9 +172,18 @@ enum EngineSuite {
         let model: MotorModel
     }
 
+    static func fixturesMatchPlanner() async throws {
+        try await filesMatchPlanner(try AHAPFixtures.files())
+    }
+
     static func corpusMatchesPlanner() async throws {
-        let files = try corpusFiles()
-        try require(!files.isEmpty, "no corpus files found")
+        try await filesMatchPlanner(try corpusFiles())
+    }
+
+    /// Every pattern of `files` played on its own virtual pad: what the engine sent is the planner's plan, and
+    /// every planned change reached the pad.
+    static func filesMatchPlanner(_ files: [URL]) async throws {
+        try require(!files.isEmpty, "no AHAP files found")
         var findings = CorpusFindings()
         var unreadable: [String] = []
         var empty: [String] = []
@@ -195,7 +206,7 @@ enum EngineSuite {
             comparePlanned(planned, playback, file.lastPathComponent, &findings)
             compareMotors(playback, file.lastPathComponent, &findings)
         }
-        try require(unreadable.isEmpty, "corpus files the pattern reader refused: \(unreadable)")
+        try require(unreadable.isEmpty, "AHAP files the pattern reader refused: \(unreadable)")
         if !empty.isEmpty { print("  \(empty.count) files without duration, nothing to play: \(empty)") }
         try requireCorpusFindings(findings, fileCount: files.count - empty.count)
     }
@@ -205,7 +216,11 @@ enum EngineSuite {
     static func playOnVirtualPad(_ pattern: HapticPattern) async throws -> CorpusPlayback {
         let pad = try VirtualPadSuite.makePad()
         let samples = Lock<[PlaybackSample]>([])
-        let engine = try engine(for: pad) { sample in samples.withLock { $0.append(sample) } }
+        // Haptics only: a pattern with sound would start when its sound can be heard, later than the plan's origin
+        // by the sound output's latency (engine-audio/ tests that path).
+        let engine = try engine(for: pad, observer: { sample in samples.withLock { $0.append(sample) } }) {
+            $0.playsHapticsOnly = true
+        }
         try require(
             engine.renderProfile == .virtualPad,
             "the engine ignored the profile it was given: \(engine.renderProfile.name)")
