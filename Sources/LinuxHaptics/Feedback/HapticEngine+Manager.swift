@@ -102,7 +102,8 @@ public struct EngineOutputProvider: HapticEngineProvider {
         self.logger = logger
     }
 
-    /// The first rumble-capable gamepad.
+    /// The first rumble-capable gamepad this process may write, or without one the first such rumble device
+    /// (`DeviceSelection.firstRumbleDevice`).
     public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
         // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
         var options = HapticEngineOptions()
