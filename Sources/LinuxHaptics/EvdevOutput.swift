@@ -2,52 +2,8 @@
 // played at every change; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
 // descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 import HapticRendering
-public import LinuxInput
+import LinuxInput
 import Logging
-
-/// Which device an engine drives.
-public enum DeviceSelection: Sendable, Hashable {
-    /// The device with this stable id (as `haptics devices` prints it).
-    case id(StableDeviceID)
-    /// The device at this event node, `/dev/input/eventN`; afterwards tracked by its stable id.
-    case node(String)
-    /// The first rumble-capable device this process may write, gamepads first.
-    case firstRumbleDevice
-    /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
-    /// are dropped; when the last one goes the engine stops with `gameControllerDisconnect` and the next gamepad to
-    /// appear resets it. A pad plugged in while others play joins at the next start or reset.
-    case allGamepads
-}
-
-extension DeviceSelection {
-    /// A device as a person or a program names it (`haptics --device`, the C library's `lh_engine_create`):
-    /// `all` for every rumble-capable gamepad, an event node or a link to one (`/dev/input/event5`,
-    /// `/dev/input/by-id/...`), an event name (`event5`), or else a stable id (`usb-045e:028e-1a2b3c4d`). Nil for
-    /// the empty string, which names nothing.
-    public init?(naming name: String) {
-        if name.isEmpty { return nil }
-        if name == Self.allGamepadsName {
-            self = .allGamepads
-        } else if let path = Self.nodePath(name) {
-            self = .node(path)
-        } else {
-            self = .id(StableDeviceID(rawValue: name))
-        }
-    }
-
-    /// The name of `allGamepads`.
-    package static let allGamepadsName = "all"
-
-    /// The event node `name` spells: a path as it is, an event name (`event5`) in /dev/input; nil otherwise.
-    package static func nodePath(_ name: String) -> String? {
-        if name.hasPrefix("/") { return name }
-        return name.hasPrefix(eventPrefix) ? inputDirectory + name : nil
-    }
-
-    /// Where the event nodes are, with its trailing slash.
-    package static let inputDirectory = "/dev/input/"
-    private static let eventPrefix = "event"
-}
 
 /// The one effect slot that carries the mix, as far as a change of level needs to know: whether an effect is
 /// uploaded, the levels it holds and whether the kernel still plays it. Pure, so its decisions are unit-tested.
@@ -297,10 +253,7 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
-        let members = devices.filter {
-            $0.isGamepad && $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback
-        }
-        .compactMap { candidate -> EvdevOutput? in
+        let members = selection.devicesToOpen(among: devices).compactMap { candidate -> EvdevOutput? in
             do throws(EventDeviceError) {
                 return EvdevOutput(
                     device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
@@ -331,34 +284,29 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
+        let chosen: InputDevice?
         if let boundID {
             if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
             if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
+            chosen = devices.first { selection.accepts($0, bound: boundID, adoptingCompatible: true) }
+        } else {
+            chosen = selection.devicesToOpen(among: devices).first
         }
-        let usable = devices.filter { $0.forceFeedback.isRumbleCapable && $0.access.allowsForceFeedback }
-        guard let first = usable.first(where: \.isGamepad) ?? usable.first else {
+        guard let chosen else {
             let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
             if let denied {
                 throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
             }
             throw OutputFailure(.notFound, "no rumble-capable input device found")
         }
-        return (first.node, first.driver)
+        return (chosen.node, chosen.driver)
     }
 
-    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement). Before any
-    /// device was opened (an engine started with none plugged in), whatever the selection would open is.
+    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's
+    /// rule (`DeviceSelection.accepts`), with a named node's links resolved now, when the device is there.
     private func accepts(_ device: InputDevice) -> Bool {
-        let rumbles = device.forceFeedback.isRumbleCapable
-        if selection == .allGamepads { return device.isGamepad && rumbles }
-        guard let boundID = bound.withLock({ $0 }) else {
-            switch selection {
-            case .node(let node): return DeviceDiscovery.resolvedNode(node) == device.node && rumbles
-            default: return rumbles && device.access.allowsForceFeedback
-            }
-        }
-        if device.id == boundID { return true }
-        return adoptCompatibleDevice && device.isGamepad && rumbles
+        selection.resolvingLinks().accepts(
+            device, bound: bound.withLock { $0 }, adoptingCompatible: adoptCompatibleDevice)
     }
 
     /// How long a hot-plug watch that ended on its own waits before it starts again, doubling while it keeps

@@ -1,6 +1,6 @@
 // How a device is named to the library (`haptics --device`, `lh_engine_create`): the one grammar.
-import LinuxHaptics
-import LinuxInput
+@testable import LinuxHaptics
+@testable import LinuxInput
 import Testing
 
 @Suite struct DeviceSelectionTests {
@@ -18,5 +18,86 @@ import Testing
 
     @Test func theEmptyNameSelectsNothing() {
         #expect(DeviceSelection(naming: "") == nil)
+    }
+}
+
+/// The one rule of which device a selection takes (`DeviceSelection.devicesToOpen`, `accepts`), as the manager's
+/// availability, the engine's first open, its re-plug watch and an all-gamepads engine ask it.
+@Suite struct DeviceSelectionRuleTests {
+    /// A device at `/dev/input/eventN` with the given abilities; its id follows its name and uniq, not its node.
+    static func device(
+        _ number: Int, name: String = "Pad", uniq: String = "aa:bb", gamepad: Bool = true, rumble: Bool = true,
+        access: DeviceAccess = .readWrite
+    ) -> InputDevice {
+        let identity = InputDeviceIdentity(
+            name: name, bus: .usb, vendor: 0x054c, product: 0x0ce6, uniq: uniq, sysName: "event\(number)",
+            node: "/dev/input/event\(number)")
+        var bits = CapabilityBits()
+        if rumble { bits.forceFeedback = EventCodeSet([0x50]) }
+        return InputDevice(
+            id: identity.stableID, identity: identity,
+            capabilities: InputDeviceCapabilities(bits: bits, maxEffects: rumble ? 16 : 0), access: access,
+            isGamepad: gamepad, gamepadEvidence: .judged, capabilitySource: .evdev, driver: "playstation")
+    }
+
+    static let byIDLink = "/dev/input/by-id/usb-Sony_DualSense-event-joystick"
+    /// What the file system would answer: the by-id link points at event7, every other path is itself.
+    static func resolve(_ path: String) -> String { path == byIDLink ? "/dev/input/event7" : path }
+
+    @Test func aByIDLinkNamesTheNodeItPointsAtForTheManagerTheOpenAndTheWatch() {
+        let pad = Self.device(7)
+        let selection = DeviceSelection.node(Self.byIDLink).resolvingLinks(Self.resolve)
+        #expect(selection == .node("/dev/input/event7"))
+        #expect(selection.devicesToOpen(among: [Self.device(3, name: "Other", uniq: "cc"), pad]) == [pad])
+        #expect(selection.accepts(pad, bound: nil, adoptingCompatible: false))
+        // Unresolved, the link names no device: the mismatch the rule's resolution exists to prevent.
+        #expect(DeviceSelection.node(Self.byIDLink).devicesToOpen(among: [pad]).isEmpty)
+    }
+
+    @Test func aGamepadWithoutRumbleIsNeverTaken() {
+        let silent = Self.device(4, rumble: false)
+        for selection in [DeviceSelection.firstRumbleDevice, .allGamepads, .id(silent.id), .node(silent.node)] {
+            #expect(selection.devicesToOpen(among: [silent]).isEmpty, "\(selection)")
+            #expect(!selection.accepts(silent, bound: nil, adoptingCompatible: true), "\(selection)")
+        }
+    }
+
+    @Test func aRumbleDeviceThatIsNotAGamepadServesTheFirstDeviceAndANamedOneButNotAllGamepads() {
+        let wheel = Self.device(5, name: "Wheel", gamepad: false)
+        let pad = Self.device(6)
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [wheel]) == [wheel])
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [wheel, pad]) == [pad], "gamepads first")
+        #expect(DeviceSelection.node(wheel.node).devicesToOpen(among: [wheel, pad]) == [wheel])
+        #expect(DeviceSelection.allGamepads.devicesToOpen(among: [wheel, pad]) == [pad])
+        #expect(!DeviceSelection.allGamepads.accepts(wheel, bound: nil, adoptingCompatible: false))
+        // Adoption replaces a gone pad with another gamepad, never with a wheel.
+        #expect(!DeviceSelection.firstRumbleDevice.accepts(wheel, bound: pad.id, adoptingCompatible: true))
+    }
+
+    @Test func aDeviceThisProcessMayNotWriteIsNotTakenUntilItMay() {
+        let locked = Self.device(8, access: .readOnly(reason: "no write permission"))
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [locked]).isEmpty)
+        #expect(!DeviceSelection.firstRumbleDevice.accepts(locked, bound: nil, adoptingCompatible: false))
+        var granted = locked
+        granted.access = .readWrite
+        #expect(DeviceSelection.firstRumbleDevice.accepts(granted, bound: nil, adoptingCompatible: false))
+    }
+
+    @Test func aReplugAtAnotherNodeIsStillTheBoundPad() {
+        let before = Self.device(7)
+        let after = Self.device(12)
+        #expect(after.id == before.id && after.node != before.node)
+        for selection in [DeviceSelection.node(before.node), .id(before.id), .firstRumbleDevice] {
+            #expect(selection.accepts(after, bound: before.id, adoptingCompatible: false), "\(selection)")
+        }
+        // Another pad while the bound one is away: only with adoption.
+        let stranger = Self.device(13, name: "Other Pad", uniq: "cc:dd")
+        #expect(!DeviceSelection.node(before.node).accepts(stranger, bound: before.id, adoptingCompatible: false))
+        #expect(DeviceSelection.node(before.node).accepts(stranger, bound: before.id, adoptingCompatible: true))
+    }
+
+    @Test func allGamepadsTakesEveryDrivableGamepadInOrder() {
+        let pads = [Self.device(3), Self.device(4, uniq: "x", rumble: false), Self.device(5, uniq: "y")]
+        #expect(DeviceSelection.allGamepads.devicesToOpen(among: pads) == [pads[0], pads[2]])
     }
 }

@@ -102,7 +102,8 @@ public struct EngineOutputProvider: HapticEngineProvider {
         self.logger = logger
     }
 
-    /// The first rumble-capable gamepad.
+    /// The first rumble-capable gamepad this process may write, or without one the first such rumble device
+    /// (`DeviceSelection.firstRumbleDevice`).
     public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
         // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
         var options = HapticEngineOptions()
@@ -119,23 +120,11 @@ public struct EngineOutputProvider: HapticEngineProvider {
             logger.info("listing input devices failed", metadata: ["error": "\(error)"])
             return false
         }
-        return devices.contains { Self.isUsable($0) && Self.matches($0, selection) }
+        return !selection.resolvingLinks().devicesToOpen(among: devices).isEmpty
     }
 
-    static func isUsable(_ device: InputDevice) -> Bool {
-        device.isGamepad && device.forceFeedback.isRumbleCapable && device.access.allowsForceFeedback
-    }
-
-    static func matches(_ device: InputDevice, _ selection: DeviceSelection) -> Bool {
-        switch selection {
-        case .firstRumbleDevice, .allGamepads: true
-        case .id(let id): device.id == id
-        case .node(let node): device.node == node
-        }
-    }
-
-    /// Watches for input devices (through the options' monitor source) and calls `connected` for each usable
-    /// one that matches the selection as it appears or changes (udev may grant access a moment after adding it).
+    /// Watches for input devices (through the options' monitor source) and calls `connected` for each one the
+    /// engine's first open would take as it appears or changes (udev may grant access a moment after adding it).
     public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
         guard let selection = output.deviceSelection else { return nil }
         let monitor: DeviceMonitor
@@ -147,7 +136,9 @@ public struct EngineOutputProvider: HapticEngineProvider {
         }
         return Task {
             for await event in monitor where event.kind != .removed {
-                if Self.isUsable(event.device) && Self.matches(event.device, selection) { connected() }
+                if selection.resolvingLinks().accepts(event.device, bound: nil, adoptingCompatible: false) {
+                    connected()
+                }
             }
         }
     }

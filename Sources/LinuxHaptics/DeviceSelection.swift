@@ -1,0 +1,94 @@
+// Which device an engine drives, and the one rule that answers every question about it: whether the manager
+// has hardware, what the engine's first open takes, whether a device that appeared is the engine's, and which
+// pads an all-gamepads engine drives. The caller lists the devices and resolves a named node's links once per
+// question (`resolvingLinks`, which reads the file system); the rule itself only compares, and is unit-tested.
+public import LinuxInput
+
+/// Which device an engine drives.
+public enum DeviceSelection: Sendable, Hashable {
+    /// The device with this stable id (as `haptics devices` prints it).
+    case id(StableDeviceID)
+    /// The device at this event node, `/dev/input/eventN`; afterwards tracked by its stable id.
+    case node(String)
+    /// The first rumble-capable device this process may write, gamepads first.
+    case firstRumbleDevice
+    /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
+    /// are dropped; when the last one goes the engine stops with `gameControllerDisconnect` and the next gamepad to
+    /// appear resets it. A pad plugged in while others play joins at the next start or reset.
+    case allGamepads
+}
+
+extension DeviceSelection {
+    /// A device as a person or a program names it (`haptics --device`, the C library's `lh_engine_create`):
+    /// `all` for every rumble-capable gamepad, an event node or a link to one (`/dev/input/event5`,
+    /// `/dev/input/by-id/...`), an event name (`event5`), or else a stable id (`usb-045e:028e-1a2b3c4d`). Nil for
+    /// the empty string, which names nothing.
+    public init?(naming name: String) {
+        if name.isEmpty { return nil }
+        if name == Self.allGamepadsName {
+            self = .allGamepads
+        } else if let path = Self.nodePath(name) {
+            self = .node(path)
+        } else {
+            self = .id(StableDeviceID(rawValue: name))
+        }
+    }
+
+    /// The name of `allGamepads`.
+    package static let allGamepadsName = "all"
+
+    /// The event node `name` spells: a path as it is, an event name (`event5`) in /dev/input; nil otherwise.
+    package static func nodePath(_ name: String) -> String? {
+        if name.hasPrefix("/") { return name }
+        return name.hasPrefix(eventPrefix) ? inputDirectory + name : nil
+    }
+
+    /// Where the event nodes are, with its trailing slash.
+    package static let inputDirectory = "/dev/input/"
+    private static let eventPrefix = "event"
+}
+
+extension DeviceSelection {
+    /// This selection with a named node's links resolved (`/dev/input/by-id/...` to `/dev/input/eventN`, by
+    /// `resolve`): the rule compares nodes as the kernel names them, the way discovery and hot-plug events report
+    /// them. A link that does not exist yet is kept as it is, and then names nothing.
+    package func resolvingLinks(_ resolve: (String) -> String = DeviceDiscovery.resolvedNode) -> DeviceSelection {
+        guard case .node(let node) = self else { return self }
+        return .node(resolve(node))
+    }
+
+    /// Whether this selection names `device`, whatever it can do: its id, its node, or any device.
+    package func names(_ device: InputDevice) -> Bool {
+        switch self {
+        case .id(let id): device.id == id
+        case .node(let node): device.node == node
+        case .firstRumbleDevice, .allGamepads: true
+        }
+    }
+
+    /// Whether an engine can drive `device`: rumble force feedback that this process may write.
+    package static func canDrive(_ device: InputDevice) -> Bool {
+        device.forceFeedback.isRumbleCapable && device.access.allowsForceFeedback
+    }
+
+    /// What an engine with this selection opens among `devices` (in discovery order): the named device when it
+    /// can be driven; the first drivable gamepad, or else the first drivable device, for `firstRumbleDevice`;
+    /// every drivable gamepad for `allGamepads`. Empty when nothing fits.
+    package func devicesToOpen(among devices: [InputDevice]) -> [InputDevice] {
+        let drivable = devices.filter { names($0) && Self.canDrive($0) }
+        switch self {
+        case .allGamepads: return drivable.filter(\.isGamepad)
+        case .firstRumbleDevice: return (drivable.first(where: \.isGamepad) ?? drivable.first).map { [$0] } ?? []
+        case .id, .node: return drivable.first.map { [$0] } ?? []
+        }
+    }
+
+    /// Whether a device that appeared belongs to an engine with this selection: the device it was bound to coming
+    /// back (by id, on whatever node); before it was bound to one, a device its first open would take; and with
+    /// `adoptingCompatible`, while its own device is gone, any drivable gamepad.
+    package func accepts(_ device: InputDevice, bound: StableDeviceID?, adoptingCompatible: Bool) -> Bool {
+        if let bound, device.id == bound { return true }
+        if self == .allGamepads || bound == nil { return !devicesToOpen(among: [device]).isEmpty }
+        return adoptingCompatible && device.isGamepad && Self.canDrive(device)
+    }
+}
