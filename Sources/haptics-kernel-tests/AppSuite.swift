@@ -15,6 +15,7 @@ enum AppSuite {
             KernelTest(name: "app/vocabulary/strength-order-across-calls", body: strengthOrderAcrossCalls),
             KernelTest(name: "app/replay/record-shows-every-cue-at-its-time", body: replayShowsEveryCue),
             KernelTest(name: "app/manager/unplug-replug-flips-engine-available", body: managerSurvivesUnplug),
+            KernelTest(name: "app/manager/pad-named-by-a-link-is-available-and-plays", body: managerFindsPadByLink),
         ])
 
     /// How early a haptic may reach the pad before its scheduled time: the pad's timestamps are whole
@@ -228,6 +229,37 @@ enum AppSuite {
     }
 
     // MARK: HapticManager through unplug and replug
+
+    /// A pad named by a link to its node, as `/dev/input/by-id/...` names one: the manager's availability asks the
+    /// same rule as the engine's open (`DeviceSelection`), so it finds the pad, and a play reaches it.
+    static func managerFindsPadByLink() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics pad by link"))
+        defer { pad.destroy() }
+        let link = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "haptics-by-id-\(getpid())-event-joystick"
+        ).path
+        unlink(link)
+        try require(symlink(pad.eventNode, link) == 0, "cannot link \(link) to \(pad.eventNode): errno \(errno)")
+        defer { unlink(link) }
+        var options = HapticEngineOptions()
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let provider = EngineOutputProvider(
+            output: .device(.node(link)), options: options, logger: VirtualPadSuite.logger())
+        try require(provider.hardwareSupportsHaptics(), "no haptics hardware found for the pad named by \(link)")
+        let resolver = HapticResourceDirectory(directory: URL(fileURLWithPath: "Haptics"))
+        let manager = await MainActor.run {
+            HapticManager(resolver: resolver, engineProvider: provider, logger: VirtualPadSuite.logger())
+        }
+        try require(await MainActor.run { manager.engineAvailable }, "the manager did not take the pad at \(link)")
+        await MainActor.run {
+            manager.preloadPatterns()
+            manager.play("thud")
+        }
+        _ = try await VirtualPadSuite.waitForRecords(pad, "thud on the pad named by a link") {
+            $0.contains { $0.event == .play }
+        }
+        withExtendedLifetime(manager) {}
+    }
 
     static func managerSurvivesUnplug() async throws {
         let configuration = VirtualPadConfiguration(name: "Haptics manager pad")
