@@ -4,7 +4,9 @@
  * takes its commands on standard input, one per line; it answers on standard output, one line per command.
  *
  *   sdl-peer [--haptic] latency   "go MS": full rumble for MS ms; answers "t MICROSECONDS" (CLOCK_MONOTONIC,
- *                                 read just before the SDL call). "stop": rumble off; answers "ok".
+ *                                 read just before the SDL call). "stop": rumble off; answers "ok". With
+ *                                 --haptic, "upload MS" first uploads the effect "go MS" runs (full levels, MS
+ *                                 ms long; answers "ok"), and "go" then only runs it: SDL_HapticRunEffect alone.
  *   sdl-peer [--haptic] play CSV  plays CSV (time,strong,weak rows from `haptics render --format csv`) at the
  *                                 game's frame rate (--fps, default 60): the levels of the row due at each frame.
  *                                 Prints "start MICROSECONDS" after the first frame and "end MICROSECONDS" after
@@ -16,9 +18,11 @@
  * Without --haptic it calls SDL_GameControllerRumble (SDL_JoystickRumble for a joystick without a controller
  * mapping) once per frame with a 100 ms duration: SDL sends only level changes to the device and renews the
  * duration otherwise, and a game that stalls for longer than that stops rumbling. With --haptic it drives one
- * SDL_HAPTIC_LEFTRIGHT effect: created once, then SDL_HapticUpdateEffect + SDL_HapticRunEffect at the frames
- * where the levels change, and halfway through the effect's 100 ms length while they stay (so a stalled game
- * stops rumbling too).
+ * SDL_HAPTIC_LEFTRIGHT effect of unlimited length, created and uploaded once before the frame loop with the
+ * pattern's first levels: SDL_HapticUpdateEffect only at a frame whose levels differ from the effect's (the
+ * kernel applies an update to a running effect at once), SDL_HapticRunEffect only when the levels leave zero,
+ * SDL_HapticStopEffect only when they return to it. That is the fewest calls the haptic API allows: one upload
+ * per level change, no renewal (a killed game is still stopped: the kernel erases its effects on close).
  * Standard error gets one line naming the device and the SDL backend that drives it (its path).
  */
 #define _GNU_SOURCE
@@ -30,7 +34,7 @@
 #include <string.h>
 #include <time.h>
 
-/* How long one rumble call lasts unless renewed: several frames, so a late frame does not cut the rumble. */
+/* How long one rumble API call lasts unless renewed: several frames, so a late frame does not cut the rumble. */
 #define RUMBLE_DURATION_MS 100
 
 typedef struct {
@@ -43,9 +47,13 @@ typedef struct {
     SDL_GameController *controller;
     SDL_Joystick *joystick;
     SDL_Haptic *haptic;
+    /* The haptic API's one effect (-1 until it is created), what it holds (the levels as 0...0xFFFF, and its
+     * length in ms: SDL_HAPTIC_INFINITY for playback) and whether it is running. */
     int effect;
     Uint16 strong;
     Uint16 weak;
+    Uint32 length;
+    int running;
 } Device;
 
 static int64_t now_microseconds(void) {
@@ -105,19 +113,21 @@ static Device open_device(int haptic, Uint16 vendor, Uint16 product, const char 
     return device;
 }
 
+/* SDL's rumble API: the game controller's call, or the joystick's for one without a controller mapping. */
 static int rumble(Device *device, Uint16 strong, Uint16 weak, Uint32 milliseconds) {
-    if (!device->haptic) {
-        return device->controller ? SDL_GameControllerRumble(device->controller, strong, weak, milliseconds)
-                                  : SDL_JoystickRumble(device->joystick, strong, weak, milliseconds);
-    }
-    if (strong == 0 && weak == 0) {
-        device->strong = device->weak = 0;
-        return device->effect < 0 ? 0 : SDL_HapticStopEffect(device->haptic, device->effect);
-    }
+    return device->controller ? SDL_GameControllerRumble(device->controller, strong, weak, milliseconds)
+                              : SDL_JoystickRumble(device->joystick, strong, weak, milliseconds);
+}
+
+/* Makes the haptic API's effect hold these levels (0...0xFFFF) and length: created the first time, updated only
+ * when it holds something else. */
+static int upload(Device *device, Uint16 strong, Uint16 weak, Uint32 length) {
+    if (device->effect >= 0 && device->strong == strong && device->weak == weak && device->length == length)
+        return 0;
     SDL_HapticEffect effect;
     SDL_zero(effect);
     effect.type = SDL_HAPTIC_LEFTRIGHT;
-    effect.leftright.length = milliseconds;
+    effect.leftright.length = length;
     /* SDL's haptic magnitudes run to 0x7FFF, as SDL_HapticRumblePlay fills them: its Linux backend clamps each to
      * 0x7FFF and doubles it into the kernel's 0...0xFFFF. */
     effect.leftright.large_magnitude = strong / 2;
@@ -130,6 +140,21 @@ static int rumble(Device *device, Uint16 strong, Uint16 weak, Uint32 millisecond
     }
     device->strong = strong;
     device->weak = weak;
+    device->length = length;
+    return 0;
+}
+
+/* One frame's levels through the haptic API's effect of unlimited length: stopped at zero; otherwise updated if
+ * they changed, and run if it is not running (an update reaches a running effect without a new run). */
+static int haptic_levels(Device *device, Uint16 strong, Uint16 weak) {
+    if (strong == 0 && weak == 0) {
+        if (!device->running) return 0;
+        device->running = 0;
+        return SDL_HapticStopEffect(device->haptic, device->effect);
+    }
+    if (upload(device, strong, weak, SDL_HAPTIC_INFINITY) < 0) return -1;
+    if (device->running) return 0;
+    device->running = 1;
     return SDL_HapticRunEffect(device->haptic, device->effect, 1);
 }
 
@@ -137,12 +162,25 @@ static void latency(Device *device) {
     char line[64];
     while (fgets(line, sizeof line, stdin)) {
         unsigned milliseconds;
-        if (sscanf(line, "go %u", &milliseconds) == 1) {
+        if (sscanf(line, "upload %u", &milliseconds) == 1 && device->haptic) {
+            if (upload(device, 0xFFFF, 0xFFFF, milliseconds) < 0) fail("SDL_HapticNewEffect");
+            printf("ok\n");
+        } else if (sscanf(line, "go %u", &milliseconds) == 1) {
+            /* The haptic API runs what "upload" put on the device: the measured call is the run alone. */
+            if (device->haptic && !(device->effect >= 0 && device->length == milliseconds)) {
+                fprintf(stderr, "sdl-peer: go %u before upload %u\n", milliseconds, milliseconds);
+                exit(2);
+            }
             int64_t start = now_microseconds();
-            if (rumble(device, 0xFFFF, 0xFFFF, milliseconds) < 0) fail("rumble");
+            int result = device->haptic ? SDL_HapticRunEffect(device->haptic, device->effect, 1)
+                                        : rumble(device, 0xFFFF, 0xFFFF, milliseconds);
+            if (result < 0) fail(device->haptic ? "SDL_HapticRunEffect" : "rumble");
             printf("t %lld\n", (long long)start);
         } else if (strncmp(line, "stop", 4) == 0) {
-            if (rumble(device, 0, 0, 0) < 0) fail("rumble off");
+            int result = !device->haptic   ? rumble(device, 0, 0, 0)
+                         : device->effect < 0 ? 0
+                                              : SDL_HapticStopEffect(device->haptic, device->effect);
+            if (result < 0) fail("rumble off");
             printf("ok\n");
         } else {
             fprintf(stderr, "sdl-peer: unknown command: %s", line);
@@ -187,10 +225,17 @@ static void play(Device *device, const char *path, double fps) {
     size_t count;
     Frame *frames = read_frames(path, &count);
     double length = count ? frames[count - 1].time : 0;
+    /* The haptic API's effect is made at load time, holding the pattern's first levels, as a game prepares its
+     * effects before it needs them. */
+    for (size_t first = 0; device->haptic && first < count; first++) {
+        if (!frames[first].strong && !frames[first].weak) continue;
+        if (upload(device, frames[first].strong, frames[first].weak, SDL_HAPTIC_INFINITY) < 0)
+            fail("SDL_HapticNewEffect");
+        break;
+    }
     int64_t frame_microseconds = (int64_t)(1e6 / fps);
     int64_t start = now_microseconds();
     size_t row = 0;
-    int64_t renewed = start;
     for (int64_t frame = 0;; frame++) {
         int64_t due = start + frame * frame_microseconds;
         sleep_until(due);
@@ -204,24 +249,16 @@ static void play(Device *device, const char *path, double fps) {
         }
         while (row + 1 < count && frames[row + 1].time <= elapsed) row++;
         Frame current = frames[row];
-        int changed = current.strong != device->strong || current.weak != device->weak;
-        int64_t now = now_microseconds();
-        /* The rumble API sends only changes and renews the duration itself; the game renews the haptic effect
-         * halfway through its length while the levels stay. */
-        int renew = device->haptic && (current.strong || current.weak) &&
-                    now - renewed >= RUMBLE_DURATION_MS * 1000 / 2;
-        if (!device->haptic || changed || renew) {
-            if (rumble(device, current.strong, current.weak, RUMBLE_DURATION_MS) < 0) fail("rumble");
-            renewed = now;
-        }
-        device->strong = current.strong;
-        device->weak = current.weak;
+        /* The rumble API is called every frame (SDL sends only changes); the haptic one only on a change. */
+        int result = device->haptic ? haptic_levels(device, current.strong, current.weak)
+                                    : rumble(device, current.strong, current.weak, RUMBLE_DURATION_MS);
+        if (result < 0) fail("rumble");
         if (frame == 0) {
             printf("start %lld\n", (long long)start);
             fflush(stdout);
         }
     }
-    if (rumble(device, 0, 0, 0) < 0) fail("rumble off");
+    if ((device->haptic ? haptic_levels(device, 0, 0) : rumble(device, 0, 0, 0)) < 0) fail("rumble off");
     printf("end %lld\n", (long long)now_microseconds());
     fflush(stdout);
     free(frames);

@@ -1,7 +1,10 @@
 // `make bench-peers` (`haptics-bench --peers`, in the qemu bench with udevd): the same patterns through SDL2's
 // rumble and haptic APIs and through our engine, on the same devices, in one run. Prints a table per device and,
-// last, `peers: latency-p99=R fidelity=R writes=R cpu=R idle-wakeups=OURS/SDL`, each R ours / SDL's (SDL's better
-// API per device and figure), geometric means over devices (and, for fidelity, patterns); lower is better.
+// last, `peers: latency-p99-manager-prepared-vs-sdl-run=R latency-p99-engine-prepared-vs-sdl-run=R
+// latency-p99-start-vs-sdl-rumble=R fidelity=R writes=R cpu=R idle-wakeups=OURS/SDL`: each R ours / SDL's, the
+// latency ratios by pair (PeerLatency), the others against SDL's better API per device and figure; geometric
+// means over devices (and, for fidelity, patterns); lower is better. Every figure's runs are interleaved: each
+// round (or pattern) runs every peer once, in an order that moves on by one peer from round to round.
 import AHAP
 import Foundation
 import HapticTestDevices
@@ -13,7 +16,11 @@ struct PeerBenchOptions {
     var patternCount = 8
     var latencyRounds = 120
     var latencyWarmUp = 5
-    var idleSeconds = 3.0
+    /// Rounds of the idle figure, each measuring every peer for `idleSeconds`.
+    var idleRounds = 3
+    var idleSeconds = 1.0
+    /// Rounds of the SIGKILL figure, each killing every peer once; the figure is their median.
+    var killRounds = 3
     var killLimit = 3.0
     /// Print the SVG overlays, framed for scripts/bench-peers to save.
     var printsPlots = false
@@ -22,7 +29,8 @@ struct PeerBenchOptions {
 
     /// The smoke `make test` runs: the virtual pad, one pattern, a few triggers, every figure still measured.
     static let smoke = PeerBenchOptions(
-        devices: [.virtualPad], patternCount: 1, latencyRounds: 5, latencyWarmUp: 1, idleSeconds: 1, killLimit: 3)
+        devices: [.virtualPad], patternCount: 1, latencyRounds: 5, latencyWarmUp: 1, idleRounds: 1, idleSeconds: 1,
+        killRounds: 1, killLimit: 3)
 }
 
 /// Everything measured on one device.
@@ -36,7 +44,8 @@ struct DeviceFigures {
     var cpuPerSecond: [Peer: Double] = [:]
     var syscallsPerSecond: [Peer: Double] = [:]
     var idleWakeups: [Peer: Double] = [:]
-    /// Milliseconds from SIGKILL to motors at rest; nil: still running at the limit.
+    /// Milliseconds from SIGKILL to motors at rest, the median of the rounds; nil: still running at the limit
+    /// (in at least half of them).
     var killToRest: [Peer: Double?] = [:]
     /// What the device ran for each pattern (by file name), per peer: the overlays' lines.
     var observed: [Peer: [String: LevelSeries]] = [:]
@@ -80,6 +89,9 @@ enum PeerBench {
         return summary.complete
     }
 
+    /// Every figure on one device. The peers take turns at every step (a latency round, a pattern, a strace run,
+    /// an idle round, a kill round), starting one peer further on each time, rather than one peer running all its
+    /// measurements before the next: a slow stretch of the shared machine then reaches every peer alike.
     static func measure(
         _ device: PeerDevice, patterns: [(path: String, length: Double)], tools: PeerTools, options: PeerBenchOptions
     ) async throws -> DeviceFigures {
@@ -88,31 +100,54 @@ enum PeerBench {
             on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
         if options.latencyOnly { return figures }
         let busiest = patterns.max { $0.length < $1.length }
-        for peer in Peer.allCases {
-            var plotted: [String: LevelSeries] = [:]
-            var played = (seconds: 0.0, cpu: 0.0, writes: 0)
-            for pattern in patterns {
+        var played: [Peer: (seconds: Double, cpu: Double, writes: Int)] = [:]
+        for (index, pattern) in patterns.enumerated() {
+            let intended = try tools.intended(pattern.path, profile: device.kind.profile)
+            let name = (pattern.path as NSString).lastPathComponent
+            for peer in roundRobin(Peer.allCases, round: index) {
                 let run = try PeerRuns.play(
                     peer, pattern: pattern.path, length: pattern.length, on: device, tools: tools)
-                let intended = try tools.intended(pattern.path, profile: device.kind.profile)
-                let name = (pattern.path as NSString).lastPathComponent
                 figures.fidelity[peer, default: [:]][name] = PeerMetrics.fidelityError(
                     observed: run.output, intended: intended, length: pattern.length + 0.1)
-                plotted[name] = run.output
-                played = (played.seconds + pattern.length, played.cpu + run.cpuSeconds, played.writes + run.writes)
-                // strace slows the program many times over: one pattern, the longest, is enough for the count.
-                guard pattern.path == busiest?.path,
-                    let calls = try PeerRuns.syscalls(
-                        peer, pattern: pattern.path, length: pattern.length, on: device, tools: tools)
-                else { continue }
-                figures.syscallsPerSecond[peer] = Double(calls) / pattern.length
+                figures.observed[peer, default: [:]][name] = run.output
+                let total = played[peer] ?? (0, 0, 0)
+                played[peer] = (total.seconds + pattern.length, total.cpu + run.cpuSeconds, total.writes + run.writes)
             }
-            figures.cpuPerSecond[peer] = played.cpu * 1000 / played.seconds
-            figures.writesPerSecond[peer] = Double(played.writes) / played.seconds
-            figures.observed[peer] = plotted
-            figures.idleWakeups[peer] = try PeerRuns.idleWakeups(
-                peer, on: device, tools: tools, seconds: options.idleSeconds)
-            figures.killToRest[peer] = try PeerRuns.killToRest(peer, on: device, tools: tools, limit: options.killLimit)
+        }
+        for (peer, total) in played {
+            figures.cpuPerSecond[peer] = total.cpu * 1000 / total.seconds
+            figures.writesPerSecond[peer] = Double(total.writes) / total.seconds
+        }
+        // strace slows the program many times over: one pattern, the longest, is enough for the count.
+        if let busiest {
+            for peer in roundRobin(Peer.allCases, round: patterns.count) {
+                guard
+                    let calls = try PeerRuns.syscalls(
+                        peer, pattern: busiest.path, length: busiest.length, on: device, tools: tools)
+                else { continue }
+                figures.syscallsPerSecond[peer] = Double(calls) / busiest.length
+            }
+        }
+        var switches: [Peer: Double] = [:]
+        for round in 0..<options.idleRounds {
+            for peer in roundRobin(Peer.allCases, round: round) {
+                switches[peer, default: 0] += try PeerRuns.idleContextSwitches(
+                    peer, on: device, tools: tools, seconds: options.idleSeconds)
+            }
+        }
+        for (peer, count) in switches {
+            figures.idleWakeups[peer] = count / (options.idleSeconds * Double(options.idleRounds))
+        }
+        var kills: [Peer: [Double]] = [:]
+        for round in 0..<options.killRounds {
+            for peer in roundRobin(Peer.allCases, round: round) {
+                let rest = try PeerRuns.killToRest(peer, on: device, tools: tools, limit: options.killLimit)
+                kills[peer, default: []].append(rest ?? .infinity)
+            }
+        }
+        for (peer, times) in kills {
+            let median = PeerMetrics.median(times)
+            figures.killToRest[peer] = median.isFinite ? median : nil
         }
         if options.printsPlots { try PeerReport.printPlots(figures, patterns: patterns, tools: tools) }
         return figures

@@ -1,6 +1,11 @@
-// Trigger latency against SDL: call -> first output on the device, for SDL's two APIs (in their own process,
-// which answers with the time it made the call) and for ours (a prepared HapticManager transient, and the
-// ordinary `start(atTime: 0)` of a player just made with `makePlayer(with:)`), interleaved round by round.
+// Trigger latency against SDL: call -> first output on the device, like against like. What was uploaded ahead
+// against what was uploaded ahead: SDL's haptic API running an effect uploaded once before the rounds
+// (`SDL_HapticRunEffect` alone), against our prepared transient, through HapticManager (`prepare(pattern:)` before
+// each `play(pattern:)`, as that API wants) and through an engine player prepared once and started each round.
+// A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
+// `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
+// answer with the time they made the call. Every round takes each path once, in an order that moves on by one
+// path from round to round, so that neither a slow stretch of the machine nor a place in the order favours one.
 import AHAP
 import Foundation
 import HapticRendering
@@ -9,10 +14,42 @@ import LinuxHaptics
 import LinuxInput
 
 enum LatencyPath: String, CaseIterable, Sendable {
+    case sdlRun = "SDL_HapticRunEffect, uploaded once"
+    case oursManagerPrepared = "ours, prepared transient (HapticManager)"
+    case oursEnginePrepared = "ours, engine player prepared once"
     case sdlRumble = "SDL_GameControllerRumble"
-    case sdlHaptic = "SDL_HapticUpdateEffect + Run"
-    case oursPrepared = "ours, prepared transient (HapticManager)"
-    case oursStart = "ours, start of an unprepared player"
+    case oursStart = "ours, makePlayer + start(atTime: 0)"
+
+    /// The SDL path each of ours is held against: SDL's pre-uploaded run for our prepared paths, SDL's rumble
+    /// call for our ordinary start; nil for SDL's own.
+    var sdlCounterpart: LatencyPath? {
+        switch self {
+        case .oursManagerPrepared, .oursEnginePrepared: .sdlRun
+        case .oursStart: .sdlRumble
+        case .sdlRun, .sdlRumble: nil
+        }
+    }
+
+    /// The key of this path's ratio to its SDL counterpart in the closing `peers:` line.
+    var summaryKey: String? {
+        switch self {
+        case .oursManagerPrepared: "latency-p99-manager-prepared-vs-sdl-run"
+        case .oursEnginePrepared: "latency-p99-engine-prepared-vs-sdl-run"
+        case .oursStart: "latency-p99-start-vs-sdl-rumble"
+        case .sdlRun, .sdlRumble: nil
+        }
+    }
+
+    /// Ours, in the order of the closing line's latency ratios.
+    static let ours: [LatencyPath] = [.oursManagerPrepared, .oursEnginePrepared, .oursStart]
+}
+
+/// `items` in round-robin order for round `round`: the list rotated left by `round` places, so that over as many
+/// rounds as there are items each one comes first once.
+func roundRobin<Item>(_ items: [Item], round: Int) -> [Item] {
+    guard !items.isEmpty else { return [] }
+    let shift = round % items.count
+    return Array(items[shift...] + items[..<shift])
 }
 
 enum PeerLatency {
@@ -28,7 +65,7 @@ enum PeerLatency {
         defer { rig.close() }
         var samples: [LatencyPath: [Double]] = [:]
         for round in 0..<(warmUp + rounds) {
-            for path in LatencyPath.allCases {
+            for path in roundRobin(LatencyPath.allCases, round: round) {
                 try PeerRuns.waitForRest(device)
                 let called = try rig.trigger(path)
                 let seen = try await firstOutput(device, after: called, path: path)
@@ -40,11 +77,14 @@ enum PeerLatency {
         return samples
     }
 
-    /// The four ways to trigger on one device: SDL's two programs, a HapticManager and an engine of ours.
+    /// The five ways to trigger on one device: SDL's two programs (the haptic one with its effect uploaded), a
+    /// HapticManager, and an engine of ours with a player prepared once.
     @MainActor
     struct Rig {
         let manager: HapticManager
         let engine: HapticEngine
+        /// Prepared once, started every round: its pulse stays uploaded between starts.
+        let prepared: any HapticPatternPlayer
         let rumble: PeerProgram
         let haptic: PeerProgram
         /// A full-intensity transient.
@@ -70,8 +110,15 @@ enum PeerLatency {
             }
             engine = HapticEngine(output: output, options: options, logger: logger)
             try engine.start()
+            prepared = try engine.makePlayer(with: tap)
+            guard try prepared.prepare() else {
+                throw PeerFailure(reason: "the engine could not prepare the tap on \(device.eventNode)")
+            }
             rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
             haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
+            // SDL's effect is uploaded once, before any round: each round's call is its run alone.
+            haptic.process.write("upload \(PeerLatency.pulseMilliseconds)\n")
+            _ = try haptic.line(startingWith: "ok", timeout: 10)
         }
 
         func close() {
@@ -85,7 +132,7 @@ enum PeerLatency {
         /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
         func trigger(_ path: LatencyPath) throws -> Int64 {
             switch path {
-            case .sdlRumble, .sdlHaptic:
+            case .sdlRumble, .sdlRun:
                 let program = path == .sdlRumble ? rumble : haptic
                 program.process.write("go \(pulseMilliseconds)\n")
                 let answer = try program.line(startingWith: "t ", timeout: 10)
@@ -93,11 +140,18 @@ enum PeerLatency {
                     throw PeerFailure(reason: "sdl-peer said \(answer)")
                 }
                 return time
-            case .oursPrepared:
+            case .oursManagerPrepared:
+                // HapticManager uses a prepared pattern up on its play: it is prepared again before each round,
+                // before the clock starts.
                 manager.prepare(pattern: tap)
                 usleep(pause)
                 let called = Clock.microseconds()
                 manager.play(pattern: tap)
+                return called
+            case .oursEnginePrepared:
+                usleep(pause)
+                let called = Clock.microseconds()
+                try prepared.start(atTime: 0)
                 return called
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
@@ -110,12 +164,12 @@ enum PeerLatency {
             }
         }
 
-        /// Ends what `trigger` started where it does not end by itself: SDL's rumble is told to stop.
+        /// Ends what `trigger` started where it does not end by itself: SDL's rumble, whose duration SDL ends
+        /// only while the program pumps its events (this one waits for its next command), is told to stop.
         func release(_ path: LatencyPath) throws {
-            guard path == .sdlRumble || path == .sdlHaptic else { return }
-            let program = path == .sdlRumble ? rumble : haptic
-            program.process.write("stop\n")
-            _ = try program.line(startingWith: "ok", timeout: 10)
+            guard path == .sdlRumble else { return }
+            rumble.process.write("stop\n")
+            _ = try rumble.line(startingWith: "ok", timeout: 10)
         }
     }
 

@@ -86,6 +86,15 @@ enum PeerMetrics {
         return exp(logSum / Double(usable.count))
     }
 
+    /// The median: the middle value, or the mean of the two middle ones; NaN for no value. Infinity (a figure
+    /// that never came) sorts last like any larger value.
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return .nan }
+        let middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+    }
+
     /// The system calls in an `strace -f` log (`PID name(arguments) = result` lines) after the peer wrote its
     /// `start` line to standard output and before it wrote its `end` line; nil when the log lacks either. A call
     /// that strace shows in two parts (`<unfinished ...>`, then `<... name resumed>`) counts once.

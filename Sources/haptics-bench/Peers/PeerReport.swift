@@ -11,6 +11,11 @@ enum PeerReport {
                 "  latency, call -> device output, \(path.rawValue): p50 \(format(samples.percentile(50))) ms, "
                     + "p99 \(format(samples.percentile(99))) ms (n=\(samples.samples.count))")
         }
+        for path in LatencyPath.ours {
+            guard let sdl = path.sdlCounterpart else { continue }
+            let ratio = { (p: Double) in latencyRatio(figures, path, percentile: p).map(format) ?? "-" }
+            print("  latency ratio, \(path.rawValue) / \(sdl.rawValue): p50 \(ratio(50)), p99 \(ratio(99))")
+        }
         if latencyOnly { return }
         let peers = Peer.allCases
         let header =
@@ -48,28 +53,39 @@ enum PeerReport {
         Peer.allCases.filter(\.isSDL).compactMap(value).min()
     }
 
+    /// The `percentile` of `path`'s latency over that of its SDL counterpart on one device; nil when either was
+    /// not measured.
+    static func latencyRatio(_ figures: DeviceFigures, _ path: LatencyPath, percentile: Double) -> Double? {
+        guard let sdl = path.sdlCounterpart else { return nil }
+        let value = { (path: LatencyPath) in
+            Measurement(name: "", unit: "ms", samples: figures.latency[path] ?? []).percentile(percentile)
+        }
+        let ours = value(path)
+        let theirs = value(sdl)
+        guard ours.isFinite, theirs.isFinite, theirs > 0 else { return nil }
+        return ours / theirs
+    }
+
     struct Summary {
         var line: String
         /// Every ratio was measured.
         var complete: Bool
     }
 
-    /// The closing line: each figure ours / SDL's better API, geometric mean over devices (fidelity: over devices
-    /// and patterns, pattern by pattern). With `latencyOnly`, the latency figure alone, and complete when it was
-    /// measured.
+    /// The closing line, a geometric mean over devices of each ratio (fidelity: over devices and patterns, pattern
+    /// by pattern). The latency ratios are p99s by pair, each named in its key: our two prepared paths over SDL's
+    /// run of an effect uploaded once, our ordinary start over SDL's rumble call. The other figures are ours over
+    /// SDL's better API. With `latencyOnly`, the latency ratios alone, and complete when they were measured.
     static func summary(_ all: [DeviceFigures], latencyOnly: Bool = false) -> Summary {
-        var latency: [Double] = []
+        var latency: [LatencyPath: [Double]] = [:]
         var fidelity: [Double] = []
         var writes: [Double] = []
         var cpu: [Double] = []
         var oursIdle: [Double] = []
         var sdlIdle: [Double] = []
         for figures in all {
-            let p99 = { (path: LatencyPath) in
-                Measurement(name: "", unit: "ms", samples: figures.latency[path] ?? []).percentile(99)
-            }
-            if let sdl = [p99(.sdlRumble), p99(.sdlHaptic)].filter(\.isFinite).min() {
-                latency.append(p99(.oursPrepared) / sdl)
+            for path in LatencyPath.ours {
+                if let ratio = latencyRatio(figures, path, percentile: 99) { latency[path, default: []].append(ratio) }
             }
             for (pattern, ours) in figures.fidelity[.ours] ?? [:] {
                 if let sdl = bestSDL({ figures.fidelity[$0]?[pattern] }) { fidelity.append(ours / max(sdl, 1e-6)) }
@@ -86,13 +102,21 @@ enum PeerReport {
             }
         }
         let ratio = { (values: [Double]) in PeerMetrics.geometricMean(values).map(format) ?? "-" }
-        if latencyOnly { return Summary(line: "peers: latency-p99=\(ratio(latency))", complete: !latency.isEmpty) }
+        let latencyFields = LatencyPath.ours.map { path in
+            "\(path.summaryKey ?? path.rawValue)=\(ratio(latency[path] ?? []))"
+        }
+        let latencyMeasured = LatencyPath.ours.allSatisfy { !(latency[$0] ?? []).isEmpty }
+        if latencyOnly {
+            return Summary(line: "peers: " + latencyFields.joined(separator: " "), complete: latencyMeasured)
+        }
         let mean = { (values: [Double]) in values.isEmpty ? "-" : format(values.reduce(0, +) / Double(values.count)) }
-        let line =
-            "peers: latency-p99=\(ratio(latency)) fidelity=\(ratio(fidelity)) writes=\(ratio(writes)) "
-            + "cpu=\(ratio(cpu)) idle-wakeups=\(mean(oursIdle))/\(mean(sdlIdle))"
-        let complete = [latency, fidelity, writes, cpu, oursIdle].allSatisfy { !$0.isEmpty }
-        return Summary(line: line, complete: complete)
+        let fields =
+            latencyFields + [
+                "fidelity=\(ratio(fidelity))", "writes=\(ratio(writes))", "cpu=\(ratio(cpu))",
+                "idle-wakeups=\(mean(oursIdle))/\(mean(sdlIdle))",
+            ]
+        let complete = latencyMeasured && [fidelity, writes, cpu, oursIdle].allSatisfy { !$0.isEmpty }
+        return Summary(line: "peers: " + fields.joined(separator: " "), complete: complete)
     }
 
     /// An overlay (intended, SDL's two APIs, ours) for the three longest patterns the device played.

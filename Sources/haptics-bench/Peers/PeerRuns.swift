@@ -1,5 +1,6 @@
-// The measurements of `make bench-peers` on one device: each one made for SDL and for us in the same way, one
-// after the other or interleaved, so that a slow stretch of the machine hits both.
+// The measurements of `make bench-peers` on one device: each one run for one peer at a time, made for SDL and for
+// us in the same way. PeerBench.measure interleaves them: every peer takes its turn in each round or pattern, so
+// that a slow stretch of the machine hits all of them.
 import AHAP
 import Foundation
 import HapticRendering
@@ -214,13 +215,6 @@ enum PeerRuns {
 
     // MARK: Idle wake-ups
 
-    /// Context switches per second of every thread of `pid`, over `seconds`.
-    static func wakeupsPerSecond(of pid: pid_t, seconds: Double) -> Double {
-        let before = contextSwitches(of: pid)
-        usleep(UInt32(seconds * 1e6))
-        return Double(contextSwitches(of: pid) - before) / seconds
-    }
-
     /// The voluntary and involuntary context switches of every thread of `pid` so far.
     static func contextSwitches(of pid: pid_t) -> Int {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
@@ -233,9 +227,12 @@ enum PeerRuns {
         }
     }
 
-    /// Wake-ups per second of a peer that has the device open and plays nothing: SDL with the controller (and
-    /// haptic device) open, our engine through the C library after playing a pattern that asks for nothing.
-    static func idleWakeups(_ peer: Peer, on device: PeerDevice, tools: PeerTools, seconds: Double) throws -> Double {
+    /// The wake-ups (context switches, every thread) over `seconds` of a peer that has the device open and plays
+    /// nothing: SDL with the controller (and haptic device) open, our engine through the C library after playing
+    /// a pattern that asks for nothing.
+    static func idleContextSwitches(_ peer: Peer, on device: PeerDevice, tools: PeerTools, seconds: Double) throws
+        -> Double
+    {
         let program: PeerProgram
         if peer == .ours {
             guard let example = tools.cExample else {
@@ -252,9 +249,12 @@ enum PeerRuns {
         }
         // Past any start-up work.
         usleep(1_000_000)
-        let rate = wakeupsPerSecond(of: program.process.pid, seconds: seconds)
+        let pid = program.process.pid
+        let before = contextSwitches(of: pid)
+        usleep(UInt32(seconds * 1e6))
+        let count = contextSwitches(of: pid) - before
         stop(program)
-        return rate
+        return Double(count)
     }
 
     // MARK: SIGKILL

@@ -1,0 +1,97 @@
+import Testing
+
+@testable import haptics_bench
+
+@Suite struct PeerReportTests {
+    /// One device where every latency path took the same time in every round, and every other figure was measured.
+    static func figures(latency: [LatencyPath: Double]) -> DeviceFigures {
+        var figures = DeviceFigures(kind: .virtualPad)
+        for (path, milliseconds) in latency { figures.latency[path] = Array(repeating: milliseconds, count: 10) }
+        figures.fidelity = [.ours: ["a.ahap": 0.02], .sdlRumble: ["a.ahap": 0.08], .sdlHaptic: ["a.ahap": 0.04]]
+        figures.writesPerSecond = [.ours: 30, .sdlRumble: 60, .sdlHaptic: 40]
+        figures.cpuPerSecond = [.ours: 5, .sdlRumble: 20, .sdlHaptic: 10]
+        figures.idleWakeups = [.ours: 0, .sdlRumble: 1, .sdlHaptic: 2]
+        return figures
+    }
+
+    static let paired: [LatencyPath: Double] = [
+        .sdlRun: 0.1, .oursManagerPrepared: 0.2, .oursEnginePrepared: 0.05, .sdlRumble: 1, .oursStart: 0.25,
+    ]
+
+    /// The line's `key=value` fields after `peers:`.
+    static func fields(_ line: String) -> [(key: String, value: String)] {
+        line.split(separator: " ").dropFirst().map { field in
+            let parts = field.split(separator: "=", maxSplits: 1)
+            return (String(parts.first ?? ""), parts.count == 2 ? String(parts[1]) : "")
+        }
+    }
+
+    @Test func eachLatencyRatioPairsOursWithItsSDLCounterpartAndNamesThePair() {
+        let line = PeerReport.summary([Self.figures(latency: Self.paired)]).line
+        let values = Dictionary(uniqueKeysWithValues: Self.fields(line).map { ($0.key, $0.value) })
+        // Our prepared paths over SDL's run of an effect uploaded once; our ordinary start over SDL's rumble call.
+        #expect(values["latency-p99-manager-prepared-vs-sdl-run"] == "2.000")
+        #expect(values["latency-p99-engine-prepared-vs-sdl-run"] == "0.500")
+        #expect(values["latency-p99-start-vs-sdl-rumble"] == "0.250")
+    }
+
+    @Test func theFullLineIsKeyValueFieldsOfNumbersInAFixedOrder() {
+        let summary = PeerReport.summary([Self.figures(latency: Self.paired)])
+        #expect(summary.line.hasPrefix("peers: latency-p99-"))
+        #expect(summary.complete)
+        let fields = Self.fields(summary.line)
+        #expect(
+            fields.map(\.key) == [
+                "latency-p99-manager-prepared-vs-sdl-run", "latency-p99-engine-prepared-vs-sdl-run",
+                "latency-p99-start-vs-sdl-rumble", "fidelity", "writes", "cpu", "idle-wakeups",
+            ])
+        let numbers = fields.flatMap { $0.value.split(separator: "/") }.map { Double($0) }
+        #expect(numbers.count == 8 && numbers.allSatisfy { $0?.isFinite == true })
+        // The other figures are ours over SDL's better API: fidelity 0.02 / 0.04, writes 30 / 40, CPU 5 / 10.
+        #expect(summary.line.hasSuffix("fidelity=0.500 writes=0.750 cpu=0.500 idle-wakeups=0.000/1.000"))
+    }
+
+    @Test func aLatencyPairWithAnUnmeasuredSideIsADashAndTheLineIncomplete() {
+        var latency = Self.paired
+        latency[.sdlRumble] = nil
+        let summary = PeerReport.summary([Self.figures(latency: latency)])
+        #expect(summary.line.contains("latency-p99-start-vs-sdl-rumble=- "))
+        #expect(summary.line.contains("latency-p99-manager-prepared-vs-sdl-run=2.000 "))
+        #expect(!summary.complete)
+    }
+
+    @Test func theLatencyOnlyLineHasTheThreeLatencyRatiosAlone() {
+        let summary = PeerReport.summary([Self.figures(latency: Self.paired)], latencyOnly: true)
+        #expect(
+            summary.line
+                == "peers: latency-p99-manager-prepared-vs-sdl-run=2.000 latency-p99-engine-prepared-vs-sdl-run=0.500 "
+                + "latency-p99-start-vs-sdl-rumble=0.250")
+        #expect(summary.complete)
+    }
+
+    @Test func latencyRatiosAreGeometricMeansOverDevices() {
+        var slower = Self.paired
+        slower[.oursManagerPrepared] = 0.05
+        let line = PeerReport.summary([Self.figures(latency: Self.paired), Self.figures(latency: slower)]).line
+        // 2 on one device and 0.5 on the other.
+        #expect(line.contains("latency-p99-manager-prepared-vs-sdl-run=1.000 "))
+    }
+
+    @Test func roundRobinStartsOnePlaceFurtherEachRound() {
+        #expect(roundRobin(["a", "b", "c"], round: 0) == ["a", "b", "c"])
+        #expect(roundRobin(["a", "b", "c"], round: 1) == ["b", "c", "a"])
+        #expect(roundRobin(["a", "b", "c"], round: 2) == ["c", "a", "b"])
+        #expect(roundRobin(["a", "b", "c"], round: 3) == ["a", "b", "c"])
+        #expect(roundRobin([String](), round: 4).isEmpty)
+        // Over as many rounds as there are peers, each goes first once.
+        #expect(Set((0..<Peer.allCases.count).map { roundRobin(Peer.allCases, round: $0)[0] }) == Set(Peer.allCases))
+    }
+
+    @Test func theMedianTakesTheMiddleAndANeverSortsLast() {
+        #expect(PeerMetrics.median([]).isNaN)
+        #expect(PeerMetrics.median([3, 1, 2]) == 2)
+        #expect(PeerMetrics.median([4, 1, 3, 2]) == 2.5)
+        #expect(PeerMetrics.median([8, .infinity, 9]) == 9)
+        #expect(PeerMetrics.median([.infinity, 8, .infinity]) == .infinity)
+    }
+}
