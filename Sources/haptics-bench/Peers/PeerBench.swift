@@ -12,7 +12,7 @@ import LinuxHaptics
 
 struct PeerBenchOptions {
     var devices: [PeerDeviceKind] = PeerDeviceKind.allCases
-    /// How many corpus patterns the fidelity figure plays (spread over the corpus's durations).
+    /// How many patterns the fidelity figure plays (spread over their durations).
     var patternCount = 8
     var latencyRounds = 120
     var latencyWarmUp = 5
@@ -72,9 +72,9 @@ enum PeerBench {
         let tools = PeerTools(
             haptics: projectBinary("haptics"), sdlPeer: sdlPeer, strace: onPath("strace") ? "strace" : nil,
             cExample: example, folder: folder)
-        let patterns = try corpusPatterns(count: options.patternCount)
+        let patterns = try benchPatterns(count: options.patternCount)
         print(
-            "peers: \(patterns.count) corpus pattern(s): "
+            "peers: \(patterns.count) \(RenderingCorpus.setName) pattern(s): "
                 + patterns.map { ($0.path as NSString).lastPathComponent }.joined(separator: ", "))
         var all: [DeviceFigures] = []
         for kind in options.devices {
@@ -153,15 +153,17 @@ enum PeerBench {
         return figures
     }
 
-    /// `count` corpus patterns of 0.25 to 2.5 s, spread evenly over their durations (shortest to longest).
-    static func corpusPatterns(count: Int) throws -> [(path: String, length: Double)] {
-        let candidates = try AHAPCorpus.files().compactMap { url -> (path: String, length: Double)? in
+    /// `count` patterns of 0.25 to 2.5 s, spread evenly over their durations (shortest to longest), from the corpus
+    /// when `AHAP_CORPUS` names it, otherwise from the AHAP fixtures (`AHAPFixtures.corpusOrFixtures`).
+    static func benchPatterns(count: Int) throws -> [(path: String, length: Double)] {
+        let files = try AHAPFixtures.corpusOrFixtures().files
+        let candidates = files.compactMap { url -> (path: String, length: Double)? in
             guard let pattern = try? HapticPattern(contentsOf: url), !pattern.hapticEvents.isEmpty,
                 (0.25...2.5).contains(pattern.duration)
             else { return nil }
             return (url.path, pattern.duration)
         }.sorted { $0.length < $1.length }
-        guard !candidates.isEmpty else { throw PeerFailure(reason: "no corpus pattern of 0.25 to 2.5 s") }
+        guard !candidates.isEmpty else { throw PeerFailure(reason: "no AHAP pattern of 0.25 to 2.5 s") }
         guard count > 1 else { return [candidates[candidates.count / 2]] }
         let picked = (0..<min(count, candidates.count)).map { index in
             candidates[index * (candidates.count - 1) / max(min(count, candidates.count) - 1, 1)]
