@@ -1,7 +1,8 @@
 // The side-by-side bench with SDL (`make bench-peers`) in small: `haptics-bench --peers --smoke` plays one pattern
 // (the corpus's when AHAP_CORPUS names it, otherwise an AHAP fixture) through SDL2's rumble and haptic APIs
-// (peers/sdl-peer.c) and through our engine on a virtual pad, and must measure every figure on both sides. It needs systemd-udevd (SDL finds game controllers through udev's
-// properties), so scripts/kernel-tests runs it in the guest with the daemon.
+// (peers/sdl-peer.c) and through our engine on a virtual pad, and must measure every figure on both sides. It
+// needs systemd-udevd (SDL finds game controllers through udev's properties), so scripts/kernel-tests runs it in the
+// guest with the daemon.
 import Foundation
 import Glibc
 import HapticTestDevices
