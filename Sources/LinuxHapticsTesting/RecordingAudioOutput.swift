@@ -47,9 +47,9 @@ public final class RecordingAudioOutput: AudioOutput {
     public func fail(after frames: Int?) { state.withLock { $0.failAfter = frames } }
 
     /// Makes a write wait, before it records anything, once `frames` frames have been written, until the hold is
-    /// moved past it or lifted (nil). While a writer waits there (`isWaitingAtHold`), whatever a test posts to
-    /// the stream that feeds this output is taken by the stream at once, in one period. A stream cannot be
-    /// closed while its writer waits: lift the hold first.
+    /// moved past it or lifted (nil). While a writer waits there (`isWaitingAtHold`), what a test posts to the
+    /// stream that feeds this output is taken by the stream all together, for the period after the one held. A
+    /// stream cannot be closed while its writer waits: lift the hold first.
     public func hold(after frames: Int?) {
         state.withLock { $0.holdAfter = frames }
         holdMoved.signal()

@@ -56,8 +56,9 @@ import Testing
         // The limits, counted over the storm's own length: 50 ms apart and 10 per second at most.
         let limits = generator.limits
         let spacing = Double(limits.minimumSpacing.components.attoseconds) / 1e18
-        #expect(generator.playedCount <= Int(elapsed / spacing) + 1)
-        #expect(generator.playedCount <= limits.sustainedCount * (Int(elapsed) + 1))
+        let played = "\(generator.playedCount) played in \(elapsed) s"
+        #expect(generator.playedCount <= Int(elapsed / spacing) + 1, "\(played)")
+        #expect(generator.playedCount <= limits.sustainedCount * (Int(elapsed) + 1), "\(played)")
         #expect(generator.playedCount + generator.droppedCount == Self.tasks * Self.callsPerTask / 2)
         // The device gets no more than the planner's rate: one command per 20 ms (generic profile), plus the
         // prepared pulses' triggers and stops and the renewals in between.
