@@ -10,9 +10,18 @@ public final class NullAudioOutput: AudioOutput {
     public let latency: AudioLatency
     /// When the last frame queued will have been heard (`CLOCK_MONOTONIC` nanoseconds); nil when closed.
     private let queueEnd: Lock<UInt64?> = Lock(0)
+    /// Now, in nanoseconds: `CLOCK_MONOTONIC`.
+    private let clock: @Sendable () -> UInt64
 
-    public init(sampleRate: Int = AudioOutputs.defaultSampleRate, bufferSeconds: Double = 0.04) {
+    public convenience init(sampleRate: Int = AudioOutputs.defaultSampleRate, bufferSeconds: Double = 0.04) {
+        self.init(sampleRate: sampleRate, bufferSeconds: bufferSeconds, clock: { MonotonicTime.nanoseconds() })
+    }
+
+    /// An output whose time is `clock` (nanoseconds) instead of `CLOCK_MONOTONIC`, so that a test sets when a
+    /// write is made. A write that finds the buffer full still sleeps, for as long as `clock` says is left.
+    package init(sampleRate: Int, bufferSeconds: Double, clock: @escaping @Sendable () -> UInt64) {
         self.sampleRate = sampleRate
+        self.clock = clock
         let buffer = max(1, Int((bufferSeconds * Double(sampleRate)).rounded()))
         latency = AudioLatency(bufferFrames: buffer, periodFrames: max(1, buffer / 4), sampleRate: sampleRate)
     }
@@ -22,13 +31,13 @@ public final class NullAudioOutput: AudioOutput {
         let frames = UInt64(samples.count / 2)
         let (heard, end) = try queueEnd.withLock { (end) throws(AudioDeviceError) -> (UInt64, UInt64) in
             guard let queued = end else { throw closedError("write") }
-            let heard = max(queued, MonotonicTime.nanoseconds())
+            let heard = max(queued, clock())
             end = heard + frames * 1_000_000_000 / UInt64(sampleRate)
             return (heard, heard + frames * 1_000_000_000 / UInt64(sampleRate))
         }
         // Wait, as a full ring buffer makes a writer wait, until no more than the buffer is left to hear.
         let buffer = UInt64(latency.bufferFrames) * 1_000_000_000 / UInt64(sampleRate)
-        let now = MonotonicTime.nanoseconds()
+        let now = clock()
         if end > now + buffer { Sys.sleep(nanoseconds: end - buffer - now) }
         return heard
     }
@@ -38,7 +47,7 @@ public final class NullAudioOutput: AudioOutput {
             guard let end else { throw closedError("delay") }
             return end
         }
-        let now = MonotonicTime.nanoseconds()
+        let now = clock()
         return end > now ? Double(end - now) / 1e9 : 0
     }
 

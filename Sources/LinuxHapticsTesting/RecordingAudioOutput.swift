@@ -1,17 +1,31 @@
 // A sound output that records instead of playing: for testing code that plays sound (an AudioManager, a
-// MixingStream) without a sound card, and for making its device go away on demand.
+// MixingStream) without a sound card, for making its device go away on demand, and for holding its writer at a
+// frame while a test posts what must reach the stream together.
 public import LinuxAudio
 import LinuxInput
 
 /// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
 /// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that a stream's
 /// thread does not spin.
+///
+/// Time on this output is frames, not the wall clock: a stream feeds it as fast as it can, so a test that must
+/// act before the stream reaches a frame holds the writer there (`hold(after:)`) instead of racing it.
 public final class RecordingAudioOutput: AudioOutput {
     public let deviceName = "recording"
     public let sampleRate: Int
     public let latency: AudioLatency
     public let origin: UInt64
-    private let state = Lock<(samples: [Float], failAfter: Int?)>(([], nil))
+
+    private struct State {
+        var samples: [Float] = []
+        var failAfter: Int?
+        var holdAfter: Int?
+        var waitingAtHold = false
+    }
+
+    private let state = Lock(State())
+    /// Wakes a write waiting at the hold when the hold moves.
+    private let holdMoved = DeadlineWaiter()
 
     /// A recording at `sampleRate` (8 kHz keeps tests small) whose clock starts at `origin`
     /// (`CLOCK_MONOTONIC` nanoseconds).
@@ -32,8 +46,26 @@ public final class RecordingAudioOutput: AudioOutput {
     /// brings it back.
     public func fail(after frames: Int?) { state.withLock { $0.failAfter = frames } }
 
+    /// Makes a write wait, before it records anything, once `frames` frames have been written, until the hold is
+    /// moved past it or lifted (nil). While a writer waits there (`isWaitingAtHold`), what a test posts to the
+    /// stream that feeds this output is taken by the stream all together, for the period after the one held. A
+    /// stream cannot be closed while its writer waits: lift the hold first.
+    public func hold(after frames: Int?) {
+        state.withLock { $0.holdAfter = frames }
+        holdMoved.signal()
+    }
+
+    /// Whether a write waits at the hold.
+    public var isWaitingAtHold: Bool { state.withLock { $0.waitingAtHold } }
+
     public func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
         Sys.sleep(nanoseconds: 200_000)
+        while state.withLock({ state in
+            state.waitingAtHold = state.holdAfter.map { state.samples.count / 2 >= $0 } ?? false
+            return state.waitingAtHold
+        }) {
+            holdMoved.wait(untilNanoseconds: nil)
+        }
         return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
             let first = state.samples.count / 2
             if let limit = state.failAfter, first >= limit {

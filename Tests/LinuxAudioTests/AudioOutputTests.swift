@@ -44,11 +44,22 @@ struct AudioOutputTests {
 
     @Test("the null output queues frames on the monotonic clock, one after the other")
     func nullOutputClock() throws {
-        let output = NullAudioOutput(sampleRate: 48000, bufferSeconds: 0.5)
+        let before = MonotonicTime.nanoseconds()
+        #expect(try NullAudioOutput().write([0, 0]) >= before, "its time is the monotonic clock's")
+        // The same output on a time the test sets: nothing depends on when the writes are made.
+        let now = Lock<UInt64>(1_000_000_000)
+        let output = NullAudioOutput(sampleRate: 48000, bufferSeconds: 0.5) { now.withLock { $0 } }
         let first = try output.write([Float](repeating: 0, count: 2 * 4800))
+        #expect(first == 1_000_000_000, "the first write of an empty queue is heard at once")
         let second = try output.write([Float](repeating: 0, count: 2 * 4800))
         #expect(second - first == 100_000_000, "the second write is heard 0.1 s after the first")
-        #expect(try output.delay() > 0.1)
+        #expect(try output.delay() == 0.2)
+        now.withLock { $0 += 50_000_000 }
+        #expect(try output.delay() == 0.15)
+        // The queue runs dry at 1.2 s; a write after that is heard when it is made.
+        now.withLock { $0 = 1_500_000_000 }
+        #expect(try output.delay() == 0)
+        #expect(try output.write([0, 0]) == 1_500_000_000)
         output.close()
         #expect(throws: AudioDeviceError.self) { try output.write([0, 0]) }
     }

@@ -27,12 +27,17 @@ struct MixingStreamTests {
     @Test("a sound scheduled ahead starts at its frame of the stream, plays whole and ends")
     func scheduledStart() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000)
+        // The stream writes its priming and first period (256 frames), then waits, far from frame 1000, until
+        // the sound is queued.
+        output.hold(after: 256)
         let stream = try MixingStream(output: output, logger: logger)
         defer { stream.close() }
-        try waitUntil("the stream runs") { output.frames > 0 }
+        defer { output.hold(after: nil) }
+        try waitUntil("the stream waits at frame 256") { output.isWaitingAtHold }
         // 1000 frames (125 ms) after the origin of the recording output's clock.
         let id = stream.play(
             ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: output.origin + 125_000_000)
+        output.hold(after: nil)
         try waitUntil("the sound ends") { !stream.isActive(id) }
         let samples = output.samples
         let firstSound = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
@@ -142,11 +147,17 @@ struct MixingStreamTests {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
         let stream = try MixingStream(output: output, logger: logger)
         defer { stream.close() }
+        defer { output.hold(after: nil) }
         let left = stream.play(ClipSource(constant(left: 0.5, right: 0, frames: 8), loops: true))
         try waitUntil("the first sound plays") { output.samples.contains(0.5) }
+        // The second sound and both fades reach the stream together, while its writer waits: both fades start
+        // at the same frame.
+        output.hold(after: output.frames)
+        try waitUntil("the stream waits") { output.isWaitingAtHold }
         let right = stream.play(ClipSource(constant(left: 0, right: 0.5, frames: 8), loops: true), gain: 0)
         stream.fade(left, to: 0, over: 0.1, thenStop: true)
         stream.fade(right, to: 1, over: 0.1)
+        output.hold(after: nil)
         try waitUntil("the fade ends") { !stream.isActive(left) }
         try waitUntil("the second plays on after it") { output.frames > 0 && output.samples.last == 0.5 }
         let samples = output.samples

@@ -13,6 +13,9 @@ import Testing
 
 @MainActor
 @Suite(.serialized) struct AudioManagerTests {
+    /// The feedback generator's clock: its rate limits see the time the test sets, not how fast the test runs.
+    let clock = ManualClock()
+
     /// A folder of sounds, each a constant stereo level: `left` (0.5, 0), `right` (0, 0.5), `both` (0.25, 0.25),
     /// 1 s at the recording's 8 kHz, and `tick` (0.1, 0.1) for 50 ms.
     struct Sounds {
@@ -74,10 +77,16 @@ import Testing
     @Test func musicCrossFadesAtConstantPowerOverHalfASecond() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
+        defer { rig.output.hold(after: nil) }
         rig.manager.playMusic("left")
         #expect(rig.manager.isPlaying && rig.manager.currentTrack == "left")
         try await rig.advance(frames: 2000)
+        // The cross-fade's commands reach the stream together, while its writer waits: the stream cannot take
+        // the fade-out a period before the fade-in, whatever runs when.
+        rig.output.hold(after: rig.output.frames)
+        try await waitUntil("the stream waits") { rig.output.isWaitingAtHold }
         rig.manager.playMusic("right")
+        rig.output.hold(after: nil)
         #expect(rig.manager.currentTrack == "right")
         try await rig.advance(frames: 8000)
         let heard = Self.frames(rig.output.samples)
@@ -192,7 +201,7 @@ import Testing
         let haptics = HapticManager(resolver: rig.sounds.resolver, engineProvider: provider, logger: quiet)
         let settings = FeedbackSettingsStore(
             fileURL: rig.sounds.folder.url.appendingPathComponent("settings.json"), logger: quiet)
-        let generator = HapticFeedbackGenerator(output: haptics, settings: settings, logger: quiet)
+        let generator = HapticFeedbackGenerator(output: haptics, settings: settings, clock: clock, logger: quiet)
         return (AudioService(haptics: generator, audio: rig.manager), provider, rig, settings)
     }
 
@@ -218,7 +227,7 @@ import Testing
         #expect(provider.latest?.state.withLock { $0.played }.last == AppFeedback.success.feedback.pattern)
         service.isSoundEnabled = true
         rig.manager.mute()
-        try await Task.sleep(for: .milliseconds(60))
+        clock.advance(by: 0.06)  // past the rate limit's 50 ms spacing
         service.playFeedback(.warning)
         #expect(provider.latest?.state.withLock { $0.played }.last == AppFeedback.warning.feedback.pattern)
     }
@@ -253,6 +262,6 @@ import Testing
         defer { rig.sounds.folder.remove() }
         service.playFeedback(.pass)
         service.playFeedback(.pass)
-        #expect(provider.latest?.state.withLock { $0.played }.count == 1, "the second call came within 50 ms")
+        #expect(provider.latest?.state.withLock { $0.played }.count == 1, "the second call came 0 ms after the first")
     }
 }

@@ -1,5 +1,7 @@
-// The real playback thread on the monotonic clock: the order of what it sends, never how fast (timing
-// belongs to `make bench`).
+// The real playback thread (the monotonic clock's timer thread) on a time the test moves: what it sends, in
+// order and at which engine time, never how fast (timing belongs to `make bench`). The thread wakes at each
+// change point the engine asks for and the time stands there while it works, so however late the machine
+// wakes it, no change is merged into the next.
 import HapticRendering
 import LinuxHaptics
 import LinuxHapticsTesting
@@ -11,13 +13,16 @@ import Testing
 
     @Test func theThreadPlaysAPatternToItsEndAndStops() async throws {
         let recorder = RecordingOutput()
-        let engine = HapticEngine(output: .recording(recorder), logger: quietLogger())
+        let clock = SteppedClock()
+        let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())
         try engine.start()
         let player = try engine.makeAdvancedPlayer(
             timeline: timeline(pulse(1, 0, to: 0.03), pulse(0, 1, from: 0.03, to: 0.06)))
         let (finished, continuation) = AsyncStream.makeStream(of: Bool.self)
         player.completionHandler = { continuation.yield($0 == nil) }
+        // A start ahead of now only wakes the thread: every write below is the thread's.
         try player.start(atTime: engine.currentTime + 0.01)
+        clock.advance(by: 0.1)
         let outcome = await withTaskGroup(of: Bool?.self) { group in
             group.addTask { await finished.first { _ in true } }
             group.addTask {
@@ -29,16 +34,9 @@ import Testing
             return first
         }
         #expect(outcome == true)
-        let mixes = recorder.appliedMixes().map(\.mix)
-        // A late wake-up (a loaded machine) may merge changes; what was sent is still in order and ends off.
-        #expect(mixes.first == MotorMagnitudes(strong: 1, weak: 0))
-        #expect(mixes.last == .off)
-        #expect(
-            mixes.allSatisfy {
-                [MotorMagnitudes(strong: 1, weak: 0), MotorMagnitudes(strong: 0, weak: 1), .off].contains($0)
-            })
-        let times = recorder.appliedMixes().map(\.time)
-        #expect(times == times.sorted())
+        let applied = recorder.appliedMixes()
+        #expect(applied.map(\.mix) == [MotorMagnitudes(strong: 1, weak: 0), MotorMagnitudes(strong: 0, weak: 1), .off])
+        #expect(applied.map { Change(at: $0.time, $0.mix).time } == [10_000, 40_000, 70_000], "sent at 10, 40, 70 ms")
         engine.stop()
         #expect(recorder.records().last?.action == .close)
     }
