@@ -230,13 +230,13 @@ enum FaultSuite {
             observation.played = Self.played(pad.records().dropFirst(firstRecord))
             observation.interrupted = plan?.errno == .interrupted
 
-            let recovered = await playAfterFault(engine)
+            let recovery = await playAfterFault(engine)
             engine.stop()
             // Read once the engine stopped: a failing call and its log line are not one atomic step.
             observation.logged = plan.map { plan in log.contains(plan.errno.message) } ?? false
             guard checked else { return (observation, tally) }
             observation.problems = await problems(
-                observation, plan: plan, recovered: recovered, baseline: baseline, log: log)
+                observation, plan: plan, recovery: recovery, baseline: baseline, log: log)
             return (observation, tally)
         }
 
@@ -286,8 +286,9 @@ enum FaultSuite {
             ])
         }
 
-        /// With the fault lifted, the same engine plays a 30 ms rumble (starting itself again if it stopped).
-        private func playAfterFault(_ engine: HapticEngine) async -> Bool {
+        /// With the fault lifted, the same engine plays a 30 ms rumble (starting itself again if it stopped): nil,
+        /// or what went wrong.
+        private func playAfterFault(_ engine: HapticEngine) async -> String? {
             let mark = pad.records().count
             do {
                 if !engine.isRunning { try engine.start() }
@@ -296,9 +297,9 @@ enum FaultSuite {
                 try await VirtualPadSuite.waitForRecords(pad, "the play after the fault") { records in
                     Scenario.played(records.dropFirst(mark))
                 }
-                return true
+                return nil
             } catch {
-                return false
+                return "\(error) (engine running: \(engine.isRunning))"
             }
         }
 
@@ -308,14 +309,14 @@ enum FaultSuite {
         }
 
         private func problems(
-            _ observation: Observation, plan: SyscallFaults.Plan?, recovered: Bool, baseline: [Int32: String],
+            _ observation: Observation, plan: SyscallFaults.Plan?, recovery: String?, baseline: [Int32: String],
             log: RecordingLog
         ) async -> [String] {
             var problems: [String] = []
-            if !recovered {
+            if let recovery {
                 let lines = log.entries.suffix(8).map { "  \($0.level): \($0.message)" }
                 problems.append(
-                    "the engine did not play again once the fault was lifted; its log ends:\n"
+                    "the engine did not play again once the fault was lifted (\(recovery)); its log ends:\n"
                         + lines.joined(separator: "\n"))
             }
             do {
