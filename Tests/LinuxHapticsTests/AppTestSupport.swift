@@ -154,10 +154,14 @@ final class RecordingEngineProvider: HapticEngineProvider {
 
     func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
         state.withLock { $0.connected = connected }
-        // A task that lives until cancelled, as a real device watch does.
+        // A task that lives until cancelled, as a real device watch does. The cancel is noted by the call that
+        // cancels (its handler runs there), so a test reads it right after, whenever the task itself wakes.
         return Task { [self] in
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-            self.state.withLock { $0.watchCancelled = true }
+            await withTaskCancellationHandler {
+                while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            } onCancel: {
+                self.state.withLock { $0.watchCancelled = true }
+            }
         }
     }
 
