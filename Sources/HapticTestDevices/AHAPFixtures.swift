@@ -42,12 +42,15 @@ package enum AHAPFixtures {
         return url
     }
 
-    /// What a benchmark measures over: the corpus when `AHAP_CORPUS` names it, otherwise the fixtures; with a
-    /// name for its report and the folder the files' names are relative to.
+    /// What a benchmark measures over: the corpus when `AHAP_CORPUS` names it, otherwise the fixtures; with
+    /// `corpusOrFixturesName` for its report and the folder the files' names are relative to.
     package static func corpusOrFixtures() throws(AHAPCorpus.Missing) -> (name: String, root: URL, files: [URL]) {
-        if AHAPCorpus.isNamed { return ("corpus", try AHAPCorpus.root(), try AHAPCorpus.files()) }
-        return ("fixtures", try root(), try files())
+        if AHAPCorpus.isNamed { return (corpusOrFixturesName, try AHAPCorpus.root(), try AHAPCorpus.files()) }
+        return (corpusOrFixturesName, try root(), try files())
     }
+
+    /// Which set `corpusOrFixtures` reads, for reports: "corpus" or "fixtures".
+    package static var corpusOrFixturesName: String { AHAPCorpus.isNamed ? "corpus" : "fixtures" }
 
     /// The `.ahap` files under `folder`, at any depth, sorted by path.
     static func ahapFiles(under folder: URL) -> [URL] {

@@ -287,7 +287,7 @@ struct DriverBench {
             baseline: "50 ms tick through the same device", ratio: pooledOurs / pooledTick,
             note: String(
                 format:
-                    "pooled RMS ours %.4f vs tick %.4f over %d \(RenderingCorpus.setName) files, first %.1f s of each",
+                    "pooled RMS ours %.4f vs tick %.4f over %d \(AHAPFixtures.corpusOrFixturesName) files, first %.1f s of each",
                 pooledOurs, pooledTick, perFile.count, Self.fidelitySeconds))
     }
 

@@ -17,16 +17,16 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
     let tick = FixedTickRenderer(profile: profile)
     let iterations = 20
     let baseline = measure(
-        "tick renderer, \(RenderingCorpus.setName) pass (\(corpus.count) files)", iterations: iterations
+        "tick renderer, \(AHAPFixtures.corpusOrFixturesName) pass (\(corpus.count) files)", iterations: iterations
     ) {
         for pattern in corpus { _ = tick.commands(for: renderer.render(pattern)) }
     }
     let ours = measure(
-        "render + commands, \(RenderingCorpus.setName) pass (\(corpus.count) files)", iterations: iterations
+        "render + commands, \(AHAPFixtures.corpusOrFixturesName) pass (\(corpus.count) files)", iterations: iterations
     ) {
         for pattern in corpus { _ = planner.commands(for: renderer.render(pattern)) }
     }
-    let renderOnly = measure("render only, \(RenderingCorpus.setName) pass", iterations: iterations) {
+    let renderOnly = measure("render only, \(AHAPFixtures.corpusOrFixturesName) pass", iterations: iterations) {
         for pattern in corpus { _ = renderer.render(pattern) }
     }
     results.append(BenchmarkResult(measurement: baseline))
@@ -45,7 +45,7 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
                     name: "commands/s of pattern, \(profile.name)", unit: "cmd/s", samples: figures.ourRates),
                 baseline: "50 ms tick", ratio: figures.ourCommands / figures.tickCommands,
                 note: String(
-                    format: "\(RenderingCorpus.setName): %.1f vs %.1f cmd/s over %.1f s",
+                    format: "\(AHAPFixtures.corpusOrFixturesName): %.1f vs %.1f cmd/s over %.1f s",
                     figures.ourCommands / totalSeconds,
                     figures.tickCommands / totalSeconds, totalSeconds)))
         results.append(
@@ -67,9 +67,6 @@ enum RenderingCorpus {
         // Files invalid on purpose are the AHAP tests' business, not the renderer's.
         try AHAPFixtures.corpusOrFixtures().files.compactMap { try? HapticPattern(contentsOf: $0) }
     }
-
-    /// What `load` reads, for the reports: "corpus" or "fixtures".
-    static var setName: String { AHAPCorpus.isNamed ? "corpus" : "fixtures" }
 
     /// The stretch of time a fidelity comparison covers: the output's end plus a margin for a late final command.
     static func span(of timeline: MotorTimeline) -> Double {

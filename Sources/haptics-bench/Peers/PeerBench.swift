@@ -74,7 +74,7 @@ enum PeerBench {
             cExample: example, folder: folder)
         let patterns = try benchPatterns(count: options.patternCount)
         print(
-            "peers: \(patterns.count) \(RenderingCorpus.setName) pattern(s): "
+            "peers: \(patterns.count) \(AHAPFixtures.corpusOrFixturesName) pattern(s): "
                 + patterns.map { ($0.path as NSString).lastPathComponent }.joined(separator: ", "))
         var all: [DeviceFigures] = []
         for kind in options.devices {
