@@ -324,8 +324,7 @@ final class EngineCore: Sendable {
         guard state.withLock({ $0.phase == .interrupted(reason) }) else { return }
         let output: any MotorOutput
         do throws(OutputFailure) {
-            output = try source.open(clock: clock, logger: logger)
-            try output.sendNeutral()
+            output = try openAppeared(while: reason)
         } catch {
             logger.info("the device appeared but could not be re-opened", metadata: ["error": "\(error)"])
             // The sound came back but the pad did not: wait for the pad, as after an unplug.
@@ -359,6 +358,35 @@ final class EngineCore: Sendable {
         logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])
         wake()
         handlers.reset?()
+    }
+
+    /// Opens the device that appeared and sends neutral. A device just announced may not take uploads yet: uinput
+    /// answers `ENODEV` until its creator's `UI_DEV_CREATE` returns, which is after the kernel announced the node. So
+    /// a `deviceGone` failure is tried again after each of `ReattachRetry.delays` (on the watch's thread, which
+    /// hears nothing else meanwhile) while the engine still waits for this device; any other failure, or the
+    /// last, is thrown.
+    private func openAppeared(while reason: HapticEngineStoppedReason) throws(OutputFailure) -> any MotorOutput {
+        var delays = ReattachRetry.delays[...]
+        while true {
+            do throws(OutputFailure) {
+                let output = try source.open(clock: clock, logger: logger)
+                do throws(OutputFailure) {
+                    try output.sendNeutral()
+                } catch {
+                    output.close()
+                    throw error
+                }
+                return output
+            } catch {
+                guard error.kind == .deviceGone, let delay = delays.popFirst(),
+                    state.withLock({ $0.phase == .interrupted(reason) })
+                else { throw error }
+                logger.debug(
+                    "the device that appeared is not ready; trying again",
+                    metadata: ["error": "\(error)", "after ms": "\(delay / 1_000_000)"])
+                Sys.sleep(nanoseconds: delay)
+            }
+        }
     }
 
     // MARK: Players

@@ -101,6 +101,9 @@ public final class RecordingOutput: Sendable {
         state.withLock { $0.failures += Array(repeating: failure, count: count) }
     }
 
+    /// Forgets the failures `failNext` queued that have not happened yet.
+    public func clearFailures() { state.withLock { $0.failures.removeAll() } }
+
     /// Pretends the device was unplugged: primitives fail with `deviceGone` and watchers hear of it.
     public func unplug() {
         let watchers = state.withLock { state in

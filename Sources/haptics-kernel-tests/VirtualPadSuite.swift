@@ -29,9 +29,16 @@ enum VirtualPadSuite {
 
     static func logger() -> Logger {
         var logger = Logger(label: "kernel-tests.virtual-pad")
-        logger.logLevel = .warning
+        logger.logLevel = logLevel
         return logger
     }
+
+    /// Warnings and worse, unless `HAPTICS_KERNEL_TESTS_LOG_LEVEL` names another level (`info` shows the engines'
+    /// unplug, reset and re-open decisions, for a soak or replug run being looked into).
+    static let logLevel: Logger.Level = {
+        guard let name = getenv("HAPTICS_KERNEL_TESTS_LOG_LEVEL").map({ String(cString: $0) }) else { return .warning }
+        return Logger.Level(rawValue: name) ?? .warning
+    }()
 
     static func makePad(_ configuration: VirtualPadConfiguration = .init()) throws -> VirtualPad {
         do {

@@ -81,6 +81,47 @@ import Testing
         #expect(rig.actions() == [.open, .neutral, .apply(MotorMagnitudes(strong: q(0.5), weak: 0)), .apply(.off)])
     }
 
+    /// uinput announces a pad before its creator's `UI_DEV_CREATE` has returned, and answers an upload with
+    /// `ENODEV` until it has: the soak's quick replugs met that window, and an engine that took the refusal as
+    /// final never came back.
+    @Test func aReplugRefusedAsGoneAFewTimesIsTriedAgainAndResets() throws {
+        let rig = try Rig()
+        let resets = Inbox<Double>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.recorder.unplug()
+        rig.recorder.clearRecords()
+        rig.recorder.failNext(.deviceGone, count: 2)
+        rig.recorder.replug()
+        #expect(resets.all.count == 1)
+        #expect(rig.engine.isRunning)
+        #expect(rig.actions() == [.open, .neutral], "the third try opened it")
+    }
+
+    @Test func aReplugThatKeepsRefusingAsGoneLeavesTheEngineWaitingForTheNext() throws {
+        let rig = try Rig()
+        let resets = Inbox<Double>()
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        rig.recorder.unplug()
+        rig.recorder.failNext(.deviceGone, count: 100)
+        rig.recorder.replug()
+        #expect(resets.all.isEmpty)
+        #expect(!rig.engine.isRunning)
+        rig.recorder.clearFailures()
+        rig.recorder.replug()
+        #expect(resets.all.count == 1, "the next announcement of the device is tried afresh")
+        #expect(rig.engine.isRunning)
+    }
+
+    @Test func aReplugRefusedForAnotherReasonIsNotTriedAgain() throws {
+        let rig = try Rig()
+        rig.recorder.unplug()
+        rig.recorder.clearRecords()
+        rig.recorder.failNext(.permissionDenied)
+        rig.recorder.replug()
+        #expect(!rig.engine.isRunning)
+        #expect(rig.actions().filter { $0 == .open }.isEmpty, "the one try failed at its open")
+    }
+
     @Test func stoppingAWaitingEngineEndsTheWait() throws {
         let rig = try Rig(start: false)
         let resets = Inbox<Double>()
