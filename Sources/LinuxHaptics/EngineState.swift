@@ -72,13 +72,32 @@ struct PassOutcome {
     var stoppedPulses: [Int] = []
     /// When the next pass is due; nil: only when woken.
     var deadline: Double?
-    /// Completion handlers of players that finished or were stopped in this pass.
-    var finished: [CompletionHandler] = []
     /// The players-finished notification, fired once the engine went idle after playing.
     var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
     /// Auto-shutdown: the output released for idleness, and the stopped handler to tell.
     var shutdown: (any MotorOutput)?
     var idleHandler: (@Sendable (HapticEngineStoppedReason) -> Void)?
+}
+
+/// What a pass's first half found: what the players did, the completions to call, and the mix to plan (nil: the
+/// plan is current).
+struct PassStart {
+    var step: PlaybackScheduler.Step
+    var finished: [CompletionHandler]
+    var request: MixPlanRequest?
+}
+
+/// The mix to plan for a pass, copied out of the state so that planning (a whole pattern, for a player that does
+/// not loop) runs outside the lock.
+struct MixPlanRequest: Sendable {
+    let scheduler: PlaybackScheduler
+    let origin: Double
+    let resumption: DeviceCommandPlanner.Resumption
+    let planner: DeviceCommandPlanner
+
+    func make(locality: HapticLocality) -> PlaybackPlan {
+        scheduler.plan(from: origin, resuming: resumption, planner: planner, locality: locality)
+    }
 }
 
 struct EngineState: Sendable {
@@ -91,6 +110,8 @@ struct EngineState: Sendable {
     var scheduler = PlaybackScheduler()
     /// The profile the output is planned for: the option's, or the one chosen from the device on open.
     var profile: RenderProfile
+    /// The mix is planned at gain 0 (the motors rest while players play on).
+    var hapticsMuted = false
     /// The device commands for the current mix (nil: plan on the next pass).
     var plan: PlaybackPlan?
     /// The levels the device holds: the last command's (quantised to the profile).
@@ -137,6 +158,12 @@ struct EngineState: Sendable {
         prepared.removeAll()
         openings.removeAll()
         triggeredPulses.removeAll()
+    }
+
+    /// The planner for the open output's profile, with the engine's `gain` on top of the profile's (none while
+    /// haptics are muted). A value: plan with it outside the lock.
+    func planner(gain: Double) -> DeviceCommandPlanner {
+        DeviceCommandPlanner(profile: profile.withGain(profile.gain * (hapticsMuted ? 0 : gain)))
     }
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
@@ -198,22 +225,53 @@ struct EngineState: Sendable {
         return levels
     }
 
-    /// One playback pass at `now`: advances the players, plans the mix when it changed, and decides what to
-    /// write (a due command, or a renewal of what the device holds) and when to run next.
-    mutating func pass(
-        at now: Double, planner: DeviceCommandPlanner, locality: HapticLocality, autoShutdownDelay: Double?
+    /// A playback pass's first half, at `now`: advances the players, takes the completion handlers of those
+    /// that finished or were stopped, and says whether the mix must be planned again (a player changed it, or
+    /// the plan's horizon came). Nil when the engine is not running. The plan is made outside the lock from the
+    /// request (`MixPlanRequest.make`), then `finishPass` takes it.
+    mutating func beginPass(at now: Double, gain: Double) -> PassStart? {
+        guard phase == .running, output != nil else { return nil }
+        let step = scheduler.advance(to: now)
+        var finished: [CompletionHandler] = []
+        for (player, event) in step.events where event == .finished || event == .stopped {
+            if let completion = completions[player] { finished.append(completion) }
+        }
+        let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
+        guard plan?.revision != scheduler.revision || horizonDue != nil else {
+            return PassStart(step: step, finished: finished, request: nil)
+        }
+        // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
+        // later), continuing from what the device holds.
+        let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
+        let request = MixPlanRequest(
+            scheduler: scheduler, origin: origin,
+            resumption: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner(gain: gain))
+        return PassStart(step: step, finished: finished, request: request)
+    }
+
+    /// A playback pass's second half: takes the plan made for `beginPass`'s request (nil when none was asked
+    /// for) and decides what to write (a due command, or a renewal of what the device holds) and when to run
+    /// next. A plan made for players that changed while it was planned is dropped, nothing is written, and the
+    /// next pass is due at once (it plans again).
+    mutating func finishPass(
+        at now: Double, step: PlaybackScheduler.Step, plan made: PlaybackPlan?, autoShutdownDelay: Double?
     ) -> PassOutcome {
         var outcome = PassOutcome()
         guard phase == .running, let output else { return outcome }
-        let step = scheduler.advance(to: now)
-        replanIfNeeded(at: now, planner: planner, locality: locality)
+        if let made {
+            guard made.revision == scheduler.revision else {
+                outcome.output = output
+                outcome.generation = outputGeneration
+                outcome.deadline = now
+                return outcome
+            }
+            _ = scheduler.consumeChanges()
+            plan = made
+        }
         outcome.write = takeWrite(at: now)
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
         var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
-        for (player, event) in step.events where event == .finished || event == .stopped {
-            if let completion = completions[player] { outcome.finished.append(completion) }
-        }
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil
             wasActive = wasActive || step.isActive
@@ -248,18 +306,6 @@ struct EngineState: Sendable {
     private func earliest(_ first: Double?, _ second: Double?) -> Double? {
         guard let first, let second else { return first ?? second }
         return min(first, second)
-    }
-
-    /// Plans the mix again when a player changed it or the plan's horizon came, from the instant the mix
-    /// changed (a start queued for t plans from t even when this pass runs a little later), continuing from
-    /// what the device holds.
-    private mutating func replanIfNeeded(at now: Double, planner: DeviceCommandPlanner, locality: HapticLocality) {
-        let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
-        guard plan?.revision != scheduler.revision || horizonDue != nil else { return }
-        let origin = min(scheduler.consumeChanges() ?? now, horizonDue ?? now, now)
-        plan = scheduler.plan(
-            from: origin, resuming: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner,
-            locality: locality)
     }
 
     /// The triggered pulses whose length is over by `now` but that may still play, when a command goes out

@@ -1,0 +1,125 @@
+// The engine's life: start (or wait for a device), stop, destroy, and the start a play makes on an idle engine.
+import HapticRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+
+extension EngineCore {
+    // MARK: Lifecycle
+
+    func start() throws(HapticEngineError) {
+        switch state.withLock({ $0.phase }) {
+        case .running: return
+        case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
+        default: break
+        }
+        let output: any MotorOutput
+        do throws(OutputFailure) {
+            output = try source.open(clock: clock, logger: logger)
+        } catch {
+            if error.kind == .notFound || error.kind == .deviceGone { waitForDevice() }
+            throw HapticEngineError(error)
+        }
+        let now = clock.now
+        let installed = state.withLock { state -> Bool in
+            guard state.phase != .running, state.phase != .destroyed else { return false }
+            state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
+            return true
+        }
+        guard installed else {
+            output.close()
+            return
+        }
+        startWatchIfNeeded()
+        do { try startTimerIfNeeded() } catch {
+            stopEverything(reason: .systemError)
+            throw error
+        }
+        logger.info(
+            "haptic engine started",
+            metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
+        wake()
+    }
+
+    /// No device to open: the engine waits for one, as it does after an unplug. When one appears it opens it
+    /// and tells the reset handler.
+    private func waitForDevice() {
+        let waiting = state.withLock { state -> Bool in
+            guard state.phase != .running, state.phase != .destroyed else { return false }
+            state.phase = .interrupted(.gameControllerDisconnect)
+            return true
+        }
+        if waiting { startWatchIfNeeded() }
+    }
+
+    func startWatchIfNeeded() {
+        guard state.withLock({ $0.watch == nil }) else { return }
+        let watch = source.watch(logger: logger) { [weak self] presence in self?.presenceChanged(presence) }
+        let extra = state.withLock { state -> (any OutputWatch)? in
+            if state.watch != nil || state.phase == .destroyed { return watch }
+            state.watch = watch
+            return nil
+        }
+        extra?.cancel()
+    }
+
+    func startTimerIfNeeded() throws(HapticEngineError) {
+        guard state.withLock({ $0.timer == nil }) else { return }
+        let timer = try clock.makeTimer { self.runPass() }
+        state.withLock { $0.timer = timer }
+    }
+
+    func wake() { state.withLock { $0.timer }?.wake() }
+
+    /// `stop()`: motors off, device released, players stopped; the engine may be started again.
+    func stop(completion: CompletionHandler?) {
+        stopEverything(reason: nil)
+        logger.info("haptic engine stopped")
+        completion?(nil)
+    }
+
+    /// The engine object was released: stop, and tell the stopped handler why.
+    func destroy() { stopEverything(reason: .engineDestroyed, final: true) }
+
+    func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
+        let (output, watch, timer, completions, handler, deferred) = state.withLock { state in
+            let wasRunning = state.phase == .running
+            state.phase = final ? .destroyed : .stopped
+            let cutOff = state.activeCompletions
+            state.scheduler.haltAll()
+            defer {
+                state.output = nil
+                state.watch = nil
+                state.timer = nil
+                state.completions = [:]
+                state.prepared = [:]
+                state.deferredCallbacks = []
+            }
+            let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
+            return (state.output, state.watch, state.timer, cutOff, handler, state.deferredCallbacks)
+        }
+        watch?.cancel()
+        timer?.cancel()
+        audio?.close()
+        if let output {
+            try? output.apply(.off)
+            output.close()
+        }
+        // What a pass on a caller's thread left for the timer, which is gone now: a player that finished there
+        // still hears of it.
+        for callback in deferred { callback() }
+        for completion in completions { completion(HapticEngineError(.notRunning, "the engine stopped")) }
+        if let reason { handler?(reason) }
+    }
+
+    /// For a play: an engine that shut itself down (idle) or lost its output starts again; a stopped one
+    /// must be started by its owner.
+    func ensureRunning() throws(HapticEngineError) {
+        switch state.withLock({ $0.phase }) {
+        case .running: return
+        case .stopped: throw HapticEngineError(.notRunning, "the engine is stopped: call start() first")
+        case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
+        case .idle, .interrupted: try start()
+        }
+    }
+}

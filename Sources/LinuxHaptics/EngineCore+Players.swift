@@ -1,0 +1,224 @@
+// The players: made, changed, started (the fast paths to the first write), cancelled, prepared, released.
+import HapticRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+
+extension EngineCore {
+    // MARK: Players
+
+    /// Adds a player; it is valid until the next reset.
+    func addPlayer(_ player: PlayerState) throws(HapticEngineError) -> PatternPlayer {
+        let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (Int, Int) in
+            if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
+            return (state.scheduler.add(player), state.resetGeneration)
+        }
+        planOpening(of: id)
+        return PatternPlayer(core: self, id: id, generation: generation)
+    }
+
+    /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read
+    /// (`changesMix`) may change the mix: the timer plans again from now.
+    func updatePlayer<T>(
+        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+    ) throws(HapticEngineError) -> T {
+        let result = try changePlayer(id, generation: generation, changesMix: changesMix, body)
+        if changesMix {
+            wake()
+            syncSounds()
+        }
+        return result
+    }
+
+    /// `updatePlayer` without waking the timer.
+    private func changePlayer<T>(
+        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+    ) throws(HapticEngineError) -> T {
+        let now = clock.now
+        return try state.withLock { (state) throws(HapticEngineError) -> T in
+            // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
+            guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
+            else { throw EngineState.stalePlayer }
+            defer {
+                state.scheduler.players[id] = player
+                if changesMix {
+                    state.scheduler.invalidate(at: now)
+                    state.openings[id] = nil
+                }
+            }
+            return body(&player, now)
+        }
+    }
+
+    /// Starts a player at `time` (engine time; now if past). A player with a prepared pulse, started now from
+    /// the top, takes the fast path: one write on the caller's thread, the scheduler only tracking its end. Any
+    /// other start due now has its first command written on the caller's thread too (its planned opening before
+    /// any planning, when that is what the pass would send); a later one wakes the timer.
+    /// The common case, a running engine and a player without sound, takes one lock before that write.
+    func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
+        let now = clock.now
+        let requested = time.isFinite ? max(time, now) : now
+        let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
+            guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
+            return try state.decideStart(of: id, generation: generation, at: requested, now: now)
+        }
+        if let quick { return try carryOut(quick, id: id, generation: generation, now: now) }
+        try ensureRunning()
+        // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
+        // for the sound output's latency, so that both begin together.
+        let soundLead = hasSound(id) ? audio?.lead(core: self) : nil
+        let later = clock.now
+        let start = max(requested, soundLead.map { later + $0 } ?? later)
+        defer { if soundLead != nil { syncSounds() } }
+        let decision = try state.withLock { (state) throws(HapticEngineError) in
+            try state.decideStart(of: id, generation: generation, at: start, now: later)
+        }
+        try carryOut(decision, id: id, generation: generation, now: later)
+    }
+
+    /// Triggers the prepared pulse `decideStart` chose (queueing the start for the mix if the trigger fails), or
+    /// runs a pass on the caller's thread for a start queued now; a later start only wakes the timer.
+    private func carryOut(_ decision: StartDecision, id: Int, generation: Int, now: Double)
+        throws(HapticEngineError)
+    {
+        switch decision {
+        case .trigger(let prepared):
+            if try triggerPrepared(prepared, id: id, generation: generation, at: now) { return }
+            let now = clock.now
+            try state.withLock { (state) throws(HapticEngineError) in
+                try state.requirePlayer(id, generation: generation)
+                state.queueStart(id, at: now, now: now)
+            }
+            passOnCallersThread()
+        case .queued(let start):
+            guard start <= now else { return wake() }
+            passOnCallersThread(opening: (id, start))
+        }
+        planOpening(of: id)
+    }
+
+    /// Whether player `id` has sound to play.
+    private func hasSound(_ id: Int) -> Bool {
+        audio != nil && state.withLock { $0.playerHasSound(id) }
+    }
+
+    /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
+    /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
+    private func planOpening(of id: Int) {
+        let wanted = state.withLock { state -> (MotorTimeline, DeviceCommandPlanner, Int)? in
+            guard state.openings[id]?.outputGeneration != state.outputGeneration,
+                let player = state.scheduler.players[id]
+            else { return nil }
+            return (player.timeline, state.planner(gain: options.gain), state.outputGeneration)
+        }
+        guard let (timeline, planner, generation) = wanted else { return }
+        let levels = PlaybackScheduler.opening(of: timeline, planner: planner, locality: options.locality)
+        state.withLock { state in
+            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
+                return
+            }
+            state.openings[id] = PlayerOpening(levels: levels, outputGeneration: generation)
+        }
+    }
+
+    /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
+    /// player plays through the mix).
+    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int, at triggered: Double)
+        throws(HapticEngineError) -> Bool
+    {
+        do throws(OutputFailure) {
+            try prepared.output.trigger(prepared: prepared.effect.id)
+        } catch {
+            logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
+            state.withLock { _ = $0.prepared.removeValue(forKey: id) }
+            return false
+        }
+        state.withLock { state in
+            state.scheduler.preparedPlayers[id] = prepared.effect.duration
+            state.triggeredPulses.append(
+                TriggeredPulse(effect: prepared.effect.id, end: triggered + prepared.effect.duration))
+        }
+        try updatePlayer(id, generation: generation, changesMix: true) { player, now in
+            player.schedule(.start, at: now)
+        }
+        return true
+    }
+
+    /// Cancels a player and tells its completion handler.
+    func cancelPlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+        try updatePlayer(id, generation: generation, changesMix: true) { player, _ in player.cancel() }
+        let completion = state.withLock { $0.completions[id] }
+        completion?(HapticEngineError(.cancelled, "the player was cancelled"))
+    }
+
+    /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`).
+    func preparePlayer(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
+        try ensureRunning()
+        let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
+        // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
+        // top); whatever follows (its decay) plays through the mix after it.
+        guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
+        else { return false }
+        // The level the planner would send for it: the profile's steps, the engine's gain.
+        guard
+            let (output, generation, planner) = state.withLock({ state in
+                state.output.map { ($0, state.outputGeneration, state.planner(gain: options.gain)) }
+            })
+        else { return false }
+        let levels = planner.quantized(options.locality.apply(first.startLevels))
+        do throws(OutputFailure) {
+            let effect = try output.prepare(PreparedPulse(mix: levels, duration: first.end))
+            let previous = state.withLock { state in
+                state.prepared.updateValue(
+                    PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id)
+            }
+            if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }
+            return true
+        } catch {
+            // One slot, or a device that refuses: the pulse still plays, through the mix slot.
+            logger.info("cannot prepare the pattern; it will play through the mix", metadata: ["error": "\(error)"])
+            return false
+        }
+    }
+
+    /// A player's completion handler; nil for a player the reset made stale.
+    func completionHandler(of id: Int, generation: Int) -> CompletionHandler? {
+        state.withLock { $0.resetGeneration == generation ? $0.completions[id] : nil }
+    }
+
+    /// Sets a player's completion handler; a stale player's is dropped, since it can never complete.
+    func setCompletionHandler(of id: Int, generation: Int, to handler: CompletionHandler?) {
+        state.withLock { state in
+            guard state.resetGeneration == generation, state.scheduler.players[id] != nil else { return }
+            state.completions[id] = handler
+        }
+    }
+
+    /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot. A stale
+    /// handle's player went with the reset.
+    func playerReleased(_ id: Int, generation: Int) {
+        state.withLock { state in
+            guard state.resetGeneration == generation else { return }
+            state.scheduler.withPlayer(id) { $0.isOrphaned = true }
+        }
+        releaseOrphans()
+    }
+
+    /// Forgets released players that finished, with their completion handlers and prepared slots.
+    func releaseOrphans() {
+        let (output, slots) = state.withLock { state -> ((any MotorOutput)?, [Int]) in
+            var slots: [Int] = []
+            for id in state.scheduler.removeFinishedOrphans() {
+                state.completions[id] = nil
+                state.openings[id] = nil
+                if let effect = state.prepared.removeValue(forKey: id),
+                    effect.outputGeneration == state.outputGeneration
+                {
+                    slots.append(effect.id)
+                }
+            }
+            return (state.output, slots)
+        }
+        if let output { for slot in slots { output.release(prepared: slot) } }
+    }
+}

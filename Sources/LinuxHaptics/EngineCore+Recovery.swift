@@ -1,0 +1,119 @@
+// Failures and hot-plug: a lost output interrupts the engine; the device coming back resets it.
+import HapticRendering
+import LinuxAudio
+import LinuxInput
+import Logging
+
+extension EngineCore {
+    // MARK: Failures and hot-plug
+
+    /// An output call failed: a gone device interrupts with `gameControllerDisconnect`, anything else with
+    /// `deviceError`; the output is closed at once so no descriptor or slot outlives the failure.
+    func outputFailed(_ failure: OutputFailure, generation: Int, reason given: HapticEngineStoppedReason? = nil) {
+        if failure.kind == .closed { return }
+        let reason: HapticEngineStoppedReason =
+            given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
+        let taken = state.withLock { state -> (any MotorOutput, EngineHandlers, [CompletionHandler])? in
+            guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
+                return nil
+            }
+            state.phase = .interrupted(reason)
+            state.output = nil
+            let cutOff = state.activeCompletions
+            state.scheduler.haltAll()
+            state.lastWritten = .off
+            state.prepared = [:]
+            defer { state.completions = [:] }
+            return (output, state.handlers, cutOff)
+        }
+        guard let (output, handlers, completions) = taken else { return }
+        output.close()
+        audio?.stopAll()
+        logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
+        let error = HapticEngineError(reason == .deviceError ? .deviceError : .noDevice, failure.message)
+        for completion in completions { completion(error) }
+        handlers.stopped?(reason)
+    }
+
+    func presenceChanged(_ presence: OutputPresence) {
+        switch presence {
+        case .removed:
+            let generation = state.withLock { $0.outputGeneration }
+            outputFailed(OutputFailure(.deviceGone, "the hot-plug monitor saw the device go"), generation: generation)
+        case .appeared:
+            reattach(after: .gameControllerDisconnect)
+        }
+    }
+
+    /// The device came back (or a compatible one appeared): open it, send neutral, forget every old effect
+    /// and player, and tell the reset handler.
+    /// The cause of an interruption is gone (`reason`: the pad back, or the sound device).
+    func reattach(after reason: HapticEngineStoppedReason) {
+        guard state.withLock({ $0.phase == .interrupted(reason) }) else { return }
+        let output: any MotorOutput
+        do throws(OutputFailure) {
+            output = try openAppeared(while: reason)
+        } catch {
+            logger.info("the device appeared but could not be re-opened", metadata: ["error": "\(error)"])
+            // The sound came back but the pad did not: wait for the pad, as after an unplug.
+            if reason == .audioSessionInterrupt {
+                let waiting = state.withLock { state -> Bool in
+                    guard state.phase == .interrupted(reason) else { return false }
+                    state.phase = .interrupted(.gameControllerDisconnect)
+                    return true
+                }
+                if waiting { startWatchIfNeeded() }
+            }
+            return
+        }
+        let now = clock.now
+        let handlers = state.withLock { state -> EngineHandlers? in
+            guard state.phase == .interrupted(reason) else { return nil }
+            state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
+            state.resetGeneration += 1
+            state.scheduler.forgetPlayers()
+            state.completions = [:]
+            return state.handlers
+        }
+        guard let handlers else {
+            output.close()
+            return
+        }
+        do { try startTimerIfNeeded() } catch {
+            stopEverything(reason: .systemError)
+            return
+        }
+        logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])
+        wake()
+        handlers.reset?()
+    }
+
+    /// Opens the device that appeared and sends neutral. A device just announced may not take uploads yet: uinput
+    /// answers `ENODEV` until its creator's `UI_DEV_CREATE` returns, which is after the kernel announced the node. So
+    /// a `deviceGone` failure is tried again after each of `ReattachRetry.delays` (on the watch's thread, which
+    /// hears nothing else meanwhile) while the engine still waits for this device; any other failure, or the
+    /// last, is thrown.
+    private func openAppeared(while reason: HapticEngineStoppedReason) throws(OutputFailure) -> any MotorOutput {
+        var delays = ReattachRetry.delays[...]
+        while true {
+            do throws(OutputFailure) {
+                let output = try source.open(clock: clock, logger: logger)
+                do throws(OutputFailure) {
+                    try output.sendNeutral()
+                } catch {
+                    output.close()
+                    throw error
+                }
+                return output
+            } catch {
+                guard error.kind == .deviceGone, let delay = delays.popFirst(),
+                    state.withLock({ $0.phase == .interrupted(reason) })
+                else { throw error }
+                logger.debug(
+                    "the device that appeared is not ready; trying again",
+                    metadata: ["error": "\(error)", "after ms": "\(delay / 1_000_000)"])
+                Sys.sleep(nanoseconds: delay)
+            }
+        }
+    }
+}
