@@ -36,7 +36,7 @@ final class EngineAudio: Sendable {
         /// What the stream plays on (an ALSA name or "null"), once opened.
         var outputName: String?
         /// The sounds playing or waiting, by player, by anchor.
-        var sounds: [Int: [SoundAnchor: PlayingSound]] = [:]
+        var sounds: [PlayerID: [SoundAnchor: PlayingSound]] = [:]
         var muted = false
         /// Decoded clips by the files and folders they were looked for in.
         var clips: [ClipKey: [String: AudioClip]] = [:]
@@ -115,7 +115,7 @@ final class EngineAudio: Sendable {
 
     /// Makes the stream play what `players` ask for from `now`: new cues placed at their anchors, old ones
     /// ended, changed ends passed on.
-    func sync(_ players: [Int: PlayerSound], now: Double, core: EngineCore) {
+    func sync(_ players: [PlayerID: PlayerSound], now: Double, core: EngineCore) {
         let wanted = !isMuted && players.contains { !$0.value.cues.isEmpty }
         guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
         guard let stream = wanted ? openStream(core: core) : state.withLock({ $0.stream }) else { return }

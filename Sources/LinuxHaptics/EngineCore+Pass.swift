@@ -33,7 +33,7 @@ extension EngineCore {
     /// With `opening` (a player started now, queued at that engine time), the player's opening is written
     /// first when it is known and exactly what the pass would send (`EngineState.takeOpening`): the device
     /// then hears of the start before any planning.
-    func passOnCallersThread(opening: (id: Int, start: Double)? = nil) {
+    func passOnCallersThread(opening: (id: PlayerID, start: Double)? = nil) {
         _ = pass.withLockIfAvailable { _ in
             var callbacks: [@Sendable () -> Void] = []
             if let opening { writeOpening(of: opening.id, startedAt: opening.start, &callbacks) }
@@ -73,9 +73,9 @@ extension EngineCore {
 
     /// Writes a started player's opening, if `EngineState.takeOpening` gives one; a failed write is reported
     /// as the pass reports one.
-    private func writeOpening(of id: Int, startedAt start: Double, _ callbacks: inout [@Sendable () -> Void]) {
+    private func writeOpening(of id: PlayerID, startedAt start: Double, _ callbacks: inout [@Sendable () -> Void]) {
         let now = clock.now
-        let taken = state.withLock { state -> (any MotorOutput, Int, MotorMagnitudes)? in
+        let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes)? in
             guard let output = state.output, let levels = state.takeOpening(of: id, startedAt: start, at: now) else {
                 return nil
             }

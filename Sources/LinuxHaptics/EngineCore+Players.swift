@@ -9,7 +9,7 @@ extension EngineCore {
 
     /// Adds a player; it is valid until the next reset.
     func addPlayer(_ player: PlayerState) throws(HapticEngineError) -> PatternPlayer {
-        let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (Int, Int) in
+        let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (PlayerID, ResetGeneration) in
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
             return (state.scheduler.add(player), state.resetGeneration)
         }
@@ -20,7 +20,7 @@ extension EngineCore {
     /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read
     /// (`changesMix`) may change the mix: the timer plans again from now.
     func updatePlayer<T>(
-        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
         let result = try changePlayer(id, generation: generation, changesMix: changesMix, body)
         if changesMix {
@@ -32,7 +32,7 @@ extension EngineCore {
 
     /// `updatePlayer` without waking the timer.
     private func changePlayer<T>(
-        _ id: Int, generation: Int, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
         let now = clock.now
         return try state.withLock { (state) throws(HapticEngineError) -> T in
@@ -55,7 +55,7 @@ extension EngineCore {
     /// other start due now has its first command written on the caller's thread too (its planned opening before
     /// any planning, when that is what the pass would send); a later one wakes the timer.
     /// The common case, a running engine and a player without sound, takes one lock before that write.
-    func startPlayer(_ id: Int, generation: Int, at time: Double) throws(HapticEngineError) {
+    func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
         let now = clock.now
         let requested = time.isFinite ? max(time, now) : now
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
@@ -78,7 +78,7 @@ extension EngineCore {
 
     /// Triggers the prepared pulse `decideStart` chose (queueing the start for the mix if the trigger fails), or
     /// runs a pass on the caller's thread for a start queued now; a later start only wakes the timer.
-    private func carryOut(_ decision: StartDecision, id: Int, generation: Int, now: Double)
+    private func carryOut(_ decision: StartDecision, id: PlayerID, generation: ResetGeneration, now: Double)
         throws(HapticEngineError)
     {
         switch decision {
@@ -98,14 +98,14 @@ extension EngineCore {
     }
 
     /// Whether player `id` has sound to play.
-    private func hasSound(_ id: Int) -> Bool {
+    private func hasSound(_ id: PlayerID) -> Bool {
         audio != nil && state.withLock { $0.playerHasSound(id) }
     }
 
     /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
     /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
-    private func planOpening(of id: Int) {
-        let wanted = state.withLock { state -> (MotorTimeline, DeviceCommandPlanner, Int)? in
+    private func planOpening(of id: PlayerID) {
+        let wanted = state.withLock { state -> (MotorTimeline, DeviceCommandPlanner, OutputGeneration)? in
             guard state.openings[id]?.outputGeneration != state.outputGeneration,
                 let player = state.scheduler.players[id]
             else { return nil }
@@ -123,7 +123,7 @@ extension EngineCore {
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
     /// player plays through the mix).
-    private func triggerPrepared(_ prepared: PreparedUse, id: Int, generation: Int, at triggered: Double)
+    private func triggerPrepared(_ prepared: PreparedUse, id: PlayerID, generation: ResetGeneration, at triggered: Double)
         throws(HapticEngineError) -> Bool
     {
         do throws(OutputFailure) {
@@ -145,14 +145,14 @@ extension EngineCore {
     }
 
     /// Cancels a player and tells its completion handler.
-    func cancelPlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+    func cancelPlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
         try updatePlayer(id, generation: generation, changesMix: true) { player, _ in player.cancel() }
         let completion = state.withLock { $0.completions[id] }
         completion?(HapticEngineError(.cancelled, "the player was cancelled"))
     }
 
     /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`).
-    func preparePlayer(_ id: Int, generation: Int) throws(HapticEngineError) -> Bool {
+    func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
         try ensureRunning()
         let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
         // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
@@ -182,12 +182,12 @@ extension EngineCore {
     }
 
     /// A player's completion handler; nil for a player the reset made stale.
-    func completionHandler(of id: Int, generation: Int) -> CompletionHandler? {
+    func completionHandler(of id: PlayerID, generation: ResetGeneration) -> CompletionHandler? {
         state.withLock { $0.resetGeneration == generation ? $0.completions[id] : nil }
     }
 
     /// Sets a player's completion handler; a stale player's is dropped, since it can never complete.
-    func setCompletionHandler(of id: Int, generation: Int, to handler: CompletionHandler?) {
+    func setCompletionHandler(of id: PlayerID, generation: ResetGeneration, to handler: CompletionHandler?) {
         state.withLock { state in
             guard state.resetGeneration == generation, state.scheduler.players[id] != nil else { return }
             state.completions[id] = handler
@@ -196,7 +196,7 @@ extension EngineCore {
 
     /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot. A stale
     /// handle's player went with the reset.
-    func playerReleased(_ id: Int, generation: Int) {
+    func playerReleased(_ id: PlayerID, generation: ResetGeneration) {
         state.withLock { state in
             guard state.resetGeneration == generation else { return }
             state.scheduler.withPlayer(id) { $0.isOrphaned = true }

@@ -9,7 +9,7 @@ extension EngineCore {
 
     /// An output call failed: a gone device interrupts with `gameControllerDisconnect`, anything else with
     /// `deviceError`; the output is closed at once so no descriptor or slot outlives the failure.
-    func outputFailed(_ failure: OutputFailure, generation: Int, reason given: HapticEngineStoppedReason? = nil) {
+    func outputFailed(_ failure: OutputFailure, generation: OutputGeneration, reason given: HapticEngineStoppedReason? = nil) {
         if failure.kind == .closed { return }
         let reason: HapticEngineStoppedReason =
             given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
@@ -70,7 +70,7 @@ extension EngineCore {
         let handlers = state.withLock { state -> EngineHandlers? in
             guard state.phase == .interrupted(reason) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
-            state.resetGeneration += 1
+            state.resetGeneration.advance()
             state.scheduler.forgetPlayers()
             state.completions = [:]
             return state.handlers

@@ -15,12 +15,12 @@ extension EngineCore {
         guard let audio else { return }
         soundSync.withLock { synced in
             let now = clock.now
-            let taken = state.withLock { state -> [Int: EngineAudio.PlayerSound]? in
+            let taken = state.withLock { state -> [PlayerID: EngineAudio.PlayerSound]? in
                 let revision = state.scheduler.revision
                 if !force, synced == revision { return nil }
                 synced = revision
                 guard state.phase == .running else { return [:] }
-                var players: [Int: EngineAudio.PlayerSound] = [:]
+                var players: [PlayerID: EngineAudio.PlayerSound] = [:]
                 for (id, player) in state.scheduler.players {
                     guard let source = player.source, source.audio != nil else { continue }
                     players[id] = EngineAudio.PlayerSound(

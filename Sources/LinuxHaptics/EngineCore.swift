@@ -31,7 +31,7 @@ final class EngineCore: Sendable {
     let audio: EngineAudio?
     /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
     /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
-    let soundSync = Lock<Int?>(nil)
+    let soundSync = Lock<MixRevision?>(nil)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
         self.source = source

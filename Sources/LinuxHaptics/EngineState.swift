@@ -27,7 +27,7 @@ struct EngineHandlers: Sendable {
 
 /// A player's pulse uploaded to its own effect slot (`prepare()`).
 struct PreparedEffect: Sendable {
-    var outputGeneration: Int
+    var outputGeneration: OutputGeneration
     var id: Int
     /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
     var duration: Double
@@ -37,7 +37,7 @@ struct PreparedEffect: Sendable {
 /// its start writes at once when it plays alone on a device at rest; nil levels when it opens later.
 struct PlayerOpening: Sendable {
     var levels: MotorMagnitudes?
-    var outputGeneration: Int
+    var outputGeneration: OutputGeneration
 }
 
 /// A prepared pulse a start can trigger, and the output holding it.
@@ -66,7 +66,7 @@ struct PassOutcome {
 
     /// The output to write on and its generation; nil when the engine is not running.
     var output: (any MotorOutput)?
-    var generation = 0
+    var generation = OutputGeneration()
     var write: Write?
     /// Prepared pulses to stop before the write: their length is over, but the device may still play them.
     var stoppedPulses: [Int] = []
@@ -104,9 +104,9 @@ struct EngineState: Sendable {
     var phase = EnginePhase.stopped
     var output: (any MotorOutput)?
     /// Bumped on every open: a failure reported for an older output is stale.
-    var outputGeneration = 0
+    var outputGeneration = OutputGeneration()
     /// Bumped on every reset: players made before it are invalid.
-    var resetGeneration = 0
+    var resetGeneration = ResetGeneration()
     var scheduler = PlaybackScheduler()
     /// The profile the output is planned for: the option's, or the one chosen from the device on open.
     var profile: RenderProfile
@@ -123,16 +123,16 @@ struct EngineState: Sendable {
     var idleSince: Double?
     var wasActive = false
     var handlers = EngineHandlers()
-    var completions: [Int: CompletionHandler] = [:]
+    var completions: [PlayerID: CompletionHandler] = [:]
 
     /// The completion handlers a stop or a lost output cuts off: those of players still playing, paused or
     /// with commands pending. A player that already finished was told, once.
     var activeCompletions: [CompletionHandler] {
         completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
     }
-    var prepared: [Int: PreparedEffect] = [:]
+    var prepared: [PlayerID: PreparedEffect] = [:]
     /// Players' openings, planned ahead; dropped when a player changes.
-    var openings: [Int: PlayerOpening] = [:]
+    var openings: [PlayerID: PlayerOpening] = [:]
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
@@ -147,7 +147,7 @@ struct EngineState: Sendable {
     /// A freshly opened output becomes the one the engine plays on, from a clean device state.
     mutating func install(_ output: any MotorOutput, profile: RenderProfile, now: Double) {
         self.output = output
-        outputGeneration += 1
+        outputGeneration.advance()
         phase = .running
         self.profile = profile
         plan = nil
@@ -168,7 +168,7 @@ struct EngineState: Sendable {
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
     /// pulse is fixed in device time: only a plain start from the top can).
-    func usablePreparedEffect(for id: Int) -> PreparedUse? {
+    func usablePreparedEffect(for id: PlayerID) -> PreparedUse? {
         guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
         else { return nil }
@@ -178,18 +178,18 @@ struct EngineState: Sendable {
     static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
 
     /// Fails with `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
-    func requirePlayer(_ id: Int, generation: Int) throws(HapticEngineError) {
+    func requirePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
         guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }
     }
 
     /// Whether player `id` has sound to play (a pattern with audio events, on an engine that plays audio).
-    func playerHasSound(_ id: Int) -> Bool {
+    func playerHasSound(_ id: PlayerID) -> Bool {
         scheduler.players[id]?.source?.audio != nil
     }
 
     /// How a start of player `id` at `start` (engine time, not before `now`) goes: its prepared pulse triggered,
     /// when it starts now from the top and has one for this output, else queued for the mix to play whole.
-    mutating func decideStart(of id: Int, generation: Int, at start: Double, now: Double) throws(HapticEngineError)
+    mutating func decideStart(of id: PlayerID, generation: ResetGeneration, at start: Double, now: Double) throws(HapticEngineError)
         -> StartDecision
     {
         try requirePlayer(id, generation: generation)
@@ -200,7 +200,7 @@ struct EngineState: Sendable {
 
     /// Queues player `id`'s start at `time`, with no prepared pulse covering its opening: the mix plays it
     /// whole, planned again from `now`.
-    mutating func queueStart(_ id: Int, at time: Double, now: Double) {
+    mutating func queueStart(_ id: PlayerID, at time: Double, now: Double) {
         scheduler.withPlayer(id) { $0.schedule(.start, at: time) }
         scheduler.preparedPlayers[id] = nil
         scheduler.invalidate(at: now)
@@ -211,7 +211,7 @@ struct EngineState: Sendable {
     /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
     /// device is at rest: off, past the rate limit, no prepared pulse still running. The pass that follows
     /// then plans the mix resuming from it, as it would after sending it itself.
-    mutating func takeOpening(of id: Int, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
+    mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
             lastWritten.isOff, lastCommandTime <= start - profile.minimumUpdateInterval,

@@ -43,10 +43,10 @@ public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
 
 final class PatternPlayer: HapticAdvancedPatternPlayer {
     private let core: EngineCore
-    private let id: Int
-    private let generation: Int
+    private let id: PlayerID
+    private let generation: ResetGeneration
 
-    init(core: EngineCore, id: Int, generation: Int) {
+    init(core: EngineCore, id: PlayerID, generation: ResetGeneration) {
         self.core = core
         self.id = id
         self.generation = generation

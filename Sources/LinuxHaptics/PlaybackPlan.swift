@@ -13,7 +13,7 @@ struct PlaybackPlan: Sendable {
     static let lookaheadIntervals = 3.0
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
-    var revision: Int
+    var revision: MixRevision
     var commands: [RumbleCommand]
     /// Index of the next command to send.
     var next = 0

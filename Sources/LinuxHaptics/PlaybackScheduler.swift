@@ -4,14 +4,14 @@
 import HapticRendering
 
 struct PlaybackScheduler: Sendable {
-    var players: [Int: PlayerState] = [:]
+    var players: [PlayerID: PlayerState] = [:]
     /// Players started through a prepared pulse on its own slot, with the pattern time the pulse covers: the
     /// device plays that part, the mix leaves it out and takes over after it (a transient's decay, say).
-    var preparedPlayers: [Int: Double] = [:]
-    private var nextID = 0
+    var preparedPlayers: [PlayerID: Double] = [:]
+    private var nextID = PlayerID.first
     /// Bumped whenever the mix may have changed (a player command applied, an API call on a player): the
     /// engine's plan made for an older revision is stale.
-    private(set) var revision = 0
+    private(set) var revision = MixRevision()
     /// The earliest engine time a change since the last plan took effect at: the next plan starts there (a
     /// start queued at t and applied a little later still plans from t, as the planner would).
     private(set) var changedSince: Double?
@@ -19,12 +19,12 @@ struct PlaybackScheduler: Sendable {
     struct Step: Sendable {
         /// Engine time of the next state change (a queued command, a natural end); nil when none is due.
         var nextChange: Double?
-        var events: [(player: Int, event: PlayerEvent)]
+        var events: [(player: PlayerID, event: PlayerEvent)]
         var isActive: Bool
     }
 
-    mutating func add(_ state: PlayerState) -> Int {
-        defer { nextID += 1 }
+    mutating func add(_ state: PlayerState) -> PlayerID {
+        defer { nextID = nextID.next }
         players[nextID] = state
         return nextID
     }
@@ -34,14 +34,14 @@ struct PlaybackScheduler: Sendable {
     /// Runs `body` on player `id` where it lies in the dictionary; nil when there is no such player. A
     /// `PlayerState` holds many buffers, and in the peers bench `players[id]?.schedule(...)` made a start about
     /// 50 µs slower under emulation than changing the value through its index, as this does.
-    mutating func withPlayer<T>(_ id: Int, _ body: (inout PlayerState) -> T) -> T? {
+    mutating func withPlayer<T>(_ id: PlayerID, _ body: (inout PlayerState) -> T) -> T? {
         guard let index = players.index(forKey: id) else { return nil }
         return body(&players.values[index])
     }
 
     /// Says the mix may have changed from engine time `time` on.
     mutating func invalidate(at time: Double) {
-        revision &+= 1
+        revision.advance()
         changedSince = min(changedSince ?? time, time)
     }
 
@@ -63,7 +63,7 @@ struct PlaybackScheduler: Sendable {
             var happened: [PlayerEvent]
             var nextChange: Double?
         }
-        var events: [(Int, PlayerEvent)] = []
+        var events: [(PlayerID, PlayerEvent)] = []
         var next: Double?
         for id in players.keys.sorted() {
             let advanced = withPlayer(id) { player -> Advanced? in
@@ -83,7 +83,7 @@ struct PlaybackScheduler: Sendable {
     }
 
     /// Drops released players that have nothing left to play; returns their ids.
-    mutating func removeFinishedOrphans() -> [Int] {
+    mutating func removeFinishedOrphans() -> [PlayerID] {
         let done = players.filter { $0.value.isOrphaned && !$0.value.isActive }.map(\.key)
         for id in done {
             players[id] = nil
@@ -98,13 +98,13 @@ struct PlaybackScheduler: Sendable {
         players = [:]
         preparedPlayers = [:]
         changedSince = nil
-        revision &+= 1
+        revision.advance()
     }
 
     /// Stops every player at once (the engine stopped or lost its device); no events.
     mutating func haltAll() {
         for id in Array(players.keys) { withPlayer(id) { $0.halt() } }
         changedSince = nil
-        revision &+= 1
+        revision.advance()
     }
 }
