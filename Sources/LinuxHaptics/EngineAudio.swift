@@ -30,6 +30,17 @@ final class EngineAudio: Sendable {
     private let logger: Logger
     private let state = Lock(State())
     private let rateWarned = Atomic<Bool>(false)
+    /// Who hears of the sound device going, coming back and failing (the engine, set once it exists): the
+    /// engine calls this type, and this type only calls these back.
+    private let listener = Lock<Listener?>(nil)
+
+    /// What the sound device did, for the engine.
+    struct Listener: Sendable {
+        /// The device went away (true) or came back (false).
+        var interrupted: @Sendable (Bool) -> Void
+        /// The stream ended on another error.
+        var failed: @Sendable (AudioDeviceError) -> Void
+    }
 
     private struct State {
         var stream: MixingStream?
@@ -58,6 +69,9 @@ final class EngineAudio: Sendable {
         self.configuration = configuration
         self.logger = logger
     }
+
+    /// Tells `listener` what the sound device does from now on.
+    func listen(_ listener: Listener) { self.listener.withLock { $0 = listener } }
 
     /// The name of the output the stream plays on; nil before the first sound.
     var outputName: String? { state.withLock { $0.outputName } }
@@ -108,17 +122,17 @@ final class EngineAudio: Sendable {
 
     /// How far ahead of now, in seconds, a sound must start to be heard whole: what the stream says, opening it
     /// if needed; nil when the engine's sound is muted or no stream can be had.
-    func lead(core: EngineCore) -> Double? {
-        guard !isMuted, let stream = openStream(core: core) else { return nil }
+    func lead() -> Double? {
+        guard !isMuted, let stream = openStream() else { return nil }
         return Double(stream.leadNanoseconds) / MonotonicClock.nanosecondsPerSecond
     }
 
     /// Makes the stream play what `players` ask for from `now`: new cues placed at their anchors, old ones
     /// ended, changed ends passed on.
-    func sync(_ players: [PlayerID: PlayerSound], now: Double, core: EngineCore) {
+    func sync(_ players: [PlayerID: PlayerSound], now: Double) {
         let wanted = !isMuted && players.contains { !$0.value.cues.isEmpty }
         guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
-        guard let stream = wanted ? openStream(core: core) : state.withLock({ $0.stream }) else { return }
+        guard let stream = wanted ? openStream() : state.withLock({ $0.stream }) else { return }
         state.withLock { state in
             let muted = state.muted
             for (player, sounds) in state.sounds {
@@ -199,7 +213,7 @@ final class EngineAudio: Sendable {
     /// The stream, opened on first use: the configured output (or the null output when there is no sound
     /// device), fed by its own thread; a device that goes away later interrupts the engine as an unplugged pad
     /// does, and its return resets it.
-    private func openStream(core: EngineCore) -> MixingStream? {
+    private func openStream() -> MixingStream? {
         if let stream = state.withLock({ $0.stream }) { return stream }
         let configuration = self.configuration
         let logger = self.logger
@@ -224,8 +238,8 @@ final class EngineAudio: Sendable {
         do throws(SystemCallError) {
             stream = try MixingStream(
                 output: output, reopen: reopen, logger: logger,
-                onInterruption: { [weak core] interrupted in core?.audioInterrupted(interrupted) },
-                onFailure: { [weak core] error in core?.audioFailed(error) })
+                onInterruption: { [weak self] interrupted in self?.listener.withLock { $0 }?.interrupted(interrupted) },
+                onFailure: { [weak self] error in self?.listener.withLock { $0 }?.failed(error) })
         } catch {
             output.close()
             logger.warning(

@@ -30,6 +30,33 @@ extension EngineCore {
         return result
     }
 
+    /// Gives a player new run-time controls: `change` works them out from the player under the lock (nil: the
+    /// player has no pattern to apply them to), the pattern is rendered with them outside it, and the result is
+    /// kept when no other control reached the player meanwhile; otherwise the change is made again on top of
+    /// that one.
+    func changeControls(
+        _ id: PlayerID, generation: ResetGeneration, _ change: (PlayerState, Double) -> RuntimeControls?
+    ) throws(HapticEngineError) {
+        while true {
+            let now = clock.now
+            let wanted = try state.withLock { (state) throws(HapticEngineError) -> (PatternSource, RuntimeControls, Int)? in
+                try state.requirePlayer(id, generation: generation)
+                guard let player = state.scheduler.players[id], let source = player.source,
+                    let controls = change(player, now)
+                else { return nil }
+                return (source, controls, player.controlsRevision)
+            }
+            guard let (source, controls, revision) = wanted else { return }
+            let rendered = source.rendered(with: controls)
+            let kept = try updatePlayer(id, generation: generation, changesMix: true) { player, _ in
+                guard player.controlsRevision == revision else { return false }
+                player.adopt(rendered)
+                return true
+            }
+            if kept { return }
+        }
+    }
+
     /// `updatePlayer` without waking the timer.
     private func changePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
@@ -66,7 +93,7 @@ extension EngineCore {
         try ensureRunning()
         // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
         // for the sound output's latency, so that both begin together.
-        let soundLead = hasSound(id) ? audio?.lead(core: self) : nil
+        let soundLead = hasSound(id) ? audio?.lead() : nil
         let later = clock.now
         let start = max(requested, soundLead.map { later + $0 } ?? later)
         defer { if soundLead != nil { syncSounds() } }

@@ -28,7 +28,7 @@ extension EngineCore {
                 }
                 return players
             }
-            if let taken { audio.sync(taken, now: now, core: self) }
+            if let taken { audio.sync(taken, now: now) }
         }
     }
 

@@ -51,6 +51,10 @@ final class EngineCore: Sendable {
                     openOutput: options.audioOutputFactory, onSoundScheduled: options.soundScheduleObserver),
                 logger: logger)
         }
+        audio?.listen(
+            EngineAudio.Listener(
+                interrupted: { [weak self] interrupted in self?.audioInterrupted(interrupted) },
+                failed: { [weak self] error in self?.audioFailed(error) }))
     }
 
     // MARK: What the engine reports

@@ -92,11 +92,15 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     func cancel() throws(HapticEngineError) { try core.cancelPlayer(id, generation: generation) }
 
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError) {
-        try update { player, now in player.send(parameters, at: effectiveTime(time, now: now)) }
+        try core.changeControls(id, generation: generation) { player, now in
+            player.controls(sending: parameters, at: effectiveTime(time, now: now))
+        }
     }
 
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError) {
-        try update { player, now in player.schedule(curve, at: effectiveTime(time, now: now)) }
+        try core.changeControls(id, generation: generation) { player, now in
+            player.controls(scheduling: curve, at: effectiveTime(time, now: now))
+        }
     }
 
     @discardableResult

@@ -18,14 +18,24 @@ struct PatternSource: Sendable {
         self.audio = audio
     }
 
-    func render(_ controls: RuntimeControls) -> MotorTimeline { renderer.render(pattern, controls: controls) }
-
-    /// When the pattern's last sound ends, in pattern time; 0 without sound.
-    func soundEnd(_ controls: RuntimeControls) -> Double { audioSchedule(controls)?.end ?? 0 }
+    /// The pattern rendered with `controls`: its motor timeline, and when its last sound ends (pattern time; 0
+    /// without sound). The whole pattern's work: the engine does it outside its lock.
+    func rendered(with controls: RuntimeControls) -> RenderedControls {
+        RenderedControls(
+            controls: controls, timeline: renderer.render(pattern, controls: controls),
+            soundEnd: audioSchedule(controls)?.end ?? 0)
+    }
 
     func audioSchedule(_ controls: RuntimeControls) -> AudioSchedule? {
         audio?.schedule(of: pattern, controls: controls)
     }
+}
+
+/// Run-time controls and what a player's pattern is with them (`PatternSource.rendered`).
+struct RenderedControls: Sendable {
+    var controls: RuntimeControls
+    var timeline: MotorTimeline
+    var soundEnd: Double
 }
 
 /// A pattern's decoded clips, at the rate of the engine's sound output.

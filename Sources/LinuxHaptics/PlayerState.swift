@@ -71,26 +71,36 @@ struct PlayerState: Sendable {
 
     init(source: PatternSource) {
         self.source = source
-        timeline = source.render(.none)
-        soundEnd = source.soundEnd(.none)
+        let rendered = source.rendered(with: .none)
+        timeline = rendered.timeline
+        soundEnd = rendered.soundEnd
     }
 
-    /// Run-time parameters from engine time `time` on: converted to pattern time and rendered in (a player
-    /// without a pattern has nothing to apply them to).
-    mutating func send(_ parameters: [HapticDynamicParameter], at time: Double) {
-        guard let source else { return }
-        controls.send(parameters, atPatternTime: offset(at: time))
-        controlsRevision += 1
-        timeline = source.render(controls)
-        soundEnd = source.soundEnd(controls)
+    /// The controls with `parameters` received at engine time `time` (converted to pattern time); nil for a
+    /// player without a pattern, which has nothing to apply them to. Rendering them in is `adopt`'s, outside the
+    /// engine's lock.
+    func controls(sending parameters: [HapticDynamicParameter], at time: Double) -> RuntimeControls? {
+        guard source != nil else { return nil }
+        var changed = controls
+        changed.send(parameters, atPatternTime: offset(at: time))
+        return changed
     }
 
-    mutating func schedule(_ curve: HapticParameterCurve, at time: Double) {
-        guard let source else { return }
-        controls.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+    /// The controls with `curve` scheduled from engine time `time` (plus the curve's relative time); nil for a
+    /// player without a pattern.
+    func controls(scheduling curve: HapticParameterCurve, at time: Double) -> RuntimeControls? {
+        guard source != nil else { return nil }
+        var changed = controls
+        changed.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+        return changed
+    }
+
+    /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`).
+    mutating func adopt(_ rendered: RenderedControls) {
+        controls = rendered.controls
         controlsRevision += 1
-        timeline = source.render(controls)
-        soundEnd = source.soundEnd(controls)
+        timeline = rendered.timeline
+        soundEnd = rendered.soundEnd
     }
 
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.

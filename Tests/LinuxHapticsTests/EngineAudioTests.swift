@@ -80,7 +80,11 @@ import Testing
         player.loopEnabled = true
         let looping = try #require(player.soundCues().first).anchor
         #expect(looping != faster && looping.loopLength == player.loopLength)
-        player.send([HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)], at: 5.3)
+        let controls = try #require(
+            player.controls(
+                sending: [HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)],
+                at: 5.3))
+        player.adopt(try #require(player.source).rendered(with: controls))
         let controlled = try #require(player.soundCues().first).anchor
         #expect(controlled != looping && controlled.revision == looping.revision + 1)
     }
