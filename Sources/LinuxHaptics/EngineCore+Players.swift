@@ -139,12 +139,12 @@ extension EngineCore {
             return (player.timeline, state.planner(gain: options.gain), state.outputGeneration)
         }
         guard let (timeline, planner, generation) = wanted else { return }
-        let levels = PlaybackScheduler.opening(of: timeline, planner: planner, locality: options.locality)
+        let commands = PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: options.locality)
         state.withLock { state in
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
                 return
             }
-            state.openings[id] = PlayerOpening(levels: levels, outputGeneration: generation)
+            state.openings[id] = PlayerOpening(commands: commands, outputGeneration: generation)
         }
     }
 

@@ -33,11 +33,18 @@ struct PreparedEffect: Sendable {
     var duration: Double
 }
 
-/// A player's opening (`PlaybackScheduler.opening`) planned for an output generation's profile: the level
-/// its start writes at once when it plays alone on a device at rest; nil levels when it opens later.
+/// A player's commands when it starts alone on a device at rest (`PlaybackScheduler.soloCommands`), planned for
+/// an output generation's profile.
 struct PlayerOpening: Sendable {
-    var levels: MotorMagnitudes?
-    var outputGeneration: OutputGeneration
+    /// In seconds from the start.
+    var commands: [RumbleCommand]
+    var outputGeneration = OutputGeneration()
+
+    /// What the start writes at once; nil when the first command comes later.
+    var levels: MotorMagnitudes? {
+        guard let first = commands.first, first.time == 0 else { return nil }
+        return first.levels
+    }
 }
 
 /// A prepared pulse a start can trigger, and the output holding it.
@@ -209,19 +216,30 @@ struct EngineState: Sendable {
     /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send
     /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
     /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
-    /// device is at rest: off, past the rate limit, no prepared pulse still running. The pass that follows
-    /// then plans the mix resuming from it, as it would after sending it itself.
+    /// device is at rest: off, past the rate limit, no prepared pulse still running. The mix is then the
+    /// player's alone, from its start: the start is applied and the rest of its solo commands become the plan,
+    /// so the pass that follows plans nothing (the mix is planned once per start, when the player was made).
     mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
             lastWritten.isOff, lastCommandTime <= start - profile.minimumUpdateInterval,
             triggeredPulses.allSatisfy({ now > $0.end + OutputTiming.pulseOverrunSeconds }),
             let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
-            player.startOffset == 0, !scheduler.players.contains(where: { $0.key != id && $0.value.isActive })
+            player.startOffset == 0, player.duration > PlayerState.epsilon,
+            !scheduler.players.contains(where: { $0.key != id && $0.value.isActive })
         else { return nil }
         lastWritten = levels
         lastWriteTime = now
         lastCommandTime = start
+        // The start is the player's only queued command and its pattern outlasts the instant it starts at, so
+        // this applies the start alone, as the pass would.
+        scheduler.withPlayer(id) { _ = $0.advance(to: start) }
+        _ = scheduler.consumeChanges()
+        plan = PlaybackPlan(
+            revision: scheduler.revision,
+            commands: opening.commands.map {
+                RumbleCommand(time: start + $0.time, levels: $0.levels, holdDuration: $0.holdDuration)
+            }, next: 1, horizon: nil)
         return levels
     }
 

@@ -61,20 +61,27 @@ extension PlaybackScheduler {
         return PlaybackPlan(revision: revision, commands: commands, horizon: horizon.map { origin + $0 })
     }
 
-    /// What a pass sends the instant `timeline` starts from its top, alone, on a device at rest (off, rate limit
-    /// free): the first command of its plan when that falls at the start, nil when it opens later (silence,
-    /// or a wait for a jump just after). Planned ahead, it lets a start write this before any planning.
-    static func opening(
+    /// The commands a pass plans the instant `timeline` starts from its top, alone, on a device at rest (off,
+    /// rate limit free), in seconds from that start. Planned when the player is made, outside the engine's
+    /// lock: a start that meets those conditions writes the first at once and takes the rest as the engine's
+    /// plan (`EngineState.takeOpening`), so it plans nothing. Empty when the timeline sends nothing.
+    static func soloCommands(
         of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
-    ) -> MotorMagnitudes? {
+    ) -> [RumbleCommand] {
         var player = PlayerState(timeline: timeline)
         player.schedule(.start, at: 0)
         _ = player.advance(to: 0)
         var solo = PlaybackScheduler()
         _ = solo.add(player)
-        let first = solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands.first
-        guard let first, first.time == 0 else { return nil }
-        return first.levels
+        return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands
+    }
+
+    /// The first of `soloCommands`, when it falls at the start: what such a start writes before anything else;
+    /// nil when the timeline opens later (silence, or a wait for a jump just after).
+    static func opening(
+        of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
+    ) -> MotorMagnitudes? {
+        PlayerOpening(commands: soloCommands(of: timeline, planner: planner, locality: locality)).levels
     }
 
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {

@@ -25,6 +25,27 @@ import Testing
         #expect(first.time == 0 ? opening == first.levels : opening == nil)
     }
 
+    /// A lone start on a device at rest takes its solo commands, planned when the player was made, as the
+    /// engine's plan: what reaches the device must be exactly the planner's commands for the pattern.
+    @Test func aLoneStartSendsThePlannersCommandsForItsPattern() throws {
+        let rig = try Rig()
+        let played = MotorTimeline(segments: [
+            MotorTimeline.Segment(
+                start: 0, end: 0.3, startLevels: MotorMagnitudes(strong: 0.2, weak: 0.1),
+                endLevels: MotorMagnitudes(strong: 1, weak: 0.6)),
+            MotorTimeline.Segment(
+                start: 0.3, end: 0.5, startLevels: MotorMagnitudes(strong: 0.4, weak: 0),
+                endLevels: MotorMagnitudes(strong: 0.4, weak: 0)),
+        ])
+        let player = try rig.engine.makeAdvancedPlayer(timeline: played)
+        let planner = DeviceCommandPlanner(profile: rig.engine.renderProfile)
+        let expected = planner.commands(for: played).map { Change(at: $0.time, $0.levels) }
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(expected.count > 3, "a ramp then a step: several commands")
+        #expect(rig.applied(since: 10) == expected)
+    }
+
     @Test func aPatternThatOpensWithSilenceHasNoOpening() {
         let late = timeline(pulse(1, 1, from: 0.1, to: 0.2))
         #expect(PlaybackScheduler.opening(of: late, planner: Self.planner, locality: .all) == nil)
