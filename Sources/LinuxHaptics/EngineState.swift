@@ -235,11 +235,7 @@ struct EngineState: Sendable {
         // this applies the start alone, as the pass would.
         scheduler.withPlayer(id) { _ = $0.advance(to: start) }
         _ = scheduler.consumeChanges()
-        plan = PlaybackPlan(
-            revision: scheduler.revision,
-            commands: opening.commands.map {
-                RumbleCommand(time: start + $0.time, levels: $0.levels, holdDuration: $0.holdDuration)
-            }, next: 1, horizon: nil)
+        plan = PlaybackPlan(revision: scheduler.revision, commands: opening.commands, origin: start, next: 1, horizon: nil)
         return levels
     }
 

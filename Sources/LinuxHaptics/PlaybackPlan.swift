@@ -14,7 +14,10 @@ struct PlaybackPlan: Sendable {
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
     var revision: MixRevision
+    /// In seconds from `origin`: a player's solo commands become a plan as they are, with no copy.
     var commands: [RumbleCommand]
+    /// The engine time the commands count from.
+    var origin: Double
     /// Index of the next command to send.
     var next = 0
     /// Engine time at which the plan must be made again (looping players), nil when it covers every player
@@ -22,17 +25,17 @@ struct PlaybackPlan: Sendable {
     var horizon: Double?
 
     /// The next command's engine time, nil when none is left.
-    var nextCommandTime: Double? { next < commands.count ? commands[next].time : nil }
+    var nextCommandTime: Double? { next < commands.count ? origin + commands[next].time : nil }
 
-    /// Consumes every command due at `now` and returns the latest: when the thread woke late past several,
+    /// Consumes every command due at `now` and returns the latest (its time in engine time): when the thread woke late past several,
     /// only the level that holds now is worth sending (two writes would break the rate limit).
     mutating func takeDue(at now: Double) -> RumbleCommand? {
         var due: RumbleCommand?
-        while next < commands.count, commands[next].time <= now + PlayerState.epsilon {
+        while next < commands.count, origin + commands[next].time <= now + PlayerState.epsilon {
             due = commands[next]
             next += 1
         }
-        return due
+        return due.map { RumbleCommand(time: origin + $0.time, levels: $0.levels, holdDuration: $0.holdDuration) }
     }
 }
 
@@ -57,8 +60,7 @@ extension PlaybackScheduler {
         let local = DeviceCommandPlanner.Resumption(sent: resumption.sent, lastCommandTime: lastCommand)
         var commands = planner.commands(for: timeline, from: 0, resuming: local)
         if let horizon { commands.removeAll { $0.time >= horizon } }
-        for index in commands.indices { commands[index].time += origin }
-        return PlaybackPlan(revision: revision, commands: commands, horizon: horizon.map { origin + $0 })
+        return PlaybackPlan(revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
     }
 
     /// The commands a pass plans the instant `timeline` starts from its top, alone, on a device at rest (off,
