@@ -39,7 +39,8 @@ extension EngineCore {
     ) throws(HapticEngineError) {
         while true {
             let now = clock.now
-            let wanted = try state.withLock { (state) throws(HapticEngineError) -> (PatternSource, RuntimeControls, Int)? in
+            let wanted = try state.withLock {
+                (state) throws(HapticEngineError) -> (PatternSource, RuntimeControls, Int)? in
                 try state.requirePlayer(id, generation: generation)
                 guard let player = state.scheduler.players[id], let source = player.source,
                     let controls = change(player, now)
@@ -150,7 +151,9 @@ extension EngineCore {
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
     /// player plays through the mix).
-    private func triggerPrepared(_ prepared: PreparedUse, id: PlayerID, generation: ResetGeneration, at triggered: Double)
+    private func triggerPrepared(
+        _ prepared: PreparedUse, id: PlayerID, generation: ResetGeneration, at triggered: Double
+    )
         throws(HapticEngineError) -> Bool
     {
         do throws(OutputFailure) {

@@ -9,7 +9,9 @@ extension EngineCore {
 
     /// An output call failed: a gone device interrupts with `gameControllerDisconnect`, anything else with
     /// `deviceError`; the output is closed at once so no descriptor or slot outlives the failure.
-    func outputFailed(_ failure: OutputFailure, generation: OutputGeneration, reason given: HapticEngineStoppedReason? = nil) {
+    func outputFailed(
+        _ failure: OutputFailure, generation: OutputGeneration, reason given: HapticEngineStoppedReason? = nil
+    ) {
         if failure.kind == .closed { return }
         let reason: HapticEngineStoppedReason =
             given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)

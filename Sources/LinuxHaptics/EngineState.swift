@@ -47,6 +47,18 @@ struct PlayerOpening: Sendable {
     }
 }
 
+/// A lone start whose opening went out before anything was planned (`EngineState.takeOpening`): the pass that
+/// follows takes the rest of the player's solo commands as its plan.
+struct SoloStart: Sendable {
+    var player: PlayerID
+    /// The engine time the start was queued at: the plan's origin.
+    var start: Double
+    /// The mix as it was when the opening went out: any change since, and the pass plans as usual.
+    var revision: MixRevision
+    /// In seconds from `start`; the first was written.
+    var commands: [RumbleCommand]
+}
+
 /// A prepared pulse a start can trigger, and the output holding it.
 typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
 
@@ -140,6 +152,8 @@ struct EngineState: Sendable {
     var prepared: [PlayerID: PreparedEffect] = [:]
     /// Players' openings, planned ahead; dropped when a player changes.
     var openings: [PlayerID: PlayerOpening] = [:]
+    /// A lone start whose opening was written, for the pass that follows to take its plan from.
+    var soloStart: SoloStart?
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
@@ -164,6 +178,7 @@ struct EngineState: Sendable {
         idleSince = now
         prepared.removeAll()
         openings.removeAll()
+        soloStart = nil
         triggeredPulses.removeAll()
     }
 
@@ -196,7 +211,8 @@ struct EngineState: Sendable {
 
     /// How a start of player `id` at `start` (engine time, not before `now`) goes: its prepared pulse triggered,
     /// when it starts now from the top and has one for this output, else queued for the mix to play whole.
-    mutating func decideStart(of id: PlayerID, generation: ResetGeneration, at start: Double, now: Double) throws(HapticEngineError)
+    mutating func decideStart(of id: PlayerID, generation: ResetGeneration, at start: Double, now: Double)
+        throws(HapticEngineError)
         -> StartDecision
     {
         try requirePlayer(id, generation: generation)
@@ -217,8 +233,9 @@ struct EngineState: Sendable {
     /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
     /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
     /// device is at rest: off, past the rate limit, no prepared pulse still running. The mix is then the
-    /// player's alone, from its start: the start is applied and the rest of its solo commands become the plan,
-    /// so the pass that follows plans nothing (the mix is planned once per start, when the player was made).
+    /// player's alone, from its start: the pass that follows takes the rest of its solo commands as its plan
+    /// (`adoptSoloStart`) and plans nothing, so the mix is planned once per start, when the player was made.
+    /// Nothing but this bookkeeping happens before the write.
     mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
@@ -231,12 +248,21 @@ struct EngineState: Sendable {
         lastWritten = levels
         lastWriteTime = now
         lastCommandTime = start
-        // The start is the player's only queued command and its pattern outlasts the instant it starts at, so
-        // this applies the start alone, as the pass would.
-        scheduler.withPlayer(id) { _ = $0.advance(to: start) }
-        _ = scheduler.consumeChanges()
-        plan = PlaybackPlan(revision: scheduler.revision, commands: opening.commands, origin: start, next: 1, horizon: nil)
+        soloStart = SoloStart(player: id, start: start, revision: scheduler.revision, commands: opening.commands)
         return levels
+    }
+
+    /// After a lone start wrote its opening (`takeOpening`), and only if nothing changed the mix since: the
+    /// start is applied (the player's only queued command; its pattern outlasts the instant it starts at) and
+    /// the rest of its solo commands become the plan, as the pass would have planned them.
+    private mutating func adoptSoloStart() {
+        guard let solo = soloStart else { return }
+        soloStart = nil
+        guard solo.revision == scheduler.revision, scheduler.players[solo.player]?.pendingCount == 1 else { return }
+        scheduler.withPlayer(solo.player) { _ = $0.advance(to: solo.start) }
+        _ = scheduler.consumeChanges()
+        plan = PlaybackPlan(
+            revision: scheduler.revision, commands: solo.commands, origin: solo.start, next: 1, horizon: nil)
     }
 
     /// A playback pass's first half, at `now`: advances the players, takes the completion handlers of those
@@ -245,6 +271,7 @@ struct EngineState: Sendable {
     /// request (`MixPlanRequest.make`), then `finishPass` takes it.
     mutating func beginPass(at now: Double, gain: Double) -> PassStart? {
         guard phase == .running, output != nil else { return nil }
+        adoptSoloStart()
         let step = scheduler.advance(to: now)
         var finished: [CompletionHandler] = []
         for (player, event) in step.events where event == .finished || event == .stopped {

@@ -60,7 +60,8 @@ extension PlaybackScheduler {
         let local = DeviceCommandPlanner.Resumption(sent: resumption.sent, lastCommandTime: lastCommand)
         var commands = planner.commands(for: timeline, from: 0, resuming: local)
         if let horizon { commands.removeAll { $0.time >= horizon } }
-        return PlaybackPlan(revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
+        return PlaybackPlan(
+            revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
     }
 
     /// The commands a pass plans the instant `timeline` starts from its top, alone, on a device at rest (off,
