@@ -1,6 +1,6 @@
 // The players of one engine, advanced together: due commands applied, the next engine time a player's state
 // changes, and a revision that says when the mix (PlaybackPlan.swift) must be planned again. Pure (no clock,
-// no I/O), so it is unit-tested with plain numbers.
+// no I/O), so it is unit-tested with plain numbers (PlaybackSchedulerTests).
 import HapticRendering
 
 struct PlaybackScheduler: Sendable {

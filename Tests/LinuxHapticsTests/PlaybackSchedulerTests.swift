@@ -1,0 +1,85 @@
+// The scheduler with plain numbers: players added and advanced together, what happened and when the next
+// change is, the revision that makes a plan stale and the instant a plan must start from, and ids that never
+// repeat across a reset.
+import HapticRendering
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct PlaybackSchedulerTests {
+    static func player(seconds: Double) -> PlayerState { PlayerState(timeline: timeline(pulse(1, 1, to: seconds))) }
+
+    @Test func advancingAppliesDueStartsAndEndsAndNamesTheNextChange() {
+        var scheduler = PlaybackScheduler()
+        let short = scheduler.add(Self.player(seconds: 1))
+        let long = scheduler.add(Self.player(seconds: 3))
+        scheduler.withPlayer(short) { $0.schedule(.start, at: 10) }
+        scheduler.withPlayer(long) { $0.schedule(.start, at: 10.5) }
+        var step = scheduler.advance(to: 10)
+        #expect(step.events.isEmpty)
+        #expect(step.nextChange == 10.5, "the long player's queued start")
+        #expect(step.isActive)
+        step = scheduler.advance(to: 11)
+        #expect(step.events.map(\.player) == [short] && step.events.map(\.event) == [.finished])
+        #expect(step.nextChange.map { abs($0 - 13.5) < 1e-6 } == true, "the long player's end")
+        step = scheduler.advance(to: 14)
+        #expect(step.events.map(\.player) == [long])
+        #expect(step.nextChange == nil && !step.isActive)
+    }
+
+    @Test func aChangeMakesThePlanStaleFromTheEarliestInstantItTookEffect() {
+        var scheduler = PlaybackScheduler()
+        let id = scheduler.add(Self.player(seconds: 1))
+        let before = scheduler.revision
+        scheduler.withPlayer(id) { $0.schedule(.start, at: 10) }
+        scheduler.invalidate(at: 10.2)
+        scheduler.invalidate(at: 10.1)
+        #expect(scheduler.revision != before)
+        #expect(scheduler.consumeChanges() == 10.1)
+        #expect(scheduler.consumeChanges() == nil, "taken by the plan made from it")
+        let planned = scheduler.revision
+        _ = scheduler.advance(to: 10.3)
+        #expect(scheduler.revision != planned, "the start applied late still changes the mix")
+        #expect(scheduler.consumeChanges() == 10, "from the start's own instant, not the pass's")
+    }
+
+    @Test func aPassWithNothingDueLeavesTheRevisionAlone() {
+        var scheduler = PlaybackScheduler()
+        let id = scheduler.add(Self.player(seconds: 1))
+        scheduler.withPlayer(id) { $0.schedule(.start, at: 10) }
+        _ = scheduler.advance(to: 10)
+        _ = scheduler.consumeChanges()
+        let revision = scheduler.revision
+        _ = scheduler.advance(to: 10.5)
+        #expect(scheduler.revision == revision)
+    }
+
+    @Test func releasedPlayersGoOnceFinishedAndIdsNeverRepeatAcrossAReset() {
+        var scheduler = PlaybackScheduler()
+        let playing = scheduler.add(Self.player(seconds: 1))
+        let idle = scheduler.add(Self.player(seconds: 1))
+        scheduler.withPlayer(playing) {
+            $0.schedule(.start, at: 0)
+            $0.isOrphaned = true
+        }
+        scheduler.withPlayer(idle) { $0.isOrphaned = true }
+        _ = scheduler.advance(to: 0.5)
+        #expect(scheduler.removeFinishedOrphans() == [idle], "the playing one plays to its end first")
+        _ = scheduler.advance(to: 2)
+        #expect(scheduler.removeFinishedOrphans() == [playing])
+        scheduler.forgetPlayers()
+        let fresh = scheduler.add(Self.player(seconds: 1))
+        #expect(fresh != playing && fresh != idle && fresh > idle)
+    }
+
+    @Test func haltingStopsEveryPlayerWithoutEvents() {
+        var scheduler = PlaybackScheduler()
+        let id = scheduler.add(Self.player(seconds: 1))
+        scheduler.withPlayer(id) { $0.schedule(.start, at: 0) }
+        _ = scheduler.advance(to: 0.1)
+        scheduler.haltAll()
+        #expect(scheduler.players[id]?.phase == .stopped)
+        #expect(scheduler.advance(to: 5).events.isEmpty)
+        #expect(!scheduler.isActive)
+    }
+}
