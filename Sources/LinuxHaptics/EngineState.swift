@@ -239,17 +239,29 @@ struct EngineState: Sendable {
     mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
-            lastWritten.isOff, lastCommandTime <= start - profile.minimumUpdateInterval,
-            triggeredPulses.allSatisfy({ now > $0.end + OutputTiming.pulseOverrunSeconds }),
-            let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
-            player.startOffset == 0, player.duration > PlayerState.epsilon,
-            !scheduler.players.contains(where: { $0.key != id && $0.value.isActive })
+            deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
         else { return nil }
         lastWritten = levels
         lastWriteTime = now
         lastCommandTime = start
         soloStart = SoloStart(player: id, start: start, revision: scheduler.revision, commands: opening.commands)
         return levels
+    }
+
+    /// The device holds nothing a command at `start` would have to follow: off, past the rate limit, and no
+    /// prepared pulse that may still be playing at `now`.
+    private func deviceIsAtRest(for start: Double, at now: Double) -> Bool {
+        lastWritten.isOff && lastCommandTime <= start - profile.minimumUpdateInterval
+            && triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
+    }
+
+    /// Player `id` starts plainly from its top (its start the only command queued, normal rate, no loop, a
+    /// pattern that lasts) and no other player plays or waits: the mix is its own.
+    private func startsAloneFromItsTop(_ id: PlayerID) -> Bool {
+        guard let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
+            player.startOffset == 0, player.duration > PlayerState.epsilon
+        else { return false }
+        return !scheduler.players.contains { $0.key != id && $0.value.isActive }
     }
 
     /// After a lone start wrote its opening (`takeOpening`), and only if nothing changed the mix since: the
