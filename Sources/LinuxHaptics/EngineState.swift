@@ -39,24 +39,25 @@ struct PlayerOpening: Sendable {
     /// In seconds from the start.
     var commands: [RumbleCommand]
     var outputGeneration = OutputGeneration()
+    /// What the start writes at once (the first command, when it falls at the start); nil when the first
+    /// command comes later.
+    let levels: MotorMagnitudes?
 
-    /// What the start writes at once; nil when the first command comes later.
-    var levels: MotorMagnitudes? {
-        guard let first = commands.first, first.time == 0 else { return nil }
-        return first.levels
+    init(commands: [RumbleCommand], outputGeneration: OutputGeneration = OutputGeneration()) {
+        self.commands = commands
+        self.outputGeneration = outputGeneration
+        levels = commands.first.flatMap { $0.time == 0 ? $0.levels : nil }
     }
 }
 
 /// A lone start whose opening went out before anything was planned (`EngineState.takeOpening`): the pass that
-/// follows takes the rest of the player's solo commands as its plan.
+/// follows takes the rest of the player's solo commands (its `PlayerOpening`) as its plan.
 struct SoloStart: Sendable {
     var player: PlayerID
     /// The engine time the start was queued at: the plan's origin.
     var start: Double
     /// The mix as it was when the opening went out: any change since, and the pass plans as usual.
     var revision: MixRevision
-    /// In seconds from `start`; the first was written.
-    var commands: [RumbleCommand]
 }
 
 /// A prepared pulse a start can trigger, and the output holding it.
@@ -244,7 +245,7 @@ struct EngineState: Sendable {
         lastWritten = levels
         lastWriteTime = now
         lastCommandTime = start
-        soloStart = SoloStart(player: id, start: start, revision: scheduler.revision, commands: opening.commands)
+        soloStart = SoloStart(player: id, start: start, revision: scheduler.revision)
         return levels
     }
 
@@ -270,11 +271,13 @@ struct EngineState: Sendable {
     private mutating func adoptSoloStart() {
         guard let solo = soloStart else { return }
         soloStart = nil
-        guard solo.revision == scheduler.revision, scheduler.players[solo.player]?.pendingCount == 1 else { return }
+        guard solo.revision == scheduler.revision, scheduler.players[solo.player]?.pendingCount == 1,
+            let opening = openings[solo.player], opening.outputGeneration == outputGeneration
+        else { return }
         scheduler.withPlayer(solo.player) { _ = $0.advance(to: solo.start) }
         _ = scheduler.consumeChanges()
         plan = PlaybackPlan(
-            revision: scheduler.revision, commands: solo.commands, origin: solo.start, next: 1, horizon: nil)
+            revision: scheduler.revision, commands: opening.commands, origin: solo.start, next: 1, horizon: nil)
     }
 
     /// A playback pass's first half, at `now`: advances the players, takes the completion handlers of those
