@@ -67,6 +67,12 @@ final class EngineCore: Sendable {
 
     var isRunning: Bool { state.withLock { $0.phase == .running } }
 
+    /// `EngineState.summary`, and whether a playback pass is running now (one that stays running is stuck).
+    var stateSummary: String {
+        let passFree = pass.withLockIfAvailable { _ in true } ?? false
+        return state.withLock { $0.summary } + (passFree ? "" : ", a pass running")
+    }
+
     /// What the motors do now: the output's own model when it has one, or the last mix sent.
     var outputLevels: MotorMagnitudes {
         let (output, written) = state.withLock { ($0.output, $0.lastWritten) }

@@ -183,6 +183,26 @@ struct EngineState: Sendable {
         triggeredPulses.removeAll()
     }
 
+    /// What the engine is doing, in one line, for a test that failed to say more than "it did not play":
+    /// its phase, its players and what they wait for, the plan against the players' revision, and what the
+    /// device holds.
+    var summary: String {
+        let players = scheduler.players.keys.sorted().map { id -> String in
+            let player = scheduler.players[id]
+            let orphaned = player?.isOrphaned == true ? ", released" : ""
+            return "\(id.rawValue): \(player?.phase.rawValue ?? "?"), \(player?.pendingCount ?? 0) queued\(orphaned)"
+        }
+        let planned = plan.map { plan in
+            "\(plan.commands.count - plan.next) of \(plan.commands.count) commands left, next at "
+                + "\(plan.nextCommandTime.map { "\($0)" } ?? "none"), "
+                + (plan.revision == scheduler.revision ? "current" : "stale")
+        }
+        return
+            "phase \(phase), output \(output == nil ? "none" : "open"), players [\(players.joined(separator: "; "))], "
+            + "plan \(planned ?? "none"), holds \(lastWritten) since \(lastWriteTime), last command at "
+            + "\(lastCommandTime), pulses \(triggeredPulses.count), timer \(timer == nil ? "none" : "running")"
+    }
+
     /// The planner for the open output's profile, with the engine's `gain` on top of the profile's (none while
     /// haptics are muted). A value: plan with it outside the lock.
     func planner(gain: Double) -> DeviceCommandPlanner {

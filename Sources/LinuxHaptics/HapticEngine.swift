@@ -68,6 +68,10 @@ public final class HapticEngine: Sendable {
     /// Whether the output is open and the engine plays (not stopped, idle, interrupted or destroyed).
     public var isRunning: Bool { core.isRunning }
 
+    /// The engine's state in one line (phase, players, plan, what the device holds), for this package's tests to
+    /// say why a play did not happen.
+    package var stateSummary: String { core.stateSummary }
+
     /// What the motors do now: the virtual output's model, or the last mix sent to a device.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
 

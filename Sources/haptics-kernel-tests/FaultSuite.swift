@@ -299,7 +299,7 @@ enum FaultSuite {
                 }
                 return nil
             } catch {
-                return "\(error) (engine running: \(engine.isRunning))"
+                return "\(error) (engine running: \(engine.isRunning); \(engine.stateSummary))"
             }
         }
 

@@ -122,6 +122,18 @@ import Testing
         #expect(rig.actions().filter { $0 == .open }.isEmpty, "the one try failed at its open")
     }
 
+    @Test func theStateSummarySaysThePhaseThePlayersAndThePlan() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 5)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        let summary = rig.engine.stateSummary
+        #expect(summary.hasPrefix("phase running, output open"))
+        #expect(summary.contains("players [0: playing, 0 queued]"))
+        #expect(summary.contains("current"), "the plan was made for the players as they are")
+        #expect(summary.hasSuffix("timer running"), "no pass runs while nobody asks for one")
+    }
+
     @Test func stoppingAWaitingEngineEndsTheWait() throws {
         let rig = try Rig(start: false)
         let resets = Inbox<Double>()
