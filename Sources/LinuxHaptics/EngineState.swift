@@ -77,49 +77,6 @@ struct TriggeredPulse: Sendable {
     var end: Double
 }
 
-/// What a playback pass decided, for EngineCore to carry out outside the lock.
-struct PassOutcome {
-    enum Write {
-        case apply(MotorMagnitudes, deadline: Double)
-        case keepAlive(MotorMagnitudes, deadline: Double)
-    }
-
-    /// The output to write on and its generation; nil when the engine is not running.
-    var output: (any MotorOutput)?
-    var generation = OutputGeneration()
-    var write: Write?
-    /// Prepared pulses to stop before the write: their length is over, but the device may still play them.
-    var stoppedPulses: [Int] = []
-    /// When the next pass is due; nil: only when woken.
-    var deadline: Double?
-    /// The players-finished notification, fired once the engine went idle after playing.
-    var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
-    /// Auto-shutdown: the output released for idleness, and the stopped handler to tell.
-    var shutdown: (any MotorOutput)?
-    var idleHandler: (@Sendable (HapticEngineStoppedReason) -> Void)?
-}
-
-/// What a pass's first half found: what the players did, the completions to call, and the mix to plan (nil: the
-/// plan is current).
-struct PassStart {
-    var step: PlaybackScheduler.Step
-    var finished: [CompletionHandler]
-    var request: MixPlanRequest?
-}
-
-/// The mix to plan for a pass, copied out of the state so that planning (a whole pattern, for a player that does
-/// not loop) runs outside the lock.
-struct MixPlanRequest: Sendable {
-    let scheduler: PlaybackScheduler
-    let origin: Double
-    let resumption: DeviceCommandPlanner.Resumption
-    let planner: DeviceCommandPlanner
-
-    func make(locality: HapticLocality) -> PlaybackPlan {
-        scheduler.plan(from: origin, resuming: resumption, planner: planner, locality: locality)
-    }
-}
-
 struct EngineState: Sendable {
     var phase = EnginePhase.stopped
     var output: (any MotorOutput)?
@@ -288,7 +245,7 @@ struct EngineState: Sendable {
     /// After a lone start wrote its opening (`takeOpening`), and only if nothing changed the mix since: the
     /// start is applied (the player's only queued command; its pattern outlasts the instant it starts at) and
     /// the rest of its solo commands become the plan, as the pass would have planned them.
-    private mutating func adoptSoloStart() {
+    mutating func adoptSoloStart() {
         guard let solo = soloStart else { return }
         soloStart = nil
         guard solo.revision == scheduler.revision, scheduler.players[solo.player]?.pendingCount == 1,
@@ -298,113 +255,5 @@ struct EngineState: Sendable {
         _ = scheduler.consumeChanges()
         plan = PlaybackPlan(
             revision: scheduler.revision, commands: opening.commands, origin: solo.start, next: 1, horizon: nil)
-    }
-
-    /// A playback pass's first half, at `now`: advances the players, takes the completion handlers of those
-    /// that finished or were stopped, and says whether the mix must be planned again (a player changed it, or
-    /// the plan's horizon came). Nil when the engine is not running. The plan is made outside the lock from the
-    /// request (`MixPlanRequest.make`), then `finishPass` takes it.
-    mutating func beginPass(at now: Double, gain: Double) -> PassStart? {
-        guard phase == .running, output != nil else { return nil }
-        adoptSoloStart()
-        let step = scheduler.advance(to: now)
-        var finished: [CompletionHandler] = []
-        for (player, event) in step.events where event == .finished || event == .stopped {
-            if let completion = completions[player] { finished.append(completion) }
-        }
-        let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
-        guard plan?.revision != scheduler.revision || horizonDue != nil else {
-            return PassStart(step: step, finished: finished, request: nil)
-        }
-        // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
-        // later), continuing from what the device holds.
-        let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
-        let request = MixPlanRequest(
-            scheduler: scheduler, origin: origin,
-            resumption: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner(gain: gain))
-        return PassStart(step: step, finished: finished, request: request)
-    }
-
-    /// A playback pass's second half: takes the plan made for `beginPass`'s request (nil when none was asked
-    /// for) and decides what to write (a due command, or a renewal of what the device holds) and when to run
-    /// next. A plan made for players that changed while it was planned is dropped, nothing is written, and the
-    /// next pass is due at once (it plans again).
-    mutating func finishPass(
-        at now: Double, step: PlaybackScheduler.Step, plan made: PlaybackPlan?, autoShutdownDelay: Double?
-    ) -> PassOutcome {
-        var outcome = PassOutcome()
-        guard phase == .running, let output else { return outcome }
-        if let made {
-            guard made.revision == scheduler.revision else {
-                outcome.output = output
-                outcome.generation = outputGeneration
-                outcome.deadline = now
-                return outcome
-            }
-            _ = scheduler.consumeChanges()
-            plan = made
-        }
-        outcome.write = takeWrite(at: now)
-        outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
-        let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
-        var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
-        if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
-            idleSince = nil
-            wasActive = wasActive || step.isActive
-        } else {
-            let since = idleSince ?? now
-            idleSince = since
-            if wasActive, let finished = handlers.playersFinished {
-                wasActive = false
-                handlers.playersFinished = nil
-                outcome.playersFinished = finished
-            }
-            if let delay = autoShutdownDelay {
-                if now >= since + delay {
-                    phase = .idle
-                    outcome.shutdown = output
-                    outcome.idleHandler = handlers.stopped
-                    self.output = nil
-                    prepared = [:]
-                    outcome.write = nil
-                    return outcome
-                }
-                deadline = min(deadline ?? .infinity, since + delay)
-            }
-        }
-        outcome.output = output
-        outcome.generation = outputGeneration
-        outcome.deadline = deadline
-        return outcome
-    }
-
-    /// The earlier of two optional times (no array: a pass on a caller's thread runs before its write).
-    private func earliest(_ first: Double?, _ second: Double?) -> Double? {
-        guard let first, let second else { return first ?? second }
-        return min(first, second)
-    }
-
-    /// The triggered pulses whose length is over by `now` but that may still play, when a command goes out
-    /// now; forgets those past any overrun.
-    private mutating func pulsesToStop(at now: Double, beforeCommand write: PassOutcome.Write?) -> [Int] {
-        let over = { (pulse: TriggeredPulse) in pulse.end <= now + PlayerState.epsilon }
-        let overrunPast = { (pulse: TriggeredPulse) in now > pulse.end + OutputTiming.pulseOverrunSeconds }
-        let isCommand = if case .apply = write { true } else { false }
-        let stopping = isCommand ? triggeredPulses.filter { over($0) && !overrunPast($0) }.map(\.effect) : []
-        triggeredPulses.removeAll { over($0) && (isCommand || overrunPast($0)) }
-        return stopping
-    }
-
-    /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
-    private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {
-        if let command = plan?.takeDue(at: now) {
-            lastWritten = command.levels
-            lastWriteTime = now
-            lastCommandTime = command.time
-            return .apply(command.levels, deadline: command.time)
-        }
-        guard !lastWritten.isOff, now >= lastWriteTime + OutputTiming.holdSeconds else { return nil }
-        defer { lastWriteTime = now }
-        return .keepAlive(lastWritten, deadline: lastWriteTime + OutputTiming.holdSeconds)
     }
 }
