@@ -23,6 +23,7 @@ let package = Package(
     products: [
         .library(name: "AHAP", targets: ["AHAP"]),
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
+        .library(name: "LinuxSystem", targets: ["LinuxSystem"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
         .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
         .library(name: "AudioRendering", targets: ["AudioRendering"]),
@@ -42,13 +43,15 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
-        // C boundary: system libraries found through pkg-config, and the ioctl shim.
+        // C boundary: system libraries found through pkg-config; the C library's calls Swift cannot make itself
+        // (variadic ioctl, pipe2, a signal handler); the evdev, uinput and uhid request numbers and unions.
         .systemLibrary(
             name: "CLibudev", pkgConfig: "libudev",
             providers: [.apt(["libudev-dev"])]),
         .systemLibrary(
             name: "CLibevdev", pkgConfig: "libevdev",
             providers: [.apt(["libevdev-dev"])]),
+        .target(name: "CLinuxSystem"),
         .target(name: "CLinuxInput"),
         // Audio: ALSA output, libsndfile decoding, libsamplerate resampling (docs/audio.md).
         .systemLibrary(
@@ -67,11 +70,17 @@ let package = Package(
         // A pattern's audio events as voices on its timeline, rendered into sample frames.
         .target(name: "AudioRendering", dependencies: ["AHAP", "HapticRendering"], swiftSettings: strict),
 
-        // The kernel: discovery, evdev force feedback.
+        // The system layer: every system call (EINTR retry, typed errno, fault hooks), the lock, threads, the
+        // monotonic clock and its deadline waiter. The one place the C library is called.
+        .target(
+            name: "LinuxSystem", dependencies: ["CLinuxSystem"],
+            swiftSettings: strict),
+
+        // The kernel's input devices: discovery, hot-plug, evdev force feedback.
         .target(
             name: "LinuxInput",
             dependencies: [
-                "CLibudev", "CLibevdev", "CLinuxInput",
+                "CLibudev", "CLibevdev", "CLinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -80,7 +89,7 @@ let package = Package(
         .target(
             name: "LinuxAudio",
             dependencies: [
-                "AudioRendering", "LinuxInput", "CALSA", "CSndfile", "CSamplerate",
+                "AudioRendering", "LinuxSystem", "CALSA", "CSndfile", "CSamplerate",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -90,7 +99,7 @@ let package = Package(
         .target(
             name: "HapticTestDevices",
             dependencies: [
-                "HapticRendering", "LinuxAudio", "LinuxInput", "CLinuxInput",
+                "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxSystem", "CLinuxInput", "CLinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -100,7 +109,7 @@ let package = Package(
         .target(
             name: "LinuxHaptics",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -109,7 +118,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsTesting",
             dependencies: [
-                "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput",
+                "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -120,7 +129,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsC",
             dependencies: [
-                "AHAP", "CLinuxHaptics", "LinuxHaptics", "LinuxInput",
+                "AHAP", "CLinuxHaptics", "LinuxHaptics", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["linuxhaptics.map", "linuxhaptics.pc.in"],
@@ -130,7 +139,7 @@ let package = Package(
             name: "haptics",
             dependencies: [
                 "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
-                "HapticTestDevices",
+                "LinuxSystem", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -141,8 +150,8 @@ let package = Package(
             name: "haptics-kernel-tests",
             dependencies: [
                 "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
-                "LinuxHapticsTesting", "HapticTestDevices",
-                "CLinuxInput", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
+                "CLinuxInput", "CLinuxSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -152,7 +161,7 @@ let package = Package(
             name: "haptics-bench",
             dependencies: [
                 "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
-                "LinuxHapticsTesting", "HapticTestDevices",
+                "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -163,22 +172,23 @@ let package = Package(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(
             name: "LinuxAudioTests",
-            dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxInput"],
+            dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering", "HapticTestDevices"],
             swiftSettings: strict),
+        .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(
-            name: "LinuxInputTests", dependencies: ["LinuxInput", "CLibevdev", "CLinuxInput"],
+            name: "LinuxInputTests", dependencies: ["LinuxInput", "LinuxSystem", "CLibevdev", "CLinuxInput"],
             swiftSettings: strict),
         .testTarget(
-            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "HapticRendering", "LinuxInput"],
+            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "HapticRendering", "LinuxInput", "LinuxSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "LinuxHapticsTests",
             dependencies: [
                 "LinuxHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio",
-                "LinuxInput",
+                "LinuxInput", "LinuxSystem",
             ],
             swiftSettings: strict),
         // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).
@@ -187,7 +197,7 @@ let package = Package(
             name: "LinuxHapticsCTests",
             dependencies: [
                 "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "LinuxHapticsTesting",
-                "LinuxInput",
+                "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -214,7 +224,9 @@ if Context.environment["HAPTICS_FUZZ"] != nil {
     package.targets.append(
         .target(
             name: "HapticsFuzzing",
-            dependencies: ["AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "HapticTestDevices"],
+            dependencies: [
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxSystem", "HapticTestDevices",
+            ],
             path: "Fuzz/HapticsFuzzing", swiftSettings: strict))
     // AHAP text (JSON reader, decoder, validator, writers); the renderer and planner on what loads; cue sheets;
     // the settings file; inotify records from /dev/input; virtual pad and emulated controller record files.

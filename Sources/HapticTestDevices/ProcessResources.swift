@@ -1,7 +1,8 @@
 // What this process holds of the machine, from /proc/self and from the allocator: how benchmarks and load runs
 // see memory.
-internal import CLinuxInput
+internal import CLinuxSystem
 import LinuxInput
+import LinuxSystem
 
 package enum ProcessResources {
     /// Resident memory of this process in bytes, from `/proc/self/statm` (its second field, in pages); `nil`
@@ -16,7 +17,7 @@ package enum ProcessResources {
 
     /// The heap this process holds: bytes allocated and not freed (glibc's `mallinfo2`, every arena). Unlike the
     /// resident size it leaves out what the allocator keeps after frees, so a leak shows in it and caching does not.
-    package static func heapBytesInUse() -> Int { Int(cli_heap_bytes_in_use()) }
+    package static func heapBytesInUse() -> Int { Int(cls_heap_bytes_in_use()) }
 
     /// How many threads this process runs (`Threads:` in `/proc/self/status`); nil where that file does not exist.
     package static func threadCount() -> Int? {

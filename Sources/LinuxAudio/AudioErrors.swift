@@ -1,4 +1,4 @@
-public import LinuxInput
+public import LinuxSystem
 
 /// A sound device call that failed: which device, which alsa-lib call, and the error it returned.
 public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -1,5 +1,5 @@
 public import AudioRendering
-public import LinuxInput
+public import LinuxSystem
 public import Logging
 import Synchronization
 

@@ -1,5 +1,5 @@
 internal import CALSA
-internal import LinuxInput
+internal import LinuxSystem
 
 /// An open ALSA PCM carrying interleaved stereo 32-bit float frames at one rate: the one place alsa-lib's PCM calls
 /// are made, for the output and for the test bench's capture. Not thread-safe: its owner serialises the calls.

@@ -10,6 +10,7 @@ import LinuxAudio
 import LinuxInput
 import Logging
 import Synchronization
+import LinuxSystem
 
 /// Where an engine's sound goes, when it plays sound at all.
 struct EngineAudioConfiguration: Sendable {

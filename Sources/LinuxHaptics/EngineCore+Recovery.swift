@@ -3,6 +3,7 @@ import HapticRendering
 import LinuxAudio
 import LinuxInput
 import Logging
+import LinuxSystem
 
 extension EngineCore {
     // MARK: Failures and hot-plug

@@ -17,6 +17,8 @@ import HapticRendering
 import LinuxAudio
 import LinuxInput
 import Logging
+import LinuxSystem
+
 final class EngineCore: Sendable {
     let clock: any HapticClock
     let options: HapticEngineOptions

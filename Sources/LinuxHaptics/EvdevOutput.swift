@@ -4,6 +4,7 @@
 import HapticRendering
 import LinuxInput
 import Logging
+import LinuxSystem
 
 /// The one effect slot that carries the mix, as far as a change of level needs to know: whether an effect is
 /// uploaded, the levels it holds and whether the kernel still plays it. Pure, so its decisions are unit-tested.

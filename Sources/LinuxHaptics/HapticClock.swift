@@ -4,6 +4,7 @@
 // LinuxHapticsTesting product) drives the same engine deterministically, without a thread.
 import LinuxInput
 import Synchronization
+import LinuxSystem
 
 /// A source of "now" in seconds on the monotonic time line the engine schedules on, and of the timer that
 /// wakes the engine at the times it asks for.

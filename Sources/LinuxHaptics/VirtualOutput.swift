@@ -3,6 +3,7 @@
 public import HapticRendering
 import LinuxInput
 import Logging
+import LinuxSystem
 
 /// The built-in virtual output: what the motors would do, without any device.
 public final class VirtualOutput: Sendable {

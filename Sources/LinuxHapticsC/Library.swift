@@ -3,6 +3,7 @@ public import CLinuxHaptics
 import Glibc
 import LinuxHaptics
 import LinuxInput
+import LinuxSystem
 import Logging
 
 enum CLibrary {
@@ -12,7 +13,7 @@ enum CLibrary {
     /// `warning`...): then that level and above go to standard error. A library must not write to a program's
     /// output on its own, and swift-log's default handler would print to standard output.
     static let logger: Logger = {
-        let level = getenv(logLevelVariable).flatMap { Logger.Level(rawValue: String(cString: $0)) }
+        let level = Sys.environment(logLevelVariable).flatMap { Logger.Level(rawValue: $0) }
         var logger = Logger(label: "linuxhaptics") { label -> any LogHandler in
             level == nil ? SwiftLogNoOpLogHandler() : StreamLogHandler.standardError(label: label)
         }

@@ -6,6 +6,7 @@ public import LinuxHaptics
 import LinuxInput
 import Logging
 import Synchronization
+import LinuxSystem
 
 extension HapticOutputSelection {
     /// A recording output.

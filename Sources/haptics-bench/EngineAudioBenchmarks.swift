@@ -15,6 +15,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 let engineAudioKernelBenchmarks = BenchmarkGroup(
     name: "A pattern's sound and rumble (loopback card, virtual pad)", needsKernel: true

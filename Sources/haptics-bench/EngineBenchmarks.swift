@@ -10,6 +10,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
+import LinuxSystem
 
 let engineBenchmarks = BenchmarkGroup(name: "Engine") {
     var results: [BenchmarkResult] = []

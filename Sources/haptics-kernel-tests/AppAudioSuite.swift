@@ -10,6 +10,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 enum AppAudioSuite {
     static let suite = KernelTestSuite(

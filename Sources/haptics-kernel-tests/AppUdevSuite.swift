@@ -3,6 +3,7 @@
 // The ACL itself needs a logind seat, which the VM has not: the tags are what the rule controls.
 import HapticTestDevices
 import CLinuxInput
+import CLinuxSystem
 import Foundation
 import Glibc
 import LinuxInput
@@ -121,8 +122,8 @@ final class RawUinputKeyboard {
             if result < 0 { throw TestFailure(reason: "\(call): \(String(cString: strerror(errno)))") }
         }
         do {
-            try check(cli_ioctl_int(fd, cli_UI_SET_EVBIT(), Int32(EV_KEY)), "UI_SET_EVBIT")
-            for key in Self.letterKeys { try check(cli_ioctl_int(fd, cli_UI_SET_KEYBIT(), key), "UI_SET_KEYBIT") }
+            try check(cls_ioctl_int(fd, cli_UI_SET_EVBIT(), Int32(EV_KEY)), "UI_SET_EVBIT")
+            for key in Self.letterKeys { try check(cls_ioctl_int(fd, cli_UI_SET_KEYBIT(), key), "UI_SET_KEYBIT") }
             var setup = uinput_setup()
             setup.id.bustype = UInt16(BUS_VIRTUAL)
             setup.id.vendor = VirtualPadConfiguration.defaultVendor
@@ -130,10 +131,10 @@ final class RawUinputKeyboard {
             withUnsafeMutableBytes(of: &setup.name) { buffer in
                 buffer.copyBytes(from: Array("Haptics test keyboard".utf8).prefix(buffer.count - 1))
             }
-            try check(cli_ioctl_ptr(fd, cli_UI_DEV_SETUP(), &setup), "UI_DEV_SETUP")
-            try check(cli_ioctl_none(fd, cli_UI_DEV_CREATE()), "UI_DEV_CREATE")
+            try check(cls_ioctl_ptr(fd, cli_UI_DEV_SETUP(), &setup), "UI_DEV_SETUP")
+            try check(cls_ioctl_none(fd, cli_UI_DEV_CREATE()), "UI_DEV_CREATE")
             var name = [CChar](repeating: 0, count: Self.sysnameCapacity)
-            try check(cli_ioctl_ptr(fd, cli_UI_GET_SYSNAME(UInt32(Self.sysnameCapacity)), &name), "UI_GET_SYSNAME")
+            try check(cls_ioctl_ptr(fd, cli_UI_GET_SYSNAME(UInt32(Self.sysnameCapacity)), &name), "UI_GET_SYSNAME")
             let sysname = String(decoding: name.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let entries =
                 (try? FileManager.default.contentsOfDirectory(atPath: "/sys/devices/virtual/input/\(sysname)")) ?? []
@@ -150,7 +151,7 @@ final class RawUinputKeyboard {
 
     func destroy() {
         guard fd >= 0 else { return }
-        _ = cli_ioctl_none(fd, cli_UI_DEV_DESTROY())
+        _ = cls_ioctl_none(fd, cli_UI_DEV_DESTROY())
         close(fd)
         fd = -1
     }

@@ -8,6 +8,7 @@ import HapticTestDevices
 import LinuxAudio
 import LinuxInput
 import Logging
+import LinuxSystem
 
 enum AudioSuite {
     static let suite = KernelTestSuite(

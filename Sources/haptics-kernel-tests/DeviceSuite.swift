@@ -3,6 +3,7 @@
 // source, stable ids across re-creation, and EventDevice's primitives as the pad records them.
 import HapticTestDevices
 import CLinuxInput
+import CLinuxSystem
 import FoundationEssentials
 import Glibc
 import LinuxInput
@@ -144,7 +145,7 @@ enum DeviceSuite {
         defer { close(fd) }
         var count: Int32 = -1
         try require(
-            cli_ioctl_ptr(fd, cli_EVIOCGEFFECTS(), &count) == 0, "EVIOCGEFFECTS: \(String(cString: strerror(errno)))")
+            cls_ioctl_ptr(fd, cli_EVIOCGEFFECTS(), &count) == 0, "EVIOCGEFFECTS: \(String(cString: strerror(errno)))")
         return Int(count)
     }
 

@@ -12,6 +12,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 enum EngineAudioSuite {
     static let suite = KernelTestSuite(

@@ -10,6 +10,7 @@ import Glibc
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 enum EngineSuite {
     static let suite = KernelTestSuite(

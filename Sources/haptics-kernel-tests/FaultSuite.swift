@@ -11,6 +11,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
+import LinuxSystem
 
 enum FaultSuite {
     static let suite = KernelTestSuite(

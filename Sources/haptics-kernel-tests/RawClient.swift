@@ -1,8 +1,10 @@
 // A minimal force-feedback client written straight against the kernel ABI (Glibc + the ioctl shim), so the
 // kernel tests exercise the virtual pad with nothing of ours in between.
 import CLinuxInput
+import CLinuxSystem
 import LinuxInput
 import Glibc
+import LinuxSystem
 
 /// An errno from the client's side of the node.
 struct ClientError: Error, Equatable, CustomStringConvertible {
@@ -36,7 +38,7 @@ final class RawClient {
     @discardableResult
     func upload(_ effect: ff_effect) throws(ClientError) -> Int16 {
         var effect = effect
-        if cli_ioctl_ptr(fd, cli_EVIOCSFF(), &effect) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCSFF)") }
+        if cls_ioctl_ptr(fd, cli_EVIOCSFF(), &effect) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCSFF)") }
         return effect.id
     }
 
@@ -59,7 +61,7 @@ final class RawClient {
 
     /// `EVIOCRMFF`.
     func erase(_ id: Int16) throws(ClientError) {
-        if cli_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 {
+        if cls_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 {
             throw ClientError(code: errno, call: "ioctl(EVIOCRMFF)")
         }
     }

@@ -5,6 +5,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 struct AudioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

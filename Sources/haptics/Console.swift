@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import HapticRendering
 import LinuxInput
+import LinuxSystem
 
 enum Console {
     /// A line on standard output, flushed: `print` is block-buffered when standard output is a pipe, and a test
@@ -23,18 +24,17 @@ enum Console {
 
     /// Flushes every C stream (standard output is what matters); `fflush(NULL)` avoids the global `stdout`,
     /// which Swift 6 treats as shared mutable state.
-    static func flush() { fflush(nil) }
+    static func flush() { Sys.flushStandardStreams() }
 
     /// Whether standard output is a terminal, where the commands redraw live meters instead of printing lines.
-    static var outputIsTerminal: Bool { isatty(STDOUT_FILENO) == 1 }
+    static var outputIsTerminal: Bool { Sys.isTerminal(STDOUT_FILENO) }
 
-    /// Standard error as a `TextOutputStream`: one `write(2)` loop per string, retried on `EINTR`.
+    /// Standard error as a `TextOutputStream`: one `write(2)` loop per string (`Sys.write` retries on `EINTR`).
     struct StandardError: TextOutputStream {
         mutating func write(_ string: String) {
             var bytes = Array(string.utf8)[...]
             while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { Glibc.write(STDERR_FILENO, $0.baseAddress, $0.count) }
-                if written < 0 && errno == EINTR { continue }
+                let written = bytes.withUnsafeBytes { buffer in (try? Sys.write(STDERR_FILENO, buffer)) ?? 0 }
                 guard written > 0 else { return }
                 bytes = bytes.dropFirst(written)
             }

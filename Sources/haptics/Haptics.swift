@@ -2,6 +2,7 @@ import ArgumentParser
 import Dispatch
 import LinuxInput
 import Glibc
+import LinuxSystem
 
 @main
 struct Haptics: AsyncParsableCommand {

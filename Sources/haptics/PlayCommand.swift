@@ -7,6 +7,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
+import LinuxSystem
 
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,6 @@
 import AudioRendering
 import LinuxAudio
-import LinuxInput
+import LinuxSystem
 import Logging
 import Testing
 

@@ -2,7 +2,7 @@ import AHAP
 import AudioRendering
 import LinuxAudio
 import LinuxHapticsTesting
-import LinuxInput
+import LinuxSystem
 import Logging
 import Testing
 

@@ -10,6 +10,7 @@ import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Testing
+import LinuxSystem
 
 @MainActor
 @Suite(.serialized) struct AudioManagerTests {

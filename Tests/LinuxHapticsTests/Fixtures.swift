@@ -5,6 +5,7 @@ import LinuxInput
 import LinuxHapticsTesting
 import Logging
 import AHAP
+import LinuxSystem
 
 func quietLogger() -> Logger {
     var logger = Logger(label: "linux-haptics-tests")

@@ -7,6 +7,7 @@ import LinuxHapticsTesting
 import Observation
 import Synchronization
 import Testing
+import LinuxSystem
 
 @MainActor
 @Suite struct HapticManagerTests {

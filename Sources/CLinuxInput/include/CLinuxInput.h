@@ -1,7 +1,8 @@
 /*
  * The evdev/uinput request numbers are function-like macros (_IOW, _IOR, _IOC with
- * sizes), which Swift cannot import, and ioctl(2) is variadic, which Swift cannot call.
- * This header turns both into plain functions. Nothing here holds state except the signal pipe below.
+ * sizes), which Swift cannot import; this header turns them into plain functions, and keeps the layouts of
+ * struct ff_effect's and struct uhid_event's unions in C. Nothing here holds state or makes a system call:
+ * the calls themselves go through LinuxSystem (CLinuxSystem has the ioctl forms Swift can call).
  * Every symbol is prefixed `cli_` (C Linux Input) to stay out of other modules' way.
  */
 #ifndef CLINUXINPUT_H
@@ -10,49 +11,13 @@
 /*
  * No _GNU_SOURCE here: it changes glibc's struct layouts' field names (fd_set's fds_bits), and Clang
  * then rejects importing this module next to Glibc, CLibudev or CLibevdev in one Swift compile job.
- * The one GNU function we need is declared below instead.
  */
-#include <fcntl.h>
-#include <unistd.h>
 #include <linux/input.h>
 #include <linux/uinput.h>
 #include <linux/uhid.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <stddef.h>
-
-/* ioctl without varargs: one form for pointer arguments, one for integer arguments. */
-static inline int cli_ioctl_ptr(int fd, unsigned long request, void *arg) {
-    return ioctl(fd, request, arg);
-}
-static inline int cli_ioctl_int(int fd, unsigned long request, int arg) {
-    return ioctl(fd, request, arg);
-}
-static inline int cli_ioctl_none(int fd, unsigned long request) {
-    return ioctl(fd, request);
-}
-
-/* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
-extern int pipe2(int fds[2], int flags);
-static inline int cli_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
-
-/*
- * Delivers each of `signals` as one byte (its number) on a pipe and returns the pipe's read end, or -1 with
- * errno set. The pipe is made once per process; later calls add signals to it. Defined in CLinuxInput.c.
- */
-int cli_signal_pipe(const int *signals, int count);
-
-/*
- * The heap this process has allocated and not freed: glibc's mallinfo2, bytes in use in every arena plus the
- * chunks malloc mapped on their own. Resident memory also counts what the allocator keeps after a free; this
- * counts only what the program holds (how the load soak tells a leak from the allocator's caching).
- */
-#include <malloc.h>
-static inline size_t cli_heap_bytes_in_use(void) {
-    struct mallinfo2 info = mallinfo2();
-    return info.uordblks + info.hblkhd;
-}
 
 /* evdev requests */
 static inline unsigned long cli_EVIOCGVERSION(void) { return EVIOCGVERSION; }

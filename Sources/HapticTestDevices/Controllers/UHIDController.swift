@@ -4,8 +4,9 @@
 // (for controllers that stream input) the next input report is due.
 internal import CLinuxInput
 internal import Glibc
-package import LinuxInput
+internal import LinuxInput
 package import Logging
+package import LinuxSystem
 
 /// Why an emulated controller could not be created or bound.
 package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -7,6 +7,7 @@ internal import Glibc
 import LinuxInput
 package import Logging
 import Synchronization
+import LinuxSystem
 
 /// A USB function (an Xbox 360 pad, a HID controller) as a gadget: created and bound on init, removed by
 /// `destroy()` (or deinit).
@@ -115,7 +116,7 @@ struct GadgetPaths: Sendable {
             value += 1
             return value
         }
-        let instance = "haptics\(getpid())x\(number)"
+        let instance = "haptics\(Sys.processID)x\(number)"
         return GadgetPaths(
             gadget: gadgets + "/" + instance, function: instance, mountPoint: "/dev/ffs-" + instance,
             controller: controller)

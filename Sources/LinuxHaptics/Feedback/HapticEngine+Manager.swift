@@ -3,6 +3,7 @@
 package import AHAP
 import LinuxInput
 public import Logging
+import LinuxSystem
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
 /// released player to its end); transients share one slot: a new tap cancels the previous one; prepared

@@ -1,0 +1,62 @@
+// Threads: the device monitor's and the virtual pad's server threads, the engine's playback thread, and the pipe
+// a thread reads signals from.
+internal import CLinuxSystem
+package import Glibc
+
+extension Sys {
+    /// The corresponding C function is `pthread_create` for a detached thread that runs `body` once.
+    package static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        _ = try createThread(&attributes, body)
+    }
+
+    /// `sigaction` for each of `signals` with a handler that writes the signal's number, as one byte, to a pipe
+    /// made once per process; returns the pipe's read end, where a thread can block until a signal comes.
+    package static func signalPipe(_ signals: [Int32]) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("sigaction") {
+            signals.withUnsafeBufferPointer { cls_signal_pipe($0.baseAddress, Int32($0.count)) }
+        }
+    }
+
+    /// The corresponding C function is `pthread_create` for a joinable thread; pair with `joinThread`.
+    package static func startJoinableThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) -> pthread_t
+    {
+        try createThread(nil, body)
+    }
+
+    private static func createThread(
+        _ attributes: UnsafePointer<pthread_attr_t>?, _ body: @escaping @Sendable () -> Void
+    ) throws(SystemCallError) -> pthread_t {
+        while let injected = SyscallFaults.injected(at: { "pthread_create" }) {
+            if injected != .interrupted { throw SystemCallError(injected, call: "pthread_create") }
+        }
+        let box = Unmanaged.passRetained(ThreadBody(body))
+        var thread = pthread_t()
+        let code = pthread_create(
+            &thread, attributes,
+            { context in
+                guard let context else { return nil }
+                Unmanaged<ThreadBody>.fromOpaque(context).takeRetainedValue().run()
+                return nil
+            }, box.toOpaque())
+        if code != 0 {
+            box.release()
+            throw SystemCallError(Errno(rawValue: code), call: "pthread_create")
+        }
+        return thread
+    }
+
+    /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
+    package static func joinThread(_ thread: pthread_t) {
+        _ = pthread_join(thread, nil)
+    }
+}
+
+/// Carries a closure across `pthread_create`'s untyped context pointer.
+private final class ThreadBody {
+    let run: @Sendable () -> Void
+    init(_ run: @escaping @Sendable () -> Void) { self.run = run }
+}

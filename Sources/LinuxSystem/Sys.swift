@@ -1,0 +1,118 @@
+// Every raw system call of the package passes through `Sys`, so that errno handling, EINTR retry and the C types
+// stay in one place; each wrapper names the C function it calls. Nothing here is public: the input devices, the
+// sound hardware, the engine and the test devices reach it as a package-wide layer. Files, threads and hot-plug
+// watches are in the extensions beside this file; the USB gadget's configfs calls live with the test devices.
+internal import CLinuxSystem
+package import Glibc
+
+/// Runs `body` until it returns something other than -1 with `EINTR`, turning -1 into a typed error.
+@inline(__always)
+package func valueOrErrno<T: FixedWidthInteger>(
+    _ call: @autoclosure () -> String, retryOnInterrupt: Bool = true, _ body: () -> T
+) throws(SystemCallError) -> T {
+    while true {
+        let code: Int32
+        if let injected = SyscallFaults.injected(at: call) {
+            code = injected.rawValue
+        } else {
+            let result = body()
+            if result != -1 { return result }
+            code = errno
+        }
+        if code == EINTR && retryOnInterrupt { continue }
+        throw SystemCallError(Errno(rawValue: code), call: call())
+    }
+}
+
+package enum Sys {
+    /// The corresponding C function is `open`; always `O_CLOEXEC` so no descriptor leaks into children.
+    package static func open(_ path: String, flags: Int32) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("open(\(path))") { Glibc.open(path, flags | O_CLOEXEC) }
+    }
+
+    /// The corresponding C function is `close`. Never retried: on Linux the descriptor is gone even on EINTR.
+    package static func close(_ fd: Int32) {
+        _ = Glibc.close(fd)
+    }
+
+    /// The corresponding C function is `read`.
+    package static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int {
+        try valueOrErrno("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// The corresponding C function is `write`.
+    package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
+        try valueOrErrno("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }
+    }
+
+    /// The corresponding C function is `ioctl` with a pointer argument.
+    package static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, _ arg: UnsafeMutableRawPointer?
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cls_ioctl_ptr(fd, request, arg) }
+    }
+
+    /// The corresponding C function is `ioctl` with an integer argument.
+    package static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String, value: Int32
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cls_ioctl_int(fd, request, value) }
+    }
+
+    /// The corresponding C function is `ioctl` with no argument.
+    package static func ioctl(
+        _ fd: Int32, _ request: UInt, _ name: @autoclosure () -> String
+    ) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("ioctl(\(name()))") { cls_ioctl_none(fd, request) }
+    }
+
+    /// The corresponding C function is `poll`. `timeout` in milliseconds, -1 waits forever.
+    package static func poll(_ fds: inout [pollfd], timeout: Int32) throws(SystemCallError) -> Int32 {
+        let count = nfds_t(fds.count)
+        return try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
+            try valueOrErrno("poll") { Glibc.poll(buffer.baseAddress, count, timeout) }
+        }
+    }
+
+    /// The corresponding C function is `pipe2` with `O_CLOEXEC`, and `O_NONBLOCK` unless `blocking`: non-blocking,
+    /// a wake-up channel; blocking, a child process's standard input or output.
+    package static func pipe(blocking: Bool = false) throws(SystemCallError) -> (read: Int32, write: Int32) {
+        var fds: [Int32] = [-1, -1]
+        let flags = blocking ? O_CLOEXEC : O_CLOEXEC | O_NONBLOCK
+        _ = try fds.withUnsafeMutableBufferPointer { (buffer) throws(SystemCallError) -> Int32 in
+            try valueOrErrno("pipe2") { cls_pipe2(buffer.baseAddress, flags) }
+        }
+        return (fds[0], fds[1])
+    }
+
+    /// The corresponding C function is `access`; true when the calling process may do `mode`.
+    package static func access(_ path: String, _ mode: Int32) -> Bool {
+        Glibc.access(path, mode) == 0
+    }
+
+    /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
+    package static func monotonicNanoseconds() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// The corresponding C function is `read`, returning `EINTR` instead of retrying: for a thread that is
+    /// woken by a signal to leave a blocking read.
+    package static func readOnce(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError) -> Int
+    {
+        try valueOrErrno("read", retryOnInterrupt: false) { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+}
+
+extension Sys {
+    /// The corresponding C function is `inotify_init1(IN_CLOEXEC | IN_NONBLOCK)`.
+    package static func inotifyInit() throws(SystemCallError) -> Int32 {
+        try valueOrErrno("inotify_init1") { inotify_init1(Int32(IN_CLOEXEC | IN_NONBLOCK)) }
+    }
+
+    /// The corresponding C function is `inotify_add_watch`; returns the watch descriptor.
+    package static func inotifyAddWatch(_ fd: Int32, _ path: String, mask: UInt32) throws(SystemCallError) -> Int32 {
+        try valueOrErrno("inotify_add_watch(\(path))") { inotify_add_watch(fd, path, mask) }
+    }
+}
