@@ -168,6 +168,8 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "AHAPTests", dependencies: ["AHAP", "HapticTestDevices"], swiftSettings: strict),
+        // The `haptics` command line end to end: the built binary run with arguments, its output and status read.
+        .testTarget(name: "HapticsCLITests", dependencies: ["HapticTestDevices"], swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(

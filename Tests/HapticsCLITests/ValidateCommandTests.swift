@@ -1,11 +1,12 @@
 import Foundation
+import HapticTestDevices
 import Testing
 
 /// `haptics validate` end to end: the built binary (`CLI`), its output and its exit status.
 @Suite struct ValidateCommandTests {
     @Test func warningsPassAndStrictFailsOnThem() throws {
-        let misspeltCurve = try Fixtures.file("parameter-curves-plural.ahap").path
-        let everyKind = try Fixtures.file("every-event-and-parameter.ahap").path
+        let misspeltCurve = try AHAPFixtures.file("parameter-curves-plural.ahap").path
+        let everyKind = try AHAPFixtures.file("every-event-and-parameter.ahap").path
         let lenient = try CLI.run(["validate", misspeltCurve, everyKind])
         #expect(lenient.status == 0)
         #expect(lenient.output.contains("\(misspeltCurve): Pattern[1].ParameterCurves: warning:"))
@@ -28,7 +29,7 @@ import Testing
     }
 
     @Test func jsonOutputParses() throws {
-        let file = try Fixtures.file("parameter-curves-plural.ahap").path
+        let file = try AHAPFixtures.file("parameter-curves-plural.ahap").path
         let result = try CLI.run(["validate", "--json", file])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any])
