@@ -1,0 +1,115 @@
+// One output over several pads (`DeviceSelection.allGamepads`).
+import HapticRendering
+import LinuxInput
+import Logging
+import LinuxSystem
+
+/// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad
+/// that is gone is closed and dropped, and only when none is left does the output report the device gone.
+final class BroadcastOutput: MotorOutput {
+    private struct State {
+        var members: [EvdevOutput]
+        /// A prepared pulse's id on each member, by member.
+        var prepared: [Int: [ObjectIdentifier: Int]] = [:]
+        var nextPrepared = 0
+    }
+
+    private let state: Lock<State>
+    let capabilities: OutputCapabilities
+
+    init(members: [EvdevOutput]) {
+        state = Lock(State(members: members))
+        capabilities = OutputCapabilities(
+            name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
+            effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false,
+            renderProfile: Self.sharedProfile(of: members))
+    }
+
+    /// One mix drives every member: the members' profile when they share one, else the generic profile.
+    private static func sharedProfile(of members: [EvdevOutput]) -> RenderProfile {
+        let profiles = Set(members.map(\.capabilities.renderProfile))
+        return profiles.count == 1 ? profiles.first ?? .genericRumble : .genericRumble
+    }
+
+    /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.
+    private func each(_ body: (EvdevOutput) throws(OutputFailure) -> Void) throws(OutputFailure) {
+        let members = state.withLock { $0.members }
+        var failure: OutputFailure?
+        var gone: [ObjectIdentifier] = []
+        var succeeded = 0
+        for member in members {
+            do throws(OutputFailure) {
+                try body(member)
+                succeeded += 1
+            } catch {
+                if error.kind == .deviceGone {
+                    member.close()
+                    gone.append(ObjectIdentifier(member))
+                } else {
+                    failure = error
+                }
+            }
+        }
+        let left = state.withLock { state in
+            state.members.removeAll { gone.contains(ObjectIdentifier($0)) }
+            return state.members.count
+        }
+        if left == 0 { throw OutputFailure(.deviceGone, "every gamepad is gone") }
+        // One pad refusing while another plays is that pad's problem; all of them refusing is the output's.
+        if let failure, succeeded == 0 { throw failure }
+    }
+
+    func sendNeutral() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.sendNeutral() } }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {
+        try each { (member) throws(OutputFailure) in try member.apply(mix) }
+    }
+    func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        var ids: [ObjectIdentifier: Int] = [:]
+        let members = state.withLock { $0.members }
+        do throws(OutputFailure) {
+            for member in members { ids[ObjectIdentifier(member)] = try member.prepare(pulse) }
+        } catch {
+            for member in members { if let id = ids[ObjectIdentifier(member)] { member.release(prepared: id) } }
+            throw error
+        }
+        return state.withLock { state in
+            defer { state.nextPrepared += 1 }
+            state.prepared[state.nextPrepared] = ids
+            return state.nextPrepared
+        }
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else {
+            throw OutputFailure(.closed, "the prepared effect \(id) was released")
+        }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.trigger(prepared: memberID) }
+        }
+    }
+
+    func stop(prepared id: Int) throws(OutputFailure) {
+        guard let ids = state.withLock({ $0.prepared[id] }) else { return }
+        try each { (member) throws(OutputFailure) in
+            if let memberID = ids[ObjectIdentifier(member)] { try member.stop(prepared: memberID) }
+        }
+    }
+
+    func release(prepared id: Int) {
+        let (ids, members) = state.withLock { state in (state.prepared.removeValue(forKey: id), state.members) }
+        guard let ids else { return }
+        for member in members { if let memberID = ids[ObjectIdentifier(member)] { member.release(prepared: memberID) } }
+    }
+
+    func close() {
+        let members = state.withLock { state in
+            defer { state.members = [] }
+            return state.members
+        }
+        for member in members { member.close() }
+    }
+
+    func currentLevels() -> MotorMagnitudes? { nil }
+}

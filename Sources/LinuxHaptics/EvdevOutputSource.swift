@@ -1,0 +1,223 @@
+// How the engine finds its evdev output and follows it across unplug and replug: device selection, the
+// hot-plug watch, and the all-gamepads broadcast's members.
+import HapticRendering
+import LinuxInput
+import Logging
+import LinuxSystem
+
+/// Finds and opens the selected device, and follows it across unplug and replug by its stable id.
+final class EvdevOutputSource: OutputSource {
+    let selection: DeviceSelection
+    /// With it, any other rumble-capable gamepad that appears while ours is gone takes its place.
+    let adoptCompatibleDevice: Bool
+    let monitorSource: DeviceMonitor.Source
+    /// The device the engine is bound to once it opened one.
+    private let bound = Lock<StableDeviceID?>(nil)
+    /// A device a hot-plug event named, tried first on the next open.
+    private let candidate = Lock<InputDevice?>(nil)
+
+    init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
+        self.selection = selection
+        self.adoptCompatibleDevice = adoptCompatibleDevice
+        self.monitorSource = monitorSource
+        if case .id(let id) = selection { bound.withLock { $0 = id } }
+    }
+
+    func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        if selection == .allGamepads { return try openAllGamepads(clock: clock, logger: logger) }
+        let (node, driver) = try resolveNode(logger: logger)
+        let device: EventDevice
+        do throws(EventDeviceError) {
+            device = try EventDevice(node: node, logger: logger)
+        } catch {
+            throw EvdevOutput.failure(from: error)
+        }
+        guard device.forceFeedback.isRumbleCapable else {
+            device.close()
+            throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
+        }
+        bound.withLock { $0 = device.id }
+        return EvdevOutput(device: device, driver: driver, clock: clock, logger: logger)
+    }
+
+    private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        let members = selection.devicesToOpen(among: devices).compactMap { candidate -> EvdevOutput? in
+            do throws(EventDeviceError) {
+                return EvdevOutput(
+                    device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
+                    clock: clock, logger: logger)
+            } catch {
+                logger.info(
+                    "skipping a gamepad that cannot be opened",
+                    metadata: ["node": "\(candidate.node)", "error": "\(error)"])
+                return nil
+            }
+        }
+        guard !members.isEmpty else { throw OutputFailure(.notFound, "no writable rumble-capable gamepad found") }
+        return BroadcastOutput(members: members)
+    }
+
+    /// The node to open and the driver behind it (for the render profile).
+    private func resolveNode(logger: Logger) throws(OutputFailure) -> (node: String, driver: String?) {
+        if let device = candidate.withLock({ $0 }) { return (device.node, device.driver) }
+        let boundID = bound.withLock { $0 }
+        if boundID == nil, case .node(let node) = selection {
+            // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile.
+            let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
+            return (node, DeviceDiscovery(logger: logger).device(sysName: sysName)?.driver)
+        }
+        let devices: [InputDevice]
+        do throws(DeviceDiscoveryError) {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            throw OutputFailure(.other, "\(error)")
+        }
+        let chosen: InputDevice?
+        if let boundID {
+            if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
+            if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
+            chosen = devices.first { selection.accepts($0, bound: boundID, adoptingCompatible: true) }
+        } else {
+            chosen = selection.devicesToOpen(among: devices).first
+        }
+        guard let chosen else {
+            let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
+            if let denied {
+                throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
+            }
+            throw OutputFailure(.notFound, "no rumble-capable input device found")
+        }
+        return (chosen.node, chosen.driver)
+    }
+
+    /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's
+    /// rule (`DeviceSelection.accepts`), with a named node's links resolved now, when the device is there.
+    private func accepts(_ device: InputDevice) -> Bool {
+        selection.resolvingLinks().accepts(
+            device, bound: bound.withLock { $0 }, adoptingCompatible: adoptCompatibleDevice)
+    }
+
+    /// How long a hot-plug watch that ended on its own waits before it starts again, doubling while it keeps
+    /// failing.
+    static let watchRestartDelays = (first: Duration.seconds(1), longest: Duration.seconds(60))
+
+    func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
+        let watch = MonitorWatch()
+        do throws(DeviceMonitorError) {
+            follow(try DeviceMonitor(source: monitorSource, logger: logger), in: watch, logger: logger, handler)
+        } catch {
+            logger.info("no hot-plug watch yet; trying again shortly", metadata: ["error": "\(error)"])
+            do throws(SystemCallError) {
+                try Sys.startThread { [self] in
+                    restart(watch, after: Self.watchRestartDelays.first, logger: logger, handler)
+                }
+            } catch {
+                logger.info("no hot-plug watch: no thread to start it again", metadata: ["error": "\(error)"])
+                return nil
+            }
+        }
+        return watch
+    }
+
+    /// Delivers `monitor`'s events on its own thread. When the monitor stops on its own (its poll failed), that
+    /// thread starts it again after the restart delay.
+    private func follow(
+        _ monitor: DeviceMonitor, in watch: MonitorWatch, logger: Logger,
+        _ handler: @escaping @Sendable (OutputPresence) -> Void
+    ) {
+        let subscription = monitor.start({ [self] event in deliver(event, to: handler) }) { [self] stopped in
+            guard !stopped, !watch.isCancelled else { return }
+            logger.info("the hot-plug watch ended (its thread stopped); starting it again")
+            restart(watch, after: Self.watchRestartDelays.first, logger: logger, handler)
+        }
+        guard let subscription else {
+            logger.info("the hot-plug watch could not start its thread")
+            return
+        }
+        watch.follow(subscription)
+    }
+
+    /// Waits `delay` (cut short by the watch's cancel) and starts a new monitor; waits twice as long, up to the
+    /// longest delay, while that fails. Until it runs again, an unplug is noticed on the next write and a replug on
+    /// the next play.
+    private func restart(
+        _ watch: MonitorWatch, after delay: Duration, logger: Logger,
+        _ handler: @escaping @Sendable (OutputPresence) -> Void
+    ) {
+        var delay = delay
+        while watch.sleep(for: delay) {
+            do throws(DeviceMonitorError) {
+                let restarted = try DeviceMonitor(source: monitorSource, logger: logger)
+                // A device the engine waits for may have appeared while nothing watched.
+                if let present = restarted.initialDevices.first(where: accepts) {
+                    deliver(DeviceEvent(kind: .added, device: present), to: handler)
+                }
+                follow(restarted, in: watch, logger: logger, handler)
+                return
+            } catch {
+                logger.info("the hot-plug watch could not start again", metadata: ["error": "\(error)"])
+                delay = min(delay * 2, Self.watchRestartDelays.longest)
+            }
+        }
+    }
+
+    private func deliver(_ event: DeviceEvent, to handler: @Sendable (OutputPresence) -> Void) {
+        switch event.kind {
+        case .removed:
+            if let boundID = bound.withLock({ $0 }), event.device.id == boundID { handler(.removed) }
+        case .added, .changed:
+            guard accepts(event.device) else { return }
+            candidate.withLock { $0 = event.device }
+            handler(.appeared)
+            candidate.withLock { $0 = nil }
+        }
+    }
+}
+
+/// One engine's hot-plug watch: the device monitor it follows now, and the wait before a restart, both ended by
+/// `cancel`. It runs on the monitor's own thread, with no task or queue: nothing wakes while devices stay put.
+private final class MonitorWatch: OutputWatch {
+    private struct State {
+        var cancelled = false
+        var subscription: DeviceMonitor.Subscription?
+    }
+
+    private let state = Lock(State())
+    private let waiter = DeadlineWaiter()
+
+    var isCancelled: Bool { state.withLock { $0.cancelled } }
+
+    /// Follows `subscription` from now on; stops it at once when the watch was cancelled meanwhile.
+    func follow(_ subscription: DeviceMonitor.Subscription) {
+        let cancelled = state.withLock { state in
+            if !state.cancelled { state.subscription = subscription }
+            return state.cancelled
+        }
+        if cancelled { subscription.stop() }
+    }
+
+    /// Sleeps for `delay` unless cancelled first; whether the watch is still wanted.
+    func sleep(for delay: Duration) -> Bool {
+        guard !isCancelled else { return false }
+        let (seconds, attoseconds) = delay.components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        waiter.wait(untilNanoseconds: MonotonicTime.nanoseconds() + nanoseconds)
+        return !isCancelled
+    }
+
+    func cancel() {
+        let subscription = state.withLock { state in
+            state.cancelled = true
+            defer { state.subscription = nil }
+            return state.subscription
+        }
+        subscription?.stop()
+        waiter.signal()
+    }
+}

@@ -1,0 +1,33 @@
+// The mix slot's decisions, apart from the device calls they lead to (EvdevOutput makes those).
+import HapticRendering
+
+/// The one effect slot that carries the mix, as far as a change of level needs to know: whether an effect is
+/// uploaded, the levels it holds and whether the kernel still plays it. Pure, so its decisions are unit-tested.
+struct MixSlotState: Sendable, Equatable {
+    /// The levels of the uploaded effect; nil when nothing is uploaded.
+    var levels: MotorMagnitudes?
+    /// Clock time until which the kernel plays the effect (0: not started, or stopped).
+    var playingUntil = 0.0
+
+    /// The device calls that put the motors at a level.
+    enum Change: Sendable, Equatable {
+        /// Nothing to do: off asked, and nothing of ours plays.
+        case none
+        /// Off while the effect plays: one `EV_FF` stop. The effect keeps its levels for a later play.
+        case stop
+        /// The effect already holds the levels: one `EV_FF` play, no update.
+        case play
+        /// `EVIOCSFF` into the existing slot, then a play.
+        case updateThenPlay
+        /// `EVIOCSFF` into a new slot, then a play.
+        case uploadThenPlay
+    }
+
+    /// What it takes to put the motors at `target` at clock time `now`. With `explicitly` (a device re-attached,
+    /// whose state is unknown) off is played as a zero rumble rather than assumed.
+    func change(to target: MotorMagnitudes, explicitly: Bool, at now: Double) -> Change {
+        if target.isOff && !explicitly { return levels != nil && playingUntil > now ? .stop : .none }
+        guard let levels else { return .uploadThenPlay }
+        return levels == target ? .play : .updateThenPlay
+    }
+}

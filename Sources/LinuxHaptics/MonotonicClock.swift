@@ -1,0 +1,72 @@
+// The clock of every engine outside tests, and its timer thread.
+import LinuxSystem
+import Synchronization
+
+/// `CLOCK_MONOTONIC`: the clock of uinput's timestamps and of `clock_nanosleep`, unaffected by wall-clock
+/// changes. Its timer is a thread that sleeps until absolute deadlines (woken early by new work, never polling).
+public struct MonotonicClock: HapticClock {
+    public init() {}
+
+    public var now: Double { Double(MonotonicTime.nanoseconds()) / Self.nanosecondsPerSecond }
+
+    public func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        do throws(SystemCallError) {
+            return try ThreadTimer(work)
+        } catch {
+            throw HapticEngineError(.systemError, "cannot start the playback thread: \(error)")
+        }
+    }
+
+    static let nanosecondsPerSecond = 1e9
+
+    /// The absolute deadline in monotonic nanoseconds for a time in seconds (never before zero; a time past
+    /// what 64 bits of nanoseconds hold, about 584 years, or infinity, is the last one they hold).
+    static func nanoseconds(_ seconds: Double) -> UInt64 {
+        guard seconds > 0 else { return 0 }
+        let nanoseconds = seconds * nanosecondsPerSecond
+        return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
+    }
+}
+
+/// The monotonic clock's timer: one thread, asleep on a `DeadlineWaiter` between calls.
+private final class ThreadTimer: HapticTimer {
+    private let waiter = DeadlineWaiter()
+    private let stopping = StopFlag()
+    private let thread: Lock<ServiceThread?> = Lock(nil)
+
+    init(_ work: @escaping @Sendable () -> Double?) throws(SystemCallError) {
+        let waiter = self.waiter
+        let stopping = self.stopping
+        let started = try ServiceThread.start {
+            while !stopping.isSet {
+                let deadline = work()
+                if stopping.isSet { break }
+                waiter.wait(untilNanoseconds: deadline.map(MonotonicClock.nanoseconds))
+            }
+        }
+        thread.withLock { $0 = started }
+    }
+
+    func wake() { waiter.signal() }
+
+    func cancel() {
+        stopping.set()
+        waiter.signal()
+        guard
+            let running = thread.withLock({ handle -> ServiceThread? in
+                defer { handle = nil }
+                return handle
+            })
+        else { return }
+        // A handler running on the timer's thread may stop the engine: that thread ends by itself after the
+        // call; joining it from itself would deadlock.
+        if running.isCurrent { running.detach() } else { running.join() }
+    }
+}
+
+/// A flag the timer thread's closure can capture (an `Atomic` cannot be captured).
+private final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}
