@@ -79,7 +79,7 @@ test: clean-timings bootstrap-bench $(if $(DIRECT_KERNEL),,kernel)
 # The unit tests under AddressSanitizer (LeakSanitizer included), then ThreadSanitizer, stress test included, each
 # in a build folder of its own (on 2 shared cores: 2-3 minutes to build each, then about 1 minute to run under
 # ASan and 1 to 1.7 under TSan). Not part of `make test`. TSan sees what every lock orders because the package's
-# one lock, LinuxInput's `Lock`, is a pthread mutex, which it intercepts (docs/reliability.md, "Sanitizers").
+# one lock, LinuxSystem's `Lock`, is a pthread mutex, which it intercepts (docs/reliability.md, "Sanitizers").
 test-sanitize: bootstrap
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan.supp:print_suppressions=0 \

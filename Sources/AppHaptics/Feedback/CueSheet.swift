@@ -1,0 +1,283 @@
+// The cue sheet of an app: which pattern plays at which moment of which chapter. `haptics replay` reads it
+// (Haptics/cues.json); the format is documented in docs/app-haptics.md.
+import AHAP
+
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// An app's haptic cues, chapter by chapter, as `Haptics/cues.json` lists them.
+public struct CueSheet: Sendable, Hashable {
+    /// One chapter: its number, a title, and its cues in time order.
+    public struct Chapter: Sendable, Hashable {
+        public var number: Int
+        public var title: String
+        public var cues: [Cue]
+
+        public init(number: Int, title: String, cues: [Cue]) {
+            self.number = number
+            self.title = title
+            self.cues = cues
+        }
+
+        /// Every play of the chapter with `count` expanded, sorted by time (ties keep sheet order).
+        public var timeline: [TimedCue] {
+            let plays = cues.enumerated().flatMap { index, cue in
+                (0..<cue.count).map { repetition in
+                    TimedCue(
+                        chapter: number, time: cue.time + Double(repetition) * cue.interval, pattern: cue.pattern,
+                        moment: cue.moment, sheetIndex: index, repetition: repetition)
+                }
+            }
+            return plays.enumerated().sorted { lhs, rhs in
+                lhs.element.time != rhs.element.time ? lhs.element.time < rhs.element.time : lhs.offset < rhs.offset
+            }.map(\.element)
+        }
+
+        /// When the chapter's last cue starts, in seconds from the chapter's start (0 without cues).
+        public var lastCueTime: Double { timeline.last?.time ?? 0 }
+    }
+
+    /// One line of the sheet: a pattern played at `time`, optionally `count` times `interval` apart.
+    public struct Cue: Sendable, Hashable {
+        /// Seconds from the start of the chapter.
+        public var time: Double
+        /// The pattern's name: `Haptics/<pattern>.ahap`.
+        public var pattern: String
+        /// What happens in the app at that moment (free text, shown by `haptics replay`).
+        public var moment: String
+        /// How many times the pattern plays (1 when the sheet does not say).
+        public var count: Int
+        /// Seconds between two plays when `count` > 1.
+        public var interval: Double
+
+        public init(time: Double, pattern: String, moment: String, count: Int = 1, interval: Double = 0) {
+            self.time = time
+            self.pattern = pattern
+            self.moment = moment
+            self.count = count
+            self.interval = interval
+        }
+    }
+
+    /// The format version this type reads.
+    public static let currentVersion = 1
+
+    /// The most plays a sheet may hold, every cue's `count` summed: far above what an app's chapters need (a
+    /// heartbeat at 120 bpm for ten minutes is 1,200 plays), low enough that a hostile sheet cannot make a
+    /// chapter's timeline exhaust memory.
+    public static let maximumPlays = 100_000
+
+    public var app: String
+    /// The chapters in sheet order.
+    public var chapters: [Chapter]
+
+    public init(app: String, chapters: [Chapter]) {
+        self.app = app
+        self.chapters = chapters
+    }
+
+    public func chapter(_ number: Int) -> Chapter? { chapters.first { $0.number == number } }
+
+    /// Every pattern name the sheet mentions, sorted, without duplicates.
+    public var patternNames: [String] { Set(chapters.flatMap { $0.cues.map(\.pattern) }).sorted() }
+}
+
+/// One play of a pattern in a chapter's timeline.
+public struct TimedCue: Sendable, Hashable {
+    public var chapter: Int
+    /// Seconds from the start of the chapter.
+    public var time: Double
+    public var pattern: String
+    public var moment: String
+    /// Which line of the chapter's `cues` this play comes from (0-based).
+    public var sheetIndex: Int
+    /// Which repetition of that line (0-based).
+    public var repetition: Int
+}
+
+/// Why a cue sheet could not be read; `description` names the file and the JSON path of the problem.
+public struct CueSheetError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The file as it was given, or `<data>` for in-memory text.
+    public var file: String
+    /// Where in the document: `chapters[2].cues[0].time`, or empty for the whole document.
+    public var path: String
+    public var reason: String
+
+    public init(file: String, path: String, reason: String) {
+        self.file = file
+        self.path = path
+        self.reason = reason
+    }
+
+    public var description: String {
+        path.isEmpty ? "\(file): \(reason)" : "\(file): \(path): \(reason)"
+    }
+}
+
+extension CueSheet {
+    /// Reads and checks the cue sheet at `url`.
+    public init(contentsOf url: URL) throws(CueSheetError) {
+        switch DocumentFile.read(url, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
+        case .success(let data):
+            try self.init(data: data, file: url.path)
+        case .failure(.unreadable(let reason)):
+            throw CueSheetError(file: url.path, path: "", reason: "cannot read the file (\(reason))")
+        case .failure(.directory):
+            throw CueSheetError(
+                file: url.path, path: "", reason: "cannot read the file (it is a directory, not a file)")
+        case .failure(.tooLarge(let size, let limit)):
+            throw CueSheetError(
+                file: url.path, path: "", reason: "the file is \(size) bytes, more than the limit of \(limit)")
+        }
+    }
+
+    /// Reads and checks cue sheet text; `file` names it in errors.
+    public init(data: Data, file: String = "<data>") throws(CueSheetError) {
+        let document: SheetDocument
+        do {
+            document = try JSONDecoder().decode(SheetDocument.self, from: data)
+        } catch let error as DecodingError {
+            throw Self.describe(error, file: file)
+        } catch {
+            throw CueSheetError(file: file, path: "", reason: "not valid JSON (\(error))")
+        }
+        try self.init(checking: document, file: file)
+    }
+
+    private init(checking document: SheetDocument, file: String) throws(CueSheetError) {
+        func fail(_ path: String, _ reason: String) -> CueSheetError {
+            CueSheetError(file: file, path: path, reason: reason)
+        }
+        guard document.version == Self.currentVersion else {
+            throw fail("version", "unsupported version \(document.version) (this reader knows \(Self.currentVersion))")
+        }
+        var seen: Set<Int> = []
+        var chapters: [Chapter] = []
+        var plays = 0
+        for (chapterIndex, chapter) in document.chapters.enumerated() {
+            let chapterPath = "chapters[\(chapterIndex)]"
+            guard chapter.chapter >= 1 else {
+                throw fail("\(chapterPath).chapter", "chapter numbers start at 1, found \(chapter.chapter)")
+            }
+            guard seen.insert(chapter.chapter).inserted else {
+                throw fail("\(chapterPath).chapter", "chapter \(chapter.chapter) appears twice")
+            }
+            var cues: [Cue] = []
+            for (cueIndex, cue) in chapter.cues.enumerated() {
+                cues.append(try Self.checked(cue, path: "\(chapterPath).cues[\(cueIndex)]", file: file, plays: &plays))
+            }
+            chapters.append(Chapter(number: chapter.chapter, title: chapter.title ?? "", cues: cues))
+        }
+        self.init(app: document.app ?? "", chapters: chapters)
+    }
+
+    /// One cue of the sheet, checked; `plays` counts the plays of every cue so far, this one's included.
+    private static func checked(_ cue: SheetDocument.CueEntry, path: String, file: String, plays: inout Int)
+        throws(CueSheetError) -> Cue
+    {
+        func fail(_ key: String, _ reason: String) -> CueSheetError {
+            CueSheetError(file: file, path: "\(path).\(key)", reason: reason)
+        }
+        guard cue.time.isFinite, cue.time >= 0 else {
+            throw fail("time", "must be a number of seconds >= 0, found \(cue.time)")
+        }
+        guard isPatternName(cue.pattern) else {
+            throw fail(
+                "pattern",
+                "'\(cue.pattern)' is not a pattern name (letters, digits, '_' and '-'; the file is Haptics/<name>.ahap)"
+            )
+        }
+        let count = cue.count ?? 1
+        guard count >= 1 else { throw fail("count", "must be 1 or more, found \(count)") }
+        // Compared before adding, so that no count can overflow the sum.
+        guard count <= maximumPlays - plays else {
+            throw fail("count", "the sheet would play more than \(maximumPlays) patterns in all")
+        }
+        plays += count
+        let interval = cue.interval ?? 0
+        guard interval.isFinite, interval >= 0 else {
+            throw fail("interval", "must be a number of seconds >= 0, found \(interval)")
+        }
+        if count > 1 && interval <= 0 {
+            throw fail("interval", "a cue played \(count) times needs an interval > 0 seconds")
+        }
+        guard (cue.time + Double(count - 1) * interval).isFinite else {
+            throw fail("interval", "the last of \(count) plays \(interval) s apart is beyond any time")
+        }
+        return Cue(time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval)
+    }
+
+    /// Pattern names become file names: no separators, no dots, nothing a shell would trip on.
+    static func isPatternName(_ name: String) -> Bool {
+        !name.isEmpty
+            && name.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+                        || scalar == "-")
+            }
+    }
+
+    private static func describe(_ error: DecodingError, file: String) -> CueSheetError {
+        func path(_ codingPath: [any CodingKey]) -> String {
+            var text = ""
+            for key in codingPath {
+                if let index = key.intValue {
+                    text += "[\(index)]"
+                } else {
+                    text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+                }
+            }
+            return text
+        }
+        switch error {
+        case .typeMismatch(let type, let context):
+            return CueSheetError(file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type))")
+        case .valueNotFound(let type, let context):
+            return CueSheetError(
+                file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type)), found null")
+        case .keyNotFound(let key, let context):
+            return CueSheetError(
+                file: file, path: path(context.codingPath), reason: "missing required key \"\(key.stringValue)\"")
+        case .dataCorrupted(let context):
+            let underlying = context.underlyingError.map { " (\($0))" } ?? ""
+            let reason = context.codingPath.isEmpty ? "not valid JSON\(underlying)" : context.debugDescription
+            return CueSheetError(file: file, path: path(context.codingPath), reason: reason)
+        @unknown default:
+            return CueSheetError(file: file, path: "", reason: "\(error)")
+        }
+    }
+
+    private static func kind(of type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Int.Type: "a whole number"
+        case is Double.Type: "a number"
+        case is [SheetDocument.ChapterEntry].Type, is [SheetDocument.CueEntry].Type: "an array"
+        default: "a value of type \(type)"
+        }
+    }
+}
+
+/// The file's JSON shape; `CueSheet` is the checked model built from it.
+private struct SheetDocument: Decodable {
+    struct ChapterEntry: Decodable {
+        var chapter: Int
+        var title: String?
+        var cues: [CueEntry]
+    }
+
+    struct CueEntry: Decodable {
+        var time: Double
+        var pattern: String
+        var moment: String?
+        var count: Int?
+        var interval: Double?
+    }
+
+    var version: Int
+    var app: String?
+    var chapters: [ChapterEntry]
+}

@@ -1,0 +1,89 @@
+// The vocabulary's rate limits: haptics that arrive too often are dropped and counted, never
+// queued. Time comes from the caller (an injected clock), so the limits are exact and testable.
+
+/// Limits on how often feedback may play.
+public struct FeedbackRateLimits: Sendable, Hashable {
+    /// At most this many admitted in any `sustainedWindow`.
+    public var sustainedCount: Int
+    public var sustainedWindow: Duration
+    /// At most this many admitted in any `burstWindow`.
+    public var burstCount: Int
+    public var burstWindow: Duration
+    /// Two admitted haptics are at least this far apart.
+    public var minimumSpacing: Duration
+
+    public init(
+        sustainedCount: Int = 10, sustainedWindow: Duration = .seconds(1), burstCount: Int = 5,
+        burstWindow: Duration = .milliseconds(500), minimumSpacing: Duration = .milliseconds(50)
+    ) {
+        self.sustainedCount = sustainedCount
+        self.sustainedWindow = sustainedWindow
+        self.burstCount = burstCount
+        self.burstWindow = burstWindow
+        self.minimumSpacing = minimumSpacing
+    }
+
+    /// The guidance's numbers: 10 per second sustained, 5 per 500 ms burst, 50 ms apart.
+    public static let standard = FeedbackRateLimits()
+
+    /// The same limits with another minimum spacing (clamped to >= 0).
+    public func withMinimumSpacing(_ spacing: Duration) -> Self {
+        var limits = self
+        limits.minimumSpacing = Swift.max(spacing, .zero)
+        return limits
+    }
+}
+
+/// Decides, call by call, whether a haptic may play now. Memory is bounded by the larger window count:
+/// only the most recent admissions are kept.
+public struct FeedbackRateLimiter: Sendable {
+    /// Why a call was dropped.
+    public enum Verdict: Sendable, Hashable {
+        case admitted
+        case tooSoon
+        case burstLimit
+        case sustainedLimit
+    }
+
+    public let limits: FeedbackRateLimits
+    /// Admission times, oldest first; never longer than the larger of the two counts.
+    private var recent: [Duration] = []
+    public private(set) var admittedCount = 0
+    public private(set) var droppedCount = 0
+
+    public init(limits: FeedbackRateLimits = .standard) {
+        self.limits = limits
+    }
+
+    /// Judges a call at `now` (time on one monotonic clock, from any origin) and records it.
+    ///
+    /// A call is admitted when it is at least `minimumSpacing` after the last admitted one, and admitting it
+    /// keeps at most `burstCount` admissions within any `burstWindow` (the `burstCount`-th most recent one is
+    /// `burstWindow` or longer ago) and at most `sustainedCount` within any `sustainedWindow`.
+    public mutating func admit(at now: Duration) -> Verdict {
+        let verdict = judge(now)
+        if verdict == .admitted {
+            admittedCount += 1
+            recent.append(now)
+            let keep = Swift.max(limits.burstCount, limits.sustainedCount, 1)
+            if recent.count > keep { recent.removeFirst(recent.count - keep) }
+        } else {
+            droppedCount += 1
+        }
+        return verdict
+    }
+
+    private func judge(_ now: Duration) -> Verdict {
+        if let last = recent.last, now - last < limits.minimumSpacing { return .tooSoon }
+        if !hasRoom(count: limits.burstCount, window: limits.burstWindow, now: now) { return .burstLimit }
+        if !hasRoom(count: limits.sustainedCount, window: limits.sustainedWindow, now: now) { return .sustainedLimit }
+        return .admitted
+    }
+
+    /// Whether one more admission at `now` keeps at most `count` within any `window`.
+    private func hasRoom(count: Int, window: Duration, now: Duration) -> Bool {
+        guard count > 0 else { return false }
+        guard recent.count >= count else { return true }
+        return now - recent[recent.count - count] >= window
+    }
+}

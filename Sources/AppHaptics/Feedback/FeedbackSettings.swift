@@ -1,0 +1,121 @@
+// The user's haptics on/off switch, persisted across runs in
+// $XDG_CONFIG_HOME/haptics/settings.json (fallback ~/.config/haptics/settings.json).
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+import LinuxInput
+public import Logging
+import LinuxSystem
+
+/// What the settings file holds.
+public struct FeedbackSettings: Sendable, Hashable, Codable {
+    /// Whether haptics play at all.
+    public var hapticsEnabled: Bool
+
+    public init(hapticsEnabled: Bool = true) {
+        self.hapticsEnabled = hapticsEnabled
+    }
+
+    /// Haptics on: what a user who never touched the switch gets.
+    public static let defaults = FeedbackSettings()
+
+    /// Reads the settings file's text (JSON).
+    package init(fileData: Data) throws {
+        self = try JSONDecoder().decode(Self.self, from: fileData)
+    }
+
+    /// The settings file's text: pretty-printed with sorted keys, so a hand-edited file diffs cleanly.
+    package func fileData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        return try encoder.encode(self)
+    }
+}
+
+/// Reads the settings once, keeps them in memory, and writes every change through to the file atomically
+/// (a temporary file in the same folder, then a rename over the old one), so a crash mid-write leaves either
+/// the old file or the new one, never half of one. Thread-safe.
+public final class FeedbackSettingsStore: Sendable {
+    /// The settings file.
+    public let fileURL: URL
+    private let current: Lock<FeedbackSettings>
+    private let logger: Logger
+
+    /// The settings file under the XDG base directory rules: `$XDG_CONFIG_HOME/haptics/settings.json` when
+    /// `XDG_CONFIG_HOME` is set to an absolute path, else `$HOME/.config/haptics/settings.json`; `nil` when
+    /// neither variable gives a usable folder.
+    public static func defaultFileURL(environment: [String: String]) -> URL? {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") {
+            return URL(fileURLWithPath: config).appendingPathComponent(relativePath)
+        }
+        if let home = environment["HOME"], home.hasPrefix("/") {
+            return URL(fileURLWithPath: home).appendingPathComponent(".config").appendingPathComponent(relativePath)
+        }
+        return nil
+    }
+
+    /// `haptics/settings.json` inside the config folder.
+    public static let relativePath = "haptics/settings.json"
+
+    /// Loads `fileURL`: a missing file means defaults (silently: the user never changed anything); an
+    /// unreadable or corrupt one means defaults with an info log, and is replaced on the next change.
+    public init(fileURL: URL, logger: Logger) {
+        self.fileURL = fileURL
+        self.logger = logger
+        self.current = Lock(Self.load(fileURL, logger: logger))
+    }
+
+    /// The store at the default location for this process's environment; when there is none (no HOME),
+    /// a store in `$TMPDIR` (or `/tmp`), so the switch still works for the run.
+    public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger) {
+        let url =
+            Self.defaultFileURL(environment: environment)
+            ?? URL(fileURLWithPath: environment["TMPDIR"] ?? "/tmp").appendingPathComponent(Self.relativePath)
+        self.init(fileURL: url, logger: logger)
+    }
+
+    public var settings: FeedbackSettings { current.withLock { $0 } }
+
+    public var hapticsEnabled: Bool {
+        get { settings.hapticsEnabled }
+        set { update { $0.hapticsEnabled = newValue } }
+    }
+
+    /// Changes the settings and writes them. A write failure is logged and the in-memory value still
+    /// changes: the switch works for this run even on a read-only home.
+    public func update(_ change: (inout FeedbackSettings) -> Void) {
+        // The write happens under the lock, so two changes from two threads reach the file in the order they
+        // were made.
+        let failure: (any Error)? = current.withLock { settings in
+            change(&settings)
+            do {
+                try FileManager.default.createDirectory(
+                    at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
+                // `.atomic` writes a temporary file next to the target and renames it into place.
+                try settings.fileData().write(to: fileURL, options: .atomic)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let failure {
+            logger.info(
+                "haptics settings not saved; the change holds for this run only",
+                metadata: ["file": "\(fileURL.path)", "error": "\(failure)"])
+        }
+    }
+
+    private static func load(_ url: URL, logger: Logger) -> FeedbackSettings {
+        guard FileManager.default.fileExists(atPath: url.path) else { return .defaults }
+        do {
+            return try FeedbackSettings(fileData: Data(contentsOf: url))
+        } catch {
+            logger.info(
+                "haptics settings file unreadable or corrupt; using defaults",
+                metadata: ["file": "\(url.path)", "error": "\(error)"])
+            return .defaults
+        }
+    }
+}

@@ -1,0 +1,150 @@
+// HapticManager's engine: a `HapticEngine` behind the `ManagedHapticEngine` seam, and the provider that builds
+// one on any output after the capability check.
+package import AHAP
+import LinuxInput
+public import Logging
+import LinuxSystem
+
+/// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
+/// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
+/// players wait, one per pattern, for the play they were prepared for. The C library (LinuxHapticsC) drives its
+/// engines through it too.
+package final class ManagedEngineAdapter: ManagedHapticEngine {
+    package let engine: HapticEngine
+    private let transient = Lock<(any HapticPatternPlayer)?>(nil)
+    /// At most this many prepared players are kept: each may hold an effect slot of the device.
+    static let preparedLimit = 4
+    private let prepared = Lock<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
+
+    package init(engine: HapticEngine) {
+        self.engine = engine
+    }
+
+    package func setRecoveryHandlers(
+        stopped: @escaping @Sendable (String) -> Void, reset: @escaping @Sendable () -> Void
+    ) {
+        engine.stoppedHandler = { reason in stopped(reason.rawValue) }
+        engine.resetHandler = reset
+    }
+
+    package func start() throws { try engine.start() }
+
+    package func stop() {
+        transient.withLock { $0 = nil }
+        prepared.withLock { $0.removeAll() }
+        engine.stop()
+    }
+
+    /// Opens the device ahead, so the first haptic does not pay for it.
+    package func prepare() throws { try engine.start() }
+
+    package func prepare(_ pattern: HapticPattern) throws {
+        try engine.start()
+        if prepared.withLock({ list in list.contains { $0.pattern == pattern } }) { return }
+        let player = try engine.makePlayer(with: pattern)
+        try player.prepare()
+        prepared.withLock { list in
+            list.append((pattern, player))
+            if list.count > Self.preparedLimit { list.removeFirst(list.count - Self.preparedLimit) }
+        }
+    }
+
+    package func play(_ pattern: HapticPattern) throws {
+        let ready = prepared.withLock { list -> (any HapticPatternPlayer)? in
+            guard let index = list.firstIndex(where: { $0.pattern == pattern }) else { return nil }
+            return list.remove(at: index).player
+        }
+        if let ready {
+            do {
+                try ready.start(atTime: 0)
+                return
+            } catch {
+                // Invalidated by a reset since it was prepared: play it the ordinary way.
+            }
+        }
+        try engine.makePlayer(with: pattern).start(atTime: 0)
+    }
+
+    package func playTransient(intensity: Double, sharpness: Double) throws {
+        let tap = FeedbackVocabulary.Tap(time: 0, intensity: intensity, sharpness: sharpness)
+        let player = try engine.makePlayer(with: FeedbackVocabulary.taps([tap]))
+        let previous = transient.withLock { slot in
+            defer { slot = player }
+            return slot
+        }
+        // A player of an output that was reset since is already invalid: nothing left to cancel.
+        try? previous?.cancel()
+        try player.start(atTime: 0)
+    }
+}
+
+/// Builds `HapticEngine`s on one output for HapticManager. For a device output, the capability check looks
+/// for a gamepad that can rumble, that this process may write, and that matches the selection; discovery reads
+/// sysfs, so it works without a udev daemon. Outputs other than a device always qualify.
+public struct EngineOutputProvider: HapticEngineProvider {
+    public let output: HapticOutputSelection
+    public let options: HapticEngineOptions
+    private let clock: any HapticClock
+    private let logger: Logger
+
+    /// - Parameters:
+    ///   - output: where every engine plays; its device selection is what the capability check looks for.
+    ///   - options: the options of every engine built.
+    ///   - clock: the engines' clock; a manual clock (LinuxHapticsTesting) makes them run without a thread.
+    ///   - logger: where the engines and the capability check log.
+    public init(
+        output: HapticOutputSelection, options: HapticEngineOptions = .init(),
+        clock: any HapticClock = MonotonicClock(),
+        logger: Logger
+    ) {
+        self.output = output
+        self.options = options
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The first rumble-capable gamepad this process may write, or without one the first such rumble device
+    /// (`DeviceSelection.firstRumbleDevice`).
+    public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
+        // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
+        var options = HapticEngineOptions()
+        options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
+        return EngineOutputProvider(output: .device(.firstRumbleDevice), options: options, logger: logger)
+    }
+
+    public func hardwareSupportsHaptics() -> Bool {
+        guard let selection = output.deviceSelection else { return true }
+        let devices: [InputDevice]
+        do {
+            devices = try DeviceDiscovery(logger: logger).devices()
+        } catch {
+            logger.info("listing input devices failed", metadata: ["error": "\(error)"])
+            return false
+        }
+        return !selection.resolvingLinks().devicesToOpen(among: devices).isEmpty
+    }
+
+    /// Watches for input devices (through the options' monitor source) and calls `connected` for each one the
+    /// engine's first open would take as it appears or changes (udev may grant access a moment after adding it).
+    public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
+        guard let selection = output.deviceSelection else { return nil }
+        let monitor: DeviceMonitor
+        do throws(DeviceMonitorError) {
+            monitor = try DeviceMonitor(source: options.monitorSource, logger: logger)
+        } catch {
+            logger.info("cannot watch for gamepads; haptics stay off", metadata: ["error": "\(error)"])
+            return nil
+        }
+        return Task {
+            for await event in monitor where event.kind != .removed {
+                if selection.resolvingLinks().accepts(event.device, bound: nil, adoptingCompatible: false) {
+                    connected()
+                }
+            }
+        }
+    }
+
+    public func makeEngine() throws -> any ManagedHapticEngine {
+        ManagedEngineAdapter(engine: HapticEngine(output: output, options: options, clock: clock, logger: logger))
+    }
+}

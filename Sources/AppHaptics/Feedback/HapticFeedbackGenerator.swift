@@ -1,0 +1,156 @@
+// The feedback vocabulary as an app calls it: a generator that honours the user's on/off setting and the rate
+// limits, then hands the pattern to an output (HapticManager), and the service protocol for apps that inject
+// their haptics instead of using a singleton.
+public import AHAP
+public import AudioRendering
+public import Logging
+
+/// Where the generator sends what it admits. `HapticManager` is one.
+@MainActor
+public protocol HapticFeedbackOutput: AnyObject {
+    /// Get ready for an imminent haptic.
+    func prepare()
+    /// Get ready to play `pattern` next (upload it ahead where the device allows).
+    func prepare(pattern: HapticPattern)
+    /// Play `pattern` now, fire-and-forget.
+    func play(pattern: HapticPattern)
+    /// Whether what is played reaches a device now (`HapticManager`: its engine is available). True unless
+    /// said otherwise.
+    var canPlayHaptics: Bool { get }
+}
+
+extension HapticFeedbackOutput {
+    public var canPlayHaptics: Bool { true }
+}
+
+extension HapticManager: HapticFeedbackOutput {
+    public var canPlayHaptics: Bool { engineAvailable }
+}
+
+/// The app-level outcomes the reference app's design names.
+public enum AppFeedback: String, Sendable, Hashable, CaseIterable {
+    /// Something succeeded: a heavy impact.
+    case success
+    /// A check passed: a rigid impact.
+    case pass
+    /// Something needs attention: the warning notification.
+    case warning
+
+    /// The vocabulary call each outcome maps to.
+    public var feedback: HapticFeedback {
+        switch self {
+        case .success: .impact(.heavy)
+        case .pass: .impact(.rigid)
+        case .warning: .notification(.warning)
+        }
+    }
+
+    /// The sound each outcome plays with (`AudioService`): a ping, a whoosh, an alert tick.
+    public var sound: FeedbackSound {
+        switch self {
+        case .success: .success
+        case .pass: .pass
+        case .warning: .warning
+        }
+    }
+}
+
+extension HapticFeedback {
+    /// The feedback's pattern, with `sound` (`Haptics/<sound>.wav`) as an `AudioCustom` event at its time 0, so
+    /// that the engine starts the sound and the first tap together; without, the haptic alone.
+    public func pattern(withSound sound: FeedbackSound?) -> HapticPattern {
+        var pattern = self.pattern
+        if let sound { pattern.events.append(HapticEvent(audioWaveformPath: sound.fileName, relativeTime: 0)) }
+        return pattern
+    }
+}
+
+/// Haptics for apps that use dependency injection: one call per outcome, nothing thrown, nothing returned.
+@MainActor
+public protocol HapticFeedbackService: AnyObject {
+    func playFeedback(_ feedback: AppFeedback)
+}
+
+/// Plays the feedback vocabulary: checks the user's setting, then the rate limits, then plays. Dropped calls
+/// are counted; nothing is ever queued.
+@MainActor
+public final class HapticFeedbackGenerator: HapticFeedbackService {
+    /// What happened to one call.
+    public enum Outcome: Sendable, Hashable {
+        case played
+        /// The user turned haptics off.
+        case disabled
+        /// Over a rate limit; `reason` says which.
+        case dropped(FeedbackRateLimiter.Verdict)
+    }
+
+    private let output: any HapticFeedbackOutput
+    private let settings: FeedbackSettingsStore
+    private let clock: any HapticClock
+    private let logger: Logger
+    private var limiter: FeedbackRateLimiter
+
+    /// - Parameters:
+    ///   - output: what plays the admitted feedback (`HapticManager.shared` in an app).
+    ///   - settings: the user's on/off setting, read on every call.
+    ///   - limits: the rate limits; `.standard` is the guidance's.
+    ///   - clock: the clock the rate limits count on (a manual clock in tests).
+    ///   - logger: where dropped calls are logged (debug).
+    public init(
+        output: any HapticFeedbackOutput, settings: FeedbackSettingsStore, limits: FeedbackRateLimits = .standard,
+        clock: any HapticClock = MonotonicClock(), logger: Logger
+    ) {
+        self.output = output
+        self.settings = settings
+        self.limiter = FeedbackRateLimiter(limits: limits)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Calls dropped by the rate limits since the generator was made.
+    public var droppedCount: Int { limiter.droppedCount }
+    /// Calls played since the generator was made.
+    public var playedCount: Int { limiter.admittedCount }
+    public var limits: FeedbackRateLimits { limiter.limits }
+
+    /// Whether haptics play at all; persisted across runs.
+    public var hapticsEnabled: Bool {
+        get { settings.hapticsEnabled }
+        set { settings.hapticsEnabled = newValue }
+    }
+
+    /// Gets the device ready so the next feedback starts without extra latency.
+    public func prepare() {
+        guard settings.hapticsEnabled else { return }
+        output.prepare()
+    }
+
+    /// Whether what the generator plays reaches a device now (the output's engine is available).
+    public var outputCanPlay: Bool { output.canPlayHaptics }
+
+    /// Gets ready for `feedback` in particular (with `sound`, as `play(_:withSound:)` will play it): single-tap
+    /// feedback (impacts, the selection tick) is uploaded ahead, so when it is played it reaches the device with
+    /// one `write()`; its sound is decoded ahead.
+    public func prepare(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) {
+        guard settings.hapticsEnabled else { return }
+        output.prepare(pattern: feedback.pattern(withSound: sound))
+    }
+
+    /// Plays `feedback` unless haptics are off or a rate limit says no; with `sound`, the sound in the same
+    /// pattern, starting with it.
+    @discardableResult
+    public func play(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) -> Outcome {
+        guard settings.hapticsEnabled else { return .disabled }
+        let verdict = limiter.admit(at: .nanoseconds(Int64((clock.now * 1e9).rounded())))
+        guard verdict == .admitted else {
+            logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
+            return .dropped(verdict)
+        }
+        output.play(pattern: feedback.pattern(withSound: sound))
+        return .played
+    }
+
+    public func playFeedback(_ feedback: AppFeedback) {
+        play(feedback.feedback)
+    }
+}

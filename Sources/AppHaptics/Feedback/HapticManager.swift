@@ -1,0 +1,269 @@
+// HapticManager: the single entry point for haptics in an app. One line to play a named pattern or a
+// tap; everything that can go wrong (no device, unplug, a corrupt file) is absorbed here and logged, never
+// thrown at the caller.
+public import AHAP
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+public import Logging
+public import Observation
+
+/// The app-facing façade over the engine: preloads the app's patterns, plays them by name, plays taps, and
+/// recovers on its own when the engine stops or is reset (a gamepad unplugged and plugged back).
+@Observable
+@MainActor
+public final class HapticManager {
+    /// The instance an app uses; its patterns come from the default `Haptics/` folder.
+    public static let shared = HapticManager()
+
+    /// Whether haptics can play now. False without a capable device, and after a failed recovery; true
+    /// again once the device comes back (the engine's reset). Observable; only the manager changes it.
+    public private(set) var engineAvailable = false
+
+    /// The patterns `preloadPatterns()` loads: `Haptics/<name>.ahap`.
+    public static let preloadedPatternNames = ["heartbeat", "capacitor_charge", "thud"]
+    /// The cache of parsed patterns stays under this many bytes (the target: a pattern cache under 1 MB).
+    public static let cacheByteLimit = 1 << 20
+    static let patternExtension = "ahap"
+
+    @ObservationIgnored private let resolver: any HapticResourceResolving
+    @ObservationIgnored private let engineProvider: any HapticEngineProvider
+    @ObservationIgnored private let logger: Logger
+    @ObservationIgnored private var engine: (any ManagedHapticEngine)?
+    /// Bumped for every engine built, so callbacks of a replaced engine are recognised and ignored.
+    @ObservationIgnored private var engineGeneration = 0
+    @ObservationIgnored private var cache: [String: HapticPattern] = [:]
+    /// The estimated in-memory size of `cache`.
+    @ObservationIgnored private(set) var cacheByteCount = 0
+    /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
+    @ObservationIgnored private var preloadRequested = false
+    @ObservationIgnored private var preloadDone = false
+    /// Watches for a capable device while there was none at launch.
+    @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
+
+    /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad.
+    public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
+        let logger = Logger(label: "haptics.manager")
+        self.init(resolver: resolver, engineProvider: EngineOutputProvider.firstGamepad(logger: logger), logger: logger)
+    }
+
+    /// A manager on the engines `engineProvider` builds. The capability check runs first: without capable
+    /// hardware no engine is created and `engineAvailable` stays false until a capable device is plugged in,
+    /// which the provider watches for; then the engine is built, started, and preloads what was asked for.
+    public init(
+        resolver: any HapticResourceResolving, engineProvider: any HapticEngineProvider, logger: Logger
+    ) {
+        self.resolver = resolver
+        self.engineProvider = engineProvider
+        self.logger = logger
+        guard engineProvider.hardwareSupportsHaptics() else {
+            logger.info("no rumble-capable device; haptics are off until one is plugged in")
+            watchForHardware()
+            return
+        }
+        engineAvailable = buildAndStartEngine()
+    }
+
+    isolated deinit {
+        hardwareWatch?.cancel()
+    }
+
+    /// The names currently cached, sorted.
+    public var cachedPatternNames: [String] { cache.keys.sorted() }
+
+    // MARK: Public calls: none throws, none reports failure to the caller
+
+    /// Parses and caches `heartbeat`, `capacitor_charge` and `thud` once. A missing or corrupt file is logged
+    /// and skipped; the others still load. Calling it again does nothing.
+    public func preloadPatterns() {
+        preloadRequested = true
+        guard engineAvailable, !preloadDone else { return }
+        preloadDone = true
+        for name in Self.preloadedPatternNames { load(name) }
+    }
+
+    /// Plays a cached pattern now, fire-and-forget. An unknown name (or one that failed to load) is ignored.
+    public func play(_ name: String) {
+        guard let pattern = cache[name] else { return }
+        withEngine("playing pattern \(name)") { try $0.play(pattern) }
+    }
+
+    /// Plays one tap without a file; `intensity` and `sharpness` are clamped to 0...1 (NaN counts as 0).
+    /// Rapid calls (wheel detents) replace each other on one reused player rather than queue.
+    public func playTransientEvent(intensity: Double, sharpness: Double) {
+        let intensity = Self.unitClamped(intensity), sharpness = Self.unitClamped(sharpness)
+        withEngine("playing a transient") { try $0.playTransient(intensity: intensity, sharpness: sharpness) }
+    }
+
+    /// Plays a pattern that is not in the cache (the feedback vocabulary builds them in code).
+    public func play(pattern: HapticPattern) {
+        withEngine("playing a pattern") { try $0.play(pattern) }
+    }
+
+    /// Gets the device ready for an imminent haptic: opens it, so the first one does not pay for that.
+    public func prepare() {
+        withEngine("preparing the engine") { try $0.prepare() }
+    }
+
+    /// Gets ready to play `pattern` next: a single-pulse pattern (an impact, the selection tick) is uploaded
+    /// ahead, so its `play(pattern:)` reaches the device as one `write()`.
+    public func prepare(pattern: HapticPattern) {
+        withEngine("preparing a pattern") { try $0.prepare(pattern) }
+    }
+
+    /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
+    /// also reaches the stopped handler, which decides about recovery). It reads the flag's storage, not the
+    /// observable property: a play is no reason for an observer to depend on `engineAvailable`, and the
+    /// registrar's bookkeeping would stand between every play and its write.
+    private func withEngine(_ what: String, _ body: (any ManagedHapticEngine) throws -> Void) {
+        guard _engineAvailable, let engine else { return }
+        do {
+            try body(engine)
+        } catch {
+            logger.info("\(what) failed", metadata: ["error": "\(error)"])
+        }
+    }
+
+    static func unitClamped(_ value: Double) -> Double {
+        guard !value.isNaN else { return 0 }
+        return Swift.min(Swift.max(value, 0), 1)
+    }
+
+    // MARK: Loading
+
+    private func load(_ name: String) {
+        guard let url = resolver.url(forResource: name, withExtension: Self.patternExtension) else {
+            logger.info("pattern file not found; skipped", metadata: ["pattern": "\(name)"])
+            return
+        }
+        let pattern: HapticPattern
+        do {
+            pattern = try HapticPattern(contentsOf: url)
+        } catch {
+            logger.info("pattern file does not load; skipped", metadata: ["file": "\(url.path)", "error": "\(error)"])
+            return
+        }
+        let size = Self.estimatedByteCount(of: pattern)
+        guard cacheByteCount + size <= Self.cacheByteLimit else {
+            logger.info(
+                "pattern skipped: the cache would exceed its limit",
+                metadata: ["pattern": "\(name)", "bytes": "\(size)", "cached": "\(cacheByteCount)"])
+            return
+        }
+        cache[name] = pattern
+        cacheByteCount += size
+    }
+
+    /// An estimate of what a parsed pattern occupies: the stored size of every value it holds (events, their
+    /// parameters, dynamic parameters, curves and their points) plus the text of its metadata.
+    static func estimatedByteCount(of pattern: HapticPattern) -> Int {
+        var bytes = MemoryLayout<HapticPattern>.stride
+        bytes += pattern.events.count * MemoryLayout<HapticEvent>.stride
+        bytes += pattern.events.reduce(0) { total, event in
+            total + event.parameters.count * MemoryLayout<HapticEventParameter>.stride
+                + (event.waveformPath?.utf8.count ?? 0)
+        }
+        bytes += pattern.dynamicParameters.count * MemoryLayout<HapticDynamicParameter>.stride
+        bytes += pattern.parameterCurves.count * MemoryLayout<HapticParameterCurve>.stride
+        bytes += pattern.parameterCurves.reduce(0) { total, curve in
+            total + curve.controlPoints.count * MemoryLayout<HapticParameterCurve.ControlPoint>.stride
+        }
+        bytes += pattern.metadata?.entries.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } ?? 0
+        return bytes
+    }
+
+    // MARK: Engine lifecycle and recovery
+
+    private func watchForHardware() {
+        hardwareWatch = engineProvider.watchForHardware { [weak self] in
+            Task { @MainActor in self?.hardwareConnected() }
+        }
+    }
+
+    /// A capable device may have been plugged in while haptics were off for the lack of one: build and start
+    /// the engine, and preload what the app asked for. Ends in one log message with `recovery` metadata.
+    private func hardwareConnected() {
+        guard engine == nil, hardwareWatch != nil, engineProvider.hardwareSupportsHaptics() else {
+            logger.debug("a device event changed nothing", metadata: ["recovery": "connected"])
+            return
+        }
+        engineAvailable = buildAndStartEngine()
+        if engineAvailable {
+            hardwareWatch?.cancel()
+            hardwareWatch = nil
+            if preloadRequested { preloadPatterns() }
+        }
+        logger.info(
+            "a rumble-capable device was plugged in",
+            metadata: ["available": "\(engineAvailable)", "recovery": "connected"])
+    }
+
+    /// Builds an engine, installs the recovery handlers (capturing the manager weakly) and starts it.
+    /// Returns whether the engine runs; any failure leaves no engine behind.
+    private func buildAndStartEngine() -> Bool {
+        engine?.stop()
+        engine = nil
+        engineGeneration += 1
+        let generation = engineGeneration
+        let built: any ManagedHapticEngine
+        do {
+            built = try engineProvider.makeEngine()
+        } catch {
+            logger.info("creating the haptic engine failed; haptics are off", metadata: ["error": "\(error)"])
+            return false
+        }
+        built.setRecoveryHandlers(
+            stopped: { [weak self] reason in
+                Task { @MainActor in self?.engineStopped(reason: reason, generation: generation) }
+            },
+            reset: { [weak self] in
+                Task { @MainActor in self?.engineReset(generation: generation) }
+            })
+        do {
+            try built.start()
+        } catch {
+            logger.info("starting the haptic engine failed; haptics are off", metadata: ["error": "\(error)"])
+            built.stop()
+            return false
+        }
+        engine = built
+        return true
+    }
+
+    /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset. Each
+    /// recovery callback ends in exactly one log message carrying `recovery` metadata.
+    private func engineStopped(reason: String, generation: Int) {
+        guard generation == engineGeneration, let engine else {
+            logger.debug("ignored a stopped callback of a replaced engine", metadata: ["recovery": "stopped"])
+            return
+        }
+        do {
+            try engine.start()
+            engineAvailable = true
+            logger.info("haptic engine stopped; restarted", metadata: ["reason": "\(reason)", "recovery": "stopped"])
+        } catch {
+            engineAvailable = false
+            logger.info(
+                "haptic engine stopped; the restart failed, haptics are off until the device returns",
+                metadata: ["reason": "\(reason)", "error": "\(error)", "recovery": "stopped"])
+        }
+    }
+
+    /// The engine's output was rebuilt: build a fresh engine with fresh handlers, re-parse and re-cache every
+    /// pattern, start. Any failure leaves haptics off, silently.
+    private func engineReset(generation: Int) {
+        guard generation == engineGeneration else {
+            logger.debug("ignored a reset callback of a replaced engine", metadata: ["recovery": "reset"])
+            return
+        }
+        cache.removeAll()
+        cacheByteCount = 0
+        preloadDone = false
+        engineAvailable = buildAndStartEngine()
+        if preloadRequested { preloadPatterns() }
+        logger.info(
+            "haptic engine reset; rebuilt", metadata: ["available": "\(engineAvailable)", "recovery": "reset"])
+    }
+}

@@ -1,0 +1,286 @@
+// AudioManager: the app's sound, beside HapticManager. Background music on two players that cross-fade,
+// one-shot effects independent of it, preloading, mute, and interruptions (the sound device going away), all
+// on one LinuxAudio MixingStream fed by its own thread. Nothing here throws or blocks the main actor: a failure
+// is logged and the app goes on without that sound.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+import AudioRendering
+public import LinuxAudio
+public import Logging
+public import Observation
+
+/// The app's sound: music that cross-fades from one track to the next, sound effects, preloading and mute.
+/// One instance for the whole app (`shared`), observed from the UI: `isPlaying`, `isMuted`, `isInterrupted`.
+///
+/// It plays on the default sound device ("default": the sound server, mixed with other programs, never taken
+/// exclusively), or on the null output when there is none. When the device goes away (a USB headset
+/// unplugged, a driver unbound) the manager is interrupted: music and effects pause where they are, and play
+/// on when the same device is back, rather than on another one.
+@Observable
+@MainActor
+public final class AudioManager {
+    /// The instance an app uses; its sounds come from the default `Haptics/` folder.
+    public static let shared = AudioManager()
+
+    /// Seconds a new track takes to replace the playing one: the old falls along cos, the new rises along sin,
+    /// overlapping, so the music keeps its power with no gap (`EqualPower.crossFade`).
+    nonisolated public static let crossFadeSeconds = 0.5
+    /// How quickly mute and unmute take effect, in seconds: short, but a glide, so that nothing clicks.
+    nonisolated public static let muteSeconds = 0.02
+    /// The file types looked for, in order, when a sound is named without one.
+    nonisolated public static let soundExtensions = ["wav", "flac", "ogg", "opus", "mp3", "aiff"]
+
+    /// Whether music plays (a track started and neither stopped nor, when it does not loop, ended).
+    public private(set) var isPlaying = false
+    /// Whether sound is muted: music plays on silently, effects are not started.
+    public private(set) var isMuted = false
+    /// Whether the sound device went away: everything is paused until it is back.
+    public private(set) var isInterrupted = false
+    /// The name of the music track playing (what `playMusic` was given), nil when none.
+    public private(set) var currentTrack: String?
+
+    @ObservationIgnored private let resolver: any HapticResourceResolving
+    @ObservationIgnored private let openOutput: @Sendable () throws(AudioDeviceError) -> any AudioOutput
+    @ObservationIgnored private let logger: Logger
+    @ObservationIgnored private var stream: MixingStream?
+    /// Whether opening the output failed and was said: its warning is logged once (every call that wants sound
+    /// tries again).
+    @ObservationIgnored private var openFailureLogged = false
+    /// Decoded effects by the id they were asked for with.
+    @ObservationIgnored private var effects: [String: AudioClip] = [:]
+    /// The music player fading in or playing, and the one fading out (the two players).
+    @ObservationIgnored private var incoming: MixingStream.SoundID?
+    @ObservationIgnored private var outgoing: MixingStream.SoundID?
+    /// Watches a track that does not loop, to say when it ended.
+    @ObservationIgnored private var endWatch: Task<Void, Never>?
+
+    /// A manager reading its sounds through `resolver`, on the default sound device.
+    public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
+        let logger = Logger(label: "haptics.audio")
+        self.init(
+            resolver: resolver,
+            openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
+                try ALSAOutput(
+                    device: "default", sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: 0.04, logger: logger)
+            }, logger: logger)
+    }
+
+    /// A manager on the output `openOutput` opens (again after the device went away, until it succeeds). When
+    /// it cannot be opened at all the first time, sound goes to the null output, keeping the same time.
+    public init(
+        resolver: any HapticResourceResolving,
+        openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger
+    ) {
+        self.resolver = resolver
+        self.openOutput = openOutput
+        self.logger = logger
+    }
+
+    isolated deinit {
+        endWatch?.cancel()
+        stream?.close(closingOutput: true)
+    }
+
+    // MARK: Public calls: none throws, none blocks on the device
+
+    /// Decodes the sounds named `ids` (names in the `Haptics/` folder, or paths) ahead, so that their first
+    /// `playEffect` has no load delay. A sound that cannot be found or read is logged and skipped.
+    public func preloadAllAssets(_ ids: [String]) {
+        guard let stream = openStream() else { return }
+        for id in ids where effects[id] == nil {
+            if let clip = decode(id, sampleRate: stream.sampleRate) { effects[id] = clip }
+        }
+    }
+
+    /// Plays the effect `id` once, now, over whatever else plays (music included). Muted, it is not played.
+    public func playEffect(_ id: String) {
+        guard !isMuted, let stream = openStream() else { return }
+        if effects[id] == nil {
+            logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
+            guard let clip = decode(id, sampleRate: stream.sampleRate) else { return }
+            effects[id] = clip
+        }
+        guard let clip = effects[id] else { return }
+        stream.play(ClipSource(clip))
+    }
+
+    /// Plays the effect `id` so that its first frame is heard at `nanoseconds` on `CLOCK_MONOTONIC` (the
+    /// engine's clock), for a sound that must start with something else; false when it cannot be played.
+    @discardableResult
+    public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
+        guard !isMuted, let stream = openStream() else { return false }
+        if effects[id] == nil, let clip = decode(id, sampleRate: stream.sampleRate) { effects[id] = clip }
+        guard let clip = effects[id] else { return false }
+        stream.play(ClipSource(clip), at: nanoseconds)
+        return true
+    }
+
+    /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
+    /// there is no output.
+    public var leadNanoseconds: UInt64? { openStream()?.leadNanoseconds }
+
+    /// Plays the music track `id` (a name in the `Haptics/` folder, or a path), streamed from its file, looping
+    /// unless told otherwise. A track already playing cross-fades into it over `crossFadeSeconds`; a cross-fade
+    /// in progress is cut short: the track fading out stops, the one fading in fades out from where it is.
+    public func playMusic(_ id: String, loops: Bool = true) {
+        guard let stream = openStream() else { return }
+        guard let path = resolve(id) else {
+            logger.warning("music not found; nothing changes", metadata: ["track": "\(id)"])
+            return
+        }
+        let source: FileSource
+        do {
+            source = try FileSource(path: path, sampleRate: stream.sampleRate, loops: loops)
+        } catch {
+            logger.warning("music cannot be read; nothing changes", metadata: ["track": "\(id)", "error": "\(error)"])
+            return
+        }
+        if let outgoing { stream.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        outgoing = incoming
+        if let outgoing { stream.fade(outgoing, to: 0, over: Self.crossFadeSeconds, thenStop: true) }
+        let sound = stream.play(source, gain: 0)
+        incoming = sound
+        if !isMuted { stream.fade(sound, to: 1, over: outgoing == nil ? Self.muteSeconds : Self.crossFadeSeconds) }
+        currentTrack = id
+        isPlaying = true
+        watchEnd(of: sound, loops: loops)
+    }
+
+    /// Stops the music, fading it out over `fadeOut` seconds (0: at once).
+    public func stopMusic(fadeOut: Double = crossFadeSeconds) {
+        endWatch?.cancel()
+        if let stream {
+            for id in [incoming, outgoing].compactMap({ $0 }) {
+                if fadeOut > 0 { stream.fade(id, to: 0, over: fadeOut, thenStop: true) } else { stream.stop(id) }
+            }
+        }
+        incoming = nil
+        outgoing = nil
+        currentTrack = nil
+        isPlaying = false
+    }
+
+    /// Silences music and effects; the music plays on, silently, and is heard again on `unmute()`.
+    public func mute() {
+        guard !isMuted else { return }
+        isMuted = true
+        guard let stream else { return }
+        if let incoming { stream.fade(incoming, to: 0, over: Self.muteSeconds) }
+        // A track fading out has nothing left to give: it ends now rather than play on silently.
+        if let outgoing { stream.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        outgoing = nil
+    }
+
+    /// Undoes `mute()`: the music comes back at its level.
+    public func unmute() {
+        guard isMuted else { return }
+        isMuted = false
+        guard let stream, let incoming else { return }
+        stream.fade(incoming, to: 1, over: Self.muteSeconds)
+    }
+
+    // MARK: The stream
+
+    /// The stream, opened on first use; nil (logged) when neither the device nor a null output can be had.
+    private func openStream() -> MixingStream? {
+        if let stream { return stream }
+        let logger = self.logger
+        let open = openOutput
+        let output: any AudioOutput
+        do {
+            output = try AudioOutputs.open(logger: logger, open)
+        } catch {
+            if !openFailureLogged {
+                logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
+            }
+            openFailureLogged = true
+            return nil
+        }
+        do {
+            let opened = try MixingStream(
+                output: output, reopen: open, logger: logger,
+                onInterruption: { [weak self] interrupted in
+                    Task { @MainActor in self?.interruptionChanged(interrupted) }
+                },
+                onFailure: { [weak self] error in
+                    Task { @MainActor in self?.streamFailed(error) }
+                })
+            stream = opened
+            openFailureLogged = false
+            logger.info("sound output opened", metadata: ["output": "\(output.deviceName)"])
+            return opened
+        } catch {
+            output.close()
+            logger.warning("the sound thread cannot start; no sound", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    private func interruptionChanged(_ interrupted: Bool) {
+        isInterrupted = interrupted
+        logger.notice(interrupted ? "sound interrupted: device gone" : "sound resumed: device back")
+    }
+
+    /// The stream ended on an error other than its device going away: forget it; the next call opens anew.
+    private func streamFailed(_ error: AudioDeviceError) {
+        logger.warning("sound stopped by its output", metadata: ["error": "\(error)"])
+        stream?.close(closingOutput: true)
+        stream = nil
+        incoming = nil
+        outgoing = nil
+        currentTrack = nil
+        isPlaying = false
+        isInterrupted = false
+    }
+
+    /// For a track that does not loop: `isPlaying` turns false when it has played out.
+    private func watchEnd(of id: MixingStream.SoundID, loops: Bool) {
+        endWatch?.cancel()
+        guard !loops, let stream else { return }
+        endWatch = Task { [weak self] in
+            while !Task.isCancelled, stream.isActive(id) {
+                try? await Task.sleep(for: .milliseconds(100))
+            }
+            guard !Task.isCancelled, let self, self.incoming == id else { return }
+            self.incoming = nil
+            self.currentTrack = nil
+            self.isPlaying = self.outgoing.map { stream.isActive($0) } ?? false
+        }
+    }
+
+    // MARK: Files
+
+    /// The file a sound id names: a path as it is when it exists, else a name in the resource folder with or
+    /// without its extension.
+    private func resolve(_ id: String) -> String? {
+        if id.contains("/"), FileManager.default.fileExists(atPath: id) { return id }
+        let url = URL(fileURLWithPath: id)
+        let fileExtension = url.pathExtension
+        if !fileExtension.isEmpty,
+            let found = resolver.url(
+                forResource: url.deletingPathExtension().lastPathComponent, withExtension: fileExtension)
+        {
+            return found.path
+        }
+        for candidate in Self.soundExtensions {
+            if let found = resolver.url(forResource: id, withExtension: candidate) { return found.path }
+        }
+        return nil
+    }
+
+    private func decode(_ id: String, sampleRate: Int) -> AudioClip? {
+        guard let path = resolve(id) else {
+            logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
+            return nil
+        }
+        do {
+            return try AudioFile.load(path, sampleRate: sampleRate)
+        } catch {
+            logger.warning("sound cannot be read; skipped", metadata: ["sound": "\(id)", "error": "\(error)"])
+            return nil
+        }
+    }
+}
