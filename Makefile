@@ -141,22 +141,25 @@ lint:
 bench: bootstrap-bench release
 	@scripts/bench
 
-# DocC (swift-docc-plugin): the five libraries' symbol docs in one archive, with LinuxHaptics' articles "Getting
+# DocC (swift-docc-plugin): the six libraries' symbol docs in one archive, with LinuxHaptics' articles "Getting
 # started" and "Coming from Core Haptics" (Sources/LinuxHaptics/LinuxHaptics.docc). Open it with
 # `python3 -m http.server -d $(DOCS_ARCHIVE)` and http://localhost:8000/documentation/linuxhaptics. `make docs-check`
-# builds the LinuxHaptics catalog alone with every warning an error, so that a symbol the articles name and the
-# code no longer has fails it (about 20 s on 2 cores after a debug build, 7 s once the plugin's tool is built).
+# builds the LinuxHaptics and AppHaptics catalogs, each alone, with every warning an error, so that a symbol the
+# articles name and the code no longer has fails it (about 20 s on 2 cores after a debug build, 7 s once the
+# plugin's tool is built).
 DOCS_ARCHIVE := .build/docs/LinuxHaptics.doccarchive
 DOCC_PLUGIN = $(SWIFT) package --allow-writing-to-directory .build/docs generate-documentation
 docs: bootstrap
 	@mkdir -p .build/docs
 	$(DOCC_PLUGIN) --enable-experimental-combined-documentation --output-path $(DOCS_ARCHIVE) \
-		--target AHAP --target HapticRendering --target LinuxInput --target LinuxHaptics --target LinuxHapticsTesting
+		--target AHAP --target HapticRendering --target LinuxInput --target LinuxHaptics --target AppHaptics \
+		--target LinuxHapticsTesting
 	@echo "documentation: $(DOCS_ARCHIVE) (python3 -m http.server -d $(DOCS_ARCHIVE))"
 
 docs-check: bootstrap
 	@mkdir -p .build/docs
 	$(DOCC_PLUGIN) --target LinuxHaptics --output-path .build/docs/check.doccarchive --warnings-as-errors
+	$(DOCC_PLUGIN) --target AppHaptics --output-path .build/docs/check-app.doccarchive --warnings-as-errors
 
 install-udev:
 	@scripts/install-udev

@@ -25,7 +25,10 @@ let package = Package(
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxSystem", targets: ["LinuxSystem"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
-        .library(name: "LinuxHaptics", targets: ["LinuxHaptics"]),
+        // The engine (module LinuxHaptics) and the app layer above it (module AppHaptics: HapticManager, the feedback
+        // vocabulary, cue sheets, settings, AudioManager; it re-exports LinuxHaptics), so that a package that
+        // depends on this product keeps its manifest when the app layer left the engine's module.
+        .library(name: "LinuxHaptics", targets: ["LinuxHaptics", "AppHaptics"]),
         .library(name: "AudioRendering", targets: ["AudioRendering"]),
         .library(name: "LinuxAudio", targets: ["LinuxAudio"]),
         // Doubles for testing code that uses LinuxHaptics: a manual clock, a recording output and a recording log.
@@ -104,12 +107,22 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // Engine, players, clock, recovery, HapticManager, feedback vocabulary; a pattern's sound on the engine's
-        // clock, AudioManager and the feedback sounds.
+        // The engine, Core Haptics' primitives: engine, players, clock, recovery, outputs; a pattern's sound on the
+        // engine's clock.
         .target(
             name: "LinuxHaptics",
             dependencies: [
                 "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxSystem",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        // What an app sees above the engine: HapticManager, the feedback vocabulary, cue sheets, settings,
+        // AudioManager and the feedback sounds. Re-exports LinuxHaptics, so one import gives an app both.
+        .target(
+            name: "AppHaptics",
+            dependencies: [
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -129,7 +142,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsC",
             dependencies: [
-                "AHAP", "CLinuxHaptics", "LinuxHaptics", "LinuxInput", "LinuxSystem",
+                "AHAP", "CLinuxHaptics", "LinuxHaptics", "AppHaptics", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["linuxhaptics.map", "linuxhaptics.pc.in"],
@@ -139,7 +152,7 @@ let package = Package(
             name: "haptics",
             dependencies: [
                 "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
-                "LinuxSystem", "HapticTestDevices",
+                "AppHaptics", "LinuxSystem", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -149,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics", "AppHaptics",
                 "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
                 "CLinuxInput", "CLinuxSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -160,7 +173,7 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics", "AppHaptics",
                 "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -184,13 +197,15 @@ let package = Package(
             name: "LinuxInputTests", dependencies: ["LinuxInput", "LinuxSystem", "CLibevdev", "CLinuxInput"],
             swiftSettings: strict),
         .testTarget(
-            name: "HapticTestDevicesTests", dependencies: ["HapticTestDevices", "HapticRendering", "LinuxInput", "LinuxSystem"],
-            swiftSettings: strict),
+            name: "HapticTestDevicesTests",
+            dependencies: ["HapticTestDevices", "HapticRendering", "LinuxInput", "LinuxSystem"], swiftSettings: strict),
+        // The engine's tests and, for now, the app layer's (they share the engine tests' SteppedClock and
+        // quietLogger; AppHapticsTests of their own once those have a home both can reach).
         .testTarget(
             name: "LinuxHapticsTests",
             dependencies: [
-                "LinuxHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio",
-                "LinuxInput", "LinuxSystem",
+                "LinuxHaptics", "AppHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering",
+                "LinuxAudio", "LinuxInput", "LinuxSystem",
             ],
             swiftSettings: strict),
         // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).
@@ -198,8 +213,8 @@ let package = Package(
         .testTarget(
             name: "LinuxHapticsCTests",
             dependencies: [
-                "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "LinuxHapticsTesting",
-                "LinuxInput", "LinuxSystem",
+                "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "AppHaptics",
+                "LinuxHapticsTesting", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -227,7 +242,8 @@ if Context.environment["HAPTICS_FUZZ"] != nil {
         .target(
             name: "HapticsFuzzing",
             dependencies: [
-                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "LinuxSystem", "HapticTestDevices",
+                "AHAP", "HapticRendering", "LinuxInput", "LinuxHaptics", "AppHaptics", "LinuxSystem",
+                "HapticTestDevices",
             ],
             path: "Fuzz/HapticsFuzzing", swiftSettings: strict))
     // AHAP text (JSON reader, decoder, validator, writers); the renderer and planner on what loads; cue sheets;

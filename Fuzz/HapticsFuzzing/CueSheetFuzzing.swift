@@ -1,5 +1,6 @@
 // The cue sheet reader (`Haptics/cues.json`), and the replay laid out from what it accepts.
 import LinuxHaptics
+import AppHaptics
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

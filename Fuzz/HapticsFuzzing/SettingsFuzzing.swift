@@ -1,5 +1,6 @@
 // The settings file reader (`~/.config/haptics/settings.json`).
 import LinuxHaptics
+import AppHaptics
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -2,6 +2,7 @@
 // one reused transient), with the program's C handlers called from the engine's threads.
 public import CLinuxHaptics
 package import LinuxHaptics
+import AppHaptics
 
 /// The `lh_engine` object.
 final class EngineObject: Sendable {

@@ -5,6 +5,7 @@
 import HapticTestDevices
 import Foundation
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 import Logging
 

@@ -8,6 +8,7 @@ import Foundation
 import HapticTestDevices
 import LinuxAudio
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 import Logging
 import LinuxSystem

@@ -5,6 +5,7 @@ import AHAP
 import Foundation
 import Glibc
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 import Logging
 

@@ -4,6 +4,7 @@ import Foundation
 import HapticRendering
 import HapticTestDevices
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 
 enum LatePadSuite {

@@ -3,6 +3,7 @@ import AudioRendering
 import Foundation
 import LinuxAudio
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 import Logging
 import LinuxSystem

@@ -3,6 +3,7 @@ import HapticRendering
 import ArgumentParser
 import Foundation
 import LinuxHaptics
+import AppHaptics
 
 struct FeedbackCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -5,6 +5,7 @@ import Foundation
 import HapticRendering
 import LinuxAudio
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 import Logging
 import LinuxSystem

@@ -2,6 +2,7 @@ import AHAP
 import ArgumentParser
 import Foundation
 import LinuxHaptics
+import AppHaptics
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

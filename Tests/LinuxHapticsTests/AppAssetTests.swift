@@ -3,6 +3,7 @@
 import AHAP
 import Foundation
 import LinuxHaptics
+import AppHaptics
 import Testing
 
 @Suite struct AppAssetTests {

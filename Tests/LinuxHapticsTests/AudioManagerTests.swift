@@ -6,6 +6,7 @@ import AudioRendering
 import Foundation
 import LinuxAudio
 import LinuxHaptics
+import AppHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging

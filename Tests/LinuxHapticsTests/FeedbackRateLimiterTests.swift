@@ -1,5 +1,6 @@
 // The rate limits, exactly: which calls of a given sequence are admitted and which are dropped, and why.
 import LinuxHaptics
+import AppHaptics
 import Testing
 
 @Suite struct FeedbackRateLimiterTests {

@@ -1,6 +1,7 @@
 // The persisted on/off switch: location, survival across a restart, atomic writes, corrupt files.
 import Foundation
 import LinuxHaptics
+import AppHaptics
 import LinuxHapticsTesting
 import Testing
 

@@ -1,6 +1,7 @@
 // The vocabulary's definitions against the reference app's numbers.
 import AHAP
 import LinuxHaptics
+import AppHaptics
 import Testing
 
 @Suite struct FeedbackVocabularyTests {

@@ -4,6 +4,7 @@ import AHAP
 import Foundation
 import HapticRendering
 @testable import LinuxHaptics
+@testable import AppHaptics
 import LinuxHapticsTesting
 import Testing
 

@@ -3,6 +3,7 @@
 import AHAP
 import Foundation
 @testable import LinuxHaptics
+@testable import AppHaptics
 import LinuxHapticsTesting
 import Observation
 import Synchronization

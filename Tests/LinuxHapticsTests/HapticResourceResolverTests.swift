@@ -1,6 +1,7 @@
 // The default search order for Haptics/ and the resolver's refusal to leave its folder.
 import Foundation
 import LinuxHaptics
+import AppHaptics
 import Testing
 
 @Suite struct HapticResourceResolverTests {

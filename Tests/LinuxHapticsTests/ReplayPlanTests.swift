@@ -1,6 +1,7 @@
 // The replay's time line: chapters in order, each cue at its chapter's start plus its time, a pause between
 // chapters after the last pattern has finished.
 import LinuxHaptics
+import AppHaptics
 import Testing
 
 @Suite struct ReplayPlanTests {

@@ -8,6 +8,7 @@ import AHAP
 import Foundation
 import HapticRendering
 import LinuxHaptics
+import AppHaptics
 import LinuxHapticsTesting
 import Testing
 

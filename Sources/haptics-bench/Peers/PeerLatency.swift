@@ -11,6 +11,7 @@ import Foundation
 import HapticRendering
 import HapticTestDevices
 import LinuxHaptics
+import AppHaptics
 import LinuxInput
 
 enum LatencyPath: String, CaseIterable, Sendable {
