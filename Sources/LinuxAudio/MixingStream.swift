@@ -1,51 +1,7 @@
-public import AudioRendering
+import AudioRendering
 public import LinuxSystem
 public import Logging
 import Synchronization
-
-/// Something that makes stereo frames at the stream's rate, block after block: a pattern's `AudioMixer`, a
-/// `ClipSource`.
-public protocol SoundSource: Sendable {
-    /// Overwrites `buffer` (2 samples per frame) with the next frames; returns false once the source has ended
-    /// (frames after its end are silence).
-    mutating func renderNext(into buffer: inout [Float]) -> Bool
-}
-
-extension AudioMixer: SoundSource {
-    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
-        render(into: &buffer)
-        return !isFinished
-    }
-}
-
-/// A decoded clip played as it is (a mono clip on both sides), once or looping. The clip must be at the stream's
-/// rate (`AudioFile.load` converts).
-public struct ClipSource: SoundSource {
-    public let clip: AudioClip
-    public let loops: Bool
-    private var frame = 0
-
-    public init(_ clip: AudioClip, loops: Bool = false) {
-        self.clip = clip
-        self.loops = loops
-    }
-
-    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
-        let channels = clip.channelCount
-        for index in 0..<buffer.count / 2 {
-            if frame >= clip.frameCount, loops, clip.frameCount > 0 { frame = 0 }
-            guard frame < clip.frameCount else {
-                buffer[2 * index] = 0
-                buffer[2 * index + 1] = 0
-                continue
-            }
-            buffer[2 * index] = clip.samples[frame * channels]
-            buffer[2 * index + 1] = clip.samples[frame * channels + channels - 1]
-            frame += 1
-        }
-        return loops && clip.frameCount > 0 || frame < clip.frameCount
-    }
-}
 
 /// One output fed without a break by a thread of its own, mixing every sound playing on it: each starts at a
 /// chosen `CLOCK_MONOTONIC` moment (placed to the frame through the times the output gives) or at once,
@@ -404,49 +360,5 @@ public final class MixingStream: Sendable {
             }
             return true
         }
-    }
-}
-
-/// A file played as it is read (`AudioFileStream`), once or looping: music, which is too long to decode whole.
-/// Opened, and its format checked, when made; then handed to one `MixingStream`, whose thread alone reads it
-/// (hence `@unchecked Sendable`: a class, so the stream reads the one reader there is, and nobody else may).
-public final class FileSource: SoundSource, @unchecked Sendable {
-    private let reader: AudioFileStream
-    public let loops: Bool
-
-    /// The file at `path`, converted to `sampleRate` (the stream's output's rate) as it plays.
-    public init(path: String, sampleRate: Int, loops: Bool = false) throws(AudioFileError) {
-        reader = try AudioFileStream(path: path, sampleRate: sampleRate)
-        self.loops = loops
-    }
-
-    /// The file's length in seconds (one pass, when it loops).
-    public var duration: Double { reader.duration }
-
-    public func renderNext(into buffer: inout [Float]) -> Bool {
-        let frames = buffer.count / 2
-        var filled = 0
-        do {
-            while filled < frames {
-                let chunk = try reader.read(frames: frames - filled)
-                let channels = reader.channelCount
-                for frame in 0..<chunk.count / channels {
-                    buffer[2 * (filled + frame)] = chunk[frame * channels]
-                    buffer[2 * (filled + frame) + 1] = chunk[frame * channels + channels - 1]
-                }
-                filled += chunk.count / channels
-                if reader.isFinished {
-                    // An empty file would loop for ever without a frame.
-                    guard loops, !chunk.isEmpty else { break }
-                    try reader.rewind()
-                }
-            }
-        } catch {
-            // A read that fails mid-way (the file truncated or removed) ends the sound.
-            for index in (2 * filled)..<buffer.count { buffer[index] = 0 }
-            return false
-        }
-        for index in (2 * filled)..<buffer.count { buffer[index] = 0 }
-        return filled == frames && (loops || !reader.isFinished)
     }
 }

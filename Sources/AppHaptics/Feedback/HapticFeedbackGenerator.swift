@@ -27,34 +27,6 @@ extension HapticManager: HapticFeedbackOutput {
     public var canPlayHaptics: Bool { engineAvailable }
 }
 
-/// The app-level outcomes the reference app's design names.
-public enum AppFeedback: String, Sendable, Hashable, CaseIterable {
-    /// Something succeeded: a heavy impact.
-    case success
-    /// A check passed: a rigid impact.
-    case pass
-    /// Something needs attention: the warning notification.
-    case warning
-
-    /// The vocabulary call each outcome maps to.
-    public var feedback: HapticFeedback {
-        switch self {
-        case .success: .impact(.heavy)
-        case .pass: .impact(.rigid)
-        case .warning: .notification(.warning)
-        }
-    }
-
-    /// The sound each outcome plays with (`AudioService`): a ping, a whoosh, an alert tick.
-    public var sound: FeedbackSound {
-        switch self {
-        case .success: .success
-        case .pass: .pass
-        case .warning: .warning
-        }
-    }
-}
-
 extension HapticFeedback {
     /// The feedback's pattern, with `sound` (`Haptics/<sound>.wav`) as an `AudioCustom` event at its time 0, so
     /// that the engine starts the sound and the first tap together; without, the haptic alone.

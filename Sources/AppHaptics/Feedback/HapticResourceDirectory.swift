@@ -1,0 +1,140 @@
+// A folder of named patterns (`Haptics/`), where it is looked for, and what a lookup by name or path found.
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
+public import Foundation
+#endif
+
+/// Resolves names inside one folder.
+public struct HapticResourceDirectory: HapticResourceResolving {
+    public let directory: URL
+
+    public init(directory: URL) {
+        self.directory = directory
+    }
+
+    /// `nil` for names that would leave the folder (separators, leading dots) and for files that do not exist.
+    public func url(forResource name: String, withExtension fileExtension: String) -> URL? {
+        guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else { return nil }
+        let url = directory.appendingPathComponent(name).appendingPathExtension(fileExtension)
+        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+    }
+
+    /// The name of the asset folder, in the repository and when installed.
+    public static let folderName = "Haptics"
+    /// Overrides every other location when set.
+    public static let environmentVariable = "HAPTICS_DIR"
+
+    /// The folders searched for `Haptics/`, in order (docs/app-haptics.md):
+    /// 1. `$HAPTICS_DIR` when set;
+    /// 2. `Haptics/` in the current directory (an app's working folder, the VM bench's /work);
+    /// 3. installed next to the program: `<bin>/../share/haptics/Haptics`;
+    /// 4. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
+    /// 5. the repository: a `Haptics/` folder beside a `Package.swift`, looked for from the current directory
+    ///    and from the program's folder upwards (`swift run`, `.build/debug/haptics`).
+    public static func searchOrder(
+        environment: [String: String], currentDirectory: String, executablePath: String?
+    ) -> [URL] {
+        var candidates: [URL] = []
+        if let override = environment[environmentVariable], !override.isEmpty {
+            candidates.append(URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory)))
+        }
+        candidates.append(URL(fileURLWithPath: currentDirectory).appendingPathComponent(folderName))
+        let executableDirectory = executablePath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
+        if let executableDirectory {
+            candidates.append(
+                executableDirectory.deletingLastPathComponent().appendingPathComponent("share/haptics")
+                    .appendingPathComponent(folderName))
+        }
+        for prefix in systemPrefixes {
+            candidates.append(URL(fileURLWithPath: prefix).appendingPathComponent(folderName))
+        }
+        for start in [URL(fileURLWithPath: currentDirectory)] + (executableDirectory.map { [$0] } ?? []) {
+            candidates += ancestors(of: start).filter { isRepository($0) }.map {
+                $0.appendingPathComponent(folderName)
+            }
+        }
+        return candidates
+    }
+
+    /// `/usr/local` before `/usr`, as PATH orders them.
+    static let systemPrefixes = ["/usr/local/share/haptics", "/usr/share/haptics"]
+
+    /// How far up from a starting folder the repository is looked for (`.build/<triple>/debug/` is 3 deep).
+    static let maximumAncestorDepth = 6
+
+    static func ancestors(of url: URL) -> [URL] {
+        var folders: [URL] = []
+        var folder = url.standardizedFileURL
+        for _ in 0...maximumAncestorDepth {
+            folders.append(folder)
+            let parent = folder.deletingLastPathComponent()
+            if parent.path == folder.path { break }
+            folder = parent
+        }
+        return folders
+    }
+
+    static func isDirectory(_ url: URL) -> Bool {
+        let type = try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+        return type == .typeDirectory
+    }
+
+    static func isRepository(_ folder: URL) -> Bool {
+        FileManager.default.fileExists(atPath: folder.appendingPathComponent("Package.swift").path)
+    }
+
+    /// The first folder of `searchOrder` that exists, for this process.
+    public static func locate(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        executablePath: String? = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    ) -> HapticResourceDirectory? {
+        let found = searchOrder(
+            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath
+        )
+        .first(where: isDirectory)
+        return found.map { HapticResourceDirectory(directory: $0) }
+    }
+}
+
+/// What `HapticResourceDirectory.locateFile` found for a name or path given on a command line, and where it
+/// looked, so that a caller can say both.
+public struct HapticResourceLookup: Sendable {
+    /// The file: the path as given when it exists, else the named resource in `folder`; `nil` when neither.
+    public let file: URL?
+    /// The first existing folder of the search order, where a name was looked up; `nil` when there is none.
+    public let folder: HapticResourceDirectory?
+    /// The search order's folders, in order.
+    public let searched: [URL]
+}
+
+extension HapticResourceDirectory {
+    /// A resource as a person names it on a command line (`haptics play thud`): a path to an existing file is
+    /// taken as it is (relative to `currentDirectory`); anything else is a resource name, with or without
+    /// `.fileExtension` (`thud`, `thud.ahap`), in the first existing folder of `searchOrder`, the folder
+    /// `HapticManager.shared` and the cue sheet use too.
+    public static func locateFile(
+        _ argument: String, withExtension fileExtension: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath,
+        executablePath: String? = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+    ) -> HapticResourceLookup {
+        let searched = searchOrder(
+            environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
+        let folder = searched.first(where: isDirectory).map { HapticResourceDirectory(directory: $0) }
+        let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
+        if FileManager.default.fileExists(atPath: path.path) {
+            return HapticResourceLookup(file: path, folder: folder, searched: searched)
+        }
+        let file = folder?.url(
+            forResource: resourceName(argument, withExtension: fileExtension), withExtension: fileExtension)
+        return HapticResourceLookup(file: file, folder: folder, searched: searched)
+    }
+
+    /// The resource name a command-line argument stands for: `thud.ahap` and `thud` both name `thud`.
+    public static func resourceName(_ argument: String, withExtension fileExtension: String) -> String {
+        let suffix = "." + fileExtension
+        return argument.hasSuffix(suffix) ? String(argument.dropLast(suffix.count)) : argument
+    }
+}

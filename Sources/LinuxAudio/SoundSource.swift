@@ -1,0 +1,17 @@
+// What a `MixingStream` mixes: anything that makes stereo frames block after block.
+public import AudioRendering
+
+/// Something that makes stereo frames at the stream's rate, block after block: a pattern's `AudioMixer`, a
+/// `ClipSource`.
+public protocol SoundSource: Sendable {
+    /// Overwrites `buffer` (2 samples per frame) with the next frames; returns false once the source has ended
+    /// (frames after its end are silence).
+    mutating func renderNext(into buffer: inout [Float]) -> Bool
+}
+
+extension AudioMixer: SoundSource {
+    public mutating func renderNext(into buffer: inout [Float]) -> Bool {
+        render(into: &buffer)
+        return !isFinished
+    }
+}
