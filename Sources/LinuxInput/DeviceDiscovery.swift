@@ -113,23 +113,23 @@ public struct DeviceDiscovery: Sendable {
         return device(sysName: sysName, in: context)
     }
 
-    /// `justAdded`: the node was just announced by a hot-plug event (see `settleAfterAdd`).
-    func device(sysName: String, in context: UdevContext, justAdded: Bool = false) -> InputDevice? {
+    /// `settle`: the node was just announced by a source that hears no `bind` events (see `settleAfterAdd`).
+    func device(sysName: String, in context: UdevContext, settle: Bool = false) -> InputDevice? {
         guard let device = context.device(subsystem: "input", sysName: sysName) else { return nil }
-        return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning, justAdded: justAdded)
+        return probe(device, udevDaemonRuns: Self.udevDaemonIsRunning, settle: settle)
     }
 
     /// Builds the description of one `eventN` device: identity and capability bits from sysfs (readable
     /// without permission), then, when the node opens, the kernel's own bits through libevdev and the
     /// effect slots through `EVIOCGEFFECTS`.
-    func probe(_ device: UdevDevice, udevDaemonRuns: Bool, justAdded: Bool = false) -> InputDevice? {
+    func probe(_ device: UdevDevice, udevDaemonRuns: Bool, settle: Bool = false) -> InputDevice? {
         // The identity and capability attributes live on the `inputN` parent of `eventN`.
         guard let input = device.parent(subsystem: "input") else {
             logger.debug("input device has no inputN parent", metadata: ["syspath": "\(device.syspath)"])
             return nil
         }
         let identity = self.identity(of: device, input: input)
-        if justAdded { settleAfterAdd(input) }
+        if settle { settleAfterAdd(input) }
         let opened = readCapabilities(identity.node, sysfs: CapabilityBits(sysfsAttribute: input.attribute))
         let capabilities = InputDeviceCapabilities(bits: opened.bits, maxEffects: opened.maxEffects)
         let isGamepad: Bool
@@ -194,16 +194,19 @@ public struct DeviceDiscovery: Sendable {
         }
     }
 
-    /// How long a node that was just added is left alone before it is opened.
+    /// How long a node that was just added is left alone before it is opened, when the source hears no
+    /// `bind` events.
     static let settleNanoseconds: UInt64 = 100_000_000
 
     /// Lets a node that was just added settle when a driver made it (its parent is a HID device or a USB
-    /// interface): drivers register the input device inside their probe and some finish setting it up after
-    /// that. 6.1's hid-microsoft marks `EV_FF` on the registered device before it allocates the force-feedback
-    /// state; an `EVIOCGEFFECTS` in between makes the kernel dereference NULL (seen in the bench when a
-    /// hot-plug event woke us at once, preempting the probing worker). No sysfs attribute says that a probe
-    /// has finished (the `driver` link exists from before it starts), so this narrows the window rather than
-    /// closing it. uinput devices have no such parent and are not delayed.
+    /// interface) and the source is inotify on `/dev/input`. Drivers register the input device inside their
+    /// probe and some finish setting it up after that: 6.1's hid-microsoft marks `EV_FF` on the registered
+    /// device before it allocates the force-feedback state, and an `EVIOCGEFFECTS` in between makes the kernel
+    /// dereference NULL. The netlink sources wait for the parent's `bind` uevent instead (`BindGate`); inotify
+    /// sees only the node, and no sysfs attribute says that a probe has returned (the `driver` link exists
+    /// before it starts). So this narrows the window rather than closing it: a probe still running 100 ms
+    /// after the node appeared (a loaded host preempting the probing worker) can still be met. uinput devices
+    /// have no such parent and are not delayed.
     func settleAfterAdd(_ input: UdevDevice) {
         guard let subsystem = input.parent?.subsystem, subsystem == "hid" || subsystem == "usb" else { return }
         Sys.sleep(nanoseconds: Self.settleNanoseconds)

@@ -223,6 +223,8 @@ final class MonitorWorker: @unchecked Sendable {
     private var inotify: DeviceDirectoryWatch?
     /// Known event nodes by sysfs name (`event5`): the last description of each, for removals.
     private var known: [String: InputDevice] = [:]
+    /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
+    private var gate = BindGate()
     let initialDevices: [InputDevice]
 
     init(source: DeviceMonitor.Source, logger: Logger) throws(SystemCallError) {
@@ -235,7 +237,10 @@ final class MonitorWorker: @unchecked Sendable {
         // throw, the pipe is closed by WakeChannel's deinit.)
         switch source {
         case .udev, .kernel:
-            netlink = try UdevMonitor(context: context, group: source == .udev ? .udev : .kernel, subsystem: "input")
+            // The parents' events (`add`, `bind`...) arrive on the same socket, in order with the nodes'.
+            netlink = try UdevMonitor(
+                context: context, group: source == .udev ? .udev : .kernel,
+                subsystems: ["input"] + BindGate.parentSubsystems.sorted())
         case .inotify:
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
@@ -258,8 +263,8 @@ final class MonitorWorker: @unchecked Sendable {
         [netlink?.fileDescriptor, inotify?.fileDescriptor, wake.readEnd, wake.writeEnd].compactMap { $0 }
     }
 
-    /// Sleeps in poll(2) until the source or the wake-up pipe is readable; returns when woken or when
-    /// the source fails.
+    /// Sleeps in poll(2) until the source or the wake-up pipe is readable, or until a node waiting for its
+    /// parent's bind reaches its deadline; returns when woken or when the source fails.
     func run(_ deliver: (DeviceEvent) -> Void) {
         defer {
             close()
@@ -272,7 +277,7 @@ final class MonitorWorker: @unchecked Sendable {
         ]
         while true {
             do throws(SystemCallError) {
-                _ = try Sys.poll(&fds, timeout: -1)
+                _ = try Sys.poll(&fds, timeout: pollTimeout())
             } catch {
                 logger.info("device monitor poll failed", metadata: ["error": "\(error)"])
                 return
@@ -284,6 +289,25 @@ final class MonitorWorker: @unchecked Sendable {
                 logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
                 return
             }
+            for event in overdue() { deliver(event) }
+        }
+    }
+
+    /// Milliseconds until the first waiting node's deadline; -1 (no timeout) when no node waits.
+    private func pollTimeout() -> Int32 {
+        guard let deadline = gate.nextDeadline else { return -1 }
+        let now = Sys.monotonicNanoseconds()
+        guard deadline > now else { return 0 }
+        return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+    }
+
+    /// The nodes whose parent never said it bound, opened now that their wait is over.
+    private func overdue() -> [DeviceEvent] {
+        gate.expired(now: Sys.monotonicNanoseconds()).compactMap { sysName in
+            logger.warning(
+                "no bind event from the node's parent in time; opening it anyway",
+                metadata: ["node": "\(sysName)", "seconds": "\(BindGate.hangNanoseconds / 1_000_000_000)"])
+            return apply((.added, sysName))
         }
     }
 
@@ -291,16 +315,12 @@ final class MonitorWorker: @unchecked Sendable {
     private func drain() -> [DeviceEvent] {
         var changes: [(kind: DeviceEvent.Kind, sysName: String)] = []
         if let netlink {
+            // One at a time, in the socket's order: a parent's `bind` follows its nodes' `add`s.
+            var events: [DeviceEvent] = []
             while let device = netlink.receive() {
-                let sysName = device.sysName
-                guard sysName.hasPrefix(eventNodePrefix) else { continue }
-                switch device.action {
-                case "add": changes.append((.added, sysName))
-                case "remove": changes.append((.removed, sysName))
-                case "change": changes.append((.changed, sysName))
-                default: continue
-                }
+                events += received(device).compactMap(apply)
             }
+            return events
         }
         if let inotify {
             for change in inotify.readChanges() {
@@ -311,6 +331,41 @@ final class MonitorWorker: @unchecked Sendable {
             }
         }
         return changes.compactMap(apply)
+    }
+
+    /// What one netlink event changes: a node's `add` waits in the gate while its parent is binding; a
+    /// parent's `bind` releases the nodes that waited for it.
+    private func received(_ device: UdevDevice) -> [(kind: DeviceEvent.Kind, sysName: String)] {
+        guard let action = device.action else { return [] }
+        guard device.subsystem == "input" else {
+            let released = gate.parentEvent(action: action, syspath: device.syspath)
+            return released.map { (.added, $0) }
+        }
+        let sysName = device.sysName
+        guard sysName.hasPrefix(eventNodePrefix) else { return [] }
+        switch action {
+        case "add":
+            let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
+            guard case .waitForBind(let parent) = decision else { return [(.added, sysName)] }
+            logger.debug("node waits for its parent to bind", metadata: ["node": "\(sysName)", "parent": "\(parent)"])
+            return []
+        case "remove":
+            // A node that went while waiting was never announced, so its removal is not either.
+            return gate.nodeRemoved(sysName) ? [] : [(.removed, sysName)]
+        case "change":
+            return gate.isWaiting(sysName) ? [] : [(.changed, sysName)]
+        default:
+            return []
+        }
+    }
+
+    /// The device above the node's `inputN` (a HID device, a USB interface...), as sysfs shows it now; nil
+    /// when there is none (uinput) or the node is already gone.
+    private func parentInfo(of node: UdevDevice) -> BindGate.Parent? {
+        guard let parent = node.parent(subsystem: "input")?.parent, let subsystem = parent.subsystem else {
+            return nil
+        }
+        return BindGate.Parent(syspath: parent.syspath, subsystem: subsystem, hasDriverLink: parent.hasDriverLink)
     }
 
     /// The difference between the known nodes and the nodes sysfs lists now, for when events may have
@@ -344,7 +399,7 @@ final class MonitorWorker: @unchecked Sendable {
         case .added, .changed:
             guard
                 var device = discovery.device(
-                    sysName: change.sysName, in: context, justAdded: change.kind == .added)
+                    sysName: change.sysName, in: context, settle: source == .inotify && change.kind == .added)
             else {
                 logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
                 return nil

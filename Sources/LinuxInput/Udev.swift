@@ -103,6 +103,9 @@ final class UdevDevice {
     var action: String? { string(udev_device_get_action(pointer)) }
     /// The udev daemon has processed this device: its database properties (`ID_INPUT_*`) exist.
     var isInitialized: Bool { udev_device_get_is_initialized(pointer) > 0 }
+    /// sysfs has the device's `driver` link (made before the driver's probe is called, so not a sign that
+    /// it returned).
+    var hasDriverLink: Bool { Sys.exists(syspath + "/driver") }
 
     func property(_ key: String) -> String? { string(udev_device_get_property_value(pointer, key)) }
 
@@ -139,14 +142,17 @@ final class UdevMonitor {
     let pointer: OpaquePointer
     let context: UdevContext
 
-    init(context: UdevContext, group: Group, subsystem: String) throws(SystemCallError) {
+    /// Listens to `group` for the events of devices in any of `subsystems`.
+    init(context: UdevContext, group: Group, subsystems: [String]) throws(SystemCallError) {
         let pointer = try allocated("udev_monitor_new_from_netlink(\(group))") {
             udev_monitor_new_from_netlink(context.pointer, group.rawValue)
         }
         self.pointer = pointer
         self.context = context
-        try checkError("udev_monitor_filter_add_match_subsystem_devtype") {
-            udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil)
+        for subsystem in subsystems {
+            try checkError("udev_monitor_filter_add_match_subsystem_devtype") {
+                udev_monitor_filter_add_match_subsystem_devtype(pointer, subsystem, nil)
+            }
         }
         try checkError("udev_monitor_enable_receiving") { udev_monitor_enable_receiving(pointer) }
     }
