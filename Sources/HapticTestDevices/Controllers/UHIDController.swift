@@ -57,6 +57,8 @@ package final class UHIDController: Sendable {
     package let identity: HIDIdentity
     private let server: UHIDServer
     private let threads: ServingThreads
+    /// Opened before the device is created, so its driver's `bind` is heard; taken by the first wait.
+    private let binds: Lock<DriverBindWatch?>
 
     /// Creates the device and starts answering its driver. The driver binds it asynchronously: wait with
     /// `waitUntilBound(driver:timeout:)` before opening its nodes.
@@ -96,6 +98,7 @@ package final class UHIDController: Sendable {
             throw error
         }
         self.server = server
+        binds = Lock(SysfsInputNodes.openBindWatch(logger: logger))
         do {
             try server.create()
             threads = try ServingThreads([{ server.serve() }], stop: server.stop)
@@ -117,11 +120,14 @@ package final class UHIDController: Sendable {
     /// What the motors run at after the last report.
     package var motors: EmulatedMotorOutput { server.state.withLock { $0.motors } }
 
-    /// Waits until the driver has bound the device and made its input nodes, looking at sysfs every few
-    /// milliseconds (binding happens on a kernel work queue, with no event this process could wait on).
+    /// Waits until the driver has bound the device (its `bind` uevent: the probe returned) and made its input
+    /// nodes (see `SysfsInputNodes.wait`).
     package func waitUntilBound(driver: String, timeout: Double = 10) throws(EmulationError) -> EmulatedDeviceNodes {
         let server = server
-        return try SysfsInputNodes.wait(model: identity.name, driver: driver, timeout: timeout) {
+        let watch = binds.withLock { $0.take() }
+        return try SysfsInputNodes.wait(
+            model: identity.name, driver: driver, timeout: timeout, binds: watch, logger: server.logger
+        ) {
             let ours = UHIDServer.hidDevices().filter {
                 !server.existingDevices.contains($0) && $0.hasPrefix(server.sysfsPrefix)
             }
@@ -422,19 +428,51 @@ enum SysfsInputNodes {
         return parts.count == 2 && parts[0].split(separator: ":").count == 3
     }
 
-    /// Looks at sysfs every 10 ms until `look` finds the bound nodes (binding happens on a kernel work queue,
-    /// with no event this process could wait on), or fails after `timeout` naming what `look` last found.
+    /// A watch for `bind` uevents, opened before a device is created; nil (logged) when the socket cannot open,
+    /// and then waits look at sysfs alone.
+    static func openBindWatch(logger: Logger) -> DriverBindWatch? {
+        do throws(SystemCallError) {
+            return try DriverBindWatch()
+        } catch {
+            logger.warning("cannot hear bind uevents; waiting on sysfs alone", metadata: ["error": "\(error)"])
+            return nil
+        }
+    }
+
+    /// Waits until `look` finds the nodes in sysfs and the device whose driver made them (the last component of
+    /// `sysfsPath`) has sent its `bind` uevent, or fails after `timeout` naming what `look` last found. The
+    /// driver core makes the `driver` link before it calls the probe, and drivers register their input devices
+    /// inside it and finish them after that (hid-microsoft allocates the force-feedback state after marking
+    /// `EV_FF`): only `bind`, sent once the probe returned, says the nodes are ready. With `binds` the wait
+    /// sleeps until the next uevent; without it (the socket could not open) it looks every 10 ms and takes
+    /// nodes as soon as sysfs shows them. Nodes found but no `bind` heard by the deadline (a network namespace
+    /// that kernel uevents do not reach) are taken then, with a warning.
     static func wait(
-        model: String, driver: String, timeout: Double, _ look: () -> (EmulatedDeviceNodes?, String)
+        model: String, driver: String, timeout: Double, binds: DriverBindWatch?, logger: Logger,
+        _ look: () -> (EmulatedDeviceNodes?, String)
     ) throws(EmulationError) -> EmulatedDeviceNodes {
         let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
         while true {
+            // Read the uevents before sysfs, so a `bind` read here describes what `look` sees.
+            binds?.drain()
             let (nodes, found) = look()
-            if let nodes { return nodes }
-            if Sys.monotonicNanoseconds() >= deadline {
-                throw .notBound(model: model, driver: driver, seconds: timeout, found: found)
+            if let nodes {
+                guard let binds else { return nodes }
+                let boundName = nodes.sysfsPath.split(separator: "/").last.map(String.init) ?? ""
+                if binds.heardBind(of: boundName) { return nodes }
             }
-            Sys.sleep(nanoseconds: 10_000_000)
+            if Sys.monotonicNanoseconds() >= deadline {
+                guard let nodes else { throw .notBound(model: model, driver: driver, seconds: timeout, found: found) }
+                logger.warning(
+                    "no bind uevent heard for the device; using the nodes sysfs shows",
+                    metadata: ["device": "\(nodes.sysfsPath)", "seconds": "\(timeout)"])
+                return nodes
+            }
+            if let binds {
+                binds.waitForEvents(until: deadline)
+            } else {
+                Sys.sleep(nanoseconds: 10_000_000)
+            }
         }
     }
 

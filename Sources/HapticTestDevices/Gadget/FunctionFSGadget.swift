@@ -15,12 +15,17 @@ package final class FunctionFSGadget: EmulatedDevice {
     private let server: GadgetServer
     private let threads: ServingThreads
     private let driver: String
+    private let logger: Logger
+    /// Opened before each plug, so the driver's `bind` is heard; taken by the wait that follows it.
+    private let binds: Lock<DriverBindWatch?>
 
     package init(
         _ function: any USBGadgetFunction, driver: String, recordPath: String? = nil, keepsRecords: Bool = true,
         logger: Logger
     ) throws(EmulationError) {
         self.driver = driver
+        self.logger = logger
+        binds = Lock(nil)
         let log: DeviceRecordLog
         do { log = try DeviceRecordLog(path: recordPath, keepsRecords: keepsRecords, logger: logger) } catch {
             throw .recordFileFailed(error)
@@ -41,6 +46,7 @@ package final class FunctionFSGadget: EmulatedDevice {
             server.tearDown()
             throw .failed("starting the gadget's threads", error)
         }
+        binds.withLock { $0 = SysfsInputNodes.openBindWatch(logger: logger) }
         do {
             try server.bind()
         } catch {
@@ -60,7 +66,10 @@ package final class FunctionFSGadget: EmulatedDevice {
 
     package func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {
         let server = server
-        return try SysfsInputNodes.wait(model: server.identity.product, driver: driver, timeout: timeout) {
+        let watch = binds.withLock { $0.take() }
+        return try SysfsInputNodes.wait(
+            model: server.identity.product, driver: driver, timeout: timeout, binds: watch, logger: logger
+        ) {
             guard let path = server.hostInterface() else { return (nil, "not enumerated") }
             return (SysfsInputNodes.bound(at: path, orHIDDeviceBelow: true), "USB interface \(path)")
         }
@@ -75,6 +84,7 @@ package final class FunctionFSGadget: EmulatedDevice {
 
     /// Attaches it again: the host enumerates the same pad anew.
     package func replug() throws(EmulationError) {
+        binds.withLock { $0 = SysfsInputNodes.openBindWatch(logger: logger) }
         do { try server.bind() } catch { throw .failed("binding the gadget", error) }
     }
 
