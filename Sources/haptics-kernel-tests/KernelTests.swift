@@ -22,6 +22,9 @@ struct KernelTests: AsyncParsableCommand {
     @Flag(help: "Print the test names instead of running them.")
     var list = false
 
+    @Flag(help: "Write a line to /dev/kmsg as each test starts, naming it (the VM bench's console check reads them).")
+    var kmsgMarks = false
+
     @Argument(help: "Run only the tests whose names start with one of these prefixes (see --list).")
     var prefixes: [String] = []
 
@@ -62,6 +65,8 @@ struct KernelTests: AsyncParsableCommand {
             if !report.problems.isEmpty { throw ExitCode.failure }
             return
         }
-        if !(await runner.run(prefixes: prefixes)) { throw ExitCode.failure }
+        let marks = kmsgMarks ? KernelLogMarks() : nil
+        if kmsgMarks && marks == nil { print("haptics-kernel-tests: cannot write \(KernelLogMarks.path); no marks") }
+        if !(await runner.run(prefixes: prefixes, marks: marks)) { throw ExitCode.failure }
     }
 }

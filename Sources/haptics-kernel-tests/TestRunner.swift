@@ -3,6 +3,8 @@
 // own files and are listed once in Suites.swift.
 import Glibc
 import LinuxHaptics
+import LinuxInput
+import LinuxSystem
 
 /// A test case: a name unique across suites ("suite/case") and an async body that throws to fail or skip.
 struct KernelTest: Sendable {
@@ -98,13 +100,37 @@ func requireEqual<T: Equatable>(_ actual: T, _ expected: T, _ what: String) thro
     if actual != expected { throw TestFailure(reason: "\(what): expected \(expected), got \(actual)") }
 }
 
+/// Writes a line into the kernel's log as each test starts, so that a kernel message on the console can be
+/// traced to the test that was running (scripts/lib/console-check reads these lines). At warning level: the
+/// VM bench's console shows warnings and worse.
+final class KernelLogMarks: Sendable {
+    static let path = "/dev/kmsg"
+    /// What starts every mark; console-check looks for it.
+    static let prefix = "haptics-kernel-tests: start "
+    private let fd: Int32
+
+    /// nil when the kernel's log cannot be written (not root, no `/dev/kmsg`).
+    init?() {
+        guard let fd = try? Sys.open(Self.path, flags: O_WRONLY) else { return nil }
+        self.fd = fd
+    }
+
+    deinit { Sys.close(fd) }
+
+    func mark(testStarting name: String) {
+        let line = Array("<4>\(Self.prefix)\(name)\n".utf8)
+        _ = try? line.withUnsafeBytes { (bytes) throws(SystemCallError) in try Sys.write(fd, bytes) }
+    }
+}
+
 struct TestRunner {
     let suites: [KernelTestSuite]
 
     func names() -> [String] { suites.flatMap { $0.tests.map(\.name) } }
 
-    /// Runs the tests whose names start with one of `prefixes` (all when empty). Returns whether all passed.
-    func run(prefixes: [String]) async -> Bool {
+    /// Runs the tests whose names start with one of `prefixes` (all when empty), marking each start in `marks`
+    /// when given. Returns whether all passed.
+    func run(prefixes: [String], marks: KernelLogMarks? = nil) async -> Bool {
         var passed = 0
         var failed = 0
         var skipped = 0
@@ -119,6 +145,7 @@ struct TestRunner {
                     skipped += 1
                     continue
                 }
+                marks?.mark(testStarting: test.name)
                 let start = monotonicSeconds()
                 do {
                     try await test.body()
