@@ -10,6 +10,7 @@ let allSuites: [KernelTestSuite] = [
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    BindSuite.suite,
     FFMemlessSuite.suite,
     AudioSuite.suite,
     EngineAudioSuite.suite,

@@ -141,6 +141,7 @@ package final class UHIDController: Sendable {
     /// Stops serving, then removes the device (`UHID_DESTROY`): to its driver and every client it is unplugged.
     /// Safe to call more than once.
     package func destroy() {
+        binds.withLock { $0 = nil }
         guard threads.stopAndJoin(server.stop) else { return }
         server.destroyDevice()
     }

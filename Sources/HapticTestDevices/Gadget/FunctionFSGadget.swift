@@ -78,6 +78,8 @@ package final class FunctionFSGadget: EmulatedDevice {
     /// Detaches the pad from the host controller, and returns once the host has let go of it (its USB device
     /// is gone from sysfs): a pad plugged in next is never mistaken for this one.
     package func unplug() throws(EmulationError) {
+        // A plug nobody waited for leaves its watch: unplugged, it has nothing to hear.
+        binds.withLock { $0 = nil }
         do { try server.unbind() } catch { throw .failed("unbinding the gadget", error) }
         server.waitUntilDetached()
     }
@@ -89,6 +91,7 @@ package final class FunctionFSGadget: EmulatedDevice {
     }
 
     package func destroy() {
+        binds.withLock { $0 = nil }
         guard threads.stopAndJoin(server.stop) else { return }
         server.waitUntilDetached()
         server.tearDown()
