@@ -14,11 +14,12 @@ enum BindSuite {
             KernelTest(name: "bind/monitor-announces-the-xbox-pad-after-its-bind/\(source.rawValue)") {
                 try await monitorAnnouncesAfterBind(source: source)
             }
-        } + [EmulatedModel.xboxOneBluetooth, .xbox360].map { model in
-            KernelTest(name: "bind/emulator-wait-returns-after-the-bind/\(model.rawValue)") {
-                try await emulatorWaitsForBind(model)
-            }
-        })
+        }
+            + [EmulatedModel.xboxOneBluetooth, .xbox360].map { model in
+                KernelTest(name: "bind/emulator-wait-returns-after-the-bind/\(model.rawValue)") {
+                    try await emulatorWaitsForBind(model)
+                }
+            })
 
     /// What the monitor's thread saw of the pad: its added node, and whether the parent's `bind` had been
     /// broadcast when the node was announced.

@@ -18,7 +18,8 @@ import Testing
 
     @Test func aNodeOfAnotherSubsystemOpensAtOnce() {
         var gate = BindGate()
-        let serio = BindGate.Parent(syspath: "/sys/devices/platform/i8042/serio0", subsystem: "serio", hasDriverLink: true)
+        let serio = BindGate.Parent(
+            syspath: "/sys/devices/platform/i8042/serio0", subsystem: "serio", hasDriverLink: true)
         #expect(gate.nodeAdded("event0", parent: serio, now: 0) == .openNow)
     }
 
