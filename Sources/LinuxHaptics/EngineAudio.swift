@@ -134,38 +134,60 @@ final class EngineAudio: Sendable {
         let wanted = !isMuted && players.contains { !$0.value.cues.isEmpty }
         guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
         guard let stream = wanted ? openStream() : state.withLock({ $0.stream }) else { return }
+        let missing = state.withLock { state in endUnwanted(players, in: &state, on: stream) }
+        // The new sounds' sources are rendered outside the lock; they start under it, unless the stream was
+        // closed, the sound muted, or the sound started meanwhile.
+        let sources = missing.compactMap { player, cue, sound in
+            source(for: cue, of: sound, on: stream, now: now).map { (player, cue, $0) }
+        }
+        guard !sources.isEmpty else { return }
         state.withLock { state in
-            let muted = state.muted
-            for (player, sounds) in state.sounds {
-                let cues = muted ? [] : (players[player]?.cues ?? [])
-                for (anchor, sound) in sounds where !cues.contains(where: { $0.anchor == anchor }) {
-                    stream.stop(sound.id)
-                    state.sounds[player]?[anchor] = nil
-                }
-                if state.sounds[player]?.isEmpty == true { state.sounds[player] = nil }
-            }
-            guard !muted else { return }
-            for (player, sound) in players {
-                for cue in sound.cues {
-                    if var playing = state.sounds[player]?[cue.anchor] {
-                        guard playing.end != cue.end, let end = cue.end else { continue }
-                        playing.end = end
-                        stream.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
-                        state.sounds[player]?[cue.anchor] = playing
-                        continue
-                    }
-                    guard let id = play(cue, of: sound, on: stream, now: now) else { continue }
-                    state.sounds[player, default: [:]][cue.anchor] = PlayingSound(id: id, end: cue.end)
-                }
+            guard state.stream === stream, !state.muted else { return }
+            for (player, cue, source) in sources where state.sounds[player]?[cue.anchor] == nil {
+                let id = stream.play(source.sound, at: source.startNanoseconds)
+                configuration.onSoundScheduled?(source.startNanoseconds, source.offset)
+                if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
+                state.sounds[player, default: [:]][cue.anchor] = PlayingSound(id: id, end: cue.end)
             }
         }
     }
 
-    /// Starts one cue's sound: at its anchor when that is still ahead, else from where the player is now (the
-    /// stream then skips what the output's queue has passed, so the sound stays in step with the motors).
-    private func play(
-        _ cue: SoundCue, of sound: PlayerSound, on stream: MixingStream, now: Double
-    ) -> MixingStream.SoundID? {
+    /// Ends the sounds no player asks for any more and passes changed ends on; returns the cues that have no
+    /// sound yet (none while muted).
+    private func endUnwanted(
+        _ players: [PlayerID: PlayerSound], in state: inout State, on stream: MixingStream
+    ) -> [(PlayerID, SoundCue, PlayerSound)] {
+        let muted = state.muted
+        for (player, sounds) in state.sounds {
+            let cues = muted ? [] : (players[player]?.cues ?? [])
+            for (anchor, sound) in sounds where !cues.contains(where: { $0.anchor == anchor }) {
+                stream.stop(sound.id)
+                state.sounds[player]?[anchor] = nil
+            }
+            if state.sounds[player]?.isEmpty == true { state.sounds[player] = nil }
+        }
+        guard !muted else { return [] }
+        var missing: [(PlayerID, SoundCue, PlayerSound)] = []
+        for (player, sound) in players {
+            for cue in sound.cues {
+                guard var playing = state.sounds[player]?[cue.anchor] else {
+                    missing.append((player, cue, sound))
+                    continue
+                }
+                guard playing.end != cue.end, let end = cue.end else { continue }
+                playing.end = end
+                stream.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
+                state.sounds[player]?[cue.anchor] = playing
+            }
+        }
+        return missing
+    }
+
+    /// A cue's sound, rendered: from its anchor when that is still ahead, else from where the player is now
+    /// (the stream then skips what the output's queue has passed, so the sound stays in step with the motors).
+    private func source(
+        for cue: SoundCue, of sound: PlayerSound, on stream: MixingStream, now: Double
+    ) -> (sound: PatternSoundSource, startNanoseconds: UInt64, offset: Double)? {
         guard let audio = sound.source.audio, let schedule = sound.source.audioSchedule(sound.controls),
             !schedule.voices.isEmpty
         else { return nil }
@@ -183,10 +205,7 @@ final class EngineAudio: Sendable {
         let source = PatternSoundSource(
             schedule: schedule, clips: audio.clips, sampleRate: stream.sampleRate, offset: offset,
             rate: cue.anchor.rate, loopLength: cue.anchor.loopLength)
-        let id = stream.play(source, at: MonotonicClock.nanoseconds(start))
-        configuration.onSoundScheduled?(MonotonicClock.nanoseconds(start), offset)
-        if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
-        return id
+        return (source, MonotonicClock.nanoseconds(start), offset)
     }
 
     /// Ends every sound at once (the engine stopped or lost its output); the stream stays open.

@@ -8,7 +8,8 @@
 //    manual clock runs inline). It holds no data. Held across one pass: the state lock, planning and the
 //    device write; never a handler, never a sleep.
 // 2. `soundSync` serialises the sound stream's updates and holds the scheduler revision they were made for. Held
-//    across reading the players' sound cues and handing them to `EngineAudio`; never a device write.
+//    across reading the players' sound cues and handing them to `EngineAudio`, which renders a new sound's source
+//    under it (but outside its own lock, a leaf that guards its list of sounds); never a device write.
 // 3. `state` guards `EngineState`. Held only for reads and small changes of it: never a device or sound call,
 //    never a handler, never rendering or planning a whole pattern (those run outside it, on values copied out,
 //    and their result is kept only when the state did not change meanwhile), never another of these locks.
