@@ -1,8 +1,8 @@
 // One output over several pads (`DeviceSelection.allGamepads`).
 import HapticRendering
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 /// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad
 /// that is gone is closed and dropped, and only when none is left does the output report the device gone.

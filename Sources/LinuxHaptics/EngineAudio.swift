@@ -8,9 +8,9 @@ import AudioRendering
 import HapticRendering
 import LinuxAudio
 import LinuxInput
+import LinuxSystem
 import Logging
 import Synchronization
-import LinuxSystem
 
 /// Where an engine's sound goes, when it plays sound at all.
 struct EngineAudioConfiguration: Sendable {

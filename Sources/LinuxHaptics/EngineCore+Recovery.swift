@@ -2,8 +2,8 @@
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 extension EngineCore {
     // MARK: Failures and hot-plug
@@ -93,9 +93,9 @@ extension EngineCore {
 
     /// Opens the device that appeared and sends neutral. A device just announced may not take uploads yet: uinput
     /// answers `ENODEV` until its creator's `UI_DEV_CREATE` returns, which is after the kernel announced the node. So
-    /// a `deviceGone` failure is tried again after each of `ReattachRetry.delays` (on the watch's thread, which
-    /// hears nothing else meanwhile) while the engine still waits for this device; any other failure, or the
-    /// last, is thrown.
+    /// a `deviceGone` failure is tried again after each of `ReattachRetry.delays` (on the thread that heard of
+    /// the device, the hot-plug watch's or the sound stream's, which hears nothing else meanwhile) while the
+    /// engine still waits for this device; any other failure, or the last, is thrown.
     private func openAppeared(while reason: HapticEngineStoppedReason) throws(OutputFailure) -> any MotorOutput {
         var delays = ReattachRetry.delays[...]
         while true {

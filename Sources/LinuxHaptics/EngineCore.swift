@@ -17,8 +17,8 @@
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 final class EngineCore: Sendable {
     let clock: any HapticClock

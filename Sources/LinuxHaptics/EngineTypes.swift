@@ -1,7 +1,7 @@
 // The engine's public vocabulary: how it is created, why it stops, what fails.
 public import HapticRendering
-public import LinuxInput
 package import LinuxAudio
+public import LinuxInput
 package import Logging
 
 /// Why an engine's output stopped without `stop()` being called: Core Haptics' `StoppedReason`, with its names

@@ -3,8 +3,8 @@
 // descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 import HapticRendering
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {

@@ -2,8 +2,8 @@
 // hot-plug watch, and the all-gamepads broadcast's members.
 import HapticRendering
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 /// Finds and opens the selected device, and follows it across unplug and replug by its stable id.
 final class EvdevOutputSource: OutputSource {

@@ -2,8 +2,8 @@
 // pulse summing as a device, so the CLI can show what a pad would do where there is none (`make demo`).
 public import HapticRendering
 import LinuxInput
-import Logging
 import LinuxSystem
+import Logging
 
 /// The built-in virtual output: what the motors would do, without any device.
 public final class VirtualOutput: Sendable {

@@ -2,8 +2,8 @@
 // one on any output after the capability check.
 package import AHAP
 import LinuxInput
-public import Logging
 import LinuxSystem
+public import Logging
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
 /// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
