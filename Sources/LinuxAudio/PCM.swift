@@ -108,12 +108,32 @@ package final class PCM: @unchecked Sendable {
     /// suspend (`ESTRPIPE`) or an interruption (`EINTR`); returns the error it got over, or throws the one it
     /// cannot (a device gone, `ENODEV`).
     private func recover(from code: Int, call: String) throws(AudioDeviceError) -> AudioDeviceError {
-        let error = Self.error(code, call: call, device: device)
+        let error = disconnection(Self.error(code, call: call, device: device))
         guard [Errno.brokenPipe, .streamSuspended, .interrupted].contains(error.errno) else {
             throw error
         }
-        try Self.check("snd_pcm_recover", device) { Int(snd_pcm_recover(handle, Int32(code), 1)) }
+        do {
+            try Self.check("snd_pcm_recover", device) { Int(snd_pcm_recover(handle, Int32(code), 1)) }
+        } catch {
+            throw disconnection(error)
+        }
         return error
+    }
+
+    /// `error` as the device gone (`ENODEV`) when it is the `EBADFD` of a stream whose card was disconnected:
+    /// the kernel answers so for a disconnected stream before it answers `ENODEV`, and both mean the same.
+    private func disconnection(_ error: AudioDeviceError) -> AudioDeviceError {
+        guard error.errno == .badState, isDisconnected else { return error }
+        return AudioDeviceError(
+            device: device, call: error.call, errno: .noDevice, message: "\(error.message): the card was disconnected")
+    }
+
+    /// The stream's card was disconnected (`snd_pcm_state` says so, or can no longer be asked because the
+    /// device is gone).
+    private var isDisconnected: Bool {
+        guard let handle else { return false }
+        let state = snd_pcm_state(handle)
+        return state == SND_PCM_STATE_DISCONNECTED || Int32(bitPattern: state.rawValue) == -Errno.noDevice.rawValue
     }
 
     /// Frames queued and not yet heard (playback), or captured and not yet read (capture): `snd_pcm_delay`. An

@@ -42,6 +42,9 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let brokenPipe = Errno(rawValue: EPIPE)
     /// `ESTRPIPE`: for an ALSA stream, the device was suspended.
     public static let streamSuspended = Errno(rawValue: ESTRPIPE)
+    /// `EBADFD`: for an ALSA stream, not in a state that allows the call; a stream whose card was disconnected
+    /// answers every call so until its file operations are swapped for ones that answer `ENODEV`.
+    public static let badState = Errno(rawValue: EBADFD)
 
     /// The C library's text for the code (`strerror`).
     public var message: String { String(cString: strerror(rawValue)) }
