@@ -128,12 +128,15 @@ package final class PCM: @unchecked Sendable {
             device: device, call: error.call, errno: .noDevice, message: "\(error.message): the card was disconnected")
     }
 
-    /// The stream's card was disconnected (`snd_pcm_state` says so, or can no longer be asked because the
-    /// device is gone).
+    /// The stream's card was disconnected: `snd_pcm_state` says so, from the status the kernel shares with the
+    /// process, or it had to ask the kernel and got the answers a disconnected stream gives (`EBADFD`, then
+    /// `ENODEV`), which alsa-lib hands back as a negative state.
     private var isDisconnected: Bool {
         guard let handle else { return false }
         let state = snd_pcm_state(handle)
-        return state == SND_PCM_STATE_DISCONNECTED || Int32(bitPattern: state.rawValue) == -Errno.noDevice.rawValue
+        let failure = -Int32(bitPattern: state.rawValue)
+        return state == SND_PCM_STATE_DISCONNECTED || failure == Errno.badState.rawValue
+            || failure == Errno.noDevice.rawValue
     }
 
     /// Frames queued and not yet heard (playback), or captured and not yet read (capture): `snd_pcm_delay`. An
