@@ -37,8 +37,8 @@ struct PreparedEffect: Sendable {
 /// an output generation's profile.
 struct PlayerOpening: Sendable {
     /// In seconds from the start.
-    var commands: [RumbleCommand]
-    var outputGeneration = OutputGeneration()
+    let commands: [RumbleCommand]
+    let outputGeneration: OutputGeneration
     /// What the start writes at once (the first command, when it falls at the start); nil when the first
     /// command comes later.
     let levels: MotorMagnitudes?

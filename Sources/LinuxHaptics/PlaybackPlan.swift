@@ -79,14 +79,6 @@ extension PlaybackScheduler {
         return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands
     }
 
-    /// The first of `soloCommands`, when it falls at the start: what such a start writes before anything else;
-    /// nil when the timeline opens later (silence, or a wait for a jump just after).
-    static func opening(
-        of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
-    ) -> MotorMagnitudes? {
-        PlayerOpening(commands: soloCommands(of: timeline, planner: planner, locality: locality)).levels
-    }
-
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
         max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
     }

@@ -7,7 +7,4 @@
 /// again.
 enum ReattachRetry {
     static let delays: [UInt64] = (0..<7).map { 5_000_000 << UInt64($0) }
-
-    /// All the waits together: the longest a watch's thread spends on one announcement.
-    static var total: UInt64 { delays.reduce(0, +) }
 }

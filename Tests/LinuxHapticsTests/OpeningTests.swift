@@ -10,6 +10,12 @@ import Testing
 @Suite struct OpeningTests {
     static let planner = DeviceCommandPlanner(profile: .genericRumble)
 
+    /// What a lone start of `timeline` writes first, as the engine works it out when the player is made.
+    static func opening(of timeline: MotorTimeline, locality: HapticLocality = .all) -> MotorMagnitudes? {
+        PlayerOpening(commands: PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: locality))
+            .levels
+    }
+
     @Test(arguments: [
         timeline(pulse(1, 0.5, to: 0.05)),
         timeline(pulse(0.3, 0, to: 0.01), pulse(0.9, 0.9, from: 0.01, to: 0.2)),
@@ -21,7 +27,7 @@ import Testing
     ])
     func theOpeningIsThePlansFirstCommandAtTheStart(_ played: MotorTimeline) throws {
         let first = try #require(Self.planner.commands(for: played).first)
-        let opening = PlaybackScheduler.opening(of: played, planner: Self.planner, locality: .all)
+        let opening = Self.opening(of: played)
         #expect(first.time == 0 ? opening == first.levels : opening == nil)
     }
 
@@ -48,12 +54,12 @@ import Testing
 
     @Test func aPatternThatOpensWithSilenceHasNoOpening() {
         let late = timeline(pulse(1, 1, from: 0.1, to: 0.2))
-        #expect(PlaybackScheduler.opening(of: late, planner: Self.planner, locality: .all) == nil)
+        #expect(Self.opening(of: late) == nil)
     }
 
     @Test func theOpeningFollowsTheLocality() {
         let both = timeline(pulse(1, 1, to: 0.05))
-        let left = PlaybackScheduler.opening(of: both, planner: Self.planner, locality: .leftHandle)
+        let left = Self.opening(of: both, locality: .leftHandle)
         #expect(left == MotorMagnitudes(strong: 1, weak: 0))
     }
 
