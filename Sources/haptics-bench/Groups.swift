@@ -5,6 +5,7 @@ let benchmarkGroups: [BenchmarkGroup] =
         renderingBenchmarks,
         audioBenchmarks,
         engineBenchmarks,
+        startPathBenchmarks,
         lockBenchmarks,
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
