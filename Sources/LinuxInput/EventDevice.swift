@@ -78,12 +78,12 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
 /// An open event node (`/dev/input/eventN`) with its identity, capabilities and force-feedback
 /// primitives. Opening never grabs the device and nothing here reads its input events.
 ///
-/// Thread-safe: calls may come from any thread; each runs its system call with the descriptor held, so
-/// `close()` cannot pull it away mid-call.
+/// Thread-safe: calls may come from any thread, and none waits for another's: each holds the descriptor in use
+/// for its system call (`SharedDescriptor`), so `close()` cannot pull it away mid-call.
 public final class EventDevice: Sendable {
     public let identity: InputDeviceIdentity
     public let capabilities: InputDeviceCapabilities
-    private let descriptor: Lock<Int32>
+    private let descriptor: SharedDescriptor
     private let logger: Logger
 
     /// The stable id (`StableDeviceID`) of the device.
@@ -117,7 +117,7 @@ public final class EventDevice: Sendable {
             version: snapshot.version, uniq: snapshot.uniq, phys: snapshot.phys, sysName: sysName, node: node,
             sysPath: "/sys/class/input/\(sysName)")
         capabilities = InputDeviceCapabilities(bits: snapshot.bits, maxEffects: Int(slots))
-        descriptor = Lock(fd)
+        descriptor = SharedDescriptor(fd)
         self.logger = logger
         logger.debug("opened event device", metadata: ["node": "\(node)", "id": "\(identity.stableID)"])
     }
@@ -129,18 +129,11 @@ public final class EventDevice: Sendable {
     /// Closes the node; the kernel stops and erases every effect uploaded through it. Later calls fail
     /// with `.closed`. Closing twice is harmless.
     public func close() {
-        let fd = descriptor.withLock { fd in
-            let old = fd
-            fd = -1
-            return old
-        }
-        if fd >= 0 {
-            Sys.close(fd)
-            logger.debug("closed event device", metadata: ["node": "\(node)"])
-        }
+        guard descriptor.close() else { return }
+        logger.debug("closed event device", metadata: ["node": "\(node)"])
     }
 
-    public var isClosed: Bool { descriptor.withLock { $0 < 0 } }
+    public var isClosed: Bool { descriptor.isClosed }
 
     /// Uploads `effect` (`EVIOCSFF`) and returns the kernel's id for it. With `effect.id == -1` the
     /// kernel picks a free slot; with an id from an earlier upload it updates that effect in place
@@ -171,6 +164,11 @@ public final class EventDevice: Sendable {
     /// Starts effect `id`, `count` times in a row (an `EV_FF` event with value = count).
     public func play(effectID id: Int16, count: Int32 = 1) throws(EventDeviceError) {
         try send(code: UInt16(bitPattern: id), value: count, operation: "play effect \(id)")
+    }
+
+    /// The play event of effect `id`, built ahead (`EffectTrigger`).
+    public func trigger(effectID id: Int16) -> EffectTrigger {
+        EffectTrigger(descriptor: descriptor, effectID: id, node: node)
     }
 
     /// Stops effect `id` (an `EV_FF` event with value 0).
@@ -209,14 +207,11 @@ public final class EventDevice: Sendable {
     private func withDescriptor(
         _ operation: @autoclosure () -> String, _ body: (Int32) throws(SystemCallError) -> Void
     ) throws(EventDeviceError) {
-        let failure: SystemCallError? = descriptor.withLock { fd in
-            guard fd >= 0 else { return SystemCallError(.badFileDescriptor, call: "closed") }
-            do throws(SystemCallError) {
-                try body(fd)
-                return nil
-            } catch {
-                return error
-            }
+        let failure: SystemCallError?
+        do throws(SystemCallError) {
+            failure = try descriptor.withDescriptor(body) == nil ? SystemCallError(.badFileDescriptor, call: "closed") : nil
+        } catch {
+            failure = error
         }
         guard let failure else { return }
         if failure.isDeviceGone {
@@ -262,11 +257,49 @@ public final class UploadedEffect: Sendable {
 
     public func play(count: Int32 = 1) throws(EventDeviceError) { try device.play(effectID: id, count: count) }
 
+    /// Its play event, built ahead: a trigger outlives neither the slot nor the device's descriptor usefully
+    /// (keep this handle while firing it).
+    public func trigger() -> EffectTrigger { device.trigger(effectID: id) }
+
     public func stop() throws(EventDeviceError) { try device.stop(effectID: id) }
 
     /// Erases the slot now rather than on release.
     public func erase() throws(EventDeviceError) {
         guard !erased.exchange(true, ordering: .acquiringAndReleasing) else { return }
         try device.erase(effectID: id)
+    }
+}
+
+/// One effect's play event, built ahead for one open device: firing it is a single `write()` of that event on the
+/// device's descriptor and nothing else, the cheapest start there is. Once the device is closed it fails with
+/// `.closed` and writes nothing.
+public final class EffectTrigger: Sendable {
+    private let descriptor: SharedDescriptor
+    public let effectID: Int16
+    private let node: String
+
+    init(descriptor: SharedDescriptor, effectID: Int16, node: String) {
+        self.descriptor = descriptor
+        self.effectID = effectID
+        self.node = node
+    }
+
+    public func fire() throws(EventDeviceError) {
+        var event = input_event()
+        event.type = UInt16(EV_FF)
+        event.code = UInt16(bitPattern: effectID)
+        event.value = 1
+        let written: Int?
+        do throws(SystemCallError) {
+            written = try descriptor.withDescriptor { (fd) throws(SystemCallError) -> Int in
+                try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in try Sys.write(fd, bytes) }
+            }
+        } catch {
+            throw EventDeviceError(error, operation: "play effect \(effectID)", node: node)
+        }
+        guard written != nil else {
+            throw EventDeviceError(
+                SystemCallError(.badFileDescriptor, call: "closed"), operation: "play effect \(effectID)", node: node)
+        }
     }
 }

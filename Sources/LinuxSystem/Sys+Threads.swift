@@ -4,6 +4,10 @@ internal import CLinuxSystem
 package import Glibc
 
 extension Sys {
+    /// The corresponding C function is `sched_yield`: lets another thread run, while waiting for one that is
+    /// about to finish something short.
+    package static func yield() { _ = sched_yield() }
+
     /// The corresponding C function is `pthread_create` for a detached thread that runs `body` once.
     package static func startThread(_ body: @escaping @Sendable () -> Void) throws(SystemCallError) {
         var attributes = pthread_attr_t()
