@@ -9,12 +9,15 @@ extension EngineCore {
 
     /// Adds a player; it is valid until the next reset.
     func addPlayer(_ player: PlayerState) throws(HapticEngineError) -> PatternPlayer {
+        let armedStart = ArmedStart()
         let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (PlayerID, ResetGeneration) in
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
-            return (state.scheduler.add(player), state.resetGeneration)
+            let id = state.scheduler.add(player)
+            state.armedStarts[id] = armedStart
+            return (id, state.resetGeneration)
         }
         planOpening(of: id)
-        return PatternPlayer(core: self, id: id, generation: generation)
+        return PatternPlayer(core: self, id: id, generation: generation, armedStart: armedStart)
     }
 
     /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read
@@ -72,6 +75,7 @@ extension EngineCore {
                 if changesMix {
                     state.scheduler.invalidate(at: now)
                     state.openings[id] = nil
+                    state.refreshArmedStart(of: id)
                 }
             }
             return body(&player, now)
@@ -102,6 +106,41 @@ extension EngineCore {
             try state.decideStart(of: id, generation: generation, at: start, now: later)
         }
         try carryOut(decision, id: id, generation: generation, now: later)
+    }
+
+    /// After an armed start's write (`PatternPlayer.start(atTime:)`): what `triggerPrepared` records after its
+    /// own, so the mix plays the rest of the pattern after the pulse; a failed write forgets the pulse and starts
+    /// the player the ordinary way, through the mix.
+    func armedStartWent(_ outcome: ArmedStart.Outcome, id: PlayerID, generation: ResetGeneration)
+        throws(HapticEngineError)
+    {
+        switch outcome {
+        case .fired(let effect):
+            let now = clock.now
+            try state.withLock { (state) throws(HapticEngineError) in
+                try state.requirePlayer(id, generation: generation)
+                state.scheduler.preparedPlayers[id] = effect.duration
+                state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
+                // The timeline is unchanged: the player's planned opening stays valid.
+                state.scheduler.withPlayer(id) { $0.schedule(.start, at: now) }
+                state.scheduler.invalidate(at: now)
+            }
+            // The player has no sound (or the engine none): the sound stream has nothing to hear of this.
+            wake()
+        case .failed(_, let error):
+            forgetPrepared(of: id, after: error)
+            try startPlayer(id, generation: generation, at: 0)
+        }
+    }
+
+    /// A prepared pulse whose trigger failed is forgotten: the player plays through the mix from now on.
+    private func forgetPrepared(of id: PlayerID, after error: OutputFailure) {
+        logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
+        let forgotten = state.withLock { state in
+            defer { state.refreshArmedStart(of: id) }
+            return state.prepared.removeValue(forKey: id)
+        }
+        withExtendedLifetime(forgotten) {}
     }
 
     /// Triggers the prepared pulse `decideStart` chose (queueing the start for the mix if the trigger fails), or
@@ -157,10 +196,9 @@ extension EngineCore {
         throws(HapticEngineError) -> Bool
     {
         do throws(OutputFailure) {
-            try prepared.output.trigger(prepared: prepared.effect.id)
+            try prepared.effect.trigger.fire()
         } catch {
-            logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
-            state.withLock { _ = $0.prepared.removeValue(forKey: id) }
+            forgetPrepared(of: id, after: error)
             return false
         }
         state.withLock { state in
@@ -198,9 +236,14 @@ extension EngineCore {
         let levels = planner.quantized(options.locality.apply(first.startLevels))
         do throws(OutputFailure) {
             let effect = try output.prepare(PreparedPulse(mix: levels, duration: first.end))
+            guard let trigger = output.pulseTrigger(prepared: effect) else {
+                throw OutputFailure(.closed, "the prepared effect \(effect) is gone")
+            }
             let previous = state.withLock { state in
-                state.prepared.updateValue(
-                    PreparedEffect(outputGeneration: generation, id: effect, duration: first.end), forKey: id)
+                defer { state.refreshArmedStart(of: id) }
+                return state.prepared.updateValue(
+                    PreparedEffect(outputGeneration: generation, id: effect, duration: first.end, trigger: trigger),
+                    forKey: id)
             }
             if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }
             return true
@@ -241,6 +284,7 @@ extension EngineCore {
             for id in state.scheduler.removeFinishedOrphans() {
                 state.completions[id] = nil
                 state.openings[id] = nil
+                state.armedStarts[id] = nil
                 if let effect = state.prepared.removeValue(forKey: id),
                     effect.outputGeneration == state.outputGeneration
                 {

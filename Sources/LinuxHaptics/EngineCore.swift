@@ -26,6 +26,8 @@ final class EngineCore: Sendable {
     let source: any OutputSource
     let logger: Logger
     let state: Lock<EngineState>
+    /// The state's start gate, read by armed starts without the lock.
+    let startGate: StartGate
     /// Serialises playback passes: the timer's, those `wake()` runs inline under a manual clock, and the one a
     /// start due now runs on the caller's thread (`passOnCallersThread`).
     let pass = Lock(())
@@ -41,10 +43,13 @@ final class EngineCore: Sendable {
         self.options = options
         self.clock = clock
         self.logger = logger
+        let playsSound = !options.playsHapticsOnly && (clock is MonotonicClock || options.audioOutputFactory != nil)
         var initial = EngineState(profile: options.renderProfile ?? .genericRumble)
         initial.hapticsMuted = options.playsAudioOnly
+        initial.playsSound = playsSound
+        startGate = initial.startGate
         state = Lock(initial)
-        if options.playsHapticsOnly || (!(clock is MonotonicClock) && options.audioOutputFactory == nil) {
+        if !playsSound {
             audio = nil
         } else {
             audio = EngineAudio(

@@ -24,6 +24,8 @@ struct PlayerID: Hashable, Comparable, Sendable, CustomStringConvertible {
 struct OutputGeneration: Hashable, Sendable {
     private var count = 0
     mutating func advance() { count += 1 }
+    /// The count, for `StartGate`'s token.
+    var value: Int { count }
 }
 
 /// Which reset a player was made in: the engine moves to the next one on every reset, and a player of an older
@@ -31,6 +33,8 @@ struct OutputGeneration: Hashable, Sendable {
 struct ResetGeneration: Hashable, Sendable {
     private var count = 0
     mutating func advance() { count += 1 }
+    /// The count, for `StartGate`'s token.
+    var value: Int { count }
 }
 
 /// A change of what the players play (a command applied, a call on a player): a plan or a sound made for an

@@ -31,6 +31,8 @@ struct PreparedEffect: Sendable {
     var id: Int
     /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
     var duration: Double
+    /// Its trigger, bound ahead (`MotorOutput.pulseTrigger(prepared:)`).
+    var trigger: any PulseTrigger
 }
 
 /// A player's commands when it starts alone on a device at rest (`PlaybackScheduler.soloCommands`), planned for
@@ -78,17 +80,23 @@ struct TriggeredPulse: Sendable {
 }
 
 struct EngineState: Sendable {
-    var phase = EnginePhase.stopped
-    var output: (any MotorOutput)?
+    var phase = EnginePhase.stopped { didSet { publishStartGate() } }
+    var output: (any MotorOutput)? { didSet { publishStartGate() } }
     /// Bumped on every open: a failure reported for an older output is stale.
-    var outputGeneration = OutputGeneration()
+    var outputGeneration = OutputGeneration() { didSet { publishStartGate() } }
     /// Bumped on every reset: players made before it are invalid.
-    var resetGeneration = ResetGeneration()
+    var resetGeneration = ResetGeneration() { didSet { publishStartGate() } }
+    /// Whether an armed start may fire, published on every change of what it depends on (`ArmedStart.swift`).
+    let startGate = StartGate()
+    /// Players' armed starts: each armed while its prepared pulse is what `decideStart` would trigger.
+    var armedStarts: [PlayerID: ArmedStart] = [:]
+    /// The engine plays sound: a player with sound never takes an armed start (its rumble waits for its sound).
+    var playsSound = false
     var scheduler = PlaybackScheduler()
     /// The profile the output is planned for: the option's, or the one chosen from the device on open.
     var profile: RenderProfile
-    /// The mix is planned at gain 0 (the motors rest while players play on).
-    var hapticsMuted = false
+    /// The mix is planned at gain 0 (the motors rest while players play on), and no prepared pulse fires.
+    var hapticsMuted = false { didSet { publishStartGate() } }
     /// The device commands for the current mix (nil: plan on the next pass).
     var plan: PlaybackPlan?
     /// The levels the device holds: the last command's (quantised to the profile).
@@ -169,10 +177,32 @@ struct EngineState: Sendable {
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
     /// pulse is fixed in device time: only a plain start from the top can).
     func usablePreparedEffect(for id: PlayerID) -> PreparedUse? {
-        guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output,
+        guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output, !hapticsMuted,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
         else { return nil }
         return (output, effect)
+    }
+
+    /// The gate's token now: open while running on an output with haptics on.
+    var startGateToken: UInt64 {
+        guard phase == .running, output != nil, !hapticsMuted else { return 0 }
+        return StartGate.token(output: outputGeneration, reset: resetGeneration)
+    }
+
+    private func publishStartGate() { startGate.publish(startGateToken) }
+
+    /// Arms player `id`'s start with its prepared pulse when a start now would trigger it (`decideStart`) and
+    /// it has no sound to wait for; disarms it otherwise. Called whenever the player or its pulse changes.
+    func refreshArmedStart(of id: PlayerID) {
+        guard let armedStart = armedStarts[id] else { return }
+        let token = startGateToken
+        var wanted: ArmedStart.Armed?
+        if token != 0, !(playsSound && playerHasSound(id)), let (_, effect) = usablePreparedEffect(for: id) {
+            wanted = ArmedStart.Armed(trigger: effect.trigger, gate: token, effect: effect)
+        }
+        let current = armedStart.current
+        if current?.trigger === wanted?.trigger, current?.gate == wanted?.gate { return }
+        armedStart.arm(wanted)
     }
 
     static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")

@@ -5,6 +5,7 @@ import HapticRendering
 import LinuxInput
 import LinuxSystem
 import Logging
+import Synchronization
 
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {
@@ -12,15 +13,9 @@ final class EvdevOutput: MotorOutput {
         var state = MixSlotState()
     }
 
-    private struct PreparedSlot {
-        var effect: UploadedEffect
-        var lastUsed: UInt64
-    }
-
     private struct PreparedSlots {
-        var slots: [Int: PreparedSlot] = [:]
+        var slots: [Int: EvdevPulseTrigger] = [:]
         var nextID = 0
-        var uses: UInt64 = 0
     }
 
     let device: EventDevice
@@ -29,6 +24,8 @@ final class EvdevOutput: MotorOutput {
     private let logger: Logger
     private let mix = Lock(MixSlot())
     private let prepared = Lock(PreparedSlots())
+    /// Counts prepared pulses' uses, for evicting the least recently used one.
+    private let uses = PulseUses()
 
     init(device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger) {
         self.device = device
@@ -104,32 +101,29 @@ final class EvdevOutput: MotorOutput {
             strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
         // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.
         let uploaded = try Self.translate { () throws(EventDeviceError) in try device.uploadEffect(effect) }
+        let trigger = EvdevPulseTrigger(effect: uploaded, uses: uses)
         return prepared.withLock { state in
             defer { state.nextID += 1 }
-            state.uses += 1
-            state.slots[state.nextID] = PreparedSlot(effect: uploaded, lastUsed: state.uses)
+            state.slots[state.nextID] = trigger
             return state.nextID
         }
     }
 
     func trigger(prepared id: Int) throws(OutputFailure) {
-        let effect = prepared.withLock { state -> UploadedEffect? in
-            state.uses += 1
-            state.slots[id]?.lastUsed = state.uses
-            return state.slots[id]?.effect
+        guard let trigger = prepared.withLock({ $0.slots[id] }) else {
+            throw OutputFailure(.closed, "the prepared effect \(id) was evicted or released")
         }
-        guard let effect else { throw OutputFailure(.closed, "the prepared effect \(id) was evicted or released") }
-        try Self.translate { () throws(EventDeviceError) in try effect.play() }
+        try trigger.fire()
     }
 
+    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { prepared.withLock { $0.slots[id] } }
+
     func stop(prepared id: Int) throws(OutputFailure) {
-        guard let effect = prepared.withLock({ $0.slots[id]?.effect }) else { return }
-        try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+        try prepared.withLock({ $0.slots[id] })?.stop()
     }
 
     func release(prepared id: Int) {
-        // Releasing the handle erases the slot (unless the descriptor is already closed).
-        _ = prepared.withLock { $0.slots.removeValue(forKey: id) }
+        prepared.withLock { $0.slots.removeValue(forKey: id) }?.retire()
     }
 
     func close() {
@@ -152,10 +146,10 @@ final class EvdevOutput: MotorOutput {
                     guard let victim = state.slots.min(by: { $0.value.lastUsed < $1.value.lastUsed })?.key else {
                         return nil
                     }
-                    state.slots[victim] = nil
                     return victim
                 }
                 guard let evicted else { throw Self.failure(from: error) }
+                release(prepared: evicted)
                 logger.info("evicted a prepared effect to make room for the mix", metadata: ["prepared": "\(evicted)"])
             } catch {
                 throw Self.failure(from: error)
@@ -178,5 +172,51 @@ final class EvdevOutput: MotorOutput {
         case .other: kind = .other
         }
         return OutputFailure(kind, error.description)
+    }
+}
+
+/// The order prepared pulses were last used in: a count every trigger and upload moves on.
+private final class PulseUses: Sendable {
+    private let count = Atomic<UInt64>(0)
+    func next() -> UInt64 { count.add(1, ordering: .relaxed).newValue }
+}
+
+/// A prepared pulse's slot and its trigger: one `EV_FF` write on the slot's id, then (after the write) a note of
+/// the use for eviction. Retired (on release or eviction) it erases the slot once no fire is in flight, and fires
+/// no more: the kernel gives an erased slot's id to the next upload, which a late fire would play.
+private final class EvdevPulseTrigger: PulseTrigger {
+    let effect: UploadedEffect
+    private let play: EffectTrigger
+    private let uses: PulseUses
+    private let used: Atomic<UInt64>
+    private let gate = CallGate()
+
+    init(effect: UploadedEffect, uses: PulseUses) {
+        self.effect = effect
+        play = effect.trigger()
+        self.uses = uses
+        used = Atomic(uses.next())
+    }
+
+    var lastUsed: UInt64 { used.load(ordering: .relaxed) }
+
+    func fire() throws(OutputFailure) {
+        let fired: Void? = try gate.pass { () throws(OutputFailure) in
+            try EvdevOutput.translate { () throws(EventDeviceError) in try play.fire() }
+        }
+        guard fired != nil else { throw OutputFailure(.closed, "the prepared effect \(effect.id) was released") }
+        used.store(uses.next(), ordering: .relaxed)
+    }
+
+    func stop() throws(OutputFailure) {
+        _ = try gate.pass { () throws(OutputFailure) in
+            try EvdevOutput.translate { () throws(EventDeviceError) in try effect.stop() }
+        }
+    }
+
+    /// Erases the slot (a gone device has dropped it already).
+    func retire() {
+        guard gate.shut() else { return }
+        try? effect.erase()
     }
 }

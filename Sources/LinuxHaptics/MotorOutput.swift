@@ -23,6 +23,10 @@ package protocol MotorOutput: AnyObject, Sendable {
     func keepAlive() throws(OutputFailure)
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
     func trigger(prepared id: Int) throws(OutputFailure)
+    /// The trigger of prepared pulse `id`, bound ahead (nil when `id` is not prepared): what the engine's armed
+    /// start fires with nothing before it. Fired after `release(prepared:)` or `close()` it fails and writes
+    /// nothing (never to a slot or descriptor given to something else since).
+    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)?
     /// Stops a triggered pulse that may still be playing: the kernel rounds an effect's replay up to whole
     /// ticks, so a pulse can outlive its length by up to one tick and add to the level that follows it.
     func stop(prepared id: Int) throws(OutputFailure)
@@ -31,4 +35,28 @@ package protocol MotorOutput: AnyObject, Sendable {
     func close()
     /// What the motors do now, for outputs that can tell (the virtual output); nil for devices.
     func currentLevels() -> MotorMagnitudes?
+}
+
+/// One prepared pulse's trigger, bound to its slot ahead: firing it is the output's write alone, with none of the
+/// output's locks, so that nothing a playback thread holds can delay it.
+package protocol PulseTrigger: AnyObject, Sendable {
+    func fire() throws(OutputFailure)
+}
+
+extension MotorOutput {
+    /// Outputs without a cheaper way bind `trigger(prepared:)` (the virtual output, test outputs).
+    package func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { BoundPulseTrigger(output: self, id: id) }
+}
+
+/// `MotorOutput.trigger(prepared:)` of one id.
+private final class BoundPulseTrigger: PulseTrigger {
+    let output: any MotorOutput
+    let id: Int
+
+    init(output: any MotorOutput, id: Int) {
+        self.output = output
+        self.id = id
+    }
+
+    func fire() throws(OutputFailure) { try output.trigger(prepared: id) }
 }
