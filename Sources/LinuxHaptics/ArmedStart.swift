@@ -26,7 +26,8 @@ final class StartGate: Sendable {
     }
 }
 
-/// One player's armed start: its prepared pulse's trigger and the gate token it was armed under.
+/// One player's armed start: its prepared pulse's trigger and the gate token it was armed under, in a slot the
+/// firing thread claims without a lock (a second thread firing at the same moment takes the ordinary path).
 final class ArmedStart: Sendable {
     struct Armed: Sendable {
         let trigger: any PulseTrigger
@@ -41,63 +42,28 @@ final class ArmedStart: Sendable {
         case failed(PreparedEffect, OutputFailure)
     }
 
-    private static let disarmed = 0
-    private static let ready = 1
-    /// A fire in flight, or the arming thread changing what is armed.
-    private static let busy = 2
-
-    private let word = Atomic<Int>(ArmedStart.disarmed)
-    /// Written only while `word` is `busy` by the thread that made it so, read only while it is `ready` or
-    /// `busy` by that thread: not a Swift-checked property, so that a fire pays for no exclusivity check.
-    nonisolated(unsafe) private let armed: UnsafeMutablePointer<Armed?>
-
-    init() {
-        armed = .allocate(capacity: 1)
-        armed.initialize(to: nil)
-    }
-
-    deinit {
-        armed.deinitialize(count: 1)
-        armed.deallocate()
-    }
+    private let slot = ClaimSlot<Armed>()
 
     /// Fires the armed pulse when armed under `gate`; nil (nothing written) when not armed, armed under
-    /// another gate, or another thread is firing it right now (that start takes the ordinary path).
+    /// another gate, or another thread is firing it right now.
     func fire(gate: UInt64) -> Outcome? {
-        guard word.compareExchange(expected: Self.ready, desired: Self.busy, ordering: .acquiring).exchanged else {
-            return nil
-        }
-        defer { word.store(Self.ready, ordering: .releasing) }
-        // Fields read in place, not the whole value copied: nothing before the write but the trigger's call.
-        guard gate != 0, armed.pointee?.gate == gate else { return nil }
-        do throws(OutputFailure) {
-            try armed.pointee.unsafelyUnwrapped.trigger.fire()
-        } catch {
-            return .failed(armed.pointee.unsafelyUnwrapped.effect, error)
-        }
-        return .fired(armed.pointee.unsafelyUnwrapped.effect)
-    }
-
-    /// What is armed (read by the arming thread only, under the engine's state lock).
-    var current: Armed? {
-        guard word.load(ordering: .acquiring) != Self.disarmed else { return nil }
-        return armed.pointee
-    }
-
-    /// Arms `wanted`, or disarms with nil. Only ever called under the engine's state lock, so one thread at a
-    /// time; a fire in flight is one write, waited out. Dropping the trigger it held does no I/O: the output
-    /// still holds its pulse until it releases or closes it.
-    func arm(_ wanted: Armed?) {
-        while true {
-            let now = word.load(ordering: .acquiring)
-            if now != Self.busy,
-                word.compareExchange(expected: now, desired: Self.busy, ordering: .acquiring).exchanged
-            {
-                break
+        slot.withClaim { armed -> Outcome? in
+            // Fields read in place, not the whole value copied: nothing before the write but the trigger's call.
+            guard gate != 0, armed?.gate == gate else { return nil }
+            do throws(OutputFailure) {
+                try armed.unsafelyUnwrapped.trigger.fire()
+            } catch {
+                return .failed(armed.unsafelyUnwrapped.effect, error)
             }
-            Sys.yield()
-        }
-        armed.pointee = wanted
-        word.store(wanted == nil ? Self.disarmed : Self.ready, ordering: .releasing)
+            return .fired(armed.unsafelyUnwrapped.effect)
+        } ?? nil
     }
+
+    /// What is armed (for the arming thread, under the engine's state lock).
+    var current: Armed? { slot.withClaimWaiting { $0 } }
+
+    /// Arms `wanted`, or disarms with nil. Only ever called under the engine's state lock; a fire in flight is
+    /// one write, waited out. Dropping the trigger it held does no I/O: the output still holds its pulse until it
+    /// releases or closes it.
+    func arm(_ wanted: Armed?) { slot.withClaimWaiting { $0 = wanted } }
 }

@@ -1,0 +1,95 @@
+// The armed start: a prepared player's `start(atTime: 0)` is its pulse's trigger with nothing before it that can
+// wait, and it is armed only while the ordinary path would trigger that pulse too: any change that makes the
+// pulse the wrong thing to play (another rate, muted haptics, another output, a reset) sends the start through
+// the mix instead.
+import AHAP
+import Foundation
+import HapticRendering
+@testable import LinuxHaptics
+import LinuxHapticsTesting
+import LinuxSystem
+import Testing
+
+@Suite struct ArmedStartTests {
+    private func preparedTap(_ rig: Rig) throws -> any HapticAdvancedPatternPlayer {
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try player.prepare())
+        return player
+    }
+
+    private func triggers(_ rig: Rig) -> Int {
+        rig.actions().filter { if case .trigger = $0 { true } else { false } }.count
+    }
+
+    @Test func aPreparedStartWritesItsTriggerWhileAnotherThreadHoldsTheEngineState() throws {
+        let rig = try Rig()
+        let player = try preparedTap(rig)
+        let holding = Lock(false)
+        let release = Lock(false)
+        // The playback thread's part of a pass: it holds the state lock for a while.
+        let holder = try ServiceThread.start {
+            rig.engine.core.state.withLock { _ in
+                holding.withLock { $0 = true }
+                while !release.withLock({ $0 }) { Sys.yield() }
+            }
+        }
+        while !holding.withLock({ $0 }) { Sys.yield() }
+        let starter = try ServiceThread.start { try? player.start(atTime: 0) }
+        // The trigger reaches the output while the lock is still held (bounded: a start that waited for the
+        // lock would never get there, and the test would fail rather than hang).
+        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
+        while triggers(rig) == 0, Sys.monotonicNanoseconds() < deadline { Sys.yield() }
+        let triggeredUnderTheLock = triggers(rig)
+        release.withLock { $0 = true }
+        holder.join()
+        starter.join()
+        #expect(triggeredUnderTheLock == 1, "\(rig.actions())")
+        rig.clock.advance(by: 1)
+        #expect(player.phase == .finished)
+    }
+
+    @Test func aStartAtAnotherRateGoesThroughTheMixNotThePulse() throws {
+        let rig = try Rig()
+        let player = try preparedTap(rig)
+        player.playbackRate = 2
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(triggers(rig) == 0, "\(rig.actions())")
+        #expect(rig.applied() == [Change(at: 0, strong: q(0.7), weak: q(0.3)), Change(at: 0.05, .off)])
+        // Back at rate 1 it is armed again.
+        player.playbackRate = 1
+        try player.start(atTime: 0)
+        #expect(triggers(rig) == 1)
+    }
+
+    @Test func mutedHapticsFireNoPreparedPulse() throws {
+        let rig = try Rig()
+        let player = try preparedTap(rig)
+        rig.engine.isMutedForHaptics = true
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(triggers(rig) == 0, "\(rig.actions())")
+        #expect(rig.applied().allSatisfy { $0 == Change(at: Double($0.time) / 1e6, .off) }, "\(rig.applied())")
+    }
+
+    @Test func aPulsePreparedOnAnEarlierOpeningOfTheOutputIsNeverFired() throws {
+        let rig = try Rig()
+        let player = try preparedTap(rig)
+        rig.engine.stop()
+        try rig.engine.start()
+        let reopened = rig.actions().count
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        let after = rig.actions().dropFirst(reopened)
+        #expect(!after.contains { if case .trigger = $0 { true } else { false } }, "\(Array(after))")
+        #expect(after.contains(.apply(MotorMagnitudes(strong: q(0.7), weak: q(0.3)))))
+    }
+
+    @Test func aPlayerMadeBeforeAResetIsRefusedNotFired() throws {
+        let rig = try Rig()
+        let player = try preparedTap(rig)
+        rig.engine.core.state.withLock { $0.resetGeneration.advance() }
+        #expect(throws: HapticEngineError.self) { try player.start(atTime: 0) }
+        #expect(triggers(rig) == 0)
+    }
+}

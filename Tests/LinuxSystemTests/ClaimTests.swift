@@ -1,0 +1,66 @@
+// The lock-free pieces before a device write: a slot that a second claimant passes over instead of waiting for,
+// and a gate whose shutting waits for the calls in flight and lets no later one in.
+import Testing
+@testable import LinuxSystem
+
+@Suite struct ClaimTests {
+    @Test func aSlotClaimedByOneCallIsPassedOverByAnotherNotWaitedFor() {
+        let slot = ClaimSlot(1)
+        let inner = slot.withClaim { outer -> Int?? in
+            outer = 2
+            return slot.withClaim { $0 }
+        }
+        #expect(inner == .some(nil), "the nested claim returned at once, with nothing")
+        #expect(slot.withClaim { $0 } == 2, "the first claim's change stays")
+    }
+
+    @Test func threadsClaimingOneSlotTogetherLoseNoChange() throws {
+        let slot = ClaimSlot(0)
+        let threads = try (0..<4).map { _ in
+            try ServiceThread.start { for _ in 0..<10_000 { slot.withClaimWaiting { $0! += 1 } } }
+        }
+        threads.forEach { $0.join() }
+        #expect(slot.withClaim { $0 } == 40_000)
+    }
+
+    @Test func aShutGateLetsNoCallInAndReportsWhoShutIt() {
+        let gate = CallGate()
+        #expect(gate.pass { 1 } == 1)
+        #expect(gate.shut())
+        #expect(gate.isShut)
+        #expect(gate.pass { 1 } == nil)
+        #expect(!gate.shut(), "a second shut is not the one that shut it")
+    }
+
+    @Test func shuttingWaitsForTheCallInFlight() throws {
+        let gate = CallGate()
+        let inside = Lock(false)
+        let leave = Lock(false)
+        let finished = Lock(false)
+        let caller = try ServiceThread.start {
+            _ = gate.pass {
+                inside.withLock { $0 = true }
+                while !leave.withLock({ $0 }) { Sys.yield() }
+                finished.withLock { $0 = true }
+            }
+        }
+        while !inside.withLock({ $0 }) { Sys.yield() }
+        let closer = try ServiceThread.start {
+            gate.shut()
+            // The call in flight had finished when shut returned.
+            #expect(finished.withLock { $0 })
+        }
+        while !gate.isShut { Sys.yield() }
+        leave.withLock { $0 = true }
+        closer.join()
+        caller.join()
+    }
+
+    @Test func aClosedDescriptorRunsNoCall() throws {
+        let descriptor = SharedDescriptor(try Sys.open("/dev/null", flags: 0))
+        #expect(descriptor.withDescriptor { $0 >= 0 } == true)
+        #expect(descriptor.close())
+        #expect(descriptor.withDescriptor { _ in true } == nil)
+        #expect(!descriptor.close())
+    }
+}
