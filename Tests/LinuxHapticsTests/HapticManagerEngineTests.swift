@@ -68,6 +68,29 @@ import Testing
         #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "one trigger, no upload")
     }
 
+    @Test func aPreparedPatternIsNotTakenForACopyOfItWithOtherCurves() {
+        let setup = Setup()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        setup.manager.prepare(pattern: impact)
+        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
+            Issue.record("nothing was prepared: \(setup.recorder.records())")
+            return
+        }
+        // The copy shares the prepared pattern's event storage: the cheap key matches, equality does not.
+        var softened = impact
+        softened.parameterCurves = [
+            HapticParameterCurve(
+                parameterID: .hapticIntensityControl,
+                controlPoints: [.init(relativeTime: 0, value: 0.3), .init(relativeTime: 0.1, value: 0.3)],
+                relativeTime: 0)
+        ]
+        setup.recorder.clearRecords()
+        setup.manager.play(pattern: softened)
+        #expect(!setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the copy plays the ordinary way")
+        setup.manager.play(pattern: impact)
+        #expect(setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the prepared pattern is still there")
+    }
+
     @Test func concurrentPlaysOfDifferentPatternsMix() {
         // Two quiet taps of different patterns: together they drive harder than either alone.
         let first = FeedbackVocabulary.taps([FeedbackVocabulary.Tap(time: 0, intensity: 0.3, sharpness: 0.5)])

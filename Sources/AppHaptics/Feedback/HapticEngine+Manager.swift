@@ -14,7 +14,26 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
     /// At most this many prepared players are kept: each may hold an effect slot of the device.
     static let preparedLimit = 4
-    private let prepared = Lock<[(pattern: HapticPattern, player: any HapticPatternPlayer)]>([])
+    /// Prepared players, in slots a play takes from without a lock (`ClaimSlot`); `preparing` serialises the
+    /// calls that fill and empty them, and counts the fills, so the oldest goes when all are taken.
+    private let prepared = (0..<ManagedEngineAdapter.preparedLimit).map { _ in ClaimSlot<PreparedPattern>() }
+    private let preparing = Lock(0)
+
+    /// A player prepared for `pattern`; `key` is the pattern's identity as `PreparedPattern.key` makes it.
+    private struct PreparedPattern {
+        let pattern: HapticPattern
+        let key: Int
+        let player: any HapticPatternPlayer
+        /// Which fill this was: the smallest is the oldest.
+        let order: Int
+
+        /// The address of the pattern's event storage: the same for every copy of one pattern value (an app's
+        /// cached pattern passed again), so that finding it costs one comparison; a pattern built anew has
+        /// another, and is found by equality.
+        static func key(_ pattern: HapticPattern) -> Int {
+            pattern.events.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        }
+    }
 
     package init(engine: HapticEngine) {
         self.engine = engine
@@ -31,7 +50,9 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
 
     package func stop() {
         transient.withLock { $0 = nil }
-        prepared.withLock { $0.removeAll() }
+        preparing.withLock { _ in
+            for slot in prepared { slot.withClaimWaiting { $0 = nil } }
+        }
         engine.stop()
     }
 
@@ -40,21 +61,25 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
 
     package func prepare(_ pattern: HapticPattern) throws {
         try engine.start()
-        if prepared.withLock({ list in list.contains { $0.pattern == pattern } }) { return }
+        let held = prepared.contains { slot in
+            slot.withClaimWaiting { entry in entry?.pattern == pattern }
+        }
+        if held { return }
         let player = try engine.makePlayer(with: pattern)
         try player.prepare()
-        prepared.withLock { list in
-            list.append((pattern, player))
-            if list.count > Self.preparedLimit { list.removeFirst(list.count - Self.preparedLimit) }
+        preparing.withLock { fills in
+            fills += 1
+            // An empty slot, or else the oldest fill's.
+            let orders = prepared.map { slot in slot.withClaimWaiting { $0?.order ?? Int.min } }
+            let chosen = orders.indices.min { orders[$0] < orders[$1] } ?? 0
+            prepared[chosen].withClaimWaiting {
+                $0 = PreparedPattern(pattern: pattern, key: PreparedPattern.key(pattern), player: player, order: fills)
+            }
         }
     }
 
     package func play(_ pattern: HapticPattern) throws {
-        let ready = prepared.withLock { list -> (any HapticPatternPlayer)? in
-            guard let index = list.firstIndex(where: { $0.pattern == pattern }) else { return nil }
-            return list.remove(at: index).player
-        }
-        if let ready {
+        if let ready = takePrepared(pattern) {
             do {
                 try ready.start(atTime: 0)
                 return
@@ -63,6 +88,27 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
             }
         }
         try engine.makePlayer(with: pattern).start(atTime: 0)
+    }
+
+    /// The player prepared for `pattern`, taken from its slot: first by the identity of the pattern's storage
+    /// (one comparison a slot), then by equality. A slot another thread holds this instant is passed over.
+    private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
+        let key = PreparedPattern.key(pattern)
+        for pass in 0..<2 {
+            for slot in prepared {
+                let taken = slot.withClaim { entry -> (any HapticPatternPlayer)? in
+                    // The same storage may still be another pattern (a copy whose curves were changed): equality
+                    // decides, and with shared storage it compares little.
+                    guard let found = entry, pass == 1 || found.key == key, found.pattern == pattern else {
+                        return nil
+                    }
+                    entry = nil
+                    return found.player
+                }
+                if let taken, let player = taken { return player }
+            }
+        }
+        return nil
     }
 
     package func playTransient(intensity: Double, sharpness: Double) throws {
