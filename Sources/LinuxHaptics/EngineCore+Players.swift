@@ -180,12 +180,18 @@ extension EngineCore {
         }
         guard let (timeline, planner, generation) = wanted else { return }
         let commands = PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: options.locality)
-        state.withLock { state in
+        let now = clock.now
+        let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes)? in
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
-                return
+                return nil
             }
-            state.openings[id] = PlayerOpening(commands: commands, outputGeneration: generation)
+            let opening = PlayerOpening(commands: commands, outputGeneration: generation)
+            state.openings[id] = opening
+            // While nothing plays, the device gets ready for this opening, so its start is one write.
+            guard let output = state.output, let levels = opening.levels, state.isQuiet(at: now) else { return nil }
+            return (output, levels)
         }
+        if let (output, levels) = staged { output.stage(levels) }
     }
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the

@@ -256,6 +256,12 @@ struct EngineState: Sendable {
         return levels
     }
 
+    /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse may still run.
+    func isQuiet(at now: Double) -> Bool {
+        lastWritten.isOff && !scheduler.players.values.contains { $0.isActive }
+            && triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
+    }
+
     /// The device holds nothing a command at `start` would have to follow: off, past the rate limit, and no
     /// prepared pulse that may still be playing at `now`.
     private func deviceIsAtRest(for start: Double, at now: Double) -> Bool {

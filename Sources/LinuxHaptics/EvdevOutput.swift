@@ -86,6 +86,30 @@ final class EvdevOutput: MotorOutput {
         }
     }
 
+    /// An upload into the stopped mix slot: ff-memless keeps an effect that is not started without calling the
+    /// driver, and a uinput device is told of an upload, not a play. A failure leaves the slot for `apply` to
+    /// fill as usual.
+    func stage(_ levels: MotorMagnitudes) {
+        mix.withLock { slot in
+            let change = slot.state.staging(levels, at: clock.now)
+            do throws(OutputFailure) {
+                switch change {
+                case .updateThenPlay:
+                    guard let existing = slot.effect else { return }
+                    slot.state.levels = nil
+                    try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                case .uploadThenPlay:
+                    slot.effect = try upload(Self.rumble(levels))
+                case .none, .stop, .play:
+                    return
+                }
+                slot.state.levels = levels
+            } catch {
+                logger.debug("staging the mix slot failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
     func keepAlive() throws(OutputFailure) {
         try mix.withLock { (slot) throws(OutputFailure) in
             guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }

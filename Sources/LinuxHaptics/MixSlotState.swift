@@ -23,6 +23,14 @@ struct MixSlotState: Sendable, Equatable {
         case uploadThenPlay
     }
 
+    /// What staging `target` at clock time `now` takes (`MotorOutput.stage`): the slot made to hold it, stopped,
+    /// so that a later change to `target` is one play. Only while nothing of ours plays (an update of a playing
+    /// effect is heard), and never for off.
+    func staging(_ target: MotorMagnitudes, at now: Double) -> Change {
+        guard !target.isOff, playingUntil <= now, levels != target else { return .none }
+        return levels == nil ? .uploadThenPlay : .updateThenPlay
+    }
+
     /// What it takes to put the motors at `target` at clock time `now`. With `explicitly` (a device re-attached,
     /// whose state is unknown) off is played as a zero rumble rather than assumed.
     func change(to target: MotorMagnitudes, explicitly: Bool, at now: Double) -> Change {

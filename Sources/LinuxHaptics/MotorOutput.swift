@@ -21,6 +21,10 @@ package protocol MotorOutput: AnyObject, Sendable {
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
     /// Restarts the self-expiry window of a steady non-zero mix.
     func keepAlive() throws(OutputFailure)
+    /// Gets ready for an `apply(mix)` that may come next, while the motors rest: a device's mix slot takes the
+    /// levels now, stopped and silent, so that the apply is a single play. Does nothing while anything of ours
+    /// plays, and nothing on outputs that apply in one step anyway.
+    func stage(_ mix: MotorMagnitudes)
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
     func trigger(prepared id: Int) throws(OutputFailure)
     /// The trigger of prepared pulse `id`, bound ahead (nil when `id` is not prepared): what the engine's armed
@@ -44,6 +48,9 @@ package protocol PulseTrigger: AnyObject, Sendable {
 }
 
 extension MotorOutput {
+    /// Outputs that apply in one step have nothing to stage.
+    package func stage(_ mix: MotorMagnitudes) {}
+
     /// Outputs without a cheaper way bind `trigger(prepared:)` (the virtual output, test outputs).
     package func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { BoundPulseTrigger(output: self, id: id) }
 }

@@ -24,6 +24,7 @@ enum EngineSuite {
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
             KernelTest(name: "engine/prepared-tap-stops-before-the-mix-takes-over", body: preparedTapHandsOver),
+            KernelTest(name: "engine/starts-at-rest-are-one-play", body: startsAtRestAreOnePlay),
             KernelTest(name: "engine/all-gamepads-broadcast-and-lose-one", body: allGamepads),
         ])
 
@@ -587,11 +588,13 @@ enum EngineSuite {
         let units = { (levels: MotorMagnitudes) in
             [ForceFeedbackEffect.magnitude(levels.strong), ForceFeedbackEffect.magnitude(levels.weak)]
         }
+        // The pulse is the first effect played (the mix slot may hold the top too: making the player staged it).
         guard
-            let pulse = records.first(where: { record in
+            let pulse = records.first(where: { $0.event == .play })?.id,
+            records.contains(where: { record in
                 guard case .rumble(let strong, let weak)? = record.effect?.kind else { return false }
-                return record.event == .upload && [strong, weak] == units(planner.quantized(top))
-            })?.id,
+                return record.event == .upload && record.id == pulse && [strong, weak] == units(planner.quantized(top))
+            }),
             let trigger = records.firstIndex(where: { $0.event == .play && $0.id == pulse }),
             let handover = records[trigger...].firstIndex(where: { $0.event == .upload && $0.id != pulse })
         else { throw TestFailure(reason: "no prepared top, trigger and mix update in \(records.map(recordSummary))") }
@@ -605,6 +608,49 @@ enum EngineSuite {
             try require(
                 allowed.contains(units(change.levels)), "the pad ran \(change.levels) at \(change.time)")
         }
+    }
+
+    /// A start while the pad rests reaches it as one play: an ordinary start because making the player staged its
+    /// opening in the mix slot (an upload the pad hears then, not at the start), a prepared one because its pulse
+    /// waits in its own slot.
+    static func startsAtRestAreOnePlay() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let engine = try engine(for: pad)
+        defer { engine.stop() }
+        let levels = MotorMagnitudes(strong: 0.8, weak: 0.6)
+        let flat = MotorTimeline(segments: [
+            MotorTimeline.Segment(start: 0, end: 0.05, startLevels: levels, endLevels: levels)
+        ])
+        let uploads: @Sendable ([PadRecord]) -> Int = { records in
+            records.filter { $0.event == .upload && $0.retval == 0 }.count
+        }
+        let opened = uploads(pad.records())
+        let hum = try engine.makeAdvancedPlayer(timeline: flat)
+        _ = try await VirtualPadSuite.waitForRecords(pad, "the staged opening") { uploads($0) > opened }
+        for (name, player) in [("ordinary", hum), ("prepared", try engine.makeAdvancedPlayer(timeline: flat))] {
+            if name == "prepared" { try require(try player.prepare(), "prepare() on a pad with free slots") }
+            try await waitUntilAtRest(pad)
+            let before = pad.records().count
+            try player.start(atTime: 0)
+            let records = try await VirtualPadSuite.waitForRecords(pad, "the \(name) start's play") { records in
+                records.dropFirst(before).contains { $0.event == .play }
+            }
+            let sent = records.dropFirst(before)
+            try require(
+                sent.first?.event == .play,
+                "the \(name) start should reach the pad as a play first: \(sent.map(recordSummary))")
+        }
+    }
+
+    /// Until the pad's motors rest and the engine has had a tick to see it.
+    private static func waitUntilAtRest(_ pad: VirtualPad) async throws {
+        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
+        while pad.motorOutput(at: PadTimestamp(microseconds: Int64(Sys.monotonicNanoseconds() / 1000))) != .off {
+            guard Sys.monotonicNanoseconds() < deadline else { throw TestFailure(reason: "the pad never came to rest") }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        try await Task.sleep(for: .milliseconds(60))
     }
 
     // MARK: All gamepads

@@ -9,6 +9,21 @@ import Testing
     static let full = MotorMagnitudes(strong: 1, weak: 1)
     static let half = MotorMagnitudes(strong: 0.5, weak: 0.25)
 
+    @Test func stagingAStoppedSlotMakesTheNextChangeOnePlay() {
+        var slot = MixSlotState(levels: Self.half, playingUntil: 0)
+        #expect(slot.staging(Self.full, at: 1) == .updateThenPlay)
+        slot.levels = Self.full
+        #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .play)
+        #expect(MixSlotState().staging(Self.full, at: 1) == .uploadThenPlay, "an empty slot is uploaded, not played")
+    }
+
+    @Test(arguments: [(2.0, MotorMagnitudes(strong: 1, weak: 1)), (0.0, MotorMagnitudes.off), (0.0, MixSlotTests.half)])
+    func stagingLeavesAPlayingSlotOffAndTheLevelsItHoldsAlone(playingUntil: Double, target: MotorMagnitudes) {
+        // A playing effect would be heard changing; off needs no staging; the slot already holds half.
+        let slot = MixSlotState(levels: Self.half, playingUntil: playingUntil)
+        #expect(slot.staging(target, at: 1) == .none)
+    }
+
     @Test func theFirstLevelIsUploadedThenPlayed() {
         #expect(MixSlotState().change(to: Self.full, explicitly: false, at: 1) == .uploadThenPlay)
     }
