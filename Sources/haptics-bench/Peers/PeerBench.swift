@@ -1,10 +1,11 @@
 // `make bench-peers` (`haptics-bench --peers`, in the qemu bench with udevd): the same patterns through SDL2's
 // rumble and haptic APIs and through our engine, on the same devices, in one run. Prints a table per device and,
-// last, `peers: latency-p99-manager-prepared-vs-sdl-run=R latency-p99-engine-prepared-vs-sdl-run=R
-// latency-p99-start-vs-sdl-rumble=R fidelity=R writes=R cpu=R idle-wakeups=OURS/SDL`: each R ours / SDL's, the
-// latency ratios by pair (PeerLatency), the others against SDL's better API per device and figure; geometric
-// means over devices (and, for fidelity, patterns); lower is better. Every figure's runs are interleaved: each
-// round (or pattern) runs every peer once, in an order that moves on by one peer from round to round.
+// last, `peers: latency-p50-PAIR=R@DEVICE latency-p99-PAIR=R@DEVICE ... fidelity=R writes=R cpu=R
+// idle-wakeups=OURS/SDL`: each R ours / SDL's. The latency ratios are by pair (PeerLatency: each prepared path of
+// ours against SDL's pre-uploaded run, our ordinary start against SDL's rumble call), the worst device's, named;
+// the others are against SDL's better API per device and figure, geometric means over devices (and, for
+// fidelity, patterns); lower is better. Every figure's runs are interleaved: each round (or pattern) runs every
+// peer once, in an order that moves on by one peer from round to round.
 import AHAP
 import Foundation
 import HapticTestDevices
@@ -14,8 +15,8 @@ struct PeerBenchOptions {
     var devices: [PeerDeviceKind] = PeerDeviceKind.allCases
     /// How many patterns the fidelity figure plays (spread over their durations).
     var patternCount = 8
-    var latencyRounds = 120
-    var latencyWarmUp = 5
+    var latencyRounds = 400
+    var latencyWarmUp = 10
     /// Rounds of the idle figure, each measuring every peer for `idleSeconds`.
     var idleRounds = 3
     var idleSeconds = 1.0

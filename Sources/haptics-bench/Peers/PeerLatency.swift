@@ -31,12 +31,13 @@ enum LatencyPath: String, CaseIterable, Sendable {
         }
     }
 
-    /// The key of this path's ratio to its SDL counterpart in the closing `peers:` line.
-    var summaryKey: String? {
+    /// The name of this path's pair with its SDL counterpart in the closing `peers:` line's keys
+    /// (`latency-p50-NAME`, `latency-p99-NAME`).
+    var pairName: String? {
         switch self {
-        case .oursManagerPrepared: "latency-p99-manager-prepared-vs-sdl-run"
-        case .oursEnginePrepared: "latency-p99-engine-prepared-vs-sdl-run"
-        case .oursStart: "latency-p99-start-vs-sdl-rumble"
+        case .oursManagerPrepared: "manager-prepared-vs-sdl-run"
+        case .oursEnginePrepared: "engine-prepared-vs-sdl-run"
+        case .oursStart: "start-vs-sdl-rumble"
         case .sdlRun, .sdlRumble: nil
         }
     }
@@ -56,7 +57,9 @@ func roundRobin<Item>(_ items: [Item], round: Int) -> [Item] {
 enum PeerLatency {
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
-    static let pause: UInt32 = 30_000
+    /// Microseconds of quiet before each call: after the motors came to rest, and (ours) between a player's
+    /// preparation and its start, so neither the last round's nor the preparation's work is still under way.
+    static let pause: UInt32 = 10_000
 
     @MainActor
     static func measure(on device: PeerDevice, tools: PeerTools, rounds: Int, warmUp: Int) async throws
@@ -71,8 +74,10 @@ enum PeerLatency {
                 let called = try rig.trigger(path)
                 let seen = try await firstOutput(device, after: called, path: path)
                 if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
-                usleep(UInt32(pulseMilliseconds) * 1000 + pause)
+                usleep(UInt32(pulseMilliseconds) * 1000)
                 try rig.release(path)
+                try PeerRuns.waitForRest(device)
+                usleep(pause)
             }
         }
         return samples

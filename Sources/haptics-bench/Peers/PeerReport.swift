@@ -55,6 +55,11 @@ enum PeerReport {
 
     /// The `percentile` of `path`'s latency over that of its SDL counterpart on one device; nil when either was
     /// not measured.
+    /// `latency-p50-NAME` or `latency-p99-NAME` of a path's pair.
+    static func latencyKey(_ path: LatencyPath, percentile: Double) -> String {
+        "latency-p\(Int(percentile))-\(path.pairName ?? path.rawValue)"
+    }
+
     static func latencyRatio(_ figures: DeviceFigures, _ path: LatencyPath, percentile: Double) -> Double? {
         guard let sdl = path.sdlCounterpart else { return nil }
         let value = { (path: LatencyPath) in
@@ -77,7 +82,9 @@ enum PeerReport {
     /// run of an effect uploaded once, our ordinary start over SDL's rumble call. The other figures are ours over
     /// SDL's better API. With `latencyOnly`, the latency ratios alone, and complete when they were measured.
     static func summary(_ all: [DeviceFigures], latencyOnly: Bool = false) -> Summary {
-        var latency: [LatencyPath: [Double]] = [:]
+        /// Per path and percentile, the worst device's ratio and its name.
+        var latency: [String: (ratio: Double, device: String)] = [:]
+        var latencyMissing = false
         var fidelity: [Double] = []
         var writes: [Double] = []
         var cpu: [Double] = []
@@ -85,7 +92,14 @@ enum PeerReport {
         var sdlIdle: [Double] = []
         for figures in all {
             for path in LatencyPath.ours {
-                if let ratio = latencyRatio(figures, path, percentile: 99) { latency[path, default: []].append(ratio) }
+                for percentile in [50.0, 99.0] {
+                    let key = latencyKey(path, percentile: percentile)
+                    guard let ratio = latencyRatio(figures, path, percentile: percentile) else {
+                        latencyMissing = true
+                        continue
+                    }
+                    if ratio > latency[key]?.ratio ?? -.infinity { latency[key] = (ratio, figures.kind.rawValue) }
+                }
             }
             for (pattern, ours) in figures.fidelity[.ours] ?? [:] {
                 if let sdl = bestSDL({ figures.fidelity[$0]?[pattern] }) { fidelity.append(ours / max(sdl, 1e-6)) }
@@ -102,10 +116,13 @@ enum PeerReport {
             }
         }
         let ratio = { (values: [Double]) in PeerMetrics.geometricMean(values).map(format) ?? "-" }
-        let latencyFields = LatencyPath.ours.map { path in
-            "\(path.summaryKey ?? path.rawValue)=\(ratio(latency[path] ?? []))"
+        let latencyFields = LatencyPath.ours.flatMap { path in
+            [50.0, 99.0].map { percentile in
+                let key = latencyKey(path, percentile: percentile)
+                return "\(key)=" + (latency[key].map { "\(format($0.ratio))@\($0.device)" } ?? "-")
+            }
         }
-        let latencyMeasured = LatencyPath.ours.allSatisfy { !(latency[$0] ?? []).isEmpty }
+        let latencyMeasured = !latencyMissing && !latency.isEmpty
         if latencyOnly {
             return Summary(line: "peers: " + latencyFields.joined(separator: " "), complete: latencyMeasured)
         }

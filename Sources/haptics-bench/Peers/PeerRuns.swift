@@ -198,7 +198,7 @@ enum PeerRuns {
         let deadline = Clock.microseconds() + Int64(timeout * 1e6)
         while !device.atRest {
             if Clock.microseconds() >= deadline { return false }
-            usleep(5000)
+            usleep(2000)
         }
         return true
     }
