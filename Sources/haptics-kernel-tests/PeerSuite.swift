@@ -26,15 +26,15 @@ enum PeerSuite {
         _ = try CLibrarySuite.example()
         let bench = try Subprocess([projectBinary("haptics-bench"), "--peers", "--smoke"])
         let status = bench.finish(timeout: 300)
-        let summary = bench.text.split(separator: "\n").last { $0.hasPrefix("peers: latency-p99-") }
+        let summary = bench.text.split(separator: "\n").last { $0.hasPrefix("peers: latency-p50-") }
         try require(status == 0, "haptics-bench --peers --smoke exited \(status):\n\(bench.text)")
         try require(summary != nil, "no summary line:\n\(bench.text)")
-        // Every ratio a number (three latency pairs, fidelity, writes, CPU), and both sides measured idle
-        // (OURS/SDL): '-' is a figure one side did not get.
+        // Every ratio a number (three latency pairs at p50 and p99, each with its worst device after '@',
+        // fidelity, writes, CPU), and both sides measured idle (OURS/SDL): '-' is a figure one side did not get.
         let values = (summary?.split(separator: " ").dropFirst() ?? []).map { $0.split(separator: "=").last ?? "" }
-        let numbers = values.flatMap { $0.split(separator: "/") }.map { Double($0) }
+        let numbers = values.flatMap { $0.split(separator: "@").first?.split(separator: "/") ?? [] }.map { Double($0) }
         try require(
-            values.count == 7 && numbers.count == 8 && numbers.allSatisfy { $0?.isFinite == true },
+            values.count == 10 && numbers.count == 11 && numbers.allSatisfy { $0?.isFinite == true },
             "a figure is missing: \(summary ?? "")\n\(bench.text)")
         print(summary ?? "")
     }

@@ -95,15 +95,15 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
         let key = PreparedPattern.key(pattern)
         for pass in 0..<2 {
-            for slot in prepared {
-                let taken = slot.withClaim { entry -> (any HapticPatternPlayer)? in
-                    // The same storage may still be another pattern (a copy whose curves were changed): equality
-                    // decides, and with shared storage it compares little.
-                    guard let found = entry, pass == 1 || found.key == key, found.pattern == pattern else {
-                        return nil
-                    }
-                    entry = nil
-                    return found.player
+            for index in prepared.indices {
+                let taken = prepared[index].withClaim { entry -> (any HapticPatternPlayer)? in
+                    // Read in place: a bound copy would retain every array of the pattern. The same storage may
+                    // still be another pattern (a copy whose curves were changed): equality decides, and with
+                    // shared storage it compares little.
+                    guard entry != nil, pass == 1 || entry.unsafelyUnwrapped.key == key,
+                        entry.unsafelyUnwrapped.pattern == pattern
+                    else { return nil }
+                    return entry.take().unsafelyUnwrapped.player
                 }
                 if let taken, let player = taken { return player }
             }
