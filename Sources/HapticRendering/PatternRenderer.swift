@@ -99,8 +99,7 @@ public struct PatternRenderer: Sendable {
     }
 
     /// Summed motor levels at `time`, from the pieces containing `piece`.
-    private func levels(at time: Double, piece: Double, voices: [EventVoice], score: PatternVoices) -> MotorMagnitudes
-    {
+    private func levels(at time: Double, piece: Double, voices: [EventVoice], score: PatternVoices) -> MotorMagnitudes {
         var strong = 0.0
         var weak = 0.0
         let controls = score.controlValues(at: time, piece: piece)

@@ -40,7 +40,9 @@ import Testing
         return first..<(last + 1)
     }
 
-    static func render(_ pattern: HapticPattern, rate: Double = usbRate, seconds: Double, locality: HapticLocality = .all)
+    static func render(
+        _ pattern: HapticPattern, rate: Double = usbRate, seconds: Double, locality: HapticLocality = .all
+    )
         -> ActuatorFrames
     {
         WaveformRenderer(pattern: pattern, sampleRate: rate, locality: locality)
@@ -335,7 +337,8 @@ import Testing
         controls.send(
             [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 1, relativeTime: 0)],
             atPatternTime: 0)
-        let renderer = WaveformRenderer(pattern: Self.steady(sharpness: 0), controls: controls, sampleRate: Self.usbRate)
+        let renderer = WaveformRenderer(
+            pattern: Self.steady(sharpness: 0), controls: controls, sampleRate: Self.usbRate)
         let left = renderer.render(from: 0, count: 48000).left
         #expect(close(Self.frequency(left, rate: Self.usbRate), 300, within: 0.01))
     }
