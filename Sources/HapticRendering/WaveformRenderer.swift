@@ -84,6 +84,8 @@ public struct WaveformRenderer: Sendable {
     let endFrames: [Int]
     /// Voice indices ordered by first frame (then pattern order).
     let byFirstFrame: [Int]
+    /// The first frame from which the output is silent for good.
+    public let endFrame: Int
 
     /// The renderer of `pattern` with any controls sent at run time (in pattern time). A sample rate that is not
     /// positive and finite renders silence.
@@ -104,11 +106,14 @@ public struct WaveformRenderer: Sendable {
             firstFrames = []
             endFrames = []
             byFirstFrame = []
+            endFrame = 0
             return
         }
         let starts = score.voices.map { Self.firstFrame(atOrAfter: $0.start, rate: rate) }
         firstFrames = starts
-        endFrames = score.voices.map { Self.firstFrame(atOrAfter: $0.end, rate: rate) }
+        let ends = score.voices.map { Self.firstFrame(atOrAfter: $0.end, rate: rate) }
+        endFrames = ends
+        endFrame = ends.max() ?? 0
         byFirstFrame = starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
     }
 
@@ -116,9 +121,6 @@ public struct WaveformRenderer: Sendable {
     /// sine still has a crest and a trough between zero crossings at any sample rate (the voice-coil band is far
     /// below it at 3 kHz and above).
     public static let samplesPerCycleAtLeast: Double = 4
-
-    /// The first frame from which the output is silent for good.
-    public var endFrame: Int { endFrames.max() ?? 0 }
 
     /// The first frame `k` with `k / rate >= time` (the division as every path computes it).
     static func firstFrame(atOrAfter time: Double, rate: Double) -> Int {

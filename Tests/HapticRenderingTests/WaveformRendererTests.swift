@@ -342,4 +342,22 @@ import Testing
         let left = renderer.render(from: 0, count: 48000).left
         #expect(close(Self.frequency(left, rate: Self.usbRate), 300, within: 0.01))
     }
+
+    @Test func everyFixtureStreamsAsItRendersStaysWithinFullScaleAndEndsSilent() throws {
+        for (name, pattern) in try RenderCorpus.fixtures() {
+            let renderer = WaveformRenderer(pattern: pattern, sampleRate: Self.bluetoothRate)
+            let whole = renderer.render(from: 0, count: renderer.endFrame + 30)
+            var cursor = renderer.cursor(at: 0)
+            var streamed = ActuatorFrames.silent(count: 0)
+            while cursor.position < whole.count {
+                streamed = streamed.appending(cursor.render(count: Swift.min(32, whole.count - cursor.position)))
+            }
+            #expect(streamed == whole, "\(name)")
+            let limited = ActuatorFrames.mixed([whole])
+            #expect((limited.left + limited.right).allSatisfy { abs($0) < 1 }, "\(name)")
+            #expect(whole.left.contains { $0 != 0 } || whole.right.contains { $0 != 0 }, "\(name)")
+            let tail = whole.left[renderer.endFrame...] + whole.right[renderer.endFrame...]
+            #expect(tail.allSatisfy { $0 == 0 }, "\(name)")
+        }
+    }
 }
