@@ -217,14 +217,17 @@ public struct WaveformCursor: Sendable {
     private var phases: [Int: Double] = [:]
     /// The carrier memo of each voice sounding at `position`.
     private var memos: [Int: CarrierMemo] = [:]
+    /// The voices started before `position` and still sounding at it, ascending.
+    private var active: [Int]
+    /// Where in `renderer.byFirstFrame` the voices starting at or after `position` begin.
+    private var nextStart: Int
 
     init(renderer: WaveformRenderer, position: Int) {
         self.renderer = renderer
         self.position = position
-        for voice in renderer.firstFrames.indices
-        where renderer.firstFrames[voice] < position && renderer.endFrames[voice] > position {
-            phases[voice] = renderer.phase(of: voice, at: position)
-        }
+        nextStart = renderer.byFirstFrame.partitionPoint { renderer.firstFrames[$0] >= position }
+        active = renderer.byFirstFrame[..<nextStart].filter { renderer.endFrames[$0] > position }.sorted()
+        for voice in active { phases[voice] = renderer.phase(of: voice, at: position) }
     }
 
     /// The next `count` frames (events summed, not yet limited); the cursor moves past them.
@@ -236,7 +239,7 @@ public struct WaveformCursor: Sendable {
             return frames
         }
         let blockEnd = position + count
-        let voices = voices(from: position, to: blockEnd)
+        let voices = voices(until: blockEnd)
         for offset in 0..<count {
             let frame = position + offset
             var sum = 0.0
@@ -264,13 +267,20 @@ public struct WaveformCursor: Sendable {
             phases[voice] = nil
             memos[voice] = nil
         }
+        active = voices.filter { renderer.endFrames[$0] > blockEnd }
         position = blockEnd
         return frames
     }
 
-    /// The voices sounding somewhere in `from..<to`, in pattern order (the order their samples sum in).
-    private func voices(from: Int, to: Int) -> [Int] {
-        let started = renderer.byFirstFrame.partitionPoint { renderer.firstFrames[$0] >= to }
-        return renderer.byFirstFrame[..<started].filter { renderer.endFrames[$0] > from }.sorted()
+    /// The voices sounding somewhere in `position..<end`, in pattern order (the order their samples sum in): those
+    /// already sounding and those starting before `end`. Costs the voices concerned, not the whole pattern.
+    private mutating func voices(until end: Int) -> [Int] {
+        var voices = active
+        while nextStart < renderer.byFirstFrame.count, renderer.firstFrames[renderer.byFirstFrame[nextStart]] < end {
+            let voice = renderer.byFirstFrame[nextStart]
+            if renderer.endFrames[voice] > position { voices.append(voice) }
+            nextStart += 1
+        }
+        return voices.sorted()
     }
 }
