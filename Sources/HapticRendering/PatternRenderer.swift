@@ -1,6 +1,7 @@
 public import AHAP
 
-/// Which motors a pattern plays on (GameController's localities as evdev can offer them).
+/// Which motors a pattern plays on (GameController's localities as evdev can offer them); on voice coils, which
+/// channels (`WaveformRenderer`: `all` both, `left` and `right` one each).
 public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
     /// Both motors, split by sharpness.
     case all
