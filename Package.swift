@@ -232,6 +232,15 @@ if Context.environment["HAPTICS_SOUNDS"] != nil {
             swiftSettings: strict))
 }
 
+// `scripts/waveform-figures`: the tool that draws the waveform renderer's figures into docs/images, declared only when
+// HAPTICS_FIGURES is set, like make-sounds; the script builds it into .build-figures.
+if Context.environment["HAPTICS_FIGURES"] != nil {
+    package.targets.append(
+        .executableTarget(
+            name: "waveform-figures", dependencies: ["AHAP", "HapticRendering"], path: "Tools/waveform-figures",
+            swiftSettings: strict))
+}
+
 // Fuzz targets (`make fuzz`, docs/reliability.md): one libFuzzer executable per input format, declared only when
 // HAPTICS_FUZZ is set. libFuzzer supplies `main`, so they link only in a build with `--sanitize fuzzer`: a plain
 // `swift build` (or `--build-tests`) must not see them, and spends no time on them. They live in this package

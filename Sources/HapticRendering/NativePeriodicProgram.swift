@@ -74,8 +74,7 @@ public struct NativePeriodicProgram: Sendable, Hashable {
 
     /// Sharpness 0...1 to a frequency, geometrically (perceived pitch is logarithmic in frequency).
     public static func frequency(sharpness: Double) -> Double {
-        let s = Swift.min(Swift.max(sharpness, 0), 1)
-        return dullFrequency * PureMath.pow(sharpFrequency / dullFrequency, s)
+        SharpnessFrequencyMap(dull: dullFrequency, sharp: sharpFrequency).frequency(sharpness: sharpness)
     }
 
     /// Compiles `pattern` for `profile` (its transient pulse and gain).

@@ -1,6 +1,7 @@
 public import AHAP
 
-/// Which motors a pattern plays on (GameController's localities as evdev can offer them).
+/// Which motors a pattern plays on (GameController's localities as evdev can offer them); on voice coils, which
+/// channels (`WaveformRenderer`: `all` both, `left` and `right` one each).
 public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
     /// Both motors, split by sharpness.
     case all
@@ -68,24 +69,21 @@ public struct PatternRenderer: Sendable {
 
     /// The motor timeline of `pattern`, with any controls sent at run time.
     public func render(_ pattern: HapticPattern, controls runtime: RuntimeControls = .none) -> MotorTimeline {
-        let controls = ControlSet(
-            parameters: pattern.dynamicParameters + runtime.parameters,
-            curves: pattern.parameterCurves + runtime.curves)
-        let voices = pattern.events.compactMap {
-            EventVoice(event: $0, controls: controls, pulse: profile.transientPulse)
-        }
-        guard let end = voices.map(\.end).max(), end > 0 else { return .silent }
+        let pulse = profile.transientPulse.length
+        let score = PatternVoices(pattern: pattern, controls: runtime, pulseLength: { _ in pulse })
+        let end = score.end
+        guard end > 0 else { return .silent }
         var knots = Set<Double>([0, end])
-        for voice in voices { knots.formUnion(voice.corners.map(\.time)) }
-        knots.formUnion(controls.knots.filter { $0 > 0 && $0 < end })
+        for voice in score.voices { knots.formUnion(voice.corners.map(\.time)) }
+        knots.formUnion(score.controls.knots.filter { $0 > 0 && $0 < end })
         let cuts = knots.filter { $0 >= 0 && $0 <= end }.sorted()
         var segments: [MotorTimeline.Segment] = []
-        var sounding = SoundingVoices(voices)
+        var sounding = SoundingVoices(score.voices)
         for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {
             let piece = (from + to) / 2
             let active = sounding.at(piece)
             let evaluate = { (time: Double) in
-                self.levels(at: time, piece: piece, voices: active, controls: controls)
+                self.levels(at: time, piece: piece, voices: active, score: score)
             }
             refine(from: from, to: to, evaluate: evaluate, into: &segments)
         }
@@ -102,17 +100,15 @@ public struct PatternRenderer: Sendable {
     }
 
     /// Summed motor levels at `time`, from the pieces containing `piece`.
-    private func levels(at time: Double, piece: Double, voices: [EventVoice], controls: ControlSet) -> MotorMagnitudes {
+    private func levels(at time: Double, piece: Double, voices: [EventVoice], score: PatternVoices) -> MotorMagnitudes {
         var strong = 0.0
         var weak = 0.0
-        let intensityControl = controls.intensity.value(at: time, piece: piece)
-        let sharpnessControl = controls.sharpness.value(at: time, piece: piece)
+        let controls = score.controlValues(at: time, piece: piece)
         for voice in voices {
-            let intensity = Swift.min(Swift.max(voice.intensity * intensityControl, 0), 1)
-            let level = intensity * voice.gain(at: time, piece: piece)
+            let level = voice.level(at: time, piece: piece, controls: controls)
             switch locality {
             case .all:
-                let shares = EnvelopeTiming.motorShares(sharpness: voice.sharpness + sharpnessControl)
+                let shares = EnvelopeTiming.motorShares(sharpness: voice.sharpness(controls: controls))
                 strong += level * shares.strong
                 weak += level * shares.weak
             case .leftHandle:
@@ -136,37 +132,6 @@ public struct PatternRenderer: Sendable {
     /// the timeline grows with the events sounding in it, so a hostile pattern of thousands of overlapping
     /// events would otherwise take minutes.
     public static let maximumSoundingEvents = 64
-
-    /// The voices sounding at a sequence of increasing times, found by a sweep rather than a scan of every voice
-    /// per piece, so that a pattern of many events renders in about n log n. Voices keep their pattern order,
-    /// so levels sum in the same order as a scan would; at most `maximumSoundingEvents` sound at once (the
-    /// earlier-starting ones, then the earlier in the pattern).
-    private struct SoundingVoices {
-        private let voices: [EventVoice]
-        /// Indices of `voices` by start time.
-        private let byStart: [Int]
-        private var started = 0
-        /// Indices of the voices started and not yet ended, ascending.
-        private var current: [Int] = []
-
-        init(_ voices: [EventVoice]) {
-            self.voices = voices
-            byStart = voices.indices.sorted { (voices[$0].start, $0) < (voices[$1].start, $1) }
-        }
-
-        /// The voices with `start <= time < end`; `time` must not decrease from one call to the next.
-        mutating func at(_ time: Double) -> [EventVoice] {
-            while started < byStart.count, voices[byStart[started]].start <= time {
-                let index = byStart[started]
-                started += 1
-                current.removeAll { voices[$0].end <= voices[index].start }
-                guard current.count < PatternRenderer.maximumSoundingEvents else { continue }
-                current.insert(index, at: current.firstIndex { $0 > index } ?? current.endIndex)
-            }
-            current.removeAll { voices[$0].end <= time }
-            return current.map { voices[$0] }
-        }
-    }
 
     /// The level at which an on/off motor's rounding switches it on.
     static let onOffThreshold = 0.5

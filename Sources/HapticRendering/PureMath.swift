@@ -27,6 +27,13 @@ package enum PureMath {
         return exp2(exponent * (Double(base.exponent) + log2(significand: base.significand)))
     }
 
+    /// log2 x for positive x (-infinity for 0, NaN below): the binary exponent plus the significand's logarithm.
+    package static func log2(_ x: Double) -> Double {
+        guard x > 0 else { return x == 0 ? -.infinity : .nan }
+        guard x.isFinite else { return x }
+        return Double(x.exponent) + log2(significand: x.significand)
+    }
+
     /// log2 of a value in [1, 2) (a significand) by the atanh series of ln.
     private static func log2(significand: Double) -> Double {
         let ratio = (significand - 1) / (significand + 1)

@@ -5,13 +5,15 @@ import Testing
 
 @Suite("Signal maths")
 struct SignalMathTests {
-    @Test("the pure sine, cosine and exponential agree with the C library")
+    @Test("the pure sine, cosine, exponential and logarithm agree with the C library")
     func pureMathAgreesWithLibm() {
         for step in -400...400 {
             let x = Double(step) * 0.0317
             #expect(abs(PureMath.sin(x) - Glibc.sin(x)) < 1e-12, "sin \(x)")
             #expect(abs(PureMath.cos(x) - Glibc.cos(x)) < 1e-12, "cos \(x)")
             #expect(abs(PureMath.exp(x / 4) - Glibc.exp(x / 4)) / Glibc.exp(x / 4) < 1e-12, "exp \(x / 4)")
+            let positive = Glibc.exp(x / 8)
+            #expect(abs(PureMath.log2(positive) - Glibc.log2(positive)) < 1e-12, "log2 \(positive)")
         }
     }
 

@@ -1,0 +1,286 @@
+public import AHAP
+
+/// Stereo sample frames for two actuators, each sample in -1...1 once limited: `left` drives the left handle's
+/// actuator, `right` the right one's. Frame `i` of a block rendered from frame `p` is frame `p + i` of the stream.
+public struct ActuatorFrames: Sendable, Hashable {
+    public var left: [Double]
+    public var right: [Double]
+
+    public init(left: [Double], right: [Double]) {
+        self.left = left
+        self.right = right
+    }
+
+    /// `count` silent frames.
+    public static func silent(count: Int) -> ActuatorFrames {
+        let zeros = [Double](repeating: 0, count: Swift.max(count, 0))
+        return ActuatorFrames(left: zeros, right: zeros)
+    }
+
+    /// The number of frames (the shorter channel's length, should they differ).
+    public var count: Int { Swift.min(left.count, right.count) }
+
+    /// Left and right alternating, frame by frame: the layout of interleaved PCM.
+    public var interleaved: [Double] {
+        var samples: [Double] = []
+        samples.reserveCapacity(2 * count)
+        for index in 0..<count {
+            samples.append(left[index])
+            samples.append(right[index])
+        }
+        return samples
+    }
+
+    /// These frames followed by `next`.
+    public func appending(_ next: ActuatorFrames) -> ActuatorFrames {
+        ActuatorFrames(left: left + next.left, right: right + next.right)
+    }
+
+    /// Several players' frames over the same stretch of the stream: summed per channel, sample by sample, then
+    /// passed through `limiter`, so the result stays within -1...1 however many play. The length is the
+    /// longest part's; a shorter part is silent after its end.
+    public static func mixed(_ parts: [ActuatorFrames], limiter: SoftLimiter = .standard) -> ActuatorFrames {
+        let length = parts.map(\.count).max() ?? 0
+        var result = ActuatorFrames.silent(count: length)
+        for part in parts {
+            for index in 0..<part.count {
+                result.left[index] += part.left[index]
+                result.right[index] += part.right[index]
+            }
+        }
+        for index in 0..<length {
+            result.left[index] = limiter(result.left[index])
+            result.right[index] = limiter(result.right[index])
+        }
+        return result
+    }
+}
+
+/// Renders an AHAP pattern as waveforms for two voice-coil actuators: pure and deterministic.
+///
+/// What the pattern means is read once, by `PatternVoices`, as for the motors: the same events, envelopes
+/// (attack, sustain or decay, release), dynamic parameters and curves, and the same limit on events sounding at
+/// once. Each sounding event is a sine carrier whose frequency follows its sharpness (`frequencies`, control
+/// included) and whose amplitude follows its level through `VibrationAmplitude`; a transient's flat top is a
+/// `TransientBurst` of whole cycles. The carrier's phase advances by the frequency of each frame, so it stays
+/// continuous when the frequency moves. Events sum; the sum is limited where players are mixed
+/// (`ActuatorFrames.mixed`). `docs/rendering.md` ("Waveforms for voice coils") gives the reasons.
+///
+/// Frame `k` is at pattern time `k / sampleRate`. Rendering is incremental: `render(from:count:)` gives any block
+/// of frames (a seek is another starting frame), and a `WaveformCursor` carries on from block to block without
+/// going back. Every path computes each sample by the same operations, so blocks rendered either way, in any
+/// split, equal one block rendered at once, bit for bit.
+public struct WaveformRenderer: Sendable {
+    /// Frames per second (3000 for the DualSense over Bluetooth, 48000 over USB).
+    public let sampleRate: Double
+    /// Which actuators play: both (`all`), or the left or right one alone.
+    public let locality: HapticLocality
+    public let frequencies: SharpnessFrequencyMap
+    public let burst: TransientBurst
+
+    let score: PatternVoices
+    /// Per voice: the first frame at or after its start, and the first at or after its end.
+    let firstFrames: [Int]
+    let endFrames: [Int]
+    /// Voice indices ordered by first frame (then pattern order).
+    let byFirstFrame: [Int]
+    /// The first frame from which the output is silent for good.
+    public let endFrame: Int
+
+    /// The renderer of `pattern` with any controls sent at run time (in pattern time). A sample rate that is not
+    /// positive and finite renders silence.
+    public init(
+        pattern: HapticPattern, controls: RuntimeControls = .none, sampleRate: Double, locality: HapticLocality = .all,
+        frequencies: SharpnessFrequencyMap = .voiceCoil, burst: TransientBurst = .voiceCoil
+    ) {
+        let rate = sampleRate.isFinite && sampleRate > 0 ? sampleRate : 0
+        self.sampleRate = rate
+        self.locality = locality
+        self.frequencies = frequencies
+        self.burst = burst
+        let ceiling = rate / Self.samplesPerCycleAtLeast
+        score = PatternVoices(
+            pattern: pattern, controls: controls,
+            pulseLength: { burst.length(frequency: Swift.min(frequencies.frequency(sharpness: $0), ceiling)) })
+        guard rate > 0 else {
+            firstFrames = []
+            endFrames = []
+            byFirstFrame = []
+            endFrame = 0
+            return
+        }
+        let starts = score.voices.map { Self.firstFrame(atOrAfter: $0.start, rate: rate) }
+        firstFrames = starts
+        let ends = score.voices.map { Self.firstFrame(atOrAfter: $0.end, rate: rate) }
+        endFrames = ends
+        endFrame = ends.max() ?? 0
+        byFirstFrame = starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
+    }
+
+    /// A carrier never has fewer samples per cycle than this: the frequency is capped at `sampleRate / 4`, so a
+    /// sine still has a crest and a trough between zero crossings at any sample rate (the voice-coil band is far
+    /// below it at 3 kHz and above).
+    public static let samplesPerCycleAtLeast: Double = 4
+
+    /// The first frame `k` with `k / rate >= time` (the division as every path computes it).
+    static func firstFrame(atOrAfter time: Double, rate: Double) -> Int {
+        let scaled = (time * rate).rounded(.up)
+        guard scaled.isFinite, abs(scaled) < 1e15 else { return time < 0 ? Int.min / 2 : Int.max / 2 }
+        var frame = Int(scaled)
+        while Double(frame - 1) / rate >= time { frame -= 1 }
+        while Double(frame) / rate < time { frame += 1 }
+        return frame
+    }
+
+    /// `count` frames from `frame`, the events summed but not yet limited (`ActuatorFrames.mixed` limits).
+    public func render(from frame: Int, count: Int) -> ActuatorFrames {
+        var cursor = cursor(at: frame)
+        return cursor.render(count: count)
+    }
+
+    /// A cursor positioned at `frame`, with the phase of every carrier sounding there worked out from its start.
+    public func cursor(at frame: Int) -> WaveformCursor {
+        WaveformCursor(renderer: self, position: frame)
+    }
+
+    // MARK: One voice at one frame
+
+    /// What one voice plays at one frame: its carrier frequency (capped) and, when `amplitude` is asked for, its
+    /// amplitude (0 otherwise). `memo` keeps the last values the powers were taken for, so a steady stretch costs
+    /// none; equal inputs give equal outputs, so it changes no sample.
+    func carrier(of voice: Int, at frame: Int, memo: inout CarrierMemo, amplitude: Bool = true)
+        -> (frequency: Double, amplitude: Double)
+    {
+        let time = Double(frame) / sampleRate
+        let eventVoice = score.voices[voice]
+        let controls = score.controlValues(at: time, piece: time)
+        let sharpness = eventVoice.sharpness(controls: controls)
+        if sharpness != memo.sharpness {
+            memo = CarrierMemo(
+                sharpness: sharpness,
+                frequency: Swift.min(
+                    frequencies.frequency(sharpness: sharpness), sampleRate / Self.samplesPerCycleAtLeast))
+        }
+        guard amplitude else { return (memo.frequency, 0) }
+        let level = eventVoice.level(at: time, piece: time, controls: controls)
+        if level != memo.level {
+            memo.level = level
+            memo.amplitude = VibrationAmplitude.amplitude(level: level, frequency: memo.frequency)
+        }
+        return (memo.frequency, memo.amplitude)
+    }
+
+    /// The phase (in cycles, 0..<1) of `voice`'s carrier at its first frame: the carrier starts at a rising zero
+    /// crossing at the event's start, which may fall between two frames.
+    func initialPhase(of voice: Int, memo: inout CarrierMemo) -> Double {
+        let frame = firstFrames[voice]
+        let lead = Double(frame) / sampleRate - score.voices[voice].start
+        return Self.wrapped(lead * carrier(of: voice, at: frame, memo: &memo, amplitude: false).frequency)
+    }
+
+    /// The phase of `voice`'s carrier at `frame` (its first frame or later), stepping from its start frame by
+    /// frame: the one way every path computes it. Costs one frequency per frame since the voice's start.
+    func phase(of voice: Int, at frame: Int) -> Double {
+        var memo = CarrierMemo()
+        var phase = initialPhase(of: voice, memo: &memo)
+        var current = firstFrames[voice]
+        while current < frame {
+            let frequency = carrier(of: voice, at: current, memo: &memo, amplitude: false).frequency
+            phase = Self.wrapped(phase + frequency / sampleRate)
+            current += 1
+        }
+        return phase
+    }
+
+    /// `phase` brought into 0..<1.
+    static func wrapped(_ phase: Double) -> Double {
+        let whole = phase.rounded(.down)
+        return phase - whole
+    }
+}
+
+/// The last sharpness and level a voice's carrier was computed for, and what they gave.
+struct CarrierMemo: Sendable {
+    var sharpness = Double.nan
+    var frequency = 0.0
+    var level = Double.nan
+    var amplitude = 0.0
+}
+
+/// A position in a `WaveformRenderer`'s stream and the phase of each carrier sounding there: what a streamer keeps
+/// between blocks so that each block costs only its own frames.
+public struct WaveformCursor: Sendable {
+    public let renderer: WaveformRenderer
+    /// The next frame `render(count:)` produces.
+    public private(set) var position: Int
+    /// Phase in cycles at `position` of each voice sounding there, by voice index.
+    private var phases: [Int: Double] = [:]
+    /// The carrier memo of each voice sounding at `position`.
+    private var memos: [Int: CarrierMemo] = [:]
+    /// The voices started before `position` and still sounding at it, ascending.
+    private var active: [Int]
+    /// Where in `renderer.byFirstFrame` the voices starting at or after `position` begin.
+    private var nextStart: Int
+
+    init(renderer: WaveformRenderer, position: Int) {
+        self.renderer = renderer
+        self.position = position
+        nextStart = renderer.byFirstFrame.partitionPoint { renderer.firstFrames[$0] >= position }
+        active = renderer.byFirstFrame[..<nextStart].filter { renderer.endFrames[$0] > position }.sorted()
+        for voice in active { phases[voice] = renderer.phase(of: voice, at: position) }
+    }
+
+    /// The next `count` frames (events summed, not yet limited); the cursor moves past them.
+    public mutating func render(count: Int) -> ActuatorFrames {
+        let count = Swift.max(count, 0)
+        var frames = ActuatorFrames.silent(count: count)
+        guard count > 0, renderer.sampleRate > 0 else {
+            position += count
+            return frames
+        }
+        let blockEnd = position + count
+        let voices = voices(until: blockEnd)
+        for offset in 0..<count {
+            let frame = position + offset
+            var sum = 0.0
+            for voice in voices where renderer.firstFrames[voice] <= frame && frame < renderer.endFrames[voice] {
+                var memo = memos[voice] ?? CarrierMemo()
+                let phase =
+                    frame == renderer.firstFrames[voice]
+                    ? renderer.initialPhase(of: voice, memo: &memo) : phases[voice] ?? 0
+                let carrier = renderer.carrier(of: voice, at: frame, memo: &memo)
+                memos[voice] = memo
+                sum += carrier.amplitude * PureMath.sin(2 * PureMath.pi * phase)
+                phases[voice] = WaveformRenderer.wrapped(phase + carrier.frequency / renderer.sampleRate)
+            }
+            switch renderer.locality {
+            case .all:
+                frames.left[offset] = sum
+                frames.right[offset] = sum
+            case .leftHandle:
+                frames.left[offset] = sum
+            case .rightHandle:
+                frames.right[offset] = sum
+            }
+        }
+        for voice in voices where renderer.endFrames[voice] <= blockEnd {
+            phases[voice] = nil
+            memos[voice] = nil
+        }
+        active = voices.filter { renderer.endFrames[$0] > blockEnd }
+        position = blockEnd
+        return frames
+    }
+
+    /// The voices sounding somewhere in `position..<end`, in pattern order (the order their samples sum in): those
+    /// already sounding and those starting before `end`. Costs the voices concerned, not the whole pattern.
+    private mutating func voices(until end: Int) -> [Int] {
+        var voices = active
+        while nextStart < renderer.byFirstFrame.count, renderer.firstFrames[renderer.byFirstFrame[nextStart]] < end {
+            let voice = renderer.byFirstFrame[nextStart]
+            if renderer.endFrames[voice] > position { voices.append(voice) }
+            nextStart += 1
+        }
+        return voices.sorted()
+    }
+}
