@@ -147,7 +147,14 @@ final class EvdevOutput: MotorOutput {
     }
 
     func release(prepared id: Int) {
-        prepared.withLock { $0.slots.removeValue(forKey: id) }?.retire()
+        do throws(EventDeviceError) {
+            try prepared.withLock { $0.slots.removeValue(forKey: id) }?.retire()
+        } catch {
+            // A gone device has already dropped the slot; anything else is worth a note, not a failure.
+            if error.kind != .deviceGone {
+                logger.info("erasing a released effect failed", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     func close() {
@@ -238,9 +245,9 @@ private final class EvdevPulseTrigger: PulseTrigger {
         }
     }
 
-    /// Erases the slot (a gone device has dropped it already).
-    func retire() {
+    /// Erases the slot once no fire is in flight; the first retirement only.
+    func retire() throws(EventDeviceError) {
         guard gate.shut() else { return }
-        try? effect.erase()
+        try effect.erase()
     }
 }

@@ -100,6 +100,9 @@ struct BenchMain: AsyncParsableCommand {
             discussion: "A quick check of a change to the start path; the closing line then has the latency alone."))
     var latencyOnly = false
 
+    @Option(help: "With --peers: latency rounds per device (300 by default).")
+    var latencyRounds: Int?
+
     @Option(
         name: .customLong("peer-device"),
         help: ArgumentHelp(
@@ -122,6 +125,7 @@ struct BenchMain: AsyncParsableCommand {
             var options = smoke ? PeerBenchOptions.smoke : PeerBenchOptions()
             options.printsPlots = plots
             options.latencyOnly = latencyOnly
+            if let latencyRounds { options.latencyRounds = max(latencyRounds, 1) }
             if !peerDevices.isEmpty { options.devices = peerDevices }
             guard try await PeerBench.run(options) else {
                 print("haptics-bench: a peer figure was not measured (see the '-' above)")

@@ -15,7 +15,7 @@ struct PeerBenchOptions {
     var devices: [PeerDeviceKind] = PeerDeviceKind.allCases
     /// How many patterns the fidelity figure plays (spread over their durations).
     var patternCount = 8
-    var latencyRounds = 400
+    var latencyRounds = 300
     var latencyWarmUp = 10
     /// Rounds of the idle figure, each measuring every peer for `idleSeconds`.
     var idleRounds = 3
@@ -38,6 +38,8 @@ struct PeerBenchOptions {
 struct DeviceFigures {
     var kind: PeerDeviceKind
     var latency: [LatencyPath: [Double]] = [:]
+    /// How long the latency rounds took, warm-up included.
+    var latencySeconds = 0.0
     /// Fidelity error (RMS, 0...1) per pattern, per peer.
     var fidelity: [Peer: [String: Double]] = [:]
     var writesPerSecond: [Peer: Double] = [:]
@@ -97,8 +99,10 @@ enum PeerBench {
         _ device: PeerDevice, patterns: [(path: String, length: Double)], tools: PeerTools, options: PeerBenchOptions
     ) async throws -> DeviceFigures {
         var figures = DeviceFigures(kind: device.kind)
+        let began = Clock.microseconds()
         figures.latency = try await PeerLatency.measure(
             on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+        figures.latencySeconds = Double(Clock.microseconds() - began) / 1e6
         if options.latencyOnly { return figures }
         let busiest = patterns.max { $0.length < $1.length }
         var played: [Peer: (seconds: Double, cpu: Double, writes: Int)] = [:]

@@ -78,11 +78,19 @@ final class PeerDevice: Sendable {
     /// When the device's output first went above zero at or after `start` (µs, CLOCK_MONOTONIC): the pad's
     /// play, or the first report that sets a motor running; nil if it has not yet.
     func firstOutput(after start: Int64) -> Int64? {
-        records().first { record in
-            guard record.time.microseconds >= start else { return false }
+        recordsSince(start).first { record in
             if pad != nil { return record.event == .play }
             return record.event == .output && ((record.strong ?? 0) > 0 || (record.weak ?? 0) > 0)
         }?.time.microseconds
+    }
+
+    /// The records at or after `start`, found from the end: the latency rounds poll this while a run's history
+    /// grows to thousands of records, and a scan from the start would make the poller the busiest thread of a
+    /// one-CPU guest, beside the threads whose times it measures.
+    private func recordsSince(_ start: Int64) -> ArraySlice<PadRecord> {
+        let all = records()
+        let first = (all.lastIndex { $0.time.microseconds < start }).map { $0 + 1 } ?? all.startIndex
+        return all[first...]
     }
 
     /// When the device's motors came to rest at or after `start`: the pad's stop or erase after which its motor
@@ -90,8 +98,7 @@ final class PeerDevice: Sendable {
     /// motors to 0; nil if not yet. Record times, not the model's change points, which fall on kernel ticks.
     func firstRest(after start: Int64) -> Int64? {
         let model = pad?.motorModel()
-        return records().first { record in
-            guard record.time.microseconds >= start else { return false }
+        return recordsSince(start).first { record in
             if let model {
                 return (record.event == .stop || record.event == .erase) && model.output(at: record.time) == .off
             }

@@ -57,6 +57,10 @@ func roundRobin<Item>(_ items: [Item], round: Int) -> [Item] {
 enum PeerLatency {
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
+    /// Microseconds from a call to its release (SDL's rumble told to stop): longer than the pulse, and than the
+    /// 50 ms for which SDL's HIDAPI Xbox driver holds back a rumble change after its last report over Bluetooth
+    /// (it sends the held change when the game next pumps events, which sdl-peer does not between commands).
+    static let held: UInt32 = 60_000
     /// Microseconds of quiet before each call: after the motors came to rest, and (ours) between a player's
     /// preparation and its start, so neither the last round's nor the preparation's work is still under way.
     static let pause: UInt32 = 10_000
@@ -74,7 +78,7 @@ enum PeerLatency {
                 let called = try rig.trigger(path)
                 let seen = try await firstOutput(device, after: called, path: path)
                 if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
-                usleep(UInt32(pulseMilliseconds) * 1000)
+                usleep(held)
                 try rig.release(path)
                 try PeerRuns.waitForRest(device)
                 usleep(pause)

@@ -4,7 +4,9 @@ import Foundation
 enum PeerReport {
     /// The table of one device: a row per figure, a column per peer; with `latencyOnly`, the latency rows alone.
     static func printTable(_ figures: DeviceFigures, latencyOnly: Bool = false) {
-        print("== \(figures.kind.rawValue) (profile \(figures.kind.profile))")
+        print(
+            "== \(figures.kind.rawValue) (profile \(figures.kind.profile)); latency rounds took "
+                + String(format: "%.0f s", figures.latencySeconds))
         for path in LatencyPath.allCases {
             let samples = Measurement(name: path.rawValue, unit: "ms", samples: figures.latency[path] ?? [])
             print(
