@@ -209,7 +209,8 @@ public final class EventDevice: Sendable {
     ) throws(EventDeviceError) {
         let failure: SystemCallError?
         do throws(SystemCallError) {
-            failure = try descriptor.withDescriptor(body) == nil ? SystemCallError(.badFileDescriptor, call: "closed") : nil
+            failure =
+                try descriptor.withDescriptor(body) == nil ? SystemCallError(.badFileDescriptor, call: "closed") : nil
         } catch {
             failure = error
         }

@@ -33,16 +33,8 @@ enum StartPathBench {
         case ordinaryStart = "makePlayer, then start(atTime: 0)"
     }
 
-    /// A full-intensity transient, the tap the peer bench triggers.
-    static let tap = HapticPattern(
-        events: [
-            HapticEvent(
-                type: .hapticTransient,
-                parameters: [
-                    HapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                ], relativeTime: 0)
-        ], parameters: [])
+    /// The tap the peer bench triggers.
+    static let tap = PeerLatency.tap
 
     @MainActor
     static func run(rounds: Int) async throws -> [BenchmarkResult] {
@@ -67,84 +59,80 @@ enum StartPathBench {
 
         var before: [Path: [Double]] = [:]
         var whole: [Path: [Double]] = [:]
+        /// One call of `path`, its player made or prepared first (after `rest` µs of quiet): the monotonic
+        /// nanoseconds of the call, its write and its return.
+        func timedCall(_ path: Path, rest: UInt32) throws -> (called: UInt64, wrote: UInt64, returned: UInt64) {
+            var player: (any HapticPatternPlayer)?
+            switch path {
+            case .adapterPrepared: try adapter.prepare(tap)
+            case .managerPrepared: manager.prepare(pattern: tap)
+            case .ordinaryStart: player = try engine.makePlayer(with: tap)
+            case .bareWrite, .enginePrepared: break
+            }
+            if rest > 0 { usleep(rest) }
+            probe.arm()
+            let called = Sys.monotonicNanoseconds()
+            switch path {
+            case .bareWrite: probe.noteWrite()
+            case .enginePrepared: try prepared.start(atTime: 0)
+            case .adapterPrepared: try adapter.play(tap)
+            case .managerPrepared: manager.play(pattern: tap)
+            case .ordinaryStart: try player?.start(atTime: 0)
+            }
+            let returned = Sys.monotonicNanoseconds()
+            guard let wrote = probe.firstWrite else {
+                throw PeerFailure(reason: "\(path.rawValue) wrote nothing on the caller's thread")
+            }
+            return (called, wrote, returned)
+        }
         for round in 0..<(warmUp + rounds) {
             for path in roundRobin(Path.allCases, round: round) {
-                var player: (any HapticPatternPlayer)?
-                switch path {
-                case .adapterPrepared: try adapter.prepare(tap)
-                case .managerPrepared: manager.prepare(pattern: tap)
-                case .ordinaryStart: player = try engine.makePlayer(with: tap)
-                case .bareWrite, .enginePrepared: break
-                }
-                usleep(restMicroseconds)
-                probe.arm()
-                let called = Sys.monotonicNanoseconds()
-                switch path {
-                case .bareWrite: probe.noteWrite()
-                case .enginePrepared: try prepared.start(atTime: 0)
-                case .adapterPrepared: try adapter.play(tap)
-                case .managerPrepared: manager.play(pattern: tap)
-                case .ordinaryStart: try player?.start(atTime: 0)
-                }
-                let returned = Sys.monotonicNanoseconds()
-                guard let wrote = probe.firstWrite else {
-                    throw PeerFailure(reason: "\(path.rawValue) wrote nothing on the caller's thread")
-                }
+                let call = try timedCall(path, rest: restMicroseconds)
                 if round >= warmUp {
-                    before[path, default: []].append(Double(wrote - called) / 1000)
-                    whole[path, default: []].append(Double(returned - called) / 1000)
+                    before[path, default: []].append(Double(call.wrote - call.called) / 1000)
+                    whole[path, default: []].append(Double(call.returned - call.called) / 1000)
                 }
             }
         }
         // Warm: the same calls back to back, caches hot (what the code costs, without the cost of a cold start).
+        // Not the ordinary start: its write is the caller's only on a device at rest.
         var warm: [Path: [Double]] = [:]
         for path in Path.allCases where path != .ordinaryStart {
             for _ in 0..<2000 {
-                var player: (any HapticPatternPlayer)?
-                switch path {
-                case .adapterPrepared: try adapter.prepare(tap)
-                case .managerPrepared: manager.prepare(pattern: tap)
-                case .ordinaryStart: player = try engine.makePlayer(with: tap)
-                case .bareWrite, .enginePrepared: break
-                }
-                probe.arm()
-                let called = Sys.monotonicNanoseconds()
-                switch path {
-                case .bareWrite: probe.noteWrite()
-                case .enginePrepared: try prepared.start(atTime: 0)
-                case .adapterPrepared: try adapter.play(tap)
-                case .managerPrepared: manager.play(pattern: tap)
-                case .ordinaryStart: try player?.start(atTime: 0)
-                }
-                guard let wrote = probe.firstWrite else { throw PeerFailure(reason: "no write") }
-                warm[path, default: []].append(Double(wrote - called) / 1000)
+                let call = try timedCall(path, rest: 0)
+                warm[path, default: []].append(Double(call.wrote - call.called) / 1000)
             }
         }
-        let floor = Measurement(name: "before the write: \(Path.bareWrite.rawValue)", unit: "µs",
-                                samples: before[.bareWrite] ?? [])
+        let floor = Measurement(
+            name: "before the write: \(Path.bareWrite.rawValue)", unit: "µs",
+            samples: before[.bareWrite] ?? [])
         var results = [BenchmarkResult(measurement: floor)]
         for path in Path.allCases where path != .bareWrite {
-            let measured = Measurement(name: "before the write: \(path.rawValue)", unit: "µs",
-                                       samples: before[path] ?? [])
+            let measured = Measurement(
+                name: "before the write: \(path.rawValue)", unit: "µs",
+                samples: before[path] ?? [])
             results.append(
                 BenchmarkResult(
                     measurement: measured, baseline: floor.name,
                     ratio: measured.percentile(50) / floor.percentile(50),
-                    note: String(format: "+%.2f µs at p50, +%.2f µs at p99 over the floor",
-                                 measured.percentile(50) - floor.percentile(50),
-                                 measured.percentile(99) - floor.percentile(99))))
+                    note: String(
+                        format: "+%.2f µs at p50, +%.2f µs at p99 over the floor",
+                        measured.percentile(50) - floor.percentile(50),
+                        measured.percentile(99) - floor.percentile(99))))
         }
         for path in Path.allCases where path != .ordinaryStart {
             results.append(
                 BenchmarkResult(
-                    measurement: Measurement(name: "warm, before the write: \(path.rawValue)", unit: "µs",
-                                             samples: warm[path] ?? [])))
+                    measurement: Measurement(
+                        name: "warm, before the write: \(path.rawValue)", unit: "µs",
+                        samples: warm[path] ?? [])))
         }
         for path in Path.allCases where path != .bareWrite {
             results.append(
                 BenchmarkResult(
-                    measurement: Measurement(name: "whole call: \(path.rawValue)", unit: "µs",
-                                             samples: whole[path] ?? [])))
+                    measurement: Measurement(
+                        name: "whole call: \(path.rawValue)", unit: "µs",
+                        samples: whole[path] ?? [])))
         }
         return results
     }

@@ -88,7 +88,8 @@ import Testing
         setup.manager.play(pattern: softened)
         #expect(!setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the copy plays the ordinary way")
         setup.manager.play(pattern: impact)
-        #expect(setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the prepared pattern is still there")
+        #expect(
+            setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the prepared pattern is still there")
     }
 
     @Test func concurrentPlaysOfDifferentPatternsMix() {

@@ -55,6 +55,17 @@ func roundRobin<Item>(_ items: [Item], round: Int) -> [Item] {
 }
 
 enum PeerLatency {
+    /// The tap ours triggers: a full-intensity transient.
+    static let tap = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticTransient,
+                parameters: [
+                    HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                ], relativeTime: 0)
+        ], parameters: [])
+
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
     /// Microseconds from a call to its release (SDL's rumble told to stop): longer than the pulse, and than the
@@ -97,16 +108,7 @@ enum PeerLatency {
         let prepared: any HapticPatternPlayer
         let rumble: PeerProgram
         let haptic: PeerProgram
-        /// A full-intensity transient.
-        let tap = HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticTransient,
-                    parameters: [
-                        HapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                    ], relativeTime: 0)
-            ], parameters: [])
+        let tap = PeerLatency.tap
 
         init(device: PeerDevice, tools: PeerTools) throws {
             let logger = PeerRuns.logger()
