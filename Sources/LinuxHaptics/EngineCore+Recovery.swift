@@ -76,6 +76,8 @@ extension EngineCore {
             state.resetGeneration.advance()
             state.scheduler.forgetPlayers()
             state.completions = [:]
+            // Their handles still hold their armed starts; the reset generation keeps those from firing.
+            state.armedStarts = [:]
             return state.handlers
         }
         guard let handlers else {
