@@ -30,9 +30,9 @@ final class StartGate: Sendable {
 /// firing thread claims without a lock (a second thread firing at the same moment takes the ordinary path).
 final class ArmedStart: Sendable {
     struct Armed: Sendable {
-        let trigger: any PulseTrigger
-        let gate: UInt64
+        /// The pulse, with its trigger.
         let effect: PreparedEffect
+        let gate: UInt64
     }
 
     enum Outcome {
@@ -51,7 +51,7 @@ final class ArmedStart: Sendable {
             // Fields read in place, not the whole value copied: nothing before the write but the trigger's call.
             guard gate != 0, armed?.gate == gate else { return nil }
             do throws(OutputFailure) {
-                try armed.unsafelyUnwrapped.trigger.fire()
+                try armed.unsafelyUnwrapped.effect.trigger.fire()
             } catch {
                 return .failed(armed.unsafelyUnwrapped.effect, error)
             }

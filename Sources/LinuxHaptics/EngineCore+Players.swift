@@ -108,29 +108,36 @@ extension EngineCore {
         try carryOut(decision, id: id, generation: generation, now: later)
     }
 
-    /// After an armed start's write (`PatternPlayer.start(atTime:)`): what `triggerPrepared` records after its
-    /// own, so the mix plays the rest of the pattern after the pulse; a failed write forgets the pulse and starts
-    /// the player the ordinary way, through the mix.
+    /// After an armed start's write (`PatternPlayer.start(atTime:)`): the start recorded as any trigger's is; a
+    /// failed write forgets the pulse and starts the player the ordinary way, through the mix.
     func armedStartWent(_ outcome: ArmedStart.Outcome, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError)
     {
         switch outcome {
         case .fired(let effect):
-            let now = clock.now
-            try state.withLock { (state) throws(HapticEngineError) in
-                try state.requirePlayer(id, generation: generation)
-                state.scheduler.preparedPlayers[id] = effect.duration
-                state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
-                // The timeline is unchanged: the player's planned opening stays valid.
-                state.scheduler.withPlayer(id) { $0.schedule(.start, at: now) }
-                state.scheduler.invalidate(at: now)
-            }
-            // The player has no sound (or the engine none): the sound stream has nothing to hear of this.
-            wake()
+            try recordTriggered(effect, id: id, generation: generation)
         case .failed(_, let error):
             forgetPrepared(of: id, after: error)
             try startPlayer(id, generation: generation, at: 0)
         }
+    }
+
+    /// After a prepared pulse's write (an armed start's, or `triggerPrepared`'s): the pulse's end recorded and the
+    /// player started from now, so that the mix plays what follows the pulse. The timeline is unchanged, so the
+    /// player's planned opening stays valid; a player whose pulse is triggered has no sound (or the engine none),
+    /// so the sound stream has nothing to hear of it.
+    private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
+        throws(HapticEngineError)
+    {
+        let now = clock.now
+        try state.withLock { (state) throws(HapticEngineError) in
+            try state.requirePlayer(id, generation: generation)
+            state.scheduler.preparedPlayers[id] = effect.duration
+            state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
+            state.scheduler.withPlayer(id) { $0.schedule(.start, at: now) }
+            state.scheduler.invalidate(at: now)
+        }
+        wake()
     }
 
     /// A prepared pulse whose trigger failed is forgotten: the player plays through the mix from now on.
@@ -150,7 +157,7 @@ extension EngineCore {
     {
         switch decision {
         case .trigger(let prepared):
-            if try triggerPrepared(prepared, id: id, generation: generation, at: now) { return }
+            if try triggerPrepared(prepared, id: id, generation: generation) { return }
             let now = clock.now
             try state.withLock { (state) throws(HapticEngineError) in
                 try state.requirePlayer(id, generation: generation)
@@ -196,25 +203,16 @@ extension EngineCore {
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
     /// player plays through the mix).
-    private func triggerPrepared(
-        _ prepared: PreparedUse, id: PlayerID, generation: ResetGeneration, at triggered: Double
-    )
+    private func triggerPrepared(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError) -> Bool
     {
         do throws(OutputFailure) {
-            try prepared.effect.trigger.fire()
+            try effect.trigger.fire()
         } catch {
             forgetPrepared(of: id, after: error)
             return false
         }
-        state.withLock { state in
-            state.scheduler.preparedPlayers[id] = prepared.effect.duration
-            state.triggeredPulses.append(
-                TriggeredPulse(effect: prepared.effect.id, end: triggered + prepared.effect.duration))
-        }
-        try updatePlayer(id, generation: generation, changesMix: true) { player, now in
-            player.schedule(.start, at: now)
-        }
+        try recordTriggered(effect, id: id, generation: generation)
         return true
     }
 

@@ -63,12 +63,10 @@ struct SoloStart: Sendable {
 }
 
 /// A prepared pulse a start can trigger, and the output holding it.
-typealias PreparedUse = (output: any MotorOutput, effect: PreparedEffect)
-
 /// What a player's start comes to (`EngineState.decideStart`).
 enum StartDecision {
     /// Its prepared pulse is triggered now.
-    case trigger(PreparedUse)
+    case trigger(PreparedEffect)
     /// Its start is queued at this engine time for the mix.
     case queued(at: Double)
 }
@@ -176,11 +174,11 @@ struct EngineState: Sendable {
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
     /// pulse is fixed in device time: only a plain start from the top can).
-    func usablePreparedEffect(for id: PlayerID) -> PreparedUse? {
-        guard let effect = prepared[id], effect.outputGeneration == outputGeneration, let output, !hapticsMuted,
+    func usablePreparedEffect(for id: PlayerID) -> PreparedEffect? {
+        guard let effect = prepared[id], effect.outputGeneration == outputGeneration, output != nil, !hapticsMuted,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
         else { return nil }
-        return (output, effect)
+        return effect
     }
 
     /// The gate's token now: open while running on an output with haptics on.
@@ -197,11 +195,11 @@ struct EngineState: Sendable {
         guard let armedStart = armedStarts[id] else { return }
         let token = startGateToken
         var wanted: ArmedStart.Armed?
-        if token != 0, !(playsSound && playerHasSound(id)), let (_, effect) = usablePreparedEffect(for: id) {
-            wanted = ArmedStart.Armed(trigger: effect.trigger, gate: token, effect: effect)
+        if token != 0, !(playsSound && playerHasSound(id)), let effect = usablePreparedEffect(for: id) {
+            wanted = ArmedStart.Armed(effect: effect, gate: token)
         }
         let current = armedStart.current
-        if current?.trigger === wanted?.trigger, current?.gate == wanted?.gate { return }
+        if current?.effect.trigger === wanted?.effect.trigger, current?.gate == wanted?.gate { return }
         armedStart.arm(wanted)
     }
 
@@ -258,15 +256,18 @@ struct EngineState: Sendable {
 
     /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse may still run.
     func isQuiet(at now: Double) -> Bool {
-        lastWritten.isOff && !scheduler.players.values.contains { $0.isActive }
-            && triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
+        lastWritten.isOff && !scheduler.players.values.contains { $0.isActive } && pulsesAreOver(at: now)
     }
 
     /// The device holds nothing a command at `start` would have to follow: off, past the rate limit, and no
     /// prepared pulse that may still be playing at `now`.
     private func deviceIsAtRest(for start: Double, at now: Double) -> Bool {
-        lastWritten.isOff && lastCommandTime <= start - profile.minimumUpdateInterval
-            && triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
+        lastWritten.isOff && lastCommandTime <= start - profile.minimumUpdateInterval && pulsesAreOver(at: now)
+    }
+
+    /// No triggered pulse may still be playing at `now` (its replay rounded up to the kernel's tick included).
+    private func pulsesAreOver(at now: Double) -> Bool {
+        triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
     }
 
     /// Player `id` starts plainly from its top (its start the only command queued, normal rate, no loop, a

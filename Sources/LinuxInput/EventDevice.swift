@@ -193,16 +193,22 @@ public final class EventDevice: Sendable {
     /// Writes one `EV_FF` input event: a single `write()`, the cheapest way to trigger a prepared effect.
     /// `operation` names the call in an error; it is only built when the write fails.
     private func send(code: UInt16, value: Int32, operation: @autoclosure () -> String) throws(EventDeviceError) {
+        try withDescriptor(operation()) { (fd) throws(SystemCallError) in
+            try Self.writeForceFeedbackEvent(fd, code: code, value: value)
+        }
+    }
+
+    /// The corresponding C function is `write` of one `EV_FF` input event (`code`, `value`) on `fd`.
+    fileprivate static func writeForceFeedbackEvent(_ fd: Int32, code: UInt16, value: Int32) throws(SystemCallError) {
         var event = input_event()
         event.type = UInt16(EV_FF)
         event.code = code
         event.value = value
-        try withDescriptor(operation()) { (fd) throws(SystemCallError) in
-            _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in
-                try Sys.write(fd, bytes)
-            }
-        }
+        _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in try Sys.write(fd, bytes) }
     }
+
+    /// What a call on a closed descriptor fails with.
+    fileprivate static let closedFailure = SystemCallError(.badFileDescriptor, call: "closed")
 
     private func withDescriptor(
         _ operation: @autoclosure () -> String, _ body: (Int32) throws(SystemCallError) -> Void
@@ -210,7 +216,7 @@ public final class EventDevice: Sendable {
         let failure: SystemCallError?
         do throws(SystemCallError) {
             failure =
-                try descriptor.withDescriptor(body) == nil ? SystemCallError(.badFileDescriptor, call: "closed") : nil
+                try descriptor.withDescriptor(body) == nil ? Self.closedFailure : nil
         } catch {
             failure = error
         }
@@ -286,21 +292,15 @@ public final class EffectTrigger: Sendable {
     }
 
     public func fire() throws(EventDeviceError) {
-        var event = input_event()
-        event.type = UInt16(EV_FF)
-        event.code = UInt16(bitPattern: effectID)
-        event.value = 1
-        let written: Int?
+        let failure: SystemCallError?
         do throws(SystemCallError) {
-            written = try descriptor.withDescriptor { (fd) throws(SystemCallError) -> Int in
-                try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in try Sys.write(fd, bytes) }
+            let written: Void? = try descriptor.withDescriptor { (fd) throws(SystemCallError) in
+                try EventDevice.writeForceFeedbackEvent(fd, code: UInt16(bitPattern: effectID), value: 1)
             }
+            failure = written == nil ? EventDevice.closedFailure : nil
         } catch {
-            throw EventDeviceError(error, operation: "play effect \(effectID)", node: node)
+            failure = error
         }
-        guard written != nil else {
-            throw EventDeviceError(
-                SystemCallError(.badFileDescriptor, call: "closed"), operation: "play effect \(effectID)", node: node)
-        }
+        if let failure { throw EventDeviceError(failure, operation: "play effect \(effectID)", node: node) }
     }
 }

@@ -120,20 +120,15 @@ enum StartPathBench {
                         measured.percentile(50) - floor.percentile(50),
                         measured.percentile(99) - floor.percentile(99))))
         }
-        for path in Path.allCases where path != .ordinaryStart {
-            results.append(
+        let plain = { (what: String, paths: [Path], samples: [Path: [Double]]) in
+            paths.map { path in
                 BenchmarkResult(
                     measurement: Measurement(
-                        name: "warm, before the write: \(path.rawValue)", unit: "µs",
-                        samples: warm[path] ?? [])))
+                        name: "\(what): \(path.rawValue)", unit: "µs", samples: samples[path] ?? []))
+            }
         }
-        for path in Path.allCases where path != .bareWrite {
-            results.append(
-                BenchmarkResult(
-                    measurement: Measurement(
-                        name: "whole call: \(path.rawValue)", unit: "µs",
-                        samples: whole[path] ?? [])))
-        }
+        results += plain("warm, before the write", Path.allCases.filter { $0 != .ordinaryStart }, warm)
+        results += plain("whole call", Path.allCases.filter { $0 != .bareWrite }, whole)
         return results
     }
 }

@@ -45,15 +45,16 @@ import Testing
             }
         }
         while !inside.withLock({ $0 }) { Sys.yield() }
+        let finishedWhenShut = Lock(false)
         let closer = try ServiceThread.start {
             gate.shut()
-            // The call in flight had finished when shut returned.
-            #expect(finished.withLock { $0 })
+            finishedWhenShut.withLock { $0 = finished.withLock { $0 } }
         }
         while !gate.isShut { Sys.yield() }
         leave.withLock { $0 = true }
         closer.join()
         caller.join()
+        #expect(finishedWhenShut.withLock { $0 }, "shut returned before the call in flight had finished")
     }
 
     @Test func aClosedDescriptorRunsNoCall() throws {
