@@ -2,6 +2,7 @@
 // hid-sony read while probing (sizes, MAC placement, CRCs, calibration the drivers accept), and the decoding
 // of output reports as the 6.1 drivers send them (byte strings captured from the drivers in the VM bench).
 import HapticTestDevices
+import LinuxInput
 import Testing
 
 /// A report of `count` zero bytes with the given bytes set.

@@ -1,7 +1,9 @@
 // Sony DualSense (PS5) controller over USB or Bluetooth, as bound by hid-playstation. The driver reads the
 // pairing (MAC), firmware and calibration feature reports while probing; over Bluetooth every such reply and
 // every report in either direction ends in a CRC32 the receiver checks. Also holds what the DualShock 4 model
-// shares with it: the transport, the CRC and the MAC address handling.
+// shares with it: the transport and the MAC address handling (the CRC is LinuxInput's `PlayStationCRC`).
+
+import LinuxInput
 
 /// How a PlayStation controller is connected: the report layouts, and whether reports carry a CRC, follow it.
 package enum PlayStationTransport: Sendable, Hashable {
@@ -10,45 +12,6 @@ package enum PlayStationTransport: Sendable, Hashable {
 
     /// The HID bus the kernel is told.
     package var bus: HIDBus { self == .usb ? .usb : .bluetooth }
-}
-
-/// The CRC32 that PlayStation controllers append to Bluetooth reports: the standard reflected CRC-32 over one
-/// header byte that says the report's direction, then the report's bytes from its id on.
-package enum PlayStationCRC {
-    /// Header byte of reports the controller sends (input reports).
-    package static let inputSeed: UInt8 = 0xa1
-    /// Header byte of reports the host sends (output reports).
-    package static let outputSeed: UInt8 = 0xa2
-    /// Header byte of feature reports the controller answers.
-    package static let featureSeed: UInt8 = 0xa3
-
-    /// The CRC of `seed` followed by `bytes`.
-    package static func checksum(seed: UInt8, bytes: ArraySlice<UInt8>) -> UInt32 {
-        var crc = update(0xffff_ffff, with: seed)
-        for byte in bytes { crc = update(crc, with: byte) }
-        return ~crc
-    }
-
-    /// Writes the CRC of everything before the last four bytes into them, least significant byte first.
-    package static func sign(_ report: inout [UInt8], seed: UInt8) {
-        let end = report.count - 4
-        let crc = checksum(seed: seed, bytes: report[..<end])
-        for index in 0..<4 { report[end + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-    }
-
-    /// Whether the last four bytes hold the CRC of the bytes before them.
-    package static func isValid(_ report: [UInt8], seed: UInt8) -> Bool {
-        guard report.count > 4 else { return false }
-        let end = report.count - 4
-        let stored = (0..<4).reduce(UInt32(0)) { $0 | UInt32(report[end + $1]) << (8 * UInt32($1)) }
-        return stored == checksum(seed: seed, bytes: report[..<end])
-    }
-
-    private static func update(_ crc: UInt32, with byte: UInt8) -> UInt32 {
-        var crc = crc ^ UInt32(byte)
-        for _ in 0..<8 { crc = crc & 1 == 1 ? (crc >> 1) ^ 0xedb8_8320 : crc >> 1 }
-        return crc
-    }
 }
 
 /// Bluetooth addresses as the kernel's `uniq` strings ("aa:bb:cc:dd:ee:ff") and as PlayStation controllers

@@ -4,6 +4,8 @@
 // version report 0xa3 while probing, then sends every LED or rumble change as one output report that always
 // carries both motor bytes.
 
+import LinuxInput
+
 /// A Sony DualShock 4 (second generation).
 package struct DualShock4: HIDControllerModel {
     /// Report ids and sizes (with the id; Bluetooth sizes include the CRC).
