@@ -66,13 +66,19 @@ public struct ActuatorFrames: Sendable, Hashable {
 /// continuous when the frequency moves. Events sum; the sum is limited where players are mixed
 /// (`ActuatorFrames.mixed`). `docs/rendering.md` ("Waveforms for voice coils") gives the reasons.
 ///
-/// Frame `k` is at pattern time `k / sampleRate`. Rendering is incremental: `render(from:count:)` gives any block
+/// Frame `k` is at pattern time `k · playbackRate / sampleRate`: a player running at another rate moves through
+/// the pattern faster or slower while each carrier keeps its frequency (sharpness is a pitch the hand feels, not
+/// a tape speed), and a transient's burst keeps its whole cycles. Rendering is incremental: `render(from:count:)` gives any block
 /// of frames (a seek is another starting frame), and a `WaveformCursor` carries on from block to block without
 /// going back. Every path computes each sample by the same operations, so blocks rendered either way, in any
 /// split, equal one block rendered at once, bit for bit.
 public struct WaveformRenderer: Sendable {
     /// Frames per second (3000 for the DualSense over Bluetooth, 48000 over USB).
     public let sampleRate: Double
+    /// Pattern seconds per second of output (a player's rate; 1 as written).
+    public let playbackRate: Double
+    /// Frames per second of pattern time: `sampleRate / playbackRate`.
+    public let framesPerPatternSecond: Double
     /// Which actuators play: both (`all`), or the left or right one alone.
     public let locality: HapticLocality
     public let frequencies: SharpnessFrequencyMap
@@ -90,18 +96,25 @@ public struct WaveformRenderer: Sendable {
     /// The renderer of `pattern` with any controls sent at run time (in pattern time). A sample rate that is not
     /// positive and finite renders silence.
     public init(
-        pattern: HapticPattern, controls: RuntimeControls = .none, sampleRate: Double, locality: HapticLocality = .all,
-        frequencies: SharpnessFrequencyMap = .voiceCoil, burst: TransientBurst = .voiceCoil
+        pattern: HapticPattern, controls: RuntimeControls = .none, sampleRate: Double, playbackRate: Double = 1,
+        locality: HapticLocality = .all, frequencies: SharpnessFrequencyMap = .voiceCoil,
+        burst: TransientBurst = .voiceCoil
     ) {
-        let rate = sampleRate.isFinite && sampleRate > 0 ? sampleRate : 0
-        self.sampleRate = rate
+        let speed = playbackRate.isFinite && playbackRate > 0 ? playbackRate : 1
+        let outputRate = sampleRate.isFinite && sampleRate > 0 ? sampleRate : 0
+        self.sampleRate = outputRate
+        self.playbackRate = speed
+        framesPerPatternSecond = outputRate / speed
+        let rate = framesPerPatternSecond
         self.locality = locality
         self.frequencies = frequencies
         self.burst = burst
-        let ceiling = rate / Self.samplesPerCycleAtLeast
+        let ceiling = outputRate / Self.samplesPerCycleAtLeast
         score = PatternVoices(
             pattern: pattern, controls: controls,
-            pulseLength: { burst.length(frequency: Swift.min(frequencies.frequency(sharpness: $0), ceiling)) })
+            pulseLength: {
+                speed * burst.length(frequency: Swift.min(frequencies.frequency(sharpness: $0), ceiling))
+            })
         guard rate > 0 else {
             firstFrames = []
             endFrames = []
@@ -151,7 +164,7 @@ public struct WaveformRenderer: Sendable {
     func carrier(of voice: Int, at frame: Int, memo: inout CarrierMemo, amplitude: Bool = true)
         -> (frequency: Double, amplitude: Double)
     {
-        let time = Double(frame) / sampleRate
+        let time = Double(frame) / framesPerPatternSecond
         let eventVoice = score.voices[voice]
         let controls = score.controlValues(at: time, piece: time)
         let sharpness = eventVoice.sharpness(controls: controls)
@@ -174,7 +187,7 @@ public struct WaveformRenderer: Sendable {
     /// crossing at the event's start, which may fall between two frames.
     func initialPhase(of voice: Int, memo: inout CarrierMemo) -> Double {
         let frame = firstFrames[voice]
-        let lead = Double(frame) / sampleRate - score.voices[voice].start
+        let lead = (Double(frame) / framesPerPatternSecond - score.voices[voice].start) / playbackRate
         return Self.wrapped(lead * carrier(of: voice, at: frame, memo: &memo, amplitude: false).frequency)
     }
 

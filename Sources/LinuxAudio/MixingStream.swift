@@ -32,6 +32,39 @@ public final class MixingStream: Sendable {
         var earliestStart: UInt64?
     }
 
+    /// How a stream mixes and paces, beyond what its output says. The defaults are a sound card's: periods of at
+    /// least `AudioMixer.controlFrames`, a hard clip, the buffer primed with silence, silence written while
+    /// nothing plays so the device's clock never stops.
+    public struct Shape: Sendable {
+        /// Periods are the output's, but never shorter than this (nil: `AudioMixer.controlFrames`, the step at
+        /// which a pattern's sound reads its controls).
+        public var minimumPeriodFrames: Int
+        /// Applied to every mixed sample before the clip to -1...1 (a soft limiter); nil: none.
+        public var limiter: (@Sendable (Float) -> Float)?
+        /// A fresh stream fills the output's buffer with silence before its first period. Without it, the
+        /// first periods are written as fast as the output takes them, sounds and all: for outputs whose
+        /// buffer is a queue that plays from the first frame it gets (a controller's), where priming would only
+        /// delay every start.
+        public var primesWithSilence: Bool
+        /// Once nothing plays and a silent period has followed the last sound, the thread stops writing until a
+        /// sound is played: for devices that fall silent by themselves when their queue runs dry, and where a
+        /// write costs something (a report over a radio link). The next sound starts a fresh stream.
+        public var idlesWhenSilent: Bool
+
+        public init(
+            minimumPeriodFrames: Int? = nil, limiter: (@Sendable (Float) -> Float)? = nil,
+            primesWithSilence: Bool = true, idlesWhenSilent: Bool = false
+        ) {
+            self.minimumPeriodFrames = max(1, minimumPeriodFrames ?? AudioMixer.controlFrames)
+            self.limiter = limiter
+            self.primesWithSilence = primesWithSilence
+            self.idlesWhenSilent = idlesWhenSilent
+        }
+
+        /// A sound card's stream.
+        public static let soundCard = Shape()
+    }
+
     /// Opens the output again after its device went away.
     public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
 
@@ -45,13 +78,16 @@ public final class MixingStream: Sendable {
     private let closesOutput = Atomic<Bool>(false)
     private let wake = DeadlineWaiter()
     private let thread = Lock<ServiceThread?>(nil)
+    private let shape: Shape
 
     /// Starts feeding `output`. A failed write ends the stream: `onFailure` is called on its thread.
     public init(
-        output: any AudioOutput, logger: Logger, onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
+        output: any AudioOutput, shape: Shape = .soundCard, logger: Logger,
+        onFailure: @escaping @Sendable (AudioDeviceError) -> Void = { _ in }
     ) throws(SystemCallError) {
         latency = output.latency
         sampleRate = output.sampleRate
+        self.shape = shape
         try start(output, reopen: nil, logger: logger, onFailure: onFailure, onInterruption: { _ in })
     }
 
@@ -66,6 +102,7 @@ public final class MixingStream: Sendable {
     ) throws(SystemCallError) {
         latency = output.latency
         sampleRate = output.sampleRate
+        shape = .soundCard
         try start(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
     }
 
@@ -74,7 +111,7 @@ public final class MixingStream: Sendable {
         onFailure: @escaping @Sendable (AudioDeviceError) -> Void, onInterruption: @escaping @Sendable (Bool) -> Void
     ) throws(SystemCallError) {
         let started = try ServiceThread.start { [self] in
-            var mixing = Mixing(output: output)
+            var mixing = Mixing(output: output, shape: shape)
             defer { if closesOutput.load(ordering: .acquiring) { mixing.output.close() } }
             while !closing.load(ordering: .relaxed) {
                 do throws(AudioDeviceError) {
@@ -112,6 +149,10 @@ public final class MixingStream: Sendable {
                 return shared.commands
             }
             let stopped = mixing.apply(commands)
+            if shape.idlesWhenSilent, mixing.playing.isEmpty, mixing.silentSinceLastSound {
+                idle(&mixing)
+                continue
+            }
             let ended = stopped.union(try mixing.writeNextPeriod())
             // A command posted from now on may miss the period after the one just written (the thread may be
             // mixing it already), so the exact moment a new sound can start is one period later still.
@@ -120,6 +161,16 @@ public final class MixingStream: Sendable {
                 $0.active.subtract(ended)
                 $0.earliestStart = earliest
             }
+        }
+    }
+
+    /// Waits, writing nothing, until a sound is played or the stream closes; the next period starts a fresh
+    /// stream (its first frame heard when it is written).
+    private func idle(_ mixing: inout Mixing) {
+        mixing.nextHeard = nil
+        shared.withLock { $0.earliestStart = nil }
+        while !closing.load(ordering: .relaxed), shared.withLock({ $0.commands.isEmpty }) {
+            wake.wait(untilNanoseconds: nil)
         }
     }
 
@@ -148,7 +199,7 @@ public final class MixingStream: Sendable {
     /// must be.
     @discardableResult
     public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
-        shared.withLock { shared in
+        let id = shared.withLock { shared in
             let id = SoundID(value: shared.nextID)
             shared.nextID += 1
             guard shared.failure == nil else { return id }
@@ -156,6 +207,8 @@ public final class MixingStream: Sendable {
             shared.commands.append(.play(id, source, start: startNanoseconds, gain: gain))
             return id
         }
+        if shape.idlesWhenSilent { wake.signal() }
+        return id
     }
 
     /// Glides the sound's gain to `gain` over `seconds` from the next period on, along
@@ -242,23 +295,27 @@ public final class MixingStream: Sendable {
         }
 
         var output: any AudioOutput
+        let shape: Shape
         var period: Int
         var playing: [Playing] = []
         /// Frames written so far, and when the next one will be heard.
         var written = 0
         var nextHeard: UInt64?
+        /// No sound was mixed into the last period written (or none has been written yet).
+        var silentSinceLastSound = true
 
         var periodNanoseconds: UInt64 { UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate) }
 
-        init(output: any AudioOutput) {
+        init(output: any AudioOutput, shape: Shape) {
             self.output = output
-            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+            self.shape = shape
+            period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
         }
 
         /// Goes on on `output` (the device back): its own period, and its own clock for the next frame.
         mutating func replace(_ output: any AudioOutput) {
             self.output = output
-            period = max(output.latency.periodFrames, AudioMixer.controlFrames)
+            period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
             nextHeard = nil
         }
 
@@ -291,6 +348,9 @@ public final class MixingStream: Sendable {
             let heardFirst: UInt64
             if let nextHeard {
                 heardFirst = nextHeard
+            } else if !shape.primesWithSilence {
+                // The first period is heard when it is written: placed from now, as the output will place it.
+                heardFirst = MonotonicTime.nanoseconds()
             } else {
                 // A fresh stream starts with its first frame: with one period queued, the thread would have that
                 // one period to come back before the device runs dry. Silence fills the rest of the buffer first,
@@ -301,11 +361,13 @@ public final class MixingStream: Sendable {
                 heardFirst = primed + UInt64(priming) * 1_000_000_000 / UInt64(output.sampleRate)
             }
             var mix = [Float](repeating: 0, count: 2 * period)
+            silentSinceLastSound = playing.isEmpty
             var ended: Set<SoundID> = []
             for index in playing.indices {
                 if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix) { ended.insert(playing[index].id) }
             }
             playing.removeAll { ended.contains($0.id) }
+            if let limiter = shape.limiter { for index in mix.indices { mix[index] = limiter(mix[index]) } }
             for index in mix.indices { mix[index] = min(max(mix[index], -1), 1) }
             let heard = try output.write(mix)
             written += period

@@ -90,18 +90,25 @@ extension EngineCore {
     func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
         let now = clock.now
         let requested = time.isFinite ? max(time, now) : now
+        var voiceCoils = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
+            voiceCoils = state.output is VoiceCoilOutput
             return try state.decideStart(of: id, generation: generation, at: requested, now: now)
         }
-        if let quick { return try carryOut(quick, id: id, generation: generation, now: now) }
+        if let quick {
+            try carryOut(quick, id: id, generation: generation, now: now)
+            // The voice coils hear of the start now, not after the timer's next pass.
+            if voiceCoils { syncSounds() }
+            return
+        }
         try ensureRunning()
         // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
         // for the sound output's latency, so that both begin together.
         let soundLead = hasSound(id) ? audio?.lead() : nil
         let later = clock.now
         let start = max(requested, soundLead.map { later + $0 } ?? later)
-        defer { if soundLead != nil { syncSounds() } }
+        defer { syncSounds() }
         let decision = try state.withLock { (state) throws(HapticEngineError) in
             try state.decideStart(of: id, generation: generation, at: start, now: later)
         }

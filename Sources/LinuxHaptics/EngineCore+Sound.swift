@@ -7,29 +7,45 @@ import Logging
 extension EngineCore {
     // MARK: Sound
 
-    /// Brings the sound stream in line with the players: called after anything that may change what a player
+    /// Brings the sound stream, and the voice coils when they play, in line with the players: called after anything that may change what a player
     /// plays (a command queued or applied, a seek, controls) and after each pass. Every such change bumps the
     /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
     /// whatever the revision (the mute changed).
     func syncSounds(force: Bool = false) {
-        guard let audio else { return }
         soundSync.withLock { synced in
             let now = clock.now
-            let taken = state.withLock { state -> [PlayerID: EngineAudio.PlayerSound]? in
+            let taken = state.withLock { state -> Taken? in
+                let voiceCoils = state.output as? VoiceCoilOutput
+                guard audio != nil || voiceCoils != nil else { return nil }
                 let revision = state.scheduler.revision
                 if !force, synced == revision { return nil }
                 synced = revision
-                guard state.phase == .running else { return [:] }
-                var players: [PlayerID: EngineAudio.PlayerSound] = [:]
+                var taken = Taken(voiceCoils: voiceCoils)
+                guard state.phase == .running else { return taken }
                 for (id, player) in state.scheduler.players {
-                    guard let source = player.source, source.audio != nil else { continue }
-                    players[id] = EngineAudio.PlayerSound(
-                        cues: player.soundCues(), source: source, controls: player.controls)
+                    guard let source = player.source else { continue }
+                    if audio != nil, source.audio != nil {
+                        taken.sounds[id] = EngineAudio.PlayerSound(
+                            cues: player.soundCues(), source: source, controls: player.controls)
+                    }
+                    if voiceCoils != nil, !state.hapticsMuted {
+                        taken.waveforms[id] = WaveformPlayer(
+                            cues: player.cues(), pattern: source.pattern, controls: player.controls)
+                    }
                 }
-                return players
+                return taken
             }
-            if let taken { audio.sync(taken, now: now) }
+            guard let taken else { return }
+            audio?.sync(taken.sounds, now: now)
+            taken.voiceCoils?.sync(taken.waveforms, now: now)
         }
+    }
+
+    /// What the sound stream and the voice coils are to play, taken from the state in one go.
+    private struct Taken {
+        var voiceCoils: VoiceCoilOutput?
+        var sounds: [PlayerID: EngineAudio.PlayerSound] = [:]
+        var waveforms: [PlayerID: WaveformPlayer] = [:]
     }
 
     /// The sound device went away (true) or came back (false). Going away interrupts the engine as an unplugged

@@ -87,7 +87,7 @@ public struct HapticOutputSelection: Sendable {
         makeSource = { options in
             EvdevOutputSource(
                 selection: selection, adoptCompatibleDevice: options.adoptCompatibleDevice,
-                monitorSource: options.monitorSource)
+                monitorSource: options.monitorSource, actuators: options.actuators, locality: options.locality)
         }
         deviceSelection = selection
     }
@@ -119,13 +119,29 @@ public struct PlaybackSample: Sendable, Hashable {
     public var kind: Kind
 }
 
+/// Which of a pad's actuators play the engine's patterns.
+public enum HapticActuators: String, Sendable, Hashable, CaseIterable {
+    /// The voice coils where the pad has them and their node may be written, else the rumble motors.
+    case automatic = "auto"
+    /// The voice coils (HD haptics): each event a carrier whose frequency follows its sharpness. A pad without
+    /// them, or whose node may not be written, plays on its rumble motors instead, and the engine says why
+    /// (`OutputCapabilities.actuatorFallback`).
+    case hd
+    /// The rumble motors, through the kernel's force feedback, on every pad.
+    case rumble
+}
+
 public struct HapticEngineOptions: Sendable {
     /// Release the device (and its slots) after this many idle seconds; the next play opens it again.
     public var autoShutdownDelay: Double?
     /// After an unplug, accept another rumble-capable gamepad in place of the device that went away.
     public var adoptCompatibleDevice = false
-    /// Which motors play.
+    /// Which motors (or, on voice coils, which actuators) play.
     public var locality: HapticLocality = .all
+    /// Whether patterns play on the pad's voice coils or its rumble motors. The default is the motors: the
+    /// voice-coil path follows a published report format and is tested against an emulated pad only, so it is
+    /// chosen, not assumed (`.automatic` or `.hd`).
+    public var actuators: HapticActuators = .rumble
     /// The engine's overall strength, 0...1, applied in software (the device's `FF_GAIN` is shared with
     /// every other process using it).
     public var gain = 1.0

@@ -27,14 +27,18 @@ final class EvdevOutput: MotorOutput {
     /// Counts prepared pulses' uses, for evicting the least recently used one.
     private let uses = PulseUses()
 
-    init(device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger) {
+    init(
+        device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger, actuatorFallback: String? = nil
+    ) {
         self.device = device
         self.clock = clock
         self.logger = logger
-        capabilities = OutputCapabilities(
+        var capabilities = OutputCapabilities(
             name: device.identity.name, deviceID: device.id, node: device.node,
             effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
             renderProfile: .forDevice(driver: driver, identity: device.identity))
+        capabilities.actuatorFallback = actuatorFallback
+        self.capabilities = capabilities
     }
 
     private static func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {

@@ -11,15 +11,23 @@ final class EvdevOutputSource: OutputSource {
     /// With it, any other rumble-capable gamepad that appears while ours is gone takes its place.
     let adoptCompatibleDevice: Bool
     let monitorSource: DeviceMonitor.Source
+    /// Which actuators to drive on a pad that has voice coils, and where they play (`HapticEngineOptions`).
+    let actuators: HapticActuators
+    let locality: HapticLocality
     /// The device the engine is bound to once it opened one.
     private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
     private let candidate = Lock<InputDevice?>(nil)
 
-    init(selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source) {
+    init(
+        selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source,
+        actuators: HapticActuators = .rumble, locality: HapticLocality = .all
+    ) {
         self.selection = selection
         self.adoptCompatibleDevice = adoptCompatibleDevice
         self.monitorSource = monitorSource
+        self.actuators = actuators
+        self.locality = locality
         if case .id(let id) = selection { bound.withLock { $0 = id } }
     }
 
@@ -37,7 +45,46 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
         }
         bound.withLock { $0 = device.id }
-        return EvdevOutput(device: device, driver: driver, clock: clock, logger: logger)
+        let voiceCoils = voiceCoils(of: device, driver: driver, logger: logger)
+        if let output = voiceCoils.output { return output }
+        return EvdevOutput(
+            device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: voiceCoils.fallback)
+    }
+
+    /// The output playing on `device`'s voice coils when they were asked for and can be had; otherwise, when
+    /// they were asked for, why the rumble motors play instead (logged, and reported in the capabilities).
+    private func voiceCoils(of device: EventDevice, driver: String?, logger: Logger)
+        -> (output: (any MotorOutput)?, fallback: String?)
+    {
+        guard actuators != .rumble else { return (nil, nil) }
+        let refusal: String
+        switch VoiceCoilAccess.find(identity: device.identity) {
+        case .none(let reason):
+            refusal = reason
+        case .node(let node):
+            do throws(EventDeviceError) {
+                let hidraw = try HidrawDevice(node: node, logger: logger)
+                do throws(OutputFailure) {
+                    let output = try VoiceCoilOutput(
+                        device: device, hidraw: hidraw, driver: driver, locality: locality, logger: logger)
+                    logger.info("playing on the voice coils", metadata: ["node": "\(node)", "pad": "\(device.node)"])
+                    return (output, nil)
+                } catch {
+                    hidraw.close()
+                    refusal = "the voice-coil stream cannot start: \(error)"
+                }
+            } catch where error.kind == .permissionDenied {
+                refusal =
+                    "\(node) may not be written by this user: install the udev rule (udev/70-haptics.rules, "
+                    + "`make install-udev`) and plug the pad in again"
+            } catch {
+                refusal = "\(node) cannot be opened: \(error)"
+            }
+        }
+        logger.notice(
+            "the voice coils cannot be driven; playing on the rumble motors",
+            metadata: ["pad": "\(device.node)", "reason": "\(refusal)"])
+        return (nil, refusal)
     }
 
     private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {

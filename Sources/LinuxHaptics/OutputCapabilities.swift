@@ -19,6 +19,15 @@ public struct OutputCapabilities: Sendable, Hashable {
     /// The render profile chosen for this output from its driver and identity (`RenderProfile.forDevice`);
     /// `HapticEngineOptions.renderProfile` overrides it.
     public var renderProfile: RenderProfile
+    /// The hidraw node the pad's voice coils are streamed to when the engine plays patterns as waveforms on them
+    /// (`HapticActuators.hd`); nil when the rumble motors play them, through `node`.
+    public var voiceCoilNode: String?
+    /// Why the engine drives the rumble motors although the voice coils were asked for (the pad has none we
+    /// drive, or their node may not be written); nil otherwise.
+    public var actuatorFallback: String?
+
+    /// Which actuators play the engine's patterns.
+    public var actuators: HapticActuators { voiceCoilNode == nil ? .rumble : .hd }
 
     public init(
         name: String, deviceID: StableDeviceID? = nil, node: String? = nil, effectSlots: Int? = nil, isVirtual: Bool,

@@ -245,7 +245,14 @@ struct PlayerState: Sendable {
     /// its anchor, so a sound already playing for the same anchor is left alone, and a changed anchor (a seek,
     /// a new rate, a loop turned on, controls received) means a new sound.
     func soundCues() -> [SoundCue] {
-        guard source?.audio != nil else { return [] }
+        source?.audio != nil ? cues() : []
+    }
+
+    /// What the player plays from now on, as stretches on the engine's timeline: the one it plays now (ended by
+    /// its next queued command, if any) and the one a queued start or resume begins, each identified by its
+    /// anchor. Its sound follows them (`soundCues`), and so does its waveform on voice coils.
+    func cues() -> [SoundCue] {
+        guard source != nil else { return [] }
         var cues: [SoundCue] = []
         let loop = loopLength
         if phase == .playing {

@@ -125,6 +125,13 @@ extension HapticLocality: ExpressibleByArgument {
         "Which motors play: all, left (the strong, low-frequency motor only) or right (the weak motor only)."
 }
 
+extension HapticActuators: ExpressibleByArgument {
+    static let help =
+        "Which actuators play: rumble (the motors, on every pad), hd (a DualSense's voice coils over Bluetooth: "
+        + "sharpness as the vibration's frequency; other pads fall back to rumble with a note) or auto (hd where "
+        + "the pad has it and its node may be written)."
+}
+
 extension RenderProfile: ExpressibleByArgument {
     public init?(argument: String) {
         guard let profile = Self.named(argument) else { return nil }

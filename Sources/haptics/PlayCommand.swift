@@ -146,7 +146,9 @@ struct PlaySession {
         var started = [
             "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
             "duration": String(format: "%.3f", loopLength),
+            "actuators": engine.capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
         ]
+        if let node = engine.capabilities?.voiceCoilNode { started["voice-coils"] = node }
         // The sound output, once a pattern with sound opened one.
         if let audio = engine.audioOutputName { started["audio"] = audio }
         report.event("started", started)

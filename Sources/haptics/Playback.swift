@@ -23,6 +23,9 @@ struct PlaybackOptions: ParsableArguments {
     @Flag(help: "Print JSON lines instead of text.")
     var json = false
 
+    @Option(help: ArgumentHelp(HapticActuators.help, valueName: "actuators"))
+    var actuators = HapticActuators.rumble
+
     /// The started engine for `--device`; without one, the first rumble-capable device, or, when none is
     /// usable, the built-in virtual output (with a note saying so, so `make demo` shows something anywhere).
     /// With `--wait`, a device that is not there yet is waited for.
@@ -31,11 +34,16 @@ struct PlaybackOptions: ParsableArguments {
     ) async throws -> HapticEngine {
         var logger = Logger(label: "haptics.\(command)")
         logger.logLevel = .warning
+        var options = options
+        options.actuators = actuators
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
             if wait { return try await Self.startWaiting(engine, on: device, report: report) }
             try engine.start()
+            if let fallback = engine.capabilities?.actuatorFallback {
+                report.note("playing on the rumble motors, not the voice coils: \(fallback)")
+            }
             return engine
         } catch {
             guard device == nil, !wait else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
