@@ -188,4 +188,79 @@ struct MixingStreamTests {
         #expect(failures.withLock { $0.count } == 1)
         #expect(!stream.isActive(stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 8)))))
     }
+
+    /// The voice-coil shape: one-report periods, a limiter, no priming, idle when silent.
+    static let controllerShape = MixingStream.Shape(
+        minimumPeriodFrames: 32, limiter: { $0 > 0.5 ? 0.5 : $0 }, primesWithSilence: false, idlesWhenSilent: true)
+
+    @Test("a stream that idles when silent writes nothing before its first sound")
+    func idleStreamWritesNothingUntilASound() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        // Another stream's thread, started meanwhile, has written by now: this one has had its chance.
+        let other = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        let witness = try MixingStream(output: other, logger: logger)
+        try waitUntil("a sound-card stream writes") { other.frames >= 256 }
+        witness.close()
+        #expect(output.frames == 0)
+    }
+
+    @Test("unprimed, a sound played at once starts in the first period written, and the stream idles after it")
+    func unprimedSoundStartsAtOnceAndTheStreamIdlesAfterIt() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 100))!
+        let id = stream.play(ClipSource(clip))
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        try waitUntil("a silent period follows") { output.frames >= 160 }
+        let written = output.frames
+        // Idle now: a stream still writing would have written hundreds of periods in this time.
+        Sys.sleep(nanoseconds: 50_000_000)
+        #expect(output.frames == written)
+        #expect(written % 32 == 0, "whole periods of 32 frames")
+        let samples = output.samples
+        #expect(samples[0] == 0.25, "the first frame written is the sound's")
+        #expect(samples[0..<200].allSatisfy { $0 == 0.25 })
+        #expect(samples[200...].allSatisfy { $0 == 0 })
+        #expect(written <= 128 + 32, "the sound's four periods and one silent one")
+    }
+
+    @Test("an idle stream wakes for the next sound and starts it at once")
+    func idleStreamWakesForTheNextSound() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 32))!
+        let first = stream.play(ClipSource(clip))
+        try waitUntil("the first sound ends") { !stream.isActive(first) }
+        Sys.sleep(nanoseconds: 20_000_000)
+        let before = output.frames
+        let second = stream.play(ClipSource(clip))
+        try waitUntil("the second sound ends") { !stream.isActive(second) }
+        let samples = output.samples
+        #expect(samples[(2 * before)..<(2 * before + 64)].allSatisfy { $0 == 0.25 })
+    }
+
+    @Test("the shape's limiter acts on the mix of every sound, before the clip")
+    func limiterActsOnTheMix() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        // The first sound wakes the stream, which writes a period and waits before the next: the second sound
+        // is posted meanwhile. Both start at frame 300, well after the hold.
+        output.hold(after: 32)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        defer { output.hold(after: nil) }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.3, count: 32))!
+        let start = output.origin + 100_000_000
+        let first = stream.play(ClipSource(clip), at: start)
+        try waitUntil("the stream holds its second period") { output.isWaitingAtHold }
+        let second = stream.play(ClipSource(clip), at: start)
+        output.hold(after: nil)
+        try waitUntil("both end") { !stream.isActive(first) && !stream.isActive(second) }
+        let samples = output.samples
+        #expect(samples[600..<664].allSatisfy { $0 == 0.5 }, "0.3 + 0.3 limited to 0.5")
+        #expect(samples[..<600].allSatisfy { $0 == 0 })
+    }
 }

@@ -1,0 +1,130 @@
+// The voice-coil path's pieces without a pad: a player's waveform source (offset, loop, rate), the cues a
+// haptic-only player gives, the report writer's counter, samples and pacing, and which pads have voice coils.
+// The stream to a real driver is the kernel tests' (hd/).
+import AHAP
+import Foundation
+import Glibc
+import HapticRendering
+import LinuxAudio
+import LinuxInput
+import LinuxSystem
+import Logging
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct VoiceCoilTests {
+    /// One continuous event, 0 to 0.5 s, at sharpness 0.5.
+    static let pattern = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [
+                    HapticEventParameter(parameterID: .hapticIntensity, value: 0.8),
+                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                ], relativeTime: 0, duration: 0.5)
+        ], parameters: [])
+
+    static func renderer(rate: Double = 1) -> WaveformRenderer {
+        WaveformRenderer(pattern: pattern, sampleRate: 3000, playbackRate: rate)
+    }
+
+    /// `frames` frames of `source`, in blocks of one report.
+    static func frames(of source: inout WaveformSource, count frames: Int) -> (left: [Float], more: Bool) {
+        var left: [Float] = []
+        var more = true
+        while left.count < frames {
+            var block = [Float](repeating: 0, count: 64)
+            more = source.renderNext(into: &block)
+            left += stride(from: 0, to: 64, by: 2).map { block[$0] }
+        }
+        return (Array(left.prefix(frames)), more)
+    }
+
+    @Test func aSourceFromAnOffsetPlaysTheRenderersFramesFromThatOffset() {
+        var source = WaveformSource(renderer: Self.renderer(), offset: 0.1, loopLength: nil)
+        let played = Self.frames(of: &source, count: 300).left
+        let expected = Self.renderer().render(from: 300, count: 300).left.map(Float.init)
+        #expect(played == expected)
+    }
+
+    @Test func aSourceEndsWithItsPatternUnlessItLoops() {
+        var once = WaveformSource(renderer: Self.renderer(), offset: 0.45, loopLength: nil)
+        #expect(!Self.frames(of: &once, count: 192).more, "0.05 s were left: the source has ended")
+        var looping = WaveformSource(renderer: Self.renderer(), offset: 0.45, loopLength: 0.5)
+        #expect(Self.frames(of: &looping, count: 192).more)
+    }
+
+    @Test func aLoopingSourceStartsAgainFromTheTopAtTheLoopLength() {
+        var source = WaveformSource(renderer: Self.renderer(), offset: 0.4, loopLength: 0.5)
+        let played = Self.frames(of: &source, count: 600).left
+        let renderer = Self.renderer()
+        let expected = (renderer.render(from: 1200, count: 300).left + renderer.render(from: 0, count: 300).left)
+            .map(Float.init)
+        #expect(played == expected)
+    }
+
+    @Test func twiceTheRateHalvesTheLengthAndKeepsTheCarriersFrequency() {
+        let normal = Self.renderer().render(from: 0, count: 1500).left
+        let fast = Self.renderer(rate: 2).render(from: 0, count: 1500).left
+        #expect(Self.renderer(rate: 2).endFrame == Self.renderer().endFrame / 2)
+        // Rising zero crossings over the first 0.2 s: the same count at either rate.
+        func crossings(_ samples: [Double]) -> Int {
+            (1..<600).filter { samples[$0 - 1] < 0 && samples[$0] >= 0 }.count
+        }
+        #expect(crossings(normal) > 0)
+        #expect(abs(crossings(fast) - crossings(normal)) <= 1)
+        #expect(fast[750...].allSatisfy { $0 == 0 }, "at twice the rate the 0.5 s event ends at 0.25 s")
+    }
+
+    @Test func aHapticOnlyPlayerGivesCuesButNoSoundCues() throws {
+        let renderer = PatternRenderer(profile: .genericRumble, locality: .all)
+        var player = PlayerState(source: PatternSource(pattern: Self.pattern, renderer: renderer))
+        player.schedule(.start, at: 5)
+        let cue = try #require(player.cues().first)
+        #expect(cue.anchor.time == 5 && cue.anchor.offset == 0 && cue.end == nil)
+        #expect(player.soundCues().isEmpty)
+    }
+
+    @Test func theWriterSendsOneSignedReportPer32FramesWithAGrowingCounter() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("voice-coil-\(getpid())").path
+        let created = try Sys.create(path, flags: O_WRONLY | O_TRUNC, mode: 0o600)
+        Sys.close(created)
+        defer { unlink(path) }
+        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+        let writer = DualSenseHapticsWriter(
+            device: try HidrawDevice(node: path, logger: logger), leadSeconds: 0.5, logger: logger)
+        let samples = (0..<128).map { Float($0) / 128 }
+        try writer.write(samples)
+        try writer.write([Float](repeating: 0, count: 64))
+        writer.close()
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        #expect(bytes.count == 3 * 142)
+        let reports = stride(from: 0, to: bytes.count, by: 142).compactMap {
+            DualSenseHapticsReport(bytes: Array(bytes[$0..<($0 + 142)]))
+        }
+        #expect(reports.map(\.counter) == [0, 1, 2])
+        #expect(reports[0].samples == samples[..<64].map(DualSenseHapticsReport.sample))
+        #expect(reports[1].samples == samples[64...].map(DualSenseHapticsReport.sample))
+        #expect(reports[2].samples.allSatisfy { $0 == 0 })
+        #expect(writer.counts.reports == 3 && writer.counts.underruns == 0)
+    }
+
+    @Test func onlyADualSenseOverBluetoothHasVoiceCoilsTheEngineDrives() {
+        func identity(vendor: UInt16, product: UInt16, bus: InputBus) -> InputDeviceIdentity {
+            InputDeviceIdentity(
+                name: "pad", bus: bus, vendor: vendor, product: product, version: 1, uniq: "", phys: "",
+                sysName: "event99", node: "/dev/input/event99", sysPath: "/sys/class/input/event99")
+        }
+        guard case .none(let usb) = VoiceCoilAccess.find(identity: identity(vendor: 0x054c, product: 0x0ce6, bus: .usb))
+        else { Issue.record("a USB DualSense was given voice coils"); return }
+        #expect(usb.contains("USB"))
+        guard case .none(let xbox) = VoiceCoilAccess.find(identity: identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth))
+        else { Issue.record("an Xbox pad was given voice coils"); return }
+        #expect(xbox.contains("no voice coils"))
+        // A Bluetooth DualSense whose node has no HID parent here: found to be a DualSense, without a node.
+        guard case .none(let missing) = VoiceCoilAccess.find(identity: identity(vendor: 0x054c, product: 0x0df2, bus: .bluetooth))
+        else { Issue.record("a node was found for a pad that is not there"); return }
+        #expect(missing.contains("no hidraw node"))
+    }
+}
