@@ -1,8 +1,9 @@
 public import LinuxSystem
 
-/// A sound device call that failed: which device, which alsa-lib call, and the error it returned.
+/// A sound output's call that failed: which device, which call (an alsa-lib call, or the write of a
+/// controller's haptics stream), and the error it returned.
 public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConvertible {
-    /// The ALSA device name ("default", "hw:Loopback,0,0").
+    /// The ALSA device name ("default", "hw:Loopback,0,0"), or the node a controller's stream is written to.
     public let device: String
     /// The alsa-lib call that failed (`snd_pcm_open`, `snd_pcm_writei`...).
     public let call: String
@@ -18,7 +19,10 @@ public struct AudioDeviceError: Error, Equatable, Sendable, CustomStringConverti
         self.message = message
     }
 
-    public var description: String { "\(call) on ALSA device '\(device)': \(message) (error \(errno.rawValue))" }
+    public var description: String {
+        let kind = device.hasPrefix("/dev/") ? "output" : "ALSA device"
+        return "\(call) on \(kind) '\(device)': \(message) (error \(errno.rawValue))"
+    }
 
     /// The device is not there: it never was (at open, `ENOENT` for a card number without a card, `ENODEV` for a
     /// card name that names none) or no longer is (unplugged or its driver unbound while open: `ENODEV`, or

@@ -75,8 +75,8 @@ final class EvdevOutputSource: OutputSource {
                 }
             } catch where error.kind == .permissionDenied {
                 refusal =
-                    "\(node) may not be written by this user: install the udev rule (udev/70-haptics.rules, "
-                    + "`make install-udev`) and plug the pad in again"
+                    "\(node) may not be written by this user: install the udev rule "
+                    + "(udev/70-haptics-gamepads.rules, `sudo make install-udev`) and plug the pad in again"
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }

@@ -65,7 +65,7 @@ final class VoiceCoilOutput: MotorOutput {
                     minimumPeriodFrames: DualSenseHapticsReport.framesPerReport,
                     limiter: { Float(SoftLimiter.standard(Double($0))) }, primesWithSilence: false,
                     idlesWhenSilent: true),
-                logger: logger,
+                logger: Self.streamLogger(logger),
                 onFailure: { error in
                     failure.record(OutputFailure(error.isDeviceMissing ? .deviceGone : .other, error.description))
                 })
@@ -73,6 +73,14 @@ final class VoiceCoilOutput: MotorOutput {
             writer.close()
             throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
         }
+    }
+
+    /// The stream's own logger: its end is the output's failure, which the engine hears through the next
+    /// primitive and reports itself (an unplug is not a warning).
+    private static func streamLogger(_ logger: Logger) -> Logger {
+        var quieter = logger
+        quieter.logLevel = max(logger.logLevel, .error)
+        return quieter
     }
 
     // MARK: The motor primitive: nothing reaches the motors

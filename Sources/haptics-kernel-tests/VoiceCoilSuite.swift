@@ -1,0 +1,434 @@
+// The DualSense's voice coils over Bluetooth, through the real hid-playstation: patterns played with
+// `actuators: .hd` reach the emulated pad as report 0x32 on its hidraw node (CRC, counter, the render's samples
+// one for one), the rumble motors stay unused, player commands shape the stream, a killed or stopped player
+// leaves the actuators silent within 150 ms, a user without the hidraw node falls back to rumble with a message,
+// and an unplug mid-pattern recovers as it does on rumble.
+import AHAP
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+import Logging
+
+enum VoiceCoilSuite {
+    static let suite = KernelTestSuite(
+        name: "hd", requires: [.uhid],
+        tests: [
+            KernelTest(name: "hd/dualsense-bt/assets-arrive-as-their-render-sample-for-sample-motors-unused") {
+                try await assetsArriveAsRendered()
+            },
+            KernelTest(name: "hd/dualsense-bt/a-sharpness-sweep-raises-the-received-frequency") {
+                try await sharpnessSweep()
+            },
+            KernelTest(name: "hd/dualsense-bt/stop-loop-rate-and-two-players-shape-the-stream") {
+                try await playerCommands()
+            },
+            KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
+                try await killedOrStoppedFallsSilent()
+            },
+            KernelTest(name: "hd/dualsense-bt/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
+                try await fallsBackWithoutAccess()
+            },
+            KernelTest(name: "hd/dualsense-bt/unplug-and-replug-mid-pattern-recover-on-the-voice-coils") {
+                try await unplugMidPattern()
+            },
+        ])
+
+    static let rate = Double(DualSenseHapticsReport.sampleRate)
+
+    /// An engine on the emulated pad's voice coils.
+    static func engine(on node: String) throws -> HapticEngine {
+        var options = HapticEngineOptions()
+        options.actuators = .hd
+        options.playsHapticsOnly = true
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(
+            output: .device(.id(try AppSuite.stableID(of: node))), options: options, logger: EmulationSuite.logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(node): \(error)") }
+        try require(engine.capabilities?.voiceCoilNode != nil, "the engine plays on \(engine.capabilities as Any)")
+        return engine
+    }
+
+    /// Plays `pattern` once and waits for its completion.
+    static func play(_ pattern: HapticPattern, on engine: HapticEngine) async throws {
+        let player = try engine.makeAdvancedPlayer(with: pattern)
+        let done = AsyncStream<Void>.makeStream()
+        player.completionHandler = { _ in done.continuation.yield() }
+        try player.start(atTime: 0)
+        var iterator = done.stream.makeAsyncIterator()
+        _ = await iterator.next()
+    }
+
+    // MARK: What the pad received
+
+    /// The haptics reports recorded after record `before`: when each arrived and what it decodes to (nil: not
+    /// a report the pad takes).
+    static func hapticsReports(_ device: any EmulatedDevice, after before: Int) -> [(
+        time: Double, report: DualSenseHapticsReport?
+    )] {
+        device.records().dropFirst(before).compactMap { record in
+            guard record.event == .output, let hex = record.report, hex.hasPrefix("32") else { return nil }
+            return (record.time.seconds, DualSenseHapticsReport(bytes: bytes(hex: hex)))
+        }
+    }
+
+    /// The reports of another kind than 0x32 the driver sent after record `before` (its rumble).
+    static func otherReports(_ device: any EmulatedDevice, after before: Int) -> [PadRecord] {
+        device.records().dropFirst(before).filter { $0.event == .output && !($0.report?.hasPrefix("32") ?? false) }
+    }
+
+    static func bytes(hex: String) -> [UInt8] {
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
+            UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
+        }
+    }
+
+    /// Checks the reports decode, with counters one apart, and returns the left and right samples in order.
+    static func checkedSamples(_ reports: [(time: Double, report: DualSenseHapticsReport?)], _ what: String) throws
+        -> (left: [Int8], right: [Int8])
+    {
+        try require(!reports.isEmpty, "\(what): no haptics report arrived")
+        let decoded = reports.compactMap(\.report)
+        try requireEqual(decoded.count, reports.count, "\(what): reports whose CRC or layout checks")
+        for (previous, next) in zip(decoded, decoded.dropFirst()) where next.counter != previous.counter &+ 1 {
+            throw TestFailure(reason: "\(what): counter \(previous.counter) followed by \(next.counter)")
+        }
+        return (decoded.flatMap(\.left), decoded.flatMap(\.right))
+    }
+
+    /// The samples the stream sends for `pattern` played alone from its start: the render, limited as the stream
+    /// limits a mix, in the pad's signed bytes.
+    static func expectedSamples(_ pattern: HapticPattern) -> (left: [Int8], right: [Int8]) {
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: rate)
+        let frames = renderer.render(from: 0, count: renderer.endFrame)
+        func bytes(_ channel: [Double]) -> [Int8] {
+            channel.map { DualSenseHapticsReport.sample(Float(SoftLimiter.standard(Double(Float($0))))) }
+        }
+        return (bytes(frames.left), bytes(frames.right))
+    }
+
+    /// The shift that lines `received` up with `expected` (received[i] is expected[i + shift]) and the samples
+    /// that differ at it, over every sample where either is not silent.
+    static func alignment(_ received: [Int8], _ expected: [Int8]) -> (shift: Int, mismatches: Int, compared: Int) {
+        var best = (shift: 0, mismatches: Int.max, compared: 0)
+        for shift in -DualSenseHapticsReport.framesPerReport * 4...DualSenseHapticsReport.framesPerReport * 4 {
+            var mismatches = 0
+            var compared = 0
+            for index in 0..<max(received.count, expected.count - shift) {
+                let got = index < received.count ? received[index] : 0
+                let wanted = index + shift >= 0 && index + shift < expected.count ? expected[index + shift] : 0
+                guard got != 0 || wanted != 0 else { continue }
+                compared += 1
+                if got != wanted { mismatches += 1 }
+            }
+            if mismatches < best.mismatches { best = (shift, mismatches, compared) }
+        }
+        return best
+    }
+
+    // MARK: Assets, sample for sample
+
+    static func assetsArriveAsRendered() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let assets = try FileManager.default.contentsOfDirectory(atPath: "Haptics").filter { $0.hasSuffix(".ahap") }
+                .sorted()
+            try require(!assets.isEmpty, "no asset in Haptics/")
+            for asset in assets {
+                let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(asset)"))
+                let before = device.records().count
+                try await play(pattern, on: engine)
+                try await Task.sleep(for: .milliseconds(120))
+                let received = try checkedSamples(hapticsReports(device, after: before), asset)
+                let expected = expectedSamples(pattern)
+                for (channel, got, wanted) in [("left", received.left, expected.left), ("right", received.right, expected.right)] {
+                    let lined = alignment(got, wanted)
+                    try require(
+                        lined.mismatches == 0,
+                        "\(asset) \(channel): \(lined.mismatches) of \(lined.compared) samples differ from the render "
+                            + "(best shift \(lined.shift) frames)")
+                    try require(lined.shift >= 0, "\(asset): the stream plays ahead of the render (\(lined.shift))")
+                }
+                try require(received.left.suffix(DualSenseHapticsReport.framesPerReport).allSatisfy { $0 == 0 },
+                    "\(asset): the last report is not silent")
+                let rumble = otherReports(device, after: before).filter { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+                try require(rumble.isEmpty, "\(asset): the driver drove the rumble motors: \(rumble.first!)")
+                print("    \(asset): \(received.left.count) frames, the render's samples one for one")
+            }
+        }
+    }
+
+    // MARK: Sharpness as frequency
+
+    /// Five steps of sharpness, 0.3 s each.
+    static let sweep = HapticPattern(
+        events: (0..<5).map { step in
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [
+                    HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                    HapticEventParameter(parameterID: .hapticSharpness, value: Double(step) / 4),
+                ], relativeTime: 0.3 * Double(step), duration: 0.3)
+        }, parameters: [])
+
+    static func sharpnessSweep() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let before = device.records().count
+            try await play(sweep, on: engine)
+            try await Task.sleep(for: .milliseconds(120))
+            let received = try checkedSamples(hapticsReports(device, after: before), "sweep").left
+            guard let first = received.firstIndex(where: { $0 != 0 }) else {
+                throw TestFailure(reason: "the sweep arrived silent")
+            }
+            var frequencies: [Double] = []
+            for step in 0..<5 {
+                // The middle 0.2 s of each step.
+                let start = first + Int((0.3 * Double(step) + 0.05) * rate)
+                let window = received[start..<min(start + Int(0.2 * rate), received.count)].map { Double($0) / 127 }
+                let measured = WaveformAnalysis.dominantFrequency(window, sampleRate: rate)
+                let wanted = SharpnessFrequencyMap.voiceCoil.frequency(sharpness: Double(step) / 4)
+                try require(
+                    abs(measured - wanted) <= max(0.06 * wanted, 5),
+                    "step \(step): \(measured) Hz received, \(wanted) Hz rendered (bound 6 % or 5 Hz)")
+                frequencies.append(measured)
+            }
+            try require(zip(frequencies, frequencies.dropFirst()).allSatisfy { $0 < $1 }, "not rising: \(frequencies)")
+            print("    received \(frequencies.map { Int($0.rounded()) }) Hz for sharpness 0, 0.25, 0.5, 0.75, 1")
+        }
+    }
+
+    // MARK: Player commands
+
+    /// One continuous event of `duration` at `intensity`, sharpness 0.5 (a 122 Hz carrier).
+    static func tone(_ duration: Double, intensity: Double = 1) -> HapticPattern {
+        HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [
+                        HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                    ], relativeTime: 0, duration: duration)
+            ], parameters: [])
+    }
+
+    /// The seconds from the first sample that is not silent to the last, and the samples between.
+    static func sounding(_ samples: [Int8]) -> (seconds: Double, samples: [Double]) {
+        guard let first = samples.firstIndex(where: { $0 != 0 }), let last = samples.lastIndex(where: { $0 != 0 })
+        else { return (0, []) }
+        return (Double(last + 1 - first) / rate, samples[first...last].map { Double($0) / 127 })
+    }
+
+    static func rms(_ samples: ArraySlice<Double>) -> Double {
+        samples.isEmpty ? 0 : (samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count)).squareRoot()
+    }
+
+    /// A stop cuts the waveform where it is made; a loop plays on without a gap; twice the rate plays half as
+    /// long at the same carrier frequency; two players started together sum.
+    static func playerCommands() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            // Stopped after about 0.3 s of a 2 s tone: the waveform lasts as long as the player played, within
+            // a report and the lead (the samples queued before the stop are played).
+            var before = device.records().count
+            let long = try engine.makeAdvancedPlayer(with: tone(2))
+            let started = monotonicSeconds()
+            try long.start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(300))
+            let stopped = monotonicSeconds()
+            try long.stop(atTime: 0)
+            try await Task.sleep(for: .milliseconds(150))
+            let played = sounding(try checkedSamples(hapticsReports(device, after: before), "stop").left).seconds
+            try require(
+                abs(played - (stopped - started)) <= 0.06,
+                "stopped after \(stopped - started) s, the pad played \(played) s (bound 60 ms)")
+            // Looped three times and a half: one sound, no gap longer than a report.
+            before = device.records().count
+            let looping = try engine.makeAdvancedPlayer(with: tone(0.2))
+            looping.loopEnabled = true
+            try looping.start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(700))
+            try looping.stop(atTime: 0)
+            try await Task.sleep(for: .milliseconds(150))
+            let loop = try checkedSamples(hapticsReports(device, after: before), "loop").left
+            let loopSound = sounding(loop)
+            try require(loopSound.seconds > 0.55, "the loop played \(loopSound.seconds) s of about 0.7 s")
+            let gaps = longestSilence(loopSound.samples)
+            try require(gaps < DualSenseHapticsReport.framesPerReport, "the loop has a gap of \(gaps) frames")
+            // Twice the rate: a 0.6 s tone in 0.3 s, at the same frequency.
+            before = device.records().count
+            let fast = try engine.makeAdvancedPlayer(with: tone(0.6))
+            fast.playbackRate = 2
+            let done = AsyncStream<Void>.makeStream()
+            fast.completionHandler = { _ in done.continuation.yield() }
+            try fast.start(atTime: 0)
+            var iterator = done.stream.makeAsyncIterator()
+            _ = await iterator.next()
+            try await Task.sleep(for: .milliseconds(120))
+            let quick = sounding(try checkedSamples(hapticsReports(device, after: before), "rate 2").left)
+            try require(abs(quick.seconds - 0.3) <= 0.02, "at rate 2 a 0.6 s tone played \(quick.seconds) s")
+            let frequency = WaveformAnalysis.dominantFrequency(Array(quick.samples.prefix(600)), sampleRate: rate)
+            let wanted = SharpnessFrequencyMap.voiceCoil.frequency(sharpness: 0.5)
+            try require(abs(frequency - wanted) <= 0.06 * wanted, "rate 2 plays \(frequency) Hz, not \(wanted) Hz")
+            // Two players started at the same engine time sum: twice one's level (below the limiter's knee).
+            let single = try await levelOfPlayers(1, engine: engine, device: device)
+            let pair = try await levelOfPlayers(2, engine: engine, device: device)
+            try require(
+                (1.9...2.05).contains(pair / single), "two players at \(pair), one at \(single): not their sum")
+            print(
+                "    stop after \(Int((stopped - started) * 1000)) ms played \(Int(played * 1000)) ms; a looped tone "
+                    + "\(Int(loopSound.seconds * 1000)) ms without a gap; rate 2: \(Int(quick.seconds * 1000)) ms at "
+                    + "\(Int(frequency.rounded())) Hz; two players \(String(format: "%.2f", pair / single))× one")
+        }
+    }
+
+    /// The longest run of silent samples.
+    static func longestSilence(_ samples: [Double]) -> Int {
+        var longest = 0
+        var run = 0
+        for sample in samples {
+            run = sample == 0 ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        return longest
+    }
+
+    /// The RMS of `count` quiet tones started at the same engine time, over their middle.
+    static func levelOfPlayers(_ count: Int, engine: HapticEngine, device: any EmulatedDevice) async throws
+        -> Double
+    {
+        let before = device.records().count
+        let at = engine.currentTime + 0.1
+        for _ in 0..<count { try engine.makeAdvancedPlayer(with: tone(0.3, intensity: 0.3)).start(atTime: at) }
+        try await Task.sleep(for: .milliseconds(550))
+        let sound = sounding(try checkedSamples(hapticsReports(device, after: before), "\(count) players").left)
+        return rms(sound.samples.dropFirst(150).dropLast(150))
+    }
+
+    // MARK: Killed or stopped
+
+    /// A 10 s tone played by `haptics play` as a user runs it; killed (SIGKILL) or stopped (SIGSTOP) while it
+    /// plays, the pad, playing what it received in order, falls silent within 150 ms of the signal.
+    static func killedOrStoppedFallsSilent() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let file = "/tmp/hd-tone-\(getpid()).ahap"
+            try tone(10).ahapData().write(to: URL(fileURLWithPath: file))
+            defer { unlink(file) }
+            var figures: [String] = []
+            for signal in [SIGKILL, SIGSTOP] {
+                let before = device.records().count
+                let process = try Subprocess([
+                    projectBinary("haptics"), "play", "--actuators", "hd", "--device", nodes.rumbleNode, file,
+                ])
+                defer { _ = process.finish(timeout: 0) }
+                try await EmulationSuite.waitForOutputs(device, after: before, "the tone on the voice coils") {
+                    $0.filter { $0.report?.hasPrefix("32") ?? false }.count > 20
+                }
+                let sent = monotonicSeconds()
+                process.signal(signal)
+                try await Task.sleep(for: .milliseconds(400))
+                let silentAt = try silenceTime(hapticsReports(device, after: before))
+                if signal == SIGSTOP { process.signal(SIGKILL) }
+                let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
+                try require(
+                    silentAt - sent <= 0.150,
+                    "after \(name) the pad played on for \(Int((silentAt - sent) * 1000)) ms (bound 150 ms)")
+                figures.append("\(name): silent \(Int(((silentAt - sent) * 1000).rounded())) ms after the signal")
+                _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            }
+            print("    " + figures.joined(separator: "; "))
+        }
+    }
+
+    /// When a pad that plays its reports in order, 32 frames per 10.67 ms from each one's arrival or the end of
+    /// the one before, plays its last sample that is not silent.
+    static func silenceTime(_ reports: [(time: Double, report: DualSenseHapticsReport?)]) throws -> Double {
+        var end = 0.0
+        var lastSound = 0.0
+        for (arrival, report) in reports {
+            let start = max(arrival, end)
+            end = start + DualSenseHapticsReport.seconds
+            guard let report else { continue }
+            if let last = report.left.indices.last(where: { report.left[$0] != 0 || report.right[$0] != 0 }) {
+                lastSound = start + Double(last + 1) / rate
+            }
+        }
+        try require(lastSound > 0, "no report carried sound")
+        return lastSound
+    }
+
+    // MARK: Without access
+
+    /// As a user who may write the event node but not the hidraw node: `--actuators hd` plays on the rumble
+    /// motors, and says why, naming the udev rule.
+    static func fallsBackWithoutAccess() async throws {
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            chmod(nodes.rumbleNode, 0o666)
+            let before = device.records().count
+            let output = try DeviceSuite.haptics(
+                ["play", "--actuators", "hd", "--device", nodes.rumbleNode, "Haptics/thud.ahap"], asNobody: true)
+            try require(output.contains("udev rule"), "no message naming the udev rule:\n\(output)")
+            try require(hapticsReports(device, after: before).isEmpty, "a haptics report reached the pad")
+            let rumble = otherReports(device, after: before).filter { ($0.strong ?? 0) > 0 }
+            try require(!rumble.isEmpty, "the thud did not play on the rumble motors")
+            print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
+        }
+    }
+
+    // MARK: Unplugged mid-pattern
+
+    /// Unplugged while a looped tone plays on the voice coils, the engine stops (game controller disconnected);
+    /// plugged back in, it resets onto the voice coils again, and a new tone arrives.
+    static func unplugMidPattern() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let events = EngineSuite.Events(engine)
+            let player = try engine.makeAdvancedPlayer(with: tone(0.5))
+            player.loopEnabled = true
+            var before = device.records().count
+            try player.start(atTime: 0)
+            try await EmulationSuite.waitForOutputs(device, after: before, "the tone") {
+                $0.filter { $0.report?.hasPrefix("32") ?? false }.count > 5
+            }
+            try device.unplug()
+            try await events.wait(for: .stopped(.gameControllerDisconnect), "stopped when unplugged")
+            try device.replug()
+            try await events.wait(for: .reset, "reset when plugged back in")
+            try require(engine.capabilities?.voiceCoilNode != nil, "back on \(engine.capabilities as Any)")
+            before = device.records().count
+            try await play(tone(0.2), on: engine)
+            try await Task.sleep(for: .milliseconds(120))
+            let again = sounding(try checkedSamples(hapticsReports(device, after: before), "after the replug").left)
+            try require(abs(again.seconds - 0.2) <= 0.02, "after the replug a 0.2 s tone played \(again.seconds) s")
+            print("    stopped on unplug, reset on replug, \(Int(again.seconds * 1000)) ms tone on the voice coils")
+        }
+    }
+}
+
+/// Until the emulator's own analysis lands: the frequency in 20...1500 Hz (1 Hz steps) with the most energy.
+enum WaveformAnalysis {
+    static func dominantFrequency(_ samples: [Double], sampleRate: Double) -> Double {
+        var best = (frequency: 0.0, power: 0.0)
+        for frequency in stride(from: 20.0, through: 1500, by: 1) {
+            var real = 0.0
+            var imaginary = 0.0
+            for (index, sample) in samples.enumerated() {
+                let angle = 2 * Double.pi * frequency * Double(index) / sampleRate
+                real += sample * cos(angle)
+                imaginary -= sample * sin(angle)
+            }
+            let power = real * real + imaginary * imaginary
+            if power > best.power { best = (frequency, power) }
+        }
+        return best.frequency
+    }
+}
