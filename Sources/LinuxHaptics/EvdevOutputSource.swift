@@ -57,11 +57,11 @@ final class EvdevOutputSource: OutputSource {
         -> (output: (any MotorOutput)?, fallback: String?)
     {
         guard actuators != .rumble else { return (nil, nil) }
+        guard let coils = VoiceCoilActuators.find(identity: device.identity) else {
+            return (nil, "\(device.identity.name) has no voice coils this engine drives (a DualSense has)")
+        }
         let refusal: String
-        switch VoiceCoilAccess.find(identity: device.identity) {
-        case .none(let reason):
-            refusal = reason
-        case .node(let node):
+        if let node = coils.node {
             do throws(EventDeviceError) {
                 let hidraw = try HidrawDevice(node: node, logger: logger)
                 do throws(OutputFailure) {
@@ -74,12 +74,12 @@ final class EvdevOutputSource: OutputSource {
                     refusal = "the voice-coil stream cannot start: \(error)"
                 }
             } catch where error.kind == .permissionDenied {
-                refusal =
-                    "\(node) may not be written by this user: install the udev rule "
-                    + "(udev/70-haptics-gamepads.rules, `sudo make install-udev`) and plug the pad in again"
+                refusal = VoiceCoilActuators.notWritable(node)
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }
+        } else {
+            refusal = coils.unavailableReason ?? "the voice coils cannot be reached"
         }
         logger.notice(
             "the voice coils cannot be driven; playing on the rumble motors",

@@ -288,32 +288,3 @@ final class DualSenseHapticsWriter: AudioOutput {
         device.close()
     }
 }
-
-/// Where a pad's voice coils can be reached, or why not.
-enum VoiceCoilAccess: Equatable {
-    /// The pad's hidraw node, to which its waveform reports are written.
-    case node(String)
-    /// Why the pad's voice coils are not driven.
-    case none(String)
-
-    /// The DualSense's vendor and product ids (and the Edge's product id).
-    static let sony: UInt16 = 0x054c
-    static let dualSenseProducts: Set<UInt16> = [0x0ce6, 0x0df2]
-
-    /// Whether the pad with `identity` has voice coils the engine drives, and through which node: a DualSense
-    /// over Bluetooth, through the hidraw node of the HID device its event node belongs to.
-    static func find(identity: InputDeviceIdentity) -> VoiceCoilAccess {
-        guard identity.vendor == sony, dualSenseProducts.contains(identity.product) else {
-            return .none("\(identity.name) has no voice coils this engine drives (a DualSense has)")
-        }
-        guard identity.bus == .bluetooth else {
-            return .none(
-                "over USB the DualSense's voice coils are channels 3 and 4 of its sound card, which the engine does "
-                    + "not drive yet; over Bluetooth it does")
-        }
-        guard let node = HidrawDevice.node(besideEvent: identity.sysPath) else {
-            return .none("\(identity.node) has no hidraw node beside it")
-        }
-        return .node(node)
-    }
-}

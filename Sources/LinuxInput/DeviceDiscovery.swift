@@ -19,6 +19,9 @@ public struct InputDevice: Hashable, Sendable {
     /// The kernel driver bound to the device's parent (sysfs `device/driver`): `xpad`, `playstation`...;
     /// nil for virtual devices (uinput), which have no parent device.
     public var driver: String?
+    /// The pad's voice coils, when it has them (a DualSense's rumble node): where they are reached and whether
+    /// this user may; nil for every other device.
+    public var voiceCoils: VoiceCoilActuators?
 
     public enum GamepadEvidence: String, Hashable, Sendable {
         /// udev's `ID_INPUT_JOYSTICK` property, set by a running udev daemon.
@@ -37,7 +40,7 @@ public struct InputDevice: Hashable, Sendable {
     public init(
         id: StableDeviceID, identity: InputDeviceIdentity, capabilities: InputDeviceCapabilities,
         access: DeviceAccess, isGamepad: Bool, gamepadEvidence: GamepadEvidence,
-        capabilitySource: CapabilitySource, driver: String?
+        capabilitySource: CapabilitySource, driver: String?, voiceCoils: VoiceCoilActuators? = nil
     ) {
         self.id = id
         self.identity = identity
@@ -47,6 +50,7 @@ public struct InputDevice: Hashable, Sendable {
         self.gamepadEvidence = gamepadEvidence
         self.capabilitySource = capabilitySource
         self.driver = driver
+        self.voiceCoils = voiceCoils
     }
 
     public var forceFeedback: ForceFeedbackCapabilities { capabilities.forceFeedback }
@@ -144,7 +148,8 @@ public struct DeviceDiscovery: Sendable {
         return InputDevice(
             id: identity.stableID, identity: identity, capabilities: capabilities, access: opened.access,
             isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: opened.source,
-            driver: input.parent?.driver)
+            driver: input.parent?.driver,
+            voiceCoils: capabilities.forceFeedback.isRumbleCapable ? VoiceCoilActuators.find(identity: identity) : nil)
     }
 
     /// The identity attributes of `eventN`'s `inputN` parent.

@@ -46,7 +46,16 @@ extension InputDevice {
         case .readOnly: accessNote = " Opened read-only: effects cannot be played."
         case .denied: accessNote = " No access to the node."
         }
-        return "\(kind) with " + parts.joined(separator: ", ") + tail + "." + accessNote
+        let coils: String
+        if let voiceCoils {
+            coils =
+                voiceCoils.isDrivable
+                ? " Voice coils (HD haptics) through \(voiceCoils.node ?? "")."
+                : " Voice coils (HD haptics) not reachable: \(voiceCoils.unavailableReason ?? "")."
+        } else {
+            coils = ""
+        }
+        return "\(kind) with " + parts.joined(separator: ", ") + tail + "." + accessNote + coils
     }
 }
 
@@ -54,6 +63,7 @@ extension InputDevice: Encodable {
     enum CodingKeys: String, CodingKey {
         case id, node, name, bus, vendor, product, version, uniq, phys, sysName, sysPath
         case isGamepad, gamepadEvidence, access, accessReason, driver, capabilitySource, forceFeedback, summary
+        case voiceCoils
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -77,6 +87,20 @@ extension InputDevice: Encodable {
         try container.encode(capabilitySource.rawValue, forKey: .capabilitySource)
         try container.encode(forceFeedback, forKey: .forceFeedback)
         try container.encode(summary, forKey: .summary)
+        try encodeOrNull(voiceCoils, .voiceCoils, in: &container)
+    }
+}
+
+extension VoiceCoilActuators: Encodable {
+    enum CodingKeys: String, CodingKey {
+        case node, writable, reason
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try encodeOrNull(node, .node, in: &container)
+        try container.encode(writable, forKey: .writable)
+        try encodeOrNull(unavailableReason, .reason, in: &container)
     }
 }
 
