@@ -75,6 +75,18 @@ typedef enum lh_stopped_reason {
     LH_STOPPED_AUDIO_INTERRUPTED = 7
 } lh_stopped_reason;
 
+/* Which actuators an engine plays on (lh_engine_create_with_actuators). */
+typedef enum lh_actuators {
+    /* The rumble motors, through the kernel's force feedback, on every pad (lh_engine_create). */
+    LH_ACTUATORS_RUMBLE = 0,
+    /* The voice coils (HD haptics: a pattern's sharpness as the vibration's frequency) where the pad has them
+       and their node may be written (a DualSense over Bluetooth), else the rumble motors. */
+    LH_ACTUATORS_AUTO = 1,
+    /* The voice coils; a pad without them, or whose node may not be written, plays on its rumble motors and
+       the library logs why. */
+    LH_ACTUATORS_HD = 2
+} lh_actuators;
+
 typedef struct lh_error lh_error;
 typedef struct lh_pattern lh_pattern;
 typedef struct lh_engine lh_engine;
@@ -129,6 +141,13 @@ typedef void (*lh_reset_handler)(void *user);
    rumble-capable gamepad driven together. Fails with LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION or
    LH_ERROR_DEVICE, and then gives no engine. */
 lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **error);
+
+/* lh_engine_create, playing on `actuators` (LH_ERROR_INVALID_ARGUMENT for a value not listed). */
+lh_status lh_engine_create_with_actuators(
+    const char *device, lh_actuators actuators, lh_engine **engine, lh_error **error);
+
+/* 1 when the engine plays on the pad's voice coils now, 0 on its rumble motors (and for NULL). */
+int lh_engine_uses_voice_coils(const lh_engine *engine);
 
 /* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. */
 lh_status lh_engine_start(lh_engine *engine, lh_error **error);

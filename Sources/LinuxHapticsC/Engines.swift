@@ -28,6 +28,9 @@ final class EngineObject: Sendable {
         return Handle.object(handle, as: EngineObject.self)
     }
 
+    /// Whether the engine plays on the pad's voice coils now.
+    var usesVoiceCoils: Bool { engine.engine.capabilities?.voiceCoilNode != nil }
+
     /// Runs an engine call, its error turned into the C caller's.
     func perform(_ body: (ManagedEngineAdapter) throws -> Void) throws(CFailure) {
         do { try body(engine) } catch { throw CFailure(error) }
@@ -62,6 +65,14 @@ public func lhEngineCreate(
     _ device: UnsafePointer<CChar>?, _ engine: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<OpaquePointer?>?
 ) -> lh_status {
+    lhEngineCreateWithActuators(device, LH_ACTUATORS_RUMBLE, engine, error)
+}
+
+@_cdecl("lh_engine_create_with_actuators")
+public func lhEngineCreateWithActuators(
+    _ device: UnsafePointer<CChar>?, _ actuators: lh_actuators, _ engine: UnsafeMutablePointer<OpaquePointer?>?,
+    _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
     reporting(error) { () throws(CFailure) in
         guard let engine else { throw CFailure.missing("engine") }
         var selection = DeviceSelection.firstRumbleDevice
@@ -76,9 +87,24 @@ public func lhEngineCreate(
         // A pattern's audio files are looked for in the Haptics/ folder, as HapticManager's engines look for them.
         var options = HapticEngineOptions()
         options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
+        switch actuators {
+        case LH_ACTUATORS_RUMBLE: options.actuators = .rumble
+        case LH_ACTUATORS_AUTO: options.actuators = .automatic
+        case LH_ACTUATORS_HD: options.actuators = .hd
+        default:
+            throw CFailure(
+                LH_ERROR_INVALID_ARGUMENT,
+                "actuators \(actuators.rawValue) is not one of LH_ACTUATORS_RUMBLE, LH_ACTUATORS_AUTO, LH_ACTUATORS_HD")
+        }
         engine.pointee = try startedEngineHandle(
             HapticEngine(output: .device(selection), options: options, logger: CLibrary.logger))
     }
+}
+
+@_cdecl("lh_engine_uses_voice_coils")
+public func lhEngineUsesVoiceCoils(_ engine: OpaquePointer?) -> Int32 {
+    guard let object = try? EngineObject.from(engine) else { return 0 }
+    return object.usesVoiceCoils ? 1 : 0
 }
 
 @_cdecl("lh_engine_start")

@@ -42,6 +42,13 @@ import Testing
         #expect(empty == LH_ERROR_INVALID_ARGUMENT)
         #expect(emptyError?.message.hasPrefix("device is empty") == true)
         #expect(engine == nil)
+        let (unknown, unknownError) = calling { error in
+            lh_engine_create_with_actuators("event0", lh_actuators(rawValue: 7), &engine, error)
+        }
+        #expect(unknown == LH_ERROR_INVALID_ARGUMENT)
+        #expect(unknownError?.message.hasPrefix("actuators 7 is not one of") == true)
+        #expect(engine == nil)
+        #expect(lh_engine_uses_voice_coils(nil) == 0)
     }
 
     @Test func theDeviceListIsAJSONArray() {

@@ -150,10 +150,11 @@ public struct EngineOutputProvider: HapticEngineProvider {
     }
 
     /// The first rumble-capable gamepad this process may write, or without one the first such rumble device
-    /// (`DeviceSelection.firstRumbleDevice`).
-    public static func firstGamepad(logger: Logger) -> EngineOutputProvider {
+    /// (`DeviceSelection.firstRumbleDevice`), played on `actuators` (`HapticEngineOptions.actuators`).
+    public static func firstGamepad(logger: Logger, actuators: HapticActuators = .rumble) -> EngineOutputProvider {
         // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
         var options = HapticEngineOptions()
+        options.actuators = actuators
         options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
         return EngineOutputProvider(output: .device(.firstRumbleDevice), options: options, logger: logger)
     }

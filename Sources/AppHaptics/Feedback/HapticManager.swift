@@ -43,10 +43,15 @@ public final class HapticManager {
     /// Watches for a capable device while there was none at launch.
     @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
 
-    /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad.
-    public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
+    /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad, played on
+    /// `actuators` (`.automatic` or `.hd`: a DualSense's voice coils over Bluetooth; the default, its motors).
+    public convenience init(
+        resolver: any HapticResourceResolving = DefaultHapticResourceResolver(), actuators: HapticActuators = .rumble
+    ) {
         let logger = Logger(label: "haptics.manager")
-        self.init(resolver: resolver, engineProvider: EngineOutputProvider.firstGamepad(logger: logger), logger: logger)
+        self.init(
+            resolver: resolver, engineProvider: EngineOutputProvider.firstGamepad(logger: logger, actuators: actuators),
+            logger: logger)
     }
 
     /// A manager on the engines `engineProvider` builds. The capability check runs first: without capable
