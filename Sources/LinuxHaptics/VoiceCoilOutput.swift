@@ -283,7 +283,16 @@ final class DualSenseHapticsWriter: AudioOutput {
     func delay() throws(AudioDeviceError) -> Double { try queue.delay() }
     func drain() throws(AudioDeviceError) { try queue.drain() }
 
+    /// Ends the stream with a silent report when the last one carried sound (the stream closed mid-sound), so
+    /// that a pad which holds or repeats what it last received falls silent too; then closes the node.
     func close() {
+        let silence = state.withLock { state -> DualSenseHapticsReport? in
+            guard state.lastCarriedSound else { return nil }
+            state.lastCarriedSound = false
+            defer { state.counter &+= 1 }
+            return DualSenseHapticsReport(counter: state.counter, samples: [])
+        }
+        if let silence { try? device.write(silence.bytes) }
         queue.close()
         device.close()
     }
