@@ -14,10 +14,14 @@ enum AppUdevSuite {
         tests: [
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
             KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
+            KernelTest(
+                name: "app/udev/dualsense-hidraw-node-tagged-uaccess-xbox-hidraw-node-not", body: hidrawTagging),
         ])
 
     static let ruleName = "70-haptics-gamepads.rules"
     static let markerTag = "haptics_gamepad"
+    /// The tag of the hidraw nodes the rule opens up (a DualSense's, for its voice coils).
+    static let actuatorTag = "haptics_actuators"
     /// udev reads rules from /run/udev/rules.d too: a runtime folder, so the test never leaves a rule
     /// behind in /etc on a host where it runs directly.
     static let runtimeRulesFolder = "/run/udev/rules.d"
@@ -98,6 +102,29 @@ enum AppUdevSuite {
                 try require(!tags.contains(markerTag), "\(key) of the keyboard has \(markerTag)")
             }
             print("    \(keyboard.eventNode): TAGS=\(properties["TAGS"] ?? "(none)")")
+        }
+    }
+}
+
+extension AppUdevSuite {
+    /// The rule opens the hidraw node of a DualSense (its voice coils) and not that of another pad with one (the
+    /// Xbox Wireless Controller over Bluetooth, whose hidraw node hid-microsoft also creates).
+    static func hidrawTagging() async throws {
+        try await withRuleInstalled {
+            for (model, tagged) in [(EmulatedModel.dualsenseBluetooth, true), (.xboxOneBluetooth, false)] {
+                try await EmulationSuite.withController(model) { _, nodes in
+                    guard let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
+                    else { throw TestFailure(reason: "the \(model.rawValue) has no hidraw node") }
+                    let properties = try properties(of: node)
+                    for key in ["TAGS", "CURRENT_TAGS"] {
+                        let tags = tags(properties[key])
+                        try require(
+                            tags.contains("uaccess") == tagged && tags.contains(actuatorTag) == tagged,
+                            "\(key) of the \(model.rawValue)'s \(node): \(properties[key] ?? "(none)")")
+                    }
+                    print("    \(model.rawValue) \(node): TAGS=\(properties["TAGS"] ?? "(none)")")
+                }
+            }
         }
     }
 }
