@@ -156,6 +156,16 @@ public struct WaveformRenderer: Sendable {
         WaveformCursor(renderer: self, position: frame)
     }
 
+    /// The carriers sounding at `frame`: each sounding voice's frequency (capped) and amplitude, in pattern
+    /// order. What a plot of the waveform's pitch over time shows.
+    public func carriers(at frame: Int) -> [(frequency: Double, amplitude: Double)] {
+        firstFrames.indices.compactMap { voice in
+            guard firstFrames[voice] <= frame, frame < endFrames[voice] else { return nil }
+            var memo = CarrierMemo()
+            return carrier(of: voice, at: frame, memo: &memo)
+        }
+    }
+
     // MARK: One voice at one frame
 
     /// What one voice plays at one frame: its carrier frequency (capped) and, when `amplitude` is asked for, its

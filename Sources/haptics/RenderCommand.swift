@@ -15,18 +15,26 @@ struct RenderCommand: ParsableCommand {
         discussion: """
             text draws both motor levels in the terminal; csv writes time,strong,weak rows (seconds, 0...1) at \
             --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
-            intensity and sharpness above the strong/weak output. A pattern's audio events are listed (text, json) \
+            intensity and sharpness above the strong/weak output. With --actuators hd the output is a DualSense's \
+            voice coils instead: svg plots their waveform and each carrier's frequency over time, csv writes \
+            time,left,right samples (-1...1) at 3000 Hz, and wav writes them as a 16-bit stereo WAV (--output). A pattern's audio events are listed (text, json) \
             and drawn in a panel of their own (svg): each voice's volume envelope over its time; AudioCustom \
             files are looked for next to the pattern, then in Haptics/, for their length.
             """)
 
-    enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg }
+    enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg, wav }
 
     @Argument(help: "The AHAP file to render.")
     var file: String
 
-    @Option(help: "Output format: text, csv, json or svg.")
+    @Option(help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav.")
     var format: Format = .text
+
+    @Option(
+        help: ArgumentHelp(
+            "rumble: the motors' levels (default); hd: a DualSense's voice coils, as waveforms at 3000 Hz.",
+            valueName: "rumble|hd"))
+    var actuators = HapticActuators.rumble
 
     @Option(help: "Write to this file instead of standard output.")
     var output: String?
@@ -43,6 +51,20 @@ struct RenderCommand: ParsableCommand {
     func validate() throws {
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
             throw ValidationError("--sample-rate must be in 0<...100000 Hz")
+        }
+        switch (actuators, format) {
+        case (.automatic, _):
+            throw ValidationError("--actuators takes rumble or hd here: a rendering has no pad to choose for")
+        case (.rumble, .wav):
+            throw ValidationError("--format wav is the voice coils' waveform: pass --actuators hd")
+        case (.hd, .text), (.hd, .json):
+            throw ValidationError("--actuators hd renders as svg, csv or wav")
+        case (.hd, .wav) where output == nil:
+            throw ValidationError("--format wav needs --output FILE")
+        case (.hd, .csv) where sampleRate != nil:
+            throw ValidationError("--actuators hd samples at the voice coils' 3000 Hz: leave --sample-rate out")
+        default:
+            break
         }
     }
 
@@ -61,13 +83,19 @@ struct RenderCommand: ParsableCommand {
             sampleRate: AudioOutputs.defaultSampleRate)
         let rendering = Rendering(
             pattern: pattern, profile: profile, locality: locality,
-            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations))
+            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations), voiceCoils: actuators == .hd)
         let text: String
         switch format {
         case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
-        case .csv: text = rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
+        case .csv:
+            text =
+                rendering.voiceCoils != nil
+                ? rendering.waveformCSV() : rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
         case .json: text = try rendering.json(file: file)
         case .svg: text = rendering.svg(title: URL(fileURLWithPath: file).lastPathComponent)
+        case .wav:
+            try writeWAV(rendering)
+            return
         }
         if let output {
             do {
@@ -79,6 +107,17 @@ struct RenderCommand: ParsableCommand {
             }
         } else {
             print(text, terminator: "")
+        }
+    }
+
+    /// The voice coils' waveform as a 16-bit stereo WAV at 3000 Hz.
+    private func writeWAV(_ rendering: Rendering) throws {
+        guard let output, let clip = rendering.waveformClip() else { return }
+        do {
+            try AudioFile.write(clip, to: output, format: .wav16)
+        } catch {
+            throw CommandFailure(
+                "cannot write \(output)", why: "\(error)", fix: "Name a file in a folder that exists and that you may write.")
         }
     }
 
@@ -110,7 +149,13 @@ struct Rendering {
     /// The pattern's audio events as voices; those whose file was not found are in `missingClips`.
     let audio: AudioSchedule
 
-    init(pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality, audio: AudioSchedule? = nil) {
+    /// The voice coils' renderer, when the output shown is a DualSense's voice coils rather than its motors.
+    let voiceCoils: WaveformRenderer?
+
+    init(
+        pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality, audio: AudioSchedule? = nil,
+        voiceCoils: Bool = false
+    ) {
         self.pattern = pattern
         self.profile = profile
         self.audio = audio ?? AudioSchedule(pattern: pattern)
@@ -118,10 +163,17 @@ struct Rendering {
         timeline = renderer.render(pattern)
         envelope = renderer.intensityEnvelope(pattern)
         commands = DeviceCommandPlanner(profile: profile).commands(for: timeline)
+        self.voiceCoils =
+            voiceCoils
+            ? WaveformRenderer(
+                pattern: pattern, sampleRate: Double(DualSenseHapticsReport.sampleRate), locality: locality) : nil
     }
 
     /// Plotted and sampled up to here: the output's end, and at least the pattern's length.
-    var span: Double { Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0, audio.end) }
+    var span: Double {
+        let waveformEnd = voiceCoils.map { Double($0.endFrame) / $0.sampleRate } ?? 0
+        return Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0, audio.end, waveformEnd)
+    }
 
     /// What a voice plays: "tone", or its file as the pattern names it.
     static func label(_ voice: AudioVoice) -> String {
@@ -239,11 +291,16 @@ struct Rendering {
     func svg(title: String) -> String {
         let hasAudio = !audio.voices.isEmpty || !audio.missingClips.isEmpty
         let frame = PlotFrame(duration: Swift.max(span, 0.001), hasAudio: hasAudio)
-        let body = svgAxes(frame) + svgInput(frame) + svgOutput(frame) + (hasAudio ? svgAudio(frame) : "")
+        let output = voiceCoils.map { svgVoiceCoils($0, frame) } ?? svgOutput(frame)
+        let body = svgAxes(frame) + svgInput(frame) + output + (hasAudio ? svgAudio(frame) : "")
+        let subtitle =
+            voiceCoils == nil
+            ? "profile \(profile.name), \(commands.count) commands"
+            : "voice coils, \(DualSenseHapticsReport.sampleRate) Hz"
         return """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(f(frame.width))" height="\(f(frame.height))" viewBox="0 0 \(f(frame.width)) \(f(frame.height))" font-family="sans-serif">
             <rect width="100%" height="100%" fill="white"/>
-            <text x="\(f(frame.left))" y="18" font-size="15" font-weight="bold">\(escape(title)) — profile \(profile.name), \(commands.count) commands</text>
+            <text x="\(f(frame.left))" y="18" font-size="15" font-weight="bold">\(escape(title)) — \(subtitle)</text>
             \(body)</svg>
 
             """
@@ -254,7 +311,12 @@ struct Rendering {
         var body = ""
         var panels = [
             (frame.inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
-            (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)"),
+            voiceCoils == nil
+                ? (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)")
+                : (
+                    frame.outputTop,
+                    "voice coils: waveform (grey, both actuators), carrier frequency (orange, log scale, right axis)"
+                ),
         ]
         if frame.hasAudio {
             panels.append((frame.audioTop, "audio: each voice's volume envelope (green), its file or tone"))
@@ -263,9 +325,13 @@ struct Rendering {
             body +=
                 "<rect x=\"\(f(frame.left))\" y=\"\(f(top))\" width=\"\(f(frame.plotWidth))\" height=\"\(f(frame.panelHeight))\" fill=\"#fafafa\" stroke=\"#999\"/>\n"
             body += "<text x=\"\(f(frame.left))\" y=\"\(f(top - 6))\" font-size=\"13\">\(label)</text>\n"
-            for level in [0.0, 0.5, 1.0] {
+            // The waveform is drawn around the middle of its panel: -1 at 5 %, 1 at 95 % of its height.
+            let levels =
+                voiceCoils != nil && top == frame.outputTop
+                ? [(0.05, "-1"), (0.5, "0"), (0.95, "1")] : [(0.0, "0.0"), (0.5, "0.5"), (1.0, "1.0")]
+            for (level, text) in levels {
                 body +=
-                    "<text x=\"\(f(frame.left - 8))\" y=\"\(f(frame.y(level, top: top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(level)</text>\n"
+                    "<text x=\"\(f(frame.left - 8))\" y=\"\(f(frame.y(level, top: top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(text)</text>\n"
             }
         }
         for tick in niceTicks(frame.duration) {
@@ -314,6 +380,74 @@ struct Rendering {
             + polyline(timeline: timeline, motor: \.weak, color: "#2980b9", x: frame.x, y: y, width: 1, opacity: 0.5)
             + steps(\.strong, color: "#c0392b", x: frame.x, y: y)
             + steps(\.weak, color: "#2980b9", x: frame.x, y: y)
+    }
+
+    /// The voice-coil panel: the waveform's extent per pixel column (both actuators) around the middle, and the
+    /// frequency of each sounding carrier over time on a logarithmic scale from 40 to 400 Hz (a dot's size is its
+    /// amplitude).
+    private func svgVoiceCoils(_ renderer: WaveformRenderer, _ frame: PlotFrame) -> String {
+        let top = frame.outputTop
+        let rate = renderer.sampleRate
+        let frames = renderer.render(from: 0, count: renderer.endFrame)
+        let columns = Int(frame.plotWidth)
+        var upper: [String] = []
+        var lower: [String] = []
+        for column in 0..<columns {
+            let start = Int(Double(column) / Double(columns) * frame.duration * rate)
+            let end = Swift.min(Int(Double(column + 1) / Double(columns) * frame.duration * rate), frames.count)
+            var high = 0.0
+            var low = 0.0
+            if start < end {
+                for index in start..<end {
+                    high = Swift.max(high, frames.left[index], frames.right[index])
+                    low = Swift.min(low, frames.left[index], frames.right[index])
+                }
+            }
+            let x = f(frame.left + Double(column) + 0.5)
+            upper.append("\(x),\(f(frame.y(0.5 + 0.45 * high, top: top)))")
+            lower.append("\(x),\(f(frame.y(0.5 + 0.45 * low, top: top)))")
+        }
+        var body =
+            "<polygon points=\"\((upper + lower.reversed()).joined(separator: " "))\" fill=\"#bbb\" stroke=\"none\"/>\n"
+        let lowest = 40.0, highest = 400.0
+        let level = { (hertz: Double) in
+            PureMath.log2(hertz / lowest) / PureMath.log2(highest / lowest)
+        }
+        for hertz in [50.0, 100, 200, 300] {
+            let y = f(frame.y(level(hertz), top: top))
+            body +=
+                "<text x=\"\(f(frame.x(frame.duration) + 4))\" y=\"\(y)\" font-size=\"10\" fill=\"#d35400\">\(Int(hertz))</text>\n"
+        }
+        let samples = 600
+        for index in 0...samples {
+            let time = frame.duration * Double(index) / Double(samples)
+            for carrier in renderer.carriers(at: Int((time * rate).rounded())) where carrier.amplitude > 0.01 {
+                body +=
+                    "<circle cx=\"\(f(frame.x(time)))\" cy=\"\(f(frame.y(level(carrier.frequency), top: top)))\" r=\"\(f(0.6 + 1.6 * carrier.amplitude))\" fill=\"#d35400\"/>\n"
+            }
+        }
+        return body
+    }
+
+    /// The voice coils' samples as `time,left,right` rows (seconds, -1...1), one per frame at 3000 Hz.
+    func waveformCSV() -> String {
+        guard let voiceCoils else { return "" }
+        let frames = voiceCoils.render(from: 0, count: voiceCoils.endFrame)
+        var text = "time,left,right\n"
+        for index in 0..<frames.count {
+            text +=
+                "\(decimal(Double(index) / voiceCoils.sampleRate)),\(decimal(round6(frames.left[index]))),"
+                + "\(decimal(round6(frames.right[index])))\n"
+        }
+        return text
+    }
+
+    /// The voice coils' samples as a stereo clip at 3000 Hz, limited as the stream limits them.
+    func waveformClip() -> AudioClip? {
+        guard let voiceCoils else { return nil }
+        let frames = ActuatorFrames.mixed([voiceCoils.render(from: 0, count: voiceCoils.endFrame)])
+        return AudioClip(
+            sampleRate: voiceCoils.sampleRate, channelCount: 2, samples: frames.interleaved.map { Float($0) })
     }
 
     /// The audio panel: each voice's volume envelope (the event's volume times its attack, decay and release)

@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+
+/// `haptics render --actuators hd` end to end (the built binary, `CLI`): the voice coils' waveform as an SVG
+/// panel, CSV samples at 3000 Hz and a WAV, and the combinations it refuses.
+@Suite struct VoiceCoilRenderTests {
+    /// A 0.1 s tone at sharpness 0.5 (a 122 Hz carrier).
+    static let pattern = """
+        {"Version":1,"Pattern":[
+         {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.1,"EventParameters":[
+           {"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":0.5}]}}
+        ]}
+        """
+
+    @Test func svgDrawsTheVoiceCoilPanelInsteadOfTheMotors() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let svg = try CLI.run(["render", "--actuators", "hd", "--format", "svg", file])
+            #expect(svg.status == 0, "\(svg.errors)")
+            #expect(svg.output.contains("voice coils, 3000 Hz"))
+            #expect(svg.output.contains("voice coils: waveform (grey"))
+            #expect(!svg.output.contains("output: strong (red)"))
+            #expect(svg.output.contains("<circle"), "the carrier's frequency is drawn")
+        }
+    }
+
+    @Test func csvHasOneRowPerFrameAt3000Hz() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let csv = try CLI.run(["render", "--actuators", "hd", "--format", "csv", file])
+            #expect(csv.status == 0, "\(csv.errors)")
+            let rows = csv.output.split(separator: "\n")
+            #expect(rows.first == "time,left,right")
+            #expect(rows.count == 1 + 300, "0.1 s at 3000 Hz")
+            #expect(rows[2].hasPrefix("0.000333,"))
+        }
+    }
+
+    @Test func wavIsStereoAt3000HzWith16BitSamples() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let output = file + ".wav"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let wav = try CLI.run(["render", "--actuators", "hd", "--format", "wav", "--output", output, file])
+            #expect(wav.status == 0, "\(wav.errors)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+            func little(_ offset: Int, _ count: Int) -> Int {
+                (0..<count).reduce(0) { $0 | Int(bytes[offset + $1]) << (8 * $1) }
+            }
+            #expect(bytes.count > 44 && String(decoding: bytes[0..<4], as: UTF8.self) == "RIFF")
+            #expect(little(22, 2) == 2, "channels")
+            #expect(little(24, 4) == 3000, "sample rate")
+            #expect(little(34, 2) == 16, "bits per sample")
+        }
+    }
+
+    @Test func combinationsWithoutAWaveformAreRefused() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let wavOfMotors = try CLI.run(["render", "--format", "wav", "--output", "/tmp/x.wav", file])
+            #expect(wavOfMotors.status != 0 && wavOfMotors.errors.contains("pass --actuators hd"))
+            let json = try CLI.run(["render", "--actuators", "hd", "--format", "json", file])
+            #expect(json.status != 0 && json.errors.contains("renders as svg, csv or wav"))
+            let noOutput = try CLI.run(["render", "--actuators", "hd", "--format", "wav", file])
+            #expect(noOutput.status != 0 && noOutput.errors.contains("needs --output"))
+            let auto = try CLI.run(["render", "--actuators", "auto", "--format", "svg", file])
+            #expect(auto.status != 0 && auto.errors.contains("rumble or hd"))
+        }
+    }
+}
