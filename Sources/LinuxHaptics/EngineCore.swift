@@ -87,6 +87,11 @@ final class EngineCore: Sendable {
         return output?.currentLevels() ?? written
     }
 
+    /// What the voice coils were last sent, while the engine plays on them.
+    var voiceCoilActivity: VoiceCoilActivity? {
+        (state.withLock { $0.output } as? VoiceCoilOutput)?.activity
+    }
+
     var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { state.withLock { $0.handlers.stopped } }
         set { state.withLock { $0.handlers.stopped = newValue } }

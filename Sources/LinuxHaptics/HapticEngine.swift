@@ -72,8 +72,12 @@ public final class HapticEngine: Sendable {
     /// say why a play did not happen.
     package var stateSummary: String { core.stateSummary }
 
-    /// What the motors do now: the virtual output's model, or the last mix sent to a device.
+    /// What the motors do now: the virtual output's model, or the last mix sent to a device. On voice coils the
+    /// motors do nothing: this is the mix the motors would get, and `voiceCoilActivity` what the coils get.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
+
+    /// What the voice coils were last sent, while the engine plays on them (`HapticActuators.hd`); nil on motors.
+    public var voiceCoilActivity: VoiceCoilActivity? { core.voiceCoilActivity }
 
     /// Called when the engine stops without `stop()`: the controller went away, refused what the engine needs,
     /// idled past `autoShutdownDelay`, was told to by a players-finished handler, or the engine was released.

@@ -42,3 +42,17 @@ public struct OutputCapabilities: Sendable, Hashable {
         self.renderProfile = renderProfile
     }
 }
+
+/// What a pad's voice coils were last sent: each actuator's peak amplitude (0...1) in the last report, and the
+/// waveform's frequency over the last reports (rising zero crossings of the louder actuator; nil while silent).
+public struct VoiceCoilActivity: Sendable, Hashable {
+    public var left: Double
+    public var right: Double
+    public var frequency: Double?
+
+    public init(left: Double, right: Double, frequency: Double?) {
+        self.left = left
+        self.right = right
+        self.frequency = frequency
+    }
+}

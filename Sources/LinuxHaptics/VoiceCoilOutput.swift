@@ -120,6 +120,9 @@ final class VoiceCoilOutput: MotorOutput {
     /// Reports written and underruns so far (a report sent after the pad's queue ran dry mid-sound).
     var streamCounts: (reports: Int, underruns: Int) { writer.counts }
 
+    /// What the voice coils were last sent.
+    var activity: VoiceCoilActivity { writer.activity }
+
     // MARK: The players' waveforms
 
     /// Makes the stream play what `players` ask for from `now` (engine time on `CLOCK_MONOTONIC`): new cues
@@ -236,8 +239,13 @@ final class DualSenseHapticsWriter: AudioOutput {
         var lastCarriedSound = false
         var reports = 0
         var underruns = 0
+        /// The last reports' samples, left and right, for `activity`.
+        var recentLeft: [Int8] = []
+        var recentRight: [Int8] = []
     }
     private let state = Lock(State())
+    /// The frames `activity` measures the frequency over: six reports, 64 ms.
+    static let activityFrames = 6 * DualSenseHapticsReport.framesPerReport
 
     init(device: HidrawDevice, leadSeconds: Double, logger: Logger) {
         self.device = device
@@ -265,7 +273,10 @@ final class DualSenseHapticsWriter: AudioOutput {
                 if dry, state.lastCarriedSound { state.underruns += 1 }
                 state.lastCarriedSound = pcm.contains { $0 != 0 }
                 state.reports += 1
-                return DualSenseHapticsReport(counter: state.counter, samples: pcm)
+                let report = DualSenseHapticsReport(counter: state.counter, samples: pcm)
+                state.recentLeft = Array((state.recentLeft + report.left).suffix(Self.activityFrames))
+                state.recentRight = Array((state.recentRight + report.right).suffix(Self.activityFrames))
+                return report
             }
             do throws(EventDeviceError) {
                 try device.write(report.bytes)
@@ -278,6 +289,20 @@ final class DualSenseHapticsWriter: AudioOutput {
             heard = heard ?? queued
         }
         return heard ?? MonotonicTime.nanoseconds()
+    }
+
+    /// Each actuator's peak in the last report and the louder one's frequency over the last six.
+    var activity: VoiceCoilActivity {
+        let (left, right) = state.withLock { ($0.recentLeft, $0.recentRight) }
+        let last = DualSenseHapticsReport.framesPerReport
+        func peak(_ samples: [Int8]) -> Double {
+            Double(samples.suffix(last).map { abs(Int($0)) }.max() ?? 0) / 127
+        }
+        let louder = peak(left) >= peak(right) ? left : right
+        let crossings = zip(louder, louder.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let seconds = Double(louder.count) / Double(DualSenseHapticsReport.sampleRate)
+        return VoiceCoilActivity(
+            left: peak(left), right: peak(right), frequency: crossings > 0 ? Double(crossings) / seconds : nil)
     }
 
     func delay() throws(AudioDeviceError) -> Double { try queue.delay() }

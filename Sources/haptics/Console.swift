@@ -4,6 +4,7 @@
 import Foundation
 import Glibc
 import HapticRendering
+import LinuxHaptics
 import LinuxInput
 import LinuxSystem
 
@@ -107,6 +108,13 @@ enum MotorMeter {
         meter("strong", levels.strong) + "  " + meter("weak", levels.weak)
     }
 
+    /// Both voice coils' peaks and the vibration's frequency.
+    static func voiceCoils(_ activity: VoiceCoilActivity) -> String {
+        let frequency = activity.frequency.map { String(format: "%4d Hz", Int($0.rounded())) } ?? "     -"
+        let meters: String = meter("left", activity.left) + "  " + meter("right", activity.right)
+        return meters + "  " + frequency
+    }
+
     static func meter(_ label: String, _ level: Double) -> String {
         let filled = Int((level * Double(width)).rounded())
         return "\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
@@ -133,6 +141,22 @@ enum MotorMeter {
     /// A level as text with three decimals, for the JSON lines and the plain lines.
     static func text(_ levels: MotorMagnitudes) -> String {
         String(format: "strong %.3f weak %.3f", levels.strong, levels.weak)
+    }
+
+    /// What an engine's output does at a moment, for a line of text and for JSON: its motors, or, on voice
+    /// coils, their peaks and frequency (`voiceCoils` in JSON) beside the motors the coils stand for.
+    static func output(_ levels: MotorMagnitudes, _ voiceCoils: VoiceCoilActivity?) -> (
+        text: String, json: [String: String]
+    ) {
+        guard let voiceCoils else { return (Self.levels(levels), ["motors": text(levels)]) }
+        let frequency = voiceCoils.frequency.map { String(format: " %.0f Hz", $0) } ?? ""
+        return (
+            Self.voiceCoils(voiceCoils),
+            [
+                "motors": text(levels),
+                "voiceCoils": String(format: "left %.3f right %.3f", voiceCoils.left, voiceCoils.right) + frequency,
+            ]
+        )
     }
 }
 

@@ -79,18 +79,18 @@ struct FeedbackCommand: AsyncParsableCommand {
             text: "\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
         for tap in taps {
             let at = start + tap.relativeTime
-            let levels = await engine.levels(at: at)
+            let output = MotorMeter.output(await engine.levels(at: at), engine.voiceCoilActivity)
             report.emit(
                 "tap",
                 [
                     "time": PlaybackTiming.seconds(tap.relativeTime), "at": PlaybackTiming.seconds(at),
                     "intensity": String(format: "%.2f", tap.intensity),
-                    "sharpness": String(format: "%.2f", tap.sharpness), "motors": MotorMeter.text(levels),
-                ],
+                    "sharpness": String(format: "%.2f", tap.sharpness),
+                ].merging(output.json) { first, _ in first },
                 text: String(
                     format: "  +%.3f s  intensity %.2f  sharpness %.2f   ", tap.relativeTime, tap.intensity,
                     tap.sharpness)
-                    + MotorMeter.levels(levels))
+                    + output.text)
         }
         await engine.sleep(until: start + pattern.duration + PlaybackTiming.tail)
         report.emit("finished", [:], text: "done")

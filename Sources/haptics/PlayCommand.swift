@@ -159,7 +159,9 @@ struct PlaySession {
         let redraw = Task { [engine, report] in
             while report.live.enabled && !Task.isCancelled {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
-                report.draw(position: position, length: total, levels: engine.outputLevels)
+                report.draw(
+                    position: position, length: total, levels: engine.outputLevels,
+                    voiceCoils: engine.voiceCoilActivity)
                 try? await Task.sleep(for: .seconds(Self.redrawInterval))
             }
         }

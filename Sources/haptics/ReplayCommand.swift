@@ -176,17 +176,16 @@ struct ReplayNarration {
 
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
-        let levels = await engine.levels(at: at)
+        let output = MotorMeter.output(await engine.levels(at: at), engine.voiceCoilActivity)
         let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
         report.emit(
             "cue",
             [
                 "chapter": "\(entry.cue.chapter)", "pattern": entry.cue.pattern, "moment": entry.cue.moment,
                 "time": PlaybackTiming.seconds(entry.cue.time), "offset": PlaybackTiming.seconds(entry.offset),
-                "at": PlaybackTiming.seconds(at), "motors": MotorMeter.text(levels),
-            ],
-            text: String(format: "  %6.3f s  ", entry.cue.time) + name + MotorMeter.levels(levels) + "  "
-                + entry.cue.moment)
+                "at": PlaybackTiming.seconds(at),
+            ].merging(output.json) { first, _ in first },
+            text: String(format: "  %6.3f s  ", entry.cue.time) + name + output.text + "  " + entry.cue.moment)
     }
 }
 
