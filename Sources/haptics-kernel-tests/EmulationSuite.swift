@@ -31,6 +31,9 @@ enum EmulationSuite {
             KernelTest(name: "emulation/dualsense-bt/hidraw-haptics-reports-play-on-the-voice-coils") {
                 try await hapticsReportsPlayOnTheVoiceCoils()
             },
+            KernelTest(name: "emulation/cli/dualsense-bt-haptics-wav-holds-what-the-coils-played") {
+                try await cliWritesTheCoilsWAV()
+            },
         ])
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.

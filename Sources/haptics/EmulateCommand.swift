@@ -98,8 +98,13 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         device.destroy()
         let playback = await watcher.value
-        if let hapticsWav { try Self.writeWAV(playback, to: hapticsWav) }
+        // The controller is gone whether or not the WAV could be written: say so last either way.
+        var wavFailure: (any Error)?
+        if let hapticsWav {
+            do { try Self.writeWAV(playback, to: hapticsWav) } catch { wavFailure = error }
+        }
         print("removed \(model.rawValue) (signal \(received))")
+        if let wavFailure { throw wavFailure }
     }
 
     /// Writes what the voice coils played, from the first report to the end of the last, silence in the gaps.
@@ -145,12 +150,13 @@ struct EmulatorView: Sendable {
         for await record in records where record.event == .output {
             if let packet = record.waveform {
                 playback.receive(packet, at: record.time)
+                let end = playback.end ?? record.time.seconds
                 // Measured at most once per window: a Goertzel scan per report would cost more than it shows.
-                if live.enabled, let end = playback.end, record.time.seconds >= coilsMeasured + Self.coilWindow {
+                if live.enabled, record.time.seconds >= coilsMeasured + Self.coilWindow {
                     coilsMeasured = record.time.seconds
                     coils = Self.coils(playback.waveform(from: end - Self.coilWindow, through: end))
-                    if !keepsWaveform { playback.discardPlayed(endingBefore: end - Self.coilWindow) }
                 }
+                if !keepsWaveform { playback.discardPlayed(endingBefore: end - Self.coilWindow) }
             }
             if live.enabled {
                 draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record) + coils)
