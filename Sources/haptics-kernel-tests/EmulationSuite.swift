@@ -27,7 +27,13 @@ enum EmulationSuite {
         } + [
             KernelTest(name: "emulation/cli/sigterm-removes-the-controller-and-keeps-its-record") {
                 try await cliRemovesTheControllerOnSigterm()
-            }
+            },
+            KernelTest(name: "emulation/dualsense-bt/hidraw-haptics-reports-play-on-the-voice-coils") {
+                try await hapticsReportsPlayOnTheVoiceCoils()
+            },
+            KernelTest(name: "emulation/cli/dualsense-bt-haptics-wav-holds-what-the-coils-played") {
+                try await cliWritesTheCoilsWAV()
+            },
         ])
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.

@@ -190,8 +190,8 @@ enum VoiceCoilSuite {
             for step in 0..<5 {
                 // The middle 0.2 s of each step.
                 let start = first + Int((0.3 * Double(step) + 0.05) * rate)
-                let window = received[start..<min(start + Int(0.2 * rate), received.count)].map { Double($0) / 127 }
-                let measured = WaveformAnalysis.dominantFrequency(window, sampleRate: rate)
+                let window = received[start..<min(start + Int(0.2 * rate), received.count)].map(PlayedWaveform.level)
+                let measured = WaveformAnalysis.dominantFrequency(window, sampleRate: rate) ?? 0
                 let wanted = SharpnessFrequencyMap.voiceCoil.frequency(sharpness: Double(step) / 4)
                 try require(
                     abs(measured - wanted) <= max(0.06 * wanted, 5),
@@ -274,7 +274,8 @@ enum VoiceCoilSuite {
             try await Task.sleep(for: .milliseconds(120))
             let quick = sounding(try checkedSamples(hapticsReports(device, after: before), "rate 2").left)
             try require(abs(quick.seconds - 0.3) <= 0.02, "at rate 2 a 0.6 s tone played \(quick.seconds) s")
-            let frequency = WaveformAnalysis.dominantFrequency(Array(quick.samples.prefix(600)), sampleRate: rate)
+            let frequency =
+                WaveformAnalysis.dominantFrequency(quick.samples.prefix(600).map { Float($0) }, sampleRate: rate) ?? 0
             let wanted = SharpnessFrequencyMap.voiceCoil.frequency(sharpness: 0.5)
             try require(abs(frequency - wanted) <= 0.06 * wanted, "rate 2 plays \(frequency) Hz, not \(wanted) Hz")
             // Two players started at the same engine time sum: twice one's level (below the limiter's knee).
@@ -411,24 +412,5 @@ enum VoiceCoilSuite {
             try require(abs(again.seconds - 0.2) <= 0.02, "after the replug a 0.2 s tone played \(again.seconds) s")
             print("    stopped on unplug, reset on replug, \(Int(again.seconds * 1000)) ms tone on the voice coils")
         }
-    }
-}
-
-/// Until the emulator's own analysis lands: the frequency in 20...1500 Hz (1 Hz steps) with the most energy.
-enum WaveformAnalysis {
-    static func dominantFrequency(_ samples: [Double], sampleRate: Double) -> Double {
-        var best = (frequency: 0.0, power: 0.0)
-        for frequency in stride(from: 20.0, through: 1500, by: 1) {
-            var real = 0.0
-            var imaginary = 0.0
-            for (index, sample) in samples.enumerated() {
-                let angle = 2 * Double.pi * frequency * Double(index) / sampleRate
-                real += sample * cos(angle)
-                imaginary -= sample * sin(angle)
-            }
-            let power = real * real + imaginary * imaginary
-            if power > best.power { best = (frequency, power) }
-        }
-        return best.frequency
     }
 }

@@ -1,8 +1,10 @@
 import ArgumentParser
+import AudioRendering
 import HapticRendering
 import Dispatch
 import Glibc
 import HapticTestDevices
+import LinuxAudio
 import Logging
 
 struct EmulateCommand: AsyncParsableCommand {
@@ -15,8 +17,10 @@ struct EmulateCommand: AsyncParsableCommand {
             the dummy host controller (modules dummy_hcd, libcomposite, usb_f_fs, configfs mounted). The \
             controller answers what its driver asks while probing, decodes every report the driver sends into \
             the levels the real controller's motors would run, and records them. On a terminal it shows the \
-            motor levels live; otherwise it prints one line per report. Ctrl-C or SIGTERM removes the device. \
-            `haptics emulate --list` shows the models.
+            motor levels live; otherwise it prints one line per report. The DualSense over Bluetooth also \
+            plays the haptics reports (0x32) written to its hidraw node on its voice coils, and shows their \
+            level and dominant frequency. Ctrl-C or SIGTERM removes the device. `haptics emulate --list` shows \
+            the models.
             """)
 
     @Argument(help: "The controller to emulate (see --list).")
@@ -34,11 +38,20 @@ struct EmulateCommand: AsyncParsableCommand {
     @Option(help: "Write every report as a JSON line (schema: docs/virtual-pad.md, event \"output\").")
     var record: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "dualsense-bt: write what its voice coils played as a WAV (3000 Hz, stereo, 16-bit) when it exits.",
+            valueName: "path"))
+    var hapticsWav: String?
+
     @Option(help: "Seconds to wait for the driver to bind it.")
     var bindTimeout = 15.0
 
     func validate() throws {
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
+        if hapticsWav != nil, model != .dualsenseBluetooth {
+            throw ValidationError("--haptics-wav needs dualsense-bt: only it has voice coils fed by reports")
+        }
     }
 
     func run() async throws {
@@ -76,7 +89,7 @@ struct EmulateCommand: AsyncParsableCommand {
         Console.printLine(
             "created \(model.rawValue): driver \(nodes.driver), rumble node \(nodes.rumbleNode), "
                 + "nodes \(nodes.eventNodes.joined(separator: " "))")
-        let view = EmulatorView(records: records, live: LiveLine())
+        let view = EmulatorView(records: records, live: LiveLine(), keepsWaveform: hapticsWav != nil)
         let watcher = Task { await view.follow() }
         var received: Int32 = 0
         for await signal in signals {
@@ -84,8 +97,32 @@ struct EmulateCommand: AsyncParsableCommand {
             break
         }
         device.destroy()
-        await watcher.value
+        let playback = await watcher.value
+        // The controller is gone whether or not the WAV could be written: say so last either way.
+        var wavFailure: (any Error)?
+        if let hapticsWav {
+            do { try Self.writeWAV(playback, to: hapticsWav) } catch { wavFailure = error }
+        }
         print("removed \(model.rawValue) (signal \(received))")
+        if let wavFailure { throw wavFailure }
+    }
+
+    /// Writes what the voice coils played, from the first report to the end of the last, silence in the gaps.
+    static func writeWAV(_ playback: VoiceCoilPlayback, to path: String) throws {
+        let waveform = playback.waveform()
+        guard
+            let clip = AudioClip(
+                sampleRate: waveform.sampleRate, channelCount: 2, samples: waveform.interleaved)
+        else { return }
+        do {
+            try AudioFile.write(clip, to: path, format: .wav16)
+        } catch {
+            throw CommandFailure(
+                "cannot write the voice coils' WAV", why: "\(error)", fix: "Name a writable path in --haptics-wav.")
+        }
+        Console.printLine(
+            "wrote \(path): \(playback.played.count) haptics reports, \(EmulatorView.seconds(waveform.duration)) s, "
+                + "\(playback.underruns.count) underruns, \(playback.refusedCount) refused")
     }
 
     static func pad(_ text: String, _ width: Int) -> String {
@@ -94,22 +131,55 @@ struct EmulateCommand: AsyncParsableCommand {
 }
 
 /// What `haptics emulate` shows: one line per report, or on a terminal one line of motor meters redrawn on
-/// every report.
+/// every report, with the voice coils' level and dominant frequency when haptics reports arrive.
 struct EmulatorView: Sendable {
     let records: AsyncStream<PadRecord>
     let live: LiveLine
+    /// Keep every played report (for the WAV); otherwise only the recent ones the view measures.
+    var keepsWaveform = false
 
-    func follow() async {
+    /// The stretch of playback the live view measures.
+    static let coilWindow = 0.05
+
+    /// Shows the records until the stream ends; returns the voice coils' playback of them.
+    func follow() async -> VoiceCoilPlayback {
+        var playback = VoiceCoilPlayback()
+        var coils = ""
+        var coilsMeasured = -Double.infinity
         if live.enabled { draw(strong: 0, weak: 0, extra: "") }
         for await record in records where record.event == .output {
+            if let packet = record.waveform {
+                playback.receive(packet, at: record.time)
+                let end = playback.end ?? record.time.seconds
+                // Measured at most once per window: a Goertzel scan per report would cost more than it shows.
+                if live.enabled, record.time.seconds >= coilsMeasured + Self.coilWindow {
+                    coilsMeasured = record.time.seconds
+                    coils = Self.coils(playback.waveform(from: end - Self.coilWindow, through: end))
+                }
+                if !keepsWaveform { playback.discardPlayed(endingBefore: end - Self.coilWindow) }
+            }
             if live.enabled {
-                draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record))
+                draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record) + coils)
             } else {
                 Console.printLine(Self.describe(record))
             }
         }
         live.end()
+        return playback
     }
+
+    /// Each voice coil's RMS level (0...1 of full scale) and dominant frequency over `waveform`.
+    static func coils(_ waveform: PlayedWaveform) -> String {
+        let parts = VoiceCoil.allCases.map { coil in
+            let samples = waveform.samples(coil)
+            let frequency = WaveformAnalysis.dominantFrequency(samples, sampleRate: waveform.sampleRate)
+            return (coil == .left ? "L " : "R ") + level(WaveformAnalysis.rms(samples))
+                + (frequency.map { " \(Int($0.rounded())) Hz" } ?? "")
+        }
+        return "  coils " + parts.joined(separator: ", ")
+    }
+
+    static func seconds(_ value: Double) -> String { level(value) }
 
     private func draw(strong: Double, weak: Double, extra: String) {
         live.redraw(MotorMeter.raw(MotorMagnitudes(strong: strong, weak: weak)) + extra)
@@ -128,7 +198,16 @@ struct EmulatorView: Sendable {
         let strong = record.strong ?? 0, weak = record.weak ?? 0
         return
             "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
-            + extra(record)
+            + extra(record) + (record.waveform.map(Self.describe) ?? "")
+    }
+
+    /// A haptics report: its counter, and the RMS of each coil's samples, or why it is not played.
+    static func describe(_ packet: WaveformPacket) -> String {
+        guard let left = packet.left, let right = packet.right else {
+            return " | haptics #\(packet.counter) refused (\(packet.crcValid ? "headers" : "bad CRC"))"
+        }
+        let rms = { (samples: [Int8]) in level(WaveformAnalysis.rms(samples.map(PlayedWaveform.level))) }
+        return " | haptics #\(packet.counter) left=\(rms(left)) right=\(rms(right))"
     }
 
     static func level(_ value: Double) -> String {

@@ -137,7 +137,11 @@ package struct DualSense: HIDControllerModel {
         return report
     }
 
+    /// Over Bluetooth a haptics report 0x32 feeds the voice coils and leaves the rumble motors as they are.
     package mutating func receive(_ report: [UInt8], via path: HIDOutputPath) -> HIDOutputResponse {
+        if transport == .bluetooth, let waveform = WaveformPacket.dualSense(report) {
+            return HIDOutputResponse(waveform: waveform)
+        }
         guard let common = commonOutputSection(of: report) else { return .ignored }
         return HIDOutputResponse(motors: Self.decodeMotors(common))
     }

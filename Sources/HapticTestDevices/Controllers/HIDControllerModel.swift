@@ -100,10 +100,13 @@ package struct HIDOutputResponse: Sendable, Hashable {
     package var motors: EmulatedMotorOutput?
     /// Input reports the controller sends back at once (subcommand replies).
     package var replies: [[UInt8]]
+    /// The waveform the report carries for the controller's actuators (the DualSense's haptics report).
+    package var waveform: WaveformPacket?
 
-    package init(motors: EmulatedMotorOutput? = nil, replies: [[UInt8]] = []) {
+    package init(motors: EmulatedMotorOutput? = nil, replies: [[UInt8]] = [], waveform: WaveformPacket? = nil) {
         self.motors = motors
         self.replies = replies
+        self.waveform = waveform
     }
 
     /// A report the controller takes and ignores.

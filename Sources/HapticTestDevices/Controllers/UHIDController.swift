@@ -311,7 +311,8 @@ private final class UHIDServer: @unchecked Sendable {
         log.append(
             PadRecord(
                 outputAt: time, report: report, strong: motors.strong, weak: motors.weak,
-                strongFrequency: motors.strongFrequency, weakFrequency: motors.weakFrequency, mode: motors.mode))
+                strongFrequency: motors.strongFrequency, weakFrequency: motors.weakFrequency, mode: motors.mode,
+                waveform: response.waveform))
     }
 
     private func answerGetReport(_ event: UnsafeMutablePointer<uhid_event>) {

@@ -99,6 +99,8 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public var weakFrequency: Double?
     /// Output, DualSense: the vibration mode the report selects (`compatible` or `v2`).
     public var mode: String?
+    /// Output, DualSense over Bluetooth: the haptics report 0x32 decoded (the voice coils' samples).
+    public var waveform: WaveformPacket?
 
     public init(
         event: Event, time: PadTimestamp, id: Int16? = nil, effect: ForceFeedbackEffect? = nil,
@@ -114,10 +116,12 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.value = value
     }
 
-    /// An output record: `report` as the device received it and the motor levels it leaves.
+    /// An output record: `report` as the device received it, the motor levels it leaves and the waveform it
+    /// carries.
     public init(
         outputAt time: PadTimestamp, report: [UInt8], strong: Double, weak: Double,
-        strongFrequency: Double? = nil, weakFrequency: Double? = nil, mode: String? = nil
+        strongFrequency: Double? = nil, weakFrequency: Double? = nil, mode: String? = nil,
+        waveform: WaveformPacket? = nil
     ) {
         self.init(event: .output, time: time)
         self.report = Self.hex(report)
@@ -126,6 +130,7 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.strongFrequency = strongFrequency
         self.weakFrequency = weakFrequency
         self.mode = mode
+        self.waveform = waveform
     }
 
     /// Lower-case hexadecimal, two digits per byte, no separators.
