@@ -73,7 +73,7 @@ final class EvdevOutputSource: OutputSource {
                     hidraw.close()
                     refusal = "the voice-coil stream cannot start: \(error)"
                 }
-            } catch where error.kind == .permissionDenied {
+            } catch  where error.kind == .permissionDenied {
                 refusal = VoiceCoilActuators.notWritable(node)
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"

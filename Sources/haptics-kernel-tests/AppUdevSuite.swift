@@ -113,7 +113,8 @@ extension AppUdevSuite {
         try await withRuleInstalled {
             for (model, tagged) in [(EmulatedModel.dualsenseBluetooth, true), (.xboxOneBluetooth, false)] {
                 try await EmulationSuite.withController(model) { _, nodes in
-                    guard let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
+                    guard
+                        let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
                     else { throw TestFailure(reason: "the \(model.rawValue) has no hidraw node") }
                     let properties = try properties(of: node)
                     for key in ["TAGS", "CURRENT_TAGS"] {

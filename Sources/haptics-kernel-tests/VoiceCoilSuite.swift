@@ -63,40 +63,26 @@ enum VoiceCoilSuite {
 
     // MARK: What the pad received
 
-    /// The haptics reports recorded after record `before`: when each arrived and what it decodes to (nil: not
-    /// a report the pad takes).
-    static func hapticsReports(_ device: any EmulatedDevice, after before: Int) -> [(
-        time: Double, report: DualSenseHapticsReport?
-    )] {
-        device.records().dropFirst(before).compactMap { record in
-            guard record.event == .output, let hex = record.report, hex.hasPrefix("32") else { return nil }
-            return (record.time.seconds, DualSenseHapticsReport(bytes: bytes(hex: hex)))
-        }
+    /// The waveform reports recorded after record `before`, as the emulated pad decoded them.
+    static func hapticsReports(_ device: any EmulatedDevice, after before: Int) -> [PadRecord] {
+        device.records().dropFirst(before).filter { $0.waveform != nil }
     }
 
-    /// The reports of another kind than 0x32 the driver sent after record `before` (its rumble).
+    /// The reports other than waveform reports the driver sent after record `before` (its rumble).
     static func otherReports(_ device: any EmulatedDevice, after before: Int) -> [PadRecord] {
-        device.records().dropFirst(before).filter { $0.event == .output && !($0.report?.hasPrefix("32") ?? false) }
+        device.records().dropFirst(before).filter { $0.event == .output && $0.waveform == nil }
     }
 
-    static func bytes(hex: String) -> [UInt8] {
-        let digits = Array(hex.utf8)
-        return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
-            UInt8(String(decoding: digits[$0...($0 + 1)], as: UTF8.self), radix: 16)
-        }
-    }
-
-    /// Checks the reports decode, with counters one apart, and returns the left and right samples in order.
-    static func checkedSamples(_ reports: [(time: Double, report: DualSenseHapticsReport?)], _ what: String) throws
-        -> (left: [Int8], right: [Int8])
-    {
+    /// Checks the reports were taken (CRC and layout), with counters one apart, and returns the left and right
+    /// samples in order.
+    static func checkedSamples(_ reports: [PadRecord], _ what: String) throws -> (left: [Int8], right: [Int8]) {
         try require(!reports.isEmpty, "\(what): no haptics report arrived")
-        let decoded = reports.compactMap(\.report)
-        try requireEqual(decoded.count, reports.count, "\(what): reports whose CRC or layout checks")
-        for (previous, next) in zip(decoded, decoded.dropFirst()) where next.counter != previous.counter &+ 1 {
+        let packets = reports.compactMap(\.waveform)
+        try requireEqual(packets.filter(\.isPlayed).count, reports.count, "\(what): reports the pad took")
+        for (previous, next) in zip(packets, packets.dropFirst()) where next.counter != (previous.counter + 1) % 256 {
             throw TestFailure(reason: "\(what): counter \(previous.counter) followed by \(next.counter)")
         }
-        return (decoded.flatMap(\.left), decoded.flatMap(\.right))
+        return (packets.flatMap { $0.left ?? [] }, packets.flatMap { $0.right ?? [] })
     }
 
     /// The samples the stream sends for `pattern` played alone from its start: the render, limited as the stream
@@ -145,7 +131,9 @@ enum VoiceCoilSuite {
                 try await Task.sleep(for: .milliseconds(120))
                 let received = try checkedSamples(hapticsReports(device, after: before), asset)
                 let expected = expectedSamples(pattern)
-                for (channel, got, wanted) in [("left", received.left, expected.left), ("right", received.right, expected.right)] {
+                for (channel, got, wanted) in [
+                    ("left", received.left, expected.left), ("right", received.right, expected.right),
+                ] {
                     let lined = alignment(got, wanted)
                     try require(
                         lined.mismatches == 0,
@@ -153,7 +141,8 @@ enum VoiceCoilSuite {
                             + "(best shift \(lined.shift) frames)")
                     try require(lined.shift >= 0, "\(asset): the stream plays ahead of the render (\(lined.shift))")
                 }
-                try require(received.left.suffix(DualSenseHapticsReport.framesPerReport).allSatisfy { $0 == 0 },
+                try require(
+                    received.left.suffix(DualSenseHapticsReport.framesPerReport).allSatisfy { $0 == 0 },
                     "\(asset): the last report is not silent")
                 let rumble = otherReports(device, after: before).filter { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
                 try require(rumble.isEmpty, "\(asset): the driver drove the rumble motors: \(rumble.first!)")
@@ -223,10 +212,6 @@ enum VoiceCoilSuite {
         guard let first = samples.firstIndex(where: { $0 != 0 }), let last = samples.lastIndex(where: { $0 != 0 })
         else { return (0, []) }
         return (Double(last + 1 - first) / rate, samples[first...last].map { Double($0) / 127 })
-    }
-
-    static func rms(_ samples: ArraySlice<Double>) -> Double {
-        samples.isEmpty ? 0 : (samples.reduce(0) { $0 + $1 * $1 } / Double(samples.count)).squareRoot()
     }
 
     /// A stop cuts the waveform where it is made; a loop plays on without a gap; twice the rate plays half as
@@ -310,7 +295,7 @@ enum VoiceCoilSuite {
         for _ in 0..<count { try engine.makeAdvancedPlayer(with: tone(0.3, intensity: 0.3)).start(atTime: at) }
         try await Task.sleep(for: .milliseconds(550))
         let sound = sounding(try checkedSamples(hapticsReports(device, after: before), "\(count) players").left)
-        return rms(sound.samples.dropFirst(150).dropLast(150))
+        return WaveformAnalysis.rms(sound.samples.dropFirst(150).dropLast(150).map { Float($0) })
     }
 
     // MARK: Killed or stopped
@@ -335,7 +320,9 @@ enum VoiceCoilSuite {
                 let sent = monotonicSeconds()
                 process.signal(signal)
                 try await Task.sleep(for: .milliseconds(400))
-                let silentAt = try silenceTime(hapticsReports(device, after: before))
+                // The pad plays its reports in order, each from its arrival or the end of the one before.
+                guard let silentAt = VoiceCoilPlayback(records: device.records().dropFirst(before)).lastMotion()
+                else { throw TestFailure(reason: "no report carried sound") }
                 if signal == SIGSTOP { process.signal(SIGKILL) }
                 let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
                 try require(
@@ -348,23 +335,6 @@ enum VoiceCoilSuite {
         }
     }
 
-    /// When a pad that plays its reports in order, 32 frames per 10.67 ms from each one's arrival or the end of
-    /// the one before, plays its last sample that is not silent.
-    static func silenceTime(_ reports: [(time: Double, report: DualSenseHapticsReport?)]) throws -> Double {
-        var end = 0.0
-        var lastSound = 0.0
-        for (arrival, report) in reports {
-            let start = max(arrival, end)
-            end = start + DualSenseHapticsReport.seconds
-            guard let report else { continue }
-            if let last = report.left.indices.last(where: { report.left[$0] != 0 || report.right[$0] != 0 }) {
-                lastSound = start + Double(last + 1) / rate
-            }
-        }
-        try require(lastSound > 0, "no report carried sound")
-        return lastSound
-    }
-
     // MARK: Without access
 
     /// As a user who may write the event node but not the hidraw node: `--actuators hd` plays on the rumble
@@ -372,6 +342,8 @@ enum VoiceCoilSuite {
     static func fallsBackWithoutAccess() async throws {
         guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            // A udev daemon sets the new node's mode when it processes its events: after that, not before.
+            if access("/run/udev/control", F_OK) == 0 { try AppUdevSuite.udevadm(["settle", "--timeout=30"]) }
             chmod(nodes.rumbleNode, 0o666)
             let before = device.records().count
             let output = try DeviceSuite.haptics(

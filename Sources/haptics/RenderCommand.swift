@@ -117,7 +117,8 @@ struct RenderCommand: ParsableCommand {
             try AudioFile.write(clip, to: output, format: .wav16)
         } catch {
             throw CommandFailure(
-                "cannot write \(output)", why: "\(error)", fix: "Name a file in a folder that exists and that you may write.")
+                "cannot write \(output)", why: "\(error)",
+                fix: "Name a file in a folder that exists and that you may write.")
         }
     }
 

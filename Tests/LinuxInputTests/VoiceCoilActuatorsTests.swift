@@ -11,7 +11,8 @@ import Testing
     }
 
     @Test func padsOtherThanTheDualSenseHaveNone() {
-        #expect(VoiceCoilActuators.find(identity: Self.identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth)) == nil)
+        #expect(
+            VoiceCoilActuators.find(identity: Self.identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth)) == nil)
         #expect(VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x09cc, bus: .usb)) == nil)
     }
 
