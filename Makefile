@@ -14,7 +14,7 @@ DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
 .PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install \
-	fuzz fuzz-smoke soak bench bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
+	fuzz fuzz-smoke soak bench bench-hd bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
 # `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
@@ -114,6 +114,11 @@ fuzz-smoke: bootstrap
 SOAK_SECONDS ?= 300
 soak: bootstrap-bench $(if $(DIRECT_KERNEL),,kernel) release
 	@scripts/soak --seconds $(SOAK_SECONDS)
+
+# The voice coils' stream looped for ten minutes (HD_SOAK_SECONDS) on the emulated DualSense beside two busy
+# processes, counting underruns (docs/hd-haptics.md). Not part of `make bench`.
+bench-hd: bootstrap-bench $(if $(DIRECT_KERNEL),,kernel) release
+	@VM_TIMEOUT=$${VM_TIMEOUT:-1500} scripts/bench --kernel-only "HD underrun soak"
 
 # The SDL harness of the side-by-side bench (peers/sdl-peer.c), built against Debian's SDL 2.
 peers: bootstrap-bench

@@ -88,9 +88,12 @@ final class EngineCore: Sendable {
     }
 
     /// What the voice coils were last sent, while the engine plays on them.
-    var voiceCoilActivity: VoiceCoilActivity? {
-        (state.withLock { $0.output } as? VoiceCoilOutput)?.activity
-    }
+    var voiceCoilActivity: VoiceCoilActivity? { voiceCoils?.activity }
+
+    /// Reports written and underruns on the voice coils' stream, while the engine plays on them.
+    var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { voiceCoils?.streamCounts }
+
+    private var voiceCoils: VoiceCoilOutput? { state.withLock { $0.output } as? VoiceCoilOutput }
 
     var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { state.withLock { $0.handlers.stopped } }

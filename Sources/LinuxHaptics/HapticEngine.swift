@@ -79,6 +79,10 @@ public final class HapticEngine: Sendable {
     /// What the voice coils were last sent, while the engine plays on them (`HapticActuators.hd`); nil on motors.
     public var voiceCoilActivity: VoiceCoilActivity? { core.voiceCoilActivity }
 
+    /// The voice coils' stream so far: reports written, and underruns (a report that found the pad's queue empty
+    /// while the one before carried sound); nil on motors. For this package's benchmarks.
+    package var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { core.voiceCoilStreamCounts }
+
     /// Called when the engine stops without `stop()`: the controller went away, refused what the engine needs,
     /// idled past `autoShutdownDelay`, was told to by a players-finished handler, or the engine was released.
     /// Players are stopped by then. After `gameControllerDisconnect` the engine watches for the controller; a

@@ -36,6 +36,8 @@ struct BenchmarkGroup: Sendable {
     /// Needs a real kernel with `/dev/uinput` (a virtual pad) and root. `scripts/bench` runs these groups with
     /// `--kernel`: directly where this host has `/dev/uinput`, otherwise inside the qemu bench.
     var needsKernel = false
+    /// Runs only when a filter names it (a long run with a target of its own), never in a run of every group.
+    var onlyWhenNamed = false
     let run: @Sendable () async throws -> [BenchmarkResult]
 }
 
@@ -135,7 +137,7 @@ struct BenchMain: AsyncParsableCommand {
         }
         let filter = self.filter.flatMap { $0.isEmpty ? nil : $0 }
         let selected = benchmarkGroups.filter { group in
-            group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? true)
+            group.needsKernel == kernel && (filter.map { group.name.contains($0) } ?? !group.onlyWhenNamed)
         }
         if list {
             selected.forEach { print($0.name) }

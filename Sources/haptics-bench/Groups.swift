@@ -10,4 +10,4 @@ let benchmarkGroups: [BenchmarkGroup] =
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
         engineAudioKernelBenchmarks,
-    ] + driverKernelBenchmarks
+    ] + driverKernelBenchmarks + voiceCoilKernelBenchmarks
