@@ -11,8 +11,9 @@ package enum LoopbackCapture {
 
     /// What a capture heard.
     package struct Recording: Sendable {
-        /// Interleaved stereo samples.
+        /// Interleaved samples, `channels` per frame (stereo unless the capture asked for more).
         package let samples: [Float]
+        package var channels = 2
         /// The `CLOCK_MONOTONIC` nanoseconds the capture was started at, taken as its first frame's time.
         package let start: UInt64
         package let rate: Int
@@ -21,20 +22,21 @@ package enum LoopbackCapture {
         package func seconds(ofFrame frame: Int) -> Double { Double(start) / 1e9 + Double(frame) / Double(rate) }
     }
 
-    /// Captures `frames` stereo frames at `rate` from the loopback while `play` plays on its other side; returns
+    /// Captures `frames` frames of `channels` channels at `rate` from the loopback while `play` plays on its other side; returns
     /// the samples and the `CLOCK_MONOTONIC` time the capture was started, taken as its first frame's time.
     /// `device` is the capture side of the playback subdevice listened to (`hw:Loopback,1,N` hears
     /// `hw:Loopback,0,N`).
     package static func capture(
-        frames: Int, rate: Int, device: String = captureDevice, while play: () throws -> Void
+        frames: Int, rate: Int, device: String = captureDevice, channels: Int = 2, while play: () throws -> Void
     ) throws -> Recording {
-        let capture = try PCM(device: device, direction: .capture, sampleRate: rate, bufferSeconds: 0.5)
+        let capture = try PCM(
+            device: device, direction: .capture, sampleRate: rate, bufferSeconds: 0.5, channels: channels)
         defer { capture.close() }
         let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
         let start = MonotonicTime.nanoseconds()
         try capture.start()
         let reader = try ServiceThread.start {
-            var buffer = [Float](repeating: 0, count: 2 * frames)
+            var buffer = [Float](repeating: 0, count: channels * frames)
             let result = Result { () throws(AudioDeviceError) in
                 try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
                     try capture.read(into: pointer) { _ in }
@@ -46,7 +48,8 @@ package enum LoopbackCapture {
         defer { reader.join() }
         try play()
         reader.join()
-        return Recording(samples: try (captured.withLock { $0 })?.get() ?? [], start: start, rate: rate)
+        return Recording(
+            samples: try (captured.withLock { $0 })?.get() ?? [], channels: channels, start: start, rate: rate)
     }
 
     /// The first frame from `start` on whose left sample stands out of silence (above `threshold`).

@@ -10,6 +10,9 @@ public final class ALSAOutput: AudioOutput {
     public let deviceName: String
     public let sampleRate: Int
     public let latency: AudioLatency
+    /// The device's channels, and the first of the two the stereo frames written go to.
+    public let channels: Int
+    public let stereoChannel: Int
     private let state: Lock<State>
     private let logger: Logger
 
@@ -18,13 +21,24 @@ public final class ALSAOutput: AudioOutput {
         var xruns = 0
     }
 
-    /// Opens `device` for stereo float playback at `sampleRate` with a ring buffer of about `bufferSeconds`
-    /// (the device may round it: `latency` says what it chose).
+    /// Opens `device` for float playback at `sampleRate` with a ring buffer of about `bufferSeconds` (the device
+    /// may round it: `latency` says what it chose). The device runs `channels` channels (stereo by default); the
+    /// stereo frames written go to channels `stereoChannel` and `stereoChannel + 1` (counted from 0), and the
+    /// others stay silent: a DualSense's sound card plays its voice coils on its third and fourth channels.
     public init(
         device: String = "default", sampleRate: Int = AudioOutputs.defaultSampleRate, bufferSeconds: Double = 0.04,
-        logger: Logger
+        channels: Int = 2, stereoChannel: Int = 0, logger: Logger
     ) throws(AudioDeviceError) {
-        let pcm = try PCM(device: device, direction: .playback, sampleRate: sampleRate, bufferSeconds: bufferSeconds)
+        guard channels >= 2, (0...(channels - 2)).contains(stereoChannel) else {
+            throw AudioDeviceError(
+                device: device, call: "open", errno: .invalidArgument,
+                message: "channels \(stereoChannel) and \(stereoChannel + 1) of \(channels) do not exist")
+        }
+        let pcm = try PCM(
+            device: device, direction: .playback, sampleRate: sampleRate, bufferSeconds: bufferSeconds,
+            channels: channels)
+        self.channels = channels
+        self.stereoChannel = stereoChannel
         deviceName = device
         self.sampleRate = sampleRate
         latency = AudioLatency(bufferFrames: pcm.bufferFrames, periodFrames: pcm.periodFrames, sampleRate: sampleRate)
@@ -44,13 +58,25 @@ public final class ALSAOutput: AudioOutput {
                 state.xruns += 1; log($0)
             }
             let heard = now + UInt64(queued) * 1_000_000_000 / UInt64(sampleRate)
-            try samples.withUnsafeBufferPointer { (buffer) throws(AudioDeviceError) in
+            let frames = channels == 2 ? samples : placed(samples)
+            try frames.withUnsafeBufferPointer { (buffer) throws(AudioDeviceError) in
                 try state.pcm.write(buffer) {
                     state.xruns += 1; log($0)
                 }
             }
             return heard
         }
+    }
+
+    /// Stereo frames spread over the device's channels: each pair at `stereoChannel`, silence elsewhere.
+    private func placed(_ samples: [Float]) -> [Float] {
+        let frames = samples.count / 2
+        var wide = [Float](repeating: 0, count: frames * channels)
+        for frame in 0..<frames {
+            wide[frame * channels + stereoChannel] = samples[2 * frame]
+            wide[frame * channels + stereoChannel + 1] = samples[2 * frame + 1]
+        }
+        return wide
     }
 
     public func delay() throws(AudioDeviceError) -> Double {

@@ -1,7 +1,8 @@
 internal import CALSA
 internal import LinuxSystem
 
-/// An open ALSA PCM carrying interleaved stereo 32-bit float frames at one rate: the one place alsa-lib's PCM calls
+/// An open ALSA PCM carrying interleaved 32-bit float frames (stereo unless asked otherwise) at one rate: the one
+/// place alsa-lib's PCM calls
 /// are made, for the output and for the test bench's capture. Not thread-safe: its owner serialises the calls.
 ///
 /// Every call passes through `SyscallFaults` (a site per alsa-lib function), so tests can make any of them fail.
@@ -16,16 +17,19 @@ package final class PCM: @unchecked Sendable {
     /// The device's ring buffer and the period in which it moves, in frames.
     package let bufferFrames: Int
     package let periodFrames: Int
-    package static let channels = 2
+    /// Samples per frame.
+    package let channels: Int
     private var handle: OpaquePointer?
 
-    /// Opens `device` in blocking mode and sets it to stereo float at exactly `sampleRate` (alsa-lib converts
-    /// where the hardware cannot, on devices that go through its plug layer: "default", "plughw:") with a ring
-    /// buffer of about `bufferSeconds`. Playback starts as soon as the first frame is written, so that when a
-    /// frame is heard follows from what was queued before it.
-    package init(device: String, direction: Direction, sampleRate: Int, bufferSeconds: Double)
+    /// Opens `device` in blocking mode and sets it to `channels` channels of float at exactly `sampleRate`
+    /// (alsa-lib converts where the hardware cannot, on devices that go through its plug layer: "default",
+    /// "plughw:") with a ring buffer of about `bufferSeconds`. Playback starts as soon as the first frame is
+    /// written, so that when a frame is heard follows from what was queued before it.
+    package init(device: String, direction: Direction, sampleRate: Int, bufferSeconds: Double, channels: Int = 2)
         throws(AudioDeviceError)
     {
+        let channelCount = max(1, channels)
+        self.channels = channelCount
         _ = linuxaudio_alsa_silence()
         self.device = device
         self.sampleRate = sampleRate
@@ -39,7 +43,7 @@ package final class PCM: @unchecked Sendable {
             try Self.check("snd_pcm_set_params", device) {
                 Int(
                     snd_pcm_set_params(
-                        opened, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(Self.channels),
+                        opened, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channelCount),
                         UInt32(sampleRate), 1, UInt32(max(bufferSeconds, 0.001) * 1_000_000)))
             }
             var buffer: snd_pcm_uframes_t = 0
@@ -75,17 +79,17 @@ package final class PCM: @unchecked Sendable {
     /// Writes interleaved frames, waiting while the ring buffer is full; an underrun (`EPIPE`) or a suspend
     /// (`ESTRPIPE`) on the way is recovered with `snd_pcm_recover` and reported to `recovered`.
     package func write(_ samples: UnsafeBufferPointer<Float>, recovered: Recovered) throws(AudioDeviceError) {
-        try transfer(frames: samples.count / Self.channels, call: "snd_pcm_writei", recovered: recovered) {
-            [handle] offset, count in
-            snd_pcm_writei(handle, samples.baseAddress.map { $0 + offset * Self.channels }, snd_pcm_uframes_t(count))
+        try transfer(frames: samples.count / channels, call: "snd_pcm_writei", recovered: recovered) {
+            [handle, channels] offset, count in
+            snd_pcm_writei(handle, samples.baseAddress.map { $0 + offset * channels }, snd_pcm_uframes_t(count))
         }
     }
 
     /// Fills `samples` with captured interleaved frames, waiting for them; an overrun is recovered as in `write`.
     package func read(into samples: UnsafeMutableBufferPointer<Float>, recovered: Recovered) throws(AudioDeviceError) {
-        try transfer(frames: samples.count / Self.channels, call: "snd_pcm_readi", recovered: recovered) {
-            [handle] offset, count in
-            snd_pcm_readi(handle, samples.baseAddress.map { $0 + offset * Self.channels }, snd_pcm_uframes_t(count))
+        try transfer(frames: samples.count / channels, call: "snd_pcm_readi", recovered: recovered) {
+            [handle, channels] offset, count in
+            snd_pcm_readi(handle, samples.baseAddress.map { $0 + offset * channels }, snd_pcm_uframes_t(count))
         }
     }
 

@@ -88,10 +88,10 @@ final class EngineCore: Sendable {
     }
 
     /// What the voice coils were last sent, while the engine plays on them.
-    var voiceCoilActivity: VoiceCoilActivity? { voiceCoils?.activity }
+    var voiceCoilActivity: VoiceCoilActivity? { voiceCoils?.stream.activity }
 
     /// Reports written and underruns on the voice coils' stream, while the engine plays on them.
-    var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { voiceCoils?.streamCounts }
+    var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { voiceCoils?.stream.counts }
 
     private var voiceCoils: VoiceCoilOutput? { state.withLock { $0.output } as? VoiceCoilOutput }
 

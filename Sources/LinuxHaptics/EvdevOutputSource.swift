@@ -65,10 +65,9 @@ final class EvdevOutputSource: OutputSource {
             do throws(EventDeviceError) {
                 let hidraw = try HidrawDevice(node: node, logger: logger)
                 do throws(OutputFailure) {
-                    let output = try VoiceCoilOutput(
-                        device: device, hidraw: hidraw, driver: driver, locality: locality, logger: logger)
+                    let stream = try VoiceCoilStream.bluetooth(hidraw, locality: locality, logger: logger)
                     logger.info("playing on the voice coils", metadata: ["node": "\(node)", "pad": "\(device.node)"])
-                    return (output, nil)
+                    return (VoiceCoilOutput(device: device, stream: stream, driver: driver), nil)
                 } catch {
                     hidraw.close()
                     refusal = "the voice-coil stream cannot start: \(error)"
@@ -78,6 +77,16 @@ final class EvdevOutputSource: OutputSource {
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }
+        } else if let card = coils.soundCard, coils.writable {
+            do throws(OutputFailure) {
+                let stream = try VoiceCoilStream.soundCard(card, locality: locality, logger: logger)
+                restoreAudioHaptics(of: device, logger: logger)
+                logger.info("playing on the voice coils", metadata: ["card": "\(card)", "pad": "\(device.node)"])
+                return (VoiceCoilOutput(device: device, stream: stream, driver: driver), nil)
+            } catch {
+                // A sound server (PipeWire, PulseAudio) holding the card makes its device busy.
+                refusal = "\(error)"
+            }
         } else {
             refusal = coils.unavailableReason ?? "the voice coils cannot be reached"
         }
@@ -85,6 +94,23 @@ final class EvdevOutputSource: OutputSource {
             "the voice coils cannot be driven; playing on the rumble motors",
             metadata: ["pad": "\(device.node)", "reason": "\(refusal)"])
         return (nil, refusal)
+    }
+
+    /// Takes a USB DualSense out of the rumble emulation any earlier rumble report selected (ours in another
+    /// session, the kernel's for another program, Steam's), so its voice coils play the sound card again: one
+    /// output report with every valid flag clear, through its hidraw node. Without access to the node it is
+    /// logged: the pad then plays its sound card only after it is plugged in again.
+    private func restoreAudioHaptics(of device: EventDevice, logger: Logger) {
+        guard let node = HidrawDevice.node(besideEvent: device.identity.sysPath) else { return }
+        do throws(EventDeviceError) {
+            let hidraw = try HidrawDevice(node: node, logger: logger)
+            defer { hidraw.close() }
+            try hidraw.write(DualSenseUSBReport.audioHaptics)
+        } catch {
+            logger.notice(
+                "the pad may still be in rumble emulation: its audio haptics could not be selected",
+                metadata: ["node": "\(node)", "error": "\(error)"])
+        }
     }
 
     private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {

@@ -1,16 +1,17 @@
-// The DualSense's voice coils over Bluetooth: patterns played as waveforms (sharpness as the carrier's frequency)
-// instead of two motor levels. Each playing player's cues (PlayerState.cues: where it starts, its offset, rate
-// and loop, until its next command) become waveform sources on a MixingStream, whose output packs 32 frames at a
-// time into report 0x32 and writes it to the pad's hidraw node, paced on CLOCK_MONOTONIC a fixed lead ahead of
-// what the pad plays. The rumble motors are never written meanwhile: hid-playstation's rumble report turns the
-// pad's audio haptics off. A killed or stopped process leaves no more than the lead queued in the pad.
-import AHAP
+// A DualSense's voice coils: patterns played as waveforms (sharpness as the carrier's frequency) instead of two
+// motor levels. Each playing player's cues (PlayerState.cues: where it starts, its offset, rate and loop, until
+// its next command) become waveform sources on a MixingStream (`VoiceCoilStream`). Its writer is the pad's:
+// over Bluetooth, report 0x32 on its hidraw node, paced on CLOCK_MONOTONIC a fixed lead ahead of what the pad
+// plays (a killed or stopped process leaves no more than the lead queued in it); over USB, channels 3 and 4 of
+// its sound card, which the kernel stops when the process dies. The rumble motors are never written meanwhile:
+// hid-playstation's rumble report turns the pad's audio haptics off.
+package import AHAP
 import AudioRendering
-import HapticRendering
+package import HapticRendering
 import LinuxAudio
 import LinuxInput
 import LinuxSystem
-import Logging
+package import Logging
 import Synchronization
 
 /// What the voice-coil stream needs of one player (taken from the engine's state, like `EngineAudio.PlayerSound`).
@@ -26,61 +27,18 @@ final class VoiceCoilOutput: MotorOutput {
     let capabilities: OutputCapabilities
     /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
     private let device: EventDevice
-    private let stream: MixingStream
-    private let writer: DualSenseHapticsWriter
-    private let locality: HapticLocality
-    private let logger: Logger
-    private let sounds = Lock<[PlayerID: [SoundAnchor: PlayingWaveform]]>([:])
-    /// Why the stream ended, reported by the next primitive the engine sends.
-    private let failure = StreamFailure()
+    let stream: VoiceCoilStream
     private let closed = Atomic<Bool>(false)
 
-    private struct PlayingWaveform {
-        var id: MixingStream.SoundID
-        var end: Double?
-    }
-
-    /// The seconds of waveform kept queued in the pad ahead of what it plays: what a late wake-up of the stream
-    /// thread may take before the pad runs dry, and the most it plays on after we stop writing.
-    static let leadSeconds = 3 * DualSenseHapticsReport.seconds
-
-    init(
-        device: EventDevice, hidraw: HidrawDevice, driver: String?, locality: HapticLocality, logger: Logger
-    ) throws(OutputFailure) {
+    init(device: EventDevice, stream: VoiceCoilStream, driver: String?) {
         self.device = device
-        self.locality = locality
-        self.logger = logger
+        self.stream = stream
         var capabilities = OutputCapabilities(
             name: device.identity.name, deviceID: device.id, node: device.node,
             effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
             renderProfile: .forDevice(driver: driver, identity: device.identity))
-        capabilities.voiceCoilNode = hidraw.node
+        capabilities.voiceCoilNode = stream.deviceName
         self.capabilities = capabilities
-        writer = DualSenseHapticsWriter(device: hidraw, leadSeconds: Self.leadSeconds, logger: logger)
-        let failure = self.failure
-        do throws(SystemCallError) {
-            stream = try MixingStream(
-                output: writer,
-                shape: MixingStream.Shape(
-                    minimumPeriodFrames: DualSenseHapticsReport.framesPerReport,
-                    limiter: { Float(SoftLimiter.standard(Double($0))) }, primesWithSilence: false,
-                    idlesWhenSilent: true),
-                logger: Self.streamLogger(logger),
-                onFailure: { error in
-                    failure.record(OutputFailure(error.isDeviceMissing ? .deviceGone : .other, error.description))
-                })
-        } catch {
-            writer.close()
-            throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
-        }
-    }
-
-    /// The stream's own logger: its end is the output's failure, which the engine hears through the next
-    /// primitive and reports itself (an unplug is not a warning).
-    private static func streamLogger(_ logger: Logger) -> Logger {
-        var quieter = logger
-        quieter.logLevel = max(logger.logLevel, .error)
-        return quieter
     }
 
     // MARK: The motor primitive: nothing reaches the motors
@@ -88,7 +46,7 @@ final class VoiceCoilOutput: MotorOutput {
     /// The stream's failure, if it ended: reported to the engine through the primitive it calls next.
     private func check() throws(OutputFailure) {
         if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
-        if let failure = failure.first { throw failure }
+        if let failure = stream.failure { throw failure }
     }
 
     func sendNeutral() throws(OutputFailure) { try check() }
@@ -112,16 +70,128 @@ final class VoiceCoilOutput: MotorOutput {
     /// Ends the stream (its last report queued is the pad's last), then closes the nodes.
     func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        stream.close(closingOutput: true)
-        sounds.withLock { $0 = [:] }
+        stream.close()
         device.close()
     }
 
-    /// Reports written and underruns so far (a report sent after the pad's queue ran dry mid-sound).
-    var streamCounts: (reports: Int, underruns: Int) { writer.counts }
+    /// Makes the stream play what `players` ask for from `now`.
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
+        guard !closed.load(ordering: .relaxed) else { return }
+        stream.sync(players, now: now)
+    }
+}
 
+/// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
+/// written by the pad's writer on a thread of its own.
+package final class VoiceCoilStream: Sendable {
+    private let mixing: MixingStream
+    private let writer: any VoiceCoilWriter
+    private let locality: HapticLocality
+    private let sounds = Lock<[PlayerID: [SoundAnchor: PlayingWaveform]]>([:])
+    private let firstFailure = StreamFailure()
+    private let closed = Atomic<Bool>(false)
+
+    private struct PlayingWaveform {
+        var id: MixingStream.SoundID
+        var end: Double?
+    }
+
+    /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
+    /// wake-up of the stream thread may take before the pad runs dry, and the most it plays on after we stop.
+    static let bluetoothLeadSeconds = 3 * DualSenseHapticsReport.seconds
+    /// The sound card's ring buffer over USB, as the engine's sound has (`audioBufferSeconds`' default).
+    static let soundCardBufferSeconds = 0.03
+
+    private init(writer: any VoiceCoilWriter, shape: MixingStream.Shape, locality: HapticLocality, logger: Logger)
+        throws(SystemCallError)
+    {
+        self.writer = writer
+        self.locality = locality
+        let failure = firstFailure
+        var quieter = logger
+        // The stream's end is the output's failure, which the engine hears through its next primitive and
+        // reports itself (an unplug is not a warning).
+        quieter.logLevel = max(logger.logLevel, .error)
+        mixing = try MixingStream(
+            output: writer, shape: shape, logger: quieter,
+            onFailure: { error in
+                failure.record(OutputFailure(error.isDeviceMissing ? .deviceGone : .other, error.description))
+            })
+    }
+
+    /// The voice coils of a DualSense over Bluetooth, written to its hidraw node: one report per 32 frames, no
+    /// silence before the first, nothing written while nothing plays.
+    static func bluetooth(_ hidraw: HidrawDevice, locality: HapticLocality, logger: Logger) throws(OutputFailure)
+        -> VoiceCoilStream
+    {
+        let writer = DualSenseHapticsWriter(device: hidraw, leadSeconds: bluetoothLeadSeconds, logger: logger)
+        do throws(SystemCallError) {
+            return try VoiceCoilStream(
+                writer: writer,
+                shape: MixingStream.Shape(
+                    minimumPeriodFrames: DualSenseHapticsReport.framesPerReport, limiter: limiter,
+                    primesWithSilence: false, idlesWhenSilent: true),
+                locality: locality, logger: logger)
+        } catch {
+            writer.close()
+            throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
+        }
+    }
+
+    /// The voice coils of a DualSense over USB: channels 3 and 4 of its sound card's ALSA device (`device`, 4
+    /// channels at 48 kHz), channels 1 and 2 silent; the card plays silence while nothing plays, as a sound
+    /// card's stream does.
+    package static func soundCard(
+        _ device: String, locality: HapticLocality = .all, bufferSeconds: Double = soundCardBufferSeconds,
+        logger: Logger
+    ) throws(OutputFailure) -> VoiceCoilStream {
+        let output: ALSAOutput
+        do throws(AudioDeviceError) {
+            output = try ALSAOutput(
+                device: device, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: bufferSeconds,
+                channels: 4, stereoChannel: 2, logger: logger)
+        } catch {
+            let kind: OutputFailure.Kind =
+                error.isDeviceMissing ? .notFound : error.errno == .permissionDenied ? .permissionDenied : .other
+            throw OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(error)")
+        }
+        let writer = SoundCardVoiceCoilWriter(output: output)
+        do throws(SystemCallError) {
+            return try VoiceCoilStream(
+                writer: writer, shape: MixingStream.Shape(limiter: limiter), locality: locality, logger: logger)
+        } catch {
+            writer.close()
+            throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
+        }
+    }
+
+    /// The soft limiter on the mix of every player.
+    static let limiter: @Sendable (Float) -> Float = { Float(SoftLimiter.standard(Double($0))) }
+
+    /// The node or ALSA device the waveform goes to.
+    package var deviceName: String { writer.deviceName }
+    /// Frames per second the voice coils are fed at.
+    package var sampleRate: Int { writer.sampleRate }
+    /// Why the stream ended, once it did.
+    var failure: OutputFailure? { firstFailure.first }
+    /// Periods or reports written, and underruns, so far.
+    package var counts: (reports: Int, underruns: Int) { writer.counts }
     /// What the voice coils were last sent.
     var activity: VoiceCoilActivity { writer.activity }
+
+    /// Ends the stream and closes its writer.
+    package func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        mixing.close(closingOutput: true)
+        sounds.withLock { $0 = [:] }
+    }
+
+    /// Plays `pattern` once from its start, its first frame heard at `startNanoseconds` (`CLOCK_MONOTONIC`), on
+    /// its own: what the engine does for a player started then, without an engine (the kernel tests' loopback).
+    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(sampleRate), locality: locality)
+        mixing.play(WaveformSource(renderer: renderer, offset: 0, loopLength: nil), at: startNanoseconds)
+    }
 
     // MARK: The players' waveforms
 
@@ -133,7 +203,7 @@ final class VoiceCoilOutput: MotorOutput {
             for (player, playing) in sounds {
                 let cues = players[player]?.cues ?? []
                 for (anchor, sound) in playing where !cues.contains(where: { $0.anchor == anchor }) {
-                    stream.stop(sound.id)
+                    mixing.stop(sound.id)
                     sounds[player]?[anchor] = nil
                 }
                 if sounds[player]?.isEmpty == true { sounds[player] = nil }
@@ -147,7 +217,7 @@ final class VoiceCoilOutput: MotorOutput {
                     }
                     guard playing.end != cue.end, let end = cue.end else { continue }
                     playing.end = end
-                    stream.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
+                    mixing.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
                     sounds[player]?[cue.anchor] = playing
                 }
             }
@@ -161,8 +231,8 @@ final class VoiceCoilOutput: MotorOutput {
         sounds.withLock { sounds in
             guard !closed.load(ordering: .relaxed) else { return }
             for (player, cue, source) in sources where sounds[player]?[cue.anchor] == nil {
-                let id = stream.play(source.source, at: source.startNanoseconds)
-                if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
+                let id = mixing.play(source.source, at: source.startNanoseconds)
+                if let end = cue.end { mixing.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
                 sounds[player, default: [:]][cue.anchor] = PlayingWaveform(id: id, end: cue.end)
             }
         }
@@ -175,7 +245,7 @@ final class VoiceCoilOutput: MotorOutput {
     {
         let start = max(cue.anchor.time, now)
         let renderer = WaveformRenderer(
-            pattern: player.pattern, controls: player.controls, sampleRate: Double(DualSenseHapticsReport.sampleRate),
+            pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
             playbackRate: cue.anchor.rate, locality: locality)
         let source = WaveformSource(
             renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
@@ -222,11 +292,82 @@ struct WaveformSource: SoundSource {
     }
 }
 
+/// What writes a pad's voice coils: an audio output at their rate that says what it sent.
+protocol VoiceCoilWriter: AudioOutput {
+    /// Reports (or periods) written, and underruns, so far.
+    var counts: (reports: Int, underruns: Int) { get }
+    /// What the voice coils were last sent.
+    var activity: VoiceCoilActivity { get }
+}
+
+/// The last samples sent to the voice coils, for `VoiceCoilActivity`: each actuator's peak over the last block
+/// written and the louder one's frequency over the last 64 ms.
+struct VoiceCoilMeter: Sendable {
+    let sampleRate: Int
+    private var left: [Float] = []
+    private var right: [Float] = []
+    private var lastBlock = 0
+
+    init(sampleRate: Int) { self.sampleRate = sampleRate }
+
+    /// The frames the frequency is measured over: 64 ms.
+    var window: Int { sampleRate * 64 / 1000 }
+
+    mutating func record(left newLeft: some Collection<Float>, right newRight: some Collection<Float>) {
+        left = Array((left + newLeft).suffix(window))
+        right = Array((right + newRight).suffix(window))
+        lastBlock = newLeft.count
+    }
+
+    var activity: VoiceCoilActivity {
+        func peak(_ samples: [Float]) -> Double { Double(samples.suffix(lastBlock).map(abs).max() ?? 0) }
+        let louder = peak(left) >= peak(right) ? left : right
+        let crossings = zip(louder, louder.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let seconds = Double(louder.count) / Double(sampleRate)
+        return VoiceCoilActivity(
+            left: peak(left), right: peak(right), frequency: crossings > 0 ? Double(crossings) / seconds : nil)
+    }
+}
+
+/// The voice coils over USB: a sound card's ALSA output, its channels 3 and 4 carrying them.
+final class SoundCardVoiceCoilWriter: VoiceCoilWriter {
+    private let output: ALSAOutput
+    private let meter: Lock<VoiceCoilMeter>
+    private let periods = Atomic<Int>(0)
+
+    init(output: ALSAOutput) {
+        self.output = output
+        meter = Lock(VoiceCoilMeter(sampleRate: output.sampleRate))
+    }
+
+    var deviceName: String { output.deviceName }
+    var sampleRate: Int { output.sampleRate }
+    var latency: AudioLatency { output.latency }
+    var counts: (reports: Int, underruns: Int) { (periods.load(ordering: .relaxed), output.xrunCount) }
+    var activity: VoiceCoilActivity { meter.withLock { $0.activity } }
+
+    @discardableResult
+    func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+        let heard = try output.write(samples)
+        periods.add(1, ordering: .relaxed)
+        meter.withLock {
+            $0.record(
+                left: stride(from: 0, to: samples.count, by: 2).map { samples[$0] },
+                right: stride(from: 1, to: samples.count, by: 2).map { samples[$0] })
+        }
+        return heard
+    }
+
+    func delay() throws(AudioDeviceError) -> Double { try output.delay() }
+    func drain() throws(AudioDeviceError) { try output.drain() }
+    func close() { output.close() }
+}
+
 /// The DualSense's haptics stream as an audio output at 3 kHz: every 32 frames become one report 0x32, written to
 /// the pad's hidraw node at once, then the write waits while more than the lead is queued in the pad (the pad
 /// plays what it receives in order, 32 frames per 10.67 ms). The time of that queue is kept as a sound card's
 /// is, by a `NullAudioOutput` of the lead's length, so the stream places sounds on it to the frame.
-final class DualSenseHapticsWriter: AudioOutput {
+final class DualSenseHapticsWriter: VoiceCoilWriter {
     var deviceName: String { device.node }
     let sampleRate = DualSenseHapticsReport.sampleRate
     let latency: AudioLatency
@@ -239,13 +380,9 @@ final class DualSenseHapticsWriter: AudioOutput {
         var lastCarriedSound = false
         var reports = 0
         var underruns = 0
-        /// The last reports' samples, left and right, for `activity`.
-        var recentLeft: [Int8] = []
-        var recentRight: [Int8] = []
+        var meter = VoiceCoilMeter(sampleRate: DualSenseHapticsReport.sampleRate)
     }
     private let state = Lock(State())
-    /// The frames `activity` measures the frequency over: six reports, 64 ms.
-    static let activityFrames = 6 * DualSenseHapticsReport.framesPerReport
 
     init(device: HidrawDevice, leadSeconds: Double, logger: Logger) {
         self.device = device
@@ -257,6 +394,7 @@ final class DualSenseHapticsWriter: AudioOutput {
     }
 
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.reports, $0.underruns) } }
+    var activity: VoiceCoilActivity { state.withLock { $0.meter.activity } }
 
     @discardableResult
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
@@ -274,8 +412,8 @@ final class DualSenseHapticsWriter: AudioOutput {
                 state.lastCarriedSound = pcm.contains { $0 != 0 }
                 state.reports += 1
                 let report = DualSenseHapticsReport(counter: state.counter, samples: pcm)
-                state.recentLeft = Array((state.recentLeft + report.left).suffix(Self.activityFrames))
-                state.recentRight = Array((state.recentRight + report.right).suffix(Self.activityFrames))
+                state.meter.record(
+                    left: report.left.map { Float($0) / 127 }, right: report.right.map { Float($0) / 127 })
                 return report
             }
             do throws(EventDeviceError) {
@@ -289,20 +427,6 @@ final class DualSenseHapticsWriter: AudioOutput {
             heard = heard ?? queued
         }
         return heard ?? MonotonicTime.nanoseconds()
-    }
-
-    /// Each actuator's peak in the last report and the louder one's frequency over the last six.
-    var activity: VoiceCoilActivity {
-        let (left, right) = state.withLock { ($0.recentLeft, $0.recentRight) }
-        let last = DualSenseHapticsReport.framesPerReport
-        func peak(_ samples: [Int8]) -> Double {
-            Double(samples.suffix(last).map { abs(Int($0)) }.max() ?? 0) / 127
-        }
-        let louder = peak(left) >= peak(right) ? left : right
-        let crossings = zip(louder, louder.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
-        let seconds = Double(louder.count) / Double(DualSenseHapticsReport.sampleRate)
-        return VoiceCoilActivity(
-            left: peak(left), right: peak(right), frequency: crossings > 0 ? Double(crossings) / seconds : nil)
     }
 
     func delay() throws(AudioDeviceError) -> Double { try queue.delay() }

@@ -50,7 +50,7 @@ extension InputDevice {
         if let voiceCoils {
             coils =
                 voiceCoils.isDrivable
-                ? " Voice coils (HD haptics) through \(voiceCoils.node ?? "")."
+                ? " Voice coils (HD haptics) through \(voiceCoils.node ?? voiceCoils.soundCard ?? "")."
                 : " Voice coils (HD haptics) not reachable: \(voiceCoils.unavailableReason ?? "")."
         } else {
             coils = ""
@@ -93,12 +93,13 @@ extension InputDevice: Encodable {
 
 extension VoiceCoilActuators: Encodable {
     enum CodingKeys: String, CodingKey {
-        case node, writable, reason
+        case node, soundCard, writable, reason
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try encodeOrNull(node, .node, in: &container)
+        try encodeOrNull(soundCard, .soundCard, in: &container)
         try container.encode(writable, forKey: .writable)
         try encodeOrNull(unavailableReason, .reason, in: &container)
     }

@@ -118,3 +118,15 @@ package struct DualSenseHapticsReport: Sendable, Hashable {
         return Int8((min(max(value, -1), 1) * 127).rounded())
     }
 }
+
+/// The DualSense's USB output report (id 0x02, 63 bytes with the id) with every "valid" flag clear: the pad
+/// changes nothing it would otherwise set (motors, lights), and leaves the rumble emulation that hid-playstation's
+/// rumble reports select ("haptics select"), so that its voice coils play its sound card's channels 3 and 4
+/// again.
+package enum DualSenseUSBReport {
+    package static let id: UInt8 = 0x02
+    package static let size = 63
+
+    /// The report that hands the voice coils back to the sound card.
+    package static var audioHaptics: [UInt8] { [id] + [UInt8](repeating: 0, count: size - 1) }
+}

@@ -96,7 +96,8 @@ struct VoiceCoilBench {
         }
         guard !onCoils.isEmpty, !onMotors.isEmpty else { throw Failure(description: "no start reached the wire") }
         let motorsMeasurement = Measurement(name: "rumble: start -> first report", unit: "ms", samples: onMotors)
-        let coilsMeasurement = Measurement(name: "voice coils: start -> first sample on the wire", unit: "ms", samples: onCoils)
+        let coilsMeasurement = Measurement(
+            name: "voice coils: start -> first sample on the wire", unit: "ms", samples: onCoils)
         return [
             BenchmarkResult(
                 measurement: motorsMeasurement,
@@ -307,7 +308,7 @@ struct VoiceCoilBench {
                         "the writer counted %d underruns in %d reports over %.0f s; the emulated pad's model %d (longest silence %.1f ms, queue p1 %.1f ms, p50 %.1f ms)",
                     counts.underruns, counts.reports, elapsed, playback.underruns.count, silences.max() ?? 0,
                     Measurement(name: "", unit: "", samples: queued).percentile(1),
-                    Measurement(name: "", unit: "", samples: queued).percentile(50))),
+                    Measurement(name: "", unit: "", samples: queued).percentile(50)))
         ]
     }
 }

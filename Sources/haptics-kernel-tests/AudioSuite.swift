@@ -4,7 +4,9 @@
 // recovered, and a device gone reported.
 import AHAP
 import AudioRendering
+import HapticRendering
 import HapticTestDevices
+import LinuxHaptics
 import LinuxAudio
 import LinuxInput
 import Logging
@@ -19,6 +21,8 @@ enum AudioSuite {
             KernelTest(name: "audio/scheduled-sound-heard-whole", body: scheduledSound),
             KernelTest(name: "audio/cross-fade-keeps-power-without-a-gap", body: crossFade),
             KernelTest(name: "audio/stream-errors-recovered-or-reported", body: streamErrors),
+            KernelTest(
+                name: "audio/dualsense-usb-voice-coils-on-channels-3-and-4-sample-for-sample", body: voiceCoilChannels),
             // Last: it unbinds the card and binds it again.
             KernelTest(name: "audio/stream-waits-for-the-card-to-come-back", body: cardComesBack),
         ])
@@ -113,6 +117,50 @@ enum AudioSuite {
         let onsetFrame = try check(captured.samples, against: rendered, xruns: output.xrunCount)
         let due = Double(startTime - captured.start) / 1e6 + Double(onset(rendered) ?? 0) * 1000 / Double(rate)
         print("  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after its scheduled time")
+    }
+
+    /// A DualSense's voice coils over USB, on a 4-channel card: the loopback stands in for the pad's sound card
+    /// (a USB audio function cannot enumerate on dummy_hcd). A tone of sharpness 0.5 played on the voice-coil
+    /// stream must come back on channels 3 and 4 exactly as rendered and limited, with channels 1 and 2 silent.
+    static func voiceCoilChannels() async throws {
+        let pattern = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [
+                        HapticEventParameter(parameterID: .hapticIntensity, value: 0.8),
+                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                    ], relativeTime: 0, duration: 0.2)
+            ], parameters: [])
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(rate))
+        // As the stream sends it: the render, limited, then 0.15 s of silence (what snd-aloop repeats when
+        // playing stops must be silence).
+        let limited = ActuatorFrames.mixed(
+            [renderer.render(from: 0, count: renderer.endFrame)], limiter: SoftLimiter.standard)
+        let tail = [Float](repeating: 0, count: 2 * rate * 15 / 100)
+        let rendered: [Float] = limited.interleaved.map { Float($0) } + tail
+        var underruns = 0
+        let captured = try LoopbackCapture.capture(
+            frames: rendered.count / 2 + rate / 2, rate: rate, device: captureDevice, channels: 4
+        ) {
+            let stream = try VoiceCoilStream.soundCard(
+                playbackDevice, bufferSeconds: captureSafeBuffer, logger: logger())
+            defer { stream.close() }
+            stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds() + 100_000_000)
+            Sys.sleep(nanoseconds: UInt64((0.1 + 0.2 + captureSafeBuffer + 0.1) * 1e9))
+            underruns = stream.counts.underruns
+        }
+        let samples = captured.samples
+        let frames = samples.count / 4
+        var front: [Float] = []
+        var coils: [Float] = []
+        for frame in 0..<frames {
+            front += [samples[4 * frame], samples[4 * frame + 1]]
+            coils += [samples[4 * frame + 2], samples[4 * frame + 3]]
+        }
+        try require(front.allSatisfy { $0 == 0 }, "channels 1 and 2 are not silent")
+        _ = try check(coils, against: rendered, xruns: underruns)
+        print("  channels 3 and 4: the tone as rendered; channels 1 and 2: silent, over \(frames) frames")
     }
 
     /// `value` rounded to one decimal, for the printed figures.

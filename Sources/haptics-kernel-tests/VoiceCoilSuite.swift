@@ -34,6 +34,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/unplug-and-replug-mid-pattern-recover-on-the-voice-coils") {
                 try await unplugMidPattern()
             },
+            KernelTest(name: "hd/dualsense-usb/the-audio-haptics-report-takes-the-pad-out-of-rumble-emulation") {
+                try await usbLeavesRumbleEmulation()
+            },
         ])
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
@@ -383,6 +386,29 @@ enum VoiceCoilSuite {
             let again = sounding(try checkedSamples(hapticsReports(device, after: before), "after the replug").left)
             try require(abs(again.seconds - 0.2) <= 0.02, "after the replug a 0.2 s tone played \(again.seconds) s")
             print("    stopped on unplug, reset on replug, \(Int(again.seconds * 1000)) ms tone on the voice coils")
+        }
+    }
+
+    // MARK: USB: back from rumble emulation
+
+    /// Over USB the voice coils play the sound card only while the pad is not in the rumble emulation that
+    /// hid-playstation's rumble reports select. After a rumble through evdev, the report the USB path writes
+    /// through hidraw (every valid flag clear) reaches the pad through the bound driver and leaves it.
+    static func usbLeavesRumbleEmulation() async throws {
+        try await EmulationSuite.withController(.dualsense) { device, nodes in
+            _ = try DeviceSuite.haptics(["play", "--device", nodes.rumbleNode, "Haptics/thud.ahap"])
+            let rumbled = device.records().last { $0.event == .output && $0.mode != nil && $0.mode != "off" }
+            try require(rumbled != nil, "the thud did not select rumble emulation")
+            guard let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
+            else { throw TestFailure(reason: "the USB DualSense has no hidraw node") }
+            let before = device.records().count
+            let hidraw = try HidrawDevice(node: node, logger: EmulationSuite.logger())
+            try hidraw.write(DualSenseUSBReport.audioHaptics)
+            hidraw.close()
+            try await EmulationSuite.waitForOutputs(device, after: before, "the report") { !$0.isEmpty }
+            let received = device.records().dropFirst(before).first { $0.event == .output }
+            try requireEqual(received?.mode, "off", "the mode the report leaves the pad in")
+            print("    after \(rumbled?.mode ?? "") rumble, the report through \(node) leaves the pad in mode off")
         }
     }
 }

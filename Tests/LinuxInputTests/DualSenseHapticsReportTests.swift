@@ -62,3 +62,11 @@ import Testing
         #expect(DualSenseHapticsReport.sample(.nan) == 0)
     }
 }
+
+@Suite struct DualSenseUSBReportTests {
+    @Test func theAudioHapticsReportIsReport2WithEveryFlagClear() {
+        let report = DualSenseUSBReport.audioHaptics
+        #expect(report.count == 63 && report[0] == 0x02)
+        #expect(report.dropFirst().allSatisfy { $0 == 0 })
+    }
+}

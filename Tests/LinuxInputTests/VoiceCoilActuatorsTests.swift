@@ -1,4 +1,5 @@
 // Which pads have voice coils, and what is said when they cannot be driven.
+import Foundation
 import Testing
 
 @testable import LinuxInput
@@ -16,11 +17,11 @@ import Testing
         #expect(VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x09cc, bus: .usb)) == nil)
     }
 
-    @Test func aDualSenseOverUSBHasThemButTheyAreNotDrivenAndTheReasonSaysUSB() throws {
+    @Test func aDualSenseOverUSBWithoutASoundCardSaysSo() throws {
         let coils = try #require(
             VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x0ce6, bus: .usb)))
-        #expect(coils.node == nil && !coils.isDrivable)
-        #expect(coils.unavailableReason?.contains("USB") == true)
+        #expect(coils.node == nil && coils.soundCard == nil && !coils.isDrivable)
+        #expect(coils.unavailableReason?.contains("no sound card") == true)
     }
 
     @Test func aDualSenseEdgeOverBluetoothWithoutAHidrawNodeSaysSo() throws {
@@ -32,5 +33,45 @@ import Testing
 
     @Test func aNodeThatMayNotBeWrittenNamesTheUdevRule() {
         #expect(VoiceCoilActuators.notWritable("/dev/hidraw3").contains("udev/70-haptics-gamepads.rules"))
+    }
+}
+
+/// The sound card of a USB DualSense, found in a sysfs tree laid out as a real pad's: its USB device holds the
+/// audio control and streaming interfaces (the card under the first) and the HID interface (the event node).
+@Suite struct DualSenseSoundCardTests {
+    /// Builds the tree under a fresh folder; returns the event node's sysfs path.
+    static func padTree(card: String?) throws -> (root: String, event: String) {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("sysfs-\(UUID().uuidString)").path
+        let usb = root + "/devices/pci0000:00/0000:00:14.0/usb1/1-2"
+        let hid = usb + "/1-2:1.3/0003:054C:0CE6.0004"
+        let input = hid + "/input/input9"
+        let event = input + "/event7"
+        let manager = FileManager.default
+        for folder in [event, usb + "/1-2:1.0", usb + "/1-2:1.1", usb + "/1-2:1.2"] {
+            try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        if let card {
+            try manager.createDirectory(atPath: usb + "/1-2:1.0/sound/" + card, withIntermediateDirectories: true)
+        }
+        try "054c\n".write(toFile: usb + "/idVendor", atomically: true, encoding: .utf8)
+        try manager.createSymbolicLink(atPath: event + "/device", withDestinationPath: "..")
+        try manager.createSymbolicLink(atPath: input + "/device", withDestinationPath: "../..")
+        return (root, event)
+    }
+
+    @Test func theCardUnderThePadsUSBDeviceIsFound() throws {
+        let tree = try Self.padTree(card: "card2")
+        defer { try? FileManager.default.removeItem(atPath: tree.root) }
+        #expect(VoiceCoilActuators.soundCard(besideEvent: tree.event) == 2)
+    }
+
+    @Test func aPadWithoutACardHasNone() throws {
+        let tree = try Self.padTree(card: nil)
+        defer { try? FileManager.default.removeItem(atPath: tree.root) }
+        #expect(VoiceCoilActuators.soundCard(besideEvent: tree.event) == nil)
+    }
+
+    @Test func anEventNodeOutsideAUSBDeviceHasNone() {
+        #expect(VoiceCoilActuators.soundCard(besideEvent: "/sys/devices/virtual/input/input99/event99") == nil)
     }
 }
