@@ -205,7 +205,7 @@ let package = Package(
             name: "LinuxHapticsTests",
             dependencies: [
                 "LinuxHaptics", "AppHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering",
-                "LinuxAudio", "LinuxInput", "LinuxSystem",
+                "HapticTestDevices", "LinuxAudio", "LinuxInput", "LinuxSystem",
             ],
             swiftSettings: strict),
         // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).

@@ -2,6 +2,7 @@
 // that real files have (docs/ahap.md, "Test fixtures", lists which file shows which), and studio-export.ahap, the
 // parse benchmark's large input. The tests, benchmarks and fuzz seeds always have them; the real-world corpus
 // (`AHAPCorpus`) is an extra check on top.
+package import AHAP
 package import Foundation
 
 package enum AHAPFixtures {
@@ -60,5 +61,21 @@ package enum AHAPFixtures {
         var files: [URL] = []
         for case let url as URL in enumerator where url.pathExtension == "ahap" { files.append(url) }
         return files.sorted { $0.path < $1.path }
+    }
+}
+
+extension AHAPFixtures {
+    /// One continuous event from time 0, flat at `intensity` and `sharpness`: the tone the device tests and
+    /// benchmarks play (sharpness 0.5 is a 122 Hz carrier on voice coils, and a split over both motors).
+    package static func tone(seconds: Double, intensity: Double = 1, sharpness: Double = 0.5) -> HapticPattern {
+        HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [
+                        HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                        HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+                    ], relativeTime: 0, duration: seconds)
+            ], parameters: [])
     }
 }

@@ -33,10 +33,7 @@ final class EvdevOutput: MotorOutput {
         self.device = device
         self.clock = clock
         self.logger = logger
-        var capabilities = OutputCapabilities(
-            name: device.identity.name, deviceID: device.id, node: device.node,
-            effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
-            renderProfile: .forDevice(driver: driver, identity: device.identity))
+        var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
         self.capabilities = capabilities
     }

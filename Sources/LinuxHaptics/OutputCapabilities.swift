@@ -56,3 +56,14 @@ public struct VoiceCoilActivity: Sendable, Hashable {
         self.frequency = frequency
     }
 }
+
+extension OutputCapabilities {
+    /// A device output's capabilities: the open event node's name, id, node and effect slots, its driver, and the
+    /// profile chosen from them.
+    init(device: EventDevice, driver: String?) {
+        self.init(
+            name: device.identity.name, deviceID: device.id, node: device.node,
+            effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
+            renderProfile: .forDevice(driver: driver, identity: device.identity))
+    }
+}

@@ -33,10 +33,7 @@ final class VoiceCoilOutput: MotorOutput {
     init(device: EventDevice, stream: VoiceCoilStream, driver: String?) {
         self.device = device
         self.stream = stream
-        var capabilities = OutputCapabilities(
-            name: device.identity.name, deviceID: device.id, node: device.node,
-            effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
-            renderProfile: .forDevice(driver: driver, identity: device.identity))
+        var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.voiceCoilNode = stream.deviceName
         self.capabilities = capabilities
     }

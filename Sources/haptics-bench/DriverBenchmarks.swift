@@ -297,15 +297,10 @@ struct DriverBench {
         _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
         _ makePlayer: () throws -> any HapticAdvancedPatternPlayer
     ) async throws -> @Sendable (Double) -> Double {
-        let before = device.records().count
-        let player = try makePlayer()
-        let origin = engine.currentTime + 0.05
-        try player.start(atTime: origin)
-        try player.stop(atTime: origin + seconds)
-        try await Task.sleep(for: .seconds(seconds + 0.25))
+        let (origin, records) = try await playedRecords(device, engine, seconds: seconds, makePlayer)
         // Engine times are CLOCK_MONOTONIC seconds, the clock of the records.
         let originMicroseconds = Int64((origin * 1e6).rounded())
-        let steps = device.records().dropFirst(before).filter { $0.event == .output }
+        let steps = records.filter { $0.event == .output }
             .map {
                 (
                     time: Double($0.time.microseconds - originMicroseconds) / 1e6,
@@ -314,6 +309,21 @@ struct DriverBench {
             }
         return { time in steps.last { $0.time <= time }?.level ?? 0 }
     }
+}
+
+/// Plays what `makePlayer` makes from a known instant (50 ms ahead) for `seconds`, and returns that instant (engine
+/// time, `CLOCK_MONOTONIC` seconds, the records' clock) and what the device recorded meanwhile.
+func playedRecords(
+    _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
+    _ makePlayer: () throws -> any HapticAdvancedPatternPlayer
+) async throws -> (origin: Double, records: [PadRecord]) {
+    let before = device.records().count
+    let player = try makePlayer()
+    let origin = engine.currentTime + 0.05
+    try player.start(atTime: origin)
+    try player.stop(atTime: origin + seconds)
+    try await Task.sleep(for: .seconds(seconds + 0.25))
+    return (origin, Array(device.records().dropFirst(before)))
 }
 
 extension FixedTickRenderer {

@@ -66,15 +66,7 @@ struct VoiceCoilBench {
     func startLatency(_ device: any EmulatedDevice, coils: HapticEngine, motors: HapticEngine) async throws
         -> [BenchmarkResult]
     {
-        let tone = HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [
-                        HapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                    ], relativeTime: 0, duration: 0.03)
-            ], parameters: [])
+        let tone = AHAPFixtures.tone(seconds: 0.03)
         var onCoils: [Double] = []
         var onMotors: [Double] = []
         for round in 0..<Self.startRounds {
@@ -232,18 +224,11 @@ struct VoiceCoilBench {
         ]
     }
 
-    /// Plays `pattern` on `engine` from a known instant for `seconds`, and returns that instant (engine time,
-    /// `CLOCK_MONOTONIC` seconds, the records' clock) and the records made meanwhile.
+    /// Plays `pattern` on `engine` from a known instant for `seconds` (`playedRecords`).
     func played(_ pattern: HapticPattern, on engine: HapticEngine, _ device: any EmulatedDevice, seconds: Double)
         async throws -> (origin: Double, records: [PadRecord])
     {
-        let before = device.records().count
-        let player = try engine.makeAdvancedPlayer(with: pattern)
-        let origin = engine.currentTime + 0.05
-        try player.start(atTime: origin)
-        try player.stop(atTime: origin + seconds)
-        try await Task.sleep(for: .seconds(seconds + 0.25))
-        return (origin, Array(device.records().dropFirst(before)))
+        try await playedRecords(device, engine, seconds: seconds) { try engine.makeAdvancedPlayer(with: pattern) }
     }
 
     /// Pearson's correlation of the pairs; 0 for fewer than two or no spread.

@@ -123,15 +123,7 @@ enum AudioSuite {
     /// (a USB audio function cannot enumerate on dummy_hcd). A tone of sharpness 0.5 played on the voice-coil
     /// stream must come back on channels 3 and 4 exactly as rendered and limited, with channels 1 and 2 silent.
     static func voiceCoilChannels() async throws {
-        let pattern = HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [
-                        HapticEventParameter(parameterID: .hapticIntensity, value: 0.8),
-                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                    ], relativeTime: 0, duration: 0.2)
-            ], parameters: [])
+        let pattern = AHAPFixtures.tone(seconds: 0.2, intensity: 0.8)
         let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(rate))
         // As the stream sends it: the render, limited, then 0.15 s of silence (what snd-aloop repeats when
         // playing stops must be silence).

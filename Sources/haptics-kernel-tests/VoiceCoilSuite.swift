@@ -199,15 +199,7 @@ enum VoiceCoilSuite {
 
     /// One continuous event of `duration` at `intensity`, sharpness 0.5 (a 122 Hz carrier).
     static func tone(_ duration: Double, intensity: Double = 1) -> HapticPattern {
-        HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [
-                        HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-                        HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                    ], relativeTime: 0, duration: duration)
-            ], parameters: [])
+        AHAPFixtures.tone(seconds: duration, intensity: intensity)
     }
 
     /// The seconds from the first sample that is not silent to the last, and the samples between.

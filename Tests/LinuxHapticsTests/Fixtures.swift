@@ -1,5 +1,6 @@
 // Shared fixtures: an engine on a manual clock and a recording output, and timelines built by hand.
 import HapticRendering
+import HapticTestDevices
 import LinuxHaptics
 import LinuxInput
 import LinuxHapticsTesting
@@ -69,15 +70,7 @@ func planned(_ timeline: MotorTimeline, profile: RenderProfile = .genericRumble,
 
 /// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
 func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
-    HapticPattern(
-        events: [
-            HapticEvent(
-                type: .hapticContinuous,
-                parameters: [
-                    HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                ], relativeTime: 0, duration: seconds)
-        ], parameters: [])
+    AHAPFixtures.tone(seconds: seconds, intensity: intensity)
 }
 
 /// Collects values handed to handlers on any thread.

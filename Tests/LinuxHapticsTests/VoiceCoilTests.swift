@@ -15,15 +15,7 @@ import Testing
 
 @Suite struct VoiceCoilTests {
     /// One continuous event, 0 to 0.5 s, at sharpness 0.5.
-    static let pattern = HapticPattern(
-        events: [
-            HapticEvent(
-                type: .hapticContinuous,
-                parameters: [
-                    HapticEventParameter(parameterID: .hapticIntensity, value: 0.8),
-                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                ], relativeTime: 0, duration: 0.5)
-        ], parameters: [])
+    static let pattern = continuousPattern(intensity: 0.8, seconds: 0.5)
 
     static func renderer(rate: Double = 1) -> WaveformRenderer {
         WaveformRenderer(pattern: pattern, sampleRate: 3000, playbackRate: rate)
