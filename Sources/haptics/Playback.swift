@@ -39,19 +39,29 @@ struct PlaybackOptions: ParsableArguments {
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
-            if wait { return try await Self.startWaiting(engine, on: device, report: report) }
-            try engine.start()
-            if let fallback = engine.capabilities?.actuatorFallback {
-                report.note("playing on the rumble motors, not the voice coils: \(fallback)")
+            if wait {
+                let waited = try await Self.startWaiting(engine, on: device, report: report)
+                noteActuators(of: waited, report: report)
+                return waited
             }
+            try engine.start()
+            noteActuators(of: engine, report: report)
             return engine
         } catch {
             guard device == nil, !wait else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
             report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
             let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
             do { try virtual.start() } catch { throw Self.startFailure(on: "virtual", error) }
+            noteActuators(of: virtual, report: report)
             return virtual
         }
+    }
+
+    /// Says so when `--actuators hd` was asked for and the engine plays on motors, and why.
+    private func noteActuators(of engine: HapticEngine, report: PlayReport) {
+        guard actuators == .hd, let capabilities = engine.capabilities, capabilities.actuators != .hd else { return }
+        let why = capabilities.actuatorFallback ?? "\(capabilities.name) has no voice coils"
+        report.note("playing on the rumble motors, not the voice coils: \(why)")
     }
 
     /// Starts `engine`; when its device is not plugged in, waits until the engine has opened one (its reset).
