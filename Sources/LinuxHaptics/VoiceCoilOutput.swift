@@ -150,7 +150,11 @@ package final class VoiceCoilStream: Sendable {
         } catch {
             let kind: OutputFailure.Kind =
                 error.isDeviceMissing ? .notFound : error.errno == .permissionDenied ? .permissionDenied : .other
-            throw OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(error)")
+            let why =
+                error.isBusy
+                ? "a sound server (PipeWire, PulseAudio) holds the card, and reaching it through the server is not "
+                    + "built yet: " : ""
+            throw OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(why)\(error)")
         }
         let writer = SoundCardVoiceCoilWriter(output: output)
         do throws(SystemCallError) {
