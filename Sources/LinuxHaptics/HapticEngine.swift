@@ -161,7 +161,9 @@ public final class HapticEngine: Sendable {
 
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
     /// have no pattern to act on and are ignored.
-    /// Fails with `invalidArgument` for a timeline longer than `maximumTimelineLength`.
+    /// Fails with `invalidArgument` for a timeline longer than `maximumTimelineLength`, and on an engine that plays
+    /// on voice coils (`HapticActuators.hd`): a timeline holds two motor levels, not the pattern a waveform is made
+    /// from.
     public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer
     {
         guard timeline.endTime <= Self.maximumTimelineLength else {
@@ -169,6 +171,11 @@ public final class HapticEngine: Sendable {
                 .invalidArgument,
                 "the timeline ends at \(timeline.endTime) s, later than the \(Self.maximumTimelineLength) s the engine plays"
             )
+        }
+        if let node = capabilities?.voiceCoilNode {
+            throw HapticEngineError(
+                .invalidArgument,
+                "the engine plays on voice coils (\(node)): a motor timeline has no waveform; play a pattern")
         }
         return try core.addPlayer(PlayerState(timeline: timeline))
     }

@@ -22,7 +22,7 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/a-sharpness-sweep-raises-the-received-frequency") {
                 try await sharpnessSweep()
             },
-            KernelTest(name: "hd/dualsense-bt/stop-loop-rate-and-two-players-shape-the-stream") {
+            KernelTest(name: "hd/dualsense-bt/stop-loop-rate-and-two-players-shape-the-stream-timelines-refused") {
                 try await playerCommands()
             },
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
@@ -209,12 +209,19 @@ enum VoiceCoilSuite {
         return (Double(last + 1 - first) / rate, samples[first...last].map { Double($0) / 127 })
     }
 
-    /// A stop cuts the waveform where it is made; a loop plays on without a gap; twice the rate plays half as
-    /// long at the same carrier frequency; two players started together sum.
+    /// A motor timeline is refused; a stop cuts the waveform where it is made; a loop plays on without a gap;
+    /// twice the rate plays half as long at the same carrier frequency; two players started together sum.
     static func playerCommands() async throws {
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
             let engine = try engine(on: nodes.rumbleNode)
             defer { engine.stop() }
+            // A motor timeline has no waveform: refused, not played as nothing.
+            do {
+                _ = try engine.makeAdvancedPlayer(timeline: PatternRenderer().render(tone(0.1)))
+                throw TestFailure(reason: "a motor timeline was taken by an engine on voice coils")
+            } catch let error as HapticEngineError {
+                try requireEqual(error.kind, .invalidArgument, "the refusal of a motor timeline")
+            }
             // Stopped after about 0.3 s of a 2 s tone: the waveform lasts as long as the player played, within
             // a report and the lead (the samples queued before the stop are played).
             var before = device.records().count
