@@ -97,9 +97,14 @@ extension EngineCore {
             return try state.decideStart(of: id, generation: generation, at: requested, now: now)
         }
         if let quick {
+            if voiceCoils, case .queued = quick {
+                // The voice coils hear of the start at once. The motors' pass writes nothing to them: it is the
+                // timer's, not the caller's.
+                syncSounds()
+                wake()
+                return
+            }
             try carryOut(quick, id: id, generation: generation, now: now)
-            // The voice coils hear of the start now, not after the timer's next pass.
-            if voiceCoils { syncSounds() }
             return
         }
         try ensureRunning()
