@@ -48,15 +48,10 @@ final class EngineAudio: Sendable {
         /// What the stream plays on (an ALSA name or "null"), once opened.
         var outputName: String?
         /// The sounds playing or waiting, by player, by anchor.
-        var sounds: [PlayerID: [SoundAnchor: PlayingSound]] = [:]
+        var sounds = CueSounds()
         var muted = false
         /// Decoded clips by the files and folders they were looked for in.
         var clips: [ClipKey: [String: AudioClip]] = [:]
-    }
-
-    private struct PlayingSound {
-        var id: MixingStream.SoundID
-        var end: Double?
     }
 
     /// What a player's sound needs, taken from the engine's state.
@@ -134,7 +129,13 @@ final class EngineAudio: Sendable {
         let wanted = !isMuted && players.contains { !$0.value.cues.isEmpty }
         guard wanted || state.withLock({ !$0.sounds.isEmpty }) else { return }
         guard let stream = wanted ? openStream() : state.withLock({ $0.stream }) else { return }
-        let missing = state.withLock { state in endUnwanted(players, in: &state, on: stream) }
+        let missing = state.withLock { state -> [(PlayerID, SoundCue, PlayerSound)] in
+            // Muted, no cue is wanted: every sound ends and none starts.
+            let cues = state.muted ? [:] : players.mapValues(\.cues)
+            return state.sounds.reconcile(cues, on: stream).compactMap { player, cue in
+                players[player].map { (player, cue, $0) }
+            }
+        }
         // The new sounds' sources are rendered outside the lock; they start under it, unless the stream was
         // closed, the sound muted, or the sound started meanwhile.
         let sources = missing.compactMap { player, cue, sound in
@@ -143,44 +144,12 @@ final class EngineAudio: Sendable {
         guard !sources.isEmpty else { return }
         state.withLock { state in
             guard state.stream === stream, !state.muted else { return }
-            for (player, cue, source) in sources where state.sounds[player]?[cue.anchor] == nil {
-                let id = stream.play(source.sound, at: source.startNanoseconds)
-                configuration.onSoundScheduled?(source.startNanoseconds, source.offset)
-                if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
-                state.sounds[player, default: [:]][cue.anchor] = PlayingSound(id: id, end: cue.end)
+            for (player, cue, source) in sources {
+                let started = state.sounds.start(
+                    source.sound, atNanoseconds: source.startNanoseconds, for: player, cue: cue, on: stream)
+                if started { configuration.onSoundScheduled?(source.startNanoseconds, source.offset) }
             }
         }
-    }
-
-    /// Ends the sounds no player asks for any more and passes changed ends on; returns the cues that have no
-    /// sound yet (none while muted).
-    private func endUnwanted(
-        _ players: [PlayerID: PlayerSound], in state: inout State, on stream: MixingStream
-    ) -> [(PlayerID, SoundCue, PlayerSound)] {
-        let muted = state.muted
-        for (player, sounds) in state.sounds {
-            let cues = muted ? [] : (players[player]?.cues ?? [])
-            for (anchor, sound) in sounds where !cues.contains(where: { $0.anchor == anchor }) {
-                stream.stop(sound.id)
-                state.sounds[player]?[anchor] = nil
-            }
-            if state.sounds[player]?.isEmpty == true { state.sounds[player] = nil }
-        }
-        guard !muted else { return [] }
-        var missing: [(PlayerID, SoundCue, PlayerSound)] = []
-        for (player, sound) in players {
-            for cue in sound.cues {
-                guard var playing = state.sounds[player]?[cue.anchor] else {
-                    missing.append((player, cue, sound))
-                    continue
-                }
-                guard playing.end != cue.end, let end = cue.end else { continue }
-                playing.end = end
-                stream.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
-                state.sounds[player]?[cue.anchor] = playing
-            }
-        }
-        return missing
     }
 
     /// A cue's sound, rendered: from its anchor when that is still ahead, else from where the player is now
@@ -211,10 +180,7 @@ final class EngineAudio: Sendable {
     /// Ends every sound at once (the engine stopped or lost its output); the stream stays open.
     func stopAll() {
         state.withLock { state in
-            if let stream = state.stream {
-                for sound in state.sounds.values.flatMap(\.values) { stream.stop(sound.id) }
-            }
-            state.sounds = [:]
+            state.sounds.stopAll(on: state.stream)
         }
     }
 
@@ -223,7 +189,7 @@ final class EngineAudio: Sendable {
         let stream = state.withLock { state -> MixingStream? in
             defer {
                 state.stream = nil
-                state.sounds = [:]
+                state.sounds = CueSounds()
             }
             return state.stream
         }

@@ -12,6 +12,8 @@ extension EngineCore {
     /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
     /// whatever the revision (the mute changed).
     func syncSounds(force: Bool = false) {
+        // An engine that plays no sound and was not asked for voice coils never has either: nothing to take.
+        guard audio != nil || options.actuators != .rumble else { return }
         soundSync.withLock { synced in
             let now = clock.now
             let taken = state.withLock { state -> Taken? in

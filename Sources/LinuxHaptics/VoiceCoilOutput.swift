@@ -71,11 +71,8 @@ final class VoiceCoilOutput: MotorOutput {
         device.close()
     }
 
-    /// Makes the stream play what `players` ask for from `now`.
-    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
-        guard !closed.load(ordering: .relaxed) else { return }
-        stream.sync(players, now: now)
-    }
+    /// Makes the stream play what `players` ask for from `now` (nothing once closed).
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
 }
 
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
@@ -84,14 +81,9 @@ package final class VoiceCoilStream: Sendable {
     private let mixing: MixingStream
     private let writer: any VoiceCoilWriter
     private let locality: HapticLocality
-    private let sounds = Lock<[PlayerID: [SoundAnchor: PlayingWaveform]]>([:])
+    private let sounds = Lock(CueSounds())
     private let firstFailure = StreamFailure()
     private let closed = Atomic<Bool>(false)
-
-    private struct PlayingWaveform {
-        var id: MixingStream.SoundID
-        var end: Double?
-    }
 
     /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
     /// wake-up of the stream thread may take before the pad runs dry, and the most it plays on after we stop.
@@ -184,7 +176,7 @@ package final class VoiceCoilStream: Sendable {
     package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         mixing.close(closingOutput: true)
-        sounds.withLock { $0 = [:] }
+        sounds.withLock { $0 = CueSounds() }
     }
 
     /// Plays `pattern` once from its start, its first frame heard at `startNanoseconds` (`CLOCK_MONOTONIC`), on
@@ -200,41 +192,17 @@ package final class VoiceCoilStream: Sendable {
     /// placed at their anchors, cues no longer asked for ended, changed ends passed on.
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
         guard !closed.load(ordering: .relaxed) else { return }
-        let missing = sounds.withLock { sounds -> [(PlayerID, SoundCue, WaveformPlayer)] in
-            for (player, playing) in sounds {
-                let cues = players[player]?.cues ?? []
-                for (anchor, sound) in playing where !cues.contains(where: { $0.anchor == anchor }) {
-                    mixing.stop(sound.id)
-                    sounds[player]?[anchor] = nil
-                }
-                if sounds[player]?.isEmpty == true { sounds[player] = nil }
-            }
-            var missing: [(PlayerID, SoundCue, WaveformPlayer)] = []
-            for (player, wanted) in players {
-                for cue in wanted.cues {
-                    guard var playing = sounds[player]?[cue.anchor] else {
-                        missing.append((player, cue, wanted))
-                        continue
-                    }
-                    guard playing.end != cue.end, let end = cue.end else { continue }
-                    playing.end = end
-                    mixing.stop(playing.id, atNanoseconds: MonotonicClock.nanoseconds(end))
-                    sounds[player]?[cue.anchor] = playing
-                }
-            }
-            return missing
-        }
+        let missing = sounds.withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: mixing) }
         guard !missing.isEmpty else { return }
         // Sources are made outside the lock (a cursor placed into a long pattern steps to its offset).
-        let sources = missing.map { player, cue, wanted in
-            (player, cue, source(for: cue, of: wanted, now: now))
+        let sources = missing.compactMap { player, cue in
+            players[player].map { (player, cue, source(for: cue, of: $0, now: now)) }
         }
         sounds.withLock { sounds in
             guard !closed.load(ordering: .relaxed) else { return }
-            for (player, cue, source) in sources where sounds[player]?[cue.anchor] == nil {
-                let id = mixing.play(source.source, at: source.startNanoseconds)
-                if let end = cue.end { mixing.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
-                sounds[player, default: [:]][cue.anchor] = PlayingWaveform(id: id, end: cue.end)
+            for (player, cue, source) in sources {
+                sounds.start(
+                    source.source, atNanoseconds: source.startNanoseconds, for: player, cue: cue, on: mixing)
             }
         }
     }
