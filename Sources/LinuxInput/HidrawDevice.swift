@@ -49,15 +49,25 @@ package final class HidrawDevice: Sendable {
         logger.debug("closed hidraw node", metadata: ["node": "\(node)"])
     }
 
+    /// The sysfs folder of the HID device an input event node belongs to (its `inputN` parent's parent), resolved;
+    /// nil when the event node has none (uinput).
+    package static func hidDevice(ofEvent sysPath: String) -> String? {
+        try? Sys.realPath(sysPath + "/device/device")
+    }
+
     /// The hidraw node of the HID device an input event node belongs to: `sysPath` is the event node's
     /// (`/sys/class/input/eventN` or its resolved path); its parent input device's parent is the HID device,
     /// whose `hidraw/` folder names the node. Nil for an input device that is not HID (uinput, xpad) or a HID
     /// device without hidraw.
     package static func node(besideEvent sysPath: String) -> String? {
-        guard let hid = try? Sys.realPath(sysPath + "/device/device"),
-            let names = try? Sys.directoryEntries(hid + "/hidraw"),
+        guard let hid = hidDevice(ofEvent: sysPath), let names = try? Sys.directoryEntries(hid + "/hidraw"),
             let name = names.filter({ $0.hasPrefix("hidraw") }).sorted().first
         else { return nil }
         return "/dev/" + name
+    }
+
+    /// The hidraw node beside the event node at `eventNode` (`/dev/input/eventN`), found through its sysfs path.
+    package static func node(besideEventNode eventNode: String) -> String? {
+        node(besideEvent: "/sys/class/input/" + (eventNode.split(separator: "/").last.map(String.init) ?? eventNode))
     }
 }

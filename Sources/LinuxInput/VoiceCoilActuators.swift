@@ -68,7 +68,7 @@ public struct VoiceCoilActuators: Sendable, Hashable {
     /// HID device sits in one of the pad's USB interfaces; the card snd-usb-audio made of its audio interfaces
     /// appears as `sound/cardN` in another interface of the same device. Nil when there is none.
     public static func soundCard(besideEvent sysPath: String) -> Int? {
-        guard let hid = try? Sys.realPath(sysPath + "/device/device") else { return nil }
+        guard let hid = HidrawDevice.hidDevice(ofEvent: sysPath) else { return nil }
         // The interface holding the HID device, then the USB device holding the interface.
         let usbDevice = parent(of: parent(of: hid))
         guard Sys.exists(usbDevice + "/idVendor"), let entries = try? Sys.directoryEntries(usbDevice) else {

@@ -114,7 +114,7 @@ extension AppUdevSuite {
             for (model, tagged) in [(EmulatedModel.dualsenseBluetooth, true), (.xboxOneBluetooth, false)] {
                 try await EmulationSuite.withController(model) { _, nodes in
                     guard
-                        let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
+                        let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode)
                     else { throw TestFailure(reason: "the \(model.rawValue) has no hidraw node") }
                     let properties = try properties(of: node)
                     for key in ["TAGS", "CURRENT_TAGS"] {

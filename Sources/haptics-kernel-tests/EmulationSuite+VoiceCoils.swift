@@ -26,8 +26,7 @@ extension EmulationSuite {
     /// (within 3 % + 0.005); the rumble motors stay at rest in every record.
     static func hapticsReportsPlayOnTheVoiceCoils() async throws {
         try await withController(.dualsenseBluetooth) { device, nodes in
-            let event = nodes.rumbleNode.split(separator: "/").last.map(String.init) ?? ""
-            guard let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + event) else {
+            guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
                 throw TestFailure(reason: "no hidraw node beside \(nodes.rumbleNode) under \(nodes.sysfsPath)")
             }
             let hidraw: HidrawDevice
@@ -118,8 +117,8 @@ extension EmulationSuite {
         try require(created, "haptics emulate printed no created line:\n\(emulator.text)")
         guard let line = emulator.text.split(separator: "\n").first(where: { $0.hasPrefix("created ") }),
             let event = line.split(separator: " ").first(where: { $0.hasPrefix("/dev/input/event") })
-                .map({ String($0.dropFirst("/dev/input/".count).filter { $0 != "," }) }),
-            let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + event)
+                .map({ String($0.filter { $0 != "," }) }),
+            let node = HidrawDevice.node(besideEventNode: event)
         else { throw TestFailure(reason: "no hidraw node beside the rumble node in: \(emulator.text)") }
         do {
             let hidraw: HidrawDevice

@@ -398,7 +398,7 @@ enum VoiceCoilSuite {
             _ = try DeviceSuite.haptics(["play", "--device", nodes.rumbleNode, "Haptics/thud.ahap"])
             let rumbled = device.records().last { $0.event == .output && $0.mode != nil && $0.mode != "off" }
             try require(rumbled != nil, "the thud did not select rumble emulation")
-            guard let node = HidrawDevice.node(besideEvent: "/sys/class/input/" + nodes.rumbleNode.dropFirst(11))
+            guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode)
             else { throw TestFailure(reason: "the USB DualSense has no hidraw node") }
             let before = device.records().count
             let hidraw = try HidrawDevice(node: node, logger: EmulationSuite.logger())
