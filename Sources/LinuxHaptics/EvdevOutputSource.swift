@@ -57,7 +57,7 @@ final class EvdevOutputSource: OutputSource {
         -> (output: (any MotorOutput)?, fallback: String?)
     {
         guard actuators != .rumble else { return (nil, nil) }
-        guard let coils = VoiceCoilActuators.find(identity: device.identity) else {
+        guard let coils = HDActuators.find(identity: device.identity) else {
             return (nil, "\(device.identity.name) has no voice coils this engine drives (a DualSense has)")
         }
         let refusal: String
@@ -73,7 +73,7 @@ final class EvdevOutputSource: OutputSource {
                     refusal = "the voice-coil stream cannot start: \(error)"
                 }
             } catch  where error.kind == .permissionDenied {
-                refusal = VoiceCoilActuators.notWritable(node)
+                refusal = HDActuators.notWritable(node)
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }

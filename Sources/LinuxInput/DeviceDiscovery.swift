@@ -19,9 +19,16 @@ public struct InputDevice: Hashable, Sendable {
     /// The kernel driver bound to the device's parent (sysfs `device/driver`): `xpad`, `playstation`...;
     /// nil for virtual devices (uinput), which have no parent device.
     public var driver: String?
-    /// The pad's voice coils, when it has them (a DualSense's rumble node): where they are reached and whether
-    /// this user may; nil for every other device.
-    public var voiceCoils: VoiceCoilActuators?
+    /// The pad's actuators beyond two rumble levels (a DualSense's voice coils, a Switch controller's HD rumble,
+    /// an Xbox pad's trigger motors over Bluetooth), on its rumble node: where they are reached and whether this
+    /// user may; nil for every other device.
+    public var hdActuators: HDActuators?
+    /// Where a pattern may play on it (`HapticLocality` names): `all`, `left` and `right` on a rumble-capable
+    /// device, and the localities its HD actuators add (an Xbox pad's triggers); none without rumble.
+    public var localities: [String] {
+        guard forceFeedback.isRumbleCapable else { return [] }
+        return ["all", "left", "right"] + (hdActuators?.addedLocalities ?? [])
+    }
 
     public enum GamepadEvidence: String, Hashable, Sendable {
         /// udev's `ID_INPUT_JOYSTICK` property, set by a running udev daemon.
@@ -40,7 +47,7 @@ public struct InputDevice: Hashable, Sendable {
     public init(
         id: StableDeviceID, identity: InputDeviceIdentity, capabilities: InputDeviceCapabilities,
         access: DeviceAccess, isGamepad: Bool, gamepadEvidence: GamepadEvidence,
-        capabilitySource: CapabilitySource, driver: String?, voiceCoils: VoiceCoilActuators? = nil
+        capabilitySource: CapabilitySource, driver: String?, hdActuators: HDActuators? = nil
     ) {
         self.id = id
         self.identity = identity
@@ -50,7 +57,7 @@ public struct InputDevice: Hashable, Sendable {
         self.gamepadEvidence = gamepadEvidence
         self.capabilitySource = capabilitySource
         self.driver = driver
-        self.voiceCoils = voiceCoils
+        self.hdActuators = hdActuators
     }
 
     public var forceFeedback: ForceFeedbackCapabilities { capabilities.forceFeedback }
@@ -149,7 +156,7 @@ public struct DeviceDiscovery: Sendable {
             id: identity.stableID, identity: identity, capabilities: capabilities, access: opened.access,
             isGamepad: isGamepad, gamepadEvidence: evidence, capabilitySource: opened.source,
             driver: input.parent?.driver,
-            voiceCoils: capabilities.forceFeedback.isRumbleCapable ? VoiceCoilActuators.find(identity: identity) : nil)
+            hdActuators: capabilities.forceFeedback.isRumbleCapable ? HDActuators.find(identity: identity) : nil)
     }
 
     /// The identity attributes of `eventN`'s `inputN` parent.

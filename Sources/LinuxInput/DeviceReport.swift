@@ -46,16 +46,17 @@ extension InputDevice {
         case .readOnly: accessNote = " Opened read-only: effects cannot be played."
         case .denied: accessNote = " No access to the node."
         }
-        let coils: String
-        if let voiceCoils {
-            coils =
-                voiceCoils.isDrivable
-                ? " Voice coils (HD haptics) through \(voiceCoils.node ?? voiceCoils.soundCard ?? "")."
-                : " Voice coils (HD haptics) not reachable: \(voiceCoils.unavailableReason ?? "")."
+        let hd: String
+        if let hdActuators {
+            let what = hdActuators.kind.summary
+            hd =
+                hdActuators.isDrivable
+                ? " \(what) through \(hdActuators.node ?? hdActuators.soundCard ?? "")."
+                : " \(what) not reachable: \(hdActuators.unavailableReason ?? "")."
         } else {
-            coils = ""
+            hd = ""
         }
-        return "\(kind) with " + parts.joined(separator: ", ") + tail + "." + accessNote + coils
+        return "\(kind) with " + parts.joined(separator: ", ") + tail + "." + accessNote + hd
     }
 }
 
@@ -63,7 +64,7 @@ extension InputDevice: Encodable {
     enum CodingKeys: String, CodingKey {
         case id, node, name, bus, vendor, product, version, uniq, phys, sysName, sysPath
         case isGamepad, gamepadEvidence, access, accessReason, driver, capabilitySource, forceFeedback, summary
-        case voiceCoils
+        case hdActuators, localities
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -87,17 +88,19 @@ extension InputDevice: Encodable {
         try container.encode(capabilitySource.rawValue, forKey: .capabilitySource)
         try container.encode(forceFeedback, forKey: .forceFeedback)
         try container.encode(summary, forKey: .summary)
-        try encodeOrNull(voiceCoils, .voiceCoils, in: &container)
+        try encodeOrNull(hdActuators, .hdActuators, in: &container)
+        try container.encode(localities, forKey: .localities)
     }
 }
 
-extension VoiceCoilActuators: Encodable {
+extension HDActuators: Encodable {
     enum CodingKeys: String, CodingKey {
-        case node, soundCard, writable, reason
+        case kind, node, soundCard, writable, reason
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(kind.rawValue, forKey: .kind)
         try encodeOrNull(node, .node, in: &container)
         try encodeOrNull(soundCard, .soundCard, in: &container)
         try container.encode(writable, forKey: .writable)

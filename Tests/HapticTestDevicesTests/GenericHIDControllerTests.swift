@@ -1,4 +1,5 @@
 import HapticTestDevices
+import LinuxInput
 import Testing
 
 /// Whether `needle` occurs in `haystack` as a contiguous run.

@@ -1,4 +1,5 @@
 import HapticTestDevices
+import LinuxInput
 import Testing
 
 /// The emulated Switch Pro Controller: identity, HD rumble decoding against hid-nintendo's encoding, and

@@ -47,7 +47,7 @@ private func encoded(_ value: some Encodable) throws -> JSONValue {
     static let deviceKeys: Set<String> = [
         "id", "node", "name", "bus", "vendor", "product", "version", "uniq", "phys", "sysName", "sysPath",
         "isGamepad", "gamepadEvidence", "access", "accessReason", "driver", "capabilitySource", "forceFeedback",
-        "summary", "voiceCoils",
+        "summary", "hdActuators", "localities",
     ]
 
     @Test func deviceObjectHasEveryDocumentedKeyAndNoOther() throws {

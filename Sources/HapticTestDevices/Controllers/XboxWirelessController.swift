@@ -1,76 +1,18 @@
 // The Xbox Wireless Controller (model 1914, the Xbox Series X|S pad) connected over Bluetooth LE, as
 // hid-microsoft binds it: the controller's own 283-byte report descriptor, so hid-input builds the same
 // gamepad as for the real pad, and a decoder for output report 3, the only report the driver sends. The
-// driver asks nothing while probing and never reads a report back.
+// driver asks nothing while probing and never reads a report back. The report's format is LinuxInput's
+// XboxRumbleReport.
 
-/// The rumble command carried by output report 3: an enable mask and one 0...100 level per actuator,
-/// plus the timing the controller plays it with.
-package struct XboxRumbleReport: Sendable, Hashable {
-    /// Bit 0: right (weak) motor, bit 1: left (strong) motor, bit 2: right trigger, bit 3: left trigger.
-    package var enable: UInt8
-    /// Impulse trigger motors, 0...100.
-    package var leftTrigger: UInt8
-    package var rightTrigger: UInt8
-    /// The left, low-frequency motor, 0...100.
-    package var strong: UInt8
-    /// The right, high-frequency motor, 0...100.
-    package var weak: UInt8
-    /// How long one play lasts, in 10 ms units.
-    package var duration: UInt8
-    /// Wait before the first play, in 10 ms units.
-    package var startDelay: UInt8
-    /// Further repetitions after the first play.
-    package var loopCount: UInt8
+package import LinuxInput
 
-    /// The report's id, its first byte.
-    package static let reportID: UInt8 = 0x03
-    /// The report's length including the id byte.
-    package static let length = 9
-
-    package static let enableWeak: UInt8 = 0x01
-    package static let enableStrong: UInt8 = 0x02
-    package static let enableRightTrigger: UInt8 = 0x04
-    package static let enableLeftTrigger: UInt8 = 0x08
-
-    package init(
-        enable: UInt8, leftTrigger: UInt8 = 0, rightTrigger: UInt8 = 0, strong: UInt8, weak: UInt8,
-        duration: UInt8 = 0xff, startDelay: UInt8 = 0, loopCount: UInt8 = 0xff
-    ) {
-        self.enable = enable
-        self.leftTrigger = leftTrigger
-        self.rightTrigger = rightTrigger
-        self.strong = strong
-        self.weak = weak
-        self.duration = duration
-        self.startDelay = startDelay
-        self.loopCount = loopCount
-    }
-
-    /// Parses `03 enable LT RT strong weak duration delay loop`; nil for any other report.
-    package init?(bytes: [UInt8]) {
-        guard bytes.count >= Self.length, bytes[0] == Self.reportID else { return nil }
-        self.init(
-            enable: bytes[1], leftTrigger: bytes[2], rightTrigger: bytes[3], strong: bytes[4],
-            weak: bytes[5], duration: bytes[6], startDelay: bytes[7], loopCount: bytes[8])
-    }
-
-    /// The report as the driver writes it.
-    package var bytes: [UInt8] {
-        [Self.reportID, enable, leftTrigger, rightTrigger, strong, weak, duration, startDelay, loopCount]
-    }
-
+extension XboxRumbleReport {
     /// What the two body motors run: an enabled motor at its level (the controller caps levels at 100),
     /// a disabled one stopped.
     package var motors: EmulatedMotorOutput {
         EmulatedMotorOutput(
             strong: Self.level(strong, enabled: enable & Self.enableStrong != 0),
             weak: Self.level(weak, enabled: enable & Self.enableWeak != 0))
-    }
-
-    /// The 0...100 level hid-microsoft writes for an FF_RUMBLE magnitude: `magnitude * 100 / 65535`,
-    /// truncated, so only a full 0xffff reaches 100.
-    package static func percent(fromRumbleMagnitude magnitude: UInt16) -> UInt8 {
-        UInt8(UInt32(magnitude) * 100 / UInt32(UInt16.max))
     }
 
     private static func level(_ magnitude: UInt8, enabled: Bool) -> Double {

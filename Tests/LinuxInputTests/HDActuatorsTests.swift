@@ -4,35 +4,62 @@ import Testing
 
 @testable import LinuxInput
 
-@Suite struct VoiceCoilActuatorsTests {
+@Suite struct HDActuatorsTests {
     static func identity(vendor: UInt16, product: UInt16, bus: InputBus) -> InputDeviceIdentity {
         InputDeviceIdentity(
             name: "pad", bus: bus, vendor: vendor, product: product, version: 1, uniq: "", phys: "",
             sysName: "event99", node: "/dev/input/event99", sysPath: "/sys/class/input/event99")
     }
 
-    @Test func padsOtherThanTheDualSenseHaveNone() {
-        #expect(
-            VoiceCoilActuators.find(identity: Self.identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth)) == nil)
-        #expect(VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x09cc, bus: .usb)) == nil)
+    @Test func padsWithoutActuatorsBeyondRumbleHaveNone() {
+        #expect(HDActuators.find(identity: Self.identity(vendor: 0x045e, product: 0x028e, bus: .usb)) == nil)
+        #expect(HDActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x09cc, bus: .usb)) == nil)
+        // An Xbox pad over USB is xpad's: no hidraw node, so no trigger motors we can reach.
+        #expect(HDActuators.find(identity: Self.identity(vendor: 0x045e, product: 0x0b13, bus: .usb)) == nil)
+    }
+
+    @Test func eachKindIsFoundOnItsPadsAndAddsItsLocalities() {
+        let pads: [(UInt16, UInt16, InputBus, HDActuators.Kind)] = [
+            (0x054c, 0x0ce6, .bluetooth, .voiceCoils), (0x054c, 0x0df2, .usb, .voiceCoils),
+            (0x057e, 0x2009, .usb, .hdRumble), (0x057e, 0x2009, .bluetooth, .hdRumble),
+            (0x057e, 0x2006, .bluetooth, .hdRumble), (0x057e, 0x2007, .bluetooth, .hdRumble),
+            (0x045e, 0x0b13, .bluetooth, .triggerMotors), (0x045e, 0x02fd, .bluetooth, .triggerMotors),
+        ]
+        for (vendor, product, bus, kind) in pads {
+            #expect(HDActuators.kind(of: Self.identity(vendor: vendor, product: product, bus: bus)) == kind)
+        }
+        #expect(HDActuators.Kind.triggerMotors.addedLocalities == ["left-trigger", "right-trigger", "triggers"])
+        #expect(HDActuators.Kind.hdRumble.addedLocalities.isEmpty)
+    }
+
+    @Test func aSwitchOrXboxPadWithoutAHidrawNodeSaysSoAndNamesItsKind() throws {
+        for (vendor, product, kind) in [
+            (UInt16(0x057e), UInt16(0x2009), HDActuators.Kind.hdRumble),
+            (0x045e, 0x0b13, .triggerMotors),
+        ] {
+            let found = try #require(
+                HDActuators.find(identity: Self.identity(vendor: vendor, product: product, bus: .bluetooth)))
+            #expect(found.kind == kind && !found.isDrivable)
+            #expect(found.unavailableReason?.contains("no hidraw node") == true)
+        }
     }
 
     @Test func aDualSenseOverUSBWithoutASoundCardSaysSo() throws {
         let coils = try #require(
-            VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x0ce6, bus: .usb)))
+            HDActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x0ce6, bus: .usb)))
         #expect(coils.node == nil && coils.soundCard == nil && !coils.isDrivable)
         #expect(coils.unavailableReason?.contains("no sound card") == true)
     }
 
     @Test func aDualSenseEdgeOverBluetoothWithoutAHidrawNodeSaysSo() throws {
         let coils = try #require(
-            VoiceCoilActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x0df2, bus: .bluetooth)))
+            HDActuators.find(identity: Self.identity(vendor: 0x054c, product: 0x0df2, bus: .bluetooth)))
         #expect(!coils.isDrivable)
         #expect(coils.unavailableReason?.contains("no hidraw node") == true)
     }
 
     @Test func aNodeThatMayNotBeWrittenNamesTheUdevRule() {
-        #expect(VoiceCoilActuators.notWritable("/dev/hidraw3").contains("udev/70-haptics-gamepads.rules"))
+        #expect(HDActuators.notWritable("/dev/hidraw3").contains("udev/70-haptics-gamepads.rules"))
     }
 }
 
@@ -62,16 +89,16 @@ import Testing
     @Test func theCardUnderThePadsUSBDeviceIsFound() throws {
         let tree = try Self.padTree(card: "card2")
         defer { try? FileManager.default.removeItem(atPath: tree.root) }
-        #expect(VoiceCoilActuators.soundCard(besideEvent: tree.event) == 2)
+        #expect(HDActuators.soundCard(besideEvent: tree.event) == 2)
     }
 
     @Test func aPadWithoutACardHasNone() throws {
         let tree = try Self.padTree(card: nil)
         defer { try? FileManager.default.removeItem(atPath: tree.root) }
-        #expect(VoiceCoilActuators.soundCard(besideEvent: tree.event) == nil)
+        #expect(HDActuators.soundCard(besideEvent: tree.event) == nil)
     }
 
     @Test func anEventNodeOutsideAUSBDeviceHasNone() {
-        #expect(VoiceCoilActuators.soundCard(besideEvent: "/sys/devices/virtual/input/input99/event99") == nil)
+        #expect(HDActuators.soundCard(besideEvent: "/sys/devices/virtual/input/input99/event99") == nil)
     }
 }
