@@ -79,11 +79,11 @@ typedef enum lh_stopped_reason {
 typedef enum lh_actuators {
     /* The rumble motors, through the kernel's force feedback, on every pad (lh_engine_create). */
     LH_ACTUATORS_RUMBLE = 0,
-    /* The voice coils (HD haptics: a pattern's sharpness as the vibration's frequency) where the pad has them
-       and their node may be written (a DualSense over Bluetooth), else the rumble motors. */
+    /* HD actuators (a pattern's sharpness as the vibration's frequency) where the pad has them and their node
+       may be written: a DualSense's voice coils, a Switch controller's HD rumble; else the rumble motors. */
     LH_ACTUATORS_AUTO = 1,
-    /* The voice coils; a pad without them, or whose node may not be written, plays on its rumble motors and
-       the library logs why. */
+    /* HD actuators; a pad without them, or whose node may not be written, plays on its rumble motors and the
+       library logs why. */
     LH_ACTUATORS_HD = 2
 } lh_actuators;
 
@@ -146,8 +146,20 @@ lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **er
 lh_status lh_engine_create_with_actuators(
     const char *device, lh_actuators actuators, lh_engine **engine, lh_error **error);
 
+/* lh_engine_create_with_actuators at `locality`, as Core Haptics' createEngine(withLocality:): "all" (or NULL,
+   or "default"), "left", "right", or on an Xbox Wireless Controller over Bluetooth its trigger motors:
+   "left-trigger", "right-trigger", "triggers" (Core Haptics' "leftTrigger"... are accepted too). A locality the
+   pad does not have fails with LH_ERROR_DEVICE and a message that says so; an unknown name with
+   LH_ERROR_INVALID_ARGUMENT. */
+lh_status lh_engine_create_with_locality(
+    const char *device, lh_actuators actuators, const char *locality, lh_engine **engine, lh_error **error);
+
 /* 1 when the engine plays on the pad's voice coils now, 0 on its rumble motors (and for NULL). */
 int lh_engine_uses_voice_coils(const lh_engine *engine);
+
+/* What the engine plays on now: "rumble" (the kernel's force feedback), "voice-coils", "hd-rumble" or
+   "trigger-motors"; "rumble" for NULL. Static: never freed. */
+const char *lh_engine_actuators(const lh_engine *engine);
 
 /* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. */
 lh_status lh_engine_start(lh_engine *engine, lh_error **error);

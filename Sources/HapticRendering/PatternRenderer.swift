@@ -9,6 +9,40 @@ public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
     case leftHandle = "left"
     /// The right handle: the weak motor only, carrying the whole level.
     case rightHandle = "right"
+    /// The left trigger's motor (an Xbox Wireless Controller's impulse trigger), carrying the whole level. It is
+    /// rendered as the strong motor alone, which the trigger output plays on the left trigger.
+    case leftTrigger = "left-trigger"
+    /// The right trigger's motor, carrying the whole level: rendered as the weak motor alone.
+    case rightTrigger = "right-trigger"
+    /// Both trigger motors, each carrying the whole level: rendered as both motors at the same level.
+    case triggers
+
+    /// Whether the locality is a trigger's (only a pad with trigger motors has it).
+    public var isTrigger: Bool { self == .leftTrigger || self == .rightTrigger || self == .triggers }
+
+    /// Core Haptics' name for it (`CHHapticEngine.Locality`): `default`... here `all`, `leftHandle`,
+    /// `rightHandle`, `leftTrigger`, `rightTrigger`, `triggers`.
+    public var coreHapticsName: String {
+        switch self {
+        case .all: "default"
+        case .leftHandle: "leftHandle"
+        case .rightHandle: "rightHandle"
+        case .leftTrigger: "leftTrigger"
+        case .rightTrigger: "rightTrigger"
+        case .triggers: "triggers"
+        }
+    }
+
+    /// The locality named `name`: ours (`left-trigger`) or Core Haptics' (`leftTrigger`, `default` for all).
+    public init?(named name: String) {
+        if let ours = HapticLocality(rawValue: name) {
+            self = ours
+        } else if let theirs = HapticLocality.allCases.first(where: { $0.coreHapticsName == name }) {
+            self = theirs
+        } else {
+            return nil
+        }
+    }
 }
 
 /// Controls sent to a player while it runs (`sendParameters(_:atTime:)`, `scheduleParameterCurve(_:atTime:)`),
@@ -111,9 +145,12 @@ public struct PatternRenderer: Sendable {
                 let shares = EnvelopeTiming.motorShares(sharpness: voice.sharpness(controls: controls))
                 strong += level * shares.strong
                 weak += level * shares.weak
-            case .leftHandle:
+            case .leftHandle, .leftTrigger:
                 strong += level
-            case .rightHandle:
+            case .rightHandle, .rightTrigger:
+                weak += level
+            case .triggers:
+                strong += level
                 weak += level
             }
         }

@@ -277,12 +277,12 @@ public struct WaveformCursor: Sendable {
                 phases[voice] = WaveformRenderer.wrapped(phase + carrier.frequency / renderer.sampleRate)
             }
             switch renderer.locality {
-            case .all:
+            case .all, .triggers:
                 frames.left[offset] = sum
                 frames.right[offset] = sum
-            case .leftHandle:
+            case .leftHandle, .leftTrigger:
                 frames.left[offset] = sum
-            case .rightHandle:
+            case .rightHandle, .rightTrigger:
                 frames.right[offset] = sum
             }
         }

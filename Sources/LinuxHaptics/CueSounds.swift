@@ -1,14 +1,29 @@
-// The sounds a MixingStream plays for the engine's players: one per cue (PlayerState.cues), found again by its
-// anchor. The engine's sound (EngineAudio) and the voice coils (VoiceCoilStream) keep their streams in line with
-// the players through it.
+// The sounds a stream plays for the engine's players: one per cue (PlayerState.cues), found again by its anchor.
+// The engine's sound (EngineAudio) and the voice coils (VoiceCoilStream) keep their MixingStreams in line with the
+// players through it, and HD rumble (HDRumbleStream) its stream of bands.
 import LinuxAudio
 import LinuxSystem
 
+/// A stream that plays sources from a `CLOCK_MONOTONIC` instant until stopped, now or at an instant.
+protocol CueStream: AnyObject {
+    associatedtype Source
+    associatedtype ID: Hashable
+    func play(_ source: Source, atNanoseconds startNanoseconds: UInt64) -> ID
+    func stop(_ id: ID)
+    func stop(_ id: ID, atNanoseconds nanoseconds: UInt64)
+}
+
+extension MixingStream: CueStream {
+    func play(_ source: any SoundSource, atNanoseconds startNanoseconds: UInt64) -> SoundID {
+        play(source, at: startNanoseconds)
+    }
+}
+
 /// The sounds playing or waiting on a stream, by player, by cue anchor. Not thread-safe: its owner holds it in a
 /// lock.
-struct CueSounds {
+struct CueSounds<Stream: CueStream> {
     private struct Playing {
-        var id: MixingStream.SoundID
+        var id: Stream.ID
         var end: Double?
     }
 
@@ -18,7 +33,7 @@ struct CueSounds {
 
     /// Makes `stream` play no more than `cues` ask for: a sound whose cue is gone is stopped, a cue whose end
     /// moved has its sound end there. Returns the cues that have no sound yet, in no particular order.
-    mutating func reconcile(_ cues: [PlayerID: [SoundCue]], on stream: MixingStream) -> [(PlayerID, SoundCue)] {
+    mutating func reconcile(_ cues: [PlayerID: [SoundCue]], on stream: Stream) -> [(PlayerID, SoundCue)] {
         for (player, playing) in sounds {
             let wanted = cues[player] ?? []
             for (anchor, sound) in playing where !wanted.contains(where: { $0.anchor == anchor }) {
@@ -50,18 +65,18 @@ struct CueSounds {
     /// a sound already (made meanwhile by another sync); whether it started one.
     @discardableResult
     mutating func start(
-        _ source: some SoundSource, atNanoseconds startNanoseconds: UInt64, for player: PlayerID, cue: SoundCue,
-        on stream: MixingStream
+        _ source: Stream.Source, atNanoseconds startNanoseconds: UInt64, for player: PlayerID, cue: SoundCue,
+        on stream: Stream
     ) -> Bool {
         guard !contains(player, cue.anchor) else { return false }
-        let id = stream.play(source, at: startNanoseconds)
+        let id = stream.play(source, atNanoseconds: startNanoseconds)
         if let end = cue.end { stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(end)) }
         sounds[player, default: [:]][cue.anchor] = Playing(id: id, end: cue.end)
         return true
     }
 
     /// Stops every sound on `stream` at once and forgets them.
-    mutating func stopAll(on stream: MixingStream?) {
+    mutating func stopAll(on stream: Stream?) {
         if let stream { for sound in sounds.values.flatMap(\.values) { stream.stop(sound.id) } }
         sounds = [:]
     }

@@ -48,7 +48,7 @@ final class EngineAudio: Sendable {
         /// What the stream plays on (an ALSA name or "null"), once opened.
         var outputName: String?
         /// The sounds playing or waiting, by player, by anchor.
-        var sounds = CueSounds()
+        var sounds = CueSounds<MixingStream>()
         var muted = false
         /// Decoded clips by the files and folders they were looked for in.
         var clips: [ClipKey: [String: AudioClip]] = [:]
@@ -189,7 +189,7 @@ final class EngineAudio: Sendable {
         let stream = state.withLock { state -> MixingStream? in
             defer {
                 state.stream = nil
-                state.sounds = CueSounds()
+                state.sounds = CueSounds<MixingStream>()
             }
             return state.stream
         }

@@ -93,7 +93,7 @@ extension EngineCore {
         var voiceCoils = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
-            voiceCoils = options.actuators != .rumble && state.output is VoiceCoilOutput
+            voiceCoils = options.actuators != .rumble && state.output is any PatternStreamOutput
             return try state.decideStart(of: id, generation: generation, at: requested, now: now)
         }
         if let quick {

@@ -17,7 +17,7 @@ extension EngineCore {
         soundSync.withLock { synced in
             let now = clock.now
             let taken = state.withLock { state -> Taken? in
-                let voiceCoils = state.output as? VoiceCoilOutput
+                let voiceCoils = state.output as? any PatternStreamOutput
                 guard audio != nil || voiceCoils != nil else { return nil }
                 let revision = state.scheduler.revision
                 if !force, synced == revision { return nil }
@@ -45,7 +45,7 @@ extension EngineCore {
 
     /// What the sound stream and the voice coils are to play, taken from the state in one go.
     private struct Taken {
-        var voiceCoils: VoiceCoilOutput?
+        var voiceCoils: (any PatternStreamOutput)?
         var sounds: [PlayerID: EngineAudio.PlayerSound] = [:]
         var waveforms: [PlayerID: WaveformPlayer] = [:]
     }

@@ -88,12 +88,14 @@ final class EngineCore: Sendable {
     }
 
     /// What the voice coils were last sent, while the engine plays on them.
-    var voiceCoilActivity: VoiceCoilActivity? { voiceCoils?.stream.activity }
+    var actuatorActivity: ActuatorActivity? { patternStream?.activity }
 
     /// Reports written and underruns on the voice coils' stream, while the engine plays on them.
-    var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { voiceCoils?.stream.counts }
+    var hdStreamCounts: (reports: Int, underruns: Int)? { patternStream?.streamCounts }
 
-    private var voiceCoils: VoiceCoilOutput? { state.withLock { $0.output } as? VoiceCoilOutput }
+    private var patternStream: (any PatternStreamOutput)? {
+        state.withLock { $0.output } as? any PatternStreamOutput
+    }
 
     var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { state.withLock { $0.handlers.stopped } }

@@ -32,7 +32,13 @@ final class EvdevOutputSource: OutputSource {
     }
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
-        if selection == .allGamepads { return try openAllGamepads(clock: clock, logger: logger) }
+        if selection == .allGamepads {
+            guard !locality.isTrigger else {
+                throw OutputFailure(
+                    .unsupported, "locality \(locality.rawValue) plays on one pad's trigger motors, not on every gamepad")
+            }
+            return try openAllGamepads(clock: clock, logger: logger)
+        }
         let (node, driver) = try resolveNode(logger: logger)
         let device: EventDevice
         do throws(EventDeviceError) {
@@ -45,23 +51,44 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
         }
         bound.withLock { $0 = device.id }
-        let voiceCoils = voiceCoils(of: device, driver: driver, logger: logger)
-        if let output = voiceCoils.output { return output }
+        if locality.isTrigger {
+            do throws(OutputFailure) {
+                return try triggerOutput(of: device, driver: driver, clock: clock, logger: logger)
+            } catch {
+                device.close()
+                throw error
+            }
+        }
+        let hd = hdOutput(of: device, driver: driver, logger: logger)
+        if let output = hd.output { return output }
         return EvdevOutput(
-            device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: voiceCoils.fallback)
+            device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback)
     }
 
-    /// The output playing on `device`'s voice coils when they were asked for and can be had; otherwise, when
-    /// they were asked for, why the rumble motors play instead (logged, and reported in the capabilities).
-    private func voiceCoils(of device: EventDevice, driver: String?, logger: Logger)
+    /// The output playing on `device`'s HD actuators (voice coils, HD rumble) when they were asked for and can be
+    /// had; otherwise, when they were asked for, why the rumble motors play instead (logged, and reported in the
+    /// capabilities).
+    private func hdOutput(of device: EventDevice, driver: String?, logger: Logger)
         -> (output: (any MotorOutput)?, fallback: String?)
     {
         guard actuators != .rumble else { return (nil, nil) }
-        guard let coils = HDActuators.find(identity: device.identity) else {
-            return (nil, "\(device.identity.name) has no voice coils this engine drives (a DualSense has)")
+        guard let coils = HDActuators.find(identity: device.identity), coils.kind != .triggerMotors else {
+            return (
+                nil,
+                "\(device.identity.name) has no HD actuators this engine drives (a DualSense's voice coils, a "
+                    + "Switch controller's HD rumble)"
+            )
         }
         let refusal: String
-        if let node = coils.node {
+        if coils.kind == .hdRumble, let node = coils.node {
+            do throws(OutputFailure) {
+                let output = try hdRumbleOutput(of: device, node: node, driver: driver, logger: logger)
+                logger.info("playing on HD rumble", metadata: ["node": "\(node)", "pad": "\(device.node)"])
+                return (output, nil)
+            } catch {
+                refusal = error.message
+            }
+        } else if let node = coils.node {
             do throws(EventDeviceError) {
                 let hidraw = try HidrawDevice(node: node, logger: logger)
                 do throws(OutputFailure) {
@@ -91,9 +118,67 @@ final class EvdevOutputSource: OutputSource {
             refusal = coils.unavailableReason ?? "the voice coils cannot be reached"
         }
         logger.notice(
-            "the voice coils cannot be driven; playing on the rumble motors",
+            "the HD actuators cannot be driven; playing on the rumble motors",
             metadata: ["pad": "\(device.node)", "reason": "\(refusal)"])
         return (nil, refusal)
+    }
+
+    /// A Switch controller's HD rumble on its hidraw `node`, with a guard process that puts the actuators at rest
+    /// if this process stops writing. Fails with a message that says why (naming the udev rule when the node may
+    /// not be written).
+    private func hdRumbleOutput(of device: EventDevice, node: String, driver: String?, logger: Logger)
+        throws(OutputFailure) -> HDRumbleOutput
+    {
+        let hidraw = try Self.openHidraw(node, logger: logger)
+        let keeper = Self.silenceKeeper(
+            for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
+        do throws(SystemCallError) {
+            let stream = try HDRumbleStream(device: hidraw, keeper: keeper, locality: locality, logger: logger)
+            return HDRumbleOutput(device: device, stream: stream, driver: driver)
+        } catch {
+            keeper?.close()
+            hidraw.close()
+            throw OutputFailure(.other, "the HD rumble stream's thread cannot start: \(error)")
+        }
+    }
+
+    /// The trigger motors of `device` for an engine made with a trigger locality: an Xbox Wireless Controller over
+    /// Bluetooth whose hidraw node this user may write. Any other pad, or no access, is an error that says so:
+    /// there is nothing to fall back to, the motors a trigger locality names being nowhere else.
+    private func triggerOutput(of device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger)
+        throws(OutputFailure) -> XboxTriggerOutput
+    {
+        let name = device.identity.name
+        guard let actuators = HDActuators.find(identity: device.identity), actuators.kind == .triggerMotors else {
+            throw OutputFailure(
+                .unsupported,
+                "\(name) has no trigger motors this engine drives, so locality \(locality.rawValue) cannot play "
+                    + "on it: an Xbox Wireless Controller over Bluetooth has them (over USB, xpad leaves no way to "
+                    + "them)")
+        }
+        guard let node = actuators.node else {
+            throw OutputFailure(.unsupported, actuators.unavailableReason ?? "\(name) has no hidraw node")
+        }
+        let hidraw = try Self.openHidraw(node, logger: logger)
+        logger.info("playing on the trigger motors", metadata: ["node": "\(node)", "pad": "\(device.node)"])
+        return XboxTriggerOutput(device: device, hidraw: hidraw, driver: driver)
+    }
+
+    /// `node` opened for writing, or why not (naming the udev rule when this user may not write it).
+    static func openHidraw(_ node: String, logger: Logger) throws(OutputFailure) -> HidrawDevice {
+        do throws(EventDeviceError) {
+            return try HidrawDevice(node: node, logger: logger)
+        } catch where error.kind == .permissionDenied {
+            throw OutputFailure(.permissionDenied, HDActuators.notWritable(node))
+        } catch {
+            throw OutputFailure(EvdevOutput.failure(from: error).kind, "\(node) cannot be opened: \(error)")
+        }
+    }
+
+    /// The guard process that writes `silence` to `hidraw` when this process stops writing to it; nil (logged)
+    /// when it cannot start: the stream then plays without it.
+    static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) -> (any SilenceKeeper)? {
+        nil
     }
 
     /// Takes a USB DualSense out of the rumble emulation any earlier rumble report selected (ours in another

@@ -73,15 +73,15 @@ public final class HapticEngine: Sendable {
     package var stateSummary: String { core.stateSummary }
 
     /// What the motors do now: the virtual output's model, or the last mix sent to a device. On voice coils the
-    /// motors do nothing: this is the mix the motors would get, and `voiceCoilActivity` what the coils get.
+    /// motors do nothing: this is the mix the motors would get, and `actuatorActivity` what the coils get.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
 
     /// What the voice coils were last sent, while the engine plays on them (`HapticActuators.hd`); nil on motors.
-    public var voiceCoilActivity: VoiceCoilActivity? { core.voiceCoilActivity }
+    public var actuatorActivity: ActuatorActivity? { core.actuatorActivity }
 
     /// The voice coils' stream so far: reports written, and underruns (a report that found the pad's queue empty
     /// while the one before carried sound); nil on motors. For this package's benchmarks.
-    package var voiceCoilStreamCounts: (reports: Int, underruns: Int)? { core.voiceCoilStreamCounts }
+    package var hdStreamCounts: (reports: Int, underruns: Int)? { core.hdStreamCounts }
 
     /// Called when the engine stops without `stop()`: the controller went away, refused what the engine needs,
     /// idled past `autoShutdownDelay`, was told to by a players-finished handler, or the engine was released.
@@ -172,7 +172,7 @@ public final class HapticEngine: Sendable {
                 "the timeline ends at \(timeline.endTime) s, later than the \(Self.maximumTimelineLength) s the engine plays"
             )
         }
-        if let node = capabilities?.voiceCoilNode {
+        if let node = capabilities?.hdNode {
             throw HapticEngineError(
                 .invalidArgument,
                 "the engine plays on voice coils (\(node)): a motor timeline has no waveform; play a pattern")

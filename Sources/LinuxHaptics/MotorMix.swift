@@ -7,9 +7,9 @@ extension HapticLocality {
     /// motor; this also holds for timelines made without it.
     func apply(_ mix: MotorMagnitudes) -> MotorMagnitudes {
         switch self {
-        case .all: mix
-        case .leftHandle: MotorMagnitudes(strong: mix.strong, weak: 0)
-        case .rightHandle: MotorMagnitudes(strong: 0, weak: mix.weak)
+        case .all, .triggers: mix
+        case .leftHandle, .leftTrigger: MotorMagnitudes(strong: mix.strong, weak: 0)
+        case .rightHandle, .rightTrigger: MotorMagnitudes(strong: 0, weak: mix.weak)
         }
     }
 }

@@ -19,15 +19,18 @@ public struct OutputCapabilities: Sendable, Hashable {
     /// The render profile chosen for this output from its driver and identity (`RenderProfile.forDevice`);
     /// `HapticEngineOptions.renderProfile` overrides it.
     public var renderProfile: RenderProfile
-    /// The hidraw node the pad's voice coils are streamed to when the engine plays patterns as waveforms on them
-    /// (`HapticActuators.hd`); nil when the rumble motors play them, through `node`.
-    public var voiceCoilNode: String?
-    /// Why the engine drives the rumble motors although the voice coils were asked for (the pad has none we
-    /// drive, or their node may not be written); nil otherwise.
+    /// The hidraw node (or, for a USB DualSense, the ALSA device) the engine's patterns are streamed to when it
+    /// plays them on actuators beyond the rumble motors: voice coils or HD rumble (`HapticActuators.hd`), or an
+    /// Xbox pad's trigger motors (a trigger locality); nil when the rumble motors play them, through `node`.
+    public var hdNode: String?
+    /// Which actuators `hdNode` drives; nil when the rumble motors play.
+    public var hdKind: HDActuators.Kind?
+    /// Why the engine drives the rumble motors although HD actuators were asked for (the pad has none we drive,
+    /// or their node may not be written); nil otherwise.
     public var actuatorFallback: String?
 
     /// Which actuators play the engine's patterns.
-    public var actuators: HapticActuators { voiceCoilNode == nil ? .rumble : .hd }
+    public var actuators: HapticActuators { hdNode == nil ? .rumble : .hd }
 
     public init(
         name: String, deviceID: StableDeviceID? = nil, node: String? = nil, effectSlots: Int? = nil, isVirtual: Bool,
@@ -45,7 +48,7 @@ public struct OutputCapabilities: Sendable, Hashable {
 
 /// What a pad's voice coils were last sent: each actuator's peak amplitude (0...1) in the last report, and the
 /// waveform's frequency over the last reports (rising zero crossings of the louder actuator; nil while silent).
-public struct VoiceCoilActivity: Sendable, Hashable {
+public struct ActuatorActivity: Sendable, Hashable {
     public var left: Double
     public var right: Double
     public var frequency: Double?

@@ -23,7 +23,7 @@ struct WaveformPlayer: Sendable {
 
 /// A motor output for a pad whose voice coils play the engine's patterns: the motor primitive writes nothing
 /// (the waveform carries the pattern), and `sync` keeps the stream in line with the players.
-final class VoiceCoilOutput: MotorOutput {
+final class VoiceCoilOutput: PatternStreamOutput {
     let capabilities: OutputCapabilities
     /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
     private let device: EventDevice
@@ -34,7 +34,8 @@ final class VoiceCoilOutput: MotorOutput {
         self.device = device
         self.stream = stream
         var capabilities = OutputCapabilities(device: device, driver: driver)
-        capabilities.voiceCoilNode = stream.deviceName
+        capabilities.hdNode = stream.deviceName
+        capabilities.hdKind = .voiceCoils
         self.capabilities = capabilities
     }
 
@@ -73,6 +74,8 @@ final class VoiceCoilOutput: MotorOutput {
 
     /// Makes the stream play what `players` ask for from `now` (nothing once closed).
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
+    var activity: ActuatorActivity { stream.activity }
+    var streamCounts: (reports: Int, underruns: Int) { stream.counts }
 }
 
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
@@ -81,7 +84,7 @@ package final class VoiceCoilStream: Sendable {
     private let mixing: MixingStream
     private let writer: any VoiceCoilWriter
     private let locality: HapticLocality
-    private let sounds = Lock(CueSounds())
+    private let sounds = Lock(CueSounds<MixingStream>())
     private let firstFailure = StreamFailure()
     private let closed = Atomic<Bool>(false)
 
@@ -170,13 +173,13 @@ package final class VoiceCoilStream: Sendable {
     /// Periods or reports written, and underruns, so far.
     package var counts: (reports: Int, underruns: Int) { writer.counts }
     /// What the voice coils were last sent.
-    var activity: VoiceCoilActivity { writer.activity }
+    var activity: ActuatorActivity { writer.activity }
 
     /// Ends the stream and closes its writer.
     package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         mixing.close(closingOutput: true)
-        sounds.withLock { $0 = CueSounds() }
+        sounds.withLock { $0 = CueSounds<MixingStream>() }
     }
 
     /// Plays `pattern` once from its start, its first frame heard at `startNanoseconds` (`CLOCK_MONOTONIC`), on
@@ -266,10 +269,10 @@ protocol VoiceCoilWriter: AudioOutput {
     /// Reports (or periods) written, and underruns, so far.
     var counts: (reports: Int, underruns: Int) { get }
     /// What the voice coils were last sent.
-    var activity: VoiceCoilActivity { get }
+    var activity: ActuatorActivity { get }
 }
 
-/// The last samples sent to the voice coils, for `VoiceCoilActivity`: each actuator's peak over the last block
+/// The last samples sent to the voice coils, for `ActuatorActivity`: each actuator's peak over the last block
 /// written and the louder one's frequency over the last 64 ms.
 struct VoiceCoilMeter: Sendable {
     let sampleRate: Int
@@ -288,12 +291,12 @@ struct VoiceCoilMeter: Sendable {
         lastBlock = newLeft.count
     }
 
-    var activity: VoiceCoilActivity {
+    var activity: ActuatorActivity {
         func peak(_ samples: [Float]) -> Double { Double(samples.suffix(lastBlock).map(abs).max() ?? 0) }
         let louder = peak(left) >= peak(right) ? left : right
         let crossings = zip(louder, louder.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
         let seconds = Double(louder.count) / Double(sampleRate)
-        return VoiceCoilActivity(
+        return ActuatorActivity(
             left: peak(left), right: peak(right), frequency: crossings > 0 ? Double(crossings) / seconds : nil)
     }
 }
@@ -313,7 +316,7 @@ final class SoundCardVoiceCoilWriter: VoiceCoilWriter {
     var sampleRate: Int { output.sampleRate }
     var latency: AudioLatency { output.latency }
     var counts: (reports: Int, underruns: Int) { (periods.load(ordering: .relaxed), output.xrunCount) }
-    var activity: VoiceCoilActivity { meter.withLock { $0.activity } }
+    var activity: ActuatorActivity { meter.withLock { $0.activity } }
 
     @discardableResult
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
@@ -363,7 +366,7 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     }
 
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.reports, $0.underruns) } }
-    var activity: VoiceCoilActivity { state.withLock { $0.meter.activity } }
+    var activity: ActuatorActivity { state.withLock { $0.meter.activity } }
 
     @discardableResult
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {

@@ -3,6 +3,8 @@
 public import CLinuxHaptics
 package import LinuxHaptics
 import AppHaptics
+import HapticRendering
+import LinuxInput
 
 /// The `lh_engine` object.
 final class EngineObject: Sendable {
@@ -29,7 +31,7 @@ final class EngineObject: Sendable {
     }
 
     /// Whether the engine plays on the pad's voice coils now.
-    var usesVoiceCoils: Bool { engine.engine.capabilities?.voiceCoilNode != nil }
+    var usesVoiceCoils: Bool { engine.engine.capabilities?.hdKind == .voiceCoils }
 
     /// Runs an engine call, its error turned into the C caller's.
     func perform(_ body: (ManagedEngineAdapter) throws -> Void) throws(CFailure) {
@@ -73,6 +75,14 @@ public func lhEngineCreateWithActuators(
     _ device: UnsafePointer<CChar>?, _ actuators: lh_actuators, _ engine: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<OpaquePointer?>?
 ) -> lh_status {
+    lhEngineCreateWithLocality(device, actuators, nil, engine, error)
+}
+
+@_cdecl("lh_engine_create_with_locality")
+public func lhEngineCreateWithLocality(
+    _ device: UnsafePointer<CChar>?, _ actuators: lh_actuators, _ locality: UnsafePointer<CChar>?,
+    _ engine: UnsafeMutablePointer<OpaquePointer?>?, _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
     reporting(error) { () throws(CFailure) in
         guard let engine else { throw CFailure.missing("engine") }
         var selection = DeviceSelection.firstRumbleDevice
@@ -96,9 +106,27 @@ public func lhEngineCreateWithActuators(
                 LH_ERROR_INVALID_ARGUMENT,
                 "actuators \(actuators.rawValue) is not one of LH_ACTUATORS_RUMBLE, LH_ACTUATORS_AUTO, LH_ACTUATORS_HD")
         }
+        if let locality {
+            let name = String(cString: locality)
+            guard let chosen = HapticLocality(named: name) else {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "locality \"\(name)\" is not one of "
+                        + HapticLocality.allCases.map { $0.rawValue }.joined(separator: ", ")
+                        + " (or Core Haptics' names: default, leftHandle, rightHandle, leftTrigger, rightTrigger, "
+                        + "triggers)")
+            }
+            options.locality = chosen
+        }
         engine.pointee = try startedEngineHandle(
             HapticEngine(output: .device(selection), options: options, logger: CLibrary.logger))
     }
+}
+
+@_cdecl("lh_engine_actuators")
+public func lhEngineActuators(_ engine: OpaquePointer?) -> UnsafePointer<CChar> {
+    let kind = (try? EngineObject.from(engine))?.engine.engine.capabilities?.hdKind
+    return ActuatorNames.name(kind)
 }
 
 @_cdecl("lh_engine_uses_voice_coils")
@@ -168,4 +196,14 @@ public func lhEngineDestroy(_ engine: OpaquePointer?) {
     object.reset.replace(with: nil)
     object.engine.stop()
     Handle.release(engine, as: EngineObject.self)
+}
+
+/// The static strings `lh_engine_actuators` returns: made once, never freed.
+enum ActuatorNames {
+    static let rumble = CString.Static("rumble")
+    static let hd = Dictionary(uniqueKeysWithValues: HDActuators.Kind.allCases.map { ($0, CString.Static($0.rawValue)) })
+
+    static func name(_ kind: HDActuators.Kind?) -> UnsafePointer<CChar> {
+        kind.flatMap { hd[$0]?.pointer } ?? rumble.pointer
+    }
 }

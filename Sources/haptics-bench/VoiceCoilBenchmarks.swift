@@ -41,7 +41,7 @@ struct VoiceCoilBench {
         options.playsHapticsOnly = true
         let engine = HapticEngine(output: .device(.node(node)), options: options, logger: EngineBench.logger())
         try engine.start()
-        guard (engine.capabilities?.voiceCoilNode != nil) == (actuators == .hd) else {
+        guard (engine.capabilities?.hdNode != nil) == (actuators == .hd) else {
             throw Failure(description: "the \(actuators) engine plays on \(engine.capabilities as Any)")
         }
         return engine
@@ -278,7 +278,7 @@ struct VoiceCoilBench {
         try await Task.sleep(for: .seconds(Self.soakSeconds))
         try player.stop(atTime: 0)
         try await Task.sleep(for: .milliseconds(200))
-        let counts = coils.voiceCoilStreamCounts ?? (0, 0)
+        let counts = coils.hdStreamCounts ?? (0, 0)
         let playback = VoiceCoilPlayback(records: device.records().dropFirst(before))
         let silences = playback.underruns.map { $0.silence * 1000 }
         let queued = playback.played.map { $0.queued * 1000 }

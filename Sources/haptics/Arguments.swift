@@ -121,8 +121,12 @@ extension DeviceListing {
 // The libraries do not depend on ArgumentParser, so the CLI adds the conformances.
 
 extension HapticLocality: ExpressibleByArgument {
+    public init?(argument: String) { self.init(named: argument) }
+
     static let help =
-        "Which motors play: all, left (the strong, low-frequency motor only) or right (the weak motor only)."
+        "Where it plays: all, left (the strong, low-frequency motor only), right (the weak motor only), or on an "
+        + "Xbox Wireless Controller over Bluetooth its trigger motors: left-trigger, right-trigger, triggers "
+        + "(Core Haptics' names, leftTrigger..., are accepted too)."
 }
 
 extension HapticActuators: ExpressibleByArgument {

@@ -109,7 +109,7 @@ enum MotorMeter {
     }
 
     /// Both voice coils' peaks and the vibration's frequency.
-    static func voiceCoils(_ activity: VoiceCoilActivity) -> String {
+    static func voiceCoils(_ activity: ActuatorActivity) -> String {
         let frequency = activity.frequency.map { String(format: "%4d Hz", Int($0.rounded())) } ?? "     -"
         let meters: String = meter("left", activity.left) + "  " + meter("right", activity.right)
         return meters + "  " + frequency
@@ -145,7 +145,7 @@ enum MotorMeter {
 
     /// What an engine's output does at a moment, for a line of text and for JSON: its motors, or, on voice
     /// coils, their peaks and frequency (`voiceCoils` in JSON) beside the motors the coils stand for.
-    static func output(_ levels: MotorMagnitudes, _ voiceCoils: VoiceCoilActivity?) -> (
+    static func output(_ levels: MotorMagnitudes, _ voiceCoils: ActuatorActivity?) -> (
         text: String, json: [String: String]
     ) {
         guard let voiceCoils else { return (Self.levels(levels), ["motors": text(levels)]) }

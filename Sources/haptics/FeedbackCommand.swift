@@ -79,7 +79,7 @@ struct FeedbackCommand: AsyncParsableCommand {
             text: "\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
         for tap in taps {
             let at = start + tap.relativeTime
-            let output = MotorMeter.output(await engine.levels(at: at), engine.voiceCoilActivity)
+            let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
             report.emit(
                 "tap",
                 [

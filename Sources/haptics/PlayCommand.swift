@@ -148,7 +148,9 @@ struct PlaySession {
             "duration": String(format: "%.3f", loopLength),
             "actuators": engine.capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
         ]
-        if let node = engine.capabilities?.voiceCoilNode { started["voice-coils"] = node }
+        if let node = engine.capabilities?.hdNode, let kind = engine.capabilities?.hdKind {
+            started[kind.rawValue] = node
+        }
         // The sound output, once a pattern with sound opened one.
         if let audio = engine.audioOutputName { started["audio"] = audio }
         report.event("started", started)
@@ -161,7 +163,7 @@ struct PlaySession {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
                 report.draw(
                     position: position, length: total, levels: engine.outputLevels,
-                    voiceCoils: engine.voiceCoilActivity)
+                    voiceCoils: engine.actuatorActivity)
                 try? await Task.sleep(for: .seconds(Self.redrawInterval))
             }
         }

@@ -48,7 +48,10 @@ struct PlaybackOptions: ParsableArguments {
             noteActuators(of: engine, report: report)
             return engine
         } catch {
-            guard device == nil, !wait else { throw Self.startFailure(on: device?.defaultValueDescription, error) }
+            // A trigger locality plays on trigger motors or not at all: the virtual output has none.
+            guard device == nil, !wait, !options.locality.isTrigger else {
+                throw Self.startFailure(on: device?.defaultValueDescription, error)
+            }
             report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
             let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
             do { try virtual.start() } catch { throw Self.startFailure(on: "virtual", error) }
@@ -60,8 +63,8 @@ struct PlaybackOptions: ParsableArguments {
     /// Says so when `--actuators hd` was asked for and the engine plays on motors, and why.
     private func noteActuators(of engine: HapticEngine, report: PlayReport) {
         guard actuators == .hd, let capabilities = engine.capabilities, capabilities.actuators != .hd else { return }
-        let why = capabilities.actuatorFallback ?? "\(capabilities.name) has no voice coils"
-        report.note("playing on the rumble motors, not the voice coils: \(why)")
+        let why = capabilities.actuatorFallback ?? "\(capabilities.name) has no HD actuators"
+        report.note("playing on the rumble motors, not the HD actuators: \(why)")
     }
 
     /// Starts `engine`; when its device is not plugged in, waits until the engine has opened one (its reset).
@@ -165,7 +168,7 @@ struct PlayReport: Sendable {
         if json { event(name, fields) } else { Console.printLine(text()) }
     }
 
-    func draw(position: Double, length: Double?, levels: MotorMagnitudes, voiceCoils: VoiceCoilActivity? = nil) {
+    func draw(position: Double, length: Double?, levels: MotorMagnitudes, voiceCoils: ActuatorActivity? = nil) {
         let progress =
             length.map { String(format: "%6.2f / %.2f s", position, $0) }
             ?? String(format: "%6.2f s (looping)", position)

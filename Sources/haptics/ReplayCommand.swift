@@ -176,7 +176,7 @@ struct ReplayNarration {
 
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
-        let output = MotorMeter.output(await engine.levels(at: at), engine.voiceCoilActivity)
+        let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
         let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
         report.emit(
             "cue",

@@ -1,6 +1,7 @@
 // HapticManager's engine: a `HapticEngine` behind the `ManagedHapticEngine` seam, and the provider that builds
 // one on any output after the capability check.
 package import AHAP
+public import HapticRendering
 import LinuxInput
 import LinuxSystem
 public import Logging
@@ -150,11 +151,14 @@ public struct EngineOutputProvider: HapticEngineProvider {
     }
 
     /// The first rumble-capable gamepad this process may write, or without one the first such rumble device
-    /// (`DeviceSelection.firstRumbleDevice`), played on `actuators` (`HapticEngineOptions.actuators`).
-    public static func firstGamepad(logger: Logger, actuators: HapticActuators = .rumble) -> EngineOutputProvider {
+    /// (`DeviceSelection.firstRumbleDevice`), played on `actuators` at `locality` (`HapticEngineOptions`).
+    public static func firstGamepad(
+        logger: Logger, actuators: HapticActuators = .rumble, locality: HapticLocality = .all
+    ) -> EngineOutputProvider {
         // Audio events of the app's patterns name files beside them, in the Haptics/ folder.
         var options = HapticEngineOptions()
         options.actuators = actuators
+        options.locality = locality
         options.audioResourceDirectories = HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []
         return EngineOutputProvider(output: .device(.firstRumbleDevice), options: options, logger: logger)
     }

@@ -2,6 +2,7 @@
 // tap; everything that can go wrong (no device, unplug, a corrupt file) is absorbed here and logged, never
 // thrown at the caller.
 public import AHAP
+public import HapticRendering
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -44,13 +45,17 @@ public final class HapticManager {
     @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
 
     /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad, played on
-    /// `actuators` (`.automatic` or `.hd`: a DualSense's voice coils over Bluetooth; the default, its motors).
+    /// `actuators` (`.automatic` or `.hd`: a DualSense's voice coils, a Switch controller's HD rumble; the
+    /// default, its motors) at `locality` (Core Haptics' `createEngine(withLocality:)`: `.leftTrigger`,
+    /// `.rightTrigger` and `.triggers` play on an Xbox Wireless Controller's trigger motors over Bluetooth).
     public convenience init(
-        resolver: any HapticResourceResolving = DefaultHapticResourceResolver(), actuators: HapticActuators = .rumble
+        resolver: any HapticResourceResolving = DefaultHapticResourceResolver(), actuators: HapticActuators = .rumble,
+        locality: HapticLocality = .all
     ) {
         let logger = Logger(label: "haptics.manager")
         self.init(
-            resolver: resolver, engineProvider: EngineOutputProvider.firstGamepad(logger: logger, actuators: actuators),
+            resolver: resolver,
+            engineProvider: EngineOutputProvider.firstGamepad(logger: logger, actuators: actuators, locality: locality),
             logger: logger)
     }
 

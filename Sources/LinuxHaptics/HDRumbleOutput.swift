@@ -1,0 +1,363 @@
+// A Switch controller's HD rumble: patterns played as a frequency and an amplitude in each of two bands per
+// actuator (sharpness as the frequency) instead of the two fixed-frequency levels hid-nintendo sends. Each playing
+// player's cues (PlayerState.cues, as on the voice coils) become sources on an `HDRumbleStream`, whose thread
+// writes output report 0x10 to the pad's hidraw node on CLOCK_MONOTONIC:
+// - one report per update while anything plays, 30 ms apart: the pace hid-nintendo keeps for its own rumble (it
+//   never sends two reports within 25 ms, because faster sends can drop a Bluetooth link), so our reports and
+//   the driver's subcommands stay within what the link is known to carry;
+// - a report sooner (but never within 25 ms of the last) when a player starts, so a tap is not held back a whole
+//   update;
+// - three reports at rest after the last sound, then nothing until something plays (as the driver sends several
+//   silent reports in case one is lost).
+// The pad holds each report's bands until the next. A process that is killed or stopped cannot send the report at
+// rest, so a guard process writes it for us (`HidrawSilenceGuard`). The kernel's FF_RUMBLE is never used on the
+// pad meanwhile: its reports would set both bands at the driver's fixed frequencies.
+package import AHAP
+package import HapticRendering
+package import LinuxInput
+package import LinuxSystem
+package import Logging
+import Synchronization
+
+/// An output whose patterns a stream of its own plays (the voice coils' waveform, HD rumble's bands): the engine
+/// keeps the stream in line with its players (`sync`), and the motor primitives write nothing.
+protocol PatternStreamOutput: MotorOutput {
+    /// Makes the stream play what `players` ask for from `now` (nothing once closed).
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
+    /// What the actuators were last sent.
+    var activity: ActuatorActivity { get }
+    /// Reports (or periods) written, and underruns, so far.
+    var streamCounts: (reports: Int, underruns: Int) { get }
+}
+
+/// What writes silence for us when we stop writing: the guard process of a hidraw stream.
+package protocol SilenceKeeper: Sendable {
+    /// Tells the keeper a report was written: whether the actuators now play (`armed`), and the report that
+    /// would put them at rest next.
+    func heartbeat(armed: Bool, silence: [UInt8])
+    func close()
+}
+
+/// A motor output for a Switch controller whose HD rumble plays the engine's patterns.
+final class HDRumbleOutput: PatternStreamOutput {
+    let capabilities: OutputCapabilities
+    /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
+    private let device: EventDevice
+    let stream: HDRumbleStream
+    private let closed = Atomic<Bool>(false)
+
+    init(device: EventDevice, stream: HDRumbleStream, driver: String?) {
+        self.device = device
+        self.stream = stream
+        var capabilities = OutputCapabilities(device: device, driver: driver)
+        capabilities.hdNode = stream.node
+        capabilities.hdKind = .hdRumble
+        self.capabilities = capabilities
+    }
+
+    private func check() throws(OutputFailure) {
+        if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
+        if let failure = stream.failure { throw failure }
+    }
+
+    func sendNeutral() throws(OutputFailure) { try check() }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try check() }
+    func keepAlive() throws(OutputFailure) { try check() }
+
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        throw OutputFailure(.unsupported, "HD rumble plays patterns as bands, not prepared pulses")
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        throw OutputFailure(.unsupported, "HD rumble has no prepared pulses")
+    }
+
+    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { nil }
+    func stop(prepared id: Int) throws(OutputFailure) {}
+    func release(prepared id: Int) {}
+    func currentLevels() -> MotorMagnitudes? { nil }
+
+    func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        stream.close()
+        device.close()
+    }
+
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
+    var activity: ActuatorActivity { stream.activity }
+    var streamCounts: (reports: Int, underruns: Int) { (stream.reports, 0) }
+}
+
+/// The bands of a Switch controller's actuators: sources placed on the `CLOCK_MONOTONIC` timeline, mixed per
+/// update and written as report 0x10 by a thread of its own.
+package final class HDRumbleStream: Sendable, CueStream {
+    /// Seconds between two reports while anything plays.
+    package static let updateSeconds = 0.030
+    /// The least time between two reports: what hid-nintendo waits between its own sends.
+    package static let minimumSpacingSeconds = 0.025
+    /// Reports at rest sent after the last sound.
+    package static let restReports = 3
+
+    /// One player's cue: its pattern's bands from a frame on, placed on the clock.
+    package struct Source: Sendable {
+        let renderer: BandRenderer
+        /// The renderer's frame at `startNanoseconds`.
+        let offsetFrame: Int
+        /// The frame a loop goes back to 0 at; nil when the player does not loop.
+        let loopFrame: Int?
+
+        package init(renderer: BandRenderer, offset: Double, loopLength: Double?) {
+            self.renderer = renderer
+            let frame = { (time: Double) in Int((time * renderer.framesPerPatternSecond).rounded()) }
+            offsetFrame = max(0, frame(offset))
+            loopFrame = loopLength.map { max(1, frame($0)) }
+        }
+    }
+
+    private struct Placed {
+        var source: Source
+        var start: UInt64
+        var end: UInt64?
+    }
+
+    private struct State {
+        var sources: [Int: Placed] = [:]
+        var nextID = 0
+        var counter: UInt8 = 0
+        var lastWrite: UInt64?
+        var restLeft = 0
+        var reports = 0
+        var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+        var closing = false
+    }
+
+    package let node: String
+    private let device: HidrawDevice
+    private let keeper: (any SilenceKeeper)?
+    private let locality: HapticLocality
+    private let logger: Logger
+    private let state = Lock(State())
+    private let wake = DeadlineWaiter()
+    private let firstFailure = Lock<OutputFailure?>(nil)
+    private let thread = Lock<ServiceThread?>(nil)
+    private let sounds = Lock(CueSounds<HDRumbleStream>())
+
+    /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing.
+    package init(device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, logger: Logger)
+        throws(SystemCallError)
+    {
+        self.device = device
+        self.keeper = keeper
+        self.locality = locality
+        self.logger = logger
+        node = device.node
+        let started = try ServiceThread.start { [self] in run() }
+        thread.withLock { $0 = started }
+    }
+
+    deinit { close() }
+
+    var failure: OutputFailure? { firstFailure.withLock { $0 } }
+    package var reports: Int { state.withLock { $0.reports } }
+    var activity: ActuatorActivity { state.withLock { $0.activity } }
+
+    // MARK: Sources
+
+    package func play(_ source: Source, atNanoseconds startNanoseconds: UInt64) -> Int {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            state.sources[state.nextID] = Placed(source: source, start: startNanoseconds)
+            return state.nextID
+        }
+        wake.signal()
+        return id
+    }
+
+    package func stop(_ id: Int) {
+        state.withLock { _ = $0.sources.removeValue(forKey: id) }
+        wake.signal()
+    }
+
+    package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
+        state.withLock { $0.sources[id]?.end = nanoseconds }
+        wake.signal()
+    }
+
+    /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
+    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
+        _ = play(
+            Source(renderer: BandRenderer(pattern: pattern, locality: locality), offset: 0, loopLength: nil),
+            atNanoseconds: startNanoseconds)
+    }
+
+    /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
+        guard !state.withLock({ $0.closing }) else { return }
+        let missing = sounds.withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: self) }
+        guard !missing.isEmpty else { return }
+        let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, Source, UInt64)? in
+            guard let waveform = players[player] else { return nil }
+            let start = max(cue.anchor.time, now)
+            let renderer = BandRenderer(
+                pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
+                locality: locality)
+            let source = Source(renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
+            return (player, cue, source, MonotonicClock.nanoseconds(start))
+        }
+        sounds.withLock { sounds in
+            for (player, cue, source, start) in sources {
+                sounds.start(source, atNanoseconds: start, for: player, cue: cue, on: self)
+            }
+        }
+    }
+
+    // MARK: The thread
+
+    /// Ends the stream: the thread writes the rest report when the actuators were playing, then stops; the
+    /// guard is told nothing plays and let go.
+    package func close() {
+        state.withLock { $0.closing = true }
+        wake.signal()
+        let joined = thread.withLock { held -> ServiceThread? in
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
+        }
+        joined?.join()
+        keeper?.close()
+        device.close()
+        sounds.withLock { $0 = CueSounds() }
+    }
+
+    private static let nanosecondsPerSecond = 1e9
+
+    private func run() {
+        while true {
+            let now = MonotonicTime.nanoseconds()
+            let due = state.withLock { nextDue($0, now: now) }
+            if state.withLock({ $0.closing }) {
+                finish()
+                return
+            }
+            if let due, due > now {
+                wake.wait(untilNanoseconds: due)
+                continue
+            }
+            guard due != nil else {
+                wake.wait(untilNanoseconds: nil)
+                continue
+            }
+            do throws(EventDeviceError) {
+                try writeUpdate(at: MonotonicTime.nanoseconds())
+            } catch {
+                let kind: OutputFailure.Kind = error.kind == .deviceGone ? .deviceGone : .other
+                firstFailure.withLock { $0 = $0 ?? OutputFailure(kind, "\(error)") }
+                logger.debug("the HD rumble stream ended", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// When the next report is due: nil when nothing plays, nothing waits and no rest report is owed.
+    private func nextDue(_ state: State, now: UInt64) -> UInt64? {
+        let spacing = UInt64(Self.minimumSpacingSeconds * Self.nanosecondsPerSecond)
+        let update = UInt64(Self.updateSeconds * Self.nanosecondsPerSecond)
+        let earliest = state.lastWrite.map { $0 + spacing } ?? now
+        let sounding = state.sources.values.contains { $0.start <= now }
+        if sounding || state.restLeft > 0 {
+            let regular = state.lastWrite.map { $0 + update } ?? now
+            let nextStart = state.sources.values.map(\.start).filter { $0 > now }.min()
+            return max(earliest, min(regular, nextStart ?? regular))
+        }
+        guard let nextStart = state.sources.values.map(\.start).min() else { return nil }
+        return max(earliest, nextStart)
+    }
+
+    /// Writes the report for the update starting at `now`: every source sounding over it, mixed per actuator.
+    private func writeUpdate(at now: UInt64) throws(EventDeviceError) {
+        let frames = Int(Self.updateSeconds * BandRenderer.sampleRate)
+        let report: SwitchRumbleReport? = state.withLock { state in
+            var left: [Carrier] = []
+            var right: [Carrier] = []
+            var crossover = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.5)
+            for (id, placed) in state.sources {
+                if let end = placed.end, end <= now {
+                    state.sources[id] = nil
+                    continue
+                }
+                guard placed.start <= now else { continue }
+                let elapsed = Double(now - placed.start) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
+                var frame = placed.source.offsetFrame + Int(elapsed)
+                let renderer = placed.source.renderer
+                if let loop = placed.source.loopFrame {
+                    frame %= loop
+                } else if frame >= renderer.endFrame {
+                    state.sources[id] = nil
+                    continue
+                }
+                var count = frames
+                if let end = placed.end {
+                    let left = Double(end - now) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
+                    count = max(1, min(count, Int(left)))
+                }
+                crossover = renderer.crossover
+                let carriers = renderer.carriers(from: frame, count: count)
+                left += carriers.left
+                right += carriers.right
+            }
+            let bands = (
+                left: ActuatorBands.mixing(left, crossover: crossover),
+                right: ActuatorBands.mixing(right, crossover: crossover)
+            )
+            let silent = bands.left.isSilent && bands.right.isSilent
+            if silent {
+                guard state.restLeft > 0 else { return nil }
+                state.restLeft -= 1
+            } else {
+                state.restLeft = Self.restReports
+            }
+            defer { state.counter &+= 1 }
+            state.lastWrite = now
+            state.reports += 1
+            state.activity = Self.activity(bands.left, bands.right)
+            return SwitchRumbleReport(
+                counter: state.counter,
+                frame: SwitchRumbleFrame(left: Self.actuator(bands.left), right: Self.actuator(bands.right)))
+        }
+        guard let report else { return }
+        try device.write(report.bytes)
+        keeper?.heartbeat(
+            armed: !report.frame.left.isAtRest || !report.frame.right.isAtRest,
+            silence: SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
+    }
+
+    /// At the end: the actuators are put at rest when the last report left them playing.
+    private func finish() {
+        let rest = state.withLock { state -> SwitchRumbleReport? in
+            guard state.activity.left > 0 || state.activity.right > 0 else { return nil }
+            state.restLeft = 0
+            state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+            defer { state.counter &+= 1 }
+            return .rest(counter: state.counter)
+        }
+        if let rest {
+            try? device.write(rest.bytes)
+            keeper?.heartbeat(armed: false, silence: SwitchRumbleReport.rest(counter: rest.counter &+ 1).bytes)
+        }
+    }
+
+    static func actuator(_ bands: ActuatorBands) -> SwitchRumbleActuator {
+        SwitchRumbleActuator(
+            low: .init(frequency: bands.low.frequency, amplitude: bands.low.amplitude),
+            high: .init(frequency: bands.high.frequency, amplitude: bands.high.amplitude))
+    }
+
+    /// Each actuator's louder band, and the frequency of the loudest band of all.
+    static func activity(_ left: ActuatorBands, _ right: ActuatorBands) -> ActuatorActivity {
+        let all = [left.low, left.high, right.low, right.high]
+        let loudest = all.max { $0.amplitude < $1.amplitude }
+        return ActuatorActivity(
+            left: max(left.low.amplitude, left.high.amplitude), right: max(right.low.amplitude, right.high.amplitude),
+            frequency: (loudest?.amplitude ?? 0) > 0 ? loudest?.frequency : nil)
+    }
+}
