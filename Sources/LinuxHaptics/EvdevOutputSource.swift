@@ -35,7 +35,8 @@ final class EvdevOutputSource: OutputSource {
         if selection == .allGamepads {
             guard !locality.isTrigger else {
                 throw OutputFailure(
-                    .unsupported, "locality \(locality.rawValue) plays on one pad's trigger motors, not on every gamepad")
+                    .unsupported,
+                    "locality \(locality.rawValue) plays on one pad's trigger motors, not on every gamepad")
             }
             return try openAllGamepads(clock: clock, logger: logger)
         }
@@ -168,7 +169,7 @@ final class EvdevOutputSource: OutputSource {
     static func openHidraw(_ node: String, logger: Logger) throws(OutputFailure) -> HidrawDevice {
         do throws(EventDeviceError) {
             return try HidrawDevice(node: node, logger: logger)
-        } catch where error.kind == .permissionDenied {
+        } catch  where error.kind == .permissionDenied {
             throw OutputFailure(.permissionDenied, HDActuators.notWritable(node))
         } catch {
             throw OutputFailure(EvdevOutput.failure(from: error).kind, "\(node) cannot be opened: \(error)")

@@ -201,7 +201,8 @@ package final class HDRumbleStream: Sendable, CueStream {
             let renderer = BandRenderer(
                 pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
                 locality: locality)
-            let source = Source(renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
+            let source = Source(
+                renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
             return (player, cue, source, MonotonicClock.nanoseconds(start))
         }
         sounds.withLock { sounds in

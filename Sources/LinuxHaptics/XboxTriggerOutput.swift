@@ -5,9 +5,10 @@
 // (a trigger locality routes the pattern's whole level there), with only the trigger bits enabled, so the report
 // says nothing about the body motors the kernel drives.
 //
-// Every report carries the pad's own duration, as long as the kernel effects' replay length (150 ms), and the
-// engine renews a playing level every 50 ms as it does for rumble: a process that is killed or stopped leaves
-// the triggers running at most 150 ms, with nothing left behind to stop them.
+// Every report carries the pad's own duration, 120 ms, and no repeats, and the engine renews a playing level every
+// 50 ms as it does for rumble: a process that is killed or stopped leaves the triggers running at most 120 ms
+// after its last report, with nothing left behind to stop them, and a renewal may come 70 ms late before the
+// motor drops out.
 import HapticRendering
 import LinuxInput
 import LinuxSystem
@@ -22,8 +23,9 @@ final class XboxTriggerOutput: MotorOutput {
     private let last = Lock(MotorMagnitudes.off)
     private let closed = Atomic<Bool>(false)
 
-    /// The report's duration: the kernel effects' replay length, in the report's 10 ms units.
-    static let durationUnits = UInt8(OutputTiming.replayLengthMilliseconds / 10)
+    /// The report's duration in its 10 ms units: 120 ms, so that the motor stops within the 150 ms a killed
+    /// process may leave a pad running even when the report arrives a little after it was written.
+    static let durationUnits: UInt8 = 12
 
     init(device: EventDevice, hidraw: HidrawDevice, driver: String?) {
         self.device = device

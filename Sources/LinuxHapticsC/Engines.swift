@@ -201,7 +201,8 @@ public func lhEngineDestroy(_ engine: OpaquePointer?) {
 /// The static strings `lh_engine_actuators` returns: made once, never freed.
 enum ActuatorNames {
     static let rumble = CString.Static("rumble")
-    static let hd = Dictionary(uniqueKeysWithValues: HDActuators.Kind.allCases.map { ($0, CString.Static($0.rawValue)) })
+    static let hd = Dictionary(
+        uniqueKeysWithValues: HDActuators.Kind.allCases.map { ($0, CString.Static($0.rawValue)) })
 
     static func name(_ kind: HDActuators.Kind?) -> UnsafePointer<CChar> {
         kind.flatMap { hd[$0]?.pointer } ?? rumble.pointer

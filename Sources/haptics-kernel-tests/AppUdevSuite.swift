@@ -15,7 +15,8 @@ enum AppUdevSuite {
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
             KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
             KernelTest(
-                name: "app/udev/dualsense-hidraw-node-tagged-uaccess-xbox-hidraw-node-not", body: hidrawTagging),
+                name: "app/udev/hidraw-nodes-of-dualsense-switch-pro-and-xbox-bt-tagged-uaccess-dualshock4-not",
+                body: hidrawTagging),
         ])
 
     static let ruleName = "70-haptics-gamepads.rules"
@@ -111,7 +112,10 @@ extension AppUdevSuite {
     /// Xbox Wireless Controller over Bluetooth, whose hidraw node hid-microsoft also creates).
     static func hidrawTagging() async throws {
         try await withRuleInstalled {
-            for (model, tagged) in [(EmulatedModel.dualsenseBluetooth, true), (.xboxOneBluetooth, false)] {
+            for (model, tagged) in [
+                (EmulatedModel.dualsenseBluetooth, true), (.switchPro, true), (.xboxOneBluetooth, true),
+                (.dualshock4Bluetooth, false),
+            ] {
                 try await EmulationSuite.withController(model) { _, nodes in
                     guard
                         let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode)

@@ -54,6 +54,13 @@ enum DeviceSuite {
         let capabilitySource: String
         let forceFeedback: ForceFeedback
         let summary: String
+        struct HD: Decodable {
+            let kind: String
+            let node: String?
+            let writable: Bool
+        }
+        let hdActuators: HD?
+        let localities: [String]
 
         /// Every FF code the JSON claims: effect types, waveforms, gain, autocenter.
         var forceFeedbackCodes: Set<UInt16> {

@@ -1,0 +1,324 @@
+// HD rumble on the Switch Pro Controller and the trigger motors of the Xbox Wireless Controller over Bluetooth,
+// through the real hid-nintendo and hid-microsoft: patterns played with `actuators: .hd` reach the emulated Switch
+// pad as report 0x10 on its hidraw node (each band's frequency following sharpness, its amplitude following
+// intensity, at rest at the end), patterns at a trigger locality reach only that trigger's motor as report 3, a
+// killed or stopped player leaves either pad at rest within 150 ms, and what a pad lacks is a clear error or a
+// fallback that says why.
+import AHAP
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+
+enum HDRumbleSuite {
+    static let tests = [
+        KernelTest(name: "hd/switch-pro/a-sweep-raises-the-band-frequency-intensity-sets-its-amplitude-ends-at-rest") {
+            try await switchSweep()
+        },
+        KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
+            try await switchKilledOrStopped()
+        },
+        KernelTest(name: "hd/switch-pro/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
+            try await switchFallsBackWithoutAccess()
+        },
+        KernelTest(name: "hd/xbox-one-bt/left-trigger-reaches-only-the-left-trigger-triggers-both-probe-lists-them") {
+            try await xboxTriggers()
+        },
+        KernelTest(name: "hd/xbox-one-bt/sigkill-leaves-the-triggers-at-rest-within-150ms") {
+            try await xboxKilled()
+        },
+        KernelTest(name: "hd/switch-pro/a-trigger-locality-is-an-error-from-the-engine-and-the-cli") {
+            try await triggerLocalityRefusedOnSwitch()
+        },
+    ]
+
+    /// An engine on the emulated pad at `node`, with `actuators` at `locality`, started.
+    static func engine(on node: String, actuators: HapticActuators = .hd, locality: HapticLocality = .all)
+        throws -> HapticEngine
+    {
+        var options = HapticEngineOptions()
+        options.actuators = actuators
+        options.locality = locality
+        options.playsHapticsOnly = true
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(
+            output: .device(.id(try AppSuite.stableID(of: node))), options: options, logger: EmulationSuite.logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(node): \(error)") }
+        try require(engine.capabilities?.hdNode != nil, "the engine plays on \(engine.capabilities as Any)")
+        return engine
+    }
+
+    /// The bytes of a record's report.
+    static func bytes(_ record: PadRecord) -> [UInt8] {
+        guard let hex = record.report else { return [] }
+        let digits = Array(hex.utf8)
+        return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
+            UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)
+        }
+    }
+
+    /// The 0x10 reports recorded after record `before`, with their arrival time.
+    static func rumbleReports(_ device: any EmulatedDevice, after before: Int) -> [(
+        time: Double, report: SwitchRumbleReport
+    )] {
+        device.records().dropFirst(before).compactMap { record in
+            SwitchRumbleReport(bytes: bytes(record)).map { (record.time.seconds, $0) }
+        }
+    }
+
+    /// The louder band of an actuator: its frequency and amplitude.
+    static func louder(_ actuator: SwitchRumbleActuator) -> (frequency: Double, amplitude: Double) {
+        actuator.lowAmplitude >= actuator.highAmplitude
+            ? (actuator.lowFrequency, actuator.lowAmplitude) : (actuator.highFrequency, actuator.highAmplitude)
+    }
+
+    // MARK: Switch Pro: the sweep
+
+    /// Five steps of sharpness 0...1 at intensity 1, then three steps of intensity 0.25, 0.5, 1 at sharpness 0.25,
+    /// 0.3 s each.
+    static let sweep: HapticPattern = {
+        let steps: [(intensity: Double, sharpness: Double)] =
+            (0..<5).map { (1.0, Double($0) / 4) } + [(0.25, 0.25), (0.5, 0.25), (1.0, 0.25)]
+        var events: [HapticEvent] = []
+        for (index, step) in steps.enumerated() {
+            let parameters = [
+                HapticEventParameter(parameterID: .hapticIntensity, value: step.intensity),
+                HapticEventParameter(parameterID: .hapticSharpness, value: step.sharpness),
+            ]
+            events.append(
+                HapticEvent(
+                    type: .hapticContinuous, parameters: parameters, relativeTime: 0.3 * Double(index), duration: 0.3))
+        }
+        return HapticPattern(events: events, parameters: [])
+    }()
+
+    static func switchSweep() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let before = device.records().count
+            try await VoiceCoilSuite.play(sweep, on: engine)
+            try await Task.sleep(for: .milliseconds(200))
+            let reports = rumbleReports(device, after: before)
+            guard let first = reports.first(where: { !$0.report.frame.left.isAtRest })?.time else {
+                throw TestFailure(reason: "no 0x10 report carried rumble")
+            }
+            for (previous, next) in zip(reports, reports.dropFirst())
+            where next.report.counter != (previous.report.counter + 1) & 0x0f {
+                throw TestFailure(reason: "counter \(previous.report.counter) followed by \(next.report.counter)")
+            }
+            let spacing = zip(reports, reports.dropFirst()).map { $1.time - $0.time }.min() ?? 1
+            /// What the left actuator played in the middle of step `step`.
+            func middle(_ step: Int) -> (frequency: Double, amplitude: Double) {
+                let time = first + 0.3 * Double(step) + 0.15
+                let held = reports.last { $0.time <= time }?.report.frame.left ?? .rest
+                return louder(held)
+            }
+            var frequencies: [Double] = []
+            for step in 0..<5 {
+                let played = middle(step)
+                let wanted = SharpnessFrequencyMap.hdRumble.frequency(sharpness: Double(step) / 4)
+                try require(
+                    max(played.frequency / wanted, wanted / played.frequency) <= 1.03,
+                    "step \(step): \(played.frequency) Hz played, \(wanted) Hz rendered (bound one code, 3 %)")
+                frequencies.append(played.frequency)
+            }
+            try require(zip(frequencies, frequencies.dropFirst()).allSatisfy { $0 < $1 }, "not rising: \(frequencies)")
+            let amplitudes = (5..<8).map { middle($0).amplitude }
+            let frequency = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.25)
+            for (amplitude, intensity) in zip(amplitudes, [0.25, 0.5, 1.0]) {
+                let wanted = VibrationAmplitude.amplitude(level: intensity, frequency: frequency)
+                try require(
+                    abs(amplitude - wanted) <= 0.03,
+                    "intensity \(intensity): amplitude \(amplitude) played, \(wanted) rendered (bound 0.03)")
+            }
+            guard let last = reports.last, last.report.frame.left.isAtRest, last.report.frame.right.isAtRest else {
+                throw TestFailure(reason: "the last report was not at rest: \(reports.last as Any)")
+            }
+            try require(spacing >= HDRumbleStream.minimumSpacingSeconds - 0.002, "two reports \(spacing) s apart")
+            print(
+                "    \(reports.count) reports, \(Int((spacing * 1000).rounded())) ms apart at least; received "
+                    + "\(frequencies.map { Int($0.rounded()) }) Hz for sharpness 0...1, amplitudes "
+                    + "\(amplitudes.map { ($0 * 100).rounded() / 100 }) for intensity 0.25, 0.5, 1; last at rest")
+        }
+    }
+
+    // MARK: Switch Pro: killed or stopped
+
+    /// A tone looped on HD rumble by `haptics play`, then SIGKILL (and, in a second run, SIGSTOP): the pad holds
+    /// each report's bands, so it is at rest from the first report at rest that follows the last one playing.
+    static func switchKilledOrStopped() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let file = "/tmp/hd-switch-tone-\(getpid()).ahap"
+            try AHAPFixtures.tone(seconds: 10).ahapData().write(to: URL(fileURLWithPath: file))
+            defer { unlink(file) }
+            var figures: [String] = []
+            for signal in [SIGKILL, SIGSTOP] {
+                let before = device.records().count
+                let process = try Subprocess([
+                    projectBinary("haptics"), "play", "--actuators", "hd", "--device", nodes.rumbleNode, file,
+                ])
+                defer { _ = process.finish(timeout: 0) }
+                try await EmulationSuite.waitForOutputs(device, after: before, "the tone on HD rumble") {
+                    $0.compactMap { SwitchRumbleReport(bytes: bytes($0)) }.filter { !$0.frame.left.isAtRest }.count > 5
+                }
+                let sent = monotonicSeconds()
+                process.signal(signal)
+                try await Task.sleep(for: .milliseconds(400))
+                let reports = rumbleReports(device, after: before)
+                guard let lastPlaying = reports.lastIndex(where: { !$0.report.frame.left.isAtRest }) else {
+                    throw TestFailure(reason: "no report carried rumble")
+                }
+                guard let rest = reports[(lastPlaying + 1)...].first else {
+                    throw TestFailure(reason: "after the signal no report put the actuators at rest")
+                }
+                if signal == SIGSTOP { process.signal(SIGKILL) }
+                let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
+                try require(
+                    rest.time - sent <= 0.150,
+                    "after \(name) the pad played on for \(Int((rest.time - sent) * 1000)) ms (bound 150 ms)")
+                figures.append("\(name): at rest \(Int(((rest.time - sent) * 1000).rounded())) ms after the signal")
+                _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            }
+            print("    " + figures.joined(separator: "; "))
+        }
+    }
+
+    // MARK: Switch Pro: no access
+
+    static func switchFallsBackWithoutAccess() async throws {
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            if access("/run/udev/control", F_OK) == 0 { try AppUdevSuite.udevadm(["settle", "--timeout=30"]) }
+            chmod(nodes.rumbleNode, 0o666)
+            guard let hidraw = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
+                throw TestFailure(reason: "the Switch pad has no hidraw node")
+            }
+            chmod(hidraw, 0o600)
+            let before = device.records().count
+            let output = try DeviceSuite.haptics(
+                ["play", "--actuators", "hd", "--device", nodes.rumbleNode, "Haptics/thud.ahap"], asNobody: true)
+            try require(output.contains("udev rule"), "no message naming the udev rule:\n\(output)")
+            // hid-nintendo's own rumble: both bands at its fixed 160 and 320 Hz.
+            let driver = rumbleReports(device, after: before).filter { !$0.report.frame.left.isAtRest }
+            try require(!driver.isEmpty, "the thud did not play on the kernel's rumble")
+            try require(
+                driver.allSatisfy { abs($0.report.frame.left.lowFrequency - 160) <= 2 },
+                "a report at another frequency than the driver's 160 Hz reached the pad")
+            print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
+        }
+    }
+
+    // MARK: Xbox: the trigger motors
+
+    /// The report-3 commands written after record `before`, with their arrival time.
+    static func xboxReports(_ device: any EmulatedDevice, after before: Int) -> [(
+        time: Double, report: XboxRumbleReport
+    )] {
+        device.records().dropFirst(before).compactMap { record in
+            XboxRumbleReport(bytes: bytes(record)).map { (record.time.seconds, $0) }
+        }
+    }
+
+    static func xboxTriggers() async throws {
+        try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
+            let probe = try DeviceSuite.probe(nodes.rumbleNode)
+            let localities = probe.localities
+            try requireEqual(probe.hdActuators?.kind, "trigger-motors", "probe's HD actuators")
+            try require(
+                localities == ["all", "left", "right", "left-trigger", "right-trigger", "triggers"],
+                "probe lists localities \(localities)")
+            var figures: [String] = []
+            for locality in [HapticLocality.leftTrigger, .triggers] {
+                let engine = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: locality)
+                try requireEqual(engine.capabilities?.hdKind, .triggerMotors, "the engine's actuators")
+                let before = device.records().count
+                try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.4), on: engine)
+                try await Task.sleep(for: .milliseconds(100))
+                engine.stop()
+                let reports = xboxReports(device, after: before)
+                let playing = reports.filter { $0.report.leftTrigger > 0 || $0.report.rightTrigger > 0 }
+                try require(!playing.isEmpty, "\(locality.rawValue): no report drove a trigger")
+                let triggerBits = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
+                try require(
+                    reports.allSatisfy {
+                        $0.report.enable == triggerBits && $0.report.strong == 0 && $0.report.weak == 0
+                    },
+                    "\(locality.rawValue): a report enabled or drove the body motors: \(reports.map(\.report))")
+                let right = playing.map(\.report.rightTrigger).max() ?? 0
+                let left = playing.map(\.report.leftTrigger).max() ?? 0
+                if locality == .leftTrigger {
+                    try require(left >= 90 && right == 0, "left-trigger: left \(left), right \(right)")
+                } else {
+                    try require(left >= 90 && right == left, "triggers: left \(left), right \(right)")
+                }
+                try require(
+                    reports.allSatisfy {
+                        $0.report.duration > 0 && $0.report.duration <= 15 && $0.report.loopCount == 0
+                    },
+                    "a report not bounded by the pad's own duration (at most 150 ms, no repeats)")
+                guard let last = reports.last, last.report.leftTrigger == 0, last.report.rightTrigger == 0 else {
+                    throw TestFailure(reason: "\(locality.rawValue): the last report left a trigger running")
+                }
+                figures.append("\(locality.rawValue): left \(left) right \(right) in \(reports.count) reports")
+            }
+            print("    " + figures.joined(separator: "; ") + "; probe: \(localities.joined(separator: ","))")
+        }
+    }
+
+    /// A looped tone on the left trigger by `haptics play`, then SIGKILL: the last report's own duration stops the
+    /// motor, with nothing written after it.
+    static func xboxKilled() async throws {
+        try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
+            let file = "/tmp/hd-xbox-tone-\(getpid()).ahap"
+            try AHAPFixtures.tone(seconds: 10).ahapData().write(to: URL(fileURLWithPath: file))
+            defer { unlink(file) }
+            let before = device.records().count
+            let process = try Subprocess([
+                projectBinary("haptics"), "play", "--locality", "left-trigger", "--device", nodes.rumbleNode, file,
+            ])
+            defer { _ = process.finish(timeout: 0) }
+            try await EmulationSuite.waitForOutputs(device, after: before, "the tone on the left trigger") {
+                $0.compactMap { XboxRumbleReport(bytes: bytes($0)) }.filter { $0.leftTrigger > 0 }.count > 5
+            }
+            let sent = monotonicSeconds()
+            process.signal(SIGKILL)
+            try await Task.sleep(for: .milliseconds(400))
+            _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            guard let last = xboxReports(device, after: before).last else { throw TestFailure(reason: "no report") }
+            let rest =
+                last.report.leftTrigger == 0
+                ? last.time : last.time + Double(last.report.startDelay) / 100 + Double(last.report.duration) / 100
+            try require(
+                rest - sent <= 0.150,
+                "after SIGKILL the left trigger ran on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
+            print(
+                "    SIGKILL: at rest \(Int(((rest - sent) * 1000).rounded())) ms after the signal (the last report's duration)"
+            )
+        }
+    }
+
+    // MARK: A locality the pad lacks
+
+    static func triggerLocalityRefusedOnSwitch() async throws {
+        try await EmulationSuite.withController(.switchPro) { _, nodes in
+            do {
+                let engine = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .rightTrigger)
+                engine.stop()
+                throw TestFailure(reason: "an engine at right-trigger started on the Switch pad")
+            } catch let failure as TestFailure where failure.reason.contains("starting the engine") {
+                try require(failure.reason.contains("no trigger motors"), "the engine's error: \(failure.reason)")
+            }
+            let process = try Subprocess([
+                projectBinary("haptics"), "play", "--locality", "rightTrigger", "--device", nodes.rumbleNode,
+                "Haptics/thud.ahap",
+            ])
+            let status = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            try require(status != 0, "haptics play at rightTrigger on the Switch pad exited 0:\n\(process.text)")
+            try require(process.text.contains("no trigger motors"), "the CLI's error:\n\(process.text)")
+            print("    \(process.text.split(separator: "\n").first { $0.contains("no trigger motors") } ?? "")")
+        }
+    }
+}
