@@ -1,0 +1,103 @@
+// The HD rumble stream without a pad: a file stands in for the hidraw node, so what the stream wrote can be read
+// back report by report. Its pace against a real driver is the kernel tests' (hd/switch-pro/).
+import AHAP
+import Foundation
+import Glibc
+import HapticTestDevices
+import HapticRendering
+import LinuxInput
+import LinuxSystem
+import Logging
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct HDRumbleStreamTests {
+    /// A keeper that remembers what it was told.
+    final class RecordingKeeper: SilenceKeeper, @unchecked Sendable {
+        private let lock = NSLock()
+        private var beats: [(armed: Bool, silence: [UInt8])] = []
+        private var closed = false
+        func heartbeat(armed: Bool, silence: [UInt8]) { lock.withLock { beats.append((armed, silence)) } }
+        func close() { lock.withLock { closed = true } }
+        var heartbeats: [(armed: Bool, silence: [UInt8])] { lock.withLock { beats } }
+        var isClosed: Bool { lock.withLock { closed } }
+    }
+
+    /// Plays `pattern` from now on a stream into a file until `wait` has passed and `until` holds for the
+    /// reports written so far (or 10 s, however slow the machine), closes it, and returns the reports written and
+    /// the keeper.
+    static func stream(
+        _ pattern: HapticPattern, for wait: Duration,
+        until done: @escaping ([SwitchRumbleReport]) -> Bool = { _ in true }
+    ) async throws -> (reports: [SwitchRumbleReport], keeper: RecordingKeeper) {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hd-rumble-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let logger = Logger(label: "test")
+        let keeper = RecordingKeeper()
+        let stream = try HDRumbleStream(
+            device: try HidrawDevice(node: path, logger: logger), keeper: keeper, locality: .all, logger: logger)
+        func written() throws -> (bytes: [UInt8], reports: [SwitchRumbleReport]) {
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            let reports = stride(from: 0, to: bytes.count, by: SwitchRumbleReport.length).compactMap {
+                SwitchRumbleReport(bytes: Array(bytes[$0..<min($0 + SwitchRumbleReport.length, bytes.count)]))
+            }
+            return (bytes, reports)
+        }
+        stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds())
+        try await Task.sleep(for: wait)
+        for _ in 0..<500 where !done(try written().reports) { try await Task.sleep(for: .milliseconds(20)) }
+        stream.close()
+        let (bytes, reports) = try written()
+        #expect(reports.count * SwitchRumbleReport.length == bytes.count, "every write was one whole report")
+        return (reports, keeper)
+    }
+
+    @Test func aToneIsWrittenAtItsBandWithCountersOneApartThenThreeReportsAtRest() async throws {
+        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let (reports, keeper) = try await Self.stream(tone, for: .milliseconds(100)) { reports in
+            reports.contains { !$0.frame.left.isAtRest } && reports.last?.frame.left.isAtRest == true
+                && reports.reversed().prefix { $0.frame.left.isAtRest }.count >= HDRumbleStream.restReports
+        }
+        for (previous, next) in zip(reports, reports.dropFirst()) {
+            #expect(next.counter == (previous.counter + 1) & 0x0f)
+        }
+        let playing = reports.filter { !$0.frame.left.isAtRest }
+        try #require(!playing.isEmpty)
+        let wanted = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.25)
+        for report in playing {
+            #expect(abs(report.frame.left.lowFrequency / wanted - 1) < 0.03)
+            #expect(report.frame.left == report.frame.right)
+            #expect(report.frame.left.highAmplitudeIndex == 0)
+        }
+        let after = reports.drop { $0.frame.left.isAtRest }.drop { !$0.frame.left.isAtRest }
+        #expect(after.count == HDRumbleStream.restReports)
+        #expect(after.allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
+        // The keeper heard every report: armed while the actuators played, with the next report at rest.
+        let beats = keeper.heartbeats
+        #expect(beats.count == reports.count)
+        #expect(beats.filter(\.armed).count == playing.count)
+        for (beat, report) in zip(beats, reports) {
+            #expect(beat.silence == SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
+        }
+        #expect(keeper.isClosed)
+    }
+
+    @Test func closingMidPatternEndsWithAReportAtRestAndDisarmsTheKeeper() async throws {
+        let (reports, keeper) = try await Self.stream(AHAPFixtures.tone(seconds: 5), for: .milliseconds(50)) {
+            $0.contains { !$0.frame.left.isAtRest }
+        }
+        let last = try #require(reports.last)
+        #expect(last.frame.left.isAtRest && last.frame.right.isAtRest)
+        #expect(reports.dropLast().contains { !$0.frame.left.isAtRest })
+        #expect(keeper.heartbeats.last?.armed == false)
+    }
+
+    @Test func nothingIsWrittenWhileNothingPlays() async throws {
+        let silent = HapticPattern(events: [], parameters: [])
+        let (reports, keeper) = try await Self.stream(silent, for: .milliseconds(100))
+        #expect(reports.isEmpty)
+        #expect(keeper.heartbeats.isEmpty)
+    }
+}
