@@ -19,7 +19,9 @@ struct EmulateCommand: AsyncParsableCommand {
             the levels the real controller's motors would run, and records them. On a terminal it shows the \
             motor levels live; otherwise it prints one line per report. The DualSense over Bluetooth also \
             plays the haptics reports (0x32) written to its hidraw node on its voice coils, and shows their \
-            level and dominant frequency. Ctrl-C or SIGTERM removes the device. `haptics emulate --list` shows \
+            level and dominant frequency. The Switch Pro Controller shows both bands (frequency and amplitude) \
+            of each actuator's HD rumble, the Xbox Wireless Controller its two trigger motors and the timing of \
+            its rumble reports. Ctrl-C or SIGTERM removes the device. `haptics emulate --list` shows \
             the models.
             """)
 
@@ -131,7 +133,8 @@ struct EmulateCommand: AsyncParsableCommand {
 }
 
 /// What `haptics emulate` shows: one line per report, or on a terminal one line of motor meters redrawn on
-/// every report, with the voice coils' level and dominant frequency when haptics reports arrive.
+/// every report, with the voice coils' level and dominant frequency when haptics reports arrive, the Switch Pro
+/// Controller's HD rumble bands and the Xbox Wireless Controller's trigger motors.
 struct EmulatorView: Sendable {
     let records: AsyncStream<PadRecord>
     let live: LiveLine
@@ -146,8 +149,11 @@ struct EmulatorView: Sendable {
         var playback = VoiceCoilPlayback()
         var coils = ""
         var coilsMeasured = -Double.infinity
+        // The last HD rumble or trigger command, shown until the next: the pad holds it meanwhile.
+        var command = ""
         if live.enabled { draw(strong: 0, weak: 0, extra: "") }
         for await record in records where record.event == .output {
+            if let text = Self.liveCommand(record) { command = text }
             if let packet = record.waveform {
                 playback.receive(packet, at: record.time)
                 let end = playback.end ?? record.time.seconds
@@ -159,7 +165,8 @@ struct EmulatorView: Sendable {
                 if !keepsWaveform { playback.discardPlayed(endingBefore: end - Self.coilWindow) }
             }
             if live.enabled {
-                draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: Self.extra(record) + coils)
+                let extra = command.isEmpty ? Self.extra(record) : command
+                draw(strong: record.strong ?? 0, weak: record.weak ?? 0, extra: extra + coils)
             } else {
                 Console.printLine(Self.describe(record))
             }
@@ -198,8 +205,55 @@ struct EmulatorView: Sendable {
         let strong = record.strong ?? 0, weak = record.weak ?? 0
         return
             "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
-            + extra(record) + (record.waveform.map(Self.describe) ?? "")
+            + extra(record) + (record.waveform.map(Self.describe) ?? "") + (record.hdRumble.map(Self.describe) ?? "")
+            + (record.xboxRumble.map(Self.describe) ?? "")
     }
+
+    /// A Switch Pro Controller frame: its counter and both bands of each actuator, or that the pad ignores it.
+    static func describe(_ packet: SwitchRumblePacket) -> String {
+        let side = { (actuator: SwitchRumblePacket.Actuator) in
+            "low \(hertz(actuator.lowFrequency)) \(level(actuator.lowAmplitude)) "
+                + "high \(hertz(actuator.highFrequency)) \(level(actuator.highAmplitude))"
+        }
+        return " | hd #\(packet.counter) L \(side(packet.left)), R \(side(packet.right))"
+            + (packet.played ? "" : " (ignored: vibration off)")
+    }
+
+    /// An Xbox Wireless Controller command: the trigger motors' magnitudes, the enable mask and the timing.
+    static func describe(_ packet: XboxRumblePacket) -> String {
+        " | triggers left=\(level(packet.leftTrigger)) right=\(level(packet.rightTrigger)) enable 0x"
+            + String(packet.enable, radix: 16) + " duration \(packet.duration) delay \(packet.startDelay) "
+            + "loops \(packet.loopCount)"
+    }
+
+    /// The live line's view of a command that the pad holds (HD rumble bands, trigger motors); nil for a record
+    /// without one.
+    static func liveCommand(_ record: PadRecord) -> String? {
+        if let packet = record.hdRumble {
+            let side = { (actuator: SwitchRumblePacket.Actuator) in
+                "\(Int(actuator.lowFrequency.rounded()))/\(Int(actuator.highFrequency.rounded())) Hz "
+                    + "\(percent(actuator.lowAmplitude))/\(percent(actuator.highAmplitude))"
+            }
+            let state = packet.played ? "" : " (vibration off)"
+            return "  L \(side(packet.left))  R \(side(packet.right))" + state
+        }
+        if let packet = record.xboxRumble {
+            let command = XboxRumblePlayback.Command(arrival: 0, packet: packet)
+            let levels = command.levels
+            let play = command.end - command.arrival
+            let timing = play < Self.shownPlayLength ? " for \(seconds(play)) s" : ""
+            return "  triggers L \(percent(levels.leftTrigger)) R \(percent(levels.rightTrigger))" + timing
+        }
+        return nil
+    }
+
+    /// Commands that stop by themselves sooner than this show when they do (hid-microsoft's and SDL's run ten
+    /// minutes: "until the next").
+    static let shownPlayLength = 10.0
+
+    static func hertz(_ value: Double) -> String { "\(Int(value.rounded())) Hz" }
+
+    static func percent(_ value: Double) -> String { "\(Int((value * 100).rounded()))%" }
 
     /// A haptics report: its counter, and the RMS of each coil's samples, or why it is not played.
     static func describe(_ packet: WaveformPacket) -> String {

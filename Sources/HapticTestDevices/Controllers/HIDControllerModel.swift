@@ -102,11 +102,20 @@ package struct HIDOutputResponse: Sendable, Hashable {
     package var replies: [[UInt8]]
     /// The waveform the report carries for the controller's actuators (the DualSense's haptics report).
     package var waveform: WaveformPacket?
+    /// The HD rumble the report carries (the Switch Pro Controller's 0x10 and 0x01 reports).
+    package var hdRumble: SwitchRumblePacket?
+    /// The four-motor rumble command the report carries (the Xbox Wireless Controller's report 3).
+    package var xboxRumble: XboxRumblePacket?
 
-    package init(motors: EmulatedMotorOutput? = nil, replies: [[UInt8]] = [], waveform: WaveformPacket? = nil) {
+    package init(
+        motors: EmulatedMotorOutput? = nil, replies: [[UInt8]] = [], waveform: WaveformPacket? = nil,
+        hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil
+    ) {
         self.motors = motors
         self.replies = replies
         self.waveform = waveform
+        self.hdRumble = hdRumble
+        self.xboxRumble = xboxRumble
     }
 
     /// A report the controller takes and ignores.

@@ -155,10 +155,13 @@ package struct SwitchProController: HIDControllerModel {
         case .usbCommand(let command):
             return HIDOutputResponse(replies: usbCommandReply(command).map { [$0] } ?? [])
         case .rumble(let packet, let rumble):
-            return HIDOutputResponse(motors: takeRumble(rumble, packet: packet))
+            return HIDOutputResponse(
+                motors: takeRumble(rumble, packet: packet), hdRumble: hdRumble(rumble, packet: packet))
         case .rumbleAndSubcommand(let packet, let rumble, let subcommand, let data):
             let reply = subcommandReply(subcommand, data: data)
-            return HIDOutputResponse(motors: takeRumble(rumble, packet: packet), replies: [reply])
+            return HIDOutputResponse(
+                motors: takeRumble(rumble, packet: packet), replies: [reply],
+                hdRumble: hdRumble(rumble, packet: packet))
         case nil:
             return .ignored
         }
@@ -174,6 +177,12 @@ package struct SwitchProController: HIDControllerModel {
                 weakFrequency: rumble.motors.weakFrequency)
         }
         return rumble.motors
+    }
+
+    /// The rumble for the record: both bands of both actuators, played once vibration is enabled (after the
+    /// subcommand of the same report ran, as in `takeRumble`).
+    private func hdRumble(_ rumble: SwitchRumbleFrame, packet: UInt8) -> SwitchRumblePacket {
+        SwitchRumblePacket(counter: packet, played: vibrationEnabled, frame: rumble)
     }
 
     // MARK: Input reports

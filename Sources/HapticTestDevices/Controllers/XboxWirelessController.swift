@@ -51,7 +51,7 @@ package struct XboxWirelessController: HIDControllerModel {
     package mutating func receive(_ report: [UInt8], via path: HIDOutputPath) -> HIDOutputResponse {
         guard let rumble = XboxRumbleReport(bytes: report) else { return .ignored }
         lastRumble = rumble
-        return HIDOutputResponse(motors: rumble.motors)
+        return HIDOutputResponse(motors: rumble.motors, xboxRumble: XboxRumblePacket(rumble))
     }
 
     /// Input report 1 with the sticks centred, triggers released and no button held: what the pad sends

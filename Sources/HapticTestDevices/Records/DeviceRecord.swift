@@ -101,6 +101,10 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public var mode: String?
     /// Output, DualSense over Bluetooth: the haptics report 0x32 decoded (the voice coils' samples).
     public var waveform: WaveformPacket?
+    /// Output, Switch Pro Controller (reports 0x10 and 0x01): the HD rumble decoded, both bands of both actuators.
+    public var hdRumble: SwitchRumblePacket?
+    /// Output, Xbox Wireless Controller (report 3): all four motors' magnitudes, the enable mask and the timing.
+    public var xboxRumble: XboxRumblePacket?
 
     public init(
         event: Event, time: PadTimestamp, id: Int16? = nil, effect: ForceFeedbackEffect? = nil,
@@ -116,12 +120,12 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.value = value
     }
 
-    /// An output record: `report` as the device received it, the motor levels it leaves and the waveform it
-    /// carries.
+    /// An output record: `report` as the device received it, the motor levels it leaves, and what the report
+    /// carries beyond two levels (a waveform, HD rumble, trigger motors).
     public init(
         outputAt time: PadTimestamp, report: [UInt8], strong: Double, weak: Double,
         strongFrequency: Double? = nil, weakFrequency: Double? = nil, mode: String? = nil,
-        waveform: WaveformPacket? = nil
+        waveform: WaveformPacket? = nil, hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil
     ) {
         self.init(event: .output, time: time)
         self.report = Self.hex(report)
@@ -131,6 +135,8 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.weakFrequency = weakFrequency
         self.mode = mode
         self.waveform = waveform
+        self.hdRumble = hdRumble
+        self.xboxRumble = xboxRumble
     }
 
     /// Lower-case hexadecimal, two digits per byte, no separators.
