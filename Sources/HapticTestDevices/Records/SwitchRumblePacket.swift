@@ -52,7 +52,8 @@ public struct SwitchRumblePacket: Equatable, Hashable, Sendable, Codable {
         self.right = right
     }
 
-    init(counter: UInt8, played: Bool, frame: SwitchRumbleFrame) {
+    /// A frame as the controller decodes it from its eight rumble bytes.
+    package init(counter: UInt8, played: Bool, frame: SwitchRumbleFrame) {
         self.init(counter: Int(counter), played: played, left: Actuator(frame.left), right: Actuator(frame.right))
     }
 
