@@ -26,13 +26,7 @@ extension EmulationSuite {
     /// (within 3 % + 0.005); the rumble motors stay at rest in every record.
     static func hapticsReportsPlayOnTheVoiceCoils() async throws {
         try await withController(.dualsenseBluetooth) { device, nodes in
-            guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
-                throw TestFailure(reason: "no hidraw node beside \(nodes.rumbleNode) under \(nodes.sysfsPath)")
-            }
-            let hidraw: HidrawDevice
-            do { hidraw = try HidrawDevice(node: node, logger: logger()) } catch {
-                throw TestFailure(reason: "opening \(node): \(error)")
-            }
+            let hidraw = try openHidraw(besideEventNode: nodes.rumbleNode, under: nodes.sysfsPath)
             defer { hidraw.close() }
             let before = device.records().count
             let sent = coilAmplitudes.count * reportsPerAmplitude
@@ -91,7 +85,7 @@ extension EmulationSuite {
             }
             let deepest = playback.played.map(\.queued).max() ?? 0
             print(
-                "    \(sent) reports + 1 refused via \(node), no underrun, deepest queue \(rounded(deepest * 1000)) ms; "
+                "    \(sent) reports + 1 refused via \(hidraw.node), no underrun, deepest queue \(rounded(deepest * 1000)) ms; "
                     + measured.joined(separator: "; "))
         }
     }

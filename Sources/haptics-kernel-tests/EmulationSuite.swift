@@ -34,6 +34,12 @@ enum EmulationSuite {
             KernelTest(name: "emulation/cli/dualsense-bt-haptics-wav-holds-what-the-coils-played") {
                 try await cliWritesTheCoilsWAV()
             },
+            KernelTest(name: "emulation/switch-pro/hidraw-hd-rumble-bands-reach-the-record") {
+                try await hdRumbleBandsReachTheRecord()
+            },
+            KernelTest(name: "emulation/xbox-one-bt/hidraw-trigger-report-plays-for-its-duration") {
+                try await triggerReportPlaysForItsDuration()
+            },
         ])
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
