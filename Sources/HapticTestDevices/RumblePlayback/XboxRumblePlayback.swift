@@ -6,9 +6,8 @@
 // - A report replaces the whole command at its arrival: all four motors take the new report's levels.
 // - Its enabled motors wait `startDelay` x 10 ms at rest, then run for `duration` x 10 ms x (`loopCount` + 1):
 //   the loop count is read as further plays after the first, back to back. hid-microsoft writes duration 0xff
-//   and loop count 0xff, and its source says that maximum duration and maximum loop count together cover the
-//   longest effect, so the driver reads the play length as duration times plays, with 0xff as no special value;
-//   SDL writes `FF 00 EB`. Both run about ten minutes (652.8 s and 601.8 s): "until the next report" on any
+//   and loop count 0xff so that the two together cover its longest effect: it reads the play length as duration
+//   times plays, with 0xff as no special value; SDL writes `FF 00 EB`. Both run about ten minutes (652.8 s and 601.8 s): "until the next report" on any
 //   test's time scale. The start delay is taken once, before the first play (the HID Physical Interface usage
 //   the descriptor names, Start Delay). A duration of 0 plays nothing.
 // - A motor whose enable bit is clear in a report is stopped by it, as the emulator's record has always decoded
