@@ -52,7 +52,9 @@ extension EmulationSuite {
             try require(
                 record.strong == 0 && record.weak == 340.0 / 1003 && record.weakFrequency == 320,
                 "two-level reading: strong \(record.strong ?? -1), weak \(record.weak ?? -1)")
-            try require(rest.hdRumble?.isAtRest ?? false, "the neutral frame is not at rest: \(String(describing: rest.hdRumble))")
+            try require(
+                rest.hdRumble?.isAtRest ?? false,
+                "the neutral frame is not at rest: \(String(describing: rest.hdRumble))")
 
             let playback = SwitchRumblePlayback(records: outputs)
             try requireEqual(

@@ -39,7 +39,9 @@ struct SwitchHDRumbleRecordTests {
         #expect(hd.right.lowFrequency == 160 && hd.right.lowAmplitude == 1)
         #expect(hd.right.highFrequency == 320 && hd.right.highAmplitude == 340.0 / 1003)
         // The two-level reading is unchanged: the left low band is strong, the right high band weak.
-        #expect(response.motors == EmulatedMotorOutput(strong: 0, weak: 340.0 / 1003, strongFrequency: 80, weakFrequency: 320))
+        #expect(
+            response.motors
+                == EmulatedMotorOutput(strong: 0, weak: 340.0 / 1003, strongFrequency: 80, weakFrequency: 320))
     }
 
     @Test func aSubcommandReportCarriesItsRumbleToo() throws {
