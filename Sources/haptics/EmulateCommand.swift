@@ -221,9 +221,10 @@ struct EmulatorView: Sendable {
 
     /// An Xbox Wireless Controller command: the trigger motors' magnitudes, the enable mask and the timing.
     static func describe(_ packet: XboxRumblePacket) -> String {
-        " | triggers left=\(level(packet.leftTrigger)) right=\(level(packet.rightTrigger)) enable 0x"
-            + String(packet.enable, radix: 16) + " duration \(packet.duration) delay \(packet.startDelay) "
-            + "loops \(packet.loopCount)"
+        let mask = String(packet.enable, radix: 16)
+        return " | triggers left=\(level(packet.leftTrigger)) right=\(level(packet.rightTrigger)) enable 0x"
+            + String(repeating: "0", count: max(0, 2 - mask.count)) + mask
+            + " duration \(packet.duration) delay \(packet.startDelay) loops \(packet.loopCount)"
     }
 
     /// The live line's view of a command that the pad holds (HD rumble bands, trigger motors); nil for a record
