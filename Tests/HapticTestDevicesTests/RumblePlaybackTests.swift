@@ -2,6 +2,7 @@
 // record (fields and JSON), and the two playback models tests read them with: hold-last for the Switch actuators,
 // the report's own duration, start delay, loop count and enable bits for the Xbox motors.
 import HapticTestDevices
+import LinuxInput
 import Testing
 
 private func at(_ seconds: Double) -> PadTimestamp { PadTimestamp(seconds: seconds) }

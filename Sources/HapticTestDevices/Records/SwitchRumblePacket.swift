@@ -1,6 +1,7 @@
 // The HD rumble of a Switch Pro Controller report (0x10, rumble only, or 0x01, rumble plus a subcommand), as the
 // emulated controller decoded it: both bands of both actuators, with the report's packet counter. Part of the
 // record (`PadRecord.hdRumble`); the hold-last model (`SwitchRumblePlayback`) plays it.
+package import LinuxInput
 
 /// One report's rumble, decoded. Amplitudes are 0...1 of the amplitude table's largest step (1.003, the
 /// strongest the driver sends and the safe maximum): multiply by 1.003 for the table's own amplitude.

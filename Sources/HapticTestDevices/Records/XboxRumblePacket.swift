@@ -1,6 +1,7 @@
 // The rumble command of an Xbox Wireless Controller's output report 3, as the emulated controller decoded it: the
 // enable mask, all four motors' magnitudes (the body's strong and weak motors and the two trigger motors) and the
 // report's own timing. Part of the record (`PadRecord.xboxRumble`); `XboxRumblePlayback` plays it.
+internal import LinuxInput
 
 /// One report 3, decoded. Magnitudes are 0...1 of 100 (the report's 0...100 scale; the controller caps larger
 /// values at 100); the timing fields are the bytes as sent.
