@@ -167,19 +167,18 @@ enum HDRumbleSuite {
                 let sent = monotonicSeconds()
                 process.signal(signal)
                 try await Task.sleep(for: .milliseconds(400))
-                let reports = rumbleReports(device, after: before)
-                guard let lastPlaying = reports.lastIndex(where: { !$0.report.frame.left.isAtRest }) else {
-                    throw TestFailure(reason: "no report carried rumble")
-                }
-                guard let rest = reports[(lastPlaying + 1)...].first else {
-                    throw TestFailure(reason: "after the signal no report put the actuators at rest")
-                }
+                // The pad holds each frame until the next one.
+                let playback = SwitchRumblePlayback(records: device.records().dropFirst(before))
                 if signal == SIGSTOP { process.signal(SIGKILL) }
                 let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
+                guard let rest = playback.restingFrom else {
+                    throw TestFailure(reason: "after \(name) no report put the actuators at rest")
+                }
+                try require(rest.isFinite, "no report carried rumble")
                 try require(
-                    rest.time - sent <= 0.150,
-                    "after \(name) the pad played on for \(Int((rest.time - sent) * 1000)) ms (bound 150 ms)")
-                figures.append("\(name): at rest \(Int(((rest.time - sent) * 1000).rounded())) ms after the signal")
+                    rest - sent <= 0.150,
+                    "after \(name) the pad played on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
+                figures.append("\(name): at rest \(Int(((rest - sent) * 1000).rounded())) ms after the signal")
                 _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
             }
             print("    " + figures.joined(separator: "; "))
@@ -287,10 +286,9 @@ enum HDRumbleSuite {
             process.signal(SIGKILL)
             try await Task.sleep(for: .milliseconds(400))
             _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
-            guard let last = xboxReports(device, after: before).last else { throw TestFailure(reason: "no report") }
-            let rest =
-                last.report.leftTrigger == 0
-                ? last.time : last.time + Double(last.report.startDelay) / 100 + Double(last.report.duration) / 100
+            // The pad stops a report's motors by itself when its duration has passed.
+            let rest = XboxRumblePlayback(records: device.records().dropFirst(before)).restingFrom
+            try require(rest.isFinite, "no report drove the left trigger")
             try require(
                 rest - sent <= 0.150,
                 "after SIGKILL the left trigger ran on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
