@@ -49,6 +49,18 @@ import Testing
         #expect(unknownError?.message.hasPrefix("actuators 7 is not one of") == true)
         #expect(engine == nil)
         #expect(lh_engine_uses_voice_coils(nil) == 0)
+        #expect(String(cString: lh_engine_actuators(nil)) == "rumble")
+    }
+
+    @Test func anUnknownLocalityIsAnInvalidArgumentThatListsTheNames() {
+        var engine: OpaquePointer?
+        let (status, error) = calling { error in
+            lh_engine_create_with_locality("event0", LH_ACTUATORS_RUMBLE, "feet", &engine, error)
+        }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT)
+        #expect(error?.message.hasPrefix("locality \"feet\" is not one of") == true)
+        #expect(error?.message.contains("left-trigger") == true)
+        #expect(engine == nil)
     }
 
     @Test func theDeviceListIsAJSONArray() {
