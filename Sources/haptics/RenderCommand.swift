@@ -17,7 +17,10 @@ struct RenderCommand: ParsableCommand {
             --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
             intensity and sharpness above the strong/weak output. With --actuators hd the output is a DualSense's \
             voice coils instead: svg plots their waveform and each carrier's frequency over time, csv writes \
-            time,left,right samples (-1...1) at 3000 Hz, and wav writes them as a 16-bit stereo WAV (--output). A pattern's audio events are listed (text, json) \
+            time,left,right samples (-1...1) at 3000 Hz, and wav writes them as a 16-bit stereo WAV (--output). With \
+            --actuators hd-rumble the output is a Switch controller's HD rumble: svg plots each band's frequency \
+            and amplitude at every 30 ms update, csv writes one row per update with both bands of both \
+            actuators. A pattern's audio events are listed (text, json) \
             and drawn in a panel of their own (svg): each voice's volume envelope over its time; AudioCustom \
             files are looked for next to the pattern, then in Haptics/, for their length.
             """)
@@ -30,11 +33,18 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav.")
     var format: Format = .text
 
+    /// What the rendering shows: the motors, a DualSense's voice coils, or a Switch controller's HD rumble.
+    enum Actuators: String, ExpressibleByArgument, CaseIterable {
+        case rumble, hd
+        case hdRumble = "hd-rumble"
+    }
+
     @Option(
         help: ArgumentHelp(
-            "rumble: the motors' levels (default); hd: a DualSense's voice coils, as waveforms at 3000 Hz.",
-            valueName: "rumble|hd"))
-    var actuators = HapticActuators.rumble
+            "rumble: the motors' levels (default); hd: a DualSense's voice coils, as waveforms at 3000 Hz; "
+                + "hd-rumble: a Switch controller's HD rumble, two bands per actuator every 30 ms.",
+            valueName: "rumble|hd|hd-rumble"))
+    var actuators = Actuators.rumble
 
     @Option(help: "Write to this file instead of standard output.")
     var output: String?
@@ -53,8 +63,10 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--sample-rate must be in 0<...100000 Hz")
         }
         switch (actuators, format) {
-        case (.automatic, _):
-            throw ValidationError("--actuators takes rumble or hd here: a rendering has no pad to choose for")
+        case (.hdRumble, .text), (.hdRumble, .json), (.hdRumble, .wav):
+            throw ValidationError("--actuators hd-rumble renders as svg or csv")
+        case (.hdRumble, .csv) where sampleRate != nil:
+            throw ValidationError("--actuators hd-rumble writes one row per 30 ms update: leave --sample-rate out")
         case (.rumble, .wav):
             throw ValidationError("--format wav is the voice coils' waveform: pass --actuators hd")
         case (.hd, .text), (.hd, .json):
@@ -83,14 +95,19 @@ struct RenderCommand: ParsableCommand {
             sampleRate: AudioOutputs.defaultSampleRate)
         let rendering = Rendering(
             pattern: pattern, profile: profile, locality: locality,
-            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations), voiceCoils: actuators == .hd)
+            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations), voiceCoils: actuators == .hd,
+            hdRumble: actuators == .hdRumble)
         let text: String
         switch format {
         case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
         case .csv:
-            text =
-                rendering.voiceCoils != nil
-                ? rendering.waveformCSV() : rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
+            if rendering.voiceCoils != nil {
+                text = rendering.waveformCSV()
+            } else if rendering.hdRumble != nil {
+                text = rendering.bandsCSV()
+            } else {
+                text = rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
+            }
         case .json: text = try rendering.json(file: file)
         case .svg: text = rendering.svg(title: URL(fileURLWithPath: file).lastPathComponent)
         case .wav:
@@ -152,10 +169,12 @@ struct Rendering {
 
     /// The voice coils' renderer, when the output shown is a DualSense's voice coils rather than its motors.
     let voiceCoils: WaveformRenderer?
+    /// HD rumble's renderer, when the output shown is a Switch controller's HD rumble.
+    let hdRumble: BandRenderer?
 
     init(
         pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality, audio: AudioSchedule? = nil,
-        voiceCoils: Bool = false
+        voiceCoils: Bool = false, hdRumble: Bool = false
     ) {
         self.pattern = pattern
         self.profile = profile
@@ -168,11 +187,14 @@ struct Rendering {
             voiceCoils
             ? WaveformRenderer(
                 pattern: pattern, sampleRate: Double(DualSenseHapticsReport.sampleRate), locality: locality) : nil
+        self.hdRumble = hdRumble ? BandRenderer(pattern: pattern, locality: locality) : nil
     }
 
     /// Plotted and sampled up to here: the output's end, and at least the pattern's length.
     var span: Double {
-        let waveformEnd = voiceCoils.map { Double($0.endFrame) / $0.sampleRate } ?? 0
+        let waveformEnd =
+            voiceCoils.map { Double($0.endFrame) / $0.sampleRate }
+            ?? hdRumble.map { Double($0.endFrame) / BandRenderer.sampleRate } ?? 0
         return Swift.max(timeline.endTime, pattern.duration, commands.last?.time ?? 0, audio.end, waveformEnd)
     }
 
@@ -292,12 +314,15 @@ struct Rendering {
     func svg(title: String) -> String {
         let hasAudio = !audio.voices.isEmpty || !audio.missingClips.isEmpty
         let frame = PlotFrame(duration: Swift.max(span, 0.001), hasAudio: hasAudio)
-        let output = voiceCoils.map { svgVoiceCoils($0, frame) } ?? svgOutput(frame)
+        let output =
+            voiceCoils.map { svgVoiceCoils($0, frame) } ?? hdRumble.map { svgHDRumble($0, frame) } ?? svgOutput(frame)
         let body = svgAxes(frame) + svgInput(frame) + output + (hasAudio ? svgAudio(frame) : "")
         let subtitle =
-            voiceCoils == nil
-            ? "profile \(profile.name), \(commands.count) commands"
-            : "voice coils, \(DualSenseHapticsReport.sampleRate) Hz"
+            voiceCoils != nil
+            ? "voice coils, \(DualSenseHapticsReport.sampleRate) Hz"
+            : hdRumble != nil
+                ? "HD rumble, an update every \(Int(HDRumbleStream.updateSeconds * 1000)) ms"
+                : "profile \(profile.name), \(commands.count) commands"
         return """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(f(frame.width))" height="\(f(frame.height))" viewBox="0 0 \(f(frame.width)) \(f(frame.height))" font-family="sans-serif">
             <rect width="100%" height="100%" fill="white"/>
@@ -312,12 +337,18 @@ struct Rendering {
         var body = ""
         var panels = [
             (frame.inputTop, "input: intensity envelope (black), intensity control (dashed), event sharpness (purple)"),
-            voiceCoils == nil
-                ? (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)")
-                : (
+            voiceCoils != nil
+                ? (
                     frame.outputTop,
                     "voice coils: waveform (grey, both actuators), carrier frequency (orange, log scale, right axis)"
-                ),
+                )
+                : hdRumble != nil
+                    ? (
+                        frame.outputTop,
+                        "HD rumble, left actuator: low band (red), high band (blue), frequency on a log scale (right "
+                            + "axis), dot size its amplitude"
+                    )
+                    : (frame.outputTop, "output: strong (red), weak (blue); device commands (steps)"),
         ]
         if frame.hasAudio {
             panels.append((frame.audioTop, "audio: each voice's volume envelope (green), its file or tone"))
@@ -329,7 +360,8 @@ struct Rendering {
             // The waveform is drawn around the middle of its panel: -1 at 5 %, 1 at 95 % of its height.
             let levels =
                 voiceCoils != nil && top == frame.outputTop
-                ? [(0.05, "-1"), (0.5, "0"), (0.95, "1")] : [(0.0, "0.0"), (0.5, "0.5"), (1.0, "1.0")]
+                ? [(0.05, "-1"), (0.5, "0"), (0.95, "1")]
+                : hdRumble != nil && top == frame.outputTop ? [] : [(0.0, "0.0"), (0.5, "0.5"), (1.0, "1.0")]
             for (level, text) in levels {
                 body +=
                     "<text x=\"\(f(frame.left - 8))\" y=\"\(f(frame.y(level, top: top) + 4))\" font-size=\"11\" text-anchor=\"end\">\(text)</text>\n"
@@ -428,6 +460,57 @@ struct Rendering {
             }
         }
         return body
+    }
+
+    /// The HD rumble panel: at every update, each band of the left actuator as a dot at its frequency (a
+    /// logarithmic scale from 60 to 800 Hz) whose size is its amplitude; the band renderer's crossover dashed.
+    private func svgHDRumble(_ renderer: BandRenderer, _ frame: PlotFrame) -> String {
+        let top = frame.outputTop
+        let lowest = 60.0, highest = 800.0
+        let level = { (hertz: Double) in PureMath.log2(hertz / lowest) / PureMath.log2(highest / lowest) }
+        var body = ""
+        for hertz in [80.0, 160, 320, 640] {
+            let y = f(frame.y(level(hertz), top: top))
+            body +=
+                "<text x=\"\(f(frame.x(frame.duration) + 4))\" y=\"\(y)\" font-size=\"10\">\(Int(hertz))</text>\n"
+        }
+        let crossover = f(frame.y(level(renderer.crossover), top: top))
+        body +=
+            "<line x1=\"\(f(frame.left))\" y1=\"\(crossover)\" x2=\"\(f(frame.x(frame.duration)))\" y2=\"\(crossover)\" stroke=\"#999\" stroke-dasharray=\"4,3\"/>\n"
+        for update in updates(renderer) {
+            for (band, color) in [(update.left.low, "#c0392b"), (update.left.high, "#2980b9")]
+            where band.amplitude > 0.01 {
+                body +=
+                    "<circle cx=\"\(f(frame.x(update.time)))\" cy=\"\(f(frame.y(level(band.frequency), top: top)))\" r=\"\(f(1 + 3 * band.amplitude))\" fill=\"\(color)\"/>\n"
+            }
+        }
+        return body
+    }
+
+    /// What the HD rumble stream writes for the pattern played alone from its start: one update every 30 ms.
+    func updates(_ renderer: BandRenderer) -> [(time: Double, left: ActuatorBands, right: ActuatorBands)] {
+        let frames = Int(HDRumbleStream.updateSeconds * BandRenderer.sampleRate)
+        return stride(from: 0, to: renderer.endFrame + frames, by: frames).map { frame in
+            let bands = renderer.bands(from: frame, count: frames)
+            return (Double(frame) / BandRenderer.sampleRate, bands.left, bands.right)
+        }
+    }
+
+    /// HD rumble as rows, one per update: the time, then each actuator's low and high band (Hz, amplitude 0...1).
+    func bandsCSV() -> String {
+        guard let hdRumble else { return "" }
+        var text =
+            "time,leftLowHz,leftLowAmplitude,leftHighHz,leftHighAmplitude,"
+            + "rightLowHz,rightLowAmplitude,rightHighHz,rightHighAmplitude\n"
+        for update in updates(hdRumble) {
+            let bands = [update.left.low, update.left.high, update.right.low, update.right.high]
+            text +=
+                decimal(round6(update.time)) + ","
+                + bands.map { "\(decimal(round6($0.frequency))),\(decimal(round6($0.amplitude)))" }.joined(
+                    separator: ",")
+                + "\n"
+        }
+        return text
     }
 
     /// The voice coils' samples as `time,left,right` rows (seconds, -1...1), one per frame at 3000 Hz.

@@ -60,7 +60,47 @@ import Testing
             let noOutput = try CLI.run(["render", "--actuators", "hd", "--format", "wav", file])
             #expect(noOutput.status != 0 && noOutput.errors.contains("needs --output"))
             let auto = try CLI.run(["render", "--actuators", "auto", "--format", "svg", file])
-            #expect(auto.status != 0 && auto.errors.contains("rumble or hd"))
+            #expect(auto.status != 0 && auto.errors.contains("rumble|hd|hd-rumble"))
+        }
+    }
+}
+
+/// `haptics render --actuators hd-rumble`: a Switch controller's HD rumble as an SVG panel of bands and as CSV
+/// rows, one per 30 ms update.
+@Suite struct HDRumbleRenderTests {
+    @Test func svgDrawsBothBandsOfTheLeftActuatorInsteadOfTheMotors() throws {
+        try CLI.withFile(VoiceCoilRenderTests.pattern) { file in
+            let svg = try CLI.run(["render", "--actuators", "hd-rumble", "--format", "svg", file])
+            #expect(svg.status == 0, "\(svg.errors)")
+            #expect(svg.output.contains("HD rumble, an update every 30 ms"))
+            #expect(svg.output.contains("low band (red), high band (blue)"))
+            #expect(!svg.output.contains("output: strong (red)"))
+            #expect(svg.output.contains("<circle"), "the bands are drawn")
+        }
+    }
+
+    @Test func csvHasOneRowPerUpdateWithTheToneInItsBand() throws {
+        try CLI.withFile(VoiceCoilRenderTests.pattern) { file in
+            let csv = try CLI.run(["render", "--actuators", "hd-rumble", "--format", "csv", file])
+            #expect(csv.status == 0, "\(csv.errors)")
+            let rows = csv.output.split(separator: "\n").map { $0.split(separator: ",").map(String.init) }
+            #expect(rows.first?.first == "time" && rows.first?.count == 9)
+            // 0.1 s in updates of 30 ms, and the update at rest after it.
+            #expect(rows.count == 1 + 5)
+            // Sharpness 0.5 is the crossover, 226 Hz: the high band's.
+            let first = rows[1]
+            #expect(first[0] == "0" && abs((Double(first[3]) ?? 0) - 226.27) < 0.01 && Double(first[4]) == 1)
+            #expect(Double(first[2]) == 0)
+            #expect(rows.last.map { Double($0[4]) == 0 && Double($0[8]) == 0 } == true)
+        }
+    }
+
+    @Test func formatsWithoutBandsAreRefused() throws {
+        try CLI.withFile(VoiceCoilRenderTests.pattern) { file in
+            let wav = try CLI.run([
+                "render", "--actuators", "hd-rumble", "--format", "wav", "--output", "/tmp/x.wav", file,
+            ])
+            #expect(wav.status != 0 && wav.errors.contains("renders as svg or csv"))
         }
     }
 }
