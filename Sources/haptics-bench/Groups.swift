@@ -10,4 +10,4 @@ let benchmarkGroups: [BenchmarkGroup] =
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
         engineAudioKernelBenchmarks,
-    ] + driverKernelBenchmarks + voiceCoilKernelBenchmarks
+    ] + driverKernelBenchmarks + voiceCoilKernelBenchmarks + hdRumbleKernelBenchmarks
