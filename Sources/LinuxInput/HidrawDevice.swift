@@ -1,7 +1,8 @@
 // A HID device's raw node (/dev/hidrawN), opened for writing output reports beside the kernel driver that stays
 // bound to it: the driver keeps its input and force-feedback nodes, and what we write reaches the device as an
 // output report of our making. The kernel does not stop anything we started when the node is closed or we die:
-// a device we stream to must stop by itself when the reports stop (see the DualSense haptics stream).
+// a device we stream to must stop by itself when the reports stop (see the DualSense haptics stream), or be told
+// to by a silence guard (HidrawSilenceGuard) that outlives us.
 internal import Glibc
 package import Logging
 import LinuxSystem
@@ -42,6 +43,12 @@ package final class HidrawDevice: Sendable {
         }
         guard let failure else { return }
         throw EventDeviceError(failure, operation: "write report \(report.first ?? 0)", node: node)
+    }
+
+    /// Runs `body` with the node's descriptor held open; nil, without running it, once closed. For the silence
+    /// guard, whose fork gives a child its own copy of the descriptor.
+    func withDescriptor<T, E: Error>(_ body: (Int32) throws(E) -> T) throws(E) -> T? {
+        try descriptor.withDescriptor(body)
     }
 
     package func close() {

@@ -1,5 +1,6 @@
 // Child processes: started with `posix_spawnp`, signalled, reaped; and what a process knows of itself (its
-// executable's path, its environment). For the test devices' subprocess runner and the benches.
+// executable's path, its environment). For the test devices' subprocess runner and the benches. The silence
+// guard's fork is in Sys+SilenceGuard.swift.
 package import Glibc
 
 extension Sys {
@@ -49,6 +50,26 @@ extension Sys {
             let result = waitpid(pid, &status, block ? 0 : WNOHANG)
             if result == -1 && errno == EINTR { continue }
             return result == pid ? status : nil
+        }
+    }
+
+    /// A child process, as `waitpid` with `WNOHANG` finds it.
+    package enum ChildState: Equatable, Sendable {
+        case running
+        /// Ended and now reaped, with its wait status.
+        case reaped(Int32)
+        /// Not a child of this process, or reaped already (`ECHILD`): its id may be another process's by now.
+        case notAChild
+    }
+
+    /// The corresponding C function is `waitpid` with `WNOHANG`: reaps `pid` if it has ended, never waits.
+    package static func childState(_ pid: pid_t) -> ChildState {
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == -1 && errno == EINTR { continue }
+            if result == pid { return .reaped(status) }
+            return result == 0 ? .running : .notAChild
         }
     }
 

@@ -1,6 +1,7 @@
 /*
  * What Swift cannot call in the C library directly: ioctl(2) is variadic, pipe2 is declared only under
- * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, and a signal handler must be C.
+ * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
+ * forked child of a threaded process may make only raw system calls (the silence guard).
  * This header turns each into a plain function for LinuxSystem, the one Swift layer that calls the C library.
  * Every symbol is prefixed `cls_` (C Linux System) to stay out of other modules' way.
  */
@@ -37,6 +38,34 @@ static inline int cls_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
  * errno set. The pipe is made once per process; later calls add signals to it. Defined in CLinuxSystem.c.
  */
 int cls_signal_pipe(const int *signals, int count);
+
+/*
+ * The silence guard: a child process that writes one silence report to a device when the stream writing to
+ * that device stops while it plays (its writer killed, stopped, or hung), so that a pad which holds the last
+ * frame it got comes to rest. Forks the guard and returns its process id, with `*channel` the parent's end of
+ * a close-on-exec SOCK_SEQPACKET socket pair; or -1 with errno set (EINVAL for a length outside
+ * 1...CLS_SILENCE_GUARD_MAX_REPORT or a negative timeout).
+ *
+ * Each message on the channel is 1 + report_length bytes: an armed flag, then the silence report. The guard
+ * keeps the latest. When no message comes for timeout_ms while armed, it writes that report to device_fd once
+ * and disarms; when the channel ends (every holder of the parent's end closed it or died), it writes it if
+ * armed and exits. It writes nothing otherwise.
+ *
+ * The guard runs in a process group of its own with every signal blocked, so that job control and the
+ * terminal's signals to the parent's group neither stop nor end it (SIGKILL and SIGSTOP sent to it alone
+ * still do), and it holds no descriptor but the device's and the channel's (its standard input is the channel,
+ * its standard output the device): a file its parent opened closes when the parent dies, not when the guard
+ * exits. Its name is "haptics-guard". Defined in CLinuxSystem.c.
+ */
+#define CLS_SILENCE_GUARD_MAX_REPORT 1024
+int cls_silence_guard_start(int device_fd, int report_length, int timeout_ms, int *channel);
+
+/*
+ * send(2) with MSG_DONTWAIT | MSG_NOSIGNAL: never blocks, and a peer that is gone is EPIPE rather than a
+ * SIGPIPE that would end the process (a library cannot count on its host ignoring SIGPIPE). glibc's MSG_
+ * constants are enumerators Swift does not import as flags. Defined in SilenceGuard.c.
+ */
+long cls_send_nonblocking(int fd, const void *bytes, size_t count);
 
 /*
  * The heap this process has allocated and not freed: glibc's mallinfo2, bytes in use in every arena plus the
