@@ -8,7 +8,11 @@ extension Sys {
     /// slash) with `input` as its stdin and `output` as both its stdout and stderr. The child gets SIGPIPE's
     /// default disposition and no blocked signals: the caller may ignore SIGPIPE, and the concurrency pool's
     /// threads block signals, which a child would otherwise inherit (a blocked SIGTERM would never stop it).
-    package static func spawn(_ arguments: [String], input: Int32, output: Int32) throws(SystemCallError) -> pid_t {
+    /// `environment` entries (`NAME=value`) are added to this process's; with `newProcessGroup` the child leads a
+    /// process group of its own, which a test can stop or kill whole as a terminal's job control would.
+    package static func spawn(
+        _ arguments: [String], input: Int32, output: Int32, environment: [String] = [], newProcessGroup: Bool = false
+    ) throws(SystemCallError) -> pid_t {
         while let injected = SyscallFaults.injected(at: { "posix_spawnp" }) {
             if injected != .interrupted { throw SystemCallError(injected, call: "posix_spawnp(\(arguments[0]))") }
         }
@@ -28,11 +32,30 @@ extension Sys {
         var unblocked = sigset_t()
         sigemptyset(&unblocked)
         posix_spawnattr_setsigmask(&attributes, &unblocked)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK))
+        var flags = POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK
+        if newProcessGroup {
+            posix_spawnattr_setpgroup(&attributes, 0)
+            flags |= POSIX_SPAWN_SETPGROUP
+        }
+        posix_spawnattr_setflags(&attributes, Int16(flags))
         var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
         var child: pid_t = 0
-        let status = posix_spawnp(&child, arguments[0], &actions, &attributes, &argv, Glibc.environ)
+        let status: Int32
+        if environment.isEmpty {
+            status = posix_spawnp(&child, arguments[0], &actions, &attributes, &argv, Glibc.environ)
+        } else {
+            var inherited: [UnsafeMutablePointer<CChar>?] = []
+            var entry = Glibc.environ
+            while let variable = entry.pointee {
+                inherited.append(variable)
+                entry += 1
+            }
+            let added: [UnsafeMutablePointer<CChar>?] = environment.map { strdup($0) }
+            defer { added.forEach { free($0) } }
+            var envp = inherited + added + [nil]
+            status = posix_spawnp(&child, arguments[0], &actions, &attributes, &argv, &envp)
+        }
         guard status == 0 else { throw SystemCallError(Errno(rawValue: status), call: "posix_spawnp(\(arguments[0]))") }
         return child
     }

@@ -19,21 +19,35 @@ import LinuxSystem
     static let silenceB: [UInt8] = [0x10, 0x02, 0x00, 0x01, 0x40, 0x40, 0x00, 0x01, 0x40, 0x40]
     static let silenceC: [UInt8] = [0x10, 0x03, 0x00, 0x01, 0x40, 0x40, 0x00, 0x01, 0x40, 0x40]
 
-    /// A pipe as a hidraw node: the device writes into it, the test reads what arrived.
+    /// A pipe as a hidraw node: the device writes into it, the test reads what arrived. The pipe's own write end
+    /// stays open only for `handOver`, which gives it to a child process.
     final class PipeDevice {
         let device: HidrawDevice
         let readEnd: Int32
+        private var writeEnd: Int32
 
         init() throws {
             let pipe = try Sys.pipe()
-            defer { Sys.close(pipe.write) }
-            readEnd = pipe.read
+            (readEnd, writeEnd) = pipe
             device = try HidrawDevice(node: "/proc/self/fd/\(pipe.write)", logger: .init(label: "test"))
         }
 
         deinit {
             device.close()
+            closeWriteEnd()
             Sys.close(readEnd)
+        }
+
+        /// Runs `body` with the pipe's write end, then closes it here: afterwards only what `body` gave it to (a
+        /// child process) and the device hold it.
+        func handOver<T>(_ body: (Int32) throws -> T) rethrows -> T {
+            defer { closeWriteEnd() }
+            return try body(writeEnd)
+        }
+
+        private func closeWriteEnd() {
+            if writeEnd >= 0 { Sys.close(writeEnd) }
+            writeEnd = -1
         }
 
         /// The next `count` bytes, waiting for them up to the hang guard; fewer only at the end or on a hang.
@@ -46,9 +60,16 @@ import LinuxSystem
             return bytes
         }
 
-        /// Everything written until every writer has closed the pipe (the device is closed first).
+        /// Reads and forgets what has arrived so far.
+        func drain() {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while buffer.withUnsafeMutableBytes({ (try? Sys.read(readEnd, into: $0)) ?? -1 }) > 0 {}
+        }
+
+        /// Everything written until every writer has closed the pipe (the device and the write end are closed first).
         func readToEnd() -> [UInt8] {
             device.close()
+            closeWriteEnd()
             var bytes: [UInt8] = []
             let deadline = Sys.monotonicNanoseconds() + HidrawSilenceGuardTests.hangGuardNanoseconds
             while let more = next(upTo: 4096, deadline: deadline), !more.isEmpty { bytes += more }
