@@ -16,7 +16,8 @@ extension Sys {
     ) throws(SystemCallError) -> (pid: Int32, channel: Int32) {
         var channel: Int32 = -1
         let pid = try valueOrErrno("fork") {
-            cls_silence_guard_start(device, Int32(clamping: reportLength), Int32(clamping: timeoutMilliseconds), &channel)
+            cls_silence_guard_start(
+                device, Int32(clamping: reportLength), Int32(clamping: timeoutMilliseconds), &channel)
         }
         return (pid, channel)
     }

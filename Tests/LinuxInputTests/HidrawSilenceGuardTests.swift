@@ -92,7 +92,8 @@ import LinuxSystem
 
     static func makeGuard(_ pipe: PipeDevice, timeoutMilliseconds: Int) throws -> HidrawSilenceGuard {
         try HidrawSilenceGuard(
-            device: pipe.device, silence: silenceA, timeoutMilliseconds: timeoutMilliseconds, logger: .init(label: "test"))
+            device: pipe.device, silence: silenceA, timeoutMilliseconds: timeoutMilliseconds,
+            logger: .init(label: "test"))
     }
 
     @Test func heartbeatsStoppingWhileArmedWriteTheSilenceOnce() throws {
