@@ -70,9 +70,11 @@ static __attribute__((noreturn)) void guard_run(int device_fd, int channel_fd, i
     int latest = 0;
     int armed = 0;
     const long message = 1 + (long)length;
-    const struct timespec timeout = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
     for (;;) {
         struct pollfd channel = {GUARD_CHANNEL_FD, POLLIN, 0};
+        /* Made afresh for each wait: the ppoll system call writes the time left back into it (glibc's wrapper
+         * hides that), and a timeout reused would shrink with every message until it fired among heartbeats. */
+        struct timespec timeout = {timeout_ms / 1000, (long)(timeout_ms % 1000) * 1000000L};
         /* Disarmed, nothing can be due: sleep until a message or the end, with no wake-ups meanwhile. */
         long ready = syscall(SYS_ppoll, &channel, 1UL, armed ? &timeout : NULL, NULL, (size_t)0);
         if (ready < 0) {

@@ -105,6 +105,23 @@ import LinuxSystem
         #expect(pipe.readToEnd().isEmpty, "written once: the timeout disarms, and closing disarmed writes nothing")
     }
 
+    /// A stream's heartbeats, far more often than the timeout and for several timeouts in all: each one restarts
+    /// the wait, so the guard never writes.
+    @Test func heartbeatsFasterThanTheTimeoutWriteNothing() throws {
+        let pipe = try PipeDevice()
+        let timeoutMilliseconds = 300
+        let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: timeoutMilliseconds)
+        let end = Sys.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 3_000_000
+        while Sys.monotonicNanoseconds() < end {
+            #expect(guardian.heartbeat(armed: true, silence: Self.silenceB) != .guardGone)
+            Sys.sleep(nanoseconds: 2_000_000)
+        }
+        guardian.heartbeat(armed: false, silence: Self.silenceB)
+        guardian.close()
+        let written = pipe.readToEnd()
+        #expect(written.isEmpty, "\(written.count / Self.silenceB.count) silence reports written among heartbeats")
+    }
+
     @Test func aDisarmedGuardWritesNothingThroughTimeoutsAndClose() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
