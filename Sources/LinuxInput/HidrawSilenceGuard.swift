@@ -7,6 +7,7 @@
 internal import Glibc
 package import Logging
 import LinuxSystem
+import Synchronization
 
 /// The silence guard of one hidraw node, fed a heartbeat with each report the stream writes.
 package final class HidrawSilenceGuard: Sendable {
@@ -30,6 +31,8 @@ package final class HidrawSilenceGuard: Sendable {
     private let node: String
     private let channel: SharedDescriptor
     private let logger: Logger
+    /// Whether a heartbeat that did not reach the guard has been logged (once per guard, as they come 30 a second).
+    private let loggedTrouble = Atomic<Bool>(false)
 
     /// How long `close` waits for the guard to write and exit before it kills it: more than a report write ever
     /// takes on a device that answers.
@@ -74,9 +77,19 @@ package final class HidrawSilenceGuard: Sendable {
     deinit { close() }
 
     /// Tells the guard whether the device is moving (`armed`) and what would stop it now (`silence`, the report
-    /// with the stream's current counters). Never blocks.
-    @discardableResult
-    package func heartbeat(armed: Bool, silence: [UInt8]) -> Heartbeat {
+    /// with the stream's current counters). Never blocks. The first time the guard is found gone, or a report of
+    /// the wrong length is given, it is logged; `send` says what became of each heartbeat.
+    package func heartbeat(armed: Bool, silence: [UInt8]) {
+        let outcome = send(armed: armed, silence: silence)
+        guard outcome == .guardGone || outcome == .wrongLength, !loggedTrouble.exchange(true, ordering: .relaxed)
+        else { return }
+        logger.info(
+            "the silence guard cannot take heartbeats: the stream plays without it",
+            metadata: ["node": "\(node)", "pid": "\(processID)", "outcome": "\(outcome)"])
+    }
+
+    /// `heartbeat`, saying what became of it.
+    package func send(armed: Bool, silence: [UInt8]) -> Heartbeat {
         guard silence.count == reportLength else { return .wrongLength }
         let message = [armed ? 1 : 0] + silence
         let outcome = channel.withDescriptor { fd -> Heartbeat in

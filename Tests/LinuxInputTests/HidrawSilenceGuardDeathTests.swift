@@ -116,7 +116,7 @@ enum SilenceGuardHostRole: String {
             timeoutMilliseconds: role == .streaming
                 ? Self.streamingTimeoutMilliseconds : HidrawSilenceGuardTests.neverMilliseconds,
             logger: .init(label: "host"))
-        #expect(guardian.heartbeat(armed: true, silence: silence) == .sent)
+        #expect(guardian.send(armed: true, silence: silence) == .sent)
         let line = Array((SilenceGuardHostRole.armedLine + "\n").utf8)
         _ = try line.withUnsafeBytes { try Sys.write(STDOUT_FILENO, $0) }
         // The test kills this process long before the hang guard ends it.

@@ -99,7 +99,7 @@ import LinuxSystem
     @Test func heartbeatsStoppingWhileArmedWriteTheSilenceOnce() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceB) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceB) == .sent)
         #expect(pipe.read(Self.silenceB.count) == Self.silenceB)
         guardian.close()
         #expect(pipe.readToEnd().isEmpty, "written once: the timeout disarms, and closing disarmed writes nothing")
@@ -113,7 +113,7 @@ import LinuxSystem
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: timeoutMilliseconds)
         let end = Sys.monotonicNanoseconds() + UInt64(timeoutMilliseconds) * 3_000_000
         while Sys.monotonicNanoseconds() < end {
-            #expect(guardian.heartbeat(armed: true, silence: Self.silenceB) != .guardGone)
+            #expect(guardian.send(armed: true, silence: Self.silenceB) != .guardGone)
             Sys.sleep(nanoseconds: 2_000_000)
         }
         guardian.heartbeat(armed: false, silence: Self.silenceB)
@@ -125,8 +125,8 @@ import LinuxSystem
     @Test func aDisarmedGuardWritesNothingThroughTimeoutsAndClose() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceB) == .sent)
-        #expect(guardian.heartbeat(armed: false, silence: Self.silenceC) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceB) == .sent)
+        #expect(guardian.send(armed: false, silence: Self.silenceC) == .sent)
         // Many timeouts' worth of time for a guard that would write while disarmed to do so.
         Sys.sleep(nanoseconds: UInt64(Self.shortMilliseconds) * 20_000_000)
         guardian.close()
@@ -146,7 +146,7 @@ import LinuxSystem
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
         for silence in [Self.silenceA, Self.silenceB, Self.silenceC] {
-            #expect(guardian.heartbeat(armed: true, silence: silence) == .sent)
+            #expect(guardian.send(armed: true, silence: silence) == .sent)
         }
         guardian.close()
         #expect(pipe.readToEnd() == Self.silenceC)
@@ -155,8 +155,8 @@ import LinuxSystem
     @Test func theTimeoutWritesTheLatestSilence() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceA) == .sent)
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceB) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceA) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceB) == .sent)
         // A timeout may fall between the two heartbeats, writing A; B, armed too, is written after it either way.
         var written = pipe.read(Self.silenceA.count)
         if written == Self.silenceA { written = pipe.read(Self.silenceB.count) }
@@ -168,8 +168,8 @@ import LinuxSystem
     @Test func closingADisarmedGuardWritesNothing() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceA) == .sent)
-        #expect(guardian.heartbeat(armed: false, silence: Self.silenceB) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceA) == .sent)
+        #expect(guardian.send(armed: false, silence: Self.silenceB) == .sent)
         guardian.close()
         #expect(pipe.readToEnd().isEmpty)
     }
@@ -177,7 +177,7 @@ import LinuxSystem
     @Test func aHeartbeatOfAnotherLengthIsNotSent() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
-        #expect(guardian.heartbeat(armed: true, silence: [0x10]) == .wrongLength)
+        #expect(guardian.send(armed: true, silence: [0x10]) == .wrongLength)
         guardian.close()
         #expect(pipe.readToEnd().isEmpty)
     }
@@ -186,7 +186,7 @@ import LinuxSystem
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
         guardian.close()
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceA) == .guardGone)
+        #expect(guardian.send(armed: true, silence: Self.silenceA) == .guardGone)
     }
 
     @Test func aKilledGuardIsGoneNotARaisedSIGPIPE() throws {
@@ -196,7 +196,7 @@ import LinuxSystem
         let deadline = Sys.monotonicNanoseconds() + Self.hangGuardNanoseconds
         var outcome = HidrawSilenceGuard.Heartbeat.sent
         while outcome == .sent && Sys.monotonicNanoseconds() < deadline {
-            outcome = guardian.heartbeat(armed: true, silence: Self.silenceA)
+            outcome = guardian.send(armed: true, silence: Self.silenceA)
             Sys.sleep(nanoseconds: 1_000_000)
         }
         #expect(outcome == .guardGone)
@@ -237,7 +237,7 @@ import LinuxSystem
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
         defer { guardian.close() }
-        #expect(guardian.heartbeat(armed: true, silence: Self.silenceA) == .sent)
+        #expect(guardian.send(armed: true, silence: Self.silenceA) == .sent)
         #expect(pipe.read(Self.silenceA.count) == Self.silenceA)
         let pid = guardian.processID
 
