@@ -84,7 +84,7 @@ package final class HidrawSilenceGuard: Sendable {
         guard outcome == .guardGone || outcome == .wrongLength, !loggedTrouble.exchange(true, ordering: .relaxed)
         else { return }
         logger.info(
-            "the silence guard cannot take heartbeats: the stream plays without it",
+            "a heartbeat did not reach the silence guard (later ones are not logged)",
             metadata: ["node": "\(node)", "pid": "\(processID)", "outcome": "\(outcome)"])
     }
 
