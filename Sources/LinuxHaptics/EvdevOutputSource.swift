@@ -179,8 +179,20 @@ final class EvdevOutputSource: OutputSource {
     /// The guard process that writes `silence` to `hidraw` when this process stops writing to it; nil (logged)
     /// when it cannot start: the stream then plays without it.
     static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) -> (any SilenceKeeper)? {
-        nil
+        do throws(EventDeviceError) {
+            return try HidrawSilenceGuard(
+                device: hidraw, silence: silence, timeoutMilliseconds: silenceTimeoutMilliseconds, logger: logger)
+        } catch {
+            logger.notice(
+                "no silence guard: a killed or stopped process may leave the pad vibrating",
+                metadata: ["node": "\(hidraw.node)", "error": "\(error)"])
+            return nil
+        }
     }
+
+    /// How long the guard waits for the next report before it puts the actuators at rest: past three reports'
+    /// worth of lateness at 30 ms, and within the 150 ms a killed or stopped process may leave a pad vibrating.
+    static let silenceTimeoutMilliseconds = 100
 
     /// Takes a USB DualSense out of the rumble emulation any earlier rumble report selected (ours in another
     /// session, the kernel's for another program, Steam's), so its voice coils play the sound card again: one

@@ -38,6 +38,8 @@ package protocol SilenceKeeper: Sendable {
     func close()
 }
 
+extension HidrawSilenceGuard: SilenceKeeper {}
+
 /// A motor output for a Switch controller whose HD rumble plays the engine's patterns.
 final class HDRumbleOutput: PatternStreamOutput {
     let capabilities: OutputCapabilities
@@ -128,6 +130,8 @@ package final class HDRumbleStream: Sendable, CueStream {
         var restLeft = 0
         var reports = 0
         var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+        /// The last report written moved an actuator.
+        var playing = false
         var closing = false
     }
 
@@ -277,7 +281,7 @@ package final class HDRumbleStream: Sendable, CueStream {
     /// Writes the report for the update starting at `now`: every source sounding over it, mixed per actuator.
     private func writeUpdate(at now: UInt64) throws(EventDeviceError) {
         let frames = Int(Self.updateSeconds * BandRenderer.sampleRate)
-        let report: SwitchRumbleReport? = state.withLock { state in
+        let update: (report: SwitchRumbleReport, wasPlaying: Bool)? = state.withLock { state in
             var left: [Carrier] = []
             var right: [Carrier] = []
             var crossover = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.5)
@@ -321,21 +325,28 @@ package final class HDRumbleStream: Sendable, CueStream {
             state.lastWrite = now
             state.reports += 1
             state.activity = Self.activity(bands.left, bands.right)
-            return SwitchRumbleReport(
+            let report = SwitchRumbleReport(
                 counter: state.counter,
                 frame: SwitchRumbleFrame(left: Self.actuator(bands.left), right: Self.actuator(bands.right)))
+            let wasPlaying = state.playing
+            state.playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
+            return (report, wasPlaying)
         }
-        guard let report else { return }
+        guard let (report, wasPlaying) = update else { return }
+        let playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
+        let silence = SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes
+        // The guard hears of a report before it is written, armed while either this report or the one before
+        // moves an actuator: a process killed between the two leaves a guard that still puts the pad at rest.
+        keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
         try device.write(report.bytes)
-        keeper?.heartbeat(
-            armed: !report.frame.left.isAtRest || !report.frame.right.isAtRest,
-            silence: SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
+        if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
     }
 
     /// At the end: the actuators are put at rest when the last report left them playing.
     private func finish() {
         let rest = state.withLock { state -> SwitchRumbleReport? in
-            guard state.activity.left > 0 || state.activity.right > 0 else { return nil }
+            guard state.playing else { return nil }
+            state.playing = false
             state.restLeft = 0
             state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
             defer { state.counter &+= 1 }

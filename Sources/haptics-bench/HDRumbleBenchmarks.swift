@@ -141,7 +141,8 @@ struct HDRumbleBench {
         return [
             BenchmarkResult(
                 measurement: Measurement(
-                    name: "Switch sharpness tracking: correlation of the pattern's sharpness with what the pad received",
+                    name:
+                        "Switch sharpness tracking: correlation of the pattern's sharpness with what the pad received",
                     unit: "r", samples: [hdCorrelation]),
                 baseline: "hid-nintendo's rumble (the weak motor's share)", ratio: hdCorrelation / rumbleCorrelation,
                 note: String(
@@ -150,7 +151,7 @@ struct HDRumbleBench {
                         + "hid-nintendo r = %.3f (%d windows; its bands stay at 160 and 320 Hz); HD reports %.1f ms "
                         + "apart at p1, %.1f at p50",
                     hdCorrelation, hdPairs.count, rumbleCorrelation, rumblePairs.count, spaced.percentile(1),
-                    spaced.percentile(50))),
+                    spaced.percentile(50)))
         ]
     }
 }

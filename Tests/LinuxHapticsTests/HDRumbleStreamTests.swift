@@ -74,11 +74,15 @@ import Testing
         let after = reports.drop { $0.frame.left.isAtRest }.drop { !$0.frame.left.isAtRest }
         #expect(after.count == HDRumbleStream.restReports)
         #expect(after.allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
-        // The keeper heard every report: armed while the actuators played, with the next report at rest.
+        // The keeper heard of every report before it was written, armed while it or the one before moved an
+        // actuator, with the report at rest that would follow; after the first report at rest, it was disarmed.
         let beats = keeper.heartbeats
-        #expect(beats.count == reports.count)
-        #expect(beats.filter(\.armed).count == playing.count)
-        for (beat, report) in zip(beats, reports) {
+        #expect(beats.count == reports.count + 1)
+        #expect(beats.filter(\.armed).count == playing.count + 1)
+        let disarming = try #require(beats.firstIndex { !$0.armed })
+        #expect(beats[disarming - 1].armed && beats[disarming - 1].silence == beats[disarming].silence)
+        let perReport = Array(beats[..<disarming]) + Array(beats[(disarming + 1)...])
+        for (beat, report) in zip(perReport, reports) {
             #expect(beat.silence == SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
         }
         #expect(keeper.isClosed)
