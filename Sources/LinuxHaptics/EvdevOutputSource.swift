@@ -134,7 +134,9 @@ final class EvdevOutputSource: OutputSource {
         let keeper = Self.silenceKeeper(
             for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
         do throws(SystemCallError) {
-            let stream = try HDRumbleStream(device: hidraw, keeper: keeper, locality: locality, logger: logger)
+            let stream = try HDRumbleStream(
+                device: hidraw, keeper: keeper, locality: locality,
+                mirrorsSides: HDActuators.hasOneActuator(device.identity), logger: logger)
             return HDRumbleOutput(device: device, stream: stream, driver: driver)
         } catch {
             keeper?.close()

@@ -139,6 +139,9 @@ package final class HDRumbleStream: Sendable, CueStream {
     private let device: HidrawDevice
     private let keeper: (any SilenceKeeper)?
     private let locality: HapticLocality
+    /// Both sides carry the same bands: a lone Joy-Con has one actuator, which reads its own side's bytes, so a
+    /// `left` or `right` pattern plays on it rather than on an actuator it does not have.
+    private let mirrorsSides: Bool
     private let logger: Logger
     private let state = Lock(State())
     private let wake = DeadlineWaiter()
@@ -146,13 +149,16 @@ package final class HDRumbleStream: Sendable, CueStream {
     private let thread = Lock<ServiceThread?>(nil)
     private let sounds = Lock(CueSounds<HDRumbleStream>())
 
-    /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing.
-    package init(device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, logger: Logger)
-        throws(SystemCallError)
-    {
+    /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing;
+    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con).
+    package init(
+        device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, mirrorsSides: Bool = false,
+        logger: Logger
+    ) throws(SystemCallError) {
         self.device = device
         self.keeper = keeper
         self.locality = locality
+        self.mirrorsSides = mirrorsSides
         self.logger = logger
         node = device.node
         let started = try ServiceThread.start { [self] in run() }
@@ -309,6 +315,11 @@ package final class HDRumbleStream: Sendable, CueStream {
                 let carriers = renderer.carriers(from: frame, count: count)
                 left += carriers.left
                 right += carriers.right
+            }
+            if mirrorsSides, locality != .all {
+                // One side's list is empty at a handle's locality: the one actuator plays the other's.
+                left += right
+                right = left
             }
             let bands = (
                 left: ActuatorBands.mixing(left, crossover: crossover),

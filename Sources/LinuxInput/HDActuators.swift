@@ -78,6 +78,12 @@ public struct HDActuators: Sendable, Hashable {
     static let microsoft: UInt16 = 0x045e
     static let xboxBluetoothProducts: Set<UInt16> = [0x02fd, 0x0b20, 0x0b05, 0x0b22, 0x0b13]
 
+    /// Whether the pad with `identity` is a lone Joy-Con, whose HD rumble has one actuator where the Pro Controller
+    /// has two.
+    public static func hasOneActuator(_ identity: InputDeviceIdentity) -> Bool {
+        identity.vendor == nintendo && (identity.product == 0x2006 || identity.product == 0x2007)
+    }
+
     /// What the pad with `identity` has beyond two rumble levels, if anything.
     public static func kind(of identity: InputDeviceIdentity) -> Kind? {
         switch identity.vendor {

@@ -116,6 +116,9 @@ struct HDRumbleBench {
             let (rumbleOrigin, rumbleRecords) = try await VoiceCoilBench().played(
                 pattern, on: rumble, device, seconds: seconds)
             let rumblePlayback = SwitchRumblePlayback(records: rumbleRecords)
+            // The driver ends its rumble with five reports at rest 50 ms apart: let them pass before the next HD
+            // run, whose report spacing is measured.
+            try await Task.sleep(for: .milliseconds(400))
 
             var time = VoiceCoilBench.window / 2
             while time < seconds {

@@ -105,3 +105,25 @@ import Testing
         #expect(keeper.heartbeats.isEmpty)
     }
 }
+
+@Suite struct HDRumbleJoyConTests {
+    @Test func aLoneJoyConsOneActuatorPlaysAHandlePatternOnBothSidesBytes() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hd-rumble-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let logger = Logger(label: "test")
+        let stream = try HDRumbleStream(
+            device: try HidrawDevice(node: path, logger: logger), keeper: nil, locality: .rightHandle,
+            mirrorsSides: true, logger: logger)
+        stream.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.8), atNanoseconds: MonotonicTime.nanoseconds())
+        for _ in 0..<500 {
+            try await Task.sleep(for: .milliseconds(20))
+            if (try Data(contentsOf: URL(fileURLWithPath: path))).count >= 2 * SwitchRumbleReport.length { break }
+        }
+        stream.close()
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        let first = try #require(SwitchRumbleReport(bytes: Array(bytes.prefix(SwitchRumbleReport.length))))
+        #expect(!first.frame.right.isAtRest)
+        #expect(first.frame.left == first.frame.right)
+    }
+}
