@@ -162,9 +162,9 @@ final class EvdevOutputSource: OutputSource {
         guard let node = actuators.node else {
             throw OutputFailure(.unsupported, actuators.unavailableReason ?? "\(name) has no hidraw node")
         }
-        let hidraw = try Self.openHidraw(node, logger: logger)
+        let output = try XboxTriggerOutput(device: device, node: node, driver: driver, logger: logger)
         logger.info("playing on the trigger motors", metadata: ["node": "\(node)", "pad": "\(device.node)"])
-        return XboxTriggerOutput(device: device, hidraw: hidraw, driver: driver)
+        return output
     }
 
     /// `node` opened for writing, or why not (naming the udev rule when this user may not write it).

@@ -5,6 +5,9 @@
 // (a trigger locality routes the pattern's whole level there), with only the trigger bits enabled, so the report
 // says nothing about the body motors the kernel drives.
 //
+// Every engine of this process at a trigger locality on one pad writes through that pad's one `XboxTriggerWriter`,
+// which merges them into each report: a left-trigger engine's report does not stop a right-trigger engine's motor.
+//
 // Every report carries the pad's own duration, 120 ms, and no repeats, and the engine renews a playing level every
 // 50 ms as it does for rumble: a process that is killed or stopped leaves the triggers running at most 120 ms
 // after its last report, with nothing left behind to stop them, and a renewal may come 70 ms late before the
@@ -15,57 +18,132 @@ import LinuxSystem
 import Logging
 import Synchronization
 
+/// The report-3 writer of one pad's trigger motors in this process: the engines at trigger localities on the pad
+/// are its members, and each report carries every member's levels (the louder on each trigger).
+final class XboxTriggerWriter: Sendable {
+    /// The writers by hidraw node, while they have members.
+    private static let writers = Lock<[String: XboxTriggerWriter]>([:])
+
+    let node: String
+    private let hidraw: HidrawDevice
+    private struct State {
+        var members: [Int: MotorMagnitudes] = [:]
+        var nextMember = 0
+    }
+    private let state = Lock(State())
+
+    private init(hidraw: HidrawDevice) {
+        self.hidraw = hidraw
+        node = hidraw.node
+    }
+
+    /// The writer of `node`, opened by the first member; a new member of it, at rest.
+    static func join(_ node: String, logger: Logger) throws(OutputFailure) -> (writer: XboxTriggerWriter, member: Int) {
+        try writers.withLock { (writers) throws(OutputFailure) -> (XboxTriggerWriter, Int) in
+            let writer: XboxTriggerWriter
+            if let existing = writers[node] {
+                writer = existing
+            } else {
+                writer = XboxTriggerWriter(hidraw: try EvdevOutputSource.openHidraw(node, logger: logger))
+                writers[node] = writer
+            }
+            let member = writer.state.withLock { state in
+                defer { state.nextMember += 1 }
+                state.members[state.nextMember] = .off
+                return state.nextMember
+            }
+            return (writer, member)
+        }
+    }
+
+    /// Sets `member`'s levels (strong on the left trigger, weak on the right) and writes the merged report.
+    func set(_ member: Int, _ levels: MotorMagnitudes) throws(OutputFailure) {
+        try state.withLock { (state) throws(OutputFailure) in
+            guard state.members[member] != nil else { throw OutputFailure(.closed, "the output is closed") }
+            state.members[member] = levels
+            try write(state)
+        }
+    }
+
+    /// Writes the merged report again (a renewal before the pad's duration runs out).
+    func renew() throws(OutputFailure) {
+        try state.withLock { (state) throws(OutputFailure) in try write(state) }
+    }
+
+    /// Takes `member` out: the report after it leaves its motors to the others (at rest when none is left), and
+    /// the last member closes the node.
+    func leave(_ member: Int) {
+        Self.writers.withLock { writers in
+            let empty = state.withLock { state -> Bool in
+                guard state.members.removeValue(forKey: member) != nil else { return false }
+                try? write(state)
+                return state.members.isEmpty
+            }
+            guard empty else { return }
+            writers[node] = nil
+            hidraw.close()
+        }
+    }
+
+    /// The report of every member's levels merged.
+    static func report(_ members: some Collection<MotorMagnitudes>) -> XboxRumbleReport {
+        func percent(_ level: Double) -> UInt8 { UInt8((min(max(level, 0), 1) * 100).rounded()) }
+        return XboxRumbleReport(
+            enable: XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger,
+            leftTrigger: percent(members.map(\.strong).max() ?? 0),
+            rightTrigger: percent(members.map(\.weak).max() ?? 0), strong: 0, weak: 0,
+            duration: XboxTriggerOutput.durationUnits, startDelay: 0, loopCount: 0)
+    }
+
+    private func write(_ state: State) throws(OutputFailure) {
+        do throws(EventDeviceError) {
+            try hidraw.write(Self.report(state.members.values).bytes)
+        } catch {
+            throw EvdevOutput.failure(from: error)
+        }
+    }
+}
+
+/// A motor output for an engine at a trigger locality: a member of its pad's `XboxTriggerWriter`.
 final class XboxTriggerOutput: MotorOutput {
     let capabilities: OutputCapabilities
     /// Held open for the pad's identity; never written (the kernel drives its body motors for other engines).
     private let device: EventDevice
-    private let hidraw: HidrawDevice
-    private let last = Lock(MotorMagnitudes.off)
+    private let writer: XboxTriggerWriter
+    private let member: Int
     private let closed = Atomic<Bool>(false)
 
     /// The report's duration in its 10 ms units: 120 ms, so that the motor stops within the 150 ms a killed
     /// process may leave a pad running even when the report arrives a little after it was written.
     static let durationUnits: UInt8 = 12
 
-    init(device: EventDevice, hidraw: HidrawDevice, driver: String?) {
+    init(device: EventDevice, node: String, driver: String?, logger: Logger) throws(OutputFailure) {
         self.device = device
-        self.hidraw = hidraw
+        (writer, member) = try XboxTriggerWriter.join(node, logger: logger)
         var capabilities = OutputCapabilities(device: device, driver: driver)
-        capabilities.hdNode = hidraw.node
+        capabilities.hdNode = node
         capabilities.hdKind = .triggerMotors
         self.capabilities = capabilities
     }
 
-    /// Report 3 with the triggers at `levels` (strong on the left trigger, weak on the right), the body motors
-    /// not enabled, stopping by itself after `durationUnits`.
-    static func report(_ levels: MotorMagnitudes) -> XboxRumbleReport {
-        func percent(_ level: Double) -> UInt8 { UInt8((min(max(level, 0), 1) * 100).rounded()) }
-        return XboxRumbleReport(
-            enable: XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger,
-            leftTrigger: percent(levels.strong), rightTrigger: percent(levels.weak), strong: 0, weak: 0,
-            duration: durationUnits, startDelay: 0, loopCount: 0)
-    }
-
-    private func write(_ levels: MotorMagnitudes) throws(OutputFailure) {
+    private func check() throws(OutputFailure) {
         if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
-        do throws(EventDeviceError) {
-            try hidraw.write(Self.report(levels).bytes)
-        } catch {
-            throw EvdevOutput.failure(from: error)
-        }
     }
 
     func sendNeutral() throws(OutputFailure) {
-        last.withLock { $0 = .off }
-        try write(.off)
+        try check()
+        try writer.set(member, .off)
     }
 
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {
-        last.withLock { $0 = mix }
-        try write(mix)
+        try check()
+        try writer.set(member, mix)
     }
 
-    func keepAlive() throws(OutputFailure) { try write(last.withLock { $0 }) }
+    func keepAlive() throws(OutputFailure) {
+        try check()
+        try writer.renew()
+    }
 
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
         throw OutputFailure(.unsupported, "the trigger motors have no prepared pulses")
@@ -80,11 +158,10 @@ final class XboxTriggerOutput: MotorOutput {
     func release(prepared id: Int) {}
     func currentLevels() -> MotorMagnitudes? { nil }
 
-    /// Stops the triggers, then closes the nodes.
+    /// Leaves the pad's writer (its motors stop unless another engine drives them), then closes the event node.
     func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        try? hidraw.write(Self.report(.off).bytes)
-        hidraw.close()
+        writer.leave(member)
         device.close()
     }
 }

@@ -26,6 +26,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/xbox-one-bt/left-trigger-reaches-only-the-left-trigger-triggers-both-probe-lists-them") {
             try await xboxTriggers()
         },
+        KernelTest(name: "hd/xbox-one-bt/a-left-trigger-and-a-right-trigger-engine-play-together-in-one-report") {
+            try await twoTriggerEngines()
+        },
         KernelTest(name: "hd/xbox-one-bt/sigkill-leaves-the-triggers-at-rest-within-150ms") {
             try await xboxKilled()
         },
@@ -264,6 +267,32 @@ enum HDRumbleSuite {
                 figures.append("\(locality.rawValue): left \(left) right \(right) in \(reports.count) reports")
             }
             print("    " + figures.joined(separator: "; ") + "; probe: \(localities.joined(separator: ","))")
+        }
+    }
+
+    /// Two engines of one process, at `left-trigger` and `right-trigger`, play together: each report carries both
+    /// (the pad's one writer merges them), so neither stops the other's motor.
+    static func twoTriggerEngines() async throws {
+        try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
+            let left = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .leftTrigger)
+            defer { left.stop() }
+            let right = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .rightTrigger)
+            defer { right.stop() }
+            let before = device.records().count
+            let start = monotonicSeconds()
+            try left.makePlayer(with: AHAPFixtures.tone(seconds: 0.5, intensity: 1)).start(atTime: 0)
+            try right.makePlayer(with: AHAPFixtures.tone(seconds: 0.5, intensity: 0.6)).start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(800))
+            let playback = XboxRumblePlayback(records: device.records().dropFirst(before))
+            // The middle 0.3 s, sampled every 10 ms: both triggers run throughout.
+            let levels = (0..<30).map { playback.levels(at: start + 0.1 + 0.01 * Double($0)) }
+            try require(
+                levels.allSatisfy { $0.leftTrigger >= 0.9 && $0.rightTrigger >= 0.5 },
+                "the triggers dropped out: \(levels.map { ($0.leftTrigger, $0.rightTrigger) })")
+            try require(playback.restingFrom.isFinite, "the triggers did not come to rest")
+            print(
+                "    left \(levels[15].leftTrigger), right \(levels[15].rightTrigger) together for 0.3 s; at rest after"
+            )
         }
     }
 

@@ -30,6 +30,14 @@ import Testing
         }
     }
 
+    @Test func theFirstGamepadProviderCarriesTheActuatorsAndLocality() {
+        let provider = EngineOutputProvider.firstGamepad(
+            logger: quietLogger(), actuators: .automatic, locality: .leftTrigger)
+        #expect(provider.options.actuators == .automatic)
+        #expect(provider.options.locality == .leftTrigger)
+        #expect(EngineOutputProvider.firstGamepad(logger: quietLogger()).options.locality == .all)
+    }
+
     @Test func aCachedPatternReachesTheOutput() {
         let setup = Setup()
         #expect(setup.manager.engineAvailable)

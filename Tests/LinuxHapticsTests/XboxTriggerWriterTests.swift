@@ -1,0 +1,44 @@
+// The trigger motors' report writer without a pad: a file stands in for the hidraw node, so each report written
+// can be read back.
+import Foundation
+import Glibc
+import HapticRendering
+import LinuxInput
+import Logging
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct XboxTriggerWriterTests {
+    static func reports(at path: String) throws -> [XboxRumbleReport] {
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        return stride(from: 0, to: bytes.count, by: XboxRumbleReport.length).compactMap {
+            XboxRumbleReport(bytes: Array(bytes[$0..<min($0 + XboxRumbleReport.length, bytes.count)]))
+        }
+    }
+
+    @Test func twoEnginesOnOnePadShareOneReportEachKeepingTheOthersTrigger() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let logger = Logger(label: "test")
+        let left = try XboxTriggerWriter.join(path, logger: logger)
+        let right = try XboxTriggerWriter.join(path, logger: logger)
+        #expect(left.writer === right.writer)
+        try left.writer.set(left.member, MotorMagnitudes(strong: 0.5, weak: 0))
+        try right.writer.set(right.member, MotorMagnitudes(strong: 0, weak: 0.8))
+        right.writer.leave(left.member)
+        right.writer.leave(right.member)
+        let written = try Self.reports(at: path)
+        #expect(written.map(\.leftTrigger) == [50, 50, 0, 0])
+        #expect(written.map(\.rightTrigger) == [0, 80, 80, 0])
+        let triggers = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
+        #expect(written.allSatisfy { $0.enable == triggers && $0.strong == 0 && $0.weak == 0 })
+        #expect(written.allSatisfy { $0.duration == XboxTriggerOutput.durationUnits && $0.loopCount == 0 })
+        // The last member closed the node: a set after it is refused, and a new member opens it again.
+        #expect(throws: OutputFailure.self) { try left.writer.set(left.member, .off) }
+        let again = try XboxTriggerWriter.join(path, logger: logger)
+        #expect(again.writer !== left.writer)
+        again.writer.leave(again.member)
+    }
+}
