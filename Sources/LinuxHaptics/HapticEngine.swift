@@ -162,8 +162,8 @@ public final class HapticEngine: Sendable {
     /// A player for a motor timeline made elsewhere (rendered already, or built by hand). Parameters sent to it
     /// have no pattern to act on and are ignored.
     /// Fails with `invalidArgument` for a timeline longer than `maximumTimelineLength`, and on an engine that plays
-    /// on voice coils (`HapticActuators.hd`): a timeline holds two motor levels, not the pattern a waveform is made
-    /// from.
+    /// on voice coils or HD rumble (`HapticActuators.hd`): a timeline holds two motor levels, not the pattern a
+    /// waveform or a band's frequency is made from. The trigger motors play timelines as the rumble motors do.
     public func makeAdvancedPlayer(timeline: MotorTimeline) throws(HapticEngineError) -> any HapticAdvancedPatternPlayer
     {
         guard timeline.endTime <= Self.maximumTimelineLength else {
@@ -172,10 +172,11 @@ public final class HapticEngine: Sendable {
                 "the timeline ends at \(timeline.endTime) s, later than the \(Self.maximumTimelineLength) s the engine plays"
             )
         }
-        if let node = capabilities?.hdNode {
+        if let capabilities, let kind = capabilities.hdKind, kind != .triggerMotors {
             throw HapticEngineError(
                 .invalidArgument,
-                "the engine plays on voice coils (\(node)): a motor timeline has no waveform; play a pattern")
+                "the engine plays on \(kind.rawValue) (\(capabilities.hdNode ?? "")): a motor timeline has no "
+                    + "frequencies to play there; play a pattern")
         }
         return try core.addPlayer(PlayerState(timeline: timeline))
     }
