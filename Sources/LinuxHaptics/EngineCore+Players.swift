@@ -90,14 +90,14 @@ extension EngineCore {
     func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
         let now = clock.now
         let requested = time.isFinite ? max(time, now) : now
-        var voiceCoils = false
+        var streamed = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
-            voiceCoils = options.actuators != .rumble && state.output is any PatternStreamOutput
+            streamed = options.actuators != .rumble && state.output is any PatternStreamOutput
             return try state.decideStart(of: id, generation: generation, at: requested, now: now)
         }
         if let quick {
-            if voiceCoils, case .queued = quick {
+            if streamed, case .queued = quick {
                 // The voice coils hear of the start at once. The motors' pass writes nothing to them: it is the
                 // timer's, not the caller's.
                 syncSounds()

@@ -17,12 +17,12 @@ extension EngineCore {
         soundSync.withLock { synced in
             let now = clock.now
             let taken = state.withLock { state -> Taken? in
-                let voiceCoils = state.output as? any PatternStreamOutput
-                guard audio != nil || voiceCoils != nil else { return nil }
+                let streamed = state.output as? any PatternStreamOutput
+                guard audio != nil || streamed != nil else { return nil }
                 let revision = state.scheduler.revision
                 if !force, synced == revision { return nil }
                 synced = revision
-                var taken = Taken(voiceCoils: voiceCoils)
+                var taken = Taken(streamed: streamed)
                 guard state.phase == .running else { return taken }
                 for (id, player) in state.scheduler.players {
                     guard let source = player.source else { continue }
@@ -30,7 +30,7 @@ extension EngineCore {
                         taken.sounds[id] = EngineAudio.PlayerSound(
                             cues: player.soundCues(), source: source, controls: player.controls)
                     }
-                    if voiceCoils != nil, !state.hapticsMuted {
+                    if streamed != nil, !state.hapticsMuted {
                         taken.waveforms[id] = WaveformPlayer(
                             cues: player.cues(), pattern: source.pattern, controls: player.controls)
                     }
@@ -39,13 +39,13 @@ extension EngineCore {
             }
             guard let taken else { return }
             audio?.sync(taken.sounds, now: now)
-            taken.voiceCoils?.sync(taken.waveforms, now: now)
+            taken.streamed?.sync(taken.waveforms, now: now)
         }
     }
 
     /// What the sound stream and the voice coils are to play, taken from the state in one go.
     private struct Taken {
-        var voiceCoils: (any PatternStreamOutput)?
+        var streamed: (any PatternStreamOutput)?
         var sounds: [PlayerID: EngineAudio.PlayerSound] = [:]
         var waveforms: [PlayerID: WaveformPlayer] = [:]
     }

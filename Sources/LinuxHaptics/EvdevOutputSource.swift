@@ -95,7 +95,7 @@ final class EvdevOutputSource: OutputSource {
                 do throws(OutputFailure) {
                     let stream = try VoiceCoilStream.bluetooth(hidraw, locality: locality, logger: logger)
                     logger.info("playing on the voice coils", metadata: ["node": "\(node)", "pad": "\(device.node)"])
-                    return (VoiceCoilOutput(device: device, stream: stream, driver: driver), nil)
+                    return (VoiceCoilOutput(device: device, stream: stream, kind: .voiceCoils, driver: driver), nil)
                 } catch {
                     hidraw.close()
                     refusal = "the voice-coil stream cannot start: \(error)"
@@ -110,7 +110,7 @@ final class EvdevOutputSource: OutputSource {
                 let stream = try VoiceCoilStream.soundCard(card, locality: locality, logger: logger)
                 restoreAudioHaptics(of: device, logger: logger)
                 logger.info("playing on the voice coils", metadata: ["card": "\(card)", "pad": "\(device.node)"])
-                return (VoiceCoilOutput(device: device, stream: stream, driver: driver), nil)
+                return (VoiceCoilOutput(device: device, stream: stream, kind: .voiceCoils, driver: driver), nil)
             } catch {
                 // A sound server (PipeWire, PulseAudio) holding the card makes its device busy.
                 refusal = "\(error)"
@@ -137,7 +137,7 @@ final class EvdevOutputSource: OutputSource {
             let stream = try HDRumbleStream(
                 device: hidraw, keeper: keeper, locality: locality,
                 mirrorsSides: HDActuators.hasOneActuator(device.identity), logger: logger)
-            return HDRumbleOutput(device: device, stream: stream, driver: driver)
+            return HDRumbleOutput(device: device, stream: stream, kind: .hdRumble, driver: driver)
         } catch {
             keeper?.close()
             hidraw.close()

@@ -19,17 +19,6 @@ package import LinuxSystem
 package import Logging
 import Synchronization
 
-/// An output whose patterns a stream of its own plays (the voice coils' waveform, HD rumble's bands): the engine
-/// keeps the stream in line with its players (`sync`), and the motor primitives write nothing.
-protocol PatternStreamOutput: MotorOutput {
-    /// Makes the stream play what `players` ask for from `now` (nothing once closed).
-    func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
-    /// What the actuators were last sent.
-    var activity: ActuatorActivity { get }
-    /// Reports (or periods) written, and underruns, so far.
-    var streamCounts: (reports: Int, underruns: Int) { get }
-}
-
 /// What writes silence for us when we stop writing: the guard process of a hidraw stream.
 package protocol SilenceKeeper: Sendable {
     /// Tells the keeper a report was written: whether the actuators now play (`armed`), and the report that
@@ -40,59 +29,9 @@ package protocol SilenceKeeper: Sendable {
 
 extension HidrawSilenceGuard: SilenceKeeper {}
 
-/// A motor output for a Switch controller whose HD rumble plays the engine's patterns.
-final class HDRumbleOutput: PatternStreamOutput {
-    let capabilities: OutputCapabilities
-    /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
-    private let device: EventDevice
-    let stream: HDRumbleStream
-    private let closed = Atomic<Bool>(false)
-
-    init(device: EventDevice, stream: HDRumbleStream, driver: String?) {
-        self.device = device
-        self.stream = stream
-        var capabilities = OutputCapabilities(device: device, driver: driver)
-        capabilities.hdNode = stream.node
-        capabilities.hdKind = .hdRumble
-        self.capabilities = capabilities
-    }
-
-    private func check() throws(OutputFailure) {
-        if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
-        if let failure = stream.failure { throw failure }
-    }
-
-    func sendNeutral() throws(OutputFailure) { try check() }
-    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try check() }
-    func keepAlive() throws(OutputFailure) { try check() }
-
-    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-        throw OutputFailure(.unsupported, "HD rumble plays patterns as bands, not prepared pulses")
-    }
-
-    func trigger(prepared id: Int) throws(OutputFailure) {
-        throw OutputFailure(.unsupported, "HD rumble has no prepared pulses")
-    }
-
-    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { nil }
-    func stop(prepared id: Int) throws(OutputFailure) {}
-    func release(prepared id: Int) {}
-    func currentLevels() -> MotorMagnitudes? { nil }
-
-    func close() {
-        guard !closed.exchange(true, ordering: .relaxed) else { return }
-        stream.close()
-        device.close()
-    }
-
-    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
-    var activity: ActuatorActivity { stream.activity }
-    var streamCounts: (reports: Int, underruns: Int) { (stream.reports, 0) }
-}
-
 /// The bands of a Switch controller's actuators: sources placed on the `CLOCK_MONOTONIC` timeline, mixed per
 /// update and written as report 0x10 by a thread of its own.
-package final class HDRumbleStream: Sendable, CueStream {
+package final class HDRumbleStream: PatternStream, CueStream {
     /// Seconds between two reports while anything plays.
     package static let updateSeconds = 0.030
     /// The least time between two reports: what hid-nintendo waits between its own sends.
@@ -168,7 +107,10 @@ package final class HDRumbleStream: Sendable, CueStream {
     deinit { close() }
 
     var failure: OutputFailure? { firstFailure.withLock { $0 } }
+    package var deviceName: String { node }
     package var reports: Int { state.withLock { $0.reports } }
+    /// Reports written so far; the stream counts no underruns (the pad holds each report's bands).
+    var counts: (reports: Int, underruns: Int) { (reports, 0) }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
 
     // MARK: Sources

@@ -67,3 +67,25 @@ private final class BoundPulseTrigger: PulseTrigger {
 
     func fire() throws(OutputFailure) { try output.trigger(prepared: id) }
 }
+
+/// An output that plays no prepared pulses: its actuators are driven by a stream or by reports of their own (voice
+/// coils, HD rumble, trigger motors), so every start goes through the mix, and it has no model of its levels.
+protocol OutputWithoutPulses: MotorOutput {
+    /// What the actuators are, for the refusal of a pulse ("voice coils").
+    var actuatorsName: String { get }
+}
+
+extension OutputWithoutPulses {
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        throw OutputFailure(.unsupported, "\(actuatorsName) play patterns, not prepared pulses")
+    }
+
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        throw OutputFailure(.unsupported, "\(actuatorsName) have no prepared pulses")
+    }
+
+    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { nil }
+    func stop(prepared id: Int) throws(OutputFailure) {}
+    func release(prepared id: Int) {}
+    func currentLevels() -> MotorMagnitudes? { nil }
+}

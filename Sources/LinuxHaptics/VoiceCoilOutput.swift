@@ -21,66 +21,9 @@ struct WaveformPlayer: Sendable {
     var controls: RuntimeControls
 }
 
-/// A motor output for a pad whose voice coils play the engine's patterns: the motor primitive writes nothing
-/// (the waveform carries the pattern), and `sync` keeps the stream in line with the players.
-final class VoiceCoilOutput: PatternStreamOutput {
-    let capabilities: OutputCapabilities
-    /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
-    private let device: EventDevice
-    let stream: VoiceCoilStream
-    private let closed = Atomic<Bool>(false)
-
-    init(device: EventDevice, stream: VoiceCoilStream, driver: String?) {
-        self.device = device
-        self.stream = stream
-        var capabilities = OutputCapabilities(device: device, driver: driver)
-        capabilities.hdNode = stream.deviceName
-        capabilities.hdKind = .voiceCoils
-        self.capabilities = capabilities
-    }
-
-    // MARK: The motor primitive: nothing reaches the motors
-
-    /// The stream's failure, if it ended: reported to the engine through the primitive it calls next.
-    private func check() throws(OutputFailure) {
-        if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
-        if let failure = stream.failure { throw failure }
-    }
-
-    func sendNeutral() throws(OutputFailure) { try check() }
-    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try check() }
-    func keepAlive() throws(OutputFailure) { try check() }
-
-    /// Pulses are rumble effects: a pattern's transients play in its waveform.
-    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-        throw OutputFailure(.unsupported, "voice coils play patterns as waveforms, not prepared pulses")
-    }
-
-    func trigger(prepared id: Int) throws(OutputFailure) {
-        throw OutputFailure(.unsupported, "voice coils have no prepared pulses")
-    }
-
-    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { nil }
-    func stop(prepared id: Int) throws(OutputFailure) {}
-    func release(prepared id: Int) {}
-    func currentLevels() -> MotorMagnitudes? { nil }
-
-    /// Ends the stream (its last report queued is the pad's last), then closes the nodes.
-    func close() {
-        guard !closed.exchange(true, ordering: .relaxed) else { return }
-        stream.close()
-        device.close()
-    }
-
-    /// Makes the stream play what `players` ask for from `now` (nothing once closed).
-    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
-    var activity: ActuatorActivity { stream.activity }
-    var streamCounts: (reports: Int, underruns: Int) { stream.counts }
-}
-
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
 /// written by the pad's writer on a thread of its own.
-package final class VoiceCoilStream: Sendable {
+package final class VoiceCoilStream: PatternStream {
     private let mixing: MixingStream
     private let writer: any VoiceCoilWriter
     private let locality: HapticLocality

@@ -105,7 +105,7 @@ final class XboxTriggerWriter: Sendable {
 }
 
 /// A motor output for an engine at a trigger locality: a member of its pad's `XboxTriggerWriter`.
-final class XboxTriggerOutput: MotorOutput {
+final class XboxTriggerOutput: OutputWithoutPulses {
     let capabilities: OutputCapabilities
     /// Held open for the pad's identity; never written (the kernel drives its body motors for other engines).
     private let device: EventDevice
@@ -145,18 +145,7 @@ final class XboxTriggerOutput: MotorOutput {
         try writer.renew()
     }
 
-    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-        throw OutputFailure(.unsupported, "the trigger motors have no prepared pulses")
-    }
-
-    func trigger(prepared id: Int) throws(OutputFailure) {
-        throw OutputFailure(.unsupported, "the trigger motors have no prepared pulses")
-    }
-
-    func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { nil }
-    func stop(prepared id: Int) throws(OutputFailure) {}
-    func release(prepared id: Int) {}
-    func currentLevels() -> MotorMagnitudes? { nil }
+    let actuatorsName = "trigger motors"
 
     /// Leaves the pad's writer (its motors stop unless another engine drives them), then closes the event node.
     func close() {

@@ -17,15 +17,7 @@ struct HDRumbleBench {
     static let startRounds = 60
 
     func engine(on node: String, actuators: HapticActuators) throws -> HapticEngine {
-        var options = HapticEngineOptions()
-        options.actuators = actuators
-        options.playsHapticsOnly = true
-        let engine = HapticEngine(output: .device(.node(node)), options: options, logger: EngineBench.logger())
-        try engine.start()
-        guard (engine.capabilities?.hdKind == .hdRumble) == (actuators == .hd) else {
-            throw VoiceCoilBench.Failure(description: "the \(actuators) engine plays on \(engine.capabilities as Any)")
-        }
-        return engine
+        try VoiceCoilBench.engine(on: node, actuators: actuators, kind: .hdRumble)
     }
 
     func run() async throws -> [BenchmarkResult] {

@@ -35,16 +35,22 @@ struct VoiceCoilBench {
     /// The envelope comparison leaves out this long after each transient's time.
     static let transientSpan = 0.08
 
-    func engine(on node: String, actuators: HapticActuators) throws -> HapticEngine {
+    /// A started engine on `node` playing on `actuators`, checked to play on `kind` with `.hd` (on the motors
+    /// otherwise).
+    static func engine(on node: String, actuators: HapticActuators, kind: HDActuators.Kind) throws -> HapticEngine {
         var options = HapticEngineOptions()
         options.actuators = actuators
         options.playsHapticsOnly = true
         let engine = HapticEngine(output: .device(.node(node)), options: options, logger: EngineBench.logger())
         try engine.start()
-        guard (engine.capabilities?.hdNode != nil) == (actuators == .hd) else {
+        guard engine.capabilities?.hdKind == (actuators == .hd ? kind : nil) else {
             throw Failure(description: "the \(actuators) engine plays on \(engine.capabilities as Any)")
         }
         return engine
+    }
+
+    func engine(on node: String, actuators: HapticActuators) throws -> HapticEngine {
+        try Self.engine(on: node, actuators: actuators, kind: .voiceCoils)
     }
 
     func run() async throws -> [BenchmarkResult] {

@@ -101,7 +101,11 @@ enum SilenceGuardHostRole: String {
 
 /// Not a test of its own: the writer that `HidrawSilenceGuardDeathTests` starts and kills or stops, enabled only in
 /// the process it starts. Its stdin is the device pipe's write end.
-@Suite(.enabled(if: SilenceGuardHostRole.current != nil)) struct SilenceGuardHost {
+@Suite(
+    .enabled(
+        if: SilenceGuardHostRole.current != nil,
+        "not a test: the process HidrawSilenceGuardDeathTests start and kill, run only by them"))
+struct SilenceGuardHost {
     /// Between a stream's heartbeats, and how long the streaming host's guard waits past the last one: far apart,
     /// so that a host late under load rarely looks stopped.
     static let heartbeatNanoseconds: UInt64 = 2_000_000

@@ -1,0 +1,78 @@
+// Outputs whose actuators a stream of their own drives (a DualSense's voice coils, a Switch pad's HD rumble): the
+// engine keeps the stream in line with its players (`sync`, from the same cues the engine's sound follows), and
+// the motor primitives write nothing.
+import HapticRendering
+import LinuxInput
+import Synchronization
+
+/// A stream that plays the engine's patterns on a pad's actuators by itself (`VoiceCoilStream`, `HDRumbleStream`).
+protocol PatternStream: Sendable {
+    /// The node or ALSA device it writes.
+    var deviceName: String { get }
+    /// Why it ended, once it did.
+    var failure: OutputFailure? { get }
+    /// Reports (or periods) written, and underruns, so far.
+    var counts: (reports: Int, underruns: Int) { get }
+    /// What the actuators were last sent.
+    var activity: ActuatorActivity { get }
+    /// Makes it play what `players` ask for from `now` (nothing once closed).
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
+    /// Ends it (its last report puts the actuators at rest) and closes what it writes.
+    func close()
+}
+
+/// A motor output for a pad whose actuators a `PatternStream` drives (a DualSense's voice coils, a Switch pad's HD
+/// rumble): the motor primitives write nothing, the stream carries the pattern, and each primitive reports the
+/// stream's failure, so the engine hears of an unplug through the next one it calls.
+final class StreamedOutput<Stream: PatternStream>: OutputWithoutPulses {
+    let capabilities: OutputCapabilities
+    /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
+    private let device: EventDevice
+    let stream: Stream
+    let actuatorsName: String
+    private let closed = Atomic<Bool>(false)
+
+    init(device: EventDevice, stream: Stream, kind: HDActuators.Kind, driver: String?) {
+        self.device = device
+        self.stream = stream
+        actuatorsName = kind.rawValue
+        var capabilities = OutputCapabilities(device: device, driver: driver)
+        capabilities.hdNode = stream.deviceName
+        capabilities.hdKind = kind
+        self.capabilities = capabilities
+    }
+
+    private func check() throws(OutputFailure) {
+        if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
+        if let failure = stream.failure { throw failure }
+    }
+
+    func sendNeutral() throws(OutputFailure) { try check() }
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try check() }
+    func keepAlive() throws(OutputFailure) { try check() }
+
+    /// Ends the stream, then closes the event node.
+    func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        stream.close()
+        device.close()
+    }
+}
+
+/// What the engine asks of an output whose patterns a stream plays, whatever the stream.
+protocol PatternStreamOutput: MotorOutput {
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
+    var activity: ActuatorActivity { get }
+    var streamCounts: (reports: Int, underruns: Int) { get }
+}
+
+extension StreamedOutput: PatternStreamOutput {
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
+    var activity: ActuatorActivity { stream.activity }
+    var streamCounts: (reports: Int, underruns: Int) { stream.counts }
+}
+
+/// The voice coils' output.
+typealias VoiceCoilOutput = StreamedOutput<VoiceCoilStream>
+/// HD rumble's output.
+typealias HDRumbleOutput = StreamedOutput<HDRumbleStream>
