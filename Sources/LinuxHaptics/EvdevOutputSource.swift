@@ -66,22 +66,31 @@ final class EvdevOutputSource: OutputSource {
             device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback)
     }
 
-    /// The output playing on `device`'s HD actuators (voice coils, HD rumble) when they were asked for and can be
-    /// had; otherwise, when they were asked for, why the rumble motors play instead (logged, and reported in the
-    /// capabilities).
+    /// The output playing on `device`'s HD actuators (voice coils, HD rumble, or an Xbox pad's report 3 for its
+    /// body motors, shared with its trigger engines) when they were asked for and can be had; otherwise, when they
+    /// were asked for, why the rumble motors play instead (logged, and reported in the capabilities).
     private func hdOutput(of device: EventDevice, driver: String?, logger: Logger)
         -> (output: (any MotorOutput)?, fallback: String?)
     {
         guard actuators != .rumble else { return (nil, nil) }
-        guard let coils = HDActuators.find(identity: device.identity), coils.kind != .triggerMotors else {
+        guard let coils = HDActuators.find(identity: device.identity) else {
             return (
                 nil,
                 "\(device.identity.name) has no HD actuators this engine drives (a DualSense's voice coils, a "
-                    + "Switch controller's HD rumble)"
+                    + "Switch controller's HD rumble, an Xbox Wireless Controller's report 3 over Bluetooth)"
             )
         }
         let refusal: String
-        if coils.kind == .hdRumble, let node = coils.node {
+        if coils.kind == .triggerMotors, let node = coils.node {
+            do throws(OutputFailure) {
+                let output = try XboxReportOutput(
+                    device: device, node: node, role: .body, driver: driver, logger: logger)
+                logger.info("playing on report 3", metadata: ["node": "\(node)", "pad": "\(device.node)"])
+                return (output, nil)
+            } catch {
+                refusal = error.message
+            }
+        } else if coils.kind == .hdRumble, let node = coils.node {
             do throws(OutputFailure) {
                 let output = try hdRumbleOutput(of: device, node: node, driver: driver, logger: logger)
                 logger.info("playing on HD rumble", metadata: ["node": "\(node)", "pad": "\(device.node)"])
@@ -149,7 +158,7 @@ final class EvdevOutputSource: OutputSource {
     /// Bluetooth whose hidraw node this user may write. Any other pad, or no access, is an error that says so:
     /// there is nothing to fall back to, the motors a trigger locality names being nowhere else.
     private func triggerOutput(of device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger)
-        throws(OutputFailure) -> XboxTriggerOutput
+        throws(OutputFailure) -> XboxReportOutput
     {
         let name = device.identity.name
         guard let actuators = HDActuators.find(identity: device.identity), actuators.kind == .triggerMotors else {
@@ -162,7 +171,7 @@ final class EvdevOutputSource: OutputSource {
         guard let node = actuators.node else {
             throw OutputFailure(.unsupported, actuators.unavailableReason ?? "\(name) has no hidraw node")
         }
-        let output = try XboxTriggerOutput(device: device, node: node, driver: driver, logger: logger)
+        let output = try XboxReportOutput(device: device, node: node, role: .triggers, driver: driver, logger: logger)
         logger.info("playing on the trigger motors", metadata: ["node": "\(node)", "pad": "\(device.node)"])
         return output
     }

@@ -29,6 +29,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/xbox-one-bt/a-left-trigger-and-a-right-trigger-engine-play-together-in-one-report") {
             try await twoTriggerEngines()
         },
+        KernelTest(name: "hd/xbox-one-bt/with-hd-the-body-motors-and-the-triggers-share-one-writer") {
+            try await bodyAndTriggersOneWriter()
+        },
         KernelTest(name: "hd/xbox-one-bt/sigkill-leaves-the-triggers-at-rest-within-150ms") {
             try await xboxKilled()
         },
@@ -293,6 +296,38 @@ enum HDRumbleSuite {
             print(
                 "    left \(levels[15].leftTrigger), right \(levels[15].rightTrigger) together for 0.3 s; at rest after"
             )
+        }
+    }
+
+    /// An engine at `all` asked for `.hd` and an engine at `left-trigger` play together: every report is ours,
+    /// carrying all four motors (the kernel's rumble, which would set the triggers to 0, is never used), so the
+    /// body motors and the trigger run together throughout.
+    static func bodyAndTriggersOneWriter() async throws {
+        try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
+            let body = try engine(on: nodes.rumbleNode, actuators: .hd, locality: .all)
+            defer { body.stop() }
+            try requireEqual(body.capabilities?.hdKind, .triggerMotors, "the body engine's actuators")
+            let trigger = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .leftTrigger)
+            defer { trigger.stop() }
+            let before = device.records().count
+            let start = monotonicSeconds()
+            try body.makePlayer(with: AHAPFixtures.tone(seconds: 0.5, intensity: 0.8, sharpness: 0.2)).start(atTime: 0)
+            try trigger.makePlayer(with: AHAPFixtures.tone(seconds: 0.5, intensity: 1)).start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(800))
+            let reports = xboxReports(device, after: before)
+            try require(
+                reports.allSatisfy { $0.report.duration == XboxReportTiming.durationUnits },
+                "a report not ours (the kernel's has duration 255): \(reports.map(\.report))")
+            let playback = XboxRumblePlayback(records: device.records().dropFirst(before))
+            let levels = (0..<30).map { playback.levels(at: start + 0.1 + 0.01 * Double($0)) }
+            try require(
+                levels.allSatisfy { $0.leftTrigger >= 0.9 && $0.strong >= 0.3 },
+                "the motors dropped out: \(levels.map { ($0.strong, $0.weak, $0.leftTrigger) })")
+            try require(playback.restingFrom.isFinite, "the motors did not come to rest")
+            let middle = levels[15]
+            print(
+                "    one writer, \(reports.count) reports: strong \(middle.strong), weak \(middle.weak), left trigger "
+                    + "\(middle.leftTrigger) together for 0.3 s; at rest after")
         }
     }
 

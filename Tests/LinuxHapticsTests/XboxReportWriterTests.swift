@@ -9,7 +9,7 @@ import Testing
 
 @testable import LinuxHaptics
 
-@Suite struct XboxTriggerWriterTests {
+@Suite struct XboxReportWriterTests {
     static func reports(at path: String) throws -> [XboxRumbleReport] {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
         return stride(from: 0, to: bytes.count, by: XboxRumbleReport.length).compactMap {
@@ -17,13 +17,30 @@ import Testing
         }
     }
 
+    @Test func triggerAndBodyMembersShareOneReportThatEnablesTheBodyOnlyWhileOneDrivesIt() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let logger = Logger(label: "test")
+        let triggers = try XboxReportWriter.join(path, as: .triggers, logger: logger)
+        let body = try XboxReportWriter.join(path, as: .body, logger: logger)
+        try triggers.writer.set(triggers.member, MotorMagnitudes(strong: 0.3, weak: 0.3))
+        try body.writer.set(body.member, MotorMagnitudes(strong: 0.7, weak: 0.2))
+        body.writer.leave(body.member)
+        triggers.writer.leave(triggers.member)
+        let written = try Self.reports(at: path)
+        #expect(written.map(\.enable) == [0x0f, 0x0f, 0x0c, 0x0c])
+        #expect(written.map(\.leftTrigger) == [30, 30, 30, 0] && written.map(\.rightTrigger) == [30, 30, 30, 0])
+        #expect(written.map(\.strong) == [0, 70, 0, 0] && written.map(\.weak) == [0, 20, 0, 0])
+    }
+
     @Test func twoEnginesOnOnePadShareOneReportEachKeepingTheOthersTrigger() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
         _ = FileManager.default.createFile(atPath: path, contents: nil)
         defer { unlink(path) }
         let logger = Logger(label: "test")
-        let left = try XboxTriggerWriter.join(path, logger: logger)
-        let right = try XboxTriggerWriter.join(path, logger: logger)
+        let left = try XboxReportWriter.join(path, as: .triggers, logger: logger)
+        let right = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         #expect(left.writer === right.writer)
         try left.writer.set(left.member, MotorMagnitudes(strong: 0.5, weak: 0))
         try right.writer.set(right.member, MotorMagnitudes(strong: 0, weak: 0.8))
@@ -34,10 +51,10 @@ import Testing
         #expect(written.map(\.rightTrigger) == [0, 80, 80, 0])
         let triggers = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
         #expect(written.allSatisfy { $0.enable == triggers && $0.strong == 0 && $0.weak == 0 })
-        #expect(written.allSatisfy { $0.duration == XboxTriggerOutput.durationUnits && $0.loopCount == 0 })
+        #expect(written.allSatisfy { $0.duration == XboxReportOutput.durationUnits && $0.loopCount == 0 })
         // The last member closed the node: a set after it is refused, and a new member opens it again.
         #expect(throws: OutputFailure.self) { try left.writer.set(left.member, .off) }
-        let again = try XboxTriggerWriter.join(path, logger: logger)
+        let again = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         #expect(again.writer !== left.writer)
         again.writer.leave(again.member)
     }

@@ -1,0 +1,187 @@
+// An Xbox Wireless Controller over Bluetooth written through its hidraw node: output report 3 carries all four of
+// its motors, the two in the body and the two in the triggers ("impulse triggers"). The input subsystem has no
+// force feedback for the triggers (FF_RUMBLE has two magnitudes, and hid-microsoft enables only the body motors),
+// so an engine made with a trigger locality (`left-trigger`, `right-trigger`, `triggers`) writes report 3 itself:
+// the motor renderer's strong level on the left trigger, its weak level on the right (a trigger locality routes
+// the pattern's whole level there).
+//
+// One writer per pad in a process (`XboxReportWriter`): every engine of this process that writes the pad's report
+// is a member, and each report carries every member's levels. Trigger engines are members; an engine at `all`,
+// `left` or `right` is one too when it was asked for `.hd` (or `.automatic`): then its body motors go into the same
+// report rather than the kernel's, and one writer sets all four motors. Otherwise (`.rumble`, the default) the body
+// motors stay the kernel's, and our report enables only the trigger bits, so it says nothing about them.
+//
+// Every report carries the pad's own duration, 120 ms, and no repeats, and the engine renews a playing level every
+// 50 ms as it does for rumble: a process that is killed or stopped leaves the motors running at most 120 ms after
+// its last report, with nothing left behind to stop them, and a renewal may come 70 ms late before a motor drops
+// out.
+import HapticRendering
+import LinuxInput
+import LinuxSystem
+import Logging
+import Synchronization
+
+/// The report-3 writer of one pad in this process: the engines that write the pad's report are its members, and
+/// each report carries every member's levels (the louder on each motor).
+final class XboxReportWriter: Sendable {
+    /// Which motors a member drives.
+    enum Role: Sendable {
+        /// The trigger motors: a member's strong level on the left trigger, its weak level on the right.
+        case triggers
+        /// The body motors, strong and weak.
+        case body
+    }
+
+    /// The writers by hidraw node, while they have members.
+    private static let writers = Lock<[String: XboxReportWriter]>([:])
+
+    let node: String
+    private let hidraw: HidrawDevice
+    private struct Member {
+        var role: Role
+        var levels: MotorMagnitudes
+    }
+    private struct State {
+        var members: [Int: Member] = [:]
+        var nextMember = 0
+    }
+    private let state = Lock(State())
+
+    private init(hidraw: HidrawDevice) {
+        self.hidraw = hidraw
+        node = hidraw.node
+    }
+
+    /// The writer of `node`, opened by the first member; a new member of it in `role`, at rest.
+    static func join(_ node: String, as role: Role, logger: Logger) throws(OutputFailure)
+        -> (writer: XboxReportWriter, member: Int)
+    {
+        try writers.withLock { (writers) throws(OutputFailure) -> (XboxReportWriter, Int) in
+            let writer: XboxReportWriter
+            if let existing = writers[node] {
+                writer = existing
+            } else {
+                writer = XboxReportWriter(hidraw: try EvdevOutputSource.openHidraw(node, logger: logger))
+                writers[node] = writer
+            }
+            let member = writer.state.withLock { state in
+                defer { state.nextMember += 1 }
+                state.members[state.nextMember] = Member(role: role, levels: .off)
+                return state.nextMember
+            }
+            return (writer, member)
+        }
+    }
+
+    /// Sets `member`'s levels and writes the merged report.
+    func set(_ member: Int, _ levels: MotorMagnitudes) throws(OutputFailure) {
+        try state.withLock { (state) throws(OutputFailure) in
+            guard state.members[member] != nil else { throw OutputFailure(.closed, "the output is closed") }
+            state.members[member]?.levels = levels
+            try write(state)
+        }
+    }
+
+    /// Writes the merged report again (a renewal before the pad's duration runs out).
+    func renew() throws(OutputFailure) {
+        try state.withLock { (state) throws(OutputFailure) in try write(state) }
+    }
+
+    /// Takes `member` out: the report after it leaves its motors to the others (at rest when none is left), and
+    /// the last member closes the node.
+    func leave(_ member: Int) {
+        Self.writers.withLock { writers in
+            let empty = state.withLock { state -> Bool in
+                guard state.members.removeValue(forKey: member) != nil else { return false }
+                try? write(state)
+                return state.members.isEmpty
+            }
+            guard empty else { return }
+            writers[node] = nil
+            hidraw.close()
+        }
+    }
+
+    /// The report of every member's levels merged: the trigger bits always enabled (this writer owns the trigger
+    /// motors), the body bits only while a member drives the body motors (else they stay the kernel's).
+    static func report(_ members: some Collection<(role: Role, levels: MotorMagnitudes)>) -> XboxRumbleReport {
+        func percent(_ level: Double) -> UInt8 { UInt8((min(max(level, 0), 1) * 100).rounded()) }
+        let triggers = members.filter { if case .triggers = $0.role { true } else { false } }.map(\.levels)
+        let body = members.filter { if case .body = $0.role { true } else { false } }.map(\.levels)
+        var enable = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
+        if !body.isEmpty { enable |= XboxRumbleReport.enableStrong | XboxRumbleReport.enableWeak }
+        return XboxRumbleReport(
+            enable: enable, leftTrigger: percent(triggers.map(\.strong).max() ?? 0),
+            rightTrigger: percent(triggers.map(\.weak).max() ?? 0), strong: percent(body.map(\.strong).max() ?? 0),
+            weak: percent(body.map(\.weak).max() ?? 0), duration: XboxReportOutput.durationUnits, startDelay: 0,
+            loopCount: 0)
+    }
+
+    private func write(_ state: State) throws(OutputFailure) {
+        do throws(EventDeviceError) {
+            try hidraw.write(Self.report(state.members.values.map { ($0.role, $0.levels) }).bytes)
+        } catch {
+            throw EvdevOutput.failure(from: error)
+        }
+    }
+}
+
+/// A motor output that writes its levels into its pad's report 3: a member of the pad's `XboxReportWriter`, for
+/// the trigger motors (an engine at a trigger locality) or the body motors (an engine asked for `.hd`).
+final class XboxReportOutput: OutputWithoutPulses {
+    let capabilities: OutputCapabilities
+    /// Held open for the pad's identity; never written.
+    private let device: EventDevice
+    private let writer: XboxReportWriter
+    private let member: Int
+    let actuatorsName: String
+    private let closed = Atomic<Bool>(false)
+
+    /// The report's duration: `XboxReportTiming.durationUnits`.
+    static let durationUnits = XboxReportTiming.durationUnits
+
+    init(device: EventDevice, node: String, role: XboxReportWriter.Role, driver: String?, logger: Logger)
+        throws(OutputFailure)
+    {
+        self.device = device
+        (writer, member) = try XboxReportWriter.join(node, as: role, logger: logger)
+        actuatorsName = if case .triggers = role { "the trigger motors" } else { "the body motors, through report 3," }
+        var capabilities = OutputCapabilities(device: device, driver: driver)
+        capabilities.hdNode = node
+        capabilities.hdKind = .triggerMotors
+        self.capabilities = capabilities
+    }
+
+    private func check() throws(OutputFailure) {
+        if closed.load(ordering: .relaxed) { throw OutputFailure(.closed, "the output is closed") }
+    }
+
+    func sendNeutral() throws(OutputFailure) {
+        try check()
+        try writer.set(member, .off)
+    }
+
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {
+        try check()
+        try writer.set(member, mix)
+    }
+
+    func keepAlive() throws(OutputFailure) {
+        try check()
+        try writer.renew()
+    }
+
+    /// Leaves the pad's writer (its motors stop unless another engine drives them), then closes the event node.
+    func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        writer.leave(member)
+        device.close()
+    }
+}
+
+/// How long each of our reports 3 plays on the pad.
+package enum XboxReportTiming {
+    /// The report's duration in its 10 ms units: 120 ms, so that a motor stops within the 150 ms a killed process
+    /// may leave a pad running even when the report arrives a little after it was written.
+    package static let durationUnits: UInt8 = 12
+}
