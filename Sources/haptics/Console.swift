@@ -108,8 +108,8 @@ enum MotorMeter {
         meter("strong", levels.strong) + "  " + meter("weak", levels.weak)
     }
 
-    /// Both voice coils' peaks and the vibration's frequency.
-    static func voiceCoils(_ activity: ActuatorActivity) -> String {
+    /// Both HD actuators' peaks (voice coils, HD rumble) and the vibration's frequency.
+    static func hdActuators(_ activity: ActuatorActivity) -> String {
         let frequency = activity.frequency.map { String(format: "%4d Hz", Int($0.rounded())) } ?? "     -"
         let meters: String = meter("left", activity.left) + "  " + meter("right", activity.right)
         return meters + "  " + frequency
@@ -143,19 +143,17 @@ enum MotorMeter {
         String(format: "strong %.3f weak %.3f", levels.strong, levels.weak)
     }
 
-    /// What an engine's output does at a moment, for a line of text and for JSON: its motors, or, on voice
-    /// coils, their peaks and frequency (`voiceCoils` in JSON) beside the motors the coils stand for.
-    static func output(_ levels: MotorMagnitudes, _ voiceCoils: ActuatorActivity?) -> (
+    /// What an engine's output does at a moment, for a line of text and for JSON: its motors, or, on HD
+    /// actuators that a stream drives (voice coils, HD rumble), their peaks and frequency (`hd` in JSON) beside
+    /// the motors they stand for.
+    static func output(_ levels: MotorMagnitudes, _ hd: ActuatorActivity?) -> (
         text: String, json: [String: String]
     ) {
-        guard let voiceCoils else { return (Self.levels(levels), ["motors": text(levels)]) }
-        let frequency = voiceCoils.frequency.map { String(format: " %.0f Hz", $0) } ?? ""
+        guard let hd else { return (Self.levels(levels), ["motors": text(levels)]) }
+        let frequency = hd.frequency.map { String(format: " %.0f Hz", $0) } ?? ""
         return (
-            Self.voiceCoils(voiceCoils),
-            [
-                "motors": text(levels),
-                "voiceCoils": String(format: "left %.3f right %.3f", voiceCoils.left, voiceCoils.right) + frequency,
-            ]
+            Self.hdActuators(hd),
+            ["motors": text(levels), "hd": String(format: "left %.3f right %.3f", hd.left, hd.right) + frequency]
         )
     }
 }

@@ -163,7 +163,7 @@ struct PlaySession {
                 let position = progress.position(at: engine.currentTime, running: engine.isRunning)
                 report.draw(
                     position: position, length: total, levels: engine.outputLevels,
-                    voiceCoils: engine.actuatorActivity)
+                    hd: engine.actuatorActivity)
                 try? await Task.sleep(for: .seconds(Self.redrawInterval))
             }
         }

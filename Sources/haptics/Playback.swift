@@ -168,11 +168,11 @@ struct PlayReport: Sendable {
         if json { event(name, fields) } else { Console.printLine(text()) }
     }
 
-    func draw(position: Double, length: Double?, levels: MotorMagnitudes, voiceCoils: ActuatorActivity? = nil) {
+    func draw(position: Double, length: Double?, levels: MotorMagnitudes, hd: ActuatorActivity? = nil) {
         let progress =
             length.map { String(format: "%6.2f / %.2f s", position, $0) }
             ?? String(format: "%6.2f s (looping)", position)
-        let meters = voiceCoils.map { MotorMeter.voiceCoils($0) } ?? MotorMeter.levels(levels)
+        let meters = hd.map { MotorMeter.hdActuators($0) } ?? MotorMeter.levels(levels)
         live.redraw("\(progress)  " + meters)
     }
 }
