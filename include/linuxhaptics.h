@@ -79,9 +79,8 @@ typedef enum lh_stopped_reason {
 typedef enum lh_actuators {
     /* The rumble motors, through the kernel's force feedback, on every pad (lh_engine_create). */
     LH_ACTUATORS_RUMBLE = 0,
-    /* HD actuators where the pad has them and their node may be written: a DualSense's voice coils or a Switch
-       controller's HD rumble (a pattern's sharpness as the vibration's frequency), an Xbox Wireless
-       Controller's report 3 over Bluetooth (one writer with its trigger engines); else the rumble motors. */
+    /* HD actuators (a pattern's sharpness as the vibration's frequency) where the pad has them and their node
+       may be written: a DualSense's voice coils, a Switch controller's HD rumble; else the rumble motors. */
     LH_ACTUATORS_AUTO = 1,
     /* HD actuators; a pad without them, or whose node may not be written, plays on its rumble motors and the
        library logs why. */

@@ -124,10 +124,9 @@ public enum HapticActuators: String, Sendable, Hashable, CaseIterable {
     /// `hd` where the pad has such actuators and their node may be written, else the rumble motors.
     case automatic = "auto"
     /// The pad's actuators through its hidraw node: a DualSense's voice coils (each event a carrier whose
-    /// frequency follows its sharpness), a Switch controller's HD rumble (each band's frequency from sharpness), or
-    /// an Xbox Wireless Controller's report 3 over Bluetooth (its body motors written with its trigger engines',
-    /// one writer for all four). A pad without them, or whose node may not be written, plays on its rumble motors
-    /// instead, and the engine says why (`OutputCapabilities.actuatorFallback`).
+    /// frequency follows its sharpness) or a Switch controller's HD rumble (each band's frequency from sharpness).
+    /// A pad without them, or whose node may not be written, plays on its rumble motors instead, and the engine
+    /// says why (`OutputCapabilities.actuatorFallback`). An Xbox pad's trigger motors are chosen by locality.
     case hd
     /// The rumble motors, through the kernel's force feedback, on every pad.
     case rumble

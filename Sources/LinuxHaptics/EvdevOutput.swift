@@ -26,13 +26,18 @@ final class EvdevOutput: MotorOutput {
     private let prepared = Lock(PreparedSlots())
     /// Counts prepared pulses' uses, for evicting the least recently used one.
     private let uses = PulseUses()
+    /// On an Xbox pad over Bluetooth whose report 3 we may write: the way the levels join that report while a
+    /// trigger engine of this process writes it (`ReportDiversion`); nil elsewhere.
+    private let diversion: ReportDiversion?
 
     init(
-        device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger, actuatorFallback: String? = nil
+        device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger, actuatorFallback: String? = nil,
+        diversion: ReportDiversion? = nil
     ) {
         self.device = device
         self.clock = clock
         self.logger = logger
+        self.diversion = diversion
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
         self.capabilities = capabilities
@@ -60,6 +65,15 @@ final class EvdevOutput: MotorOutput {
     /// play, with no update. With `explicitly` (a re-attached device) a zero rumble goes out even though nothing
     /// of ours plays yet.
     private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
+        if let diversion {
+            if diversion.isActive {
+                try enterDiversion(diversion)
+                try diversion.route(levels)
+                return
+            }
+            // No trigger engine left: the levels go to the kernel again, below.
+            diversion.leave()
+        }
         try mix.withLock { (slot) throws(OutputFailure) in
             let now = clock.now
             let change = slot.state.change(to: levels, explicitly: explicitly, at: now)
@@ -111,7 +125,31 @@ final class EvdevOutput: MotorOutput {
         }
     }
 
+    /// Stops the kernel's mix effect when the levels first go into the pad's report: hid-microsoft writes the
+    /// same report with the triggers at 0 at every update of it.
+    private func enterDiversion(_ diversion: ReportDiversion) throws(OutputFailure) {
+        guard !diversion.isJoined else { return }
+        try mix.withLock { (slot) throws(OutputFailure) in
+            guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
+            try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+            slot.state.playingUntil = 0
+        }
+    }
+
     func keepAlive() throws(OutputFailure) {
+        if let diversion {
+            if diversion.isActive {
+                if diversion.isJoined { return try diversion.renew() }
+                // A trigger engine started while the kernel plays a steady level: that level joins the report.
+                let playing = mix.withLock { $0.state.playingUntil > 0 ? $0.state.levels : nil }
+                if let playing {
+                    try enterDiversion(diversion)
+                    try diversion.route(playing)
+                }
+                return
+            }
+            if let routed = diversion.leave() { return try setMix(routed, explicitly: false) }
+        }
         try mix.withLock { (slot) throws(OutputFailure) in
             guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
             // A play of a started effect restarts its replay window: one write, no upload.
@@ -126,7 +164,7 @@ final class EvdevOutput: MotorOutput {
             strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
         // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.
         let uploaded = try Self.translate { () throws(EventDeviceError) in try device.uploadEffect(effect) }
-        let trigger = EvdevPulseTrigger(effect: uploaded, uses: uses)
+        let trigger = EvdevPulseTrigger(effect: uploaded, uses: uses, presence: diversion?.presence)
         return prepared.withLock { state in
             defer { state.nextID += 1 }
             state.slots[state.nextID] = trigger
@@ -159,6 +197,7 @@ final class EvdevOutput: MotorOutput {
     }
 
     func close() {
+        diversion?.leave()
         // Closing first: the kernel stops and erases every effect of the descriptor, so the handles dropped
         // below find it closed and issue no erase of their own.
         device.close()
@@ -215,24 +254,30 @@ private final class PulseUses: Sendable {
 
 /// A prepared pulse's slot and its trigger: one `EV_FF` write on the slot's id, then (after the write) a note of
 /// the use for eviction. Retired (on release or eviction) it erases the slot once no fire is in flight, and fires
-/// no more: the kernel gives an erased slot's id to the next upload, which a late fire would play.
+/// no more: the kernel gives an erased slot's id to the next upload, which a late fire would play. On an Xbox pad
+/// whose report a trigger engine writes, it refuses (the start goes through the mix, and so into that report).
 private final class EvdevPulseTrigger: PulseTrigger {
     let effect: UploadedEffect
     private let play: EffectTrigger
     private let uses: PulseUses
     private let used: Atomic<UInt64>
     private let gate = CallGate()
+    private let presence: TriggerPresence?
 
-    init(effect: UploadedEffect, uses: PulseUses) {
+    init(effect: UploadedEffect, uses: PulseUses, presence: TriggerPresence?) {
         self.effect = effect
         play = effect.trigger()
         self.uses = uses
+        self.presence = presence
         used = Atomic(uses.next())
     }
 
     var lastUsed: UInt64 { used.load(ordering: .relaxed) }
 
     func fire() throws(OutputFailure) {
+        if let presence, presence.isActive {
+            throw OutputFailure(.unsupported, "a trigger engine writes the pad's report: the pulse plays through it")
+        }
         let fired: Void? = try gate.pass { () throws(OutputFailure) in
             try EvdevOutput.translate { () throws(EventDeviceError) in try play.fire() }
         }

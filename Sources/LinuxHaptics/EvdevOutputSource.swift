@@ -63,34 +63,35 @@ final class EvdevOutputSource: OutputSource {
         let hd = hdOutput(of: device, driver: driver, logger: logger)
         if let output = hd.output { return output }
         return EvdevOutput(
-            device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback)
+            device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback,
+            diversion: Self.reportDiversion(for: device, logger: logger))
     }
 
-    /// The output playing on `device`'s HD actuators (voice coils, HD rumble, or an Xbox pad's report 3 for its
-    /// body motors, shared with its trigger engines) when they were asked for and can be had; otherwise, when they
-    /// were asked for, why the rumble motors play instead (logged, and reported in the capabilities).
+    /// For an Xbox pad over Bluetooth whose hidraw node this user may write: the way its rumble joins the report
+    /// our trigger engines write, so that one writer sets all four motors while they play.
+    static func reportDiversion(for device: EventDevice, logger: Logger) -> ReportDiversion? {
+        guard let actuators = HDActuators.find(identity: device.identity), actuators.kind == .triggerMotors,
+            let node = actuators.node, actuators.writable
+        else { return nil }
+        return ReportDiversion(node: node, logger: logger)
+    }
+
+    /// The output playing on `device`'s HD actuators (voice coils, HD rumble) when they were asked for and can be
+    /// had; otherwise, when they were asked for, why the rumble motors play instead (logged, and reported in the
+    /// capabilities).
     private func hdOutput(of device: EventDevice, driver: String?, logger: Logger)
         -> (output: (any MotorOutput)?, fallback: String?)
     {
         guard actuators != .rumble else { return (nil, nil) }
-        guard let coils = HDActuators.find(identity: device.identity) else {
+        guard let coils = HDActuators.find(identity: device.identity), coils.kind != .triggerMotors else {
             return (
                 nil,
                 "\(device.identity.name) has no HD actuators this engine drives (a DualSense's voice coils, a "
-                    + "Switch controller's HD rumble, an Xbox Wireless Controller's report 3 over Bluetooth)"
+                    + "Switch controller's HD rumble)"
             )
         }
         let refusal: String
-        if coils.kind == .triggerMotors, let node = coils.node {
-            do throws(OutputFailure) {
-                let output = try XboxReportOutput(
-                    device: device, node: node, role: .body, driver: driver, logger: logger)
-                logger.info("playing on report 3", metadata: ["node": "\(node)", "pad": "\(device.node)"])
-                return (output, nil)
-            } catch {
-                refusal = error.message
-            }
-        } else if coils.kind == .hdRumble, let node = coils.node {
+        if coils.kind == .hdRumble, let node = coils.node {
             do throws(OutputFailure) {
                 let output = try hdRumbleOutput(of: device, node: node, driver: driver, logger: logger)
                 logger.info("playing on HD rumble", metadata: ["node": "\(node)", "pad": "\(device.node)"])
@@ -171,7 +172,7 @@ final class EvdevOutputSource: OutputSource {
         guard let node = actuators.node else {
             throw OutputFailure(.unsupported, actuators.unavailableReason ?? "\(name) has no hidraw node")
         }
-        let output = try XboxReportOutput(device: device, node: node, role: .triggers, driver: driver, logger: logger)
+        let output = try XboxReportOutput(device: device, node: node, driver: driver, logger: logger)
         logger.info("playing on the trigger motors", metadata: ["node": "\(node)", "pad": "\(device.node)"])
         return output
     }

@@ -6,10 +6,11 @@
 // the pattern's whole level there).
 //
 // One writer per pad in a process (`XboxReportWriter`): every engine of this process that writes the pad's report
-// is a member, and each report carries every member's levels. Trigger engines are members; an engine at `all`,
-// `left` or `right` is one too when it was asked for `.hd` (or `.automatic`): then its body motors go into the same
-// report rather than the kernel's, and one writer sets all four motors. Otherwise (`.rumble`, the default) the body
-// motors stay the kernel's, and our report enables only the trigger bits, so it says nothing about them.
+// is a member, and each report carries every member's levels. Trigger engines are members. An engine at `all`,
+// `left` or `right` plays through the kernel's rumble, except while a trigger engine of this process writes the
+// pad's report: then its levels join that report as the body motors (`ReportDiversion`), its kernel effect is left
+// stopped (hid-microsoft's report would set the triggers to 0), and one writer sets all four motors. Without a
+// body member the report enables only the trigger bits and says nothing about the body motors.
 //
 // Every report carries the pad's own duration, 120 ms, and no repeats, and the engine renews a playing level every
 // 50 ms as it does for rumble: a process that is killed or stopped leaves the motors running at most 120 ms after
@@ -34,6 +35,19 @@ final class XboxReportWriter: Sendable {
 
     /// The writers by hidraw node, while they have members.
     private static let writers = Lock<[String: XboxReportWriter]>([:])
+    /// Per hidraw node, how many trigger engines of this process write it: kept for the life of the process (one
+    /// small counter per pad seen), so a kernel-rumble engine can check it with one atomic load.
+    private static let presences = Lock<[String: TriggerPresence]>([:])
+
+    /// The trigger presence of `node`.
+    static func presence(of node: String) -> TriggerPresence {
+        presences.withLock { presences in
+            if let known = presences[node] { return known }
+            let made = TriggerPresence()
+            presences[node] = made
+            return made
+        }
+    }
 
     let node: String
     private let hidraw: HidrawDevice
@@ -69,6 +83,7 @@ final class XboxReportWriter: Sendable {
                 state.members[state.nextMember] = Member(role: role, levels: .off)
                 return state.nextMember
             }
+            if case .triggers = role { presence(of: node).count.add(1, ordering: .releasing) }
             return (writer, member)
         }
     }
@@ -92,7 +107,8 @@ final class XboxReportWriter: Sendable {
     func leave(_ member: Int) {
         Self.writers.withLock { writers in
             let empty = state.withLock { state -> Bool in
-                guard state.members.removeValue(forKey: member) != nil else { return false }
+                guard let left = state.members.removeValue(forKey: member) else { return false }
+                if case .triggers = left.role { Self.presence(of: node).count.subtract(1, ordering: .releasing) }
                 try? write(state)
                 return state.members.isEmpty
             }
@@ -126,8 +142,7 @@ final class XboxReportWriter: Sendable {
     }
 }
 
-/// A motor output that writes its levels into its pad's report 3: a member of the pad's `XboxReportWriter`, for
-/// the trigger motors (an engine at a trigger locality) or the body motors (an engine asked for `.hd`).
+/// A motor output for an engine at a trigger locality: a member of its pad's `XboxReportWriter`.
 final class XboxReportOutput: OutputWithoutPulses {
     let capabilities: OutputCapabilities
     /// Held open for the pad's identity; never written.
@@ -140,12 +155,10 @@ final class XboxReportOutput: OutputWithoutPulses {
     /// The report's duration: `XboxReportTiming.durationUnits`.
     static let durationUnits = XboxReportTiming.durationUnits
 
-    init(device: EventDevice, node: String, role: XboxReportWriter.Role, driver: String?, logger: Logger)
-        throws(OutputFailure)
-    {
+    init(device: EventDevice, node: String, driver: String?, logger: Logger) throws(OutputFailure) {
         self.device = device
-        (writer, member) = try XboxReportWriter.join(node, as: role, logger: logger)
-        actuatorsName = if case .triggers = role { "the trigger motors" } else { "the body motors, through report 3," }
+        (writer, member) = try XboxReportWriter.join(node, as: .triggers, logger: logger)
+        actuatorsName = "the trigger motors"
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.hdNode = node
         capabilities.hdKind = .triggerMotors
@@ -184,4 +197,71 @@ package enum XboxReportTiming {
     /// The report's duration in its 10 ms units: 120 ms, so that a motor stops within the 150 ms a killed process
     /// may leave a pad running even when the report arrives a little after it was written.
     package static let durationUnits: UInt8 = 12
+}
+
+/// How many trigger engines of this process write one pad's report 3: while any does, the pad's body motors go
+/// through the same report too (`ReportDiversion`), so that one writer sets all four motors.
+final class TriggerPresence: Sendable {
+    let count = Atomic<Int>(0)
+    var isActive: Bool { count.load(ordering: .acquiring) > 0 }
+}
+
+/// A kernel-rumble output's way into its pad's report 3 (an Xbox Wireless Controller over Bluetooth whose hidraw
+/// node we may write): while a trigger engine of this process writes the report, the output's levels join it as
+/// the body motors and the kernel's rumble is left stopped, since hid-microsoft's report would set the triggers
+/// to 0; when no trigger engine is left, the output leaves the report and plays through the kernel again.
+final class ReportDiversion: Sendable {
+    let node: String
+    let presence: TriggerPresence
+    private let logger: Logger
+    private struct Membership {
+        var writer: XboxReportWriter
+        var member: Int
+        var levels: MotorMagnitudes
+    }
+    private let joined = Lock<Membership?>(nil)
+
+    init(node: String, logger: Logger) {
+        self.node = node
+        presence = XboxReportWriter.presence(of: node)
+        self.logger = logger
+    }
+
+    /// Whether the output's levels go into the report now.
+    var isActive: Bool { presence.isActive }
+    /// Whether the output is a member of the report's writer (it joined, and has not left yet).
+    var isJoined: Bool { joined.withLock { $0 != nil } }
+
+    /// Sets the body motors in the report; joins the writer first when the output is not a member yet.
+    func route(_ levels: MotorMagnitudes) throws(OutputFailure) {
+        let membership = try joined.withLock { (held) throws(OutputFailure) -> Membership in
+            if held == nil {
+                let made = try XboxReportWriter.join(node, as: .body, logger: logger)
+                held = Membership(writer: made.writer, member: made.member, levels: levels)
+                logger.info("the body motors join the trigger motors' report", metadata: ["node": "\(node)"])
+            }
+            held?.levels = levels
+            return held.unsafelyUnwrapped
+        }
+        try membership.writer.set(membership.member, levels)
+    }
+
+    /// Writes the report again (a renewal).
+    func renew() throws(OutputFailure) {
+        try joined.withLock { $0 }?.writer.renew()
+    }
+
+    /// Leaves the writer, so the output plays through the kernel again; the body levels it last routed, nil when
+    /// it was no member.
+    @discardableResult
+    func leave() -> MotorMagnitudes? {
+        guard
+            let held = joined.withLock({ held in
+                defer { held = nil }; return held
+            })
+        else { return nil }
+        held.writer.leave(held.member)
+        logger.info("the body motors go back to the kernel's rumble", metadata: ["node": "\(node)"])
+        return held.levels
+    }
 }

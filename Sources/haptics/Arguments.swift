@@ -133,8 +133,8 @@ extension HapticActuators: ExpressibleByArgument {
     static let help =
         "Which actuators play: rumble (the motors through the kernel, on every pad), hd (through the pad's hidraw "
         + "node: a DualSense's voice coils or a Switch controller's HD rumble, sharpness as the vibration's "
-        + "frequency; an Xbox Wireless Controller's report 3, shared with its trigger engines; other pads fall "
-        + "back to rumble with a note) or auto (hd where the pad has it and its node may be written)."
+        + "frequency; other pads fall back to rumble with a note) or auto (hd where the pad has it and its node "
+        + "may be written)."
 }
 
 extension RenderProfile: ExpressibleByArgument {

@@ -59,3 +59,26 @@ import Testing
         again.writer.leave(again.member)
     }
 }
+
+@Suite struct ReportDiversionTests {
+    @Test func aRumbleOutputJoinsTheReportOnlyWhileATriggerEngineWritesItAndLeavesWithItsLastLevels() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        defer { unlink(path) }
+        let logger = Logger(label: "test")
+        let diversion = ReportDiversion(node: path, logger: logger)
+        #expect(!diversion.isActive && !diversion.isJoined)
+        let trigger = try XboxReportWriter.join(path, as: .triggers, logger: logger)
+        #expect(diversion.isActive)
+        try diversion.route(MotorMagnitudes(strong: 0.4, weak: 0.1))
+        #expect(diversion.isJoined)
+        trigger.writer.leave(trigger.member)
+        #expect(!diversion.isActive)
+        #expect(diversion.leave() == MotorMagnitudes(strong: 0.4, weak: 0.1))
+        #expect(!diversion.isJoined && diversion.leave() == nil)
+        let written = try XboxReportWriterTests.reports(at: path)
+        // The body joined (all four enabled, its levels), the trigger left (the body alone), the body left.
+        #expect(written.map(\.enable) == [0x0f, 0x0f, 0x0c])
+        #expect(written.map(\.strong) == [40, 40, 0])
+    }
+}
