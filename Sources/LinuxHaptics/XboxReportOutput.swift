@@ -220,6 +220,8 @@ final class ReportDiversion: Sendable {
         var levels: MotorMagnitudes
     }
     private let joined = Lock<Membership?>(nil)
+    /// Whether `joined` holds a membership: read without the lock on every update of a rumble engine.
+    private let member = Atomic<Bool>(false)
 
     init(node: String, logger: Logger) {
         self.node = node
@@ -230,7 +232,7 @@ final class ReportDiversion: Sendable {
     /// Whether the output's levels go into the report now.
     var isActive: Bool { presence.isActive }
     /// Whether the output is a member of the report's writer (it joined, and has not left yet).
-    var isJoined: Bool { joined.withLock { $0 != nil } }
+    var isJoined: Bool { member.load(ordering: .acquiring) }
 
     /// Sets the body motors in the report; joins the writer first when the output is not a member yet.
     func route(_ levels: MotorMagnitudes) throws(OutputFailure) {
@@ -238,6 +240,7 @@ final class ReportDiversion: Sendable {
             if held == nil {
                 let made = try XboxReportWriter.join(node, as: .body, logger: logger)
                 held = Membership(writer: made.writer, member: made.member, levels: levels)
+                member.store(true, ordering: .releasing)
                 logger.info("the body motors join the trigger motors' report", metadata: ["node": "\(node)"])
             }
             held?.levels = levels
@@ -255,11 +258,15 @@ final class ReportDiversion: Sendable {
     /// it was no member.
     @discardableResult
     func leave() -> MotorMagnitudes? {
-        guard
-            let held = joined.withLock({ held in
-                defer { held = nil }; return held
-            })
-        else { return nil }
+        guard isJoined else { return nil }
+        let taken = joined.withLock { held in
+            defer {
+                held = nil
+                member.store(false, ordering: .releasing)
+            }
+            return held
+        }
+        guard let held = taken else { return nil }
         held.writer.leave(held.member)
         logger.info("the body motors go back to the kernel's rumble", metadata: ["node": "\(node)"])
         return held.levels
