@@ -160,38 +160,49 @@ enum HDRumbleSuite {
     /// each report's bands, so it is at rest from the first report at rest that follows the last one playing.
     static func switchKilledOrStopped() async throws {
         try await EmulationSuite.withController(.switchPro) { device, nodes in
-            let file = "/tmp/hd-switch-tone-\(getpid()).ahap"
-            try AHAPFixtures.tone(seconds: 10).ahapData().write(to: URL(fileURLWithPath: file))
-            defer { unlink(file) }
-            var figures: [String] = []
-            for signal in [SIGKILL, SIGSTOP] {
-                let before = device.records().count
-                let process = try Subprocess([
-                    projectBinary("haptics"), "play", "--actuators", "hd", "--device", nodes.rumbleNode, file,
-                ])
-                defer { _ = process.finish(timeout: 0) }
-                try await EmulationSuite.waitForOutputs(device, after: before, "the tone on HD rumble") {
-                    $0.compactMap { SwitchRumbleReport(bytes: bytes($0)) }.filter { !$0.frame.left.isAtRest }.count > 5
-                }
-                let sent = monotonicSeconds()
-                process.signal(signal)
-                try await Task.sleep(for: .milliseconds(400))
+            let figures = try await signalledPlayers(
+                device, ["--actuators", "hd", "--device", nodes.rumbleNode], signals: [SIGKILL, SIGSTOP],
+                "the tone on HD rumble",
+                started: { $0.compactMap { SwitchRumbleReport(bytes: bytes($0)) }.filter { !$0.frame.left.isAtRest } },
                 // The pad holds each frame until the next one.
-                let playback = SwitchRumblePlayback(records: device.records().dropFirst(before))
-                if signal == SIGSTOP { process.signal(SIGKILL) }
-                let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
-                guard let rest = playback.restingFrom else {
-                    throw TestFailure(reason: "after \(name) no report put the actuators at rest")
-                }
-                try require(rest.isFinite, "no report carried rumble")
-                try require(
-                    rest - sent <= 0.150,
-                    "after \(name) the pad played on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
-                figures.append("\(name): at rest \(Int(((rest - sent) * 1000).rounded())) ms after the signal")
-                _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
-            }
+                restingFrom: { SwitchRumblePlayback(records: $0).restingFrom })
             print("    " + figures.joined(separator: "; "))
         }
+    }
+
+    /// For each of `signals`: `haptics play ARGUMENTS` plays a 10 s tone on the emulated `device` until `started`
+    /// finds more than five of its reports, is sent the signal (a stopped player is killed after), and the pad
+    /// must be at rest, by `restingFrom` over the records since, within 150 ms of the signal. Returns a figure per
+    /// signal.
+    static func signalledPlayers<Report>(
+        _ device: any EmulatedDevice, _ arguments: [String], signals: [Int32], _ what: String,
+        started: @escaping ([PadRecord]) -> [Report], restingFrom: (ArraySlice<PadRecord>) -> Double?
+    ) async throws -> [String] {
+        let file = "/tmp/hd-tone-\(getpid()).ahap"
+        try AHAPFixtures.tone(seconds: 10).ahapData().write(to: URL(fileURLWithPath: file))
+        defer { unlink(file) }
+        var figures: [String] = []
+        for signal in signals {
+            let before = device.records().count
+            let process = try Subprocess([projectBinary("haptics"), "play"] + arguments + [file])
+            defer { _ = process.finish(timeout: 0) }
+            try await EmulationSuite.waitForOutputs(device, after: before, what) { started($0).count > 5 }
+            let sent = monotonicSeconds()
+            process.signal(signal)
+            try await Task.sleep(for: .milliseconds(400))
+            if signal == SIGSTOP { process.signal(SIGKILL) }
+            _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+            let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
+            guard let rest = restingFrom(device.records().dropFirst(before)) else {
+                throw TestFailure(reason: "after \(name) nothing put the actuators at rest")
+            }
+            try require(rest.isFinite, "no report moved an actuator")
+            try require(
+                rest - sent <= 0.150,
+                "after \(name) the pad played on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
+            figures.append("\(name): at rest \(Int(((rest - sent) * 1000).rounded())) ms after the signal")
+        }
+        return figures
     }
 
     // MARK: Switch Pro: no access
@@ -348,30 +359,13 @@ enum HDRumbleSuite {
     /// motor, with nothing written after it.
     static func xboxKilled() async throws {
         try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
-            let file = "/tmp/hd-xbox-tone-\(getpid()).ahap"
-            try AHAPFixtures.tone(seconds: 10).ahapData().write(to: URL(fileURLWithPath: file))
-            defer { unlink(file) }
-            let before = device.records().count
-            let process = try Subprocess([
-                projectBinary("haptics"), "play", "--locality", "left-trigger", "--device", nodes.rumbleNode, file,
-            ])
-            defer { _ = process.finish(timeout: 0) }
-            try await EmulationSuite.waitForOutputs(device, after: before, "the tone on the left trigger") {
-                $0.compactMap { XboxRumbleReport(bytes: bytes($0)) }.filter { $0.leftTrigger > 0 }.count > 5
-            }
-            let sent = monotonicSeconds()
-            process.signal(SIGKILL)
-            try await Task.sleep(for: .milliseconds(400))
-            _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
-            // The pad stops a report's motors by itself when its duration has passed.
-            let rest = XboxRumblePlayback(records: device.records().dropFirst(before)).restingFrom
-            try require(rest.isFinite, "no report drove the left trigger")
-            try require(
-                rest - sent <= 0.150,
-                "after SIGKILL the left trigger ran on for \(Int((rest - sent) * 1000)) ms (bound 150 ms)")
-            print(
-                "    SIGKILL: at rest \(Int(((rest - sent) * 1000).rounded())) ms after the signal (the last report's duration)"
-            )
+            let figures = try await signalledPlayers(
+                device, ["--locality", "left-trigger", "--device", nodes.rumbleNode], signals: [SIGKILL],
+                "the tone on the left trigger",
+                started: { $0.compactMap { XboxRumbleReport(bytes: bytes($0)) }.filter { $0.leftTrigger > 0 } },
+                // The pad stops a report's motors by itself when its duration has passed.
+                restingFrom: { XboxRumblePlayback(records: $0).restingFrom })
+            print("    " + figures.joined(separator: "; ") + " (the last report's duration)")
         }
     }
 

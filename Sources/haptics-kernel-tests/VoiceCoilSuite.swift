@@ -306,33 +306,11 @@ enum VoiceCoilSuite {
     /// plays, the pad, playing what it received in order, falls silent within 150 ms of the signal.
     static func killedOrStoppedFallsSilent() async throws {
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
-            let file = "/tmp/hd-tone-\(getpid()).ahap"
-            try tone(10).ahapData().write(to: URL(fileURLWithPath: file))
-            defer { unlink(file) }
-            var figures: [String] = []
-            for signal in [SIGKILL, SIGSTOP] {
-                let before = device.records().count
-                let process = try Subprocess([
-                    projectBinary("haptics"), "play", "--actuators", "hd", "--device", nodes.rumbleNode, file,
-                ])
-                defer { _ = process.finish(timeout: 0) }
-                try await EmulationSuite.waitForOutputs(device, after: before, "the tone on the voice coils") {
-                    $0.filter { $0.report?.hasPrefix("32") ?? false }.count > 20
-                }
-                let sent = monotonicSeconds()
-                process.signal(signal)
-                try await Task.sleep(for: .milliseconds(400))
+            let figures = try await HDRumbleSuite.signalledPlayers(
+                device, ["--actuators", "hd", "--device", nodes.rumbleNode], signals: [SIGKILL, SIGSTOP],
+                "the tone on the voice coils", started: { $0.filter { $0.report?.hasPrefix("32") ?? false } },
                 // The pad plays its reports in order, each from its arrival or the end of the one before.
-                guard let silentAt = VoiceCoilPlayback(records: device.records().dropFirst(before)).lastMotion()
-                else { throw TestFailure(reason: "no report carried sound") }
-                if signal == SIGSTOP { process.signal(SIGKILL) }
-                let name = signal == SIGKILL ? "SIGKILL" : "SIGSTOP"
-                try require(
-                    silentAt - sent <= 0.150,
-                    "after \(name) the pad played on for \(Int((silentAt - sent) * 1000)) ms (bound 150 ms)")
-                figures.append("\(name): silent \(Int(((silentAt - sent) * 1000).rounded())) ms after the signal")
-                _ = process.finish(timeout: VirtualPadSuite.hangGuardSeconds)
-            }
+                restingFrom: { VoiceCoilPlayback(records: $0).lastMotion() })
             print("    " + figures.joined(separator: "; "))
         }
     }
