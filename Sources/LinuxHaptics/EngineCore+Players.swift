@@ -98,7 +98,7 @@ extension EngineCore {
         }
         if let quick {
             if streamed, case .queued = quick {
-                // The voice coils hear of the start at once. The motors' pass writes nothing to them: it is the
+                // The HD actuators' stream hears of the start at once. The motors' pass writes nothing to it: it is the
                 // timer's, not the caller's.
                 syncSounds()
                 wake()

@@ -7,12 +7,13 @@ import Logging
 extension EngineCore {
     // MARK: Sound
 
-    /// Brings the sound stream, and the voice coils when they play, in line with the players: called after anything that may change what a player
+    /// Brings the sound stream, and the HD actuators' stream when they play (voice coils, HD rumble), in line with
+    /// the players: called after anything that may change what a player
     /// plays (a command queued or applied, a seek, controls) and after each pass. Every such change bumps the
     /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
     /// whatever the revision (the mute changed).
     func syncSounds(force: Bool = false) {
-        // An engine that plays no sound and was not asked for voice coils never has either: nothing to take.
+        // An engine that plays no sound and was not asked for HD actuators never has either: nothing to take.
         guard audio != nil || options.actuators != .rumble else { return }
         soundSync.withLock { synced in
             let now = clock.now
@@ -43,7 +44,7 @@ extension EngineCore {
         }
     }
 
-    /// What the sound stream and the voice coils are to play, taken from the state in one go.
+    /// What the sound stream and the HD actuators' stream are to play, taken from the state in one go.
     private struct Taken {
         var streamed: (any PatternStreamOutput)?
         var sounds: [PlayerID: EngineAudio.PlayerSound] = [:]

@@ -87,10 +87,10 @@ final class EngineCore: Sendable {
         return output?.currentLevels() ?? written
     }
 
-    /// What the voice coils were last sent, while the engine plays on them.
+    /// What the HD actuators a stream drives were last sent, while the engine plays on them.
     var actuatorActivity: ActuatorActivity? { patternStream?.activity }
 
-    /// Reports written and underruns on the voice coils' stream, while the engine plays on them.
+    /// Reports written and underruns on that stream, while the engine plays on it.
     var hdStreamCounts: (reports: Int, underruns: Int)? { patternStream?.streamCounts }
 
     private var patternStream: (any PatternStreamOutput)? {

@@ -54,7 +54,7 @@ final class EvdevOutputSource: OutputSource {
         bound.withLock { $0 = device.id }
         if locality.isTrigger {
             do throws(OutputFailure) {
-                return try triggerOutput(of: device, driver: driver, clock: clock, logger: logger)
+                return try triggerOutput(of: device, driver: driver, logger: logger)
             } catch {
                 device.close()
                 throw error
@@ -158,7 +158,7 @@ final class EvdevOutputSource: OutputSource {
     /// The trigger motors of `device` for an engine made with a trigger locality: an Xbox Wireless Controller over
     /// Bluetooth whose hidraw node this user may write. Any other pad, or no access, is an error that says so:
     /// there is nothing to fall back to, the motors a trigger locality names being nowhere else.
-    private func triggerOutput(of device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger)
+    private func triggerOutput(of device: EventDevice, driver: String?, logger: Logger)
         throws(OutputFailure) -> XboxReportOutput
     {
         let name = device.identity.name

@@ -74,7 +74,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var closing = false
     }
 
-    package let node: String
+    package let deviceName: String
     private let device: HidrawDevice
     private let keeper: (any SilenceKeeper)?
     private let locality: HapticLocality
@@ -99,7 +99,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         self.locality = locality
         self.mirrorsSides = mirrorsSides
         self.logger = logger
-        node = device.node
+        deviceName = device.node
         let started = try ServiceThread.start { [self] in run() }
         thread.withLock { $0 = started }
     }
@@ -107,7 +107,6 @@ package final class HDRumbleStream: PatternStream, CueStream {
     deinit { close() }
 
     var failure: OutputFailure? { firstFailure.withLock { $0 } }
-    package var deviceName: String { node }
     package var reports: Int { state.withLock { $0.reports } }
     /// Reports written so far; the stream counts no underruns (the pad holds each report's bands).
     var counts: (reports: Int, underruns: Int) { (reports, 0) }
@@ -228,47 +227,39 @@ package final class HDRumbleStream: PatternStream, CueStream {
 
     /// Writes the report for the update starting at `now`: every source sounding over it, mixed per actuator.
     private func writeUpdate(at now: UInt64) throws(EventDeviceError) {
-        let frames = Int(Self.updateSeconds * BandRenderer.sampleRate)
-        let update: (report: SwitchRumbleReport, wasPlaying: Bool)? = state.withLock { state in
-            var left: [Carrier] = []
-            var right: [Carrier] = []
-            var crossover = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.5)
+        // What sounds over the update, taken under the lock (ended sources dropped); read outside it, so that a
+        // player's start (`play`) never waits for a render.
+        let spans = state.withLock { state in
+            var spans: [(renderer: BandRenderer, frame: Int, count: Int)] = []
             for (id, placed) in state.sources {
-                if let end = placed.end, end <= now {
+                if let span = span(of: placed, at: now) {
+                    spans.append(span)
+                } else if placed.start <= now {
                     state.sources[id] = nil
-                    continue
                 }
-                guard placed.start <= now else { continue }
-                let elapsed = Double(now - placed.start) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
-                var frame = placed.source.offsetFrame + Int(elapsed)
-                let renderer = placed.source.renderer
-                if let loop = placed.source.loopFrame {
-                    frame %= loop
-                } else if frame >= renderer.endFrame {
-                    state.sources[id] = nil
-                    continue
-                }
-                var count = frames
-                if let end = placed.end {
-                    let left = Double(end - now) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
-                    count = max(1, min(count, Int(left)))
-                }
-                crossover = renderer.crossover
-                let carriers = renderer.carriers(from: frame, count: count)
-                left += carriers.left
-                right += carriers.right
             }
-            if mirrorsSides, locality != .all {
-                // One side's list is empty at a handle's locality: the one actuator plays the other's.
-                left += right
-                right = left
-            }
-            let bands = (
-                left: ActuatorBands.mixing(left, crossover: crossover),
-                right: ActuatorBands.mixing(right, crossover: crossover)
-            )
-            let silent = bands.left.isSilent && bands.right.isSilent
-            if silent {
+            return spans
+        }
+        var left: [Carrier] = []
+        var right: [Carrier] = []
+        for span in spans {
+            let carriers = span.renderer.carriers(from: span.frame, count: span.count)
+            left += carriers.left
+            right += carriers.right
+        }
+        if mirrorsSides, locality != .all {
+            // One side's list is empty at a handle's locality: the one actuator plays the other's.
+            left += right
+            right = left
+        }
+        // Every source's renderer has the same map; with no source, nothing sounds on either side of any crossover.
+        let crossover = spans.first?.renderer.crossover ?? 0
+        let bands = (
+            left: ActuatorBands.mixing(left, crossover: crossover),
+            right: ActuatorBands.mixing(right, crossover: crossover)
+        )
+        let update: (report: SwitchRumbleReport, wasPlaying: Bool)? = state.withLock { state in
+            if bands.left.isSilent && bands.right.isSilent {
                 guard state.restLeft > 0 else { return nil }
                 state.restLeft -= 1
             } else {
@@ -293,6 +284,26 @@ package final class HDRumbleStream: PatternStream, CueStream {
         keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
         try device.write(report.bytes)
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
+    }
+
+    /// Where `placed` is in the update starting at `now`: its renderer, the frame it is at and the frames it
+    /// sounds for; nil when it has not started yet, or has ended (by its stop, or its pattern's end).
+    private func span(of placed: Placed, at now: UInt64) -> (renderer: BandRenderer, frame: Int, count: Int)? {
+        guard placed.start <= now else { return nil }
+        if let end = placed.end, end <= now { return nil }
+        let renderer = placed.source.renderer
+        let elapsed = Double(now - placed.start) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
+        var frame = placed.source.offsetFrame + Int(elapsed)
+        if let loop = placed.source.loopFrame {
+            frame %= loop
+        } else if frame >= renderer.endFrame {
+            return nil
+        }
+        var count = Int(Self.updateSeconds * BandRenderer.sampleRate)
+        if let end = placed.end {
+            count = max(1, min(count, Int(Double(end - now) * BandRenderer.sampleRate / Self.nanosecondsPerSecond)))
+        }
+        return (renderer, frame, count)
     }
 
     /// At the end: the actuators are put at rest when the last report left them playing.

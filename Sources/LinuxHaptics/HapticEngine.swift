@@ -72,15 +72,17 @@ public final class HapticEngine: Sendable {
     /// say why a play did not happen.
     package var stateSummary: String { core.stateSummary }
 
-    /// What the motors do now: the virtual output's model, or the last mix sent to a device. On voice coils the
-    /// motors do nothing: this is the mix the motors would get, and `actuatorActivity` what the coils get.
+    /// What the motors do now: the virtual output's model, or the last mix sent to a device. On HD actuators a
+    /// stream drives (voice coils, HD rumble) the motors do nothing: this is the mix the motors would get, and
+    /// `actuatorActivity` what the actuators get.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
 
-    /// What the voice coils were last sent, while the engine plays on them (`HapticActuators.hd`); nil on motors.
+    /// What the HD actuators a stream drives (voice coils, HD rumble) were last sent, while the engine plays on
+    /// them (`HapticActuators.hd`); nil on motors.
     public var actuatorActivity: ActuatorActivity? { core.actuatorActivity }
 
-    /// The voice coils' stream so far: reports written, and underruns (a report that found the pad's queue empty
-    /// while the one before carried sound); nil on motors. For this package's benchmarks.
+    /// The HD actuators' stream so far: reports written, and underruns (on the voice coils, a report that found the
+    /// pad's queue empty while the one before carried sound); nil on motors. For this package's benchmarks.
     package var hdStreamCounts: (reports: Int, underruns: Int)? { core.hdStreamCounts }
 
     /// Called when the engine stops without `stop()`: the controller went away, refused what the engine needs,

@@ -83,7 +83,7 @@ final class XboxReportWriter: Sendable {
                 state.members[state.nextMember] = Member(role: role, levels: .off)
                 return state.nextMember
             }
-            if case .triggers = role { presence(of: node).count.add(1, ordering: .releasing) }
+            if role == .triggers { presence(of: node).count.add(1, ordering: .releasing) }
             return (writer, member)
         }
     }
@@ -108,7 +108,7 @@ final class XboxReportWriter: Sendable {
         Self.writers.withLock { writers in
             let empty = state.withLock { state -> Bool in
                 guard let left = state.members.removeValue(forKey: member) else { return false }
-                if case .triggers = left.role { Self.presence(of: node).count.subtract(1, ordering: .releasing) }
+                if left.role == .triggers { Self.presence(of: node).count.subtract(1, ordering: .releasing) }
                 try? write(state)
                 return state.members.isEmpty
             }
@@ -122,8 +122,8 @@ final class XboxReportWriter: Sendable {
     /// motors), the body bits only while a member drives the body motors (else they stay the kernel's).
     static func report(_ members: some Collection<(role: Role, levels: MotorMagnitudes)>) -> XboxRumbleReport {
         func percent(_ level: Double) -> UInt8 { UInt8((min(max(level, 0), 1) * 100).rounded()) }
-        let triggers = members.filter { if case .triggers = $0.role { true } else { false } }.map(\.levels)
-        let body = members.filter { if case .body = $0.role { true } else { false } }.map(\.levels)
+        let triggers = members.filter { $0.role == .triggers }.map(\.levels)
+        let body = members.filter { $0.role == .body }.map(\.levels)
         var enable = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
         if !body.isEmpty { enable |= XboxRumbleReport.enableStrong | XboxRumbleReport.enableWeak }
         return XboxRumbleReport(
@@ -149,7 +149,7 @@ final class XboxReportOutput: OutputWithoutPulses {
     private let device: EventDevice
     private let writer: XboxReportWriter
     private let member: Int
-    let actuatorsName: String
+    let actuatorsName = "the trigger motors"
     private let closed = Atomic<Bool>(false)
 
     /// The report's duration: `XboxReportTiming.durationUnits`.
@@ -158,7 +158,6 @@ final class XboxReportOutput: OutputWithoutPulses {
     init(device: EventDevice, node: String, driver: String?, logger: Logger) throws(OutputFailure) {
         self.device = device
         (writer, member) = try XboxReportWriter.join(node, as: .triggers, logger: logger)
-        actuatorsName = "the trigger motors"
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.hdNode = node
         capabilities.hdKind = .triggerMotors

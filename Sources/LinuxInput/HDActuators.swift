@@ -95,11 +95,6 @@ public struct HDActuators: Sendable, Hashable {
         }
     }
 
-    /// Whether a pad with `identity` has actuators of `kind`.
-    public static func present(_ kind: Kind, on identity: InputDeviceIdentity) -> Bool {
-        self.kind(of: identity) == kind
-    }
-
     /// The actuators of the pad with `identity` beyond its rumble (its event node's sysfs path leads to its HID
     /// device and hidraw node), or nil when it has none.
     public static func find(identity: InputDeviceIdentity) -> HDActuators? {

@@ -59,28 +59,19 @@ enum HDRumbleSuite {
         return engine
     }
 
-    /// The bytes of a record's report.
-    static func bytes(_ record: PadRecord) -> [UInt8] {
-        guard let hex = record.report else { return [] }
-        let digits = Array(hex.utf8)
-        return stride(from: 0, to: digits.count - 1, by: 2).compactMap {
-            UInt8(String(decoding: digits[$0...$0 + 1], as: UTF8.self), radix: 16)
+    /// The rumble of the 0x10 reports among `records` (rumble only: the driver's 0x01 subcommand reports carry
+    /// rumble too), as the emulated pad decoded it, with their arrival time.
+    static func rumbleReports(_ records: some Sequence<PadRecord>) -> [(time: Double, packet: SwitchRumblePacket)] {
+        records.compactMap { record in
+            guard record.report?.hasPrefix("10") == true, let packet = record.hdRumble else { return nil }
+            return (record.time.seconds, packet)
         }
     }
 
-    /// The 0x10 reports recorded after record `before`, with their arrival time.
     static func rumbleReports(_ device: any EmulatedDevice, after before: Int) -> [(
-        time: Double, report: SwitchRumbleReport
+        time: Double, packet: SwitchRumblePacket
     )] {
-        device.records().dropFirst(before).compactMap { record in
-            SwitchRumbleReport(bytes: bytes(record)).map { (record.time.seconds, $0) }
-        }
-    }
-
-    /// The louder band of an actuator: its frequency and amplitude.
-    static func louder(_ actuator: SwitchRumbleActuator) -> (frequency: Double, amplitude: Double) {
-        actuator.lowAmplitude >= actuator.highAmplitude
-            ? (actuator.lowFrequency, actuator.lowAmplitude) : (actuator.highFrequency, actuator.highAmplitude)
+        rumbleReports(device.records().dropFirst(before))
     }
 
     // MARK: Switch Pro: the sweep
@@ -111,19 +102,18 @@ enum HDRumbleSuite {
             try await VoiceCoilSuite.play(sweep, on: engine)
             try await Task.sleep(for: .milliseconds(200))
             let reports = rumbleReports(device, after: before)
-            guard let first = reports.first(where: { !$0.report.frame.left.isAtRest })?.time else {
+            guard let first = reports.first(where: { !$0.packet.left.isAtRest })?.time else {
                 throw TestFailure(reason: "no 0x10 report carried rumble")
             }
             for (previous, next) in zip(reports, reports.dropFirst())
-            where next.report.counter != (previous.report.counter + 1) & 0x0f {
-                throw TestFailure(reason: "counter \(previous.report.counter) followed by \(next.report.counter)")
+            where next.packet.counter & 0x0f != (previous.packet.counter + 1) & 0x0f {
+                throw TestFailure(reason: "counter \(previous.packet.counter) followed by \(next.packet.counter)")
             }
             let spacing = zip(reports, reports.dropFirst()).map { $1.time - $0.time }.min() ?? 1
             /// What the left actuator played in the middle of step `step`.
             func middle(_ step: Int) -> (frequency: Double, amplitude: Double) {
                 let time = first + 0.3 * Double(step) + 0.15
-                let held = reports.last { $0.time <= time }?.report.frame.left ?? .rest
-                return louder(held)
+                return reports.last { $0.time <= time }?.packet.left.dominantBand ?? (0, 0)
             }
             var frequencies: [Double] = []
             for step in 0..<5 {
@@ -143,7 +133,7 @@ enum HDRumbleSuite {
                     abs(amplitude - wanted) <= 0.03,
                     "intensity \(intensity): amplitude \(amplitude) played, \(wanted) rendered (bound 0.03)")
             }
-            guard let last = reports.last, last.report.frame.left.isAtRest, last.report.frame.right.isAtRest else {
+            guard let last = reports.last, last.packet.isAtRest else {
                 throw TestFailure(reason: "the last report was not at rest: \(reports.last as Any)")
             }
             try require(spacing >= HDRumbleStream.minimumSpacingSeconds - 0.002, "two reports \(spacing) s apart")
@@ -163,7 +153,7 @@ enum HDRumbleSuite {
             let figures = try await signalledPlayers(
                 device, ["--actuators", "hd", "--device", nodes.rumbleNode], signals: [SIGKILL, SIGSTOP],
                 "the tone on HD rumble",
-                started: { $0.compactMap { SwitchRumbleReport(bytes: bytes($0)) }.filter { !$0.frame.left.isAtRest } },
+                started: { rumbleReports($0).filter { !$0.packet.left.isAtRest } },
                 // The pad holds each frame until the next one.
                 restingFrom: { SwitchRumblePlayback(records: $0).restingFrom })
             print("    " + figures.joined(separator: "; "))
@@ -221,10 +211,10 @@ enum HDRumbleSuite {
                 ["play", "--actuators", "hd", "--device", nodes.rumbleNode, "Haptics/thud.ahap"], asNobody: true)
             try require(output.contains("udev rule"), "no message naming the udev rule:\n\(output)")
             // hid-nintendo's own rumble: both bands at its fixed 160 and 320 Hz.
-            let driver = rumbleReports(device, after: before).filter { !$0.report.frame.left.isAtRest }
+            let driver = rumbleReports(device, after: before).filter { !$0.packet.left.isAtRest }
             try require(!driver.isEmpty, "the thud did not play on the kernel's rumble")
             try require(
-                driver.allSatisfy { abs($0.report.frame.left.lowFrequency - 160) <= 2 },
+                driver.allSatisfy { abs($0.packet.left.lowFrequency - 160) <= 2 },
                 "a report at another frequency than the driver's 160 Hz reached the pad")
             print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
         }
@@ -232,14 +222,19 @@ enum HDRumbleSuite {
 
     // MARK: Xbox: the trigger motors
 
-    /// The report-3 commands written after record `before`, with their arrival time.
-    static func xboxReports(_ device: any EmulatedDevice, after before: Int) -> [(
-        time: Double, report: XboxRumbleReport
-    )] {
-        device.records().dropFirst(before).compactMap { record in
-            XboxRumbleReport(bytes: bytes(record)).map { (record.time.seconds, $0) }
-        }
+    /// The report-3 commands among `records`, as the emulated pad decoded them, with their arrival time.
+    static func xboxReports(_ records: some Sequence<PadRecord>) -> [(time: Double, report: XboxRumblePacket)] {
+        records.compactMap { record in record.xboxRumble.map { (record.time.seconds, $0) } }
     }
+
+    static func xboxReports(_ device: any EmulatedDevice, after before: Int) -> [(
+        time: Double, report: XboxRumblePacket
+    )] {
+        xboxReports(device.records().dropFirst(before))
+    }
+
+    /// Our reports' duration, in the record's units.
+    static let ourDuration = Int(XboxReportTiming.durationUnits)
 
     static func xboxTriggers() async throws {
         try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
@@ -260,7 +255,7 @@ enum HDRumbleSuite {
                 let reports = xboxReports(device, after: before)
                 let playing = reports.filter { $0.report.leftTrigger > 0 || $0.report.rightTrigger > 0 }
                 try require(!playing.isEmpty, "\(locality.rawValue): no report drove a trigger")
-                let triggerBits = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
+                let triggerBits = Int(XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger)
                 try require(
                     reports.allSatisfy {
                         $0.report.enable == triggerBits && $0.report.strong == 0 && $0.report.weak == 0
@@ -269,15 +264,13 @@ enum HDRumbleSuite {
                 let right = playing.map(\.report.rightTrigger).max() ?? 0
                 let left = playing.map(\.report.leftTrigger).max() ?? 0
                 if locality == .leftTrigger {
-                    try require(left >= 90 && right == 0, "left-trigger: left \(left), right \(right)")
+                    try require(left >= 0.9 && right == 0, "left-trigger: left \(left), right \(right)")
                 } else {
-                    try require(left >= 90 && right == left, "triggers: left \(left), right \(right)")
+                    try require(left >= 0.9 && right == left, "triggers: left \(left), right \(right)")
                 }
                 try require(
-                    reports.allSatisfy {
-                        $0.report.duration > 0 && $0.report.duration <= 15 && $0.report.loopCount == 0
-                    },
-                    "a report not bounded by the pad's own duration (at most 150 ms, no repeats)")
+                    reports.allSatisfy { $0.report.duration == ourDuration && $0.report.loopCount == 0 },
+                    "a report not bounded by the pad's own duration (120 ms, no repeats)")
                 guard let last = reports.last, last.report.leftTrigger == 0, last.report.rightTrigger == 0 else {
                     throw TestFailure(reason: "\(locality.rawValue): the last report left a trigger running")
                 }
@@ -332,7 +325,7 @@ enum HDRumbleSuite {
             let left = monotonicSeconds()
             try await Task.sleep(for: .milliseconds(1100))
             let reports = xboxReports(device, after: before)
-            let kernel = { (report: XboxRumbleReport) in report.duration != XboxReportTiming.durationUnits }
+            let kernel = { (report: XboxRumblePacket) in report.duration != ourDuration }
             try require(reports.contains { $0.time < joined && kernel($0.report) }, "the kernel's rumble before")
             let during = reports.filter { $0.time > joined + 0.1 && $0.time < left }
             try require(
@@ -362,7 +355,7 @@ enum HDRumbleSuite {
             let figures = try await signalledPlayers(
                 device, ["--locality", "left-trigger", "--device", nodes.rumbleNode], signals: [SIGKILL],
                 "the tone on the left trigger",
-                started: { $0.compactMap { XboxRumbleReport(bytes: bytes($0)) }.filter { $0.leftTrigger > 0 } },
+                started: { xboxReports($0).filter { $0.report.leftTrigger > 0 } },
                 // The pad stops a report's motors by itself when its duration has passed.
                 restingFrom: { XboxRumblePlayback(records: $0).restingFrom })
             print("    " + figures.joined(separator: "; ") + " (the last report's duration)")

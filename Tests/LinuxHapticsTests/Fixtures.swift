@@ -6,6 +6,8 @@ import LinuxInput
 import LinuxHapticsTesting
 import Logging
 import AHAP
+import Foundation
+import Glibc
 import LinuxSystem
 
 func quietLogger() -> Logger {
@@ -78,4 +80,27 @@ final class Inbox<Value: Sendable>: Sendable {
     private let values = Lock<[Value]>([])
     func put(_ value: Value) { values.withLock { $0.append(value) } }
     var all: [Value] { values.withLock { $0 } }
+}
+
+/// A fresh empty file standing in for a hidraw node: what a writer sends there can be read back, report by report.
+/// Removed when the test is done with it.
+final class ReportFile {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("reports-\(UUID().uuidString)").path
+
+    init() { _ = FileManager.default.createFile(atPath: path, contents: nil) }
+    deinit { unlink(path) }
+
+    /// The file opened as a hidraw node is, for writing.
+    func device() throws -> HidrawDevice { try HidrawDevice(node: path, logger: quietLogger()) }
+
+    /// Everything written so far.
+    func bytes() throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
+
+    /// Everything written so far, cut into reports of `length` bytes and parsed; nil for a cut that does not parse.
+    func reports<Report>(length: Int, _ parse: ([UInt8]) -> Report?) throws -> [Report?] {
+        let bytes = try bytes()
+        return stride(from: 0, to: bytes.count, by: length).map {
+            parse(Array(bytes[$0..<min($0 + length, bytes.count)]))
+        }
+    }
 }

@@ -31,27 +31,22 @@ import Testing
         _ pattern: HapticPattern, for wait: Duration,
         until done: @escaping ([SwitchRumbleReport]) -> Bool = { _ in true }
     ) async throws -> (reports: [SwitchRumbleReport], keeper: RecordingKeeper) {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hd-rumble-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let logger = Logger(label: "test")
+        let file = ReportFile()
         let keeper = RecordingKeeper()
         let stream = try HDRumbleStream(
-            device: try HidrawDevice(node: path, logger: logger), keeper: keeper, locality: .all, logger: logger)
-        func written() throws -> (bytes: [UInt8], reports: [SwitchRumbleReport]) {
-            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-            let reports = stride(from: 0, to: bytes.count, by: SwitchRumbleReport.length).compactMap {
-                SwitchRumbleReport(bytes: Array(bytes[$0..<min($0 + SwitchRumbleReport.length, bytes.count)]))
-            }
-            return (bytes, reports)
+            device: try file.device(), keeper: keeper, locality: .all, logger: quietLogger())
+        func written() throws -> [SwitchRumbleReport?] {
+            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
         }
         stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds())
         try await Task.sleep(for: wait)
-        for _ in 0..<500 where !done(try written().reports) { try await Task.sleep(for: .milliseconds(20)) }
+        for _ in 0..<500 where !done(try written().compactMap { $0 }) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
         stream.close()
-        let (bytes, reports) = try written()
-        #expect(reports.count * SwitchRumbleReport.length == bytes.count, "every write was one whole report")
-        return (reports, keeper)
+        let reports = try written()
+        #expect(!reports.contains(nil), "every write was one whole report")
+        return (reports.compactMap { $0 }, keeper)
     }
 
     @Test func aToneIsWrittenAtItsBandWithCountersOneApartThenThreeReportsAtRest() async throws {
@@ -108,21 +103,17 @@ import Testing
 
 @Suite struct HDRumbleJoyConTests {
     @Test func aLoneJoyConsOneActuatorPlaysAHandlePatternOnBothSidesBytes() async throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("hd-rumble-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let logger = Logger(label: "test")
+        let file = ReportFile()
         let stream = try HDRumbleStream(
-            device: try HidrawDevice(node: path, logger: logger), keeper: nil, locality: .rightHandle,
-            mirrorsSides: true, logger: logger)
+            device: try file.device(), keeper: nil, locality: .rightHandle, mirrorsSides: true, logger: quietLogger())
         stream.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.8), atNanoseconds: MonotonicTime.nanoseconds())
         for _ in 0..<500 {
             try await Task.sleep(for: .milliseconds(20))
-            if (try Data(contentsOf: URL(fileURLWithPath: path))).count >= 2 * SwitchRumbleReport.length { break }
+            if try file.bytes().count >= 2 * SwitchRumbleReport.length { break }
         }
         stream.close()
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        let first = try #require(SwitchRumbleReport(bytes: Array(bytes.prefix(SwitchRumbleReport.length))))
+        let first = try #require(
+            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:)).first ?? nil)
         #expect(!first.frame.right.isAtRest)
         #expect(first.frame.left == first.frame.right)
     }

@@ -79,18 +79,13 @@ import Testing
     }
 
     @Test func theWriterSendsOneSignedReportPer32FramesWithAGrowingCounter() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("voice-coil-\(getpid())").path
-        let created = try Sys.create(path, flags: O_WRONLY | O_TRUNC, mode: 0o600)
-        Sys.close(created)
-        defer { unlink(path) }
-        let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
-        let writer = DualSenseHapticsWriter(
-            device: try HidrawDevice(node: path, logger: logger), leadSeconds: 0.5, logger: logger)
+        let file = ReportFile()
+        let writer = DualSenseHapticsWriter(device: try file.device(), leadSeconds: 0.5, logger: quietLogger())
         let samples = (0..<128).map { Float($0) / 128 }
         try writer.write(samples)
         try writer.write([Float](repeating: 0, count: 64))
         writer.close()
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        let bytes = try file.bytes()
         #expect(bytes.count == 3 * 142)
         let reports = stride(from: 0, to: bytes.count, by: 142).compactMap {
             DualSenseHapticsReport(bytes: Array(bytes[$0..<($0 + 142)]))

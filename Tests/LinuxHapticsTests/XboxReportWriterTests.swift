@@ -10,35 +10,32 @@ import Testing
 @testable import LinuxHaptics
 
 @Suite struct XboxReportWriterTests {
-    static func reports(at path: String) throws -> [XboxRumbleReport] {
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-        return stride(from: 0, to: bytes.count, by: XboxRumbleReport.length).compactMap {
-            XboxRumbleReport(bytes: Array(bytes[$0..<min($0 + XboxRumbleReport.length, bytes.count)]))
-        }
+    static func reports(in file: ReportFile) throws -> [XboxRumbleReport] {
+        let reports = try file.reports(length: XboxRumbleReport.length, XboxRumbleReport.init(bytes:))
+        #expect(!reports.contains(nil), "every write was one whole report 3")
+        return reports.compactMap { $0 }
     }
 
     @Test func triggerAndBodyMembersShareOneReportThatEnablesTheBodyOnlyWhileOneDrivesIt() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let logger = Logger(label: "test")
+        let file = ReportFile()
+        let path = file.path
+        let logger = quietLogger()
         let triggers = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         let body = try XboxReportWriter.join(path, as: .body, logger: logger)
         try triggers.writer.set(triggers.member, MotorMagnitudes(strong: 0.3, weak: 0.3))
         try body.writer.set(body.member, MotorMagnitudes(strong: 0.7, weak: 0.2))
         body.writer.leave(body.member)
         triggers.writer.leave(triggers.member)
-        let written = try Self.reports(at: path)
+        let written = try Self.reports(in: file)
         #expect(written.map(\.enable) == [0x0f, 0x0f, 0x0c, 0x0c])
         #expect(written.map(\.leftTrigger) == [30, 30, 30, 0] && written.map(\.rightTrigger) == [30, 30, 30, 0])
         #expect(written.map(\.strong) == [0, 70, 0, 0] && written.map(\.weak) == [0, 20, 0, 0])
     }
 
     @Test func twoEnginesOnOnePadShareOneReportEachKeepingTheOthersTrigger() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let logger = Logger(label: "test")
+        let file = ReportFile()
+        let path = file.path
+        let logger = quietLogger()
         let left = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         let right = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         #expect(left.writer === right.writer)
@@ -46,7 +43,7 @@ import Testing
         try right.writer.set(right.member, MotorMagnitudes(strong: 0, weak: 0.8))
         right.writer.leave(left.member)
         right.writer.leave(right.member)
-        let written = try Self.reports(at: path)
+        let written = try Self.reports(in: file)
         #expect(written.map(\.leftTrigger) == [50, 50, 0, 0])
         #expect(written.map(\.rightTrigger) == [0, 80, 80, 0])
         let triggers = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger
@@ -62,10 +59,9 @@ import Testing
 
 @Suite struct ReportDiversionTests {
     @Test func aRumbleOutputJoinsTheReportOnlyWhileATriggerEngineWritesItAndLeavesWithItsLastLevels() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("xbox-\(UUID().uuidString)").path
-        _ = FileManager.default.createFile(atPath: path, contents: nil)
-        defer { unlink(path) }
-        let logger = Logger(label: "test")
+        let file = ReportFile()
+        let path = file.path
+        let logger = quietLogger()
         let diversion = ReportDiversion(node: path, logger: logger)
         #expect(!diversion.isActive && !diversion.isJoined)
         let trigger = try XboxReportWriter.join(path, as: .triggers, logger: logger)
@@ -76,7 +72,7 @@ import Testing
         #expect(!diversion.isActive)
         #expect(diversion.leave() == MotorMagnitudes(strong: 0.4, weak: 0.1))
         #expect(!diversion.isJoined && diversion.leave() == nil)
-        let written = try XboxReportWriterTests.reports(at: path)
+        let written = try XboxReportWriterTests.reports(in: file)
         // The body joined (all four enabled, its levels), the trigger left (the body alone), the body left.
         #expect(written.map(\.enable) == [0x0f, 0x0f, 0x0c])
         #expect(written.map(\.strong) == [40, 40, 0])
