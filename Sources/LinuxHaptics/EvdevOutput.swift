@@ -1,6 +1,7 @@
-// The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id) and
-// played at every change; prepared pulses in slots of their own, so a transient starts with one write(). Slots belong to the
-// descriptor: closing it (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
+// The device primitive on evdev: one FF_RUMBLE slot per device, updated in place (EVIOCSFF with its id), with a
+// silent endless "keeper" effect playing beside it so that a change while it plays is that one update; prepared
+// pulses in slots of their own, so a transient starts with one write(). Slots belong to the descriptor: closing it
+// (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 import HapticRendering
 import LinuxInput
 import LinuxSystem
@@ -10,6 +11,10 @@ import Synchronization
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {
         var effect: UploadedEffect?
+        /// The keeper: a rumble at 0 with no replay length, played once, never stopped by us.
+        var keeper: UploadedEffect?
+        /// Whether a keeper was tried (it is, once per descriptor, whether the device takes it or not).
+        var keeperTried = false
         var state = MixSlotState()
     }
 
@@ -55,15 +60,18 @@ final class EvdevOutput: MotorOutput {
         try setMix(levels, explicitly: false)
     }
 
-    /// A non-zero level is the mix effect updated in place *and played*, because of how ff-memless treats an
-    /// update: it clears the effect's "playing" flag and leaves the new level to its timer on the next tick. A
-    /// stop arriving before that tick (our own, or the kernel's when the descriptor closes, even in a crash)
-    /// then only clears "started", the driver is never called, and the motors keep the level from *before*
-    /// the update, indefinitely. A play right after the update makes ff-memless call the driver at once with
-    /// the new level and sets "playing" again, so any later stop reaches the driver. Off is that stop: the
-    /// effect keeps its levels, and a later change to the same levels (the same pattern started again) is one
-    /// play, with no update. With `explicitly` (a re-attached device) a zero rumble goes out even though nothing
-    /// of ours plays yet.
+    /// A change of level while the mix effect plays is one `EVIOCSFF` update, thanks to the keeper (`keep`). Without
+    /// it an update alone would be unsafe, because of how ff-memless treats an update: it clears the effect's
+    /// "playing" flag and leaves the new level to its timer on the next tick. A stop arriving before that tick
+    /// (our own, or the kernel's when the descriptor closes, even in a crash) then only clears "started"; with no
+    /// other effect started ff-memless finds nothing to combine, the driver is never called, and the motors keep
+    /// the level from *before* the update, indefinitely. With the keeper started and playing, every ff-memless
+    /// pass has an effect to combine and calls the driver: the new level goes out on the next tick (restarting
+    /// the effect's replay window, so the update is a renewal too), and a stop before it still reaches the motors.
+    /// From rest (or without a keeper) a change is an update, or an upload, then a play. Off is a stop: the effect
+    /// keeps its levels, and a later change to the same levels (the same pattern started again) is one play, with
+    /// no update. With `explicitly` (a re-attached device) a zero rumble goes out even though nothing of ours
+    /// plays yet.
     private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
         if let diversion {
             if diversion.isActive {
@@ -77,27 +85,59 @@ final class EvdevOutput: MotorOutput {
         try mix.withLock { (slot) throws(OutputFailure) in
             let now = clock.now
             let change = slot.state.change(to: levels, explicitly: explicitly, at: now)
-            if change == .none { return }
-            if change == .stop, let effect = slot.effect {
+            switch change {
+            case .none:
+                return
+            case .stop:
+                guard let effect = slot.effect else { return }
                 try Self.translate { () throws(EventDeviceError) in try effect.stop() }
                 slot.state.playingUntil = 0
                 return
+            case .update:
+                guard let effect = slot.effect else { return }
+                // Forgotten first: an update that fails may have left the slot with either level.
+                slot.state.levels = nil
+                try Self.translate { () throws(EventDeviceError) in try effect.update(Self.rumble(levels)) }
+                slot.state.levels = levels
+                // ff-memless restarted the effect's replay window at the update.
+                slot.state.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+                return
+            case .play, .updateThenPlay, .uploadThenPlay:
+                break
             }
             let effect: UploadedEffect
             if let existing = slot.effect {
                 if change == .updateThenPlay {
-                    // Forgotten first: an update that fails may have left the slot with either level.
                     slot.state.levels = nil
                     try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
                 }
                 effect = existing
             } else {
+                keep(&slot)
                 effect = try upload(Self.rumble(levels))
                 slot.effect = effect
             }
             slot.state.levels = levels
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
             slot.state.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        }
+    }
+
+    /// Uploads and plays the keeper, once per descriptor, before the mix effect's first upload: a rumble at 0 with
+    /// no replay length, so ff-memless keeps it started and playing until the descriptor closes and adds nothing
+    /// to the motors. Its play is one driver call at rest. Not on a device with a single effect slot (the mix
+    /// needs it), nor on an Xbox pad while a trigger engine writes its report (the driver's call would write
+    /// that report with the triggers at 0). A device that refuses it keeps every change an update then a play.
+    private func keep(_ slot: inout MixSlot) {
+        guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true else { return }
+        slot.keeperTried = true
+        do throws(EventDeviceError) {
+            let keeper = try device.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 0))
+            slot.keeper = keeper
+            try keeper.play()
+            slot.state.keeperPlays = true
+        } catch {
+            logger.debug("the keeper effect was refused", metadata: ["error": "\(error)"])
         }
     }
 
@@ -114,8 +154,9 @@ final class EvdevOutput: MotorOutput {
                     slot.state.levels = nil
                     try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
                 case .uploadThenPlay:
+                    keep(&slot)
                     slot.effect = try upload(Self.rumble(levels))
-                case .none, .stop, .play:
+                case .none, .stop, .play, .update:
                     return
                 }
                 slot.state.levels = levels

@@ -2,12 +2,15 @@
 import HapticRendering
 
 /// The one effect slot that carries the mix, as far as a change of level needs to know: whether an effect is
-/// uploaded, the levels it holds and whether the kernel still plays it. Pure, so its decisions are unit-tested.
+/// uploaded, the levels it holds, whether the kernel still plays it and whether the keeper (a silent endless
+/// effect of ours, `EvdevOutput`) plays beside it. Pure, so its decisions are unit-tested.
 struct MixSlotState: Sendable, Equatable {
     /// The levels of the uploaded effect; nil when nothing is uploaded.
     var levels: MotorMagnitudes?
     /// Clock time until which the kernel plays the effect (0: not started, or stopped).
     var playingUntil = 0.0
+    /// Whether the keeper was played on the device: then every ff-memless pass calls the driver.
+    var keeperPlays = false
 
     /// The device calls that put the motors at a level.
     enum Change: Sendable, Equatable {
@@ -17,6 +20,9 @@ struct MixSlotState: Sendable, Equatable {
         case stop
         /// The effect already holds the levels: one `EV_FF` play, no update.
         case play
+        /// `EVIOCSFF` into the playing slot, alone: with the keeper playing, ff-memless gives the driver the new
+        /// level on its next tick, restarts the replay window, and a stop before that tick still reaches the driver.
+        case update
         /// `EVIOCSFF` into the existing slot, then a play.
         case updateThenPlay
         /// `EVIOCSFF` into a new slot, then a play.
@@ -32,10 +38,15 @@ struct MixSlotState: Sendable, Equatable {
     }
 
     /// What it takes to put the motors at `target` at clock time `now`. With `explicitly` (a device re-attached,
-    /// whose state is unknown) off is played as a zero rumble rather than assumed.
+    /// whose state is unknown) off is played as a zero rumble rather than assumed. A new non-zero level for an
+    /// effect that plays, with the keeper beside it, is an update alone, while the replay window has
+    /// `OutputTiming.updateMarginSeconds` left: past it the kernel may have ended the effect, and an update of an
+    /// ended effect plays nothing.
     func change(to target: MotorMagnitudes, explicitly: Bool, at now: Double) -> Change {
         if target.isOff && !explicitly { return levels != nil && playingUntil > now ? .stop : .none }
         guard let levels else { return .uploadThenPlay }
-        return levels == target ? .play : .updateThenPlay
+        if levels == target { return .play }
+        if keeperPlays, !target.isOff, playingUntil - now > OutputTiming.updateMarginSeconds { return .update }
+        return .updateThenPlay
     }
 }

@@ -13,6 +13,9 @@ enum OutputTiming {
     /// The effect's `replay.length`. One fixed value on purpose: ff-memless restarts an updated effect's
     /// replay with the *previous* effect's length, so varying lengths would apply one update late.
     static let replayLengthMilliseconds = UInt16((holdSeconds + expiryMarginSeconds) * 1000)
+    /// An update alone (`MixSlotState.Change.update`) relies on the effect still playing in the kernel; it is
+    /// used only while the replay window has more than this left (two ticks at the slowest tick rate, 100 Hz).
+    static let updateMarginSeconds = 0.02
     /// How long after its length a triggered pulse may still play on a device: the kernel rounds the replay
     /// up to whole ticks (10 ms at the slowest tick rate, 100 Hz) and stops it on a timer tick after that.
     static let pulseOverrunSeconds = 0.02

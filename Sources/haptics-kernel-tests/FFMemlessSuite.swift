@@ -17,7 +17,7 @@ enum FFMemlessSuite {
             KernelTest(name: "ff-memless/dualsense-levels-over-time-match-the-motor-model", body: modelMatchesKernel),
             KernelTest(name: "ff-memless/dualsense-sigstop-mid-rumble-self-expires", body: stopMidRumble),
             KernelTest(name: "ff-memless/dualsense-two-processes-sum-on-one-controller", body: twoProcesses),
-        ])
+        ] + keeperTests)
 
     /// One kernel tick (`EngineSuite.tickMicroseconds`, 4 ms): the model counts ticks from CLOCK_MONOTONIC's
     /// zero, the kernel's jiffies have a phase of their own, so a change the model places in one tick may happen

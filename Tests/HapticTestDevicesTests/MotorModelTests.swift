@@ -208,6 +208,50 @@ import LinuxInput
         #expect(model.output(at: Self.at(milliseconds: 44)) == Self.levels(20, 30))
     }
 
+    /// A record replacing effect `id` at `ms` (an update in place).
+    static func update(_ kind: ForceFeedbackEffectKind, id: Int16, length: UInt16, atMilliseconds ms: Int64) -> PadRecord {
+        var record = upload(kind, id: id, length: length)
+        record.time = at(milliseconds: ms)
+        record.replacing = true
+        return record
+    }
+
+    @Test func aStopBeforeTheTickAfterAnUpdateLeavesTheOldLevelWithNothingElsePlaying() {
+        // The quirk the keeper answers: the stop finds the effect not playing, only clears "started", and with
+        // nothing else started ff-memless calls no driver.
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 10, weak: 10), length: 150), Self.play(),
+            Self.update(.rumble(strong: 20, weak: 20), id: 0, length: 150, atMilliseconds: 40),
+            Self.stop(atMilliseconds: 40),
+        ])
+        #expect(model.output(at: Self.at(milliseconds: 1000)) == Self.levels(10, 10))
+    }
+
+    @Test func besideAPlayingKeeperAnUpdateAppliesOnTheNextTickAndAStopBeforeItRests() {
+        let keeper = Self.upload(.rumble(strong: 0, weak: 0), id: 0, length: 0)
+        let mix = Self.upload(.rumble(strong: 10, weak: 10), id: 1, length: 150)
+        let updated = MotorModel(records: [
+            keeper, Self.play(0), mix, Self.play(1),
+            Self.update(.rumble(strong: 20, weak: 20), id: 1, length: 150, atMilliseconds: 40),
+        ])
+        #expect(updated.output(at: Self.at(milliseconds: 40)) == Self.levels(10, 10))
+        #expect(updated.output(at: Self.at(milliseconds: 44)) == Self.levels(20, 20))
+        // The update restarted the replay window: it ends 150 ms after it, not after the play.
+        #expect(updated.output(at: Self.at(milliseconds: 186)) == Self.levels(20, 20))
+        #expect(updated.output(at: Self.at(milliseconds: 192)) == .off)
+        var stopped = updated
+        stopped.apply(Self.stop(1, atMilliseconds: 40))
+        #expect(stopped.output(at: Self.at(milliseconds: 40)) == .off)
+        #expect(stopped.output(at: Self.at(milliseconds: 1000)) == .off)
+        // A close erases in slot order: the keeper first, then the mix effect (combined, then aborted).
+        var closed = updated
+        for record in [
+            Self.stop(0, atMilliseconds: 40), PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 0, retval: 0),
+            Self.stop(1, atMilliseconds: 40), PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 1, retval: 0),
+        ] { closed.apply(record) }
+        #expect(closed.output(at: Self.at(milliseconds: 1000)) == .off)
+    }
+
     @Test func erasedEffectsStopContributing() {
         let model = MotorModel(records: [
             Self.upload(.rumble(strong: 10, weak: 10)), Self.play(), Self.stop(atMilliseconds: 8),

@@ -1,5 +1,6 @@
 // The device calls a change of the mix takes on evdev, decided from what the mix slot holds: a start at the
-// levels the slot already holds is one play, with no update.
+// levels the slot already holds is one play, with no update; a new level while the effect plays beside the keeper
+// is one update.
 import HapticRendering
 import Testing
 
@@ -28,9 +29,38 @@ import Testing
         #expect(MixSlotState().change(to: Self.full, explicitly: false, at: 1) == .uploadThenPlay)
     }
 
-    @Test func anotherLevelUpdatesTheSlotThenPlays() {
+    @Test func anotherLevelWithoutAKeeperUpdatesTheSlotThenPlays() {
         let slot = MixSlotState(levels: Self.half, playingUntil: 2)
         #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .updateThenPlay)
+    }
+
+    @Test func anotherLevelWhileTheEffectPlaysBesideTheKeeperIsAnUpdateAlone() {
+        let slot = MixSlotState(levels: Self.half, playingUntil: 1.15, keeperPlays: true)
+        #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .update)
+    }
+
+    @Test(arguments: [
+        // Stopped, or ended by the kernel: an update alone would play nothing.
+        0.0, 0.9,
+        // Within the margin of the replay window's end: the kernel may end it before the update arrives.
+        1.0 + OutputTiming.updateMarginSeconds / 2,
+    ])
+    func anotherLevelBesideTheKeeperOutsideTheReplayWindowIsUpdatedThenPlayed(playingUntil: Double) {
+        let slot = MixSlotState(levels: Self.half, playingUntil: playingUntil, keeperPlays: true)
+        #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .updateThenPlay)
+    }
+
+    @Test func offBesideTheKeeperIsStillAStopAndAnExplicitOffStillAZeroRumblePlayed() {
+        let slot = MixSlotState(levels: Self.half, playingUntil: 2, keeperPlays: true)
+        #expect(slot.change(to: .off, explicitly: false, at: 1) == .stop)
+        #expect(slot.change(to: .off, explicitly: true, at: 1) == .updateThenPlay)
+    }
+
+    @Test func stagingIsTheSameBesideTheKeeper() {
+        let stopped = MixSlotState(levels: Self.half, playingUntil: 0, keeperPlays: true)
+        #expect(stopped.staging(Self.full, at: 1) == .updateThenPlay)
+        let playing = MixSlotState(levels: Self.half, playingUntil: 2, keeperPlays: true)
+        #expect(playing.staging(Self.full, at: 1) == .none)
     }
 
     @Test(arguments: [0.0, 2.0])

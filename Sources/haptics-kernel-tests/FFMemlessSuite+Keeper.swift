@@ -1,0 +1,168 @@
+// The keeper on real ff-memless drivers: a silent endless effect played beside the mix effect makes every
+// ff-memless pass call the driver, so a change of level while the mix plays can be one update (EVIOCSFF) with no
+// play. Measured here through our own raw clients: what one change costs the driver (reports, their levels and
+// order, the latency to the new level) as update+play and as an update alone; and that an update alone followed,
+// within the kernel tick, by a stop or by the descriptor's close (what the kernel does when the process dies,
+// SIGKILL included) leaves the motors at rest.
+import Foundation
+import Glibc
+import HapticTestDevices
+import LinuxInput
+
+extension FFMemlessSuite {
+    static let keeperTests = [
+        KernelTest(name: "ff-memless/switch-pro-and-dualsense-bt-one-change-as-update-alone-beside-a-keeper") {
+            try await oneChangeBothWays()
+        },
+        KernelTest(name: "ff-memless/dualsense-bt-and-xbox-one-bt-update-alone-then-stop-or-close-within-the-tick-rest") {
+            try await updateThenStopOrClose()
+        },
+    ]
+
+    /// The levels: the one before a change, the one after, and one an update sends right before a stop.
+    static let before = (strong: UInt16(0x4000), weak: UInt16(0x4000))
+    static let after = (strong: UInt16(0xc000), weak: UInt16(0xc000))
+    static let last = (strong: UInt16(0xffff), weak: UInt16(0xffff))
+
+    /// How long a change is given to reach the pad and any report it causes to end; hid-nintendo, slowest, sends a
+    /// frame every 15-30 ms and ends a change within a few frames.
+    static let settleMilliseconds = 400
+    /// The reports a change causes: those within this time of it. hid-nintendo sends the frames of one driver call
+    /// within about 45 ms, and its periodic resend of the new level comes 50 ms after that frame at the earliest;
+    /// the replay window (150 ms) has not ended.
+    static let changeWindowMicroseconds: Int64 = 80_000
+
+    typealias Report = (time: PadTimestamp, strong: Double, weak: Double)
+
+    /// The driver's reports since record `index` of `device`: time, and both motors as the emulator decoded them.
+    static func reports(_ device: any EmulatedDevice, after index: Int) -> [Report] {
+        device.records().dropFirst(index).filter { $0.event == .output }.map { ($0.time, $0.strong ?? 0, $0.weak ?? 0) }
+    }
+
+    /// How a change is sent: an update then a play, or an update alone beside a keeper; with the mix effect's
+    /// replay length (the engine's 150 ms, or 0: endless).
+    struct Way {
+        var keeper: Bool
+        var length: UInt16
+        var name: String { (keeper ? "update alone beside a keeper" : "update+play") + ", length \(length) ms" }
+    }
+
+    /// What one change from `before` to `after`, sent `way`, cost the driver: the reports within
+    /// `changeWindowMicroseconds` of it, and the latency from the update's call to the first at the new level.
+    static func change(on device: any EmulatedDevice, node: String, _ way: Way) async throws -> (
+        reports: [Report], latency: Double
+    ) {
+        let client = try VirtualPadSuite.client(node)
+        defer { client.close() }
+        if way.keeper {
+            // Its start at rest is the driver's business, not the change's: done well before.
+            try VirtualPadSuite.asClient { () throws(ClientError) in
+                try client.play(try client.uploadRumble(strong: 0, weak: 0))
+            }
+            try await Task.sleep(for: .milliseconds(settleMilliseconds))
+        }
+        let mix = try VirtualPadSuite.asClient { () throws(ClientError) -> Int16 in
+            let mix = try client.uploadRumble(strong: before.strong, weak: before.weak, length: way.length)
+            try client.play(mix)
+            return mix
+        }
+        // The change comes within the replay window, after the driver has sent the old level.
+        try await Task.sleep(for: .milliseconds(100))
+        let index = device.records().count
+        let changed = ProcessSuite.now()
+        try VirtualPadSuite.asClient { () throws(ClientError) in
+            try client.uploadRumble(strong: after.strong, weak: after.weak, length: way.length, id: mix)
+            if !way.keeper { try client.play(mix) }
+        }
+        try await Task.sleep(for: .milliseconds(settleMilliseconds))
+        let sent = reports(device, after: index).filter {
+            $0.time.microseconds - changed.microseconds < changeWindowMicroseconds
+        }
+        // The new level: the highest the change sent (both levels are the same on both motors).
+        let top = sent.map(\.strong).max() ?? 0
+        guard top > 0, let arrived = sent.first(where: { $0.strong == top }) else {
+            throw TestFailure(reason: "\(way.name): the change sent nothing at a new level: \(sent)")
+        }
+        try require(
+            sent.allSatisfy { $0.strong == top || $0.strong == sent.first?.strong },
+            "\(way.name): the change sent levels other than the old one and the new one: \(sent)")
+        try require(sent.last?.strong == top, "\(way.name): the change ended at another level than the new one: \(sent)")
+        // Closing ends at rest; its reports are not the change's.
+        client.close()
+        try await EmulationSuite.waitForOutputs(device, after: index, "the report at rest after the close") {
+            $0.last.map { ($0.strong ?? 0) == 0 && ($0.weak ?? 0) == 0 } ?? false
+        }
+        return (sent, Double(arrived.time.microseconds - changed.microseconds) / 1000)
+    }
+
+    /// On the Switch Pro Controller (hid-nintendo) and the DualSense over Bluetooth (hid-playstation): one change
+    /// done each way. Each must end at the new level with no level but the old and the new one in between, and
+    /// the update alone must send no more reports at the new level than update+play of the same effect. (Reports at
+    /// the old level are hid-nintendo's: its worker resends the last frame before a new one, and resends the
+    /// current one every 50 ms while the motors run.)
+    static func oneChangeBothWays() async throws {
+        var figures: [String] = []
+        for model in [EmulatedModel.switchPro, .dualsenseBluetooth] {
+            try await EmulationSuite.withController(model) { device, nodes in
+                var newFrames: [Int] = []
+                for way in [Way(keeper: false, length: 150), Way(keeper: true, length: 150), Way(keeper: false, length: 0)] {
+                    let result = try await change(on: device, node: nodes.rumbleNode, way)
+                    let first = result.reports.first?.time.microseconds ?? 0
+                    let levels = result.reports.map {
+                        "\(AudioSuite.tenths($0.strong))@\(AudioSuite.tenths(Double($0.time.microseconds - first) / 1000))"
+                    }
+                    figures.append(
+                        "\(model.rawValue) \(way.name): \(result.reports.count) reports [level@ms \(levels.joined(separator: " "))], "
+                            + "new level \(AudioSuite.tenths(result.latency)) ms after the call")
+                    let top = result.reports.map(\.strong).max() ?? 0
+                    newFrames.append(result.reports.count { $0.strong == top })
+                }
+                try require(
+                    newFrames[1] <= newFrames[0],
+                    "\(model.rawValue): an update alone sent \(newFrames[1]) reports at the new level, update+play "
+                        + "\(newFrames[0])")
+            }
+        }
+        print("    " + figures.joined(separator: "\n    "))
+    }
+
+    /// On the DualSense over Bluetooth (hid-playstation) and the Xbox pad over Bluetooth (hid-microsoft): the mix
+    /// effect plays beside a keeper, is updated alone to a new level and, at once (the same tick), stopped, or its
+    /// descriptor closed. The pad must end at rest. The same without a keeper is printed (not checked: whether a
+    /// tick falls between the two calls is chance): there the old level stays on.
+    static func updateThenStopOrClose() async throws {
+        var figures: [String] = []
+        for model in [EmulatedModel.dualsenseBluetooth, .xboxOneBluetooth] {
+            try await EmulationSuite.withController(model) { device, nodes in
+                for (keeper, ending) in [(true, "stop"), (true, "close"), (false, "stop")] {
+                    let client = try VirtualPadSuite.client(nodes.rumbleNode)
+                    let start = device.records().count
+                    try VirtualPadSuite.asClient { () throws(ClientError) in
+                        if keeper { try client.play(try client.uploadRumble(strong: 0, weak: 0)) }
+                        let mix = try client.uploadRumble(strong: before.strong, weak: before.weak, length: 150)
+                        try client.play(mix)
+                        try client.uploadRumble(strong: last.strong, weak: last.weak, length: 150, id: mix)
+                        if ending == "stop" { try client.stop(mix) } else { client.close() }
+                    }
+                    try await Task.sleep(for: .milliseconds(settleMilliseconds))
+                    let sent = reports(device, after: start)
+                    let rests = sent.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+                    let what = "\(model.rawValue) \(keeper ? "with" : "without") a keeper, update then \(ending)"
+                    if keeper {
+                        try require(rests, "\(what): the pad runs on at \(sent.last.map { "\($0.strong),\($0.weak)" } ?? "-")")
+                    }
+                    figures.append(
+                        "\(what): \(rests ? "at rest" : "runs on at \(AudioSuite.tenths(sent.last?.strong ?? 0))") "
+                            + "(\(sent.count) reports)")
+                    client.close()
+                    // Without a keeper the close leaves the old level on (the controller is removed next).
+                    if !keeper { continue }
+                    try await EmulationSuite.waitForOutputs(device, after: start, "the report at rest after the close") {
+                        $0.last.map { ($0.strong ?? 0) == 0 && ($0.weak ?? 0) == 0 } ?? false
+                    }
+                }
+            }
+        }
+        print("    " + figures.joined(separator: "\n    "))
+    }
+}
