@@ -16,9 +16,13 @@ final class BroadcastOutput: MotorOutput {
 
     private let state: Lock<State>
     let capabilities: OutputCapabilities
+    /// The most frequent renewal any member wants (members only leave, so it stays enough); a member renewed
+    /// more often than it needs plays the same.
+    let renewal: OutputTiming.Renewal
 
     init(members: [EvdevOutput]) {
         state = Lock(State(members: members))
+        renewal = members.map(\.renewal).min { $0.holdSeconds < $1.holdSeconds } ?? .standard
         capabilities = OutputCapabilities(
             name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
             effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false,

@@ -93,7 +93,7 @@ extension EngineState {
         }
         outcome.write = takeWrite(at: now)
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
-        let renewal = lastWritten.isOff ? nil : lastWriteTime + OutputTiming.holdSeconds
+        let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
         var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil
@@ -142,6 +142,9 @@ extension EngineState {
         return stopping
     }
 
+    /// How often the output wants a steady non-zero mix renewed.
+    private var renewalHold: Double { output?.renewal.holdSeconds ?? OutputTiming.holdSeconds }
+
     /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
     private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {
         if let command = plan?.takeDue(at: now) {
@@ -150,8 +153,8 @@ extension EngineState {
             lastCommandTime = command.time
             return .apply(command.levels, deadline: command.time)
         }
-        guard !lastWritten.isOff, now >= lastWriteTime + OutputTiming.holdSeconds else { return nil }
+        guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }
         defer { lastWriteTime = now }
-        return .keepAlive(lastWritten, deadline: lastWriteTime + OutputTiming.holdSeconds)
+        return .keepAlive(lastWritten, deadline: lastWriteTime + renewalHold)
     }
 }

@@ -25,6 +25,8 @@ final class EvdevOutput: MotorOutput {
 
     let device: EventDevice
     let capabilities: OutputCapabilities
+    /// The device's renewal rhythm, from its render profile.
+    let renewal: OutputTiming.Renewal
     private let clock: any HapticClock
     private let logger: Logger
     private let mix = Lock(MixSlot())
@@ -46,10 +48,11 @@ final class EvdevOutput: MotorOutput {
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
         self.capabilities = capabilities
+        renewal = OutputTiming.Renewal.forProfile(named: capabilities.renderProfile.name)
     }
 
-    private static func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
-        .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: OutputTiming.replayLengthMilliseconds)
+    private func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
+        .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: renewal.replayLengthMilliseconds)
     }
 
     func sendNeutral() throws(OutputFailure) {
@@ -97,10 +100,10 @@ final class EvdevOutput: MotorOutput {
                 guard let effect = slot.effect else { return }
                 // Forgotten first: an update that fails may have left the slot with either level.
                 slot.state.levels = nil
-                try Self.translate { () throws(EventDeviceError) in try effect.update(Self.rumble(levels)) }
+                try Self.translate { () throws(EventDeviceError) in try effect.update(rumble(levels)) }
                 slot.state.levels = levels
                 // ff-memless restarted the effect's replay window at the update.
-                slot.state.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+                slot.state.playingUntil = now + renewal.windowSeconds
                 return
             case .play, .updateThenPlay, .uploadThenPlay:
                 break
@@ -109,17 +112,17 @@ final class EvdevOutput: MotorOutput {
             if let existing = slot.effect {
                 if change == .updateThenPlay {
                     slot.state.levels = nil
-                    try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                    try Self.translate { () throws(EventDeviceError) in try existing.update(rumble(levels)) }
                 }
                 effect = existing
             } else {
                 keep(&slot)
-                effect = try upload(Self.rumble(levels))
+                effect = try upload(rumble(levels))
                 slot.effect = effect
             }
             slot.state.levels = levels
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
-            slot.state.playingUntil = now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            slot.state.playingUntil = now + renewal.windowSeconds
         }
     }
 
@@ -152,10 +155,10 @@ final class EvdevOutput: MotorOutput {
                 case .updateThenPlay:
                     guard let existing = slot.effect else { return }
                     slot.state.levels = nil
-                    try Self.translate { () throws(EventDeviceError) in try existing.update(Self.rumble(levels)) }
+                    try Self.translate { () throws(EventDeviceError) in try existing.update(rumble(levels)) }
                 case .uploadThenPlay:
                     keep(&slot)
-                    slot.effect = try upload(Self.rumble(levels))
+                    slot.effect = try upload(rumble(levels))
                 case .none, .stop, .play, .update:
                     return
                 }
@@ -195,7 +198,7 @@ final class EvdevOutput: MotorOutput {
             guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
             // A play of a started effect restarts its replay window: one write, no upload.
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
-            slot.state.playingUntil = clock.now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+            slot.state.playingUntil = clock.now + renewal.windowSeconds
         }
     }
 

@@ -16,8 +16,11 @@ package protocol MotorOutput: AnyObject, Sendable {
     var capabilities: OutputCapabilities { get }
     /// Motors off, explicitly, so that a device that was re-attached starts from a known state.
     func sendNeutral() throws(OutputFailure)
+    /// How often the engine renews a steady non-zero mix (`renewal.holdSeconds`), and how long the device plays
+    /// on without a renewal.
+    var renewal: OutputTiming.Renewal { get }
     /// The device primitive: both motors at `mix` from now until the next call, and at most
-    /// `OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds` if no call comes (self-expiry).
+    /// `renewal.windowSeconds` if no call comes (self-expiry).
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
     /// Restarts the self-expiry window of a steady non-zero mix.
     func keepAlive() throws(OutputFailure)
@@ -48,6 +51,9 @@ package protocol PulseTrigger: AnyObject, Sendable {
 }
 
 extension MotorOutput {
+    /// The standard rhythm, unless an output says otherwise.
+    package var renewal: OutputTiming.Renewal { .standard }
+
     /// Outputs that apply in one step have nothing to stage.
     package func stage(_ mix: MotorMagnitudes) {}
 

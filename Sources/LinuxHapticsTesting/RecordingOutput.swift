@@ -209,6 +209,9 @@ private final class RecordingMotorOutput: MotorOutput {
         OutputCapabilities(name: "recording output", isVirtual: true, renderProfile: recorder.renderProfile)
     }
 
+    /// The rhythm a device rendered with the same profile renews at.
+    var renewal: OutputTiming.Renewal { .forProfile(named: recorder.renderProfile.name) }
+
     private func record(_ action: RecordingOutput.Record.Action) throws(OutputFailure) {
         if closed.load(ordering: .acquiring) { throw OutputFailure(.closed, "the recording output was closed") }
         try recorder.record(action)

@@ -257,7 +257,7 @@ enum AppSuite {
             manager.play("thud")
         }
         _ = try await VirtualPadSuite.waitForRecords(pad, "thud on the pad named by a link") {
-            $0.contains { $0.event == .play }
+            EngineSuite.playsRumble($0)
         }
         withExtendedLifetime(manager) {}
     }
@@ -282,7 +282,7 @@ enum AppSuite {
             return manager.cachedPatternNames
         }
         try requireEqual(cached, ["capacitor_charge", "heartbeat", "thud"], "patterns cached")
-        try await VirtualPadSuite.waitForRecords(first, "heartbeat's first drive") { $0.contains { $0.event == .play } }
+        try await VirtualPadSuite.waitForRecords(first, "heartbeat's first drive") { EngineSuite.playsRumble($0) }
 
         // Unplug mid-heartbeat.
         await MainActor.run { manager.play("heartbeat") }
@@ -302,7 +302,7 @@ enum AppSuite {
         try await waitUntil("engineAvailable true after the replug") { await MainActor.run { manager.engineAvailable } }
         await MainActor.run { manager.play("heartbeat") }
         try await VirtualPadSuite.waitForRecords(second, "a play after the replug") {
-            $0.contains { $0.event == .play }
+            EngineSuite.playsRumble($0)
         }
         try requireEqual(
             await MainActor.run { manager.cachedPatternNames }, cached, "patterns cached again after the reset")

@@ -14,7 +14,8 @@ extension FFMemlessSuite {
         KernelTest(name: "ff-memless/switch-pro-and-dualsense-bt-one-change-as-update-alone-beside-a-keeper") {
             try await oneChangeBothWays()
         },
-        KernelTest(name: "ff-memless/dualsense-bt-and-xbox-one-bt-update-alone-then-stop-or-close-within-the-tick-rest") {
+        KernelTest(name: "ff-memless/dualsense-bt-and-xbox-one-bt-update-alone-then-stop-or-close-within-the-tick-rest")
+        {
             try await updateThenStopOrClose()
         },
     ]
@@ -86,7 +87,8 @@ extension FFMemlessSuite {
         try require(
             sent.allSatisfy { $0.strong == top || $0.strong == sent.first?.strong },
             "\(way.name): the change sent levels other than the old one and the new one: \(sent)")
-        try require(sent.last?.strong == top, "\(way.name): the change ended at another level than the new one: \(sent)")
+        try require(
+            sent.last?.strong == top, "\(way.name): the change ended at another level than the new one: \(sent)")
         // Closing ends at rest; its reports are not the change's.
         client.close()
         try await EmulationSuite.waitForOutputs(device, after: index, "the report at rest after the close") {
@@ -105,7 +107,9 @@ extension FFMemlessSuite {
         for model in [EmulatedModel.switchPro, .dualsenseBluetooth] {
             try await EmulationSuite.withController(model) { device, nodes in
                 var newFrames: [Int] = []
-                for way in [Way(keeper: false, length: 150), Way(keeper: true, length: 150), Way(keeper: false, length: 0)] {
+                for way in [
+                    Way(keeper: false, length: 150), Way(keeper: true, length: 150), Way(keeper: false, length: 0),
+                ] {
                     let result = try await change(on: device, node: nodes.rumbleNode, way)
                     let first = result.reports.first?.time.microseconds ?? 0
                     let levels = result.reports.map {
@@ -149,7 +153,8 @@ extension FFMemlessSuite {
                     let rests = sent.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
                     let what = "\(model.rawValue) \(keeper ? "with" : "without") a keeper, update then \(ending)"
                     if keeper {
-                        try require(rests, "\(what): the pad runs on at \(sent.last.map { "\($0.strong),\($0.weak)" } ?? "-")")
+                        try require(
+                            rests, "\(what): the pad runs on at \(sent.last.map { "\($0.strong),\($0.weak)" } ?? "-")")
                     }
                     figures.append(
                         "\(what): \(rests ? "at rest" : "runs on at \(AudioSuite.tenths(sent.last?.strong ?? 0))") "
@@ -157,7 +162,8 @@ extension FFMemlessSuite {
                     client.close()
                     // Without a keeper the close leaves the old level on (the controller is removed next).
                     if !keeper { continue }
-                    try await EmulationSuite.waitForOutputs(device, after: start, "the report at rest after the close") {
+                    try await EmulationSuite.waitForOutputs(device, after: start, "the report at rest after the close")
+                    {
                         $0.last.map { ($0.strong ?? 0) == 0 && ($0.weak ?? 0) == 0 } ?? false
                     }
                 }

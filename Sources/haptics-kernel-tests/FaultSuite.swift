@@ -306,7 +306,7 @@ enum FaultSuite {
 
         /// A rumble reached the pad: a non-zero upload, and a play.
         static func played(_ records: ArraySlice<PadRecord>) -> Bool {
-            records.contains(where: EngineSuite.isNonZeroUpload) && records.contains { $0.event == .play }
+            records.contains(where: EngineSuite.isNonZeroUpload) && EngineSuite.playsRumble(records)
         }
 
         private func problems(

@@ -74,7 +74,7 @@ enum LatePadSuite {
             return manager.cachedPatternNames
         }
         try requireEqual(cached, ["capacitor_charge", "heartbeat", "thud"], "patterns preloaded on connection")
-        try await VirtualPadSuite.waitForRecords(pad, "thud on the late pad") { $0.contains { $0.event == .play } }
+        try await VirtualPadSuite.waitForRecords(pad, "thud on the late pad") { EngineSuite.playsRumble($0) }
     }
 
     static func playWaits() async throws {

@@ -37,7 +37,7 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-usb/the-audio-haptics-report-takes-the-pad-out-of-rumble-emulation") {
                 try await usbLeavesRumbleEmulation()
             },
-        ] + HDRumbleSuite.tests)
+        ] + HDRumbleSuite.tests + HDRumbleSuite.ffRumbleTests)
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
 

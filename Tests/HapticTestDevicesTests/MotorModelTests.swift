@@ -209,7 +209,9 @@ import LinuxInput
     }
 
     /// A record replacing effect `id` at `ms` (an update in place).
-    static func update(_ kind: ForceFeedbackEffectKind, id: Int16, length: UInt16, atMilliseconds ms: Int64) -> PadRecord {
+    static func update(_ kind: ForceFeedbackEffectKind, id: Int16, length: UInt16, atMilliseconds ms: Int64)
+        -> PadRecord
+    {
         var record = upload(kind, id: id, length: length)
         record.time = at(milliseconds: ms)
         record.replacing = true
@@ -246,8 +248,10 @@ import LinuxInput
         // A close erases in slot order: the keeper first, then the mix effect (combined, then aborted).
         var closed = updated
         for record in [
-            Self.stop(0, atMilliseconds: 40), PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 0, retval: 0),
-            Self.stop(1, atMilliseconds: 40), PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 1, retval: 0),
+            Self.stop(0, atMilliseconds: 40),
+            PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 0, retval: 0),
+            Self.stop(1, atMilliseconds: 40),
+            PadRecord(event: .erase, time: Self.at(milliseconds: 40), id: 1, retval: 0),
         ] { closed.apply(record) }
         #expect(closed.output(at: Self.at(milliseconds: 1000)) == .off)
     }

@@ -22,8 +22,11 @@ struct Rig {
     let recorder: RecordingOutput
     let engine: HapticEngine
 
-    init(options: HapticEngineOptions = .init(), effectSlots: Int? = nil, start: Bool = true) throws {
-        recorder = RecordingOutput(effectSlots: effectSlots)
+    init(
+        options: HapticEngineOptions = .init(), effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble,
+        start: Bool = true
+    ) throws {
+        recorder = RecordingOutput(effectSlots: effectSlots, renderProfile: renderProfile)
         engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: quietLogger())
         if start { try engine.start() }
     }

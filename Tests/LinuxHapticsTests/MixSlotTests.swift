@@ -92,4 +92,11 @@ import Testing
         let zero = MixSlotState(levels: .off, playingUntil: 0)
         #expect(zero.change(to: .off, explicitly: true, at: 1) == .play)
     }
+
+    @Test func switchPadsRenewEvery40MillisecondsWithAnEightyMillisecondWindowOthersEvery50With150() {
+        #expect(OutputTiming.Renewal.forProfile(named: RenderProfile.switchPro.name) == .switchRumble)
+        #expect(OutputTiming.Renewal.switchRumble.replayLengthMilliseconds == 80)
+        #expect(OutputTiming.Renewal.forProfile(named: RenderProfile.dualSense.name) == .standard)
+        #expect(OutputTiming.Renewal.standard.replayLengthMilliseconds == 150)
+    }
 }

@@ -35,6 +35,19 @@ import Testing
         #expect(rig.applied().last == Change(at: 0.22, .off))
     }
 
+    @Test func aSteadyLevelOnASwitchPadIsRenewedEvery40Milliseconds() throws {
+        // hid-nintendo's frames follow the kernel's end of an effect by up to about 60 ms: its pads get an 80 ms
+        // window, renewed every 40 ms.
+        let rig = try Rig(renderProfile: .switchPro)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: 0.17)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 2)
+        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map {
+            Change(at: $0.time - 10, .off).time
+        }
+        #expect(keepAlives == [40_000, 80_000, 120_000, 160_000])
+    }
+
     @Test func aRampIsSentAsThePlannerRateLimitsIt() throws {
         let rig = try Rig()
         let ramp = MotorTimeline.Segment(

@@ -1,0 +1,78 @@
+// The Switch Pro Controller played through its FF_RUMBLE node (hid-nintendo's ff-memless driver), not its HD
+// rumble: every ff-memless call of the driver queues a frame, and its worker resends the last frame sent before
+// a new one when it starts from idle, each frame paced on the pad's input reports. A steady level renewed by the
+// engine must not build a queue (each renewal's frame follows it by a bounded time, the same at the end as at the
+// start), and a player killed or stopped must leave the pad at rest within 150 ms of the signal.
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+import Synchronization
+
+extension HDRumbleSuite {
+    static let ffRumbleTests = [
+        KernelTest(name: "hd/switch-pro/ff-rumble-renewals-build-no-queue-sigkill-and-sigstop-rest-within-150ms") {
+            try await switchFFRumble()
+        }
+    ]
+
+    /// A steady 2 s level played by an engine of this process on the rumble node (with its renewals observed),
+    /// then `haptics play --actuators rumble` killed and stopped mid-tone.
+    static func switchFFRumble() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let renewals = Mutex<[Double]>([])
+            var options = HapticEngineOptions()
+            options.actuators = .rumble
+            options.playsHapticsOnly = true
+            options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+            options.playbackObserver = { sample in
+                if sample.kind == .keepAlive { renewals.withLock { $0.append(sample.sent) } }
+            }
+            let engine = HapticEngine(
+                output: .device(.id(try AppSuite.stableID(of: nodes.rumbleNode))), options: options,
+                logger: EmulationSuite.logger())
+            do { try engine.start() } catch { throw TestFailure(reason: "starting the engine: \(error)") }
+            defer { engine.stop() }
+            let before = device.records().count
+            try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 2, intensity: 0.8), on: engine)
+            let ended = monotonicSeconds()
+            try await Task.sleep(for: .milliseconds(400))
+            let frames = device.records().dropFirst(before).filter { $0.event == .output }
+            let driving = frames.filter { ($0.strong ?? 0) > 0 }
+            guard let first = driving.first?.time.seconds, let last = driving.last?.time.seconds,
+                let rest = frames.first(where: { $0.time.seconds > last })?.time.seconds
+            else { throw TestFailure(reason: "the tone drove no frame, or none at rest followed: \(frames.count)") }
+            // Each renewal to the first frame after it: a queue would make this grow over the tone.
+            let times = renewals.withLock { $0 }
+            let lags = times.compactMap { renewal in
+                driving.first { $0.time.seconds >= renewal }.map { ($0.time.seconds - renewal) * 1000 }
+            }
+            try require(lags.count >= 10, "\(times.count) renewals seen in 2 s")
+            let early = lags.prefix(5).max() ?? 0
+            let late = lags.suffix(5).max() ?? 0
+            try require(
+                late <= early + 50,
+                "renewal to frame: \(early.rounded()) ms at the start, \(late.rounded()) ms at the end")
+            try require(
+                rest - ended <= 0.150, "the frame at rest came \(Int((rest - ended) * 1000)) ms after the tone's end")
+            let steady = Double(driving.count) / (last - first)
+            let figures = try await signalledPlayers(
+                device, ["--actuators", "rumble", "--device", nodes.rumbleNode], signals: [SIGKILL, SIGSTOP],
+                "the tone on FF_RUMBLE",
+                started: { records in records.filter { $0.event == .output && ($0.strong ?? 0) > 0 } },
+                restingFrom: { records in
+                    let outputs = records.filter { $0.event == .output }
+                    guard let lastDriven = outputs.lastIndex(where: { ($0.strong ?? 0) > 0 }) else { return .infinity }
+                    return outputs[(lastDriven + 1)...].first?.time.seconds
+                })
+            print(
+                "    steady 2 s: \(driving.count) frames driving, \(Int(steady.rounded())) a second, \(times.count) "
+                    + "renewals, renewal to frame \(AudioSuite.tenths(lags.min() ?? 0))-"
+                    + "\(AudioSuite.tenths(lags.max() ?? 0)) ms (first five \(AudioSuite.tenths(early)), last five "
+                    + "\(AudioSuite.tenths(late))); end of tone to the frame at rest "
+                    + "\(Int(((rest - ended) * 1000).rounded())) ms; " + figures.joined(separator: "; "))
+        }
+    }
+}
