@@ -108,6 +108,9 @@ final class EvdevOutput: MotorOutput {
             case .play, .updateThenPlay, .uploadThenPlay:
                 break
             }
+            // Once per descriptor, before the mix slot's first upload (or its first play, when a trigger
+            // engine kept it away until now).
+            keep(&slot)
             let effect: UploadedEffect
             if let existing = slot.effect {
                 if change == .updateThenPlay {
@@ -116,7 +119,6 @@ final class EvdevOutput: MotorOutput {
                 }
                 effect = existing
             } else {
-                keep(&slot)
                 effect = try upload(rumble(levels))
                 slot.effect = effect
             }
@@ -126,11 +128,12 @@ final class EvdevOutput: MotorOutput {
         }
     }
 
-    /// Uploads and plays the keeper, once per descriptor, before the mix effect's first upload: a rumble at 0 with
-    /// no replay length, so ff-memless keeps it started and playing until the descriptor closes and adds nothing
-    /// to the motors. Its play is one driver call at rest. Not on a device with a single effect slot (the mix
-    /// needs it), nor on an Xbox pad while a trigger engine writes its report (the driver's call would write
-    /// that report with the triggers at 0). A device that refuses it keeps every change an update then a play.
+    /// Uploads and plays the keeper, once per descriptor, before the mix effect's first upload or play: a rumble
+    /// at 0 with no replay length, so ff-memless keeps it started and playing until the descriptor closes and
+    /// adds nothing to the motors. Its play is two driver calls at 0, at rest (ff-memless calls again on the next
+    /// tick for an endless effect). Not on a device with a single effect slot (the mix needs it), nor on an Xbox
+    /// pad while a trigger engine writes its report (the driver's call would write that report with the
+    /// triggers at 0). A device that refuses it keeps every change an update then a play.
     private func keep(_ slot: inout MixSlot) {
         guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true else { return }
         slot.keeperTried = true

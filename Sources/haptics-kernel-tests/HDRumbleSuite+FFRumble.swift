@@ -2,7 +2,7 @@
 // rumble: every ff-memless call of the driver queues a frame, and its worker resends the last frame sent before
 // a new one when it starts from idle, each frame paced on the pad's input reports. A steady level renewed by the
 // engine must not build a queue (each renewal's frame follows it by a bounded time, the same at the end as at the
-// start), and a player killed or stopped must leave the pad at rest within 150 ms of the signal.
+// start) and never drop out, and a player killed or stopped must leave the pad at rest within 150 ms of the signal.
 import Foundation
 import Glibc
 import HapticRendering
@@ -57,6 +57,12 @@ extension HDRumbleSuite {
                 "renewal to frame: \(early.rounded()) ms at the start, \(late.rounded()) ms at the end")
             try require(
                 rest - ended <= 0.150, "the frame at rest came \(Int((rest - ended) * 1000)) ms after the tone's end")
+            // The window's margin must absorb a late renewal: no frame at rest while the tone lasts.
+            let dropouts = frames.filter {
+                $0.time.seconds > first && $0.time.seconds < last && ($0.strong ?? 0) == 0
+            }
+            try require(
+                dropouts.isEmpty, "the motors dropped out mid-tone at \(dropouts.map { $0.time.seconds }) s")
             let steady = Double(driving.count) / (last - first)
             let figures = try await signalledPlayers(
                 device, ["--actuators", "rumble", "--device", nodes.rumbleNode], signals: [SIGKILL, SIGSTOP],

@@ -99,9 +99,11 @@ struct SoakVerdict {
 
     func report(problems: [String], unplugs: Int, plays: Int) -> SoakReport {
         var problems = problems
-        let slotBound = options.playersPerPad + 1
+        // One per player, the mix slot and its keeper.
+        let slotBound = options.playersPerPad + 2
         if maximumSlots > slotBound {
-            problems.append("a pad held \(maximumSlots) effects, more than \(slotBound) (one per player and the mix)")
+            problems.append(
+                "a pad held \(maximumSlots) effects, more than \(slotBound) (one per player, the mix and its keeper)")
         }
         if reference.isEmpty { problems.append("no sample after the warm-up") }
         problems += countGrowth("descriptors", \.descriptors)

@@ -22,14 +22,21 @@ import Testing
         #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 1)])
     }
 
-    @Test func aSteadyLevelIsRenewedBeforeItSelfExpires() throws {
-        let rig = try Rig()
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: 0.22)))
+    /// A steady level of 0.5 until `end` played on a rig for `profile`: when the output was renewed (microseconds
+    /// after the start), and the rig.
+    func renewals(until end: Double, profile: RenderProfile = .genericRumble) throws -> (times: [Int], rig: Rig) {
+        let rig = try Rig(renderProfile: profile)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: end)))
         try player.start(atTime: 0)
         rig.clock.advance(by: 2)
-        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map {
+        let times = rig.recorder.records().filter { $0.action == .keepAlive }.map {
             Change(at: $0.time - 10, .off).time
         }
+        return (times, rig)
+    }
+
+    @Test func aSteadyLevelIsRenewedBeforeItSelfExpires() throws {
+        let (keepAlives, rig) = try renewals(until: 0.22)
         // Every 50 ms while the level holds; none after the off.
         #expect(keepAlives == [50_000, 100_000, 150_000, 200_000])
         #expect(rig.applied().last == Change(at: 0.22, .off))
@@ -38,14 +45,7 @@ import Testing
     @Test func aSteadyLevelOnASwitchPadIsRenewedEvery40Milliseconds() throws {
         // hid-nintendo's frames follow the kernel's end of an effect by up to about 60 ms: its pads get an 80 ms
         // window, renewed every 40 ms.
-        let rig = try Rig(renderProfile: .switchPro)
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0.5, to: 0.17)))
-        try player.start(atTime: 0)
-        rig.clock.advance(by: 2)
-        let keepAlives = rig.recorder.records().filter { $0.action == .keepAlive }.map {
-            Change(at: $0.time - 10, .off).time
-        }
-        #expect(keepAlives == [40_000, 80_000, 120_000, 160_000])
+        #expect(try renewals(until: 0.17, profile: .switchPro).times == [40_000, 80_000, 120_000, 160_000])
     }
 
     @Test func aRampIsSentAsThePlannerRateLimitsIt() throws {
