@@ -1,6 +1,7 @@
 // The renderer, the device command planner and the native periodic compiler, on every pattern that loads.
 import AHAP
 import HapticRendering
+import HapticTestDevices
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -8,9 +9,10 @@ import Foundation
 #endif
 
 /// Renders what loads under a built-in profile and locality picked by the input, then checks the timeline
-/// (contiguous, finite, levels 0...1), the planned commands (time-ordered, rate-limited, quantised, hold
-/// durations that match, ending off, resumable from any command) and the native periodic effects (fields the
-/// kernel structure can hold, levels 0...1).
+/// (contiguous, finite, levels 0...1), the planned commands (time-ordered, rate-limited, within the profile's
+/// write budget over every window, quantised, hold durations that match, ending off, resumable from any command
+/// with the budget left then) and the native periodic effects (fields the kernel structure can hold, levels
+/// 0...1).
 package enum RenderFuzzing {
     package static func run(_ bytes: UnsafeRawBufferPointer) {
         guard let pattern = try? HapticPattern(data: Data(bytes)) else { return }
@@ -54,6 +56,9 @@ package enum RenderFuzzing {
             expect(previous.holdDuration == gap, "hold \(String(describing: previous.holdDuration)) != gap \(gap)")
             expect(command.levels != previous.levels, "command \(index) repeats the levels before it")
         }
+        if let overdraw = profile.budget.overdraw(of: commands) {
+            expect(false, "\(overdraw.writes) writes from \(overdraw.from) s to \(overdraw.to) s under \(profile.name)")
+        }
         if let last = commands.last {
             expect(last.holdDuration == nil && last.levels.isOff, "the last command is not a final off: \(last)")
         }
@@ -63,7 +68,10 @@ package enum RenderFuzzing {
     static func checkResumption(_ commands: [RumbleCommand], timeline: MotorTimeline, planner: DeviceCommandPlanner) {
         guard commands.count >= 2 else { return }
         let middle = commands[commands.count / 2 - 1]
-        let resumption = DeviceCommandPlanner.Resumption(sent: middle.levels, lastCommandTime: middle.time)
+        var resumption = DeviceCommandPlanner.Resumption.deviceOff
+        for command in commands[..<(commands.count / 2)] {
+            resumption = planner.resumption(after: command, from: resumption)
+        }
         let resumed = planner.commands(for: timeline, from: middle.time, resuming: resumption)
         expect(resumed == Array(commands[(commands.count / 2)...]), "resuming at \(middle.time) plans differently")
     }

@@ -15,22 +15,32 @@ public struct RumbleCommand: Sendable, Hashable {
     }
 }
 
-/// Turns a motor timeline into the rumble updates a device needs under a profile.
+/// Turns a motor timeline into the rumble updates a device needs under a profile, spending the profile's write
+/// budget (`WriteBudget`) where the pattern changes.
 ///
 /// Rules: the device starts off; a command is sent only when the quantised level (gain applied, rounded to the
 /// profile's steps, absent motors at 0) differs from the last one sent; two commands are never closer than the
-/// profile's minimum interval — a change that comes too soon is sent at the earliest allowed instant with the
-/// level the timeline has *then* (so a level always lands, late rather than never); the last command is off.
-/// Two refinements, both within those rules: when a jump (a step in the timeline, such as a transient's onset
-/// or end) follows a pending update within one interval, the planner either sends now or waits for the jump,
-/// whichever leaves less squared error over the two holds; and a rate-limited drift (a ramp crossing steps)
-/// sends the level at the middle of its hold rather than at its start.
+/// profile's minimum interval; the writes (commands, and the renewals a held level needs) never exceed the
+/// budget over any window; the last command is off. Where the commands go:
+/// - **A jump** (a step in the timeline: a transient's onset or end, an event's start or end) is sent when it
+///   happens, or as soon as the interval and the budget allow, so a level always lands, late rather than never.
+///   When a jump follows a pending update within one interval, the planner either sends now or waits for the
+///   jump, whichever leaves less squared error over the two holds.
+/// - **A drift** (a ramp or curve crossing steps) is sent once holding the level sent has cost the budget's
+///   `holdError` (squared error, integrated) since that level was sent. Every hold then costs about the same
+///   error, which is where a fixed number of writes leaves the least error in total: a ramp of slope k gets a
+///   write every (12·holdError/k²)^(1/3) seconds, so steep stretches get more writes than gentle ones, not one
+///   per interval or per step whatever the slope.
+/// - **Each level sent** is the timeline's mean over the hold it starts (the stretch, up to the next jump, whose
+///   error about its mean stays within `holdError`): on a ramp, the level at the middle of the hold.
 public struct DeviceCommandPlanner: Sendable {
     public var profile: RenderProfile
 
     public init(profile: RenderProfile) {
         self.profile = profile
     }
+
+    var budget: WriteBudget { profile.budget }
 
     /// The quantised levels the device should have for timeline levels `levels`.
     public func quantized(_ levels: MotorMagnitudes) -> MotorMagnitudes {
@@ -40,27 +50,54 @@ public struct DeviceCommandPlanner: Sendable {
             weak: profile.hasWeakMotor ? Self.quantize(levels.weak * profile.gain, steps: profile.weakSteps) : 0)
     }
 
+    /// Device levels (gain already applied) rounded to the profile's steps, absent motors at 0.
+    func stepped(_ levels: MotorMagnitudes) -> MotorMagnitudes {
+        MotorMagnitudes(
+            strong: profile.hasStrongMotor ? Self.quantize(levels.strong, steps: profile.strongSteps) : 0,
+            weak: profile.hasWeakMotor ? Self.quantize(levels.weak, steps: profile.weakSteps) : 0)
+    }
+
     static func quantize(_ value: Double, steps: Int) -> Double {
         let clamped = Swift.min(Swift.max(value, 0), 1)
         return (clamped * Double(steps)).rounded(.toNearestOrAwayFromZero) / Double(steps)
     }
 
-    /// Where a plan starts: the levels the device already holds and when they were sent. A player (the engine)
-    /// that re-plans while a device runs resumes from here, so the rate limit and the "no change, no command"
-    /// rule hold across plans.
+    /// Where a plan starts: the levels the device already holds, when they were sent, and what is left of the
+    /// write budget then. A player (the engine) that re-plans while a device runs resumes from here, so the
+    /// interval, the budget and the "no change, no command" rule hold across plans.
     public struct Resumption: Sendable, Hashable {
         /// The quantised levels the device holds (the last command's).
         public var sent: MotorMagnitudes
         /// When they were sent, on the timeline's time axis; `-infinity` when nothing was.
         public var lastCommandTime: Double
+        /// The budget's writes left just after the last command (`WriteBudget.burst` when nothing was sent).
+        public var writesLeft: Double
 
-        public init(sent: MotorMagnitudes, lastCommandTime: Double) {
+        public init(sent: MotorMagnitudes, lastCommandTime: Double, writesLeft: Double = .infinity) {
             self.sent = sent
             self.lastCommandTime = lastCommandTime
+            self.writesLeft = writesLeft
         }
 
         /// A device that is off and has been sent nothing: how `commands(for:)` starts.
         public static let deviceOff = Resumption(sent: .off, lastCommandTime: -.infinity)
+    }
+
+    /// The state after `command` was sent to a device that was in `resumption`: its levels, its time, and the
+    /// budget left (renewals of the level held before it counted).
+    public func resumption(after command: RumbleCommand, from resumption: Resumption) -> Resumption {
+        var bucket = WriteBucket(budget: budget, resumption: resumption)
+        bucket.spend(at: command.time, holding: command.levels)
+        return Resumption(sent: command.levels, lastCommandTime: command.time, writesLeft: bucket.left)
+    }
+
+    /// Whether a device in `resumption` is at rest by `time`: off, past the minimum interval since the last
+    /// command, and with its whole write budget back, so that a plan from there is the plan from rest.
+    public func isAtRest(_ resumption: Resumption, at time: Double) -> Bool {
+        guard resumption.sent.isOff, resumption.lastCommandTime <= time - profile.minimumUpdateInterval else {
+            return false
+        }
+        return WriteBucket(budget: budget, resumption: resumption).isFull(at: time)
     }
 
     /// The commands for `timeline`.
@@ -70,47 +107,59 @@ public struct DeviceCommandPlanner: Sendable {
 
     /// The commands for `timeline` from `start` on, for a device already in the state `resumption` describes:
     /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
-    /// from one of its command times (resuming with that command) give the same commands from there on. The
-    /// first command's predecessor is not in the result, so no hold duration is set for it.
+    /// from one of its command times (resuming with the state after that command, `resumption(after:from:)`)
+    /// give the same commands from there on. The first command's predecessor is not in the result, so no hold
+    /// duration is set for it.
     public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption)
         -> [RumbleCommand]
     {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
+        var bucket = WriteBucket(budget: budget, resumption: resumption)
         var cursor = start
+        // The error of holding `sent` counts from here: its command, or the start of this plan.
+        var holdStart = Swift.max(start, lastTime)
+        // A decision that kept the level: at that instant a jump no longer decides (it was weighed).
+        var kept = -Double.infinity
         let interval = profile.minimumUpdateInterval
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
-            let deadline = Swift.max(change, lastTime + interval)
+            var decision = change
+            if change <= kept || !isJump(in: timeline, at: change) {
+                // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first).
+                let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
+                decision = Swift.max(change, errorDue(holding: sent, from: holdStart, before: limit, in: timeline))
+            }
+            let deadline = bucket.earliest(from: Swift.max(decision, lastTime + interval))
             cursor = deadline
-            var target = quantized(timeline.levels(at: deadline))
-            if interval > 0 {
-                if let jump = nextJump(in: timeline, after: deadline, before: deadline + interval) {
-                    // Sending now would hold back the jump that follows by up to an interval. Wait for the jump
-                    // instead when that costs less squared error over the two holds.
-                    let after = quantized(timeline.levels(at: deadline + interval))
-                    let sendNow =
-                        holdCost(target, from: deadline, to: deadline + interval, in: timeline)
-                        + holdCost(after, from: deadline + interval, to: jump + interval, in: timeline)
-                    let wait =
-                        holdCost(sent, from: deadline, to: jump, in: timeline)
-                        + holdCost(quantized(timeline.levels(at: jump)), from: jump, to: jump + interval, in: timeline)
-                    if wait <= sendNow {
-                        cursor = jump
-                        continue
-                    }
-                } else if deadline > change, !isJump(in: timeline, at: deadline) {
-                    // A rate-limited drift (a ramp crossing steps) holds for about one interval: send the level at
-                    // the middle of that hold, which halves a ramp's error against the level at its start.
-                    target = quantized(timeline.levels(at: deadline + interval / 2))
+            let target = holdLevel(from: deadline, in: timeline)
+            if interval > 0, let jump = nextJump(in: timeline, after: deadline, before: deadline + interval) {
+                // Sending now would hold back the jump that follows by up to an interval. Wait for the jump
+                // instead when that costs less squared error over the two holds.
+                let after = quantized(timeline.levels(at: deadline + interval))
+                let sendNow =
+                    holdError(target, from: deadline, to: deadline + interval, in: timeline)
+                    + holdError(after, from: deadline + interval, to: jump + interval, in: timeline)
+                let wait =
+                    holdError(sent, from: deadline, to: jump, in: timeline)
+                    + holdError(quantized(timeline.levels(at: jump)), from: jump, to: jump + interval, in: timeline)
+                if wait <= sendNow {
+                    cursor = jump
+                    continue
                 }
             }
-            guard target != sent else { continue }
+            guard target != sent else {
+                // The level that suits the hold from here is the one held: keep it, and count its error anew.
+                holdStart = deadline
+                kept = deadline
+                continue
+            }
             if !commands.isEmpty { commands[commands.count - 1].holdDuration = deadline - lastTime }
-            commands.append(
-                RumbleCommand(time: deadline, levels: target, holdDuration: nil))
+            commands.append(RumbleCommand(time: deadline, levels: target, holdDuration: nil))
+            bucket.spend(at: deadline, holding: target)
             sent = target
             lastTime = deadline
+            holdStart = deadline
         }
         return commands
     }
@@ -119,31 +168,118 @@ public struct DeviceCommandPlanner: Sendable {
     /// picosecond: far below any clock, above the rounding noise of times in the tens of seconds).
     static let smallestNudge = 1e-12
 
-    /// Samples per minimum interval when comparing two schedules (16: errors resolved to ~1 ms at 20 ms).
-    static let costSamplesPerInterval = 16.0
-    /// The most samples one hold's cost takes (64 intervals' worth).
-    static let maximumCostSamples = 1024.0
+    /// How far ahead the level of a hold looks at most: far longer than any hold a pattern changing within it
+    /// gets, short enough that the bisection for its end stays finer than a microsecond.
+    static let longestHoldLookahead = 60.0
 
-    /// The squared error, per motor and integrated over `from..<to`, of holding `levels` against the timeline.
-    func holdCost(_ levels: MotorMagnitudes, from: Double, to: Double, in timeline: MotorTimeline) -> Double {
-        guard to > from else { return 0 }
-        let step = Swift.max(profile.minimumUpdateInterval, 1e-6) / Self.costSamplesPerInterval
-        // At most `maximumCostSamples`: the spans compared are a few intervals long, and a timeline built by hand
-        // with times near the limits of a Double must not turn one into billions of samples (or an infinite count).
-        let count = Int(Swift.min(Swift.max(((to - from) / step).rounded(.up), 1), Self.maximumCostSamples))
-        let width = (to - from) / Double(count)
-        var total = 0.0
-        for index in 0..<count {
-            let target = timeline.levels(at: from + (Double(index) + 0.5) * width)
-            let strong = levels.strong - (profile.hasStrongMotor ? target.strong * profile.gain : 0)
-            let weak = levels.weak - (profile.hasWeakMotor ? target.weak * profile.gain : 0)
-            total += (strong * strong + weak * weak) * width
+    /// The quantised level for a hold starting at `time`: the timeline's mean over the longest stretch from there
+    /// (never past the next jump) whose squared error about its own mean stays within the budget's hold error.
+    func holdLevel(from time: Double, in timeline: MotorTimeline) -> MotorMagnitudes {
+        guard time < timeline.endTime, var index = timeline.segmentIndex(at: time) else { return .off }
+        let next = nextJump(in: timeline, after: time, before: .infinity) ?? timeline.endTime
+        // Times near the limits of a Double (timelines built by hand) leave no mean to take: the level then.
+        guard next.isFinite, (next - time).isFinite else { return quantized(timeline.levels(at: time)) }
+        let limit = Swift.min(next, time + Self.longestHoldLookahead)
+        var sums = MotionSums()
+        var end = time
+        // Whole segments while the spread stays within the error, then a bisection inside the one that passes it:
+        // the spread about the mean only grows with the stretch.
+        while index < timeline.segments.count, timeline.segments[index].start < limit {
+            let segment = timeline.segments[index]
+            let pieceEnd = Swift.min(segment.end, limit)
+            let whole = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: pieceEnd))
+            guard whole.spread(over: pieceEnd - time) > budget.holdError else {
+                sums = whole
+                end = pieceEnd
+                index += 1
+                continue
+            }
+            var low = end
+            var high = pieceEnd
+            for _ in 0..<48 {
+                let middle = (low + high) / 2
+                let partial = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: middle))
+                if partial.spread(over: middle - time) > budget.holdError { high = middle } else { low = middle }
+            }
+            sums = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: low))
+            end = low
+            break
         }
-        return total
+        let mean = sums.mean(over: end - time)
+        guard end > time, mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
+        return stepped(mean)
+    }
+
+    /// The first instant after `start` at which holding `levels` since `start` has cost the budget's hold error,
+    /// or `limit` if it has not by then. Never `start` itself: a hold always lasts a little.
+    func errorDue(holding levels: MotorMagnitudes, from start: Double, before limit: Double, in timeline: MotorTimeline)
+        -> Double
+    {
+        guard limit > start else { return limit }
+        let target = budget.holdError
+        var accrued = 0.0
+        var from = start
+        // Whole pieces first (segments, then the silence after the end), then a bisection inside the one that
+        // reaches the error: the error only grows with time.
+        while from < limit {
+            let index = timeline.segmentIndex(at: from)
+            let pieceEnd = Swift.min(limit, index.map { timeline.segments[$0].end } ?? .infinity)
+            let piece = holdError(levels, from: from, to: pieceEnd, in: timeline)
+            if accrued + piece >= target {
+                var low = from
+                var high = pieceEnd.isFinite ? pieceEnd : from + Swift.max(1, (target - accrued) * 1e6)
+                for _ in 0..<60 {
+                    let middle = (low + high) / 2
+                    if accrued + holdError(levels, from: from, to: middle, in: timeline) >= target {
+                        high = middle
+                    } else {
+                        low = middle
+                    }
+                }
+                return Swift.max(high, start + Self.smallestNudge)
+            }
+            accrued += piece
+            guard pieceEnd.isFinite else { break }
+            from = pieceEnd
+        }
+        return limit
+    }
+
+    /// The squared error, per present motor (gain applied) and integrated over `from..<to`, of holding `levels`
+    /// against the timeline. Exact: the timeline is linear inside each segment and off after its end.
+    package func holdError(_ levels: MotorMagnitudes, from: Double, to: Double, in timeline: MotorTimeline) -> Double {
+        guard to > from else { return 0 }
+        return integrals(from: from, to: to, in: timeline).error(holding: levels, over: to - from)
+    }
+
+    /// ∫f and ∫f² per motor over `from..<to`, of the timeline as the device should play it (gain applied,
+    /// absent motors 0, clipped to 1 as quantisation clips it); off outside the timeline.
+    func integrals(from: Double, to: Double, in timeline: MotorTimeline) -> MotionSums {
+        var sums = MotionSums()
+        guard to > from, var index = timeline.segmentIndex(at: Swift.max(from, 0)) else { return sums }
+        while index < timeline.segments.count, timeline.segments[index].start < to {
+            let segment = timeline.segments[index]
+            sums = sums.adding(piece(of: segment, from: Swift.max(segment.start, from), to: Swift.min(segment.end, to)))
+            index += 1
+        }
+        return sums
+    }
+
+    /// The sums of one linear piece of `segment`, as the device should play it.
+    func piece(of segment: MotorTimeline.Segment, from: Double, to: Double) -> MotionSums {
+        guard to > from else { return MotionSums() }
+        let strongGain = profile.hasStrongMotor ? profile.gain : 0
+        let weakGain = profile.hasWeakMotor ? profile.gain : 0
+        let first = segment.levels(at: from)
+        let last = segment.levels(at: to)
+        return MotionSums(
+            strong: .init(
+                from: Swift.min(first.strong * strongGain, 1), to: Swift.min(last.strong * strongGain, 1), span: to - from),
+            weak: .init(from: Swift.min(first.weak * weakGain, 1), to: Swift.min(last.weak * weakGain, 1), span: to - from))
     }
 
     /// Whether the quantised level jumps at `time` (a segment boundary where the levels before and after differ).
-    func isJump(in timeline: MotorTimeline, at time: Double) -> Bool {
+    package func isJump(in timeline: MotorTimeline, at time: Double) -> Bool {
         guard let index = timeline.segmentIndex(at: time) else {
             // At or after the end: a jump when the last segment ends above zero.
             guard let last = timeline.segments.last, time == timeline.endTime else { return false }
@@ -156,7 +292,7 @@ public struct DeviceCommandPlanner: Sendable {
     }
 
     /// The first jump strictly after `time` and before `limit`, `nil` if none.
-    func nextJump(in timeline: MotorTimeline, after time: Double, before limit: Double) -> Double? {
+    package func nextJump(in timeline: MotorTimeline, after time: Double, before limit: Double) -> Double? {
         var index = (timeline.segmentIndex(at: time) ?? timeline.segments.endIndex) + 1
         while index < timeline.segments.count, timeline.segments[index].start < limit {
             if isJump(in: timeline, at: timeline.segments[index].start) { return timeline.segments[index].start }
@@ -168,7 +304,7 @@ public struct DeviceCommandPlanner: Sendable {
     }
 
     /// The first instant at or after `time` where the quantised level differs from `sent`, `nil` if never.
-    func nextChange(in timeline: MotorTimeline, after time: Double, from sent: MotorMagnitudes) -> Double? {
+    package func nextChange(in timeline: MotorTimeline, after time: Double, from sent: MotorMagnitudes) -> Double? {
         if quantized(timeline.levels(at: time)) != sent { return time }
         var index = timeline.segmentIndex(at: time) ?? timeline.segments.firstIndex { $0.start > time }
         while let current = index, current < timeline.segments.count {
@@ -212,5 +348,130 @@ public struct DeviceCommandPlanner: Sendable {
             if crossing < segment.end, earliest.map({ crossing < $0 }) ?? true { earliest = crossing }
         }
         return earliest
+    }
+}
+
+/// ∫f and ∫f² of each motor's level over a stretch of a timeline: what the error of holding one level there, and
+/// the best level to hold, follow from.
+struct MotionSums: Sendable {
+    struct Motor: Sendable {
+        var level = 0.0
+        var square = 0.0
+
+        init() {}
+
+        /// One linear piece from `y0` to `y1` over `span` seconds.
+        init(from y0: Double, to y1: Double, span: Double) {
+            level = span * (y0 + y1) / 2
+            square = span * (y0 * y0 + y0 * y1 + y1 * y1) / 3
+        }
+
+        func adding(_ other: Motor) -> Motor {
+            var sum = self
+            sum.level += other.level
+            sum.square += other.square
+            return sum
+        }
+
+        /// ∫(L - f)² = L²·span - 2L∫f + ∫f².
+        func error(holding value: Double, over span: Double) -> Double {
+            value * value * span - 2 * value * level + square
+        }
+
+        /// ∫(f - mean)² = span · (mean of f² - (mean of f)²), in that order so that long spans do not overflow.
+        func spread(over span: Double) -> Double {
+            let mean = level / span
+            return span * (square / span - mean * mean)
+        }
+    }
+
+    var strong = Motor()
+    var weak = Motor()
+
+    func adding(_ other: MotionSums) -> MotionSums {
+        MotionSums(strong: strong.adding(other.strong), weak: weak.adding(other.weak))
+    }
+
+    func error(holding levels: MotorMagnitudes, over span: Double) -> Double {
+        guard span > 0 else { return 0 }
+        return Swift.max(strong.error(holding: levels.strong, over: span) + weak.error(holding: levels.weak, over: span), 0)
+    }
+
+    func spread(over span: Double) -> Double {
+        guard span > 0 else { return 0 }
+        return Swift.max(strong.spread(over: span) + weak.spread(over: span), 0)
+    }
+
+    func mean(over span: Double) -> MotorMagnitudes {
+        MotorMagnitudes(strong: strong.level / span, weak: weak.level / span)
+    }
+}
+
+/// The write budget as a token bucket: `burst` writes available at rest, refilled at `writesPerSecond`; a
+/// change takes `writesPerChange` and goes out only when that many are left; while a non-zero level holds,
+/// each renewal (one every `renewalInterval` after the last write) takes as many. A budget whose renewals fit
+/// its rate (checked by `WriteBudget`) always has a renewal's writes left when one is due, so the writes in any
+/// window of T seconds never pass `burst + writesPerSecond · T`.
+struct WriteBucket: Sendable {
+    let budget: WriteBudget
+    /// Writes left at `time`, just after the write then.
+    private(set) var left: Double
+    /// The last write (a command or a renewal).
+    private(set) var time: Double
+    /// The levels held since then.
+    private(set) var holding: MotorMagnitudes
+
+    init(budget: WriteBudget, resumption: DeviceCommandPlanner.Resumption) {
+        self.budget = budget
+        left = Swift.min(resumption.writesLeft, budget.burst)
+        time = resumption.lastCommandTime
+        holding = resumption.sent
+    }
+
+    /// Writes left at `instant` (after `time`), renewals before it taken.
+    private func left(at instant: Double) -> (left: Double, lastWrite: Double) {
+        guard budget.isLimited, time.isFinite else { return (budget.burst, time) }
+        var left = self.left
+        var last = time
+        if let renewal = budget.renewalInterval, !holding.isOff {
+            // Renewals at last + k·renewal before `instant`, each after a refill since the previous write.
+            // A renewal due within a nanosecond of `instant` is the write at `instant` (as in `writeTimes(of:)`).
+            let count = ((instant - last - WriteBudget.sameInstant) / renewal).rounded(.up) - 1
+            if count >= 1 {
+                let refill = budget.writesPerSecond * renewal
+                // Once full, every renewal takes its writes and the refill gives them back: the level settles.
+                for _ in 0..<Int(Swift.min(count, 64)) {
+                    left = Swift.min(left + refill, budget.burst) - budget.writesPerChange
+                }
+                last += count * renewal
+            }
+        }
+        return (Swift.min(left + budget.writesPerSecond * (instant - last), budget.burst), last)
+    }
+
+    /// Whether the whole burst is back by `instant`.
+    func isFull(at instant: Double) -> Bool { left(at: instant).left >= budget.burst - Self.slack }
+
+    /// Writes the bucket may be short by and still count as enough: the rounding of sums of times and rates.
+    static let slack = 1e-6
+
+    /// The earliest instant from `instant` on at which a change may go out.
+    func earliest(from instant: Double) -> Double {
+        guard budget.isLimited, time.isFinite else { return instant }
+        var candidate = instant
+        for _ in 0..<64 {
+            let state = left(at: candidate)
+            if state.left >= budget.writesPerChange - Self.slack { return candidate }
+            candidate += (budget.writesPerChange - state.left) / budget.writesPerSecond
+        }
+        return candidate
+    }
+
+    /// Takes a change's writes at `instant`; `levels` are held from then on.
+    mutating func spend(at instant: Double, holding levels: MotorMagnitudes) {
+        let state = left(at: instant)
+        left = budget.isLimited ? state.left - budget.writesPerChange : budget.burst
+        time = instant
+        holding = levels
     }
 }

@@ -26,11 +26,13 @@ public struct RenderProfile: Sendable, Hashable {
     public var transientPulse: TransientPulse
     /// Master gain applied to every level before quantisation, 0...1.
     public var gain: Double
+    /// How many writes the device takes and what a write costs there: where the planner spends them.
+    public var budget: WriteBudget
 
     public init(
         name: String, hasStrongMotor: Bool = true, hasWeakMotor: Bool = true, strongSteps: Int, weakSteps: Int,
         minimumUpdateInterval: Double, supportsNativePeriodic: Bool = false,
-        transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1
+        transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1, budget: WriteBudget? = nil
     ) {
         self.name = name
         self.hasStrongMotor = hasStrongMotor
@@ -41,6 +43,7 @@ public struct RenderProfile: Sendable, Hashable {
         self.supportsNativePeriodic = supportsNativePeriodic
         self.transientPulse = transientPulse
         self.gain = Swift.min(Swift.max(gain, 0), 1)
+        self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
     }
 
     /// This profile with another master gain (clamped to 0...1).
@@ -58,34 +61,40 @@ public struct RenderProfile: Sendable, Hashable {
     /// Any rumble pad we know nothing about: 8-bit (the common report format) and no more than 50 updates a
     /// second, the rate above which some pads' firmware misbehaves.
     public static let genericRumble = RenderProfile(
-        name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.020)
+        name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.020,
+        budget: .reportPerCall(interval: 0.020))
 
     /// xpad (Xbox 360 wired and wireless): `strong / 256` into one report byte per motor; the driver keeps a
     /// single interrupt-OUT packet in flight and overwrites the pending one, so updates faster than the
     /// endpoint's polling interval (4-8 ms) are lost rather than queued; 10 ms leaves one interval of slack.
     public static let xpad = RenderProfile(
-        name: "xpad", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+        name: "xpad", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010,
+        budget: .reportPerCall(interval: 0.010))
 
     /// DualSense (hid-playstation): `magnitude / 256` per motor; play only stores the levels and schedules the
     /// output worker, which sends the whole output report (LEDs, triggers, rumble): a burst of updates between
     /// two worker runs collapses into one report. 10 ms keeps Bluetooth output below the input report rate.
     public static let dualSense = RenderProfile(
-        name: "dualsense", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+        name: "dualsense", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010,
+        budget: .reportPerCall(interval: 0.010))
 
     /// DualShock 4 (hid-sony / hid-playstation): the same `/ 256` bytes and worker-coalesced output report.
     public static let dualShock4 = RenderProfile(
-        name: "dualshock4", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010)
+        name: "dualshock4", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010,
+        budget: .reportPerCall(interval: 0.010))
 
     /// Xbox One S / Series pads over Bluetooth (hid-microsoft): `magnitude / 655`, i.e. 0...100 per motor, sent
     /// from a work item over Bluetooth HID; 20 ms (50 Hz) keeps well inside the link's output budget.
     public static let xboxBluetooth = RenderProfile(
-        name: "xbox-bluetooth", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.020)
+        name: "xbox-bluetooth", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.020,
+        budget: .reportPerCall(interval: 0.020))
 
     /// DualShock 3 (hid-sony sixaxis): the strong motor takes a byte (`/ 256`), the weak motor is only on or
     /// off (`right_motor_on = right ? 1 : 0`). Over USB the report goes out as a control transfer
     /// (SET_REPORT), the slowest path of all: 20 ms.
     public static let dualShock3 = RenderProfile(
-        name: "dualshock3", strongSteps: byteSteps, weakSteps: 1, minimumUpdateInterval: 0.020)
+        name: "dualshock3", strongSteps: byteSteps, weakSteps: 1, minimumUpdateInterval: 0.020,
+        budget: .reportPerCall(interval: 0.020))
 
     /// Switch Pro Controller and Joy-Cons (hid-nintendo), measured on the emulated Pro Controller: the driver
     /// turns each motor's magnitude into one of 101 HD rumble amplitudes (`magnitude * 1003 / 0xffff`, rounded
@@ -95,13 +104,17 @@ public struct RenderProfile: Sendable, Hashable {
     /// resonant actuators start at once, but a pulse must still span two frames to be sent as an on and an off.
     public static let switchPro = RenderProfile(
         name: "switch", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.030,
-        transientPulse: TransientPulse(length: 0.060))
+        transientPulse: TransientPulse(length: 0.060),
+        budget: WriteBudget(
+            writesPerSecond: 1 / 0.030, burst: 4, renewalInterval: 0.040,
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.1, interval: 0.030)))
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick
     /// cannot be told apart.
     public static let virtualPad = RenderProfile(
-        name: "virtual", strongSteps: fullRumbleSteps, weakSteps: fullRumbleSteps, minimumUpdateInterval: 0.004)
+        name: "virtual", strongSteps: fullRumbleSteps, weakSteps: fullRumbleSteps, minimumUpdateInterval: 0.004,
+        budget: .reportPerCall(interval: 0.004))
 
     /// Every built-in profile, in documentation order.
     public static let builtIn: [RenderProfile] = [
@@ -132,4 +145,91 @@ public struct TransientPulse: Sendable, Hashable {
     /// 50 ms minimum spacing of the app's feedback vocabulary so rapid taps stay distinct. Apple's 100 ms
     /// blurs taps 50 ms apart; Lofelt's 30 ms was tuned for phone actuators, which spin up faster.
     public static let rumbleMotor = TransientPulse(length: 0.040)
+}
+
+/// How many writes a device takes, what one change costs in them, and how much error a held level may
+/// collect before a new one is worth a write (`DeviceCommandPlanner`).
+///
+/// A write is what the device's driver turns into one report or frame: one driver call on the kernel's
+/// ff-memless drivers. The writes in any window of T seconds stay within `burst + writesPerSecond · T`,
+/// renewals of a held level included.
+public struct WriteBudget: Sendable, Hashable {
+    /// The writes a second the device takes for as long as a pattern lasts; `infinity`: as many as the minimum
+    /// interval lets through.
+    public var writesPerSecond: Double
+    /// The writes it takes at once above that rate, from rest.
+    public var burst: Double
+    /// The writes one level change costs on the driver (frames or reports sent for one call).
+    public var writesPerChange: Double
+    /// While a non-zero level holds, the engine renews it (its self-expiry) this long after the last write; each
+    /// renewal costs `writesPerChange`. `nil`: the planner counts no renewals.
+    public var renewalInterval: Double?
+    /// The squared error (level² · seconds, both motors summed) one held level may collect before a new level is
+    /// worth a write: a ramp of slope k gets a write every (12 · holdError / k²)^(1/3) seconds.
+    public var holdError: Double
+
+    /// A budget; a renewal interval too short for the rate to pay for its renewals is lengthened to the shortest
+    /// the rate pays for, so that renewals never overdraw it.
+    public init(
+        writesPerSecond: Double, burst: Double, writesPerChange: Double = 1, renewalInterval: Double? = nil,
+        holdError: Double
+    ) {
+        let rate = writesPerSecond > 0 ? writesPerSecond : .infinity
+        let cost = writesPerChange > 0 && writesPerChange.isFinite ? writesPerChange : 1
+        self.writesPerSecond = rate
+        self.writesPerChange = cost
+        self.burst = Swift.max(burst.isFinite ? burst : 1, cost)
+        self.renewalInterval = renewalInterval.map { Swift.max($0, rate.isFinite ? cost / rate * (1 + 1e-9) : 0) }
+        self.holdError = holdError > 0 && holdError.isFinite ? holdError : Self.smallestHoldError
+    }
+
+    /// The budget of a profile that says nothing but its minimum interval: no limit beyond that interval, and a
+    /// hold error at which a ramp over the full range in 100 ms gets one write per interval.
+    public init(minimumUpdateInterval interval: Double) {
+        self.init(
+            writesPerSecond: .infinity, burst: 1, holdError: Self.holdError(fullRampSeconds: 0.1, interval: interval))
+    }
+
+    /// The hold error at which a ramp over the full range in `fullRampSeconds` gets one write every `interval`.
+    public static func holdError(fullRampSeconds: Double, interval: Double) -> Double {
+        let slope = 1 / fullRampSeconds
+        return slope * slope * interval * interval * interval / 12
+    }
+
+    /// Below this a hold error means "a write at every step": the planner still moves forward.
+    static let smallestHoldError = 1e-15
+
+    /// A driver that sends one report per call (ff-memless and its report worker): one write per change, at most
+    /// one per `interval` on average with a burst of three, renewals every 50 ms (the engine's self-expiry), and
+    /// a hold error at which a ramp over the full range in 100 ms gets one write per interval.
+    public static func reportPerCall(interval: Double) -> WriteBudget {
+        WriteBudget(
+            writesPerSecond: 1 / interval, burst: 3, renewalInterval: 0.050,
+            holdError: holdError(fullRampSeconds: 0.1, interval: interval))
+    }
+
+    /// Whether the rate limits anything (a finite `writesPerSecond`).
+    public var isLimited: Bool { writesPerSecond.isFinite }
+}
+
+extension WriteBudget {
+    /// Two writes closer than this (a nanosecond) are one: a renewal due as a command goes out is that command.
+    static let sameInstant = 1e-9
+
+    /// When a device gets a write under a plan: each command, and each renewal of a non-zero level held longer
+    /// than `renewalInterval` since the last write. Each costs `writesPerChange`.
+    public func writeTimes(of commands: [RumbleCommand]) -> [Double] {
+        var times: [Double] = []
+        for (index, command) in commands.enumerated() {
+            times.append(command.time)
+            guard let renewal = renewalInterval, !command.levels.isOff, index + 1 < commands.count else { continue }
+            let next = commands[index + 1].time
+            var time = command.time + renewal
+            while time < next - Self.sameInstant {
+                times.append(time)
+                time += renewal
+            }
+        }
+        return times
+    }
 }

@@ -68,7 +68,7 @@ extension EngineState {
         let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
         let request = MixPlanRequest(
             scheduler: scheduler, origin: origin,
-            resumption: .init(sent: lastWritten, lastCommandTime: lastCommandTime), planner: planner(gain: gain))
+            resumption: deviceHolds, planner: planner(gain: gain))
         return PassStart(step: step, finished: finished, request: request)
     }
 
@@ -148,9 +148,8 @@ extension EngineState {
     /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
     private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {
         if let command = plan?.takeDue(at: now) {
-            lastWritten = command.levels
+            recordCommand(command.levels, at: command.time)
             lastWriteTime = now
-            lastCommandTime = command.time
             return .apply(command.levels, deadline: command.time)
         }
         guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }

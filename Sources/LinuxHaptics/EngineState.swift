@@ -103,6 +103,8 @@ struct EngineState: Sendable {
     var lastWriteTime = -Double.infinity
     /// The deadline of the last command sent: where a new plan resumes the rate limit from.
     var lastCommandTime = -Double.infinity
+    /// The profile's write budget left just after the last command: where a new plan resumes the budget from.
+    var writesLeft = Double.infinity
     var idleSince: Double?
     var wasActive = false
     var handlers = EngineHandlers()
@@ -139,6 +141,7 @@ struct EngineState: Sendable {
         lastWritten = .off
         lastWriteTime = -.infinity
         lastCommandTime = -.infinity
+        writesLeft = .infinity
         idleSince = now
         prepared.removeAll()
         openings.removeAll()
@@ -247,11 +250,24 @@ struct EngineState: Sendable {
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
             deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
         else { return nil }
-        lastWritten = levels
+        recordCommand(levels, at: start)
         lastWriteTime = now
-        lastCommandTime = start
         soloStart = SoloStart(player: id, start: start, revision: scheduler.revision)
         return levels
+    }
+
+    /// What the device holds as a plan resumes it: the last command's levels and time, and the budget left.
+    var deviceHolds: DeviceCommandPlanner.Resumption {
+        .init(sent: lastWritten, lastCommandTime: lastCommandTime, writesLeft: writesLeft)
+    }
+
+    /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget.
+    mutating func recordCommand(_ levels: MotorMagnitudes, at time: Double) {
+        let after = DeviceCommandPlanner(profile: profile).resumption(
+            after: RumbleCommand(time: time, levels: levels, holdDuration: nil), from: deviceHolds)
+        lastWritten = levels
+        lastCommandTime = time
+        writesLeft = after.writesLeft
     }
 
     /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse may still run.
@@ -259,10 +275,10 @@ struct EngineState: Sendable {
         lastWritten.isOff && !scheduler.players.values.contains { $0.isActive } && pulsesAreOver(at: now)
     }
 
-    /// The device holds nothing a command at `start` would have to follow: off, past the rate limit, and no
-    /// prepared pulse that may still be playing at `now`.
+    /// The device holds nothing a command at `start` would have to follow: off, past the rate limit with its
+    /// whole write budget, and no prepared pulse that may still be playing at `now`.
     private func deviceIsAtRest(for start: Double, at now: Double) -> Bool {
-        lastWritten.isOff && lastCommandTime <= start - profile.minimumUpdateInterval && pulsesAreOver(at: now)
+        DeviceCommandPlanner(profile: profile).isAtRest(deviceHolds, at: start) && pulsesAreOver(at: now)
     }
 
     /// No triggered pulse may still be playing at `now` (its replay rounded up to the kernel's tick included).

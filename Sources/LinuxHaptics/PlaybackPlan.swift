@@ -11,6 +11,9 @@ struct PlaybackPlan: Sendable {
     /// ahead of a command (a jump within one, then its hold), so commands before the horizon are decided on
     /// the real mix, not on a cut-off end.
     static let lookaheadIntervals = 3.0
+    /// Extra mixed timeline past a horizon, at least: the level of a hold is the mean over the stretch it is
+    /// likely to last, which on a gentle ramp runs past a few intervals.
+    static let lookaheadSeconds = 0.25
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
     var revision: MixRevision
@@ -49,7 +52,12 @@ extension PlaybackScheduler {
         let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
         let horizon = loops ? Self.planHorizon(planner) : nil
         let span =
-            horizon.map { $0 + PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval }
+            horizon.map {
+                $0
+                    + max(
+                        PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval,
+                        PlaybackPlan.lookaheadSeconds)
+            }
             ?? playingEnd(from: origin)
         let timeline = mixedTimeline(from: origin, span: span, locality: locality)
         var lastCommand = resumption.lastCommandTime - origin
@@ -57,7 +65,8 @@ extension PlaybackScheduler {
         // A plan made exactly when the rate limit lets the next command out (a player starting on a ramp's
         // 20 ms step) must see "allowed from 0", not a rounding residue of engine times a hair after it.
         if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
-        let local = DeviceCommandPlanner.Resumption(sent: resumption.sent, lastCommandTime: lastCommand)
+        let local = DeviceCommandPlanner.Resumption(
+            sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft)
         var commands = planner.commands(for: timeline, from: 0, resuming: local)
         if let horizon { commands.removeAll { $0.time >= horizon } }
         return PlaybackPlan(

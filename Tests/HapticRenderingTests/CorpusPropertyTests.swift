@@ -1,5 +1,6 @@
 import AHAP
 import HapticRendering
+import HapticTestDevices
 import Testing
 
 /// Every fixture (and every real-world pattern, when `AHAP_CORPUS` names the corpus) renders on every profile, and
@@ -15,12 +16,12 @@ import Testing
         Self.expectRendersWithinRange(try RenderCorpus.patterns())
     }
 
-    @Test func fixtureCommandsAreNoMoreThanTheChangesNeededAndRespectTheProfile() throws {
-        Self.expectCommandsNeededAndWithinProfile(try RenderCorpus.fixtures())
+    @Test func fixtureCommandsStayWithinTheBudgetAndRespectTheProfile() throws {
+        Self.expectCommandsWithinBudgetAndProfile(try RenderCorpus.fixtures())
     }
 
-    @Test(.corpus) func corpusCommandsAreNoMoreThanTheChangesNeededAndRespectTheProfile() throws {
-        Self.expectCommandsNeededAndWithinProfile(try RenderCorpus.patterns())
+    @Test(.corpus) func corpusCommandsStayWithinTheBudgetAndRespectTheProfile() throws {
+        Self.expectCommandsWithinBudgetAndProfile(try RenderCorpus.patterns())
     }
 
     @Test func everyFixtureHasANativeProgramThatMatchesWhereExact() throws {
@@ -57,21 +58,21 @@ import Testing
         }
     }
 
-    static func expectCommandsNeededAndWithinProfile(_ patterns: Patterns) {
+    static func expectCommandsWithinBudgetAndProfile(_ patterns: Patterns) {
         for (name, pattern) in patterns {
             for profile in RenderProfile.builtIn {
                 let timeline = PatternRenderer(profile: profile).render(pattern)
                 let planner = DeviceCommandPlanner(profile: profile)
                 let commands = planner.commands(for: timeline)
-                // The changes needed: what the same planner sends with no rate limit. (Skipped for the 16-bit
-                // virtual pad, where every 1/65535 step of a ramp is a change and the count only costs time.)
-                if profile.strongSteps <= RenderProfile.genericRumble.strongSteps {
-                    var unlimited = profile
-                    unlimited.minimumUpdateInterval = 0
-                    let changes = DeviceCommandPlanner(profile: unlimited).commands(for: timeline)
-                    #expect(
-                        commands.count <= changes.count,
-                        "\(name) on \(profile.name): \(commands.count) > \(changes.count)")
+                if let overdraw = profile.budget.overdraw(of: commands) {
+                    Issue.record("\(name) on \(profile.name): \(overdraw.writes) writes from \(overdraw.from) to \(overdraw.to)")
+                }
+                if timeline.segments.allSatisfy({ $0.startLevels == $0.endLevels }) {
+                    // Nothing drifts: the budget leaves the plan as a fixed interval made it, where it binds nowhere.
+                    let fixed = FixedIntervalPlanner(profile: profile).commands(for: timeline)
+                    if profile.budget.overdraw(of: fixed) == nil {
+                        #expect(commands == fixed, "\(name) on \(profile.name): a flat timeline planned differently")
+                    }
                 }
                 var previous: RumbleCommand?
                 for command in commands {
@@ -88,8 +89,14 @@ import Testing
                 }
                 if let last = commands.last {
                     #expect(last.levels == .off && last.holdDuration == nil, "\(name): the last command is off")
+                    // Within an interval of the end, or as soon as the budget has a change's writes again (at the
+                    // latest where a renewal would have taken them).
+                    let budget = profile.budget
+                    let refill =
+                        budget.isLimited
+                        ? Swift.max(budget.writesPerChange / budget.writesPerSecond, budget.renewalInterval ?? 0) : 0
                     #expect(
-                        last.time <= timeline.endTime + profile.minimumUpdateInterval + 1e-9,
+                        last.time <= timeline.endTime + profile.minimumUpdateInterval + refill + 1e-9,
                         "\(name): off lands within one interval of the end")
                 }
             }

@@ -1,5 +1,7 @@
 import AHAP
+import Foundation
 import HapticRendering
+import HapticTestDevices
 import Testing
 
 /// From timeline to device updates: quantisation, coalescing, minimum interval, hold times, units, gain.
@@ -61,17 +63,80 @@ import Testing
         #expect(list.map(\.levels.strong) == [1, 0])
     }
 
-    @Test func aRateLimitedRampSendsTheLevelAtTheMiddleOfEachHold() throws {
+    @Test func eachLevelOfARampIsItsValueAtTheMiddleOfTheHoldItStarts() throws {
         let ramp = Build.pattern(
             [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
             curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (1, 1)])])
         let list = commands(ramp, profile: Build.profile(interval: 0.02))
-        try #require(list.count > 40)
-        for command in list.dropFirst(2).dropLast(2) {
-            #expect(abs(command.levels.strong - (command.time + 0.01)) <= 0.5 / 255 + 1e-9, "at \(command.time)")
+        try #require(list.count > 5)
+        for command in list.dropFirst().dropLast(2) {
+            let middle = command.time + (command.holdDuration ?? 0) / 2
+            #expect(abs(command.levels.strong - middle) <= 0.5 / 255 + 1e-6, "at \(command.time)")
         }
         for (earlier, later) in zip(list, list.dropFirst()) {
             #expect(later.time - earlier.time >= 0.02 - 1e-12)
+        }
+    }
+
+    @Test func aSteeperRampGetsMoreWritesAsTheTwoThirdsPowerOfItsSlope() throws {
+        // Equal error per hold: a hold on slope k lasts (12·holdError/k²)^(1/3), so four times the slope gets
+        // 4^(2/3) ≈ 2.5 times the writes a second, not four times (a write per step) nor the same (a fixed grid).
+        func writesPerSecond(rampSeconds: Double) -> Double {
+            let ramp = Build.pattern(
+                [Build.continuous(at: 0, duration: rampSeconds, intensity: 1, sharpness: 0)],
+                curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (rampSeconds, 1)])])
+            let profile = Build.profile(interval: 0.005)
+            let list = commands(ramp, profile: profile)
+            return Double(list.count - 1) / rampSeconds
+        }
+        let gentle = writesPerSecond(rampSeconds: 1)
+        let steep = writesPerSecond(rampSeconds: 0.25)
+        let expected = (12 * Build.profile(interval: 0.005).budget.holdError).squareRoot()
+        #expect(gentle > 5, "\(gentle) writes a second on a 1 s ramp (\(expected))")
+        #expect(abs(steep / gentle - pow(4, 2.0 / 3)) < 0.35, "steep \(steep), gentle \(gentle) writes a second")
+    }
+
+    @Test func theWritesStayWithinTheBudgetOverAnyWindow() throws {
+        // Taps 25 ms apart on a ramp: the fixed-interval planner sends about 80 writes a second; a budget of 30
+        // a second with a burst of 3 spreads fewer over the same second, and no window ever passes it.
+        let events =
+            [Build.continuous(at: 0, duration: 1, intensity: 0.5, sharpness: 0.2)]
+            + stride(from: 0.0, to: 1, by: 0.025).map { Build.transient(at: $0, intensity: 0.5, sharpness: 0.8) }
+        let pattern = Build.pattern(
+            events, curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0.2), (1, 1)])])
+        var profile = Build.profile(interval: 0.01)
+        profile.budget = WriteBudget(
+            writesPerSecond: 30, burst: 3, renewalInterval: 0.05,
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.1, interval: 0.01))
+        let list = commands(pattern, profile: profile)
+        let fixed = FixedIntervalPlanner(profile: profile).commands(for: PatternRenderer(profile: profile).render(pattern))
+        #expect(profile.budget.overdraw(of: list) == nil)
+        #expect(fixed.count > 60 && Double(list.count) <= 3 + 30 * 1.1, "\(list.count) writes, \(fixed.count) at a fixed interval")
+        #expect(list.last?.levels == .off)
+    }
+
+    @Test func flatPatternsAndLoneTransientsPlanAsAtAFixedInterval() {
+        let patterns = [
+            Build.pattern([Build.transient(at: 0.1, intensity: 0.8, sharpness: 0.5)]),
+            Build.pattern([Build.transient(at: 0, intensity: 1, sharpness: 0.1)]),
+            Build.pattern([Build.continuous(at: 0, duration: 0.5, intensity: 0.6, sharpness: 0.7)]),
+            Build.pattern([
+                Build.continuous(at: 0, duration: 0.3, intensity: 0.4, sharpness: 0.5),
+                Build.transient(at: 0.1, intensity: 0.5, sharpness: 0.5),
+                Build.transient(at: 0.2, intensity: 0.9, sharpness: 0.9),
+            ]),
+            Build.pattern([
+                Build.transient(at: 0, intensity: 0.4, sharpness: 0.5),
+                Build.transient(at: 0.01, intensity: 0.6, sharpness: 0.5),
+            ]),
+        ]
+        for profile in RenderProfile.builtIn {
+            for pattern in patterns {
+                let timeline = PatternRenderer(profile: profile).render(pattern)
+                #expect(
+                    DeviceCommandPlanner(profile: profile).commands(for: timeline)
+                        == FixedIntervalPlanner(profile: profile).commands(for: timeline), "\(profile.name)")
+            }
         }
     }
 
@@ -171,10 +236,10 @@ import Testing
         let planner = DeviceCommandPlanner(profile: profile)
         let whole = planner.commands(for: timeline)
         #expect(whole.count > 2)
+        var state = DeviceCommandPlanner.Resumption.deviceOff
         for index in whole.indices {
-            let resumed = planner.commands(
-                for: timeline, from: whole[index].time,
-                resuming: .init(sent: whole[index].levels, lastCommandTime: whole[index].time))
+            state = planner.resumption(after: whole[index], from: state)
+            let resumed = planner.commands(for: timeline, from: whole[index].time, resuming: state)
             let expected = whole[(index + 1)...]
             #expect(resumed.map(\.time) == expected.map(\.time), "resumed after command \(index) (\(profile.name))")
             #expect(resumed.map(\.levels) == expected.map(\.levels), "resumed after command \(index) (\(profile.name))")
