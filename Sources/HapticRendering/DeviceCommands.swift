@@ -205,8 +205,13 @@ public struct DeviceCommandPlanner: Sendable {
             end = low
             break
         }
+        guard end > time else { return quantized(timeline.levels(at: time)) }
+        if let first = timeline.segmentIndex(at: time), end <= timeline.segments[first].end {
+            // Inside one linear segment the mean is the level at the middle, exactly (a flat level stays itself).
+            return quantized(timeline.segments[first].levels(at: (time + end) / 2))
+        }
         let mean = sums.mean(over: end - time)
-        guard end > time, mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
+        guard mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
         return stepped(mean)
     }
 

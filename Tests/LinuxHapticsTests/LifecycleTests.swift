@@ -223,13 +223,18 @@ import Testing
         rig.clock.advance(by: 1)
         // The pulse is stopped before the mix's first command: a device that rounds the pulse's replay up to
         // its next tick would otherwise play the flat top and the decay summed for that tick.
+        let decayPlan = planned(timeline(decay))
+        let first = try #require(decayPlan.first)
+        let firstLevels = try #require(
+            DeviceCommandPlanner(profile: .genericRumble).commands(for: timeline(decay)).first?.levels)
         #expect(
             Array(rig.actions().prefix(5)) == [
-                .open, .prepare(id: 0), .trigger(id: 0), .stop(id: 0), .apply(MotorMagnitudes(strong: q(0.5), weak: 0)),
+                .open, .prepare(id: 0), .trigger(id: 0), .stop(id: 0), .apply(firstLevels),
             ])
-        // The mix plays the decay alone (the pulse covers the flat top), as the planner sends it.
-        #expect(rig.applied() == planned(timeline(decay)))
-        #expect(rig.applied().first == Change(at: 0.04, strong: q(0.5), weak: 0))
+        // The mix plays the decay alone (the pulse covers the flat top), as the planner sends it: from the pulse's
+        // end, at the decay's level in the middle of its first hold.
+        #expect(rig.applied() == decayPlan)
+        #expect(first.time == 40_000 && first.strong < 500 && first.strong > 250 && first.weak == 0)
     }
 
     @Test func aPulseOverlappedByAnotherPlayerIsNotCutShort() throws {
