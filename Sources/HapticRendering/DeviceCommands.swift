@@ -279,8 +279,10 @@ public struct DeviceCommandPlanner: Sendable {
         let last = segment.levels(at: to)
         return MotionSums(
             strong: .init(
-                from: Swift.min(first.strong * strongGain, 1), to: Swift.min(last.strong * strongGain, 1), span: to - from),
-            weak: .init(from: Swift.min(first.weak * weakGain, 1), to: Swift.min(last.weak * weakGain, 1), span: to - from))
+                from: Swift.min(first.strong * strongGain, 1), to: Swift.min(last.strong * strongGain, 1),
+                span: to - from),
+            weak: .init(
+                from: Swift.min(first.weak * weakGain, 1), to: Swift.min(last.weak * weakGain, 1), span: to - from))
     }
 
     /// Whether the quantised level jumps at `time` (a segment boundary where the levels before and after differ).
@@ -399,7 +401,8 @@ struct MotionSums: Sendable {
 
     func error(holding levels: MotorMagnitudes, over span: Double) -> Double {
         guard span > 0 else { return 0 }
-        return Swift.max(strong.error(holding: levels.strong, over: span) + weak.error(holding: levels.weak, over: span), 0)
+        return Swift.max(
+            strong.error(holding: levels.strong, over: span) + weak.error(holding: levels.weak, over: span), 0)
     }
 
     func spread(over span: Double) -> Double {

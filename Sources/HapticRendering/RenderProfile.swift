@@ -106,7 +106,7 @@ public struct RenderProfile: Sendable, Hashable {
         name: "switch", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.030,
         transientPulse: TransientPulse(length: 0.060),
         budget: WriteBudget(
-            writesPerSecond: 1 / 0.030, burst: 4, renewalInterval: 0.040,
+            writesPerSecond: 26, burst: 2, renewalInterval: 0.040,
             holdError: WriteBudget.holdError(fullRampSeconds: 0.1, interval: 0.030)))
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models

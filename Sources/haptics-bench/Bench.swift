@@ -102,6 +102,12 @@ struct BenchMain: AsyncParsableCommand {
             discussion: "A quick check of a change to the start path; the closing line then has the latency alone."))
     var latencyOnly = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "With --peers: the playback figures alone, no latency rounds.",
+            discussion: "A check of a change to the planner; the closing line then has no latency ratios."))
+    var playbackOnly = false
+
     @Option(help: "With --peers: latency rounds per device (300 by default).")
     var latencyRounds: Int?
 
@@ -127,6 +133,7 @@ struct BenchMain: AsyncParsableCommand {
             var options = smoke ? PeerBenchOptions.smoke : PeerBenchOptions()
             options.printsPlots = plots
             options.latencyOnly = latencyOnly
+            options.playbackOnly = playbackOnly && !latencyOnly
             if let latencyRounds { options.latencyRounds = max(latencyRounds, 1) }
             if !peerDevices.isEmpty { options.devices = peerDevices }
             guard try await PeerBench.run(options) else {

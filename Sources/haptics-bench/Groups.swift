@@ -3,6 +3,7 @@ let benchmarkGroups: [BenchmarkGroup] =
     [
         ahapBenchmarks,
         renderingBenchmarks,
+        plannerBenchmarks,
         audioBenchmarks,
         engineBenchmarks,
         startPathBenchmarks,

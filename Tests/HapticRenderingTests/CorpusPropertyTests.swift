@@ -65,7 +65,8 @@ import Testing
                 let planner = DeviceCommandPlanner(profile: profile)
                 let commands = planner.commands(for: timeline)
                 if let overdraw = profile.budget.overdraw(of: commands) {
-                    Issue.record("\(name) on \(profile.name): \(overdraw.writes) writes from \(overdraw.from) to \(overdraw.to)")
+                    Issue.record(
+                        "\(name) on \(profile.name): \(overdraw.writes) writes from \(overdraw.from) to \(overdraw.to)")
                 }
                 if timeline.segments.allSatisfy({ $0.startLevels == $0.endLevels }) {
                     // Nothing drifts: the budget leaves the plan as a fixed interval made it, where it binds nowhere.

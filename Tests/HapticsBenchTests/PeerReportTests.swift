@@ -8,7 +8,7 @@ import Testing
         var figures = DeviceFigures(kind: .virtualPad)
         for (path, milliseconds) in latency { figures.latency[path] = Array(repeating: milliseconds, count: 10) }
         figures.fidelity = [.ours: ["a.ahap": 0.02], .sdlRumble: ["a.ahap": 0.08], .sdlHaptic: ["a.ahap": 0.04]]
-        figures.writesPerSecond = [.ours: 30, .sdlRumble: 60, .sdlHaptic: 40]
+        figures.writesPerSecond = [.ours: 30, .sdlRumble: 20, .sdlHaptic: 40]
         figures.cpuPerSecond = [.ours: 5, .sdlRumble: 20, .sdlHaptic: 10]
         figures.idleWakeups = [.ours: 0, .sdlRumble: 1, .sdlHaptic: 2]
         return figures
@@ -48,11 +48,26 @@ import Testing
         #expect(summary.line.hasPrefix("peers: latency-p50-"))
         #expect(summary.complete)
         let fields = Self.fields(summary.line)
-        #expect(fields.map(\.key) == Self.latencyKeys + ["fidelity", "writes", "cpu", "idle-wakeups"])
+        #expect(
+            fields.map(\.key)
+                == Self.latencyKeys + [
+                    "fidelity", "writes", "fidelity-vs-sdl-haptic", "writes-vs-sdl-haptic", "cpu", "idle-wakeups",
+                ])
         let numbers = fields.flatMap { $0.value.split(separator: "@").first!.split(separator: "/") }.map { Double($0) }
-        #expect(numbers.count == 11 && numbers.allSatisfy { $0?.isFinite == true })
-        // The other figures are ours over SDL's better API: fidelity 0.02 / 0.04, writes 30 / 40, CPU 5 / 10.
-        #expect(summary.line.hasSuffix("fidelity=0.500 writes=0.750 cpu=0.500 idle-wakeups=0.000/1.000"))
+        #expect(numbers.count == 13 && numbers.allSatisfy { $0?.isFinite == true })
+        // Ours over SDL's better API, figure by figure: fidelity 0.02 / 0.04 (haptic), writes 30 / 20 (rumble), CPU
+        // 5 / 10; and over SDL's haptic API for both fidelity and writes: 0.02 / 0.04, 30 / 40.
+        #expect(
+            summary.line.hasSuffix(
+                "fidelity=0.500 writes=1.500 fidelity-vs-sdl-haptic=0.500 writes-vs-sdl-haptic=0.750 cpu=0.500 "
+                    + "idle-wakeups=0.000/1.000"))
+    }
+
+    @Test func aPlaybackOnlyLineHasNoLatencyAndIsCompleteWithoutIt() {
+        let summary = PeerReport.summary([Self.figures(latency: [:])], playbackOnly: true)
+        #expect(summary.complete)
+        #expect(summary.line.hasPrefix("peers: fidelity=0.500 writes=1.500 fidelity-vs-sdl-haptic=0.500"))
+        #expect(!summary.line.contains("latency"))
     }
 
     @Test func aLatencyPairWithAnUnmeasuredSideIsADashAndTheLineIncomplete() {

@@ -99,4 +99,12 @@ import Testing
         #expect(OutputTiming.Renewal.forProfile(named: RenderProfile.dualSense.name) == .standard)
         #expect(OutputTiming.Renewal.standard.replayLengthMilliseconds == 150)
     }
+
+    @Test func everyProfilesBudgetCountsRenewalsAtTheEnginesRhythm() {
+        // The planner counts the renewals the engine will write; both must agree on how often.
+        for profile in RenderProfile.builtIn {
+            let renewal = OutputTiming.Renewal.forProfile(named: profile.name)
+            #expect(profile.budget.renewalInterval == renewal.holdSeconds, "\(profile.name)")
+        }
+    }
 }

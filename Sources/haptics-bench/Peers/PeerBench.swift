@@ -27,6 +27,8 @@ struct PeerBenchOptions {
     var printsPlots = false
     /// Measure the trigger latency only (a quick check of the start path); the playback figures stay unmeasured.
     var latencyOnly = false
+    /// Measure the playback figures only (a check of the planner); the latency stays unmeasured.
+    var playbackOnly = false
 
     /// The smoke `make test` runs: the virtual pad, one pattern, a few triggers, every figure still measured.
     static let smoke = PeerBenchOptions(
@@ -87,7 +89,7 @@ enum PeerBench {
             PeerReport.printTable(figures, latencyOnly: options.latencyOnly)
             all.append(figures)
         }
-        let summary = PeerReport.summary(all, latencyOnly: options.latencyOnly)
+        let summary = PeerReport.summary(all, latencyOnly: options.latencyOnly, playbackOnly: options.playbackOnly)
         print(summary.line)
         return summary.complete
     }
@@ -100,8 +102,10 @@ enum PeerBench {
     ) async throws -> DeviceFigures {
         var figures = DeviceFigures(kind: device.kind)
         let began = Clock.microseconds()
-        figures.latency = try await PeerLatency.measure(
-            on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+        if !options.playbackOnly {
+            figures.latency = try await PeerLatency.measure(
+                on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+        }
         figures.latencySeconds = Double(Clock.microseconds() - began) / 1e6
         if options.latencyOnly { return figures }
         let busiest = patterns.max { $0.length < $1.length }

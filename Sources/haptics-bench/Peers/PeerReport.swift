@@ -83,12 +83,14 @@ enum PeerReport {
     /// by pattern). The latency ratios are p99s by pair, each named in its key: our two prepared paths over SDL's
     /// run of an effect uploaded once, our ordinary start over SDL's rumble call. The other figures are ours over
     /// SDL's better API. With `latencyOnly`, the latency ratios alone, and complete when they were measured.
-    static func summary(_ all: [DeviceFigures], latencyOnly: Bool = false) -> Summary {
+    static func summary(_ all: [DeviceFigures], latencyOnly: Bool = false, playbackOnly: Bool = false) -> Summary {
         /// Per path and percentile, the worst device's ratio and its name.
         var latency: [String: (ratio: Double, device: String)] = [:]
         var latencyMissing = false
         var fidelity: [Double] = []
         var writes: [Double] = []
+        var fidelityVsHaptic: [Double] = []
+        var writesVsHaptic: [Double] = []
         var cpu: [Double] = []
         var oursIdle: [Double] = []
         var sdlIdle: [Double] = []
@@ -108,6 +110,13 @@ enum PeerReport {
             }
             if let ours = figures.writesPerSecond[.ours], let sdl = bestSDL({ figures.writesPerSecond[$0] }) {
                 writes.append(ours / max(sdl, 1e-6))
+            }
+            // Against one API, SDL's haptic one (the closer of its two to the pattern): error and writes together.
+            for (pattern, ours) in figures.fidelity[.ours] ?? [:] {
+                if let sdl = figures.fidelity[.sdlHaptic]?[pattern] { fidelityVsHaptic.append(ours / max(sdl, 1e-6)) }
+            }
+            if let ours = figures.writesPerSecond[.ours], let sdl = figures.writesPerSecond[.sdlHaptic] {
+                writesVsHaptic.append(ours / max(sdl, 1e-6))
             }
             if let ours = figures.cpuPerSecond[.ours], let sdl = bestSDL({ figures.cpuPerSecond[$0] }) {
                 cpu.append(ours / max(sdl, 1e-6))
@@ -130,11 +139,13 @@ enum PeerReport {
         }
         let mean = { (values: [Double]) in values.isEmpty ? "-" : format(values.reduce(0, +) / Double(values.count)) }
         let fields =
-            latencyFields + [
-                "fidelity=\(ratio(fidelity))", "writes=\(ratio(writes))", "cpu=\(ratio(cpu))",
-                "idle-wakeups=\(mean(oursIdle))/\(mean(sdlIdle))",
+            (playbackOnly ? [] : latencyFields) + [
+                "fidelity=\(ratio(fidelity))", "writes=\(ratio(writes))",
+                "fidelity-vs-sdl-haptic=\(ratio(fidelityVsHaptic))", "writes-vs-sdl-haptic=\(ratio(writesVsHaptic))",
+                "cpu=\(ratio(cpu))", "idle-wakeups=\(mean(oursIdle))/\(mean(sdlIdle))",
             ]
-        let complete = latencyMeasured && [fidelity, writes, cpu, oursIdle].allSatisfy { !$0.isEmpty }
+        let complete =
+            (playbackOnly || latencyMeasured) && [fidelity, writes, cpu, oursIdle].allSatisfy { !$0.isEmpty }
         return Summary(line: "peers: " + fields.joined(separator: " "), complete: complete)
     }
 
