@@ -180,30 +180,47 @@ public struct DeviceCommandPlanner: Sendable {
         // Times near the limits of a Double (timelines built by hand) leave no mean to take: the level then.
         guard next.isFinite, (next - time).isFinite else { return quantized(timeline.levels(at: time)) }
         let limit = Swift.min(next, time + Self.longestHoldLookahead)
+        // A hold lasts at least the minimum interval (unless a jump ends it first): its level is for that long.
+        let shortest = Swift.min(limit, time + profile.minimumUpdateInterval)
+        let segments = timeline.segments
         var sums = MotionSums()
         var end = time
-        // Whole segments while the spread stays within the error, then a bisection inside the one that passes it:
-        // the spread about the mean only grows with the stretch.
-        while index < timeline.segments.count, timeline.segments[index].start < limit {
-            let segment = timeline.segments[index]
-            let pieceEnd = Swift.min(segment.end, limit)
-            let whole = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: pieceEnd))
-            guard whole.spread(over: pieceEnd - time) > budget.holdError else {
-                sums = whole
-                end = pieceEnd
-                index += 1
-                continue
+        while index < segments.count, segments[index].start < shortest {
+            let segment = segments[index]
+            end = Swift.min(segment.end, shortest)
+            sums = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: end))
+            if segment.end > shortest { break }
+            index += 1
+        }
+        // Then whole pieces while the spread about the mean stays within the error, and a bisection inside the
+        // one that passes it: the spread only grows with the stretch.
+        if sums.spread(over: end - time) <= budget.holdError {
+            while index < segments.count, segments[index].start < limit {
+                let segment = segments[index]
+                let from = Swift.max(segment.start, end)
+                let pieceEnd = Swift.min(segment.end, limit)
+                guard pieceEnd > from else {
+                    index += 1
+                    continue
+                }
+                let whole = sums.adding(piece(of: segment, from: from, to: pieceEnd))
+                if whole.spread(over: pieceEnd - time) <= budget.holdError {
+                    sums = whole
+                    end = pieceEnd
+                    index += 1
+                    continue
+                }
+                var low = from
+                var high = pieceEnd
+                for _ in 0..<48 {
+                    let middle = (low + high) / 2
+                    let partial = sums.adding(piece(of: segment, from: from, to: middle))
+                    if partial.spread(over: middle - time) > budget.holdError { high = middle } else { low = middle }
+                }
+                sums = sums.adding(piece(of: segment, from: from, to: low))
+                end = low
+                break
             }
-            var low = end
-            var high = pieceEnd
-            for _ in 0..<48 {
-                let middle = (low + high) / 2
-                let partial = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: middle))
-                if partial.spread(over: middle - time) > budget.holdError { high = middle } else { low = middle }
-            }
-            sums = sums.adding(piece(of: segment, from: Swift.max(segment.start, time), to: low))
-            end = low
-            break
         }
         guard end > time else { return quantized(timeline.levels(at: time)) }
         if let first = timeline.segmentIndex(at: time), end <= timeline.segments[first].end {

@@ -107,7 +107,7 @@ public struct RenderProfile: Sendable, Hashable {
         transientPulse: TransientPulse(length: 0.060),
         budget: WriteBudget(
             writesPerSecond: 26, burst: 2, renewalInterval: 0.040,
-            holdError: WriteBudget.holdError(fullRampSeconds: 0.1, interval: 0.030)))
+            holdError: WriteBudget.holdError(fullRampSeconds: WriteBudget.referenceRampSeconds, interval: 0.030)))
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick
@@ -184,11 +184,16 @@ public struct WriteBudget: Sendable, Hashable {
     }
 
     /// The budget of a profile that says nothing but its minimum interval: no limit beyond that interval, and a
-    /// hold error at which a ramp over the full range in 100 ms gets one write per interval.
+    /// hold error at which a ramp over the full range in 200 ms gets one write per interval.
     public init(minimumUpdateInterval interval: Double) {
         self.init(
-            writesPerSecond: .infinity, burst: 1, holdError: Self.holdError(fullRampSeconds: 0.1, interval: interval))
+            writesPerSecond: .infinity, burst: 1,
+            holdError: Self.holdError(fullRampSeconds: Self.referenceRampSeconds, interval: interval))
     }
+
+    /// The ramp the built-in budgets are set by: over the full range in 200 ms, it gets one write per minimum
+    /// interval (steeper ramps are held to the interval; a gentler one of slope k gets writes as k^(2/3)).
+    public static let referenceRampSeconds = 0.2
 
     /// The hold error at which a ramp over the full range in `fullRampSeconds` gets one write every `interval`.
     public static func holdError(fullRampSeconds: Double, interval: Double) -> Double {
@@ -201,11 +206,11 @@ public struct WriteBudget: Sendable, Hashable {
 
     /// A driver that sends one report per call (ff-memless and its report worker): one write per change, at most
     /// one per `interval` on average with a burst of three, renewals every 50 ms (the engine's self-expiry), and
-    /// a hold error at which a ramp over the full range in 100 ms gets one write per interval.
+    /// a hold error at which a ramp over the full range in 200 ms gets one write per interval.
     public static func reportPerCall(interval: Double) -> WriteBudget {
         WriteBudget(
             writesPerSecond: 1 / interval, burst: 3, renewalInterval: 0.050,
-            holdError: holdError(fullRampSeconds: 0.1, interval: interval))
+            holdError: holdError(fullRampSeconds: referenceRampSeconds, interval: interval))
     }
 
     /// Whether the rate limits anything (a finite `writesPerSecond`).

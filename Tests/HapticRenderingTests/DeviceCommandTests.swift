@@ -71,7 +71,9 @@ import Testing
         try #require(list.count > 5)
         for command in list.dropFirst().dropLast(2) {
             let middle = command.time + (command.holdDuration ?? 0) / 2
-            #expect(abs(command.levels.strong - middle) <= 0.5 / 255 + 1e-6, "at \(command.time)")
+            // Within a step: the level is chosen for the hold the error rule foresees, which the quantised level
+            // actually held can end a little earlier or later.
+            #expect(abs(command.levels.strong - middle) <= 1 / 255 + 1e-6, "at \(command.time)")
         }
         for (earlier, later) in zip(list, list.dropFirst()) {
             #expect(later.time - earlier.time >= 0.02 - 1e-12)
