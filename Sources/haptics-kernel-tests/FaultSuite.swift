@@ -228,7 +228,8 @@ enum FaultSuite {
             let tally = SyscallFaults.disarm()
             observation.injected = tally.injected
             observation.stops = stops.withLock { $0 }.filter { $0 != .engineDestroyed }
-            observation.played = Self.played(pad.records().dropFirst(firstRecord))
+            let all = pad.records()
+            observation.played = Self.played(all.dropFirst(firstRecord), before: all.prefix(firstRecord))
             observation.interrupted = plan?.errno == .interrupted
 
             let recovery = await playAfterFault(engine)
@@ -296,7 +297,7 @@ enum FaultSuite {
                 let player = try engine.makeAdvancedPlayer(timeline: EngineSuite.steady(0.6, 0.6, seconds: 0.03))
                 try player.start(atTime: 0)
                 try await VirtualPadSuite.waitForRecords(pad, "the play after the fault") { records in
-                    Scenario.played(records.dropFirst(mark))
+                    Scenario.played(records.dropFirst(mark), before: records.prefix(mark))
                 }
                 return nil
             } catch {
@@ -304,9 +305,18 @@ enum FaultSuite {
             }
         }
 
-        /// A rumble reached the pad: a non-zero upload, and a play.
-        static func played(_ records: ArraySlice<PadRecord>) -> Bool {
-            records.contains(where: EngineSuite.isNonZeroUpload) && EngineSuite.playsRumble(records)
+        /// A rumble reached the pad: a non-zero upload, and a play; or a non-zero update alone of the mix effect
+        /// while it still played (played before, not stopped or erased since), which ff-memless applies at its
+        /// next tick beside the engine's keeper effect.
+        static func played(_ records: ArraySlice<PadRecord>, before: ArraySlice<PadRecord>) -> Bool {
+            guard records.contains(where: EngineSuite.isNonZeroUpload) else { return false }
+            if EngineSuite.playsRumble(records) { return true }
+            return records.filter(EngineSuite.isNonZeroUpload).contains { update in
+                guard let id = update.id else { return false }
+                let history = before.filter { $0.id == id }
+                guard let lastPlay = history.lastIndex(where: { $0.event == .play }) else { return false }
+                return !history[lastPlay...].contains { $0.event == .stop || $0.event == .erase }
+            }
         }
 
         private func problems(

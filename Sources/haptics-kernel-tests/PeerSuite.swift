@@ -30,11 +30,11 @@ enum PeerSuite {
         try require(status == 0, "haptics-bench --peers --smoke exited \(status):\n\(bench.text)")
         try require(summary != nil, "no summary line:\n\(bench.text)")
         // Every ratio a number (three latency pairs at p50 and p99, each with its worst device after '@',
-        // fidelity, writes, CPU), and both sides measured idle (OURS/SDL): '-' is a figure one side did not get.
+        // fidelity and writes against SDL's better API and against its haptic API, CPU), and both sides measured idle (OURS/SDL): '-' is a figure one side did not get.
         let values = (summary?.split(separator: " ").dropFirst() ?? []).map { $0.split(separator: "=").last ?? "" }
         let numbers = values.flatMap { $0.split(separator: "@").first?.split(separator: "/") ?? [] }.map { Double($0) }
         try require(
-            values.count == 10 && numbers.count == 11 && numbers.allSatisfy { $0?.isFinite == true },
+            values.count == 12 && numbers.count == 13 && numbers.allSatisfy { $0?.isFinite == true },
             "a figure is missing: \(summary ?? "")\n\(bench.text)")
         print(summary ?? "")
     }
