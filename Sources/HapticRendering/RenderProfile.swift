@@ -204,12 +204,16 @@ public struct WriteBudget: Sendable, Hashable {
     /// Below this a hold error means "a write at every step": the planner still moves forward.
     static let smallestHoldError = 1e-15
 
+    /// How often the engine renews a steady non-zero level unless a driver needs otherwise: 50 ms, 20 writes a
+    /// second while a level holds, a third of a game's per-frame rumble updates at 60 Hz.
+    public static let standardRenewalInterval = 0.050
+
     /// A driver that sends one report per call (ff-memless and its report worker): one write per change, at most
     /// one per `interval` on average with a burst of three, renewals every 50 ms (the engine's self-expiry), and
     /// a hold error at which a ramp over the full range in 200 ms gets one write per interval.
     public static func reportPerCall(interval: Double) -> WriteBudget {
         WriteBudget(
-            writesPerSecond: 1 / interval, burst: 3, renewalInterval: 0.050,
+            writesPerSecond: 1 / interval, burst: 3, renewalInterval: standardRenewalInterval,
             holdError: holdError(fullRampSeconds: referenceRampSeconds, interval: interval))
     }
 

@@ -143,7 +143,7 @@ extension EngineState {
     }
 
     /// How often the output wants a steady non-zero mix renewed.
-    private var renewalHold: Double { output?.renewal.holdSeconds ?? OutputTiming.holdSeconds }
+    private var renewalHold: Double { (output?.renewal ?? .standard).holdSeconds }
 
     /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
     private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {

@@ -48,7 +48,7 @@ final class EvdevOutput: MotorOutput {
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
         self.capabilities = capabilities
-        renewal = OutputTiming.Renewal.forProfile(named: capabilities.renderProfile.name)
+        renewal = OutputTiming.Renewal.forProfile(capabilities.renderProfile)
     }
 
     private func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
@@ -121,6 +121,7 @@ final class EvdevOutput: MotorOutput {
             } else {
                 effect = try upload(rumble(levels))
                 slot.effect = effect
+                slot.state.uploaded = true
             }
             slot.state.levels = levels
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
@@ -162,6 +163,7 @@ final class EvdevOutput: MotorOutput {
                 case .uploadThenPlay:
                     keep(&slot)
                     slot.effect = try upload(rumble(levels))
+                    slot.state.uploaded = true
                 case .none, .stop, .play, .update:
                     return
                 }

@@ -5,8 +5,12 @@ import HapticRendering
 /// uploaded, the levels it holds, whether the kernel still plays it and whether the keeper (a silent endless
 /// effect of ours, `EvdevOutput`) plays beside it. Pure, so its decisions are unit-tested.
 struct MixSlotState: Sendable, Equatable {
-    /// The levels of the uploaded effect; nil when nothing is uploaded.
+    /// The levels of the uploaded effect; nil when nothing is uploaded, or when an update of it failed (the slot
+    /// may then hold either level).
     var levels: MotorMagnitudes?
+    /// Whether an effect was uploaded into the slot: one whose levels are unknown (`levels` nil after a failed
+    /// update) is updated, not uploaded again nor played as it was.
+    var uploaded = false
     /// Clock time until which the kernel plays the effect (0: not started, or stopped).
     var playingUntil = 0.0
     /// Whether the keeper was played on the device: then every ff-memless pass calls the driver.
@@ -34,7 +38,7 @@ struct MixSlotState: Sendable, Equatable {
     /// effect is heard), and never for off.
     func staging(_ target: MotorMagnitudes, at now: Double) -> Change {
         guard !target.isOff, playingUntil <= now, levels != target else { return .none }
-        return levels == nil ? .uploadThenPlay : .updateThenPlay
+        return levels == nil && !uploaded ? .uploadThenPlay : .updateThenPlay
     }
 
     /// What it takes to put the motors at `target` at clock time `now`. With `explicitly` (a device re-attached,
@@ -44,7 +48,7 @@ struct MixSlotState: Sendable, Equatable {
     /// ended effect plays nothing.
     func change(to target: MotorMagnitudes, explicitly: Bool, at now: Double) -> Change {
         if target.isOff && !explicitly { return levels != nil && playingUntil > now ? .stop : .none }
-        guard let levels else { return .uploadThenPlay }
+        guard let levels else { return uploaded ? .updateThenPlay : .uploadThenPlay }
         if levels == target { return .play }
         if keeperPlays, !target.isOff, playingUntil - now > OutputTiming.updateMarginSeconds { return .update }
         return .updateThenPlay

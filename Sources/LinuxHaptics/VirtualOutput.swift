@@ -50,7 +50,7 @@ public final class VirtualOutput: Sendable {
     }
 
     private static func expiry(from now: Double) -> Double {
-        now + OutputTiming.holdSeconds + OutputTiming.expiryMarginSeconds
+        now + OutputTiming.Renewal.standard.windowSeconds
     }
 
     fileprivate func prepare(_ pulse: PreparedPulse) -> Int {

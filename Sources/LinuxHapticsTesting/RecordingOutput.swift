@@ -210,7 +210,7 @@ private final class RecordingMotorOutput: MotorOutput {
     }
 
     /// The rhythm a device rendered with the same profile renews at.
-    var renewal: OutputTiming.Renewal { .forProfile(named: recorder.renderProfile.name) }
+    var renewal: OutputTiming.Renewal { .forProfile(recorder.renderProfile) }
 
     private func record(_ action: RecordingOutput.Record.Action) throws(OutputFailure) {
         if closed.load(ordering: .acquiring) { throw OutputFailure(.closed, "the recording output was closed") }

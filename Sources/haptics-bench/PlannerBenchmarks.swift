@@ -76,7 +76,7 @@ struct PlannerFigures {
         case budgetedScaled(Double)
         /// The planner before the budget (`FixedIntervalPlanner`).
         case fixedInterval
-        /// The level every 50 ms, sent when it changed.
+        /// The level every 50 ms (`FixedTickRenderer`, the Rendering group's baseline).
         case tick
         /// SDL's haptic API as the peer harness drives it: the level at the start of each frame, sent (one update
         /// of an endless effect) when it changed; no renewals.
@@ -110,13 +110,14 @@ struct PlannerFigures {
         case .fixedInterval:
             return FixedIntervalPlanner(profile: profile).commands(for: timeline)
         case .tick:
-            return Self.sampled(timeline, every: FixedTickRenderer.tick, profile: profile)
+            return FixedTickRenderer(profile: profile).commands(for: timeline)
         case .sdlHapticLoop(let rate):
             return Self.sampled(timeline, every: 1 / rate, profile: profile)
         }
     }
 
-    /// The level at each multiple of `period`, quantised, kept only where it changed, and off after the end.
+    /// SDL's frame loop as the peer harness runs it: the level at each multiple of `period`, quantised, sent only
+    /// where it changed (the tick renderer sends every tick), and off after the end.
     static func sampled(_ timeline: MotorTimeline, every period: Double, profile: RenderProfile) -> [RumbleCommand] {
         let planner = DeviceCommandPlanner(profile: profile)
         var commands: [RumbleCommand] = []

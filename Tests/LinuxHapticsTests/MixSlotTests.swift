@@ -93,18 +93,21 @@ import Testing
         #expect(zero.change(to: .off, explicitly: true, at: 1) == .play)
     }
 
-    @Test func switchPadsRenewEvery40MillisecondsWithAnEightyMillisecondWindowOthersEvery50With150() {
-        #expect(OutputTiming.Renewal.forProfile(named: RenderProfile.switchPro.name) == .switchRumble)
-        #expect(OutputTiming.Renewal.switchRumble.replayLengthMilliseconds == 80)
-        #expect(OutputTiming.Renewal.forProfile(named: RenderProfile.dualSense.name) == .standard)
-        #expect(OutputTiming.Renewal.standard.replayLengthMilliseconds == 150)
+    @Test func aSlotWhoseUpdateFailedIsUpdatedAgainNeitherUploadedNorPlayedAsItWas() {
+        // An update that failed leaves the slot's levels unknown: the next change writes them again.
+        let failed = MixSlotState(levels: nil, uploaded: true, playingUntil: 2, keeperPlays: true)
+        #expect(failed.change(to: Self.full, explicitly: false, at: 1) == .updateThenPlay)
+        #expect(failed.change(to: Self.half, explicitly: false, at: 1) == .updateThenPlay)
+        #expect(MixSlotState(levels: nil, uploaded: true, playingUntil: 0).staging(Self.full, at: 1) == .updateThenPlay)
     }
 
-    @Test func everyProfilesBudgetCountsRenewalsAtTheEnginesRhythm() {
-        // The planner counts the renewals the engine will write; both must agree on how often.
-        for profile in RenderProfile.builtIn {
-            let renewal = OutputTiming.Renewal.forProfile(named: profile.name)
-            #expect(profile.budget.renewalInterval == renewal.holdSeconds, "\(profile.name)")
+    @Test func switchPadsRenewEvery40MillisecondsWithAnEightyMillisecondWindowOthersEvery50With150() {
+        let switchPad = OutputTiming.Renewal.forProfile(.switchPro)
+        #expect(switchPad.holdSeconds == 0.04 && switchPad.replayLengthMilliseconds == 80)
+        for profile in RenderProfile.builtIn where profile.name != RenderProfile.switchPro.name {
+            let renewal = OutputTiming.Renewal.forProfile(profile)
+            #expect(renewal.holdSeconds == 0.05 && renewal.replayLengthMilliseconds == 150, "\(profile.name)")
         }
+        #expect(OutputTiming.Renewal.standard == .forProfile(.genericRumble))
     }
 }
