@@ -134,9 +134,14 @@ final class EvdevOutput: MotorOutput {
     /// adds nothing to the motors. Its play is two driver calls at 0, at rest (ff-memless calls again on the next
     /// tick for an endless effect). Not on a device with a single effect slot (the mix needs it), nor on an Xbox
     /// pad while a trigger engine writes its report (the driver's call would write that report with the
-    /// triggers at 0). A device that refuses it keeps every change an update then a play.
+    /// triggers at 0), nor on hid-nintendo's pads: there a driver call is a queued frame, a change is one call
+    /// either way, and the keeper's calls (two at its play, one more at every close) only fill the 8-frame queue,
+    /// which then overwrites its newest frame (a short pulse played right after another pattern was lost in the
+    /// kernel tests). A device that refuses it keeps every change an update then a play.
     private func keep(_ slot: inout MixSlot) {
-        guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true else { return }
+        guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true,
+            capabilities.renderProfile.name != RenderProfile.switchPro.name
+        else { return }
         slot.keeperTried = true
         do throws(EventDeviceError) {
             let keeper = try device.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 0))

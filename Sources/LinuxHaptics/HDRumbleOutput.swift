@@ -266,7 +266,6 @@ package final class HDRumbleStream: PatternStream, CueStream {
                 state.restLeft = Self.restReports
             }
             defer { state.counter &+= 1 }
-            state.lastWrite = now
             state.reports += 1
             state.activity = Self.activity(bands.left, bands.right)
             let report = SwitchRumbleReport(
@@ -283,6 +282,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         // moves an actuator: a process killed between the two leaves a guard that still puts the pad at rest.
         keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
         try device.write(report.bytes)
+        // The spacing counts from the write, not from the update's start: rendering the update took a while.
+        let written = MonotonicTime.nanoseconds()
+        state.withLock { $0.lastWrite = written }
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
     }
 
