@@ -30,7 +30,8 @@ public struct RumbleCommand: Sendable, Hashable {
 ///   `holdError` (squared error, integrated) since that level was sent. Every hold then costs about the same
 ///   error, which is where a fixed number of writes leaves the least error in total: a ramp of slope k gets a
 ///   write every (12·holdError/k²)^(1/3) seconds, so steep stretches get more writes than gentle ones, not one
-///   per interval or per step whatever the slope.
+///   per interval or per step whatever the slope. A drift also goes out when the renewal of the level held
+///   falls due (`WriteBudget.renewalInterval`): that write is made either way, so it carries the level then.
 /// - **Each level sent** is the timeline's mean over the hold it starts (the stretch, up to the next jump, whose
 ///   error about its mean stays within `holdError`): on a ramp, the level at the middle of the hold.
 public struct DeviceCommandPlanner: Sendable {
@@ -126,9 +127,12 @@ public struct DeviceCommandPlanner: Sendable {
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
             var decision = change
             if change <= kept || !isJump(in: timeline, at: change) {
-                // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first).
+                // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first), or
+                // at the renewal a held level costs anyway, which may as well carry the level then.
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
-                decision = Swift.max(change, errorDue(holding: sent, from: holdStart, before: limit, in: timeline))
+                let due = errorDue(holding: sent, from: holdStart, before: limit, in: timeline)
+                let renewal = renewalDue(holding: sent, since: lastTime, from: change, after: kept)
+                decision = Swift.max(change, Swift.min(due, renewal))
             }
             let deadline = bucket.earliest(from: Swift.max(decision, lastTime + interval))
             cursor = deadline
@@ -162,6 +166,21 @@ public struct DeviceCommandPlanner: Sendable {
             holdStart = deadline
         }
         return commands
+    }
+
+    /// When the renewal of `levels`, sent at `lastTime`, falls due at or after `time` and after `kept` (a decision
+    /// there kept the level: its renewal was that instant's): one every `renewalInterval` after the command.
+    /// Infinity where nothing is renewed (an off level, no renewals counted, nothing sent).
+    func renewalDue(holding levels: MotorMagnitudes, since lastTime: Double, from time: Double, after kept: Double)
+        -> Double
+    {
+        guard let interval = budget.renewalInterval, !levels.isOff, lastTime.isFinite, time.isFinite else {
+            return .infinity
+        }
+        var due = lastTime + interval * Swift.max(1, ((time - lastTime) / interval).rounded(.up))
+        if due <= kept { due += interval }
+        // Times so large that an interval no longer moves them: no renewal to wait for.
+        return due > kept && due >= time ? due : .infinity
     }
 
     /// The first forward step, in seconds, when rounding at an exact threshold still gives the old step (a

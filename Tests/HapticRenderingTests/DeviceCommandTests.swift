@@ -87,15 +87,47 @@ import Testing
             let ramp = Build.pattern(
                 [Build.continuous(at: 0, duration: rampSeconds, intensity: 1, sharpness: 0)],
                 curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0), (rampSeconds, 1)])])
-            let profile = Build.profile(interval: 0.005)
             let list = commands(ramp, profile: profile)
             return Double(list.count - 1) / rampSeconds
         }
+        // A hold error at which both ramps hold longer than the interval: a full range in 50 ms would get one
+        // write per 5 ms.
+        var profile = Build.profile(interval: 0.005)
+        profile.budget = WriteBudget(
+            writesPerSecond: .infinity, burst: 1,
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.05, interval: 0.005))
         let gentle = writesPerSecond(rampSeconds: 1)
         let steep = writesPerSecond(rampSeconds: 0.25)
-        let expected = (12 * Build.profile(interval: 0.005).budget.holdError).squareRoot()
+        let expected = (12 * profile.budget.holdError).squareRoot()
         #expect(gentle > 5, "\(gentle) writes a second on a 1 s ramp (\(expected))")
         #expect(abs(steep / gentle - pow(4, 2.0 / 3)) < 0.35, "steep \(steep), gentle \(gentle) writes a second")
+    }
+
+    @Test func aRenewalDueOnADriftCarriesTheLevelThenAtNoExtraWrite() throws {
+        // A gentle ramp whose hold error alone waits about 0.27 s between writes: the renewal the engine
+        // makes every 50 ms anyway carries the ramp's level instead of the old one, so every write is a command,
+        // 50 ms apart, and there are no more writes than the renewals alone would have made.
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0.2), (1, 0.6)])])
+        var profile = Build.profile(interval: 0.02)
+        profile.budget = WriteBudget(
+            writesPerSecond: 50, burst: 3, renewalInterval: 0.05,
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.05, interval: 0.02))
+        let list = commands(ramp, profile: profile)
+        try #require(list.count > 10, "\(list.count) commands")
+        // The ramp's first level is corrected once after the minimum interval (the planner's rule at an onset);
+        // from there on every write is a renewal's, carrying the ramp.
+        let drift = Array(list.dropFirst().dropLast())
+        for (earlier, later) in zip(drift, drift.dropFirst()) {
+            #expect(close(later.time - earlier.time, 0.05, within: 1e-9), "\(list.map(\.time))")
+        }
+        #expect(profile.budget.writeTimes(of: list).count == list.count, "no renewal left between the commands")
+        var holding = profile
+        holding.budget.renewalInterval = nil
+        let withoutRenewals = commands(ramp, profile: holding)
+        #expect(withoutRenewals.count <= 6, "the hold error alone: \(withoutRenewals.map(\.time))")
+        #expect(profile.budget.writeTimes(of: withoutRenewals).count >= list.count)
     }
 
     @Test func theWritesStayWithinTheBudgetOverAnyWindow() throws {

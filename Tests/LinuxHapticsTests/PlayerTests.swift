@@ -1,5 +1,6 @@
 // Players under a manual clock and a recording output: what reaches the output, and when.
 import AHAP
+import Foundation
 import HapticRendering
 import LinuxHaptics
 import Testing
@@ -55,14 +56,17 @@ import Testing
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
-        // Holding off from the ramp's start costs the generic profile's hold error (25·0.02³/12: a full-range
-        // ramp in 200 ms gets a write per 20 ms) at (3·error/100)^(1/3) = 7.9 ms; then about one update per
-        // 20 ms, each at the level in the middle of its hold (the planner's rule for a drift); off at the end.
+        // Holding off from the ramp's start (slope 10 a second) costs the generic profile's hold error at
+        // (3·error/100)^(1/3); then one update per 20 ms (the ramp is steeper than the budget's reference, a full
+        // range in a second), each at the level in the middle of its hold (the planner's rule for a drift); off at
+        // the end.
         #expect(rig.applied() == planned(timeline(ramp)))
+        let due = pow(3 * RenderProfile.genericRumble.budget.holdError / 100, 1.0 / 3)
         #expect(
-            rig.applied().count == 5, "7.9, 27.9, 47.9 and 67.9 ms, then off at 100 ms (the last update waits for it)")
+            rig.applied().count == 5,
+            "\(due * 1000) ms and three more 20 ms apart, then off at 100 ms (an update due within 20 ms of it waits)")
         let first = try #require(rig.applied().first)
-        #expect(abs(first.time - 7_940) < 200, "first update at \(first.time) µs")
+        #expect(abs(Double(first.time) - due * 1e6) < 200, "first update at \(first.time) µs")
         let middle = (Double(first.time) / 1e6 + 0.01) * 10
         #expect(abs(Double(first.strong) / 1000 - middle) <= 0.5 / 255 + 0.001)
     }
