@@ -68,6 +68,9 @@ final class BroadcastOutput: MotorOutput {
         try each { (member) throws(OutputFailure) in try member.apply(mix) }
     }
     func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
+    func prepareForChanges() {
+        for member in state.withLock({ $0.members }) { member.prepareForChanges() }
+    }
 
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
         var ids: [ObjectIdentifier: Int] = [:]

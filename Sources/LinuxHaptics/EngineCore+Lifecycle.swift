@@ -30,6 +30,7 @@ extension EngineCore {
             output.close()
             return
         }
+        output.prepareForChanges()
         startWatchIfNeeded()
         do { try startTimerIfNeeded() } catch {
             stopEverything(reason: .systemError)

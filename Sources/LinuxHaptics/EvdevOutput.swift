@@ -129,9 +129,9 @@ final class EvdevOutput: MotorOutput {
         }
     }
 
-    /// Uploads and plays the keeper, once per descriptor, before the mix effect's first upload or play: a rumble
-    /// at 0 with no replay length, so ff-memless keeps it started and playing until the descriptor closes and
-    /// adds nothing to the motors. Its play is two driver calls at 0, at rest (ff-memless calls again on the next
+    /// Uploads and plays the keeper, once per descriptor, when the engine opens the device (`prepareForChanges`) or
+    /// else before the mix effect's first upload or play: a rumble at 0 with no replay length, so ff-memless keeps
+    /// it started and playing until the descriptor closes and adds nothing to the motors. Its play is two driver calls at 0, at rest (ff-memless calls again on the next
     /// tick for an endless effect). Not on a device with a single effect slot (the mix needs it), nor on an Xbox
     /// pad while a trigger engine writes its report (the driver's call would write that report with the
     /// triggers at 0), nor on hid-nintendo's pads: there a driver call is a queued frame, a change is one call
@@ -151,6 +151,13 @@ final class EvdevOutput: MotorOutput {
         } catch {
             logger.debug("the keeper effect was refused", metadata: ["error": "\(error)"])
         }
+    }
+
+    /// The keeper, played when the engine opens the device rather than just before the first change, so that the
+    /// first change (a start from rest, which follows the call by as little as it can) is the mix effect's own
+    /// upload and play: the keeper's upload is a round trip to the process behind a uinput device.
+    func prepareForChanges() {
+        mix.withLock { keep(&$0) }
     }
 
     /// An upload into the stopped mix slot: ff-memless keeps an effect that is not started without calling the

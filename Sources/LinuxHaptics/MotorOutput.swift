@@ -28,6 +28,10 @@ package protocol MotorOutput: AnyObject, Sendable {
     /// levels now, stopped and silent, so that the apply is a single play. Does nothing while anything of ours
     /// plays, and nothing on outputs that apply in one step anyway.
     func stage(_ mix: MotorMagnitudes)
+    /// Readies, at rest and changing nothing the motors do, what every change will need (on evdev the keeper
+    /// effect), so that the first change after the output opens costs only its own writes. The engine calls it
+    /// once, when it opens the output at its start.
+    func prepareForChanges()
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int
     func trigger(prepared id: Int) throws(OutputFailure)
     /// The trigger of prepared pulse `id`, bound ahead (nil when `id` is not prepared): what the engine's armed
@@ -56,6 +60,9 @@ extension MotorOutput {
 
     /// Outputs that apply in one step have nothing to stage.
     package func stage(_ mix: MotorMagnitudes) {}
+
+    /// Outputs whose changes need nothing beside them have nothing to ready.
+    package func prepareForChanges() {}
 
     /// Outputs without a cheaper way bind `trigger(prepared:)` (the virtual output, test outputs).
     package func pulseTrigger(prepared id: Int) -> (any PulseTrigger)? { BoundPulseTrigger(output: self, id: id) }
