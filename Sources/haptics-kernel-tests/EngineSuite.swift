@@ -638,12 +638,19 @@ enum EngineSuite {
 
     /// A start while the pad rests reaches it as one play: an ordinary start because making the player staged its
     /// opening in the mix slot (an upload the pad hears then, not at the start), a prepared one because its pulse
-    /// waits in its own slot.
+    /// waits in its own slot. The keeper was played when the engine opened the pad, with nothing else.
     static func startsAtRestAreOnePlay() async throws {
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
         let engine = try engine(for: pad)
         defer { engine.stop() }
+        let atOpen = try await VirtualPadSuite.waitForRecords(pad, "the keeper played at the open") { records in
+            let keepers = keeperIDs(records)
+            return records.contains { $0.event == .play && keepers.contains($0.id ?? -1) }
+        }
+        try require(
+            !playsRumble(atOpen) && atOpen.filter({ $0.event == .upload }).count == 1,
+            "opening the pad should upload and play the keeper alone: \(atOpen.map(recordSummary))")
         let levels = MotorMagnitudes(strong: 0.8, weak: 0.6)
         let flat = MotorTimeline(segments: [
             MotorTimeline.Segment(start: 0, end: 0.05, startLevels: levels, endLevels: levels)
