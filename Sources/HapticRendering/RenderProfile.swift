@@ -110,7 +110,7 @@ public struct RenderProfile: Sendable, Hashable {
         transientPulse: TransientPulse(length: 0.060),
         budget: WriteBudget(
             writesPerSecond: 26, burst: 2, renewalInterval: 0.040,
-            holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: 0.030)))
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: 0.030), queuesEveryCall: true))
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick
@@ -170,12 +170,16 @@ public struct WriteBudget: Sendable, Hashable {
     /// The squared error (level² · seconds, both motors summed) one held level may collect before a new level is
     /// worth a write: a ramp of slope k gets a write every (12 · holdError / k²)^(1/3) seconds.
     public var holdError: Double
+    /// Whether the driver queues a frame for every call, changed or not, and sends its frames paced by the pad
+    /// (hid-nintendo): a call that changes nothing still takes a frame of a small queue, and the motors follow the
+    /// kernel's end of an effect only once the queued frames have gone out.
+    public var queuesEveryCall: Bool
 
     /// A budget; a renewal interval too short for the rate to pay for its renewals is lengthened to the shortest
     /// the rate pays for, so that renewals never overdraw it.
     public init(
         writesPerSecond: Double, burst: Double, writesPerChange: Double = 1, renewalInterval: Double? = nil,
-        holdError: Double
+        holdError: Double, queuesEveryCall: Bool = false
     ) {
         let rate = writesPerSecond > 0 ? writesPerSecond : .infinity
         let cost = writesPerChange > 0 && writesPerChange.isFinite ? writesPerChange : 1
@@ -184,6 +188,7 @@ public struct WriteBudget: Sendable, Hashable {
         self.burst = Swift.max(burst.isFinite ? burst : 1, cost)
         self.renewalInterval = renewalInterval.map { Swift.max($0, rate.isFinite ? cost / rate * (1 + 1e-9) : 0) }
         self.holdError = holdError > 0 && holdError.isFinite ? holdError : Self.smallestHoldError
+        self.queuesEveryCall = queuesEveryCall
     }
 
     /// The budget of a profile that says nothing but its minimum interval: no limit beyond that interval, and the

@@ -131,16 +131,17 @@ final class EvdevOutput: MotorOutput {
 
     /// Uploads and plays the keeper, once per descriptor, when the engine opens the device (`prepareForChanges`) or
     /// else before the mix effect's first upload or play: a rumble at 0 with no replay length, so ff-memless keeps
-    /// it started and playing until the descriptor closes and adds nothing to the motors. Its play is two driver calls at 0, at rest (ff-memless calls again on the next
-    /// tick for an endless effect). Not on a device with a single effect slot (the mix needs it), nor on an Xbox
-    /// pad while a trigger engine writes its report (the driver's call would write that report with the
-    /// triggers at 0), nor on hid-nintendo's pads: there a driver call is a queued frame, a change is one call
-    /// either way, and the keeper's calls (two at its play, one more at every close) only fill the 8-frame queue,
-    /// which then overwrites its newest frame (a short pulse played right after another pattern was lost in the
-    /// kernel tests). A device that refuses it keeps every change an update then a play.
+    /// it started and playing until the descriptor closes and adds nothing to the motors. Its play is two driver
+    /// calls at 0, at rest (ff-memless calls again on the next tick for an endless effect). Not on a device with a
+    /// single effect slot (the mix needs it), nor on an Xbox pad while a trigger engine writes its report (the
+    /// driver's call would write that report with the triggers at 0), nor where the driver queues every call
+    /// (`WriteBudget.queuesEveryCall`, hid-nintendo): there a change is one call either way, and the keeper's calls
+    /// (two at its play, one more at every close) only fill the 8-frame queue, which then overwrites its newest
+    /// frame (a short pulse played right after another pattern was lost in the kernel tests). A device that
+    /// refuses it keeps every change an update then a play.
     private func keep(_ slot: inout MixSlot) {
         guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true,
-            capabilities.renderProfile.name != RenderProfile.switchPro.name
+            !capabilities.renderProfile.budget.queuesEveryCall
         else { return }
         slot.keeperTried = true
         do throws(EventDeviceError) {

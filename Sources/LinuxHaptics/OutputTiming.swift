@@ -25,14 +25,15 @@ package enum OutputTiming {
         /// The rhythm for a device rendered with `profile`. Renewed as often as its write budget counts renewals
         /// (`WriteBudget.renewalInterval`, `WriteBudget.standardRenewalInterval` where it counts none; nothing
         /// is renewed while nothing plays), with a 100 ms margin: 150 ms.
-        /// hid-nintendo's pads (`switch`) differ: the driver queues a frame per call and sends frames paced on the
-        /// pad's input reports (about 26 ms each on the emulated Pro Controller, two when its worker starts from
-        /// idle, since it resends the last frame first), so the frame at rest follows the kernel's end of the
-        /// effect by up to about 60 ms. A window of 80 ms keeps a hung player's pad at rest within 150 ms of the
-        /// last renewal; renewals every 40 ms leave the playback thread 40 ms of slack.
+        /// Drivers that queue every call (`WriteBudget.queuesEveryCall`: hid-nintendo) differ: the driver queues a
+        /// frame per call and sends frames paced on the pad's input reports (about 26 ms each on the emulated Pro
+        /// Controller, two when its worker starts from idle, since it resends the last frame first), so the frame
+        /// at rest follows the kernel's end of the effect by up to about 60 ms. A window of 80 ms keeps a hung
+        /// player's pad at rest within 150 ms of the last renewal; renewals every 40 ms leave the playback thread
+        /// 40 ms of slack.
         package static func forProfile(_ profile: RenderProfile) -> Renewal {
             let hold = profile.budget.renewalInterval ?? WriteBudget.standardRenewalInterval
-            let margin = profile.name == RenderProfile.switchPro.name ? 0.04 : OutputTiming.expiryMarginSeconds
+            let margin = profile.budget.queuesEveryCall ? 0.04 : OutputTiming.expiryMarginSeconds
             return Renewal(holdSeconds: hold, expiryMarginSeconds: margin)
         }
 

@@ -259,6 +259,7 @@ import Testing
         #expect(RenderProfile.virtualPad.strongSteps == 65535)
         #expect(RenderProfile.builtIn.allSatisfy { !$0.supportsNativePeriodic && $0.gain == 1 })
         #expect(RenderProfile.builtIn.allSatisfy { $0.transientPulse.length >= 2 * $0.minimumUpdateInterval })
+        #expect(RenderProfile.builtIn.filter(\.budget.queuesEveryCall).map(\.name) == ["switch"])
         #expect(RenderProfile.named("nope") == nil)
     }
 }
