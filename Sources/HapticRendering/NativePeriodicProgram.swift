@@ -48,21 +48,93 @@ public struct NativePeriodicEffect: Sendable, Hashable {
             attackLength: attackLength, attackLevel: attackLevel, fadeLength: fadeLength, fadeLevel: fadeLevel)
     }
 
-    /// The effect's level at `time` (seconds from the program start), per the kernel's envelope rule.
+    /// Changes of magnitude and period while the effect plays, in time order (times from the program start):
+    /// an event whose controls change under it, or whose shape an attack-hold-fade envelope cannot express, is
+    /// one effect without an envelope whose level follows the pattern by updates. Empty for an exact effect.
+    public var updates: [NativePeriodicUpdate] = []
+
+    /// The effect's level at `time` (seconds from the program start), per the kernel's envelope rule and its
+    /// updates.
     public func level(at time: Double) -> Double {
         let local = time - delay
         guard local >= 0, local < length else { return 0 }
-        return envelope.level(of: magnitude, elapsed: local, remaining: length - local)
+        let current = updates.last { $0.time <= time }?.magnitude ?? magnitude
+        return envelope.level(of: current, elapsed: local, remaining: length - local)
+    }
+
+    /// The period at `time` (seconds from the program start), after the updates made by then.
+    public func period(at time: Double) -> Double {
+        updates.last { $0.time <= time }?.period ?? period
+    }
+
+    /// The part of the effect from `from` to `to` (seconds from its own start, clamped to its length), played at
+    /// `rate` (pattern seconds per second): an effect starting at once (no delay) whose envelope and updates
+    /// continue where the original's were at `from` and stop at `to`, with every time divided by `rate`. What a
+    /// player resumed or sought into the middle of an event, stopped before its end, or playing at another rate
+    /// sends. Nil when nothing of it is left.
+    public func section(from: Double, to: Double, rate: Double = 1) -> NativePeriodicEffect? {
+        let start = Swift.max(from, 0)
+        let end = Swift.min(to, length)
+        guard end > start, rate > 0, rate.isFinite else { return nil }
+        let before = updates.last { $0.time - delay <= start }
+        let held = before?.magnitude ?? magnitude
+        let fadeStart = length - fadeLength
+        let levelAt = { (local: Double) in envelope.level(of: held, elapsed: local, remaining: length - local) }
+        var cut = self
+        cut.delay = 0
+        cut.length = (end - start) / rate
+        cut.period = before?.period ?? period
+        cut.magnitude = start > fadeStart && fadeLength > 0 ? levelAt(start) : held
+        if start < attackLength {
+            cut.attackLength = (attackLength - start) / rate
+            cut.attackLevel = levelAt(start)
+        } else {
+            cut.attackLength = 0
+            cut.attackLevel = cut.magnitude
+        }
+        if fadeLength > 0, end > fadeStart {
+            cut.fadeLength = (end - Swift.max(start, fadeStart)) / rate
+            // The envelope's own end level where the section runs to the effect's end (at its last instant the
+            // kernel's rule has nothing left to fade, and gives the magnitude).
+            cut.fadeLevel = end < length ? levelAt(end) : fadeLevel
+        } else {
+            cut.fadeLength = 0
+            cut.fadeLevel = cut.magnitude
+        }
+        cut.updates = updates.compactMap { update in
+            let local = update.time - delay
+            guard local > start, local < end else { return nil }
+            return NativePeriodicUpdate(
+                time: (local - start) / rate, magnitude: update.magnitude, period: update.period)
+        }
+        return cut
     }
 }
 
-/// A pattern compiled for a device with native `FF_PERIODIC`: one effect per haptic event whose envelope the
-/// kernel's replay and envelope fields express exactly (to the millisecond). Events with intensity or
-/// sharpness controls changing under them, or with shapes an attack-hold-fade envelope cannot express, are
-/// listed in `inexactEvents`: play those with rumble commands (or the whole pattern, when any is listed).
+/// A change of a playing periodic effect: its magnitude and period from `time` on (an `EVIOCSFF` of the same
+/// effect, which the driver sends as one parameter report while the effect plays).
+public struct NativePeriodicUpdate: Sendable, Hashable {
+    /// Seconds from the program start.
+    public var time: Double
+    public var magnitude: Double
+    public var period: Double
+
+    public init(time: Double, magnitude: Double, period: Double) {
+        self.time = time
+        self.magnitude = magnitude
+        self.period = period
+    }
+}
+
+/// A pattern compiled for a device with native `FF_PERIODIC`: one effect per haptic event. Where the kernel's
+/// replay and envelope fields express the event exactly (to the millisecond), that effect is all; an event with
+/// intensity or sharpness controls changing under it, or with a shape an attack-hold-fade envelope cannot
+/// express, is listed in `inexactEvents` and its effect follows the pattern by updates (`updates`), one per
+/// `profile.minimumUpdateInterval` at most, each holding the level and sharpness of its interval's middle.
 public struct NativePeriodicProgram: Sendable, Hashable {
+    /// In event order.
     public var effects: [NativePeriodicEffect]
-    /// Indexes into `pattern.events` of the haptic events not compiled.
+    /// Indexes into `pattern.events` of the haptic events whose effects follow them by updates.
     public var inexactEvents: [Int]
 
     public var isExact: Bool { inexactEvents.isEmpty }
@@ -98,16 +170,57 @@ public struct NativePeriodicProgram: Sendable, Hashable {
                 && controls.intensity.value(at: end, piece: end) == intensityControl
                 && controls.sharpness.value(at: end, piece: end) == sharpnessControl
             let level = Swift.min(Swift.max(voice.intensity * intensityControl, 0), 1) * profile.gain
-            guard steady,
+            if steady,
                 let effect = Self.effect(
                     corners: voice.corners, level: level,
                     period: 1 / Self.frequency(sharpness: voice.sharpness + sharpnessControl))
-            else {
-                inexactEvents.append(index)
+            {
+                effects.append(effect)
                 continue
             }
-            effects.append(effect)
+            inexactEvents.append(index)
+            effects.append(
+                Self.followedEffect(
+                    voice: voice, controls: controls, gain: profile.gain, interval: profile.minimumUpdateInterval))
         }
+    }
+
+    /// The smallest change of magnitude (a fraction of full scale) worth an update.
+    public static let updateThreshold = 1.0 / 256
+
+    /// An effect without an envelope that follows `voice` (its gain, the intensity and sharpness controls) by
+    /// updates: the voice is sampled in the middle of each `interval` from its start, and an interval whose level
+    /// or period differs from the last one sent (by `updateThreshold`, or a millisecond of period) gets an update
+    /// at its start.
+    static func followedEffect(voice: EventVoice, controls: ControlSet, gain: Double, interval: Double)
+        -> NativePeriodicEffect
+    {
+        let step = Swift.max(interval, 0.001)
+        func sample(_ time: Double) -> (magnitude: Double, period: Double) {
+            let middle = Swift.min(time + step / 2, (time + voice.end) / 2)
+            let intensity = controls.intensity.value(at: middle, piece: middle)
+            let sharpness = controls.sharpness.value(at: middle, piece: middle)
+            let level = Swift.min(Swift.max(voice.intensity * intensity, 0), 1) * voice.gain(at: middle, piece: middle)
+            let period = 1 / frequency(sharpness: Swift.min(Swift.max(voice.sharpness + sharpness, 0), 1))
+            return (Swift.min(Swift.max(level, 0), 1) * gain, period)
+        }
+        let first = sample(voice.start)
+        var effect = NativePeriodicEffect(
+            delay: voice.start, length: voice.end - voice.start, period: first.period, magnitude: first.magnitude,
+            attackLength: 0, attackLevel: first.magnitude, fadeLength: 0, fadeLevel: first.magnitude)
+        var sent = first
+        var time = voice.start + step
+        while time < voice.end {
+            let next = sample(time)
+            let periodChanged =
+                NativePeriodicEffect.milliseconds(next.period) != NativePeriodicEffect.milliseconds(sent.period)
+            if abs(next.magnitude - sent.magnitude) >= updateThreshold || periodChanged {
+                effect.updates.append(NativePeriodicUpdate(time: time, magnitude: next.magnitude, period: next.period))
+                sent = next
+            }
+            time += step
+        }
+        return effect
     }
 
     /// An attack-hold-fade effect matching `corners` (one linear rise, a flat top, one linear fall), or `nil`.

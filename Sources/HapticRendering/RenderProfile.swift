@@ -119,6 +119,15 @@ public struct RenderProfile: Sendable, Hashable {
         name: "virtual", strongSteps: fullRumbleSteps, weakSteps: fullRumbleSteps, minimumUpdateInterval: 0.004,
         budget: .reportPerCall(interval: 0.004))
 
+    /// A force-feedback device that plays periodic effects itself (a USB PID wheel or joystick, hid-pidff): each
+    /// event is one `FF_PERIODIC` sine the device runs (`NativePeriodicProgram`), at the kernel's 15-bit
+    /// magnitudes; an event whose controls change under it is followed by updates of its effect, each one output
+    /// report on the USB interrupt endpoint, at most every 20 ms (the generic rate). Chosen from the device's
+    /// force feedback (`ForceFeedbackCapabilities.runsWaveformsItself`), never from a name: not in `builtIn`.
+    public static let periodicForce = RenderProfile(
+        name: "pid", strongSteps: 0x7fff, weakSteps: 0x7fff, minimumUpdateInterval: 0.020,
+        supportsNativePeriodic: true, budget: .reportPerCall(interval: 0.020))
+
     /// Every built-in profile, in documentation order.
     public static let builtIn: [RenderProfile] = [
         .genericRumble, .xpad, .dualSense, .dualShock4, .xboxBluetooth, .dualShock3, .switchPro, .virtualPad,

@@ -23,8 +23,13 @@ extension RenderProfile {
     /// - `microsoft` or `xpadneo` on Bluetooth → xbox-bluetooth (hid-microsoft's 0...100 levels);
     /// - `nintendo` → switch (HD rumble frames every 30 ms);
     /// - anything else → generic, uinput devices included (they have no driver; a test pad that resolves more
-    ///   finely is driven with `HapticEngineOptions.renderProfile = .virtualPad` by whoever knows it does).
-    public static func forDevice(driver: String?, identity: InputDeviceIdentity) -> RenderProfile {
+    ///   finely is driven with `HapticEngineOptions.renderProfile = .virtualPad` by whoever knows it does);
+    /// - whatever the driver, a device that plays periodic effects itself (`forceFeedback.runsWaveformsItself`: a
+    ///   PID wheel or joystick) → pid.
+    public static func forDevice(
+        driver: String?, identity: InputDeviceIdentity, forceFeedback: ForceFeedbackCapabilities? = nil
+    ) -> RenderProfile {
+        if forceFeedback?.runsWaveformsItself == true { return .periodicForce }
         switch driver {
         case "xpad":
             return .xpad

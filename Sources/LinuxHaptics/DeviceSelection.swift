@@ -66,29 +66,39 @@ extension DeviceSelection {
         }
     }
 
-    /// Whether an engine can drive `device`: rumble force feedback that this process may write.
-    package static func canDrive(_ device: InputDevice) -> Bool {
+    /// Whether an engine can drive `device`: rumble force feedback that this process may write, or, with
+    /// `forceDevices` (`HapticEngineOptions.allowsForceDevices`), the periodic effects of a wheel or joystick that
+    /// runs them itself. Without it such a device is never driven: its force moves the controls.
+    package static func canDrive(_ device: InputDevice, forceDevices: Bool = false) -> Bool {
         device.forceFeedback.isRumbleCapable && device.access.allowsForceFeedback
+            && (forceDevices || !device.forceFeedback.runsWaveformsItself)
     }
 
     /// What an engine with this selection opens among `devices` (in discovery order): the named device when it
-    /// can be driven; the first drivable gamepad, or else the first drivable device, for `firstRumbleDevice`;
-    /// every drivable gamepad for `allGamepads`. Empty when nothing fits.
-    package func devicesToOpen(among devices: [InputDevice]) -> [InputDevice] {
-        let drivable = devices.filter { names($0) && Self.canDrive($0) }
+    /// can be driven; the first drivable gamepad with rumble, or else the first drivable device, for
+    /// `firstRumbleDevice`; every drivable gamepad with rumble for `allGamepads` (a force device is one device,
+    /// never a member of the broadcast). Empty when nothing fits.
+    package func devicesToOpen(among devices: [InputDevice], forceDevices: Bool = false) -> [InputDevice] {
+        let drivable = devices.filter { names($0) && Self.canDrive($0, forceDevices: forceDevices) }
+        let pads = drivable.filter { $0.isGamepad && !$0.forceFeedback.runsWaveformsItself }
         switch self {
-        case .allGamepads: return drivable.filter(\.isGamepad)
-        case .firstRumbleDevice: return (drivable.first(where: \.isGamepad) ?? drivable.first).map { [$0] } ?? []
+        case .allGamepads: return pads
+        case .firstRumbleDevice: return (pads.first ?? drivable.first).map { [$0] } ?? []
         case .id, .node: return drivable.first.map { [$0] } ?? []
         }
     }
 
     /// Whether a device that appeared belongs to an engine with this selection: the device it was bound to coming
     /// back (by id, on whatever node); before it was bound to one, a device its first open would take; and with
-    /// `adoptingCompatible`, while its own device is gone, any drivable gamepad.
-    package func accepts(_ device: InputDevice, bound: StableDeviceID?, adoptingCompatible: Bool) -> Bool {
+    /// `adoptingCompatible`, while its own device is gone, any drivable gamepad with rumble.
+    package func accepts(
+        _ device: InputDevice, bound: StableDeviceID?, adoptingCompatible: Bool, forceDevices: Bool = false
+    ) -> Bool {
         if let bound, device.id == bound { return true }
-        if self == .allGamepads || bound == nil { return !devicesToOpen(among: [device]).isEmpty }
-        return adoptingCompatible && device.isGamepad && Self.canDrive(device)
+        if self == .allGamepads || bound == nil {
+            return !devicesToOpen(among: [device], forceDevices: forceDevices).isEmpty
+        }
+        return adoptingCompatible && device.isGamepad && !device.forceFeedback.runsWaveformsItself
+            && Self.canDrive(device)
     }
 }

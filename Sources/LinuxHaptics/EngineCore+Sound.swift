@@ -13,8 +13,9 @@ extension EngineCore {
     /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
     /// whatever the revision (the mute changed).
     func syncSounds(force: Bool = false) {
-        // An engine that plays no sound and was not asked for HD actuators never has either: nothing to take.
-        guard audio != nil || options.actuators != .rumble else { return }
+        // An engine that plays no sound, was not asked for HD actuators and may not drive a device that runs its
+        // own effects never has any of them: nothing to take.
+        guard audio != nil || options.actuators != .rumble || options.allowsForceDevices else { return }
         soundSync.withLock { synced in
             let now = clock.now
             let taken = state.withLock { state -> Taken? in

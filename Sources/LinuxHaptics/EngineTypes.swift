@@ -87,7 +87,8 @@ public struct HapticOutputSelection: Sendable {
         makeSource = { options in
             EvdevOutputSource(
                 selection: selection, adoptCompatibleDevice: options.adoptCompatibleDevice,
-                monitorSource: options.monitorSource, actuators: options.actuators, locality: options.locality)
+                monitorSource: options.monitorSource, actuators: options.actuators, locality: options.locality,
+                allowsForceDevices: options.allowsForceDevices, gain: options.gain)
         }
         deviceSelection = selection
     }
@@ -143,6 +144,12 @@ public struct HapticEngineOptions: Sendable {
     /// voice-coil path follows a published report format and is tested against an emulated pad only, so it is
     /// chosen, not assumed (`.automatic` or `.hd`).
     public var actuators: HapticActuators = .rumble
+    /// Also play on force-feedback wheels and joysticks: devices that run periodic effects themselves
+    /// (`ForceFeedbackCapabilities.runsWaveformsItself`, USB PID devices), whose force moves the controls under
+    /// the user's hands. Off by default: such a device is never "the first rumble device", and naming it alone
+    /// does not open it. With it, a selection that names one (or `firstRumbleDevice` when no gamepad with rumble is
+    /// there) plays each event as a periodic effect the device runs (`OutputCapabilities.playsPeriodicEffects`).
+    public var allowsForceDevices = false
     /// The engine's overall strength, 0...1, applied in software (the device's `FF_GAIN` is shared with
     /// every other process using it).
     public var gain = 1.0

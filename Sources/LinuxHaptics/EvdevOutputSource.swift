@@ -14,6 +14,10 @@ final class EvdevOutputSource: OutputSource {
     /// Which actuators to drive on a pad that has voice coils, and where they play (`HapticEngineOptions`).
     let actuators: HapticActuators
     let locality: HapticLocality
+    /// Whether wheels and joysticks that run periodic effects themselves may be driven
+    /// (`HapticEngineOptions.allowsForceDevices`), and the engine's gain their effects are compiled with.
+    let allowsForceDevices: Bool
+    let gain: Double
     /// The device the engine is bound to once it opened one.
     private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
@@ -21,13 +25,16 @@ final class EvdevOutputSource: OutputSource {
 
     init(
         selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source,
-        actuators: HapticActuators = .rumble, locality: HapticLocality = .all
+        actuators: HapticActuators = .rumble, locality: HapticLocality = .all, allowsForceDevices: Bool = false,
+        gain: Double = 1
     ) {
         self.selection = selection
         self.adoptCompatibleDevice = adoptCompatibleDevice
         self.monitorSource = monitorSource
         self.actuators = actuators
         self.locality = locality
+        self.allowsForceDevices = allowsForceDevices
+        self.gain = gain
         if case .id(let id) = selection { bound.withLock { $0 = id } }
     }
 
@@ -51,6 +58,16 @@ final class EvdevOutputSource: OutputSource {
             device.close()
             throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
         }
+        if device.forceFeedback.runsWaveformsItself {
+            do throws(OutputFailure) {
+                let output = try periodicEffectOutput(of: device, driver: driver, logger: logger)
+                bound.withLock { $0 = device.id }
+                return output
+            } catch {
+                device.close()
+                throw error
+            }
+        }
         bound.withLock { $0 = device.id }
         if locality.isTrigger {
             do throws(OutputFailure) {
@@ -65,6 +82,38 @@ final class EvdevOutputSource: OutputSource {
         return EvdevOutput(
             device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback,
             diversion: Self.reportDiversion(for: device, logger: logger))
+    }
+
+    /// A wheel or joystick that runs periodic effects itself, when the engine may drive one: its patterns as effects
+    /// the device plays (`PeriodicEffectStream`), with the pid profile and the engine's gain. Without the option,
+    /// an error that names it: the device's force would move the controls in the user's hands.
+    private func periodicEffectOutput(of device: EventDevice, driver: String?, logger: Logger)
+        throws(OutputFailure) -> PeriodicEffectOutput
+    {
+        let name = "\(device.identity.name) (\(device.node))"
+        guard allowsForceDevices else {
+            throw OutputFailure(
+                .unsupported,
+                "\(name) is a force-feedback device (a wheel or joystick that plays periodic effects itself): its "
+                    + "force moves the controls, so it plays only when asked for (HapticEngineOptions."
+                    + "allowsForceDevices, haptics --allow-force-devices)")
+        }
+        guard !locality.isTrigger, locality == .all else {
+            throw OutputFailure(
+                .unsupported, "\(name) has one force, not motors or actuators by side: locality must be all")
+        }
+        var capabilities = OutputCapabilities(device: device, driver: driver)
+        capabilities.playsPeriodicEffects = true
+        let profile = capabilities.renderProfile.withGain(capabilities.renderProfile.gain * gain)
+        let stream: PeriodicEffectStream
+        do throws(SystemCallError) {
+            stream = try PeriodicEffectStream(device: device, profile: profile, logger: logger)
+        } catch {
+            throw OutputFailure(.other, "the periodic effect stream's thread cannot start: \(error)")
+        }
+        logger.info("playing periodic effects", metadata: ["node": "\(device.node)"])
+        return PeriodicEffectOutput(
+            device: device, stream: stream, actuatorsName: "periodic effects", capabilities: capabilities)
     }
 
     /// For an Xbox pad over Bluetooth whose hidraw node this user may write: the way its rumble joins the report
@@ -265,9 +314,11 @@ final class EvdevOutputSource: OutputSource {
         if let boundID {
             if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
             if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
-            chosen = devices.first { selection.accepts($0, bound: boundID, adoptingCompatible: true) }
+            chosen = devices.first {
+                selection.accepts($0, bound: boundID, adoptingCompatible: true, forceDevices: allowsForceDevices)
+            }
         } else {
-            chosen = selection.devicesToOpen(among: devices).first
+            chosen = selection.devicesToOpen(among: devices, forceDevices: allowsForceDevices).first
         }
         guard let chosen else {
             let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
@@ -283,7 +334,8 @@ final class EvdevOutputSource: OutputSource {
     /// rule (`DeviceSelection.accepts`), with a named node's links resolved now, when the device is there.
     private func accepts(_ device: InputDevice) -> Bool {
         selection.resolvingLinks().accepts(
-            device, bound: bound.withLock { $0 }, adoptingCompatible: adoptCompatibleDevice)
+            device, bound: bound.withLock { $0 }, adoptingCompatible: adoptCompatibleDevice,
+            forceDevices: allowsForceDevices)
     }
 
     /// How long a hot-plug watch that ended on its own waits before it starts again, doubling while it keeps

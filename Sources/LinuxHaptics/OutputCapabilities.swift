@@ -29,6 +29,11 @@ public struct OutputCapabilities: Sendable, Hashable {
     /// or their node may not be written); nil otherwise.
     public var actuatorFallback: String?
 
+    /// Whether the device plays the engine's patterns as periodic effects it runs itself (a PID wheel or joystick:
+    /// each event one `FF_PERIODIC` sine, sharpness as its period, `NativePeriodicProgram`) rather than as motor
+    /// levels the engine streams.
+    public var playsPeriodicEffects = false
+
     /// Which actuators play the engine's patterns.
     public var actuators: HapticActuators { hdNode == nil ? .rumble : .hd }
 
@@ -68,6 +73,6 @@ extension OutputCapabilities {
         self.init(
             name: device.identity.name, deviceID: device.id, node: device.node,
             effectSlots: device.forceFeedback.maxEffects, isVirtual: false, driver: driver,
-            renderProfile: .forDevice(driver: driver, identity: device.identity))
+            renderProfile: .forDevice(driver: driver, identity: device.identity, forceFeedback: device.forceFeedback))
     }
 }

@@ -26,20 +26,26 @@ protocol PatternStream: Sendable {
 /// stream's failure, so the engine hears of an unplug through the next one it calls.
 final class StreamedOutput<Stream: PatternStream>: OutputWithoutPulses {
     let capabilities: OutputCapabilities
-    /// Held open for the pad's identity and so that its slot in the kernel stays ours; never written.
+    /// Held open for the pad's identity and so that its slot in the kernel stays ours; written by the stream
+    /// alone, when the stream plays on the event node itself (a PID device's periodic effects).
     private let device: EventDevice
     let stream: Stream
     let actuatorsName: String
     private let closed = Atomic<Bool>(false)
 
-    init(device: EventDevice, stream: Stream, kind: HDActuators.Kind, driver: String?) {
+    init(device: EventDevice, stream: Stream, actuatorsName: String, capabilities: OutputCapabilities) {
         self.device = device
         self.stream = stream
-        actuatorsName = kind.rawValue
+        self.actuatorsName = actuatorsName
+        self.capabilities = capabilities
+    }
+
+    /// The output of a pad's HD actuators of `kind`, which the stream reaches through its own node.
+    convenience init(device: EventDevice, stream: Stream, kind: HDActuators.Kind, driver: String?) {
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.hdNode = stream.deviceName
         capabilities.hdKind = kind
-        self.capabilities = capabilities
+        self.init(device: device, stream: stream, actuatorsName: kind.rawValue, capabilities: capabilities)
     }
 
     private func check() throws(OutputFailure) {
@@ -76,3 +82,5 @@ extension StreamedOutput: PatternStreamOutput {
 typealias VoiceCoilOutput = StreamedOutput<VoiceCoilStream>
 /// HD rumble's output.
 typealias HDRumbleOutput = StreamedOutput<HDRumbleStream>
+/// A PID device's output: its periodic effects.
+typealias PeriodicEffectOutput = StreamedOutput<PeriodicEffectStream>

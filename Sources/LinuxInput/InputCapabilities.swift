@@ -151,6 +151,12 @@ public struct ForceFeedbackCapabilities: Hashable, Sendable {
     /// The device can drive its motors with what our renderer sends: `FF_RUMBLE`, or `FF_PERIODIC`
     /// (whose magnitude a rumble-only driver's ff-memless turns into rumble).
     public var isRumbleCapable: Bool { effects.contains(.rumble) || effects.contains(.periodic) }
+
+    /// The device plays periodic effects itself (`FF_PERIODIC` without `FF_RUMBLE`: a USB PID wheel or joystick
+    /// through hid-pidff, which runs waveform, envelope and replay delay on its own clock), where a rumble pad's
+    /// ff-memless only turns them into rumble (and always declares `FF_RUMBLE` beside them). Its force moves the
+    /// controls in the user's hands.
+    public var runsWaveformsItself: Bool { effects.contains(.periodic) && !effects.contains(.rumble) }
 }
 
 /// The capabilities of one event node.

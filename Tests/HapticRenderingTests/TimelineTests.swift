@@ -126,15 +126,34 @@ import Testing
         #expect(close(NativePeriodicProgram.frequency(sharpness: 0.5), 40 * 5.0.squareRoot(), within: 1e-9))
     }
 
-    @Test func eventsUnderChangingControlsAreNotCompiled() {
+    @Test func anEventUnderAChangingCurveIsOneEffectFollowedByUpdatesWithinHalfAnInterval() throws {
         let pattern = Build.pattern(
             [
                 Build.transient(at: 0, intensity: 1, sharpness: 0.5),
                 Build.continuous(at: 0.5, duration: 1, intensity: 1, sharpness: 0.5),
             ],
             curves: [Build.curve(.hapticIntensityControl, at: 0.5, [(0, 1), (1, 0)])])
-        let program = NativePeriodicProgram(pattern: pattern, profile: .genericRumble)
+        let profile = RenderProfile.genericRumble
+        let program = NativePeriodicProgram(pattern: pattern, profile: profile)
         #expect(program.inexactEvents == [1])
-        #expect(program.effects.count == 1)
+        try #require(program.effects.count == 2)
+        #expect(program.effects[0].updates.isEmpty)
+        let followed = program.effects[1]
+        #expect(followed.delay == 0.5 && close(followed.length, 1))
+        #expect(followed.attackLength == 0 && followed.fadeLength == 0)
+        // A fall over the full range in a second, one update per 20 ms interval at most.
+        #expect(followed.updates.count >= 40 && followed.updates.count <= 50)
+        let times = followed.updates.map(\.time)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= profile.minimumUpdateInterval - 1e-9 })
+        // Each hold is the level of its interval's middle: off by at most half an interval of the slope (1/s),
+        // plus the threshold below which no update is sent.
+        let envelope = renderer.intensityEnvelope(pattern)
+        let bound = profile.minimumUpdateInterval / 2 + NativePeriodicProgram.updateThreshold + 1e-9
+        for step in 0..<100 {
+            let time = 0.5 + Double(step) * 0.01 + 0.001
+            let expected = envelope.levels(at: time).strong
+            #expect(abs(followed.level(at: time) - expected) <= bound, "at \(time)")
+        }
+        #expect(followed.period(at: 1.2) == followed.period, "sharpness does not change")
     }
 }

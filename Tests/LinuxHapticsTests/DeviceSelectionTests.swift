@@ -27,13 +27,15 @@ import Testing
     /// A device at `/dev/input/eventN` with the given abilities; its id follows its name and uniq, not its node.
     static func device(
         _ number: Int, name: String = "Pad", uniq: String = "aa:bb", gamepad: Bool = true, rumble: Bool = true,
-        access: DeviceAccess = .readWrite
+        access: DeviceAccess = .readWrite, forceDevice: Bool = false
     ) -> InputDevice {
         let identity = InputDeviceIdentity(
             name: name, bus: .usb, vendor: 0x054c, product: 0x0ce6, uniq: uniq, sysName: "event\(number)",
             node: "/dev/input/event\(number)")
         var bits = CapabilityBits()
         if rumble { bits.forceFeedback = EventCodeSet([0x50]) }
+        // FF_PERIODIC, FF_CONSTANT, FF_SINE and FF_GAIN without FF_RUMBLE: what hid-pidff declares.
+        if forceDevice { bits.forceFeedback = EventCodeSet([0x51, 0x52, 0x5a, 0x60]) }
         return InputDevice(
             id: identity.stableID, identity: identity,
             capabilities: InputDeviceCapabilities(bits: bits, maxEffects: rumble ? 16 : 0), access: access,
@@ -72,6 +74,25 @@ import Testing
         #expect(!DeviceSelection.allGamepads.accepts(wheel, bound: nil, adoptingCompatible: false))
         // Adoption replaces a gone pad with another gamepad, never with a wheel.
         #expect(!DeviceSelection.firstRumbleDevice.accepts(wheel, bound: pad.id, adoptingCompatible: true))
+    }
+
+    @Test func aForceDeviceIsTakenOnlyWithTheOptInAndNeverAsAnAllGamepadsMemberOrAnAdoptedPad() {
+        let stick = Self.device(9, name: "Stick", uniq: "st", forceDevice: true)
+        let pad = Self.device(6)
+        #expect(stick.forceFeedback.runsWaveformsItself && !pad.forceFeedback.runsWaveformsItself)
+        for selection in [DeviceSelection.firstRumbleDevice, .allGamepads, .id(stick.id), .node(stick.node)] {
+            #expect(selection.devicesToOpen(among: [stick]).isEmpty, "\(selection)")
+            #expect(!selection.accepts(stick, bound: nil, adoptingCompatible: true), "\(selection)")
+        }
+        #expect(DeviceSelection.node(stick.node).devicesToOpen(among: [stick, pad], forceDevices: true) == [stick])
+        #expect(DeviceSelection.id(stick.id).accepts(stick, bound: nil, adoptingCompatible: false, forceDevices: true))
+        // With the opt-in, a rumble pad still comes first, and the stick only when no pad is there.
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [stick, pad], forceDevices: true) == [pad])
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [stick], forceDevices: true) == [stick])
+        #expect(DeviceSelection.allGamepads.devicesToOpen(among: [stick, pad], forceDevices: true) == [pad])
+        #expect(
+            !DeviceSelection.firstRumbleDevice.accepts(
+                stick, bound: pad.id, adoptingCompatible: true, forceDevices: true))
     }
 
     @Test func aDeviceThisProcessMayNotWriteIsNotTakenUntilItMay() {

@@ -1,0 +1,414 @@
+// A force-feedback device that plays periodic effects itself (a USB PID wheel or joystick, hid-pidff): patterns
+// played as the device's own waveforms, not as motor levels. Each playing player's cues (PlayerState.cues, as on
+// the voice coils) become sources on a `PeriodicEffectStream`; its thread turns them into effects on the
+// engine's clock (`PeriodicSourceCursor`, pure) and keeps the device's effect slots in step:
+// - an effect is uploaded (`EVIOCSFF`, a new slot) `uploadLeadSeconds` before it starts, stopped, and played
+//   (`EV_FF`) at its start: the device then runs its sine (sharpness as the period), its attack and fade and its
+//   length on its own clock, with nothing more from us;
+// - an effect that follows its event by updates (changing controls, `NativePeriodicUpdate`) is uploaded again in
+//   its slot at each update: hid-pidff sends only the changed parameter report;
+// - an effect that ended, or whose player stopped, is erased (the driver stops it and frees its block).
+// The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") drops that one effect,
+// logged once, and the stream plays on. The motor primitives write nothing (StreamedOutput).
+package import AHAP
+package import HapticRendering
+package import LinuxInput
+package import LinuxSystem
+package import Logging
+import Synchronization
+
+/// One player's cue as the stream plays it: its pattern compiled for the device, from a pattern offset on.
+package struct PeriodicSource: Sendable {
+    let program: NativePeriodicProgram
+    /// The pattern time at the source's start (inside the loop, when it loops).
+    let offset: Double
+    /// Pattern seconds per second.
+    let rate: Double
+    /// The pattern time a loop goes back to 0 at; nil when the player does not loop.
+    let loopLength: Double?
+
+    package init(program: NativePeriodicProgram, offset: Double, rate: Double = 1, loopLength: Double? = nil) {
+        self.program = program
+        self.offset = max(offset, 0)
+        self.rate = rate > 0 && rate.isFinite ? rate : 1
+        self.loopLength = loopLength.flatMap { $0 > 0 ? $0 : nil }
+    }
+}
+
+/// An effect placed on the engine's clock: it starts at `start` and its last instant is `end` (seconds).
+package struct PlacedPeriodicEffect: Sendable, Hashable {
+    package var start: Double
+    package var end: Double
+    /// Its delay is 0 and its times are seconds from `start`.
+    package var effect: NativePeriodicEffect
+}
+
+/// The effects of a source started at `start`, in start order, one at a time: a looping source has no end, so the
+/// stream takes them only as they come near.
+package struct PeriodicSourceCursor: Sendable {
+    private let source: PeriodicSource
+    private let start: Double
+    /// The program's effects by delay.
+    private let order: [Int]
+    private var loop = 0
+    private var index = 0
+
+    package init(_ source: PeriodicSource, start: Double) {
+        self.source = source
+        self.start = start
+        order = source.program.effects.indices.sorted {
+            source.program.effects[$0].delay < source.program.effects[$1].delay
+        }
+    }
+
+    /// The next effect that starts before `limit` (seconds), or nil when there is none (yet, for a loop).
+    package mutating func next(startingBefore limit: Double) -> PlacedPeriodicEffect? {
+        let effects = source.program.effects
+        while true {
+            if index == order.count {
+                guard let loopLength = source.loopLength, !order.isEmpty else { return nil }
+                // A loop whose effects all start beyond its length plays nothing: never spin on it.
+                guard effects[order[0]].delay < loopLength else { return nil }
+                loop += 1
+                index = 0
+            }
+            let effect = effects[order[index]]
+            let base = Double(loop) * (source.loopLength ?? 0)
+            let patternStart = base + effect.delay
+            let engineStart = start + (max(patternStart, source.offset) - source.offset) / source.rate
+            if engineStart >= limit { return nil }
+            index += 1
+            var patternEnd = patternStart + effect.length
+            if let loopLength = source.loopLength {
+                guard effect.delay < loopLength else { continue }
+                patternEnd = min(patternEnd, base + loopLength)
+            }
+            guard patternEnd > source.offset,
+                let section = effect.section(
+                    from: source.offset - patternStart, to: patternEnd - patternStart, rate: source.rate)
+            else { continue }
+            return PlacedPeriodicEffect(start: engineStart, end: engineStart + section.length, effect: section)
+        }
+    }
+}
+
+extension ForceFeedbackEffect {
+    /// The `FF_PERIODIC` sine of `effect` (its delay is not sent: the stream plays effects at their start).
+    package init(periodic effect: NativePeriodicEffect, id: Int16 = -1) {
+        self.init(
+            id: id,
+            kind: .periodic(
+                waveform: .sine, period: effect.periodMilliseconds, magnitude: effect.magnitudeUnits, offset: 0,
+                phase: 0,
+                envelope: ForceFeedbackEnvelope(
+                    attackLength: effect.attackLengthMilliseconds, attackLevel: effect.attackLevelUnits,
+                    fadeLength: effect.fadeLengthMilliseconds, fadeLevel: effect.fadeLevelUnits)),
+            replayLength: max(effect.lengthMilliseconds, 1))
+    }
+}
+
+/// The effects a PID device runs for the engine's players: sources on the `CLOCK_MONOTONIC` timeline, whose
+/// effects a thread of its own uploads, plays, updates and erases.
+package final class PeriodicEffectStream: PatternStream, CueStream {
+    /// How long before its start an effect is uploaded: an upload is a round trip to the device (a block is
+    /// asked for and its index read back) and a few reports, which must be over before the play is due.
+    package static let uploadLeadSeconds = 0.080
+
+    private struct Placed {
+        var cursor: PeriodicSourceCursor
+        var stopAt: Double?
+    }
+
+    /// An effect the stream has taken from its source: waiting for its upload, uploaded, or playing.
+    private struct Live {
+        var source: Int
+        var placed: PlacedPeriodicEffect
+        var slot: UploadedEffect?
+        var played = false
+        /// The next of `placed.effect.updates` to send.
+        var nextUpdate = 0
+        /// Taken by the thread for an I/O step; not to be taken again until it is back.
+        var busy = false
+    }
+
+    private struct State {
+        var sources: [Int: Placed] = [:]
+        var live: [Int: Live] = [:]
+        var nextSourceID = 0
+        var nextLiveID = 0
+        var uploads = 0
+        var updates = 0
+        var refused = 0
+        var closing = false
+        var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+    }
+
+    package let deviceName: String
+    private let device: EventDevice
+    private let profile: RenderProfile
+    private let logger: Logger
+    private let state = Lock(State())
+    private let wake = DeadlineWaiter()
+    private let firstFailure = Lock<OutputFailure?>(nil)
+    private let thread = Lock<ServiceThread?>(nil)
+    private let sounds = Lock(CueSounds<PeriodicEffectStream>())
+
+    /// Plays on `device` (opened for writing), compiling each pattern with `profile` (its gain the engine's).
+    package init(device: EventDevice, profile: RenderProfile, logger: Logger) throws(SystemCallError) {
+        self.device = device
+        self.profile = profile
+        self.logger = logger
+        deviceName = device.node
+        let started = try ServiceThread.start { [self] in run() }
+        thread.withLock { $0 = started }
+    }
+
+    deinit { close() }
+
+    var failure: OutputFailure? { firstFailure.withLock { $0 } }
+    /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
+    var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
+    /// Effect uploads, updates, and uploads the device refused (full), so far.
+    package var effectCounts: (uploads: Int, updates: Int, refused: Int) {
+        state.withLock { ($0.uploads, $0.updates, $0.refused) }
+    }
+    var activity: ActuatorActivity { state.withLock { $0.activity } }
+
+    // MARK: Sources
+
+    package func play(_ source: PeriodicSource, atNanoseconds startNanoseconds: UInt64) -> Int {
+        let id = state.withLock { state in
+            defer { state.nextSourceID += 1 }
+            let start = Double(startNanoseconds) / 1e9
+            state.sources[state.nextSourceID] = Placed(cursor: PeriodicSourceCursor(source, start: start))
+            return state.nextSourceID
+        }
+        wake.signal()
+        return id
+    }
+
+    package func stop(_ id: Int) {
+        state.withLock { $0.sources[id]?.stopAt = 0 }
+        wake.signal()
+    }
+
+    package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
+        state.withLock { $0.sources[id]?.stopAt = Double(nanoseconds) / 1e9 }
+        wake.signal()
+    }
+
+    /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
+    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
+        let program = NativePeriodicProgram(pattern: pattern, profile: profile)
+        _ = play(PeriodicSource(program: program, offset: 0), atNanoseconds: startNanoseconds)
+    }
+
+    /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
+        guard !state.withLock({ $0.closing }) else { return }
+        let missing = sounds.withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: self) }
+        guard !missing.isEmpty else { return }
+        let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, PeriodicSource, UInt64)? in
+            guard let waveform = players[player] else { return nil }
+            let start = max(cue.anchor.time, now)
+            let program = NativePeriodicProgram(
+                pattern: waveform.pattern, profile: profile, controls: waveform.controls)
+            let source = PeriodicSource(
+                program: program, offset: cue.anchor.offset(at: start), rate: cue.anchor.rate,
+                loopLength: cue.anchor.loopLength)
+            return (player, cue, source, MonotonicClock.nanoseconds(start))
+        }
+        sounds.withLock { sounds in
+            for (player, cue, source, start) in sources {
+                sounds.start(source, atNanoseconds: start, for: player, cue: cue, on: self)
+            }
+        }
+    }
+
+    // MARK: The thread
+
+    /// Ends the stream: every effect it holds is erased (the device stops it), then the thread stops.
+    package func close() {
+        state.withLock { $0.closing = true }
+        wake.signal()
+        let joined = thread.withLock { held -> ServiceThread? in
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
+        }
+        joined?.join()
+        sounds.withLock { $0 = CueSounds() }
+    }
+
+    /// One step of the thread's work, decided under the lock and done outside it.
+    private enum Step {
+        case erase(Int, UploadedEffect?)
+        case upload(Int, NativePeriodicEffect)
+        case play(Int, UploadedEffect)
+        case update(Int, UploadedEffect, NativePeriodicEffect)
+    }
+
+    private func run() {
+        while true {
+            let now = Double(MonotonicTime.nanoseconds()) / 1e9
+            let (steps, due, closing) = state.withLock { state in
+                state.closing
+                    ? (Self.closingSteps(&state), nil, true) : (Self.steps(&state, now: now), Self.due(state), false)
+            }
+            for step in steps {
+                do throws(EventDeviceError) {
+                    try perform(step)
+                } catch {
+                    // Closing, a device that went away has nothing left to erase.
+                    if closing { continue }
+                    if error.kind == .deviceGone {
+                        firstFailure.withLock { $0 = $0 ?? OutputFailure(.deviceGone, "\(error)") }
+                        logger.debug("the periodic effect stream ended", metadata: ["error": "\(error)"])
+                        return
+                    }
+                    logger.warning("a periodic effect failed", metadata: ["error": "\(error)"])
+                }
+            }
+            if closing { return }
+            if steps.isEmpty { wake.wait(untilNanoseconds: due.map(MonotonicClock.nanoseconds)) }
+        }
+    }
+
+    private func perform(_ step: Step) throws(EventDeviceError) {
+        switch step {
+        case .erase(_, let slot):
+            try slot?.erase()
+        case .upload(let id, let effect):
+            let slot: UploadedEffect
+            do throws(EventDeviceError) {
+                slot = try device.uploadEffect(ForceFeedbackEffect(periodic: effect))
+            } catch  where error.kind == .noEffectSlot {
+                let first = state.withLock { state in
+                    state.live[id] = nil
+                    state.refused += 1
+                    return state.refused == 1
+                }
+                if first {
+                    logger.notice(
+                        "the device holds no more effects; an effect is left out",
+                        metadata: ["node": "\(deviceName)"])
+                }
+                return
+            } catch {
+                state.withLock { $0.live[id] = nil }
+                throw error
+            }
+            state.withLock { state in
+                state.uploads += 1
+                state.live[id]?.slot = slot
+                state.live[id]?.busy = false
+            }
+        case .play(let id, let slot):
+            try slot.play()
+            state.withLock { state in
+                state.live[id]?.busy = false
+                if let live = state.live[id] {
+                    state.activity = ActuatorActivity(
+                        left: live.placed.effect.magnitude, right: live.placed.effect.magnitude,
+                        frequency: 1 / live.placed.effect.period)
+                }
+            }
+        case .update(let id, let slot, let effect):
+            try slot.update(ForceFeedbackEffect(periodic: effect, id: slot.id))
+            state.withLock { state in
+                state.updates += 1
+                state.live[id]?.busy = false
+            }
+        }
+    }
+
+    /// What is due at `now`: erasures of ended or stopped effects, uploads of effects starting within the lead,
+    /// plays of uploaded effects whose start has come, updates whose time has come.
+    private static func steps(_ state: inout State, now: Double) -> [Step] {
+        var steps: [Step] = []
+        // Sources stopped: their waiting effects go, their playing ones end at the stop.
+        for (id, placed) in state.sources {
+            guard let stopAt = placed.stopAt else { continue }
+            // An effect that would have started at or after the stop ends at its start: it is erased unplayed.
+            for (liveID, live) in state.live where live.source == id && live.placed.end > stopAt {
+                state.live[liveID]?.placed.end = max(stopAt, live.placed.start)
+            }
+            if stopAt <= now { state.sources[id] = nil }
+        }
+        // New effects from every source, as they come within the lead.
+        for id in state.sources.keys.sorted() {
+            guard var placed = state.sources[id] else { continue }
+            while let next = placed.cursor.next(startingBefore: now + uploadLeadSeconds) {
+                if let stopAt = placed.stopAt, next.start >= stopAt { break }
+                var cut = next
+                if let stopAt = placed.stopAt, stopAt < cut.end { cut.end = stopAt }
+                state.live[state.nextLiveID] = Live(source: id, placed: cut)
+                state.nextLiveID += 1
+            }
+            state.sources[id] = placed
+        }
+        for (id, live) in state.live.sorted(by: { $0.value.placed.start < $1.value.placed.start }) where !live.busy {
+            let placed = live.placed
+            let orphaned = state.sources[live.source] == nil && !live.played
+            if placed.end <= now || placed.end <= placed.start || orphaned {
+                state.live[id] = nil
+                steps.append(.erase(id, live.slot))
+                continue
+            }
+            guard let slot = live.slot else {
+                state.live[id]?.busy = true
+                steps.append(.upload(id, placed.effect))
+                continue
+            }
+            if !live.played {
+                guard placed.start <= now else { continue }
+                state.live[id]?.played = true
+                state.live[id]?.busy = true
+                steps.append(.play(id, slot))
+                continue
+            }
+            let updates = placed.effect.updates
+            var next = live.nextUpdate
+            while next < updates.count, placed.start + updates[next].time <= now { next += 1 }
+            guard next > live.nextUpdate else { continue }
+            var updated = placed.effect
+            updated.magnitude = updates[next - 1].magnitude
+            updated.period = updates[next - 1].period
+            updated.attackLength = 0
+            updated.attackLevel = updated.magnitude
+            updated.fadeLength = 0
+            updated.fadeLevel = updated.magnitude
+            state.live[id]?.nextUpdate = next
+            state.live[id]?.busy = true
+            steps.append(.update(id, slot, updated))
+        }
+        if state.live.isEmpty { state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil) }
+        return steps
+    }
+
+    /// Every effect erased, at the end.
+    private static func closingSteps(_ state: inout State) -> [Step] {
+        let steps = state.live.map { Step.erase($0.key, $0.value.slot) }
+        state.live = [:]
+        state.sources = [:]
+        return steps
+    }
+
+    /// When the thread next has work: the earliest upload (a lead before a start), play, update, end or stop.
+    private static func due(_ state: State) -> Double? {
+        var times: [Double] = []
+        for live in state.live.values where !live.busy {
+            if !live.played { times.append(live.placed.start) }
+            if live.played, live.nextUpdate < live.placed.effect.updates.count {
+                times.append(live.placed.start + live.placed.effect.updates[live.nextUpdate].time)
+            }
+            times.append(live.placed.end)
+        }
+        for placed in state.sources.values {
+            if let stopAt = placed.stopAt { times.append(stopAt) }
+            var cursor = placed.cursor
+            if let next = cursor.next(startingBefore: .infinity) { times.append(next.start - uploadLeadSeconds) }
+        }
+        return times.min()
+    }
+}
