@@ -127,6 +127,13 @@ struct PlaySession {
     let rate: Double
     let report: PlayReport
 
+    /// How the output plays the pattern: as periodic effects the device runs itself (a PID device), as a stream to
+    /// its HD actuators, or as motor levels the engine sends.
+    static func path(_ capabilities: OutputCapabilities?) -> String {
+        if capabilities?.playsPeriodicEffects == true { return "periodic-effects" }
+        return capabilities?.actuators == .hd ? "hd-stream" : "motor-levels"
+    }
+
     /// How often the live view redraws, in seconds (display only: the engine itself never polls).
     static let redrawInterval = 0.05
 
@@ -147,6 +154,7 @@ struct PlaySession {
             "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
             "duration": String(format: "%.3f", loopLength),
             "actuators": engine.capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
+            "path": Self.path(engine.capabilities),
         ]
         if let node = engine.capabilities?.hdNode, let kind = engine.capabilities?.hdKind {
             started[kind.rawValue] = node

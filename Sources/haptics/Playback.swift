@@ -26,6 +26,13 @@ struct PlaybackOptions: ParsableArguments {
     @Option(help: ArgumentHelp(HapticActuators.help, valueName: "actuators"))
     var actuators = HapticActuators.rumble
 
+    @Flag(
+        help: ArgumentHelp(
+            "Also play on a force-feedback wheel or joystick (a device that runs periodic effects itself, such as a "
+                + "USB PID device): its force moves the controls in your hands, so it is never chosen without this "
+                + "flag. With it, each event plays as a periodic effect the device runs (sharpness as its period)."))
+    var allowForceDevices = false
+
     /// The started engine for `--device`; without one, the first rumble-capable device, or, when none is
     /// usable, the built-in virtual output (with a note saying so, so `make demo` shows something anywhere).
     /// With `--wait`, a device that is not there yet is waited for.
@@ -36,6 +43,7 @@ struct PlaybackOptions: ParsableArguments {
         logger.logLevel = .warning
         var options = options
         options.actuators = actuators
+        options.allowsForceDevices = allowForceDevices
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
