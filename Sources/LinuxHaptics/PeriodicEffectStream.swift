@@ -117,9 +117,12 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     private struct Placed {
         var cursor: PeriodicSourceCursor
         var stopAt: Double?
+        /// Its cursor reached the stop: it has no more effects to hand out.
+        var exhausted = false
     }
 
-    /// An effect the stream has taken from its source: waiting for its upload, uploaded, or playing.
+    /// An effect the stream has taken from its source: waiting for its upload, uploaded, or playing. Only the
+    /// thread reads and changes these, so a step decided under the lock is done before the next is decided.
     private struct Live {
         var source: Int
         var placed: PlacedPeriodicEffect
@@ -127,8 +130,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         var played = false
         /// The next of `placed.effect.updates` to send.
         var nextUpdate = 0
-        /// Taken by the thread for an I/O step; not to be taken again until it is back.
-        var busy = false
     }
 
     private struct State {
@@ -242,10 +243,10 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     /// One step of the thread's work, decided under the lock and done outside it.
     private enum Step {
-        case erase(Int, UploadedEffect?)
+        case erase(UploadedEffect?)
         case upload(Int, NativePeriodicEffect)
         case play(Int, UploadedEffect)
-        case update(Int, UploadedEffect, NativePeriodicEffect)
+        case update(UploadedEffect, NativePeriodicEffect)
     }
 
     private func run() {
@@ -276,7 +277,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     private func perform(_ step: Step) throws(EventDeviceError) {
         switch step {
-        case .erase(_, let slot):
+        case .erase(let slot):
             try slot?.erase()
         case .upload(let id, let effect):
             let slot: UploadedEffect
@@ -301,24 +302,19 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             state.withLock { state in
                 state.uploads += 1
                 state.live[id]?.slot = slot
-                state.live[id]?.busy = false
             }
         case .play(let id, let slot):
             try slot.play()
             state.withLock { state in
-                state.live[id]?.busy = false
                 if let live = state.live[id] {
                     state.activity = ActuatorActivity(
                         left: live.placed.effect.magnitude, right: live.placed.effect.magnitude,
                         frequency: 1 / live.placed.effect.period)
                 }
             }
-        case .update(let id, let slot, let effect):
+        case .update(let slot, let effect):
             try slot.update(ForceFeedbackEffect(periodic: effect, id: slot.id))
-            state.withLock { state in
-                state.updates += 1
-                state.live[id]?.busy = false
-            }
+            state.withLock { $0.updates += 1 }
         }
     }
 
@@ -337,9 +333,12 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         }
         // New effects from every source, as they come within the lead.
         for id in state.sources.keys.sorted() {
-            guard var placed = state.sources[id] else { continue }
+            guard var placed = state.sources[id], !placed.exhausted else { continue }
             while let next = placed.cursor.next(startingBefore: now + uploadLeadSeconds) {
-                if let stopAt = placed.stopAt, next.start >= stopAt { break }
+                if let stopAt = placed.stopAt, next.start >= stopAt {
+                    placed.exhausted = true
+                    break
+                }
                 var cut = next
                 if let stopAt = placed.stopAt, stopAt < cut.end { cut.end = stopAt }
                 state.live[state.nextLiveID] = Live(source: id, placed: cut)
@@ -347,23 +346,21 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
             state.sources[id] = placed
         }
-        for (id, live) in state.live.sorted(by: { $0.value.placed.start < $1.value.placed.start }) where !live.busy {
+        for (id, live) in state.live.sorted(by: { $0.value.placed.start < $1.value.placed.start }) {
             let placed = live.placed
             let orphaned = state.sources[live.source] == nil && !live.played
             if placed.end <= now || placed.end <= placed.start || orphaned {
                 state.live[id] = nil
-                steps.append(.erase(id, live.slot))
+                steps.append(.erase(live.slot))
                 continue
             }
             guard let slot = live.slot else {
-                state.live[id]?.busy = true
                 steps.append(.upload(id, placed.effect))
                 continue
             }
             if !live.played {
                 guard placed.start <= now else { continue }
                 state.live[id]?.played = true
-                state.live[id]?.busy = true
                 steps.append(.play(id, slot))
                 continue
             }
@@ -379,8 +376,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             updated.fadeLength = 0
             updated.fadeLevel = updated.magnitude
             state.live[id]?.nextUpdate = next
-            state.live[id]?.busy = true
-            steps.append(.update(id, slot, updated))
+            steps.append(.update(slot, updated))
         }
         if state.live.isEmpty { state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil) }
         return steps
@@ -388,7 +384,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     /// Every effect erased, at the end.
     private static func closingSteps(_ state: inout State) -> [Step] {
-        let steps = state.live.map { Step.erase($0.key, $0.value.slot) }
+        let steps = state.live.values.map { Step.erase($0.slot) }
         state.live = [:]
         state.sources = [:]
         return steps
@@ -397,7 +393,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// When the thread next has work: the earliest upload (a lead before a start), play, update, end or stop.
     private static func due(_ state: State) -> Double? {
         var times: [Double] = []
-        for live in state.live.values where !live.busy {
+        for live in state.live.values {
+            // An effect waiting for its upload is uploaded at the next step: it is never waited for.
             if !live.played { times.append(live.placed.start) }
             if live.played, live.nextUpdate < live.placed.effect.updates.count {
                 times.append(live.placed.start + live.placed.effect.updates[live.nextUpdate].time)
@@ -406,6 +403,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         }
         for placed in state.sources.values {
             if let stopAt = placed.stopAt { times.append(stopAt) }
+            guard !placed.exhausted else { continue }
             var cursor = placed.cursor
             if let next = cursor.next(startingBefore: .infinity) { times.append(next.start - uploadLeadSeconds) }
         }
