@@ -31,6 +31,12 @@ extension InputDevice {
         if ff.effects.contains(.periodic) {
             if let driver, Self.memlessDrivers.contains(driver) {
                 parts.append("periodic effects emulated by the kernel as rumble (waveform ignored)")
+            } else if ff.runsWaveformsItself {
+                let waves = ff.waveforms.map(\.name)
+                parts.append(
+                    "periodic effects the device runs itself" + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")")
+                        + ": a force-feedback device whose force moves the controls, played (each event a periodic "
+                        + "effect) only when allowed: haptics --allow-force-devices, HapticEngineOptions.allowsForceDevices")
             } else {
                 let waves = ff.waveforms.map(\.name)
                 parts.append("periodic effects" + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")"))
@@ -110,12 +116,13 @@ extension HDActuators: Encodable {
 
 extension ForceFeedbackCapabilities: Encodable {
     enum CodingKeys: String, CodingKey {
-        case effects, waveforms, gain, autocenter, maxEffects
+        case effects, waveforms, gain, autocenter, maxEffects, runsWaveformsItself
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(effects.map(\.name), forKey: .effects)
+        try container.encode(runsWaveformsItself, forKey: .runsWaveformsItself)
         try container.encode(waveforms.map(\.name), forKey: .waveforms)
         try container.encode(gain, forKey: .gain)
         try container.encode(autocenter, forKey: .autocenter)

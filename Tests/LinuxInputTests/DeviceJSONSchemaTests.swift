@@ -69,7 +69,8 @@ private func encoded(_ value: some Encodable) throws -> JSONValue {
 
     @Test func forceFeedbackUsesTheKernelsNames() throws {
         let ff = try #require(try encoded(Self.pad).object?["forceFeedback"]?.object)
-        #expect(Set(ff.keys) == ["effects", "waveforms", "gain", "autocenter", "maxEffects"])
+        #expect(Set(ff.keys) == ["effects", "waveforms", "gain", "autocenter", "maxEffects", "runsWaveformsItself"])
+        #expect(ff["runsWaveformsItself"] == .bool(false))
         #expect(ff["effects"] == .array([.string("rumble"), .string("periodic")]))
         #expect(ff["waveforms"] == .array([.string("sine")]))
         #expect(ff["gain"] == .bool(true))
