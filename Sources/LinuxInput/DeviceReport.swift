@@ -20,7 +20,12 @@ extension InputDevice {
         guard ff.isAvailable else { return "\(kind) without force feedback." }
 
         var parts: [String] = []
-        if ff.effects.contains(.rumble) { parts.append("rumble (a strong and a weak motor)") }
+        if ff.effects.contains(.rumble) {
+            // On a device that runs periodic effects, the input core offers rumble as a sine of its own.
+            parts.append(
+                ff.runsWaveformsItself
+                    ? "rumble emulated by the kernel as a 50 ms sine" : "rumble (a strong and a weak motor)")
+        }
         let others = ff.effects.filter { $0 != .rumble && $0 != .periodic }.map(\.name)
         if !others.isEmpty { parts.append("effects " + others.joined(separator: ", ")) }
         if let slots = ff.maxEffects {

@@ -152,11 +152,19 @@ public struct ForceFeedbackCapabilities: Hashable, Sendable {
     /// (whose magnitude a rumble-only driver's ff-memless turns into rumble).
     public var isRumbleCapable: Bool { effects.contains(.rumble) || effects.contains(.periodic) }
 
-    /// The device plays periodic effects itself (`FF_PERIODIC` without `FF_RUMBLE`: a USB PID wheel or joystick
-    /// through hid-pidff, which runs waveform, envelope and replay delay on its own clock), where a rumble pad's
-    /// ff-memless only turns them into rumble (and always declares `FF_RUMBLE` beside them). Its force moves the
-    /// controls in the user's hands.
-    public var runsWaveformsItself: Bool { effects.contains(.periodic) && !effects.contains(.rumble) }
+    /// The device plays periodic effects itself: a force-feedback wheel or joystick (a USB PID device through
+    /// hid-pidff, an I-Force stick) that runs waveform, envelope and length on its own clock, and whose force moves
+    /// the controls in the user's hands. Told by `FF_PERIODIC` beside a force effect (`FF_CONSTANT`, `FF_RAMP` or a
+    /// condition: spring, damper, friction, inertia), which only such devices have. `FF_RUMBLE` says nothing
+    /// either way: a rumble pad's ff-memless declares it and emulates `FF_PERIODIC` as rumble, and the input core
+    /// declares it on every device with `FF_PERIODIC`, emulating rumble as a 50 ms sine; no ff-memless driver
+    /// offers a force effect beside rumble.
+    public var runsWaveformsItself: Bool {
+        effects.contains(.periodic) && effects.contains { Self.forceEffects.contains($0) }
+    }
+
+    /// The effect types of a device whose force moves its controls (a wheel's constant pull, a stick's spring).
+    static let forceEffects: Set<ForceFeedbackFeature> = [.constant, .ramp, .spring, .damper, .friction, .inertia]
 }
 
 /// The capabilities of one event node.

@@ -34,8 +34,9 @@ import Testing
             node: "/dev/input/event\(number)")
         var bits = CapabilityBits()
         if rumble { bits.forceFeedback = EventCodeSet([0x50]) }
-        // FF_PERIODIC, FF_CONSTANT, FF_SINE and FF_GAIN without FF_RUMBLE: what hid-pidff declares.
-        if forceDevice { bits.forceFeedback = EventCodeSet([0x51, 0x52, 0x5a, 0x60]) }
+        // What a PID joystick's node declares: hid-pidff's FF_PERIODIC, FF_CONSTANT, FF_SINE and FF_GAIN, and the
+        // input core's FF_RUMBLE (emulated as a sine).
+        if forceDevice { bits.forceFeedback = EventCodeSet([0x50, 0x51, 0x52, 0x5a, 0x60]) }
         return InputDevice(
             id: identity.stableID, identity: identity,
             capabilities: InputDeviceCapabilities(bits: bits, maxEffects: rumble ? 16 : 0), access: access,
