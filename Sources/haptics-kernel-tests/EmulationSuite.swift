@@ -12,7 +12,8 @@ import Logging
 enum EmulationSuite {
     static let suite = KernelTestSuite(
         name: "emulation", requires: [.uhid],
-        tests: EmulatedModel.allCases.flatMap { model in
+        // The rumble models' tests; the PID joystick (no FF_RUMBLE) has its own (EmulationSuite+PID.swift).
+        tests: EmulatedModel.allCases.filter(\.playsRumble).flatMap { model in
             [
                 KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
                     try await boundAndProbed(model)
@@ -40,7 +41,7 @@ enum EmulationSuite {
             KernelTest(name: "emulation/xbox-one-bt/hidraw-trigger-report-plays-for-its-duration") {
                 try await triggerReportPlaysForItsDuration()
             },
-        ])
+        ] + pidTests)
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
     static let bindTimeout = 20.0
