@@ -95,9 +95,10 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
     /// Whether it reaches the kernel as a USB gadget (dummy_hcd and FunctionFS) rather than over /dev/uhid.
     package var overUSBGadget: Bool { self == .xbox360 || self == .dragonrise || self == .pidJoystick }
 
-    /// Whether its driver offers `FF_RUMBLE` (every pad but the PID joystick, whose hid-pidff offers constant
-    /// and periodic effects instead): what the rumble tests and benchmarks iterate over.
-    package var playsRumble: Bool { self != .pidJoystick }
+    /// Whether it has two rumble motors whose levels its record decodes: every pad but the PID joystick, a
+    /// force-feedback device running constant and periodic effects (its node offers `FF_RUMBLE` only as the
+    /// input core's emulation, a 50 ms sine). What the rumble tests and benchmarks iterate over.
+    package var hasRumbleMotors: Bool { self != .pidJoystick }
 
     /// The largest step of the controller's motor scale, 0...1: how far a decoded level may be from the
     /// level asked for and still be the nearest the controller can run. Byte levels (0...255) for most;

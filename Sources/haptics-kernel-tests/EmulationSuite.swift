@@ -12,8 +12,8 @@ import Logging
 enum EmulationSuite {
     static let suite = KernelTestSuite(
         name: "emulation", requires: [.uhid],
-        // The rumble models' tests; the PID joystick (no FF_RUMBLE) has its own (EmulationSuite+PID.swift).
-        tests: EmulatedModel.allCases.filter(\.playsRumble).flatMap { model in
+        // The rumble pads' tests; the PID joystick (no motors) has its own (EmulationSuite+PID.swift).
+        tests: EmulatedModel.allCases.filter(\.hasRumbleMotors).flatMap { model in
             [
                 KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
                     try await boundAndProbed(model)

@@ -160,8 +160,8 @@ struct PIDJoystickTests {
     }
 
     @Test func theModelIsListedWithoutRumble() {
-        #expect(EmulatedModel(rawValue: "pid-joystick")?.playsRumble == false)
-        #expect(EmulatedModel.allCases.filter { !$0.playsRumble } == [.pidJoystick])
+        #expect(EmulatedModel(rawValue: "pid-joystick")?.hasRumbleMotors == false)
+        #expect(EmulatedModel.allCases.filter { !$0.hasRumbleMotors } == [.pidJoystick])
         #expect(EmulatedModel.pidJoystick.overUSBGadget)
     }
 }

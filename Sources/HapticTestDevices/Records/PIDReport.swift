@@ -69,8 +69,8 @@ public struct PIDReport: Equatable, Hashable, Sendable, Codable {
     public var blockIndex: Int?
     /// Set Effect and Create New Effect.
     public var effectType: PIDEffectType?
-    /// Set Effect: play length in ms, the kernel's `replay.length` as it is (0xffff plays until stopped; 0 plays
-    /// nothing, though the kernel's API means "until stopped" by it: hid-pidff in 6.1 does not translate it).
+    /// Set Effect: play length in ms, the kernel's `replay.length` (0xffff plays until stopped; 0 plays nothing.
+    /// The bench's 6.1.192 sends the API's "until stopped", length 0, as 0xffff; older 6.1 kernels sent 0).
     public var duration: Int?
     /// Set Effect: ms before the effect starts (`replay.delay`).
     public var startDelay: Int?
