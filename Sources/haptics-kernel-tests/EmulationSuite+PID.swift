@@ -9,7 +9,8 @@ import LinuxSystem
 
 extension EmulationSuite {
     static let pidTests = [
-        KernelTest(name: "emulation/pid-joystick/bound-by-hid-generic-hid-pidff-offers-periodic-constant-gain-40-slots") {
+        KernelTest(name: "emulation/pid-joystick/bound-by-hid-generic-hid-pidff-offers-periodic-constant-gain-40-slots")
+        {
             try await pidJoystickOffersItsEffects()
         },
         KernelTest(name: "emulation/pid-joystick/sine-upload-play-erase-reach-the-device-decoded") {
@@ -154,13 +155,15 @@ extension EmulationSuite {
             try requireEqual(created.effectType, .sine, "Create New Effect type")
             try requireEqual(created.status, .success, "Block Load status")
             let block = try unwrap(created.blockIndex, "no block loaded")
-            try require(upload.allSatisfy { $0.kind == .createNewEffect || $0.blockIndex == block }, "block of \(upload)")
+            try require(
+                upload.allSatisfy { $0.kind == .createNewEffect || $0.blockIndex == block }, "block of \(upload)")
             let effect = upload[1], periodic = upload[2], envelope = upload[3]
             try requireEqual(effect.effectType, .sine, "Set Effect type")
             try requireEqual(effect.duration, 400, "duration ms")
             try requireEqual(effect.startDelay, 30, "start delay ms")
             try requireEqual(effect.gain, 1, "effect gain")
-            try require(abs((effect.direction ?? -1) - 0.25) <= 1.0 / 255, "direction \(String(describing: effect.direction))")
+            try require(
+                abs((effect.direction ?? -1) - 0.25) <= 1.0 / 255, "direction \(String(describing: effect.direction))")
             try requireEqual(periodic.magnitude, 0x6000, "magnitude")
             try requireEqual(periodic.offset, -0x0800, "offset")
             try requireEqual(periodic.period, 100, "period ms")
@@ -247,9 +250,12 @@ extension EmulationSuite {
             }
             let started = pidReports(device, after: playBefore).map(\.report).filter { $0.operation == .start }
             try requireEqual(
-                started.compactMap(\.blockIndex), [created[0].blockIndex, created[ids.count - 1].blockIndex]
+                started.compactMap(\.blockIndex),
+                [created[0].blockIndex, created[ids.count - 1].blockIndex]
                     .compactMap { $0 }, "blocks started")
-            print("    \(ids.count) uploads loaded blocks 1-\(ids.count); upload \(ids.count + 1): ENOSPC (full); the first and last play")
+            print(
+                "    \(ids.count) uploads loaded blocks 1-\(ids.count); upload \(ids.count + 1): ENOSPC (full); the first and last play"
+            )
         }
     }
 
