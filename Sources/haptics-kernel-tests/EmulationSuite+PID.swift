@@ -45,10 +45,7 @@ extension EmulationSuite {
                 "waveforms in probe --json")
             try require(probed.forceFeedback.gain, "probe --json shows no gain")
             try requireEqual(probed.forceFeedback.maxEffects, pidSlots, "maxEffects in probe --json")
-            let client: RawClient
-            do { client = try RawClient(node: nodes.rumbleNode) } catch {
-                throw TestFailure(reason: "opening \(nodes.rumbleNode): \(error)")
-            }
+            let client = try openClient(nodes.rumbleNode)
             defer { client.close() }
             let before = device.records().count
             // Length 0, "until stopped" in the kernel's API, as most rumble clients upload it.
@@ -104,6 +101,11 @@ extension EmulationSuite {
         return effect
     }
 
+    /// A raw client of the node; failing to open it fails the test.
+    static func openClient(_ node: String) throws -> RawClient {
+        do { return try RawClient(node: node) } catch { throw TestFailure(reason: "opening \(node): \(error)") }
+    }
+
     static func pidReports(_ device: any EmulatedDevice, after before: Int) -> [(time: Double, report: PIDReport)] {
         device.records().dropFirst(before).compactMap { record in record.pid.map { (record.time.seconds, $0) } }
     }
@@ -139,10 +141,7 @@ extension EmulationSuite {
     /// Effect Operation stop (twice: the input core's stop, then hid-pidff's) and Block Free of that block.
     static func pidSineReachesTheDevice() async throws {
         try await withController(.pidJoystick) { device, nodes in
-            let client: RawClient
-            do { client = try RawClient(node: nodes.rumbleNode) } catch {
-                throw TestFailure(reason: "opening \(nodes.rumbleNode): \(error)")
-            }
+            let client = try openClient(nodes.rumbleNode)
             defer { client.close() }
             let before = device.records().count
             let id: Int16
@@ -217,10 +216,7 @@ extension EmulationSuite {
     /// Load "full"), which reaches the client as ENOSPC; the 16 before stay loaded and play.
     static func pidFullDeviceRefusesTheUpload() async throws {
         try await withController(.pidJoystick) { device, nodes in
-            let client: RawClient
-            do { client = try RawClient(node: nodes.rumbleNode) } catch {
-                throw TestFailure(reason: "opening \(nodes.rumbleNode): \(error)")
-            }
+            let client = try openClient(nodes.rumbleNode)
             defer { client.close() }
             let before = device.records().count
             var ids: [Int16] = []
@@ -274,10 +270,7 @@ extension EmulationSuite {
             try requirePIDEffects(replugged.rumbleNode)
             let initReports = pidReports(device, after: before).map(\.report)
             try require(initReports.contains { $0.control == .reset }, "no Device Control reset at the new init")
-            let client: RawClient
-            do { client = try RawClient(node: replugged.rumbleNode) } catch {
-                throw TestFailure(reason: "opening \(replugged.rumbleNode): \(error)")
-            }
+            let client = try openClient(replugged.rumbleNode)
             defer { client.close() }
             let uploadBefore = device.records().count
             do { try client.upload(pidSine()) } catch { throw TestFailure(reason: "EVIOCSFF after replug: \(error)") }

@@ -40,6 +40,27 @@ package struct PIDEffectBlock: Sendable, Hashable {
     /// Plays until stopped.
     package var isEndless: Bool { duration == 0xffff }
 
+    /// Takes the parameters a Set Effect, Set Envelope, Set Periodic or Set Constant report carries.
+    mutating func set(_ report: PIDReport) {
+        switch report.kind {
+        case .setEffect:
+            type = report.effectType ?? type
+            duration = report.duration ?? duration
+            startDelay = report.startDelay ?? startDelay
+            gain = report.gain ?? gain
+        case .setEnvelope:
+            (attackLevel, attackTime) = (report.attackLevel ?? 0, report.attackTime ?? 0)
+            (fadeLevel, fadeTime) = (report.fadeLevel ?? 0, report.fadeTime ?? 0)
+        case .setPeriodic:
+            (magnitude, offset) = (report.magnitude ?? 0, report.offset ?? 0)
+            (phase, period) = (report.phase ?? 0, report.period ?? 0)
+        case .setConstant:
+            magnitude = report.magnitude ?? 0
+        default:
+            break
+        }
+    }
+
     /// When it stops by itself; nil while it plays until stopped or is stopped.
     package var endsAt: Double? {
         guard let startedAt, !isEndless else { return nil }
@@ -100,30 +121,10 @@ package struct PIDDeviceState: Sendable, Hashable {
         case .createNewEffect:
             guard report.status == .success, report.blockIndex != nil else { return }
             blocks[index] = PIDEffectBlock(type: report.effectType)
-        case .setEffect:
+        case .setEffect, .setEnvelope, .setPeriodic, .setConstant:
+            // A parameter report for a block the device never loaded sets it up all the same.
             var block = blocks[index] ?? PIDEffectBlock()
-            block.type = report.effectType ?? block.type
-            block.duration = report.duration ?? block.duration
-            block.startDelay = report.startDelay ?? block.startDelay
-            block.gain = report.gain ?? block.gain
-            blocks[index] = block
-        case .setEnvelope:
-            var block = blocks[index] ?? PIDEffectBlock()
-            block.attackLevel = report.attackLevel ?? 0
-            block.attackTime = report.attackTime ?? 0
-            block.fadeLevel = report.fadeLevel ?? 0
-            block.fadeTime = report.fadeTime ?? 0
-            blocks[index] = block
-        case .setPeriodic:
-            var block = blocks[index] ?? PIDEffectBlock()
-            block.magnitude = report.magnitude ?? 0
-            block.offset = report.offset ?? 0
-            block.phase = report.phase ?? 0
-            block.period = report.period ?? 0
-            blocks[index] = block
-        case .setConstant:
-            var block = blocks[index] ?? PIDEffectBlock()
-            block.magnitude = report.magnitude ?? 0
+            block.set(report)
             blocks[index] = block
         case .effectOperation:
             switch report.operation {
@@ -206,13 +207,7 @@ package struct PIDPlayback: Sendable {
 
     /// The state in effect at `time`: after the last report that arrived by then.
     package func state(at time: Double) -> PIDDeviceState {
-        var low = 0
-        var high = states.count
-        while low < high {
-            let middle = (low + high) / 2
-            if states[middle].time <= time { low = middle + 1 } else { high = middle }
-        }
-        return low == 0 ? PIDDeviceState() : states[low - 1].state
+        states.last { $0.time <= time }?.state ?? PIDDeviceState()
     }
 
     package func output(at time: Double) -> PIDForceSample { state(at: time).output(at: time) }
@@ -234,7 +229,17 @@ package struct PIDPlayback: Sendable {
         }
         // A hair over, so that an end a whole number of steps away is sampled despite rounding.
         let count = Int(((last - first) / step + 1e-6).rounded(.down))
-        return (0...count).map { output(at: first + Double($0) * step) }
+        // One pass: the state in effect moves forward with the samples.
+        var next = 0
+        var state = PIDDeviceState()
+        return (0...count).map { index in
+            let time = first + Double(index) * step
+            while next < states.count, states[next].time <= time {
+                state = states[next].state
+                next += 1
+            }
+            return state.output(at: time)
+        }
     }
 
     /// The force and magnitude timeline of a PID joystick's record, sampled every `step` seconds (1 ms by
