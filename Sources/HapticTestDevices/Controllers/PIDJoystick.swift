@@ -181,7 +181,8 @@ package struct PIDJoystick: HIDControllerModel {
             var report = PIDReport(.effectOperation, blockIndex: block())
             let operations: [PIDEffectOperation] = [.start, .startSolo, .stop]
             report.operation = (1...3).contains(bytes[2]) ? operations[Int(bytes[2]) - 1] : nil
-            report.loopCount = Int(bytes[3])
+            // A stop carries whatever loop count the driver last wrote: only a start's means anything.
+            report.loopCount = report.operation == .stop ? nil : Int(bytes[3])
             return report
         case .blockFree:
             return PIDReport(.blockFree, blockIndex: block())
