@@ -156,14 +156,33 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
                 gadget, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
         }
         if self == .pidJoystick {
-            let gadget = HIDGadget(
-                model, manufacturer: PIDJoystick.manufacturer, product: PIDJoystick.product,
-                serialNumber: uniq ?? "", deviceRelease: 0x0100)
-            return try FunctionFSGadget(
-                gadget, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+            return try Self.startPIDJoystick(
+                model, uniq: uniq, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
         }
         return try EmulatedHIDDevice(
             model: model, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+    }
+}
+
+extension EmulatedModel {
+    /// The PID joystick with a pool of `capacity` effect blocks (1...40; `start` gives it 16): the device
+    /// answers "full" to the upload after that many, whatever the 40 slots the kernel offers.
+    package static func startPIDJoystick(
+        capacity: Int, uniq: String? = nil, recordPath: String? = nil, keepsRecords: Bool = true, logger: Logger
+    ) throws(EmulationError) -> any EmulatedDevice {
+        try startPIDJoystick(
+            PIDJoystick(capacity: capacity), uniq: uniq, recordPath: recordPath, keepsRecords: keepsRecords,
+            logger: logger)
+    }
+
+    private static func startPIDJoystick(
+        _ model: any HIDControllerModel, uniq: String?, recordPath: String?, keepsRecords: Bool, logger: Logger
+    ) throws(EmulationError) -> any EmulatedDevice {
+        let gadget = HIDGadget(
+            model, manufacturer: PIDJoystick.manufacturer, product: PIDJoystick.product, serialNumber: uniq ?? "",
+            deviceRelease: 0x0100)
+        return try FunctionFSGadget(
+            gadget, driver: pidJoystick.module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
     }
 }
 
