@@ -240,6 +240,32 @@ struct PIDPlaybackTests {
         #expect(timeline.first?.magnitude == 0)
     }
 
+    @Test func startSoloStopAllDisableAndResetAct() {
+        var joystick = PIDJoystick()
+        // Two endless constant forces of 0x2000 on blocks 1 and 2, both started at 1 s.
+        var records: [PadRecord] = []
+        for block: UInt8 in [1, 2] {
+            records.append(record(0.5, [0x11, 1], &joystick))
+            records.append(record(0.5, [0x01, block, 1, 0xff, 0xff, 0, 0, 0, 0, 255, 0, 1, 0], &joystick))
+            records.append(record(0.5, [0x04, block, 0x00, 0x20], &joystick))
+            records.append(record(1, [0x05, block, 1, 1], &joystick))
+        }
+        let level = Double(0x2000) / 0x7fff
+        #expect(abs(PIDPlayback(records: records).output(at: 1.5).magnitude - 2 * level) < 1e-9)
+        let solo = records + [record(2, [0x05, 2, 2, 1], &joystick)]  // Start solo block 2
+        #expect(abs(PIDPlayback(records: solo).output(at: 2.5).magnitude - level) < 1e-9)
+        let disabled = records + [record(2, [0x07, 2], &joystick)]  // Disable actuators
+        #expect(PIDPlayback(records: disabled).output(at: 2.5).magnitude == 0)
+        let enabled = disabled + [record(3, [0x07, 1], &joystick)]  // Enable actuators: both still run
+        #expect(abs(PIDPlayback(records: enabled).output(at: 3.5).magnitude - 2 * level) < 1e-9)
+        let stopped = records + [record(2, [0x07, 3], &joystick)]  // Stop all effects
+        #expect(PIDPlayback(records: stopped).output(at: 2.5).magnitude == 0)
+        let reset = records + [record(2, [0x07, 4], &joystick), record(3, [0x05, 1, 1, 1], &joystick)]
+        // Reset freed the blocks: starting block 1 afterwards plays nothing.
+        #expect(PIDPlayback(records: reset).output(at: 3.5).magnitude == 0)
+        #expect(PIDPlayback(records: reset).state(at: 2.5).blocks.isEmpty)
+    }
+
     @Test func aConstantForceKeepsItsSign() {
         var joystick = PIDJoystick()
         let records = [
