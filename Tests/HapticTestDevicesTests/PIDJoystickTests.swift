@@ -231,6 +231,15 @@ struct PIDPlaybackTests {
         #expect(PIDPlayback(records: records).output(at: 10.8).magnitude == 0)
     }
 
+    @Test func theRecordFileKeepsEveryDecodedReport() throws {
+        let records = sine(loops: 1)
+        let text = records.map { $0.jsonLine() }.joined(separator: "\n")
+        #expect(text.contains(#""pid":{"#))
+        let read = try PadRecord.decodeLines(text)
+        #expect(read == records)
+        #expect(PIDPlayback.timeline(of: read) == PIDPlayback.timeline(of: records))
+    }
+
     @Test func timelineSamplesEveryMillisecondFromTheFirstReport() {
         let timeline = PIDPlayback.timeline(of: sine(loops: 1))
         #expect(timeline.count == 1201)
