@@ -33,6 +33,7 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
     case switchPro = "switch-pro"
     case xbox360
     case dragonrise
+    case pidJoystick = "pid-joystick"
 
     /// What the real controller is.
     package var product: String {
@@ -46,6 +47,7 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .switchPro: "Nintendo Switch Pro Controller, wired (057e:2009)"
         case .xbox360: "Xbox 360 wired controller (045e:028e)"
         case .dragonrise: "DragonRise generic USB rumble pad (0079:0006)"
+        case .pidJoystick: "USB HID PID force-feedback joystick, pid.codes test id (1209:0001)"
         }
     }
 
@@ -59,6 +61,8 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .switchPro: "hid-nintendo"
         case .xbox360: "xpad"
         case .dragonrise: "hid-dr"
+        // hid-generic binds it; usbhid's hid-pidff (built in) gives it force feedback.
+        case .pidJoystick: "hid-generic"
         }
     }
 
@@ -71,6 +75,7 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .switchPro: "nintendo"
         case .xbox360: "xpad"
         case .dragonrise: "dragonrise"
+        case .pidJoystick: "hid-generic"
         }
     }
 
@@ -82,11 +87,18 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .xbox360: "USB gadget (dummy_hcd + FunctionFS)"
         // hid-dr sends its reports from ff-memless's atomic context: only usbhid's queue takes them.
         case .dragonrise: "USB HID gadget (dummy_hcd + FunctionFS, usbhid)"
+        // hid-pidff is part of usbhid: only a USB HID device gets it.
+        case .pidJoystick: "USB HID gadget (dummy_hcd + FunctionFS, usbhid + hid-pidff)"
         }
     }
 
     /// Whether it reaches the kernel as a USB gadget (dummy_hcd and FunctionFS) rather than over /dev/uhid.
-    package var overUSBGadget: Bool { self == .xbox360 || self == .dragonrise }
+    package var overUSBGadget: Bool { self == .xbox360 || self == .dragonrise || self == .pidJoystick }
+
+    /// Whether it has two rumble motors whose levels its record decodes: every pad but the PID joystick, a
+    /// force-feedback device running constant and periodic effects (its node offers `FF_RUMBLE` only as the
+    /// input core's emulation, a 50 ms sine). What the rumble tests and benchmarks iterate over.
+    package var hasRumbleMotors: Bool { self != .pidJoystick }
 
     /// The largest step of the controller's motor scale, 0...1: how far a decoded level may be from the
     /// level asked for and still be the nearest the controller can run. Byte levels (0...255) for most;
@@ -96,6 +108,8 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         switch self {
         case .dualsense, .dualsenseBluetooth, .dualshock4, .dualshock4Bluetooth, .xbox360: return 1.0 / 255
         case .dragonrise: return 2.0 / 255
+        // No motors: its levels are the PID reports' 16-bit magnitudes.
+        case .pidJoystick: return 1.0 / 0x7fff
         case .xboxOneBluetooth: return 1.0 / 100
         case .switchPro:
             let steps = SwitchRumbleActuator.amplitudeSteps
@@ -115,6 +129,7 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         case .switchPro: model = SwitchProController(transport: .usb, name: name, uniq: uniq)
         case .xboxOneBluetooth: model = XboxWirelessController()
         case .dragonrise: model = DragonRiseGamepad()
+        case .pidJoystick: model = PIDJoystick()
         case .xbox360: return nil
         }
         if let name { model.identity.name = name }
@@ -140,8 +155,34 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
             return try FunctionFSGadget(
                 gadget, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
         }
+        if self == .pidJoystick {
+            return try Self.startPIDJoystick(
+                model, uniq: uniq, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+        }
         return try EmulatedHIDDevice(
             model: model, driver: module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
+    }
+}
+
+extension EmulatedModel {
+    /// The PID joystick with a pool of `capacity` effect blocks (1...40; `start` gives it 16): the device
+    /// answers "full" to the upload after that many, whatever the 40 slots the kernel offers.
+    package static func startPIDJoystick(
+        capacity: Int, uniq: String? = nil, recordPath: String? = nil, keepsRecords: Bool = true, logger: Logger
+    ) throws(EmulationError) -> any EmulatedDevice {
+        try startPIDJoystick(
+            PIDJoystick(capacity: capacity), uniq: uniq, recordPath: recordPath, keepsRecords: keepsRecords,
+            logger: logger)
+    }
+
+    private static func startPIDJoystick(
+        _ model: any HIDControllerModel, uniq: String?, recordPath: String?, keepsRecords: Bool, logger: Logger
+    ) throws(EmulationError) -> any EmulatedDevice {
+        let gadget = HIDGadget(
+            model, manufacturer: PIDJoystick.manufacturer, product: PIDJoystick.product, serialNumber: uniq ?? "",
+            deviceRelease: 0x0100)
+        return try FunctionFSGadget(
+            gadget, driver: pidJoystick.module, recordPath: recordPath, keepsRecords: keepsRecords, logger: logger)
     }
 }
 

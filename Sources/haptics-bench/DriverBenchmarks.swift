@@ -10,8 +10,8 @@ import LinuxHaptics
 import LinuxInput
 import Logging
 
-/// One group per model, so `make bench "Driver dualsense"` runs one.
-let driverKernelBenchmarks: [BenchmarkGroup] = EmulatedModel.allCases.map { model in
+/// One group per rumble model, so `make bench "Driver dualsense"` runs one (the PID joystick has no rumble motors).
+let driverKernelBenchmarks: [BenchmarkGroup] = EmulatedModel.allCases.filter(\.hasRumbleMotors).map { model in
     BenchmarkGroup(name: "Driver \(model.rawValue)", needsKernel: true) { try await DriverBench(model: model).run() }
 }
 

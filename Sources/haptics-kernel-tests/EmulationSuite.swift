@@ -12,7 +12,8 @@ import Logging
 enum EmulationSuite {
     static let suite = KernelTestSuite(
         name: "emulation", requires: [.uhid],
-        tests: EmulatedModel.allCases.flatMap { model in
+        // The rumble pads' tests; the PID joystick (no motors) has its own (EmulationSuite+PID.swift).
+        tests: EmulatedModel.allCases.filter(\.hasRumbleMotors).flatMap { model in
             [
                 KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
                     try await boundAndProbed(model)
@@ -40,7 +41,7 @@ enum EmulationSuite {
             KernelTest(name: "emulation/xbox-one-bt/hidraw-trigger-report-plays-for-its-duration") {
                 try await triggerReportPlaysForItsDuration()
             },
-        ])
+        ] + pidTests)
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
     static let bindTimeout = 20.0

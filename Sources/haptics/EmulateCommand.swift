@@ -21,7 +21,7 @@ struct EmulateCommand: AsyncParsableCommand {
             plays the haptics reports (0x32) written to its hidraw node on its voice coils, and shows their \
             level and dominant frequency. The Switch Pro Controller shows both bands (frequency and amplitude) \
             of each actuator's HD rumble, the Xbox Wireless Controller its two trigger motors and the timing of \
-            its rumble reports. Ctrl-C or SIGTERM removes the device. `haptics emulate --list` shows \
+            its rumble reports, the PID joystick every PID report hid-pidff sent, decoded. Ctrl-C or SIGTERM removes the device. `haptics emulate --list` shows \
             the models.
             """)
 
@@ -206,7 +206,25 @@ struct EmulatorView: Sendable {
         return
             "\(record.time) output \(record.report ?? "") | motors strong=\(Self.level(strong)) weak=\(Self.level(weak))"
             + extra(record) + (record.waveform.map(Self.describe) ?? "") + (record.hdRumble.map(Self.describe) ?? "")
-            + (record.xboxRumble.map(Self.describe) ?? "")
+            + (record.xboxRumble.map(Self.describe) ?? "") + (record.pid.map { " | pid " + Self.describe($0) } ?? "")
+    }
+
+    /// A PID joystick's report: its kind and the fields it carries (levels in the kernel's units, times in ms).
+    static func describe(_ report: PIDReport) -> String {
+        var parts = [report.kind.rawValue]
+        let numbers: [(String, Int?)] = [
+            ("block", report.blockIndex), ("duration", report.duration), ("delay", report.startDelay),
+            ("magnitude", report.magnitude), ("offset", report.offset), ("phase", report.phase),
+            ("period", report.period), ("attack", report.attackLevel), ("attackTime", report.attackTime),
+            ("fade", report.fadeLevel), ("fadeTime", report.fadeTime), ("loops", report.loopCount),
+        ]
+        if let type = report.effectType { parts.append(type.rawValue) }
+        for (name, value) in numbers { if let value { parts.append("\(name) \(value)") } }
+        if let gain = report.gain { parts.append("gain \(level(gain))") }
+        if let operation = report.operation { parts.append(operation.rawValue) }
+        if let control = report.control { parts.append(control.rawValue) }
+        if let status = report.status { parts.append(status.rawValue) }
+        return parts.joined(separator: " ")
     }
 
     /// A Switch Pro Controller frame: its counter and both bands of each actuator, or that the pad ignores it.
@@ -238,6 +256,7 @@ struct EmulatorView: Sendable {
             let state = packet.played ? "" : " (vibration off)"
             return "  L \(side(packet.left))  R \(side(packet.right))" + state
         }
+        if let report = record.pid { return "  pid " + describe(report) }
         if let packet = record.xboxRumble {
             let command = XboxRumblePlayback.Command(arrival: 0, packet: packet)
             let levels = command.levels

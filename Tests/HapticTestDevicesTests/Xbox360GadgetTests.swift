@@ -23,8 +23,8 @@ struct Xbox360GadgetTests {
 
     /// The models served as USB gadgets (the kernel tests name the gadget stack, not /dev/uhid, when theirs is
     /// missing): exactly those whose transport is a gadget.
-    @Test func gadgetModelsAreTheXbox360AndDragonRise() {
-        #expect(EmulatedModel.allCases.filter(\.overUSBGadget) == [.xbox360, .dragonrise])
+    @Test func gadgetModelsAreTheXbox360DragonRiseAndPIDJoystick() {
+        #expect(EmulatedModel.allCases.filter(\.overUSBGadget) == [.xbox360, .dragonrise, .pidJoystick])
         for model in EmulatedModel.allCases {
             #expect(model.transport.contains("gadget") == model.overUSBGadget, "\(model.rawValue)")
         }

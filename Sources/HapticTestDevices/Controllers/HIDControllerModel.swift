@@ -106,16 +106,19 @@ package struct HIDOutputResponse: Sendable, Hashable {
     package var hdRumble: SwitchRumblePacket?
     /// The four-motor rumble command the report carries (the Xbox Wireless Controller's report 3).
     package var xboxRumble: XboxRumblePacket?
+    /// The PID report the report is, decoded (the PID joystick's reports).
+    package var pid: PIDReport?
 
     package init(
         motors: EmulatedMotorOutput? = nil, replies: [[UInt8]] = [], waveform: WaveformPacket? = nil,
-        hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil
+        hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil, pid: PIDReport? = nil
     ) {
         self.motors = motors
         self.replies = replies
         self.waveform = waveform
         self.hdRumble = hdRumble
         self.xboxRumble = xboxRumble
+        self.pid = pid
     }
 
     /// A report the controller takes and ignores.

@@ -312,7 +312,8 @@ private final class UHIDServer: @unchecked Sendable {
             PadRecord(
                 outputAt: time, report: report, strong: motors.strong, weak: motors.weak,
                 strongFrequency: motors.strongFrequency, weakFrequency: motors.weakFrequency, mode: motors.mode,
-                waveform: response.waveform, hdRumble: response.hdRumble, xboxRumble: response.xboxRumble))
+                waveform: response.waveform, hdRumble: response.hdRumble, xboxRumble: response.xboxRumble,
+                pid: response.pid))
     }
 
     private func answerGetReport(_ event: UnsafeMutablePointer<uhid_event>) {

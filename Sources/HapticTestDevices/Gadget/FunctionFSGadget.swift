@@ -276,7 +276,7 @@ private final class GadgetServer: @unchecked Sendable {
         case .acknowledge:
             let count = scratch.withUnsafeMutableBytes { (try? Sys.read(control, into: $0)) ?? 0 }
             let data = Array(scratch.prefix(count))
-            if count > 0 { record(data, motors: function.withLock { $0.receive(request, data: data) }) }
+            if count > 0 { record(data, function.withLock { $0.receive(request, data: data) }) }
         case .stall where request.isDeviceToHost:
             _ = scratch.withUnsafeMutableBytes {
                 try? Sys.read(control, into: UnsafeMutableRawBufferPointer(rebasing: $0[0..<0]))
@@ -308,20 +308,22 @@ private final class GadgetServer: @unchecked Sendable {
     static let enableRecheckNanoseconds: UInt64 = 100_000_000
 
     private func receive(_ packet: [UInt8]) {
-        record(packet, motors: function.withLock { $0.receive(packet: packet) })
+        record(packet, function.withLock { $0.receive(packet: packet) })
     }
 
-    /// Records what the host sent and the motor levels after it (unchanged when it sets none).
-    private func record(_ bytes: [UInt8], motors decoded: EmulatedMotorOutput?) {
+    /// Records what the host sent, the motor levels after it (unchanged when it sets none) and what else it
+    /// decoded to.
+    private func record(_ bytes: [UInt8], _ response: HIDOutputResponse?) {
         let time = PadTimestamp(microseconds: Int64(Sys.monotonicNanoseconds() / 1000))
         let levels = motors.withLock { motors in
-            if let decoded { motors = decoded }
+            if let decoded = response?.motors { motors = decoded }
             return motors
         }
         log.append(
             PadRecord(
                 outputAt: time, report: bytes, strong: levels.strong, weak: levels.weak,
-                strongFrequency: levels.strongFrequency, weakFrequency: levels.weakFrequency, mode: levels.mode))
+                strongFrequency: levels.strongFrequency, weakFrequency: levels.weakFrequency, mode: levels.mode,
+                pid: response?.pid))
     }
 
     // MARK: The host's side

@@ -16,15 +16,18 @@ package protocol USBGadgetFunction: Sendable {
     var stringsBlock: [UInt8] { get }
     /// How to end a control request that reached the function.
     mutating func answer(_ request: FunctionFS.ControlRequest) -> FunctionFS.ControlReply
-    /// The data stage of a host-to-device request that `answer` acknowledged; the motor levels it sets, if any.
-    mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> EmulatedMotorOutput?
-    /// A packet from the interrupt OUT endpoint; the motor levels it sets, if any.
-    mutating func receive(packet: [UInt8]) -> EmulatedMotorOutput?
+    /// The data stage of a host-to-device request that `answer` acknowledged: what it sets (motor levels, a
+    /// decoded report), nil when it is nothing the function knows.
+    mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> HIDOutputResponse?
+    /// A packet from the interrupt OUT endpoint, decoded as above.
+    mutating func receive(packet: [UInt8]) -> HIDOutputResponse?
 }
 
 extension Xbox360Gadget: USBGadgetFunction {
-    package mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> EmulatedMotorOutput? { nil }
-    package mutating func receive(packet: [UInt8]) -> EmulatedMotorOutput? { Self.motors(for: packet) }
+    package mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> HIDOutputResponse? { nil }
+    package mutating func receive(packet: [UInt8]) -> HIDOutputResponse? {
+        HIDOutputResponse(motors: Self.motors(for: packet))
+    }
 }
 
 /// A HID controller model presented as a full-speed USB HID device.
@@ -106,15 +109,15 @@ package struct HIDGadget: USBGadgetFunction {
         }
     }
 
-    package mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> EmulatedMotorOutput? {
+    package mutating func receive(_ request: FunctionFS.ControlRequest, data: [UInt8]) -> HIDOutputResponse? {
         guard request.kind == 1, request.request == Request.setReport.rawValue,
             let type = HIDReportType(usbValue: UInt8(request.value >> 8))
         else { return nil }
-        return model.receive(data, via: .setReport(type)).motors
+        return model.receive(data, via: .setReport(type))
     }
 
-    package mutating func receive(packet: [UInt8]) -> EmulatedMotorOutput? {
-        model.receive(packet, via: .interrupt).motors
+    package mutating func receive(packet: [UInt8]) -> HIDOutputResponse? {
+        model.receive(packet, via: .interrupt)
     }
 }
 

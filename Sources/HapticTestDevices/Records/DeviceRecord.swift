@@ -105,6 +105,8 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public var hdRumble: SwitchRumblePacket?
     /// Output, Xbox Wireless Controller (report 3): all four motors' magnitudes, the enable mask and the timing.
     public var xboxRumble: XboxRumblePacket?
+    /// Output, PID joystick: the USB HID PID report decoded (what hid-pidff asked of the device; docs/emulation.md).
+    public var pid: PIDReport?
 
     public init(
         event: Event, time: PadTimestamp, id: Int16? = nil, effect: ForceFeedbackEffect? = nil,
@@ -125,7 +127,8 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public init(
         outputAt time: PadTimestamp, report: [UInt8], strong: Double, weak: Double,
         strongFrequency: Double? = nil, weakFrequency: Double? = nil, mode: String? = nil,
-        waveform: WaveformPacket? = nil, hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil
+        waveform: WaveformPacket? = nil, hdRumble: SwitchRumblePacket? = nil, xboxRumble: XboxRumblePacket? = nil,
+        pid: PIDReport? = nil
     ) {
         self.init(event: .output, time: time)
         self.report = Self.hex(report)
@@ -137,6 +140,7 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
         self.waveform = waveform
         self.hdRumble = hdRumble
         self.xboxRumble = xboxRumble
+        self.pid = pid
     }
 
     /// Lower-case hexadecimal, two digits per byte, no separators.
