@@ -93,12 +93,12 @@ extension EngineCore {
         var streamed = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
-            streamed = options.actuators != .rumble && state.output is any PatternStreamOutput
+            streamed = mayStreamPatterns && state.output is any PatternStreamOutput
             return try state.decideStart(of: id, generation: generation, at: requested, now: now)
         }
         if let quick {
             if streamed, case .queued = quick {
-                // The HD actuators' stream hears of the start at once. The motors' pass writes nothing to it: it is the
+                // The stream (HD actuators, a force device's periodic effects) hears of the start at once. The motors' pass writes nothing to it: it is the
                 // timer's, not the caller's.
                 syncSounds()
                 wake()

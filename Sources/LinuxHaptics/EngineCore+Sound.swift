@@ -13,9 +13,8 @@ extension EngineCore {
     /// scheduler's revision, so a pass that changed nothing costs one comparison; `force` makes the sounds again
     /// whatever the revision (the mute changed).
     func syncSounds(force: Bool = false) {
-        // An engine that plays no sound, was not asked for HD actuators and may not drive a device that runs its
-        // own effects never has any of them: nothing to take.
-        guard audio != nil || options.actuators != .rumble || options.allowsForceDevices else { return }
+        // An engine that plays no sound and whose output can be no stream has neither: nothing to take.
+        guard audio != nil || mayStreamPatterns else { return }
         soundSync.withLock { synced in
             let now = clock.now
             let taken = state.withLock { state -> Taken? in
@@ -44,6 +43,10 @@ extension EngineCore {
             taken.streamed?.sync(taken.waveforms, now: now)
         }
     }
+
+    /// Whether the engine's output may be a stream that plays its patterns (`PatternStreamOutput`): it was asked
+    /// for HD actuators, or it may drive a force device, whose periodic effects a stream plays.
+    var mayStreamPatterns: Bool { options.actuators != .rumble || options.allowsForceDevices }
 
     /// What the sound stream and the HD actuators' stream are to play, taken from the state in one go.
     private struct Taken {

@@ -93,16 +93,20 @@ package struct PeriodicSourceCursor: Sendable {
 }
 
 extension ForceFeedbackEffect {
-    /// The `FF_PERIODIC` sine of `effect` (its delay is not sent: the stream plays effects at their start).
+    /// The `FF_PERIODIC` sine of `effect` (its delay is not sent: the stream plays effects at their start). An
+    /// attack or fade of no length sends level 0, which it does not use: an effect followed by updates keeps the
+    /// same (empty) envelope through them, so the driver sends only the changed magnitude or period.
     package init(periodic effect: NativePeriodicEffect, id: Int16 = -1) {
+        let attack = effect.attackLengthMilliseconds
+        let fade = effect.fadeLengthMilliseconds
         self.init(
             id: id,
             kind: .periodic(
                 waveform: .sine, period: effect.periodMilliseconds, magnitude: effect.magnitudeUnits, offset: 0,
                 phase: 0,
                 envelope: ForceFeedbackEnvelope(
-                    attackLength: effect.attackLengthMilliseconds, attackLevel: effect.attackLevelUnits,
-                    fadeLength: effect.fadeLengthMilliseconds, fadeLevel: effect.fadeLevelUnits)),
+                    attackLength: attack, attackLevel: attack > 0 ? effect.attackLevelUnits : 0, fadeLength: fade,
+                    fadeLevel: fade > 0 ? effect.fadeLevelUnits : 0)),
             replayLength: max(effect.lengthMilliseconds, 1))
     }
 }
@@ -256,7 +260,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 state.closing
                     ? (Self.closingSteps(&state), nil, true) : (Self.steps(&state, now: now), Self.due(state), false)
             }
-            for step in steps {
+            for step in Self.thisRound(steps) {
                 do throws(EventDeviceError) {
                     try perform(step)
                 } catch {
@@ -273,6 +277,15 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             if closing { return }
             if steps.isEmpty { wake.wait(untilNanoseconds: due.map(MonotonicClock.nanoseconds)) }
         }
+    }
+
+    /// The steps to take before deciding again: every erase, play and update (one report each, queued by the
+    /// driver) and then the earliest upload alone. An upload waits for the device to answer (a block asked for and
+    /// its index read back, several milliseconds): a play that falls due meanwhile goes out before the next one.
+    private static func thisRound(_ steps: [Step]) -> [Step] {
+        let quick = steps.filter { if case .upload = $0 { false } else { true } }
+        let upload = steps.first { if case .upload = $0 { true } else { false } }
+        return quick + (upload.map { [$0] } ?? [])
     }
 
     private func perform(_ step: Step) throws(EventDeviceError) {

@@ -11,4 +11,4 @@ let benchmarkGroups: [BenchmarkGroup] =
         engineKernelBenchmarks,
         feedbackKernelBenchmarks,
         engineAudioKernelBenchmarks,
-    ] + driverKernelBenchmarks + voiceCoilKernelBenchmarks + hdRumbleKernelBenchmarks
+    ] + driverKernelBenchmarks + voiceCoilKernelBenchmarks + hdRumbleKernelBenchmarks + pidKernelBenchmarks

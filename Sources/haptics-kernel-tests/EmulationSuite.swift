@@ -229,6 +229,8 @@ enum EmulationSuite {
             let baseline = openDescriptors()
             var options = HapticEngineOptions()
             options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+            // The PID joystick, a force-feedback device, is played only when the engine may drive one.
+            options.allowsForceDevices = !model.hasRumbleMotors
             let engine = HapticEngine(output: .device(.id(id)), options: options, logger: logger())
             let events = EngineSuite.Events(engine)
             do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(id): \(error)") }
@@ -242,9 +244,11 @@ enum EmulationSuite {
                 let player = try engine.makeAdvancedPlayer(with: pattern)
                 player.loopEnabled = true
                 try player.start(atTime: 0)
-                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the motors") {
+                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the device") {
                     outputs in
-                    outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 }
+                    outputs.contains {
+                        ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 || $0.pid?.operation == .start
+                    }
                 }
                 let removed = events.all.filter { $0 == .stopped(.gameControllerDisconnect) }.count
                 try device.unplug()

@@ -10,6 +10,7 @@ let allSuites: [KernelTestSuite] = [
     FaultSuite.suite,
     AppUdevSuite.suite,
     EmulationSuite.suite,
+    PIDSuite.suite,
     VoiceCoilSuite.suite,
     BindSuite.suite,
     FFMemlessSuite.suite,

@@ -1,0 +1,208 @@
+// The native periodic path on a device that plays FF_PERIODIC itself: the emulated USB PID joystick, driven by the
+// kernel's hid-pidff (6.1's, which predates the later PID driver work). Each `Haptics/` asset played by an engine
+// with `allowsForceDevices` reaches the device as one effect block per event, whose decoded period and magnitude
+// are the compiled program's, the device's magnitude over time follows the program (bound stated), and every
+// block ends stopped and freed; without the opt-in the stick is never chosen and naming it says why; the engine
+// survives the joystick unplugged mid-pattern and plugged back in.
+import AHAP
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
+
+enum PIDSuite {
+    static let suite = KernelTestSuite(name: "pid", requires: [.uhid], tests: tests)
+
+    static let tests = [
+        KernelTest(name: "pid/engine/haptics-assets-play-as-the-programs-effects-magnitude-follows-all-freed") {
+            try await assetsPlayNatively()
+        },
+        KernelTest(name: "pid/engine/without-the-opt-in-never-chosen-and-naming-it-says-why-cli-too") {
+            try await optInRequired()
+        },
+        KernelTest(name: "pid/engine/\(EmulationSuite.cycles)-unplug-replug-cycles-mid-pattern-no-block-left") {
+            try await unplugCycles()
+        },
+    ]
+
+    /// An engine allowed to drive force devices, on the joystick at `node`, started.
+    static func engine(on node: String) throws -> HapticEngine {
+        var options = HapticEngineOptions()
+        options.allowsForceDevices = true
+        options.playsHapticsOnly = true
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let engine = HapticEngine(
+            output: .device(.id(try AppSuite.stableID(of: node))), options: options, logger: EmulationSuite.logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(node): \(error)") }
+        try require(
+            engine.capabilities?.playsPeriodicEffects == true && engine.renderProfile == .periodicForce,
+            "the engine plays \(engine.capabilities as Any) with \(engine.renderProfile.name)")
+        return engine
+    }
+
+    /// The device's magnitude may stray from the program's level by this much at any millisecond, away from the
+    /// edges: the thread plays each effect at its start (a play report that reaches the device within a few
+    /// milliseconds under TCG) and a followed event holds each update for 20 ms.
+    static let magnitudeBound = 0.12
+    /// And on average over the pattern (a followed event's 20 ms holds cost thud about 0.012).
+    static let meanBound = 0.025
+    /// Milliseconds around each effect's start and end left out of the bound: a play or erase reaching the device
+    /// that much early or late.
+    static let edgeMilliseconds = 8.0
+    /// The longest time the first play may come after the pattern's start: its upload, a round trip to the device
+    /// (about 12 ms under TCG).
+    static let maximumLag = 0.030
+
+    static func assetsPlayNatively() async throws {
+        try await EmulationSuite.withController(.pidJoystick) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            var lines: [String] = []
+            for name in ["thud", "detent", "error", "heartbeat", "capacitor_charge"] {
+                let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(name).ahap"))
+                let program = NativePeriodicProgram(pattern: pattern, profile: .periodicForce)
+                let before = device.records().count
+                try await VoiceCoilSuite.play(pattern, on: engine)
+                try await Task.sleep(for: .milliseconds(300))
+                let records = Array(device.records().dropFirst(before))
+                let reports = records.compactMap { record in record.pid.map { (record.time.seconds, $0) } }
+                let creates = reports.filter { $0.1.kind == .createNewEffect && $0.1.status == .success }
+                try requireEqual(creates.count, program.effects.count, "\(name): effect blocks created")
+                // Each block's first Set Periodic and Set Envelope are its upload; later Set Periodics its updates.
+                var uploaded: [[Int]] = []
+                var updates = 0
+                for (time, create) in creates {
+                    guard let block = create.blockIndex else { continue }
+                    let mine = reports.filter { $0.0 >= time && $0.1.blockIndex == block }
+                    let periodic = mine.filter { $0.1.kind == .setPeriodic }
+                    guard let first = periodic.first?.1 else {
+                        throw TestFailure(reason: "\(name): block \(block) got no Set Periodic")
+                    }
+                    // A freed block can be created again for a later effect: count up to its Block Free.
+                    let freed = mine.first { $0.1.kind == .blockFree }?.0 ?? .infinity
+                    updates += periodic.dropFirst().filter { $0.0 < freed }.count
+                    // An effect without attack or fade gets no Set Envelope (6.1.192's hid-pidff leaves an empty one
+                    // out); one with either gets it with its upload, before its play.
+                    let played = mine.first { $0.1.kind == .effectOperation }?.0 ?? .infinity
+                    let envelope = mine.first { $0.1.kind == .setEnvelope && $0.0 < played }?.1
+                    uploaded.append([
+                        first.period ?? -1, first.magnitude ?? -1, envelope?.attackTime ?? 0, envelope?.fadeTime ?? 0,
+                    ])
+                }
+                let compiled = program.effects.map {
+                    [
+                        Int($0.periodMilliseconds), Int($0.magnitudeUnits), Int($0.attackLengthMilliseconds),
+                        Int($0.fadeLengthMilliseconds),
+                    ]
+                }
+                try requireEqual(
+                    uploaded.sorted { $0.lexicographicallyPrecedes($1) },
+                    compiled.sorted { $0.lexicographicallyPrecedes($1) },
+                    "\(name): period, magnitude, attack and fade ms of each effect as uploaded")
+                try requireEqual(
+                    updates, program.effects.map(\.updates.count).reduce(0, +), "\(name): updates of followed events")
+
+                // The device's magnitude against the program's level, from the first effect's start on.
+                let playback = PIDPlayback(records: records)
+                let starts = reports.filter { $0.1.kind == .effectOperation && $0.1.operation == .start }
+                guard let firstStart = starts.first?.0, let firstDelay = program.effects.map(\.delay).min() else {
+                    throw TestFailure(reason: "\(name): no effect was started")
+                }
+                let edges = program.effects.flatMap { [$0.delay, $0.delay + $0.length] }
+                let end = program.effects.map { $0.delay + $0.length }.max() ?? 0
+                let times = (0..<Int(end * 1000)).map { Double($0) / 1000 }.filter { time in
+                    !edges.contains { abs($0 - time) * 1000 < edgeMilliseconds }
+                }
+                /// The errors with the pattern's start `lag` before the first play (its upload delayed the play).
+                func errors(lag: Double) -> [Double] {
+                    times.map {
+                        abs(playback.output(at: firstStart - firstDelay - lag + $0).magnitude - program.level(at: $0))
+                    }
+                }
+                let lag =
+                    stride(from: 0.0, through: maximumLag, by: 0.001).min { a, b in
+                        errors(lag: a).reduce(0, +) < errors(lag: b).reduce(0, +)
+                    } ?? 0
+                let found = errors(lag: lag)
+                let worst = found.max() ?? 0
+                let total = found.reduce(0, +)
+                let samples = found.count
+                let mean = total / Double(max(samples, 1))
+                try require(
+                    worst <= magnitudeBound && mean <= meanBound,
+                    "\(name): the device's magnitude strays \(worst) at worst, \(mean) on average from the program "
+                        + "(bounds \(magnitudeBound), \(meanBound))")
+
+                // Every block stopped and freed once the pattern is over.
+                let frees = reports.filter { $0.1.kind == .blockFree }.count
+                try requireEqual(frees, creates.count, "\(name): blocks freed")
+                let last = playback.state(at: .infinity)
+                try require(last.blocks.isEmpty, "\(name): blocks left on the device: \(last.blocks.keys.sorted())")
+                lines.append(
+                    String(
+                        format:
+                            "%@ %d effects, %d updates, pattern %.0f ms before its first play fits best, worst %.3f mean %.4f",
+                        name,
+                        creates.count, updates, lag * 1000, worst, mean))
+            }
+            print("    " + lines.joined(separator: "; "))
+        }
+    }
+
+    static func optInRequired() async throws {
+        try await EmulationSuite.withController(.pidJoystick) { _, nodes in
+            var options = HapticEngineOptions()
+            options.playsHapticsOnly = true
+            let first = HapticEngine(
+                output: .device(.firstRumbleDevice), options: options, logger: EmulationSuite.logger())
+            var chosen: String?
+            do {
+                try first.start()
+                chosen = first.capabilities?.node
+                first.stop()
+            } catch {}
+            try require(chosen != nodes.rumbleNode, "the first rumble device is the joystick without the opt-in")
+            let named = HapticEngine(
+                output: .device(.node(nodes.rumbleNode)), options: options, logger: EmulationSuite.logger())
+            var refusal: String?
+            do {
+                try named.start()
+                named.stop()
+            } catch {
+                refusal = "\(error)"
+            }
+            try require(
+                refusal?.contains("allowsForceDevices") == true,
+                "the named joystick without the opt-in: \(refusal ?? "opened")")
+            let refused = try Subprocess([
+                projectBinary("haptics"), "play", "--device", nodes.rumbleNode, "Haptics/thud.ahap",
+            ])
+            let status = refused.finish(timeout: VirtualPadSuite.hangGuardSeconds * 4)
+            try require(
+                status != 0 && refused.text.contains("--allow-force-devices"),
+                "haptics play without the flag exited \(status):\n\(refused.text)")
+            let played = try AppSuite.runCLI([
+                "play", "--allow-force-devices", "--json", "--device", nodes.rumbleNode, "Haptics/thud.ahap",
+            ])
+            try require(
+                played.contains("\"path\":\"periodic-effects\"") && played.contains("\"profile\":\"pid\""),
+                "haptics play --allow-force-devices did not report the periodic path:\n\(played)")
+            print(
+                "    refused without the opt-in (engine and CLI, naming it); with it: path periodic-effects, profile pid"
+            )
+        }
+    }
+
+    static func unplugCycles() async throws {
+        try await EngineSuite.warmUpRuntime()
+        _ = try await EmulationSuite.cycles(.pidJoystick, count: 1, checkingDescriptors: false)
+        // The device, not the kernel, decides how many effects it holds: every block of its pool is free again.
+        let (free, slots) = try await EmulationSuite.cycles(.pidJoystick, count: EmulationSuite.cycles)
+        try requireEqual(free, PIDJoystick.defaultCapacity, "effect blocks free on the re-plugged joystick")
+        print(
+            "    \(EmulationSuite.cycles) cycles: each stopped and reset, no descriptor left open; all \(free) blocks "
+                + "of the device's pool free (the kernel offers \(slots) slots)")
+    }
+}
