@@ -129,8 +129,8 @@ public struct NativePeriodicUpdate: Sendable, Hashable {
 /// A pattern compiled for a device with native `FF_PERIODIC`: one effect per haptic event. Where the kernel's
 /// replay and envelope fields express the event exactly (to the millisecond), that effect is all; an event with
 /// intensity or sharpness controls changing under it, or with a shape an attack-hold-fade envelope cannot
-/// express, is listed in `inexactEvents` and its effect follows the pattern by updates (`updates`), one per
-/// `profile.minimumUpdateInterval` at most, each holding the level and sharpness of its interval's middle.
+/// express, is listed in `inexactEvents` and its effect follows the pattern by updates (`updates`) that the
+/// profile's write-budgeted planner places, as it places motor levels.
 public struct NativePeriodicProgram: Sendable, Hashable {
     /// In event order.
     public var effects: [NativePeriodicEffect]
@@ -181,44 +181,60 @@ public struct NativePeriodicProgram: Sendable, Hashable {
             inexactEvents.append(index)
             effects.append(
                 Self.followedEffect(
-                    voice: voice, controls: controls, gain: profile.gain, interval: profile.minimumUpdateInterval))
+                    event: event, voice: voice, pattern: pattern, runtime: runtime, controls: controls,
+                    profile: profile))
         }
     }
 
-    /// The smallest change of magnitude (a fraction of full scale) worth an update.
-    public static let updateThreshold = 1.0 / 256
-
-    /// An effect without an envelope that follows `voice` (its gain, the intensity and sharpness controls) by
-    /// updates: the voice is sampled in the middle of each `interval` from its start, and an interval whose level
-    /// or period differs from the last one sent (by `updateThreshold`, or a millisecond of period) gets an update
-    /// at its start.
-    static func followedEffect(voice: EventVoice, controls: ControlSet, gain: Double, interval: Double)
-        -> NativePeriodicEffect
-    {
-        let step = Swift.max(interval, 0.001)
-        func sample(_ time: Double) -> (magnitude: Double, period: Double) {
-            let middle = Swift.min(time + step / 2, (time + voice.end) / 2)
-            let intensity = controls.intensity.value(at: middle, piece: middle)
+    /// An effect without an envelope that follows `event` by updates, placed by the profile's write-budgeted
+    /// planner (`DeviceCommandPlanner`, the one the engine plans motor levels with): the event's level over time
+    /// (its envelope under the intensity controls, the pattern's other events left out) is planned as one motor, and
+    /// every command after the first becomes an update at its time. Each update's period is the sharpness in the
+    /// middle of its first `interval`; where the period moves by a millisecond while the level holds, an update at
+    /// the level held carries it, at most one per `interval`.
+    static func followedEffect(
+        event: HapticEvent, voice: EventVoice, pattern: HapticPattern, runtime: RuntimeControls,
+        controls: ControlSet, profile: RenderProfile
+    ) -> NativePeriodicEffect {
+        var alone = pattern
+        alone.events = [event]
+        let envelope = PatternRenderer(profile: profile).intensityEnvelope(alone, controls: runtime)
+        let interval = Swift.max(profile.minimumUpdateInterval, 0.001)
+        func period(from time: Double) -> Double {
+            let middle = Swift.min(time + interval / 2, (time + voice.end) / 2)
             let sharpness = controls.sharpness.value(at: middle, piece: middle)
-            let level = Swift.min(Swift.max(voice.intensity * intensity, 0), 1) * voice.gain(at: middle, piece: middle)
-            let period = 1 / frequency(sharpness: Swift.min(Swift.max(voice.sharpness + sharpness, 0), 1))
-            return (Swift.min(Swift.max(level, 0), 1) * gain, period)
+            return 1 / frequency(sharpness: Swift.min(Swift.max(voice.sharpness + sharpness, 0), 1))
         }
-        let first = sample(voice.start)
+        let levels = DeviceCommandPlanner(profile: profile).commands(for: envelope)
+            .filter { $0.time < voice.end }
+            .map { (time: Swift.max($0.time, voice.start), magnitude: $0.levels.strong) }
+        let first = levels.first?.magnitude ?? 0
         var effect = NativePeriodicEffect(
-            delay: voice.start, length: voice.end - voice.start, period: first.period, magnitude: first.magnitude,
-            attackLength: 0, attackLevel: first.magnitude, fadeLength: 0, fadeLevel: first.magnitude)
-        var sent = first
-        var time = voice.start + step
+            delay: voice.start, length: voice.end - voice.start, period: period(from: voice.start), magnitude: first,
+            attackLength: 0, attackLevel: first, fadeLength: 0, fadeLevel: first)
+        var sentPeriod = NativePeriodicEffect.milliseconds(effect.period)
+        var next = 1
+        var time = voice.start
+        // Walk the event by intervals: the planner's commands in each, or a period change where it has none.
         while time < voice.end {
-            let next = sample(time)
-            let periodChanged =
-                NativePeriodicEffect.milliseconds(next.period) != NativePeriodicEffect.milliseconds(sent.period)
-            if abs(next.magnitude - sent.magnitude) >= updateThreshold || periodChanged {
-                effect.updates.append(NativePeriodicUpdate(time: time, magnitude: next.magnitude, period: next.period))
-                sent = next
+            let limit = time + interval
+            var held = levels.last { $0.time <= time }?.magnitude ?? first
+            var moved = false
+            while next < levels.count, levels[next].time < limit {
+                let update = NativePeriodicUpdate(
+                    time: levels[next].time, magnitude: levels[next].magnitude, period: period(from: levels[next].time))
+                effect.updates.append(update)
+                sentPeriod = NativePeriodicEffect.milliseconds(update.period)
+                held = update.magnitude
+                moved = true
+                next += 1
             }
-            time += step
+            let now = period(from: time)
+            if !moved, time > voice.start, NativePeriodicEffect.milliseconds(now) != sentPeriod {
+                effect.updates.append(NativePeriodicUpdate(time: time, magnitude: held, period: now))
+                sentPeriod = NativePeriodicEffect.milliseconds(now)
+            }
+            time = limit
         }
         return effect
     }

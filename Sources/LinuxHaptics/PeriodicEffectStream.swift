@@ -2,12 +2,15 @@
 // played as the device's own waveforms, not as motor levels. Each playing player's cues (PlayerState.cues, as on
 // the voice coils) become sources on a `PeriodicEffectStream`; its thread turns them into effects on the
 // engine's clock (`PeriodicSourceCursor`, pure) and keeps the device's effect slots in step:
-// - an effect is uploaded (`EVIOCSFF`, a new slot) `uploadLeadSeconds` before it starts, stopped, and played
-//   (`EV_FF`) at its start: the device then runs its sine (sharpness as the period), its attack and fade and its
-//   length on its own clock, with nothing more from us;
+// - an effect is uploaded (`EVIOCSFF`) `uploadLeadSeconds` before it starts and played (`EV_FF`) at its start:
+//   the device then runs its sine (sharpness as the period), its attack and fade and its length on its own clock,
+//   with nothing more from us;
 // - an effect that follows its event by updates (changing controls, `NativePeriodicUpdate`) is uploaded again in
 //   its slot at each update: hid-pidff sends only the changed parameter report;
-// - an effect that ended, or whose player stopped, is erased (the driver stops it and frees its block).
+// - an effect that ends by its own length needs nothing more; one whose player stopped first is stopped then;
+//   either way its slot is kept for the next effect, which is stopped (if it was not) and uploaded into it:
+//   hid-pidff then sends only the parameter reports that changed, without asking the device for a block. The
+//   slots kept are erased (the driver frees their blocks) once nothing plays or waits.
 // The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") drops that one effect,
 // logged once, and the stream plays on. The motor primitives write nothing (StreamedOutput).
 package import AHAP
@@ -141,6 +144,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         var live: [Int: Live] = [:]
         var nextSourceID = 0
         var nextLiveID = 0
+        /// Slots whose effect is over, kept for the next effect to be uploaded into from `from` on; `stopped` when
+        /// a stop was sent (or it never played).
+        var idle: [(slot: UploadedEffect, from: Double, stopped: Bool)] = []
         var uploads = 0
         var updates = 0
         var refused = 0
@@ -247,8 +253,11 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     /// One step of the thread's work, decided under the lock and done outside it.
     private enum Step {
-        case erase(UploadedEffect?)
-        case upload(Int, NativePeriodicEffect)
+        case erase(UploadedEffect)
+        /// An effect cut before its end.
+        case stop(UploadedEffect)
+        /// Into a new slot, or into `reusing`.
+        case upload(Int, NativePeriodicEffect, reusing: UploadedEffect?)
         case play(Int, UploadedEffect)
         case update(UploadedEffect, NativePeriodicEffect)
     }
@@ -279,20 +288,36 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         }
     }
 
-    /// The steps to take before deciding again: every erase, play and update (one report each, queued by the
-    /// driver) and then the earliest upload alone. An upload waits for the device to answer (a block asked for and
-    /// its index read back, several milliseconds): a play that falls due meanwhile goes out before the next one.
+    /// The steps to take before deciding again: every step that sends reports the driver queues (an erase, a stop,
+    /// a play, an update, an upload into a kept slot), in order, and then the earliest upload into a new slot alone.
+    /// That one waits for the device to answer (a block asked for and its index read back, several milliseconds):
+    /// a play that falls due meanwhile goes out before the next one.
     private static func thisRound(_ steps: [Step]) -> [Step] {
-        let quick = steps.filter { if case .upload = $0 { false } else { true } }
-        let upload = steps.first { if case .upload = $0 { true } else { false } }
-        return quick + (upload.map { [$0] } ?? [])
+        func waits(_ step: Step) -> Bool {
+            if case .upload(_, _, reusing: nil) = step { true } else { false }
+        }
+        return steps.filter { !waits($0) } + (steps.first(where: waits).map { [$0] } ?? [])
     }
 
     private func perform(_ step: Step) throws(EventDeviceError) {
         switch step {
         case .erase(let slot):
-            try slot?.erase()
-        case .upload(let id, let effect):
+            try slot.erase()
+        case .stop(let slot):
+            try slot.stop()
+        case .upload(let id, let effect, reusing: let kept?):
+            do throws(EventDeviceError) {
+                try kept.update(ForceFeedbackEffect(periodic: effect, id: kept.id))
+            } catch {
+                state.withLock { $0.live[id] = nil }
+                try? kept.erase()
+                throw error
+            }
+            state.withLock { state in
+                state.uploads += 1
+                state.live[id]?.slot = kept
+            }
+        case .upload(let id, let effect, reusing: nil):
             let slot: UploadedEffect
             do throws(EventDeviceError) {
                 slot = try device.uploadEffect(ForceFeedbackEffect(periodic: effect))
@@ -364,11 +389,22 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             let orphaned = state.sources[live.source] == nil && !live.played
             if placed.end <= now || placed.end <= placed.start || orphaned {
                 state.live[id] = nil
-                steps.append(.erase(live.slot))
+                guard let slot = live.slot else { continue }
+                // Played and cut before the length it was uploaded with: the device would play on. An effect that
+                // ends by its length may still play for as long as its play came late: its slot is taken again
+                // only after that, so that new parameters never reach the end of the old effect.
+                let cut = live.played && placed.end < placed.start + placed.effect.length - Self.cutTolerance
+                if cut { steps.append(.stop(slot)) }
+                let from = cut || !live.played ? now : placed.end + Self.lateEndMargin
+                state.idle.append((slot, from, cut || !live.played))
                 continue
             }
             guard let slot = live.slot else {
-                steps.append(.upload(id, placed.effect))
+                let kept = state.idle.firstIndex { $0.from <= now }.map { state.idle.remove(at: $0) }
+                // An effect that ended by its length is stopped before its slot takes new parameters: a device
+                // that kept it playing (its firmware's choice) would otherwise play them at once.
+                if let kept, !kept.stopped { steps.append(.stop(kept.slot)) }
+                steps.append(.upload(id, placed.effect, reusing: kept?.slot))
                 continue
             }
             if !live.played {
@@ -392,14 +428,27 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             steps.append(.update(slot, updated))
         }
         if state.live.isEmpty { state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil) }
+        // Nothing plays or waits: the kept slots go back to the device.
+        if state.live.isEmpty, state.sources.isEmpty {
+            steps += state.idle.map { Step.erase($0.slot) }
+            state.idle = []
+        }
         return steps
     }
 
+    /// How much sooner than its uploaded length an effect must end to be stopped: under a millisecond is the
+    /// rounding of its length to the kernel's milliseconds.
+    static let cutTolerance = 0.001
+    /// How late a play may have reached the device: the slot of an effect that ended by its length is taken again
+    /// this long after its end.
+    static let lateEndMargin = 0.020
+
     /// Every effect erased, at the end.
     private static func closingSteps(_ state: inout State) -> [Step] {
-        let steps = state.live.values.map { Step.erase($0.slot) }
+        let steps = (state.live.values.compactMap(\.slot) + state.idle.map(\.slot)).map(Step.erase)
         state.live = [:]
         state.sources = [:]
+        state.idle = []
         return steps
     }
 

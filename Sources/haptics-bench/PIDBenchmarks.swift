@@ -68,8 +68,8 @@ struct PIDBench {
                     name: "PID joystick: streamed constant-force levels, RMS error per file", unit: "rms",
                     samples: levels.perFile),
                 note: String(
-                    format: "pooled RMS %.4f, %.1f reports/s (%d reports); %@", levels.pooled, levels.reportsPerSecond,
-                    levels.reports, files)),
+                    format: "pooled RMS %.4f (lag-fitted %.4f), %.1f reports/s (%d reports); %@", levels.pooled,
+                    levels.alignedPooled, levels.reportsPerSecond, levels.reports, files)),
             BenchmarkResult(
                 measurement: Measurement(
                     name: "PID joystick: native periodic effects, RMS error per file", unit: "rms",
@@ -78,9 +78,12 @@ struct PIDBench {
                 ratio: native.pooled / max(levels.pooled, 1e-12),
                 note: String(
                     format:
-                        "pooled RMS %.4f against %.4f; %.1f reports/s (%d reports) against %.1f (ratio %.3f); "
+                        "pooled RMS %.4f against %.4f; each file moved by the lag that fits it best (0-%d ms): %.4f "
+                        + "against %.4f, ratio %.3f; %.1f reports/s (%d reports) against %.1f (ratio %.3f); "
                         + "periods used %@; %@",
-                    native.pooled, levels.pooled, native.reportsPerSecond, native.reports, levels.reportsPerSecond,
+                    native.pooled, levels.pooled, Self.longestLag, native.alignedPooled, levels.alignedPooled,
+                    native.alignedPooled / max(levels.alignedPooled, 1e-12), native.reportsPerSecond, native.reports,
+                    levels.reportsPerSecond,
                     native.reportsPerSecond / max(levels.reportsPerSecond, 1e-12), range, files)),
         ]
     }
@@ -115,30 +118,44 @@ struct PIDBench {
         return (origin, Array(device.records().dropFirst(before)))
     }
 
+    /// The longest lag, in milliseconds, the aligned figure tries: an upload's round trip and a late play.
+    static let longestLag = 30
+
     /// Error and reports over the corpus for one path.
     struct Tally {
         var squares = 0.0
+        var alignedSquares = 0.0
         var samples = 0
         var perFile: [Double] = []
         var reports = 0
         var seconds = 0.0
         var files: Int { perFile.count }
         var pooled: Double { (squares / Double(max(samples, 1))).squareRoot() }
+        var alignedPooled: Double { (alignedSquares / Double(max(samples, 1))).squareRoot() }
         var reportsPerSecond: Double { Double(reports) / max(seconds, 1e-9) }
 
         /// The device's magnitude against the envelope every millisecond over the played span (and one tick
-        /// after, for a late end), and the PID reports the device received.
+        /// after, for a late end), as played and moved by the lag (0-30 ms) that fits it best; and the PID
+        /// reports the device received.
         mutating func add(_ records: [PadRecord], origin: Double, seconds: Double, envelope: MotorTimeline) {
             let playback = PIDPlayback(records: records)
             let count = Int((seconds + FixedTickRenderer.tick) * FidelityFigures.sampleRate)
-            var fileSquares = 0.0
-            for index in 0..<count {
+            let target = (0..<count).map { index in
                 let time = Double(index) / FidelityFigures.sampleRate
-                let target = time <= seconds ? envelope.levels(at: time).strong : 0
-                let level = playback.output(at: origin + time).magnitude
-                fileSquares += (level - target) * (level - target)
+                return time <= seconds ? envelope.levels(at: time).strong : 0
             }
+            let levels = (0..<(count + PIDBench.longestLag)).map { index in
+                playback.output(at: origin + Double(index) / FidelityFigures.sampleRate).magnitude
+            }
+            func squaredError(lag: Int) -> Double {
+                target.indices.reduce(0) { sum, index in
+                    let error = levels[index + lag] - target[index]
+                    return sum + error * error
+                }
+            }
+            let fileSquares = squaredError(lag: 0)
             squares += fileSquares
+            alignedSquares += (0...PIDBench.longestLag).map(squaredError(lag:)).min() ?? fileSquares
             samples += count
             perFile.append((fileSquares / Double(count)).squareRoot())
             reports += records.filter { $0.pid != nil }.count

@@ -126,14 +126,31 @@ import Testing
         #expect(close(NativePeriodicProgram.frequency(sharpness: 0.5), 40 * 5.0.squareRoot(), within: 1e-9))
     }
 
-    @Test func anEventUnderAChangingCurveIsOneEffectFollowedByUpdatesWithinHalfAnInterval() throws {
+    @Test func anEventUnderASharpnessCurveGetsPeriodUpdatesAtItsLevelAtMostOnePerInterval() throws {
+        let pattern = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 0.5, sharpness: 0)],
+            curves: [Build.curve(.hapticSharpnessControl, at: 0, [(0, 0), (1, 1)])])
+        let profile = RenderProfile.periodicForce
+        let program = NativePeriodicProgram(pattern: pattern, profile: profile)
+        try #require(program.effects.count == 1 && program.inexactEvents == [0])
+        let followed = program.effects[0]
+        #expect(followed.updates.count >= 10)
+        #expect(followed.updates.allSatisfy { $0.magnitude == followed.magnitude }, "the level holds")
+        let periods = [followed.period] + followed.updates.map(\.period)
+        #expect(zip(periods, periods.dropFirst()).allSatisfy { $1 < $0 }, "a sharper event is a shorter period")
+        #expect(abs(followed.period(at: 0.99) - 1 / NativePeriodicProgram.sharpFrequency) < 0.0005)
+        let times = followed.updates.map(\.time)
+        #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= profile.minimumUpdateInterval - 1e-9 })
+    }
+
+    @Test func anEventUnderAChangingCurveIsOneEffectWhoseUpdatesThePlannerPlacesAsItPlacesLevels() throws {
         let pattern = Build.pattern(
             [
                 Build.transient(at: 0, intensity: 1, sharpness: 0.5),
                 Build.continuous(at: 0.5, duration: 1, intensity: 1, sharpness: 0.5),
             ],
             curves: [Build.curve(.hapticIntensityControl, at: 0.5, [(0, 1), (1, 0)])])
-        let profile = RenderProfile.genericRumble
+        let profile = RenderProfile.periodicForce
         let program = NativePeriodicProgram(pattern: pattern, profile: profile)
         #expect(program.inexactEvents == [1])
         try #require(program.effects.count == 2)
@@ -141,19 +158,25 @@ import Testing
         let followed = program.effects[1]
         #expect(followed.delay == 0.5 && close(followed.length, 1))
         #expect(followed.attackLength == 0 && followed.fadeLength == 0)
-        // A fall over the full range in a second, one update per 20 ms interval at most.
-        #expect(followed.updates.count >= 40 && followed.updates.count <= 50)
+        // The planner's own commands for the event alone: the first is the effect's level, the others its updates.
+        var alone = pattern
+        alone.events = [pattern.events[1]]
+        let planned = DeviceCommandPlanner(profile: profile).commands(for: renderer.intensityEnvelope(alone))
+            .filter { $0.time < 1.5 }
+        #expect(followed.magnitude == planned.first?.levels.strong)
+        #expect(followed.updates.map(\.time) == planned.dropFirst().map(\.time))
+        #expect(followed.updates.map(\.magnitude) == planned.dropFirst().map(\.levels.strong))
+        // A fall over the full range in a second: about one update per 20 ms, never two within the interval.
+        #expect(followed.updates.count >= 40 && followed.updates.count <= 52)
         let times = followed.updates.map(\.time)
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 - $0 >= profile.minimumUpdateInterval - 1e-9 })
-        // Each hold is the level of its interval's middle: off by at most half an interval of the slope (1/s),
-        // plus the threshold below which no update is sent.
-        let envelope = renderer.intensityEnvelope(pattern)
-        let bound = profile.minimumUpdateInterval / 2 + NativePeriodicProgram.updateThreshold + 1e-9
-        for step in 0..<100 {
-            let time = 0.5 + Double(step) * 0.01 + 0.001
-            let expected = envelope.levels(at: time).strong
-            #expect(abs(followed.level(at: time) - expected) <= bound, "at \(time)")
-        }
         #expect(followed.period(at: 1.2) == followed.period, "sharpness does not change")
+        let envelope = renderer.intensityEnvelope(pattern)
+        let worst =
+            (0..<1000).map { step -> Double in
+                let time = 0.5 + Double(step) / 1000
+                return abs(followed.level(at: time) - envelope.levels(at: time).strong)
+            }.max() ?? 0
+        #expect(worst <= 0.021, "the held levels stray \(worst) from the event")
     }
 }

@@ -205,6 +205,19 @@ struct PIDPlaybackTests {
         #expect(playback.end == 11.1)
     }
 
+    @Test func aLongerDurationSetAfterAPlayRanItsLengthDoesNotBringItBack() {
+        var joystick = PIDJoystick()
+        var records = sine(loops: 1)
+        // At 11.2 s, after the play ended (11.1 s): a Set Effect of 5000 ms, the same block, no new start.
+        records.append(record(11.2, [0x01, 1, 3, 0x88, 0x13, 0, 0, 100, 0, 255, 0, 1, 0], &joystick))
+        let playback = PIDPlayback(records: records)
+        #expect(playback.output(at: 11.3).magnitude == 0)
+        #expect(playback.state(at: 11.3).blocks[1]?.startedAt == nil)
+        // Started again, it plays its new length.
+        records.append(record(12, [0x05, 1, 1, 1], &joystick))
+        #expect(PIDPlayback(records: records).output(at: 16.5).magnitude == 1)
+    }
+
     @Test func loopsPlayBackToBackWithTheirOwnAttack() {
         let playback = PIDPlayback(records: sine(loops: 2))
         #expect(abs(playback.output(at: 11.2).magnitude - 0.5) < 1e-9)

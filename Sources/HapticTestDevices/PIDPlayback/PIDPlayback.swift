@@ -16,7 +16,8 @@
 //   intended vibration strength.
 // - Device Control: disable actuators silences the output (effects keep their clocks); stop all stops every
 //   block; reset stops and frees them all; pause silences the output and stops every block's clock until
-//   continue. Parameters changed while a block plays take effect at once, its clock going on.
+//   continue. Parameters changed while a block plays take effect at once, its clock going on; a block whose play
+//   ran its length is stopped, and new parameters (a longer duration) do not bring it back.
 import HapticRendering
 
 /// One effect block as the device holds it.
@@ -124,6 +125,8 @@ package struct PIDDeviceState: Sendable, Hashable {
         case .setEffect, .setEnvelope, .setPeriodic, .setConstant:
             // A parameter report for a block the device never loaded sets it up all the same.
             var block = blocks[index] ?? PIDEffectBlock()
+            // A play that ran its length is over: new parameters (a longer duration) do not bring it back.
+            if let end = block.endsAt, end <= time { block.startedAt = nil }
             block.set(report)
             blocks[index] = block
         case .effectOperation:
