@@ -98,8 +98,8 @@ extension EngineCore {
         }
         if let quick {
             if streamed, case .queued = quick {
-                // The stream (HD actuators, a force device's periodic effects) hears of the start at once. The motors' pass writes nothing to it: it is the
-                // timer's, not the caller's.
+                // The stream (HD actuators, a force device's periodic effects) hears of the start at once. The
+                // motors' pass writes nothing to it: it is the timer's, not the caller's.
                 syncSounds()
                 wake()
                 return

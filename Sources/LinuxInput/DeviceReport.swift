@@ -39,9 +39,11 @@ extension InputDevice {
             } else if ff.runsWaveformsItself {
                 let waves = ff.waveforms.map(\.name)
                 parts.append(
-                    "periodic effects the device runs itself" + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")")
+                    "periodic effects the device runs itself"
+                        + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")")
                         + ": a force-feedback device whose force moves the controls, played (each event a periodic "
-                        + "effect) only when allowed: haptics --allow-force-devices, HapticEngineOptions.allowsForceDevices")
+                        + "effect) only when allowed: haptics --allow-force-devices, HapticEngineOptions.allowsForceDevices"
+                )
             } else {
                 let waves = ff.waveforms.map(\.name)
                 parts.append("periodic effects" + (waves.isEmpty ? "" : " (" + waves.joined(separator: ", ") + ")"))

@@ -43,8 +43,8 @@ enum PIDSuite {
     }
 
     /// The device's magnitude may stray from the program's level by this much at the 99th percentile of its
-    /// milliseconds, away from the edges: the thread plays each effect at its start (a play report that reaches the device within a few
-    /// milliseconds under TCG) and a followed event holds each update for 20 ms.
+    /// milliseconds, away from the edges: the thread plays each effect at its start (a play report that reaches
+    /// the device within a few milliseconds under TCG) and a followed event holds each planned level a while.
     static let magnitudeBound = 0.12
     /// And on average over the pattern (a followed event's 20 ms holds cost thud about 0.012).
     static let meanBound = 0.025
