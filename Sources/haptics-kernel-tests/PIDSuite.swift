@@ -129,6 +129,35 @@ enum PIDSuite {
                     "\(name): the device's magnitude strays \(p99) at p99 (\(worst) at worst), \(mean) on average "
                         + "from the program (bounds \(magnitudeBound), \(meanBound))")
 
+                // The signed force: each effect played alone and unchanged swings through zero twice a period.
+                var checkedSwings = 0
+                for (index, (time, report)) in starts.enumerated() {
+                    guard let block = report.blockIndex, let held = playback.state(at: time).blocks[block],
+                        let end = held.endsAt, held.period > 0
+                    else { continue }
+                    let others = starts.indices.contains { other in
+                        guard other != index, let block = starts[other].1.blockIndex,
+                            let end = playback.state(at: starts[other].0).blocks[block]?.endsAt
+                        else { return false }
+                        return starts[other].0 < end && time < end
+                    }
+                    let changed = reports.contains {
+                        $0.1.kind == .setPeriodic && $0.1.blockIndex == block && $0.0 > time && $0.0 < end
+                    }
+                    let span = end - time - 0.002
+                    guard !others, !changed, span * 1000 >= Double(held.period) * 3 else { continue }
+                    let samples = (0...Int(span * 10_000)).map {
+                        playback.output(at: time + 0.001 + Double($0) / 10_000).force
+                    }
+                    let swings = zip(samples, samples.dropFirst()).filter { $0 * $1 < 0 }.count
+                    let expected = 2 * span * 1000 / Double(held.period)
+                    try require(
+                        abs(Double(swings) - expected) <= 1.5,
+                        "\(name): the force swings through zero \(swings) times in \(span) s, not \(expected) (period "
+                            + "\(held.period) ms)")
+                    checkedSwings += 1
+                }
+
                 // Every block stopped and freed once the pattern is over.
                 let frees = reports.filter { $0.1.kind == .blockFree }.count
                 try requireEqual(frees, creates.count, "\(name): blocks freed once nothing plays")
@@ -138,8 +167,8 @@ enum PIDSuite {
                     String(
                         format:
                             "%@ %d effects in %d blocks, %d updates, pattern %.0f ms before its first play fits best, "
-                            + "p99 %.3f worst %.3f mean %.4f", name, program.effects.count, creates.count, updates,
-                        lag * 1000, p99, worst, mean))
+                            + "p99 %.3f worst %.3f mean %.4f, %d effects swing at their period", name,
+                        program.effects.count, creates.count, updates, lag * 1000, p99, worst, mean, checkedSwings))
             }
             print("    " + lines.joined(separator: "; "))
         }

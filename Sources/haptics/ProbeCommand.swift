@@ -81,6 +81,11 @@ struct ProbeCommand: ParsableCommand {
                 "  gain            \(ff.gain ? "yes" : "no")",
                 "  autocenter      \(ff.autocenter ? "yes" : "no")",
                 "  effect slots    \(slots)",
+                // How an engine plays patterns on it.
+                "  engine path     "
+                    + (ff.runsWaveformsItself
+                        ? "periodic effects the device runs (a force device: only with --allow-force-devices)"
+                        : ff.isRumbleCapable ? "motor levels" : "none"),
             ]
         } else {
             lines.append("  force feedback  none")
