@@ -410,6 +410,15 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             if !live.played {
                 guard placed.start <= now else { continue }
                 state.live[id]?.played = true
+                // Played late (its upload came after its start: a start due now waits for it), the effect plays
+                // what is left of it, so that it ends on the engine's clock with the rest of the pattern.
+                let late = now - placed.start
+                if late > Self.lateStartTolerance {
+                    guard let rest = placed.effect.section(from: late, to: placed.effect.length) else { continue }
+                    // From now on it is that rest: its updates, a cut and the slot's next use read it.
+                    state.live[id]?.placed = PlacedPeriodicEffect(start: now, end: placed.end, effect: rest)
+                    steps.append(.update(slot, rest))
+                }
                 steps.append(.play(id, slot))
                 continue
             }
@@ -439,6 +448,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// How much sooner than its uploaded length an effect must end to be stopped: under a millisecond is the
     /// rounding of its length to the kernel's milliseconds.
     static let cutTolerance = 0.001
+    /// How late a play may be and still play its effect whole: the kernel's millisecond.
+    static let lateStartTolerance = 0.001
     /// How late a play may have reached the device: the slot of an effect that ended by its length is taken again
     /// this long after its end.
     static let lateEndMargin = 0.020
