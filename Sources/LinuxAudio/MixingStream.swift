@@ -256,12 +256,7 @@ public final class MixingStream: Sendable {
         if closingOutput { closesOutput.store(true, ordering: .releasing) }
         closing.store(true, ordering: .relaxed)
         wake.signal()
-        let joined = thread.withLock { held -> ServiceThread? in
-            guard let current = held, !current.isCurrent else { return nil }
-            held = nil
-            return current
-        }
-        joined?.join()
+        thread.joinUnlessCurrent()
     }
 
     deinit { close() }

@@ -1,6 +1,7 @@
 // The sounds a stream plays for the engine's players: one per cue (PlayerState.cues), found again by its anchor.
 // The engine's sound (EngineAudio) and the voice coils (VoiceCoilStream) keep their MixingStreams in line with the
-// players through it, and HD rumble (HDRumbleStream) its stream of bands.
+// players through it, HD rumble (HDRumbleStream) its stream of bands, and a force device (PeriodicEffectStream) its
+// periodic effects.
 import LinuxAudio
 import LinuxSystem
 
@@ -79,5 +80,32 @@ struct CueSounds<Stream: CueStream> {
     mutating func stopAll(on stream: Stream?) {
         if let stream { for sound in sounds.values.flatMap(\.values) { stream.stop(sound.id) } }
         sounds = [:]
+    }
+}
+
+extension Lock {
+    /// Brings `stream` in line with `players`' cues, as every stream that plays the engine's patterns does (the
+    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone stops, and a cue
+    /// without one gets the source `make` gives for it from `start` (its anchor when that is still ahead, else
+    /// `now`: the source skips what has passed, so it stays on the engine's clock), made outside the lock and
+    /// started at `start` while `isOpen` holds.
+    func follow<Stream: CueStream & Sendable>(
+        _ players: [PlayerID: WaveformPlayer], now: Double, on stream: Stream, isOpen: () -> Bool = { true },
+        _ make: (_ player: WaveformPlayer, _ cue: SoundCue, _ start: Double) -> Stream.Source
+    ) where Value == CueSounds<Stream>, Stream.Source: Sendable {
+        let missing = withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: stream) }
+        guard !missing.isEmpty else { return }
+        let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, Stream.Source, Double)? in
+            guard let waveform = players[player] else { return nil }
+            let start = max(cue.anchor.time, now)
+            return (player, cue, make(waveform, cue, start), start)
+        }
+        withLock { sounds in
+            guard isOpen() else { return }
+            for (player, cue, source, start) in sources {
+                sounds.start(
+                    source, atNanoseconds: MonotonicClock.nanoseconds(start), for: player, cue: cue, on: stream)
+            }
+        }
     }
 }

@@ -144,22 +144,11 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
         guard !state.withLock({ $0.closing }) else { return }
-        let missing = sounds.withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: self) }
-        guard !missing.isEmpty else { return }
-        let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, Source, UInt64)? in
-            guard let waveform = players[player] else { return nil }
-            let start = max(cue.anchor.time, now)
+        sounds.follow(players, now: now, on: self) { waveform, cue, start in
             let renderer = BandRenderer(
                 pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
                 locality: locality)
-            let source = Source(
-                renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
-            return (player, cue, source, MonotonicClock.nanoseconds(start))
-        }
-        sounds.withLock { sounds in
-            for (player, cue, source, start) in sources {
-                sounds.start(source, atNanoseconds: start, for: player, cue: cue, on: self)
-            }
+            return Source(renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
         }
     }
 
@@ -170,12 +159,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
     package func close() {
         state.withLock { $0.closing = true }
         wake.signal()
-        let joined = thread.withLock { held -> ServiceThread? in
-            guard let current = held, !current.isCurrent else { return nil }
-            held = nil
-            return current
-        }
-        joined?.join()
+        thread.joinUnlessCurrent()
         keeper?.close()
         device.close()
         sounds.withLock { $0 = CueSounds() }

@@ -138,33 +138,15 @@ package final class VoiceCoilStream: PatternStream {
     /// placed at their anchors, cues no longer asked for ended, changed ends passed on.
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
         guard !closed.load(ordering: .relaxed) else { return }
-        let missing = sounds.withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: mixing) }
-        guard !missing.isEmpty else { return }
         // Sources are made outside the lock (a cursor placed into a long pattern steps to its offset).
-        let sources = missing.compactMap { player, cue in
-            players[player].map { (player, cue, source(for: cue, of: $0, now: now)) }
+        sounds.follow(players, now: now, on: mixing, isOpen: { !closed.load(ordering: .relaxed) }) {
+            player, cue, start in
+            let renderer = WaveformRenderer(
+                pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
+                playbackRate: cue.anchor.rate, locality: locality)
+            return WaveformSource(
+                renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
         }
-        sounds.withLock { sounds in
-            guard !closed.load(ordering: .relaxed) else { return }
-            for (player, cue, source) in sources {
-                sounds.start(
-                    source.source, atNanoseconds: source.startNanoseconds, for: player, cue: cue, on: mixing)
-            }
-        }
-    }
-
-    /// A cue's waveform from its anchor when that is still ahead, else from where the player is now (the stream
-    /// skips what has passed, so the waveform stays on the engine's clock).
-    private func source(for cue: SoundCue, of player: WaveformPlayer, now: Double)
-        -> (source: WaveformSource, startNanoseconds: UInt64)
-    {
-        let start = max(cue.anchor.time, now)
-        let renderer = WaveformRenderer(
-            pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
-            playbackRate: cue.anchor.rate, locality: locality)
-        let source = WaveformSource(
-            renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
-        return (source, MonotonicClock.nanoseconds(start))
     }
 }
 

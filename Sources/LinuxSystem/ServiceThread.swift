@@ -23,3 +23,16 @@ package struct ServiceThread: Sendable {
     /// not only a service thread.
     package static var currentID: UInt { UInt(pthread_self()) }
 }
+
+extension Lock where Value == ServiceThread? {
+    /// Takes the thread held here and waits for it to end, so that a second call does nothing; unless the caller
+    /// is that thread (a stream closed from its own thread, which then ends by itself).
+    package func joinUnlessCurrent() {
+        let joined = withLock { held -> ServiceThread? in
+            guard let current = held, !current.isCurrent else { return nil }
+            held = nil
+            return current
+        }
+        joined?.join()
+    }
+}
