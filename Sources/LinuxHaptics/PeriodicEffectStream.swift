@@ -13,7 +13,6 @@
 //   slots kept are erased (the driver frees their blocks) once nothing plays or waits.
 // The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") drops that one effect,
 // logged once, and the stream plays on. The motor primitives write nothing (StreamedOutput).
-package import AHAP
 package import HapticRendering
 package import LinuxInput
 package import LinuxSystem
@@ -179,10 +178,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     var failure: OutputFailure? { firstFailure.withLock { $0 } }
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
-    /// Effect uploads, updates, and uploads the device refused (full), so far.
-    package var effectCounts: (uploads: Int, updates: Int, refused: Int) {
-        state.withLock { ($0.uploads, $0.updates, $0.refused) }
-    }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
 
     // MARK: Sources
@@ -206,12 +201,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
         state.withLock { $0.sources[id]?.stopAt = Double(nanoseconds) / 1e9 }
         wake.signal()
-    }
-
-    /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
-    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
-        let program = NativePeriodicProgram(pattern: pattern, profile: profile)
-        _ = play(PeriodicSource(program: program, offset: 0), atNanoseconds: startNanoseconds)
     }
 
     /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
