@@ -1,9 +1,10 @@
 // The native periodic path on a device that plays FF_PERIODIC itself: the emulated USB PID joystick, driven by the
-// kernel's hid-pidff (6.1's, which predates the later PID driver work). Each `Haptics/` asset played by an engine
-// with `allowsForceDevices` reaches the device as one effect block per event, whose decoded period and magnitude
-// are the compiled program's, the device's magnitude over time follows the program (bound stated), and every
-// block ends stopped and freed; without the opt-in the stick is never chosen and naming it says why; the engine
-// survives the joystick unplugged mid-pattern and plugged back in.
+// kernel's hid-pidff (Debian's 6.1.192, with part of the 2025 PID driver work backported). Each `Haptics/` asset
+// played by an engine with `allowsForceDevices` reaches the device as one effect per event (in a block created for
+// it, or one an ended effect left), whose decoded period and magnitude are the compiled program's, the device's magnitude over time follows the program (bound stated), and every
+// block ends stopped and freed; without the opt-in the stick is never chosen and naming it says why; a device whose
+// pool is full leaves effects out and plays on; the engine survives the joystick unplugged mid-pattern and plugged
+// back in.
 import AHAP
 import Foundation
 import Glibc
@@ -21,6 +22,9 @@ enum PIDSuite {
         },
         KernelTest(name: "pid/engine/without-the-opt-in-never-chosen-and-naming-it-says-why-cli-too") {
             try await optInRequired()
+        },
+        KernelTest(name: "pid/engine/a-full-device-leaves-effects-out-plays-the-rest-and-frees-every-block") {
+            try await fullDevice()
         },
         KernelTest(name: "pid/engine/\(EmulationSuite.cycles)-unplug-replug-cycles-mid-pattern-no-block-left") {
             try await unplugCycles()
@@ -240,6 +244,53 @@ enum PIDSuite {
                 "    refused without the opt-in (engine and CLI, naming it); with it: path periodic-effects, profile pid"
             )
         }
+    }
+
+    /// Four overlapping tones (0.5 s each, 0.1 s apart) on a joystick whose pool holds two blocks: the device
+    /// answers the third and fourth uploads "full" (the engine's `ENOSPC`), which leaves those two effects out; the
+    /// engine plays on (the first two started, no stop), the next pattern plays, and every block is free at the end.
+    static func fullDevice() async throws {
+        let device: any EmulatedDevice
+        do { device = try EmulatedModel.startPIDJoystick(capacity: 2, logger: EmulationSuite.logger()) } catch {
+            throw TestFailure(reason: "\(error)")
+        }
+        defer { device.destroy() }
+        let nodes: EmulatedDeviceNodes
+        do { nodes = try device.waitUntilBound(timeout: EmulationSuite.bindTimeout) } catch {
+            throw TestFailure(reason: "\(error)")
+        }
+        let engine = try engine(on: nodes.rumbleNode)
+        defer { engine.stop() }
+        let tones = HapticPattern(
+            events: (0..<4).map { index in
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.25)],
+                    relativeTime: 0.1 * Double(index), duration: 0.5)
+            }, parameters: [])
+        let before = device.records().count
+        try await VoiceCoilSuite.play(tones, on: engine)
+        try await Task.sleep(for: .milliseconds(300))
+        try require(engine.isRunning, "the engine stopped on a full device")
+        let reports = device.records().dropFirst(before).compactMap(\.pid)
+        let answers = reports.filter { $0.kind == .createNewEffect }.map(\.status)
+        let started = reports.filter { $0.kind == .effectOperation && $0.operation == .start }.count
+        try require(
+            answers.filter { $0 == .success }.count == 2 && answers.filter { $0 == .full }.count == 2,
+            "the device's answers: \(answers)")
+        try requireEqual(started, 2, "effects started")
+        let thud = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/thud.ahap"))
+        let next = device.records().count
+        try await VoiceCoilSuite.play(thud, on: engine)
+        try await Task.sleep(for: .milliseconds(300))
+        let after = device.records().dropFirst(next).compactMap(\.pid)
+        try require(
+            after.contains { $0.kind == .effectOperation && $0.operation == .start },
+            "the next pattern did not play")
+        let last = PIDPlayback(records: device.records()).state(at: .infinity)
+        try require(last.blocks.isEmpty, "blocks left on the device: \(last.blocks.keys.sorted())")
+        print(
+            "    2 of 4 overlapping tones played on a 2-block joystick (2 uploads answered full), then thud; all free")
     }
 
     static func unplugCycles() async throws {
