@@ -146,11 +146,19 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         /// Slots whose effect is over, kept for the next effect to be uploaded into from `from` on; `stopped` when
         /// a stop was sent (or it never played).
         var idle: [(slot: UploadedEffect, from: Double, stopped: Bool)] = []
+        /// The device answered "full" to an upload since the stream last gave its blocks back: an effect then waits
+        /// for one of our slots to come free before its end, rather than ask for a new block.
+        var deviceFull = false
         var uploads = 0
         var updates = 0
         var refused = 0
         var closing = false
         var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+
+        /// Whether one of our slots is kept for reuse, or will be by `time` (an effect holding one ends).
+        func slotComesFree(before time: Double) -> Bool {
+            !idle.isEmpty || live.values.contains { $0.slot != nil && $0.placed.end < time }
+        }
     }
 
     package let deviceName: String
@@ -296,6 +304,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 slot = try device.uploadEffect(ForceFeedbackEffect(periodic: effect))
             } catch  where error.kind == .noEffectSlot {
                 let first = state.withLock { state in
+                    state.deviceFull = true
+                    // One of our slots coming free before the effect's end takes it; with none, it is left out.
+                    if let end = state.live[id]?.placed.end, state.slotComesFree(before: end) { return false }
                     state.live[id] = nil
                     state.refused += 1
                     return state.refused == 1
@@ -374,6 +385,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
             guard let slot = live.slot else {
                 let kept = state.idle.firstIndex { $0.from <= now }.map { state.idle.remove(at: $0) }
+                // A full device has no block to give: wait for one of our slots to come free (`due` wakes for it).
+                if kept == nil, state.deviceFull, state.slotComesFree(before: placed.end) { continue }
                 // An effect that ended by its length is stopped before its slot takes new parameters: a device
                 // that kept it playing (its firmware's choice) would otherwise play them at once.
                 if let kept, !kept.stopped { steps.append(.stop(kept.slot)) }
@@ -414,6 +427,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         if state.live.isEmpty, state.sources.isEmpty {
             steps += state.idle.map { Step.erase($0.slot) }
             state.idle = []
+            state.deviceFull = false
         }
         return steps
     }
@@ -446,6 +460,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 times.append(live.placed.start + live.placed.effect.updates[live.nextUpdate].time)
             }
             times.append(live.placed.end)
+        }
+        if state.deviceFull, state.live.values.contains(where: { $0.slot == nil }) {
+            times += state.idle.map(\.from)
         }
         for placed in state.sources.values {
             if let stopAt = placed.stopAt { times.append(stopAt) }
