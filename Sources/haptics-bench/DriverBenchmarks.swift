@@ -312,9 +312,9 @@ struct DriverBench {
         }
     }
 
-    /// The least squared error over every lag from 0 to `longestAlignment` samples.
-    static func bestAligned(_ levels: [Double], _ target: [Double]) -> Double {
-        (0...longestAlignment).map { squaredError(levels, target, lag: $0) }.min() ?? 0
+    /// The least squared error over every lag from 0 to `longest` samples.
+    static func bestAligned(_ levels: [Double], _ target: [Double], longest: Int = longestAlignment) -> Double {
+        (0...longest).map { squaredError(levels, target, lag: $0) }.min() ?? 0
     }
 
     /// Plays what `makePlayer` makes from a known instant, and returns the device's louder motor over time

@@ -144,18 +144,11 @@ struct PIDBench {
                 let time = Double(index) / FidelityFigures.sampleRate
                 return time <= seconds ? envelope.levels(at: time).strong : 0
             }
-            let levels = (0..<(count + PIDBench.longestLag)).map { index in
-                playback.output(at: origin + Double(index) / FidelityFigures.sampleRate).magnitude
-            }
-            func squaredError(lag: Int) -> Double {
-                target.indices.reduce(0) { sum, index in
-                    let error = levels[index + lag] - target[index]
-                    return sum + error * error
-                }
-            }
-            let fileSquares = squaredError(lag: 0)
+            let levels = DriverBench.sampled(
+                { playback.output(at: origin + $0).magnitude }, count: count + PIDBench.longestLag)
+            let fileSquares = DriverBench.squaredError(levels, target, lag: 0)
             squares += fileSquares
-            alignedSquares += (0...PIDBench.longestLag).map(squaredError(lag:)).min() ?? fileSquares
+            alignedSquares += DriverBench.bestAligned(levels, target, longest: PIDBench.longestLag)
             samples += count
             perFile.append((fileSquares / Double(count)).squareRoot())
             reports += records.filter { $0.pid != nil }.count
