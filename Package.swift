@@ -66,6 +66,8 @@ let package = Package(
         .systemLibrary(
             name: "CSamplerate", pkgConfig: "samplerate",
             providers: [.apt(["libsamplerate0-dev"])]),
+        // The sound server's sinks, asked through libpulse loaded at run time (its headers from libpulse-dev).
+        .target(name: "CSoundServer"),
 
         // Pure layers: no Glibc, no I/O.
         .target(name: "AHAP", swiftSettings: strict),
@@ -92,7 +94,7 @@ let package = Package(
         .target(
             name: "LinuxAudio",
             dependencies: [
-                "AudioRendering", "LinuxSystem", "CALSA", "CSndfile", "CSamplerate",
+                "AudioRendering", "LinuxSystem", "CALSA", "CSndfile", "CSamplerate", "CSoundServer",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),

@@ -164,14 +164,13 @@ final class EvdevOutputSource: OutputSource {
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }
-        } else if let card = coils.soundCard, coils.writable {
+        } else if let card = coils.soundCardNumber, coils.writable {
             do throws(OutputFailure) {
-                let stream = try VoiceCoilStream.soundCard(card, locality: locality, logger: logger)
+                let stream = try VoiceCoilStream.soundCard(number: card, locality: locality, logger: logger)
                 restoreAudioHaptics(of: device, logger: logger)
                 logger.info("playing on the voice coils", metadata: ["card": "\(card)", "pad": "\(device.node)"])
                 return (VoiceCoilOutput(device: device, stream: stream, kind: .voiceCoils, driver: driver), nil)
             } catch {
-                // A sound server (PipeWire, PulseAudio) holding the card makes its device busy.
                 refusal = "\(error)"
             }
         } else {

@@ -3,8 +3,9 @@
 // its next command) become waveform sources on a MixingStream (`VoiceCoilStream`). Its writer is the pad's:
 // over Bluetooth, report 0x32 on its hidraw node, paced on CLOCK_MONOTONIC a fixed lead ahead of what the pad
 // plays (a killed or stopped process leaves no more than the lead queued in it); over USB, channels 3 and 4 of
-// its sound card, which the kernel stops when the process dies. The rumble motors are never written meanwhile:
-// hid-playstation's rumble report turns the pad's audio haptics off.
+// its sound card, which the kernel stops when the process dies (or, while a sound server holds the card, of the
+// server's output on it, which drops a client's stream when the client dies). The rumble motors are never
+// written meanwhile: hid-playstation's rumble report turns the pad's audio haptics off.
 package import AHAP
 import AudioRendering
 package import HapticRendering
@@ -82,18 +83,87 @@ package final class VoiceCoilStream: PatternStream {
     ) throws(OutputFailure) -> VoiceCoilStream {
         let output: ALSAOutput
         do throws(AudioDeviceError) {
-            output = try ALSAOutput(
-                device: device, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: bufferSeconds,
-                channels: 4, stereoChannel: 2, logger: logger)
+            output = try openSoundCard(device, bufferSeconds: bufferSeconds, logger: logger)
         } catch {
-            let kind: OutputFailure.Kind =
-                error.isDeviceMissing ? .notFound : error.errno == .permissionDenied ? .permissionDenied : .other
-            let why =
-                error.isBusy
-                ? "a sound server (PipeWire, PulseAudio) holds the card, and reaching it through the server is not "
-                    + "built yet: " : ""
-            throw OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(why)\(error)")
+            throw soundCardFailure(error)
         }
+        return try soundCard(output: output, locality: locality, logger: logger)
+    }
+
+    /// The voice coils of a DualSense over USB on sound card number `card`: its own device (`plughw:N,0`), or,
+    /// while a sound server (PulseAudio, PipeWire) holds the card, the server's output on it through the server's
+    /// ALSA plugin, four channels in alsa-lib's order, which the server plays on the card's channels of the same
+    /// number when its output has those positions in that order (its 4-channel profile, `analog-surround-40`).
+    package static func soundCard(
+        number card: Int, locality: HapticLocality = .all, bufferSeconds: Double = soundCardBufferSeconds,
+        logger: Logger
+    ) throws(OutputFailure) -> VoiceCoilStream {
+        let own = "plughw:\(card),0"
+        let output: ALSAOutput
+        do throws(AudioDeviceError) {
+            output = try openSoundCard(own, bufferSeconds: bufferSeconds, logger: logger)
+        } catch  where error.isBusy {
+            output = try soundServerOutput(card: card, bufferSeconds: bufferSeconds, busy: error, logger: logger)
+        } catch {
+            throw soundCardFailure(error)
+        }
+        return try soundCard(output: output, locality: locality, logger: logger)
+    }
+
+    /// Card `card`'s channels through the sound server that holds it (its `hw:` device answered `busy`).
+    private static func soundServerOutput(
+        card: Int, bufferSeconds: Double, busy: AudioDeviceError, logger: Logger
+    ) throws(OutputFailure) -> ALSAOutput {
+        let held = "the sound card is busy (\(busy.message)), and"
+        let outputs: SoundServer.Outputs
+        do throws(SoundServerError) {
+            outputs = try SoundServer.outputs()
+        } catch {
+            throw OutputFailure(.other, "the sound card of the voice coils cannot be opened: \(held) \(error)")
+        }
+        let sink: SoundServerSink
+        switch SoundServer.sink(forCard: card, channels: 4, in: outputs) {
+        case .success(let found): sink = found
+        case .failure(let error):
+            throw OutputFailure(.other, "the sound card of the voice coils cannot be reached: \(held) \(error)")
+        }
+        var refusals: [String] = []
+        for device in SoundServer.alsaDevices(for: sink) {
+            do throws(AudioDeviceError) {
+                let output = try openSoundCard(device, bufferSeconds: bufferSeconds, logger: logger)
+                logger.info(
+                    "the sound server holds the voice coils' card; playing through its output",
+                    metadata: ["server": "\(outputs.server)", "card": "\(card)", "device": "\(device)"])
+                return output
+            } catch {
+                refusals.append("\(error)")
+            }
+        }
+        throw OutputFailure(
+            .other,
+            "the sound card of the voice coils cannot be reached: \(held) the sound server (\(outputs.server)) "
+                + "plays it through \(sink.name), which no ALSA plugin of the server opens (install "
+                + "libasound2-plugins for `pulse`, or pipewire-alsa for `pipewire`): "
+                + refusals.joined(separator: "; "))
+    }
+
+    private static func openSoundCard(_ device: String, bufferSeconds: Double, logger: Logger)
+        throws(AudioDeviceError) -> ALSAOutput
+    {
+        try ALSAOutput(
+            device: device, sampleRate: AudioOutputs.defaultSampleRate, bufferSeconds: bufferSeconds,
+            channels: 4, stereoChannel: 2, logger: logger)
+    }
+
+    private static func soundCardFailure(_ error: AudioDeviceError) -> OutputFailure {
+        let kind: OutputFailure.Kind =
+            error.isDeviceMissing ? .notFound : error.errno == .permissionDenied ? .permissionDenied : .other
+        return OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(error)")
+    }
+
+    private static func soundCard(output: ALSAOutput, locality: HapticLocality, logger: Logger)
+        throws(OutputFailure) -> VoiceCoilStream
+    {
         let writer = SoundCardVoiceCoilWriter(output: output)
         do throws(SystemCallError) {
             return try VoiceCoilStream(

@@ -44,17 +44,21 @@ public struct HDActuators: Sendable, Hashable {
     /// The ALSA device of the pad's sound card, whose channels 3 and 4 they are (USB): `plughw:N,0`, alsa-lib's
     /// plug layer over the card's own device, which turns our float samples into the card's 16-bit ones.
     public var soundCard: String?
+    /// The ALSA number of that sound card.
+    public var soundCardNumber: Int?
     /// Whether this user may write `node`, or the sound card's playback device.
     public var writable: Bool
     /// Why they cannot be driven, when they cannot: no node or card, or no permission (naming the fix).
     public var unavailableReason: String?
 
     public init(
-        kind: Kind = .voiceCoils, node: String?, soundCard: String? = nil, writable: Bool, unavailableReason: String?
+        kind: Kind = .voiceCoils, node: String?, soundCard: String? = nil, soundCardNumber: Int? = nil,
+        writable: Bool, unavailableReason: String?
     ) {
         self.kind = kind
         self.node = node
         self.soundCard = soundCard
+        self.soundCardNumber = soundCardNumber
         self.writable = writable
         self.unavailableReason = unavailableReason
     }
@@ -110,7 +114,7 @@ public struct HDActuators: Sendable, Hashable {
             let pcm = "/dev/snd/pcmC\(card)D0p"
             let writable = Sys.access(pcm, W_OK)
             return HDActuators(
-                node: nil, soundCard: "plughw:\(card),0", writable: writable,
+                node: nil, soundCard: "plughw:\(card),0", soundCardNumber: card, writable: writable,
                 unavailableReason: writable
                     ? nil : "\(pcm) may not be written by this user: log in at the seat, or join the audio group")
         }
