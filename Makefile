@@ -26,9 +26,10 @@ bootstrap:
 bootstrap-bench:
 	@$(TIMED) apt-packages scripts/bootstrap --bench
 
-# The Debian kernel (and udev) the qemu bench boots: downloaded once, then reused from vm-cache/.
+# The Debian kernel (with udev and the PulseAudio daemon) the qemu bench boots: downloaded once, then reused from
+# vm-cache/.
 kernel: bootstrap-bench
-	@$(TIMED) kernel-download scripts/fetch-kernel --udev >/dev/null
+	@$(TIMED) kernel-download scripts/fetch-kernel --udev --pulseaudio >/dev/null
 
 build: bootstrap
 	$(SWIFT) build

@@ -149,10 +149,10 @@ package final class PCM: @unchecked Sendable {
         guard let handle else { throw closedError("snd_pcm_delay") }
         var delay: snd_pcm_sframes_t = 0
         let result = Self.fault(at: "snd_pcm_delay") ?? Int(snd_pcm_delay(handle, &delay))
-        if result < 0, snd_pcm_state(handle) == SND_PCM_STATE_PREPARED {
+        if result == -Int(Errno.ioError.rawValue), snd_pcm_state(handle) == SND_PCM_STATE_PREPARED {
             // A stream that has not started plays nothing yet: what it holds is what was written. Some plugins
-            // cannot tell a delay before their stream runs (the sound server's answers EIO); the free space
-            // tells it then.
+            // cannot tell a delay before their stream runs (the sound server's answers EIO, where a card's
+            // device counts the frames written); the free space tells it then.
             let available = Int(snd_pcm_avail_update(handle))
             return available >= 0 ? max(bufferFrames - available, 0) : 0
         }

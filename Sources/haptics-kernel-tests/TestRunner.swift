@@ -24,6 +24,8 @@ enum Prerequisite: String, CaseIterable, Sendable {
     case gadget
     /// ALSA's loopback card (snd-aloop), played into and captured from, and unbound as a card unplugged.
     case sndAloop = "snd-aloop"
+    /// PulseAudio's daemon with its modules (in the VM bench, vm-run's --pulseaudio layer).
+    case pulseaudio
     /// A running systemd-udevd (/run/udev/control): in the VM bench, the second guest's.
     case udevd
     /// The project's udev rule (udev/70-haptics-gamepads.rules) beside the working directory.
