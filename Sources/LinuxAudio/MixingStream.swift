@@ -236,10 +236,12 @@ public final class MixingStream: Sendable {
     public var earliestStart: UInt64? { shared.withLock { $0.earliestStart } }
 
     /// How far ahead of now a sound must be placed to be heard whole: what `earliestStart` says, or, before the
-    /// first period is written, the output's buffer and two periods.
+    /// first period is written, the output's buffer and two periods (nothing for a stream that is not primed
+    /// with silence: its first period is heard when it is written).
     public var leadNanoseconds: UInt64 {
         let now = MonotonicTime.nanoseconds()
         if let earliest = earliestStart { return earliest > now ? earliest - now : 0 }
+        guard shape.primesWithSilence else { return 0 }
         return UInt64((latency.bufferSeconds + 2 * latency.periodSeconds) * 1e9)
     }
 

@@ -94,7 +94,8 @@ extension EngineCore {
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
             streamed = mayStreamPatterns && state.output is any PatternStreamOutput
-            return try state.decideStart(of: id, generation: generation, at: requested, now: now)
+            let start = streamed ? state.wholeStart(requested, now: now) : requested
+            return try state.decideStart(of: id, generation: generation, at: start, now: now)
         }
         if let quick {
             if streamed, case .queued = quick {
@@ -115,7 +116,7 @@ extension EngineCore {
         let start = max(requested, soundLead.map { later + $0 } ?? later)
         defer { syncSounds() }
         let decision = try state.withLock { (state) throws(HapticEngineError) in
-            try state.decideStart(of: id, generation: generation, at: start, now: later)
+            try state.decideStart(of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
         }
         try carryOut(decision, id: id, generation: generation, now: later)
     }

@@ -218,6 +218,14 @@ struct EngineState: Sendable {
         scheduler.players[id]?.source?.audio != nil
     }
 
+    /// `start`, or later when the output is a stream that has already queued past it: the first moment from
+    /// which a pattern started on it is played from its first sample (`PatternStream.startLead`), as a player
+    /// with sound waits for the sound's latency.
+    func wholeStart(_ start: Double, now: Double) -> Double {
+        guard let stream = output as? any PatternStreamOutput else { return start }
+        return max(start, now + stream.startLead)
+    }
+
     /// How a start of player `id` at `start` (engine time, not before `now`) goes: its prepared pulse triggered,
     /// when it starts now from the top and has one for this output, else queued for the mix to play whole.
     mutating func decideStart(of id: PlayerID, generation: ResetGeneration, at start: Double, now: Double)

@@ -111,6 +111,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// Reports written so far; the stream counts no underruns (the pad holds each report's bands).
     var counts: (reports: Int, underruns: Int) { (reports, 0) }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
+    /// Nothing is queued ahead: each report carries the bands of its moment, and a start sends one sooner.
+    var startLead: Double { 0 }
 
     // MARK: Sources
 

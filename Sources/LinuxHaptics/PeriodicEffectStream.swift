@@ -187,6 +187,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
+    /// Nothing is queued ahead: an effect due now is uploaded and played at once (its rest when the upload
+    /// made it late by a round trip).
+    var startLead: Double { 0 }
 
     // MARK: Sources
 

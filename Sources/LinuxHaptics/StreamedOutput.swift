@@ -15,6 +15,10 @@ protocol PatternStream: Sendable {
     var counts: (reports: Int, underruns: Int) { get }
     /// What the actuators were last sent.
     var activity: ActuatorActivity { get }
+    /// How many seconds ahead of now a pattern must start to be played from its first sample: what the stream has
+    /// already queued. A start placed sooner is kept in time by skipping into the pattern, which would cut a
+    /// short tap; the engine places starts this far ahead instead (0: a start now is played whole).
+    var startLead: Double { get }
     /// Makes it play what `players` ask for from `now` (nothing once closed).
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
     /// Ends it (its last report puts the actuators at rest) and closes what it writes.
@@ -70,12 +74,14 @@ protocol PatternStreamOutput: MotorOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
     var activity: ActuatorActivity { get }
     var streamCounts: (reports: Int, underruns: Int) { get }
+    var startLead: Double { get }
 }
 
 extension StreamedOutput: PatternStreamOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
     var activity: ActuatorActivity { stream.activity }
     var streamCounts: (reports: Int, underruns: Int) { stream.counts }
+    var startLead: Double { stream.startLead }
 }
 
 /// The voice coils' output.

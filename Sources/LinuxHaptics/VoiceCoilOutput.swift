@@ -187,6 +187,8 @@ package final class VoiceCoilStream: PatternStream {
     package var counts: (reports: Int, underruns: Int) { writer.counts }
     /// What the voice coils were last sent.
     var activity: ActuatorActivity { writer.activity }
+    /// What the pad (Bluetooth) or the card's buffer, and a sound server's, hold ahead of now.
+    var startLead: Double { Double(mixing.leadNanoseconds) / 1e9 }
 
     /// Ends the stream and closes its writer.
     package func close() {

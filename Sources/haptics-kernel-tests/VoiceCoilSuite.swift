@@ -25,6 +25,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/stop-loop-rate-and-two-players-shape-the-stream-timelines-refused") {
                 try await playerCommands()
             },
+            KernelTest(name: "hd/dualsense-bt/a-tap-started-now-while-the-stream-runs-arrives-whole") {
+                try await tapMidStream()
+            },
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
                 try await killedOrStoppedFallsSilent()
             },
@@ -274,6 +277,44 @@ enum VoiceCoilSuite {
                 "    stop after \(Int((stopped - started) * 1000)) ms played \(Int(played * 1000)) ms; a looped tone "
                     + "\(Int(loopSound.seconds * 1000)) ms without a gap; rate 2: \(Int(quick.seconds * 1000)) ms at "
                     + "\(Int(frequency.rounded())) Hz; two players \(String(format: "%.2f", pair / single))× one")
+        }
+    }
+
+    /// A tap started now while another player keeps the stream running (a silent continuous event: the stream
+    /// writes while a source plays, whatever its level) arrives whole, every sample of its render: the engine
+    /// starts it after what the pad has queued (`PatternStream.startLead`) rather than skipping into it. Its
+    /// burst is shorter than that queue, so a start placed now would leave nothing of it.
+    static func tapMidStream() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let carrier = try engine.makeAdvancedPlayer(with: tone(1.5, intensity: 0))
+            try carrier.start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(300))
+            let tap = HapticPattern(
+                events: [
+                    HapticEvent(
+                        type: .hapticTransient,
+                        parameters: [
+                            HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                            HapticEventParameter(parameterID: .hapticSharpness, value: 1),
+                        ], relativeTime: 0)
+                ], parameters: [])
+            let expected = expectedSamples(tap)
+            let burst = sounding(expected.left).seconds
+            let before = device.records().count
+            try engine.makeAdvancedPlayer(with: tap).start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(250))
+            try carrier.stop(atTime: 0)
+            try await Task.sleep(for: .milliseconds(120))
+            let received = try checkedSamples(hapticsReports(device, after: before), "the tap")
+            let lined = alignment(received.left, expected.left)
+            try require(
+                lined.mismatches == 0 && sounding(received.left).seconds == burst,
+                "the tap arrived as \(Int(sounding(received.left).seconds * 1e4) / 10) ms of its \(Int(burst * 1e4) / 10) ms "
+                    + "burst, \(lined.mismatches) of \(lined.compared) samples off its render")
+            print(
+                "    a \(String(format: "%.1f", burst * 1000)) ms burst started mid-stream: every sample of its render")
         }
     }
 
