@@ -133,6 +133,39 @@ public enum SoundServer {
     }
 }
 
+extension SoundServer {
+    /// The server's output that plays a `channels`-channel stream on card `card` unchanged, with the server's name:
+    /// the server asked (`outputs`) and its outputs chosen from (`sink(forCard:channels:in:)`). Fails with why the
+    /// server did not answer, or with the outputs it has on the card.
+    public static func route(toCard card: Int, channels: Int) throws(SoundServerRouteFailure)
+        -> (server: String, sink: SoundServerSink)
+    {
+        let outputs: Outputs
+        do throws(SoundServerError) {
+            outputs = try self.outputs()
+        } catch {
+            throw .noAnswer(error)
+        }
+        switch sink(forCard: card, channels: channels, in: outputs) {
+        case .success(let sink): return (outputs.server, sink)
+        case .failure(let error): throw .noOutput(error)
+        }
+    }
+}
+
+/// Why no output of the sound server reaches a card: the server gave no answer, or has no fitting output on it.
+public enum SoundServerRouteFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case noAnswer(SoundServerError)
+    case noOutput(SoundServerRouteError)
+
+    public var description: String {
+        switch self {
+        case .noAnswer(let error): "\(error)"
+        case .noOutput(let error): "\(error)"
+        }
+    }
+}
+
 /// The server holds a card but offers no sink that plays a stream's channels on it unchanged.
 public struct SoundServerRouteError: Error, Sendable, Equatable, CustomStringConvertible {
     public let server: String

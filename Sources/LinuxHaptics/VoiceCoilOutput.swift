@@ -115,25 +115,20 @@ package final class VoiceCoilStream: PatternStream {
         card: Int, bufferSeconds: Double, busy: AudioDeviceError, logger: Logger
     ) throws(OutputFailure) -> ALSAOutput {
         let held = "the sound card is busy (\(busy.message)), and"
-        let outputs: SoundServer.Outputs
-        do throws(SoundServerError) {
-            outputs = try SoundServer.outputs()
+        let route: (server: String, sink: SoundServerSink)
+        do throws(SoundServerRouteFailure) {
+            route = try SoundServer.route(toCard: card, channels: 4)
         } catch {
-            throw OutputFailure(.other, "the sound card of the voice coils cannot be opened: \(held) \(error)")
-        }
-        let sink: SoundServerSink
-        switch SoundServer.sink(forCard: card, channels: 4, in: outputs) {
-        case .success(let found): sink = found
-        case .failure(let error):
             throw OutputFailure(.other, "the sound card of the voice coils cannot be reached: \(held) \(error)")
         }
+        let (server, sink) = route
         var refusals: [String] = []
         for device in SoundServer.alsaDevices(for: sink) {
             do throws(AudioDeviceError) {
                 let output = try openSoundCard(device, bufferSeconds: bufferSeconds, logger: logger)
                 logger.info(
                     "the sound server holds the voice coils' card; playing through its output",
-                    metadata: ["server": "\(outputs.server)", "card": "\(card)", "device": "\(device)"])
+                    metadata: ["server": "\(server)", "card": "\(card)", "device": "\(device)"])
                 return output
             } catch {
                 refusals.append("\(error)")
@@ -141,7 +136,7 @@ package final class VoiceCoilStream: PatternStream {
         }
         throw OutputFailure(
             .other,
-            "the sound card of the voice coils cannot be reached: \(held) the sound server (\(outputs.server)) "
+            "the sound card of the voice coils cannot be reached: \(held) the sound server (\(server)) "
                 + "plays it through \(sink.name), which no ALSA plugin of the server opens (install "
                 + "libasound2-plugins for `pulse`, or pipewire-alsa for `pipewire`): "
                 + refusals.joined(separator: "; "))

@@ -62,9 +62,12 @@ extension InputDevice {
         let hd: String
         if let hdActuators {
             let what = hdActuators.kind.summary
+            let held = hdActuators.soundCardHolder.map {
+                ", which \($0) holds: the engine plays through a sound server's output on the card"
+            }
             hd =
                 hdActuators.isDrivable
-                ? " \(what) through \(hdActuators.node ?? hdActuators.soundCard ?? "")."
+                ? " \(what) through \(hdActuators.node ?? hdActuators.soundCard ?? "")\(held ?? "")."
                 : " \(what) not reachable: \(hdActuators.unavailableReason ?? "")."
         } else {
             hd = ""
@@ -108,7 +111,7 @@ extension InputDevice: Encodable {
 
 extension HDActuators: Encodable {
     enum CodingKeys: String, CodingKey {
-        case kind, node, soundCard, writable, reason
+        case kind, node, soundCard, soundCardHeldBy, writable, reason
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -116,6 +119,7 @@ extension HDActuators: Encodable {
         try container.encode(kind.rawValue, forKey: .kind)
         try encodeOrNull(node, .node, in: &container)
         try encodeOrNull(soundCard, .soundCard, in: &container)
+        if soundCard != nil { try encodeOrNull(soundCardHolder, .soundCardHeldBy, in: &container) }
         try container.encode(writable, forKey: .writable)
         try encodeOrNull(unavailableReason, .reason, in: &container)
     }
@@ -182,5 +186,15 @@ package enum DeviceReportJSON {
         let encoder = JSONEncoder()
         encoder.outputFormatting = formatting
         return String(decoding: try encoder.encode(value), as: UTF8.self)
+    }
+}
+
+extension SoundCardHolder: Encodable {
+    enum CodingKeys: String, CodingKey { case pid, command }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(pid, forKey: .pid)
+        try encodeOrNull(command, .command, in: &container)
     }
 }

@@ -46,6 +46,9 @@ public struct HDActuators: Sendable, Hashable {
     public var soundCard: String?
     /// The ALSA number of that sound card.
     public var soundCardNumber: Int?
+    /// The process that holds the card's playback when no substream of it is free (a sound server, usually):
+    /// its device is then busy, and the engine goes through the server's output on the card.
+    public var soundCardHolder: SoundCardHolder?
     /// Whether this user may write `node`, or the sound card's playback device.
     public var writable: Bool
     /// Why they cannot be driven, when they cannot: no node or card, or no permission (naming the fix).
@@ -113,10 +116,12 @@ public struct HDActuators: Sendable, Hashable {
             }
             let pcm = "/dev/snd/pcmC\(card)D0p"
             let writable = Sys.access(pcm, W_OK)
-            return HDActuators(
+            var actuators = HDActuators(
                 node: nil, soundCard: "plughw:\(card),0", soundCardNumber: card, writable: writable,
                 unavailableReason: writable
                     ? nil : "\(pcm) may not be written by this user: log in at the seat, or join the audio group")
+            actuators.soundCardHolder = soundCardHolder(card: card)
+            return actuators
         }
         guard let node = HidrawDevice.node(besideEvent: identity.sysPath) else {
             return HDActuators(
@@ -148,6 +153,26 @@ public struct HDActuators: Sendable, Hashable {
         return nil
     }
 
+    /// The process holding sound card `card`'s playback device 0, read from the kernel's status of each of its
+    /// substreams under `proc` ("closed", or the state with an `owner_pid` line): nil when one is free.
+    public static func soundCardHolder(card: Int, proc: String = "/proc") -> SoundCardHolder? {
+        let folder = "\(proc)/asound/card\(card)/pcm0p"
+        guard let substreams = try? Sys.directoryEntries(folder).filter({ $0.hasPrefix("sub") }).sorted(),
+            !substreams.isEmpty
+        else { return nil }
+        var holder: SoundCardHolder?
+        for substream in substreams {
+            guard let status = try? Sys.readSmallFile("\(folder)/\(substream)/status") else { return nil }
+            guard !status.hasPrefix("closed") else { return nil }
+            let owner = status.split(separator: "\n").first { $0.hasPrefix("owner_pid") }
+            let digits = owner?.split(separator: ":").last?.filter { $0 != " " && $0 != "\t" }
+            guard let pid = digits.flatMap({ Int32($0) }) else { continue }
+            let command = (try? Sys.readSmallFile("\(proc)/\(pid)/comm"))?.split(separator: "\n").first.map(String.init)
+            holder = holder ?? SoundCardHolder(pid: pid, command: command)
+        }
+        return holder
+    }
+
     private static func parent(of path: String) -> String {
         String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
     }
@@ -157,4 +182,17 @@ public struct HDActuators: Sendable, Hashable {
         "\(node) may not be written by this user: install the udev rule (udev/70-haptics-gamepads.rules, "
             + "`sudo make install-udev`) and plug the pad in again"
     }
+}
+
+/// A process that holds a sound card's playback: its id, and its command name when it could be read.
+public struct SoundCardHolder: Sendable, Hashable, CustomStringConvertible {
+    public var pid: Int32
+    public var command: String?
+
+    public init(pid: Int32, command: String?) {
+        self.pid = pid
+        self.command = command
+    }
+
+    public var description: String { command.map { "\($0) (pid \(pid))" } ?? "pid \(pid)" }
 }

@@ -216,6 +216,9 @@ enum AudioSuite {
         // The server holds substream 0, as it holds a pad's one.
         let holders = try holdPlaybackSubstreams(from: 1)
         defer { for holder in holders { holder.close() } }
+        // What `haptics probe` reports: the card held, by the server's process.
+        try requireEqual(
+            HDActuators.soundCardHolder(card: card)?.command, "pulseaudio", "the holder of the card as probed")
         do {
             let direct = try ALSAOutput(device: "plughw:\(card),0", channels: 4, logger: logger())
             direct.close()

@@ -1,4 +1,5 @@
 import ArgumentParser
+import LinuxAudio
 import LinuxInput
 
 struct ProbeCommand: ParsableCommand {
@@ -90,11 +91,24 @@ struct ProbeCommand: ParsableCommand {
         } else {
             lines.append("  force feedback  none")
         }
+        if let coils = device.hdActuators, let card = coils.soundCardNumber, let holder = coils.soundCardHolder {
+            lines.append("  voice coils     card \(card) is held by \(holder): \(Self.soundServerRoute(card: card))")
+        }
         lines.append(
             "  capabilities    read from \(device.capabilitySource == .evdev ? "the open node (libevdev)" : "sysfs")")
         lines.append("")
         lines.append(device.summary)
         return lines.joined(separator: "\n")
+    }
+
+    /// How the engine reaches a card a program holds: the sound server's output on it, or why not.
+    private static func soundServerRoute(card: Int) -> String {
+        do throws(SoundServerRouteFailure) {
+            let (server, sink) = try SoundServer.route(toCard: card, channels: 4)
+            return "played through the output \(sink.name) of the sound server (\(server))"
+        } catch {
+            return "the engine plays on the motors: \(error)"
+        }
     }
 
     private func hex4(_ value: UInt16) -> String {

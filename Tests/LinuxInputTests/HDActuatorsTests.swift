@@ -101,4 +101,38 @@ import Testing
     @Test func anEventNodeOutsideAUSBDeviceHasNone() {
         #expect(HDActuators.soundCard(besideEvent: "/sys/devices/virtual/input/input99/event99") == nil)
     }
+
+    /// A /proc with card 3's playback substreams in `statuses` and process 812 named pulseaudio.
+    static func procTree(_ statuses: [String]) throws -> String {
+        let root = NSTemporaryDirectory() + "proc-\(UUID().uuidString)"
+        let manager = FileManager.default
+        for (index, status) in statuses.enumerated() {
+            let folder = root + "/asound/card3/pcm0p/sub\(index)"
+            try manager.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try status.write(toFile: folder + "/status", atomically: true, encoding: .utf8)
+        }
+        try manager.createDirectory(atPath: root + "/812", withIntermediateDirectories: true)
+        try "pulseaudio\n".write(toFile: root + "/812/comm", atomically: true, encoding: .utf8)
+        return root
+    }
+
+    static let running = "state: RUNNING\nowner_pid   : 812\ntrigger_time: 5.1\n"
+
+    @Test func aCardWhoseOneSubstreamIsOpenIsHeldByItsOwner() throws {
+        let proc = try Self.procTree([Self.running])
+        defer { try? FileManager.default.removeItem(atPath: proc) }
+        let holder = HDActuators.soundCardHolder(card: 3, proc: proc)
+        #expect(holder == SoundCardHolder(pid: 812, command: "pulseaudio"))
+        #expect(holder?.description == "pulseaudio (pid 812)")
+    }
+
+    @Test func aCardWithAFreeSubstreamIsNotHeld() throws {
+        let proc = try Self.procTree([Self.running, "closed\n"])
+        defer { try? FileManager.default.removeItem(atPath: proc) }
+        #expect(HDActuators.soundCardHolder(card: 3, proc: proc) == nil)
+    }
+
+    @Test func aCardWithoutPlaybackStatusIsNotHeld() {
+        #expect(HDActuators.soundCardHolder(card: 3, proc: "/nonexistent-proc") == nil)
+    }
 }
