@@ -78,4 +78,17 @@ extension AHAPFixtures {
                     ], relativeTime: 0, duration: seconds)
             ], parameters: [])
     }
+
+    /// One transient at time 0 at `intensity` and `sharpness`: a tap.
+    package static func tap(intensity: Double = 1, sharpness: Double = 0.5) -> HapticPattern {
+        HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticTransient,
+                    parameters: [
+                        HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                        HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
+                    ], relativeTime: 0)
+            ], parameters: [])
+    }
 }

@@ -129,14 +129,7 @@ enum AudioSuite {
     /// (a USB audio function cannot enumerate on dummy_hcd). A tone of sharpness 0.5 played on the voice-coil
     /// stream must come back on channels 3 and 4 exactly as rendered and limited, with channels 1 and 2 silent.
     static func voiceCoilChannels() async throws {
-        let pattern = AHAPFixtures.tone(seconds: 0.2, intensity: 0.8)
-        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(rate))
-        // As the stream sends it: the render, limited, then 0.15 s of silence (what snd-aloop repeats when
-        // playing stops must be silence).
-        let limited = ActuatorFrames.mixed(
-            [renderer.render(from: 0, count: renderer.endFrame)], limiter: SoftLimiter.standard)
-        let tail = [Float](repeating: 0, count: 2 * rate * 15 / 100)
-        let rendered: [Float] = limited.interleaved.map { Float($0) } + tail
+        let (pattern, rendered) = coilTone()
         var underruns = 0
         let captured = try LoopbackCapture.capture(
             frames: rendered.count / 2 + rate / 2, rate: rate, device: captureDevice, channels: 4
@@ -148,17 +141,33 @@ enum AudioSuite {
             Sys.sleep(nanoseconds: UInt64((0.1 + 0.2 + captureSafeBuffer + 0.1) * 1e9))
             underruns = stream.counts.underruns
         }
-        let samples = captured.samples
-        let frames = samples.count / 4
+        try checkCoilChannels(captured.samples, against: rendered, xruns: underruns)
+    }
+
+    /// The tone the voice-coil tests play (sharpness 0.5, 0.2 s at 0.8), and its frames as the stream sends them:
+    /// the render, limited, then 0.15 s of silence (what snd-aloop repeats when playing stops must be silence).
+    static func coilTone() -> (pattern: HapticPattern, rendered: [Float]) {
+        let pattern = AHAPFixtures.tone(seconds: 0.2, intensity: 0.8)
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(rate))
+        let limited = ActuatorFrames.mixed(
+            [renderer.render(from: 0, count: renderer.endFrame)], limiter: SoftLimiter.standard)
+        let tail = [Float](repeating: 0, count: 2 * rate * 15 / 100)
+        return (pattern, limited.interleaved.map { Float($0) } + tail)
+    }
+
+    /// Checks a 4-channel capture: channels 1 and 2 silent, channels 3 and 4 `rendered` (`check`).
+    static func checkCoilChannels(_ samples: [Float], against rendered: [Float], xruns: Int, tolerance: Float = 1e-6)
+        throws
+    {
         var front: [Float] = []
         var coils: [Float] = []
-        for frame in 0..<frames {
+        for frame in 0..<samples.count / 4 {
             front += [samples[4 * frame], samples[4 * frame + 1]]
             coils += [samples[4 * frame + 2], samples[4 * frame + 3]]
         }
         try require(front.allSatisfy { $0 == 0 }, "channels 1 and 2 are not silent")
-        _ = try check(coils, against: rendered, xruns: underruns)
-        print("  channels 3 and 4: the tone as rendered; channels 1 and 2: silent, over \(frames) frames")
+        _ = try check(coils, against: rendered, xruns: xruns, tolerance: tolerance)
+        print("  channels 3 and 4: the tone as rendered; channels 1 and 2: silent, over \(samples.count / 4) frames")
     }
 
     /// The number of snd-aloop's card.
@@ -226,12 +235,7 @@ enum AudioSuite {
         } catch let error as AudioDeviceError {
             try require(error.isBusy, "the card's own device refused with \(error), not busy")
         }
-        let pattern = AHAPFixtures.tone(seconds: 0.2, intensity: 0.8)
-        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(rate))
-        let limited = ActuatorFrames.mixed(
-            [renderer.render(from: 0, count: renderer.endFrame)], limiter: SoftLimiter.standard)
-        let tail = [Float](repeating: 0, count: 2 * rate * 15 / 100)
-        let rendered: [Float] = limited.interleaved.map { Float($0) } + tail
+        let (pattern, rendered) = coilTone()
         var underruns = 0
         var device = ""
         let captured = try LoopbackCapture.capture(
@@ -247,17 +251,8 @@ enum AudioSuite {
         }
         print("  played through \(device)")
         try requireEqual(device, "pulse:DEVICE=\(server.sink)", "the device the stream went to")
-        let samples = captured.samples
-        var front: [Float] = []
-        var coils: [Float] = []
-        for frame in 0..<samples.count / 4 {
-            front += [samples[4 * frame], samples[4 * frame + 1]]
-            coils += [samples[4 * frame + 2], samples[4 * frame + 3]]
-        }
-        try require(front.allSatisfy { $0 == 0 }, "channels 1 and 2 are not silent")
         // The server's output runs 16-bit samples, as the pad's card does: each comes back within half a step.
-        _ = try check(coils, against: rendered, xruns: underruns, tolerance: 0.5 / 32768 + 1e-6)
-        print("  channels 3 and 4: the tone as rendered; channels 1 and 2: silent, over \(samples.count / 4) frames")
+        try checkCoilChannels(captured.samples, against: rendered, xruns: underruns, tolerance: 0.5 / 32768 + 1e-6)
     }
 
     /// `value` rounded to one decimal, for the printed figures.

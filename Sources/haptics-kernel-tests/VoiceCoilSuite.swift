@@ -291,15 +291,7 @@ enum VoiceCoilSuite {
             let carrier = try engine.makeAdvancedPlayer(with: tone(1.5, intensity: 0))
             try carrier.start(atTime: 0)
             try await Task.sleep(for: .milliseconds(300))
-            let tap = HapticPattern(
-                events: [
-                    HapticEvent(
-                        type: .hapticTransient,
-                        parameters: [
-                            HapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                            HapticEventParameter(parameterID: .hapticSharpness, value: 1),
-                        ], relativeTime: 0)
-                ], parameters: [])
+            let tap = AHAPFixtures.tap(sharpness: 1)
             let expected = expectedSamples(tap)
             let burst = sounding(expected.left).seconds
             let before = device.records().count
@@ -311,8 +303,9 @@ enum VoiceCoilSuite {
             let lined = alignment(received.left, expected.left)
             try require(
                 lined.mismatches == 0 && sounding(received.left).seconds == burst,
-                "the tap arrived as \(Int(sounding(received.left).seconds * 1e4) / 10) ms of its \(Int(burst * 1e4) / 10) ms "
-                    + "burst, \(lined.mismatches) of \(lined.compared) samples off its render")
+                "the tap arrived as \(Int(sounding(received.left).seconds * 1e4) / 10) ms of its "
+                    + "\(Int(burst * 1e4) / 10) ms burst, \(lined.mismatches) of \(lined.compared) samples off its render"
+            )
             print(
                 "    a \(String(format: "%.1f", burst * 1000)) ms burst started mid-stream: every sample of its render")
         }

@@ -56,15 +56,7 @@ func roundRobin<Item>(_ items: [Item], round: Int) -> [Item] {
 
 enum PeerLatency {
     /// The tap ours triggers: a full-intensity transient.
-    static let tap = HapticPattern(
-        events: [
-            HapticEvent(
-                type: .hapticTransient,
-                parameters: [
-                    HapticEventParameter(parameterID: .hapticIntensity, value: 1),
-                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
-                ], relativeTime: 0)
-        ], parameters: [])
+    static let tap = AHAPFixtures.tap()
 
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
