@@ -196,7 +196,7 @@ public final class MixingStream: Sendable {
     /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
     /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
     /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
-    /// must be.
+    /// must be; a source that `playsWholeWhenLate` is played from its first frame as soon as it can be instead.
     @discardableResult
     public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
         let id = shared.withLock { shared in
@@ -380,7 +380,7 @@ public final class MixingStream: Sendable {
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 if offset >= period { return true }
-            } else if let start = sound.start {
+            } else if let start = sound.start, !sound.source.playsWholeWhenLate {
                 let late = Double(periodHeard - start) / 1e9
                 if late <= MixingStream.latestSkip,
                     !Self.skip(&sound.source, frames: Int(late * Double(output.sampleRate)))

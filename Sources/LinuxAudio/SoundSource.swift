@@ -7,6 +7,14 @@ public protocol SoundSource: Sendable {
     /// Overwrites `buffer` (2 samples per frame) with the next frames; returns false once the source has ended
     /// (frames after its end are silence).
     mutating func renderNext(into buffer: inout [Float]) -> Bool
+    /// Whether a start that has passed by the first period it could be heard in plays the source from its first
+    /// frame, later than asked, rather than skipping what has passed (`MixingStream.play(_:at:gain:)`). False
+    /// unless a source says otherwise: a sound in step with haptics keeps its time.
+    var playsWholeWhenLate: Bool { get }
+}
+
+extension SoundSource {
+    public var playsWholeWhenLate: Bool { false }
 }
 
 extension AudioMixer: SoundSource {

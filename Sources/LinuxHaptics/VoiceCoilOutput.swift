@@ -211,8 +211,11 @@ package final class VoiceCoilStream: PatternStream {
             let renderer = WaveformRenderer(
                 pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
                 playbackRate: cue.anchor.rate, locality: locality)
+            // A start from the pattern's beginning is played whole, even when placed a little late (below).
+            let fromTheTop = cue.anchor.offset == 0
             return WaveformSource(
-                renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
+                renderer: renderer, offset: fromTheTop ? 0 : cue.anchor.offset(at: start),
+                loopLength: cue.anchor.loopLength, playsWholeWhenLate: fromTheTop)
         }
     }
 }
@@ -231,9 +234,16 @@ struct WaveformSource: SoundSource {
     private var cursor: WaveformCursor
     /// The frame a loop goes back to 0 at; nil when the player does not loop.
     private let loopFrame: Int?
+    /// A pattern started from its beginning is played whole when it reaches the stream late: the engine starts
+    /// it after what the stream has queued (`startLead`), but on a loaded machine the source can be handed over
+    /// after that moment, or after the thread began that period's mix, and a short tap would lose its first
+    /// samples. Its time then runs late by what it missed. Anything picked up part-way (after a change of the
+    /// player's controls, a seek) keeps the engine's time.
+    let playsWholeWhenLate: Bool
 
-    init(renderer: WaveformRenderer, offset: Double, loopLength: Double?) {
+    init(renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false) {
         self.renderer = renderer
+        self.playsWholeWhenLate = playsWholeWhenLate
         let frame = { (time: Double) in Int((time * renderer.framesPerPatternSecond).rounded()) }
         loopFrame = loopLength.map { max(1, frame($0)) }
         cursor = renderer.cursor(at: max(0, frame(offset)))

@@ -301,11 +301,11 @@ enum VoiceCoilSuite {
             try await Task.sleep(for: .milliseconds(120))
             let received = try checkedSamples(hapticsReports(device, after: before), "the tap")
             let lined = alignment(received.left, expected.left)
+            let got = sounding(received.left).seconds
             try require(
-                lined.mismatches == 0 && sounding(received.left).seconds == burst,
-                "the tap arrived as \(Int(sounding(received.left).seconds * 1e4) / 10) ms of its "
-                    + "\(Int(burst * 1e4) / 10) ms burst, \(lined.mismatches) of \(lined.compared) samples off its render"
-            )
+                lined.mismatches == 0 && got == burst,
+                "the tap arrived as \(Int((got * rate).rounded())) of its \(Int((burst * rate).rounded())) sounding "
+                    + "frames, \(lined.mismatches) of \(lined.compared) samples off its render")
             print(
                 "    a \(String(format: "%.1f", burst * 1000)) ms burst started mid-stream: every sample of its render")
         }

@@ -66,6 +66,31 @@ struct MixingStreamTests {
         #expect(samples[16000...].allSatisfy { $0 == 0 })
     }
 
+    /// A ramp that asks to be played whole when late.
+    struct WholeRamp: SoundSource {
+        var clip: ClipSource
+        var playsWholeWhenLate: Bool { true }
+        mutating func renderNext(into buffer: inout [Float]) -> Bool { clip.renderNext(into: &buffer) }
+    }
+
+    @Test("a start already passed of a source that plays whole when late plays every frame from its first on")
+    func lateStartPlaysWhole() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream runs") { output.frames > 0 }
+        let ramp = (0..<800).map { Float($0 + 1) / 800 }
+        let id = stream.play(
+            WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+            at: output.origin)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(first > 0, "the start had passed when the sound was queued")
+        let heard = (0..<800).map { samples[2 * (first + $0)] }
+        #expect(heard == ramp, "the ramp is not heard whole from its first frame")
+    }
+
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
     func patternSource() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
