@@ -151,8 +151,8 @@ package final class PCM: @unchecked Sendable {
         let result = Self.fault(at: "snd_pcm_delay") ?? Int(snd_pcm_delay(handle, &delay))
         if result == -Int(Errno.ioError.rawValue), snd_pcm_state(handle) == SND_PCM_STATE_PREPARED {
             // A stream that has not started plays nothing yet: what it holds is what was written. Some plugins
-            // cannot tell a delay before their stream runs (the sound server's answers EIO, where a card's
-            // device counts the frames written); the free space tells it then.
+            // cannot tell a delay before their stream runs (the sound server's `pulse` plugin answers EIO, where
+            // a card's own device counts the frames written); the free space tells it then.
             let available = Int(snd_pcm_avail_update(handle))
             return available >= 0 ? max(bufferFrames - available, 0) : 0
         }
