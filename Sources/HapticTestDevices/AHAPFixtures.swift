@@ -68,27 +68,25 @@ extension AHAPFixtures {
     /// One continuous event from time 0, flat at `intensity` and `sharpness`: the tone the device tests and
     /// benchmarks play (sharpness 0.5 is a 122 Hz carrier on voice coils, and a split over both motors).
     package static func tone(seconds: Double, intensity: Double = 1, sharpness: Double = 0.5) -> HapticPattern {
-        HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [
-                        HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
-                        HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
-                    ], relativeTime: 0, duration: seconds)
-            ], parameters: [])
+        single(.hapticContinuous, intensity: intensity, sharpness: sharpness, duration: seconds)
     }
 
     /// One transient at time 0 at `intensity` and `sharpness`: a tap.
     package static func tap(intensity: Double = 1, sharpness: Double = 0.5) -> HapticPattern {
+        single(.hapticTransient, intensity: intensity, sharpness: sharpness, duration: nil)
+    }
+
+    private static func single(
+        _ type: HapticEvent.EventType, intensity: Double, sharpness: Double, duration: Double?
+    ) -> HapticPattern {
         HapticPattern(
             events: [
                 HapticEvent(
-                    type: .hapticTransient,
+                    type: type,
                     parameters: [
                         HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
                         HapticEventParameter(parameterID: .hapticSharpness, value: sharpness),
-                    ], relativeTime: 0)
+                    ], relativeTime: 0, duration: duration)
             ], parameters: [])
     }
 }

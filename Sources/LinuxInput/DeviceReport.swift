@@ -63,7 +63,7 @@ extension InputDevice {
         if let hdActuators {
             let what = hdActuators.kind.summary
             let held = hdActuators.soundCardHolder.map {
-                ", which \($0) holds: the engine plays through a sound server's output on the card"
+                ", which \($0) holds: the engine reaches it only through a sound server's output on the card"
             }
             hd =
                 hdActuators.isDrivable

@@ -41,11 +41,11 @@ public struct HDActuators: Sendable, Hashable {
     public var kind: Kind
     /// The hidraw node their waveform reports are written to (Bluetooth); nil over USB or when the pad has none.
     public var node: String?
-    /// The ALSA device of the pad's sound card, whose channels 3 and 4 they are (USB): `plughw:N,0`, alsa-lib's
-    /// plug layer over the card's own device, which turns our float samples into the card's 16-bit ones.
-    public var soundCard: String?
-    /// The ALSA number of that sound card.
+    /// The ALSA number of the pad's sound card, whose channels 3 and 4 they are (USB).
     public var soundCardNumber: Int?
+    /// That card's ALSA device: `plughw:N,0`, alsa-lib's plug layer over the card's own device, which turns our
+    /// float samples into the card's 16-bit ones.
+    public var soundCard: String? { soundCardNumber.map { "plughw:\($0),0" } }
     /// The process that holds the card's playback when no substream of it is free (a sound server, usually):
     /// its device is then busy, and the engine goes through the server's output on the card.
     public var soundCardHolder: SoundCardHolder?
@@ -55,12 +55,11 @@ public struct HDActuators: Sendable, Hashable {
     public var unavailableReason: String?
 
     public init(
-        kind: Kind = .voiceCoils, node: String?, soundCard: String? = nil, soundCardNumber: Int? = nil,
-        writable: Bool, unavailableReason: String?
+        kind: Kind = .voiceCoils, node: String?, soundCardNumber: Int? = nil, writable: Bool,
+        unavailableReason: String?
     ) {
         self.kind = kind
         self.node = node
-        self.soundCard = soundCard
         self.soundCardNumber = soundCardNumber
         self.writable = writable
         self.unavailableReason = unavailableReason
@@ -117,7 +116,7 @@ public struct HDActuators: Sendable, Hashable {
             let pcm = "/dev/snd/pcmC\(card)D0p"
             let writable = Sys.access(pcm, W_OK)
             var actuators = HDActuators(
-                node: nil, soundCard: "plughw:\(card),0", soundCardNumber: card, writable: writable,
+                node: nil, soundCardNumber: card, writable: writable,
                 unavailableReason: writable
                     ? nil : "\(pcm) may not be written by this user: log in at the seat, or join the audio group")
             actuators.soundCardHolder = soundCardHolder(card: card)
