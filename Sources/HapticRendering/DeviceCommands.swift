@@ -101,6 +101,15 @@ public struct DeviceCommandPlanner: Sendable {
         return WriteBucket(budget: budget, resumption: resumption).isFull(at: time)
     }
 
+    /// The earliest time from which a device in `resumption` is at rest (`isAtRest`), so that a plan from rest
+    /// made ahead holds for a start then; nil while it holds a level (it is at rest only once told off).
+    public func restsFrom(_ resumption: Resumption) -> Double? {
+        guard resumption.sent.isOff else { return nil }
+        let last = resumption.lastCommandTime
+        guard last.isFinite else { return -.infinity }
+        return Swift.max(last + profile.minimumUpdateInterval, WriteBucket(budget: budget, resumption: resumption).fullFrom)
+    }
+
     /// The commands for `timeline`.
     public func commands(for timeline: MotorTimeline) -> [RumbleCommand] {
         commands(for: timeline, from: 0, resuming: .deviceOff)
@@ -495,6 +504,12 @@ struct WriteBucket: Sendable {
 
     /// Whether the whole burst is back by `instant`.
     func isFull(at instant: Double) -> Bool { left(at: instant).left >= budget.burst - Self.slack }
+
+    /// The earliest instant at which the whole burst is back, with nothing held (no renewals to take).
+    var fullFrom: Double {
+        guard budget.isLimited, time.isFinite else { return -.infinity }
+        return time + Swift.max(budget.burst - Self.slack - left, 0) / budget.writesPerSecond
+    }
 
     /// Writes the bucket may be short by and still count as enough: the rounding of sums of times and rates.
     static let slack = 1e-6

@@ -293,6 +293,26 @@ import Testing
         }
     }
 
+    /// A burst of changes ending off: the device is at rest from `restsFrom` on (interval and budget back), not
+    /// a millisecond before, on every profile; never while it holds a level; always when sent nothing.
+    @Test(arguments: RenderProfile.builtIn)
+    func aDeviceIsAtRestFromTheInstantRestsFromGives(profile: RenderProfile) throws {
+        let planner = DeviceCommandPlanner(profile: profile)
+        let on = MotorMagnitudes(strong: 1, weak: 1)
+        var state = DeviceCommandPlanner.Resumption.deviceOff
+        #expect(planner.restsFrom(state) == -.infinity)
+        let gap = profile.minimumUpdateInterval
+        for (index, levels) in [on, .off, on, .off].enumerated() {
+            state = planner.resumption(
+                after: RumbleCommand(time: 1 + Double(index) * gap, levels: levels, holdDuration: nil), from: state)
+        }
+        #expect(planner.restsFrom(.init(sent: on, lastCommandTime: 1)) == nil)
+        let rest = try #require(planner.restsFrom(state))
+        #expect(rest >= state.lastCommandTime + gap)
+        #expect(planner.isAtRest(state, at: rest + 1e-9), "\(profile.name)")
+        #expect(!planner.isAtRest(state, at: rest - 0.001), "\(profile.name)")
+    }
+
     @Test func resumingRespectsTheLastCommandsInterval() {
         // The device got a level 5 ms before the plan starts: a change at the start waits out the interval.
         let profile = RenderProfile.genericRumble
