@@ -20,6 +20,14 @@ public protocol HapticClock: Sendable {
 public protocol HapticTimer: Sendable {
     /// New work: run it now, whatever the time it asked for last.
     func wake()
+    /// New work due at `time` (on the timer's clock): run it no later than then, or sooner if the time it asked
+    /// for last is sooner. A caller that worked out when the work is next needed lets the timer sleep until then.
+    func wake(by time: Double)
     /// Stops the timer; returns after its last call, unless called from within that call.
     func cancel()
+}
+
+extension HapticTimer {
+    /// A timer that cannot move its next call earlier without running the work runs it now.
+    public func wake(by time: Double) { wake() }
 }

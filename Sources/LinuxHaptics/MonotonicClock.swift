@@ -28,30 +28,34 @@ public struct MonotonicClock: HapticClock {
     }
 }
 
-/// The monotonic clock's timer: one thread, asleep on a `DeadlineWaiter` between calls.
+/// The monotonic clock's timer: one thread, asleep on a `DeadlineTimer` between calls, so that new work due
+/// later (`wake(by:)`) only brings its sleep's end forward.
 private final class ThreadTimer: HapticTimer {
-    private let waiter = DeadlineWaiter()
+    private let timer: DeadlineTimer
     private let stopping = StopFlag()
     private let thread: Lock<ServiceThread?> = Lock(nil)
 
     init(_ work: @escaping @Sendable () -> Double?) throws(SystemCallError) {
-        let waiter = self.waiter
+        let timer = try DeadlineTimer()
+        self.timer = timer
         let stopping = self.stopping
         let started = try ServiceThread.start {
             while !stopping.isSet {
                 let deadline = work()
                 if stopping.isSet { break }
-                waiter.wait(untilNanoseconds: deadline.map(MonotonicClock.nanoseconds))
+                timer.sleep(untilNanoseconds: deadline.map(MonotonicClock.nanoseconds))
             }
         }
         thread.withLock { $0 = started }
     }
 
-    func wake() { waiter.signal() }
+    func wake() { timer.wake() }
+
+    func wake(by time: Double) { timer.wake(byNanoseconds: MonotonicClock.nanoseconds(time)) }
 
     func cancel() {
         stopping.set()
-        waiter.signal()
+        timer.wake()
         guard
             let running = thread.withLock({ handle -> ServiceThread? in
                 defer { handle = nil }

@@ -53,6 +53,25 @@ extension Sys {
         return thread
     }
 
+    /// The corresponding C function is `timerfd_create` on `CLOCK_MONOTONIC`, close-on-exec and blocking: a
+    /// descriptor whose `read` waits for the expiry `setTimer` sets.
+    package static func monotonicTimer() throws(SystemCallError) -> Int32 {
+        try valueOrErrno("timerfd_create") { cls_monotonic_timerfd() }
+    }
+
+    /// The corresponding C function is `timerfd_settime` with `TFD_TIMER_ABSTIME`: the timer expires once, at
+    /// `nanoseconds` on the monotonic clock (a time already past: at once); nil disarms it. Fails only for a
+    /// descriptor that is not a timer.
+    package static func setTimer(_ fd: Int32, absoluteNanoseconds nanoseconds: UInt64?) throws(SystemCallError) {
+        // An expiry of 0 would disarm: the earliest time that expires is 1 ns.
+        let expiry = nanoseconds.map { Swift.max($0, 1) }
+        _ = try valueOrErrno("timerfd_settime") {
+            cls_timerfd_set_absolute(
+                fd, Int64(expiry.map { Swift.min($0 / 1_000_000_000, UInt64(Int64.max)) } ?? 0),
+                Int(expiry.map { $0 % 1_000_000_000 } ?? 0))
+        }
+    }
+
     /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
     package static func joinThread(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)

@@ -1,5 +1,6 @@
 /*
- * What Swift cannot call in the C library directly: ioctl(2) is variadic, pipe2 is declared only under
+ * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd is not in Swift's Glibc
+ * module, pipe2 is declared only under
  * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
  * forked child of a threaded process may make only raw system calls (the silence guard).
  * This header turns each into a plain function for LinuxSystem, the one Swift layer that calls the C library.
@@ -16,6 +17,8 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ioctl without varargs: one form for pointer arguments, one for integer arguments, one for none. */
@@ -27,6 +30,18 @@ static inline int cls_ioctl_int(int fd, unsigned long request, int arg) {
 }
 static inline int cls_ioctl_none(int fd, unsigned long request) {
     return ioctl(fd, request);
+}
+
+/*
+ * A CLOCK_MONOTONIC timerfd, and its one-shot expiry set to an absolute time (0 disarms it), for a thread that
+ * sleeps in read(2) until a deadline others may move earlier without waking it.
+ */
+static inline int cls_monotonic_timerfd(void) {
+    return timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+}
+static inline int cls_timerfd_set_absolute(int fd, long long seconds, long nanoseconds) {
+    struct itimerspec spec = {{0, 0}, {(time_t)seconds, nanoseconds}};
+    return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
 
 /* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
