@@ -2,6 +2,7 @@
 import HapticRendering
 import LinuxAudio
 import LinuxInput
+import LinuxSystem
 import Logging
 
 extension EngineCore {
@@ -25,22 +26,64 @@ extension EngineCore {
     }
 
     /// A pass on the caller's thread, so that a change due now reaches the device before the call returns
-    /// instead of a thread hop later; the timer is woken afterwards for the deadlines that follow. What the pass
-    /// would call back (completion and stopped handlers, a failed write's `outputFailed`) is left to the timer's
-    /// next pass, so handlers still run on an engine thread. When a pass is already running (the timer's,
-    /// another caller's, or this thread's own, from the playback observer) the timer's next pass takes the
-    /// change, as for any other change.
+    /// instead of a thread hop later; the timer is then told when it is next needed (the deadline this pass worked
+    /// out), and sleeps on until then. What the pass would call back (completion and stopped handlers, a failed
+    /// write's `outputFailed`) is left to the timer, woken at once for it, so handlers still run on an engine
+    /// thread. When a pass is already running (the timer's, another caller's, or this thread's own, from the
+    /// playback observer) the timer is woken and its next pass takes the change, as for any other change.
     /// With `opening` (a player started now, queued at that engine time), the player's opening is written
     /// first when it is known and exactly what the pass would send (`EngineState.takeOpening`): the device
     /// then hears of the start before any planning.
     func passOnCallersThread(opening: (id: PlayerID, start: Double)? = nil) {
-        _ = pass.withLockIfAvailable { _ in
+        let ran = pass.withLockIfAvailable { _ -> CallersPass in
             var callbacks: [@Sendable () -> Void] = []
-            if let opening { writeOpening(of: opening.id, startedAt: opening.start, &callbacks) }
-            _ = passLocked(&callbacks)
-            if !callbacks.isEmpty { state.withLock { $0.deferredCallbacks += callbacks } }
+            if let opening {
+                writeOpening(&callbacks) { state, now in
+                    state.takeOpening(of: opening.id, startedAt: opening.start, at: now).map { ($0, opening.start) }
+                }
+            }
+            return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
         }
-        wake()
+        guard let ran else { return wake() }
+        handOver(ran)
+    }
+
+    /// A start now of a player whose opening is staged on the quiet device (`EngineState.takeStagedOpening`): the
+    /// opening's one write after one lock and a few comparisons, worked out when it was staged; the start is
+    /// recorded after it, then the pass runs on the caller's thread as above. False (nothing done) when a pass is
+    /// running or the staged opening is not valid any more: the start then decides as usual.
+    func startStagedOpening(of id: PlayerID, generation: ResetGeneration) -> Bool {
+        let ran = pass.withLockIfAvailable { _ -> CallersPass? in
+            var callbacks: [@Sendable () -> Void] = []
+            var taken: (StagedOpening, Double)?
+            writeOpening(&callbacks) { state, now in
+                taken = state.takeStagedOpening(of: id, generation: generation, at: now).map { ($0, now) }
+                return taken.map { ($0.0.levels, now) }
+            }
+            guard let (staged, now) = taken else { return nil }
+            // Recorded after the write, under the pass lock still: no pass can come between the two.
+            state.withLock { $0.recordStagedStart(staged, generation: generation, at: now) }
+            return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
+        }
+        guard let ran, let ran else { return false }
+        handOver(ran)
+        return true
+    }
+
+    /// What a pass on a caller's thread leaves for the timer.
+    private struct CallersPass {
+        var deadline: Double?
+        var callbacks: [@Sendable () -> Void]
+    }
+
+    /// After a pass on a caller's thread (the pass lock released): the timer is told the pass's deadline, and
+    /// woken at once only when there is something to call back or no deadline to tell.
+    private func handOver(_ ran: CallersPass) {
+        guard ran.callbacks.isEmpty, let deadline = ran.deadline else {
+            if !ran.callbacks.isEmpty { state.withLock { $0.deferredCallbacks += ran.callbacks } }
+            return wake()
+        }
+        state.withLock { $0.timer }?.wake(by: deadline)
     }
 
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {
@@ -71,22 +114,30 @@ extension EngineCore {
         return outcome.deadline
     }
 
-    /// Writes a started player's opening, if `EngineState.takeOpening` gives one; a failed write is reported
-    /// as the pass reports one.
-    private func writeOpening(of id: PlayerID, startedAt start: Double, _ callbacks: inout [@Sendable () -> Void]) {
+    /// Writes a started player's opening, if `take` (`EngineState.takeOpening` or `takeStagedOpening`, at the
+    /// engine time now) gives one (its levels, and the engine time it was due at), and says whether it did; a
+    /// failed write is reported as the pass reports one.
+    @discardableResult
+    private func writeOpening(
+        _ callbacks: inout [@Sendable () -> Void], take: (inout EngineState, Double) -> (MotorMagnitudes, Double)?
+    ) -> Bool {
         let now = clock.now
-        let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes)? in
-            guard let output = state.output, let levels = state.takeOpening(of: id, startedAt: start, at: now) else {
-                return nil
-            }
-            return (output, state.outputGeneration, levels)
+        let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes, Double)? in
+            guard let output = state.output, let (levels, due) = take(&state, now) else { return nil }
+            return (output, state.outputGeneration, levels, due)
         }
-        guard let (output, generation, levels) = taken else { return }
+        guard let (output, generation, levels, due) = taken else { return false }
         do throws(OutputFailure) {
-            try write(.apply(levels, deadline: start), on: output, now: now)
+            try write(.apply(levels, deadline: due), on: output, now: now)
+            // The drivers of the Bluetooth pads (hid-playstation, hid-sony, hid-microsoft) send the report from a
+            // work item the write queued on this CPU, which otherwise waits for this thread's bookkeeping and
+            // pass: it runs first (about 0.1 ms sooner on the emulated Xbox pad). With other threads runnable on
+            // this CPU, the call returns after them.
+            Sys.yield()
         } catch {
             callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
         }
+        return true
     }
 
     /// Auto-shutdown: the device and the hot-plug watch are released; the next play opens them again.

@@ -88,6 +88,7 @@ extension EngineCore {
     /// any planning, when that is what the pass would send); a later one wakes the timer.
     /// The common case, a running engine and a player without sound, takes one lock before that write.
     func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
+        if !(time > 0), startStagedOpening(of: id, generation: generation) { return }
         let now = clock.now
         let requested = time.isFinite ? max(time, now) : now
         var streamed = false
@@ -205,10 +206,9 @@ extension EngineCore {
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
                 return nil
             }
-            let opening = PlayerOpening(commands: commands, outputGeneration: generation)
-            state.openings[id] = opening
+            state.openings[id] = PlayerOpening(commands: commands, outputGeneration: generation)
             // While nothing plays, the device gets ready for this opening, so its start is one write.
-            guard let output = state.output, let levels = opening.levels, state.isQuiet(at: now) else { return nil }
+            guard let output = state.output, let levels = state.stageOpening(of: id, at: now) else { return nil }
             return (output, levels)
         }
         if let (output, levels) = staged { output.stage(levels) }
@@ -302,6 +302,7 @@ extension EngineCore {
                 state.completions[id] = nil
                 state.openings[id] = nil
                 state.armedStarts[id] = nil
+                if state.stagedOpening?.player == id { state.stagedOpening = nil }
                 if let effect = state.prepared.removeValue(forKey: id),
                     effect.outputGeneration == state.outputGeneration
                 {

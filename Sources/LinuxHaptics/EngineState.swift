@@ -52,6 +52,23 @@ struct PlayerOpening: Sendable {
     }
 }
 
+/// A player's opening uploaded, stopped, into the mix slot of a quiet device (`EngineCore.planOpening`), with
+/// what a start needs to know to write it at once: the conditions `takeOpening` checks, worked out when it was
+/// staged, and kept while the mix is unchanged (`EngineState.takeStagedOpening`).
+struct StagedOpening: Sendable {
+    var player: PlayerID
+    /// The mix as it was when staged: any change since (a player started, changed or ended, haptics muted) and a
+    /// start goes the ordinary way.
+    var revision: MixRevision
+    var outputGeneration: OutputGeneration
+    var levels: MotorMagnitudes
+    /// The engine time from which the device is at rest (past the rate limit with its whole budget back, every
+    /// prepared pulse over), so that the opening, planned from rest, is what a pass would send.
+    var restsFrom: Double
+    /// The write budget left just after the opening (at rest, the same whenever it goes out).
+    var writesLeft: Double
+}
+
 /// A lone start whose opening went out before anything was planned (`EngineState.takeOpening`): the pass that
 /// follows takes the rest of the player's solo commands (its `PlayerOpening`) as its plan.
 struct SoloStart: Sendable {
@@ -120,6 +137,8 @@ struct EngineState: Sendable {
     var openings: [PlayerID: PlayerOpening] = [:]
     /// A lone start whose opening was written, for the pass that follows to take its plan from.
     var soloStart: SoloStart?
+    /// The opening staged on the mix slot, while the device is quiet.
+    var stagedOpening: StagedOpening?
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
@@ -146,6 +165,7 @@ struct EngineState: Sendable {
         prepared.removeAll()
         openings.removeAll()
         soloStart = nil
+        stagedOpening = nil
         triggeredPulses.removeAll()
     }
 
@@ -264,6 +284,59 @@ struct EngineState: Sendable {
         return levels
     }
 
+    /// While the device is quiet at `now`: player `id`'s opening, to be staged on the mix slot and noted as
+    /// staged, so that the player's start is one write (`takeStagedOpening`). Nil when the device is not quiet, the
+    /// opening does not begin at once, or the player's start must wait for its sound.
+    mutating func stageOpening(of id: PlayerID, at now: Double) -> MotorMagnitudes? {
+        guard output != nil, let opening = openings[id], opening.outputGeneration == outputGeneration,
+            let levels = opening.levels, isQuiet(at: now)
+        else { return nil }
+        let planner = DeviceCommandPlanner(profile: profile)
+        let pulsesEnd = triggeredPulses.map { $0.end + OutputTiming.pulseOverrunSeconds }.max() ?? -.infinity
+        if !(playsSound && playerHasSound(id)), !(output is any PatternStreamOutput),
+            startsAloneFromItsTop(id, queued: 0), let deviceRests = planner.restsFrom(deviceHolds)
+        {
+            let after = planner.resumption(
+                after: RumbleCommand(time: 0, levels: levels, holdDuration: nil), from: .deviceOff)
+            stagedOpening = StagedOpening(
+                player: id, revision: scheduler.revision, outputGeneration: outputGeneration, levels: levels,
+                restsFrom: max(deviceRests, pulsesEnd.nextUp), writesLeft: after.writesLeft)
+        } else {
+            stagedOpening = nil
+        }
+        return levels
+    }
+
+    /// A start now of player `id` whose opening is staged and still valid (`StagedOpening`): taken, and the device
+    /// noted as holding it from `now`, so that nothing else stages a level or takes the device for at rest before
+    /// the start is recorded (`recordStagedStart`, after the write). Nil (nothing changed) when the ordinary start
+    /// must decide.
+    mutating func takeStagedOpening(of id: PlayerID, generation: ResetGeneration, at now: Double) -> StagedOpening? {
+        guard let staged = stagedOpening, staged.player == id, staged.revision == scheduler.revision,
+            staged.outputGeneration == outputGeneration, resetGeneration == generation, phase == .running,
+            output != nil, now >= staged.restsFrom, prepared.isEmpty || usablePreparedEffect(for: id) == nil
+        else { return nil }
+        stagedOpening = nil
+        lastWritten = staged.levels
+        lastCommandTime = now
+        writesLeft = staged.writesLeft
+        lastWriteTime = now
+        return staged
+    }
+
+    /// After a staged opening's write: the start recorded as `decideStart` and `takeOpening` record one, the
+    /// start queued at `now` and, when the mix did not change since it was staged, the pass to follow taking the
+    /// rest of the player's solo commands as its plan. When it did change (another player started meanwhile),
+    /// the pass plans the mix from what the device holds; after a reset or a new output, nothing is left to record.
+    mutating func recordStagedStart(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) {
+        guard resetGeneration == generation, outputGeneration == staged.outputGeneration,
+            scheduler.players[staged.player] != nil
+        else { return }
+        let alone = scheduler.revision == staged.revision
+        queueStart(staged.player, at: now, now: now)
+        if alone { soloStart = SoloStart(player: staged.player, start: now, revision: scheduler.revision) }
+    }
+
     /// What the device holds as a plan resumes it: the last command's levels and time, and the budget left.
     var deviceHolds: DeviceCommandPlanner.Resumption {
         .init(sent: lastWritten, lastCommandTime: lastCommandTime, writesLeft: writesLeft)
@@ -294,11 +367,11 @@ struct EngineState: Sendable {
         triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
     }
 
-    /// Player `id` starts plainly from its top (its start the only command queued, normal rate, no loop, a
-    /// pattern that lasts) and no other player plays or waits: the mix is its own.
-    private func startsAloneFromItsTop(_ id: PlayerID) -> Bool {
-        guard let player = scheduler.players[id], player.pendingCount == 1, player.rate == 1, !player.loopEnabled,
-            player.startOffset == 0, player.duration > PlayerState.epsilon
+    /// Player `id` starts plainly from its top (`queued` commands pending: its start, or none before it is
+    /// asked; normal rate, no loop, a pattern that lasts) and no other player plays or waits: the mix is its own.
+    private func startsAloneFromItsTop(_ id: PlayerID, queued: Int = 1) -> Bool {
+        guard let player = scheduler.players[id], player.pendingCount == queued, player.rate == 1,
+            !player.loopEnabled, player.startOffset == 0, player.duration > PlayerState.epsilon
         else { return false }
         return !scheduler.players.contains { $0.key != id && $0.value.isActive }
     }

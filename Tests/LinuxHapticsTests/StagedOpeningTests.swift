@@ -1,0 +1,108 @@
+// A player made while the device is quiet has its opening staged (`EngineState.stageOpening`): a start now then
+// writes it after one lock and a few comparisons worked out ahead, and plans nothing before that write. Anything
+// that makes the staged opening the wrong first write (another player started, a pulse triggered, haptics muted,
+// the output reopened) sends the start the ordinary way, which decides as before.
+import HapticRendering
+@testable import LinuxHaptics
+import LinuxHapticsTesting
+import Testing
+
+@Suite struct StagedOpeningTests {
+    private func staged(_ rig: Rig) -> StagedOpening? { rig.engine.core.state.withLock { $0.stagedOpening } }
+
+    @Test func aStartOfTheStagedOpeningWritesItAndThenFollowsItsPlan() throws {
+        let rig = try Rig()
+        let tap = timeline(pulse(0.6, 0.2, to: 0.05))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: tap)
+        #expect(staged(rig)?.levels == MotorMagnitudes(strong: q(0.6), weak: q(0.2)))
+        try player.start(atTime: 0)
+        #expect(staged(rig) == nil, "taken by the start")
+        #expect(rig.applied() == [Change(at: 0, strong: q(0.6), weak: q(0.2))], "written before the call returned")
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == planned(tap))
+        #expect(player.phase == .finished)
+    }
+
+    @Test func aStartAfterAnotherPlayerStartedWritesTheirMix() throws {
+        let rig = try Rig()
+        let second = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 1)))
+        let first = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.25, 0, to: 1)))
+        #expect(staged(rig)?.levels == MotorMagnitudes(strong: q(0.25), weak: 0), "the last made is staged")
+        try second.start(atTime: 0)
+        try first.start(atTime: 0)
+        rig.clock.advance(by: 0.05)
+        let mixes = rig.recorder.appliedMixes().map(\.mix)
+        #expect(mixes.first == MotorMagnitudes(strong: q(0.5), weak: 0))
+        #expect(mixes.last == MotorMagnitudes(strong: q(0.75), weak: 0), "the sum, not the staged 0.25")
+    }
+
+    @Test func aPulseTriggeredAfterStagingIsStoppedBeforeTheStartWrites() throws {
+        let rig = try Rig()
+        let prepared = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.02)))
+        #expect(try prepared.prepare())
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.4, 0, to: 0.5)))
+        #expect(staged(rig)?.levels == MotorMagnitudes(strong: q(0.4), weak: 0))
+        try prepared.start(atTime: 0)
+        // The pulse's length is over, but the kernel may still be playing it (its replay rounded up to a tick).
+        rig.clock.advance(by: 0.0201)
+        rig.recorder.clearRecords()
+        try player.start(atTime: 0)
+        rig.clock.advance(by: rig.engine.renderProfile.minimumUpdateInterval)
+        let actions = rig.actions()
+        let stop = try #require(actions.firstIndex { if case .stop = $0 { true } else { false } }, "\(actions)")
+        let apply = try #require(actions.firstIndex { if case .apply = $0 { true } else { false } }, "\(actions)")
+        #expect(stop < apply, "\(actions)")
+    }
+
+    @Test func aStartRecordedAfterAnotherPlayerStartedLeavesTheMixToThePass() throws {
+        let rig = try Rig()
+        let other = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 1)))
+        let started = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.25, 0, to: 1)))
+        let now = rig.clock.now
+        // Between the opening's write and its record, another thread starts the other player.
+        let player = try #require(staged(rig)).player
+        let (solo, afterOther) = rig.engine.core.state.withLock { state -> (SoloStart?, Int?) in
+            let generation = state.resetGeneration
+            let taken = state.takeStagedOpening(of: player, generation: generation, at: now)
+            #expect(taken != nil)
+            #expect(!state.isQuiet(at: now), "the device holds the opening from the take on")
+            guard let taken, let otherID = state.scheduler.players.keys.first(where: { $0 != player }) else {
+                return (nil, nil)
+            }
+            state.queueStart(otherID, at: now, now: now)
+            state.recordStagedStart(taken, generation: generation, at: now)
+            return (state.soloStart, state.scheduler.players[player]?.pendingCount)
+        }
+        #expect(solo == nil, "the pass plans both players' mix, not the staged player's solo commands")
+        #expect(afterOther == 1, "the start is queued")
+        withExtendedLifetime((other, started)) {}
+        rig.clock.advance(by: 0.05)
+        #expect(rig.recorder.appliedMixes().map(\.mix).last == MotorMagnitudes(strong: q(0.75), weak: 0))
+    }
+
+    @Test func aStartWithHapticsMutedSinceStagingWritesNothing() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.8, to: 0.1)))
+        #expect(staged(rig) != nil)
+        rig.engine.isMutedForHaptics = true
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().allSatisfy { $0.strong == 0 && $0.weak == 0 }, "\(rig.applied())")
+    }
+
+    @Test func anOpeningStagedBeforeTheOutputReopenedIsNotTaken() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.3, 0, to: 0.1)))
+        let before = try #require(staged(rig))
+        rig.engine.stop()
+        try rig.engine.start()
+        rig.recorder.clearRecords()
+        #expect(
+            rig.engine.core.state.withLock { state in
+                state.takeStagedOpening(of: before.player, generation: state.resetGeneration, at: rig.clock.now)
+            } == nil)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.recorder.appliedMixes().first?.mix == MotorMagnitudes(strong: q(0.3), weak: 0))
+    }
+}
