@@ -107,7 +107,8 @@ public struct DeviceCommandPlanner: Sendable {
         guard resumption.sent.isOff else { return nil }
         let last = resumption.lastCommandTime
         guard last.isFinite else { return -.infinity }
-        return Swift.max(last + profile.minimumUpdateInterval, WriteBucket(budget: budget, resumption: resumption).fullFrom)
+        return Swift.max(
+            last + profile.minimumUpdateInterval, WriteBucket(budget: budget, resumption: resumption).fullFrom)
     }
 
     /// The commands for `timeline`.

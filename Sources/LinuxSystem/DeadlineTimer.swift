@@ -24,11 +24,16 @@ package final class DeadlineTimer: Sendable {
     /// Sleeps until `deadline` (monotonic nanoseconds; nil: until woken), or until the earlier time a `wake`
     /// asked for, during this sleep or while the thread was awake since the last one.
     package func sleep(untilNanoseconds deadline: UInt64?) {
-        state.withLock { state in
+        let armed = state.withLock { state in
             let wakesAt = Swift.min(deadline ?? .max, state.requested)
             state.requested = .max
             state.sleepsUntil = wakesAt
-            arm(wakesAt)
+            return arm(wakesAt)
+        }
+        // A timer that could not be set would never expire: the sleep ends at once instead.
+        guard armed else {
+            state.withLock { $0.sleepsUntil = nil }
+            return
         }
         var expirations: UInt64 = 0
         _ = try? withUnsafeMutableBytes(of: &expirations) { (buffer) throws(SystemCallError) in
@@ -50,15 +55,17 @@ package final class DeadlineTimer: Sendable {
             }
             guard deadline < sleepsUntil else { return }
             state.sleepsUntil = deadline
-            arm(deadline)
+            // Not set to that time: woken now rather than left asleep past it.
+            if !arm(deadline) { _ = arm(0) }
         }
     }
 
     /// Wakes the thread now, or makes its next sleep end at once.
     package func wake() { wake(byNanoseconds: 0) }
 
-    private func arm(_ nanoseconds: UInt64) {
-        // Only a descriptor that is not a timer makes this fail, and this one is.
-        try? Sys.setTimer(descriptor, absoluteNanoseconds: nanoseconds == .max ? nil : nanoseconds)
+    /// Sets the timer to expire at `nanoseconds` (`UInt64.max`: never); whether it was set. Only a descriptor that
+    /// is not a timer makes that fail, or a fault injected in a test.
+    private func arm(_ nanoseconds: UInt64) -> Bool {
+        (try? Sys.setTimer(descriptor, absoluteNanoseconds: nanoseconds == .max ? nil : nanoseconds)) != nil
     }
 }
