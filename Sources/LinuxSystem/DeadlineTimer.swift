@@ -35,10 +35,7 @@ package final class DeadlineTimer: Sendable {
             state.withLock { $0.sleepsUntil = nil }
             return
         }
-        var expirations: UInt64 = 0
-        _ = try? withUnsafeMutableBytes(of: &expirations) { (buffer) throws(SystemCallError) in
-            try Sys.read(descriptor, into: buffer)
-        }
+        try? Sys.waitForTimer(descriptor)
         // A wake that comes between the expiry and this line arms the timer again and is not kept in
         // `requested`: it needs no keeping, because whatever its caller changed before calling it is there for
         // the thread to see after this lock.

@@ -72,6 +72,15 @@ extension Sys {
         }
     }
 
+    /// The corresponding C function is `read` on a timer from `monotonicTimer`: waits until it expires. A call
+    /// site of its own (`read(timerfd)`, `SyscallFaults.site(of:)`), apart from the reads of devices and watches.
+    package static func waitForTimer(_ fd: Int32) throws(SystemCallError) {
+        var expirations: UInt64 = 0
+        _ = try withUnsafeMutableBytes(of: &expirations) { (buffer) throws(SystemCallError) in
+            try valueOrErrno("read(timerfd)") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+        }
+    }
+
     /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
     package static func joinThread(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)

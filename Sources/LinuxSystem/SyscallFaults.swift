@@ -108,10 +108,11 @@ package enum SyscallFaults {
         }
     }
 
-    /// The site of a call's name: `ioctl(EVIOCSFF)` stays whole (the request is the site); a path argument,
-    /// as in `open(/dev/input/event3)`, is dropped.
+    /// The site of a call's name: `ioctl(EVIOCSFF)` stays whole (the request is the site), and so does
+    /// `read(timerfd)` (the playback thread's sleep, apart from the reads of devices and watches); a path
+    /// argument, as in `open(/dev/input/event3)`, is dropped.
     package static func site(of call: String) -> String {
-        if call.hasPrefix("ioctl(") { return call }
+        if call.hasPrefix("ioctl(") || call == "read(timerfd)" { return call }
         return call.firstIndex(of: "(").map { String(call[..<$0]) } ?? call
     }
 }

@@ -83,8 +83,9 @@ struct SyscallFaultsTests {
     @Test(arguments: [
         ("open(/dev/input/event3)", "open"), ("ioctl(EVIOCSFF)", "ioctl(EVIOCSFF)"), ("write", "write"),
         ("udev_monitor_new_from_netlink(kernel)", "udev_monitor_new_from_netlink"),
+        ("read(timerfd)", "read(timerfd)"), ("read", "read"),
     ])
-    func aSiteIsTheCallWithoutItsPathButAnIoctlKeepsItsRequest(call: String, site: String) {
+    func aSiteIsTheCallWithoutItsPathButAnIoctlKeepsItsRequestAndATimersReadItsName(call: String, site: String) {
         #expect(SyscallFaults.site(of: call) == site)
     }
 }
