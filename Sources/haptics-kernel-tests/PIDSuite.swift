@@ -58,11 +58,10 @@ enum PIDSuite {
     /// that much early or late.
     static let edgeMilliseconds = 8.0
     /// The longest time the first play may come after the pattern's start: its upload, a round trip to the device
-    /// (about 12 ms under TCG on an idle machine; 33 to 38 ms seen on a slower one, with `make test`'s second
-    /// guest running beside this one).
-    static let maximumLag = 0.050
+    /// (about 12 ms under TCG).
+    static let maximumLag = 0.030
     /// The same, in the milliseconds of an effect's times.
-    static let lateMilliseconds = 50
+    static let lateMilliseconds = 30
 
     static func assetsPlayNatively() async throws {
         try await EmulationSuite.withController(.pidJoystick) { device, nodes in
