@@ -311,26 +311,31 @@ enum HDRumbleSuite {
     /// allowed up to one renewal interval.
     static let kernelReportTrail = 0.05
 
-    /// An engine at `all` (the kernel's rumble, the default) plays a 1.2 s tone; 0.3 s in, an engine at
+    /// An engine at `all` (the kernel's rumble, the default) plays a 2 s tone; 0.3 s in, an engine at
     /// `left-trigger` plays 0.4 s and stops. From the rumble engine's first write after the trigger started, the
     /// body motors join the trigger's report: every report after the kernel's last (the one for the effect the
     /// rumble engine stopped) is ours and carries the body motors beside the trigger (hid-microsoft's report, with
     /// the triggers at 0, is not sent); once the trigger engine is gone, the body motors go back to the kernel's
-    /// rumble.
+    /// rumble. The body's tone outlasts the trigger's by far: making the trigger engine alone took up to 0.35 s
+    /// on a slow emulated guest.
     static func bodyAndTriggersOneWriter() async throws {
         try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
             let body = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .all, expectHD: false)
             defer { body.stop() }
             let before = device.records().count
             let start = monotonicSeconds()
-            try body.makePlayer(with: AHAPFixtures.tone(seconds: 1.2, intensity: 0.8, sharpness: 0.2)).start(atTime: 0)
+            let toneSeconds = 2.0
+            try body.makePlayer(with: AHAPFixtures.tone(seconds: toneSeconds, intensity: 0.8, sharpness: 0.2))
+                .start(atTime: 0)
             try await Task.sleep(for: .milliseconds(300))
             let trigger = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .leftTrigger)
             let joined = monotonicSeconds()
             try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.4, intensity: 1), on: trigger)
-            trigger.stop()
+            // Taken before the trigger engine stops: the body goes back to the kernel's rumble as soon as the
+            // trigger engine has left, which may be before `stop` returns.
             let left = monotonicSeconds()
-            try await Task.sleep(for: .milliseconds(1100))
+            trigger.stop()
+            try await Task.sleep(for: .seconds(max(0.3, start + toneSeconds + 0.1 - monotonicSeconds())))
             let reports = xboxReports(device, after: before)
             let kernel = { (report: XboxRumblePacket) in report.duration != ourDuration }
             try require(reports.contains { $0.time < joined && kernel($0.report) }, "the kernel's rumble before")
