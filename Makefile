@@ -13,7 +13,7 @@ TIMED := scripts/timed
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-vm test-install \
+.PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-long test-vm test-install \
 	fuzz fuzz-smoke soak bench bench-hd bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
@@ -95,6 +95,11 @@ test-unit: bootstrap
 test-kernel: release capi-example peers
 	$(if $(DIRECT_KERNEL),,@$(TIMED) vm-selftest scripts/vm-selftest)
 	@scripts/kernel-tests
+
+# The kernel tests with the unplug-replug cycles repeated the full number of times: 20 on each emulated
+# controller and the PID joystick, 100 on the virtual pad, where `make test` makes 4 and 25. Not part of `make test`.
+test-long: bootstrap-bench $(if $(DIRECT_KERNEL),,kernel) release capi-example peers
+	@scripts/kernel-tests --long
 
 # Coverage-guided fuzzing of every input format we read (libFuzzer + AddressSanitizer, docs/reliability.md):
 # builds the fuzz targets into .build-fuzz and runs each for FUZZ_SECONDS seconds; one line per target.

@@ -21,7 +21,7 @@ enum EmulationSuite {
                 KernelTest(name: "emulation/\(model.rawValue)/assets-follow-the-plan-and-end-at-rest") {
                     try await assetsFollowThePlan(model)
                 },
-                KernelTest(name: "emulation/\(model.rawValue)/\(cycles)-unplug-replug-cycles-mid-pattern") {
+                KernelTest(name: "emulation/\(model.rawValue)/unplug-replug-cycles-mid-pattern") {
                     try await unplugReplugCycles(model)
                 },
             ]
@@ -45,7 +45,6 @@ enum EmulationSuite {
 
     /// Binding includes the driver's probe requests, under emulation: generous, only a hang exceeds it.
     static let bindTimeout = 20.0
-    static let cycles = 20
 
     static func logger() -> Logger {
         var logger = Logger(label: "kernel-tests.emulation")
@@ -210,10 +209,11 @@ enum EmulationSuite {
     static func unplugReplugCycles(_ model: EmulatedModel) async throws {
         try await EngineSuite.warmUpRuntime()
         _ = try await cycles(model, count: 1, checkingDescriptors: false)
-        let (free, slots) = try await cycles(model, count: cycles)
+        let count = Repetitions.controllerCycles
+        let (free, slots) = try await cycles(model, count: count)
         try requireEqual(free, slots, "effect slots free on the re-plugged \(model.rawValue)")
         print(
-            "    \(cycles) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free"
+            "    \(count) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free"
         )
     }
 

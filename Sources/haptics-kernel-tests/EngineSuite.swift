@@ -1,6 +1,6 @@
 // The engine against the real kernel: the AHAP fixtures' patterns (and the corpus's, when AHAP_CORPUS names it) on a
 // virtual pad compared with the planner's commands, unplug and
-// replug (stopped, reset, neutral first, no leaked descriptor or slot), 100 cycles, and pads that refuse
+// replug (stopped, reset, neutral first, no leaked descriptor or slot), repeated cycles, and pads that refuse
 // uploads or hold a single effect.
 import HapticTestDevices
 import AHAP
@@ -20,7 +20,7 @@ enum EngineSuite {
             KernelTest(name: "engine/corpus-on-virtual-pad-matches-planner", body: corpusMatchesPlanner),
             KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
             KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
-            KernelTest(name: "engine/100-unplug-replug-cycles", body: hundredCycles),
+            KernelTest(name: "engine/unplug-replug-cycles", body: unplugReplugCycles),
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
             KernelTest(name: "engine/prepared-tap-stops-before-the-mix-takes-over", body: preparedTapHandsOver),
@@ -495,9 +495,8 @@ enum EngineSuite {
         engine.stop()
     }
 
-    static let cycles = 100
-
-    static func hundredCycles() async throws {
+    static func unplugReplugCycles() async throws {
+        let cycles = Repetitions.virtualPadCycles
         try await warmUpRuntime()
         let baseline = openDescriptors()
         let configuration = VirtualPadConfiguration()

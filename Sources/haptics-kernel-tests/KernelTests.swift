@@ -1,4 +1,4 @@
-// haptics-kernel-tests [--list] [NAME-PREFIX...]
+// haptics-kernel-tests [--list] [--long] [NAME-PREFIX...]
 // haptics-kernel-tests --soak SECONDS [--seed N]
 // Runs against the real kernel: as root inside the VM bench (scripts/vm-run), or on a host with /dev/uinput.
 // Prints one PASS/FAIL/SKIP line per test (a skip names the prerequisite it lacks: "SKIP NAME: PREREQUISITE:
@@ -25,6 +25,9 @@ struct KernelTests: AsyncParsableCommand {
     @Flag(help: "Write a line to /dev/kmsg as each test starts, naming it (the VM bench's console check reads them).")
     var kmsgMarks = false
 
+    @Flag(help: "Repeat the unplug-replug cycles 20 times per controller and 100 on the virtual pad, not 4 and 25.")
+    var long = false
+
     @Argument(help: "Run only the tests whose names start with one of these prefixes (see --list).")
     var prefixes: [String] = []
 
@@ -40,7 +43,9 @@ struct KernelTests: AsyncParsableCommand {
     func validate() throws {
         if let soak {
             guard soak >= 1, soak.isFinite else { throw ValidationError("--soak takes a number of seconds, 1 or more") }
-            guard prefixes.isEmpty, !list else { throw ValidationError("--soak runs alone: no test names, no --list") }
+            guard prefixes.isEmpty, !list, !long else {
+                throw ValidationError("--soak runs alone: no test names, no --list, no --long")
+            }
             return
         }
         if seed != nil { throw ValidationError("--seed is the soak's: use it with --soak") }
@@ -65,6 +70,7 @@ struct KernelTests: AsyncParsableCommand {
             if !report.problems.isEmpty { throw ExitCode.failure }
             return
         }
+        if long { Repetitions.chooseLong() }
         let marks = kmsgMarks ? KernelLogMarks() : nil
         if kmsgMarks && marks == nil { print("haptics-kernel-tests: cannot write \(KernelLogMarks.path); no marks") }
         if !(await runner.run(prefixes: prefixes, marks: marks)) { throw ExitCode.failure }

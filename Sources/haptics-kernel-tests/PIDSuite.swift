@@ -28,7 +28,7 @@ enum PIDSuite {
         KernelTest(name: "pid/engine/a-full-device-waits-for-our-slot-else-leaves-the-effect-out-frees-every-block") {
             try await fullDevice()
         },
-        KernelTest(name: "pid/engine/\(EmulationSuite.cycles)-unplug-replug-cycles-mid-pattern-no-block-left") {
+        KernelTest(name: "pid/engine/unplug-replug-cycles-mid-pattern-no-block-left") {
             try await unplugCycles()
         },
     ]
@@ -327,10 +327,11 @@ enum PIDSuite {
         try await EngineSuite.warmUpRuntime()
         _ = try await EmulationSuite.cycles(.pidJoystick, count: 1, checkingDescriptors: false)
         // The device, not the kernel, decides how many effects it holds: every block of its pool is free again.
-        let (free, slots) = try await EmulationSuite.cycles(.pidJoystick, count: EmulationSuite.cycles)
+        let count = Repetitions.controllerCycles
+        let (free, slots) = try await EmulationSuite.cycles(.pidJoystick, count: count)
         try requireEqual(free, PIDJoystick.defaultCapacity, "effect blocks free on the re-plugged joystick")
         print(
-            "    \(EmulationSuite.cycles) cycles: each stopped and reset, no descriptor left open; all \(free) blocks "
+            "    \(count) cycles: each stopped and reset, no descriptor left open; all \(free) blocks "
                 + "of the device's pool free (the kernel offers \(slots) slots)")
     }
 }
