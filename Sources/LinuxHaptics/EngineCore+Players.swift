@@ -1,4 +1,5 @@
 // The players: made, changed, started (the fast paths to the first write), cancelled, prepared, released.
+import AHAP
 import HapticRendering
 import LinuxAudio
 import LinuxInput
@@ -17,7 +18,21 @@ extension EngineCore {
             return (id, state.resetGeneration)
         }
         planOpening(of: id)
+        prepareStream(for: id)
         return PatternPlayer(core: self, id: id, generation: generation, armedStart: armedStart)
+    }
+
+    /// A stream that plays the patterns itself (a force device's periodic effects) does ahead, outside the lock,
+    /// what a new player's start would otherwise do first (`PatternStream.prepare`).
+    private func prepareStream(for id: PlayerID) {
+        guard mayStreamPatterns else { return }
+        let taken = state.withLock { state -> (any PatternStreamOutput, HapticPattern)? in
+            guard let output = state.output as? any PatternStreamOutput,
+                let pattern = state.scheduler.players[id]?.source?.pattern
+            else { return nil }
+            return (output, pattern)
+        }
+        if let (output, pattern) = taken { output.prepare(pattern) }
     }
 
     /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read

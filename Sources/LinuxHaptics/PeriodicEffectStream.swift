@@ -9,10 +9,13 @@
 //   its slot at each update: hid-pidff sends only the changed parameter report;
 // - an effect that ends by its own length needs nothing more; one whose player stopped first is stopped then;
 //   either way its slot is kept for the next effect, which is stopped (if it was not) and uploaded into it:
-//   hid-pidff then sends only the parameter reports that changed, without asking the device for a block. The
-//   slots kept are erased (the driver frees their blocks) once nothing plays or waits.
+//   hid-pidff then sends only the parameter reports that changed, without asking the device for a block. Once
+//   nothing plays or waits, the slots kept are erased (the driver frees their blocks) but `readySlots` of them;
+// - those ready slots are taken when the stream opens, with a silent effect each: a pattern started at once
+//   plays its first effects without a round trip to the device for a block.
 // The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") drops that one effect,
 // logged once, and the stream plays on. The motor primitives write nothing (StreamedOutput).
+import AHAP
 package import HapticRendering
 package import LinuxInput
 package import LinuxSystem
@@ -119,6 +122,18 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// How long before its start an effect is uploaded: an upload is a round trip to the device (a block is
     /// asked for and its index read back) and a few reports, which must be over before the play is due.
     package static let uploadLeadSeconds = 0.080
+    /// How many of the device's blocks the stream holds ready, even while nothing plays: a pattern's opening
+    /// (most real patterns start with one or two events together, a transient over a continuous) is uploaded into
+    /// them, which sends only parameter reports, rather than asking the device for a block and waiting for its
+    /// answer, once per effect. The device lends them to no one else while the engine runs; they go back when the
+    /// stream closes (or the kernel frees them with the descriptor).
+    package static let readySlots = 2
+    /// What a ready slot holds until an effect is uploaded into it: a sine at 0, never played.
+    static let restingEffect = ForceFeedbackEffect(
+        kind: .periodic(
+            waveform: .sine, period: 100, magnitude: 0, offset: 0, phase: 0,
+            envelope: ForceFeedbackEnvelope(attackLength: 0, attackLevel: 0, fadeLength: 0, fadeLevel: 0)),
+        replayLength: 1)
 
     private struct Placed {
         var cursor: PeriodicSourceCursor
@@ -170,13 +185,34 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     private let firstFailure = Lock<OutputFailure?>(nil)
     private let thread = Lock<ServiceThread?>(nil)
     private let sounds = Lock(CueSounds<PeriodicEffectStream>())
+    /// The programs compiled so far, by pattern and controls: at most `programsKept`, all dropped when full.
+    private let programs = Lock<[ProgramKey: NativePeriodicProgram]>([:])
+    private static let programsKept = 32
 
-    /// Plays on `device` (opened for writing), compiling each pattern with `profile` (its gain the engine's).
+    private struct ProgramKey: Hashable {
+        var pattern: HapticPattern
+        var controls: RuntimeControls
+    }
+
+    /// Plays on `device` (opened for writing), compiling each pattern with `profile` (its gain the engine's),
+    /// after taking its ready slots: as many of `readySlots` as the device gives (a device that is full, or
+    /// refuses, gets its effects uploaded as they come, as without them).
     package init(device: EventDevice, profile: RenderProfile, logger: Logger) throws(SystemCallError) {
         self.device = device
         self.profile = profile
         self.logger = logger
         deviceName = device.node
+        var ready: [UploadedEffect] = []
+        for _ in 0..<Self.readySlots {
+            do throws(EventDeviceError) {
+                ready.append(try device.uploadEffect(Self.restingEffect))
+            } catch {
+                logger.debug(
+                    "a ready slot was not taken", metadata: ["node": "\(device.node)", "error": "\(error)"])
+                break
+            }
+        }
+        state.withLock { state in state.idle = ready.map { (slot: $0, from: 0, stopped: true) } }
         let started = try ServiceThread.start { [self] in run() }
         thread.withLock { $0 = started }
     }
@@ -219,10 +255,28 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         guard !state.withLock({ $0.closing }) else { return }
         sounds.follow(players, now: now, on: self) { waveform, cue, start in
             PeriodicSource(
-                program: NativePeriodicProgram(
-                    pattern: waveform.pattern, profile: profile, controls: waveform.controls),
+                program: program(waveform.pattern, controls: waveform.controls),
                 offset: cue.anchor.offset(at: start), rate: cue.anchor.rate, loopLength: cue.anchor.loopLength)
         }
+    }
+
+    /// Compiles `pattern` (a player was made with it) and keeps the program, so that its start finds it made:
+    /// compiling a pattern whose events follow changing controls plans each such event, which took a few
+    /// milliseconds under emulation.
+    func prepare(_ pattern: HapticPattern) {
+        _ = program(pattern, controls: .none)
+    }
+
+    /// `pattern` compiled for the device under `controls`: the one kept, or compiled now and kept.
+    private func program(_ pattern: HapticPattern, controls: RuntimeControls) -> NativePeriodicProgram {
+        let key = ProgramKey(pattern: pattern, controls: controls)
+        if let kept = programs.withLock({ $0[key] }) { return kept }
+        let compiled = NativePeriodicProgram(pattern: pattern, profile: profile, controls: controls)
+        programs.withLock { programs in
+            if programs.count >= Self.programsKept { programs.removeAll() }
+            programs[key] = compiled
+        }
+        return compiled
     }
 
     // MARK: The thread
@@ -426,10 +480,15 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             steps.append(.update(slot, updated))
         }
         if state.live.isEmpty { state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil) }
-        // Nothing plays or waits: the kept slots go back to the device.
+        // Nothing plays or waits: the kept slots go back to the device, but `readySlots` of them. Those kept are
+        // the last to come free: an effect whose play came late may still be playing in one, and an erase would
+        // cut it short.
         if state.live.isEmpty, state.sources.isEmpty {
-            steps += state.idle.map { Step.erase($0.slot) }
-            state.idle = []
+            if state.idle.count > readySlots {
+                state.idle.sort { $0.from < $1.from }
+                steps += state.idle.dropLast(readySlots).map { Step.erase($0.slot) }
+                state.idle.removeFirst(state.idle.count - readySlots)
+            }
             state.deviceFull = false
         }
         return steps

@@ -1,6 +1,7 @@
 // Outputs whose actuators a stream of their own drives (a DualSense's voice coils, a Switch pad's HD rumble): the
 // engine keeps the stream in line with its players (`sync`, from the same cues the engine's sound follows), and
 // the motor primitives write nothing.
+import AHAP
 import HapticRendering
 import LinuxInput
 import Synchronization
@@ -21,8 +22,15 @@ protocol PatternStream: Sendable {
     var startLead: Double { get }
     /// Makes it play what `players` ask for from `now` (nothing once closed).
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
+    /// Does ahead what playing `pattern` needs whenever it starts (a player was made with it), so that its start
+    /// does not: the streams whose work all depends on the start do nothing.
+    func prepare(_ pattern: HapticPattern)
     /// Ends it (its last report puts the actuators at rest) and closes what it writes.
     func close()
+}
+
+extension PatternStream {
+    func prepare(_ pattern: HapticPattern) {}
 }
 
 /// A motor output for a pad whose actuators a `PatternStream` drives (a DualSense's voice coils, a Switch pad's HD
@@ -72,6 +80,7 @@ final class StreamedOutput<Stream: PatternStream>: OutputWithoutPulses {
 /// What the engine asks of an output whose patterns a stream plays, whatever the stream.
 protocol PatternStreamOutput: MotorOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
+    func prepare(_ pattern: HapticPattern)
     var activity: ActuatorActivity { get }
     var streamCounts: (reports: Int, underruns: Int) { get }
     var startLead: Double { get }
@@ -79,6 +88,7 @@ protocol PatternStreamOutput: MotorOutput {
 
 extension StreamedOutput: PatternStreamOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
+    func prepare(_ pattern: HapticPattern) { stream.prepare(pattern) }
     var activity: ActuatorActivity { stream.activity }
     var streamCounts: (reports: Int, underruns: Int) { stream.counts }
     var startLead: Double { stream.startLead }

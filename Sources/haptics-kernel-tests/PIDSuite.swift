@@ -67,6 +67,12 @@ enum PIDSuite {
         try await EmulationSuite.withController(.pidJoystick) { device, nodes in
             let engine = try engine(on: nodes.rumbleNode)
             defer { engine.stop() }
+            // One tone first, unmeasured: under emulation the first run of any code in a process is slow (the same
+            // pattern compiled twice in a row in the guest took 53 ms, then 4.4 ms), and the first start, with a
+            // second guest busy beside this one, played thud's first effect up to 40 ms late; the next ones came
+            // within 15 ms. The bounds below are the path's, not the emulator's first translation of it.
+            try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.05, intensity: 0.5), on: engine)
+            try await Task.sleep(for: .milliseconds(200))
             var lines: [String] = []
             var swingsChecked = 0
             for name in ["thud", "detent", "error", "heartbeat", "capacitor_charge"] {
@@ -78,7 +84,8 @@ enum PIDSuite {
                 let records = Array(device.records().dropFirst(before))
                 let reports = records.compactMap { record in record.pid.map { (record.time.seconds, $0) } }
                 let creates = reports.filter { $0.1.kind == .createNewEffect && $0.1.status == .success }
-                let playback = PIDPlayback(records: records)
+                // From the device's first record: the stream's ready blocks were made before the pattern.
+                let playback = PIDPlayback(records: device.records())
                 // What the device holds for each effect as it starts it: a block is created for the first effects,
                 // and an effect that ended leaves its block to a later one, which is uploaded into it.
                 let starts = reports.filter { $0.1.kind == .effectOperation && $0.1.operation == .start }
@@ -202,21 +209,29 @@ enum PIDSuite {
                     swingsChecked += 1
                 }
 
-                // Every block stopped and freed once the pattern is over.
-                let frees = reports.filter { $0.1.kind == .blockFree }.count
-                try requireEqual(frees, creates.count, "\(name): blocks freed once nothing plays")
+                // The first play asked the device for no block: it went into one the stream holds ready.
+                try require(
+                    creates.first.map { $0.0 > firstStart } ?? true,
+                    "\(name): a block was asked for before the first play, at \(creates[0].0 - firstStart) s")
+                // Once the pattern is over, the device holds the stream's ready blocks and no more, none playing.
                 let last = playback.state(at: .infinity)
-                try require(last.blocks.isEmpty, "\(name): blocks left on the device: \(last.blocks.keys.sorted())")
+                let now = monotonicSeconds()
+                try require(
+                    last.blocks.count <= PeriodicEffectStream.readySlots
+                        && last.blocks.values.allSatisfy { $0.startedAt == nil || ($0.endsAt ?? .infinity) <= now },
+                    "\(name): blocks left on the device: \(last.blocks)")
                 lines.append(
                     String(
                         format:
-                            "%@ %d effects in %d blocks, %d updates, pattern %.0f ms before its first play fits best, "
+                            "%@ %d effects, %d blocks asked for, %d updates, pattern %.0f ms before its first play fits best, "
                             + "p99 %.3f worst %.3f mean %.4f, %d effects swing at their period", name,
                         program.effects.count, creates.count, updates, lag * 1000, p99, worst, mean, checkedSwings))
             }
             // The swing check holds only where an effect plays alone and unchanged: some of the assets have one.
             try require(swingsChecked > 0, "no effect played alone and unchanged long enough to count its swings")
-            print("    " + lines.joined(separator: "; "))
+            engine.stop()
+            try await waitForEveryBlockFree(device)
+            print("    " + lines.joined(separator: "; ") + "; every block free after stop")
         }
     }
 
@@ -264,10 +279,11 @@ enum PIDSuite {
         }
     }
 
-    /// Tones on a joystick whose pool holds two blocks: A (0-0.6 s) and B (0.05-0.6 s) take both; C (0.1-0.3 s)
-    /// is answered "full" (the engine's `ENOSPC`) and, with no slot of ours coming free before its end, is left
-    /// out; D (0.2-0.9 s) waits for A's slot and plays the rest of itself from there, ending on time. The engine
-    /// plays on, the next pattern plays, and every block is free at the end.
+    /// Tones on a joystick whose pool holds two blocks, both the stream's ready blocks from the engine's start:
+    /// A (0-0.6 s) and B (0.05-0.6 s) play in them; C (0.1-0.3 s) is answered "full" (the engine's `ENOSPC`) and,
+    /// with no slot of ours coming free before its end, is left out; D (0.2-0.9 s) waits for A's slot and plays
+    /// the rest of itself from there, ending on time. The engine plays on, the next pattern plays, and every block
+    /// is free after the engine stops.
     static func fullDevice() async throws {
         let device: any EmulatedDevice
         do { device = try EmulatedModel.startPIDJoystick(capacity: 2, logger: EmulationSuite.logger()) } catch {
@@ -295,10 +311,12 @@ enum PIDSuite {
         let reports = records.compactMap { record in record.pid.map { (record.time.seconds, $0) } }
         let answers = reports.filter { $0.1.kind == .createNewEffect }.map(\.1.status)
         let starts = reports.filter { $0.1.kind == .effectOperation && $0.1.operation == .start }
+        let ready = PIDPlayback(records: Array(device.records().prefix(before))).state(at: .infinity).blocks.count
+        try requireEqual(ready, 2, "blocks the engine's start took")
         try require(
-            answers.filter { $0 == .success }.count == 2 && answers.contains(.full), "the device's answers: \(answers)")
+            !answers.contains(.success) && answers.contains(.full), "the device's answers: \(answers)")
         try requireEqual(starts.count, 3, "effects started (A, B and D; C left out)")
-        let playback = PIDPlayback(records: records)
+        let playback = PIDPlayback(records: device.records())
         let first = starts[0].0
         guard let blockA = starts[0].1.blockIndex, let endA = playback.state(at: first).blocks[blockA]?.endsAt,
             let blockD = starts[2].1.blockIndex, let endD = playback.state(at: starts[2].0).blocks[blockD]?.endsAt
@@ -314,13 +332,26 @@ enum PIDSuite {
         let after = device.records().dropFirst(next).compactMap(\.pid)
         try require(
             after.contains { $0.kind == .effectOperation && $0.operation == .start }, "the next pattern did not play")
-        let last = PIDPlayback(records: device.records()).state(at: .infinity)
-        try require(last.blocks.isEmpty, "blocks left on the device: \(last.blocks.keys.sorted())")
+        engine.stop()
+        try await waitForEveryBlockFree(device)
         print(
             String(
-                format: "    2 blocks: C answered full and left out, D played in A's block from %.0f ms, ending "
+                format:
+                    "    2 blocks, both ready from the engine's start: C answered full and left out, D played in A's block from %.0f ms, ending "
                     + "%.0f ms after A's start; then thud; all free", (starts[2].0 - first) * 1000,
                 (endD - first) * 1000))
+    }
+
+    /// Waits until the device holds no block (the engine stopped: the stream erases its effects, and hid-pidff's
+    /// Block Free reports reach the device from its queue).
+    static func waitForEveryBlockFree(_ device: any EmulatedDevice) async throws {
+        let deadline = monotonicSeconds() + 2
+        while true {
+            let blocks = PIDPlayback(records: device.records()).state(at: .infinity).blocks
+            if blocks.isEmpty { return }
+            try require(monotonicSeconds() < deadline, "blocks left on the device after stop: \(blocks.keys.sorted())")
+            try await Task.sleep(for: .milliseconds(AppSuite.pollMilliseconds))
+        }
     }
 
     static func unplugCycles() async throws {
