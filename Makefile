@@ -109,7 +109,7 @@ fuzz: bootstrap
 
 # The short run `make test` does: every target, FUZZ_SMOKE_SECONDS of fuzzing in all from the seeds, unoptimised
 # (its build takes half the release build's time, which would otherwise be most of the smoke's cost).
-FUZZ_SMOKE_SECONDS := 24
+FUZZ_SMOKE_SECONDS := 12
 fuzz-smoke: bootstrap
 	@$(TIMED) fuzz-build scripts/fuzz --debug --build-only
 	@$(TIMED) fuzz-smoke scripts/fuzz --debug --no-build --total-seconds $(FUZZ_SMOKE_SECONDS)
