@@ -32,13 +32,15 @@ struct CueSounds<Stream: CueStream> {
 
     var isEmpty: Bool { sounds.isEmpty }
 
-    /// Makes `stream` play no more than `cues` ask for: a sound whose cue is gone is stopped, a cue whose end
-    /// moved has its sound end there. Returns the cues that have no sound yet, in no particular order.
-    mutating func reconcile(_ cues: [PlayerID: [SoundCue]], on stream: Stream) -> [(PlayerID, SoundCue)] {
+    /// Makes `stream` play no more than `cues` ask for at engine time `now`: a sound whose cue is gone ends at
+    /// `now` (a stream running behind still plays what came before: the end of a pattern whose player finished
+    /// at its end, or what preceded a stop), a cue whose end moved has its sound end there. Returns the cues that
+    /// have no sound yet, in no particular order.
+    mutating func reconcile(_ cues: [PlayerID: [SoundCue]], now: Double, on stream: Stream) -> [(PlayerID, SoundCue)] {
         for (player, playing) in sounds {
             let wanted = cues[player] ?? []
             for (anchor, sound) in playing where !wanted.contains(where: { $0.anchor == anchor }) {
-                stream.stop(sound.id)
+                stream.stop(sound.id, atNanoseconds: MonotonicClock.nanoseconds(now))
                 sounds[player]?[anchor] = nil
             }
             if sounds[player]?.isEmpty == true { sounds[player] = nil }
@@ -85,7 +87,7 @@ struct CueSounds<Stream: CueStream> {
 
 extension Lock {
     /// Brings `stream` in line with `players`' cues, as every stream that plays the engine's patterns does (the
-    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone stops, and a cue
+    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone ends at `now`, and a cue
     /// without one gets the source `make` gives for it from `start` (its anchor when that is still ahead, else
     /// `now`: the source skips what has passed, so it stays on the engine's clock), made outside the lock and
     /// started at `start` while `isOpen` holds.
@@ -93,7 +95,7 @@ extension Lock {
         _ players: [PlayerID: WaveformPlayer], now: Double, on stream: Stream, isOpen: () -> Bool = { true },
         _ make: (_ player: WaveformPlayer, _ cue: SoundCue, _ start: Double) -> Stream.Source
     ) where Value == CueSounds<Stream>, Stream.Source: Sendable {
-        let missing = withLock { sounds in sounds.reconcile(players.mapValues(\.cues), on: stream) }
+        let missing = withLock { sounds in sounds.reconcile(players.mapValues(\.cues), now: now, on: stream) }
         guard !missing.isEmpty else { return }
         let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, Stream.Source, Double)? in
             guard let waveform = players[player] else { return nil }

@@ -132,7 +132,7 @@ final class EngineAudio: Sendable {
         let missing = state.withLock { state -> [(PlayerID, SoundCue, PlayerSound)] in
             // Muted, no cue is wanted: every sound ends and none starts.
             let cues = state.muted ? [:] : players.mapValues(\.cues)
-            return state.sounds.reconcile(cues, on: stream).compactMap { player, cue in
+            return state.sounds.reconcile(cues, now: now, on: stream).compactMap { player, cue in
                 players[player].map { (player, cue, $0) }
             }
         }
