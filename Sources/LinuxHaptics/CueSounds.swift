@@ -87,8 +87,8 @@ struct CueSounds<Stream: CueStream> {
 
 extension Lock {
     /// Brings `stream` in line with `players`' cues, as every stream that plays the engine's patterns does (the
-    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone ends at `now`, and a cue
-    /// without one gets the source `make` gives for it from `start` (its anchor when that is still ahead, else
+    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone ends at `now`, and
+    /// a cue without one gets the source `make` gives for it from `start` (its anchor when that is still ahead, else
     /// `now`: the source skips what has passed, so it stays on the engine's clock), made outside the lock and
     /// started at `start` while `isOpen` holds.
     func follow<Stream: CueStream & Sendable>(
