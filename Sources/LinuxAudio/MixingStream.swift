@@ -224,7 +224,9 @@ public final class MixingStream: Sendable {
     }
 
     /// Ends the sound so that its last frame is heard just before `nanoseconds` (`CLOCK_MONOTONIC`), to the frame
-    /// when that moment is still ahead of what the output has queued, else at the next period.
+    /// when that moment is still ahead of what the output has queued, else at the next period. A sound played
+    /// whole after a late start (`playsWholeWhenLate`) runs late by as much to its end: it ends that much later,
+    /// so that it keeps the length it was given.
     public func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
         shared.withLock { $0.commands.append(.end(id, at: nanoseconds)) }
     }
@@ -271,8 +273,10 @@ public final class MixingStream: Sendable {
             var start: UInt64?
             var glide: Glide
             var stopsAfterGlide = false
-            /// When its last frame is heard (`stop(_:atNanoseconds:)`).
+            /// When its last frame is heard (`stop(_:atNanoseconds:)`), before `lateness`.
             var end: UInt64?
+            /// How late a sound played whole when late started: its end moves as late.
+            var lateness: UInt64 = 0
         }
 
         /// A gain moving from `from` to `to` over `frames` frames from stream frame `first`.
@@ -380,7 +384,9 @@ public final class MixingStream: Sendable {
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 if offset >= period { return true }
-            } else if let start = sound.start, !sound.source.playsWholeWhenLate {
+            } else if let start = sound.start, sound.source.playsWholeWhenLate {
+                sound.lateness = periodHeard - start
+            } else if let start = sound.start {
                 let late = Double(periodHeard - start) / 1e9
                 if late <= MixingStream.latestSkip,
                     !Self.skip(&sound.source, frames: Int(late * Double(output.sampleRate)))
@@ -392,7 +398,7 @@ public final class MixingStream: Sendable {
             // The frames of this period before the sound's end, when it has one: a sound whose end falls here
             // ends with this period.
             var count = period - offset
-            if let end = sound.end {
+            if let end = sound.end.map({ $0 + sound.lateness }) {
                 guard end > periodHeard else { return false }
                 let framesToEnd = Int((Double(end - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 count = min(count, framesToEnd - offset)

@@ -91,6 +91,27 @@ struct MixingStreamTests {
         #expect(heard == ramp, "the ramp is not heard whole from its first frame")
     }
 
+    @Test("a source played whole after a late start keeps the length its end gave it: its end moves as late")
+    func lateStartPlaysWholeToItsEnd() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream is 200 ms into its clock") { output.frames > 1600 }
+        let ramp = (0..<1600).map { Float($0 + 1) / 1600 }
+        let id = stream.play(
+            WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+            at: output.origin)
+        // 800 frames (100 ms at 8 kHz) after its start, long passed on the recording's clock when it is applied.
+        stream.stop(id, atNanoseconds: output.origin + 100_000_000)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let samples = output.samples
+        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        #expect(first > 800, "the end had passed when the sound was queued")
+        let heard = (0..<800).map { samples[2 * (first + $0)] }
+        #expect(heard == Array(ramp[0..<800]), "the ramp's first 800 frames are not heard whole")
+        #expect(samples[(2 * (first + 800))...].allSatisfy { $0 == 0 }, "the ramp played on past its end")
+    }
+
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
     func patternSource() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
