@@ -76,6 +76,68 @@ import Testing
         #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "one trigger, no upload")
     }
 
+    @Test func aPreparedImpactStaysPreparedEveryPlayIsOneTriggerOfItsPulse() {
+        let setup = Setup()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        setup.manager.prepare(pattern: impact)
+        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
+            Issue.record("nothing was prepared: \(setup.recorder.records())")
+            return
+        }
+        for round in 0..<3 {
+            setup.recorder.clearRecords()
+            setup.manager.play(pattern: impact)
+            let actions = setup.recorder.records().map(\.action)
+            #expect(actions.first == .trigger(id: id), "play \(round): \(actions)")
+            #expect(!actions.contains { if case .prepare = $0 { true } else { false } }, "play \(round) uploaded")
+            setup.clock.advance(by: 1)
+        }
+    }
+
+    @Test func aKeptPlayerInvalidatedByAResetIsForgottenItsPlayGoesTheOrdinaryWayAndPrepareUploadsAgain() throws {
+        let clock = ManualClock(startingAt: 10)
+        let recorder = RecordingOutput()
+        let adapter = ManagedEngineAdapter(
+            engine: HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger()))
+        try adapter.start()
+        defer { adapter.stop() }
+        let impact = HapticFeedback.impact(.rigid).pattern
+        try adapter.prepare(impact)
+        recorder.unplug()
+        recorder.replug()
+        recorder.clearRecords()
+        try adapter.play(impact)
+        clock.advance(by: 1)
+        let played = recorder.appliedMixes().map(\.mix)
+        #expect(played.contains { !$0.isOff }, "the play after the reset played: \(recorder.records())")
+        recorder.clearRecords()
+        try adapter.prepare(impact)
+        let uploads = recorder.records().filter { if case .prepare = $0.action { true } else { false } }
+        #expect(uploads.count == 1, "preparing again uploads again: \(recorder.records())")
+    }
+
+    @Test func aPreparedPatternWithoutAPulseServesOnePlayTheNextPlaysOverlap() {
+        // Silence first: no opening to upload, so the player prepared is the next play's alone.
+        let late = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous, parameters: [.init(parameterID: .hapticIntensity, value: 0.3)],
+                    relativeTime: 0.05, duration: 0.2)
+            ], parameters: [])
+        let once = Setup()
+        once.manager.prepare(pattern: late)
+        once.manager.play(pattern: late)
+        once.clock.advance(by: 1)
+        let twice = Setup()
+        twice.manager.prepare(pattern: late)
+        twice.manager.play(pattern: late)
+        twice.manager.play(pattern: late)
+        twice.clock.advance(by: 1)
+        let one = once.peak(since: 10), both = twice.peak(since: 10)
+        #expect(one.strong + one.weak > 0, "the prepared play plays")
+        #expect(both.strong + both.weak > one.strong + one.weak, "the second play adds up: \(both) vs \(one)")
+    }
+
     @Test func aPreparedPatternIsNotTakenForACopyOfItWithOtherCurves() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern

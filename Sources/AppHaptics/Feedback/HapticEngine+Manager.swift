@@ -7,9 +7,11 @@ import LinuxSystem
 public import Logging
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
-/// released player to its end); transients share one slot: a new tap cancels the previous one; prepared
-/// players wait, one per pattern, for the play they were prepared for. The C library (LinuxHapticsC) drives its
-/// engines through it too.
+/// released player to its end); transients share one slot: a new tap cancels the previous one. A prepared
+/// pattern keeps its player, one per pattern: when its opening was uploaded as a pulse, every play of it is that
+/// pulse's trigger again (a play while it still sounds starts it over, as a second tap does); otherwise the player
+/// waits for the one play it was prepared for, and later plays overlap as unprepared ones do. The C library
+/// (LinuxHapticsC) drives its engines through it too.
 package final class ManagedEngineAdapter: ManagedHapticEngine {
     package let engine: HapticEngine
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
@@ -25,6 +27,8 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         let pattern: HapticPattern
         let key: Int
         let player: any HapticPatternPlayer
+        /// The player's opening is an uploaded pulse: it stays for every play, not only the next.
+        let keeps: Bool
         /// Which fill this was: the smallest is the oldest.
         let order: Int
 
@@ -67,14 +71,15 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         }
         if held { return }
         let player = try engine.makePlayer(with: pattern)
-        try player.prepare()
+        let keeps = try player.prepare()
         preparing.withLock { fills in
             fills += 1
             // An empty slot, or else the oldest fill's.
             let orders = prepared.map { slot in slot.withClaimWaiting { $0?.order ?? Int.min } }
             let chosen = orders.indices.min { orders[$0] < orders[$1] } ?? 0
             prepared[chosen].withClaimWaiting {
-                $0 = PreparedPattern(pattern: pattern, key: PreparedPattern.key(pattern), player: player, order: fills)
+                $0 = PreparedPattern(
+                    pattern: pattern, key: PreparedPattern.key(pattern), player: player, keeps: keeps, order: fills)
             }
         }
     }
@@ -85,14 +90,16 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
                 try ready.start(atTime: 0)
                 return
             } catch {
-                // Invalidated by a reset since it was prepared: play it the ordinary way.
+                // Invalidated by a reset since it was prepared: forgotten, and played the ordinary way.
+                forget(ready)
             }
         }
         try engine.makePlayer(with: pattern).start(atTime: 0)
     }
 
-    /// The player prepared for `pattern`, taken from its slot: first by the identity of the pattern's storage
-    /// (one comparison a slot), then by equality. A slot another thread holds this instant is passed over.
+    /// The player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by the
+    /// identity of the pattern's storage (one comparison a slot), then by equality. A slot another thread holds
+    /// this instant is passed over.
     private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
         let key = PreparedPattern.key(pattern)
         for pass in 0..<2 {
@@ -104,12 +111,20 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
                     guard entry != nil, pass == 1 || entry.unsafelyUnwrapped.key == key,
                         entry.unsafelyUnwrapped.pattern == pattern
                     else { return nil }
+                    if entry.unsafelyUnwrapped.keeps { return entry.unsafelyUnwrapped.player }
                     return entry.take().unsafelyUnwrapped.player
                 }
                 if let taken, let player = taken { return player }
             }
         }
         return nil
+    }
+
+    /// Empties the slot that holds `player`.
+    private func forget(_ player: any HapticPatternPlayer) {
+        preparing.withLock { _ in
+            for slot in prepared { slot.withClaimWaiting { if $0?.player === player { $0 = nil } } }
+        }
     }
 
     package func playTransient(intensity: Double, sharpness: Double) throws {

@@ -101,8 +101,8 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     public var outputCanPlay: Bool { output.canPlayHaptics }
 
     /// Gets ready for `feedback` in particular (with `sound`, as `play(_:withSound:)` will play it): single-tap
-    /// feedback (impacts, the selection tick) is uploaded ahead, so when it is played it reaches the device with
-    /// one `write()`; its sound is decoded ahead.
+    /// feedback (impacts, the selection tick) is uploaded ahead and stays so, so each time it is played it reaches
+    /// the device with one `write()`; its sound is decoded ahead.
     public func prepare(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) {
         guard settings.hapticsEnabled else { return }
         output.prepare(pattern: feedback.pattern(withSound: sound))

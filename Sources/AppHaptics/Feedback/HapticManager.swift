@@ -117,8 +117,10 @@ public final class HapticManager {
         withEngine("preparing the engine") { try $0.prepare() }
     }
 
-    /// Gets ready to play `pattern` next: a single-pulse pattern (an impact, the selection tick) is uploaded
-    /// ahead, so its `play(pattern:)` reaches the device as one `write()`.
+    /// Gets ready to play `pattern`: a single-pulse pattern (an impact, the selection tick) is uploaded ahead and
+    /// stays uploaded, so every `play(pattern:)` of it reaches the device as one `write()` (a play while it still
+    /// sounds starts it over). Four patterns at most stay prepared, each holding a device slot: preparing a fifth
+    /// lets the oldest go. Preparing a pattern that is prepared already does nothing.
     public func prepare(pattern: HapticPattern) {
         withEngine("preparing a pattern") { try $0.prepare(pattern) }
     }

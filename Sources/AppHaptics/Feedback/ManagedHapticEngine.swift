@@ -15,8 +15,8 @@ public protocol ManagedHapticEngine: AnyObject, Sendable {
     func stop()
     /// Gets ready for an imminent haptic: opens the device.
     func prepare() throws
-    /// Gets ready to play `pattern`: uploads it ahead where it is a single pulse, so its next `play` is one
-    /// `write()`.
+    /// Gets ready to play `pattern`: uploads it ahead where it is a single pulse, so that every `play` of it is
+    /// one `write()` while it stays prepared.
     func prepare(_ pattern: HapticPattern) throws
     /// Plays `pattern` now, fire-and-forget, alongside anything already playing (through the player
     /// `prepare(_:)` readied for it, when there is one).

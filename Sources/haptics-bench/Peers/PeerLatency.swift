@@ -1,7 +1,7 @@
 // Trigger latency against SDL: call -> first output on the device, like against like. What was uploaded ahead
 // against what was uploaded ahead: SDL's haptic API running an effect uploaded once before the rounds
-// (`SDL_HapticRunEffect` alone), against our prepared transient, through HapticManager (`prepare(pattern:)` before
-// each `play(pattern:)`, as that API wants) and through an engine player prepared once and started each round.
+// (`SDL_HapticRunEffect` alone), against our prepared transient, through HapticManager (`prepare(pattern:)` once,
+// then `play(pattern:)` each round) and through an engine player prepared once and started each round.
 // A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
 // `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
 // answer with the time they made the call. Every round takes each path once, in an order that moves on by one
@@ -112,6 +112,8 @@ enum PeerLatency {
             guard manager.engineAvailable else {
                 throw PeerFailure(reason: "no HapticManager engine on \(device.eventNode)")
             }
+            // Prepared once, like SDL's effect: a prepared pattern stays uploaded for every play of it.
+            manager.prepare(pattern: tap)
             engine = HapticEngine(output: output, options: options, logger: logger)
             try engine.start()
             prepared = try engine.makePlayer(with: tap)
@@ -145,9 +147,6 @@ enum PeerLatency {
                 }
                 return time
             case .oursManagerPrepared:
-                // HapticManager uses a prepared pattern up on its play: it is prepared again before each round,
-                // before the clock starts.
-                manager.prepare(pattern: tap)
                 usleep(pause)
                 let called = Clock.microseconds()
                 manager.play(pattern: tap)
