@@ -146,7 +146,8 @@ import Testing
             Issue.record("nothing was prepared: \(setup.recorder.records())")
             return
         }
-        // The copy shares the prepared pattern's event storage: the cheap key matches, equality does not.
+        // The copy shares the prepared pattern's event storage but not its curves': its identity differs, and so
+        // does equality.
         var softened = impact
         softened.parameterCurves = [
             HapticParameterCurve(
@@ -160,6 +161,31 @@ import Testing
         setup.manager.play(pattern: impact)
         #expect(
             setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the prepared pattern is still there")
+    }
+
+    @Test func aPreparedPatternIsFoundForAnEqualOneBuiltAnewNotForACopyWithOtherMetadata() {
+        let setup = Setup()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        setup.manager.prepare(pattern: impact)
+        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
+            Issue.record("nothing was prepared: \(setup.recorder.records())")
+            return
+        }
+        // Every array shared with the prepared pattern: only the metadata tells them apart.
+        var named = impact
+        named.metadata = PatternMetadata(entries: ["Project": "other"])
+        setup.recorder.clearRecords()
+        setup.manager.play(pattern: named)
+        #expect(!setup.recorder.records().map(\.action).contains(.trigger(id: id)), "the copy plays the ordinary way")
+        setup.clock.advance(by: 1)
+        // Equal, in storage of its own.
+        let anew = HapticPattern(
+            events: impact.events.map { $0 }, parameters: impact.dynamicParameters.map { $0 }, version: impact.version,
+            metadata: impact.metadata)
+        #expect(anew == impact)
+        setup.recorder.clearRecords()
+        setup.manager.play(pattern: anew)
+        #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "the equal pattern is found")
     }
 
     @Test func concurrentPlaysOfDifferentPatternsMix() {

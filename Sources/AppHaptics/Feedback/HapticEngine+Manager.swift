@@ -22,21 +22,32 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private let prepared = (0..<ManagedEngineAdapter.preparedLimit).map { _ in ClaimSlot<PreparedPattern>() }
     private let preparing = Lock(0)
 
-    /// A player prepared for `pattern`; `key` is the pattern's identity as `PreparedPattern.key` makes it.
+    /// A player prepared for `pattern`, found again by the pattern's `identity`.
     private struct PreparedPattern {
         let pattern: HapticPattern
-        let key: Int
+        let identity: Identity
         let player: any HapticPatternPlayer
         /// The player's opening is an uploaded pulse: it stays for every play, not only the next.
         let keeps: Bool
         /// Which fill this was: the smallest is the oldest.
         let order: Int
 
-        /// The address of the pattern's event storage: the same for every copy of one pattern value (an app's
-        /// cached pattern passed again), so that finding it costs one comparison; a pattern built anew has
-        /// another, and is found by equality.
-        static func key(_ pattern: HapticPattern) -> Int {
-            pattern.events.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+        /// The addresses of a pattern value's three arrays' storage, and its version: the same for every copy
+        /// of one value (an app's cached pattern passed again). Storage holds the same elements for as long as a
+        /// copy refers to it, so two values of one identity and equal metadata are equal: found without reading
+        /// an element. A pattern built anew has another identity, and is found by equality.
+        struct Identity: Equatable {
+            let events: Int
+            let parameters: Int
+            let curves: Int
+            let version: Double?
+
+            init(_ pattern: HapticPattern) {
+                events = pattern.events.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+                parameters = pattern.dynamicParameters.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+                curves = pattern.parameterCurves.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+                version = pattern.version
+            }
         }
     }
 
@@ -79,7 +90,8 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
             let chosen = orders.indices.min { orders[$0] < orders[$1] } ?? 0
             prepared[chosen].withClaimWaiting {
                 $0 = PreparedPattern(
-                    pattern: pattern, key: PreparedPattern.key(pattern), player: player, keeps: keeps, order: fills)
+                    pattern: pattern, identity: PreparedPattern.Identity(pattern), player: player, keeps: keeps,
+                    order: fills)
             }
         }
     }
@@ -98,19 +110,22 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     }
 
     /// The player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by the
-    /// identity of the pattern's storage (one comparison a slot), then by equality. A slot another thread holds
-    /// this instant is passed over.
+    /// pattern's identity (a few words compared a slot, no element read), then by equality. A slot another thread
+    /// holds this instant is passed over.
     private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
-        let key = PreparedPattern.key(pattern)
+        let identity = PreparedPattern.Identity(pattern)
         for pass in 0..<2 {
             for index in prepared.indices {
                 let taken = prepared[index].withClaim { entry -> (any HapticPatternPlayer)? in
-                    // Read in place: a bound copy would retain every array of the pattern. The same storage may
-                    // still be another pattern (a copy whose curves were changed): equality decides, and with
-                    // shared storage it compares little.
-                    guard entry != nil, pass == 1 || entry.unsafelyUnwrapped.key == key,
-                        entry.unsafelyUnwrapped.pattern == pattern
-                    else { return nil }
+                    // Read in place: a bound copy would retain every array of the pattern.
+                    guard entry != nil else { return nil }
+                    if pass == 0 {
+                        guard entry.unsafelyUnwrapped.identity == identity,
+                            entry.unsafelyUnwrapped.pattern.metadata == pattern.metadata
+                        else { return nil }
+                    } else {
+                        guard entry.unsafelyUnwrapped.pattern == pattern else { return nil }
+                    }
                     if entry.unsafelyUnwrapped.keeps { return entry.unsafelyUnwrapped.player }
                     return entry.take().unsafelyUnwrapped.player
                 }
