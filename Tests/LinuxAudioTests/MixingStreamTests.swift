@@ -73,19 +73,30 @@ struct MixingStreamTests {
         mutating func renderNext(into buffer: inout [Float]) -> Bool { clip.renderNext(into: &buffer) }
     }
 
-    @Test("a start already passed of a source that plays whole when late plays every frame from its first on")
-    func lateStartPlaysWhole() throws {
+    /// Plays a `WholeRamp` of `frames` frames on a stream over a recording, its start the recording's origin
+    /// (passed once the stream has written more than `after` frames), ended at `end` nanoseconds after the origin
+    /// when given. Returns the ramp, what was recorded once it ended, and the frame where it was first heard.
+    func playLateWholeRamp(frames: Int, after written: Int, endingAfter end: UInt64? = nil) throws -> (
+        ramp: [Float], samples: [Float], first: Int
+    ) {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
         let stream = try MixingStream(output: output, logger: logger)
         defer { stream.close() }
-        try waitUntil("the stream runs") { output.frames > 0 }
-        let ramp = (0..<800).map { Float($0 + 1) / 800 }
+        try waitUntil("the stream wrote \(written) frames") { output.frames > written }
+        let ramp = (0..<frames).map { Float($0 + 1) / Float(frames) }
         let id = stream.play(
             WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
             at: output.origin)
+        if let end { stream.stop(id, atNanoseconds: output.origin + end) }
         try waitUntil("the sound ends") { !stream.isActive(id) }
         let samples = output.samples
         let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        return (ramp, samples, first)
+    }
+
+    @Test("a start already passed of a source that plays whole when late plays every frame from its first on")
+    func lateStartPlaysWhole() throws {
+        let (ramp, samples, first) = try playLateWholeRamp(frames: 800, after: 0)
         #expect(first > 0, "the start had passed when the sound was queued")
         let heard = (0..<800).map { samples[2 * (first + $0)] }
         #expect(heard == ramp, "the ramp is not heard whole from its first frame")
@@ -93,19 +104,9 @@ struct MixingStreamTests {
 
     @Test("a source played whole after a late start keeps the length its end gave it: its end moves as late")
     func lateStartPlaysWholeToItsEnd() throws {
-        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
-        let stream = try MixingStream(output: output, logger: logger)
-        defer { stream.close() }
-        try waitUntil("the stream is 200 ms into its clock") { output.frames > 1600 }
-        let ramp = (0..<1600).map { Float($0 + 1) / 1600 }
-        let id = stream.play(
-            WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
-            at: output.origin)
-        // 800 frames (100 ms at 8 kHz) after its start, long passed on the recording's clock when it is applied.
-        stream.stop(id, atNanoseconds: output.origin + 100_000_000)
-        try waitUntil("the sound ends") { !stream.isActive(id) }
-        let samples = output.samples
-        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+        // Ended 800 frames (100 ms at 8 kHz) after its start, long passed on the recording's clock (200 ms in)
+        // when the end is applied.
+        let (ramp, samples, first) = try playLateWholeRamp(frames: 1600, after: 1600, endingAfter: 100_000_000)
         #expect(first > 800, "the end had passed when the sound was queued")
         let heard = (0..<800).map { samples[2 * (first + $0)] }
         #expect(heard == Array(ramp[0..<800]), "the ramp's first 800 frames are not heard whole")

@@ -23,6 +23,19 @@ import Testing
                 logger: log.logger)
         }
 
+        /// Prepares `pattern` through the manager; the id of the pulse it uploaded, nil (recorded as an issue) when
+        /// it uploaded none.
+        func prepare(_ pattern: HapticPattern) -> Int? {
+            manager.prepare(pattern: pattern)
+            let actions = recorder.records().map(\.action)
+            guard case .prepare(let id)? = actions.last(where: { if case .prepare = $0 { true } else { false } })
+            else {
+                Issue.record("nothing was prepared: \(actions)")
+                return nil
+            }
+            return id
+        }
+
         /// The strongest mix applied since `time`.
         func peak(since time: Double) -> MotorMagnitudes {
             recorder.appliedMixes().filter { $0.time >= time }.map(\.mix)
@@ -65,12 +78,7 @@ import Testing
     @Test func aPreparedImpactStartsWithOneTrigger() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern
-        setup.manager.prepare(pattern: impact)
-        let actions = setup.recorder.records().map(\.action)
-        guard case .prepare(let id)? = actions.last(where: { if case .prepare = $0 { true } else { false } }) else {
-            Issue.record("nothing was prepared: \(actions)")
-            return
-        }
+        guard let id = setup.prepare(impact) else { return }
         setup.recorder.clearRecords()
         setup.manager.play(pattern: impact)
         #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "one trigger, no upload")
@@ -79,11 +87,7 @@ import Testing
     @Test func aPreparedImpactStaysPreparedEveryPlayIsOneTriggerOfItsPulse() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern
-        setup.manager.prepare(pattern: impact)
-        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
-            Issue.record("nothing was prepared: \(setup.recorder.records())")
-            return
-        }
+        guard let id = setup.prepare(impact) else { return }
         for round in 0..<3 {
             setup.recorder.clearRecords()
             setup.manager.play(pattern: impact)
@@ -141,11 +145,7 @@ import Testing
     @Test func aPreparedPatternIsNotTakenForACopyOfItWithOtherCurves() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern
-        setup.manager.prepare(pattern: impact)
-        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
-            Issue.record("nothing was prepared: \(setup.recorder.records())")
-            return
-        }
+        guard let id = setup.prepare(impact) else { return }
         // The copy shares the prepared pattern's event storage but not its curves': its identity differs, and so
         // does equality.
         var softened = impact
@@ -166,11 +166,7 @@ import Testing
     @Test func aPreparedPatternIsFoundForAnEqualOneBuiltAnewNotForACopyWithOtherMetadata() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern
-        setup.manager.prepare(pattern: impact)
-        guard case .prepare(let id)? = setup.recorder.records().map(\.action).last else {
-            Issue.record("nothing was prepared: \(setup.recorder.records())")
-            return
-        }
+        guard let id = setup.prepare(impact) else { return }
         // Every array shared with the prepared pattern: only the metadata tells them apart.
         var named = impact
         named.metadata = PatternMetadata(entries: ["Project": "other"])
