@@ -237,8 +237,8 @@ struct WaveformSource: SoundSource {
     /// A pattern started from its beginning is played whole when it reaches the stream late: the engine starts
     /// it after what the stream has queued (`startLead`), but on a loaded machine the source can be handed over
     /// after that moment, or after the thread began that period's mix, and a short tap would lose its first
-    /// samples. Its time then runs late by what it missed, to its end (the stream ends it as much later). Anything picked up part-way (after a change of the
-    /// player's controls, a seek) keeps the engine's time.
+    /// samples. Its time then runs late by what it missed, to its end (the stream ends it as much later).
+    /// Anything picked up part-way (after a change of the player's controls, a seek) keeps the engine's time.
     let playsWholeWhenLate: Bool
 
     init(renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false) {

@@ -212,8 +212,7 @@ enum PIDSuite {
                     String(
                         format:
                             "%@ %d effects, %d blocks asked for, %d updates, pattern %.0f ms before its first play "
-                            + "fits best, "
-                            + "p99 %.3f worst %.3f mean %.4f, %d effects swing at their period", name,
+                            + "fits best, p99 %.3f worst %.3f mean %.4f, %d effects swing at their period", name,
                         program.effects.count, creates.count, updates, lag * 1000, p99, worst, mean, checkedSwings))
             }
             // The swing check holds only where an effect plays alone and unchanged: some of the assets have one.
@@ -327,8 +326,8 @@ enum PIDSuite {
             String(
                 format:
                     "    2 blocks, both ready from the engine's start: C answered full and left out, D played in A's "
-                    + "block from %.0f ms, ending "
-                    + "%.0f ms after A's start; then thud; all free", (starts[2].0 - first) * 1000,
+                    + "block from %.0f ms, ending %.0f ms after A's start; then thud; all free",
+                (starts[2].0 - first) * 1000,
                 (endD - first) * 1000))
     }
 

@@ -98,12 +98,12 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
 
     package func play(_ pattern: HapticPattern) throws {
         if let ready = takePrepared(pattern) {
-            do {
+            do throws(HapticEngineError) {
                 try ready.start(atTime: 0)
                 return
             } catch {
-                // Invalidated by a reset since it was prepared: forgotten, and played the ordinary way.
-                forget(ready)
+                // Played the ordinary way; a player a reset invalidated since it was prepared is forgotten too.
+                if error.kind == .playerInvalidated { forget(ready) }
             }
         }
         try engine.makePlayer(with: pattern).start(atTime: 0)
