@@ -2,7 +2,7 @@
 // which transport, and how to start one.
 import LinuxInput
 package import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A controller the kernel's own driver binds as if it were real: an uhid device, or a USB gadget.
 package protocol EmulatedDevice: AnyObject, Sendable {

@@ -3,7 +3,7 @@
 // benchmarks hear the engine's sound through it.
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 package enum LoopbackCapture {
     package static let playbackDevice = "hw:Loopback,0,0"

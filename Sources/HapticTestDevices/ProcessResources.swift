@@ -2,7 +2,7 @@
 // see memory.
 internal import CLinuxSystem
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 package enum ProcessResources {
     /// Resident memory of this process in bytes, from `/proc/self/statm` (its second field, in pages); `nil`

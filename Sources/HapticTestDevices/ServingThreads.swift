@@ -2,7 +2,7 @@
 // deinit, a signal handler's path).
 internal import Glibc
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 final class ServingThreads: Sendable {
     private let handles: Lock<[pthread_t]>

@@ -1,7 +1,7 @@
 // Runs another program (evtest, fftest, the haptics CLI, a peer library's harness) with its stdin on a pipe and
 // its merged stdout/stderr on a pipe or a pseudo-terminal. Every wait has a deadline: a hung child is killed.
 internal import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// Why a child program could not be started.
 package struct SubprocessError: Error, CustomStringConvertible {

@@ -1,5 +1,5 @@
 public import Logging
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 /// Sound on an ALSA PCM device. "default" reaches the sound server (PipeWire, PulseAudio) or dmix through
 /// alsa-lib's plugins and so mixes with other programs; a `hw:` name opens the hardware itself, exclusively.

@@ -1,6 +1,6 @@
 internal import CALSA
 internal import Glibc
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 /// A PCM device alsa-lib knows by name: what `aplay -L` lists.
 public struct AudioDeviceName: Sendable, Hashable {

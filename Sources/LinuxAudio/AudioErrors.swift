@@ -1,4 +1,4 @@
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// A sound output's call that failed: which device, which call (an alsa-lib call, or the write of a
 /// controller's haptics stream), and the error it returned.

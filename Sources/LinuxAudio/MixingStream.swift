@@ -1,5 +1,5 @@
 import AudioRendering
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 public import Logging
 import Synchronization
 

@@ -1,4 +1,4 @@
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 /// An output with no device behind it that keeps a device's time: frames are "heard" in order at `sampleRate`
 /// on `CLOCK_MONOTONIC`, a write waits while more than `bufferSeconds` is queued, and a queue that runs dry

@@ -1,5 +1,5 @@
 internal import CALSA
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 /// An open ALSA PCM carrying interleaved 32-bit float frames (stereo unless asked otherwise) at one rate: the one
 /// place alsa-lib's PCM calls

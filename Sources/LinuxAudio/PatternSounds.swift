@@ -1,6 +1,6 @@
 public import AHAP
 public import AudioRendering
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 /// The files a pattern's `AudioCustom` events name, found, decoded and converted to an output's rate once,
 /// ahead of playing: what `AudioMixer` reads by `EventWaveformPath`.

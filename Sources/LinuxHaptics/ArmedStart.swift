@@ -6,7 +6,7 @@
 // it publishes the gate whenever the engine's phase, output, mute or reset changes, and arms or disarms a
 // player's start whenever the player or its prepared pulse changes. A start that finds either closed takes the
 // ordinary path, which decides under the lock as before.
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Synchronization
 
 /// The engine-wide condition of an armed start, one word: 0 while the engine may not trigger a prepared pulse

@@ -1,7 +1,7 @@
 // One output over several pads (`DeviceSelection.allGamepads`).
 import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 /// Several pads driven as one output (`DeviceSelection.allGamepads`): every primitive goes to each; a pad

@@ -3,7 +3,7 @@
 // players through it, HD rumble (HDRumbleStream) its stream of bands, and a force device (PeriodicEffectStream) its
 // periodic effects.
 import LinuxAudio
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A stream that plays sources from a `CLOCK_MONOTONIC` instant until stopped, now or at an instant.
 protocol CueStream: AnyObject {

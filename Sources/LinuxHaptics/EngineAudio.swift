@@ -8,7 +8,7 @@ import AudioRendering
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Synchronization
 

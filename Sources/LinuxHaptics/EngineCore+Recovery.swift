@@ -2,7 +2,7 @@
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 extension EngineCore {

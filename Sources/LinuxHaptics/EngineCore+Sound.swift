@@ -3,6 +3,7 @@ import HapticRendering
 import LinuxAudio
 import LinuxInput
 import Logging
+@_spi(Internals) import LinuxSystem
 
 extension EngineCore {
     // MARK: Sound

@@ -17,7 +17,7 @@
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 final class EngineCore: Sendable {

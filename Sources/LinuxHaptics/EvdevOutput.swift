@@ -4,7 +4,7 @@
 // (on unplug, stop, idle shutdown) releases them all, in the kernel, at once.
 import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Synchronization
 

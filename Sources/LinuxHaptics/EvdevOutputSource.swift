@@ -2,7 +2,7 @@
 // hot-plug watch, and the all-gamepads broadcast's members.
 import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 /// Finds and opens the selected device, and follows it across unplug and replug by its stable id.

@@ -15,7 +15,7 @@
 package import AHAP
 package import HapticRendering
 package import LinuxInput
-package import LinuxSystem
+@_spi(Internals) package import LinuxSystem
 package import Logging
 import Synchronization
 

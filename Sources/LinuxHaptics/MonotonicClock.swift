@@ -1,5 +1,5 @@
 // The clock of every engine outside tests, and its timer thread.
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Synchronization
 
 /// `CLOCK_MONOTONIC`: the clock of uinput's timestamps and of `clock_nanosleep`, unaffected by wall-clock

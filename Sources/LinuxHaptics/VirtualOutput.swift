@@ -2,7 +2,7 @@
 // pulse summing as a device, so the CLI can show what a pad would do where there is none (`make demo`).
 public import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 /// The built-in virtual output: what the motors would do, without any device.

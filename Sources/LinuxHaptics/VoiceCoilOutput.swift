@@ -11,7 +11,7 @@ import AudioRendering
 package import HapticRendering
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 package import Logging
 import Synchronization
 

@@ -18,7 +18,7 @@
 // out.
 import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Synchronization
 

@@ -2,7 +2,7 @@
 // it waits until no other thread is still inside the old one, so that the program may free the old `user`
 // data as soon as the replacing call returns.
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A C function pointer and the `user` pointer the program gave with it. The library never reads the user
 /// data; the program vouches that its function may use it on the engine's threads.

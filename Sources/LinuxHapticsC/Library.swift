@@ -3,7 +3,7 @@ public import CLinuxHaptics
 import Glibc
 import LinuxHaptics
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 enum CLibrary {

@@ -2,7 +2,7 @@
 // the way, on the calling thread, so a whole schedule plays deterministically in no time.
 public import LinuxHaptics
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A clock that moves only when told to. An engine on a `ManualClock` runs no playback thread: its scheduled
 /// work runs inside `advance(by:)`/`set(to:)`, on the calling thread, deterministically.

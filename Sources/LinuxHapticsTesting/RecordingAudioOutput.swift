@@ -3,7 +3,7 @@
 // frame while a test posts what must reach the stream together.
 public import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
 /// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that a stream's

@@ -1,7 +1,7 @@
 // A log handler that keeps what it is given, so a test can check that a failure was logged and what it said.
 public import Logging
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// Keeps every message logged through `logger`, each with its metadata appended as sorted `key=value` pairs.
 public final class RecordingLog: Sendable {

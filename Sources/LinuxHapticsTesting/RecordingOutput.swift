@@ -6,7 +6,7 @@ public import LinuxHaptics
 import LinuxInput
 import Logging
 import Synchronization
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 extension HapticOutputSelection {
     /// A recording output.

@@ -1,7 +1,7 @@
 // Whether this process may open an event node, found out by opening it the way probing does.
 internal import CLinuxInput
 internal import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// What this process may do with an event node.
 public enum DeviceAccess: Hashable, Sendable, CustomStringConvertible {

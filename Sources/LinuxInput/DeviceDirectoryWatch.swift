@@ -4,7 +4,7 @@
 // watched too, for the directory's return.
 internal import Glibc
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// One record of the inotify stream (`struct inotify_event`). Package access: the fuzz target feeds `parse` raw
 /// bytes, as the kernel would.

@@ -1,7 +1,7 @@
 // Discovery: every input event node, found with libudev (which reads sysfs, so it works with or without
 // a udev daemon), identified, and probed for capabilities and access.
 public import Logging
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// One input event node as discovery found it: who it is, what it can do, whether we may use it.
 public struct InputDevice: Hashable, Sendable {

@@ -3,7 +3,7 @@
 // no polling loop anywhere.
 internal import Glibc
 public import Logging
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// One change of the set of input event nodes.
 public struct DeviceEvent: Hashable, Sendable {

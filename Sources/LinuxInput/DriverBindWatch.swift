@@ -2,7 +2,7 @@
 // emulated controller) and must not open its nodes before the driver's probe returned. The driver core sends
 // `bind` after the probe; sysfs has no such mark (the `driver` link exists before the probe starts).
 internal import Glibc
-package import LinuxSystem
+@_spi(Internals) package import LinuxSystem
 
 /// Listens to the kernel's uevent broadcasts for `bind` events of HID and USB devices. Open it before the
 /// device is created, so its `bind` cannot come before the socket. Used by one thread at a time.

@@ -5,7 +5,7 @@ internal import CLinuxInput
 internal import Glibc
 public import Logging
 import Synchronization
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// Why a device operation failed, sorted into what a caller does about it.
 public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConvertible {

@@ -8,7 +8,7 @@
 // - the Xbox Wireless Controller over Bluetooth on hid-microsoft: two trigger motors beside the two body motors,
 //   through output report 3 on its hidraw node. Over USB (xpad) it has no hidraw node, so none.
 internal import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A pad's actuators beyond two rumble levels, and whether this process can drive them.
 public struct HDActuators: Sendable, Hashable {

@@ -5,7 +5,7 @@
 // to by a silence guard (HidrawSilenceGuard) that outlives us.
 internal import Glibc
 package import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// An open hidraw node, written by one thread at a time and closed by any.
 package final class HidrawDevice: Sendable {

@@ -6,7 +6,7 @@
 // blocked, so job control that stops the writer's group leaves it running (docs/hd-haptics.md, "Safe when we die").
 internal import Glibc
 package import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Synchronization
 
 /// The silence guard of one hidraw node, fed a heartbeat with each report the stream writes.

@@ -2,7 +2,7 @@
 // into udev's joystick judgement. The bitmaps come from libevdev (an open node) or from sysfs (when
 // the node cannot be opened, sysfs still tells what the device is).
 internal import CLibevdev
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A set of event codes of one type, stored as the kernel's bitmap.
 struct EventCodeSet: Hashable, Sendable {

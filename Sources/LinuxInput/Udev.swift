@@ -1,7 +1,7 @@
 // A thin owner of libudev's handles: one `checkError` for its "negative errno" results, and `unref` in
 // `deinit` so no path leaks a reference. Internal: no libudev type leaves this module.
 internal import CLibudev
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// Where a udev daemon, when one runs, has its control socket; its absence means nobody processes
 /// uevents, so the "udev" monitor source would hear nothing and no `ID_INPUT_*` properties exist.

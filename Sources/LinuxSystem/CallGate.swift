@@ -1,19 +1,19 @@
 // Calls that must not outlive what they use, without a lock: each call holds the gate open with an atomic count,
 // so calls never wait for one another; `shut()` lets no new call in and waits until the calls in flight are done,
 // after which what they used may go (a descriptor closed, an effect slot erased and reused).
-package import Synchronization
+public import Synchronization
 
-package final class CallGate: Sendable {
+@_spi(Internals) public final class CallGate: Sendable {
     /// Bit 0: shut. The rest: the calls in flight, counted in twos.
     @usableFromInline let word: Atomic<Int>
 
-    package init() { word = Atomic(0) }
+    @_spi(Internals) public init() { word = Atomic(0) }
 
-    package var isShut: Bool { word.load(ordering: .acquiring) & 1 != 0 }
+    @_spi(Internals) public var isShut: Bool { word.load(ordering: .acquiring) & 1 != 0 }
 
     /// Runs `body` as a call in flight; nil, without running it, once the gate is shut.
-    @inlinable
-    package func pass<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
+    @inlinable @_spi(Internals)
+    public func pass<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T? {
         let after = word.add(2, ordering: .sequentiallyConsistent).newValue
         defer { word.subtract(2, ordering: .sequentiallyConsistent) }
         guard after & 1 == 0 else { return nil }
@@ -23,7 +23,7 @@ package final class CallGate: Sendable {
     /// Shuts the gate and returns once no call is in flight; true for the call that shut it (a second waits the
     /// same way and returns false).
     @discardableResult
-    package func shut() -> Bool {
+    @_spi(Internals) public func shut() -> Bool {
         let before = word.bitwiseOr(1, ordering: .sequentiallyConsistent).oldValue
         // A call in flight is one system call: microseconds, except a force-feedback upload to a uinput device,
         // which lasts until its server answers.

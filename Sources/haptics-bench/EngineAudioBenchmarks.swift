@@ -16,7 +16,7 @@ import LinuxHaptics
 import AppHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 let engineAudioKernelBenchmarks = BenchmarkGroup(
     name: "A pattern's sound and rumble (loopback card, virtual pad)", needsKernel: true

@@ -10,7 +10,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 let engineBenchmarks = BenchmarkGroup(name: "Engine") {
     var results: [BenchmarkResult] = []

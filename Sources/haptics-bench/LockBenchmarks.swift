@@ -4,7 +4,7 @@
 // at most a few thousand times a second, so nanoseconds per lock are what this has to show.
 import LinuxInput
 import Synchronization
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 let lockBenchmarks = BenchmarkGroup(name: "Locks") {
     let baseline = LockBench.perLock("Synchronization.Mutex, uncontended withLock") {

@@ -11,7 +11,7 @@ import AppHaptics
 import Foundation
 import HapticRendering
 import LinuxHaptics
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Synchronization
 

@@ -11,7 +11,7 @@ import LinuxHaptics
 import AppHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum AppAudioSuite {
     static let suite = KernelTestSuite(

@@ -10,7 +10,7 @@ import LinuxHaptics
 import LinuxAudio
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum AudioSuite {
     static let suite = KernelTestSuite(

@@ -4,7 +4,7 @@
 // before it allocates the force-feedback state, and opening the node in between can oops the kernel.
 import HapticTestDevices
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 
 enum BindSuite {

@@ -5,7 +5,7 @@ import CLinuxInput
 import Glibc
 import HapticTestDevices
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 extension EmulationSuite {
     static let pidTests = [

@@ -12,7 +12,7 @@ import LinuxAudio
 import LinuxHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum EngineAudioSuite {
     static let suite = KernelTestSuite(

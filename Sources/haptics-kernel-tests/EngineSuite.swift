@@ -10,7 +10,7 @@ import Glibc
 import LinuxHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum EngineSuite {
     static let suite = KernelTestSuite(

@@ -11,7 +11,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum FaultSuite {
     static let suite = KernelTestSuite(

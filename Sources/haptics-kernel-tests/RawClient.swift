@@ -4,7 +4,7 @@ import CLinuxInput
 import CLinuxSystem
 import LinuxInput
 import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// An errno from the client's side of the node.
 struct ClientError: Error, Equatable, CustomStringConvertible {

@@ -7,7 +7,7 @@ import HapticTestDevices
 import LinuxHaptics
 import LinuxInput
 import Synchronization
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 final class SoakSeat: Sendable {
     /// One of the seat's players and the play it is in.

@@ -4,7 +4,7 @@
 // `pulse` plugin) find it without being told.
 import Glibc
 import HapticTestDevices
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 final class SoundServerDaemon {
     static let starter = "/usr/bin/pulseaudio-start"

@@ -4,7 +4,7 @@
 import Glibc
 import LinuxHaptics
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A test case: a name unique across suites ("suite/case") and an async body that throws to fail or skip.
 struct KernelTest: Sendable {

@@ -6,7 +6,7 @@ import LinuxHaptics
 import AppHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 struct AudioCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

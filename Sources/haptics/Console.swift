@@ -6,7 +6,7 @@ import Glibc
 import HapticRendering
 import LinuxHaptics
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum Console {
     /// A line on standard output, flushed: `print` is block-buffered when standard output is a pipe, and a test

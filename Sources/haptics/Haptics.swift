@@ -2,7 +2,7 @@ import ArgumentParser
 import Dispatch
 import LinuxInput
 import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 @main
 struct Haptics: AsyncParsableCommand {

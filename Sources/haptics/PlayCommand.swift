@@ -8,7 +8,7 @@ import LinuxHaptics
 import AppHaptics
 import LinuxInput
 import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 struct PlayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,7 +1,7 @@
 import Testing
 @testable import HapticTestDevices
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 @Suite struct VirtualPadRecordTests {
     static let envelope = ForceFeedbackEnvelope(attackLength: 100, attackLevel: 1, fadeLength: 200, fadeLevel: 0x7fff)

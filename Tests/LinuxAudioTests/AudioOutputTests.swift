@@ -1,6 +1,6 @@
 import AudioRendering
 import LinuxAudio
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Testing
 

@@ -2,7 +2,7 @@ import AHAP
 import AudioRendering
 import LinuxAudio
 import LinuxHapticsTesting
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Testing
 

@@ -8,7 +8,7 @@ import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// What the C handlers saw; C callbacks reach it through their `user` pointer.
 final class HandlerLog: Sendable {

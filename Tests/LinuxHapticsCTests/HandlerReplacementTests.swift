@@ -5,7 +5,7 @@
 import CLinuxHaptics
 import LinuxInput
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A handler's user data: how often it ran, and whether the program considers it freed.
 final class HandlerData: Sendable {

@@ -9,7 +9,7 @@ import LinuxInput
 import Logging
 import Synchronization
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 enum AppAssets {
     /// `<package>/Haptics`, found from this file's path (`<package>/Tests/LinuxHapticsTests/...`).

@@ -7,7 +7,7 @@ import Foundation
 import HapticRendering
 @testable import LinuxHaptics
 import LinuxHapticsTesting
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Testing
 
 @Suite struct ArmedStartTests {

@@ -11,7 +11,7 @@ import LinuxHapticsTesting
 import LinuxInput
 import Logging
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 @MainActor
 @Suite(.serialized) struct AudioManagerTests {

@@ -7,7 +7,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A manual clock's time with a timer that only counts its wake-ups; `runTimer()` runs its work, as the
 /// playback thread would once scheduled.

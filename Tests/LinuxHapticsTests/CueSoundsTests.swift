@@ -2,7 +2,7 @@
 // time it went, so that a stream running behind its clock still plays what came before (the end of a pattern whose
 // player finished, what preceded a stop); a cue whose end moved ends its sound there.
 @testable import LinuxHaptics
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Testing
 
 @Suite struct CueSoundsTests {

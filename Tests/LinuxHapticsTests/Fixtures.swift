@@ -8,7 +8,7 @@ import Logging
 import AHAP
 import Foundation
 import Glibc
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 func quietLogger() -> Logger {
     var logger = Logger(label: "linux-haptics-tests")

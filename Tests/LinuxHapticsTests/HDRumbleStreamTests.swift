@@ -6,7 +6,7 @@ import Glibc
 import HapticTestDevices
 import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Testing
 

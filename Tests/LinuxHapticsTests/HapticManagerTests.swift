@@ -8,7 +8,7 @@ import LinuxHapticsTesting
 import Observation
 import Synchronization
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 @MainActor
 @Suite struct HapticManagerTests {

@@ -6,6 +6,7 @@ import HapticRendering
 @testable import LinuxHaptics
 import LinuxHapticsTesting
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @Suite struct StagedOpeningTests {
     private func staged(_ rig: Rig) -> StagedOpening? { rig.engine.core.state.withLock { $0.stagedOpening } }

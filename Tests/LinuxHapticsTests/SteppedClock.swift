@@ -4,7 +4,7 @@
 import LinuxHaptics
 import LinuxInput
 import Testing
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A clock whose time moves only in `advance(by:)`, stopping at every change point the engine's timers ask for
 /// on the way, as `ManualClock` does; unlike `ManualClock`, the work runs on each timer's own thread, the one

@@ -7,7 +7,7 @@ import Glibc
 import HapticRendering
 import LinuxAudio
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 import Logging
 import Testing
 

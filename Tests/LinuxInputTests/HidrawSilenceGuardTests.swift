@@ -5,7 +5,7 @@
 import Glibc
 import Testing
 @testable import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 @Suite struct HidrawSilenceGuardTests {
     /// Only a hang reaches this bound.

@@ -1,7 +1,7 @@
 // The lock-free pieces before a device write: a slot that a second claimant passes over instead of waiting for,
 // and a gate whose shutting waits for the calls in flight and lets no later one in.
 import Testing
-@testable import LinuxSystem
+@_spi(Internals) @testable import LinuxSystem
 
 @Suite struct ClaimTests {
     @Test func aSlotClaimedByOneCallIsPassedOverByAnotherNotWaitedFor() {

@@ -3,7 +3,7 @@
 // Each wait on the sleeping thread is bounded (a hang guard, not a timing check).
 import Synchronization
 import Testing
-@testable import LinuxSystem
+@_spi(Internals) @testable import LinuxSystem
 
 @Suite struct DeadlineTimerTests {
     /// A thread that sleeps on `timer` once, with `deadline`, and notes when it woke.

@@ -1,5 +1,5 @@
 import Testing
-@testable import LinuxSystem
+@_spi(Internals) @testable import LinuxSystem
 
 @Suite struct LockTests {
     /// Shares one lock between threads (a `Lock` cannot be copied into their closures itself).

@@ -4,7 +4,7 @@
 // plan is process-wide.
 import Testing
 
-@testable import LinuxSystem
+@_spi(Internals) @testable import LinuxSystem
 
 @Suite(.serialized)
 struct SyscallFaultsTests {

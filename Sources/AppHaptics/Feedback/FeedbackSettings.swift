@@ -7,7 +7,7 @@ public import Foundation
 #endif
 import LinuxInput
 public import Logging
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// What the settings file holds.
 public struct FeedbackSettings: Sendable, Hashable, Codable {

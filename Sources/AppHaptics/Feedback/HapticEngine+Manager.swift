@@ -3,7 +3,7 @@
 package import AHAP
 public import HapticRendering
 import LinuxInput
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 public import Logging
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a

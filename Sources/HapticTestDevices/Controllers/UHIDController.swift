@@ -6,7 +6,7 @@ internal import CLinuxInput
 internal import Glibc
 internal import LinuxInput
 package import Logging
-package import LinuxSystem
+@_spi(Internals) package import LinuxSystem
 
 /// Why an emulated controller could not be created or bound.
 package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible {

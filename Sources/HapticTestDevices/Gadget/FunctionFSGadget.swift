@@ -7,7 +7,7 @@ internal import Glibc
 import LinuxInput
 package import Logging
 import Synchronization
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 /// A USB function (an Xbox 360 pad, a HID controller) as a gadget: created and bound on init, removed by
 /// `destroy()` (or deinit).

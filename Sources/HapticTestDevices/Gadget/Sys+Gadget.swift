@@ -3,7 +3,7 @@
 // EINTR, throw typed errors and answer to the fault hooks like every other call, but live here because nothing
 // but the test devices makes them.
 internal import Glibc
-internal import LinuxSystem
+@_spi(Internals) internal import LinuxSystem
 
 extension Sys {
     /// The corresponding C function is `mount` (no flags, no data).

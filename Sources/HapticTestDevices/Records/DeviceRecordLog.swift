@@ -5,7 +5,7 @@ internal import Glibc
 import LinuxInput
 import Logging
 import Synchronization
-import LinuxSystem
+@_spi(Internals) import LinuxSystem
 
 final class DeviceRecordLog: Sendable {
     private struct State: Sendable {

@@ -6,7 +6,7 @@ internal import Glibc
 public import HapticRendering
 public import LinuxInput
 public import Logging
-public import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// What the virtual pad looks like and how it behaves.
 public struct VirtualPadConfiguration: Sendable, Equatable {
