@@ -229,6 +229,37 @@ import LinuxInput
         #expect(model.output(at: Self.at(milliseconds: 1000)) == Self.levels(10, 10))
     }
 
+    @Test func aPlayAndAStopInsideATickChangeTheMotorsWhenCalledAnUpdateOnTheNextTick() {
+        // ml_ff_playback calls the driver at once; an update of a playing effect waits for the timer's tick.
+        func at(microseconds: Int64) -> PadTimestamp {
+            PadTimestamp(microseconds: Self.start.microseconds + microseconds)
+        }
+        var play = Self.play(1)
+        play.time = at(microseconds: 1_500)
+        var update = Self.update(.rumble(strong: 20, weak: 20), id: 1, length: 150, atMilliseconds: 0)
+        update.time = at(microseconds: 10_500)
+        var stop = Self.stop(1, atMilliseconds: 0)
+        stop.time = at(microseconds: 30_500)
+        let model = MotorModel(records: [
+            Self.upload(.rumble(strong: 0, weak: 0), id: 0, length: 0), Self.play(0),
+            Self.upload(.rumble(strong: 10, weak: 10), id: 1, length: 150), play, update, stop,
+        ])
+        #expect(
+            model.timeline(until: Self.at(milliseconds: 100)) == [
+                MotorChange(time: at(microseconds: 1_500), levels: Self.levels(10, 10)),
+                MotorChange(time: at(microseconds: 12_000), levels: Self.levels(20, 20)),
+                MotorChange(time: at(microseconds: 30_500), levels: .off),
+            ])
+        #expect(model.output(at: at(microseconds: 1_499)) == .off)
+        #expect(model.output(at: at(microseconds: 1_500)) == Self.levels(10, 10))
+        #expect(model.output(at: at(microseconds: 11_999)) == Self.levels(10, 10))
+        #expect(model.output(at: at(microseconds: 30_499)) == Self.levels(20, 20))
+        #expect(model.output(at: at(microseconds: 30_500)) == .off)
+        #expect(
+            model.nextChange(after: at(microseconds: 1_000))
+                == MotorChange(time: at(microseconds: 1_500), levels: Self.levels(10, 10)))
+    }
+
     @Test func besideAPlayingKeeperAnUpdateAppliesOnTheNextTickAndAStopBeforeItRests() {
         let keeper = Self.upload(.rumble(strong: 0, weak: 0), id: 0, length: 0)
         let mix = Self.upload(.rumble(strong: 10, weak: 10), id: 1, length: 150)

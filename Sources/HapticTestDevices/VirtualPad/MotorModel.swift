@@ -35,7 +35,8 @@ public struct MotorModel: Sendable {
 
     public let tickRate: TickRate
     private var simulation: Simulation
-    private var lastTick: Int64?
+    /// The time of the last record fed: what the output was before it is history, what comes after projected.
+    private var lastRecordTime: PadTimestamp?
 
     public init(tickRate: TickRate = .hz250) {
         self.tickRate = tickRate
@@ -52,24 +53,23 @@ public struct MotorModel: Sendable {
     public mutating func apply(_ record: PadRecord) {
         let tick = tickIndex(record.time)
         simulation.advance(through: tick)
-        lastTick = tick
+        lastRecordTime = record.time
         simulation.handle(record, at: tick)
     }
 
     /// The output at `time`, including what timers would do after the last record.
     public func output(at time: PadTimestamp) -> MotorMagnitudes {
-        let tick = tickIndex(time)
-        if let lastTick, tick < lastTick {
-            return simulation.output.levels(at: seconds(tick))
+        if let lastRecordTime, time.microseconds < lastRecordTime.microseconds {
+            return simulation.output.levels(at: time.seconds)
         }
         var projected = projection()
-        projected.advance(through: tick)
+        projected.advance(through: tickIndex(time))
         return projected.output.holds.last?.levels ?? simulation.levels
     }
 
     /// Every change point up to and including `time`.
     public func timeline(until time: PadTimestamp) -> [MotorChange] {
-        let end = seconds(tickIndex(time))
+        let end = time.seconds
         var projected = projection()
         projected.advance(through: tickIndex(time))
         return (simulation.output.holds + projected.output.holds).filter { $0.time <= end }.map(Self.change)
@@ -77,13 +77,12 @@ public struct MotorModel: Sendable {
 
     /// The first change point strictly after `time`, if the effects running now will cause one.
     public func nextChange(after time: PadTimestamp) -> MotorChange? {
-        let tick = tickIndex(time)
-        if let recorded = simulation.output.nextHold(after: seconds(tick)) { return Self.change(from: recorded) }
+        if let recorded = simulation.output.nextHold(after: time.seconds) { return Self.change(from: recorded) }
         var projected = projection()
         var steps = 0
         while let timer = projected.pendingTimer, steps < Self.maximumTimerSteps {
             projected.advance(through: timer)
-            if let next = projected.output.nextHold(after: seconds(tick)) { return Self.change(from: next) }
+            if let next = projected.output.nextHold(after: time.seconds) { return Self.change(from: next) }
             steps += 1
         }
         return nil
@@ -157,7 +156,8 @@ private struct Simulation: Sendable {
     var slots: [Int16: Slot] = [:]
     var gain = fullGain
     var pendingTimer: Int64?
-    /// The motor output so far: one hold per change point, at the start of its tick.
+    /// The motor output so far: one hold per change point, at the time of the call that made it (a play, stop or
+    /// gain change) or at the start of the tick whose timer made it.
     var output = DeviceOutput()
     var levels = MotorMagnitudes.off
 
@@ -194,16 +194,16 @@ private struct Simulation: Sendable {
             slot.stopAt = slot.playAt + ticks(milliseconds: slot.effect.replayLength)
             slot.adjustedAt = slot.playAt
             slots[id] = slot
-            playEffects(now: now)
+            playEffects(now: now, calledAt: record.time)
         case .stop:
             guard let id = record.id, var slot = slots[id] else { return }
             if slot.playing { slot.aborting = true } else { slot.started = false }
             slots[id] = slot
-            playEffects(now: now)
+            playEffects(now: now, calledAt: record.time)
         case .gain:
             gain = Int64(record.value ?? UInt16.max)
             for id in slots.keys { slots[id]?.playing = false }
-            playEffects(now: now)
+            playEffects(now: now, calledAt: record.time)
         case .autocenter, .output:
             // Autocenter moves no rumble motor; output records come from emulated controllers, which report
             // their motor levels themselves.
@@ -237,8 +237,10 @@ private struct Simulation: Sendable {
     }
 
     /// `ml_play_effects` for the rumble group: `ml_get_combo_effect`, the driver's `play_effect`, then
-    /// `ml_schedule_timer`.
-    mutating func playEffects(now: Int64) {
+    /// `ml_schedule_timer`, at tick `now`. A play, stop or gain change (`calledAt`: the record's time) calls it
+    /// at once, so the driver gets the new levels then, inside the tick; the timer (nil) calls it as the tick
+    /// begins.
+    mutating func playEffects(now: Int64, calledAt call: PadTimestamp? = nil) {
         var strong: Int64 = 0
         var weak: Int64 = 0
         var comboActive = false
@@ -273,7 +275,7 @@ private struct Simulation: Sendable {
             let next = MotorMagnitudes(rumbleStrong: UInt16(strong), rumbleWeak: UInt16(weak))
             if next != levels {
                 levels = next
-                output.hold(next, at: PadTimestamp(microseconds: now * tickRate.microsecondsPerTick).seconds)
+                output.hold(next, at: (call ?? PadTimestamp(microseconds: now * tickRate.microsecondsPerTick)).seconds)
             }
         }
         scheduleTimer(now: now)
