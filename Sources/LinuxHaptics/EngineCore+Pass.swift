@@ -91,8 +91,12 @@ extension EngineCore {
         guard let begun = state.withLock({ $0.beginPass(at: now, gain: options.gain) }) else { return nil }
         callbacks += begun.finished.map { completion in { completion(nil) } }
         let plan = begun.request?.make(locality: options.locality)
+        // Asked outside the engine's lock: the output answers under its own.
+        let changeLead = begun.output.changeLead
         let outcome = state.withLock { state in
-            state.finishPass(at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay)
+            state.finishPass(
+                at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay,
+                changeLead: changeLead)
         }
         if let finished = outcome.playersFinished {
             callbacks.append { [weak self] in
@@ -106,6 +110,9 @@ extension EngineCore {
         do throws(OutputFailure) {
             for effect in outcome.stoppedPulses { try output.stop(prepared: effect) }
             try write(outcome.write, on: output, now: now)
+            // The rise after this rest made ready now, ahead of the rise's own time: on a uinput pad an upload is a
+            // round trip to the process behind it, which would otherwise come between the rise's time and its play.
+            if let levels = outcome.stage { output.stage(levels) }
         } catch {
             let generation = outcome.generation
             callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }

@@ -16,6 +16,10 @@ struct PassOutcome {
     var write: Write?
     /// Prepared pulses to stop before the write: their length is over, but the device may still play them.
     var stoppedPulses: [Int] = []
+    /// While the motors rest, after a write that stopped them or with a plan just made: the levels the plan's next
+    /// command raises them to, for the output to stage (`MotorOutput.stage`) meanwhile, so that the rise is one
+    /// write (a play) then.
+    var stage: MotorMagnitudes?
     /// When the next pass is due; nil: only when woken.
     var deadline: Double?
     /// The players-finished notification, fired once the engine went idle after playing.
@@ -28,6 +32,8 @@ struct PassOutcome {
 /// What a pass's first half found: what the players did, the completions to call, and the mix to plan (nil: the
 /// plan is current).
 struct PassStart {
+    /// The output the pass writes on, for what it says outside the lock (`MotorOutput.changeLead`).
+    var output: any MotorOutput
     var step: PlaybackScheduler.Step
     var finished: [CompletionHandler]
     var request: MixPlanRequest?
@@ -52,7 +58,7 @@ extension EngineState {
     /// the plan's horizon came). Nil when the engine is not running. The plan is made outside the lock from the
     /// request (`MixPlanRequest.make`), then `finishPass` takes it.
     mutating func beginPass(at now: Double, gain: Double) -> PassStart? {
-        guard phase == .running, output != nil else { return nil }
+        guard phase == .running, let output else { return nil }
         adoptSoloStart()
         let step = scheduler.advance(to: now)
         var finished: [CompletionHandler] = []
@@ -61,7 +67,7 @@ extension EngineState {
         }
         let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
         guard plan?.revision != scheduler.revision || horizonDue != nil else {
-            return PassStart(step: step, finished: finished, request: nil)
+            return PassStart(output: output, step: step, finished: finished, request: nil)
         }
         // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
         // later), continuing from what the device holds.
@@ -69,15 +75,17 @@ extension EngineState {
         let request = MixPlanRequest(
             scheduler: scheduler, origin: origin,
             resumption: deviceHolds, planner: planner(gain: gain))
-        return PassStart(step: step, finished: finished, request: request)
+        return PassStart(output: output, step: step, finished: finished, request: request)
     }
 
     /// A playback pass's second half: takes the plan made for `beginPass`'s request (nil when none was asked
     /// for) and decides what to write (a due command, or a renewal of what the device holds) and when to run
     /// next. A plan made for players that changed while it was planned is dropped, nothing is written, and the
-    /// next pass is due at once (it plans again).
+    /// next pass is due at once (it plans again). A command from one non-zero level to another is due
+    /// `changeLead` (the output's `MotorOutput.changeLead`) before its time.
     mutating func finishPass(
-        at now: Double, step: PlaybackScheduler.Step, plan made: PlaybackPlan?, autoShutdownDelay: Double?
+        at now: Double, step: PlaybackScheduler.Step, plan made: PlaybackPlan?, autoShutdownDelay: Double?,
+        changeLead: Double = 0
     ) -> PassOutcome {
         var outcome = PassOutcome()
         guard phase == .running, let output else { return outcome }
@@ -91,10 +99,17 @@ extension EngineState {
             _ = scheduler.consumeChanges()
             plan = made
         }
-        outcome.write = takeWrite(at: now)
+        outcome.write = takeWrite(at: now, changeLead: changeLead)
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
+        // At rest with a rise to come: after a write that stopped the motors, or with a plan just made (a
+        // pattern that opens with silence).
+        let wroteOff = if case .apply(let levels, _) = outcome.write { levels.isOff } else { false }
+        if wroteOff || made != nil, lastWritten.isOff, let next = plan?.nextCommand, !next.levels.isOff {
+            outcome.stage = next.levels
+        }
         let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
-        var deadline = earliest(earliest(step.nextChange, plan?.nextCommandTime), earliest(plan?.horizon, renewal))
+        let nextCommand = plan?.nextCommandTime.map { $0 - lead(ofNextCommand: changeLead) }
+        var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizon, renewal))
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil
             wasActive = wasActive || step.isActive
@@ -145,11 +160,25 @@ extension EngineState {
     /// How often the output wants a steady non-zero mix renewed.
     private var renewalHold: Double { (output?.renewal ?? .standard).holdSeconds }
 
-    /// The command due now, or else a renewal of a non-zero mix whose self-expiry window is running out.
-    private mutating func takeWrite(at now: Double) -> PassOutcome.Write? {
-        if let command = plan?.takeDue(at: now) {
+    /// How long before its time the plan's next command is written: `changeLead` when it changes one non-zero
+    /// level the device holds to another, 0 otherwise (a start from rest, a stop, the same level again).
+    private func lead(ofNextCommand changeLead: Double) -> Double {
+        guard changeLead > 0, !lastWritten.isOff, let next = plan?.nextCommand, !next.levels.isOff,
+            next.levels != lastWritten
+        else { return 0 }
+        return changeLead
+    }
+
+    /// The command due now (or within its lead), or else a renewal of a non-zero mix whose self-expiry window is
+    /// running out.
+    private mutating func takeWrite(at now: Double, changeLead: Double) -> PassOutcome.Write? {
+        let lead = lead(ofNextCommand: changeLead)
+        if let command = plan?.takeDue(at: now + lead) {
             recordCommand(command.levels, at: command.time)
-            lastWriteTime = now
+            // Renewals count from the command's time, as the planner counts them, when it went out early: a
+            // renewal then never falls just before a command that would renew anyway, and comes at most the
+            // lead later than the replay window's restart, well inside its margin.
+            lastWriteTime = max(now, command.time)
             return .apply(command.levels, deadline: command.time)
         }
         guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }

@@ -51,6 +51,18 @@ final class EvdevOutput: MotorOutput {
         renewal = OutputTiming.Renewal.forProfile(capabilities.renderProfile)
     }
 
+    /// Half the kernel's tick while the keeper plays: a change between two non-zero levels is then an update alone,
+    /// which ff-memless hands the driver on its next tick (0 to one tick later), where a play or a stop reaches it
+    /// at once. 0 without the keeper, and while a trigger engine's report carries the levels (written at once).
+    var changeLead: Double {
+        guard diversion?.isActive != true else { return 0 }
+        return mix.withLock { $0.state.keeperPlays } ? Self.updateLeadSeconds : 0
+    }
+
+    /// Half the kernel's tick: 2 ms at the 250 Hz of Debian's kernels, 0.5 ms at 1000 Hz, 5 ms at 100 Hz (at most);
+    /// 0 when the kernel does not say.
+    private static let updateLeadSeconds: Double = Sys.kernelTickNanoseconds().map { min(Double($0) / 2e9, 0.005) } ?? 0
+
     private func rumble(_ mix: MotorMagnitudes) -> ForceFeedbackEffect {
         .rumble(strong: mix.strong, weak: mix.weak, lengthMilliseconds: renewal.replayLengthMilliseconds)
     }

@@ -19,6 +19,10 @@ package protocol MotorOutput: AnyObject, Sendable {
     /// How often the engine renews a steady non-zero mix (`renewal.holdSeconds`), and how long the device plays
     /// on without a renewal.
     var renewal: OutputTiming.Renewal { get }
+    /// How long before its time a change from one non-zero mix to another is best written (`apply`): where such a
+    /// change reaches the motors on the kernel's next tick rather than at once (on evdev beside the keeper, an
+    /// update alone), written half a tick early it lands on its time on average. 0 where a change lands at once.
+    var changeLead: Double { get }
     /// The device primitive: both motors at `mix` from now until the next call, and at most
     /// `renewal.windowSeconds` if no call comes (self-expiry).
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
@@ -57,6 +61,9 @@ package protocol PulseTrigger: AnyObject, Sendable {
 extension MotorOutput {
     /// The standard rhythm, unless an output says otherwise.
     package var renewal: OutputTiming.Renewal { .standard }
+
+    /// Outputs whose changes land at once write them on time.
+    package var changeLead: Double { 0 }
 
     /// Outputs that apply in one step have nothing to stage.
     package func stage(_ mix: MotorMagnitudes) {}

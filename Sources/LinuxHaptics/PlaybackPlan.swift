@@ -29,6 +29,8 @@ struct PlaybackPlan: Sendable {
 
     /// The next command's engine time, nil when none is left.
     var nextCommandTime: Double? { next < commands.count ? origin + commands[next].time : nil }
+    /// The next command, its time counted from `origin`; nil when none is left.
+    var nextCommand: RumbleCommand? { next < commands.count ? commands[next] : nil }
 
     /// Consumes every command due at `now` and returns the latest (its time in engine time): when the thread woke late past several,
     /// only the level that holds now is worth sending (two writes would break the rate limit).

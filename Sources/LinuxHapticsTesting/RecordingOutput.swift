@@ -45,17 +45,24 @@ public final class RecordingOutput: Sendable {
         var failures: [Failure] = []
         var watchers: [Int: @Sendable (OutputPresence) -> Void] = [:]
         var nextWatcher = 0
+        var staged: [(time: Double, mix: MotorMagnitudes)] = []
     }
 
     private let state: Lock<State>
     /// The profile it reports, as a device's output reports the one chosen from its driver.
     public let renderProfile: RenderProfile
 
+    /// How long before its time the output asks a change between two non-zero mixes to be written, as a device
+    /// whose such changes land on the kernel's next tick does (`MotorOutput.changeLead`).
+    public let changeLead: Double
+
     /// `effectSlots` limits prepared pulses like a device's slot count (the mix slot takes one);
-    /// `renderProfile` is what the output reports as chosen for it (the engine option overrides it).
-    public init(effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble) {
+    /// `renderProfile` is what the output reports as chosen for it (the engine option overrides it); `changeLead`
+    /// what it reports as its change lead.
+    public init(effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble, changeLead: Double = 0) {
         state = Lock(State(slots: effectSlots))
         self.renderProfile = renderProfile
+        self.changeLead = changeLead
     }
 
     public func records() -> [Record] { state.withLock { $0.records } }
@@ -72,6 +79,14 @@ public final class RecordingOutput: Sendable {
     }
 
     public func clearRecords() { state.withLock { $0.records.removeAll() } }
+
+    /// The mixes the engine staged (`MotorOutput.stage`: made ready while the motors rest, changing nothing they
+    /// do), with their times; not among the records.
+    public func stagedMixes() -> [(time: Double, mix: MotorMagnitudes)] { state.withLock { $0.staged } }
+
+    func noteStaged(_ mix: MotorMagnitudes) {
+        state.withLock { state in state.staged.append((state.clock?.now ?? 0, mix)) }
+    }
 
     /// A failure a device's primitive can have, as the engine sorts them.
     public enum Failure: Sendable, CaseIterable {
@@ -211,6 +226,7 @@ private final class RecordingMotorOutput: MotorOutput {
 
     /// The rhythm a device rendered with the same profile renews at.
     var renewal: OutputTiming.Renewal { .forProfile(recorder.renderProfile) }
+    var changeLead: Double { recorder.changeLead }
 
     private func record(_ action: RecordingOutput.Record.Action) throws(OutputFailure) {
         if closed.load(ordering: .acquiring) { throw OutputFailure(.closed, "the recording output was closed") }
@@ -220,6 +236,9 @@ private final class RecordingMotorOutput: MotorOutput {
     func sendNeutral() throws(OutputFailure) { try record(.neutral) }
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure) { try record(.apply(mix)) }
     func keepAlive() throws(OutputFailure) { try record(.keepAlive) }
+    func stage(_ mix: MotorMagnitudes) {
+        if !closed.load(ordering: .acquiring) { recorder.noteStaged(mix) }
+    }
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
         let id = recorder.nextPreparedID()
         try record(.prepare(id: id))

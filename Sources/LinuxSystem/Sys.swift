@@ -90,6 +90,14 @@ package enum Sys {
         Glibc.access(path, mode) == 0
     }
 
+    /// The corresponding C function is `clock_getres(CLOCK_MONOTONIC_COARSE)`, in nanoseconds: the kernel's tick
+    /// (1 / `CONFIG_HZ`), the step of its coarse clock and of its timer wheel. Nil when the kernel does not say.
+    package static func kernelTickNanoseconds() -> UInt64? {
+        var ts = timespec()
+        guard clock_getres(CLOCK_MONOTONIC_COARSE, &ts) == 0 else { return nil }
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
     /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
     package static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()

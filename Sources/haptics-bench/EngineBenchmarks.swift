@@ -202,14 +202,17 @@ enum EngineBench {
         for (index, sample) in samples.enumerated() where sample.kind == .apply {
             let sent = Int64((sample.sent * 1e6).rounded(.down))
             let next = index + 1 < samples.count ? Int64((samples[index + 1].sent * 1e6).rounded(.down)) : Int64.max
-            guard let first = writes.first(where: { $0.time.microseconds >= sent && $0.time.microseconds < next })
-            else { continue }
-            errors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000)
+            let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < next }
+            guard let first = window.first else { continue }
+            // An update alone (between two non-zero levels, beside the keeper) is due half of the kernel's 4 ms tick
+            // before its deadline (`MotorOutput.changeLead`): ff-memless applies it on its next tick.
+            let updateAlone = window.count == 1 && first.event == .upload
+            errors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000 + (updateAlone ? 2 : 0))
         }
         return [
             BenchmarkResult(
                 measurement: Measurement(
-                    name: "pad timing error (kernel timestamp - deadline), busy pattern looped \(timingSeconds) s",
+                    name: "pad timing error (kernel timestamp - when due), busy pattern looped \(timingSeconds) s",
                     unit: "ms", samples: errors),
                 note: "target: p99 within 1 ms on real hardware; emulation inflates it")
         ]

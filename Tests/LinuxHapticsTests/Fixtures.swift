@@ -24,9 +24,9 @@ struct Rig {
 
     init(
         options: HapticEngineOptions = .init(), effectSlots: Int? = nil, renderProfile: RenderProfile = .genericRumble,
-        start: Bool = true
+        changeLead: Double = 0, start: Bool = true
     ) throws {
-        recorder = RecordingOutput(effectSlots: effectSlots, renderProfile: renderProfile)
+        recorder = RecordingOutput(effectSlots: effectSlots, renderProfile: renderProfile, changeLead: changeLead)
         engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: quietLogger())
         if start { try engine.start() }
     }

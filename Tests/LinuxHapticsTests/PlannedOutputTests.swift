@@ -87,6 +87,44 @@ import Testing
         #expect(!rig.applied().contains { $0.time == 10_000 }, "nothing is sent at the second breakpoint itself")
     }
 
+    @Test func aChangeBetweenTwoNonZeroLevelsGoesOutTheOutputsLeadEarlyAStartAndAStopOnTime() throws {
+        // An output whose such changes land on the kernel's next tick (evdev beside the keeper) asks for them 2 ms
+        // early. The start from rest (a play) and the stop land at once: on time. Renewals count from the
+        // commands' times, as the planner counts them: none just before the stop.
+        let rig = try Rig(changeLead: 0.002)
+        let steps = timeline(pulse(0.5, 0.5, to: 0.1), pulse(0.8, 0.8, from: 0.1, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.098, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0.2, .off),
+            ])
+        let records = rig.recorder.records().filter { $0.time >= 10 }
+        let renewals = records.filter { $0.action == .keepAlive }.map { Change(at: $0.time - 10, .off).time }
+        #expect(renewals == [50_000, 150_000])
+    }
+
+    @Test func aRestInsideAPatternStagesTheLevelTheNextCommandRisesToRightAfterItsStop() throws {
+        let rig = try Rig()
+        let pulses = timeline(pulse(0.5, 0.5, to: 0.05), pulse(0.7, 0.3, from: 0.1, to: 0.15))
+        try rig.engine.makeAdvancedPlayer(timeline: pulses).start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == planned(pulses))
+        let staged = rig.recorder.stagedMixes().filter { $0.time > 10 }.map { Change(at: $0.time - 10, $0.mix) }
+        #expect(staged == [Change(at: 0.05, strong: q(0.7), weak: q(0.3))])
+    }
+
+    @Test func aPatternOpeningWithSilenceStagesItsFirstLevelWhenItStarts() throws {
+        let rig = try Rig()
+        let late = timeline(pulse(0.5, 0.5, from: 0.035, to: 0.075))
+        try rig.engine.makeAdvancedPlayer(timeline: late).start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == planned(late))
+        let staged = rig.recorder.stagedMixes().map { Change(at: $0.time - 10, $0.mix) }
+        #expect(staged == [Change(at: 0, strong: q(0.5), weak: q(0.5))])
+    }
+
     @Test func theSameBreakpointsGoOutAtOnceOnAFasterProfile() throws {
         var options = HapticEngineOptions()
         options.renderProfile = .virtualPad
