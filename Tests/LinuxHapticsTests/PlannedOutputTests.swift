@@ -100,9 +100,8 @@ import Testing
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.098, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.2, .off),
             ])
-        let records = rig.recorder.records().filter { $0.time >= 10 }
-        let renewals = records.filter { $0.action == .keepAlive }.map { Change(at: $0.time - 10, .off).time }
-        #expect(renewals == [50_000, 150_000])
+        let renewals = rig.recorder.records().filter { $0.time >= 10 && $0.action == .keepAlive }
+        #expect(renewals.map { (($0.time - 10) * 1000).rounded() } == [50, 150], "milliseconds after the start")
     }
 
     @Test func aRestInsideAPatternStagesTheLevelTheNextCommandRisesToRightAfterItsStop() throws {
