@@ -23,7 +23,8 @@ package enum AHAPCorpus {
         !(ProcessInfo.processInfo.environment[variable] ?? "").isEmpty
     }
 
-    /// The folder `AHAP_CORPUS` names; it must hold the corpus's `SOURCES.md`.
+    /// The folder `AHAP_CORPUS` names, symbolic links resolved (a folder enumerator does not descend into a link);
+    /// it must hold the corpus's `SOURCES.md`.
     package static func root() throws(Missing) -> URL {
         guard let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty else {
             throw Missing(description: unsetReason)
@@ -31,7 +32,7 @@ package enum AHAPCorpus {
         guard FileManager.default.fileExists(atPath: path + "/SOURCES.md") else {
             throw Missing(description: "\(variable)=\(path) is not the AHAP corpus (it has no SOURCES.md)")
         }
-        return URL(fileURLWithPath: path).standardizedFileURL
+        return URL(fileURLWithPath: path).resolvingSymlinksInPath()
     }
 
     /// Every `.ahap` file under the corpus folder, sorted by path.
