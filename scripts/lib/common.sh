@@ -14,8 +14,9 @@ SCRIPT_NAME=${0##*/}
 # shellcheck disable=SC2034 # used by the scripts that source this file
 HOST_AHAP_CORPUS=${AHAP_CORPUS-}
 if [ -n "$HOST_AHAP_CORPUS" ] && [ -d "$HOST_AHAP_CORPUS" ]; then
-    # Absolute, so that the harnesses these scripts start from another folder find it too.
-    HOST_AHAP_CORPUS=$(cd "$HOST_AHAP_CORPUS" && pwd)
+    # Absolute, so that the harnesses these scripts start from another folder find it too, and with symbolic links
+    # resolved, so that copying it (scripts/vm-run) copies the folder, not a link.
+    HOST_AHAP_CORPUS=$(cd "$HOST_AHAP_CORPUS" && pwd -P)
     export AHAP_CORPUS=$HOST_AHAP_CORPUS
 fi
 # shellcheck disable=SC2034
