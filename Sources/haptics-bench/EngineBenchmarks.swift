@@ -204,10 +204,8 @@ enum EngineBench {
             let next = index + 1 < samples.count ? Int64((samples[index + 1].sent * 1e6).rounded(.down)) : Int64.max
             let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < next }
             guard let first = window.first else { continue }
-            // An update alone (between two non-zero levels, beside the keeper) is due half of the kernel's 4 ms tick
-            // before its deadline (`MotorOutput.changeLead`): ff-memless applies it on its next tick.
-            let updateAlone = window.count == 1 && first.event == .upload
-            errors.append(Double(first.time.microseconds) / 1000 - sample.deadline * 1000 + (updateAlone ? 2 : 0))
+            let due = sample.deadline * 1000 - MotorModel.TickRate.hz250.writeLeadMilliseconds(ofChange: window)
+            errors.append(Double(first.time.microseconds) / 1000 - due)
         }
         return [
             BenchmarkResult(

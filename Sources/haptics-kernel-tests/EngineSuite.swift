@@ -157,6 +157,9 @@ enum EngineSuite {
         var planMismatches: [String] = []
         /// Changes sent that the pad never recorded a request of.
         var unreached: [String] = []
+        /// Rises from rest, right after a stop, that took more than one play (the level was not staged in the rest).
+        var unstagedRises: [String] = []
+        var stagedRiseCount = 0
         var commandCount = 0
         var skippedCount = 0
     }
@@ -301,13 +304,15 @@ enum EngineSuite {
         let records = playback.records
         let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
         // Keep-alives are samples too: they bound the windows, but only changes are measured.
+        var previousMix: MotorMagnitudes?
         for (index, sample) in taken.enumerated() where sample.kind == .apply {
+            defer { previousMix = sample.mix }
             let sent = Int64((sample.sent * 1e6).rounded(.down))
             // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
             let nextSent =
                 index + 1 < taken.count ? Int64((taken[index + 1].sent * 1e6).rounded(.down)) : playback.stoppedAt
-            // A change is one request (an update in place, a stop) or two (upload into a new slot, then play):
-            // the first says when the device was reached, the last when it had all it needed.
+            // A change is one request (an update in place, a stop, a play of a staged level) or two (upload, then
+            // play; a stop, then the next rise's level staged): the first says when the device was reached.
             let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
             // Every change the engine sent is a request the pad must have recorded before the next change.
             guard let first = window.first, let last = window.last else {
@@ -316,10 +321,16 @@ enum EngineSuite {
                 )
                 continue
             }
-            // An update alone (a change between two non-zero levels beside the keeper) is due half a tick before its
-            // deadline (`MotorOutput.changeLead`): ff-memless applies it on its next tick, 0 to 4 ms later.
-            let updateAlone = window.count == 1 && first.event == .upload
-            let due = sample.deadline * 1000 - (updateAlone ? Double(tickMicroseconds) / 2000 : 0)
+            let due = sample.deadline * 1000 - MotorModel.TickRate.hz250.writeLeadMilliseconds(ofChange: window)
+            // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play.
+            if previousMix?.isOff == true, !sample.mix.isOff {
+                if window.count == 1 && first.event == .play {
+                    findings.stagedRiseCount += 1
+                } else {
+                    findings.unstagedRises.append(
+                        "\(fileName) #\(index) to \(sample.mix): \(window.map(recordSummary))")
+                }
+            }
             findings.firstErrors.append(Double(first.time.microseconds) / 1000 - due)
             findings.lastErrors.append(Double(last.time.microseconds) / 1000 - due)
             // The level the pad is driven at must be the sample's. A change ends with a play or a stop, which
@@ -386,8 +397,12 @@ enum EngineSuite {
         try require(
             findings.mismatches.isEmpty,
             "the pad's motors differ from the commands sent: \(findings.mismatches.prefix(5))")
+        try require(
+            findings.unstagedRises.isEmpty,
+            "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
+        try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.stagedRiseCount) rises after a stop, each one play"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

@@ -341,6 +341,15 @@ private struct Simulation: Sendable {
     }
 }
 
+extension MotorModel.TickRate {
+    /// How long before its deadline the engine writes a change whose requests the pad recorded as `requests`, in
+    /// milliseconds: half a tick for an update alone (one upload into the playing effect, beside the keeper), which
+    /// ff-memless applies on its next tick (`MotorOutput.changeLead`); nothing for a play, a stop or two requests.
+    package func writeLeadMilliseconds(ofChange requests: [PadRecord]) -> Double {
+        requests.count == 1 && requests[0].event == .upload ? Double(microsecondsPerTick) / 2000 : 0
+    }
+}
+
 extension MotorMagnitudes {
     /// Levels given in the kernel's `FF_RUMBLE` units (0...0xffff per motor), as ff-memless hands them to a
     /// driver.
