@@ -194,9 +194,12 @@ package final class VoiceCoilStream: PatternStream {
 
     /// Plays `pattern` once from its start, its first frame heard at `startNanoseconds` (`CLOCK_MONOTONIC`), on
     /// its own: what the engine does for a player started then, without an engine (the kernel tests' loopback).
+    /// Like the engine's start from the top, it is played whole when it reaches the stream late.
     package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
         let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(sampleRate), locality: locality)
-        mixing.play(WaveformSource(renderer: renderer, offset: 0, loopLength: nil), at: startNanoseconds)
+        mixing.play(
+            WaveformSource(renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true),
+            at: startNanoseconds)
     }
 
     // MARK: The players' waveforms

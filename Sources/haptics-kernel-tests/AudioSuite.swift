@@ -130,15 +130,18 @@ enum AudioSuite {
     /// stream must come back on channels 3 and 4 exactly as rendered and limited, with channels 1 and 2 silent.
     static func voiceCoilChannels() async throws {
         let (pattern, rendered) = coilTone()
+        // After what the stream has queued (its buffer), with room for a slow first period.
+        let lead = captureSafeBuffer + 0.1
         var underruns = 0
         let captured = try LoopbackCapture.capture(
-            frames: rendered.count / 2 + rate / 2, rate: rate, device: captureDevice, channels: 4
+            frames: rendered.count / 2 + Int(Double(rate) * (lead + 0.4)), rate: rate, device: captureDevice,
+            channels: 4
         ) {
             let stream = try VoiceCoilStream.soundCard(
                 playbackDevice, bufferSeconds: captureSafeBuffer, logger: logger())
             defer { stream.close() }
-            stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds() + 100_000_000)
-            Sys.sleep(nanoseconds: UInt64((0.1 + 0.2 + captureSafeBuffer + 0.1) * 1e9))
+            stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds() + UInt64(lead * 1e9))
+            Sys.sleep(nanoseconds: UInt64((lead + 0.2 + captureSafeBuffer + 0.1) * 1e9))
             underruns = stream.counts.underruns
         }
         try checkCoilChannels(captured.samples, against: rendered, xruns: underruns)
