@@ -4,7 +4,8 @@
 // measured is our code alone: the engine's prepared player, HapticManager's prepared pattern and its engine
 // adapter, and the ordinary start of a player just made. The baseline is the probe's own write called directly:
 // the cost of reading the clock and making one call, which no path can go below. Rounds interleave the paths in
-// an order that moves on by one each round, and each round starts with the engine at rest (the pulse over), as
+// the order of a balanced Latin square (`balancedOrder`: no path always follows another that shares its code),
+// and each round starts with the engine at rest (the pulse over), as
 // a game's taps do.
 import AHAP
 import AppHaptics
@@ -91,7 +92,7 @@ enum StartPathBench {
             return (called, wrote, returned)
         }
         for round in 0..<(warmUp + rounds) {
-            for path in roundRobin(Path.allCases, round: round) {
+            for path in balancedOrder(Path.allCases, round: round) {
                 let call = try timedCall(path, rest: restMicroseconds)
                 if round >= warmUp {
                     before[path, default: []].append(Double(call.wrote - call.called) / 1000)

@@ -96,14 +96,27 @@ import Testing
         #expect(line.contains("latency-p99-engine-prepared-vs-sdl-run=0.500@virtual-pad "))
     }
 
-    @Test func roundRobinStartsOnePlaceFurtherEachRound() {
-        #expect(roundRobin(["a", "b", "c"], round: 0) == ["a", "b", "c"])
-        #expect(roundRobin(["a", "b", "c"], round: 1) == ["b", "c", "a"])
-        #expect(roundRobin(["a", "b", "c"], round: 2) == ["c", "a", "b"])
-        #expect(roundRobin(["a", "b", "c"], round: 3) == ["a", "b", "c"])
-        #expect(roundRobin([String](), round: 4).isEmpty)
+    @Test func balancedOrderPutsEachItemAtEachPlaceAndAfterEachOtherEquallyOften() {
+        for count in 1...7 {
+            let items = Array(0..<count)
+            let rows = count % 2 == 0 ? count : 2 * count
+            let orders = (0..<rows).map { balancedOrder(items, round: $0) }
+            var places: [[Int]: Int] = [:]
+            var pairs: [[Int]: Int] = [:]
+            for order in orders {
+                #expect(order.sorted() == items, "round of \(count): \(order) is not an order of the items")
+                for (place, item) in order.enumerated() { places[[item, place], default: 0] += 1 }
+                for (before, after) in zip(order, order.dropFirst()) { pairs[[before, after], default: 0] += 1 }
+            }
+            #expect(places.count == count * count && Set(places.values).count == 1, "places, \(count) items")
+            #expect(pairs.count == count * (count - 1) && Set(pairs.values).count <= 1, "pairs, \(count) items")
+            // The design repeats after its rows.
+            #expect(balancedOrder(items, round: rows + 1) == orders[1 % rows])
+        }
+        #expect(balancedOrder([String](), round: 4).isEmpty)
         // Over as many rounds as there are peers, each goes first once.
-        #expect(Set((0..<Peer.allCases.count).map { roundRobin(Peer.allCases, round: $0)[0] }) == Set(Peer.allCases))
+        #expect(
+            Set((0..<Peer.allCases.count).map { balancedOrder(Peer.allCases, round: $0)[0] }) == Set(Peer.allCases))
     }
 
     @Test func theMedianTakesTheMiddleAndANeverSortsLast() {

@@ -5,7 +5,7 @@
 // ours against SDL's pre-uploaded run, our ordinary start against SDL's rumble call), the worst device's, named;
 // the others are against SDL's better API per device and figure, geometric means over devices (and, for
 // fidelity, patterns); lower is better. Every figure's runs are interleaved: each round (or pattern) runs every
-// peer once, in an order that moves on by one peer from round to round.
+// peer once, in the order of a balanced Latin square (`balancedOrder`).
 import AHAP
 import Foundation
 import HapticTestDevices
@@ -113,7 +113,7 @@ enum PeerBench {
         for (index, pattern) in patterns.enumerated() {
             let intended = try tools.intended(pattern.path, profile: device.kind.profile)
             let name = (pattern.path as NSString).lastPathComponent
-            for peer in roundRobin(Peer.allCases, round: index) {
+            for peer in balancedOrder(Peer.allCases, round: index) {
                 let run = try PeerRuns.play(
                     peer, pattern: pattern.path, length: pattern.length, on: device, tools: tools)
                 figures.fidelity[peer, default: [:]][name] = PeerMetrics.fidelityError(
@@ -129,7 +129,7 @@ enum PeerBench {
         }
         // strace slows the program many times over: one pattern, the longest, is enough for the count.
         if let busiest {
-            for peer in roundRobin(Peer.allCases, round: patterns.count) {
+            for peer in balancedOrder(Peer.allCases, round: patterns.count) {
                 guard
                     let calls = try PeerRuns.syscalls(
                         peer, pattern: busiest.path, length: busiest.length, on: device, tools: tools)
@@ -139,7 +139,7 @@ enum PeerBench {
         }
         var switches: [Peer: Double] = [:]
         for round in 0..<options.idleRounds {
-            for peer in roundRobin(Peer.allCases, round: round) {
+            for peer in balancedOrder(Peer.allCases, round: round) {
                 switches[peer, default: 0] += try PeerRuns.idleContextSwitches(
                     peer, on: device, tools: tools, seconds: options.idleSeconds)
             }
@@ -149,7 +149,7 @@ enum PeerBench {
         }
         var kills: [Peer: [Double]] = [:]
         for round in 0..<options.killRounds {
-            for peer in roundRobin(Peer.allCases, round: round) {
+            for peer in balancedOrder(Peer.allCases, round: round) {
                 let rest = try PeerRuns.killToRest(peer, on: device, tools: tools, limit: options.killLimit)
                 kills[peer, default: []].append(rest ?? .infinity)
             }
