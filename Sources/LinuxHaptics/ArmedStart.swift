@@ -42,7 +42,7 @@ final class ArmedStart: Sendable {
         case failed(PreparedEffect, OutputFailure)
     }
 
-    private let slot = ClaimSlot<Armed>()
+    private let slot = ClaimSlots<Armed>(count: 1)
 
     /// Fires the armed pulse when armed under `gate`; nil (nothing written) when not armed, armed under
     /// another gate, or another thread is firing it right now.

@@ -9,7 +9,7 @@ public import Glibc
 ///
 /// Public under the SPI `Internals`, not `package`: the compiler specializes an `@inlinable` generic in another
 /// module only when it is public, and unspecialized, every `withLock` looked its types' metadata up at run time.
-/// `ClaimSlot`, `CallGate` and `SharedDescriptor` are published the same way, for the same reason.
+/// `ClaimSlots`, `CallGate` and `SharedDescriptor` are published the same way, for the same reason.
 @_spi(Internals) public struct Lock<Value: ~Copyable>: ~Copyable {
     // Heap-allocated so that neither moves while another thread waits on or reads them.
     @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>

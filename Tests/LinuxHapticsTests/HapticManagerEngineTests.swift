@@ -184,6 +184,14 @@ import Testing
         #expect(setup.recorder.records().map(\.action).first == .trigger(id: id), "the equal pattern is found")
     }
 
+    @Test func aPatternsArraysAndMetadataAreOneWordEachAsThePreparedLookupReadsThem() {
+        // The lookup takes each one's only word for the address of its storage.
+        #expect(MemoryLayout<[HapticEvent]>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<[HapticDynamicParameter]>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<[HapticParameterCurve]>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<[String: String]>.size == MemoryLayout<UInt>.size)
+    }
+
     @Test func concurrentPlaysOfDifferentPatternsMix() {
         // Two quiet taps of different patterns: together they drive harder than either alone.
         let first = FeedbackVocabulary.taps([FeedbackVocabulary.Tap(time: 0, intensity: 0.3, sharpness: 0.5)])

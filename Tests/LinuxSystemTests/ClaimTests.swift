@@ -5,7 +5,7 @@ import Testing
 
 @Suite struct ClaimTests {
     @Test func aSlotClaimedByOneCallIsPassedOverByAnotherNotWaitedFor() {
-        let slot = ClaimSlot(1)
+        let slot = ClaimSlots(1)
         let inner = slot.withClaim { outer -> Int?? in
             outer = 2
             return slot.withClaim { $0 }
@@ -15,12 +15,36 @@ import Testing
     }
 
     @Test func threadsClaimingOneSlotTogetherLoseNoChange() throws {
-        let slot = ClaimSlot(0)
+        let slot = ClaimSlots(0)
         let threads = try (0..<4).map { _ in
             try ServiceThread.start { for _ in 0..<10_000 { slot.withClaimWaiting { $0! += 1 } } }
         }
         threads.forEach { $0.join() }
         #expect(slot.withClaim { $0 } == 40_000)
+    }
+
+    @Test func eachValueOfATableIsClaimedOnItsOwnAndAFailedClaimChangesNoOther() {
+        let slots = ClaimSlots<Int>(count: 3)
+        for index in 0..<3 { slots.withClaimWaiting(index) { $0 = index * 10 } }
+        let inner = slots.withClaim(1) { outer -> [Int??] in
+            outer = 11
+            // Value 1 is held here: another claim of it fails; the others are free.
+            return [slots.withClaim(0) { $0 }, slots.withClaim(1) { $0 }, slots.withClaim(2) { $0 }]
+        }
+        #expect(inner == [.some(.some(0)), .none, .some(.some(20))], "value 1 held: its claim fails, the others' hold")
+        #expect((0..<3).map { index in slots.withClaim(index) { $0 } } == [0, 11, 20])
+    }
+
+    @Test func threadsClaimingNeighbouringValuesTogetherLoseNoChange() throws {
+        let slots = ClaimSlots<Int>(count: 4)
+        for index in 0..<4 { slots.withClaimWaiting(index) { $0 = 0 } }
+        let threads = try (0..<4).map { thread in
+            try ServiceThread.start {
+                for round in 0..<10_000 { slots.withClaimWaiting((thread + round) % 4) { $0! += 1 } }
+            }
+        }
+        threads.forEach { $0.join() }
+        #expect((0..<4).map { index in slots.withClaim(index) { $0 } } == [10_000, 10_000, 10_000, 10_000])
     }
 
     @Test func aShutGateLetsNoCallInAndReportsWhoShutIt() {

@@ -17,9 +17,10 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
     /// At most this many prepared players are kept: each may hold an effect slot of the device.
     static let preparedLimit = 4
-    /// Prepared players, in slots a play takes from without a lock (`ClaimSlot`); `preparing` serialises the
-    /// calls that fill and empty them, and counts the fills, so the oldest goes when all are taken.
-    private let prepared = (0..<ManagedEngineAdapter.preparedLimit).map { _ in ClaimSlot<PreparedPattern>() }
+    /// Prepared players, in slots a play takes from without a lock (`ClaimSlots`: one object and one block, so a
+    /// play's lookup touches little memory); `preparing` serialises the calls that fill and empty them, and counts
+    /// the fills, so the oldest goes when all are taken.
+    private let prepared = ClaimSlots<PreparedPattern>(count: ManagedEngineAdapter.preparedLimit)
     private let preparing = Lock(0)
 
     /// A player prepared for `pattern`, found again by the pattern's `identity`.
@@ -32,21 +33,31 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         /// Which fill this was: the smallest is the oldest.
         let order: Int
 
-        /// The addresses of a pattern value's three arrays' storage, and its version: the same for every copy
-        /// of one value (an app's cached pattern passed again). Storage holds the same elements for as long as a
-        /// copy refers to it, so two values of one identity and equal metadata are equal: found without reading
-        /// an element. A pattern built anew has another identity, and is found by equality.
+        /// The addresses of a pattern value's three arrays' storage, its version, and its metadata's storage:
+        /// the same for every copy of one value (an app's cached pattern passed again). Storage holds the same
+        /// elements for as long as a copy refers to it (the entry's `pattern` is one), so two values of one
+        /// identity are equal. Read from the value's own words, not from the storage: a play finds its pattern
+        /// without touching the pattern's memory. A pattern built anew has another identity, and is found by
+        /// equality.
         struct Identity: Equatable {
-            let events: Int
-            let parameters: Int
-            let curves: Int
+            let events: UInt
+            let parameters: UInt
+            let curves: UInt
+            let metadata: UInt
             let version: Double?
 
-            init(_ pattern: HapticPattern) {
-                events = pattern.events.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
-                parameters = pattern.dynamicParameters.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
-                curves = pattern.parameterCurves.withUnsafeBufferPointer { Int(bitPattern: $0.baseAddress) }
+            init(_ pattern: borrowing HapticPattern) {
+                events = Self.storage(of: pattern.events)
+                parameters = Self.storage(of: pattern.dynamicParameters)
+                curves = Self.storage(of: pattern.parameterCurves)
+                metadata = pattern.metadata.map { Self.storage(of: $0.entries) } ?? 0
                 version = pattern.version
+            }
+
+            /// The address of the storage a value of one reference (an array, a dictionary) refers to: the
+            /// value's only word (`HapticManagerEngineTests` checks the sizes).
+            static func storage<Value>(of value: borrowing Value) -> UInt {
+                withUnsafeBytes(of: value) { $0.load(as: UInt.self) }
             }
         }
     }
@@ -67,7 +78,7 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     package func stop() {
         transient.withLock { $0 = nil }
         preparing.withLock { _ in
-            for slot in prepared { slot.withClaimWaiting { $0 = nil } }
+            for index in 0..<prepared.count { prepared.withClaimWaiting(index) { $0 = nil } }
         }
         engine.stop()
     }
@@ -77,8 +88,8 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
 
     package func prepare(_ pattern: HapticPattern) throws {
         try engine.start()
-        let held = prepared.contains { slot in
-            slot.withClaimWaiting { entry in entry?.pattern == pattern }
+        let held = (0..<prepared.count).contains { index in
+            prepared.withClaimWaiting(index) { entry in entry?.pattern == pattern }
         }
         if held { return }
         let player = try engine.makePlayer(with: pattern)
@@ -86,9 +97,9 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         preparing.withLock { fills in
             fills += 1
             // An empty slot, or else the oldest fill's.
-            let orders = prepared.map { slot in slot.withClaimWaiting { $0?.order ?? Int.min } }
+            let orders = (0..<prepared.count).map { index in prepared.withClaimWaiting(index) { $0?.order ?? Int.min } }
             let chosen = orders.indices.min { orders[$0] < orders[$1] } ?? 0
-            prepared[chosen].withClaimWaiting {
+            prepared.withClaimWaiting(chosen) {
                 $0 = PreparedPattern(
                     pattern: pattern, identity: PreparedPattern.Identity(pattern), player: player, keeps: keeps,
                     order: fills)
@@ -115,14 +126,12 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
         let identity = PreparedPattern.Identity(pattern)
         for pass in 0..<2 {
-            for index in prepared.indices {
-                let taken = prepared[index].withClaim { entry -> (any HapticPatternPlayer)? in
+            for index in 0..<prepared.count {
+                let taken = prepared.withClaim(index) { entry -> (any HapticPatternPlayer)? in
                     // Read in place: a bound copy would retain every array of the pattern.
                     guard entry != nil else { return nil }
                     if pass == 0 {
-                        guard entry.unsafelyUnwrapped.identity == identity,
-                            entry.unsafelyUnwrapped.pattern.metadata == pattern.metadata
-                        else { return nil }
+                        guard entry.unsafelyUnwrapped.identity == identity else { return nil }
                     } else {
                         guard entry.unsafelyUnwrapped.pattern == pattern else { return nil }
                     }
@@ -138,7 +147,9 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     /// Empties the slot that holds `player`.
     private func forget(_ player: any HapticPatternPlayer) {
         preparing.withLock { _ in
-            for slot in prepared { slot.withClaimWaiting { if $0?.player === player { $0 = nil } } }
+            for index in 0..<prepared.count {
+                prepared.withClaimWaiting(index) { if $0?.player === player { $0 = nil } }
+            }
         }
     }
 
