@@ -101,18 +101,19 @@ enum AudioSuite {
             "  onset heard \(tenths(Double(onsetFrame) * 1000 / Double(rate) - due)) ms after the time the output gave")
     }
 
-    /// A pattern's sound scheduled 150 ms ahead on a `MixingStream`: the tone must be heard whole, and how far
-    /// its onset is from the time asked for (the pattern's own 50 ms of silence included) is printed.
+    /// A pattern's sound scheduled 200 ms ahead on a `MixingStream` (after the 100 ms its buffer queues, with room
+    /// for a slow first period): the tone must be heard whole, and how far its onset is from the time asked for
+    /// (the pattern's own 50 ms of silence included) is printed.
     static func scheduledSound() async throws {
         let rendered = renderedTone()
         let output = try ALSAOutput(
             device: playbackDevice, sampleRate: rate, bufferSeconds: captureSafeBuffer, logger: logger())
         defer { output.close() }
         var startTime: UInt64 = 0
-        let captured = try capture(frames: rendered.count / 2 + rate * 2 / 5) {
+        let captured = try capture(frames: rendered.count / 2 + rate / 2) {
             let stream = try MixingStream(output: output, logger: logger())
             defer { stream.close() }
-            startTime = MonotonicTime.nanoseconds() + 150_000_000
+            startTime = MonotonicTime.nanoseconds() + UInt64((captureSafeBuffer + 0.1) * 1e9)
             let mixer = AudioMixer(schedule: toneSchedule(), clips: [:], sampleRate: Double(rate))
             let id = stream.play(mixer, at: startTime)
             while stream.isActive(id) { Sys.sleep(nanoseconds: 10_000_000) }
