@@ -44,6 +44,7 @@ public import Synchronization
     public func withClaim<Result, E: Error>(_ index: Int = 0, _ body: (inout Value?) throws(E) -> Result) throws(E)
         -> Result?
     {
+        precondition(index >= 0 && index < count, "no value \(index) among \(count)")
         let bit = 1 << index
         guard word.bitwiseOr(bit, ordering: .acquiring).oldValue & bit == 0 else { return nil }
         defer { word.bitwiseAnd(~bit, ordering: .releasing) }

@@ -189,7 +189,9 @@ import Testing
         #expect(MemoryLayout<[HapticEvent]>.size == MemoryLayout<UInt>.size)
         #expect(MemoryLayout<[HapticDynamicParameter]>.size == MemoryLayout<UInt>.size)
         #expect(MemoryLayout<[HapticParameterCurve]>.size == MemoryLayout<UInt>.size)
-        #expect(MemoryLayout<[String: String]>.size == MemoryLayout<UInt>.size)
+        #expect(MemoryLayout<PatternMetadata?>.size == MemoryLayout<UInt>.size)
+        let none: PatternMetadata? = nil
+        #expect(withUnsafeBytes(of: none) { $0.load(as: UInt.self) } == 0, "no metadata reads as 0")
     }
 
     @Test func concurrentPlaysOfDifferentPatternsMix() {

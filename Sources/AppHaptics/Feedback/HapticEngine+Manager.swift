@@ -50,12 +50,12 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
                 events = Self.storage(of: pattern.events)
                 parameters = Self.storage(of: pattern.dynamicParameters)
                 curves = Self.storage(of: pattern.parameterCurves)
-                metadata = pattern.metadata.map { Self.storage(of: $0.entries) } ?? 0
+                metadata = Self.storage(of: pattern.metadata)
                 version = pattern.version
             }
 
-            /// The address of the storage a value of one reference (an array, a dictionary) refers to: the
-            /// value's only word (`HapticManagerEngineTests` checks the sizes).
+            /// The address of the storage a value of one reference (an array, a dictionary, optional metadata:
+            /// 0 for nil) refers to: the value's only word (`HapticManagerEngineTests` checks the sizes).
             static func storage<Value>(of value: borrowing Value) -> UInt {
                 withUnsafeBytes(of: value) { $0.load(as: UInt.self) }
             }
