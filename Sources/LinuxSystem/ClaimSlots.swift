@@ -1,6 +1,6 @@
-// Values that threads take turns at without a lock: a claim is one atomic instruction, and a thread that finds a
-// value claimed by another gets nil at once instead of waiting (it has another way to go). Made for what sits
-// before a device write on a caller's thread (an armed start, a prepared pattern): nothing there may wait for
+// Values that threads take turns at without a lock: a claim is one atomic read-modify-write, and a thread that
+// finds a value claimed by another gets nil at once instead of waiting (it has another way to go). Made for what
+// sits before a device write on a caller's thread (an armed start, a prepared pattern): nothing there may wait for
 // another thread. `withClaimWaiting` waits out a claim in flight (a claim's body is short: one write at most).
 public import Synchronization
 
