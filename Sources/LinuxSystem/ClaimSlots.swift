@@ -27,12 +27,6 @@ public import Synchronization
         values.initialize(repeating: nil, count: count)
     }
 
-    /// One value, `initial`.
-    @_spi(Internals) public convenience init(_ initial: Value?) {
-        self.init(count: 1)
-        values.pointee = initial
-    }
-
     deinit {
         values.deinitialize(count: count)
         values.deallocate()

@@ -135,7 +135,8 @@ enum EngineSuite {
     /// How far ahead each corpus pattern is started: long enough for the call to return before the start.
     static let corpusStartDelaySeconds = 0.05
     /// The kernel tick of Debian's kernels (CONFIG_HZ=250): the motor model's time resolution.
-    static let tickMicroseconds: Int64 = 4_000
+    static let tickRate = MotorModel.TickRate.hz250
+    static let tickMicroseconds = tickRate.microsecondsPerTick
     /// Later than this, a change is taken as lost to a hang. How late changes are is a measurement
     /// (`make bench`), not a test: on a busy machine under software emulation tens of milliseconds are ordinary.
     static let hangGuardMilliseconds = 2_000.0
@@ -321,7 +322,7 @@ enum EngineSuite {
                 )
                 continue
             }
-            let due = sample.deadline * 1000 - MotorModel.TickRate.hz250.writeLeadMilliseconds(ofChange: window)
+            let due = sample.deadline * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
             // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play.
             if previousMix?.isOff == true, !sample.mix.isOff {
                 if window.count == 1 && first.event == .play {

@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct ClaimTests {
     @Test func aSlotClaimedByOneCallIsPassedOverByAnotherNotWaitedFor() {
-        let slot = ClaimSlots(1)
+        let slot = ClaimSlots<Int>(count: 1)
+        slot.withClaimWaiting { $0 = 1 }
         let inner = slot.withClaim { outer -> Int?? in
             outer = 2
             return slot.withClaim { $0 }
@@ -15,7 +16,8 @@ import Testing
     }
 
     @Test func threadsClaimingOneSlotTogetherLoseNoChange() throws {
-        let slot = ClaimSlots(0)
+        let slot = ClaimSlots<Int>(count: 1)
+        slot.withClaimWaiting { $0 = 0 }
         let threads = try (0..<4).map { _ in
             try ServiceThread.start { for _ in 0..<10_000 { slot.withClaimWaiting { $0! += 1 } } }
         }

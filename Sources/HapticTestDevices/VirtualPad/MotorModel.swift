@@ -30,7 +30,7 @@ public struct MotorModel: Sendable {
         case hz100 = 100, hz250 = 250, hz1000 = 1000
 
         var millisecondsPerTick: Int64 { 1000 / rawValue }
-        var microsecondsPerTick: Int64 { 1_000_000 / rawValue }
+        package var microsecondsPerTick: Int64 { 1_000_000 / rawValue }
     }
 
     public let tickRate: TickRate
