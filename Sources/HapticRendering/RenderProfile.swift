@@ -28,11 +28,17 @@ public struct RenderProfile: Sendable, Hashable {
     public var gain: Double
     /// How many writes the device takes and what a write costs there: where the planner spends them.
     public var budget: WriteBudget
+    /// Seconds from a write to the motors' change, typically, where the driver holds changes back for longer
+    /// than a motor takes to respond (0 elsewhere): the engine writes each change this far ahead of its time,
+    /// and starts a player asked to start now this far from now, so that what the hand feels keeps the
+    /// pattern's timing and its sound's. A property of the device, not of how its patterns are planned.
+    public var outputLatency: Double
 
     public init(
         name: String, hasStrongMotor: Bool = true, hasWeakMotor: Bool = true, strongSteps: Int, weakSteps: Int,
         minimumUpdateInterval: Double, supportsNativePeriodic: Bool = false,
-        transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1, budget: WriteBudget? = nil
+        transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1, budget: WriteBudget? = nil,
+        outputLatency: Double = 0
     ) {
         self.name = name
         self.hasStrongMotor = hasStrongMotor
@@ -44,6 +50,7 @@ public struct RenderProfile: Sendable, Hashable {
         self.transientPulse = transientPulse
         self.gain = Swift.min(Swift.max(gain, 0), 1)
         self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
+        self.outputLatency = outputLatency.isFinite ? Swift.max(outputLatency, 0) : 0
     }
 
     /// This profile with another master gain (clamped to 0...1).
@@ -105,12 +112,20 @@ public struct RenderProfile: Sendable, Hashable {
     /// Its budget (26 calls a second, a burst of 2) is what keeps the queue from overflowing, and renewals every
     /// 40 ms spend nearly all of it while a level holds: a drift here waits for a five times looser hold error than
     /// elsewhere (a full-range ramp in 200 ms gets a write per interval), which leaves the budget to the jumps.
+    /// A change reaches the pad a frame or two after its call (the driver first resends the frame it sent last):
+    /// `switchOutputLatency`.
     public static let switchPro = RenderProfile(
         name: "switch", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.030,
         transientPulse: TransientPulse(length: 0.060),
         budget: WriteBudget(
             writesPerSecond: 26, burst: 2, renewalInterval: 0.040,
-            holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: 0.030), queuesEveryCall: true))
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: 0.030), queuesEveryCall: true),
+        outputLatency: switchOutputLatency)
+
+    /// hid-nintendo's delay from a call to the frame carrying it while a pattern plays: the median, over the
+    /// corpus, of the lag that fits the emulated Pro Controller's frames best to each pattern
+    /// (`scripts/bench --kernel-only "Driver switch-pro"`: 58-59 ms; an isolated change alone takes 45 ms).
+    public static let switchOutputLatency = 0.058
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick

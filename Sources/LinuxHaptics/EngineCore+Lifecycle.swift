@@ -21,7 +21,8 @@ extension EngineCore {
             if error.kind == .notFound || error.kind == .deviceGone { waitForDevice() }
             throw HapticEngineError(error)
         }
-        let now = clock.now
+        adoptLatency(of: output)
+        let now = motorNow
         let installed = state.withLock { state -> Bool in
             guard state.phase != .running, state.phase != .destroyed else { return false }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)

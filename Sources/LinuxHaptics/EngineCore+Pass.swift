@@ -86,8 +86,11 @@ extension EngineCore {
         state.withLock { $0.timer }?.wake(by: deadline)
     }
 
+    /// One pass, with the pass lock held; returns when the timer is next needed, on the clock's time line (the
+    /// state's deadline, `outputLatency` earlier).
     private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {
-        let now = clock.now
+        let latency = outputLatency
+        let now = clock.now + latency
         guard let begun = state.withLock({ $0.beginPass(at: now, gain: options.gain) }) else { return nil }
         callbacks += begun.finished.map { completion in { completion(nil) } }
         let plan = begun.request?.make(locality: options.locality)
@@ -118,7 +121,7 @@ extension EngineCore {
             callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
             return nil
         }
-        return outcome.deadline
+        return outcome.deadline.map { $0 - latency }
     }
 
     /// Writes a started player's opening, if `take` (`EngineState.takeOpening` or `takeStagedOpening`, at the
@@ -128,7 +131,7 @@ extension EngineCore {
     private func writeOpening(
         _ callbacks: inout [@Sendable () -> Void], take: (inout EngineState, Double) -> (MotorMagnitudes, Double)?
     ) -> Bool {
-        let now = clock.now
+        let now = motorNow
         let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes, Double)? in
             guard let output = state.output, let (levels, due) = take(&state, now) else { return nil }
             return (output, state.outputGeneration, levels, due)

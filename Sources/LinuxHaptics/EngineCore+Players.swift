@@ -57,7 +57,7 @@ extension EngineCore {
         _ id: PlayerID, generation: ResetGeneration, _ change: (PlayerState, Double) -> RuntimeControls?
     ) throws(HapticEngineError) {
         while true {
-            let now = clock.now
+            let now = motorNow
             let wanted = try state.withLock {
                 (state) throws(HapticEngineError) -> (PatternSource, RuntimeControls, Int)? in
                 try state.requirePlayer(id, generation: generation)
@@ -81,7 +81,7 @@ extension EngineCore {
     private func changePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        let now = clock.now
+        let now = motorNow
         return try state.withLock { (state) throws(HapticEngineError) -> T in
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
@@ -105,7 +105,7 @@ extension EngineCore {
     /// The common case, a running engine and a player without sound, takes one lock before that write.
     func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
         if !(time > 0), startStagedOpening(of: id, generation: generation) { return }
-        let now = clock.now
+        let now = motorNow
         let requested = time.isFinite ? max(time, now) : now
         var streamed = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
@@ -129,8 +129,9 @@ extension EngineCore {
         // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
         // for the sound output's latency, so that both begin together.
         let soundLead = hasSound(id) ? audio?.lead() : nil
-        let later = clock.now
-        let start = max(requested, soundLead.map { later + $0 } ?? later)
+        let clockNow = clock.now
+        let later = clockNow + outputLatency
+        let start = max(requested, soundLead.map { max(later, clockNow + $0) } ?? later)
         defer { syncSounds() }
         let decision = try state.withLock { (state) throws(HapticEngineError) in
             try state.decideStart(of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
@@ -159,7 +160,7 @@ extension EngineCore {
     private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError)
     {
-        let now = clock.now
+        let now = motorNow
         try state.withLock { (state) throws(HapticEngineError) in
             try state.requirePlayer(id, generation: generation)
             state.scheduler.preparedPlayers[id] = effect.duration
@@ -188,7 +189,7 @@ extension EngineCore {
         switch decision {
         case .trigger(let prepared):
             if try triggerPrepared(prepared, id: id, generation: generation) { return }
-            let now = clock.now
+            let now = motorNow
             try state.withLock { (state) throws(HapticEngineError) in
                 try state.requirePlayer(id, generation: generation)
                 state.queueStart(id, at: now, now: now)
@@ -217,7 +218,7 @@ extension EngineCore {
         }
         guard let (timeline, planner, generation) = wanted else { return }
         let commands = PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: options.locality)
-        let now = clock.now
+        let now = motorNow
         let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes)? in
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
                 return nil

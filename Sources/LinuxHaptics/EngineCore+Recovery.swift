@@ -69,7 +69,8 @@ extension EngineCore {
             }
             return
         }
-        let now = clock.now
+        adoptLatency(of: output)
+        let now = motorNow
         let handlers = state.withLock { state -> EngineHandlers? in
             guard state.phase == .interrupted(reason) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)

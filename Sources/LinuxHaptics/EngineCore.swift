@@ -19,6 +19,7 @@ import LinuxAudio
 import LinuxInput
 @_spi(Internals) import LinuxSystem
 import Logging
+import Synchronization
 
 final class EngineCore: Sendable {
     let clock: any HapticClock
@@ -37,6 +38,9 @@ final class EngineCore: Sendable {
     /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
     /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
     let soundSync = Lock<MixRevision?>(nil)
+    /// The open output's latency (`RenderProfile.outputLatency`, of the device's own profile), as a `Double`'s
+    /// bits: read without the lock wherever the engine asks what time it is for its motors.
+    private let latencyBits = Atomic<UInt64>(0)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
         self.source = source
@@ -63,6 +67,25 @@ final class EngineCore: Sendable {
             EngineAudio.Listener(
                 interrupted: { [weak self] interrupted in self?.audioInterrupted(interrupted) },
                 failed: { [weak self] error in self?.audioFailed(error) }))
+    }
+
+    // MARK: The motors' time
+
+    /// How long a write on the open output takes to reach its motors; 0 but on a device whose driver holds
+    /// changes back (hid-nintendo), and on every stream (HD actuators, a force device's effects), which keeps its
+    /// own time.
+    var outputLatency: Double { Double(bitPattern: latencyBits.load(ordering: .relaxed)) }
+
+    /// Engine time as the motors see it: the earliest time a write made now is felt at. Starts due now start
+    /// then, commands are written when their time is this near, and the timer wakes `outputLatency` before the
+    /// times a pass gives. Engine times stay the clock's (a player's sound plays at its start), so where the
+    /// latency is 0 this is the clock's now.
+    var motorNow: Double { clock.now + outputLatency }
+
+    /// Takes `output`'s latency as the engine's, before the output is installed.
+    func adoptLatency(of output: any MotorOutput) {
+        let latency = output is any PatternStreamOutput ? 0 : output.capabilities.renderProfile.outputLatency
+        latencyBits.store(latency.bitPattern, ordering: .relaxed)
     }
 
     // MARK: What the engine reports
@@ -118,7 +141,7 @@ final class EngineCore: Sendable {
         get { state.withLock { $0.hapticsMuted } }
         set {
             let muted = newValue || options.playsAudioOnly
-            let now = clock.now
+            let now = motorNow
             let changed = state.withLock { state -> Bool in
                 guard state.hapticsMuted != muted else { return false }
                 state.hapticsMuted = muted
