@@ -254,6 +254,7 @@ struct DriverBench {
         let renderer = PatternRenderer(profile: profile)
         var oursSquares = 0.0, tickSquares = 0.0, samples = 0
         var alignedOurs = 0.0, alignedTick = 0.0
+        var oursLags: [Int] = [], tickLags: [Int] = []
         var perFile: [Double] = []
         for pattern in corpus {
             let timeline = renderer.render(pattern)
@@ -271,13 +272,18 @@ struct DriverBench {
                 let time = Double(index) / FidelityFigures.sampleRate
                 return time <= seconds ? envelope.levels(at: time).strong * profile.gain : 0
             }
-            let oursLevels = Self.sampled(ours, count: count + Self.longestAlignment)
-            let tickLevels = Self.sampled(tick, count: count + Self.longestAlignment)
-            let fileOurs = Self.squaredError(oursLevels, target, lag: 0)
+            let early = Self.earliestAlignment
+            let oursLevels = Self.sampled(ours, count: count + Self.longestAlignment, before: early)
+            let tickLevels = Self.sampled(tick, count: count + Self.longestAlignment, before: early)
+            let fileOurs = Self.squaredError(oursLevels, target, lag: 0, before: early)
             oursSquares += fileOurs
-            tickSquares += Self.squaredError(tickLevels, target, lag: 0)
-            alignedOurs += Self.bestAligned(oursLevels, target)
-            alignedTick += Self.bestAligned(tickLevels, target)
+            tickSquares += Self.squaredError(tickLevels, target, lag: 0, before: early)
+            let oursBest = Self.bestLag(oursLevels, target, before: early)
+            let tickBest = Self.bestLag(tickLevels, target, before: early)
+            alignedOurs += oursBest.squares
+            alignedTick += tickBest.squares
+            oursLags.append(oursBest.lag)
+            tickLags.append(tickBest.lag)
             samples += count
             perFile.append((fileOurs / Double(count)).squareRoot())
         }
@@ -290,31 +296,46 @@ struct DriverBench {
             note: String(
                 format:
                     "pooled RMS ours %.4f vs tick %.4f over %d \(AHAPFixtures.corpusOrFixturesName) files, first %.1f s of each; "
-                    + "each file's output moved by the lag that fits it best (0-%d ms, the driver's latency left out): "
-                    + "ours %.4f vs tick %.4f, ratio %.3f",
-                pooled(oursSquares), pooled(tickSquares), perFile.count, Self.fidelitySeconds, Self.longestAlignment,
-                pooled(alignedOurs), pooled(alignedTick), pooled(alignedOurs) / pooled(alignedTick)))
+                    + "each file's output moved by the lag that fits it best (-%d to %d ms, the driver's latency left "
+                    + "out): ours %.4f vs tick %.4f, ratio %.3f; that lag's median ours %.1f ms, tick %.1f ms",
+                pooled(oursSquares), pooled(tickSquares), perFile.count, Self.fidelitySeconds, Self.earliestAlignment,
+                Self.longestAlignment,
+                pooled(alignedOurs), pooled(alignedTick), pooled(alignedOurs) / pooled(alignedTick),
+                PeerMetrics.median(oursLags.map(Double.init)), PeerMetrics.median(tickLags.map(Double.init))))
     }
 
     /// The longest lag, in samples (milliseconds), the aligned figure tries: beyond hid-nintendo's 45-60 ms.
     static let longestAlignment = 100
+    /// The longest lead, in samples, it tries: an output written ahead of its driver's latency may land early.
+    static let earliestAlignment = 50
 
-    /// `level` at every sample time from 0.
-    static func sampled(_ level: (Double) -> Double, count: Int) -> [Double] {
-        (0..<count).map { level(Double($0) / FidelityFigures.sampleRate) }
+    /// `level` at every sample time from `before` samples before 0.
+    static func sampled(_ level: (Double) -> Double, count: Int, before: Int = 0) -> [Double] {
+        (-before..<count).map { level(Double($0) / FidelityFigures.sampleRate) }
     }
 
-    /// The squared error summed over `target`'s samples of `levels` read `lag` samples later.
-    static func squaredError(_ levels: [Double], _ target: [Double], lag: Int) -> Double {
+    /// The squared error summed over `target`'s samples of `levels` (which begin `before` samples before the
+    /// target) read `lag` samples later.
+    static func squaredError(_ levels: [Double], _ target: [Double], lag: Int, before: Int = 0) -> Double {
         target.indices.reduce(0) { sum, index in
-            let level = index + lag < levels.count ? levels[index + lag] : 0
+            let at = index + lag + before
+            let level = levels.indices.contains(at) ? levels[at] : 0
             return sum + (level - target[index]) * (level - target[index])
         }
     }
 
     /// The least squared error over every lag from 0 to `longest` samples.
     static func bestAligned(_ levels: [Double], _ target: [Double], longest: Int = longestAlignment) -> Double {
-        (0...longest).map { squaredError(levels, target, lag: $0) }.min() ?? 0
+        bestLag(levels, target, longest: longest).squares
+    }
+
+    /// The lag from `-before` to `longest` samples whose squared error is least (the earliest of equals), and that
+    /// error; `levels` begin `before` samples before the target.
+    static func bestLag(_ levels: [Double], _ target: [Double], before: Int = 0, longest: Int = longestAlignment)
+        -> (lag: Int, squares: Double)
+    {
+        (-before...longest).map { (lag: $0, squares: squaredError(levels, target, lag: $0, before: before)) }
+            .min { $0.squares < $1.squares } ?? (0, 0)
     }
 
     /// Plays what `makePlayer` makes from a known instant, and returns the device's louder motor over time
@@ -337,7 +358,8 @@ struct DriverBench {
     }
 }
 
-/// Plays what `makePlayer` makes from a known instant (50 ms ahead) for `seconds`, and returns that instant (engine
+/// Plays what `makePlayer` makes from a known instant (100 ms ahead: later than any device's output latency, so
+/// that its first change too goes out ahead of its time) for `seconds`, and returns that instant (engine
 /// time, `CLOCK_MONOTONIC` seconds, the records' clock) and what the device recorded meanwhile.
 func playedRecords(
     _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
@@ -345,7 +367,7 @@ func playedRecords(
 ) async throws -> (origin: Double, records: [PadRecord]) {
     let before = device.records().count
     let player = try makePlayer()
-    let origin = engine.currentTime + 0.05
+    let origin = engine.currentTime + 0.1
     try player.start(atTime: origin)
     try player.stop(atTime: origin + seconds)
     try await Task.sleep(for: .seconds(seconds + 0.25))
