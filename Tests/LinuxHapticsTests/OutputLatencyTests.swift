@@ -38,6 +38,7 @@ import Testing
     @Test func aStartSoonerThanTheLatencyBeginsAtOnce() throws {
         // Asked for 20 ms from now, the earliest the device can play it is 50 ms from now: written now.
         let rig = try Rig(renderProfile: Self.slowProfile)
+        #expect(rig.engine.outputLatency == Self.latency)
         try rig.engine.makeAdvancedPlayer(timeline: Self.steps).start(atTime: 10.02)
         rig.clock.advance(by: 1)
         #expect(rig.applied() == planned(Self.steps))
