@@ -122,10 +122,10 @@ public struct RenderProfile: Sendable, Hashable {
             holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: 0.030), queuesEveryCall: true),
         outputLatency: switchOutputLatency)
 
-    /// hid-nintendo's delay from a call to the frame carrying it while a pattern plays: the median, over the
-    /// corpus, of the lag that fits the emulated Pro Controller's frames best to each pattern
-    /// (`scripts/bench --kernel-only "Driver switch-pro"`: 58-59 ms; an isolated change alone takes 45 ms).
-    public static let switchOutputLatency = 0.058
+    /// hid-nintendo's delay from a call to the frame that carries it, at the median over the phases of its frames:
+    /// 45 ms for 100 changes on the emulated Pro Controller (`scripts/bench --kernel-only "Driver switch-pro"`,
+    /// update to report). One change lands up to about 15 ms either side, as its call falls against the frames.
+    public static let switchOutputLatency = 0.045
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick

@@ -3,6 +3,8 @@
 // a new one when it starts from idle, each frame paced on the pad's input reports. A steady level renewed by the
 // engine must not build a queue (each renewal's frame follows it by a bounded time, the same at the end as at the
 // start) and never drop out, and a player killed or stopped must leave the pad at rest within 150 ms of the signal.
+// The driver's delay is the engine's to make up for (`RenderProfile.switchOutputLatency`): changes scheduled ahead
+// reach the pad on their time, not a frame or two after it.
 import Foundation
 import Glibc
 import HapticRendering
@@ -15,8 +17,60 @@ extension HDRumbleSuite {
     static let ffRumbleTests = [
         KernelTest(name: "hd/switch-pro/ff-rumble-renewals-build-no-queue-sigkill-and-sigstop-rest-within-150ms") {
             try await switchFFRumble()
-        }
+        },
+        KernelTest(name: "hd/switch-pro/ff-rumble-changes-scheduled-ahead-reach-the-pad-on-their-time") {
+            try await switchScheduledAhead()
+        },
     ]
+
+    /// Six levels 120 ms each, one after another, started 200 ms ahead through the rumble node: the engine writes
+    /// each change the driver's latency early, so the frames that change the pad's level land on their times
+    /// (within 25 ms at the median; written at their times they would come the driver's delay, about 45 ms, late).
+    static func switchScheduledAhead() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            var options = HapticEngineOptions()
+            options.actuators = .rumble
+            options.playsHapticsOnly = true
+            let engine = HapticEngine(
+                output: .device(.node(nodes.rumbleNode)), options: options, logger: EmulationSuite.logger())
+            do { try engine.start() } catch { throw TestFailure(reason: "starting the engine: \(error)") }
+            defer { engine.stop() }
+            try require(
+                engine.outputLatency == RenderProfile.switchOutputLatency,
+                "the engine writes \(engine.outputLatency) s ahead on hid-nintendo")
+            let step = 0.12
+            let levels = [0.3, 0.6, 0.9, 0.4, 0.7, 1.0]
+            let steps = levels.enumerated().map { index, level in
+                MotorTimeline.Segment(
+                    start: Double(index) * step, end: Double(index + 1) * step,
+                    startLevels: MotorMagnitudes(strong: level, weak: level),
+                    endLevels: MotorMagnitudes(strong: level, weak: level))
+            }
+            let player = try engine.makeAdvancedPlayer(timeline: MotorTimeline(segments: steps))
+            let before = device.records().count
+            let origin = engine.currentTime + 0.2
+            try player.start(atTime: origin)
+            try await Task.sleep(for: .seconds(0.2 + Double(levels.count) * step + 0.3))
+            // Each frame that moves the louder actuator by more than a step of the driver's table: a change.
+            var changes: [Double] = []
+            var holding = 0.0
+            for frame in device.records().dropFirst(before) where frame.event == .output {
+                let level = max(frame.strong ?? 0, frame.weak ?? 0)
+                if abs(level - holding) > 0.1 { changes.append(frame.time.seconds - origin) }
+                holding = level
+            }
+            // The six levels, then rest.
+            try require(
+                changes.count == levels.count + 1,
+                "\(changes.count) changes reached the pad, not \(levels.count + 1): at \(changes) s")
+            let offsets = changes.enumerated().map { ($1 - Double($0) * step) * 1000 }
+            let median = offsets.sorted()[offsets.count / 2]
+            print(
+                "    changes' frames after their times, ms: \(offsets.map(AudioSuite.tenths)) (median "
+                    + "\(AudioSuite.tenths(median)); the engine writes \(engine.outputLatency * 1000) ms ahead)")
+            try require(abs(median) <= 25, "the changes reached the pad \(median.rounded()) ms after their times")
+        }
+    }
 
     /// A steady 2 s level played by an engine of this process on the rumble node (with its renewals observed),
     /// then `haptics play --actuators rumble` killed and stopped mid-tone.
