@@ -51,7 +51,7 @@ extension HDRumbleSuite {
             let origin = engine.currentTime + 0.2
             try player.start(atTime: origin)
             try await Task.sleep(for: .seconds(0.2 + Double(levels.count) * step + 0.3))
-            // Each frame that moves the louder actuator by more than a step of the driver's table: a change.
+            // Each frame that moves the louder actuator by more than 0.1 is a change (the levels are 0.3 or more apart).
             var changes: [Double] = []
             var holding = 0.0
             for frame in device.records().dropFirst(before) where frame.event == .output {
