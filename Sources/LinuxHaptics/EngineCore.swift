@@ -38,8 +38,9 @@ final class EngineCore: Sendable {
     /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
     /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
     let soundSync = Lock<MixRevision?>(nil)
-    /// The open output's latency (`RenderProfile.outputLatency`, of the device's own profile), as a `Double`'s
-    /// bits: read without the lock wherever the engine asks what time it is for its motors.
+    /// The latency of the output opened last (`RenderProfile.outputLatency`, of the device's own profile), as a
+    /// `Double`'s bits: read without the lock wherever the engine asks what time it is for its motors. Kept while
+    /// the output is away (nothing is written then); the next open sets it.
     private let latencyBits = Atomic<UInt64>(0)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
