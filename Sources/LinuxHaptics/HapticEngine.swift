@@ -34,12 +34,11 @@ public final class HapticEngine: Sendable {
     /// Now, in seconds on the engine's clock: the time line `start(atTime:)` and friends speak.
     public var currentTime: Double { core.clock.now }
 
-    /// Seconds from a write to the change of the output opened last (0 before any), as the engine schedules
-    /// for it: 0 on most pads, 45 ms
-    /// through hid-nintendo, whose driver sends one frame every 25-30 ms (`RenderProfile.outputLatency`). Times
-    /// stay what the hand feels: the engine writes each change this far ahead, and a start asked for sooner than
-    /// `currentTime` plus this begins then, the earliest the device can play it. Players meant to keep their
-    /// spacing are scheduled at least this far ahead.
+    /// Seconds from a write to the change of the output opened last (0 before any), as the engine schedules for
+    /// it: 0 on most pads, 45 ms through hid-nintendo, whose driver sends one frame every 25-30 ms
+    /// (`RenderProfile.outputLatency`). Times stay what the hand feels: the engine writes each change this far
+    /// ahead, and a start asked for sooner than `currentTime` plus this begins then, the earliest the device can
+    /// play it. Players meant to keep their spacing are scheduled at least this far ahead.
     public var outputLatency: Double { core.outputLatency }
 
     /// What the output is and can do; nil while no output is open.
