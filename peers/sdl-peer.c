@@ -3,8 +3,10 @@
  * against SDL on the same device in the same run. It opens the one game controller (or joystick) SDL finds and
  * takes its commands on standard input, one per line; it answers on standard output, one line per command.
  *
- *   sdl-peer [--haptic] latency   "go MS": full rumble for MS ms; answers "t MICROSECONDS" (CLOCK_MONOTONIC,
- *                                 read just before the SDL call). "stop": rumble off; answers "ok". With
+ *   sdl-peer [--haptic] latency   "go MS [PAUSE]": full rumble for MS ms; answers "t MICROSECONDS"
+ *                                 (CLOCK_MONOTONIC, read just before the SDL call). With PAUSE, it first sleeps
+ *                                 PAUSE microseconds, so that the call comes out of the same quiet as the caller
+ *                                 it is held against. "stop": rumble off; answers "ok". With
  *                                 --haptic, "upload MS" first uploads the effect "go MS" runs (full levels, MS
  *                                 ms long; answers "ok"), and "go" then only runs it: SDL_HapticRunEffect alone.
  *   sdl-peer [--haptic] play CSV  plays CSV (time,strong,weak rows from `haptics render --format csv`) at the
@@ -161,15 +163,19 @@ static int haptic_levels(Device *device, Uint16 strong, Uint16 weak) {
 static void latency(Device *device) {
     char line[64];
     while (fgets(line, sizeof line, stdin)) {
-        unsigned milliseconds;
+        unsigned milliseconds, pause = 0;
         if (sscanf(line, "upload %u", &milliseconds) == 1 && device->haptic) {
             if (upload(device, 0xFFFF, 0xFFFF, milliseconds) < 0) fail("SDL_HapticNewEffect");
             printf("ok\n");
-        } else if (sscanf(line, "go %u", &milliseconds) == 1) {
+        } else if (sscanf(line, "go %u %u", &milliseconds, &pause) >= 1) {
             /* The haptic API runs what "upload" put on the device: the measured call is the run alone. */
             if (device->haptic && !(device->effect >= 0 && device->length == milliseconds)) {
                 fprintf(stderr, "sdl-peer: go %u before upload %u\n", milliseconds, milliseconds);
                 exit(2);
+            }
+            if (pause > 0) {
+                struct timespec quiet = {pause / 1000000, (long)(pause % 1000000) * 1000};
+                nanosleep(&quiet, NULL);
             }
             int64_t start = now_microseconds();
             int result = device->haptic ? SDL_HapticRunEffect(device->haptic, device->effect, 1)

@@ -4,7 +4,7 @@
 // then `play(pattern:)` each round) and through an engine player prepared once and started each round.
 // A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
 // `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
-// answer with the time they made the call. Every round takes each path once, in the order of a balanced Latin
+// sleep the same quiet before each call as ours does and answer with the time they made the call. Every round takes each path once, in the order of a balanced Latin
 // square (`balancedOrder`), so that neither a slow stretch of the machine, nor a place in the order, nor the path
 // run just before favours one.
 import AHAP
@@ -84,8 +84,9 @@ enum PeerLatency {
     /// 50 ms for which SDL's HIDAPI Xbox driver holds back a rumble change after its last report over Bluetooth
     /// (it sends the held change when the game next pumps events, which sdl-peer does not between commands).
     static let held: UInt32 = 60_000
-    /// Microseconds of quiet before each call: after the motors came to rest, and (ours) between a player's
-    /// preparation and its start, so neither the last round's nor the preparation's work is still under way.
+    /// Microseconds of quiet before each call: after the motors came to rest, and again just before the call in
+    /// the calling process (ours here, SDL's in sdl-peer), so that neither the last round's nor a preparation's
+    /// work is still under way and every call comes out of the same idle CPU.
     static let pause: UInt32 = 10_000
 
     @MainActor
@@ -159,8 +160,10 @@ enum PeerLatency {
         func trigger(_ path: LatencyPath) throws -> Int64 {
             switch path {
             case .sdlRumble, .sdlRun:
+                // The same quiet before the call as ours gets, slept in SDL's own process: a call that comes
+                // out of an idle CPU pays for it (under emulation about 13 µs more at p50 on the virtual pad).
                 let program = path == .sdlRumble ? rumble : haptic
-                program.process.write("go \(pulseMilliseconds)\n")
+                program.process.write("go \(pulseMilliseconds) \(pause)\n")
                 let answer = try program.line(startingWith: "t ", timeout: 10)
                 guard let time = Int64(answer.dropFirst(2)) else {
                     throw PeerFailure(reason: "sdl-peer said \(answer)")
