@@ -321,7 +321,7 @@ final class EvdevOutput: MotorOutput {
 }
 
 /// The order prepared pulses were last used in: a count every trigger and upload moves on.
-private final class PulseUses: Sendable {
+final class PulseUses: Sendable {
     private let count = Atomic<UInt64>(0)
     func next() -> UInt64 { count.add(1, ordering: .relaxed).newValue }
 }
@@ -330,7 +330,7 @@ private final class PulseUses: Sendable {
 /// the use for eviction. Retired (on release or eviction) it erases the slot once no fire is in flight, and fires
 /// no more: the kernel gives an erased slot's id to the next upload, which a late fire would play. On an Xbox pad
 /// whose report a trigger engine writes, it refuses (the start goes through the mix, and so into that report).
-private final class EvdevPulseTrigger: PulseTrigger {
+final class EvdevPulseTrigger: PulseTrigger {
     let effect: UploadedEffect
     private let play: EffectTrigger
     private let uses: PulseUses
@@ -348,6 +348,7 @@ private final class EvdevPulseTrigger: PulseTrigger {
 
     var lastUsed: UInt64 { used.load(ordering: .relaxed) }
 
+    @inline(__always)
     func fire() throws(OutputFailure) {
         if let presence, presence.isActive {
             throw OutputFailure(.unsupported, "a trigger engine writes the pad's report: the pulse plays through it")
