@@ -34,8 +34,8 @@ final class ArmedStart: Sendable {
         let effect: PreparedEffect
         let gate: UInt64
         /// The trigger again when it is an evdev pulse's (every device's but the virtual output's and the test
-        /// outputs'), called directly and inlined into the start: no witness table, no retain. Unmanaged, since
-        /// `effect` holds it for as long as this value lives.
+        /// outputs'), called directly and inlined into the start: no witness table, no retain of the trigger.
+        /// Unmanaged, since `effect` holds it for as long as this value lives.
         let evdev: Unmanaged<EvdevPulseTrigger>?
 
         init(effect: PreparedEffect, gate: UInt64) {
