@@ -685,7 +685,23 @@ enum EngineSuite {
         let hum = try engine.makeAdvancedPlayer(timeline: flat)
         _ = try await VirtualPadSuite.waitForRecords(pad, "the staged opening") { uploads($0) > opened }
         for (name, player) in [("ordinary", hum), ("prepared", try engine.makeAdvancedPlayer(timeline: flat))] {
-            if name == "prepared" { try require(try player.prepare(), "prepare() on a pad with free slots") }
+            // The prepared start is its armed trigger: the play of the slot `prepare()` uploaded, not of the mix
+            // slot (which holds the same levels, so a start through the mix would be one play too).
+            var pulse: Int16?
+            if name == "prepared" {
+                let beforePrepare = pad.records().count
+                let ownSlot: @Sendable ([PadRecord]) -> Int16? = { records in
+                    let keepers = keeperIDs(records)
+                    let fresh = { (record: PadRecord) in
+                        record.event == .upload && record.retval == 0 && !keepers.contains(record.id ?? -1)
+                    }
+                    let mix = records.first(where: fresh)?.id
+                    return records.dropFirst(beforePrepare).first { fresh($0) && $0.id != mix }?.id
+                }
+                try require(try player.prepare(), "prepare() on a pad with free slots")
+                pulse = ownSlot(
+                    try await VirtualPadSuite.waitForRecords(pad, "prepare()'s upload") { ownSlot($0) != nil })
+            }
             try await waitUntilAtRest(pad)
             let before = pad.records().count
             try player.start(atTime: 0)
@@ -696,6 +712,12 @@ enum EngineSuite {
             try require(
                 sent.first?.event == .play,
                 "the \(name) start should reach the pad as a play first: \(sent.map(recordSummary))")
+            if let pulse {
+                try require(
+                    sent.first?.id == pulse,
+                    "the prepared start should play its own slot \(pulse) first: "
+                        + sent.map { "\($0.event.rawValue)#\($0.id ?? -1)" }.joined(separator: " "))
+            }
         }
     }
 
