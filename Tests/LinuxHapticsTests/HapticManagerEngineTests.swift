@@ -210,6 +210,19 @@ import Testing
         #expect(together.recorder.appliedMixes().last?.mix == .off, "and both end")
     }
 
+    @Test func aPlayTheOwnEngineRefusesIsLoggedWithWhatFailedAndNothingReachesTheOutput() {
+        // The manager calls its own engine without the protocol: a failure there ends in the same log line.
+        let setup = Setup()
+        setup.recorder.unplug()
+        // Before the stopped callback's task runs, the manager still counts the engine available.
+        #expect(setup.manager.engineAvailable)
+        setup.recorder.clearRecords()
+        setup.manager.play(pattern: HapticFeedback.impact(.rigid).pattern)
+        setup.clock.advance(by: 1)
+        #expect(setup.log.contains("playing a pattern failed"), "\(setup.log.entries)")
+        #expect(setup.recorder.appliedMixes().allSatisfy { $0.mix.isOff }, "\(setup.recorder.records())")
+    }
+
     @Test func unplugThenReplugFlipsAvailabilityAndPlaysAgain() async {
         let setup = Setup()
         setup.manager.preloadPatterns()

@@ -23,8 +23,9 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     private let prepared = ClaimSlots<PreparedPattern>(count: ManagedEngineAdapter.preparedLimit)
     private let preparing = Lock(0)
 
-    /// A player prepared for `pattern`, found again by the pattern's `identity`.
-    private struct PreparedPattern {
+    /// A player prepared for `pattern`, found again by the pattern's `identity`. An object, so that an empty slot
+    /// is a null reference: a play's test for one is a compare, not a call working out the optional's case.
+    private final class PreparedPattern: Sendable {
         let pattern: HapticPattern
         let identity: Identity
         let player: any HapticPatternPlayer
@@ -32,6 +33,14 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         let keeps: Bool
         /// Which fill this was: the smallest is the oldest.
         let order: Int
+
+        init(pattern: HapticPattern, identity: Identity, player: any HapticPatternPlayer, keeps: Bool, order: Int) {
+            self.pattern = pattern
+            self.identity = identity
+            self.player = player
+            self.keeps = keeps
+            self.order = order
+        }
 
         /// The addresses of a pattern value's three arrays' storage, its version, and its metadata's storage:
         /// the same for every copy of one value (an app's cached pattern passed again). Storage holds the same
@@ -107,50 +116,50 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         }
     }
 
+    /// Inlined where the manager calls it on its own engine: a prepared play's way to its write is the player's
+    /// start alone.
+    @inline(__always)
     package func play(_ pattern: HapticPattern) throws {
-        if let ready = takePrepared(pattern) {
-            do throws(HapticEngineError) {
-                try ready.start(atTime: 0)
-                return
-            } catch {
-                // Played the ordinary way; a player a reset invalidated since it was prepared is forgotten too.
-                if error.kind == .playerInvalidated { forget(ready) }
-            }
-        }
+        if playPrepared(pattern) { return }
         try engine.makePlayer(with: pattern).start(atTime: 0)
     }
 
-    /// The player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by the
-    /// pattern's identity (a few words compared a slot, no element read), then by equality. A slot another thread
-    /// holds this instant is passed over.
-    private func takePrepared(_ pattern: HapticPattern) -> (any HapticPatternPlayer)? {
+    /// Starts the player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by
+    /// the pattern's identity (a few words compared a slot, no element read), then by equality. It starts inside
+    /// the slot's claim, so the slot's entry holds the player for the call (no retain); a play of the same pattern
+    /// on another thread meanwhile finds the slot held and plays the ordinary way. False when no player is
+    /// prepared for `pattern` or its start failed (then it plays the ordinary way; a player a reset invalidated
+    /// since it was prepared is forgotten).
+    @inline(__always)
+    private func playPrepared(_ pattern: HapticPattern) -> Bool {
         let identity = PreparedPattern.Identity(pattern)
         for pass in 0..<2 {
             for index in 0..<prepared.count {
-                let taken = prepared.withClaim(index) { entry -> (any HapticPatternPlayer)? in
-                    // Read in place: a bound copy would retain every array of the pattern.
-                    guard entry != nil else { return nil }
-                    if pass == 0 {
-                        guard entry.unsafelyUnwrapped.identity == identity else { return nil }
-                    } else {
-                        guard entry.unsafelyUnwrapped.pattern == pattern else { return nil }
+                let started = prepared.withClaim(index) { entry -> Bool in
+                    // Read in place: a bound copy would be retained.
+                    guard entry != nil else { return false }
+                    let matches =
+                        pass == 0
+                        ? entry.unsafelyUnwrapped.identity == identity : entry.unsafelyUnwrapped.pattern == pattern
+                    guard matches else { return false }
+                    let keeps = entry.unsafelyUnwrapped.keeps
+                    // The slot holds the entry, and the entry its player, for the call: neither is retained.
+                    let failure = Unmanaged.passUnretained(entry.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                        found -> HapticEngineError? in
+                        do throws(HapticEngineError) {
+                            try found.player.start(atTime: 0)
+                            return nil
+                        } catch {
+                            return error
+                        }
                     }
-                    if entry.unsafelyUnwrapped.keeps { return entry.unsafelyUnwrapped.player }
-                    return entry.take().unsafelyUnwrapped.player
+                    if !keeps || failure?.kind == .playerInvalidated { entry = nil }
+                    return failure == nil
                 }
-                if let taken, let player = taken { return player }
+                if started == true { return true }
             }
         }
-        return nil
-    }
-
-    /// Empties the slot that holds `player`.
-    private func forget(_ player: any HapticPatternPlayer) {
-        preparing.withLock { _ in
-            for index in 0..<prepared.count {
-                prepared.withClaimWaiting(index) { if $0?.player === player { $0 = nil } }
-            }
-        }
+        return false
     }
 
     package func playTransient(intensity: Double, sharpness: Double) throws {

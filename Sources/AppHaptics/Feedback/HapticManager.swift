@@ -32,7 +32,13 @@ public final class HapticManager {
     @ObservationIgnored private let resolver: any HapticResourceResolving
     @ObservationIgnored private let engineProvider: any HapticEngineProvider
     @ObservationIgnored private let logger: Logger
-    @ObservationIgnored private var engine: (any ManagedHapticEngine)?
+    @ObservationIgnored private var engine: (any ManagedHapticEngine)? {
+        didSet { ownEngine = (engine as? ManagedEngineAdapter).map { Unmanaged.passUnretained($0) } }
+    }
+    /// `engine` when it is this library's own (every provider here builds one): a play calls it directly, with no
+    /// protocol witness and no retain, and its prepared path is inlined into the play. Unmanaged, since `engine`
+    /// holds it.
+    @ObservationIgnored private var ownEngine: Unmanaged<ManagedEngineAdapter>?
     /// Bumped for every engine built, so callbacks of a replaced engine are recognised and ignored.
     @ObservationIgnored private var engineGeneration = 0
     @ObservationIgnored private var cache: [String: HapticPattern] = [:]
@@ -97,7 +103,7 @@ public final class HapticManager {
     /// Plays a cached pattern now, fire-and-forget. An unknown name (or one that failed to load) is ignored.
     public func play(_ name: String) {
         guard let pattern = cache[name] else { return }
-        withEngine("playing pattern \(name)") { try $0.play(pattern) }
+        playing(pattern, "playing pattern \(name)")
     }
 
     /// Plays one tap without a file; `intensity` and `sharpness` are clamped to 0...1 (NaN counts as 0).
@@ -109,7 +115,7 @@ public final class HapticManager {
 
     /// Plays a pattern that is not in the cache (the feedback vocabulary builds them in code).
     public func play(pattern: HapticPattern) {
-        withEngine("playing a pattern") { try $0.play(pattern) }
+        playing(pattern, "playing a pattern")
     }
 
     /// Gets the device ready for an imminent haptic: opens it, so the first one does not pay for that.
@@ -134,8 +140,34 @@ public final class HapticManager {
     @inline(__always)
     private func withEngine(_ what: @autoclosure () -> String, _ body: (any ManagedHapticEngine) throws -> Void) {
         guard _engineAvailable, let engine else { return }
+        logged(what()) { try body(engine) }
+    }
+
+    /// Plays `pattern` as `withEngine` does, on this library's own engine without its protocol: the prepared
+    /// player's start is then the first call a prepared play makes (each call into other code costs a cold play
+    /// under emulation about a microsecond).
+    @inline(__always)
+    private func playing(_ pattern: HapticPattern, _ what: @autoclosure () -> String) {
+        guard _engineAvailable else { return }
+        if let ownEngine {
+            logged(what()) { try Self.play(pattern, on: ownEngine) }
+        } else {
+            withEngine(what()) { try $0.play(pattern) }
+        }
+    }
+
+    /// `engine.play(pattern)`, held by its owner meanwhile. Not isolated: a closure made in the manager's
+    /// isolation would check the executor first (four runtime calls before the play).
+    @inline(__always)
+    private nonisolated static func play(_ pattern: HapticPattern, on engine: Unmanaged<ManagedEngineAdapter>) throws {
+        try engine._withUnsafeGuaranteedRef { try $0.play(pattern) }
+    }
+
+    /// Runs `body`; a failure is logged as `what` failing.
+    @inline(__always)
+    private func logged(_ what: @autoclosure () -> String, _ body: () throws -> Void) {
         do {
-            try body(engine)
+            try body()
         } catch {
             logger.info("\(what()) failed", metadata: ["error": "\(error)"])
         }
