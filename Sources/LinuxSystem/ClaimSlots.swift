@@ -1,7 +1,8 @@
 // Values that threads take turns at without a lock: a claim is one atomic read-modify-write, and a thread that
 // finds a value claimed by another gets nil at once instead of waiting (it has another way to go). Made for what
 // sits before a device write on a caller's thread (an armed start, a prepared pattern): nothing there may wait for
-// another thread. `withClaimWaiting` waits out a claim in flight (a claim's body is short: one write at most).
+// another thread. `withClaimWaiting` waits out a claim in flight (a claim's body is short: one device write, or
+// a player's start).
 public import Synchronization
 
 /// A fixed number of values in one block, each claimed by its own bit of one word: reading several of them one

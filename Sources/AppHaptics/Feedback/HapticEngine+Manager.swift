@@ -135,31 +135,45 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         let identity = PreparedPattern.Identity(pattern)
         for pass in 0..<2 {
             for index in 0..<prepared.count {
-                let started = prepared.withClaim(index) { entry -> Bool in
+                let found = prepared.withClaim(index) { entry -> PreparedPlay in
                     // Read in place: a bound copy would be retained.
-                    guard entry != nil else { return false }
+                    guard entry != nil else { return .mismatch }
                     let matches =
                         pass == 0
                         ? entry.unsafelyUnwrapped.identity == identity : entry.unsafelyUnwrapped.pattern == pattern
-                    guard matches else { return false }
+                    guard matches else { return .mismatch }
                     let keeps = entry.unsafelyUnwrapped.keeps
                     // The slot holds the entry, and the entry its player, for the call: neither is retained.
                     let failure = Unmanaged.passUnretained(entry.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                        found -> HapticEngineError? in
+                        kept -> HapticEngineError? in
                         do throws(HapticEngineError) {
-                            try found.player.start(atTime: 0)
+                            try kept.player.start(atTime: 0)
                             return nil
                         } catch {
                             return error
                         }
                     }
                     if !keeps || failure?.kind == .playerInvalidated { entry = nil }
-                    return failure == nil
+                    return failure == nil ? .started : .failed
                 }
-                if started == true { return true }
+                switch found {
+                case .started?: return true
+                case .failed?: return false
+                case .mismatch?, nil: continue
+                }
             }
         }
         return false
+    }
+
+    /// What a prepared slot gave a play.
+    private enum PreparedPlay {
+        /// Not the pattern's.
+        case mismatch
+        /// Its player started.
+        case started
+        /// Its player's start failed: the play goes the ordinary way (once: not with another slot's player).
+        case failed
     }
 
     package func playTransient(intensity: Double, sharpness: Double) throws {
