@@ -225,8 +225,8 @@ public final class MixingStream: Sendable {
 
     /// Ends the sound so that its last frame is heard just before `nanoseconds` (`CLOCK_MONOTONIC`), to the frame
     /// when that moment is still ahead of what the output has queued, else at the next period. A sound played
-    /// whole after a late start (`playsWholeWhenLate`) runs late by as much to its end: it ends that much later,
-    /// so that it keeps the length it was given.
+    /// whole (`playsWholeWhenLate`) that runs late, from a late start or because the stream's writer fell behind
+    /// its output while it played, ends that much later, so that it keeps the length it was given.
     public func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
         shared.withLock { $0.commands.append(.end(id, at: nanoseconds)) }
     }
@@ -275,8 +275,13 @@ public final class MixingStream: Sendable {
             var stopsAfterGlide = false
             /// When its last frame is heard (`stop(_:atNanoseconds:)`), before `lateness`.
             var end: UInt64?
-            /// How late a sound played whole when late started: its end moves as late.
+            /// How late a sound played whole runs behind the clock, at most so far (a late start, or a writer that
+            /// fell behind its output while it played): its end moves as late.
             var lateness: UInt64 = 0
+            /// For a sound played whole: when its first frame was due (its start, or the moment it was first
+            /// heard when it had none), and how many of its frames were mixed since.
+            var origin: UInt64?
+            var framesMixed = 0
         }
 
         /// A gain moving from `from` to `to` over `frames` frames from stream frame `first`.
@@ -384,8 +389,8 @@ public final class MixingStream: Sendable {
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 if offset >= period { return true }
-            } else if let start = sound.start, sound.source.playsWholeWhenLate {
-                sound.lateness = periodHeard - start
+            } else if sound.source.playsWholeWhenLate {
+                // Late: played from its first frame all the same (`lateness` below).
             } else if let start = sound.start {
                 let late = Double(periodHeard - start) / 1e9
                 if late <= MixingStream.latestSkip,
@@ -393,6 +398,15 @@ public final class MixingStream: Sendable {
                 {
                     return false
                 }
+            }
+            if sound.source.playsWholeWhenLate {
+                // Where its next frame is heard against where the clock wanted it: a late start, and every stall
+                // of the writer after it (the output hears a period later than it was due), make it run late.
+                let origin = sound.origin ?? sound.start ?? periodHeard
+                sound.origin = origin
+                let heard = periodHeard + UInt64(offset) * 1_000_000_000 / UInt64(output.sampleRate)
+                let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
+                if heard > due { sound.lateness = max(sound.lateness, heard - due) }
             }
             sound.start = nil
             // The frames of this period before the sound's end, when it has one: a sound whose end falls here
@@ -406,6 +420,7 @@ public final class MixingStream: Sendable {
             }
             var frames = [Float](repeating: 0, count: 2 * count)
             let more = sound.source.renderNext(into: &frames)
+            sound.framesMixed += count
             for frame in 0..<count {
                 let gain = Float(sound.glide.gain(atFrame: written + offset + frame))
                 mix[2 * (offset + frame)] += frames[2 * frame] * gain

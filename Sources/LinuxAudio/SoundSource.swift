@@ -8,8 +8,9 @@ public protocol SoundSource: Sendable {
     /// (frames after its end are silence).
     mutating func renderNext(into buffer: inout [Float]) -> Bool
     /// Whether a start that has passed by the first period it could be heard in plays the source from its first
-    /// frame, later than asked, rather than skipping what has passed (`MixingStream.play(_:at:gain:)`). False
-    /// unless a source says otherwise: a sound in step with haptics keeps its time.
+    /// frame, later than asked, rather than skipping what has passed (`MixingStream.play(_:at:gain:)`); such a
+    /// source's end (`MixingStream.stop(_:atNanoseconds:)`) moves as late as it runs, after a stall of the stream's
+    /// writer too. False unless a source says otherwise: a sound in step with haptics keeps its time.
     var playsWholeWhenLate: Bool { get }
 }
 

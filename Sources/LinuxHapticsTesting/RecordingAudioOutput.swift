@@ -22,6 +22,7 @@ public final class RecordingAudioOutput: AudioOutput {
         var failAfter: Int?
         var holdAfter: Int?
         var waitingAtHold = false
+        var gap: (after: Int, frames: Int)?
     }
 
     private let state = Lock(State())
@@ -56,6 +57,12 @@ public final class RecordingAudioOutput: AudioOutput {
         holdMoved.signal()
     }
 
+    /// Makes the first write once `frames` frames have been written come `gapFrames` frames late, as a device whose
+    /// writer fell behind hears silence meanwhile: the silence is recorded, and the write is heard after it.
+    public func fallBehind(after frames: Int, by gapFrames: Int) {
+        state.withLock { $0.gap = (frames, gapFrames) }
+    }
+
     /// Whether a write waits at the hold.
     public var isWaitingAtHold: Bool { state.withLock { $0.waitingAtHold } }
 
@@ -68,10 +75,14 @@ public final class RecordingAudioOutput: AudioOutput {
             holdMoved.wait(untilNanoseconds: nil)
         }
         return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
-            let first = state.samples.count / 2
-            if let limit = state.failAfter, first >= limit {
+            if let limit = state.failAfter, state.samples.count / 2 >= limit {
                 throw AudioDeviceError(device: deviceName, call: "write", errno: .noDevice, message: "gone")
             }
+            if let gap = state.gap, state.samples.count / 2 >= gap.after {
+                state.samples += [Float](repeating: 0, count: 2 * gap.frames)
+                state.gap = nil
+            }
+            let first = state.samples.count / 2
             state.samples += samples
             return origin + UInt64(first) * 1_000_000_000 / UInt64(sampleRate)
         }
