@@ -24,26 +24,32 @@ struct MixingStreamTests {
         AudioClip(sampleRate: 8000, channelCount: 2, samples: Array((0..<frames).map { _ in [left, right] }.joined()))!
     }
 
-    @Test("a sound scheduled ahead starts at its frame of the stream, plays whole and ends")
-    func scheduledStart() throws {
+    /// A stream over a recording whose clock starts 10 s from now: it writes its priming and first period (256
+    /// frames), then waits there, far from what `body` places on it, until `body` lifts the hold.
+    func withStreamHeldAtFrame256(_ body: (RecordingAudioOutput, MixingStream) throws -> Void) throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000)
-        // The stream writes its priming and first period (256 frames), then waits, far from frame 1000, until
-        // the sound is queued.
         output.hold(after: 256)
         let stream = try MixingStream(output: output, logger: logger)
         defer { stream.close() }
         defer { output.hold(after: nil) }
         try waitUntil("the stream waits at frame 256") { output.isWaitingAtHold }
-        // 1000 frames (125 ms) after the origin of the recording output's clock.
-        let id = stream.play(
-            ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: output.origin + 125_000_000)
-        output.hold(after: nil)
-        try waitUntil("the sound ends") { !stream.isActive(id) }
-        let samples = output.samples
-        let firstSound = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
-        #expect(firstSound == 1000)
-        #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
-        #expect(samples[2200...].allSatisfy { $0 == 0 })
+        try body(output, stream)
+    }
+
+    @Test("a sound scheduled ahead starts at its frame of the stream, plays whole and ends")
+    func scheduledStart() throws {
+        try withStreamHeldAtFrame256 { output, stream in
+            // 1000 frames (125 ms) after the origin of the recording output's clock.
+            let id = stream.play(
+                ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: output.origin + 125_000_000)
+            output.hold(after: nil)
+            try waitUntil("the sound ends") { !stream.isActive(id) }
+            let samples = output.samples
+            let firstSound = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+            #expect(firstSound == 1000)
+            #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
+            #expect(samples[2200...].allSatisfy { $0 == 0 })
+        }
     }
 
     @Test("a start already passed is kept by skipping into the sound: the stream's frame k carries its frame k")
@@ -115,29 +121,25 @@ struct MixingStreamTests {
 
     @Test("a source played whole keeps its length when the writer falls behind mid-sound: its end moves as late")
     func wholeSourceKeepsItsLengthAfterTheWriterFellBehind() throws {
-        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000)
-        output.hold(after: 256)
-        let stream = try MixingStream(output: output, logger: logger)
-        defer { stream.close() }
-        defer { output.hold(after: nil) }
-        try waitUntil("the stream waits at frame 256") { output.isWaitingAtHold }
-        // 1600 frames from frame 1000, ended where they end on the clock (frame 2600); the writer falls 200 frames
-        // behind once 1400 frames are written, in the middle of the sound.
-        let ramp = (0..<1600).map { Float($0 + 1) / 1600 }
-        let id = stream.play(
-            WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
-            at: output.origin + 125_000_000)
-        stream.stop(id, atNanoseconds: output.origin + 325_000_000)
-        output.fallBehind(after: 1400, by: 200)
-        output.hold(after: nil)
-        try waitUntil("the sound ends") { !stream.isActive(id) }
-        let samples = output.samples
-        let heard = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }.filter { $0 != 0 }
-        #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
-        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
-        #expect(first == 1000)
-        let last = try #require(Array(stride(from: 0, to: samples.count, by: 2)).last { samples[$0] != 0 }) / 2
-        #expect(last == 2799, "the end moved by the 200 frames the writer fell behind")
+        try withStreamHeldAtFrame256 { output, stream in
+            // 1600 frames from frame 1000, ended where they end on the clock (frame 2600); the writer falls 200 frames
+            // behind once 1400 frames are written, in the middle of the sound.
+            let ramp = (0..<1600).map { Float($0 + 1) / 1600 }
+            let id = stream.play(
+                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+                at: output.origin + 125_000_000)
+            stream.stop(id, atNanoseconds: output.origin + 325_000_000)
+            output.fallBehind(after: 1400, by: 200)
+            output.hold(after: nil)
+            try waitUntil("the sound ends") { !stream.isActive(id) }
+            let samples = output.samples
+            let heard = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }.filter { $0 != 0 }
+            #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
+            let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+            #expect(first == 1000)
+            let last = try #require(Array(stride(from: 0, to: samples.count, by: 2)).last { samples[$0] != 0 }) / 2
+            #expect(last == 2799, "the end moved by the 200 frames the writer fell behind")
+        }
     }
 
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
