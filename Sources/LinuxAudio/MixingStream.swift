@@ -402,9 +402,11 @@ public final class MixingStream: Sendable {
             if sound.source.playsWholeWhenLate {
                 // Where its next frame is heard against where the clock wanted it: a late start, and every stall
                 // of the writer after it (the output hears a period later than it was due), make it run late.
-                let origin = sound.origin ?? sound.start ?? periodHeard
-                sound.origin = origin
                 let heard = periodHeard + UInt64(offset) * 1_000_000_000 / UInt64(output.sampleRate)
+                // On time (it starts within this period), its first frame's place is its origin, to the frame; a
+                // late start's origin is the start it was given, and how late it is shows at once.
+                let origin = sound.origin ?? (offset > 0 ? heard : sound.start ?? periodHeard)
+                sound.origin = origin
                 let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
                 if heard > due { sound.lateness = max(sound.lateness, heard - due) }
             }
