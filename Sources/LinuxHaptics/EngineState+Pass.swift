@@ -89,6 +89,7 @@ extension EngineState {
     ) -> PassOutcome {
         var outcome = PassOutcome()
         guard phase == .running, let output else { return outcome }
+        var replaced: RumbleCommand?
         if let made {
             guard made.revision == scheduler.revision else {
                 outcome.output = output
@@ -97,9 +98,15 @@ extension EngineState {
                 return outcome
             }
             _ = scheduler.consumeChanges()
+            // What the replaced plan had due before the change was never sent: a late pass slept through it. Not
+            // after a stop, which asks for silence from its time on.
+            let stopped = step.events.contains { $0.event == .stopped }
+            replaced = stopped ? nil : plan?.takeAll(before: made.origin)
             plan = made
         }
-        outcome.write = takeWrite(at: now, changeLead: changeLead)
+        outcome.write = takeWrite(at: now, changeLead: changeLead, replaced: replaced)
+        // A level written late (`takeWrite`) leaves no plan: the next pass makes one at once.
+        let replanning = plan == nil
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         // At rest with a rise to come: after a write that stopped the motors, or with a plan just made (a
         // pattern that opens with silence).
@@ -110,6 +117,7 @@ extension EngineState {
         let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
         let nextCommand = plan?.nextCommandTime.map { $0 - lead(ofNextCommand: changeLead) }
         var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizon, renewal))
+        if replanning { deadline = now }
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil
             wasActive = wasActive || step.isActive
@@ -170,10 +178,24 @@ extension EngineState {
     }
 
     /// The command due now (or within its lead), or else a renewal of a non-zero mix whose self-expiry window is
-    /// running out.
-    private mutating func takeWrite(at now: Double, changeLead: Double) -> PassOutcome.Write? {
+    /// running out. A pass that woke past the whole hold of a level the device would otherwise never play (of
+    /// the plan, or of the plan a change `replaced`) writes that level now instead, late rather than never, as
+    /// the planner places a jump: it then drops the plan, so that the next one is made from now, from the device
+    /// holding that level. The rest of the mix stays on time, and the level holds at least the minimum interval.
+    private mutating func takeWrite(
+        at now: Double, changeLead: Double, replaced: RumbleCommand?
+    ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
-        if let command = plan?.takeDue(at: now + lead) {
+        let due = plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
+        if let missed = louder(due.loudestSkipped, replaced),
+            missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten)
+        {
+            recordCommand(missed.levels, at: now)
+            lastWriteTime = now
+            plan = nil
+            return .apply(missed.levels, deadline: missed.time)
+        }
+        if let command = due.latest {
             recordCommand(command.levels, at: command.time)
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
@@ -184,5 +206,11 @@ extension EngineState {
         guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }
         defer { lastWriteTime = now }
         return .keepAlive(lastWritten, deadline: lastWriteTime + renewalHold)
+    }
+
+    /// The louder of two optional commands (`MotorMagnitudes.peak`), the first when they are equal.
+    private func louder(_ first: RumbleCommand?, _ second: RumbleCommand?) -> RumbleCommand? {
+        guard let first, let second else { return first ?? second }
+        return second.levels.peak > first.levels.peak ? second : first
     }
 }

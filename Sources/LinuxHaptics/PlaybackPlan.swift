@@ -32,15 +32,56 @@ struct PlaybackPlan: Sendable {
     /// The next command, its time counted from `origin`; nil when none is left.
     var nextCommand: RumbleCommand? { next < commands.count ? commands[next] : nil }
 
-    /// Consumes every command due at `now` and returns the latest (its time in engine time): when the thread woke late past several,
-    /// only the level that holds now is worth sending (two writes would break the rate limit).
-    mutating func takeDue(at now: Double) -> RumbleCommand? {
-        var due: RumbleCommand?
-        while next < commands.count, origin + commands[next].time <= now + PlayerState.epsilon {
-            due = commands[next]
+    /// What a pass takes from the plan at once.
+    struct Due {
+        /// The latest command due: the level that holds now (its time in engine time); nil when none was due.
+        var latest: RumbleCommand?
+        /// The loudest (`MotorMagnitudes.peak`) of the other commands due, all of whose holds the thread slept
+        /// through, its time in engine time; nil when none was.
+        var loudestSkipped: RumbleCommand?
+    }
+
+    /// Consumes every command due at `now`. When the thread woke late past several, only the latest is
+    /// sent as planned (two writes would break the rate limit); the loudest of the others is handed back too,
+    /// for the pass to write late rather than never when the device would not otherwise play it
+    /// (`MotorMagnitudes.wasMissed`).
+    mutating func takeDue(at now: Double) -> Due {
+        takeCommands { $0 <= now + PlayerState.epsilon }
+    }
+
+    /// Consumes every command before `time`, which a plan made from `time` replaces: none of them was sent,
+    /// so the loudest is handed back as skipped.
+    mutating func takeAll(before time: Double) -> RumbleCommand? {
+        let due = takeCommands { $0 < time - PlayerState.epsilon }
+        guard let latest = due.latest else { return nil }
+        guard let skipped = due.loudestSkipped, skipped.levels.peak >= latest.levels.peak else { return latest }
+        return skipped
+    }
+
+    private mutating func takeCommands(dueBy isDue: (Double) -> Bool) -> Due {
+        var latest: Int?
+        var loudest: Int?
+        while next < commands.count, isDue(origin + commands[next].time) {
+            if let latest, commands[latest].levels.peak > loudest.map({ commands[$0].levels.peak }) ?? -1 {
+                loudest = latest
+            }
+            latest = next
             next += 1
         }
-        return due.map { RumbleCommand(time: origin + $0.time, levels: $0.levels, holdDuration: $0.holdDuration) }
+        return Due(latest: latest.map(inEngineTime), loudestSkipped: loudest.map(inEngineTime))
+    }
+
+    private func inEngineTime(_ index: Int) -> RumbleCommand {
+        let command = commands[index]
+        return RumbleCommand(time: origin + command.time, levels: command.levels, holdDuration: command.holdDuration)
+    }
+}
+
+extension MotorMagnitudes {
+    /// Whether a level the thread slept through (`PlaybackPlan.Due.loudestSkipped`) would go unfelt: it is
+    /// stronger on either motor than both what the device `held` before and what it is `sent` now.
+    func wasMissed(held: MotorMagnitudes, sent: MotorMagnitudes) -> Bool {
+        strong > Swift.max(held.strong, sent.strong) || weak > Swift.max(held.weak, sent.weak)
     }
 }
 

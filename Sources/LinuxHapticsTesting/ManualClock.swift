@@ -42,6 +42,16 @@ public final class ManualClock: HapticClock {
         for work in timers { _ = work() }
     }
 
+    /// Moves time to `time` at once if it is later than now, and runs the timers' work only there: as a playback
+    /// thread the machine woke late, past every change point on the way.
+    public func wakeLate(at time: Double) {
+        let timers = state.withLock { state in
+            state.now = max(state.now, time)
+            return Array(state.timers.values)
+        }
+        for work in timers { _ = work() }
+    }
+
     /// A timer that runs `work` whenever time moves and whenever it is woken; it never starts a thread.
     public func makeTimer(_ work: @escaping @Sendable () -> Double?) -> any HapticTimer {
         let key = state.withLock { state in

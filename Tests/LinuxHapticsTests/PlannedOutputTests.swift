@@ -159,6 +159,74 @@ import Testing
         #expect(rig.applied().contains { $0.weak > 0 }, "the tap is in the mix")
     }
 
+    // MARK: A playback thread woken late
+
+    /// Three taps of 30 ms, 100 ms apart, at 0.5, 0.7 and 0.6 on both motors.
+    static let taps = timeline(
+        pulse(0.5, 0.5, to: 0.03), pulse(0.7, 0.7, from: 0.1, to: 0.13), pulse(0.6, 0.6, from: 0.2, to: 0.23))
+
+    @Test func aTapTheThreadSleptThroughWholeIsWrittenWhenItWakesAndTheTapsAfterItStayOnTime() throws {
+        // Woken at 0.14, past the second tap's rise (0.1) and its end (0.13): it goes out then, holds the generic
+        // profile's 20 ms interval, and the third tap comes at its own time.
+        let rig = try Rig()
+        try rig.engine.makeAdvancedPlayer(timeline: Self.taps).start(atTime: 0)
+        rig.clock.advance(by: 0.05)
+        rig.clock.wakeLate(at: 10.14)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.03, .off),
+                Change(at: 0.14, strong: q(0.7), weak: q(0.7)), Change(at: 0.16, .off),
+                Change(at: 0.2, strong: q(0.6), weak: q(0.6)), Change(at: 0.23, .off),
+            ])
+    }
+
+    @Test func aLastTapTheThreadSleptThroughWithThePlayersEndIsWrittenWhenItWakes() throws {
+        // Woken at 0.25, past the last tap and the pattern's end: the player has finished and the mix is planned
+        // again from its end, but the tap still goes out, then the motors stop after one interval.
+        let rig = try Rig()
+        try rig.engine.makeAdvancedPlayer(timeline: Self.taps).start(atTime: 0)
+        rig.clock.advance(by: 0.15)
+        rig.clock.wakeLate(at: 10.25)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.03, .off),
+                Change(at: 0.1, strong: q(0.7), weak: q(0.7)), Change(at: 0.13, .off),
+                Change(at: 0.25, strong: q(0.6), weak: q(0.6)), Change(at: 0.27, .off),
+            ])
+    }
+
+    @Test(arguments: [[0.8, 0.5, 0.3], [0.3, 0.5, 0.8]])
+    func stepsTheThreadSleptThroughBetweenTwoLevelsAreNotReplayed(levels: [Double]) throws {
+        // A fall or a rise whose middle step was never sent: the level that holds when the thread wakes covers it.
+        let rig = try Rig()
+        let steps = timeline(
+            pulse(levels[0], levels[0], to: 0.05), pulse(levels[1], levels[1], from: 0.05, to: 0.1),
+            pulse(levels[2], levels[2], from: 0.1, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 0.01)
+        rig.clock.wakeLate(at: 10.12)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(levels[0]), weak: q(levels[0])),
+                Change(at: 0.12, strong: q(levels[2]), weak: q(levels[2])), Change(at: 0.2, .off),
+            ])
+    }
+
+    @Test func aTapTheThreadSleptThroughBeforeAStopIsNotWrittenAfterIt() throws {
+        // The stop at 0.12 asks for silence from then on: the second tap, due at 0.1, is not written at 0.14.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: Self.taps)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.05)
+        try player.stop(atTime: 10.12)
+        rig.clock.wakeLate(at: 10.14)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied() == [Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.03, .off)])
+    }
+
     @Test func theEngineOptionOverridesTheOutputsProfile() throws {
         let run = try Self.play(Self.pattern, outputProfile: .xpad, option: .xboxBluetooth)
         #expect(run.engine == .xboxBluetooth)
