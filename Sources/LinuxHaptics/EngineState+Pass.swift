@@ -188,7 +188,8 @@ extension EngineState {
         let lead = lead(ofNextCommand: changeLead)
         let due = plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
-            missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten)
+            missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
+            budgetAffords(missed.levels, at: now)
         {
             recordCommand(missed.levels, at: now)
             lastWriteTime = now
@@ -206,6 +207,17 @@ extension EngineState {
         guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }
         defer { lastWriteTime = now }
         return .keepAlive(lastWritten, deadline: lastWriteTime + renewalHold)
+    }
+
+    /// Whether the write budget takes `levels` written at `now`, outside the plan, and a change one minimum
+    /// interval later. Otherwise the level is not written: the plan made after it would have to hold it until the
+    /// budget came back, and on a profile whose renewals take most of its budget (`switch`: 25 of 26 writes a
+    /// second) that is most of a second past the level's end.
+    private func budgetAffords(_ levels: MotorMagnitudes, at now: Double) -> Bool {
+        let after = DeviceCommandPlanner(profile: profile).resumption(
+            after: RumbleCommand(time: now, levels: levels, holdDuration: nil), from: deviceHolds)
+        let budget = profile.budget
+        return after.writesLeft + budget.writesPerSecond * profile.minimumUpdateInterval >= budget.writesPerChange
     }
 
     /// The louder of two optional commands (`MotorMagnitudes.peak`), the first when they are equal.
