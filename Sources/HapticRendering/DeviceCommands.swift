@@ -515,16 +515,31 @@ struct WriteBucket: Sendable {
     /// Writes the bucket may be short by and still count as enough: the rounding of sums of times and rates.
     static let slack = 1e-6
 
-    /// The earliest instant from `instant` on at which a change may go out.
+    /// The earliest instant from `instant` on at which a change may go out. While a level is held, that is the
+    /// next renewal's instant at the latest: a change then takes the renewal's place and costs the budget nothing
+    /// more than keeping the level would. (A plan made from rest never needs this; a plan resumed where the
+    /// budget ran low, after a playback thread woke late, would otherwise hold the level while its renewals spent
+    /// what came back: most of a second where renewals take most of the budget.)
     func earliest(from instant: Double) -> Double {
         guard budget.isLimited, time.isFinite else { return instant }
+        let renewal = nextRenewal(from: instant)
         var candidate = instant
         for _ in 0..<64 {
+            guard candidate < renewal else { return renewal }
             let state = left(at: candidate)
             if state.left >= budget.writesPerChange - Self.slack { return candidate }
             candidate += (budget.writesPerChange - state.left) / budget.writesPerSecond
         }
-        return candidate
+        return Swift.min(candidate, renewal)
+    }
+
+    /// The first renewal of the level held, at or after `instant` (within `WriteBudget.sameInstant`); infinity
+    /// when nothing is renewed.
+    private func nextRenewal(from instant: Double) -> Double {
+        guard let interval = budget.renewalInterval, !holding.isOff, instant.isFinite else { return .infinity }
+        let count = Swift.max(1, ((instant - time - WriteBudget.sameInstant) / interval).rounded(.up))
+        let due = time + count * interval
+        return due.isFinite && due >= instant - WriteBudget.sameInstant ? Swift.max(due, instant) : .infinity
     }
 
     /// Takes a change's writes at `instant`; `levels` are held from then on.

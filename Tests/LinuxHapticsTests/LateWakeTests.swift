@@ -1,5 +1,5 @@
-// A playback thread the machine wakes late, at random, under every built-in profile: no tap that a stall covered
-// whole is lost.
+// A playback thread the machine wakes late, at random, under every built-in profile: the device comes to rest soon
+// after the pattern's end whatever the stalls, and no tap that a stall covered whole is lost.
 import AHAP
 import HapticRendering
 import LinuxHaptics
@@ -7,8 +7,27 @@ import LinuxHapticsTesting
 import Testing
 
 @Suite struct LateWakeTests {
+    /// Random steps, ramps and gaps over up to about a second and a half.
+    static func randomTimeline(_ random: inout SeededGenerator) -> MotorTimeline {
+        func level() -> MotorMagnitudes {
+            MotorMagnitudes(
+                strong: Double.random(in: 0...1, using: &random), weak: Double.random(in: 0...1, using: &random))
+        }
+        var segments: [MotorTimeline.Segment] = []
+        var time = 0.0
+        for _ in 0..<Int.random(in: 2...12, using: &random) {
+            if Bool.random(using: &random) { time += Double.random(in: 0.005...0.1, using: &random) }
+            let length = Double.random(in: 0.005...0.15, using: &random)
+            let start = level()
+            let end = Bool.random(using: &random) ? start : level()
+            segments.append(MotorTimeline.Segment(start: time, end: time + length, startLevels: start, endLevels: end))
+            time += length
+        }
+        return MotorTimeline(segments: segments)
+    }
+
     /// Runs the rig's clock from 10 s to `end`, in steps of 1 to 30 ms, one in four a late wake-up after a stall
-    /// of 5 to 120 ms; then a second more, on time.
+    /// of 5 to 120 ms.
     static func runWithStalls(_ rig: Rig, until end: Double, _ random: inout SeededGenerator) {
         var time = rig.clock.now
         while time < end {
@@ -20,7 +39,31 @@ import Testing
                 rig.clock.set(to: time)
             }
         }
-        rig.clock.advance(by: 1)
+    }
+
+    /// The longest stall `runWithStalls` makes, plus its longest step.
+    static let longestLateness = 0.15
+
+    @Test(arguments: RenderProfile.builtIn)
+    func theDeviceRestsSoonAfterThePatternsEndWhateverTheStalls(profile: RenderProfile) throws {
+        // Time runs with stalls to the pattern's end (in engine time, its output latency ahead of the clock), then
+        // on time. The motors are off once the longest lateness, the minimum interval and one renewal interval have
+        // passed (a change waiting for the write budget takes a renewal's place), not once the budget is back.
+        var random = SeededGenerator(seed: 0x5EED_1A7E)
+        let renewal = profile.budget.renewalInterval ?? WriteBudget.standardRenewalInterval
+        for round in 0..<100 {
+            let rig = try Rig(renderProfile: profile)
+            let mix = Self.randomTimeline(&random)
+            try rig.engine.makeAdvancedPlayer(timeline: mix).start(atTime: 0)
+            let end = 10 + mix.endTime - profile.outputLatency
+            Self.runWithStalls(rig, until: end, &random)
+            rig.clock.set(to: end + Self.longestLateness + profile.minimumUpdateInterval + renewal)
+            let last = rig.recorder.appliedMixes().last?.mix
+            #expect(
+                last == nil || last == .off,
+                "round \(round) under \(profile.name): the device holds \(String(describing: last)) after the end")
+            rig.clock.advance(by: 1)
+        }
     }
 
     @Test(arguments: RenderProfile.builtIn)
@@ -40,6 +83,7 @@ import Testing
             let rig = try Rig(renderProfile: profile)
             try rig.engine.makeAdvancedPlayer(timeline: taps).start(atTime: 0)
             Self.runWithStalls(rig, until: 10 + taps.endTime + 0.2, &random)
+            rig.clock.advance(by: 1)
             let planner = DeviceCommandPlanner(profile: profile)
             let planned = planner.commands(for: taps).filter { !$0.levels.isOff }.map(\.levels)
             let sent = rig.recorder.appliedMixes().filter { !$0.mix.isOff }.map(\.mix)
