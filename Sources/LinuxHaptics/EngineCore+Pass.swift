@@ -169,9 +169,10 @@ extension EngineCore {
     func write(_ write: PassOutcome.Write?, on output: any MotorOutput, now: Double) throws(OutputFailure) {
         switch write {
         case nil: break
-        case .apply(let mix, let deadline):
+        case .apply(let mix, let deadline, let wokeLate):
             try output.apply(mix)
-            options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply))
+            options.playbackObserver?(
+                PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply, wokeLate: wokeLate))
         case .keepAlive(let mix, let deadline):
             try output.keepAlive()
             options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive))

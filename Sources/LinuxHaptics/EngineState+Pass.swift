@@ -6,7 +6,8 @@ import HapticRendering
 /// What a playback pass decided, for EngineCore to carry out outside the lock.
 struct PassOutcome {
     enum Write {
-        case apply(MotorMagnitudes, deadline: Double)
+        /// `wokeLate`: a level the thread slept through, written outside the plan (`PlaybackSample.wokeLate`).
+        case apply(MotorMagnitudes, deadline: Double, wokeLate: Bool = false)
         case keepAlive(MotorMagnitudes, deadline: Double)
     }
 
@@ -110,7 +111,7 @@ extension EngineState {
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         // At rest with a rise to come: after a write that stopped the motors, or with a plan just made (a
         // pattern that opens with silence).
-        let wroteOff = if case .apply(let levels, _) = outcome.write { levels.isOff } else { false }
+        let wroteOff = if case .apply(let levels, _, _) = outcome.write { levels.isOff } else { false }
         if wroteOff || made != nil, lastWritten.isOff, let next = plan?.nextCommand, !next.levels.isOff {
             outcome.stage = next.levels
         }
@@ -181,7 +182,8 @@ extension EngineState {
     /// running out. A pass that woke past the whole hold of a level the device would otherwise never play (of
     /// the plan, or of the plan a change `replaced`) writes that level now instead, late rather than never, as
     /// the planner places a jump: it then drops the plan, so that the next one is made from now, from the device
-    /// holding that level. The rest of the mix stays on time, and the level holds at least the minimum interval.
+    /// holding that level, from the instant of this write. The rest of the mix stays on time, and the level holds
+    /// at least the minimum interval.
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
@@ -194,7 +196,8 @@ extension EngineState {
             recordCommand(missed.levels, at: now)
             lastWriteTime = now
             plan = nil
-            return .apply(missed.levels, deadline: missed.time)
+            scheduler.invalidate(at: now)
+            return .apply(missed.levels, deadline: missed.time, wokeLate: true)
         }
         if let command = due.latest {
             recordCommand(command.levels, at: command.time)

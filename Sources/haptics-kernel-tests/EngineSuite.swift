@@ -163,6 +163,8 @@ enum EngineSuite {
         var stagedRiseCount = 0
         var commandCount = 0
         var skippedCount = 0
+        /// Levels the thread slept through whole, written when it woke, the plan made again from each.
+        var wokeLateCount = 0
     }
 
     /// One corpus pattern played on a fresh virtual pad, and what the pad kept of it.
@@ -207,9 +209,8 @@ enum EngineSuite {
                 continue
             }
             let playback = try await playOnVirtualPad(pattern)
-            let planned = DeviceCommandPlanner(profile: .virtualPad).commands(
-                for: PatternRenderer(profile: .virtualPad).render(pattern))
-            comparePlanned(planned, playback, file.lastPathComponent, &findings)
+            let timeline = PatternRenderer(profile: .virtualPad).render(pattern)
+            comparePlanned(timeline, playback, file.lastPathComponent, &findings)
             compareMotors(playback, file.lastPathComponent, &findings)
         }
         try require(unreadable.isEmpty, "AHAP files the pattern reader refused: \(unreadable)")
@@ -250,10 +251,13 @@ enum EngineSuite {
     }
 
     /// What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose own
-    /// off is re-planned from the stop), at the planned times after the start.
+    /// off is re-planned from the stop), at the planned times after the start. A level the playback thread slept
+    /// through whole is written when it wakes, and the rest is planned again from that write, as the engine does.
     static func comparePlanned(
-        _ planned: [RumbleCommand], _ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings
+        _ timeline: MotorTimeline, _ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings
     ) {
+        let planner = DeviceCommandPlanner(profile: .virtualPad)
+        var planned = planner.commands(for: timeline)
         let origin = playback.origin
         let applied = playback.samples.filter { $0.kind == .apply }
         findings.commandCount += applied.count
@@ -263,6 +267,9 @@ enum EngineSuite {
             }
             return
         }
+        // What the device holds after each write, as the engine counts it: a command at its planned time, a level
+        // written late at the time it went out.
+        var holds = DeviceCommandPlanner.Resumption.deviceOff
         // Each command sent is the next planned one, or a later one when the thread woke past several
         // deadlines at once (then only the level that holds now is sent: the rate limit allows one write);
         // a planned command may only be skipped when it was already due at the write.
@@ -279,7 +286,11 @@ enum EngineSuite {
                 })
             else {
                 findings.planMismatches.append(
-                    "\(fileName) #\(index): sent \(sample.mix) at +\(sample.deadline - origin): no planned command then"
+                    "\(fileName) #\(index): sent \(sample.mix) at +\(sample.deadline - origin) (written at "
+                        + "+\(sample.sent - origin)): no planned command then; sent before it: "
+                        + applied[..<index].suffix(3).map { "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))" }
+                        .joined(separator: ", ") + "; planned from there: "
+                        + planned[next...].prefix(4).map { "\($0.levels) at +\($0.time)" }.joined(separator: ", ")
                 )
                 break
             }
@@ -288,6 +299,17 @@ enum EngineSuite {
                     "\(fileName) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)"
                 )
             }
+            if sample.wokeLate {
+                findings.wokeLateCount += 1
+                let sent = sample.sent - origin
+                holds = planner.resumption(
+                    after: RumbleCommand(time: sent, levels: sample.mix, holdDuration: nil), from: holds)
+                planned = planner.commands(for: timeline, from: sent, resuming: holds)
+                next = 0
+                if planned.isEmpty { break }
+                continue
+            }
+            holds = planner.resumption(after: planned[match], from: holds)
             if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
                 findings.planMismatches.append(
                     "\(fileName): planned command at +\(notDue.time) skipped before it was due")
@@ -403,7 +425,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.stagedRiseCount) rises after a stop, each one play"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

@@ -6,6 +6,7 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @Suite struct PlannedOutputTests {
     static func transient(at time: Double, intensity: Double, sharpness: Double) -> HapticEvent {
@@ -167,8 +168,11 @@ import Testing
 
     @Test func aTapTheThreadSleptThroughWholeIsWrittenWhenItWakesAndTheTapsAfterItStayOnTime() throws {
         // Woken at 0.14, past the second tap's rise (0.1) and its end (0.13): it goes out then, holds the generic
-        // profile's 20 ms interval, and the third tap comes at its own time.
-        let rig = try Rig()
+        // profile's 20 ms interval, and the third tap comes at its own time. The playback observer is told.
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options)
         try rig.engine.makeAdvancedPlayer(timeline: Self.taps).start(atTime: 0)
         rig.clock.advance(by: 0.05)
         rig.clock.wakeLate(at: 10.14)
@@ -179,6 +183,17 @@ import Testing
                 Change(at: 0.14, strong: q(0.7), weak: q(0.7)), Change(at: 0.16, .off),
                 Change(at: 0.2, strong: q(0.6), weak: q(0.6)), Change(at: 0.23, .off),
             ])
+        // What follows the late level is the planner's plan resumed from its write (as the kernel tier checks it).
+        let planner = DeviceCommandPlanner(profile: .genericRumble)
+        let first = planner.commands(for: Self.taps).prefix(2)
+        var holds = first.reduce(DeviceCommandPlanner.Resumption.deviceOff) { planner.resumption(after: $1, from: $0) }
+        holds = planner.resumption(
+            after: RumbleCommand(time: 0.14, levels: MotorMagnitudes(strong: q(0.7), weak: q(0.7)), holdDuration: nil),
+            from: holds)
+        let resumed = planner.commands(for: Self.taps, from: 0.14, resuming: holds)
+        #expect(Array(rig.applied().dropFirst(3)) == resumed.map { Change(at: $0.time, $0.levels) })
+        let late = samples.withLock { $0 }.filter(\.wokeLate).map { [$0.deadline, $0.sent, $0.mix.strong] }
+        #expect(late == [[10.1, 10.14, q(0.7)]])
     }
 
     @Test func aLastTapTheThreadSleptThroughWithThePlayersEndIsWrittenWhenItWakes() throws {
