@@ -285,13 +285,14 @@ enum EngineSuite {
                     abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
                 })
             else {
+                let before = applied[..<index].suffix(3).map {
+                    "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))"
+                }
+                let ahead = planned[next...].prefix(4).map { "\($0.levels) at +\($0.time)" }
                 findings.planMismatches.append(
                     "\(fileName) #\(index): sent \(sample.mix) at +\(sample.deadline - origin) (written at "
                         + "+\(sample.sent - origin)): no planned command then; sent before it: "
-                        + applied[..<index].suffix(3).map { "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))" }
-                        .joined(separator: ", ") + "; planned from there: "
-                        + planned[next...].prefix(4).map { "\($0.levels) at +\($0.time)" }.joined(separator: ", ")
-                )
+                        + before.joined(separator: ", ") + "; planned from there: " + ahead.joined(separator: ", "))
                 break
             }
             if planned[match].levels != sample.mix {
