@@ -166,6 +166,15 @@ import Testing
     static let taps = timeline(
         pulse(0.5, 0.5, to: 0.03), pulse(0.7, 0.7, from: 0.1, to: 0.13), pulse(0.6, 0.6, from: 0.2, to: 0.23))
 
+    /// Plays `taps` on `rig` from 10 s, on time for `onTime` seconds, then wakes the thread late, `late` seconds
+    /// in, and runs a second more on time.
+    static func playTaps(on rig: Rig, onTimeFor onTime: Double, wakingLateAt late: Double) throws {
+        try rig.engine.makeAdvancedPlayer(timeline: taps).start(atTime: 0)
+        rig.clock.advance(by: onTime)
+        rig.clock.wakeLate(at: 10 + late)
+        rig.clock.advance(by: 1)
+    }
+
     @Test func aTapTheThreadSleptThroughWholeIsWrittenWhenItWakesAndTheTapsAfterItStayOnTime() throws {
         // Woken at 0.14, past the second tap's rise (0.1) and its end (0.13): it goes out then, holds the generic
         // profile's 20 ms interval, and the third tap comes at its own time. The playback observer is told.
@@ -173,10 +182,7 @@ import Testing
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
         let rig = try Rig(options: options)
-        try rig.engine.makeAdvancedPlayer(timeline: Self.taps).start(atTime: 0)
-        rig.clock.advance(by: 0.05)
-        rig.clock.wakeLate(at: 10.14)
-        rig.clock.advance(by: 1)
+        try Self.playTaps(on: rig, onTimeFor: 0.05, wakingLateAt: 0.14)
         #expect(
             rig.applied() == [
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.03, .off),
@@ -200,10 +206,7 @@ import Testing
         // Woken at 0.25, past the last tap and the pattern's end: the player has finished and the mix is planned
         // again from its end, but the tap still goes out, then the motors stop after one interval.
         let rig = try Rig()
-        try rig.engine.makeAdvancedPlayer(timeline: Self.taps).start(atTime: 0)
-        rig.clock.advance(by: 0.15)
-        rig.clock.wakeLate(at: 10.25)
-        rig.clock.advance(by: 1)
+        try Self.playTaps(on: rig, onTimeFor: 0.15, wakingLateAt: 0.25)
         #expect(
             rig.applied() == [
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.03, .off),
