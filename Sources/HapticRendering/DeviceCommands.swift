@@ -517,9 +517,10 @@ struct WriteBucket: Sendable {
 
     /// The earliest instant from `instant` on at which a change may go out. While a level is held, that is the
     /// next renewal's instant at the latest: a change then takes the renewal's place and costs the budget nothing
-    /// more than keeping the level would. (A plan made from rest never needs this; a plan resumed where the
-    /// budget ran low, after a playback thread woke late, would otherwise hold the level while its renewals spent
-    /// what came back: most of a second where renewals take most of the budget.)
+    /// more than keeping the level would. (The plans made from rest in the tests, pinned command by command, are
+    /// the same with and without this; a plan resumed where the budget ran low, after a playback thread woke late,
+    /// would otherwise hold the level while its renewals spent what came back: most of a second where renewals
+    /// take most of the budget.)
     func earliest(from instant: Double) -> Double {
         guard budget.isLimited, time.isFinite else { return instant }
         let renewal = nextRenewal(from: instant)

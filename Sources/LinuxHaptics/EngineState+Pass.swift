@@ -181,9 +181,9 @@ extension EngineState {
     /// The command due now (or within its lead), or else a renewal of a non-zero mix whose self-expiry window is
     /// running out. A pass that woke past the whole hold of a level the device would otherwise never play (of
     /// the plan, or of the plan a change `replaced`) writes that level now instead, late rather than never, as
-    /// the planner places a jump: it then drops the plan, so that the next one is made from now, from the device
-    /// holding that level, from the instant of this write. The rest of the mix stays on time, and the level holds
-    /// at least the minimum interval.
+    /// the planner places a jump: it then drops the plan, so that the next one is made from the instant of this
+    /// write, the device holding that level. The rest of the mix stays on time, and the level holds at least the
+    /// minimum interval.
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {

@@ -118,8 +118,8 @@ public struct PlaybackSample: Sendable, Hashable {
     public var sent: Double
     public var mix: MotorMagnitudes
     public var kind: Kind
-    /// A level the playback thread slept through whole, written when it woke (late rather than never, at its
-    /// `deadline`'s plan), after which the engine plans what follows again from `sent`.
+    /// A level the playback thread slept through whole (due at `deadline`), written when it woke rather than
+    /// never; the engine plans what follows again from `sent`.
     public var wokeLate = false
 }
 
