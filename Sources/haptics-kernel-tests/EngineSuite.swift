@@ -300,9 +300,18 @@ enum EngineSuite {
                     "\(fileName) #\(index): sent \(sample.mix), planned \(planned[match].levels) at +\(planned[match].time)"
                 )
             }
+            if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
+                findings.planMismatches.append(
+                    "\(fileName): planned command at +\(notDue.time) skipped before it was due")
+            }
+            findings.skippedCount += match - next
             if sample.wokeLate {
                 findings.wokeLateCount += 1
                 let sent = sample.sent - origin
+                if planned[match].time > sent {
+                    findings.planMismatches.append(
+                        "\(fileName) #\(index): written as slept through before it was due (+\(planned[match].time))")
+                }
                 holds = planner.resumption(
                     after: RumbleCommand(time: sent, levels: sample.mix, holdDuration: nil), from: holds)
                 planned = planner.commands(for: timeline, from: sent, resuming: holds)
@@ -311,11 +320,6 @@ enum EngineSuite {
                 continue
             }
             holds = planner.resumption(after: planned[match], from: holds)
-            if let notDue = planned[next..<match].first(where: { $0.time > sample.sent - origin }) {
-                findings.planMismatches.append(
-                    "\(fileName): planned command at +\(notDue.time) skipped before it was due")
-            }
-            findings.skippedCount += match - next
             next = match + 1
             if next == planned.count { break }
         }
