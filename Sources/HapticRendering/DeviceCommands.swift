@@ -92,6 +92,18 @@ public struct DeviceCommandPlanner: Sendable {
         return Resumption(sent: command.levels, lastCommandTime: command.time, writesLeft: bucket.left)
     }
 
+    /// The state after the renewal of the level a device in `resumption` holds, due at `due` (the first renewal not
+    /// made), was made late, at `time`: its writes taken then, the renewals the budget counts from there on, and
+    /// the minimum interval counted from it as from a command (a plan resumed from it may change the level no
+    /// sooner). The renewals a stall skipped were never written, so they take nothing.
+    public func resumption(afterRenewalDueAt due: Double, madeAt time: Double, from resumption: Resumption)
+        -> Resumption
+    {
+        var bucket = WriteBucket(budget: budget, resumption: resumption)
+        bucket.renew(dueAt: due, madeAt: time)
+        return Resumption(sent: resumption.sent, lastCommandTime: time, writesLeft: bucket.left)
+    }
+
     /// Whether a device in `resumption` is at rest by `time`: off, past the minimum interval since the last
     /// command, and with its whole write budget back, so that a plan from there is the plan from rest.
     public func isAtRest(_ resumption: Resumption, at time: Double) -> Bool {
@@ -120,10 +132,13 @@ public struct DeviceCommandPlanner: Sendable {
     /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
     /// from one of its command times (resuming with the state after that command, `resumption(after:from:)`)
     /// give the same commands from there on. The first command's predecessor is not in the result, so no hold
-    /// duration is set for it.
-    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption)
-        -> [RumbleCommand]
-    {
+    /// duration is set for it. `levelsBefore`, for a timeline cut at `start` from a longer one (a mix planned again
+    /// from the instant it changed), are the longer one's levels just before the cut: a step at `start` is then a
+    /// jump only where the longer timeline jumps, so the plan continues as the longer one's would.
+    public func commands(
+        for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption,
+        levelsBefore: MotorMagnitudes? = nil
+    ) -> [RumbleCommand] {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
@@ -136,7 +151,13 @@ public struct DeviceCommandPlanner: Sendable {
         let interval = profile.minimumUpdateInterval
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
             var decision = change
-            if change <= kept || !isJump(in: timeline, at: change) {
+            let jump =
+                if let levelsBefore, change == start {
+                    quantized(levelsBefore) != quantized(timeline.levels(at: start))
+                } else {
+                    isJump(in: timeline, at: change)
+                }
+            if change <= kept || !jump {
                 // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first), or
                 // at the renewal a held level costs anyway, which may as well carry the level then.
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
@@ -541,6 +562,17 @@ struct WriteBucket: Sendable {
         let count = Swift.max(1, ((instant - time - WriteBudget.sameInstant) / interval).rounded(.up))
         let due = time + count * interval
         return due.isFinite && due >= instant - WriteBudget.sameInstant ? Swift.max(due, instant) : .infinity
+    }
+
+    /// Takes the writes of a renewal due at `due` (the renewals before it made on time) but made at `instant`; the
+    /// renewals after it count from `instant`.
+    mutating func renew(dueAt due: Double, madeAt instant: Double) {
+        defer { time = instant }
+        guard budget.isLimited else { return left = budget.burst }
+        let before = left(at: Swift.min(due, instant)).left
+        left =
+            Swift.min(before + budget.writesPerSecond * Swift.max(instant - due, 0), budget.burst)
+            - budget.writesPerChange
     }
 
     /// Takes a change's writes at `instant`; `levels` are held from then on.
