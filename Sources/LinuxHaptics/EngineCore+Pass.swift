@@ -173,9 +173,10 @@ extension EngineCore {
             try output.apply(mix)
             options.playbackObserver?(
                 PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply, wokeLate: wokeLate))
-        case .keepAlive(let mix, let deadline):
+        case .keepAlive(let mix, let deadline, let wokeLate):
             try output.keepAlive()
-            options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive))
+            options.playbackObserver?(
+                PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive, wokeLate: wokeLate))
         }
     }
 }

@@ -6,9 +6,10 @@ import HapticRendering
 /// What a playback pass decided, for EngineCore to carry out outside the lock.
 struct PassOutcome {
     enum Write {
-        /// `wokeLate`: a level the thread slept through, written outside the plan (`PlaybackSample.wokeLate`).
+        /// `wokeLate`: written past its deadline by more than the plan absorbs, counted when it went out, what
+        /// follows planned again from there (`PlaybackSample.wokeLate`).
         case apply(MotorMagnitudes, deadline: Double, wokeLate: Bool = false)
-        case keepAlive(MotorMagnitudes, deadline: Double)
+        case keepAlive(MotorMagnitudes, deadline: Double, wokeLate: Bool = false)
     }
 
     /// The output to write on and its generation; nil when the engine is not running.
@@ -45,11 +46,14 @@ struct PassStart {
 struct MixPlanRequest: Sendable {
     let scheduler: PlaybackScheduler
     let origin: Double
+    /// No player changed at `origin` (`PlaybackScheduler.replan(continuingAt:)`): the plan continues the mix.
+    let continuesAcross: Bool
     let resumption: DeviceCommandPlanner.Resumption
     let planner: DeviceCommandPlanner
 
     func make(locality: HapticLocality) -> PlaybackPlan {
-        scheduler.plan(from: origin, resuming: resumption, planner: planner, locality: locality)
+        scheduler.plan(
+            from: origin, resuming: resumption, planner: planner, locality: locality, continuing: continuesAcross)
     }
 }
 
@@ -73,8 +77,9 @@ extension EngineState {
         // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
         // later), continuing from what the device holds.
         let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
+        let continues = scheduler.continuesAcross && origin == scheduler.changedSince
         let request = MixPlanRequest(
-            scheduler: scheduler, origin: origin,
+            scheduler: scheduler, origin: origin, continuesAcross: continues,
             resumption: deviceHolds, planner: planner(gain: gain))
         return PassStart(output: output, step: step, finished: finished, request: request)
     }
@@ -106,7 +111,7 @@ extension EngineState {
             plan = made
         }
         outcome.write = takeWrite(at: now, changeLead: changeLead, replaced: replaced)
-        // A level written late (`takeWrite`) leaves no plan: the next pass makes one at once.
+        // A write counted late (`takeWrite`) leaves no plan: the next pass makes one at once.
         let replanning = plan == nil
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         // At rest with a rise to come: after a write that stopped the motors, or with a plan just made (a
@@ -183,7 +188,8 @@ extension EngineState {
     /// the plan, or of the plan a change `replaced`) writes that level now instead, late rather than never, as
     /// the planner places a jump: it then drops the plan, so that the next one is made from the instant of this
     /// write, the device holding that level. The rest of the mix stays on time, and the level holds at least the
-    /// minimum interval.
+    /// minimum interval. A command or a renewal written later than `lateTolerance` past its time is counted when it
+    /// went out, and the plan is made again from there in the same way.
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
@@ -194,12 +200,15 @@ extension EngineState {
             budgetAffords(missed.levels, at: now)
         {
             recordCommand(missed.levels, at: now)
-            lastWriteTime = now
-            plan = nil
-            scheduler.invalidate(at: now)
+            replanFromLateWrite(at: now)
             return .apply(missed.levels, deadline: missed.time, wokeLate: true)
         }
         if let command = due.latest {
+            if now > command.time + lateTolerance {
+                recordCommand(command.levels, at: now)
+                replanFromLateWrite(at: now)
+                return .apply(command.levels, deadline: command.time, wokeLate: true)
+            }
             recordCommand(command.levels, at: command.time)
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
@@ -207,9 +216,33 @@ extension EngineState {
             lastWriteTime = max(now, command.time)
             return .apply(command.levels, deadline: command.time)
         }
-        guard !lastWritten.isOff, now >= lastWriteTime + renewalHold else { return nil }
+        let renewal = lastWriteTime + renewalHold
+        guard !lastWritten.isOff, now >= renewal else { return nil }
+        if now > renewal + lateTolerance {
+            let after = DeviceCommandPlanner(profile: profile).resumption(
+                afterRenewalDueAt: renewal, madeAt: now, from: deviceHolds)
+            lastCommandTime = after.lastCommandTime
+            writesLeft = after.writesLeft
+            replanFromLateWrite(at: now)
+            return .keepAlive(lastWritten, deadline: renewal, wokeLate: true)
+        }
         defer { lastWriteTime = now }
-        return .keepAlive(lastWritten, deadline: lastWriteTime + renewalHold)
+        return .keepAlive(lastWritten, deadline: renewal)
+    }
+
+    /// How late a write may go out and still be counted at the time the plan gave it: a wake-up that late is an
+    /// ordinary one (a timer's slack, a busy CPU), and the plan's spacing absorbs it. A write later than that is
+    /// counted when it went out (`replanFromLateWrite`), or what follows it in the plan would come closer than the
+    /// minimum interval, or overdraw the write budget, on the device.
+    private var lateTolerance: Double { max(profile.minimumUpdateInterval / 4, 0.001) }
+
+    /// After a write counted at `now`, when it went out, rather than at the time a plan gave it: the plan is
+    /// dropped, so that the next pass (at once) plans from the instant of that write, the device holding what it
+    /// was sent. The rest of the mix stays on its time, and the interval and the budget count from the write.
+    private mutating func replanFromLateWrite(at now: Double) {
+        lastWriteTime = now
+        plan = nil
+        scheduler.replan(continuingAt: now)
     }
 
     /// Whether the write budget takes `levels` written at `now`, outside the plan, and a change one minimum

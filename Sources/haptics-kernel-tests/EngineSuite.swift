@@ -259,8 +259,9 @@ enum EngineSuite {
         let planner = DeviceCommandPlanner(profile: .virtualPad)
         var planned = planner.commands(for: timeline)
         let origin = playback.origin
-        let applied = playback.samples.filter { $0.kind == .apply }
-        findings.commandCount += applied.count
+        // The commands, and the renewals the thread made late (counted when they went out, planned again from).
+        let applied = playback.samples.filter { $0.kind == .apply || $0.wokeLate }
+        findings.commandCount += applied.count { $0.kind == .apply }
         guard !applied.isEmpty else {
             if !planned.isEmpty {
                 findings.planMismatches.append("\(fileName): nothing sent, \(planned.count) commands planned")
@@ -275,6 +276,16 @@ enum EngineSuite {
         // a planned command may only be skipped when it was already due at the write.
         var next = 0
         for (index, sample) in applied.enumerated() {
+            if sample.kind == .keepAlive {
+                findings.wokeLateCount += 1
+                let sent = sample.sent - origin
+                holds = planner.resumption(
+                    afterRenewalDueAt: sample.deadline - origin, madeAt: sent, from: holds)
+                planned = planner.commands(for: timeline, from: sent, resuming: holds)
+                next = 0
+                if planned.isEmpty { break }
+                continue
+            }
             if index == applied.count - 1, sample.mix.isOff,
                 sample.deadline - origin > playback.stopOffset - plannedTimeTolerance
             {
@@ -310,7 +321,7 @@ enum EngineSuite {
                 let sent = sample.sent - origin
                 if planned[match].time > sent {
                     findings.planMismatches.append(
-                        "\(fileName) #\(index): written as slept through before it was due (+\(planned[match].time))")
+                        "\(fileName) #\(index): counted as written late before it was due (+\(planned[match].time))")
                 }
                 holds = planner.resumption(
                     after: RumbleCommand(time: sent, levels: sample.mix, holdDuration: nil), from: holds)
@@ -430,7 +441,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) writes the thread made late (a level it slept through, or a command or a renewal past what a plan absorbs), counted when they went out and planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

@@ -67,6 +67,62 @@ import Testing
     }
 
     @Test(arguments: RenderProfile.builtIn)
+    func theWritesAtTheTimesTheyWentOutKeepTheMinimumIntervalAndTheBudgetWhateverTheStalls(
+        profile: RenderProfile
+    ) throws {
+        // A write the thread makes late is late on the device too: what follows it must keep the minimum interval
+        // and the write budget from the time it went out, not from the time it was planned for. Only a write late
+        // by no more than the engine absorbs (a quarter of the interval, 1 ms at least) counts at its planned
+        // time, so what follows may come that much sooner.
+        var random = SeededGenerator(seed: 0xB0D6_E7)
+        for round in 0..<Self.budgetRounds {
+            let rig = try Rig(renderProfile: profile)
+            let mix = Self.randomTimeline(&random)
+            try rig.engine.makeAdvancedPlayer(timeline: mix).start(atTime: 0)
+            Self.runWithStalls(rig, until: 10 + mix.endTime, &random)
+            rig.clock.advance(by: 1)
+            let broken = Self.brokenRules(rig.recorder.records(), profile: profile)
+            #expect(broken.isEmpty, "round \(round) under \(profile.name): \(broken)")
+        }
+    }
+
+    static let budgetRounds = 100
+
+    /// Where the writes `records` hold, at their times, break `profile`'s minimum interval between commands or
+    /// overdraw its write budget (a token bucket over every write, renewals included), described.
+    static func brokenRules(_ records: [RecordingOutput.Record], profile: RenderProfile) -> [String] {
+        let budget = profile.budget
+        let absorbed = max(profile.minimumUpdateInterval / 4, 0.001)
+        var broken: [String] = []
+        var lastCommand = -Double.infinity
+        var lastWrite = -Double.infinity
+        var left = budget.burst
+        for record in records {
+            let isCommand: Bool
+            switch record.action {
+            case .apply, .neutral: isCommand = true
+            case .keepAlive: isCommand = false
+            default: continue
+            }
+            let time = record.time
+            if isCommand, time - lastCommand < profile.minimumUpdateInterval - absorbed - 1e-9 {
+                broken.append("a command \(Self.ms(time - lastCommand)) after the last at \(Self.ms(time - 10))")
+            }
+            if budget.writesPerSecond.isFinite {
+                left = min(left + budget.writesPerSecond * (time - lastWrite), budget.burst) - budget.writesPerChange
+                if left < -budget.writesPerSecond * absorbed - 1e-6 {
+                    broken.append("the budget overdrawn by \(-left) at \(Self.ms(time - 10))")
+                }
+            }
+            if isCommand { lastCommand = time }
+            lastWrite = time
+        }
+        return broken
+    }
+
+    private static func ms(_ seconds: Double) -> String { "\((seconds * 1e5).rounded() / 100) ms" }
+
+    @Test(arguments: RenderProfile.builtIn)
     func everyTapAStallCoveredWholeStillReachesTheDevice(profile: RenderProfile) throws {
         // Taps of a pulse length each, 250 ms apart, at distinct levels: a stall of up to 120 ms covers one at most.
         var random = SeededGenerator(seed: 0x7A95)

@@ -233,6 +233,80 @@ import Testing
             ])
     }
 
+    @Test func aCommandWrittenLateIsCountedWhenItWentOutAndTheNextKeepsTheIntervalFromIt() throws {
+        // 0.8 is due at 0.1 and goes out at 0.11, later than the 5 ms the generic profile's plan absorbs. The 0.3
+        // planned for 0.12 then waits out the 20 ms interval from 0.11; the observer is told.
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options)
+        let steps = timeline(
+            pulse(0.5, 0.5, to: 0.1), pulse(0.8, 0.8, from: 0.1, to: 0.12), pulse(0.3, 0.3, from: 0.12, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 0.05)
+        rig.clock.wakeLate(at: 10.11)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.11, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0.13, strong: q(0.3), weak: q(0.3)), Change(at: 0.2, .off),
+            ])
+        let late = samples.withLock { $0 }.filter(\.wokeLate).map { [$0.deadline, $0.sent, $0.mix.strong] }
+        #expect(late == [[10.1, 10.11, q(0.8)]])
+    }
+
+    @Test func aCommandWrittenLateOnARampIsFollowedByTheWholePlanResumedFromIt() throws {
+        // The virtual profile absorbs 1 ms. A gentle ramp's second command goes out 1.5 ms late: the plan made
+        // from that write continues the ramp as the planner resumed there on the whole ramp does. Planned from the
+        // instant alone, its start would read as a jump from silence, sent one interval after the late write.
+        let rig = try Rig(renderProfile: .virtualPad)
+        let ramp = MotorTimeline(segments: [
+            .init(
+                start: 0, end: 0.5, startLevels: .init(strong: 0.01, weak: 0.02),
+                endLevels: .init(strong: 0.3, weak: 0.2))
+        ])
+        let planner = DeviceCommandPlanner(profile: .virtualPad)
+        let planned = planner.commands(for: ramp)
+        try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: 0)
+        rig.clock.set(to: 10 + planned[1].time - 0.0001)
+        let late = planned[1].time + 0.0015
+        rig.clock.wakeLate(at: 10 + late)
+        rig.clock.advance(by: 1)
+        let holds = planner.resumption(
+            after: RumbleCommand(time: late, levels: planned[1].levels, holdDuration: nil),
+            from: planner.resumption(after: planned[0], from: .deviceOff))
+        let resumed = planner.commands(for: ramp, from: late, resuming: holds)
+        #expect(
+            rig.applied()
+                == ([planned[0], RumbleCommand(time: late, levels: planned[1].levels, holdDuration: nil)]
+                + resumed).map { Change(at: $0.time, $0.levels) })
+    }
+
+    @Test func aRenewalWrittenLateIsCountedWhenItWentOutAndTheNextChangeKeepsTheIntervalFromIt() throws {
+        // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285: the
+        // change planned for 0.3 then waits out the 20 ms interval from it, as it would after a command, and the
+        // budget counts the renewal then. The observer is told.
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options)
+        let steps = timeline(pulse(0.5, 0.5, to: 0.3), pulse(0.8, 0.8, from: 0.3, to: 0.4))
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 0.24)
+        rig.clock.wakeLate(at: 10.285)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.305, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0.4, .off),
+            ])
+        let late = samples.withLock { $0 }.filter(\.wokeLate).map {
+            [$0.deadline, $0.sent].map { Int(($0 * 1e6).rounded()) }
+        }
+        #expect(late == [[10_250_000, 10_285_000]])
+        #expect(samples.withLock { $0 }.first { $0.wokeLate }?.kind == .keepAlive)
+    }
+
     @Test func aTapTheThreadSleptThroughBeforeAStopIsNotWrittenAfterIt() throws {
         // The stop at 0.12 asks for silence from then on: the second tap, due at 0.1, is not written at 0.14.
         let rig = try Rig()
