@@ -104,6 +104,14 @@ public struct DeviceCommandPlanner: Sendable {
         return Resumption(sent: resumption.sent, lastCommandTime: time, writesLeft: bucket.left)
     }
 
+    /// The earliest time from `time` on at which a device in `resumption` takes a change: the minimum interval
+    /// after its last command, and the write budget (where a level is held, a change at a renewal's instant takes
+    /// that renewal's place), as `commands(for:from:resuming:)` places one.
+    public func earliestChange(after resumption: Resumption, from time: Double) -> Double {
+        WriteBucket(budget: budget, resumption: resumption).earliest(
+            from: Swift.max(time, resumption.lastCommandTime + profile.minimumUpdateInterval))
+    }
+
     /// Whether a device in `resumption` is at rest by `time`: off, past the minimum interval since the last
     /// command, and with its whole write budget back, so that a plan from there is the plan from rest.
     public func isAtRest(_ resumption: Resumption, at time: Double) -> Bool {
@@ -132,13 +140,10 @@ public struct DeviceCommandPlanner: Sendable {
     /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
     /// from one of its command times (resuming with the state after that command, `resumption(after:from:)`)
     /// give the same commands from there on. The first command's predecessor is not in the result, so no hold
-    /// duration is set for it. `levelsBefore`, for a timeline cut at `start` from a longer one (a mix planned again
-    /// from the instant it changed), are the longer one's levels just before the cut: a step at `start` is then a
-    /// jump only where the longer timeline jumps, so the plan continues as the longer one's would.
-    public func commands(
-        for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption,
-        levelsBefore: MotorMagnitudes? = nil
-    ) -> [RumbleCommand] {
+    /// duration is set for it.
+    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption)
+        -> [RumbleCommand]
+    {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
@@ -151,13 +156,7 @@ public struct DeviceCommandPlanner: Sendable {
         let interval = profile.minimumUpdateInterval
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
             var decision = change
-            let jump =
-                if let levelsBefore, change == start {
-                    quantized(levelsBefore) != quantized(timeline.levels(at: start))
-                } else {
-                    isJump(in: timeline, at: change)
-                }
-            if change <= kept || !jump {
+            if change <= kept || !isJump(in: timeline, at: change) {
                 // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first), or
                 // at the renewal a held level costs anyway, which may as well carry the level then.
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime

@@ -173,10 +173,9 @@ extension EngineCore {
             try output.apply(mix)
             options.playbackObserver?(
                 PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .apply, wokeLate: wokeLate))
-        case .keepAlive(let mix, let deadline, let wokeLate):
+        case .keepAlive(let mix, let deadline):
             try output.keepAlive()
-            options.playbackObserver?(
-                PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive, wokeLate: wokeLate))
+            options.playbackObserver?(PlaybackSample(deadline: deadline, sent: now, mix: mix, kind: .keepAlive))
         }
     }
 }

@@ -6,10 +6,9 @@ import HapticRendering
 /// What a playback pass decided, for EngineCore to carry out outside the lock.
 struct PassOutcome {
     enum Write {
-        /// `wokeLate`: written past its deadline by more than the plan absorbs, counted when it went out, what
-        /// follows planned again from there (`PlaybackSample.wokeLate`).
+        /// `wokeLate`: a level the thread slept through, written outside the plan (`PlaybackSample.wokeLate`).
         case apply(MotorMagnitudes, deadline: Double, wokeLate: Bool = false)
-        case keepAlive(MotorMagnitudes, deadline: Double, wokeLate: Bool = false)
+        case keepAlive(MotorMagnitudes, deadline: Double)
     }
 
     /// The output to write on and its generation; nil when the engine is not running.
@@ -46,14 +45,11 @@ struct PassStart {
 struct MixPlanRequest: Sendable {
     let scheduler: PlaybackScheduler
     let origin: Double
-    /// No player changed at `origin` (`PlaybackScheduler.replan(continuingAt:)`): the plan continues the mix.
-    let continuesAcross: Bool
     let resumption: DeviceCommandPlanner.Resumption
     let planner: DeviceCommandPlanner
 
     func make(locality: HapticLocality) -> PlaybackPlan {
-        scheduler.plan(
-            from: origin, resuming: resumption, planner: planner, locality: locality, continuing: continuesAcross)
+        scheduler.plan(from: origin, resuming: resumption, planner: planner, locality: locality)
     }
 }
 
@@ -77,9 +73,8 @@ extension EngineState {
         // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
         // later), continuing from what the device holds.
         let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
-        let continues = scheduler.continuesAcross && origin == scheduler.changedSince
         let request = MixPlanRequest(
-            scheduler: scheduler, origin: origin, continuesAcross: continues,
+            scheduler: scheduler, origin: origin,
             resumption: deviceHolds, planner: planner(gain: gain))
         return PassStart(output: output, step: step, finished: finished, request: request)
     }
@@ -111,7 +106,7 @@ extension EngineState {
             plan = made
         }
         outcome.write = takeWrite(at: now, changeLead: changeLead, replaced: replaced)
-        // A write counted late (`takeWrite`) leaves no plan: the next pass makes one at once.
+        // A level written late (`takeWrite`) leaves no plan: the next pass makes one at once.
         let replanning = plan == nil
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)
         // At rest with a rise to come: after a write that stopped the motors, or with a plan just made (a
@@ -121,7 +116,9 @@ extension EngineState {
             outcome.stage = next.levels
         }
         let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
-        let nextCommand = plan?.nextCommandTime.map { $0 - lead(ofNextCommand: changeLead) }
+        let nextCommand = plan?.nextCommandTime.map { time in
+            heldBack(until: time, at: now) ?? time - lead(ofNextCommand: changeLead)
+        }
         var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizon, renewal))
         if replanning { deadline = now }
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
@@ -188,61 +185,68 @@ extension EngineState {
     /// the plan, or of the plan a change `replaced`) writes that level now instead, late rather than never, as
     /// the planner places a jump: it then drops the plan, so that the next one is made from the instant of this
     /// write, the device holding that level. The rest of the mix stays on time, and the level holds at least the
-    /// minimum interval. A command or a renewal written later than `lateTolerance` past its time is counted when it
-    /// went out, and the plan is made again from there in the same way.
+    /// minimum interval.
+    ///
+    /// Every write is counted when it went out (a command written early, within its lead, at its time), so the
+    /// rate limit and the budget count from the writes the device saw. After one written late, the plan's next
+    /// command may be due before they let it out: it waits until they do (`heldBack(until:at:)`), and then the
+    /// latest command due goes out, as after any late wake-up.
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
-        let due = plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
+        let waits = plan?.nextCommandTime.map { heldBack(until: $0, at: now) != nil } ?? false
+        let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
-            budgetAffords(missed.levels, at: now)
+            heldBack(until: now, at: now) == nil, budgetAffords(missed.levels, at: now)
         {
             recordCommand(missed.levels, at: now)
-            replanFromLateWrite(at: now)
+            lastWriteTime = now
+            plan = nil
+            scheduler.invalidate(at: now)
             return .apply(missed.levels, deadline: missed.time, wokeLate: true)
         }
         if let command = due.latest {
-            if now > command.time + lateTolerance {
-                recordCommand(command.levels, at: now)
-                replanFromLateWrite(at: now)
-                return .apply(command.levels, deadline: command.time, wokeLate: true)
-            }
-            recordCommand(command.levels, at: command.time)
+            let time = max(now, command.time)
+            recordCommand(command.levels, at: time)
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
             // lead later than the replay window's restart, well inside its margin.
-            lastWriteTime = max(now, command.time)
+            lastWriteTime = time
             return .apply(command.levels, deadline: command.time)
         }
         let renewal = lastWriteTime + renewalHold
         guard !lastWritten.isOff, now >= renewal else { return nil }
-        if now > renewal + lateTolerance {
+        defer { lastWriteTime = now }
+        if now > renewal + lateRenewalTolerance {
+            // Counted when it went out, once, and the interval from it as from a command: the budget keeps the
+            // renewals the device saw, and a change just after it waits.
             let after = DeviceCommandPlanner(profile: profile).resumption(
                 afterRenewalDueAt: renewal, madeAt: now, from: deviceHolds)
             lastCommandTime = after.lastCommandTime
             writesLeft = after.writesLeft
-            replanFromLateWrite(at: now)
-            return .keepAlive(lastWritten, deadline: renewal, wokeLate: true)
         }
-        defer { lastWriteTime = now }
         return .keepAlive(lastWritten, deadline: renewal)
     }
 
-    /// How late a write may go out and still be counted at the time the plan gave it: a wake-up that late is an
-    /// ordinary one (a timer's slack, a busy CPU), and the plan's spacing absorbs it. A write later than that is
-    /// counted when it went out (`replanFromLateWrite`), or what follows it in the plan would come closer than the
-    /// minimum interval, or overdraw the write budget, on the device.
-    private var lateTolerance: Double { max(profile.minimumUpdateInterval / 4, 0.001) }
+    /// How late a renewal may go out and still be counted at its time (`OutputTiming.lateRenewalTolerance`).
+    private var lateRenewalTolerance: Double { OutputTiming.lateRenewalTolerance(for: profile) }
 
-    /// After a write counted at `now`, when it went out, rather than at the time a plan gave it: the plan is
-    /// dropped, so that the next pass (at once) plans from the instant of that write, the device holding what it
-    /// was sent. The rest of the mix stays on its time, and the interval and the budget count from the write.
-    private mutating func replanFromLateWrite(at now: Double) {
-        lastWriteTime = now
-        plan = nil
-        scheduler.replan(continuingAt: now)
+    /// The earliest time from `time` on at which the device takes a change: the minimum interval after the last
+    /// command and the budget, counted from the writes it saw (`WriteBucket.earliest(from:)`, through the
+    /// planner). A plan made from what the device holds never has a command before it; a plan whose write went
+    /// out late may.
+    private func commandsAllowedFrom(_ time: Double) -> Double {
+        DeviceCommandPlanner(profile: profile).earliestChange(after: deviceHolds, from: time)
+    }
+
+    /// When a command due at `time`, written at `now` or at its time, must wait for the device to take it
+    /// (`commandsAllowedFrom`): the time it may go out; nil when it may go out as planned.
+    private func heldBack(until time: Double, at now: Double) -> Double? {
+        let at = max(now, time)
+        let allowed = commandsAllowedFrom(at)
+        return allowed > at + PlayerState.epsilon ? allowed : nil
     }
 
     /// Whether the write budget takes `levels` written at `now`, outside the plan, and a change one minimum

@@ -118,11 +118,8 @@ public struct PlaybackSample: Sendable, Hashable {
     public var sent: Double
     public var mix: MotorMagnitudes
     public var kind: Kind
-    /// The playback thread woke too late for the plan to absorb: a level it slept through whole (due at
-    /// `deadline`), written when it woke rather than never, or a command or a renewal written more than a quarter
-    /// of the profile's minimum interval (1 ms at least) past its deadline. The engine counts the write at `sent`
-    /// and plans what follows again from there, so that the interval and the write budget hold from the write
-    /// the device saw.
+    /// A level the playback thread slept through whole (due at `deadline`), written when it woke rather than
+    /// never; the engine plans what follows again from `sent`.
     public var wokeLate = false
 }
 

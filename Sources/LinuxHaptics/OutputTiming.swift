@@ -41,6 +41,13 @@ package enum OutputTiming {
         package static let standard = forProfile(.genericRumble)
     }
 
+    /// How late a renewal may go out and still be counted at its time, as the planner counts renewals (one every
+    /// renewal interval after a command): a quarter of the profile's minimum interval, 1 ms at least. The engine
+    /// counts a later one when it went out (`DeviceCommandPlanner.resumption(afterRenewalDueAt:madeAt:from:)`).
+    package static func lateRenewalTolerance(for profile: RenderProfile) -> Double {
+        max(profile.minimumUpdateInterval / 4, 0.001)
+    }
+
     /// How long after its length a triggered pulse may still play on a device: the kernel rounds the replay
     /// up to whole ticks (10 ms at the slowest tick rate, 100 Hz) and stops it on a timer tick after that.
     static let pulseOverrunSeconds = 0.02

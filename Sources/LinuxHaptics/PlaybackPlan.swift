@@ -87,12 +87,10 @@ extension MotorMagnitudes {
 
 extension PlaybackScheduler {
     /// Plans the device commands for every playing player from engine time `origin` on, for a device holding
-    /// `resumption` (its times in engine time). `continuing`: no player changed at `origin`, so a step there is
-    /// a jump only where the mix jumps, and the plan goes on as the one before it would have (the planner's
-    /// `levelsBefore`); otherwise the mix at `origin` counts as new.
+    /// `resumption` (its times in engine time).
     func plan(
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
-        locality: HapticLocality, continuing: Bool = false
+        locality: HapticLocality
     ) -> PlaybackPlan {
         let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
         let horizon = loops ? Self.planHorizon(planner) : nil
@@ -112,9 +110,7 @@ extension PlaybackScheduler {
         if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
         let local = DeviceCommandPlanner.Resumption(
             sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft)
-        var commands = planner.commands(
-            for: timeline, from: 0, resuming: local,
-            levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil)
+        var commands = planner.commands(for: timeline, from: 0, resuming: local)
         if let horizon { commands.removeAll { $0.time >= horizon } }
         return PlaybackPlan(
             revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
@@ -146,25 +142,6 @@ extension PlaybackScheduler {
             end = max(end, (player.timeline.endTime - player.unwrappedOffset(at: origin)) / player.rate)
         }
         return end
-    }
-
-    /// The mix of the players playing now just before engine time `origin` (the left limit: at a step, the level
-    /// before it), by the rule `mixedTimeline` sums by; a player at its top, or in the part a prepared pulse
-    /// played, adds nothing. Only meaningful where no player changed at `origin`.
-    func mixedLevels(justBefore origin: Double, locality: HapticLocality) -> MotorMagnitudes {
-        var sum = MotorMagnitudes.off
-        for id in players.keys.sorted() {
-            guard let player = players[id], player.phase == .playing else { continue }
-            var offset = player.unwrappedOffset(at: origin)
-            guard offset > 0 else { continue }
-            if let loop = player.loopLength, loop > 0 {
-                // In (0, loop]: at a loop's boundary, the end of the pass before it.
-                offset -= ((offset / loop).rounded(.up) - 1) * loop
-            }
-            guard offset > preparedPlayers[id] ?? 0 else { continue }
-            sum = sum + player.timeline.levels(justBefore: offset)
-        }
-        return locality.apply(sum.clamped())
     }
 
     /// The mix of every playing player over `0...span` seconds after engine time `origin`, in that local time:

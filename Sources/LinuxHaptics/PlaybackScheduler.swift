@@ -15,9 +15,6 @@ struct PlaybackScheduler: Sendable {
     /// The earliest engine time a change since the last plan took effect at: the next plan starts there (a
     /// start queued at t and applied a little later still plans from t, as the planner would).
     private(set) var changedSince: Double?
-    /// Set when the only change since the last plan is a plan asked for again at `changedSince` with no player
-    /// changed (`replan(continuingAt:)`): the mix is the same on both sides of that instant.
-    private(set) var continuesAcross = false
 
     struct Step: Sendable {
         /// Engine time of the next state change (a queued command, a natural end); nil when none is due.
@@ -46,23 +43,11 @@ struct PlaybackScheduler: Sendable {
     mutating func invalidate(at time: Double) {
         revision.advance()
         changedSince = min(changedSince ?? time, time)
-        continuesAcross = false
-    }
-
-    /// Asks for the mix to be planned again from engine time `time`, though no player changed (the device was
-    /// written at another time than planned): the plan made there continues the mix across it.
-    mutating func replan(continuingAt time: Double) {
-        revision.advance()
-        continuesAcross = changedSince == nil
-        changedSince = min(changedSince ?? time, time)
     }
 
     /// A plan is being made from the changes so far.
     mutating func consumeChanges() -> Double? {
-        defer {
-            changedSince = nil
-            continuesAcross = false
-        }
+        defer { changedSince = nil }
         return changedSince
     }
 
@@ -113,7 +98,6 @@ struct PlaybackScheduler: Sendable {
         players = [:]
         preparedPlayers = [:]
         changedSince = nil
-        continuesAcross = false
         revision.advance()
     }
 
@@ -121,7 +105,6 @@ struct PlaybackScheduler: Sendable {
     mutating func haltAll() {
         for id in Array(players.keys) { withPlayer(id) { $0.halt() } }
         changedSince = nil
-        continuesAcross = false
         revision.advance()
     }
 }

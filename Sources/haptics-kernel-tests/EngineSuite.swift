@@ -259,33 +259,31 @@ enum EngineSuite {
         let planner = DeviceCommandPlanner(profile: .virtualPad)
         var planned = planner.commands(for: timeline)
         let origin = playback.origin
-        // The commands, and the renewals the thread made late (counted when they went out, planned again from).
-        let applied = playback.samples.filter { $0.kind == .apply || $0.wokeLate }
-        findings.commandCount += applied.count { $0.kind == .apply }
+        let applied = playback.samples.filter { $0.kind == .apply }
+        findings.commandCount += applied.count
         guard !applied.isEmpty else {
             if !planned.isEmpty {
                 findings.planMismatches.append("\(fileName): nothing sent, \(planned.count) commands planned")
             }
             return
         }
-        // What the device holds after each write, as the engine counts it: a command at its planned time, a level
-        // written late at the time it went out.
+        // What the device holds after each write, as the engine counts it: each at the time it went out.
         var holds = DeviceCommandPlanner.Resumption.deviceOff
         // Each command sent is the next planned one, or a later one when the thread woke past several
         // deadlines at once (then only the level that holds now is sent: the rate limit allows one write);
         // a planned command may only be skipped when it was already due at the write.
         var next = 0
-        for (index, sample) in applied.enumerated() {
-            if sample.kind == .keepAlive {
-                findings.wokeLateCount += 1
-                let sent = sample.sent - origin
-                holds = planner.resumption(
-                    afterRenewalDueAt: sample.deadline - origin, madeAt: sent, from: holds)
-                planned = planner.commands(for: timeline, from: sent, resuming: holds)
-                next = 0
-                if planned.isEmpty { break }
+        var index = -1
+        for sample in playback.samples {
+            guard sample.kind == .apply else {
+                // A renewal that went out later than the engine counts at its time: counted when it went out.
+                if sample.sent - sample.deadline > OutputTiming.lateRenewalTolerance(for: .virtualPad) {
+                    holds = planner.resumption(
+                        afterRenewalDueAt: sample.deadline - origin, madeAt: sample.sent - origin, from: holds)
+                }
                 continue
             }
+            index += 1
             if index == applied.count - 1, sample.mix.isOff,
                 sample.deadline - origin > playback.stopOffset - plannedTimeTolerance
             {
@@ -321,7 +319,7 @@ enum EngineSuite {
                 let sent = sample.sent - origin
                 if planned[match].time > sent {
                     findings.planMismatches.append(
-                        "\(fileName) #\(index): counted as written late before it was due (+\(planned[match].time))")
+                        "\(fileName) #\(index): written as slept through before it was due (+\(planned[match].time))")
                 }
                 holds = planner.resumption(
                     after: RumbleCommand(time: sent, levels: sample.mix, holdDuration: nil), from: holds)
@@ -330,7 +328,10 @@ enum EngineSuite {
                 if planned.isEmpty { break }
                 continue
             }
-            holds = planner.resumption(after: planned[match], from: holds)
+            // Counted when it went out (at its time when it went out early, within its lead), as the engine does.
+            let time = max(sample.sent - origin, planned[match].time)
+            holds = planner.resumption(
+                after: RumbleCommand(time: time, levels: planned[match].levels, holdDuration: nil), from: holds)
             next = match + 1
             if next == planned.count { break }
         }
@@ -355,9 +356,18 @@ enum EngineSuite {
             let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
             // Every change the engine sent is a request the pad must have recorded before the next change.
             guard let first = window.first, let last = window.last else {
+                let origin = playback.origin
+                let earlier = taken[..<index].suffix(3).map {
+                    "\($0.kind) \($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))\($0.wokeLate ? " late" : "")"
+                }
+                let padAround = records.filter { $0.time.microseconds >= sent - 200_000 }.prefix(6).map {
+                    "\($0.event) at +\(Double($0.time.microseconds) / 1e6 - origin)"
+                }
                 findings.unreached.append(
-                    "\(fileName): change #\(index) to \(sample.mix) at +\(sample.deadline - playback.origin) s, sent at \(sample.sent)"
-                )
+                    "\(fileName): change #\(index) to \(sample.mix) at +\(sample.deadline - origin) s, sent at "
+                        + "+\(sample.sent - origin), window to +\(Double(nextSent) / 1e6 - origin); samples before it: "
+                        + earlier.joined(separator: ", ") + "; the pad from 200 ms before: "
+                        + padAround.joined(separator: ", "))
                 continue
             }
             let due = sample.deadline * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
@@ -441,7 +451,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) writes the thread made late (a level it slept through, or a command or a renewal past what a plan absorbs), counted when they went out and planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

@@ -313,33 +313,6 @@ import Testing
         #expect(!planner.isAtRest(state, at: rest - 0.001), "\(profile.name)")
     }
 
-    @Test(arguments: RenderProfile.builtIn)
-    func aTimelineCutMidRampWithItsLevelsBeforeTheCutPlansAsTheWholeOneResumedThere(profile: RenderProfile) {
-        // A ramp, a jump, a ramp down: cut at 0.137, in the first ramp, after a level sent late at 0.137. Without
-        // the levels before the cut its first instant reads as a jump (from silence), sent at the interval. (No
-        // level of the holds lies exactly half-way between two steps: engine-time rounding could tip such a tie.)
-        let planner = DeviceCommandPlanner(profile: profile)
-        let whole = MotorTimeline(segments: [
-            .init(
-                start: 0, end: 0.3, startLevels: .init(strong: 0.2, weak: 0.3),
-                endLevels: .init(strong: 0.37, weak: 0.41)),
-            .init(start: 0.3, end: 0.6, startLevels: .init(strong: 0.43, weak: 0.97), endLevels: .off),
-        ])
-        let cut = 0.137
-        let holds = planner.resumption(
-            after: RumbleCommand(time: cut, levels: planner.quantized(whole.levels(at: 0.1)), holdDuration: nil),
-            from: .deviceOff)
-        let resumed = planner.commands(for: whole, from: cut, resuming: holds)
-        let local = DeviceCommandPlanner.Resumption(
-            sent: holds.sent, lastCommandTime: 0, writesLeft: holds.writesLeft)
-        let continued = planner.commands(
-            for: whole.slice(from: cut), from: 0, resuming: local, levelsBefore: whole.levels(justBefore: cut))
-        #expect(continued.count == resumed.count, "\(profile.name)")
-        for (a, b) in zip(continued, resumed) {
-            #expect(close(a.time + cut, b.time, within: 1e-9) && a.levels == b.levels, "\(profile.name)")
-        }
-    }
-
     @Test func aRenewalMadeLateTakesItsWritesOnceAtTheTimeItWentOut() {
         // Switch: 26 writes a second, a burst of 2, a renewal every 40 ms. A level sent at rest at 0 leaves 1, the
         // renewal at 0.04 on time 1.04; the one due at 0.08 goes out at 0.1. Before it the budget refilled to its

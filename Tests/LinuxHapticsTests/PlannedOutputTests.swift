@@ -233,9 +233,16 @@ import Testing
             ])
     }
 
-    @Test func aCommandWrittenLateIsCountedWhenItWentOutAndTheNextKeepsTheIntervalFromIt() throws {
-        // 0.8 is due at 0.1 and goes out at 0.11, later than the 5 ms the generic profile's plan absorbs. The 0.3
-        // planned for 0.12 then waits out the 20 ms interval from 0.11; the observer is told.
+    /// The samples `rig`'s observer saw, as (deadline, sent) in microseconds after 10 s, and whether late.
+    static func timings(_ samples: [PlaybackSample]) -> [[Int]] {
+        samples.map { sample in
+            [sample.deadline, sample.sent].map { Int((($0 - 10) * 1e6).rounded()) } + [sample.wokeLate ? 1 : 0]
+        }
+    }
+
+    @Test func aCommandWrittenLateCountsFromWhenItWentOutAndTheNextWaitsTheIntervalFromIt() throws {
+        // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the generic profile's 20 ms
+        // interval from 0.11, as the device saw the writes. The plan is kept: no level is planned again.
         let samples = Lock<[PlaybackSample]>([])
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
@@ -251,41 +258,40 @@ import Testing
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.11, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.13, strong: q(0.3), weak: q(0.3)), Change(at: 0.2, .off),
             ])
-        let late = samples.withLock { $0 }.filter(\.wokeLate).map { [$0.deadline, $0.sent, $0.mix.strong] }
-        #expect(late == [[10.1, 10.11, q(0.8)]])
+        let applied = samples.withLock { $0 }.filter { $0.kind == .apply }
+        #expect(
+            Self.timings(applied) == [
+                [0, 0, 0], [100_000, 110_000, 0], [120_000, 130_000, 0], [200_000, 200_000, 0],
+            ])
     }
 
-    @Test func aCommandWrittenLateOnARampIsFollowedByTheWholePlanResumedFromIt() throws {
-        // The virtual profile absorbs 1 ms. A gentle ramp's second command goes out 1.5 ms late: the plan made
-        // from that write continues the ramp as the planner resumed there on the whole ramp does. Planned from the
-        // instant alone, its start would read as a jump from silence, sent one interval after the late write.
+    @Test func aCommandWrittenLateOnARampLeavesTheRestOfThePlanAsItWas() throws {
+        // A gentle ramp's second command goes out 1.5 ms late; the next is due well after the interval from it, so
+        // every other command goes out as planned, at its time.
         let rig = try Rig(renderProfile: .virtualPad)
         let ramp = MotorTimeline(segments: [
             .init(
                 start: 0, end: 0.5, startLevels: .init(strong: 0.01, weak: 0.02),
                 endLevels: .init(strong: 0.3, weak: 0.2))
         ])
-        let planner = DeviceCommandPlanner(profile: .virtualPad)
-        let planned = planner.commands(for: ramp)
+        let planned = DeviceCommandPlanner(profile: .virtualPad).commands(for: ramp)
         try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: 0)
         rig.clock.set(to: 10 + planned[1].time - 0.0001)
         let late = planned[1].time + 0.0015
+        #expect(planned[2].time >= late + RenderProfile.virtualPad.minimumUpdateInterval)
         rig.clock.wakeLate(at: 10 + late)
         rig.clock.advance(by: 1)
-        let holds = planner.resumption(
-            after: RumbleCommand(time: late, levels: planned[1].levels, holdDuration: nil),
-            from: planner.resumption(after: planned[0], from: .deviceOff))
-        let resumed = planner.commands(for: ramp, from: late, resuming: holds)
         #expect(
             rig.applied()
-                == ([planned[0], RumbleCommand(time: late, levels: planned[1].levels, holdDuration: nil)]
-                + resumed).map { Change(at: $0.time, $0.levels) })
+                == planned.enumerated().map { index, command in
+                    Change(at: index == 1 ? late : command.time, command.levels)
+                })
     }
 
-    @Test func aRenewalWrittenLateIsCountedWhenItWentOutAndTheNextChangeKeepsTheIntervalFromIt() throws {
-        // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285: the
-        // change planned for 0.3 then waits out the 20 ms interval from it, as it would after a command, and the
-        // budget counts the renewal then. The observer is told.
+    @Test func aRenewalWrittenLateCountsFromWhenItWentOutAndTheNextChangeWaitsTheIntervalFromIt() throws {
+        // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285, later than
+        // the 5 ms a renewal may be and still count at its time: the change planned for 0.3 waits out the 20 ms
+        // interval from it, as it would after a command, and the budget counts the renewal then.
         let samples = Lock<[PlaybackSample]>([])
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
@@ -300,11 +306,8 @@ import Testing
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.305, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.4, .off),
             ])
-        let late = samples.withLock { $0 }.filter(\.wokeLate).map {
-            [$0.deadline, $0.sent].map { Int(($0 * 1e6).rounded()) }
-        }
-        #expect(late == [[10_250_000, 10_285_000]])
-        #expect(samples.withLock { $0 }.first { $0.wokeLate }?.kind == .keepAlive)
+        let renewals = samples.withLock { $0 }.filter { $0.kind == .keepAlive }
+        #expect(Self.timings(renewals).contains([250_000, 285_000, 0]))
     }
 
     @Test func aTapTheThreadSleptThroughBeforeAStopIsNotWrittenAfterIt() throws {
