@@ -140,10 +140,14 @@ public struct DeviceCommandPlanner: Sendable {
     /// the same decisions `commands(for:)` makes, continued. Planning a timeline whole and planning it again
     /// from one of its command times (resuming with the state after that command, `resumption(after:from:)`)
     /// give the same commands from there on. The first command's predecessor is not in the result, so no hold
-    /// duration is set for it.
-    public func commands(for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption)
-        -> [RumbleCommand]
-    {
+    /// duration is set for it. `levelsBefore`, for a timeline cut at `start` from a longer one (a long mix
+    /// planned a stretch at a time), are the longer one's levels just before the cut: a step at `start` is then a
+    /// jump only where the longer timeline jumps, so the plan goes on as the longer one's would. `until`: the
+    /// planning stops after the first command at or after it; the commands up to there are the whole plan's.
+    public func commands(
+        for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption,
+        levelsBefore: MotorMagnitudes? = nil, until: Double = .infinity
+    ) -> [RumbleCommand] {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
@@ -156,7 +160,13 @@ public struct DeviceCommandPlanner: Sendable {
         let interval = profile.minimumUpdateInterval
         while let change = nextChange(in: timeline, after: cursor, from: sent) {
             var decision = change
-            if change <= kept || !isJump(in: timeline, at: change) {
+            let jump =
+                if let levelsBefore, change == start {
+                    quantized(levelsBefore) != quantized(timeline.levels(at: start))
+                } else {
+                    isJump(in: timeline, at: change)
+                }
+            if change <= kept || !jump {
                 // A drift: worth a write once holding `sent` has cost a hold's error (a jump decides first), or
                 // at the renewal a held level costs anyway, which may as well carry the level then.
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
@@ -194,6 +204,7 @@ public struct DeviceCommandPlanner: Sendable {
             sent = target
             lastTime = deadline
             holdStart = deadline
+            if deadline >= until { break }
         }
         return commands
     }

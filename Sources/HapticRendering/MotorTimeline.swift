@@ -112,6 +112,15 @@ public struct MotorTimeline: Sendable, Hashable {
         return segments[index].levels(at: time)
     }
 
+    /// The levels just before `time`: at a jump, the value before it. Off at or before the first segment's start
+    /// and after `endTime`; at `endTime`, the last segment's end levels.
+    public func levels(justBefore time: Double) -> MotorMagnitudes {
+        guard let first = segments.first, time > first.start, time <= endTime else { return .off }
+        var index = segmentIndex(at: time) ?? segments.count - 1
+        if segments[index].start >= time { index -= 1 }
+        return segments[index].levels(at: time)
+    }
+
     /// Every instant where the output jumps or changes slope, plus the end.
     public var breakpoints: [Double] {
         segments.map(\.start) + (segments.isEmpty ? [] : [endTime])

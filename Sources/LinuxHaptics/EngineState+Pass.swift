@@ -45,11 +45,14 @@ struct PassStart {
 struct MixPlanRequest: Sendable {
     let scheduler: PlaybackScheduler
     let origin: Double
+    /// No player changed at `origin` (the plan's horizon came): the plan continues the mix across it.
+    let continuesAcross: Bool
     let resumption: DeviceCommandPlanner.Resumption
     let planner: DeviceCommandPlanner
 
     func make(locality: HapticLocality) -> PlaybackPlan {
-        scheduler.plan(from: origin, resuming: resumption, planner: planner, locality: locality)
+        scheduler.plan(
+            from: origin, resuming: resumption, planner: planner, locality: locality, continuing: continuesAcross)
     }
 }
 
@@ -66,15 +69,24 @@ extension EngineState {
         for (player, event) in step.events where event == .finished || event == .stopped {
             if let completion = completions[player] { finished.append(completion) }
         }
-        let horizonDue = plan?.horizon.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
+        // Due once every command up to it is written: a long mix's plan ends with a command at its horizon, from
+        // which the next plan resumes.
+        let horizonDue = plan.flatMap { plan in
+            plan.horizon.flatMap { horizon in
+                horizon <= now + PlayerState.epsilon
+                    && (plan.nextCommandTime.map { $0 > horizon + PlayerState.epsilon } ?? true) ? horizon : nil
+            }
+        }
         guard plan?.revision != scheduler.revision || horizonDue != nil else {
             return PassStart(output: output, step: step, finished: finished, request: nil)
         }
         // From the instant the mix changed (a start queued for t plans from t even when this pass runs a little
         // later), continuing from what the device holds.
         let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
+        // Planned again at the horizon alone: the mix goes on across it.
+        let continues = plan?.revision == scheduler.revision && horizonDue != nil
         let request = MixPlanRequest(
-            scheduler: scheduler, origin: origin,
+            scheduler: scheduler, origin: origin, continuesAcross: continues,
             resumption: deviceHolds, planner: planner(gain: gain))
         return PassStart(output: output, step: step, finished: finished, request: request)
     }

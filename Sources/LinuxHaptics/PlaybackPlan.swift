@@ -23,8 +23,8 @@ struct PlaybackPlan: Sendable {
     var origin: Double
     /// Index of the next command to send.
     var next = 0
-    /// Engine time at which the plan must be made again (looping players), nil when it covers every player
-    /// to its end.
+    /// Engine time at which the plan must be made again (looping players; a long mix, at its last command), nil
+    /// when it covers every player to its end. It is made again there once every command up to it is written.
     var horizon: Double?
 
     /// The next command's engine time, nil when none is left.
@@ -87,21 +87,27 @@ extension MotorMagnitudes {
 
 extension PlaybackScheduler {
     /// Plans the device commands for every playing player from engine time `origin` on, for a device holding
-    /// `resumption` (its times in engine time).
+    /// `resumption` (its times in engine time). A mix that loops is planned to a horizon and planned again there.
+    /// One that does not, and lasts longer than that horizon, is planned up to its first command at or past it,
+    /// and planned again from that command once it is written (unless `whole`): those commands are the whole
+    /// plan's, and the plan made from one of its commands is the rest of it, so what is sent is the same, while a
+    /// long pattern
+    /// (70 s of `long_clip.ahap`: about 180 ms to plan whole in a debug build) no longer holds up the pass that
+    /// plans it, or a start beside it, for that long. `continuing`: no player changed at `origin` (a horizon), so
+    /// a step there is a jump only where the mix jumps (the planner's `levelsBefore`).
     func plan(
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
-        locality: HapticLocality
+        locality: HapticLocality, continuing: Bool = false, whole: Bool = false
     ) -> PlaybackPlan {
         let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
-        let horizon = loops ? Self.planHorizon(planner) : nil
+        let stretch = Self.planHorizon(planner)
         let span =
-            horizon.map {
-                $0
-                    + max(
-                        PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval,
-                        PlaybackPlan.lookaheadSeconds)
-            }
-            ?? playingEnd(from: origin)
+            loops
+            ? stretch
+                + max(
+                    PlaybackPlan.lookaheadIntervals * planner.profile.minimumUpdateInterval,
+                    PlaybackPlan.lookaheadSeconds)
+            : playingEnd(from: origin)
         let timeline = mixedTimeline(from: origin, span: span, locality: locality)
         var lastCommand = resumption.lastCommandTime - origin
         let interval = planner.profile.minimumUpdateInterval
@@ -110,8 +116,17 @@ extension PlaybackScheduler {
         if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
         let local = DeviceCommandPlanner.Resumption(
             sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft)
-        var commands = planner.commands(for: timeline, from: 0, resuming: local)
-        if let horizon { commands.removeAll { $0.time >= horizon } }
+        var commands = planner.commands(
+            for: timeline, from: 0, resuming: local,
+            levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil,
+            until: loops || whole ? .infinity : stretch)
+        var horizon: Double?
+        if loops {
+            commands.removeAll { $0.time >= stretch }
+            horizon = stretch
+        } else if !whole, let last = commands.last, last.time >= stretch {
+            horizon = last.time
+        }
         return PlaybackPlan(
             revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
     }
@@ -128,7 +143,7 @@ extension PlaybackScheduler {
         _ = player.advance(to: 0)
         var solo = PlaybackScheduler()
         _ = solo.add(player)
-        return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality).commands
+        return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality, whole: true).commands
     }
 
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
@@ -142,6 +157,25 @@ extension PlaybackScheduler {
             end = max(end, (player.timeline.endTime - player.unwrappedOffset(at: origin)) / player.rate)
         }
         return end
+    }
+
+    /// The mix of the players playing now just before engine time `origin` (the left limit: at a step, the level
+    /// before it), by the rule `mixedTimeline` sums by; a player at its top, or in the part a prepared pulse
+    /// played, adds nothing. Only meaningful where no player changed at `origin`.
+    func mixedLevels(justBefore origin: Double, locality: HapticLocality) -> MotorMagnitudes {
+        var sum = MotorMagnitudes.off
+        for id in players.keys.sorted() {
+            guard let player = players[id], player.phase == .playing else { continue }
+            var offset = player.unwrappedOffset(at: origin)
+            guard offset > 0 else { continue }
+            if let loop = player.loopLength, loop > 0 {
+                // In (0, loop]: at a loop's boundary, the end of the pass before it.
+                offset -= ((offset / loop).rounded(.up) - 1) * loop
+            }
+            guard offset > preparedPlayers[id] ?? 0 else { continue }
+            sum = sum + player.timeline.levels(justBefore: offset)
+        }
+        return locality.apply(sum.clamped())
     }
 
     /// The mix of every playing player over `0...span` seconds after engine time `origin`, in that local time:

@@ -293,6 +293,20 @@ import Testing
         }
     }
 
+    @Test(arguments: patterns, RenderProfile.builtIn)
+    func planningUntilAnInstantGivesTheWholePlanUpToItsFirstCommandThere(pattern: HapticPattern, profile: RenderProfile)
+    {
+        let timeline = PatternRenderer(profile: profile).render(pattern)
+        let planner = DeviceCommandPlanner(profile: profile)
+        let whole = planner.commands(for: timeline)
+        for until in [0.0, 0.1, 0.25, 0.45, 10] {
+            let part = planner.commands(for: timeline, from: 0, resuming: .deviceOff, until: until)
+            let expected = whole.prefix { $0.time < until } + whole.drop { $0.time < until }.prefix(1)
+            #expect(part.map(\.time) == expected.map(\.time), "until \(until) (\(profile.name))")
+            #expect(part.map(\.levels) == expected.map(\.levels), "until \(until) (\(profile.name))")
+        }
+    }
+
     /// A burst of changes ending off: the device is at rest from `restsFrom` on (interval and budget back), not
     /// a millisecond before, on every profile; never while it holds a level; always when sent nothing.
     @Test(arguments: RenderProfile.builtIn)
@@ -311,6 +325,34 @@ import Testing
         #expect(rest >= state.lastCommandTime + gap)
         #expect(planner.isAtRest(state, at: rest + 1e-9), "\(profile.name)")
         #expect(!planner.isAtRest(state, at: rest - 0.001), "\(profile.name)")
+    }
+
+    @Test(arguments: RenderProfile.builtIn)
+    func aTimelineCutMidRampWithItsLevelsBeforeTheCutPlansAsTheWholeOneResumedThere(profile: RenderProfile) {
+        // A ramp, a jump, a ramp down: cut at 0.137, in the first ramp, where a device got a level at 0.137 (as at
+        // a plan's horizon). Without the levels before the cut its first instant reads as a jump from silence,
+        // sent at the interval (on `switch`, here). (No level of the holds lies exactly half-way between two steps:
+        // engine-time rounding could tip such a tie.)
+        let planner = DeviceCommandPlanner(profile: profile)
+        let whole = MotorTimeline(segments: [
+            .init(
+                start: 0, end: 0.3, startLevels: .init(strong: 0.2, weak: 0.3),
+                endLevels: .init(strong: 0.37, weak: 0.41)),
+            .init(start: 0.3, end: 0.6, startLevels: .init(strong: 0.43, weak: 0.97), endLevels: .off),
+        ])
+        let cut = 0.137
+        let holds = planner.resumption(
+            after: RumbleCommand(time: cut, levels: planner.quantized(whole.levels(at: 0.1)), holdDuration: nil),
+            from: .deviceOff)
+        let resumed = planner.commands(for: whole, from: cut, resuming: holds)
+        let local = DeviceCommandPlanner.Resumption(
+            sent: holds.sent, lastCommandTime: 0, writesLeft: holds.writesLeft)
+        let continued = planner.commands(
+            for: whole.slice(from: cut), from: 0, resuming: local, levelsBefore: whole.levels(justBefore: cut))
+        #expect(continued.count == resumed.count, "\(profile.name)")
+        for (a, b) in zip(continued, resumed) {
+            #expect(close(a.time + cut, b.time, within: 1e-9) && a.levels == b.levels, "\(profile.name)")
+        }
     }
 
     @Test func aRenewalMadeLateTakesItsWritesOnceAtTheTimeItWentOut() {

@@ -31,6 +31,20 @@ import Testing
         #expect(zip(timeline.segments, timeline.segments.dropFirst()).allSatisfy { $0.end == $1.start })
     }
 
+    @Test func theLevelsJustBeforeAnInstantAreTheOnesBeforeAJumpThere() {
+        let on = MotorMagnitudes(strong: 1, weak: 0)
+        let half = MotorMagnitudes(strong: 0.5, weak: 0)
+        let timeline = MotorTimeline(segments: [
+            .init(start: 0.1, end: 0.2, startLevels: on, endLevels: half),
+            .init(start: 0.2, end: 0.3, startLevels: on, endLevels: on),
+        ])
+        #expect(timeline.levels(justBefore: 0.2) == half && timeline.levels(at: 0.2) == on, "at the jump")
+        #expect(close(timeline.levels(justBefore: 0.15).strong, 0.75), "inside a ramp, its value")
+        #expect(timeline.levels(justBefore: 0.1) == .off, "the silence before the first level")
+        #expect(timeline.levels(justBefore: 0.3) == on && timeline.levels(at: 0.3) == .off, "at the end")
+        #expect(timeline.levels(justBefore: 0) == .off && timeline.levels(justBefore: 0.31) == .off)
+    }
+
     @Test func playbackRateDividesEveryTime() {
         let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(
             rate: 2)
