@@ -233,6 +233,22 @@ import Testing
             ])
     }
 
+    /// Plays `timeline` on a generic rig from 10 s with a playback observer, on time for `onTime` seconds, then
+    /// wakes the thread late, `late` seconds in, and runs a second more on time; the rig and what the observer saw.
+    static func observe(_ timeline: MotorTimeline, onTimeFor onTime: Double, wakingLateAt late: Double) throws -> (
+        Rig, [PlaybackSample]
+    ) {
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options)
+        try rig.engine.makeAdvancedPlayer(timeline: timeline).start(atTime: 0)
+        rig.clock.advance(by: onTime)
+        rig.clock.wakeLate(at: 10 + late)
+        rig.clock.advance(by: 1)
+        return (rig, samples.withLock { $0 })
+    }
+
     /// The samples `rig`'s observer saw, as (deadline, sent) in microseconds after 10 s, and whether late.
     static func timings(_ samples: [PlaybackSample]) -> [[Int]] {
         samples.map { sample in
@@ -276,22 +292,15 @@ import Testing
     @Test func aCommandWrittenLateCountsFromWhenItWentOutAndTheNextWaitsTheIntervalFromIt() throws {
         // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the generic profile's 20 ms
         // interval from 0.11, as the device saw the writes. The plan is kept: no level is planned again.
-        let samples = Lock<[PlaybackSample]>([])
-        var options = HapticEngineOptions()
-        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
-        let rig = try Rig(options: options)
         let steps = timeline(
             pulse(0.5, 0.5, to: 0.1), pulse(0.8, 0.8, from: 0.1, to: 0.12), pulse(0.3, 0.3, from: 0.12, to: 0.2))
-        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
-        rig.clock.advance(by: 0.05)
-        rig.clock.wakeLate(at: 10.11)
-        rig.clock.advance(by: 1)
+        let (rig, samples) = try Self.observe(steps, onTimeFor: 0.05, wakingLateAt: 0.11)
         #expect(
             rig.applied() == [
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.11, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.13, strong: q(0.3), weak: q(0.3)), Change(at: 0.2, .off),
             ])
-        let applied = samples.withLock { $0 }.filter { $0.kind == .apply }
+        let applied = samples.filter { $0.kind == .apply }
         #expect(
             Self.timings(applied) == [
                 [0, 0, 0], [100_000, 110_000, 0], [120_000, 130_000, 0], [200_000, 200_000, 0],
@@ -325,21 +334,14 @@ import Testing
         // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285, later than
         // the 5 ms a renewal may be and still count at its time: the change planned for 0.3 waits out the 20 ms
         // interval from it, as it would after a command, and the budget counts the renewal then.
-        let samples = Lock<[PlaybackSample]>([])
-        var options = HapticEngineOptions()
-        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
-        let rig = try Rig(options: options)
         let steps = timeline(pulse(0.5, 0.5, to: 0.3), pulse(0.8, 0.8, from: 0.3, to: 0.4))
-        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
-        rig.clock.advance(by: 0.24)
-        rig.clock.wakeLate(at: 10.285)
-        rig.clock.advance(by: 1)
+        let (rig, samples) = try Self.observe(steps, onTimeFor: 0.24, wakingLateAt: 0.285)
         #expect(
             rig.applied() == [
                 Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.305, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.4, .off),
             ])
-        let renewals = samples.withLock { $0 }.filter { $0.kind == .keepAlive }
+        let renewals = samples.filter { $0.kind == .keepAlive }
         #expect(Self.timings(renewals).contains([250_000, 285_000, 0]))
     }
 
