@@ -90,11 +90,10 @@ extension PlaybackScheduler {
     /// `resumption` (its times in engine time). A mix that loops is planned to a horizon and planned again there.
     /// One that does not, and lasts longer than that horizon, is planned up to its first command at or past it,
     /// and planned again from that command once it is written (unless `whole`): those commands are the whole
-    /// plan's, and the plan made from one of its commands is the rest of it, so what is sent is the same, while a
-    /// long pattern
-    /// (70 s of `long_clip.ahap`: about 180 ms to plan whole in a debug build) no longer holds up the pass that
-    /// plans it, or a start beside it, for that long. `continuing`: no player changed at `origin` (a horizon), so
-    /// a step there is a jump only where the mix jumps (the planner's `levelsBefore`).
+    /// plan's, and the plan made from one of its commands is the rest of it, so what is sent is the same. A long
+    /// pattern (70 s of `long_clip.ahap`: about 180 ms to plan whole in a debug build) then no longer holds up the
+    /// pass that plans it, or a start beside it, for that long. `continuing`: no player changed at `origin` (a
+    /// horizon), so a step there is a jump only where the mix jumps (the planner's `levelsBefore`).
     func plan(
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
         locality: HapticLocality, continuing: Bool = false, whole: Bool = false
