@@ -69,14 +69,7 @@ extension EngineState {
         for (player, event) in step.events where event == .finished || event == .stopped {
             if let completion = completions[player] { finished.append(completion) }
         }
-        // Due once every command up to it is written: a long mix's plan ends with a command at its horizon, from
-        // which the next plan resumes.
-        let horizonDue = plan.flatMap { plan in
-            plan.horizon.flatMap { horizon in
-                horizon <= now + PlayerState.epsilon
-                    && (plan.nextCommandTime.map { $0 > horizon + PlayerState.epsilon } ?? true) ? horizon : nil
-            }
-        }
+        let horizonDue = plan?.horizonReached.flatMap { $0 <= now + PlayerState.epsilon ? $0 : nil }
         guard plan?.revision != scheduler.revision || horizonDue != nil else {
             return PassStart(output: output, step: step, finished: finished, request: nil)
         }
@@ -131,7 +124,9 @@ extension EngineState {
         let nextCommand = plan?.nextCommandTime.map { time in
             heldBack(until: time, at: now) ?? time - lead(ofNextCommand: changeLead)
         }
-        var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizon, renewal))
+        // The horizon counts once the commands before it are written (one held back would otherwise make it due
+        // over and over until it goes out).
+        var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizonReached, renewal))
         if replanning { deadline = now }
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil

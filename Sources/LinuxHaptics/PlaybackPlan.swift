@@ -27,6 +27,13 @@ struct PlaybackPlan: Sendable {
     /// when it covers every player to its end. It is made again there once every command up to it is written.
     var horizon: Double?
 
+    /// The horizon once every command up to it is taken (a long mix's plan ends with a command at its horizon,
+    /// from which the next plan resumes); nil before, and when the plan has none.
+    var horizonReached: Double? {
+        guard let horizon else { return nil }
+        return nextCommandTime.map { $0 > horizon + PlayerState.epsilon } ?? true ? horizon : nil
+    }
+
     /// The next command's engine time, nil when none is left.
     var nextCommandTime: Double? { next < commands.count ? origin + commands[next].time : nil }
     /// The next command, its time counted from `origin`; nil when none is left.

@@ -289,6 +289,29 @@ import Testing
         }
     }
 
+    @Test func aCommandHeldBackAtALongMixsHorizonGoesOutAndThePlanGoesOnFromIt() throws {
+        // The command before the first horizon goes out late, 5 ms before the horizon's command, which then waits
+        // the 20 ms interval. The horizon is due only once that command is written: every command after it still
+        // goes out, and the motors stop at the end.
+        let rig = try Rig()
+        let ramp = timeline(
+            pulse(0.5, 0.4, to: 0.013),
+            MotorTimeline.Segment(
+                start: 0.013, end: 4, startLevels: .init(strong: 0.1, weak: 0.1),
+                endLevels: .init(strong: 0.9, weak: 0.7)))
+        let whole = DeviceCommandPlanner(profile: .genericRumble).commands(for: ramp)
+        let k = try #require(whole.firstIndex { $0.time >= 2 })
+        try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: 10.1)
+        rig.clock.set(to: 10.1 + whole[k - 1].time - 0.0001)
+        rig.clock.wakeLate(at: 10.1 + whole[k].time - 0.005)
+        rig.clock.advance(by: 3)
+        let sent = rig.applied(since: 10.1)
+        let after = sent.filter { $0.time > Int((whole[k].time * 1e6).rounded()) }
+        #expect(sent.contains(Change(at: whole[k].time + 0.015, whole[k].levels)), "\(sent)")
+        #expect(after.count >= whole.count - k - 2, "\(after.count) of \(whole.count - k - 1)")
+        #expect(sent.last == Change(at: 4, .off))
+    }
+
     @Test func aCommandWrittenLateCountsFromWhenItWentOutAndTheNextWaitsTheIntervalFromIt() throws {
         // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the generic profile's 20 ms
         // interval from 0.11, as the device saw the writes. The plan is kept: no level is planned again.
