@@ -92,7 +92,7 @@ import Testing
     /// overdraw its write budget (a token bucket over every write, renewals included), described.
     static func brokenRules(_ records: [RecordingOutput.Record], profile: RenderProfile) -> [String] {
         let budget = profile.budget
-        let absorbed = max(profile.minimumUpdateInterval / 4, 0.001)
+        let absorbed = OutputTiming.lateRenewalTolerance(for: profile)
         var broken: [String] = []
         var lastCommand = -Double.infinity
         var lastWrite = -Double.infinity
