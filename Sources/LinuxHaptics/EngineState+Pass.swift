@@ -202,7 +202,10 @@ extension EngineState {
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
-        let waits = plan?.nextCommandTime.map { heldBack(until: $0, at: now) != nil } ?? false
+        // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
+        let waits =
+            plan?.nextCommandTime.map { $0 <= now + lead + PlayerState.epsilon && heldBack(until: $0, at: now) != nil }
+            ?? false
         let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),

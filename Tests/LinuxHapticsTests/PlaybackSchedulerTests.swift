@@ -27,6 +27,26 @@ import Testing
         #expect(step.nextChange == nil && !step.isActive)
     }
 
+    @Test func aLongMixIsPlannedUpToItsFirstCommandPastTwoSecondsAndASoloPlanWhole() throws {
+        // A 7 s ramp: the pass's plan ends with the whole plan's first command at or past 2 s, which is its
+        // horizon; the plan a start takes from a player made alone (`whole`) runs to the end, with no horizon.
+        let ramp = timeline(
+            MotorTimeline.Segment(
+                start: 0, end: 7, startLevels: .init(strong: 0.1, weak: 0.1), endLevels: .init(strong: 0.9, weak: 0.7)))
+        var scheduler = PlaybackScheduler()
+        let id = scheduler.add(PlayerState(timeline: ramp))
+        scheduler.withPlayer(id) { $0.schedule(.start, at: 10) }
+        _ = scheduler.advance(to: 10)
+        let planner = DeviceCommandPlanner(profile: .genericRumble)
+        let whole = planner.commands(for: ramp)
+        let k = try #require(whole.firstIndex { $0.time >= 2 })
+        let plan = scheduler.plan(from: 10, resuming: .deviceOff, planner: planner, locality: .all)
+        #expect(plan.commands.map(\.levels) == whole[...k].map(\.levels))
+        #expect(plan.horizon.map { abs($0 - 10 - whole[k].time) < 1e-9 } == true)
+        let solo = scheduler.plan(from: 10, resuming: .deviceOff, planner: planner, locality: .all, whole: true)
+        #expect(solo.commands.count == whole.count && solo.horizon == nil)
+    }
+
     @Test func aChangeMakesThePlanStaleFromTheEarliestInstantItTookEffect() {
         var scheduler = PlaybackScheduler()
         let id = scheduler.add(Self.player(seconds: 1))
