@@ -209,7 +209,7 @@ extension EngineState {
         let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
-            heldBack(until: now, at: now) == nil, budgetAffords(missed.levels, at: now)
+            budgetAffords(missed.levels, at: now)
         {
             recordCommand(missed.levels, at: now)
             lastWriteTime = now
