@@ -33,7 +33,9 @@ public struct RumbleCommand: Sendable, Hashable {
 ///   per interval or per step whatever the slope. A drift also goes out when the renewal of the level held
 ///   falls due (`WriteBudget.renewalInterval`): that write is made either way, so it carries the level then.
 /// - **Each level sent** is the timeline's mean over the hold it starts (the stretch, up to the next jump, whose
-///   error about its mean stays within `holdError`): on a ramp, the level at the middle of the hold.
+///   error about its mean stays within `holdError`): on a ramp, the level at the middle of the hold. A jump
+///   inside the minimum interval does not end the hold, which lasts the interval at least: the level is then the
+///   mean over the interval, across the jump.
 public struct DeviceCommandPlanner: Sendable {
     public var profile: RenderProfile
 
@@ -233,15 +235,25 @@ public struct DeviceCommandPlanner: Sendable {
     static let longestHoldLookahead = 60.0
 
     /// The quantised level for a hold starting at `time`: the timeline's mean over the longest stretch from there
-    /// (never past the next jump) whose squared error about its own mean stays within the budget's hold error.
+    /// (never past the next jump) whose squared error about its own mean stays within the budget's hold error, or
+    /// over the minimum interval when the next jump falls inside it.
     func holdLevel(from time: Double, in timeline: MotorTimeline) -> MotorMagnitudes {
         guard time < timeline.endTime, var index = timeline.segmentIndex(at: time) else { return .off }
         let next = nextJump(in: timeline, after: time, before: .infinity) ?? timeline.endTime
         // Times near the limits of a Double (timelines built by hand) leave no mean to take: the level then.
         guard next.isFinite, (next - time).isFinite else { return quantized(timeline.levels(at: time)) }
+        let interval = profile.minimumUpdateInterval
+        if next < time + interval, interval.isFinite {
+            // The next command comes an interval later at the soonest, so a jump inside the interval cannot end
+            // the hold before it does: the level is the mean over the whole interval, across the jump (and past
+            // the end, where the output is off).
+            let mean = integrals(from: time, to: time + interval, in: timeline).mean(over: interval)
+            guard mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
+            return stepped(mean)
+        }
         let limit = Swift.min(next, time + Self.longestHoldLookahead)
-        // A hold lasts at least the minimum interval (unless a jump ends it first): its level is for that long.
-        let shortest = Swift.min(limit, time + profile.minimumUpdateInterval)
+        // A hold lasts at least the minimum interval: its level is for that long.
+        let shortest = Swift.min(limit, time + interval)
         let segments = timeline.segments
         var sums = MotionSums()
         var end = time

@@ -39,14 +39,16 @@ import Testing
 
     @Test func aRateLimitedChangeLandsAtTheDeadlineWithTheLevelThen() {
         // 0.4 from 0; a light tap adds 0.1 from 15 ms to 55 ms; off at 100 ms. The tap's rise comes 15 ms after
-        // the first command: it is sent at 20 ms with the level the timeline has then.
+        // the first command: it is sent at 20 ms with the level the timeline has then. The first command holds
+        // until then, so it carries the mean over its 20 ms, the tap's first 5 ms in it: 0.425.
         let pattern = Build.pattern([
             Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5),
             Build.transient(at: 0.015, intensity: 0.1, sharpness: 0.5),
         ])
         let list = commands(pattern, profile: Build.profile(interval: 0.02))
         #expect(zip(list.map(\.time), [0, 0.02, 0.055, 0.1]).allSatisfy { close($0, $1) } && list.count == 4)
-        #expect(list.map(\.levels.strong) == [0.4, 128.0 / 255, 0.4, 0], "0.5 rounds to step 128")
+        let levels: [Double] = [108.0 / 255, 128.0 / 255, 0.4, 0]
+        #expect(list.map(\.levels.strong) == levels, "0.425 rounds to step 108, 0.5 to step 128")
         #expect(zip(list.compactMap(\.holdDuration), [0.02, 0.035, 0.045]).allSatisfy { close($0, $1) })
         #expect(list.last?.holdDuration == nil)
     }
@@ -186,8 +188,10 @@ import Testing
         #expect(compared >= RenderProfile.builtIn.count * 3)
     }
 
-    @Test func aBlipShorterThanTheIntervalIsNotSentButTheFinalLevelIs() {
-        // 0 ms: 0.4; 10-15 ms: up to 1; 15 ms on: back to 0.4 until 100 ms.
+    @Test func aBlipShorterThanTheIntervalIsSentAsItsShareOfTheIntervalsMean() {
+        // 0 ms: 0.4; 10-15 ms: up to 1; 15 ms on: back to 0.4 until 100 ms. The first command holds 20 ms at the
+        // soonest, the blip inside it: it carries the mean over those 20 ms (0.4 + 0.6 · 5/20 = 0.55), and 0.4
+        // follows at 20 ms. Holding 0.4 throughout, the blip lost, leaves more squared error.
         let pattern = Build.pattern(
             [Build.continuous(at: 0, duration: 0.1, intensity: 0.4, sharpness: 0.5)],
             parameters: [
@@ -195,8 +199,16 @@ import Testing
             ])
         var blip = pattern
         blip.events.append(Build.continuous(at: 0.01, duration: 0.005, intensity: 0.6, sharpness: 0.5))
-        let list = commands(blip, profile: Build.profile(interval: 0.02))
-        #expect(list.map(\.time) == [0, 0.1])
+        let profile = Build.profile(interval: 0.02)
+        let list = commands(blip, profile: profile)
+        #expect(list.map(\.time) == [0, 0.02, 0.1])
+        let levels: [Double] = [140.0 / 255, 0.4, 0]
+        #expect(list.map(\.levels.strong) == levels, "0.55 rounds to step 140")
+        let planner = DeviceCommandPlanner(profile: profile)
+        let timeline = PatternRenderer(profile: profile).render(blip)
+        #expect(
+            planner.holdError(list[0].levels, from: 0, to: 0.02, in: timeline)
+                < planner.holdError(planner.quantized(timeline.levels(at: 0)), from: 0, to: 0.02, in: timeline))
         #expect(list.last?.levels == .off)
     }
 

@@ -73,15 +73,16 @@ import Testing
     }
 
     @Test func twoBreakpointsCloserThanTheIntervalAreOneCommandAtTheDeadline() throws {
-        // 0.5 for 10 ms then 0.8: the generic profile allows one update per 20 ms. The planner sends 0.5 at 0
-        // (waiting for the jump would leave the motor off for 10 ms: more error) and 0.8 at the deadline, 20 ms.
+        // 0.5 for 10 ms then 0.8: the generic profile allows one update per 20 ms. The planner sends at 0
+        // (waiting for the jump would leave the motor off for 10 ms: more error) the mean over the 20 ms that
+        // level holds, 0.65, and 0.8 at the deadline, 20 ms.
         let rig = try Rig()
         let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
         try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
         rig.clock.advance(by: 1)
         #expect(
             rig.applied() == [
-                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0, strong: q(0.65), weak: q(0.65)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.2, .off),
             ])
         #expect(rig.applied() == planned(steps))
