@@ -217,13 +217,13 @@ extension EngineCore {
             return (player.timeline, state.planner(gain: options.gain), state.outputGeneration)
         }
         guard let (timeline, planner, generation) = wanted else { return }
-        let commands = PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: options.locality)
+        let plan = PlaybackScheduler.soloPlan(of: timeline, planner: planner, locality: options.locality)
         let now = motorNow
         let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes)? in
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
                 return nil
             }
-            state.openings[id] = PlayerOpening(commands: commands, outputGeneration: generation)
+            state.openings[id] = PlayerOpening(plan: plan, outputGeneration: generation)
             // While nothing plays, the device gets ready for this opening, so its start is one write.
             guard let output = state.output, let levels = state.stageOpening(of: id, at: now) else { return nil }
             return (output, levels)

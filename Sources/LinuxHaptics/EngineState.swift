@@ -35,18 +35,22 @@ struct PreparedEffect: Sendable {
     var trigger: any PulseTrigger
 }
 
-/// A player's commands when it starts alone on a device at rest (`PlaybackScheduler.soloCommands`), planned for
-/// an output generation's profile.
+/// A player's plan when it starts alone on a device at rest (`PlaybackScheduler.soloPlan`), made for an output
+/// generation's profile.
 struct PlayerOpening: Sendable {
     /// In seconds from the start.
     let commands: [RumbleCommand]
+    /// Seconds from the start at which the plan is made again (a long pattern's, at its last command); nil when
+    /// the commands run to the pattern's end.
+    let horizon: Double?
     let outputGeneration: OutputGeneration
     /// What the start writes at once (the first command, when it falls at the start); nil when the first
     /// command comes later.
     let levels: MotorMagnitudes?
 
-    init(commands: [RumbleCommand], outputGeneration: OutputGeneration = OutputGeneration()) {
-        self.commands = commands
+    init(plan: PlaybackPlan, outputGeneration: OutputGeneration = OutputGeneration()) {
+        commands = plan.commands
+        horizon = plan.horizon.map { $0 - plan.origin }
         self.outputGeneration = outputGeneration
         levels = commands.first.flatMap { $0.time == 0 ? $0.levels : nil }
     }
@@ -70,7 +74,7 @@ struct StagedOpening: Sendable {
 }
 
 /// A lone start whose opening went out before anything was planned (`EngineState.takeOpening`): the pass that
-/// follows takes the rest of the player's solo commands (its `PlayerOpening`) as its plan.
+/// follows takes the rest of the player's solo plan (its `PlayerOpening`) as its own.
 struct SoloStart: Sendable {
     var player: PlayerID
     /// The engine time the start was queued at: the plan's origin.
@@ -270,8 +274,9 @@ struct EngineState: Sendable {
     /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
     /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
     /// device is at rest: off, past the rate limit, no prepared pulse still running. The mix is then the
-    /// player's alone, from its start: the pass that follows takes the rest of its solo commands as its plan
-    /// (`adoptSoloStart`) and plans nothing, so the mix is planned once per start, when the player was made.
+    /// player's alone, from its start: the pass that follows takes the rest of its solo plan as its own
+    /// (`adoptSoloStart`) and plans nothing before that plan's horizon: up to there the mix was planned when the
+    /// player was made.
     /// Nothing but this bookkeeping happens before the write.
     mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
         guard phase == .running, output != nil, let opening = openings[id],
@@ -326,7 +331,7 @@ struct EngineState: Sendable {
 
     /// After a staged opening's write: the start recorded as `decideStart` and `takeOpening` record one, the
     /// start queued at `now` and, when the mix did not change since it was staged, the pass to follow taking the
-    /// rest of the player's solo commands as its plan. When it did change (another player started meanwhile),
+    /// rest of the player's solo plan as its own. When it did change (another player started meanwhile),
     /// the pass plans the mix from what the device holds; after a reset or a new output, nothing is left to record.
     mutating func recordStagedStart(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) {
         guard resetGeneration == generation, outputGeneration == staged.outputGeneration,
@@ -378,7 +383,7 @@ struct EngineState: Sendable {
 
     /// After a lone start wrote its opening (`takeOpening`), and only if nothing changed the mix since: the
     /// start is applied (the player's only queued command; its pattern outlasts the instant it starts at) and
-    /// the rest of its solo commands become the plan, as the pass would have planned them.
+    /// the rest of its solo plan becomes the engine's, horizon included, as the pass would have planned it.
     mutating func adoptSoloStart() {
         guard let solo = soloStart else { return }
         soloStart = nil
@@ -388,6 +393,7 @@ struct EngineState: Sendable {
         scheduler.withPlayer(solo.player) { _ = $0.advance(to: solo.start) }
         _ = scheduler.consumeChanges()
         plan = PlaybackPlan(
-            revision: scheduler.revision, commands: opening.commands, origin: solo.start, next: 1, horizon: nil)
+            revision: scheduler.revision, commands: opening.commands, origin: solo.start, next: 1,
+            horizon: opening.horizon.map { solo.start + $0 })
     }
 }

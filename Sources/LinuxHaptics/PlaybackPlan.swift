@@ -17,7 +17,7 @@ struct PlaybackPlan: Sendable {
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
     var revision: MixRevision
-    /// In seconds from `origin`: a player's solo commands become a plan as they are, with no copy.
+    /// In seconds from `origin`: a player's solo plan becomes the engine's as it is, with no copy.
     var commands: [RumbleCommand]
     /// The engine time the commands count from.
     var origin: Double
@@ -96,14 +96,14 @@ extension PlaybackScheduler {
     /// Plans the device commands for every playing player from engine time `origin` on, for a device holding
     /// `resumption` (its times in engine time). A mix that loops is planned to a horizon and planned again there.
     /// One that does not, and lasts longer than that horizon, is planned up to its first command at or past it,
-    /// and planned again from that command once it is written (unless `whole`): those commands are the whole
-    /// plan's, and the plan made from one of its commands is the rest of it, so what is sent is the same. A long
-    /// pattern (70 s of `long_clip.ahap`: about 180 ms to plan whole in a debug build) then no longer holds up the
-    /// pass that plans it, or a start beside it, for that long. `continuing`: no player changed at `origin` (a
+    /// and planned again from that command once it is written: those commands are the whole plan's, and the plan
+    /// made from one of its commands is the rest of it, so what is sent is the same. A long pattern (70 s of
+    /// `long_clip.ahap`: about 180 ms to plan whole in a debug build) then no longer holds up the pass that plans
+    /// it, a start beside it, or the making of its player (`soloPlan`), for that long. `continuing`: no player changed at `origin` (a
     /// horizon), so a step there is a jump only where the mix jumps (the planner's `levelsBefore`).
     func plan(
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
-        locality: HapticLocality, continuing: Bool = false, whole: Bool = false
+        locality: HapticLocality, continuing: Bool = false
     ) -> PlaybackPlan {
         let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
         let stretch = Self.planHorizon(planner)
@@ -125,31 +125,32 @@ extension PlaybackScheduler {
         var commands = planner.commands(
             for: timeline, from: 0, resuming: local,
             levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil,
-            until: loops || whole ? .infinity : stretch)
+            until: loops ? .infinity : stretch)
         var horizon: Double?
         if loops {
             commands.removeAll { $0.time >= stretch }
             horizon = stretch
-        } else if !whole, let last = commands.last, last.time >= stretch {
+        } else if let last = commands.last, last.time >= stretch {
             horizon = last.time
         }
         return PlaybackPlan(
             revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
     }
 
-    /// The commands a pass plans the instant `timeline` starts from its top, alone, on a device at rest (off,
-    /// rate limit free), in seconds from that start. Planned when the player is made, outside the engine's
-    /// lock: a start that meets those conditions writes the first at once and takes the rest as the engine's
-    /// plan (`EngineState.takeOpening`), so it plans nothing. Empty when the timeline sends nothing.
-    static func soloCommands(
+    /// The plan a pass makes the instant `timeline` starts from its top, alone, on a device at rest (off, rate
+    /// limit free), its times in seconds from that start; for a long pattern, up to its horizon, as any pass
+    /// plans it. Planned when the player is made, outside the engine's lock: a start that meets those conditions
+    /// writes the first command at once and takes the plan as the engine's (`EngineState.takeOpening`), so it
+    /// plans nothing before its horizon. No command when the timeline sends nothing.
+    static func soloPlan(
         of timeline: MotorTimeline, planner: DeviceCommandPlanner, locality: HapticLocality
-    ) -> [RumbleCommand] {
+    ) -> PlaybackPlan {
         var player = PlayerState(timeline: timeline)
         player.schedule(.start, at: 0)
         _ = player.advance(to: 0)
         var solo = PlaybackScheduler()
         _ = solo.add(player)
-        return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality, whole: true).commands
+        return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality)
     }
 
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {

@@ -12,8 +12,7 @@ import Testing
 
     /// What a lone start of `timeline` writes first, as the engine works it out when the player is made.
     static func opening(of timeline: MotorTimeline, locality: HapticLocality = .all) -> MotorMagnitudes? {
-        PlayerOpening(commands: PlaybackScheduler.soloCommands(of: timeline, planner: planner, locality: locality))
-            .levels
+        PlayerOpening(plan: PlaybackScheduler.soloPlan(of: timeline, planner: planner, locality: locality)).levels
     }
 
     @Test(arguments: [

@@ -27,9 +27,9 @@ import Testing
         #expect(step.nextChange == nil && !step.isActive)
     }
 
-    @Test func aLongMixIsPlannedUpToItsFirstCommandPastTwoSecondsAndASoloPlanWhole() throws {
+    @Test func aLongMixIsPlannedUpToItsFirstCommandPastTwoSecondsAndSoIsASoloPlan() throws {
         // A 7 s ramp: the pass's plan ends with the whole plan's first command at or past 2 s, which is its
-        // horizon; the plan a start takes from a player made alone (`whole`) runs to the end, with no horizon.
+        // horizon; so does the plan a start takes from a player made alone, its times from its start.
         let ramp = timeline(
             MotorTimeline.Segment(
                 start: 0, end: 7, startLevels: .init(strong: 0.1, weak: 0.1), endLevels: .init(strong: 0.9, weak: 0.7)))
@@ -43,8 +43,10 @@ import Testing
         let plan = scheduler.plan(from: 10, resuming: .deviceOff, planner: planner, locality: .all)
         #expect(plan.commands.map(\.levels) == whole[...k].map(\.levels))
         #expect(plan.horizon.map { abs($0 - 10 - whole[k].time) < 1e-9 } == true)
-        let solo = scheduler.plan(from: 10, resuming: .deviceOff, planner: planner, locality: .all, whole: true)
-        #expect(solo.commands.count == whole.count && solo.horizon == nil)
+        let solo = PlaybackScheduler.soloPlan(of: ramp, planner: planner, locality: .all)
+        #expect(solo.commands.map(\.levels) == whole[...k].map(\.levels))
+        #expect(solo.commands.map(\.time) == whole[...k].map(\.time))
+        #expect(solo.horizon == whole[k].time && PlayerOpening(plan: solo).horizon == whole[k].time)
     }
 
     @Test func aChangeMakesThePlanStaleFromTheEarliestInstantItTookEffect() {

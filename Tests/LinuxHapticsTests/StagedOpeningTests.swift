@@ -24,6 +24,38 @@ import Testing
         #expect(player.phase == .finished)
     }
 
+    @Test(arguments: [RenderProfile.genericRumble, .switchPro])
+    func aLongPatternStartedAloneTakesItsSoloPlanToItsHorizonAndGoesOnPastIt(profile: RenderProfile) throws {
+        // A 5 s pattern: the solo plan made with the player ends at its first command at or past 2 s, its horizon.
+        // The start writes the staged opening, the engine takes that plan, horizon included, and from the horizon
+        // the pass plans again: every command of the whole plan goes out, the last (off) at the end.
+        let rig = try Rig(renderProfile: profile)
+        let ramp = timeline(
+            pulse(0.5, 0.4, to: 0.013),
+            MotorTimeline.Segment(
+                start: 0.013, end: 5, startLevels: .init(strong: 0.1, weak: 0.1),
+                endLevels: .init(strong: 0.9, weak: 0.7)))
+        let whole = DeviceCommandPlanner(profile: profile).commands(for: ramp)
+        let k = try #require(whole.firstIndex { $0.time >= 2 })
+        let player = try rig.engine.makeAdvancedPlayer(timeline: ramp)
+        #expect(staged(rig)?.levels == whole[0].levels, "\(profile.name)")
+        try player.start(atTime: 0)
+        #expect(rig.applied() == [Change(at: 0, whole[0].levels)], "\(profile.name): written before the call returned")
+        rig.clock.advance(by: 0.1)
+        // In engine time, which runs the output's latency ahead of the writes (`switch`: 45 ms).
+        let horizon = rig.engine.core.state.withLock { $0.plan?.horizon }
+        let expected = 10 + profile.outputLatency + whole[k].time
+        #expect(horizon.map { abs($0 - expected) < 1e-9 } == true, "\(profile.name): \(String(describing: horizon))")
+        rig.clock.advance(by: 6)
+        let sent = rig.applied()
+        #expect(sent.count == whole.count, "\(profile.name)")
+        for (a, b) in zip(sent, planned(ramp, profile: profile)) {
+            #expect(abs(a.time - b.time) <= 100 && a.strong == b.strong && a.weak == b.weak, "\(profile.name)")
+        }
+        #expect(sent.last.map { $0.strong == 0 && $0.weak == 0 } == true)
+        #expect(player.phase == .finished)
+    }
+
     @Test func aStartAfterAnotherPlayerStartedWritesTheirMix() throws {
         let rig = try Rig()
         let second = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 1)))
