@@ -18,6 +18,9 @@ enum EngineSuite {
         tests: [
             KernelTest(name: "engine/fixtures-on-virtual-pad-match-planner", body: fixturesMatchPlanner),
             KernelTest(name: "engine/corpus-on-virtual-pad-matches-planner", body: corpusMatchesPlanner),
+            KernelTest(
+                name: "engine/long-pattern-past-its-horizons-matches-planner",
+                body: longPatternPastHorizonsMatchesPlanner),
             KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
             KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
             KernelTest(name: "engine/unplug-replug-cycles", body: unplugReplugCycles),
@@ -218,9 +221,71 @@ enum EngineSuite {
         try requireCorpusFindings(findings, fileCount: files.count - empty.count)
     }
 
-    /// Plays `pattern` on a new virtual pad from a known instant until its end or `corpusPlaySeconds`,
-    /// recording the engine's samples, then stops the engine and removes the pad.
-    static func playOnVirtualPad(_ pattern: HapticPattern) async throws -> CorpusPlayback {
+    /// A pattern of 4.6 s: a fading rumble, two taps after a rest, a swell across the 2 s and 4 s horizons of a
+    /// long mix's plan, and a last tap after a rest.
+    static func longPattern() -> HapticPattern {
+        func event(_ type: HapticEvent.EventType, at time: Double, for duration: Double = 0, intensity: Double)
+            -> HapticEvent
+        {
+            HapticEvent(
+                type: type,
+                parameters: [
+                    HapticEventParameter(parameterID: .hapticIntensity, value: intensity),
+                    HapticEventParameter(parameterID: .hapticSharpness, value: 0.4),
+                ], relativeTime: time, duration: duration)
+        }
+        func curve(at time: Double, _ points: [(Double, Double)]) -> HapticParameterCurve {
+            HapticParameterCurve(
+                parameterID: .hapticIntensityControl,
+                controlPoints: points.map { .init(relativeTime: $0.0, value: $0.1) }, relativeTime: time)
+        }
+        let events = [
+            event(.hapticContinuous, at: 0, for: 1.2, intensity: 0.9),
+            event(.hapticTransient, at: 1.5, intensity: 1),
+            event(.hapticTransient, at: 1.7, intensity: 0.6),
+            event(.hapticContinuous, at: 1.9, for: 2.4, intensity: 1),
+            event(.hapticTransient, at: 4.55, intensity: 0.8),
+        ]
+        return HapticPattern(
+            events: events,
+            parameterCurves: [curve(at: 0, [(0, 1), (1.2, 0.2)]), curve(at: 1.9, [(0, 0.1), (2.4, 1)])])
+    }
+
+    /// The long pattern played whole, started ahead (the pass plans it, 2 s at a time) and started now (the start
+    /// writes its staged opening and the engine takes the solo plan made with the player, up to its horizon): each
+    /// time, what the engine sent is the planner's plan of the whole pattern, and every change reached the pad.
+    static func longPatternPastHorizonsMatchesPlanner() async throws {
+        let pattern = longPattern()
+        let timeline = PatternRenderer(profile: .virtualPad).render(pattern)
+        let planned = DeviceCommandPlanner(profile: .virtualPad).commands(for: timeline)
+        try require(
+            planned.filter { $0.time >= 2 }.count > 10 && planned.contains { $0.time >= 4 },
+            "the pattern's plan does not run past two horizons: \(planned.count) commands, the last at "
+                + "\(planned.last?.time ?? 0) s")
+        var findings = CorpusFindings()
+        for startsNow in [false, true] {
+            let name = startsNow ? "long pattern started now" : "long pattern started ahead"
+            let playback = try await playOnVirtualPad(pattern, seconds: pattern.duration, startsNow: startsNow)
+            comparePlanned(timeline, playback, name, &findings)
+            compareMotors(playback, name, &findings)
+            // The check above follows what was sent; a plan that ended at a horizon would send nothing more until
+            // the pattern's end, whose off it would still match. Nearly every command must have gone out (a thread
+            // woken past several sends only the latest).
+            let sent = playback.samples.filter { $0.kind == .apply }.count
+            try require(
+                sent * 10 >= planned.count * 9,
+                "\(name): \(sent) commands sent of the \(planned.count) planned: the plan stopped short")
+        }
+        try requireCorpusFindings(findings, fileCount: 2)
+    }
+
+    /// Plays `pattern` on a new virtual pad from a known instant until its end or `seconds`, recording the
+    /// engine's samples, then stops the engine and removes the pad. `startsNow`: started at once rather than
+    /// ahead, and left to end by itself; the origin is then the first sample's, the start's own write (its
+    /// opening, on the caller's thread), which must lie between the clock's readings around the call.
+    static func playOnVirtualPad(
+        _ pattern: HapticPattern, seconds: Double = corpusPlaySeconds, startsNow: Bool = false
+    ) async throws -> CorpusPlayback {
         let pad = try VirtualPadSuite.makePad()
         let samples = Lock<[PlaybackSample]>([])
         // Haptics only: a pattern with sound would start when its sound can be heard, later than the plan's origin
@@ -235,11 +300,34 @@ enum EngineSuite {
         let (done, continuation) = AsyncStream.makeStream(of: Void.self)
         player.completionHandler = { _ in continuation.yield() }
         // A start a little ahead is a known instant (the plan's origin), not "now" as the thread sees it.
-        let origin = engine.currentTime + corpusStartDelaySeconds
-        try player.start(atTime: origin)
-        let stopOffset = min(pattern.duration, corpusPlaySeconds)
-        try player.stop(atTime: origin + stopOffset)
-        for await _ in done { break }
+        var origin = engine.currentTime + corpusStartDelaySeconds
+        let stopOffset = min(pattern.duration, seconds)
+        if startsNow {
+            // Once the playback thread has settled after the player was made (staged its opening), the start's
+            // pass on this thread finds the pass lock free and writes the opening: the path a start now takes on
+            // a quiet device, which takes the solo plan made with the player.
+            try await Task.sleep(for: .milliseconds(100))
+            let before = engine.currentTime
+            try player.start(atTime: 0)
+            let after = engine.currentTime
+            // No stop is scheduled: it would change the mix, and the pass would plan it again, as after any start.
+            for await _ in done { break }
+            let timeline = PatternRenderer(profile: .virtualPad).render(pattern)
+            let planned = DeviceCommandPlanner(profile: .virtualPad).commands(for: timeline)
+            // The opening, written on the caller's thread, is the first sample: its deadline is the origin.
+            guard planned.first?.time == 0, let first = samples.withLock({ $0.first { $0.kind == .apply } }) else {
+                throw TestFailure(reason: "started now, the pattern sent nothing")
+            }
+            origin = first.deadline
+            try require(
+                origin >= before && origin <= after && first.mix == planned[0].levels,
+                "started now between \(before) and \(after), the first write was \(first.mix) at \(origin): not the "
+                    + "plan's first command, \(planned[0].levels)")
+        } else {
+            try player.start(atTime: origin)
+            try player.stop(atTime: origin + stopOffset)
+            for await _ in done { break }
+        }
         let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
         engine.stop()
         let records = pad.records()

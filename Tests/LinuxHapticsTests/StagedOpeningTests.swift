@@ -24,7 +24,7 @@ import Testing
         #expect(player.phase == .finished)
     }
 
-    @Test(arguments: [RenderProfile.genericRumble, .switchPro])
+    @Test(arguments: [RenderProfile.genericRumble, .switchPro, .virtualPad])
     func aLongPatternStartedAloneTakesItsSoloPlanToItsHorizonAndGoesOnPastIt(profile: RenderProfile) throws {
         // A 5 s pattern: the solo plan made with the player ends at its first command at or past 2 s, its horizon.
         // The start writes the staged opening, the engine takes that plan, horizon included, and from the horizon
