@@ -71,14 +71,22 @@ public struct DeviceCommandPlanner: Sendable {
     public struct Resumption: Sendable, Hashable {
         /// The quantised levels the device holds (the last command's).
         public var sent: MotorMagnitudes
-        /// When they were sent, on the timeline's time axis; `-infinity` when nothing was.
+        /// When they were sent, on the timeline's time axis; `-infinity` when nothing was. The minimum interval
+        /// counts from it.
         public var lastCommandTime: Double
-        /// The budget's writes left just after the last command (`WriteBudget.burst` when nothing was sent).
+        /// The write the budget counts from: the last command, or a renewal of its level made later than due
+        /// (`resumption(afterRenewalDueAt:madeAt:from:)`); renewals made on time are counted from the command.
+        public var lastWriteTime: Double
+        /// The budget's writes left just after that write (`WriteBudget.burst` when nothing was sent).
         public var writesLeft: Double
 
-        public init(sent: MotorMagnitudes, lastCommandTime: Double, writesLeft: Double = .infinity) {
+        /// `lastWriteTime`: the last command's time unless given.
+        public init(
+            sent: MotorMagnitudes, lastCommandTime: Double, writesLeft: Double = .infinity, lastWriteTime: Double? = nil
+        ) {
             self.sent = sent
             self.lastCommandTime = lastCommandTime
+            self.lastWriteTime = lastWriteTime ?? lastCommandTime
             self.writesLeft = writesLeft
         }
 
@@ -95,15 +103,17 @@ public struct DeviceCommandPlanner: Sendable {
     }
 
     /// The state after the renewal of the level a device in `resumption` holds, due at `due` (the first renewal not
-    /// made), was made late, at `time`: its writes taken then, the renewals the budget counts from there on, and
-    /// the minimum interval counted from it as from a command (a plan resumed from it may change the level no
-    /// sooner). The renewals a stall skipped were never written, so they take nothing.
+    /// made), was made late, at `time`: its writes taken then, and the renewals the budget counts from there on.
+    /// The renewals a stall skipped were never written, so they take nothing. The minimum interval still counts
+    /// from the last command: a renewal repeats the level held, as one made on time does.
     public func resumption(afterRenewalDueAt due: Double, madeAt time: Double, from resumption: Resumption)
         -> Resumption
     {
         var bucket = WriteBucket(budget: budget, resumption: resumption)
         bucket.renew(dueAt: due, madeAt: time)
-        return Resumption(sent: resumption.sent, lastCommandTime: time, writesLeft: bucket.left)
+        return Resumption(
+            sent: resumption.sent, lastCommandTime: resumption.lastCommandTime, writesLeft: bucket.left,
+            lastWriteTime: time)
     }
 
     /// The earliest time from `time` on at which a device in `resumption` takes a change: the minimum interval
@@ -153,6 +163,8 @@ public struct DeviceCommandPlanner: Sendable {
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
+        // Renewals fall due from the last write: the command, or a renewal of its level made late.
+        var lastWrite = resumption.lastWriteTime
         var bucket = WriteBucket(budget: budget, resumption: resumption)
         var cursor = start
         // The error of holding `sent` counts from here: its command, or the start of this plan.
@@ -173,7 +185,7 @@ public struct DeviceCommandPlanner: Sendable {
                 // at the renewal a held level costs anyway, which may as well carry the level then.
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
                 let due = errorDue(holding: sent, from: holdStart, before: limit, in: timeline)
-                let renewal = renewalDue(holding: sent, since: lastTime, from: change, after: kept)
+                let renewal = renewalDue(holding: sent, since: lastWrite, from: change, after: kept)
                 decision = Swift.max(change, Swift.min(due, renewal))
             }
             let deadline = bucket.earliest(from: Swift.max(decision, lastTime + interval))
@@ -205,14 +217,16 @@ public struct DeviceCommandPlanner: Sendable {
             bucket.spend(at: deadline, holding: target)
             sent = target
             lastTime = deadline
+            lastWrite = deadline
             holdStart = deadline
             if deadline >= until { break }
         }
         return commands
     }
 
-    /// When the renewal of `levels`, sent at `lastTime`, falls due at or after `time` and after `kept` (a decision
-    /// there kept the level: its renewal was that instant's): one every `renewalInterval` after the command.
+    /// When the renewal of `levels`, last written at `lastTime` (its command, or a renewal made late), falls due at
+    /// or after `time` and after `kept` (a decision there kept the level: its renewal was that instant's): one
+    /// every `renewalInterval` after that write.
     /// Infinity where nothing is renewed (an off level, no renewals counted, nothing sent).
     func renewalDue(holding levels: MotorMagnitudes, since lastTime: Double, from time: Double, after kept: Double)
         -> Double
@@ -521,7 +535,7 @@ struct WriteBucket: Sendable {
     init(budget: WriteBudget, resumption: DeviceCommandPlanner.Resumption) {
         self.budget = budget
         left = Swift.min(resumption.writesLeft, budget.burst)
-        time = resumption.lastCommandTime
+        time = resumption.lastWriteTime
         holding = resumption.sent
     }
 

@@ -230,11 +230,11 @@ extension EngineState {
         guard !lastWritten.isOff, now >= renewal else { return nil }
         defer { lastWriteTime = now }
         if now > renewal + lateRenewalTolerance {
-            // Counted when it went out, once, and the interval from it as from a command: the budget keeps the
-            // renewals the device saw, and a change just after it waits.
+            // Counted when it went out, once: the budget keeps the renewals the device saw, and the next ones
+            // fall due from it. The minimum interval still counts from the command.
             let after = DeviceCommandPlanner(profile: profile).resumption(
                 afterRenewalDueAt: renewal, madeAt: now, from: deviceHolds)
-            lastCommandTime = after.lastCommandTime
+            budgetWriteTime = after.lastWriteTime
             writesLeft = after.writesLeft
         }
         return .keepAlive(lastWritten, deadline: renewal)

@@ -124,7 +124,10 @@ struct EngineState: Sendable {
     var lastWriteTime = -Double.infinity
     /// The deadline of the last command sent: where a new plan resumes the rate limit from.
     var lastCommandTime = -Double.infinity
-    /// The profile's write budget left just after the last command: where a new plan resumes the budget from.
+    /// The write the budget counts from: the last command, or a renewal of its level made late (counted when it
+    /// went out); renewals made on time count from the command, as the planner counts them.
+    var budgetWriteTime = -Double.infinity
+    /// The profile's write budget left just after that write: where a new plan resumes the budget from.
     var writesLeft = Double.infinity
     var idleSince: Double?
     var wasActive = false
@@ -164,6 +167,7 @@ struct EngineState: Sendable {
         lastWritten = .off
         lastWriteTime = -.infinity
         lastCommandTime = -.infinity
+        budgetWriteTime = -.infinity
         writesLeft = .infinity
         idleSince = now
         prepared.removeAll()
@@ -324,6 +328,7 @@ struct EngineState: Sendable {
         stagedOpening = nil
         lastWritten = staged.levels
         lastCommandTime = now
+        budgetWriteTime = now
         writesLeft = staged.writesLeft
         lastWriteTime = now
         return staged
@@ -344,7 +349,8 @@ struct EngineState: Sendable {
 
     /// What the device holds as a plan resumes it: the last command's levels and time, and the budget left.
     var deviceHolds: DeviceCommandPlanner.Resumption {
-        .init(sent: lastWritten, lastCommandTime: lastCommandTime, writesLeft: writesLeft)
+        .init(
+            sent: lastWritten, lastCommandTime: lastCommandTime, writesLeft: writesLeft, lastWriteTime: budgetWriteTime)
     }
 
     /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget.
@@ -353,6 +359,7 @@ struct EngineState: Sendable {
             after: RumbleCommand(time: time, levels: levels, holdDuration: nil), from: deviceHolds)
         lastWritten = levels
         lastCommandTime = time
+        budgetWriteTime = time
         writesLeft = after.writesLeft
     }
 

@@ -121,7 +121,9 @@ extension PlaybackScheduler {
         // 20 ms step) must see "allowed from 0", not a rounding residue of engine times a hair after it.
         if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
         let local = DeviceCommandPlanner.Resumption(
-            sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft)
+            sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft,
+            lastWriteTime: resumption.lastWriteTime == resumption.lastCommandTime
+                ? lastCommand : resumption.lastWriteTime - origin)
         var commands = planner.commands(
             for: timeline, from: 0, resuming: local,
             levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil,

@@ -370,19 +370,40 @@ import Testing
     @Test func aRenewalMadeLateTakesItsWritesOnceAtTheTimeItWentOut() {
         // Switch: 26 writes a second, a burst of 2, a renewal every 40 ms. A level sent at rest at 0 leaves 1, the
         // renewal at 0.04 on time 1.04; the one due at 0.08 goes out at 0.1. Before it the budget refilled to its
-        // burst (2): 1 is left after it, from 0.1, and the next change waits the interval from 0.1. Counted as a
-        // command at 0.1 after the renewal at 0.08 (which never went out), it would leave 0.52.
+        // burst (2): 1 is left after it, from 0.1, and the renewals after it fall due from 0.1. Counted as a
+        // command at 0.1 after the renewal at 0.08 (which never went out), it would leave 0.52. The minimum
+        // interval still counts from the command at 0: a change may go out at once.
         let planner = DeviceCommandPlanner(profile: .switchPro)
         let level = MotorMagnitudes(strong: 0.5, weak: 0.5)
         let sent = planner.resumption(
             after: RumbleCommand(time: 0, levels: level, holdDuration: nil), from: .deviceOff)
-        #expect(close(sent.writesLeft, 1, within: 1e-9))
+        #expect(close(sent.writesLeft, 1, within: 1e-9) && sent.lastWriteTime == 0)
         let after = planner.resumption(afterRenewalDueAt: 0.08, madeAt: 0.1, from: sent)
-        #expect(after.sent == level && after.lastCommandTime == 0.1)
+        #expect(after.sent == level && after.lastCommandTime == 0 && after.lastWriteTime == 0.1)
         #expect(close(after.writesLeft, 1, within: 1e-9), "\(after.writesLeft)")
+        #expect(planner.earliestChange(after: after, from: 0.1) == 0.1)
         let asACommand = planner.resumption(
             after: RumbleCommand(time: 0.1, levels: level, holdDuration: nil), from: sent)
         #expect(close(asACommand.writesLeft, 0.52, within: 1e-9))
+    }
+
+    @Test func renewalsFallDueFromARenewalMadeLate() {
+        // Switch holds 0.5 from 0 while the timeline ramps gently from 0.5 to 0.6 over a second: a drift goes out
+        // with a renewal, which carries it at no extra write. With the renewal due at 0.08 made at 0.1, the next
+        // renewal is due at 0.14, not 0.12: a drift waiting for a renewal goes out then.
+        let planner = DeviceCommandPlanner(profile: .switchPro)
+        let ramp = MotorTimeline(segments: [
+            .init(
+                start: 0, end: 1, startLevels: .init(strong: 0.5, weak: 0.5), endLevels: .init(strong: 0.6, weak: 0.6))
+        ])
+        let sent = planner.resumption(
+            after: RumbleCommand(time: 0, levels: planner.quantized(ramp.levels(at: 0)), holdDuration: nil),
+            from: .deviceOff)
+        let onTime = planner.commands(for: ramp, from: 0.1, resuming: sent)
+        let late = planner.commands(
+            for: ramp, from: 0.1, resuming: planner.resumption(afterRenewalDueAt: 0.08, madeAt: 0.1, from: sent))
+        let first = (onTime.first?.time ?? 0, late.first?.time ?? 0)
+        #expect(close(first.0, 0.12, within: 1e-9) && close(first.1, 0.14, within: 1e-9), "\(first)")
     }
 
     @Test func resumingRespectsTheLastCommandsInterval() {

@@ -354,15 +354,16 @@ import Testing
                 })
     }
 
-    @Test func aRenewalWrittenLateCountsFromWhenItWentOutAndTheNextChangeWaitsTheIntervalFromIt() throws {
+    @Test func aRenewalWrittenLateCountsFromWhenItWentOutAndTheChangeAfterItKeepsItsTime() throws {
         // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285, later than
-        // the 5 ms a renewal may be and still count at its time: the change planned for 0.3 waits out the 20 ms
-        // interval from it, as it would after a command, and the budget counts the renewal then.
+        // the 5 ms a renewal may be and still count at its time: the budget counts it then (2 of its 3 writes left,
+        // refilling at 50 a second), which leaves the change planned for 0.3 its time. The minimum interval counts
+        // from the last command, at 0: a renewal repeats the level held.
         let steps = timeline(pulse(0.5, 0.5, to: 0.3), pulse(0.8, 0.8, from: 0.3, to: 0.4))
         let (rig, samples) = try Self.observe(steps, onTimeFor: 0.24, wakingLateAt: 0.285)
         #expect(
             rig.applied() == [
-                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.305, strong: q(0.8), weak: q(0.8)),
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.3, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.4, .off),
             ])
         let renewals = samples.filter { $0.kind == .keepAlive }
