@@ -99,8 +99,9 @@ extension PlaybackScheduler {
     /// and planned again from that command once it is written: those commands are the whole plan's, and the plan
     /// made from one of its commands is the rest of it, so what is sent is the same. A long pattern (70 s of
     /// `long_clip.ahap`: about 180 ms to plan whole in a debug build) then no longer holds up the pass that plans
-    /// it, a start beside it, or the making of its player (`soloPlan`), for that long. `continuing`: no player changed at `origin` (a
-    /// horizon), so a step there is a jump only where the mix jumps (the planner's `levelsBefore`).
+    /// it, a start beside it, or the making of its player (`soloPlan`), for that long. `continuing`: no player
+    /// changed at `origin` (a horizon), so a step there is a jump only where the mix jumps (the planner's
+    /// `levelsBefore`).
     func plan(
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
         locality: HapticLocality, continuing: Bool = false
@@ -120,10 +121,12 @@ extension PlaybackScheduler {
         // A plan made exactly when the rate limit lets the next command out (a player starting on a ramp's
         // 20 ms step) must see "allowed from 0", not a rounding residue of engine times a hair after it.
         if abs(lastCommand + interval) < PlayerState.epsilon { lastCommand = -interval }
+        // The budget's last write is the command (rounded as above) unless a renewal made late came after it.
+        let lastWrite =
+            resumption.lastWriteTime == resumption.lastCommandTime ? lastCommand : resumption.lastWriteTime - origin
         let local = DeviceCommandPlanner.Resumption(
             sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft,
-            lastWriteTime: resumption.lastWriteTime == resumption.lastCommandTime
-                ? lastCommand : resumption.lastWriteTime - origin)
+            lastWriteTime: lastWrite)
         var commands = planner.commands(
             for: timeline, from: 0, resuming: local,
             levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil,

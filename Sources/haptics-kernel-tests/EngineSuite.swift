@@ -281,8 +281,9 @@ enum EngineSuite {
 
     /// Plays `pattern` on a new virtual pad from a known instant until its end or `seconds`, recording the
     /// engine's samples, then stops the engine and removes the pad. `startsNow`: started at once rather than
-    /// ahead, and left to end by itself; the origin is then the first sample's, the start's own write (its
-    /// opening, on the caller's thread), which must lie between the clock's readings around the call.
+    /// ahead, and left to play to its end whatever `seconds` says; the origin is then the first sample's, the
+    /// start's own write (its opening, on the caller's thread), which must lie between the clock's readings around
+    /// the call.
     static func playOnVirtualPad(
         _ pattern: HapticPattern, seconds: Double = corpusPlaySeconds, startsNow: Bool = false
     ) async throws -> CorpusPlayback {
