@@ -7,6 +7,7 @@ import LinuxHapticsTesting
 import Logging
 import AHAP
 import Foundation
+import Testing
 import Glibc
 @_spi(Internals) import LinuxSystem
 
@@ -56,6 +57,21 @@ struct Change: Equatable, CustomStringConvertible {
     }
 
     var description: String { "\(time)us:\(strong)/\(weak)" }
+
+    /// The same change, its time within `microseconds`: a drift's instant is solved for numerically, and a plan
+    /// made again from one of its commands (a long mix's horizon) finds it from another origin.
+    func matches(_ other: Change, within microseconds: Int = 100) -> Bool {
+        abs(time - other.time) <= microseconds && strong == other.strong && weak == other.weak
+    }
+}
+
+/// Records an issue for every change of `sent` that is not the matching one of `expected` (`Change.matches`), and
+/// when their counts differ.
+func expectSameChanges(_ sent: [Change], _ expected: [Change], _ label: String) {
+    #expect(sent.count == expected.count, "\(label): \(sent.count) changes, \(expected.count) expected")
+    for (a, b) in zip(sent, expected) {
+        #expect(a.matches(b), "\(label): \(a) \(b)")
+    }
 }
 
 func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Double) -> MotorTimeline.Segment {

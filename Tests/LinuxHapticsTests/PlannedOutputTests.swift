@@ -281,13 +281,8 @@ import Testing
         // The same commands, at the same levels; their times agree within 0.1 ms. A drift's instant is solved for
         // numerically, and after each horizon from another origin: the difference grows by microseconds a drift
         // (12 µs at most here, by the end).
-        let sent = rig.applied(since: 10.1 - profile.outputLatency)
-        let whole = planned(long, profile: profile)
-        #expect(sent.count == whole.count, "\(profile.name)")
-        for (a, b) in zip(sent, whole) {
-            #expect(
-                abs(a.time - b.time) <= 100 && a.strong == b.strong && a.weak == b.weak, "\(profile.name): \(a) \(b)")
-        }
+        expectSameChanges(
+            rig.applied(since: 10.1 - profile.outputLatency), planned(long, profile: profile), profile.name)
     }
 
     @Test func aCommandHeldBackAtALongMixsHorizonGoesOutAndThePlanGoesOnFromIt() throws {

@@ -48,10 +48,7 @@ import Testing
         #expect(horizon.map { abs($0 - expected) < 1e-9 } == true, "\(profile.name): \(String(describing: horizon))")
         rig.clock.advance(by: 6)
         let sent = rig.applied()
-        #expect(sent.count == whole.count, "\(profile.name)")
-        for (a, b) in zip(sent, planned(ramp, profile: profile)) {
-            #expect(abs(a.time - b.time) <= 100 && a.strong == b.strong && a.weak == b.weak, "\(profile.name)")
-        }
+        expectSameChanges(sent, planned(ramp, profile: profile), profile.name)
         #expect(sent.last.map { $0.strong == 0 && $0.weak == 0 } == true)
         #expect(player.phase == .finished)
     }
