@@ -232,10 +232,8 @@ extension EngineState {
         if now > renewal + lateRenewalTolerance {
             // Counted when it went out, once: the budget keeps the renewals the device saw, and the next ones
             // fall due from it. The minimum interval still counts from the command.
-            let after = DeviceCommandPlanner(profile: profile).resumption(
+            deviceHolds = DeviceCommandPlanner(profile: profile).resumption(
                 afterRenewalDueAt: renewal, madeAt: now, from: deviceHolds)
-            budgetWriteTime = after.lastWriteTime
-            writesLeft = after.writesLeft
         }
         return .keepAlive(lastWritten, deadline: renewal)
     }

@@ -118,17 +118,18 @@ struct EngineState: Sendable {
     var hapticsMuted = false { didSet { publishStartGate() } }
     /// The device commands for the current mix (nil: plan on the next pass).
     var plan: PlaybackPlan?
+    /// What the device holds as a plan resumes it, in engine time: the last command's levels and time (where the
+    /// rate limit resumes from), and the write the budget counts from with the writes left after it. Kept by the
+    /// planner's own rules (`DeviceCommandPlanner.resumption(after:from:)`, and
+    /// `resumption(afterRenewalDueAt:madeAt:from:)` for a renewal made late).
+    var deviceHolds = DeviceCommandPlanner.Resumption.deviceOff
     /// The levels the device holds: the last command's (quantised to the profile).
-    var lastWritten = MotorMagnitudes.off
+    var lastWritten: MotorMagnitudes {
+        get { deviceHolds.sent }
+        set { deviceHolds.sent = newValue }
+    }
     /// Engine time of the last primitive written (command or keep-alive): the self-expiry window's start.
     var lastWriteTime = -Double.infinity
-    /// The deadline of the last command sent: where a new plan resumes the rate limit from.
-    var lastCommandTime = -Double.infinity
-    /// The write the budget counts from: the last command, or a renewal of its level made late (counted when it
-    /// went out); renewals made on time count from the command, as the planner counts them.
-    var budgetWriteTime = -Double.infinity
-    /// The profile's write budget left just after that write: where a new plan resumes the budget from.
-    var writesLeft = Double.infinity
     var idleSince: Double?
     var wasActive = false
     var handlers = EngineHandlers()
@@ -164,11 +165,8 @@ struct EngineState: Sendable {
         phase = .running
         self.profile = profile
         plan = nil
-        lastWritten = .off
+        deviceHolds = .deviceOff
         lastWriteTime = -.infinity
-        lastCommandTime = -.infinity
-        budgetWriteTime = -.infinity
-        writesLeft = .infinity
         idleSince = now
         prepared.removeAll()
         openings.removeAll()
@@ -194,7 +192,7 @@ struct EngineState: Sendable {
         return
             "phase \(phase), output \(output == nil ? "none" : "open"), players [\(players.joined(separator: "; "))], "
             + "plan \(planned ?? "none"), holds \(lastWritten) since \(lastWriteTime), last command at "
-            + "\(lastCommandTime), pulses \(triggeredPulses.count), timer \(timer == nil ? "none" : "running")"
+            + "\(deviceHolds.lastCommandTime), pulses \(triggeredPulses.count), timer \(timer == nil ? "none" : "running")"
     }
 
     /// The planner for the open output's profile, with the engine's `gain` on top of the profile's (none while
@@ -326,10 +324,7 @@ struct EngineState: Sendable {
             output != nil, now >= staged.restsFrom, prepared.isEmpty || usablePreparedEffect(for: id) == nil
         else { return nil }
         stagedOpening = nil
-        lastWritten = staged.levels
-        lastCommandTime = now
-        budgetWriteTime = now
-        writesLeft = staged.writesLeft
+        deviceHolds = .init(sent: staged.levels, lastCommandTime: now, writesLeft: staged.writesLeft)
         lastWriteTime = now
         return staged
     }
@@ -347,20 +342,10 @@ struct EngineState: Sendable {
         if alone { soloStart = SoloStart(player: staged.player, start: now, revision: scheduler.revision) }
     }
 
-    /// What the device holds as a plan resumes it: the last command's levels and time, and the budget left.
-    var deviceHolds: DeviceCommandPlanner.Resumption {
-        .init(
-            sent: lastWritten, lastCommandTime: lastCommandTime, writesLeft: writesLeft, lastWriteTime: budgetWriteTime)
-    }
-
     /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget.
     mutating func recordCommand(_ levels: MotorMagnitudes, at time: Double) {
-        let after = DeviceCommandPlanner(profile: profile).resumption(
+        deviceHolds = DeviceCommandPlanner(profile: profile).resumption(
             after: RumbleCommand(time: time, levels: levels, holdDuration: nil), from: deviceHolds)
-        lastWritten = levels
-        lastCommandTime = time
-        budgetWriteTime = time
-        writesLeft = after.writesLeft
     }
 
     /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse may still run.

@@ -313,17 +313,15 @@ enum EngineSuite {
             let after = engine.currentTime
             // No stop is scheduled: it would change the mix, and the pass would plan it again, as after any start.
             for await _ in done { break }
-            let timeline = PatternRenderer(profile: .virtualPad).render(pattern)
-            let planned = DeviceCommandPlanner(profile: .virtualPad).commands(for: timeline)
-            // The opening, written on the caller's thread, is the first sample: its deadline is the origin.
-            guard planned.first?.time == 0, let first = samples.withLock({ $0.first { $0.kind == .apply } }) else {
+            // The opening, written on the caller's thread, is the first sample: its deadline is the origin (the
+            // comparison with the plan checks its levels).
+            guard let first = samples.withLock({ $0.first { $0.kind == .apply } }) else {
                 throw TestFailure(reason: "started now, the pattern sent nothing")
             }
             origin = first.deadline
             try require(
-                origin >= before && origin <= after && first.mix == planned[0].levels,
-                "started now between \(before) and \(after), the first write was \(first.mix) at \(origin): not the "
-                    + "plan's first command, \(planned[0].levels)")
+                origin >= before && origin <= after,
+                "started now between \(before) and \(after), the first write was at \(origin): not the start's")
         } else {
             try player.start(atTime: origin)
             try player.stop(atTime: origin + stopOffset)
