@@ -39,7 +39,9 @@ extension EngineCore {
             var callbacks: [@Sendable () -> Void] = []
             if let opening {
                 writeOpening(&callbacks) { state, now in
-                    state.takeOpening(of: opening.id, startedAt: opening.start, at: now).map { ($0, opening.start) }
+                    state.takeOpening(of: opening.id, startedAt: opening.start, at: now).map {
+                        ($0.levels, opening.start, $0.stopping)
+                    }
                 }
             }
             return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
@@ -57,8 +59,9 @@ extension EngineCore {
             var callbacks: [@Sendable () -> Void] = []
             var taken: (StagedOpening, Double)?
             writeOpening(&callbacks) { state, now in
-                taken = state.takeStagedOpening(of: id, generation: generation, at: now).map { ($0, now) }
-                return taken.map { ($0.0.levels, now) }
+                let take = state.takeStagedOpening(of: id, generation: generation, at: now)
+                taken = take.map { ($0.staged, now) }
+                return take.map { ($0.staged.levels, now, $0.stopping) }
             }
             guard let (staged, now) = taken else { return nil }
             // Recorded after the write, under the pass lock still: no pass can come between the two.
@@ -125,20 +128,25 @@ extension EngineCore {
     }
 
     /// Writes a started player's opening, if `take` (`EngineState.takeOpening` or `takeStagedOpening`, at the
-    /// engine time now) gives one (its levels, and the engine time it was due at), and says whether it did; a
-    /// failed write is reported as the pass reports one.
+    /// engine time now) gives one (its levels, the engine time it was due at, and the prepared pulses to stop),
+    /// and says whether it did; a failed write is reported as the pass reports one. A pulse past its length that
+    /// the kernel may still be playing is stopped just after the opening, not before it as the pass does before a
+    /// command: the start's one write comes first, and the device plays both summed only until the stop (a
+    /// driver that queues a frame per call, hid-nintendo's, sends one frame of the sum).
     @discardableResult
     private func writeOpening(
-        _ callbacks: inout [@Sendable () -> Void], take: (inout EngineState, Double) -> (MotorMagnitudes, Double)?
+        _ callbacks: inout [@Sendable () -> Void],
+        take: (inout EngineState, Double) -> (MotorMagnitudes, Double, [Int])?
     ) -> Bool {
         let now = motorNow
-        let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes, Double)? in
-            guard let output = state.output, let (levels, due) = take(&state, now) else { return nil }
-            return (output, state.outputGeneration, levels, due)
+        let taken = state.withLock { state -> (any MotorOutput, OutputGeneration, MotorMagnitudes, Double, [Int])? in
+            guard let output = state.output, let (levels, due, stopping) = take(&state, now) else { return nil }
+            return (output, state.outputGeneration, levels, due, stopping)
         }
-        guard let (output, generation, levels, due) = taken else { return false }
+        guard let (output, generation, levels, due, stopping) = taken else { return false }
         do throws(OutputFailure) {
             try write(.apply(levels, deadline: due), on: output, now: now)
+            for effect in stopping { try output.stop(prepared: effect) }
             // The drivers of the Bluetooth pads (hid-playstation, hid-sony, hid-microsoft) send the report from a
             // work item the write queued on this CPU, which otherwise waits for this thread's bookkeeping and
             // pass: it runs first (about 0.1 ms sooner on the emulated Xbox pad). With other threads runnable on

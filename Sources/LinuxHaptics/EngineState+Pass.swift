@@ -165,14 +165,11 @@ extension EngineState {
     }
 
     /// The triggered pulses whose length is over by `now` but that may still play, when a command goes out
-    /// now; forgets those past any overrun.
+    /// now (`takeEndedPulses`); otherwise none, and those past any overrun are forgotten.
     private mutating func pulsesToStop(at now: Double, beforeCommand write: PassOutcome.Write?) -> [Int] {
-        let over = { (pulse: TriggeredPulse) in pulse.end <= now + PlayerState.epsilon }
-        let overrunPast = { (pulse: TriggeredPulse) in now > pulse.end + OutputTiming.pulseOverrunSeconds }
-        let isCommand = if case .apply = write { true } else { false }
-        let stopping = isCommand ? triggeredPulses.filter { over($0) && !overrunPast($0) }.map(\.effect) : []
-        triggeredPulses.removeAll { over($0) && (isCommand || overrunPast($0)) }
-        return stopping
+        if case .apply = write { return takeEndedPulses(at: now) }
+        triggeredPulses.removeAll { $0.isOver(at: now) }
+        return []
     }
 
     /// How often the output wants a steady non-zero mix renewed.

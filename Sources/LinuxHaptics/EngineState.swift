@@ -66,8 +66,9 @@ struct StagedOpening: Sendable {
     var revision: MixRevision
     var outputGeneration: OutputGeneration
     var levels: MotorMagnitudes
-    /// The engine time from which the device is at rest (past the rate limit with its whole budget back, every
-    /// prepared pulse over), so that the opening, planned from rest, is what a pass would send.
+    /// The engine time from which the device is at rest (past the rate limit with its whole budget back), so that
+    /// the opening, planned from rest, is what a pass would send. A prepared pulse still playing its length at the
+    /// start sends it the ordinary way; one past its length is stopped just after the write.
     var restsFrom: Double
     /// The write budget left just after the opening (at rest, the same whenever it goes out).
     var writesLeft: Double
@@ -96,6 +97,12 @@ enum StartDecision {
 struct TriggeredPulse: Sendable {
     var effect: Int
     var end: Double
+
+    /// Its length is over at `now`, though the kernel may still be playing it (`isOver`).
+    func hasEnded(at now: Double) -> Bool { end <= now + PlayerState.epsilon }
+
+    /// Past its length and any overrun at `now`: the kernel has stopped it.
+    func isOver(at now: Double) -> Bool { now > end + OutputTiming.pulseOverrunSeconds }
 }
 
 struct EngineState: Sendable {
@@ -149,7 +156,8 @@ struct EngineState: Sendable {
     var stagedOpening: StagedOpening?
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
-    /// taking over from its prepared top, say) stops it first, or the device would briefly play both summed.
+    /// taking over from its prepared top, say) stops it first, and a start's opening just after its write
+    /// (`takeEndedPulses`), or the device would play both summed until the kernel's tick.
     var triggeredPulses: [TriggeredPulse] = []
     var watch: (any OutputWatch)?
     var timer: (any HapticTimer)?
@@ -273,14 +281,17 @@ struct EngineState: Sendable {
     }
 
     /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send
-    /// exactly that first, recorded as sent. That holds when the opening was planned for this output, the
-    /// player starts plainly from its top with nothing else queued, no other player plays or waits, and the
-    /// device is at rest: off, past the rate limit, no prepared pulse still running. The mix is then the
-    /// player's alone, from its start: the pass that follows takes the rest of its solo plan as its own
-    /// (`adoptSoloStart`) and plans nothing before that plan's horizon: up to there the mix was planned when the
-    /// player was made.
+    /// exactly that first, recorded as sent, with the prepared pulses to stop just after its write (their length
+    /// over, their overrun not: `takeEndedPulses`). That holds when the
+    /// opening was planned for this output, the player starts plainly from its top with nothing else queued, no
+    /// other player plays or waits, and the device is at rest: off, past the rate limit, no prepared pulse still
+    /// playing its length. The mix is then the player's alone, from its start: the pass that follows takes the
+    /// rest of its solo plan as its own (`adoptSoloStart`) and plans nothing before that plan's horizon: up to
+    /// there the mix was planned when the player was made.
     /// Nothing but this bookkeeping happens before the write.
-    mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double) -> MotorMagnitudes? {
+    mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double)
+        -> (levels: MotorMagnitudes, stopping: [Int])?
+    {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
             deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
@@ -288,7 +299,7 @@ struct EngineState: Sendable {
         recordCommand(levels, at: start)
         lastWriteTime = now
         soloStart = SoloStart(player: id, start: start, revision: scheduler.revision)
-        return levels
+        return (levels, takeEndedPulses(at: now))
     }
 
     /// While the device is quiet at `now`: player `id`'s opening, to be staged on the mix slot and noted as
@@ -299,7 +310,6 @@ struct EngineState: Sendable {
             let levels = opening.levels, isQuiet(at: now)
         else { return nil }
         let planner = DeviceCommandPlanner(profile: profile)
-        let pulsesEnd = triggeredPulses.map { $0.end + OutputTiming.pulseOverrunSeconds }.max() ?? -.infinity
         if !(playsSound && playerHasSound(id)), !(output is any PatternStreamOutput),
             startsAloneFromItsTop(id, queued: 0), let deviceRests = planner.restsFrom(deviceHolds)
         {
@@ -307,26 +317,29 @@ struct EngineState: Sendable {
                 after: RumbleCommand(time: 0, levels: levels, holdDuration: nil), from: .deviceOff)
             stagedOpening = StagedOpening(
                 player: id, revision: scheduler.revision, outputGeneration: outputGeneration, levels: levels,
-                restsFrom: max(deviceRests, pulsesEnd.nextUp), writesLeft: after.writesLeft)
+                restsFrom: deviceRests, writesLeft: after.writesLeft)
         } else {
             stagedOpening = nil
         }
         return levels
     }
 
-    /// A start now of player `id` whose opening is staged and still valid (`StagedOpening`): taken, and the device
-    /// noted as holding it from `now`, so that nothing else stages a level or takes the device for at rest before
-    /// the start is recorded (`recordStagedStart`, after the write). Nil (nothing changed) when the ordinary start
-    /// must decide.
-    mutating func takeStagedOpening(of id: PlayerID, generation: ResetGeneration, at now: Double) -> StagedOpening? {
+    /// A start now of player `id` whose opening is staged and still valid (`StagedOpening`): taken, with the
+    /// prepared pulses to stop just after its write (`takeEndedPulses`), and the device noted as holding it from
+    /// `now`, so that nothing else stages a level or takes the device for at rest before the start is recorded
+    /// (`recordStagedStart`, after the write). Nil (nothing changed) when the ordinary start must decide.
+    mutating func takeStagedOpening(of id: PlayerID, generation: ResetGeneration, at now: Double)
+        -> (staged: StagedOpening, stopping: [Int])?
+    {
         guard let staged = stagedOpening, staged.player == id, staged.revision == scheduler.revision,
             staged.outputGeneration == outputGeneration, resetGeneration == generation, phase == .running,
-            output != nil, now >= staged.restsFrom, prepared.isEmpty || usablePreparedEffect(for: id) == nil
+            output != nil, now >= staged.restsFrom, pulsesHaveEnded(at: now),
+            prepared.isEmpty || usablePreparedEffect(for: id) == nil
         else { return nil }
         stagedOpening = nil
         deviceHolds = .init(sent: staged.levels, lastCommandTime: now, writesLeft: staged.writesLeft)
         lastWriteTime = now
-        return staged
+        return (staged, takeEndedPulses(at: now))
     }
 
     /// After a staged opening's write: the start recorded as `decideStart` and `takeOpening` record one, the
@@ -348,20 +361,28 @@ struct EngineState: Sendable {
             after: RumbleCommand(time: time, levels: levels, holdDuration: nil), from: deviceHolds)
     }
 
-    /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse may still run.
+    /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse plays its length (one
+    /// the kernel may still be playing past it is stopped just after the opening's write).
     func isQuiet(at now: Double) -> Bool {
-        lastWritten.isOff && !scheduler.players.values.contains { $0.isActive } && pulsesAreOver(at: now)
+        lastWritten.isOff && !scheduler.players.values.contains { $0.isActive } && pulsesHaveEnded(at: now)
     }
 
     /// The device holds nothing a command at `start` would have to follow: off, past the rate limit with its
-    /// whole write budget, and no prepared pulse that may still be playing at `now`.
+    /// whole write budget, and no prepared pulse still playing its length at `now`.
     private func deviceIsAtRest(for start: Double, at now: Double) -> Bool {
-        DeviceCommandPlanner(profile: profile).isAtRest(deviceHolds, at: start) && pulsesAreOver(at: now)
+        DeviceCommandPlanner(profile: profile).isAtRest(deviceHolds, at: start) && pulsesHaveEnded(at: now)
     }
 
-    /// No triggered pulse may still be playing at `now` (its replay rounded up to the kernel's tick included).
-    private func pulsesAreOver(at now: Double) -> Bool {
-        triggeredPulses.allSatisfy { now > $0.end + OutputTiming.pulseOverrunSeconds }
+    /// Every triggered pulse's length is over at `now`.
+    private func pulsesHaveEnded(at now: Double) -> Bool { triggeredPulses.allSatisfy { $0.hasEnded(at: now) } }
+
+    /// For a write of the mix at `now`: the triggered pulses to stop with it (their length over, not their
+    /// overrun: the kernel may still be playing them), and every pulse whose length is over forgotten.
+    mutating func takeEndedPulses(at now: Double) -> [Int] {
+        guard !triggeredPulses.isEmpty else { return [] }
+        let stopping = triggeredPulses.filter { $0.hasEnded(at: now) && !$0.isOver(at: now) }.map(\.effect)
+        triggeredPulses.removeAll { $0.hasEnded(at: now) }
+        return stopping
     }
 
     /// Player `id` starts plainly from its top (`queued` commands pending: its start, or none before it is

@@ -66,7 +66,7 @@ import Testing
         #expect(mixes.last == MotorMagnitudes(strong: q(0.75), weak: 0), "the sum, not the staged 0.25")
     }
 
-    @Test func aPulseTriggeredAfterStagingIsStoppedBeforeTheStartWrites() throws {
+    @Test func aPulseTriggeredAfterStagingAndInItsOverrunIsStoppedJustAfterTheStartsOpening() throws {
         let rig = try Rig()
         let prepared = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.02)))
         #expect(try prepared.prepare())
@@ -79,9 +79,65 @@ import Testing
         try player.start(atTime: 0)
         rig.clock.advance(by: rig.engine.renderProfile.minimumUpdateInterval)
         let actions = rig.actions()
-        let stop = try #require(actions.firstIndex { if case .stop = $0 { true } else { false } }, "\(actions)")
-        let apply = try #require(actions.firstIndex { if case .apply = $0 { true } else { false } }, "\(actions)")
-        #expect(stop < apply, "\(actions)")
+        // The opening is the start's first write; the stop follows it at once.
+        #expect(actions.prefix(2) == [.apply(MotorMagnitudes(strong: q(0.4), weak: 0)), .stop(id: 0)], "\(actions)")
+    }
+
+    @Test func aPlayerMadeInAPulsesOverrunIsStagedAndItsStartStopsThePulseJustAfterTheOpening() throws {
+        // The pulse's length is over, but the kernel may still be playing it (its replay rounded up to a tick): the
+        // opening is staged all the same, and the start writes it and then stops the pulse, with no plan and no
+        // pass before the two writes.
+        let rig = try Rig()
+        let prepared = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.02)))
+        #expect(try prepared.prepare())
+        try prepared.start(atTime: 0)
+        let pulseID = try #require(
+            rig.actions().lazy.compactMap { if case .trigger(let id) = $0 { id } else { nil } }.first)
+        rig.clock.advance(by: 0.021)
+        let tap = timeline(pulse(0.4, 0, to: 0.5))
+        let player = try rig.engine.makeAdvancedPlayer(timeline: tap)
+        #expect(staged(rig)?.levels == MotorMagnitudes(strong: q(0.4), weak: 0), "staged in the pulse's overrun")
+        rig.recorder.clearRecords()
+        let start = rig.clock.now
+        try player.start(atTime: 0)
+        #expect(staged(rig) == nil, "taken by the start")
+        #expect(rig.actions() == [.apply(MotorMagnitudes(strong: q(0.4), weak: 0)), .stop(id: pulseID)])
+        rig.clock.advance(by: 1)
+        #expect(rig.applied(since: start) == planned(tap))
+        #expect(rig.actions().filter { if case .stop = $0 { true } else { false } }.count == 1, "stopped once")
+    }
+
+    @Test func anOpeningIsTakenOnceThePulsesLengthIsOverWithThePulseToStopFirst() throws {
+        // Both ways a start writes its opening before any plan (staged, or taken by the pass on the caller's
+        // thread): not while a triggered pulse plays its length; once it is over, with that pulse to stop first
+        // while the kernel may still play it, and with nothing to stop past its overrun.
+        let overrun = OutputTiming.pulseOverrunSeconds
+        func withQuietEngine(_ body: (inout EngineState, PlayerID, Double) -> Void) throws {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.4, 0, to: 0.5)))
+            let now = rig.clock.now
+            rig.engine.core.state.withLock { state in body(&state, state.stagedOpening!.player, now) }
+            withExtendedLifetime(player) {}
+        }
+        try withQuietEngine { state, id, now in
+            state.triggeredPulses = [TriggeredPulse(effect: 7, end: now + 0.01)]
+            #expect(state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now) == nil, "its length")
+            let taken = state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now + 0.01)
+            #expect(taken?.stopping == [7])
+            #expect(state.triggeredPulses.isEmpty, "forgotten once stopped")
+        }
+        try withQuietEngine { state, id, now in
+            state.queueStart(id, at: now, now: now)
+            state.triggeredPulses = [TriggeredPulse(effect: 8, end: now + 0.01)]
+            #expect(state.takeOpening(of: id, startedAt: now, at: now) == nil, "within its length")
+            #expect(state.takeOpening(of: id, startedAt: now, at: now + 0.01 + overrun / 2)?.stopping == [8])
+            #expect(state.triggeredPulses.isEmpty)
+        }
+        try withQuietEngine { state, id, now in
+            state.triggeredPulses = [TriggeredPulse(effect: 9, end: now - overrun - 0.001)]
+            #expect(state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now)?.stopping == [])
+            #expect(state.triggeredPulses.isEmpty, "past its overrun: forgotten, not stopped")
+        }
     }
 
     @Test func aStartRecordedAfterAnotherPlayerStartedLeavesTheMixToThePass() throws {
@@ -100,7 +156,7 @@ import Testing
                 return (nil, nil)
             }
             state.queueStart(otherID, at: now, now: now)
-            state.recordStagedStart(taken, generation: generation, at: now)
+            state.recordStagedStart(taken.staged, generation: generation, at: now)
             return (state.soloStart, state.scheduler.players[player]?.pendingCount)
         }
         #expect(solo == nil, "the pass plans both players' mix, not the staged player's solo commands")
