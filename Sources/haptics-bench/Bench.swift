@@ -108,7 +108,7 @@ struct BenchMain: AsyncParsableCommand {
             discussion: "A check of a change to the planner; the closing line then has no latency ratios."))
     var playbackOnly = false
 
-    @Option(help: "With --peers: latency rounds per device (300 by default).")
+    @Option(help: "With --peers: latency rounds per device (400 by default).")
     var latencyRounds: Int?
 
     @Option(

@@ -15,7 +15,7 @@ struct PeerBenchOptions {
     var devices: [PeerDeviceKind] = PeerDeviceKind.allCases
     /// How many patterns the fidelity figure plays (spread over their durations).
     var patternCount = 8
-    var latencyRounds = 300
+    var latencyRounds = 400
     var latencyWarmUp = 10
     /// Rounds of the idle figure, each measuring every peer for `idleSeconds`.
     var idleRounds = 3

@@ -80,12 +80,13 @@ enum PeerLatency {
 
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
-    /// Microseconds from a call to its release (SDL's rumble told to stop): longer than the pulse, and than the
+    /// Microseconds from SDL's rumble call to its release (told to stop): longer than the pulse, and than the
     /// 50 ms for which SDL's HIDAPI Xbox driver holds back a rumble change after its last report over Bluetooth
-    /// (it sends the held change when the game next pumps events, which sdl-peer does not between commands).
+    /// (it sends the held change when the game next pumps events, which sdl-peer does not between commands). Every
+    /// other path's pulse ends by itself, and the round waits only for the motors to rest.
     static let held: UInt32 = 60_000
     /// Microseconds of quiet before each call: after the motors came to rest, and again just before the call in
-    /// the calling process (ours here, SDL's in sdl-peer), so that neither the last round's nor a preparation's
+    /// the calling process (ours here, SDL's in sdl-peer), so that neither the last path's nor a preparation's
     /// work is still under way and every call comes out of the same idle CPU.
     static let pause: UInt32 = 10_000
 
@@ -102,7 +103,6 @@ enum PeerLatency {
                 let called = try rig.trigger(path)
                 let seen = try await firstOutput(device, after: called, path: path)
                 if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
-                usleep(held)
                 try rig.release(path)
                 try PeerRuns.waitForRest(device)
                 usleep(pause)
@@ -194,6 +194,7 @@ enum PeerLatency {
         /// only while the program pumps its events (this one waits for its next command), is told to stop.
         func release(_ path: LatencyPath) throws {
             guard path == .sdlRumble else { return }
+            usleep(PeerLatency.held)
             rumble.process.write("stop\n")
             _ = try rumble.line(startingWith: "ok", timeout: 10)
         }
