@@ -146,12 +146,12 @@ extension EngineCore {
         guard let (output, generation, levels, due, stopping) = taken else { return false }
         do throws(OutputFailure) {
             try write(.apply(levels, deadline: due), on: output, now: now)
-            for effect in stopping { try output.stop(prepared: effect) }
             // The drivers of the Bluetooth pads (hid-playstation, hid-sony, hid-microsoft) send the report from a
             // work item the write queued on this CPU, which otherwise waits for this thread's bookkeeping and
-            // pass: it runs first (about 0.1 ms sooner on the emulated Xbox pad). With other threads runnable on
-            // this CPU, the call returns after them.
+            // pass (and for the stops below): it runs first (about 0.1 ms sooner on the emulated Xbox pad). With
+            // other threads runnable on this CPU, the call returns after them.
             Sys.yield()
+            for effect in stopping { try output.stop(prepared: effect) }
         } catch {
             callbacks.append { [weak self] in self?.outputFailed(error, generation: generation) }
         }
