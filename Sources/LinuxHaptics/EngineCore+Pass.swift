@@ -130,9 +130,9 @@ extension EngineCore {
     /// Writes a started player's opening, if `take` (`EngineState.takeOpening` or `takeStagedOpening`, at the
     /// engine time now) gives one (its levels, the engine time it was due at, and the prepared pulses to stop),
     /// and says whether it did; a failed write is reported as the pass reports one. A pulse past its length that
-    /// the kernel may still be playing is stopped just after the opening, not before it as the pass does before a
-    /// command: the start's one write comes first, and the device plays both summed only until the stop (a
-    /// driver that queues a frame per call, hid-nintendo's, sends one frame of the sum).
+    /// the kernel may still be playing is stopped after the opening's write and the yield, not before the write
+    /// as the pass stops one before a command: the start's one write comes first, and the device plays both
+    /// summed only until the stop (a driver that queues a frame per call, hid-nintendo's, sends one frame of it).
     @discardableResult
     private func writeOpening(
         _ callbacks: inout [@Sendable () -> Void],

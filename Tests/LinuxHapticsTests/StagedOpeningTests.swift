@@ -107,10 +107,10 @@ import Testing
         #expect(rig.actions().filter { if case .stop = $0 { true } else { false } }.count == 1, "stopped once")
     }
 
-    @Test func anOpeningIsTakenOnceThePulsesLengthIsOverWithThePulseToStopFirst() throws {
+    @Test func anOpeningIsTakenOnceThePulsesLengthIsOverWithThePulseToStopAfterIt() throws {
         // Both ways a start writes its opening before any plan (staged, or taken by the pass on the caller's
-        // thread): not while a triggered pulse plays its length; once it is over, with that pulse to stop first
-        // while the kernel may still play it, and with nothing to stop past its overrun.
+        // thread): not while a triggered pulse plays its length; once it is over, with that pulse to stop after the
+        // write while the kernel may still play it, and with nothing to stop past its overrun.
         let overrun = OutputTiming.pulseOverrunSeconds
         func withQuietEngine(_ body: (inout EngineState, PlayerID, Double) -> Void) throws {
             let rig = try Rig()
