@@ -87,3 +87,107 @@ final class ArmedStart: Sendable {
     /// releases or closes it.
     func arm(_ wanted: Armed?) { slot.withClaimWaiting { $0 = wanted } }
 }
+
+/// The staged opening's start made ready ahead (`EngineState.stagedOpening`): on a quiet device, a start now of the
+/// player whose opening the mix slot holds is that slot's one write, with no lock taken and no state read before it
+/// but the pass lock's try, which keeps every other write of the mix away until the start is recorded. The engine
+/// arms it under its state lock whenever the staged opening is what a start now would write (the mix unchanged
+/// since, no prepared pulse of the player's, the gate open), and disarms it whenever that stops being so
+/// (`EngineState.refreshStagedStart`). A start that went out stays marked until its thread has recorded it, so
+/// that nothing stages another level on the slot meanwhile.
+final class StagedStart: Sendable {
+    struct Armed: Sendable {
+        let staged: StagedOpening
+        /// The staged player's id, read in place before anything else.
+        let player: Int
+        let gate: UInt64
+        /// The engine time from which the start may go out (the device's rate limit over, every prepared pulse's
+        /// length over); -infinity when it may at any time, so that the start reads no clock before its write.
+        let notBefore: Double
+        /// The write: the mix slot's play on an evdev device, else the output's `apply` of the staged levels.
+        let trigger: any PulseTrigger
+        /// The trigger again when it is the evdev mix slot's, called directly (no witness, no retain), as an armed
+        /// prepared start calls its pulse's. Unmanaged, since `trigger` holds it for as long as this value lives.
+        let evdev: Unmanaged<EvdevStagedPlay>?
+
+        init(staged: StagedOpening, trigger: any PulseTrigger, gate: UInt64, notBefore: Double) {
+            self.staged = staged
+            player = staged.player.rawValue
+            self.gate = gate
+            self.notBefore = notBefore
+            self.trigger = trigger
+            evdev = (trigger as? EvdevStagedPlay).map { Unmanaged.passUnretained($0) }
+        }
+    }
+
+    private let slot = ClaimSlots<Armed>(count: 1)
+    /// The armed player's id, or -1: a start of any other player pays this one load, not the pass lock's try.
+    private let armedPlayer = Atomic<Int>(-1)
+    /// Set when an armed start went out, cleared when its thread recorded it.
+    private let firedUnrecorded = Atomic<Bool>(false)
+
+    /// Whether a start of player `id` may find its staged opening armed.
+    @inline(__always)
+    func mayFire(for id: PlayerID) -> Bool { armedPlayer.load(ordering: .relaxed) == id.rawValue }
+
+    /// Writes player `id`'s staged opening when it is armed under `gate` and its time has come (`now`, read only
+    /// when the arm says so), and disarms it; nil (nothing written) when not armed for this player or gate, too
+    /// early, or another thread is firing it right now. A write that failed is reported as the pass reports one,
+    /// the start recorded all the same. The caller holds the pass lock.
+    @inline(__always)
+    func fire(of id: PlayerID, gate: UInt64, now: () -> Double) -> Outcome? {
+        slot.withClaim { armed -> Outcome? in
+            // Fields read in place: nothing before the write but the trigger's call.
+            guard gate != 0, armed?.gate == gate, armed.unsafelyUnwrapped.player == id.rawValue else { return nil }
+            let notBefore = armed.unsafelyUnwrapped.notBefore
+            if notBefore > -.infinity, !(now() >= notBefore) { return nil }
+            var failure: OutputFailure?
+            if let evdev = armed.unsafelyUnwrapped.evdev {
+                failure = evdev._withUnsafeGuaranteedRef { play -> OutputFailure? in
+                    do throws(OutputFailure) { try play.fire() } catch { return error }
+                    return nil
+                }
+            } else {
+                do throws(OutputFailure) { try armed.unsafelyUnwrapped.trigger.fire() } catch { failure = error }
+            }
+            let staged = armed.unsafelyUnwrapped.staged
+            armed = nil
+            armedPlayer.store(-1, ordering: .relaxed)
+            firedUnrecorded.store(true, ordering: .relaxed)
+            return Outcome(staged: staged, failure: failure)
+        } ?? nil
+    }
+
+    /// A staged start fired: its opening, and the write's failure if it failed.
+    struct Outcome {
+        let staged: StagedOpening
+        let failure: OutputFailure?
+    }
+
+    /// Arms `wanted`, or disarms with nil (under the engine's state lock; a fire in flight is one write, waited
+    /// out); true when an armed start went out and its thread has not recorded it yet, and then nothing is armed.
+    @discardableResult
+    func arm(_ wanted: Armed?) -> Bool {
+        slot.withClaimWaiting { armed -> Bool in
+            if firedUnrecorded.load(ordering: .relaxed) { return true }
+            armed = wanted
+            armedPlayer.store(wanted?.player ?? -1, ordering: .relaxed)
+            return false
+        }
+    }
+
+    /// What is armed (under the engine's state lock).
+    var current: Armed? { slot.withClaimWaiting { $0 } }
+
+    /// The start that went out is recorded (under the engine's state lock): the staged opening may be armed again.
+    func recorded() { firedUnrecorded.store(false, ordering: .relaxed) }
+}
+
+/// What a staged start is armed with (`EngineState.refreshStagedStart`): the same again needs no new arm.
+struct StagedStartKey: Equatable {
+    var player: PlayerID
+    var revision: MixRevision
+    var gate: UInt64
+    var notBefore: Double
+    var trigger: ObjectIdentifier
+}

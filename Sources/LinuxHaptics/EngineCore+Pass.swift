@@ -50,22 +50,38 @@ extension EngineCore {
         handOver(ran)
     }
 
-    /// A start now of a player whose opening is staged on the quiet device (`EngineState.takeStagedOpening`): the
-    /// opening's one write after one lock and a few comparisons, worked out when it was staged; the start is
-    /// recorded after it, then the pass runs on the caller's thread as above. False (nothing done) when a pass is
-    /// running or the staged opening is not valid any more: the start then decides as usual.
+    /// A start now of a player whose opening is staged on the quiet device and armed (`StagedStart`): the
+    /// opening's one write with nothing before it but the pass lock's try, which keeps every other write of the
+    /// mix away until the start is recorded; the start is recorded after it, then the pass runs on the caller's
+    /// thread as above. A failed write is reported as the pass reports one. False (nothing done) when nothing is
+    /// armed for the player or a pass is running: the start then decides as usual.
     func startStagedOpening(of id: PlayerID, generation: ResetGeneration) -> Bool {
+        guard stagedStart.mayFire(for: id) else { return false }
         let ran = pass.withLockIfAvailable { _ -> CallersPass? in
-            var callbacks: [@Sendable () -> Void] = []
-            var taken: (StagedOpening, Double)?
-            writeOpening(&callbacks) { state, now in
-                let take = state.takeStagedOpening(of: id, generation: generation, at: now)
-                taken = take.map { ($0.staged, now) }
-                return take.map { ($0.staged.levels, now, $0.stopping) }
+            // An observer is told the time just before the write, as of every write: the clock is read for it then.
+            // The start itself is at the time just after (the plan's origin, the sample's deadline).
+            let observedAt = options.playbackObserver == nil ? nil : motorNow
+            guard let fired = stagedStart.fire(of: id, gate: startGate.token, now: { motorNow }) else { return nil }
+            let now = motorNow
+            // The Bluetooth pads' work item first, as after any opening (`writeOpening`).
+            Sys.yield()
+            let staged = fired.staged
+            if let observer = options.playbackObserver, fired.failure == nil {
+                observer(PlaybackSample(deadline: now, sent: observedAt ?? now, mix: staged.levels, kind: .apply))
             }
-            guard let (staged, now) = taken else { return nil }
-            // Recorded after the write, under the pass lock still: no pass can come between the two.
-            state.withLock { $0.recordStagedStart(staged, generation: generation, at: now) }
+            let (output, outputGeneration, stopping) = state.withLock { state in
+                (
+                    state.output, state.outputGeneration,
+                    state.recordStagedStartWent(staged, generation: generation, at: now)
+                )
+            }
+            var callbacks: [@Sendable () -> Void] = []
+            do throws(OutputFailure) {
+                if let failure = fired.failure { throw failure }
+                if let output { for effect in stopping { try output.stop(prepared: effect) } }
+            } catch {
+                callbacks.append { [weak self] in self?.outputFailed(error, generation: outputGeneration) }
+            }
             return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
         }
         guard let ran, let ran else { return false }
@@ -127,7 +143,7 @@ extension EngineCore {
         return outcome.deadline.map { $0 - latency }
     }
 
-    /// Writes a started player's opening, if `take` (`EngineState.takeOpening` or `takeStagedOpening`, at the
+    /// Writes a started player's opening, if `take` (`EngineState.takeOpening`, at the
     /// engine time now) gives one (its levels, the engine time it was due at, and the prepared pulses to stop),
     /// and says whether it did; a failed write is reported as the pass reports one. A pulse past its length that
     /// the kernel may still be playing is stopped after the opening's write and the yield, not before the write

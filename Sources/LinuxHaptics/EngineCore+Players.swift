@@ -228,7 +228,10 @@ extension EngineCore {
             guard let output = state.output, let levels = state.stageOpening(of: id, at: now) else { return nil }
             return (output, levels)
         }
-        if let (output, levels) = staged { output.stage(levels) }
+        guard let (output, levels) = staged else { return }
+        output.stage(levels)
+        let trigger = output.stagedTrigger(for: levels)
+        state.withLock { $0.bindStagedTrigger(trigger, of: id, levels: levels) }
     }
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the

@@ -29,6 +29,8 @@ final class EngineCore: Sendable {
     let state: Lock<EngineState>
     /// The state's start gate, read by armed starts without the lock.
     let startGate: StartGate
+    /// The state's staged start, fired without the state lock.
+    let stagedStart: StagedStart
     /// Serialises playback passes: the timer's, those `wake()` runs inline under a manual clock, and the one a
     /// start due now runs on the caller's thread (`passOnCallersThread`).
     let pass = Lock(())
@@ -53,6 +55,7 @@ final class EngineCore: Sendable {
         initial.hapticsMuted = options.playsAudioOnly
         initial.playsSound = playsSound
         startGate = initial.startGate
+        stagedStart = initial.stagedStart
         state = Lock(initial)
         if !playsSound {
             audio = nil

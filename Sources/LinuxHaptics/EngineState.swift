@@ -58,7 +58,8 @@ struct PlayerOpening: Sendable {
 
 /// A player's opening uploaded, stopped, into the mix slot of a quiet device (`EngineCore.planOpening`), with
 /// what a start needs to know to write it at once: the conditions `takeOpening` checks, worked out when it was
-/// staged, and kept while the mix is unchanged (`EngineState.takeStagedOpening`).
+/// staged, and kept while the mix is unchanged; its start is armed while they hold (`EngineState.refreshStagedStart`,
+/// `StagedStart`).
 struct StagedOpening: Sendable {
     var player: PlayerID
     /// The mix as it was when staged: any change since (a player started, changed or ended, haptics muted) and a
@@ -72,6 +73,11 @@ struct StagedOpening: Sendable {
     var restsFrom: Double
     /// The write budget left just after the opening (at rest, the same whenever it goes out).
     var writesLeft: Double
+    /// The engine time it was staged at.
+    var stagedAt: Double
+    /// What writes it, bound once the output has staged it (`MotorOutput.stagedTrigger(for:)`): then a start may
+    /// fire it armed (`StagedStart`).
+    var trigger: (any PulseTrigger)?
 }
 
 /// A lone start whose opening went out before anything was planned (`EngineState.takeOpening`): the pass that
@@ -118,7 +124,7 @@ struct EngineState: Sendable {
     var armedStarts: [PlayerID: ArmedStart] = [:]
     /// The engine plays sound: a player with sound never takes an armed start (its rumble waits for its sound).
     var playsSound = false
-    var scheduler = PlaybackScheduler()
+    var scheduler = PlaybackScheduler() { didSet { refreshStagedStart() } }
     /// The profile the output is planned for: the option's, or the one chosen from the device on open.
     var profile: RenderProfile
     /// The mix is planned at gain 0 (the motors rest while players play on), and no prepared pulse fires.
@@ -147,18 +153,22 @@ struct EngineState: Sendable {
     var activeCompletions: [CompletionHandler] {
         completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
     }
-    var prepared: [PlayerID: PreparedEffect] = [:]
+    var prepared: [PlayerID: PreparedEffect] = [:] { didSet { refreshStagedStart() } }
     /// Players' openings, planned ahead; dropped when a player changes.
     var openings: [PlayerID: PlayerOpening] = [:]
     /// A lone start whose opening was written, for the pass that follows to take its plan from.
     var soloStart: SoloStart?
     /// The opening staged on the mix slot, while the device is quiet.
-    var stagedOpening: StagedOpening?
+    var stagedOpening: StagedOpening? { didSet { refreshStagedStart() } }
+    /// A start of the staged opening made ready ahead, armed whenever it is what a start now would write.
+    let stagedStart = StagedStart()
+    /// What the staged start is armed with (its opening's player and mix revision, its gate and time), or nil.
+    private var stagedStartArmed: StagedStartKey?
     /// Pulses triggered lately. The kernel rounds a replay up to whole ticks, so a pulse can outlive its length
     /// by up to `OutputTiming.pulseOverrunSeconds`; a command of the mix in that window (a transient's decay
     /// taking over from its prepared top, say) stops it first, and a start's opening just after its write
     /// (`takeEndedPulses`), or the device would play both summed until the kernel's tick.
-    var triggeredPulses: [TriggeredPulse] = []
+    var triggeredPulses: [TriggeredPulse] = [] { didSet { refreshStagedStart() } }
     var watch: (any OutputWatch)?
     var timer: (any HapticTimer)?
     /// What a pass on a caller's thread had to call back, for the timer's next pass to call on its thread.
@@ -224,7 +234,11 @@ struct EngineState: Sendable {
         return StartGate.token(output: outputGeneration, reset: resetGeneration)
     }
 
-    private func publishStartGate() { startGate.publish(startGateToken) }
+    /// The gate published, and the staged start re-armed under it.
+    private mutating func publishStartGate() {
+        startGate.publish(startGateToken)
+        refreshStagedStart()
+    }
 
     /// Arms player `id`'s start with its prepared pulse when a start now would trigger it (`decideStart`) and
     /// it has no sound to wait for; disarms it otherwise. Called whenever the player or its pulse changes.
@@ -303,10 +317,17 @@ struct EngineState: Sendable {
     }
 
     /// While the device is quiet at `now`: player `id`'s opening, to be staged on the mix slot and noted as
-    /// staged, so that the player's start is one write (`takeStagedOpening`). Nil when the device is not quiet, the
-    /// opening does not begin at once, or the player's start must wait for its sound.
+    /// staged, so that the player's start is one write (`StagedStart`, armed once the output has bound its trigger).
+    /// Nil when the device is not quiet, the opening does not begin at once, or the player's start must wait for
+    /// its sound. The staged start is disarmed first, waiting out a write in flight: from here until the output has
+    /// staged the new levels no start writes the slot, and a start that went out and is not recorded yet holds the
+    /// device, so nothing is staged.
     mutating func stageOpening(of id: PlayerID, at now: Double) -> MotorMagnitudes? {
-        guard output != nil, let opening = openings[id], opening.outputGeneration == outputGeneration,
+        let wentOut = stagedStart.arm(nil)
+        stagedStartArmed = nil
+        // Armed again when nothing is staged after all.
+        defer { refreshStagedStart() }
+        guard !wentOut, output != nil, let opening = openings[id], opening.outputGeneration == outputGeneration,
             let levels = opening.levels, isQuiet(at: now)
         else { return nil }
         let planner = DeviceCommandPlanner(profile: profile)
@@ -317,29 +338,70 @@ struct EngineState: Sendable {
                 after: RumbleCommand(time: 0, levels: levels, holdDuration: nil), from: .deviceOff)
             stagedOpening = StagedOpening(
                 player: id, revision: scheduler.revision, outputGeneration: outputGeneration, levels: levels,
-                restsFrom: deviceRests, writesLeft: after.writesLeft)
+                restsFrom: deviceRests, writesLeft: after.writesLeft, stagedAt: now)
         } else {
             stagedOpening = nil
         }
         return levels
     }
 
-    /// A start now of player `id` whose opening is staged and still valid (`StagedOpening`): taken, with the
-    /// prepared pulses to stop just after its write (`takeEndedPulses`), and the device noted as holding it from
-    /// `now`, so that nothing else stages a level or takes the device for at rest before the start is recorded
-    /// (`recordStagedStart`, after the write). Nil (nothing changed) when the ordinary start must decide.
-    mutating func takeStagedOpening(of id: PlayerID, generation: ResetGeneration, at now: Double)
-        -> (staged: StagedOpening, stopping: [Int])?
-    {
-        guard let staged = stagedOpening, staged.player == id, staged.revision == scheduler.revision,
-            staged.outputGeneration == outputGeneration, resetGeneration == generation, phase == .running,
-            output != nil, now >= staged.restsFrom, pulsesHaveEnded(at: now),
-            prepared.isEmpty || usablePreparedEffect(for: id) == nil
+    /// The staged opening of player `id` (staged at `levels`) gets the output's trigger for it, unless something
+    /// changed it meanwhile; its start is then armed.
+    mutating func bindStagedTrigger(_ trigger: any PulseTrigger, of id: PlayerID, levels: MotorMagnitudes) {
+        guard var staged = stagedOpening, staged.player == id, staged.levels == levels, staged.trigger == nil else {
+            return
+        }
+        staged.trigger = trigger
+        stagedOpening = staged
+    }
+
+    /// Arms the staged start when a start now of the staged player would write the staged opening: the opening
+    /// bound to a trigger, planned for this output and for the mix as it is (no player started, changed or ended
+    /// since, no pulse triggered), the engine running with haptics on, the player without a prepared pulse it
+    /// could trigger; and from the time the device is at rest and every prepared pulse's length is over (the
+    /// conditions the pass's own opening has, `takeOpening`). Disarms it otherwise. Called whenever any of these
+    /// may have changed; cheap when nothing is staged.
+    mutating func refreshStagedStart() {
+        let wanted = wantedStagedStart()
+        guard wanted?.key != stagedStartArmed else { return }
+        let armed = wanted.map {
+            StagedStart.Armed(staged: $0.staged, trigger: $0.trigger, gate: $0.key.gate, notBefore: $0.key.notBefore)
+        }
+        let wentOut = stagedStart.arm(armed)
+        stagedStartArmed = wentOut ? nil : wanted?.key
+    }
+
+    /// What the staged start should be armed with now, if anything.
+    private func wantedStagedStart() -> (staged: StagedOpening, trigger: any PulseTrigger, key: StagedStartKey)? {
+        guard let staged = stagedOpening, let trigger = staged.trigger, staged.revision == scheduler.revision,
+            staged.outputGeneration == outputGeneration,
+            prepared.isEmpty || usablePreparedEffect(for: staged.player) == nil
         else { return nil }
-        stagedOpening = nil
+        let gate = startGateToken
+        guard gate != 0 else { return nil }
+        // A pulse's length is over at `now` once `now + epsilon` reaches its end (`TriggeredPulse.hasEnded`).
+        let pulsesEnd = triggeredPulses.lazy.map { $0.end - PlayerState.epsilon }.max() ?? -.infinity
+        let notBefore = max(staged.restsFrom, pulsesEnd)
+        let key = StagedStartKey(
+            player: staged.player, revision: staged.revision, gate: gate,
+            notBefore: notBefore <= staged.stagedAt ? -.infinity : notBefore, trigger: ObjectIdentifier(trigger))
+        return (staged, trigger, key)
+    }
+
+    /// After the armed staged start's write at `now` (`StagedStart.fire`): the start recorded as the pass's own
+    /// opening records one (what the device holds from `now`, the write budget left), and queued as
+    /// `recordStagedStart` queues it; returns the prepared pulses to stop now, their length over but the kernel
+    /// maybe still playing them (`takeEndedPulses`). A start written just after a reset or a new output records
+    /// nothing: that output is gone.
+    mutating func recordStagedStartWent(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) -> [Int] {
+        defer { stagedStart.recorded() }
+        guard staged.outputGeneration == outputGeneration, resetGeneration == generation else { return [] }
+        if stagedOpening?.player == staged.player { stagedOpening = nil }
         deviceHolds = .init(sent: staged.levels, lastCommandTime: now, writesLeft: staged.writesLeft)
         lastWriteTime = now
-        return (staged, takeEndedPulses(at: now))
+        let stopping = takeEndedPulses(at: now)
+        recordStagedStart(staged, generation: generation, at: now)
+        return stopping
     }
 
     /// After a staged opening's write: the start recorded as `decideStart` and `takeOpening` record one, the

@@ -199,6 +199,27 @@ final class EvdevOutput: MotorOutput {
         }
     }
 
+    /// The mix slot's play when `apply(mix)` would be that one play (`stage(mix)` left the levels in it), else
+    /// `apply(mix)` itself.
+    func stagedTrigger(for mix: MotorMagnitudes) -> any PulseTrigger {
+        let effect = self.mix.withLock { slot -> UploadedEffect? in
+            guard diversion?.isActive != true, let effect = slot.effect,
+                slot.state.change(to: mix, explicitly: false, at: clock.now) == .play
+            else { return nil }
+            return effect
+        }
+        guard let effect else { return BoundApply(output: self, mix: mix) }
+        return EvdevStagedPlay(play: effect.trigger(), mix: mix, output: self, presence: diversion?.presence)
+    }
+
+    /// After the staged play's write: the slot plays the levels it holds, from now, when nothing changed it since.
+    fileprivate func notePlayed(_ levels: MotorMagnitudes, effectID: Int16) {
+        mix.withLock { slot in
+            guard slot.effect?.id == effectID, slot.state.levels == levels else { return }
+            slot.state.playingUntil = clock.now + renewal.windowSeconds
+        }
+    }
+
     /// Stops the kernel's mix effect when the levels first go into the pad's report: hid-microsoft writes the
     /// same report with the triggers at 0 at every update of it.
     private func enterDiversion(_ diversion: ReportDiversion) throws(OutputFailure) {
@@ -317,6 +338,30 @@ final class EvdevOutput: MotorOutput {
         case .other: kind = .other
         }
         return OutputFailure(kind, error.description)
+    }
+}
+
+/// The mix slot's play, for a start of the opening `EvdevOutput.stage(_:)` left in it (the engine's armed staged
+/// start): one `EV_FF` write, then the slot noted as playing. On an Xbox pad whose report a trigger engine writes, the
+/// start is `apply` instead, and so goes into that report.
+final class EvdevStagedPlay: PulseTrigger {
+    private let play: EffectTrigger
+    private let mix: MotorMagnitudes
+    private let output: EvdevOutput
+    private let presence: TriggerPresence?
+
+    init(play: EffectTrigger, mix: MotorMagnitudes, output: EvdevOutput, presence: TriggerPresence?) {
+        self.play = play
+        self.mix = mix
+        self.output = output
+        self.presence = presence
+    }
+
+    @inline(__always)
+    func fire() throws(OutputFailure) {
+        if let presence, presence.isActive { return try output.apply(mix) }
+        try EvdevOutput.translate { () throws(EventDeviceError) in try play.fire() }
+        output.notePlayed(mix, effectID: play.effectID)
     }
 }
 

@@ -32,6 +32,11 @@ package protocol MotorOutput: AnyObject, Sendable {
     /// levels now, stopped and silent, so that the apply is a single play. Does nothing while anything of ours
     /// plays, and nothing on outputs that apply in one step anyway.
     func stage(_ mix: MotorMagnitudes)
+    /// What writes `apply(mix)` just after `stage(mix)`, bound ahead for a start that fires it with nothing
+    /// before it (the engine's armed staged start): on evdev the mix slot's one play, with the slot's state noted
+    /// after the write; elsewhere `apply(mix)` itself. Fired while anything else has changed the slot since, it
+    /// writes that `apply` would not (the engine disarms it first).
+    func stagedTrigger(for mix: MotorMagnitudes) -> any PulseTrigger
     /// Readies, at rest and changing nothing the motors do, what every change will need (on evdev the keeper
     /// effect), so that the first change after the output opens costs only its own writes. The engine calls it
     /// once, when it opens the output at its start.
@@ -68,6 +73,9 @@ extension MotorOutput {
     /// Outputs that apply in one step have nothing to stage.
     package func stage(_ mix: MotorMagnitudes) {}
 
+    /// Outputs without a cheaper way bind `apply(mix)`.
+    package func stagedTrigger(for mix: MotorMagnitudes) -> any PulseTrigger { BoundApply(output: self, mix: mix) }
+
     /// Outputs whose changes need nothing beside them have nothing to ready.
     package func prepareForChanges() {}
 
@@ -86,6 +94,19 @@ private final class BoundPulseTrigger: PulseTrigger {
     }
 
     func fire() throws(OutputFailure) { try output.trigger(prepared: id) }
+}
+
+/// `MotorOutput.apply` of one mix.
+final class BoundApply: PulseTrigger {
+    let output: any MotorOutput
+    let mix: MotorMagnitudes
+
+    init(output: any MotorOutput, mix: MotorMagnitudes) {
+        self.output = output
+        self.mix = mix
+    }
+
+    func fire() throws(OutputFailure) { try output.apply(mix) }
 }
 
 /// An output that plays no prepared pulses: its actuators are driven by a stream or by reports of their own (voice

@@ -24,6 +24,77 @@ import Testing
         #expect(player.phase == .finished)
     }
 
+    private func armedPlayer(_ rig: Rig) -> PlayerID? {
+        rig.engine.core.state.withLock { $0.stagedStart.current?.staged.player }
+    }
+
+    @Test func aStagedStartWritesItsOpeningWhileAnotherThreadHoldsTheEngineState() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
+        let holding = Lock(false)
+        let release = Lock(false)
+        // The playback thread's part of a pass, or another player's change: it holds the state lock for a while.
+        let holder = try ServiceThread.start {
+            rig.engine.core.state.withLock { _ in
+                holding.withLock { $0 = true }
+                while !release.withLock({ $0 }) { Sys.yield() }
+            }
+        }
+        while !holding.withLock({ $0 }) { Sys.yield() }
+        let starter = try ServiceThread.start { try? player.start(atTime: 0) }
+        // The opening reaches the output while the lock is still held (bounded: a start that waited for the lock
+        // would never get there, and the test would fail rather than hang).
+        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
+        while rig.applied().isEmpty, Sys.monotonicNanoseconds() < deadline { Sys.yield() }
+        let writtenUnderTheLock = rig.applied()
+        release.withLock { $0 = true }
+        holder.join()
+        starter.join()
+        #expect(writtenUnderTheLock == [Change(at: 0, strong: q(0.6), weak: q(0.2))])
+        rig.clock.advance(by: 1)
+        #expect(player.phase == .finished)
+    }
+
+    @Test func theStagedStartIsArmedOnlyWhileItsOpeningIsWhatAStartNowWrites() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
+        let id = try #require(staged(rig)).player
+        #expect(armedPlayer(rig) == id, "armed once the output bound its trigger")
+        rig.engine.isMutedForHaptics = true
+        #expect(armedPlayer(rig) == nil, "haptics muted")
+        rig.engine.isMutedForHaptics = false
+        let other = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.3, 0, to: 0.05)))
+        #expect(armedPlayer(rig) != id, "another opening staged in its place")
+        #expect(try other.prepare())
+        #expect(armedPlayer(rig) == nil, "the staged player has a prepared pulse to trigger instead")
+        let third = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.4, 0, to: 0.05)))
+        let thirdID = try #require(staged(rig)).player
+        #expect(armedPlayer(rig) == thirdID)
+        try player.stop(atTime: 0)
+        #expect(armedPlayer(rig) == nil, "the mix changed since it was staged (a command for another player)")
+        withExtendedLifetime(third) {}
+        withExtendedLifetime(player) {}
+    }
+
+    @Test func aPlayerMadeWithinTheRateLimitIsArmedFromTheTimeTheDeviceRests() throws {
+        let rig = try Rig()
+        let first = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
+        try first.start(atTime: 0)
+        rig.clock.advance(by: 0.051)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.4, 0, to: 0.05)))
+        let armed = try #require(rig.engine.core.state.withLock { $0.stagedStart.current })
+        let (restsFrom, stagedAt) = (armed.staged.restsFrom, armed.staged.stagedAt)
+        #expect(restsFrom > stagedAt, "the off at 0.05 and the budget still count")
+        #expect(armed.notBefore == restsFrom)
+        rig.recorder.clearRecords()
+        let early = rig.engine.core.state.withLock { state in
+            state.stagedStart.fire(of: armed.staged.player, gate: state.startGateToken, now: { stagedAt })
+        }
+        #expect(early == nil, "not before the device rests")
+        #expect(rig.actions().isEmpty)
+        withExtendedLifetime(player) {}
+    }
+
     @Test(arguments: [RenderProfile.genericRumble, .switchPro, .virtualPad])
     func aLongPatternStartedAloneTakesItsSoloPlanToItsHorizonAndGoesOnPastIt(profile: RenderProfile) throws {
         // A 5 s pattern: the solo plan made with the player ends at its first command at or past 2 s, its horizon.
@@ -108,9 +179,10 @@ import Testing
     }
 
     @Test func anOpeningIsTakenOnceThePulsesLengthIsOverWithThePulseToStopAfterIt() throws {
-        // Both ways a start writes its opening before any plan (staged, or taken by the pass on the caller's
-        // thread): not while a triggered pulse plays its length; once it is over, with that pulse to stop after the
-        // write while the kernel may still play it, and with nothing to stop past its overrun.
+        // Both ways a start writes its opening before any plan (the armed staged start, or the opening the pass
+        // takes on the caller's thread): not while a triggered pulse plays its length; once it is over, with that
+        // pulse to stop after the write while the kernel may still play it, and with nothing to stop past its
+        // overrun.
         let overrun = OutputTiming.pulseOverrunSeconds
         func withQuietEngine(_ body: (inout EngineState, PlayerID, Double) -> Void) throws {
             let rig = try Rig()
@@ -119,11 +191,18 @@ import Testing
             rig.engine.core.state.withLock { state in body(&state, state.stagedOpening!.player, now) }
             withExtendedLifetime(player) {}
         }
+        func fire(_ state: EngineState, _ id: PlayerID, at time: Double) -> StagedOpening? {
+            state.stagedStart.fire(of: id, gate: state.startGateToken, now: { time })?.staged
+        }
         try withQuietEngine { state, id, now in
             state.triggeredPulses = [TriggeredPulse(effect: 7, end: now + 0.01)]
-            #expect(state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now) == nil, "its length")
-            let taken = state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now + 0.01)
-            #expect(taken?.stopping == [7])
+            #expect(fire(state, id, at: now) == nil, "within its length")
+            let fired = fire(state, id, at: now + 0.01)
+            #expect(fired != nil, "its length over")
+            let stopping = fired.map {
+                state.recordStagedStartWent($0, generation: state.resetGeneration, at: now + 0.01)
+            }
+            #expect(stopping == [7])
             #expect(state.triggeredPulses.isEmpty, "forgotten once stopped")
         }
         try withQuietEngine { state, id, now in
@@ -135,7 +214,9 @@ import Testing
         }
         try withQuietEngine { state, id, now in
             state.triggeredPulses = [TriggeredPulse(effect: 9, end: now - overrun - 0.001)]
-            #expect(state.takeStagedOpening(of: id, generation: state.resetGeneration, at: now)?.stopping == [])
+            let fired = fire(state, id, at: now)
+            #expect(fired != nil)
+            #expect(fired.map { state.recordStagedStartWent($0, generation: state.resetGeneration, at: now) } == [])
             #expect(state.triggeredPulses.isEmpty, "past its overrun: forgotten, not stopped")
         }
     }
@@ -149,14 +230,15 @@ import Testing
         let player = try #require(staged(rig)).player
         let (solo, afterOther) = rig.engine.core.state.withLock { state -> (SoloStart?, Int?) in
             let generation = state.resetGeneration
-            let taken = state.takeStagedOpening(of: player, generation: generation, at: now)
-            #expect(taken != nil)
-            #expect(!state.isQuiet(at: now), "the device holds the opening from the take on")
-            guard let taken, let otherID = state.scheduler.players.keys.first(where: { $0 != player }) else {
+            let fired = state.stagedStart.fire(of: player, gate: state.startGateToken, now: { now })?.staged
+            #expect(fired != nil)
+            guard let fired, let otherID = state.scheduler.players.keys.first(where: { $0 != player }) else {
                 return (nil, nil)
             }
+            #expect(state.stageOpening(of: otherID, at: now) == nil, "the start gone out holds the device")
             state.queueStart(otherID, at: now, now: now)
-            state.recordStagedStart(taken.staged, generation: generation, at: now)
+            #expect(state.recordStagedStartWent(fired, generation: generation, at: now) == [])
+            #expect(!state.isQuiet(at: now), "the device holds the opening from the record on")
             return (state.soloStart, state.scheduler.players[player]?.pendingCount)
         }
         #expect(solo == nil, "the pass plans both players' mix, not the staged player's solo commands")
@@ -185,7 +267,7 @@ import Testing
         rig.recorder.clearRecords()
         #expect(
             rig.engine.core.state.withLock { state in
-                state.takeStagedOpening(of: before.player, generation: state.resetGeneration, at: rig.clock.now)
+                state.stagedStart.fire(of: before.player, gate: state.startGateToken, now: { rig.clock.now })
             } == nil)
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
