@@ -362,6 +362,11 @@ struct EngineState: Sendable {
     /// conditions the pass's own opening has, `takeOpening`). Disarms it otherwise. Called whenever any of these
     /// may have changed; cheap when nothing is staged.
     mutating func refreshStagedStart() {
+        // Nothing armed, and nothing staged for the mix as it is: nothing to do (the common case while anything
+        // plays, and on the ordinary start's way to its write).
+        if stagedStartArmed == nil, stagedOpening?.trigger == nil || stagedOpening?.revision != scheduler.revision {
+            return
+        }
         let wanted = wantedStagedStart()
         guard wanted?.key != stagedStartArmed else { return }
         let armed = wanted.map {
