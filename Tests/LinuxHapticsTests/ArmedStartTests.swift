@@ -24,25 +24,9 @@ import Testing
     @Test func aPreparedStartWritesItsTriggerWhileAnotherThreadHoldsTheEngineState() throws {
         let rig = try Rig()
         let player = try preparedTap(rig)
-        let holding = Lock(false)
-        let release = Lock(false)
-        // The playback thread's part of a pass: it holds the state lock for a while.
-        let holder = try ServiceThread.start {
-            rig.engine.core.state.withLock { _ in
-                holding.withLock { $0 = true }
-                while !release.withLock({ $0 }) { Sys.yield() }
-            }
+        let triggeredUnderTheLock = try rig.whileTheEngineStateIsHeld(start: { try? player.start(atTime: 0) }) {
+            triggers(rig) > 0 ? triggers(rig) : nil
         }
-        while !holding.withLock({ $0 }) { Sys.yield() }
-        let starter = try ServiceThread.start { try? player.start(atTime: 0) }
-        // The trigger reaches the output while the lock is still held (bounded: a start that waited for the
-        // lock would never get there, and the test would fail rather than hang).
-        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
-        while triggers(rig) == 0, Sys.monotonicNanoseconds() < deadline { Sys.yield() }
-        let triggeredUnderTheLock = triggers(rig)
-        release.withLock { $0 = true }
-        holder.join()
-        starter.join()
         #expect(triggeredUnderTheLock == 1, "\(rig.actions())")
         rig.clock.advance(by: 1)
         #expect(player.phase == .finished)
@@ -91,5 +75,34 @@ import Testing
         rig.engine.core.state.withLock { $0.resetGeneration.advance() }
         #expect(throws: HapticEngineError.self) { try player.start(atTime: 0) }
         #expect(triggers(rig) == 0)
+    }
+}
+
+extension Rig {
+    /// Runs `start` on one thread while another holds the engine's state lock, as the playback thread does for a
+    /// pass, and returns what `written` finds once it finds anything, before the lock is released; nil when it found
+    /// nothing within 5 s (bounded: a start that waited for the lock would never write, and the test fails rather
+    /// than hangs).
+    func whileTheEngineStateIsHeld<T>(start: @escaping @Sendable () -> Void, written: () -> T?) throws -> T? {
+        let holding = Lock(false)
+        let release = Lock(false)
+        let holder = try ServiceThread.start { [engine] in
+            engine.core.state.withLock { _ in
+                holding.withLock { $0 = true }
+                while !release.withLock({ $0 }) { Sys.yield() }
+            }
+        }
+        while !holding.withLock({ $0 }) { Sys.yield() }
+        let starter = try ServiceThread.start(start)
+        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
+        var found = written()
+        while found == nil, Sys.monotonicNanoseconds() < deadline {
+            Sys.yield()
+            found = written()
+        }
+        release.withLock { $0 = true }
+        holder.join()
+        starter.join()
+        return found
     }
 }

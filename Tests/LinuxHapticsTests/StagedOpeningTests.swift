@@ -31,25 +31,10 @@ import Testing
     @Test func aStagedStartWritesItsOpeningWhileAnotherThreadHoldsTheEngineState() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
-        let holding = Lock(false)
-        let release = Lock(false)
-        // The playback thread's part of a pass, or another player's change: it holds the state lock for a while.
-        let holder = try ServiceThread.start {
-            rig.engine.core.state.withLock { _ in
-                holding.withLock { $0 = true }
-                while !release.withLock({ $0 }) { Sys.yield() }
-            }
+        // The playback thread's part of a pass, or another player's change, holds the state lock meanwhile.
+        let writtenUnderTheLock = try rig.whileTheEngineStateIsHeld(start: { try? player.start(atTime: 0) }) {
+            rig.applied().isEmpty ? nil : rig.applied()
         }
-        while !holding.withLock({ $0 }) { Sys.yield() }
-        let starter = try ServiceThread.start { try? player.start(atTime: 0) }
-        // The opening reaches the output while the lock is still held (bounded: a start that waited for the lock
-        // would never get there, and the test would fail rather than hang).
-        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
-        while rig.applied().isEmpty, Sys.monotonicNanoseconds() < deadline { Sys.yield() }
-        let writtenUnderTheLock = rig.applied()
-        release.withLock { $0 = true }
-        holder.join()
-        starter.join()
         #expect(writtenUnderTheLock == [Change(at: 0, strong: q(0.6), weak: q(0.2))])
         rig.clock.advance(by: 1)
         #expect(player.phase == .finished)
