@@ -77,6 +77,15 @@ import Testing
         }
         #expect(early == nil, "not before the device rests")
         #expect(rig.actions().isEmpty)
+        let onTime = rig.engine.core.state.withLock { state in
+            let fired = state.stagedStart.fire(of: armed.staged.player, gate: state.startGateToken, now: { restsFrom })
+            if let fired {
+                _ = state.recordStagedStartWent(fired.staged, generation: state.resetGeneration, at: restsFrom)
+            }
+            return fired
+        }
+        #expect(onTime?.failure == nil && onTime?.staged.player == armed.staged.player, "from the time it rests")
+        #expect(rig.actions() == [.apply(MotorMagnitudes(strong: q(0.4), weak: 0))])
         withExtendedLifetime(player) {}
     }
 
