@@ -97,24 +97,18 @@ final class ArmedStart: Sendable {
 /// that nothing stages another level on the slot meanwhile.
 final class StagedStart: Sendable {
     struct Armed: Sendable {
+        /// The player, the gate and the time it is armed under; its fields are read in place before the write.
+        let key: StagedStartKey
         let staged: StagedOpening
-        /// The staged player's id, read in place before anything else.
-        let player: Int
-        let gate: UInt64
-        /// The engine time from which the start may go out (the device's rate limit over, every prepared pulse's
-        /// length over); -infinity when it may at any time, so that the start reads no clock before its write.
-        let notBefore: Double
         /// The write: the mix slot's play on an evdev device, else the output's `apply` of the staged levels.
         let trigger: any PulseTrigger
         /// The trigger again when it is the evdev mix slot's, called directly (no witness, no retain), as an armed
         /// prepared start calls its pulse's. Unmanaged, since `trigger` holds it for as long as this value lives.
         let evdev: Unmanaged<EvdevStagedPlay>?
 
-        init(staged: StagedOpening, trigger: any PulseTrigger, gate: UInt64, notBefore: Double) {
+        init(key: StagedStartKey, staged: StagedOpening, trigger: any PulseTrigger) {
+            self.key = key
             self.staged = staged
-            player = staged.player.rawValue
-            self.gate = gate
-            self.notBefore = notBefore
             self.trigger = trigger
             evdev = (trigger as? EvdevStagedPlay).map { Unmanaged.passUnretained($0) }
         }
@@ -138,8 +132,8 @@ final class StagedStart: Sendable {
     func fire(of id: PlayerID, gate: UInt64, now: () -> Double) -> Outcome? {
         slot.withClaim { armed -> Outcome? in
             // Fields read in place: nothing before the write but the trigger's call.
-            guard gate != 0, armed?.gate == gate, armed.unsafelyUnwrapped.player == id.rawValue else { return nil }
-            let notBefore = armed.unsafelyUnwrapped.notBefore
+            guard gate != 0, armed?.key.gate == gate, armed.unsafelyUnwrapped.key.player == id else { return nil }
+            let notBefore = armed.unsafelyUnwrapped.key.notBefore
             if notBefore > -.infinity, !(now() >= notBefore) { return nil }
             var failure: OutputFailure?
             if let evdev = armed.unsafelyUnwrapped.evdev {
@@ -171,23 +165,22 @@ final class StagedStart: Sendable {
         slot.withClaimWaiting { armed -> Bool in
             if firedUnrecorded.load(ordering: .relaxed) { return true }
             armed = wanted
-            armedPlayer.store(wanted?.player ?? -1, ordering: .relaxed)
+            armedPlayer.store(wanted?.key.player.rawValue ?? -1, ordering: .relaxed)
             return false
         }
     }
-
-    /// What is armed (under the engine's state lock).
-    var current: Armed? { slot.withClaimWaiting { $0 } }
 
     /// The start that went out is recorded (under the engine's state lock): the staged opening may be armed again.
     func recorded() { firedUnrecorded.store(false, ordering: .relaxed) }
 }
 
 /// What a staged start is armed with (`EngineState.refreshStagedStart`): the same again needs no new arm.
-struct StagedStartKey: Equatable {
+struct StagedStartKey: Sendable, Equatable {
     var player: PlayerID
     var revision: MixRevision
     var gate: UInt64
+    /// The engine time from which the start may go out (the device's rate limit over, every prepared pulse's
+    /// length over); -infinity when it may at any time, so that the start reads no clock before its write.
     var notBefore: Double
     var trigger: ObjectIdentifier
 }

@@ -219,17 +219,19 @@ extension EngineCore {
         guard let (timeline, planner, generation) = wanted else { return }
         let plan = PlaybackScheduler.soloPlan(of: timeline, planner: planner, locality: options.locality)
         let now = motorNow
-        let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes)? in
+        let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes, Bool)? in
             guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
                 return nil
             }
             state.openings[id] = PlayerOpening(plan: plan, outputGeneration: generation)
             // While nothing plays, the device gets ready for this opening, so its start is one write.
             guard let output = state.output, let levels = state.stageOpening(of: id, at: now) else { return nil }
-            return (output, levels)
+            return (output, levels, state.stagedOpening?.player == id)
         }
-        guard let (output, levels) = staged else { return }
+        guard let (output, levels, noted) = staged else { return }
         output.stage(levels)
+        // A start of a noted opening is armed once the output has bound its write.
+        guard noted else { return }
         let trigger = output.stagedTrigger(for: levels)
         state.withLock { $0.bindStagedTrigger(trigger, of: id, levels: levels) }
     }

@@ -369,9 +369,7 @@ struct EngineState: Sendable {
         }
         let wanted = wantedStagedStart()
         guard wanted?.key != stagedStartArmed else { return }
-        let armed = wanted.map {
-            StagedStart.Armed(staged: $0.staged, trigger: $0.trigger, gate: $0.key.gate, notBefore: $0.key.notBefore)
-        }
+        let armed = wanted.map { StagedStart.Armed(key: $0.key, staged: $0.staged, trigger: $0.trigger) }
         let wentOut = stagedStart.arm(armed)
         stagedStartArmed = wentOut ? nil : wanted?.key
     }

@@ -796,7 +796,8 @@ enum EngineSuite {
 
     /// A start while the pad rests reaches it as one play: an ordinary start because making the player staged its
     /// opening in the mix slot (an upload the pad hears then, not at the start), a prepared one because its pulse
-    /// waits in its own slot. The keeper was played when the engine opened the pad, with nothing else.
+    /// waits in its own slot. The keeper was played when the engine opened the pad, with nothing else. The ordinary
+    /// start's pattern ends with a stop of the slot it played.
     static func startsAtRestAreOnePlay() async throws {
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
@@ -819,7 +820,9 @@ enum EngineSuite {
         let opened = uploads(pad.records())
         let hum = try engine.makeAdvancedPlayer(timeline: flat)
         _ = try await VirtualPadSuite.waitForRecords(pad, "the staged opening") { uploads($0) > opened }
-        for (name, player) in [("ordinary", hum), ("prepared", try engine.makeAdvancedPlayer(timeline: flat))] {
+        for name in ["ordinary", "prepared"] {
+            // Made in turn: a player made before the ordinary start would stage its own opening in hum's place.
+            let player = name == "ordinary" ? hum : try engine.makeAdvancedPlayer(timeline: flat)
             // The prepared start is its armed trigger: the play of the slot `prepare()` uploaded, not of the mix
             // slot (which holds the same levels, so a start through the mix would be one play too).
             var pulse: Int16?
@@ -852,6 +855,13 @@ enum EngineSuite {
                     sent.first?.id == pulse,
                     "the prepared start should play its own slot \(pulse) first: "
                         + sent.map { "\($0.event.rawValue)#\($0.id ?? -1)" }.joined(separator: " "))
+            } else {
+                // The staged play noted the mix slot as playing: the pattern's end reaches the pad as our stop of
+                // that slot, not as the kernel's self-expiry of a play the engine thought stopped.
+                let played = sent.first?.id
+                _ = try await VirtualPadSuite.waitForRecords(pad, "the ordinary start's stop at the pattern's end") {
+                    $0.dropFirst(before).contains { $0.event == .stop && $0.id == played }
+                }
             }
         }
     }

@@ -25,7 +25,9 @@ import Testing
     }
 
     private func armedPlayer(_ rig: Rig) -> PlayerID? {
-        rig.engine.core.state.withLock { $0.stagedStart.current?.staged.player }
+        rig.engine.core.state.withLock { state in
+            state.stagedOpening.map(\.player).flatMap { state.stagedStart.mayFire(for: $0) ? $0 : nil }
+        }
     }
 
     @Test func aStagedStartWritesItsOpeningWhileAnotherThreadHoldsTheEngineState() throws {
@@ -67,24 +69,24 @@ import Testing
         try first.start(atTime: 0)
         rig.clock.advance(by: 0.051)
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.4, 0, to: 0.05)))
-        let armed = try #require(rig.engine.core.state.withLock { $0.stagedStart.current })
-        let (restsFrom, stagedAt) = (armed.staged.restsFrom, armed.staged.stagedAt)
+        let opening = try #require(staged(rig))
+        let (restsFrom, stagedAt) = (opening.restsFrom, opening.stagedAt)
         #expect(restsFrom > stagedAt, "the off at 0.05 and the budget still count")
-        #expect(armed.notBefore == restsFrom)
+        #expect(armedPlayer(rig) == opening.player)
         rig.recorder.clearRecords()
         let early = rig.engine.core.state.withLock { state in
-            state.stagedStart.fire(of: armed.staged.player, gate: state.startGateToken, now: { stagedAt })
+            state.stagedStart.fire(of: opening.player, gate: state.startGateToken, now: { restsFrom - 0.001 })
         }
         #expect(early == nil, "not before the device rests")
         #expect(rig.actions().isEmpty)
         let onTime = rig.engine.core.state.withLock { state in
-            let fired = state.stagedStart.fire(of: armed.staged.player, gate: state.startGateToken, now: { restsFrom })
+            let fired = state.stagedStart.fire(of: opening.player, gate: state.startGateToken, now: { restsFrom })
             if let fired {
                 _ = state.recordStagedStartWent(fired.staged, generation: state.resetGeneration, at: restsFrom)
             }
             return fired
         }
-        #expect(onTime?.failure == nil && onTime?.staged.player == armed.staged.player, "from the time it rests")
+        #expect(onTime?.failure == nil && onTime?.staged.player == opening.player, "from the time it rests")
         #expect(rig.actions() == [.apply(MotorMagnitudes(strong: q(0.4), weak: 0))])
         withExtendedLifetime(player) {}
     }
