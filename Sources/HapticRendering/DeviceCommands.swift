@@ -97,9 +97,19 @@ public struct DeviceCommandPlanner: Sendable {
     /// The state after `command` was sent to a device that was in `resumption`: its levels, its time, and the
     /// budget left (renewals of the level held before it counted).
     public func resumption(after command: RumbleCommand, from resumption: Resumption) -> Resumption {
+        self.resumption(after: command, madeAt: command.time, from: resumption)
+    }
+
+    /// The state after `command`, due at its time, was sent late, at `time`, to a device in `resumption` that was
+    /// sent nothing since its time: the renewals due before then counted, none from then on (the command takes the
+    /// place of the one due with it, and nothing was written after), the budget's refill up to `time` counted. The
+    /// minimum interval and the renewals after it count from `time`, when the device saw it.
+    public func resumption(after command: RumbleCommand, madeAt time: Double, from resumption: Resumption)
+        -> Resumption
+    {
         var bucket = WriteBucket(budget: budget, resumption: resumption)
-        bucket.spend(at: command.time, holding: command.levels)
-        return Resumption(sent: command.levels, lastCommandTime: command.time, writesLeft: bucket.left)
+        bucket.spend(dueAt: command.time, madeAt: Swift.max(time, command.time), holding: command.levels)
+        return Resumption(sent: command.levels, lastCommandTime: bucket.time, writesLeft: bucket.left)
     }
 
     /// The state after the renewal of the level a device in `resumption` holds, due at `due` (the first renewal not
@@ -603,19 +613,31 @@ struct WriteBucket: Sendable {
     /// Takes the writes of a renewal due at `due` (the renewals before it made on time) but made at `instant`; the
     /// renewals after it count from `instant`.
     mutating func renew(dueAt due: Double, madeAt instant: Double) {
-        defer { time = instant }
-        guard budget.isLimited else { return left = budget.burst }
-        let before = left(at: Swift.min(due, instant)).left
-        left =
-            Swift.min(before + budget.writesPerSecond * Swift.max(instant - due, 0), budget.burst)
-            - budget.writesPerChange
+        take(dueAt: due, madeAt: instant)
     }
 
     /// Takes a change's writes at `instant`; `levels` are held from then on.
     mutating func spend(at instant: Double, holding levels: MotorMagnitudes) {
-        let state = left(at: instant)
-        left = budget.isLimited ? state.left - budget.writesPerChange : budget.burst
-        time = instant
+        spend(dueAt: instant, madeAt: instant, holding: levels)
+    }
+
+    /// Takes the writes of a change due at `due` but made at `instant`, nothing written between them: the renewals
+    /// due before `due` taken, none after (the change takes the place of the one due with it). `levels` are held,
+    /// and the renewals after it count, from `instant`.
+    mutating func spend(dueAt due: Double, madeAt instant: Double, holding levels: MotorMagnitudes) {
+        take(dueAt: due, madeAt: instant)
         holding = levels
+    }
+
+    /// Takes one write due at `due` (no earlier than the last write) and made at `instant`: what was left then, the
+    /// renewals before it taken, and the refill from then to `instant`.
+    private mutating func take(dueAt due: Double, madeAt instant: Double) {
+        defer { time = instant }
+        guard budget.isLimited else { return left = budget.burst }
+        let counted = time.isFinite ? Swift.max(Swift.min(due, instant), time) : Swift.min(due, instant)
+        let before = left(at: counted).left
+        left =
+            Swift.min(before + budget.writesPerSecond * Swift.max(instant - counted, 0), budget.burst)
+            - budget.writesPerChange
     }
 }

@@ -199,10 +199,15 @@ extension EngineState {
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
-        // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
+        // The renewal the level held falls due at; nil when the motors are off.
+        let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
+        // Asked only of a command due now (within its lead): one not yet due is not taken anyway. A command never
+        // waits once a renewal is due: it goes out in the renewal's place, for the same writes.
         let waits =
-            plan?.nextCommandTime.map { $0 <= now + lead + PlayerState.epsilon && heldBack(until: $0, at: now) != nil }
-            ?? false
+            (renewal.map { now < $0 } ?? true)
+            && (plan?.nextCommandTime.map {
+                $0 <= now + lead + PlayerState.epsilon && heldBack(until: $0, at: now) != nil
+            } ?? false)
         let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
@@ -216,21 +221,26 @@ extension EngineState {
         }
         if let command = due.latest {
             let time = max(now, command.time)
-            recordCommand(command.levels, at: time)
+            // One written once a renewal was due takes that renewal's place: the budget counts the renewals before
+            // it, which went out, and neither it nor any after it, which did not.
+            recordCommand(command.levels, at: time, dueAt: renewal.map { min(time, $0) })
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
             // lead later than the replay window's restart, well inside its margin.
             lastWriteTime = time
             return .apply(command.levels, deadline: command.time)
         }
-        let renewal = lastWriteTime + renewalHold
-        guard !lastWritten.isOff, now >= renewal else { return nil }
-        defer { lastWriteTime = now }
+        guard let renewal, now >= renewal else { return nil }
         if now > renewal + lateRenewalTolerance {
             // Counted when it went out, once: the budget keeps the renewals the device saw, and the next ones
             // fall due from it. The minimum interval still counts from the command.
             deviceHolds = DeviceCommandPlanner(profile: profile).resumption(
                 afterRenewalDueAt: renewal, madeAt: now, from: deviceHolds)
+            lastWriteTime = now
+        } else {
+            // Counted at its time, as the planner counts it; the next one falls due from then too, so that the
+            // renewals the engine writes are the ones the budget counts (the device renews a little early).
+            lastWriteTime = renewal
         }
         return .keepAlive(lastWritten, deadline: renewal)
     }

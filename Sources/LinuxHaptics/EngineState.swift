@@ -420,10 +420,13 @@ struct EngineState: Sendable {
         if alone { soloStart = SoloStart(player: staged.player, start: now, revision: scheduler.revision) }
     }
 
-    /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget.
-    mutating func recordCommand(_ levels: MotorMagnitudes, at time: Double) {
+    /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget. One due
+    /// earlier, at `due`, with nothing written since, takes the place of the renewals due from then on
+    /// (`DeviceCommandPlanner.resumption(after:madeAt:from:)`).
+    mutating func recordCommand(_ levels: MotorMagnitudes, at time: Double, dueAt due: Double? = nil) {
         deviceHolds = DeviceCommandPlanner(profile: profile).resumption(
-            after: RumbleCommand(time: time, levels: levels, holdDuration: nil), from: deviceHolds)
+            after: RumbleCommand(time: due ?? time, levels: levels, holdDuration: nil), madeAt: time,
+            from: deviceHolds)
     }
 
     /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse plays its length (one

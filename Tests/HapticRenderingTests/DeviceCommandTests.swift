@@ -387,6 +387,26 @@ import Testing
         #expect(close(asACommand.writesLeft, 0.52, within: 1e-9))
     }
 
+    @Test func aChangeMadeLateTakesThePlaceOfTheRenewalDueWithIt() {
+        // Switch: a level sent at rest at 0 leaves 1; renewals at 0.04 and 0.08 on time leave 1 each (capped at the
+        // burst, 2, before each). A change due at 0.12, with the renewal due then, that goes out at 0.1203 takes
+        // that renewal's place: 1 left, as on time (the burst is back by 0.12). Counted as a change at 0.1203 after
+        // a renewal at 0.12 that never went out, it would leave 0.0078, and the next change would wait 38 ms for
+        // the budget. The minimum interval and the next renewal count from 0.1203, when it went out.
+        let planner = DeviceCommandPlanner(profile: .switchPro)
+        let level = MotorMagnitudes(strong: 0.5, weak: 0.5)
+        let sent = planner.resumption(
+            after: RumbleCommand(time: 0, levels: level, holdDuration: nil), from: .deviceOff)
+        let change = RumbleCommand(time: 0.12, levels: MotorMagnitudes(strong: 0.8, weak: 0.8), holdDuration: nil)
+        let late = planner.resumption(after: change, madeAt: 0.1203, from: sent)
+        #expect(late.sent == change.levels && late.lastCommandTime == 0.1203 && late.lastWriteTime == 0.1203)
+        #expect(close(late.writesLeft, 1, within: 1e-9), "\(late.writesLeft)")
+        let asMadeThen = planner.resumption(
+            after: RumbleCommand(time: 0.1203, levels: change.levels, holdDuration: nil), from: sent)
+        #expect(close(asMadeThen.writesLeft, 26 * 0.0003, within: 1e-9), "\(asMadeThen.writesLeft)")
+        #expect(planner.earliestChange(after: late, from: 0.1503) == 0.1503)
+    }
+
     @Test func renewalsFallDueFromARenewalMadeLate() {
         // Switch holds 0.5 from 0 while the timeline ramps gently from 0.5 to 0.6 over a second: a drift goes out
         // with a renewal, which carries it at no extra write. With the renewal due at 0.08 made at 0.1, the next
