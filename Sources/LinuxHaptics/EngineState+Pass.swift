@@ -193,21 +193,26 @@ extension EngineState {
     ///
     /// Every write is counted when it went out (a command written early, within its lead, at its time), so the
     /// rate limit and the budget count from the writes the device saw. After one written late, the plan's next
-    /// command may be due before they let it out: it waits until they do (`heldBack(until:at:)`), and then the
-    /// latest command due goes out, as after any late wake-up.
+    /// command may be due before they let it out: it waits until they do (`heldBack(until:at:)`), or until the
+    /// renewal of the level held falls due, whose place it takes, and then the latest command due goes out, as
+    /// after any late wake-up.
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
         // The renewal the level held falls due at; nil when the motors are off.
         let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
-        // Asked only of a command due now (within its lead): one not yet due is not taken anyway. A command never
-        // waits once a renewal is due: it goes out in the renewal's place, for the same writes.
+        // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
         let waits =
-            (renewal.map { now < $0 } ?? true)
-            && (plan?.nextCommandTime.map {
-                $0 <= now + lead + PlayerState.epsilon && heldBack(until: $0, at: now) != nil
-            } ?? false)
+            plan?.nextCommandTime.map { time in
+                guard time <= now + lead + PlayerState.epsilon else { return false }
+                // Once a renewal is due, only the minimum interval holds a command back: it goes out in the
+                // renewal's place, for the same writes.
+                if let renewal, now >= renewal {
+                    return now < deviceHolds.lastCommandTime + profile.minimumUpdateInterval - PlayerState.epsilon
+                }
+                return heldBack(until: time, at: now) != nil
+            } ?? false
         let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
