@@ -219,7 +219,6 @@ extension EngineState {
             budgetAffords(missed.levels, at: now)
         {
             recordCommand(missed.levels, at: now)
-            lastWriteTime = now
             plan = nil
             scheduler.invalidate(at: now)
             return .apply(missed.levels, deadline: missed.time, wokeLate: true)
@@ -228,11 +227,10 @@ extension EngineState {
             let time = max(now, command.time)
             // One written once a renewal was due takes that renewal's place: the budget counts the renewals before
             // it, which went out, and neither it nor any after it, which did not.
-            recordCommand(command.levels, at: time, dueAt: renewal.map { min(time, $0) })
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
             // lead later than the replay window's restart, well inside its margin.
-            lastWriteTime = time
+            recordCommand(command.levels, at: time, dueAt: renewal.map { min(time, $0) })
             return .apply(command.levels, deadline: command.time)
         }
         guard let renewal, now >= renewal else { return nil }

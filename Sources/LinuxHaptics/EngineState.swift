@@ -311,7 +311,6 @@ struct EngineState: Sendable {
             deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
         else { return nil }
         recordCommand(levels, at: start)
-        lastWriteTime = now
         soloStart = SoloStart(player: id, start: start, revision: scheduler.revision)
         return (levels, takeEndedPulses(at: now))
     }
@@ -420,13 +419,15 @@ struct EngineState: Sendable {
         if alone { soloStart = SoloStart(player: staged.player, start: now, revision: scheduler.revision) }
     }
 
-    /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget. One due
-    /// earlier, at `due`, with nothing written since, takes the place of the renewals due from then on
+    /// Notes a command written with `levels` for engine time `time`, its writes taken from the budget, and the
+    /// renewals of its level due from `time` on, where the budget counts them. One due earlier, at `due`, with
+    /// nothing written since, takes the place of the renewals due from then on
     /// (`DeviceCommandPlanner.resumption(after:madeAt:from:)`).
     mutating func recordCommand(_ levels: MotorMagnitudes, at time: Double, dueAt due: Double? = nil) {
         deviceHolds = DeviceCommandPlanner(profile: profile).resumption(
             after: RumbleCommand(time: due ?? time, levels: levels, holdDuration: nil), madeAt: time,
             from: deviceHolds)
+        lastWriteTime = time
     }
 
     /// Nothing plays or waits to at `now`: the motors rest, no player is active, no pulse plays its length (one
