@@ -175,6 +175,13 @@ extension EngineState {
     /// How often the output wants a steady non-zero mix renewed.
     private var renewalHold: Double { (output?.renewal ?? .standard).holdSeconds }
 
+    /// Whether the renewals the engine writes are the ones the write budget counts (one every `renewalHold`, as
+    /// every built-in profile's budget counts its renewals); not where a broadcast renews at another member's
+    /// rhythm, or a budget counts none.
+    private var budgetCountsRenewals: Bool {
+        profile.budget.renewalInterval.map { abs($0 - renewalHold) < PlayerState.epsilon } ?? false
+    }
+
     /// How long before its time the plan's next command is written: `changeLead` when it changes one non-zero
     /// level the device holds to another, 0 otherwise (a start from rest, a stop, the same level again).
     private func lead(ofNextCommand changeLead: Double) -> Double {
@@ -202,13 +209,15 @@ extension EngineState {
         let lead = lead(ofNextCommand: changeLead)
         // The renewal the level held falls due at; nil when the motors are off.
         let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
+        // One the budget counts, whose place a change may take for the same writes.
+        let counted = budgetCountsRenewals ? renewal : nil
         // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
         let waits =
             plan?.nextCommandTime.map { time in
                 guard time <= now + lead + PlayerState.epsilon else { return false }
                 // Once a renewal is due, only the minimum interval holds a command back: it goes out in the
                 // renewal's place, for the same writes.
-                if let renewal, now >= renewal {
+                if let counted, now >= counted {
                     return now < deviceHolds.lastCommandTime + profile.minimumUpdateInterval - PlayerState.epsilon
                 }
                 return heldBack(until: time, at: now) != nil
@@ -230,7 +239,7 @@ extension EngineState {
             // Renewals count from the command's time, as the planner counts them, when it went out early: a
             // renewal then never falls just before a command that would renew anyway, and comes at most the
             // lead later than the replay window's restart, well inside its margin.
-            recordCommand(command.levels, at: time, dueAt: renewal.map { min(time, $0) })
+            recordCommand(command.levels, at: time, dueAt: counted.map { min(time, $0) })
             return .apply(command.levels, deadline: command.time)
         }
         guard let renewal, now >= renewal else { return nil }
