@@ -103,7 +103,8 @@ public struct DeviceCommandPlanner: Sendable {
     /// The state after `command`, due at its time, was sent late, at `time`, to a device in `resumption` that was
     /// sent nothing since its time: the renewals due before then counted, none from then on (the command takes the
     /// place of the one due with it, and nothing was written after), the budget's refill up to `time` counted. The
-    /// minimum interval and the renewals after it count from `time`, when the device saw it.
+    /// minimum interval and the renewals after it count from `time`, when the device saw it. One sent early counts
+    /// at its time, as `resumption(after:from:)` counts it.
     public func resumption(after command: RumbleCommand, madeAt time: Double, from resumption: Resumption)
         -> Resumption
     {

@@ -234,11 +234,11 @@ extension EngineState {
         }
         if let command = due.latest {
             let time = max(now, command.time)
-            // One written once a renewal was due takes that renewal's place: the budget counts the renewals before
-            // it, which went out, and neither it nor any after it, which did not.
-            // Renewals count from the command's time, as the planner counts them, when it went out early: a
-            // renewal then never falls just before a command that would renew anyway, and comes at most the
-            // lead later than the replay window's restart, well inside its margin.
+            // Counted at its own time when it went out early (within its lead), as the planner counts it: a renewal
+            // then never falls just before a command that would renew anyway, and comes at most the lead later than
+            // the replay window's restart, well inside its margin. One written once a renewal was due takes that
+            // renewal's place: the budget counts the renewals before it, which went out, and neither it nor any
+            // after it, which did not.
             recordCommand(command.levels, at: time, dueAt: counted.map { min(time, $0) })
             return .apply(command.levels, deadline: command.time)
         }
