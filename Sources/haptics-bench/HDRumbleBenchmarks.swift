@@ -1,7 +1,8 @@
 // A Switch Pro Controller's HD rumble against hid-nintendo's own rumble, on the emulated pad the real driver binds:
 // how well each carries a pattern's sharpness (the correlation of the pattern's sharpness with the frequency of
 // the louder band the pad received, or with the weak motor's share on rumble, the measure the voice coils use),
-// and how long a start takes to reach the pad as a report on each path.
+// how close each plays its intensity envelope (against the same rumble sent on a fixed 50 ms tick, the per-driver
+// baseline), and how long a start takes to reach the pad as a report on each path.
 import AHAP
 import Foundation
 import HapticRendering
@@ -92,6 +93,7 @@ struct HDRumbleBench {
         var hdPairs: [(Double, Double)] = []
         var rumblePairs: [(Double, Double)] = []
         var spacing: [Double] = []
+        var envelopeErrors = EnvelopeErrors()
         for pattern in patterns {
             let renderer = PatternRenderer(profile: rumble.renderProfile)
             let timeline = renderer.render(pattern)
@@ -108,9 +110,20 @@ struct HDRumbleBench {
             let (rumbleOrigin, rumbleRecords) = try await VoiceCoilBench().played(
                 pattern, on: rumble, device, seconds: seconds)
             let rumblePlayback = SwitchRumblePlayback(records: rumbleRecords)
+            // The driver's rumble again, with the envelope sent on a fixed 50 ms tick (the per-driver baseline).
+            let (tickOrigin, tickRecords) = try await playedRecords(device, rumble, seconds: seconds) {
+                try rumble.makeAdvancedPlayer(
+                    timeline: FixedTickRenderer(profile: rumble.renderProfile).timeline(for: timeline))
+            }
+            let tickPlayback = SwitchRumblePlayback(records: tickRecords)
             // The driver ends its rumble with five reports at rest 50 ms apart: let them pass before the next HD
             // run, whose report spacing is measured.
             try await Task.sleep(for: .milliseconds(400))
+            envelopeErrors.add(
+                pattern, envelope: envelope, seconds: seconds, gain: rumble.renderProfile.gain,
+                hd: { playback.frame(at: hdOrigin + $0)?.packet },
+                rumble: { rumblePlayback.frame(at: rumbleOrigin + $0)?.packet },
+                tick: { tickPlayback.frame(at: tickOrigin + $0)?.packet })
 
             var time = VoiceCoilBench.window / 2
             while time < seconds {
@@ -146,7 +159,91 @@ struct HDRumbleBench {
                         + "hid-nintendo r = %.3f (%d windows; its bands stay at 160 and 320 Hz); HD reports %.1f ms "
                         + "apart at p1, %.1f at p50",
                     hdCorrelation, hdPairs.count, rumbleCorrelation, rumblePairs.count, spaced.percentile(1),
-                    spaced.percentile(50)))
+                    spaced.percentile(50))),
+            envelopeErrors.result(corpus: name),
         ]
+    }
+}
+
+/// The intensity envelope error at 1 kHz of three ways to play the corpus on a Switch pad, as the voice coils'
+/// bench measures it: HD rumble (each frame's bands brought back through the felt-amplitude curve at their
+/// frequencies, `feltLevel`), hid-nintendo's rumble as the engine plans it, and the same
+/// rumble sent on a fixed 50 ms tick (the louder motor, over the profile's gain). The 80 ms after each transient
+/// are left out: there the paths differ by design. No lag is fitted: each path's timing counts.
+struct EnvelopeErrors {
+    private var squares = (hd: 0.0, rumble: 0.0, tick: 0.0)
+    private var samples = 0
+    private var perFile: [Double] = []
+    private var rumblePerFile: [Double] = []
+    private var tickPerFile: [Double] = []
+
+    mutating func add(
+        _ pattern: HapticPattern, envelope: MotorTimeline, seconds: Double, gain: Double,
+        hd: (Double) -> SwitchRumblePacket?, rumble: (Double) -> SwitchRumblePacket?,
+        tick: (Double) -> SwitchRumblePacket?
+    ) {
+        let transients = pattern.events.filter { $0.type == .hapticTransient }.map(\.relativeTime)
+        var file = (hd: 0.0, rumble: 0.0, tick: 0.0)
+        var count = 0
+        for index in 0..<Int(seconds * VoiceCoilBench.envelopeRate) {
+            let time = Double(index) / VoiceCoilBench.envelopeRate
+            guard !transients.contains(where: { $0 <= time && time < $0 + VoiceCoilBench.transientSpan }) else {
+                continue
+            }
+            count += 1
+            let target = envelope.levels(at: time).strong
+            file.hd += pow(Self.feltLevel(hd(time)) - target, 2)
+            file.rumble += pow(Self.motorLevel(rumble(time)) / gain - target, 2)
+            file.tick += pow(Self.motorLevel(tick(time)) / gain - target, 2)
+        }
+        guard count > 0 else { return }
+        squares.hd += file.hd
+        squares.rumble += file.rumble
+        squares.tick += file.tick
+        samples += count
+        perFile.append((file.hd / Double(count)).squareRoot())
+        rumblePerFile.append((file.rumble / Double(count)).squareRoot())
+        tickPerFile.append((file.tick / Double(count)).squareRoot())
+    }
+
+    /// The level an HD rumble frame is felt at: each band through the felt-amplitude curve at its frequency, the
+    /// two bands of an actuator added (the renderer puts voices of different sharpness in different bands so that
+    /// both are felt, as the envelope adds their levels), the louder actuator.
+    static func feltLevel(_ packet: SwitchRumblePacket?) -> Double {
+        guard let packet, !packet.isAtRest else { return 0 }
+        func felt(_ frequency: Double, _ amplitude: Double) -> Double {
+            amplitude > 0 ? pow(amplitude, VibrationAmplitude.feltExponent(frequency: frequency)) : 0
+        }
+        return [packet.left, packet.right].map { actuator in
+            min(
+                1,
+                felt(actuator.lowFrequency, actuator.lowAmplitude)
+                    + felt(actuator.highFrequency, actuator.highAmplitude))
+        }.max() ?? 0
+    }
+
+    /// The louder motor of a frame hid-nintendo built for FF_RUMBLE (strong on the left actuator's low band, weak
+    /// on the right's high band, amplitude in proportion to magnitude).
+    static func motorLevel(_ packet: SwitchRumblePacket?) -> Double {
+        guard let packet else { return 0 }
+        return max(packet.left.lowAmplitude, packet.right.highAmplitude)
+    }
+
+    func result(corpus name: String) -> BenchmarkResult {
+        let pooled = { (sum: Double) in (sum / Double(max(samples, 1))).squareRoot() }
+        let median = { (errors: [Double]) in Measurement(name: "", unit: "", samples: errors).percentile(50) }
+        return BenchmarkResult(
+            measurement: Measurement(
+                name: "Switch HD rumble: intensity envelope error at 1 kHz, RMS per file", unit: "rms",
+                samples: perFile),
+            baseline: "50 ms tick through hid-nintendo's rumble", ratio: pooled(squares.hd) / pooled(squares.tick),
+            note: String(
+                format:
+                    "\(name): pooled RMS HD rumble %.4f, hid-nintendo's rumble as planned %.4f (%.3fx the tick), "
+                    + "the tick %.4f; median per file %.4f, %.4f, %.4f; over %d files, first %.1f s of each, the 80 "
+                    + "ms after each transient left out, no lag fitted",
+                pooled(squares.hd), pooled(squares.rumble), pooled(squares.rumble) / pooled(squares.tick),
+                pooled(squares.tick), median(perFile), median(rumblePerFile), median(tickPerFile), perFile.count,
+                VoiceCoilBench.corpusSeconds))
     }
 }
