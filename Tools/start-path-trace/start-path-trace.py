@@ -2,7 +2,9 @@
 # paths"` (the probe output, no device), stops at the HIT-th call of EngineCore.startPlayer (3 unless the environment
 # says: the rounds' first calls warm lazy state), single-steps the caller's thread until the probe is asked to write, and prints how many
 # instructions that took, how many pages of code they came from, how often the thread crossed into another page
-# (under emulation each crossing costs a cold call about 0.45 µs: docs/bench.md), and the functions in order.
+# (under emulation each crossing costs a cold call about 0.45 µs: docs/bench.md), how many pages of data its
+# memory operands and stack slots touched (each a TLB fill when cold, under emulation as on hardware), and the
+# functions in order.
 #
 #   swift build -c release --static-swift-stdlib --product haptics-bench
 #   gdb -q -batch -x Tools/start-path-trace/start-path-trace.py .build/release/haptics-bench
@@ -12,6 +14,7 @@
 # of their mangled names, to trace another path.
 import collections
 import os
+import re
 import subprocess
 
 import gdb
@@ -44,7 +47,45 @@ for _ in range(int(os.environ.get("HIT", "3"))):
 gdb.execute("set scheduler-locking step")
 vdso = gdb.execute("info proc mappings", to_string=True)
 vdso_range = [(int(f[0], 16), int(f[1], 16)) for f in (l.split() for l in vdso.splitlines()) if f and f[-1] == "[vdso]"]
+# A memory operand in AT&T syntax: displacement(base,index,scale), or a RIP-relative one, whose address the
+# disassembler gives after '#'.
+OPERAND = re.compile(r"(?:%(fs|gs):)?(-?0x[0-9a-f]+|-?\d+)?\((%\w+)?(?:,(%\w+)(?:,(\d))?)?\)")
+STACK = ("push", "pop", "call", "ret", "leave")
+
+
+def register(name):
+    return int(gdb.parse_and_eval("(long)$" + name.lstrip("%")))
+
+
+def data_addresses(pc):
+    # The data addresses the instruction at pc reads or writes (its memory operands and its stack slot; lea only
+    # computes an address and touches none; the fs segment's base is the thread's TLS block).
+    asm = gdb.selected_frame().architecture().disassemble(pc)[0]["asm"]
+    mnemonic = asm.split()[0] if asm.split() else ""
+    addresses = []
+    if mnemonic.startswith(STACK):
+        addresses.append(register("rsp") - (8 if mnemonic.startswith(("push", "call")) else 0))
+    if mnemonic.startswith(("lea", "nop")):
+        return addresses
+    if "(%rip)" in asm and "#" in asm:
+        addresses.append(int(asm.split("#")[1].split()[0], 16))
+        return addresses
+    for segment, displacement, base, index, scale in OPERAND.findall(asm):
+        if base == "%rip":
+            continue
+        address = int(displacement, 0) if displacement else 0
+        if base:
+            address += register(base)
+        if index:
+            address += register(index) * int(scale or 1)
+        if segment == "fs":
+            address += int(gdb.parse_and_eval("(long)$fs_base"))
+        addresses.append(address)
+    return addresses
+
+
 pcs = []
+data = []
 while True:
     pc = int(gdb.parse_and_eval("$pc"))
     if any(low <= pc < high for low, high in vdso_range):
@@ -53,7 +94,9 @@ while True:
     pcs.append(pc)
     if pc == end or len(pcs) > 100000:
         break
+    data += data_addresses(pc)
     gdb.execute("stepi", to_string=True)
+stack_pointer = register("rsp")
 gdb.execute("kill")
 
 names = {pc: symbol(pc) for pc in set(pcs)}
@@ -70,6 +113,9 @@ demangled = dict(
             text=True).stdout.splitlines()))
 print("%d instructions before the write (the vDSO's left out), %d pages of code, %d crossings into another page"
       % (len(pcs), len({pc >> 12 for pc in pcs}), crossings))
+stack_pages = {a >> 12 for a in data if abs(a - stack_pointer) < 1 << 16}
+print("%d pages of data (%d of them the stack's), %d memory accesses"
+      % (len({a >> 12 for a in data}), len(stack_pages), len(data)))
 for name, count in collections.Counter(names[pc] for pc in pcs).most_common():
     print("  %5d  %s" % (count, demangled.get(name, name)[:150]))
 print("in order:")
