@@ -11,7 +11,8 @@
 #
 # A clock read steps through the vDSO, whose retry loop never ends under single-stepping: its instructions are
 # left out and the call is finished at full speed. START and END (environment) name other functions, by a part
-# of their mangled names, to trace another path.
+# of their mangled names, to trace another path; PAGES=1 lists each page of data with the function that first
+# touched it and the mapping it lies in.
 import collections
 import os
 import re
@@ -65,7 +66,7 @@ def data_addresses(pc):
     addresses = []
     if mnemonic.startswith(STACK):
         addresses.append(register("rsp") - (8 if mnemonic.startswith(("push", "call")) else 0))
-    if mnemonic.startswith(("lea", "nop")):
+    if mnemonic.startswith("lea") or "nop" in asm:
         return addresses
     if "(%rip)" in asm and "#" in asm:
         addresses.append(int(asm.split("#")[1].split()[0], 16))
@@ -86,6 +87,7 @@ def data_addresses(pc):
 
 pcs = []
 data = []
+first_touch = {}
 while True:
     pc = int(gdb.parse_and_eval("$pc"))
     if any(low <= pc < high for low, high in vdso_range):
@@ -94,9 +96,12 @@ while True:
     pcs.append(pc)
     if pc == end or len(pcs) > 100000:
         break
-    data += data_addresses(pc)
+    for address in data_addresses(pc):
+        data.append(address)
+        first_touch.setdefault(address >> 12, (pc, address))
     gdb.execute("stepi", to_string=True)
 stack_pointer = register("rsp")
+mappings = [l.split() for l in gdb.execute("info proc mappings", to_string=True).splitlines() if l.strip().startswith("0x")]
 gdb.execute("kill")
 
 names = {pc: symbol(pc) for pc in set(pcs)}
@@ -116,6 +121,13 @@ print("%d instructions before the write (the vDSO's left out), %d pages of code,
 stack_pages = {a >> 12 for a in data if abs(a - stack_pointer) < 1 << 16}
 print("%d pages of data (%d of them the stack's), %d memory accesses"
       % (len({a >> 12 for a in data}), len(stack_pages), len(data)))
+if os.environ.get("PAGES"):
+    # Each data page with the function that first touched it and where it lies (the binary's data, the heap, the
+    # stack, the thread's TLS block).
+    for page, (pc, address) in sorted(first_touch.items(), key=lambda item: pcs.index(item[1][0])):
+        where = "stack" if page in stack_pages else next(
+            (f[-1] if len(f) > 4 else "anonymous" for f in mappings if int(f[0], 16) <= address < int(f[1], 16)), "?")
+        print("  page %#x (%s) first by %s" % (page << 12, where, demangled.get(names[pc], names[pc])[:110]))
 for name, count in collections.Counter(names[pc] for pc in pcs).most_common():
     print("  %5d  %s" % (count, demangled.get(name, name)[:150]))
 print("in order:")
