@@ -182,14 +182,9 @@ struct EnvelopeErrors {
         hd: (Double) -> SwitchRumblePacket?, rumble: (Double) -> SwitchRumblePacket?,
         tick: (Double) -> SwitchRumblePacket?
     ) {
-        let transients = pattern.events.filter { $0.type == .hapticTransient }.map(\.relativeTime)
         var file = (hd: 0.0, rumble: 0.0, tick: 0.0)
         var count = 0
-        for index in 0..<Int(seconds * VoiceCoilBench.envelopeRate) {
-            let time = Double(index) / VoiceCoilBench.envelopeRate
-            guard !transients.contains(where: { $0 <= time && time < $0 + VoiceCoilBench.transientSpan }) else {
-                continue
-            }
+        for time in VoiceCoilBench.envelopeInstants(of: pattern, seconds: seconds) {
             count += 1
             let target = envelope.levels(at: time).strong
             file.hd += pow(Self.feltLevel(hd(time)) - target, 2)
@@ -223,9 +218,9 @@ struct EnvelopeErrors {
     }
 
     /// The louder motor of a frame hid-nintendo built for FF_RUMBLE (strong on the left actuator's low band, weak
-    /// on the right's high band, amplitude in proportion to magnitude).
+    /// on the right's high band, amplitude in proportion to magnitude); a frame the pad ignores plays as rest.
     static func motorLevel(_ packet: SwitchRumblePacket?) -> Double {
-        guard let packet else { return 0 }
+        guard let packet, !packet.isAtRest else { return 0 }
         return max(packet.left.lowAmplitude, packet.right.highAmplitude)
     }
 

@@ -174,12 +174,9 @@ struct VoiceCoilBench {
             // through the felt-amplitude curve at the frequency they played. The instants just after a
             // transient are left out: there the paths differ by design (a motor's pulse is held while it spins
             // up, a coil's burst is two cycles), and the reference is the motors' (`intensityEnvelope`).
-            let transients = pattern.events.filter { $0.type == .hapticTransient }.map(\.relativeTime)
             var fileCoils = 0.0, fileMotors = 0.0, count = 0
             let left = waveform.left
-            for index in 0..<Int(seconds * Self.envelopeRate) {
-                let time = Double(index) / Self.envelopeRate
-                guard !transients.contains(where: { $0 <= time && time < $0 + Self.transientSpan }) else { continue }
+            for time in Self.envelopeInstants(of: pattern, seconds: seconds) {
                 count += 1
                 let target = envelope.levels(at: time).strong
                 let frequency =
@@ -228,6 +225,16 @@ struct VoiceCoilBench {
                     Measurement(name: "", unit: "", samples: motorErrors).percentile(50), coilErrors.count,
                     Self.corpusSeconds)),
         ]
+    }
+
+    /// The instants at which an envelope error is taken: every millisecond (`envelopeRate`) of the first `seconds`,
+    /// but the `transientSpan` after each of `pattern`'s transients, where a path's pulse or burst differs from the
+    /// envelope by design.
+    static func envelopeInstants(of pattern: HapticPattern, seconds: Double) -> [Double] {
+        let transients = pattern.events.filter { $0.type == .hapticTransient }.map(\.relativeTime)
+        return (0..<Int(seconds * envelopeRate)).map { Double($0) / envelopeRate }.filter { time in
+            !transients.contains { $0 <= time && time < $0 + transientSpan }
+        }
     }
 
     /// Plays `pattern` on `engine` from a known instant for `seconds` (`playedRecords`).

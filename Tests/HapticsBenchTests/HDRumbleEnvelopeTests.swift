@@ -44,9 +44,10 @@ import Testing
                 Self.packet(left: Self.actuator(low: 0, high: 0), right: Self.actuator(low: 0, high: 0))) == 0)
     }
 
-    @Test func theDriversFrameIsReadAsItsLouderMotorStrongLeftLowWeakRightHigh() {
+    @Test func theDriversFrameIsReadAsItsLouderMotorStrongLeftLowWeakRightHighAndAnIgnoredOneAsRest() {
         let frame = Self.packet(left: Self.actuator(low: 0.25, high: 0.9), right: Self.actuator(low: 0.8, high: 0.4))
         #expect(EnvelopeErrors.motorLevel(frame) == 0.4)
         #expect(EnvelopeErrors.motorLevel(nil) == 0)
+        #expect(EnvelopeErrors.motorLevel(Self.packet(left: frame.left, right: frame.right, played: false)) == 0)
     }
 }
