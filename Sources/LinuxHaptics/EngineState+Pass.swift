@@ -120,13 +120,12 @@ extension EngineState {
         if wroteOff || made != nil, lastWritten.isOff, let next = plan?.nextCommand, !next.levels.isOff {
             outcome.stage = next.levels
         }
-        let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
         let nextCommand = plan?.nextCommandTime.map { time in
             heldBack(until: time, at: now) ?? time - lead(ofNextCommand: changeLead)
         }
         // The horizon counts once the commands before it are written (one held back would otherwise make it due
         // over and over until it goes out).
-        var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizonReached, renewal))
+        var deadline = earliest(earliest(step.nextChange, nextCommand), earliest(plan?.horizonReached, renewalDue))
         if replanning { deadline = now }
         if step.isActive || !lastWritten.isOff || plan?.nextCommandTime != nil {
             idleSince = nil
@@ -175,6 +174,9 @@ extension EngineState {
     /// How often the output wants a steady non-zero mix renewed.
     private var renewalHold: Double { (output?.renewal ?? .standard).holdSeconds }
 
+    /// When the renewal of the level the device holds falls due; nil while the motors are off.
+    private var renewalDue: Double? { lastWritten.isOff ? nil : lastWriteTime + renewalHold }
+
     /// Whether the renewals the engine writes are the ones the write budget counts (one every `renewalHold`, as
     /// every built-in profile's budget counts its renewals); not where a broadcast renews at another member's
     /// rhythm, or a budget counts none.
@@ -207,8 +209,7 @@ extension EngineState {
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
         let lead = lead(ofNextCommand: changeLead)
-        // The renewal the level held falls due at; nil when the motors are off.
-        let renewal = lastWritten.isOff ? nil : lastWriteTime + renewalHold
+        let renewal = renewalDue
         // One the budget counts, whose place a change may take for the same writes.
         let counted = budgetCountsRenewals ? renewal : nil
         // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
