@@ -38,9 +38,14 @@ public struct RumbleCommand: Sendable, Hashable {
 ///   mean over the interval, across the jump.
 public struct DeviceCommandPlanner: Sendable {
     public var profile: RenderProfile
+    /// The device's own frame instants, where its driver paces what it sends and they are known: every command
+    /// then falls on an instant of the grid and carries the timeline's mean over the frame it starts
+    /// (`framedCommands`), in place of the budget's placement.
+    public var frames: FrameGrid?
 
-    public init(profile: RenderProfile) {
+    public init(profile: RenderProfile, frames: FrameGrid? = nil) {
         self.profile = profile
+        self.frames = frames
     }
 
     var budget: WriteBudget { profile.budget }
@@ -171,6 +176,9 @@ public struct DeviceCommandPlanner: Sendable {
         for timeline: MotorTimeline, from start: Double, resuming resumption: Resumption,
         levelsBefore: MotorMagnitudes? = nil, until: Double = .infinity
     ) -> [RumbleCommand] {
+        if let frames {
+            return framedCommands(for: timeline, on: frames, from: start, resuming: resumption, until: until)
+        }
         var commands: [RumbleCommand] = []
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
@@ -231,6 +239,47 @@ public struct DeviceCommandPlanner: Sendable {
             lastWrite = deadline
             holdStart = deadline
             if deadline >= until { break }
+        }
+        return commands
+    }
+
+    /// The commands for `timeline` on a device that sends one frame per instant of `frames`: at each instant from
+    /// `start` on (and a whole period after the last command at least), the timeline's mean over the frame that
+    /// starts there, quantised, whenever it differs from the level the device holds; off once the timeline ends.
+    /// A frame that began before `start` is the device's already: what the timeline has from `start` to the first
+    /// instant goes into the first frame (its mean is taken from `start`), late rather than never, so that a
+    /// pattern started between two frames keeps its opening. Each instant decides from the level held alone, so
+    /// planning again from any command time (resuming after it) gives the same commands from there on.
+    func framedCommands(
+        for timeline: MotorTimeline, on frames: FrameGrid, from start: Double, resuming resumption: Resumption,
+        until: Double
+    ) -> [RumbleCommand] {
+        var commands: [RumbleCommand] = []
+        var sent = resumption.sent
+        var lastTime = resumption.lastCommandTime
+        let period = frames.period
+        // The frame after the last command's: the first instant more than half a frame after it, whatever small
+        // correction the grid had since (it follows the pad's clock).
+        let first = lastTime.isFinite ? Swift.max(start, lastTime + period / 2) : start
+        // An instant a little before `start` is its frame still (a player started on a frame the grid has since
+        // moved by a fraction of a millisecond): written that little late, it is on time for the device.
+        var instant = frames.instant(atOrAfter: first - period / 4)
+        // Resumed from a command, the device's frames covered everything up to the next; planned from a change
+        // after it (or from rest), what the change brings before the first instant goes into that frame.
+        var from = lastTime < start - FrameGrid.tolerance ? Swift.min(start, instant) : instant
+        while instant < timeline.endTime || !sent.isOff {
+            let end = instant + period
+            let target = stepped(integrals(from: from, to: end, in: timeline).mean(over: end - from))
+            from = end
+            if target != sent {
+                if !commands.isEmpty { commands[commands.count - 1].holdDuration = instant - lastTime }
+                commands.append(RumbleCommand(time: instant, levels: target, holdDuration: nil))
+                sent = target
+                lastTime = instant
+                if instant >= until { break }
+            }
+            // From the origin each time, so that long plans do not drift off the grid by rounding.
+            instant = frames.instant(atOrAfter: instant + period / 2)
         }
         return commands
     }

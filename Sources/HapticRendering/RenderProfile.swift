@@ -33,12 +33,16 @@ public struct RenderProfile: Sendable, Hashable {
     /// and starts a player asked to start now this far from now, so that what the hand feels keeps the
     /// pattern's timing and its sound's. A property of the device, not of how its patterns are planned.
     public var outputLatency: Double
+    /// Whether the engine plans on the device's own frames when it knows them (`DeviceCommandPlanner.frames`):
+    /// a command on a frame instant at most once a frame, each the mean over its frame, and nothing that writes
+    /// between two (no prepared pulse, no opening on the caller's thread). Chosen from the device, never by name.
+    public var followsDeviceFrames: Bool
 
     public init(
         name: String, hasStrongMotor: Bool = true, hasWeakMotor: Bool = true, strongSteps: Int, weakSteps: Int,
         minimumUpdateInterval: Double, supportsNativePeriodic: Bool = false,
         transientPulse: TransientPulse = .rumbleMotor, gain: Double = 1, budget: WriteBudget? = nil,
-        outputLatency: Double = 0
+        outputLatency: Double = 0, followsDeviceFrames: Bool = false
     ) {
         self.name = name
         self.hasStrongMotor = hasStrongMotor
@@ -51,6 +55,7 @@ public struct RenderProfile: Sendable, Hashable {
         self.gain = Swift.min(Swift.max(gain, 0), 1)
         self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
         self.outputLatency = outputLatency.isFinite ? Swift.max(outputLatency, 0) : 0
+        self.followsDeviceFrames = followsDeviceFrames
     }
 
     /// This profile with another master gain (clamped to 0...1).
@@ -126,6 +131,25 @@ public struct RenderProfile: Sendable, Hashable {
     /// 45 ms for 100 changes on the emulated Pro Controller (`scripts/bench --kernel-only "Driver switch-pro"`,
     /// update to report). One change lands up to about 15 ms either side, as its call falls against the frames.
     public static let switchOutputLatency = 0.045
+
+    /// hid-nintendo on a pad whose input reports the engine reads (its motion node: `FramePacing`), so that it
+    /// knows when each frame goes out: a call made `FramePacing.callLead` before a frame instant is carried by the
+    /// frame after it, from rest as from a queue, so each command goes on a frame instant, one frame and the lead
+    /// ahead (`outputLatency`), and carries the pattern's mean over the frame it starts. One call a frame at most,
+    /// renewals included (each frame renews the level): the queue never holds more than the frame being sent. Its
+    /// minimum interval is half a frame: the frames space the commands, and a grid the reports corrected by a
+    /// fraction of a millisecond since the last command never holds the next one back. Steps, pulses and the
+    /// frames' period are `switch`'s. Chosen from the device, never by name: not in `builtIn`.
+    public static let switchProOnFrames = RenderProfile(
+        name: "switch-frames", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: switchFrameSeconds / 2,
+        transientPulse: TransientPulse(length: 0.060),
+        budget: WriteBudget(
+            writesPerSecond: 1 / switchFrameSeconds, burst: 2, renewalInterval: switchFrameSeconds,
+            holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: switchFrameSeconds), queuesEveryCall: true),
+        outputLatency: switchFrameSeconds + FramePacing.callLead, followsDeviceFrames: true)
+
+    /// hid-nintendo's frames at the pad's 15 ms reports: one every other report.
+    public static let switchFrameSeconds = 0.030
 
     /// Our uinput virtual pad (`haptics virtual-pad`): it records the full 16-bit magnitudes and models
     /// ff-memless at the kernel's tick (`CONFIG_HZ` 250 on Debian: 4 ms), so an update finer than one tick

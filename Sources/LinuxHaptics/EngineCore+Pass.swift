@@ -112,7 +112,12 @@ extension EngineCore {
         let now = clock.now + latency
         guard let begun = state.withLock({ $0.beginPass(at: now, gain: options.gain) }) else { return nil }
         callbacks += begun.finished.map { completion in { completion(nil) } }
-        let plan = begun.request?.make(locality: options.locality)
+        var request = begun.request
+        if let origin = request?.origin, request?.planner.profile.followsDeviceFrames == true {
+            // Its first call goes out at its origin less the latency, or now.
+            request?.planner.frames = begun.output.frameGrid(callingFrom: max(now, origin) - latency)
+        }
+        let plan = request?.make(locality: options.locality)
         // Asked outside the engine's lock: the output answers under its own.
         let changeLead = begun.output.changeLead
         let outcome = state.withLock { state in

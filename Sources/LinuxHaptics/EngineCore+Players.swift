@@ -106,11 +106,18 @@ extension EngineCore {
     func startPlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
         if !(time > 0), startStagedOpening(of: id, generation: generation) { return }
         let now = motorNow
-        let requested = time.isFinite ? max(time, now) : now
+        let (framed, leadIn) = onFrames(time.isFinite ? max(time, now) : now, now: now)
+        let requested = framed + leadIn
         var streamed = false
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
             streamed = mayStreamPatterns && state.output is any PatternStreamOutput
+            if leadIn > 0, state.scheduler.players[id]?.loopEnabled == false {
+                // Started on the frame its time falls in, the pattern where it was asked to begin.
+                let decision = try state.decideStart(of: id, generation: generation, at: framed, now: now)
+                state.scheduler.withPlayer(id) { $0.leadIn(by: leadIn) }
+                return decision
+            }
             let start = streamed ? state.wholeStart(requested, now: now) : requested
             return try state.decideStart(of: id, generation: generation, at: start, now: now)
         }
@@ -211,7 +218,8 @@ extension EngineCore {
     /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
     private func planOpening(of id: PlayerID) {
         let wanted = state.withLock { state -> (MotorTimeline, DeviceCommandPlanner, OutputGeneration)? in
-            guard state.openings[id]?.outputGeneration != state.outputGeneration,
+            // Where the engine plans on the device's frames, an opening would write between two of them.
+            guard state.openings[id]?.outputGeneration != state.outputGeneration, !state.profile.followsDeviceFrames,
                 let player = state.scheduler.players[id]
             else { return nil }
             return (player.timeline, state.planner(gain: options.gain), state.outputGeneration)
@@ -258,9 +266,25 @@ extension EngineCore {
         completion?(HapticEngineError(.cancelled, "the player was cancelled"))
     }
 
-    /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`).
+    /// Where the engine plans on the device's frames (`RenderProfile.followsDeviceFrames`), the frame a start at
+    /// `start` begins on, and the time from that frame to `start` (the player then starts on the frame, the
+    /// pattern from that much later: the frame holds the pattern's opening at its mean, as every other frame
+    /// holds its part). When that frame can no longer be planned from `now` (its call would be late), the first
+    /// frame that can, with no lead-in: the pattern then plays whole, a little later. Elsewhere `start`, 0.
+    private func onFrames(_ start: Double, now: Double) -> (start: Double, leadIn: Double) {
+        let output = state.withLock { $0.profile.followsDeviceFrames ? $0.output : nil }
+        guard let grid = output?.frameGrid(callingFrom: clock.now) else { return (start, 0) }
+        let first = grid.instant(atOrAfter: now)
+        guard start > first else { return (first, 0) }
+        let frame = grid.instant(atOrAfter: start - grid.period)
+        return frame < start ? (frame, start - frame) : (start, 0)
+    }
+
+    /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`): not where the engine plans
+    /// on the device's frames, whose pulse would go out between two of them.
     func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
         try ensureRunning()
+        guard !state.withLock({ $0.profile.followsDeviceFrames }) else { return false }
         let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
         // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
         // top); whatever follows (its decay) plays through the mix after it.

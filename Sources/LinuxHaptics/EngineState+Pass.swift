@@ -48,7 +48,8 @@ struct MixPlanRequest: Sendable {
     /// No player changed at `origin` (the plan's horizon came): the plan continues the mix across it.
     let continuesAcross: Bool
     let resumption: DeviceCommandPlanner.Resumption
-    let planner: DeviceCommandPlanner
+    /// Its frames (`DeviceCommandPlanner.frames`) are the output's, read outside the lock as the plan is made.
+    var planner: DeviceCommandPlanner
 
     func make(locality: HapticLocality) -> PlaybackPlan {
         scheduler.plan(
@@ -208,8 +209,13 @@ extension EngineState {
     private mutating func takeWrite(
         at now: Double, changeLead: Double, replaced: RumbleCommand?
     ) -> PassOutcome.Write? {
-        let lead = lead(ofNextCommand: changeLead)
         let renewal = renewalDue
+        var lead = lead(ofNextCommand: changeLead)
+        // On the device's frames a renewal and a command in the same frame would be two calls for one frame: the
+        // command goes out in the renewal's place, early, when it is the next frame's anyway.
+        if profile.followsDeviceFrames, let renewal, now >= renewal {
+            lead = max(lead, profile.minimumUpdateInterval)
+        }
         // One the budget counts, whose place a change may take for the same writes.
         let counted = budgetCountsRenewals ? renewal : nil
         // Asked only of a command due now (within its lead): one not yet due is not taken anyway.
@@ -234,7 +240,8 @@ extension EngineState {
             return .apply(missed.levels, deadline: missed.time, wokeLate: true)
         }
         if let command = due.latest {
-            let time = max(now, command.time)
+            // On the device's frames a command is its frame's, whenever in its frame's call window it went out.
+            let time = profile.followsDeviceFrames ? command.time : max(now, command.time)
             // Counted at its own time when it went out early (within its lead), as the planner counts it: a renewal
             // then never falls just before a command that would renew anyway, and comes at most the lead later than
             // the replay window's restart, well inside its margin. One written once a renewal was due takes that

@@ -88,7 +88,8 @@ public struct HapticOutputSelection: Sendable {
             EvdevOutputSource(
                 selection: selection, adoptCompatibleDevice: options.adoptCompatibleDevice,
                 monitorSource: options.monitorSource, actuators: options.actuators, locality: options.locality,
-                allowsForceDevices: options.allowsForceDevices, gain: options.gain)
+                allowsForceDevices: options.allowsForceDevices, gain: options.gain,
+                followsFrames: options.renderProfile == nil)
         }
         deviceSelection = selection
     }

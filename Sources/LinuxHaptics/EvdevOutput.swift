@@ -8,6 +8,39 @@ import LinuxInput
 import Logging
 import Synchronization
 
+/// A pad's input reports, read as they come (`InputReportReader`), and the frames its driver sends on them.
+private final class PadFrames: Sendable {
+    let reader: InputReportReader
+    private let pacing: Lock<FramePacing>
+
+    init(reader: InputReportReader, pacing: FramePacing) {
+        self.reader = reader
+        self.pacing = Lock(pacing)
+    }
+
+    /// The frames for calls made from `time` on, as the reports read so far and the calls give them; nil once the
+    /// pad has sent no report for `staleReports` before `now` (it stopped reporting, and its frames with it).
+    func grid(callingFrom time: Double, now: Double) -> FrameGrid? {
+        pacing.withLock { pacing in
+            for report in reader.reportTimes() { pacing.report(at: report) }
+            guard let last = pacing.lastReport, now - last < Self.staleReports else { return nil }
+            return pacing.grid(callingFrom: time)
+        }
+    }
+
+    /// Notes a call to the driver made at `time`, after the reports that came before it: read at every call,
+    /// none is lost to the node's short queue while a pattern plays.
+    func called(at time: Double, moves: Bool) {
+        pacing.withLock { pacing in
+            for report in reader.reportTimes() { pacing.report(at: report) }
+            pacing.called(at: time, moves: moves)
+        }
+    }
+
+    /// Reports older than this say nothing of the frames to come.
+    static let staleReports = 0.1
+}
+
 final class EvdevOutput: MotorOutput {
     private struct MixSlot {
         var effect: UploadedEffect?
@@ -36,10 +69,13 @@ final class EvdevOutput: MotorOutput {
     /// On an Xbox pad over Bluetooth whose report 3 we may write: the way the levels join that report while a
     /// trigger engine of this process writes it (`ReportDiversion`); nil elsewhere.
     private let diversion: ReportDiversion?
+    /// On a pad whose driver sends its frames on the pad's input reports, and whose motion node this process may
+    /// read (a Switch controller under hid-nintendo): the reports' times, and the frames they give.
+    private let reports: PadFrames?
 
     init(
         device: EventDevice, driver: String?, clock: any HapticClock, logger: Logger, actuatorFallback: String? = nil,
-        diversion: ReportDiversion? = nil
+        diversion: ReportDiversion? = nil, followsFrames: Bool
     ) {
         self.device = device
         self.clock = clock
@@ -47,16 +83,67 @@ final class EvdevOutput: MotorOutput {
         self.diversion = diversion
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
+        reports =
+            followsFrames && capabilities.renderProfile == .switchPro
+            ? Self.framePacing(besideEvent: device.identity.sysPath, logger: logger) : nil
+        if reports != nil { capabilities.renderProfile = .switchProOnFrames }
         self.capabilities = capabilities
         renewal = OutputTiming.Renewal.forProfile(capabilities.renderProfile)
     }
 
+    /// The reports of the pad whose event node is at `sysPath`, when its motion node can be read and its reports
+    /// come at a period whose frames are certain (`FramePacing.reportPeriods`), waiting up to `pacingWaitNanoseconds` for
+    /// enough of them; nil otherwise (the pad is then planned as any `switch` pad, by its write budget).
+    private static func framePacing(besideEvent sysPath: String, logger: Logger) -> PadFrames? {
+        guard let node = InputReportReader.motionNode(besideEvent: sysPath) else { return nil }
+        let reader: InputReportReader
+        do throws(EventDeviceError) {
+            reader = try InputReportReader(node: node, logger: logger)
+        } catch {
+            logger.info(
+                "the pad's input reports cannot be read; its rumble is planned without its frames",
+                metadata: ["node": "\(node)", "error": "\(error)"])
+            return nil
+        }
+        var pacing = FramePacing()
+        let deadline = MonotonicTime.nanoseconds() + pacingWaitNanoseconds
+        let now = { Double(MonotonicTime.nanoseconds()) / 1e9 }
+        while pacing.grid(callingFrom: now()) == nil, MonotonicTime.nanoseconds() < deadline {
+            Sys.sleep(nanoseconds: 5_000_000)
+            for time in reader.reportTimes() { pacing.report(at: time) }
+        }
+        guard let grid = pacing.grid(callingFrom: now()) else {
+            logger.info(
+                "the pad's input reports give no certain frames; its rumble is planned without them",
+                metadata: ["node": "\(node)", "report period": "\(pacing.reportPeriod.map { "\($0)" } ?? "none")"])
+            reader.close()
+            return nil
+        }
+        logger.debug(
+            "planning on the pad's frames", metadata: ["node": "\(node)", "frame period": "\(grid.period)"])
+        return PadFrames(reader: reader, pacing: pacing)
+    }
+
+    /// The longest wait for the reports when the device is opened: five reports at 15 ms, and room for a pad that
+    /// starts reporting late (an emulated one under emulation).
+    private static let pacingWaitNanoseconds: UInt64 = 400_000_000
+
+    /// The frames as the reports read so far give them (nil once the pad has sent none for `staleReports`: it
+    /// stopped reporting, the frames with it).
+    func frameGrid(callingFrom time: Double) -> FrameGrid? { reports?.grid(callingFrom: time, now: clock.now) }
+
     /// Half the kernel's tick while the keeper plays: a change between two non-zero levels is then an update alone,
     /// which ff-memless hands the driver on its next tick (0 to one tick later), where a play or a stop reaches it
     /// at once. 0 without the keeper, and while a trigger engine's report carries the levels (written at once).
+    ///
+    /// On a pad whose frames the engine follows, a quarter of a frame: an update alone goes out only while the
+    /// driver's worker is busy, where any call between its two sends before a frame is that frame's, and a
+    /// quarter of a frame earlier than a play puts the tick's delay (and a late tick under emulation) in the
+    /// middle of those 30 ms rather than near their end.
     var changeLead: Double {
         guard diversion?.isActive != true else { return 0 }
-        return mix.withLock { $0.state.keeperPlays } ? Self.updateLeadSeconds : 0
+        guard mix.withLock({ $0.state.keeperPlays }) else { return 0 }
+        return reports != nil ? capabilities.renderProfile.minimumUpdateInterval / 2 : Self.updateLeadSeconds
     }
 
     /// Half the kernel's tick: 2 ms at the 250 Hz of Debian's kernels, 0.5 ms at 1000 Hz, 5 ms at 100 Hz (at most);
@@ -105,6 +192,7 @@ final class EvdevOutput: MotorOutput {
                 return
             case .stop:
                 guard let effect = slot.effect else { return }
+                reports?.called(at: now, moves: false)
                 try Self.translate { () throws(EventDeviceError) in try effect.stop() }
                 slot.state.playingUntil = 0
                 return
@@ -112,6 +200,7 @@ final class EvdevOutput: MotorOutput {
                 guard let effect = slot.effect else { return }
                 // Forgotten first: an update that fails may have left the slot with either level.
                 slot.state.levels = nil
+                reports?.called(at: now, moves: !levels.isOff)
                 try Self.translate { () throws(EventDeviceError) in try effect.update(rumble(levels)) }
                 slot.state.levels = levels
                 // ff-memless restarted the effect's replay window at the update.
@@ -136,6 +225,7 @@ final class EvdevOutput: MotorOutput {
                 slot.state.uploaded = true
             }
             slot.state.levels = levels
+            reports?.called(at: now, moves: !levels.isOff)
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
             slot.state.playingUntil = now + renewal.windowSeconds
         }
@@ -149,16 +239,23 @@ final class EvdevOutput: MotorOutput {
     /// driver's call would write that report with the triggers at 0), nor where the driver queues every call
     /// (`WriteBudget.queuesEveryCall`, hid-nintendo): there a change is one call either way, and the keeper's calls
     /// (two at its play, one more at every close) only fill the 8-frame queue, which then overwrites its newest
-    /// frame (a short pulse played right after another pattern was lost in the kernel tests). A device that
-    /// refuses it keeps every change an update then a play.
+    /// frame (a short pulse played right after another pattern was lost in the kernel tests). Except where the
+    /// engine follows that driver's frames (`RenderProfile.followsDeviceFrames`): there an update then a play is
+    /// one call now and, when the kernel's tick falls between the two, one more (the update's), which puts the next
+    /// change a frame late; an update alone is always one call, on the next tick, and every call is counted
+    /// (`FramePacing`). A device that refuses it keeps every change an update then a play.
     private func keep(_ slot: inout MixSlot) {
         guard !slot.keeperTried, (capabilities.effectSlots ?? 2) >= 2, diversion?.isActive != true,
-            !capabilities.renderProfile.budget.queuesEveryCall
+            !capabilities.renderProfile.budget.queuesEveryCall || reports != nil
         else { return }
         slot.keeperTried = true
         do throws(EventDeviceError) {
             let keeper = try device.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 0))
             slot.keeper = keeper
+            // Its play is a call now and, an endless effect's, another on the next tick.
+            let now = clock.now
+            reports?.called(at: now, moves: false)
+            reports?.called(at: now + Self.updateLeadSeconds * 2, moves: false)
             try keeper.play()
             slot.state.keeperPlays = true
         } catch {
@@ -247,6 +344,7 @@ final class EvdevOutput: MotorOutput {
         }
         try mix.withLock { (slot) throws(OutputFailure) in
             guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
+            reports?.called(at: clock.now, moves: !(slot.state.levels ?? .off).isOff)
             // A play of a started effect restarts its replay window: one write, no upload.
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
             slot.state.playingUntil = clock.now + renewal.windowSeconds
@@ -293,6 +391,7 @@ final class EvdevOutput: MotorOutput {
 
     func close() {
         diversion?.leave()
+        reports?.reader.close()
         // Closing first: the kernel stops and erases every effect of the descriptor, so the handles dropped
         // below find it closed and issue no erase of their own.
         device.close()

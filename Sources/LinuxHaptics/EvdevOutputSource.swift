@@ -18,6 +18,9 @@ final class EvdevOutputSource: OutputSource {
     /// (`HapticEngineOptions.allowsForceDevices`), and the engine's gain their effects are compiled with.
     let allowsForceDevices: Bool
     let gain: Double
+    /// Whether a device whose frames can be followed (`RenderProfile.followsDeviceFrames`) is planned on them:
+    /// not when the engine was given a profile of its own, whose rhythm is then the device's.
+    let followsFrames: Bool
     /// The device the engine is bound to once it opened one.
     private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
@@ -26,7 +29,7 @@ final class EvdevOutputSource: OutputSource {
     init(
         selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source,
         actuators: HapticActuators = .rumble, locality: HapticLocality = .all, allowsForceDevices: Bool = false,
-        gain: Double = 1
+        gain: Double = 1, followsFrames: Bool = true
     ) {
         self.selection = selection
         self.adoptCompatibleDevice = adoptCompatibleDevice
@@ -35,6 +38,7 @@ final class EvdevOutputSource: OutputSource {
         self.locality = locality
         self.allowsForceDevices = allowsForceDevices
         self.gain = gain
+        self.followsFrames = followsFrames
         if case .id(let id) = selection { bound.withLock { $0 = id } }
     }
 
@@ -81,7 +85,7 @@ final class EvdevOutputSource: OutputSource {
         if let output = hd.output { return output }
         return EvdevOutput(
             device: device, driver: driver, clock: clock, logger: logger, actuatorFallback: hd.fallback,
-            diversion: Self.reportDiversion(for: device, logger: logger))
+            diversion: Self.reportDiversion(for: device, logger: logger), followsFrames: followsFrames)
     }
 
     /// A wheel or joystick that runs periodic effects itself, when the engine may drive one: its patterns as effects
@@ -280,9 +284,10 @@ final class EvdevOutputSource: OutputSource {
         }
         let members = selection.devicesToOpen(among: devices).compactMap { candidate -> EvdevOutput? in
             do throws(EventDeviceError) {
+                // One plan for every pad: none is planned on frames of its own.
                 return EvdevOutput(
                     device: try EventDevice(node: candidate.node, logger: logger), driver: candidate.driver,
-                    clock: clock, logger: logger)
+                    clock: clock, logger: logger, followsFrames: false)
             } catch {
                 logger.info(
                     "skipping a gamepad that cannot be opened",

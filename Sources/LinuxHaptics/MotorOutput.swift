@@ -23,6 +23,10 @@ package protocol MotorOutput: AnyObject, Sendable {
     /// change reaches the motors on the kernel's next tick rather than at once (on evdev beside the keeper, an
     /// update alone), written half a tick early it lands on its time on average. 0 where a change lands at once.
     var changeLead: Double { get }
+    /// When the device's own frames go out for calls made from `time` on (engine time), where its driver paces
+    /// them and the output can tell (`RenderProfile.followsDeviceFrames`): the engine then plans on them. Asked as
+    /// each plan is made.
+    func frameGrid(callingFrom time: Double) -> FrameGrid?
     /// The device primitive: both motors at `mix` from now until the next call, and at most
     /// `renewal.windowSeconds` if no call comes (self-expiry).
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure)
@@ -64,6 +68,9 @@ package protocol PulseTrigger: AnyObject, Sendable {
 }
 
 extension MotorOutput {
+    /// Outputs know nothing of their device's frames unless they say otherwise.
+    package func frameGrid(callingFrom time: Double) -> FrameGrid? { nil }
+
     /// The standard rhythm, unless an output says otherwise.
     package var renewal: OutputTiming.Renewal { .standard }
 

@@ -137,7 +137,8 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         set { core.setCompletionHandler(of: id, generation: generation, to: newValue) }
     }
 
-    var currentOffset: Double { read(0) { player, now in player.offset(at: now) } }
+    /// Never before the pattern's start, also during a lead-in (`PlayerState.leadIn`).
+    var currentOffset: Double { read(0) { player, now in max(player.offset(at: now), 0) } }
 
     var phase: PlayerPhase { read(.stopped) { player, _ in player.phase } }
 

@@ -127,6 +127,11 @@ extension PlaybackScheduler {
         let local = DeviceCommandPlanner.Resumption(
             sent: resumption.sent, lastCommandTime: lastCommand, writesLeft: resumption.writesLeft,
             lastWriteTime: lastWrite)
+        // The timeline is planned from `origin` as 0: so are the device's frames.
+        var planner = planner
+        if let frames = planner.frames {
+            planner.frames = FrameGrid(origin: frames.origin - origin, period: frames.period)
+        }
         var commands = planner.commands(
             for: timeline, from: 0, resuming: local,
             levelsBefore: continuing ? mixedLevels(justBefore: origin, locality: locality) : nil,
@@ -158,8 +163,11 @@ extension PlaybackScheduler {
         return solo.plan(from: 0, resuming: .deviceOff, planner: planner, locality: locality)
     }
 
+    /// On the device's frames, four frames: the grid follows the pad's reports, so each stretch is planned on
+    /// the frames as they stand then.
     private static func planHorizon(_ planner: DeviceCommandPlanner) -> Double {
-        max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
+        if let frames = planner.frames { return 4 * frames.period }
+        return max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
     }
 
     /// Seconds from `origin` until the last non-looping playing player ends.

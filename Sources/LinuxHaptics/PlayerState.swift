@@ -126,6 +126,12 @@ struct PlayerState: Sendable {
         pending.insert((time, command), at: index)
     }
 
+    /// Makes the next start play the pattern from `seconds` (engine time) before its start offset: silence until
+    /// then. A device that plays on frames starts a player on the frame its time falls in, the pattern at that time.
+    mutating func leadIn(by seconds: Double) {
+        startOffset -= Swift.max(seconds, 0) * rate
+    }
+
     mutating func cancel() {
         pending.removeAll()
         phase = .cancelled

@@ -48,10 +48,10 @@ struct DriverBench {
         try await Task.sleep(for: Self.drain)
         results.append(try await behaviour(device, nodes))
         try await Task.sleep(for: Self.drain)
-        results.append(try await fidelity(device, nodes, profile: nil))
+        results.append(contentsOf: try await fidelity(device, nodes, profile: nil))
         if let alternative = Self.alternativeProfile(for: model) {
             try await Task.sleep(for: Self.drain)
-            results.append(try await fidelity(device, nodes, profile: alternative))
+            results.append(contentsOf: try await fidelity(device, nodes, profile: alternative))
         }
         return results
     }
@@ -239,10 +239,12 @@ struct DriverBench {
 
     // MARK: Device-observed fidelity
 
-    /// Device-observed fidelity with the profile the engine chooses for the device, or with `profile`.
+    /// Device-observed fidelity with the profile the engine chooses for the device, or with `profile`, two ways:
+    /// the louder motor against the pattern's intensity envelope (every voice on one motor), and each motor
+    /// against the pattern's render for the profile (the measure of the side-by-side and planner benchmarks).
     func fidelity(
         _ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes, profile chosen: RenderProfile?
-    ) async throws -> BenchmarkResult {
+    ) async throws -> [BenchmarkResult] {
         let corpus = try RenderingCorpus.load()
         var options = HapticEngineOptions()
         options.renderProfile = chosen
@@ -252,15 +254,12 @@ struct DriverBench {
         defer { engine.stop() }
         let profile = engine.renderProfile
         let renderer = PatternRenderer(profile: profile)
-        var oursSquares = 0.0, tickSquares = 0.0, samples = 0
-        var alignedOurs = 0.0, alignedTick = 0.0
-        var oursLags: [Int] = [], tickLags: [Int] = []
-        var perFile: [Double] = []
+        var envelope = FidelityTally(), motors = FidelityTally()
         for pattern in corpus {
             let timeline = renderer.render(pattern)
             guard timeline.endTime > 0 else { continue }
             let seconds = min(timeline.endTime, Self.fidelitySeconds)
-            let envelope = renderer.intensityEnvelope(pattern)
+            let intensity = renderer.intensityEnvelope(pattern)
             let ours = try await deviceOutput(device, engine, seconds: seconds) {
                 try engine.makeAdvancedPlayer(with: pattern)
             }
@@ -268,40 +267,91 @@ struct DriverBench {
                 try engine.makeAdvancedPlayer(timeline: FixedTickRenderer(profile: profile).timeline(for: timeline))
             }
             let count = Int((seconds + FixedTickRenderer.tick) * FidelityFigures.sampleRate)
-            let target = (0..<count).map { index in
-                let time = Double(index) / FidelityFigures.sampleRate
-                return time <= seconds ? envelope.levels(at: time).strong * profile.gain : 0
+            let levels = { (source: MotorTimeline, time: Double) -> MotorMagnitudes in
+                time <= seconds ? source.levels(at: time) : .off
             }
-            let early = Self.earliestAlignment
-            let oursLevels = Self.sampled(ours, count: count + Self.longestAlignment, before: early)
-            let tickLevels = Self.sampled(tick, count: count + Self.longestAlignment, before: early)
-            let fileOurs = Self.squaredError(oursLevels, target, lag: 0, before: early)
-            oursSquares += fileOurs
-            tickSquares += Self.squaredError(tickLevels, target, lag: 0, before: early)
-            let oursBest = Self.bestLag(oursLevels, target, before: early)
-            let tickBest = Self.bestLag(tickLevels, target, before: early)
+            envelope.add(
+                target: Self.targetSamples(count: count) { levels(intensity, $0).strong * profile.gain },
+                ours: { max(ours($0).strong, ours($0).weak) }, tick: { max(tick($0).strong, tick($0).weak) })
+            motors.add(
+                target: Self.targetSamples(count: count) { levels(timeline, $0).strong * profile.gain },
+                ours: { ours($0).strong }, tick: { tick($0).strong })
+            motors.add(
+                target: Self.targetSamples(count: count) { levels(timeline, $0).weak * profile.gain },
+                ours: { ours($0).weak }, tick: { tick($0).weak }, sameFile: true)
+        }
+        return [
+            envelope.result(
+                name: "\(model.rawValue): device-observed fidelity RMS per file, profile \(profile.name)",
+                what: "louder motor against the intensity envelope"),
+            motors.result(
+                name:
+                    "\(model.rawValue): device-observed fidelity of both motors RMS per file, profile \(profile.name)",
+                what: "each motor against the render"),
+        ]
+    }
+
+    static func targetSamples(count: Int, _ level: (Double) -> Double) -> [Double] {
+        (0..<count).map { level(Double($0) / FidelityFigures.sampleRate) }
+    }
+
+    /// The squared errors of ours and the tick against a target, over files, as played and with each file's
+    /// output moved by the lag that fits it best.
+    struct FidelityTally {
+        var ours = 0.0, tick = 0.0, alignedOurs = 0.0, alignedTick = 0.0
+        var samples = 0
+        var oursLags: [Int] = [], tickLags: [Int] = []
+        var perFile: [Double] = []
+        var fileSquares = 0.0, fileSamples = 0
+
+        /// One file's target and outputs; `sameFile` adds another motor of the file just added (its samples and
+        /// squares join that file's, its lags are not counted twice).
+        mutating func add(
+            target: [Double], ours oursLevel: (Double) -> Double, tick tickLevel: (Double) -> Double,
+            sameFile: Bool = false
+        ) {
+            let early = DriverBench.earliestAlignment
+            let count = target.count + DriverBench.longestAlignment
+            let oursLevels = DriverBench.sampled(oursLevel, count: count, before: early)
+            let tickLevels = DriverBench.sampled(tickLevel, count: count, before: early)
+            let fileOurs = DriverBench.squaredError(oursLevels, target, lag: 0, before: early)
+            ours += fileOurs
+            tick += DriverBench.squaredError(tickLevels, target, lag: 0, before: early)
+            let oursBest = DriverBench.bestLag(oursLevels, target, before: early)
+            let tickBest = DriverBench.bestLag(tickLevels, target, before: early)
             alignedOurs += oursBest.squares
             alignedTick += tickBest.squares
-            oursLags.append(oursBest.lag)
-            tickLags.append(tickBest.lag)
-            samples += count
-            perFile.append((fileOurs / Double(count)).squareRoot())
+            samples += target.count
+            if sameFile, !perFile.isEmpty {
+                fileSquares += fileOurs
+                fileSamples += target.count
+                perFile[perFile.count - 1] = (fileSquares / Double(fileSamples)).squareRoot()
+            } else {
+                oursLags.append(oursBest.lag)
+                tickLags.append(tickBest.lag)
+                fileSquares = fileOurs
+                fileSamples = target.count
+                perFile.append((fileOurs / Double(max(target.count, 1))).squareRoot())
+            }
         }
-        let pooled = { (squares: Double) in (squares / Double(max(samples, 1))).squareRoot() }
-        return BenchmarkResult(
-            measurement: Measurement(
-                name: "\(model.rawValue): device-observed fidelity RMS per file, profile \(profile.name)", unit: "rms",
-                samples: perFile),
-            baseline: "50 ms tick through the same device", ratio: pooled(oursSquares) / pooled(tickSquares),
-            note: String(
-                format:
-                    "pooled RMS ours %.4f vs tick %.4f over %d \(AHAPFixtures.corpusOrFixturesName) files, first %.1f s of each; "
-                    + "each file's output moved by the lag that fits it best (-%d to %d ms, the driver's latency left "
-                    + "out): ours %.4f vs tick %.4f, ratio %.3f; that lag's median ours %.1f ms, tick %.1f ms",
-                pooled(oursSquares), pooled(tickSquares), perFile.count, Self.fidelitySeconds, Self.earliestAlignment,
-                Self.longestAlignment,
-                pooled(alignedOurs), pooled(alignedTick), pooled(alignedOurs) / pooled(alignedTick),
-                PeerMetrics.median(oursLags.map(Double.init)), PeerMetrics.median(tickLags.map(Double.init))))
+
+        func pooled(_ squares: Double) -> Double { (squares / Double(max(samples, 1))).squareRoot() }
+
+        func result(name: String, what: String) -> BenchmarkResult {
+            BenchmarkResult(
+                measurement: Measurement(name: name, unit: "rms", samples: perFile),
+                baseline: "50 ms tick through the same device", ratio: pooled(ours) / pooled(tick),
+                note: String(
+                    format:
+                        "\(what): pooled RMS ours %.4f vs tick %.4f over %d \(AHAPFixtures.corpusOrFixturesName) "
+                        + "files, first %.1f s of each; each file's output moved by the lag that fits it best (-%d to "
+                        + "%d ms, the driver's latency left out): ours %.4f vs tick %.4f, ratio %.3f; that lag's median "
+                        + "ours %.1f ms, tick %.1f ms",
+                    pooled(ours), pooled(tick), perFile.count, DriverBench.fidelitySeconds,
+                    DriverBench.earliestAlignment, DriverBench.longestAlignment, pooled(alignedOurs),
+                    pooled(alignedTick), pooled(alignedOurs) / pooled(alignedTick),
+                    PeerMetrics.median(oursLags.map(Double.init)), PeerMetrics.median(tickLags.map(Double.init))))
+        }
     }
 
     /// The longest lag, in samples (milliseconds), the aligned figure tries: beyond hid-nintendo's 45-60 ms.
@@ -338,12 +388,12 @@ struct DriverBench {
             .min { $0.squares < $1.squares } ?? (0, 0)
     }
 
-    /// Plays what `makePlayer` makes from a known instant, and returns the device's louder motor over time
-    /// (seconds after that instant), as decoded from the reports its driver sent.
+    /// Plays what `makePlayer` makes from a known instant, and returns the device's motors over time (seconds
+    /// after that instant), as decoded from the reports its driver sent.
     func deviceOutput(
         _ device: any EmulatedDevice, _ engine: HapticEngine, seconds: Double,
         _ makePlayer: () throws -> any HapticAdvancedPatternPlayer
-    ) async throws -> @Sendable (Double) -> Double {
+    ) async throws -> @Sendable (Double) -> MotorMagnitudes {
         let (origin, records) = try await playedRecords(device, engine, seconds: seconds, makePlayer)
         // Engine times are CLOCK_MONOTONIC seconds, the clock of the records.
         let originMicroseconds = Int64((origin * 1e6).rounded())
@@ -351,10 +401,10 @@ struct DriverBench {
             .map {
                 (
                     time: Double($0.time.microseconds - originMicroseconds) / 1e6,
-                    level: max($0.strong ?? 0, $0.weak ?? 0)
+                    levels: MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0)
                 )
             }
-        return { time in steps.last { $0.time <= time }?.level ?? 0 }
+        return { time in steps.last { $0.time <= time }?.levels ?? .off }
     }
 }
 

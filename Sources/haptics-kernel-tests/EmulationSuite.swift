@@ -105,9 +105,14 @@ enum EmulationSuite {
         try await withController(model) { device, nodes in
             var summary: [String] = []
             var profiles: Set<String> = []
+            // On the Switch Pro Controller the engine plans on the pad's frames (`switch-frames`), whose commands
+            // depend on where the frames fall; the write-budget planner it falls back to is the one checked here
+            // (the frames are checked by `hd/switch-pro/ff-rumble-changes-scheduled-ahead-reach-the-pad-on-their-time`).
+            let profileOption = model == .switchPro ? ["--profile", RenderProfile.switchPro.name] : []
             for asset in assets {
                 let before = device.records().count
-                let output = try AppSuite.runCLI(["play", asset, "--device", nodes.rumbleNode, "--json"])
+                let output = try AppSuite.runCLI(
+                    ["play", asset, "--device", nodes.rumbleNode, "--json"] + profileOption)
                 let events = AppSuite.events(output)
                 guard let profileName = events.first(where: { $0["event"] == "started" })?["profile"],
                     let profile = RenderProfile.named(profileName)

@@ -29,6 +29,7 @@ static inline unsigned long cli_EVIOCGBIT(unsigned int ev, unsigned int len) { r
 static inline unsigned long cli_EVIOCGEFFECTS(void) { return EVIOCGEFFECTS; }
 static inline unsigned long cli_EVIOCSFF(void) { return EVIOCSFF; }
 static inline unsigned long cli_EVIOCRMFF(void) { return EVIOCRMFF; }
+static inline unsigned long cli_EVIOCSCLOCKID(void) { return EVIOCSCLOCKID; }
 
 /* uinput requests */
 static inline unsigned long cli_UI_SET_EVBIT(void) { return UI_SET_EVBIT; }

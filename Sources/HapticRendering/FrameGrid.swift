@@ -1,0 +1,186 @@
+/// The instants at which a device puts the frames it is sent on the wire, where the device's driver paces them
+/// itself: hid-nintendo sends one rumble frame per pair of the pad's input reports, each carrying the oldest
+/// call queued. A level planned for the hold of one frame, and written so that it is that frame's, is played
+/// for exactly that hold; written between two instants by chance it lands in either neighbouring frame.
+///
+/// `origin` is any one instant of the grid, on the timeline's time axis; the others are whole periods from it.
+public struct FrameGrid: Sendable, Hashable {
+    /// One instant of the grid, in seconds.
+    public var origin: Double
+    /// The seconds between two frames.
+    public var period: Double
+
+    /// A grid through `origin` every `period` seconds; nil unless the period is positive and both are finite.
+    public init?(origin: Double, period: Double) {
+        guard origin.isFinite, period.isFinite, period > 0 else { return nil }
+        self.origin = origin
+        self.period = period
+    }
+
+    /// The first instant of the grid at or after `time` (an instant a microsecond before `time` counts as at it,
+    /// so that a time computed as an instant is not moved a whole period on).
+    public func instant(atOrAfter time: Double) -> Double {
+        let periods = ((time - origin) / period - Self.tolerance / period).rounded(.up)
+        return origin + periods * period
+    }
+
+    /// Times this close count as the same instant.
+    package static let tolerance = 1e-6
+}
+
+/// The frames of hid-nintendo, followed from the arrival times of the pad's input reports and from the calls made
+/// to its play function, by running its rumble worker's rules on them (those of Debian 12's kernel, 6.1):
+/// - a call queues a frame, and starts the worker unless it runs; a call that moves the motors sets the count of
+///   frames the driver resends by itself afterwards to five;
+/// - the worker sends a frame at once when its last send is 25 ms old or more, else on the first input report that
+///   is; it first sends the frame it sent last, then each queued frame in turn, and stops when none is left;
+/// - on an input report 50 ms or more after its last send, with frames queued or resends counted, the driver starts
+///   the worker (one resend fewer).
+/// At the pad's 15 ms a busy worker sends every other report and the resends come every fourth: the frames keep
+/// one parity of the reports, the grid's. A call made from rest at `callLead` before a grid instant less a frame
+/// is sent at once (the frame sent last, again), and its own frame goes on the first report 25 ms later: that
+/// grid instant, as for a call made while the worker is busy. The grid is therefore every other report, on the
+/// parity of the driver's last send on a report (any parity before the first). Thresholds are the driver's in
+/// milliseconds of the kernel's 4 ms tick; at 15 ms no report falls where the tick could decide either way.
+/// Pure: fed the reports and the calls in any interleaving (each is placed by its time), it answers the grid.
+public struct FramePacing: Sendable {
+    /// The report periods whose frames this follows: the 25 ms spacing falls between one report and two, the 50 ms
+    /// period between three and four, however the kernel's tick rounds them. The Pro Controller over USB and
+    /// Joy-Cons report every 15 ms; a Pro Controller over Bluetooth every 8 or 11 ms: outside.
+    public static let reportPeriods: ClosedRange<Double> = 0.014...0.0165
+    /// How long before a frame instant a call for the frame after it is made: half a report, so that a late call
+    /// or an early report leaves either side the same margin.
+    public static let callLead = 0.0075
+    static let spacing = 0.025
+    static let resendPeriod = 0.050
+    static let resends = 5
+    /// Calls kept for reports to come.
+    static let callsKept = 64
+    /// The reports the period is drawn from, and the fewest periods between two for their slope to count.
+    static let reportsKept = 24
+    static let slopeSpan = 4
+    /// Reports closer than this are one (the driver passes each report's three IMU samples one after another).
+    static let sameReport = 0.002
+
+    /// The driver's worker as the rules run it.
+    struct Worker: Sendable {
+        var queued = 0
+        var running = false
+        var lastSend: Double?
+        /// The last send made on a report: the parity of the frames.
+        var lastSendOnReport: Double?
+        var resendsLeft = 0
+
+        mutating func call(at time: Double, moves: Bool) {
+            queued += 1
+            if moves { resendsLeft = FramePacing.resends }
+            guard !running else { return }
+            running = true
+            if lastSend.map({ time - $0 >= FramePacing.spacing }) ?? true { send(at: time, onReport: false) }
+        }
+
+        mutating func report(at time: Double) {
+            if !running, let sent = lastSend, time - sent >= FramePacing.resendPeriod, queued > 0 || resendsLeft > 0 {
+                resendsLeft = Swift.max(resendsLeft - 1, 0)
+                running = true
+                send(at: time, onReport: true)
+                return
+            }
+            guard running, lastSend.map({ time - $0 >= FramePacing.spacing }) ?? true else { return }
+            send(at: time, onReport: true)
+        }
+
+        private mutating func send(at time: Double, onReport: Bool) {
+            lastSend = time
+            if onReport { lastSendOnReport = time }
+            if queued > 0 { queued -= 1 } else { running = false }
+        }
+    }
+
+    private var worker = Worker()
+    /// Calls not yet run: made after the last report read.
+    private var calls: [(time: Double, moves: Bool)] = []
+    /// The last report's arrival, in seconds.
+    public private(set) var lastReport: Double?
+    /// The reports' period (`report(at:)`).
+    public private(set) var reportPeriod: Double?
+    /// The recent reports read, numbered by their periods.
+    private var recent: [(time: Double, number: Int)] = []
+
+    public init() {}
+
+    /// Takes a report that arrived at `time` (in order; one that repeats the last within `sameReport` is that one).
+    /// The period is the median slope between the recent reports read, each numbered by the periods since the one
+    /// before (reports not read counted in): late reports and a jump in their phase (an emulated pad late by more
+    /// than a period starts again from then) move it by little. The grid is drawn from the last report, so the
+    /// period only carries it over the few frames planned ahead.
+    public mutating func report(at time: Double) {
+        guard time.isFinite else { return }
+        guard let last = lastReport else {
+            lastReport = time
+            recent = [(time, 0)]
+            run(until: time)
+            return
+        }
+        let interval = time - last
+        guard interval > Self.sameReport else { return }
+        let guess = reportPeriod ?? interval
+        let periods = Swift.max(1, Int((interval / guess).rounded()))
+        // Reports not read (the node's queue keeps only the newest) are run as if they came on time.
+        for index in stride(from: periods - 1, to: 0, by: -1) {
+            run(until: time - Double(index) * interval / Double(periods))
+        }
+        recent.append((time, (recent.last?.number ?? 0) + periods))
+        if recent.count > Self.reportsKept { recent.removeFirst() }
+        reportPeriod = Self.medianSlope(recent) ?? guess
+        lastReport = time
+        run(until: time)
+    }
+
+    /// The median of the slopes between reports at least `slopeSpan` periods apart; nil without such a pair.
+    static func medianSlope(_ reports: [(time: Double, number: Int)]) -> Double? {
+        var slopes: [Double] = []
+        for later in reports.indices {
+            for earlier in reports.indices[..<later] {
+                let periods = reports[later].number - reports[earlier].number
+                guard periods >= slopeSpan else { continue }
+                slopes.append((reports[later].time - reports[earlier].time) / Double(periods))
+            }
+        }
+        guard !slopes.isEmpty else { return nil }
+        slopes.sort()
+        return slopes[slopes.count / 2]
+    }
+
+    /// Runs the calls made before a report at `time`, then the report.
+    private mutating func run(until time: Double) {
+        while let call = calls.first, call.time < time {
+            worker.call(at: call.time, moves: call.moves)
+            calls.removeFirst()
+        }
+        worker.report(at: time)
+    }
+
+    /// Takes a call to the driver made at `time`; `moves`: its levels are not at rest.
+    public mutating func called(at time: Double, moves: Bool) {
+        let index = calls.firstIndex { $0.time > time } ?? calls.endIndex
+        calls.insert((time, moves), at: index)
+        // A pad that stopped reporting runs no call: the newest are kept.
+        if calls.count > Self.callsKept { calls.removeFirst(calls.count - Self.callsKept) }
+    }
+
+    /// The frames' grid for calls made from `time` on, once the reports gave a period in `reportPeriods`: every
+    /// other report, on the parity of the driver's last send by then (the reports to come taken on time, the
+    /// calls made so far run); any parity before its first. Nil otherwise.
+    public func grid(callingFrom time: Double) -> FrameGrid? {
+        guard recent.count >= 5, let period = reportPeriod, Self.reportPeriods.contains(period),
+            var report = lastReport
+        else { return nil }
+        var ahead = self
+        while report + period < time {
+            report += period
+            ahead.run(until: report)
+        }
+        return FrameGrid(origin: ahead.worker.lastSendOnReport ?? report, period: 2 * period)
+    }
+}
