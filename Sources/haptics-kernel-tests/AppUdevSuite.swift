@@ -23,6 +23,8 @@ enum AppUdevSuite {
     static let markerTag = "haptics_gamepad"
     /// The tag of the hidraw nodes the rule opens up (a DualSense's, for its voice coils).
     static let actuatorTag = "haptics_actuators"
+    /// The tag of the motion nodes the rule opens up (a Switch controller's, whose reports pace its rumble).
+    static let motionTag = "haptics_motion"
     /// udev reads rules from /run/udev/rules.d too: a runtime folder, so the test never leaves a rule
     /// behind in /etc on a host where it runs directly.
     static let runtimeRulesFolder = "/run/udev/rules.d"
@@ -109,7 +111,8 @@ enum AppUdevSuite {
 
 extension AppUdevSuite {
     /// The rule opens the hidraw node of a DualSense (its voice coils) and not that of another pad with one (the
-    /// Xbox Wireless Controller over Bluetooth, whose hidraw node hid-microsoft also creates).
+    /// Xbox Wireless Controller over Bluetooth, whose hidraw node hid-microsoft also creates); and a Switch
+    /// controller's motion node, no other pad's.
     static func hidrawTagging() async throws {
         try await withRuleInstalled {
             for (model, tagged) in [
@@ -128,6 +131,16 @@ extension AppUdevSuite {
                             "\(key) of the \(model.rawValue)'s \(node): \(properties[key] ?? "(none)")")
                     }
                     print("    \(model.rawValue) \(node): TAGS=\(properties["TAGS"] ?? "(none)")")
+                    // The Switch controller's motion node too (its reports pace the rumble frames), and no other
+                    // pad's (the DualShock 4's motion sensors are a node of their own as well).
+                    let eventName = nodes.rumbleNode.split(separator: "/").last.map(String.init) ?? ""
+                    guard let motion = InputReportReader.motionNode(besideEvent: "/sys/class/input/" + eventName)
+                    else { return try require(model != .switchPro, "the switch-pro has no motion node") }
+                    let motionTags = tags(try Self.properties(of: motion)["TAGS"])
+                    try require(
+                        motionTags.contains(motionTag) == (model == .switchPro),
+                        "TAGS of the \(model.rawValue)'s motion node \(motion): \(motionTags)")
+                    print("    \(model.rawValue) \(motion): TAGS=\(motionTags.sorted().joined(separator: ":"))")
                 }
             }
         }
