@@ -54,6 +54,7 @@ let plannerBenchmarks = BenchmarkGroup(name: "Planner") {
                     name: "curve, SDL haptic loop at \(Int(rate)) Hz", unit: "rms", samples: [point.error]),
                 note: String(format: "%.1f writes/s", point.writesPerSecond)))
     }
+    results.append(FramesAtBest(corpus: corpus).result())
     if let plot = PlannerFigures.plotBothWays(corpus: corpus, profile: .genericRumble) {
         let directory = URL(fileURLWithPath: ".build/bench")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -192,5 +193,66 @@ struct PlannerFigures {
                 .init(label: "fixed interval", color: "#e08000", series: series(fixed)),
                 .init(label: "write budget", color: "#208020", series: series(ours)),
             ])
+    }
+}
+
+/// What hid-nintendo's frames allow at best, host-side: the corpus planned on a 30 ms frame grid
+/// (`switch-frames`), each frame the pattern's mean over it and played exactly on its instant, against the 50 ms
+/// tick's steps planned and played the same way; each motor against the render, the first second of each file,
+/// as `Driver switch-pro` measures what the pad played. Six phases of the grid, 5 ms apart. The device can only
+/// come near this, never under it.
+struct FramesAtBest {
+    let corpus: [HapticPattern]
+    static let phases = 6
+
+    func result() -> BenchmarkResult {
+        let profile = RenderProfile.switchProOnFrames
+        let renderer = PatternRenderer(profile: profile)
+        var ours = 0.0, tick = 0.0, samples = 0
+        for pattern in corpus {
+            let whole = renderer.render(pattern)
+            guard whole.endTime > 0 else { continue }
+            let seconds = min(whole.endTime, DriverBench.fidelitySeconds)
+            // Stopped there, as the device bench stops its players.
+            let timeline = MotorTimeline(
+                segments: whole.segments.compactMap { segment in
+                    guard segment.start < seconds else { return nil }
+                    guard segment.end > seconds else { return segment }
+                    return MotorTimeline.Segment(
+                        start: segment.start, end: seconds, startLevels: segment.startLevels,
+                        endLevels: segment.levels(at: seconds))
+                })
+            let count = Int((seconds + FixedTickRenderer.tick) * FidelityFigures.sampleRate)
+            let ticked = FixedTickRenderer(profile: profile).timeline(for: timeline)
+            for phase in 0..<Self.phases {
+                let origin = Double(phase) * RenderProfile.switchFrameSeconds / Double(Self.phases)
+                let frames = FrameGrid(origin: origin, period: RenderProfile.switchFrameSeconds)
+                let planner = DeviceCommandPlanner(profile: profile, frames: frames)
+                let played = DeviceOutput(commands: planner.commands(for: timeline))
+                let tickPlayed = DeviceOutput(commands: planner.commands(for: ticked))
+                for index in 0..<count {
+                    let time = Double(index) / FidelityFigures.sampleRate
+                    let target = time <= seconds ? timeline.levels(at: time) : .off
+                    let wanted = MotorMagnitudes(strong: target.strong * profile.gain, weak: target.weak * profile.gain)
+                    ours += Self.squares(played.levels(at: time), wanted)
+                    tick += Self.squares(tickPlayed.levels(at: time), wanted)
+                }
+                samples += 2 * count
+            }
+        }
+        let pooled = { (squares: Double) in (squares / Double(max(samples, 1))).squareRoot() }
+        return BenchmarkResult(
+            measurement: Measurement(name: "frames at best, switch-frames", unit: "rms", samples: [pooled(ours)]),
+            baseline: "50 ms tick on the same frames", ratio: pooled(ours) / pooled(tick),
+            note: String(
+                format:
+                    "\(AHAPFixtures.corpusOrFixturesName), first %.1f s of each file, each motor against the render, "
+                    + "%d phases: ours %.4f, the tick's %.4f",
+                DriverBench.fidelitySeconds, Self.phases, pooled(ours), pooled(tick)))
+    }
+
+    static func squares(_ played: MotorMagnitudes, _ wanted: MotorMagnitudes) -> Double {
+        (played.strong - wanted.strong) * (played.strong - wanted.strong)
+            + (played.weak - wanted.weak) * (played.weak - wanted.weak)
     }
 }
