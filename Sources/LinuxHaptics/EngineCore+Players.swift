@@ -272,6 +272,7 @@ extension EngineCore {
     /// holds its part). When that frame can no longer be planned from `now` (its call would be late), the first
     /// frame that can, with no lead-in: the pattern then plays whole, a little later. Elsewhere `start`, 0.
     private func onFrames(_ start: Double, now: Double) -> (start: Double, leadIn: Double) {
+        guard followsFrames else { return (start, 0) }
         let output = state.withLock { $0.profile.followsDeviceFrames ? $0.output : nil }
         guard let grid = output?.frameGrid(callingFrom: clock.now) else { return (start, 0) }
         let first = grid.instant(atOrAfter: now)
@@ -284,7 +285,7 @@ extension EngineCore {
     /// on the device's frames, whose pulse would go out between two of them.
     func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
         try ensureRunning()
-        guard !state.withLock({ $0.profile.followsDeviceFrames }) else { return false }
+        guard !followsFrames else { return false }
         let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
         // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
         // top); whatever follows (its decay) plays through the mix after it.

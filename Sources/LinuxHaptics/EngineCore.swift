@@ -44,6 +44,9 @@ final class EngineCore: Sendable {
     /// `Double`'s bits: read without the lock wherever the engine asks what time it is for its motors. Kept while
     /// the output is away (nothing is written then); the next open sets it.
     private let latencyBits = Atomic<UInt64>(0)
+    /// Whether the output opened last is planned on its device's frames (`RenderProfile.followsDeviceFrames`):
+    /// read without the state's lock on a start's way, where every other output has nothing to do for it.
+    private let framesFollowed = Atomic<Bool>(false)
 
     init(source: any OutputSource, options: HapticEngineOptions, clock: any HapticClock, logger: Logger) {
         self.source = source
@@ -90,7 +93,11 @@ final class EngineCore: Sendable {
     func adoptLatency(of output: any MotorOutput) {
         let latency = output is any PatternStreamOutput ? 0 : output.capabilities.renderProfile.outputLatency
         latencyBits.store(latency.bitPattern, ordering: .relaxed)
+        framesFollowed.store(output.capabilities.renderProfile.followsDeviceFrames, ordering: .relaxed)
     }
+
+    /// Whether the output opened last is planned on its device's frames.
+    var followsFrames: Bool { framesFollowed.load(ordering: .relaxed) }
 
     // MARK: What the engine reports
 

@@ -28,12 +28,12 @@ private final class PadFrames: Sendable {
         }
     }
 
-    /// Notes a call to the driver made at `time`, after the reports that came before it: read at every call,
-    /// none is lost to the node's short queue while a pattern plays.
+    /// Notes a call to the driver made at `time` (after its write: the reports are read then, so that none is
+    /// lost to the node's short queue while a pattern plays; each runs after the calls made before it).
     func called(at time: Double, moves: Bool) {
         pacing.withLock { pacing in
-            for report in reader.reportTimes() { pacing.report(at: report) }
             pacing.called(at: time, moves: moves)
+            for report in reader.reportTimes() { pacing.report(at: report) }
         }
     }
 
@@ -143,7 +143,7 @@ final class EvdevOutput: MotorOutput {
     var changeLead: Double {
         guard diversion?.isActive != true else { return 0 }
         guard mix.withLock({ $0.state.keeperPlays }) else { return 0 }
-        return reports != nil ? capabilities.renderProfile.minimumUpdateInterval / 2 : Self.updateLeadSeconds
+        return reports != nil ? RenderProfile.switchFrameSeconds / 4 : Self.updateLeadSeconds
     }
 
     /// Half the kernel's tick: 2 ms at the 250 Hz of Debian's kernels, 0.5 ms at 1000 Hz, 5 ms at 100 Hz (at most);
@@ -192,16 +192,16 @@ final class EvdevOutput: MotorOutput {
                 return
             case .stop:
                 guard let effect = slot.effect else { return }
-                reports?.called(at: now, moves: false)
                 try Self.translate { () throws(EventDeviceError) in try effect.stop() }
+                reports?.called(at: now, moves: false)
                 slot.state.playingUntil = 0
                 return
             case .update:
                 guard let effect = slot.effect else { return }
                 // Forgotten first: an update that fails may have left the slot with either level.
                 slot.state.levels = nil
-                reports?.called(at: now, moves: !levels.isOff)
                 try Self.translate { () throws(EventDeviceError) in try effect.update(rumble(levels)) }
+                reports?.called(at: now, moves: !levels.isOff)
                 slot.state.levels = levels
                 // ff-memless restarted the effect's replay window at the update.
                 slot.state.playingUntil = now + renewal.windowSeconds
@@ -225,8 +225,8 @@ final class EvdevOutput: MotorOutput {
                 slot.state.uploaded = true
             }
             slot.state.levels = levels
-            reports?.called(at: now, moves: !levels.isOff)
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            reports?.called(at: now, moves: !levels.isOff)
             slot.state.playingUntil = now + renewal.windowSeconds
         }
     }
@@ -252,11 +252,11 @@ final class EvdevOutput: MotorOutput {
         do throws(EventDeviceError) {
             let keeper = try device.uploadEffect(.rumble(strong: 0, weak: 0, lengthMilliseconds: 0))
             slot.keeper = keeper
-            // Its play is a call now and, an endless effect's, another on the next tick.
             let now = clock.now
+            try keeper.play()
+            // Its play is a call now and, an endless effect's, another on the next tick.
             reports?.called(at: now, moves: false)
             reports?.called(at: now + Self.updateLeadSeconds * 2, moves: false)
-            try keeper.play()
             slot.state.keeperPlays = true
         } catch {
             logger.debug("the keeper effect was refused", metadata: ["error": "\(error)"])
@@ -344,9 +344,10 @@ final class EvdevOutput: MotorOutput {
         }
         try mix.withLock { (slot) throws(OutputFailure) in
             guard let effect = slot.effect, slot.state.playingUntil > 0 else { return }
-            reports?.called(at: clock.now, moves: !(slot.state.levels ?? .off).isOff)
+            let now = clock.now
             // A play of a started effect restarts its replay window: one write, no upload.
             try Self.translate { () throws(EventDeviceError) in try effect.play() }
+            reports?.called(at: now, moves: !(slot.state.levels ?? .off).isOff)
             slot.state.playingUntil = clock.now + renewal.windowSeconds
         }
     }

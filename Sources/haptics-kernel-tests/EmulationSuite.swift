@@ -130,9 +130,34 @@ enum EmulationSuite {
                 let (arrived, levels) = try follow(outputs, planned, step: model.motorStep, asset: asset)
                 summary.append("\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
             }
+            if model == .switchPro { summary.append(try await assetsOnFrames(device, nodes)) }
             summary.append(try await stoppedMidPattern(device, nodes))
             print("    profile \(profiles.sorted().joined(separator: ",")): " + summary.joined(separator: "; "))
         }
+    }
+
+    /// The same assets as `haptics play` plays them by default on the Switch Pro Controller, on the pad's frames:
+    /// each drives the motors and ends at rest.
+    static func assetsOnFrames(_ device: any EmulatedDevice, _ nodes: EmulatedDeviceNodes) async throws -> String {
+        var reports: [Int] = []
+        for asset in assets {
+            let before = device.records().count
+            let output = try AppSuite.runCLI(["play", asset, "--device", nodes.rumbleNode, "--json"])
+            let events = AppSuite.events(output)
+            try requireEqual(
+                events.first(where: { $0["event"] == "started" })?["profile"], RenderProfile.switchProOnFrames.name,
+                "\(asset): the profile haptics play chose")
+            try require(events.last?["event"] == "finished", "\(asset) did not finish:\n\(output)")
+            try await waitForOutputs(device, after: before, "\(asset) on frames: the final report at rest") { outputs in
+                outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+            }
+            let outputs = device.records().dropFirst(before).filter { $0.event == .output }
+            try require(
+                outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 },
+                "\(asset) on frames: the motors were never driven")
+            reports.append(outputs.count)
+        }
+        return "on frames (switch-frames): every asset driven and at rest after \(reports) reports"
     }
 
     /// `haptics play` of a looped pattern interrupted (SIGINT) while the motors run: the CLI stops the engine,
