@@ -57,11 +57,12 @@ enum PIDSuite {
     /// Milliseconds around each effect's start and end left out of the bound: a play or erase reaching the device
     /// that much early or late.
     static let edgeMilliseconds = 8.0
-    /// The longest time the first play may come after the pattern's start: its upload, a round trip to the device
-    /// (about 12 ms under TCG).
+    /// The longest time a play may come after its time: its upload, a round trip to the device (about 12 ms under
+    /// TCG, 33 ms seen in CI with the other guest busy).
     static let maximumLag = 0.030
-    /// The same, in the milliseconds of an effect's times.
-    static let lateMilliseconds = 30
+    /// The lateness a started effect is matched at, in the milliseconds of an effect's times: any a stall of the
+    /// guest can make. How late plays come is the bench's measure; here an effect played late must be its rest.
+    static let lateMilliseconds = 150
 
     static func assetsPlayNatively() async throws {
         try await EmulationSuite.withController(.pidJoystick) { device, nodes in
@@ -95,33 +96,44 @@ enum PIDSuite {
                     }
                     return [block.period, block.magnitude, block.attackTime, block.fadeTime, block.duration]
                 }
-                // Each effect as the device starts it matches one of the program's: its period and magnitude those
-                // the effect starts with (or, played late, those of an update made by then), its times those compiled,
-                // or shorter by no more than an upload's delay for an effect played late (its rest is played, to
-                // end on time).
+                // Each effect as the device starts it is one of the program's as the engine plays it that late: the
+                // lateness is what its length lost (an effect played late plays its rest, to end on time), and the
+                // rest, cut from the compiled effect there, has the period and magnitude of the update made by then
+                // and the attack and fade left. Each is matched at the whole milliseconds either side of that.
                 var unmatched = program.effects
+                var updatesLeft = (least: 0, most: 0)
+                var firstLate: Int?
                 for held in started {
+                    var rests: [NativePeriodicEffect] = []
+                    var late = 0
                     let match = unmatched.firstIndex { effect in
-                        let starts =
-                            [(effect.periodMilliseconds, effect.magnitudeUnits)]
-                            + effect.updates.map { update in
-                                var updated = effect
-                                updated.period = update.period
-                                updated.magnitude = update.magnitude
-                                return (updated.periodMilliseconds, updated.magnitudeUnits)
+                        late = Int(effect.lengthMilliseconds) - held[4]
+                        guard late >= 0, late <= lateMilliseconds else { return false }
+                        rests = (max(late - 1, 0)...(late + 1)).compactMap {
+                            effect.section(from: Double($0) / 1000, to: effect.length)
+                        }
+                        let expected = rests.map { rest in
+                            [
+                                Int(rest.periodMilliseconds), Int(rest.magnitudeUnits),
+                                Int(rest.attackLengthMilliseconds), Int(rest.fadeLengthMilliseconds),
+                                Int(rest.lengthMilliseconds),
+                            ]
+                        }
+                        return !expected.isEmpty
+                            && held.indices.allSatisfy { index in
+                                let values = expected.map { $0[index] }
+                                return held[index] >= values.min()! - 1 && held[index] <= values.max()! + 1
                             }
-                        let times = [
-                            Int(effect.attackLengthMilliseconds), Int(effect.fadeLengthMilliseconds),
-                            Int(effect.lengthMilliseconds),
-                        ]
-                        return starts.contains { Int($0.0) == held[0] && Int($0.1) == held[1] }
-                            && zip(held[2...], times).allSatisfy { $0 <= $1 && $0 >= $1 - lateMilliseconds }
                     }
                     guard let match else {
                         throw TestFailure(
                             reason: "\(name): the device started [period, magnitude, attack, fade, length] \(held), "
-                                + "which no compiled effect is: \(program.effects)")
+                                + "which no compiled effect is, whole or played late: \(program.effects)")
                     }
+                    let counts = rests.map(\.updates.count)
+                    updatesLeft.least += counts.min() ?? 0
+                    updatesLeft.most += counts.max() ?? 0
+                    firstLate = firstLate ?? late
                     unmatched.remove(at: match)
                 }
                 try require(unmatched.isEmpty, "\(name): effects never started: \(unmatched)")
@@ -132,8 +144,10 @@ enum PIDSuite {
                     else { return false }
                     return time > began && time < (block.endsAt ?? .infinity)
                 }.count
-                try requireEqual(
-                    updates, program.effects.map(\.updates.count).reduce(0, +), "\(name): updates of followed events")
+                try require(
+                    updates >= updatesLeft.least && updates <= updatesLeft.most,
+                    "\(name): \(updates) updates of followed events reached playing effects, not the "
+                        + "\(updatesLeft.least)-\(updatesLeft.most) of the effects as started")
 
                 // The device's magnitude against the program's level, from the first effect's start on.
                 guard let firstStart = starts.first?.0, let firstDelay = program.effects.map(\.delay).min() else {
@@ -151,8 +165,10 @@ enum PIDSuite {
                         abs(playback.output(at: firstStart - firstDelay - lag + $0).magnitude - program.level(at: $0))
                     }
                 }
+                // The lag is searched up to the first play's lateness, as its length shows, and a little more.
+                let lagSpan = max(maximumLag, Double(firstLate ?? 0) / 1000 + 0.005)
                 let lag =
-                    stride(from: 0.0, through: maximumLag, by: 0.001).min { a, b in
+                    stride(from: 0.0, through: lagSpan, by: 0.001).min { a, b in
                         let (x, y) = (errors(lag: a), errors(lag: b))
                         return x.reduce(0, +) / Double(max(x.count, 1)) < y.reduce(0, +) / Double(max(y.count, 1))
                     } ?? 0
