@@ -46,7 +46,9 @@ package final class InputReportReader: Sendable {
         while true {
             let read = events.withUnsafeMutableBytes { buffer in
                 Result { () throws(SystemCallError) -> Int? in
-                    try descriptor.withDescriptor { (fd) throws(SystemCallError) in try Sys.read(fd, into: buffer) }
+                    try descriptor.withDescriptor { (fd) throws(SystemCallError) in
+                        try Sys.readReports(fd, into: buffer)
+                    }
                 }
             }
             let count: Int

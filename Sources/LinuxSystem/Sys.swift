@@ -40,6 +40,15 @@ package enum Sys {
         try valueOrErrno("read") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
     }
 
+    /// The corresponding C function is `read` on an input device's event node read only for when its reports came
+    /// (`InputReportReader`). A call site of its own (`read(reports)`, `SyscallFaults.site(of:)`), apart from the
+    /// reads of devices and watches.
+    package static func readReports(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) throws(SystemCallError)
+        -> Int
+    {
+        try valueOrErrno("read(reports)") { Glibc.read(fd, buffer.baseAddress, buffer.count) }
+    }
+
     /// The corresponding C function is `write`.
     package static func write(_ fd: Int32, _ buffer: UnsafeRawBufferPointer) throws(SystemCallError) -> Int {
         try valueOrErrno("write") { Glibc.write(fd, buffer.baseAddress, buffer.count) }

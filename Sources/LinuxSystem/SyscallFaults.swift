@@ -33,11 +33,15 @@ package enum SyscallFaults {
         package var site: String
         package var errno: Errno
         package var calls: Calls
+        /// Only the calls of the site whose whole name contains this (a path, as in `open(/dev/input/event7)`) are
+        /// counted for `calls` and failed; nil: every call of the site.
+        package var matching: String?
 
-        package init(site: String, errno: Errno, calls: Calls) {
+        package init(site: String, errno: Errno, calls: Calls, matching: String? = nil) {
             self.site = site
             self.errno = errno
             self.calls = calls
+            self.matching = matching
         }
     }
 
@@ -51,6 +55,8 @@ package enum SyscallFaults {
 
     private struct State {
         var plan: Plan?
+        /// The calls the plan's `matching` picked out so far.
+        var matched = 0
         var tally = Tally()
         var exempt: Set<UInt> = []
     }
@@ -62,6 +68,7 @@ package enum SyscallFaults {
     package static func arm(_ plan: Plan?) {
         state.withLock { state in
             state.plan = plan
+            state.matched = 0
             state.tally = Tally()
         }
         armed.store(true, ordering: .releasing)
@@ -92,27 +99,36 @@ package enum SyscallFaults {
     @inline(__always)
     package static func injected(at call: () -> String) -> Errno? {
         guard armed.load(ordering: .relaxed) else { return nil }
-        return record(site(of: call()))
+        return record(call())
     }
 
-    private static func record(_ site: String) -> Errno? {
+    private static func record(_ call: String) -> Errno? {
         let thread = ServiceThread.currentID
+        let site = site(of: call)
         return state.withLock { state -> Errno? in
             guard !state.exempt.contains(thread) else { return nil }
             let count = state.tally.calls[site, default: 0] + 1
             if count == 1 { state.tally.sites.append(site) }
             state.tally.calls[site] = count
-            guard let plan = state.plan, plan.site == site, plan.calls.includes(count) else { return nil }
+            guard let plan = state.plan, plan.site == site else { return nil }
+            var nth = count
+            if let matching = plan.matching {
+                guard call.contains(matching) else { return nil }
+                state.matched += 1
+                nth = state.matched
+            }
+            guard plan.calls.includes(nth) else { return nil }
             state.tally.injected += 1
             return plan.errno
         }
     }
 
-    /// The site of a call's name: `ioctl(EVIOCSFF)` stays whole (the request is the site), and so does
-    /// `read(timerfd)` (the playback thread's sleep, apart from the reads of devices and watches); a path
-    /// argument, as in `open(/dev/input/event3)`, is dropped.
+    /// The site of a call's name: `ioctl(EVIOCSFF)` stays whole (the request is the site), and so do
+    /// `read(timerfd)` (the playback thread's sleep) and `read(reports)` (a pad's input reports read for their
+    /// times), apart from the reads of devices and watches; a path argument, as in `open(/dev/input/event3)`, is
+    /// dropped.
     package static func site(of call: String) -> String {
-        if call.hasPrefix("ioctl(") || call == "read(timerfd)" { return call }
+        if call.hasPrefix("ioctl(") || call == "read(timerfd)" || call == "read(reports)" { return call }
         return call.firstIndex(of: "(").map { String(call[..<$0]) } ?? call
     }
 }

@@ -40,7 +40,7 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-usb/the-audio-haptics-report-takes-the-pad-out-of-rumble-emulation") {
                 try await usbLeavesRumbleEmulation()
             },
-        ] + HDRumbleSuite.tests + HDRumbleSuite.ffRumbleTests)
+        ] + HDRumbleSuite.tests + HDRumbleSuite.ffRumbleTests + HDRumbleSuite.motionFaultTests)
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
 

@@ -46,6 +46,22 @@ struct SyscallFaultsTests {
         #expect(SyscallFaults.disarm().injected == 3)
     }
 
+    @Test func aPlanMatchingAPathCountsAndFailsOnlyTheCallsOfThatPath() throws {
+        SyscallFaults.arm(.init(site: Self.site, errno: .ioError, calls: .nth(2), matching: "/b"))
+        defer { SyscallFaults.disarm() }
+        let call = { (path: String) in
+            Result { () throws(SystemCallError) in try valueOrErrno("\(Self.site)(\(path))") { Int32(7) } }
+        }
+        #expect(throws: Never.self) { try call("/a").get() }
+        #expect(throws: Never.self) { try call("/b").get() }
+        #expect(throws: Never.self) { try call("/a").get() }
+        #expect(throws: SystemCallError(.ioError, call: "\(Self.site)(/b)")) { try call("/b").get() }
+        #expect(throws: Never.self) { try call("/b").get() }
+        let tally = SyscallFaults.disarm()
+        #expect(tally.calls[Self.site] == 5, "the tally still counts every call of the site")
+        #expect(tally.injected == 1)
+    }
+
     @Test func anInterruptedCallIsMadeAgainUnlessTheCallerWantsTheInterruption() throws {
         SyscallFaults.arm(.init(site: Self.site, errno: .interrupted, calls: .nth(1)))
         var runs = 0
@@ -83,9 +99,10 @@ struct SyscallFaultsTests {
     @Test(arguments: [
         ("open(/dev/input/event3)", "open"), ("ioctl(EVIOCSFF)", "ioctl(EVIOCSFF)"), ("write", "write"),
         ("udev_monitor_new_from_netlink(kernel)", "udev_monitor_new_from_netlink"),
-        ("read(timerfd)", "read(timerfd)"), ("read", "read"),
+        ("read(timerfd)", "read(timerfd)"), ("read(reports)", "read(reports)"), ("read", "read"),
     ])
-    func aSiteIsTheCallWithoutItsPathButAnIoctlKeepsItsRequestAndATimersReadItsName(call: String, site: String) {
+    func aSiteIsTheCallWithoutItsPathButAnIoctlKeepsItsRequestAndATimersOrReportsReadItsName(call: String, site: String)
+    {
         #expect(SyscallFaults.site(of: call) == site)
     }
 }

@@ -1,0 +1,143 @@
+// A fault at each call site of the Switch controller's motion node, which the engine reads for the times of the
+// pad's input reports (`InputReportReader`) so that it plans on hid-nintendo's frames: its open, its clock ioctl,
+// and its reads (the first, and every one from the middle of a pattern on), each with every errno the faults suite
+// uses. The motion node is optional: whatever fails, the engine starts, plays a tone that reaches the pad and ends
+// at rest, and leaves no descriptor open once stopped. A failed open or clock ioctl plans the pad without its
+// frames (`switch`, logged); reads that fail from mid-pattern on leave the frames stale, and the rest is planned by
+// the write budget.
+import Foundation
+import Glibc
+import HapticRendering
+import HapticTestDevices
+import LinuxHaptics
+import LinuxHapticsTesting
+import LinuxInput
+import Logging
+@_spi(Internals) import LinuxSystem
+
+extension HDRumbleSuite {
+    static let motionFaultTests = [
+        KernelTest(name: "hd/switch-pro/motion-node-faults-plan-without-frames-play-and-leave-nothing-open") {
+            try await motionNodeFaults()
+        }
+    ]
+
+    /// One fault: a site of the motion node, the calls of it that fail, and what the engine plans with.
+    private struct MotionFault {
+        let site: String
+        let calls: SyscallFaults.Calls
+        /// The motion node's path, for the open (the engine opens other nodes too).
+        let matching: String?
+        /// Whether the engine still plans on the frames when the call fails with `errno`.
+        let keepsFrames: (Errno) -> Bool
+    }
+
+    static func motionNodeFaults() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let event = "/sys/class/input/" + (nodes.rumbleNode as NSString).lastPathComponent
+            guard let motion = InputReportReader.motionNode(besideEvent: event) else {
+                throw TestFailure(reason: "the Pro Controller at \(nodes.rumbleNode) has no motion node")
+            }
+            // One run first, its profile unchecked: under emulation the first run of the engine's code in a process
+            // is slow, and the emulated pad's reports, served by a thread of this process, can come unevenly enough
+            // for the engine to find no certain frames (seen once in a first run, never after).
+            let first = try await run(nil, on: device, nodes.rumbleNode)
+            if first.profile != .switchProOnFrames {
+                print("    the first run planned with \(first.profile.name): \(first.log.entries.map(\.message))")
+            }
+            // A run without a fault: the frames are followed, and the reads the start makes are counted, so that
+            // a fault from the middle of the tone on falls after the frames were found.
+            let dry = try await run(nil, on: device, nodes.rumbleNode)
+            try require(
+                dry.profile == .switchProOnFrames,
+                "without a fault the engine plans with \(dry.profile.name); its log: "
+                    + "\(dry.log.entries.map(\.message))")
+            let startReads = dry.readsAtStart
+            let allReads = dry.tally.calls["read(reports)", default: 0]
+            try require(
+                allReads > startReads + 4,
+                "the engine read the motion node \(allReads) times, \(startReads) of them as it started")
+            let faults = [
+                MotionFault(site: "open", calls: .nth(1), matching: motion) { $0 == .interrupted },
+                MotionFault(site: "ioctl(EVIOCSCLOCKID)", calls: .nth(1), matching: nil) { $0 == .interrupted },
+                // Its first read fails: the next one, 5 ms later, reads what was queued.
+                MotionFault(site: "read(reports)", calls: .nth(1), matching: nil) { _ in true },
+                MotionFault(
+                    site: "read(reports)", calls: .from((startReads + allReads) / 2), matching: nil
+                ) { _ in true },
+            ]
+            var lines: [String] = []
+            for fault in faults {
+                var outcomes: [String] = []
+                // An interrupted call is made again: failing every call from one on would never end.
+                for (name, errno) in FaultSuite.errnos where !(errno == .interrupted && fault.calls != .nth(1)) {
+                    let plan = SyscallFaults.Plan(
+                        site: fault.site, errno: errno, calls: fault.calls, matching: fault.matching)
+                    let result = try await run(plan, on: device, nodes.rumbleNode)
+                    let what = "\(fault.site) \(fault.calls) \(name)"
+                    try require(result.tally.injected > 0, "\(what): the fault never fired")
+                    try require(
+                        (result.profile == .switchProOnFrames) == fault.keepsFrames(errno)
+                            && [.switchProOnFrames, .switchPro].contains(result.profile),
+                        "\(what): the engine planned with \(result.profile.name)")
+                    if result.profile == .switchPro {
+                        try require(
+                            result.log.contains("its rumble is planned without"),
+                            "\(what): planned without the frames, and the log does not say so")
+                    }
+                    outcomes.append("\(name) \(result.profile.name)")
+                }
+                lines.append("\(fault.site) \(fault.calls): " + outcomes.joined(separator: ", "))
+            }
+            print("    " + lines.joined(separator: "; "))
+        }
+    }
+
+    private struct MotionRun {
+        let profile: RenderProfile
+        let tally: SyscallFaults.Tally
+        let readsAtStart: Int
+        let log: RecordingLog
+    }
+
+    /// An engine on the pad's rumble node with `plan` armed from before its start to after a 300 ms tone: it must
+    /// start, the tone reach the pad and end at rest, and nothing stay open once it stopped.
+    private static func run(
+        _ plan: SyscallFaults.Plan?, on device: any EmulatedDevice, _ node: String
+    ) async throws -> MotionRun {
+        let baseline = openDescriptors()
+        let log = RecordingLog()
+        var logger = log.logger
+        logger.logLevel = .info
+        var options = HapticEngineOptions()
+        options.actuators = .rumble
+        options.playsHapticsOnly = true
+        let engine = HapticEngine(output: .device(.node(node)), options: options, logger: logger)
+        let what = plan.map { "\($0.site) \($0.calls) \($0.errno)" } ?? "no fault"
+        let before = device.records().count
+        SyscallFaults.arm(plan)
+        let tally: SyscallFaults.Tally
+        let readsAtStart: Int
+        let profile: RenderProfile
+        do {
+            defer { engine.stop() }
+            do {
+                try engine.start()
+            } catch {
+                SyscallFaults.disarm()
+                throw TestFailure(reason: "\(what): the engine did not start: \(error)")
+            }
+            readsAtStart = SyscallFaults.tally.calls["read(reports)", default: 0]
+            profile = engine.renderProfile
+            try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.3, intensity: 0.8), on: engine)
+            tally = SyscallFaults.disarm()
+        }
+        try await Task.sleep(for: .milliseconds(250))
+        let frames = device.records().dropFirst(before).filter { $0.event == .output }
+        try require(frames.contains { ($0.strong ?? 0) > 0.5 }, "\(what): the tone never reached the pad")
+        try require(frames.last.map { ($0.strong ?? 0) == 0 && ($0.weak ?? 0) == 0 } == true, "\(what): not at rest")
+        let left = openDescriptors().filter { baseline[$0.key] == nil && $0.value.hasPrefix("/dev/input/") }
+        try require(left.isEmpty, "\(what): descriptors left open after stop: \(left.values.sorted())")
+        return MotionRun(profile: profile, tally: tally, readsAtStart: readsAtStart, log: log)
+    }
+}
