@@ -169,6 +169,16 @@ public struct FramePacing: Sendable {
         if calls.count > Self.callsKept { calls.removeFirst(calls.count - Self.callsKept) }
     }
 
+    /// The first instant from `time` on that lies `callLead` after a report (the reports to come taken on time):
+    /// where a call from rest leaves no doubt which report 25 ms after its send is the first, however late the
+    /// driver's worker runs it (up to a few milliseconds) or the kernel's tick rounds it. Nil before the reports
+    /// give a period.
+    public func callInstant(from time: Double) -> Double? {
+        guard let last = lastReport, let period = reportPeriod else { return nil }
+        let first = last + Self.callLead
+        return time <= first ? first : first + ((time - first) / period).rounded(.up) * period
+    }
+
     /// The frames' grid for calls made from `time` on, once the reports gave a period in `reportPeriods`: every
     /// other report, on the parity of the driver's last send by then (the reports to come taken on time, the
     /// calls made so far run); any parity before its first. Nil otherwise.

@@ -37,6 +37,15 @@ private final class PadFrames: Sendable {
         }
     }
 
+    /// The first instant from `time` on that lies `FramePacing.callLead` after a report, as the reports read so far
+    /// place them (`FramePacing.callInstant(from:)`): where the engine's own calls fall.
+    func callInstant(from time: Double) -> Double? {
+        pacing.withLock { pacing in
+            for report in reader.reportTimes() { pacing.report(at: report) }
+            return pacing.callInstant(from: time)
+        }
+    }
+
     /// Reports older than this say nothing of the frames to come.
     static let staleReports = 0.1
 }
@@ -266,7 +275,16 @@ final class EvdevOutput: MotorOutput {
     /// The keeper, played when the engine opens the device rather than just before the first change, so that the
     /// first change (a start from rest, which follows the call by as little as it can) is the mix effect's own
     /// upload and play: the keeper's upload is a round trip to the process behind a uinput device.
+    ///
+    /// On a pad whose frames the engine follows, the keeper's play is a call from rest, which the driver sends at
+    /// once and whose send sets the parity of the frames after it (the first report 25 ms later). Its worker runs a
+    /// few milliseconds after the call under load, so a call at any instant could leave that report either one;
+    /// made half a report after a report, as every call of the engine is, it leaves none in doubt.
     func prepareForChanges() {
+        if let reports, let instant = reports.callInstant(from: clock.now) {
+            let wait = instant - clock.now
+            if wait > 0 { Sys.sleep(nanoseconds: UInt64(wait * 1e9)) }
+        }
         mix.withLock { keep(&$0) }
     }
 

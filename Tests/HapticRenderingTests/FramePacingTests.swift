@@ -25,6 +25,18 @@ import Testing
         #expect(abs(period - 0.015) < 0.0003, "\(period)")
     }
 
+    @Test func aCallFromRestIsPlacedHalfAReportAfterAReport() throws {
+        var pacing = FramePacing()
+        #expect(pacing.callInstant(from: 1) == nil, "no report yet")
+        let reports = Self.reports(count: 10, lateness: 0)
+        for time in reports { pacing.report(at: time) }
+        let last = try #require(reports.last)
+        // Before the last report's lead: that instant; later, the same phase a whole number of periods on.
+        #expect(abs(try #require(pacing.callInstant(from: last)) - (last + 0.0075)) < 1e-9)
+        #expect(abs(try #require(pacing.callInstant(from: last + 0.008)) - (last + 0.0225)) < 1e-9)
+        #expect(abs(try #require(pacing.callInstant(from: last + 0.0375)) - (last + 0.0375)) < 1e-9)
+    }
+
     @Test func aPadReportingEveryEightMillisecondsHasNoGrid() {
         var pacing = FramePacing()
         for index in 0..<40 { pacing.report(at: 1 + Double(index) * 0.008) }
