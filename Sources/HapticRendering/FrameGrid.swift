@@ -29,7 +29,7 @@ public struct FrameGrid: Sendable, Hashable {
 }
 
 /// The frames of hid-nintendo, followed from the arrival times of the pad's input reports and from the calls made
-/// to its play function, by running its rumble worker's rules on them (those of Debian 12's kernel, 6.1):
+/// to its play function, by running its rumble worker's rules on them (`Rules`). Those of Debian 12's kernel, 6.1:
 /// - a call queues a frame, and starts the worker unless it runs; a call that moves the motors sets the count of
 ///   frames the driver resends by itself afterwards to five;
 /// - the worker sends a frame at once when its last send is 25 ms old or more, else on the first input report that
@@ -42,16 +42,59 @@ public struct FrameGrid: Sendable, Hashable {
 /// grid instant, as for a call made while the worker is busy. The grid is therefore every other report, on the
 /// parity of the driver's last send on a report (any parity before the first). Thresholds are the driver's in
 /// milliseconds of the kernel's 4 ms tick; at 15 ms no report falls where the tick could decide either way.
+/// From Linux 6.4 every send waits for a report after the worker starts or last sent (`Rules.waitsForReport`):
+/// started by a call or by a report, the worker sends on a later report, 20 ms or more after its last send over
+/// USB, and the frame leaves a tick-rounded 4 ms after that report (`Rules.sendDelay`). The driver starts it on
+/// every report 50 ms after the last frame left while frames are queued or resends counted, running or not: one
+/// started again while it runs sends once more after its queue, so each resend the driver starts is two frames,
+/// on the report after the one that started it and 30 ms later.
 /// Pure: fed the reports and the calls in any interleaving (each is placed by its time), it answers the grid.
 public struct FramePacing: Sendable {
-    /// The report periods whose frames this follows: the 25 ms spacing falls between one report and two, the 50 ms
-    /// period between three and four, however the kernel's tick rounds them. The Pro Controller over USB and
-    /// Joy-Cons report every 15 ms; a Pro Controller over Bluetooth every 8 or 11 ms: outside.
+    /// How the driver's worker paces its sends: the rules of one range of kernel versions.
+    public struct Rules: Sendable, Hashable {
+        /// Whether every send waits for an input report after the worker starts or last sent, even from rest
+        /// (Linux 6.4 on); before, a send from rest went out at once.
+        public var waitsForReport: Bool
+        /// The least time from one send to the next, as the driver counts it.
+        public var spacing: Double
+        /// How long after the report that decides it a frame leaves: the grid's instants are when frames leave.
+        public var sendDelay: Double
+
+        public init(waitsForReport: Bool, spacing: Double, sendDelay: Double) {
+            self.waitsForReport = waitsForReport
+            self.spacing = spacing
+            self.sendDelay = sendDelay.isFinite ? Swift.max(sendDelay, 0) : 0
+        }
+
+        /// Debian 12's 6.1 and the kernels before 6.4.
+        public static let linux61 = Rules(waitsForReport: false, spacing: 0.025, sendDelay: 0)
+
+        /// The rules of the kernel of `release` (`uname -r`) with its tick of `tick` seconds, for a pad on USB or
+        /// not; nil where the frames are not followed: from 6.4 on over Bluetooth, where the driver spaces its
+        /// sends 60 ms apart. From 6.4 the driver also sleeps 4 ms after the report that decides a send, to keep
+        /// its output off the pad's next input (`msleep`, which counts whole ticks and one more, so the send comes
+        /// between one tick less and that many after): the frame leaves the middle of that wait after the report,
+        /// 6 ms at Debian's 250 Hz tick. A release that cannot be read counts as the older kernel.
+        public static func forKernel(release: String, tick: Double?, overUSB: Bool) -> Rules? {
+            let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+            guard numbers.count == 2, numbers[0] > 6 || (numbers[0] == 6 && numbers[1] >= 4) else { return .linux61 }
+            guard overUSB else { return nil }
+            let tick = tick.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 0.004
+            let ticks = (transmitOffset / tick - 1e-9).rounded(.up) + 1
+            return Rules(waitsForReport: true, spacing: 0.020, sendDelay: (ticks - 0.5) * tick)
+        }
+
+        /// hid-nintendo's sleep between the report that decides a send and the send, from Linux 6.4.
+        static let transmitOffset = 0.004
+    }
+
+    /// The report periods whose frames this follows: the 25 ms spacing (20 from 6.4) falls between one report and
+    /// two, the 50 ms period between three and four, however the kernel's tick rounds them. The Pro Controller over
+    /// USB and Joy-Cons report every 15 ms; a Pro Controller over Bluetooth every 8 or 11 ms: outside.
     public static let reportPeriods: ClosedRange<Double> = 0.014...0.0165
     /// How long before a frame instant a call for the frame after it is made: half a report, so that a late call
     /// or an early report leaves either side the same margin.
     public static let callLead = 0.0075
-    static let spacing = 0.025
     static let resendPeriod = 0.050
     static let resends = 5
     /// Calls kept for reports to come.
@@ -64,40 +107,81 @@ public struct FramePacing: Sendable {
 
     /// The driver's worker as the rules run it.
     struct Worker: Sendable {
+        let rules: Rules
         var queued = 0
         var running = false
+        /// Where the worker waits for a report (`Rules.waitsForReport`): only a later one decides its send.
+        var waitingFrom: Double?
+        /// The last send, where the driver counts the spacing from (the report that decided it, or the call).
         var lastSend: Double?
         /// The last send made on a report: the parity of the frames.
         var lastSendOnReport: Double?
         var resendsLeft = 0
+        /// Started again while it runs (`Rules.waitsForReport`): one more send once its queue is empty.
+        var startedAgain = false
+
+        init(rules: Rules) { self.rules = rules }
 
         mutating func call(at time: Double, moves: Bool) {
             queued += 1
             if moves { resendsLeft = FramePacing.resends }
             guard !running else { return }
             running = true
-            if lastSend.map({ time - $0 >= FramePacing.spacing }) ?? true { send(at: time, onReport: false) }
+            if rules.waitsForReport {
+                waitingFrom = time
+            } else if lastSend.map({ time - $0 >= rules.spacing }) ?? true {
+                send(at: time, onReport: false)
+            }
         }
 
         mutating func report(at time: Double) {
-            if !running, let sent = lastSend, time - sent >= FramePacing.resendPeriod, queued > 0 || resendsLeft > 0 {
+            // The 50 ms are counted from when the frame left (before any, from long ago).
+            let resend =
+                lastSend.map { time - ($0 + rules.sendDelay) >= FramePacing.resendPeriod } ?? true
+                && (queued > 0 || resendsLeft > 0)
+            if rules.waitsForReport {
+                // The driver starts the worker on every such report, running or not; a worker waiting then takes
+                // this report, one started by it the next, and one started again while it ran sends once more.
+                if resend {
+                    resendsLeft = Swift.max(resendsLeft - 1, 0)
+                    if running {
+                        startedAgain = true
+                    } else {
+                        running = true
+                        waitingFrom = time
+                        return
+                    }
+                }
+            } else if !running, resend {
                 resendsLeft = Swift.max(resendsLeft - 1, 0)
                 running = true
                 send(at: time, onReport: true)
                 return
             }
-            guard running, lastSend.map({ time - $0 >= FramePacing.spacing }) ?? true else { return }
+            guard running, waitingFrom.map({ time > $0 }) ?? true,
+                lastSend.map({ time - $0 >= rules.spacing }) ?? true
+            else { return }
             send(at: time, onReport: true)
         }
 
         private mutating func send(at time: Double, onReport: Bool) {
             lastSend = time
             if onReport { lastSendOnReport = time }
-            if queued > 0 { queued -= 1 } else { running = false }
+            if rules.waitsForReport { waitingFrom = time }
+            if queued > 0 {
+                queued -= 1
+            } else if startedAgain {
+                startedAgain = false
+            } else {
+                running = false
+            }
         }
     }
 
-    private var worker = Worker()
+    /// The rules this runs.
+    public let rules: Rules
+
+    private var worker: Worker
     /// Calls not yet run: made after the last report read.
     private var calls: [(time: Double, moves: Bool)] = []
     /// The last report's arrival, in seconds.
@@ -107,7 +191,11 @@ public struct FramePacing: Sendable {
     /// The recent reports read, numbered by their periods.
     private var recent: [(time: Double, number: Int)] = []
 
-    public init() {}
+    /// A model of the driver that follows `rules`.
+    public init(rules: Rules = .linux61) {
+        self.rules = rules
+        worker = Worker(rules: rules)
+    }
 
     /// Takes a report that arrived at `time` (in order; one that repeats the last within `sameReport` is that one).
     /// The period is the median slope between the recent reports read, each numbered by the periods since the one
@@ -191,6 +279,6 @@ public struct FramePacing: Sendable {
             report += period
             ahead.run(until: report)
         }
-        return FrameGrid(origin: ahead.worker.lastSendOnReport ?? report, period: 2 * period)
+        return FrameGrid(origin: (ahead.worker.lastSendOnReport ?? report) + rules.sendDelay, period: 2 * period)
     }
 }

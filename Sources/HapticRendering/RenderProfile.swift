@@ -148,6 +148,14 @@ public struct RenderProfile: Sendable, Hashable {
             holdError: WriteBudget.holdError(fullRampSeconds: 0.2, interval: switchFrameSeconds), queuesEveryCall: true),
         outputLatency: switchFrameSeconds + FramePacing.callLead, followsDeviceFrames: true)
 
+    /// `switchProOnFrames` on a kernel whose frames leave `sendDelay` after the reports that decide them
+    /// (`FramePacing.sendDelay(kernelRelease:tick:)`): each command written that much earlier.
+    public static func switchProOnFrames(sendDelay: Double) -> RenderProfile {
+        var profile = switchProOnFrames
+        profile.outputLatency += sendDelay.isFinite ? Swift.max(sendDelay, 0) : 0
+        return profile
+    }
+
     /// hid-nintendo's frames at the pad's 15 ms reports: one every other report.
     public static let switchFrameSeconds = 0.030
 

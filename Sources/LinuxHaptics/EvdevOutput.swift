@@ -13,7 +13,11 @@ private final class PadFrames: Sendable {
     let reader: InputReportReader
     private let pacing: Lock<FramePacing>
 
+    /// How long after the report that decides it a frame leaves (`FramePacing.Rules.sendDelay`).
+    let sendDelay: Double
+
     init(reader: InputReportReader, pacing: FramePacing) {
+        sendDelay = pacing.rules.sendDelay
         self.reader = reader
         self.pacing = Lock(pacing)
     }
@@ -94,8 +98,9 @@ final class EvdevOutput: MotorOutput {
         capabilities.actuatorFallback = actuatorFallback
         reports =
             followsFrames && capabilities.renderProfile == .switchPro
-            ? Self.framePacing(besideEvent: device.identity.sysPath, logger: logger) : nil
-        if reports != nil { capabilities.renderProfile = .switchProOnFrames }
+            ? Self.framePacing(
+                besideEvent: device.identity.sysPath, overUSB: device.identity.bus == .usb, logger: logger) : nil
+        if let reports { capabilities.renderProfile = .switchProOnFrames(sendDelay: reports.sendDelay) }
         self.capabilities = capabilities
         renewal = OutputTiming.Renewal.forProfile(capabilities.renderProfile)
     }
@@ -103,8 +108,17 @@ final class EvdevOutput: MotorOutput {
     /// The reports of the pad whose event node is at `sysPath`, when its motion node can be read and its reports
     /// come at a period whose frames are certain (`FramePacing.reportPeriods`), waiting up to `pacingWaitNanoseconds` for
     /// enough of them; nil otherwise (the pad is then planned as any `switch` pad, by its write budget).
-    private static func framePacing(besideEvent sysPath: String, logger: Logger) -> PadFrames? {
+    private static func framePacing(besideEvent sysPath: String, overUSB: Bool, logger: Logger) -> PadFrames? {
         guard let node = InputReportReader.motionNode(besideEvent: sysPath) else { return nil }
+        guard
+            let rules = FramePacing.Rules.forKernel(
+                release: Sys.kernelRelease() ?? "", tick: Sys.kernelTickSeconds(), overUSB: overUSB)
+        else {
+            logger.info(
+                "this kernel sends a Bluetooth pad's frames 60 ms apart; its rumble is planned without them",
+                metadata: ["node": "\(node)"])
+            return nil
+        }
         let reader: InputReportReader
         do throws(EventDeviceError) {
             reader = try InputReportReader(node: node, logger: logger)
@@ -114,7 +128,7 @@ final class EvdevOutput: MotorOutput {
                 metadata: ["node": "\(node)", "error": "\(error)"])
             return nil
         }
-        var pacing = FramePacing()
+        var pacing = FramePacing(rules: rules)
         let deadline = MonotonicTime.nanoseconds() + pacingWaitNanoseconds
         let now = { Double(MonotonicTime.nanoseconds()) / 1e9 }
         while pacing.grid(callingFrom: now()) == nil, MonotonicTime.nanoseconds() < deadline {
@@ -129,7 +143,11 @@ final class EvdevOutput: MotorOutput {
             return nil
         }
         logger.debug(
-            "planning on the pad's frames", metadata: ["node": "\(node)", "frame period": "\(grid.period)"])
+            "planning on the pad's frames",
+            metadata: [
+                "node": "\(node)", "frame period": "\(grid.period)",
+                "send after the report": "\(pacing.rules.sendDelay)",
+            ])
         return PadFrames(reader: reader, pacing: pacing)
     }
 

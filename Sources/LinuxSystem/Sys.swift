@@ -107,6 +107,16 @@ package enum Sys {
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
+    /// The corresponding C function is `uname`: the running kernel's release (`uname -r`), nil when it fails.
+    package static func kernelRelease() -> String? {
+        var names = utsname()
+        guard Glibc.uname(&names) == 0 else { return nil }
+        return withUnsafeBytes(of: names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+    }
+
+    /// The kernel's tick (`kernelTickNanoseconds`) in seconds.
+    package static func kernelTickSeconds() -> Double? { kernelTickNanoseconds().map { Double($0) / 1e9 } }
+
     /// The corresponding C function is `clock_gettime(CLOCK_MONOTONIC)`, in nanoseconds.
     package static func monotonicNanoseconds() -> UInt64 {
         var ts = timespec()

@@ -42,14 +42,14 @@ extension HDRumbleSuite {
             // is slow, and the emulated pad's reports, served by a thread of this process, can come unevenly enough
             // for the engine to find no certain frames (seen once in a first run, never after).
             let first = try await run(nil, on: device, nodes.rumbleNode)
-            if first.profile != .switchProOnFrames {
+            if first.profile.name != RenderProfile.switchProOnFrames.name {
                 print("    the first run planned with \(first.profile.name): \(first.log.entries.map(\.message))")
             }
             // A run without a fault: the frames are followed, and the reads the start makes are counted, so that
             // a fault from the middle of the tone on falls after the frames were found.
             let dry = try await run(nil, on: device, nodes.rumbleNode)
             try require(
-                dry.profile == .switchProOnFrames,
+                dry.profile.name == RenderProfile.switchProOnFrames.name,
                 "without a fault the engine plans with \(dry.profile.name); its log: "
                     + "\(dry.log.entries.map(\.message))")
             let startReads = dry.readsAtStart
@@ -77,10 +77,11 @@ extension HDRumbleSuite {
                     let what = "\(fault.site) \(fault.calls) \(name)"
                     try require(result.tally.injected > 0, "\(what): the fault never fired")
                     try require(
-                        (result.profile == .switchProOnFrames) == fault.keepsFrames(errno)
-                            && [.switchProOnFrames, .switchPro].contains(result.profile),
+                        (result.profile.name == RenderProfile.switchProOnFrames.name) == fault.keepsFrames(errno)
+                            && [RenderProfile.switchProOnFrames.name, RenderProfile.switchPro.name].contains(
+                                result.profile.name),
                         "\(what): the engine planned with \(result.profile.name)")
-                    if result.profile == .switchPro {
+                    if result.profile.name == RenderProfile.switchPro.name {
                         try require(
                             result.log.contains("its rumble is planned without"),
                             "\(what): planned without the frames, and the log does not say so")

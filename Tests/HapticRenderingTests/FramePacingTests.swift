@@ -37,6 +37,73 @@ import Testing
         #expect(abs(try #require(pacing.callInstant(from: last + 0.0375)) - (last + 0.0375)) < 1e-9)
     }
 
+    @Test func fromLinux64AFrameLeavesTheMiddleOfATickRoundedFourMillisecondsAfterItsReportOverUSBOnly() throws {
+        let rules = { (release: String, tick: Double?, usb: Bool) in
+            FramePacing.Rules.forKernel(release: release, tick: tick, overUSB: usb)
+        }
+        #expect(rules("6.1.0-56-amd64", 0.004, true) == .linux61)
+        #expect(rules("5.10.0-30-amd64", 0.004, false) == .linux61, "before 6.4 the bus changes nothing")
+        #expect(rules("", 0.004, true) == .linux61, "a release not read is the older kernel")
+        #expect(rules("6.12.117+deb13-amd64", 0.004, false) == nil, "from 6.4 Bluetooth sends are 60 ms apart")
+        // msleep(4) waits two ticks at 250 Hz (4 to 8 ms), five at 1000 Hz (4 to 5 ms).
+        let debian = try #require(rules("6.12.117+deb13-amd64", 0.004, true))
+        #expect(debian.waitsForReport && debian.spacing == 0.020 && abs(debian.sendDelay - 0.006) < 1e-12)
+        #expect(abs((try #require(rules("6.4.0", 0.001, true))).sendDelay - 0.0045) < 1e-12)
+        #expect(abs((try #require(rules("7.0.1", nil, true))).sendDelay - 0.006) < 1e-12)
+    }
+
+    /// The grid's offset from `reference`'s, in frames, between -0.5 and 0.5.
+    static func frames(_ grid: FrameGrid, from reference: FrameGrid) -> Double {
+        let offset = (grid.origin - reference.origin) / reference.period
+        return offset - offset.rounded()
+    }
+
+    @Test func fromLinux64ACallFromRestGoesOnTheNextReportAndItsFramesLeaveTheSendDelayLater() throws {
+        let reports = Self.reports(count: 40, lateness: 0)
+        let rules = FramePacing.Rules(waitsForReport: true, spacing: 0.020, sendDelay: 0.006)
+        var older = FramePacing()
+        var newer = FramePacing(rules: rules)
+        for time in reports.prefix(10) {
+            older.report(at: time)
+            newer.report(at: time)
+        }
+        // A call 1 ms after a report: 6.1 sends at once and its frame on the report 30 ms on; 6.4 waits for the
+        // next report, 15 ms on, and its frames keep that parity.
+        let call = reports[10] + 0.001
+        older.called(at: call, moves: true)
+        newer.called(at: call, moves: true)
+        for time in reports[10..<14] {
+            older.report(at: time)
+            newer.report(at: time)
+        }
+        let old = try #require(older.grid(callingFrom: reports[13]))
+        let new = try #require(newer.grid(callingFrom: reports[13]))
+        #expect(abs(Self.frames(old, from: try #require(FrameGrid(origin: reports[12], period: 0.030)))) < 1e-6)
+        #expect(abs(Self.frames(new, from: try #require(FrameGrid(origin: reports[11] + 0.006, period: 0.030)))) < 1e-6)
+    }
+
+    @Test func fromLinux64EachResendGoesOnTheReportAfterTheOneThatStartsIt() throws {
+        let reports = Self.reports(count: 60, lateness: 0)
+        var pacing = FramePacing(rules: FramePacing.Rules(waitsForReport: true, spacing: 0.020, sendDelay: 0.006))
+        for time in reports.prefix(10) { pacing.report(at: time) }
+        // One moving call: on the next report the worker sends the frame it sent last, 30 ms later the call's, and
+        // 30 ms later once more (the driver started it again on the first report, 50 ms after the last frame left
+        // long before); then the driver starts it on a report 50 ms after the frame left, and again on the next
+        // (the frame has not left yet): two sends, on the report after it and 30 ms later, each start counting one
+        // resend of the five.
+        pacing.called(at: reports[10] + 0.0075, moves: true)
+        pacing.report(at: reports[10])
+        var sends: [Double] = []
+        for time in reports.dropFirst(11) {
+            pacing.report(at: time)
+            let send = try #require(pacing.grid(callingFrom: time)).origin - 0.006
+            if sends.last.map({ abs($0 - send) > 1e-6 }) ?? true { sends.append(send) }
+        }
+        #expect(abs(sends[0] - reports[11]) < 1e-6, "the first send: \(sends)")
+        let spacings = zip(sends, sends.dropFirst()).map { (($1 - $0) * 1000).rounded() }
+        #expect(spacings == [30, 30, 75, 30, 75, 30], "\(spacings)")
+    }
+
     @Test func aPadReportingEveryEightMillisecondsHasNoGrid() {
         var pacing = FramePacing()
         for index in 0..<40 { pacing.report(at: 1 + Double(index) * 0.008) }
