@@ -149,7 +149,7 @@ public struct RenderProfile: Sendable, Hashable {
         outputLatency: switchFrameSeconds + FramePacing.callLead, followsDeviceFrames: true)
 
     /// `switchProOnFrames` on a kernel whose frames leave `sendDelay` after the reports that decide them
-    /// (`FramePacing.sendDelay(kernelRelease:tick:)`): each command written that much earlier.
+    /// (`FramePacing.Rules.sendDelay`): each command written that much earlier.
     public static func switchProOnFrames(sendDelay: Double) -> RenderProfile {
         var profile = switchProOnFrames
         profile.outputLatency += sendDelay.isFinite ? Swift.max(sendDelay, 0) : 0
