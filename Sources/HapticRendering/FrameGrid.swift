@@ -69,15 +69,14 @@ public struct FramePacing: Sendable {
         /// Debian 12's 6.1 and the kernels before 6.4.
         public static let linux61 = Rules(waitsForReport: false, spacing: 0.025, sendDelay: 0)
 
-        /// The rules of the kernel of `release` (`uname -r`) with its tick of `tick` seconds, for a pad on USB or
+        /// The rules of a kernel that is 6.4 or later or not, with its tick of `tick` seconds, for a pad on USB or
         /// not; nil where the frames are not followed: from 6.4 on over Bluetooth, where the driver spaces its
         /// sends 60 ms apart. From 6.4 the driver also sleeps 4 ms after the report that decides a send, to keep
         /// its output off the pad's next input (`msleep`, which counts whole ticks and one more, so the send comes
         /// between one tick less and that many after): the frame leaves the middle of that wait after the report,
-        /// 6 ms at Debian's 250 Hz tick. A release that cannot be read counts as the older kernel.
-        public static func forKernel(release: String, tick: Double?, overUSB: Bool) -> Rules? {
-            let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
-            guard numbers.count == 2, numbers[0] > 6 || (numbers[0] == 6 && numbers[1] >= 4) else { return .linux61 }
+        /// 6 ms at Debian's 250 Hz tick.
+        public static func forKernel(from64 isLinux64: Bool, tick: Double?, overUSB: Bool) -> Rules? {
+            guard isLinux64 else { return .linux61 }
             guard overUSB else { return nil }
             let tick = tick.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 0.004
             let ticks = (transmitOffset / tick - 1e-9).rounded(.up) + 1

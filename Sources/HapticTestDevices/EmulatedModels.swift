@@ -51,12 +51,14 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         }
     }
 
-    /// The kernel module that binds it (in the 6.1 kernels the bench boots; newer kernels moved the
-    /// DualShock 4 to hid-playstation).
+    /// Whether the running kernel gives the DualShock 4 to hid-playstation: from 6.2 on; hid-sony before.
+    package static var dualShock4IsPlayStations: Bool { Sys.kernelIsAtLeast(6, 2) }
+
+    /// The kernel module that binds it, on the running kernel.
     package var module: String {
         switch self {
         case .dualsense, .dualsenseBluetooth: "hid-playstation"
-        case .dualshock4, .dualshock4Bluetooth: "hid-sony"
+        case .dualshock4, .dualshock4Bluetooth: Self.dualShock4IsPlayStations ? "hid-playstation" : "hid-sony"
         case .xboxOneBluetooth: "hid-microsoft"
         case .switchPro: "hid-nintendo"
         case .xbox360: "xpad"
@@ -66,11 +68,20 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
         }
     }
 
+    /// The module or modules that bind it on the kernels the bench boots, for names that do not depend on the
+    /// kernel they are listed on (a test list is made on the host and run in the guest).
+    package var modules: String {
+        switch self {
+        case .dualshock4, .dualshock4Bluetooth: "hid-sony-or-hid-playstation"
+        default: module
+        }
+    }
+
     /// The driver's name in sysfs (`device/driver`), as `haptics probe` shows it.
     package var driver: String {
         switch self {
         case .dualsense, .dualsenseBluetooth: "playstation"
-        case .dualshock4, .dualshock4Bluetooth: "sony"
+        case .dualshock4, .dualshock4Bluetooth: Self.dualShock4IsPlayStations ? "playstation" : "sony"
         case .xboxOneBluetooth: "microsoft"
         case .switchPro: "nintendo"
         case .xbox360: "xpad"

@@ -112,7 +112,7 @@ final class EvdevOutput: MotorOutput {
         guard let node = InputReportReader.motionNode(besideEvent: sysPath) else { return nil }
         guard
             let rules = FramePacing.Rules.forKernel(
-                release: Sys.kernelRelease() ?? "", tick: Sys.kernelTickSeconds(), overUSB: overUSB)
+                from64: Sys.kernelIsAtLeast(6, 4), tick: Sys.kernelTickSeconds(), overUSB: overUSB)
         else {
             logger.info(
                 "this kernel sends a Bluetooth pad's frames 60 ms apart; its rumble is planned without them",

@@ -114,6 +114,20 @@ package enum Sys {
         return withUnsafeBytes(of: names.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }
 
+    /// The running kernel's version, major and minor, from its release (`6.12.117+deb13-amd64` → 6, 12); nil when
+    /// the release cannot be read.
+    package static func kernelVersion() -> (major: Int, minor: Int)? {
+        guard let release = kernelRelease() else { return nil }
+        let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+        return numbers.count == 2 ? (numbers[0], numbers[1]) : nil
+    }
+
+    /// Whether the running kernel is `major`.`minor` or later; false when its version cannot be read.
+    package static func kernelIsAtLeast(_ major: Int, _ minor: Int) -> Bool {
+        guard let version = kernelVersion() else { return false }
+        return version.major > major || (version.major == major && version.minor >= minor)
+    }
+
     /// The kernel's tick (`kernelTickNanoseconds`) in seconds.
     package static func kernelTickSeconds() -> Double? { kernelTickNanoseconds().map { Double($0) / 1e9 } }
 

@@ -15,7 +15,7 @@ enum EmulationSuite {
         // The rumble pads' tests; the PID joystick (no motors) has its own (EmulationSuite+PID.swift).
         tests: EmulatedModel.allCases.filter(\.hasRumbleMotors).flatMap { model in
             [
-                KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.module)-probe-agrees-with-evtest") {
+                KernelTest(name: "emulation/\(model.rawValue)/bound-by-\(model.modules)-probe-agrees-with-evtest") {
                     try await boundAndProbed(model)
                 },
                 KernelTest(name: "emulation/\(model.rawValue)/assets-follow-the-plan-and-end-at-rest") {

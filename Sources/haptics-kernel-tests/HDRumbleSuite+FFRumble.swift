@@ -42,7 +42,7 @@ extension HDRumbleSuite {
             // From Linux 6.4 the driver sends each frame a few milliseconds after the report that decides it.
             let sendDelay =
                 FramePacing.Rules.forKernel(
-                    release: Sys.kernelRelease() ?? "", tick: Sys.kernelTickSeconds(), overUSB: true)?
+                    from64: Sys.kernelIsAtLeast(6, 4), tick: Sys.kernelTickSeconds(), overUSB: true)?
                 .sendDelay ?? 0
             try require(
                 engine.outputLatency == RenderProfile.switchProOnFrames(sendDelay: sendDelay).outputLatency,
