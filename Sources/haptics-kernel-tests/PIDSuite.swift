@@ -137,16 +137,26 @@ enum PIDSuite {
                     unmatched.remove(at: match)
                 }
                 try require(unmatched.isEmpty, "\(name): effects never started: \(unmatched)")
-                // An update: a Set Periodic that reaches a block while it plays.
-                let updates = reports.filter { time, report in
-                    guard report.kind == .setPeriodic, let index = report.blockIndex,
-                        let block = playback.state(at: time - 1e-6).blocks[index], let began = block.startedAt
-                    else { return false }
-                    return time > began && time < (block.endsAt ?? .infinity)
-                }.count
+                // An update: a Set Periodic for a block after its effect started, before the block is loaded, freed,
+                // uploaded into again (a later effect's Set Effect) or started again (one sent in time may reach the
+                // device after the effect's end when the guest stalls: how late is the magnitude check's business,
+                // not the count's).
+                let updates = starts.map { start, operation in
+                    let block = operation.blockIndex
+                    let next =
+                        reports.first { time, report in
+                            time > start && report.blockIndex == block
+                                && (report.kind == .createNewEffect || report.kind == .blockFree
+                                    || report.kind == .setEffect
+                                    || (report.kind == .effectOperation && report.operation == .start))
+                        }?.0 ?? .infinity
+                    return reports.filter { time, report in
+                        report.kind == .setPeriodic && report.blockIndex == block && time > start && time < next
+                    }.count
+                }.reduce(0, +)
                 try require(
                     updates >= updatesLeft.least && updates <= updatesLeft.most,
-                    "\(name): \(updates) updates of followed events reached playing effects, not the "
+                    "\(name): \(updates) updates of followed events reached started effects, not the "
                         + "\(updatesLeft.least)-\(updatesLeft.most) of the effects as started")
 
                 // The device's magnitude against the program's level, from the first effect's start on.
