@@ -60,9 +60,6 @@ enum PIDSuite {
     /// The longest time a play may come after its time: its upload, a round trip to the device (about 12 ms under
     /// TCG, 33 ms seen in CI with the other guest busy).
     static let maximumLag = 0.030
-    /// How long after an effect's end the stream leaves its block before taking it again (a play may have reached
-    /// the device that late): an update arriving within it is still that effect's.
-    static let lateEndMargin = 0.020
     /// The lateness a started effect is matched at, in the milliseconds of an effect's times: any a stall of the
     /// guest can make. How late plays come is the bench's measure; here an effect played late must be its rest.
     static let lateMilliseconds = 150
@@ -142,29 +139,16 @@ enum PIDSuite {
                     unmatched.remove(at: match)
                 }
                 try require(unmatched.isEmpty, "\(name): effects never started: \(unmatched)")
-                // An update: a Set Periodic for a block after its effect started and before it ends, or up to the
-                // stream's margin after (20 ms: how late a play may have reached the device; the stream takes the
-                // block again only after it), and before the block is loaded, freed or started again. One sent in
-                // time may reach the device a little after the effect's end when the guest stalls.
-                let updates = starts.map { start, operation in
-                    let block = operation.blockIndex
-                    let end =
-                        block.flatMap { playback.state(at: start).blocks[$0]?.endsAt }.map { $0 + Self.lateEndMargin }
-                        ?? .infinity
-                    let next =
-                        reports.first { time, report in
-                            time > start && report.blockIndex == block
-                                && (report.kind == .createNewEffect || report.kind == .blockFree
-                                    || (report.kind == .effectOperation && report.operation == .start))
-                        }?.0 ?? .infinity
-                    return reports.filter { time, report in
-                        report.kind == .setPeriodic && report.blockIndex == block && time > start
-                            && time < min(next, end)
-                    }.count
-                }.reduce(0, +)
+                // An update: a Set Periodic that reaches a block while it plays.
+                let updates = reports.filter { time, report in
+                    guard report.kind == .setPeriodic, let index = report.blockIndex,
+                        let block = playback.state(at: time - 1e-6).blocks[index], let began = block.startedAt
+                    else { return false }
+                    return time > began && time < (block.endsAt ?? .infinity)
+                }.count
                 try require(
                     updates >= updatesLeft.least && updates <= updatesLeft.most,
-                    "\(name): \(updates) updates of followed events reached started effects, not the "
+                    "\(name): \(updates) updates of followed events reached playing effects, not the "
                         + "\(updatesLeft.least)-\(updatesLeft.most) of the effects as started")
 
                 // The device's magnitude against the program's level, from the first effect's start on.
