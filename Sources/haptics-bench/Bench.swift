@@ -108,6 +108,13 @@ struct BenchMain: AsyncParsableCommand {
             discussion: "A check of a change to the planner; the closing line then has no latency ratios."))
     var playbackOnly = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "With --peers: one more latency path, our lowest layer's play write alone (EffectTrigger.fire).",
+            discussion: "The floor of our prepared paths, against SDL's pre-uploaded run: what the process and the "
+                + "kernel take, without the engine's code before the write. Not in the closing line."))
+    var latencyFloor = false
+
     @Option(help: "With --peers: latency rounds per device (400 by default).")
     var latencyRounds: Int?
 
@@ -134,6 +141,7 @@ struct BenchMain: AsyncParsableCommand {
             options.printsPlots = plots
             options.latencyOnly = latencyOnly
             options.playbackOnly = playbackOnly && !latencyOnly
+            options.latencyFloor = latencyFloor
             if let latencyRounds { options.latencyRounds = max(latencyRounds, 1) }
             if !peerDevices.isEmpty { options.devices = peerDevices }
             guard try await PeerBench.run(options) else {

@@ -16,6 +16,8 @@ struct PeerBenchOptions {
     /// How many patterns the fidelity figure plays (spread over their durations).
     var patternCount = 8
     var latencyRounds = 400
+    /// Add the floor path (`LatencyPath.oursFloor`) to the latency rounds.
+    var latencyFloor = false
     var latencyWarmUp = 10
     /// Rounds of the idle figure, each measuring every peer for `idleSeconds`.
     var idleRounds = 3
@@ -104,7 +106,8 @@ enum PeerBench {
         let began = Clock.microseconds()
         if !options.playbackOnly {
             figures.latency = try await PeerLatency.measure(
-                on: device, tools: tools, rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+                on: device, tools: tools, paths: LatencyPath.measured(floor: options.latencyFloor),
+                rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
         }
         figures.latencySeconds = Double(Clock.microseconds() - began) / 1e6
         if options.latencyOnly { return figures }

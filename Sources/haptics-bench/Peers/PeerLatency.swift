@@ -21,6 +21,10 @@ enum LatencyPath: String, CaseIterable, Sendable {
     case oursEnginePrepared = "ours, engine player prepared once"
     case sdlRumble = "SDL_GameControllerRumble"
     case oursStart = "ours, makePlayer + start(atTime: 0)"
+    /// Not ours to hold against SDL's run but the floor under our prepared paths: the play write of an effect
+    /// uploaded once, made through our lowest layer (`EffectTrigger.fire`) from our process. Measured only when
+    /// asked (`--latency-floor`), and not in the closing line.
+    case oursFloor = "ours, the play write alone (EffectTrigger.fire)"
 
     /// The SDL path each of ours is held against: SDL's pre-uploaded run for our prepared paths, SDL's rumble
     /// call for our ordinary start; nil for SDL's own.
@@ -28,6 +32,7 @@ enum LatencyPath: String, CaseIterable, Sendable {
         switch self {
         case .oursManagerPrepared, .oursEnginePrepared: .sdlRun
         case .oursStart: .sdlRumble
+        case .oursFloor: .sdlRun
         case .sdlRun, .sdlRumble: nil
         }
     }
@@ -39,12 +44,15 @@ enum LatencyPath: String, CaseIterable, Sendable {
         case .oursManagerPrepared: "manager-prepared-vs-sdl-run"
         case .oursEnginePrepared: "engine-prepared-vs-sdl-run"
         case .oursStart: "start-vs-sdl-rumble"
-        case .sdlRun, .sdlRumble: nil
+        case .sdlRun, .sdlRumble, .oursFloor: nil
         }
     }
 
-    /// Ours, in the order of the closing line's latency ratios.
+    /// Ours, in the order of the closing line's latency ratios (the floor is not one of them).
     static let ours: [LatencyPath] = [.oursManagerPrepared, .oursEnginePrepared, .oursStart]
+
+    /// The paths a run's latency rounds take: every one but the floor unless it is asked for.
+    static func measured(floor: Bool) -> [LatencyPath] { allCases.filter { floor || $0 != .oursFloor } }
 }
 
 /// `items` in the order of round `round` of a balanced Latin square (a Williams design). Over `2 * items.count`
@@ -91,14 +99,14 @@ enum PeerLatency {
     static let pause: UInt32 = 10_000
 
     @MainActor
-    static func measure(on device: PeerDevice, tools: PeerTools, rounds: Int, warmUp: Int) async throws
-        -> [LatencyPath: [Double]]
-    {
-        let rig = try Rig(device: device, tools: tools)
+    static func measure(
+        on device: PeerDevice, tools: PeerTools, paths: [LatencyPath], rounds: Int, warmUp: Int
+    ) async throws -> [LatencyPath: [Double]] {
+        let rig = try Rig(device: device, tools: tools, floor: paths.contains(.oursFloor))
         defer { rig.close() }
         var samples: [LatencyPath: [Double]] = [:]
         for round in 0..<(warmUp + rounds) {
-            for path in balancedOrder(LatencyPath.allCases, round: round) {
+            for path in balancedOrder(paths, round: round) {
                 try PeerRuns.waitForRest(device)
                 let called = try rig.trigger(path)
                 let seen = try await firstOutput(device, after: called, path: path)
@@ -111,8 +119,9 @@ enum PeerLatency {
         return samples
     }
 
-    /// The five ways to trigger on one device: SDL's two programs (the haptic one with its effect uploaded), a
-    /// HapticManager, and an engine of ours with a player prepared once.
+    /// The ways to trigger on one device: SDL's two programs (the haptic one with its effect uploaded), a
+    /// HapticManager, an engine of ours with a player prepared once, and the floor's effect uploaded once on a
+    /// descriptor of its own.
     @MainActor
     struct Rig {
         let manager: HapticManager
@@ -122,8 +131,11 @@ enum PeerLatency {
         let rumble: PeerProgram
         let haptic: PeerProgram
         let tap = PeerLatency.tap
+        /// The floor's, when measured: a full-strength rumble of the tap's 30 ms, uploaded once.
+        let floorDevice: EventDevice?
+        let floorTrigger: EffectTrigger?
 
-        init(device: PeerDevice, tools: PeerTools) throws {
+        init(device: PeerDevice, tools: PeerTools, floor: Bool) throws {
             let logger = PeerRuns.logger()
             var options = HapticEngineOptions()
             options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
@@ -141,6 +153,16 @@ enum PeerLatency {
             guard try prepared.prepare() else {
                 throw PeerFailure(reason: "the engine could not prepare the tap on \(device.eventNode)")
             }
+            if floor {
+                let opened = try EventDevice(node: device.eventNode, logger: logger)
+                floorDevice = opened
+                floorTrigger = try opened.uploadEffect(
+                    .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds))
+                ).trigger()
+            } else {
+                floorDevice = nil
+                floorTrigger = nil
+            }
             rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
             haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
             // SDL's effect is uploaded once, before any round: each round's call is its run alone.
@@ -154,6 +176,7 @@ enum PeerLatency {
                 _ = program.process.finish(timeout: 10)
             }
             engine.stop()
+            floorDevice?.close()
         }
 
         /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
@@ -178,6 +201,12 @@ enum PeerLatency {
                 usleep(pause)
                 let called = Clock.microseconds()
                 try prepared.start(atTime: 0)
+                return called
+            case .oursFloor:
+                guard let floorTrigger else { throw PeerFailure(reason: "the floor was not asked for") }
+                usleep(pause)
+                let called = Clock.microseconds()
+                try floorTrigger.fire()
                 return called
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is

@@ -7,13 +7,13 @@ enum PeerReport {
         print(
             "== \(figures.kind.rawValue) (profile \(figures.kind.profile)); latency rounds took "
                 + String(format: "%.0f s", figures.latencySeconds))
-        for path in LatencyPath.allCases {
+        for path in LatencyPath.allCases where figures.latency[path] != nil {
             let samples = Measurement(name: path.rawValue, unit: "ms", samples: figures.latency[path] ?? [])
             print(
                 "  latency, call -> device output, \(path.rawValue): p50 \(format(samples.percentile(50))) ms, "
                     + "p99 \(format(samples.percentile(99))) ms (n=\(samples.samples.count))")
         }
-        for path in LatencyPath.ours {
+        for path in LatencyPath.ours + [.oursFloor] where figures.latency[path] != nil {
             guard let sdl = path.sdlCounterpart else { continue }
             let ratio = { (p: Double) in latencyRatio(figures, path, percentile: p).map(format) ?? "-" }
             print("  latency ratio, \(path.rawValue) / \(sdl.rawValue): p50 \(ratio(50)), p99 \(ratio(99))")
