@@ -3,10 +3,13 @@
  * against SDL on the same device in the same run. It opens the one game controller (or joystick) SDL finds and
  * takes its commands on standard input, one per line; it answers on standard output, one line per command.
  *
- *   sdl-peer [--haptic] latency   "go MS [PAUSE]": full rumble for MS ms; answers "t MICROSECONDS"
+ *   sdl-peer [--haptic] latency   "go MS [PAUSE [AFTER]]": full rumble for MS ms; answers "t MICROSECONDS"
  *                                 (CLOCK_MONOTONIC, read just before the SDL call). With PAUSE, it first sleeps
  *                                 PAUSE microseconds, so that the call comes out of the same quiet as the caller
- *                                 it is held against. "stop": rumble off; answers "ok". With
+ *                                 it is held against; with AFTER, it sleeps AFTER microseconds after the call
+ *                                 before it answers, so that its answer (a write to the terminal, which queues
+ *                                 the terminal's work and wakes the reader) does not compete with the driver's
+ *                                 work and the device for the processor. "stop": rumble off; answers "ok". With
  *                                 --haptic, "upload MS" first uploads the effect "go MS" runs (full levels, MS
  *                                 ms long; answers "ok"), and "go" then only runs it: SDL_HapticRunEffect alone.
  *   sdl-peer [--haptic] play CSV  plays CSV (time,strong,weak rows from `haptics render --format csv`) at the
@@ -163,11 +166,11 @@ static int haptic_levels(Device *device, Uint16 strong, Uint16 weak) {
 static void latency(Device *device) {
     char line[64];
     while (fgets(line, sizeof line, stdin)) {
-        unsigned milliseconds, pause = 0;
+        unsigned milliseconds, pause = 0, after = 0;
         if (sscanf(line, "upload %u", &milliseconds) == 1 && device->haptic) {
             if (upload(device, 0xFFFF, 0xFFFF, milliseconds) < 0) fail("SDL_HapticNewEffect");
             printf("ok\n");
-        } else if (sscanf(line, "go %u %u", &milliseconds, &pause) >= 1) {
+        } else if (sscanf(line, "go %u %u %u", &milliseconds, &pause, &after) >= 1) {
             /* The haptic API runs what "upload" put on the device: the measured call is the run alone. */
             if (device->haptic && !(device->effect >= 0 && device->length == milliseconds)) {
                 fprintf(stderr, "sdl-peer: go %u before upload %u\n", milliseconds, milliseconds);
@@ -181,6 +184,10 @@ static void latency(Device *device) {
             int result = device->haptic ? SDL_HapticRunEffect(device->haptic, device->effect, 1)
                                         : rumble(device, 0xFFFF, 0xFFFF, milliseconds);
             if (result < 0) fail(device->haptic ? "SDL_HapticRunEffect" : "rumble");
+            if (after > 0) {
+                struct timespec quiet = {after / 1000000, (long)(after % 1000000) * 1000};
+                nanosleep(&quiet, NULL);
+            }
             printf("t %lld\n", (long long)start);
         } else if (strncmp(line, "stop", 4) == 0) {
             int result = !device->haptic   ? rumble(device, 0, 0, 0)

@@ -97,6 +97,12 @@ enum PeerLatency {
     /// the calling process (ours here, SDL's in sdl-peer), so that neither the last path's nor a preparation's
     /// work is still under way and every call comes out of the same idle CPU.
     static let pause: UInt32 = 10_000
+    /// Microseconds of quiet after each call, in the calling process, before the harness does anything: SDL's
+    /// program answers with its time (a write to a terminal, which queues the terminal's work and wakes the
+    /// reader) and ours polls the device's record, and neither may compete with the driver's work item and the
+    /// device for the guest's one processor while the call's output is on its way. Longer than that takes, but
+    /// for SDL's rumble on the DualSense (about 11 ms: its HIDAPI driver sends on its own schedule).
+    static let quietAfter: UInt32 = 3_000
 
     @MainActor
     static func measure(
@@ -186,7 +192,7 @@ enum PeerLatency {
                 // The same quiet before the call as ours gets, slept in SDL's own process: a call that comes
                 // out of an idle CPU pays for it (under emulation about 13 µs more at p50 on the virtual pad).
                 let program = path == .sdlRumble ? rumble : haptic
-                program.process.write("go \(pulseMilliseconds) \(pause)\n")
+                program.process.write("go \(pulseMilliseconds) \(pause) \(quietAfter)\n")
                 let answer = try program.line(startingWith: "t ", timeout: 10)
                 guard let time = Int64(answer.dropFirst(2)) else {
                     throw PeerFailure(reason: "sdl-peer said \(answer)")
@@ -196,17 +202,20 @@ enum PeerLatency {
                 usleep(pause)
                 let called = Clock.microseconds()
                 manager.play(pattern: tap)
+                usleep(quietAfter)
                 return called
             case .oursEnginePrepared:
                 usleep(pause)
                 let called = Clock.microseconds()
                 try prepared.start(atTime: 0)
+                usleep(quietAfter)
                 return called
             case .oursFloor:
                 guard let floorTrigger else { throw PeerFailure(reason: "the floor was not asked for") }
                 usleep(pause)
                 let called = Clock.microseconds()
                 try floorTrigger.fire()
+                usleep(quietAfter)
                 return called
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
@@ -215,6 +224,7 @@ enum PeerLatency {
                 usleep(pause)
                 let called = Clock.microseconds()
                 try player.start(atTime: 0)
+                usleep(quietAfter)
                 return called
             }
         }
