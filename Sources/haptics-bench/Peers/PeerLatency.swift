@@ -199,34 +199,30 @@ enum PeerLatency {
                 }
                 return time
             case .oursManagerPrepared:
-                usleep(pause)
-                let called = Clock.microseconds()
-                manager.play(pattern: tap)
-                usleep(quietAfter)
-                return called
+                return timed { manager.play(pattern: tap) }
             case .oursEnginePrepared:
-                usleep(pause)
-                let called = Clock.microseconds()
-                try prepared.start(atTime: 0)
-                usleep(quietAfter)
-                return called
+                return try timed { try prepared.start(atTime: 0) }
             case .oursFloor:
                 guard let floorTrigger else { throw PeerFailure(reason: "the floor was not asked for") }
-                usleep(pause)
-                let called = Clock.microseconds()
-                try floorTrigger.fire()
-                usleep(quietAfter)
-                return called
+                return try timed { try floorTrigger.fire() }
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
                 // its rumble call.
                 let player = try engine.makePlayer(with: tap)
-                usleep(pause)
-                let called = Clock.microseconds()
-                try player.start(atTime: 0)
-                usleep(quietAfter)
-                return called
+                return try timed { try player.start(atTime: 0) }
             }
+        }
+
+        /// One call of ours as sdl-peer makes SDL's: `pause` of quiet, the clock, the call, `quietAfter` of quiet;
+        /// the CLOCK_MONOTONIC microseconds just before the call. Inlined, so that nothing but the call comes
+        /// between the clock and the call's write.
+        @inline(__always)
+        private func timed(_ call: () throws -> Void) rethrows -> Int64 {
+            usleep(pause)
+            let called = Clock.microseconds()
+            try call()
+            usleep(quietAfter)
+            return called
         }
 
         /// Ends what `trigger` started where it does not end by itself: SDL's rumble, whose duration SDL ends

@@ -13,7 +13,7 @@ enum PeerReport {
                 "  latency, call -> device output, \(path.rawValue): p50 \(format(samples.percentile(50))) ms, "
                     + "p99 \(format(samples.percentile(99))) ms (n=\(samples.samples.count))")
         }
-        for path in LatencyPath.ours + [.oursFloor] where figures.latency[path] != nil {
+        for path in LatencyPath.allCases where figures.latency[path] != nil {
             guard let sdl = path.sdlCounterpart else { continue }
             let ratio = { (p: Double) in latencyRatio(figures, path, percentile: p).map(format) ?? "-" }
             print("  latency ratio, \(path.rawValue) / \(sdl.rawValue): p50 \(ratio(50)), p99 \(ratio(99))")
