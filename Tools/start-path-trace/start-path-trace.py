@@ -11,8 +11,8 @@
 #
 # A clock read steps through the vDSO, whose retry loop never ends under single-stepping: its instructions are
 # left out and the call is finished at full speed. START and END (environment) name other functions, by a part
-# of their mangled names, to trace another path; PAGES=1 lists each page of data with the function that first
-# touched it and the mapping it lies in.
+# of their mangled names, to trace another path; PAGES=1 lists each page of data with the function and the
+# source line that first touched it (which object lies there) and the mapping it lies in.
 import collections
 import os
 import re
@@ -127,7 +127,9 @@ if os.environ.get("PAGES"):
     for page, (pc, address) in sorted(first_touch.items(), key=lambda item: pcs.index(item[1][0])):
         where = "stack" if page in stack_pages else next(
             (f[-1] if len(f) > 4 else "anonymous" for f in mappings if int(f[0], 16) <= address < int(f[1], 16)), "?")
-        print("  page %#x (%s) first by %s" % (page << 12, where, demangled.get(names[pc], names[pc])[:110]))
+        found = re.search(r'Line (\d+) of "([^"]+)"', gdb.execute("info line *%d" % pc, to_string=True))
+        line = "%s:%s" % (os.path.basename(found.group(2)), found.group(1)) if found else "no line"
+        print("  page %#x (%s) first by %s (%s)" % (page << 12, where, demangled.get(names[pc], names[pc])[:90], line))
 for name, count in collections.Counter(names[pc] for pc in pcs).most_common():
     print("  %5d  %s" % (count, demangled.get(name, name)[:150]))
 print("in order:")
