@@ -137,9 +137,10 @@ enum PeerLatency {
         let rumble: PeerProgram
         let haptic: PeerProgram
         let tap = PeerLatency.tap
-        /// The floor's, when measured: a full-strength rumble of the tap's 30 ms, uploaded once.
-        let floorDevice: EventDevice?
-        let floorTrigger: EffectTrigger?
+        /// The floor's, when measured: a full-strength rumble of the tap's 30 ms, uploaded once on a descriptor of
+        /// its own. The effect is kept for the rig's life: a released `UploadedEffect` erases its slot, and a play
+        /// of the freed number would trigger whichever effect took it next (SDL's, uploaded just after).
+        let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
 
         init(device: PeerDevice, tools: PeerTools, floor: Bool) throws {
             let logger = PeerRuns.logger()
@@ -161,13 +162,11 @@ enum PeerLatency {
             }
             if floor {
                 let opened = try EventDevice(node: device.eventNode, logger: logger)
-                floorDevice = opened
-                floorTrigger = try opened.uploadEffect(
-                    .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds))
-                ).trigger()
+                let effect = try opened.uploadEffect(
+                    .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds)))
+                self.floor = (opened, effect, effect.trigger())
             } else {
-                floorDevice = nil
-                floorTrigger = nil
+                self.floor = nil
             }
             rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
             haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
@@ -182,7 +181,7 @@ enum PeerLatency {
                 _ = program.process.finish(timeout: 10)
             }
             engine.stop()
-            floorDevice?.close()
+            floor?.device.close()
         }
 
         /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
@@ -203,8 +202,8 @@ enum PeerLatency {
             case .oursEnginePrepared:
                 return try timed { try prepared.start(atTime: 0) }
             case .oursFloor:
-                guard let floorTrigger else { throw PeerFailure(reason: "the floor was not asked for") }
-                return try timed { try floorTrigger.fire() }
+                guard let trigger = floor?.trigger else { throw PeerFailure(reason: "the floor was not asked for") }
+                return try timed { try trigger.fire() }
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
                 // its rumble call.
