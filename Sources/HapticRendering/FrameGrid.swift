@@ -100,6 +100,8 @@ public struct FramePacing: Sendable {
     static let callsKept = 64
     /// The reports the period is drawn from, and the fewest periods between two for their slope to count.
     static let reportsKept = 24
+    /// The latest reports the phase of those to come is drawn from (`onTimeReport`).
+    static let phaseReports = 5
     static let slopeSpan = 4
     /// Reports closer than this are one (the driver passes each report's three IMU samples one after another).
     static let sameReport = 0.002
@@ -187,6 +189,10 @@ public struct FramePacing: Sendable {
     public private(set) var lastReport: Double?
     /// The reports' period (`report(at:)`).
     public private(set) var reportPeriod: Double?
+    /// Where the last report would have arrived on time: the earliest instant the latest `phaseReports` put it at,
+    /// each carried over the periods since on `reportPeriod`. Reports only ever come late (the host reads them
+    /// late, never early), so one late report moves this by nothing, and the reports to come are taken from here.
+    public private(set) var onTimeReport: Double?
     /// The recent reports read, numbered by their periods.
     private var recent: [(time: Double, number: Int)] = []
 
@@ -199,12 +205,13 @@ public struct FramePacing: Sendable {
     /// Takes a report that arrived at `time` (in order; one that repeats the last within `sameReport` is that one).
     /// The period is the median slope between the recent reports read, each numbered by the periods since the one
     /// before (reports not read counted in): late reports and a jump in their phase (an emulated pad late by more
-    /// than a period starts again from then) move it by little. The grid is drawn from the last report, so the
-    /// period only carries it over the few frames planned ahead.
+    /// than a period starts again from then) move it by little. The grid is drawn from the last report as it would
+    /// have come on time (`onTimeReport`), so the period only carries it over the few frames planned ahead.
     public mutating func report(at time: Double) {
         guard time.isFinite else { return }
         guard let last = lastReport else {
             lastReport = time
+            onTimeReport = time
             recent = [(time, 0)]
             run(until: time)
             return
@@ -221,7 +228,14 @@ public struct FramePacing: Sendable {
         if recent.count > Self.reportsKept { recent.removeFirst() }
         reportPeriod = Self.medianSlope(recent) ?? guess
         lastReport = time
+        onTimeReport = Self.earliest(recent.suffix(Self.phaseReports), period: reportPeriod ?? guess)
         run(until: time)
+    }
+
+    /// The earliest instant `reports` put the last of them at, each carried to its number over `period`.
+    static func earliest(_ reports: ArraySlice<(time: Double, number: Int)>, period: Double) -> Double? {
+        guard let last = reports.last else { return nil }
+        return reports.map { $0.time + Double(last.number - $0.number) * period }.min()
     }
 
     /// The median of the slopes between reports at least `slopeSpan` periods apart; nil without such a pair.
@@ -261,7 +275,7 @@ public struct FramePacing: Sendable {
     /// driver's worker runs it (up to a few milliseconds) or the kernel's tick rounds it. Nil before the reports
     /// give a period.
     public func callInstant(from time: Double) -> Double? {
-        guard let last = lastReport, let period = reportPeriod else { return nil }
+        guard let last = onTimeReport, let period = reportPeriod else { return nil }
         let first = last + Self.callLead
         return time <= first ? first : first + ((time - first) / period).rounded(.up) * period
     }
@@ -271,13 +285,16 @@ public struct FramePacing: Sendable {
     /// calls made so far run); any parity before its first. Nil otherwise.
     public func grid(callingFrom time: Double) -> FrameGrid? {
         guard recent.count >= 5, let period = reportPeriod, Self.reportPeriods.contains(period),
-            var report = lastReport
+            let anchor = onTimeReport
         else { return nil }
+        var report = anchor
         var ahead = self
         while report + period < time {
             report += period
             ahead.run(until: report)
         }
-        return FrameGrid(origin: (ahead.worker.lastSendOnReport ?? report) + rules.sendDelay, period: 2 * period)
+        // A send on a report that came late is on that report's on-time instant's parity.
+        let send = ahead.worker.lastSendOnReport.map { anchor + (($0 - anchor) / period).rounded() * period }
+        return FrameGrid(origin: (send ?? report) + rules.sendDelay, period: 2 * period)
     }
 }

@@ -37,6 +37,56 @@ import Testing
         #expect(abs(try #require(pacing.callInstant(from: last + 0.0375)) - (last + 0.0375)) < 1e-9)
     }
 
+    @Test func aLateLastReportMovesNeitherTheCallInstantNorTheGrid() throws {
+        let reports = Self.reports(count: 20, lateness: 0)
+        var onTime = FramePacing()
+        var late = FramePacing()
+        for time in reports.dropLast() {
+            onTime.report(at: time)
+            late.report(at: time)
+        }
+        let last = try #require(reports.last)
+        onTime.report(at: last)
+        // The emulated pad's thread, or the host reading the report, 6.4 ms late: the reports to come are not.
+        late.report(at: last + 0.0064)
+        #expect(late.lastReport == last + 0.0064)
+        #expect(abs(try #require(late.onTimeReport) - last) < 1e-9)
+        for from in [last + 0.007, last + 0.02, last + 0.05] {
+            let expected = try #require(onTime.callInstant(from: from))
+            #expect(abs(try #require(late.callInstant(from: from)) - expected) < 1e-9, "from \(from)")
+        }
+        // Calls on the frames for a while, the last report late: the frames stay on the grid the reports give.
+        let grid = try #require(onTime.grid(callingFrom: last))
+        let moved = try #require(late.grid(callingFrom: last))
+        #expect(abs(moved.origin - grid.origin) < 1e-9, "\(moved) against \(grid)")
+        #expect(abs(moved.period - grid.period) < 1e-9, "\(moved) against \(grid)")
+    }
+
+    @Test func aLateReportTheWorkerSentOnKeepsItsParityOnTheGrid() throws {
+        let reports = Self.reports(count: 30, lateness: 0)
+        var onTime = FramePacing()
+        var late = FramePacing()
+        for time in reports.prefix(20) {
+            onTime.report(at: time)
+            late.report(at: time)
+        }
+        let grid = try #require(onTime.grid(callingFrom: reports[19]))
+        // A call for the frame on the grid's next instant; the report that frame goes on comes 5 ms late.
+        let frame = grid.instant(atOrAfter: reports[20])
+        let call = frame - FramePacing.callLead
+        onTime.called(at: call, moves: true)
+        late.called(at: call, moves: true)
+        let index = try #require(reports.firstIndex { abs($0 - frame) < 1e-9 })
+        for time in reports[20...index] {
+            onTime.report(at: time)
+            late.report(at: time == frame ? time + 0.005 : time)
+        }
+        let expected = try #require(onTime.grid(callingFrom: frame + 0.001))
+        let moved = try #require(late.grid(callingFrom: frame + 0.006))
+        #expect(abs(Self.frames(moved, from: expected)) < 1e-6, "\(moved) against \(expected)")
+        #expect(abs(moved.origin - expected.origin) < 1e-9)
+    }
+
     @Test func fromLinux64AFrameLeavesTheMiddleOfATickRoundedFourMillisecondsAfterItsReportOverUSBOnly() throws {
         let rules = { (from64: Bool, tick: Double?, usb: Bool) in
             FramePacing.Rules.forKernel(from64: from64, tick: tick, overUSB: usb)
