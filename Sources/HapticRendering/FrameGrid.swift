@@ -102,6 +102,9 @@ public struct FramePacing: Sendable {
     static let reportsKept = 24
     /// The latest reports the phase of those to come is drawn from (`onTimeReport`).
     static let phaseReports = 5
+    /// A report is taken for the one due before it unless it came this much of a period or more early against
+    /// `onTimeReport`: up to 80% of a period late (12 ms of 15), it is that report, late.
+    static let lateness = 0.2
     static let slopeSpan = 4
     /// Reports closer than this are one (the driver passes each report's three IMU samples one after another).
     static let sameReport = 0.002
@@ -219,7 +222,10 @@ public struct FramePacing: Sendable {
         let interval = time - last
         guard interval > Self.sameReport else { return }
         let guess = reportPeriod ?? interval
-        let periods = Swift.max(1, Int((interval / guess).rounded()))
+        // Counted from where the last report would have come on time: reports only come late, so one up to most
+        // of a period late is still the next, not the one after it.
+        let expected = onTimeReport.map { time - $0 } ?? interval
+        let periods = Swift.max(1, Int((expected / guess + Self.lateness).rounded(.down)))
         // Reports not read (the node's queue keeps only the newest) are run as if they came on time.
         for index in stride(from: periods - 1, to: 0, by: -1) {
             run(until: time - Double(index) * interval / Double(periods))
@@ -294,7 +300,9 @@ public struct FramePacing: Sendable {
             ahead.run(until: report)
         }
         // A send on a report that came late is on that report's on-time instant's parity.
-        let send = ahead.worker.lastSendOnReport.map { anchor + (($0 - anchor) / period).rounded() * period }
+        let send = ahead.worker.lastSendOnReport.map {
+            anchor + (($0 - anchor) / period + Self.lateness).rounded(.down) * period
+        }
         return FrameGrid(origin: (send ?? report) + rules.sendDelay, period: 2 * period)
     }
 }

@@ -37,7 +37,8 @@ import Testing
         #expect(abs(try #require(pacing.callInstant(from: last + 0.0375)) - (last + 0.0375)) < 1e-9)
     }
 
-    @Test func aLateLastReportMovesNeitherTheCallInstantNorTheGrid() throws {
+    @Test(arguments: [0.0064, 0.0095])
+    func aLateLastReportMovesNeitherTheCallInstantNorTheGrid(lateness: Double) throws {
         let reports = Self.reports(count: 20, lateness: 0)
         var onTime = FramePacing()
         var late = FramePacing()
@@ -47,9 +48,10 @@ import Testing
         }
         let last = try #require(reports.last)
         onTime.report(at: last)
-        // The emulated pad's thread, or the host reading the report, 6.4 ms late: the reports to come are not.
-        late.report(at: last + 0.0064)
-        #expect(late.lastReport == last + 0.0064)
+        // The emulated pad's thread, or the host reading the report, late by under or over half a period: the
+        // reports to come are not.
+        late.report(at: last + lateness)
+        #expect(late.lastReport == last + lateness)
         #expect(abs(try #require(late.onTimeReport) - last) < 1e-9)
         for from in [last + 0.007, last + 0.02, last + 0.05] {
             let expected = try #require(onTime.callInstant(from: from))
@@ -62,7 +64,8 @@ import Testing
         #expect(abs(moved.period - grid.period) < 1e-9, "\(moved) against \(grid)")
     }
 
-    @Test func aLateReportTheWorkerSentOnKeepsItsParityOnTheGrid() throws {
+    @Test(arguments: [0.005, 0.0095])
+    func aLateReportTheWorkerSentOnKeepsItsParityOnTheGrid(lateness: Double) throws {
         let reports = Self.reports(count: 30, lateness: 0)
         var onTime = FramePacing()
         var late = FramePacing()
@@ -71,7 +74,7 @@ import Testing
             late.report(at: time)
         }
         let grid = try #require(onTime.grid(callingFrom: reports[19]))
-        // A call for the frame on the grid's next instant; the report that frame goes on comes 5 ms late.
+        // A call for the frame on the grid's next instant; the report that frame goes on comes `lateness` late.
         let frame = grid.instant(atOrAfter: reports[20])
         let call = frame - FramePacing.callLead
         onTime.called(at: call, moves: true)
@@ -79,10 +82,10 @@ import Testing
         let index = try #require(reports.firstIndex { abs($0 - frame) < 1e-9 })
         for time in reports[20...index] {
             onTime.report(at: time)
-            late.report(at: time == frame ? time + 0.005 : time)
+            late.report(at: time == frame ? time + lateness : time)
         }
         let expected = try #require(onTime.grid(callingFrom: frame + 0.001))
-        let moved = try #require(late.grid(callingFrom: frame + 0.006))
+        let moved = try #require(late.grid(callingFrom: frame + lateness + 0.001))
         #expect(abs(Self.frames(moved, from: expected)) < 1e-6, "\(moved) against \(expected)")
         #expect(abs(moved.origin - expected.origin) < 1e-9)
     }
