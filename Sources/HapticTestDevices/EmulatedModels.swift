@@ -10,6 +10,10 @@ package protocol EmulatedDevice: AnyObject, Sendable {
     func records() -> [PadRecord]
     /// Records from now on; finishes when the device is removed for good.
     func recordStream() -> AsyncStream<PadRecord>
+    /// The input reports the device streamed by itself, when each was due and when it was written to the kernel
+    /// (a Switch Pro Controller's, every 15 ms), the latest half minute or more; none for a device that streams
+    /// none.
+    func inputReports() -> [StreamedInputReport]
     /// What the motors run at after the last report.
     var motors: EmulatedMotorOutput { get }
     /// Waits until the driver has bound the device and its force-feedback node exists.
@@ -222,6 +226,7 @@ final class EmulatedHIDDevice: EmulatedDevice {
 
     func records() -> [PadRecord] { log.records() }
     func recordStream() -> AsyncStream<PadRecord> { log.subscribe() }
+    func inputReports() -> [StreamedInputReport] { log.inputReports() }
     var motors: EmulatedMotorOutput { controller.withLock { $0?.motors } ?? .off }
 
     func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {

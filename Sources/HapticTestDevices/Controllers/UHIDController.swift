@@ -114,6 +114,9 @@ package final class UHIDController: Sendable {
     /// Every record so far (nothing when records are not kept).
     package func records() -> [PadRecord] { server.log.records() }
 
+    /// The input reports the model streamed by itself (`HIDControllerModel.inputReportInterval`).
+    package func inputReports() -> [StreamedInputReport] { server.log.inputReports() }
+
     /// Records from now on; finishes when the device is destroyed.
     package func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
 
@@ -259,7 +262,13 @@ private final class UHIDServer: @unchecked Sendable {
         }
         guard let interval else { return nil }
         let period = UInt64(interval * 1e9)
-        if let report { sendInput(report) }
+        if let report, let due {
+            sendInput(report)
+            log.noteInputReport(
+                StreamedInputReport(
+                    due: PadTimestamp(microseconds: Int64(due / 1000)),
+                    sent: PadTimestamp(microseconds: Int64(now / 1000))))
+        }
         guard let due else { return now + period }
         return due <= now ? max(due + period, now) : due
     }

@@ -62,6 +62,7 @@ package final class FunctionFSGadget: EmulatedDevice {
 
     package func records() -> [PadRecord] { server.log.records() }
     package func recordStream() -> AsyncStream<PadRecord> { server.log.subscribe() }
+    package func inputReports() -> [StreamedInputReport] { server.log.inputReports() }
     package var motors: EmulatedMotorOutput { server.motors.withLock { $0 } }
 
     package func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {

@@ -53,6 +53,19 @@ public struct PadTimestamp: Comparable, Hashable, Sendable, Codable, CustomStrin
     }
 }
 
+/// An input report an emulated controller streamed by itself (a Switch Pro Controller's 0x30 every 15 ms): when
+/// it was due on the stream's schedule and when it was written to the kernel. A report written late moves the
+/// frames a driver paces on the reports (hid-nintendo's) with it.
+package struct StreamedInputReport: Hashable, Sendable {
+    package var due: PadTimestamp
+    package var sent: PadTimestamp
+
+    package init(due: PadTimestamp, sent: PadTimestamp) {
+        self.due = due
+        self.sent = sent
+    }
+}
+
 /// One thing the pad was asked to do.
 public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     public enum Event: String, Sendable, Codable, CaseIterable {

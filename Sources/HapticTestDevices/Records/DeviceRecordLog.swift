@@ -10,6 +10,7 @@ import Synchronization
 final class DeviceRecordLog: Sendable {
     private struct State: Sendable {
         var records: [PadRecord] = []
+        var inputReports: [StreamedInputReport] = []
         var subscribers: [Int: AsyncStream<PadRecord>.Continuation] = [:]
         var nextSubscriber = 0
         var finished = false
@@ -57,6 +58,24 @@ final class DeviceRecordLog: Sendable {
             }
         }
     }
+
+    /// The input reports the device streamed by itself, at most the latest `inputReportsKept` (nothing when records
+    /// are not kept).
+    func inputReports() -> [StreamedInputReport] { state.withLock { $0.inputReports } }
+
+    /// Notes a streamed input report; kept in memory only, beside the records.
+    func noteInputReport(_ report: StreamedInputReport) {
+        guard keepsRecords else { return }
+        state.withLock { state in
+            state.inputReports.append(report)
+            if state.inputReports.count > Self.inputReportsKept {
+                state.inputReports.removeFirst(state.inputReports.count - Self.inputReportsKept / 2)
+            }
+        }
+    }
+
+    /// A minute of a pad's reports at 15 ms.
+    static let inputReportsKept = 4096
 
     /// Records from now on; the stream finishes when the log does.
     func subscribe() -> AsyncStream<PadRecord> {
