@@ -102,8 +102,9 @@ public struct FramePacing: Sendable {
     static let reportsKept = 24
     /// The latest reports the phase of those to come is drawn from (`onTimeReport`).
     static let phaseReports = 5
-    /// A report is taken for the one due before it unless it came this much of a period or more early against
-    /// `onTimeReport`: up to 80% of a period late (12 ms of 15), it is that report, late.
+    /// Counting reports, the share of a period by which a report may come before where `onTimeReport` puts it
+    /// and still count as the next (that estimate can be a little late): a report up to 80% of a period late (12 ms
+    /// of 15) then counts as the one due, not the one after it.
     static let lateness = 0.2
     static let slopeSpan = 4
     /// Reports closer than this are one (the driver passes each report's three IMU samples one after another).
