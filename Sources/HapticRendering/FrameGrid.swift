@@ -222,7 +222,10 @@ public struct FramePacing: Sendable {
         }
         let interval = time - last
         guard interval > Self.sameReport else { return }
-        let guess = reportPeriod ?? interval
+        // Before the reports give a period, the middle of the periods followed: not the first interval, which a
+        // first report read late (or one report counted twice) would make a fraction of a period, and every report
+        // after it would then be numbered by that fraction.
+        let guess = reportPeriod ?? (Self.reportPeriods.lowerBound + Self.reportPeriods.upperBound) / 2
         // Counted from where the last report would have come on time: reports only come late, so one up to most
         // of a period late is still the next, not the one after it.
         let expected = onTimeReport.map { time - $0 } ?? interval

@@ -156,6 +156,18 @@ import Testing
         #expect(spacings == [30, 30, 75, 30, 75, 30], "\(spacings)")
     }
 
+    @Test func aFirstReportReadLateLeavesThePeriodAndTheGridToTheReportsAfterIt() throws {
+        // The first report 9 ms late, as when the pad's thread or the host is busy as the engine opens the pad: a
+        // first interval of 6 ms, which seeded the period before.
+        var reports = Self.reports(count: 12, lateness: 0)
+        reports[0] += 0.009
+        var pacing = FramePacing()
+        for time in reports { pacing.report(at: time) }
+        let period = try #require(pacing.reportPeriod)
+        #expect(abs(period - 0.015) < 0.0003, "\(period)")
+        #expect(pacing.grid(callingFrom: reports[11]) != nil)
+    }
+
     @Test func aPadReportingEveryEightMillisecondsHasNoGrid() {
         var pacing = FramePacing()
         for index in 0..<40 { pacing.report(at: 1 + Double(index) * 0.008) }
