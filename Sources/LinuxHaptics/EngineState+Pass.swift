@@ -79,9 +79,12 @@ extension EngineState {
         let origin = min(scheduler.changedSince ?? now, horizonDue ?? now, now)
         // Planned again at the horizon alone: the mix goes on across it.
         let continues = plan?.revision == scheduler.revision && horizonDue != nil
+        // Across it, from the plan's own count of its commands (`PlaybackPlan.horizonHolds`): what is sent is then
+        // the plan made whole, whenever the thread wrote them.
+        let resumption = continues ? plan?.holdsAtHorizon ?? deviceHolds : deviceHolds
         let request = MixPlanRequest(
             scheduler: scheduler, origin: origin, continuesAcross: continues,
-            resumption: deviceHolds, planner: planner(gain: gain))
+            resumption: resumption, planner: planner(gain: gain))
         return PassStart(output: output, step: step, finished: finished, request: request)
     }
 

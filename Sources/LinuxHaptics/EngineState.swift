@@ -43,6 +43,8 @@ struct PlayerOpening: Sendable {
     /// Seconds from the start at which the plan is made again (a long pattern's, at its last command); nil when
     /// the commands run to the pattern's end.
     let horizon: Double?
+    /// `PlaybackPlan.horizonHolds`, in seconds from the start.
+    let horizonHolds: DeviceCommandPlanner.Resumption?
     let outputGeneration: OutputGeneration
     /// What the start writes at once (the first command, when it falls at the start); nil when the first
     /// command comes later.
@@ -51,6 +53,7 @@ struct PlayerOpening: Sendable {
     init(plan: PlaybackPlan, outputGeneration: OutputGeneration = OutputGeneration()) {
         commands = plan.commands
         horizon = plan.horizon.map { $0 - plan.origin }
+        horizonHolds = plan.horizonHolds
         self.outputGeneration = outputGeneration
         levels = commands.first.flatMap { $0.time == 0 ? $0.levels : nil }
     }
@@ -476,6 +479,6 @@ struct EngineState: Sendable {
         _ = scheduler.consumeChanges()
         plan = PlaybackPlan(
             revision: scheduler.revision, commands: opening.commands, origin: solo.start, next: 1,
-            horizon: opening.horizon.map { solo.start + $0 })
+            horizon: opening.horizon.map { solo.start + $0 }, horizonHolds: opening.horizonHolds)
     }
 }

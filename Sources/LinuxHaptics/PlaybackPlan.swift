@@ -26,6 +26,19 @@ struct PlaybackPlan: Sendable {
     /// Engine time at which the plan must be made again (looping players; a long mix, at its last command), nil
     /// when it covers every player to its end. It is made again there once every command up to it is written.
     var horizon: Double?
+    /// What the device holds after the last command before the horizon (a long mix's: the horizon's own) as the
+    /// plan counts it, each command at its time, in seconds from `origin`; nil without a horizon. The plan made at
+    /// the horizon resumes from it, so that it is the rest of the plan made whole however late the thread wrote
+    /// those commands, as within a plan; the device's own count still holds a command back until it takes it.
+    var horizonHolds: DeviceCommandPlanner.Resumption?
+
+    /// `horizonHolds` in engine time.
+    var holdsAtHorizon: DeviceCommandPlanner.Resumption? {
+        guard var holds = horizonHolds else { return nil }
+        holds.lastCommandTime += origin
+        holds.lastWriteTime += origin
+        return holds
+    }
 
     /// The horizon once every command up to it is taken (a long mix's plan ends with a command at its horizon,
     /// from which the next plan resumes); nil before, and when the plan has none.
@@ -143,8 +156,10 @@ extension PlaybackScheduler {
         } else if let last = commands.last, last.time >= stretch {
             horizon = last.time
         }
+        let holds = horizon.map { _ in commands.reduce(local) { planner.resumption(after: $1, from: $0) } }
         return PlaybackPlan(
-            revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 })
+            revision: revision, commands: commands, origin: origin, horizon: horizon.map { origin + $0 },
+            horizonHolds: holds)
     }
 
     /// The plan a pass makes the instant `timeline` starts from its top, alone, on a device at rest (off, rate

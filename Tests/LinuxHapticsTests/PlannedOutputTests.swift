@@ -308,6 +308,41 @@ import Testing
         #expect(sent.last == Change(at: 4, .off))
     }
 
+    @Test(arguments: [false, true])
+    func aHorizonsCommandWrittenLateLeavesTheRestOfTheWholePlanAsItWas(startsNow: Bool) throws {
+        // A gentle ramp on the virtual pad: its commands are drifts, about 50 ms apart. The first horizon's command
+        // goes out 2.4 ms late (the thread was slow, not asleep through a level). The plan made at the horizon
+        // resumes from that command as the whole plan counts it, at its time: every command after it is the
+        // whole plan's, at its time, as after a late write anywhere else in a plan. Started ahead, the pass made
+        // the plan up to the horizon; started now, it is the solo plan made with the player.
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options, renderProfile: .virtualPad)
+        let ramp = timeline(
+            pulse(0.5, 0.4, to: 0.013),
+            MotorTimeline.Segment(
+                start: 0.013, end: 4, startLevels: .init(strong: 0.1, weak: 0.05),
+                endLevels: .init(strong: 0.35, weak: 0.2)))
+        let whole = DeviceCommandPlanner(profile: .virtualPad).commands(for: ramp)
+        // The engine plans a long mix 2 s at a time: the first horizon is the first command at or past 2 s.
+        let k = try #require(whole.firstIndex { $0.time >= 2 })
+        #expect(whole[k + 1].time - whole[k].time > 0.01, "the commands after the horizon are not drifts")
+        let start = startsNow ? 10 : 10.1
+        let player = try rig.engine.makeAdvancedPlayer(timeline: ramp)
+        try player.start(atTime: startsNow ? 0 : start)
+        if startsNow { #expect(rig.applied() == [Change(at: 0, whole[0].levels)], "the start wrote its opening") }
+        rig.clock.set(to: start + whole[k].time - 0.0001)
+        rig.clock.wakeLate(at: start + whole[k].time + 0.0024)
+        rig.clock.advance(by: 3)
+        let applied = samples.withLock { $0 }.filter { $0.kind == .apply }
+        #expect(applied.allSatisfy { !$0.wokeLate })
+        expectSameChanges(
+            applied.map { Change(at: $0.deadline - start, $0.mix) }, whole.map { Change(at: $0.time, $0.levels) },
+            "deadlines")
+        #expect(rig.applied(since: start).contains(Change(at: whole[k].time + 0.0024, whole[k].levels)))
+    }
+
     @Test func aCommandWrittenLateCountsFromWhenItWentOutAndTheNextWaitsTheIntervalFromIt() throws {
         // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the generic profile's 20 ms
         // interval from 0.11, as the device saw the writes. The plan is kept: no level is planned again.
