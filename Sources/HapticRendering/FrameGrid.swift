@@ -105,7 +105,7 @@ public struct FramePacing: Sendable {
     /// Counting reports, the share of a period by which a report may come before where `onTimeReport` puts it
     /// and still count as the next (that estimate can be a little late): a report up to 80% of a period late (12 ms
     /// of 15) then counts as the one due, not the one after it.
-    static let lateness = 0.2
+    static let earlySlack = 0.2
     static let slopeSpan = 4
     /// Reports closer than this are one (the driver passes each report's three IMU samples one after another).
     static let sameReport = 0.002
@@ -229,7 +229,7 @@ public struct FramePacing: Sendable {
         // Counted from where the last report would have come on time: reports only come late, so one up to most
         // of a period late is still the next, not the one after it.
         let expected = onTimeReport.map { time - $0 } ?? interval
-        let periods = Swift.max(1, Int((expected / guess + Self.lateness).rounded(.down)))
+        let periods = Swift.max(1, Int((expected / guess + Self.earlySlack).rounded(.down)))
         // Reports not read (the node's queue keeps only the newest) are run as if they came on time.
         for index in stride(from: periods - 1, to: 0, by: -1) {
             run(until: time - Double(index) * interval / Double(periods))
@@ -305,7 +305,7 @@ public struct FramePacing: Sendable {
         }
         // A send on a report that came late is on that report's on-time instant's parity.
         let send = ahead.worker.lastSendOnReport.map {
-            anchor + (($0 - anchor) / period + Self.lateness).rounded(.down) * period
+            anchor + (($0 - anchor) / period + Self.earlySlack).rounded(.down) * period
         }
         return FrameGrid(origin: (send ?? report) + rules.sendDelay, period: 2 * period)
     }
