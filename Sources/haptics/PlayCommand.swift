@@ -99,6 +99,11 @@ struct PlayCommand: AsyncParsableCommand {
     private func locatePattern() throws -> URL {
         let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: Self.patternExtension)
         if let file = lookup.file { return file }
+        if lookup.isPath {
+            throw CommandFailure(
+                "cannot find the pattern \(pattern)", why: "no file \(pattern)",
+                fix: "Check the path. A pattern of the Haptics/ folder is named without a folder: `haptics play thud`.")
+        }
         let name = HapticResourceDirectory.resourceName(pattern, withExtension: Self.patternExtension)
         let why =
             lookup.folder.map { "no file \(pattern), and no \(name).\(Self.patternExtension) in \($0.directory.path)" }

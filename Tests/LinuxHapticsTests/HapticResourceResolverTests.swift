@@ -53,7 +53,7 @@ import Testing
         #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
     }
 
-    @Test func aFileArgumentIsAPathWhenOneExistsElseANameInTheFoundFolder() throws {
+    @Test func aFileArgumentIsAPathWhenOneExistsOrItHasAFolderElseANameInTheFoundFolder() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         _ = try scratch.write("{}", to: "work/Haptics/thud.ahap")
@@ -70,6 +70,13 @@ import Testing
         let missing = lookup("nope")
         #expect(missing.file == nil)
         #expect(missing.folder?.directory.path == work + "/Haptics")
+        #expect(!missing.isPath)
+        // With a folder in it, an argument is a path only, which the caller can say: a name never has one.
+        _ = try scratch.write("{}", to: "work/Haptics/ui/tap.ahap")
+        for path in ["/thud.ahap", "./thud", "../thud.ahap", "ui/tap"] {
+            let missingPath = lookup(path)
+            #expect(missingPath.file == nil && missingPath.isPath, "\(path)")
+        }
         // Only the first existing folder is searched, as for HapticManager.shared: the override hides ./Haptics.
         let overridden = lookup("thud", environment: ["HAPTICS_DIR": scratch.url.path])
         #expect(overridden.file == nil)

@@ -107,13 +107,16 @@ public struct HapticResourceLookup: Sendable {
     public let folder: HapticResourceDirectory?
     /// The search order's folders, in order.
     public let searched: [URL]
+    /// The argument has a folder in it (`/tmp/tap.ahap`, `mine/tap.ahap`): a resource name never has one
+    /// (`HapticResourceDirectory.url(forResource:withExtension:)`), so only that path was tried.
+    public let isPath: Bool
 }
 
 extension HapticResourceDirectory {
     /// A resource as a person names it on a command line (`haptics play thud`): a path to an existing file is
-    /// taken as it is (relative to `currentDirectory`); anything else is a resource name, with or without
-    /// `.fileExtension` (`thud`, `thud.ahap`), in the first existing folder of `searchOrder`, the folder
-    /// `HapticManager.shared` and the cue sheet use too.
+    /// taken as it is (relative to `currentDirectory`); one with a folder in it is a path whether it exists or not;
+    /// anything else is a resource name, with or without `.fileExtension` (`thud`, `thud.ahap`), in the first
+    /// existing folder of `searchOrder`, the folder `HapticManager.shared` and the cue sheet use too.
     public static func locateFile(
         _ argument: String, withExtension fileExtension: String,
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -124,12 +127,13 @@ extension HapticResourceDirectory {
             environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
         let folder = searched.first(where: isDirectory).map { HapticResourceDirectory(directory: $0) }
         let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
+        let isPath = argument.contains("/")
         if FileManager.default.fileExists(atPath: path.path) {
-            return HapticResourceLookup(file: path, folder: folder, searched: searched)
+            return HapticResourceLookup(file: path, folder: folder, searched: searched, isPath: isPath)
         }
         let file = folder?.url(
             forResource: resourceName(argument, withExtension: fileExtension), withExtension: fileExtension)
-        return HapticResourceLookup(file: file, folder: folder, searched: searched)
+        return HapticResourceLookup(file: file, folder: folder, searched: searched, isPath: isPath)
     }
 
     /// The resource name a command-line argument stands for: `thud.ahap` and `thud` both name `thud`.

@@ -1,0 +1,23 @@
+import Foundation
+import Testing
+
+/// `haptics play` end to end (`CLI`): what it says when it cannot find the pattern it was given.
+@Suite struct PlayCommandTests {
+    @Test func aMissingPathIsReportedAsAPathAndAMissingNameAsANameInTheFolder() throws {
+        let path = try CLI.run(["play", "--device", "virtual", "/nonexistent/tap.ahap"])
+        #expect(path.status != 0)
+        #expect(path.output.isEmpty, "nothing plays")
+        #expect(
+            path.errors.hasPrefix(
+                "haptics play: cannot find the pattern /nonexistent/tap.ahap: no file "
+                    + "/nonexistent/tap.ahap\n"), "\(path.errors)")
+        #expect(path.errors.contains("Check the path."), "\(path.errors)")
+        let name = try CLI.run(["play", "--device", "virtual", "no-such-pattern"])
+        #expect(name.status != 0)
+        #expect(
+            name.errors.hasPrefix(
+                "haptics play: cannot find the pattern no-such-pattern: no file no-such-pattern, and no "
+                    + "no-such-pattern.ahap in "), "\(name.errors)")
+        #expect(name.errors.contains("set HAPTICS_DIR"), "\(name.errors)")
+    }
+}
