@@ -81,6 +81,14 @@ func pulse(_ strong: Double, _ weak: Double, from start: Double = 0, to end: Dou
 
 func timeline(_ segments: MotorTimeline.Segment...) -> MotorTimeline { MotorTimeline(segments: segments) }
 
+/// A long ramp after a 13 ms step (0.5 / 0.4, which puts the renewals that carry the ramp's levels off the 2 s
+/// horizons' instants): from `from` at 13 ms to `to` at `end` seconds.
+func rampAfterAStep(to end: Double, from: MotorMagnitudes, to: MotorMagnitudes) -> MotorTimeline {
+    timeline(
+        pulse(0.5, 0.4, to: 0.013),
+        MotorTimeline.Segment(start: 0.013, end: end, startLevels: from, endLevels: to))
+}
+
 /// A level as the generic profile sends it: rounded to its 8-bit step.
 func q(_ level: Double) -> Double { (level * 255).rounded() / 255 }
 

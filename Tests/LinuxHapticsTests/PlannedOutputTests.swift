@@ -290,11 +290,7 @@ import Testing
         // the 20 ms interval. The horizon is due only once that command is written: every command after it still
         // goes out, and the motors stop at the end.
         let rig = try Rig()
-        let ramp = timeline(
-            pulse(0.5, 0.4, to: 0.013),
-            MotorTimeline.Segment(
-                start: 0.013, end: 4, startLevels: .init(strong: 0.1, weak: 0.1),
-                endLevels: .init(strong: 0.9, weak: 0.7)))
+        let ramp = rampAfterAStep(to: 4, from: .init(strong: 0.1, weak: 0.1), to: .init(strong: 0.9, weak: 0.7))
         let whole = DeviceCommandPlanner(profile: .genericRumble).commands(for: ramp)
         let k = try #require(whole.firstIndex { $0.time >= 2 })
         try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: 10.1)
@@ -319,11 +315,7 @@ import Testing
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
         let rig = try Rig(options: options, renderProfile: .virtualPad)
-        let ramp = timeline(
-            pulse(0.5, 0.4, to: 0.013),
-            MotorTimeline.Segment(
-                start: 0.013, end: 4, startLevels: .init(strong: 0.1, weak: 0.05),
-                endLevels: .init(strong: 0.35, weak: 0.2)))
+        let ramp = rampAfterAStep(to: 4, from: .init(strong: 0.1, weak: 0.05), to: .init(strong: 0.35, weak: 0.2))
         let whole = DeviceCommandPlanner(profile: .virtualPad).commands(for: ramp)
         // The engine plans a long mix 2 s at a time: the first horizon is the first command at or past 2 s.
         let k = try #require(whole.firstIndex { $0.time >= 2 })

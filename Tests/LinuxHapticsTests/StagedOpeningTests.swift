@@ -97,11 +97,7 @@ import Testing
         // The start writes the staged opening, the engine takes that plan, horizon included, and from the horizon
         // the pass plans again: every command of the whole plan goes out, the last (off) at the end.
         let rig = try Rig(renderProfile: profile)
-        let ramp = timeline(
-            pulse(0.5, 0.4, to: 0.013),
-            MotorTimeline.Segment(
-                start: 0.013, end: 5, startLevels: .init(strong: 0.1, weak: 0.1),
-                endLevels: .init(strong: 0.9, weak: 0.7)))
+        let ramp = rampAfterAStep(to: 5, from: .init(strong: 0.1, weak: 0.1), to: .init(strong: 0.9, weak: 0.7))
         let whole = DeviceCommandPlanner(profile: profile).commands(for: ramp)
         let k = try #require(whole.firstIndex { $0.time >= 2 })
         let player = try rig.engine.makeAdvancedPlayer(timeline: ramp)
