@@ -106,3 +106,65 @@ extension Rig {
         return found
     }
 }
+
+/// A manual clock whose timers note how they were woken (`wake()` or `wake(by:)`, in clock time) before doing what
+/// the manual clock's timer does.
+final class WakeNotingClock: HapticClock {
+    enum Wake: Equatable, Sendable {
+        case now
+        case by(Double)
+    }
+
+    let manual: ManualClock
+    let wakes = Inbox<Wake>()
+
+    init(startingAt start: Double) { manual = ManualClock(startingAt: start) }
+
+    var now: Double { manual.now }
+
+    func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        NotingTimer(inner: manual.makeTimer(work), wakes: wakes)
+    }
+
+    private struct NotingTimer: HapticTimer {
+        let inner: any HapticTimer
+        let wakes: Inbox<Wake>
+
+        func wake() {
+            wakes.put(.now)
+            inner.wake()
+        }
+
+        func wake(by time: Double) {
+            wakes.put(.by(time))
+            inner.wake(by: time)
+        }
+
+        func cancel() { inner.cancel() }
+    }
+}
+
+@Suite struct PreparedStartWakeTests {
+    @Test func aPreparedStartWakesNoThreadAndAsksForTheTimerAnIntervalAndThePlanningBeforeItsPulseEnds() throws {
+        // The generic profile: a 100 ms pulse, a 20 ms interval, 10 ms to plan what follows it. The start's write
+        // is its trigger; the timer is asked for by 10.07, and not woken at once.
+        let clock = WakeNotingClock(startingAt: 10)
+        let recorder = RecordingOutput()
+        let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())
+        try engine.start()
+        let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try player.prepare())
+        clock.manual.advance(by: 0.05)
+        let before = clock.wakes.all.count
+        try player.start(atTime: 0)
+        let wakes = clock.wakes.all.dropFirst(before)
+        #expect(recorder.records().contains { if case .trigger = $0.action { true } else { false } })
+        #expect(!wakes.contains(.now), "\(wakes)")
+        let expected = 10.05 + 0.1 - RenderProfile.genericRumble.minimumUpdateInterval - 0.010
+        #expect(
+            wakes.contains { if case .by(let time) = $0 { abs(time - expected) < 1e-9 } else { false } }, "\(wakes)")
+        clock.manual.advance(by: 1)
+        #expect(player.phase == .finished)
+        #expect(recorder.appliedMixes().allSatisfy { $0.mix.isOff }, "the pulse alone played")
+    }
+}
