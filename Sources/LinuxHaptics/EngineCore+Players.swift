@@ -168,18 +168,22 @@ extension EngineCore {
         throws(HapticEngineError)
     {
         let now = motorNow
-        let (timer, interval) = try state.withLock { (state) throws(HapticEngineError) in
+        let (timer, interval, wasActive) = try state.withLock { (state) throws(HapticEngineError) in
             try state.requirePlayer(id, generation: generation)
+            let wasActive = state.scheduler.players[id]?.isActive ?? false
             state.scheduler.preparedPlayers[id] = effect.duration
             state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
             state.scheduler.withPlayer(id) { $0.schedule(.start, at: now) }
             state.scheduler.invalidate(at: now)
-            return (state.timer, state.profile.minimumUpdateInterval)
+            return (state.timer, state.profile.minimumUpdateInterval, wasActive)
         }
-        // Nothing of the player's is the mix's before its pulse ends (the mix leaves the pulse's part out), and what
-        // the other players have due keeps the timer's own wake-up: the timer is needed by the pulse's end, less an
-        // interval and the time to plan what follows, not now. So the caller's thread goes back to the caller at
-        // once (no thread woken: one system call), and on a busy processor the driver's work for the write comes
+        // A player that played or waited to leaves the mix now (its pulse plays its top on its own slot): the pass
+        // writes that change at once.
+        guard !wasActive else { return wake() }
+        // Otherwise nothing of the player's is the mix's before its pulse ends (the mix leaves the pulse's part out),
+        // and what the other players have due keeps the timer's own wake-up: the timer is needed by the pulse's end,
+        // less an interval and the time to plan what follows, not now. So the caller's thread goes back to the caller
+        // at once (no thread woken: one system call), and on a busy processor the driver's work for the write comes
         // next, not the timer's pass.
         timer?.wake(by: now + effect.duration - interval - Self.planningAllowance - outputLatency)
     }

@@ -147,7 +147,7 @@ final class WakeNotingClock: HapticClock {
 @Suite struct PreparedStartWakeTests {
     @Test func aPreparedStartWakesNoThreadAndAsksForTheTimerAnIntervalAndThePlanningBeforeItsPulseEnds() throws {
         // The generic profile: a 100 ms pulse, a 20 ms interval, 10 ms to plan what follows it. The start's write
-        // is its trigger; the timer is asked for by 10.07, and not woken at once.
+        // is its trigger at 10.05; the timer is asked for by 10.12, and not woken at once.
         let clock = WakeNotingClock(startingAt: 10)
         let recorder = RecordingOutput()
         let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())
@@ -166,5 +166,25 @@ final class WakeNotingClock: HapticClock {
         clock.manual.advance(by: 1)
         #expect(player.phase == .finished)
         #expect(recorder.appliedMixes().allSatisfy { $0.mix.isOff }, "the pulse alone played")
+    }
+
+    @Test func aPreparedStartOfAPlayerThatPlaysWakesTheTimerAtOnceForTheMixItChanges() throws {
+        // A 100 ms pulse, then 0.4 to 1 s. Restarted at 10.5 from its top, the player's 0.4 leaves the mix now (its
+        // pulse plays again, on its own slot, until 10.6): the timer is woken now, to write that change.
+        let clock = WakeNotingClock(startingAt: 10)
+        let recorder = RecordingOutput()
+        let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())
+        try engine.start()
+        let player = try engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(0.7, 0.3, to: 0.1), pulse(0.4, 0.4, from: 0.1, to: 1)))
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        clock.manual.advance(by: 0.5)
+        let before = clock.wakes.all.count
+        try player.start(atTime: 0)
+        let wakes = clock.wakes.all.dropFirst(before)
+        #expect(wakes.contains(.now), "\(wakes)")
+        clock.manual.advance(by: 0.05)
+        #expect(recorder.appliedMixes().last?.mix.isOff == true, "\(recorder.appliedMixes())")
     }
 }
