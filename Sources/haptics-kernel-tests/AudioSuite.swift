@@ -375,6 +375,8 @@ enum AudioSuite {
         try LoopbackCard.bind()
         try await waitFor("the stream to play again") { !stream.isInterrupted }
         try require(stream.isActive(id), "the sound should have waited through the interruption")
+        // The stream's thread clears `isInterrupted` before it calls `onInterruption(false)`: wait for the call.
+        try await waitFor("the stream to say it plays again") { changes.withLock { $0.count } >= 2 }
         try requireEqual(changes.withLock { $0 }, [true, false], "interruption changes")
         let captured = try capture(frames: rate / 5) { Sys.sleep(nanoseconds: 250_000_000) }
         try require(captured.samples.contains(0.5), "the sound is not in the capture after the card came back")
