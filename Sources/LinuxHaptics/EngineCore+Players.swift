@@ -170,15 +170,18 @@ extension EngineCore {
         let now = motorNow
         let (timer, interval, wasActive) = try state.withLock { (state) throws(HapticEngineError) in
             try state.requirePlayer(id, generation: generation)
-            let wasActive = state.scheduler.players[id]?.isActive ?? false
             state.scheduler.preparedPlayers[id] = effect.duration
             state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
-            state.scheduler.withPlayer(id) { $0.schedule(.start, at: now) }
+            let wasActive =
+                state.scheduler.withPlayer(id) { player -> Bool in
+                    defer { player.schedule(.start, at: now) }
+                    return player.isActive
+                } ?? false
             state.scheduler.invalidate(at: now)
             return (state.timer, state.profile.minimumUpdateInterval, wasActive)
         }
-        // A player that played or waited to leaves the mix now (its pulse plays its top on its own slot): the pass
-        // writes that change at once.
+        // A player that was playing or waiting leaves the mix now (its pulse plays its top on its own slot): the
+        // pass writes that change at once.
         guard !wasActive else { return wake() }
         // Otherwise nothing of the player's is the mix's before its pulse ends (the mix leaves the pulse's part out),
         // and what the other players have due keeps the timer's own wake-up: the timer is needed by the pulse's end,
