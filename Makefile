@@ -4,7 +4,9 @@
 
 SHELL := /bin/bash
 SWIFT ?= swift
-RELEASE_FLAGS := -c release --static-swift-stdlib
+# Every release build: the static Swift runtime, the prepared start paths laid on one page of code, and a check
+# that they are (scripts/release-build).
+RELEASE_BUILD := env SWIFT='$(SWIFT)' scripts/release-build
 BIN := .build/release
 # `make test` ends with a table of where its time went: scripts/timed appends one line per phase to
 # TIMINGS_FILE, set for `make test` only (other targets just run their commands).
@@ -35,7 +37,7 @@ build: bootstrap
 	$(SWIFT) build
 
 release: bootstrap
-	$(TIMED) release-build $(SWIFT) build $(RELEASE_FLAGS)
+	$(TIMED) release-build $(RELEASE_BUILD)
 
 # The C library (docs/c-api.md): liblinuxhaptics.so, the Swift runtime linked in, checked against its header and
 # copied stripped to $(CAPI_LIBRARY). An install takes that file (with the links liblinuxhaptics.so.$(CAPI_MAJOR)
@@ -47,7 +49,7 @@ CAPI_MAJOR := $(firstword $(subst ., ,$(CAPI_VERSION)))
 CAPI_LIBRARY := $(BIN)/liblinuxhaptics.so.$(CAPI_VERSION)
 CAPI_PC_TEMPLATE := Sources/LinuxHapticsC/linuxhaptics.pc.in
 capi: bootstrap
-	$(SWIFT) build $(RELEASE_FLAGS) --product linuxhaptics
+	$(RELEASE_BUILD) --product linuxhaptics
 	@scripts/capi-library
 
 # docs/examples/play.c compiled through pkg-config against a staged install of the C library, for the kernel
@@ -58,13 +60,13 @@ capi-example: capi
 # The main job: play a pattern and the chapter haptics on the first gamepad, or on the built-in virtual output
 # when there is none (`make demo-vm` shows the same on a uinput virtual pad under a real kernel).
 demo: bootstrap
-	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
+	$(RELEASE_BUILD) --product haptics
 	@scripts/demo
 
 # The same demo on an emulated DualSense that the kernel's hid-playstation binds: on this host with /dev/uhid and
 # root, otherwise in the qemu bench.
 demo-vm: bootstrap-bench
-	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
+	$(RELEASE_BUILD) --product haptics
 	@scripts/demo-vm
 
 # All tests: unit tests on the host, then kernel tests against a real kernel (directly when this machine has
@@ -233,7 +235,7 @@ uninstall:
 # leaves the binary as it was, and install would otherwise build again every time.
 $(BIN)/haptics: Package.swift $(shell find Sources -type f)
 	@scripts/bootstrap
-	$(SWIFT) build $(RELEASE_FLAGS) --product haptics
+	$(RELEASE_BUILD) --product haptics
 	@touch $@
 
 # The C library's release build, when a source is newer (as for the CLI above).
