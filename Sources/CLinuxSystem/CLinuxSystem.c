@@ -48,6 +48,7 @@ int cls_signal_pipe(const int *signals, int count) {
 /*
  * The first bytes of the page the release build lays the prepared start paths on (scripts/release-build links
  * in the order of scripts/hot-text.order): aligned to a page, so that the functions the link places right after
- * it share that page. Never called. A build without those flags drops it with the rest of the unused code.
+ * it share that page. Never called. Other builds may keep it too (the debug build does), at the cost of at most
+ * a page of padding before it.
  */
 __attribute__((section(".text.linuxhaptics_hot_text"), aligned(4096), used)) void linuxhaptics_hot_text(void) {}
