@@ -155,6 +155,8 @@ enum EngineSuite {
         /// Milliseconds from a change's deadline to the pad's record of its first and of its last request.
         var firstErrors: [Double] = []
         var lastErrors: [Double] = []
+        /// The change whose first request came earliest against its deadline, and that error.
+        var earliest: (change: String, error: Double)?
         /// Changes the pad's motors do not follow.
         var mismatches: [String] = []
         /// Commands sent that are not the planner's.
@@ -175,6 +177,8 @@ enum EngineSuite {
         /// The plan's origin (engine seconds) and how long after it the stop was scheduled.
         let origin: Double
         let stopOffset: Double
+        /// Started now: the first change is the start's own opening, written in the call.
+        let startedNow: Bool
         /// When `engine.stop()` closed the device, in microseconds of the engine's clock.
         let stoppedAt: Int64
         /// The engine's samples, keep-alives included.
@@ -333,8 +337,8 @@ enum EngineSuite {
         let model = pad.motorModel()
         pad.destroy()
         return CorpusPlayback(
-            origin: origin, stopOffset: stopOffset, stoppedAt: stoppedAt, samples: samples.withLock { $0 },
-            records: records, model: model)
+            origin: origin, stopOffset: stopOffset, startedNow: startsNow, stoppedAt: stoppedAt,
+            samples: samples.withLock { $0 }, records: records, model: model)
     }
 
     /// What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose own
@@ -457,7 +461,12 @@ enum EngineSuite {
                         + padAround.joined(separator: ", "))
                 continue
             }
-            let due = sample.deadline * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
+            // A start now's opening is due when the call writes it: the engine takes the start's time (the
+            // sample's deadline, the plan's origin) only after that write returns, so a thread kept from its clock
+            // read meanwhile would put the pad's record of the opening before a deadline it never had.
+            let opening = playback.startedNow && sample.deadline == playback.origin
+            let due =
+                (opening ? sample.sent : sample.deadline) * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
             // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play.
             if previousMix?.isOff == true, !sample.mix.isOff {
                 if window.count == 1 && first.event == .play {
@@ -467,8 +476,17 @@ enum EngineSuite {
                         "\(fileName) #\(index) to \(sample.mix): \(window.map(recordSummary))")
                 }
             }
-            findings.firstErrors.append(Double(first.time.microseconds) / 1000 - due)
+            let error = Double(first.time.microseconds) / 1000 - due
+            findings.firstErrors.append(error)
             findings.lastErrors.append(Double(last.time.microseconds) / 1000 - due)
+            if error < findings.earliest?.error ?? .infinity {
+                findings.earliest = (
+                    "\(fileName) #\(index) to \(sample.mix) at +\(sample.deadline - playback.origin) s"
+                        + (opening ? " (the start's opening, due at its write)" : "") + ": "
+                        + window.map(recordSummary).joined(separator: ", "),
+                    error
+                )
+            }
             // The level the pad is driven at must be the sample's. A change ends with a play or a stop, which
             // ff-memless turns into a driver call at once, or (a new level while the mix effect plays beside the
             // keeper) with an update alone, which it applies on its next tick. The model resolves ticks, so a
@@ -551,7 +569,9 @@ enum EngineSuite {
         try require(
             last.maximum < hangGuardMilliseconds,
             "a change reached the pad \(last.maximum) ms after its deadline: a hang")
-        try require(first.minimum > -1, "a change reached the pad before it was due: \(first.minimum) ms")
+        try require(
+            first.minimum > -1,
+            "a change reached the pad before it was due: \(first.minimum) ms, \(findings.earliest?.change ?? "")")
     }
 
     struct Percentiles: CustomStringConvertible {
