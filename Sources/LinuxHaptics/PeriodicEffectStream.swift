@@ -149,6 +149,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         var placed: PlacedPeriodicEffect
         var slot: UploadedEffect?
         var played = false
+        /// It was uploaded as what was left of it at its upload (its start had come): its play does not cut it
+        /// again, which would be another upload before the play, but stops it at its end.
+        var cutAtUpload = false
         /// The next of `placed.effect.updates` to send.
         var nextUpdate = 0
     }
@@ -223,8 +226,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
-    /// Nothing is queued ahead: an effect due now is uploaded and played at once (its rest when the upload
-    /// made it late by a round trip).
+    /// Nothing is queued ahead: an effect due now is uploaded (what is left of it from then) and played at once,
+    /// before the effects that are not due yet are uploaded.
     var startLead: Double { 0 }
 
     // MARK: Sources
@@ -425,6 +428,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
             state.sources[id] = placed
         }
+        // An effect due already was uploaded this round: the uploads of those not due yet wait for the next one,
+        // so that its play goes out before their reports (a start now's first effects, a late one's rest).
+        var uploadedDue = false
         for (id, live) in state.live.sorted(by: { $0.value.placed.start < $1.value.placed.start }) {
             let placed = live.placed
             let orphaned = state.sources[live.source] == nil && !live.played
@@ -441,22 +447,43 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 continue
             }
             guard let slot = live.slot else {
+                if placed.start > now, uploadedDue { continue }
+                // Uploaded after its start (a start now, or an effect that waited for a slot), an effect is
+                // uploaded as what is left of it from now, and played as soon as the upload is done: the device
+                // runs that rest from the play, as late as the upload took, and a stop ends it on the engine's
+                // clock with the rest of the pattern.
+                var upload = placed
+                let late = now - placed.start
+                if late > Self.lateStartTolerance {
+                    guard let rest = placed.effect.section(from: late, to: placed.effect.length) else {
+                        state.live[id] = nil
+                        continue
+                    }
+                    upload = PlacedPeriodicEffect(start: now, end: placed.end, effect: rest)
+                }
                 let kept = state.idle.firstIndex { $0.from <= now }.map { state.idle.remove(at: $0) }
                 // A full device has no block to give: wait for one of our slots to come free (`due` wakes for it).
                 if kept == nil, state.deviceFull, state.slotComesFree(before: placed.end) { continue }
+                state.live[id]?.placed = upload
+                state.live[id]?.cutAtUpload = upload.start != placed.start
                 // An effect that ended by its length is stopped before its slot takes new parameters: a device
                 // that kept it playing (its firmware's choice) would otherwise play them at once.
                 if let kept, !kept.stopped { steps.append(.stop(kept.slot)) }
-                steps.append(.upload(id, placed.effect, reusing: kept?.slot))
+                steps.append(.upload(id, upload.effect, reusing: kept?.slot))
+                uploadedDue = uploadedDue || upload.start <= now
                 continue
             }
             if !live.played {
                 guard placed.start <= now else { continue }
                 state.live[id]?.played = true
-                // Played late (its upload came after its start: a start due now waits for it), the effect plays
-                // what is left of it, so that it ends on the engine's clock with the rest of the pattern.
+                // Cut at its upload, an effect plays as uploaded: its length, attack and updates run from the play,
+                // and it is stopped at its end when the upload made it late. Uploaded ahead and played late (the
+                // thread was held), it plays what is left of it, so that it ends on the engine's clock with the
+                // rest of the pattern.
                 let late = now - placed.start
-                if late > Self.lateStartTolerance {
+                if live.cutAtUpload {
+                    state.live[id]?.placed.start = now
+                } else if late > Self.lateStartTolerance {
                     guard let rest = placed.effect.section(from: late, to: placed.effect.length) else { continue }
                     // From now on it is that rest: its updates, a cut and the slot's next use read it.
                     state.live[id]?.placed = PlacedPeriodicEffect(start: now, end: placed.end, effect: rest)

@@ -60,6 +60,9 @@ enum PIDSuite {
     /// The longest time a play may come after its time: its upload, a round trip to the device (about 12 ms under
     /// TCG, 33 ms seen in CI with the other guest busy).
     static let maximumLag = 0.030
+    /// How far ahead of the call a test starts a pattern whose times it checks against the pattern's start: more
+    /// than the stream's upload lead, so that its first effects are uploaded ahead and played at their time.
+    static let startAheadSeconds = 0.1
     /// The lateness a started effect is matched at, in the milliseconds of an effect's times: any a stall of the
     /// guest can make. How late plays come is the bench's measure; here an effect played late must be its rest.
     static let lateMilliseconds = 150
@@ -215,6 +218,19 @@ enum PIDSuite {
                     swingsChecked += 1
                 }
 
+                // A start now plays its opening before it uploads what is not due yet: before the first play, the
+                // device got only the uploads of the effects that may have been due then (those starting within a
+                // play's longest lag) into kept slots: a stop of the slot's last effect and the parameter reports
+                // (Set Effect, Set Envelope, Set Periodic).
+                let opening = program.effects.filter { $0.delay < maximumLag }.count
+                let beforeFirstPlay = reports.filter { $0.0 < firstStart }.map(\.1)
+                let listed = beforeFirstPlay.map {
+                    [$0.kind.rawValue, $0.operation?.rawValue ?? ""].joined(separator: " ")
+                }
+                try require(
+                    beforeFirstPlay.count <= 4 * opening,
+                    "\(name): \(beforeFirstPlay.count) reports reached the device before the first play, more than "
+                        + "the uploads of the \(opening) effects starting within \(maximumLag) s: \(listed)")
                 // The first play asked the device for no block: it went into one the stream holds ready.
                 try require(
                     creates.first.map { $0.0 > firstStart } ?? true,
@@ -229,9 +245,10 @@ enum PIDSuite {
                 lines.append(
                     String(
                         format:
-                            "%@ %d effects, %d blocks asked for, %d updates, pattern %.0f ms before its first play "
-                            + "fits best, p99 %.3f worst %.3f mean %.4f, %d effects swing at their period", name,
-                        program.effects.count, creates.count, updates, lag * 1000, p99, worst, mean, checkedSwings))
+                            "%@ %d effects, %d reports before its first play, %d blocks asked for, %d updates, pattern "
+                            + "%.0f ms before its first play fits best, p99 %.3f worst %.3f mean %.4f, %d effects "
+                            + "swing at their period", name, program.effects.count, beforeFirstPlay.count,
+                        creates.count, updates, lag * 1000, p99, worst, mean, checkedSwings))
             }
             // The swing check holds only where an effect plays alone and unchanged: some of the assets have one.
             try require(swingsChecked > 0, "no effect played alone and unchanged long enough to count its swings")
@@ -285,11 +302,12 @@ enum PIDSuite {
         }
     }
 
-    /// Tones on a joystick whose pool holds two blocks, both the stream's ready blocks from the engine's start:
-    /// A (0-0.6 s) and B (0.05-0.6 s) play in them; C (0.1-0.3 s) is answered "full" (the engine's `ENOSPC`) and,
-    /// with no slot of ours coming free before its end, is left out; D (0.2-0.9 s) waits for A's slot and plays
-    /// the rest of itself from there, ending on time. The engine plays on, the next pattern plays, and every block
-    /// is free after the engine stops.
+    /// Tones started ahead on a joystick whose pool holds two blocks, both the stream's ready blocks from the
+    /// engine's start: A (0-0.6 s) and B (0.05-0.6 s) play in them, A at its time; C (0.1-0.3 s) is answered "full"
+    /// (the engine's `ENOSPC`) and, with no slot of ours coming free before its end, is left out; D (0.2-0.9 s)
+    /// waits for A's slot and plays the rest of itself from there, ending on time (by its length, or by a stop
+    /// when its upload made its play late). The engine plays on, the next pattern plays, and every block is free
+    /// after the engine stops.
     static func fullDevice() async throws {
         let device: any EmulatedDevice
         do { device = try EmulatedModel.startPIDJoystick(capacity: 2, logger: EmulationSuite.logger()) } catch {
@@ -310,7 +328,14 @@ enum PIDSuite {
                     relativeTime: start, duration: length)
             }, parameters: [])
         let before = device.records().count
-        try await VoiceCoilSuite.play(tones, on: engine)
+        // Started a little ahead, at a known instant of the engine's clock (the monotonic clock the device's
+        // records are on): the times below are the pattern's, not the start call's.
+        let player = try engine.makeAdvancedPlayer(with: tones)
+        let (done, finished) = AsyncStream.makeStream(of: Void.self)
+        player.completionHandler = { _ in finished.yield() }
+        let origin = engine.currentTime + startAheadSeconds
+        try player.start(atTime: origin)
+        for await _ in done { break }
         try await Task.sleep(for: .milliseconds(300))
         try require(engine.isRunning, "the engine stopped on a full device")
         let records = Array(device.records().dropFirst(before))
@@ -323,14 +348,28 @@ enum PIDSuite {
             !answers.contains(.success) && answers.contains(.full), "the device's answers: \(answers)")
         try requireEqual(starts.count, 3, "effects started (A, B and D; C left out)")
         let playback = PIDPlayback(records: device.records())
-        let first = starts[0].0
-        guard let blockA = starts[0].1.blockIndex, let endA = playback.state(at: first).blocks[blockA]?.endsAt,
-            let blockD = starts[2].1.blockIndex, let endD = playback.state(at: starts[2].0).blocks[blockD]?.endsAt
-        else { throw TestFailure(reason: "the started blocks are not on the device") }
-        try require(blockD == blockA && starts[2].0 >= endA, "D did not take A's block after A ended")
+        /// When the effect started at `index` of `starts` ended: by its length, or by a stop before that.
+        func end(ofStart index: Int) -> (block: Int, time: Double)? {
+            let (time, report) = starts[index]
+            guard let block = report.blockIndex, let length = playback.state(at: time).blocks[block]?.endsAt else {
+                return nil
+            }
+            let stop = reports.first {
+                $0.0 > time && $0.1.blockIndex == block && $0.1.kind == .effectOperation && $0.1.operation == .stop
+            }
+            return (block, min(length, stop?.0 ?? .infinity))
+        }
+        guard let (blockA, endA) = end(ofStart: 0), let (blockD, endD) = end(ofStart: 2) else {
+            throw TestFailure(reason: "the started blocks are not on the device")
+        }
+        let timeline = reports.map { String(format: "%@ %.1f ms", "\($0.1.kind)", ($0.0 - origin) * 1000) }
         try require(
-            abs(endD - (first + 0.9)) <= maximumLag,
-            "D ends \(endD - first) s after A's start, not 0.9 s (bound \(maximumLag) s)")
+            starts[0].0 >= origin - 0.001 && starts[0].0 - origin <= maximumLag,
+            "A started \(starts[0].0 - origin) s after its time (bound \(maximumLag) s): \(timeline)")
+        try require(blockD == blockA && starts[2].0 >= endA, "D did not take A's block after A ended: \(timeline)")
+        try require(
+            abs(endD - (origin + 0.9)) <= maximumLag,
+            "D ends \(endD - origin) s after the pattern's start, not 0.9 s (bound \(maximumLag) s): \(timeline)")
         let thud = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/thud.ahap"))
         let next = device.records().count
         try await VoiceCoilSuite.play(thud, on: engine)
@@ -343,10 +382,10 @@ enum PIDSuite {
         print(
             String(
                 format:
-                    "    2 blocks, both ready from the engine's start: C answered full and left out, D played in A's "
-                    + "block from %.0f ms, ending %.0f ms after A's start; then thud; all free",
-                (starts[2].0 - first) * 1000,
-                (endD - first) * 1000))
+                    "    2 blocks, both ready from the engine's start: A started %.1f ms after its time, C answered "
+                    + "full and left out, D played in A's block from %.0f ms, ending %.1f ms from its time; then "
+                    + "thud; all free",
+                (starts[0].0 - origin) * 1000, (starts[2].0 - origin) * 1000, (endD - origin - 0.9) * 1000))
     }
 
     /// Waits until the device holds no block (the engine stopped: the stream erases its effects, and hid-pidff's
