@@ -327,8 +327,11 @@ enum EngineSuite {
                 origin >= before && origin <= after,
                 "started now between \(before) and \(after), the first write was at \(origin): not the start's")
         } else {
-            try player.start(atTime: origin)
+            // The stop is scheduled first: a change of the player after the pattern began (a call held that long
+            // on a busy guest) would have the engine plan again from it, resuming from its last write, which is
+            // not the whole plan this compares with. Commands apply in their time order.
             try player.stop(atTime: origin + stopOffset)
+            try player.start(atTime: origin)
             for await _ in done { break }
         }
         let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
