@@ -82,8 +82,13 @@ extension EngineState {
         // Across it, from the plan's own count of its commands (`PlaybackPlan.horizonHolds`): what is sent is then
         // the plan made whole, whenever the thread wrote them.
         let resumption = continues ? plan?.holdsAtHorizon ?? deviceHolds : deviceHolds
+        // Planned again after a level the thread slept through, the mix unchanged since: it goes on across the
+        // instant of that write too, where the mix has no jump unless the whole mix has one (a ramp's level there
+        // is not a rise from silence, which the rate limit would send at once).
+        let afterLateLevel = droppedForLateLevel == scheduler.revision
+        droppedForLateLevel = nil
         let request = MixPlanRequest(
-            scheduler: scheduler, origin: origin, continuesAcross: continues,
+            scheduler: scheduler, origin: origin, continuesAcross: continues || afterLateLevel,
             resumption: resumption, planner: planner(gain: gain))
         return PassStart(output: output, step: step, finished: finished, request: request)
     }
@@ -115,6 +120,12 @@ extension EngineState {
             plan = made
         }
         outcome.write = takeWrite(at: now, changeLead: changeLead, replaced: replaced)
+        // A level slept through: its plan is dropped, and the mix it was planned for (changed, if at all, before
+        // this instant) goes on.
+        if case .apply(_, _, wokeLate: true)? = outcome.write, (made?.origin ?? -.infinity) < now - PlayerState.epsilon
+        {
+            droppedForLateLevel = scheduler.revision
+        }
         // A level written late (`takeWrite`) leaves no plan: the next pass makes one at once.
         let replanning = plan == nil
         outcome.stoppedPulses = pulsesToStop(at: now, beforeCommand: outcome.write)

@@ -134,6 +134,9 @@ struct EngineState: Sendable {
     var hapticsMuted = false { didSet { publishStartGate() } }
     /// The device commands for the current mix (nil: plan on the next pass).
     var plan: PlaybackPlan?
+    /// The mix's revision when its plan was dropped for a level the thread slept through (`takeWrite`): while the
+    /// mix is still that one, the next plan goes on across the instant it is made from, as the whole plan would.
+    var droppedForLateLevel: MixRevision?
     /// What the device holds as a plan resumes it, in engine time: the last command's levels and time (where the
     /// rate limit resumes from), and the write the budget counts from with the writes left after it. Kept by the
     /// planner's own rules (`DeviceCommandPlanner.resumption(after:from:)`, and

@@ -388,8 +388,11 @@ enum EngineSuite {
                     abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
                 })
             else {
-                let before = applied[..<index].suffix(3).map {
-                    "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))"
+                // Every sample before it, renewals and levels slept through named as such.
+                let position = playback.samples.firstIndex(of: sample) ?? 0
+                let before = playback.samples[..<position].suffix(4).map {
+                    ($0.kind == .keepAlive ? "renewal " : $0.wokeLate ? "slept-through " : "")
+                        + "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))"
                 }
                 let ahead = planned[next...].prefix(4).map { "\($0.levels) at +\($0.time)" }
                 findings.planMismatches.append(

@@ -203,6 +203,43 @@ import Testing
         #expect(late == [[10.1, 10.14, q(0.7)]])
     }
 
+    @Test func aRampsOpeningSleptThroughGoesOnAsTheWholeTimelinesPlanResumedFromItsWriteNotAsARiseFromSilence()
+        throws
+    {
+        // A ramp down from 0.9 on the virtual pad, started ahead: its plan opens with two commands 4 ms apart, and
+        // the thread wakes 4.15 ms after the start, past the first. That level goes out then (slept through, and a
+        // step stronger than the second); the plan made after it is the whole ramp's resumed from that write, as
+        // for any level slept through. It used to read the instant of the write as a rise from silence (the mix
+        // planned from there had nothing before it) and send the next level at the rate limit, 4 ms later.
+        let samples = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
+        let rig = try Rig(options: options, renderProfile: .virtualPad)
+        let ramp = timeline(
+            MotorTimeline.Segment(
+                start: 0, end: 4, startLevels: .init(strong: 0.9, weak: 0.7), endLevels: .init(strong: 0.1, weak: 0.05))
+        )
+        let planner = DeviceCommandPlanner(profile: .virtualPad)
+        let whole = planner.commands(for: ramp)
+        #expect(whole[1].time - whole[0].time < 0.005, "the ramp's plan does not open with two close commands")
+        let start = 10.05
+        try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: start)
+        rig.clock.set(to: start - 0.0001)
+        rig.clock.wakeLate(at: start + 0.00415)
+        rig.clock.advance(by: 5)
+        let applied = samples.withLock { $0 }.filter { $0.kind == .apply }
+        let first = try #require(applied.first)
+        #expect(first.wokeLate && first.deadline == start && first.mix == whole[0].levels)
+        let written = first.sent - start
+        let resumed = planner.commands(
+            for: ramp, from: written,
+            resuming: planner.resumption(
+                after: RumbleCommand(time: written, levels: first.mix, holdDuration: nil), from: .deviceOff))
+        expectSameChanges(
+            applied.dropFirst().map { Change(at: $0.deadline - start, $0.mix) },
+            resumed.map { Change(at: $0.time, $0.levels) }, "after the level slept through")
+    }
+
     @Test func aLastTapTheThreadSleptThroughWithThePlayersEndIsWrittenWhenItWakes() throws {
         // Woken at 0.25, past the last tap and the pattern's end: the player has finished and the mix is planned
         // again from its end, but the tap still goes out, then the motors stop after one interval.
