@@ -441,9 +441,9 @@ enum EngineSuite {
         let records = playback.records
         let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
         // Keep-alives are samples too: they bound the windows, but only changes are measured.
-        var previousMix: MotorMagnitudes?
+        var previous: PlaybackSample?
         for (index, sample) in taken.enumerated() where sample.kind == .apply {
-            defer { previousMix = sample.mix }
+            defer { previous = sample }
             let sent = Int64((sample.sent * 1e6).rounded(.down))
             // The last change's window ends where engine.stop() closes the device (the kernel's own stop).
             let nextSent =
@@ -474,12 +474,18 @@ enum EngineSuite {
             let due =
                 (opening ? sample.sent : sample.deadline) * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
             // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play.
-            if previousMix?.isOff == true, !sample.mix.isOff {
+            if let stop = previous, stop.mix.isOff, !sample.mix.isOff {
                 if window.count == 1 && first.event == .play {
                     findings.stagedRiseCount += 1
                 } else {
+                    // With the stop's own requests, where the level should have been staged.
+                    let origin = playback.origin
+                    let stopSent = Int64((stop.sent * 1e6).rounded(.down))
+                    let since = writes.filter { $0.time.microseconds >= stopSent && $0.time.microseconds < nextSent }
                     findings.unstagedRises.append(
-                        "\(fileName) #\(index) to \(sample.mix): \(window.map(recordSummary))")
+                        "\(fileName) #\(index) to \(sample.mix) at +\(sample.deadline - origin) (+\(sample.sent - origin)), "
+                            + "after the stop at +\(stop.deadline - origin) (+\(stop.sent - origin)): "
+                            + "\(window.map(recordSummary)); the pad from the stop: \(since.map(recordSummary))")
                 }
             }
             let error = Double(first.time.microseconds) / 1000 - due
