@@ -149,9 +149,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         var placed: PlacedPeriodicEffect
         var slot: UploadedEffect?
         var played = false
-        /// It was uploaded as what was left of it at its upload (its start had come): its play does not cut it
-        /// again, which would be another upload before the play, but stops it at its end.
-        var cutAtUpload = false
         /// The next of `placed.effect.updates` to send.
         var nextUpdate = 0
     }
@@ -226,8 +223,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
-    /// Nothing is queued ahead: an effect due now is uploaded (what is left of it from then) and played at once,
-    /// before the effects that are not due yet are uploaded.
+    /// Nothing is queued ahead: an effect due now is uploaded and played at once, before the effects that are not
+    /// due yet are uploaded.
     var startLead: Double { 0 }
 
     // MARK: Sources
@@ -448,13 +445,12 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
             guard let slot = live.slot else {
                 if placed.start > now, uploadedDue { continue }
-                // Uploaded after its start (a start now, or an effect that waited for a slot), an effect is
-                // uploaded as what is left of it from now, and played as soon as the upload is done: the device
-                // runs that rest from the play, as late as the upload took, and a stop ends it on the engine's
-                // clock with the rest of the pattern.
+                // Uploaded well after its start (an effect that waited for a slot, a thread held), an effect is
+                // uploaded as what is left of it from now. Either way it is played as soon as the upload is done,
+                // before the effects not due yet are uploaded.
                 var upload = placed
                 let late = now - placed.start
-                if late > Self.lateStartTolerance {
+                if late > Self.playsWholeWithin {
                     guard let rest = placed.effect.section(from: late, to: placed.effect.length) else {
                         state.live[id] = nil
                         continue
@@ -465,7 +461,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 // A full device has no block to give: wait for one of our slots to come free (`due` wakes for it).
                 if kept == nil, state.deviceFull, state.slotComesFree(before: placed.end) { continue }
                 state.live[id]?.placed = upload
-                state.live[id]?.cutAtUpload = upload.start != placed.start
                 // An effect that ended by its length is stopped before its slot takes new parameters: a device
                 // that kept it playing (its firmware's choice) would otherwise play them at once.
                 if let kept, !kept.stopped { steps.append(.stop(kept.slot)) }
@@ -476,18 +471,17 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             if !live.played {
                 guard placed.start <= now else { continue }
                 state.live[id]?.played = true
-                // Cut at its upload, an effect plays as uploaded: its length, attack and updates run from the play,
-                // and it is stopped at its end when the upload made it late. Uploaded ahead and played late (the
-                // thread was held), it plays what is left of it, so that it ends on the engine's clock with the
-                // rest of the pattern.
+                // A play a little late plays the effect as uploaded: its length, attack and updates run from the
+                // play, and it is stopped at its end on the engine's clock if it would run past it. One much later
+                // (the thread was held) plays what is left of it, updated first.
                 let late = now - placed.start
-                if live.cutAtUpload {
-                    state.live[id]?.placed.start = now
-                } else if late > Self.lateStartTolerance {
+                if late > Self.playsWholeWithin {
                     guard let rest = placed.effect.section(from: late, to: placed.effect.length) else { continue }
                     // From now on it is that rest: its updates, a cut and the slot's next use read it.
                     state.live[id]?.placed = PlacedPeriodicEffect(start: now, end: placed.end, effect: rest)
                     steps.append(.update(slot, rest))
+                } else {
+                    state.live[id]?.placed.start = now
                 }
                 steps.append(.play(id, slot))
                 continue
@@ -524,8 +518,11 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// How much sooner than its uploaded length an effect must end to be stopped: under a millisecond is the
     /// rounding of its length to the kernel's milliseconds.
     static let cutTolerance = 0.001
-    /// How late a play may be and still play its effect whole: the kernel's millisecond.
-    static let lateStartTolerance = 0.001
+    /// How late an effect may start and still play as uploaded, from its late start (stopped at its end on the
+    /// engine's clock): cutting it to what is left of it takes an upload before its play or at it, which hid-pidff
+    /// makes wait for its reports to reach the device (5-13 ms under TCG, a few on USB), to save at most this much
+    /// of its opening. A start now is uploaded and played whole.
+    static let playsWholeWithin = 0.010
     /// How late a play may have reached the device: the slot of an effect that ended by its length is taken again
     /// this long after its end.
     static let lateEndMargin = 0.020
