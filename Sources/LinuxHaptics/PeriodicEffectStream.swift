@@ -519,9 +519,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// rounding of its length to the kernel's milliseconds.
     static let cutTolerance = 0.001
     /// How late an effect may start and still play as uploaded, from its late start (stopped at its end on the
-    /// engine's clock): cutting it to what is left of it takes an upload before its play or at it, which hid-pidff
-    /// makes wait for its reports to reach the device (5-13 ms under TCG, a few on USB), to save at most this much
-    /// of its opening. A start now is uploaded and played whole.
+    /// engine's clock): cutting it to what is left of it takes an upload before its play or at it, and an upload
+    /// into a kept slot held the thread 5-13 ms under TCG, to save at most this much of its opening. A start now
+    /// is uploaded and played whole.
     static let playsWholeWithin = 0.010
     /// How late a play may have reached the device: the slot of an effect that ended by its length is taken again
     /// this long after its end.
