@@ -83,13 +83,7 @@ enum PIDSuite {
                 let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(name).ahap"))
                 let program = NativePeriodicProgram(pattern: pattern, profile: .periodicForce)
                 let before = device.records().count
-                // Made first (it compiles the pattern for the device), then started now: the start call's time.
-                let player = try engine.makeAdvancedPlayer(with: pattern)
-                let (done, finished) = AsyncStream.makeStream(of: Void.self)
-                player.completionHandler = { _ in finished.yield() }
-                let called = monotonicSeconds()
-                try player.start(atTime: 0)
-                for await _ in done { break }
+                let called = try await VoiceCoilSuite.play(pattern, on: engine)
                 try await Task.sleep(for: .milliseconds(300))
                 let records = Array(device.records().dropFirst(before))
                 let reports = records.compactMap { record in record.pid.map { (record.time.seconds, $0) } }
@@ -337,12 +331,7 @@ enum PIDSuite {
         let before = device.records().count
         // Started a little ahead, at a known instant of the engine's clock (the monotonic clock the device's
         // records are on): the times below are the pattern's, not the start call's.
-        let player = try engine.makeAdvancedPlayer(with: tones)
-        let (done, finished) = AsyncStream.makeStream(of: Void.self)
-        player.completionHandler = { _ in finished.yield() }
-        let origin = engine.currentTime + startAheadSeconds
-        try player.start(atTime: origin)
-        for await _ in done { break }
+        let origin = try await VoiceCoilSuite.play(tones, on: engine, ahead: startAheadSeconds)
         try await Task.sleep(for: .milliseconds(300))
         try require(engine.isRunning, "the engine stopped on a full device")
         let records = Array(device.records().dropFirst(before))

@@ -57,14 +57,19 @@ enum VoiceCoilSuite {
         return engine
     }
 
-    /// Plays `pattern` once and waits for its completion.
-    static func play(_ pattern: HapticPattern, on engine: HapticEngine) async throws {
+    /// Plays `pattern` once and waits for its completion: started now, or `ahead` seconds after the player is made
+    /// (which compiles the pattern). Returns the instant it was started for: the clock just before the call of a
+    /// start now, else the engine time it was started at (the engine's clock is the monotonic clock).
+    @discardableResult
+    static func play(_ pattern: HapticPattern, on engine: HapticEngine, ahead: Double = 0) async throws -> Double {
         let player = try engine.makeAdvancedPlayer(with: pattern)
         let done = AsyncStream<Void>.makeStream()
         player.completionHandler = { _ in done.continuation.yield() }
-        try player.start(atTime: 0)
+        let origin = ahead > 0 ? engine.currentTime + ahead : monotonicSeconds()
+        try player.start(atTime: ahead > 0 ? origin : 0)
         var iterator = done.stream.makeAsyncIterator()
         _ = await iterator.next()
+        return origin
     }
 
     // MARK: What the pad received
