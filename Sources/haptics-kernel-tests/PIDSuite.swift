@@ -64,7 +64,8 @@ enum PIDSuite {
     /// than the stream's upload lead, so that its first effects are uploaded ahead and played at their time.
     static let startAheadSeconds = 0.1
     /// The lateness a started effect is matched at, in the milliseconds of an effect's times: any a stall of the
-    /// guest can make. How late plays come is the bench's measure; here an effect played late must be its rest.
+    /// guest can make. How late plays come is the bench's measure; here an effect played late must be whole (a
+    /// little late: the stream stops it at its end) or its rest.
     static let lateMilliseconds = 150
 
     static func assetsPlayNatively() async throws {
@@ -100,7 +101,8 @@ enum PIDSuite {
                     return [block.period, block.magnitude, block.attackTime, block.fadeTime, block.duration]
                 }
                 // Each effect as the device starts it is one of the program's as the engine plays it that late: the
-                // lateness is what its length lost (an effect played late plays its rest, to end on time), and the
+                // lateness is what its length lost (an effect played more than `PeriodicEffectStream`'s 10 ms late
+                // plays its rest, to end on time; one less late plays whole and is stopped at its end), and the
                 // rest, cut from the compiled effect there, has the period and magnitude of the update made by then
                 // and the attack and fade left. Each is matched at the whole milliseconds either side of that.
                 var unmatched = program.effects
