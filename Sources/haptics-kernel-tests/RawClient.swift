@@ -2,6 +2,7 @@
 // kernel tests exercise the virtual pad with nothing of ours in between.
 import CLinuxInput
 import CLinuxSystem
+import HapticTestDevices
 import LinuxInput
 import Glibc
 @_spi(Internals) import LinuxSystem
@@ -21,6 +22,11 @@ struct ClientError: Error, Equatable, CustomStringConvertible {
 
 final class RawClient {
     private(set) var fd: Int32
+    /// Whether to note when each request (upload, erase, `EV_FF` event) is made: a test that sends the same
+    /// requests to two devices can then time each device's effects from its own requests.
+    var timesRequests = false
+    /// When each request was made (just before its system call), while `timesRequests` is set.
+    private(set) var requestTimes: [PadTimestamp] = []
 
     init(node: String) throws(ClientError) {
         fd = open(node, O_RDWR | O_CLOEXEC)
@@ -38,6 +44,7 @@ final class RawClient {
     @discardableResult
     func upload(_ effect: ff_effect) throws(ClientError) -> Int16 {
         var effect = effect
+        noteRequest()
         if cls_ioctl_ptr(fd, cli_EVIOCSFF(), &effect) < 0 { throw ClientError(code: errno, call: "ioctl(EVIOCSFF)") }
         return effect.id
     }
@@ -61,6 +68,7 @@ final class RawClient {
 
     /// `EVIOCRMFF`.
     func erase(_ id: Int16) throws(ClientError) {
+        noteRequest()
         if cls_ioctl_int(fd, cli_EVIOCRMFF(), Int32(id)) < 0 {
             throw ClientError(code: errno, call: "ioctl(EVIOCRMFF)")
         }
@@ -72,6 +80,10 @@ final class RawClient {
     func stop(_ id: Int16) throws(ClientError) { try send(code: UInt16(bitPattern: id), value: 0) }
     func setGain(_ gain: UInt16) throws(ClientError) { try send(code: UInt16(FF_GAIN), value: Int32(gain)) }
 
+    private func noteRequest() {
+        if timesRequests { requestTimes.append(ProcessSuite.now()) }
+    }
+
     /// One `EV_FF` event, written the way every client does.
     func send(code: UInt16, value: Int32) throws(ClientError) {
         var event = input_event()
@@ -79,6 +91,7 @@ final class RawClient {
         event.code = code
         event.value = value
         let size = MemoryLayout<input_event>.size
+        noteRequest()
         let written = withUnsafeBytes(of: &event) { Glibc.write(fd, $0.baseAddress, size) }
         if written != size { throw ClientError(code: written < 0 ? errno : EIO, call: "write(EV_FF)") }
     }

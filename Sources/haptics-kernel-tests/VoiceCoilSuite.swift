@@ -413,7 +413,9 @@ enum VoiceCoilSuite {
     static func usbLeavesRumbleEmulation() async throws {
         try await EmulationSuite.withController(.dualsense) { device, nodes in
             _ = try DeviceSuite.haptics(["play", "--device", nodes.rumbleNode, "Haptics/thud.ahap"])
-            let rumbled = device.records().last { $0.event == .output && $0.mode != nil && $0.mode != "off" }
+            let rumbled = device.records().last {
+                $0.event == .output && $0.mode != nil && $0.mode != DualSense.rumbleOffMode
+            }
             try require(rumbled != nil, "the thud did not select rumble emulation")
             guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode)
             else { throw TestFailure(reason: "the USB DualSense has no hidraw node") }
@@ -423,7 +425,7 @@ enum VoiceCoilSuite {
             hidraw.close()
             try await EmulationSuite.waitForOutputs(device, after: before, "the report") { !$0.isEmpty }
             let received = device.records().dropFirst(before).first { $0.event == .output }
-            try requireEqual(received?.mode, "off", "the mode the report leaves the pad in")
+            try requireEqual(received?.mode, DualSense.rumbleOffMode, "the mode the report leaves the pad in")
             print("    after \(rumbled?.mode ?? "") rumble, the report through \(node) leaves the pad in mode off")
         }
     }

@@ -160,6 +160,9 @@ extension DualSense {
         package static let vibrationV2: UInt8 = 0x04
     }
 
+    /// The mode an output report with no valid flag leaves the pad in: rumble emulation off.
+    package static let rumbleOffMode = "off"
+
     /// The part of the main output report that USB and Bluetooth share (47 bytes): valid flags at 0, 1 and 38,
     /// the weak (right) motor at 2, the strong (left) one at 3, lights after. Nil for a report the controller
     /// would drop: another id, too short, over Bluetooth with a bad CRC or neither header below.
@@ -193,7 +196,7 @@ extension DualSense {
         let compatible = common[base] & OutputFlag.compatibleVibration != 0
         let v2 = common[base + 38] & OutputFlag.vibrationV2 != 0
         if common[base] == 0, common[base + 1] == 0, common[base + 38] == 0 {
-            return EmulatedMotorOutput(strong: 0, weak: 0, mode: "off")
+            return EmulatedMotorOutput(strong: 0, weak: 0, mode: rumbleOffMode)
         }
         guard compatible || v2 else { return nil }
         return EmulatedMotorOutput(

@@ -110,7 +110,8 @@ public struct PadRecord: Equatable, Hashable, Sendable, Codable {
     /// Output, HD rumble (Switch Pro Controller): the frequency each actuator is driven at, in Hz.
     public var strongFrequency: Double?
     public var weakFrequency: Double?
-    /// Output, DualSense: the vibration mode the report selects (`compatible` or `v2`).
+    /// Output, DualSense: the vibration mode the report selects (`compatible` or `v2`), or `off` for a report
+    /// with no valid flag at all (rumble emulation off).
     public var mode: String?
     /// Output, DualSense over Bluetooth: the haptics report 0x32 decoded (the voice coils' samples).
     public var waveform: WaveformPacket?
