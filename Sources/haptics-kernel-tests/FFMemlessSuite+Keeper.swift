@@ -37,9 +37,12 @@ extension FFMemlessSuite {
 
     typealias Report = (time: PadTimestamp, strong: Double, weak: Double)
 
-    /// The driver's reports since record `index` of `device`: time, and both motors as the emulator decoded them.
-    static func reports(_ device: any EmulatedDevice, after index: Int) -> [Report] {
-        device.records().dropFirst(index).filter { $0.event == .output }.map { ($0.time, $0.strong ?? 0, $0.weak ?? 0) }
+    /// The driver's reports since record `index` of `device` that carry levels: time, and both motors as the
+    /// emulator decoded them. hid-playstation's empty reruns (`EmulationSuite.splitOffReruns`) are left out:
+    /// they carry no level, and read as rest they would pass for a stop the driver was never asked for.
+    static func reports(_ device: any EmulatedDevice, after index: Int) throws -> [Report] {
+        let outputs = device.records().dropFirst(index).filter { $0.event == .output }
+        return try EmulationSuite.splitOffReruns(Array(outputs)).levels.map { ($0.time, $0.strong ?? 0, $0.weak ?? 0) }
     }
 
     /// How a change is sent: an update then a play, or an update alone beside a keeper; with the mix effect's
@@ -78,7 +81,7 @@ extension FFMemlessSuite {
             if !way.keeper { try client.play(mix) }
         }
         try await Task.sleep(for: .milliseconds(settleMilliseconds))
-        let sent = reports(device, after: index).filter {
+        let sent = try reports(device, after: index).filter {
             $0.time.microseconds - changed.microseconds < changeWindowMicroseconds
         }
         // The new level: the highest the change sent (both levels are the same on both motors).
@@ -158,7 +161,7 @@ extension FFMemlessSuite {
                         if ending == "stop" { try client.stop(mix) } else { client.close() }
                     }
                     try await Task.sleep(for: .milliseconds(settleMilliseconds))
-                    let sent = reports(device, after: start)
+                    let sent = try reports(device, after: start)
                     let rests = sent.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
                     let what = "\(model.rawValue) \(keeper ? "with" : "without") a keeper, update then \(ending)"
                     if keeper {

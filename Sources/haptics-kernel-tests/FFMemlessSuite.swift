@@ -129,7 +129,7 @@ enum FFMemlessSuite {
                 }.map {
                     Change(time: $0.time, level: level(of: $0.levels))
                 })
-            let (levelReports, reruns) = try splitOffReruns(
+            let (levelReports, reruns) = try EmulationSuite.splitOffReruns(
                 Array(device.records().dropFirst(before).filter { $0.event == .output }))
             let reported = distinct(
                 levelReports.map {
@@ -155,35 +155,6 @@ enum FFMemlessSuite {
                     + "controller after the pad by, ms: \(requests.skews.map(AudioSuite.tenths))")
             if !reruns.isEmpty { print("  left out: \(rerunsDescription(reruns))") }
         }
-    }
-
-    /// Splits hid-playstation's reports into those that carry motor levels and the empty reruns of its output
-    /// worker. The driver sets the vibration flags on every report that carries a level ff-memless gave it; a
-    /// report with no valid flag at all comes from a second run of the worker, queued by a play that arrived
-    /// while the first run was under way and already sent by it (ff-memless plays a newly started endless effect
-    /// again one jiffy later, so this happens when the worker is slow). The emulated pad reads a report without
-    /// flags as SDL's stop, rumble emulation off: it carries no level of ff-memless, so it is left out of the
-    /// comparison, and must follow a report with levels within ff-memless's timer step, as a rerun does.
-    static func splitOffReruns(_ outputs: [PadRecord]) throws -> (levels: [PadRecord], reruns: [PadRecord]) {
-        var levels: [PadRecord] = []
-        var reruns: [PadRecord] = []
-        for (index, output) in outputs.enumerated() {
-            guard output.mode == DualSense.rumbleOffMode else {
-                levels.append(output)
-                continue
-            }
-            guard index > 0, outputs[index - 1].mode != DualSense.rumbleOffMode,
-                output.time.microseconds - outputs[index - 1].time.microseconds <= timerStepMicroseconds
-            else {
-                throw TestFailure(
-                    reason:
-                        "hid-playstation sent a report with no valid flag at \(output.time) that follows no report of "
-                        + "levels within \(timerStepMicroseconds / 1000) ms: the driver turned the rumble off by "
-                        + "itself; its reports: \(outputs.map { "\($0.mode ?? "-")@\($0.time)" })")
-            }
-            reruns.append(output)
-        }
-        return (levels, reruns)
     }
 
     static func rerunsDescription(_ reruns: [PadRecord]) -> String {
