@@ -123,7 +123,8 @@ enum EmulationSuite {
                 try await waitForOutputs(device, after: before, "\(asset): the final report at rest") { outputs in
                     outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
                 }
-                let outputs = Array(device.records().dropFirst(before)).filter { $0.event == .output }
+                // hid-playstation's empty reruns carry no level (`splitOffReruns`).
+                let outputs = try splitOffReruns(device.records(), after: before).levels
                 let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(asset).ahap"))
                 let planned = DeviceCommandPlanner(profile: profile).commands(
                     for: PatternRenderer(profile: profile).render(pattern))
@@ -192,8 +193,7 @@ enum EmulationSuite {
         Int, Int
     ) {
         let tolerance = step + 1e-9
-        let levels = distinct(
-            try splitOffReruns(outputs).levels.map { MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0) })
+        let levels = distinct(outputs.map { MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0) })
         // The device starts at rest, and the plan ends there.
         let plan = distinct([MotorMagnitudes(strong: 0, weak: 0)] + planned.map(\.levels))
         let near = { (a: MotorMagnitudes, b: MotorMagnitudes) in
@@ -225,25 +225,32 @@ enum EmulationSuite {
     /// again one jiffy later, so this happens when the worker is slow). The emulated pad reads a report without
     /// flags as SDL's stop, rumble emulation off: it carries no level of ff-memless, so the tests leave it out of
     /// the levels they check, and it must follow a report with levels within ff-memless's timer step, as a rerun
-    /// does.
-    static func splitOffReruns(_ outputs: [PadRecord]) throws -> (levels: [PadRecord], reruns: [PadRecord]) {
+    /// does. The outputs returned are those from record `index` on; the one before each is found in all of them.
+    static func splitOffReruns(_ records: [PadRecord], after index: Int = 0) throws -> (
+        levels: [PadRecord], reruns: [PadRecord]
+    ) {
         let step = FFMemlessSuite.timerStepMicroseconds
         var levels: [PadRecord] = []
         var reruns: [PadRecord] = []
-        for (index, output) in outputs.enumerated() {
-            guard output.mode == DualSense.rumbleOffMode else {
-                levels.append(output)
+        // The output before each, from the whole record: a rerun can trail its report across `index`.
+        var previous: PadRecord?
+        for (position, record) in records.enumerated() where record.event == .output {
+            defer { previous = record }
+            let counted = position >= index
+            guard record.mode == DualSense.rumbleOffMode else {
+                if counted { levels.append(record) }
                 continue
             }
-            guard index > 0, outputs[index - 1].mode != DualSense.rumbleOffMode,
-                output.time.microseconds - outputs[index - 1].time.microseconds <= step
+            guard let previous, previous.mode != DualSense.rumbleOffMode,
+                record.time.microseconds - previous.time.microseconds <= step
             else {
+                guard counted else { continue }
                 throw TestFailure(
-                    reason: "hid-playstation sent a report with no valid flag at \(output.time) that follows no report "
+                    reason: "hid-playstation sent a report with no valid flag at \(record.time) that follows no report "
                         + "of levels within \(step / 1000) ms: the driver turned the rumble off by itself; its "
-                        + "reports: \(outputs.map { "\($0.mode ?? "-")@\($0.time)" })")
+                        + "reports: \(records.filter { $0.event == .output }.map { "\($0.mode ?? "-")@\($0.time)" })")
             }
-            reruns.append(output)
+            if counted { reruns.append(record) }
         }
         return (levels, reruns)
     }

@@ -41,8 +41,9 @@ extension FFMemlessSuite {
     /// emulator decoded them. hid-playstation's empty reruns (`EmulationSuite.splitOffReruns`) are left out:
     /// they carry no level, and read as rest they would pass for a stop the driver was never asked for.
     static func reports(_ device: any EmulatedDevice, after index: Int) throws -> [Report] {
-        let outputs = device.records().dropFirst(index).filter { $0.event == .output }
-        return try EmulationSuite.splitOffReruns(Array(outputs)).levels.map { ($0.time, $0.strong ?? 0, $0.weak ?? 0) }
+        try EmulationSuite.splitOffReruns(device.records(), after: index).levels.map {
+            ($0.time, $0.strong ?? 0, $0.weak ?? 0)
+        }
     }
 
     /// How a change is sent: an update then a play, or an update alone beside a keeper; with the mix effect's

@@ -129,8 +129,7 @@ enum FFMemlessSuite {
                 }.map {
                     Change(time: $0.time, level: level(of: $0.levels))
                 })
-            let (levelReports, reruns) = try EmulationSuite.splitOffReruns(
-                Array(device.records().dropFirst(before).filter { $0.event == .output }))
+            let (levelReports, reruns) = try EmulationSuite.splitOffReruns(device.records(), after: before)
             let reported = distinct(
                 levelReports.map {
                     Change(time: $0.time, level: Level(strong: byte($0.strong), weak: byte($0.weak)))
