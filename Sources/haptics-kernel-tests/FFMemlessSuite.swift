@@ -165,10 +165,9 @@ enum FFMemlessSuite {
     /// each step goes to the pad and then to the controller, the thread can be held between the two, and the
     /// controller's ff-memless starts its effects and timers from its own requests. The pad records one request
     /// per client call, in order; `skews` is how much later each reached the controller, in milliseconds.
-    static func onControllersClock(_ records: [PadRecord], times: [PadTimestamp]) throws -> (
+    static func onControllersClock(_ requests: [PadRecord], times: [PadTimestamp]) throws -> (
         records: [PadRecord], skews: [Double]
     ) {
-        let requests = records.filter { $0.event != .output }
         try require(
             requests.count == times.count,
             "the pad recorded \(requests.count) requests, the controller's client made \(times.count)")
