@@ -41,6 +41,29 @@ public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
     var duration: Double { get }
 }
 
+/// A start now of one of this engine's players, holding no reference to it: for a caller that keeps the player
+/// alive itself and starts it often (`HapticManager`'s prepared patterns), the start is a direct call of the
+/// player's `start(atTime: 0)`, with no protocol witness and no reference count changed before its write.
+package struct UnretainedStart: Sendable {
+    private let player: Unmanaged<PatternPlayer>
+
+    /// The start of `player`; nil when it is not one of this engine's players.
+    package init?(_ player: any HapticPatternPlayer) {
+        guard let player = player as? PatternPlayer else { return nil }
+        self.player = .passUnretained(player)
+    }
+
+    /// `start(atTime: 0)` of the player, which the caller keeps alive.
+    @inline(__always)
+    package func start() throws(HapticEngineError) {
+        let failure = player._withUnsafeGuaranteedRef { player -> HapticEngineError? in
+            do throws(HapticEngineError) { try player.start(atTime: 0) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+}
+
 final class PatternPlayer: HapticAdvancedPatternPlayer {
     private let core: EngineCore
     private let id: PlayerID

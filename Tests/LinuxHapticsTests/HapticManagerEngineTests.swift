@@ -120,6 +120,52 @@ import Testing
         #expect(uploads.count == 1, "preparing again uploads again: \(recorder.records())")
     }
 
+    @Test func aKeptPatternTheFifthPrepareLetGoPlaysTheOrdinaryWayTheOtherFourTheirPulses() {
+        let setup = Setup()
+        let impacts = ImpactStyle.allCases.map { HapticFeedback.impact($0).pattern }
+        #expect(impacts.count == ManagedEngineAdapter.preparedLimit + 1)
+        var ids: [Int] = []
+        for impact in impacts {
+            guard let id = setup.prepare(impact) else { return }
+            ids.append(id)
+        }
+        #expect(Set(ids).count == impacts.count, "five pulses: \(ids)")
+        // The fifth took the oldest one's slot: the manager no longer starts the first one's player.
+        setup.recorder.clearRecords()
+        let start = setup.clock.now
+        setup.manager.play(pattern: impacts[0])
+        setup.clock.advance(by: 1)
+        let first = setup.recorder.records().map(\.action)
+        #expect(!first.contains(.trigger(id: ids[0])), "the pattern let go plays the ordinary way: \(first)")
+        #expect(setup.peak(since: start).strong + setup.peak(since: start).weak > 0, "and plays")
+        for index in 1..<impacts.count {
+            setup.recorder.clearRecords()
+            setup.manager.play(pattern: impacts[index])
+            let actions = setup.recorder.records().map(\.action)
+            #expect(actions.first == .trigger(id: ids[index]), "impact \(index): \(actions)")
+            setup.clock.advance(by: 1)
+        }
+    }
+
+    @Test func aKeptPlayerAResetInvalidatedIsDroppedAndEveryPlayOfItGoesTheOrdinaryWay() {
+        let setup = Setup()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        guard let id = setup.prepare(impact) else { return }
+        setup.recorder.unplug()
+        setup.recorder.replug()
+        // Before the reset callback's task runs the manager still holds the engine, and with it the kept player.
+        for round in 0..<2 {
+            setup.recorder.clearRecords()
+            let start = setup.clock.now
+            setup.manager.play(pattern: impact)
+            setup.clock.advance(by: 1)
+            let actions = setup.recorder.records().map(\.action)
+            #expect(!actions.contains(.trigger(id: id)), "play \(round): \(actions)")
+            let peak = setup.peak(since: start)
+            #expect(peak.strong + peak.weak > 0, "play \(round) played: \(setup.recorder.records())")
+        }
+    }
+
     @Test func aPreparedPatternWithoutAPulseServesOnePlayTheNextPlaysOverlap() {
         // Silence first: no opening to upload, so the player prepared is the next play's alone.
         let late = HapticPattern(

@@ -5,6 +5,7 @@ public import HapticRendering
 import LinuxInput
 @_spi(Internals) import LinuxSystem
 public import Logging
+import Synchronization
 
 /// A `HapticEngine` as HapticManager drives it. Pattern players are fire-and-forget (the engine plays a
 /// released player to its end); transients share one slot: a new tap cancels the previous one. A prepared
@@ -22,52 +23,29 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     /// the fills, so the oldest goes when all are taken.
     private let prepared = ClaimSlots<PreparedPattern>(count: ManagedEngineAdapter.preparedLimit)
     private let preparing = Lock(0)
+    /// Counts the fills and emptyings of the prepared slots: the same count twice, the same slots between.
+    private let preparedChanges = Atomic(0)
 
     /// A player prepared for `pattern`, found again by the pattern's `identity`. An object, so that an empty slot
     /// is a null reference: a play's test for one is a compare, not a call working out the optional's case.
     private final class PreparedPattern: Sendable {
         let pattern: HapticPattern
-        let identity: Identity
+        let identity: PreparedPatternIdentity
         let player: any HapticPatternPlayer
         /// The player's opening is an uploaded pulse: it stays for every play, not only the next.
         let keeps: Bool
         /// Which fill this was: the smallest is the oldest.
         let order: Int
 
-        init(pattern: HapticPattern, identity: Identity, player: any HapticPatternPlayer, keeps: Bool, order: Int) {
+        init(
+            pattern: HapticPattern, identity: PreparedPatternIdentity, player: any HapticPatternPlayer, keeps: Bool,
+            order: Int
+        ) {
             self.pattern = pattern
             self.identity = identity
             self.player = player
             self.keeps = keeps
             self.order = order
-        }
-
-        /// The addresses of a pattern value's three arrays' storage, its version, and its metadata's storage:
-        /// the same for every copy of one value (an app's cached pattern passed again). Storage holds the same
-        /// elements for as long as a copy refers to it (the entry's `pattern` is one), so two values of one
-        /// identity are equal. Read from the value's own words, not from the storage: a play finds its pattern
-        /// without touching the pattern's memory. A pattern built anew has another identity, and is found by
-        /// equality.
-        struct Identity: Equatable {
-            let events: UInt
-            let parameters: UInt
-            let curves: UInt
-            let metadata: UInt
-            let version: Double?
-
-            init(_ pattern: borrowing HapticPattern) {
-                events = Self.storage(of: pattern.events)
-                parameters = Self.storage(of: pattern.dynamicParameters)
-                curves = Self.storage(of: pattern.parameterCurves)
-                metadata = Self.storage(of: pattern.metadata)
-                version = pattern.version
-            }
-
-            /// The address of the storage a value of one reference (an array, a dictionary, optional metadata:
-            /// 0 for nil) refers to: the value's only word (`HapticManagerEngineTests` checks the sizes).
-            static func storage<Value>(of value: borrowing Value) -> UInt {
-                withUnsafeBytes(of: value) { $0.load(as: UInt.self) }
-            }
         }
     }
 
@@ -88,6 +66,7 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         transient.withLock { $0 = nil }
         preparing.withLock { _ in
             for index in 0..<prepared.count { prepared.withClaimWaiting(index) { $0 = nil } }
+            preparedChanges.add(1, ordering: .releasing)
         }
         engine.stop()
     }
@@ -110,9 +89,10 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
             let chosen = orders.indices.min { orders[$0] < orders[$1] } ?? 0
             prepared.withClaimWaiting(chosen) {
                 $0 = PreparedPattern(
-                    pattern: pattern, identity: PreparedPattern.Identity(pattern), player: player, keeps: keeps,
+                    pattern: pattern, identity: PreparedPatternIdentity(pattern), player: player, keeps: keeps,
                     order: fills)
             }
+            preparedChanges.add(1, ordering: .releasing)
         }
     }
 
@@ -132,7 +112,7 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     /// since it was prepared is forgotten).
     @inline(__always)
     private func playPrepared(_ pattern: HapticPattern) -> Bool {
-        let identity = PreparedPattern.Identity(pattern)
+        let identity = PreparedPatternIdentity(pattern)
         for pass in 0..<2 {
             for index in 0..<prepared.count {
                 let found = prepared.withClaim(index) { entry -> PreparedPlay in
@@ -153,7 +133,10 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
                             return error
                         }
                     }
-                    if !keeps || failure?.kind == .playerInvalidated { entry = nil }
+                    if !keeps || failure?.kind == .playerInvalidated {
+                        entry = nil
+                        preparedChanges.add(1, ordering: .releasing)
+                    }
                     return failure == nil ? .started : .failed
                 }
                 switch found {
@@ -164,6 +147,29 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
             }
         }
         return false
+    }
+
+    /// How many times the prepared slots were filled or emptied so far: unchanged between two reads, the slots
+    /// hold the same entries (`keptPlayers()` then reads the same).
+    package var preparedVersion: Int { preparedChanges.load(ordering: .acquiring) }
+
+    /// The prepared patterns whose player stays prepared for every play (an uploaded pulse), with the player: what
+    /// a caller that makes every call on this adapter from one thread may start directly, for as long as
+    /// `preparedVersion` stays the same and the start does not fail (`HapticManager` does). Read after the version.
+    package func keptPlayers() -> [KeptPlayer] {
+        (0..<prepared.count).compactMap { index in
+            prepared.withClaimWaiting(index) { slot in
+                guard let entry = slot, entry.keeps else { return nil }
+                return KeptPlayer(pattern: entry.pattern, identity: entry.identity, player: entry.player)
+            }
+        }
+    }
+
+    /// A prepared pattern that keeps its player (`keptPlayers()`).
+    package struct KeptPlayer: Sendable {
+        package let pattern: HapticPattern
+        let identity: PreparedPatternIdentity
+        package let player: any HapticPatternPlayer
     }
 
     /// What a prepared slot gave a play.
@@ -261,5 +267,33 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     public func makeEngine() throws -> any ManagedHapticEngine {
         ManagedEngineAdapter(engine: HapticEngine(output: output, options: options, clock: clock, logger: logger))
+    }
+}
+
+/// The addresses of a pattern value's three arrays' storage, its version, and its metadata's storage:
+/// the same for every copy of one value (an app's cached pattern passed again). Storage holds the same
+/// elements for as long as a copy refers to it (whoever keeps an identity keeps the pattern too), so two values of
+/// one identity are equal. Read from the value's own words, not from the storage: a play finds its pattern
+/// without touching the pattern's memory. A pattern built anew has another identity, and is found by
+/// equality.
+struct PreparedPatternIdentity: Equatable, Sendable {
+    let events: UInt
+    let parameters: UInt
+    let curves: UInt
+    let metadata: UInt
+    let version: Double?
+
+    init(_ pattern: borrowing HapticPattern) {
+        events = Self.storage(of: pattern.events)
+        parameters = Self.storage(of: pattern.dynamicParameters)
+        curves = Self.storage(of: pattern.parameterCurves)
+        metadata = Self.storage(of: pattern.metadata)
+        version = pattern.version
+    }
+
+    /// The address of the storage a value of one reference (an array, a dictionary, optional metadata:
+    /// 0 for nil) refers to: the value's only word (`HapticManagerEngineTests` checks the sizes).
+    static func storage<Value>(of value: borrowing Value) -> UInt {
+        withUnsafeBytes(of: value) { $0.load(as: UInt.self) }
     }
 }

@@ -3,6 +3,7 @@
 // thrown at the caller.
 public import AHAP
 public import HapticRendering
+import LinuxHaptics
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -22,6 +23,15 @@ public final class HapticManager {
     /// Whether haptics can play now. False without a capable device, and after a failed recovery; true
     /// again once the device comes back (the engine's reset). Observable; only the manager changes it.
     public private(set) var engineAvailable = false
+    /// The prepared patterns whose player the engine keeps for every play (an uploaded pulse), as this manager
+    /// last read them from its engine (`ManagedEngineAdapter.keptPlayers()`): a play of one starts its player
+    /// directly. The starts hold no reference and are read on a play with no reference count changed, next to
+    /// `engineAvailable` in this object's memory (the first of its stored properties);
+    /// `keptPlayers` holds the players and their patterns (so that an identity's storage is not reused meanwhile).
+    /// Read again after every call that can change the engine's prepared slots (`followKeptPlayers()`): the
+    /// manager makes all of them, on its actor. Four entries, as many as the engine keeps prepared
+    /// (`ManagedEngineAdapter.preparedLimit`).
+    @ObservationIgnored private var keptStarts = InlineArray<4, KeptStart?>(repeating: nil)
 
     /// The patterns `preloadPatterns()` loads: `Haptics/<name>.ahap`.
     public static let preloadedPatternNames = ["heartbeat", "capacitor_charge", "thud"]
@@ -33,12 +43,18 @@ public final class HapticManager {
     @ObservationIgnored private let engineProvider: any HapticEngineProvider
     @ObservationIgnored private let logger: Logger
     @ObservationIgnored private var engine: (any ManagedHapticEngine)? {
-        didSet { ownEngine = (engine as? ManagedEngineAdapter).map { Unmanaged.passUnretained($0) } }
+        didSet {
+            ownEngine = (engine as? ManagedEngineAdapter).map { Unmanaged.passUnretained($0) }
+            followKeptPlayers()
+        }
     }
     /// `engine` when it is this library's own (every provider here builds one): a play calls it directly, with no
-    /// protocol witness and no retain, and its prepared path is inlined into the play. Unmanaged, since `engine`
-    /// holds it.
+    /// protocol witness and no retain, and its kept players are started from `keptStarts`. Unmanaged, since
+    /// `engine` holds it.
     @ObservationIgnored private var ownEngine: Unmanaged<ManagedEngineAdapter>?
+    @ObservationIgnored private var keptPlayers: [ManagedEngineAdapter.KeptPlayer] = []
+    /// The engine's `preparedVersion` when `keptStarts` was read; nil for none read.
+    @ObservationIgnored private var keptVersion: Int?
     /// Bumped for every engine built, so callbacks of a replaced engine are recognised and ignored.
     @ObservationIgnored private var engineGeneration = 0
     @ObservationIgnored private var cache: [String: HapticPattern] = [:]
@@ -129,6 +145,7 @@ public final class HapticManager {
     /// lets the oldest go. Preparing a pattern that is prepared already does nothing.
     public func prepare(pattern: HapticPattern) {
         withEngine("preparing a pattern") { try $0.prepare(pattern) }
+        followKeptPlayers()
     }
 
     /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
@@ -143,14 +160,24 @@ public final class HapticManager {
         logged(what()) { try body(engine) }
     }
 
-    /// Plays `pattern` as `withEngine` does, on this library's own engine without its protocol: the prepared
-    /// player's start is then the first call a prepared play makes (each call into other code costs a cold play
-    /// under emulation about a microsecond).
+    /// Plays `pattern` as `withEngine` does: a pattern whose player the engine keeps (`keptStarts`) is that
+    /// player's start, inlined here; anything else goes to the engine in a call of its own, so that what a kept
+    /// play runs is a few hundred bytes of code (under emulation each page of code, and each call into another,
+    /// costs a cold play about a microsecond).
     @inline(__always)
     private func playing(_ pattern: HapticPattern, _ what: @autoclosure () -> String) {
         guard _engineAvailable else { return }
+        if startKeptPlayer(of: pattern) { return }
+        playOnEngine(pattern, what())
+    }
+
+    /// Plays `pattern` on the engine, on this library's own engine without its protocol (a prepared player that
+    /// the engine does not keep is found there), and follows the prepared slots the play may have changed.
+    @inline(never)
+    private func playOnEngine(_ pattern: HapticPattern, _ what: @autoclosure () -> String) {
         if let ownEngine {
             logged(what()) { try Self.play(pattern, on: ownEngine) }
+            followKeptPlayers()
         } else {
             withEngine(what()) { try $0.play(pattern) }
         }
@@ -161,6 +188,57 @@ public final class HapticManager {
     @inline(__always)
     private nonisolated static func play(_ pattern: HapticPattern, on engine: Unmanaged<ManagedEngineAdapter>) throws {
         try engine._withUnsafeGuaranteedRef { try $0.play(pattern) }
+    }
+
+    /// Starts the kept player of `pattern`, found by the pattern's identity (a few words compared an entry, in this
+    /// object's own memory); false when there is none or its start failed. Then the entry is dropped and the play
+    /// goes the engine's way, which tries the player again and forgets it when a reset invalidated it; the entries
+    /// are read again after that play, so a player the engine still keeps comes back.
+    @inline(__always)
+    private func startKeptPlayer(of pattern: HapticPattern) -> Bool {
+        let identity = PreparedPatternIdentity(pattern)
+        for index in keptStarts.indices {
+            guard let kept = keptStarts[index], kept.identity == identity else { continue }
+            do throws(HapticEngineError) {
+                try kept.start.start()
+                return true
+            } catch {
+                keptStarts[index] = nil
+                keptVersion = nil
+                return false
+            }
+        }
+        return false
+    }
+
+    /// Reads the engine's kept players again when its prepared slots changed since the last read (or the engine
+    /// did): after every call that can fill or empty them, so that `keptStarts` never names a player the engine let
+    /// go of.
+    private func followKeptPlayers() {
+        guard let adapter = ownEngine?.takeUnretainedValue() else {
+            keptStarts = InlineArray(repeating: nil)
+            keptPlayers = []
+            keptVersion = nil
+            return
+        }
+        let version = adapter.preparedVersion
+        guard version != keptVersion else { return }
+        let kept = adapter.keptPlayers()
+        keptStarts = InlineArray(repeating: nil)
+        var index = 0
+        for player in kept where index < keptStarts.count {
+            guard let start = UnretainedStart(player.player) else { continue }
+            keptStarts[index] = KeptStart(identity: player.identity, start: start)
+            index += 1
+        }
+        keptPlayers = kept
+        keptVersion = version
+    }
+
+    /// A kept player's start and the identity of its pattern.
+    private struct KeptStart {
+        let identity: PreparedPatternIdentity
+        let start: UnretainedStart
     }
 
     /// Runs `body`; a failure is logged as `what` failing.
