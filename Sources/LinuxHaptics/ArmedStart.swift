@@ -3,7 +3,8 @@
 // allocation. Two atomic words stand in for the checks a start makes under the state lock: the engine's
 // `StartGate` (running, on this output, haptics on, no reset since) and the player's own `ArmedStart` (its
 // prepared pulse still usable: a plain start from its top, no sound to wait for). `EngineState` keeps both true:
-// it publishes the gate whenever the engine's phase, output, mute or reset changes, and arms or disarms a
+// it publishes the gate whenever the engine's phase, output, mute or reset changes (to the engine's word and to a
+// copy in every player's `ArmedStart`, which the armed start reads beside its slot), and arms or disarms a
 // player's start whenever the player or its prepared pulse changes. A start that finds either closed takes the
 // ordinary path, which decides under the lock as before.
 @_spi(Internals) import LinuxSystem
@@ -53,13 +54,20 @@ final class ArmedStart: Sendable {
     }
 
     private let slot = ClaimSlots<Armed>(count: 1)
+    /// The engine's `StartGate` token as last published, held here too (`EngineState` publishes to both, under its
+    /// lock): the fire reads it beside the slot, in this object, not in the engine's gate object.
+    private let gate = Atomic<UInt64>(0)
 
-    /// Fires the armed pulse when armed under `gate`; nil (nothing written) when not armed, armed under
-    /// another gate, or another thread is firing it right now. Inlined into the start, as the evdev trigger is
+    /// The gate's token now (for the publishing thread, under the engine's state lock).
+    func publish(_ token: UInt64) { gate.store(token, ordering: .releasing) }
+
+    /// Fires the armed pulse when armed under the gate's token now; nil (nothing written) when not armed, armed
+    /// under another token, the gate is closed, or another thread is firing it right now. Inlined into the start, as the evdev trigger is
     /// into it: under emulation every call into another page of code costs a cold start about 0.45 µs.
     @inline(__always)
-    func fire(gate: UInt64) -> Outcome? {
-        slot.withClaim { armed -> Outcome? in
+    func fire() -> Outcome? {
+        let gate = gate.load(ordering: .acquiring)
+        return slot.withClaim { armed -> Outcome? in
             // Fields read in place, not the whole value copied: nothing before the write but the trigger's call.
             guard gate != 0, armed?.gate == gate else { return nil }
             do throws(OutputFailure) {

@@ -15,7 +15,7 @@ extension EngineCore {
         let (id, generation) = try state.withLock { (state) throws(HapticEngineError) -> (PlayerID, ResetGeneration) in
             if state.phase == .destroyed { throw HapticEngineError(.notRunning, "the engine was destroyed") }
             let id = state.scheduler.add(player)
-            state.armedStarts[id] = armedStart
+            state.addArmedStart(armedStart, of: id)
             return (id, state.resetGeneration)
         }
         planOpening(of: id)

@@ -123,7 +123,8 @@ struct EngineState: Sendable {
     var resetGeneration = ResetGeneration() { didSet { publishStartGate() } }
     /// Whether an armed start may fire, published on every change of what it depends on (`ArmedStart.swift`).
     let startGate = StartGate()
-    /// Players' armed starts: each armed while its prepared pulse is what `decideStart` would trigger.
+    /// Players' armed starts: each armed while its prepared pulse is what `decideStart` would trigger. Added
+    /// through `addArmedStart`, which hands it the gate's token.
     var armedStarts: [PlayerID: ArmedStart] = [:]
     /// The engine plays sound: a player with sound never takes an armed start (its rumble waits for its sound).
     var playsSound = false
@@ -240,10 +241,19 @@ struct EngineState: Sendable {
         return StartGate.token(output: outputGeneration, reset: resetGeneration)
     }
 
-    /// The gate published, and the staged start re-armed under it.
+    /// The gate published, to the engine's word and every player's armed start, and the staged start re-armed
+    /// under it.
     private mutating func publishStartGate() {
-        startGate.publish(startGateToken)
+        let token = startGateToken
+        startGate.publish(token)
+        for armedStart in armedStarts.values { armedStart.publish(token) }
         refreshStagedStart()
+    }
+
+    /// Adds player `id`'s armed start, with the gate as it is now.
+    mutating func addArmedStart(_ armedStart: ArmedStart, of id: PlayerID) {
+        armedStart.publish(startGateToken)
+        armedStarts[id] = armedStart
     }
 
     /// Arms player `id`'s start with its prepared pulse when a start now would trigger it (`decideStart`) and

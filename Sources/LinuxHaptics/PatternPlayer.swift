@@ -68,17 +68,14 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     private let core: EngineCore
     private let id: PlayerID
     private let generation: ResetGeneration
-    /// Armed while a start now is its prepared pulse's trigger (`ArmedStart.swift`).
+    /// Armed while a start now is its prepared pulse's trigger (`ArmedStart.swift`), with the engine's gate.
     private let armedStart: ArmedStart
-    /// The engine's condition for any armed start.
-    private let startGate: StartGate
 
     init(core: EngineCore, id: PlayerID, generation: ResetGeneration, armedStart: ArmedStart) {
         self.core = core
         self.id = id
         self.generation = generation
         self.armedStart = armedStart
-        startGate = core.startGate
     }
 
     deinit { core.playerReleased(id, generation: generation) }
@@ -100,7 +97,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     /// A start now of a player whose start is armed is its prepared pulse's write, before anything else; the
     /// engine records it afterwards. Any other start decides under the engine's lock (`EngineCore.startPlayer`).
     func start(atTime time: Double) throws(HapticEngineError) {
-        if time <= 0, let outcome = armedStart.fire(gate: startGate.token) {
+        if time <= 0, let outcome = armedStart.fire() {
             return try core.armedStartWent(outcome, id: id, generation: generation)
         }
         try core.startPlayer(id, generation: generation, at: time)
