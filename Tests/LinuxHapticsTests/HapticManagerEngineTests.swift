@@ -147,7 +147,7 @@ import Testing
         }
     }
 
-    @Test func aKeptPlayerAResetInvalidatedIsDroppedAndEveryPlayOfItGoesTheOrdinaryWay() {
+    @Test func aKeptPlayerAResetInvalidatedIsNotTriggeredAgainEveryPlayOfItGoesTheOrdinaryWay() {
         let setup = Setup()
         let impact = HapticFeedback.impact(.rigid).pattern
         guard let id = setup.prepare(impact) else { return }
