@@ -62,8 +62,9 @@ final class ArmedStart: Sendable {
     func publish(_ token: UInt64) { gate.store(token, ordering: .releasing) }
 
     /// Fires the armed pulse when armed under the gate's token now; nil (nothing written) when not armed, armed
-    /// under another token, the gate is closed, or another thread is firing it right now. Inlined into the start, as the evdev trigger is
-    /// into it: under emulation every call into another page of code costs a cold start about 0.45 µs.
+    /// under another token, the gate is closed, or another thread is firing it right now. Inlined into the start,
+    /// as the evdev trigger is into it: under emulation every call into another page of code costs a cold start
+    /// about 0.45 µs.
     @inline(__always)
     func fire() -> Outcome? {
         let gate = gate.load(ordering: .acquiring)
