@@ -160,7 +160,7 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
         (0..<prepared.count).compactMap { index in
             prepared.withClaimWaiting(index) { slot in
                 guard let entry = slot, entry.keeps else { return nil }
-                return KeptPlayer(pattern: entry.pattern, identity: entry.identity, player: entry.player)
+                return KeptPlayer(pattern: entry.pattern, player: entry.player)
             }
         }
     }
@@ -168,7 +168,6 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     /// A prepared pattern that keeps its player (`keptPlayers()`).
     package struct KeptPlayer: Sendable {
         package let pattern: HapticPattern
-        let identity: PreparedPatternIdentity
         package let player: any HapticPatternPlayer
     }
 

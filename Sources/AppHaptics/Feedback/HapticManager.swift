@@ -228,7 +228,7 @@ public final class HapticManager {
         var index = 0
         for player in kept where index < keptStarts.count {
             guard let start = UnretainedStart(player.player) else { continue }
-            keptStarts[index] = KeptStart(identity: player.identity, start: start)
+            keptStarts[index] = KeptStart(identity: PreparedPatternIdentity(player.pattern), start: start)
             index += 1
         }
         keptPlayers = kept
