@@ -3,10 +3,13 @@
  * against SDL on the same device in the same run. It opens the one game controller (or joystick) SDL finds and
  * takes its commands on standard input, one per line; it answers on standard output, one line per command.
  *
- *   sdl-peer [--haptic] latency   "go MS [PAUSE [AFTER]]": full rumble for MS ms; answers "t MICROSECONDS"
+ *   sdl-peer [--haptic] latency   "go MS [PAUSE [AFTER [TICK]]]": full rumble for MS ms; answers "t MICROSECONDS"
  *                                 (CLOCK_MONOTONIC, read just before the SDL call). With PAUSE, it first sleeps
  *                                 PAUSE microseconds, so that the call comes out of the same quiet as the caller
- *                                 it is held against; with AFTER, it sleeps AFTER microseconds after the call
+ *                                 it is held against; with TICK (the kernel's tick in nanoseconds), it sleeps on
+ *                                 to the first instant a quarter of a tick past one (the kernel lays its ticks on
+ *                                 multiples of the period), as that caller does, so that the kernel's tick does
+ *                                 not fall on the call; with AFTER, it sleeps AFTER microseconds after the call
  *                                 before it answers, so that its answer (a write to the terminal, which queues
  *                                 the terminal's work and wakes the reader) does not compete with the driver's
  *                                 work and the device for the processor. "stop": rumble off; answers "ok". With
@@ -61,10 +64,18 @@ typedef struct {
     int running;
 } Device;
 
-static int64_t now_microseconds(void) {
+static int64_t now_nanoseconds(void) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    return (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static int64_t now_microseconds(void) { return now_nanoseconds() / 1000; }
+
+static void sleep_until_nanoseconds(int64_t nanoseconds) {
+    struct timespec deadline = {nanoseconds / 1000000000, nanoseconds % 1000000000};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {
+    }
 }
 
 static void fail(const char *what) {
@@ -163,23 +174,31 @@ static int haptic_levels(Device *device, Uint16 strong, Uint16 weak) {
     return SDL_HapticRunEffect(device->haptic, device->effect, 1);
 }
 
+/* The first instant from `earliest` (CLOCK_MONOTONIC nanoseconds) that lies a quarter of `tick` past a multiple of
+ * it; `earliest` itself when `tick` is 0. The bench's latency rounds time their own calls by the same rule. */
+static int64_t call_time(int64_t earliest, long long tick) {
+    if (tick <= 0) return earliest;
+    int64_t phase = tick / 4;
+    int64_t start = earliest - phase;
+    int64_t ticks = start / tick + (start % tick != 0);
+    return ticks * tick + phase;
+}
+
 static void latency(Device *device) {
     char line[64];
     while (fgets(line, sizeof line, stdin)) {
         unsigned milliseconds, pause = 0, after = 0;
+        long long tick = 0;
         if (sscanf(line, "upload %u", &milliseconds) == 1 && device->haptic) {
             if (upload(device, 0xFFFF, 0xFFFF, milliseconds) < 0) fail("SDL_HapticNewEffect");
             printf("ok\n");
-        } else if (sscanf(line, "go %u %u %u", &milliseconds, &pause, &after) >= 1) {
+        } else if (sscanf(line, "go %u %u %u %lld", &milliseconds, &pause, &after, &tick) >= 1) {
             /* The haptic API runs what "upload" put on the device: the measured call is the run alone. */
             if (device->haptic && !(device->effect >= 0 && device->length == milliseconds)) {
                 fprintf(stderr, "sdl-peer: go %u before upload %u\n", milliseconds, milliseconds);
                 exit(2);
             }
-            if (pause > 0) {
-                struct timespec quiet = {pause / 1000000, (long)(pause % 1000000) * 1000};
-                nanosleep(&quiet, NULL);
-            }
+            if (pause > 0 || tick > 0) sleep_until_nanoseconds(call_time(now_nanoseconds() + pause * 1000LL, tick));
             int64_t start = now_microseconds();
             int result = device->haptic ? SDL_HapticRunEffect(device->haptic, device->effect, 1)
                                         : rumble(device, 0xFFFF, 0xFFFF, milliseconds);
@@ -227,11 +246,7 @@ static Frame *read_frames(const char *path, size_t *count) {
     return frames;
 }
 
-static void sleep_until(int64_t microseconds) {
-    struct timespec deadline = {microseconds / 1000000, (microseconds % 1000000) * 1000};
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, NULL) == EINTR) {
-    }
-}
+static void sleep_until(int64_t microseconds) { sleep_until_nanoseconds(microseconds * 1000); }
 
 /* The game's frame loop: events pumped, then the levels of the row due at this frame sent. */
 static void play(Device *device, const char *path, double fps) {

@@ -44,6 +44,8 @@ struct DeviceFigures {
     var latency: [LatencyPath: [Double]] = [:]
     /// How long the latency rounds took, warm-up included.
     var latencySeconds = 0.0
+    /// The kernel's tick the latency rounds kept off their calls, in nanoseconds.
+    var latencyTick: Int64?
     /// Fidelity error (RMS, 0...1) per pattern, per peer.
     var fidelity: [Peer: [String: Double]] = [:]
     var writesPerSecond: [Peer: Double] = [:]
@@ -105,9 +107,16 @@ enum PeerBench {
         var figures = DeviceFigures(kind: device.kind)
         let began = Clock.microseconds()
         if !options.playbackOnly {
+            guard let tick = KernelTick.period() else {
+                throw PeerFailure(
+                    reason: "the kernel's tick could not be measured from /proc/schedstat's jiffies; the latency "
+                        + "rounds keep it off their calls (a kernel with CONFIG_SCHEDSTATS and CONFIG_HZ of 100, 250, "
+                        + "300 or 1000)")
+            }
+            figures.latencyTick = tick
             figures.latency = try await PeerLatency.measure(
                 on: device, tools: tools, paths: LatencyPath.measured(floor: options.latencyFloor),
-                rounds: options.latencyRounds, warmUp: options.latencyWarmUp)
+                rounds: options.latencyRounds, warmUp: options.latencyWarmUp, tick: tick)
         }
         figures.latencySeconds = Double(Clock.microseconds() - began) / 1e6
         if options.latencyOnly { return figures }

@@ -4,8 +4,8 @@
 // then `play(pattern:)` each round) and through an engine player prepared once and started each round.
 // A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
 // `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
-// sleep the same quiet before each call as ours does and answer with the time they made the call. Every round
-// takes each path once, in the order of a balanced Latin square (`balancedOrder`), so that neither a slow stretch
+// sleep the same quiet before each call as ours does and answer with the time they made the call. Every call, ours
+// and SDL's, is made a quarter of the kernel's tick past a tick (`KernelTick`). Every round takes each path once, in the order of a balanced Latin square (`balancedOrder`), so that neither a slow stretch
 // of the machine, nor a place in the order, nor the path run just before favours one.
 import AHAP
 import Foundation
@@ -95,7 +95,8 @@ enum PeerLatency {
     static let held: UInt32 = 60_000
     /// Microseconds of quiet before each call: after the motors came to rest, and again just before the call in
     /// the calling process (ours here, SDL's in sdl-peer), so that neither the last path's nor a preparation's
-    /// work is still under way and every call comes out of the same idle CPU.
+    /// work is still under way and every call comes out of the same idle CPU. The second is slept on to the
+    /// instant a quarter of the kernel's tick past a tick (`KernelTick.callTime`).
     static let pause: UInt32 = 10_000
     /// Microseconds of quiet after each call, in the calling process, before the harness does anything: SDL's
     /// program answers with its time (a write to a terminal, which queues the terminal's work and wakes the
@@ -106,9 +107,9 @@ enum PeerLatency {
 
     @MainActor
     static func measure(
-        on device: PeerDevice, tools: PeerTools, paths: [LatencyPath], rounds: Int, warmUp: Int
+        on device: PeerDevice, tools: PeerTools, paths: [LatencyPath], rounds: Int, warmUp: Int, tick: Int64
     ) async throws -> [LatencyPath: [Double]] {
-        let rig = try Rig(device: device, tools: tools, floor: paths.contains(.oursFloor))
+        let rig = try Rig(device: device, tools: tools, floor: paths.contains(.oursFloor), tick: tick)
         defer { rig.close() }
         var samples: [LatencyPath: [Double]] = [:]
         for round in 0..<(warmUp + rounds) {
@@ -141,8 +142,11 @@ enum PeerLatency {
         /// its own. The effect is kept for the rig's life: a released `UploadedEffect` erases its slot, and a play
         /// of the freed number would trigger whichever effect took it next (SDL's, uploaded just after).
         let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
+        /// The kernel's tick in nanoseconds, which every call is timed clear of (`KernelTick`).
+        let tick: Int64
 
-        init(device: PeerDevice, tools: PeerTools, floor: Bool) throws {
+        init(device: PeerDevice, tools: PeerTools, floor: Bool, tick: Int64) throws {
+            self.tick = tick
             let logger = PeerRuns.logger()
             var options = HapticEngineOptions()
             options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
@@ -191,7 +195,7 @@ enum PeerLatency {
                 // The same quiet before the call as ours gets, slept in SDL's own process: a call that comes
                 // out of an idle CPU pays for it (under emulation about 13 µs more at p50 on the virtual pad).
                 let program = path == .sdlRumble ? rumble : haptic
-                program.process.write("go \(pulseMilliseconds) \(pause) \(quietAfter)\n")
+                program.process.write("go \(pulseMilliseconds) \(pause) \(quietAfter) \(tick)\n")
                 let answer = try program.line(startingWith: "t ", timeout: 10)
                 guard let time = Int64(answer.dropFirst(2)) else {
                     throw PeerFailure(reason: "sdl-peer said \(answer)")
@@ -212,12 +216,13 @@ enum PeerLatency {
             }
         }
 
-        /// One call of ours as sdl-peer makes SDL's: `pause` of quiet, the clock, the call, `quietAfter` of quiet;
-        /// the CLOCK_MONOTONIC microseconds just before the call. Inlined, so that nothing but the call comes
-        /// between the clock and the call's write.
+        /// One call of ours as sdl-peer makes SDL's: `pause` of quiet and on to a quarter of a tick past one, the
+        /// clock, the call, `quietAfter` of quiet; the CLOCK_MONOTONIC microseconds just before the call. Inlined,
+        /// so that nothing but the call comes between the clock and the call's write.
         @inline(__always)
         private func timed(_ call: () throws -> Void) rethrows -> Int64 {
-            usleep(pause)
+            let earliest = Int64(Clock.now()) + Int64(pause) * 1000
+            KernelTick.sleep(until: KernelTick.callTime(notBefore: earliest, period: tick))
             let called = Clock.microseconds()
             try call()
             usleep(quietAfter)

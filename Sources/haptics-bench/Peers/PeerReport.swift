@@ -6,7 +6,12 @@ enum PeerReport {
     static func printTable(_ figures: DeviceFigures, latencyOnly: Bool = false) {
         print(
             "== \(figures.kind.rawValue) (profile \(figures.kind.profile)); latency rounds took "
-                + String(format: "%.0f s", figures.latencySeconds))
+                + String(format: "%.0f s", figures.latencySeconds)
+                + (figures.latencyTick.map { tick in
+                    String(
+                        format: ", every call %.1f ms past a tick of the kernel's %.1f ms", Double(tick) / 4e6,
+                        Double(tick) / 1e6)
+                } ?? ""))
         for path in LatencyPath.allCases where figures.latency[path] != nil {
             let samples = Measurement(name: path.rawValue, unit: "ms", samples: figures.latency[path] ?? [])
             print(
