@@ -5,8 +5,9 @@
 // A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
 // `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
 // sleep the same quiet before each call as ours does and answer with the time they made the call. Every call, ours
-// and SDL's, is made a quarter of the kernel's tick past a tick (`KernelTick`). Every round takes each path once, in the order of a balanced Latin square (`balancedOrder`), so that neither a slow stretch
-// of the machine, nor a place in the order, nor the path run just before favours one.
+// and SDL's, is made a quarter of the kernel's tick past a tick (`KernelTick`). Every round takes each path once,
+// in the order of a balanced Latin square (`balancedOrder`), so that neither a slow stretch of the machine, nor a
+// place in the order, nor the path run just before favours one.
 import AHAP
 import Foundation
 import HapticRendering
