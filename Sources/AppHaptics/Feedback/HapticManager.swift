@@ -45,6 +45,8 @@ public final class HapticManager {
     @ObservationIgnored private var engine: (any ManagedHapticEngine)? {
         didSet {
             ownEngine = (engine as? ManagedEngineAdapter).map { Unmanaged.passUnretained($0) }
+            // Another engine's count says nothing of this one's slots: they are read whatever it is.
+            keptVersion = nil
             followKeptPlayers()
         }
     }
