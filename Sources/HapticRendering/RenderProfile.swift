@@ -70,11 +70,14 @@ public struct RenderProfile: Sendable, Hashable {
     /// One byte per motor in the output report (`magnitude / 256` in the driver).
     static let byteSteps = 255
 
-    /// Any rumble pad we know nothing about: 8-bit (the common report format) and no more than 50 updates a
-    /// second, the rate above which some pads' firmware misbehaves.
+    /// Any rumble pad we know nothing about: 8-bit (the common report format), no more than 50 updates a second
+    /// over any stretch longer than a few of them (the rate above which some pads' firmware is said to
+    /// misbehave), and changes as close as 10 ms in a short burst (`WriteBudget.sustained(writesPerSecond:)`):
+    /// every ff-memless driver measured puts updates 2 ms apart on the wire (docs/devices.md), and taps closer
+    /// than 20 ms, which a game's patterns are full of, need it.
     public static let genericRumble = RenderProfile(
-        name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.020,
-        budget: .reportPerCall(interval: 0.020))
+        name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010,
+        budget: .sustained(writesPerSecond: 50))
 
     /// xpad (Xbox 360 wired and wireless): `strong / 256` into one report byte per motor; the driver keeps a
     /// single interrupt-OUT packet in flight and overwrites the pending one, so updates faster than the
@@ -96,10 +99,12 @@ public struct RenderProfile: Sendable, Hashable {
         budget: .reportPerCall(interval: 0.010))
 
     /// Xbox One S / Series pads over Bluetooth (hid-microsoft): `magnitude / 655`, i.e. 0...100 per motor, sent
-    /// from a work item over Bluetooth HID; 20 ms (50 Hz) keeps well inside the link's output budget.
+    /// from a work item over Bluetooth HID. 50 updates a second sustained keeps well inside the link's output
+    /// budget and below the 60 a game's frame loop sends through this driver; a short burst 10 ms apart, as a
+    /// game at 100 frames a second sends, follows taps closer than 20 ms (`WriteBudget.sustained`).
     public static let xboxBluetooth = RenderProfile(
-        name: "xbox-bluetooth", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.020,
-        budget: .reportPerCall(interval: 0.020))
+        name: "xbox-bluetooth", strongSteps: 100, weakSteps: 100, minimumUpdateInterval: 0.010,
+        budget: .sustained(writesPerSecond: 50))
 
     /// DualShock 3 (hid-sony sixaxis): the strong motor takes a byte (`/ 256`), the weak motor is only on or
     /// off (`right_motor_on = right ? 1 : 0`). Over USB the report goes out as a control transfer
@@ -169,8 +174,8 @@ public struct RenderProfile: Sendable, Hashable {
     /// A force-feedback device that plays periodic effects itself (a USB PID wheel or joystick, hid-pidff): each
     /// event is one `FF_PERIODIC` sine the device runs (`NativePeriodicProgram`), at the kernel's 15-bit
     /// magnitudes; an event whose controls change under it is followed by updates of its effect, each one output
-    /// report on the USB interrupt endpoint, at most every 20 ms (the generic rate). Chosen from the device's
-    /// force feedback (`ForceFeedbackCapabilities.runsWaveformsItself`), never from a name: not in `builtIn`.
+    /// report on the USB interrupt endpoint, at most every 20 ms. Chosen from the device's force feedback
+    /// (`ForceFeedbackCapabilities.runsWaveformsItself`), never from a name: not in `builtIn`.
     public static let periodicForce = RenderProfile(
         name: "pid", strongSteps: 0x7fff, weakSteps: 0x7fff, minimumUpdateInterval: 0.020,
         supportsNativePeriodic: true, budget: .reportPerCall(interval: 0.020))
@@ -253,12 +258,13 @@ public struct WriteBudget: Sendable, Hashable {
         self.init(writesPerSecond: .infinity, burst: 1, holdError: Self.standardHoldError)
     }
 
-    /// The hold error of the built-in budgets but `switch`'s: a ramp over the full range in a second gets a write
-    /// every 20 ms (a gentler one of slope k fewer, as k^(2/3); a steeper one more, down to the profile's minimum
-    /// interval). A game's gentle fades are this slow, and a budget that left them a write per 60 ms lost them to
-    /// a 60 Hz loop. It is a tolerance of the pattern's shape, the same on every device: a faster device gets more
-    /// writes only where the pattern is steeper (setting it by the DualSense's own 10 ms instead bought 1.4 times
-    /// the writes host-side, 1.14 times on the emulated pad, for no less error).
+    /// The hold error of the built-in budgets but `switch`'s and the sustained ones' (`sustainedHoldError`): a ramp
+    /// over the full range in a second gets a write every 20 ms (a gentler one of slope k fewer, as k^(2/3); a
+    /// steeper one more, down to the profile's minimum interval). A game's gentle fades are this slow, and a budget
+    /// that left them a write per 60 ms lost them to a 60 Hz loop. It is a tolerance of the pattern's shape, the
+    /// same on every device whose writes cost the same: a faster device gets more writes only where the pattern is
+    /// steeper (setting it by the DualSense's own 10 ms instead bought 1.4 times the writes host-side, 1.14 times
+    /// on the emulated pad, for no less error).
     public static let standardHoldError = holdError(fullRampSeconds: 1, interval: 0.020)
 
     /// The hold error at which a ramp over the full range in `fullRampSeconds` gets one write every `interval`.
@@ -282,6 +288,32 @@ public struct WriteBudget: Sendable, Hashable {
             writesPerSecond: 1 / interval, burst: 3, renewalInterval: standardRenewalInterval,
             holdError: standardHoldError)
     }
+
+    /// A driver that sends one report per call at any spacing (ff-memless and its report worker), on a pad kept to
+    /// `writesPerSecond` over any stretch longer than a burst of `sustainedBurst`, with the minimum interval of
+    /// its profile between two writes: a short run of close changes (taps, a decay) goes out as written, a long
+    /// one at the rate. Renewals every 50 ms. Its writes are dearer than a `reportPerCall(interval:)` budget's at
+    /// the same interval, so a drift buys one with more error (`sustainedHoldError`), and the writes the rate
+    /// leaves go to the steep stretches and the jumps.
+    public static func sustained(writesPerSecond: Double) -> WriteBudget {
+        WriteBudget(
+            writesPerSecond: writesPerSecond, burst: sustainedBurst, renewalInterval: standardRenewalInterval,
+            holdError: sustainedHoldError)
+    }
+
+    /// The burst of a `sustained(writesPerSecond:)` budget: 8 writes, which with the rate refilling as they go
+    /// (at 50 a second) let 15 changes go out 10 ms apart, a steep stretch of 140 ms, from rest. Fewer
+    /// starve a steep stretch's end: with 4 or 5, a 100 ms rise to full spent them, and the cut to rest after it
+    /// went out 5 ms late at full level (twice SDL's error on such a pattern, host-side); from 6 on, 0.4 times.
+    public static let sustainedBurst = 8.0
+
+    /// The hold error of a `sustained(writesPerSecond:)` budget: a ramp over the full range in a second gets a
+    /// write every 40 ms, twice the standard spacing (eight times the error a hold may collect). On a 50
+    /// writes a second budget with changes 10 ms apart, the standard hold error spent 1.20 times the writes of the
+    /// 20 ms budget before it, and this one the same writes (1.01 times), for 0.69 times its error against SDL's
+    /// haptic loop (the 8 patterns of the peers bench, host-side): a write does more at a jump or a steep stretch
+    /// than on a gentle slope, where a motor's inertia smooths a step of a few per cent anyway.
+    public static let sustainedHoldError = holdError(fullRampSeconds: 1, interval: 0.040)
 
     /// Whether the rate limits anything (a finite `writesPerSecond`).
     public var isLimited: Bool { writesPerSecond.isFinite }

@@ -146,8 +146,8 @@ final class WakeNotingClock: HapticClock {
 
 @Suite struct PreparedStartWakeTests {
     @Test func aPreparedStartWakesNoThreadAndAsksForTheTimerAnIntervalAndThePlanningBeforeItsPulseEnds() throws {
-        // The generic profile: a 100 ms pulse, a 20 ms interval, 10 ms to plan what follows it. The start's write
-        // is its trigger at 10.05; the timer is asked for by 10.12, and not woken at once.
+        // The generic profile: a 100 ms pulse, a 10 ms interval, 10 ms to plan what follows it. The start's write
+        // is its trigger at 10.05; the timer is asked for by 10.13, and not woken at once.
         let clock = WakeNotingClock(startingAt: 10)
         let recorder = RecordingOutput()
         let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())

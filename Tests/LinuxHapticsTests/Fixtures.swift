@@ -89,7 +89,17 @@ func rampAfterAStep(to end: Double, from: MotorMagnitudes, to: MotorMagnitudes) 
         MotorTimeline.Segment(start: 0.013, end: end, startLevels: from, endLevels: to))
 }
 
-/// A level as the generic profile sends it: rounded to its 8-bit step.
+extension RenderProfile {
+    /// 8-bit motors, one write per 20 ms at the closest and 50 a second over any window (a burst of 3), the
+    /// standard hold error: the generic profile until its changes were let 10 ms apart. The tests of the engine's
+    /// interval and budget rules are written on it, so that their times stay ones a reader can check by hand
+    /// whatever the built-in profiles become.
+    static let everyTwentyMilliseconds = RenderProfile(
+        name: "every-20-ms", strongSteps: 255, weakSteps: 255, minimumUpdateInterval: 0.020,
+        budget: .reportPerCall(interval: 0.020))
+}
+
+/// A level as the generic profile (and `everyTwentyMilliseconds`) sends it: rounded to its 8-bit step.
 func q(_ level: Double) -> Double { (level * 255).rounded() / 255 }
 
 /// The changes the renderer's planner produces for `timeline` under `profile`, `start` seconds in.

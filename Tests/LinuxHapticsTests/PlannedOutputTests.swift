@@ -27,13 +27,14 @@ import Testing
             ], relativeTime: time, duration: duration)
     }
 
-    /// Steps, a ramp under a curve, and two transients 12 ms apart (closer than the generic 20 ms interval).
+    /// Steps, a ramp under a curve, and two transients 6 ms apart (closer than any built-in profile's interval but
+    /// the virtual pad's 4 ms).
     static let pattern = HapticPattern(
         events: [
             transient(at: 0, intensity: 1, sharpness: 0),
             continuous(at: 0.1, duration: 0.4, intensity: 0.9, sharpness: 0.3),
             transient(at: 0.6, intensity: 0.8, sharpness: 1),
-            transient(at: 0.612, intensity: 0.4, sharpness: 0.2),
+            transient(at: 0.606, intensity: 0.4, sharpness: 0.2),
         ],
         parameters: [],
         parameterCurves: [
@@ -73,10 +74,10 @@ import Testing
     }
 
     @Test func twoBreakpointsCloserThanTheIntervalAreOneCommandAtTheDeadline() throws {
-        // 0.5 for 10 ms then 0.8: the generic profile allows one update per 20 ms. The planner sends at 0
-        // (waiting for the jump would leave the motor off for 10 ms: more error) the mean over the 20 ms that
-        // level holds, 0.65, and 0.8 at the deadline, 20 ms.
-        let rig = try Rig()
+        // 0.5 for 10 ms then 0.8: the profile allows one update per 20 ms. The planner sends at 0 (waiting for
+        // the jump would leave the motor off for 10 ms: more error) the mean over the 20 ms that level holds,
+        // 0.65, and 0.8 at the deadline, 20 ms.
+        let rig = try Rig(renderProfile: .everyTwentyMilliseconds)
         let steps = timeline(pulse(0.5, 0.5, to: 0.01), pulse(0.8, 0.8, from: 0.01, to: 0.2))
         try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
         rig.clock.advance(by: 1)
@@ -85,7 +86,7 @@ import Testing
                 Change(at: 0, strong: q(0.65), weak: q(0.65)), Change(at: 0.02, strong: q(0.8), weak: q(0.8)),
                 Change(at: 0.2, .off),
             ])
-        #expect(rig.applied() == planned(steps))
+        #expect(rig.applied() == planned(steps, profile: .everyTwentyMilliseconds))
         #expect(!rig.applied().contains { $0.time == 10_000 }, "nothing is sent at the second breakpoint itself")
     }
 
@@ -177,12 +178,12 @@ import Testing
     }
 
     @Test func aTapTheThreadSleptThroughWholeIsWrittenWhenItWakesAndTheTapsAfterItStayOnTime() throws {
-        // Woken at 0.14, past the second tap's rise (0.1) and its end (0.13): it goes out then, holds the generic
+        // Woken at 0.14, past the second tap's rise (0.1) and its end (0.13): it goes out then, holds the
         // profile's 20 ms interval, and the third tap comes at its own time. The playback observer is told.
         let samples = Lock<[PlaybackSample]>([])
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
-        let rig = try Rig(options: options)
+        let rig = try Rig(options: options, renderProfile: .everyTwentyMilliseconds)
         try Self.playTaps(on: rig, onTimeFor: 0.05, wakingLateAt: 0.14)
         #expect(
             rig.applied() == [
@@ -191,7 +192,7 @@ import Testing
                 Change(at: 0.2, strong: q(0.6), weak: q(0.6)), Change(at: 0.23, .off),
             ])
         // What follows the late level is the planner's plan resumed from its write (as the kernel tier checks it).
-        let planner = DeviceCommandPlanner(profile: .genericRumble)
+        let planner = DeviceCommandPlanner(profile: .everyTwentyMilliseconds)
         let first = planner.commands(for: Self.taps).prefix(2)
         var holds = first.reduce(DeviceCommandPlanner.Resumption.deviceOff) { planner.resumption(after: $1, from: $0) }
         holds = planner.resumption(
@@ -242,8 +243,8 @@ import Testing
 
     @Test func aLastTapTheThreadSleptThroughWithThePlayersEndIsWrittenWhenItWakes() throws {
         // Woken at 0.25, past the last tap and the pattern's end: the player has finished and the mix is planned
-        // again from its end, but the tap still goes out, then the motors stop after one interval.
-        let rig = try Rig()
+        // again from its end, but the tap still goes out, then the motors stop after one interval (20 ms).
+        let rig = try Rig(renderProfile: .everyTwentyMilliseconds)
         try Self.playTaps(on: rig, onTimeFor: 0.15, wakingLateAt: 0.25)
         #expect(
             rig.applied() == [
@@ -271,7 +272,7 @@ import Testing
             ])
     }
 
-    /// Plays `timeline` on a generic rig from 10 s with a playback observer, on time for `onTime` seconds, then
+    /// Plays `timeline` on a rig of `everyTwentyMilliseconds` from 10 s with a playback observer, on time for `onTime` seconds, then
     /// wakes the thread late, `late` seconds in, and runs a second more on time; the rig and what the observer saw.
     static func observe(_ timeline: MotorTimeline, onTimeFor onTime: Double, wakingLateAt late: Double) throws -> (
         Rig, [PlaybackSample]
@@ -279,7 +280,7 @@ import Testing
         let samples = Lock<[PlaybackSample]>([])
         var options = HapticEngineOptions()
         options.playbackObserver = { sample in samples.withLock { $0.append(sample) } }
-        let rig = try Rig(options: options)
+        let rig = try Rig(options: options, renderProfile: .everyTwentyMilliseconds)
         try rig.engine.makeAdvancedPlayer(timeline: timeline).start(atTime: 0)
         rig.clock.advance(by: onTime)
         rig.clock.wakeLate(at: 10 + late)
@@ -326,9 +327,9 @@ import Testing
         // The command before the first horizon goes out late, 5 ms before the horizon's command, which then waits
         // the 20 ms interval. The horizon is due only once that command is written: every command after it still
         // goes out, and the motors stop at the end.
-        let rig = try Rig()
+        let rig = try Rig(renderProfile: .everyTwentyMilliseconds)
         let ramp = rampAfterAStep(to: 4, from: .init(strong: 0.1, weak: 0.1), to: .init(strong: 0.9, weak: 0.7))
-        let whole = DeviceCommandPlanner(profile: .genericRumble).commands(for: ramp)
+        let whole = DeviceCommandPlanner(profile: .everyTwentyMilliseconds).commands(for: ramp)
         let k = try #require(whole.firstIndex { $0.time >= 2 })
         try rig.engine.makeAdvancedPlayer(timeline: ramp).start(atTime: 10.1)
         rig.clock.set(to: 10.1 + whole[k - 1].time - 0.0001)
@@ -373,7 +374,7 @@ import Testing
     }
 
     @Test func aCommandWrittenLateCountsFromWhenItWentOutAndTheNextWaitsTheIntervalFromIt() throws {
-        // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the generic profile's 20 ms
+        // 0.8 is due at 0.1 and goes out at 0.11: the 0.3 planned for 0.12 waits out the profile's 20 ms
         // interval from 0.11, as the device saw the writes. The plan is kept: no level is planned again.
         let steps = timeline(
             pulse(0.5, 0.5, to: 0.1), pulse(0.8, 0.8, from: 0.1, to: 0.12), pulse(0.3, 0.3, from: 0.12, to: 0.2))
@@ -414,7 +415,7 @@ import Testing
     }
 
     @Test func aRenewalWrittenLateCountsFromWhenItWentOutAndTheChangeAfterItKeepsItsTime() throws {
-        // The generic profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285, later than
+        // The profile renews a held level every 50 ms. The renewal due at 0.25 goes out at 0.285, later than
         // the 5 ms a renewal may be and still count at its time: the budget counts it then (2 of its 3 writes left,
         // refilling at 50 a second), which leaves the change planned for 0.3 its time. The minimum interval counts
         // from the last command, at 0: a renewal repeats the level held.

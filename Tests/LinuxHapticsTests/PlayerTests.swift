@@ -50,18 +50,18 @@ import Testing
     }
 
     @Test func aRampIsSentWhereThePlannerPlacesItsWrites() throws {
-        let rig = try Rig()
+        let rig = try Rig(renderProfile: .everyTwentyMilliseconds)
         let ramp = MotorTimeline.Segment(
             start: 0, end: 0.1, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0))
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp))
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
-        // Holding off from the ramp's start (slope 10 a second) costs the generic profile's hold error at
+        // Holding off from the ramp's start (slope 10 a second) costs the profile's hold error at
         // (3·error/100)^(1/3); then one update per 20 ms (the ramp is steeper than the budget's reference, a full
         // range in a second), each at the level in the middle of its hold (the planner's rule for a drift); off at
         // the end.
-        #expect(rig.applied() == planned(timeline(ramp)))
-        let due = pow(3 * RenderProfile.genericRumble.budget.holdError / 100, 1.0 / 3)
+        #expect(rig.applied() == planned(timeline(ramp), profile: .everyTwentyMilliseconds))
+        let due = pow(3 * RenderProfile.everyTwentyMilliseconds.budget.holdError / 100, 1.0 / 3)
         #expect(
             rig.applied().count == 5,
             "\(due * 1000) ms and three more 20 ms apart, then off at 100 ms (an update due within 20 ms of it waits)")
