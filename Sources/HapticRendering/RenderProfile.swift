@@ -73,8 +73,8 @@ public struct RenderProfile: Sendable, Hashable {
     /// Any rumble pad we know nothing about: 8-bit (the common report format), no more than 50 updates a second
     /// over any stretch longer than a few of them (the rate above which some pads' firmware is said to
     /// misbehave), and changes as close as 10 ms in a short burst (`WriteBudget.sustained(writesPerSecond:)`):
-    /// every ff-memless driver measured puts updates 2 ms apart on the wire (docs/devices.md), and taps closer
-    /// than 20 ms, which a game's patterns are full of, need it.
+    /// every ff-memless driver measured but hid-nintendo (which has a profile of its own) puts updates 2 ms apart
+    /// on the wire (docs/devices.md), and taps closer than 20 ms, which a game's patterns are full of, need it.
     public static let genericRumble = RenderProfile(
         name: "generic", strongSteps: byteSteps, weakSteps: byteSteps, minimumUpdateInterval: 0.010,
         budget: .sustained(writesPerSecond: 50))

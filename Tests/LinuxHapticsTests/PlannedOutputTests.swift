@@ -272,8 +272,9 @@ import Testing
             ])
     }
 
-    /// Plays `timeline` on a rig of `everyTwentyMilliseconds` from 10 s with a playback observer, on time for `onTime` seconds, then
-    /// wakes the thread late, `late` seconds in, and runs a second more on time; the rig and what the observer saw.
+    /// Plays `timeline` on a rig of `everyTwentyMilliseconds` from 10 s with a playback observer, on time for
+    /// `onTime` seconds, then wakes the thread late, `late` seconds in, and runs a second more on time; the rig and
+    /// what the observer saw.
     static func observe(_ timeline: MotorTimeline, onTimeFor onTime: Double, wakingLateAt late: Double) throws -> (
         Rig, [PlaybackSample]
     ) {

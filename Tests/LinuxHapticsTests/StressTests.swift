@@ -62,7 +62,7 @@ import Testing
         #expect(generator.playedCount <= limits.sustainedCount * (Int(elapsed) + 1), "\(played)")
         #expect(generator.playedCount + generator.droppedCount == Self.tasks * Self.callsPerTask / 2)
         // The device gets no more than the planner's budget (the generic profile's: 50 a second after a burst of
-        // 8), counting the prepared pulses' triggers and stops and the renewals in between.
+        // 8), plus the prepared pulses' triggers and stops and the renewals in between.
         let applied = recorder.appliedMixes().count
         let budget = RenderProfile.genericRumble.budget
         #expect(applied <= Int(budget.burst + elapsed * budget.writesPerSecond) + 2, "\(applied) writes")
