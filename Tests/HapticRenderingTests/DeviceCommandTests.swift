@@ -154,6 +154,29 @@ import Testing
         #expect(list.last?.levels == .off)
     }
 
+    @Test(arguments: [RenderProfile.genericRumble, .xboxBluetooth])
+    func aSustainedBudgetSendsFifteenChangesTenMillisecondsApartFromRestThenHoldsToItsRate(profile: RenderProfile)
+        throws
+    {
+        // A level that jumps every 10 ms for half a second: from rest the burst of 8, refilled at 50 a second as
+        // it goes, lets the first 15 jumps out on time; after that the rate holds the changes to 50 a second.
+        let steps = (0..<50).map { index in
+            let level = index.isMultiple(of: 2) ? 0.3 : 0.7
+            return MotorTimeline.Segment(
+                start: Double(index) * 0.01, end: Double(index + 1) * 0.01,
+                startLevels: .init(strong: level, weak: level), endLevels: .init(strong: level, weak: level))
+        }
+        let list = DeviceCommandPlanner(profile: profile).commands(for: MotorTimeline(segments: steps))
+        try #require(list.count > 16, "\(list.map(\.time))")
+        for index in 0..<15 {
+            #expect(close(list[index].time, Double(index) * 0.01, within: 1e-9), "\(list.map(\.time))")
+        }
+        #expect(list[15].time > 0.15 + 1e-9, "the sixteenth waits for the rate: \(list.map(\.time))")
+        #expect(profile.budget.overdraw(of: list) == nil)
+        #expect(Double(list.count) <= profile.budget.burst + 50 * 0.5 + 1, "\(list.count) commands in 0.5 s")
+        #expect(list.last?.levels == .off)
+    }
+
     @Test func flatPatternsAndLoneTransientsPlanAsAtAFixedInterval() {
         let patterns = [
             Build.pattern([Build.transient(at: 0.1, intensity: 0.8, sharpness: 0.5)]),
@@ -266,6 +289,10 @@ import Testing
             ])
         #expect(RenderProfile.xpad.strongSteps == 255 && RenderProfile.dualSense.weakSteps == 255)
         #expect(RenderProfile.xboxBluetooth.strongSteps == 100)
+        for profile in [RenderProfile.genericRumble, .xboxBluetooth] {
+            #expect(profile.minimumUpdateInterval == 0.010 && profile.budget == .sustained(writesPerSecond: 50))
+            #expect(profile.budget.burst == 8 && profile.budget.writesPerSecond == 50)
+        }
         #expect(RenderProfile.switchPro.minimumUpdateInterval == 0.030 && RenderProfile.switchPro.strongSteps == 100)
         #expect(RenderProfile.dualShock3.weakSteps == 1 && RenderProfile.dualShock3.strongSteps == 255)
         #expect(RenderProfile.virtualPad.strongSteps == 65535)
