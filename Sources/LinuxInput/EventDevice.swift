@@ -279,8 +279,9 @@ public final class UploadedEffect: Sendable {
 
 /// One effect's play event, built ahead for one open device: firing it is a single `write()` of that event on the
 /// device's descriptor and nothing else, the cheapest start there is. Once the device is closed it fails with
-/// `.closed` and writes nothing.
-public final class EffectTrigger: Sendable {
+/// `.closed` and writes nothing. A value, held in place by what fires it: firing reads no object but the device's
+/// descriptor.
+public struct EffectTrigger: Sendable {
     private let descriptor: SharedDescriptor
     public let effectID: Int16
     private let node: String

@@ -1,9 +1,11 @@
 // Calls that must not outlive what they use, without a lock: each call holds the gate open with an atomic count,
 // so calls never wait for one another; `shut()` lets no new call in and waits until the calls in flight are done,
-// after which what they used may go (a descriptor closed, an effect slot erased and reused).
+// after which what they used may go (a descriptor closed, an effect slot erased and reused). The gate is one word
+// held in place in its owner (a stored `let` of the object whose calls it guards), not an object of its own: a call
+// through it touches no memory beside its owner's.
 public import Synchronization
 
-@_spi(Internals) public final class CallGate: Sendable {
+@_spi(Internals) public struct CallGate: ~Copyable, Sendable {
     /// Bit 0: shut. The rest: the calls in flight, counted in twos.
     @usableFromInline let word: Atomic<Int>
 

@@ -50,21 +50,29 @@ import Testing
     }
 
     @Test func aShutGateLetsNoCallInAndReportsWhoShutIt() {
+        // The gate is not copyable: each result is read before it is checked.
         let gate = CallGate()
-        #expect(gate.pass { 1 } == 1)
-        #expect(gate.shut())
-        #expect(gate.isShut)
-        #expect(gate.pass { 1 } == nil)
-        #expect(!gate.shut(), "a second shut is not the one that shut it")
+        let open = gate.pass { 1 }
+        #expect(open == 1)
+        let shutIt = gate.shut()
+        #expect(shutIt)
+        let shut = gate.isShut
+        #expect(shut)
+        let afterShut = gate.pass { 1 }
+        #expect(afterShut == nil)
+        let shutAgain = gate.shut()
+        #expect(!shutAgain, "a second shut is not the one that shut it")
     }
 
     @Test func shuttingWaitsForTheCallInFlight() throws {
-        let gate = CallGate()
+        /// The gate in an object, as its owners hold it, for both threads to use.
+        final class Owner: Sendable { let gate = CallGate() }
+        let owner = Owner()
         let inside = Lock(false)
         let leave = Lock(false)
         let finished = Lock(false)
         let caller = try ServiceThread.start {
-            _ = gate.pass {
+            _ = owner.gate.pass {
                 inside.withLock { $0 = true }
                 while !leave.withLock({ $0 }) { Sys.yield() }
                 finished.withLock { $0 = true }
@@ -73,10 +81,10 @@ import Testing
         while !inside.withLock({ $0 }) { Sys.yield() }
         let finishedWhenShut = Lock(false)
         let closer = try ServiceThread.start {
-            gate.shut()
+            owner.gate.shut()
             finishedWhenShut.withLock { $0 = finished.withLock { $0 } }
         }
-        while !gate.isShut { Sys.yield() }
+        while !owner.gate.isShut { Sys.yield() }
         leave.withLock { $0 = true }
         closer.join()
         caller.join()
