@@ -198,13 +198,16 @@ public final class EventDevice: Sendable {
         }
     }
 
-    /// The corresponding C function is `write` of one `EV_FF` input event (`code`, `value`) on `fd`.
+    /// The `write` system call (made in place: `Sys.writeDirect`) of one `EV_FF` input event (`code`, `value`) on
+    /// `fd`.
     fileprivate static func writeForceFeedbackEvent(_ fd: Int32, code: UInt16, value: Int32) throws(SystemCallError) {
         var event = input_event()
         event.type = UInt16(EV_FF)
         event.code = code
         event.value = value
-        _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in try Sys.write(fd, bytes) }
+        _ = try withUnsafeBytes(of: &event) { (bytes) throws(SystemCallError) -> Int in
+            try Sys.writeDirect(fd, bytes)
+        }
     }
 
     /// What a call on a closed descriptor fails with.

@@ -2,7 +2,8 @@
  * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd is not in Swift's Glibc
  * module, pipe2 is declared only under
  * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
- * forked child of a threaded process may make only raw system calls (the silence guard).
+ * forked child of a threaded process may make only raw system calls (the silence guard), and a write that
+ * reaches the kernel without a call into the C library.
  * This header turns each into a plain function for LinuxSystem, the one Swift layer that calls the C library.
  * Every symbol is prefixed `cls_` (C Linux System) to stay out of other modules' way.
  */
@@ -30,6 +31,52 @@ static inline int cls_ioctl_int(int fd, unsigned long request, int arg) {
 }
 static inline int cls_ioctl_none(int fd, unsigned long request) {
     return ioctl(fd, request);
+}
+
+/*
+ * write(2) as the system call itself, made in place: no call into the C library before the kernel. A process
+ * with threads reaches the kernel through glibc's `write` by way of its procedure linkage table, the function
+ * and the bookkeeping that makes it a cancellation point (a call into another of libc's functions and the
+ * thread's own control block); a game's tap after a quiet moment finds each of those pages cold, and under
+ * emulation each costs a walk of the page tables. This package never cancels a thread, so a write that is not
+ * a cancellation point loses nothing. -1 with errno set on failure, as write(2). Built with a sanitizer, and on
+ * architectures other than x86-64 and AArch64, it is glibc's `write`: the sanitizers follow descriptors through
+ * their interceptors.
+ */
+#include <errno.h>
+#include <sys/syscall.h>
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define CLS_WRITE_THROUGH_LIBC 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define CLS_WRITE_THROUGH_LIBC 1
+#endif
+static inline long cls_write_direct(int fd, const void *buffer, size_t count) {
+#if defined(CLS_WRITE_THROUGH_LIBC) || !(defined(__x86_64__) || defined(__aarch64__))
+    return write(fd, buffer, count);
+#else
+#if defined(__x86_64__)
+    long result;
+    __asm__ volatile("syscall"
+                     : "=a"(result)
+                     : "0"((long)__NR_write), "D"((long)fd), "S"(buffer), "d"(count)
+                     : "rcx", "r11", "memory");
+#else
+    register long x8 __asm__("x8") = __NR_write;
+    register long x0 __asm__("x0") = fd;
+    register long x1 __asm__("x1") = (long)buffer;
+    register long x2 __asm__("x2") = (long)count;
+    __asm__ volatile("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+    long result = x0;
+#endif
+    if (result < 0 && result > -4096) {
+        errno = (int)-result;
+        return -1;
+    }
+    return result;
+#endif
 }
 
 /*
