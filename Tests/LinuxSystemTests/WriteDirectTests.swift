@@ -31,7 +31,7 @@ struct WriteDirectTests {
         }
     }
 
-    @Test func aFullNonBlockingPipeFailsWithWouldBlockAndKeepsWhatWentIn() throws {
+    @Test func aFullNonBlockingPipeFailsWithWouldBlockAfterAcceptingOnlyWholeWrites() throws {
         let ends = try Sys.pipe()
         defer {
             Sys.close(ends.read)
