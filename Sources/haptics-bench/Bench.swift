@@ -11,11 +11,14 @@ struct Measurement: Sendable {
     let unit: String
     var samples: [Double]
 
-    func percentile(_ p: Double) -> Double {
-        guard !samples.isEmpty else { return .nan }
-        let sorted = samples.sorted()
+    func percentile(_ p: Double) -> Double { Self.percentile(p, ofSorted: samples.sorted()[...]) }
+
+    /// The `p`th percentile of samples sorted in ascending order: the sample at the nearest rank; NaN for none.
+    static func percentile<Sorted: RandomAccessCollection<Double>>(_ p: Double, ofSorted sorted: Sorted) -> Double
+    where Sorted.Index == Int {
+        guard !sorted.isEmpty else { return .nan }
         let rank = Int((p / 100 * Double(sorted.count - 1)).rounded())
-        return sorted[Swift.min(Swift.max(rank, 0), sorted.count - 1)]
+        return sorted[sorted.startIndex + Swift.min(Swift.max(rank, 0), sorted.count - 1)]
     }
 
     var mean: Double { samples.isEmpty ? .nan : samples.reduce(0, +) / Double(samples.count) }

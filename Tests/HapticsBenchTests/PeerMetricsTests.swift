@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import haptics_bench
@@ -65,6 +66,39 @@ import Testing
         // A perfect figure counts as the floor, not as zero for the whole mean.
         #expect((PeerMetrics.geometricMean([0, 1]) ?? 0) > 0)
         #expect(PeerMetrics.geometricMean([.nan, -1]) == nil)
+    }
+
+    /// `count` samples spread like an exponential distribution's (1 + its quantiles): a long tail, like a latency's.
+    static func tailed(_ count: Int) -> [Double] {
+        (0..<count).map { 1 - log(1 - (Double($0) + 0.5) / Double(count)) }
+    }
+
+    @Test func aResampledSpreadIsZeroForARunWithoutScatterAndNilForAnEmptySide() {
+        let same = Array(repeating: 0.05, count: 400)
+        #expect(PeerMetrics.resampledSpread(ours: same, theirs: same, percentile: 99) == 0)
+        #expect(PeerMetrics.resampledSpread(ours: [], theirs: same, percentile: 99) == nil)
+        #expect(PeerMetrics.resampledSpread(ours: same, theirs: [], percentile: 50) == nil)
+    }
+
+    @Test func aResampledSpreadIsTheSameForTheSameSamplesAndWiderAtTheTailThanAtTheMiddle() {
+        let ours = Self.tailed(400)
+        let theirs = Self.tailed(400).map { $0 * 1.1 }
+        let p99 = PeerMetrics.resampledSpread(ours: ours, theirs: theirs, percentile: 99, resamples: 300)
+        #expect(
+            p99 != nil && p99 == PeerMetrics.resampledSpread(ours: ours, theirs: theirs, percentile: 99, resamples: 300)
+        )
+        let p50 = PeerMetrics.resampledSpread(ours: ours, theirs: theirs, percentile: 50, resamples: 300) ?? .nan
+        #expect(p50 > 0 && p50 < (p99 ?? 0) / 2)
+    }
+
+    @Test func aRunFourTimesAsLongAboutHalvesTheResampledSpreadOfItsP99() {
+        let spread = { (count: Int) in
+            PeerMetrics.resampledSpread(
+                ours: Self.tailed(count), theirs: Self.tailed(count), percentile: 99, resamples: 300) ?? .nan
+        }
+        let shrink = spread(1600) / spread(400)
+        // The standard error of a percentile falls as one over the square root of the count: 0.5 here.
+        #expect(shrink > 0.35 && shrink < 0.7)
     }
 
     @Test func syscallsAreCountedBetweenTheStartAndEndLines() {

@@ -1,6 +1,7 @@
 // The arithmetic of `make bench-peers`, kept apart from the devices and processes so that it can be tested on its
 // own: motor level series, the fidelity error of what a device ran against what the pattern intends, the summary
 // ratios, strace's count table and the overlay plot.
+import AHAP
 import Foundation
 
 /// Motor levels over time as steps: each point holds from its time until the next one. Times in seconds.
@@ -84,6 +85,40 @@ enum PeerMetrics {
         guard !usable.isEmpty else { return nil }
         let logSum = usable.reduce(0) { $0 + log(max($1, floor)) }
         return exp(logSum / Double(usable.count))
+    }
+
+    /// How much of a ratio of two percentiles a run owes to its draw: the standard deviation of
+    /// `percentile(ours') / percentile(theirs')` over `resamples` resamples of the run, each side drawn again from its
+    /// own samples with replacement, as many as it has (the bootstrap). It says how far a run of the same size could
+    /// land from this one; a resample holds no value the run did not, so a tail the run hardly reached is
+    /// under-stated. Seeded, so the same samples always give the same spread; nil when either side is empty.
+    static func resampledSpread(
+        ours: [Double], theirs: [Double], percentile: Double, resamples: Int = 1000
+    ) -> Double? {
+        guard !ours.isEmpty, !theirs.isEmpty, resamples > 1 else { return nil }
+        var generator = SeededGenerator(seed: 0x5EED_0F_B007)
+        var drawn = [Double](repeating: 0, count: max(ours.count, theirs.count))
+        // One resample's percentile, drawn into `drawn` and sorted there. Taking each draw modulo the count favours
+        // low indices by at most count / 2^64: nothing a figure shows.
+        func percentileOfResample(_ samples: [Double]) -> Double {
+            let count = samples.count
+            drawn.withUnsafeMutableBufferPointer { buffer in
+                for index in 0..<count { buffer[index] = samples[Int(generator.next() % UInt64(count))] }
+                buffer[0..<count].sort()
+            }
+            return drawn.withUnsafeBufferPointer { Measurement.percentile(percentile, ofSorted: $0[0..<count]) }
+        }
+        var ratios: [Double] = []
+        ratios.reserveCapacity(resamples)
+        for _ in 0..<resamples {
+            let mine = percentileOfResample(ours)
+            let theirs = percentileOfResample(theirs)
+            if theirs > 0 { ratios.append(mine / theirs) }
+        }
+        guard ratios.count > 1 else { return nil }
+        let mean = ratios.reduce(0, +) / Double(ratios.count)
+        let variance = ratios.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / Double(ratios.count - 1)
+        return variance.squareRoot()
     }
 
     /// The median: the middle value, or the mean of the two middle ones; NaN for no value. Infinity (a figure

@@ -20,7 +20,12 @@ enum PeerReport {
         }
         for path in LatencyPath.allCases where figures.latency[path] != nil {
             guard let sdl = path.sdlCounterpart else { continue }
-            let ratio = { (p: Double) in latencyRatio(figures, path, percentile: p).map(format) ?? "-" }
+            let ratio = { (p: Double) -> String in
+                guard let value = latencyRatio(figures, path, percentile: p) else { return "-" }
+                let spread = PeerMetrics.resampledSpread(
+                    ours: figures.latency[path] ?? [], theirs: figures.latency[sdl] ?? [], percentile: p)
+                return format(value) + (spread.map { " (±" + format($0) + " resampled)" } ?? "")
+            }
             print("  latency ratio, \(path.rawValue) / \(sdl.rawValue): p50 \(ratio(50)), p99 \(ratio(99))")
         }
         if latencyOnly { return }
