@@ -16,7 +16,7 @@ DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
 .PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-kernel-trixie test-long test-vm test-install \
-	fuzz fuzz-smoke soak bench bench-hd bench-peers peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
+	fuzz fuzz-smoke soak bench bench-hd bench-peers bench-latency peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
 # `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
@@ -144,6 +144,12 @@ peers: bootstrap-bench
 # overlays in .build/bench-peers/. About 12 minutes; not part of `make test`, which runs a smoke of it.
 bench-peers: bootstrap-bench kernel release capi-example peers
 	@scripts/bench-peers
+
+# The virtual pad's trigger latency alone, against SDL's, in 1600 rounds instead of bench-peers' 400: enough that
+# three runs agree on each p99 ratio within a few hundredths under emulation (docs/bench.md, "How many rounds
+# hold a p99 still"). About 9.5 minutes.
+bench-latency: bootstrap-bench kernel release capi-example peers
+	@scripts/bench-peers --latency-only --device virtual-pad --rounds 1600
 
 # The VM bench on its own: boots a plain guest and one with udevd and checks what the kernel tests rely on.
 test-vm: bootstrap-bench
