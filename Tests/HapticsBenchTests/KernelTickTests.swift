@@ -17,6 +17,15 @@ import Testing
         #expect(KernelTick.period(jiffies: 62, overNanoseconds: 0) == nil)
     }
 
+    @Test func thePeriodIsTheOneTwoOfThreeReadingsNameAndNoneWhenNoTwoAgree() {
+        #expect(KernelTick.agreed([4_000_000, 3_333_333, 4_000_000]) == 4_000_000)
+        #expect(KernelTick.agreed([3_333_333, 4_000_000, 4_000_000]) == 4_000_000)
+        #expect(KernelTick.agreed([nil, 4_000_000, 4_000_000]) == 4_000_000)
+        #expect(KernelTick.agreed([4_000_000, 3_333_333, 10_000_000]) == nil)
+        #expect(KernelTick.agreed([4_000_000, nil, nil]) == nil)
+        #expect(KernelTick.agreed([]) == nil)
+    }
+
     @Test func aCallIsTimedAQuarterOfATickPastTheFirstTickItCanFollow() {
         let tick: Int64 = 4_000_000
         // Ticks at multiples of 4 ms; calls at 1 ms past one, not before the earliest time asked.

@@ -109,9 +109,9 @@ enum PeerBench {
         if !options.playbackOnly {
             guard let tick = KernelTick.period() else {
                 throw PeerFailure(
-                    reason: "the kernel's tick could not be measured from /proc/schedstat's jiffies; the latency "
-                        + "rounds keep it off their calls (a kernel with CONFIG_SCHEDSTATS and CONFIG_HZ of 100, 250, "
-                        + "300 or 1000)")
+                    reason: "the kernel's tick could not be measured from /proc/schedstat's jiffies (no two of "
+                        + "three readings agreed); the latency rounds keep it off their calls (a kernel with "
+                        + "CONFIG_SCHEDSTATS and CONFIG_HZ of 100, 250, 300 or 1000)")
             }
             figures.latencyTick = tick
             figures.latency = try await PeerLatency.measure(
