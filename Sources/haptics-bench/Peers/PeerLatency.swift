@@ -89,15 +89,18 @@ enum PeerLatency {
 
     /// Milliseconds of full rumble each SDL trigger asks for; ours plays a full-intensity tap.
     static let pulseMilliseconds = 30
-    /// Microseconds from SDL's rumble call to its release (told to stop): longer than the pulse, and than the
-    /// 50 ms for which SDL's HIDAPI Xbox driver holds back a rumble change after its last report over Bluetooth
-    /// (it sends the held change when the game next pumps events, which sdl-peer does not between commands). Every
-    /// other path's pulse ends by itself, and the round waits only for the motors to rest.
-    static let held: UInt32 = 60_000
-    /// Microseconds of quiet before each call: after the motors came to rest, and again just before the call in
-    /// the calling process (ours here, SDL's in sdl-peer), so that neither the last path's nor a preparation's
-    /// work is still under way and every call comes out of the same idle CPU. The second is slept on to the
-    /// instant a quarter of the kernel's tick past a tick (`KernelTick.callTime`).
+    /// Microseconds from SDL's rumble call to its release (told to stop) on `device`: 5 ms longer than the pulse;
+    /// on the Xbox pad, longer than the 50 ms for which SDL's HIDAPI Xbox driver holds back a rumble change after
+    /// its last report over Bluetooth (it sends the held change when the game next pumps events, which sdl-peer
+    /// does not between commands). Every other path's pulse ends by itself, and the round waits only for the
+    /// motors to rest.
+    static func held(on device: PeerDeviceKind) -> UInt32 {
+        device == .xboxOneBluetooth ? 60_000 : UInt32(pulseMilliseconds + 5) * 1000
+    }
+    /// Microseconds of quiet just before each call, in the calling process (ours here, SDL's in sdl-peer), once the
+    /// motors came to rest, so that neither the last path's nor a preparation's work is still under way and every
+    /// call comes out of the same idle CPU. Slept on to the instant a quarter of the kernel's tick past a tick
+    /// (`KernelTick.callTime`).
     static let pause: UInt32 = 10_000
     /// Microseconds of quiet after each call, in the calling process, before the harness does anything: SDL's
     /// program answers with its time (a write to a terminal, which queues the terminal's work and wakes the
@@ -121,7 +124,6 @@ enum PeerLatency {
                 if round >= warmUp { samples[path, default: []].append(Double(seen - called) / 1000) }
                 try rig.release(path)
                 try PeerRuns.waitForRest(device)
-                usleep(pause)
             }
         }
         return samples
@@ -145,9 +147,12 @@ enum PeerLatency {
         let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
         /// The kernel's tick in nanoseconds, which every call is timed clear of (`KernelTick`).
         let tick: Int64
+        /// The device measured, for how long SDL's rumble is held (`held(on:)`).
+        let kind: PeerDeviceKind
 
         init(device: PeerDevice, tools: PeerTools, floor: Bool, tick: Int64) throws {
             self.tick = tick
+            kind = device.kind
             let logger = PeerRuns.logger()
             var options = HapticEngineOptions()
             options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
@@ -234,7 +239,7 @@ enum PeerLatency {
         /// only while the program pumps its events (this one waits for its next command), is told to stop.
         func release(_ path: LatencyPath) throws {
             guard path == .sdlRumble else { return }
-            usleep(PeerLatency.held)
+            usleep(PeerLatency.held(on: kind))
             rumble.process.write("stop\n")
             _ = try rumble.line(startingWith: "ok", timeout: 10)
         }
