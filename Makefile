@@ -147,7 +147,7 @@ bench-peers: bootstrap-bench kernel release capi-example peers
 
 # The virtual pad's trigger latency alone, against SDL's, in 1600 rounds instead of bench-peers' 400: enough that
 # three runs agree on each p99 ratio within a few hundredths under emulation (docs/bench.md, "How many rounds
-# hold a p99 still"). About 9.5 minutes.
+# hold a p99 still"). About 8 minutes.
 bench-latency: bootstrap-bench kernel release capi-example peers
 	@scripts/bench-peers --latency-only --device virtual-pad --rounds 1600
 
