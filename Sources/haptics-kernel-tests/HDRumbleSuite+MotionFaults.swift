@@ -52,7 +52,8 @@ extension HDRumbleSuite {
             let dry = try await runOnFrames(nil, on: device, nodes.rumbleNode, reruns: &reruns)
             try require(
                 dry.profile.name == RenderProfile.switchProOnFrames.name,
-                "without a fault the engine plans with \(dry.profile.name); its log: "
+                "without a fault the engine plans with \(dry.profile.name); the emulated pad's reports while it "
+                    + "looked came late by at most \(dry.reportsLate.max() ?? 0) ms; its log: "
                     + "\(dry.log.entries.map(\.message))")
             let faults = [
                 MotionFault(site: "open", calls: .nth(1), matching: motion) { $0 == .interrupted },
@@ -80,7 +81,8 @@ extension HDRumbleSuite {
                         (result.profile.name == RenderProfile.switchProOnFrames.name) == fault.keepsFrames(errno)
                             && [RenderProfile.switchProOnFrames.name, RenderProfile.switchPro.name].contains(
                                 result.profile.name),
-                        "\(what): the engine planned with \(result.profile.name); its log: "
+                        "\(what): the engine planned with \(result.profile.name); the emulated pad's reports while it "
+                            + "looked came late by at most \(result.reportsLate.max() ?? 0) ms; its log: "
                             + "\(result.log.entries.map(\.message))")
                     if result.profile.name == RenderProfile.switchPro.name {
                         try require(
@@ -108,25 +110,31 @@ extension HDRumbleSuite {
         /// after it was due, in milliseconds.
         let reportsLate: [Double]
 
-        /// Whether the engine read the reports and found them too uneven for certain frames: the node was opened
-        /// and read, so no fault of its open, clock or reads kept the engine off them.
-        var foundNoCertainFrames: Bool {
+        /// Whether the engine read the reports and found them too uneven for certain frames (the node was opened
+        /// and read, so no fault of its open, clock or reads kept the engine off them), and the emulated pad's own
+        /// log shows it sent a report late by more than `lateReportMilliseconds` while the engine looked: the
+        /// unevenness was the emulator's, which the kernel stamps as it is written.
+        var foundNoCertainFramesInLateReports: Bool {
             profile.name == RenderProfile.switchPro.name && log.contains("give no certain frames")
-                && !log.contains("cannot be read")
+                && !log.contains("cannot be read") && reportsLate.contains { $0 > lateReportMilliseconds }
         }
     }
 
-    /// `run`, made again (at most twice) when the engine read the reports and found no certain frames in them:
-    /// the emulated pad's reports are written by a thread of this process, and a guest whose processor the host
-    /// takes away for a while (two guests on two cores) can send a run of them late by most of a period. That is
-    /// the emulator's timing, not the fault under test; each run made again is named in `reruns`, with how late
-    /// the reports were.
+    /// How late a streamed report may come and count as on time here: a fifth of the pad's 15 ms period, the share
+    /// of a period the engine's frame pacing allows a report's place (`FramePacing`'s slack).
+    private static let lateReportMilliseconds = 3.0
+
+    /// `run`, made again (at most twice) when the engine read the reports and found no certain frames in them, and
+    /// the emulated pad had sent some of them late (`foundNoCertainFramesInLateReports`): its reports are written
+    /// by a thread of this process, and a guest whose processor the host takes away for a while (two guests on two
+    /// cores) sends them late. That is the emulator's timing, not the fault under test. Reports all on time and no
+    /// certain frames fail the case. Each run made again is named in `reruns`, with how late the reports were.
     private static func runOnFrames(
         _ plan: SyscallFaults.Plan?, duringTone: Bool = false, on device: any EmulatedDevice, _ node: String,
         reruns: inout [String]
     ) async throws -> MotionRun {
         var result = try await run(plan, duringTone: duringTone, on: device, node)
-        for _ in 0..<2 where result.foundNoCertainFrames {
+        for _ in 0..<2 where result.foundNoCertainFramesInLateReports {
             let what = plan.map { "\($0.site) \($0.calls) \($0.errno)" } ?? "no fault"
             let late = result.reportsLate
             reruns.append(
