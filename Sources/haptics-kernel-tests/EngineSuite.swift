@@ -166,6 +166,9 @@ enum EngineSuite {
         /// Rises from rest, right after a stop, that took more than one play (the level was not staged in the rest).
         var unstagedRises: [String] = []
         var stagedRiseCount = 0
+        /// Rises right after a stop whose staged level the thread woke past (its command and a later one both
+        /// due): the later level, which holds now, uploaded in the staged one's place, then played.
+        var passedOverRiseCount = 0
         var commandCount = 0
         var skippedCount = 0
         /// Levels the thread slept through whole, written when it woke, the plan made again from each.
@@ -217,8 +220,8 @@ enum EngineSuite {
             }
             let playback = try await playOnVirtualPad(pattern)
             let timeline = PatternRenderer(profile: .virtualPad).render(pattern)
-            comparePlanned(timeline, playback, file.lastPathComponent, &findings)
-            compareMotors(playback, file.lastPathComponent, &findings)
+            let passedOver = comparePlanned(timeline, playback, file.lastPathComponent, &findings)
+            compareMotors(playback, file.lastPathComponent, passedOver: passedOver, &findings)
         }
         try require(unreadable.isEmpty, "AHAP files the pattern reader refused: \(unreadable)")
         if !empty.isEmpty { print("  \(empty.count) files without duration, nothing to play: \(empty)") }
@@ -270,8 +273,8 @@ enum EngineSuite {
         for startsNow in [false, true] {
             let name = startsNow ? "long pattern started now" : "long pattern started ahead"
             let playback = try await playOnVirtualPad(pattern, seconds: pattern.duration, startsNow: startsNow)
-            comparePlanned(timeline, playback, name, &findings)
-            compareMotors(playback, name, &findings)
+            let passedOver = comparePlanned(timeline, playback, name, &findings)
+            compareMotors(playback, name, passedOver: passedOver, &findings)
             // The check above follows what was sent; a plan that ended at a horizon would send nothing more until
             // the pattern's end, whose off it would still match. Nearly every command must have gone out (a thread
             // woken past several sends only the latest).
@@ -347,9 +350,11 @@ enum EngineSuite {
     /// What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose own
     /// off is re-planned from the stop), at the planned times after the start. A level the playback thread slept
     /// through whole is written when it wakes, and the rest is planned again from that write, as the engine does.
+    /// Returns, by position in `playback.samples`, the levels of the planned commands each change passed over (the
+    /// thread woke past them and the change's own command).
     static func comparePlanned(
         _ timeline: MotorTimeline, _ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings
-    ) {
+    ) -> [Int: [MotorMagnitudes]] {
         let planner = DeviceCommandPlanner(profile: .virtualPad)
         var planned = planner.commands(for: timeline)
         let origin = playback.origin
@@ -359,8 +364,9 @@ enum EngineSuite {
             if !planned.isEmpty {
                 findings.planMismatches.append("\(fileName): nothing sent, \(planned.count) commands planned")
             }
-            return
+            return [:]
         }
+        var passedOver: [Int: [MotorMagnitudes]] = [:]
         // What the device holds after each write, as the engine counts it: each at the time it went out.
         var holds = DeviceCommandPlanner.Resumption.deviceOff
         // Each command sent is the next planned one, or a later one when the thread woke past several
@@ -368,7 +374,7 @@ enum EngineSuite {
         // a planned command may only be skipped when it was already due at the write.
         var next = 0
         var index = -1
-        for sample in playback.samples {
+        for (position, sample) in playback.samples.enumerated() {
             guard sample.kind == .apply else {
                 // A renewal that went out later than the engine counts at its time: counted when it went out.
                 if sample.sent - sample.deadline > OutputTiming.lateRenewalTolerance(for: .virtualPad) {
@@ -389,7 +395,6 @@ enum EngineSuite {
                 })
             else {
                 // Every sample before it, renewals and levels slept through named as such.
-                let position = playback.samples.firstIndex(of: sample) ?? 0
                 let before = playback.samples[..<position].suffix(4).map {
                     ($0.kind == .keepAlive ? "renewal " : $0.wokeLate ? "slept-through " : "")
                         + "\($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))"
@@ -411,6 +416,7 @@ enum EngineSuite {
                     "\(fileName): planned command at +\(notDue.time) skipped before it was due")
             }
             findings.skippedCount += match - next
+            if match > next { passedOver[position] = planned[next..<match].map(\.levels) }
             if sample.wokeLate {
                 findings.wokeLateCount += 1
                 let sent = sample.sent - origin
@@ -432,11 +438,16 @@ enum EngineSuite {
             next = match + 1
             if next == planned.count { break }
         }
+        return passedOver
     }
 
     /// Each change's requests as the pad recorded them: how late they came after the change's deadline, and
     /// whether the pad's motors settled at the change's levels.
-    static func compareMotors(_ playback: CorpusPlayback, _ fileName: String, _ findings: inout CorpusFindings) {
+    /// `passedOver`: `comparePlanned`'s planned levels each change passed over, by position in the samples.
+    static func compareMotors(
+        _ playback: CorpusPlayback, _ fileName: String, passedOver: [Int: [MotorMagnitudes]],
+        _ findings: inout CorpusFindings
+    ) {
         let taken = playback.samples
         let records = playback.records
         let writes = records.filter { [.upload, .play, .stop].contains($0.event) }
@@ -473,10 +484,17 @@ enum EngineSuite {
             let opening = playback.startedNow && sample.deadline == playback.origin
             let due =
                 (opening ? sample.sent : sample.deadline) * 1000 - tickRate.writeLeadMilliseconds(ofChange: window)
-            // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play.
+            // A rise right after a stop had its level staged in the rest (EngineState.finishPass): one play. When
+            // the thread woke past the staged command and the one after it, the later level holds now: it is
+            // uploaded in the staged one's place, then played, which is only right where the pad shows that
+            // staged level uploaded in the rest and the plan has it as the first command this change passed over.
             if let stop = previous, stop.mix.isOff, !sample.mix.isOff {
                 if window.count == 1 && first.event == .play {
                     findings.stagedRiseCount += 1
+                } else if let staged = passedOver[index]?.first,
+                    stagedInRest(staged, replacedBy: sample.mix, window: window, since: stop, in: writes)
+                {
+                    findings.passedOverRiseCount += 1
                 } else {
                     // With the stop's own requests, where the level should have been staged.
                     let origin = playback.origin
@@ -526,6 +544,28 @@ enum EngineSuite {
         }
     }
 
+    /// Whether a rise after `stop` that went out as `window` is the staged level `staged` passed over: the pad
+    /// recorded `staged` uploaded into the slot between the stop and the rise, and the rise is that slot's upload
+    /// of `rise` (another level), then its play.
+    static func stagedInRest(
+        _ staged: MotorMagnitudes, replacedBy rise: MotorMagnitudes, window: [PadRecord], since stop: PlaybackSample,
+        in writes: [PadRecord]
+    ) -> Bool {
+        func isUpload(_ record: PadRecord, of levels: MotorMagnitudes) -> Bool {
+            guard record.event == .upload, case .rumble(let strong, let weak)? = record.effect?.kind else {
+                return false
+            }
+            return strong == ForceFeedbackEffect.magnitude(levels.strong)
+                && weak == ForceFeedbackEffect.magnitude(levels.weak)
+        }
+        guard staged != rise, window.count == 2, isUpload(window[0], of: rise), window[1].event == .play,
+            let slot = window[1].id, window[0].id == slot
+        else { return false }
+        let stopSent = Int64((stop.sent * 1e6).rounded(.down))
+        let rest = writes.filter { $0.time.microseconds >= stopSent && $0.time < window[0].time }
+        return rest.last.map { $0.id == slot && isUpload($0, of: staged) } ?? false
+    }
+
     /// The keepers among the effects `records` uploaded: rumbles at 0 with no replay length, played beside the mix
     /// slot so that a change while the mix plays is an update alone (`EvdevOutput`).
     static func keeperIDs(_ records: some Sequence<PadRecord>) -> Set<Int16> {
@@ -568,7 +608,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play; \(findings.passedOverRiseCount) more whose staged level the thread woke past, the later level uploaded then played"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

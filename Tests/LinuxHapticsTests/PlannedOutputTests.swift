@@ -117,6 +117,25 @@ import Testing
         #expect(staged == [Change(at: 0.05, strong: q(0.7), weak: q(0.3))])
     }
 
+    @Test func aThreadWokenPastTheStagedRiseAndTheCommandAfterItWritesTheLaterLevelInsteadOfTheStagedOne() throws {
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        let rig = try Rig(options: options)
+        let pulses = timeline(
+            pulse(0.5, 0.5, to: 0.05), pulse(0.3, 0.3, from: 0.1, to: 0.11), pulse(0.6, 0.6, from: 0.11, to: 0.2))
+        try rig.engine.makeAdvancedPlayer(timeline: pulses).start(atTime: 0)
+        rig.clock.advance(by: 0.06)
+        rig.clock.wakeLate(at: 10.112)
+        rig.clock.advance(by: 1)
+        let staged = rig.recorder.stagedMixes().filter { $0.time > 10 }.map { Change(at: $0.time - 10, $0.mix) }
+        #expect(staged == [Change(at: 0.05, strong: 0.3, weak: 0.3)], "the rise's first level, staged in the rest")
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 0.5, weak: 0.5), Change(at: 0.05, .off),
+                Change(at: 0.112, strong: 0.6, weak: 0.6), Change(at: 0.2, .off),
+            ], "the level that holds when the thread woke, not the staged one it passed")
+    }
+
     @Test func aPatternOpeningWithSilenceStagesItsFirstLevelWhenItStarts() throws {
         let rig = try Rig()
         let late = timeline(pulse(0.5, 0.5, from: 0.035, to: 0.075))
