@@ -1,0 +1,59 @@
+// A witness of the guest standing still: a thread at the top real-time priority that asks to wake every 5 ms
+// and keeps how late it woke at most. No thread of the guest can keep it from running, so a late wake
+// of it is time the whole guest lost (its processor taken by the host, under emulation two guests on two cores).
+// What a test then saw late is not the code's doing, and only then may a test run a case again.
+import Foundation
+import Glibc
+@_spi(Internals) import LinuxSystem
+import Synchronization
+
+final class StallWitness: Sendable {
+    /// What the witness saw: the longest lateness of its wake-ups, when the guest's clock said it ended, and whether
+    /// it ran at the real-time priority (without it, a thread of the guest could have kept it waiting).
+    struct Finding: Sendable {
+        var longestMilliseconds = 0.0
+        var endedAtNanoseconds: UInt64 = 0
+        var realTime = false
+
+        /// Whether it proves a stall of the whole guest of at least `milliseconds`.
+        func provesStall(ofAtLeast milliseconds: Double) -> Bool { realTime && longestMilliseconds >= milliseconds }
+    }
+
+    private let state = Mutex<(running: Bool, finding: Finding)>((true, Finding()))
+    private let ended = DispatchSemaphore(value: 0)
+
+    /// Starts the witness; `finish()` stops it.
+    init() {
+        let thread = Thread { [self] in watch() }
+        thread.name = "stall-witness"
+        thread.start()
+    }
+
+    private func watch() {
+        defer { ended.signal() }
+        var parameters = sched_param()
+        parameters.sched_priority = sched_get_priority_max(SCHED_FIFO)
+        let realTime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+        state.withLock { $0.finding.realTime = realTime }
+        let period: UInt64 = 5_000_000
+        while state.withLock({ $0.running }) {
+            let before = MonotonicTime.nanoseconds()
+            Sys.sleep(nanoseconds: period)
+            let after = MonotonicTime.nanoseconds()
+            let late = Double(Int64(after) - Int64(before) - Int64(period)) / 1e6
+            state.withLock { state in
+                if late > state.finding.longestMilliseconds {
+                    state.finding.longestMilliseconds = late
+                    state.finding.endedAtNanoseconds = after
+                }
+            }
+        }
+    }
+
+    /// Stops the witness and says what it saw.
+    func finish() -> Finding {
+        state.withLock { $0.running = false }
+        ended.wait()
+        return state.withLock { $0.finding }
+    }
+}
