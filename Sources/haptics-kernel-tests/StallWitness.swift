@@ -8,11 +8,10 @@ import Glibc
 import Synchronization
 
 final class StallWitness: Sendable {
-    /// What the witness saw: the longest lateness of its wake-ups, when the guest's clock said it ended, and whether
-    /// it ran at the real-time priority (without it, a thread of the guest could have kept it waiting).
+    /// What the witness saw: the longest lateness of its wake-ups, and whether it ran at the real-time priority
+    /// (without it, a thread of the guest could have kept it waiting).
     struct Finding: Sendable {
         var longestMilliseconds = 0.0
-        var endedAtNanoseconds: UInt64 = 0
         var realTime = false
 
         /// Whether it proves a stall of the whole guest of at least `milliseconds`.
@@ -41,12 +40,7 @@ final class StallWitness: Sendable {
             Sys.sleep(nanoseconds: period)
             let after = MonotonicTime.nanoseconds()
             let late = Double(Int64(after) - Int64(before) - Int64(period)) / 1e6
-            state.withLock { state in
-                if late > state.finding.longestMilliseconds {
-                    state.finding.longestMilliseconds = late
-                    state.finding.endedAtNanoseconds = after
-                }
-            }
+            state.withLock { $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late) }
         }
     }
 
