@@ -60,7 +60,7 @@ enum AudioSuite {
     /// failure. Each run again is printed with the stall.
     static func againAfterAGuestStall(_ body: () async throws -> Void) async throws {
         for attempt in 1...3 {
-            let witness = StallWitness()
+            let witness = try StallWitness()
             do {
                 try await body()
                 _ = witness.finish()

@@ -2,7 +2,6 @@
 // and keeps how late it woke at most. No thread of the guest can keep it from running, so a late wake
 // of it is time the whole guest lost (its processor taken by the host, under emulation two guests on two cores).
 // What a test then saw late is not the code's doing, and only then may a test run a case again.
-import Foundation
 import Glibc
 @_spi(Internals) import LinuxSystem
 import Synchronization
@@ -18,36 +17,39 @@ final class StallWitness: Sendable {
         func provesStall(ofAtLeast milliseconds: Double) -> Bool { realTime && longestMilliseconds >= milliseconds }
     }
 
-    private let state = Mutex<(running: Bool, finding: Finding)>((true, Finding()))
-    private let ended = DispatchSemaphore(value: 0)
+    /// The witness thread's loop and what it found, shared with the thread.
+    private final class Watch: Sendable {
+        let state = Mutex<(running: Bool, finding: Finding)>((true, Finding()))
 
-    /// Starts the witness; `finish()` stops it.
-    init() {
-        let thread = Thread { [self] in watch() }
-        thread.name = "stall-witness"
-        thread.start()
+        func run() {
+            var parameters = sched_param()
+            parameters.sched_priority = sched_get_priority_max(SCHED_FIFO)
+            let realTime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+            state.withLock { $0.finding.realTime = realTime }
+            let period: UInt64 = 5_000_000
+            while state.withLock({ $0.running }) {
+                let before = MonotonicTime.nanoseconds()
+                Sys.sleep(nanoseconds: period)
+                let late = Double(Int64(MonotonicTime.nanoseconds()) - Int64(before) - Int64(period)) / 1e6
+                state.withLock { $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late) }
+            }
+        }
     }
 
-    private func watch() {
-        defer { ended.signal() }
-        var parameters = sched_param()
-        parameters.sched_priority = sched_get_priority_max(SCHED_FIFO)
-        let realTime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
-        state.withLock { $0.finding.realTime = realTime }
-        let period: UInt64 = 5_000_000
-        while state.withLock({ $0.running }) {
-            let before = MonotonicTime.nanoseconds()
-            Sys.sleep(nanoseconds: period)
-            let after = MonotonicTime.nanoseconds()
-            let late = Double(Int64(after) - Int64(before) - Int64(period)) / 1e6
-            state.withLock { $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late) }
-        }
+    private let watch: Watch
+    private let thread: pthread_t
+
+    /// Starts the witness; `finish()` stops it.
+    init() throws(SystemCallError) {
+        let watch = Watch()
+        self.watch = watch
+        thread = try Sys.startJoinableThread { watch.run() }
     }
 
     /// Stops the witness and says what it saw.
     func finish() -> Finding {
-        state.withLock { $0.running = false }
-        ended.wait()
-        return state.withLock { $0.finding }
+        watch.state.withLock { $0.running = false }
+        Sys.joinThread(thread)
+        return watch.state.withLock { $0.finding }
     }
 }
