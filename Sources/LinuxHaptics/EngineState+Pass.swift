@@ -243,7 +243,16 @@ extension EngineState {
                 }
                 return heldBack(until: time, at: now) != nil
             } ?? false
-        let due = waits ? PlaybackPlan.Due() : plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
+        // The lead is an update's: a stop inside it waits for its time (a pad's frames take any command of the
+        // frame's call window).
+        let due =
+            if waits {
+                PlaybackPlan.Due()
+            } else if profile.followsDeviceFrames {
+                plan?.takeDue(at: now + lead) ?? PlaybackPlan.Due()
+            } else {
+                plan?.takeDue(at: now, updatesUntil: now + lead) ?? PlaybackPlan.Due()
+            }
         if let missed = louder(due.loudestSkipped, replaced),
             missed.levels.wasMissed(held: lastWritten, sent: due.latest?.levels ?? lastWritten),
             budgetAffords(missed.levels, at: now)

@@ -66,22 +66,31 @@ struct PlaybackPlan: Sendable {
     /// for the pass to write late rather than never when the device would not otherwise play it
     /// (`MotorMagnitudes.wasMissed`).
     mutating func takeDue(at now: Double) -> Due {
-        takeCommands { $0 <= now + PlayerState.epsilon }
+        takeCommands { time, _ in time <= now + PlayerState.epsilon }
+    }
+
+    /// Consumes every command due at `now`, and after them those due by `end` that set the motors to a non-zero
+    /// level, up to the first that stops them: the commands a pass writes early, within the lead of an update
+    /// alone (`MotorOutput.changeLead`). A stop lands at once and has no lead: it stays in the plan until its time.
+    mutating func takeDue(at now: Double, updatesUntil end: Double) -> Due {
+        takeCommands { time, levels in
+            time <= now + PlayerState.epsilon || (time <= end + PlayerState.epsilon && !levels.isOff)
+        }
     }
 
     /// Consumes every command before `time`, which a plan made from `time` replaces: none of them was sent,
     /// so the loudest is handed back as skipped.
     mutating func takeAll(before time: Double) -> RumbleCommand? {
-        let due = takeCommands { $0 < time - PlayerState.epsilon }
+        let due = takeCommands { commandTime, _ in commandTime < time - PlayerState.epsilon }
         guard let latest = due.latest else { return nil }
         guard let skipped = due.loudestSkipped, skipped.levels.peak >= latest.levels.peak else { return latest }
         return skipped
     }
 
-    private mutating func takeCommands(dueBy isDue: (Double) -> Bool) -> Due {
+    private mutating func takeCommands(dueBy isDue: (_ time: Double, _ levels: MotorMagnitudes) -> Bool) -> Due {
         var latest: Int?
         var loudest: Int?
-        while next < commands.count, isDue(origin + commands[next].time) {
+        while next < commands.count, isDue(origin + commands[next].time, commands[next].levels) {
             if let latest, commands[latest].levels.peak > loudest.map({ commands[$0].levels.peak }) ?? -1 {
                 loudest = latest
             }

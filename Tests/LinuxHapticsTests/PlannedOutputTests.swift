@@ -107,6 +107,29 @@ import Testing
         #expect(renewals.map { (($0.time - 10) * 1000).rounded() } == [50, 150], "milliseconds after the start")
     }
 
+    @Test func aThreadWokenLateWithinAnUpdatesLeadOfAStopWritesTheLevelDueAndTheStopNeverBeforeItsTime() throws {
+        // 0.5, then 0.3 at 0.1 for 10 ms, then off at 0.11 (the generic profile's minimum interval is 10 ms). The
+        // thread wakes at 0.1085: the 0.3 is due, and the stop lies within the 2 ms an update alone is written
+        // early. A stop lands at once, so it has no lead: the 0.3 goes out now, late, and the stop once the device
+        // takes a change again, a minimum interval later, never 1.5 ms before its time.
+        let rig = try Rig(changeLead: 0.002)
+        let steps = timeline(pulse(0.5, 0.5, to: 0.1), pulse(0.3, 0.3, from: 0.1, to: 0.11))
+        #expect(
+            planned(steps) == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.1, strong: q(0.3), weak: q(0.3)),
+                Change(at: 0.11, .off),
+            ], "the plan this test is about")
+        try rig.engine.makeAdvancedPlayer(timeline: steps).start(atTime: 0)
+        rig.clock.advance(by: 0.09)
+        rig.clock.wakeLate(at: 10.1085)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: q(0.5), weak: q(0.5)), Change(at: 0.1085, strong: q(0.3), weak: q(0.3)),
+                Change(at: 0.1185, .off),
+            ])
+    }
+
     @Test func aRestInsideAPatternStagesTheLevelTheNextCommandRisesToRightAfterItsStop() throws {
         let rig = try Rig()
         let pulses = timeline(pulse(0.5, 0.5, to: 0.05), pulse(0.7, 0.3, from: 0.1, to: 0.15))
