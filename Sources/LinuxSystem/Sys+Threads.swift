@@ -81,6 +81,16 @@ extension Sys {
         }
     }
 
+    /// The corresponding C function is `pthread_setschedparam` with `SCHED_FIFO` for the calling thread: it then
+    /// runs before every thread of the ordinary policy whenever it is ready, `belowTop` steps under the highest
+    /// real-time priority. Needs `CAP_SYS_NICE` (or an `RLIMIT_RTPRIO` that allows it); returns whether it took.
+    package static func runAtRealTimePriority(belowTop: Int32 = 0) -> Bool {
+        var parameters = sched_param()
+        let top = sched_get_priority_max(SCHED_FIFO)
+        parameters.sched_priority = Swift.max(top - belowTop, sched_get_priority_min(SCHED_FIFO))
+        return pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+    }
+
     /// The corresponding C function is `pthread_join`; waits for the thread's body to return.
     package static func joinThread(_ thread: pthread_t) {
         _ = pthread_join(thread, nil)

@@ -22,9 +22,7 @@ final class StallWitness: Sendable {
         let state = Mutex<(running: Bool, finding: Finding)>((true, Finding()))
 
         func run() {
-            var parameters = sched_param()
-            parameters.sched_priority = sched_get_priority_max(SCHED_FIFO)
-            let realTime = pthread_setschedparam(pthread_self(), SCHED_FIFO, &parameters) == 0
+            let realTime = Sys.runAtRealTimePriority()
             state.withLock { $0.finding.realTime = realTime }
             let period: UInt64 = 5_000_000
             while state.withLock({ $0.running }) {

@@ -221,6 +221,12 @@ private final class UHIDServer: @unchecked Sendable {
     // MARK: Serving
 
     func serve() {
+        // A pad sends its reports on its own clock, whatever the processor the host runs on is doing. The thread
+        // standing in for it takes a real-time priority where it may (one step under the top, which the kernel
+        // tests' stall witness holds), so that the code under test, on the same processor, does not hold back the
+        // reports whose timing it reads and its driver paces frames on.
+        let realTime = Sys.runAtRealTimePriority(belowTop: 1)
+        logger.debug("emulated controller serving", metadata: ["real-time priority": "\(realTime)"])
         let event = UnsafeMutablePointer<uhid_event>.allocate(capacity: 1)
         defer { event.deallocate() }
         var nextInput: UInt64?
