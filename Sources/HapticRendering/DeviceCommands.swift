@@ -258,12 +258,20 @@ public struct DeviceCommandPlanner: Sendable {
         var sent = resumption.sent
         var lastTime = resumption.lastCommandTime
         let period = frames.period
-        // The frame after the last command's: the first instant more than half a frame after it, whatever small
-        // correction the grid had since (it follows the pad's clock).
-        let first = lastTime.isFinite ? Swift.max(start, lastTime + period / 2) : start
+        // The device's last call before `start`: the last command, or a renewal of its level since (one every
+        // renewal interval from the command, on the grid it was planned on). The driver queues a frame for every
+        // call and sends one a frame: two calls less than a frame apart leave every frame after them a frame late
+        // until the queue empties at rest. So the first instant is a frame after that call, less the small
+        // corrections the grid may have had since (it follows the pad's clock): a grid that moved by half a frame,
+        // onto the other report, starts a frame later.
+        var lastCall = lastTime
+        if !sent.isOff, let interval = budget.renewalInterval, interval > 0, lastTime.isFinite, start > lastTime {
+            lastCall += ((start - lastTime) / interval).rounded(.down) * interval
+        }
+        let earliest = lastCall.isFinite ? lastCall + period * Self.framesBetweenCalls : -Double.infinity
         // An instant a little before `start` is its frame still (a player started on a frame the grid has since
         // moved by a fraction of a millisecond): written that little late, it is on time for the device.
-        var instant = frames.instant(atOrAfter: first - period / 4)
+        var instant = frames.instant(atOrAfter: Swift.max(start - period / 4, earliest))
         // Resumed from a command, the device's frames covered everything up to the next; planned from a change
         // after it (or from rest), what the change brings before the first instant goes into that frame.
         var from = lastTime < start - FrameGrid.tolerance ? Swift.min(start, instant) : instant
@@ -299,6 +307,10 @@ public struct DeviceCommandPlanner: Sendable {
         // Times so large that an interval no longer moves them: no renewal to wait for.
         return due > kept && due >= time ? due : .infinity
     }
+
+    /// The least spacing of two calls on a device's frames, in frames (`framedCommands`): a whole frame, less a
+    /// quarter for the corrections the grid takes from the pad's clock.
+    public static let framesBetweenCalls = 0.75
 
     /// The first forward step, in seconds, when rounding at an exact threshold still gives the old step (a
     /// picosecond: far below any clock, above the rounding noise of times in the tens of seconds).

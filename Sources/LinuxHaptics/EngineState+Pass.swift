@@ -225,10 +225,13 @@ extension EngineState {
     ) -> PassOutcome.Write? {
         let renewal = renewalDue
         var lead = lead(ofNextCommand: changeLead)
-        // On the device's frames a renewal and a command in the same frame would be two calls for one frame: the
-        // command goes out in the renewal's place, early, when it is the next frame's anyway.
+        // On the device's frames a renewal and a command less than a frame apart would be two calls for one frame
+        // (`DeviceCommandPlanner.framesBetweenCalls`; the renewals stay on the grid of the last command, and the
+        // grid may have moved by half a frame since): the command goes out in the renewal's place, early. Each
+        // frame renews the level there, so the renewal interval is a frame.
         if profile.followsDeviceFrames, let renewal, now >= renewal {
-            lead = max(lead, profile.minimumUpdateInterval)
+            let frame = profile.budget.renewalInterval ?? 2 * profile.minimumUpdateInterval
+            lead = max(lead, frame * DeviceCommandPlanner.framesBetweenCalls)
         }
         // One the budget counts, whose place a change may take for the same writes.
         let counted = budgetCountsRenewals ? renewal : nil

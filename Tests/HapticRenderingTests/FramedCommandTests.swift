@@ -74,6 +74,35 @@ import Testing
         #expect(commands.first?.levels == MotorMagnitudes(strong: 0.24, weak: 0.24), "0.88 for 11 of 40 ms")
     }
 
+    @Test func aGridMovedByHalfAFrameSinceTheLastCommandStartsAWholeFrameAfterIt() throws {
+        // 0.4 sent at 0 on the grid from 0; the plan made at 5 ms is on a grid that moved onto the other report
+        // (from 15 ms). Its instant at 15 ms is half a frame after the call at 0: the driver would queue both, and
+        // send each later frame a frame late. The first command is the frame after, at 45 ms, and carries the
+        // pattern from 5 ms.
+        let moved = DeviceCommandPlanner(profile: .switchProOnFrames, frames: FrameGrid(origin: 0.015, period: 0.030)!)
+        let command = RumbleCommand(time: 0, levels: MotorMagnitudes(strong: 0.4, weak: 0.4), holdDuration: nil)
+        let commands = moved.commands(
+            for: MotorTimeline(segments: [step(0, 0.2, 0.8)]), from: 0.005,
+            resuming: moved.resumption(after: command, from: .deviceOff))
+        let first = try #require(commands.first)
+        #expect(abs(first.time - 0.045) < 1e-9, "first command at \(first.time)")
+        #expect(first.levels == MotorMagnitudes(strong: 0.8, weak: 0.8))
+    }
+
+    @Test func aGridMovedSinceARenewalStartsAWholeFrameAfterTheRenewal() throws {
+        // 0.4 sent at 0 and renewed every frame on the grid from 0 (30 and 60 ms); the plan made at 65 ms is on
+        // the grid from 15 ms. Its instant at 75 ms is half a frame after the renewal at 60 ms: the first command
+        // is at 105 ms.
+        let moved = DeviceCommandPlanner(profile: .switchProOnFrames, frames: FrameGrid(origin: 0.015, period: 0.030)!)
+        #expect(RenderProfile.switchProOnFrames.budget.renewalInterval == grid.period, "each frame renews the level")
+        let command = RumbleCommand(time: 0, levels: MotorMagnitudes(strong: 0.4, weak: 0.4), holdDuration: nil)
+        let commands = moved.commands(
+            for: MotorTimeline(segments: [step(0, 0.065, 0.4), step(0.065, 0.3, 0.8)]), from: 0.065,
+            resuming: moved.resumption(after: command, from: .deviceOff))
+        let first = try #require(commands.first)
+        #expect(abs(first.time - 0.105) < 1e-9, "first command at \(first.time)")
+    }
+
     @Test func theGridsInstantsAreWholePeriodsFromItsOrigin() {
         let grid = FrameGrid(origin: 0.004, period: 0.030)!
         #expect(abs(grid.instant(atOrAfter: 0.004) - 0.004) < 1e-12)
