@@ -94,7 +94,8 @@ import Testing
         // the grid from 15 ms. Its instant at 75 ms is half a frame after the renewal at 60 ms: the first command
         // is at 105 ms.
         let moved = DeviceCommandPlanner(profile: .switchProOnFrames, frames: FrameGrid(origin: 0.015, period: 0.030)!)
-        #expect(RenderProfile.switchProOnFrames.budget.renewalInterval == grid.period, "each frame renews the level")
+        let renewal = try #require(RenderProfile.switchProOnFrames.budget.renewalInterval)
+        #expect(abs(renewal - grid.period) < 1e-6, "each frame renews the level")
         let command = RumbleCommand(time: 0, levels: MotorMagnitudes(strong: 0.4, weak: 0.4), holdDuration: nil)
         let commands = moved.commands(
             for: MotorTimeline(segments: [step(0, 0.065, 0.4), step(0.065, 0.3, 0.8)]), from: 0.065,
