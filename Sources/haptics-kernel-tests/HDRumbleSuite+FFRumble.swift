@@ -36,10 +36,10 @@ extension HDRumbleSuite {
     /// three more are played from rest. Within a round a flip holds a change a report late, whose frame came off
     /// every instant the engine wrote for, to 35 ms, until the engine's grid follows the frames; the round is on
     /// the grid when most of its changes are judged there. A change late on the engine's own instants (a frame
-    /// carrying the level written for the frame before: a queue of the driver's) is never excused so. And ff-memless can hand the driver the level before an update, when the
-    /// kernel's tick falls inside its handling of the update: the frame the update was for repeats the level before
-    /// it (`outsideTheEngine`), and that change alone comes up to a frame late. Each is printed with what the
-    /// record shows.
+    /// carrying the level written for the frame before: a queue of the driver's) is never excused so. And
+    /// ff-memless can hand the driver the level before an update, when the kernel's tick falls inside its handling
+    /// of the update: the frame the update was for repeats the level before it (`outsideTheEngine`), and that
+    /// change alone comes up to a frame late. Each is printed with what the record shows.
     static func switchScheduledAhead() async throws {
         try await EmulationSuite.withController(.switchPro) { device, nodes in
             var options = HapticEngineOptions()
