@@ -263,10 +263,12 @@ public struct DeviceCommandPlanner: Sendable {
         // call and sends one a frame: two calls less than a frame apart leave every frame after them a frame late
         // until the queue empties at rest. So the first instant is a frame after that call, less the small
         // corrections the grid may have had since (it follows the pad's clock): a grid that moved by half a frame,
-        // onto the other report, starts a frame later.
+        // onto the other report, starts a frame later. A renewal due at `start` itself (within the grid's
+        // tolerance) is not a call yet: the plan's first command goes out in its place.
         var lastCall = lastTime
-        if !sent.isOff, let interval = budget.renewalInterval, interval > 0, lastTime.isFinite, start > lastTime {
-            lastCall += ((start - lastTime) / interval).rounded(.down) * interval
+        let before = start - FrameGrid.tolerance
+        if !sent.isOff, let interval = budget.renewalInterval, interval > 0, lastTime.isFinite, before > lastTime {
+            lastCall += ((before - lastTime) / interval).rounded(.down) * interval
         }
         let earliest = lastCall.isFinite ? lastCall + period * Self.framesBetweenCalls : -Double.infinity
         // An instant a little before `start` is its frame still (a player started on a frame the grid has since

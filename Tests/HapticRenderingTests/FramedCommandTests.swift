@@ -104,6 +104,24 @@ import Testing
         #expect(abs(first.time - 0.105) < 1e-9, "first command at \(first.time)")
     }
 
+    @Test func aPlanMadeAtARenewalsOwnInstantTakesThatRenewalsPlace() throws {
+        // 0.4 sent at 0 and renewed every 30 ms exactly (the renewal interval a frame, with no margin); the plan
+        // made at 60 ms, the second renewal's instant, is on the grid from 15 ms. The renewal at 60 ms is not made
+        // yet: the last call is the one at 30 ms, and the first command goes out at 75 ms in the renewal's place,
+        // not a frame later.
+        var profile = RenderProfile.switchProOnFrames
+        profile.budget.renewalInterval = 0.030
+        let moved = DeviceCommandPlanner(profile: profile, frames: FrameGrid(origin: 0.015, period: 0.030)!)
+        let command = RumbleCommand(time: 0, levels: MotorMagnitudes(strong: 0.4, weak: 0.4), holdDuration: nil)
+        for start in [0.060, 2 * 0.030, 0.030 + 0.030] {
+            let commands = moved.commands(
+                for: MotorTimeline(segments: [step(0, start, 0.4), step(start, 0.3, 0.8)]), from: start,
+                resuming: moved.resumption(after: command, from: .deviceOff))
+            let first = try #require(commands.first)
+            #expect(abs(first.time - 0.075) < 1e-9, "planned from \(start): first command at \(first.time)")
+        }
+    }
+
     @Test func theGridsInstantsAreWholePeriodsFromItsOrigin() {
         let grid = FrameGrid(origin: 0.004, period: 0.030)!
         #expect(abs(grid.instant(atOrAfter: 0.004) - 0.004) < 1e-12)
