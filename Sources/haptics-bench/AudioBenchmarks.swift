@@ -39,7 +39,7 @@ enum AudioBenchmarkPatterns {
     }
 
     static func busy() -> HapticPattern {
-        var events: [HapticEvent] = (0..<8).map { index in
+        var events: [HapticEvent] = (0..<8).map { (index: Int) -> HapticEvent in
             HapticEvent(
                 type: .audioContinuous,
                 parameters: [

@@ -144,9 +144,15 @@ struct VoiceCoilPlaybackTests {
         right[20] = -3
         playback.receive(WaveformPacket(counter: 0, crcValid: true, left: left, right: right), at: at(2))
         playback.receive(packet(1, 0), at: at(2.001))
-        #expect(abs(try #require(playback.lastMotion(of: .left)) - (2 + 5.0 / 3000)) < 1e-9)
-        #expect(abs(try #require(playback.lastMotion(of: .right)) - (2 + 20.0 / 3000)) < 1e-9)
-        #expect(abs(try #require(playback.lastMotion()) - (2 + 20.0 / 3000)) < 1e-9)
+        // Sample 5 of the packet at 2 s on the left, sample 20 on the right; each sample is 1/3000 s.
+        let leftSample: Double = 2 + 5.0 / 3000
+        let rightSample: Double = 2 + 20.0 / 3000
+        let leftMotion: Double = try #require(playback.lastMotion(of: .left))
+        let rightMotion: Double = try #require(playback.lastMotion(of: .right))
+        let lastMotion: Double = try #require(playback.lastMotion())
+        #expect(abs(leftMotion - leftSample) < 1e-9)
+        #expect(abs(rightMotion - rightSample) < 1e-9)
+        #expect(abs(lastMotion - rightSample) < 1e-9)
         #expect(VoiceCoilPlayback().lastMotion() == nil)
     }
 
@@ -230,10 +236,14 @@ struct WaveformAnalysisTests {
         let samples = Self.floats(sine(200, amplitude: 0.8, frames: 300) + sine(400, amplitude: 0.2, frames: 300))
         let windows = WaveformAnalysis.windows(samples, sampleRate: 3000, start: 5, length: 0.05)
         #expect(windows.count == 4)
-        #expect(windows.map(\.start) == [5, 5.05, 5.1, 5.15].map { $0 + 0 })
-        for (window, (hertz, peak)) in zip(windows, [(200.0, 0.8), (200, 0.8), (400, 0.2), (400, 0.2)]) {
-            #expect(abs(window.rms - peak / 2.0.squareRoot()) < 0.01)
-            #expect(abs(try #require(window.dominantFrequency) - hertz) < 1)
+        let starts: [Double] = [5, 5.05, 5.1, 5.15]
+        #expect(windows.map(\.start) == starts)
+        let expected: [(hertz: Double, peak: Double)] = [(200, 0.8), (200, 0.8), (400, 0.2), (400, 0.2)]
+        for (window, tone) in zip(windows, expected) {
+            let rms: Double = tone.peak / 2.0.squareRoot()
+            #expect(abs(window.rms - rms) < 0.01)
+            let frequency: Double = try #require(window.dominantFrequency)
+            #expect(abs(frequency - tone.hertz) < 1)
         }
     }
 

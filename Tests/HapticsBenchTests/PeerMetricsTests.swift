@@ -70,7 +70,10 @@ import Testing
 
     /// `count` samples spread like an exponential distribution's (1 + its quantiles): a long tail, like a latency's.
     static func tailed(_ count: Int) -> [Double] {
-        (0..<count).map { 1 - log(1 - (Double($0) + 0.5) / Double(count)) }
+        (0..<count).map { (index: Int) -> Double in
+            let quantile = (Double(index) + 0.5) / Double(count)
+            return 1 - log(1 - quantile)
+        }
     }
 
     @Test func aResampledSpreadIsZeroForARunWithoutScatterAndNilForAnEmptySide() {
