@@ -469,20 +469,29 @@ public struct DeviceCommandPlanner: Sendable {
             guard let last = timeline.segments.last, time == timeline.endTime else { return false }
             return quantized(last.endLevels) != .off
         }
-        let segment = timeline.segments[index]
-        guard segment.start == time else { return false }
+        guard timeline.segments[index].start == time else { return false }
+        return isJump(in: timeline, atStartOf: index)
+    }
+
+    /// Whether the quantised level jumps at the start of the segment at `index`.
+    private func isJump(in timeline: MotorTimeline, atStartOf index: Int) -> Bool {
         let before = index > 0 ? timeline.segments[index - 1].endLevels : .off
-        return quantized(before) != quantized(segment.startLevels)
+        return quantized(before) != quantized(timeline.segments[index].startLevels)
     }
 
     /// The first jump strictly after `time` and before `limit`, `nil` if none.
     package func nextJump(in timeline: MotorTimeline, after time: Double, before limit: Double) -> Double? {
-        var index = (timeline.segmentIndex(at: time) ?? timeline.segments.endIndex) + 1
-        while index < timeline.segments.count, timeline.segments[index].start < limit {
-            if isJump(in: timeline, at: timeline.segments[index].start) { return timeline.segments[index].start }
+        let segments = timeline.segments
+        let end = timeline.endTime
+        var index = (timeline.segmentIndex(at: time) ?? segments.endIndex) + 1
+        while index < segments.count, segments[index].start < limit {
+            let start = segments[index].start
+            // The segment `isJump(at: start)` would find by its search is this one, unless a later one starts
+            // at the same instant (an empty segment) or the instant is the end: then it asks.
+            let found = start < end && (index + 1 == segments.count || segments[index + 1].start > start)
+            if found ? isJump(in: timeline, atStartOf: index) : isJump(in: timeline, at: start) { return start }
             index += 1
         }
-        let end = timeline.endTime
         if end > time, end < limit, isJump(in: timeline, at: end) { return end }
         return nil
     }
