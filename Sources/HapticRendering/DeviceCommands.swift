@@ -481,17 +481,15 @@ public struct DeviceCommandPlanner: Sendable {
 
     /// The first jump strictly after `time` and before `limit`, `nil` if none.
     package func nextJump(in timeline: MotorTimeline, after time: Double, before limit: Double) -> Double? {
+        // A timeline's segments are never empty and each starts where the one before ends, so the segment at an
+        // index is the one `isJump(at:)` would find for its start: no search is needed on the way.
         let segments = timeline.segments
-        let end = timeline.endTime
         var index = (timeline.segmentIndex(at: time) ?? segments.endIndex) + 1
         while index < segments.count, segments[index].start < limit {
-            let start = segments[index].start
-            // The segment `isJump(at: start)` would find by its search is this one, unless a later one starts
-            // at the same instant (an empty segment) or the instant is the end: then it asks.
-            let found = start < end && (index + 1 == segments.count || segments[index + 1].start > start)
-            if found ? isJump(in: timeline, atStartOf: index) : isJump(in: timeline, at: start) { return start }
+            if isJump(in: timeline, atStartOf: index) { return segments[index].start }
             index += 1
         }
+        let end = timeline.endTime
         if end > time, end < limit, isJump(in: timeline, at: end) { return end }
         return nil
     }
