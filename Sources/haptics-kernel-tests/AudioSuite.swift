@@ -56,29 +56,12 @@ enum AudioSuite {
 
     /// Runs `body`, a playback checked sample for sample, and runs it again, at most twice, when it failed on an
     /// underrun while a `StallWitness` saw the whole guest stand still for `stallExcusingAnUnderrun` or longer:
-    /// the writer could not have run then either. An underrun with no such stall still fails, and so does any other
-    /// failure. Each run again is printed with the stall.
+    /// the writer could not have run then either (`StallWitness.againAfterAGuestStall`). An underrun with no such
+    /// stall still fails, and so does any other failure.
     static func againAfterAGuestStall(_ body: () async throws -> Void) async throws {
-        for attempt in 1...3 {
-            let witness = try StallWitness()
-            do {
-                try await body()
-                _ = witness.finish()
-                return
-            } catch let failure as TestFailure where failure.reason.hasPrefix(underrunReason) && attempt < 3 {
-                let seen = witness.finish()
-                guard seen.provesStall(ofAtLeast: stallExcusingAnUnderrun) else {
-                    let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
-                    throw TestFailure(
-                        reason: "\(failure.reason); the guest stood still at most "
-                            + "\(tenths(seen.longestMilliseconds)) ms meanwhile\(priority)")
-                }
-                print(
-                    "  \(failure.reason), with the whole guest standing still \(tenths(seen.longestMilliseconds)) ms "
-                        + "(a real-time thread woke that late): run again")
-            } catch {
-                _ = witness.finish()
-                throw error
+        try await StallWitness.againAfterAGuestStall {
+            do { try await body() } catch let failure as TestFailure where failure.reason.hasPrefix(underrunReason) {
+                throw TimingFailure(reason: failure.reason, explainingStall: stallExcusingAnUnderrun)
             }
         }
     }

@@ -18,7 +18,9 @@ enum EngineAudioSuite {
     static let suite = KernelTestSuite(
         name: "engine-audio", requires: [.sndAloop, .uinput],
         tests: [
-            KernelTest(name: "engine-audio/sound-and-rumble-start-together", body: soundAndRumble),
+            KernelTest(name: "engine-audio/sound-and-rumble-start-together") {
+                try await AudioSuite.againAfterAGuestStall(soundAndRumble)
+            },
             KernelTest(name: "engine-audio/muted-and-haptics-only-engines-stay-silent", body: mutedEngines),
             // Last: it unbinds the card and binds it again.
             KernelTest(name: "engine-audio/card-gone-interrupts-and-its-return-resets", body: cardGoneResets),

@@ -51,3 +51,49 @@ final class StallWitness: Sendable {
         return watch.state.withLock { $0.finding }
     }
 }
+
+/// A failure of timing alone that the whole guest standing still for `explainingStall` milliseconds or longer
+/// would explain: no thread of the code under test could have run then either. Thrown inside
+/// `StallWitness.againAfterAGuestStall`, which runs the case again only when a witness proves such a stall.
+struct TimingFailure: Error, CustomStringConvertible {
+    let reason: String
+    let explainingStall: Double
+    var description: String { reason }
+}
+
+extension StallWitness {
+    /// Runs `body` and runs it again, at most twice, when it failed with a `TimingFailure` while a witness saw the
+    /// whole guest stand still for at least the failure's `explainingStall`. A timing failure with no such stall
+    /// fails the test, naming the longest stall seen, and so does any other failure. Each run again is printed
+    /// with the stall.
+    static func againAfterAGuestStall(_ body: () async throws -> Void) async throws {
+        for attempt in 1...3 {
+            let witness = try StallWitness()
+            do {
+                try await body()
+                _ = witness.finish()
+                return
+            } catch let failure as TimingFailure {
+                let seen = witness.finish()
+                let stood = AudioSuite.tenths(seen.longestMilliseconds)
+                guard seen.provesStall(ofAtLeast: failure.explainingStall) else {
+                    let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
+                    throw TestFailure(
+                        reason: "\(failure.reason); the guest stood still at most \(stood) ms meanwhile\(priority), "
+                            + "and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it")
+                }
+                guard attempt < 3 else {
+                    throw TestFailure(
+                        reason: "\(failure.reason); the third run in a row to fail so, each while the whole guest "
+                            + "stood still (\(stood) ms this time)")
+                }
+                print(
+                    "  \(failure.reason), with the whole guest standing still \(stood) ms (a real-time thread woke "
+                        + "that late): run again")
+            } catch {
+                _ = witness.finish()
+                throw error
+            }
+        }
+    }
+}
