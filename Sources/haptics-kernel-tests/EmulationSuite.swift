@@ -19,7 +19,7 @@ enum EmulationSuite {
                     try await boundAndProbed(model)
                 },
                 KernelTest(name: "emulation/\(model.rawValue)/assets-follow-the-plan-and-end-at-rest") {
-                    try await assetsFollowThePlan(model)
+                    try await StallWitness.againAfterAGuestStall { try await assetsFollowThePlan(model) }
                 },
                 KernelTest(name: "emulation/\(model.rawValue)/unplug-replug-cycles-mid-pattern") {
                     try await unplugReplugCycles(model)
@@ -128,7 +128,8 @@ enum EmulationSuite {
                 let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/\(asset).ahap"))
                 let planned = DeviceCommandPlanner(profile: profile).commands(
                     for: PatternRenderer(profile: profile).render(pattern))
-                let (arrived, levels) = try follow(outputs, planned, step: model.motorStep, asset: asset)
+                let (arrived, levels) = try follow(
+                    outputs, planned, step: model.motorStep, interval: profile.minimumUpdateInterval, asset: asset)
                 summary.append("\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
             }
             if model == .switchPro { summary.append(try await assetsOnFrames(device, nodes)) }
@@ -188,12 +189,21 @@ enum EmulationSuite {
     /// rest. Not every planned command has to arrive: drivers coalesce (xpad overwrites its pending packet while
     /// one is in flight, hid-playstation and hid-sony send the latest levels from a work item), so a command
     /// held for one update interval can be replaced before it reaches the wire; which ones depends on timing.
+    /// A level the engine's thread slept through whole is written when it wakes and the rest is planned again from
+    /// that write (docs/engine.md), so a level that is no planned command is a failure of timing alone when the
+    /// whole guest stood still for a write interval (`interval`, seconds) or more between the level before it and
+    /// it: the test then runs again (`StallWitness.againAfterAGuestStall`).
     /// Returns how many distinct levels arrived and how many were planned.
-    static func follow(_ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, asset: String) throws -> (
-        Int, Int
-    ) {
+    static func follow(
+        _ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, interval: Double, asset: String
+    ) throws -> (Int, Int) {
         let tolerance = step + 1e-9
-        let levels = distinct(outputs.map { MotorMagnitudes(strong: $0.strong ?? 0, weak: $0.weak ?? 0) })
+        // Each change of level on the device and when it arrived.
+        let changes = outputs.reduce(into: [(level: MotorMagnitudes, time: Double)]()) { result, record in
+            let level = MotorMagnitudes(strong: record.strong ?? 0, weak: record.weak ?? 0)
+            if result.last?.level != level { result.append((level, record.time.seconds)) }
+        }
+        let levels = changes.map(\.level)
         // The device starts at rest, and the plan ends there.
         let plan = distinct([MotorMagnitudes(strong: 0, weak: 0)] + planned.map(\.levels))
         let near = { (a: MotorMagnitudes, b: MotorMagnitudes) in
@@ -202,11 +212,12 @@ enum EmulationSuite {
         var cursor = 0
         for (index, level) in levels.enumerated() {
             guard let found = plan[cursor...].firstIndex(where: { near($0, level) }) else {
-                throw TestFailure(
+                let since = index > 0 ? changes[index - 1].time : changes[index].time - interval
+                throw TimingFailure(
                     reason:
                         "\(asset): level #\(index) on the device, \(level), is no planned command at or after #\(cursor) "
-                        + "(\(plan[cursor...].prefix(4).map { "\($0)" }.joined(separator: ", "))...); device: \(levels.prefix(12))"
-                )
+                        + "(\(plan[cursor...].prefix(4).map { "\($0)" }.joined(separator: ", "))...); device: \(levels.prefix(12))",
+                    explainingStall: interval * 1000, window: since...changes[index].time)
             }
             cursor = found
         }

@@ -12,9 +12,22 @@ final class StallWitness: Sendable {
     struct Finding: Sendable {
         var longestMilliseconds = 0.0
         var realTime = false
+        /// Each wake-up a millisecond or more late, as the stall it shows: when it ended (monotonic seconds) and
+        /// how long it was. The first `Finding.stallsKept`.
+        var stalls: [(end: Double, milliseconds: Double)] = []
+        static let stallsKept = 100_000
 
-        /// Whether it proves a stall of the whole guest of at least `milliseconds`.
-        func provesStall(ofAtLeast milliseconds: Double) -> Bool { realTime && longestMilliseconds >= milliseconds }
+        /// The longest stall of the whole guest that overlapped `window` (monotonic seconds; any when nil).
+        func longestStall(during window: ClosedRange<Double>? = nil) -> Double {
+            guard let window else { return longestMilliseconds }
+            return stalls.filter { $0.end >= window.lowerBound && $0.end - $0.milliseconds / 1000 <= window.upperBound }
+                .map(\.milliseconds).max() ?? 0
+        }
+
+        /// Whether it proves a stall of the whole guest of at least `milliseconds`, overlapping `window` when given.
+        func provesStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
+            realTime && longestStall(during: window) >= milliseconds
+        }
     }
 
     /// The witness thread's loop and what it found, shared with the thread.
@@ -28,8 +41,14 @@ final class StallWitness: Sendable {
             while state.withLock({ $0.running }) {
                 let before = MonotonicTime.nanoseconds()
                 Sys.sleep(nanoseconds: period)
-                let late = Double(Int64(MonotonicTime.nanoseconds()) - Int64(before) - Int64(period)) / 1e6
-                state.withLock { $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late) }
+                let woke = MonotonicTime.nanoseconds()
+                let late = Double(Int64(woke) - Int64(before) - Int64(period)) / 1e6
+                state.withLock {
+                    $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late)
+                    if late >= 1, $0.finding.stalls.count < Finding.stallsKept {
+                        $0.finding.stalls.append((Double(woke) / 1e9, late))
+                    }
+                }
             }
         }
     }
@@ -53,11 +72,13 @@ final class StallWitness: Sendable {
 }
 
 /// A failure of timing alone that the whole guest standing still for `explainingStall` milliseconds or longer
-/// would explain: no thread of the code under test could have run then either. Thrown inside
-/// `StallWitness.againAfterAGuestStall`, which runs the case again only when a witness proves such a stall.
+/// (within `window`, monotonic seconds, when the failure shows when it came about) would explain: no thread of the
+/// code under test could have run then either. Thrown inside `StallWitness.againAfterAGuestStall`, which runs the
+/// case again only when a witness proves such a stall.
 struct TimingFailure: Error, CustomStringConvertible {
     let reason: String
     let explainingStall: Double
+    var window: ClosedRange<Double>? = nil
     var description: String { reason }
 }
 
@@ -75,11 +96,12 @@ extension StallWitness {
                 return
             } catch let failure as TimingFailure {
                 let seen = witness.finish()
-                let stood = AudioSuite.tenths(seen.longestMilliseconds)
-                guard seen.provesStall(ofAtLeast: failure.explainingStall) else {
+                let stood = AudioSuite.tenths(seen.longestStall(during: failure.window))
+                guard seen.provesStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
                     let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
+                    let when = failure.window == nil ? "meanwhile" : "then"
                     throw TestFailure(
-                        reason: "\(failure.reason); the guest stood still at most \(stood) ms meanwhile\(priority), "
+                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when)\(priority), "
                             + "and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it")
                 }
                 guard attempt < 3 else {
