@@ -138,13 +138,9 @@ enum PIDSuite {
                                 + "which no compiled effect is, whole or played late: \(program.effects)")
                     }
                     let counts = rests.map(\.updates.count)
-                    // An update due less than a report's longest way to the device (`maximumLag`) before its
-                    // effect's end may reach the device after the effect ended, when its report came later than
-                    // the play's did: only the updates due earlier must reach it.
-                    let sure = rests.map { rest in rest.updates.filter { rest.length - $0.time >= maximumLag }.count }
                     // The rest of an effect played late is cut when it is uploaded; an update due between that and
                     // its play goes out before the play, so the device holds it as the effect starts.
-                    updatesLeft.least += max((sure.min() ?? 0) - (late > 1 ? 1 : 0), 0)
+                    updatesLeft.least += max((counts.min() ?? 0) - (late > 1 ? 1 : 0), 0)
                     updatesLeft.most += counts.max() ?? 0
                     firstLate = firstLate ?? late
                     startedAt.append((unmatched[match].delay, time))
