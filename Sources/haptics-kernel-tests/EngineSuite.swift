@@ -643,12 +643,21 @@ enum EngineSuite {
 
     /// The Swift runtime opens descriptors of its own the first time a task sleeps on each clock (Dispatch
     /// keeps one timerfd per clock, plus an epoll and an eventfd) and keeps them: run that once before taking
-    /// a baseline, or it counts as a leak. The sleeps are long enough to be still ahead when the timer is
-    /// armed: under emulation a 1 ms sleep could be due already, run without a timer, and leave the timerfd to
-    /// be opened inside the scenario measured.
+    /// a baseline, or it counts as a leak. Dispatch opens a clock's timerfd only when a sleep is still ahead as
+    /// its timer is armed: a guest that stood still through a sleep leaves it unopened, to be opened inside the
+    /// scenario measured. So the sleeps go on until both timerfds (`CLOCK_MONOTONIC` and `CLOCK_BOOTTIME`) are
+    /// open.
     static func warmUpRuntime() async throws {
-        try await Task.sleep(for: .milliseconds(20))
-        try await Task.sleep(until: SuspendingClock.now + .milliseconds(20), clock: .suspending)
+        let deadline = monotonicSeconds() + VirtualPadSuite.hangGuardSeconds
+        while !RuntimeTimers.clocks.isSubset(of: RuntimeTimers.open()) {
+            guard monotonicSeconds() < deadline else {
+                throw TestFailure(
+                    reason: "the Swift runtime's timerfds never opened: clocks \(RuntimeTimers.open().sorted()) of "
+                        + "\(RuntimeTimers.clocks.sorted()) after sleeps on both for the hang guard")
+            }
+            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(until: SuspendingClock.now + .milliseconds(20), clock: .suspending)
+        }
         let events = AsyncStream<Int>.makeStream(of: Int.self)
         events.continuation.finish()
         for await _ in events.stream {}

@@ -35,6 +35,7 @@ extension HDRumbleSuite {
     }
 
     static func motionNodeFaults() async throws {
+        try await EngineSuite.warmUpRuntime()
         try await EmulationSuite.withController(.switchPro) { device, nodes in
             let event = "/sys/class/input/" + (nodes.rumbleNode as NSString).lastPathComponent
             guard let motion = InputReportReader.motionNode(besideEvent: event) else {

@@ -2,6 +2,7 @@
 // kernel tests exercise the virtual pad with nothing of ours in between.
 import CLinuxInput
 import CLinuxSystem
+import Foundation
 import HapticTestDevices
 import LinuxInput
 import Glibc
@@ -120,6 +121,52 @@ func openDescriptors() -> [Int32: String] {
 /// The descriptors open now that were not open (to the same file) in `before`: the leaks, if a scenario that
 /// started at `before` has ended. A descriptor of `before` that closed meanwhile is not a leak, and a count
 /// would let it hide a real one.
+/// A timerfd among them also says whose it can be (`TimerDescriptor`).
 func descriptorsOpened(since before: [Int32: String]) -> [String] {
-    openDescriptors().filter { before[$0.key] != $0.value }.sorted { $0.key < $1.key }.map { "\($0.key)->\($0.value)" }
+    openDescriptors().filter { before[$0.key] != $0.value }.sorted { $0.key < $1.key }.map { fd, target in
+        guard target == TimerDescriptor.target, let timer = TimerDescriptor(fd) else { return "\(fd)->\(target)" }
+        return "\(fd)->\(target) (\(timer))"
+    }
+}
+
+/// What /proc/self/fdinfo says of a timerfd: its clock and whether it blocks. The engine's playback timer is a
+/// blocking `CLOCK_MONOTONIC` one; Dispatch's (the Swift runtime's sleeps) do not block.
+struct TimerDescriptor: CustomStringConvertible {
+    static let target = "anon_inode:[timerfd]"
+    let clock: Int
+    let blocks: Bool
+
+    init?(_ fd: Int32) {
+        guard let info = try? String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8) else { return nil }
+        var fields: [String: String] = [:]
+        for line in info.split(separator: "\n") {
+            let parts = line.split(separator: ":", maxSplits: 1)
+            if parts.count == 2 { fields[String(parts[0])] = parts[1].trimmingCharacters(in: .whitespaces) }
+        }
+        guard let clock = fields["clockid"].flatMap({ Int($0) }),
+            let flags = fields["flags"].flatMap({ Int($0, radix: 8) })
+        else { return nil }
+        self.clock = clock
+        blocks = flags & Int(O_NONBLOCK) == 0
+    }
+
+    var description: String { "clock \(clock), \(blocks ? "blocking" : "non-blocking")" }
+}
+
+/// The Swift runtime's timers: Dispatch opens one non-blocking timerfd per clock its sleeps use, the first
+/// time a sleep on that clock is still ahead when armed, and keeps it for the process.
+enum RuntimeTimers {
+    /// `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME`, the clocks under `SuspendingClock` and `ContinuousClock`.
+    static let clocks: Set<Int> = [Int(CLOCK_MONOTONIC), Int(CLOCK_BOOTTIME)]
+
+    /// The clocks of the runtime's timerfds open now.
+    static func open() -> Set<Int> {
+        Set(
+            openDescriptors().compactMap { fd, target -> Int? in
+                guard target == TimerDescriptor.target, let timer = TimerDescriptor(fd), !timer.blocks else {
+                    return nil
+                }
+                return timer.clock
+            })
+    }
 }
