@@ -147,7 +147,8 @@ peers: bootstrap-bench
 
 # Our engine side by side with SDL2 on the virtual pad and the emulated DualSense and Xbox pads, in the qemu bench
 # with udevd (docs/bench.md, "Side by side with SDL"): a table per device, the closing `peers:` line, the SVG
-# overlays in .build/bench-peers/. About 12 minutes; not part of `make test`, which runs a smoke of it.
+# overlays in .build/bench-peers/. Three guests, two at a time at first; about 14 minutes. Not part of `make test`,
+# which runs a smoke of it.
 bench-peers: bootstrap-bench kernel release capi-example peers
 	@scripts/bench-peers
 
