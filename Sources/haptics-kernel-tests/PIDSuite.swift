@@ -218,8 +218,8 @@ enum PIDSuite {
                     let late = startedAt.filter { ($0.time - origin - $0.due) * 1000 > edgeMilliseconds }
                     if late.count == 1, let effect = late.first {
                         let lateness = (effect.time - origin - effect.due) * 1000
-                        let startLeftOut = (effect.due - edgeMilliseconds / 1000)...(effect.due + lateness / 1000
-                            + edgeMilliseconds / 1000)
+                        let edge = edgeMilliseconds / 1000
+                        let startLeftOut = (effect.due - edge)...(effect.due + lateness / 1000 + edge)
                         if bounded(errors(lag: lag, leftOut: startLeftOut)).holds {
                             throw TimingFailure(
                                 reason: strays + " (within both bounds without the late start)",
