@@ -135,10 +135,22 @@ struct BenchMain: AsyncParsableCommand {
             discussion: "Each between a line '--- svg NAME' and a line '--- end' (scripts/bench-peers saves them)."))
     var plots = false
 
+    @Option(
+        name: .customLong("latency-caller"),
+        help: ArgumentHelp(
+            "Serve our side of the latency rounds on this event node (the bench starts it: a process of its own).",
+            visibility: .hidden))
+    var latencyCaller: String?
+
     @Argument(help: "Only the groups whose names contain this text (an empty text selects every group).")
     var filter: String?
 
     func run() async throws {
+        if let latencyCaller {
+            try await PeerLatency.OursCaller.serve(
+                eventNode: latencyCaller, kind: peerDevices.first ?? .virtualPad, floor: latencyFloor)
+            return
+        }
         if peers {
             var options = smoke ? PeerBenchOptions.smoke : PeerBenchOptions()
             options.printsPlots = plots

@@ -3,8 +3,9 @@
 // (`SDL_HapticRunEffect` alone), against our prepared transient, through HapticManager (`prepare(pattern:)` once,
 // then `play(pattern:)` each round) and through an engine player prepared once and started each round.
 // A call that goes from nothing to rumble against the same: SDL's `SDL_GameControllerRumble` against the ordinary
-// `start(atTime: 0)` of a player just made with `makePlayer(with:)`. SDL's calls run in their own processes, which
-// sleep the same quiet before each call as ours does and answer with the time they made the call. Every call, ours
+// `start(atTime: 0)` of a player just made with `makePlayer(with:)`. Every call runs in a process of its own, SDL's
+// in sdl-peer's and ours in `haptics-bench --latency-caller`'s, none in the process that serves the pads: each
+// sleeps the same quiet before its call and answers with the time it made the call. Every call, ours
 // and SDL's, is made a quarter of the kernel's tick past a tick (`KernelTick`). Every round takes each path once,
 // in the order of a balanced Latin square (`balancedOrder`), so that neither a slow stretch of the machine, nor a
 // place in the order, nor the path run just before favours one.
@@ -48,6 +49,9 @@ enum LatencyPath: String, CaseIterable, Sendable {
         case .sdlRun, .sdlRumble, .oursFloor: nil
         }
     }
+
+    /// The path's word in the commands `OursCaller.serve` answers: the case's name.
+    var command: String { "\(self)" }
 
     /// Ours, in the order of the closing line's latency ratios (the floor is not one of them).
     static let ours: [LatencyPath] = [.oursManagerPrepared, .oursEnginePrepared, .oursStart]
@@ -129,22 +133,17 @@ enum PeerLatency {
         return samples
     }
 
-    /// The ways to trigger on one device: SDL's two programs (the haptic one with its effect uploaded), a
-    /// HapticManager, an engine of ours with a player prepared once, and the floor's effect uploaded once on a
-    /// descriptor of its own.
+    /// The ways to trigger on one device: SDL's two programs (the haptic one with its effect uploaded) and ours,
+    /// each a process of its own (`OursCaller`, served by `haptics-bench --latency-caller`). The emulated pads
+    /// and the virtual pad are served by threads of this process: a call made here would reach a pad thread that
+    /// shares its address space, while SDL's reach it from another process, and under emulation the pad then
+    /// starts with every page of its memory to look up again (about 0.1 ms more on the emulated Xbox pad, from the
+    /// pad's thread switched in to its record: docs/bench.md, "Every caller in a process of its own").
     @MainActor
     struct Rig {
-        let manager: HapticManager
-        let engine: HapticEngine
-        /// Prepared once, started every round: its pulse stays uploaded between starts.
-        let prepared: any HapticPatternPlayer
         let rumble: PeerProgram
         let haptic: PeerProgram
-        let tap = PeerLatency.tap
-        /// The floor's, when measured: a full-strength rumble of the tap's 30 ms, uploaded once on a descriptor of
-        /// its own. The effect is kept for the rig's life: a released `UploadedEffect` erases its slot, and a play
-        /// of the freed number would trigger whichever effect took it next (SDL's, uploaded just after).
-        let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
+        let ours: PeerProgram
         /// The kernel's tick in nanoseconds, which every call is timed clear of (`KernelTick`).
         let tick: Int64
         /// The device measured, for how long SDL's rumble is held (`held(on:)`).
@@ -153,31 +152,12 @@ enum PeerLatency {
         init(device: PeerDevice, tools: PeerTools, floor: Bool, tick: Int64) throws {
             self.tick = tick
             kind = device.kind
-            let logger = PeerRuns.logger()
-            var options = HapticEngineOptions()
-            options.renderProfile = RenderProfile.named(device.kind.profile) ?? .genericRumble
-            let output = HapticOutputSelection.device(.node(device.eventNode))
-            let provider = EngineOutputProvider(output: output, options: options, logger: logger)
-            manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
-            guard manager.engineAvailable else {
-                throw PeerFailure(reason: "no HapticManager engine on \(device.eventNode)")
-            }
-            // Prepared once, like SDL's effect: a prepared pattern stays uploaded for every play of it.
-            manager.prepare(pattern: tap)
-            engine = HapticEngine(output: output, options: options, logger: logger)
-            try engine.start()
-            prepared = try engine.makePlayer(with: tap)
-            guard try prepared.prepare() else {
-                throw PeerFailure(reason: "the engine could not prepare the tap on \(device.eventNode)")
-            }
-            if floor {
-                let opened = try EventDevice(node: device.eventNode, logger: logger)
-                let effect = try opened.uploadEffect(
-                    .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds)))
-                self.floor = (opened, effect, effect.trigger())
-            } else {
-                self.floor = nil
-            }
+            ours = try PeerProgram(
+                [
+                    projectBinary("haptics-bench"), "--latency-caller", device.eventNode, "--peer-device",
+                    device.kind.rawValue,
+                ] + (floor ? ["--latency-floor"] : []))
+            _ = try ours.line(startingWith: "ready", timeout: 30)
             rumble = try PeerProgram(tools.sdlCommand(.sdlRumble, on: device) + ["latency"])
             haptic = try PeerProgram(tools.sdlCommand(.sdlHaptic, on: device) + ["latency"])
             // SDL's effect is uploaded once, before any round: each round's call is its run alone.
@@ -186,53 +166,33 @@ enum PeerLatency {
         }
 
         func close() {
-            for program in [rumble, haptic] {
+            for program in [rumble, haptic, ours] {
                 program.process.closeInput()
                 _ = program.process.finish(timeout: 10)
             }
-            engine.stop()
-            floor?.device.close()
         }
 
-        /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
+        /// Makes the call of `path` in its program; the CLOCK_MONOTONIC microseconds just before it. Every program
+        /// sleeps the same quiet before its call, on to a quarter of a tick past one, and `quietAfter` after it
+        /// before it answers: a call that comes out of an idle CPU pays for it (under emulation about 13 µs more
+        /// at p50 on the virtual pad than one made straight after the last).
         func trigger(_ path: LatencyPath) throws -> Int64 {
+            let program: PeerProgram
+            let command: String
             switch path {
             case .sdlRumble, .sdlRun:
-                // The same quiet before the call as ours gets, slept in SDL's own process: a call that comes
-                // out of an idle CPU pays for it (under emulation about 13 µs more at p50 on the virtual pad).
-                let program = path == .sdlRumble ? rumble : haptic
-                program.process.write("go \(pulseMilliseconds) \(pause) \(quietAfter) \(tick)\n")
-                let answer = try program.line(startingWith: "t ", timeout: 10)
-                guard let time = Int64(answer.dropFirst(2)) else {
-                    throw PeerFailure(reason: "sdl-peer said \(answer)")
-                }
-                return time
-            case .oursManagerPrepared:
-                return timed { manager.play(pattern: tap) }
-            case .oursEnginePrepared:
-                return try timed { try prepared.start(atTime: 0) }
-            case .oursFloor:
-                guard let trigger = floor?.trigger else { throw PeerFailure(reason: "the floor was not asked for") }
-                return try timed { try trigger.fire() }
-            case .oursStart:
-                // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
-                // its rumble call.
-                let player = try engine.makePlayer(with: tap)
-                return try timed { try player.start(atTime: 0) }
+                program = path == .sdlRumble ? rumble : haptic
+                command = "go \(pulseMilliseconds) \(pause) \(quietAfter) \(tick)"
+            case .oursManagerPrepared, .oursEnginePrepared, .oursStart, .oursFloor:
+                program = ours
+                command = "go \(path.command) \(pause) \(quietAfter) \(tick)"
             }
-        }
-
-        /// One call of ours as sdl-peer makes SDL's: `pause` of quiet and on to a quarter of a tick past one, the
-        /// clock, the call, `quietAfter` of quiet; the CLOCK_MONOTONIC microseconds just before the call. Inlined,
-        /// so that nothing but the call comes between the clock and the call's write.
-        @inline(__always)
-        private func timed(_ call: () throws -> Void) rethrows -> Int64 {
-            let earliest = Int64(Clock.now()) + Int64(pause) * 1000
-            KernelTick.sleep(until: KernelTick.callTime(notBefore: earliest, period: tick))
-            let called = Clock.microseconds()
-            try call()
-            usleep(quietAfter)
-            return called
+            program.process.write(command + "\n")
+            let answer = try program.line(startingWith: "t ", timeout: 10)
+            guard let time = Int64(answer.dropFirst(2)) else {
+                throw PeerFailure(reason: "\(program.process.command) said \(answer)")
+            }
+            return time
         }
 
         /// Ends what `trigger` started where it does not end by itself: SDL's rumble, whose duration SDL ends
@@ -242,6 +202,109 @@ enum PeerLatency {
             usleep(PeerLatency.held(on: kind))
             rumble.process.write("stop\n")
             _ = try rumble.line(startingWith: "ok", timeout: 10)
+        }
+    }
+
+    /// Our side of the latency rounds, in a process of its own as SDL's are (`haptics-bench --latency-caller`):
+    /// a HapticManager with the tap prepared, an engine with a player prepared once (a new player made for each
+    /// ordinary start), and the floor's effect uploaded once when it is measured. Each call is made as sdl-peer
+    /// makes SDL's (`timed`).
+    @MainActor
+    struct OursCaller {
+        let manager: HapticManager
+        let engine: HapticEngine
+        /// Prepared once, started every round: its pulse stays uploaded between starts.
+        let prepared: any HapticPatternPlayer
+        let tap = PeerLatency.tap
+        /// The floor's, when measured: a full-strength rumble of the tap's 30 ms, uploaded once on a descriptor of
+        /// its own. The effect is kept for the caller's life: a released `UploadedEffect` erases its slot, and a
+        /// play of the freed number would trigger whichever effect took it next (SDL's, uploaded just after).
+        let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
+
+        init(eventNode: String, kind: PeerDeviceKind, floor: Bool) throws {
+            let logger = PeerRuns.logger()
+            var options = HapticEngineOptions()
+            options.renderProfile = RenderProfile.named(kind.profile) ?? .genericRumble
+            let output = HapticOutputSelection.device(.node(eventNode))
+            let provider = EngineOutputProvider(output: output, options: options, logger: logger)
+            manager = HapticManager(resolver: DefaultHapticResourceResolver(), engineProvider: provider, logger: logger)
+            guard manager.engineAvailable else {
+                throw PeerFailure(reason: "no HapticManager engine on \(eventNode)")
+            }
+            // Prepared once, like SDL's effect: a prepared pattern stays uploaded for every play of it.
+            manager.prepare(pattern: tap)
+            engine = HapticEngine(output: output, options: options, logger: logger)
+            try engine.start()
+            prepared = try engine.makePlayer(with: tap)
+            guard try prepared.prepare() else {
+                throw PeerFailure(reason: "the engine could not prepare the tap on \(eventNode)")
+            }
+            if floor {
+                let opened = try EventDevice(node: eventNode, logger: logger)
+                let effect = try opened.uploadEffect(
+                    .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds)))
+                self.floor = (opened, effect, effect.trigger())
+            } else {
+                self.floor = nil
+            }
+        }
+
+        /// Answers the bench's commands on standard input until it closes it: `go PATH PAUSE QUIET TICK` makes
+        /// the call of `PATH` (`LatencyPath.command`) and answers `t MICROSECONDS`, the time just before it.
+        static func serve(eventNode: String, kind: PeerDeviceKind, floor: Bool) throws {
+            let caller = try OursCaller(eventNode: eventNode, kind: kind, floor: floor)
+            defer { caller.close() }
+            print("ready")
+            fflush(nil)
+            while let line = readLine() {
+                let words = line.split(separator: " ")
+                guard words.count == 5, words[0] == "go",
+                    let path = LatencyPath.allCases.first(where: { $0.command == words[1] }),
+                    let pause = UInt32(words[2]), let quiet = UInt32(words[3]), let tick = Int64(words[4])
+                else { throw PeerFailure(reason: "haptics-bench --latency-caller: unknown command: \(line)") }
+                print("t \(try caller.call(path, pause: pause, quietAfter: quiet, tick: tick))")
+                fflush(nil)
+            }
+        }
+
+        func close() {
+            engine.stop()
+            floor?.device.close()
+        }
+
+        /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
+        func call(_ path: LatencyPath, pause: UInt32, quietAfter: UInt32, tick: Int64) throws -> Int64 {
+            switch path {
+            case .oursManagerPrepared:
+                return timed(pause, quietAfter, tick) { manager.play(pattern: tap) }
+            case .oursEnginePrepared:
+                return try timed(pause, quietAfter, tick) { try prepared.start(atTime: 0) }
+            case .oursFloor:
+                guard let trigger = floor?.trigger else { throw PeerFailure(reason: "the floor was not asked for") }
+                return try timed(pause, quietAfter, tick) { try trigger.fire() }
+            case .oursStart:
+                // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
+                // its rumble call.
+                let player = try engine.makePlayer(with: tap)
+                return try timed(pause, quietAfter, tick) { try player.start(atTime: 0) }
+            case .sdlRun, .sdlRumble:
+                throw PeerFailure(reason: "\(path.rawValue) is SDL's, made by sdl-peer")
+            }
+        }
+
+        /// One call of ours as sdl-peer makes SDL's: `pause` of quiet and on to a quarter of a tick past one, the
+        /// clock, the call, `quietAfter` of quiet; the CLOCK_MONOTONIC microseconds just before the call. Inlined,
+        /// so that nothing but the call comes between the clock and the call's write.
+        @inline(__always)
+        private func timed(_ pause: UInt32, _ quietAfter: UInt32, _ tick: Int64, _ call: () throws -> Void) rethrows
+            -> Int64
+        {
+            let earliest = Int64(Clock.now()) + Int64(pause) * 1000
+            KernelTick.sleep(until: KernelTick.callTime(notBefore: earliest, period: tick))
+            let called = Clock.microseconds()
+            try call()
+            usleep(quietAfter)
+            return called
         }
     }
 
