@@ -101,16 +101,16 @@ enum PeerLatency {
     static func held(on device: PeerDeviceKind) -> UInt32 {
         device == .xboxOneBluetooth ? 60_000 : UInt32(pulseMilliseconds + 5) * 1000
     }
-    /// Microseconds of quiet just before each call, in the calling process (ours here, SDL's in sdl-peer), once the
-    /// motors came to rest, so that neither the last path's nor a preparation's work is still under way and every
-    /// call comes out of the same idle CPU. Slept on to the instant a quarter of the kernel's tick past a tick
+    /// Microseconds of quiet just before each call, in the calling process (ours in `OursCaller`'s, SDL's in
+    /// sdl-peer's), once the motors came to rest, so that neither the last path's nor a preparation's work is still
+    /// under way and every call comes out of the same idle CPU. Slept on to the instant a quarter of the kernel's tick past a tick
     /// (`KernelTick.callTime`).
     static let pause: UInt32 = 10_000
-    /// Microseconds of quiet after each call, in the calling process, before the harness does anything: SDL's
-    /// program answers with its time (a write to a terminal, which queues the terminal's work and wakes the
-    /// reader) and ours polls the device's record, and neither may compete with the driver's work item and the
-    /// device for the guest's one processor while the call's output is on its way. Longer than that takes, but
-    /// for SDL's rumble on the DualSense (about 11 ms: its HIDAPI driver sends on its own schedule).
+    /// Microseconds of quiet after each call, in the calling process, before the harness does anything: the
+    /// calling program answers with its time (a write to a pipe, which wakes the bench) and the bench then polls
+    /// the device's record, and neither may compete with the driver's work item and the device for the guest's
+    /// one processor while the call's output is on its way. Longer than that takes, but for SDL's rumble on the
+    /// DualSense (about 11 ms: its HIDAPI driver sends on its own schedule).
     static let quietAfter: UInt32 = 3_000
 
     @MainActor
