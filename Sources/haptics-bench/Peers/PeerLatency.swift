@@ -103,8 +103,8 @@ enum PeerLatency {
     }
     /// Microseconds of quiet just before each call, in the calling process (ours in `OursCaller`'s, SDL's in
     /// sdl-peer's), once the motors came to rest, so that neither the last path's nor a preparation's work is still
-    /// under way and every call comes out of the same idle CPU. Slept on to the instant a quarter of the kernel's tick past a tick
-    /// (`KernelTick.callTime`).
+    /// under way and every call comes out of the same idle CPU. Slept on to the instant a quarter of the kernel's
+    /// tick past a tick (`KernelTick.callTime`).
     static let pause: UInt32 = 10_000
     /// Microseconds of quiet after each call, in the calling process, before the harness does anything: the
     /// calling program answers with its time (a write to a pipe, which wakes the bench) and the bench then polls
