@@ -149,7 +149,7 @@ enum EmulationSuite {
             let run = launched...monotonicSeconds()
             let events = AppSuite.events(output)
             let profile = events.first(where: { $0["event"] == "started" })?["profile"]
-            if profile == RenderProfile.switchPro.name {
+            if let profile, profile == RenderProfile.switchPro.name {
                 // The engine found no certain frames in the pad's reports. The emulated pad's reports come from a
                 // thread of this process: a guest that stood still for a report period sends several together,
                 // which read as one. The engine chose before its first output reached the pad: a stall after that
