@@ -37,12 +37,15 @@ extension EngineCore {
     }
 
     /// Runs `body` on a player's state, failing if a reset made the player stale. Anything but a read
-    /// (`changesMix`) may change the mix: the timer plans again from now.
+    /// (`changesMix`) may change the mix: the timer plans again from now. Not when the player neither plays nor
+    /// waits to and the call left how it would start as it was (`PlayerState.StartSettings`: a rate, a loop or an
+    /// offset set to what it already was, as a caller sets them before every start): such a call changes nothing,
+    /// and the player keeps the opening planned for its start.
     func updatePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        let result = try changePlayer(id, generation: generation, changesMix: changesMix, body)
-        if changesMix {
+        let (result, changed) = try changePlayer(id, generation: generation, changesMix: changesMix, body)
+        if changed {
             wake()
             syncSounds()
         }
@@ -77,24 +80,25 @@ extension EngineCore {
         }
     }
 
-    /// `updatePlayer` without waking the timer.
+    /// `updatePlayer` without waking the timer; also says whether the mix may have changed.
     private func changePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
-    ) throws(HapticEngineError) -> T {
+    ) throws(HapticEngineError) -> (T, changed: Bool) {
         let now = motorNow
-        return try state.withLock { (state) throws(HapticEngineError) -> T in
+        return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool) in
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
             else { throw EngineState.stalePlayer }
-            defer {
-                state.scheduler.players[id] = player
-                if changesMix {
-                    state.scheduler.invalidate(at: now)
-                    state.openings[id] = nil
-                    state.refreshArmedStart(of: id)
-                }
+            let before = changesMix ? player.startSettings : nil
+            let result = body(&player, now)
+            let changed = changesMix && (before == nil || player.startSettings != before)
+            state.scheduler.players[id] = player
+            if changed {
+                state.scheduler.invalidate(at: now)
+                state.openings[id] = nil
+                state.refreshArmedStart(of: id)
             }
-            return body(&player, now)
+            return (result, changed)
         }
     }
 

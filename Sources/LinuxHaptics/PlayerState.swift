@@ -106,6 +106,24 @@ struct PlayerState: Sendable {
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
     var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
 
+    /// What decides how a player that neither plays nor waits to will play once started; nil while it is active.
+    /// A call that leaves them as they were changes nothing in the mix (`EngineCore.updatePlayer`).
+    struct StartSettings: Equatable {
+        var phase: PlayerPhase
+        var startOffset: Double
+        var rate: Double
+        var loopEnabled: Bool
+        var loopEnd: Double
+        var controlsRevision: Int
+    }
+
+    var startSettings: StartSettings? {
+        guard !isActive else { return nil }
+        return StartSettings(
+            phase: phase, startOffset: startOffset, rate: rate, loopEnabled: loopEnabled, loopEnd: loopEnd,
+            controlsRevision: controlsRevision)
+    }
+
     /// The period of a loop, at least `minimumLoopLength`; nil when not looping or when there is nothing to loop.
     var loopLength: Double? {
         guard loopEnabled else { return nil }

@@ -63,6 +63,38 @@ import Testing
         withExtendedLifetime(player) {}
     }
 
+    /// A caller that sets a player's rate, loop and offset before its start, as `haptics play` does, to what they
+    /// already are, changes nothing: the mix is not planned again and the start stays armed, one write.
+    @Test func settingsLeftAsTheyWereKeepAnIdlePlayersStartArmed() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
+        let id = try #require(staged(rig)).player
+        let revision = rig.engine.core.state.withLock { $0.scheduler.revision }
+        player.playbackRate = 1
+        player.loopEnabled = false
+        try player.seek(toOffset: 0)
+        #expect(rig.engine.core.state.withLock { $0.scheduler.revision } == revision, "no plan made again")
+        #expect(armedPlayer(rig) == id)
+        try player.start(atTime: 0)
+        #expect(staged(rig) == nil, "taken by the start")
+        #expect(rig.applied() == [Change(at: 0, strong: q(0.6), weak: q(0.2))])
+    }
+
+    /// An offset that moves where an idle player starts makes its staged opening the wrong first write: its start
+    /// is no longer armed, and writes the level at the offset.
+    @Test func anIdlePlayersStartMovedByASeekIsNoLongerArmed() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(0.6, 0.2, to: 0.05), pulse(0.3, 0, from: 0.05, to: 0.2)))
+        let id = try #require(staged(rig)).player
+        #expect(armedPlayer(rig) == id)
+        try player.seek(toOffset: 0.1)
+        #expect(armedPlayer(rig) == nil)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.01)
+        #expect(rig.recorder.appliedMixes().first?.mix == MotorMagnitudes(strong: q(0.3), weak: 0))
+    }
+
     @Test func aPlayerMadeWithinTheRateLimitIsArmedFromTheTimeTheDeviceRests() throws {
         let rig = try Rig()
         let first = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.05)))
