@@ -215,15 +215,15 @@ enum PIDSuite {
                     // One effect started later than the edges leave out, and the rest of the pattern within both
                     // bounds without its start: what a stall of the whole guest from its time makes, for as long
                     // as its start came past the edge.
-                    let late = startedAt.filter { ($0.time - origin - $0.due) * 1000 > edgeMilliseconds }
+                    let late = startedAt.filter { lateness($0, origin: origin) > edgeMilliseconds }
                     if late.count == 1, let effect = late.first {
-                        let lateness = (effect.time - origin - effect.due) * 1000
+                        let lateBy = lateness(effect, origin: origin)
                         let edge = edgeMilliseconds / 1000
-                        let startLeftOut = (effect.due - edge)...(effect.due + lateness / 1000 + edge)
+                        let startLeftOut = (effect.due - edge)...(effect.due + lateBy / 1000 + edge)
                         if bounded(errors(lag: lag, leftOut: startLeftOut)).holds {
                             throw TimingFailure(
                                 reason: strays + " (within both bounds without the late start)",
-                                explainingStall: lateness - edgeMilliseconds,
+                                explainingStall: lateBy - edgeMilliseconds,
                                 window: (origin + effect.due)...effect.time)
                         }
                     }
@@ -337,7 +337,13 @@ enum PIDSuite {
     /// `origin`, in milliseconds, in the order they started: what a failure of the magnitude bound shows, so that
     /// one effect started late (a stall of the guest) tells itself apart from every effect off its time.
     static func startLateness(_ started: [(due: Double, time: Double)], origin: Double) -> String {
-        started.map { String(format: "%.1f", ($0.time - origin - $0.due) * 1000) }.joined(separator: ", ")
+        started.map { String(format: "%.1f", lateness($0, origin: origin)) }.joined(separator: ", ")
+    }
+
+    /// How long after its time in the pattern (time 0 at `origin` on the device's clock) an effect started on the
+    /// device, in milliseconds.
+    static func lateness(_ start: (due: Double, time: Double), origin: Double) -> Double {
+        (start.time - origin - start.due) * 1000
     }
 
     static func optInRequired() async throws {
