@@ -25,6 +25,11 @@ final class EvdevOutputSource: OutputSource {
     private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
     private let candidate = Lock<InputDevice?>(nil)
+    /// Every event node as the last `open` listed them, when it listed them all (a device chosen by id or by
+    /// the selection's rule, every gamepad); the hot-plug watch made next takes it as its snapshot rather than
+    /// probing every node again, each probe an open and a close of the node, whose release in evdev waits out
+    /// an RCU grace period. The engine makes its watch straight after an open.
+    private let lastListing = Lock<[InputDevice]?>(nil)
 
     init(
         selection: DeviceSelection, adoptCompatibleDevice: Bool, monitorSource: DeviceMonitor.Source,
@@ -43,6 +48,7 @@ final class EvdevOutputSource: OutputSource {
     }
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        lastListing.withLock { $0 = nil }
         if selection == .allGamepads {
             guard !locality.isTrigger else {
                 throw OutputFailure(
@@ -282,6 +288,7 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
+        lastListing.withLock { $0 = devices }
         let members = selection.devicesToOpen(among: devices).compactMap { candidate -> EvdevOutput? in
             do throws(EventDeviceError) {
                 // One plan for every pad: none is planned on frames of its own.
@@ -314,6 +321,7 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
+        lastListing.withLock { $0 = devices }
         let chosen: InputDevice?
         if let boundID {
             if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
@@ -348,8 +356,13 @@ final class EvdevOutputSource: OutputSource {
 
     func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
         let watch = MonitorWatch()
+        let snapshot = lastListing.withLock { listing in
+            defer { listing = nil }
+            return listing
+        }
         do throws(DeviceMonitorError) {
-            follow(try DeviceMonitor(source: monitorSource, logger: logger), in: watch, logger: logger, handler)
+            let monitor = try DeviceMonitor(source: monitorSource, snapshot: snapshot, logger: logger)
+            follow(monitor, in: watch, logger: logger, handler)
         } catch {
             logger.info("no hot-plug watch yet; trying again shortly", metadata: ["error": "\(error)"])
             do throws(SystemCallError) {

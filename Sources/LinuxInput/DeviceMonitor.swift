@@ -74,13 +74,22 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
 
     /// Opens the event source and takes a snapshot of the present devices (so removals can name them).
     /// Events start flowing when iteration starts.
-    public init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
+    public convenience init(source: Source = .automatic, logger: Logger) throws(DeviceMonitorError) {
+        try self.init(source: source, snapshot: nil, logger: logger)
+    }
+
+    /// Opens the event source and takes `snapshot` as the present devices rather than probing every node
+    /// again: every event node, probed and with its id, as `DeviceDiscovery.devices()` listed them just before.
+    /// A node added or removed between that listing and the source's opening is not announced unless an
+    /// inotify rescan (after the watch's queue overflowed) finds the difference. Without a snapshot the monitor
+    /// probes every node itself, after its source opened.
+    package init(source: Source = .automatic, snapshot: [InputDevice]?, logger: Logger) throws(DeviceMonitorError) {
         self.source = source
         (stream, continuation) = AsyncStream.makeStream(
             of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
         let worker: MonitorWorker
         do throws(SystemCallError) {
-            worker = try MonitorWorker(source: source, logger: logger)
+            worker = try MonitorWorker(source: source, snapshot: snapshot, logger: logger)
         } catch {
             throw DeviceMonitorError(source: source, underlying: error)
         }
@@ -227,7 +236,7 @@ final class MonitorWorker: @unchecked Sendable {
     private var gate = BindGate()
     let initialDevices: [InputDevice]
 
-    init(source: DeviceMonitor.Source, logger: Logger) throws(SystemCallError) {
+    init(source: DeviceMonitor.Source, snapshot: [InputDevice]? = nil, logger: Logger) throws(SystemCallError) {
         self.source = source
         self.logger = logger
         discovery = DeviceDiscovery(logger: logger)
@@ -244,11 +253,15 @@ final class MonitorWorker: @unchecked Sendable {
         case .inotify:
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
-        do throws(DeviceDiscoveryError) {
-            initialDevices = try discovery.devices()
-        } catch {
-            logger.info("no initial device snapshot", metadata: ["error": "\(error)"])
-            initialDevices = []
+        if let snapshot {
+            initialDevices = snapshot
+        } else {
+            do throws(DeviceDiscoveryError) {
+                initialDevices = try discovery.devices()
+            } catch {
+                logger.info("no initial device snapshot", metadata: ["error": "\(error)"])
+                initialDevices = []
+            }
         }
         for device in initialDevices { known[device.identity.sysName] = device }
     }

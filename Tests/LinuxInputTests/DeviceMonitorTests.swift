@@ -124,6 +124,22 @@ import Testing
         _ = monitor  // the monitor itself stays alive: the iterator's end alone must stop the thread
     }
 
+    /// A snapshot the caller took is the monitor's list of present devices as it was given: a pad that is not on
+    /// this machine stays in it, so nothing was probed again in its place.
+    @Test func aSnapshotGivenIsTakenAsThePresentDevicesWithoutProbingAgain() throws {
+        let identity = InputDeviceIdentity(
+            name: "Snapshot Pad", bus: .virtual, vendor: 0x1234, product: 0x5678, version: 1, sysName: "event97",
+            node: "/dev/input/event97", sysPath: "/sys/devices/virtual/input/input97/event97")
+        let pad = InputDevice(
+            id: identity.stableID, identity: identity,
+            capabilities: InputDeviceCapabilities(bits: CapabilityBits(), maxEffects: 16), access: .readWrite,
+            isGamepad: true, gamepadEvidence: .judged, capabilitySource: .evdev, driver: nil)
+        let given = try DeviceMonitor(source: .inotify, snapshot: [pad], logger: .init(label: "test"))
+        #expect(given.initialDevices.map(\.identity.node) == ["/dev/input/event97"])
+        let probed = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
+        #expect(!probed.initialDevices.contains { $0.identity.node == "/dev/input/event97" })
+    }
+
     /// What `/proc/self/fd/N` points to (`anon_inode:inotify`, `pipe:[1234]`), or "" when N is not open.
     private func linkTarget(of descriptor: Int32) -> String {
         var target = [CChar](repeating: 0, count: Int(PATH_MAX))
