@@ -25,8 +25,8 @@ final class EvdevOutputSource: OutputSource {
     private let bound = Lock<StableDeviceID?>(nil)
     /// A device a hot-plug event named, tried first on the next open.
     private let candidate = Lock<InputDevice?>(nil)
-    /// Every event node as the last `open` listed them, when it listed them all (a device chosen by id or by
-    /// the selection's rule, every gamepad); the hot-plug watch made next takes it as its snapshot rather than
+    /// Every event node as the last `open` listed them, when it listed them all (every open but one of a device
+    /// a hot-plug event named); the hot-plug watch made next takes it as its snapshot rather than
     /// probing every node again, each probe an open and a close of the node, whose release in evdev waits out
     /// an RCU grace period. The engine makes its watch straight after an open.
     private let lastListing = Lock<[InputDevice]?>(nil)
@@ -284,7 +284,7 @@ final class EvdevOutputSource: OutputSource {
     private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
-            devices = try DeviceDiscovery(logger: logger).devices()
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
@@ -311,13 +311,16 @@ final class EvdevOutputSource: OutputSource {
         if let device = candidate.withLock({ $0 }) { return (device.node, device.driver) }
         let boundID = bound.withLock { $0 }
         if boundID == nil, case .node(let node) = selection {
-            // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile.
+            // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile. The
+            // listing it comes from is the hot-plug watch's snapshot too.
             let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
-            return (node, DeviceDiscovery(logger: logger).device(sysName: sysName)?.driver)
+            let devices = try? DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
+            lastListing.withLock { $0 = devices }
+            return (node, devices?.first { $0.identity.sysName == sysName }?.driver)
         }
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
-            devices = try DeviceDiscovery(logger: logger).devices()
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
         } catch {
             throw OutputFailure(.other, "\(error)")
         }

@@ -50,6 +50,17 @@ public enum DeviceAccess: Hashable, Sendable, CustomStringConvertible {
     public var description: String { reason.map { "\(name) (\($0))" } ?? name }
 }
 
+extension DeviceAccess {
+    /// What `access(2)` says this process may open `node` for, in the terms of an open, without opening it:
+    /// read-write, read-only, or neither (for want of permission, or the node is missing).
+    static func permitted(for node: String) -> DeviceAccess {
+        if Sys.access(node, R_OK | W_OK) { return .readWrite }
+        if Sys.access(node, R_OK) { return .readOnly(reason: "write not permitted (access(2))") }
+        guard Sys.exists(node) else { return .denied(reason: "\(node) does not exist") }
+        return .denied(reason: permissionMarker + "read not permitted (access(2))")
+    }
+}
+
 /// An event node opened for probing: never grabbed, never read from, closed when this is released.
 final class ProbeHandle {
     let fileDescriptor: Int32

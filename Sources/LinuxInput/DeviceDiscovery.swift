@@ -85,9 +85,26 @@ public struct DeviceDiscovery: Sendable {
     /// Whether `/dev/input` exists; without it the system has no evdev device at all.
     public static var inputDirectoryExists: Bool { Sys.exists(DeviceDirectoryWatch.inputDirectory) }
 
+    /// Which event nodes a listing opens to probe them.
+    package enum Probing: Sendable {
+        /// Every node: its bits through libevdev, its effect slots, its access as the open went.
+        case everyNode
+        /// Only the nodes whose force-feedback bits in sysfs are not empty. Every other node is described from
+        /// sysfs (its bits, no effect slots) and `access(2)` (what this process may open it for), without being
+        /// opened: closing an event node waits out an RCU grace period in evdev, milliseconds each on a desktop
+        /// with dozens of input devices, for nodes an engine never drives. Identities, and so the stable ids,
+        /// are the same as with `everyNode`.
+        case forceFeedbackNodes
+    }
+
     /// Every input event node (`/dev/input/eventN`), in event-number order, probed. An empty list when
     /// the system has none.
     public func devices() throws(DeviceDiscoveryError) -> [InputDevice] {
+        try devices(probing: .everyNode)
+    }
+
+    /// Every input event node, in event-number order, probed as `probing` says.
+    package func devices(probing: Probing) throws(DeviceDiscoveryError) -> [InputDevice] {
         let context: UdevContext
         let paths: [String]
         do throws(SystemCallError) {
@@ -101,7 +118,7 @@ public struct DeviceDiscovery: Sendable {
             guard let device = context.device(syspath: path), device.sysName.hasPrefix(eventNodePrefix) else {
                 return nil
             }
-            return probe(device, udevDaemonRuns: udevRuns)
+            return probe(device, udevDaemonRuns: udevRuns, probing: probing)
         }
         .sorted { eventNumber($0.identity.sysName) < eventNumber($1.identity.sysName) }
         let ids = StableDeviceID.disambiguated(devices.map(\.identity))
@@ -133,7 +150,9 @@ public struct DeviceDiscovery: Sendable {
     /// Builds the description of one `eventN` device: identity and capability bits from sysfs (readable
     /// without permission), then, when the node opens, the kernel's own bits through libevdev and the
     /// effect slots through `EVIOCGEFFECTS`.
-    func probe(_ device: UdevDevice, udevDaemonRuns: Bool, settle: Bool = false) -> InputDevice? {
+    func probe(_ device: UdevDevice, udevDaemonRuns: Bool, settle: Bool = false, probing: Probing = .everyNode)
+        -> InputDevice?
+    {
         // The identity and capability attributes live on the `inputN` parent of `eventN`.
         guard let input = device.parent(subsystem: "input") else {
             logger.debug("input device has no inputN parent", metadata: ["syspath": "\(device.syspath)"])
@@ -141,7 +160,11 @@ public struct DeviceDiscovery: Sendable {
         }
         let identity = self.identity(of: device, input: input)
         if settle { settleAfterAdd(input) }
-        let opened = readCapabilities(identity.node, sysfs: CapabilityBits(sysfsAttribute: input.attribute))
+        let sysfsBits = CapabilityBits(sysfsAttribute: input.attribute)
+        let opened =
+            probing == .forceFeedbackNodes && sysfsBits.forceFeedback.isEmpty
+            ? (DeviceAccess.permitted(for: identity.node), sysfsBits, .sysfs, 0)
+            : readCapabilities(identity.node, sysfs: sysfsBits)
         let capabilities = InputDeviceCapabilities(bits: opened.bits, maxEffects: opened.maxEffects)
         let isGamepad: Bool
         let evidence: InputDevice.GamepadEvidence

@@ -7,6 +7,7 @@ import CLinuxSystem
 import FoundationEssentials
 import Glibc
 import LinuxInput
+@_spi(Internals) import LinuxSystem
 import Logging
 
 enum DeviceSuite {
@@ -14,6 +15,9 @@ enum DeviceSuite {
         name: "devices", requires: [.uinput],
         tests: probeCases + monitorCases + [
             KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
+            KernelTest(
+                name: "devices/engine-listing-opens-only-force-feedback-nodes-and-agrees-with-the-full-one",
+                body: engineListingAgreesWithTheFullOne),
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
@@ -157,6 +161,44 @@ enum DeviceSuite {
     }
 
     // MARK: listing
+
+    /// The listing an engine's open makes (`forceFeedbackNodes`) names every node the full one does, by the same
+    /// ids and identities, and opens only the nodes with force feedback: what it reads from sysfs and `access(2)`
+    /// for the others (the guest's AT keyboard) is what opening them tells, but where the bits were read.
+    static func engineListingAgreesWithTheFullOne() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics engine-listed pad"))
+        defer { pad.destroy() }
+        let discovery = DeviceDiscovery(logger: logger())
+        SyscallFaults.arm(nil)
+        let full = try discovery.devices()
+        let fullOpens = SyscallFaults.disarm().calls["open", default: 0]
+        SyscallFaults.arm(nil)
+        let engines = try discovery.devices(probing: .forceFeedbackNodes)
+        let enginesOpens = SyscallFaults.disarm().calls["open", default: 0]
+        try requireEqual(engines.map(\.id), full.map(\.id), "the ids of the engine's listing")
+        try requireEqual(engines.map(\.identity), full.map(\.identity), "the identities of the engine's listing")
+        func hasForceFeedback(_ device: InputDevice) -> Bool {
+            let bits = device.forceFeedback
+            return !bits.effects.isEmpty || !bits.waveforms.isEmpty || bits.gain || bits.autocenter
+        }
+        let withForceFeedback = full.filter(hasForceFeedback)
+        try require(withForceFeedback.contains { $0.node == pad.eventNode }, "the full listing lacks the pad")
+        try require(
+            full.contains { !hasForceFeedback($0) },
+            "no node without force feedback to compare (the guest's AT keyboard): \(full.map(\.name))")
+        for (listed, probed) in zip(engines, full) {
+            if !hasForceFeedback(probed) {
+                try requireEqual(listed.capabilitySource, .sysfs, "\(probed.name): where the bits were read")
+                var opened = probed
+                opened.capabilitySource = .sysfs
+                try requireEqual(listed, opened, "\(probed.name) described without opening it")
+            } else {
+                try requireEqual(listed, probed, "\(probed.name), opened by both listings")
+            }
+        }
+        try requireEqual(fullOpens, full.count, "event nodes the full listing opened")
+        try requireEqual(enginesOpens, withForceFeedback.count, "event nodes the engine's listing opened")
+    }
 
     static func listsPadsNotTheKeyboard() async throws {
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics listed pad"))

@@ -192,6 +192,21 @@ import Testing
         #expect(failure.access.reason?.contains("No such file") == true)
     }
 
+    /// Without opening: a file this process may write is read-write; a missing node is denied, and not for want
+    /// of permission.
+    @Test func accessWithoutOpeningSaysWhatThisProcessMayOpenANodeFor() throws {
+        let path = "/tmp/haptics-test-access-\(getpid())"
+        let fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0o600)
+        try #require(fd >= 0)
+        close(fd)
+        defer { unlink(path) }
+        #expect(DeviceAccess.permitted(for: path) == .readWrite)
+        let missing = DeviceAccess.permitted(for: "/nonexistent/event0")
+        #expect(missing.name == "denied")
+        #expect(!missing.isPermissionProblem)
+        #expect(missing.reason?.contains("does not exist") == true)
+    }
+
     /// sysfs refuses write opens of read-only attributes with EACCES even for root, which exercises the
     /// read-only fallback without a device. (A read-only sysfs mount answers EROFS instead: no test then.)
     static let readOnlyAttribute = "/sys/kernel/uevent_seqnum"
