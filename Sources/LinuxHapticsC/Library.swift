@@ -38,7 +38,8 @@ public func lhDevicesJSON(
     reporting(error) { () throws(CFailure) in
         guard let json else { throw CFailure.missing("json") }
         do {
-            let devices = try DeviceDiscovery(logger: CLibrary.logger).devices()
+            // Rumble devices only: the other nodes need not be opened to be left out.
+            let devices = try DeviceDiscovery(logger: CLibrary.logger).devices(probing: .forceFeedbackNodes)
             json.pointee = CString.copy(try DeviceReportJSON.listing(devices.filter(\.forceFeedback.isRumbleCapable)))
         } catch {
             throw CFailure(LH_ERROR_SYSTEM, "cannot list the input devices: \(error)")

@@ -234,9 +234,10 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     public func hardwareSupportsHaptics() -> Bool {
         guard let selection = output.deviceSelection else { return true }
+        // Only the nodes with force feedback are opened: the answer is about the ones the engine can drive.
         let devices: [InputDevice]
         do {
-            devices = try DeviceDiscovery(logger: logger).devices()
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
         } catch {
             logger.info("listing input devices failed", metadata: ["error": "\(error)"])
             return false
