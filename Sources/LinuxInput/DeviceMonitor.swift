@@ -81,8 +81,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// Opens the event source and takes `snapshot` as the present devices rather than probing every node
     /// again: every event node, probed and with its id, as `DeviceDiscovery.devices()` listed them just before.
     /// A node added or removed between that listing and the source's opening is not announced unless an
-    /// inotify rescan (after the watch's queue overflowed) finds the difference. Without a snapshot the monitor
-    /// probes every node itself, after its source opened.
+    /// inotify rescan (after its queue overflowed, or `/dev/input` came back) finds the difference. Without a
+    /// snapshot the monitor probes every node itself, after its source opened.
     package init(source: Source = .automatic, snapshot: [InputDevice]?, logger: Logger) throws(DeviceMonitorError) {
         self.source = source
         (stream, continuation) = AsyncStream.makeStream(
