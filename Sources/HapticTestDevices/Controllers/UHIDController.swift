@@ -235,8 +235,10 @@ private final class UHIDServer: @unchecked Sendable {
                 pollfd(fd: fd, events: Int16(POLLIN), revents: 0),
                 pollfd(fd: wake.read, events: Int16(POLLIN), revents: 0),
             ]
+            let woke: UInt64
             do {
                 _ = try Sys.poll(&fds, timeout: timeout(until: nextInput))
+                woke = Sys.monotonicNanoseconds()
             } catch {
                 logger.info("emulated controller stopped serving", metadata: ["error": "\(error)"])
                 return
@@ -247,7 +249,7 @@ private final class UHIDServer: @unchecked Sendable {
                 logger.info("the uhid descriptor failed; stopped serving")
                 return
             }
-            if fds[0].revents & Int16(POLLIN) != 0 { drain(event, nextInput: &nextInput) }
+            if fds[0].revents & Int16(POLLIN) != 0 { drain(event, queuedBy: woke, nextInput: &nextInput) }
         }
     }
 
@@ -279,7 +281,12 @@ private final class UHIDServer: @unchecked Sendable {
         return due <= now ? max(due + period, now) : due
     }
 
-    private func drain(_ event: UnsafeMutablePointer<uhid_event>, nextInput: inout UInt64?) {
+    /// Reads and handles every event queued. An event's time is when the pad got it, as near as this thread can
+    /// tell: the first one read was queued before the poll that woke the thread returned (`queuedBy`), so it takes
+    /// that instant, and none of the time this thread spends after waking (sending a due input report, reading,
+    /// decoding) counts as the kernel's. A later one may have been queued since, so it takes the time it is read.
+    private func drain(_ event: UnsafeMutablePointer<uhid_event>, queuedBy: UInt64, nextInput: inout UInt64?) {
+        var woke: UInt64? = queuedBy
         while true {
             do {
                 _ = try Sys.read(fd, into: UnsafeMutableRawBufferPointer(start: event, count: cli_uhid_event_size()))
@@ -289,11 +296,13 @@ private final class UHIDServer: @unchecked Sendable {
                 }
                 return
             }
-            handle(event, nextInput: &nextInput)
+            let time = PadTimestamp(microseconds: Int64((woke ?? Sys.monotonicNanoseconds()) / 1000))
+            woke = nil
+            handle(event, at: time, nextInput: &nextInput)
         }
     }
 
-    private func handle(_ event: UnsafeMutablePointer<uhid_event>, nextInput: inout UInt64?) {
+    private func handle(_ event: UnsafeMutablePointer<uhid_event>, at time: PadTimestamp, nextInput: inout UInt64?) {
         switch cli_uhid_type(event) {
         case UInt32(UHID_OPEN.rawValue):
             state.withLock { $0.opened = true }
@@ -305,18 +314,17 @@ private final class UHIDServer: @unchecked Sendable {
             var size: UInt16 = 0
             var type: UInt8 = 0
             let data = cli_uhid_output(event, &size, &type)
-            receive(Array(UnsafeBufferPointer(start: data, count: Int(size))), via: .interrupt)
+            receive(Array(UnsafeBufferPointer(start: data, count: Int(size))), via: .interrupt, at: time)
         case UInt32(UHID_GET_REPORT.rawValue):
             answerGetReport(event)
         case UInt32(UHID_SET_REPORT.rawValue):
-            answerSetReport(event)
+            answerSetReport(event, at: time)
         default:
             break  // START, STOP: nothing to do; the driver's requests follow.
         }
     }
 
-    private func receive(_ report: [UInt8], via path: HIDOutputPath) {
-        let time = PadTimestamp(microseconds: Int64(Sys.monotonicNanoseconds() / 1000))
+    private func receive(_ report: [UInt8], via path: HIDOutputPath, at time: PadTimestamp) {
         let (response, motors) = state.withLock { state in
             let response = state.model.receive(report, via: path)
             if let motors = response.motors { state.motors = motors }
@@ -352,14 +360,14 @@ private final class UHIDServer: @unchecked Sendable {
         }
     }
 
-    private func answerSetReport(_ event: UnsafeMutablePointer<uhid_event>) {
+    private func answerSetReport(_ event: UnsafeMutablePointer<uhid_event>, at time: PadTimestamp) {
         var id: UInt32 = 0
         var number: UInt8 = 0
         var type: UInt8 = 0
         var size: UInt16 = 0
         let data = cli_uhid_set_report(event, &id, &number, &type, &size)
         let report = Array(UnsafeBufferPointer(start: data, count: Int(size)))
-        receive(report, via: .setReport(HIDReportType(rawValue: type) ?? .feature))
+        receive(report, via: .setReport(HIDReportType(rawValue: type) ?? .feature), at: time)
         do {
             try withEvent { cli_uhid_set_report_reply($0, id, 0) }
         } catch {
