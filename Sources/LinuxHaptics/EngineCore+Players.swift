@@ -172,6 +172,9 @@ extension EngineCore {
         throws(HapticEngineError)
     {
         let now = motorNow
+        // The Bluetooth pads' drivers send the report from a work item the write queued on this CPU, which would
+        // otherwise wait for the bookkeeping below: it runs first, as after an opening's write (`writeOpening`).
+        Sys.yield()
         let (timer, interval, wasActive) = try state.withLock { (state) throws(HapticEngineError) in
             try state.requirePlayer(id, generation: generation)
             state.scheduler.preparedPlayers[id] = effect.duration
