@@ -193,8 +193,7 @@ extension EngineCore {
         // Otherwise nothing of the player's is the mix's before its pulse ends (the mix leaves the pulse's part out),
         // and what the other players have due keeps the timer's own wake-up: the timer is needed by the pulse's end,
         // less an interval and the time to plan what follows, not now. So the caller's thread goes back to the caller
-        // at once (no thread woken: one system call), and on a busy processor the driver's work for the write comes
-        // next, not the timer's pass.
+        // without waking a thread (one system call), and the timer's pass does not come before the driver's work.
         timer?.wake(by: now + effect.duration - interval - Self.planningAllowance - outputLatency)
     }
 
