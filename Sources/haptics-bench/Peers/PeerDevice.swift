@@ -76,19 +76,32 @@ final class PeerDevice: Sendable {
     func records() -> [PadRecord] { pad?.records() ?? emulated?.records() ?? [] }
 
     /// When the device's output first went above zero at or after `start` (µs, CLOCK_MONOTONIC): the pad's
-    /// play, or the first report that sets a motor running; nil if it has not yet.
+    /// play of an effect that sets a motor running, or the first report that does; nil if it has not yet.
     func firstOutput(after start: Int64) -> Int64? {
-        recordsSince(start).first { record in
-            if pad != nil { return record.event == .play }
-            return record.event == .output && ((record.strong ?? 0) > 0 || (record.weak ?? 0) > 0)
+        if pad != nil {
+            let all = records()
+            return recordsSince(start, in: all).first { record in
+                record.event == .play && !Self.playsSilence(record, in: all)
+            }?.time.microseconds
+        }
+        return recordsSince(start).first { record in
+            record.event == .output && ((record.strong ?? 0) > 0 || (record.weak ?? 0) > 0)
         }?.time.microseconds
+    }
+
+    /// Whether the pad's `play` runs a rumble of 0 on both motors, as last uploaded to its id before it: our
+    /// engine's keeper, played once as it opens the pad, sets no motor running, and a play program's output
+    /// starts with the pattern's first level, not with it.
+    private static func playsSilence(_ play: PadRecord, in records: [PadRecord]) -> Bool {
+        let upload = records.last { $0.event == .upload && $0.id == play.id && $0.time <= play.time }
+        return upload?.effect?.kind == .rumble(strong: 0, weak: 0)
     }
 
     /// The records at or after `start`, found from the end: the latency rounds poll this while a run's history
     /// grows to thousands of records, and a scan from the start would make the poller the busiest thread of a
     /// one-CPU guest, beside the threads whose times it measures.
-    private func recordsSince(_ start: Int64) -> ArraySlice<PadRecord> {
-        let all = records()
+    private func recordsSince(_ start: Int64, in all: [PadRecord]? = nil) -> ArraySlice<PadRecord> {
+        let all = all ?? records()
         let first = (all.lastIndex { $0.time.microseconds < start }).map { $0 + 1 } ?? all.startIndex
         return all[first...]
     }
