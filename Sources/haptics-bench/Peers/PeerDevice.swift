@@ -75,33 +75,28 @@ final class PeerDevice: Sendable {
     /// Every record so far.
     func records() -> [PadRecord] { pad?.records() ?? emulated?.records() ?? [] }
 
-    /// When the device's output first went above zero at or after `start` (µs, CLOCK_MONOTONIC): the pad's
-    /// play of an effect that sets a motor running, or the first report that does; nil if it has not yet.
+    /// When the device's output first went above zero at or after `start` (µs, CLOCK_MONOTONIC): the pad's play
+    /// after which its motor model is above 0 (our engine's keeper, a rumble of 0 it plays as it opens the pad, is
+    /// no output), or the first report that sets a motor running; nil if it has not yet.
     func firstOutput(after start: Int64) -> Int64? {
-        if pad != nil {
-            let all = records()
-            return recordsSince(start, in: all).first { record in
-                record.event == .play && !Self.playsSilence(record, in: all)
-            }?.time.microseconds
+        let since = recordsSince(start)
+        if let pad {
+            // Read only once a play came (the latency rounds poll this), and after the records: the pad updates its
+            // model before it logs a record, so this model holds every play among them.
+            guard since.contains(where: { $0.event == .play }) else { return nil }
+            let model = pad.motorModel()
+            return since.first { $0.event == .play && model.output(at: $0.time) != .off }?.time.microseconds
         }
-        return recordsSince(start).first { record in
+        return since.first { record in
             record.event == .output && ((record.strong ?? 0) > 0 || (record.weak ?? 0) > 0)
         }?.time.microseconds
-    }
-
-    /// Whether the pad's `play` runs a rumble of 0 on both motors, as last uploaded to its id before it: our
-    /// engine's keeper, played once as it opens the pad, sets no motor running, and a play program's output
-    /// starts with the pattern's first level, not with it.
-    private static func playsSilence(_ play: PadRecord, in records: [PadRecord]) -> Bool {
-        let upload = records.last { $0.event == .upload && $0.id == play.id && $0.time <= play.time }
-        return upload?.effect?.kind == .rumble(strong: 0, weak: 0)
     }
 
     /// The records at or after `start`, found from the end: the latency rounds poll this while a run's history
     /// grows to thousands of records, and a scan from the start would make the poller the busiest thread of a
     /// one-CPU guest, beside the threads whose times it measures.
-    private func recordsSince(_ start: Int64, in all: [PadRecord]? = nil) -> ArraySlice<PadRecord> {
-        let all = all ?? records()
+    private func recordsSince(_ start: Int64) -> ArraySlice<PadRecord> {
+        let all = records()
         let first = (all.lastIndex { $0.time.microseconds < start }).map { $0 + 1 } ?? all.startIndex
         return all[first...]
     }
