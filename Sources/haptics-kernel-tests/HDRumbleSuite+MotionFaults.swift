@@ -86,13 +86,16 @@ extension HDRumbleSuite {
                         "\(what): the engine planned with \(result.profile.name); the emulated pad's reports while it "
                             + "looked came late by at most \(result.reportsLate.max() ?? 0) ms; its log: "
                             + "\(result.log.entries.map(\.message))")
-                    try require(result.tally.injected > 0, "\(what): the fault never fired")
+                    try require(
+                        result.tally.injected > 0,
+                        "\(what): the fault never fired; the calls while it was armed: \(result.tally.calls)")
                     if result.profile.name == RenderProfile.switchPro.name {
                         try require(
                             result.log.contains("its rumble is planned without"),
                             "\(what): planned without the frames, and the log does not say so")
                     }
-                    outcomes.append("\(name) \(result.profile.name)")
+                    let reads = fault.site == "read(reports)" ? " (\(result.tally.calls[fault.site] ?? 0) reads)" : ""
+                    outcomes.append("\(name) \(result.profile.name)\(reads)")
                 }
                 lines.append("\(fault.site) \(fault.calls): " + outcomes.joined(separator: ", "))
             }
