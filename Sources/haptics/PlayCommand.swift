@@ -20,7 +20,8 @@ struct PlayCommand: AsyncParsableCommand {
             is none, on the built-in virtual output, which shows what the motors would do. When the device is \
             unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
             the device. --json prints engine events as JSON lines: started, stopped (with a reason), reset, \
-            finished, interrupted. A pattern's audio events (AudioCustom, AudioContinuous) play with its \
+            finished, interrupted, and late (a level the engine's thread slept through, written when it woke; \
+            what follows is planned again from that write). A pattern's audio events (AudioCustom, AudioContinuous) play with its \
             haptics on the default sound device (or --audio-device), starting together; their files are looked \
             for next to the pattern, then in Haptics/. The started event then names the sound output (audio=); \
             without a sound device they play on a silent null output. --no-audio leaves them out.
@@ -90,8 +91,15 @@ struct PlayCommand: AsyncParsableCommand {
             [url.deletingLastPathComponent().path]
             + (HapticResourceDirectory.locate().map { [$0.directory.path] } ?? [])
         let report = PlayReport(command: "play", json: output.json, live: Console.outputIsTerminal)
+        // The play's signals, made before the engine: its playback thread tells of a level it slept through whole,
+        // written late (the `late` event), for the main task to print in order with the others.
+        let signals = AsyncStream.makeStream(of: PlaySession.Signal.self)
+        options.playbackObserver = { [continuation = signals.continuation] sample in
+            if sample.wokeLate { continuation.yield(.late(sample)) }
+        }
         let engine = try await output.startEngine(command: "play", options: options, report: report)
-        let session = PlaySession(engine: engine, pattern: loaded, loops: loop, rate: rate, report: report)
+        let session = PlaySession(
+            engine: engine, pattern: loaded, loops: loop, rate: rate, report: report, signals: signals)
         try await session.run(name: url.lastPathComponent)
     }
 
@@ -124,6 +132,8 @@ struct PlaySession {
         case stopped(HapticEngineStoppedReason)
         case reset
         case interrupted
+        /// A level the playback thread slept through whole, written when it woke (`PlaybackSample.wokeLate`).
+        case late(PlaybackSample)
     }
 
     let engine: HapticEngine
@@ -131,6 +141,8 @@ struct PlaySession {
     let loops: Int
     let rate: Double
     let report: PlayReport
+    /// The stream the engine's handlers, the player's completion and the playback observer feed.
+    let signals: (stream: AsyncStream<Signal>, continuation: AsyncStream<Signal>.Continuation)
 
     /// How the output plays the pattern: as periodic effects the device runs itself (a PID device), as a stream to
     /// its HD actuators, or as motor levels the engine sends.
@@ -143,7 +155,7 @@ struct PlaySession {
     static let redrawInterval = 0.05
 
     func run(name: String) async throws {
-        let (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
+        let continuation = signals.continuation
         engine.stoppedHandler = { continuation.yield(.stopped($0)) }
         engine.resetHandler = { continuation.yield(.reset) }
         let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
@@ -181,8 +193,18 @@ struct PlaySession {
             }
         }
         defer { redraw.cancel() }
-        for await signal in signals {
+        for await signal in signals.stream {
             switch signal {
+            case .late(let sample):
+                // Engine time is the monotonic clock's, in seconds; the levels those the engine wrote.
+                report.event(
+                    "late",
+                    [
+                        "due": String(format: "%.6f", sample.deadline), "written": String(format: "%.6f", sample.sent),
+                        "ms": String(format: "%.1f", (sample.sent - sample.deadline) * 1000),
+                        "strong": String(format: "%.3f", sample.mix.strong),
+                        "weak": String(format: "%.3f", sample.mix.weak),
+                    ])
             case .finished:
                 report.event("finished")
                 engine.stop()
