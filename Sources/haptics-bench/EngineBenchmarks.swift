@@ -33,6 +33,7 @@ let engineKernelBenchmarks = BenchmarkGroup(name: "Engine on a virtual pad", nee
     var results: [BenchmarkResult] = []
     results += try await EngineBench.triggerLatency()
     results += try await EngineBench.padTiming()
+    results += try EngineBench.startCost()
     return results
 }
 
@@ -215,6 +216,48 @@ enum EngineBench {
                 note: "target: p99 within 1 ms on real hardware; emulation inflates it")
         ]
     }
+
+    /// Starts of an engine on a virtual pad, by the pad's stable id and by its node (`start()` alone; each engine
+    /// stopped after), rounds interleaved with the floor under any start that opens the pad: one open and close of
+    /// its node, whose release in evdev waits out an RCU grace period. Ratios: how many such opens a start costs.
+    static func startCost() throws -> [BenchmarkResult] {
+        let pad = try VirtualPad(VirtualPadConfiguration(), logger: logger())
+        defer { pad.destroy() }
+        let sysName = (pad.eventNode as NSString).lastPathComponent
+        guard let id = DeviceDiscovery(logger: logger()).device(sysName: sysName)?.id else {
+            throw BenchFailure(reason: "the virtual pad \(pad.eventNode) is not listed")
+        }
+        var opens: [Double] = []
+        var byID: [Double] = []
+        var byNode: [Double] = []
+        func started(_ selection: DeviceSelection) throws -> Double {
+            let engine = HapticEngine(output: .device(selection), options: padOptions(), logger: logger())
+            let before = Clock.now()
+            try engine.start()
+            let took = Double(Clock.now() - before) / 1e6
+            engine.stop()
+            return took
+        }
+        for _ in 0..<startRounds {
+            let before = Clock.now()
+            let descriptor = try Sys.open(pad.eventNode, flags: O_RDWR | O_NONBLOCK)
+            Sys.close(descriptor)
+            opens.append(Double(Clock.now() - before) / 1e6)
+            byID.append(try started(.id(id)))
+            byNode.append(try started(.node(pad.eventNode)))
+        }
+        let floor = Measurement(name: "open and close of the pad's node", unit: "ms", samples: opens)
+        return [BenchmarkResult(measurement: floor)]
+            + [("by id", byID), ("by node", byNode)].map { name, samples in
+                let start = Measurement(name: "engine start on the pad \(name)", unit: "ms", samples: samples)
+                return BenchmarkResult(
+                    measurement: start, baseline: floor.name, ratio: start.percentile(50) / floor.percentile(50),
+                    note: String(format: "p90 %.1f ms", start.percentile(90)))
+            }
+    }
+
+    /// Rounds of `startCost`: each starts two engines.
+    static let startRounds = 20
 
     static func schedulerTiming() async throws -> [BenchmarkResult] {
         let samples = try await playLooped(on: .recording(RecordingOutput()), seconds: timingSeconds)
