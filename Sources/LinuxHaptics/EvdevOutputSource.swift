@@ -28,7 +28,9 @@ final class EvdevOutputSource: OutputSource {
     /// Every event node as the last `open` listed them, when it listed them all (every open but one of a device
     /// a hot-plug event named); the hot-plug watch made next takes it as its snapshot rather than
     /// probing every node again, each probe an open and a close of the node, whose release in evdev waits out
-    /// an RCU grace period. The engine makes its watch straight after an open.
+    /// an RCU grace period. The engine makes its watch straight after an open. The listing opens no node
+    /// (`DeviceDiscovery.Probing.noNode`): sysfs and `access(2)` say all the choice needs, and the open that
+    /// follows is the one that reads the chosen node's bits and slots.
     private let lastListing = Lock<[InputDevice]?>(nil)
 
     init(
@@ -284,7 +286,7 @@ final class EvdevOutputSource: OutputSource {
     private func openAllGamepads(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
-            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .noNode)
         } catch {
             throw OutputFailure(.other, "\(error)")
         }
@@ -314,13 +316,13 @@ final class EvdevOutputSource: OutputSource {
             // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile. The
             // listing it comes from is the hot-plug watch's snapshot too.
             let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
-            let devices = try? DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
+            let devices = try? DeviceDiscovery(logger: logger).devices(probing: .noNode)
             lastListing.withLock { $0 = devices }
             return (node, devices?.first { $0.identity.sysName == sysName }?.driver)
         }
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
-            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .noNode)
         } catch {
             throw OutputFailure(.other, "\(error)")
         }

@@ -95,6 +95,12 @@ public struct DeviceDiscovery: Sendable {
         /// kernel tests' guest), for nodes an engine never drives. Identities, and so the stable ids, are the same
         /// as with `everyNode`.
         case forceFeedbackNodes
+        /// No node: every node is described from sysfs (its bits; its effect slots unknown, nil, where it has
+        /// force feedback, and 0 elsewhere) and `access(2)`. That is all choosing a device needs
+        /// (`DeviceSelection`): an engine then opens the node it chose, and reads its slots there, so that no node
+        /// is opened twice, nor closed only to be opened again. Identities, and so the stable ids, are the same as
+        /// with `everyNode`.
+        case noNode
     }
 
     /// Every input event node (`/dev/input/eventN`), in event-number order, probed. An empty list when
@@ -161,9 +167,10 @@ public struct DeviceDiscovery: Sendable {
         let identity = self.identity(of: device, input: input)
         if settle { settleAfterAdd(input) }
         let sysfsBits = CapabilityBits(sysfsAttribute: input.attribute)
+        let hasForceFeedback = !sysfsBits.forceFeedback.isEmpty
         let opened =
-            probing == .forceFeedbackNodes && sysfsBits.forceFeedback.isEmpty
-            ? (DeviceAccess.permitted(for: identity.node), sysfsBits, .sysfs, 0)
+            probing == .noNode || (probing == .forceFeedbackNodes && !hasForceFeedback)
+            ? (DeviceAccess.permitted(for: identity.node), sysfsBits, .sysfs, hasForceFeedback ? nil : 0)
             : readCapabilities(identity.node, sysfs: sysfsBits)
         let capabilities = InputDeviceCapabilities(bits: opened.bits, maxEffects: opened.maxEffects)
         let isGamepad: Bool

@@ -79,17 +79,22 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     }
 
     /// Opens the event source and takes `snapshot` as the present devices rather than probing every node
-    /// again: every event node, probed and with its id, as `DeviceDiscovery.devices()` listed them just before.
+    /// again: every event node with its id, as a listing of `DeviceDiscovery` made just before, probed as that
+    /// listing chose (an engine's opens no node: `DeviceDiscovery.Probing.noNode`); the snapshot names removals and
+    /// is `initialDevices`.
     /// A node added or removed between that listing and the source's opening is not announced unless an
     /// inotify rescan (after its queue overflowed, or `/dev/input` came back) finds the difference. Without a
-    /// snapshot the monitor probes every node itself, after its source opened.
-    package init(source: Source = .automatic, snapshot: [InputDevice]?, logger: Logger) throws(DeviceMonitorError) {
+    /// snapshot the monitor lists every node itself, after its source opened, probed as `probing` says.
+    package init(
+        source: Source = .automatic, snapshot: [InputDevice]?, probing: DeviceDiscovery.Probing = .everyNode,
+        logger: Logger
+    ) throws(DeviceMonitorError) {
         self.source = source
         (stream, continuation) = AsyncStream.makeStream(
             of: DeviceEvent.self, bufferingPolicy: .bufferingOldest(Self.bufferedEventLimit))
         let worker: MonitorWorker
         do throws(SystemCallError) {
-            worker = try MonitorWorker(source: source, snapshot: snapshot, logger: logger)
+            worker = try MonitorWorker(source: source, snapshot: snapshot, probing: probing, logger: logger)
         } catch {
             throw DeviceMonitorError(source: source, underlying: error)
         }
@@ -236,7 +241,10 @@ final class MonitorWorker: @unchecked Sendable {
     private var gate = BindGate()
     let initialDevices: [InputDevice]
 
-    init(source: DeviceMonitor.Source, snapshot: [InputDevice]? = nil, logger: Logger) throws(SystemCallError) {
+    init(
+        source: DeviceMonitor.Source, snapshot: [InputDevice]? = nil, probing: DeviceDiscovery.Probing = .everyNode,
+        logger: Logger
+    ) throws(SystemCallError) {
         self.source = source
         self.logger = logger
         discovery = DeviceDiscovery(logger: logger)
@@ -257,7 +265,7 @@ final class MonitorWorker: @unchecked Sendable {
             initialDevices = snapshot
         } else {
             do throws(DeviceDiscoveryError) {
-                initialDevices = try discovery.devices()
+                initialDevices = try discovery.devices(probing: probing)
             } catch {
                 logger.info("no initial device snapshot", metadata: ["error": "\(error)"])
                 initialDevices = []

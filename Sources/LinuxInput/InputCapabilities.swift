@@ -124,7 +124,8 @@ public struct ForceFeedbackCapabilities: Hashable, Sendable {
     public var gain: Bool
     /// The device accepts `FF_AUTOCENTER`.
     public var autocenter: Bool
-    /// Effect slots (`EVIOCGEFFECTS`); nil when the node could not be opened to ask.
+    /// Effect slots (`EVIOCGEFFECTS`); nil when the node could not be opened to ask, or a listing described it
+    /// without opening it.
     public var maxEffects: Int?
 
     public init(

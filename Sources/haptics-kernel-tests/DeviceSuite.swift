@@ -16,8 +16,8 @@ enum DeviceSuite {
         tests: probeCases + monitorCases + [
             KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
             KernelTest(
-                name: "devices/engine-listing-opens-only-force-feedback-nodes-and-agrees-with-the-full-one",
-                body: engineListingAgreesWithTheFullOne),
+                name: "devices/listings-opening-no-node-or-only-force-feedback-nodes-agree-with-the-full-one",
+                body: listingsOpeningFewerNodesAgreeWithTheFullOne),
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
@@ -162,42 +162,54 @@ enum DeviceSuite {
 
     // MARK: listing
 
-    /// The listing an engine's open makes (`forceFeedbackNodes`) names every node the full one does, by the same
-    /// ids and identities, and opens only the nodes with force feedback: what it reads from sysfs and `access(2)`
-    /// for the others (the guest's AT keyboard) is what opening them tells, but where the bits were read.
-    static func engineListingAgreesWithTheFullOne() async throws {
+    /// The listings that open fewer nodes than the full one name every node it does, by the same ids and
+    /// identities. The engine's (`noNode`) opens none: every node is described from sysfs and `access(2)`, as
+    /// opening it tells but where the bits were read and, on a node with force feedback, its effect slots
+    /// (unknown). The C library's (`forceFeedbackNodes`) opens only the nodes with force feedback, and describes
+    /// the others (the guest's AT keyboard) so.
+    static func listingsOpeningFewerNodesAgreeWithTheFullOne() async throws {
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics engine-listed pad"))
         defer { pad.destroy() }
         let discovery = DeviceDiscovery(logger: logger())
-        SyscallFaults.arm(nil)
-        let full = try discovery.devices()
-        let fullOpens = SyscallFaults.disarm().calls["open", default: 0]
-        SyscallFaults.arm(nil)
-        let engines = try discovery.devices(probing: .forceFeedbackNodes)
-        let enginesOpens = SyscallFaults.disarm().calls["open", default: 0]
-        try requireEqual(engines.map(\.id), full.map(\.id), "the ids of the engine's listing")
-        try requireEqual(engines.map(\.identity), full.map(\.identity), "the identities of the engine's listing")
+        func listed(_ probing: DeviceDiscovery.Probing?) throws -> (devices: [InputDevice], opens: Int) {
+            SyscallFaults.arm(nil)
+            let devices = try probing.map { try discovery.devices(probing: $0) } ?? discovery.devices()
+            return (devices, SyscallFaults.disarm().calls["open", default: 0])
+        }
+        let full = try listed(nil)
+        let engines = try listed(.noNode)
+        let libraries = try listed(.forceFeedbackNodes)
         func hasForceFeedback(_ device: InputDevice) -> Bool {
             let bits = device.forceFeedback
             return !bits.effects.isEmpty || !bits.waveforms.isEmpty || bits.gain || bits.autocenter
         }
-        let withForceFeedback = full.filter(hasForceFeedback)
+        /// `probed` as a listing that did not open it describes it.
+        func unopened(_ probed: InputDevice) -> InputDevice {
+            var described = probed
+            described.capabilitySource = .sysfs
+            if hasForceFeedback(probed) { described.capabilities.forceFeedback.maxEffects = nil }
+            return described
+        }
+        let withForceFeedback = full.devices.filter(hasForceFeedback)
         try require(withForceFeedback.contains { $0.node == pad.eventNode }, "the full listing lacks the pad")
         try require(
-            full.contains { !hasForceFeedback($0) },
-            "no node without force feedback to compare (the guest's AT keyboard): \(full.map(\.name))")
-        for (listed, probed) in zip(engines, full) {
-            if !hasForceFeedback(probed) {
-                try requireEqual(listed.capabilitySource, .sysfs, "\(probed.name): where the bits were read")
-                var opened = probed
-                opened.capabilitySource = .sysfs
-                try requireEqual(listed, opened, "\(probed.name) described without opening it")
-            } else {
-                try requireEqual(listed, probed, "\(probed.name), opened by both listings")
-            }
+            full.devices.contains { !hasForceFeedback($0) },
+            "no node without force feedback to compare (the guest's AT keyboard): \(full.devices.map(\.name))")
+        for (name, listing) in [("the engine's listing", engines), ("the C library's listing", libraries)] {
+            try requireEqual(listing.devices.map(\.id), full.devices.map(\.id), "the ids of \(name)")
+            try requireEqual(
+                listing.devices.map(\.identity), full.devices.map(\.identity), "the identities of \(name)")
         }
-        try requireEqual(fullOpens, full.count, "event nodes the full listing opened")
-        try requireEqual(enginesOpens, withForceFeedback.count, "event nodes the engine's listing opened")
+        for (listed, probed) in zip(engines.devices, full.devices) {
+            try requireEqual(listed, unopened(probed), "\(probed.name) in the engine's listing")
+        }
+        for (listed, probed) in zip(libraries.devices, full.devices) {
+            let expected = hasForceFeedback(probed) ? probed : unopened(probed)
+            try requireEqual(listed, expected, "\(probed.name) in the C library's listing")
+        }
+        try requireEqual(full.opens, full.devices.count, "event nodes the full listing opened")
+        try requireEqual(engines.opens, 0, "event nodes the engine's listing opened")
+        try requireEqual(libraries.opens, withForceFeedback.count, "event nodes the C library's listing opened")
     }
 
     static func listsPadsNotTheKeyboard() async throws {

@@ -234,10 +234,10 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     public func hardwareSupportsHaptics() -> Bool {
         guard let selection = output.deviceSelection else { return true }
-        // Only the nodes with force feedback are opened: the answer is about the ones the engine can drive.
+        // No node is opened: sysfs and `access(2)` tell which nodes the engine's first open would take.
         let devices: [InputDevice]
         do {
-            devices = try DeviceDiscovery(logger: logger).devices(probing: .forceFeedbackNodes)
+            devices = try DeviceDiscovery(logger: logger).devices(probing: .noNode)
         } catch {
             logger.info("listing input devices failed", metadata: ["error": "\(error)"])
             return false
@@ -251,7 +251,9 @@ public struct EngineOutputProvider: HapticEngineProvider {
         guard let selection = output.deviceSelection else { return nil }
         let monitor: DeviceMonitor
         do throws(DeviceMonitorError) {
-            monitor = try DeviceMonitor(source: options.monitorSource, logger: logger)
+            // Its snapshot of the present nodes (which only names removals, ignored here) opens no node; each
+            // node that appears or changes is probed as it comes.
+            monitor = try DeviceMonitor(source: options.monitorSource, snapshot: nil, probing: .noNode, logger: logger)
         } catch {
             logger.info("cannot watch for gamepads; haptics stay off", metadata: ["error": "\(error)"])
             return nil
