@@ -117,7 +117,10 @@ enum EmulationSuite {
                         profiles.insert(profile)
                         summary.append(line)
                         break
-                    } catch let late as LateWrite where attempt < 3 {
+                    } catch let late as LateWrite {
+                        guard attempt < 3 else {
+                            throw TestFailure(reason: "\(late); the third play in a row to write late so")
+                        }
                         print("    \(late): played again")
                     }
                 }
