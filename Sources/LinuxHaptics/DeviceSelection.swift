@@ -79,12 +79,21 @@ extension DeviceSelection {
     /// `firstRumbleDevice`; every drivable gamepad with rumble for `allGamepads` (a force device is one device,
     /// never a member of the broadcast). Empty when nothing fits.
     package func devicesToOpen(among devices: [InputDevice], forceDevices: Bool = false) -> [InputDevice] {
+        let inTurn = devicesInTurn(among: devices, forceDevices: forceDevices)
+        return self == .allGamepads ? inTurn : Array(inTurn.prefix(1))
+    }
+
+    /// The devices an engine with this selection tries to open among `devices`, in turn until one opens (every
+    /// one, for `allGamepads`): the named device when it can be driven; for `firstRumbleDevice`, every drivable
+    /// gamepad with rumble, then every other drivable device. A node listed as drivable can still fail to open
+    /// (a pad being unplugged, a driver that refuses): the next one is then taken.
+    package func devicesInTurn(among devices: [InputDevice], forceDevices: Bool = false) -> [InputDevice] {
         let drivable = devices.filter { names($0) && Self.canDrive($0, forceDevices: forceDevices) }
         let pads = drivable.filter { $0.isGamepad && !$0.forceFeedback.runsWaveformsItself }
         switch self {
         case .allGamepads: return pads
-        case .firstRumbleDevice: return (pads.first ?? drivable.first).map { [$0] } ?? []
-        case .id, .node: return drivable.first.map { [$0] } ?? []
+        case .firstRumbleDevice: return pads + drivable.filter { device in !pads.contains { $0.id == device.id } }
+        case .id, .node: return Array(drivable.prefix(1))
         }
     }
 

@@ -59,13 +59,8 @@ final class EvdevOutputSource: OutputSource {
             }
             return try openAllGamepads(clock: clock, logger: logger)
         }
-        let (node, driver) = try resolveNode(logger: logger)
-        let device: EventDevice
-        do throws(EventDeviceError) {
-            device = try EventDevice(node: node, logger: logger)
-        } catch {
-            throw EvdevOutput.failure(from: error)
-        }
+        let (device, driver) = try openFirst(of: try resolveNodes(logger: logger), logger: logger)
+        let node = device.node
         guard device.forceFeedback.isRumbleCapable else {
             device.close()
             throw OutputFailure(.unsupported, "\(device.identity.name) (\(node)) has no rumble force feedback")
@@ -309,8 +304,30 @@ final class EvdevOutputSource: OutputSource {
     }
 
     /// The node to open and the driver behind it (for the render profile).
-    private func resolveNode(logger: Logger) throws(OutputFailure) -> (node: String, driver: String?) {
-        if let device = candidate.withLock({ $0 }) { return (device.node, device.driver) }
+    /// The first of `nodes` that opens, tried in turn; the first one's failure when none does.
+    private func openFirst(of nodes: [(node: String, driver: String?)], logger: Logger) throws(OutputFailure) -> (
+        device: EventDevice, driver: String?
+    ) {
+        var firstFailure: OutputFailure?
+        for (node, driver) in nodes {
+            do throws(EventDeviceError) {
+                return (try EventDevice(node: node, logger: logger), driver)
+            } catch {
+                firstFailure = firstFailure ?? EvdevOutput.failure(from: error)
+                if nodes.count > 1 {
+                    logger.info(
+                        "a rumble device could not be opened; trying the next",
+                        metadata: ["node": "\(node)", "error": "\(error)"])
+                }
+            }
+        }
+        throw firstFailure ?? OutputFailure(.notFound, "no rumble-capable input device found")
+    }
+
+    /// The nodes the engine tries to open, in turn until one opens (`DeviceSelection.devicesInTurn`): one for a
+    /// device a hot-plug event named, a named node, or the device the engine is bound to.
+    private func resolveNodes(logger: Logger) throws(OutputFailure) -> [(node: String, driver: String?)] {
+        if let device = candidate.withLock({ $0 }) { return [(device.node, device.driver)] }
         let boundID = bound.withLock { $0 }
         if boundID == nil, case .node(let node) = selection {
             // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile. The
@@ -318,7 +335,7 @@ final class EvdevOutputSource: OutputSource {
             let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
             let devices = try? DeviceDiscovery(logger: logger).devices(probing: .noNode)
             lastListing.withLock { $0 = devices }
-            return (node, devices?.first { $0.identity.sysName == sysName }?.driver)
+            return [(node, devices?.first { $0.identity.sysName == sysName }?.driver)]
         }
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
@@ -327,24 +344,24 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.other, "\(error)")
         }
         lastListing.withLock { $0 = devices }
-        let chosen: InputDevice?
+        let chosen: [InputDevice]
         if let boundID {
-            if let match = devices.first(where: { $0.id == boundID }) { return (match.node, match.driver) }
+            if let match = devices.first(where: { $0.id == boundID }) { return [(match.node, match.driver)] }
             if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
-            chosen = devices.first {
+            chosen = devices.filter {
                 selection.accepts($0, bound: boundID, adoptingCompatible: true, forceDevices: allowsForceDevices)
             }
         } else {
-            chosen = selection.devicesToOpen(among: devices, forceDevices: allowsForceDevices).first
+            chosen = selection.devicesInTurn(among: devices, forceDevices: allowsForceDevices)
         }
-        guard let chosen else {
+        guard !chosen.isEmpty else {
             let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
             if let denied {
                 throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
             }
             throw OutputFailure(.notFound, "no rumble-capable input device found")
         }
-        return (chosen.node, chosen.driver)
+        return chosen.map { ($0.node, $0.driver) }
     }
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's

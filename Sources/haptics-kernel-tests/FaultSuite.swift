@@ -19,6 +19,8 @@ enum FaultSuite {
         tests: [
             KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite),
             KernelTest(name: "faults/hot-plug-watch-starts-again-after-its-poll-fails", body: watchStartsAgain),
+            KernelTest(
+                name: "faults/a-first-pad-that-will-not-open-leaves-the-engine-to-the-next", body: nextPadWhenOneFails),
         ])
 
     /// The answers a call can get from the kernel that a caller must be ready for.
@@ -90,6 +92,54 @@ enum FaultSuite {
         let again = try VirtualPadSuite.makePad(configuration)
         defer { again.destroy() }
         try await events.wait(for: .reset, "after the pad came back")
+    }
+
+    /// Two pads, and every `open` of the first one's node failing with `EIO`: an engine asked for the first
+    /// rumble device, whose listing opens no node, tries the first pad, then takes the second, plays on it and
+    /// says why in its log; nothing reaches the first pad, and nothing stays open once it stopped.
+    static func nextPadWhenOneFails() async throws {
+        let one = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics first pad"))
+        defer { one.destroy() }
+        let two = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics second pad"))
+        defer { two.destroy() }
+        // The listing is in event-number order: the one that comes first is the one that fails.
+        let (first, second) = eventNumber(one.eventNode) < eventNumber(two.eventNode) ? (one, two) : (two, one)
+        let baseline = openDescriptors()
+        let log = RecordingLog()
+        var logger = log.logger
+        logger.logLevel = .info
+        var options = HapticEngineOptions()
+        options.renderProfile = .virtualPad
+        options.monitorSource = LatePadSuite.monitorSource
+        let engine = HapticEngine(output: .device(.firstRumbleDevice), options: options, logger: logger)
+        SyscallFaults.arm(
+            SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: first.eventNode))
+        do {
+            defer { engine.stop() }
+            do { try engine.start() } catch {
+                SyscallFaults.disarm()
+                throw TestFailure(reason: "the engine did not start with the first pad failing to open: \(error)")
+            }
+            let tally = SyscallFaults.disarm()
+            try require(tally.injected > 0, "the first pad's open never failed: \(tally.calls)")
+            try requireEqual(engine.capabilities?.name, "Haptics second pad", "the pad the engine opened")
+            try require(
+                log.contains("could not be opened; trying the next"),
+                "the log does not say why: \(log.entries.map(\.message))")
+            let player = try engine.makePlayer(with: AHAPFixtures.tap())
+            try player.start(atTime: 0)
+            try await VirtualPadSuite.waitForRecords(second, "the tap on the second pad") {
+                $0.contains(where: EngineSuite.isNonZeroUpload)
+            }
+        }
+        try require(!first.records().contains { $0.event == .upload }, "the first pad got an upload")
+        let left = openDescriptors().filter { baseline[$0.key] == nil && $0.value.hasPrefix("/dev/input/") }
+        try require(left.isEmpty, "descriptors left open after stop: \(left.values.sorted())")
+    }
+
+    /// N of `/dev/input/eventN`.
+    private static func eventNumber(_ node: String) -> Int {
+        Int(node.split(separator: "/").last?.dropFirst("event".count) ?? "") ?? .max
     }
 
     /// The calls of a site to fail: the first, the second, and one from the middle of the run.

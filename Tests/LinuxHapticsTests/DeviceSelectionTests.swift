@@ -96,6 +96,20 @@ import Testing
                 stick, bound: pad.id, adoptingCompatible: true, forceDevices: true))
     }
 
+    @Test func theFirstDeviceIsTriedAmongEveryDrivablePadThenEveryOtherDrivableDeviceInTurn() {
+        let wheel = Self.device(3, name: "Wheel", uniq: "wh", gamepad: false)
+        let first = Self.device(5, name: "First Pad", uniq: "p1")
+        let locked = Self.device(6, name: "Locked Pad", uniq: "p2", access: .readOnly(reason: "no write permission"))
+        let second = Self.device(7, name: "Second Pad", uniq: "p3")
+        let devices = [wheel, first, locked, second]
+        #expect(DeviceSelection.firstRumbleDevice.devicesInTurn(among: devices) == [first, second, wheel])
+        #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: devices) == [first])
+        // A named device is the only one tried; every gamepad is opened by an all-gamepads engine.
+        #expect(DeviceSelection.node(second.node).devicesInTurn(among: devices) == [second])
+        #expect(DeviceSelection.id(first.id).devicesInTurn(among: devices) == [first])
+        #expect(DeviceSelection.allGamepads.devicesInTurn(among: devices) == [first, second])
+    }
+
     @Test func aDeviceThisProcessMayNotWriteIsNotTakenUntilItMay() {
         let locked = Self.device(8, access: .readOnly(reason: "no write permission"))
         #expect(DeviceSelection.firstRumbleDevice.devicesToOpen(among: [locked]).isEmpty)
