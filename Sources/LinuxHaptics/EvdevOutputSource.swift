@@ -303,7 +303,6 @@ final class EvdevOutputSource: OutputSource {
         return BroadcastOutput(members: members)
     }
 
-    /// The node to open and the driver behind it (for the render profile).
     /// The first of `nodes` that opens, tried in turn; the first one's failure when none does.
     private func openFirst(of nodes: [(node: String, driver: String?)], logger: Logger) throws(OutputFailure) -> (
         device: EventDevice, driver: String?
@@ -324,8 +323,9 @@ final class EvdevOutputSource: OutputSource {
         throw firstFailure ?? OutputFailure(.notFound, "no rumble-capable input device found")
     }
 
-    /// The nodes the engine tries to open, in turn until one opens (`DeviceSelection.devicesInTurn`): one for a
-    /// device a hot-plug event named, a named node, or the device the engine is bound to.
+    /// The nodes the engine tries to open, in turn until one opens (`DeviceSelection.devicesInTurn`), each with the
+    /// driver behind it (for the render profile): one for a device a hot-plug event named, a named node, or the
+    /// device the engine is bound to.
     private func resolveNodes(logger: Logger) throws(OutputFailure) -> [(node: String, driver: String?)] {
         if let device = candidate.withLock({ $0 }) { return [(device.node, device.driver)] }
         let boundID = bound.withLock { $0 }

@@ -21,9 +21,9 @@ struct PlayCommand: AsyncParsableCommand {
             unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
             the device. --json prints engine events as JSON lines: started, stopped (with a reason), reset, \
             finished, interrupted, and late (a level the engine's thread slept through, written when it woke; \
-            what follows is planned again from that write). A pattern's audio events (AudioCustom, AudioContinuous) play with its \
-            haptics on the default sound device (or --audio-device), starting together; their files are looked \
-            for next to the pattern, then in Haptics/. The started event then names the sound output (audio=); \
+            what follows is planned again from that write). A pattern's audio events (AudioCustom, \
+            AudioContinuous) play with its haptics on the default sound device (or --audio-device), starting \
+            together; their files are looked for next to the pattern, then in Haptics/. The started event then names the sound output (audio=); \
             without a sound device they play on a silent null output. --no-audio leaves them out.
             """)
 
