@@ -34,10 +34,9 @@ extension FFMemlessSuite {
     static let changeWindowMicroseconds: Int64 = 80_000
     /// The frames at the new level counted as the call's own: those less than this after the first. hid-nintendo
     /// sends the frames of one call one per input report, 15-30 ms apart, and resends the current frame on the first
-    /// input report at least 50 ms after its last frame by its own clock, jiffies of 4 ms here (HZ 250): that can be
-    /// 48 ms after it, and on the pad's clock a few milliseconds less again when the first frame reached the
-    /// emulator's thread late. 40 ms keeps the resend out and a second call's frame, the next one, in.
-    static let callFramesMicroseconds: Int64 = 40_000
+    /// input report 50 ms or more after its last frame; by the frame pacing's phase that resend may fall inside the
+    /// window for either way of making the change.
+    static let callFramesMicroseconds: Int64 = 50_000
 
     typealias Report = (time: PadTimestamp, strong: Double, weak: Double)
 
@@ -126,7 +125,7 @@ extension FFMemlessSuite {
     /// On the Switch Pro Controller (hid-nintendo) and the DualSense over Bluetooth (hid-playstation): one change
     /// done each way. Each must end at the new level with no level but the old and the new one in between, and
     /// the update alone must send no more reports at the new level than update+play of the same effect, counting
-    /// those less than 40 ms after the first. (Reports at the old level are hid-nintendo's: its worker resends the
+    /// those less than 50 ms after the first. (Reports at the old level are hid-nintendo's: its worker resends the
     /// last frame before a new one, and resends the current one every 50 ms while the motors run.)
     static func oneChangeBothWays() async throws {
         var figures: [String] = []
@@ -161,9 +160,7 @@ extension FFMemlessSuite {
                     figures.append(
                         "\(model.rawValue) \(way.name): \(result.reports.count) reports [level@ms \(levels.joined(separator: " "))], "
                             + "new level \(AudioSuite.tenths(result.latency)) ms after the call")
-                    // The call's own reports at the new level (`callFramesMicroseconds`): hid-nintendo's periodic
-                    // resend of the current frame may fall inside the window either way, by the frame pacing's
-                    // phase.
+                    // The call's own reports at the new level (`callFramesMicroseconds`).
                     let top = result.reports.map(\.strong).max() ?? 0
                     let firstTop = result.reports.first { $0.strong == top }?.time.microseconds ?? 0
                     newFrames.append(
