@@ -25,31 +25,48 @@ package enum LoopbackCapture {
     /// Captures `frames` frames of `channels` channels at `rate` from the loopback while `play` plays on its other side; returns
     /// the samples and the `CLOCK_MONOTONIC` time the capture was started, taken as its first frame's time.
     /// `device` is the capture side of the playback subdevice listened to (`hw:Loopback,1,N` hears
-    /// `hw:Loopback,0,N`).
+    /// `hw:Loopback,0,N`). With `throughPlay`, `frames` is the least: the capture goes on, 20 ms at a time, until
+    /// `play` has returned, and ends with the 20 ms after that (for a `play` that waits until its sound is out,
+    /// however long its own start took).
     package static func capture(
-        frames: Int, rate: Int, device: String = captureDevice, channels: Int = 2, while play: () throws -> Void
+        frames: Int, rate: Int, device: String = captureDevice, channels: Int = 2, throughPlay: Bool = false,
+        while play: () throws -> Void
     ) throws -> Recording {
         let capture = try PCM(
             device: device, direction: .capture, sampleRate: rate, bufferSeconds: 0.5, channels: channels)
         defer { capture.close() }
         let captured = Lock<Result<[Float], AudioDeviceError>?>(nil)
+        let played = Lock(false)
         let start = MonotonicTime.nanoseconds()
         try capture.start()
         let reader = try ServiceThread.start {
-            var buffer = [Float](repeating: 0, count: channels * frames)
             let result = Result { () throws(AudioDeviceError) in
-                try buffer.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
-                    try capture.read(into: pointer) { _ in }
+                var samples = [Float](repeating: 0, count: channels * frames)
+                try read(into: &samples, from: capture)
+                var chunk = [Float](repeating: 0, count: channels * max(1, rate / 50))
+                while throughPlay {
+                    let ended = played.withLock { $0 }
+                    try read(into: &chunk, from: capture)
+                    samples += chunk
+                    if ended { break }
                 }
-                return buffer
+                return samples
             }
             captured.withLock { $0 = result }
         }
         defer { reader.join() }
+        defer { played.withLock { $0 = true } }
         try play()
+        played.withLock { $0 = true }
         reader.join()
         return Recording(
             samples: try (captured.withLock { $0 })?.get() ?? [], channels: channels, start: start, rate: rate)
+    }
+
+    private static func read(into samples: inout [Float], from capture: PCM) throws(AudioDeviceError) {
+        try samples.withUnsafeMutableBufferPointer { (pointer) throws(AudioDeviceError) in
+            try capture.read(into: pointer) { _ in }
+        }
     }
 
     /// The first frame from `start` on whose left sample stands out of silence (above `threshold`).

@@ -186,14 +186,17 @@ enum AudioSuite {
         throws
     {
         var front: [Float] = []
-        var coils: [Float] = []
-        for frame in 0..<samples.count / 4 {
-            front += [samples[4 * frame], samples[4 * frame + 1]]
-            coils += [samples[4 * frame + 2], samples[4 * frame + 3]]
-        }
+        for frame in 0..<samples.count / 4 { front += [samples[4 * frame], samples[4 * frame + 1]] }
         try require(front.allSatisfy { $0 == 0 }, "channels 1 and 2 are not silent")
-        _ = try check(coils, against: rendered, xruns: xruns, tolerance: tolerance)
+        _ = try check(coilChannels(samples), against: rendered, xruns: xruns, tolerance: tolerance)
         print("  channels 3 and 4: the tone as rendered; channels 1 and 2: silent, over \(samples.count / 4) frames")
+    }
+
+    /// Channels 3 and 4 (the voice coils) of a 4-channel capture, interleaved.
+    static func coilChannels(_ samples: [Float]) -> [Float] {
+        var coils: [Float] = []
+        for frame in 0..<samples.count / 4 { coils += [samples[4 * frame + 2], samples[4 * frame + 3]] }
+        return coils
     }
 
     /// The number of snd-aloop's card.
@@ -264,18 +267,27 @@ enum AudioSuite {
         let (pattern, rendered) = coilTone()
         var underruns = 0
         var device = ""
+        var scheduled: UInt64 = 0
+        // The capture lasts until the stream has had its time to play the tone out through the server, after a
+        // start whose length (connecting to the server) is the guest's to decide.
         let captured = try LoopbackCapture.capture(
-            frames: rendered.count / 2 + rate * 8 / 10, rate: rate, device: "plug" + captureDevice, channels: 4
+            frames: rendered.count / 2 + rate * 8 / 10, rate: rate, device: "plug" + captureDevice, channels: 4,
+            throughPlay: true
         ) {
             let stream = try VoiceCoilStream.soundCard(
                 number: card, bufferSeconds: serverBuffer, logger: logger())
             defer { stream.close() }
             device = stream.deviceName
-            stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds() + UInt64((serverBuffer + 0.1) * 1e9))
+            scheduled = MonotonicTime.nanoseconds() + UInt64((serverBuffer + 0.1) * 1e9)
+            stream.play(pattern, atNanoseconds: scheduled)
             Sys.sleep(nanoseconds: UInt64((2 * serverBuffer + 0.1 + 0.2 + 0.1) * 1e9))
             underruns = stream.counts.underruns
         }
         print("  played through \(device)")
+        if let heard = onset(coilChannels(captured.samples)), let due = onset(rendered) {
+            let late = captured.seconds(ofFrame: heard) - Double(scheduled) / 1e9 - Double(due) / Double(rate)
+            print("  the tone came back \(tenths(late * 1000)) ms after its time (the server's buffer and sink)")
+        }
         try requireEqual(device, "pulse:DEVICE=\(server.sink)", "the device the stream went to")
         // The server's output runs 16-bit samples, as the pad's card does: each comes back within half a step.
         try checkCoilChannels(captured.samples, against: rendered, xruns: underruns, tolerance: 0.5 / 32768 + 1e-6)
