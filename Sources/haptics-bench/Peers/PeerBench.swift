@@ -115,7 +115,7 @@ enum PeerBench {
             }
             figures.latencyTick = tick
             figures.latency = try await PeerLatency.measure(
-                on: device, tools: tools, paths: LatencyPath.measured(floor: options.latencyFloor),
+                on: device, tools: tools, paths: LatencyPath.measured(floor: options.latencyFloor, on: device.kind),
                 rounds: options.latencyRounds, warmUp: options.latencyWarmUp, tick: tick)
         }
         figures.latencySeconds = Double(Clock.microseconds() - began) / 1e6

@@ -27,6 +27,10 @@ enum LatencyPath: String, CaseIterable, Sendable {
     /// uploaded once, made through our lowest layer (`EffectTrigger.fire`) from our process. Measured only when
     /// asked (`--latency-floor`), and not in the closing line.
     case oursFloor = "ours, the play write alone (EffectTrigger.fire)"
+    /// Not ours either, but the floor under a start through the pad's own report: report 3 at full strength for
+    /// 30 ms, built once and written alone on the Xbox pad's hidraw node, as SDL's rumble call ends. Measured only
+    /// with the floor, on the Xbox pad over Bluetooth, and not in the closing line.
+    case oursReportFloor = "ours, report 3 written alone on hidraw"
 
     /// The SDL path each of ours is held against: SDL's pre-uploaded run for our prepared paths, SDL's rumble
     /// call for our ordinary start; nil for SDL's own.
@@ -35,6 +39,7 @@ enum LatencyPath: String, CaseIterable, Sendable {
         case .oursManagerPrepared, .oursEnginePrepared: .sdlRun
         case .oursStart: .sdlRumble
         case .oursFloor: .sdlRun
+        case .oursReportFloor: .sdlRumble
         case .sdlRun, .sdlRumble: nil
         }
     }
@@ -46,7 +51,7 @@ enum LatencyPath: String, CaseIterable, Sendable {
         case .oursManagerPrepared: "manager-prepared-vs-sdl-run"
         case .oursEnginePrepared: "engine-prepared-vs-sdl-run"
         case .oursStart: "start-vs-sdl-rumble"
-        case .sdlRun, .sdlRumble, .oursFloor: nil
+        case .sdlRun, .sdlRumble, .oursFloor, .oursReportFloor: nil
         }
     }
 
@@ -57,7 +62,15 @@ enum LatencyPath: String, CaseIterable, Sendable {
     static let ours: [LatencyPath] = [.oursManagerPrepared, .oursEnginePrepared, .oursStart]
 
     /// The paths a run's latency rounds take: every one but the floor unless it is asked for.
-    static func measured(floor: Bool) -> [LatencyPath] { allCases.filter { floor || $0 != .oursFloor } }
+    static func measured(floor: Bool, on device: PeerDeviceKind) -> [LatencyPath] {
+        allCases.filter {
+            switch $0 {
+            case .oursFloor: floor
+            case .oursReportFloor: floor && device == .xboxOneBluetooth
+            default: true
+            }
+        }
+    }
 }
 
 /// `items` in the order of round `round` of a balanced Latin square (a Williams design). Over `2 * items.count`
@@ -183,7 +196,7 @@ enum PeerLatency {
             case .sdlRumble, .sdlRun:
                 program = path == .sdlRumble ? rumble : haptic
                 command = "go \(pulseMilliseconds) \(pause) \(quietAfter) \(tick)"
-            case .oursManagerPrepared, .oursEnginePrepared, .oursStart, .oursFloor:
+            case .oursManagerPrepared, .oursEnginePrepared, .oursStart, .oursFloor, .oursReportFloor:
                 program = ours
                 command = "go \(path.command) \(pause) \(quietAfter) \(tick)"
             }
@@ -220,6 +233,8 @@ enum PeerLatency {
         /// its own. The effect is kept for the caller's life: a released `UploadedEffect` erases its slot, and a
         /// play of the freed number would trigger whichever effect took it next (SDL's, uploaded just after).
         let floor: (device: EventDevice, effect: UploadedEffect, trigger: EffectTrigger)?
+        /// The report floor's, when measured on the Xbox pad: its hidraw node and the report's bytes.
+        let reportFloor: (hidraw: HidrawDevice, report: [UInt8])?
 
         init(eventNode: String, kind: PeerDeviceKind, floor: Bool) throws {
             let logger = PeerRuns.logger()
@@ -244,8 +259,17 @@ enum PeerLatency {
                 let effect = try opened.uploadEffect(
                     .rumble(strong: 1, weak: 1, lengthMilliseconds: UInt16(PeerLatency.pulseMilliseconds)))
                 self.floor = (opened, effect, effect.trigger())
+                if kind == .xboxOneBluetooth, let node = HDActuators.find(identity: opened.identity)?.node {
+                    let report = XboxRumbleReport(
+                        enable: XboxRumbleReport.enableStrong | XboxRumbleReport.enableWeak, strong: 100, weak: 100,
+                        duration: UInt8(PeerLatency.pulseMilliseconds / 10), loopCount: 0)
+                    reportFloor = (try HidrawDevice(node: node, logger: logger), report.bytes)
+                } else {
+                    reportFloor = nil
+                }
             } else {
                 self.floor = nil
+                reportFloor = nil
             }
         }
 
@@ -270,6 +294,7 @@ enum PeerLatency {
         func close() {
             engine.stop()
             floor?.device.close()
+            reportFloor?.hidraw.close()
         }
 
         /// Makes the call of `path`; the CLOCK_MONOTONIC microseconds just before it.
@@ -282,6 +307,9 @@ enum PeerLatency {
             case .oursFloor:
                 guard let trigger = floor?.trigger else { throw PeerFailure(reason: "the floor was not asked for") }
                 return try timed(pause, quietAfter, tick) { try trigger.fire() }
+            case .oursReportFloor:
+                guard let reportFloor else { throw PeerFailure(reason: "the report floor was not asked for") }
+                return try timed(pause, quietAfter, tick) { try reportFloor.hidraw.write(reportFloor.report) }
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
                 // its rumble call.
