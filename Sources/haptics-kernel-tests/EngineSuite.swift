@@ -337,6 +337,11 @@ enum EngineSuite {
             try player.start(atTime: origin)
             for await _ in done { break }
         }
+        // The completion comes at the pattern's end, and the plan's closing stop may be due a little after it (on
+        // the profile's next command instant): the last change's window ends only once the engine has written it.
+        try await AppSuite.waitUntil("the engine's closing stop") {
+            samples.withLock { $0.last.map { $0.kind == .apply && $0.mix.isOff } ?? true }
+        }
         let stoppedAt = Int64((engine.currentTime * 1e6).rounded(.down))
         engine.stop()
         let records = pad.records()
