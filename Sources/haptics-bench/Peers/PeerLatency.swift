@@ -308,7 +308,11 @@ enum PeerLatency {
                 guard let trigger = floor?.trigger else { throw PeerFailure(reason: "the floor was not asked for") }
                 return try timed(pause, quietAfter, tick) { try trigger.fire() }
             case .oursReportFloor:
-                guard let reportFloor else { throw PeerFailure(reason: "the report floor was not asked for") }
+                guard let reportFloor else {
+                    throw PeerFailure(
+                        reason: "the report floor needs the floor asked for, on an Xbox pad whose hidraw node "
+                            + "was found")
+                }
                 return try timed(pause, quietAfter, tick) { try reportFloor.hidraw.write(reportFloor.report) }
             case .oursStart:
                 // A new player each time, made before the clock starts: the call measured is `start`, as SDL's is
