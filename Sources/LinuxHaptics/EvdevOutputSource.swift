@@ -248,7 +248,8 @@ final class EvdevOutputSource: OutputSource {
     static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) -> (any SilenceKeeper)? {
         do throws(EventDeviceError) {
             return try HidrawSilenceGuard(
-                device: hidraw, silence: silence, timeoutMilliseconds: silenceTimeoutMilliseconds, logger: logger)
+                device: hidraw, silence: silence, timeoutMilliseconds: HDRumbleStream.silenceTimeoutMilliseconds,
+                logger: logger)
         } catch {
             logger.notice(
                 "no silence guard: a killed or stopped process may leave the pad vibrating",
@@ -256,10 +257,6 @@ final class EvdevOutputSource: OutputSource {
             return nil
         }
     }
-
-    /// How long the guard waits for the next report before it puts the actuators at rest: past three reports'
-    /// worth of lateness at 30 ms, and within the 150 ms a killed or stopped process may leave a pad vibrating.
-    static let silenceTimeoutMilliseconds = 100
 
     /// Takes a USB DualSense out of the rumble emulation any earlier rumble report selected (ours in another
     /// session, the kernel's for another program, Steam's), so its voice coils play the sound card again: one

@@ -10,8 +10,10 @@
 // - three reports at rest after the last sound, then nothing until something plays (as the driver sends several
 //   silent reports in case one is lost).
 // The pad holds each report's bands until the next. A process that is killed or stopped cannot send the report at
-// rest, so a guard process writes it for us (`HidrawSilenceGuard`). The kernel's FF_RUMBLE is never used on the
-// pad meanwhile: its reports would set both bands at the driver's fixed frequencies.
+// rest, so a guard process writes it for us (`HidrawSilenceGuard`); when the stream itself stood still that long
+// while armed (the whole machine held up), the guard's report took the next counter, and the stream's next report
+// skips it. The kernel's FF_RUMBLE is never used on the pad meanwhile: its reports would set both bands at the
+// driver's fixed frequencies.
 package import AHAP
 package import HapticRendering
 package import LinuxInput
@@ -25,6 +27,8 @@ package protocol SilenceKeeper: Sendable {
     /// would put them at rest next.
     func heartbeat(armed: Bool, silence: [UInt8])
     func close()
+    /// How long heartbeats may pause while armed before the keeper writes the silence.
+    var timeoutNanoseconds: UInt64 { get }
 }
 
 extension HidrawSilenceGuard: SilenceKeeper {}
@@ -38,6 +42,13 @@ package final class HDRumbleStream: PatternStream, CueStream {
     package static let minimumSpacingSeconds = 0.025
     /// Reports at rest sent after the last sound.
     package static let restReports = 3
+    /// How long the silence guard waits for the next report before it puts the actuators at rest: past three
+    /// reports' worth of lateness at 30 ms, and within the 150 ms a killed or stopped process may leave a pad
+    /// vibrating.
+    package static let silenceTimeoutMilliseconds = 100
+    /// How far short of the keeper's timeout an armed pause already skips a counter: the time between the check
+    /// and the heartbeat that follows it, with room for the thread to be held up in between.
+    package static let keeperMarginNanoseconds: UInt64 = 20_000_000
 
     /// One player's cue: its pattern's bands from a frame on, placed on the clock.
     package struct Source: Sendable {
@@ -66,6 +77,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var nextID = 0
         var counter: UInt8 = 0
         var lastWrite: UInt64?
+        /// When the keeper was last armed by a heartbeat, and when disarmed again (nil while still armed); nil once
+        /// the counter has been taken after it.
+        var armed: (since: UInt64, until: UInt64?)?
         var restLeft = 0
         var reports = 0
         var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
@@ -251,11 +265,11 @@ package final class HDRumbleStream: PatternStream, CueStream {
             } else {
                 state.restLeft = Self.restReports
             }
-            defer { state.counter &+= 1 }
+            let counter = Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper)
             state.reports += 1
             state.activity = Self.activity(bands.left, bands.right)
             let report = SwitchRumbleReport(
-                counter: state.counter,
+                counter: counter,
                 frame: SwitchRumbleFrame(left: Self.actuator(bands.left), right: Self.actuator(bands.right)))
             let wasPlaying = state.playing
             state.playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
@@ -266,12 +280,41 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let silence = SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes
         // The guard hears of a report before it is written, armed while either this report or the one before
         // moves an actuator: a process killed between the two leaves a guard that still puts the pad at rest.
+        let beat = MonotonicTime.nanoseconds()
         keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
         try device.write(report.bytes)
         // The spacing counts from the write, not from the update's start: rendering the update took a while.
         let written = MonotonicTime.nanoseconds()
-        state.withLock { $0.lastWrite = written }
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
+        state.withLock { state in
+            state.lastWrite = written
+            if playing || wasPlaying { state.armed = (beat, playing ? nil : written) }
+        }
+    }
+
+    /// The counter of the report about to be written at `now`, advanced past it: skipping the next one when the
+    /// keeper may have written its silence with it since the last heartbeat (`keeperMayHaveWritten`), so that no
+    /// two reports the pad gets in a row carry the same counter.
+    private static func takeCounter(_ state: inout State, now: UInt64, keeper: (any SilenceKeeper)?) -> UInt8 {
+        if let armed = state.armed, let keeper,
+            keeperMayHaveWritten(
+                armedAt: armed.since, disarmedAt: armed.until, now: now, timeout: keeper.timeoutNanoseconds)
+        {
+            state.counter &+= 1
+        }
+        state.armed = nil
+        defer { state.counter &+= 1 }
+        return state.counter
+    }
+
+    /// Whether a keeper armed by a heartbeat at `armedAt` (and disarmed at `disarmedAt`, nil while still armed)
+    /// may have written its silence by `now`: armed for `keeperMarginNanoseconds` short of its `timeout` or longer.
+    /// The keeper counts its timeout from when it reads the heartbeat, never before it was sent.
+    package static func keeperMayHaveWritten(
+        armedAt: UInt64, disarmedAt: UInt64?, now: UInt64, timeout: UInt64
+    ) -> Bool {
+        let end = disarmedAt ?? now
+        return end >= armedAt && end - armedAt + keeperMarginNanoseconds >= timeout
     }
 
     /// Where `placed` is in the update starting at `now`: its renderer, the frame it is at and the frames it
@@ -301,8 +344,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
             state.playing = false
             state.restLeft = 0
             state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
-            defer { state.counter &+= 1 }
-            return .rest(counter: state.counter)
+            return .rest(counter: Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper))
         }
         if let rest {
             try? device.write(rest.bytes)

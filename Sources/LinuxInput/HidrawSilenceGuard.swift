@@ -28,6 +28,8 @@ package final class HidrawSilenceGuard: Sendable {
     package let processID: Int32
     /// The length of every silence report this guard takes.
     package let reportLength: Int
+    /// How long heartbeats may pause while armed before the guard writes the silence.
+    package let timeoutNanoseconds: UInt64
     private let node: String
     private let channel: SharedDescriptor
     private let logger: Logger
@@ -67,6 +69,7 @@ package final class HidrawSilenceGuard: Sendable {
         processID = started.pid
         channel = SharedDescriptor(started.channel)
         reportLength = silence.count
+        timeoutNanoseconds = UInt64(timeoutMilliseconds) * 1_000_000
         node = device.node
         self.logger = logger
         logger.debug(

@@ -13,8 +13,11 @@ import Testing
 @testable import LinuxHaptics
 
 @Suite struct HDRumbleStreamTests {
-    /// A keeper that remembers what it was told.
+    /// A keeper that remembers what it was told; by default its timeout is an hour, so that no pause of the
+    /// test's threads makes the stream skip a counter.
     final class RecordingKeeper: SilenceKeeper, @unchecked Sendable {
+        let timeoutNanoseconds: UInt64
+        init(timeoutNanoseconds: UInt64 = 3_600_000_000_000) { self.timeoutNanoseconds = timeoutNanoseconds }
         private let lock = NSLock()
         private var beats: [(armed: Bool, silence: [UInt8])] = []
         private var closed = false
@@ -29,10 +32,10 @@ import Testing
     /// the keeper.
     static func stream(
         _ pattern: HapticPattern, for wait: Duration,
+        keeper: RecordingKeeper = RecordingKeeper(),
         until done: @escaping ([SwitchRumbleReport]) -> Bool = { _ in true }
     ) async throws -> (reports: [SwitchRumbleReport], keeper: RecordingKeeper) {
         let file = ReportFile()
-        let keeper = RecordingKeeper()
         let stream = try HDRumbleStream(
             device: try file.device(), keeper: keeper, locality: .all, logger: quietLogger())
         func written() throws -> [SwitchRumbleReport?] {
@@ -81,6 +84,50 @@ import Testing
             #expect(beat.silence == SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
         }
         #expect(keeper.isClosed)
+    }
+
+    @Test func afterAnArmedPauseAsLongAsTheKeepersTimeoutTheNextReportSkipsTheCounterItsSilenceTook() async throws {
+        // A keeper whose timeout is 0 may have written its silence before any report that follows an armed
+        // heartbeat: each such report skips the counter of that silence.
+        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let (reports, keeper) = try await Self.stream(
+            tone, for: .milliseconds(100), keeper: RecordingKeeper(timeoutNanoseconds: 0)
+        ) { reports in
+            reports.contains { !$0.frame.left.isAtRest }
+                && reports.reversed().prefix { $0.frame.left.isAtRest }.count >= HDRumbleStream.restReports
+        }
+        // One heartbeat per report, but for the disarming one after the first report at rest.
+        let beats = keeper.heartbeats
+        let disarming = try #require(beats.firstIndex { !$0.armed })
+        let perReport = Array(beats[..<disarming]) + Array(beats[(disarming + 1)...])
+        try #require(perReport.count == reports.count)
+        var skipped = 0
+        for index in reports.indices.dropFirst() {
+            let previous = reports[index - 1]
+            // The keeper was armed after the report before when that report, or the one before it, moved an
+            // actuator: its silence then took the next counter, and this report the one after.
+            let armed = perReport[index - 1].armed
+            #expect(perReport[index - 1].silence == SwitchRumbleReport.rest(counter: previous.counter &+ 1).bytes)
+            #expect(reports[index].counter == (previous.counter + (armed ? 2 : 1)) & 0x0f, "report \(index)")
+            if armed { skipped += 1 }
+        }
+        #expect(skipped == reports.filter { !$0.frame.left.isAtRest }.count + 1)
+    }
+
+    @Test(
+        arguments: [
+            // (armed at, disarmed at, now, timeout, may have written), in ms
+            (0, nil, 79, 100, false), (0, nil, 80, 100, true), (10, nil, 500, 100, true), (0, 50, 500, 100, false),
+            (0, 85, 500, 100, true), (0, nil, 0, 0, true), (100, nil, 50, 100, false),
+        ] as [(UInt64, UInt64?, UInt64, UInt64, Bool)])
+    func theKeeperMayHaveWrittenOnceArmedForTwentyMillisecondsShortOfItsTimeout(
+        armed: UInt64, disarmed: UInt64?, now: UInt64, timeout: UInt64, wrote: Bool
+    ) {
+        let ms: UInt64 = 1_000_000
+        #expect(
+            HDRumbleStream.keeperMayHaveWritten(
+                armedAt: armed * ms, disarmedAt: disarmed.map { $0 * ms }, now: now * ms, timeout: timeout * ms)
+                == wrote)
     }
 
     @Test func closingMidPatternEndsWithAReportAtRestAndDisarmsTheKeeper() async throws {
