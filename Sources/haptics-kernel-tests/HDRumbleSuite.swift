@@ -74,6 +74,17 @@ enum HDRumbleSuite {
         rumbleReports(device.records().dropFirst(before))
     }
 
+    /// `reports` as `counter@ms` (from `origin`), each marked `rest` or with its left actuator's dominant band.
+    static func describe(
+        _ reports: some Collection<(time: Double, packet: SwitchRumblePacket)>, from origin: Double
+    ) -> String {
+        reports.map { report in
+            let band = report.packet.left.dominantBand ?? (0, 0)
+            let played = report.packet.isAtRest ? "rest" : "\(Int(band.frequency.rounded())) Hz \(band.amplitude)"
+            return "\(report.packet.counter)@\(String(format: "%.1f", (report.time - origin) * 1000)) ms (\(played))"
+        }.joined(separator: ", ")
+    }
+
     // MARK: Switch Pro: the sweep
 
     /// Five steps of sharpness 0...1 at intensity 1, then three steps of intensity 0.25, 0.5, 1 at sharpness 0.25,
@@ -99,22 +110,49 @@ enum HDRumbleSuite {
             let engine = try engine(on: nodes.rumbleNode)
             defer { engine.stop() }
             let before = device.records().count
+            let witness = try StallWitness()
             try await VoiceCoilSuite.play(sweep, on: engine)
             try await Task.sleep(for: .milliseconds(200))
+            let stalled = witness.finish()
             let reports = rumbleReports(device, after: before)
             guard let first = reports.first(where: { !$0.packet.left.isAtRest })?.time else {
                 throw TestFailure(reason: "no 0x10 report carried rumble")
             }
-            for (previous, next) in zip(reports, reports.dropFirst())
-            where next.packet.counter & 0x0f != (previous.packet.counter + 1) & 0x0f {
-                throw TestFailure(reason: "counter \(previous.packet.counter) followed by \(next.packet.counter)")
+            // The silence guard writes a report at rest when the stream has not written for its timeout while the
+            // actuators played: the guest stood still, the stream's thread with it. That report takes the next
+            // counter, and the stream's next report skips it. A report at rest that follows one playing by the
+            // timeout, less 20 ms for the emulator reading the one before late, is the guard's.
+            let guardGap = Double(HDRumbleStream.silenceTimeoutMilliseconds - 20) / 1000
+            let byGuard = reports.indices.dropFirst().filter { index in
+                reports[index].packet.isAtRest && !reports[index - 1].packet.isAtRest
+                    && reports[index].time - reports[index - 1].time >= guardGap
             }
+            if !byGuard.isEmpty {
+                try require(
+                    stalled.provesStall(ofAtLeast: 50),
+                    "the silence guard wrote mid-pattern (\(describe(byGuard.map { reports[$0] }, from: first))) "
+                        + "though the guest stood still at most \(AudioSuite.tenths(stalled.longestStall())) ms: the "
+                        + "stream stood still by itself")
+            }
+            // Counters one apart, the guard's report among them; or two apart where the stream went two updates
+            // without a report (it skips one when the guard may have written, and did not).
+            for index in reports.indices.dropFirst() {
+                let step = (reports[index].packet.counter &- reports[index - 1].packet.counter) & 0x0f
+                let gap = reports[index].time - reports[index - 1].time
+                let skippedAfterAPause = step == 2 && gap >= 2 * HDRumbleStream.updateSeconds
+                guard step != 1, !skippedAfterAPause else { continue }
+                throw TestFailure(
+                    reason: "counter \(reports[index - 1].packet.counter) followed by \(reports[index].packet.counter) "
+                        + "in reports \(index - 1) and \(index): "
+                        + describe(reports[max(0, index - 3)...min(reports.count - 1, index + 2)], from: first))
+            }
+            let written = reports.indices.filter { !byGuard.contains($0) }.map { reports[$0] }
             // The writer counts its spacing from the return of its last write, so the kernel queues the reports at
             // least `minimumSpacingSeconds` apart; the emulator stamps each when its thread reads it, which may be
             // late when the thread was answering the driver. A report read late by d shortens the gap after it by
             // d and lengthens the one before it by as much: a gap short of the spacing is the writer's only when
             // the two gaps around that report together are short too.
-            let gaps = zip(reports, reports.dropFirst()).map { $1.time - $0.time }
+            let gaps = zip(written, written.dropFirst()).map { $1.time - $0.time }
             let spacing = gaps.min() ?? 1
             let slack = 0.002
             var readLate = 0
@@ -129,7 +167,7 @@ enum HDRumbleSuite {
             /// What the left actuator played in the middle of step `step`.
             func middle(_ step: Int) -> (frequency: Double, amplitude: Double) {
                 let time = first + 0.3 * Double(step) + 0.15
-                return reports.last { $0.time <= time }?.packet.left.dominantBand ?? (0, 0)
+                return written.last { $0.time <= time }?.packet.left.dominantBand ?? (0, 0)
             }
             var frequencies: [Double] = []
             for step in 0..<5 {
@@ -154,7 +192,12 @@ enum HDRumbleSuite {
             }
             print(
                 "    \(reports.count) reports, \(Int((spacing * 1000).rounded())) ms apart at least (\(readLate) gaps "
-                    + "short by a report the emulator read late); received "
+                    + "short by a report the emulator read late"
+                    + (byGuard.isEmpty
+                        ? ""
+                        : "; \(byGuard.count) written by the guard while the guest stood still "
+                            + "\(AudioSuite.tenths(stalled.longestStall())) ms")
+                    + "); received "
                     + "\(frequencies.map { Int($0.rounded()) }) Hz for sharpness 0...1, amplitudes "
                     + "\(amplitudes.map { ($0 * 100).rounded() / 100 }) for intensity 0.25, 0.5, 1; last at rest")
         }
