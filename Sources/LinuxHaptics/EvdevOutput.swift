@@ -167,9 +167,14 @@ final class EvdevOutput: MotorOutput {
     /// driver's worker is busy, where any call between its two sends before a frame is that frame's, and a
     /// quarter of a frame earlier than a play puts the tick's delay (and a late tick under emulation) in the
     /// middle of those 30 ms rather than near their end.
+    ///
+    /// Only while the change would be an update alone (`MixSlotState`): the mix effect's replay window must still
+    /// run past the update margin. A thread that missed the renewal (the machine stood still past the window)
+    /// finds the effect ended, and the change is a play again, which lands at once: written early, it would play
+    /// early.
     var changeLead: Double {
         guard diversion?.isActive != true else { return 0 }
-        guard mix.withLock({ $0.state.keeperPlays }) else { return 0 }
+        guard mix.withLock({ $0.state.updatesAlone(at: clock.now) }) else { return 0 }
         return reports != nil ? RenderProfile.switchFrameSeconds / 4 : Self.updateLeadSeconds
     }
 

@@ -50,7 +50,13 @@ struct MixSlotState: Sendable, Equatable {
         if target.isOff && !explicitly { return levels != nil && playingUntil > now ? .stop : .none }
         guard let levels else { return uploaded ? .updateThenPlay : .uploadThenPlay }
         if levels == target { return .play }
-        if keeperPlays, !target.isOff, playingUntil - now > OutputTiming.updateMarginSeconds { return .update }
+        if !target.isOff, updatesAlone(at: now) { return .update }
         return .updateThenPlay
+    }
+
+    /// Whether a change between two non-zero levels at clock time `now` is an update alone: the keeper plays and
+    /// the effect's replay window has more than `OutputTiming.updateMarginSeconds` left.
+    func updatesAlone(at now: Double) -> Bool {
+        keeperPlays && playingUntil - now > OutputTiming.updateMarginSeconds
     }
 }

@@ -48,6 +48,16 @@ import Testing
     func anotherLevelBesideTheKeeperOutsideTheReplayWindowIsUpdatedThenPlayed(playingUntil: Double) {
         let slot = MixSlotState(levels: Self.half, playingUntil: playingUntil, keeperPlays: true)
         #expect(slot.change(to: Self.full, explicitly: false, at: 1) == .updateThenPlay)
+        // So a change then lands at once, and `EvdevOutput.changeLead` writes it at its time, not ahead of it.
+        #expect(!slot.updatesAlone(at: 1))
+    }
+
+    @Test func changesUpdateAloneOnlyBesideTheKeeperWithinTheReplayWindowLessTheMargin() {
+        let margin = OutputTiming.updateMarginSeconds
+        #expect(MixSlotState(levels: Self.half, playingUntil: 1.15, keeperPlays: true).updatesAlone(at: 1))
+        #expect(!MixSlotState(levels: Self.half, playingUntil: 1.15, keeperPlays: false).updatesAlone(at: 1))
+        #expect(!MixSlotState(levels: Self.half, playingUntil: 1 + margin / 2, keeperPlays: true).updatesAlone(at: 1))
+        #expect(MixSlotState(levels: Self.half, playingUntil: 1 + 2 * margin, keeperPlays: true).updatesAlone(at: 1))
     }
 
     @Test func offBesideTheKeeperIsStillAStopAndAnExplicitOffStillAZeroRumblePlayed() {
