@@ -173,6 +173,9 @@ enum EngineSuite {
         var skippedCount = 0
         /// Levels the thread slept through whole, written when it woke, the plan made again from each.
         var wokeLateCount = 0
+        /// Changes to off that found the motors at rest already: the mix effect's replay window ran out while the
+        /// thread could not renew it (the guest stood still), so there was nothing to stop.
+        var offAtRestCount = 0
     }
 
     /// One corpus pattern played on a fresh virtual pad, and what the pad kept of it.
@@ -469,6 +472,16 @@ enum EngineSuite {
             let window = writes.filter { $0.time.microseconds >= sent && $0.time.microseconds < nextSent }
             // Every change the engine sent is a request the pad must have recorded before the next change.
             guard let first = window.first, let last = window.last else {
+                // The engine sends no stop for an effect whose replay window has run out (`MixSlotState`): the
+                // kernel stopped it at the window's end. Then the pad's motors were at rest when the change was
+                // sent, as the model of the driver says.
+                let before = playback.model.output(at: PadTimestamp(microseconds: sent))
+                if sample.mix.isOff, ForceFeedbackEffect.magnitude(before.strong) == 0,
+                    ForceFeedbackEffect.magnitude(before.weak) == 0
+                {
+                    findings.offAtRestCount += 1
+                    continue
+                }
                 let origin = playback.origin
                 let earlier = taken[..<index].suffix(3).map {
                     "\($0.kind) \($0.mix) at +\($0.deadline - origin) (+\($0.sent - origin))\($0.wokeLate ? " late" : "")"
@@ -613,7 +626,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play; \(findings.passedOverRiseCount) more whose staged level the thread woke past, the later level uploaded then played"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play; \(findings.passedOverRiseCount) more whose staged level the thread woke past, the later level uploaded then played; \(findings.offAtRestCount) changes to off that found the motors at rest (the effect's replay window ran out first)"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)
