@@ -196,9 +196,13 @@ enum EmulationSuite {
             if let profile, profile == RenderProfile.switchPro.name {
                 // The engine found no certain frames in the pad's reports. The emulated pad's reports come from a
                 // thread of this process: a guest that stood still for a report period sends several together,
-                // which read as one. The engine chose before its first output reached the pad: a stall after that
-                // explains nothing.
-                let firstOutput = device.records().dropFirst(before).first { $0.event == .output }?.time.seconds
+                // which read as one. The engine chose before its first output that moves a motor reached the pad: a
+                // stall after that explains nothing. (Not its first output: one at rest reaches the pad 3 to 25 ms
+                // after the launch, hid-nintendo sending the rest of what played before again, so that window missed
+                // the 0.8 s the CLI takes to open the pad and choose.)
+                let firstOutput = device.records().dropFirst(before).first {
+                    $0.event == .output && (($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0)
+                }?.time.seconds
                 let chosen = run.lowerBound...max(run.lowerBound, min(firstOutput ?? run.upperBound, run.upperBound))
                 let late = device.inputReports().filter { chosen.contains($0.sent.seconds) }.map {
                     Double($0.sent.microseconds - $0.due.microseconds) / 1000
