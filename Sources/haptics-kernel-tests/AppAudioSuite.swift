@@ -114,6 +114,7 @@ enum AppAudioSuite {
         var rendered = [Float](repeating: 0, count: 2 * (clip.frameCount + rate / 10))
         mixer.render(into: &rendered)
         let before = pad.records().count
+        let called = Lock<UInt64>(0)
         let captured = try await MainActor.run {
             let hapticManager = HapticManager(
                 resolver: HapticResourceDirectory(directory: haptics), engineProvider: provider,
@@ -132,12 +133,15 @@ enum AppAudioSuite {
             try require(hapticManager.engineAvailable, "the manager did not find the pad")
             service.preloadSounds()
             return try LoopbackCapture.capture(frames: rendered.count / 2 + rate / 2, rate: rate) {
+                called.withLock { $0 = MonotonicTime.nanoseconds() }
                 service.playFeedback(.success)
                 Thread.sleep(forTimeInterval: Double(rendered.count / 2) / Double(rate) + 0.3)
             }
         }
         let planned = try observed.requireOneInstant(pattern, "the success feedback")
-        let onset = try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+        let onset = try observed.explainingUnderruns(since: called.withLock { $0 }) {
+            try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+        }
         guard let felt = EngineAudioSuite.firstRumble(on: pad, after: before) else {
             throw TestFailure(reason: "the pad's motors never ran for the success feedback's impact")
         }

@@ -10,6 +10,7 @@ import HapticRendering
 import HapticTestDevices
 import LinuxAudio
 import LinuxHaptics
+import LinuxHapticsTesting
 import LinuxInput
 import Logging
 @_spi(Internals) import LinuxSystem
@@ -90,7 +91,9 @@ enum EngineAudioSuite {
             }
             try requireEqual(engine.audioOutputName, AudioSuite.playbackDevice, "the engine's sound output")
             let planned = try observed.requireOneInstant(pattern(), "round \(round)")
-            let onsetFrame = try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+            let onsetFrame = try observed.explainingUnderruns(since: called) {
+                try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+            }
             let heard = captured.seconds(ofFrame: onsetFrame)
             guard let play = firstRumble(on: pad, after: recordsBefore) else {
                 throw TestFailure(reason: "round \(round): the pad's motors never ran")
@@ -169,7 +172,9 @@ enum EngineAudioSuite {
     final class Observed: Sendable {
         let sounds = Lock<[ScheduledSound]>([])
         let samples = Lock<[PlaybackSample]>([])
-        private let outputs = Lock<[ALSAOutput]>([])
+        private let outputs = Lock<[StampedOutput]>([])
+        /// What the outputs logged: ALSAOutput logs each stream error it recovered from, with the error.
+        private let log = RecordingLog()
 
         /// Sets `options` to report here and to open ALSA's loopback playback device with `bufferSeconds`.
         func observe(_ options: inout HapticEngineOptions, bufferSeconds: Double) {
@@ -177,17 +182,32 @@ enum EngineAudioSuite {
                 sounds.withLock { $0.append(ScheduledSound(startNanoseconds: start, patternTime: time)) }
             }
             options.playbackObserver = { [self] sample in samples.withLock { $0.append(sample) } }
-            options.audioOutputFactory = { [self] (logger: Logger) throws(AudioDeviceError) -> any AudioOutput in
-                let output = try ALSAOutput(
-                    device: AudioSuite.playbackDevice, sampleRate: AudioSuite.rate, bufferSeconds: bufferSeconds,
-                    logger: logger)
+            options.audioOutputFactory = { [self] (_: Logger) throws(AudioDeviceError) -> any AudioOutput in
+                let output = StampedOutput(
+                    try ALSAOutput(
+                        device: AudioSuite.playbackDevice, sampleRate: AudioSuite.rate, bufferSeconds: bufferSeconds,
+                        logger: log.logger))
                 outputs.withLock { $0.append(output) }
                 return output
             }
         }
 
         /// Underruns, overruns and suspends the engine's ALSA outputs recovered from.
-        var xruns: Int { outputs.withLock { $0.reduce(0) { $0 + $1.xrunCount } } }
+        var xruns: Int { outputs.withLock { $0.reduce(0) { $0 + $1.output.xrunCount } } }
+
+        /// Runs `check`, and when it fails on an underrun adds what the engine's sound thread did around it (the
+        /// writes of each output, timed from `since`, a `CLOCK_MONOTONIC` time): a writer that stayed away longer than
+        /// the buffer is the thread's lateness, one that did not is the device's.
+        func explainingUnderruns<T>(since: UInt64, _ check: () throws -> T) throws -> T {
+            do {
+                return try check()
+            } catch let failure as TestFailure where failure.reason.hasPrefix(AudioSuite.underrunReason) {
+                let recovered = log.entries.filter { $0.level >= .warning }.map(\.message)
+                let writers = outputs.withLock { $0.map { $0.describeWrites(since: since) } }
+                throw TestFailure(
+                    reason: "\(failure.reason) (\(writers.joined(separator: "; ")); logged: \(recovered))")
+            }
+        }
 
         func forget() {
             sounds.withLock { $0 = [] }
@@ -289,5 +309,61 @@ extension PadTimestamp {
     /// The start of the kernel tick (4 ms, the motor model's) this time falls in.
     fileprivate var tick: PadTimestamp {
         PadTimestamp(microseconds: microseconds - microseconds % EngineSuite.tickMicroseconds)
+    }
+}
+
+/// An ALSA output whose writes are stamped: when each began and returned, and how many stream errors the output
+/// had recovered from by then, so that an underrun can be placed against what the writing thread did.
+final class StampedOutput: AudioOutput {
+    let output: ALSAOutput
+    private let writes = Lock<[Write]>([])
+
+    struct Write {
+        var began: UInt64
+        var returned: UInt64
+        var frames: Int
+        var xruns: Int
+    }
+
+    init(_ output: ALSAOutput) { self.output = output }
+
+    var deviceName: String { output.deviceName }
+    var sampleRate: Int { output.sampleRate }
+    var latency: AudioLatency { output.latency }
+
+    @discardableResult
+    func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+        let began = MonotonicTime.nanoseconds()
+        let heard = try output.write(samples)
+        let write = Write(
+            began: began, returned: MonotonicTime.nanoseconds(), frames: samples.count / 2, xruns: output.xrunCount)
+        writes.withLock { $0.append(write) }
+        return heard
+    }
+
+    func delay() throws(AudioDeviceError) -> Double { try output.delay() }
+    func drain() throws(AudioDeviceError) { try output.drain() }
+    func close() { output.close() }
+
+    /// The writes since the output opened: how many, the longest time between one write's return and the next
+    /// one's start (the thread away: mixing, or not running) and when it began, and the writes after which the
+    /// recovered-error count rose, in ms from `since` (negative: before it).
+    func describeWrites(since: UInt64) -> String {
+        let recent = writes.withLock { $0 }
+        func ms(_ time: UInt64) -> Double { AudioSuite.tenths((Double(time) - Double(since)) / 1e6) }
+        var away = (gap: 0.0, from: 0.0)
+        var rises: [String] = []
+        for (previous, next) in zip(recent, recent.dropFirst()) {
+            let gap = Double(next.began - min(previous.returned, next.began)) / 1e6
+            if gap > away.gap { away = (AudioSuite.tenths(gap), ms(previous.returned)) }
+            if next.xruns > previous.xruns {
+                rises.append(
+                    "write at +\(ms(next.began)) ms (returned +\(ms(next.returned)) ms) after the one at "
+                        + "+\(ms(previous.began)) ms")
+            }
+        }
+        return
+            "\(output.latency); \(recent.count) writes since the output opened, the writer away at most \(away.gap) ms "
+            + "(from +\(away.from) ms); recovered errors rose at \(rises.isEmpty ? "no write since" : rises.joined(separator: ", "))"
     }
 }
