@@ -155,10 +155,13 @@ struct EngineState: Sendable {
     var handlers = EngineHandlers()
     var completions: [PlayerID: CompletionHandler] = [:]
 
-    /// The completion handlers a stop or a lost output cuts off: those of players still playing, paused or
-    /// with commands pending. A player that already finished was told, once.
+    /// The completion handlers a stop or a lost output cuts off: those of players still playing, paused or with
+    /// a start pending (`PlayerState.awaitsCompletion`). A player that already finished was told, once, even with
+    /// a stop still scheduled after its end.
     var activeCompletions: [CompletionHandler] {
-        completions.compactMap { id, completion in scheduler.players[id]?.isActive == true ? completion : nil }
+        completions.compactMap { id, completion in
+            scheduler.players[id]?.awaitsCompletion == true ? completion : nil
+        }
     }
     var prepared: [PlayerID: PreparedEffect] = [:] { didSet { refreshStagedStart() } }
     /// Players' openings, planned ahead; dropped when a player changes.

@@ -194,22 +194,22 @@ extension PlaybackScheduler {
         return max(PlaybackPlan.loopHorizonSeconds, 4 * planner.profile.minimumUpdateInterval)
     }
 
-    /// Seconds from `origin` until the last non-looping playing player ends.
+    /// Seconds from `origin` until the last non-looping player playing after it (`PlayerState.playsAfter`) ends.
     private func playingEnd(from origin: Double) -> Double {
         var end = 0.0
-        for player in players.values where player.phase == .playing {
+        for player in players.values where player.playsAfter(origin) {
             end = max(end, (player.timeline.endTime - player.unwrappedOffset(at: origin)) / player.rate)
         }
         return end
     }
 
-    /// The mix of the players playing now just before engine time `origin` (the left limit: at a step, the level
+    /// The mix of the players playing just before engine time `origin` (`PlayerState.playsAfter`; the left limit: at a step, the level
     /// before it), by the rule `mixedTimeline` sums by; a player at its top, or in the part a prepared pulse
     /// played, adds nothing. Only meaningful where no player changed at `origin`.
     func mixedLevels(justBefore origin: Double, locality: HapticLocality) -> MotorMagnitudes {
         var sum = MotorMagnitudes.off
         for id in players.keys.sorted() {
-            guard let player = players[id], player.phase == .playing else { continue }
+            guard let player = players[id], player.playsAfter(origin) else { continue }
             var offset = player.unwrappedOffset(at: origin)
             guard offset > 0 else { continue }
             if let loop = player.loopLength, loop > 0 {
@@ -222,7 +222,8 @@ extension PlaybackScheduler {
         return locality.apply(sum.clamped())
     }
 
-    /// The mix of every playing player over `0...span` seconds after engine time `origin`, in that local time:
+    /// The mix of every player playing after engine time `origin` (`PlayerState.playsAfter`: a player that finished
+    /// since counts up to its end) over `0...span` seconds after it, in that local time:
     /// segments cut at every player's breakpoints, each player linear inside each piece, summed and clamped per
     /// the renderer's rule. A stretch where no player has a segment stays a gap (silence), exactly as in the
     /// player's own timeline, so one player started from its top mixes to its own timeline unchanged. The part
@@ -236,7 +237,7 @@ extension PlaybackScheduler {
             var covered: Double
         }
         let voices = players.keys.sorted().compactMap { id -> Voice? in
-            guard let player = players[id], player.phase == .playing, span > 0 else { return nil }
+            guard let player = players[id], player.playsAfter(origin), span > 0 else { return nil }
             return Voice(
                 timeline: player.timeline, startOffset: player.unwrappedOffset(at: origin), rate: player.rate,
                 loop: player.loopLength, covered: preparedPlayers[id] ?? 0)

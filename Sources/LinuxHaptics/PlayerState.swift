@@ -49,6 +49,10 @@ struct PlayerState: Sendable {
     /// Bumped whenever `controls` change: the player's sound, rendered with them, must be made again.
     private(set) var controlsRevision = 0
     private(set) var phase: PlayerPhase = .idle
+    /// The engine time the player reached its pattern's end at, while it stays as it was then (a new rate, seek or
+    /// controls forget it): a plan made late, from an instant before that end, still counts what it played
+    /// (`playsAfter`).
+    private(set) var finishedAt: Double?
     /// While playing: offset(t) = anchorOffset + (t - anchorTime) * rate, before looping.
     private var anchorTime = 0.0
     private var anchorOffset = 0.0
@@ -97,6 +101,7 @@ struct PlayerState: Sendable {
 
     /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`).
     mutating func adopt(_ rendered: RenderedControls) {
+        if phase != .playing { finishedAt = nil }
         controls = rendered.controls
         controlsRevision += 1
         timeline = rendered.timeline
@@ -105,6 +110,13 @@ struct PlayerState: Sendable {
 
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
     var isActive: Bool { phase == .playing || phase == .paused || !pending.isEmpty }
+
+    /// Whether the player's completion is still to come: it plays, is paused, or has a start pending. A stop,
+    /// pause or resume pending on a player that does not play will do nothing, and tell nothing: a player that
+    /// finished before the stop scheduled for it was told already.
+    var awaitsCompletion: Bool {
+        phase == .playing || phase == .paused || pending.contains { $0.command == .start }
+    }
 
     /// What decides how a player that neither plays nor waits to will play once started; nil while it is active.
     /// A call that leaves them as they were changes nothing in the mix (`EngineCore.updatePlayer`).
@@ -162,6 +174,7 @@ struct PlayerState: Sendable {
     }
 
     mutating func setRate(_ newRate: Double, now: Double) {
+        finishedAt = nil
         let clampedRate = newRate.isFinite ? max(newRate, Self.minimumRate) : 1
         if phase == .playing {
             anchorOffset = rawOffset(at: now)
@@ -171,6 +184,7 @@ struct PlayerState: Sendable {
     }
 
     mutating func seek(to offset: Double, now: Double) {
+        finishedAt = nil
         let target = offset.isFinite ? max(offset, 0) : 0
         switch phase {
         case .playing:
@@ -187,8 +201,20 @@ struct PlayerState: Sendable {
 
     private func rawOffset(at time: Double) -> Double { anchorOffset + (time - anchorTime) * rate }
 
-    /// The pattern offset at `time` before loop wrapping (while playing; otherwise where it stands).
-    func unwrappedOffset(at time: Double) -> Double { phase == .playing ? rawOffset(at: time) : offset(at: time) }
+    /// The pattern offset at `time` before loop wrapping (while playing, or finished at `finishedAt`, as it played;
+    /// otherwise where it stands).
+    func unwrappedOffset(at time: Double) -> Double {
+        phase == .playing || (phase == .finished && finishedAt != nil) ? rawOffset(at: time) : offset(at: time)
+    }
+
+    /// Whether the player played after engine time `origin`: it plays now, or it reached its end since. A pass
+    /// that runs late (the machine stood still) plans from the instant the mix changed, which may lie before the
+    /// end of a player that finished meanwhile: what it played from there on is part of that plan, so that a
+    /// level the pass slept through whole is still written, late rather than never. A player stopped meanwhile
+    /// is not: a stop asks for silence from its time on.
+    func playsAfter(_ origin: Double) -> Bool {
+        phase == .playing || (phase == .finished && finishedAt.map { $0 > origin + Self.epsilon } ?? false)
+    }
 
     /// How many commands are queued.
     var pendingCount: Int { pending.count }
@@ -228,6 +254,7 @@ struct PlayerState: Sendable {
             let commandTime = pending.first?.time
             if let end = naturalEnd, end <= now + Self.epsilon, end <= (commandTime ?? .infinity) {
                 phase = .finished
+                finishedAt = end
                 events.append(.finished)
                 continue
             }
@@ -241,6 +268,7 @@ struct PlayerState: Sendable {
     private mutating func apply(_ command: PlayerCommand, at time: Double) -> PlayerEvent? {
         switch command {
         case .start:
+            finishedAt = nil
             anchorTime = time
             anchorOffset = startOffset
             startOffset = 0

@@ -191,6 +191,14 @@ enum EngineSuite {
         let samples: [PlaybackSample]
         let records: [PadRecord]
         let model: MotorModel
+        /// Engine times around the calls, for a failure to say when they were made: the player's stop (when
+        /// scheduled ahead), its start's call and return, and its completion handler's call.
+        var calls: [(String, Double)] = []
+
+        /// `calls` in ms from the origin.
+        var describeCalls: String {
+            calls.map { "\($0.0) +\(AudioSuite.tenths(($0.1 - origin) * 1000)) ms" }.joined(separator: ", ")
+        }
     }
 
     static func fixturesMatchPlanner() async throws {
@@ -309,7 +317,12 @@ enum EngineSuite {
             "the engine ignored the profile it was given: \(engine.renderProfile.name)")
         let player = try engine.makeAdvancedPlayer(with: pattern)
         let (done, continuation) = AsyncStream.makeStream(of: Void.self)
-        player.completionHandler = { _ in continuation.yield() }
+        let calls = Lock<[(String, Double)]>([])
+        player.completionHandler = { [weak engine] error in
+            let name = error.map { "completion (\($0))" } ?? "completion"
+            calls.withLock { $0.append((name, engine?.currentTime ?? .nan)) }
+            continuation.yield()
+        }
         // A start a little ahead is a known instant (the plan's origin), not "now" as the thread sees it.
         var origin = engine.currentTime + corpusStartDelaySeconds
         let stopOffset = min(pattern.duration, seconds)
@@ -336,8 +349,11 @@ enum EngineSuite {
             // The stop is scheduled first: a change of the player after the pattern began (a call held that long
             // on a busy guest) would have the engine plan again from it, resuming from its last write, which is
             // not the whole plan this compares with. Commands apply in their time order.
+            calls.withLock { $0.append(("stop called", engine.currentTime)) }
             try player.stop(atTime: origin + stopOffset)
+            calls.withLock { $0.append(("start called", engine.currentTime)) }
             try player.start(atTime: origin)
+            calls.withLock { $0.append(("start returned", engine.currentTime)) }
             for await _ in done { break }
         }
         // The completion comes at the pattern's end, and the plan's closing stop may be due a little after it (on
@@ -352,7 +368,7 @@ enum EngineSuite {
         pad.destroy()
         return CorpusPlayback(
             origin: origin, stopOffset: stopOffset, startedNow: startsNow, stoppedAt: stoppedAt,
-            samples: samples.withLock { $0 }, records: records, model: model)
+            samples: samples.withLock { $0 }, records: records, model: model, calls: calls.withLock { $0 })
     }
 
     /// What the engine sent must be the planner's commands for the virtual profile, up to the stop (whose own
@@ -370,7 +386,10 @@ enum EngineSuite {
         findings.commandCount += applied.count
         guard !applied.isEmpty else {
             if !planned.isEmpty {
-                findings.planMismatches.append("\(fileName): nothing sent, \(planned.count) commands planned")
+                let requests = playback.records.filter { [.upload, .play, .stop].contains($0.event) }.count
+                findings.planMismatches.append(
+                    "\(fileName): nothing sent, \(planned.count) commands planned (\(playback.describeCalls); "
+                        + "\(playback.samples.count) samples, \(requests) requests on the pad)")
             }
             return [:]
         }

@@ -158,6 +158,40 @@ import Testing
         }
     }
 
+    @Test(arguments: RenderProfile.builtIn, [false, true])
+    func aTapStartedAheadThatEndedWithinOneStallIsWrittenWhenTheThreadWakes(
+        profile: RenderProfile, stopAfterItsEnd: Bool
+    ) throws {
+        // One tap, started 50 ms ahead (with a stop after its end, or none): the thread plans it, then sleeps past
+        // the tap's whole length and the player's end. Planned again from the start, the tap's player has
+        // finished by then, and still counts up to its end: the tap is written late rather than never, once, and
+        // the device rests after it.
+        let slept = Lock<[PlaybackSample]>([])
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in if sample.wokeLate { slept.withLock { $0.append(sample) } } }
+        let rig = try Rig(options: options, renderProfile: profile)
+        let length = profile.transientPulse.length
+        let levels = MotorMagnitudes(strong: 0.9, weak: 0.7)
+        let tap = MotorTimeline(
+            segments: [MotorTimeline.Segment(start: 0, end: length, startLevels: levels, endLevels: levels)])
+        let player = try rig.engine.makeAdvancedPlayer(timeline: tap)
+        let completions = Lock(0)
+        player.completionHandler = { _ in completions.withLock { $0 += 1 } }
+        let start = rig.engine.currentTime + 0.05
+        if stopAfterItsEnd { try player.stop(atTime: start + length + 0.13) }
+        try player.start(atTime: start)
+        rig.clock.advance(by: 0.001)
+        #expect(rig.recorder.appliedMixes().isEmpty, "nothing is written before the tap's time")
+        rig.clock.wakeLate(at: rig.clock.now + 0.05 + length + 0.08)
+        let planned = DeviceCommandPlanner(profile: profile).commands(for: tap).map(\.levels).filter { !$0.isOff }
+        let sent = rig.recorder.appliedMixes().filter { !$0.mix.isOff }.map(\.mix)
+        #expect(sent.count == 1 && sent.allSatisfy(planned.contains), "sent \(sent), planned \(planned)")
+        #expect(slept.withLock { $0.count } == 1, "the tap is written as a level slept through")
+        rig.clock.advance(by: 1)
+        #expect(rig.recorder.appliedMixes().last?.mix == .off, "the device rests after the late tap")
+        #expect(completions.withLock { $0 } == 1)
+    }
+
     /// Six levels 120 ms each (a multiple of every profile's renewal interval, so that each change falls on the
     /// instant of a renewal), then rest.
     static let steps = MotorTimeline(

@@ -100,6 +100,34 @@ import Testing
         #expect(cutOff.all == ["notRunning"], "a player still playing is cut off by the stop")
     }
 
+    @Test func aPlayerThatFinishedBeforeItsScheduledStopIsToldOnceWhenTheEngineStops() throws {
+        // The stop falls after the pattern's end: at its time it does nothing to a finished player, so the player
+        // waits for no completion, and the engine's stop before that time must not tell it again.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.1)))
+        let completions = Inbox<String>()
+        player.completionHandler = { error in completions.put(error.map { "\($0.kind)" } ?? "ok") }
+        try player.start(atTime: 0)
+        try player.stop(atTime: rig.engine.currentTime + 0.5)
+        rig.clock.advance(by: 0.2)
+        #expect(completions.all == ["ok"])
+        rig.engine.stop()
+        #expect(completions.all == ["ok"], "told once that it finished, not again when the engine stopped")
+    }
+
+    @Test func aPlayerStartedAgainLaterIsCutOffWhenTheEngineStopsBeforeThatStart() throws {
+        // Finished once, with a second start still to come: that start's completion is cut off by the stop.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.1)))
+        let completions = Inbox<String>()
+        player.completionHandler = { error in completions.put(error.map { "\($0.kind)" } ?? "ok") }
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.2)
+        try player.start(atTime: rig.engine.currentTime + 0.5)
+        rig.engine.stop()
+        #expect(completions.all == ["ok", "notRunning"])
+    }
+
     @Test func pauseFreezesTheOffsetAndResumeContinues() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(
