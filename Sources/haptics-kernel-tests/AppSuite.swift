@@ -14,7 +14,9 @@ enum AppSuite {
         name: "app", requires: [.uinput],
         tests: vocabularyCases + [
             KernelTest(name: "app/vocabulary/strength-order-across-calls", body: strengthOrderAcrossCalls),
-            KernelTest(name: "app/replay/record-shows-every-cue-at-its-time", body: replayShowsEveryCue),
+            KernelTest(name: "app/replay/record-shows-every-cue-at-its-time") {
+                try await StallWitness.againAfterAGuestStall(replayShowsEveryCue)
+            },
             KernelTest(name: "app/manager/unplug-replug-flips-engine-available", body: managerSurvivesUnplug),
             KernelTest(name: "app/manager/pad-named-by-a-link-is-available-and-plays", body: managerFindsPadByLink),
         ])
@@ -29,17 +31,22 @@ enum AppSuite {
 
     /// The first change on the pad at or after each scheduled time, in order, or the reason one is missing:
     /// each scheduled haptic must have its own change (a change cannot serve two, which would mean one was
-    /// lost or merged), none may come early, and none later than a hang would make it.
+    /// lost or merged), none may come early, and none later than a hang would make it. Two merged because the
+    /// first reached the pad only at or after the second's time is a `TimingFailure`: the whole guest standing
+    /// still for the time between them, from the first's time to its change, explains it (the engine, woken
+    /// past both, sends the level that holds then).
     static func firstChanges(at times: [Double], in changes: [Double], _ label: (Int) -> String) throws -> [Double] {
         var reached: [Double] = []
         for (index, due) in times.enumerated() {
             guard let change = changes.first(where: { $0 >= due - earliness }) else {
                 throw TestFailure(reason: "nothing reached the pad for \(label(index))")
             }
-            if let previous = reached.last {
-                try require(
-                    change > previous,
-                    "\(label(index)) has no change of its own on the pad: its first change is the previous one's")
+            if let previous = reached.last, change <= previous {
+                let previousDue = times[index - 1]
+                throw TimingFailure(
+                    reason: "\(label(index)) has no change of its own on the pad: its first change is the previous "
+                        + "one's, \(String(format: "%.1f", (previous - previousDue) * 1000)) ms after that one's time",
+                    explainingStall: (due - earliness - previousDue) * 1000, window: previousDue...previous)
             }
             try require(
                 change - due <= hangLateness,
@@ -67,7 +74,7 @@ enum AppSuite {
 
     static let vocabularyCases = vocabularyCalls.map { call in
         KernelTest(name: "app/vocabulary/\(call.label)-matches-its-definition") {
-            try await vocabularyMatches(call.arguments)
+            try await StallWitness.againAfterAGuestStall { try await vocabularyMatches(call.arguments) }
         }
     }
 
