@@ -21,7 +21,8 @@ extension EmulationSuite {
     /// Hand-made 0x32 reports (a 200 Hz and a 300 Hz sine at three amplitudes, paced one report's duration
     /// apart after a lead of six), then one with a corrupted CRC, written to the pad's hidraw node through the
     /// bound hid-playstation. The record holds each one decoded: CRCs valid, counters in order, the last
-    /// refused; the model plays them as one stream without an underrun; per 50 ms window in the middle of each
+    /// refused; the model plays them as one stream without an underrun (a `TimingFailure`: a stall of the whole guest
+    /// as long as the longest silence, over it, explains one); per 50 ms window in the middle of each
     /// run, each coil's dominant frequency is its sine's (within 2 Hz) and its RMS the sine's peak / sqrt 2
     /// (within 3 % + 0.005); the rumble motors stay at rest in every record.
     static func hapticsReportsPlayOnTheVoiceCoils() async throws {
@@ -55,7 +56,13 @@ extension EmulationSuite {
                 "the rumble motors moved: \(outputs.map { ($0.strong ?? 0, $0.weak ?? 0) }.filter { $0 != (0, 0) })")
 
             let playback = VoiceCoilPlayback(records: outputs)
-            try require(playback.underruns.isEmpty, "underruns: \(playback.underruns)")
+            // The writer and the thread that reads the reports both run in the guest: coils silent for as long as
+            // the whole guest stood still, then, is its doing.
+            if let longest = playback.underruns.max(by: { $0.silence < $1.silence }) {
+                throw TimingFailure(
+                    reason: "underruns: \(playback.underruns)", explainingStall: longest.silence * 1000,
+                    window: (longest.arrival - longest.silence)...longest.arrival)
+            }
             try requireEqual(playback.streamStarts.count, 1, "streams")
             try requireEqual(playback.refusedCount, 1, "refused reports")
             var measured: [String] = []

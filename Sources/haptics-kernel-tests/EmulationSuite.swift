@@ -30,7 +30,7 @@ enum EmulationSuite {
                 try await cliRemovesTheControllerOnSigterm()
             },
             KernelTest(name: "emulation/dualsense-bt/hidraw-haptics-reports-play-on-the-voice-coils") {
-                try await hapticsReportsPlayOnTheVoiceCoils()
+                try await StallWitness.againAfterAGuestStall(hapticsReportsPlayOnTheVoiceCoils)
             },
             KernelTest(name: "emulation/cli/dualsense-bt-haptics-wav-holds-what-the-coils-played") {
                 try await cliWritesTheCoilsWAV()
@@ -157,9 +157,12 @@ enum EmulationSuite {
             let profile = RenderProfile.named(profileName)
         else { throw TestFailure(reason: "\(asset): no started event with a profile:\n\(output)") }
         try require(events.last?["event"] == "finished", "\(asset) did not finish:\n\(output)")
-        // The driver's last report (ff-memless's stop when the CLI closes the device) may trail the CLI.
+        // The driver's last report (ff-memless's stop when the CLI closes the device) may trail the CLI, and a driver
+        // that queues a frame per call (hid-nintendo) may still be sending a backlog after a rest that came before
+        // the pattern's end: at rest, then nothing more for 100 ms, so that no frame of this play reaches the next.
         try await waitForOutputs(device, after: before, "\(asset): the final report at rest") { outputs in
-            outputs.last.map { $0.strong == 0 && $0.weak == 0 } ?? false
+            outputs.last.map { $0.strong == 0 && $0.weak == 0 && monotonicSeconds() - $0.time.seconds >= 0.1 }
+                ?? false
         }
         // hid-playstation's empty reruns carry no level (`splitOffReruns`).
         let outputs = try splitOffReruns(device.records(), after: before).levels
@@ -173,7 +176,8 @@ enum EmulationSuite {
         }
         do {
             let (arrived, levels) = try follow(
-                outputs, planned, step: model.motorStep, interval: profile.minimumUpdateInterval, asset: asset)
+                outputs, planned, step: model.motorStep, interval: profile.minimumUpdateInterval,
+                renewal: .forProfile(profile), asset: asset)
             return (profileName, "\(asset) \(outputs.count) reports, \(arrived) of \(levels) planned levels")
         } catch let failure as TimingFailure {
             guard let offPlan = failure.window?.upperBound, late.contains(where: { $0.written <= offPlan })
@@ -259,10 +263,14 @@ enum EmulationSuite {
     /// that write (docs/engine.md), so a level that is no planned command is a failure of timing alone when the
     /// whole guest stood still for a write interval (`interval`, seconds) or more between the level before it and
     /// it: the test then runs again (`StallWitness.againAfterAGuestStall`); or when it came after such a write of
-    /// the engine's, which `haptics play` reports (`playFollowingThePlan`): the asset is then played again.
+    /// the engine's, which `haptics play` reports (`playFollowingThePlan`): the asset is then played again. A rest
+    /// before the plan's end (only its closing rest matches it, and levels follow) is the kernel's end of an effect
+    /// whose renewal came too late: explained by a stall of the renewal window's margin (`renewal`) from a window
+    /// and a frame before it arrived.
     /// Returns how many distinct levels arrived and how many were planned.
     static func follow(
-        _ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, interval: Double, asset: String
+        _ outputs: [PadRecord], _ planned: [RumbleCommand], step: Double, interval: Double,
+        renewal: OutputTiming.Renewal, asset: String
     ) throws -> (Int, Int) {
         let tolerance = step + 1e-9
         // Each change of level on the device and when it arrived.
@@ -278,8 +286,24 @@ enum EmulationSuite {
         }
         var cursor = 0
         for (index, level) in levels.enumerated() {
-            guard let found = plan[cursor...].firstIndex(where: { near($0, level) }) else {
-                let since = index > 0 ? changes[index - 1].time : changes[index].time - interval
+            let since = index > 0 ? changes[index - 1].time : changes[index].time - interval
+            let found = plan[cursor...].firstIndex(where: { near($0, level) })
+            // A rest that only the plan's closing levels match (at rest within a step), with driven levels after it:
+            // the motors stopped before the plan's end. ff-memless ends an effect whose renewal did not come within
+            // its replay window: the renewal was due up to a window (and a driver's frame, 30 ms) before the rest
+            // arrived, and the guest standing still for the window's margin then explains it.
+            let rest = MotorMagnitudes(strong: 0, weak: 0)
+            if let found, level == rest, plan[found...].allSatisfy({ near($0, rest) }),
+                levels[(index + 1)...].contains(where: { !near($0, rest) })
+            {
+                let arrived = changes[index].time
+                throw TimingFailure(
+                    reason: "\(asset): level #\(index) on the device is a rest before the plan's end, levels after it; "
+                        + "device: \(levels.prefix(12))",
+                    explainingStall: renewal.expiryMarginSeconds * 1000,
+                    window: (arrived - renewal.windowSeconds - 0.030)...arrived)
+            }
+            guard let found else {
                 throw TimingFailure(
                     reason:
                         "\(asset): level #\(index) on the device, \(level), is no planned command at or after #\(cursor) "
