@@ -50,5 +50,5 @@ package enum OutputTiming {
 
     /// How long after its length a triggered pulse may still play on a device: the kernel rounds the replay
     /// up to whole ticks (10 ms at the slowest tick rate, 100 Hz) and stops it on a timer tick after that.
-    static let pulseOverrunSeconds = 0.02
+    package static let pulseOverrunSeconds = 0.02
 }

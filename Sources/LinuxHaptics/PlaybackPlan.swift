@@ -203,9 +203,9 @@ extension PlaybackScheduler {
         return end
     }
 
-    /// The mix of the players playing just before engine time `origin` (`PlayerState.playsAfter`; the left limit: at a step, the level
-    /// before it), by the rule `mixedTimeline` sums by; a player at its top, or in the part a prepared pulse
-    /// played, adds nothing. Only meaningful where no player changed at `origin`.
+    /// The mix of the players playing just before engine time `origin` (`PlayerState.playsAfter`; the left limit:
+    /// at a step, the level before it), by the rule `mixedTimeline` sums by; a player at its top, or in the part a
+    /// prepared pulse played, adds nothing. Only meaningful where no player changed at `origin`.
     func mixedLevels(justBefore origin: Double, locality: HapticLocality) -> MotorMagnitudes {
         var sum = MotorMagnitudes.off
         for id in players.keys.sorted() {

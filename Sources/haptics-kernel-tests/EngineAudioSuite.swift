@@ -196,8 +196,9 @@ enum EngineAudioSuite {
         var xruns: Int { outputs.withLock { $0.reduce(0) { $0 + $1.output.xrunCount } } }
 
         /// Runs `check`, and when it fails on an underrun adds what the engine's sound thread did around it (the
-        /// writes of each output, timed from `since`, a `CLOCK_MONOTONIC` time): a writer that stayed away longer than
-        /// the buffer is the thread's lateness, one that did not is the device's.
+        /// writes of each output, timed from `since`, a `CLOCK_MONOTONIC` time): a thread away between two writes
+        /// for longer than the buffer was late by itself; one whose write blocked across the underrun was waiting
+        /// in the kernel for room (the guest standing still, or the card's timer late).
         func explainingUnderruns<T>(since: UInt64, _ check: () throws -> T) throws -> T {
             do {
                 return try check()
@@ -321,7 +322,6 @@ final class StampedOutput: AudioOutput {
     struct Write {
         var began: UInt64
         var returned: UInt64
-        var frames: Int
         var xruns: Int
     }
 
@@ -335,8 +335,7 @@ final class StampedOutput: AudioOutput {
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
         let began = MonotonicTime.nanoseconds()
         let heard = try output.write(samples)
-        let write = Write(
-            began: began, returned: MonotonicTime.nanoseconds(), frames: samples.count / 2, xruns: output.xrunCount)
+        let write = Write(began: began, returned: MonotonicTime.nanoseconds(), xruns: output.xrunCount)
         writes.withLock { $0.append(write) }
         return heard
     }
@@ -364,6 +363,6 @@ final class StampedOutput: AudioOutput {
         }
         return
             "\(output.latency); \(recent.count) writes since the output opened, the writer away at most \(away.gap) ms "
-            + "(from +\(away.from) ms); recovered errors rose at \(rises.isEmpty ? "no write since" : rises.joined(separator: ", "))"
+            + "(from +\(away.from) ms); recovered errors rose at \(rises.isEmpty ? "no write" : rises.joined(separator: ", "))"
     }
 }

@@ -94,10 +94,10 @@ enum FFMemlessSuite {
     /// `MotorModel` and the levels hid-playstation sent must be the same changes on the driver's scale (its
     /// quantisation: magnitude / 256), in the same order, each on the controller no earlier than a jiffy before
     /// the model's and no later than ff-memless's envelope interval after it (later by as much as the whole guest
-    /// stood still between the two is a `TimingFailure`). Levels the DualSense never got, the
-    /// rest the same, are a `TimingFailure` (`skippedLevels`): explained by the whole guest standing still for
-    /// the model's hold of the longest of them, less a jiffy and the longest time a request took from the pad to
-    /// the controller (the next change's request may come that much after the guest ran again).
+    /// stood still between the two is a `TimingFailure`). Levels the DualSense never got, the rest the same, are a
+    /// `TimingFailure` (`skippedLevels`): explained by the whole guest standing still for the model's hold of the
+    /// longest of them, less a jiffy and the longest time a request took from the pad to the controller (the next
+    /// change's request may come that much after the guest ran again).
     static func modelMatchesKernel() async throws {
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics ff-memless pad"))
         defer { pad.destroy() }
