@@ -15,7 +15,7 @@ import LinuxInput
 enum HDRumbleSuite {
     static let tests = [
         KernelTest(name: "hd/switch-pro/a-sweep-raises-the-band-frequency-intensity-sets-its-amplitude-ends-at-rest") {
-            try await switchSweep()
+            try await StallWitness.againAfterAGuestStall(switchSweep)
         },
         KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
             try await switchKilledOrStopped()
@@ -135,10 +135,15 @@ enum HDRumbleSuite {
                         + "stream stood still by itself")
             }
             // Counters one apart, the guard's report among them; or two apart where the stream went two updates
-            // without a report (it skips one when the guard may have written, and did not).
+            // without a report (it skips one when the guard may have written, and did not), before this report or
+            // the one before it.
             for index in reports.indices.dropFirst() {
                 let step = (reports[index].packet.counter &- reports[index - 1].packet.counter) & 0x0f
-                let gap = reports[index].time - reports[index - 1].time
+                // The pause may end before this report or before the one before it: a stall between the time the
+                // stream reads for its heartbeat and the heartbeat's write leaves that report's counter as it was,
+                // and the next one skips.
+                let gaps = (max(1, index - 1)...index).map { reports[$0].time - reports[$0 - 1].time }
+                let gap = gaps.max() ?? 0
                 let skippedAfterAPause = step == 2 && gap >= 2 * HDRumbleStream.updateSeconds
                 guard step != 1, !skippedAfterAPause else { continue }
                 throw TestFailure(
@@ -164,22 +169,48 @@ enum HDRumbleSuite {
                         + "\(index) (bound \(2 * HDRumbleStream.minimumSpacingSeconds - slack) s)")
                 readLate += 1
             }
-            /// What the left actuator played in the middle of step `step`.
-            func middle(_ step: Int) -> (frequency: Double, amplitude: Double) {
+            /// What the left actuator played in the middle of step `step`: the stream's last report before it, which
+            /// it writes at most an update apart while the actuators play (two, for a report the emulator read
+            /// late). One older than that means the stream stood still with the whole guest (the guard's report at
+            /// rest may have come meanwhile): a `TimingFailure`, explained by a stall of the gap less an update.
+            func middle(_ step: Int) throws -> (frequency: Double, amplitude: Double, time: Double) {
                 let time = first + 0.3 * Double(step) + 0.15
-                return written.last { $0.time <= time }?.packet.left.dominantBand ?? (0, 0)
+                guard let report = written.last(where: { $0.time <= time }) else { return (0, 0, time) }
+                let age = time - report.time
+                if age > 2 * HDRumbleStream.updateSeconds {
+                    throw TimingFailure(
+                        reason: "step \(step): the stream's last report before its middle came \(Int(age * 1000)) ms "
+                            + "before it: " + describe(written.filter { abs($0.time - time) < 0.3 }, from: first),
+                        explainingStall: (age - HDRumbleStream.updateSeconds) * 1000, window: report.time...time)
+                }
+                let band = report.packet.left.dominantBand ?? (0, 0)
+                return (band.frequency, band.amplitude, report.time)
             }
             var frequencies: [Double] = []
             for step in 0..<5 {
-                let played = middle(step)
+                let played = try middle(step)
                 let wanted = SharpnessFrequencyMap.hdRumble.frequency(sharpness: Double(step) / 4)
+                let within = { (hertz: Double) in max(played.frequency / hertz, hertz / played.frequency) <= 1.03 }
+                // The step before's band: a report the stream wrote before this step began (its content follows
+                // the clock) and the emulator read only after the whole guest stood still.
+                if step > 0, !within(wanted),
+                    within(SharpnessFrequencyMap.hdRumble.frequency(sharpness: Double(step - 1) / 4))
+                {
+                    let began = first + 0.3 * Double(step)
+                    throw TimingFailure(
+                        reason:
+                            "step \(step): \(played.frequency) Hz played, \(wanted) Hz rendered: the step before's, "
+                            + "in a report read \(Int((played.time - began) * 1000)) ms after this step began",
+                        explainingStall: (played.time - began - HDRumbleStream.updateSeconds) * 1000,
+                        window: began...played.time)
+                }
                 try require(
                     max(played.frequency / wanted, wanted / played.frequency) <= 1.03,
                     "step \(step): \(played.frequency) Hz played, \(wanted) Hz rendered (bound one code, 3 %)")
                 frequencies.append(played.frequency)
             }
             try require(zip(frequencies, frequencies.dropFirst()).allSatisfy { $0 < $1 }, "not rising: \(frequencies)")
-            let amplitudes = (5..<8).map { middle($0).amplitude }
+            let amplitudes = try (5..<8).map { try middle($0).amplitude }
             let frequency = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.25)
             for (amplitude, intensity) in zip(amplitudes, [0.25, 0.5, 1.0]) {
                 let wanted = VibrationAmplitude.amplitude(level: intensity, frequency: frequency)
