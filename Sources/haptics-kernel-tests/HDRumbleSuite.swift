@@ -389,6 +389,7 @@ enum HDRumbleSuite {
             let levels = times.map { playback.levels(at: $0) }
             try requireNoDropout(
                 times, levels.map { $0.leftTrigger >= 0.9 && $0.rightTrigger >= 0.5 },
+                atRest: levels.map { $0.leftTrigger == 0 && $0.rightTrigger == 0 },
                 "the triggers dropped out: \(levels.map { ($0.leftTrigger, $0.rightTrigger) })")
             try require(playback.restingFrom.isFinite, "the triggers did not come to rest")
             print(
@@ -398,12 +399,13 @@ enum HDRumbleSuite {
     }
 
     /// Fails with `reason` unless every sample at `times` is `running`. Our reports last 120 ms and are renewed
-    /// every 50 ms: a motor drops out only when a renewal comes 70 ms late, so samples that dropped out are a
-    /// `TimingFailure` explained by the whole guest standing still that long, from a report's length before the
-    /// first of them to the last.
-    static func requireNoDropout(_ times: [Double], _ running: [Bool], _ reason: String) throws {
-        let dropped = zip(times, running).filter { !$0.1 }.map(\.0)
-        guard let first = dropped.first, let last = dropped.last else { return }
+    /// every 50 ms: the motors drop out, all at rest, only when a renewal comes 70 ms late, so samples that are
+    /// all `atRest` are a `TimingFailure` explained by the whole guest standing still that long, from a report's
+    /// length before the first of them to the last. Any other sample short of its level fails.
+    static func requireNoDropout(_ times: [Double], _ running: [Bool], atRest: [Bool], _ reason: String) throws {
+        let short = times.indices.filter { !running[$0] }
+        guard let first = short.first.map({ times[$0] }), let last = short.last.map({ times[$0] }) else { return }
+        guard short.allSatisfy({ atRest[$0] }) else { throw TestFailure(reason: reason) }
         let duration = Double(XboxReportTiming.durationUnits) / 100
         throw TimingFailure(
             reason: reason, explainingStall: (duration - WriteBudget.standardRenewalInterval) * 1000,
@@ -460,6 +462,7 @@ enum HDRumbleSuite {
             let together = times.map { playback.levels(at: $0) }
             try requireNoDropout(
                 times, together.map { $0.leftTrigger >= 0.9 && $0.strong >= 0.3 },
+                atRest: together.map { $0.leftTrigger == 0 && $0.strong == 0 },
                 "the motors dropped out: \(together.map { ($0.strong, $0.weak, $0.leftTrigger) })")
             let after = playback.levels(at: left + 0.2)
             try require(after.strong >= 0.3 && after.leftTrigger == 0, "after the trigger engine: \(after)")
