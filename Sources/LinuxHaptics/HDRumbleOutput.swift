@@ -12,8 +12,8 @@
 // The pad holds each report's bands until the next. A process that is killed or stopped cannot send the report at
 // rest, so a guard process writes it for us (`HidrawSilenceGuard`); when the stream itself stood still that long
 // while armed (the whole machine held up), the guard's report took the next counter, and the stream's next report
-// skips it. The kernel's FF_RUMBLE is never used on the pad meanwhile: its reports would set both bands at the
-// driver's fixed frequencies.
+// skips it, even when the stream stood still after taking its counter and before telling the guard. The kernel's
+// FF_RUMBLE is never used on the pad meanwhile: its reports would set both bands at the driver's fixed frequencies.
 package import AHAP
 package import HapticRendering
 package import LinuxInput
@@ -72,14 +72,21 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var end: UInt64?
     }
 
+    /// The time from the heartbeat that armed the keeper to the one that disarmed it (`until`, nil while still
+    /// armed): while it lasts the keeper may write the silence that heartbeat carried.
+    private struct ArmedSpan {
+        var since: UInt64
+        var until: UInt64?
+    }
+
     private struct State {
         var sources: [Int: Placed] = [:]
         var nextID = 0
         var counter: UInt8 = 0
         var lastWrite: UInt64?
-        /// When the keeper was last armed by a heartbeat, and when disarmed again (nil while still armed); nil once
-        /// the counter has been taken after it.
-        var armed: (since: UInt64, until: UInt64?)?
+        /// When the keeper was last armed by a heartbeat, and when disarmed again; nil once the counter has been
+        /// taken after it.
+        var armed: ArmedSpan?
         var restLeft = 0
         var reports = 0
         var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
@@ -258,53 +265,75 @@ package final class HDRumbleStream: PatternStream, CueStream {
             left: ActuatorBands.mixing(left, crossover: crossover),
             right: ActuatorBands.mixing(right, crossover: crossover)
         )
-        let update: (report: SwitchRumbleReport, wasPlaying: Bool)? = state.withLock { state in
+        let update: (report: SwitchRumbleReport, wasPlaying: Bool, exposure: ArmedSpan?)? = state.withLock { state in
             if bands.left.isSilent && bands.right.isSilent {
                 guard state.restLeft > 0 else { return nil }
                 state.restLeft -= 1
             } else {
                 state.restLeft = Self.restReports
             }
-            let counter = Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper)
+            let taken = Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper)
             state.reports += 1
             state.activity = Self.activity(bands.left, bands.right)
             let report = SwitchRumbleReport(
-                counter: counter,
+                counter: taken.counter,
                 frame: SwitchRumbleFrame(left: Self.actuator(bands.left), right: Self.actuator(bands.right)))
             let wasPlaying = state.playing
             state.playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
-            return (report, wasPlaying)
+            return (report, wasPlaying, taken.exposure)
         }
-        guard let (report, wasPlaying) = update else { return }
+        guard case (var report, let wasPlaying, var exposure)? = update else { return }
         let playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
-        let silence = SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes
         // The guard hears of a report before it is written, armed while either this report or the one before
         // moves an actuator: a process killed between the two leaves a guard that still puts the pad at rest.
-        let beat = MonotonicTime.nanoseconds()
-        keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
+        var beat: UInt64
+        var silence: [UInt8]
+        while true {
+            silence = SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes
+            beat = MonotonicTime.nanoseconds()
+            keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
+            // The counter was taken before this heartbeat went out. If the thread stood still in between for so
+            // long that the keeper may have written, before hearing this heartbeat, the silence it was sent last
+            // (which carries this same counter), the report takes the next counter and the keeper is told again.
+            // That heartbeat's silence can in turn have been written only if the thread stood still as long again.
+            guard let keeper, let armed = exposure, keeper.timeoutNanoseconds > Self.keeperMarginNanoseconds,
+                Self.keeperMayHaveWritten(
+                    armedAt: armed.since, disarmedAt: armed.until, now: MonotonicTime.nanoseconds(),
+                    timeout: keeper.timeoutNanoseconds)
+            else { break }
+            report = SwitchRumbleReport(counter: report.counter &+ 1, frame: report.frame)
+            state.withLock { $0.counter &+= 1 }
+            exposure = playing || wasPlaying ? ArmedSpan(since: beat, until: nil) : nil
+        }
         try device.write(report.bytes)
         // The spacing counts from the write, not from the update's start: rendering the update took a while.
         let written = MonotonicTime.nanoseconds()
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
         state.withLock { state in
             state.lastWrite = written
-            if playing || wasPlaying { state.armed = (beat, playing ? nil : written) }
+            if playing || wasPlaying { state.armed = ArmedSpan(since: beat, until: playing ? nil : written) }
         }
     }
 
     /// The counter of the report about to be written at `now`, advanced past it: skipping the next one when the
     /// keeper may have written its silence with it since the last heartbeat (`keeperMayHaveWritten`), so that no
-    /// two reports the pad gets in a row carry the same counter.
-    private static func takeCounter(_ state: inout State, now: UInt64, keeper: (any SilenceKeeper)?) -> UInt8 {
+    /// two reports the pad gets in a row carry the same counter. `exposure` is the armed span whose silence carries
+    /// the counter taken, when it was not skipped: the keeper may still write that silence until it hears of the
+    /// report.
+    private static func takeCounter(
+        _ state: inout State, now: UInt64, keeper: (any SilenceKeeper)?
+    ) -> (counter: UInt8, exposure: ArmedSpan?) {
+        var exposure = state.armed
         if let armed = state.armed, let keeper,
             keeperMayHaveWritten(
                 armedAt: armed.since, disarmedAt: armed.until, now: now, timeout: keeper.timeoutNanoseconds)
         {
             state.counter &+= 1
+            exposure = nil
         }
         state.armed = nil
         defer { state.counter &+= 1 }
-        return state.counter
+        return (state.counter, exposure)
     }
 
     /// Whether a keeper armed by a heartbeat at `armedAt` (and disarmed at `disarmedAt`, nil while still armed)
@@ -344,9 +373,11 @@ package final class HDRumbleStream: PatternStream, CueStream {
             state.playing = false
             state.restLeft = 0
             state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
-            return .rest(counter: Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper))
+            return .rest(counter: Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper).counter)
         }
         if let rest {
+            // Written before the keeper hears of it, so that it stays armed until the pad is at rest. Should the
+            // keeper write its silence in between, the pad gets the same rest twice.
             try? device.write(rest.bytes)
             keeper?.heartbeat(armed: false, silence: SwitchRumbleReport.rest(counter: rest.counter &+ 1).bytes)
         }

@@ -130,6 +130,82 @@ import Testing
                 == wrote)
     }
 
+    /// A keeper that acts as the guard process does, on the stream's own device: when a heartbeat reaches it
+    /// after its timeout while armed, it first writes the silence the one before carried. One heartbeat, the
+    /// `held`-th, is held up for `hold` before it reaches the keeper, as when the writer's thread stood still
+    /// between taking its counter and sending the heartbeat.
+    final class GuardingKeeper: SilenceKeeper, @unchecked Sendable {
+        let timeoutNanoseconds: UInt64 = 100_000_000
+        private let device: HidrawDevice
+        private let held: Int
+        private let hold: Duration
+        private let lock = NSLock()
+        private var beats = 0
+        private var last: (armed: Bool, silence: [UInt8], at: UInt64)?
+        private var written: [[UInt8]] = []
+
+        init(device: HidrawDevice, held: Int, hold: Duration) {
+            self.device = device
+            self.held = held
+            self.hold = hold
+        }
+
+        func heartbeat(armed: Bool, silence: [UInt8]) {
+            let index = lock.withLock { () -> Int in
+                defer { beats += 1 }
+                return beats
+            }
+            if index == held { Thread.sleep(forTimeInterval: Double(hold.components.attoseconds) / 1e18) }
+            lock.withLock {
+                let now = MonotonicTime.nanoseconds()
+                if let last, last.armed, now - last.at >= timeoutNanoseconds {
+                    try? device.write(last.silence)
+                    written.append(last.silence)
+                }
+                last = (armed, silence, now)
+            }
+        }
+
+        func close() {}
+        var silencesWritten: [[UInt8]] { lock.withLock { written } }
+    }
+
+    @Test func aHeartbeatHeldUpPastTheKeepersTimeoutAfterTheCounterWasTakenMakesTheReportTakeTheNextCounter()
+        async throws
+    {
+        let file = ReportFile()
+        let device = try file.device()
+        // The second heartbeat, sent for the second report of a tone, 25 to 30 ms after the first: its counter is
+        // taken with no skip, and then the thread stands still past the keeper's timeout.
+        let keeper = GuardingKeeper(device: device, held: 1, hold: .milliseconds(150))
+        let stream = try HDRumbleStream(device: device, keeper: keeper, locality: .all, logger: quietLogger())
+        stream.play(AHAPFixtures.tone(seconds: 0.4, sharpness: 0.25), atNanoseconds: MonotonicTime.nanoseconds())
+        func written() throws -> [SwitchRumbleReport?] {
+            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
+        }
+        for _ in 0..<500 where try written().count < 6 {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        stream.close()
+        let reports = try written()
+        #expect(!reports.contains(nil), "every write was one whole report")
+        let all = reports.compactMap { $0 }
+        // The keeper wrote its silence before the held-up report (and again after any other pause as long, on a
+        // machine that slow): no two reports the pad got in a row share a counter, the keeper's among them.
+        let silence = try #require(keeper.silencesWritten.first.flatMap(SwitchRumbleReport.init(bytes:)))
+        let at = try #require(all.firstIndex(of: silence))
+        #expect(at > 0 && at + 1 < all.count)
+        for (previous, next) in zip(all, all.dropFirst()) {
+            #expect(next.counter != previous.counter, "two reports in a row with one counter: \(all.map(\.counter))")
+        }
+        // The report after it took the next counter, or the one after that: the thread stood still after it read
+        // the clock for the held heartbeat, so the keeper may have read that heartbeat before the stall and written
+        // its silence too.
+        let step = (all[at + 1].counter &- silence.counter) & 0x0f
+        #expect(step == 1 || step == 2, "counters \(all.map(\.counter)), the keeper's silence at \(at)")
+        #expect(!all[at + 1].frame.left.isAtRest)
+    }
+
     @Test func closingMidPatternEndsWithAReportAtRestAndDisarmsTheKeeper() async throws {
         let (reports, keeper) = try await Self.stream(AHAPFixtures.tone(seconds: 5), for: .milliseconds(50)) {
             $0.contains { !$0.frame.left.isAtRest }
