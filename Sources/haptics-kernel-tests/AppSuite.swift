@@ -47,7 +47,8 @@ enum AppSuite {
                 throw TimingFailure(
                     reason: "\(label(index)) has no change of its own on the pad: its first change is the previous "
                         + "one's, \(String(format: "%.1f", (previous - previousDue) * 1000)) ms after that one's time",
-                    explainingStall: (due - earliness - previousDue) * 1000, window: previousDue...previous)
+                    explainingStall: (due - earliness - previousDue) * 1000,
+                    window: min(previousDue, previous)...max(previousDue, previous))
             }
             try require(
                 change - due <= hangLateness,

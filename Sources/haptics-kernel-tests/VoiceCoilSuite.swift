@@ -29,7 +29,7 @@ enum VoiceCoilSuite {
                 try await tapMidStream()
             },
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
-                try await killedOrStoppedFallsSilent()
+                try await StallWitness.againAfterAGuestStall(killedOrStoppedFallsSilent)
             },
             KernelTest(name: "hd/dualsense-bt/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
                 try await fallsBackWithoutAccess()
