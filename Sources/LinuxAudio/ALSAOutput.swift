@@ -4,8 +4,9 @@ public import Logging
 /// Sound on an ALSA PCM device. "default" reaches the sound server (PipeWire, PulseAudio) or dmix through
 /// alsa-lib's plugins and so mixes with other programs; a `hw:` name opens the hardware itself, exclusively.
 ///
-/// Underruns and suspends are recovered (`snd_pcm_recover`) and logged; `xrunCount` counts them. A device that
-/// goes away makes every later call throw an `AudioDeviceError` whose `isDeviceMissing` is true.
+/// Underruns and suspends are recovered (`snd_pcm_recover`) and logged; `xrunCount` counts them. A write whose
+/// wait for room timed out on a running stream (the machine stood still past it) is made again and logged. A
+/// device that goes away makes every later call throw an `AudioDeviceError` whose `isDeviceMissing` is true.
 public final class ALSAOutput: AudioOutput {
     public let deviceName: String
     public let sampleRate: Int
@@ -61,7 +62,9 @@ public final class ALSAOutput: AudioOutput {
             let frames = channels == 2 ? samples : placed(samples)
             try frames.withUnsafeBufferPointer { (buffer) throws(AudioDeviceError) in
                 try state.pcm.write(buffer) {
-                    state.xruns += 1; log($0)
+                    // A wait that timed out is no underrun; the write that follows it tells.
+                    if $0.errno != .ioError { state.xruns += 1 }
+                    log($0)
                 }
             }
             return heard

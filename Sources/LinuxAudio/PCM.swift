@@ -77,7 +77,8 @@ package final class PCM: @unchecked Sendable {
     package typealias Recovered = (AudioDeviceError) -> Void
 
     /// Writes interleaved frames, waiting while the ring buffer is full; an underrun (`EPIPE`) or a suspend
-    /// (`ESTRPIPE`) on the way is recovered with `snd_pcm_recover` and reported to `recovered`.
+    /// (`ESTRPIPE`) on the way is recovered with `snd_pcm_recover` and reported to `recovered`, and so is a wait
+    /// that timed out (`EIO`) on a running stream, once in a row, by writing again.
     package func write(_ samples: UnsafeBufferPointer<Float>, recovered: Recovered) throws(AudioDeviceError) {
         try transfer(frames: samples.count / channels, call: "snd_pcm_writei", recovered: recovered) {
             [handle, channels] offset, count in
@@ -96,12 +97,26 @@ package final class PCM: @unchecked Sendable {
     private func transfer(
         frames: Int, call: String, recovered: Recovered, _ body: (_ offset: Int, _ count: Int) -> Int
     ) throws(AudioDeviceError) {
-        guard handle != nil else { throw closedError(call) }
+        guard let handle else { throw closedError(call) }
         var done = 0
+        var timedOut = false
         while done < frames {
             let result = Self.fault(at: call) ?? body(done, frames - done)
             if result >= 0 {
                 done += result
+                timedOut = false
+                continue
+            }
+            // The kernel's wait for room (or frames) timed out, the stream still running: the whole machine stood
+            // still longer than the wait (at least 100 ms, and the buffer's length and a tenth), and the device
+            // runs on, so the call is made again. A second timeout with nothing moved in between is the device's
+            // (it stopped taking frames) and is thrown.
+            let state = snd_pcm_state(handle)
+            if result == -Int(Errno.ioError.rawValue), !timedOut,
+                state == SND_PCM_STATE_RUNNING || state == SND_PCM_STATE_XRUN
+            {
+                timedOut = true
+                recovered(Self.error(result, call: call, device: device))
                 continue
             }
             recovered(try recover(from: result, call: call))

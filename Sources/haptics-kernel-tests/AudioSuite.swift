@@ -470,6 +470,20 @@ enum AudioSuite {
             try requireEqual(SyscallFaults.disarm().injected, 1, "the error injected at \(site)")
         }
         try requireEqual(output.xrunCount, 3, "stream errors recovered (underrun, suspend, underrun seen by delay)")
+        // A write whose wait for room timed out (EIO) on a running stream, as after the whole machine stood still
+        // past the wait: written again; a second timeout in a row is thrown.
+        for _ in 0..<4 { try output.write(block) }
+        SyscallFaults.arm(.init(site: "snd_pcm_writei", errno: .ioError, calls: .nth(1)))
+        try output.write(block)
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the timeout injected at snd_pcm_writei")
+        SyscallFaults.arm(.init(site: "snd_pcm_writei", errno: .ioError, calls: .from(1)))
+        do {
+            try output.write(block)
+            throw TestFailure(reason: "two timed-out waits in a row (EIO) should throw")
+        } catch let error as AudioDeviceError {
+            try require(error.errno == .ioError && error.call == "snd_pcm_writei", "the error for EIO: \(error)")
+        }
+        SyscallFaults.disarm()
 
         SyscallFaults.arm(.init(site: "snd_pcm_writei", errno: .noDevice, calls: .from(1)))
         do {
