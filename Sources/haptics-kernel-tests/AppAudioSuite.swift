@@ -12,6 +12,7 @@ import AppHaptics
 import LinuxInput
 import Logging
 @_spi(Internals) import LinuxSystem
+import Synchronization
 
 enum AppAudioSuite {
     static let suite = KernelTestSuite(
@@ -40,27 +41,40 @@ enum AppAudioSuite {
         return folder
     }
 
+    /// The outputs a manager opened, kept for their underruns.
+    final class OpenedOutputs: Sendable {
+        private let outputs = Mutex<[ALSAOutput]>([])
+        func append(_ output: ALSAOutput) { outputs.withLock { $0.append(output) } }
+        /// Underruns the outputs recovered from, all told.
+        var underruns: Int { outputs.withLock { $0.map(\.xrunCount).reduce(0, +) } }
+    }
+
+    /// A manager whose sound plays on the loopback; each output it opens is kept in `opened` when given.
     @MainActor
-    static func manager(folder: URL) -> AudioManager {
+    static func manager(folder: URL, opened: OpenedOutputs? = nil) -> AudioManager {
         let logger = AudioSuite.logger()
         return AudioManager(
             resolver: HapticResourceDirectory(directory: folder),
             openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
-                try ALSAOutput(
+                let output = try ALSAOutput(
                     device: LoopbackCapture.playbackDevice, sampleRate: rate,
                     bufferSeconds: AudioSuite.captureSafeBuffer,
                     logger: logger)
+                opened?.append(output)
+                return output
             }, logger: logger)
     }
 
     /// Music on the left, then a cross-fade into music on the right: from the left's full level to the right's,
-    /// left² + right² stays at 0.25 (no gap, a `TimingFailure` as an underrun is; no dip) and the fade lasts
-    /// `AudioManager.crossFadeSeconds`.
+    /// left² + right² stays at 0.25 (no gap, no dip) and the fade lasts `AudioManager.crossFadeSeconds`; either
+    /// off is a `TimingFailure`, explained by the stall that makes snd-aloop's capture differ from what was played
+    /// (`AudioSuite.requireFadeLength`).
     static func crossFade() async throws {
         let folder = try sounds()
         defer { try? FileManager.default.removeItem(at: folder) }
+        let opened = OpenedOutputs()
         let captured = try await MainActor.run {
-            let manager = manager(folder: folder)
+            let manager = manager(folder: folder, opened: opened)
             defer { manager.stopMusic(fadeOut: 0) }
             return try LoopbackCapture.capture(frames: rate * 3 / 2, rate: rate) {
                 manager.playMusic("left")
@@ -84,16 +98,31 @@ enum AppAudioSuite {
         let seconds = Double(fadeEnd - fadeStart) / Double(rate)
         print("  cross-fade \(AudioSuite.tenths(seconds * 1000)) ms; left² + right² off 0.25 by at most \(worst)")
         let reason = "the power left 0.25 by \(worst) during the cross-fade (a gap or a dip)"
-        // A gap, silence in the middle, is what an underrun leaves: the whole guest standing still for half the
-        // buffer explains it. A dip that is not silence fails.
-        let gap = frames[full..<fadeEnd].contains { Double($0.left * $0.left + $0.right * $0.right) < 1e-4 }
-        if worst >= 1e-4, gap {
-            throw TimingFailure(reason: reason, explainingStall: AudioSuite.stallExcusingAnUnderrun)
+        // A gap, silence in the middle, is what an underrun the output recovered from leaves: the whole guest
+        // standing still for half the buffer explains it. Any other gap or dip is the ring's stale frames heard
+        // after a stall longer than the writer's queue (the silence before the music, the first track's fade-in:
+        // `AudioSuite.requireFadeLength`).
+        if worst >= 1e-4 {
+            let gap = frames[full..<fadeEnd].contains { Double($0.left * $0.left + $0.right * $0.right) < 1e-4 }
+            throw TimingFailure(
+                reason: reason,
+                explainingStall: gap && opened.underruns > 0
+                    ? AudioSuite.stallExcusingAnUnderrun : AudioSuite.stallExcusingADifference)
         }
-        try require(worst < 1e-4, reason)
-        try require(
-            abs(seconds - AudioManager.crossFadeSeconds) < 0.02 * AudioManager.crossFadeSeconds,
-            "the cross-fade lasted \(seconds) s, not \(AudioManager.crossFadeSeconds) s")
+        let fadeFrames = Int((AudioManager.crossFadeSeconds * Double(rate)).rounded())
+        // The output recovered from an underrun: ALSA dropped what was queued in its ring, and snd-aloop's capture
+        // heard stale ring frames of the fade instead (docs/audio.md), so the fade's length on the capture is off
+        // by up to the buffer, with no gap. The whole guest standing still for half the buffer explains it.
+        let underruns = opened.underruns
+        if underruns > 0, abs(fadeEnd - fadeStart - fadeFrames) >= fadeFrames / 50 {
+            throw TimingFailure(
+                reason: "the fade lasted \(fadeEnd - fadeStart) frames, not \(fadeFrames), across \(underruns) "
+                    + "underruns of the output",
+                explainingStall: AudioSuite.stallExcusingAnUnderrun)
+        }
+        try AudioSuite.requireFadeLength(
+            fadeEnd - fadeStart, asked: fadeFrames,
+            ringFrames: Int((AudioSuite.captureSafeBuffer * Double(rate)).rounded()))
     }
 
     /// `AudioService.playFeedback(.success)` through HapticManager's engine on a virtual pad: the engine must

@@ -380,8 +380,8 @@ enum AudioSuite {
             captured.samples, fadeFrames: Int(fadeSeconds * Double(rate)), ringFrames: output.latency.bufferFrames)
     }
 
-    /// `ringFrames`: the playback buffer's length. A fade longer than asked by a whole number of buffers is the
-    /// ring's stale frames heard again (`stallExcusingADifference`): a `TimingFailure`.
+    /// `ringFrames`: the playback buffer's length. A gap or a dip in the fade, or a fade of another length, is
+    /// what a stall longer than the queue makes of the capture (`requireFadeLength`): a `TimingFailure`.
     static func checkCrossFade(_ samples: [Float], fadeFrames: Int, ringFrames: Int) throws {
         let frames = samples.count / 2
         // The glide starts from the full level exactly and ends on the target exactly: the fade's first frame is
@@ -400,17 +400,31 @@ enum AudioSuite {
         print(
             "  fade over \(fadeEnd - fadeStart) frames (\(fadeFrames) asked), power off by at most \(worst), "
                 + "left at the middle \(middle)")
-        try require(worst < 1e-4, "left² + right² strays from 0.25 by \(worst) during the cross-fade")
-        let excess = fadeEnd - fadeStart - fadeFrames
-        let rings = (Double(excess) / Double(ringFrames)).rounded()
-        if rings >= 1, abs(excess - Int(rings) * ringFrames) < fadeFrames / 50 {
+        // A gap or a dip is the ring's stale frames (the silence before the first sound, or frames of an earlier
+        // lap) heard after a stall longer than the queue (`requireFadeLength`).
+        if worst >= 1e-4 {
             throw TimingFailure(
-                reason: "the fade lasted \(fadeEnd - fadeStart) frames: \(Int(rings)) whole playback buffers more "
-                    + "than asked, stale ring frames heard again",
+                reason: "left² + right² strays from 0.25 by \(worst) during the cross-fade",
                 explainingStall: stallExcusingADifference)
         }
-        try require(abs(excess) < fadeFrames / 50, "the fade lasted \(fadeEnd - fadeStart) frames")
+        try requireFadeLength(fadeEnd - fadeStart, asked: fadeFrames, ringFrames: ringFrames)
         try require(abs(Double(middle) - 0.5 * 0.5.squareRoot()) < 2e-3, "left at the fade's middle: \(middle)")
+    }
+
+    /// A captured fade lasted `frames`, `asked` were rendered (`ringFrames`, the playback buffer's length): within
+    /// 2 %. A stall longer than what the writer keeps queued (`stallExcusingADifference`) carries snd-aloop's
+    /// position past what was written, so that its capture hears stale ring frames (a fade longer by whole
+    /// buffers, a gap of the silence before it, a dip of an earlier lap's frames) or misses frames, with no
+    /// underrun reported: a fade off by more is then a `TimingFailure`.
+    static func requireFadeLength(_ frames: Int, asked: Int, ringFrames: Int) throws {
+        let excess = frames - asked
+        guard abs(excess) >= asked / 50 else { return }
+        let rings = Int((Double(excess) / Double(ringFrames)).rounded())
+        let wholeBuffers = rings >= 1 && abs(excess - rings * ringFrames) < asked / 50
+        throw TimingFailure(
+            reason: "the fade lasted \(frames) frames, not \(asked)"
+                + (wholeBuffers ? ": \(rings) whole playback buffers more, stale ring frames heard again" : ""),
+            explainingStall: stallExcusingADifference)
     }
 
     /// The loopback card unbound from its driver while a `MixingStream` plays on it (what an unplugged USB sound
