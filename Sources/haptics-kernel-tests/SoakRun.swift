@@ -16,10 +16,14 @@ struct SoakRun {
     var nextSampleAt: Double
     /// When the current wait for a settled moment began (nil: not waiting).
     var settlingSince: Double?
+    /// When every seat was first found settled for the sample being taken (`settleAndSample`).
+    var seatsSettledAt: Double?
     /// A pad did not come back: the run ends early, with the problem said.
     var abandoned = false
 
     static let tick = 0.02
+    /// How long a sample waits for a pad's node to be held by its engine alone (`settleAndSample`).
+    static let probeGraceSeconds = 1.0
     static let problemsShown = 20
 
     /// Runs a whole soak: the seats, the loop, the stop, and the checks after it. Prints the table as it goes and
@@ -130,12 +134,23 @@ struct SoakRun {
     private mutating func settleAndSample(now: Double) -> Bool {
         guard let since = settlingSince else { return false }
         guard replugs.isEmpty, seats.allSatisfy(\.isSettled) else {
+            seatsSettledAt = nil
             guard now - since > VirtualPadSuite.hangGuardSeconds else { return false }
             let away = seats.filter { !$0.isSettled }.map { "\($0.index + 1)" }
             problems.append("pads \(away.joined(separator: ", ")) did not come back within the hang guard")
             abandoned = true
             return true
         }
+        // A pad's node open more than once is, for a moment, another engine's hot-plug watch reading a new node's
+        // identity (an open, ioctls, a close), which a stall of the whole machine can hold open; a descriptor left
+        // behind stays. The sample waits for it a while, then is taken (and judged) as it is.
+        let settledAt = seatsSettledAt ?? now
+        seatsSettledAt = settledAt
+        let heldOnce = seats.allSatisfy { seat in
+            seat.pad.map { EngineSuite.descriptors(pointingAt: $0.eventNode) == 1 } ?? true
+        }
+        if !heldOnce, now - settledAt < Self.probeGraceSeconds { return false }
+        seatsSettledAt = nil
         for seat in seats { seat.checkInvalidations() }
         problems += SoakSample.seatProblems(seats)
         let sample = SoakSample(time: now - start, seats: seats)
