@@ -49,7 +49,10 @@ package final class PCM: @unchecked Sendable {
             var buffer: snd_pcm_uframes_t = 0
             var period: snd_pcm_uframes_t = 0
             try Self.check("snd_pcm_get_params", device) { Int(snd_pcm_get_params(opened, &buffer, &period)) }
-            if direction == .playback { try Self.startOnFirstFrame(opened, device) }
+            // A capture too: one prepared again after an overrun then starts at its next read, however few frames
+            // that read asks for (alsa-lib's setup waits for about a buffer's worth, and a read asking less than
+            // that waited out its timeout, EIO, on a capture that never ran again).
+            try Self.startOnFirstFrame(opened, device)
             bufferFrames = Int(buffer)
             periodFrames = Int(period)
         } catch {
@@ -61,7 +64,8 @@ package final class PCM: @unchecked Sendable {
 
     deinit { close() }
 
-    /// Sets the start threshold to one frame (alsa-lib's simple setup waits for a full buffer).
+    /// Sets the start threshold to one frame (alsa-lib's simple setup waits for a full buffer): playback starts
+    /// with the first frame written, a capture with the first read.
     private static func startOnFirstFrame(_ pcm: OpaquePointer, _ device: String) throws(AudioDeviceError) {
         var parameters: OpaquePointer?
         try check("snd_pcm_sw_params_malloc", device) { Int(snd_pcm_sw_params_malloc(&parameters)) }
