@@ -56,6 +56,9 @@ enum AudioSuite {
     /// the writer keeps ahead (`captureSafeBuffer`).
     static let stallExcusingAnUnderrun = captureSafeBuffer * 1000 / 2
 
+    /// The least the kernel waits for a drain before it stops the stream and answers `EIO`.
+    static let drainTimeoutMilliseconds = 100.0
+
     /// The start of the reason `check` gives for a tone that came back other than rendered.
     static let differenceReason = "the captured tone differs from the rendered one"
 
@@ -69,15 +72,20 @@ enum AudioSuite {
 
     /// Runs `body`, a playback checked sample for sample, and runs it again, at most twice, when it failed on an
     /// underrun while a `StallWitness` saw the whole guest stand still for `stallExcusingAnUnderrun` or longer,
-    /// or on a tone heard other than rendered after a stall of `stallExcusingADifference`: the writer could not
-    /// have run then either (`StallWitness.againAfterAGuestStall`). Either failure with no such stall still fails,
-    /// and so does any other failure.
+    /// or on a tone heard other than rendered after a stall of `stallExcusingADifference`, or on a drain that timed
+    /// out after one of `drainTimeoutMilliseconds`: the writer could not have run then either
+    /// (`StallWitness.againAfterAGuestStall`). Any of them with no such stall still fails, and so does any other
+    /// failure.
     static func againAfterAGuestStall(_ body: () async throws -> Void) async throws {
         try await StallWitness.againAfterAGuestStall {
             do { try await body() } catch let failure as TestFailure where failure.reason.hasPrefix(underrunReason) {
                 throw TimingFailure(reason: failure.reason, explainingStall: stallExcusingAnUnderrun)
             } catch let failure as TestFailure where failure.reason.hasPrefix(differenceReason) {
                 throw TimingFailure(reason: failure.reason, explainingStall: stallExcusingADifference)
+            } catch let error as AudioDeviceError where error.call == "snd_pcm_drain" && error.errno == .ioError {
+                // The kernel's wait for the drain timed out (it waits at least 100 ms, and the buffer's length and a
+                // tenth) and stopped the stream: the whole guest stood still at least that long.
+                throw TimingFailure(reason: "\(error)", explainingStall: drainTimeoutMilliseconds)
             }
         }
     }
@@ -321,9 +329,12 @@ enum AudioSuite {
             throw TestFailure(reason: "no tone in the capture (\(captured.count / 2) frames, all below 0.02)")
         }
         let shift = capturedOnset - renderedOnset
-        try require(shift >= 0, "the capture's onset (frame \(capturedOnset)) precedes the rendered one")
+        // Heard earlier, cut short or heard again: the tone heard other than rendered (`differenceReason`).
+        try require(shift >= 0, "\(differenceReason): its onset (frame \(capturedOnset)) precedes the rendered one")
         let toneFrames = rendered.count / 2 - renderedOnset
-        try require(captured.count / 2 >= capturedOnset + toneFrames, "the capture ends before the tone does")
+        try require(
+            captured.count / 2 >= capturedOnset + toneFrames,
+            "\(differenceReason): the capture ends before the tone does")
         var worst: Float = 0
         var firstDifference: Int?
         var power = (captured: 0.0, rendered: 0.0)
@@ -341,7 +352,8 @@ enum AudioSuite {
         try require(
             worst < tolerance,
             "\(differenceReason) by up to \(worst), from frame \(firstDifference ?? 0) after the onset on")
-        try require(onset(captured, from: capturedOnset + toneFrames) == nil, "sound after the tone ended")
+        try require(
+            onset(captured, from: capturedOnset + toneFrames) == nil, "\(differenceReason): sound after the tone ended")
         return capturedOnset
     }
 
