@@ -21,7 +21,9 @@ enum AppAudioSuite {
             KernelTest(name: "app-audio/music-cross-fades-at-constant-power") {
                 try await StallWitness.againAfterAGuestStall(crossFade)
             },
-            KernelTest(name: "app-audio/feedback-sound-and-haptic-start-together", body: feedbackWithSound),
+            KernelTest(name: "app-audio/feedback-sound-and-haptic-start-together") {
+                try await AudioSuite.againAfterAGuestStall(feedbackWithSound)
+            },
             // Last: it unbinds the card and binds it again.
             KernelTest(name: "app-audio/card-gone-interrupts-and-its-return-resumes", body: cardComesBack),
         ])
