@@ -179,7 +179,9 @@ import Testing
         // taken with no skip, and then the thread stands still past the keeper's timeout.
         let keeper = GuardingKeeper(device: device, held: 1, hold: .milliseconds(150))
         let stream = try HDRumbleStream(device: device, keeper: keeper, locality: .all, logger: quietLogger())
-        stream.play(AHAPFixtures.tone(seconds: 0.4, sharpness: 0.25), atNanoseconds: MonotonicTime.nanoseconds())
+        // Long enough that the report after the held heartbeat still plays on a slow machine: the stream is
+        // closed once six reports are written.
+        stream.play(AHAPFixtures.tone(seconds: 2, sharpness: 0.25), atNanoseconds: MonotonicTime.nanoseconds())
         func written() throws -> [SwitchRumbleReport?] {
             try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
         }
