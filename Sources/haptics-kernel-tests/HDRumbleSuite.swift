@@ -164,17 +164,20 @@ enum HDRumbleSuite {
             // least `minimumSpacingSeconds` apart; the emulator stamps each when its thread reads it, which may be
             // late when the thread was answering the driver. A report read late by d shortens the gap after it by
             // d and lengthens the one before it by as much: a gap short of the spacing is the writer's only when
-            // the two gaps around that report together are short too.
+            // the two gaps around that report together are short too. The first report has no report before it,
+            // but the stream wrote it after the player's start: that report read late by d leaves the time from the
+            // start to it and the gap after it together a spacing at least.
             let gaps = zip(written, written.dropFirst()).map { $1.time - $0.time }
             let spacing = gaps.min() ?? 1
             let slack = 0.002
             var readLate = 0
             for (index, gap) in gaps.enumerated() where gap < HDRumbleStream.minimumSpacingSeconds - slack {
-                let pair = index > 0 ? gaps[index - 1] + gap : gap
+                let before = index > 0 ? gaps[index - 1] : written[0].time - origin
+                let bound = (index > 0 ? 2 : 1) * HDRumbleStream.minimumSpacingSeconds - slack
                 try require(
-                    pair >= 2 * HDRumbleStream.minimumSpacingSeconds - slack,
-                    "reports \(index) and \(index + 1) \(gap) s apart, and \(pair) s span the two gaps around report "
-                        + "\(index) (bound \(2 * HDRumbleStream.minimumSpacingSeconds - slack) s)")
+                    before + gap >= bound,
+                    "reports \(index) and \(index + 1) \(gap) s apart, and \(before + gap) s span the two gaps around "
+                        + "report \(index) (bound \(bound) s)")
                 readLate += 1
             }
             /// What the left actuator played in the middle of step `step`: the stream's last report before it, which
@@ -183,7 +186,15 @@ enum HDRumbleSuite {
             /// rest may have come meanwhile): a `TimingFailure`, explained by a stall of the gap less an update.
             func middle(_ step: Int) throws -> (frequency: Double, amplitude: Double, time: Double) {
                 let time = origin + 0.3 * Double(step) + 0.15
-                guard let report = written.last(where: { $0.time <= time }) else { return (0, 0, time) }
+                // None before it: the stream's first report, due at the player's start, came only after the whole
+                // guest stood still.
+                guard let report = written.last(where: { $0.time <= time }) else {
+                    throw TimingFailure(
+                        reason: "step \(step): no report came before its middle, \(Int((time - origin) * 1000)) ms "
+                            + "after the player's start: "
+                            + describe(written.filter { $0.time - time < 0.3 }, from: origin),
+                        explainingStall: (time - origin - HDRumbleStream.updateSeconds) * 1000, window: origin...time)
+                }
                 let age = time - report.time
                 if age > 2 * HDRumbleStream.updateSeconds {
                     throw TimingFailure(

@@ -1,30 +1,57 @@
-// A witness of the guest standing still: a thread at the top real-time priority that asks to wake every 5 ms
-// and keeps how late it woke at most. No thread of the guest can keep it from running, so a late wake
-// of it is time the whole guest lost (its processor taken by the host, under emulation two guests on two cores).
-// What a test then saw late is not the code's doing, and only then may a test run a case again.
+// A witness of the guest standing still: a thread at the top real-time priority that asks to wake every 2 ms
+// and keeps how late it woke. No thread of the guest can keep it from running, so a late wake of it is time the
+// whole guest lost (its processor taken by the host, under emulation two guests on two cores). Wakes late one
+// after another are one standstill: between two of them the guest ran at most one period, too short for an
+// ordinary thread behind the backlog a stall leaves. What a test then saw late is not the code's doing, and only
+// then may a test run a case again.
 import Glibc
 @_spi(Internals) import LinuxSystem
 import Synchronization
 
 final class StallWitness: Sendable {
-    /// What the witness saw: the longest lateness of its wake-ups, and whether it ran at the real-time priority
-    /// (without it, a thread of the guest could have kept it waiting).
+    /// The witness's period: a stall is at least its wake's lateness and at most that and one period more.
+    static let periodNanoseconds: UInt64 = 2_000_000
+
+    /// What the witness saw: its late wake-ups, and whether it ran at the real-time priority (without it, a thread
+    /// of the guest could have kept it waiting).
     struct Finding: Sendable {
-        var longestMilliseconds = 0.0
         var realTime = false
-        /// Each wake-up a millisecond or more late, as the stall it shows: when it ended (monotonic seconds) and
-        /// how long it was. The first `Finding.stallsKept`.
-        var stalls: [(end: Double, milliseconds: Double)] = []
+        /// Each wake-up a millisecond or more late, as the stall it shows: when it ended (monotonic seconds), how
+        /// long it was, and whether the wake before was late too (the guest ran at most a period in between). The
+        /// first `Finding.stallsKept`.
+        var stalls: [(end: Double, milliseconds: Double, joined: Bool)] = []
         static let stallsKept = 100_000
 
-        /// The longest stall of the whole guest that overlapped `window` (monotonic seconds; any when nil).
-        func longestStall(during window: ClosedRange<Double>? = nil) -> Double {
-            guard let window else { return longestMilliseconds }
-            return stalls.filter { $0.end >= window.lowerBound && $0.end - $0.milliseconds / 1000 <= window.upperBound }
-                .map(\.milliseconds).max() ?? 0
+        /// The stalls that overlapped `window` (all when nil), wakes late one after another summed into one
+        /// standstill each, in order.
+        func standstills(during window: ClosedRange<Double>? = nil) -> [Double] {
+            var merged: [Double] = []
+            var previousKept = false
+            for stall in stalls {
+                let overlaps = window.map {
+                    stall.end >= $0.lowerBound && stall.end - stall.milliseconds / 1000 <= $0.upperBound
+                }
+                guard overlaps ?? true else {
+                    previousKept = false
+                    continue
+                }
+                if stall.joined, previousKept, let last = merged.popLast() {
+                    merged.append(last + stall.milliseconds)
+                } else {
+                    merged.append(stall.milliseconds)
+                }
+                previousKept = true
+            }
+            return merged
         }
 
-        /// Whether it proves a stall of the whole guest of at least `milliseconds`, overlapping `window` when given.
+        /// The longest standstill of the whole guest that overlapped `window` (monotonic seconds; any when nil).
+        func longestStall(during window: ClosedRange<Double>? = nil) -> Double {
+            standstills(during: window).max() ?? 0
+        }
+
+        /// Whether it proves a standstill of the whole guest of at least `milliseconds`, overlapping `window` when
+        /// given.
         func provesStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
             realTime && longestStall(during: window) >= milliseconds
         }
@@ -37,16 +64,19 @@ final class StallWitness: Sendable {
         func run() {
             let realTime = Sys.runAtRealTimePriority()
             state.withLock { $0.finding.realTime = realTime }
-            let period: UInt64 = 5_000_000
+            let period = StallWitness.periodNanoseconds
+            var lateBefore = false
             while state.withLock({ $0.running }) {
                 let before = MonotonicTime.nanoseconds()
                 Sys.sleep(nanoseconds: period)
                 let woke = MonotonicTime.nanoseconds()
                 let late = Double(Int64(woke) - Int64(before) - Int64(period)) / 1e6
+                let joined = lateBefore
+                lateBefore = late >= 1
+                guard late >= 1 else { continue }
                 state.withLock {
-                    $0.finding.longestMilliseconds = max($0.finding.longestMilliseconds, late)
-                    if late >= 1, $0.finding.stalls.count < Finding.stallsKept {
-                        $0.finding.stalls.append((Double(woke) / 1e9, late))
+                    if $0.finding.stalls.count < Finding.stallsKept {
+                        $0.finding.stalls.append((Double(woke) / 1e9, late, joined))
                     }
                 }
             }
@@ -100,9 +130,17 @@ extension StallWitness {
                 guard seen.provesStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
                     let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
                     let when = failure.window == nil ? "meanwhile" : "then"
+                    let each = seen.standstills(during: failure.window)
+                    let listed =
+                        each.isEmpty
+                        ? ""
+                        : " (\(each.count) standstills of 1 ms or more: "
+                            + each.suffix(12).map { "\(AudioSuite.tenths($0))" }.joined(separator: ", ")
+                            + " ms\(each.count > 12 ? ", the last 12" : "")"
+                            + "; \(AudioSuite.tenths(each.reduce(0, +))) ms in all)"
                     throw TestFailure(
-                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when)\(priority), "
-                            + "and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it")
+                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when)\(priority)"
+                            + "\(listed), and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it")
                 }
                 guard attempt < 3 else {
                     throw TestFailure(
@@ -111,7 +149,7 @@ extension StallWitness {
                 }
                 print(
                     "  \(failure.reason), with the whole guest standing still \(stood) ms (a real-time thread woke "
-                        + "that late): run again")
+                        + "that late, in wakes late one after another): run again")
             } catch {
                 _ = witness.finish()
                 throw error
