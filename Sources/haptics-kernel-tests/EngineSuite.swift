@@ -185,6 +185,9 @@ enum EngineSuite {
         /// Changes to off that found the motors at rest already: the mix effect's replay window ran out while the
         /// thread could not renew it (the guest stood still), so there was nothing to stop.
         var offAtRestCount = 0
+        /// Changes the engine sent where a plan made again from what the device held placed them: the mix changed
+        /// within the minimum interval after a command written late.
+        var replannedCount = 0
     }
 
     /// One corpus pattern played on a fresh virtual pad, and what the pad kept of it.
@@ -453,11 +456,24 @@ enum EngineSuite {
                 }
                 break
             }
-            guard
-                let match = planned[next...].firstIndex(where: {
+            var found = planned[next...].firstIndex(where: {
+                abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
+            })
+            // When the mix changes (the pattern ends), the engine plans again from what the device holds, and the
+            // minimum interval counts from the last command's write: one that went out late (not slept through)
+            // moves a change planned within the interval after its planned time to the interval after its write.
+            if found == nil, next < planned.count {
+                let again = planner.commands(for: timeline, from: planned[next].time, resuming: holds)
+                if let index = again.firstIndex(where: {
                     abs(sample.deadline - origin - $0.time) < plannedTimeTolerance
-                })
-            else {
+                }) {
+                    planned = again
+                    next = 0
+                    found = index
+                    findings.replannedCount += 1
+                }
+            }
+            guard let match = found else {
                 // Every sample before it, renewals and levels slept through named as such.
                 let before = playback.samples[..<position].suffix(4).map {
                     ($0.kind == .keepAlive ? "renewal " : $0.wokeLate ? "slept-through " : "")
@@ -686,7 +702,7 @@ enum EngineSuite {
             "rises from rest after a stop that were not one play: \(findings.unstagedRises.prefix(5))")
         try require(findings.stagedRiseCount > 0, "no rise from rest after a stop was played")
         print(
-            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play; \(findings.passedOverRiseCount) more whose staged level the thread woke past, the later level uploaded then played; \(findings.offAtRestCount) changes to off that found the motors at rest (the effect's replay window ran out first)"
+            "  \(findings.commandCount) commands over \(fileCount) files, each the planner's (virtual profile) at its planned time; \(findings.skippedCount) planned commands superseded by a later one because the thread woke past both; \(findings.wokeLateCount) levels it slept through written when it woke, planned again from there; \(findings.stagedRiseCount) rises after a stop, each one play; \(findings.passedOverRiseCount) more whose staged level the thread woke past, the later level uploaded then played; \(findings.offAtRestCount) changes to off that found the motors at rest (the effect's replay window ran out first); \(findings.replannedCount) changes where a plan made again from what the pad held placed them (the mix changed within the minimum interval after a command written late)"
         )
         try require(!findings.firstErrors.isEmpty, "no write was matched to a pad record")
         let first = Percentiles(findings.firstErrors)

@@ -130,13 +130,14 @@ enum HDRumbleSuite {
             }
             if !byGuard.isEmpty {
                 try require(
-                    stalled.provesStall(ofAtLeast: 50),
+                    stalled.showsStall(ofAtLeast: 50),
                     "the silence guard wrote mid-pattern (reports "
                         + byGuard.map {
                             describe(reports[max(0, $0 - 3)...min(reports.count - 1, $0 + 2)], from: origin)
                         }.joined(separator: "; ")
                         + ") though the guest stood still at most \(AudioSuite.tenths(stalled.longestStall())) ms: "
-                        + "the stream stood still by itself")
+                        + "the stream stood still by itself; while it played, "
+                        + (stalled.pressure.map { "\($0)" } ?? "no pressure totals kept"))
             }
             // Counters one apart, the guard's report among them; or more where the stream went two updates without
             // a report (it skips a counter when the guard may have written one, and did not):

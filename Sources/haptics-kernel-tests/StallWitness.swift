@@ -21,6 +21,10 @@ final class StallWitness: Sendable {
         /// first `Finding.stallsKept`.
         var stalls: [(end: Double, milliseconds: Double, joined: Bool)] = []
         static let stallsKept = 100_000
+        /// How long, while the witness ran, some thread of the guest waited for a processor, for memory (reclaim,
+        /// compaction) and for I/O, in milliseconds: the kernel's pressure stall totals (nil where the kernel keeps
+        /// none). They tell a thread held back apart from the whole guest standing still, which they do not count.
+        var pressure: StallPressure?
 
         /// The stalls that overlapped `window` (all when nil), wakes late one after another summed into one
         /// standstill each, in order.
@@ -50,10 +54,12 @@ final class StallWitness: Sendable {
             standstills(during: window).max() ?? 0
         }
 
-        /// Whether it proves a standstill of the whole guest of at least `milliseconds`, overlapping `window` when
-        /// given.
-        func provesStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
-            realTime && longestStall(during: window) >= milliseconds
+        /// Whether it shows a standstill of the whole guest that can have lasted `milliseconds` or more,
+        /// overlapping `window` when given: a wake-up's lateness is the least its stall lasted, and the stall can
+        /// have begun up to a period before the wake-up was due, so it is taken as up to a period longer.
+        func showsStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
+            realTime
+                && longestStall(during: window) + Double(StallWitness.periodNanoseconds) / 1e6 >= milliseconds
         }
     }
 
@@ -85,11 +91,13 @@ final class StallWitness: Sendable {
 
     private let watch: Watch
     private let thread: pthread_t
+    private let pressureBefore: StallPressure?
 
     /// Starts the witness; `finish()` stops it.
     init() throws(SystemCallError) {
         let watch = Watch()
         self.watch = watch
+        pressureBefore = StallPressure.now()
         thread = try Sys.startJoinableThread { watch.run() }
     }
 
@@ -97,7 +105,40 @@ final class StallWitness: Sendable {
     func finish() -> Finding {
         watch.state.withLock { $0.running = false }
         Sys.joinThread(thread)
-        return watch.state.withLock { $0.finding }
+        var finding = watch.state.withLock { $0.finding }
+        if let before = pressureBefore, let after = StallPressure.now() { finding.pressure = after.since(before) }
+        return finding
+    }
+}
+
+/// The kernel's pressure stall totals (`/proc/pressure/*`, the "some" line: time in which at least one thread
+/// waited), in milliseconds.
+struct StallPressure: Sendable, CustomStringConvertible {
+    var processor: Double
+    var memory: Double
+    var io: Double
+
+    /// The totals now; nil when the kernel keeps none (built without them, or `psi=0`).
+    static func now() -> StallPressure? {
+        func some(_ resource: String) -> Double? {
+            guard let text = try? Sys.readSmallFile("/proc/pressure/" + resource),
+                let line = text.split(separator: "\n").first(where: { $0.hasPrefix("some ") }),
+                let total = line.split(separator: " ").first(where: { $0.hasPrefix("total=") }),
+                let microseconds = Double(total.dropFirst("total=".count))
+            else { return nil }
+            return microseconds / 1000
+        }
+        guard let processor = some("cpu"), let memory = some("memory"), let io = some("io") else { return nil }
+        return StallPressure(processor: processor, memory: memory, io: io)
+    }
+
+    func since(_ earlier: StallPressure) -> StallPressure {
+        StallPressure(processor: processor - earlier.processor, memory: memory - earlier.memory, io: io - earlier.io)
+    }
+
+    var description: String {
+        "some thread waited \(AudioSuite.tenths(processor)) ms for a processor, \(AudioSuite.tenths(memory)) ms for "
+            + "memory and \(AudioSuite.tenths(io)) ms for I/O (pressure stall totals)"
     }
 }
 
@@ -127,7 +168,7 @@ extension StallWitness {
             } catch let failure as TimingFailure {
                 let seen = witness.finish()
                 let stood = AudioSuite.tenths(seen.longestStall(during: failure.window))
-                guard seen.provesStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
+                guard seen.showsStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
                     let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
                     let when = failure.window == nil ? "meanwhile" : "then"
                     let each = seen.standstills(during: failure.window)
@@ -139,8 +180,10 @@ extension StallWitness {
                             + " ms\(each.count > 12 ? ", the last 12" : "")"
                             + "; \(AudioSuite.tenths(each.reduce(0, +))) ms in all)"
                     throw TestFailure(
-                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when)\(priority)"
-                            + "\(listed), and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it")
+                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when) (seen to within "
+                            + "\(StallWitness.periodNanoseconds / 1_000_000) ms)\(priority)"
+                            + "\(listed), and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it"
+                            + "; while the case ran, " + (seen.pressure.map { "\($0)" } ?? "no pressure totals kept"))
                 }
                 guard attempt < 3 else {
                     throw TestFailure(
