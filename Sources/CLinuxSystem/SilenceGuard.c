@@ -82,6 +82,12 @@ static __attribute__((noreturn)) void guard_run(int device_fd, int channel_fd, i
             break;
         }
         if (ready == 0) {
+            /* Timed out; but the guard may have been held up since (the machine stood still, and the writer woke
+             * with it and ran first), and a heartbeat that came meanwhile means the writer went on: its report is
+             * on the way already, and a silence written now would land after it, out of turn. Look once more. */
+            struct timespec none = {0, 0};
+            struct pollfd again = {GUARD_CHANNEL_FD, POLLIN, 0};
+            if (syscall(SYS_ppoll, &again, 1UL, &none, NULL, (size_t)0) > 0) continue;
             if (armed) guard_write_silence(buffers[latest] + 1, length);
             armed = 0;
             continue;
