@@ -146,7 +146,8 @@ enum HDRumbleSuite {
                         }.joined(separator: "; ")
                         + ") though the guest stood still at most \(AudioSuite.tenths(stalled.longestStall())) ms: "
                         + "the stream stood still by itself; while it played, "
-                        + (stalled.pressure.map { "\($0)" } ?? "no pressure totals kept"))
+                        + (stalled.pressure.map { "\($0)" } ?? "no pressure totals kept") + "; "
+                        + (stalled.threads.map { "\($0)" } ?? ""))
             }
             // Counters one apart, the guard's report among them; or more where the stream went two updates without
             // a report (it skips a counter when the guard may have written one, and did not):

@@ -25,6 +25,9 @@ final class StallWitness: Sendable {
         /// compaction) and for I/O, in milliseconds: the kernel's pressure stall totals (nil where the kernel keeps
         /// none). They tell a thread held back apart from the whole guest standing still, which they do not count.
         var pressure: StallPressure?
+        /// The processor time each thread of this process had while the witness ran, and how long it waited for a
+        /// processor: which thread held the others back, and which waited for none but did not run.
+        var threads: ThreadTimes.Use?
 
         /// The stalls that overlapped `window` (all when nil), wakes late one after another summed into one
         /// standstill each, in order.
@@ -92,12 +95,14 @@ final class StallWitness: Sendable {
     private let watch: Watch
     private let thread: pthread_t
     private let pressureBefore: StallPressure?
+    private let threadsBefore: ThreadTimes
 
     /// Starts the witness; `finish()` stops it.
     init() throws(SystemCallError) {
         let watch = Watch()
         self.watch = watch
         pressureBefore = StallPressure.now()
+        threadsBefore = ThreadTimes.now()
         thread = try Sys.startJoinableThread { watch.run() }
     }
 
@@ -107,7 +112,63 @@ final class StallWitness: Sendable {
         Sys.joinThread(thread)
         var finding = watch.state.withLock { $0.finding }
         if let before = pressureBefore, let after = StallPressure.now() { finding.pressure = after.since(before) }
+        finding.threads = ThreadTimes.now().since(threadsBefore)
         return finding
+    }
+}
+
+/// The threads of this process (`/proc/self/task`): for each, whether it runs at a real-time priority, and the
+/// processor time it has had and has waited for (`schedstat`), in nanoseconds.
+struct ThreadTimes: Sendable {
+    struct Thread: Sendable {
+        var realTime: Bool
+        var ran: UInt64
+        var waited: UInt64
+    }
+    var threads: [Int: Thread] = [:]
+
+    static func now() -> ThreadTimes {
+        var times = ThreadTimes()
+        for entry in (try? Sys.directoryEntries("/proc/self/task")) ?? [] {
+            guard let id = Int(entry),
+                let stat = try? Sys.readSmallFile("/proc/self/task/\(entry)/stat"),
+                let schedstat = try? Sys.readSmallFile("/proc/self/task/\(entry)/schedstat"),
+                let close = stat.lastIndex(of: ")")
+            else { continue }
+            // After the name: the state is field 3; the policy, field 41, is 0 for the ordinary one.
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            let numbers = schedstat.split(whereSeparator: { $0 == " " || $0 == "\n" }).compactMap { UInt64($0) }
+            guard fields.count > 38, let policy = Int(fields[38]), numbers.count >= 2 else { continue }
+            times.threads[id] = Thread(realTime: policy == 1 || policy == 2, ran: numbers[0], waited: numbers[1])
+        }
+        return times
+    }
+
+    /// What each thread alive at both ends had in between.
+    struct Use: Sendable, CustomStringConvertible {
+        var threads: [(id: Int, realTime: Bool, ranMilliseconds: Double, waitedMilliseconds: Double)]
+
+        /// The threads that ran or waited 5 ms or more, the longest first.
+        var description: String {
+            let shown = threads.filter { $0.ranMilliseconds >= 5 || $0.waitedMilliseconds >= 5 }
+                .sorted { $0.ranMilliseconds + $0.waitedMilliseconds > $1.ranMilliseconds + $1.waitedMilliseconds }
+            guard !shown.isEmpty else { return "no thread of this process ran or waited 5 ms" }
+            return "threads of this process, ran / waited for a processor: "
+                + shown.prefix(8).map {
+                    "\($0.id)\($0.realTime ? " (real-time)" : "") \(AudioSuite.tenths($0.ranMilliseconds)) / "
+                        + "\(AudioSuite.tenths($0.waitedMilliseconds)) ms"
+                }.joined(separator: ", ")
+        }
+    }
+
+    func since(_ earlier: ThreadTimes) -> Use {
+        Use(
+            threads: threads.compactMap { id, now in
+                guard let then = earlier.threads[id] else { return nil }
+                return (
+                    id, now.realTime, Double(now.ran &- then.ran) / 1e6, Double(now.waited &- then.waited) / 1e6
+                )
+            })
     }
 }
 
@@ -183,7 +244,8 @@ extension StallWitness {
                         reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when) (seen to within "
                             + "\(StallWitness.periodNanoseconds / 1_000_000) ms)\(priority)"
                             + "\(listed), and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it"
-                            + "; while the case ran, " + (seen.pressure.map { "\($0)" } ?? "no pressure totals kept"))
+                            + "; while the case ran, " + (seen.pressure.map { "\($0)" } ?? "no pressure totals kept")
+                            + "; " + (seen.threads.map { "\($0)" } ?? ""))
                 }
                 guard attempt < 3 else {
                     throw TestFailure(
