@@ -21,8 +21,9 @@ extension EmulationSuite {
     /// Hand-made 0x32 reports (a 200 Hz and a 300 Hz sine at three amplitudes, paced one report's duration
     /// apart after a lead of six), then one with a corrupted CRC, written to the pad's hidraw node through the
     /// bound hid-playstation. The record holds each one decoded: CRCs valid, counters in order, the last
-    /// refused; the model plays them as one stream without an underrun (a `TimingFailure`: a stall of the whole guest
-    /// as long as the longest silence, over it, explains one); per 50 ms window in the middle of each
+    /// refused; the model plays them as one stream without a silence, an underrun or one long enough to start a
+    /// stream of its own (a `TimingFailure`: a stall of the whole guest as long as the longest silence, over it,
+    /// explains one); per 50 ms window in the middle of each
     /// run, each coil's dominant frequency is its sine's (within 2 Hz) and its RMS the sine's peak / sqrt 2
     /// (within 3 % + 0.005); the rumble motors stay at rest in every record.
     static func hapticsReportsPlayOnTheVoiceCoils() async throws {
@@ -57,10 +58,19 @@ extension EmulationSuite {
 
             let playback = VoiceCoilPlayback(records: outputs)
             // The writer and the thread that reads the reports both run in the guest: coils silent for as long as
-            // the whole guest stood still, then, is its doing.
-            if let longest = playback.underruns.max(by: { $0.silence < $1.silence }) {
+            // the whole guest stood still, then, is its doing. A silence of the model's stream gap or more is the
+            // same, longer: the report after it starts a stream of its own rather than an underrun.
+            let silences = zip(playback.played, playback.played.dropFirst()).compactMap { before, report in
+                report.start > before.end
+                    ? (counter: report.counter, arrival: report.arrival, silence: report.start - before.end) : nil
+            }
+            if let longest = silences.max(by: { $0.silence < $1.silence }) {
                 throw TimingFailure(
-                    reason: "underruns: \(playback.underruns)", explainingStall: longest.silence * 1000,
+                    reason: "the coils fell silent before report "
+                        + silences.map { "\($0.counter) for \(AudioSuite.tenths($0.silence * 1000)) ms" }.joined(
+                            separator: ", ")
+                        + " (\(playback.underruns.count) underruns, \(playback.streamStarts.count) streams)",
+                    explainingStall: longest.silence * 1000,
                     window: (longest.arrival - longest.silence)...longest.arrival)
             }
             try requireEqual(playback.streamStarts.count, 1, "streams")
