@@ -73,7 +73,6 @@ extension EmulationSuite {
                     explainingStall: longest.silence * 1000,
                     window: (longest.arrival - longest.silence)...longest.arrival)
             }
-            try requireEqual(playback.streamStarts.count, 1, "streams")
             try requireEqual(playback.refusedCount, 1, "refused reports")
             var measured: [String] = []
             for (run, amplitude) in coilAmplitudes.enumerated() {

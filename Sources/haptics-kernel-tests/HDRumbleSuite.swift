@@ -139,7 +139,7 @@ enum HDRumbleSuite {
             let byGuard = (inTurn + late).sorted()
             if !byGuard.isEmpty {
                 try require(
-                    stalled.showsStall(ofAtLeast: 50),
+                    stalled.provesStall(ofAtLeast: 50),
                     "the silence guard wrote mid-pattern (reports "
                         + byGuard.map {
                             describe(reports[max(0, $0 - 3)...min(reports.count - 1, $0 + 2)], from: origin)

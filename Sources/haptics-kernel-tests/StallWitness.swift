@@ -57,12 +57,10 @@ final class StallWitness: Sendable {
             standstills(during: window).max() ?? 0
         }
 
-        /// Whether it shows a standstill of the whole guest that can have lasted `milliseconds` or more,
-        /// overlapping `window` when given: a wake-up's lateness is the least its stall lasted, and the stall can
-        /// have begun up to a period before the wake-up was due, so it is taken as up to a period longer.
-        func showsStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
-            realTime
-                && longestStall(during: window) + Double(StallWitness.periodNanoseconds) / 1e6 >= milliseconds
+        /// Whether it proves a standstill of the whole guest of at least `milliseconds`, overlapping `window` when
+        /// given: a wake-up's lateness is the least its stall lasted, and only that counts.
+        func provesStall(ofAtLeast milliseconds: Double, during window: ClosedRange<Double>? = nil) -> Bool {
+            realTime && longestStall(during: window) >= milliseconds
         }
     }
 
@@ -229,7 +227,7 @@ extension StallWitness {
             } catch let failure as TimingFailure {
                 let seen = witness.finish()
                 let stood = AudioSuite.tenths(seen.longestStall(during: failure.window))
-                guard seen.showsStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
+                guard seen.provesStall(ofAtLeast: failure.explainingStall, during: failure.window) else {
                     let priority = seen.realTime ? "" : " (not at real-time priority: no proof)"
                     let when = failure.window == nil ? "meanwhile" : "then"
                     let each = seen.standstills(during: failure.window)
@@ -241,8 +239,7 @@ extension StallWitness {
                             + " ms\(each.count > 12 ? ", the last 12" : "")"
                             + "; \(AudioSuite.tenths(each.reduce(0, +))) ms in all)"
                     throw TestFailure(
-                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when) (seen to within "
-                            + "\(StallWitness.periodNanoseconds / 1_000_000) ms)\(priority)"
+                        reason: "\(failure.reason); the guest stood still at most \(stood) ms \(when)\(priority)"
                             + "\(listed), and \(AudioSuite.tenths(failure.explainingStall)) ms would have explained it"
                             + "; while the case ran, " + (seen.pressure.map { "\($0)" } ?? "no pressure totals kept")
                             + "; " + (seen.threads.map { "\($0)" } ?? ""))
