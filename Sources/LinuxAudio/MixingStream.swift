@@ -15,7 +15,7 @@ public final class MixingStream: Sendable {
         let value: Int
     }
 
-    private enum Command: Sendable {
+    fileprivate enum Command: Sendable {
         case play(SoundID, any SoundSource, start: UInt64?, gain: Double)
         case fade(SoundID, to: Double, seconds: Double, thenStop: Bool)
         case stop(SoundID)
@@ -25,7 +25,6 @@ public final class MixingStream: Sendable {
     private struct Shared: Sendable {
         var commands: [Command] = []
         var active: Set<SoundID> = []
-        var nextID = 0
         var failure: AudioDeviceError?
         var interrupted = false
         /// The `CLOCK_MONOTONIC` moment from which a sound played now is placed exactly (see `earliestStart`).
@@ -69,6 +68,7 @@ public final class MixingStream: Sendable {
     public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
 
     private let shared = Lock(Shared())
+    private let nextID = Atomic<Int>(0)
     /// The output's latency when the stream started (the device's, after a reopen, is alike).
     public let latency: AudioLatency
     /// The output's rate, which sources played on the stream must have.
@@ -199,28 +199,22 @@ public final class MixingStream: Sendable {
     /// must be; a source that `playsWholeWhenLate` is played from its first frame as soon as it can be instead.
     @discardableResult
     public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
-        let id = shared.withLock { shared in
-            let id = SoundID(value: shared.nextID)
-            shared.nextID += 1
-            guard shared.failure == nil else { return id }
-            shared.active.insert(id)
-            shared.commands.append(.play(id, source, start: startNanoseconds, gain: gain))
-            return id
-        }
-        if shape.idlesWhenSilent { wake.signal() }
+        let id = newID()
+        post(CollectionOfOne(.play(id, source, start: startNanoseconds, gain: gain)))
         return id
     }
 
     /// Glides the sound's gain to `gain` over `seconds` from the next period on, along
     /// `from·cos(p·π/2) + to·sin(p·π/2)` (`EqualPower.crossFade`): a fade-out and a fade-in of the same length
-    /// started together keep the power constant. With `thenStop` the sound ends when the glide does.
+    /// that start on the same frame keep the power constant, which only changes made `together` are sure to.
+    /// With `thenStop` the sound ends when the glide does.
     public func fade(_ id: SoundID, to gain: Double, over seconds: Double, thenStop: Bool = false) {
-        shared.withLock { $0.commands.append(.fade(id, to: gain, seconds: seconds, thenStop: thenStop)) }
+        post(CollectionOfOne(.fade(id, to: gain, seconds: seconds, thenStop: thenStop)))
     }
 
     /// Ends the sound at the next period.
     public func stop(_ id: SoundID) {
-        shared.withLock { $0.commands.append(.stop(id)) }
+        post(CollectionOfOne(.stop(id)))
     }
 
     /// Ends the sound so that its last frame is heard just before `nanoseconds` (`CLOCK_MONOTONIC`), to the frame
@@ -228,7 +222,72 @@ public final class MixingStream: Sendable {
     /// whole (`playsWholeWhenLate`) that runs late, from a late start or because the stream's writer fell behind
     /// its output while it played, ends that much later, so that it keeps the length it was given.
     public func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
-        shared.withLock { $0.commands.append(.end(id, at: nanoseconds)) }
+        post(CollectionOfOne(.end(id, at: nanoseconds)))
+    }
+
+    /// Changes made together (`together(_:)`): what `play`, `fade` and `stop` do, held until `make` returns.
+    public struct Changes {
+        fileprivate let stream: MixingStream
+        fileprivate var commands: [Command] = []
+
+        /// `MixingStream.play(_:at:gain:)`, with the other changes: its id is the sound's from now on.
+        @discardableResult
+        public mutating func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1)
+            -> SoundID
+        {
+            let id = stream.newID()
+            commands.append(.play(id, source, start: startNanoseconds, gain: gain))
+            return id
+        }
+
+        /// `MixingStream.fade(_:to:over:thenStop:)`, with the other changes.
+        public mutating func fade(_ id: SoundID, to gain: Double, over seconds: Double, thenStop: Bool = false) {
+            commands.append(.fade(id, to: gain, seconds: seconds, thenStop: thenStop))
+        }
+
+        /// `MixingStream.stop(_:)`, with the other changes.
+        public mutating func stop(_ id: SoundID) {
+            commands.append(.stop(id))
+        }
+
+        /// `MixingStream.stop(_:atNanoseconds:)`, with the other changes.
+        public mutating func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
+            commands.append(.end(id, at: nanoseconds))
+        }
+    }
+
+    /// Makes the changes `make` makes all at once: the stream's thread takes them before the same period, so
+    /// that a fade-out and a fade-in made together begin on the same frame (a cross-fade at constant power), and
+    /// a sound played with a fade of its own is never heard without it. Calls made one after another may
+    /// straddle a period: the thread takes what was posted whenever it starts one. Nothing reaches the stream
+    /// when `make` throws.
+    @discardableResult
+    public func together<Result, Failure: Error>(_ make: (inout Changes) throws(Failure) -> Result) throws(Failure)
+        -> Result
+    {
+        var changes = Changes(stream: self)
+        let result = try make(&changes)
+        post(changes.commands)
+        return result
+    }
+
+    private func newID() -> SoundID {
+        SoundID(value: nextID.wrappingAdd(1, ordering: .relaxed).oldValue)
+    }
+
+    /// Hands `commands` to the thread in one go; nothing once the stream has failed (its thread is gone).
+    private func post(_ commands: some Collection<Command>) {
+        let plays = shared.withLock { shared in
+            guard shared.failure == nil else { return false }
+            var plays = false
+            for case .play(let id, _, _, _) in commands {
+                shared.active.insert(id)
+                plays = true
+            }
+            shared.commands.append(contentsOf: commands)
+            return plays
+        }
+        if plays, shape.idlesWhenSilent { wake.signal() }
     }
 
     /// The earliest `CLOCK_MONOTONIC` moment a sound played now can start at exactly (to the frame): the output's

@@ -381,9 +381,11 @@ enum AudioSuite {
             defer { stream.close() }
             let first = stream.play(constant(left: 0.5, right: 0))
             Sys.sleep(nanoseconds: 150_000_000)
-            let second = stream.play(constant(left: 0, right: 0.5), gain: 0)
-            stream.fade(first, to: 0, over: fadeSeconds, thenStop: true)
-            stream.fade(second, to: 1, over: fadeSeconds)
+            stream.together { changes in
+                let second = changes.play(constant(left: 0, right: 0.5), gain: 0)
+                changes.fade(first, to: 0, over: fadeSeconds, thenStop: true)
+                changes.fade(second, to: 1, over: fadeSeconds)
+            }
             Sys.sleep(nanoseconds: 350_000_000)
             try require(stream.failure == nil, "the stream failed: \(String(describing: stream.failure))")
         }

@@ -178,14 +178,18 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
             let source = played < files.count ? opened[index] : try FileSource(path: files[index], sampleRate: rate)
             guard try await wait(until: start, interrupted: interrupted) else { return false }
             let fadeIn = previous?.fade ?? 0
-            let sound = stream.play(source, at: start, gain: fadeIn > 0 ? 0 : 1)
-            if let previous {
-                if fadeIn > 0 {
-                    stream.fade(previous.sound, to: 0, over: fadeIn, thenStop: true)
-                    stream.fade(sound, to: 1, over: fadeIn)
-                } else {
-                    stream.stop(previous.sound, atNanoseconds: start)
+            // One change of the stream: a fade-out and the fade-in beside it begin on the same frame.
+            let sound = stream.together { changes in
+                let sound = changes.play(source, at: start, gain: fadeIn > 0 ? 0 : 1)
+                if let previous {
+                    if fadeIn > 0 {
+                        changes.fade(previous.sound, to: 0, over: fadeIn, thenStop: true)
+                        changes.fade(sound, to: 1, over: fadeIn)
+                    } else {
+                        changes.stop(previous.sound, atNanoseconds: start)
+                    }
                 }
+                return sound
             }
             print(
                 "playing \(files[index]) (\(String(format: "%.2f", durations[index])) s"

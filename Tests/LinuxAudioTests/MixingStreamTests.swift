@@ -236,7 +236,35 @@ struct MixingStreamTests {
         output.hold(after: nil)
         try waitUntil("the fade ends") { !stream.isActive(left) }
         try waitUntil("the second plays on after it") { output.frames > 0 && output.samples.last == 0.5 }
-        let samples = output.samples
+        try expectConstantPower(output.samples)
+        #expect(stream.isActive(right))
+    }
+
+    @Test("changes made together reach the stream as one: a cross-fade made while the stream writes on keeps its power")
+    func changesTogether() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        let left = stream.play(ClipSource(constant(left: 0.5, right: 0, frames: 8), loops: true))
+        try waitUntil("the first sound plays") { output.samples.contains(0.5) }
+        // The stream writes two periods and more while the changes are made: made one by one, the fade-out would
+        // begin periods before the fade-in, and the power would dip.
+        let right = try stream.together { changes in
+            changes.fade(left, to: 0, over: 0.1, thenStop: true)
+            let written = output.frames
+            try waitUntil("the stream writes on") { output.frames > written + 2 * output.latency.periodFrames }
+            let right = changes.play(ClipSource(constant(left: 0, right: 0.5, frames: 8), loops: true), gain: 0)
+            changes.fade(right, to: 1, over: 0.1)
+            return right
+        }
+        try waitUntil("the fade ends") { !stream.isActive(left) }
+        try waitUntil("the second plays on after it") { output.frames > 0 && output.samples.last == 0.5 }
+        try expectConstantPower(output.samples)
+        #expect(stream.isActive(right))
+    }
+
+    /// From the first sound on, left² + right² stays at 0.25 in every frame of `samples`, through a fade.
+    func expectConstantPower(_ samples: [Float]) throws {
         let firstFrame = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
         var powers: [Float] = []
         for frame in firstFrame..<samples.count / 2 {
@@ -244,7 +272,6 @@ struct MixingStreamTests {
         }
         #expect(powers.allSatisfy { abs($0 - 0.25) < 1e-5 }, "power from \(powers.min() ?? 0) to \(powers.max() ?? 0)")
         #expect(samples.contains { $0 > 0.1 && $0 < 0.4 }, "the fade passes through intermediate gains")
-        #expect(stream.isActive(right))
     }
 
     @Test("stop ends a sound; a failed write ends the stream and is reported once")

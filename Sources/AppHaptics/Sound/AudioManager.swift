@@ -138,12 +138,18 @@ public final class AudioManager {
             logger.warning("music cannot be read; nothing changes", metadata: ["track": "\(id)", "error": "\(error)"])
             return
         }
-        if let outgoing { stream.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        // One change of the stream: the old track's fade-out and the new one's fade-in begin on the same frame.
+        let sound = stream.together { changes in
+            if let outgoing { changes.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+            if let incoming { changes.fade(incoming, to: 0, over: Self.crossFadeSeconds, thenStop: true) }
+            let sound = changes.play(source, gain: 0)
+            if !isMuted {
+                changes.fade(sound, to: 1, over: incoming == nil ? Self.muteSeconds : Self.crossFadeSeconds)
+            }
+            return sound
+        }
         outgoing = incoming
-        if let outgoing { stream.fade(outgoing, to: 0, over: Self.crossFadeSeconds, thenStop: true) }
-        let sound = stream.play(source, gain: 0)
         incoming = sound
-        if !isMuted { stream.fade(sound, to: 1, over: outgoing == nil ? Self.muteSeconds : Self.crossFadeSeconds) }
         currentTrack = id
         isPlaying = true
         watchEnd(of: sound, loops: loops)
@@ -152,9 +158,9 @@ public final class AudioManager {
     /// Stops the music, fading it out over `fadeOut` seconds (0: at once).
     public func stopMusic(fadeOut: Double = crossFadeSeconds) {
         endWatch?.cancel()
-        if let stream {
+        stream?.together { changes in
             for id in [incoming, outgoing].compactMap({ $0 }) {
-                if fadeOut > 0 { stream.fade(id, to: 0, over: fadeOut, thenStop: true) } else { stream.stop(id) }
+                if fadeOut > 0 { changes.fade(id, to: 0, over: fadeOut, thenStop: true) } else { changes.stop(id) }
             }
         }
         incoming = nil
@@ -168,9 +174,11 @@ public final class AudioManager {
         guard !isMuted else { return }
         isMuted = true
         guard let stream else { return }
-        if let incoming { stream.fade(incoming, to: 0, over: Self.muteSeconds) }
-        // A track fading out has nothing left to give: it ends now rather than play on silently.
-        if let outgoing { stream.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        stream.together { changes in
+            if let incoming { changes.fade(incoming, to: 0, over: Self.muteSeconds) }
+            // A track fading out has nothing left to give: it ends now rather than play on silently.
+            if let outgoing { changes.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+        }
         outgoing = nil
     }
 
