@@ -108,8 +108,10 @@ enum PIDSuite {
                 var unmatched = program.effects
                 var updatesLeft = (least: 0, most: 0)
                 var firstLate: Int?
-                // Each effect's time in the pattern and when the device started it.
+                // Each effect's time in the pattern and when the device started it; and, in the same order, its end
+                // in the pattern and the length the device started it with (its end there, unless stopped first).
                 var startedAt: [(due: Double, time: Double)] = []
+                var effectEnds: [(end: Double, heldLength: Double)] = []
                 for (time, held) in started {
                     var rests: [NativePeriodicEffect] = []
                     var late = 0
@@ -144,6 +146,7 @@ enum PIDSuite {
                     updatesLeft.most += counts.max() ?? 0
                     firstLate = firstLate ?? late
                     startedAt.append((unmatched[match].delay, time))
+                    effectEnds.append((unmatched[match].delay + unmatched[match].length, Double(held[4]) / 1000))
                     unmatched.remove(at: match)
                 }
                 // An effect whose whole time passed while the stream's thread could not run is left out (it has
@@ -184,8 +187,8 @@ enum PIDSuite {
                 /// The errors with the pattern's start `lag` before the first play (its upload delayed the play),
                 /// from that play on, at `times` but for those `leftOut` (pattern seconds): the start's latency is
                 /// the path's, stated apart (docs/engine.md).
-                func errors(lag: Double, leftOut: ClosedRange<Double>? = nil) -> [Double] {
-                    times.filter { $0 >= firstDelay + lag && !(leftOut?.contains($0) ?? false) }.map {
+                func errors(lag: Double, leftOut: [ClosedRange<Double>] = []) -> [Double] {
+                    times.filter { time in time >= firstDelay + lag && !leftOut.contains { $0.contains(time) } }.map {
                         abs(playback.output(at: firstStart - firstDelay - lag + $0).magnitude - program.level(at: $0))
                     }
                 }
@@ -213,16 +216,21 @@ enum PIDSuite {
                     + startLateness(startedAt, origin: origin)
                 if !holds {
                     // One effect started later than the edges leave out, and the rest of the pattern within both
-                    // bounds without its start: what a stall of the whole guest from its time makes, for as long
-                    // as its start came past the edge.
-                    let late = startedAt.filter { lateness($0, origin: origin) > edgeMilliseconds }
-                    if late.count == 1, let effect = late.first {
+                    // bounds without its start, nor its end where the device played it whole from that late start
+                    // (the stream stops only an effect it saw played late, and a play delayed after its write ends
+                    // by its length, as late): what a stall of the whole guest from its time makes, for as long as
+                    // its start came past the edge.
+                    let late = startedAt.indices.filter { lateness(startedAt[$0], origin: origin) > edgeMilliseconds }
+                    if late.count == 1, let index = late.first {
+                        let effect = startedAt[index]
                         let lateBy = lateness(effect, origin: origin)
                         let edge = edgeMilliseconds / 1000
                         let startLeftOut = (effect.due - edge)...(effect.due + lateBy / 1000 + edge)
-                        if bounded(errors(lag: lag, leftOut: startLeftOut)).holds {
+                        let deviceEnd = effect.time - origin + effectEnds[index].heldLength
+                        let endLeftOut = (effectEnds[index].end - edge)...(max(effectEnds[index].end, deviceEnd) + edge)
+                        if bounded(errors(lag: lag, leftOut: [startLeftOut, endLeftOut])).holds {
                             throw TimingFailure(
-                                reason: strays + " (within both bounds without the late start)",
+                                reason: strays + " (within both bounds without the late start and its end)",
                                 explainingStall: lateBy - edgeMilliseconds,
                                 window: (origin + effect.due)...effect.time)
                         }
