@@ -94,11 +94,13 @@ enum PIDSuite {
                 // What the device holds for each effect as it starts it: a block is created for the first effects,
                 // and an effect that ended leaves its block to a later one, which is uploaded into it.
                 let starts = reports.filter { $0.1.kind == .effectOperation && $0.1.operation == .start }
-                let started = starts.compactMap { time, report -> (time: Double, held: [Int])? in
-                    guard let block = report.blockIndex.flatMap({ playback.state(at: time).blocks[$0] }) else {
+                let started = starts.compactMap { time, report -> (time: Double, held: [Int], block: Int)? in
+                    guard let index = report.blockIndex, let block = playback.state(at: time).blocks[index] else {
                         return nil
                     }
-                    return (time, [block.period, block.magnitude, block.attackTime, block.fadeTime, block.duration])
+                    return (
+                        time, [block.period, block.magnitude, block.attackTime, block.fadeTime, block.duration], index
+                    )
                 }
                 // Each effect as the device starts it is one of the program's as the engine plays it that late: the
                 // lateness is what its length lost (an effect played more than `PeriodicEffectStream`'s 10 ms late
@@ -109,10 +111,12 @@ enum PIDSuite {
                 var updatesLeft = (least: 0, most: 0)
                 var firstLate: Int?
                 // Each effect's time in the pattern and when the device started it; and, in the same order, its end
-                // in the pattern and the length the device started it with (its end there, unless stopped first).
+                // in the pattern and when the device ended it (at the length it was started with, or at a stop
+                // before that).
                 var startedAt: [(due: Double, time: Double)] = []
-                var effectEnds: [(end: Double, heldLength: Double)] = []
-                for (time, held) in started {
+                var effectEnds: [Double] = []
+                var deviceEnds: [Double] = []
+                for (time, held, block) in started {
                     var rests: [NativePeriodicEffect] = []
                     var late = 0
                     let match = unmatched.firstIndex { effect in
@@ -146,7 +150,12 @@ enum PIDSuite {
                     updatesLeft.most += counts.max() ?? 0
                     firstLate = firstLate ?? late
                     startedAt.append((unmatched[match].delay, time))
-                    effectEnds.append((unmatched[match].delay + unmatched[match].length, Double(held[4]) / 1000))
+                    effectEnds.append(unmatched[match].delay + unmatched[match].length)
+                    let stopped = reports.first {
+                        $0.0 > time && $0.1.blockIndex == block && $0.1.kind == .effectOperation
+                            && $0.1.operation == .stop
+                    }
+                    deviceEnds.append(min(time + Double(held[4]) / 1000, stopped?.0 ?? .infinity))
                     unmatched.remove(at: match)
                 }
                 // An effect whose whole time passed while the stream's thread could not run is left out (it has
@@ -192,6 +201,16 @@ enum PIDSuite {
                         abs(playback.output(at: firstStart - firstDelay - lag + $0).magnitude - program.level(at: $0))
                     }
                 }
+                /// The five largest errors with the pattern's start `lag` before the first play, with their times.
+                func largestErrors(lag: Double) -> String {
+                    let found = times.filter { $0 >= firstDelay + lag }.map { time in
+                        let output = playback.output(at: firstStart - firstDelay - lag + time).magnitude
+                        return (time, abs(output - program.level(at: time)))
+                    }
+                    return found.sorted { $0.1 > $1.1 }.prefix(5).map {
+                        String(format: "%.0f: %.3f", $0.0 * 1000, $0.1)
+                    }.joined(separator: ", ")
+                }
                 /// Whether `found` keeps both bounds, and what it shows.
                 func bounded(_ found: [Double]) -> (holds: Bool, p99: Double, worst: Double, mean: Double) {
                     let sorted = found.sorted()
@@ -213,7 +232,9 @@ enum PIDSuite {
                     "\(name): the device's magnitude strays \(p99) at p99 (\(worst) at worst), \(mean) on average "
                     + "from the program (bounds \(magnitudeBound), \(meanBound)); each effect started on the "
                     + "device this many ms after its time in the pattern placed at that lag: "
-                    + startLateness(startedAt, origin: origin)
+                    + latenesses(startedAt, origin: origin) + "; and ended this many ms after its end there: "
+                    + latenesses(Array(zip(effectEnds, deviceEnds)), origin: origin)
+                    + "; the largest errors (pattern ms: error): " + largestErrors(lag: lag)
                 if !holds {
                     // One effect started later than the edges leave out, and the rest of the pattern within both
                     // bounds without its start, nor its end where the device played it whole from that late start
@@ -226,8 +247,8 @@ enum PIDSuite {
                         let lateBy = lateness(effect, origin: origin)
                         let edge = edgeMilliseconds / 1000
                         let startLeftOut = (effect.due - edge)...(effect.due + lateBy / 1000 + edge)
-                        let deviceEnd = effect.time - origin + effectEnds[index].heldLength
-                        let endLeftOut = (effectEnds[index].end - edge)...(max(effectEnds[index].end, deviceEnd) + edge)
+                        let deviceEnd = deviceEnds[index] - origin
+                        let endLeftOut = (effectEnds[index] - edge)...(max(effectEnds[index], deviceEnd) + edge)
                         if bounded(errors(lag: lag, leftOut: [startLeftOut, endLeftOut])).holds {
                             throw TimingFailure(
                                 reason: strays + " (within both bounds without the late start and its end)",
@@ -341,11 +362,12 @@ enum PIDSuite {
             }.joined(separator: ", ")
     }
 
-    /// Each effect's start on the device after its time in the pattern, whose time 0 the device's clock puts at
-    /// `origin`, in milliseconds, in the order they started: what a failure of the magnitude bound shows, so that
-    /// one effect started late (a stall of the guest) tells itself apart from every effect off its time.
-    static func startLateness(_ started: [(due: Double, time: Double)], origin: Double) -> String {
-        started.map { String(format: "%.1f", lateness($0, origin: origin)) }.joined(separator: ", ")
+    /// Each effect's start (or end) on the device after its time in the pattern, whose time 0 the device's clock
+    /// puts at `origin`, in milliseconds, in the order they started: what a failure of the magnitude bound shows, so
+    /// that one effect started late (a stall of the guest) tells itself apart from every effect off its time, and
+    /// an end the device played late from one cut short.
+    static func latenesses(_ events: [(due: Double, time: Double)], origin: Double) -> String {
+        events.map { String(format: "%.1f", lateness($0, origin: origin)) }.joined(separator: ", ")
     }
 
     /// How long after its time in the pattern (time 0 at `origin` on the device's clock) an effect started on the
