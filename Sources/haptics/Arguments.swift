@@ -1,7 +1,10 @@
 // The values commands take, each parsed in one place: the device selector (one grammar for every command that
-// names a device), the motor locality, the render profile, the monitor's event source and the emulated model.
+// names a device), the pattern a command plays or renders, the motor locality, the render profile, the monitor's
+// event source and the emulated model.
 // A conformance of a library's public type is public, so the modules it names are imported publicly here.
+import AppHaptics
 public import ArgumentParser
+import Foundation
 import HapticTestDevices
 public import HapticRendering
 import LinuxHaptics
@@ -155,3 +158,30 @@ extension DeviceMonitor.Source: ExpressibleByArgument {}
 
 /// `emulate MODEL`: the emulated controllers by name (`dualsense`, `xbox360`, ...).
 extension EmulatedModel: ExpressibleByArgument {}
+
+/// A pattern as the user names it, the same way for `play` and `render`: the path of an AHAP file, or the NAME of
+/// one in the Haptics/ folder the library finds (`thud` or `thud.ahap`; the top-level help lists where it looks).
+enum PatternArgument {
+    static let fileExtension = "ahap"
+
+    /// The pattern's file, or a failure that tells a missing path from a name its folder does not hold, for the
+    /// command `command`.
+    static func locate(_ pattern: String, command: String) throws -> URL {
+        let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: fileExtension)
+        if let file = lookup.file { return file }
+        if lookup.isPath {
+            throw CommandFailure(
+                "cannot find the pattern \(pattern)", why: "no file \(pattern)",
+                fix: "Check the path. A pattern of the Haptics/ folder is named without a folder: "
+                    + "`haptics \(command) thud`.")
+        }
+        let name = HapticResourceDirectory.resourceName(pattern, withExtension: fileExtension)
+        let why =
+            lookup.folder.map { "no file \(pattern), and no \(name).\(fileExtension) in \($0.directory.path)" }
+            ?? "no file \(pattern), and no Haptics/ folder in: "
+            + lookup.searched.map(\.standardizedFileURL.path).joined(separator: ", ")
+        throw CommandFailure(
+            "cannot find the pattern \(pattern)", why: why,
+            fix: "Pass the path of an .ahap file, or set HAPTICS_DIR to the folder that holds \(name).ahap.")
+    }
+}

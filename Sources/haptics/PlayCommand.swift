@@ -66,7 +66,7 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let url = try locatePattern()
+        let url = try PatternArgument.locate(pattern, command: "play")
         let loaded: HapticPattern
         do {
             loaded = try HapticPattern(contentsOf: url)
@@ -102,27 +102,6 @@ struct PlayCommand: AsyncParsableCommand {
             engine: engine, pattern: loaded, loops: loop, rate: rate, report: report, signals: signals)
         try await session.run(name: url.lastPathComponent)
     }
-
-    /// The pattern's file: the path given, or the NAME in the `Haptics/` folder the library finds.
-    private func locatePattern() throws -> URL {
-        let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: Self.patternExtension)
-        if let file = lookup.file { return file }
-        if lookup.isPath {
-            throw CommandFailure(
-                "cannot find the pattern \(pattern)", why: "no file \(pattern)",
-                fix: "Check the path. A pattern of the Haptics/ folder is named without a folder: `haptics play thud`.")
-        }
-        let name = HapticResourceDirectory.resourceName(pattern, withExtension: Self.patternExtension)
-        let why =
-            lookup.folder.map { "no file \(pattern), and no \(name).\(Self.patternExtension) in \($0.directory.path)" }
-            ?? "no file \(pattern), and no Haptics/ folder in: "
-            + lookup.searched.map(\.standardizedFileURL.path).joined(separator: ", ")
-        throw CommandFailure(
-            "cannot find the pattern \(pattern)", why: why,
-            fix: "Pass the path of an .ahap file, or set HAPTICS_DIR to the folder that holds \(name).ahap.")
-    }
-
-    static let patternExtension = "ahap"
 }
 
 /// One play: the player, its looping, and the engine events it reacts to.

@@ -27,8 +27,8 @@ struct RenderCommand: ParsableCommand {
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg, wav }
 
-    @Argument(help: "The AHAP file to render.")
-    var file: String
+    @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/, as `haptics play` takes it.")
+    var pattern: String
 
     @Option(help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav.")
     var format: Format = .text
@@ -81,14 +81,17 @@ struct RenderCommand: ParsableCommand {
     }
 
     func run() throws {
+        let url = try PatternArgument.locate(self.pattern, command: "render")
+        // A path is named as given; a pattern found by its name, by the file it was found in.
+        let file = FileManager.default.fileExists(atPath: self.pattern) ? self.pattern : url.path
         let pattern: HapticPattern
         do {
-            pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: file))
+            pattern = try HapticPattern(contentsOf: url)
         } catch {
             throw CommandFailure(
                 "\(file): cannot load", why: "\(error)", fix: "`haptics validate \(file)` lists every problem.")
         }
-        let folder = URL(fileURLWithPath: file).deletingLastPathComponent().path
+        let folder = url.deletingLastPathComponent().path
         let sounds = PatternSounds(
             pattern: pattern,
             directories: [folder] + (HapticResourceDirectory.locate().map { [$0.directory.path] } ?? []),
@@ -150,7 +153,7 @@ struct RenderCommand: ParsableCommand {
         guard rows > Self.maximumRows else { return rate }
         let fitting = ((Self.maximumRows - 1) / rendering.span).rounded(.down)
         throw CommandFailure(
-            "\(file): too long to sample at \(decimal(rate)) Hz",
+            "\(pattern): too long to sample at \(decimal(rate)) Hz",
             why:
                 "\(decimal(rendering.span)) s at \(decimal(rate)) Hz is \(Int(rows)) rows, more than \(Int(Self.maximumRows))",
             fix: "Pass --sample-rate \(decimal(fitting)) or less, or --format json or svg, which do not sample.")

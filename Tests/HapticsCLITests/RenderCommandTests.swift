@@ -1,0 +1,38 @@
+import Foundation
+import Testing
+
+/// `haptics render` end to end (`CLI`): a pattern named as `haptics play` names it.
+@Suite struct RenderCommandTests {
+    /// The repository's `Haptics/thud.ahap`, by its path.
+    static let thud = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Haptics/thud.ahap").path
+
+    @Test func aNameRendersThePatternOfTheHapticsFolderAsItsPathDoes() throws {
+        let byPath = try CLI.run(["render", "--format", "csv", Self.thud])
+        let byName = try CLI.run(["render", "--format", "csv", "thud"])
+        let withExtension = try CLI.run(["render", "--format", "csv", "thud.ahap"])
+        #expect(byPath.status == 0, "\(byPath.errors)")
+        #expect(byPath.output.hasPrefix("time,strong,weak\n"), "\(byPath.output.prefix(80))")
+        #expect(byName.status == 0, "\(byName.errors)")
+        #expect(byName.output == byPath.output)
+        #expect(withExtension.output == byPath.output)
+    }
+
+    @Test func aMissingPathIsReportedAsAPathAndAMissingNameAsANameInTheFolder() throws {
+        let path = try CLI.run(["render", "/nonexistent/tap.ahap"])
+        #expect(path.status != 0)
+        #expect(path.output.isEmpty, "nothing rendered")
+        #expect(
+            path.errors.hasPrefix(
+                "haptics render: cannot find the pattern /nonexistent/tap.ahap: no file /nonexistent/tap.ahap\n"),
+            "\(path.errors)")
+        #expect(path.errors.contains("`haptics render thud`"), "\(path.errors)")
+        let name = try CLI.run(["render", "no-such-pattern"])
+        #expect(name.status != 0)
+        #expect(
+            name.errors.hasPrefix(
+                "haptics render: cannot find the pattern no-such-pattern: no file no-such-pattern, and no "
+                    + "no-such-pattern.ahap in "), "\(name.errors)")
+        #expect(name.errors.contains("set HAPTICS_DIR"), "\(name.errors)")
+    }
+}
