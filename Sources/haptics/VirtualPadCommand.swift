@@ -88,7 +88,8 @@ struct VirtualPadCommand: AsyncParsableCommand {
         do {
             pad = try VirtualPad(try padConfiguration(), logger: logger)
         } catch let error as VirtualPadError {
-            throw CommandFailure("cannot create the virtual pad", why: "\(error)")
+            // The error says what failed, why, and what to do (a module to load, access to grant).
+            throw CommandFailure("\(error)")
         }
         // Subscribed before the node is announced: a client that starts at once is shown from its first call.
         let records = pad.recordStream()
