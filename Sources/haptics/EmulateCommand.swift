@@ -58,10 +58,11 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func run() async throws {
         if list {
-            for model in EmulatedModel.allCases {
-                print(
-                    Self.pad(model.rawValue, 14) + Self.pad(model.module, 17) + Self.pad(model.transport, 38)
-                        + model.product)
+            // Each column as wide as its longest entry and two spaces more, so that every row lines up.
+            let rows = EmulatedModel.allCases.map { [$0.rawValue, $0.module, $0.transport, $0.product] }
+            let widths = (0..<3).map { column in rows.map { $0[column].count }.max()! + 2 }
+            for row in rows {
+                print((0..<3).map { Self.pad(row[$0], widths[$0]) }.joined() + row[3])
             }
             return
         }
