@@ -156,7 +156,10 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         let interrupted = InterruptFlag()
         let signals = TerminationSignals.handle { _ in interrupted.set() }
         defer { signals.cancel() }
-        print(output.deviceName == "null" ? "no sound device: playing on the null output (silent)" : "on \(device)")
+        // "default" falls back to the null output when there is no sound device; a device named is what opened.
+        print(
+            device == "default" && output.deviceName == "null"
+                ? "no sound device: playing on the null output (silent)" : "on \(device)")
         guard try await play(sources, rate: rate, on: stream, interrupted: interrupted) else {
             throw ExitCode(PlaySession.interruptedStatus)
         }
