@@ -370,10 +370,10 @@ enum PIDSuite {
         events.map { String(format: "%.1f", lateness($0, origin: origin)) }.joined(separator: ", ")
     }
 
-    /// How long after its time in the pattern (time 0 at `origin` on the device's clock) an effect started on the
-    /// device, in milliseconds.
-    static func lateness(_ start: (due: Double, time: Double), origin: Double) -> Double {
-        (start.time - origin - start.due) * 1000
+    /// How long after its time in the pattern (time 0 at `origin` on the device's clock) an effect started (or
+    /// ended) on the device, in milliseconds.
+    static func lateness(_ event: (due: Double, time: Double), origin: Double) -> Double {
+        (event.time - origin - event.due) * 1000
     }
 
     static func optInRequired() async throws {
