@@ -193,22 +193,23 @@ enum PIDSuite {
                 let times = (0..<Int(end * 1000)).map { Double($0) / 1000 }.filter { time in
                     !edges.contains { abs($0 - time) * 1000 < edgeMilliseconds }
                 }
-                /// The errors with the pattern's start `lag` before the first play (its upload delayed the play),
-                /// from that play on, at `times` but for those `leftOut` (pattern seconds): the start's latency is
-                /// the path's, stated apart (docs/engine.md).
-                func errors(lag: Double, leftOut: [ClosedRange<Double>] = []) -> [Double] {
+                /// Each error, with its pattern time, with the pattern's start `lag` before the first play (its
+                /// upload delayed the play), from that play on, at `times` but for those `leftOut` (pattern
+                /// seconds): the start's latency is the path's, stated apart (docs/engine.md).
+                func timedErrors(lag: Double, leftOut: [ClosedRange<Double>] = []) -> [(time: Double, error: Double)] {
                     times.filter { time in time >= firstDelay + lag && !leftOut.contains { $0.contains(time) } }.map {
-                        abs(playback.output(at: firstStart - firstDelay - lag + $0).magnitude - program.level(at: $0))
+                        let output = playback.output(at: firstStart - firstDelay - lag + $0).magnitude
+                        return ($0, abs(output - program.level(at: $0)))
                     }
+                }
+                /// The errors alone.
+                func errors(lag: Double, leftOut: [ClosedRange<Double>] = []) -> [Double] {
+                    timedErrors(lag: lag, leftOut: leftOut).map(\.error)
                 }
                 /// The five largest errors with the pattern's start `lag` before the first play, with their times.
                 func largestErrors(lag: Double) -> String {
-                    let found = times.filter { $0 >= firstDelay + lag }.map { time in
-                        let output = playback.output(at: firstStart - firstDelay - lag + time).magnitude
-                        return (time, abs(output - program.level(at: time)))
-                    }
-                    return found.sorted { $0.1 > $1.1 }.prefix(5).map {
-                        String(format: "%.0f: %.3f", $0.0 * 1000, $0.1)
+                    timedErrors(lag: lag).sorted { $0.error > $1.error }.prefix(5).map {
+                        String(format: "%.0f: %.3f", $0.time * 1000, $0.error)
                     }.joined(separator: ", ")
                 }
                 /// Whether `found` keeps both bounds, and what it shows.

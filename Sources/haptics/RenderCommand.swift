@@ -82,8 +82,9 @@ struct RenderCommand: ParsableCommand {
 
     func run() throws {
         let url = try PatternArgument.locate(self.pattern, command: "render")
-        // A path is named as given; a pattern found by its name, by the file it was found in.
-        let file = FileManager.default.fileExists(atPath: self.pattern) ? self.pattern : url.path
+        // A path is named as given (the locator keeps it relative to the working directory); a pattern found by
+        // its name, by the file it was found in.
+        let file = url.relativePath
         let pattern: HapticPattern
         do {
             pattern = try HapticPattern(contentsOf: url)
