@@ -1,7 +1,6 @@
 // The model back to AHAP: a JSON tree in the key order Apple's own files use, then text or a property-list-style
 // dictionary. Optional keys the model does not hold (`nil`) are not written, so a file that omitted them
 // round-trips without gaining defaults.
-import Foundation
 
 enum PatternEncoder {
     static func tree(of pattern: HapticPattern) -> JSONValue {
@@ -94,6 +93,13 @@ enum PatternEncoder {
         }
     }
 
+    /// Whether `value` is Foundation's `NSNull`, recognised by its type's name: this module does not import
+    /// Foundation, so that no program or library linking it statically carries Foundation and the ICU data it
+    /// brings (34 MB) for one type check. Its callers' dictionaries come from Foundation, which then is loaded.
+    static func isFoundationNull(_ value: Any) -> Bool {
+        _typeName(type(of: value), qualified: true) == "Foundation.NSNull"
+    }
+
     /// Converts a property-list-style value into a JSON tree. Numbers may be any Swift integer or floating type,
     /// or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded). `NSNull`, what
     /// `JSONSerialization` makes of `null`, is `null`, as in text: an optional key holding it reads as absent.
@@ -113,7 +119,7 @@ enum PatternEncoder {
                 path: path)
         }
         switch value {
-        case is NSNull:
+        case _ where isFoundationNull(value):
             return .null
         case let text as String:
             return .string(text)

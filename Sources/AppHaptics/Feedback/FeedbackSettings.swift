@@ -3,7 +3,11 @@
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
+#if canImport(FoundationEssentials)
+public import FoundationEssentials
+#else
 public import Foundation
+#endif
 #endif
 import LinuxInput
 public import Logging
