@@ -23,6 +23,12 @@ test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 	fuzz fuzz-smoke soak bench bench-hd bench-peers bench-latency peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
+# The man pages and completions are generated from the release binary into STAGE, which install copies, with the
+# binary stripped as the C library is (docs/install.md).
+STAGE := .build/install-stage
+MAN_STAMP := $(STAGE)/man/.generated
+COMPLETION_STAMP := $(STAGE)/completions/.generated
+
 # `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
 .DEFAULT_GOAL := all
 
@@ -199,7 +205,7 @@ install-udev:
 
 # `make` builds, as yourself, what `sudo make install` copies: the CLI's release build, the C library, the man pages
 # and the shell completions (`make build` is the debug build).
-all: $(BIN)/haptics $(CAPI_LIBRARY) man completions
+all: $(STAGE)/bin/haptics $(CAPI_LIBRARY) man completions
 
 # Installing (docs/install.md): `make install [PREFIX=/usr/local] [DESTDIR=]` puts the `haptics` CLI, the
 # Haptics/ assets (PREFIX/share/haptics/Haptics, where the installed CLI looks beside its own bin/), a man page
@@ -215,19 +221,15 @@ MANDIR = $(DATADIR)/man
 LIBDIR = $(PREFIX)/lib
 INCLUDEDIR = $(PREFIX)/include
 UDEVRULESDIR = /etc/udev/rules.d
-# The man pages and completions are generated from the release binary into STAGE, which install copies.
-STAGE := .build/install-stage
-MAN_STAMP := $(STAGE)/man/.generated
-COMPLETION_STAMP := $(STAGE)/completions/.generated
 
 # The C library's part of an install: $(CAPI_LIBRARY) with its soname and development links into LIBDIR, $(CAPI_HEADER)
 # into INCLUDEDIR, linuxhaptics.pc from $(CAPI_PC_TEMPLATE) into LIBDIR/pkgconfig (see `capi` above).
 INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DATADIR='$(DATADIR)' MANDIR='$(MANDIR)' \
-	LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' UDEVRULESDIR='$(UDEVRULESDIR)' HAPTICS_BIN='$(BIN)/haptics' \
+	LIBDIR='$(LIBDIR)' INCLUDEDIR='$(INCLUDEDIR)' UDEVRULESDIR='$(UDEVRULESDIR)' HAPTICS_BIN='$(STAGE)/bin/haptics' \
 	MAN_STAGE='$(STAGE)/man' COMPLETION_STAGE='$(STAGE)/completions' CAPI_LIB='$(CAPI_LIBRARY)' \
 	CAPI_HEADER='$(CAPI_HEADER)' CAPI_PC_IN='$(CAPI_PC_TEMPLATE)' CAPI_VERSION='$(CAPI_VERSION)'
 
-INSTALL_INPUTS = $(BIN)/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(COMPLETION_STAMP)
+INSTALL_INPUTS = $(STAGE)/bin/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(COMPLETION_STAMP)
 install: install-inputs-built-unless-sudo $(INSTALL_INPUTS)
 	@$(INSTALL_ENV) scripts/install
 
@@ -250,6 +252,10 @@ $(BIN)/haptics: Package.swift $(shell find Sources -type f)
 	@scripts/bootstrap
 	$(RELEASE_BUILD) --product haptics
 	@touch $@
+
+$(STAGE)/bin/haptics: $(BIN)/haptics
+	@mkdir -p $(@D)
+	strip --strip-unneeded -o $@.tmp $< && mv $@.tmp $@
 
 # The C library's release build, when a source is newer (as for the CLI above).
 $(CAPI_LIBRARY): Package.swift $(CAPI_HEADER) $(shell find Sources -type f)
