@@ -45,6 +45,15 @@ struct PlaybackOptions: ParsableArguments {
         options.actuators = actuators
         options.allowsForceDevices = allowForceDevices
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
+        // A trigger locality plays on trigger motors or not at all: the virtual output has none.
+        if case .virtual = device, options.locality.isTrigger {
+            throw CommandFailure(
+                "cannot play on virtual",
+                why: "the built-in virtual output has no trigger motors, so locality \(options.locality.rawValue) "
+                    + "cannot play on it",
+                fix: "name an Xbox Wireless Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` "
+                    + "is one), or play on the body motors with `--locality all`, `left` or `right`.")
+        }
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
             if wait {
@@ -56,7 +65,7 @@ struct PlaybackOptions: ParsableArguments {
             noteActuators(of: engine, report: report)
             return engine
         } catch {
-            // A trigger locality plays on trigger motors or not at all: the virtual output has none.
+            // Nor does a trigger locality fall back to the virtual output.
             guard device == nil, !wait, !options.locality.isTrigger else {
                 throw Self.startFailure(on: device?.defaultValueDescription, error)
             }

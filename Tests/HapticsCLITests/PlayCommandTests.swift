@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-/// `haptics play` end to end (`CLI`): what it says when it cannot find the pattern it was given.
+/// `haptics play` end to end (`CLI`): what it says when it cannot find the pattern it was given, or cannot play it
+/// where it was asked to.
 @Suite struct PlayCommandTests {
     @Test func aMissingPathIsReportedAsAPathAndAMissingNameAsANameInTheFolder() throws {
         let path = try CLI.run(["play", "--device", "virtual", "/nonexistent/tap.ahap"])
@@ -19,5 +20,17 @@ import Testing
                 "haptics play: cannot find the pattern no-such-pattern: no file no-such-pattern, and no "
                     + "no-such-pattern.ahap in "), "\(name.errors)")
         #expect(name.errors.contains("set HAPTICS_DIR"), "\(name.errors)")
+    }
+
+    @Test func aTriggerLocalityOnTheVirtualOutputFailsAndPlaysNothing() throws {
+        for locality in ["triggers", "left-trigger", "right-trigger"] {
+            let result = try CLI.run(["play", "--device", "virtual", "--locality", locality, "thud"])
+            #expect(result.status == 1, "\(locality): \(result.errors)")
+            #expect(result.output.isEmpty, "\(locality): nothing plays: \(result.output)")
+            #expect(
+                result.errors.hasPrefix(
+                    "haptics play: cannot play on virtual: the built-in virtual output has no trigger motors, so "
+                        + "locality \(locality) cannot play on it\n"), "\(result.errors)")
+        }
     }
 }
