@@ -138,8 +138,9 @@ typedef void (*lh_reset_handler)(void *user);
    rumble-capable device this process may write (gamepads first), or names one: an event node
    ("/dev/input/event5", or a /dev/input/by-id/ link), an event name ("event5"), a stable id as
    `haptics devices` prints it ("usb-045e:028e-1a2b3c4d", the same after a replug), or "all" for every
-   rumble-capable gamepad driven together. Fails with LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION or
-   LH_ERROR_DEVICE, and then gives no engine. */
+   rumble-capable gamepad driven together. There is no virtual output: "virtual" (the haptics tool's) is
+   LH_ERROR_INVALID_ARGUMENT. Fails with LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION or LH_ERROR_DEVICE, and then
+   gives no engine. */
 lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **error);
 
 /* lh_engine_create, playing on `actuators` (LH_ERROR_INVALID_ARGUMENT for a value not listed). */

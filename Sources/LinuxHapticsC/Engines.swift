@@ -87,10 +87,19 @@ public func lhEngineCreateWithLocality(
         guard let engine else { throw CFailure.missing("engine") }
         var selection = DeviceSelection.firstRumbleDevice
         if let device {
-            guard let named = DeviceSelection(naming: String(cString: device)) else {
+            let name = String(cString: device)
+            guard let named = DeviceSelection(naming: name) else {
                 throw CFailure(
                     LH_ERROR_INVALID_ARGUMENT,
                     "device is empty: pass NULL for the first rumble-capable device, or a node, event name or id")
+            }
+            // The haptics tool's name for its built-in virtual output, which this library does not have.
+            guard name != "virtual" else {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "device \"virtual\" is the haptics tool's built-in virtual output, which the C library does not "
+                        + "have: it plays on gamepads only. To try a program without one, run `haptics virtual-pad` "
+                        + "(a uinput gamepad) or `haptics emulate` beside it and pass NULL")
             }
             selection = named
         }

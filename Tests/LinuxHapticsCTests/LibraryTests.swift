@@ -52,6 +52,17 @@ import Testing
         #expect(String(cString: lh_engine_actuators(nil)) == "rumble")
     }
 
+    @Test func theToolsVirtualOutputIsAnInvalidArgumentThatSaysTheLibraryPlaysOnGamepadsOnly() {
+        var engine: OpaquePointer?
+        let (status, error) = calling { error in lh_engine_create("virtual", &engine, error) }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT)
+        #expect(
+            error?.message.hasPrefix(
+                "device \"virtual\" is the haptics tool's built-in virtual output, which the C library does not have: "
+                    + "it plays on gamepads only.") == true, "\(error?.message ?? "")")
+        #expect(engine == nil)
+    }
+
     @Test func anUnknownLocalityIsAnInvalidArgumentThatListsTheNames() {
         var engine: OpaquePointer?
         let (status, error) = calling { error in
