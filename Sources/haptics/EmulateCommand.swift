@@ -13,8 +13,9 @@ struct EmulateCommand: AsyncParsableCommand {
         abstract:
             "Present an emulated game controller that the kernel's own driver binds, and show what its motors receive.",
         discussion: """
-            HID controllers are created through /dev/uhid (module uhid); the Xbox 360 pad is a USB gadget on \
-            the dummy host controller (modules dummy_hcd, libcomposite, usb_f_fs, configfs mounted). The \
+            The Sony, Xbox Wireless and Switch controllers are created through /dev/uhid (module uhid); the \
+            Xbox 360 pad, the DragonRise pad and the PID joystick are USB gadgets on the dummy host controller \
+            (modules dummy_hcd, libcomposite, usb_f_fs, configfs mounted; the last two bound through usbhid). The \
             controller answers what its driver asks while probing, decodes every report the driver sends into \
             the levels the real controller's motors would run, and records them. On a terminal it shows the \
             motor levels live; otherwise it prints one line per report. The DualSense over Bluetooth also \

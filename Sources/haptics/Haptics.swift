@@ -16,8 +16,8 @@ struct Haptics: AsyncParsableCommand {
             `haptics SUBCOMMAND --help` describes a subcommand (its manual page: haptics-SUBCOMMAND). A pattern \
             named without a path (`haptics play thud`, `haptics render thud`) is NAME.ahap in the first Haptics \
             folder that exists among $HAPTICS_DIR, ./Haptics, the copy installed with the program \
-            (PREFIX/share/haptics/Haptics for PREFIX/bin/haptics), /usr/local/share/haptics/Haptics and \
-            /usr/share/haptics/Haptics. Without root, gamepads open read-write through the udev rule \
+            (PREFIX/share/haptics/Haptics for PREFIX/bin/haptics), /usr/local/share/haptics/Haptics, \
+            /usr/share/haptics/Haptics and, run from a clone, the repository's Haptics. Without root, gamepads open read-write through the udev rule \
             70-haptics-gamepads.rules that `make install` puts in /etc/udev/rules.d.
             """,
         version: version,

@@ -15,8 +15,8 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play an AHAP pattern on a gamepad (or the built-in virtual output) and show the motors live.",
         discussion: """
-            FILE is a path to an .ahap file; NAME plays Haptics/NAME.ahap (the installed copy or the repo's; \
-            HAPTICS_DIR overrides). Without --device it plays on the first rumble-capable device, or, when there \
+            FILE is a path to an .ahap file; NAME plays NAME.ahap in the first Haptics folder found \
+            (HAPTICS_DIR, ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first rumble-capable device, or, when there \
             is none, on the built-in virtual output, which shows what the motors would do. When the device is \
             unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
             the device. --json prints engine events as JSON lines: started, stopped (with a reason), reset, \

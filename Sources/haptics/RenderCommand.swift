@@ -30,7 +30,9 @@ struct RenderCommand: ParsableCommand {
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/, as `haptics play` takes it.")
     var pattern: String
 
-    @Option(help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav.")
+    @Option(
+        help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav; with hd-rumble, svg or csv."
+    )
     var format: Format = .text
 
     /// What the rendering shows: the motors, a DualSense's voice coils, or a Switch controller's HD rumble.
