@@ -17,6 +17,9 @@ enum AppUdevSuite {
             KernelTest(
                 name: "app/udev/hidraw-nodes-of-dualsense-switch-pro-and-xbox-bt-tagged-uaccess-dualshock4-not",
                 body: hidrawTagging),
+            KernelTest(
+                name: "app/udev/install-udev-applies-the-rule-to-a-pad-plugged-in-before-its-hidraw-node-too",
+                body: installUdevAppliesTheRuleToAPadPresent),
         ])
 
     static let ruleName = "70-haptics-gamepads.rules"
@@ -141,6 +144,40 @@ extension AppUdevSuite {
                         motionTags.contains(motionTag) == (model == .switchPro),
                         "TAGS of the \(model.rawValue)'s motion node \(motion): \(motionTags)")
                     print("    \(model.rawValue) \(motion): TAGS=\(motionTags.sorted().joined(separator: ":"))")
+                }
+            }
+        }
+    }
+}
+
+extension AppUdevSuite {
+    /// `scripts/install-udev --apply` (what `make install` runs after copying the rule) applies the rule to a
+    /// DualSense over Bluetooth plugged in before it: its event node and its hidraw node (the voice coils) get
+    /// their tags without a replug. Reloading the rules alone leaves both untagged, so the script's own trigger
+    /// is what tags them.
+    static func installUdevAppliesTheRuleToAPadPresent() async throws {
+        let script = "scripts/install-udev"
+        try await EmulationSuite.withController(.dualsenseBluetooth) { _, nodes in
+            guard let hidraw = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
+                throw TestFailure(reason: "the dualsense-bt has no hidraw node")
+            }
+            try await withRuleInstalled {
+                guard access(script, X_OK) == 0 else {
+                    throw TestSkip(
+                        .udevRules, "\(script) not found in the working directory (scripts/vm-run copies it)")
+                }
+                let eventTags = tags(try properties(of: nodes.rumbleNode)["CURRENT_TAGS"])
+                let hidrawTags = tags(try properties(of: hidraw)["CURRENT_TAGS"])
+                try require(
+                    !eventTags.contains(markerTag) && !hidrawTags.contains(actuatorTag),
+                    "the pad's nodes were tagged before the rule was applied: \(eventTags), \(hidrawTags)")
+                let output = try DeviceSuite.run([script, "--apply"])
+                for (node, tag) in [(nodes.rumbleNode, markerTag), (hidraw, actuatorTag)] {
+                    let current = tags(try properties(of: node)["CURRENT_TAGS"])
+                    try require(
+                        current.contains("uaccess") && current.contains(tag),
+                        "CURRENT_TAGS of \(node) after \(script) --apply: \(current.sorted()) (its output: \(output))")
+                    print("    \(node): CURRENT_TAGS=\(current.sorted().joined(separator: ":"))")
                 }
             }
         }
