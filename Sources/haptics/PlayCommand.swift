@@ -19,7 +19,7 @@ struct PlayCommand: AsyncParsableCommand {
             (HAPTICS_DIR, ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first rumble-capable device, or, when there \
             is none, on the built-in virtual output, which shows what the motors would do. When the device is \
             unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
-            the device. --json prints engine events as JSON lines: started, stopped (with a reason), reset, \
+            the device. --json prints engine events as JSON lines: note (the fall-back to the virtual output), started, stopped (with a reason), reset, \
             finished, interrupted, and late (a level the engine's thread slept through, written when it woke; \
             what follows is planned again from that write). A pattern's audio events (AudioCustom, \
             AudioContinuous) play with its haptics on the default sound device (or --audio-device), starting \

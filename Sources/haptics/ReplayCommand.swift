@@ -13,7 +13,7 @@ struct ReplayCommand: AsyncParsableCommand {
             time: the chapters one after another, a one-second pause between them. Every play is scheduled on \
             the engine's clock up front, so timing does not depend on this program waking up. Plays on \
             --device, else on the first rumble-capable device, else on the built-in virtual output; prints \
-            each cue as it plays with the motor levels. --json prints JSON lines: replay (with the start time \
+            each cue as it plays with the motor levels. --json prints JSON lines: note (the fall-back to the virtual output), replay (with the start time \
             on CLOCK_MONOTONIC), chapter, cue (with its absolute time "at"), stopped, reset, finished.
             """)
 
