@@ -13,11 +13,11 @@ struct Haptics: AsyncParsableCommand {
         commandName: "haptics",
         abstract: "Feel, probe and replay Core Haptics (AHAP) patterns on Linux gamepads through evdev force feedback.",
         discussion: """
-            `haptics SUBCOMMAND --help` describes a subcommand (its manual page: haptics-SUBCOMMAND). A pattern \
-            named without a path (`haptics play thud`, `haptics render thud`) is NAME.ahap in the first Haptics \
-            folder that exists among $HAPTICS_DIR, ./Haptics, the copy installed with the program \
-            (PREFIX/share/haptics/Haptics for PREFIX/bin/haptics), /usr/local/share/haptics/Haptics, \
-            /usr/share/haptics/Haptics and, run from a clone, the repository's Haptics. Without root, gamepads open read-write through the udev rule \
+            `haptics SUBCOMMAND --help` describes a subcommand (its manual page: haptics-SUBCOMMAND). A pattern named \
+            without a path (`haptics play thud`, `haptics render thud`) is NAME.ahap in the first Haptics folder that \
+            exists among $HAPTICS_DIR, ./Haptics, the copy installed with the program (PREFIX/share/haptics/Haptics \
+            for PREFIX/bin/haptics), /usr/local/share/haptics/Haptics, /usr/share/haptics/Haptics and, run from a \
+            clone, the repository's Haptics. Without root, gamepads open read-write through the udev rule \
             70-haptics-gamepads.rules that `make install` puts in /etc/udev/rules.d.
             """,
         version: version,

@@ -15,16 +15,17 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play an AHAP pattern on a gamepad (or the built-in virtual output) and show the motors live.",
         discussion: """
-            FILE is a path to an .ahap file; NAME plays NAME.ahap in the first Haptics folder found \
-            (HAPTICS_DIR, ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first rumble-capable device, or, when there \
-            is none, on the built-in virtual output, which shows what the motors would do. When the device is \
-            unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and releases \
-            the device. --json prints engine events as JSON lines: note (the fall-back to the virtual output), started, stopped (with a reason), reset, \
-            finished, interrupted, and late (a level the engine's thread slept through, written when it woke; \
-            what follows is planned again from that write). A pattern's audio events (AudioCustom, \
-            AudioContinuous) play with its haptics on the default sound device (or --audio-device), starting \
-            together; their files are looked for next to the pattern, then in Haptics/. The started event then names the sound output (audio=); \
-            without a sound device they play on a silent null output. --no-audio leaves them out.
+            FILE is a path to an .ahap file; NAME plays NAME.ahap in the first Haptics folder found (HAPTICS_DIR, \
+            ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first \
+            rumble-capable device, or, when there is none, on the built-in virtual output, which shows what the motors \
+            would do. When the device is unplugged it says so, waits for it to come back and continues. Ctrl-C stops \
+            the motors and releases the device. --json prints engine events as JSON lines: note (the fall-back to the \
+            virtual output), started, stopped (with a reason), reset, finished, interrupted, and late (a level the \
+            engine's thread slept through, written when it woke; what follows is planned again from that write). A \
+            pattern's audio events (AudioCustom, AudioContinuous) play with its haptics on the default sound device \
+            (or --audio-device), starting together; their files are looked for next to the pattern, then in Haptics/. \
+            The started event then names the sound output (audio=); without a sound device they play on a silent null \
+            output. --no-audio leaves them out.
             """)
 
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")

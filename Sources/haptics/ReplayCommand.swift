@@ -9,11 +9,11 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replay the reference app's haptic cues, chapter by chapter, with their timing.",
         discussion: """
-            Reads the cue sheet (Haptics/cues.json, format in docs/app-haptics.md) and plays every cue at its \
-            time: the chapters one after another, a one-second pause between them. Every play is scheduled on \
-            the engine's clock up front, so timing does not depend on this program waking up. Plays on \
-            --device, else on the first rumble-capable device, else on the built-in virtual output; prints \
-            each cue as it plays with the motor levels. --json prints JSON lines: note (the fall-back to the virtual output), replay (with the start time \
+            Reads the cue sheet (Haptics/cues.json, format in docs/app-haptics.md) and plays every cue at its time: \
+            the chapters one after another, a one-second pause between them. Every play is scheduled on the engine's \
+            clock up front, so timing does not depend on this program waking up. Plays on --device, else on the first \
+            rumble-capable device, else on the built-in virtual output; prints each cue as it plays with the motor \
+            levels. --json prints JSON lines: note (the fall-back to the virtual output), replay (with the start time \
             on CLOCK_MONOTONIC), chapter, cue (with its absolute time "at"), stopped, reset, finished.
             """)
 

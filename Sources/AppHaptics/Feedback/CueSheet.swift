@@ -5,11 +5,7 @@ import AHAP
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 #endif
 
 /// An app's haptic cues, chapter by chapter, as `Haptics/cues.json` lists them.

@@ -3,11 +3,7 @@
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 #endif
 import LinuxInput
 public import Logging

@@ -2,11 +2,7 @@
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
-#if canImport(FoundationEssentials)
-public import FoundationEssentials
-#else
 public import Foundation
-#endif
 #endif
 
 /// Resolves names inside one folder.
