@@ -255,6 +255,7 @@ $(BIN)/haptics: Package.swift $(shell find Sources -type f)
 
 $(STAGE)/bin/haptics: $(BIN)/haptics
 	@mkdir -p $(@D)
+	@scripts/check-no-icu $<
 	strip --strip-unneeded -o $@.tmp $< && mv $@.tmp $@
 
 # The C library's release build, when a source is newer (as for the CLI above).

@@ -5,8 +5,8 @@
 // value; the validator wants both the path and speed (`make bench` compares the two).
 
 /// A parsed JSON value. Objects keep their members in file order, duplicates included, so the validator can
-/// report duplicate and unknown keys by position.
-enum JSONValue: Sendable, Equatable {
+/// report duplicate and unknown keys by position. The CLI writes its own JSON with it too (`JSONWriter`).
+package enum JSONValue: Sendable, Equatable {
     case object([JSONMember])
     case array([JSONValue])
     case string(String)
@@ -27,13 +27,18 @@ enum JSONValue: Sendable, Equatable {
     }
 }
 
-struct JSONMember: Sendable, Equatable {
-    var key: String
-    var value: JSONValue
+package struct JSONMember: Sendable, Equatable {
+    package var key: String
+    package var value: JSONValue
+
+    package init(key: String, value: JSONValue) {
+        self.key = key
+        self.value = value
+    }
 }
 
 /// One step of a JSON path: a key of an object or an index into an array.
-enum JSONPathComponent: Sendable, Hashable {
+package enum JSONPathComponent: Sendable, Hashable {
     case key(String)
     case index(Int)
 }

@@ -1,12 +1,12 @@
-// Writes a JSON tree as text: the AHAP encoder's back end. Numbers use Swift's shortest round-tripping form, so
+// Writes a JSON tree as text: the AHAP encoder's back end, and the CLI's (`haptics render --format json`). Numbers use Swift's shortest round-tripping form, so
 // parse -> encode -> parse reproduces every `Double` exactly.
 
 /// A value JSON cannot hold (NaN or an infinity), with where it was.
-struct JSONWriteError: Error, Sendable {
-    var path: [JSONPathComponent]
+package struct JSONWriteError: Error, Sendable {
+    package var path: [JSONPathComponent]
 }
 
-struct JSONWriter {
+package struct JSONWriter {
     private var output: [UInt8] = []
     private var path: [JSONPathComponent] = []
     private let prettyPrinted: Bool
@@ -19,7 +19,7 @@ struct JSONWriter {
     }
 
     /// UTF-8 text of `value`; pretty-printed with two-space indentation and a final newline, or compact.
-    static func encode(_ value: JSONValue, prettyPrinted: Bool) throws(JSONWriteError) -> [UInt8] {
+    package static func encode(_ value: JSONValue, prettyPrinted: Bool) throws(JSONWriteError) -> [UInt8] {
         var writer = JSONWriter(prettyPrinted: prettyPrinted)
         try writer.write(value, indent: 0)
         if prettyPrinted { writer.output.append(UInt8(ascii: "\n")) }

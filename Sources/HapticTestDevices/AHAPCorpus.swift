@@ -3,7 +3,11 @@
 // way it is found (scripts/vm-run copies it into the qemu guest only when the host names it). Without it, what
 // needs it is reported as skipped with `unsetReason`; a name that is not the corpus is an error, never a skip.
 // The package's own AHAP files are `AHAPFixtures`.
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 package enum AHAPCorpus {
     /// Why the corpus cannot be read.

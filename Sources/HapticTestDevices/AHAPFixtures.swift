@@ -3,7 +3,11 @@
 // parse benchmark's large input. The tests, benchmarks and fuzz seeds always have them; the real-world corpus
 // (`AHAPCorpus`) is an extra check on top.
 package import AHAP
+#if canImport(FoundationEssentials)
+package import FoundationEssentials
+#else
 package import Foundation
+#endif
 
 package enum AHAPFixtures {
     /// The folder's place inside the package.
@@ -55,12 +59,11 @@ package enum AHAPFixtures {
 
     /// The `.ahap` files under `folder`, at any depth, sorted by path.
     static func ahapFiles(under folder: URL) -> [URL] {
-        guard let enumerator = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else {
-            return []
+        // FoundationEssentials' listing by path (the URL enumerator is Foundation's, which the CLI does not link).
+        let paths = (try? FileManager.default.subpathsOfDirectory(atPath: folder.path)) ?? []
+        return paths.filter { $0.hasSuffix(".ahap") }.map { folder.appendingPathComponent($0) }.sorted {
+            $0.path < $1.path
         }
-        var files: [URL] = []
-        for case let url as URL in enumerator where url.pathExtension == "ahap" { files.append(url) }
-        return files.sorted { $0.path < $1.path }
     }
 }
 

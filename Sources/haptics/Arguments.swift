@@ -4,7 +4,11 @@
 // A conformance of a library's public type is public, so the modules it names are imported publicly here.
 import AppHaptics
 public import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HapticTestDevices
 public import HapticRendering
 import LinuxHaptics

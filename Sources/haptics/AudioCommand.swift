@@ -1,6 +1,10 @@
 import ArgumentParser
 import AudioRendering
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LinuxAudio
 import LinuxHaptics
 import AppHaptics
@@ -66,7 +70,7 @@ struct AudioDevicesCommand: ParsableCommand, NestedCommand {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+                column == row.count - 1 ? cell : cell.padded(to: widths[column])
             }
             print(cells.joined(separator: "  "))
         }
@@ -195,8 +199,8 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
                 return sound
             }
             print(
-                "playing \(files[index]) (\(String(format: "%.2f", durations[index])) s"
-                    + (fadeIn > 0 ? ", cross-fading in over \(String(format: "%.2f", fadeIn)) s)" : ")"))
+                "playing \(files[index]) (\(String(cFormat: "%.2f", durations[index])) s"
+                    + (fadeIn > 0 ? ", cross-fading in over \(String(cFormat: "%.2f", fadeIn)) s)" : ")"))
             played += 1
             let next = played % files.count
             let fadeOut =

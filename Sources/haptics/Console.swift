@@ -1,7 +1,11 @@
 // Everything the CLI writes goes through here: lines on standard output that reach a pipe at once, messages on
 // standard error, JSON lines, live meter lines redrawn on a terminal, and the failure type that tells the user
 // what failed, why, and what to do.
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import Glibc
 import HapticRendering
 import LinuxHaptics
@@ -60,7 +64,7 @@ enum JSONLines {
             switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+            case _ where scalar.value < 0x20: escaped += String(cFormat: "\\u%04x", scalar.value)
             default: escaped.unicodeScalars.append(scalar)
             }
         }
@@ -110,7 +114,7 @@ enum MotorMeter {
 
     /// Both HD actuators' peaks (voice coils, HD rumble) and the vibration's frequency.
     static func hdActuators(_ activity: ActuatorActivity) -> String {
-        let frequency = activity.frequency.map { String(format: "%4d Hz", Int($0.rounded())) } ?? "     -"
+        let frequency = activity.frequency.map { String(cFormat: "%4ld Hz", Int($0.rounded())) } ?? "     -"
         let meters: String = meter("left", activity.left) + "  " + meter("right", activity.right)
         return meters + "  " + frequency
     }
@@ -118,7 +122,7 @@ enum MotorMeter {
     static func meter(_ label: String, _ level: Double) -> String {
         let filled = Int((level * Double(width)).rounded())
         return "\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-            + "] " + String(format: "%3d%%", Int((level * 100).rounded()))
+            + "] " + String(cFormat: "%3ld%%", Int((level * 100).rounded()))
     }
 
     /// Width of a bar for a device's raw 16-bit magnitudes (`virtual-pad`, `emulate`).
@@ -140,7 +144,7 @@ enum MotorMeter {
 
     /// A level as text with three decimals, for the JSON lines and the plain lines.
     static func text(_ levels: MotorMagnitudes) -> String {
-        String(format: "strong %.3f weak %.3f", levels.strong, levels.weak)
+        String(cFormat: "strong %.3f weak %.3f", levels.strong, levels.weak)
     }
 
     /// What an engine's output does at a moment, for a line of text and for JSON: its motors, or, on HD
@@ -150,10 +154,10 @@ enum MotorMeter {
         text: String, json: [String: String]
     ) {
         guard let hd else { return (Self.levels(levels), ["motors": text(levels)]) }
-        let frequency = hd.frequency.map { String(format: " %.0f Hz", $0) } ?? ""
+        let frequency = hd.frequency.map { String(cFormat: " %.0f Hz", $0) } ?? ""
         return (
             Self.hdActuators(hd),
-            ["motors": text(levels), "hd": String(format: "left %.3f right %.3f", hd.left, hd.right) + frequency]
+            ["motors": text(levels), "hd": String(cFormat: "left %.3f right %.3f", hd.left, hd.right) + frequency]
         )
     }
 }
@@ -174,5 +178,33 @@ struct CommandFailure: Error, CustomStringConvertible {
     var description: String {
         let reason = why.map { "\(what): \($0)" } ?? what
         return fix.map { "\(reason)\n\($0)" } ?? reason
+    }
+}
+
+extension String {
+    /// `format` filled in with `arguments` by C's printf rules (`%.3f`, `%6.2f`, `%3ld%%`), as Foundation's
+    /// `String(format:)` fills it in. Foundation is not linked into the CLI: it would bring CoreFoundation and
+    /// ICU's data, 34 MB of the binary.
+    init(cFormat format: String, _ arguments: any CVarArg...) {
+        self = Self.printed(format, arguments)
+    }
+
+    private static func printed(_ format: String, _ arguments: [any CVarArg]) -> String {
+        var capacity = 64
+        while true {
+            var buffer = [CChar](repeating: 0, count: capacity)
+            // A va_list is used up by one call, so each attempt makes its own.
+            let length = Int(withVaList(arguments) { vsnprintf(&buffer, capacity, format, $0) })
+            guard length >= capacity else {
+                return String(
+                    decoding: buffer.prefix(Swift.max(length, 0)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            }
+            capacity = length + 1
+        }
+    }
+
+    /// The text followed by spaces up to `width` characters, for a table's column; a longer text is left whole.
+    func padded(to width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

@@ -58,7 +58,7 @@ struct DevicesCommand: ParsableCommand {
         let widths = rows[0].indices.map { column in rows.map { $0[column].count }.max() ?? 0 }
         for row in rows {
             let cells = row.enumerated().map { column, cell in
-                column == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[column] - cell.count)
+                column == row.count - 1 ? cell : cell.padded(to: widths[column])
             }
             print(cells.joined(separator: "  "))
         }

@@ -1,7 +1,11 @@
 import AHAP
 import HapticRendering
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LinuxHaptics
 import AppHaptics
 
@@ -85,11 +89,11 @@ struct FeedbackCommand: AsyncParsableCommand {
                 "tap",
                 [
                     "time": PlaybackTiming.seconds(tap.relativeTime), "at": PlaybackTiming.seconds(at),
-                    "intensity": String(format: "%.2f", tap.intensity),
-                    "sharpness": String(format: "%.2f", tap.sharpness),
+                    "intensity": String(cFormat: "%.2f", tap.intensity),
+                    "sharpness": String(cFormat: "%.2f", tap.sharpness),
                 ].merging(output.json) { first, _ in first },
                 text: String(
-                    format: "  +%.3f s  intensity %.2f  sharpness %.2f   ", tap.relativeTime, tap.intensity,
+                    cFormat: "  +%.3f s  intensity %.2f  sharpness %.2f   ", tap.relativeTime, tap.intensity,
                     tap.sharpness)
                     + output.text)
         }

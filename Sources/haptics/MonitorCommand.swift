@@ -46,7 +46,7 @@ struct MonitorCommand: AsyncParsableCommand {
                     } else {
                         let gamepad = event.device.isGamepad ? " (gamepad)" : ""
                         Console.printLine(
-                            "\(event.kind.rawValue.padding(7))  \(event.device.id)  \(event.device.node)  "
+                            "\(event.kind.rawValue.padded(to: 7))  \(event.device.id)  \(event.device.node)  "
                                 + "\(event.device.name)\(gamepad)")
                     }
                 }
@@ -69,11 +69,5 @@ struct MonitorCommand: AsyncParsableCommand {
                 "the device monitor stopped", why: "its event source failed",
                 fix: "Run with -v for the reason, or try another --source.")
         }
-    }
-}
-
-extension String {
-    fileprivate func padding(_ width: Int) -> String {
-        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

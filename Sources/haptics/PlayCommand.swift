@@ -1,7 +1,11 @@
 import AHAP
 import ArgumentParser
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HapticRendering
 import LinuxAudio
 import LinuxHaptics
@@ -149,7 +153,7 @@ struct PlaySession {
         var player = try begin(first, from: 0, total: total, loopLength: loopLength, completion: continuation)
         var started = [
             "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
-            "duration": String(format: "%.3f", loopLength),
+            "duration": String(cFormat: "%.3f", loopLength),
             "actuators": engine.capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
             "path": Self.path(engine.capabilities),
         ]
@@ -180,10 +184,11 @@ struct PlaySession {
                 report.event(
                     "late",
                     [
-                        "due": String(format: "%.6f", sample.deadline), "written": String(format: "%.6f", sample.sent),
-                        "ms": String(format: "%.1f", (sample.sent - sample.deadline) * 1000),
-                        "strong": String(format: "%.3f", sample.mix.strong),
-                        "weak": String(format: "%.3f", sample.mix.weak),
+                        "due": String(cFormat: "%.6f", sample.deadline),
+                        "written": String(cFormat: "%.6f", sample.sent),
+                        "ms": String(cFormat: "%.1f", (sample.sent - sample.deadline) * 1000),
+                        "strong": String(cFormat: "%.3f", sample.mix.strong),
+                        "weak": String(cFormat: "%.3f", sample.mix.weak),
                     ])
             case .finished:
                 report.event("finished")

@@ -1,7 +1,11 @@
 // What the playing commands (`play`, `replay`, `feedback`) share: the options that say where they play and how
 // they print, the engine they start, the report they print through, and how they wait on the engine's clock.
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HapticRendering
 import LinuxHaptics
 import Logging
@@ -136,7 +140,7 @@ enum PlaybackTiming {
     static let sampleDelay = 0.02
 
     /// A time on the engine's clock as the JSON lines print it.
-    static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
+    static func seconds(_ value: Double) -> String { String(cFormat: "%.6f", value) }
 }
 
 extension HapticEngine {
@@ -187,8 +191,8 @@ struct PlayReport: Sendable {
 
     func draw(position: Double, length: Double?, levels: MotorMagnitudes, hd: ActuatorActivity? = nil) {
         let progress =
-            length.map { String(format: "%6.2f / %.2f s", position, $0) }
-            ?? String(format: "%6.2f s (looping)", position)
+            length.map { String(cFormat: "%6.2f / %.2f s", position, $0) }
+            ?? String(cFormat: "%6.2f s (looping)", position)
         let meters = hd.map { MotorMeter.hdActuators($0) } ?? MotorMeter.levels(levels)
         live.redraw("\(progress)  " + meters)
     }

@@ -1,12 +1,17 @@
 import AHAP
 import ArgumentParser
 import AudioRendering
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import HapticRendering
 import LinuxAudio
 import LinuxHaptics
 import AppHaptics
 import LinuxInput
+@_spi(Internals) import LinuxSystem
 
 struct RenderCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -122,10 +127,10 @@ struct RenderCommand: ParsableCommand {
         }
         if let output {
             do {
-                try Data(text.utf8).write(to: URL(fileURLWithPath: output))
+                try Sys.writeNewFile(output, Array(text.utf8))
             } catch {
                 throw CommandFailure(
-                    "cannot write \(output)", why: error.localizedDescription,
+                    "cannot write \(output)", why: "\(error)",
                     fix: "Name a file in a folder that exists and that you may write.")
             }
         } else {
@@ -246,52 +251,65 @@ struct Rendering {
         for index in 0..<count {
             let time = Double(index) / rowsPerSecond
             let levels = timeline.levels(at: time)
-            text += String(format: "%8.3f  |", time) + bar(levels.strong) + "|" + bar(levels.weak) + "|\n"
+            text += String(cFormat: "%8.3f  |", time) + bar(levels.strong) + "|" + bar(levels.weak) + "|\n"
         }
         return text
     }
 
     func json(file: String) throws -> String {
-        let segments: [[String: Any]] = timeline.segments.map {
-            [
-                "start": round6($0.start), "end": round6($0.end),
-                "strong": [round6($0.startLevels.strong), round6($0.endLevels.strong)],
-                "weak": [round6($0.startLevels.weak), round6($0.endLevels.weak)],
-            ]
+        let segments: [JSONValue] = timeline.segments.map {
+            object([
+                "start": number($0.start), "end": number($0.end),
+                "strong": .array([number($0.startLevels.strong), number($0.endLevels.strong)]),
+                "weak": .array([number($0.startLevels.weak), number($0.endLevels.weak)]),
+            ])
         }
-        let commandList: [[String: Any]] = commands.map {
-            var entry: [String: Any] = [
-                "time": round6($0.time), "strong": round6($0.levels.strong), "weak": round6($0.levels.weak),
-                "strongMagnitude": Int(ForceFeedbackEffect.magnitude($0.levels.strong)),
-                "weakMagnitude": Int(ForceFeedbackEffect.magnitude($0.levels.weak)),
-            ]
-            entry["hold"] = $0.holdDuration.map(round6) ?? NSNull()
-            return entry
+        let commandList: [JSONValue] = commands.map {
+            object([
+                "time": number($0.time), "strong": number($0.levels.strong), "weak": number($0.levels.weak),
+                "strongMagnitude": .number(Double(ForceFeedbackEffect.magnitude($0.levels.strong))),
+                "weakMagnitude": .number(Double(ForceFeedbackEffect.magnitude($0.levels.weak))),
+                "hold": $0.holdDuration.map(number) ?? .null,
+            ])
         }
         let program = NativePeriodicProgram(pattern: pattern, profile: profile)
-        let effects: [[String: Any]] = program.effects.map {
-            [
-                "delayMs": Int($0.delayMilliseconds), "lengthMs": Int($0.lengthMilliseconds),
-                "periodMs": Int($0.periodMilliseconds), "magnitude": Int($0.magnitudeUnits),
-                "attackLengthMs": Int($0.attackLengthMilliseconds), "attackLevel": Int($0.attackLevelUnits),
-                "fadeLengthMs": Int($0.fadeLengthMilliseconds), "fadeLevel": Int($0.fadeLevelUnits),
-            ]
+        let effects: [JSONValue] = program.effects.map {
+            object([
+                "delayMs": .number(Double($0.delayMilliseconds)), "lengthMs": .number(Double($0.lengthMilliseconds)),
+                "periodMs": .number(Double($0.periodMilliseconds)), "magnitude": .number(Double($0.magnitudeUnits)),
+                "attackLengthMs": .number(Double($0.attackLengthMilliseconds)),
+                "attackLevel": .number(Double($0.attackLevelUnits)),
+                "fadeLengthMs": .number(Double($0.fadeLengthMilliseconds)),
+                "fadeLevel": .number(Double($0.fadeLevelUnits)),
+            ])
         }
-        let voices: [[String: Any]] = audio.voices.map {
-            [
-                "event": $0.eventIndex, "source": Self.label($0), "start": round6($0.start), "end": round6($0.end),
-                "volume": round6($0.volume), "pan": round6($0.pan), "pitch": round6($0.pitch),
-                "brightness": round6($0.brightness), "loops": $0.loops,
-            ]
+        let voices: [JSONValue] = audio.voices.map {
+            object([
+                "event": .number(Double($0.eventIndex)), "source": .string(Self.label($0)), "start": number($0.start),
+                "end": number($0.end), "volume": number($0.volume), "pan": number($0.pan), "pitch": number($0.pitch),
+                "brightness": number($0.brightness), "loops": .bool($0.loops),
+            ])
         }
-        let root: [String: Any] = [
-            "file": file, "profile": profile.name, "patternDuration": round6(pattern.duration),
-            "endTime": round6(timeline.endTime), "timeline": segments, "commands": commandList,
-            "nativePeriodic": ["exact": program.isExact, "inexactEvents": program.inexactEvents, "effects": effects],
-            "audio": ["voices": voices, "missingFiles": audio.missingClips, "end": round6(audio.end)],
-        ]
-        let data = try JSONSerialization.data(withJSONObject: root, options: [.prettyPrinted, .sortedKeys])
-        return String(decoding: data, as: UTF8.self) + "\n"
+        let root = object([
+            "file": .string(file), "profile": .string(profile.name), "patternDuration": number(pattern.duration),
+            "endTime": number(timeline.endTime), "timeline": .array(segments), "commands": .array(commandList),
+            "nativePeriodic": object([
+                "exact": .bool(program.isExact),
+                "inexactEvents": .array(program.inexactEvents.map { .number(Double($0)) }),
+                "effects": .array(effects),
+            ]),
+            "audio": object([
+                "voices": .array(voices), "missingFiles": .array(audio.missingClips.map { .string($0) }),
+                "end": number(audio.end),
+            ]),
+        ])
+        do {
+            return String(decoding: try JSONWriter.encode(root, prettyPrinted: true), as: UTF8.self)
+        } catch {
+            throw CommandFailure(
+                "cannot write the rendering as JSON", why: "a value at \(error.path) is not a finite number",
+                fix: "Check the pattern with `haptics validate`.")
+        }
     }
 
     // MARK: SVG
@@ -617,21 +635,27 @@ struct Rendering {
     }
 }
 
-/// A coordinate with one decimal. Written by hand: `String(format:)` took most of the time of an SVG with a
-/// hundred thousand events (it is kept for values an `Int` cannot hold).
+/// A coordinate with one decimal. Written by hand: printf-style formatting (`String(format:)` when measured) took
+/// most of the time of an SVG with a hundred thousand events (it is kept for values an `Int` cannot hold).
 private func f(_ value: Double) -> String {
     let tenths = (value * 10).rounded()
-    guard tenths.magnitude < 1e15 else { return String(format: "%.1f", value) }
+    guard tenths.magnitude < 1e15 else { return String(cFormat: "%.1f", value) }
     let whole = Int(tenths)
     return "\(whole < 0 ? "-" : "")\(whole.magnitude / 10).\(whole.magnitude % 10)"
 }
 private func round6(_ value: Double) -> Double { (value * 1e6).rounded() / 1e6 }
+/// A value of render's JSON, rounded to the microsecond (or millionth) it is meaningful to.
+private func number(_ value: Double) -> JSONValue { .number(round6(value)) }
+/// A JSON object with its keys in order, so the output is the same from run to run.
+private func object(_ members: [String: JSONValue]) -> JSONValue {
+    .object(members.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: $0.value) })
+}
 private func decimal(_ value: Double) -> String {
-    var text = String(format: "%.6f", value)
+    var text = String(cFormat: "%.6f", value)
     while text.hasSuffix("0") { text.removeLast() }
     if text.hasSuffix(".") { text.removeLast() }
     return text
 }
 private func escape(_ text: String) -> String {
-    text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+    text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
 }

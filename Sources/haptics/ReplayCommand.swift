@@ -1,6 +1,10 @@
 import AHAP
 import ArgumentParser
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
 import Foundation
+#endif
 import LinuxHaptics
 import AppHaptics
 
@@ -151,7 +155,7 @@ struct ReplayNarration {
                 "duration": PlaybackTiming.seconds(plan.duration),
             ],
             text: "\(app.isEmpty ? "replay" : app): \(plan.chapters.count) chapter(s), \(plan.entries.count) cues, "
-                + String(format: "%.1f s", plan.duration) + " on \(engine.capabilities?.name ?? "?")")
+                + String(cFormat: "%.1f s", plan.duration) + " on \(engine.capabilities?.name ?? "?")")
     }
 
     /// Chapters without cues that come before chapter `number` (all that are left when `nil`); text only.
@@ -177,7 +181,7 @@ struct ReplayNarration {
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
         let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
-        let name = entry.cue.pattern.padding(toLength: Self.patternColumn, withPad: " ", startingAt: 0)
+        let name = entry.cue.pattern.padded(to: Self.patternColumn)
         report.emit(
             "cue",
             [
@@ -185,7 +189,7 @@ struct ReplayNarration {
                 "time": PlaybackTiming.seconds(entry.cue.time), "offset": PlaybackTiming.seconds(entry.offset),
                 "at": PlaybackTiming.seconds(at),
             ].merging(output.json) { first, _ in first },
-            text: String(format: "  %6.3f s  ", entry.cue.time) + name + output.text + "  " + entry.cue.moment)
+            text: String(cFormat: "  %6.3f s  ", entry.cue.time) + name + output.text + "  " + entry.cue.moment)
     }
 }
 
