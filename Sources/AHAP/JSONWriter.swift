@@ -28,7 +28,7 @@ package struct JSONWriter {
 
     /// Compact text of a value, for messages and for metadata values that are not strings. Non-finite numbers
     /// (impossible in a parsed tree) are written as `null`.
-    static func compactText(of value: JSONValue) -> String {
+    package static func compactText(of value: JSONValue) -> String {
         let bytes = (try? encode(value, prettyPrinted: false)) ?? Array("null".utf8)
         return String(decoding: bytes, as: UTF8.self)
     }

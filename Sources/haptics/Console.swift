@@ -1,6 +1,8 @@
 // Everything the CLI writes goes through here: lines on standard output that reach a pipe at once, messages on
 // standard error, JSON lines, live meter lines redrawn on a terminal, and the failure type that tells the user
 // what failed, why, and what to do.
+import AHAP
+
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -52,23 +54,10 @@ enum JSONLines {
     /// A flat event: `{"event":"NAME",...}` with the event first and the other fields sorted, every value a
     /// string.
     static func event(_ name: String, _ fields: [String: String] = [:]) -> String {
-        let body = ([("event", name)] + fields.sorted { $0.key < $1.key }).map {
-            "\"\(escape($0))\":\"\(escape($1))\""
-        }
-        return "{" + body.joined(separator: ",") + "}"
-    }
-
-    static func escape(_ text: String) -> String {
-        var escaped = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20: escaped += String(cFormat: "\\u%04x", scalar.value)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
+        let members =
+            [JSONMember(key: "event", value: .string(name))]
+            + fields.sorted { $0.key < $1.key }.map { JSONMember(key: $0.key, value: .string($0.value)) }
+        return JSONWriter.compactText(of: .object(members))
     }
 }
 
