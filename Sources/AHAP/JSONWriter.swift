@@ -1,5 +1,6 @@
-// Writes a JSON tree as text: the AHAP encoder's back end, and the CLI's (`haptics render --format json`). Numbers use Swift's shortest round-tripping form, so
-// parse -> encode -> parse reproduces every `Double` exactly.
+// Writes a JSON tree as text: the AHAP encoder's back end, and the CLI's (its JSON lines, `haptics render --format
+// json`). Numbers use Swift's shortest round-tripping form, so parse -> encode -> parse reproduces every `Double`
+// exactly.
 
 /// A value JSON cannot hold (NaN or an infinity), with where it was.
 package struct JSONWriteError: Error, Sendable {
