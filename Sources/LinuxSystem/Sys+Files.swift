@@ -77,21 +77,24 @@ extension Sys {
         _ = try result.get()
     }
 
-    /// The corresponding C functions are `open` with `O_CREAT | O_TRUNC`, then `write` until all of `bytes` is
-    /// written: a whole file written anew (`haptics render --output`).
+    /// The corresponding C function is `write`, called again until all of `bytes` is written (a pipe or a file
+    /// may take part of one); a write that takes nothing fails as `EIO`.
+    package static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(SystemCallError) {
+        var remaining = bytes[...]
+        while !remaining.isEmpty {
+            let written = try write(fd, UnsafeRawBufferPointer(rebasing: remaining))
+            guard written > 0 else { throw SystemCallError(.ioError, call: "write") }
+            remaining = remaining.dropFirst(written)
+        }
+    }
+
+    /// The corresponding C functions are `open` with `O_CREAT | O_TRUNC`, then `writeAll`: a whole file written
+    /// anew (`haptics render --output`).
     package static func writeNewFile(_ path: String, _ bytes: [UInt8], mode: mode_t = 0o644) throws(SystemCallError) {
         let fd = try create(path, flags: O_WRONLY | O_TRUNC, mode: mode)
         defer { close(fd) }
         let result = bytes.withUnsafeBytes { buffer in
-            Result { () throws(SystemCallError) in
-                var remaining = buffer[...]
-                while !remaining.isEmpty {
-                    let written = try Sys.write(fd, UnsafeRawBufferPointer(rebasing: remaining))
-                    // A regular file takes some bytes of every write, or fails it; nothing written is a failure too.
-                    guard written > 0 else { throw SystemCallError(.ioError, call: "write(\(path))") }
-                    remaining = remaining.dropFirst(written)
-                }
-            }
+            Result { () throws(SystemCallError) in try writeAll(fd, buffer) }
         }
         try result.get()
     }

@@ -36,15 +36,11 @@ enum Console {
     /// Whether standard output is a terminal, where the commands redraw live meters instead of printing lines.
     static var outputIsTerminal: Bool { Sys.isTerminal(STDOUT_FILENO) }
 
-    /// Standard error as a `TextOutputStream`: one `write(2)` loop per string (`Sys.write` retries on `EINTR`).
+    /// Standard error as a `TextOutputStream`: one `write(2)` loop per string (`Sys.write` retries on `EINTR`); a
+    /// failed write of a message is dropped, since there is nowhere else to say so.
     struct StandardError: TextOutputStream {
         mutating func write(_ string: String) {
-            var bytes = Array(string.utf8)[...]
-            while !bytes.isEmpty {
-                let written = bytes.withUnsafeBytes { buffer in (try? Sys.write(STDERR_FILENO, buffer)) ?? 0 }
-                guard written > 0 else { return }
-                bytes = bytes.dropFirst(written)
-            }
+            Array(string.utf8).withUnsafeBytes { buffer in _ = try? Sys.writeAll(STDERR_FILENO, buffer) }
         }
     }
 }

@@ -47,14 +47,10 @@ final class DeviceRecordLog: Sendable {
 
     private func write(_ line: String, to file: Int32) {
         Array(line.utf8).withUnsafeBytes { bytes in
-            var remaining = bytes[...]
-            while !remaining.isEmpty {
-                guard let written = try? Sys.write(file, UnsafeRawBufferPointer(rebasing: remaining)), written > 0
-                else {
-                    logger.info("could not write the record file")
-                    return
-                }
-                remaining = remaining.dropFirst(written)
+            do throws(SystemCallError) {
+                try Sys.writeAll(file, bytes)
+            } catch {
+                logger.info("could not write the record file", metadata: ["error": "\(error)"])
             }
         }
     }
