@@ -74,7 +74,11 @@ public struct HapticOutputSelection: Sendable {
     public let deviceSelection: DeviceSelection?
 
     package init(source: any OutputSource) {
-        makeSource = { _ in source }
+        self.init(makeSource: { _ in source })
+    }
+
+    private init(makeSource: @escaping @Sendable (HapticEngineOptions) -> any OutputSource) {
+        self.makeSource = makeSource
         deviceSelection = nil
     }
 
@@ -96,7 +100,7 @@ public struct HapticOutputSelection: Sendable {
 
     /// The built-in virtual output: no device, a model of the motors in this process.
     public static func virtual(_ model: VirtualOutput) -> HapticOutputSelection {
-        HapticOutputSelection(source: VirtualOutputSource(model: model))
+        HapticOutputSelection(makeSource: { options in VirtualOutputSource(model: model, locality: options.locality) })
     }
 }
 

@@ -90,8 +90,17 @@ public final class VirtualOutput: Sendable {
 
 struct VirtualOutputSource: OutputSource {
     let model: VirtualOutput
+    /// The engine's locality: the model has the two body motors, so a trigger locality has nothing to play on and
+    /// fails the open, as it does on a pad without trigger motors (never a silent substitute).
+    var locality: HapticLocality = .all
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        guard !locality.isTrigger else {
+            throw OutputFailure(
+                .unsupported,
+                "the virtual output has no trigger motors, so locality \(locality.rawValue) cannot play on it: an "
+                    + "Xbox Wireless Controller over Bluetooth has them")
+        }
         model.attach(clock)
         return VirtualMotorOutput(model: model)
     }

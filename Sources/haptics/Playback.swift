@@ -49,15 +49,6 @@ struct PlaybackOptions: ParsableArguments {
         options.actuators = actuators
         options.allowsForceDevices = allowForceDevices
         let selection = try device?.outputSelection(logger: logger) ?? .device(.firstRumbleDevice)
-        // A trigger locality plays on trigger motors or not at all: the virtual output has none.
-        if case .virtual = device, options.locality.isTrigger {
-            throw CommandFailure(
-                "cannot play on virtual",
-                why: "the built-in virtual output has no trigger motors, so locality \(options.locality.rawValue) "
-                    + "cannot play on it",
-                fix: "name an Xbox Wireless Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` "
-                    + "is one), or play on the body motors with `--locality all`, `left` or `right`.")
-        }
         let engine = HapticEngine(output: selection, options: options, logger: logger)
         do {
             if wait {
@@ -69,7 +60,7 @@ struct PlaybackOptions: ParsableArguments {
             noteActuators(of: engine, report: report)
             return engine
         } catch {
-            // Nor does a trigger locality fall back to the virtual output.
+            // A trigger locality plays on trigger motors or not at all: it never falls back to the virtual output.
             guard device == nil, !wait, !options.locality.isTrigger else {
                 throw Self.startFailure(on: device?.defaultValueDescription, error)
             }
@@ -120,7 +111,14 @@ struct PlaybackOptions: ParsableArguments {
     }
 
     private static func startFailure(on device: String?, _ error: any Error) -> CommandFailure {
-        CommandFailure(
+        // The virtual output fails only for what it lacks (trigger motors), so its advice is another locality.
+        guard device != "virtual" else {
+            return CommandFailure(
+                "cannot play on virtual", why: "\(error)",
+                fix: "Play on the body motors (`--locality all`, `left` or `right`), or name an Xbox Wireless "
+                    + "Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` is one).")
+        }
+        return CommandFailure(
             "cannot play on \(device ?? "the first rumble-capable device")", why: "\(error)",
             fix: "`haptics devices` lists the rumble-capable devices and whether you may write them; "
                 + "`--device virtual` plays on the built-in virtual output.")

@@ -15,6 +15,28 @@ import Testing
         try engine.start()
     }
 
+    @Test func aTriggerLocalityFailsTheStartAsOnAPadWithoutTriggerMotors() {
+        for locality in [HapticLocality.leftTrigger, .rightTrigger, .triggers] {
+            var options = HapticEngineOptions()
+            options.locality = locality
+            let triggers = HapticEngine(output: .virtual(model), options: options, clock: clock, logger: quietLogger())
+            do {
+                try triggers.start()
+                Issue.record("an engine with locality \(locality) started on the virtual output")
+            } catch {
+                #expect(
+                    error.message.hasPrefix(
+                        "the virtual output has no trigger motors, so locality \(locality.rawValue) cannot play on it"),
+                    "\(error.message)")
+            }
+            #expect(!triggers.isRunning)
+        }
+        var left = HapticEngineOptions()
+        left.locality = .leftHandle
+        let body = HapticEngine(output: .virtual(VirtualOutput()), options: left, clock: clock, logger: quietLogger())
+        #expect(throws: Never.self) { try body.start() }
+    }
+
     @Test func heldMixIsRenewedWhilePlayingAndOffAfter() throws {
         let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 2)))
         try player.start(atTime: 0)
