@@ -357,7 +357,8 @@ enum DeviceSuite {
             throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
         }
         guard let rule = ruleCandidates.first(where: { access($0, R_OK) == 0 }) else {
-            throw TestSkip(.udevRules, "udev/70-haptics-gamepads.rules is not in the guest (vm-run --file udev)")
+            throw TestSkip(
+                .udevRules, "udev/70-haptics-gamepads.rules is not in the guest's /work (vm-run copies udev/ there)")
         }
         try run(["mkdir", "-p", "/etc/udev/rules.d"])
         try run(["cp", rule, "/etc/udev/rules.d/70-haptics-gamepads.rules"])
