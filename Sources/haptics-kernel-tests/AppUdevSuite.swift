@@ -1,4 +1,4 @@
-// The udev rule against the real systemd-udevd (scripts/vm-run --udevd --file udev): a virtual gamepad's node
+// The udev rule against the real systemd-udevd (scripts/vm-run --udevd): a virtual gamepad's node
 // gets the rule's `uaccess` tag and its `haptics_gamepad` marker; a virtual keyboard's node gets neither.
 // The ACL itself needs a logind seat, which the VM has not: the tags are what the rule controls.
 import HapticTestDevices
@@ -32,10 +32,11 @@ enum AppUdevSuite {
     /// behind in /etc on a host where it runs directly.
     static let runtimeRulesFolder = "/run/udev/rules.d"
 
-    /// Where the rule is found: next to the working directory as the VM gets it (`--file udev`), or the repo.
+    /// Where the rule is found: in `udev/` of the working directory (the repo, or the guest's /work, where vm-run
+    /// copies it), or the working directory itself.
     static func ruleSource() throws -> String {
         for candidate in ["udev/\(ruleName)", ruleName] where access(candidate, R_OK) == 0 { return candidate }
-        throw TestSkip(.udevRules, "\(ruleName) not found in ./udev/ (run: scripts/vm-run --udevd --file udev -- ...)")
+        throw TestSkip(.udevRules, "\(ruleName) not found in ./udev/ (run: scripts/vm-run --udevd -- ...)")
     }
 
     /// Installs the rule for the test's duration and removes it afterwards.

@@ -345,8 +345,8 @@ enum DeviceSuite {
 
     // MARK: the udev rule
 
-    /// Where the rule may be in the guest: the repo's own folder when run from a checkout, or a copy the
-    /// bench brought in with `--file udev`.
+    /// Where the rule may be in the guest: the repo's own folder when run from a checkout, or the copy of
+    /// `udev/` that vm-run puts in the guest's /work.
     static let ruleCandidates = ["udev/70-haptics-gamepads.rules", "/work/udev/70-haptics-gamepads.rules"]
 
     /// With the real udevd: our rule, and no other, gives a pad's event node the `uaccess` tag, and never
