@@ -62,11 +62,13 @@ struct PlaybackOptions: ParsableArguments {
         } catch {
             // A trigger locality plays on trigger motors or not at all: it never falls back to the virtual output.
             guard device == nil, !wait, !options.locality.isTrigger else {
-                throw Self.startFailure(on: device?.defaultValueDescription, error)
+                throw Self.startFailure(on: device, locality: options.locality, error)
             }
             report.note("no usable rumble device (\(error)): playing on the built-in virtual output")
             let virtual = HapticEngine(output: .virtual(VirtualOutput()), options: options, logger: logger)
-            do { try virtual.start() } catch { throw Self.startFailure(on: "virtual", error) }
+            do { try virtual.start() } catch {
+                throw Self.startFailure(on: .virtual, locality: options.locality, error)
+            }
             noteActuators(of: virtual, report: report)
             return virtual
         }
@@ -110,16 +112,19 @@ struct PlaybackOptions: ParsableArguments {
         }
     }
 
-    private static func startFailure(on device: String?, _ error: any Error) -> CommandFailure {
-        // The virtual output fails only for what it lacks (trigger motors), so its advice is another locality.
-        guard device != "virtual" else {
+    private static func startFailure(
+        on device: DeviceSelector?, locality: HapticLocality, _ error: any Error
+    ) -> CommandFailure {
+        let name = device?.defaultValueDescription ?? "the first rumble-capable device"
+        // The virtual output has the two body motors only: a trigger locality is what it cannot play.
+        if case .virtual = device, locality.isTrigger {
             return CommandFailure(
-                "cannot play on virtual", why: "\(error)",
+                "cannot play on \(name)", why: "\(error)",
                 fix: "Play on the body motors (`--locality all`, `left` or `right`), or name an Xbox Wireless "
                     + "Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` is one).")
         }
         return CommandFailure(
-            "cannot play on \(device ?? "the first rumble-capable device")", why: "\(error)",
+            "cannot play on \(name)", why: "\(error)",
             fix: "`haptics devices` lists the rumble-capable devices and whether you may write them; "
                 + "`--device virtual` plays on the built-in virtual output.")
     }
