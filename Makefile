@@ -153,14 +153,14 @@ peers: bootstrap-bench
 
 # Our engine side by side with SDL2 on the virtual pad and the emulated DualSense and Xbox pads, in the qemu bench
 # with udevd (docs/bench.md, "Side by side with SDL"): a table per device, the closing `peers:` line, the SVG
-# overlays in .build/bench-peers/. Three guests, two at a time at first; about 14 minutes. Not part of `make test`,
-# which runs a smoke of it.
+# overlays in .build/bench-peers/. Three guests, two at a time at first; about 12 to 13 minutes. Not part of
+# `make test`, which runs a smoke of it.
 bench-peers: bootstrap-bench kernel release capi-example peers
 	@scripts/bench-peers
 
-# The virtual pad's trigger latency alone, against SDL's, in 1600 rounds instead of bench-peers' 400: enough that
-# three runs agree on each p99 ratio within a few hundredths under emulation (docs/bench.md, "How many rounds
-# hold a p99 still"). About 8 minutes.
+# The virtual pad's trigger latency alone, against SDL's, in the 1600 rounds the whole bench-peers gives it (400 in
+# a one-guest run such as `--latency-only`): enough that three runs agree on each p99 ratio within a few
+# hundredths under emulation (docs/bench.md, "How many rounds hold a p99 still"). About 8 minutes.
 bench-latency: bootstrap-bench kernel release capi-example peers
 	@scripts/bench-peers --latency-only --device virtual-pad --rounds 1600
 
