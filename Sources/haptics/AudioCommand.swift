@@ -24,7 +24,9 @@ struct AudioDevicesCommand: ParsableCommand, NestedCommand {
 
     static let configuration = CommandConfiguration(
         commandName: "devices",
-        abstract: "List the sound devices ALSA knows (what --audio-device takes), and where sound goes by default.",
+        abstract:
+            "List the sound devices ALSA knows (what `play --audio-device` and `audio play --device` take), and "
+            + "where sound goes by default.",
         discussion: """
             The names are ALSA PCM names, as `aplay -L` lists them: "default" reaches the sound server \
             (PipeWire, PulseAudio) or dmix and mixes with other programs; hw:CARD,DEV opens a card itself, \

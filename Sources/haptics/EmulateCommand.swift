@@ -32,7 +32,10 @@ struct EmulateCommand: AsyncParsableCommand {
     @Flag(help: "List the models: name, kernel driver, transport, product.")
     var list = false
 
-    @Option(help: "The device name its driver sees (default: the real controller's).")
+    @Option(
+        help: ArgumentHelp(
+            "The device name its driver sees (default: the real controller's; the uhid models only: the USB "
+                + "gadgets keep the real pad's USB strings, which their driver names them by)."))
     var name: String?
 
     @Option(help: "Its serial or Bluetooth address (uniq; a MAC such as aa:bb:cc:dd:ee:ff for Sony pads).")

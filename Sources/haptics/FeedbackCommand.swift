@@ -18,8 +18,8 @@ struct FeedbackCommand: AsyncParsableCommand {
             light, medium, heavy, soft or rigid. --intensity (0...1) places an impact within its style's \
             intensity range (docs/app-haptics.md has the definitions). Plays on --device, else on the first \
             rumble-capable device, else on the built-in virtual output; prints each tap with the motor levels \
-            at its time. --json prints JSON lines: note (the fall-back to the virtual output), feedback, tap \
-            (one per tap), finished.
+            at its time. --json prints JSON lines: note (what the user should know, such as the fall-back to the \
+            virtual output), feedback, tap (one per tap), finished.
             """)
 
     @Argument(help: "success | warning | error | selection | impact")

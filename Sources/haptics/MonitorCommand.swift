@@ -15,7 +15,7 @@ struct MonitorCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON lines: {\"event\", \"id\", \"node\", \"name\", \"isGamepad\"}.")
     var json = false
 
-    @Option(name: .customLong("for"), help: "Stop after this many seconds (default: until interrupted).")
+    @Option(name: .customLong("for"), help: "Stop after this many seconds, more than 0 (default: until interrupted).")
     var duration: Double?
 
     @Option(help: "Force an event source (default: chosen for this system).")

@@ -21,15 +21,17 @@ struct PlayCommand: AsyncParsableCommand {
         discussion: """
             FILE is a path to an .ahap file; NAME plays NAME.ahap in the first Haptics folder found (HAPTICS_DIR, \
             ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first \
-            rumble-capable device, or, when there is none, on the built-in virtual output, which shows what the motors \
-            would do. When the device is unplugged it says so, waits for it to come back and continues. Ctrl-C stops \
-            the motors and releases the device. --json prints engine events as JSON lines: note (the fall-back to the \
-            virtual output), started, stopped (with a reason), reset, finished, interrupted, and late (a level the \
-            engine's thread slept through, written when it woke; what follows is planned again from that write). A \
-            pattern's audio events (AudioCustom, AudioContinuous) play with its haptics on the default sound device \
-            (or --audio-device), starting together; their files are looked for next to the pattern, then in Haptics/. \
-            The started event then names the sound output (audio=); without a sound device they play on a silent null \
-            output. --no-audio leaves them out.
+            rumble-capable device, or, when none is usable, on the built-in virtual output, which shows what the \
+            motors would do (a trigger locality never falls back: it plays on trigger motors or fails). When the \
+            device is unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and \
+            releases the device. --json prints engine events as JSON lines: note (what the user should know: a \
+            fall-back to the virtual output, the motors or the silent sound output, waiting for a device), started, \
+            stopped (with a reason), reset, finished, interrupted, and late (a level the engine's thread slept \
+            through, written when it woke; what follows is planned again from that write). A pattern's audio events \
+            (AudioCustom, AudioContinuous) play with its haptics on the default sound device (or --audio-device), \
+            starting together; their files are looked for next to the pattern, then in Haptics/. The started event \
+            then names the sound output (audio=); without a sound device they play on a silent null output. \
+            --no-audio leaves them out.
             """)
 
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
@@ -47,7 +49,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp(HapticLocality.help))
     var locality = HapticLocality.all
 
-    @Option(help: "The render profile; by default the one for the device's driver.")
+    @Option(help: "The render profile: how transients and commands are shaped; by default the device driver's.")
     var profile: RenderProfile?
 
     @Flag(help: "Leave the pattern's audio events out: haptics only, no sound device opened.")
@@ -55,7 +57,8 @@ struct PlayCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "The ALSA device the pattern's audio events play on (`haptics audio devices` lists them).",
+            "The ALSA device the pattern's audio events play on (`haptics audio devices` lists them; not with "
+                + "--no-audio).",
             valueName: "name"))
     var audioDevice = "default"
 

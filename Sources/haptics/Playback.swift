@@ -14,14 +14,16 @@ struct PlaybackOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             DeviceSelector.outputHelp
-                + " Default: the first rumble-capable device, else the built-in virtual output.",
+                + " Default: the first rumble-capable device, else (with a body locality) the built-in virtual "
+                + "output.",
             valueName: "device"))
     var device: DeviceSelector?
 
     @Flag(
         help: ArgumentHelp(
             "When the device is not plugged in, wait for it instead of failing (or, without --device, instead of "
-                + "playing on the virtual output). Ctrl-C gives up."))
+                + "playing on the virtual output). A node or an id is waited for; an index (#) names a device "
+                + "listed now. Ctrl-C gives up."))
     var wait = false
 
     @Flag(help: "Print JSON lines instead of text.")
@@ -116,12 +118,14 @@ struct PlaybackOptions: ParsableArguments {
         on device: DeviceSelector?, locality: HapticLocality, _ error: any Error
     ) -> CommandFailure {
         let name = device?.defaultValueDescription ?? "the first rumble-capable device"
-        // The virtual output has the two body motors only: a trigger locality is what it cannot play.
-        if case .virtual = device, locality.isTrigger {
+        // A trigger locality plays on an Xbox Wireless Controller's trigger motors or nowhere: neither the virtual
+        // output nor any other pad can stand in, so the advice is another locality or that pad.
+        if locality.isTrigger {
             return CommandFailure(
                 "cannot play on \(name)", why: "\(error)",
                 fix: "Play on the body motors (`--locality all`, `left` or `right`), or name an Xbox Wireless "
-                    + "Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` is one).")
+                    + "Controller over Bluetooth with `--device` (`haptics emulate xbox-one-bt` is one); "
+                    + "`haptics devices` lists the devices and whether you may write them.")
         }
         return CommandFailure(
             "cannot play on \(name)", why: "\(error)",

@@ -21,13 +21,13 @@ struct RenderCommand: ParsableCommand {
             text draws both motor levels in the terminal; csv writes time,strong,weak rows (seconds, 0...1) at \
             --sample-rate; json writes the timeline segments and the device commands; svg plots the input \
             intensity and sharpness above the strong/weak output. With --actuators hd the output is a DualSense's \
-            voice coils instead: svg plots their waveform and each carrier's frequency over time, csv writes \
-            time,left,right samples (-1...1) at 3000 Hz, and wav writes them as a 16-bit stereo WAV (--output). With \
-            --actuators hd-rumble the output is a Switch controller's HD rumble: svg plots each band's frequency \
-            and amplitude at every 30 ms update, csv writes one row per update with both bands of both \
-            actuators. A pattern's audio events are listed (text, json) \
-            and drawn in a panel of their own (svg): each voice's volume envelope over its time; AudioCustom \
-            files are looked for next to the pattern, then in Haptics/, for their length.
+            voice coils instead: svg plots their waveform and each carrier's frequency over time, csv (the \
+            default) writes time,left,right samples (-1...1) at 3000 Hz, and wav writes them as a 16-bit stereo WAV \
+            (--output). With --actuators hd-rumble the output is a Switch controller's HD rumble: svg plots each \
+            band's frequency and amplitude at every 30 ms update, csv (the default) writes one row per update with \
+            both bands of both actuators. A pattern's audio events are listed (text, json) and drawn in a panel of \
+            their own (svg): each voice's volume envelope over its time; AudioCustom files are looked for next to \
+            the pattern, then in Haptics/, for their length.
             """)
 
     enum Format: String, ExpressibleByArgument, CaseIterable { case text, csv, json, svg, wav }
@@ -36,9 +36,14 @@ struct RenderCommand: ParsableCommand {
     var pattern: String
 
     @Option(
-        help: "Output format: text, csv, json or svg; with --actuators hd, svg, csv or wav; with hd-rumble, svg or csv."
-    )
-    var format: Format = .text
+        help: ArgumentHelp(
+            "Output format: text (the default), csv, json or svg; with --actuators hd, csv (the default), svg or "
+                + "wav; with hd-rumble, csv (the default) or svg."))
+    var format: Format?
+
+    /// The format asked for, or the default for what is shown: the motors draw in the terminal; the voice coils'
+    /// and the HD rumble's outputs have no terminal drawing, and write their samples or updates as csv.
+    var chosenFormat: Format { format ?? (actuators == .rumble ? .text : .csv) }
 
     /// What the rendering shows: the motors, a DualSense's voice coils, or a Switch controller's HD rumble.
     enum Actuators: String, ExpressibleByArgument, CaseIterable {
@@ -56,10 +61,13 @@ struct RenderCommand: ParsableCommand {
     @Option(help: "Write to this file instead of standard output.")
     var output: String?
 
-    @Option(help: "Samples per second for csv (default 1000) and rows per second for text (default 50).")
+    @Option(
+        help: ArgumentHelp(
+            "Rows per second, up to 100000: csv's samples (default 1000), text's rows (default 50). Not with "
+                + "--actuators hd or hd-rumble, which keep their own rate; json and svg do not use it."))
     var sampleRate: Double?
 
-    @Option(help: "Device profile that shapes transients and the commands.")
+    @Option(help: "The render profile: how transients and commands are shaped for a kind of device.")
     var profile = RenderProfile.genericRumble
 
     @Option(help: ArgumentHelp(HapticLocality.help))
@@ -69,7 +77,7 @@ struct RenderCommand: ParsableCommand {
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
             throw ValidationError("--sample-rate must be in 0<...100000 Hz")
         }
-        switch (actuators, format) {
+        switch (actuators, chosenFormat) {
         case (.hdRumble, .text), (.hdRumble, .json), (.hdRumble, .wav):
             throw ValidationError("--actuators hd-rumble renders as svg or csv")
         case (.hdRumble, .csv) where sampleRate != nil:
@@ -109,7 +117,7 @@ struct RenderCommand: ParsableCommand {
             audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations), voiceCoils: actuators == .hd,
             hdRumble: actuators == .hdRumble)
         let text: String
-        switch format {
+        switch chosenFormat {
         case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
         case .csv:
             if rendering.voiceCoils != nil {

@@ -17,11 +17,12 @@ struct ReplayCommand: AsyncParsableCommand {
             the chapters one after another, a one-second pause between them. Every play is scheduled on the engine's \
             clock up front, so timing does not depend on this program waking up. Plays on --device, else on the first \
             rumble-capable device, else on the built-in virtual output; prints each cue as it plays with the motor \
-            levels. --json prints JSON lines: note (the fall-back to the virtual output), replay (with the start time \
-            on CLOCK_MONOTONIC), chapter, cue (with its absolute time "at"), stopped, reset, finished.
+            levels. --json prints JSON lines: note (what the user should know: the fall-back to the virtual output, \
+            waiting for a device, a cue not scheduled), replay (with the start time on CLOCK_MONOTONIC), chapter, cue \
+            (with its absolute time "at"), stopped, reset, finished.
             """)
 
-    @Option(help: "Replay only chapter N.")
+    @Option(help: "Replay only chapter N (not with --all).")
     var chapter: Int?
 
     @Flag(help: "Replay every chapter (the default).")

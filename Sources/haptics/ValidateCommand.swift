@@ -4,10 +4,11 @@ import ArgumentParser
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check AHAP files: one line per problem (file: path: message), then a summary.",
+        abstract: "Check AHAP files: one line per problem (file: where: severity: message [code]), then a summary.",
         discussion: """
             Exit status 0 when every file loads (as Core Haptics would load it, warnings allowed), 1 when any \
-            file does not; with --strict, warnings fail too. The codes are listed in docs/ahap.md.
+            file does not; with --strict, warnings fail too. Where is the JSON path of the problem, or the line \
+            and column of a syntax error. The codes are listed in docs/ahap.md.
             """)
 
     @Argument(help: "AHAP files to check.")

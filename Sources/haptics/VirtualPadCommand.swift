@@ -12,7 +12,8 @@ struct VirtualPadCommand: AsyncParsableCommand {
         commandName: "virtual-pad",
         abstract: "Create a uinput force-feedback gamepad and show what clients ask of it.",
         discussion: """
-            The pad answers effect uploads and erases, records every upload, erase, play, stop and gain, and \
+            The pad answers effect uploads and erases, records every upload, erase, play, stop, gain and \
+            autocenter, and \
             models the strong/weak motor output a rumble pad driven by the kernel's ff-memless would produce. \
             On a terminal it shows the two motor levels live; otherwise it prints one line per event. \
             Ctrl-C or SIGTERM removes the device. Needs /dev/uinput (`modprobe uinput`) and the right to open it.
@@ -28,9 +29,10 @@ struct VirtualPadCommand: AsyncParsableCommand {
     var product: String?
 
     @Option(
-        help:
-            "Comma-separated force-feedback features to advertise: rumble, periodic, constant, ramp, spring, friction, damper, inertia, sine, square, triangle, saw-up, saw-down, gain, autocenter."
-    )
+        help: ArgumentHelp(
+            "Comma-separated force-feedback features to advertise: rumble, periodic, constant, ramp, spring, "
+                + "friction, damper, inertia, sine, square, triangle, saw-up, saw-down, custom, gain, autocenter (the "
+                + "kernel's spellings, saw_up or FF_SAW_UP, too)."))
     var effects = VirtualPadCommand.defaultEffects
 
     @Option(help: "How many effects a client may upload at once (1...\(VirtualPadConfiguration.maximumEffects)).")

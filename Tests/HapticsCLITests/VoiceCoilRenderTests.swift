@@ -51,6 +51,16 @@ import Testing
         }
     }
 
+    /// Without --format the voice coils write their csv, as `--format csv` does: they have no terminal drawing.
+    @Test func withoutAFormatTheVoiceCoilsWriteTheirCSV() throws {
+        try CLI.withFile(Self.pattern) { file in
+            let chosen = try CLI.run(["render", "--actuators", "hd", file])
+            let csv = try CLI.run(["render", "--actuators", "hd", "--format", "csv", file])
+            #expect(chosen.status == 0, "\(chosen.errors)")
+            #expect(chosen.output.hasPrefix("time,left,right\n") && chosen.output == csv.output)
+        }
+    }
+
     @Test func combinationsWithoutAWaveformAreRefused() throws {
         try CLI.withFile(Self.pattern) { file in
             let wavOfMotors = try CLI.run(["render", "--format", "wav", "--output", "/tmp/x.wav", file])
@@ -92,6 +102,16 @@ import Testing
             #expect(first[0] == "0" && abs((Double(first[3]) ?? 0) - 226.27) < 0.01 && Double(first[4]) == 1)
             #expect(Double(first[2]) == 0)
             #expect(rows.last.map { Double($0[4]) == 0 && Double($0[8]) == 0 } == true)
+        }
+    }
+
+    /// Without --format the HD rumble writes its rows of updates, as `--format csv` does.
+    @Test func withoutAFormatTheHDRumbleWritesItsCSV() throws {
+        try CLI.withFile(VoiceCoilRenderTests.pattern) { file in
+            let chosen = try CLI.run(["render", "--actuators", "hd-rumble", file])
+            let csv = try CLI.run(["render", "--actuators", "hd-rumble", "--format", "csv", file])
+            #expect(chosen.status == 0, "\(chosen.errors)")
+            #expect(chosen.output.hasPrefix("time,") && chosen.output == csv.output)
         }
     }
 
