@@ -51,13 +51,15 @@ import Testing
         }
     }
 
-    /// Without --format the voice coils write their csv, as `--format csv` does: they have no terminal drawing.
-    @Test func withoutAFormatTheVoiceCoilsWriteTheirCSV() throws {
+    /// Without --format the voice coils (hd) and the HD rumble write their csv, as `--format csv` does: they have
+    /// no terminal drawing.
+    @Test(arguments: [("hd", "time,left,right\n"), ("hd-rumble", "time,")])
+    func withoutAFormatTheHDOutputsWriteTheirCSV(actuators: String, header: String) throws {
         try CLI.withFile(Self.pattern) { file in
-            let chosen = try CLI.run(["render", "--actuators", "hd", file])
-            let csv = try CLI.run(["render", "--actuators", "hd", "--format", "csv", file])
+            let chosen = try CLI.run(["render", "--actuators", actuators, file])
+            let csv = try CLI.run(["render", "--actuators", actuators, "--format", "csv", file])
             #expect(chosen.status == 0, "\(chosen.errors)")
-            #expect(chosen.output.hasPrefix("time,left,right\n") && chosen.output == csv.output)
+            #expect(chosen.output.hasPrefix(header) && chosen.output == csv.output)
         }
     }
 
@@ -102,16 +104,6 @@ import Testing
             #expect(first[0] == "0" && abs((Double(first[3]) ?? 0) - 226.27) < 0.01 && Double(first[4]) == 1)
             #expect(Double(first[2]) == 0)
             #expect(rows.last.map { Double($0[4]) == 0 && Double($0[8]) == 0 } == true)
-        }
-    }
-
-    /// Without --format the HD rumble writes its rows of updates, as `--format csv` does.
-    @Test func withoutAFormatTheHDRumbleWritesItsCSV() throws {
-        try CLI.withFile(VoiceCoilRenderTests.pattern) { file in
-            let chosen = try CLI.run(["render", "--actuators", "hd-rumble", file])
-            let csv = try CLI.run(["render", "--actuators", "hd-rumble", "--format", "csv", file])
-            #expect(chosen.status == 0, "\(chosen.errors)")
-            #expect(chosen.output.hasPrefix("time,") && chosen.output == csv.output)
         }
     }
 
