@@ -54,22 +54,24 @@ struct MixingStreamTests {
 
     @Test("a start already passed is kept by skipping into the sound: the stream's frame k carries its frame k")
     func lateStartSkipsIn() throws {
-        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
-        let stream = try MixingStream(output: output, logger: logger)
-        defer { stream.close() }
-        try waitUntil("the stream runs") { output.frames > 0 }
-        let ramp = (0..<8000).map { Float($0 + 1) / 8000 }
-        let id = stream.play(
-            ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!), at: output.origin)
-        try waitUntil("the sound ends") { !stream.isActive(id) }
-        let samples = output.samples
-        let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
-        #expect(first > 0, "the start had passed when the sound was queued")
-        let misplaced = (first..<8000).filter { (frame: Int) -> Bool in
-            samples[2 * frame] != ramp[frame] || samples[2 * frame + 1] != ramp[frame]
+        // The writer held at frame 256, the sound queued at frame 0: 256 frames late, however long the test waited
+        // (a free-running writer may be past the whole sound by the time a busy test queues it).
+        try withStreamHeldAtFrame256 { output, stream in
+            let ramp = (0..<8000).map { Float($0 + 1) / 8000 }
+            let id = stream.play(
+                ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!), at: output.origin)
+            output.hold(after: nil)
+            try waitUntil("the sound ends") { !stream.isActive(id) }
+            let samples = output.samples
+            let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
+            #expect(first >= 256, "the start had passed when the sound was queued")
+            let misplaced = (first..<8000).filter { (frame: Int) -> Bool in
+                samples[2 * frame] != ramp[frame] || samples[2 * frame + 1] != ramp[frame]
+            }
+            #expect(
+                misplaced.isEmpty, "\(misplaced.count) frames not at their place, the first \(misplaced.first ?? 0)")
+            #expect(samples[16000...].allSatisfy { $0 == 0 })
         }
-        #expect(misplaced.isEmpty, "\(misplaced.count) frames not at their place, the first \(misplaced.first ?? 0)")
-        #expect(samples[16000...].allSatisfy { $0 == 0 })
     }
 
     /// A ramp that asks to be played whole when late.
