@@ -92,10 +92,15 @@ struct MixingStreamTests {
         defer { stream.close() }
         try waitUntil("the stream wrote \(written) frames") { output.frames > written }
         let ramp = (0..<frames).map { Float($0 + 1) / Float(frames) }
-        let id = stream.play(
-            WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
-            at: output.origin)
-        if let end { stream.stop(id, atNanoseconds: output.origin + end) }
+        // Played and ended together: sent one after another, the end could reach the writer periods after the
+        // start when the test thread is held up between them, and the sound would play on past it.
+        let id = stream.together { changes in
+            let id = changes.play(
+                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+                at: output.origin)
+            if let end { changes.stop(id, atNanoseconds: output.origin + end) }
+            return id
+        }
         try waitUntil("the sound ends") { !stream.isActive(id) }
         let samples = output.samples
         let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
@@ -212,7 +217,8 @@ struct MixingStreamTests {
         let id = stream.play(ClipSource(constant(left: 0.1, right: 0.2, frames: 8), loops: true))
         try waitUntil("it plays") { first.samples.contains(0.2) }
         first.fail(after: first.frames + 64)
-        try waitUntil("the stream is interrupted") { stream.isInterrupted }
+        // Its report, which a test thread held up past the interruption's 0.7 s cannot miss, as it could the state.
+        try waitUntil("the stream is interrupted") { changes.withLock { $0.first == true } }
         #expect(stream.isActive(id), "a sound waits through an interruption")
         try waitUntil("it plays on the device come back") { second.samples.contains(0.2) }
         #expect(!stream.isInterrupted && stream.failure == nil)
@@ -340,7 +346,8 @@ struct MixingStreamTests {
         let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 32))!
         let first = stream.play(ClipSource(clip))
         try waitUntil("the first sound ends") { !stream.isActive(first) }
-        Sys.sleep(nanoseconds: 20_000_000)
+        // Its period and the one silent period after it (the stream then idles), however late the writer runs.
+        try waitUntil("the stream wrote its silent period") { output.frames >= 64 }
         let before = output.frames
         let second = stream.play(ClipSource(clip))
         try waitUntil("the second sound ends") { !stream.isActive(second) }
@@ -350,7 +357,9 @@ struct MixingStreamTests {
 
     @Test("the shape's limiter acts on the mix of every sound, before the clip")
     func limiterActsOnTheMix() throws {
-        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
+        // The recording's clock starts 10 s from now: the stream's first period, placed by the real clock, falls
+        // long before the start however slowly its thread comes up, and every later period is counted in frames.
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000, sampleRate: 3000)
         // The first sound wakes the stream, which writes a period and waits before the next: the second sound
         // is posted meanwhile. Both start at frame 300, well after the hold.
         output.hold(after: 32)

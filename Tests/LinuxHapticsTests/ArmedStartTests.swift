@@ -81,8 +81,8 @@ import Testing
 extension Rig {
     /// Runs `start` on one thread while another holds the engine's state lock, as the playback thread does for a
     /// pass, and returns what `written` finds once it finds anything, before the lock is released; nil when it found
-    /// nothing within 5 s (bounded: a start that waited for the lock would never write, and the test fails rather
-    /// than hangs).
+    /// nothing within 30 s (a hang guard: a start that waited for the lock would never write, and the test fails
+    /// rather than hangs; the starter shares two cores with two spinning threads, slowly under a sanitizer).
     func whileTheEngineStateIsHeld<T>(start: @escaping @Sendable () -> Void, written: () -> T?) throws -> T? {
         let holding = Lock(false)
         let release = Lock(false)
@@ -94,7 +94,7 @@ extension Rig {
         }
         while !holding.withLock({ $0 }) { Sys.yield() }
         let starter = try ServiceThread.start(start)
-        let deadline = Sys.monotonicNanoseconds() + 5_000_000_000
+        let deadline = Sys.monotonicNanoseconds() + 30_000_000_000
         var found = written()
         while found == nil, Sys.monotonicNanoseconds() < deadline {
             Sys.yield()
