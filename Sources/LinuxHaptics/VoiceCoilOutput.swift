@@ -350,6 +350,7 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     let latency: AudioLatency
     private let device: HidrawDevice
     private let queue: NullAudioOutput
+    private let clock: @Sendable () -> UInt64
     private let logger: Logger
     private struct State {
         var counter: UInt8 = 0
@@ -361,10 +362,16 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     }
     private let state = Lock(State())
 
-    init(device: HidrawDevice, leadSeconds: Double, logger: Logger) {
+    /// `clock` is the queue's time, `CLOCK_MONOTONIC` unless a test holds it still.
+    init(
+        device: HidrawDevice, leadSeconds: Double, logger: Logger,
+        clock: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() }
+    ) {
         self.device = device
         self.logger = logger
-        queue = NullAudioOutput(sampleRate: DualSenseHapticsReport.sampleRate, bufferSeconds: leadSeconds)
+        self.clock = clock
+        queue = NullAudioOutput(
+            sampleRate: DualSenseHapticsReport.sampleRate, bufferSeconds: leadSeconds, clock: clock)
         latency = AudioLatency(
             bufferFrames: queue.latency.bufferFrames, periodFrames: DualSenseHapticsReport.framesPerReport,
             sampleRate: DualSenseHapticsReport.sampleRate)
@@ -403,7 +410,7 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
             let queued = try queue.write(chunk + [Float](repeating: 0, count: perReport - chunk.count))
             heard = heard ?? queued
         }
-        return heard ?? MonotonicTime.nanoseconds()
+        return heard ?? clock()
     }
 
     func delay() throws(AudioDeviceError) -> Double { try queue.delay() }

@@ -53,7 +53,7 @@ import Testing
     }
 
     @Test func aToneIsWrittenAtItsBandWithCountersOneApartThenThreeReportsAtRest() async throws {
-        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let tone = AHAPFixtures.tone(seconds: 1, sharpness: 0.25)
         let (reports, keeper) = try await Self.stream(tone, for: .milliseconds(100)) { reports in
             reports.contains { !$0.frame.left.isAtRest } && reports.last?.frame.left.isAtRest == true
                 && reports.reversed().prefix { $0.frame.left.isAtRest }.count >= HDRumbleStream.restReports
@@ -89,7 +89,7 @@ import Testing
     @Test func afterAnArmedPauseAsLongAsTheKeepersTimeoutTheNextReportSkipsTheCounterItsSilenceTook() async throws {
         // A keeper whose timeout is 0 may have written its silence before any report that follows an armed
         // heartbeat: each such report skips the counter of that silence.
-        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let tone = AHAPFixtures.tone(seconds: 1, sharpness: 0.25)
         let (reports, keeper) = try await Self.stream(
             tone, for: .milliseconds(100), keeper: RecordingKeeper(timeoutNanoseconds: 0)
         ) { reports in

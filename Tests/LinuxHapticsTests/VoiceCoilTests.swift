@@ -80,7 +80,10 @@ import Testing
 
     @Test func theWriterSendsOneSignedReportPer32FramesWithAGrowingCounter() throws {
         let file = ReportFile()
-        let writer = DualSenseHapticsWriter(device: try file.device(), leadSeconds: 0.5, logger: quietLogger())
+        // The queue's clock held still: no report can find it run dry, however long this thread is held up.
+        let now = MonotonicTime.nanoseconds()
+        let writer = DualSenseHapticsWriter(
+            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now })
         let samples = (0..<128).map { Float($0) / 128 }
         try writer.write(samples)
         try writer.write([Float](repeating: 0, count: 64))
