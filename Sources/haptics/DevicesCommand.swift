@@ -9,7 +9,8 @@ struct DevicesCommand: ParsableCommand {
         abstract: "List rumble-capable input devices (--all: every input device).",
         discussion: """
             The index in the first column (#) is what `haptics probe INDEX` takes. Ids stay the same when \
-            a device is unplugged and plugged back (into the same port, for a pad without a serial number). JSON schema: docs/devices.md.
+            a device is unplugged and plugged back (into the same port, for a pad without a serial number). JSON \
+            schema: docs/devices.md.
             """)
 
     @Flag(help: "List every input event node, not only rumble-capable ones.")
