@@ -99,4 +99,19 @@ import Testing
         #expect(reports[2].samples.allSatisfy { $0 == 0 })
         #expect(writer.counts.reports == 3 && writer.counts.underruns == 0)
     }
+
+    /// The queue's clock moved on past everything sent (the pad has played it): the next report finds the queue
+    /// run dry after a report with sound, and counts one underrun.
+    @Test func aReportThatFindsTheQueueRunDryAfterSoundCountsOneUnderrun() throws {
+        let file = ReportFile()
+        let now = Lock(MonotonicTime.nanoseconds())
+        let writer = DualSenseHapticsWriter(
+            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now.withLock { $0 } })
+        try writer.write((0..<128).map { Float($0 + 1) / 128 })
+        #expect(writer.counts.underruns == 0)
+        now.withLock { $0 += 1_000_000_000 }
+        try writer.write([Float](repeating: 0, count: 64))
+        writer.close()
+        #expect(writer.counts.reports == 3 && writer.counts.underruns == 1)
+    }
 }
