@@ -198,7 +198,7 @@ final class EvdevOutputSource: OutputSource {
         let hidraw = try Self.openHidraw(node, logger: logger)
         let keeper = Self.silenceKeeper(
             for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
-        do throws(SystemCallError) {
+        do throws(HapticEngineError) {
             let stream = try HDRumbleStream(
                 device: hidraw, keeper: keeper, locality: locality,
                 mirrorsSides: HDActuators.hasOneActuator(device.identity), logger: logger)
@@ -206,7 +206,7 @@ final class EvdevOutputSource: OutputSource {
         } catch {
             keeper?.close()
             hidraw.close()
-            throw OutputFailure(.other, "the HD rumble stream's thread cannot start: \(error)")
+            throw OutputFailure(.other, "the HD rumble stream \(error.message)")
         }
     }
 

@@ -1,7 +1,7 @@
 // A Switch controller's HD rumble: patterns played as a frequency and an amplitude in each of two bands per
 // actuator (sharpness as the frequency) instead of the two fixed-frequency levels hid-nintendo sends. Each playing
-// player's cues (PlayerState.cues, as on the voice coils) become sources on an `HDRumbleStream`, whose thread
-// writes output report 0x10 to the pad's hidraw node on CLOCK_MONOTONIC:
+// player's cues (PlayerState.cues, as on the voice coils) become sources on an `HDRumbleStream`, whose timer (a
+// thread of its own on the monotonic clock) writes output report 0x10 to the pad's hidraw node:
 // - one report per update while anything plays, 30 ms apart: the pace hid-nintendo keeps for its own rumble (it
 //   never sends two reports within 25 ms, because faster sends can drop a Bluetooth link), so our reports and
 //   the driver's subcommands stay within what the link is known to carry;
@@ -17,7 +17,7 @@
 package import AHAP
 package import HapticRendering
 package import LinuxInput
-@_spi(Internals) package import LinuxSystem
+@_spi(Internals) import LinuxSystem
 package import Logging
 import Synchronization
 
@@ -34,7 +34,7 @@ package protocol SilenceKeeper: Sendable {
 extension HidrawSilenceGuard: SilenceKeeper {}
 
 /// The bands of a Switch controller's actuators: sources placed on the `CLOCK_MONOTONIC` timeline, mixed per
-/// update and written as report 0x10 by a thread of its own.
+/// update and written as report 0x10 by the timer of the stream's clock (`MonotonicClock`'s: a thread of its own).
 package final class HDRumbleStream: PatternStream, CueStream {
     /// Seconds between two reports while anything plays.
     package static let updateSeconds = 0.030
@@ -93,6 +93,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
         /// The last report written moved an actuator.
         var playing = false
         var closing = false
+        /// The device failed a write: the timer asks for nothing more.
+        var ended = false
     }
 
     package let deviceName: String
@@ -103,26 +105,29 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// `left` or `right` pattern plays on it rather than on an actuator it does not have.
     private let mirrorsSides: Bool
     private let logger: Logger
+    /// The time every report is placed on, in seconds; what its timer calls `service()` by.
+    private let clock: any HapticClock
     private let state = Lock(State())
-    private let wake = DeadlineWaiter()
     private let firstFailure = Lock<OutputFailure?>(nil)
-    private let thread = Lock<ServiceThread?>(nil)
+    private let timer = Lock<(any HapticTimer)?>(nil)
     private let sounds = Lock(CueSounds<HDRumbleStream>())
 
     /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing;
-    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con).
+    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con). `clock` is `CLOCK_MONOTONIC` outside tests:
+    /// the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
     package init(
         device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, mirrorsSides: Bool = false,
-        logger: Logger
-    ) throws(SystemCallError) {
+        clock: any HapticClock = MonotonicClock(), logger: Logger
+    ) throws(HapticEngineError) {
         self.device = device
         self.keeper = keeper
         self.locality = locality
         self.mirrorsSides = mirrorsSides
+        self.clock = clock
         self.logger = logger
         deviceName = device.node
-        let started = try ServiceThread.start { [self] in run() }
-        thread.withLock { $0 = started }
+        let started = try clock.makeTimer { [self] in service() }
+        timer.withLock { $0 = started }
     }
 
     deinit { close() }
@@ -143,18 +148,29 @@ package final class HDRumbleStream: PatternStream, CueStream {
             state.sources[state.nextID] = Placed(source: source, start: startNanoseconds)
             return state.nextID
         }
-        wake.signal()
+        // A source that starts later only brings the timer's next call forward, if it comes sooner than that.
+        wakeTimer(by: startNanoseconds)
         return id
     }
 
     package func stop(_ id: Int) {
         state.withLock { _ = $0.sources.removeValue(forKey: id) }
-        wake.signal()
+        wakeTimer(by: 0)
     }
 
     package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
         state.withLock { $0.sources[id]?.end = nanoseconds }
-        wake.signal()
+        wakeTimer(by: 0)
+    }
+
+    /// Has the timer call `service()` by `nanoseconds` (0: now).
+    private func wakeTimer(by nanoseconds: UInt64) {
+        guard let timer = timer.withLock({ $0 }) else { return }
+        if nanoseconds == 0 {
+            timer.wake()
+        } else {
+            timer.wake(by: Double(nanoseconds) / Self.nanosecondsPerSecond)
+        }
     }
 
     /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
@@ -177,12 +193,18 @@ package final class HDRumbleStream: PatternStream, CueStream {
 
     // MARK: The thread
 
-    /// Ends the stream: the thread writes the rest report when the actuators were playing, then stops; the
-    /// guard is told nothing plays and let go.
+    /// Ends the stream: the timer is stopped (after its last call), the rest report is written when the actuators
+    /// were playing, and the guard is told nothing plays and let go. The first call does this; later ones find
+    /// nothing left to do.
     package func close() {
         state.withLock { $0.closing = true }
-        wake.signal()
-        thread.joinUnlessCurrent()
+        let running = timer.withLock { timer -> (any HapticTimer)? in
+            defer { timer = nil }
+            return timer
+        }
+        guard let running else { return }
+        running.cancel()
+        finish()
         keeper?.close()
         device.close()
         sounds.withLock { $0 = CueSounds() }
@@ -190,31 +212,30 @@ package final class HDRumbleStream: PatternStream, CueStream {
 
     private static let nanosecondsPerSecond = 1e9
 
-    private func run() {
-        while true {
-            let now = MonotonicTime.nanoseconds()
-            let due = state.withLock { nextDue($0, now: now) }
-            if state.withLock({ $0.closing }) {
-                finish()
-                return
-            }
-            if let due, due > now {
-                wake.wait(untilNanoseconds: due)
-                continue
-            }
-            guard due != nil else {
-                wake.wait(untilNanoseconds: nil)
-                continue
-            }
+    /// Now on the stream's clock, in nanoseconds.
+    private var now: UInt64 { MonotonicClock.nanoseconds(clock.now) }
+
+    /// The timer's work: writes the report due now, if one is, and returns when the next is due (in the clock's
+    /// seconds); nil while nothing plays, nothing waits and no rest report is owed, after a failed write, and
+    /// once closing.
+    private func service() -> Double? {
+        let now = self.now
+        guard let due = state.withLock({ $0.closing || $0.ended ? nil : nextDue($0, now: now) }) else { return nil }
+        if due <= now {
             do throws(EventDeviceError) {
-                try writeUpdate(at: MonotonicTime.nanoseconds())
+                try writeUpdate(at: now)
             } catch {
+                state.withLock { $0.ended = true }
                 let kind: OutputFailure.Kind = error.kind == .deviceGone ? .deviceGone : .other
                 firstFailure.withLock { $0 = $0 ?? OutputFailure(kind, "\(error)") }
                 logger.debug("the HD rumble stream ended", metadata: ["error": "\(error)"])
-                return
+                return nil
             }
+            let after = self.now
+            guard let next = state.withLock({ $0.closing ? nil : nextDue($0, now: after) }) else { return nil }
+            return Double(next) / Self.nanosecondsPerSecond
         }
+        return Double(due) / Self.nanosecondsPerSecond
     }
 
     /// When the next report is due: nil when nothing plays, nothing waits and no rest report is owed.
@@ -225,7 +246,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let sounding = state.sources.values.contains { $0.start <= now }
         if sounding || state.restLeft > 0 {
             let regular = state.lastWrite.map { $0 + update } ?? now
-            let nextStart = state.sources.values.map(\.start).filter { $0 > now }.min()
+            // A source that starts after the last report, by now or later, is written as soon as the spacing
+            // allows rather than at the next regular update.
+            let nextStart = state.sources.values.map(\.start).filter { $0 > state.lastWrite ?? now }.min()
             return max(earliest, min(regular, nextStart ?? regular))
         }
         guard let nextStart = state.sources.values.map(\.start).min() else { return nil }
@@ -272,7 +295,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
             } else {
                 state.restLeft = Self.restReports
             }
-            let taken = Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper)
+            let taken = Self.takeCounter(&state, now: self.now, keeper: keeper)
             state.reports += 1
             state.activity = Self.activity(bands.left, bands.right)
             let report = SwitchRumbleReport(
@@ -290,7 +313,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var silence: [UInt8]
         while true {
             silence = SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes
-            beat = MonotonicTime.nanoseconds()
+            beat = self.now
             keeper?.heartbeat(armed: playing || wasPlaying, silence: silence)
             // The counter was taken before this heartbeat went out. If the thread stood still in between for so
             // long that the keeper may have written, before hearing this heartbeat, the silence it was sent last
@@ -298,7 +321,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
             // That heartbeat's silence can in turn have been written only if the thread stood still as long again.
             guard let keeper, let armed = exposure, keeper.timeoutNanoseconds > Self.keeperMarginNanoseconds,
                 Self.keeperMayHaveWritten(
-                    armedAt: armed.since, disarmedAt: armed.until, now: MonotonicTime.nanoseconds(),
+                    armedAt: armed.since, disarmedAt: armed.until, now: self.now,
                     timeout: keeper.timeoutNanoseconds)
             else { break }
             report = SwitchRumbleReport(counter: report.counter &+ 1, frame: report.frame)
@@ -307,7 +330,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         }
         try device.write(report.bytes)
         // The spacing counts from the write, not from the update's start: rendering the update took a while.
-        let written = MonotonicTime.nanoseconds()
+        let written = self.now
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
         state.withLock { state in
             state.lastWrite = written
@@ -373,7 +396,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
             state.playing = false
             state.restLeft = 0
             state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
-            return .rest(counter: Self.takeCounter(&state, now: MonotonicTime.nanoseconds(), keeper: keeper).counter)
+            return .rest(counter: Self.takeCounter(&state, now: now, keeper: keeper).counter)
         }
         if let rest {
             // Written before the keeper hears of it, so that it stays armed until the pad is at rest. Should the

@@ -20,10 +20,12 @@ public struct MonotonicClock: HapticClock {
     static let nanosecondsPerSecond = 1e9
 
     /// The absolute deadline in monotonic nanoseconds for a time in seconds (never before zero; a time past
-    /// what 64 bits of nanoseconds hold, about 584 years, or infinity, is the last one they hold).
+    /// what 64 bits of nanoseconds hold, about 584 years, or infinity, is the last one they hold). Rounded to the
+    /// nearest nanosecond, so that a time made from nanoseconds (`now`) gives them back: a deadline handed out
+    /// as seconds is then reached, not missed by one, by a clock that stops exactly on it.
     static func nanoseconds(_ seconds: Double) -> UInt64 {
         guard seconds > 0 else { return 0 }
-        let nanoseconds = seconds * nanosecondsPerSecond
+        let nanoseconds = (seconds * nanosecondsPerSecond).rounded()
         return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
     }
 }

@@ -107,4 +107,23 @@ import Testing
         #expect(MonotonicClock.nanoseconds(.nan) == 0)
         #expect(MonotonicClock.nanoseconds(-1e308) == 0)
     }
+
+    /// A deadline handed out in seconds that a clock then stops exactly on (as `SteppedClock` does) must convert
+    /// back to the nanoseconds it was made from: one short, and the work that asked for it would find it not due.
+    @Test func aTimeMadeFromNanosecondsConvertsBackToThem() {
+        // Every nanosecond of the first 100 µs, a 5 ms grid from 100 s (the times a stream's updates fall on), and
+        // 100,000 times up to 60 days of uptime, where a double still holds a nanosecond with room to spare.
+        // Truncating instead of rounding gets 15 ns and 128.01 s wrong, among hundreds of others.
+        let samples =
+            Array(1...100_000 as ClosedRange<UInt64>)
+            + (0..<10_000).map { 100_000_000_000 + $0 * 5_000_000 }
+            + Array(stride(from: 1 as UInt64, through: 5_184_000_000_000_000, by: 51_839_999_999_999))
+        for nanoseconds in samples {
+            let seconds = Double(nanoseconds) / 1e9
+            guard MonotonicClock.nanoseconds(seconds) == nanoseconds else {
+                Issue.record("\(nanoseconds) ns became \(MonotonicClock.nanoseconds(seconds))")
+                return
+            }
+        }
+    }
 }

@@ -1,8 +1,9 @@
 // The HD rumble stream without a pad: a file stands in for the hidraw node, so what the stream wrote can be read
-// back report by report. Its pace against a real driver is the kernel tests' (hd/switch-pro/).
+// back report by report, and a `SteppedClock` stands in for the monotonic clock, so the stream's own thread writes
+// each report at the time it asked for however late the machine runs it. Its pace against a real driver, on the
+// real clock, is the kernel tests' (hd/switch-pro/).
 import AHAP
 import Foundation
-import Glibc
 import HapticTestDevices
 import HapticRendering
 import LinuxInput
@@ -13,105 +14,155 @@ import Testing
 @testable import LinuxHaptics
 
 @Suite struct HDRumbleStreamTests {
-    /// A keeper that remembers what it was told; by default its timeout is an hour, so that no pause of the
-    /// test's threads makes the stream skip a counter.
+    /// A keeper that remembers what it was told, and when on `clock`; its timeout is an hour unless given, so that
+    /// the stream skips no counter.
     final class RecordingKeeper: SilenceKeeper, @unchecked Sendable {
         let timeoutNanoseconds: UInt64
-        init(timeoutNanoseconds: UInt64 = 3_600_000_000_000) { self.timeoutNanoseconds = timeoutNanoseconds }
+        private let clock: SteppedClock
+        init(clock: SteppedClock, timeoutNanoseconds: UInt64 = 3_600_000_000_000) {
+            self.clock = clock
+            self.timeoutNanoseconds = timeoutNanoseconds
+        }
         private let lock = NSLock()
-        private var beats: [(armed: Bool, silence: [UInt8])] = []
+        private var beats: [(armed: Bool, silence: [UInt8], at: Double)] = []
         private var closed = false
-        func heartbeat(armed: Bool, silence: [UInt8]) { lock.withLock { beats.append((armed, silence)) } }
+        func heartbeat(armed: Bool, silence: [UInt8]) {
+            let now = clock.now
+            lock.withLock { beats.append((armed, silence, now)) }
+        }
         func close() { lock.withLock { closed = true } }
-        var heartbeats: [(armed: Bool, silence: [UInt8])] { lock.withLock { beats } }
+        var heartbeats: [(armed: Bool, silence: [UInt8], at: Double)] { lock.withLock { beats } }
         var isClosed: Bool { lock.withLock { closed } }
     }
 
-    /// Plays `pattern` from now on a stream into a file until `wait` has passed and `until` holds for the
-    /// reports written so far (or 10 s, however slow the machine), closes it, and returns the reports written and
-    /// the keeper.
-    static func stream(
-        _ pattern: HapticPattern, for wait: Duration,
-        keeper: RecordingKeeper = RecordingKeeper(),
-        until done: @escaping ([SwitchRumbleReport]) -> Bool = { _ in true }
-    ) async throws -> (reports: [SwitchRumbleReport], keeper: RecordingKeeper) {
+    /// A stream into a file on a clock that moves only when the test moves it.
+    final class SteppedStream {
         let file = ReportFile()
-        let stream = try HDRumbleStream(
-            device: try file.device(), keeper: keeper, locality: .all, logger: quietLogger())
-        func written() throws -> [SwitchRumbleReport?] {
-            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
+        let clock = SteppedClock(startingAt: 100)
+        let device: HidrawDevice
+        private(set) var stream: HDRumbleStream?
+
+        init() throws { device = try file.device() }
+
+        /// Starts the stream, its keeper made from the clock and the device.
+        func start(
+            keeper: (SteppedClock, HidrawDevice) -> any SilenceKeeper, locality: HapticLocality = .all,
+            mirrorsSides: Bool = false
+        ) throws -> HDRumbleStream {
+            let stream = try HDRumbleStream(
+                device: device, keeper: keeper(clock, device), locality: locality, mirrorsSides: mirrorsSides,
+                clock: clock, logger: quietLogger())
+            self.stream = stream
+            return stream
         }
-        stream.play(pattern, atNanoseconds: MonotonicTime.nanoseconds())
-        try await Task.sleep(for: wait)
-        for _ in 0..<500 where !done(try written().compactMap { $0 }) {
-            try await Task.sleep(for: .milliseconds(20))
+
+        /// Plays `pattern` from now, `after` seconds on.
+        func play(_ pattern: HapticPattern, after seconds: Double = 0) {
+            stream?.play(pattern, atNanoseconds: MonotonicClock.nanoseconds(clock.now + seconds))
         }
-        stream.close()
-        let reports = try written()
-        #expect(!reports.contains(nil), "every write was one whole report")
-        return (reports.compactMap { $0 }, keeper)
+
+        /// Moves time on by `seconds`, the stream's thread writing every report due on the way.
+        func advance(by seconds: Double) { clock.advance(by: seconds) }
+
+        /// Every report written so far; each write was one whole report.
+        func reports() throws -> [SwitchRumbleReport] {
+            let written = try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
+            #expect(!written.contains(nil), "every write was one whole report")
+            return written.compactMap { $0 }
+        }
     }
 
-    @Test func aToneIsWrittenAtItsBandWithCountersOneApartThenThreeReportsAtRest() async throws {
-        let tone = AHAPFixtures.tone(seconds: 1, sharpness: 0.25)
-        let (reports, keeper) = try await Self.stream(tone, for: .milliseconds(100)) { reports in
-            reports.contains { !$0.frame.left.isAtRest } && reports.last?.frame.left.isAtRest == true
-                && reports.reversed().prefix { $0.frame.left.isAtRest }.count >= HDRumbleStream.restReports
-        }
-        for (previous, next) in zip(reports, reports.dropFirst()) {
-            #expect(next.counter == (previous.counter + 1) & 0x0f)
-        }
+    /// Milliseconds from `start` (100 s, where every `SteppedStream` starts) to each of `times`, rounded.
+    static func milliseconds(_ times: [Double], from start: Double = 100) -> [Int] {
+        times.map { Int((($0 - start) * 1000).rounded()) }
+    }
+
+    @Test func aToneIsWrittenEvery30MillisecondsAtItsBandWithCountersOneApartThenThreeReportsAtRest() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25))
+        rig.advance(by: 1)
+        rig.stream?.close()
+        let reports = try rig.reports()
+        // The tone sounds over the updates at 0, 30, 60 and 90 ms; the three at rest follow at the same pace, then
+        // nothing.
+        #expect(reports.map(\.counter) == Array(0..<7))
         let playing = reports.filter { !$0.frame.left.isAtRest }
-        try #require(!playing.isEmpty)
+        #expect(playing.count == 4)
+        #expect(Array(reports.prefix(4)) == playing)
         let wanted = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.25)
         for report in playing {
             #expect(abs(report.frame.left.lowFrequency / wanted - 1) < 0.03)
             #expect(report.frame.left == report.frame.right)
             #expect(report.frame.left.highAmplitudeIndex == 0)
         }
-        let after = reports.drop { $0.frame.left.isAtRest }.drop { !$0.frame.left.isAtRest }
-        #expect(after.count == HDRumbleStream.restReports)
-        #expect(after.allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
+        #expect(reports.dropFirst(4).allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
         // The keeper heard of every report before it was written, armed while it or the one before moved an
         // actuator, with the report at rest that would follow; after the first report at rest, it was disarmed.
         let beats = keeper.heartbeats
         #expect(beats.count == reports.count + 1)
-        #expect(beats.filter(\.armed).count == playing.count + 1)
-        let disarming = try #require(beats.firstIndex { !$0.armed })
-        #expect(beats[disarming - 1].armed && beats[disarming - 1].silence == beats[disarming].silence)
-        let perReport = Array(beats[..<disarming]) + Array(beats[(disarming + 1)...])
+        #expect(beats.map(\.armed) == [true, true, true, true, true, false, false, false])
+        #expect(Self.milliseconds(beats.map(\.at)) == [0, 30, 60, 90, 120, 120, 150, 180])
+        #expect(beats[4].silence == beats[5].silence)
+        let perReport = Array(beats[..<5]) + Array(beats[6...])
         for (beat, report) in zip(perReport, reports) {
             #expect(beat.silence == SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
         }
         #expect(keeper.isClosed)
     }
 
-    @Test func afterAnArmedPauseAsLongAsTheKeepersTimeoutTheNextReportSkipsTheCounterItsSilenceTook() async throws {
+    @Test func aSourceStartingBetweenUpdatesIsWritten25MillisecondsAfterTheLastReportNot30() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 5, intensity: 0.2, sharpness: 0.25))
+        rig.advance(by: 0.010)
+        rig.play(AHAPFixtures.tone(seconds: 5, intensity: 1, sharpness: 0.25))
+        rig.advance(by: 0.060)
+        rig.stream?.close()
+        // The second source is written as soon as hid-nintendo's spacing allows; the regular pace goes on from
+        // there.
+        #expect(Self.milliseconds(keeper.heartbeats.dropLast().map(\.at)) == [0, 25, 55])
+        let reports = try rig.reports()
+        try #require(reports.count == 4)
+        #expect(reports[1].frame.left.lowAmplitude > reports[0].frame.left.lowAmplitude)
+        #expect(reports[3].frame.left.isAtRest)
+    }
+
+    @Test func aSourceThatStartsLaterIsWrittenFirstAtItsStart() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 1, sharpness: 0.25), after: 0.2)
+        rig.advance(by: 0.199)
+        #expect(try rig.reports().isEmpty)
+        rig.advance(by: 0.002)
+        #expect(try rig.reports().count == 1)
+        #expect(Self.milliseconds(keeper.heartbeats.map(\.at)) == [200])
+        rig.stream?.close()
+    }
+
+    @Test func afterAnArmedPauseAsLongAsTheKeepersTimeoutTheNextReportSkipsTheCounterItsSilenceTook() throws {
         // A keeper whose timeout is 0 may have written its silence before any report that follows an armed
         // heartbeat: each such report skips the counter of that silence.
-        let tone = AHAPFixtures.tone(seconds: 1, sharpness: 0.25)
-        let (reports, keeper) = try await Self.stream(
-            tone, for: .milliseconds(100), keeper: RecordingKeeper(timeoutNanoseconds: 0)
-        ) { reports in
-            reports.contains { !$0.frame.left.isAtRest }
-                && reports.reversed().prefix { $0.frame.left.isAtRest }.count >= HDRumbleStream.restReports
-        }
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock, timeoutNanoseconds: 0)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25))
+        rig.advance(by: 1)
+        rig.stream?.close()
+        let reports = try rig.reports()
+        // Four reports that play and three at rest; the keeper was armed after the first five (the fifth, at rest,
+        // follows one that played), so each of the five after the first skipped one counter.
+        #expect(reports.map(\.counter) == [0, 2, 4, 6, 8, 10, 11])
         // One heartbeat per report, but for the disarming one after the first report at rest.
         let beats = keeper.heartbeats
-        let disarming = try #require(beats.firstIndex { !$0.armed })
-        let perReport = Array(beats[..<disarming]) + Array(beats[(disarming + 1)...])
-        try #require(perReport.count == reports.count)
-        var skipped = 0
-        for index in reports.indices.dropFirst() {
-            let previous = reports[index - 1]
-            // The keeper was armed after the report before when that report, or the one before it, moved an
-            // actuator: its silence then took the next counter, and this report the one after.
-            let armed = perReport[index - 1].armed
-            #expect(perReport[index - 1].silence == SwitchRumbleReport.rest(counter: previous.counter &+ 1).bytes)
-            #expect(reports[index].counter == (previous.counter + (armed ? 2 : 1)) & 0x0f, "report \(index)")
-            if armed { skipped += 1 }
+        try #require(beats.count == reports.count + 1 && !beats[5].armed)
+        let perReport = Array(beats[..<5]) + Array(beats[6...])
+        for (beat, report) in zip(perReport, reports) {
+            #expect(beat.silence == SwitchRumbleReport.rest(counter: report.counter &+ 1).bytes)
         }
-        #expect(skipped == reports.filter { !$0.frame.left.isAtRest }.count + 1)
     }
 
     @Test(
@@ -131,38 +182,41 @@ import Testing
     }
 
     /// A keeper that acts as the guard process does, on the stream's own device: when a heartbeat reaches it
-    /// after its timeout while armed, it first writes the silence the one before carried. One heartbeat, the
-    /// `held`-th, is held up for `hold` before it reaches the keeper, as when the writer's thread stood still
-    /// between taking its counter and sending the heartbeat.
+    /// after its timeout while armed, it first writes the silence the one before carried. While it takes one
+    /// heartbeat, the `held`-th, the machine stands still for `hold` seconds: before the keeper hears of it (the
+    /// writer's thread stood still between taking its counter and sending the heartbeat) or after.
     final class GuardingKeeper: SilenceKeeper, @unchecked Sendable {
         let timeoutNanoseconds: UInt64 = 100_000_000
+        private let clock: SteppedClock
         private let device: HidrawDevice
         private let held: Int
-        private let hold: Duration
+        private let hold: Double
+        private let holdsAfterHearing: Bool
         private let lock = NSLock()
         private var beats = 0
         private var last: (armed: Bool, silence: [UInt8], at: UInt64)?
         private var written: [[UInt8]] = []
 
-        init(device: HidrawDevice, held: Int, hold: Duration) {
+        init(clock: SteppedClock, device: HidrawDevice, held: Int, hold: Double, holdsAfterHearing: Bool) {
+            self.clock = clock
             self.device = device
             self.held = held
             self.hold = hold
+            self.holdsAfterHearing = holdsAfterHearing
         }
 
         func heartbeat(armed: Bool, silence: [UInt8]) {
-            let index = lock.withLock { () -> Int in
-                defer { beats += 1 }
-                return beats
-            }
-            if index == held { Thread.sleep(forTimeInterval: Double(hold.components.attoseconds) / 1e18) }
             lock.withLock {
-                let now = MonotonicTime.nanoseconds()
+                let holds = beats == held
+                beats += 1
+                if holds, !holdsAfterHearing { clock.stall(for: hold) }
+                let now = MonotonicClock.nanoseconds(clock.now)
                 if let last, last.armed, now - last.at >= timeoutNanoseconds {
                     try? device.write(last.silence)
                     written.append(last.silence)
                 }
                 last = (armed, silence, now)
+                if holds, holdsAfterHearing { clock.stall(for: hold) }
             }
         }
 
@@ -170,75 +224,77 @@ import Testing
         var silencesWritten: [[UInt8]] { lock.withLock { written } }
     }
 
-    @Test func aHeartbeatHeldUpPastTheKeepersTimeoutAfterTheCounterWasTakenMakesTheReportTakeTheNextCounter()
-        async throws
-    {
-        let file = ReportFile()
-        let device = try file.device()
-        // The second heartbeat, sent for the second report of a tone, 25 to 30 ms after the first: its counter is
-        // taken with no skip, and then the thread stands still past the keeper's timeout.
-        let keeper = GuardingKeeper(device: device, held: 1, hold: .milliseconds(150))
-        let stream = try HDRumbleStream(device: device, keeper: keeper, locality: .all, logger: quietLogger())
-        // Long enough that the report after the held heartbeat still plays on a slow machine: the stream is
-        // closed once six reports are written.
-        stream.play(AHAPFixtures.tone(seconds: 2, sharpness: 0.25), atNanoseconds: MonotonicTime.nanoseconds())
-        func written() throws -> [SwitchRumbleReport?] {
-            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:))
+    /// The second heartbeat, sent for the second report of a tone 30 ms after the first, takes its counter (1)
+    /// with no skip; then the machine stands still for 150 ms, past the keeper's 100 ms timeout. The stream cannot
+    /// tell whether the keeper heard that heartbeat before or after, so the report takes counter 3, past both
+    /// silences the keeper may write: 1 (the first heartbeat's, written when the second came late) or 2 (the
+    /// second's, written when the third came late).
+    @Test(arguments: [(false, 1), (true, 2)] as [(Bool, UInt8)])
+    func aHeartbeatHeldUpPastTheKeepersTimeoutAfterTheCounterWasTakenMakesTheReportSkipEverySilenceTheKeeperMayWrite(
+        holdsAfterHearing: Bool, silenceCounter: UInt8
+    ) throws {
+        let rig = try SteppedStream()
+        var keeper: GuardingKeeper?
+        _ = try rig.start { clock, device in
+            let guarding = GuardingKeeper(
+                clock: clock, device: device, held: 1, hold: 0.150, holdsAfterHearing: holdsAfterHearing)
+            keeper = guarding
+            return guarding
         }
-        for _ in 0..<500 where try written().count < 6 {
-            try await Task.sleep(for: .milliseconds(20))
+        rig.play(AHAPFixtures.tone(seconds: 1, sharpness: 0.25))
+        rig.advance(by: 0.300)
+        rig.stream?.close()
+        let all = try rig.reports()
+        let silence = SwitchRumbleReport.rest(counter: silenceCounter)
+        #expect(keeper?.silencesWritten == [silence.bytes])
+        try #require(all.count > 4)
+        #expect(all.prefix(4).map(\.counter) == [0, silenceCounter, 3, 4])
+        #expect(all[1] == silence)
+        #expect(!all[0].frame.left.isAtRest && !all[2].frame.left.isAtRest)
+        for (previous, next) in zip(all.dropFirst(2), all.dropFirst(3)) {
+            #expect(next.counter == (previous.counter + 1) & 0x0f, "counters \(all.map(\.counter))")
         }
-        stream.close()
-        let reports = try written()
-        #expect(!reports.contains(nil), "every write was one whole report")
-        let all = reports.compactMap { $0 }
-        // The keeper wrote its silence before the held-up report (and again after any other pause as long, on a
-        // machine that slow): no two reports the pad got in a row share a counter, the keeper's among them.
-        let silence = try #require(keeper.silencesWritten.first.flatMap(SwitchRumbleReport.init(bytes:)))
-        let at = try #require(all.firstIndex(of: silence))
-        #expect(at > 0 && at + 1 < all.count)
-        for (previous, next) in zip(all, all.dropFirst()) {
-            #expect(next.counter != previous.counter, "two reports in a row with one counter: \(all.map(\.counter))")
-        }
-        // The report after it took the next counter, or the one after that: the thread stood still after it read
-        // the clock for the held heartbeat, so the keeper may have read that heartbeat before the stall and written
-        // its silence too.
-        let step = (all[at + 1].counter &- silence.counter) & 0x0f
-        #expect(step == 1 || step == 2, "counters \(all.map(\.counter)), the keeper's silence at \(at)")
-        #expect(!all[at + 1].frame.left.isAtRest)
     }
 
-    @Test func closingMidPatternEndsWithAReportAtRestAndDisarmsTheKeeper() async throws {
-        let (reports, keeper) = try await Self.stream(AHAPFixtures.tone(seconds: 5), for: .milliseconds(50)) {
-            $0.contains { !$0.frame.left.isAtRest }
-        }
-        let last = try #require(reports.last)
-        #expect(last.frame.left.isAtRest && last.frame.right.isAtRest)
-        #expect(reports.dropLast().contains { !$0.frame.left.isAtRest })
+    @Test func closingMidPatternEndsWithAReportAtRestAndDisarmsTheKeeper() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 5))
+        rig.advance(by: 0.050)
+        rig.stream?.close()
+        let reports = try rig.reports()
+        #expect(reports.count == 3)
+        #expect(reports.dropLast().allSatisfy { !$0.frame.left.isAtRest })
+        #expect(reports.last?.frame.left.isAtRest == true && reports.last?.frame.right.isAtRest == true)
         #expect(keeper.heartbeats.last?.armed == false)
+        // A second close finds nothing more to write.
+        rig.stream?.close()
+        #expect(try rig.reports().count == 3)
     }
 
-    @Test func nothingIsWrittenWhileNothingPlays() async throws {
-        let silent = HapticPattern(events: [], parameters: [])
-        let (reports, keeper) = try await Self.stream(silent, for: .milliseconds(100))
-        #expect(reports.isEmpty)
+    @Test func nothingIsWrittenWhileNothingPlays() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        rig.play(HapticPattern(events: [], parameters: []))
+        rig.advance(by: 0.1)
+        rig.stream?.close()
+        #expect(try rig.reports().isEmpty)
         #expect(keeper.heartbeats.isEmpty)
     }
 }
 
 @Suite struct HDRumbleJoyConTests {
-    @Test func aLoneJoyConsOneActuatorPlaysAHandlePatternOnBothSidesBytes() async throws {
-        let file = ReportFile()
-        let stream = try HDRumbleStream(
-            device: try file.device(), keeper: nil, locality: .rightHandle, mirrorsSides: true, logger: quietLogger())
-        stream.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.8), atNanoseconds: MonotonicTime.nanoseconds())
-        for _ in 0..<500 {
-            try await Task.sleep(for: .milliseconds(20))
-            if try file.bytes().count >= 2 * SwitchRumbleReport.length { break }
-        }
+    @Test func aLoneJoyConsOneActuatorPlaysAHandlePatternOnBothSidesBytes() throws {
+        let rig = try HDRumbleStreamTests.SteppedStream()
+        let stream = try rig.start(
+            keeper: { clock, _ in HDRumbleStreamTests.RecordingKeeper(clock: clock) }, locality: .rightHandle,
+            mirrorsSides: true)
+        rig.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.8))
+        rig.advance(by: 0)
         stream.close()
-        let first = try #require(
-            try file.reports(length: SwitchRumbleReport.length, SwitchRumbleReport.init(bytes:)).first ?? nil)
+        let first = try #require(try rig.reports().first)
         #expect(!first.frame.right.isAtRest)
         #expect(first.frame.left == first.frame.right)
     }

@@ -103,6 +103,10 @@ final class SteppedClock: HapticClock {
         }
     }
 
+    /// Moves time forward by `seconds` and wakes no thread: the machine standing still under a timer's work, which
+    /// calls this (unlike `advance(by:)`, which waits for that work). The work sees the later time from then on.
+    func stall(for seconds: Double) { state.withLock { $0.now += max(seconds, 0) } }
+
     /// Waits until no thread is in its work or has been woken for more.
     private func waitUntilIdle() {
         let hangGuard = MonotonicTime.nanoseconds() + Self.hangGuardNanoseconds
