@@ -71,9 +71,9 @@ extension EngineCore {
             }
             guard let (source, controls, revision) = wanted else { return }
             let rendered = source.rendered(with: controls)
-            let kept = try updatePlayer(id, generation: generation, changesMix: true) { player, _ in
+            let kept = try updatePlayer(id, generation: generation, changesMix: true) { player, now in
                 guard player.controlsRevision == revision else { return false }
-                player.adopt(rendered)
+                player.adopt(rendered, at: now)
                 return true
             }
             if kept { return }

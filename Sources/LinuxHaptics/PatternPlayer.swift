@@ -139,12 +139,12 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     var loopEnabled: Bool {
         get { read(false) { player, _ in player.loopEnabled } }
-        set { _ = try? update { player, _ in player.loopEnabled = newValue } }
+        set { _ = try? update { player, now in player.setLoopEnabled(newValue, at: now) } }
     }
 
     var loopEnd: Double {
         get { read(0) { player, _ in player.loopEnd } }
-        set { _ = try? update { player, _ in player.loopEnd = newValue.isFinite ? max(newValue, 0) : 0 } }
+        set { _ = try? update { player, now in player.setLoopEnd(newValue, at: now) } }
     }
 
     var playbackRate: Double {

@@ -60,9 +60,9 @@ struct PlayerState: Sendable {
     /// Where the next start begins (set by seeking while not playing).
     private(set) var startOffset = 0.0
     private(set) var rate = 1.0
-    var loopEnabled = false
+    private(set) var loopEnabled = false
     /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
-    var loopEnd = 0.0
+    private(set) var loopEnd = 0.0
     private var pending: [(time: Double, command: PlayerCommand)] = []
     /// Its handle was released: it plays to its end (Core Haptics' fire-and-forget idiom,
     /// `try engine.makePlayer(with: pattern).start(atTime: 0)`), then the scheduler drops it.
@@ -99,13 +99,40 @@ struct PlayerState: Sendable {
         return changed
     }
 
-    /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`).
-    mutating func adopt(_ rendered: RenderedControls) {
+    /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`) at engine time `now`.
+    mutating func adopt(_ rendered: RenderedControls, at now: Double) {
         if phase != .playing { finishedAt = nil }
+        reanchor(at: now)
         controls = rendered.controls
         controlsRevision += 1
         timeline = rendered.timeline
         soundEnd = rendered.soundEnd
+    }
+
+    /// Turns looping on or off at engine time `now`; a call that leaves it as it was changes nothing.
+    mutating func setLoopEnabled(_ enabled: Bool, at now: Double) {
+        guard enabled != loopEnabled else { return }
+        reanchor(at: now)
+        loopEnabled = enabled
+    }
+
+    /// Sets where a loop goes back to 0 (`loopEnd`) at engine time `now`; a call that leaves it as it was changes
+    /// nothing.
+    mutating func setLoopEnd(_ end: Double, at now: Double) {
+        let end = end.isFinite ? Swift.max(end, 0) : 0
+        guard end != loopEnd else { return }
+        reanchor(at: now)
+        loopEnd = end
+    }
+
+    /// Moves a playing player's anchor to `now` without moving its time line, for a change that makes its cue
+    /// anew (a rate, controls, a loop). The new cue then says where the player is at `now`: a stream that plays a
+    /// cue anchored at offset 0 from the pattern's beginning, as the start it is (the voice coils play such a cue
+    /// whole), would otherwise play the pattern again from the top at every change.
+    private mutating func reanchor(at now: Double) {
+        guard phase == .playing else { return }
+        anchorOffset = rawOffset(at: now)
+        anchorTime = now
     }
 
     /// Whether the player plays, or will (a command is pending): the engine is not idle while any is.
@@ -176,10 +203,7 @@ struct PlayerState: Sendable {
     mutating func setRate(_ newRate: Double, now: Double) {
         finishedAt = nil
         let clampedRate = newRate.isFinite ? max(newRate, Self.minimumRate) : 1
-        if phase == .playing {
-            anchorOffset = rawOffset(at: now)
-            anchorTime = now
-        }
+        reanchor(at: now)
         rate = clampedRate
     }
 
@@ -307,13 +331,19 @@ struct PlayerState: Sendable {
         guard source != nil else { return [] }
         var cues: [SoundCue] = []
         let loop = loopLength
+        // What ends a cue that plays: the next command queued after it, but a resume, which does nothing to a
+        // player that plays (`apply`). Ended there, the cue would come back unchanged after it, and its sound,
+        // already ended, would not.
+        func end(after commands: ArraySlice<(time: Double, command: PlayerCommand)>) -> Double? {
+            commands.first { $0.command != .resume }?.time
+        }
         if phase == .playing {
             cues.append(
                 SoundCue(
                     anchor: SoundAnchor(
                         time: anchorTime, offset: anchorOffset, rate: rate, loopLength: loop,
                         revision: controlsRevision),
-                    end: pending.first?.time))
+                    end: end(after: pending[...])))
         }
         if let next = pending.first, next.command == .start || (next.command == .resume && phase == .paused) {
             let offset = next.command == .start ? startOffset : pausedOffset
@@ -321,7 +351,7 @@ struct PlayerState: Sendable {
                 SoundCue(
                     anchor: SoundAnchor(
                         time: next.time, offset: offset, rate: rate, loopLength: loop, revision: controlsRevision),
-                    end: pending.dropFirst().first?.time))
+                    end: end(after: pending.dropFirst())))
         }
         return cues
     }

@@ -214,11 +214,7 @@ package final class VoiceCoilStream: PatternStream {
             let renderer = WaveformRenderer(
                 pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
                 playbackRate: cue.anchor.rate, locality: locality)
-            // A start from the pattern's beginning is played whole, even when placed a little late (below).
-            let fromTheTop = cue.anchor.offset == 0
-            return WaveformSource(
-                renderer: renderer, offset: fromTheTop ? 0 : cue.anchor.offset(at: start),
-                loopLength: cue.anchor.loopLength, playsWholeWhenLate: fromTheTop)
+            return WaveformSource(renderer: renderer, cue: cue, from: start)
         }
     }
 }
@@ -243,6 +239,16 @@ struct WaveformSource: SoundSource {
     /// samples. Its time then runs late by what it missed, to its end (the stream ends it as much later).
     /// Anything picked up part-way (after a change of the player's controls, a seek) keeps the engine's time.
     let playsWholeWhenLate: Bool
+
+    /// The source of a player's `cue` from engine time `start` on. A cue anchored at the pattern's beginning is
+    /// the player's start (a change while it plays anchors its cue where the player is then): it is played whole,
+    /// even when placed a little late. Any other cue is picked up where the player is at `start`.
+    init(renderer: WaveformRenderer, cue: SoundCue, from start: Double) {
+        let fromTheTop = cue.anchor.offset == 0
+        self.init(
+            renderer: renderer, offset: fromTheTop ? 0 : cue.anchor.offset(at: start),
+            loopLength: cue.anchor.loopLength, playsWholeWhenLate: fromTheTop)
+    }
 
     init(renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false) {
         self.renderer = renderer

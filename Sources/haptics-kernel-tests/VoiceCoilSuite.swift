@@ -28,6 +28,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/a-tap-started-now-while-the-stream-runs-arrives-whole") {
                 try await tapMidStream()
             },
+            KernelTest(name: "hd/dualsense-bt/parameters-sent-mid-pattern-go-on-from-where-it-is-not-from-its-top") {
+                try await parametersMidPattern()
+            },
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
                 try await StallWitness.againAfterAGuestStall(killedOrStoppedFallsSilent)
             },
@@ -328,6 +331,60 @@ enum VoiceCoilSuite {
                     + "frames, \(lined.mismatches) of \(lined.compared) samples off its render")
             print(
                 "    a \(String(format: "%.1f", burst * 1000)) ms burst started mid-stream: every sample of its render")
+        }
+    }
+
+    /// Parameters sent while a pattern plays (an intensity control, as `sendParameters` gives) change the rest of
+    /// it from where the player is: a pattern of a tap at 0 and a tone from 0.25 s to 0.6 s, sent an intensity of
+    /// 0.5 at about 0.1 s, reaches the pad as the one tap and the tone 0.25 s after it, at half its level. Played
+    /// again from its top at the change, the pad would get a second tap and the tone 0.1 s late.
+    static func parametersMidPattern() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 1)
+            let pattern = HapticPattern(
+                events: [
+                    HapticEvent(type: .hapticTransient, parameters: [intensity], relativeTime: 0),
+                    HapticEvent(type: .hapticContinuous, parameters: [intensity], relativeTime: 0.25, duration: 0.35),
+                ], parameters: [])
+            let before = device.records().count
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            try player.start(atTime: 0)
+            try await Task.sleep(for: .milliseconds(100))
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+            try await Task.sleep(for: .milliseconds(750))
+            let left = try checkedSamples(hapticsReports(device, after: before), "the pattern").left
+            // Sounding stretches apart by 50 ms of silence or more.
+            var runs: [(first: Int, last: Int)] = []
+            for (index, sample) in left.enumerated() where sample != 0 {
+                if let last = runs.last?.last, index - last <= Int(0.05 * rate) {
+                    runs[runs.count - 1].last = index
+                } else {
+                    runs.append((index, index))
+                }
+            }
+            let described = runs.map { "\(Int(Double($0.first - runs[0].first) / rate * 1000)) ms" }
+            try require(
+                runs.count == 2,
+                "the pad got \(runs.count) stretches of sound, at \(described) from the first: not the tap and "
+                    + "the tone")
+            let toneAt = Double(runs[1].first - runs[0].first) / rate
+            try require(abs(toneAt - 0.25) <= 0.02, "the tone began \(Int(toneAt * 1000)) ms after the tap, not 250 ms")
+            // Its level: the tone's at intensity 0.5, which the control makes of its 1.
+            func level(_ samples: some Collection<Int8>) -> Double {
+                WaveformAnalysis.rms(samples.map { Float($0) / 127 })
+            }
+            let played = level(left[runs[1].first...runs[1].last])
+            let half = level(sounding(expectedSamples(tone(0.35, intensity: 0.5)).left).samples.map { Int8($0 * 127) })
+            let full = level(sounding(expectedSamples(tone(0.35)).left).samples.map { Int8($0 * 127) })
+            try require(
+                abs(played / half - 1) <= 0.1,
+                "the tone played at \(played), at intensity 0.5 it is \(half) and at 1 \(full): the control was lost")
+            print(
+                "    a tap, then the tone \(Int(toneAt * 1000)) ms later at \(String(format: "%.2f", played / half))× "
+                    + "its level at intensity 0.5 (\(String(format: "%.2f", played / full))× at 1)")
         }
     }
 

@@ -77,16 +77,51 @@ import Testing
         let faster = try #require(player.soundCues().first).anchor
         #expect(faster != sought && faster.rate == 2)
         #expect(abs(faster.offset(at: 5.3) - (0.3 + 0.1 + 0.1 * 2)) < 1e-9)
-        player.loopEnabled = true
+        player.setLoopEnabled(true, at: 5.25)
         let looping = try #require(player.soundCues().first).anchor
         #expect(looping != faster && looping.loopLength == player.loopLength)
         let controls = try #require(
             player.controls(
                 sending: [HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)],
                 at: 5.3))
-        player.adopt(try #require(player.source).rendered(with: controls))
+        player.adopt(try #require(player.source).rendered(with: controls), at: 5.3)
         let controlled = try #require(player.soundCues().first).anchor
         #expect(controlled != looping && controlled.revision == looping.revision + 1)
+        // Each new sound is anchored where the player is when it changed, on the same time line.
+        #expect(looping.time == 5.25 && abs(looping.offset - 0.5) < 1e-9)
+        #expect(controlled.time == 5.3 && abs(controlled.offset - 0.6) < 1e-9)
+        #expect(abs(controlled.offset(at: 5.35) - looping.offset(at: 5.35)) < 1e-9)
+    }
+
+    @Test func aLoopSetToWhatItWasMakesNoNewSound() throws {
+        var player = Self.player()
+        player.schedule(.start, at: 5)
+        _ = player.advance(to: 5)
+        player.setLoopEnabled(true, at: 5.1)
+        player.setLoopEnd(0.3, at: 5.1)
+        let looping = try #require(player.soundCues().first)
+        player.setLoopEnabled(true, at: 5.2)
+        player.setLoopEnd(0.3, at: 5.2)
+        #expect(player.soundCues() == [looping])
+    }
+
+    @Test func aResumeQueuedWhilePlayingDoesNotEndTheSound() throws {
+        // A resume does nothing to a player that plays: its sound goes on through it, to the stop after it.
+        var player = Self.player()
+        player.schedule(.start, at: 5)
+        _ = player.advance(to: 5)
+        player.schedule(.resume, at: 5.1)
+        player.schedule(.stop, at: 5.3)
+        let playing = try #require(player.soundCues().first)
+        #expect(player.soundCues().count == 1)
+        #expect(playing.anchor.time == 5 && playing.end == 5.3)
+        _ = player.advance(to: 5.2)
+        #expect(player.soundCues() == [playing])
+        // Nor does a resume after a queued start end the sound that start makes.
+        var later = Self.player()
+        later.schedule(.start, at: 5)
+        later.schedule(.resume, at: 5.1)
+        #expect(later.soundCues().map(\.end) == [nil])
     }
 
     @Test func pausedThenResumedTheSoundGoesOnFromThePausedOffset() throws {

@@ -69,6 +69,40 @@ import Testing
         #expect(fast[750...].allSatisfy { $0 == 0 }, "at twice the rate the 0.5 s event ends at 0.25 s")
     }
 
+    @Test func aStartIsPlayedWholeFromTheTopAndAChangeWhilePlayingIsPickedUpWhereThePlayerIs() throws {
+        let renderer = PatternRenderer(profile: .genericRumble, locality: .all)
+        var player = PlayerState(source: PatternSource(pattern: Self.pattern, renderer: renderer))
+        player.schedule(.start, at: 5)
+        let start = try #require(player.cues().first)
+        var whole = WaveformSource(renderer: Self.renderer(), cue: start, from: 5.02)
+        #expect(whole.playsWholeWhenLate)
+        #expect(
+            Self.frames(of: &whole, count: 300).left
+                == Self.renderer().render(from: 0, count: 300).left.map(Float.init))
+        // New controls 0.1 s in (an intensity control, as `sendParameters` gives): the new cue starts at 0.1 s of
+        // the pattern, not again from its beginning.
+        _ = player.advance(to: 5)
+        let controls = try #require(
+            player.controls(
+                sending: [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)],
+                at: 5.1))
+        player.adopt(try #require(player.source).rendered(with: controls), at: 5.1)
+        let changed = try #require(player.cues().first)
+        #expect(changed != start)
+        var pickedUp = WaveformSource(renderer: Self.renderer(), cue: changed, from: 5.1)
+        #expect(!pickedUp.playsWholeWhenLate)
+        #expect(
+            Self.frames(of: &pickedUp, count: 300).left
+                == Self.renderer().render(from: 300, count: 300).left.map(Float.init))
+        // So does a loop turned on 0.2 s in.
+        player.setLoopEnabled(true, at: 5.2)
+        var looped = WaveformSource(renderer: Self.renderer(), cue: try #require(player.cues().first), from: 5.2)
+        #expect(!looped.playsWholeWhenLate)
+        #expect(
+            Self.frames(of: &looped, count: 300).left
+                == Self.renderer().render(from: 600, count: 300).left.map(Float.init))
+    }
+
     @Test func aHapticOnlyPlayerGivesCuesButNoSoundCues() throws {
         let renderer = PatternRenderer(profile: .genericRumble, locality: .all)
         var player = PlayerState(source: PatternSource(pattern: Self.pattern, renderer: renderer))
