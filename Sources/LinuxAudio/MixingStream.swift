@@ -193,6 +193,11 @@ public final class MixingStream: Sendable {
     /// plays the sound from its beginning, now.
     public static let latestSkip: Double = 10
 
+    /// How much further behind the clock than it started a sound played whole (`playsWholeWhenLate`) may fall
+    /// mid-sound, in seconds, before it skips back: past the stalls of a loaded machine (tens of milliseconds),
+    /// which it plays through whole and ends as much later, and short of what a stopped process leaves.
+    public static let latestWholeCatchUp: Double = 0.2
+
     /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
     /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
     /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
@@ -220,7 +225,8 @@ public final class MixingStream: Sendable {
     /// Ends the sound so that its last frame is heard just before `nanoseconds` (`CLOCK_MONOTONIC`), to the frame
     /// when that moment is still ahead of what the output has queued, else at the next period. A sound played
     /// whole (`playsWholeWhenLate`) that runs late, from a late start or because the stream's writer fell behind
-    /// its output while it played, ends that much later, so that it keeps the length it was given.
+    /// its output while it played, ends that much later, so that it keeps the length it was given; one that fell
+    /// behind mid-sound by more than `latestWholeCatchUp` skips that part back instead.
     public func stop(_ id: SoundID, atNanoseconds nanoseconds: UInt64) {
         post(CollectionOfOne(.end(id, at: nanoseconds)))
     }
@@ -337,6 +343,8 @@ public final class MixingStream: Sendable {
             /// How late a sound played whole runs behind the clock, at most so far (a late start, or a writer that
             /// fell behind its output while it played): its end moves as late.
             var lateness: UInt64 = 0
+            /// For a sound played whole: how late its first frame was heard, which it keeps to its end.
+            var startLateness: UInt64?
             /// For a sound played whole: when its first frame was due (its start, or the moment it was first
             /// heard when it had none), and how many of its frames were mixed since.
             var origin: UInt64?
@@ -467,7 +475,21 @@ public final class MixingStream: Sendable {
                 let origin = sound.origin ?? (offset > 0 ? heard : sound.start ?? periodHeard)
                 sound.origin = origin
                 let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
-                if heard > due { sound.lateness = max(sound.lateness, heard - due) }
+                let late = heard > due ? heard - due : 0
+                let startedLate = sound.startLateness ?? late
+                sound.startLateness = startedLate
+                if late > startedLate, Double(late - startedLate) / 1e9 > MixingStream.latestWholeCatchUp {
+                    // Fallen this much further behind mid-sound (the writer stood still, the process stopped):
+                    // what the standstill took is skipped, back to how late the sound started, as a sound that
+                    // keeps the engine's time skips. Kept whole, a looping pattern would stay that late for ever,
+                    // and its stop would come as late.
+                    let behind = Int(Double(late - startedLate) * Double(output.sampleRate) / 1e9)
+                    if !Self.skip(&sound.source, frames: behind) { return false }
+                    sound.framesMixed += behind
+                    sound.lateness = startedLate
+                } else {
+                    sound.lateness = max(sound.lateness, late)
+                }
             }
             sound.start = nil
             // The frames of this period before the sound's end, when it has one: a sound whose end falls here

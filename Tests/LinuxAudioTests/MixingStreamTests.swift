@@ -149,6 +149,34 @@ struct MixingStreamTests {
         }
     }
 
+    @Test("a source played whole that falls behind mid-sound by more than the catch-up skips back onto the clock")
+    func wholeSourceCatchesUpAfterALongStandstill() throws {
+        try withStreamHeldAtFrame256 { output, stream in
+            // 4000 frames from frame 1000, ended at frame 5000 on the clock; the writer falls 2400 frames (0.3 s,
+            // past the 0.2 s catch-up) behind once 2400 frames are written, 1400 frames into the sound.
+            let ramp = (0..<4000).map { Float($0 + 1) / 4000 }
+            let id = stream.play(
+                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+                at: output.origin + 125_000_000)
+            stream.stop(id, atNanoseconds: output.origin + 625_000_000)
+            output.fallBehind(after: 2400, by: 2400)
+            output.hold(after: nil)
+            try waitUntil("the sound ends") { !stream.isActive(id) }
+            let samples = output.samples
+            let frames = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
+            // Frame k of the ramp is heard at 1000 + k before the standstill. The period mixed before the writer
+            // learned of it plays on from where the sound was; from the next on, the frames the standstill took
+            // are skipped, frame k is heard at 1000 + k again, and the sound ends where the clock ended it.
+            #expect(Array(frames[1000..<2400]) == Array(ramp[0..<1400]))
+            let stood = try #require((1000..<frames.count).first { frames[$0] == 0 })
+            let resumed = try #require((stood..<frames.count).first { frames[$0] != 0 })
+            #expect(resumed - stood == 2400, "the standstill left \(resumed - stood) frames of silence")
+            try #require(frames.count >= 5000, "the recording ends at frame \(frames.count)")
+            #expect(Array(frames[4900..<5000]) == Array(ramp[3900..<4000]))
+            #expect(frames[5000...].allSatisfy { $0 == 0 }, "the ramp played on past the end the clock gave it")
+        }
+    }
+
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
     func patternSource() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
