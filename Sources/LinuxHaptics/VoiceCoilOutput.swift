@@ -33,7 +33,8 @@ package final class VoiceCoilStream: PatternStream {
     private let closed = Atomic<Bool>(false)
 
     /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
-    /// wake-up of the stream thread may take before the pad runs dry, and the most it plays on after we stop.
+    /// wake-up of the stream thread may take before the pad runs dry. The writer waits for the queue to come down
+    /// to it after each report, so the pad plays on for it and at most one report more after we stop.
     static let bluetoothLeadSeconds = 3 * DualSenseHapticsReport.seconds
     /// The sound card's ring buffer over USB, as the engine's sound has (`audioBufferSeconds`' default).
     static let soundCardBufferSeconds = 0.03
