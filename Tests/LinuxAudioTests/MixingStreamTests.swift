@@ -126,55 +126,54 @@ struct MixingStreamTests {
         #expect(samples[(2 * (first + 800))...].allSatisfy { $0 == 0 }, "the ramp played on past its end")
     }
 
-    @Test("a source played whole keeps its length when the writer falls behind mid-sound: its end moves as late")
-    func wholeSourceKeepsItsLengthAfterTheWriterFellBehind() throws {
+    /// Plays a `WholeRamp` of `frames` frames from frame 1000 of a stream held at frame 256 (8 kHz), ended at
+    /// frame `end` on the clock, with the writer falling `gap` frames behind once `after` frames are written.
+    /// Returns the ramp and the left channel recorded once the sound ended.
+    func playWholeRampFallingBehind(frames: Int, endingAt end: Int, after: Int, by gap: Int) throws -> (
+        ramp: [Float], heard: [Float]
+    ) {
+        var result: (ramp: [Float], heard: [Float]) = ([], [])
         try withStreamHeldAtFrame256 { output, stream in
-            // 1600 frames from frame 1000, ended where they end on the clock (frame 2600); the writer falls 200 frames
-            // behind once 1400 frames are written, in the middle of the sound.
-            let ramp = (0..<1600).map { Float($0 + 1) / 1600 }
+            let ramp = (0..<frames).map { Float($0 + 1) / Float(frames) }
             let id = stream.play(
                 WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
                 at: output.origin + 125_000_000)
-            stream.stop(id, atNanoseconds: output.origin + 325_000_000)
-            output.fallBehind(after: 1400, by: 200)
+            stream.stop(id, atNanoseconds: output.origin + UInt64(end) * 125_000)
+            output.fallBehind(after: after, by: gap)
             output.hold(after: nil)
             try waitUntil("the sound ends") { !stream.isActive(id) }
             let samples = output.samples
-            let heard = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }.filter { $0 != 0 }
-            #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
-            let first = try #require(stride(from: 0, to: samples.count, by: 2).first { samples[$0] != 0 }) / 2
-            #expect(first == 1000)
-            let last = try #require(Array(stride(from: 0, to: samples.count, by: 2)).last { samples[$0] != 0 }) / 2
-            #expect(last == 2799, "the end moved by the 200 frames the writer fell behind")
+            result = (ramp, stride(from: 0, to: samples.count, by: 2).map { samples[$0] })
         }
+        return result
+    }
+
+    @Test("a source played whole keeps its length when the writer falls behind mid-sound: its end moves as late")
+    func wholeSourceKeepsItsLengthAfterTheWriterFellBehind() throws {
+        // 1600 frames from frame 1000, ended where they end on the clock (frame 2600); the writer falls 200 frames
+        // behind once 1400 frames are written, in the middle of the sound.
+        let (ramp, frames) = try playWholeRampFallingBehind(frames: 1600, endingAt: 2600, after: 1400, by: 200)
+        let heard = frames.filter { $0 != 0 }
+        #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
+        #expect(frames.firstIndex { $0 != 0 } == 1000)
+        #expect(frames.lastIndex { $0 != 0 } == 2799, "the end moved by the 200 frames the writer fell behind")
     }
 
     @Test("a source played whole that falls behind mid-sound by more than the catch-up skips back onto the clock")
     func wholeSourceCatchesUpAfterALongStandstill() throws {
-        try withStreamHeldAtFrame256 { output, stream in
-            // 4000 frames from frame 1000, ended at frame 5000 on the clock; the writer falls 2400 frames (0.3 s,
-            // past the 0.2 s catch-up) behind once 2400 frames are written, 1400 frames into the sound.
-            let ramp = (0..<4000).map { Float($0 + 1) / 4000 }
-            let id = stream.play(
-                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
-                at: output.origin + 125_000_000)
-            stream.stop(id, atNanoseconds: output.origin + 625_000_000)
-            output.fallBehind(after: 2400, by: 2400)
-            output.hold(after: nil)
-            try waitUntil("the sound ends") { !stream.isActive(id) }
-            let samples = output.samples
-            let frames = stride(from: 0, to: samples.count, by: 2).map { samples[$0] }
-            // Frame k of the ramp is heard at 1000 + k before the standstill. The period mixed before the writer
-            // learned of it plays on from where the sound was; from the next on, the frames the standstill took
-            // are skipped, frame k is heard at 1000 + k again, and the sound ends where the clock ended it.
-            #expect(Array(frames[1000..<2400]) == Array(ramp[0..<1400]))
-            let stood = try #require((1000..<frames.count).first { frames[$0] == 0 })
-            let resumed = try #require((stood..<frames.count).first { frames[$0] != 0 })
-            #expect(resumed - stood == 2400, "the standstill left \(resumed - stood) frames of silence")
-            try #require(frames.count >= 5000, "the recording ends at frame \(frames.count)")
-            #expect(Array(frames[4900..<5000]) == Array(ramp[3900..<4000]))
-            #expect(frames[5000...].allSatisfy { $0 == 0 }, "the ramp played on past the end the clock gave it")
-        }
+        // 4000 frames from frame 1000, ended at frame 5000 on the clock; the writer falls 2400 frames (0.3 s, past
+        // the 0.2 s catch-up) behind once 2400 frames are written, 1400 frames into the sound.
+        let (ramp, frames) = try playWholeRampFallingBehind(frames: 4000, endingAt: 5000, after: 2400, by: 2400)
+        // Frame k of the ramp is heard at 1000 + k before the standstill. The period mixed before the writer
+        // learned of it plays on from where the sound was; from the next on, the frames the standstill took are
+        // skipped, frame k is heard at 1000 + k again, and the sound ends where the clock ended it.
+        #expect(Array(frames[1000..<2400]) == Array(ramp[0..<1400]))
+        let stood = try #require((1000..<frames.count).first { frames[$0] == 0 })
+        let resumed = try #require((stood..<frames.count).first { frames[$0] != 0 })
+        #expect(resumed - stood == 2400, "the standstill left \(resumed - stood) frames of silence")
+        try #require(frames.count >= 5000, "the recording ends at frame \(frames.count)")
+        #expect(Array(frames[4900..<5000]) == Array(ramp[3900..<4000]))
+        #expect(frames[5000...].allSatisfy { $0 == 0 }, "the ramp played on past the end the clock gave it")
     }
 
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")

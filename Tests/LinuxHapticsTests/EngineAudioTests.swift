@@ -27,6 +27,14 @@ import Testing
         return PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: sound))
     }
 
+    /// A player with sound, started at `time` and playing since.
+    static func playing(since time: Double) -> PlayerState {
+        var player = player()
+        player.schedule(.start, at: time)
+        _ = player.advance(to: time)
+        return player
+    }
+
     @Test func aPatternWithSoundPlaysUntilItsLastSoundEnds() {
         #expect(abs(Self.player().duration - 0.6) < 1e-9)
         #expect(Self.player().timeline.endTime < 0.2, "the motors' timeline is the haptics' alone")
@@ -94,9 +102,7 @@ import Testing
     }
 
     @Test func aLoopSetToWhatItWasMakesNoNewSound() throws {
-        var player = Self.player()
-        player.schedule(.start, at: 5)
-        _ = player.advance(to: 5)
+        var player = Self.playing(since: 5)
         player.setLoopEnabled(true, at: 5.1)
         player.setLoopEnd(0.3, at: 5.1)
         let looping = try #require(player.soundCues().first)
@@ -107,9 +113,7 @@ import Testing
 
     @Test func aResumeQueuedWhilePlayingDoesNotEndTheSound() throws {
         // A resume does nothing to a player that plays: its sound goes on through it, to the stop after it.
-        var player = Self.player()
-        player.schedule(.start, at: 5)
-        _ = player.advance(to: 5)
+        var player = Self.playing(since: 5)
         player.schedule(.resume, at: 5.1)
         player.schedule(.stop, at: 5.3)
         let playing = try #require(player.soundCues().first)
