@@ -78,16 +78,19 @@ package struct PeriodicSourceCursor: Sendable {
                 index = 0
             }
             let effect = effects[order[index]]
+            if let loopLength = source.loopLength, effect.delay >= loopLength {
+                // Past the loop's end, as every effect after it (they are in delay order): the next loop is next,
+                // not held back until this effect's start would have come.
+                index = order.count
+                continue
+            }
             let base = Double(loop) * (source.loopLength ?? 0)
             let patternStart = base + effect.delay
             let engineStart = start + (max(patternStart, source.offset) - source.offset) / source.rate
             if engineStart >= limit { return nil }
             index += 1
             var patternEnd = patternStart + effect.length
-            if let loopLength = source.loopLength {
-                guard effect.delay < loopLength else { continue }
-                patternEnd = min(patternEnd, base + loopLength)
-            }
+            if let loopLength = source.loopLength { patternEnd = min(patternEnd, base + loopLength) }
             guard patternEnd > source.offset,
                 let section = effect.section(
                     from: source.offset - patternStart, to: patternEnd - patternStart, rate: source.rate)
@@ -540,8 +543,10 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     private static func due(_ state: State) -> Double? {
         var times: [Double] = []
         for live in state.live.values {
-            // An effect waiting for its upload is uploaded at the next step: it is never waited for.
-            if !live.played { times.append(live.placed.start) }
+            // An effect waiting for its upload is uploaded at the next step, and played at its start; one waiting
+            // on a full device for a slot of ours is woken for by that slot (below) or by its end, never by its
+            // start, which has passed or changes nothing: woken for it, the thread would spin until a slot came.
+            if !live.played, !(live.slot == nil && state.deviceFull) { times.append(live.placed.start) }
             if live.played, live.nextUpdate < live.placed.effect.updates.count {
                 times.append(live.placed.start + live.placed.effect.updates[live.nextUpdate].time)
             }

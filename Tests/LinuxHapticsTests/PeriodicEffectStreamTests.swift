@@ -94,6 +94,17 @@ import Testing
         #expect(abs(effects[2].end - 1.1) < 1e-9)
     }
 
+    @Test func aLoopEndingBeforeItsLastEventHandsOutTheNextLoopAtItsTimeNotAfterThatEvent() {
+        // A loop of 0.8 s: the event at 1 s lies past its end and never plays. The next loop's first effect, at
+        // 0.8 s, is handed out as it comes near, not held back until 1 s (when it would have been too late).
+        var cursor = PeriodicSourceCursor(PeriodicSource(program: Self.program, offset: 0, loopLength: 0.8), start: 0)
+        #expect(cursor.next(startingBefore: 0.85)?.start == 0)
+        #expect(cursor.next(startingBefore: 0.85)?.start == 0.5)
+        #expect(cursor.next(startingBefore: 0.85)?.start == 0.8)
+        #expect(cursor.next(startingBefore: 0.85) == nil)
+        #expect(cursor.next(startingBefore: 1.65)?.start == 1.3)
+    }
+
     @Test func theKernelEffectOfACompiledSineCarriesItsPeriodMagnitudeEnvelopeAndLength() {
         let compiled = Self.program.effects[0]
         let effect = ForceFeedbackEffect(periodic: compiled)
