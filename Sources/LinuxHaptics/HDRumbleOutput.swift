@@ -93,8 +93,6 @@ package final class HDRumbleStream: PatternStream, CueStream {
         /// The last report written moved an actuator.
         var playing = false
         var closing = false
-        /// The device failed a write: the timer asks for nothing more.
-        var ended = false
     }
 
     package let deviceName: String
@@ -163,14 +161,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         wakeTimer(by: 0)
     }
 
-    /// Has the timer call `service()` by `nanoseconds` (0: now).
+    /// Has the timer call `service()` by `nanoseconds` (0, or any time passed: now).
     private func wakeTimer(by nanoseconds: UInt64) {
-        guard let timer = timer.withLock({ $0 }) else { return }
-        if nanoseconds == 0 {
-            timer.wake()
-        } else {
-            timer.wake(by: Double(nanoseconds) / Self.nanosecondsPerSecond)
-        }
+        timer.withLock { $0 }?.wake(by: Double(nanoseconds) / Self.nanosecondsPerSecond)
     }
 
     /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
@@ -219,13 +212,14 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// seconds); nil while nothing plays, nothing waits and no rest report is owed, after a failed write, and
     /// once closing.
     private func service() -> Double? {
+        // After a failed write the stream has ended: nothing more is asked for.
+        guard failure == nil else { return nil }
         let now = self.now
-        guard let due = state.withLock({ $0.closing || $0.ended ? nil : nextDue($0, now: now) }) else { return nil }
+        guard let due = state.withLock({ $0.closing ? nil : nextDue($0, now: now) }) else { return nil }
         if due <= now {
             do throws(EventDeviceError) {
                 try writeUpdate(at: now)
             } catch {
-                state.withLock { $0.ended = true }
                 let kind: OutputFailure.Kind = error.kind == .deviceGone ? .deviceGone : .other
                 firstFailure.withLock { $0 = $0 ?? OutputFailure(kind, "\(error)") }
                 logger.debug("the HD rumble stream ended", metadata: ["error": "\(error)"])

@@ -373,12 +373,10 @@ enum VoiceCoilSuite {
             let toneAt = Double(runs[1].first - runs[0].first) / rate
             try require(abs(toneAt - 0.25) <= 0.02, "the tone began \(Int(toneAt * 1000)) ms after the tap, not 250 ms")
             // Its level: the tone's at intensity 0.5, which the control makes of its 1.
-            func level(_ samples: some Collection<Int8>) -> Double {
-                WaveformAnalysis.rms(samples.map { Float($0) / 127 })
-            }
-            let played = level(left[runs[1].first...runs[1].last])
-            let half = level(sounding(expectedSamples(tone(0.35, intensity: 0.5)).left).samples.map { Int8($0 * 127) })
-            let full = level(sounding(expectedSamples(tone(0.35)).left).samples.map { Int8($0 * 127) })
+            func level(_ samples: [Int8]) -> Double { WaveformAnalysis.rms(sounding(samples).samples.map(Float.init)) }
+            let played = level(Array(left[runs[1].first...runs[1].last]))
+            let half = level(expectedSamples(tone(0.35, intensity: 0.5)).left)
+            let full = level(expectedSamples(tone(0.35)).left)
             try require(
                 abs(played / half - 1) <= 0.1,
                 "the tone played at \(played), at intensity 0.5 it is \(half) and at 1 \(full): the control was lost")
