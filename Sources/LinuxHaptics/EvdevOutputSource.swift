@@ -113,10 +113,10 @@ final class EvdevOutputSource: OutputSource {
         capabilities.playsPeriodicEffects = true
         let profile = capabilities.renderProfile.withGain(capabilities.renderProfile.gain * gain)
         let stream: PeriodicEffectStream
-        do throws(SystemCallError) {
+        do throws(HapticEngineError) {
             stream = try PeriodicEffectStream(device: device, profile: profile, logger: logger)
         } catch {
-            throw OutputFailure(.other, "the periodic effect stream's thread cannot start: \(error)")
+            throw OutputFailure(.other, "the periodic effect stream cannot start: \(error)")
         }
         logger.info("playing periodic effects", metadata: ["node": "\(device.node)"])
         return PeriodicEffectOutput(

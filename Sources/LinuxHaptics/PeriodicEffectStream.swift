@@ -13,12 +13,15 @@
 //   nothing plays or waits, the slots kept are erased (the driver frees their blocks) but `readySlots` of them;
 // - those ready slots are taken when the stream opens, with a silent effect each: a pattern started at once
 //   plays its first effects without a round trip to the device for a block.
-// The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") drops that one effect,
-// logged once, and the stream plays on. The motor primitives write nothing (StreamedOutput).
+// The device decides how many effects it holds: an upload it refuses (ENOSPC, "full") makes the effect wait for
+// one of our slots that comes free in time, or leaves it out (counted, logged once), and the stream plays on;
+// for a while after a refusal, effects wait for our slots rather than ask the device again. The stream's work
+// runs on a `HapticClock` timer (`MonotonicClock` outside tests: a thread of its own). The motor primitives write
+// nothing (StreamedOutput).
 import AHAP
 package import HapticRendering
 package import LinuxInput
-@_spi(Internals) package import LinuxSystem
+@_spi(Internals) import LinuxSystem
 package import Logging
 import Synchronization
 
@@ -68,6 +71,17 @@ package struct PeriodicSourceCursor: Sendable {
 
     /// The next effect that starts before `limit` (seconds), or nil when there is none (yet, for a loop).
     package mutating func next(startingBefore limit: Double) -> PlacedPeriodicEffect? {
+        next { $0 < limit }
+    }
+
+    /// The next effect whose start less `lead` is `now` or earlier: due for its upload at `now`, by the same sum
+    /// as the time its upload is due at (`start - lead`), so that a timer woken exactly then finds it due.
+    package mutating func next(lead: Double, dueBy now: Double) -> PlacedPeriodicEffect? {
+        next { $0 - lead <= now }
+    }
+
+    /// The next effect whose start `isNear` says is near, in start order.
+    private mutating func next(_ isNear: (Double) -> Bool) -> PlacedPeriodicEffect? {
         let effects = source.program.effects
         while true {
             if index == order.count {
@@ -87,7 +101,7 @@ package struct PeriodicSourceCursor: Sendable {
             let base = Double(loop) * (source.loopLength ?? 0)
             let patternStart = base + effect.delay
             let engineStart = start + (max(patternStart, source.offset) - source.offset) / source.rate
-            if engineStart >= limit { return nil }
+            if !isNear(engineStart) { return nil }
             index += 1
             var patternEnd = patternStart + effect.length
             if let loopLength = source.loopLength { patternEnd = min(patternEnd, base + loopLength) }
@@ -119,8 +133,23 @@ extension ForceFeedbackEffect {
     }
 }
 
-/// The effects a PID device runs for the engine's players: sources on the `CLOCK_MONOTONIC` timeline, whose
-/// effects a thread of its own uploads, plays, updates and erases.
+/// What the periodic effect stream asks of a force device (an `EventDevice`): effects in its slots, named by the
+/// kernel's ids.
+package protocol ForceEffectSlots: Sendable {
+    /// The event node.
+    var node: String { get }
+    /// Uploads `effect` (`EVIOCSFF`): into a new slot when its id is -1, else into that slot. Returns the id.
+    func upload(_ effect: ForceFeedbackEffect) throws(EventDeviceError) -> Int16
+    func play(effectID: Int16, count: Int32) throws(EventDeviceError)
+    func stop(effectID: Int16) throws(EventDeviceError)
+    /// Frees the slot (`EVIOCRMFF`); the device stops its effect first.
+    func erase(effectID: Int16) throws(EventDeviceError)
+}
+
+extension EventDevice: ForceEffectSlots {}
+
+/// The effects a PID device runs for the engine's players: sources on the `CLOCK_MONOTONIC` timeline (the
+/// clock's), whose effects the work of a timer uploads, plays, updates and erases.
 package final class PeriodicEffectStream: PatternStream, CueStream {
     /// How long before its start an effect is uploaded: an upload is a round trip to the device (a block is
     /// asked for and its index read back) and a few reports, which must be over before the play is due.
@@ -133,6 +162,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     package static let readySlots = 2
     /// What a ready slot holds until an effect is uploaded into it: a sine at 0, never played.
     static let restingEffect = ForceFeedbackEffect(
+        id: -1,
         kind: .periodic(
             waveform: .sine, period: 100, magnitude: 0, offset: 0, phase: 0,
             envelope: ForceFeedbackEnvelope(attackLength: 0, attackLevel: 0, fadeLength: 0, fadeLevel: 0)),
@@ -150,10 +180,18 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     private struct Live {
         var source: Int
         var placed: PlacedPeriodicEffect
-        var slot: UploadedEffect?
+        /// The kernel's id of its slot, once uploaded.
+        var slot: Int16?
         var played = false
         /// The next of `placed.effect.updates` to send.
         var nextUpdate = 0
+
+        /// Whether it ends before the length it was uploaded with (its player stopped it): it is stopped then.
+        var isCut: Bool { placed.end < placed.start + placed.effect.length - cutTolerance }
+        /// When its slot may take the next effect once it has played: at its end when it is cut there; after
+        /// `lateEndMargin` when it ends by its length, so that new parameters never reach the end of an effect
+        /// whose play came late.
+        var slotFreeFrom: Double { isCut ? placed.end : placed.end + lateEndMargin }
     }
 
     private struct State {
@@ -163,30 +201,37 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         var nextLiveID = 0
         /// Slots whose effect is over, kept for the next effect to be uploaded into from `from` on; `stopped` when
         /// a stop was sent (or it never played).
-        var idle: [(slot: UploadedEffect, from: Double, stopped: Bool)] = []
-        /// The device answered "full" to an upload since the stream last gave its blocks back: an effect then waits
-        /// for one of our slots to come free before its end, rather than ask for a new block.
-        var deviceFull = false
+        var idle: [(slot: Int16, from: Double, stopped: Bool)] = []
+        /// Until when the device counts as full: it answered "full" to an upload `fullRetrySeconds` before. An
+        /// effect then waits for one of our slots to come free before its end, rather than ask for a new block.
+        var fullUntil = -Double.infinity
         var uploads = 0
         var updates = 0
-        var refused = 0
+        /// Effects left out: the device was full and none of our slots came free before their end.
+        var leftOut = 0
+        /// The first effect left out was logged.
+        var leftOutLogged = false
         var closing = false
         var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
 
-        /// Whether one of our slots is kept for reuse, or will be by `time` (an effect holding one ends).
+        func isFull(at now: Double) -> Bool { now < fullUntil }
+
+        /// Whether one of our slots may take a new effect before `time`: one kept for reuse, or one whose effect
+        /// ends (`Live.slotFreeFrom`) by then.
         func slotComesFree(before time: Double) -> Bool {
-            !idle.isEmpty || live.values.contains { $0.slot != nil && $0.placed.end < time }
+            idle.contains { $0.from < time } || live.values.contains { $0.slot != nil && $0.slotFreeFrom < time }
         }
     }
 
     package let deviceName: String
-    private let device: EventDevice
+    private let device: any ForceEffectSlots
     private let profile: RenderProfile
     private let logger: Logger
+    /// The time of every source and effect, in seconds; what its timer calls `service()` by.
+    private let clock: any HapticClock
     private let state = Lock(State())
-    private let wake = DeadlineWaiter()
     private let firstFailure = Lock<OutputFailure?>(nil)
-    private let thread = Lock<ServiceThread?>(nil)
+    private let timer = Lock<(any HapticTimer)?>(nil)
     private let sounds = Lock(CueSounds<PeriodicEffectStream>())
     /// The programs compiled so far, by pattern and controls: at most `programsKept`, all dropped when full.
     private let programs = Lock<[ProgramKey: NativePeriodicProgram]>([:])
@@ -199,16 +244,21 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     /// Plays on `device` (opened for writing), compiling each pattern with `profile` (its gain the engine's),
     /// after taking its ready slots: as many of `readySlots` as the device gives (a device that is full, or
-    /// refuses, gets its effects uploaded as they come, as without them).
-    package init(device: EventDevice, profile: RenderProfile, logger: Logger) throws(SystemCallError) {
+    /// refuses, gets its effects uploaded as they come, as without them). `clock` is `CLOCK_MONOTONIC` outside
+    /// tests: the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
+    package init(
+        device: any ForceEffectSlots, profile: RenderProfile, clock: any HapticClock = MonotonicClock(),
+        logger: Logger
+    ) throws(HapticEngineError) {
         self.device = device
         self.profile = profile
+        self.clock = clock
         self.logger = logger
         deviceName = device.node
-        var ready: [UploadedEffect] = []
+        var ready: [Int16] = []
         for _ in 0..<Self.readySlots {
             do throws(EventDeviceError) {
-                ready.append(try device.uploadEffect(Self.restingEffect))
+                ready.append(try device.upload(Self.restingEffect))
             } catch {
                 logger.debug(
                     "a ready slot was not taken", metadata: ["node": "\(device.node)", "error": "\(error)"])
@@ -216,8 +266,13 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
         }
         state.withLock { state in state.idle = ready.map { (slot: $0, from: 0, stopped: true) } }
-        let started = try ServiceThread.start { [self] in run() }
-        thread.withLock { $0 = started }
+        do throws(HapticEngineError) {
+            let started = try clock.makeTimer { [self] in service() }
+            timer.withLock { $0 = started }
+        } catch {
+            for slot in ready { try? device.erase(effectID: slot) }
+            throw error
+        }
     }
 
     deinit { close() }
@@ -226,6 +281,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
+    /// Effects left out so far: the device was full, and none of our slots came free before their end.
+    var leftOut: Int { state.withLock { $0.leftOut } }
     /// Nothing is queued ahead: an effect due now is uploaded and played at once, before the effects that are not
     /// due yet are uploaded.
     var startLead: Double { 0 }
@@ -239,18 +296,21 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             state.sources[state.nextSourceID] = Placed(cursor: PeriodicSourceCursor(source, start: start))
             return state.nextSourceID
         }
-        wake.signal()
+        wakeTimer()
         return id
     }
 
+    /// Has the timer's work run now: what it plays changed.
+    private func wakeTimer() { timer.withLock { $0 }?.wake() }
+
     package func stop(_ id: Int) {
         state.withLock { $0.sources[id]?.stopAt = 0 }
-        wake.signal()
+        wakeTimer()
     }
 
     package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
         state.withLock { $0.sources[id]?.stopAt = Double(nanoseconds) / 1e9 }
-        wake.signal()
+        wakeTimer()
     }
 
     /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
@@ -284,74 +344,95 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
 
     // MARK: The thread
 
-    /// Ends the stream: every effect it holds is erased (the device stops it), then the thread stops.
+    /// Ends the stream: the timer is stopped (after its last call), then every effect it holds is erased (the
+    /// device stops it). The first call does this; later ones find nothing left to do.
     package func close() {
         state.withLock { $0.closing = true }
-        wake.signal()
-        thread.joinUnlessCurrent()
+        let running = timer.withLock { timer -> (any HapticTimer)? in
+            defer { timer = nil }
+            return timer
+        }
+        guard let running else { return }
+        running.cancel()
+        // A device that went away has nothing left to erase.
+        for step in state.withLock({ Self.closingSteps(&$0) }) { try? perform(step) }
         sounds.withLock { $0 = CueSounds() }
     }
 
-    /// One step of the thread's work, decided under the lock and done outside it.
+    /// One step of the work, decided under the lock and done outside it.
     private enum Step {
-        case erase(UploadedEffect)
+        case erase(Int16)
         /// An effect cut before its end.
-        case stop(UploadedEffect)
+        case stop(Int16)
         /// Into a new slot, or into `reusing`.
-        case upload(Int, NativePeriodicEffect, reusing: UploadedEffect?)
-        case play(Int, UploadedEffect)
-        case update(UploadedEffect, NativePeriodicEffect)
+        case upload(Int, NativePeriodicEffect, reusing: Int16?)
+        case play(Int, Int16)
+        case update(Int16, NativePeriodicEffect)
     }
 
-    private func run() {
+    /// The timer's work: every step due now, in rounds until none is left, then when the next is due (in the
+    /// clock's seconds); nil once closing, and after the device went away.
+    private func service() -> Double? {
+        guard failure == nil else { return nil }
         while true {
-            let now = Double(MonotonicTime.nanoseconds()) / 1e9
-            let (steps, due, closing) = state.withLock { state in
-                state.closing
-                    ? (Self.closingSteps(&state), nil, true) : (Self.steps(&state, now: now), Self.due(state), false)
+            let now = clock.now
+            let round = state.withLock { state -> (steps: [Step], due: Double?, notice: Bool)? in
+                guard !state.closing else { return nil }
+                let steps = Self.steps(&state, now: now)
+                let notice = state.leftOut > 0 && !state.leftOutLogged
+                state.leftOutLogged = state.leftOutLogged || notice
+                return (steps, Self.due(state, now: now), notice)
             }
-            for step in Self.thisRound(steps) {
+            guard let round else { return nil }
+            if round.notice {
+                logger.notice(
+                    "the device holds no more effects; an effect is left out", metadata: ["node": "\(deviceName)"])
+            }
+            for step in Self.thisRound(round.steps) {
                 do throws(EventDeviceError) {
                     try perform(step)
                 } catch {
-                    // Closing, a device that went away has nothing left to erase.
-                    if closing { continue }
                     if error.kind == .deviceGone {
                         firstFailure.withLock { $0 = $0 ?? OutputFailure(.deviceGone, "\(error)") }
                         logger.debug("the periodic effect stream ended", metadata: ["error": "\(error)"])
-                        return
+                        return nil
                     }
                     logger.warning("a periodic effect failed", metadata: ["error": "\(error)"])
                 }
             }
-            if closing { return }
-            if steps.isEmpty { wake.wait(untilNanoseconds: due.map(MonotonicClock.nanoseconds)) }
+            if round.steps.isEmpty { return round.due }
         }
     }
 
     /// The steps to take before deciding again: every step that sends reports the driver queues (an erase, a stop,
     /// a play, an update, an upload into a kept slot), in order, and then the earliest upload into a new slot alone.
-    /// That one waits for the device to answer (a block asked for and its index read back, several milliseconds):
-    /// a play that falls due meanwhile goes out before the next one.
+    /// That one waits for the device to answer (a block asked for and its index read back, several milliseconds),
+    /// so it waits for a round with no upload into a kept slot: the plays of those, which come in the next round,
+    /// go out before it, and a play that falls due meanwhile goes out before the next one.
     private static func thisRound(_ steps: [Step]) -> [Step] {
         func waits(_ step: Step) -> Bool {
             if case .upload(_, _, reusing: nil) = step { true } else { false }
         }
-        return steps.filter { !waits($0) } + (steps.first(where: waits).map { [$0] } ?? [])
+        func fillsKeptSlot(_ step: Step) -> Bool {
+            if case .upload(_, _, reusing: .some) = step { true } else { false }
+        }
+        let queued = steps.filter { !waits($0) }
+        if queued.contains(where: fillsKeptSlot) { return queued }
+        return queued + (steps.first(where: waits).map { [$0] } ?? [])
     }
 
     private func perform(_ step: Step) throws(EventDeviceError) {
         switch step {
         case .erase(let slot):
-            try slot.erase()
+            try device.erase(effectID: slot)
         case .stop(let slot):
-            try slot.stop()
+            try device.stop(effectID: slot)
         case .upload(let id, let effect, reusing: let kept?):
             do throws(EventDeviceError) {
-                try kept.update(ForceFeedbackEffect(periodic: effect, id: kept.id))
+                _ = try device.upload(ForceFeedbackEffect(periodic: effect, id: kept))
             } catch {
                 state.withLock { $0.live[id] = nil }
-                try? kept.erase()
+                try? device.erase(effectID: kept)
                 throw error
             }
             state.withLock { state in
@@ -359,22 +440,17 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 state.live[id]?.slot = kept
             }
         case .upload(let id, let effect, reusing: nil):
-            let slot: UploadedEffect
+            let slot: Int16
             do throws(EventDeviceError) {
-                slot = try device.uploadEffect(ForceFeedbackEffect(periodic: effect))
+                slot = try device.upload(ForceFeedbackEffect(periodic: effect))
             } catch  where error.kind == .noEffectSlot {
-                let first = state.withLock { state in
-                    state.deviceFull = true
+                let now = clock.now
+                state.withLock { state in
+                    state.fullUntil = now + Self.fullRetrySeconds
                     // One of our slots coming free before the effect's end takes it; with none, it is left out.
-                    if let end = state.live[id]?.placed.end, state.slotComesFree(before: end) { return false }
+                    if let end = state.live[id]?.placed.end, state.slotComesFree(before: end) { return }
                     state.live[id] = nil
-                    state.refused += 1
-                    return state.refused == 1
-                }
-                if first {
-                    logger.notice(
-                        "the device holds no more effects; an effect is left out",
-                        metadata: ["node": "\(deviceName)"])
+                    state.leftOut += 1
                 }
                 return
             } catch {
@@ -386,7 +462,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 state.live[id]?.slot = slot
             }
         case .play(let id, let slot):
-            try slot.play()
+            try device.play(effectID: slot, count: 1)
             state.withLock { state in
                 if let live = state.live[id] {
                     state.activity = ActuatorActivity(
@@ -395,7 +471,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 }
             }
         case .update(let slot, let effect):
-            try slot.update(ForceFeedbackEffect(periodic: effect, id: slot.id))
+            _ = try device.upload(ForceFeedbackEffect(periodic: effect, id: slot))
             state.withLock { $0.updates += 1 }
         }
     }
@@ -416,7 +492,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         // New effects from every source, as they come within the lead.
         for id in state.sources.keys.sorted() {
             guard var placed = state.sources[id], !placed.exhausted else { continue }
-            while let next = placed.cursor.next(startingBefore: now + uploadLeadSeconds) {
+            while let next = placed.cursor.next(lead: uploadLeadSeconds, dueBy: now) {
                 if let stopAt = placed.stopAt, next.start >= stopAt {
                     placed.exhausted = true
                     break
@@ -436,14 +512,17 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             let orphaned = state.sources[live.source] == nil && !live.played
             if placed.end <= now || placed.end <= placed.start || orphaned {
                 state.live[id] = nil
-                guard let slot = live.slot else { continue }
+                guard let slot = live.slot else {
+                    // Its end came while it waited on a full device for a slot of ours.
+                    if placed.end > placed.start, !orphaned, state.isFull(at: now) { state.leftOut += 1 }
+                    continue
+                }
                 // Played and cut before the length it was uploaded with: the device would play on. An effect that
                 // ends by its length may still play for as long as its play came late: its slot is taken again
-                // only after that, so that new parameters never reach the end of the old effect.
-                let cut = live.played && placed.end < placed.start + placed.effect.length - Self.cutTolerance
+                // only after that (`slotFreeFrom`), so that new parameters never reach the end of the old effect.
+                let cut = live.played && live.isCut
                 if cut { steps.append(.stop(slot)) }
-                let from = cut || !live.played ? now : placed.end + Self.lateEndMargin
-                state.idle.append((slot, from, cut || !live.played))
+                state.idle.append((slot, cut || !live.played ? now : live.slotFreeFrom, cut || !live.played))
                 continue
             }
             guard let slot = live.slot else {
@@ -462,7 +541,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 }
                 let kept = state.idle.firstIndex { $0.from <= now }.map { state.idle.remove(at: $0) }
                 // A full device has no block to give: wait for one of our slots to come free (`due` wakes for it).
-                if kept == nil, state.deviceFull, state.slotComesFree(before: placed.end) { continue }
+                if kept == nil, state.isFull(at: now), state.slotComesFree(before: placed.end) { continue }
                 state.live[id]?.placed = upload
                 // An effect that ended by its length is stopped before its slot takes new parameters: a device
                 // that kept it playing (its firmware's choice) would otherwise play them at once.
@@ -513,7 +592,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
                 steps += state.idle.dropLast(readySlots).map { Step.erase($0.slot) }
                 state.idle.removeFirst(state.idle.count - readySlots)
             }
-            state.deviceFull = false
+            state.fullUntil = -.infinity
         }
         return steps
     }
@@ -529,6 +608,9 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     /// How late a play may have reached the device: the slot of an effect that ended by its length is taken again
     /// this long after its end.
     static let lateEndMargin = 0.020
+    /// How long after the device refused an upload for want of room the stream counts it as full: effects wait
+    /// for our own slots meanwhile, then the device is asked again (another program may have let a block go).
+    static let fullRetrySeconds = 1.0
 
     /// Every effect erased, at the end.
     private static func closingSteps(_ state: inout State) -> [Step] {
@@ -539,21 +621,24 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         return steps
     }
 
-    /// When the thread next has work: the earliest upload (a lead before a start), play, update, end or stop.
-    private static func due(_ state: State) -> Double? {
+    /// When the work is next due at `now`: the earliest upload (a lead before a start), play, update, end or stop.
+    private static func due(_ state: State, now: Double) -> Double? {
         var times: [Double] = []
+        let full = state.isFull(at: now)
         for live in state.live.values {
             // An effect waiting for its upload is uploaded at the next step, and played at its start; one waiting
-            // on a full device for a slot of ours is woken for by that slot (below) or by its end, never by its
-            // start, which has passed or changes nothing: woken for it, the thread would spin until a slot came.
-            if !live.played, !(live.slot == nil && state.deviceFull) { times.append(live.placed.start) }
+            // on a full device for a slot of ours is woken for by that slot, by the device's retry or by its end
+            // (below), never by its start, which has passed or changes nothing: woken for it, the work would spin
+            // until a slot came.
+            if !live.played, !(live.slot == nil && full) { times.append(live.placed.start) }
             if live.played, live.nextUpdate < live.placed.effect.updates.count {
                 times.append(live.placed.start + live.placed.effect.updates[live.nextUpdate].time)
             }
             times.append(live.placed.end)
         }
-        if state.deviceFull, state.live.values.contains(where: { $0.slot == nil }) {
+        if full, state.live.values.contains(where: { $0.slot == nil }) {
             times += state.idle.map(\.from)
+            times.append(state.fullUntil)
         }
         for placed in state.sources.values {
             if let stopAt = placed.stopAt { times.append(stopAt) }
