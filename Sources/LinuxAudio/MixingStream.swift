@@ -45,9 +45,11 @@ public final class MixingStream: Sendable {
         /// buffer is a queue that plays from the first frame it gets (a controller's), where priming would only
         /// delay every start.
         public var primesWithSilence: Bool
-        /// Once nothing plays and a silent period has followed the last sound, the thread stops writing until a
-        /// sound is played: for devices that fall silent by themselves when their queue runs dry, and where a
-        /// write costs something (a report over a radio link). The next sound starts a fresh stream.
+        /// Once a silent period has followed the last sound and nothing sounds within the output's buffer and a
+        /// period from now, the thread stops writing until a sound is played (or one played comes that near):
+        /// for devices that fall silent by themselves when their queue runs dry, and where a write costs
+        /// something (a report over a radio link). What was queued plays out meanwhile; the next sound follows
+        /// it, or starts a fresh stream once it has played out. For outputs that are not primed with silence.
         public var idlesWhenSilent: Bool
 
         public init(
@@ -149,11 +151,14 @@ public final class MixingStream: Sendable {
                 return shared.commands
             }
             let stopped = mixing.apply(commands)
-            if shape.idlesWhenSilent, mixing.playing.isEmpty, mixing.silentSinceLastSound {
-                idle(&mixing)
+            if !stopped.isEmpty { shared.withLock { $0.active.subtract(stopped) } }
+            if shape.idlesWhenSilent, mixing.silentSinceLastSound,
+                let quiet = mixing.quietUntil(now: MonotonicTime.nanoseconds())
+            {
+                idle(&mixing, until: quiet)
                 continue
             }
-            let ended = stopped.union(try mixing.writeNextPeriod())
+            let ended = try mixing.writeNextPeriod()
             // A command posted from now on may miss the period after the one just written (the thread may be
             // mixing it already), so the exact moment a new sound can start is one period later still.
             let earliest = mixing.nextHeard.map { $0 + mixing.periodNanoseconds }
@@ -164,14 +169,19 @@ public final class MixingStream: Sendable {
         }
     }
 
-    /// Waits, writing nothing, until a sound is played or the stream closes; the next period starts a fresh
-    /// stream (its first frame heard when it is written).
-    private func idle(_ mixing: inout Mixing) {
+    /// Waits, writing nothing, until a change is posted, the stream closes, or `until` (`Mixing.quietUntil`:
+    /// `.distantFuture` for never). What was written plays out meanwhile: a sound placed from its end on is
+    /// heard to the frame (`earliestStart`), the next period following it; once it has played out, the next
+    /// period starts a fresh stream (its first frame heard when it is written).
+    private func idle(_ mixing: inout Mixing, until wakeUp: UInt64) {
+        let queueEnd = mixing.nextHeard
         mixing.nextHeard = nil
-        shared.withLock { $0.earliestStart = nil }
+        shared.withLock { $0.earliestStart = queueEnd }
         while !closing.load(ordering: .relaxed), shared.withLock({ $0.commands.isEmpty }) {
-            wake.wait(untilNanoseconds: nil)
+            if wakeUp != .max, MonotonicTime.nanoseconds() >= wakeUp { break }
+            wake.wait(untilNanoseconds: wakeUp == .max ? nil : wakeUp)
         }
+        if let queueEnd, queueEnd > MonotonicTime.nanoseconds() { mixing.nextHeard = queueEnd }
     }
 
     /// Tries `reopen` until it succeeds (the output) or the stream is closed (nil).
@@ -283,17 +293,14 @@ public final class MixingStream: Sendable {
 
     /// Hands `commands` to the thread in one go; nothing once the stream has failed (its thread is gone).
     private func post(_ commands: some Collection<Command>) {
-        let plays = shared.withLock { shared in
+        let posted = shared.withLock { shared in
             guard shared.failure == nil else { return false }
-            var plays = false
-            for case .play(let id, _, _, _) in commands {
-                shared.active.insert(id)
-                plays = true
-            }
+            for case .play(let id, _, _, _) in commands { shared.active.insert(id) }
             shared.commands.append(contentsOf: commands)
-            return plays
+            return !commands.isEmpty
         }
-        if plays, shape.idlesWhenSilent { wake.signal() }
+        // An idle thread waits for changes (a stop of a sound it waits to start, too).
+        if posted, shape.idlesWhenSilent { wake.signal() }
     }
 
     /// The earliest `CLOCK_MONOTONIC` moment a sound played now can start at exactly (to the frame): the output's
@@ -374,10 +381,25 @@ public final class MixingStream: Sendable {
         /// Frames written so far, and when the next one will be heard.
         var written = 0
         var nextHeard: UInt64?
-        /// No sound was mixed into the last period written (or none has been written yet).
+        /// No sound had a frame in the last period written (or none has been written yet): a sound that ended,
+        /// or was stopped, at that period's first frame left it silent.
         var silentSinceLastSound = true
 
         var periodNanoseconds: UInt64 { UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate) }
+
+        /// For a stream that may idle: until when nothing sounds, from `now` on, when every sound waits for a
+        /// start further ahead than the output's buffer and a period (what a running stream keeps ahead: the
+        /// stream then wakes with that lead before the first); `.max` when nothing plays; nil when a sound is
+        /// due sooner, or plays.
+        func quietUntil(now: UInt64) -> UInt64? {
+            let lead = UInt64(output.latency.bufferFrames + period) * 1_000_000_000 / UInt64(output.sampleRate)
+            var first = UInt64.max
+            for sound in playing {
+                guard let start = sound.start, start > now + lead else { return nil }
+                first = min(first, start - lead)
+            }
+            return first
+        }
 
         init(output: any AudioOutput, shape: Shape) {
             self.output = output
@@ -434,10 +456,14 @@ public final class MixingStream: Sendable {
                 heardFirst = primed + UInt64(priming) * 1_000_000_000 / UInt64(output.sampleRate)
             }
             var mix = [Float](repeating: 0, count: 2 * period)
-            silentSinceLastSound = playing.isEmpty
+            silentSinceLastSound = true
             var ended: Set<SoundID> = []
             for index in playing.indices {
-                if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix) { ended.insert(playing[index].id) }
+                var mixed = false
+                if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix, mixed: &mixed) {
+                    ended.insert(playing[index].id)
+                }
+                if mixed { silentSinceLastSound = false }
             }
             playing.removeAll { ended.contains($0.id) }
             if let limiter = shape.limiter { for index in mix.indices { mix[index] = limiter(mix[index]) } }
@@ -448,10 +474,12 @@ public final class MixingStream: Sendable {
             return ended
         }
 
-        /// Adds the sound's frames for this period from its start on; false when it has ended. A start that has
-        /// passed by the first period it could be heard in is made up for by skipping into the sound, so that
-        /// its time t is still heard at start + t.
-        private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float]) -> Bool {
+        /// Adds the sound's frames for this period from its start on (`mixed` when it had any); false when it has
+        /// ended. A start that has passed by the first period it could be heard in is made up for by skipping
+        /// into the sound, so that its time t is still heard at start + t.
+        private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float], mixed: inout Bool)
+            -> Bool
+        {
             var offset = 0
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
@@ -503,6 +531,7 @@ public final class MixingStream: Sendable {
             }
             var frames = [Float](repeating: 0, count: 2 * count)
             let more = sound.source.renderNext(into: &frames)
+            mixed = true
             sound.framesMixed += count
             for frame in 0..<count {
                 let gain = Float(sound.glide.gain(atFrame: written + offset + frame))

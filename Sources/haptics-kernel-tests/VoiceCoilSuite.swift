@@ -28,6 +28,10 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/a-tap-started-now-while-the-stream-runs-arrives-whole") {
                 try await tapMidStream()
             },
+            KernelTest(name: "hd/dualsense-bt/a-start-half-a-second-ahead-wakes-the-idle-stream-four-reports-before-it")
+            {
+                try await startAheadOnAnIdleStream()
+            },
             KernelTest(name: "hd/dualsense-bt/parameters-sent-mid-pattern-go-on-from-where-it-is-not-from-its-top") {
                 try await parametersMidPattern()
             },
@@ -331,6 +335,29 @@ enum VoiceCoilSuite {
                     + "frames, \(lined.mismatches) of \(lined.compared) samples off its render")
             print(
                 "    a \(String(format: "%.1f", burst * 1000)) ms burst started mid-stream: every sample of its render")
+        }
+    }
+
+    /// A tap started half a second ahead on an idle stream: the stream sleeps until the lead and a report (about
+    /// 43 ms) before it, as far ahead as a running stream keeps a start, so at most four silent reports reach the
+    /// pad before the tap, not a silent report every 10.67 ms from the start call (about 47). A thread woken late
+    /// sends fewer.
+    static func startAheadOnAnIdleStream() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let tap = AHAPFixtures.tap(sharpness: 1)
+            let before = device.records().count
+            try await play(tap, on: engine, ahead: 0.5)
+            try await Task.sleep(for: .milliseconds(120))
+            let reports = hapticsReports(device, after: before)
+            let received = try checkedSamples(reports, "the tap")
+            guard let first = received.left.firstIndex(where: { $0 != 0 }) else {
+                throw TestFailure(reason: "the tap arrived silent")
+            }
+            let silent = first / DualSenseHapticsReport.framesPerReport
+            try require(silent <= 4, "\(silent) silent reports before a tap started 0.5 s ahead (at most 4)")
+            print("    \(silent) silent reports before the tap, \(reports.count) reports in all")
         }
     }
 

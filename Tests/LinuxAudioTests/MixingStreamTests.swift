@@ -386,11 +386,14 @@ struct MixingStreamTests {
     func limiterActsOnTheMix() throws {
         // The recording's clock starts 10 s from now: the stream's first period, placed by the real clock, falls
         // long before the start however slowly its thread comes up, and every later period is counted in frames.
+        // The stream does not idle (one that does would sleep until 10 s from now, the sounds' start).
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000, sampleRate: 3000)
-        // The first sound wakes the stream, which writes a period and waits before the next: the second sound
-        // is posted meanwhile. Both start at frame 300, well after the hold.
+        // The stream writes a period and waits before the next: the second sound is posted meanwhile. Both start
+        // at frame 300, well after the hold.
         output.hold(after: 32)
-        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        var shape = Self.controllerShape
+        shape.idlesWhenSilent = false
+        let stream = try MixingStream(output: output, shape: shape, logger: logger)
         defer { stream.close() }
         defer { output.hold(after: nil) }
         let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.3, count: 32))!
@@ -403,5 +406,96 @@ struct MixingStreamTests {
         let samples = output.samples
         #expect(samples[600..<664].allSatisfy { $0 == 0.5 }, "0.3 + 0.3 limited to 0.5")
         #expect(samples[..<600].allSatisfy { $0 == 0 })
+    }
+
+    /// A queue that plays in real time, as a controller's does (`NullAudioOutput`: a write waits while more than
+    /// its buffer is queued), recording every write: its samples and when its first frame is heard.
+    final class PacedRecording: AudioOutput {
+        private let queue: NullAudioOutput
+        private let written = Lock<[(heard: UInt64, samples: [Float])]>([])
+
+        init(bufferSeconds: Double) { queue = NullAudioOutput(sampleRate: 3000, bufferSeconds: bufferSeconds) }
+
+        var deviceName: String { "paced recording" }
+        var sampleRate: Int { queue.sampleRate }
+        var latency: AudioLatency { queue.latency }
+        var writes: [(heard: UInt64, samples: [Float])] { written.withLock { $0 } }
+        /// When the last frame written will have been heard, as the stream counts it.
+        var queueEnd: UInt64? {
+            writes.last.map { $0.heard + UInt64($0.samples.count / 2) * 1_000_000_000 / UInt64(sampleRate) }
+        }
+
+        func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
+            let heard = try queue.write(samples)
+            written.withLock { $0.append((heard, samples)) }
+            return heard
+        }
+
+        func delay() throws(AudioDeviceError) -> Double { try queue.delay() }
+        func drain() throws(AudioDeviceError) { try queue.drain() }
+        func close() { queue.close() }
+    }
+
+    @Test("an idle stream writes no silence for a sound placed seconds ahead until it is a buffer and a period away")
+    func idleStreamSleepsUntilASoundPlacedAheadIsNear() throws {
+        // Periods of 32 frames, a buffer of 96: the stream wakes 128 frames (42.7 ms) before the sound, as far
+        // ahead as a running stream keeps it, so at most four silent periods come before it (fewer if it woke
+        // late), not one every 10.7 ms from the moment it was placed (about 47 in the half second).
+        let output = PacedRecording(bufferSeconds: 0.032)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 300))!
+        let id = stream.play(ClipSource(clip), at: MonotonicTime.nanoseconds() + 500_000_000)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        let writes = output.writes
+        let firstSound = try #require(writes.firstIndex { $0.samples.contains { $0 != 0 } })
+        #expect(firstSound <= 4, "\(firstSound) silent periods before the sound")
+    }
+
+    @Test("a stop at a time that falls on a period's first frame leaves one silent period after the sound, not two")
+    func aStopOnAPeriodsFirstFrameLeavesOneSilentPeriod() throws {
+        // The recording's clock starts 10 s from now; the sound, played at once, is mixed into the stream's first
+        // period (frames 0-31), and the writer waits before its second. The stop, at frame 96, ends the sound
+        // with its third period: the fourth is silent, and the stream idles.
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds() + 10_000_000_000, sampleRate: 3000)
+        output.hold(after: 32)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        defer { output.hold(after: nil) }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 3000))!
+        let id = stream.play(ClipSource(clip))
+        try waitUntil("the stream holds its second period") { output.isWaitingAtHold }
+        stream.stop(id, atNanoseconds: output.origin + 32_000_000)
+        output.hold(after: nil)
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        try waitUntil("a silent period follows") { output.frames >= 128 }
+        // Idle now: a stream still writing would have written hundreds of periods in this time.
+        Sys.sleep(nanoseconds: 50_000_000)
+        #expect(output.frames == 128, "three periods of sound and one silent one")
+        let samples = output.samples
+        #expect(samples[..<192].allSatisfy { $0 == 0.25 } && samples[192...].allSatisfy { $0 == 0 })
+    }
+
+    @Test("an idle stream whose last periods still play places the next sound right after them, to the frame")
+    func idleStreamPlacesTheNextSoundAfterWhatStillPlays() throws {
+        // A buffer of a second: a 0.5 s sound is queued at once, and the stream idles with it still playing. The
+        // next sound can start no sooner than where that ends; placed there, it is written as the period that
+        // follows, heard at its start (before, the idle stream forgot its queue: it said a sound could start at
+        // once, and placed a sound's frames as if its next period were heard when written).
+        let output = PacedRecording(bufferSeconds: 1)
+        let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
+        defer { stream.close() }
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 1500))!
+        let first = stream.play(ClipSource(clip))
+        try waitUntil("the sound ends") { !stream.isActive(first) }
+        try waitUntil("the stream idles, its queue's end the earliest start") {
+            stream.earliestStart != nil && stream.earliestStart == output.queueEnd
+        }
+        let start = try #require(stream.earliestStart)
+        let before = output.writes.count
+        let second = stream.play(ClipSource(clip), at: start)
+        try waitUntil("the second sound ends") { !stream.isActive(second) }
+        let next = try #require(output.writes.dropFirst(before).first)
+        #expect(next.heard == start && next.samples.prefix(64).allSatisfy { $0 == 0.25 })
     }
 }
