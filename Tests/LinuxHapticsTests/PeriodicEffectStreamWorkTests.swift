@@ -96,10 +96,11 @@ import Testing
             origin = clock.now
         }
 
-        /// Plays `pattern` once from now.
-        func play(_ pattern: HapticPattern) {
+        /// Plays `pattern` once from now; returns the source's id.
+        @discardableResult
+        func play(_ pattern: HapticPattern) -> Int {
             let program = NativePeriodicProgram(pattern: pattern, profile: .periodicForce)
-            _ = stream.play(
+            return stream.play(
                 PeriodicSource(program: program, offset: 0), atNanoseconds: MonotonicClock.nanoseconds(clock.now))
         }
 
@@ -200,5 +201,48 @@ import Testing
         #expect(late.kind == .newSlot && stepped.milliseconds(late) == 1520)
         #expect(stepped.milliseconds(of: .play, slot: late.slot) == [1600])
         #expect(stepped.stream.leftOut == 1, "the tone at 0.5 s, which no slot could take before its end")
+    }
+
+    @Test func aSlotWhoseEffectEndedByItsLengthIsStoppedAndRefilled20MsAfterItsEndAndOnlyTheReadyOnesAreKept() throws {
+        // Three tones at once (the two ready slots and a new block) end at 0.1 s; a fourth at 0.2 s is uploaded
+        // at 0.12 s, into one of their slots: stopped first (a device may keep an effect playing), refilled, played
+        // at its start. Once the player is stopped, nothing plays: of the three slots, the one kept longest in
+        // reserve goes back to the device, and the two freed last stay ready.
+        let stepped = try Stepped()
+        let id = stepped.play(
+            HapticPattern(
+                events: [0.3, 0.6, 0.9].map { Self.tone(at: 0, for: 0.1, intensity: $0) } + [
+                    Self.tone(at: 0.2, for: 0.1, intensity: 0.45)
+                ], parameters: []))
+        stepped.clock.advance(by: 0.5)
+        let refill = try #require(stepped.device.calls.first { $0.magnitude == Self.magnitude(0.45) })
+        #expect(refill.kind == .update && stepped.milliseconds(refill) == 120)
+        #expect(stepped.milliseconds(of: .stop, slot: refill.slot) == [120], "stopped before it is refilled")
+        #expect(stepped.milliseconds(of: .play, slot: refill.slot) == [0, 200])
+        #expect(stepped.milliseconds(of: .newSlot) == [0, 0, 0], "two ready slots and one block for the third tone")
+        #expect(stepped.milliseconds(of: .erase).isEmpty, "slots are kept while the player plays")
+        stepped.stream.stop(id)
+        stepped.clock.advance(by: 0.01)
+        let erased = stepped.device.calls.filter { $0.kind == .erase }
+        #expect(erased.map(stepped.milliseconds) == [500], "as the stop is taken")
+        #expect(erased.first?.slot != refill.slot, "the slot freed last is kept ready")
+        #expect(stepped.device.heldSlots.count == 2)
+    }
+
+    @Test func aPlayerStoppedMidEffectHasItStoppedThenAndItsSlotTakesTheNextEffectAtOnceWithNoSecondStop() throws {
+        // A one-second tone, its player stopped at 0.3 s; a tone started at 0.35 s goes into the stopped slot (the
+        // other ready slot holds nothing) with no stop of its own: its slot was stopped already.
+        let stepped = try Stepped()
+        let first = stepped.play(HapticPattern(events: [Self.tone(at: 0, for: 1, intensity: 0.3)], parameters: []))
+        stepped.stream.stop(first, atNanoseconds: MonotonicClock.nanoseconds(stepped.origin + 0.3))
+        stepped.clock.advance(by: 0.35)
+        let slot = try #require(stepped.device.calls.first { $0.kind == .play }?.slot)
+        #expect(stepped.milliseconds(of: .stop) == [300] && stepped.milliseconds(of: .stop, slot: slot) == [300])
+        stepped.play(HapticPattern(events: [Self.tone(at: 0, for: 0.1, intensity: 0.6)], parameters: []))
+        stepped.clock.advance(by: 0.2)
+        let second = try #require(stepped.device.calls.first { $0.magnitude == Self.magnitude(0.6) })
+        #expect(second.kind == .update && stepped.milliseconds(second) == 350)
+        #expect(stepped.milliseconds(of: .play) == [0, 350])
+        #expect(stepped.milliseconds(of: .stop) == [300], "no second stop")
     }
 }
