@@ -478,14 +478,14 @@ struct MixingStreamTests {
 
     @Test("an idle stream whose last periods still play places the next sound right after them, to the frame")
     func idleStreamPlacesTheNextSoundAfterWhatStillPlays() throws {
-        // A buffer of a second: a 0.5 s sound is queued at once, and the stream idles with it still playing. The
+        // A buffer of two seconds: a 1 s sound is queued at once, and the stream idles with it still playing. The
         // next sound can start no sooner than where that ends; placed there, it is written as the period that
         // follows, heard at its start (before, the idle stream forgot its queue: it said a sound could start at
         // once, and placed a sound's frames as if its next period were heard when written).
-        let output = PacedRecording(bufferSeconds: 1)
+        let output = PacedRecording(bufferSeconds: 2)
         let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
         defer { stream.close() }
-        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 1500))!
+        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 3000))!
         let first = stream.play(ClipSource(clip))
         try waitUntil("the sound ends") { !stream.isActive(first) }
         try waitUntil("the stream idles, its queue's end the earliest start") {
