@@ -436,6 +436,11 @@ struct MixingStreamTests {
         func close() { queue.close() }
     }
 
+    /// A mono clip at 3 kHz of `frames` frames at 0.25.
+    static func quarterLevel(frames: Int) -> AudioClip {
+        AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: frames))!
+    }
+
     @Test("an idle stream writes no silence for a sound placed seconds ahead until it is a buffer and a period away")
     func idleStreamSleepsUntilASoundPlacedAheadIsNear() throws {
         // Periods of 32 frames, a buffer of 96: the stream wakes 128 frames (42.7 ms) before the sound, as far
@@ -444,8 +449,8 @@ struct MixingStreamTests {
         let output = PacedRecording(bufferSeconds: 0.032)
         let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
         defer { stream.close() }
-        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 300))!
-        let id = stream.play(ClipSource(clip), at: MonotonicTime.nanoseconds() + 500_000_000)
+        let id = stream.play(
+            ClipSource(Self.quarterLevel(frames: 300)), at: MonotonicTime.nanoseconds() + 500_000_000)
         try waitUntil("the sound ends") { !stream.isActive(id) }
         let writes = output.writes
         let firstSound = try #require(writes.firstIndex { $0.samples.contains { $0 != 0 } })
@@ -462,8 +467,7 @@ struct MixingStreamTests {
         let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
         defer { stream.close() }
         defer { output.hold(after: nil) }
-        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 3000))!
-        let id = stream.play(ClipSource(clip))
+        let id = stream.play(ClipSource(Self.quarterLevel(frames: 3000)))
         try waitUntil("the stream holds its second period") { output.isWaitingAtHold }
         stream.stop(id, atNanoseconds: output.origin + 32_000_000)
         output.hold(after: nil)
@@ -485,7 +489,7 @@ struct MixingStreamTests {
         let output = PacedRecording(bufferSeconds: 2)
         let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
         defer { stream.close() }
-        let clip = AudioClip(sampleRate: 3000, channelCount: 1, samples: [Float](repeating: 0.25, count: 3000))!
+        let clip = Self.quarterLevel(frames: 3000)
         let first = stream.play(ClipSource(clip))
         try waitUntil("the sound ends") { !stream.isActive(first) }
         try waitUntil("the stream idles, its queue's end the earliest start") {
