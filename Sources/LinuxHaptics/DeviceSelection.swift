@@ -97,6 +97,21 @@ extension DeviceSelection {
         }
     }
 
+    /// Why this selection finds nothing to open among `devices`: a device it would take but this process may not
+    /// write (`permissionDenied`, naming it and why), else none there (`notFound`).
+    package func nothingToOpen(among devices: [InputDevice], forceDevices: Bool = false) -> OutputFailure {
+        let denied = devices.first { device in
+            guard names(device), device.forceFeedback.isRumbleCapable, !device.access.allowsForceFeedback,
+                forceDevices || !device.forceFeedback.runsWaveformsItself
+            else { return false }
+            return self != .allGamepads || device.isGamepad
+        }
+        if let denied { return OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)") }
+        return OutputFailure(
+            .notFound, self == .allGamepads ? "no rumble-capable gamepad found" : "no rumble-capable input device found"
+        )
+    }
+
     /// Whether a device that appeared belongs to an engine with this selection: the device it was bound to coming
     /// back (by id, on whatever node); before it was bound to one, a device its first open would take; and with
     /// `adoptingCompatible`, while its own device is gone, any drivable gamepad with rumble.

@@ -283,7 +283,10 @@ final class EvdevOutputSource: OutputSource {
             throw OutputFailure(.other, "\(error)")
         }
         lastListing.withLock { $0 = devices }
-        let members = selection.devicesToOpen(among: devices).compactMap { candidate -> EvdevOutput? in
+        let candidates = selection.devicesToOpen(among: devices)
+        // Only gamepads this process may not write: say so, as for one device.
+        if candidates.isEmpty { throw selection.nothingToOpen(among: devices) }
+        let members = candidates.compactMap { candidate -> EvdevOutput? in
             do throws(EventDeviceError) {
                 // One plan for every pad: none is planned on frames of its own.
                 return EvdevOutput(
@@ -296,7 +299,9 @@ final class EvdevOutputSource: OutputSource {
                 return nil
             }
         }
-        guard !members.isEmpty else { throw OutputFailure(.notFound, "no writable rumble-capable gamepad found") }
+        guard !members.isEmpty else {
+            throw OutputFailure(.notFound, "none of the rumble-capable gamepads could be opened")
+        }
         return BroadcastOutput(members: members)
     }
 
@@ -351,13 +356,7 @@ final class EvdevOutputSource: OutputSource {
         } else {
             chosen = selection.devicesInTurn(among: devices, forceDevices: allowsForceDevices)
         }
-        guard !chosen.isEmpty else {
-            let denied = devices.first { $0.forceFeedback.isRumbleCapable && !$0.access.allowsForceFeedback }
-            if let denied {
-                throw OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)")
-            }
-            throw OutputFailure(.notFound, "no rumble-capable input device found")
-        }
+        guard !chosen.isEmpty else { throw selection.nothingToOpen(among: devices, forceDevices: allowsForceDevices) }
         return chosen.map { ($0.node, $0.driver) }
     }
 

@@ -119,6 +119,33 @@ import Testing
         #expect(DeviceSelection.firstRumbleDevice.accepts(granted, bound: nil, adoptingCompatible: false))
     }
 
+    @Test func nothingToOpenIsAPermissionErrorNamingADeviceTheSelectionWouldTakeButMayNotWriteElseNotFound() {
+        let locked = Self.device(8, name: "Locked Pad", access: .readOnly(reason: "no write permission"))
+        let lockedWheel = Self.device(
+            9, name: "Locked Wheel", uniq: "wh", gamepad: false, access: .readOnly(reason: "no write permission"))
+        let stick = Self.device(
+            10, name: "Locked Stick", uniq: "st", access: .readOnly(reason: "no write permission"), forceDevice: true)
+        // Every device this process may not write: all gamepads says so, as the first device does, each naming
+        // the first it would have taken.
+        let named: [(DeviceSelection, String)] = [
+            (.allGamepads, "Locked Pad"), (.firstRumbleDevice, "Locked Wheel"), (.node(locked.node), "Locked Pad"),
+            (.id(locked.id), "Locked Pad"),
+        ]
+        for (selection, name) in named {
+            let failure = selection.nothingToOpen(among: [lockedWheel, locked])
+            #expect(failure.kind == .permissionDenied && failure.message.contains(name), "\(selection): \(failure)")
+        }
+        // A device it would not take anyway is no reason: a wheel for all gamepads, another node, a force device
+        // without the opt-in.
+        #expect(DeviceSelection.allGamepads.nothingToOpen(among: [lockedWheel]).kind == .notFound)
+        #expect(DeviceSelection.node("/dev/input/event3").nothingToOpen(among: [locked]).kind == .notFound)
+        #expect(DeviceSelection.firstRumbleDevice.nothingToOpen(among: [stick]).kind == .notFound)
+        #expect(
+            DeviceSelection.firstRumbleDevice.nothingToOpen(among: [stick], forceDevices: true).kind
+                == .permissionDenied)
+        #expect(DeviceSelection.firstRumbleDevice.nothingToOpen(among: []).kind == .notFound)
+    }
+
     @Test func aReplugAtAnotherNodeIsStillTheBoundPad() {
         let before = Self.device(7)
         let after = Self.device(12)
