@@ -50,14 +50,16 @@ typedef enum lh_status {
     LH_ERROR_DEVICE = 6,
     /* The engine is stopped (lh_engine_stop): start it again with lh_engine_start. */
     LH_ERROR_NOT_RUNNING = 7,
-    /* A system resource failed (a thread could not be started, memory). */
+    /* A system resource failed (a thread could not be started). Running out of memory ends the process, as it
+       does for the Swift runtime underneath. */
     LH_ERROR_SYSTEM = 8
 } lh_status;
 
 /* Why an engine stopped without lh_engine_stop (the stopped handler's argument). */
 typedef enum lh_stopped_reason {
     /* The gamepad went away (unplugged). The engine waits for it: when it is back, the reset handler runs and
-       plays work again. */
+       plays work again. A play (or lh_engine_start) meanwhile starts the engine again itself once the gamepad
+       can be opened (LH_ERROR_NO_DEVICE before): the engine then runs with no reset handler called. */
     LH_STOPPED_DISCONNECTED = 1,
     /* The device refused what the engine needs (no free effect slot, an upload rejected). The next play
        starts the engine again. */
@@ -71,7 +73,8 @@ typedef enum lh_stopped_reason {
     LH_STOPPED_ENGINE_DESTROYED = 5,
     LH_STOPPED_NOTIFY_WHEN_FINISHED = 6,
     /* The sound device a pattern's audio events play on went away. The engine waits for it: when it is back,
-       the reset handler runs and plays work again. */
+       the reset handler runs and plays work again. A play (or lh_engine_start) meanwhile, the gamepad being
+       there, starts the engine again at once, with no reset handler called. */
     LH_STOPPED_AUDIO_INTERRUPTED = 7
 } lh_stopped_reason;
 
@@ -115,13 +118,16 @@ void lh_error_free(lh_error *error);
 
 /* Reads an AHAP file as Core Haptics' CHHapticPattern(contentsOf:) does: a file with errors does not load
    (LH_ERROR_INVALID_PATTERN, or LH_ERROR_FILE when it cannot be read); warnings are allowed. The error's
-   message is what `haptics validate PATH` prints for each error: "PATH: JSONPATH: error: MESSAGE [CODE]". */
+   message is what `haptics validate PATH` prints for each error: "PATH: JSONPATH: error: MESSAGE [CODE]" (no
+   JSONPATH for an error about the whole document; a syntax error's MESSAGE starts with its line and column;
+   CODE may name the Core Haptics error too, "[wrong-type, Core Haptics -4831]"). */
 lh_status lh_pattern_load_file(const char *path, lh_pattern **pattern, lh_error **error);
 
 /* The same for AHAP text in memory (`length` bytes, no NUL needed); the message lines have no file name. */
 lh_status lh_pattern_load_data(const void *bytes, size_t length, lh_pattern **pattern, lh_error **error);
 
-/* The pattern's length in seconds (its last event's end); 0 for NULL. */
+/* The pattern's length in seconds: where its last event, parameter or curve ends (a transient is an instant,
+   as Core Haptics' duration counts it); 0 for NULL. */
 double lh_pattern_duration(const lh_pattern *pattern);
 
 /* A pattern may be freed as soon as the last play of it has been started: the engine keeps its own copy. */
@@ -139,8 +145,11 @@ typedef void (*lh_reset_handler)(void *user);
    ("/dev/input/event5", or a /dev/input/by-id/ link), an event name ("event5"), a stable id as
    `haptics devices` prints it ("usb-045e:028e-1a2b3c4d", the same after a replug), or "all" for every
    rumble-capable gamepad driven together. There is no virtual output: "virtual" (the haptics tool's) is
-   LH_ERROR_INVALID_ARGUMENT. Fails with LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION or LH_ERROR_DEVICE, and then
-   gives no engine. */
+   LH_ERROR_INVALID_ARGUMENT. A force-feedback wheel or joystick that runs effects itself (a USB PID device)
+   is listed by lh_devices_json but never opened here: its force moves the controls in the player's hands, and
+   only the Swift engine has the opt-in for it (named, it fails with LH_ERROR_DEVICE). Fails with
+   LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION (also for "all" when every gamepad is one this process may not
+   write), LH_ERROR_DEVICE, LH_ERROR_INVALID_ARGUMENT or LH_ERROR_SYSTEM, and then gives no engine. */
 lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **error);
 
 /* lh_engine_create, playing on `actuators` (LH_ERROR_INVALID_ARGUMENT for a value not listed). */
@@ -162,7 +171,10 @@ int lh_engine_uses_voice_coils(const lh_engine *engine);
    "trigger-motors"; "rumble" for NULL. Static: never freed. */
 const char *lh_engine_actuators(const lh_engine *engine);
 
-/* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. */
+/* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. With no gamepad to open
+   it fails with LH_ERROR_NO_DEVICE and then waits for one, as after LH_STOPPED_DISCONNECTED: plays fail with
+   LH_ERROR_NO_DEVICE until a gamepad it would take is plugged in, which it opens by itself, and the reset
+   handler runs. */
 lh_status lh_engine_start(lh_engine *engine, lh_error **error);
 
 /* Plays `pattern` now, fire-and-forget, mixed with anything already playing. After LH_STOPPED_DEVICE_ERROR
@@ -178,23 +190,30 @@ lh_status lh_engine_play_transient(lh_engine *engine, double intensity, double s
 lh_status lh_engine_stop(lh_engine *engine);
 
 /* Installs the stopped handler (NULL removes it); `user` is passed to it. Handlers run on an engine thread: the
-   playback thread or the hot-plug monitor's (and, for LH_STOPPED_SYSTEM_ERROR, possibly the thread of the call
-   that could not start the playback thread). They may call lh_engine_* functions on the engine,
+   playback thread, the hot-plug monitor's, the sound stream's (LH_STOPPED_AUDIO_INTERRUPTED and the reset
+   after it), or, for LH_STOPPED_SYSTEM_ERROR, possibly the thread of the call that could not start the
+   playback thread. Two may run at once on two threads. They may call lh_engine_* functions on the engine,
    lh_engine_destroy included, and should return quickly. When this call returns, the handler it replaced is
-   not running on another thread and will not be called again. */
+   not running on another thread and will not be called again, with one exception: a handler whose thread is
+   itself in a call of the engine that waits for others (a handler's replacement, lh_engine_stop,
+   lh_engine_destroy) is not waited for, since two handlers replacing each other's would otherwise wait for
+   each other for ever. That handler goes on once its own call returns. */
 lh_status lh_engine_set_stopped_handler(lh_engine *engine, lh_stopped_handler handler, void *user);
 
 /* Installs the reset handler, on the same terms as the stopped handler. */
 lh_status lh_engine_set_reset_handler(lh_engine *engine, lh_reset_handler handler, void *user);
 
 /* Stops the engine and frees it. No handler is called during the call or after it returns, and none is still
-   running on another thread then: the handlers' `user` data may be freed next. */
+   running on another thread then (but the exception of lh_engine_set_stopped_handler): the handlers' `user`
+   data may be freed next. The engine's hot-plug monitor may take a few milliseconds more to end (it calls no
+   handler): do not unload the library right after. */
 void lh_engine_destroy(lh_engine *engine);
 
 /* ---- Devices ------------------------------------------------------------------------------------------- */
 
 /* The rumble-capable input devices as a JSON array, the document `haptics devices --json` prints (schema in
-   docs/devices.md); "[]" when there is none. The caller frees *json with lh_string_free. */
+   docs/devices.md), force-feedback wheels and joysticks included ("runsWaveformsItself": true; lh_engine_create
+   opens none of them); "[]" when there is none. The caller frees *json with lh_string_free. */
 lh_status lh_devices_json(char **json, lh_error **error);
 
 /* Frees a string the library gave (lh_devices_json). NULL does nothing. */

@@ -9,13 +9,17 @@ import LinuxInput
 /// The `lh_engine` object.
 final class EngineObject: Sendable {
     let engine: ManagedEngineAdapter
-    let stopped = CallbackSlot<lh_stopped_handler>()
-    let reset = CallbackSlot<lh_reset_handler>()
+    /// The threads in a replacement of a handler, a stop or a destroy of this engine.
+    let waiting = WaitingCalls()
+    let stopped: CallbackSlot<lh_stopped_handler>
+    let reset: CallbackSlot<lh_reset_handler>
 
     /// Wraps `engine` (not started) and routes its handlers to the slots. The engine's handlers hold the slots,
     /// not this object, so releasing the handle releases the engine.
     init(_ engine: HapticEngine) {
         self.engine = ManagedEngineAdapter(engine: engine)
+        stopped = CallbackSlot(waiting: waiting)
+        reset = CallbackSlot(waiting: waiting)
         engine.stoppedHandler = { [stopped] reason in
             stopped.call { $0.function(reason.cValue, $0.user) }
         }
@@ -175,7 +179,12 @@ public func lhEnginePlayTransient(
 
 @_cdecl("lh_engine_stop")
 public func lhEngineStop(_ engine: OpaquePointer?) -> lh_status {
-    reporting(nil) { () throws(CFailure) in try EngineObject.from(engine).engine.stop() }
+    reporting(nil) { () throws(CFailure) in
+        let object = try EngineObject.from(engine)
+        // A handler stopping its engine joins the engine's threads: one of them may be replacing a handler,
+        // waiting for this one.
+        object.waiting.waiting { object.engine.stop() }
+    }
 }
 
 @_cdecl("lh_engine_set_stopped_handler")
@@ -200,10 +209,12 @@ public func lhEngineSetResetHandler(
 public func lhEngineDestroy(_ engine: OpaquePointer?) {
     guard let engine else { return }
     let object = Handle.object(engine, as: EngineObject.self)
-    // Handlers first, so that none runs for the stop below or after this call.
-    object.stopped.replace(with: nil)
-    object.reset.replace(with: nil)
-    object.engine.stop()
+    object.waiting.waiting {
+        // Handlers first, so that none runs for the stop below or after this call.
+        object.stopped.replace(with: nil)
+        object.reset.replace(with: nil)
+        object.engine.stop()
+    }
     Handle.release(engine, as: EngineObject.self)
 }
 

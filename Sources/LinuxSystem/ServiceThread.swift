@@ -25,14 +25,15 @@ package struct ServiceThread: Sendable {
 }
 
 extension Lock where Value == ServiceThread? {
-    /// Takes the thread held here and waits for it to end, so that a second call does nothing; unless the caller
-    /// is that thread (a stream closed from its own thread, which then ends by itself).
+    /// Takes the thread held here and waits for it to end, so that a second call does nothing; when the caller
+    /// is that thread (a stream closed from its own thread, which then ends by itself), detaches it instead, so
+    /// that its end frees it with no join.
     package func joinUnlessCurrent() {
-        let joined = withLock { held -> ServiceThread? in
-            guard let current = held, !current.isCurrent else { return nil }
-            held = nil
-            return current
+        let taken = withLock { held -> ServiceThread? in
+            defer { held = nil }
+            return held
         }
-        joined?.join()
+        guard let taken else { return }
+        if taken.isCurrent { taken.detach() } else { taken.join() }
     }
 }

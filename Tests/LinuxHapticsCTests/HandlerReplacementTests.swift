@@ -64,4 +64,65 @@ final class RunningFlag: Sendable {
         await unplugging.value
         #expect(all.map(\.violations).reduce(0, +) == 0)
     }
+
+    /// Two handlers running at once on two threads, each replacing the other's handler: what the stopped handler
+    /// (on the unplugging thread) and the reset handler (on the replugging thread) do here. Each waits until the
+    /// other has started, so both replacements come while the other handler runs.
+    final class Crossing: Sendable {
+        let engine: UInt
+        let inStopped = DeadlineWaiter()
+        let inReset = DeadlineWaiter()
+        let returned = Lock(0)
+        let bothReturned = DeadlineWaiter()
+
+        init(engine: OpaquePointer) { self.engine = UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(engine))) }
+
+        var handle: OpaquePointer { OpaquePointer(bitPattern: engine)! }
+        var user: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+        static func from(_ user: UnsafeMutableRawPointer?) -> Crossing {
+            Unmanaged<Crossing>.fromOpaque(user!).takeUnretainedValue()
+        }
+
+        func replaced() {
+            if returned.withLock({ count in
+                count += 1
+                return count == 2
+            }) {
+                bothReturned.signal()
+            }
+        }
+    }
+
+    static let crossingStopped: lh_stopped_handler = { _, user in
+        let crossing = Crossing.from(user)
+        crossing.inStopped.signal()
+        crossing.inReset.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        lh_engine_set_reset_handler(crossing.handle, nil, nil)
+        crossing.replaced()
+    }
+
+    static let crossingReset: lh_reset_handler = { user in
+        let crossing = Crossing.from(user)
+        crossing.inReset.signal()
+        lh_engine_set_stopped_handler(crossing.handle, nil, nil)
+        crossing.replaced()
+    }
+
+    @Test func twoHandlersReplacingEachOthersAtOnceBothReturnRatherThanWaitForEachOtherForEver() throws {
+        let rig = try CEngineRig()
+        let crossing = Crossing(engine: rig.engine)
+        lh_engine_set_stopped_handler(rig.engine, Self.crossingStopped, crossing.user)
+        lh_engine_set_reset_handler(rig.engine, Self.crossingReset, crossing.user)
+        let unplugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.unplug() }
+        crossing.inStopped.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let replugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.replug() }
+        crossing.bothReturned.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let returned = crossing.returned.withLock { $0 }
+        #expect(returned == 2, "\(returned) of the two replacements returned: the others wait for each other")
+        // Threads that wait for each other for ever cannot be joined, nor the engine destroyed.
+        guard returned == 2 else { return }
+        unplugging.join()
+        replugging.join()
+        lh_engine_destroy(rig.engine)
+    }
 }
