@@ -37,6 +37,9 @@ import Testing
         let quarter = try Self.tap(.impact(style, intensity: 0.25)).intensity
         #expect(abs(quarter - (range.lowerBound + (range.upperBound - range.lowerBound) / 4)) < 1e-9)
         #expect(range.contains(try Self.tap(.impact(style, intensity: .nan)).intensity))
+        // An infinity is past an end, as 7 and -3 are: clamped, not taken for the middle.
+        #expect(try Self.tap(.impact(style, intensity: .infinity)).intensity == range.upperBound)
+        #expect(try Self.tap(.impact(style, intensity: -.infinity)).intensity == range.lowerBound)
     }
 
     static func events(_ feedback: HapticFeedback) -> [HapticEvent] {

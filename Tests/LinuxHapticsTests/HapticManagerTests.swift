@@ -139,12 +139,60 @@ import Testing
         let (manager, provider, _) = Self.manager(log: log)
         manager.preloadPatterns()
         let engine = try #require(provider.latest)
-        engine.fireStopped("idleTimeout")
+        engine.fireStopped("deviceError")
         await log.waitForRecovery(count: 1)
         #expect(engine.state.withLock { $0.starts } == 2, "one restart")
         #expect(manager.engineAvailable)
         manager.play("thud")
         #expect(engine.state.withLock { $0.played.count } == 1)
+    }
+
+    @Test func anIdleShutdownIsNotRestartedTheNextPlayOpensTheDevice() async throws {
+        // Restarted, the engine would open the device it just let go, and let it go again a delay later, for
+        // ever.
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        manager.preloadPatterns()
+        let engine = try #require(provider.latest)
+        engine.fireStopped("idleTimeout")
+        await log.waitForRecovery(count: 1)
+        #expect(engine.state.withLock { $0.starts } == 1, "no restart")
+        #expect(manager.engineAvailable)
+        manager.play("thud")
+        #expect(engine.state.withLock { $0.played.count } == 1)
+    }
+
+    @Test func aPadPresentAtLaunchWhoseEngineCannotBeBuiltTurnsHapticsOnWhenOneIsPluggedIn() async throws {
+        let log = RecordingLog()
+        let provider = RecordingEngineProvider(hardwarePresent: true)
+        provider.state.withLock { $0.failBuilds = true }
+        let manager = HapticManager(
+            resolver: CountingResolver(directory: AppAssets.folder), engineProvider: provider, logger: log.logger)
+        manager.preloadPatterns()
+        #expect(manager.engineAvailable == false)
+        provider.state.withLock { $0.failBuilds = false }
+        provider.plugIn()
+        await log.waitForRecovery(count: 1)
+        #expect(manager.engineAvailable && provider.engines.count == 1)
+        #expect(manager.cachedPatternNames == ["capacitor_charge", "heartbeat", "thud"])
+        #expect(provider.state.withLock { $0.watchCancelled }, "the watch ends once haptics are on")
+    }
+
+    @Test func aRestartThatFailsWithThePadStillThereTurnsHapticsOnWhenAPadIsPluggedIn() async throws {
+        // A device error, then a restart that fails with the pad still there (access taken away, the driver
+        // refusing): the engine waits for no device, so nothing of its own would ever reset it.
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        let first = try #require(provider.latest)
+        first.devicePresent.store(false, ordering: .relaxed)
+        first.fireStopped("deviceError")
+        await log.waitForRecovery(count: 1)
+        #expect(manager.engineAvailable == false)
+        provider.plugIn()
+        await log.waitForRecovery(count: 2)
+        #expect(manager.engineAvailable && provider.engines.count == 2)
+        #expect(first.state.withLock { $0.stops } == 1, "the engine that failed is released")
+        #expect(try #require(provider.latest).hasHandlers)
     }
 
     @Test func unplugThenReplugFlipsAvailabilityAndRebuilds() async throws {
@@ -222,7 +270,7 @@ import Testing
         #expect(!heard, "a play registered a dependency on engineAvailable")
     }
 
-    @Test func aResetWhoseRebuildFailsDegradesSilently() async throws {
+    @Test func aResetWhoseRebuildFailsDegradesSilentlyUntilAPadIsPluggedIn() async throws {
         let log = RecordingLog()
         let (manager, provider, _) = Self.manager(log: log)
         let engine = try #require(provider.latest)
@@ -232,6 +280,11 @@ import Testing
         #expect(manager.engineAvailable == false)
         manager.play("thud")
         manager.preloadPatterns()
+        // No engine is left to reset: the manager's watch turns haptics on again.
+        provider.state.withLock { $0.failBuilds = false }
+        provider.plugIn()
+        await log.waitForRecovery(count: 2)
+        #expect(manager.engineAvailable && provider.engines.count == 2)
     }
 
     @Test func handlersDoNotKeepTheManagerAlive() async throws {

@@ -53,6 +53,20 @@ import Testing
         #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
     }
 
+    @Test func aFolderReachedThroughALinkIsFoundAsTheFolderItPointsAt() throws {
+        // A packaged `/usr/share/haptics/Haptics -> ...`, `HAPTICS_DIR=~/link`: the link is the folder.
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("{}", to: "assets/thud.ahap")
+        let link = scratch.url.appendingPathComponent("link").path
+        try FileManager.default.createSymbolicLink(
+            atPath: link, withDestinationPath: scratch.url.appendingPathComponent("assets").path)
+        let found = HapticResourceDirectory.locate(
+            environment: ["HAPTICS_DIR": link], currentDirectory: "/", executablePath: nil)
+        #expect(found?.directory.path == link)
+        #expect(found?.url(forResource: "thud", withExtension: "ahap") != nil)
+    }
+
     @Test func aFileArgumentIsAPathWhenOneExistsOrItHasAFolderElseANameInTheFoundFolder() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

@@ -136,8 +136,10 @@ public enum FeedbackVocabulary {
             parameters: [])
     }
 
+    /// `value` within 0...1: an infinity is clamped as any value past an end; NaN, which says nothing, is the
+    /// middle.
     static func clampUnit(_ value: Double) -> Double {
-        guard value.isFinite else { return rangeMiddle }
+        guard !value.isNaN else { return rangeMiddle }
         return Swift.min(Swift.max(value, 0), 1)
     }
 

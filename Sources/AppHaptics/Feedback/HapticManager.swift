@@ -65,7 +65,8 @@ public final class HapticManager {
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
-    /// Watches for a capable device while there was none at launch.
+    /// Watches for a capable device while haptics are off: none at launch, or an engine that could not be
+    /// built or started again.
     @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
 
     /// A manager reading patterns through `resolver`, on the first rumble-capable gamepad, played on
@@ -97,7 +98,7 @@ public final class HapticManager {
             watchForHardware()
             return
         }
-        engineAvailable = buildAndStartEngine()
+        setAvailable(buildAndStartEngine())
     }
 
     isolated deinit {
@@ -125,7 +126,7 @@ public final class HapticManager {
     }
 
     /// Plays one tap without a file; `intensity` and `sharpness` are clamped to 0...1 (NaN counts as 0).
-    /// Rapid calls (wheel detents) replace each other on one reused player rather than queue.
+    /// Rapid calls (wheel detents) replace each other rather than queue: a new tap cancels the one playing.
     public func playTransientEvent(intensity: Double, sharpness: Double) {
         let intensity = Self.unitClamped(intensity), sharpness = Self.unitClamped(sharpness)
         withEngine("playing a transient") { try $0.playTransient(intensity: intensity, sharpness: sharpness) }
@@ -309,19 +310,34 @@ public final class HapticManager {
         }
     }
 
-    /// A capable device may have been plugged in while haptics were off for the lack of one: build and start
-    /// the engine, and preload what the app asked for. Ends in one log message with `recovery` metadata.
+    /// Sets `engineAvailable`. Haptics off, the provider watches for a capable device (`hardwareConnected`), so
+    /// that nothing leaves them off for good: an engine that could not be built or started has nothing of its
+    /// own to wait with, and one whose restart failed for another reason than a missing device waits for no
+    /// device. An engine that does wait may reset first: whichever comes first builds the new engine, and the
+    /// other is then ignored. Haptics on, the watch ends.
+    private func setAvailable(_ available: Bool) {
+        engineAvailable = available
+        if available {
+            hardwareWatch?.cancel()
+            hardwareWatch = nil
+        } else if hardwareWatch == nil {
+            watchForHardware()
+        }
+    }
+
+    /// A capable device may have been plugged in while haptics were off: build and start a new engine (the
+    /// one that failed, if any, is stopped), and preload what the app asked for. Ends in one log message with
+    /// `recovery` metadata.
     private func hardwareConnected() {
-        guard engine == nil, hardwareWatch != nil, engineProvider.hardwareSupportsHaptics() else {
+        guard !engineAvailable, hardwareWatch != nil, engineProvider.hardwareSupportsHaptics() else {
             logger.debug("a device event changed nothing", metadata: ["recovery": "connected"])
             return
         }
-        engineAvailable = buildAndStartEngine()
-        if engineAvailable {
-            hardwareWatch?.cancel()
-            hardwareWatch = nil
-            if preloadRequested { preloadPatterns() }
-        }
+        cache.removeAll()
+        cacheByteCount = 0
+        preloadDone = false
+        setAvailable(buildAndStartEngine())
+        if engineAvailable, preloadRequested { preloadPatterns() }
         logger.info(
             "a rumble-capable device was plugged in",
             metadata: ["available": "\(engineAvailable)", "recovery": "connected"])
@@ -359,19 +375,25 @@ public final class HapticManager {
         return true
     }
 
-    /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset. Each
-    /// recovery callback ends in exactly one log message carrying `recovery` metadata.
+    /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset or a
+    /// capable device plugged in (`setAvailable`). An idle shutdown is no failure: the engine let the device go
+    /// and its next play opens it again, so it stays as it is. Each recovery callback ends in exactly one log
+    /// message carrying `recovery` metadata.
     private func engineStopped(reason: String, generation: Int) {
         guard generation == engineGeneration, let engine else {
             logger.debug("ignored a stopped callback of a replaced engine", metadata: ["recovery": "stopped"])
             return
         }
+        guard reason != HapticEngineStoppedReason.idleTimeout.rawValue else {
+            logger.info("haptic engine idle; the next play opens the device", metadata: ["recovery": "stopped"])
+            return
+        }
         do {
             try engine.start()
-            engineAvailable = true
+            setAvailable(true)
             logger.info("haptic engine stopped; restarted", metadata: ["reason": "\(reason)", "recovery": "stopped"])
         } catch {
-            engineAvailable = false
+            setAvailable(false)
             logger.info(
                 "haptic engine stopped; the restart failed, haptics are off until the device returns",
                 metadata: ["reason": "\(reason)", "error": "\(error)", "recovery": "stopped"])
@@ -388,7 +410,7 @@ public final class HapticManager {
         cache.removeAll()
         cacheByteCount = 0
         preloadDone = false
-        engineAvailable = buildAndStartEngine()
+        setAvailable(buildAndStartEngine())
         if preloadRequested { preloadPatterns() }
         logger.info(
             "haptic engine reset; rebuilt", metadata: ["available": "\(engineAvailable)", "recovery": "reset"])

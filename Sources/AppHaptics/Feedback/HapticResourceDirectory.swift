@@ -75,8 +75,11 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         return folders
     }
 
+    /// Whether `url` is a folder, or a link to one (`attributesOfItem` describes a link itself: it is read where
+    /// it points).
     static func isDirectory(_ url: URL) -> Bool {
-        let type = try? FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType
+        let target = url.resolvingSymlinksInPath()
+        let type = try? FileManager.default.attributesOfItem(atPath: target.path)[.type] as? FileAttributeType
         return type == .typeDirectory
     }
 

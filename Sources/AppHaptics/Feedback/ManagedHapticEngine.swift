@@ -21,7 +21,7 @@ public protocol ManagedHapticEngine: AnyObject, Sendable {
     /// Plays `pattern` now, fire-and-forget, alongside anything already playing (through the player
     /// `prepare(_:)` readied for it, when there is one).
     func play(_ pattern: HapticPattern) throws
-    /// Plays one transient now on a single reused player, so rapid calls replace each other instead of
+    /// Plays one transient now, cancelling the tap still playing, so rapid calls replace each other instead of
     /// piling up. Values are already clamped to 0...1.
     func playTransient(intensity: Double, sharpness: Double) throws
 }
