@@ -162,6 +162,27 @@ import Testing
         #expect(engine.state.withLock { $0.played.count } == 1)
     }
 
+    @Test func whatWasPreparedIsPreparedAgainOnTheEngineAResetBuildsAndOnOneBuiltForALatePad() async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        let impact = HapticFeedback.impact(.rigid).pattern
+        let tick = HapticFeedback.selection.pattern
+        manager.prepare(pattern: impact)
+        manager.prepare(pattern: tick)
+        manager.prepare(pattern: impact)
+        try #require(provider.latest).fireReset()
+        await log.waitForRecovery(count: 1)
+        let rebuilt = try #require(provider.latest)
+        #expect(provider.engines.count == 2)
+        #expect(rebuilt.state.withLock { $0.prepared } == [impact, tick], "each once, oldest first")
+        // Asked for while there was no engine: prepared once one is built.
+        let late = Self.manager(hardware: false, log: RecordingLog())
+        late.0.prepare(pattern: tick)
+        late.1.plugIn()
+        for _ in 0..<10_000 where !late.0.engineAvailable { await Task.yield() }
+        #expect(try #require(late.1.latest).state.withLock { $0.prepared } == [tick])
+    }
+
     @Test func aPadPresentAtLaunchWhoseEngineCannotBeBuiltTurnsHapticsOnWhenOneIsPluggedIn() async throws {
         let log = RecordingLog()
         let provider = RecordingEngineProvider(hardwarePresent: true)

@@ -62,6 +62,9 @@ public final class HapticManager {
     @ObservationIgnored private var cache: [String: HapticPattern] = [:]
     /// The estimated in-memory size of `cache`.
     @ObservationIgnored private(set) var cacheByteCount = 0
+    /// The patterns `prepare(pattern:)` was asked for, oldest first, as many as an engine keeps prepared: a new
+    /// engine (a reset, a device plugged in) prepares them again, so they stay one `write()` away.
+    @ObservationIgnored private var preparedPatterns: [HapticPattern] = []
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
@@ -145,10 +148,23 @@ public final class HapticManager {
     /// Gets ready to play `pattern`: a single-pulse pattern (an impact, the selection tick) is uploaded ahead and
     /// stays uploaded, so every `play(pattern:)` of it reaches the device as one `write()` (a play while it still
     /// sounds starts it over). Four patterns at most stay prepared, each holding a device slot: preparing a fifth
-    /// lets the oldest go. Preparing a pattern that is prepared already does nothing.
+    /// lets the oldest go. Preparing a pattern that is prepared already does nothing. Asked for while haptics
+    /// are off, or before a reset, it is prepared on the next engine.
     public func prepare(pattern: HapticPattern) {
+        if !preparedPatterns.contains(pattern) {
+            preparedPatterns.append(pattern)
+            if preparedPatterns.count > ManagedEngineAdapter.preparedLimit { preparedPatterns.removeFirst() }
+        }
         withEngine("preparing a pattern") { try $0.prepare(pattern) }
         followKeptPlayers()
+    }
+
+    /// A new engine runs: what was prepared on the one before (or asked for while there was none) is prepared
+    /// on it, oldest first, and what was asked to be preloaded is loaded.
+    private func engineBuilt() {
+        for pattern in preparedPatterns { withEngine("preparing a pattern again") { try $0.prepare(pattern) } }
+        followKeptPlayers()
+        if preloadRequested { preloadPatterns() }
     }
 
     /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
@@ -337,7 +353,7 @@ public final class HapticManager {
         cacheByteCount = 0
         preloadDone = false
         setAvailable(buildAndStartEngine())
-        if engineAvailable, preloadRequested { preloadPatterns() }
+        if engineAvailable { engineBuilt() }
         logger.info(
             "a rumble-capable device was plugged in",
             metadata: ["available": "\(engineAvailable)", "recovery": "connected"])
@@ -411,7 +427,7 @@ public final class HapticManager {
         cacheByteCount = 0
         preloadDone = false
         setAvailable(buildAndStartEngine())
-        if preloadRequested { preloadPatterns() }
+        if engineAvailable { engineBuilt() }
         logger.info(
             "haptic engine reset; rebuilt", metadata: ["available": "\(engineAvailable)", "recovery": "reset"])
     }
