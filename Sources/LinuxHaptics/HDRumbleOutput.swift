@@ -84,6 +84,13 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var nextID = 0
         var counter: UInt8 = 0
         var lastWrite: UInt64?
+        /// When the last update was looked at: its report's write, or, when it was silent with no rest report
+        /// owed, the look itself. The regular pace counts from it, so a silent stretch of a playing pattern is
+        /// looked at once an update, not over and over.
+        var lastUpdate: UInt64?
+        /// Where the last update's frames ended: the next one reads from there when it comes later (the thread
+        /// woke late, the write took a while), so that no frame falls between two updates.
+        var coveredUntil: UInt64?
         /// When the keeper was last armed by a heartbeat, and when disarmed again; nil once the counter has been
         /// taken after it.
         var armed: ArmedSpan?
@@ -124,7 +131,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
         self.clock = clock
         self.logger = logger
         deviceName = device.node
-        let started = try clock.makeTimer { [self] in service() }
+        // Held weakly: a stream its owner lets go without `close()` is closed by its `deinit`, timer and all.
+        let started = try clock.makeTimer { [weak self] in self?.service() }
         timer.withLock { $0 = started }
     }
 
@@ -135,8 +143,17 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// Reports written so far; the stream counts no underruns (the pad holds each report's bands).
     var counts: (reports: Int, underruns: Int) { (reports, 0) }
     var activity: ActuatorActivity { state.withLock { $0.activity } }
-    /// Nothing is queued ahead: each report carries the bands of its moment, and a start sends one sooner.
-    var startLead: Double { 0 }
+    /// How long until a report may go out (`minimumSpacingSeconds` after the last): a pattern started then is
+    /// written from its first frame in a report of its own, where one started sooner would be read from where it
+    /// is by then, and a tap shorter than the wait would be lost. 0 when a report may go out now.
+    var startLead: Double {
+        let now = self.now
+        let spacing = UInt64(Self.minimumSpacingSeconds * Self.nanosecondsPerSecond)
+        return state.withLock { state in
+            guard let last = state.lastWrite, last + spacing > now else { return 0 }
+            return Double(last + spacing - now) / Self.nanosecondsPerSecond
+        }
+    }
 
     // MARK: Sources
 
@@ -239,10 +256,11 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let earliest = state.lastWrite.map { $0 + spacing } ?? now
         let sounding = state.sources.values.contains { $0.start <= now }
         if sounding || state.restLeft > 0 {
-            let regular = state.lastWrite.map { $0 + update } ?? now
-            // A source that starts after the last report, by now or later, is written as soon as the spacing
+            let last = [state.lastWrite, state.lastUpdate].compactMap { $0 }.max()
+            let regular = last.map { $0 + update } ?? now
+            // A source that starts after the last update, by now or later, is written as soon as the spacing
             // allows rather than at the next regular update.
-            let nextStart = state.sources.values.map(\.start).filter { $0 > state.lastWrite ?? now }.min()
+            let nextStart = state.sources.values.map(\.start).filter { $0 > last ?? now }.min()
             return max(earliest, min(regular, nextStart ?? regular))
         }
         guard let nextStart = state.sources.values.map(\.start).min() else { return nil }
@@ -253,11 +271,16 @@ package final class HDRumbleStream: PatternStream, CueStream {
     private func writeUpdate(at now: UInt64) throws(EventDeviceError) {
         // What sounds over the update, taken under the lock (ended sources dropped); read outside it, so that a
         // player's start (`play`) never waits for a render.
+        let updateLength = UInt64(Self.updateSeconds * Self.nanosecondsPerSecond)
         let spans = state.withLock { state in
+            // From where the last update's frames ended, when that is before now, but never more than an update
+            // back: a thread held longer skips what it missed rather than send it late.
+            let from = state.coveredUntil.map { min(now, max($0, now > updateLength ? now - updateLength : 0)) } ?? now
+            state.coveredUntil = now + updateLength
             var spans: [(renderer: BandRenderer, frame: Int, count: Int)] = []
             for (id, placed) in state.sources {
-                if let span = span(of: placed, at: now) {
-                    spans.append(span)
+                if let stretches = stretches(of: placed, from: from, at: now) {
+                    spans += stretches
                 } else if placed.start <= now {
                     state.sources[id] = nil
                 }
@@ -284,7 +307,10 @@ package final class HDRumbleStream: PatternStream, CueStream {
         )
         let update: (report: SwitchRumbleReport, wasPlaying: Bool, exposure: ArmedSpan?)? = state.withLock { state in
             if bands.left.isSilent && bands.right.isSilent {
-                guard state.restLeft > 0 else { return nil }
+                guard state.restLeft > 0 else {
+                    state.lastUpdate = now
+                    return nil
+                }
                 state.restLeft -= 1
             } else {
                 state.restLeft = Self.restReports
@@ -328,6 +354,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
         state.withLock { state in
             state.lastWrite = written
+            state.lastUpdate = written
             if playing || wasPlaying { state.armed = ArmedSpan(since: beat, until: playing ? nil : written) }
         }
     }
@@ -363,24 +390,34 @@ package final class HDRumbleStream: PatternStream, CueStream {
         return end >= armedAt && end - armedAt + keeperMarginNanoseconds >= timeout
     }
 
-    /// Where `placed` is in the update starting at `now`: its renderer, the frame it is at and the frames it
-    /// sounds for; nil when it has not started yet, or has ended (by its stop, or its pattern's end).
-    private func span(of placed: Placed, at now: UInt64) -> (renderer: BandRenderer, frame: Int, count: Int)? {
+    /// Where `placed` is in the update starting at `now`, its frames read from `from` (no later than `now`) to
+    /// an update after `now`: its renderer, and each stretch of frames it sounds for (a loop that comes round
+    /// inside the update gives one stretch to its end and one from its start); nil when it has not started yet,
+    /// or has ended (by its stop, or its pattern's end).
+    private func stretches(of placed: Placed, from: UInt64, at now: UInt64)
+        -> [(renderer: BandRenderer, frame: Int, count: Int)]?
+    {
         guard placed.start <= now else { return nil }
         if let end = placed.end, end <= now { return nil }
         let renderer = placed.source.renderer
-        let elapsed = Double(now - placed.start) * BandRenderer.sampleRate / Self.nanosecondsPerSecond
-        var frame = placed.source.offsetFrame + Int(elapsed)
-        if let loop = placed.source.loopFrame {
-            frame %= loop
-        } else if frame >= renderer.endFrame {
-            return nil
+        let framesPerNanosecond = BandRenderer.sampleRate / Self.nanosecondsPerSecond
+        let first = max(from, placed.start)
+        var frame = placed.source.offsetFrame + Int(Double(first - placed.start) * framesPerNanosecond)
+        var last = now + UInt64(Self.updateSeconds * Self.nanosecondsPerSecond)
+        if let end = placed.end { last = min(last, end) }
+        var count = max(1, Int(Double(last - first) * framesPerNanosecond))
+        guard let loop = placed.source.loopFrame else {
+            return frame < renderer.endFrame ? [(renderer, frame, count)] : nil
         }
-        var count = Int(Self.updateSeconds * BandRenderer.sampleRate)
-        if let end = placed.end {
-            count = max(1, min(count, Int(Double(end - now) * BandRenderer.sampleRate / Self.nanosecondsPerSecond)))
+        frame %= loop
+        var stretches: [(renderer: BandRenderer, frame: Int, count: Int)] = []
+        while count > 0 {
+            let taken = min(count, loop - frame)
+            stretches.append((renderer, frame, taken))
+            count -= taken
+            frame = 0
         }
-        return (renderer, frame, count)
+        return stretches
     }
 
     /// At the end: the actuators are put at rest when the last report left them playing.

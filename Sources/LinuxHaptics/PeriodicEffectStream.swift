@@ -267,7 +267,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         }
         state.withLock { state in state.idle = ready.map { (slot: $0, from: 0, stopped: true) } }
         do throws(HapticEngineError) {
-            let started = try clock.makeTimer { [self] in service() }
+            // Held weakly: a stream its owner lets go without `close()` is closed by its `deinit`, timer and all.
+            let started = try clock.makeTimer { [weak self] in self?.service() }
             timer.withLock { $0 = started }
         } catch {
             for slot in ready { try? device.erase(effectID: slot) }

@@ -273,6 +273,115 @@ import Testing
         #expect(try rig.reports().count == 3)
     }
 
+    /// A keeper that stands the machine still for `stall` in every heartbeat: the write after it comes that late.
+    final class StallingKeeper: SilenceKeeper, @unchecked Sendable {
+        let timeoutNanoseconds: UInt64 = 3_600_000_000_000
+        private let clock: SteppedClock
+        private let stall: Double
+        init(clock: SteppedClock, stall: Double) {
+            self.clock = clock
+            self.stall = stall
+        }
+        func heartbeat(armed: Bool, silence: [UInt8]) { clock.stall(for: stall) }
+        func close() {}
+    }
+
+    /// A transient at `time` (sharpness 1: the high band) over a tone at sharpness 0 (the low band) of `seconds`.
+    static func tap(at time: Double, overToneOf seconds: Double) -> HapticPattern {
+        let tone = AHAPFixtures.tone(seconds: seconds, intensity: 0.5, sharpness: 0)
+        let tap = AHAPFixtures.tap(sharpness: 1)
+        var tapEvent = tap.events[0]
+        tapEvent.relativeTime = time
+        return HapticPattern(events: tone.events + [tapEvent], parameters: [])
+    }
+
+    /// Each report written with the time of its heartbeat, which goes out just before it: one per report, and a
+    /// second one (disarming the keeper) after the first report at rest that follows a playing one.
+    static func timed(_ rig: SteppedStream, _ keeper: RecordingKeeper) throws -> [(
+        report: SwitchRumbleReport, milliseconds: Int
+    )] {
+        let beats = keeper.heartbeats
+        var timed: [(report: SwitchRumbleReport, milliseconds: Int)] = []
+        var beat = 0
+        var wasPlaying = false
+        for report in try rig.reports() where beat < beats.count {
+            timed.append((report, milliseconds([beats[beat].at])[0]))
+            beat += 1
+            let playing = !report.frame.left.isAtRest || !report.frame.right.isAtRest
+            if wasPlaying, !playing { beat += 1 }
+            wasPlaying = playing
+        }
+        return timed
+    }
+
+    /// The milliseconds (from 100 s) of the reports that carry the high band.
+    static func highBandTimes(_ rig: SteppedStream, _ keeper: RecordingKeeper) throws -> [Int] {
+        try timed(rig, keeper).filter { $0.report.frame.left.highAmplitudeIndex > 0 }.map(\.milliseconds)
+    }
+
+    @Test func aSilentStretchOfAPlayingPatternIsLookedAtOnceAnUpdateAndItsNextBeatWrittenOnTime() throws {
+        // Two taps 150 ms apart: the first, three reports at rest, a silent look at 120 ms (nothing written),
+        // the second beat at 150 ms. The silent look once wrote nothing and asked to run again at once: on the
+        // real clock the thread spun until the beat, on this one it was never called again.
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        var second = AHAPFixtures.tap(sharpness: 0.25).events[0]
+        second.relativeTime = 0.15
+        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [second], parameters: []))
+        rig.advance(by: 0.4)
+        rig.stream?.close()
+        let timed = try Self.timed(rig, keeper)
+        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 150])
+        #expect(timed.map(\.milliseconds) == [0, 30, 60, 90, 150, 180, 210, 240], "each beat, three at rest after")
+    }
+
+    @Test func aTapStartedAsTheLeadSaysAfterAReportIsWrittenWholeInTheNextOne() throws {
+        // A report at 30 ms; 1 ms later the next may go out only at 55 ms. Started then, as the engine starts it
+        // (`startLead`), a tap of a few milliseconds is in that report; started at once, it was read from where it
+        // was at 55 ms: past its end.
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 1, intensity: 0.5, sharpness: 0))
+        rig.advance(by: 0.031)
+        #expect(abs(stream.startLead - 0.024) < 1e-9)
+        rig.play(AHAPFixtures.tap(sharpness: 1), after: stream.startLead)
+        rig.advance(by: 0.1)
+        stream.close()
+        #expect(try Self.highBandTimes(rig, keeper) == [55])
+    }
+
+    @Test func aLoopThatComesRoundInsideAnUpdateSendsItsStartThere() throws {
+        // A tap looped every 100 ms beside a tone, both from 10 ms (placed ahead, so that the first update has
+        // both): the updates at 10, 100, 190 and 310 ms hold the tap (at 10, 110, 210 and 310 ms). An update that
+        // crossed the loop's end once read past it, and the loop's start never.
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 1, intensity: 0.5, sharpness: 0), after: 0.01)
+        _ = stream.play(
+            HDRumbleStream.Source(
+                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 1), locality: .all), offset: 0,
+                loopLength: 0.1),
+            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now + 0.01))
+        rig.advance(by: 0.34)
+        stream.close()
+        #expect(try Self.highBandTimes(rig, keeper) == [10, 100, 190, 310])
+    }
+
+    @Test func aTapBetweenTwoUpdatesOfAWriteThatCameLateIsInTheNextOne() throws {
+        // Each heartbeat holds the thread 6 ms: the update at 0 ms reads frames up to 30 ms, the next comes at
+        // 36 ms. A tap at 31 ms (about 3 ms long), between the two, is read by the second, which reads from 30 ms;
+        // read from 36 ms, it was lost.
+        let rig = try SteppedStream()
+        let stream = try rig.start { clock, _ in StallingKeeper(clock: clock, stall: 0.006) }
+        rig.play(Self.tap(at: 0.031, overToneOf: 0.2))
+        rig.advance(by: 0.1)
+        stream.close()
+        #expect(try rig.reports().contains { $0.frame.left.highAmplitudeIndex > 0 })
+    }
+
     @Test func nothingIsWrittenWhileNothingPlays() throws {
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
