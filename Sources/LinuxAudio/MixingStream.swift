@@ -170,7 +170,7 @@ public final class MixingStream: Sendable {
     }
 
     /// Waits, writing nothing, until a change is posted, the stream closes, or `until` (`Mixing.quietUntil`:
-    /// `.distantFuture` for never). What was written plays out meanwhile: a sound placed from its end on is
+    /// `UInt64.max` for no time, only a change). What was written plays out meanwhile: a sound placed from its end on is
     /// heard to the frame (`earliestStart`), the next period following it; once it has played out, the next
     /// period starts a fresh stream (its first frame heard when it is written).
     private func idle(_ mixing: inout Mixing, until wakeUp: UInt64) {
