@@ -84,9 +84,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var nextID = 0
         var counter: UInt8 = 0
         var lastWrite: UInt64?
-        /// When the last update was looked at: its report's write, or, when it was silent with no rest report
-        /// owed, the look itself. The regular pace counts from it, so a silent stretch of a playing pattern is
-        /// looked at once an update, not over and over.
+        /// When the last update was looked at: its report's write (`lastWrite`), or, when it was silent with no
+        /// rest report owed, the look itself. The regular pace counts from it, so a silent stretch of a playing
+        /// pattern is looked at once an update, not over and over.
         var lastUpdate: UInt64?
         /// Where the last update's frames ended: the next one reads from there when it comes later (the thread
         /// woke late, the write took a while), so that no frame falls between two updates.
@@ -256,7 +256,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let earliest = state.lastWrite.map { $0 + spacing } ?? now
         let sounding = state.sources.values.contains { $0.start <= now }
         if sounding || state.restLeft > 0 {
-            let last = [state.lastWrite, state.lastUpdate].compactMap { $0 }.max()
+            let last = state.lastUpdate
             let regular = last.map { $0 + update } ?? now
             // A source that starts after the last update, by now or later, is written as soon as the spacing
             // allows rather than at the next regular update.

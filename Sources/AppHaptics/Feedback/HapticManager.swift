@@ -159,9 +159,15 @@ public final class HapticManager {
         followKeptPlayers()
     }
 
-    /// A new engine runs: what was prepared on the one before (or asked for while there was none) is prepared
-    /// on it, oldest first, and what was asked to be preloaded is loaded.
-    private func engineBuilt() {
+    /// Builds and starts a new engine in place of the one before (if any), its cache emptied; once it runs, what
+    /// was prepared on the one before (or asked for while there was none) is prepared on it, oldest first, and
+    /// what was asked to be preloaded is parsed again.
+    private func rebuildEngine() {
+        cache.removeAll()
+        cacheByteCount = 0
+        preloadDone = false
+        setAvailable(buildAndStartEngine())
+        guard engineAvailable else { return }
         for pattern in preparedPatterns { withEngine("preparing a pattern again") { try $0.prepare(pattern) } }
         followKeptPlayers()
         if preloadRequested { preloadPatterns() }
@@ -349,11 +355,7 @@ public final class HapticManager {
             logger.debug("a device event changed nothing", metadata: ["recovery": "connected"])
             return
         }
-        cache.removeAll()
-        cacheByteCount = 0
-        preloadDone = false
-        setAvailable(buildAndStartEngine())
-        if engineAvailable { engineBuilt() }
+        rebuildEngine()
         logger.info(
             "a rumble-capable device was plugged in",
             metadata: ["available": "\(engineAvailable)", "recovery": "connected"])
@@ -423,11 +425,7 @@ public final class HapticManager {
             logger.debug("ignored a reset callback of a replaced engine", metadata: ["recovery": "reset"])
             return
         }
-        cache.removeAll()
-        cacheByteCount = 0
-        preloadDone = false
-        setAvailable(buildAndStartEngine())
-        if engineAvailable { engineBuilt() }
+        rebuildEngine()
         logger.info(
             "haptic engine reset; rebuilt", metadata: ["available": "\(engineAvailable)", "recovery": "reset"])
     }
