@@ -90,6 +90,8 @@ public struct WaveformRenderer: Sendable {
     let endFrames: [Int]
     /// Voice indices ordered by first frame (then pattern order).
     let byFirstFrame: [Int]
+    /// For each place in `byFirstFrame`: the latest end frame of the voices up to it.
+    let latestEnds: [Int]
     /// The first frame from which the output is silent for good.
     public let endFrame: Int
 
@@ -119,6 +121,7 @@ public struct WaveformRenderer: Sendable {
             firstFrames = []
             endFrames = []
             byFirstFrame = []
+            latestEnds = []
             endFrame = 0
             return
         }
@@ -127,7 +130,22 @@ public struct WaveformRenderer: Sendable {
         let ends = score.voices.map { Self.firstFrame(atOrAfter: $0.end, rate: rate) }
         endFrames = ends
         endFrame = ends.max() ?? 0
-        byFirstFrame = starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
+        let order = starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
+        byFirstFrame = order
+        var latest = Int.min
+        latestEnds = order.map { voice in
+            latest = Swift.max(latest, ends[voice])
+            return latest
+        }
+    }
+
+    /// The first frame at or after `frame` at which a voice is under way (whether or not its amplitude is above
+    /// zero there): `frame` itself when one is, else the first frame of the next voice to begin; nil when no voice
+    /// sounds from `frame` on. A binary search: a logarithm of the voices, however long the pattern.
+    public func firstVoiceFrame(atOrAfter frame: Int) -> Int? {
+        let started = byFirstFrame.partitionPoint { firstFrames[$0] > frame }
+        if started > 0, latestEnds[started - 1] > frame { return frame }
+        return byFirstFrame[started...].first { firstFrames[$0] < endFrames[$0] }.map { firstFrames[$0] }
     }
 
     /// A carrier never has fewer samples per cycle than this: the frequency is capped at `sampleRate / 4`, so a

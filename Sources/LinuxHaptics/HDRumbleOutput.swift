@@ -88,6 +88,12 @@ package final class HDRumbleStream: PatternStream, CueStream {
         /// rest report owed, the look itself. The regular pace counts from it, so a silent stretch of a playing
         /// pattern is looked at once an update, not over and over.
         var lastUpdate: UInt64?
+        /// After a silent update (a report at rest, or a look that wrote nothing): when a voice of a playing source
+        /// is next under way after it (`nextVoice`). With no report at rest owed, the next look waits for it; with
+        /// one owed whose update would reach it, that report is left out and the next look waits for it too.
+        /// Either way the voice's start goes out at its time, not carried early by an update that reaches it.
+        /// Cleared by any update that sounds and any change to the sources.
+        var quietUntil: UInt64?
         /// Where the last update's frames ended: the next one reads from there when it comes later (the thread
         /// woke late, the write took a while), so that no frame falls between two updates.
         var coveredUntil: UInt64?
@@ -161,6 +167,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let id = state.withLock { state in
             defer { state.nextID += 1 }
             state.sources[state.nextID] = Placed(source: source, start: startNanoseconds)
+            state.quietUntil = nil
             return state.nextID
         }
         // A source that starts later only brings the timer's next call forward, if it comes sooner than that.
@@ -169,12 +176,18 @@ package final class HDRumbleStream: PatternStream, CueStream {
     }
 
     package func stop(_ id: Int) {
-        state.withLock { _ = $0.sources.removeValue(forKey: id) }
+        state.withLock { state in
+            state.sources[id] = nil
+            state.quietUntil = nil
+        }
         wakeTimer(by: 0)
     }
 
     package func stop(_ id: Int, atNanoseconds nanoseconds: UInt64) {
-        state.withLock { $0.sources[id]?.end = nanoseconds }
+        state.withLock { state in
+            state.sources[id]?.end = nanoseconds
+            state.quietUntil = nil
+        }
         wakeTimer(by: 0)
     }
 
@@ -257,7 +270,10 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let sounding = state.sources.values.contains { $0.start <= now }
         if sounding || state.restLeft > 0 {
             let last = state.lastUpdate
-            let regular = last.map { $0 + update } ?? now
+            var regular = last.map { $0 + update } ?? now
+            if let quiet = state.quietUntil, state.restLeft == 0 || quiet < regular + update {
+                regular = max(regular, quiet)
+            }
             // A source that starts after the last update, by now or later, is written as soon as the spacing
             // allows rather than at the next regular update.
             let nextStart = state.sources.values.map(\.start).filter { $0 > last ?? now }.min()
@@ -307,12 +323,15 @@ package final class HDRumbleStream: PatternStream, CueStream {
         )
         let update: (report: SwitchRumbleReport, wasPlaying: Bool, exposure: ArmedSpan?)? = state.withLock { state in
             if bands.left.isSilent && bands.right.isSilent {
+                let updateEnd = now + updateLength
+                state.quietUntil = state.sources.values.compactMap { Self.nextVoice(of: $0, from: updateEnd) }.min()
                 guard state.restLeft > 0 else {
                     state.lastUpdate = now
                     return nil
                 }
                 state.restLeft -= 1
             } else {
+                state.quietUntil = nil
                 state.restLeft = Self.restReports
             }
             let taken = Self.takeCounter(&state, now: self.now, keeper: keeper)
@@ -418,6 +437,31 @@ package final class HDRumbleStream: PatternStream, CueStream {
             frame = 0
         }
         return stretches
+    }
+
+    /// When a voice of `placed` is next under way from `time` on (`time` itself when one is; looping round when it
+    /// loops), or its stop when that comes first; nil when it starts after `time`, or no voice of it sounds again.
+    private static func nextVoice(of placed: Placed, from time: UInt64) -> UInt64? {
+        guard placed.start <= time else { return nil }
+        let framesPerNanosecond = BandRenderer.sampleRate / Self.nanosecondsPerSecond
+        let waveform = placed.source.renderer.waveform
+        let frame = placed.source.offsetFrame + Int(Double(time - placed.start) * framesPerNanosecond)
+        let ahead: Int
+        if let loop = placed.source.loopFrame {
+            let inLoop = frame % loop
+            if let next = waveform.firstVoiceFrame(atOrAfter: inLoop), next < loop {
+                ahead = next - inLoop
+            } else if let next = waveform.firstVoiceFrame(atOrAfter: 0), next < loop {
+                ahead = loop - inLoop + next
+            } else {
+                return placed.end
+            }
+        } else {
+            guard let next = waveform.firstVoiceFrame(atOrAfter: frame) else { return placed.end }
+            ahead = next - frame
+        }
+        let voice = time + UInt64((Double(ahead) / framesPerNanosecond).rounded(.up))
+        return min(voice, placed.end ?? .max)
     }
 
     /// At the end: the actuators are put at rest when the last report left them playing.

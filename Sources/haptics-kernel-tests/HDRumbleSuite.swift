@@ -17,6 +17,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/switch-pro/a-sweep-raises-the-band-frequency-intensity-sets-its-amplitude-ends-at-rest") {
             try await StallWitness.againAfterAGuestStall(switchSweep)
         },
+        KernelTest(name: "hd/switch-pro/a-pause-between-two-taps-spins-no-thread-and-the-second-comes-on-its-time") {
+            try await StallWitness.againAfterAGuestStall(switchPauseBetweenTaps)
+        },
         KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
             try await StallWitness.againAfterAGuestStall(switchKilledOrStopped)
         },
@@ -263,6 +266,64 @@ enum HDRumbleSuite {
                     + "); received "
                     + "\(frequencies.map { Int($0.rounded()) }) Hz for sharpness 0...1, amplitudes "
                     + "\(amplitudes.map { ($0 * 100).rounded() / 100 }) for intensity 0.25, 0.5, 1; last at rest")
+        }
+    }
+
+    // MARK: Switch Pro: a pause between two taps
+
+    /// Two taps 0.8 s apart, started 0.1 s ahead at a known instant of the engine's clock: after the first tap's
+    /// reports at rest the stream writes nothing until the second, and looks once an update meanwhile. No thread
+    /// runs more than 120 ms over the pattern, and the second tap's first report comes no earlier than its time.
+    static func switchPauseBetweenTaps() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let second = 0.8
+            let taps = HapticPattern(
+                events: [0, second].map { time in
+                    HapticEvent(
+                        type: .hapticTransient,
+                        parameters: [
+                            HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                            HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+                        ],
+                        relativeTime: time)
+                }, parameters: [])
+            let before = device.records().count
+            let threadsBefore = ThreadTimes.now()
+            let origin = try await VoiceCoilSuite.play(taps, on: engine, ahead: PIDSuite.startAheadSeconds)
+            // Woken in the pause, a silent look once asked to run again at once: the stream's thread spun until the
+            // second tap, and wrote it as soon as its update reached it, up to 30 ms early.
+            let use = ThreadTimes.now().since(threadsBefore)
+            let busiest = use.threads.map(\.ranMilliseconds).max() ?? 0
+            try require(
+                busiest < 120, "a thread ran \(busiest) ms over the 0.9 s of the pattern (bound 120 ms): \(use)")
+            try await Task.sleep(for: .milliseconds(200))
+            let reports = rumbleReports(device, after: before)
+            let playing = reports.filter { !$0.packet.left.isAtRest }
+            guard let first = playing.first,
+                let secondTap = playing.first(where: { $0.time >= first.time + second / 2 })
+            else {
+                throw TestFailure(reason: "not two taps: " + describe(reports, from: origin))
+            }
+            let inPause = reports.filter { $0.time > first.time + 0.2 && $0.time < secondTap.time }
+            try require(inPause.isEmpty, "reports in the pause: " + describe(reports, from: origin))
+            let wanted = origin + second
+            try require(
+                secondTap.time >= wanted - 0.001,
+                "the second tap came \(AudioSuite.tenths((wanted - secondTap.time) * 1000)) ms before its time: "
+                    + describe(reports, from: origin))
+            if secondTap.time - wanted > PIDSuite.maximumLag {
+                throw TimingFailure(
+                    reason: "the second tap came \(AudioSuite.tenths((secondTap.time - wanted) * 1000)) ms after its "
+                        + "time (bound \(Int(PIDSuite.maximumLag * 1000)) ms): " + describe(reports, from: origin),
+                    explainingStall: (secondTap.time - wanted - PIDSuite.maximumLag) * 1000,
+                    window: wanted...secondTap.time)
+            }
+            print(
+                "    \(reports.count) reports, none in the pause; the second tap "
+                    + "\(AudioSuite.tenths((secondTap.time - wanted) * 1000)) ms after its time; the busiest thread "
+                    + "ran \(AudioSuite.tenths(busiest)) ms")
         }
     }
 

@@ -360,4 +360,28 @@ import Testing
             #expect(tail.allSatisfy { $0 == 0 }, "\(name)")
         }
     }
+
+    @Test func theFirstVoiceFrameIsTheFrameItselfInsideAVoiceElseTheNextVoicesStartElseNone() {
+        // At 3 kHz: a 100 ms tone from 0 (frames 0..<300) and one from 200 ms (from frame 600).
+        let pattern = Build.pattern([
+            Build.continuous(at: 0, duration: 0.1, intensity: 1, sharpness: 0.5),
+            Build.continuous(at: 0.2, duration: 0.1, intensity: 1, sharpness: 0.5),
+        ])
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: Self.bluetoothRate)
+        #expect(renderer.firstVoiceFrame(atOrAfter: 0) == 0)
+        #expect(renderer.firstVoiceFrame(atOrAfter: 150) == 150)
+        #expect(renderer.firstVoiceFrame(atOrAfter: 300) == 600, "the first tone ends at 300")
+        // The last voice is under way until the renderer's end, the first frame from which nothing sounds.
+        #expect(renderer.endFrame >= 900)
+        #expect(renderer.firstVoiceFrame(atOrAfter: renderer.endFrame - 1) == renderer.endFrame - 1)
+        #expect(renderer.firstVoiceFrame(atOrAfter: renderer.endFrame) == nil)
+        // A long tone from 0 to 500 ms with a short one inside it (100 to 150 ms): at 200 ms the long one is under
+        // way, though the voice that began last has ended.
+        let nested = WaveformRenderer(
+            pattern: Build.pattern([
+                Build.continuous(at: 0, duration: 0.5, intensity: 1, sharpness: 0.5),
+                Build.continuous(at: 0.1, duration: 0.05, intensity: 1, sharpness: 0.5),
+            ]), sampleRate: Self.bluetoothRate)
+        #expect(nested.firstVoiceFrame(atOrAfter: 600) == 600)
+    }
 }

@@ -319,21 +319,65 @@ import Testing
         try timed(rig, keeper).filter { $0.report.frame.left.highAmplitudeIndex > 0 }.map(\.milliseconds)
     }
 
-    @Test func aSilentStretchOfAPlayingPatternIsLookedAtOnceAnUpdateAndItsNextBeatWrittenOnTime() throws {
-        // Two taps 150 ms apart: the first, three reports at rest, a silent look at 120 ms (nothing written),
-        // the second beat at 150 ms. The silent look once wrote nothing and asked to run again at once: on the
-        // real clock the thread spun until the beat, on this one it was never called again.
+    @Test(
+        "A beat after a silent stretch goes out at its own time, not early with the update that reaches it",
+        arguments: [
+            // After the first tap's three reports at rest the stream waits for the second (at 90 ms it finds the
+            // update at 120 would reach it).
+            (0.15, [0, 30, 60, 90, 150, 180, 210, 240]),
+            (0.14, [0, 30, 60, 90, 140, 170, 200, 230]),
+            // A report at rest whose update would reach the beat is left out: the pad is at rest already.
+            (0.07, [0, 30, 70, 100, 130, 160]),
+        ])
+    func aBeatAfterASilentStretch(second: Double, written: [Int]) throws {
+        // Looked at again at the regular pace, the update that reached the second tap carried it up to 30 ms early
+        // (at 120 ms for 140, at 60 ms for 70).
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         _ = try rig.start { _, _ in keeper }
-        var second = AHAPFixtures.tap(sharpness: 0.25).events[0]
-        second.relativeTime = 0.15
-        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [second], parameters: []))
+        var tap = AHAPFixtures.tap(sharpness: 0.25).events[0]
+        tap.relativeTime = second
+        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [tap], parameters: []))
         rig.advance(by: 0.4)
         rig.stream?.close()
         let timed = try Self.timed(rig, keeper)
-        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 150])
-        #expect(timed.map(\.milliseconds) == [0, 30, 60, 90, 150, 180, 210, 240], "each beat, three at rest after")
+        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, Int(second * 1000)])
+        #expect(timed.map(\.milliseconds) == written, "each beat, three at rest after it unless the next comes first")
+    }
+
+    @Test func aSilentVoiceUnderWayIsLookedAtOnceAnUpdateAndABeatAfterItPlays() throws {
+        // A tone at intensity 0 for 200 ms (a voice under way, which a curve could make heard at any frame), then
+        // a tap at 240 ms: the stream looks at each update, writes nothing while all is silent, and writes the tap
+        // with the update at 240 ms. A silent look once asked to run again at once: on the real clock the thread
+        // spun, on this one it was never called again and the tap never went out.
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        var tap = AHAPFixtures.tap(sharpness: 0.25).events[0]
+        tap.relativeTime = 0.24
+        let silent = AHAPFixtures.tone(seconds: 0.2, intensity: 0, sharpness: 0)
+        rig.play(HapticPattern(events: silent.events + [tap], parameters: []))
+        rig.advance(by: 0.4)
+        rig.stream?.close()
+        let timed = try Self.timed(rig, keeper)
+        #expect(timed.map(\.milliseconds) == [240, 270, 300, 330], "the tap, three at rest after it")
+    }
+
+    @Test func aLoopedTapAloneIsWrittenEachTimeTheLoopComesRound() throws {
+        // A tap looped every 200 ms: each round, the tap and three reports at rest, then nothing until the loop
+        // comes round, whose tap goes out at 200 and 400 ms rather than with the update that reaches it (180 ms).
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        _ = stream.play(
+            HDRumbleStream.Source(
+                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
+                loopLength: 0.2),
+            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.5)
+        stream.close()
+        let timed = try Self.timed(rig, keeper)
+        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 200, 400])
     }
 
     @Test func aTapStartedAsTheLeadSaysAfterAReportIsWrittenWholeInTheNextOne() throws {
