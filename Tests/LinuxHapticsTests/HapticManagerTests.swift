@@ -134,6 +134,33 @@ import Testing
         #expect(log.contains("exceed"))
     }
 
+    @Test func aPatternsSoundsAreFoundBesideItInTheResolversFolderNotOnlyInTheEngines() throws {
+        // thud.ahap in a folder of the app's own, with beep.wav beside it: the engine is given the sound's path
+        // there. Until 5 December it got "beep.wav", which the engine looks for only in the folder found at launch
+        // (the `Haptics/` of `HapticResourceDirectory.searchOrder`), not the resolver's. A sound not beside the
+        // pattern, and one leaving its folder, are left as they are for the engine to look for or refuse.
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let tap = HapticEvent(
+            type: .hapticTransient, parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1)],
+            relativeTime: 0)
+        let sounds = ["beep.wav", "elsewhere.wav", "../beep.wav"].map {
+            HapticEvent(audioWaveformPath: $0, relativeTime: 0)
+        }
+        let events = [tap] + sounds
+        try HapticPattern(events: events, parameters: []).ahapData()
+            .write(to: scratch.url.appendingPathComponent("thud.ahap"))
+        _ = try scratch.write("RIFF", to: "beep.wav")
+        let (manager, provider, _) = Self.manager(folder: scratch.url)
+        manager.preloadPatterns()
+        manager.play("thud")
+        let engine = try #require(provider.latest)
+        let played = try #require(engine.state.withLock { $0.played }.first)
+        #expect(
+            played.events.compactMap(\.waveformPath)
+                == [scratch.url.appendingPathComponent("beep.wav").path, "elsewhere.wav", "../beep.wav"])
+    }
+
     /// A stop restarts the engine once and it plays on; but an idle shutdown is not restarted: the engine let the
     /// device go, the next play opens it again (restarted, the engine would open the device it had just let go,
     /// and let it go again a delay later, for ever).

@@ -49,6 +49,7 @@ public protocol HapticFeedbackService: AnyObject {
 public final class HapticFeedbackGenerator: HapticFeedbackService {
     /// What happened to one call.
     public enum Outcome: Sendable, Hashable {
+        /// Admitted and handed to the output: played, unless the output has no device (`outputCanPlay`).
         case played
         /// The user turned haptics off.
         case disabled
@@ -81,7 +82,8 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
 
     /// Calls dropped by the rate limits since the generator was made.
     public var droppedCount: Int { limiter.droppedCount }
-    /// Calls played since the generator was made.
+    /// Calls admitted since the generator was made (`Outcome.played`): handed to the output, which plays them
+    /// when it can (`outputCanPlay`) and drops them quietly while it cannot (no gamepad).
     public var playedCount: Int { limiter.admittedCount }
     public var limits: FeedbackRateLimits { limiter.limits }
 

@@ -290,7 +290,7 @@ public final class HapticManager {
         }
         let pattern: HapticPattern
         do {
-            pattern = try HapticPattern(contentsOf: url)
+            pattern = Self.soundsFound(beside: url, in: try HapticPattern(contentsOf: url))
         } catch {
             logger.info("pattern file does not load; skipped", metadata: ["file": "\(url.path)", "error": "\(error)"])
             return
@@ -304,6 +304,23 @@ public final class HapticManager {
         }
         cache[name] = pattern
         cacheByteCount += size
+    }
+
+    /// `pattern`, read from `file`, with each audio event's relative path that names a file beside it made that
+    /// file's absolute path: a pattern's sounds are found next to it, as `HapticEngine.playPattern(from:)` finds
+    /// them, whatever folder the resolver read it from. Other paths are left to the engine's own folders
+    /// (`audioResourceDirectories`), and a path that leaves its folder to the engine's refusal.
+    static func soundsFound(beside file: URL, in pattern: HapticPattern) -> HapticPattern {
+        let folder = file.deletingLastPathComponent()
+        var pattern = pattern
+        for index in pattern.events.indices where pattern.events[index].type == .audioCustom {
+            guard let path = pattern.events[index].waveformPath, !path.isEmpty, !path.hasPrefix("/"),
+                !path.split(separator: "/").contains("..")
+            else { continue }
+            let beside = folder.appendingPathComponent(path).path
+            if FileManager.default.fileExists(atPath: beside) { pattern.events[index].waveformPath = beside }
+        }
+        return pattern
     }
 
     /// An estimate of what a parsed pattern occupies: the stored size of every value it holds (events, their
