@@ -345,6 +345,23 @@ import Testing
         #expect(timed.map(\.milliseconds) == written, "each beat, three at rest after it unless the next comes first")
     }
 
+    @Test func aPlayerStartedWhileTheStreamWaitsForABeatIsWrittenAtItsStartAndTheBeatAtItsOwn() throws {
+        // Taps at 0 and 1000 ms; the stream waits from 90 ms for the second. A tap started at 300 ms goes out at
+        // 300 ms, not at the end of that wait, and the second beat still at 1000 ms.
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        _ = try rig.start { _, _ in keeper }
+        var second = AHAPFixtures.tap(sharpness: 0.25).events[0]
+        second.relativeTime = 1
+        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [second], parameters: []))
+        rig.advance(by: 0.3)
+        rig.play(AHAPFixtures.tap(sharpness: 0.25))
+        rig.advance(by: 0.9)
+        rig.stream?.close()
+        let timed = try Self.timed(rig, keeper)
+        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 300, 1000])
+    }
+
     @Test func aSilentVoiceUnderWayIsLookedAtOnceAnUpdateAndABeatAfterItPlays() throws {
         // A tone at intensity 0 for 200 ms (a voice under way, which a curve could make heard at any frame), then
         // a tap at 240 ms: the stream looks at each update, writes nothing while all is silent, and writes the tap
