@@ -319,6 +319,13 @@ import Testing
         try timed(rig, keeper).filter { $0.report.frame.left.highAmplitudeIndex > 0 }.map(\.milliseconds)
     }
 
+    /// `pattern` with a tap of sharpness 0.25 at `time` after it.
+    static func tap(at time: Double, after pattern: HapticPattern) -> HapticPattern {
+        var tap = AHAPFixtures.tap(sharpness: 0.25).events[0]
+        tap.relativeTime = time
+        return HapticPattern(events: pattern.events + [tap], parameters: [])
+    }
+
     @Test(
         "A beat after a silent stretch goes out at its own time, not early with the update that reaches it",
         arguments: [
@@ -335,9 +342,7 @@ import Testing
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         _ = try rig.start { _, _ in keeper }
-        var tap = AHAPFixtures.tap(sharpness: 0.25).events[0]
-        tap.relativeTime = second
-        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [tap], parameters: []))
+        rig.play(Self.tap(at: second, after: AHAPFixtures.tap(sharpness: 0.25)))
         rig.advance(by: 0.4)
         rig.stream?.close()
         let timed = try Self.timed(rig, keeper)
@@ -351,9 +356,7 @@ import Testing
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         _ = try rig.start { _, _ in keeper }
-        var second = AHAPFixtures.tap(sharpness: 0.25).events[0]
-        second.relativeTime = 1
-        rig.play(HapticPattern(events: AHAPFixtures.tap(sharpness: 0.25).events + [second], parameters: []))
+        rig.play(Self.tap(at: 1, after: AHAPFixtures.tap(sharpness: 0.25)))
         rig.advance(by: 0.3)
         rig.play(AHAPFixtures.tap(sharpness: 0.25))
         rig.advance(by: 0.9)
@@ -370,10 +373,7 @@ import Testing
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         _ = try rig.start { _, _ in keeper }
-        var tap = AHAPFixtures.tap(sharpness: 0.25).events[0]
-        tap.relativeTime = 0.24
-        let silent = AHAPFixtures.tone(seconds: 0.2, intensity: 0, sharpness: 0)
-        rig.play(HapticPattern(events: silent.events + [tap], parameters: []))
+        rig.play(Self.tap(at: 0.24, after: AHAPFixtures.tone(seconds: 0.2, intensity: 0, sharpness: 0)))
         rig.advance(by: 0.4)
         rig.stream?.close()
         let timed = try Self.timed(rig, keeper)
