@@ -21,7 +21,7 @@ public struct AHAPValidationRun: Sendable {
         /// The line `haptics validate` prints for each of `diagnostics` (this file's): `file: path: severity:
         /// message [code]`.
         public func lines(_ diagnostics: [AHAPDiagnostic]) -> [String] {
-            diagnostics.map { "\(file): \($0)" }
+            diagnostics.map { "\(file.shownInMessage): \($0)" }
         }
     }
 

@@ -45,7 +45,8 @@ package enum JSONPathComponent: Sendable, Hashable {
 
 extension Array where Element == JSONPathComponent {
     /// The dotted form used in messages: `Pattern[3].Event.EventParameters[1].ParameterValue`. Keys that would
-    /// make the path ambiguous (dots, brackets, spaces, empty) are written quoted in brackets.
+    /// make the path ambiguous (dots, brackets, quotes, backslashes, spaces, empty) or hold a hidden character are
+    /// written as escaped JSON strings in brackets (`String.quotedForMessage`).
     var formatted: String {
         var text = ""
         for component in self {
@@ -55,31 +56,21 @@ extension Array where Element == JSONPathComponent {
             case .key(let key):
                 let plain =
                     !key.isEmpty
-                    && key.utf8.allSatisfy { byte in
-                        byte != UInt8(ascii: ".") && byte != UInt8(ascii: "[") && byte != UInt8(ascii: "]")
-                            && byte != UInt8(ascii: "\"") && byte > UInt8(ascii: " ")
+                    && key.unicodeScalars.allSatisfy { scalar in
+                        !Self.quotedKeyScalars.contains(scalar) && !scalar.isHidden
                     }
                 if plain {
                     text += text.isEmpty ? key : ".\(key)"
                 } else {
-                    let escaped = key.replacingQuoteAndBackslash()
-                    text += "[\"\(escaped)\"]"
+                    text += "[\(key.quotedForMessage)]"
                 }
             }
         }
         return text
     }
-}
 
-extension String {
-    fileprivate func replacingQuoteAndBackslash() -> String {
-        var result = ""
-        for character in self {
-            if character == "\"" || character == "\\" { result.append("\\") }
-            result.append(character)
-        }
-        return result
-    }
+    /// Scalars that make a key be written quoted in a path: the path's own punctuation, JSON's escapes, a space.
+    private static let quotedKeyScalars: Set<Unicode.Scalar> = [".", "[", "]", "\"", "\\", " "]
 }
 
 /// Why the text could not be read; `path` is where the reader was when it gave up.
@@ -147,8 +138,53 @@ struct JSONReader {
         if atEnd { return "the end of the text" }
         let byte = current
         if byte >= Self.firstPrintableByte && byte < Self.deleteByte { return "'\(Character(Unicode.Scalar(byte)))'" }
+        if byte >= Self.firstNonASCIIByte, let length = multibyteLength(at: position),
+            let scalar = String(
+                decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]), as: UTF8.self
+            )
+            .unicodeScalars.first
+        {
+            let hex = String(scalar.value, radix: 16, uppercase: true)
+            let code = "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+            return scalar.isHidden ? code : "'\(scalar)' (\(code))"
+        }
         return "byte 0x\(String(byte, radix: 16, uppercase: true))"
     }
+
+    /// The length of the well-formed UTF-8 character that starts at `offset` with a byte of 0x80 or more (no
+    /// overlong form, no surrogate, nothing above U+10FFFF), or nil.
+    private func multibyteLength(at offset: Int) -> Int? {
+        let length: Int
+        var second: ClosedRange<UInt8> = Self.continuationBytes
+        switch bytes[offset] {
+        case 0xC2...0xDF: length = 2
+        case 0xE0: (length, second) = (3, 0xA0...0xBF)
+        case 0xE1...0xEC, 0xEE...0xEF: length = 3
+        case 0xED: (length, second) = (3, 0x80...0x9F)
+        case 0xF0: (length, second) = (4, 0x90...0xBF)
+        case 0xF1...0xF3: length = 4
+        case 0xF4: (length, second) = (4, 0x80...0x8F)
+        default: return nil
+        }
+        guard offset + length <= bytes.count, second.contains(bytes[offset + 1]),
+            (offset + 2..<offset + length).allSatisfy({ Self.continuationBytes.contains(bytes[$0]) })
+        else { return nil }
+        return length
+    }
+
+    /// Steps over the multi-byte character at the cursor, or refuses it when it is not UTF-8: JSON text is UTF-8,
+    /// and a file that is not must not be read with its bytes silently replaced.
+    private mutating func skipMultibyteCharacter() throws(JSONReadError) {
+        guard let length = multibyteLength(at: position) else {
+            throw failure(
+                "byte 0x\(String(current, radix: 16, uppercase: true)) is not UTF-8 here; an AHAP file is UTF-8 text")
+        }
+        position += length
+    }
+
+    private static let continuationBytes: ClosedRange<UInt8> = 0x80...0xBF
+    /// Bytes from this one up start or continue a multi-byte UTF-8 character.
+    private static let firstNonASCIIByte: UInt8 = 0x80
 
     /// Bytes below this (U+0000 ... U+001F) are control characters: JSON requires them escaped inside strings.
     private static let firstPrintableByte: UInt8 = 0x20
@@ -190,7 +226,9 @@ struct JSONReader {
         let next = position + 1 < bytes.count ? bytes[position + 1] : 0
         if next == UInt8(ascii: "/") {
             position += 2
-            while !atEnd && current != UInt8(ascii: "\n") { position += 1 }
+            while !atEnd && current != UInt8(ascii: "\n") {
+                if current >= Self.firstNonASCIIByte { try skipMultibyteCharacter() } else { position += 1 }
+            }
         } else if next == UInt8(ascii: "*") {
             position += 2
             while true {
@@ -202,7 +240,7 @@ struct JSONReader {
                     position += 2
                     break
                 }
-                position += 1
+                if current >= Self.firstNonASCIIByte { try skipMultibyteCharacter() } else { position += 1 }
             }
         } else {
             throw failure("unexpected '/' (comments start with // or /*)")
@@ -289,7 +327,7 @@ struct JSONReader {
             let key = try readString()
             try skipWhitespace()
             guard current == UInt8(ascii: ":") else {
-                throw failure("expected ':' after the key \"\(key)\", found \(describeCurrent())")
+                throw failure("expected ':' after the key \(key.quotedForMessage), found \(describeCurrent())")
             }
             position += 1
             try skipWhitespace()
@@ -362,6 +400,10 @@ struct JSONReader {
                 return text
             }
             if byte == UInt8(ascii: "\\") { break }
+            if byte >= Self.firstNonASCIIByte {
+                try skipMultibyteCharacter()
+                continue
+            }
             if byte < Self.firstPrintableByte {
                 if atEnd {
                     position = opening
@@ -388,6 +430,10 @@ struct JSONReader {
             if byte == UInt8(ascii: "\\") {
                 position += 1
                 try readEscape(into: &utf8)
+            } else if byte >= Self.firstNonASCIIByte {
+                let start = position
+                try skipMultibyteCharacter()
+                utf8.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[start..<position]))
             } else {
                 utf8.append(byte)
                 position += 1

@@ -82,27 +82,79 @@ package struct JSONWriter {
         }
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-    /// Bytes below this are control characters, which JSON strings must escape (`\u00XX`).
-    private static let firstPrintableByte: UInt8 = 0x20
-
     private mutating func writeString(_ text: String) {
+        Self.appendString(text, to: &output, escapingHidden: false)
+    }
+
+    private static let hexDigits = Array("0123456789abcdef".utf8)
+    /// Scalars below this are control characters, which JSON strings must escape (`\u00XX`).
+    private static let firstPrintableScalar: UInt32 = 0x20
+    /// The first scalar after ASCII.
+    private static let firstNonASCIIScalar: UInt32 = 0x80
+    /// ASCII DEL, a control character JSON lets through.
+    private static let deleteScalar: UInt32 = 0x7F
+
+    /// Appends `text` as a JSON string. With `escapingHidden`, every scalar that `isHidden` also becomes a `\uXXXX`
+    /// escape (a surrogate pair above U+FFFF): the text stays valid JSON, and no character of it can end a line,
+    /// move the cursor, reorder what follows or hide itself.
+    fileprivate static func appendString(_ text: String, to output: inout [UInt8], escapingHidden: Bool) {
         output.append(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): output.append(contentsOf: "\\\"".utf8)
-            case UInt8(ascii: "\\"): output.append(contentsOf: "\\\\".utf8)
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x22: output.append(contentsOf: "\\\"".utf8)
+            case 0x5C: output.append(contentsOf: "\\\\".utf8)
             case 0x0A: output.append(contentsOf: "\\n".utf8)
             case 0x0D: output.append(contentsOf: "\\r".utf8)
             case 0x09: output.append(contentsOf: "\\t".utf8)
-            case 0..<Self.firstPrintableByte:
-                output.append(contentsOf: "\\u00".utf8)
-                output.append(Self.hexDigits[Int(byte >> 4)])
-                output.append(Self.hexDigits[Int(byte & 0x0F)])
+            case 0..<firstPrintableScalar: appendEscape(UInt16(scalar.value), to: &output)
+            case deleteScalar where escapingHidden: appendEscape(UInt16(scalar.value), to: &output)
+            case firstPrintableScalar..<firstNonASCIIScalar: output.append(UInt8(scalar.value))
             default:
-                output.append(byte)
+                if escapingHidden && scalar.isHidden {
+                    for unit in UTF16.encode(scalar) ?? UTF16.EncodedScalar() { appendEscape(unit, to: &output) }
+                } else {
+                    UTF8.encode(scalar) { output.append($0) }
+                }
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static func appendEscape(_ unit: UInt16, to output: inout [UInt8]) {
+        output.append(contentsOf: "\\u".utf8)
+        for shift: UInt16 in [12, 8, 4, 0] {
+            output.append(hexDigits[Int((unit >> shift) & 0x0F)])
+        }
+    }
+}
+
+extension Unicode.Scalar {
+    /// Whether the scalar shows nothing of itself where it stands, or acts on the text around it: control
+    /// characters (a newline, an escape sequence's ESC), format characters (bidirectional overrides, zero-width
+    /// joiners), line and paragraph separators, spaces other than U+0020, private-use and unassigned code points.
+    /// Text read from a file is written in messages with these escaped, so it cannot forge or hide a line.
+    package var isHidden: Bool {
+        switch properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .surrogate, .unassigned: true
+        case .spaceSeparator: value != 0x20
+        default: false
+        }
+    }
+}
+
+extension String {
+    /// The text as a quoted JSON string with every hidden character escaped (`Unicode.Scalar.isHidden`), for a
+    /// key or value read from a file and named in a message: `"Intensity\u001b[2K"`.
+    package var quotedForMessage: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count + 2)
+        JSONWriter.appendString(self, to: &bytes, escapingHidden: true)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text as it is when nothing in it is hidden, and `quotedForMessage` otherwise: for a file name or key
+    /// that reads best bare but may come from anywhere.
+    package var shownInMessage: String {
+        unicodeScalars.contains(where: \.isHidden) ? quotedForMessage : self
     }
 }

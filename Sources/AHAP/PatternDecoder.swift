@@ -79,7 +79,8 @@ struct PatternDecoder {
         for member in present {
             guard case .null = member.value else { continue }
             report(
-                .warning, .nullValue, "\(member.spelledAs) is null; it is read as absent", at: .key(member.spelledAs))
+                .warning, .nullValue, "\(member.spelledAs.shownInMessage) is null; it is read as absent",
+                at: .key(member.spelledAs))
         }
         present.removeAll { member in
             guard case .null = member.value else { return false }
@@ -108,7 +109,8 @@ struct PatternDecoder {
             let earlier = result[existing].spelledAs
             let what =
                 earlier == member.key
-                ? "\"\(key)\" appears twice" : "\"\(earlier)\" and \"\(member.key)\" both give \(key)"
+                ? "\(key.quotedForMessage) appears twice"
+                : "\(earlier.quotedForMessage) and \(member.key.quotedForMessage) both give \(key)"
             report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
             result[existing] = (key, member.key, member.value)
         }
@@ -191,7 +193,9 @@ struct PatternDecoder {
     }
 
     private mutating func unknownKey(_ key: String, in owner: String) {
-        report(.warning, .unknownKey, "\"\(key)\" is not an AHAP key of \(owner); it is ignored", at: .key(key))
+        report(
+            .warning, .unknownKey, "\(key.quotedForMessage) is not an AHAP key of \(owner); it is ignored",
+            at: .key(key))
     }
 
     /// `EventTime` and `ParameterTime` are accepted as spellings of `Time` (older AHAP writers use them).
@@ -407,7 +411,7 @@ struct PatternDecoder {
         guard let type = HapticEvent.EventType(rawValue: name) else {
             let known = HapticEvent.EventType.allCases.map(\.rawValue).joined(separator: ", ")
             report(
-                .error, .unknownEventType, "\"\(name)\" is not an event type (known: \(known))",
+                .error, .unknownEventType, "\(name.quotedForMessage) is not an event type (known: \(known))",
                 coreHaptics: .invalidEventType, at: .key(key))
             return nil
         }
@@ -516,7 +520,7 @@ struct PatternDecoder {
                 let known = HapticEvent.ParameterID.known.map(\.rawValue).joined(separator: ", ")
                 report(
                     .warning, .unknownParameter,
-                    "\"\(name)\" is not an event parameter (known: \(known)); it is kept but has no effect",
+                    "\(name.quotedForMessage) is not an event parameter (known: \(known)); it is kept but has no effect",
                     coreHaptics: .invalidParameterType, at: .key("ParameterID"))
             } else if parameters.contains(where: { $0.parameterID == id }) {
                 report(
@@ -594,7 +598,7 @@ struct PatternDecoder {
             let known = HapticDynamicParameter.ID.known.map(\.rawValue).joined(separator: ", ")
             report(
                 .warning, .unknownParameter,
-                "\"\(name)\" is not a dynamic parameter (known: \(known)); it is kept but has no effect",
+                "\(name.quotedForMessage) is not a dynamic parameter (known: \(known)); it is kept but has no effect",
                 coreHaptics: .invalidParameterType, at: .key("ParameterID"))
         }
         return id

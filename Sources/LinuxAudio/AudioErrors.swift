@@ -1,3 +1,4 @@
+internal import AHAP
 @_spi(Internals) public import LinuxSystem
 
 /// A sound output's call that failed: which device, which call (an alsa-lib call, or the write of a
@@ -45,5 +46,7 @@ public struct AudioFileError: Error, Equatable, Sendable, CustomStringConvertibl
         self.reason = reason
     }
 
-    public var description: String { "\(path): \(reason)" }
+    /// `path: reason`; a path holding a hidden character (a newline, an escape) is shown quoted and escaped, since
+    /// it may come from a pattern file.
+    public var description: String { "\(path.shownInMessage): \(reason)" }
 }

@@ -113,8 +113,51 @@ import Testing
             let report = AHAPValidator.validate(data: Data(bytes))
             #expect(!report.loads)
         }
-        let invalidUTF8 = Data([0x7B, 0x22, 0xFF, 0xFE, 0x22, 0x3A, 0x31, 0x7D])  // {"\xFF\xFE":1}
-        #expect(!AHAPValidator.validate(data: invalidUTF8).loads)
+    }
+
+    @Test func bytesThatAreNotUTF8AreAnErrorAtTheirLineAndColumnWhereverTheyStand() throws {
+        let valid = Array(
+            #"{"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}],"Metadata":{"Project":""#.utf8)
+        let cases: [(name: String, bytes: [UInt8])] = [
+            ("a byte that never starts a character", [0xFF]),
+            ("a lone continuation byte", [0x80]),
+            ("an overlong '/'", [0xC0, 0xAF]),
+            ("an overlong three-byte form", [0xE0, 0x80, 0xAF]),
+            ("a UTF-16 surrogate", [0xED, 0xA0, 0x80]),
+            ("a code point above U+10FFFF", [0xF4, 0x90, 0x80, 0x80]),
+            ("a character cut short", [0xE2, 0x82]),
+        ]
+        for (name, bad) in cases {
+            for (place, text) in [
+                ("a value", valid + Array("ab".utf8) + bad + Array(#""}}"#.utf8)),
+                ("an escaped value", valid + Array(#"\n"#.utf8) + bad + Array(#""}}"#.utf8)),
+                ("a key", Array("{\n\"".utf8) + bad + Array(#"":1}"#.utf8)),
+                ("a line comment", Array("{\n//".utf8) + bad + Array("\n}".utf8)),
+                ("a block comment", Array("{\n/*".utf8) + bad + Array("*/}".utf8)),
+            ] {
+                let report = AHAPValidator.validate(data: Data(text))
+                let error = try #require(report.errors.first, "\(name) in \(place)")
+                #expect(error.code == .notJSON, "\(name) in \(place)")
+                #expect(error.message.hasSuffix("is not UTF-8 here; an AHAP file is UTF-8 text"), "\(name) in \(place)")
+                let lead = text.firstIndex(of: bad[0])! as Int
+                let lineStart = (text[..<lead].lastIndex(of: 0x0A) ?? -1) + 1
+                #expect(error.line == text[..<lead].count(where: { $0 == 0x0A }) + 1, "\(name) in \(place)")
+                #expect(error.column == lead - lineStart + 1, "\(name) in \(place)")
+            }
+        }
+        let wellFormed =
+            "{\"Pattern\":[{\"Event\":{\"Time\":0,\"EventType\":\"HapticTransient\"}}],\"Metadata\":{\"Project\":\"é 😀 \u{10FFFF}\"}} // ✓\n/* ü */"
+        let report = AHAPValidator.validate(data: wellFormed.utf8Data)
+        #expect(report.errors.isEmpty)
+        #expect(try HapticPattern(data: wellFormed.utf8Data).metadata?.entries["Project"] == "é 😀 \u{10FFFF}")
+    }
+
+    @Test func aCharacterOutsideAStringIsNamedNotGivenAsAByte() {
+        let curly = AHAPValidator.validate(data: "{\u{201C}Version\u{201D}:1}".utf8Data).errors.first
+        #expect(curly?.message.contains("'\u{201C}' (U+201C)") == true, "\(String(describing: curly))")
+        let hidden = AHAPValidator.validate(data: "{\u{200B}}".utf8Data).errors.first
+        #expect(hidden?.message.contains("U+200B") == true, "\(String(describing: hidden))")
+        #expect(hidden?.message.contains("\u{200B}") == false)
     }
 
     @Test func dictionaryInputIsBoundedAndTyped() {

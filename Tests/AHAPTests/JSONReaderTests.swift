@@ -72,11 +72,25 @@ import Testing
         #expect(again == original)
     }
 
+    @Test func quotedForMessageEscapesEveryHiddenCharacterAndReadsBackAsTheSameJSONString() throws {
+        let original = "a\"b\\c\n\u{1B}[1m\u{7F}\u{85}\u{A0}\u{200B}\u{202E}\u{2029}\u{E0001}\u{E000} é😀 d"
+        let quoted = original.quotedForMessage
+        #expect(
+            quoted
+                == #""a\"b\\c\n\u001b[1m\u007f\u0085\u00a0\u200b\u202e\u2029\udb40\udc01\ue000 é😀 d""#)
+        let again = try Data(quoted.utf8).withUnsafeBytes { try JSONReader.parse($0, limits: .default).value }
+        #expect(again == .string(original))
+        #expect("Intensity é".shownInMessage == "Intensity é")
+        #expect("a\u{2028}b".shownInMessage == #""a\u2028b""#)
+    }
+
     @Test func pathsFormatLikeTheIssueSays() {
         let path: [JSONPathComponent] = [
             .key("Pattern"), .index(3), .key("Event"), .key("EventParameters"), .index(1), .key("ParameterValue"),
         ]
         #expect(path.formatted == "Pattern[3].Event.EventParameters[1].ParameterValue")
         #expect([JSONPathComponent.key("Pattern"), .index(0), .key("odd.key")].formatted == #"Pattern[0]["odd.key"]"#)
+        #expect([JSONPathComponent.key("Pattern"), .key("a\u{202E}b\n")].formatted == #"Pattern["a\u202eb\n"]"#)
+        #expect([JSONPathComponent.key("back\\slash")].formatted == #"["back\\slash"]"#)
     }
 }

@@ -47,6 +47,45 @@ import Testing
                 "/nonexistent/x.ahap: error: cannot read the file: no such file [unreadable-file]"))
     }
 
+    /// A scalar a terminal does not show as itself: C0 and C1 controls, DEL, bidirectional and zero-width format
+    /// characters, line and paragraph separators (listed here by hand, not through the code under test).
+    private static func actsOnTheLine(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0..<0x20, 0x7F...0x9F, 0x200B...0x200F, 0x2028...0x202E, 0x2066...0x2069, 0xFEFF, 0xE0001: true
+        default: false
+        }
+    }
+
+    @Test func keysValuesAndFileNamesCannotForgeOrHideALineOfTheTextOutput() throws {
+        // Escapes in the JSON text (JSON refuses raw controls below U+0020), raw characters from DEL up.
+        let text = #"""
+            {"Version":1,"\nevil.ahap: error: forged [not-json]\u001b[2K":1,"Meta\u202edata":null,"Pattern":[
+              {"Event":{"Time":0,"EventType":"HapticTransient","EventParameters":[
+                {"ParameterID":"Intensity\#u{85}\#u{E0001}","ParameterValue":1}]}},
+              {"Event":{"Time":1,"EventType":"Haptic\#u{7F}Transient\#u{2028}"}}]}
+            """#
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("a\nb.ahap").path
+        try text.utf8Data.write(to: URL(fileURLWithPath: file))
+        let run = AHAPValidationRun(paths: [file], strict: false)
+        let report = try #require(run.results.first?.report)
+        #expect(report.diagnostics.count == 4)
+        #expect(run.textLines.count == report.diagnostics.count + 1)
+        for line in run.textLines {
+            #expect(!line.unicodeScalars.contains(where: Self.actsOnTheLine), "\(line.debugDescription)")
+        }
+        let shownFile = file.replacingOccurrences(of: "\n", with: "\\n")
+        #expect(
+            run.textLines.contains(
+                #""\#(shownFile)": ["\nevil.ahap: error: forged [not-json]\u001b[2K"]: warning: "\nevil.ahap: error: forged [not-json]\u001b[2K" is not an AHAP key of the document; it is ignored [unknown-key]"#
+            ))
+        #expect(run.textLines.contains { $0.contains(#""Meta\u202edata" is null"#) })
+        #expect(run.textLines.contains { $0.contains(#""Haptic\u007fTransient\u2028" is not an event type"#) })
+        #expect(run.textLines.contains { $0.contains(#""Intensity\u0085\udb40\udc01" is not an event parameter"#) })
+    }
+
     @Test func jsonOutputIsMachineReadable() throws {
         let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)

@@ -50,4 +50,14 @@ struct PatternSoundsTests {
         #expect(sounds.failures["text.wav"]?.path == assets.file("text.wav"), "the decoder names the file it read")
         #expect(sounds.failures[""]?.reason == "the path is empty")
     }
+
+    @Test("a failure's description shows a path from a pattern with a newline or escape quoted, on one line")
+    func failureDescriptionsStayOnOneLine() {
+        let pattern = HapticPattern(
+            events: [custom("x.wav\nplay: ok\u{1B}[2K")], parameters: [], parameterCurves: [])
+        let sounds = PatternSounds(pattern: pattern, directories: [], sampleRate: 48000)
+        let failure = sounds.failures.values.first
+        #expect(failure?.description == #""x.wav\nplay: ok\u001b[2K": no such file: no folder to look in"#)
+        #expect(AudioFileError(path: "/sounds/tap é.wav", reason: "short").description == "/sounds/tap é.wav: short")
+    }
 }
