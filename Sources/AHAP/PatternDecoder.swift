@@ -453,6 +453,11 @@ struct PatternDecoder {
                 .warning, .durationTooLong,
                 "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut",
                 at: .key("EventDuration"))
+        } else if let duration, type == .audioCustom, duration > HapticEvent.maximumContinuousDuration {
+            report(
+                .warning, .durationTooLong,
+                "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s of a sound this package plays; it is cut",
+                at: .key("EventDuration"))
         }
         if type == .audioCustom {
             if waveformPath == nil {

@@ -79,4 +79,21 @@ import Testing
         #expect(pattern.duration == 1.75)
         #expect(pattern.hapticEvents.count == 2)
     }
+
+    @Test func anAudioCustomEventCountsInThePatternsDurationWithItsEventDurationCappedAt30Seconds() throws {
+        let haptic = HapticEvent(type: .hapticTransient, relativeTime: 0.5)
+        func duration(_ sound: HapticEvent) -> Double {
+            HapticPattern(events: [haptic, sound], parameters: []).duration
+        }
+        #expect(duration(HapticEvent(audioWaveformPath: "a.wav", relativeTime: 1, duration: 2)) == 3)
+        #expect(duration(HapticEvent(audioWaveformPath: "a.wav", relativeTime: 1, duration: 45)) == 31)
+        #expect(duration(HapticEvent(audioWaveformPath: "a.wav", relativeTime: 1)) == 1, "its file is not read")
+        let text = #"""
+            {"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventDuration":45}}]}
+            """#
+        let report = AHAPValidator.validate(data: text.utf8Data)
+        #expect(report.warnings.map(\.code) == [.durationTooLong])
+        #expect(report.warnings.first?.path == "Pattern[0].Event.EventDuration")
+        #expect(try HapticPattern(data: text.utf8Data).duration == 30)
+    }
 }
