@@ -44,7 +44,7 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case missingKey = "missing-key"
         /// `Pattern` is missing or empty, or none of its entries is an event, parameter or curve.
         case emptyPattern = "empty-pattern"
-        /// `Version` is not a number Core Haptics reads.
+        /// `Version` is a number outside `HapticPattern.supportedVersions`, which Core Haptics refuses.
         case badVersion = "bad-version"
         /// A `Time` is negative.
         case negativeTime = "negative-time"
@@ -64,10 +64,8 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case unreadableFile = "unreadable-file"
 
         // Warnings.
-        /// The file has no `Version`.
+        /// The file has no `Version`, or one that is not a number; it is read as 1.0, as Core Haptics reads it.
         case missingVersion = "missing-version"
-        /// `Version` is a positive number other than the 1.0 this module knows; the file is read as 1.0.
-        case unknownVersion = "unknown-version"
         /// A continuous event without `EventDuration`; it is read as 0 seconds long.
         case missingDuration = "missing-duration"
         /// A `Pattern` entry with none of `Event`, `Parameter`, `ParameterCurve`; it is ignored.
@@ -80,6 +78,10 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case nullValue = "null-value"
         /// A `ParameterID` this module does not know; kept in the model, ignored by the renderer.
         case unknownParameter = "unknown-parameter"
+        /// A number written as JSON text (`"0.5"`); it is read as the number, as Core Haptics reads it.
+        case numberAsText = "number-as-text"
+        /// A dynamic `Parameter` without `ParameterValue`; it is read as 0, as Core Haptics reads it.
+        case missingValue = "missing-value"
         /// A value outside its parameter's documented range; Core Haptics clamps it.
         case valueOutOfRange = "value-out-of-range"
         /// A continuous event longer than `HapticEvent.maximumContinuousDuration`.

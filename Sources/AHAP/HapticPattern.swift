@@ -19,6 +19,10 @@ public struct HapticPattern: Sendable, Hashable {
     /// The AHAP version this module writes and was built against.
     public static let currentVersion: Double = 1.0
 
+    /// The `Version` values Core Haptics plays: its reader refuses any other number (-4809), and reads a missing
+    /// or non-numeric one as 1.0. Both versions are read alike.
+    public static let supportedVersions: ClosedRange<Double> = 1.0...1.1
+
     /// The latest pattern time, in seconds (one hour), that an entry may start at or a control point may fall on
     /// (its curve's `Time` plus its own). Real patterns last seconds (the longest in the corpus, 70 s); the bound
     /// keeps every time exact to far below a microsecond, and bounds what the renderer, the device-command

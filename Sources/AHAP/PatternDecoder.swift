@@ -71,11 +71,12 @@ struct PatternDecoder {
 
     /// The object's members with duplicates resolved (last wins, with a warning), `null` values dropped (with a
     /// warning: an optional key written as `null`, as Apple's samples write `"EventWaveformPath": null`, reads as
-    /// absent, and a required one is then reported missing) and, when asked, the `Time` aliases folded onto `Time`.
+    /// absent, and a required one is then reported missing) and `timeAlias`, the older spelling of `Time` this
+    /// kind of object may use, folded onto `Time`.
     private mutating func members(
-        of object: [JSONMember], foldingTimeAliases: Bool = false
+        of object: [JSONMember], timeAlias: TimeAlias? = nil
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
-        var present = resolvedMembers(of: object, foldingTimeAliases: foldingTimeAliases)
+        var present = resolvedMembers(of: object, timeAlias: timeAlias)
         for member in present {
             guard case .null = member.value else { continue }
             report(
@@ -89,17 +90,17 @@ struct PatternDecoder {
         return present
     }
 
-    /// The object's members with duplicates resolved (last wins, with a warning) and, when asked, the `Time`
-    /// aliases folded onto `Time`.
+    /// The object's members with duplicates resolved (last wins, with a warning) and `timeAlias` folded onto
+    /// `Time`.
     private mutating func resolvedMembers(
-        of object: [JSONMember], foldingTimeAliases: Bool = false
+        of object: [JSONMember], timeAlias: TimeAlias?
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
         var result: [(key: String, spelledAs: String, value: JSONValue)] = []
         result.reserveCapacity(object.count)
         var positions: [String: Int] = [:]
         let indexed = object.count > Self.linearScanLimit
         for member in object {
-            let key = foldingTimeAliases ? Self.canonicalTimeKey(member.key) : member.key
+            let key = member.key == timeAlias?.rawValue ? "Time" : member.key
             let existing = indexed ? positions[key] : result.firstIndex(where: { $0.key == key })
             guard let existing else {
                 if indexed { positions[key] = result.count }
@@ -119,6 +120,9 @@ struct PatternDecoder {
 
     /// A finite number. The reader refuses NaN and infinities in text; they reach here only from a pattern
     /// built in code (`validationDiagnostics()`).
+    /// The bytes of a decimal number in text: `Double(_:)` reads hexadecimal, `nan` and `inf` too.
+    private static let decimalNumberBytes = Set("0123456789+-.eE".utf8)
+
     private mutating func number(
         _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
     ) -> Double? {
@@ -127,6 +131,17 @@ struct PatternDecoder {
                 report(.error, .nonFiniteNumber, "\(key) is \(number), not a finite number", at: .key(key))
                 return nil
             }
+            return number
+        }
+        // Core Haptics reads a number written as text ("0.5") as the number. Text that is not one it reads as 0,
+        // silently; that is refused here, since it is a mistake in all likelihood.
+        if case .string(let text) = value, text.utf8.allSatisfy(Self.decimalNumberBytes.contains),
+            let number = Double(text), number.isFinite
+        {
+            report(
+                .warning, .numberAsText,
+                "\(key) is the text \(text.quotedForMessage), not a number; it is read as \(number), as Core Haptics reads it",
+                at: .key(key))
             return number
         }
         report(
@@ -198,9 +213,11 @@ struct PatternDecoder {
             at: .key(key))
     }
 
-    /// `EventTime` and `ParameterTime` are accepted as spellings of `Time` (older AHAP writers use them).
-    private static func canonicalTimeKey(_ key: String) -> String {
-        key == "EventTime" || key == "ParameterTime" ? "Time" : key
+    /// The older spellings of `Time` that Core Haptics still reads: `EventTime` in an `Event`, `ParameterTime` in
+    /// a `Parameter`, and neither anywhere else (a curve and a control point have `Time` only).
+    private enum TimeAlias: String {
+        case event = "EventTime"
+        case parameter = "ParameterTime"
     }
 
     // MARK: Document
@@ -233,23 +250,27 @@ struct PatternDecoder {
         return errorCount == 0 ? pattern : nil
     }
 
+    /// `Version` as Core Haptics reads it: a number from 1.0 to 1.1 is taken as it is, any other number is refused
+    /// (-4809, not supported), and anything but a number is read as 1.0 with a warning, as a missing one is.
     private mutating func decodeVersion(_ value: JSONValue) -> Double? {
         guard case .number(let version) = value else {
             report(
-                .error, .badVersion, "Version must be a number, found \(value.kindName)", coreHaptics: .notSupported,
+                .warning, .missingVersion,
+                "Version must be a number, found \(value.kindName); it is read as AHAP 1.0, as Core Haptics reads it",
                 at: .key("Version"))
             return nil
         }
-        guard version > 0 else {
-            report(
-                .error, .badVersion, "Version must be positive, found \(version)", coreHaptics: .notSupported,
-                at: .key("Version"))
+        guard version.isFinite else {
+            report(.error, .nonFiniteNumber, "Version is \(version), not a finite number", at: .key("Version"))
             return nil
         }
-        if version != HapticPattern.currentVersion {
+        let supported = HapticPattern.supportedVersions
+        guard supported.contains(version) else {
             report(
-                .warning, .unknownVersion,
-                "Version \(version) is not the AHAP 1.0 this reader knows; it is read as 1.0", at: .key("Version"))
+                .error, .badVersion,
+                "Version \(version) is not one Core Haptics plays (\(supported.lowerBound) to \(supported.upperBound))",
+                coreHaptics: .notSupported, at: .key("Version"))
+            return nil
         }
         return version
     }
@@ -368,7 +389,7 @@ struct PatternDecoder {
         var usesVolumeEnvelope: Bool?
         var loopEnabled: Bool?
         var timeSpelling = "Time"
-        for (key, spelling, item) in members(of: object, foldingTimeAliases: true) {
+        for (key, spelling, item) in members(of: object, timeAlias: .event) {
             switch key {
             case "Time":
                 timeValue = item
@@ -559,10 +580,12 @@ struct PatternDecoder {
     }
 
     /// Reads the members of a parameter-like object that accepts `keys`: other keys are reported as unknown, a
-    /// missing `ParameterID` or `ParameterValue` (when accepted) as an error -4831. Times are checked by the
-    /// caller (`requiredTime`), which knows the owner's error code.
+    /// missing `ParameterID` or `ParameterValue` (when accepted) as an error -4831, except that with
+    /// `missingValueReadsAsZero` (a dynamic parameter, as Core Haptics reads one) a missing value is 0 and a
+    /// warning. Times are checked by the caller (`requiredTime`), which knows the owner's error code.
     private mutating func parameterFields(
-        of value: JSONValue, keys: Set<ParameterKey>, owner: String
+        of value: JSONValue, keys: Set<ParameterKey>, owner: String, timeAlias: TimeAlias? = nil,
+        missingValueReadsAsZero: Bool = false
     ) -> ParameterFields? {
         guard case .object(let object) = value else {
             report(
@@ -571,7 +594,7 @@ struct PatternDecoder {
             return nil
         }
         var fields = ParameterFields()
-        for (key, spelling, item) in members(of: object, foldingTimeAliases: keys.contains(.time)) {
+        for (key, spelling, item) in members(of: object, timeAlias: timeAlias) {
             guard let known = ParameterKey(rawValue: key), keys.contains(known) else {
                 unknownKey(spelling, in: owner)
                 continue
@@ -590,6 +613,13 @@ struct PatternDecoder {
         }
         for required in [ParameterKey.id, .value, .controlPoints]
         where keys.contains(required) && !fields.present.contains(required) {
+            if required == .value && missingValueReadsAsZero {
+                report(
+                    .warning, .missingValue,
+                    "this \(owner) has no ParameterValue; it is read as 0, as Core Haptics reads it")
+                fields.value = 0
+                continue
+            }
             report(.error, .missingKey, "this \(owner) has no \(required.rawValue)", coreHaptics: .badParameterEntry)
         }
         return fields
@@ -611,9 +641,11 @@ struct PatternDecoder {
 
     private mutating func decodeDynamicParameter(_ value: JSONValue) -> HapticDynamicParameter? {
         let errorsBefore = errorCount
-        guard let fields = parameterFields(of: value, keys: [.id, .value, .time], owner: "Parameter") else {
-            return nil
-        }
+        guard
+            let fields = parameterFields(
+                of: value, keys: [.id, .value, .time], owner: "Parameter", timeAlias: .parameter,
+                missingValueReadsAsZero: true)
+        else { return nil }
         let time = requiredTime(
             fields.time, key: fields.timeSpelling, owner: "this Parameter", missingCode: .badParameterEntry)
         guard let name = fields.name, let number = fields.value, let time, errorCount == errorsBefore else {

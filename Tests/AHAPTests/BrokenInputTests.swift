@@ -28,11 +28,13 @@ private let brokenInputs: [BrokenInput] = [
         code: .notJSON, coreHaptics: nil),
     .init(name: "top level array", json: "[]", path: "", code: .wrongType, coreHaptics: .invalidPatternDictionary),
     .init(
-        name: "version string",
-        json: #"{"Version":"1.0","Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#, path: "Version",
-        code: .badVersion, coreHaptics: .notSupported),
-    .init(
         name: "version zero", json: #"{"Version":0,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#,
+        path: "Version", code: .badVersion, coreHaptics: .notSupported),
+    .init(
+        name: "version 2", json: #"{"Version":2,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#,
+        path: "Version", code: .badVersion, coreHaptics: .notSupported),
+    .init(
+        name: "version 0.9", json: #"{"Version":0.9,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#,
         path: "Version", code: .badVersion, coreHaptics: .notSupported),
     .init(
         name: "no pattern", json: #"{"Version":1.0}"#, path: "", code: .emptyPattern,
@@ -56,7 +58,7 @@ private let brokenInputs: [BrokenInput] = [
         name: "event negative time", json: event(#"{"Time":-0.5,"EventType":"HapticTransient"}"#),
         path: "Pattern[1].Event.Time", code: .negativeTime, coreHaptics: .invalidEventTime),
     .init(
-        name: "event time string", json: event(#"{"Time":"0","EventType":"HapticTransient"}"#),
+        name: "event time text that is no number", json: event(#"{"Time":"now","EventType":"HapticTransient"}"#),
         path: "Pattern[1].Event.Time", code: .wrongType, coreHaptics: .invalidEventTime),
     .init(
         name: "event negative EventTime alias", json: event(#"{"EventTime":-1,"EventType":"HapticTransient"}"#),
@@ -201,10 +203,32 @@ private let brokenInputs: [BrokenInput] = [
             report.pattern?.events.first?.parameters.contains { $0.parameterID == .unknown("HapticWobble") } == true)
     }
 
+    @Test func versionIsReadAsCoreHapticsReadsIt() {
+        func report(_ version: String) -> AHAPReport {
+            AHAPValidator.validate(
+                data: #"{"Version":\#(version),"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+                    .utf8Data)
+        }
+        for supported in ["1", "1.0", "1.05", "1.1"] {
+            #expect(report(supported).diagnostics.isEmpty, "Version \(supported)")
+            #expect(report(supported).pattern?.version == Double(supported))
+        }
+        for malformed in [#""1.0""#, #""2""#, "true", "[]", "{}"] {
+            let read = report(malformed)
+            #expect(read.loads, "Version \(malformed)")
+            #expect(read.diagnostics.map(\.code) == [.missingVersion], "Version \(malformed)")
+            #expect(read.pattern?.version == nil)
+        }
+        for refused in ["0", "-1", "0.99", "1.11", "2", "1e9"] {
+            #expect(report(refused).errors.map(\.code) == [.badVersion], "Version \(refused)")
+            #expect(report(refused).errors.first?.coreHapticsCode == .notSupported)
+        }
+    }
+
     @Test func eventTypeAndDocumentLevelWarnings() {
         let json = #"""
             /* exported by hand */
-            {"Version":2,"Metadata":{"Project":"p","Revision":3},
+            {"Version":"2","Metadata":{"Project":"p","Revision":3},
              "Pattern":[
               {"Event":{"Time":0,"EventType":"HapticTransient","EventDuration":1,"EventWaveformPath":"x.wav",
                         "EventParameters":[{"ParameterID":"AudioVolume","ParameterValue":0.5}]}},
@@ -217,7 +241,7 @@ private let brokenInputs: [BrokenInput] = [
         #expect(report.loads)
         let found = Dictionary(grouping: report.diagnostics, by: \.code).mapValues { $0.map(\.path) }
         #expect(found[.lenientSyntax] == [""])
-        #expect(found[.unknownVersion] == ["Version"])
+        #expect(found[.missingVersion] == ["Version"])
         #expect(found[.metadataNotText] == ["Metadata.Revision"])
         #expect(
             found[.ignoredForEventType] == [
@@ -232,12 +256,12 @@ private let brokenInputs: [BrokenInput] = [
         #expect(pattern?.events[2].waveformLoopEnabled == true)
     }
 
-    @Test func timeAliasesAreAccepted() throws {
+    @Test func timeAliasesAreReadWhereCoreHapticsReadsThemAndNowhereElse() throws {
         let json = #"""
             {"Version":1,"Pattern":[{"Event":{"EventTime":0.25,"EventType":"HapticTransient"}},
              {"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":0.5,"ParameterTime":0.5}},
-             {"ParameterCurve":{"ParameterID":"HapticIntensityControl","ParameterTime":1,
-               "ParameterCurveControlPoints":[{"ParameterTime":0,"ParameterValue":0.5}]}}]}
+             {"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":1,
+               "ParameterCurveControlPoints":[{"Time":0,"ParameterValue":0.5}]}}]}
             """#
         let report = AHAPValidator.validate(data: json.utf8Data)
         #expect(report.diagnostics.isEmpty, "\(report.diagnostics)")
@@ -245,6 +269,72 @@ private let brokenInputs: [BrokenInput] = [
         #expect(pattern.events.first?.relativeTime == 0.25)
         #expect(pattern.dynamicParameters.first?.relativeTime == 0.5)
         #expect(pattern.parameterCurves.first?.relativeTime == 1)
+
+        let misplaced: [(entry: String, alias: String, owner: String)] = [
+            (
+                #"{"Event":{"ParameterTime":0,"EventType":"HapticTransient"}}"#, "Pattern[0].Event.ParameterTime",
+                "Pattern[0].Event"
+            ),
+            (
+                #"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterValue":1,"EventTime":0}}"#,
+                "Pattern[0].Parameter.EventTime", "Pattern[0].Parameter"
+            ),
+            (
+                #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","ParameterTime":0,"ParameterCurveControlPoints":[{"Time":0,"ParameterValue":1}]}}"#,
+                "Pattern[0].ParameterCurve.ParameterTime", "Pattern[0].ParameterCurve"
+            ),
+            (
+                #"{"ParameterCurve":{"ParameterID":"HapticIntensityControl","Time":0,"ParameterCurveControlPoints":[{"ParameterTime":0,"ParameterValue":1}]}}"#,
+                "Pattern[0].ParameterCurve.ParameterCurveControlPoints[0].ParameterTime",
+                "Pattern[0].ParameterCurve.ParameterCurveControlPoints[0]"
+            ),
+        ]
+        for (entry, alias, owner) in misplaced {
+            let report = AHAPValidator.validate(data: #"{"Version":1,"Pattern":[\#(entry)]}"#.utf8Data)
+            #expect(!report.loads, "\(entry)")
+            #expect(report.warnings.map(\.path) == [alias], "\(entry)")
+            #expect(report.warnings.map(\.code) == [.unknownKey], "\(entry)")
+            #expect(report.errors.first?.path == owner, "\(entry)")
+            #expect(report.errors.first?.code == .missingKey, "\(entry)")
+        }
+    }
+
+    @Test func numbersWrittenAsTextAndAParameterWithoutValueLoadAsCoreHapticsReadsThem() throws {
+        let json = #"""
+            {"Version":1,"Pattern":[
+              {"Event":{"Time":"0.25","EventType":"HapticContinuous","EventDuration":"1e-1",
+                "EventParameters":[{"ParameterID":"HapticIntensity","ParameterValue":"-0.5"}]}},
+              {"Parameter":{"ParameterID":"HapticIntensityControl","Time":0.5}},
+              {"ParameterCurve":{"ParameterID":"HapticSharpnessControl","Time":"1",
+                "ParameterCurveControlPoints":[{"Time":"0","ParameterValue":"0.5"}]}}]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        let pattern = try #require(report.pattern, "\(report.diagnostics)")
+        #expect(report.errors.isEmpty)
+        #expect(
+            Set(report.warnings.filter { $0.code == .numberAsText }.map(\.path)) == [
+                "Pattern[0].Event.Time", "Pattern[0].Event.EventDuration",
+                "Pattern[0].Event.EventParameters[0].ParameterValue", "Pattern[2].ParameterCurve.Time",
+                "Pattern[2].ParameterCurve.ParameterCurveControlPoints[0].Time",
+                "Pattern[2].ParameterCurve.ParameterCurveControlPoints[0].ParameterValue",
+            ])
+        #expect(report.warnings.filter { $0.code == .missingValue }.map(\.path) == ["Pattern[1].Parameter"])
+        #expect(pattern.events.first?.relativeTime == 0.25)
+        #expect(pattern.events.first?.duration == 0.1)
+        #expect(pattern.events.first?.parameters.first?.value == -0.5)
+        #expect(pattern.dynamicParameters.first?.value == 0)
+        #expect(pattern.parameterCurves.first?.controlPoints.first?.value == 0.5)
+        for text in [#""soon""#, #""0x10""#, #""nan""#, #""""#, #"" 1""#] {
+            let report = AHAPValidator.validate(
+                data: #"{"Version":1,"Pattern":[{"Event":{"Time":\#(text),"EventType":"HapticTransient"}}]}"#.utf8Data)
+            #expect(report.errors.map(\.code) == [.wrongType], "Time \(text)")
+        }
+        let eventParameterWithoutValue = AHAPValidator.validate(
+            data: #"""
+                {"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient",
+                  "EventParameters":[{"ParameterID":"HapticIntensity"}]}}]}
+                """#.utf8Data)
+        #expect(eventParameterWithoutValue.errors.map(\.code) == [.missingKey], "Core Haptics refuses it too (-4831)")
     }
 
     @Test func allErrorsOfADocumentAreReported() {
