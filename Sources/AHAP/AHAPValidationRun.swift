@@ -63,17 +63,24 @@ public struct AHAPValidationRun: Sendable {
         return lines
     }
 
-    /// `3 files checked: 2 passed, 1 failed; 1 error, 4 warnings` (with `(strict: warnings fail)` when strict).
+    /// `3 files checked: 2 passed, 1 failed; 1 error, 4 warnings` (then `, 500 more not listed` when a file had
+    /// more problems than the diagnostics limit, and `(strict: warnings fail)` when strict). The counts are of
+    /// the listed problems, the `diagnostics-truncated` warnings among them.
     public var summary: String {
         let errors = results.reduce(0) { $0 + $1.report.errors.count }
         let warnings = results.reduce(0) { $0 + $1.report.warnings.count }
+        let unlisted = unlistedCount
         let failed = failedCount
         func plural(_ count: Int, _ word: String) -> String { "\(count) \(word)\(count == 1 ? "" : "s")" }
         var text = "\(plural(results.count, "file")) checked: \(results.count - failed) passed, \(failed) failed; "
         text += "\(plural(errors, "error")), \(plural(warnings, "warning"))"
+        if unlisted > 0 { text += ", \(unlisted) more not listed" }
         if strict { text += " (strict: warnings fail)" }
         return text
     }
+
+    /// Problems found past the diagnostics limit in all files, counted but not listed.
+    public var unlistedCount: Int { results.reduce(0) { $0 + $1.report.unlistedCount } }
 
     /// The findings as pretty-printed JSON: `{"strict":…,"files":[{"file","loads","passed","diagnostics":[…]}],
     /// "summary":{…}}`.
@@ -114,6 +121,7 @@ public struct AHAPValidationRun: Sendable {
                     JSONMember(key: "failed", value: .number(Double(failedCount))),
                     JSONMember(key: "errors", value: .number(Double(errors))),
                     JSONMember(key: "warnings", value: .number(Double(warnings))),
+                    JSONMember(key: "unlisted", value: .number(Double(unlistedCount))),
                 ])),
         ])
         let bytes = (try? JSONWriter.encode(document, prettyPrinted: true)) ?? []

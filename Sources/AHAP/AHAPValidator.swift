@@ -14,10 +14,14 @@ public struct AHAPReport: Sendable, Hashable {
     public var pattern: HapticPattern?
     /// Errors and warnings, in document order (syntax problems first).
     public var diagnostics: [AHAPDiagnostic]
+    /// Problems found past `AHAPLimits.maximumDiagnostics`, counted but not in `diagnostics` (whose last entry,
+    /// a `diagnostics-truncated` warning, says how many).
+    public var unlistedCount: Int
 
-    public init(pattern: HapticPattern?, diagnostics: [AHAPDiagnostic]) {
+    public init(pattern: HapticPattern?, diagnostics: [AHAPDiagnostic], unlistedCount: Int = 0) {
         self.pattern = pattern
         self.diagnostics = diagnostics
+        self.unlistedCount = unlistedCount
     }
 
     public var errors: [AHAPDiagnostic] { diagnostics.filter { $0.severity == .error } }
@@ -81,8 +85,8 @@ public enum AHAPValidator {
         }
         var decoder = PatternDecoder(limits: limits)
         let pattern = decoder.decodeDocument(tree)
-        decoder.finish()
-        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)
+        let unlisted = decoder.finish()
+        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics, unlistedCount: unlisted)
     }
 
     static func validate(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) -> AHAPReport {
@@ -105,8 +109,8 @@ public enum AHAPValidator {
         }
         decoder.countOmitted(parsed.omittedLeniencies)
         let pattern = decoder.decodeDocument(parsed.value)
-        decoder.finish()
-        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics)
+        let unlisted = decoder.finish()
+        return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics, unlistedCount: unlisted)
     }
 }
 
@@ -185,7 +189,7 @@ extension HapticPattern {
     public func validationDiagnostics(limits: AHAPLimits = .default) -> [AHAPDiagnostic] {
         var decoder = PatternDecoder(limits: limits)
         _ = decoder.decodeDocument(PatternEncoder.tree(of: self))
-        decoder.finish()
+        _ = decoder.finish()
         return decoder.diagnostics
     }
 

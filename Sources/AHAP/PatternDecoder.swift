@@ -46,18 +46,20 @@ struct PatternDecoder {
     }
 
     /// Appends the first error that did not fit under the limit, then the summary of the other diagnostics that
-    /// did not.
-    mutating func finish() {
+    /// did not; returns how many those were.
+    mutating func finish() -> Int {
         if let firstDroppedError {
             diagnostics.append(firstDroppedError)
             self.firstDroppedError = nil
         }
-        guard droppedDiagnostics > 0 else { return }
+        let unlisted = droppedDiagnostics
+        guard unlisted > 0 else { return 0 }
         diagnostics.append(
             AHAPDiagnostic(
                 severity: .warning, code: .diagnosticsTruncated, path: "",
-                message: "\(droppedDiagnostics) more problems not listed (limit \(limits.maximumDiagnostics))"))
+                message: "\(unlisted) more problems not listed (limit \(limits.maximumDiagnostics))"))
         droppedDiagnostics = 0
+        return unlisted
     }
 
     private mutating func push(_ component: JSONPathComponent) { path.append(component) }

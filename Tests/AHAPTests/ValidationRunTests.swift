@@ -86,6 +86,20 @@ import Testing
         #expect(run.textLines.contains { $0.contains(#""Intensity\u0085\udb40\udc01" is not an event parameter"#) })
     }
 
+    @Test func theSummaryCountsProblemsPastTheDiagnosticsLimit() throws {
+        let unknownKeys = (0..<1_200).map { #""extra\#($0)":1"# }.joined(separator: ",")
+        let file = try temporaryFile(
+            #"{"Version":1,\#(unknownKeys),"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let run = AHAPValidationRun(paths: [file], strict: false)
+        let report = try #require(run.results.first?.report)
+        #expect(report.diagnostics.count == AHAPLimits.default.maximumDiagnostics + 1)
+        #expect(report.unlistedCount == 200)
+        #expect(run.summary == "1 file checked: 1 passed, 0 failed; 0 errors, 1001 warnings, 200 more not listed")
+        let object = try #require(try JSONSerialization.jsonObject(with: run.jsonText.utf8Data) as? [String: Any])
+        #expect((object["summary"] as? [String: Any])?["unlisted"] as? Int == 200)
+    }
+
     @Test func jsonOutputIsMachineReadable() throws {
         let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)
