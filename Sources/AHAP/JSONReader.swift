@@ -200,6 +200,9 @@ struct JSONReader {
                 code: .limitExceeded)
         }
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
+        if bytes.count >= 2, (bytes[0], bytes[1]) == (0xFF, 0xFE) || (bytes[0], bytes[1]) == (0xFE, 0xFF) {
+            throw failure("the text is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8")
+        }
         try skipWhitespace()
         guard !atEnd else { throw failure("the document is empty") }
         let value = try readValue()

@@ -152,6 +152,20 @@ import Testing
         #expect(try HapticPattern(data: wellFormed.utf8Data).metadata?.entries["Project"] == "é 😀 \u{10FFFF}")
     }
 
+    @Test func aUTF16FileIsNamedAsSuch() {
+        let text = #"{"Pattern":[]}"#
+        for (order, bom) in [("little-endian", [UInt8(0xFF), 0xFE]), ("big-endian", [0xFE, 0xFF])] {
+            let units = text.utf16.flatMap { unit -> [UInt8] in
+                let (high, low) = (UInt8(unit >> 8), UInt8(unit & 0xFF))
+                return order == "little-endian" ? [low, high] : [high, low]
+            }
+            let error = AHAPValidator.validate(data: Data(bom + units)).errors.first
+            #expect(error?.code == .notJSON, "\(order)")
+            #expect(error?.message == "the text is UTF-16 (it starts with a UTF-16 byte order mark); save it as UTF-8")
+            #expect(error?.line == 1 && error?.column == 1)
+        }
+    }
+
     @Test func aCharacterOutsideAStringIsNamedNotGivenAsAByte() {
         let curly = AHAPValidator.validate(data: "{\u{201C}Version\u{201D}:1}".utf8Data).errors.first
         #expect(curly?.message.contains("'\u{201C}' (U+201C)") == true, "\(String(describing: curly))")
