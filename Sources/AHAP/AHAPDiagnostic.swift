@@ -82,6 +82,10 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case numberAsText = "number-as-text"
         /// A dynamic `Parameter` without `ParameterValue`; it is read as 0, as Core Haptics reads it.
         case missingValue = "missing-value"
+        /// In a document read from a file: an `AudioCustom` event's sound file is not beside it (or its path is
+        /// empty or leaves the folder). The engine plays the pattern without it, after looking in its resource
+        /// folder too; Core Haptics refuses the pattern (-4830).
+        case soundFileNotFound = "sound-file-not-found"
         /// A value outside its parameter's documented range; Core Haptics clamps it.
         case valueOutOfRange = "value-out-of-range"
         /// A continuous event longer than `HapticEvent.maximumContinuousDuration`.

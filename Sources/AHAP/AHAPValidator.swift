@@ -41,11 +41,16 @@ public enum AHAPValidator {
 
     /// Reads and validates the file at `url`. A file that cannot be read, or is not a regular file (a
     /// directory, a device, a pipe), is one `unreadable-file` error saying what it is; a file larger than
-    /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read.
+    /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read. An
+    /// `AudioCustom` event whose sound file is not beside the document (a relative path) or not there (an
+    /// absolute one) is a `sound-file-not-found` warning.
     public static func validate(contentsOf url: URL, limits: AHAPLimits = .default) -> AHAPReport {
         switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
         case .success(let data):
-            return validate(data: data, limits: limits)
+            let folder = url.deletingLastPathComponent().path
+            return data.withUnsafeBytes { bytes in
+                validate(bytes: bytes, limits: limits) { soundFileProblem($0, besideFilesIn: folder) }
+            }
         case .failure(.unreadable(let reason)):
             return unreadable(reason)
         case .failure(.directory):
@@ -89,7 +94,22 @@ public enum AHAPValidator {
         return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics, unlistedCount: unlisted)
     }
 
-    static func validate(bytes: UnsafeRawBufferPointer, limits: AHAPLimits) -> AHAPReport {
+    /// What is wrong with the sound file an `AudioCustom` event names, for a document in `folder`, by the rules
+    /// the engine looks for it with: an absolute path as it is, a relative one beside the document first (then
+    /// in the engine's resource folder, which a document alone does not know), no `..` component.
+    private static func soundFileProblem(_ path: String, besideFilesIn folder: String) -> String? {
+        if path.isEmpty { return "has an empty path" }
+        if path.split(separator: "/").contains("..") { return "leaves its folder (a '..' component)" }
+        let file = path.hasPrefix("/") ? path : (folder.hasSuffix("/") ? folder : folder + "/") + path
+        if FileManager.default.fileExists(atPath: file) { return nil }
+        return path.hasPrefix("/")
+            ? "is not there"
+            : "is not beside the pattern (at \(file.shownInMessage)), where the engine looks first, then in its resource folder"
+    }
+
+    static func validate(
+        bytes: UnsafeRawBufferPointer, limits: AHAPLimits, soundFileProblem: ((String) -> String?)? = nil
+    ) -> AHAPReport {
         let parsed: (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int)
         do {
             parsed = try JSONReader.parse(bytes, limits: limits)
@@ -100,7 +120,7 @@ public enum AHAPValidator {
                 line: position.line, column: position.column)
             return AHAPReport(pattern: nil, diagnostics: [diagnostic])
         }
-        var decoder = PatternDecoder(limits: limits)
+        var decoder = PatternDecoder(limits: limits, soundFileProblem: soundFileProblem)
         let positions = TextPosition.locate(parsed.leniencies.map(\.offset), in: bytes)
         for (leniency, position) in zip(parsed.leniencies, positions) {
             decoder.report(

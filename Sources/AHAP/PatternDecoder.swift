@@ -10,9 +10,13 @@ struct PatternDecoder {
     private var droppedDiagnostics = 0
     /// The first error past the limit: still listed, so that a document that does not load always names why.
     private var firstDroppedError: AHAPDiagnostic?
+    /// For a document read from a file: what is wrong with an `AudioCustom` event's sound file (`nil` when it is
+    /// there). The decoder itself reads nothing.
+    private let soundFileProblem: ((String) -> String?)?
 
-    init(limits: AHAPLimits) {
+    init(limits: AHAPLimits, soundFileProblem: ((String) -> String?)? = nil) {
         self.limits = limits
+        self.soundFileProblem = soundFileProblem
     }
 
     // MARK: Reporting
@@ -487,6 +491,11 @@ struct PatternDecoder {
                 report(
                     .error, .missingWaveformPath, "this AudioCustom event has no EventWaveformPath",
                     coreHaptics: .badEventEntry)
+            } else if let waveformPath, let problem = soundFileProblem?(waveformPath) {
+                report(
+                    .warning, .soundFileNotFound,
+                    "the sound \(waveformPath.quotedForMessage) \(problem); without it the engine plays the rest of the pattern, and Core Haptics refuses the pattern",
+                    coreHaptics: .badEventEntry, at: .key("EventWaveformPath"))
             }
         } else {
             if waveformPath != nil {

@@ -100,6 +100,37 @@ import Testing
         #expect((object["summary"] as? [String: Any])?["unlisted"] as? Int == 200)
     }
 
+    @Test func aSoundFileNotBesideThePatternIsAWarningThatStrictFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("RIFF".utf8).write(to: folder.appendingPathComponent("here.wav"))
+        func custom(_ path: String, _ time: Int) -> String {
+            #"{"Event":{"Time":\#(time),"EventType":"AudioCustom","EventWaveformPath":"\#(path)"}}"#
+        }
+        let entries = [
+            custom("here.wav", 0), custom("gone.wav", 1), custom("/nonexistent/abs.wav", 2), custom("../here.wav", 3),
+            custom("", 4), custom(folder.appendingPathComponent("here.wav").path, 5),
+        ]
+        let text = #"{"Version":1,"Pattern":[\#(entries.joined(separator: ","))]}"#
+        let file = folder.appendingPathComponent("sounds.ahap")
+        try text.utf8Data.write(to: file)
+        let run = AHAPValidationRun(paths: [file.path], strict: false)
+        let report = try #require(run.results.first?.report)
+        #expect(report.loads)
+        #expect(report.warnings.allSatisfy { $0.code == .soundFileNotFound && $0.coreHapticsCode == .badEventEntry })
+        #expect(
+            report.warnings.map(\.path) == [1, 2, 3, 4].map { "Pattern[\($0)].Event.EventWaveformPath" })
+        #expect(
+            report.warnings[0].message.hasPrefix(
+                #"the sound "gone.wav" is not beside the pattern (at \#(folder.path)/gone.wav)"#))
+        #expect(report.warnings[1].message.hasPrefix(#"the sound "/nonexistent/abs.wav" is not there;"#))
+        #expect(report.warnings[2].message.hasPrefix(#"the sound "../here.wav" leaves its folder"#))
+        #expect(run.exitCode == 0)
+        #expect(AHAPValidationRun(paths: [file.path], strict: true).exitCode == 1)
+        #expect(AHAPValidator.validate(data: text.utf8Data).warnings.isEmpty, "text alone has no folder to look in")
+    }
+
     @Test func jsonOutputIsMachineReadable() throws {
         let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)
