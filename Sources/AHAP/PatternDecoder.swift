@@ -1,6 +1,8 @@
 // Turns a parsed JSON tree into a `HapticPattern`, reporting every problem with its JSON path. Loading follows
 // Core Haptics' documented behaviour ("sets missing entries to their default value and clamps out-of-range
-// values ... ignores unsupported keys"): what Core Haptics tolerates is a warning, what it rejects is an error.
+// values ... ignores unsupported keys") and its reader's rules (which keys, which spellings of `Time`, which
+// `Version`): what Core Haptics tolerates is a warning, what it rejects is an error. The few places where this
+// package is deliberately stricter or looser are listed in docs/ahap.md ("How close this is to Core Haptics").
 
 struct PatternDecoder {
     private let limits: AHAPLimits
@@ -124,11 +126,11 @@ struct PatternDecoder {
         return result
     }
 
-    /// A finite number. The reader refuses NaN and infinities in text; they reach here only from a pattern
-    /// built in code (`validationDiagnostics()`).
     /// The bytes of a decimal number in text: `Double(_:)` reads hexadecimal, `nan` and `inf` too.
     private static let decimalNumberBytes = Set("0123456789+-.eE".utf8)
 
+    /// A finite number, or a decimal number written as text (with a warning). The reader refuses NaN and
+    /// infinities in text; they reach here only from a pattern built in code (`validationDiagnostics()`).
     private mutating func number(
         _ value: JSONValue, key: String, coreHaptics: CoreHapticsErrorCode?
     ) -> Double? {
