@@ -15,6 +15,8 @@ enum VirtualPadSuite {
             KernelTest(name: "virtual-pad/destroy-makes-client-write-fail-enodev", body: destroyGivesENODEV),
             KernelTest(name: "virtual-pad/fail-uploads-after-2/library", body: failUploadsThroughLibrary),
             KernelTest(name: "virtual-pad/fail-uploads-after-2/cli", body: failUploadsThroughCLI),
+            KernelTest(
+                name: "virtual-pad/refusing-pad/playing-commands-say-why", body: playingCommandsSayWhyThePadRefused),
             KernelTest(name: "virtual-pad/cli-sigterm-removes-node", body: sigtermRemovesNode),
             KernelTest(name: "virtual-pad/cli-live-levels-on-terminal", body: cliShowsLiveLevelsOnATerminal),
             KernelTest(name: "virtual-pad/udev-tags-it-a-joystick", body: udevTagsAJoystick),
@@ -307,6 +309,47 @@ enum VirtualPadSuite {
         try requireEqual(
             records.filter { $0.event == .upload }.map(\.retval), [0, 0, -ENOSPC], "retvals in the record file")
         try require(cli.text.contains("retval=-\(ENOSPC)"), "the CLI did not print the refused upload:\n\(cli.text)")
+    }
+
+    /// A playing command on a pad that refuses uploads ends with status 1 and a line on why: `play` whether the
+    /// pad refuses the first upload or a later one (the engine stops in the middle of the play), `feedback` and
+    /// `replay` (which print what plays until the end unless stopped) when it refuses the first.
+    static func playingCommandsSayWhyThePadRefused() async throws {
+        let path = "/tmp/haptics-two-levels.ahap"
+        try writeFile(
+            path,
+            """
+            {"Pattern": [
+              {"Event": {"Time": 0, "EventType": "HapticContinuous", "EventDuration": 0.2,
+                "EventParameters": [{"ParameterID": "HapticIntensity", "ParameterValue": 0.3}]}},
+              {"Event": {"Time": 0.2, "EventType": "HapticContinuous", "EventDuration": 0.2,
+                "EventParameters": [{"ParameterID": "HapticIntensity", "ParameterValue": 1}]}}]}
+            """)
+        defer { unlink(path) }
+        let runs: [(command: [String], accepted: Int)] = [
+            (["play", path], 0), (["play", path], 1), (["feedback", "impact", "heavy"], 0),
+            (["replay", "--chapter", "1"], 0),
+        ]
+        for (command, accepted) in runs {
+            let name = command[0]
+            let expected = "haptics \(name): the engine stopped the \(name) (deviceError): "
+            let pad = try makePad(VirtualPadConfiguration(failUploadsAfter: accepted))
+            defer { pad.destroy() }
+            let run = try Subprocess(
+                [projectBinary("haptics")] + command + ["--json", "--device", pad.eventNode])
+            let status = run.finish(timeout: hangGuardSeconds)
+            let lines = run.text.split(whereSeparator: \.isNewline)
+            let said = lines.filter { $0.hasPrefix(expected) }
+            let context = "haptics \(command.joined(separator: " ")) on a pad accepting \(accepted) upload(s)"
+            try requireEqual(status, 1, "status of \(context):\n\(run.text)")
+            try require(
+                said.count == 1 && said[0].count > expected.count && !run.text.contains("Error:"),
+                "no line starting \(expected) with the reason after it, from \(context):\n\(run.text)")
+            try require(
+                !lines.contains { $0.contains(#""event":"finished""#) },
+                "\(context) says it finished:\n\(run.text)")
+            print("  \(context): \(said[0])")
+        }
     }
 
     static func sigtermRemovesNode() async throws {

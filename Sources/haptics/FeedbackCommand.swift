@@ -19,7 +19,8 @@ struct FeedbackCommand: AsyncParsableCommand {
             intensity range (docs/app-haptics.md has the definitions). Plays on --device, else on the first \
             rumble-capable device, else on the built-in virtual output; prints each tap with the motor levels \
             at its time. --json prints JSON lines: note (what the user should know, such as the fall-back to the \
-            virtual output), feedback, tap (one per tap), finished.
+            virtual output), feedback, tap (one per tap), stopped (with a reason: any but the device going away \
+            ends the run with status 1), finished.
             """)
 
     @Argument(help: "success | warning | error | selection | impact")
@@ -82,9 +83,21 @@ struct FeedbackCommand: AsyncParsableCommand {
                 "start": PlaybackTiming.seconds(start),
             ],
             text: "\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
+        try await engine.narrate("feedback", report: report) {
+            await Self.narrate(taps, from: start, until: start + pattern.duration, on: engine, report: report)
+        }
+        engine.stop()
+    }
+
+    /// Each tap with the motor levels just after it, then `done`; nothing more once cancelled (the engine stopped
+    /// for good).
+    private static func narrate(
+        _ taps: [HapticEvent], from start: Double, until end: Double, on engine: HapticEngine, report: PlayReport
+    ) async {
         for tap in taps {
             let at = start + tap.relativeTime
             let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
+            if Task.isCancelled { return }
             report.emit(
                 "tap",
                 [
@@ -97,8 +110,8 @@ struct FeedbackCommand: AsyncParsableCommand {
                     tap.sharpness)
                     + output.text)
         }
-        await engine.sleep(until: start + pattern.duration + PlaybackTiming.tail)
+        await engine.sleep(until: end + PlaybackTiming.tail)
+        if Task.isCancelled { return }
         report.emit("finished", [:], text: "done")
-        engine.stop()
     }
 }

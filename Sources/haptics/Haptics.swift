@@ -35,9 +35,9 @@ struct Haptics: AsyncParsableCommand {
             AudioCommand.self,
         ])
 
-    /// ArgumentParser's own `main`, except that a `CommandFailure` is printed as `haptics COMMAND: ...` (no
-    /// usage text: the arguments were fine) and exits with 1. Usage errors, `--help` and `ExitCode`s go
-    /// through ArgumentParser as usual.
+    /// ArgumentParser's own `main`, except that a command's failure (a `CommandFailure`, or any other error but
+    /// ArgumentParser's own) is printed as `haptics COMMAND: ...` (no usage text: the arguments were fine) and
+    /// exits with 1. Usage errors, `--help` and `ExitCode`s go through ArgumentParser as usual.
     static func main() async {
         var command: any ParsableCommand
         do {
@@ -51,15 +51,24 @@ struct Haptics: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let failure as CommandFailure {
+        } catch let error where isArgumentParserOutcome(error) {
+            exit(withError: error)
+        } catch {
+            // A CommandFailure, or a failure of the library or the system (an engine call the device refused): the
+            // command's own failure, said after its name, without ArgumentParser's `Error:` and usage hint.
             let name =
                 (command as? any NestedCommand).map { type(of: $0).path }
                 ?? type(of: command).configuration.commandName ?? "haptics"
-            Console.printError("haptics \(name): \(failure)")
+            Console.printError("haptics \(name): \(error)")
             exit(withError: ExitCode.failure)
-        } catch {
-            exit(withError: error)
         }
+    }
+
+    /// An error of ArgumentParser's own types thrown while a command runs: an exit status, a clean exit, a usage
+    /// error, the `help` command's request for help. ArgumentParser says and ends these as usual. (Its
+    /// `CommandError` is internal to it, so the types are told by their module.)
+    static func isArgumentParserOutcome(_ error: any Error) -> Bool {
+        String(reflecting: type(of: error)).hasPrefix("ArgumentParser.")
     }
 }
 

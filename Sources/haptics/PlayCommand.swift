@@ -116,6 +116,9 @@ struct PlayCommand: AsyncParsableCommand {
 struct PlaySession {
     enum Signal: Sendable {
         case finished
+        /// The player ended on an error: what the engine says of the failure that stops it (it comes before the
+        /// `stopped` signal).
+        case failed(HapticEngineError)
         case stopped(HapticEngineStoppedReason)
         case reset
         case interrupted
@@ -180,6 +183,7 @@ struct PlaySession {
             }
         }
         defer { redraw.cancel() }
+        var failure: HapticEngineError?
         for await signal in signals.stream {
             switch signal {
             case .late(let sample):
@@ -197,6 +201,8 @@ struct PlaySession {
                 report.event("finished")
                 engine.stop()
                 return
+            case .failed(let error):
+                failure = error
             case .interrupted:
                 report.event("interrupted")
                 engine.stop()
@@ -204,10 +210,11 @@ struct PlaySession {
             case .stopped(let reason):
                 progress.pause(at: engine.currentTime)
                 report.event("stopped", ["reason": reason.rawValue])
-                guard reason == .gameControllerDisconnect || reason == .audioSessionInterrupt else {
+                guard EngineStop.isRecoverable(reason) else {
                     engine.stop()
-                    throw ExitCode.failure
+                    throw EngineStop.failure(of: "play", reason: reason, error: failure)
                 }
+                failure = nil
                 let what = reason == .audioSessionInterrupt ? "the sound device" : "the device"
                 report.note("\(what) went away: waiting for it to come back (Ctrl-C to quit)")
             case .reset:
@@ -227,7 +234,7 @@ struct PlaySession {
         completion: AsyncStream<Signal>.Continuation
     ) throws -> any HapticAdvancedPatternPlayer {
         player.playbackRate = rate
-        player.completionHandler = { error in if error == nil { completion.yield(.finished) } }
+        player.completionHandler = { error in completion.yield(error.map(Signal.failed) ?? .finished) }
         if loops != 1 { player.loopEnabled = true }
         if loopLength > 0 { try player.seek(toOffset: played.truncatingRemainder(dividingBy: loopLength)) }
         try player.start(atTime: 0)

@@ -150,7 +150,69 @@ enum PlaybackTiming {
     static func seconds(_ value: Double) -> String { String(cFormat: "%.6f", value) }
 }
 
+/// How an engine's stop ends a playing command. An unplugged pad or sound device is waited for: the engine resets
+/// when it is back. Any other stop is for good (the device refused a write, the engine could not start its
+/// thread), and the command ends with status 1 and a line that says so.
+enum EngineStop {
+    static func isRecoverable(_ reason: HapticEngineStoppedReason) -> Bool {
+        reason == .gameControllerDisconnect || reason == .audioSessionInterrupt
+    }
+
+    /// What the user reads when the engine stopped for good in the middle of the `command` (`play`, `replay`,
+    /// `feedback`): the reason, the device's own words when a player ended on them, and what to try.
+    static func failure(
+        of command: String, reason: HapticEngineStoppedReason, error: HapticEngineError?
+    ) -> CommandFailure {
+        let why: String
+        let fix: String?
+        switch reason {
+        case .deviceError:
+            why = error?.message ?? "the device refused what the engine needs (an effect slot or an upload)"
+            fix = "`haptics probe` shows what the device takes; another program may hold its effect slots."
+        case .systemError:
+            why = error?.message ?? "the engine could not start its playback thread"
+            fix = "The system is out of threads or memory: close something and play again."
+        default:
+            why = error?.message ?? "the engine stopped on its own"
+            fix = nil
+        }
+        return CommandFailure("the engine stopped the \(command) (\(reason.rawValue))", why: why, fix: fix)
+    }
+}
+
 extension HapticEngine {
+    /// Runs `narration` (what a command prints while the engine plays) to its end, or until the engine stops for
+    /// good (`EngineStop`), which cancels it; then throws that stop's failure. Each stop is reported as a
+    /// `stopped` event.
+    func narrate(
+        _ command: String, report: PlayReport, _ narration: @escaping @Sendable () async -> Void
+    ) async throws {
+        let stops = AsyncStream.makeStream(of: HapticEngineStoppedReason.self)
+        stoppedHandler = { [continuation = stops.continuation] reason in
+            report.event("stopped", ["reason": reason.rawValue])
+            continuation.yield(reason)
+        }
+        defer { stoppedHandler = nil }
+        let fatal = await withTaskGroup(of: HapticEngineStoppedReason?.self) { group in
+            group.addTask {
+                await narration()
+                return nil
+            }
+            group.addTask {
+                for await reason in stops.stream where !EngineStop.isRecoverable(reason) { return reason }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            stops.continuation.finish()
+            group.cancelAll()
+            return first
+        }
+        if let fatal {
+            stop()
+            throw EngineStop.failure(of: command, reason: fatal, error: nil)
+        }
+    }
+
     func sleep(until time: Double) async {
         let remaining = time - currentTime
         if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }

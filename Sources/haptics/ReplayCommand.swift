@@ -19,7 +19,8 @@ struct ReplayCommand: AsyncParsableCommand {
             rumble-capable device, else on the built-in virtual output; prints each cue as it plays with the motor \
             levels. --json prints JSON lines: note (what the user should know: the fall-back to the virtual output, \
             waiting for a device, a cue not scheduled), replay (with the start time on CLOCK_MONOTONIC), chapter, cue \
-            (with its absolute time "at"), stopped, reset, finished.
+            (with its absolute time "at"), stopped (a stop other than the device going away ends the replay with \
+            status 1), reset, finished.
             """)
 
     @Option(help: "Replay only chapter N (not with --all).")
@@ -46,14 +47,16 @@ struct ReplayCommand: AsyncParsableCommand {
         let engine = try await output.startEngine(command: "replay", report: report)
         let start = engine.currentTime + PlaybackTiming.leadIn
         let schedule = ReplaySchedule(engine: engine, plan: plan, patterns: patterns, start: start)
-        engine.stoppedHandler = { reason in report.event("stopped", ["reason": reason.rawValue]) }
         engine.resetHandler = {
             report.event("reset")
             schedule.scheduleRemaining(report: report)
         }
         schedule.scheduleRemaining(report: report)
-        var narration = ReplayNarration(app: sheet.app, plan: plan, start: start, engine: engine, report: report)
-        await narration.run()
+        let narration = ReplayNarration(app: sheet.app, plan: plan, start: start, engine: engine, report: report)
+        try await engine.narrate("replay", report: report) {
+            var narration = narration
+            await narration.run()
+        }
         engine.stop()
     }
 
@@ -116,7 +119,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
 /// What the replay prints while the engine plays what was scheduled: a header, each chapter as it begins, each
 /// cue with the motor levels at its time (a chapter without cues in its place among the others), then the end.
-struct ReplayNarration {
+struct ReplayNarration: Sendable {
     let app: String
     let plan: ReplayPlan
     let start: Double
@@ -137,6 +140,7 @@ struct ReplayNarration {
 
     mutating func run() async {
         printHeader()
+        // Cancelled when the engine stopped for good: from then on nothing is printed (each sleep ends at once).
         for entry in plan.entries {
             announceEmptyChapters(before: entry.cue.chapter)
             await announceChapter(entry.cue.chapter)
@@ -144,6 +148,7 @@ struct ReplayNarration {
         }
         announceEmptyChapters(before: nil)
         await engine.sleep(until: start + plan.duration + PlaybackTiming.tail)
+        if Task.isCancelled { return }
         report.emit("finished", [:], text: "done")
     }
 
@@ -173,6 +178,7 @@ struct ReplayNarration {
         guard announced.insert(number).inserted, let span = plan.chapters.first(where: { $0.number == number })
         else { return }
         await engine.sleep(until: start + span.start)
+        if Task.isCancelled { return }
         report.emit(
             "chapter",
             ["chapter": "\(span.number)", "title": span.title, "at": PlaybackTiming.seconds(start + span.start)],
@@ -182,6 +188,7 @@ struct ReplayNarration {
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
         let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
+        if Task.isCancelled { return }
         let name = entry.cue.pattern.padded(to: Self.patternColumn)
         report.emit(
             "cue",

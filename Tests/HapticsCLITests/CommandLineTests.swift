@@ -1,0 +1,19 @@
+import Testing
+
+/// What every command shares: how ArgumentParser's own outcomes (help, usage errors) reach the user beside the
+/// commands' failures, which `haptics` prints itself.
+struct CommandLineTests {
+    @Test func theHelpCommandPrintsTheSubcommandsHelpAndExitsZero() throws {
+        let run = try CLI.run(["help", "probe"])
+        #expect(run.status == 0)
+        #expect(run.output.hasPrefix("OVERVIEW: Describe one input device"))
+        #expect(run.errors.isEmpty)
+    }
+
+    @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
+        let run = try CLI.run(["play", "--loop=-1", "thud"])
+        #expect(run.status == 64)
+        #expect(run.errors.hasPrefix("Error: --loop must be 0 (forever) or more"))
+        #expect(run.errors.contains("Usage: haptics play"))
+    }
+}
