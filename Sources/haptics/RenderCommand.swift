@@ -64,7 +64,8 @@ struct RenderCommand: ParsableCommand {
     @Option(
         help: ArgumentHelp(
             "Rows per second, up to 100000: csv's samples (default 1000), text's rows (default 50). Not with "
-                + "--actuators hd or hd-rumble, which keep their own rate; json and svg do not use it."))
+                + "--actuators hd or hd-rumble, which keep their own rate, nor with json or svg, which do not "
+                + "sample."))
     var sampleRate: Double?
 
     @Option(help: "The render profile: how transients and commands are shaped for a kind of device.")
@@ -80,16 +81,25 @@ struct RenderCommand: ParsableCommand {
         switch (actuators, chosenFormat) {
         case (.hdRumble, .text), (.hdRumble, .json), (.hdRumble, .wav):
             throw ValidationError("--actuators hd-rumble renders as svg or csv")
-        case (.hdRumble, .csv) where sampleRate != nil:
-            throw ValidationError("--actuators hd-rumble writes one row per 30 ms update: leave --sample-rate out")
         case (.rumble, .wav):
             throw ValidationError("--format wav is the voice coils' waveform: pass --actuators hd")
         case (.hd, .text), (.hd, .json):
             throw ValidationError("--actuators hd renders as svg, csv or wav")
         case (.hd, .wav) where output == nil:
             throw ValidationError("--format wav needs --output FILE")
-        case (.hd, .csv) where sampleRate != nil:
+        default:
+            break
+        }
+        // An option that would change nothing is refused rather than ignored.
+        guard sampleRate != nil else { return }
+        switch (actuators, chosenFormat) {
+        case (.hdRumble, _):
+            throw ValidationError("--actuators hd-rumble writes one row per 30 ms update: leave --sample-rate out")
+        case (.hd, _):
             throw ValidationError("--actuators hd samples at the voice coils' 3000 Hz: leave --sample-rate out")
+        case (_, .json), (_, .svg):
+            throw ValidationError(
+                "--format \(chosenFormat.rawValue) does not sample: --sample-rate is for text and csv")
         default:
             break
         }
@@ -120,9 +130,11 @@ struct RenderCommand: ParsableCommand {
         switch chosenFormat {
         case .text: text = rendering.terminalText(rowsPerSecond: try rowRate(default: 50, of: rendering))
         case .csv:
-            if rendering.voiceCoils != nil {
+            if let voiceCoils = rendering.voiceCoils {
+                try checkRows(voiceCoils.endFrame, of: "the voice coils' samples at 3000 Hz")
                 text = rendering.waveformCSV()
             } else if rendering.hdRumble != nil {
+                // One row per 30 ms: an hour-long pattern is 120,000 rows.
                 text = rendering.bandsCSV()
             } else {
                 text = rendering.csv(sampleRate: try rowRate(default: 1000, of: rendering))
@@ -161,6 +173,16 @@ struct RenderCommand: ParsableCommand {
     /// The most rows text and csv write: a million rows is about 30 MB of csv, and an hour-long pattern
     /// (`HapticPattern.maximumTime`) at the default 1000 Hz would be 3.6 million.
     static let maximumRows = 1_000_000.0
+
+    /// Fails when the voice coils' csv, one row per sample at their own 3000 Hz, would have more than
+    /// `maximumRows` rows (a pattern over 333 s): `rows`, of `what`.
+    private func checkRows(_ rows: Int, of what: String) throws {
+        guard Double(rows) > Self.maximumRows else { return }
+        throw CommandFailure(
+            "\(pattern): too long to write as csv",
+            why: "\(what) are \(rows) rows, more than \(Int(Self.maximumRows))",
+            fix: "Pass --format wav --output FILE, which holds the same samples in 4 bytes each, or --format svg.")
+    }
 
     /// `--sample-rate`, or `defaultRate`, when the rows it gives over the rendering fit in `maximumRows`.
     private func rowRate(default defaultRate: Double, of rendering: Rendering) throws -> Double {

@@ -75,6 +75,37 @@ import Testing
             #expect(auto.status != 0 && auto.errors.contains("rumble|hd|hd-rumble"))
         }
     }
+
+    /// `--sample-rate` applies to the motors' text and csv only; wherever it would change nothing it is a usage
+    /// error that says so, not an option silently ignored.
+    @Test(arguments: [
+        (["--actuators", "hd", "--format", "svg"], "leave --sample-rate out"),
+        (["--actuators", "hd", "--format", "wav", "--output", "/tmp/never-written.wav"], "leave --sample-rate out"),
+        (["--actuators", "hd-rumble", "--format", "svg"], "leave --sample-rate out"),
+        (["--format", "svg"], "--format svg does not sample"), (["--format", "json"], "--format json does not sample"),
+    ])
+    func aSampleRateThatWouldChangeNothingIsAUsageError(options: [String], message: String) throws {
+        try CLI.withFile(Self.pattern) { file in
+            let run = try CLI.run(["render", "--sample-rate", "10"] + options + [file])
+            #expect(run.status == 64)
+            #expect(run.output.isEmpty)
+            #expect(run.errors.contains(message), "\(run.errors)")
+        }
+    }
+
+    /// Over a million rows (a pattern over 333 s at the voice coils' 3000 Hz) the csv is refused, as the motors'
+    /// csv is, and the WAV, which holds the same samples, is the way out.
+    @Test func aVoiceCoilCSVOverAMillionRowsIsRefusedWithWAVAsTheWayOut() throws {
+        try CLI.withFile(#"{"Version":1.0,"Pattern":[{"Event":{"Time":400,"EventType":"HapticTransient"}}]}"#) {
+            file in
+            let refused = try CLI.run(["render", "--actuators", "hd", "--format", "csv", file])
+            #expect(refused.status == 1)
+            #expect(refused.output.isEmpty)
+            #expect(refused.errors.contains("too long to write as csv"), "\(refused.errors)")
+            #expect(refused.errors.contains("more than 1000000"), "\(refused.errors)")
+            #expect(refused.errors.contains("--format wav --output FILE"), "\(refused.errors)")
+        }
+    }
 }
 
 /// `haptics render --actuators hd-rumble`: a Switch controller's HD rumble as an SVG panel of bands and as CSV
