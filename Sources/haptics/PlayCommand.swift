@@ -99,6 +99,9 @@ struct PlayCommand: AsyncParsableCommand {
             [url.deletingLastPathComponent().path]
             + (HapticResourceDirectory.locate().map { [$0.directory.path] } ?? [])
         let report = PlayReport(command: "play", json: output.json, live: Console.outputIsTerminal)
+        if audioDevice != "default", !loaded.events.contains(where: { !$0.isHaptic }) {
+            report.note("--audio-device \(audioDevice) is not used: the pattern has no audio events")
+        }
         // The play's signals, made before the engine: its playback thread tells of a level it slept through whole,
         // written late (the `late` event), for the main task to print in order with the others.
         let signals = AsyncStream.makeStream(of: PlaySession.Signal.self)

@@ -34,4 +34,16 @@ import Testing
             #expect(result.errors.contains("Play on the body motors"), "\(result.errors)")
         }
     }
+
+    /// A sound device named for a pattern without audio events is not opened, so a typo in it would go unseen:
+    /// the play says the option is not used, and plays.
+    @Test func anAudioDeviceForAPatternWithoutAudioIsSaidToBeUnused() throws {
+        let result = try CLI.run(["play", "--device", "virtual", "--json", "--audio-device", "nosuch", "thud"])
+        #expect(result.status == 0, "\(result.errors)")
+        #expect(
+            result.output.hasPrefix(
+                #"{"event":"note","message":"--audio-device nosuch is not used: the pattern has no audio events"}"#
+            ), "\(result.output)")
+        #expect(result.output.contains(#"{"event":"finished"}"#), "\(result.output)")
+    }
 }
