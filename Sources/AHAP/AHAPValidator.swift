@@ -95,12 +95,12 @@ public enum AHAPValidator {
     }
 
     /// What is wrong with the sound file an `AudioCustom` event names, for a document in `folder`, by the rules
-    /// the engine looks for it with: an absolute path as it is, a relative one beside the document first (then
-    /// in the engine's resource folder, which a document alone does not know), no `..` component.
+    /// the engine looks for it with (`AudioResourcePath`): an absolute path as it is, a relative one beside the
+    /// document first (then in the engine's resource folder, which a document alone does not know), no `..`
+    /// component.
     private static func soundFileProblem(_ path: String, besideFilesIn folder: String) -> String? {
-        if path.isEmpty { return "has an empty path" }
-        if path.split(separator: "/").contains("..") { return "leaves its folder (a '..' component)" }
-        let file = path.hasPrefix("/") ? path : (folder.hasSuffix("/") ? folder : folder + "/") + path
+        if let refusal = AudioResourcePath.refusal(of: path) { return "names no file: its path \(refusal)" }
+        let file = AudioResourcePath.candidates(for: path, in: [folder])[0]
         if FileManager.default.fileExists(atPath: file) { return nil }
         return path.hasPrefix("/")
             ? "is not there"

@@ -33,20 +33,16 @@ public struct PatternSounds: Sendable {
     /// Each clip's length in seconds, what `AudioSchedule` needs.
     public var clipDurations: [String: Double] { clips.mapValues(\.duration) }
 
-    /// The file `path` names: itself when absolute, else the first of `directories` that holds it.
+    /// The file `path` names (`AudioResourcePath`): itself when absolute, else the first of `directories` that
+    /// holds it.
     static func locate(_ path: String, in directories: [String]) throws(AudioFileError) -> String {
-        guard !path.isEmpty else { throw AudioFileError(path: path, reason: "the path is empty") }
-        guard !path.split(separator: "/").contains("..") else {
-            throw AudioFileError(path: path, reason: "the path leaves its folder (a '..' component)")
+        if let refusal = AudioResourcePath.refusal(of: path) {
+            throw AudioFileError(path: path, reason: "the path \(refusal)")
         }
-        if path.hasPrefix("/") {
-            guard Sys.exists(path) else { throw AudioFileError(path: path, reason: "no such file") }
-            return path
+        if let found = AudioResourcePath.candidates(for: path, in: directories).first(where: Sys.exists) {
+            return found
         }
-        for directory in directories {
-            let candidate = directory.hasSuffix("/") ? directory + path : directory + "/" + path
-            if Sys.exists(candidate) { return candidate }
-        }
+        if path.hasPrefix("/") { throw AudioFileError(path: path, reason: "no such file") }
         let searched = directories.isEmpty ? "no folder to look in" : "not in " + directories.joined(separator: ", ")
         throw AudioFileError(path: path, reason: "no such file: \(searched)")
     }

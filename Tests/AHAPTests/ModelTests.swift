@@ -97,3 +97,25 @@ import Testing
         #expect(try HapticPattern(data: text.utf8Data).duration == 30)
     }
 }
+
+/// `AudioResourcePath`: the rule by which an `AudioCustom` path leads to a file, shared by the engine's loader and
+/// the validator.
+struct AudioResourcePathTests {
+    @Test func anEmptyPathOrADotDotComponentNamesNoFileAndOtherPathsMay() {
+        #expect(AudioResourcePath.refusal(of: "") == "is empty")
+        for path in ["../up.wav", "sounds/../../up.wav", "/abs/../up.wav", ".."] {
+            #expect(AudioResourcePath.refusal(of: path) == "leaves its folder (a '..' component)", "\(path)")
+        }
+        for path in ["a.wav", "sounds/a.wav", "/abs/a.wav", "..a.wav", "a..wav", "./a.wav"] {
+            #expect(AudioResourcePath.refusal(of: path) == nil, "\(path)")
+        }
+    }
+
+    @Test func anAbsolutePathIsItselfAndARelativeOneIsInsideEachFolderInOrder() {
+        #expect(AudioResourcePath.candidates(for: "/abs/a.wav", in: ["/one", "/two"]) == ["/abs/a.wav"])
+        #expect(
+            AudioResourcePath.candidates(for: "s/a.wav", in: ["/one", "/two/", "rel"])
+                == ["/one/s/a.wav", "/two/s/a.wav", "rel/s/a.wav"])
+        #expect(AudioResourcePath.candidates(for: "a.wav", in: []).isEmpty)
+    }
+}

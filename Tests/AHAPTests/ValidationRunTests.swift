@@ -125,7 +125,10 @@ import Testing
             report.warnings[0].message.hasPrefix(
                 #"the sound "gone.wav" is not beside the pattern (at \#(folder.path)/gone.wav)"#))
         #expect(report.warnings[1].message.hasPrefix(#"the sound "/nonexistent/abs.wav" is not there;"#))
-        #expect(report.warnings[2].message.hasPrefix(#"the sound "../here.wav" leaves its folder"#))
+        #expect(
+            report.warnings[2].message.hasPrefix(
+                #"the sound "../here.wav" names no file: its path leaves its folder (a '..' component);"#))
+        #expect(report.warnings[3].message.hasPrefix(#"the sound "" names no file: its path is empty;"#))
         #expect(run.exitCode == 0)
         #expect(AHAPValidationRun(paths: [file.path], strict: true).exitCode == 1)
         #expect(AHAPValidator.validate(data: text.utf8Data).warnings.isEmpty, "text alone has no folder to look in")

@@ -314,10 +314,10 @@ public final class HapticManager {
         let folder = file.deletingLastPathComponent()
         var pattern = pattern
         for index in pattern.events.indices where pattern.events[index].type == .audioCustom {
-            guard let path = pattern.events[index].waveformPath, !path.isEmpty, !path.hasPrefix("/"),
-                !path.split(separator: "/").contains("..")
+            guard let path = pattern.events[index].waveformPath, !path.hasPrefix("/"),
+                AudioResourcePath.refusal(of: path) == nil
             else { continue }
-            let beside = folder.appendingPathComponent(path).path
+            let beside = AudioResourcePath.candidates(for: path, in: [folder.path])[0]
             if FileManager.default.fileExists(atPath: beside) { pattern.events[index].waveformPath = beside }
         }
         return pattern
