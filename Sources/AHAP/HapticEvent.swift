@@ -196,10 +196,12 @@ public struct HapticEvent: Sendable, Hashable {
     /// `Sustained` is documented as 1.0 or 0.0; values in between are read by rounding to the nearer one.
     private static let sustainedThreshold = 0.5
 
-    /// The duration a renderer should use: `duration` (0 when absent) for continuous events, capped at
-    /// `HapticEvent.maximumContinuousDuration`; 0 for transients, whose length the renderer chooses.
+    /// The duration a renderer should use: `duration` (0 when absent), capped at
+    /// `HapticEvent.maximumContinuousDuration`, for continuous events and `AudioCustom` events; 0 for transients,
+    /// whose length the renderer chooses. An `AudioCustom` event without `EventDuration` lasts as long as its sound
+    /// file, which the event does not know: 0 here, and the file's length where it is read (`AudioSchedule`).
     public var effectiveDuration: AHAPTime {
-        guard type.isContinuous else { return 0 }
+        guard type.isContinuous || type == .audioCustom else { return 0 }
         return Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
     }
 

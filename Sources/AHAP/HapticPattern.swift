@@ -70,19 +70,12 @@ public struct HapticPattern: Sendable, Hashable {
     public var hapticEvents: [HapticEvent] { events.filter(\.isHaptic) }
 
     /// The pattern's length in seconds, like `CHHapticPattern.duration`: the latest end of any event (start plus
-    /// `effectiveDuration`, or for an `AudioCustom` event its `EventDuration` capped as a continuous event's is),
-    /// dynamic parameter time, or curve end. Transients count as instants, and so does an `AudioCustom` event
+    /// `effectiveDuration`), dynamic parameter time, or curve end. Transients count as instants, and so does an `AudioCustom` event
     /// without `EventDuration`: its length is its sound file's, which a pattern does not read (a player's
     /// `duration` covers it).
     public var duration: AHAPTime {
         var end: AHAPTime = 0
-        for event in events {
-            let length =
-                event.type == .audioCustom
-                ? Swift.min(Swift.max(event.duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
-                : event.effectiveDuration
-            end = Swift.max(end, event.relativeTime + length)
-        }
+        for event in events { end = Swift.max(end, event.relativeTime + event.effectiveDuration) }
         for parameter in dynamicParameters { end = Swift.max(end, parameter.relativeTime) }
         for curve in parameterCurves { end = Swift.max(end, curve.endTime) }
         return end

@@ -90,9 +90,7 @@ public struct AudioSchedule: Sendable {
     /// `EventDuration` when given, capped as continuous events are; otherwise the file once at the rate of the
     /// pitch the event starts with.
     private static func customDuration(_ event: HapticEvent, clipDuration: Double, controls: AudioControls) -> Double {
-        if let duration = event.duration, duration > 0 {
-            return Swift.min(duration, HapticEvent.maximumContinuousDuration)
-        }
+        if event.effectiveDuration > 0 { return event.effectiveDuration }
         let pitch = controls.pitch(event.effectiveValue(of: .audioPitch), at: event.relativeTime)
         return Swift.min(clipDuration / AudioMapping.playbackRate(pitch: pitch), HapticEvent.maximumContinuousDuration)
     }

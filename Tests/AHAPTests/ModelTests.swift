@@ -28,6 +28,23 @@ import Testing
         #expect(event.effectiveDuration == HapticEvent.maximumContinuousDuration)
     }
 
+    /// An `AudioCustom` event's `EventDuration` is its length, capped as a continuous event's; without one, its
+    /// length is its file's, which the event does not know (0). A transient has none whatever it says.
+    @Test func anAudioCustomEventLastsItsEventDurationCappedAndATransientNothing() {
+        let custom = { (duration: Double?) in HapticEvent(type: .audioCustom, relativeTime: 0, duration: duration) }
+        #expect(custom(1.5).effectiveDuration == 1.5)
+        #expect(custom(45).effectiveDuration == HapticEvent.maximumContinuousDuration)
+        #expect(custom(-1).effectiveDuration == 0)
+        #expect(custom(nil).effectiveDuration == 0)
+        #expect(HapticEvent(type: .hapticTransient, relativeTime: 0, duration: 2).effectiveDuration == 0)
+        let pattern = HapticPattern(
+            events: [custom(45), HapticEvent(type: .hapticTransient, relativeTime: 40)], parameters: [])
+        #expect(pattern.duration == 40)
+        #expect(
+            HapticPattern(events: [HapticEvent(type: .audioCustom, relativeTime: 2, duration: 45)], parameters: [])
+                .duration == 32)
+    }
+
     @Test func identifiersKeepUnknownNames() {
         #expect(HapticEvent.ParameterID(rawValue: "HapticIntensity") == .hapticIntensity)
         #expect(HapticEvent.ParameterID(rawValue: "Wobble") == .unknown("Wobble"))
