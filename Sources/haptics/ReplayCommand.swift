@@ -39,9 +39,10 @@ struct ReplayCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let (sheet, resources) = try loadSheet()
+        let (sheet, sheetFile, resources) = try loadSheet()
         let chapters = try selectedChapters(of: sheet)
-        let patterns = try loadPatterns(Set(chapters.flatMap { $0.cues.map(\.pattern) }), from: resources)
+        let patterns = try loadPatterns(
+            Set(chapters.flatMap { $0.cues.map(\.pattern) }), of: sheet, in: sheetFile, from: resources)
         let plan = ReplayPlan(chapters: chapters, patternDurations: patterns.mapValues(\.duration))
         let report = PlayReport(command: "replay", json: output.json)
         let engine = try await output.startEngine(command: "replay", report: report)
@@ -72,7 +73,8 @@ struct ReplayCommand: AsyncParsableCommand {
         return [found]
     }
 
-    private func loadSheet() throws -> (CueSheet, HapticResourceDirectory) {
+    /// The cue sheet, the file it was read from (as given), and its folder, where its patterns are.
+    private func loadSheet() throws -> (CueSheet, String, HapticResourceDirectory) {
         let url: URL
         if let cues {
             url = URL(fileURLWithPath: cues)
@@ -85,7 +87,10 @@ struct ReplayCommand: AsyncParsableCommand {
             url = folder.directory.appendingPathComponent(Self.defaultSheetName)
         }
         do {
-            return (try CueSheet(contentsOf: url), HapticResourceDirectory(directory: url.deletingLastPathComponent()))
+            return (
+                try CueSheet(contentsOf: url), url.relativePath,
+                HapticResourceDirectory(directory: url.deletingLastPathComponent())
+            )
         } catch {
             throw CommandFailure(
                 "cannot read the cue sheet", why: "\(error)", fix: "docs/app-haptics.md describes its format.")
@@ -94,14 +99,17 @@ struct ReplayCommand: AsyncParsableCommand {
 
     static let defaultSheetName = "cues.json"
 
-    private func loadPatterns(_ names: Set<String>, from resources: HapticResourceDirectory) throws -> [String:
-        HapticPattern]
-    {
+    /// The patterns `names` (cues of `sheet`, read from `sheetFile`) from the sheet's folder; a missing one is
+    /// named with where the sheet names it.
+    private func loadPatterns(
+        _ names: Set<String>, of sheet: CueSheet, in sheetFile: String, from resources: HapticResourceDirectory
+    ) throws -> [String: HapticPattern] {
         var patterns: [String: HapticPattern] = [:]
         for name in names.sorted() {
             guard let url = resources.url(forResource: name, withExtension: "ahap") else {
+                let location = sheet.location(ofFirstCueNaming: name).map { ": \($0)" } ?? ""
                 throw CommandFailure(
-                    "the cue sheet names '\(name)'",
+                    "\(sheetFile)\(location): no pattern '\(name)'",
                     why: "\(resources.directory.path)/\(name).ahap does not exist",
                     fix: "Add the pattern beside the cue sheet, or correct the sheet's pattern name.")
             }

@@ -83,6 +83,20 @@ import Testing
         #expect(timeline.map(\.repetition) == [0, 1, 0, 2])
     }
 
+    /// A cue's place in the document is told by sheet order, not by chapter number or time.
+    @Test func theFirstCueNamingAPatternIsLocatedByItsPathInTheDocument() throws {
+        let text = """
+            {"version": 1, "chapters": [
+              {"chapter": 3, "cues": [{"time": 1, "pattern": "thud"}]},
+              {"chapter": 1, "cues": [{"time": 2, "pattern": "detent"}, {"time": 0, "pattern": "gone"},
+                                      {"time": 3, "pattern": "gone"}]}]}
+            """
+        let sheet = try CueSheet(data: Data(text.utf8))
+        #expect(sheet.location(ofFirstCueNaming: "gone") == "chapters[1].cues[1].pattern")
+        #expect(sheet.location(ofFirstCueNaming: "thud") == "chapters[0].cues[0].pattern")
+        #expect(sheet.location(ofFirstCueNaming: "absent") == nil)
+    }
+
     /// Broken sheets and the error each must give: the file, the JSON path and the reason.
     static let brokenSheets: [(text: String, expected: String)] = [
         ("{", "broken.json: not valid JSON"),

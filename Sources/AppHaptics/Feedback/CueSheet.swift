@@ -81,6 +81,17 @@ public struct CueSheet: Sendable, Hashable {
 
     public func chapter(_ number: Int) -> Chapter? { chapters.first { $0.number == number } }
 
+    /// Where in the document the first cue naming `pattern` names it (`chapters[1].cues[0].pattern`, the paths of
+    /// `CueSheetError`); nil when no cue does.
+    public func location(ofFirstCueNaming pattern: String) -> String? {
+        for (chapterIndex, chapter) in chapters.enumerated() {
+            if let cueIndex = chapter.cues.firstIndex(where: { $0.pattern == pattern }) {
+                return "chapters[\(chapterIndex)].cues[\(cueIndex)].pattern"
+            }
+        }
+        return nil
+    }
+
     /// Every pattern name the sheet mentions, sorted, without duplicates.
     public var patternNames: [String] { Set(chapters.flatMap { $0.cues.map(\.pattern) }).sorted() }
 }
