@@ -95,6 +95,15 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
     }
 
     /// How it reaches the kernel.
+    /// Whether it is a USB gadget on the dummy host controller: its driver names it by the real pad's USB strings,
+    /// so a name of the caller's cannot reach it (the uhid models take one).
+    package var isUSBGadget: Bool {
+        switch self {
+        case .xbox360, .dragonrise, .pidJoystick: true
+        default: false
+        }
+    }
+
     package var transport: String {
         switch self {
         case .dualsense, .dualshock4, .switchPro: "USB HID over uhid"

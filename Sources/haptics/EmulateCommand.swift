@@ -55,6 +55,11 @@ struct EmulateCommand: AsyncParsableCommand {
 
     func validate() throws {
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
+        if name != nil, let model, model.isUSBGadget {
+            throw ValidationError(
+                "--name is for the uhid models: \(model.rawValue) is a USB gadget, which its driver names by the real "
+                    + "pad's USB strings")
+        }
         if hapticsWav != nil, model != .dualsenseBluetooth {
             throw ValidationError("--haptics-wav needs dualsense-bt: only it has voice coils fed by reports")
         }

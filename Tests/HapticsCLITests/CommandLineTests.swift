@@ -10,6 +10,14 @@ struct CommandLineTests {
         #expect(run.errors.isEmpty)
     }
 
+    /// A USB gadget's driver names it by the real pad's USB strings: a name asked for would be silently lost.
+    @Test(arguments: ["xbox360", "dragonrise", "pid-joystick"])
+    func aNameForAnEmulatedUSBGadgetIsAUsageError(model: String) throws {
+        let run = try CLI.run(["emulate", model, "--name", "Mine"])
+        #expect(run.status == 64)
+        #expect(run.errors.hasPrefix("Error: --name is for the uhid models: \(model) is a USB gadget"), "\(run.errors)")
+    }
+
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
         let run = try CLI.run(["play", "--loop=-1", "thud"])
         #expect(run.status == 64)
