@@ -14,8 +14,7 @@ struct PlaybackOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
             DeviceSelector.outputHelp
-                + " Default: the first rumble-capable device, else (with a body locality) the built-in virtual "
-                + "output.",
+                + " Default: the first rumble-capable device, else the built-in virtual output.",
             valueName: "device"))
     var device: DeviceSelector?
 
