@@ -299,7 +299,7 @@ struct PatternDecoder {
             } else {
                 report(
                     .warning, .metadataNotText,
-                    "Metadata values are text; this \(entry.kindName) is kept as its JSON text", at: .key(spelling))
+                    "Metadata values are text; \(entry.kindName) is kept as its JSON text", at: .key(spelling))
                 entries[key] = JSONWriter.compactText(of: entry)
             }
         }

@@ -244,6 +244,10 @@ private let brokenInputs: [BrokenInput] = [
         #expect(found[.missingVersion] == ["Version"])
         #expect(found[.metadataNotText] == ["Metadata.Revision"])
         #expect(
+            report.diagnostics.first { $0.code == .metadataNotText }?.message
+                == "Metadata values are text; a number is kept as its JSON text")
+        #expect(report.pattern?.metadata?.entries["Revision"] == "3")
+        #expect(
             found[.ignoredForEventType] == [
                 "Pattern[0].Event.EventDuration", "Pattern[0].Event.EventWaveformPath",
                 "Pattern[0].Event.EventParameters[0]", "Pattern[2].Event.EventParameters[0]",
