@@ -67,6 +67,7 @@ struct FeedbackCommand: AsyncParsableCommand {
         let feedback = try feedback()
         let report = PlayReport(command: "feedback", json: output.json)
         let engine = try await output.startEngine(command: "feedback", report: report)
+        let stops = EngineStopWatch(engine, command: "feedback", report: report)
         let pattern = feedback.pattern
         let start = engine.currentTime + PlaybackTiming.leadIn
         do {
@@ -83,10 +84,9 @@ struct FeedbackCommand: AsyncParsableCommand {
                 "start": PlaybackTiming.seconds(start),
             ],
             text: "\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
-        try await engine.narrate("feedback", report: report) {
+        try await stops.narrate {
             await Self.narrate(taps, from: start, until: start + pattern.duration, on: engine, report: report)
         }
-        engine.stop()
     }
 
     /// Each tap with the motor levels just after it, then `done`; nothing more once cancelled (the engine stopped

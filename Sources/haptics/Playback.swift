@@ -179,19 +179,32 @@ enum EngineStop {
     }
 }
 
-extension HapticEngine {
-    /// Runs `narration` (what a command prints while the engine plays) to its end, or until the engine stops for
-    /// good (`EngineStop`), which cancels it; then throws that stop's failure. Each stop is reported as a
-    /// `stopped` event.
-    func narrate(
-        _ command: String, report: PlayReport, _ narration: @escaping @Sendable () async -> Void
-    ) async throws {
-        let stops = AsyncStream.makeStream(of: HapticEngineStoppedReason.self)
-        stoppedHandler = { [continuation = stops.continuation] reason in
+/// The stops of an engine that a command narrates (`replay`, `feedback`), watched from before the command
+/// schedules anything, so that a stop coming before the narration begins is not missed. Each stop is reported as a
+/// `stopped` event.
+struct EngineStopWatch: Sendable {
+    let engine: HapticEngine
+    let command: String
+    private let stops:
+        (
+            stream: AsyncStream<HapticEngineStoppedReason>,
+            continuation: AsyncStream<HapticEngineStoppedReason>.Continuation
+        )
+
+    init(_ engine: HapticEngine, command: String, report: PlayReport) {
+        self.engine = engine
+        self.command = command
+        stops = AsyncStream.makeStream(of: HapticEngineStoppedReason.self)
+        engine.stoppedHandler = { [continuation = stops.continuation] reason in
             report.event("stopped", ["reason": reason.rawValue])
             continuation.yield(reason)
         }
-        defer { stoppedHandler = nil }
+    }
+
+    /// Runs `narration` (what the command prints while the engine plays) to its end, or until the engine stops
+    /// for good (`EngineStop`), which cancels it; then stops the engine, and throws that stop's failure.
+    func narrate(_ narration: @escaping @Sendable () async -> Void) async throws {
+        let stops = self.stops
         let fatal = await withTaskGroup(of: HapticEngineStoppedReason?.self) { group in
             group.addTask {
                 await narration()
@@ -206,12 +219,13 @@ extension HapticEngine {
             group.cancelAll()
             return first
         }
-        if let fatal {
-            stop()
-            throw EngineStop.failure(of: command, reason: fatal, error: nil)
-        }
+        engine.stoppedHandler = nil
+        engine.stop()
+        if let fatal { throw EngineStop.failure(of: command, reason: fatal, error: nil) }
     }
+}
 
+extension HapticEngine {
     func sleep(until time: Double) async {
         let remaining = time - currentTime
         if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }

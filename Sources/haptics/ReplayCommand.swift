@@ -46,6 +46,7 @@ struct ReplayCommand: AsyncParsableCommand {
         let plan = ReplayPlan(chapters: chapters, patternDurations: patterns.mapValues(\.duration))
         let report = PlayReport(command: "replay", json: output.json)
         let engine = try await output.startEngine(command: "replay", report: report)
+        let stops = EngineStopWatch(engine, command: "replay", report: report)
         let start = engine.currentTime + PlaybackTiming.leadIn
         let schedule = ReplaySchedule(engine: engine, plan: plan, patterns: patterns, start: start)
         engine.resetHandler = {
@@ -54,11 +55,10 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         schedule.scheduleRemaining(report: report)
         let narration = ReplayNarration(app: sheet.app, plan: plan, start: start, engine: engine, report: report)
-        try await engine.narrate("replay", report: report) {
+        try await stops.narrate {
             var narration = narration
             await narration.run()
         }
-        engine.stop()
     }
 
     /// Chapter `--chapter`, or every chapter.
