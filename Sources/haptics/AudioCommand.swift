@@ -163,11 +163,22 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         let signals = TerminationSignals.handle { _ in interrupted.set() }
         defer { signals.cancel() }
         // "default" falls back to the null output when there is no sound device; a device named is what opened.
-        print(
+        Console.printLine(
             device == "default" && output.deviceName == "null"
                 ? "no sound device: playing on the null output (silent)" : "on \(device)")
         guard try await play(sources, rate: rate, on: stream, interrupted: interrupted) else {
             throw ExitCode(PlaySession.interruptedStatus)
+        }
+    }
+
+    /// `file` opened again for another pass of --loop; gone or changed since the first, it ends the command.
+    private func reopen(_ file: String, rate: Int) throws -> FileSource {
+        do {
+            return try FileSource(path: file, sampleRate: rate)
+        } catch {
+            throw CommandFailure(
+                "cannot play \(file) again (--loop opens each file at each pass)", why: error.reason,
+                fix: "Keep the files in place while the list loops.")
         }
     }
 
@@ -184,7 +195,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         while loop || played < files.count {
             let index = played % files.count
             // A stream plays a source once: the second pass of --loop opens the files again.
-            let source = played < files.count ? opened[index] : try FileSource(path: files[index], sampleRate: rate)
+            let source = played < files.count ? opened[index] : try reopen(files[index], rate: rate)
             guard try await wait(until: start, interrupted: interrupted) else { return false }
             let fadeIn = previous?.fade ?? 0
             // One change of the stream: a fade-out and the fade-in beside it begin on the same frame.
@@ -200,7 +211,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
                 }
                 return sound
             }
-            print(
+            Console.printLine(
                 "playing \(files[index]) (\(String(cFormat: "%.2f", durations[index])) s"
                     + (fadeIn > 0 ? ", cross-fading in over \(String(cFormat: "%.2f", fadeIn)) s)" : ")"))
             played += 1

@@ -65,6 +65,40 @@ import Testing
         #expect(lines.last?.hasSuffix("warning.wav (0.25 s, cross-fading in over 0.10 s)") == true)
     }
 
+    /// `--loop` opens each file again at each pass: a file removed while the list loops ends the command with a
+    /// failure that says so, not a crash or a silent loop. Each line of the play reaches a pipe as it happens.
+    @Test func aFileRemovedWhileTheListLoopsEndsThePlayWithTheReason() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("loop-\(UUID().uuidString).wav")
+        try FileManager.default.copyItem(at: Self.assets.appendingPathComponent("pass.wav"), to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["audio", "play", "--loop", "--crossfade", "0", file.path]
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        // The first pass has its file open once its line is out; from then on only a later pass opens it.
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("playing ") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        try FileManager.default.removeItem(at: file)
+        let rest = output.fileHandleForReading.readDataToEndOfFile()
+        let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(String(decoding: seen + rest, as: UTF8.self).contains("playing \(file.path)"))
+        #expect(process.terminationStatus == 1)
+        #expect(
+            said.hasPrefix(
+                "haptics audio play: cannot play \(file.path) again (--loop opens each file at each pass): "),
+            "\(said)")
+        #expect(said.contains("Keep the files in place while the list loops."), "\(said)")
+    }
+
     @Test func badFilesAndDevicesAreRefusedWithTheReason() throws {
         let missing = try CLI.run(["audio", "play", "/nonexistent/sound.wav"])
         #expect(missing.status == 1)
