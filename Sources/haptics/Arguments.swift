@@ -79,13 +79,13 @@ enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
         switch self {
         case .virtual, .allGamepads:
             throw CommandFailure(
-                "No input device \"\(defaultValueDescription)\"",
+                "no input device \"\(defaultValueDescription)\"",
                 why: "'\(defaultValueDescription)' names an output of `play`, `replay` and `feedback`, not one device",
                 fix: "`haptics devices --all` lists the input devices.")
         case .index(let index):
             guard listing.rumbleCapable.indices.contains(index) else {
                 throw CommandFailure(
-                    "No device #\(index)",
+                    "no device #\(index)",
                     why: "`haptics devices` lists \(listing.rumbleCapable.count) rumble-capable device(s)",
                     fix: "Name one by its #, node or id from `haptics devices`.")
             }
@@ -119,7 +119,7 @@ extension DeviceListing {
     fileprivate func first(named name: String, where matches: (InputDevice) -> Bool) throws -> InputDevice {
         guard let match = all.first(where: matches) else {
             throw CommandFailure(
-                "No input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")
+                "no input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")
         }
         return match
     }

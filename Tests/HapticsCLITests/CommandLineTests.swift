@@ -18,6 +18,20 @@ struct CommandLineTests {
         #expect(run.errors.hasPrefix("Error: --name is for the uhid models: \(model) is a USB gadget"), "\(run.errors)")
     }
 
+    /// A device that is not there is the command's failure, in its words (`haptics probe: what failed`), with the
+    /// way to see what is there.
+    @Test func aDeviceThatIsNotThereIsSaidAsTheCommandsFailure() throws {
+        let run = try CLI.run(["probe", "/dev/input/event999"])
+        #expect(run.status == 1)
+        #expect(run.output.isEmpty)
+        #expect(
+            run.errors == "haptics probe: no input device \"/dev/input/event999\"\n"
+                + "`haptics devices --all` lists them; name one by its node or id.\n", "\(run.errors)")
+        let virtual = try CLI.run(["probe", "virtual"])
+        #expect(virtual.status == 1)
+        #expect(virtual.errors.hasPrefix("haptics probe: no input device \"virtual\": 'virtual' names an output"))
+    }
+
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
         let run = try CLI.run(["play", "--loop=-1", "thud"])
         #expect(run.status == 64)
