@@ -6,6 +6,9 @@
 public final class FileSource: SoundSource, @unchecked Sendable {
     private let reader: AudioFileStream
     public let loops: Bool
+    /// Frames read since the file last started again: a read that ends exactly at the file's end leaves the next
+    /// one empty and finished, which is the end of a pass, not an empty file.
+    private var framesSinceRewind = 0
 
     /// The file at `path`, converted to `sampleRate` (the stream's output's rate) as it plays.
     public init(path: String, sampleRate: Int, loops: Bool = false) throws(AudioFileError) {
@@ -28,10 +31,12 @@ public final class FileSource: SoundSource, @unchecked Sendable {
                     buffer[2 * (filled + frame) + 1] = chunk[frame * channels + channels - 1]
                 }
                 filled += chunk.count / channels
+                framesSinceRewind += chunk.count / channels
                 if reader.isFinished {
                     // An empty file would loop for ever without a frame.
-                    guard loops, !chunk.isEmpty else { break }
+                    guard loops, framesSinceRewind > 0 else { break }
                     try reader.rewind()
+                    framesSinceRewind = 0
                 }
             }
         } catch {

@@ -221,6 +221,23 @@ struct MixingStreamTests {
         #expect(throws: AudioFileError.self) { try FileSource(path: scratch.file("none.wav"), sampleRate: 8000) }
     }
 
+    /// A read that ends exactly at the file's end (here a file of 4096 frames read 512 at a time, no rate
+    /// conversion) leaves the next one empty: that is the end of a pass, and the loop goes on.
+    @Test func aLoopingFileWhoseLengthIsAMultipleOfTheReadKeepsLooping() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["block.wav"]) }
+        let samples = (0..<4096).map { Float($0 % 64 + 1) / 64 }
+        try AudioFile.write(
+            AudioClip(sampleRate: 8000, channelCount: 1, samples: samples)!, to: scratch.file("block.wav"),
+            format: .wavFloat)
+        let source = try FileSource(path: scratch.file("block.wav"), sampleRate: 8000, loops: true)
+        var buffer = [Float](repeating: 0, count: 2 * 512)
+        for read in 0..<(8 * 20) {
+            #expect(source.renderNext(into: &buffer), "read \(read) ended the loop")
+            #expect(buffer.allSatisfy { $0 > 0 }, "read \(read) holds silence")
+        }
+    }
+
     @Test("a device that goes away interrupts the stream, which plays on when it can be opened again")
     func interruption() throws {
         let first = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
