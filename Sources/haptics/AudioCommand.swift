@@ -143,8 +143,16 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         var sources: [FileSource] = []
         for file in files {
             do {
-                sources.append(try FileSource(path: file, sampleRate: rate))
-            } catch {
+                let source = try FileSource(path: file, sampleRate: rate)
+                // Nothing to hear, and a list of such files would loop without ever waiting.
+                guard source.duration > 0 else {
+                    output.close()
+                    throw CommandFailure(
+                        "cannot play \(file)", why: "it holds no sound (0 frames)", fix: "Pass a file with sound in it."
+                    )
+                }
+                sources.append(source)
+            } catch let error as AudioFileError {
                 output.close()
                 throw CommandFailure(
                     "cannot play \(file)", why: error.reason,
@@ -196,7 +204,10 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
             let index = played % files.count
             // A stream plays a source once: the second pass of --loop opens the files again.
             let source = played < files.count ? opened[index] : try reopen(files[index], rate: rate)
-            guard try await wait(until: start, interrupted: interrupted) else { return false }
+            // Posted a lead ahead of its start, so that the stream plays the file from its first frame rather than
+            // skip the output's buffer into it.
+            let posted = start > stream.leadNanoseconds ? start - stream.leadNanoseconds : 0
+            guard try await wait(until: posted, interrupted: interrupted) else { return false }
             let fadeIn = previous?.fade ?? 0
             // One change of the stream: a fade-out and the fade-in beside it begin on the same frame.
             let sound = stream.together { changes in
@@ -228,10 +239,9 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
 
     /// Sleeps until `moment` (`CLOCK_MONOTONIC` nanoseconds) in short steps; false when interrupted first.
     private func wait(until moment: UInt64, interrupted: InterruptFlag) async throws -> Bool {
-        while MonotonicTime.nanoseconds() < moment {
+        while case let now = MonotonicTime.nanoseconds(), now < moment {
             if interrupted.isSet { return false }
-            let left = moment - MonotonicTime.nanoseconds()
-            try await Task.sleep(for: .nanoseconds(min(left, 50_000_000)))
+            try await Task.sleep(for: .nanoseconds(min(moment - now, 50_000_000)))
         }
         return !interrupted.isSet
     }

@@ -99,6 +99,30 @@ import Testing
         #expect(said.contains("Keep the files in place while the list loops."), "\(said)")
     }
 
+    /// A file without a frame is refused before anything plays: with --loop it would go round without ever
+    /// waiting (until the process ran out of descriptors).
+    @Test func aFileWithoutSoundIsRefusedBeforeAnythingPlays() throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("empty-\(UUID().uuidString).wav")
+        // A 16-bit mono WAV at 48 kHz whose data chunk is empty: the 44-byte header alone.
+        var header = Data("RIFF".utf8) + withUnsafeBytes(of: UInt32(36).littleEndian) { Data($0) }
+        header += Data("WAVEfmt ".utf8) + withUnsafeBytes(of: UInt32(16).littleEndian) { Data($0) }
+        for (value, size) in [(1, 2), (1, 2), (48000, 4), (96000, 4), (2, 2), (16, 2)] {
+            header +=
+                size == 2
+                ? withUnsafeBytes(of: UInt16(value).littleEndian) { Data($0) }
+                : withUnsafeBytes(of: UInt32(value).littleEndian) { Data($0) }
+        }
+        header += Data("data".utf8) + withUnsafeBytes(of: UInt32(0).littleEndian) { Data($0) }
+        try header.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try CLI.run(["audio", "play", "--loop", file.path])
+        #expect(run.status == 1)
+        #expect(!run.output.contains("playing"), "\(run.output)")
+        #expect(
+            run.errors.hasPrefix("haptics audio play: cannot play \(file.path): it holds no sound (0 frames)"),
+            "\(run.errors)")
+    }
+
     @Test func badFilesAndDevicesAreRefusedWithTheReason() throws {
         let missing = try CLI.run(["audio", "play", "/nonexistent/sound.wav"])
         #expect(missing.status == 1)
