@@ -43,3 +43,9 @@ public struct AudioClip: Sendable {
         return (left, isStereo ? samples[index * channelCount + 1] : left)
     }
 }
+
+extension Float {
+    /// The sample as an output takes it: within -1 ... 1, and silence for one that is not a number (a float file
+    /// may hold NaN, which `min` and `max` pass through, and which a filter would spread to every later sample).
+    public var clippedSample: Float { isNaN ? 0 : Swift.min(Swift.max(self, -1), 1) }
+}

@@ -46,7 +46,7 @@ public struct AudioMixer: Sendable {
             done += count
         }
         framesRendered += frames
-        for index in buffer.indices { buffer[index] = Swift.min(Swift.max(buffer[index], -1), 1) }
+        for index in buffer.indices { buffer[index] = buffer[index].clippedSample }
     }
 
     /// Adds `count` frames of voice `index`, the first at absolute frame `first`, to `buffer` from frame `offset`.

@@ -35,7 +35,7 @@ public enum AudioFile {
         var samples = [Float]()
         samples.reserveCapacity(Int(read) * kept)
         for frame in 0..<Int(read) {
-            for channel in 0..<kept { samples.append(interleaved[frame * channels + channel]) }
+            for channel in 0..<kept { samples.append(interleaved[frame * channels + channel].clippedSample) }
         }
         guard let clip = AudioClip(sampleRate: Double(info.samplerate), channelCount: kept, samples: samples) else {
             throw AudioFileError(path: path, reason: "the decoded audio does not make a clip")

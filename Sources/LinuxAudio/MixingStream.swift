@@ -467,7 +467,7 @@ public final class MixingStream: Sendable {
             }
             playing.removeAll { ended.contains($0.id) }
             if let limiter = shape.limiter { for index in mix.indices { mix[index] = limiter(mix[index]) } }
-            for index in mix.indices { mix[index] = min(max(mix[index], -1), 1) }
+            for index in mix.indices { mix[index] = mix[index].clippedSample }
             let heard = try output.write(mix)
             written += period
             nextHeard = heard + UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate)

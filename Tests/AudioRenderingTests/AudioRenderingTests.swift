@@ -212,3 +212,22 @@ struct AudioMixerTests {
         (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot()
     }
 }
+
+/// What reaches an output is a number within -1 ... 1, whatever a file holds.
+struct ClippedSampleTests {
+    @Test func aSampleIsClippedToPlusMinusOneAndNotANumberIsSilence() {
+        #expect(Float(0.5).clippedSample == 0.5)
+        #expect(Float(2).clippedSample == 1 && Float(-2).clippedSample == -1)
+        #expect(Float.infinity.clippedSample == 1 && (-Float.infinity).clippedSample == -1)
+        #expect(Float.nan.clippedSample == 0)
+    }
+
+    /// A float file's NaN, in a clip mixed with a tone, leaves the mix a number at every frame.
+    @Test func aNotANumberInAClipLeavesTheMixANumber() throws {
+        let clip = try #require(AudioClip(sampleRate: 8000, channelCount: 1, samples: [0.2, .nan, 0.2, 0.2]))
+        let mix = Sound.render(
+            Sound.pattern([Sound.custom("odd.wav", at: 0), Sound.tone(at: 0, duration: 0.001)]),
+            clips: ["odd.wav": clip], rate: 8000, frames: 8)
+        #expect(mix.allSatisfy { !$0.isNaN && abs($0) <= 1 }, "\(mix)")
+    }
+}
