@@ -8,10 +8,11 @@ public import AHAP
 public protocol HapticPatternPlayer: AnyObject, Sendable {
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
-    /// Applies dynamic parameters, each at `time + parameter.relativeTime`, as the pattern's own would act: the
-    /// five haptic controls (intensity, sharpness, attack, decay, release); audio controls are ignored.
+    /// Applies dynamic parameters at `time` (their own relative times are not used), as the pattern's own would act:
+    /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones.
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError)
-    /// Applies a parameter curve of a haptic control starting at `time + curve.relativeTime`.
+    /// Applies a parameter curve starting at `time`, which takes the place of the curve's own relative time (as in
+    /// Core Haptics).
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError)
     /// Stops now, dropping pending commands; the completion handler gets `cancelled`.
     func cancel() throws(HapticEngineError)

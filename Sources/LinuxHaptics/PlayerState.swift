@@ -32,7 +32,8 @@ struct PlayerState: Sendable {
     /// A guard against floating-point rounding at breakpoints: a wake-up computed for a boundary may land
     /// a hair before it. 100 ns is far below any motor's time scale.
     static let epsilon = 1e-7
-    /// The slowest playback rate accepted; 0 or below would freeze or reverse time.
+    /// The slowest playback rate taken: a smaller positive rate plays at this one (0 or below is ignored, as Core
+    /// Haptics ignores it).
     static let minimumRate = 0.01
 
     /// What the player plays; rendered again when run-time controls arrive.
@@ -90,12 +91,12 @@ struct PlayerState: Sendable {
         return changed
     }
 
-    /// The controls with `curve` scheduled from engine time `time` (plus the curve's relative time); nil for a
-    /// player without a pattern.
+    /// The controls with `curve` scheduled from engine time `time`, which takes the place of the curve's own
+    /// relative time (as Core Haptics' `scheduleParameterCurve` overrides it); nil for a player without a pattern.
     func controls(scheduling curve: HapticParameterCurve, at time: Double) -> RuntimeControls? {
         guard source != nil else { return nil }
         var changed = controls
-        changed.schedule(curve, atPatternTime: offset(at: time) + max(curve.relativeTime, 0))
+        changed.schedule(curve, atPatternTime: offset(at: time))
         return changed
     }
 
@@ -112,7 +113,7 @@ struct PlayerState: Sendable {
     /// Turns looping on or off at engine time `now`; a call that leaves it as it was changes nothing.
     mutating func setLoopEnabled(_ enabled: Bool, at now: Double) {
         guard enabled != loopEnabled else { return }
-        reanchor(at: now)
+        reanchor(at: now, wrapped: true)
         loopEnabled = enabled
     }
 
@@ -121,7 +122,7 @@ struct PlayerState: Sendable {
     mutating func setLoopEnd(_ end: Double, at now: Double) {
         let end = end.isFinite ? Swift.max(end, 0) : 0
         guard end != loopEnd else { return }
-        reanchor(at: now)
+        reanchor(at: now, wrapped: true)
         loopEnd = end
     }
 
@@ -129,9 +130,12 @@ struct PlayerState: Sendable {
     /// anew (a rate, controls, a loop). The new cue then says where the player is at `now`: a stream that plays a
     /// cue anchored at offset 0 from the pattern's beginning, as the start it is (the voice coils play such a cue
     /// whole), would otherwise play the pattern again from the top at every change.
-    private mutating func reanchor(at now: Double) {
+    /// A change of the loop itself anchors at the offset `wrapped` in the loop as it was, where the player is in
+    /// the pattern: looping turned off then plays the current pass out to the pattern's end, and a new loop end
+    /// goes on from there, rather than from an offset counted over every pass so far.
+    private mutating func reanchor(at now: Double, wrapped: Bool = false) {
         guard phase == .playing else { return }
-        anchorOffset = rawOffset(at: now)
+        anchorOffset = wrapped ? offset(at: now) : rawOffset(at: now)
         anchorTime = now
     }
 
@@ -200,16 +204,21 @@ struct PlayerState: Sendable {
         if phase == .playing || phase == .paused { phase = .stopped }
     }
 
+    /// A rate above 0 (at least `minimumRate`); any other value, infinite or not a number included, changes
+    /// nothing, as Core Haptics ignores it.
     mutating func setRate(_ newRate: Double, now: Double) {
+        guard newRate > 0, newRate.isFinite else { return }
         finishedAt = nil
-        let clampedRate = newRate.isFinite ? max(newRate, Self.minimumRate) : 1
         reanchor(at: now)
-        rate = clampedRate
+        rate = max(newRate, Self.minimumRate)
     }
 
+    /// Moves to pattern offset `offset`; on a looping player, an offset at or past the loop's length goes to the
+    /// loop's beginning, as Core Haptics' `seek(toOffset:)` does.
     mutating func seek(to offset: Double, now: Double) {
         finishedAt = nil
-        let target = offset.isFinite ? max(offset, 0) : 0
+        var target = offset.isFinite ? max(offset, 0) : 0
+        if let loopLength, target >= loopLength { target = 0 }
         switch phase {
         case .playing:
             anchorOffset = target
