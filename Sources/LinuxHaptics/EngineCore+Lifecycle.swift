@@ -94,7 +94,8 @@ extension EngineCore {
                 state.output = nil
                 state.watch = nil
                 state.timer = nil
-                state.completions = [:]
+                // A completion handler is a property of its player, which outlives a stop (a destroy ends both).
+                if final { state.completions = [:] }
                 state.prepared = [:]
                 state.deferredCallbacks = []
             }

@@ -26,7 +26,8 @@ extension EngineCore {
             state.scheduler.haltAll()
             state.lastWritten = .off
             state.prepared = [:]
-            defer { state.completions = [:] }
+            // The players, and their completion handlers, stay: a device error leaves them usable after a new
+            // start, and a reset (the pad back) forgets them all.
             return (output, state.handlers, cutOff)
         }
         guard let (output, handlers, completions) = taken else { return }

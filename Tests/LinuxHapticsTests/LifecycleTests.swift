@@ -288,6 +288,26 @@ import Testing
         #expect(rig.engine.isRunning)
     }
 
+    /// A completion handler is a property of its player, as in Core Haptics: set once, it hears of the play cut
+    /// off by a stop, and of the next play after the engine started again; so after a device error.
+    @Test func aPlayersCompletionHandlerOutlivesAStopAndADeviceError() throws {
+        let rig = try Rig()
+        let told = Inbox<String>()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        player.completionHandler = { told.put($0.map { "\($0.kind)" } ?? "finished") }
+        try player.start(atTime: 0)
+        rig.engine.stop()
+        try rig.engine.start()
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(told.all == ["notRunning", "finished"])
+        rig.recorder.failNext(.noSlot)
+        try player.start(atTime: 0)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(told.all == ["notRunning", "finished", "deviceError", "finished"])
+    }
+
     @Test func releasingARunningEngineReportsEngineDestroyed() throws {
         let reasons = Inbox<HapticEngineStoppedReason>()
         let recorder = RecordingOutput()
