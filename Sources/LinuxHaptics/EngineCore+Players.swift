@@ -282,9 +282,14 @@ extension EngineCore {
         return true
     }
 
-    /// Cancels a player and tells its completion handler.
+    /// Cancels a player and tells its completion handler, once: only a player that played, was paused or had a
+    /// start pending was waiting to hear how it ended (an idle, finished or already cancelled one was told).
     func cancelPlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
-        try updatePlayer(id, generation: generation, changesMix: true) { player, _ in player.cancel() }
+        let awaited = try updatePlayer(id, generation: generation, changesMix: true) { player, _ in
+            defer { player.cancel() }
+            return player.awaitsCompletion
+        }
+        guard awaited else { return }
         let completion = state.withLock { $0.completions[id] }
         completion?(HapticEngineError(.cancelled, "the player was cancelled"))
     }

@@ -250,6 +250,23 @@ import Testing
         #expect(completions.all == [.cancelled])
     }
 
+    /// Its completion handler hears once how a play ended: a cancel of a player that finished, that never
+    /// started, or that was cancelled already tells it nothing more.
+    @Test func cancellingAPlayerThatIsNotPlayingTellsItsHandlerNothing() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.2)))
+        let completions = Inbox<HapticEngineError.Kind?>()
+        player.completionHandler = { completions.put($0?.kind) }
+        try player.cancel()
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        try player.cancel()
+        try player.start(atTime: 0)
+        try player.cancel()
+        try player.cancel()
+        #expect(completions.all == [nil, .cancelled])
+    }
+
     @Test func naturalEndCompletesOnce() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.2)))
