@@ -157,7 +157,8 @@ public final class HapticEngine: Sendable {
 
     /// Plays the AHAP file at `url` now, sound and haptics, fire-and-forget (Core Haptics' `playPattern(from:)`):
     /// its audio events' files are looked for next to it first, then in `audioResourceDirectories`. Fails with
-    /// `invalidArgument` for a file that does not read as a pattern, naming why.
+    /// `invalidArgument` for a file that does not read as a pattern, naming why. A stopped engine is started
+    /// first, as Core Haptics' method starts it (start it ahead for the lowest latency).
     public func playPattern(from url: URL) throws(HapticEngineError) {
         let pattern: HapticPattern
         do {
@@ -165,6 +166,7 @@ public final class HapticEngine: Sendable {
         } catch {
             throw HapticEngineError(.invalidArgument, "\(url.path): \(error)")
         }
+        if !isRunning { try start() }
         try makePatternPlayer(pattern, audioFolder: url.deletingLastPathComponent().path).start(atTime: 0)
     }
 

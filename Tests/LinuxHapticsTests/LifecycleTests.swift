@@ -1,5 +1,6 @@
 // The engine's lifecycle under a manual clock: stopped and reset handlers, recovery, idle shutdown,
 // prepared pulses and slot limits, notifyWhenPlayersFinished.
+import Foundation
 import HapticRendering
 import LinuxHaptics
 import LinuxHapticsTesting
@@ -306,6 +307,20 @@ import Testing
         try player.start(atTime: 0)
         rig.clock.advance(by: 1)
         #expect(told.all == ["notRunning", "finished", "deviceError", "finished"])
+    }
+
+    /// Core Haptics' `playPattern(from:)` starts a stopped engine itself; so does this one.
+    @Test func playPatternFromAFileStartsAStoppedEngine() throws {
+        let rig = try Rig()
+        rig.engine.stop()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("play-\(UUID().uuidString).ahap")
+        try Data(#"{"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.1}}]}"#.utf8)
+            .write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        try rig.engine.playPattern(from: file)
+        #expect(rig.engine.isRunning)
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().contains { $0.strong > 0 }, "\(rig.applied())")
     }
 
     @Test func releasingARunningEngineReportsEngineDestroyed() throws {
