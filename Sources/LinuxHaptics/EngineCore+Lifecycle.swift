@@ -85,7 +85,7 @@ extension EngineCore {
     func destroy() { stopEverything(reason: .engineDestroyed, final: true) }
 
     func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
-        let (output, watch, timer, completions, handler, deferred) = state.withLock { state in
+        let (output, watch, timer, completions, handler, deferred, finished) = state.withLock { state in
             let wasRunning = state.phase == .running
             state.phase = final ? .destroyed : .stopped
             let cutOff = state.activeCompletions
@@ -100,7 +100,11 @@ extension EngineCore {
                 state.deferredCallbacks = []
             }
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
-            return (state.output, state.watch, state.timer, cutOff, handler, state.deferredCallbacks)
+            // A players-finished handler still waiting hears of it now: no player plays on a stopped engine.
+            let finished = state.handlers.playersFinished
+            state.handlers.playersFinished = nil
+            state.wasActive = false
+            return (state.output, state.watch, state.timer, cutOff, handler, state.deferredCallbacks, finished)
         }
         watch?.cancel()
         timer?.cancel()
@@ -113,6 +117,8 @@ extension EngineCore {
         // still hears of it.
         for callback in deferred { callback() }
         for completion in completions { completion(HapticEngineError(.notRunning, "the engine stopped")) }
+        // The engine is stopped already: whatever the handler answers, there is nothing more to stop.
+        _ = finished?(nil)
         if let reason { handler?(reason) }
     }
 

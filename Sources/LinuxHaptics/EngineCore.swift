@@ -141,9 +141,21 @@ final class EngineCore: Sendable {
         set { state.withLock { $0.handlers.reset = newValue } }
     }
 
+    /// On a running engine, `handler` runs on the engine's thread once no player plays or waits to: at the next
+    /// pass when none does now. On an engine that does not run (stopped, idle, waiting for its device) no player
+    /// plays, and it runs at once, on the caller's thread; `.stopEngine` then stops an engine that is not stopped.
     func notifyWhenPlayersFinished(_ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction) {
-        state.withLock { $0.handlers.playersFinished = handler }
-        wake()
+        let running = state.withLock { state -> Bool in
+            guard state.phase == .running else { return false }
+            state.handlers.playersFinished = handler
+            // The next pass with nothing active calls it, whether or not anything played since the last call.
+            state.wasActive = true
+            return true
+        }
+        if running { return wake() }
+        guard handler(nil) == .stopEngine else { return }
+        let stoppable = state.withLock { $0.phase != .stopped && $0.phase != .destroyed }
+        if stoppable { stopEverything(reason: .notifyWhenFinished) }
     }
 
     /// Haptics muted: the mix is planned at gain 0 from now on, so the motors go to rest and stay there while

@@ -121,7 +121,11 @@ public final class HapticEngine: Sendable {
     /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow.
     public func stop(completion: (@Sendable (HapticEngineError?) -> Void)? = nil) { core.stop(completion: completion) }
 
-    /// Calls `handler` once, when no player is playing or scheduled any more.
+    /// Calls `handler` once, when no player is playing or scheduled any more: on the engine's thread, at once if
+    /// none is now. On an engine that is not running (stopped, idle, waiting for its device) it is called at once, on
+    /// the caller's thread, as Core Haptics calls it at once on a stopped engine; and a handler still waiting when
+    /// `stop()` is called is called then. Returning `.stopEngine` stops the engine (`stoppedHandler` hears
+    /// `notifyWhenFinished`).
     public func notifyWhenPlayersFinished(
         _ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
     ) {

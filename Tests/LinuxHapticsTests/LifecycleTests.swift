@@ -279,6 +279,39 @@ import Testing
         #expect(rig.actions().last == .close)
     }
 
+    /// As in Core Haptics: with no player active the handler is called at once (on a running engine, at its next
+    /// pass; on a stopped one, before the call returns), and a handler still waiting when the engine stops is
+    /// called then and does not outlive the stop into the next start.
+    @Test func notifyWhenPlayersFinishedWithNothingPlayingOrAStoppedEngineIsCalledAtOnce() throws {
+        let rig = try Rig()
+        let calls = Inbox<Double>()
+        rig.engine.notifyWhenPlayersFinished { [clock = rig.clock] _ in
+            calls.put(clock.now)
+            return .leaveEngineRunning
+        }
+        rig.clock.advance(by: 0.01)
+        #expect(calls.all == [10], "a running engine with nothing to play")
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 5)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.5)
+        rig.engine.notifyWhenPlayersFinished { [clock = rig.clock] _ in
+            calls.put(clock.now)
+            return .stopEngine
+        }
+        rig.engine.stop()
+        #expect(calls.all == [10, 10.51], "a handler waiting when the engine stops")
+        try rig.engine.start()
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 6)
+        #expect(rig.engine.isRunning, "the old handler's .stopEngine did not outlive the stop")
+        rig.engine.stop()
+        rig.engine.notifyWhenPlayersFinished { [clock = rig.clock] _ in
+            calls.put(clock.now)
+            return .stopEngine
+        }
+        #expect(calls.all.count == 3 && abs(calls.all[2] - 16.51) < 1e-9, "a stopped engine: \(calls.all)")
+    }
+
     @Test func stopReleasesTheOutputAndStartReopensIt() throws {
         let rig = try Rig()
         let done = Inbox<Bool>()
