@@ -49,3 +49,19 @@ extension Float {
     /// may hold NaN, which `min` and `max` pass through, and which a filter would spread to every later sample).
     public var clippedSample: Float { isNaN ? 0 : Swift.min(Swift.max(self, -1), 1) }
 }
+
+/// Times as frames, for every place a time in seconds becomes a frame index.
+public enum FrameCount {
+    /// The most frames a time stands for: 2^53, about 6,000 years at 48 kHz, where `Double` still counts single
+    /// frames; a larger or infinite time counts as this many, so that a time a caller may pass (a seek to 1e15
+    /// seconds, a fade over an infinite time) never traps a conversion to `Int`.
+    public static let maximum = 1 << 53
+
+    /// `seconds` at `rate` frames per second, rounded to the nearest frame, within 0 ... `maximum`; 0 for a time
+    /// that is not a number or not above 0.
+    public static func of(_ seconds: Double, at rate: Double) -> Int {
+        let frames = (seconds * rate).rounded()
+        guard frames > 0 else { return 0 }
+        return frames < Double(maximum) ? Int(frames) : maximum
+    }
+}

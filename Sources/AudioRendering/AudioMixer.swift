@@ -26,7 +26,7 @@ public struct AudioMixer: Sendable {
         self.schedule = schedule
         self.clips = clips
         self.sampleRate = sampleRate
-        framesRendered = offset.isFinite && offset > 0 ? Int((offset * sampleRate).rounded()) : 0
+        framesRendered = FrameCount.of(offset, at: sampleRate)
         states = Array(repeating: VoiceState(), count: schedule.voices.count)
     }
 

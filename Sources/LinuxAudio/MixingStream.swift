@@ -424,7 +424,7 @@ public final class MixingStream: Sendable {
                 case .fade(let id, let gain, let seconds, let thenStop):
                     guard let index = playing.firstIndex(where: { $0.id == id }) else { continue }
                     let current = playing[index].glide.gain(atFrame: written)
-                    let frames = Int(seconds * Double(output.sampleRate))
+                    let frames = FrameCount.of(seconds, at: Double(output.sampleRate))
                     playing[index].glide = Glide(from: current, to: gain, first: written, frames: frames)
                     playing[index].stopsAfterGlide = thenStop
                 case .stop(let id):

@@ -24,7 +24,7 @@ public struct PatternSoundSource: SoundSource {
         self.clips = clips
         let mixerRate = Double(sampleRate) / (rate.isFinite && rate > 0 ? rate : 1)
         self.mixerRate = mixerRate
-        loopFrames = loopLength.map { max(1, Int(($0 * mixerRate).rounded())) }
+        loopFrames = loopLength.map { max(1, FrameCount.of($0, at: mixerRate)) }
         mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: mixerRate, startingAt: offset)
     }
 

@@ -19,6 +19,7 @@ package import HapticRendering
 package import LinuxInput
 @_spi(Internals) import LinuxSystem
 package import Logging
+import AudioRendering
 import Synchronization
 
 /// What writes silence for us when we stop writing: the guard process of a hidraw stream.
@@ -60,8 +61,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
 
         package init(renderer: BandRenderer, offset: Double, loopLength: Double?) {
             self.renderer = renderer
-            let frame = { (time: Double) in Int((time * renderer.framesPerPatternSecond).rounded()) }
-            offsetFrame = max(0, frame(offset))
+            let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
+            offsetFrame = frame(offset)
             loopFrame = loopLength.map { max(1, frame($0)) }
         }
     }

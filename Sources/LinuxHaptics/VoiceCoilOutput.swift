@@ -254,9 +254,9 @@ struct WaveformSource: SoundSource {
     init(renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false) {
         self.renderer = renderer
         self.playsWholeWhenLate = playsWholeWhenLate
-        let frame = { (time: Double) in Int((time * renderer.framesPerPatternSecond).rounded()) }
+        let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
         loopFrame = loopLength.map { max(1, frame($0)) }
-        cursor = renderer.cursor(at: max(0, frame(offset)))
+        cursor = renderer.cursor(at: frame(offset))
     }
 
     mutating func renderNext(into buffer: inout [Float]) -> Bool {

@@ -231,3 +231,25 @@ struct ClippedSampleTests {
         #expect(mix.allSatisfy { !$0.isNaN && abs($0) <= 1 }, "\(mix)")
     }
 }
+
+/// Times that a caller may pass (a seek far past the end, a fade over an infinite time) become frames without
+/// trapping.
+struct FrameCountTests {
+    @Test func aTimeBecomesRoundedFramesWithinZeroAndTwoToThe53() {
+        #expect(FrameCount.of(0.5, at: 48000) == 24000)
+        #expect(FrameCount.of(1.00001, at: 8000) == 8000)
+        #expect(FrameCount.of(-1, at: 48000) == 0 && FrameCount.of(.nan, at: 48000) == 0)
+        #expect(FrameCount.of(1e15, at: 48000) == FrameCount.maximum)
+        #expect(FrameCount.of(.infinity, at: 48000) == FrameCount.maximum)
+    }
+
+    @Test func aMixerStartedFarPastItsEndRendersSilence() {
+        let schedule = AudioSchedule(pattern: Sound.pattern([Sound.tone(at: 0, duration: 0.1)]))
+        for offset in [1e15, .greatestFiniteMagnitude, .infinity] {
+            var mixer = AudioMixer(schedule: schedule, clips: [:], sampleRate: 48000, startingAt: offset)
+            var buffer = [Float](repeating: 1, count: 2 * 64)
+            mixer.render(into: &buffer)
+            #expect(buffer.allSatisfy { $0 == 0 }, "\(offset)")
+        }
+    }
+}
