@@ -48,6 +48,11 @@ extension Float {
     /// The sample as an output takes it: within -1 ... 1, and silence for one that is not a number (a float file
     /// may hold NaN, which `min` and `max` pass through, and which a filter would spread to every later sample).
     public var clippedSample: Float { isNaN ? 0 : Swift.min(Swift.max(self, -1), 1) }
+
+    /// The sample as a decoder keeps it: itself when it is a number, silence for NaN and full scale for an
+    /// infinity. A float file's level beyond ±1 is kept, so that a volume below 1 still brings it back within
+    /// range; only the mix clips.
+    public var finiteSample: Float { isNaN ? 0 : isInfinite ? (self < 0 ? -1 : 1) : self }
 }
 
 /// Times as frames, for every place a time in seconds becomes a frame index.

@@ -5,12 +5,20 @@ internal import CSndfile
 /// Audio files decoded with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, and the other formats it reads)
 /// into `AudioClip`s, and converted to an output's rate with libsamplerate.
 public enum AudioFile {
-    /// The longest file decoded whole, in seconds: 10 minutes (of 48 kHz stereo, 110 MB of floats). Longer
-    /// files are refused rather than read into memory.
-    public static let longest: Double = 600
+    /// The most samples a clip decoded or converted whole may hold: 10 minutes of 48 kHz stereo, 57.6 million
+    /// floats (230 MB). Counted in samples, not seconds, so that a file of many channels or a high rate, or a
+    /// conversion up to a higher rate, cannot take more memory than that; a larger file is refused rather than
+    /// read into memory (music that long plays through `AudioFileStream`).
+    public static let mostSamples = 600 * 48000 * 2
 
-    /// The file at `path` decoded to floats -1 ... 1. A file of more than two channels keeps its first two (front
-    /// left and right in every layout libsndfile reads).
+    /// Frames read from the file at a time: only the first two channels of each block are kept, so a file of many
+    /// channels never sits in memory whole.
+    static let blockFrames = 65536
+
+    /// The file at `path` decoded to floats. Integer formats decode within -1 ... 1; a float file's samples are
+    /// kept as they are (the mix clips), but for a NaN, which becomes silence, and an infinity, which becomes full
+    /// scale. A file of more than two channels keeps its first two (front left and right in every layout
+    /// libsndfile reads).
     public static func decode(_ path: String) throws(AudioFileError) -> AudioClip {
         var info = SF_INFO()
         guard let file = sf_open(path, Int32(SFM_READ), &info) else {
@@ -22,26 +30,34 @@ public enum AudioFile {
             throw AudioFileError(
                 path: path, reason: "the file has no audio (\(channels) channels at \(info.samplerate) Hz)")
         }
-        guard Double(info.frames) <= longest * Double(info.samplerate) else {
-            throw AudioFileError(
-                path: path, reason: "the file is longer than \(Int(longest)) s, the most decoded whole")
-        }
-        var interleaved = [Float](repeating: 0, count: Int(info.frames) * channels)
-        let read = interleaved.withUnsafeMutableBufferPointer { sf_readf_float(file, $0.baseAddress, info.frames) }
-        guard read >= 0, sf_error(file) == 0 else {
-            throw AudioFileError(path: path, reason: "reading failed: \(String(cString: sf_strerror(file)))")
-        }
         let kept = min(channels, 2)
+        let tooLarge = AudioFileError(path: path, reason: "the file holds more than \(tooLargeForMemory)")
+        guard Double(info.frames) * Double(kept) <= Double(mostSamples) else { throw tooLarge }
         var samples = [Float]()
-        samples.reserveCapacity(Int(read) * kept)
-        for frame in 0..<Int(read) {
-            for channel in 0..<kept { samples.append(interleaved[frame * channels + channel].clippedSample) }
+        samples.reserveCapacity(max(Int(info.frames), 0) * kept)
+        var block = [Float](repeating: 0, count: blockFrames * channels)
+        while true {
+            let read = block.withUnsafeMutableBufferPointer {
+                sf_readf_float(file, $0.baseAddress, sf_count_t(blockFrames))
+            }
+            guard read >= 0, sf_error(file) == 0 else {
+                throw AudioFileError(path: path, reason: "reading failed: \(String(cString: sf_strerror(file)))")
+            }
+            guard read > 0 else { break }
+            guard samples.count + Int(read) * kept <= mostSamples else { throw tooLarge }
+            for frame in 0..<Int(read) {
+                for channel in 0..<kept { samples.append(block[frame * channels + channel].finiteSample) }
+            }
         }
         guard let clip = AudioClip(sampleRate: Double(info.samplerate), channelCount: kept, samples: samples) else {
             throw AudioFileError(path: path, reason: "the decoded audio does not make a clip")
         }
         return clip
     }
+
+    /// How `mostSamples` reads in a refusal.
+    static let tooLargeForMemory =
+        "\(mostSamples) samples (10 minutes of 48 kHz stereo), the most decoded whole"
 
     /// The file at `path` decoded and converted to `sampleRate` (as `decode`, then `resample`).
     public static func load(_ path: String, sampleRate: Int) throws(AudioFileError) -> AudioClip {
@@ -65,7 +81,11 @@ public enum AudioFile {
                 ?? clip
         }
         let ratio = Double(sampleRate) / clip.sampleRate
-        let capacity = Int((Double(clip.frameCount) * ratio).rounded(.up)) + 16
+        let frames = (Double(clip.frameCount) * ratio).rounded(.up)
+        guard frames * Double(clip.channelCount) <= Double(mostSamples) else {
+            throw ResamplingError(reason: "converted to \(sampleRate) Hz it would hold more than \(tooLargeForMemory)")
+        }
+        let capacity = Int(frames) + 16
         var output = [Float](repeating: 0, count: capacity * clip.channelCount)
         let (status, produced) = clip.samples.withUnsafeBufferPointer { input in
             output.withUnsafeMutableBufferPointer { out in

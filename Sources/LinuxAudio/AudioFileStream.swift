@@ -110,7 +110,7 @@ public final class AudioFileStream {
         }
         if read < Self.blockFrames { fileEnded = true }
         for frame in 0..<Int(read) {
-            for channel in 0..<channelCount { pending.append(block[frame * fileChannels + channel].clippedSample) }
+            for channel in 0..<channelCount { pending.append(block[frame * fileChannels + channel].finiteSample) }
         }
     }
 

@@ -68,20 +68,56 @@ struct AudioFileTests {
         #expect(abs(level - rms(clip.samples)) < 0.05 * rms(clip.samples), "\(format): rms \(level)")
     }
 
-    @Test("a file of more than two channels keeps its first two")
+    /// Writes `samples` as a float WAV file of `channels` channels at 8 kHz.
+    func writeFloatFile(_ path: String, channels: Int, _ samples: [Float]) throws {
+        var info = SF_INFO()
+        info.samplerate = 8000
+        info.channels = Int32(channels)
+        info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
+        let file = try #require(sf_open(path, Int32(SFM_WRITE), &info))
+        let written = samples.withUnsafeBufferPointer {
+            sf_writef_float(file, $0.baseAddress, sf_count_t(samples.count / channels))
+        }
+        sf_close(file)
+        #expect(written == samples.count / channels)
+    }
+
+    @Test("a file of more than two channels keeps its first two, across the blocks it is read in")
     func manyChannels() throws {
         let scratch = Scratch()
         defer { scratch.remove(["four.wav"]) }
-        var info = SF_INFO()
-        info.samplerate = 8000
-        info.channels = 4
-        info.format = Int32(SF_FORMAT_WAV | SF_FORMAT_FLOAT)
-        let file = try #require(sf_open(scratch.file("four.wav"), Int32(SFM_WRITE), &info))
-        let frames: [Float] = [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8]
-        _ = frames.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, 2) }
-        sf_close(file)
+        let frames = 65536 + 1000  // over one of the blocks of 65,536 frames the file is read in
+        let samples = (0..<frames * 4).map { Float($0 % 1000) / 1000 }
+        try writeFloatFile(scratch.file("four.wav"), channels: 4, samples)
         let decoded = try AudioFile.decode(scratch.file("four.wav"))
-        #expect(decoded.channelCount == 2 && decoded.samples == [0.1, 0.2, 0.5, 0.6])
+        let firstTwo = (0..<frames).flatMap { [samples[4 * $0], samples[4 * $0 + 1]] }
+        #expect(decoded.channelCount == 2 && decoded.frameCount == frames)
+        #expect(decoded.samples == firstTwo)
+    }
+
+    @Test("a float file's samples beyond ±1 decode as they are; a NaN decodes as silence, an infinity as full scale")
+    func floatFileLevels() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["loud.wav"]) }
+        try writeFloatFile(scratch.file("loud.wav"), channels: 1, [1.5, -2, .nan, .infinity, -.infinity, 0.25])
+        let expected: [Float] = [1.5, -2, 0, 1, -1, 0.25]
+        #expect(try AudioFile.decode(scratch.file("loud.wav")).samples == expected)
+        let stream = try AudioFileStream(path: scratch.file("loud.wav"), sampleRate: 8000)
+        #expect(try stream.read(frames: 6) == expected)
+    }
+
+    @Test("a conversion that would make more than the most samples decoded whole is refused before it is made")
+    func conversionOverTheLimit() throws {
+        let frames = AudioFile.mostSamples / 2 / 256 + 1
+        let clip = try #require(
+            AudioClip(sampleRate: 1, channelCount: 2, samples: [Float](repeating: 0, count: 2 * frames)))
+        // Caught by hand: `#expect(throws:)` would print the whole clip were one made.
+        do {
+            let made = try AudioFile.resample(clip, to: 256)
+            Issue.record("a clip of \(made.samples.count) samples was made")
+        } catch {
+            #expect(error.reason.contains("the most decoded whole"), "\(error.reason)")
+        }
     }
 
     @Test("a missing file and a file that is not audio are refused with the path and libsndfile's reason")
