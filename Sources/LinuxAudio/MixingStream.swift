@@ -208,6 +208,13 @@ public final class MixingStream: Sendable {
     /// which it plays through whole and ends as much later, and short of what a stopped process leaves.
     public static let latestWholeCatchUp: Double = 0.2
 
+    /// How far behind the clock a sound in step with haptics (one not played whole) may fall mid-sound, in
+    /// seconds, before it skips what it lost: past the jitter of where a device says its next frame is heard (up
+    /// to a period of a device whose position moves a period at a time), and within what is still felt as the
+    /// same moment as a touch. A writer that stood still long enough for the device to run dry (an underrun)
+    /// leaves the sound this much behind, at most, for the rest of it.
+    public static let latestDrift: Double = 0.02
+
     /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
     /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
     /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
@@ -352,8 +359,9 @@ public final class MixingStream: Sendable {
             var lateness: UInt64 = 0
             /// For a sound played whole: how late its first frame was heard, which it keeps to its end.
             var startLateness: UInt64?
-            /// For a sound played whole: when its first frame was due (its start, or the moment it was first
-            /// heard when it had none), and how many of its frames were mixed since.
+            /// When its first frame was due (its start, or the moment it was first heard when it had none or
+            /// started too late to skip into), and how many of its frames were mixed or skipped since: frame k
+            /// is due at origin + k, which a writer that falls behind its output shows the sound late against.
             var origin: UInt64?
             var framesMixed = 0
         }
@@ -407,11 +415,18 @@ public final class MixingStream: Sendable {
             period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
         }
 
-        /// Goes on on `output` (the device back): its own period, and its own clock for the next frame.
+        /// Goes on on `output` (the device back): its own period, and its own clock for the next frame. The
+        /// sounds waited through the interruption, paused: each takes the moment its next frame is heard for its
+        /// new origin, so that the time the device was gone is not taken for a writer that fell behind.
         mutating func replace(_ output: any AudioOutput) {
             self.output = output
             period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
             nextHeard = nil
+            for index in playing.indices where playing[index].start == nil {
+                playing[index].origin = nil
+                playing[index].framesMixed = 0
+                playing[index].startLateness = nil
+            }
         }
 
         /// Applies the commands in order; returns the sounds stopped.
@@ -441,6 +456,7 @@ public final class MixingStream: Sendable {
         /// Mixes and writes one period; returns the sounds that ended in it.
         mutating func writeNextPeriod() throws(AudioDeviceError) -> Set<SoundID> {
             let heardFirst: UInt64
+            let guessed = nextHeard == nil && !shape.primesWithSilence
             if let nextHeard {
                 heardFirst = nextHeard
             } else if !shape.primesWithSilence {
@@ -458,17 +474,29 @@ public final class MixingStream: Sendable {
             var mix = [Float](repeating: 0, count: 2 * period)
             silentSinceLastSound = true
             var ended: Set<SoundID> = []
+            var begun: [Int] = []
             for index in playing.indices {
                 var mixed = false
+                let waiting = playing[index].startLateness == nil
                 if !mixIn(&playing[index], periodHeard: heardFirst, into: &mix, mixed: &mixed) {
                     ended.insert(playing[index].id)
                 }
                 if mixed { silentSinceLastSound = false }
+                if waiting, playing[index].startLateness != nil { begun.append(index) }
             }
-            playing.removeAll { ended.contains($0.id) }
             if let limiter = shape.limiter { for index in mix.indices { mix[index] = limiter(mix[index]) } }
             for index in mix.indices { mix[index] = mix[index].clippedSample }
             let heard = try output.write(mix)
+            if guessed {
+                // Placed from now, this period is heard when the output says: the sounds begun in it started
+                // that much later (or sooner) than they were placed, which the catch-up must not take for a
+                // writer that fell behind.
+                for index in begun {
+                    let lateness = Int64(playing[index].startLateness ?? 0) + Int64(heard) - Int64(heardFirst)
+                    playing[index].startLateness = UInt64(max(lateness, 0))
+                }
+            }
+            playing.removeAll { ended.contains($0.id) }
             written += period
             nextHeard = heard + UInt64(period) * 1_000_000_000 / UInt64(output.sampleRate)
             return ended
@@ -476,54 +504,60 @@ public final class MixingStream: Sendable {
 
         /// Adds the sound's frames for this period from its start on (`mixed` when it had any); false when it has
         /// ended. A start that has passed by the first period it could be heard in is made up for by skipping
-        /// into the sound, so that its time t is still heard at start + t.
+        /// into the sound, so that its time t is still heard at start + t; so is a writer that fell behind its
+        /// output mid-sound by more than `latestDrift` (a sound played whole: `latestWholeCatchUp`).
         private func mixIn(_ sound: inout Playing, periodHeard: UInt64, into mix: inout [Float], mixed: inout Bool)
             -> Bool
         {
+            let whole = sound.source.playsWholeWhenLate
             var offset = 0
             if let start = sound.start, start > periodHeard {
                 offset = Int((Double(start - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 if offset >= period { return true }
-            } else if sound.source.playsWholeWhenLate {
+            } else if whole {
                 // Late: played from its first frame all the same (`lateness` below).
             } else if let start = sound.start {
                 let late = Double(periodHeard - start) / 1e9
-                if late <= MixingStream.latestSkip,
-                    !Self.skip(&sound.source, frames: Int(late * Double(output.sampleRate)))
-                {
-                    return false
+                if late <= MixingStream.latestSkip {
+                    let skipped = Int(late * Double(output.sampleRate))
+                    if !Self.skip(&sound.source, frames: skipped) { return false }
+                    sound.origin = start
+                    sound.framesMixed = skipped
                 }
             }
-            if sound.source.playsWholeWhenLate {
-                // Where its next frame is heard against where the clock wanted it: a late start, and every stall
-                // of the writer after it (the output hears a period later than it was due), make it run late.
-                let heard = periodHeard + UInt64(offset) * 1_000_000_000 / UInt64(output.sampleRate)
-                // On time (it starts within this period), its first frame's place is its origin, to the frame; a
-                // late start's origin is the start it was given, and how late it is shows at once.
-                let origin = sound.origin ?? (offset > 0 ? heard : sound.start ?? periodHeard)
-                sound.origin = origin
-                let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
-                let late = heard > due ? heard - due : 0
-                let startedLate = sound.startLateness ?? late
-                sound.startLateness = startedLate
-                if late > startedLate, Double(late - startedLate) / 1e9 > MixingStream.latestWholeCatchUp {
-                    // Fallen this much further behind mid-sound (the writer stood still, the process stopped):
-                    // what the standstill took is skipped, back to how late the sound started, as a sound that
-                    // keeps the engine's time skips. Kept whole, a looping pattern would stay that late for ever,
-                    // and its stop would come as late.
-                    let behind = Int(Double(late - startedLate) * Double(output.sampleRate) / 1e9)
-                    if !Self.skip(&sound.source, frames: behind) { return false }
-                    sound.framesMixed += behind
-                    sound.lateness = startedLate
-                } else {
-                    sound.lateness = max(sound.lateness, late)
-                }
+            // Where its next frame is heard against where the clock wanted it: a late start of a sound played
+            // whole, and every stall of the writer after any start (the output hears a period later than it was
+            // due), make it run late.
+            let heard = periodHeard + UInt64(offset) * 1_000_000_000 / UInt64(output.sampleRate)
+            // On time (it starts within this period), its first frame's place is its origin, to the frame; a late
+            // start's origin is the start it was given (for a sound played whole, how late it is shows at once).
+            let origin = sound.origin ?? (offset > 0 ? heard : whole ? sound.start ?? periodHeard : periodHeard)
+            sound.origin = origin
+            let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
+            let late = heard > due ? heard - due : 0
+            let startedLate = sound.startLateness ?? late
+            sound.startLateness = startedLate
+            let allowance = whole ? MixingStream.latestWholeCatchUp : MixingStream.latestDrift
+            if late > startedLate, Double(late - startedLate) / 1e9 > allowance {
+                // Fallen this much further behind mid-sound (the writer stood still, the device ran dry, the
+                // process stopped): what the standstill took is skipped, back to how late the sound started, as
+                // a sound in step with haptics must. A sound played whole through a shorter stall ends as much
+                // later instead; kept whole through a long one, a looping pattern would stay that late for ever,
+                // and its stop would come as late.
+                let behind = Int(Double(late - startedLate) * Double(output.sampleRate) / 1e9)
+                if !Self.skip(&sound.source, frames: behind) { return false }
+                sound.framesMixed += behind
+                if whole { sound.lateness = startedLate }
+            } else if whole {
+                sound.lateness = max(sound.lateness, late)
             }
             sound.start = nil
             // The frames of this period before the sound's end, when it has one: a sound whose end falls here
             // ends with this period.
             var count = period - offset
-            if let end = sound.end.map({ $0 + sound.lateness }) {
+            if let givenEnd = sound.end {
+                // An end that far ahead (up to `UInt64.max`) stays where it is rather than overflowing.
+                let end = givenEnd > .max - sound.lateness ? .max : givenEnd + sound.lateness
                 guard end > periodHeard else { return false }
                 let framesToEnd = Int((Double(end - periodHeard) * Double(output.sampleRate) / 1e9).rounded())
                 count = min(count, framesToEnd - offset)

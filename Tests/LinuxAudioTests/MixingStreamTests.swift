@@ -126,19 +126,20 @@ struct MixingStreamTests {
         #expect(samples[(2 * (first + 800))...].allSatisfy { $0 == 0 }, "the ramp played on past its end")
     }
 
-    /// Plays a `WholeRamp` of `frames` frames from frame 1000 of a stream held at frame 256 (8 kHz), ended at
-    /// frame `end` on the clock, with the writer falling `gap` frames behind once `after` frames are written.
-    /// Returns the ramp and the left channel recorded once the sound ended.
-    func playWholeRampFallingBehind(frames: Int, endingAt end: Int, after: Int, by gap: Int) throws -> (
-        ramp: [Float], heard: [Float]
-    ) {
+    /// Plays a ramp of `frames` frames (a `WholeRamp` when `whole`, else a sound in step with haptics) from frame
+    /// 1000 of a stream held at frame 256 (8 kHz), ended at frame `end` on the clock when given, with the writer
+    /// falling `gap` frames behind once `after` frames are written. Returns the ramp and the left channel recorded
+    /// once the sound ended.
+    func playRampFallingBehind(whole: Bool = true, frames: Int, endingAt end: Int?, after: Int, by gap: Int) throws
+        -> (ramp: [Float], heard: [Float])
+    {
         var result: (ramp: [Float], heard: [Float]) = ([], [])
         try withStreamHeldAtFrame256 { output, stream in
             let ramp = (0..<frames).map { Float($0 + 1) / Float(frames) }
-            let id = stream.play(
-                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
-                at: output.origin + 125_000_000)
-            stream.stop(id, atNanoseconds: output.origin + UInt64(end) * 125_000)
+            let clip = ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)
+            let start = output.origin + 125_000_000
+            let id = whole ? stream.play(WholeRamp(clip: clip), at: start) : stream.play(clip, at: start)
+            if let end { stream.stop(id, atNanoseconds: output.origin + UInt64(end) * 125_000) }
             output.fallBehind(after: after, by: gap)
             output.hold(after: nil)
             try waitUntil("the sound ends") { !stream.isActive(id) }
@@ -152,7 +153,7 @@ struct MixingStreamTests {
     func wholeSourceKeepsItsLengthAfterTheWriterFellBehind() throws {
         // 1600 frames from frame 1000, ended where they end on the clock (frame 2600); the writer falls 200 frames
         // behind once 1400 frames are written, in the middle of the sound.
-        let (ramp, frames) = try playWholeRampFallingBehind(frames: 1600, endingAt: 2600, after: 1400, by: 200)
+        let (ramp, frames) = try playRampFallingBehind(frames: 1600, endingAt: 2600, after: 1400, by: 200)
         let heard = frames.filter { $0 != 0 }
         #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
         #expect(frames.firstIndex { $0 != 0 } == 1000)
@@ -163,7 +164,7 @@ struct MixingStreamTests {
     func wholeSourceCatchesUpAfterALongStandstill() throws {
         // 4000 frames from frame 1000, ended at frame 5000 on the clock; the writer falls 2400 frames (0.3 s, past
         // the 0.2 s catch-up) behind once 2400 frames are written, 1400 frames into the sound.
-        let (ramp, frames) = try playWholeRampFallingBehind(frames: 4000, endingAt: 5000, after: 2400, by: 2400)
+        let (ramp, frames) = try playRampFallingBehind(frames: 4000, endingAt: 5000, after: 2400, by: 2400)
         // Frame k of the ramp is heard at 1000 + k before the standstill. The period mixed before the writer
         // learned of it plays on from where the sound was; from the next on, the frames the standstill took are
         // skipped, frame k is heard at 1000 + k again, and the sound ends where the clock ended it.
@@ -174,6 +175,51 @@ struct MixingStreamTests {
         try #require(frames.count >= 5000, "the recording ends at frame \(frames.count)")
         #expect(Array(frames[4900..<5000]) == Array(ramp[3900..<4000]))
         #expect(frames[5000...].allSatisfy { $0 == 0 }, "the ramp played on past the end the clock gave it")
+    }
+
+    @Test("a sound in step with haptics that falls behind mid-sound by more than the drift skips back onto the clock")
+    func timeKeepingSoundCatchesUpAfterTheDeviceRanDry() throws {
+        // 2400 frames from frame 1000; the writer falls 400 frames (50 ms, past the 20 ms drift) behind once 1400
+        // frames are written, 400 frames into the sound: a device that ran dry and started again.
+        let (ramp, frames) = try playRampFallingBehind(whole: false, frames: 2400, endingAt: nil, after: 1400, by: 400)
+        #expect(Array(frames[1000..<1400]) == Array(ramp[0..<400]))
+        // The period mixed before the writer learned of it is heard 400 frames late, as it was mixed; from the
+        // next on, frame k of the ramp is heard at 1000 + k again, to its last frame.
+        let stood = try #require((1000..<frames.count).first { frames[$0] == 0 })
+        let resumed = try #require((stood..<frames.count).first { frames[$0] != 0 })
+        #expect(resumed - stood == 400, "the device ran dry for \(resumed - stood) frames")
+        let period = 64
+        try #require(frames.count >= 3400, "the recording ends at frame \(frames.count)")
+        #expect(Array(frames[(resumed + period)..<3400]) == Array(ramp[(resumed + period - 1000)..<2400]))
+        #expect(frames[3400...].allSatisfy { $0 == 0 }, "the ramp played on past where the clock put its end")
+    }
+
+    @Test("a sound in step with haptics that falls behind by less than the drift plays on whole")
+    func timeKeepingSoundPlaysThroughAShortStall() throws {
+        // 80 frames (10 ms) behind, within the 20 ms drift: every frame of the ramp is heard, in order, 80 late.
+        let (ramp, frames) = try playRampFallingBehind(whole: false, frames: 2400, endingAt: nil, after: 1400, by: 80)
+        let heard = frames.filter { $0 != 0 }
+        #expect(heard.elementsEqual(ramp), "\(ramp.count - heard.count) frames of the ramp not heard, in order")
+        #expect(frames.lastIndex { $0 != 0 } == 3479)
+    }
+
+    @Test("an end far past anything a clock reaches, on a sound played whole that ran late, leaves it playing")
+    func anEndAtTheLastNanosecondDoesNotOverflow() throws {
+        // A late start makes the sound run late (its end moves as late): an end at `UInt64.max` stays there.
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        defer { stream.close() }
+        try waitUntil("the stream wrote 800 frames") { output.frames > 800 }
+        let ramp = (0..<400).map { Float($0 + 1) / 400 }
+        let id = stream.together { changes in
+            let id = changes.play(
+                WholeRamp(clip: ClipSource(AudioClip(sampleRate: 8000, channelCount: 1, samples: ramp)!)),
+                at: output.origin)
+            changes.stop(id, atNanoseconds: .max)
+            return id
+        }
+        try waitUntil("the sound ends") { !stream.isActive(id) }
+        #expect(output.samples.filter { $0 != 0 }.count == 2 * 400)
     }
 
     @Test("a pattern's mixer plays on the stream as a source and ends with the pattern")
