@@ -53,6 +53,19 @@ public enum AudioOutputs {
     /// The rate outputs run at unless asked otherwise: what sound servers and most hardware use natively.
     public static let defaultSampleRate = 48_000
 
+    /// The buffer lengths an output is opened with, in seconds: from a millisecond (below it a device's period
+    /// is no longer a time alsa-lib can set) to 10 s (beyond it, a start placed behind the buffer waits longer
+    /// than any sound lasts). A length outside it, or one that is not a number, is refused
+    /// (`bufferProblem(_:)`).
+    public static let bufferSecondsRange: ClosedRange<Double> = 0.001...10
+
+    /// Why `seconds` cannot be an output's buffer length; nil when it can.
+    public static func bufferProblem(_ seconds: Double) -> String? {
+        guard !bufferSecondsRange.contains(seconds) else { return nil }
+        return "a buffer of \(seconds) s is not within \(bufferSecondsRange.lowerBound) ... "
+            + "\(Int(bufferSecondsRange.upperBound)) s"
+    }
+
     /// An ALSA output on `device`, or the null output when there is no sound device to open (no card, no such
     /// name, no ALSA configuration): logged at notice level, since sound then goes nowhere. Other failures (the
     /// device busy, refused parameters) are thrown: the caller asked for a device that exists.

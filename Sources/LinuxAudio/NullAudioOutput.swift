@@ -19,10 +19,14 @@ public final class NullAudioOutput: AudioOutput {
 
     /// An output whose time is `clock` (nanoseconds) instead of `CLOCK_MONOTONIC`, so that a test sets when a
     /// write is made. A write that finds the buffer full still sleeps, for as long as `clock` says is left.
+    /// A buffer length outside `AudioOutputs.bufferSecondsRange` is taken as the nearest end of it, and one that
+    /// is not a number as 0.04 s: an output with no device behind it has no device to refuse it.
     package init(sampleRate: Int, bufferSeconds: Double, clock: @escaping @Sendable () -> UInt64) {
         self.sampleRate = sampleRate
         self.clock = clock
-        let buffer = max(1, Int((bufferSeconds * Double(sampleRate)).rounded()))
+        let range = AudioOutputs.bufferSecondsRange
+        let seconds = bufferSeconds.isNaN ? 0.04 : min(max(bufferSeconds, range.lowerBound), range.upperBound)
+        let buffer = max(1, Int((seconds * Double(sampleRate)).rounded()))
         latency = AudioLatency(bufferFrames: buffer, periodFrames: max(1, buffer / 4), sampleRate: sampleRate)
     }
 

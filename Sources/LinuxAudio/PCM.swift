@@ -28,6 +28,15 @@ package final class PCM: @unchecked Sendable {
     package init(device: String, direction: Direction, sampleRate: Int, bufferSeconds: Double, channels: Int = 2)
         throws(AudioDeviceError)
     {
+        guard (1...1_000_000).contains(sampleRate) else {
+            throw AudioDeviceError(
+                device: device, call: "snd_pcm_set_params", errno: .invalidArgument,
+                message: "a rate of \(sampleRate) Hz is not within 1 ... 1000000 Hz")
+        }
+        if let problem = AudioOutputs.bufferProblem(bufferSeconds) {
+            throw AudioDeviceError(
+                device: device, call: "snd_pcm_set_params", errno: .invalidArgument, message: problem)
+        }
         let channelCount = max(1, channels)
         self.channels = channelCount
         _ = linuxaudio_alsa_silence()
@@ -44,7 +53,7 @@ package final class PCM: @unchecked Sendable {
                 Int(
                     snd_pcm_set_params(
                         opened, SND_PCM_FORMAT_FLOAT_LE, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channelCount),
-                        UInt32(sampleRate), 1, UInt32(max(bufferSeconds, 0.001) * 1_000_000)))
+                        UInt32(sampleRate), 1, UInt32(bufferSeconds * 1_000_000)))
             }
             var buffer: snd_pcm_uframes_t = 0
             var period: snd_pcm_uframes_t = 0

@@ -14,6 +14,9 @@ extension EngineCore {
         case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
         default: break
         }
+        if audio != nil, let problem = AudioOutputs.bufferProblem(options.audioBufferSeconds) {
+            throw HapticEngineError(.invalidArgument, "HapticEngineOptions.audioBufferSeconds: \(problem)")
+        }
         let output: any MotorOutput
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)

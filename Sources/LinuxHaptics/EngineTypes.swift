@@ -186,7 +186,8 @@ public struct HapticEngineOptions: Sendable {
     public var audioResourceDirectories: [String] = []
     /// The output buffer audio plays through, in seconds: the sound's latency, which a pattern's start waits
     /// for so that its sound and its rumble begin together. Shorter answers faster and underruns sooner under
-    /// load.
+    /// load. Within `AudioOutputs.bufferSecondsRange` (0.001 ... 10 s): outside it, or not a number, `start()`
+    /// throws `invalidArgument` (unless the engine `playsHapticsOnly`).
     public var audioBufferSeconds = 0.03
     /// Opens the engine's sound output instead of `audioDevice` (this package's tests: a recording output).
     package var audioOutputFactory: (@Sendable (Logger) throws(AudioDeviceError) -> any AudioOutput)?

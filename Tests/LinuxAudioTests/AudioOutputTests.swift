@@ -34,6 +34,19 @@ struct AudioOutputTests {
         #expect(output.deviceName == "null")
     }
 
+    @Test(
+        "a buffer length outside 0.001 ... 10 s or not a number is refused; the null output takes the nearest it can",
+        arguments: [Double.nan, .infinity, -0.5, 0, 0.0005, 10.5, 1e12])
+    func bufferLengthsThatAreNoBuffer(seconds: Double) throws {
+        let error = #expect(throws: AudioDeviceError.self) {
+            try ALSAOutput(device: "null", sampleRate: 48000, bufferSeconds: seconds, logger: logger)
+        }
+        #expect(error?.errno == .invalidArgument && error?.message.hasPrefix("a buffer of ") == true)
+        let nearest = seconds.isNaN ? 0.04 : min(max(seconds, 0.001), 10)
+        #expect(NullAudioOutput(bufferSeconds: seconds).latency.bufferFrames == Int((nearest * 48000).rounded()))
+        #expect(AudioOutputs.bufferProblem(0.001) == nil && AudioOutputs.bufferProblem(10) == nil)
+    }
+
     @Test("alsa-lib's device list names its own null device, which plays and captures")
     func deviceList() throws {
         let devices = try AudioDevices.list(includingCaptureOnly: true)

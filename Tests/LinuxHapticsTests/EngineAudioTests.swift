@@ -190,4 +190,18 @@ import Testing
         let withSound = try Rig(options: options)
         #expect(!withSound.engine.playsHapticsOnly)
     }
+
+    @Test(arguments: [Double.nan, .infinity, 0, -1, 11])
+    func aSoundBufferThatIsNoBufferMakesStartThrowInvalidArgumentNamingTheOption(seconds: Double) throws {
+        var options = HapticEngineOptions()
+        options.audioOutputFactory = { _ in NullAudioOutput() }
+        options.audioBufferSeconds = seconds
+        let rig = try Rig(options: options, start: false)
+        let error = #expect(throws: HapticEngineError.self) { try rig.engine.start() }
+        #expect(error?.kind == .invalidArgument)
+        #expect(error?.message.hasPrefix("HapticEngineOptions.audioBufferSeconds: a buffer of ") == true)
+        #expect(!rig.engine.isRunning, "nothing was started")
+        options.playsHapticsOnly = true
+        try Rig(options: options, start: false).engine.start()
+    }
 }
