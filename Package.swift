@@ -189,7 +189,7 @@ let package = Package(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(
             name: "LinuxAudioTests",
-            dependencies: ["AudioRendering", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxSystem"],
+            dependencies: ["AudioRendering", "CALSA", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxSystem"],
             swiftSettings: strict),
         .testTarget(
             name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering", "HapticTestDevices"],

@@ -18,7 +18,7 @@ public enum AudioDevices {
     /// the sound server's and dmix's where configured, every card's `hw:`/`plughw:` devices, "null". Devices
     /// that only capture are left out unless `includingCaptureOnly`.
     public static func list(includingCaptureOnly: Bool = false) throws(AudioDeviceError) -> [AudioDeviceName] {
-        _ = linuxaudio_alsa_silence()
+        _ = alsaDiagnosticsQuieted
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         let result =
             SyscallFaults.injected(at: { "snd_device_name_hint" }).map { -Int32($0.rawValue) }

@@ -1,6 +1,12 @@
 internal import CALSA
 @_spi(Internals) internal import LinuxSystem
 
+/// alsa-lib writes its diagnostics to stderr unless it is given a handler, and our libraries never print (every
+/// failure it reports there also comes back as an error code, which we throw and log): the first use of alsa-lib
+/// quiets them, once for the process, unless the application had installed a handler of its own, which stays.
+/// A handler the application installs later replaces ours; we never put ours back over it.
+let alsaDiagnosticsQuieted: Void = { _ = linuxaudio_alsa_silence_unless_handled() }()
+
 /// An open ALSA PCM carrying interleaved 32-bit float frames (stereo unless asked otherwise) at one rate: the one
 /// place alsa-lib's PCM calls
 /// are made, for the output and for the test bench's capture. Not thread-safe: its owner serialises the calls.
@@ -39,7 +45,7 @@ package final class PCM: @unchecked Sendable {
         }
         let channelCount = max(1, channels)
         self.channels = channelCount
-        _ = linuxaudio_alsa_silence()
+        _ = alsaDiagnosticsQuieted
         self.device = device
         self.sampleRate = sampleRate
         var opened: OpaquePointer?
@@ -120,6 +126,9 @@ package final class PCM: @unchecked Sendable {
                 timedOut = false
                 continue
             }
+            // A signal cut the wait short: nothing happened to the stream, so the call is made again, and is no
+            // error to recover from or count.
+            if result == -Int(Errno.interrupted.rawValue) { continue }
             // The kernel's wait for room (or frames) timed out, the stream still running: the whole machine stood
             // still longer than the wait (at least 100 ms, and the buffer's length and a tenth), and the device
             // runs on, so the call is made again. A second timeout with nothing moved in between is the device's
@@ -137,8 +146,8 @@ package final class PCM: @unchecked Sendable {
     }
 
     /// Gets the stream going again after `code` from `call` when that is an underrun or overrun (`EPIPE`), a
-    /// suspend (`ESTRPIPE`) or an interruption (`EINTR`); returns the error it got over, or throws the one it
-    /// cannot (a device gone, `ENODEV`).
+    /// suspend (`ESTRPIPE`) or an interruption (`EINTR`, which needs nothing done; a transfer makes its call again
+    /// without coming here); returns the error it got over, or throws the one it cannot (a device gone, `ENODEV`).
     private func recover(from code: Int, call: String) throws(AudioDeviceError) -> AudioDeviceError {
         let error = disconnection(Self.error(code, call: call, device: device))
         guard [Errno.brokenPipe, .streamSuspended, .interrupted].contains(error.errno) else {

@@ -498,6 +498,11 @@ enum AudioSuite {
             try requireEqual(SyscallFaults.disarm().injected, 1, "the error injected at \(site)")
         }
         try requireEqual(output.xrunCount, 3, "stream errors recovered (underrun, suspend, underrun seen by delay)")
+        // A write that a signal cut short (EINTR) is made again: the frames go out, and no xrun is counted.
+        SyscallFaults.arm(.init(site: "snd_pcm_writei", errno: .interrupted, calls: .nth(1)))
+        try output.write(block)
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the interruption injected at snd_pcm_writei")
+        try requireEqual(output.xrunCount, 3, "xruns after a write a signal interrupted")
         // A write whose wait for room timed out (EIO) on a running stream, as after the whole machine stood still
         // past the wait: written again; a second timeout in a row is thrown.
         for _ in 0..<4 { try output.write(block) }

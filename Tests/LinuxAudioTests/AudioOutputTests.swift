@@ -1,4 +1,5 @@
 import AudioRendering
+import CALSA
 import LinuxAudio
 @_spi(Internals) import LinuxSystem
 import Logging
@@ -45,6 +46,22 @@ struct AudioOutputTests {
         let nearest = seconds.isNaN ? 0.04 : min(max(seconds, 0.001), 10)
         #expect(NullAudioOutput(bufferSeconds: seconds).latency.bufferFrames == Int((nearest * 48000).rounded()))
         #expect(AudioOutputs.bufferProblem(0.001) == nil && AudioOutputs.bufferProblem(10) == nil)
+    }
+
+    @Test("an application's own alsa-lib error handler stays when an output opens and devices are listed")
+    func applicationsErrorHandlerStays() throws {
+        // alsa-lib's handler is the process's: the test's own stands for an application's, and the one found is
+        // put back after. It takes alsa-lib's variadic arguments as fixed ones, which it never reads.
+        let found = linuxaudio_alsa_handler()
+        defer { snd_lib_error_set_handler(found) }
+        let own:
+            @convention(c) (UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?, Int32, UnsafePointer<CChar>?) ->
+                Void = { _, _, _, _, _ in }
+        let handler = unsafeBitCast(own, to: OpaquePointer.self)
+        snd_lib_error_set_handler(handler)
+        try ALSAOutput(device: "null", sampleRate: 48000, bufferSeconds: 0.02, logger: logger).close()
+        _ = try AudioDevices.list()
+        #expect(linuxaudio_alsa_handler() == handler, "the application's handler was replaced")
     }
 
     @Test("alsa-lib's device list names its own null device, which plays and captures")
