@@ -69,18 +69,14 @@ public final class MixingStream: Sendable {
     /// Opens the output again after its device went away.
     public typealias Reopen = @Sendable () throws(AudioDeviceError) -> any AudioOutput
 
-    private let shared = Lock(Shared())
+    private let writer: Writer
     private let nextID = Atomic<Int>(0)
     /// The output's latency when the stream started (the device's, after a reopen, is alike).
     public let latency: AudioLatency
     /// The output's rate, which sources played on the stream must have.
     public let sampleRate: Int
-    private let closing = Atomic<Bool>(false)
-    /// Set by `close(closingOutput: true)`: the thread closes the output it feeds as it ends.
-    private let closesOutput = Atomic<Bool>(false)
-    private let wake = DeadlineWaiter()
     private let thread = Lock<ServiceThread?>(nil)
-    private let shape: Shape
+    private var shape: Shape { writer.shape }
 
     /// Starts feeding `output`. A failed write ends the stream: `onFailure` is called on its thread.
     public init(
@@ -89,7 +85,7 @@ public final class MixingStream: Sendable {
     ) throws(SystemCallError) {
         latency = output.latency
         sampleRate = output.sampleRate
-        self.shape = shape
+        writer = Writer(shape: shape)
         try start(output, reopen: nil, logger: logger, onFailure: onFailure, onInterruption: { _ in })
     }
 
@@ -104,7 +100,7 @@ public final class MixingStream: Sendable {
     ) throws(SystemCallError) {
         latency = output.latency
         sampleRate = output.sampleRate
-        shape = .soundCard
+        writer = Writer(shape: .soundCard)
         try start(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
     }
 
@@ -112,7 +108,33 @@ public final class MixingStream: Sendable {
         _ output: any AudioOutput, reopen: Reopen?, logger: Logger,
         onFailure: @escaping @Sendable (AudioDeviceError) -> Void, onInterruption: @escaping @Sendable (Bool) -> Void
     ) throws(SystemCallError) {
-        let started = try ServiceThread.start { [self] in
+        // The thread holds the writer, not the stream: a stream its owner lets go of without `close()` is
+        // closed by its deinit, which a thread holding the stream would keep from ever running.
+        let started = try ServiceThread.start { [writer] in
+            writer.run(output, reopen: reopen, logger: logger, onFailure: onFailure, onInterruption: onInterruption)
+        }
+        thread.withLock { $0 = started }
+    }
+
+    /// What the stream's thread works with: the commands posted to it and what it reports, its wake-up, and
+    /// whether it is to end.
+    private final class Writer: Sendable {
+        let shared = Lock(Shared())
+        let closing = Atomic<Bool>(false)
+        /// Set by `close(closingOutput: true)`: the thread closes the output it feeds as it ends.
+        let closesOutput = Atomic<Bool>(false)
+        let wake = DeadlineWaiter()
+        let shape: Shape
+
+        init(shape: Shape) { self.shape = shape }
+
+        /// The thread's life: feeds `output` until the stream closes or it fails; a device gone is waited for when
+        /// it can be opened again (`reopen`).
+        func run(
+            _ output: any AudioOutput, reopen: Reopen?, logger: Logger,
+            onFailure: @escaping @Sendable (AudioDeviceError) -> Void,
+            onInterruption: @escaping @Sendable (Bool) -> Void
+        ) {
             var mixing = Mixing(output: output, shape: shape)
             defer { if closesOutput.load(ordering: .acquiring) { mixing.output.close() } }
             while !closing.load(ordering: .relaxed) {
@@ -140,64 +162,63 @@ public final class MixingStream: Sendable {
                 }
             }
         }
-        thread.withLock { $0 = started }
-    }
 
-    /// Mixes and writes period after period until closed or a write fails.
-    private func feed(_ mixing: inout Mixing) throws(AudioDeviceError) {
-        while !closing.load(ordering: .relaxed) {
-            let commands = shared.withLock { shared in
-                defer { shared.commands = [] }
-                return shared.commands
-            }
-            let stopped = mixing.apply(commands)
-            if !stopped.isEmpty { shared.withLock { $0.active.subtract(stopped) } }
-            if shape.idlesWhenSilent, mixing.silentSinceLastSound,
-                let quiet = mixing.quietUntil(now: MonotonicTime.nanoseconds())
-            {
-                idle(&mixing, until: quiet)
-                continue
-            }
-            let ended = try mixing.writeNextPeriod()
-            // A command posted from now on may miss the period after the one just written (the thread may be
-            // mixing it already), so the exact moment a new sound can start is one period later still.
-            let earliest = mixing.nextHeard.map { $0 + mixing.periodNanoseconds }
-            shared.withLock {
-                $0.active.subtract(ended)
-                $0.earliestStart = earliest
+        /// Mixes and writes period after period until closed or a write fails.
+        private func feed(_ mixing: inout Mixing) throws(AudioDeviceError) {
+            while !closing.load(ordering: .relaxed) {
+                let commands = shared.withLock { shared in
+                    defer { shared.commands = [] }
+                    return shared.commands
+                }
+                let stopped = mixing.apply(commands)
+                if !stopped.isEmpty { shared.withLock { $0.active.subtract(stopped) } }
+                if shape.idlesWhenSilent, mixing.silentSinceLastSound,
+                    let quiet = mixing.quietUntil(now: MonotonicTime.nanoseconds())
+                {
+                    idle(&mixing, until: quiet)
+                    continue
+                }
+                let ended = try mixing.writeNextPeriod()
+                // A command posted from now on may miss the period after the one just written (the thread may be
+                // mixing it already), so the exact moment a new sound can start is one period later still.
+                let earliest = mixing.nextHeard.map { $0 + mixing.periodNanoseconds }
+                shared.withLock {
+                    $0.active.subtract(ended)
+                    $0.earliestStart = earliest
+                }
             }
         }
-    }
 
-    /// Waits, writing nothing, until a change is posted, the stream closes, or `until` (`Mixing.quietUntil`:
-    /// `UInt64.max` for no time, only a change). What was written plays out meanwhile: a sound placed from its end on is
-    /// heard to the frame (`earliestStart`), the next period following it; once it has played out, the next
-    /// period starts a fresh stream (its first frame heard when it is written).
-    private func idle(_ mixing: inout Mixing, until wakeUp: UInt64) {
-        let queueEnd = mixing.nextHeard
-        mixing.nextHeard = nil
-        shared.withLock { $0.earliestStart = queueEnd }
-        while !closing.load(ordering: .relaxed), shared.withLock({ $0.commands.isEmpty }) {
-            if wakeUp != .max, MonotonicTime.nanoseconds() >= wakeUp { break }
-            wake.wait(untilNanoseconds: wakeUp == .max ? nil : wakeUp)
+        /// Waits, writing nothing, until a change is posted, the stream closes, or `until` (`Mixing.quietUntil`:
+        /// `UInt64.max` for no time, only a change). What was written plays out meanwhile: a sound placed from its end on is
+        /// heard to the frame (`earliestStart`), the next period following it; once it has played out, the next
+        /// period starts a fresh stream (its first frame heard when it is written).
+        private func idle(_ mixing: inout Mixing, until wakeUp: UInt64) {
+            let queueEnd = mixing.nextHeard
+            mixing.nextHeard = nil
+            shared.withLock { $0.earliestStart = queueEnd }
+            while !closing.load(ordering: .relaxed), shared.withLock({ $0.commands.isEmpty }) {
+                if wakeUp != .max, MonotonicTime.nanoseconds() >= wakeUp { break }
+                wake.wait(untilNanoseconds: wakeUp == .max ? nil : wakeUp)
+            }
+            if let queueEnd, queueEnd > MonotonicTime.nanoseconds() { mixing.nextHeard = queueEnd }
         }
-        if let queueEnd, queueEnd > MonotonicTime.nanoseconds() { mixing.nextHeard = queueEnd }
-    }
 
-    /// Tries `reopen` until it succeeds (the output) or the stream is closed (nil).
-    private func waitForDevice(_ reopen: Reopen) -> (any AudioOutput)? {
-        var pause: UInt64 = 100_000_000
-        while !closing.load(ordering: .relaxed) {
-            wake.wait(untilNanoseconds: MonotonicTime.nanoseconds() + pause)
-            guard !closing.load(ordering: .relaxed) else { return nil }
-            if let output = try? reopen() { return output }
-            pause = min(pause * 2, 2_000_000_000)
+        /// Tries `reopen` until it succeeds (the output) or the stream is closed (nil).
+        private func waitForDevice(_ reopen: Reopen) -> (any AudioOutput)? {
+            var pause: UInt64 = 100_000_000
+            while !closing.load(ordering: .relaxed) {
+                wake.wait(untilNanoseconds: MonotonicTime.nanoseconds() + pause)
+                guard !closing.load(ordering: .relaxed) else { return nil }
+                if let output = try? reopen() { return output }
+                pause = min(pause * 2, 2_000_000_000)
+            }
+            return nil
         }
-        return nil
     }
 
     /// Whether the stream waits for its device to come back.
-    public var isInterrupted: Bool { shared.withLock { $0.interrupted } }
+    public var isInterrupted: Bool { writer.shared.withLock { $0.interrupted } }
 
     /// The most a late start is made up for by skipping into the sound, in seconds; a start further in the past
     /// plays the sound from its beginning, now.
@@ -300,21 +321,21 @@ public final class MixingStream: Sendable {
 
     /// Hands `commands` to the thread in one go; nothing once the stream has failed (its thread is gone).
     private func post(_ commands: some Collection<Command>) {
-        let posted = shared.withLock { shared in
+        let posted = writer.shared.withLock { shared in
             guard shared.failure == nil else { return false }
             for case .play(let id, _, _, _) in commands { shared.active.insert(id) }
             shared.commands.append(contentsOf: commands)
             return !commands.isEmpty
         }
         // An idle thread waits for changes (a stop of a sound it waits to start, too).
-        if posted, shape.idlesWhenSilent { wake.signal() }
+        if posted, shape.idlesWhenSilent { writer.wake.signal() }
     }
 
     /// The earliest `CLOCK_MONOTONIC` moment a sound played now can start at exactly (to the frame): the output's
     /// queue and one period; nil until the stream has written its first period. A start placed earlier is
     /// still kept in time by skipping into the sound (`play(_:at:gain:)`), so what comes before this moment
     /// is not heard.
-    public var earliestStart: UInt64? { shared.withLock { $0.earliestStart } }
+    public var earliestStart: UInt64? { writer.shared.withLock { $0.earliestStart } }
 
     /// How far ahead of now a sound must be placed to be heard whole: what `earliestStart` says, or, before the
     /// first period is written, the output's buffer and two periods (nothing for a stream that is not primed
@@ -327,18 +348,18 @@ public final class MixingStream: Sendable {
     }
 
     /// Whether the sound has not ended yet (queued, waiting for its start, or playing).
-    public func isActive(_ id: SoundID) -> Bool { shared.withLock { $0.active.contains(id) } }
+    public func isActive(_ id: SoundID) -> Bool { writer.shared.withLock { $0.active.contains(id) } }
 
     /// Why the stream stopped, when its output failed.
-    public var failure: AudioDeviceError? { shared.withLock { $0.failure } }
+    public var failure: AudioDeviceError? { writer.shared.withLock { $0.failure } }
 
     /// Stops the thread after the period it is writing and waits for it. The output stays open (its owner's)
     /// unless `closingOutput`: then the output the stream feeds last (the one it was given, or the one `reopen`
     /// made after the device came back) is closed as the thread ends.
     public func close(closingOutput: Bool = false) {
-        if closingOutput { closesOutput.store(true, ordering: .releasing) }
-        closing.store(true, ordering: .relaxed)
-        wake.signal()
+        if closingOutput { writer.closesOutput.store(true, ordering: .releasing) }
+        writer.closing.store(true, ordering: .relaxed)
+        writer.wake.signal()
         thread.joinUnlessCurrent()
     }
 

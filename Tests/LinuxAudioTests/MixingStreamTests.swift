@@ -372,6 +372,22 @@ struct MixingStreamTests {
         #expect(samples.contains { $0 > 0.1 && $0 < 0.4 }, "the fade passes through intermediate gains")
     }
 
+    @Test(
+        "a stream its owner lets go of without close() is closed: it is freed, and its thread ends and writes no more")
+    func aStreamLetGoOfIsClosed() throws {
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        weak var released: MixingStream?
+        do {
+            let stream = try MixingStream(output: output, logger: logger)
+            released = stream
+            try waitUntil("the stream writes") { output.frames > 0 }
+        }
+        #expect(released == nil, "the stream's thread keeps it")
+        let frames = output.frames
+        Sys.sleep(nanoseconds: 20_000_000)
+        #expect(output.frames == frames, "a thread writes on")
+    }
+
     @Test("stop ends a sound; a failed write ends the stream and is reported once")
     func stopAndFailure() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
