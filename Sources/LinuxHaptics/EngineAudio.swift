@@ -50,6 +50,10 @@ final class EngineAudio: Sendable {
         /// The sounds playing or waiting, by player, by anchor.
         var sounds = CueSounds<MixingStream>()
         var muted = false
+        /// The engine stopped (`close(untilStarted: true)`): no stream opens until `permitOpening()`. A start that
+        /// asks for its sound's lead while a `stop()` on another thread closes the stream would otherwise open it
+        /// again, and a stopped engine would hold the sound device and a thread writing silence.
+        var closedUntilStarted = false
         /// Decoded clips by the files and folders they were looked for in.
         var clips: [ClipKey: [String: AudioClip]] = [:]
     }
@@ -184,9 +188,11 @@ final class EngineAudio: Sendable {
         }
     }
 
-    /// Ends every sound and closes the stream and its output: nothing plays or wakes until the next sound.
-    func close() {
+    /// Ends every sound and closes the stream and its output: nothing plays or wakes until the next sound, or,
+    /// `untilStarted` (the engine stopped), until `permitOpening()`.
+    func close(untilStarted: Bool = false) {
         let stream = state.withLock { state -> MixingStream? in
+            if untilStarted { state.closedUntilStarted = true }
             defer {
                 state.stream = nil
                 state.sounds = CueSounds<MixingStream>()
@@ -196,11 +202,16 @@ final class EngineAudio: Sendable {
         stream?.close(closingOutput: true)
     }
 
+    /// Lets the stream open again after `close(untilStarted: true)`: the engine started.
+    func permitOpening() { state.withLock { $0.closedUntilStarted = false } }
+
     /// The stream, opened on first use: the configured output (or the null output when there is no sound
     /// device), fed by its own thread; a device that goes away later interrupts the engine as an unplugged pad
     /// does, and its return resets it.
     private func openStream() -> MixingStream? {
-        if let stream = state.withLock({ $0.stream }) { return stream }
+        let (open, closed) = state.withLock { ($0.stream, $0.closedUntilStarted) }
+        if let open { return open }
+        guard !closed else { return nil }
         let configuration = self.configuration
         let logger = self.logger
         let reopen: MixingStream.Reopen = { () throws(AudioDeviceError) -> any AudioOutput in
@@ -233,8 +244,10 @@ final class EngineAudio: Sendable {
                 metadata: ["error": "\(error)"])
             return nil
         }
-        let kept = state.withLock { state -> MixingStream? in
+        // Kept unless another thread opened one meanwhile (that one is kept), or the engine stopped meanwhile.
+        let kept = state.withLock { state -> MixingStream?? in
             if let existing = state.stream { return existing }
+            if state.closedUntilStarted { return .some(nil) }
             state.stream = stream
             state.outputName = output.deviceName
             return nil

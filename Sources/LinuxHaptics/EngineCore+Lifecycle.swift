@@ -35,6 +35,7 @@ extension EngineCore {
             output.close()
             return
         }
+        audio?.permitOpening()
         output.prepareForChanges()
         startWatchIfNeeded()
         do { try startTimerIfNeeded() } catch {
@@ -111,7 +112,7 @@ extension EngineCore {
         }
         watch?.cancel()
         timer?.cancel()
-        audio?.close()
+        audio?.close(untilStarted: true)
         if let output {
             try? output.apply(.off)
             output.close()

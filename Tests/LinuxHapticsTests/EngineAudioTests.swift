@@ -7,6 +7,7 @@ import AudioRendering
 import HapticRendering
 import LinuxAudio
 import LinuxHapticsTesting
+@_spi(Internals) import LinuxSystem
 import Testing
 
 @testable import LinuxHaptics
@@ -189,6 +190,26 @@ import Testing
         options.audioOutputFactory = { _ in NullAudioOutput() }
         let withSound = try Rig(options: options)
         #expect(!withSound.engine.playsHapticsOnly)
+    }
+
+    /// The race it stands for: a start asks for its sound's lead (opening the stream) just after a `stop()` on
+    /// another thread closed it. Here the ask comes after the stop outright.
+    @Test func aStoppedEngineOpensNoSoundStreamUntilItStartsAgain() throws {
+        let opened = Lock(0)
+        var options = HapticEngineOptions()
+        options.audioOutputFactory = { _ in
+            opened.withLock { $0 += 1 }
+            return NullAudioOutput()
+        }
+        let rig = try Rig(options: options)
+        let audio = try #require(rig.engine.core.audio)
+        #expect(audio.lead() != nil && opened.withLock { $0 } == 1)
+        rig.engine.stop()
+        #expect(audio.lead() == nil, "a stopped engine opened its sound stream")
+        #expect(opened.withLock { $0 } == 1)
+        try rig.engine.start()
+        #expect(audio.lead() != nil && opened.withLock { $0 } == 2)
+        rig.engine.stop()
     }
 
     @Test(arguments: [Double.nan, .infinity, 0, -1, 11])
