@@ -5,6 +5,10 @@
 /// interpolation between frames for pitch), its brightness low-pass, its envelope, then volume and pan; voices
 /// sum and the sum is clipped to -1 ... 1. The controls are read every `controlFrames` frames: volume and pan
 /// glide linearly from one reading to the next (no zipper noise), pitch and brightness hold.
+///
+/// At most `maximumVoices` voices sound at once: a voice that starts when that many sound takes the place of the
+/// one that started first, which fades out over one control block. A block costs what its sounding voices cost,
+/// whatever the pattern holds besides them.
 public struct AudioMixer: Sendable {
     public let schedule: AudioSchedule
     public let sampleRate: Double
@@ -12,9 +16,21 @@ public struct AudioMixer: Sendable {
     public private(set) var framesRendered = 0
     private let clips: [String: AudioClip]
     private var states: [VoiceState]
+    /// The voices by start (then by place in the pattern), and how many of them have been reached.
+    private let byStart: [Int]
+    private var reached = 0
+    /// The voices reached that have not ended, in pattern order (the order they are summed in).
+    private var sounding: [Int] = []
+    /// When the last voice ends (`schedule.end`, kept).
+    private let end: Double
 
     /// How often the controls are read, in frames (1.3 ms at 48 kHz).
     public static let controlFrames = 64
+
+    /// The most voices sounding at once: far more than a pattern's sound needs (the corpus's patterns sound one
+    /// at a time), and a bound on what a pattern of thousands of overlapping audio events costs the thread that
+    /// must render it within each period.
+    public static let maximumVoices = 32
 
     /// A mixer at `sampleRate` for `schedule`, reading `AudioCustom` voices from `clips` by `EventWaveformPath`
     /// (a voice whose clip is missing stays silent). Its first frame is at pattern time `offset` (a player
@@ -28,10 +44,12 @@ public struct AudioMixer: Sendable {
         self.sampleRate = sampleRate
         framesRendered = FrameCount.of(offset, at: sampleRate)
         states = Array(repeating: VoiceState(), count: schedule.voices.count)
+        byStart = schedule.voices.indices.sorted { (schedule.voices[$0].start, $0) < (schedule.voices[$1].start, $1) }
+        end = schedule.end
     }
 
     /// Whether every voice has ended.
-    public var isFinished: Bool { Double(framesRendered) / sampleRate >= schedule.end }
+    public var isFinished: Bool { Double(framesRendered) / sampleRate >= end }
 
     /// Overwrites `buffer` (2 samples per frame: left, right) with the next `buffer.count / 2` frames.
     public mutating func render(into buffer: inout [Float]) {
@@ -40,13 +58,40 @@ public struct AudioMixer: Sendable {
         var done = 0
         while done < frames {
             let count = Swift.min(Self.controlFrames, frames - done)
-            for index in schedule.voices.indices where !states[index].finished {
+            admitVoices(from: framesRendered + done, count: count)
+            for index in sounding {
                 mix(voice: index, from: framesRendered + done, count: count, into: &buffer, at: done)
             }
+            sounding.removeAll { states[$0].finished }
             done += count
         }
         framesRendered += frames
         for index in buffer.indices { buffer[index] = buffer[index].clippedSample }
+    }
+
+    /// Adds the voices that start before the block of `count` frames from frame `first` ends to those sounding
+    /// (one that ended before the block, passed by a start part-way into the pattern, never sounds), and past
+    /// `maximumVoices` has the voices that started first fade out in this block.
+    private mutating func admitVoices(from first: Int, count: Int) {
+        let blockStart = Double(first) / sampleRate
+        let blockEnd = Double(first + count) / sampleRate
+        var admitted = false
+        while reached < byStart.count, schedule.voices[byStart[reached]].start < blockEnd {
+            let index = byStart[reached]
+            reached += 1
+            if schedule.voices[index].end > blockStart {
+                sounding.append(index)
+                admitted = true
+            } else {
+                states[index].finished = true
+            }
+        }
+        guard admitted else { return }
+        sounding.sort()
+        let playing = sounding.filter { !states[$0].stolen }
+        guard playing.count > Self.maximumVoices else { return }
+        let oldest = playing.sorted { (schedule.voices[$0].start, $0) < (schedule.voices[$1].start, $1) }
+        for index in oldest.prefix(playing.count - Self.maximumVoices) { states[index].stolen = true }
     }
 
     /// Adds `count` frames of voice `index`, the first at absolute frame `first`, to `buffer` from frame `offset`.
@@ -73,6 +118,8 @@ public struct AudioMixer: Sendable {
         let levels = (from: gains(voice, clip: clip, at: blockStart), to: gains(voice, clip: clip, at: blockEnd))
         let settings = BlockSettings(voice: voice, controls: schedule.controls, at: blockStart, sampleRate: sampleRate)
         var state = states[index]
+        // A stolen voice fades out over this block and ends with it.
+        let fadeOut = state.stolen
         for frame in 0..<count {
             let time = Double(first + frame) / sampleRate
             guard time >= voice.start else { continue }
@@ -82,12 +129,13 @@ public struct AudioMixer: Sendable {
                 break
             }
             let fraction = Double(frame) / Double(count)
-            let envelope = voice.gain(at: time)
+            let envelope = voice.gain(at: time) * (fadeOut ? 1 - fraction : 1)
             let left = levels.from.left + (levels.to.left - levels.from.left) * fraction
             let right = levels.from.right + (levels.to.right - levels.from.right) * fraction
             buffer[2 * (offset + frame)] += sample.left * Float(left * envelope)
             buffer[2 * (offset + frame) + 1] += sample.right * Float(right * envelope)
         }
+        if fadeOut { state.finished = true }
         states[index] = state
     }
 
@@ -123,6 +171,8 @@ private struct BlockSettings {
 private struct VoiceState {
     var started = false
     var finished = false
+    /// Taken off by a voice that started later, past `AudioMixer.maximumVoices`: fading out over one block.
+    var stolen = false
     /// The tone's phase in cycles, 0 ..< 1.
     var phase = 0.0
     /// The clip's position in frames of the clip.

@@ -208,6 +208,29 @@ struct AudioMixerTests {
         #expect(zip(whole, pieces).allSatisfy { abs($0 - $1) < 1e-4 })
     }
 
+    @Test("past the most voices at once, the voice that started first fades out over one block; the rest play as alone")
+    func voicesPastTheMostSteal() {
+        // One tone from 0, then 32 from 0.5 s (frame 4000 at 8 kHz, within the block of frames 3968-4031): the
+        // first is taken off in that block, and from the next on the mix is the 32 later tones' alone.
+        let quiet: [(HapticEvent.ParameterID, Double)] = [(.audioVolume, 0.02)]
+        let first = Sound.tone(at: 0, duration: 2, quiet)
+        let later = (0..<AudioMixer.maximumVoices).map { _ in Sound.tone(at: 0.5, duration: 1, quiet) }
+        let all = Sound.render(Sound.pattern([first] + later), rate: 8000, frames: 8000)
+        let alone = Sound.render(Sound.pattern([first]), rate: 8000, frames: 8000)
+        let withoutFirst = Sound.render(Sound.pattern(later), rate: 8000, frames: 8000)
+        #expect(all[..<(2 * 3968)] == alone[..<(2 * 3968)], "before the later tones it is the first tone's")
+        #expect(all[(2 * 4032)...] == withoutFirst[(2 * 4032)...], "after its block the first tone is heard")
+        // Within the block it fades: at the block's last frame before the later tones start (frame 3999, 31 of
+        // 64 frames in) it is heard at about half its level.
+        let fading = all[2 * 3999] / alone[2 * 3999]
+        #expect(abs(fading - (1 - 31.0 / 64)) < 1e-3, "the first tone at \(fading) of its level")
+        // One voice more than the most, all from 0: the one first in the pattern is the one taken off.
+        let same = (0...AudioMixer.maximumVoices).map { _ in Sound.tone(at: 0, duration: 1, quiet) }
+        let capped = Sound.render(Sound.pattern(same), rate: 8000, frames: 1000)
+        let most = Sound.render(Sound.pattern(Array(same.dropFirst())), rate: 8000, frames: 1000)
+        #expect(capped[128...] == most[128...])
+    }
+
     private func rms(_ samples: [Float]) -> Float {
         (samples.reduce(0) { $0 + $1 * $1 } / Float(samples.count)).squareRoot()
     }
