@@ -4,7 +4,8 @@
 public import AHAP
 
 /// `CHHapticPatternPlayer`. Times are engine times (`HapticEngine.currentTime`); 0 or a time already
-/// past means now.
+/// past means now. A time or offset that is not a finite number (NaN, an infinity) throws `invalidArgument`
+/// and changes nothing.
 public protocol HapticPatternPlayer: AnyObject, Sendable {
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
@@ -93,11 +94,21 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         (try? update(changesMix: false) { player, now in body(player, now) }) ?? fallback
     }
 
-    private func effectiveTime(_ time: Double, now: Double) -> Double { time.isFinite ? max(time, now) : now }
+    private func effectiveTime(_ time: Double, now: Double) -> Double { max(time, now) }
+
+    /// `invalidArgument` for a time or offset that is not a finite number: NaN, an infinity. Such a value is a
+    /// caller's mistake (a division by zero, an unset variable) that read as "now" would hide.
+    private func requireFinite(_ value: Double, _ what: String) throws(HapticEngineError) {
+        guard value.isFinite else {
+            throw HapticEngineError(
+                .invalidArgument, "\(what) \(value) is not a number of seconds: give a finite one (0 for now)")
+        }
+    }
 
     /// A start now of a player whose start is armed is its prepared pulse's write, before anything else; the
     /// engine records it afterwards. Any other start decides under the engine's lock (`EngineCore.startPlayer`).
     func start(atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "start time")
         if time <= 0, let outcome = armedStart.fire() {
             return try core.armedStartWent(outcome, id: id, generation: generation)
         }
@@ -105,31 +116,37 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     }
 
     func stop(atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "stop time")
         try update { player, now in player.schedule(.stop, at: effectiveTime(time, now: now)) }
     }
 
     func pause(atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "pause time")
         try update { player, now in player.schedule(.pause, at: effectiveTime(time, now: now)) }
     }
 
     func resume(atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "resume time")
         try core.ensureRunning()
         try update { player, now in player.schedule(.resume, at: effectiveTime(time, now: now)) }
     }
 
     func seek(toOffset offset: Double) throws(HapticEngineError) {
+        try requireFinite(offset, "offset")
         try update { player, now in player.seek(to: offset, now: now) }
     }
 
     func cancel() throws(HapticEngineError) { try core.cancelPlayer(id, generation: generation) }
 
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "parameter time")
         try core.changeControls(id, generation: generation) { player, now in
             player.controls(sending: parameters, at: effectiveTime(time, now: now))
         }
     }
 
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError) {
+        try requireFinite(time, "curve time")
         try core.changeControls(id, generation: generation) { player, now in
             player.controls(scheduling: curve, at: effectiveTime(time, now: now))
         }

@@ -83,7 +83,7 @@ import Testing
         #expect(rig.applied().count < 500)
     }
 
-    /// Commands scheduled centuries ahead (or at infinity) wait; nothing traps.
+    /// Commands scheduled centuries ahead wait; nothing traps.
     @Test func farDeadlinesWait() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
@@ -97,6 +97,36 @@ import Testing
         rig.clock.advance(by: 1)
         #expect(rig.applied().isEmpty)
         #expect(player.phase == .idle)
+    }
+
+    /// A time or offset that is not a number is a caller's mistake: every command refuses it, naming what, and
+    /// changes nothing (before 5 December it meant "now").
+    @Test(arguments: [Double.nan, .infinity, -.infinity])
+    func timesThatAreNotNumbersAreRefusedAndChangeNothing(time: Double) throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        let parameter = HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)
+        let curve = HapticParameterCurve(
+            parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.5)], relativeTime: 0)
+        let commands: [(String, () throws(HapticEngineError) -> Void)] = [
+            ("start time", { () throws(HapticEngineError) in try player.start(atTime: time) }),
+            ("stop time", { () throws(HapticEngineError) in try player.stop(atTime: time) }),
+            ("pause time", { () throws(HapticEngineError) in try player.pause(atTime: time) }),
+            ("resume time", { () throws(HapticEngineError) in try player.resume(atTime: time) }),
+            ("offset", { () throws(HapticEngineError) in try player.seek(toOffset: time) }),
+            (
+                "parameter time",
+                { () throws(HapticEngineError) in try player.sendParameters([parameter], atTime: time) }
+            ),
+            ("curve time", { () throws(HapticEngineError) in try player.scheduleParameterCurve(curve, atTime: time) }),
+        ]
+        for (what, command) in commands {
+            let error = #expect(throws: HapticEngineError.self) { try command() }
+            #expect(error?.kind == .invalidArgument && error?.message.hasPrefix("\(what) ") == true, "\(what)")
+        }
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().isEmpty)
+        #expect(player.phase == .idle && player.currentOffset == 0)
     }
 
     @Test func deadlinesConvertWithoutTrapping() {
