@@ -48,6 +48,11 @@ public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
 /// Controls sent to a player while it runs (`sendParameters(_:atTime:)`, `scheduleParameterCurve(_:atTime:)`),
 /// with times already converted to pattern time. They act like the pattern's own parameters and curves and,
 /// started later, win over them.
+///
+/// A control sent replaces every one of its identifier sent before (a parameter or a curve): what was sent
+/// earlier has acted already, and the newest sent is the player's value of that control from now on. A player
+/// steered many times a second for minutes so keeps one source per control, and a change costs the same render
+/// at the first send and the ten-thousandth.
 public struct RuntimeControls: Sendable, Hashable {
     public var parameters: [HapticDynamicParameter]
     public var curves: [HapticParameterCurve]
@@ -60,20 +65,36 @@ public struct RuntimeControls: Sendable, Hashable {
     public static let none = RuntimeControls()
 
     /// Parameters sent at `patternTime` (each parameter's own `relativeTime` is ignored, as Core Haptics does
-    /// for `sendParameters`).
-    public mutating func send(_ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double) {
+    /// for `sendParameters`), each replacing what was sent before for its identifier. `fromEachPassStart` (a
+    /// looping player): each also acts from the start of the pattern, so that the passes after this one play
+    /// with it from their beginning rather than only from `patternTime` on; in this pass that start has passed.
+    public mutating func send(
+        _ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double, fromEachPassStart: Bool = false
+    ) {
         for parameter in parameters {
-            self.parameters.append(
-                HapticDynamicParameter(
-                    parameterID: parameter.parameterID, value: parameter.value, relativeTime: patternTime))
+            forget(parameter.parameterID)
+            let times = fromEachPassStart && patternTime > 0 ? [0, patternTime] : [patternTime]
+            for time in times {
+                self.parameters.append(
+                    HapticDynamicParameter(
+                        parameterID: parameter.parameterID, value: parameter.value, relativeTime: time))
+            }
         }
     }
 
-    /// A curve scheduled to start at `patternTime` (its control points stay relative to its start).
+    /// A curve scheduled to start at `patternTime` (its control points stay relative to its start), replacing
+    /// what was sent before for its identifier.
     public mutating func schedule(_ curve: HapticParameterCurve, atPatternTime patternTime: Double) {
+        forget(curve.parameterID)
         curves.append(
             HapticParameterCurve(
                 parameterID: curve.parameterID, controlPoints: curve.controlPoints, relativeTime: patternTime))
+    }
+
+    /// Drops every parameter and curve sent for `id`.
+    private mutating func forget(_ id: HapticDynamicParameter.ID) {
+        parameters.removeAll { $0.parameterID == id }
+        curves.removeAll { $0.parameterID == id }
     }
 }
 

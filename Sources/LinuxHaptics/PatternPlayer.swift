@@ -10,10 +10,11 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
     /// Applies dynamic parameters at `time` (their own relative times are not used), as the pattern's own would act:
-    /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones.
+    /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones. Each replaces what
+    /// was sent before for its identifier; on a looping player it acts from the start of every later pass too.
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError)
     /// Applies a parameter curve starting at `time`, which takes the place of the curve's own relative time (as in
-    /// Core Haptics).
+    /// Core Haptics), replacing what was sent before for its identifier.
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError)
     /// Stops now, dropping pending commands; the completion handler gets `cancelled`.
     func cancel() throws(HapticEngineError)

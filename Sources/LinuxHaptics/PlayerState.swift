@@ -87,7 +87,7 @@ struct PlayerState: Sendable {
     func controls(sending parameters: [HapticDynamicParameter], at time: Double) -> RuntimeControls? {
         guard source != nil else { return nil }
         var changed = controls
-        changed.send(parameters, atPatternTime: offset(at: time))
+        changed.send(parameters, atPatternTime: offset(at: time), fromEachPassStart: loopLength != nil)
         return changed
     }
 

@@ -17,6 +17,7 @@ let engineBenchmarks = BenchmarkGroup(name: "Engine") {
     results += try await EngineBench.schedulerTiming()
     results += try await EngineBench.idleCPU()
     results += try await EngineBench.loopCPU()
+    results += try EngineBench.steeringCost()
     return results
 }
 
@@ -329,6 +330,37 @@ enum EngineBench {
     /// The loop runs this long by default; HAPTICS_BENCH_LOOP_SECONDS=60 gives the 60 s drift figure.
     static var loopSeconds: Double {
         ProcessInfo.processInfo.environment["HAPTICS_BENCH_LOOP_SECONDS"].flatMap(Double.init) ?? 20
+    }
+
+    /// A looping busy pattern steered as a game steers a rumble (its intensity sent again and again): one
+    /// `sendParameters` at the first sends, and again after 10,000 (about three minutes at 60 a second). On a
+    /// manual clock and a recording output, so only the call itself is timed.
+    static func steeringCost() throws -> [BenchmarkResult] {
+        let clock = ManualClock(startingAt: 0)
+        let engine = HapticEngine(output: .recording(RecordingOutput()), clock: clock, logger: logger())
+        try engine.start()
+        let player = try engine.makeAdvancedPlayer(with: busyPattern())
+        player.loopEnabled = true
+        try player.start(atTime: 0)
+        var sent = 0
+        func send() throws {
+            sent += 1
+            clock.advance(by: 1.0 / 60)
+            let value = Double(sent % 100) / 100
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)], atTime: 0
+            )
+        }
+        let first = try measure("sendParameters on a looping player, the first sends", iterations: 200, send)
+        while sent < 10_000 { try send() }
+        let later = try measure("sendParameters on a looping player after 10,000 sends", iterations: 200, send)
+        engine.stop()
+        return [
+            BenchmarkResult(measurement: first),
+            BenchmarkResult(
+                measurement: later, baseline: first.name, ratio: later.percentile(50) / first.percentile(50),
+                note: "each send replaces the last: the cost stays flat"),
+        ]
     }
 
     static func loopCPU() async throws -> [BenchmarkResult] {

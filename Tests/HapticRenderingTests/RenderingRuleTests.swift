@@ -204,6 +204,25 @@ import Testing
         #expect(close(renderer.render(pattern, controls: scheduled).levels(at: 0.75), 0.5, 0))
     }
 
+    @Test func aControlSentReplacesEverySourceSentBeforeForItsIdentifierOnly() {
+        var controls = RuntimeControls()
+        let intensity = { (value: Double) in
+            HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)
+        }
+        let sharpness = HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.2, relativeTime: 0)
+        for step in 0..<10_000 {
+            controls.send([intensity(Double(step) / 10_000), sharpness], atPatternTime: 0.001 * Double(step % 500))
+        }
+        #expect(controls.parameters.count == 2 && controls.curves.isEmpty)
+        #expect(controls.parameters.first { $0.parameterID == .hapticIntensityControl }?.value == 0.9999)
+        controls.schedule(Build.curve(.hapticIntensityControl, at: 0, [(0, 1), (0.5, 0)]), atPatternTime: 0.3)
+        #expect(controls.parameters.map(\.parameterID) == [.hapticSharpnessControl] && controls.curves.count == 1)
+        controls.send([intensity(0.5)], atPatternTime: 0.4, fromEachPassStart: true)
+        #expect(controls.curves.isEmpty)
+        #expect(
+            controls.parameters.filter { $0.parameterID == .hapticIntensityControl }.map(\.relativeTime) == [0, 0.4])
+    }
+
     @Test func theIntensityEnvelopeIgnoresTheMotorSplit() {
         let pattern = Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.9)])
         #expect(close(renderer.intensityEnvelope(pattern).levels(at: 0.01), 0.6, 0))

@@ -2,8 +2,10 @@
 import AHAP
 import Foundation
 import HapticRendering
-import LinuxHaptics
+@_spi(Internals) import LinuxSystem
 import Testing
+
+@testable import LinuxHaptics
 
 @Suite struct PlayerTests {
     @Test func startAtTimeSendsTheMixAtItsBreakpoints() throws {
@@ -205,6 +207,42 @@ import Testing
         #expect(before.strong > 0 && abs(after.strong - before.strong / 2) < 1e-9)
         #expect(abs(after.weak - before.weak / 2) < 1e-9)
         #expect(changes.last.map { $0.time == 11 && $0.mix.isOff } == true)
+    }
+
+    @Test func intensityControlSentToALoopingPlayerActsFromTheStartOfEveryLaterPass() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 1))
+        player.loopEnabled = true
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.3)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+        rig.clock.advance(by: 1.5)
+        let changes = rig.recorder.appliedMixes()
+        let full = try #require(changes.first { $0.time == 10 }).mix
+        // From the send on, and through the whole of the next pass (from 11 s), at half: nothing goes back up.
+        let later = changes.filter { $0.time >= 10.3 }
+        #expect(!later.isEmpty)
+        for change in later {
+            #expect(abs(change.mix.strong - full.strong / 2) < 1e-9, "\(change.time): \(change.mix)")
+        }
+    }
+
+    @Test func aControlSentManyTimesKeepsOnlyTheLastAndPlaysAsIfSentOnce() throws {
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 10))
+        try player.start(atTime: 0)
+        for step in 0..<1000 {
+            rig.clock.advance(by: 0.001)
+            try player.sendParameters(
+                [
+                    HapticDynamicParameter(
+                        parameterID: .hapticIntensityControl, value: Double(step % 2), relativeTime: 0)
+                ],
+                atTime: 0)
+        }
+        let controls = try #require(rig.engine.core.state.withLock { $0.scheduler.players.values.first?.controls })
+        #expect(controls.parameters.count == 1 && controls.parameters.first?.value == 1)
     }
 
     @Test func parameterCurveIsRenderedIntoThePlayersTimeline() throws {
