@@ -112,7 +112,7 @@ import Testing
         ),
         (
             #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": -1, "pattern": "thud"}]}]}"#,
-            "broken.json: chapters[0].cues[0].time: must be a number of seconds >= 0"
+            "broken.json: chapters[0].cues[0].time: must be a number of seconds from 0 to 86400 (a day)"
         ),
         (
             #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "../etc/passwd"}]}]}"#,
@@ -139,7 +139,17 @@ import Testing
         ),
         (
             #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 1, "pattern": "thud", "count": 3, "interval": 1e308}]}]}"#,
-            "broken.json: chapters[0].cues[0].interval: the last of 3 plays 1e+308 s apart is beyond any time"
+            "broken.json: chapters[0].cues[0].interval: the last of 3 plays 1e+308 s apart is later than 86400 s (a day)"
+        ),
+        // Found by audit: a time every check took as finite trapped the replay's wait (`Task.sleep`), alone or
+        // summed over chapters.
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 2e20, "pattern": "thud"}]}]}"#,
+            "broken.json: chapters[0].cues[0].time: must be a number of seconds from 0 to 86400 (a day), found 2e+20"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 86000, "pattern": "thud", "count": 3, "interval": 300}]}]}"#,
+            "broken.json: chapters[0].cues[0].interval: the last of 3 plays 300.0 s apart is later than 86400 s (a day)"
         ),
     ]
 

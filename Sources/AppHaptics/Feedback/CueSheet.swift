@@ -70,6 +70,11 @@ public struct CueSheet: Sendable, Hashable {
     /// chapter's timeline exhaust memory.
     public static let maximumPlays = 100_000
 
+    /// The latest a cue may play in its chapter, in seconds: a day, far beyond any app's chapter, and small
+    /// enough that every chapter's time summed over a replay stays a time a wait can be made for (a cue at
+    /// 2e20 s, or two chapters of 1e308 s each, trapped the replay).
+    public static let latestTime: Double = 86_400
+
     public var app: String
     /// The chapters in sheet order.
     public var chapters: [Chapter]
@@ -192,8 +197,8 @@ extension CueSheet {
         func fail(_ key: String, _ reason: String) -> CueSheetError {
             CueSheetError(file: file, path: "\(path).\(key)", reason: reason)
         }
-        guard cue.time.isFinite, cue.time >= 0 else {
-            throw fail("time", "must be a number of seconds >= 0, found \(cue.time)")
+        guard cue.time.isFinite, cue.time >= 0, cue.time <= latestTime else {
+            throw fail("time", "must be a number of seconds from 0 to \(Int(latestTime)) (a day), found \(cue.time)")
         }
         guard isPatternName(cue.pattern) else {
             throw fail(
@@ -215,8 +220,9 @@ extension CueSheet {
         if count > 1 && interval <= 0 {
             throw fail("interval", "a cue played \(count) times needs an interval > 0 seconds")
         }
-        guard (cue.time + Double(count - 1) * interval).isFinite else {
-            throw fail("interval", "the last of \(count) plays \(interval) s apart is beyond any time")
+        guard cue.time + Double(count - 1) * interval <= latestTime else {
+            throw fail(
+                "interval", "the last of \(count) plays \(interval) s apart is later than \(Int(latestTime)) s (a day)")
         }
         return Cue(time: cue.time, pattern: cue.pattern, moment: cue.moment ?? "", count: count, interval: interval)
     }
