@@ -120,10 +120,13 @@ void lh_error_free(lh_error *error);
    (LH_ERROR_INVALID_PATTERN, or LH_ERROR_FILE when it cannot be read); warnings are allowed. The error's
    message is what `haptics validate PATH` prints for each error: "PATH: JSONPATH: error: MESSAGE [CODE]" (no
    JSONPATH for an error about the whole document; a syntax error's MESSAGE starts with its line and column;
-   CODE may name the Core Haptics error too, "[wrong-type, Core Haptics -4831]"). */
+   CODE may name the Core Haptics error too, "[wrong-type, Core Haptics -4831]"). A path that is not UTF-8
+   text is LH_ERROR_INVALID_ARGUMENT: load such a file's bytes with lh_pattern_load_data. */
 lh_status lh_pattern_load_file(const char *path, lh_pattern **pattern, lh_error **error);
 
-/* The same for AHAP text in memory (`length` bytes, no NUL needed); the message lines have no file name. */
+/* The same for AHAP text in memory (`length` bytes, no NUL needed); the message lines have no file name. A
+   `length` over the document limit (16 MiB) is LH_ERROR_INVALID_PATTERN, [limit-exceeded], before any byte is
+   read. */
 lh_status lh_pattern_load_data(const void *bytes, size_t length, lh_pattern **pattern, lh_error **error);
 
 /* The pattern's length in seconds: where its last event, parameter or curve ends (a transient is an instant,

@@ -37,8 +37,12 @@ public struct AHAPValidationRun: Sendable {
     /// Validates each path (relative paths resolve against the current directory).
     public init(paths: [String], strict: Bool, limits: AHAPLimits = .default) {
         let results = paths.map { path in
+            // An empty path would name the current directory.
             FileResult(
-                file: path, report: AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path), limits: limits))
+                file: path,
+                report: path.isEmpty
+                    ? AHAPValidator.unreadable("the path is empty")
+                    : AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path), limits: limits))
         }
         self.init(results: results, strict: strict)
     }

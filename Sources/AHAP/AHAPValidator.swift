@@ -66,7 +66,8 @@ public enum AHAPValidator {
         }
     }
 
-    private static func unreadable(_ reason: String) -> AHAPReport {
+    /// One `unreadable-file` error giving `reason`.
+    static func unreadable(_ reason: String) -> AHAPReport {
         AHAPReport(
             pattern: nil,
             diagnostics: [

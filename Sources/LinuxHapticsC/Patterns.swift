@@ -42,22 +42,37 @@ public func lhPatternLoadFile(
     reporting(error) { () throws(CFailure) in
         guard let path else { throw CFailure.missing("path") }
         guard let pattern else { throw CFailure.missing("pattern") }
+        // A name that is not UTF-8 would be read with its odd bytes replaced, naming another file: say so.
+        guard let name = String(validatingCString: path) else {
+            throw CFailure(
+                LH_ERROR_INVALID_ARGUMENT,
+                "path is not UTF-8 text, which this call needs; read the file yourself and pass its bytes to "
+                    + "lh_pattern_load_data")
+        }
         // The run `haptics validate PATH` makes, so the message is its lines.
-        let result = AHAPValidationRun(paths: [String(cString: path)], strict: false).results[0]
+        let result = AHAPValidationRun(paths: [name], strict: false).results[0]
         pattern.pointee = Handle.retain(try loadedPattern(result.report, lines: result.lines(result.report.errors)))
     }
 }
 
 @_cdecl("lh_pattern_load_data")
 public func lhPatternLoadData(
-    _ bytes: UnsafeRawPointer?, _ length: Int, _ pattern: UnsafeMutablePointer<OpaquePointer?>?,
+    _ bytes: UnsafeRawPointer?, _ length: UInt, _ pattern: UnsafeMutablePointer<OpaquePointer?>?,
     _ error: UnsafeMutablePointer<OpaquePointer?>?
 ) -> lh_status {
     reporting(error) { () throws(CFailure) in
         guard bytes != nil || length == 0 else { throw CFailure.missing("bytes") }
         guard let pattern else { throw CFailure.missing("pattern") }
-        let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
-        let report = AHAPValidator.validate(data: data)
+        // `length` is the caller's `size_t`: measured against the limit before a byte is read, so a length
+        // past the buffer, or past `Int`, is refused rather than copied.
+        let limit = AHAPLimits.default.maximumDocumentBytes
+        guard length <= UInt(limit) else {
+            let tooLong = AHAPDiagnostic(
+                severity: .error, code: .limitExceeded, path: "",
+                message: "the document is \(length) bytes, more than the limit of \(limit)")
+            throw CFailure(LH_ERROR_INVALID_PATTERN, "\(tooLong)")
+        }
+        let report = AHAPValidator.validate(data: bytes.map { Data(bytes: $0, count: Int(length)) } ?? Data())
         pattern.pointee = Handle.retain(try loadedPattern(report, lines: report.errors.map { "\($0)" }))
     }
 }

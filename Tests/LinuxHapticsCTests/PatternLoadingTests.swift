@@ -68,6 +68,49 @@ import Testing
         #expect(pattern == nil, "a failed call writes no pattern")
     }
 
+    @Test func aLengthOverTheDocumentLimitIsRefusedBeforeAByteIsRead() {
+        let limit = AHAPLimits.default.maximumDocumentBytes
+        // Two bytes of buffer: a call that read `length` bytes would read far past them.
+        let bytes: [UInt8] = Array("{}".utf8)
+        for length in [limit + 1, Int(bitPattern: UInt.max)] {
+            var pattern: OpaquePointer?
+            let (status, error) = calling { error in lh_pattern_load_data(bytes, length, &pattern, error) }
+            let asSizeT = UInt(bitPattern: length)
+            #expect(status == LH_ERROR_INVALID_PATTERN && pattern == nil)
+            #expect(
+                error?.message
+                    == "error: the document is \(asSizeT) bytes, more than the limit of \(limit) [limit-exceeded]")
+            #expect(error?.jsonPath == "")
+        }
+    }
+
+    @Test func aDocumentOfExactlyTheLimitIsRead() {
+        let limit = AHAPLimits.default.maximumDocumentBytes
+        let text = document(Self.transient)
+        let padded = Array(text.utf8) + Array(repeating: UInt8(ascii: " "), count: limit - text.utf8.count)
+        var pattern: OpaquePointer?
+        let (status, error) = calling { error in lh_pattern_load_data(padded, padded.count, &pattern, error) }
+        defer { lh_pattern_free(pattern) }
+        #expect(status == LH_OK && error == nil)
+    }
+
+    @Test func anEmptyPathIsAFileErrorSayingSoNotADirectory() {
+        var pattern: OpaquePointer?
+        let (status, error) = calling { error in lh_pattern_load_file("", &pattern, error) }
+        #expect(status == LH_ERROR_FILE && pattern == nil)
+        #expect(error?.message == ": error: cannot read the file: the path is empty [unreadable-file]")
+    }
+
+    @Test func aPathThatIsNotUTF8IsAnInvalidArgumentNotAnotherFilesError() throws {
+        // A file whose name has a Latin-1 byte (0xE9): read with that byte replaced, it would be "no such file".
+        let folder = FileManager.default.temporaryDirectory.path
+        let name: [CChar] = Array("\(folder)/capi-".utf8CString.dropLast()) + [CChar(bitPattern: 0xE9), 0]
+        var pattern: OpaquePointer?
+        let (status, error) = calling { error in lh_pattern_load_file(name, &pattern, error) }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT && pattern == nil)
+        #expect(error?.message.hasPrefix("path is not UTF-8 text") == true, "\(error?.message ?? "")")
+    }
+
     @Test func aFailureWithoutAPlaceForTheErrorStillReturnsItsStatus() {
         var pattern: OpaquePointer?
         #expect(lh_pattern_load_data("[", 1, &pattern, nil) == LH_ERROR_INVALID_PATTERN)
