@@ -10,11 +10,14 @@ let strict: [SwiftSetting] = [
 // How the release build links liblinuxhaptics.so (SwiftPM sets none of this for a dynamic library): the Swift
 // runtime and Foundation linked in, so that a C program needs nothing but the .so; the soname of the header's
 // LH_VERSION_MAJOR (`make capi` checks they agree); and a version script that exports the `lh_` functions
-// alone, so the copy of the Swift runtime inside cannot clash with another in the same process. Release only:
-// the debug build links the unit tests, which must not get a soname or lose their symbols.
+// alone, so the copy of the Swift runtime inside cannot clash with another in the same process; and `-z
+// nodelete`, so that dlclose leaves it loaded: its threads (a hot-plug watch, a playback timer) end shortly
+// after the call that stops them returns, and the Swift runtime inside keeps pointers into the image. Release
+// only: the debug build links the unit tests, which must not get a soname or lose their symbols.
 let cLibraryLinkerFlags = [
     "-static-stdlib", "-Xlinker", "-soname=liblinuxhaptics.so.0",
     "-Xlinker", "--version-script=\(Context.packageDirectory)/Sources/LinuxHapticsC/linuxhaptics.map",
+    "-Xlinker", "-z", "-Xlinker", "nodelete",
 ]
 
 let package = Package(

@@ -210,7 +210,7 @@ lh_status lh_engine_set_reset_handler(lh_engine *engine, lh_reset_handler handle
 /* Stops the engine and frees it. No handler is called during the call or after it returns, and none is still
    running on another thread then (but the exception of lh_engine_set_stopped_handler): the handlers' `user`
    data may be freed next. The engine's hot-plug monitor may take a few milliseconds more to end (it calls no
-   handler): do not unload the library right after. */
+   handler). dlclose leaves the library loaded (it is built NODELETE), so a host may call it at any time. */
 void lh_engine_destroy(lh_engine *engine);
 
 /* ---- Devices ------------------------------------------------------------------------------------------- */

@@ -1,7 +1,9 @@
 // The C library as a C program uses it: docs/examples/play.c, compiled against a staged install of the library
 // through pkg-config (scripts/capi-example), run against a virtual pad. It plays a pattern on the first pad
 // (the pad records the uploads and plays), reports an invalid AHAP with the lines `haptics validate` prints,
-// and gets its stopped callback when the pad is removed.
+// and gets its stopped callback when the pad is removed. Tests/CLibrary/unload.c, built beside it, checks that a
+// host may dlclose the library while the threads of its engines wind down.
+import Foundation
 import Glibc
 import HapticTestDevices
 import LinuxInput
@@ -13,6 +15,9 @@ enum CLibrarySuite {
             KernelTest(name: "capi/example-plays-a-pattern-on-the-first-pad", body: playsAPattern),
             KernelTest(name: "capi/example-reports-an-invalid-ahap-as-validate-does", body: reportsAnInvalidPattern),
             KernelTest(name: "capi/example-gets-its-stopped-callback-when-the-pad-goes", body: stoppedWhenThePadGoes),
+            KernelTest(
+                name: "capi/dlclose-after-a-failed-create-and-a-destroy-leaves-the-host-running",
+                body: unloadsWithoutCrashing),
         ])
 
     /// The compiled example: in the guest, in the folder scripts/kernel-tests copies into the working
@@ -26,6 +31,21 @@ enum CLibrarySuite {
                 .cExample, "the C example is not built (\(candidates.joined(separator: ", "))): `make capi-example`")
         }
         return found
+    }
+
+    /// The unload check (Tests/CLibrary/unload.c) and the library copy beside it, which it loads with dlopen.
+    static func unloadCheck() throws -> (program: String, library: String) {
+        let play = try example()
+        let folder = String(play[..<play.lastIndex(of: "/")!])
+        let program = "\(folder)/unload"
+        guard access(program, X_OK) == 0 else {
+            throw TestSkip(.cExample, "the unload check is not built (\(program)): `make capi-example`")
+        }
+        let copies = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        guard let copy = copies.first(where: { $0.hasPrefix("liblinuxhaptics.so.") }) else {
+            throw TestSkip(.cExample, "no liblinuxhaptics.so.MAJOR beside \(program): `make capi-example`")
+        }
+        return (program, "\(folder)/\(copy)")
     }
 
     /// A continuous rumble of `duration` seconds in a file any user may read.
@@ -97,5 +117,17 @@ enum CLibrarySuite {
             play.text.contains("stopped: gameControllerDisconnect"),
             "the callback's reason is not the unplug:\n\(play.text)")
         try requireEqual(play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 0, "exit status:\n\(play.text)")
+    }
+
+    /// A plug-in host's way: the library loaded with dlopen, an engine made on a missing device (which fails,
+    /// after starting a hot-plug watch) and one played on and destroyed, then dlclose while those threads wind
+    /// down. The library stays loaded (NODELETE), so the program keeps running and ends normally.
+    static func unloadsWithoutCrashing() async throws {
+        let (program, library) = try unloadCheck()
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics C unload pad"))
+        defer { pad.destroy() }
+        let run = try Subprocess([program, library])
+        try requireEqual(run.finish(timeout: VirtualPadSuite.hangGuardSeconds), 0, "exit status:\n\(run.text)")
+        try require(run.text.contains("unloaded"), "the program did not get past dlclose:\n\(run.text)")
     }
 }
