@@ -190,7 +190,9 @@ lh_status lh_engine_play(lh_engine *engine, const lh_pattern *pattern, lh_error 
    (a wheel's detents) do not pile up. */
 lh_status lh_engine_play_transient(lh_engine *engine, double intensity, double sharpness, lh_error **error);
 
-/* Motors off, every play stopped, the device released; lh_engine_start may follow. No handler is called. */
+/* Motors off, every play stopped, the device released; lh_engine_start may follow. No handler is called for it,
+   and, as with lh_engine_destroy, none runs once it returns: one begun before it (the gamepad lost or back just
+   then) is waited for, unless this call is made from within a handler, of this engine or another. */
 lh_status lh_engine_stop(lh_engine *engine);
 
 /* Installs the stopped handler (NULL removes it); `user` is passed to it. Handlers run on an engine thread: the
@@ -199,7 +201,7 @@ lh_status lh_engine_stop(lh_engine *engine);
    playback thread. Two may run at once on two threads. They may call lh_engine_* functions on the engine,
    lh_engine_destroy included, and should return quickly. When this call returns, the handler it replaced is
    not running on another thread and will not be called again, with one exception: a handler whose thread is
-   itself in a call of the engine that waits for others (a handler's replacement, lh_engine_stop,
+   itself in a call of any engine that waits for others (a handler's replacement, lh_engine_stop,
    lh_engine_destroy) is not waited for, since two handlers replacing each other's would otherwise wait for
    each other for ever. That handler goes on once its own call returns. */
 lh_status lh_engine_set_stopped_handler(lh_engine *engine, lh_stopped_handler handler, void *user);

@@ -38,7 +38,10 @@ extension EngineCore {
         audio?.permitOpening()
         output.prepareForChanges()
         startWatchIfNeeded()
-        do { try startTimerIfNeeded() } catch {
+        do {
+            // A stop meanwhile took the output: it wins, as if it came after this start.
+            guard try startTimerIfNeeded() else { return }
+        } catch {
             stopEverything(reason: .systemError)
             throw error
         }
@@ -70,23 +73,37 @@ extension EngineCore {
         extra?.cancel()
     }
 
-    func startTimerIfNeeded() throws(HapticEngineError) {
-        guard state.withLock({ $0.timer == nil }) else { return }
+    /// Starts the playback timer of a running engine that has none. False when the engine is not running (a
+    /// stop or a destroy came meanwhile): then no timer is left behind, whose thread would hold the engine and
+    /// run its passes for ever.
+    func startTimerIfNeeded() throws(HapticEngineError) -> Bool {
+        guard state.withLock({ $0.timer == nil }) else { return state.withLock { $0.phase == .running } }
         let timer = try clock.makeTimer { self.runPass() }
-        state.withLock { $0.timer = timer }
+        let kept = state.withLock { state -> Bool in
+            guard state.phase == .running, state.timer == nil else { return false }
+            state.timer = timer
+            return true
+        }
+        if !kept { timer.cancel() }
+        return state.withLock { $0.phase == .running }
     }
 
     func wake() { state.withLock { $0.timer }?.wake() }
 
     /// `stop()`: motors off, device released, players stopped; the engine may be started again.
+    /// No stopped or reset handler runs once it returns (`waitForHandlers`).
     func stop(completion: CompletionHandler?) {
         stopEverything(reason: nil)
+        waitForHandlers()
         logger.info("haptic engine stopped")
         completion?(nil)
     }
 
     /// The engine object was released: stop, and tell the stopped handler why.
-    func destroy() { stopEverything(reason: .engineDestroyed, final: true) }
+    func destroy() {
+        stopEverything(reason: .engineDestroyed, final: true)
+        waitForHandlers()
+    }
 
     func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
         let (output, watch, timer, completions, handler, deferred, finished) = state.withLock { state in

@@ -16,7 +16,8 @@ extension EngineCore {
         if failure.kind == .closed { return }
         let reason: HapticEngineStoppedReason =
             given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
-        let taken = state.withLock { state -> (any MotorOutput, EngineHandlers, [CompletionHandler])? in
+        typealias Stopped = @Sendable (HapticEngineStoppedReason) -> Void
+        let taken = state.withLock { state -> (any MotorOutput, Stopped?, [CompletionHandler])? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
             }
@@ -28,15 +29,17 @@ extension EngineCore {
             state.prepared = [:]
             // The players, and their completion handlers, stay: a device error leaves them usable after a new
             // start, and a reset (the pad back) forgets them all.
-            return (output, state.handlers, cutOff)
+            let stopped = state.handlers.stopped
+            if stopped != nil { state.handlerCallsInFlight += 1 }
+            return (output, stopped, cutOff)
         }
-        guard let (output, handlers, completions) = taken else { return }
+        guard let (output, stopped, completions) = taken else { return }
         output.close()
         audio?.stopAll()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
         let error = HapticEngineError(reason == .deviceError ? .deviceError : .noDevice, failure.message)
         for completion in completions { completion(error) }
-        handlers.stopped?(reason)
+        if let stopped { deliver { stopped(reason) } }
     }
 
     func presenceChanged(_ presence: OutputPresence) {
@@ -72,7 +75,7 @@ extension EngineCore {
         }
         adoptLatency(of: output)
         let now = motorNow
-        let handlers = state.withLock { state -> EngineHandlers? in
+        let generation = state.withLock { state -> ResetGeneration? in
             guard state.phase == .interrupted(reason) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration.advance()
@@ -80,19 +83,30 @@ extension EngineCore {
             state.completions = [:]
             // Their handles still hold their armed starts; the reset generation keeps those from firing.
             state.armedStarts = [:]
-            return state.handlers
+            return state.resetGeneration
         }
-        guard let handlers else {
+        guard let generation else {
             output.close()
             return
         }
-        do { try startTimerIfNeeded() } catch {
+        do {
+            // A stop meanwhile took the output: it wins, and no timer is left behind.
+            guard try startTimerIfNeeded() else { return }
+        } catch {
             stopEverything(reason: .systemError)
             return
         }
         logger.info("haptic output reset", metadata: ["output": "\(output.capabilities.name)"])
         wake()
-        handlers.reset?()
+        // Only for the engine this reset brought back: a stop meanwhile (or a stop and a start) calls no handler.
+        let reset = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.phase == .running, state.resetGeneration == generation, let reset = state.handlers.reset else {
+                return nil
+            }
+            state.handlerCallsInFlight += 1
+            return reset
+        }
+        if let reset { deliver(reset) }
     }
 
     /// Opens the device that appeared and sends neutral. A device just announced may not take uploads yet: uinput

@@ -13,7 +13,9 @@
 // 3. `state` guards `EngineState`. Held only for reads and small changes of it: never a device or sound call,
 //    never a handler, never rendering or planning a whole pattern (those run outside it, on values copied out,
 //    and their result is kept only when the state did not change meanwhile), never another of these locks.
-// Handlers (completion, stopped, reset, players-finished) run with no lock held, so they may call the engine.
+// Handlers (completion, stopped, reset, players-finished) run with no lock held, so they may call the engine. A
+// stopped or reset handler of a lost or returned device is counted by the state change that decided on it, and
+// `stop()` waits for those counted (`deliver`, `waitForHandlers`): none runs once it returns.
 import HapticRendering
 import LinuxAudio
 import LinuxInput
@@ -40,6 +42,8 @@ final class EngineCore: Sendable {
     /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
     /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
     let soundSync = Lock<MixRevision?>(nil)
+    /// Signalled each time a stopped or reset handler counted in `EngineState.handlerCallsInFlight` returns.
+    let handlerReturned = DeadlineWaiter()
     /// The latency of the output opened last (`RenderProfile.outputLatency`, of the device's own profile), as a
     /// `Double`'s bits: read without the lock wherever the engine asks what time it is for its motors. Kept while
     /// the output is away (nothing is written then); the next open sets it.
@@ -130,6 +134,31 @@ final class EngineCore: Sendable {
     private var patternStream: (any PatternStreamOutput)? {
         state.withLock { $0.output } as? any PatternStreamOutput
     }
+
+    // MARK: Handlers on their way
+
+    /// Calls a stopped or reset handler that the state change deciding on it counted in
+    /// `EngineState.handlerCallsInFlight` (under the same lock, so a stop either came first and the handler is not
+    /// called, or waits for it), and counts it out when it returns.
+    func deliver(_ handler: () -> Void) {
+        HandlerThreads.run(handler)
+        state.withLock { $0.handlerCallsInFlight -= 1 }
+        handlerReturned.signal()
+    }
+
+    /// For a stop: waits until the stopped and reset handlers that began before it have returned, so that none
+    /// runs once the stop returns. A stop made from within a handler (of any engine) waits for none.
+    func waitForHandlers() {
+        guard !HandlerThreads.currentIsInside else { return }
+        while state.withLock({ $0.handlerCallsInFlight > 0 }) {
+            handlerReturned.wait(untilNanoseconds: MonotonicTime.nanoseconds() + Self.handlerRecheckNanoseconds)
+        }
+        // Several stops may wait at once, and a signal wakes one: pass it on.
+        handlerReturned.signal()
+    }
+
+    /// How long a stop waits for a handler's return before it looks again.
+    static let handlerRecheckNanoseconds: UInt64 = 10_000_000
 
     var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { state.withLock { $0.handlers.stopped } }

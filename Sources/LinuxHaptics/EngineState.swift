@@ -153,6 +153,9 @@ struct EngineState: Sendable {
     var idleSince: Double?
     var wasActive = false
     var handlers = EngineHandlers()
+    /// Stopped and reset handlers of a lost or returned device decided on and not yet returned
+    /// (`EngineCore.deliver`).
+    var handlerCallsInFlight = 0
     var completions: [PlayerID: CompletionHandler] = [:]
 
     /// The completion handlers a stop or a lost output cuts off: those of players still playing, paused or with

@@ -1,7 +1,8 @@
 // A C callback that engine threads call while the C program may replace it or destroy the engine: replacing
 // it waits until no other thread is still inside the old one, so that the program may free the old `user`
 // data as soon as the replacing call returns; but never for a thread that is itself waiting in such a call of
-// the same engine (two handlers that replace each other's would otherwise wait for each other for ever).
+// any engine (two handlers that replace each other's, of one engine or of two, would otherwise wait for each other
+// for ever).
 import LinuxInput
 @_spi(Internals) import LinuxSystem
 
@@ -12,9 +13,13 @@ struct CCallback<Function>: @unchecked Sendable {
     let user: UnsafeMutableRawPointer?
 }
 
-/// The threads waiting in a call of one engine that waits for other threads: a handler's replacement, the
-/// engine's stop (which joins its threads) or its destruction. Shared by the engine's handlers.
+/// The threads waiting in a call of an engine that waits for other threads: a handler's replacement, the
+/// engine's stop (which joins its threads) or its destruction.
 final class WaitingCalls: Sendable {
+    /// Shared by every engine's handlers: a handler of one engine replacing a handler of another, while that
+    /// one's handler replaces its own, waits for neither.
+    static let everyEngine = WaitingCalls()
+
     /// How deep each thread is in such calls (one may make another: a destroy replaces both handlers).
     private let threads = Lock<[UInt: Int]>([:])
 
@@ -74,8 +79,9 @@ final class CallbackSlot<Function>: Sendable {
     /// Installs `callback` (nil: none), then waits until no other thread is inside a callback of this slot:
     /// the one it replaced, or (briefly, should one start meanwhile) the new one. The calling thread may itself
     /// be inside one (a handler that replaces itself or destroys its engine): that call is not waited for. Nor
-    /// is one whose thread is waiting in a call of the engine that waits for others (`WaitingCalls`): a handler
-    /// replacing this one's twin while this one replaces it, or stopping the engine, whose join waits for us.
+    /// is one whose thread is waiting in a call of an engine that waits for others (`WaitingCalls`): a handler
+    /// replacing this one's twin, or another engine's, while this one replaces it, or stopping the engine, whose
+    /// join waits for us.
     func replace(with callback: CCallback<Function>?) {
         let thread = ServiceThread.currentID
         waiting.waiting {

@@ -9,8 +9,8 @@ import LinuxInput
 /// The `lh_engine` object.
 final class EngineObject: Sendable {
     let engine: ManagedEngineAdapter
-    /// The threads in a replacement of a handler, a stop or a destroy of this engine.
-    let waiting = WaitingCalls()
+    /// The threads in a replacement of a handler, a stop or a destroy of any engine.
+    let waiting = WaitingCalls.everyEngine
     let stopped: CallbackSlot<lh_stopped_handler>
     let reset: CallbackSlot<lh_reset_handler>
 

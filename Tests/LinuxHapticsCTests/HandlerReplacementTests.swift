@@ -125,4 +125,59 @@ final class RunningFlag: Sendable {
         replugging.join()
         lh_engine_destroy(rig.engine)
     }
+
+    /// Two engines' stopped handlers, running at once on their unplugging threads, each replacing the other
+    /// engine's: neither waits for the other, as with one engine's two handlers.
+    final class CrossingEngines: Sendable {
+        let engines: [UInt]
+        let entered = [DeadlineWaiter(), DeadlineWaiter()]
+        let returned = Lock(0)
+        let bothReturned = DeadlineWaiter()
+
+        init(_ first: OpaquePointer, _ second: OpaquePointer) {
+            engines = [first, second].map { UInt(bitPattern: Int(bitPattern: UnsafeRawPointer($0))) }
+        }
+
+        func handle(_ index: Int) -> OpaquePointer { OpaquePointer(bitPattern: engines[index])! }
+        var user: UnsafeMutableRawPointer { Unmanaged.passUnretained(self).toOpaque() }
+        static func from(_ user: UnsafeMutableRawPointer?) -> CrossingEngines {
+            Unmanaged<CrossingEngines>.fromOpaque(user!).takeUnretainedValue()
+        }
+
+        /// Engine `index`'s handler: once the other engine's handler runs too, replaces that one.
+        func cross(from index: Int) {
+            entered[index].signal()
+            entered[1 - index].wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+            // Pass the wake-up on: the other handler may not have read it yet.
+            entered[1 - index].signal()
+            lh_engine_set_stopped_handler(handle(1 - index), nil, nil)
+            if returned.withLock({ count in
+                count += 1
+                return count == 2
+            }) {
+                bothReturned.signal()
+            }
+        }
+    }
+
+    static let firstEnginesHandler: lh_stopped_handler = { _, user in CrossingEngines.from(user).cross(from: 0) }
+    static let secondEnginesHandler: lh_stopped_handler = { _, user in CrossingEngines.from(user).cross(from: 1) }
+
+    @Test func twoEnginesHandlersReplacingEachOthersAtOnceBothReturnRatherThanWaitForEachOtherForEver() throws {
+        let first = try CEngineRig()
+        let second = try CEngineRig()
+        let crossing = CrossingEngines(first.engine, second.engine)
+        lh_engine_set_stopped_handler(first.engine, Self.firstEnginesHandler, crossing.user)
+        lh_engine_set_stopped_handler(second.engine, Self.secondEnginesHandler, crossing.user)
+        let unplugging = try [first.recorder, second.recorder].map { recorder in
+            try ServiceThread.start { recorder.unplug() }
+        }
+        crossing.bothReturned.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let returned = crossing.returned.withLock { $0 }
+        #expect(returned == 2, "\(returned) of the two replacements returned: the others wait for each other")
+        guard returned == 2 else { return }
+        for thread in unplugging { thread.join() }
+        lh_engine_destroy(first.engine)
+        lh_engine_destroy(second.engine)
+    }
 }

@@ -5,6 +5,7 @@ import HapticRendering
 import LinuxHaptics
 import LinuxHapticsTesting
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @Suite struct LifecycleTests {
     @Test func unplugStopsWithDeviceRemovedAndReplugResets() throws {
@@ -366,5 +367,87 @@ import Testing
         }
         #expect(reasons.all == [.engineDestroyed])
         #expect(recorder.records().last?.action == .close)
+    }
+
+    /// An unplug's stopped handler, blocked on its thread, and `stop()` made meanwhile on another: the stop
+    /// returns only once the handler has, so a caller may rely on no handler running after its stop. (How long
+    /// the handler is held only decides whether the stop is already waiting when it returns; the order is the
+    /// stop's promise either way.)
+    @Test func stopReturnsOnlyAfterAStoppedHandlerThatBeganBeforeIt() throws {
+        let rig = try Rig()
+        let order = Inbox<String>()
+        let entered = DeadlineWaiter()
+        let release = DeadlineWaiter()
+        rig.engine.stoppedHandler = { _ in
+            entered.signal()
+            release.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+            order.put("handler returned")
+        }
+        let unplugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.unplug() }
+        entered.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let stopping = try ServiceThread.start { [engine = rig.engine] in
+            engine.stop()
+            order.put("stop returned")
+        }
+        Sys.sleep(nanoseconds: 50_000_000)
+        release.signal()
+        stopping.join()
+        unplugging.join()
+        #expect(order.all == ["handler returned", "stop returned"])
+    }
+
+    /// The same for a replug's reset handler.
+    @Test func stopReturnsOnlyAfterAResetHandlerThatBeganBeforeIt() throws {
+        let rig = try Rig()
+        rig.recorder.unplug()
+        let order = Inbox<String>()
+        let entered = DeadlineWaiter()
+        let release = DeadlineWaiter()
+        rig.engine.resetHandler = {
+            entered.signal()
+            release.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+            order.put("handler returned")
+        }
+        let replugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.replug() }
+        entered.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        let stopping = try ServiceThread.start { [engine = rig.engine] in
+            engine.stop()
+            order.put("stop returned")
+        }
+        Sys.sleep(nanoseconds: 50_000_000)
+        release.signal()
+        stopping.join()
+        replugging.join()
+        #expect(order.all == ["handler returned", "stop returned"])
+        #expect(!rig.engine.isRunning)
+    }
+
+    /// Two engines unplugged at once whose stopped handlers each stop the other engine: a stop from within a
+    /// handler waits for no other handler, so both return (rather than each waiting for the other for ever).
+    @Test func twoHandlersStoppingEachOthersEnginesBothReturn() throws {
+        let first = try Rig()
+        let second = try Rig()
+        let engines = [first.engine, second.engine]
+        let entered = [DeadlineWaiter(), DeadlineWaiter()]
+        let returned = Inbox<Int>()
+        let bothReturned = DeadlineWaiter()
+        for index in 0..<2 {
+            engines[index].stoppedHandler = { [other = engines[1 - index]] _ in
+                entered[index].signal()
+                entered[1 - index].wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+                entered[1 - index].signal()
+                other.stop()
+                returned.put(index)
+                if returned.all.count == 2 { bothReturned.signal() }
+            }
+        }
+        let unplugging = try [first.recorder, second.recorder].map { recorder in
+            try ServiceThread.start { recorder.unplug() }
+        }
+        bothReturned.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        #expect(returned.all.sorted() == [0, 1], "the handlers' stops wait for each other")
+        // Threads that wait for each other for ever cannot be joined.
+        guard returned.all.count == 2 else { return }
+        for thread in unplugging { thread.join() }
     }
 }
