@@ -118,7 +118,9 @@ public final class HapticEngine: Sendable {
     /// would on GameController's connect notification). `stop()` ends the wait.
     public func start() throws(HapticEngineError) { try core.start() }
 
-    /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow.
+    /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow. No
+    /// `stoppedHandler` or `resetHandler` runs once it returns: one that began before it (the device lost or back
+    /// at that moment) is waited for, unless this call is made from within such a handler, of any engine.
     public func stop(completion: (@Sendable (HapticEngineError?) -> Void)? = nil) { core.stop(completion: completion) }
 
     /// Calls `handler` once, when no player is playing or scheduled any more: on the engine's thread, at once if
