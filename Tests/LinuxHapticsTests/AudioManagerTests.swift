@@ -266,4 +266,23 @@ import Testing
         service.playFeedback(.pass)
         #expect(provider.latest?.state.withLock { $0.played }.count == 1, "the second call came 0 ms after the first")
     }
+
+    /// With haptics off the sound plays alone, and the rate limits still hold for it: two calls 0 ms apart
+    /// play the sound once, no louder than one play of it.
+    @Test func withHapticsOffACallTheRateLimitsDropPlaysNoSound() async throws {
+        let (service, _, rig, settings) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        let frames = try writeSuccessSound(rig)
+        let clip = try #require(FeedbackSound.success.clip(sampleRate: 8000))
+        let loudest = clip.samples.map(abs).max() ?? 0
+        settings.hapticsEnabled = false
+        service.preloadSounds()
+        let before = rig.output.frames
+        service.playFeedback(.success)
+        service.playFeedback(.success)
+        try await rig.advance(frames: frames + 2000)
+        let heard = Self.frames(rig.output.samples, from: before).map { max(abs($0.left), abs($0.right)) }.max() ?? 0
+        #expect(heard > 0, "the first call's sound plays")
+        #expect(heard <= loudest * 1.01, "peak \(heard) against one play's \(loudest): the dropped call played too")
+    }
 }

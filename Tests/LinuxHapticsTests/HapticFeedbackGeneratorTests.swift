@@ -6,6 +6,7 @@ import LinuxHaptics
 import AppHaptics
 import LinuxHapticsTesting
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @MainActor
 final class RecordingFeedbackOutput: HapticFeedbackOutput {
@@ -15,6 +16,16 @@ final class RecordingFeedbackOutput: HapticFeedbackOutput {
     func prepare() { prepares += 1 }
     func prepare(pattern: HapticPattern) { prepared.append(pattern) }
     func play(pattern: HapticPattern) { played.append(pattern) }
+}
+
+/// A clock that reads whatever the test sets, as an app's own clock might.
+final class SetClock: HapticClock {
+    let reading = Lock(0.0)
+    private let timers = ManualClock()
+    var now: Double { reading.withLock { $0 } }
+    func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        timers.makeTimer(work)
+    }
 }
 
 @MainActor
@@ -68,13 +79,47 @@ final class RecordingFeedbackOutput: HapticFeedbackOutput {
         let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
         generator.hapticsEnabled = false
         #expect(generator.play(.impact(.heavy)) == .disabled)
+        time.advance(by: 1)
         generator.playFeedback(.success)
         generator.prepare()
         #expect(output.played.isEmpty && output.prepares == 0)
-        #expect(generator.droppedCount == 0, "switched-off calls are not rate-limit drops")
+        #expect(generator.droppedCount == 0, "switched-off calls within the limits are not rate-limit drops")
         // A new run reads the switch back.
         let (restarted, _) = Self.generator(settings: Self.settings(scratch), time: time)
         #expect(restarted.hapticsEnabled == false)
+    }
+
+    @Test func withHapticsOffTheRateLimitsStillDropACallWithoutCountingItPlayed() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = ManualClock()
+        let (generator, output) = Self.generator(settings: Self.settings(scratch), time: time)
+        generator.hapticsEnabled = false
+        #expect(generator.play(.impact(.heavy)) == .disabled)
+        #expect(generator.play(.impact(.heavy)) == .dropped(.tooSoon))
+        #expect(output.played.isEmpty)
+        #expect(generator.playedCount == 0 && generator.droppedCount == 1)
+        // Switched back on, the haptic's own limits start afresh.
+        generator.hapticsEnabled = true
+        #expect(generator.play(.impact(.heavy)) == .played)
+    }
+
+    /// A clock of the app's own may read anything: a reading that is not a number, or past what the limiter's
+    /// nanoseconds hold, is judged (as 0, or clamped) rather than trapping.
+    @Test func aClockReadingThatIsNotANumberOrTooLargeIsJudgedWithoutTrapping() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let time = SetClock()
+        let output = RecordingFeedbackOutput()
+        let generator = HapticFeedbackGenerator(
+            output: output, settings: Self.settings(scratch), clock: time, logger: RecordingLog().logger)
+        time.reading.withLock { $0 = .nan }
+        #expect(generator.play(.impact(.heavy)) == .played, "not a number: judged as 0")
+        time.reading.withLock { $0 = 1e300 }
+        #expect(generator.play(.impact(.heavy)) == .played, "past 292 years: clamped")
+        time.reading.withLock { $0 = .infinity }
+        #expect(generator.play(.impact(.heavy)) == .dropped(.tooSoon), "clamped to the same instant as the last")
+        #expect(output.played.count == 2)
     }
 
     @Test func theServiceMapsOutcomesToTheVocabulary() throws {

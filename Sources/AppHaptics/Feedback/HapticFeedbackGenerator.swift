@@ -62,6 +62,9 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     private let clock: any HapticClock
     private let logger: Logger
     private var limiter: FeedbackRateLimiter
+    /// The same limits for calls made while haptics are off, so that what plays instead of the haptic (a
+    /// feedback's sound alone) keeps them too, without those calls counting as played haptics.
+    private var switchedOffLimiter: FeedbackRateLimiter
 
     /// - Parameters:
     ///   - output: what plays the admitted feedback (`HapticManager.shared` in an app).
@@ -76,12 +79,13 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
         self.output = output
         self.settings = settings
         self.limiter = FeedbackRateLimiter(limits: limits)
+        self.switchedOffLimiter = FeedbackRateLimiter(limits: limits)
         self.clock = clock
         self.logger = logger
     }
 
-    /// Calls dropped by the rate limits since the generator was made.
-    public var droppedCount: Int { limiter.droppedCount }
+    /// Calls dropped by the rate limits since the generator was made, with haptics on or off.
+    public var droppedCount: Int { limiter.droppedCount + switchedOffLimiter.droppedCount }
     /// Calls admitted since the generator was made (`Outcome.played`): handed to the output, which plays them
     /// when it can (`outputCanPlay`) and drops them quietly while it cannot (no gamepad).
     public var playedCount: Int { limiter.admittedCount }
@@ -111,17 +115,28 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
     }
 
     /// Plays `feedback` unless haptics are off or a rate limit says no; with `sound`, the sound in the same
-    /// pattern, starting with it.
+    /// pattern, starting with it. With haptics off the limits still hold: a call over them is `.dropped`, the
+    /// others `.disabled` (where the caller plays something instead, a sound alone, it keeps the limits).
     @discardableResult
     public func play(_ feedback: HapticFeedback, withSound sound: FeedbackSound? = nil) -> Outcome {
-        guard settings.hapticsEnabled else { return .disabled }
-        let verdict = limiter.admit(at: .nanoseconds(Int64((clock.now * 1e9).rounded())))
+        let now = Self.limiterTime(clock.now)
+        let enabled = settings.hapticsEnabled
+        let verdict = enabled ? limiter.admit(at: now) : switchedOffLimiter.admit(at: now)
         guard verdict == .admitted else {
             logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
             return .dropped(verdict)
         }
+        guard enabled else { return .disabled }
         output.play(pattern: feedback.pattern(withSound: sound))
         return .played
+    }
+
+    /// `seconds` on the rate limiter's time line: a clock's reading past what nanoseconds in an `Int64` hold
+    /// (292 years) is clamped, and one that is not a number counts as 0.
+    private static func limiterTime(_ seconds: Double) -> Duration {
+        let nanoseconds = (seconds * 1e9).rounded()
+        guard !nanoseconds.isNaN else { return .zero }
+        return .nanoseconds(nanoseconds >= 0x1p63 ? .max : nanoseconds < -0x1p63 ? .min : Int64(nanoseconds))
     }
 
     public func playFeedback(_ feedback: AppFeedback) {
