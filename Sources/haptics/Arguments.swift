@@ -180,6 +180,13 @@ enum PatternArgument {
                     + "`haptics \(command) thud`.")
         }
         let name = HapticResourceDirectory.resourceName(pattern, withExtension: fileExtension)
+        if lookup.folder == nil, let override = HapticResourceDirectory.brokenOverride() {
+            throw CommandFailure(
+                "cannot find the pattern \(pattern)",
+                why: "no file \(pattern), and HAPTICS_DIR is set to \(override), which is not a folder",
+                fix: "Point HAPTICS_DIR at the folder that holds \(name).ahap, or unset it to search ./Haptics, "
+                    + "the installed copy and the repository.")
+        }
         let why =
             lookup.folder.map { "no file \(pattern), and no \(name).\(fileExtension) in \($0.directory.path)" }
             ?? "no file \(pattern), and no Haptics/ folder in: "

@@ -14,8 +14,8 @@ struct Haptics: AsyncParsableCommand {
         abstract: "Feel, probe and replay Core Haptics (AHAP) patterns on Linux gamepads through evdev force feedback.",
         discussion: """
             `haptics SUBCOMMAND --help` describes a subcommand (its manual page: haptics-SUBCOMMAND). A pattern named \
-            without a path (`haptics play thud`, `haptics render thud`) is NAME.ahap in the first Haptics folder that \
-            exists among $HAPTICS_DIR, ./Haptics, the copy installed with the program (PREFIX/share/haptics/Haptics \
+            without a path (`haptics play thud`, `haptics render thud`) is NAME.ahap in $HAPTICS_DIR when it is set \
+            (and nowhere else), else in the first Haptics folder that exists among ./Haptics, the copy installed with the program (PREFIX/share/haptics/Haptics \
             for PREFIX/bin/haptics), /usr/local/share/haptics/Haptics, /usr/share/haptics/Haptics and, run from a \
             clone, the repository's Haptics. Without root, gamepads open read-write through the udev rule \
             70-haptics-gamepads.rules that `make install` puts in /etc/udev/rules.d.

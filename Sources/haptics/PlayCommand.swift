@@ -19,8 +19,8 @@ struct PlayCommand: AsyncParsableCommand {
         commandName: "play",
         abstract: "Play an AHAP pattern on a gamepad (or the built-in virtual output) and show the motors live.",
         discussion: """
-            FILE is a path to an .ahap file; NAME plays NAME.ahap in the first Haptics folder found (HAPTICS_DIR, \
-            ./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first \
+            FILE is a path to an .ahap file; NAME plays NAME.ahap in HAPTICS_DIR when it is set, else in the first \
+            Haptics folder found (./Haptics, the installed copy, the repository's: `haptics --help`). Without --device it plays on the first \
             rumble-capable device, or, when none is usable, on the built-in virtual output, which shows what the \
             motors would do (a trigger locality never falls back: it plays on trigger motors or fails). When the \
             device is unplugged it says so, waits for it to come back and continues. Ctrl-C stops the motors and \

@@ -80,6 +80,12 @@ struct ReplayCommand: AsyncParsableCommand {
             url = URL(fileURLWithPath: cues)
         } else {
             guard let folder = HapticResourceDirectory.locate() else {
+                if let override = HapticResourceDirectory.brokenOverride() {
+                    throw CommandFailure(
+                        "no cue sheet", why: "HAPTICS_DIR is set to \(override), which is not a folder",
+                        fix: "Point HAPTICS_DIR at the Haptics/ folder that holds cues.json, unset it, or pass "
+                            + "--cues FILE.")
+                }
                 throw CommandFailure(
                     "no cue sheet", why: "no Haptics/ folder found",
                     fix: "Set HAPTICS_DIR, run from the repository, or pass --cues FILE.")

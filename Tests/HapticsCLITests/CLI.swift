@@ -15,10 +15,15 @@ enum CLI {
             found, "haptics binary not built; run `swift build --build-tests` first (looked for \(candidate.path))")
     }
 
-    static func run(_ arguments: [String]) throws -> (status: Int32, output: String, errors: String) {
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:]
+    ) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         let pipe = Pipe()
         let errorPipe = Pipe()
         process.standardOutput = pipe

@@ -22,6 +22,25 @@ import Testing
         #expect(name.errors.contains("set HAPTICS_DIR"), "\(name.errors)")
     }
 
+    /// HAPTICS_DIR overrides every other folder: set to one that is not there, it finds nothing (rather than
+    /// ./Haptics or the repository's, which the user did not mean), and the error says why.
+    @Test func aHapticsDirThatIsNotAFolderIsNamedInTheErrorAndNothingElseIsSearched() throws {
+        let result = try CLI.run(
+            ["play", "--device", "virtual", "thud"], environment: ["HAPTICS_DIR": "/nonexistent/Haptics"])
+        #expect(result.status != 0)
+        #expect(result.output.isEmpty, "nothing plays")
+        #expect(
+            result.errors.hasPrefix(
+                "haptics play: cannot find the pattern thud: no file thud, and HAPTICS_DIR is set to "
+                    + "/nonexistent/Haptics, which is not a folder\n"), "\(result.errors)")
+        #expect(result.errors.contains("Point HAPTICS_DIR at the folder"), "\(result.errors)")
+        let replay = try CLI.run(["replay", "--device", "virtual"], environment: ["HAPTICS_DIR": "/nonexistent/Haptics"])
+        #expect(replay.status != 0)
+        #expect(
+            replay.errors.contains("HAPTICS_DIR is set to /nonexistent/Haptics, which is not a folder"),
+            "\(replay.errors)")
+    }
+
     @Test func aTriggerLocalityOnTheVirtualOutputFailsAndPlaysNothing() throws {
         for locality in ["triggers", "left-trigger", "right-trigger"] {
             let result = try CLI.run(["play", "--device", "virtual", "--locality", locality, "thud"])

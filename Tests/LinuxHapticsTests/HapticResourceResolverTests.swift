@@ -14,18 +14,21 @@ import Testing
         }
     }
 
-    @Test func searchOrderOverrideThenWorkingFolderThenInstalledThenSystemThenRepository() throws {
+    @Test func searchOrderOverrideAloneElseWorkingFolderThenInstalledThenSystemThenRepository() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
         let binary = scratch.url.appendingPathComponent("repo/.build/x86_64-unknown-linux-gnu/debug/haptics").path
-        let order = HapticResourceDirectory.searchOrder(
+        let overridden = HapticResourceDirectory.searchOrder(
             environment: ["HAPTICS_DIR": "/opt/app/Haptics"], currentDirectory: "/",
             executablePath: binary
         ).map(\.path)
+        #expect(overridden == ["/opt/app/Haptics"])
+        let order = HapticResourceDirectory.searchOrder(
+            environment: [:], currentDirectory: "/", executablePath: binary
+        ).map(\.path)
         #expect(
             order == [
-                "/opt/app/Haptics",
                 "/Haptics",
                 scratch.url.path + "/repo/.build/x86_64-unknown-linux-gnu/share/haptics/Haptics",
                 "/usr/local/share/haptics/Haptics",
@@ -42,7 +45,7 @@ import Testing
         let found = HapticResourceDirectory.locate(
             environment: [:], currentDirectory: scratch.url.path + "/repo/Sources", executablePath: nil)
         #expect(found?.directory.path == scratch.url.path + "/repo/Haptics")
-        // The override wins, and a missing override folder is passed over.
+        // The override wins; one that names no folder finds none, rather than a folder the user did not mean.
         let overridden = HapticResourceDirectory.locate(
             environment: ["HAPTICS_DIR": AppAssets.folder.path], currentDirectory: scratch.url.path + "/repo",
             executablePath: nil)
@@ -50,7 +53,7 @@ import Testing
         let missing = HapticResourceDirectory.locate(
             environment: ["HAPTICS_DIR": "/nonexistent"], currentDirectory: scratch.url.path + "/repo",
             executablePath: nil)
-        #expect(missing?.directory.path == scratch.url.path + "/repo/Haptics")
+        #expect(missing == nil)
     }
 
     @Test func aFolderReachedThroughALinkIsFoundAsTheFolderItPointsAt() throws {
@@ -95,5 +98,31 @@ import Testing
         let overridden = lookup("thud", environment: ["HAPTICS_DIR": scratch.url.path])
         #expect(overridden.file == nil)
         #expect(overridden.searched.first?.path == scratch.url.path)
+    }
+
+    /// `mkdir heartbeat`, or a program called `heartbeat`, in the current folder must not hide the resource
+    /// `heartbeat` (`haptics render heartbeat` said "it is a directory"); an extensionless file is taken only when
+    /// there is no resource of its name, and a path with a folder in it stays a path, a folder included.
+    @Test func aFolderOrExtensionlessFileNamedLikeAResourceDoesNotHideIt() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("{}", to: "work/Haptics/heartbeat.ahap")
+        _ = try scratch.write("{}", to: "work/thud")
+        let work = scratch.url.path + "/work"
+        try FileManager.default.createDirectory(atPath: work + "/heartbeat", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: work + "/gone.ahap", withIntermediateDirectories: false)
+        func lookup(_ argument: String) -> HapticResourceLookup {
+            HapticResourceDirectory.locateFile(
+                argument, withExtension: "ahap", environment: [:], currentDirectory: work, executablePath: nil)
+        }
+        #expect(lookup("heartbeat").file?.path == work + "/Haptics/heartbeat.ahap")
+        _ = try scratch.write("{}", to: "work/heartbeat-file")
+        try FileManager.default.moveItem(atPath: work + "/heartbeat-file", toPath: work + "/heartbeat/x")
+        #expect(lookup("heartbeat").file?.path == work + "/Haptics/heartbeat.ahap")
+        #expect(lookup("thud").file?.path == work + "/thud", "no resource thud: the file of that name")
+        _ = try scratch.write("{}", to: "work/Haptics/thud.ahap")
+        #expect(lookup("thud").file?.path == work + "/Haptics/thud.ahap", "the resource first")
+        #expect(lookup("gone.ahap").file == nil, "a folder named like a pattern file is not one")
+        #expect(lookup("./heartbeat").file?.path == work + "/heartbeat", "a path stays a path")
     }
 }

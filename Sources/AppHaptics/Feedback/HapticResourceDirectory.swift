@@ -26,7 +26,8 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     public static let environmentVariable = "HAPTICS_DIR"
 
     /// The folders searched for `Haptics/`, in order (docs/app-haptics.md):
-    /// 1. `$HAPTICS_DIR` when set;
+    /// 1. `$HAPTICS_DIR` when set, and then no other: a value that names no folder finds none, rather than a
+    ///    folder the user did not mean;
     /// 2. `Haptics/` in the current directory (an app's working folder, the VM bench's /work);
     /// 3. installed next to the program: `<bin>/../share/haptics/Haptics`;
     /// 4. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
@@ -37,7 +38,7 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     ) -> [URL] {
         var candidates: [URL] = []
         if let override = environment[environmentVariable], !override.isEmpty {
-            candidates.append(URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory)))
+            return [URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory))]
         }
         candidates.append(URL(fileURLWithPath: currentDirectory).appendingPathComponent(folderName))
         let executableDirectory = executablePath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
@@ -55,6 +56,17 @@ public struct HapticResourceDirectory: HapticResourceResolving {
             }
         }
         return candidates
+    }
+
+    /// `$HAPTICS_DIR` as set, when it is set and names no folder (so nothing is found): for a message that
+    /// says so.
+    public static func brokenOverride(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        currentDirectory: String = FileManager.default.currentDirectoryPath
+    ) -> String? {
+        guard let override = environment[environmentVariable], !override.isEmpty else { return nil }
+        let url = URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory))
+        return isDirectory(url) ? nil : override
     }
 
     /// `/usr/local` before `/usr`, as PATH orders them.
@@ -116,10 +128,13 @@ public struct HapticResourceLookup: Sendable {
 }
 
 extension HapticResourceDirectory {
-    /// A resource as a person names it on a command line (`haptics play thud`): a path to an existing file is
-    /// taken as it is (relative to `currentDirectory`); one with a folder in it is a path whether it exists or not;
-    /// anything else is a resource name, with or without `.fileExtension` (`thud`, `thud.ahap`), in the first
-    /// existing folder of `searchOrder`, the folder `HapticManager.shared` and the cue sheet use too.
+    /// A resource as a person names it on a command line (`haptics play thud`): an argument with a folder in it
+    /// is a path (relative to `currentDirectory`) whether it exists or not; a name ending in `.fileExtension`
+    /// that is a file in `currentDirectory` is that file; anything else is a resource name, with or without
+    /// `.fileExtension` (`thud`, `thud.ahap`), in the first existing folder of `searchOrder`, the folder
+    /// `HapticManager.shared` and the cue sheet use too. A folder, or a file without the extension, of the same
+    /// name in `currentDirectory` does not hide the resource (`mkdir thud` there, or a program called `thud`);
+    /// such a file is taken only when there is no resource of its name.
     public static func locateFile(
         _ argument: String, withExtension fileExtension: String,
         environment: [String: String] = ProcessInfo.processInfo.environment,
@@ -131,12 +146,16 @@ extension HapticResourceDirectory {
         let folder = searched.first(where: isDirectory).map { HapticResourceDirectory(directory: $0) }
         let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
         let isPath = argument.contains("/")
-        if FileManager.default.fileExists(atPath: path.path) {
-            return HapticResourceLookup(file: path, folder: folder, searched: searched, isPath: isPath)
+        let isFile = FileManager.default.fileExists(atPath: path.path) && !isDirectory(path)
+        if isPath || (isFile && argument.hasSuffix("." + fileExtension)) {
+            return HapticResourceLookup(
+                file: isPath && !FileManager.default.fileExists(atPath: path.path) ? nil : path, folder: folder,
+                searched: searched, isPath: isPath)
         }
-        let file = folder?.url(
+        let resource = folder?.url(
             forResource: resourceName(argument, withExtension: fileExtension), withExtension: fileExtension)
-        return HapticResourceLookup(file: file, folder: folder, searched: searched, isPath: isPath)
+        return HapticResourceLookup(
+            file: resource ?? (isFile ? path : nil), folder: folder, searched: searched, isPath: isPath)
     }
 
     /// The resource name a command-line argument stands for: `thud.ahap` and `thud` both name `thud`.
