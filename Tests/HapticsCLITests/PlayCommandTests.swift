@@ -34,7 +34,8 @@ import Testing
                 "haptics play: cannot find the pattern thud: no file thud, and HAPTICS_DIR is set to "
                     + "/nonexistent/Haptics, which is not a folder\n"), "\(result.errors)")
         #expect(result.errors.contains("Point HAPTICS_DIR at the folder"), "\(result.errors)")
-        let replay = try CLI.run(["replay", "--device", "virtual"], environment: ["HAPTICS_DIR": "/nonexistent/Haptics"])
+        let replay = try CLI.run(
+            ["replay", "--device", "virtual"], environment: ["HAPTICS_DIR": "/nonexistent/Haptics"])
         #expect(replay.status != 0)
         #expect(
             replay.errors.contains("HAPTICS_DIR is set to /nonexistent/Haptics, which is not a folder"),
