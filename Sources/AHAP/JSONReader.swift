@@ -15,7 +15,7 @@ package enum JSONValue: Sendable, Equatable {
     case null
 
     /// What the value is, in words, for "expected a number, found a string" messages.
-    var kindName: String {
+    package var kindName: String {
         switch self {
         case .object: "an object"
         case .array: "an array"

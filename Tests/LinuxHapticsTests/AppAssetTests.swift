@@ -99,7 +99,25 @@ import Testing
 
     /// Broken sheets and the error each must give: the file, the JSON path and the reason.
     static let brokenSheets: [(text: String, expected: String)] = [
-        ("{", "broken.json: not valid JSON"),
+        ("{", "broken.json: line 1, column 2: not valid JSON: "),
+        // Foundation's decoder said "not valid JSON" for these, with no place: the reader gives the line and column,
+        // or the JSON path and what was found.
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "thud", "count": 1.5}]}]}"#,
+            "broken.json: chapters[0].cues[0].count: expected a whole number, found 1.5"
+        ),
+        (
+            #"{"version": 1, "chapters": [{"chapter": 1e30, "cues": []}]}"#,
+            "broken.json: chapters[0].chapter: expected a whole number, found 1e+30, which is too large"
+        ),
+        (
+            "{\"version\": 1,\n \"chapters\": [{\"chapter\": 1, \"cues\": [{\"time\": 0, \"pattern\": \"th",
+            "broken.json: chapters[0].cues[0].pattern: line 2, column "
+        ),
+        (
+            #"{"version": 1, "chapters": {"chapter": 1}}"#,
+            "broken.json: chapters: expected an array, found an object"
+        ),
         (#"{"chapters": []}"#, #"broken.json: missing required key "version""#),
         (#"{"version": 2, "chapters": []}"#, "broken.json: version: unsupported version 2"),
         (

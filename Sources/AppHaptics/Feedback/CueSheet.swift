@@ -150,15 +150,23 @@ extension CueSheet {
         }
     }
 
-    /// Reads and checks cue sheet text; `file` names it in errors.
+    /// Reads and checks cue sheet text; `file` names it in errors. Text that is not JSON is reported with its
+    /// line and column; a value of the wrong kind with its JSON path (`chapters[0].cues[1].count: expected a
+    /// whole number, found 1.5`).
     public init(data: Data, file: String = "<data>") throws(CueSheetError) {
-        let document: SheetDocument
-        do {
-            document = try JSONDecoder().decode(SheetDocument.self, from: data)
-        } catch let error as DecodingError {
-            throw Self.describe(error, file: file)
+        let value: JSONValue
+        do throws(JSONDocumentError) {
+            value = try JSONValue.read(data)
         } catch {
-            throw CueSheetError(file: file, path: "", reason: "not valid JSON (\(error))")
+            throw CueSheetError(
+                file: file, path: error.path,
+                reason: "line \(error.line), column \(error.column): not valid JSON: \(error.message)")
+        }
+        let document: SheetDocument
+        do throws(SheetDocument.Mismatch) {
+            document = try SheetDocument(value)
+        } catch {
+            throw CueSheetError(file: file, path: error.path, reason: error.reason)
         }
         try self.init(checking: document, file: file)
     }
@@ -236,57 +244,18 @@ extension CueSheet {
                         || scalar == "-")
             }
     }
-
-    private static func describe(_ error: DecodingError, file: String) -> CueSheetError {
-        func path(_ codingPath: [any CodingKey]) -> String {
-            var text = ""
-            for key in codingPath {
-                if let index = key.intValue {
-                    text += "[\(index)]"
-                } else {
-                    text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
-                }
-            }
-            return text
-        }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return CueSheetError(file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type))")
-        case .valueNotFound(let type, let context):
-            return CueSheetError(
-                file: file, path: path(context.codingPath), reason: "expected \(Self.kind(of: type)), found null")
-        case .keyNotFound(let key, let context):
-            return CueSheetError(
-                file: file, path: path(context.codingPath), reason: "missing required key \"\(key.stringValue)\"")
-        case .dataCorrupted(let context):
-            let underlying = context.underlyingError.map { " (\($0))" } ?? ""
-            let reason = context.codingPath.isEmpty ? "not valid JSON\(underlying)" : context.debugDescription
-            return CueSheetError(file: file, path: path(context.codingPath), reason: reason)
-        @unknown default:
-            return CueSheetError(file: file, path: "", reason: "\(error)")
-        }
-    }
-
-    private static func kind(of type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Int.Type: "a whole number"
-        case is Double.Type: "a number"
-        case is [SheetDocument.ChapterEntry].Type, is [SheetDocument.CueEntry].Type: "an array"
-        default: "a value of type \(type)"
-        }
-    }
 }
 
-/// The file's JSON shape; `CueSheet` is the checked model built from it.
-private struct SheetDocument: Decodable {
-    struct ChapterEntry: Decodable {
+/// The file's JSON shape; `CueSheet` is the checked model built from it. Keys it does not know are ignored, and
+/// of a key given twice the last counts.
+private struct SheetDocument {
+    struct ChapterEntry {
         var chapter: Int
         var title: String?
         var cues: [CueEntry]
     }
 
-    struct CueEntry: Decodable {
+    struct CueEntry {
         var time: Double
         var pattern: String
         var moment: String?
@@ -294,7 +263,94 @@ private struct SheetDocument: Decodable {
         var interval: Double?
     }
 
+    /// A value of the wrong kind, or a required key missing: where, and what was expected.
+    struct Mismatch: Error {
+        var path: String
+        var reason: String
+    }
+
     var version: Int
     var app: String?
     var chapters: [ChapterEntry]
+
+    init(_ value: JSONValue) throws(Mismatch) {
+        let top = try Self.object(value, at: "")
+        version = try Self.wholeNumber(Self.required("version", in: top, at: ""), at: "version")
+        app = try top["app"].map { value throws(Mismatch) in try Self.string(value, at: "app") }
+        let list = try Self.array(Self.required("chapters", in: top, at: ""), at: "chapters")
+        chapters = []
+        for (index, chapter) in list.enumerated() {
+            chapters.append(try Self.chapter(chapter, at: "chapters[\(index)]"))
+        }
+    }
+
+    private static func chapter(_ value: JSONValue, at path: String) throws(Mismatch) -> ChapterEntry {
+        let object = try object(value, at: path)
+        let number = try wholeNumber(required("chapter", in: object, at: path), at: "\(path).chapter")
+        let title = try object["title"].map { value throws(Mismatch) in try string(value, at: "\(path).title") }
+        var cues: [CueEntry] = []
+        for (index, cue) in try array(required("cues", in: object, at: path), at: "\(path).cues").enumerated() {
+            cues.append(try Self.cue(cue, at: "\(path).cues[\(index)]"))
+        }
+        return ChapterEntry(chapter: number, title: title, cues: cues)
+    }
+
+    private static func cue(_ value: JSONValue, at path: String) throws(Mismatch) -> CueEntry {
+        let object = try object(value, at: path)
+        return CueEntry(
+            time: try number(required("time", in: object, at: path), at: "\(path).time"),
+            pattern: try string(required("pattern", in: object, at: path), at: "\(path).pattern"),
+            moment: try object["moment"].map { value throws(Mismatch) in try string(value, at: "\(path).moment") },
+            count: try object["count"].map { value throws(Mismatch) in
+                try wholeNumber(value, at: "\(path).count", clamping: true)
+            },
+            interval: try object["interval"].map { value throws(Mismatch) in
+                try number(value, at: "\(path).interval")
+            })
+    }
+
+    private static func required(_ key: String, in object: JSONValue, at path: String) throws(Mismatch) -> JSONValue {
+        guard let value = object[key] else { throw Mismatch(path: path, reason: "missing required key \"\(key)\"") }
+        return value
+    }
+
+    private static func object(_ value: JSONValue, at path: String) throws(Mismatch) -> JSONValue {
+        guard case .object = value else { throw mismatch(value, at: path, expected: "an object") }
+        return value
+    }
+
+    private static func array(_ value: JSONValue, at path: String) throws(Mismatch) -> [JSONValue] {
+        guard case .array(let elements) = value else { throw mismatch(value, at: path, expected: "an array") }
+        return elements
+    }
+
+    private static func string(_ value: JSONValue, at path: String) throws(Mismatch) -> String {
+        guard case .string(let text) = value else { throw mismatch(value, at: path, expected: "a string") }
+        return text
+    }
+
+    private static func number(_ value: JSONValue, at path: String) throws(Mismatch) -> Double {
+        guard case .number(let number) = value else { throw mismatch(value, at: path, expected: "a number") }
+        return number
+    }
+
+    /// A number without a fraction that an `Int` holds; with `clamping`, a larger one is taken as `Int.max` (a
+    /// count, which the sheet's limit on plays then refuses with its reason).
+    private static func wholeNumber(
+        _ value: JSONValue, at path: String, clamping: Bool = false
+    ) throws(Mismatch) -> Int {
+        let number = try number(value, at: path)
+        guard number.isFinite, number.rounded(.towardZero) == number else {
+            throw Mismatch(path: path, reason: "expected a whole number, found \(number)")
+        }
+        if let whole = Int(exactly: number) { return whole }
+        guard clamping, number > 0 else {
+            throw Mismatch(path: path, reason: "expected a whole number, found \(number), which is too large")
+        }
+        return .max
+    }
+
+    private static func mismatch(_ value: JSONValue, at path: String, expected: String) -> Mismatch {
+        Mismatch(path: path, reason: "expected \(expected), found \(value.kindName)")
+    }
 }
