@@ -174,6 +174,26 @@ import Testing
         #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 })
     }
 
+    /// Effects asked for while the device is away belong to that moment: none of them plays when it is back
+    /// (they all sounded at once, on top of each other, before).
+    @Test func effectsAskedForWhileTheDeviceIsAwayAreNotPlayedWhenItIsBack() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        let frames = try writeSuccessSound(rig)
+        rig.manager.preloadAllAssets(["success"])
+        try await rig.advance(frames: 1000)
+        rig.output.fail(after: rig.output.frames + 64)
+        try await waitUntil("interrupted") { rig.manager.isInterrupted }
+        // Nothing is written while the device is away: every frame from here on is heard after its return.
+        let before = rig.output.frames
+        for _ in 0..<5 { rig.manager.playEffect("success") }
+        #expect(!rig.manager.playEffect("success", atNanoseconds: MonotonicTime.nanoseconds() + 50_000_000))
+        rig.output.fail(after: nil)
+        try await waitUntil("resumed") { !rig.manager.isInterrupted }
+        try await rig.advance(frames: frames + 2000)
+        #expect(Self.frames(rig.output.samples, from: before).allSatisfy { $0.left == 0 && $0.right == 0 })
+    }
+
     @Test func missingAndUnreadableSoundsChangeNothing() throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }

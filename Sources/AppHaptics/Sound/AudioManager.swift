@@ -18,7 +18,8 @@ public import Observation
 /// It plays on the default sound device ("default": the sound server, mixed with other programs, never taken
 /// exclusively), or on the null output when there is none. When the device goes away (a USB headset
 /// unplugged, a driver unbound) the manager is interrupted: music and effects pause where they are, and play
-/// on when the same device is back, rather than on another one.
+/// on when the same device is back, rather than on another one. Effects asked for while it is away are not
+/// played.
 @Observable
 @MainActor
 public final class AudioManager {
@@ -95,9 +96,11 @@ public final class AudioManager {
         }
     }
 
-    /// Plays the effect `id` once, now, over whatever else plays (music included). Muted, it is not played.
+    /// Plays the effect `id` once, now, over whatever else plays (music included). Muted, or while the sound
+    /// device is away (`isInterrupted`), it is not played: an effect belongs to its moment, and those asked for
+    /// meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
-        guard !isMuted, let stream = openStream() else { return }
+        guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return }
         if effects[id] == nil {
             logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
             guard let clip = decode(id, sampleRate: stream.sampleRate) else { return }
@@ -108,10 +111,11 @@ public final class AudioManager {
     }
 
     /// Plays the effect `id` so that its first frame is heard at `nanoseconds` on `CLOCK_MONOTONIC` (the
-    /// engine's clock), for a sound that must start with something else; false when it cannot be played.
+    /// engine's clock), for a sound that must start with something else; false when it cannot be played (muted,
+    /// the device away, the sound not found).
     @discardableResult
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
-        guard !isMuted, let stream = openStream() else { return false }
+        guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return false }
         if effects[id] == nil, let clip = decode(id, sampleRate: stream.sampleRate) { effects[id] = clip }
         guard let clip = effects[id] else { return false }
         stream.play(ClipSource(clip), at: nanoseconds)
