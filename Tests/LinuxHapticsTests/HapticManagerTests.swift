@@ -161,6 +161,32 @@ import Testing
                 == [scratch.url.appendingPathComponent("beep.wav").path, "elsewhere.wav", "../beep.wav"])
     }
 
+    /// A pattern built in code (a feedback with its sound, `success.wav`) gets its sound from the manager's own
+    /// resolver, as a named pattern does: until 5 December the engine looked for it only in the `Haptics/` folder
+    /// found at launch, whatever resolver the app gave. A name the resolver does not know is left for the engine.
+    @Test func aSoundOfAPatternBuiltInCodeIsTheFileTheResolverFinds() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("RIFF", to: "success.wav")
+        let (manager, provider, resolver) = Self.manager(folder: scratch.url)
+        let feedback = HapticFeedback.notification(.success).pattern(withSound: .success)
+        manager.prepare(pattern: feedback)
+        manager.play(pattern: feedback)
+        manager.play(pattern: feedback)
+        let engine = try #require(provider.latest)
+        let played = engine.state.withLock { $0.played }
+        #expect(played.count == 2)
+        #expect(
+            played.allSatisfy {
+                $0.events.compactMap(\.waveformPath) == [scratch.url.appendingPathComponent("success.wav").path]
+            }, "\(played.map { $0.events.compactMap(\.waveformPath) })")
+        #expect(resolver.lookups.load(ordering: .relaxed) == 1, "the sound is looked up once")
+        let unknown = HapticPattern(
+            events: [HapticEvent(audioWaveformPath: "nowhere.wav", relativeTime: 0)], parameters: [])
+        manager.play(pattern: unknown)
+        #expect(engine.state.withLock { $0.played }.last?.events.first?.waveformPath == "nowhere.wav")
+    }
+
     /// A stop restarts the engine once and it plays on; but an idle shutdown is not restarted: the engine let the
     /// device go, the next play opens it again (restarted, the engine would open the device it had just let go,
     /// and let it go again a delay later, for ever).

@@ -65,6 +65,8 @@ public final class HapticManager {
     /// The patterns `prepare(pattern:)` was asked for, oldest first, as many as an engine keeps prepared: a new
     /// engine (a reset, a device plugged in) prepares them again, so they stay one `write()` away.
     @ObservationIgnored private var preparedPatterns: [HapticPattern] = []
+    /// The files the resolver gave for audio events' plain file names (`success.wav`), by that name.
+    @ObservationIgnored private var resolvedSounds: [String: String] = [:]
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
@@ -135,9 +137,10 @@ public final class HapticManager {
         withEngine("playing a transient") { try $0.playTransient(intensity: intensity, sharpness: sharpness) }
     }
 
-    /// Plays a pattern that is not in the cache (the feedback vocabulary builds them in code).
+    /// Plays a pattern that is not in the cache (the feedback vocabulary builds them in code). An audio event
+    /// naming a plain file (`success.wav`) plays the file the resolver finds for it, as a pattern's name does.
     public func play(pattern: HapticPattern) {
-        playing(pattern, "playing a pattern")
+        playing(soundsResolved(pattern), "playing a pattern")
     }
 
     /// Gets the device ready for an imminent haptic: opens it, so the first one does not pay for that.
@@ -151,6 +154,7 @@ public final class HapticManager {
     /// lets the oldest go. Preparing a pattern that is prepared already does nothing. Asked for while haptics
     /// are off, or before a reset, it is prepared on the next engine.
     public func prepare(pattern: HapticPattern) {
+        let pattern = soundsResolved(pattern)
         if !preparedPatterns.contains(pattern) {
             preparedPatterns.append(pattern)
             if preparedPatterns.count > ManagedEngineAdapter.preparedLimit { preparedPatterns.removeFirst() }
@@ -319,6 +323,31 @@ public final class HapticManager {
             else { continue }
             let beside = AudioResourcePath.candidates(for: path, in: [folder.path])[0]
             if FileManager.default.fileExists(atPath: beside) { pattern.events[index].waveformPath = beside }
+        }
+        return pattern
+    }
+
+    /// `pattern` with each audio event that names a plain file (`success.wav`: no folder) given the file the
+    /// resolver finds for it (`url(forResource: "success", withExtension: "wav")`), so that an app's own resolver
+    /// serves the sounds of the patterns it builds in code, as it serves its pattern files; a name it does not
+    /// find is left to the engine's folders. Found files are remembered by name: a feedback's play looks up
+    /// nothing twice.
+    private func soundsResolved(_ pattern: HapticPattern) -> HapticPattern {
+        guard pattern.events.contains(where: { $0.type == .audioCustom }) else { return pattern }
+        var pattern = pattern
+        for index in pattern.events.indices where pattern.events[index].type == .audioCustom {
+            guard let name = pattern.events[index].waveformPath, !name.contains("/") else { continue }
+            if let found = resolvedSounds[name] {
+                pattern.events[index].waveformPath = found
+                continue
+            }
+            let file = URL(fileURLWithPath: name)
+            guard !file.pathExtension.isEmpty,
+                let url = resolver.url(
+                    forResource: file.deletingPathExtension().lastPathComponent, withExtension: file.pathExtension)
+            else { continue }
+            resolvedSounds[name] = url.path
+            pattern.events[index].waveformPath = url.path
         }
         return pattern
     }
