@@ -1,7 +1,7 @@
 // The persisted on/off switch: location, survival across a restart, atomic writes, corrupt files.
 import Foundation
 import LinuxHaptics
-import AppHaptics
+@testable import AppHaptics
 import LinuxHapticsTesting
 import Testing
 
@@ -20,6 +20,28 @@ import Testing
         #expect(FeedbackSettingsStore.defaultFileURL(environment: [:]) == nil)
     }
 
+    /// With neither variable set, the account's home folder; without one, no file at all: until 5 December the
+    /// store fell back to `$TMPDIR` or `/tmp/haptics/settings.json`, which every user of the machine can write
+    /// to (one could plant another's setting, or a link where it is written), and an empty TMPDIR meant the
+    /// current folder.
+    @Test func withoutTheVariablesTheAccountsHomeElseNoFileAndNeverASharedFolder() throws {
+        #expect(
+            FeedbackSettingsStore.fileURL(environment: ["TMPDIR": ""], accountHome: "/home/u")?.path
+                == "/home/u/.config/haptics/settings.json")
+        for home in [nil, "", "/", "relative"] {
+            #expect(FeedbackSettingsStore.fileURL(environment: ["TMPDIR": "/tmp"], accountHome: home) == nil)
+        }
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(file: nil, logger: log.logger)
+        #expect(store.hapticsEnabled)
+        store.hapticsEnabled = false
+        #expect(store.hapticsEnabled == false, "the switch still works for the run")
+        #expect(log.contains("holds for this run only"), "\(log.entries)")
+        // The store an app makes with no variables set is in no shared folder.
+        let plain = FeedbackSettingsStore(environment: [:], logger: log.logger)
+        #expect(plain.fileURL.map { !$0.path.hasPrefix("/tmp/") && $0.path.hasPrefix("/") } ?? true)
+    }
+
     @Test func theSwitchSurvivesARestart() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
@@ -30,7 +52,7 @@ import Testing
         first.hapticsEnabled = false
         let second = FeedbackSettingsStore(environment: environment, logger: log.logger)
         #expect(second.hapticsEnabled == false)
-        #expect(second.fileURL.path == scratch.url.path + "/haptics/settings.json")
+        #expect(second.fileURL?.path == scratch.url.path + "/haptics/settings.json")
         second.hapticsEnabled = true
         #expect(FeedbackSettingsStore(environment: environment, logger: log.logger).hapticsEnabled)
         #expect(log.entries.isEmpty, "\(log.entries)")
@@ -44,7 +66,7 @@ import Testing
         for index in 0..<20 { store.hapticsEnabled = index.isMultiple(of: 2) }
         let entries = try FileManager.default.contentsOfDirectory(atPath: scratch.url.path)
         #expect(entries == ["settings.json"], "no temporary file left behind")
-        let saved = try JSONDecoder().decode(FeedbackSettings.self, from: Data(contentsOf: store.fileURL))
+        let saved = try JSONDecoder().decode(FeedbackSettings.self, from: Data(contentsOf: #require(store.fileURL)))
         #expect(saved.hapticsEnabled == false)
     }
 

@@ -38,8 +38,9 @@ public struct FeedbackSettings: Sendable, Hashable, Codable {
 /// (a temporary file in the same folder, then a rename over the old one), so a crash mid-write leaves either
 /// the old file or the new one, never half of one. Thread-safe.
 public final class FeedbackSettingsStore: Sendable {
-    /// The settings file.
-    public let fileURL: URL
+    /// The settings file; nil when the environment gives no folder of the user's for it, and the switch then
+    /// holds for the run only.
+    public let fileURL: URL?
     private let current: Lock<FeedbackSettings>
     private let logger: Logger
 
@@ -61,19 +62,45 @@ public final class FeedbackSettingsStore: Sendable {
 
     /// Loads `fileURL`: a missing file means defaults (silently: the user never changed anything); an
     /// unreadable or corrupt one means defaults with an info log, and is replaced on the next change.
-    public init(fileURL: URL, logger: Logger) {
-        self.fileURL = fileURL
-        self.logger = logger
-        self.current = Lock(Self.load(fileURL, logger: logger))
+    public convenience init(fileURL: URL, logger: Logger) {
+        self.init(file: fileURL, logger: logger)
     }
 
-    /// The store at the default location for this process's environment; when there is none (no HOME),
-    /// a store in `$TMPDIR` (or `/tmp`), so the switch still works for the run.
+    /// The store at the default location for this process's environment (`defaultFileURL(environment:)`); with
+    /// neither variable set, `.config/haptics/settings.json` in the home folder the user's account names. With
+    /// none of these the switch holds for the run only, and is logged once: no folder that other users can
+    /// write to (`/tmp`) is used, where one of them could plant the setting or a link in its place.
     public convenience init(environment: [String: String] = ProcessInfo.processInfo.environment, logger: Logger) {
-        let url =
-            Self.defaultFileURL(environment: environment)
-            ?? URL(fileURLWithPath: environment["TMPDIR"] ?? "/tmp").appendingPathComponent(Self.relativePath)
-        self.init(fileURL: url, logger: logger)
+        self.init(file: Self.fileURL(environment: environment, accountHome: Self.accountHome()), logger: logger)
+    }
+
+    init(file: URL?, logger: Logger) {
+        self.fileURL = file
+        self.logger = logger
+        self.current = Lock(file.map { Self.load($0, logger: logger) } ?? .defaults)
+        if file == nil {
+            logger.info(
+                """
+                no folder for the haptics settings (no XDG_CONFIG_HOME, HOME or home folder of the account): \
+                the haptics switch holds for this run only
+                """)
+        }
+    }
+
+    /// `defaultFileURL(environment:)`, else `.config/haptics/settings.json` in `accountHome` when it is an
+    /// absolute path other than `/`.
+    static func fileURL(environment: [String: String], accountHome: String?) -> URL? {
+        if let url = defaultFileURL(environment: environment) { return url }
+        guard let accountHome, accountHome.hasPrefix("/"), accountHome != "/" else { return nil }
+        return URL(fileURLWithPath: accountHome).appendingPathComponent(".config").appendingPathComponent(
+            relativePath)
+    }
+
+    /// The home folder of this process's account, from the password database; nil when it has none.
+    static func accountHome() -> String? {
+        let name = ProcessInfo.processInfo.userName
+        guard !name.isEmpty else { return nil }
+        return FileManager.default.homeDirectory(forUser: name)?.path
     }
 
     public var settings: FeedbackSettings { current.withLock { $0 } }
@@ -90,6 +117,7 @@ public final class FeedbackSettingsStore: Sendable {
         // were made.
         let failure: (any Error)? = current.withLock { settings in
             change(&settings)
+            guard let fileURL else { return nil }
             do {
                 try FileManager.default.createDirectory(
                     at: fileURL.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -103,7 +131,7 @@ public final class FeedbackSettingsStore: Sendable {
         if let failure {
             logger.info(
                 "haptics settings not saved; the change holds for this run only",
-                metadata: ["file": "\(fileURL.path)", "error": "\(failure)"])
+                metadata: ["file": "\(fileURL?.path ?? "")", "error": "\(failure)"])
         }
     }
 
