@@ -10,6 +10,7 @@ import AppHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
+import Synchronization
 import Testing
 @_spi(Internals) import LinuxSystem
 
@@ -192,6 +193,25 @@ import Testing
         try await waitUntil("resumed") { !rig.manager.isInterrupted }
         try await rig.advance(frames: frames + 2000)
         #expect(Self.frames(rig.output.samples, from: before).allSatisfy { $0.left == 0 && $0.right == 0 })
+    }
+
+    /// A device that refuses to open (busy) is tried again a second later, not on every call: each try runs on
+    /// the caller's actor, and a game's effects would each wait for one.
+    @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCall() throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let attempts = Atomic<Int>(0)
+        let manager = AudioManager(
+            resolver: sounds.resolver,
+            openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
+                attempts.add(1, ordering: .relaxed)
+                throw AudioDeviceError(device: "busy", call: "snd_pcm_open", errno: .resourceBusy, message: "busy")
+            },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        for _ in 0..<20 { manager.playEffect("tick") }
+        manager.playMusic("left")
+        #expect(attempts.load(ordering: .relaxed) == 1)
+        #expect(!manager.isPlaying)
     }
 
     @Test func missingAndUnreadableSoundsChangeNothing() throws {

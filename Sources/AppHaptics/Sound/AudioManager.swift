@@ -1,13 +1,16 @@
 // AudioManager: the app's sound, beside HapticManager. Background music on two players that cross-fade,
 // one-shot effects independent of it, preloading, mute, and interruptions (the sound device going away), all
-// on one LinuxAudio MixingStream fed by its own thread. Nothing here throws or blocks the main actor: a failure
-// is logged and the app goes on without that sound.
+// on one LinuxAudio MixingStream fed by its own thread. Nothing here throws, and nothing waits for the device's
+// writes: a failure is logged and the app goes on without that sound. Two things do run on the calling actor:
+// the first call opens the sound device, and an effect not preloaded is decoded when first played (preload
+// both, with `preloadAllAssets`, where a frame must not be late).
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
 import Foundation
 #endif
 import AudioRendering
+@_spi(Internals) import LinuxSystem
 public import LinuxAudio
 public import Logging
 public import Observation
@@ -50,6 +53,11 @@ public final class AudioManager {
     /// Whether opening the output failed and was said: its warning is logged once (every call that wants sound
     /// tries again).
     @ObservationIgnored private var openFailureLogged = false
+    /// When (`CLOCK_MONOTONIC` nanoseconds) the next call may try to open the output again after a failure: not
+    /// on every call, each of which would wait for the attempt.
+    @ObservationIgnored private var nextOpenAttempt: UInt64 = 0
+    /// How long after a failed open the next one is tried.
+    nonisolated static let reopenDelayNanoseconds: UInt64 = 1_000_000_000
     /// Decoded effects by the id they were asked for with.
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
     /// The music player fading in or playing, and the one fading out (the two players).
@@ -199,6 +207,7 @@ public final class AudioManager {
     /// The stream, opened on first use; nil (logged) when neither the device nor a null output can be had.
     private func openStream() -> MixingStream? {
         if let stream { return stream }
+        guard MonotonicTime.nanoseconds() >= nextOpenAttempt else { return nil }
         let logger = self.logger
         let open = openOutput
         let output: any AudioOutput
@@ -209,6 +218,7 @@ public final class AudioManager {
                 logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
             }
             openFailureLogged = true
+            nextOpenAttempt = MonotonicTime.nanoseconds() + Self.reopenDelayNanoseconds
             return nil
         }
         do {
@@ -227,6 +237,7 @@ public final class AudioManager {
         } catch {
             output.close()
             logger.warning("the sound thread cannot start; no sound", metadata: ["error": "\(error)"])
+            nextOpenAttempt = MonotonicTime.nanoseconds() + Self.reopenDelayNanoseconds
             return nil
         }
     }
