@@ -90,15 +90,33 @@ import Testing
         #expect(try #require(provider.latest).state.withLock { $0.played.count } == 1)
     }
 
-    @Test func anUnknownNameIsSilent() throws {
+    /// A name with no file plays nothing, and says so once: until 5 December it was silent, and so was a name
+    /// whose file was there but not among the three preloaded.
+    @Test func anUnknownNameIsLoggedOnceAndPlaysNothing() throws {
         let log = RecordingLog()
-        let (manager, provider, _) = Self.manager(log: log)
+        let (manager, provider, resolver) = Self.manager(log: log)
         manager.preloadPatterns()
-        let before = log.entries.count
-        manager.play("no-such-pattern")
-        manager.play("")
+        let lookups = resolver.lookups.load(ordering: .relaxed)
+        for _ in 0..<3 {
+            manager.play("no-such-pattern")
+            manager.play("")
+        }
         #expect(try #require(provider.latest).state.withLock { $0.played.isEmpty })
-        #expect(log.entries.count == before)
+        #expect(log.entries.filter { $0.message.contains("not found") }.count == 2, "\(log.entries)")
+        #expect(resolver.lookups.load(ordering: .relaxed) == lookups + 2, "each name is looked for once")
+    }
+
+    /// `play("detent")` plays Haptics/detent.ahap, which `preloadPatterns()` does not read: read on its first
+    /// play, then from the cache.
+    @Test func aNameNotPreloadedIsReadOnItsFirstPlayAndCached() throws {
+        let (manager, provider, resolver) = Self.manager()
+        manager.play("detent")
+        manager.play("detent")
+        let played = try #require(provider.latest).state.withLock { $0.played }
+        let detent = try HapticPattern(contentsOf: AppAssets.folder.appendingPathComponent("detent.ahap"))
+        #expect(played.count == 2 && played.allSatisfy { $0.events == detent.events })
+        #expect(resolver.lookups.load(ordering: .relaxed) == 1)
+        #expect(manager.cachedPatternNames == ["detent"])
     }
 
     @Test func transientValuesAreClamped() throws {

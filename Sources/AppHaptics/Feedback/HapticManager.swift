@@ -67,6 +67,10 @@ public final class HapticManager {
     @ObservationIgnored private var preparedPatterns: [HapticPattern] = []
     /// The files the resolver gave for audio events' plain file names (`success.wav`), by that name.
     @ObservationIgnored private var resolvedSounds: [String: String] = [:]
+    /// Names `play(_:)` found no loadable file for, so that they are not read and logged on every play; at most
+    /// `unloadableLimit` (past them a name is read and logged each time), forgotten with the cache.
+    @ObservationIgnored private var unloadable: Set<String> = []
+    static let unloadableLimit = 256
     /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
     @ObservationIgnored private var preloadRequested = false
     @ObservationIgnored private var preloadDone = false
@@ -121,12 +125,25 @@ public final class HapticManager {
         preloadRequested = true
         guard engineAvailable, !preloadDone else { return }
         preloadDone = true
-        for name in Self.preloadedPatternNames { load(name) }
+        for name in Self.preloadedPatternNames where !load(name) { unloadable.insert(name) }
     }
 
-    /// Plays a cached pattern now, fire-and-forget. An unknown name (or one that failed to load) is ignored.
+    /// Plays the pattern `name` now, fire-and-forget: a cached one, else `name.ahap` read through the resolver on
+    /// its first play and cached (`preloadPatterns()` reads the app's three ahead; a read on the main actor takes
+    /// a file's parse, so preload what must not wait for it). A name with no file, or whose file does not load,
+    /// plays nothing and is logged once (it is looked for again when the engine is rebuilt).
     public func play(_ name: String) {
-        guard let pattern = cache[name] else { return }
+        // The stored value, not the observed property: a view that plays while it renders depends on nothing.
+        guard _engineAvailable else { return }
+        if let pattern = cache[name] {
+            playing(pattern, "playing pattern \(name)")
+            return
+        }
+        guard !unloadable.contains(name) else { return }
+        guard load(name), let pattern = cache[name] else {
+            if unloadable.count < Self.unloadableLimit { unloadable.insert(name) }
+            return
+        }
         playing(pattern, "playing pattern \(name)")
     }
 
@@ -168,6 +185,7 @@ public final class HapticManager {
     /// what was asked to be preloaded is parsed again.
     private func rebuildEngine() {
         cache.removeAll()
+        unloadable.removeAll()
         cacheByteCount = 0
         preloadDone = false
         setAvailable(buildAndStartEngine())
@@ -287,27 +305,31 @@ public final class HapticManager {
 
     // MARK: Loading
 
-    private func load(_ name: String) {
+    /// Reads and caches `name.ahap`; false (logged) when there is no such file, it does not load, or the cache
+    /// has no room for it.
+    @discardableResult
+    private func load(_ name: String) -> Bool {
         guard let url = resolver.url(forResource: name, withExtension: Self.patternExtension) else {
             logger.info("pattern file not found; skipped", metadata: ["pattern": "\(name)"])
-            return
+            return false
         }
         let pattern: HapticPattern
         do {
             pattern = Self.soundsFound(beside: url, in: try HapticPattern(contentsOf: url))
         } catch {
             logger.info("pattern file does not load; skipped", metadata: ["file": "\(url.path)", "error": "\(error)"])
-            return
+            return false
         }
         let size = Self.estimatedByteCount(of: pattern)
         guard cacheByteCount + size <= Self.cacheByteLimit else {
             logger.info(
                 "pattern skipped: the cache would exceed its limit",
                 metadata: ["pattern": "\(name)", "bytes": "\(size)", "cached": "\(cacheByteCount)"])
-            return
+            return false
         }
         cache[name] = pattern
         cacheByteCount += size
+        return true
     }
 
     /// `pattern`, read from `file`, with each audio event's relative path that names a file beside it made that
