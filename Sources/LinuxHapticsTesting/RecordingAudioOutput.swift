@@ -3,7 +3,7 @@
 // frame while a test posts what must reach the stream together.
 public import LinuxAudio
 import LinuxInput
-@_spi(Internals) import LinuxSystem
+@_spi(Internals) public import LinuxSystem
 
 /// An output that keeps what is written and says each frame is heard at `origin` plus its place in the stream:
 /// a device with no latency whose clock starts at `origin`. It waits 0.2 ms per write so that a stream's
@@ -20,6 +20,7 @@ public final class RecordingAudioOutput: AudioOutput {
     private struct State {
         var samples: [Float] = []
         var failAfter: Int?
+        var failErrno = Errno.noDevice
         var holdAfter: Int?
         var waitingAtHold = false
         var gap: (after: Int, frames: Int)?
@@ -46,7 +47,15 @@ public final class RecordingAudioOutput: AudioOutput {
 
     /// Makes writes fail as a device that went away does (`ENODEV`) once `frames` frames have been written; nil
     /// brings it back.
-    public func fail(after frames: Int?) { state.withLock { $0.failAfter = frames } }
+    public func fail(after frames: Int?) { fail(after: frames, with: .noDevice) }
+
+    /// The same with another error: `.ioError` (`EIO`) is a failure that ends a stream, not an interruption.
+    public func fail(after frames: Int?, with errno: Errno) {
+        state.withLock {
+            $0.failAfter = frames
+            $0.failErrno = errno
+        }
+    }
 
     /// Makes a write wait, before it records anything, once `frames` frames have been written, until the hold is
     /// moved past it or lifted (nil). While a writer waits there (`isWaitingAtHold`), what a test posts to the
@@ -76,7 +85,9 @@ public final class RecordingAudioOutput: AudioOutput {
         }
         return try state.withLock { (state) throws(AudioDeviceError) -> UInt64 in
             if let limit = state.failAfter, state.samples.count / 2 >= limit {
-                throw AudioDeviceError(device: deviceName, call: "write", errno: .noDevice, message: "gone")
+                throw AudioDeviceError(
+                    device: deviceName, call: "write", errno: state.failErrno,
+                    message: state.failErrno == .noDevice ? "gone" : "failed")
             }
             if let gap = state.gap, state.samples.count / 2 >= gap.after {
                 state.samples += [Float](repeating: 0, count: 2 * gap.frames)

@@ -6,7 +6,7 @@ import AudioRendering
 import Foundation
 import LinuxAudio
 import LinuxHaptics
-import AppHaptics
+@testable import AppHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Logging
@@ -212,6 +212,65 @@ import Testing
         manager.playMusic("left")
         #expect(attempts.load(ordering: .relaxed) == 1)
         #expect(!manager.isPlaying)
+    }
+
+    /// An effect cached for one output and played on the next, at another rate (the stream ended, and the next
+    /// call opened another device, or the null output), is decoded again at the new rate: played from the old
+    /// clip it took half the time and sounded an octave up.
+    @Test func anEffectCachedAtOneRateIsDecodedAgainForAnOutputAtAnother() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let origin = MonotonicTime.nanoseconds()
+        let outputs = [RecordingAudioOutput(origin: origin), RecordingAudioOutput(origin: origin, sampleRate: 16000)]
+        let opened = Atomic<Int>(0)
+        let manager = AudioManager(
+            resolver: sounds.resolver,
+            openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
+                outputs[min(opened.add(1, ordering: .relaxed).newValue - 1, 1)]
+            },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        manager.preloadAllAssets(["tick"])
+        try await waitUntil("the first output runs") { outputs[0].frames > 100 }
+        outputs[0].fail(after: outputs[0].frames, with: .ioError)
+        // Each look plays the tick on the first stream while it lasts (that output writes nothing more), until
+        // the manager hears it ended and the play opens the second output.
+        try await waitUntil("the first stream ended") {
+            manager.playEffect("tick")
+            return opened.load(ordering: .relaxed) == 2
+        }
+        try await waitUntil("the tick played at 16 kHz") { outputs[1].frames > 16000 / 10 + 1000 }
+        let heard = Self.frames(outputs[1].samples).filter { abs($0.left - 0.1) < 0.01 }.count
+        // 50 ms at 16 kHz is 800 frames; the 8 kHz clip would give 400.
+        #expect(heard > 700 && heard < 900, "\(heard) frames of the tick")
+    }
+
+    /// The effect cache keeps at most its limit of samples: caching one more lets the effects cached first go
+    /// (decoded again when next played), and an effect larger than the whole limit plays uncached.
+    @Test func theEffectCacheKeepsItsLimitLettingTheOldestGo() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        // Room for two ticks (400 stereo frames each: 800 samples), not for `left` (8000 frames).
+        let manager = AudioManager(
+            resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }, effectCacheSamples: 1600)
+        try Data(contentsOf: sounds.folder.url.appendingPathComponent("tick.wav"))
+            .write(to: sounds.folder.url.appendingPathComponent("tock.wav"))
+        try Data(contentsOf: sounds.folder.url.appendingPathComponent("tick.wav"))
+            .write(to: sounds.folder.url.appendingPathComponent("tack.wav"))
+        manager.preloadAllAssets(["tick", "tock"])
+        let looked = sounds.resolver.lookups.load(ordering: .relaxed)
+        manager.playEffect("tick")
+        manager.playEffect("tock")
+        #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked, "both cached")
+        manager.playEffect("tack")
+        manager.playEffect("tock")
+        #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 1, "tack cached, tock kept")
+        manager.playEffect("tick")
+        #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 2, "tick, cached first, was let go")
+        manager.playEffect("left")
+        manager.playEffect("left")
+        #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 4, "too large to cache: read each time")
     }
 
     @Test func missingAndUnreadableSoundsChangeNothing() throws {

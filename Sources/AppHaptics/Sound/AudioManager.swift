@@ -58,8 +58,16 @@ public final class AudioManager {
     @ObservationIgnored private var nextOpenAttempt: UInt64 = 0
     /// How long after a failed open the next one is tried.
     nonisolated static let reopenDelayNanoseconds: UInt64 = 1_000_000_000
-    /// Decoded effects by the id they were asked for with.
+    /// Decoded effects by the id they were asked for with, the order they were cached in, and their samples in
+    /// all (`effect(_:on:)`).
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
+    @ObservationIgnored private var effectOrder: [String] = []
+    @ObservationIgnored private var effectSamples = 0
+    /// The most samples the effect cache keeps: 64 MB of `Float`s, a little under three minutes of 48 kHz
+    /// stereo. A larger effect plays without being cached.
+    nonisolated public static let effectCacheSampleLimit = 16 * 1024 * 1024
+    /// This manager's limit: `effectCacheSampleLimit`, smaller in tests.
+    @ObservationIgnored private let effectCacheSamples: Int
     /// The music player fading in or playing, and the one fading out (the two players).
     @ObservationIgnored private var incoming: MixingStream.SoundID?
     @ObservationIgnored private var outgoing: MixingStream.SoundID?
@@ -79,13 +87,23 @@ public final class AudioManager {
 
     /// A manager on the output `openOutput` opens (again after the device went away, until it succeeds). When
     /// it cannot be opened at all the first time, sound goes to the null output, keeping the same time.
-    public init(
+    public convenience init(
         resolver: any HapticResourceResolving,
         openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger
+    ) {
+        self.init(
+            resolver: resolver, openOutput: openOutput, logger: logger, effectCacheSamples: Self.effectCacheSampleLimit)
+    }
+
+    init(
+        resolver: any HapticResourceResolving,
+        openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger,
+        effectCacheSamples: Int
     ) {
         self.resolver = resolver
         self.openOutput = openOutput
         self.logger = logger
+        self.effectCacheSamples = effectCacheSamples
     }
 
     isolated deinit {
@@ -99,9 +117,7 @@ public final class AudioManager {
     /// `playEffect` has no load delay. A sound that cannot be found or read is logged and skipped.
     public func preloadAllAssets(_ ids: [String]) {
         guard let stream = openStream() else { return }
-        for id in ids where effects[id] == nil {
-            if let clip = decode(id, sampleRate: stream.sampleRate) { effects[id] = clip }
-        }
+        for id in ids { _ = effect(id, on: stream) }
     }
 
     /// Plays the effect `id` once, now, over whatever else plays (music included). Muted, or while the sound
@@ -109,12 +125,7 @@ public final class AudioManager {
     /// meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
         guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return }
-        if effects[id] == nil {
-            logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
-            guard let clip = decode(id, sampleRate: stream.sampleRate) else { return }
-            effects[id] = clip
-        }
-        guard let clip = effects[id] else { return }
+        guard let clip = effect(id, on: stream, played: true) else { return }
         stream.play(ClipSource(clip))
     }
 
@@ -124,8 +135,7 @@ public final class AudioManager {
     @discardableResult
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
         guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return false }
-        if effects[id] == nil, let clip = decode(id, sampleRate: stream.sampleRate) { effects[id] = clip }
-        guard let clip = effects[id] else { return false }
+        guard let clip = effect(id, on: stream, played: true) else { return false }
         stream.play(ClipSource(clip), at: nanoseconds)
         return true
     }
@@ -292,6 +302,31 @@ public final class AudioManager {
             if let found = resolver.url(forResource: id, withExtension: candidate) { return found.path }
         }
         return nil
+    }
+
+    /// The effect `id` decoded at `stream`'s rate: from the cache, or decoded now and cached. A clip cached for
+    /// another stream's rate (the device reopened as another, or the null output) is decoded again, rather than
+    /// played too fast or too slow. The cache keeps at most `effectCacheSamples` samples: a new effect past
+    /// them lets the ones cached first go.
+    private func effect(_ id: String, on stream: MixingStream, played: Bool = false) -> AudioClip? {
+        if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return clip }
+        if played { logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"]) }
+        forgetEffect(id)
+        guard let clip = decode(id, sampleRate: stream.sampleRate) else { return nil }
+        guard clip.samples.count <= effectCacheSamples else { return clip }
+        while effectSamples + clip.samples.count > effectCacheSamples, let oldest = effectOrder.first {
+            forgetEffect(oldest)
+        }
+        effects[id] = clip
+        effectOrder.append(id)
+        effectSamples += clip.samples.count
+        return clip
+    }
+
+    private func forgetEffect(_ id: String) {
+        guard let clip = effects.removeValue(forKey: id) else { return }
+        effectOrder.removeAll { $0 == id }
+        effectSamples -= clip.samples.count
     }
 
     private func decode(_ id: String, sampleRate: Int) -> AudioClip? {
