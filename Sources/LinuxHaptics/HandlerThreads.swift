@@ -5,22 +5,11 @@
 @_spi(Internals) import LinuxSystem
 
 enum HandlerThreads {
-    /// Each thread inside a handler, with how deep (a handler may cause another on its thread).
-    private static let inside = Lock<[UInt: Int]>([:])
+    private static let inside = ThreadDepths()
 
     /// Runs `handler` with the calling thread counted as inside one.
-    static func run(_ handler: () -> Void) {
-        let thread = ServiceThread.currentID
-        inside.withLock { $0[thread, default: 0] += 1 }
-        defer {
-            inside.withLock { threads in
-                threads[thread, default: 1] -= 1
-                if threads[thread] == 0 { threads[thread] = nil }
-            }
-        }
-        handler()
-    }
+    static func run(_ handler: () -> Void) { inside.run(handler) }
 
     /// Whether the calling thread is inside a handler of any engine.
-    static var currentIsInside: Bool { inside.withLock { $0[ServiceThread.currentID] != nil } }
+    static var currentIsInside: Bool { inside.containsCurrent }
 }

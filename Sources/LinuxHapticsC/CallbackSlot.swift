@@ -21,22 +21,14 @@ final class WaitingCalls: Sendable {
     static let everyEngine = WaitingCalls()
 
     /// How deep each thread is in such calls (one may make another: a destroy replaces both handlers).
-    private let threads = Lock<[UInt: Int]>([:])
+    private let threads = ThreadDepths()
 
     /// Runs `body` with the calling thread counted as waiting.
     func waiting<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        let thread = ServiceThread.currentID
-        threads.withLock { $0[thread, default: 0] += 1 }
-        defer {
-            threads.withLock { threads in
-                threads[thread, default: 1] -= 1
-                if threads[thread] == 0 { threads[thread] = nil }
-            }
-        }
-        return try body()
+        try threads.run(body)
     }
 
-    func contains(_ thread: UInt) -> Bool { threads.withLock { $0[thread] != nil } }
+    func contains(_ thread: UInt) -> Bool { threads.contains(thread) }
 
     /// How long a replacement waits for a handler to end before it looks again: a thread that starts waiting in a
     /// call of the engine meanwhile (which the replacement no longer waits for) signals nothing to it.

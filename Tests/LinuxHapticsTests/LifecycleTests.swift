@@ -369,21 +369,21 @@ import Testing
         #expect(recorder.records().last?.action == .close)
     }
 
-    /// An unplug's stopped handler, blocked on its thread, and `stop()` made meanwhile on another: the stop
-    /// returns only once the handler has, so a caller may rely on no handler running after its stop. (How long
-    /// the handler is held only decides whether the stop is already waiting when it returns; the order is the
-    /// stop's promise either way.)
-    @Test func stopReturnsOnlyAfterAStoppedHandlerThatBeganBeforeIt() throws {
-        let rig = try Rig()
+    /// Holds the handler `install` sets on the thread `trigger` runs on, calls `stop()` on another thread
+    /// meanwhile, then lets the handler return: what returned first. (How long the handler is held only decides
+    /// whether the stop is already waiting when it returns; the order is the stop's promise either way.)
+    static func stopAgainstABlockedHandler(
+        _ rig: Rig, install: (@escaping @Sendable () -> Void) -> Void, trigger: @escaping @Sendable () -> Void
+    ) throws -> [String] {
         let order = Inbox<String>()
         let entered = DeadlineWaiter()
         let release = DeadlineWaiter()
-        rig.engine.stoppedHandler = { _ in
+        install {
             entered.signal()
             release.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
             order.put("handler returned")
         }
-        let unplugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.unplug() }
+        let triggering = try ServiceThread.start(trigger)
         entered.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
         let stopping = try ServiceThread.start { [engine = rig.engine] in
             engine.stop()
@@ -392,33 +392,28 @@ import Testing
         Sys.sleep(nanoseconds: 50_000_000)
         release.signal()
         stopping.join()
-        unplugging.join()
-        #expect(order.all == ["handler returned", "stop returned"])
+        triggering.join()
+        return order.all
+    }
+
+    /// An unplug's stopped handler, running on its thread, and `stop()` made meanwhile on another: the stop
+    /// returns only once the handler has, so a caller may rely on no handler running after its stop.
+    @Test func stopReturnsOnlyAfterAStoppedHandlerThatBeganBeforeIt() throws {
+        let rig = try Rig()
+        let order = try Self.stopAgainstABlockedHandler(
+            rig, install: { handler in rig.engine.stoppedHandler = { _ in handler() } },
+            trigger: { [recorder = rig.recorder] in recorder.unplug() })
+        #expect(order == ["handler returned", "stop returned"])
     }
 
     /// The same for a replug's reset handler.
     @Test func stopReturnsOnlyAfterAResetHandlerThatBeganBeforeIt() throws {
         let rig = try Rig()
         rig.recorder.unplug()
-        let order = Inbox<String>()
-        let entered = DeadlineWaiter()
-        let release = DeadlineWaiter()
-        rig.engine.resetHandler = {
-            entered.signal()
-            release.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
-            order.put("handler returned")
-        }
-        let replugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.replug() }
-        entered.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
-        let stopping = try ServiceThread.start { [engine = rig.engine] in
-            engine.stop()
-            order.put("stop returned")
-        }
-        Sys.sleep(nanoseconds: 50_000_000)
-        release.signal()
-        stopping.join()
-        replugging.join()
-        #expect(order.all == ["handler returned", "stop returned"])
+        let order = try Self.stopAgainstABlockedHandler(
+            rig, install: { handler in rig.engine.resetHandler = handler },
+            trigger: { [recorder = rig.recorder] in recorder.replug() })
+        #expect(order == ["handler returned", "stop returned"])
         #expect(!rig.engine.isRunning)
     }
 
