@@ -283,15 +283,23 @@ extension EngineCore {
     }
 
     /// Cancels a player and tells its completion handler, once: only a player that played, was paused or had a
-    /// start pending was waiting to hear how it ended (an idle, finished or already cancelled one was told).
+    /// start pending was waiting to hear how it ended (an idle, finished or already cancelled one was told). The
+    /// handler runs on the engine's thread, as every other completion does (Core Haptics calls it on its own
+    /// queue), not inside the caller's `cancel()`, which may hold a lock the handler takes; on an engine with no
+    /// playback thread (stopped), it runs before `cancel()` returns.
     func cancelPlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
         let awaited = try updatePlayer(id, generation: generation, changesMix: true) { player, _ in
             defer { player.cancel() }
             return player.awaitsCompletion
         }
-        guard awaited else { return }
-        let completion = state.withLock { $0.completions[id] }
-        completion?(HapticEngineError(.cancelled, "the player was cancelled"))
+        guard awaited, let completion = state.withLock({ $0.completions[id] }) else { return }
+        let error = HapticEngineError(.cancelled, "the player was cancelled")
+        let deferred = state.withLock { state -> Bool in
+            guard state.timer != nil else { return false }
+            state.deferredCallbacks.append { completion(error) }
+            return true
+        }
+        if deferred { wake() } else { completion(error) }
     }
 
     /// Where the engine plans on the device's frames (`RenderProfile.followsDeviceFrames`), the frame a start at

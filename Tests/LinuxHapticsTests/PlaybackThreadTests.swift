@@ -6,6 +6,7 @@ import HapticRendering
 import LinuxHaptics
 import LinuxHapticsTesting
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @Suite struct PlaybackThreadTests {
     /// Only a hang reaches this bound.
@@ -39,5 +40,26 @@ import Testing
         #expect(applied.map { Change(at: $0.time, $0.mix).time } == [10_000, 40_000, 70_000], "sent at 10, 40, 70 ms")
         engine.stop()
         #expect(recorder.records().last?.action == .close)
+    }
+
+    /// A cancelled player's completion handler runs on the playback thread, as every other completion does, not
+    /// inside the caller's `cancel()`: a caller holding a lock the handler takes would otherwise deadlock.
+    @Test func aCancelledPlayersCompletionRunsOnThePlaybackThreadNotTheCallers() throws {
+        let recorder = RecordingOutput()
+        let engine = HapticEngine(output: .recording(recorder), clock: SteppedClock(), logger: quietLogger())
+        try engine.start()
+        defer { engine.stop() }
+        let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 5)))
+        let ranOn = Inbox<UInt>()
+        let done = DeadlineWaiter()
+        player.completionHandler = { _ in
+            ranOn.put(ServiceThread.currentID)
+            done.signal()
+        }
+        try player.start(atTime: 0)
+        try player.cancel()
+        done.wait(untilNanoseconds: MonotonicTime.nanoseconds() + UInt64(Self.hangGuardSeconds * 1e9))
+        #expect(ranOn.all.count == 1)
+        #expect(ranOn.all.first != ServiceThread.currentID, "the handler ran inside cancel(), on the caller's thread")
     }
 }
