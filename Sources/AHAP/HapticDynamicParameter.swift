@@ -81,9 +81,52 @@ public struct HapticDynamicParameter: Sendable, Hashable {
 
         public var description: String { rawValue }
 
+        /// The identifier this one is: `.unknown` of a name this module knows is that identifier, as it reads back
+        /// from AHAP text. Equality, hashing and every property below go by it, so a value built in code as
+        /// `.unknown("HapticIntensityControl")` is the known identifier everywhere.
+        package var canonical: Self {
+            guard case .unknown(let name) = self else { return self }
+            return Self(rawValue: name)
+        }
+
+        /// The position of a known identifier in `known`; nil for an unknown one.
+        private var knownIndex: Int? {
+            switch self {
+            case .hapticIntensityControl: 0
+            case .hapticSharpnessControl: 1
+            case .hapticAttackTimeControl: 2
+            case .hapticDecayTimeControl: 3
+            case .hapticReleaseTimeControl: 4
+            case .audioVolumeControl: 5
+            case .audioPanControl: 6
+            case .audioBrightnessControl: 7
+            case .audioPitchControl: 8
+            case .audioAttackTimeControl: 9
+            case .audioDecayTimeControl: 10
+            case .audioReleaseTimeControl: 11
+            case .unknown: nil
+            }
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            let (left, right) = (lhs.canonical, rhs.canonical)
+            if let first = left.knownIndex, let second = right.knownIndex { return first == second }
+            if case .unknown(let first) = left, case .unknown(let second) = right { return first == second }
+            return false
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            let identity = canonical
+            if let index = identity.knownIndex {
+                hasher.combine(index)
+            } else {
+                hasher.combine(identity.rawValue)
+            }
+        }
+
         /// The documented value range; Core Haptics clamps values outside it. `nil` for unknown identifiers.
         public var range: ClosedRange<Double>? {
-            switch self {
+            switch canonical {
             case .hapticIntensityControl, .audioVolumeControl: 0...1
             case .unknown: nil
             default: -1...1
@@ -92,7 +135,7 @@ public struct HapticDynamicParameter: Sendable, Hashable {
 
         /// The value that leaves events unchanged. `nil` for unknown identifiers.
         public var defaultValue: Double? {
-            switch self {
+            switch canonical {
             case .hapticIntensityControl, .audioVolumeControl: 1
             case .unknown: nil
             default: 0
@@ -104,7 +147,7 @@ public struct HapticDynamicParameter: Sendable, Hashable {
 
         /// Whether the control affects haptic events (as opposed to audio events).
         public var isHaptic: Bool {
-            switch self {
+            switch canonical {
             case .hapticIntensityControl, .hapticSharpnessControl, .hapticAttackTimeControl,
                 .hapticDecayTimeControl, .hapticReleaseTimeControl:
                 true
@@ -125,7 +168,7 @@ public struct HapticDynamicParameter: Sendable, Hashable {
 
         /// The event parameter this control modulates, `nil` for unknown identifiers.
         public var controlledEventParameter: HapticEvent.ParameterID? {
-            switch self {
+            switch canonical {
             case .hapticIntensityControl: .hapticIntensity
             case .hapticSharpnessControl: .hapticSharpness
             case .hapticAttackTimeControl, .audioAttackTimeControl: .attackTime

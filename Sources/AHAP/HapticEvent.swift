@@ -90,9 +90,50 @@ public struct HapticEvent: Sendable, Hashable {
 
         public var description: String { rawValue }
 
+        /// The identifier this one is: `.unknown` of a name this module knows is that identifier, as it reads back
+        /// from AHAP text. Equality, hashing and every property below go by it, so a value built in code as
+        /// `.unknown("HapticIntensity")` is the known identifier everywhere.
+        package var canonical: Self {
+            guard case .unknown(let name) = self else { return self }
+            return Self(rawValue: name)
+        }
+
+        /// The position of a known identifier in `known`; nil for an unknown one.
+        private var knownIndex: Int? {
+            switch self {
+            case .hapticIntensity: 0
+            case .hapticSharpness: 1
+            case .attackTime: 2
+            case .decayTime: 3
+            case .releaseTime: 4
+            case .sustained: 5
+            case .audioVolume: 6
+            case .audioPitch: 7
+            case .audioPan: 8
+            case .audioBrightness: 9
+            case .unknown: nil
+            }
+        }
+
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            let (left, right) = (lhs.canonical, rhs.canonical)
+            if let first = left.knownIndex, let second = right.knownIndex { return first == second }
+            if case .unknown(let first) = left, case .unknown(let second) = right { return first == second }
+            return false
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            let identity = canonical
+            if let index = identity.knownIndex {
+                hasher.combine(index)
+            } else {
+                hasher.combine(identity.rawValue)
+            }
+        }
+
         /// The documented value range; Core Haptics clamps values outside it. `nil` for unknown identifiers.
         public var range: ClosedRange<Double>? {
-            switch self {
+            switch canonical {
             case .hapticIntensity, .hapticSharpness, .attackTime, .decayTime, .releaseTime, .sustained,
                 .audioVolume, .audioBrightness:
                 0...1
@@ -105,7 +146,7 @@ public struct HapticEvent: Sendable, Hashable {
 
         /// The value an event has when it does not list this parameter. `nil` for unknown identifiers.
         public var defaultValue: Double? {
-            switch self {
+            switch canonical {
             case .hapticIntensity, .sustained, .audioVolume, .audioBrightness: 1
             case .hapticSharpness: 0.5
             case .attackTime, .decayTime, .releaseTime, .audioPitch, .audioPan: 0
@@ -115,7 +156,7 @@ public struct HapticEvent: Sendable, Hashable {
 
         /// Whether the parameter shapes haptic events (as opposed to audio events).
         public var isHaptic: Bool {
-            switch self {
+            switch canonical {
             case .hapticIntensity, .hapticSharpness, .attackTime, .decayTime, .releaseTime, .sustained: true
             case .audioVolume, .audioPitch, .audioPan, .audioBrightness, .unknown: false
             }

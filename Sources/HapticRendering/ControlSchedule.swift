@@ -127,7 +127,7 @@ struct ControlSet: Sendable {
 
     /// Audio and unknown controls do not touch the motors and are ignored.
     private mutating func withSchedule(for id: HapticDynamicParameter.ID, _ body: (inout ControlSchedule) -> Void) {
-        switch id {
+        switch id.canonical {
         case .hapticIntensityControl: body(&intensity)
         case .hapticSharpnessControl: body(&sharpness)
         case .hapticAttackTimeControl: body(&attack)
@@ -155,7 +155,7 @@ public struct PatternControls: Sendable {
 
     /// The control's value at `time` (its neutral default for audio and unknown controls).
     public func value(of id: HapticDynamicParameter.ID, at time: Double) -> Double {
-        switch id {
+        switch id.canonical {
         case .hapticIntensityControl: set.intensity.value(at: time, piece: time)
         case .hapticSharpnessControl: set.sharpness.value(at: time, piece: time)
         case .hapticAttackTimeControl: set.attack.value(at: time, piece: time)

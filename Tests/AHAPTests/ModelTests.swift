@@ -56,6 +56,37 @@ import Testing
         #expect(HapticDynamicParameter.ID(rawValue: "Foo") == .unknown("Foo"))
     }
 
+    /// `.unknown` of a known name, built in code, is that identifier: equal, hashed alike, with its range and
+    /// default, and a pattern holding it equals itself read back from its AHAP text (until 5 December it read
+    /// back as `.hapticIntensity` and compared unequal, and the renderer ignored such a control).
+    @Test func anUnknownOfAKnownNameIsThatIdentifier() throws {
+        for id in HapticEvent.ParameterID.known {
+            let spelled = HapticEvent.ParameterID.unknown(id.rawValue)
+            #expect(spelled == id && Set([spelled, id]).count == 1)
+            #expect(
+                spelled.range == id.range && spelled.defaultValue == id.defaultValue && spelled.isHaptic == id.isHaptic)
+        }
+        for id in HapticDynamicParameter.ID.known {
+            let spelled = HapticDynamicParameter.ID.unknown(id.rawValue)
+            #expect(spelled == id && Set([spelled, id]).count == 1)
+            #expect(spelled.range == id.range && spelled.controlledEventParameter == id.controlledEventParameter)
+        }
+        #expect(HapticEvent.ParameterID.unknown("Wobble") != .unknown("Wobble2"))
+        #expect(HapticEvent.ParameterID.unknown("Wobble") != .hapticIntensity)
+        let pattern = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticTransient,
+                    parameters: [HapticEventParameter(parameterID: .unknown("HapticIntensity"), value: 0.3)],
+                    relativeTime: 0)
+            ],
+            parameters: [
+                HapticDynamicParameter(parameterID: .unknown("HapticIntensityControl"), value: 0.5, relativeTime: 0)
+            ])
+        #expect(try HapticPattern(data: pattern.ahapData()) == pattern)
+        #expect(pattern.events[0].intensity == 0.3)
+    }
+
     @Test func dynamicParametersMultiplyOrAddThenClamp() {
         #expect(HapticDynamicParameter.ID.hapticIntensityControl.apply(0.5, to: 0.8) == 0.4)
         #expect(HapticDynamicParameter.ID.hapticIntensityControl.apply(3, to: 0.8) == 0.8)

@@ -204,6 +204,17 @@ import Testing
         #expect(close(renderer.render(pattern, controls: scheduled).levels(at: 0.75), 0.5, 0))
     }
 
+    /// A control built in code as `.unknown("HapticIntensityControl")` is the intensity control: until 5 December
+    /// the renderer ignored it (its switch saw an unknown identifier), though the encoder wrote it as the known one.
+    @Test func aControlSpelledAsUnknownOfAKnownNameActsAsThatControl() {
+        let control = HapticDynamicParameter(
+            parameterID: .unknown("HapticIntensityControl"), value: 0.5, relativeTime: 0)
+        let pattern = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)], parameters: [control])
+        #expect(close(renderer.render(pattern).levels(at: 0.5), 0.5, 0))
+        #expect(PatternControls(pattern: pattern).value(of: .hapticIntensityControl, at: 0.5) == 0.5)
+    }
+
     @Test func aControlSentReplacesEverySourceSentBeforeForItsIdentifierOnly() {
         var controls = RuntimeControls()
         let intensity = { (value: Double) in
