@@ -121,6 +121,8 @@ public final class HapticEngine: Sendable {
     /// Motors off, players stopped, device and slots released, thread ended; `start()` may follow. No
     /// `stoppedHandler` or `resetHandler` runs once it returns: one that began before it (the device lost or back
     /// at that moment) is waited for, unless this call is made from within such a handler, of any engine.
+    /// `completion` runs before it returns, on the caller's thread (the engine has no thread left by then), where
+    /// Core Haptics calls it later on its own queue.
     public func stop(completion: (@Sendable (HapticEngineError?) -> Void)? = nil) { core.stop(completion: completion) }
 
     /// Calls `handler` once, when no player is playing or scheduled any more: on the engine's thread, at once if

@@ -444,5 +444,7 @@ import Testing
         // Threads that wait for each other for ever cannot be joined.
         guard returned.all.count == 2 else { return }
         for thread in unplugging { thread.join() }
+        // Each handler holds the other engine: let them go, or the two engines hold each other for ever.
+        for engine in engines { engine.stoppedHandler = nil }
     }
 }
