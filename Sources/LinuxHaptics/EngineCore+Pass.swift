@@ -20,7 +20,9 @@ extension EngineCore {
             return passLocked(&callbacks)
         }
         syncSounds()
-        for callback in callbacks { callback() }
+        // Counted as inside the engine's callbacks: a stop made from one (a completion that stops the engine)
+        // waits for no handler, since a stop on another thread may be joining this one.
+        if !callbacks.isEmpty { HandlerThreads.run { for callback in callbacks { callback() } } }
         releaseOrphans()
         return deadline
     }

@@ -38,7 +38,9 @@ extension EngineCore {
         audio?.stopAll()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
         let error = HapticEngineError(reason == .deviceError ? .deviceError : .noDevice, failure.message)
-        for completion in completions { completion(error) }
+        // The completions run inside the engine's callbacks too: one that stops the engine must not wait for
+        // the stopped handler this thread has yet to call.
+        HandlerThreads.run { for completion in completions { completion(error) } }
         if let stopped { deliver { stopped(reason) } }
     }
 

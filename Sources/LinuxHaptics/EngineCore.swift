@@ -147,7 +147,8 @@ final class EngineCore: Sendable {
     }
 
     /// For a stop: waits until the stopped and reset handlers that began before it have returned, so that none
-    /// runs once the stop returns. A stop made from within a handler (of any engine) waits for none.
+    /// runs once the stop returns. A stop made from within a callback (a handler or a completion, of any engine)
+    /// waits for none.
     func waitForHandlers() {
         guard !HandlerThreads.currentIsInside else { return }
         while state.withLock({ $0.handlerCallsInFlight > 0 }) {

@@ -417,6 +417,31 @@ import Testing
         #expect(!rig.engine.isRunning)
     }
 
+    /// A player's completion, cut off by an unplug, is called on the unplugging thread before the stopped
+    /// handler; when it stops the engine, that stop must not wait for the handler its own thread has yet to
+    /// call (it waited for ever).
+    @Test func aCompletionThatStopsTheEngineBeforeItsThreadsStoppedHandlerReturns() throws {
+        let rig = try Rig()
+        let told = Inbox<String>()
+        rig.engine.stoppedHandler = { _ in told.put("stopped handler") }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 5)))
+        let stopReturned = DeadlineWaiter()
+        player.completionHandler = { [engine = rig.engine] _ in
+            engine.stop()
+            told.put("stop returned")
+            stopReturned.signal()
+        }
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        let unplugging = try ServiceThread.start { [recorder = rig.recorder] in recorder.unplug() }
+        stopReturned.wait(untilNanoseconds: MonotonicTime.nanoseconds() + 10_000_000_000)
+        #expect(told.all.first == "stop returned", "the completion's stop waits for its own thread's handler")
+        // A thread that waits for itself for ever cannot be joined.
+        guard told.all.first == "stop returned" else { return }
+        unplugging.join()
+        #expect(told.all == ["stop returned", "stopped handler"])
+    }
+
     /// Two engines unplugged at once whose stopped handlers each stop the other engine: a stop from within a
     /// handler waits for no other handler, so both return (rather than each waiting for the other for ever).
     @Test func twoHandlersStoppingEachOthersEnginesBothReturn() throws {
