@@ -273,6 +273,31 @@ import Testing
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 4, "too large to cache: read each time")
     }
 
+    /// A burst of effects keeps at most `maximumEffects` sounding: each one past them lets the one started first
+    /// fade out. Forty quiet one-second hums at once sum to the level of 32 once the fades are done (before, all
+    /// 40 played on, and a game firing an effect every frame piled them up without end).
+    @Test func aBurstOfEffectsKeepsAtMostTheirLimitSounding() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        let hum = AudioClip(
+            sampleRate: 8000, channelCount: 2, samples: [Float](repeating: 0.01, count: 2 * 8000))!
+        try AudioFile.write(hum, to: rig.sounds.folder.url.appendingPathComponent("hum.wav").path, format: .wavFloat)
+        rig.manager.preloadAllAssets(["hum"])
+        try await rig.advance(frames: 200)
+        let before = rig.output.frames
+        for _ in 0..<40 { rig.manager.playEffect("hum") }
+        try await rig.advance(frames: 4000)
+        let levels = Self.frames(rig.output.samples, from: before).map(\.left)
+        let loudest = levels.max() ?? 0
+        let limit = Float(AudioManager.maximumEffects) * 0.01
+        #expect(loudest > 0, "the hums play")
+        // Past the first 100 ms, the 8 extra have faded out (20 ms fades).
+        let settled = levels.dropFirst(800).prefix(2000)
+        #expect(
+            settled.allSatisfy { abs($0 - limit) < 0.002 },
+            "levels \(settled.min() ?? 0) ... \(settled.max() ?? 0), limit \(limit)")
+    }
+
     @Test func missingAndUnreadableSoundsChangeNothing() throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }

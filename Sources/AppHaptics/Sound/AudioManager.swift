@@ -63,6 +63,11 @@ public final class AudioManager {
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
     @ObservationIgnored private var effectOrder: [String] = []
     @ObservationIgnored private var effectSamples = 0
+    /// The effects played and not yet over (by when they end, `CLOCK_MONOTONIC` nanoseconds), first started
+    /// first.
+    @ObservationIgnored private var playingEffects: [(sound: MixingStream.SoundID, ends: UInt64)] = []
+    /// The most effects sounding at once: a new one past them lets the one started first fade out.
+    nonisolated public static let maximumEffects = 32
     /// The most samples the effect cache keeps: 64 MB of `Float`s, a little under three minutes of 48 kHz
     /// stereo. A larger effect plays without being cached.
     nonisolated public static let effectCacheSampleLimit = 16 * 1024 * 1024
@@ -126,7 +131,7 @@ public final class AudioManager {
     public func playEffect(_ id: String) {
         guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return }
         guard let clip = effect(id, on: stream, played: true) else { return }
-        stream.play(ClipSource(clip))
+        started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
     }
 
     /// Plays the effect `id` so that its first frame is heard at `nanoseconds` on `CLOCK_MONOTONIC` (the
@@ -136,8 +141,22 @@ public final class AudioManager {
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
         guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return false }
         guard let clip = effect(id, on: stream, played: true) else { return false }
-        stream.play(ClipSource(clip), at: nanoseconds)
+        started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
         return true
+    }
+
+    /// Notes an effect just played, and keeps at most `maximumEffects` sounding: past them the one started
+    /// first fades out over a few milliseconds (no click), so that a burst of calls (a game firing an effect
+    /// every frame) cannot pile up mixing work and loudness without end.
+    private func started(_ sound: MixingStream.SoundID, _ clip: AudioClip, at start: UInt64?, on stream: MixingStream) {
+        let now = MonotonicTime.nanoseconds()
+        let begins = max(start ?? now, now) + stream.leadNanoseconds
+        let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
+        playingEffects.removeAll { $0.ends <= now }
+        playingEffects.append((sound, begins + length))
+        while playingEffects.count > Self.maximumEffects {
+            stream.fade(playingEffects.removeFirst().sound, to: 0, over: Self.muteSeconds, thenStop: true)
+        }
     }
 
     /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
@@ -264,6 +283,7 @@ public final class AudioManager {
         stream = nil
         incoming = nil
         outgoing = nil
+        playingEffects = []
         currentTrack = nil
         isPlaying = false
         isInterrupted = false
