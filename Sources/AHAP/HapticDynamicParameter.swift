@@ -7,7 +7,7 @@
 public struct HapticDynamicParameter: Sendable, Hashable {
     /// Dynamic parameter identifiers (AHAP `ParameterID` of a `Parameter` or `ParameterCurve`), as in
     /// `CHHapticDynamicParameter.ID`. An identifier this module does not know survives as `.unknown(name)`.
-    public enum ID: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+    public enum ID: Sendable, Hashable, RawRepresentable, CustomStringConvertible, AHAPIdentifier {
         /// `HapticIntensityControl`: 0 ... 1, multiplies event intensity. Default 1 (no effect).
         case hapticIntensityControl
         /// `HapticSharpnessControl`: -1 ... 1, added to event sharpness. Default 0.
@@ -82,15 +82,15 @@ public struct HapticDynamicParameter: Sendable, Hashable {
         public var description: String { rawValue }
 
         /// The identifier this one is: `.unknown` of a name this module knows is that identifier, as it reads back
-        /// from AHAP text. Equality, hashing and every property below go by it, so a value built in code as
-        /// `.unknown("HapticIntensityControl")` is the known identifier everywhere.
+        /// from AHAP text (`AHAPIdentifier`). Equality, hashing and every property below go by it, so a value built
+        /// in code as `.unknown("HapticIntensityControl")` is the known identifier everywhere.
         package var canonical: Self {
             guard case .unknown(let name) = self else { return self }
             return Self(rawValue: name)
         }
 
         /// The position of a known identifier in `known`; nil for an unknown one.
-        private var knownIndex: Int? {
+        package var knownIndex: Int? {
             switch self {
             case .hapticIntensityControl: 0
             case .hapticSharpnessControl: 1
@@ -108,21 +108,9 @@ public struct HapticDynamicParameter: Sendable, Hashable {
             }
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool {
-            let (left, right) = (lhs.canonical, rhs.canonical)
-            if let first = left.knownIndex, let second = right.knownIndex { return first == second }
-            if case .unknown(let first) = left, case .unknown(let second) = right { return first == second }
-            return false
-        }
+        public static func == (lhs: Self, rhs: Self) -> Bool { AHAPIdentifiers.equal(lhs, rhs) }
 
-        public func hash(into hasher: inout Hasher) {
-            let identity = canonical
-            if let index = identity.knownIndex {
-                hasher.combine(index)
-            } else {
-                hasher.combine(identity.rawValue)
-            }
-        }
+        public func hash(into hasher: inout Hasher) { AHAPIdentifiers.hash(self, into: &hasher) }
 
         /// The documented value range; Core Haptics clamps values outside it. `nil` for unknown identifiers.
         public var range: ClosedRange<Double>? {

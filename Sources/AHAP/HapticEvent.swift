@@ -25,7 +25,7 @@ public struct HapticEvent: Sendable, Hashable {
     /// Ranges and defaults are those documented in Apple's `CHHapticParameter.h` and the Core Haptics reference; see
     /// `docs/ahap.md` for the sources and for the two defaults Apple does not state (intensity, sharpness).
     /// An identifier this module does not know survives as `.unknown(name)` and is written back unchanged.
-    public enum ParameterID: Sendable, Hashable, RawRepresentable, CustomStringConvertible {
+    public enum ParameterID: Sendable, Hashable, RawRepresentable, CustomStringConvertible, AHAPIdentifier {
         /// `HapticIntensity`: 0 (maximum attenuation) ... 1 (no attenuation). Default 1.
         case hapticIntensity
         /// `HapticSharpness`: 0 (least sharp) ... 1 (most sharp). Default 0.5.
@@ -91,15 +91,15 @@ public struct HapticEvent: Sendable, Hashable {
         public var description: String { rawValue }
 
         /// The identifier this one is: `.unknown` of a name this module knows is that identifier, as it reads back
-        /// from AHAP text. Equality, hashing and every property below go by it, so a value built in code as
-        /// `.unknown("HapticIntensity")` is the known identifier everywhere.
+        /// from AHAP text (`AHAPIdentifier`). Equality, hashing and every property below go by it, so a value built
+        /// in code as `.unknown("HapticIntensity")` is the known identifier everywhere.
         package var canonical: Self {
             guard case .unknown(let name) = self else { return self }
             return Self(rawValue: name)
         }
 
         /// The position of a known identifier in `known`; nil for an unknown one.
-        private var knownIndex: Int? {
+        package var knownIndex: Int? {
             switch self {
             case .hapticIntensity: 0
             case .hapticSharpness: 1
@@ -115,21 +115,9 @@ public struct HapticEvent: Sendable, Hashable {
             }
         }
 
-        public static func == (lhs: Self, rhs: Self) -> Bool {
-            let (left, right) = (lhs.canonical, rhs.canonical)
-            if let first = left.knownIndex, let second = right.knownIndex { return first == second }
-            if case .unknown(let first) = left, case .unknown(let second) = right { return first == second }
-            return false
-        }
+        public static func == (lhs: Self, rhs: Self) -> Bool { AHAPIdentifiers.equal(lhs, rhs) }
 
-        public func hash(into hasher: inout Hasher) {
-            let identity = canonical
-            if let index = identity.knownIndex {
-                hasher.combine(index)
-            } else {
-                hasher.combine(identity.rawValue)
-            }
-        }
+        public func hash(into hasher: inout Hasher) { AHAPIdentifiers.hash(self, into: &hasher) }
 
         /// The documented value range; Core Haptics clamps values outside it. `nil` for unknown identifiers.
         public var range: ClosedRange<Double>? {
