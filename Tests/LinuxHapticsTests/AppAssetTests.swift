@@ -108,7 +108,7 @@ import Testing
         ),
         (
             #"{"version": 1, "chapters": [{"chapter": 1e30, "cues": []}]}"#,
-            "broken.json: chapters[0].chapter: expected a whole number, found 1e+30, which is too large"
+            "broken.json: chapters[0].chapter: expected a whole number, found 1e+30, which is out of range"
         ),
         (
             "{\"version\": 1,\n \"chapters\": [{\"chapter\": 1, \"cues\": [{\"time\": 0, \"pattern\": \"th",

@@ -70,6 +70,14 @@ import Testing
         #expect(found?.url(forResource: "thud", withExtension: "ahap") != nil)
     }
 
+    /// `haptics play ARGUMENT` run in `folder`: where the pattern is looked for.
+    static func lookup(
+        _ argument: String, in folder: String, environment: [String: String] = [:]
+    ) -> HapticResourceLookup {
+        HapticResourceDirectory.locateFile(
+            argument, withExtension: "ahap", environment: environment, currentDirectory: folder, executablePath: nil)
+    }
+
     @Test func aFileArgumentIsAPathWhenOneExistsOrItHasAFolderElseANameInTheFoundFolder() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
@@ -77,8 +85,7 @@ import Testing
         _ = try scratch.write("{}", to: "work/mine.ahap")
         let work = scratch.url.path + "/work"
         func lookup(_ argument: String, environment: [String: String] = [:]) -> HapticResourceLookup {
-            HapticResourceDirectory.locateFile(
-                argument, withExtension: "ahap", environment: environment, currentDirectory: work, executablePath: nil)
+            Self.lookup(argument, in: work, environment: environment)
         }
         #expect(lookup("mine.ahap").file?.path == work + "/mine.ahap")
         #expect(lookup("thud").file?.path == work + "/Haptics/thud.ahap")
@@ -111,10 +118,7 @@ import Testing
         let work = scratch.url.path + "/work"
         try FileManager.default.createDirectory(atPath: work + "/heartbeat", withIntermediateDirectories: false)
         try FileManager.default.createDirectory(atPath: work + "/gone.ahap", withIntermediateDirectories: false)
-        func lookup(_ argument: String) -> HapticResourceLookup {
-            HapticResourceDirectory.locateFile(
-                argument, withExtension: "ahap", environment: [:], currentDirectory: work, executablePath: nil)
-        }
+        func lookup(_ argument: String) -> HapticResourceLookup { Self.lookup(argument, in: work) }
         #expect(lookup("heartbeat").file?.path == work + "/Haptics/heartbeat.ahap")
         _ = try scratch.write("{}", to: "work/heartbeat-file")
         try FileManager.default.moveItem(atPath: work + "/heartbeat-file", toPath: work + "/heartbeat/x")

@@ -345,7 +345,7 @@ private struct SheetDocument {
         }
         if let whole = Int(exactly: number) { return whole }
         guard clamping, number > 0 else {
-            throw Mismatch(path: path, reason: "expected a whole number, found \(number), which is too large")
+            throw Mismatch(path: path, reason: "expected a whole number, found \(number), which is out of range")
         }
         return .max
     }
