@@ -35,9 +35,30 @@ extension AudioFile {
     /// Writes `clip` to `path` in `format`, replacing any file there. Samples outside -1 ... 1 are clipped by
     /// integer formats.
     public static func write(_ clip: AudioClip, to path: String, format: AudioFileFormat) throws(AudioFileError) {
+        var pending: [Float]? = clip.samples
+        try write(to: path, format: format, sampleRate: clip.sampleRate, channelCount: clip.channelCount) {
+            defer { pending = nil }
+            return pending
+        }
+    }
+
+    /// Writes to `path` in `format`, replacing any file there, the interleaved samples of `channelCount` channels
+    /// (1 or 2) at `sampleRate` that `nextBlock` hands over, one block after another until it returns nil: a long
+    /// recording written without all of it in memory at once. Each block holds whole frames. Samples outside
+    /// -1 ... 1 are clipped by integer formats. On a failure the file may hold the blocks written before it.
+    public static func write(
+        to path: String, format: AudioFileFormat, sampleRate: Double, channelCount: Int,
+        blocks nextBlock: () -> [Float]?
+    ) throws(AudioFileError) {
+        guard sampleRate > 0, sampleRate < Double(Int32.max), channelCount == 1 || channelCount == 2 else {
+            throw AudioFileError(
+                path: path,
+                reason: "cannot write \(channelCount) channels at \(sampleRate) Hz: 1 or 2 channels, "
+                    + "at a positive rate")
+        }
         var info = SF_INFO()
-        info.samplerate = Int32(clip.sampleRate.rounded())
-        info.channels = Int32(clip.channelCount)
+        info.samplerate = Int32(sampleRate.rounded())
+        info.channels = Int32(channelCount)
         info.format = format.sndfileFormat
         guard sf_format_check(&info) != 0 else {
             throw AudioFileError(
@@ -48,12 +69,18 @@ extension AudioFile {
         guard let file = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
         }
-        let written = clip.samples.withUnsafeBufferPointer {
-            sf_writef_float(file, $0.baseAddress, sf_count_t(clip.frameCount))
+        var failure: String?
+        while failure == nil, let block = nextBlock() {
+            guard block.count % channelCount == 0 else {
+                failure = "a block of \(block.count) samples is not a whole number of \(channelCount)-channel frames"
+                break
+            }
+            let frames = sf_count_t(block.count / channelCount)
+            let written = block.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, frames) }
+            if written != frames { failure = "writing failed: \(String(cString: sf_strerror(file)))" }
         }
-        let failure = written == sf_count_t(clip.frameCount) ? nil : String(cString: sf_strerror(file))
         let closed = sf_close(file)
-        if let failure { throw AudioFileError(path: path, reason: "writing failed: \(failure)") }
+        if let failure { throw AudioFileError(path: path, reason: failure) }
         guard closed == 0 else {
             throw AudioFileError(path: path, reason: "closing failed: \(String(cString: sf_error_number(closed)))")
         }

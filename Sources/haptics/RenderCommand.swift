@@ -158,11 +158,14 @@ struct RenderCommand: ParsableCommand {
         }
     }
 
-    /// The voice coils' waveform as a 16-bit stereo WAV at 3000 Hz.
+    /// The voice coils' waveform as a 16-bit stereo WAV at 3000 Hz, written a second at a time.
     private func writeWAV(_ rendering: Rendering) throws {
-        guard let output, let clip = rendering.waveformClip() else { return }
+        guard let output, let voiceCoils = rendering.voiceCoils else { return }
+        var blocks = Rendering.blocks(of: voiceCoils).makeIterator()
         do {
-            try AudioFile.write(clip, to: output, format: .wav16)
+            try AudioFile.write(to: output, format: .wav16, sampleRate: voiceCoils.sampleRate, channelCount: 2) {
+                blocks.next().map { $0.frames.interleaved.map { Float($0) } }
+            }
         } catch {
             throw CommandFailure(
                 "cannot write \(output)", why: "\(error)",
@@ -475,24 +478,27 @@ struct Rendering {
     private func svgVoiceCoils(_ renderer: WaveformRenderer, _ frame: PlotFrame) -> String {
         let top = frame.outputTop
         let rate = renderer.sampleRate
-        let frames = renderer.render(from: 0, count: renderer.endFrame)
         let columns = Int(frame.plotWidth)
+        // Column c spans frames bounds[c] ..< bounds[c + 1].
+        let bounds = (0...columns).map { Int(Double($0) / Double(columns) * frame.duration * rate) }
+        var highs = [Double](repeating: 0, count: columns)
+        var lows = [Double](repeating: 0, count: columns)
+        var column = 0
+        for (first, block) in Self.blocks(of: renderer) {
+            for offset in 0..<block.count {
+                let index = first + offset
+                while column < columns, index >= bounds[column + 1] { column += 1 }
+                guard column < columns, index >= bounds[column] else { continue }
+                highs[column] = Swift.max(highs[column], block.left[offset], block.right[offset])
+                lows[column] = Swift.min(lows[column], block.left[offset], block.right[offset])
+            }
+        }
         var upper: [String] = []
         var lower: [String] = []
         for column in 0..<columns {
-            let start = Int(Double(column) / Double(columns) * frame.duration * rate)
-            let end = Swift.min(Int(Double(column + 1) / Double(columns) * frame.duration * rate), frames.count)
-            var high = 0.0
-            var low = 0.0
-            if start < end {
-                for index in start..<end {
-                    high = Swift.max(high, frames.left[index], frames.right[index])
-                    low = Swift.min(low, frames.left[index], frames.right[index])
-                }
-            }
             let x = f(frame.left + Double(column) + 0.5)
-            upper.append("\(x),\(f(frame.y(0.5 + 0.45 * high, top: top)))")
-            lower.append("\(x),\(f(frame.y(0.5 + 0.45 * low, top: top)))")
+            upper.append("\(x),\(f(frame.y(0.5 + 0.45 * highs[column], top: top)))")
+            lower.append("\(x),\(f(frame.y(0.5 + 0.45 * lows[column], top: top)))")
         }
         var body =
             "<polygon points=\"\((upper + lower.reversed()).joined(separator: " "))\" fill=\"#bbb\" stroke=\"none\"/>\n"
@@ -570,22 +576,30 @@ struct Rendering {
     /// The voice coils' samples as `time,left,right` rows (seconds, -1...1), one per frame at 3000 Hz.
     func waveformCSV() -> String {
         guard let voiceCoils else { return "" }
-        let frames = voiceCoils.render(from: 0, count: voiceCoils.endFrame)
         var text = "time,left,right\n"
-        for index in 0..<frames.count {
-            text +=
-                "\(decimal(Double(index) / voiceCoils.sampleRate)),\(decimal(round6(frames.left[index]))),"
-                + "\(decimal(round6(frames.right[index])))\n"
+        for (first, block) in Self.blocks(of: voiceCoils) {
+            for offset in 0..<block.count {
+                text +=
+                    "\(decimal(Double(first + offset) / voiceCoils.sampleRate)),\(decimal(round6(block.left[offset]))),"
+                    + "\(decimal(round6(block.right[offset])))\n"
+            }
         }
         return text
     }
 
-    /// The voice coils' samples as a stereo clip at 3000 Hz, limited as the stream limits them.
-    func waveformClip() -> AudioClip? {
-        guard let voiceCoils else { return nil }
-        let frames = ActuatorFrames.mixed([voiceCoils.render(from: 0, count: voiceCoils.endFrame)])
-        return AudioClip(
-            sampleRate: voiceCoils.sampleRate, channelCount: 2, samples: frames.interleaved.map { Float($0) })
+    /// The waveform of `renderer` from its first frame to its end, limited as the stream limits it
+    /// (`ActuatorFrames.mixed`), a second at a time, each block with the index of its first frame: csv, wav and
+    /// svg show what the voice coils get without holding all of it (an hour is 10.8 million frames, which took
+    /// 350 MB held at once).
+    static func blocks(of renderer: WaveformRenderer) -> some Sequence<(first: Int, frames: ActuatorFrames)> {
+        let blockFrames = 3000
+        return sequence(state: (cursor: renderer.cursor(at: 0), first: 0)) { state in
+            guard state.first < renderer.endFrame else { return nil }
+            let first = state.first
+            let count = Swift.min(blockFrames, renderer.endFrame - first)
+            state.first += count
+            return (first, ActuatorFrames.mixed([state.cursor.render(count: count)]))
+        }
     }
 
     /// The audio panel: each voice's volume envelope (the event's volume times its attack, decay and release)

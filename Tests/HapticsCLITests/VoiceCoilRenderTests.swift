@@ -51,6 +51,42 @@ import Testing
         }
     }
 
+    /// Two full-level tones at once: their sum (up to 2) is limited, as the stream limits it.
+    static let overlapping = """
+        {"Version":1,"Pattern":[
+         {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.1,"EventParameters":[
+           {"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":0.5}]}},
+         {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.1,"EventParameters":[
+           {"ParameterID":"HapticIntensity","ParameterValue":1},{"ParameterID":"HapticSharpness","ParameterValue":0.5}]}}
+        ]}
+        """
+
+    /// csv and wav hold the same samples, those the voice coils get: limited into -1...1 however many events sum.
+    @Test func csvAndWavHoldTheSameLimitedSamples() throws {
+        try CLI.withFile(Self.overlapping) { file in
+            let output = file + ".wav"
+            defer { try? FileManager.default.removeItem(atPath: output) }
+            let csv = try CLI.run(["render", "--actuators", "hd", "--format", "csv", file])
+            let wav = try CLI.run(["render", "--actuators", "hd", "--format", "wav", "--output", output, file])
+            #expect(csv.status == 0 && wav.status == 0, "\(csv.errors)\(wav.errors)")
+            let rows = csv.output.split(separator: "\n").dropFirst().map {
+                $0.split(separator: ",").compactMap { Double($0) }
+            }
+            let left = rows.map { $0[1] }
+            #expect(rows.count == 300 && (left.max() ?? 0) > 0.9 && (left.max() ?? 2) < 1, "peak \(left.max() ?? 0)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+            let samples = stride(from: 44, to: bytes.count - 1, by: 2).map {
+                Double(Int16(bitPattern: UInt16(bytes[$0]) | UInt16(bytes[$0 + 1]) << 8)) / 32768
+            }
+            #expect(samples.count == 600)
+            let worst =
+                zip(rows, stride(from: 0, to: samples.count, by: 2)).map { row, index in
+                    Swift.max(abs(row[1] - samples[index]), abs(row[2] - samples[index + 1]))
+                }.max() ?? 1
+            #expect(worst < 1e-4, "csv and wav differ by \(worst)")
+        }
+    }
+
     /// Without --format the voice coils (hd) and the HD rumble write their csv, as `--format csv` does: they have
     /// no terminal drawing.
     @Test(arguments: [("hd", "time,left,right\n"), ("hd-rumble", "time,")])

@@ -53,6 +53,48 @@ struct AudioFileTests {
         #expect(worst <= step, "\(format): off by \(worst)")
     }
 
+    @Test("samples written block by block decode to the samples of one clip")
+    func blocksWriteTheSamplesInOrder() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["clip"]) }
+        let clip = sine(frequency: 440, rate: 8000, seconds: 0.1, channels: 2)
+        // Blocks of 1, 2, 3 ... frames, the last one short, then an empty block before the end.
+        var blocks: [[Float]] = []
+        var first = 0
+        while first < clip.samples.count {
+            let end = Swift.min(first + 2 * (blocks.count + 1), clip.samples.count)
+            blocks.append(Array(clip.samples[first..<end]))
+            first = end
+        }
+        blocks.append([])
+        var next = blocks.makeIterator()
+        try AudioFile.write(to: scratch.file("clip"), format: .wavFloat, sampleRate: 8000, channelCount: 2) {
+            next.next()
+        }
+        let decoded = try AudioFile.decode(scratch.file("clip"))
+        #expect(decoded.sampleRate == 8000 && decoded.channelCount == 2)
+        #expect(decoded.samples == clip.samples)
+    }
+
+    @Test("a block of part of a frame, or a rate or channel count that is no file's, fails and says why")
+    func badBlocksAndFormatsFail() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["clip"]) }
+        var blocks = [[Float](repeating: 0, count: 4), [0, 0, 0]].makeIterator()
+        #expect {
+            try AudioFile.write(to: scratch.file("clip"), format: .wav16, sampleRate: 8000, channelCount: 2) {
+                blocks.next()
+            }
+        } throws: { "\($0)".contains("a block of 3 samples is not a whole number of 2-channel frames") }
+        for (rate, channels) in [(Double.nan, 2), (0, 2), (8000, 3), (8000, 0)] {
+            #expect {
+                try AudioFile.write(
+                    to: scratch.file("clip"), format: .wav16, sampleRate: rate, channelCount: channels
+                ) { nil }
+            } throws: { "\($0)".contains("cannot write \(channels) channels") }
+        }
+    }
+
     @Test(
         "lossy formats decode to about the length and level written",
         arguments: [AudioFileFormat.oggVorbis, .opus, .mp3])
