@@ -15,8 +15,13 @@ struct MonitorCommand: AsyncParsableCommand {
     @Flag(help: "Print JSON lines: {\"event\", \"id\", \"node\", \"name\", \"isGamepad\"}.")
     var json = false
 
-    @Option(name: .customLong("for"), help: "Stop after this many seconds, more than 0 (default: until interrupted).")
+    @Option(
+        name: .customLong("for"),
+        help: "Stop after this many seconds, more than 0 and at most a year (default: until interrupted).")
     var duration: Double?
+
+    /// The longest `--for`: a year, in seconds, far inside what a sleep can be asked for.
+    static let longestDuration = 366.0 * 24 * 3600
 
     @Option(help: "Force an event source (default: chosen for this system).")
     var source: DeviceMonitor.Source?
@@ -24,7 +29,11 @@ struct MonitorCommand: AsyncParsableCommand {
     @OptionGroup var logging: VerboseOption
 
     func validate() throws {
-        if let duration, !(duration > 0) { throw ValidationError("--for takes a positive number of seconds.") }
+        if let duration, !(duration > 0 && duration <= Self.longestDuration) {
+            throw ValidationError(
+                "--for takes a positive number of seconds, at most \(Int(Self.longestDuration)) (a year); "
+                    + "leave it out to watch until interrupted.")
+        }
     }
 
     func run() async throws {

@@ -32,6 +32,15 @@ struct CommandLineTests {
         #expect(virtual.errors.hasPrefix("haptics probe: no input device \"virtual\": 'virtual' names an output"))
     }
 
+    /// A time too long to sleep for (it trapped converting to nanoseconds) or not a number is a usage error.
+    @Test(arguments: ["inf", "1e300", "1e19", "2e20", "nan", "0", "-1"])
+    func monitorForOutsideAYearIsAUsageError(duration: String) throws {
+        let run = try CLI.run(["monitor", "--for=\(duration)"])
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(
+            run.errors.hasPrefix("Error: --for takes a positive number of seconds, at most 31622400"), "\(run.errors)")
+    }
+
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
         let run = try CLI.run(["play", "--loop=-1", "thud"])
         #expect(run.status == 64)
