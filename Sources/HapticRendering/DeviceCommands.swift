@@ -66,8 +66,7 @@ public struct DeviceCommandPlanner: Sendable {
     }
 
     static func quantize(_ value: Double, steps: Int) -> Double {
-        let clamped = Swift.min(Swift.max(value, 0), 1)
-        return (clamped * Double(steps)).rounded(.toNearestOrAwayFromZero) / Double(steps)
+        (PureMath.unitClamped(value) * Double(steps)).rounded(.toNearestOrAwayFromZero) / Double(steps)
     }
 
     /// Where a plan starts: the levels the device already holds, when they were sent, and what is left of the

@@ -34,9 +34,6 @@ public struct MotorMagnitudes: Sendable, Hashable, CustomStringConvertible {
 
     /// Each motor within 0...1; NaN counts as off.
     public func clamped() -> MotorMagnitudes {
-        func clamp(_ value: Double) -> Double {
-            value.isFinite ? Swift.min(Swift.max(value, 0), 1) : (value > 0 ? 1 : 0)
-        }
-        return MotorMagnitudes(strong: clamp(strong), weak: clamp(weak))
+        MotorMagnitudes(strong: PureMath.unitClamped(strong), weak: PureMath.unitClamped(weak))
     }
 }

@@ -3,6 +3,12 @@
 /// few units in the last place over the ranges the renderers use (checked against the C library in tests).
 package enum PureMath {
     package static let pi = 3.141_592_653_589_793_2
+
+    /// `value` within 0...1, NaN as 0 (`Swift.min` and `Swift.max` pass a NaN through, and a conversion of it to
+    /// an integer traps).
+    package static func unitClamped(_ value: Double) -> Double {
+        value.isNaN ? 0 : Swift.min(Swift.max(value, 0), 1)
+    }
     private static let ln2 = 0.693_147_180_559_945_3
 
     /// 2^x: the integer part sets the binary exponent, the fractional part comes from the series of e^(f ln 2).

@@ -52,16 +52,16 @@ public struct RenderProfile: Sendable, Hashable {
         self.minimumUpdateInterval = Swift.max(minimumUpdateInterval, 0)
         self.supportsNativePeriodic = supportsNativePeriodic
         self.transientPulse = transientPulse
-        self.gain = Swift.min(Swift.max(gain, 0), 1)
+        self.gain = PureMath.unitClamped(gain)
         self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
         self.outputLatency = outputLatency.isFinite ? Swift.max(outputLatency, 0) : 0
         self.followsDeviceFrames = followsDeviceFrames
     }
 
-    /// This profile with another master gain (clamped to 0...1).
+    /// This profile with another master gain (clamped to 0...1; NaN is 0).
     public func withGain(_ gain: Double) -> RenderProfile {
         var copy = self
-        copy.gain = Swift.min(Swift.max(gain, 0), 1)
+        copy.gain = PureMath.unitClamped(gain)
         return copy
     }
 

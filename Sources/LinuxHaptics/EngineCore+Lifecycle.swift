@@ -14,6 +14,9 @@ extension EngineCore {
         case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
         default: break
         }
+        guard (0...1).contains(options.gain) else {
+            throw HapticEngineError(.invalidArgument, "HapticEngineOptions.gain: \(options.gain) is not within 0...1")
+        }
         if audio != nil, let problem = AudioOutputs.bufferProblem(options.audioBufferSeconds) {
             throw HapticEngineError(.invalidArgument, "HapticEngineOptions.audioBufferSeconds: \(problem)")
         }

@@ -159,7 +159,8 @@ public struct HapticEngineOptions: Sendable {
     /// there) plays each event as a periodic effect the device runs (`OutputCapabilities.playsPeriodicEffects`).
     public var allowsForceDevices = false
     /// The engine's overall strength, 0...1, applied in software (the device's `FF_GAIN` is shared with
-    /// every other process using it).
+    /// every other process using it), on the rumble motors, the voice coils, HD rumble and the trigger motors
+    /// alike. Outside 0...1, or not a number, `start()` throws `invalidArgument`.
     public var gain = 1.0
     /// Where hot-plug events come from.
     public var monitorSource: DeviceMonitor.Source = .automatic

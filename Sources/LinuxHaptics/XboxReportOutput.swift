@@ -121,7 +121,7 @@ final class XboxReportWriter: Sendable {
     /// The report of every member's levels merged: the trigger bits always enabled (this writer owns the trigger
     /// motors), the body bits only while a member drives the body motors (else they stay the kernel's).
     static func report(_ members: some Collection<(role: Role, levels: MotorMagnitudes)>) -> XboxRumbleReport {
-        func percent(_ level: Double) -> UInt8 { UInt8((min(max(level, 0), 1) * 100).rounded()) }
+        func percent(_ level: Double) -> UInt8 { UInt8((PureMath.unitClamped(level) * 100).rounded()) }
         let triggers = members.filter { $0.role == .triggers }.map(\.levels)
         let body = members.filter { $0.role == .body }.map(\.levels)
         var enable = XboxRumbleReport.enableLeftTrigger | XboxRumbleReport.enableRightTrigger

@@ -129,6 +129,27 @@ import Testing
         #expect(player.phase == .idle && player.currentOffset == 0)
     }
 
+    /// An engine gain outside 0...1, or not a number, is refused by `start()`, naming the option, and nothing opens
+    /// (a NaN gain reached the trigger motors' report as a level and trapped converting it to a byte).
+    @Test(arguments: [Double.nan, .infinity, -0.1, 1.5])
+    func aGainOutsideZeroToOneMakesStartThrowInvalidArgument(gain: Double) throws {
+        var options = HapticEngineOptions()
+        options.gain = gain
+        let rig = try Rig(options: options, start: false)
+        let error = #expect(throws: HapticEngineError.self) { try rig.engine.start() }
+        #expect(error?.kind == .invalidArgument)
+        #expect(error?.message.hasPrefix("HapticEngineOptions.gain: ") == true, "\(error?.message ?? "")")
+        #expect(!rig.engine.isRunning && rig.actions().isEmpty, "nothing was opened")
+    }
+
+    /// Levels that are not numbers are off wherever they become device units: quantized, on a profile's gain, and in
+    /// the trigger motors' report, whose byte conversion trapped on NaN.
+    @Test func levelsThatAreNotNumbersAreOffInEveryConversion() {
+        #expect(RenderProfile.genericRumble.withGain(.nan).gain == 0)
+        let report = XboxReportWriter.report([(role: .triggers, levels: MotorMagnitudes(strong: .nan, weak: 0.5))])
+        #expect(report.leftTrigger == 0 && report.rightTrigger == 50)
+    }
+
     @Test func deadlinesConvertWithoutTrapping() {
         #expect(MonotonicClock.nanoseconds(1.5) == 1_500_000_000)
         #expect(MonotonicClock.nanoseconds(1e308) == .max)
