@@ -59,7 +59,9 @@ final class EvdevOutputSource: OutputSource {
             }
             return try openAllGamepads(clock: clock, logger: logger)
         }
-        let (device, driver) = try openFirst(of: try resolveNodes(logger: logger), logger: logger)
+        let (device, driver, listedID) = try openFirst(of: try resolveNodes(logger: logger), logger: logger)
+        // The id hot-plug events carry for this node: the second of two identical pads is `X-2`, not `X`.
+        let boundID = listedID ?? device.id
         let node = device.node
         guard device.forceFeedback.isRumbleCapable else {
             device.close()
@@ -68,14 +70,14 @@ final class EvdevOutputSource: OutputSource {
         if device.forceFeedback.runsWaveformsItself {
             do throws(OutputFailure) {
                 let output = try periodicEffectOutput(of: device, driver: driver, logger: logger)
-                bound.withLock { $0 = device.id }
+                bound.withLock { $0 = boundID }
                 return output
             } catch {
                 device.close()
                 throw error
             }
         }
-        bound.withLock { $0 = device.id }
+        bound.withLock { $0 = boundID }
         if locality.isTrigger {
             do throws(OutputFailure) {
                 return try triggerOutput(of: device, driver: driver, logger: logger)
@@ -159,7 +161,8 @@ final class EvdevOutputSource: OutputSource {
             do throws(EventDeviceError) {
                 let hidraw = try HidrawDevice(node: node, logger: logger)
                 do throws(OutputFailure) {
-                    let stream = try VoiceCoilStream.bluetooth(hidraw, locality: locality, logger: logger)
+                    let stream = try VoiceCoilStream.bluetooth(
+                        hidraw, locality: locality, gain: gain, logger: logger)
                     logger.info("playing on the voice coils", metadata: ["node": "\(node)", "pad": "\(device.node)"])
                     return (VoiceCoilOutput(device: device, stream: stream, kind: .voiceCoils, driver: driver), nil)
                 } catch {
@@ -173,7 +176,8 @@ final class EvdevOutputSource: OutputSource {
             }
         } else if let card = coils.soundCardNumber, coils.writable {
             do throws(OutputFailure) {
-                let stream = try VoiceCoilStream.soundCard(number: card, locality: locality, logger: logger)
+                let stream = try VoiceCoilStream.soundCard(
+                    number: card, locality: locality, gain: gain, logger: logger)
                 restoreAudioHaptics(of: device, logger: logger)
                 logger.info("playing on the voice coils", metadata: ["card": "\(card)", "pad": "\(device.node)"])
                 return (VoiceCoilOutput(device: device, stream: stream, kind: .voiceCoils, driver: driver), nil)
@@ -201,7 +205,7 @@ final class EvdevOutputSource: OutputSource {
         do throws(HapticEngineError) {
             let stream = try HDRumbleStream(
                 device: hidraw, keeper: keeper, locality: locality,
-                mirrorsSides: HDActuators.hasOneActuator(device.identity), logger: logger)
+                mirrorsSides: HDActuators.hasOneActuator(device.identity), gain: gain, logger: logger)
             return HDRumbleOutput(device: device, stream: stream, kind: .hdRumble, driver: driver)
         } catch {
             keeper?.close()
@@ -305,14 +309,15 @@ final class EvdevOutputSource: OutputSource {
         return BroadcastOutput(members: members)
     }
 
-    /// The first of `nodes` that opens, tried in turn; the first one's failure when none does.
-    private func openFirst(of nodes: [(node: String, driver: String?)], logger: Logger) throws(OutputFailure) -> (
-        device: EventDevice, driver: String?
+    /// The first of `nodes` that opens, tried in turn, with its driver and listed id; the first one's failure when
+    /// none does.
+    private func openFirst(of nodes: [NodeToOpen], logger: Logger) throws(OutputFailure) -> (
+        device: EventDevice, driver: String?, id: StableDeviceID?
     ) {
         var firstFailure: OutputFailure?
-        for (node, driver) in nodes {
+        for (node, driver, id) in nodes {
             do throws(EventDeviceError) {
-                return (try EventDevice(node: node, logger: logger), driver)
+                return (try EventDevice(node: node, logger: logger), driver, id)
             } catch {
                 firstFailure = firstFailure ?? EvdevOutput.failure(from: error)
                 if nodes.count > 1 {
@@ -325,11 +330,14 @@ final class EvdevOutputSource: OutputSource {
         throw firstFailure ?? OutputFailure(.notFound, "no rumble-capable input device found")
     }
 
-    /// The nodes the engine tries to open, in turn until one opens (`DeviceSelection.devicesInTurn`), each with the
-    /// driver behind it (for the render profile): one for a device a hot-plug event named, a named node, or the
-    /// device the engine is bound to.
-    private func resolveNodes(logger: Logger) throws(OutputFailure) -> [(node: String, driver: String?)] {
-        if let device = candidate.withLock({ $0 }) { return [(device.node, device.driver)] }
+    /// A node to try: its path, the driver behind it (for the render profile), and the id the listing or hot-plug
+    /// event it came from gave it (nil when none did).
+    private typealias NodeToOpen = (node: String, driver: String?, id: StableDeviceID?)
+
+    /// The nodes the engine tries to open, in turn until one opens (`DeviceSelection.devicesInTurn`): one for a
+    /// device a hot-plug event named, a named node, or the device the engine is bound to.
+    private func resolveNodes(logger: Logger) throws(OutputFailure) -> [NodeToOpen] {
+        if let device = candidate.withLock({ $0 }) { return [(device.node, device.driver, device.id)] }
         let boundID = bound.withLock { $0 }
         if boundID == nil, case .node(let node) = selection {
             // A named node (maybe a by-id link): its driver, when udev can tell, only picks the render profile. The
@@ -337,7 +345,8 @@ final class EvdevOutputSource: OutputSource {
             let sysName = DeviceDiscovery.resolvedNode(node).split(separator: "/").last.map(String.init) ?? node
             let devices = try? DeviceDiscovery(logger: logger).devices(probing: .noNode)
             lastListing.withLock { $0 = devices }
-            return [(node, devices?.first { $0.identity.sysName == sysName }?.driver)]
+            let listed = devices?.first { $0.identity.sysName == sysName }
+            return [(node, listed?.driver, listed?.id)]
         }
         let devices: [InputDevice]
         do throws(DeviceDiscoveryError) {
@@ -348,7 +357,7 @@ final class EvdevOutputSource: OutputSource {
         lastListing.withLock { $0 = devices }
         let chosen: [InputDevice]
         if let boundID {
-            if let match = devices.first(where: { $0.id == boundID }) { return [(match.node, match.driver)] }
+            if let match = devices.first(where: { $0.id == boundID }) { return [(match.node, match.driver, match.id)] }
             if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
             chosen = devices.filter {
                 selection.accepts($0, bound: boundID, adoptingCompatible: true, forceDevices: allowsForceDevices)
@@ -357,7 +366,7 @@ final class EvdevOutputSource: OutputSource {
             chosen = selection.devicesInTurn(among: devices, forceDevices: allowsForceDevices)
         }
         guard !chosen.isEmpty else { throw selection.nothingToOpen(among: devices, forceDevices: allowsForceDevices) }
-        return chosen.map { ($0.node, $0.driver) }
+        return chosen.map { ($0.node, $0.driver, $0.id) }
     }
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's

@@ -116,6 +116,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
     /// Both sides carry the same bands: a lone Joy-Con has one actuator, which reads its own side's bytes, so a
     /// `left` or `right` pattern plays on it rather than on an actuator it does not have.
     private let mirrorsSides: Bool
+    /// The engine's gain, 0...1: every band's amplitude is scaled by it.
+    private let gain: Double
     private let logger: Logger
     /// The time every report is placed on, in seconds; what its timer calls `service()` by.
     private let clock: any HapticClock
@@ -125,16 +127,17 @@ package final class HDRumbleStream: PatternStream, CueStream {
     private let sounds = Lock(CueSounds<HDRumbleStream>())
 
     /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing;
-    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con). `clock` is `CLOCK_MONOTONIC` outside tests:
-    /// the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
+    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con); `gain` (0...1) scales every amplitude. `clock`
+    /// is `CLOCK_MONOTONIC` outside tests: the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
     package init(
         device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, mirrorsSides: Bool = false,
-        clock: any HapticClock = MonotonicClock(), logger: Logger
+        gain: Double = 1, clock: any HapticClock = MonotonicClock(), logger: Logger
     ) throws(HapticEngineError) {
         self.device = device
         self.keeper = keeper
         self.locality = locality
         self.mirrorsSides = mirrorsSides
+        self.gain = PureMath.unitClamped(gain)
         self.clock = clock
         self.logger = logger
         deviceName = device.node
@@ -319,8 +322,8 @@ package final class HDRumbleStream: PatternStream, CueStream {
         // Every source's renderer has the same map; with no source, nothing sounds on either side of any crossover.
         let crossover = spans.first?.renderer.crossover ?? 0
         let bands = (
-            left: ActuatorBands.mixing(left, crossover: crossover),
-            right: ActuatorBands.mixing(right, crossover: crossover)
+            left: Self.scaled(ActuatorBands.mixing(left, crossover: crossover), by: gain),
+            right: Self.scaled(ActuatorBands.mixing(right, crossover: crossover), by: gain)
         )
         let update: (report: SwitchRumbleReport, wasPlaying: Bool, exposure: ArmedSpan?)? = state.withLock { state in
             if bands.left.isSilent && bands.right.isSilent {
@@ -480,6 +483,15 @@ package final class HDRumbleStream: PatternStream, CueStream {
             try? device.write(rest.bytes)
             keeper?.heartbeat(armed: false, silence: SwitchRumbleReport.rest(counter: rest.counter &+ 1).bytes)
         }
+    }
+
+    /// `bands` with both amplitudes scaled by `gain`.
+    static func scaled(_ bands: ActuatorBands, by gain: Double) -> ActuatorBands {
+        guard gain != 1 else { return bands }
+        var scaled = bands
+        scaled.low.amplitude *= gain
+        scaled.high.amplitude *= gain
+        return scaled
     }
 
     static func actuator(_ bands: ActuatorBands) -> SwitchRumbleActuator {

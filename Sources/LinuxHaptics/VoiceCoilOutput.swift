@@ -58,15 +58,15 @@ package final class VoiceCoilStream: PatternStream {
 
     /// The voice coils of a DualSense over Bluetooth, written to its hidraw node: one report per 32 frames, no
     /// silence before the first, nothing written while nothing plays.
-    static func bluetooth(_ hidraw: HidrawDevice, locality: HapticLocality, logger: Logger) throws(OutputFailure)
-        -> VoiceCoilStream
+    static func bluetooth(_ hidraw: HidrawDevice, locality: HapticLocality, gain: Double = 1, logger: Logger)
+        throws(OutputFailure) -> VoiceCoilStream
     {
         let writer = DualSenseHapticsWriter(device: hidraw, leadSeconds: bluetoothLeadSeconds, logger: logger)
         do throws(SystemCallError) {
             return try VoiceCoilStream(
                 writer: writer,
                 shape: MixingStream.Shape(
-                    minimumPeriodFrames: DualSenseHapticsReport.framesPerReport, limiter: limiter,
+                    minimumPeriodFrames: DualSenseHapticsReport.framesPerReport, limiter: limiter(gain: gain),
                     primesWithSilence: false, idlesWhenSilent: true),
                 locality: locality, logger: logger)
         } catch {
@@ -79,8 +79,8 @@ package final class VoiceCoilStream: PatternStream {
     /// channels at 48 kHz), channels 1 and 2 silent; the card plays silence while nothing plays, as a sound
     /// card's stream does.
     package static func soundCard(
-        _ device: String, locality: HapticLocality = .all, bufferSeconds: Double = soundCardBufferSeconds,
-        logger: Logger
+        _ device: String, locality: HapticLocality = .all, gain: Double = 1,
+        bufferSeconds: Double = soundCardBufferSeconds, logger: Logger
     ) throws(OutputFailure) -> VoiceCoilStream {
         let output: ALSAOutput
         do throws(AudioDeviceError) {
@@ -88,7 +88,7 @@ package final class VoiceCoilStream: PatternStream {
         } catch {
             throw soundCardFailure(error)
         }
-        return try soundCard(output: output, locality: locality, logger: logger)
+        return try soundCard(output: output, locality: locality, gain: gain, logger: logger)
     }
 
     /// The voice coils of a DualSense over USB on sound card number `card`: its own device (`plughw:N,0`), or,
@@ -96,8 +96,8 @@ package final class VoiceCoilStream: PatternStream {
     /// ALSA plugin, four channels in alsa-lib's order, which the server plays on the card's channels of the same
     /// number when its output has those positions in that order (its 4-channel profile, `analog-surround-40`).
     package static func soundCard(
-        number card: Int, locality: HapticLocality = .all, bufferSeconds: Double = soundCardBufferSeconds,
-        logger: Logger
+        number card: Int, locality: HapticLocality = .all, gain: Double = 1,
+        bufferSeconds: Double = soundCardBufferSeconds, logger: Logger
     ) throws(OutputFailure) -> VoiceCoilStream {
         let own = "plughw:\(card),0"
         let output: ALSAOutput
@@ -108,7 +108,7 @@ package final class VoiceCoilStream: PatternStream {
         } catch {
             throw soundCardFailure(error)
         }
-        return try soundCard(output: output, locality: locality, logger: logger)
+        return try soundCard(output: output, locality: locality, gain: gain, logger: logger)
     }
 
     /// Card `card`'s channels through the sound server that holds it (its `hw:` device answered `busy`).
@@ -157,21 +157,26 @@ package final class VoiceCoilStream: PatternStream {
         return OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(error)")
     }
 
-    private static func soundCard(output: ALSAOutput, locality: HapticLocality, logger: Logger)
+    private static func soundCard(output: ALSAOutput, locality: HapticLocality, gain: Double, logger: Logger)
         throws(OutputFailure) -> VoiceCoilStream
     {
         let writer = SoundCardVoiceCoilWriter(output: output)
         do throws(SystemCallError) {
             return try VoiceCoilStream(
-                writer: writer, shape: MixingStream.Shape(limiter: limiter), locality: locality, logger: logger)
+                writer: writer, shape: MixingStream.Shape(limiter: limiter(gain: gain)), locality: locality,
+                logger: logger)
         } catch {
             writer.close()
             throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
         }
     }
 
-    /// The soft limiter on the mix of every player.
-    static let limiter: @Sendable (Float) -> Float = { Float(SoftLimiter.standard(Double($0))) }
+    /// The soft limiter on the mix of every player, its output scaled by the engine's `gain` (0...1).
+    static func limiter(gain: Double) -> @Sendable (Float) -> Float {
+        let gain = PureMath.unitClamped(gain)
+        guard gain != 1 else { return { Float(SoftLimiter.standard(Double($0))) } }
+        return { Float(SoftLimiter.standard(Double($0)) * gain) }
+    }
 
     /// The node or ALSA device the waveform goes to.
     package var deviceName: String { writer.deviceName }

@@ -88,6 +88,7 @@ public final class EventDevice: Sendable {
 
     /// The stable id (`StableDeviceID`) of the device.
     public var id: StableDeviceID { identity.stableID }
+    /// The event node, a link opened resolved (`/dev/input/eventN`).
     public var node: String { identity.node }
     public var forceFeedback: ForceFeedbackCapabilities { capabilities.forceFeedback }
 
@@ -111,10 +112,14 @@ public final class EventDevice: Sendable {
             Sys.close(fd)
             throw EventDeviceError(error, operation: "read capabilities", node: node)
         }
-        let sysName = String(node.split(separator: "/").last ?? "")
+        // A link (`/dev/input/by-id/...-event-joystick`) is known by the node it names, as listings and hot-plug
+        // events know it, and its sysfs directory by that node's name: the hidraw node, sound card and driver
+        // are found from there.
+        let resolved = DeviceDiscovery.resolvedNode(node)
+        let sysName = String(resolved.split(separator: "/").last ?? "")
         identity = InputDeviceIdentity(
             name: snapshot.name, bus: snapshot.bus, vendor: snapshot.vendor, product: snapshot.product,
-            version: snapshot.version, uniq: snapshot.uniq, phys: snapshot.phys, sysName: sysName, node: node,
+            version: snapshot.version, uniq: snapshot.uniq, phys: snapshot.phys, sysName: sysName, node: resolved,
             sysPath: "/sys/class/input/\(sysName)")
         capabilities = InputDeviceCapabilities(bits: snapshot.bits, maxEffects: Int(slots))
         descriptor = SharedDescriptor(fd)

@@ -27,6 +27,9 @@ enum EngineSuite {
             },
             KernelTest(name: "engine/unplug-mid-playback-stops-device-removed", body: unplugMidPlayback),
             KernelTest(name: "engine/replug-same-identity-resets-neutral-first", body: replugResets),
+            KernelTest(
+                name: "engine/of-two-identical-pads-the-engine-on-the-second-stops-for-its-unplug-not-the-firsts",
+                body: identicalPadsUnplug),
             KernelTest(name: "engine/unplug-replug-cycles", body: unplugReplugCycles),
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
@@ -823,6 +826,55 @@ enum EngineSuite {
             $0.contains(where: isNonZeroUpload)
         }
         engine.stop()
+    }
+
+    /// Two identical pads (no `uniq`, no `phys`): a listing calls the second `X-2`. An engine on it, named by that
+    /// id or by its node, is bound to `X-2`, the id hot-plug events carry for it: the first pad's unplug leaves it
+    /// running, its own unplug stops it. (It was bound to `X`, so the first pad's unplug stopped it and its own went
+    /// unheard until a write failed.)
+    static func identicalPadsUnplug() async throws {
+        let configuration = VirtualPadConfiguration(name: "Haptics identical pad")
+        for naming in ["id", "node"] {
+            let pads = [try VirtualPadSuite.makePad(configuration), try VirtualPadSuite.makePad(configuration)]
+            var alive = [true, true]
+            defer { for (pad, isAlive) in zip(pads, alive) where isAlive { pad.destroy() } }
+            let devices = try DeviceDiscovery(logger: VirtualPadSuite.logger()).devices(probing: .noNode)
+            let listed = pads.compactMap { pad in devices.first { $0.node == pad.eventNode } }
+            try require(listed.count == 2, "the two pads are not both listed")
+            // The listing numbers identical devices in its order: the engine takes the one it calls `-2`.
+            guard let second = listed.firstIndex(where: { $0.id.rawValue.hasSuffix("-2") }) else {
+                throw TestFailure(reason: "neither pad is listed with -2: \(listed.map(\.id))")
+            }
+            let first = 1 - second
+            try require(
+                listed[second].id.rawValue == listed[first].id.rawValue + "-2",
+                "the pads are listed as \(listed[first].id) and \(listed[second].id)")
+            var options = HapticEngineOptions()
+            options.renderProfile = .virtualPad
+            options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+            let engine = HapticEngine(
+                output: .device(naming == "id" ? .id(listed[second].id) : .node(pads[second].eventNode)),
+                options: options, logger: VirtualPadSuite.logger())
+            let events = Events(engine)
+            try engine.start()
+            defer { engine.stop() }
+            pads[first].destroy()
+            alive[first] = false
+            // The first pad's removal reaches the engine's watch well within this; a stop would follow it.
+            try await Task.sleep(for: .milliseconds(500))
+            try require(
+                engine.isRunning && events.all.isEmpty,
+                "named by \(naming): after the other pad's unplug the engine saw \(events.all)")
+            let player = try engine.makeAdvancedPlayer(timeline: steady(0.6, 0.3, seconds: 0.1))
+            try player.start(atTime: 0)
+            try await VirtualPadSuite.waitForRecords(pads[second], "named by \(naming): a rumble on its pad") {
+                $0.contains(where: isNonZeroUpload)
+            }
+            pads[second].destroy()
+            alive[second] = false
+            try await events.wait(for: .stopped(.gameControllerDisconnect), "named by \(naming): after its own unplug")
+        }
+        print("    named by id and by node: the other pad's unplug left the engine running, its own stopped it")
     }
 
     static func unplugReplugCycles() async throws {

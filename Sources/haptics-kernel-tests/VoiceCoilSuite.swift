@@ -47,14 +47,21 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-usb/the-audio-haptics-report-takes-the-pad-out-of-rumble-emulation") {
                 try await usbLeavesRumbleEmulation()
             },
+            KernelTest(name: "hd/dualsense-bt/a-pad-named-by-a-link-to-its-node-plays-on-the-voice-coils") {
+                try await namedByLink()
+            },
+            KernelTest(name: "hd/dualsense-bt-and-switch-pro/the-engines-gain-halves-the-voice-coils-and-hd-rumble") {
+                try await gainScalesHDActuators()
+            },
         ] + HDRumbleSuite.tests + HDRumbleSuite.ffRumbleTests + HDRumbleSuite.motionFaultTests)
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
 
     /// An engine on the emulated pad's voice coils.
-    static func engine(on node: String) throws -> HapticEngine {
+    static func engine(on node: String, gain: Double = 1) throws -> HapticEngine {
         var options = HapticEngineOptions()
         options.actuators = .hd
+        options.gain = gain
         options.playsHapticsOnly = true
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
         let engine = HapticEngine(
@@ -499,6 +506,82 @@ enum VoiceCoilSuite {
             let again = sounding(try checkedSamples(hapticsReports(device, after: before), "after the replug").left)
             try require(abs(again.seconds - 0.2) <= 0.02, "after the replug a 0.2 s tone played \(again.seconds) s")
             print("    stopped on unplug, reset on replug, \(Int(again.seconds * 1000)) ms tone on the voice coils")
+        }
+    }
+
+    // MARK: Named by a link
+
+    /// `haptics play --actuators hd --device LINK`, LINK a link to the pad's event node as `/dev/input/by-id/...`
+    /// names one: the voice coils play (the pad's sysfs directory was looked for under the link's name, so its
+    /// hidraw node was not found and the motors played instead).
+    static func namedByLink() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let link = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "haptics-dualsense-\(getpid())-event-joystick"
+            ).path
+            unlink(link)
+            try require(symlink(nodes.rumbleNode, link) == 0, "cannot link \(link) to \(nodes.rumbleNode)")
+            defer { unlink(link) }
+            let before = device.records().count
+            let output = try DeviceSuite.haptics(["play", "--actuators", "hd", "--device", link, "Haptics/thud.ahap"])
+            try require(!hapticsReports(device, after: before).isEmpty, "no haptics report reached the pad:\n\(output)")
+            try require(
+                otherReports(device, after: before).allSatisfy { ($0.strong ?? 0) == 0 && ($0.weak ?? 0) == 0 },
+                "the motors played")
+            print("    \(hapticsReports(device, after: before).count) haptics reports through \(link)")
+        }
+    }
+
+    // MARK: The engine's gain
+
+    /// A full-level tone played at gain 1, then at gain 0.5: on the voice coils the second's samples peak at half
+    /// the first's, and on a Switch Pro controller's HD rumble its amplitude is half (the gain was left out of both:
+    /// `haptics play --gain 0.2` played them at full strength).
+    static func gainScalesHDActuators() async throws {
+        let pattern = tone(0.2)
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            var peaks: [Double] = []
+            for gain in [1.0, 0.5] {
+                let engine = try engine(on: nodes.rumbleNode, gain: gain)
+                let before = device.records().count
+                try await play(pattern, on: engine)
+                try await Task.sleep(for: .milliseconds(120))
+                engine.stop()
+                let samples = try checkedSamples(hapticsReports(device, after: before), "at gain \(gain)").left
+                peaks.append(Double(samples.map { abs(Int($0)) }.max() ?? 0))
+            }
+            try require(peaks[0] > 100, "at gain 1 the samples peak at \(peaks[0]) of 127")
+            try require(
+                abs(peaks[1] / peaks[0] - 0.5) <= 0.03, "voice coils: peaks \(peaks[1]) at gain 0.5, \(peaks[0]) at 1")
+            print("    voice coils: peak \(Int(peaks[0])) at gain 1, \(Int(peaks[1])) at gain 0.5")
+        }
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            var peaks: [Double] = []
+            for gain in [1.0, 0.5] {
+                var options = HapticEngineOptions()
+                options.actuators = .hd
+                options.gain = gain
+                options.playsHapticsOnly = true
+                options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+                let engine = HapticEngine(
+                    output: .device(.id(try AppSuite.stableID(of: nodes.rumbleNode))), options: options,
+                    logger: EmulationSuite.logger())
+                try engine.start()
+                try require(engine.capabilities?.hdNode != nil, "the engine plays on \(engine.capabilities as Any)")
+                let before = device.records().count
+                try await play(pattern, on: engine)
+                try await Task.sleep(for: .milliseconds(150))
+                engine.stop()
+                let amplitudes = HDRumbleSuite.rumbleReports(device, after: before).map {
+                    max($0.packet.left.lowAmplitude, $0.packet.left.highAmplitude)
+                }
+                peaks.append(amplitudes.max() ?? 0)
+            }
+            try require(peaks[0] > 0.5, "at gain 1 HD rumble peaks at amplitude \(peaks[0])")
+            try require(
+                abs(peaks[1] / peaks[0] - 0.5) <= 0.05, "HD rumble: amplitude \(peaks[1]) at gain 0.5, \(peaks[0]) at 1"
+            )
+            print("    HD rumble: amplitude \(peaks[0]) at gain 1, \(peaks[1]) at gain 0.5")
         }
     }
 

@@ -47,11 +47,11 @@ import Testing
         /// Starts the stream, its keeper made from the clock and the device.
         func start(
             keeper: (SteppedClock, HidrawDevice) -> any SilenceKeeper, locality: HapticLocality = .all,
-            mirrorsSides: Bool = false
+            mirrorsSides: Bool = false, gain: Double = 1
         ) throws -> HDRumbleStream {
             let stream = try HDRumbleStream(
                 device: device, keeper: keeper(clock, device), locality: locality, mirrorsSides: mirrorsSides,
-                clock: clock, logger: quietLogger())
+                gain: gain, clock: clock, logger: quietLogger())
             self.stream = stream
             return stream
         }
@@ -75,6 +75,26 @@ import Testing
     /// Milliseconds from `start` (100 s, where every `SteppedStream` starts) to each of `times`, rounded.
     static func milliseconds(_ times: [Double], from start: Double = 100) -> [Int] {
         times.map { Int((($0 - start) * 1000).rounded()) }
+    }
+
+    /// The engine's gain scales every band's amplitude (it was left out, so `--gain 0.2` played at full strength);
+    /// at 0 nothing moves the actuators.
+    @Test func theEnginesGainScalesEveryAmplitude() throws {
+        func amplitudes(gain: Double) throws -> [Double] {
+            let rig = try SteppedStream()
+            _ = try rig.start(keeper: { clock, _ in RecordingKeeper(clock: clock) }, gain: gain)
+            rig.play(AHAPFixtures.tone(seconds: 0.1, intensity: 1, sharpness: 0.25))
+            rig.advance(by: 1)
+            rig.stream?.close()
+            return try rig.reports().map { $0.frame.left.lowAmplitude }.filter { $0 > 0 }
+        }
+        let full = try amplitudes(gain: 1)
+        let half = try amplitudes(gain: 0.5)
+        #expect(full.count == 4 && half.count == 4)
+        for (loud, quiet) in zip(full, half) {
+            #expect(abs(quiet / loud - 0.5) < 0.05, "\(quiet) at gain 0.5 against \(loud) at 1")
+        }
+        #expect(try amplitudes(gain: 0).isEmpty)
     }
 
     @Test func aToneIsWrittenEvery30MillisecondsAtItsBandWithCountersOneApartThenThreeReportsAtRest() throws {

@@ -112,6 +112,17 @@ import Testing
         #expect(player.soundCues().isEmpty)
     }
 
+    /// The engine's gain scales the limited mix (it was left out, so `--gain 0.2` played at full strength).
+    @Test func theEnginesGainScalesTheLimitedMix() {
+        let full = VoiceCoilStream.limiter(gain: 1)
+        let half = VoiceCoilStream.limiter(gain: 0.5)
+        for sample: Float in [-1.8, -0.95, -0.3, 0, 0.3, 0.95, 1.8] {
+            #expect(full(sample) == Float(SoftLimiter.standard(Double(sample))))
+            #expect(abs(half(sample) - full(sample) / 2) < 1e-6, "\(sample)")
+        }
+        #expect(VoiceCoilStream.limiter(gain: 0)(0.9) == 0 && VoiceCoilStream.limiter(gain: .nan)(0.9) == 0)
+    }
+
     @Test func theWriterSendsOneSignedReportPer32FramesWithAGrowingCounter() throws {
         let file = ReportFile()
         // The queue's clock held still: no report can find it run dry, however long this thread is held up.
