@@ -200,15 +200,21 @@ final class EvdevOutputSource: OutputSource {
         throws(OutputFailure) -> HDRumbleOutput
     {
         let hidraw = try Self.openHidraw(node, logger: logger)
-        let keeper = Self.silenceKeeper(
-            for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
+        let keeper: any SilenceKeeper
+        do throws(OutputFailure) {
+            keeper = try Self.silenceKeeper(
+                for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
+        } catch {
+            hidraw.close()
+            throw error
+        }
         do throws(HapticEngineError) {
             let stream = try HDRumbleStream(
                 device: hidraw, keeper: keeper, locality: locality,
                 mirrorsSides: HDActuators.hasOneActuator(device.identity), gain: gain, logger: logger)
             return HDRumbleOutput(device: device, stream: stream, kind: .hdRumble, driver: driver)
         } catch {
-            keeper?.close()
+            keeper.close()
             hidraw.close()
             throw OutputFailure(.other, "the HD rumble stream \(error.message)")
         }
@@ -247,18 +253,19 @@ final class EvdevOutputSource: OutputSource {
         }
     }
 
-    /// The guard process that writes `silence` to `hidraw` when this process stops writing to it; nil (logged)
-    /// when it cannot start: the stream then plays without it.
-    static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) -> (any SilenceKeeper)? {
+    /// The guard process that writes `silence` to `hidraw` when this process stops writing to it. When it cannot
+    /// start (the fork failed), the stream must not play: a killed or stopped process would leave the pad vibrating.
+    static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) throws(OutputFailure)
+        -> any SilenceKeeper
+    {
         do throws(EventDeviceError) {
             return try HidrawSilenceGuard(
                 device: hidraw, silence: silence, timeoutMilliseconds: HDRumbleStream.silenceTimeoutMilliseconds,
                 logger: logger)
         } catch {
-            logger.notice(
-                "no silence guard: a killed or stopped process may leave the pad vibrating",
-                metadata: ["node": "\(hidraw.node)", "error": "\(error)"])
-            return nil
+            throw OutputFailure(
+                .other,
+                "the silence guard, which puts the pad at rest if this process is killed, cannot start (\(error))")
         }
     }
 

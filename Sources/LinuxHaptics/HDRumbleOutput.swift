@@ -30,6 +30,8 @@ package protocol SilenceKeeper: Sendable {
     func close()
     /// How long heartbeats may pause while armed before the keeper writes the silence.
     var timeoutNanoseconds: UInt64 { get }
+    /// Whether the keeper was found gone: it will write nothing any more.
+    var isGone: Bool { get }
 }
 
 extension HidrawSilenceGuard: SilenceKeeper {}
@@ -259,6 +261,10 @@ package final class HDRumbleStream: PatternStream, CueStream {
                 logger.debug("the HD rumble stream ended", metadata: ["error": "\(error)"])
                 return nil
             }
+            if keeper?.isGone == true {
+                keeperGone()
+                return nil
+            }
             let after = self.now
             guard let next = state.withLock({ $0.closing ? nil : nextDue($0, now: after) }) else { return nil }
             return Double(next) / Self.nanosecondsPerSecond
@@ -466,6 +472,23 @@ package final class HDRumbleStream: PatternStream, CueStream {
         }
         let voice = time + UInt64((Double(ahead) / framesPerNanosecond).rounded(.up))
         return min(voice, placed.end ?? .max)
+    }
+
+    /// The keeper was found gone (killed, or its channel broken) by the heartbeat of the report just written: a
+    /// process killed from now on would leave the pad playing its last frame. The actuators are put at rest and the
+    /// stream ends, its failure the engine's to hear; opening the pad again starts a new keeper.
+    private func keeperGone() {
+        finish()
+        firstFailure.withLock {
+            $0 =
+                $0
+                ?? OutputFailure(
+                    .other,
+                    "the silence guard of \(deviceName) is gone: without it a killed process would leave the pad "
+                        + "vibrating, so the HD rumble stream was put at rest and ended")
+        }
+        logger.notice(
+            "the silence guard is gone; the HD rumble stream ended at rest", metadata: ["node": "\(deviceName)"])
     }
 
     /// At the end: the actuators are put at rest when the last report left them playing.

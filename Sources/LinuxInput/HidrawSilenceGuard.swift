@@ -35,6 +35,11 @@ package final class HidrawSilenceGuard: Sendable {
     private let logger: Logger
     /// Whether a heartbeat that did not reach the guard has been logged (once per guard, as they come 30 a second).
     private let loggedTrouble = Atomic<Bool>(false)
+    private let gone = Atomic<Bool>(false)
+
+    /// Whether a heartbeat found the guard gone (killed, or its channel broken): nothing stands behind the stream
+    /// any more, and nothing will again.
+    package var isGone: Bool { gone.load(ordering: .acquiring) }
 
     /// How long `close` waits for the guard to write and exit before it kills it: more than a report write ever
     /// takes on a device that answers.
@@ -95,17 +100,19 @@ package final class HidrawSilenceGuard: Sendable {
     package func send(armed: Bool, silence: [UInt8]) -> Heartbeat {
         guard silence.count == reportLength else { return .wrongLength }
         let message = [armed ? 1 : 0] + silence
-        let outcome = channel.withDescriptor { fd -> Heartbeat in
-            let sent = message.withUnsafeBytes { bytes in
-                Result { () throws(SystemCallError) -> Int in try Sys.sendNonBlocking(fd, bytes) }
-            }
-            switch sent {
-            case .success: return .sent
-            case .failure(let error) where error.errno == .wouldBlock: return .dropped
-            case .failure: return .guardGone
-            }
-        }
-        return outcome ?? .guardGone
+        let outcome =
+            channel.withDescriptor { fd -> Heartbeat in
+                let sent = message.withUnsafeBytes { bytes in
+                    Result { () throws(SystemCallError) -> Int in try Sys.sendNonBlocking(fd, bytes) }
+                }
+                switch sent {
+                case .success: return .sent
+                case .failure(let error) where error.errno == .wouldBlock: return .dropped
+                case .failure: return .guardGone
+                }
+            } ?? .guardGone
+        if outcome == .guardGone { gone.store(true, ordering: .releasing) }
+        return outcome
     }
 
     /// Ends the channel, which makes the guard write the silence if armed and exit; waits for that (at most a

@@ -11,6 +11,7 @@ import HapticRendering
 import HapticTestDevices
 import LinuxHaptics
 import LinuxInput
+@_spi(Internals) import LinuxSystem
 
 enum HDRumbleSuite {
     static let tests = [
@@ -22,6 +23,9 @@ enum HDRumbleSuite {
         },
         KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
             try await StallWitness.againAfterAGuestStall(switchKilledOrStopped)
+        },
+        KernelTest(name: "hd/switch-pro/without-a-silence-guard-plays-the-kernels-rumble-and-says-why") {
+            try await switchFallsBackWithoutGuard()
         },
         KernelTest(name: "hd/switch-pro/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
             try await switchFallsBackWithoutAccess()
@@ -404,6 +408,37 @@ enum HDRumbleSuite {
                 driver.allSatisfy { abs($0.packet.left.lowFrequency - 160) <= 2 },
                 "a report at another frequency than the driver's 160 Hz reached the pad")
             print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
+        }
+    }
+
+    /// The guard's fork fails (EAGAIN, as at a process limit): HD rumble does not play, since a killed process
+    /// would leave the pad vibrating; the kernel's rumble plays instead, and the engine says why. (It played HD
+    /// rumble without a guard, logging a notice.)
+    static func switchFallsBackWithoutGuard() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            var options = HapticEngineOptions()
+            options.actuators = .hd
+            options.playsHapticsOnly = true
+            options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+            let engine = HapticEngine(
+                output: .device(.node(nodes.rumbleNode)), options: options, logger: EmulationSuite.logger())
+            SyscallFaults.arm(SyscallFaults.Plan(site: "fork", errno: .wouldBlock, calls: .from(1)))
+            do {
+                defer { SyscallFaults.disarm() }
+                try engine.start()
+            }
+            defer { engine.stop() }
+            let capabilities = engine.capabilities
+            try require(capabilities?.hdNode == nil, "HD rumble plays without a guard: \(capabilities as Any)")
+            let reason = capabilities?.actuatorFallback ?? ""
+            try require(reason.contains("silence guard"), "the fallback does not name the guard: \(reason)")
+            let before = device.records().count
+            try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.2, intensity: 0.8), on: engine)
+            let driver = rumbleReports(device, after: before).filter { !$0.packet.left.isAtRest }
+            try require(
+                !driver.isEmpty && driver.allSatisfy { abs($0.packet.left.lowFrequency - 160) <= 2 },
+                "the tone did not play on the kernel's rumble alone")
+            print("    \(reason)")
         }
     }
 

@@ -19,9 +19,12 @@ import Testing
     final class RecordingKeeper: SilenceKeeper, @unchecked Sendable {
         let timeoutNanoseconds: UInt64
         private let clock: SteppedClock
-        init(clock: SteppedClock, timeoutNanoseconds: UInt64 = 3_600_000_000_000) {
+        /// Found gone by the heartbeat with this index and every later one (never when nil).
+        private let goneFrom: Int?
+        init(clock: SteppedClock, timeoutNanoseconds: UInt64 = 3_600_000_000_000, goneFrom: Int? = nil) {
             self.clock = clock
             self.timeoutNanoseconds = timeoutNanoseconds
+            self.goneFrom = goneFrom
         }
         private let lock = NSLock()
         private var beats: [(armed: Bool, silence: [UInt8], at: Double)] = []
@@ -30,6 +33,7 @@ import Testing
             let now = clock.now
             lock.withLock { beats.append((armed, silence, now)) }
         }
+        var isGone: Bool { lock.withLock { goneFrom.map { beats.count > $0 } ?? false } }
         func close() { lock.withLock { closed = true } }
         var heartbeats: [(armed: Bool, silence: [UInt8], at: Double)] { lock.withLock { beats } }
         var isClosed: Bool { lock.withLock { closed } }
@@ -75,6 +79,21 @@ import Testing
     /// Milliseconds from `start` (100 s, where every `SteppedStream` starts) to each of `times`, rounded.
     static func milliseconds(_ times: [Double], from start: Double = 100) -> [Int] {
         times.map { Int((($0 - start) * 1000).rounded()) }
+    }
+
+    /// A keeper found gone while a tone plays (killed, or its channel broken): nothing would put the pad at rest if
+    /// this process died, so the stream puts it at rest at once and ends with a failure the engine hears (it played
+    /// on unguarded until its end).
+    @Test func aKeeperFoundGoneEndsTheStreamAtRest() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock, goneFrom: 2)
+        let stream = try rig.start { _, _ in keeper }
+        rig.play(AHAPFixtures.tone(seconds: 1, sharpness: 0.25))
+        rig.advance(by: 1.5)
+        let reports = try rig.reports()
+        stream.close()
+        #expect(reports.map { $0.frame.left.isAtRest } == [false, false, false, true], "\(reports.count) reports")
+        #expect(stream.failure?.message.contains("the silence guard") == true, "\(stream.failure as Any)")
     }
 
     /// The engine's gain scales every band's amplitude (it was left out, so `--gain 0.2` played at full strength);
@@ -207,6 +226,7 @@ import Testing
     /// writer's thread stood still between taking its counter and sending the heartbeat) or after.
     final class GuardingKeeper: SilenceKeeper, @unchecked Sendable {
         let timeoutNanoseconds: UInt64 = 100_000_000
+        let isGone = false
         private let clock: SteppedClock
         private let device: HidrawDevice
         private let held: Int
@@ -296,6 +316,7 @@ import Testing
     /// A keeper that stands the machine still for `stall` in every heartbeat: the write after it comes that late.
     final class StallingKeeper: SilenceKeeper, @unchecked Sendable {
         let timeoutNanoseconds: UInt64 = 3_600_000_000_000
+        let isGone = false
         private let clock: SteppedClock
         private let stall: Double
         init(clock: SteppedClock, stall: Double) {

@@ -197,8 +197,9 @@ import Testing
     @Test func aClosedGuardTakesNoHeartbeat() throws {
         let pipe = try PipeDevice()
         let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
+        #expect(!guardian.isGone)
         guardian.close()
-        #expect(guardian.send(armed: true, silence: Self.silenceA) == .guardGone)
+        #expect(guardian.send(armed: true, silence: Self.silenceA) == .guardGone && guardian.isGone)
     }
 
     @Test func aKilledGuardIsGoneNotARaisedSIGPIPE() throws {
@@ -212,6 +213,7 @@ import Testing
             Sys.sleep(nanoseconds: 1_000_000)
         }
         #expect(outcome == .guardGone)
+        #expect(guardian.isGone, "the stream asks this after each report")
         guardian.close()
     }
 
