@@ -66,7 +66,8 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
         case .noEffectSlot: reason = "no free effect slot on the device"
         case .permissionDenied: reason = "permission denied"
         case .noForceFeedback: reason = "the device has no force feedback"
-        case .invalidRequest: reason = "the device rejected the request (unsupported effect type or unknown id)"
+        case .invalidRequest:
+            reason = "the request is invalid (an effect type the device lacks, an unknown id, a value out of range)"
         case .notFound: reason = "no such device node"
         case .closed: reason = "the device was closed"
         case .other: reason = "system error"
@@ -181,18 +182,26 @@ public final class EventDevice: Sendable {
         try send(code: UInt16(bitPattern: id), value: 0, operation: "stop effect \(id)")
     }
 
-    /// Sets the device's overall strength, 0...1 (`FF_GAIN`, 0...0xffff); needs the `gain` capability.
+    /// Sets the device's overall strength, 0...1 (`FF_GAIN`, 0...0xffff); needs the `gain` capability. The gain
+    /// is the device's, shared by every process using it: a fraction outside 0...1, or not a number, fails with
+    /// `.invalidRequest` and sends nothing.
     public func setGain(_ fraction: Double) throws(EventDeviceError) {
-        try send(
-            code: ForceFeedbackFeature.gain.rawValue, value: Int32(ForceFeedbackEffect.magnitude(fraction)),
-            operation: "set gain")
+        try send(feature: .gain, fraction: fraction, operation: "set gain")
     }
 
-    /// Sets the autocenter strength, 0...1 (`FF_AUTOCENTER`, 0...0xffff); needs `autocenter`.
+    /// Sets the autocenter strength, 0...1 (`FF_AUTOCENTER`, 0...0xffff); needs `autocenter`. A fraction outside
+    /// 0...1, or not a number, fails with `.invalidRequest` and sends nothing.
     public func setAutocenter(_ fraction: Double) throws(EventDeviceError) {
-        try send(
-            code: ForceFeedbackFeature.autocenter.rawValue, value: Int32(ForceFeedbackEffect.magnitude(fraction)),
-            operation: "set autocenter")
+        try send(feature: .autocenter, fraction: fraction, operation: "set autocenter")
+    }
+
+    private func send(feature: ForceFeedbackFeature, fraction: Double, operation: String) throws(EventDeviceError) {
+        guard (0...1).contains(fraction) else {
+            throw EventDeviceError(
+                kind: .invalidRequest, operation: "\(operation) to \(fraction) (not within 0...1)", node: node,
+                underlying: nil)
+        }
+        try send(code: feature.rawValue, value: Int32(ForceFeedbackEffect.magnitude(fraction)), operation: operation)
     }
 
     /// Writes one `EV_FF` input event: a single `write()`, the cheapest way to trigger a prepared effect.

@@ -21,6 +21,9 @@ enum DeviceSuite {
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
+            KernelTest(
+                name: "devices/a-node-missing-from-dev-is-listed-with-its-reason-not-the-udev-rule",
+                body: missingNodeSaysWhy),
             KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
             KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
             KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
@@ -343,6 +346,22 @@ enum DeviceSuite {
         try require(text.contains("make install-udev") && text.contains("input"), "no fix named:\n\(text)")
     }
 
+    /// A pad whose node is missing from /dev (as in a container that shows the host's sysfs without its nodes):
+    /// `haptics devices` lists it denied and says what the system said, not the udev rule, which would not help.
+    static func missingNodeSaysWhy() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics pad without its node"))
+        defer { pad.destroy() }
+        if access("/run/udev/control", F_OK) == 0 { try AppUdevSuite.udevadm(["settle", "--timeout=30"]) }
+        try require(unlink(pad.eventNode) == 0, "unlink \(pad.eventNode): \(String(cString: strerror(errno)))")
+        let text = try haptics(["devices"])
+        try require(
+            text.contains("could not be opened, for another reason than permissions")
+                && text.contains("\(pad.eventNode): ") && text.contains("No such file"),
+            "no reason given:\n\(text)")
+        try require(!text.contains("make install-udev"), "the udev rule is named for a missing node:\n\(text)")
+        print("    " + (text.split(separator: "\n").first { $0.contains(pad.eventNode + ": ") } ?? ""))
+    }
+
     // MARK: the udev rule
 
     /// Where the rule may be in the guest: the repo's own folder when run from a checkout, or the copy of
@@ -427,6 +446,15 @@ enum DeviceSuite {
             try effect.update(.rumble(strong: 1, weak: 0, lengthMilliseconds: 200))
             try effect.stop()
             try device.setGain(0.5)
+            // A gain that is not a fraction sends nothing (NaN set the gain every process shares to 0).
+            for wrong in [Double.nan, 1.5, -0.5] {
+                do {
+                    try device.setGain(wrong)
+                    throw TestFailure(reason: "setGain(\(wrong)) did not fail")
+                } catch let error as EventDeviceError {
+                    try requireEqual(error.kind, .invalidRequest, "setGain(\(wrong))")
+                }
+            }
             return effect.id
         }()
         let records = try await VirtualPadSuite.waitForRecords(pad, "the released effect's erase") { records in

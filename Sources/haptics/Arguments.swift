@@ -118,6 +118,14 @@ extension DeviceListing {
     /// The first device that `matches`, or the failure that says `name` is not among them.
     fileprivate func first(named name: String, where matches: (InputDevice) -> Bool) throws -> InputDevice {
         guard let match = all.first(where: matches) else {
+            guard !all.isEmpty else {
+                throw CommandFailure(
+                    "no input device \"\(name)\"",
+                    why: DeviceDiscovery.inputDirectoryExists
+                        ? "this system lists no input device at all"
+                        : "this system has no /dev/input (no evdev devices, or a container or VM without them)",
+                    fix: "Plug in a gamepad, or create a virtual one with `haptics virtual-pad`.")
+            }
             throw CommandFailure(
                 "no input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")
         }

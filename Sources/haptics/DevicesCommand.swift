@@ -45,6 +45,13 @@ struct DevicesCommand: ParsableCommand {
         if shown.contains(where: { $0.access.isPermissionProblem && $0.forceFeedback.isAvailable }) {
             print("\nSome devices are not writable, so force feedback cannot be played on them.\n" + permissionFix)
         }
+        // A node that cannot be opened for another reason than its permissions (gone, or a container that shows
+        // the host's sysfs without its /dev nodes): the udev rule would not help, so say what the system said.
+        let otherwise = shown.filter { !$0.access.isPermissionProblem && $0.access.reason != nil }
+        if !otherwise.isEmpty {
+            print("\nSome devices could not be opened, for another reason than permissions:")
+            for device in otherwise { print("  \(device.node): \(device.access.reason ?? "")") }
+        }
     }
 
     private func printTable(_ devices: [InputDevice], listing: DeviceListing) {

@@ -46,6 +46,11 @@ struct MonitorCommand: AsyncParsableCommand {
                 fix: "Try another --source (udev, kernel or inotify), or run with -v for the details.")
         }
         Console.printError("watching input devices (source: \(monitor.source.rawValue))")
+        if monitor.source == .udev, !DeviceDiscovery.udevDaemonIsRunning {
+            Console.printError(
+                "warning: no udev daemon runs (/run/udev/control is missing), so the udev "
+                    + "source hears nothing; leave --source out, or pass --source kernel")
+        }
         let json = json
         let monitorStoppedByItself = await withTaskGroup(of: Bool.self) { group in
             group.addTask {

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// What every command shares: how ArgumentParser's own outcomes (help, usage errors) reach the user beside the
@@ -20,13 +21,22 @@ struct CommandLineTests {
 
     /// A device that is not there is the command's failure, in its words (`haptics probe: what failed`), with the
     /// way to see what is there.
+    /// On a system with no input device at all, it says so, and how to get one: listing them would show nothing.
     @Test func aDeviceThatIsNotThereIsSaidAsTheCommandsFailure() throws {
+        let noneAtAll = try CLI.run(["devices", "--all"]).output.hasPrefix("No input devices found")
         let run = try CLI.run(["probe", "/dev/input/event999"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
-        #expect(
-            run.errors == "haptics probe: no input device \"/dev/input/event999\"\n"
-                + "`haptics devices --all` lists them; name one by its node or id.\n", "\(run.errors)")
+        if noneAtAll {
+            #expect(
+                run.errors.hasPrefix("haptics probe: no input device \"/dev/input/event999\": this system ")
+                    && run.errors.hasSuffix("Plug in a gamepad, or create a virtual one with `haptics virtual-pad`.\n"),
+                "\(run.errors)")
+        } else {
+            #expect(
+                run.errors == "haptics probe: no input device \"/dev/input/event999\"\n"
+                    + "`haptics devices --all` lists them; name one by its node or id.\n", "\(run.errors)")
+        }
         let virtual = try CLI.run(["probe", "virtual"])
         #expect(virtual.status == 1)
         #expect(virtual.errors.hasPrefix("haptics probe: no input device \"virtual\": 'virtual' names an output"))
@@ -39,6 +49,14 @@ struct CommandLineTests {
         #expect(run.status == 64, "\(run.errors)")
         #expect(
             run.errors.hasPrefix("Error: --for takes a positive number of seconds, at most 31622400"), "\(run.errors)")
+    }
+
+    /// Asked for the udev daemon's events where none runs, the monitor says it will hear nothing, and what to pass.
+    @Test func monitorWithTheUdevSourceAndNoDaemonWarns() throws {
+        let run = try CLI.run(["monitor", "--source", "udev", "--for", "0.2"])
+        #expect(run.status == 0, "\(run.errors)")
+        let daemon = FileManager.default.fileExists(atPath: "/run/udev/control")
+        #expect(run.errors.contains("warning: no udev daemon runs") == !daemon, "\(run.errors)")
     }
 
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
