@@ -34,8 +34,15 @@ public struct NativePeriodicEffect: Sendable, Hashable {
     public var attackLevelUnits: UInt16 { UInt16(Self.units(attackLevel)) }
     public var fadeLevelUnits: UInt16 { UInt16(Self.units(fadeLevel)) }
 
+    /// The longest time a device is sent, in milliseconds: the kernel's input.h leaves values past 0x7fff
+    /// unspecified, and hid-pidff sends 0xffff as the PID's "infinite" (a longer effect would never stop).
+    public static let maximumMilliseconds: UInt16 = 0x7fff
+    /// The longest effect, in seconds (32.767 s): a longer one is played as pieces one after the other.
+    public static let maximumLength = Double(maximumMilliseconds) / 1000
+
     static func milliseconds(_ seconds: Double) -> UInt16 {
-        UInt16(Swift.min(Swift.max((seconds * 1000).rounded(), 0), Double(UInt16.max)))
+        guard !seconds.isNaN else { return 0 }
+        return UInt16(Swift.min(Swift.max((seconds * 1000).rounded(), 0), Double(maximumMilliseconds)))
     }
 
     static func units(_ level: Double) -> Int {

@@ -394,7 +394,7 @@ final class EvdevOutput: MotorOutput {
     }
 
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-        let length = min(pulse.duration * 1000, Double(UInt16.max)).rounded(.up)
+        let length = min(pulse.duration * 1000, Double(NativePeriodicEffect.maximumMilliseconds)).rounded(.up)
         let effect = ForceFeedbackEffect.rumble(
             strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
         // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.

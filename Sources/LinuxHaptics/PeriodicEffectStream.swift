@@ -60,6 +60,10 @@ package struct PeriodicSourceCursor: Sendable {
     private let order: [Int]
     private var loop = 0
     private var index = 0
+    /// Where in the effect at `index` (seconds from its start) its next piece begins, when the piece before did
+    /// not reach its end: an effect longer than a device takes (`NativePeriodicEffect.maximumLength`, once the
+    /// rate has stretched it) is placed as pieces one after the other.
+    private var pieceFrom: Double?
 
     package init(_ source: PeriodicSource, start: Double) {
         self.source = source
@@ -100,14 +104,21 @@ package struct PeriodicSourceCursor: Sendable {
             }
             let base = Double(loop) * (source.loopLength ?? 0)
             let patternStart = base + effect.delay
-            let engineStart = start + (max(patternStart, source.offset) - source.offset) / source.rate
+            let from = max(source.offset - patternStart, pieceFrom ?? 0)
+            let engineStart = start + (max(patternStart + from, source.offset) - source.offset) / source.rate
             if !isNear(engineStart) { return nil }
-            index += 1
             var patternEnd = patternStart + effect.length
             if let loopLength = source.loopLength { patternEnd = min(patternEnd, base + loopLength) }
-            guard patternEnd > source.offset,
-                let section = effect.section(
-                    from: source.offset - patternStart, to: patternEnd - patternStart, rate: source.rate)
+            var to = patternEnd - patternStart
+            let longest = NativePeriodicEffect.maximumLength * source.rate
+            if to - max(from, 0) > longest {
+                to = max(from, 0) + longest
+                pieceFrom = to
+            } else {
+                pieceFrom = nil
+                index += 1
+            }
+            guard patternEnd > source.offset, let section = effect.section(from: from, to: to, rate: source.rate)
             else { continue }
             return PlacedPeriodicEffect(start: engineStart, end: engineStart + section.length, effect: section)
         }

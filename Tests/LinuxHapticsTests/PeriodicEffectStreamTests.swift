@@ -86,6 +86,34 @@ import Testing
         #expect(effects[0].effect.period == compiled.period, "sharpness is not time")
     }
 
+    /// A 30 s tone at rate 0.4 lasts 75 s, longer than a device is sent (0x7fff ms: hid-pidff sends 0xffff as the
+    /// PID's "infinite", and that is where 75 s was clamped, so the effect never stopped). It is placed as pieces
+    /// of at most 32.767 s, one after the other, with the same level over the whole.
+    @Test func anEffectLongerThanADeviceTakesIsPlacedAsPiecesOneAfterTheOther() throws {
+        let tone = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.6)],
+                    relativeTime: 1, duration: 30)
+            ], parameters: [])
+        let program = NativePeriodicProgram(pattern: tone, profile: .periodicForce)
+        let effects = Self.placed(PeriodicSource(program: program, offset: 0, rate: 0.4), start: 10, until: .infinity)
+        try #require(effects.count == 3, "\(effects.map { $0.end - $0.start })")
+        #expect(abs(effects[0].start - 12.5) < 1e-9, "the event's 1 s at rate 0.4")
+        for (piece, next) in zip(effects, effects.dropFirst()) {
+            #expect(abs(piece.end - next.start) < 1e-9, "no gap and no overlap between pieces")
+        }
+        #expect(abs(effects.last!.end - (12.5 + 75)) < 1e-6)
+        #expect(effects.allSatisfy { $0.effect.length <= NativePeriodicEffect.maximumLength + 1e-9 })
+        #expect(effects.allSatisfy { ForceFeedbackEffect(periodic: $0.effect).replayLength <= 0x7fff })
+        #expect(effects.allSatisfy { $0.effect.magnitude == effects[0].effect.magnitude })
+        // An effect's own length past the limit is sent as the limit, never as 0xffff.
+        var long = program.effects[0]
+        long.length = 100
+        #expect(long.lengthMilliseconds == 0x7fff)
+    }
+
     @Test func aLoopingSourceRepeatsItsEffectsEveryLoopAndCutsThemAtTheLoopsEnd() {
         let source = PeriodicSource(program: Self.program, offset: 0, loopLength: 1.1)
         let effects = Self.placed(source, start: 0, until: 3.3)

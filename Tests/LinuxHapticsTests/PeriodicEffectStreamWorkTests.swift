@@ -98,10 +98,11 @@ import Testing
 
         /// Plays `pattern` once from now; returns the source's id.
         @discardableResult
-        func play(_ pattern: HapticPattern) -> Int {
+        func play(_ pattern: HapticPattern, rate: Double = 1) -> Int {
             let program = NativePeriodicProgram(pattern: pattern, profile: .periodicForce)
             return stream.play(
-                PeriodicSource(program: program, offset: 0), atNanoseconds: MonotonicClock.nanoseconds(clock.now))
+                PeriodicSource(program: program, offset: 0, rate: rate),
+                atNanoseconds: MonotonicClock.nanoseconds(clock.now))
         }
 
         /// Milliseconds from `origin` to each call of `kind` (of `slot`, when given).
@@ -145,6 +146,18 @@ import Testing
         stepped.stream.close()
         #expect(stepped.device.calls.filter { $0.kind == .erase }.map(\.slot).sorted() == [0, 1])
         #expect(stepped.device.heldSlots.isEmpty)
+    }
+
+    /// A tone longer than a device is sent (30 s at rate 0.5 lasts 60 s; 0x7fff ms is the most): two effects play
+    /// one after the other, the second at the first's end, and the device is never sent a longer one (0xffff, where
+    /// 60 s was clamped, is PID's "infinite").
+    @Test func aToneLongerThanADeviceTakesPlaysAsTwoEffectsOneAfterTheOther() throws {
+        let stepped = try Stepped()
+        stepped.play(HapticPattern(events: [Self.tone(at: 0.5, for: 30, intensity: 0.5)], parameters: []), rate: 0.5)
+        stepped.clock.advance(by: 62)
+        #expect(stepped.milliseconds(of: .play) == [1000, 1000 + 32767], "\(stepped.device.calls)")
+        #expect(stepped.device.calls.filter { $0.kind == .update }.allSatisfy { $0.magnitude == Self.magnitude(0.5) })
+        stepped.stream.close()
     }
 
     @Test func aStartWithMoreEffectsDueThanReadySlotsPlaysThoseInReadySlotsBeforeAskingTheDeviceForABlock() throws {
