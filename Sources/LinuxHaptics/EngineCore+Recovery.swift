@@ -47,7 +47,17 @@ extension EngineCore {
     func presenceChanged(_ presence: OutputPresence) {
         switch presence {
         case .removed:
-            let generation = state.withLock { $0.outputGeneration }
+            // A write that failed as the device went (a Bluetooth link answers EIO while it drops, USB ESHUTDOWN)
+            // stopped the engine with a device error: the removal says what that was, so the device's return resets
+            // the engine as after an unplug. The stopped handler has heard of the stop already.
+            let generation = state.withLock { state -> OutputGeneration? in
+                guard state.phase != .interrupted(.deviceError) else {
+                    state.phase = .interrupted(.gameControllerDisconnect)
+                    return nil
+                }
+                return state.outputGeneration
+            }
+            guard let generation else { return }
             outputFailed(OutputFailure(.deviceGone, "the hot-plug monitor saw the device go"), generation: generation)
         case .appeared:
             reattach(after: .gameControllerDisconnect)

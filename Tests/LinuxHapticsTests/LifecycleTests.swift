@@ -178,6 +178,27 @@ import Testing
         #expect(rig.applied(since: 10).suffix(2) == [Change(at: 0, strong: 1, weak: 1), Change(at: 0.1, .off)])
     }
 
+    /// A write that failed with a device error as the pad was going (a Bluetooth link answers `EIO` while it drops,
+    /// USB `ESHUTDOWN`), then the hot-plug watch's removal: the pad's return resets the engine onto it, as after an
+    /// unplug. (The removal was ignored once the engine had stopped for the error, and so was the return: the
+    /// engine stayed stopped until the app started it again.)
+    @Test func aDeviceErrorThenTheDevicesRemovalIsResetByItsReturn() throws {
+        let rig = try Rig()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        let resets = Inbox<Double>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        rig.engine.resetHandler = { [clock = rig.clock] in resets.put(clock.now) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        rig.recorder.failNext(.other)
+        try player.start(atTime: 0)
+        #expect(reasons.all == [.deviceError])
+        rig.recorder.unplug()
+        rig.recorder.replug()
+        #expect(resets.all.count == 1, "the return reset the engine")
+        #expect(rig.engine.isRunning)
+        #expect(reasons.all == [.deviceError], "the handler heard of the stop once")
+    }
+
     @Test func idleEngineShutsDownAndRestartsOnThePlay() throws {
         var options = HapticEngineOptions()
         options.autoShutdownDelay = 2
