@@ -52,14 +52,21 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
 
         /// The source for this system: `udev` when a udev daemon runs (`/run/udev/control` exists), else
         /// `inotify` inside a container (where kernel uevents do not arrive), else `kernel`.
-        public static var automatic: Source {
-            if DeviceDiscovery.udevDaemonIsRunning { return .udev }
-            if containerMarkers.contains(where: Sys.exists) { return .inotify }
+        public static var automatic: Source { chosen(exists: Sys.exists) }
+
+        /// `automatic` on a system where `exists` says which files are there.
+        package static func chosen(exists: (String) -> Bool) -> Source {
+            if exists(udevDaemonControlPath) { return .udev }
+            if containerMarkers.contains(where: exists) { return .inotify }
             return .kernel
         }
 
-        /// Files that container runtimes (Docker, Podman, Flatpak) create inside their containers.
-        static let containerMarkers = ["/.dockerenv", "/run/.containerenv", "/.flatpak-info"]
+        /// Files that container runtimes create inside their containers: Docker, Podman, Flatpak, and systemd's
+        /// own mark (systemd-nspawn, and systemd as the init of an LXC or other container, write the runtime's name
+        /// there; a host never has it).
+        static let containerMarkers = [
+            "/.dockerenv", "/run/.containerenv", "/.flatpak-info", "/run/systemd/container",
+        ]
     }
 
     public let source: Source

@@ -228,3 +228,21 @@ import Testing
         #expect(handle.access.reason?.contains("Permission denied") == true)
     }
 }
+
+@Suite struct MonitorSourceChoiceTests {
+    /// The automatic source: udev where its daemon runs, inotify in a container (kernel uevents reach only the
+    /// initial network namespace), the kernel's uevents elsewhere. systemd-nspawn's and an LXC container's
+    /// systemd mark theirs with /run/systemd/container, which was not looked for: the monitor listened to kernel
+    /// uevents there and heard no pad come or go.
+    @Test(arguments: [
+        ([String](), DeviceMonitor.Source.kernel),
+        (["/run/udev/control", "/.dockerenv"], .udev),
+        (["/.dockerenv"], .inotify),
+        (["/run/.containerenv"], .inotify),
+        (["/.flatpak-info"], .inotify),
+        (["/run/systemd/container"], .inotify),
+    ])
+    func theAutomaticSourceFollowsTheFilesPresent(files: [String], source: DeviceMonitor.Source) {
+        #expect(DeviceMonitor.Source.chosen(exists: files.contains) == source)
+    }
+}
