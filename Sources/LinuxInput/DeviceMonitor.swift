@@ -435,7 +435,9 @@ final class MonitorWorker: @unchecked Sendable {
             let wasKnown = known[change.sysName]
             device.id = wasKnown?.id ?? freeID(for: device)
             known[change.sysName] = device
-            // An "add" for a node already known (it appeared between snapshot and start) is a change.
+            // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
+            // opened) is an add; an "add" for a node already known (it appeared between the source's opening and
+            // the snapshot) is told as an add again, keeping the id it was given.
             return DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device)
         }
     }

@@ -11,6 +11,9 @@ public import Synchronization
 
     @_spi(Internals) public init() { word = Atomic(0) }
 
+    /// How many times `shut()` yields the processor to a call in flight before it sleeps between looks.
+    static let yieldsBeforeSleeping = 1000
+
     @_spi(Internals) public var isShut: Bool { word.load(ordering: .acquiring) & 1 != 0 }
 
     /// Runs `body` as a call in flight; nil, without running it, once the gate is shut.
@@ -28,8 +31,17 @@ public import Synchronization
     @_spi(Internals) public func shut() -> Bool {
         let before = word.bitwiseOr(1, ordering: .sequentiallyConsistent).oldValue
         // A call in flight is one system call: microseconds, except a force-feedback upload to a uinput device,
-        // which lasts until its server answers.
-        while word.load(ordering: .sequentiallyConsistent) >> 1 != 0 { Sys.yield() }
+        // which lasts until its server answers (uinput gives it up to 30 s). The wait yields the processor at
+        // first, then sleeps a millisecond at a time, so that a long call does not keep a core busy.
+        var yields = 0
+        while word.load(ordering: .sequentiallyConsistent) >> 1 != 0 {
+            if yields < Self.yieldsBeforeSleeping {
+                yields += 1
+                Sys.yield()
+            } else {
+                Sys.sleep(nanoseconds: 1_000_000)
+            }
+        }
         return before & 1 == 0
     }
 }

@@ -1,5 +1,6 @@
 // The lock-free pieces before a device write: a slot that a second claimant passes over instead of waiting for,
 // and a gate whose shutting waits for the calls in flight and lets no later one in.
+import Glibc
 import Testing
 @_spi(Internals) @testable import LinuxSystem
 
@@ -89,6 +90,38 @@ import Testing
         closer.join()
         caller.join()
         #expect(finishedWhenShut.withLock { $0 }, "shut returned before the call in flight had finished")
+    }
+
+    /// A call that lasts (an upload to a uinput device whose server is slow: uinput waits up to 30 s) is waited
+    /// for without keeping a processor busy: the waiting thread sleeps between looks once a thousand yields have
+    /// not seen it end (it yielded in a loop, a whole core for as long as the call lasted).
+    @Test func shuttingWaitsForALongCallWithoutSpinning() throws {
+        final class Owner: Sendable { let gate = CallGate() }
+        let owner = Owner()
+        let inside = Lock(false)
+        let caller = try ServiceThread.start {
+            _ = owner.gate.pass {
+                inside.withLock { $0 = true }
+                Sys.sleep(nanoseconds: 400_000_000)
+            }
+        }
+        while !inside.withLock({ $0 }) { Sys.yield() }
+        let spent = Lock((cpu: 0.0, wall: 0.0))
+        let closer = try ServiceThread.start {
+            func seconds(_ clock: clockid_t) -> Double {
+                var time = timespec()
+                clock_gettime(clock, &time)
+                return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+            }
+            let cpu = seconds(CLOCK_THREAD_CPUTIME_ID)
+            let wall = seconds(CLOCK_MONOTONIC)
+            owner.gate.shut()
+            spent.withLock { $0 = (seconds(CLOCK_THREAD_CPUTIME_ID) - cpu, seconds(CLOCK_MONOTONIC) - wall) }
+        }
+        closer.join()
+        caller.join()
+        let (cpu, wall) = spent.withLock { $0 }
+        #expect(wall > 0.2 && cpu < wall / 4, "the wait of \(wall) s took \(cpu) s of processor time")
     }
 
     @Test func aClosedDescriptorRunsNoCall() throws {
