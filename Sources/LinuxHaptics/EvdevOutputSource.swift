@@ -324,7 +324,17 @@ final class EvdevOutputSource: OutputSource {
         var firstFailure: OutputFailure?
         for (node, driver, id) in nodes {
             do throws(EventDeviceError) {
-                return (try EventDevice(node: node, logger: logger), driver, id)
+                let device = try EventDevice(node: node, logger: logger)
+                // The node was listed (or announced) a moment ago: unplugged since, and taken by another device,
+                // it holds one that was not chosen.
+                if let id, !id.names(deviceWithID: device.id) {
+                    device.close()
+                    firstFailure =
+                        firstFailure
+                        ?? OutputFailure(.notFound, "\(node) now holds another device than \(id), which was chosen")
+                    continue
+                }
+                return (device, driver, id)
             } catch {
                 firstFailure = firstFailure ?? EvdevOutput.failure(from: error)
                 if nodes.count > 1 {

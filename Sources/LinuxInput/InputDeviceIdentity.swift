@@ -100,6 +100,16 @@ public struct StableDeviceID: Hashable, Sendable, Comparable, CustomStringConver
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// Whether this id (from a listing or a hot-plug event) can name a device whose own id is `base`: it is
+    /// `base`, or `base` with the suffix a listing gives the second and later of identical devices (`-2`, `-3`...).
+    public func names(deviceWithID base: StableDeviceID) -> Bool {
+        guard rawValue.hasPrefix(base.rawValue) else { return false }
+        let suffix = rawValue.dropFirst(base.rawValue.count)
+        guard !suffix.isEmpty else { return true }
+        guard suffix.first == "-", let number = Int(suffix.dropFirst()) else { return false }
+        return number >= 2 && suffix.dropFirst() == "\(number)"
+    }
+
     /// The ids of `identities` in order, with `-2`, `-3`... appended to the second and later holders of an
     /// id already taken (identical devices with neither `uniq` nor `phys`).
     public static func disambiguated(_ identities: [InputDeviceIdentity]) -> [StableDeviceID] {

@@ -91,6 +91,18 @@ import Testing
         #expect(ids.map(\.rawValue) == [base, other.stableID.rawValue, base + "-2", base + "-3"])
     }
 
+    /// An engine checks that the node it opened still holds the device it chose: a listed id names a device whose
+    /// own id is its base, with or without a listing's suffix, and no other.
+    @Test func aListedIDNamesTheDevicesWithItsBaseOnly() {
+        let pad = InputDeviceIdentity(name: "Pad", bus: .virtual, vendor: 0x1234, product: 0x5678).stableID
+        let other = InputDeviceIdentity(name: "Other", bus: .virtual, vendor: 0x1234, product: 0x5678).stableID
+        let named = { (raw: String) in StableDeviceID(rawValue: raw).names(deviceWithID: pad) }
+        #expect(named(pad.rawValue) && named(pad.rawValue + "-2") && named(pad.rawValue + "-17"))
+        #expect(!named(other.rawValue) && !named(other.rawValue + "-2"))
+        #expect(!named(pad.rawValue + "-1") && !named(pad.rawValue + "-02") && !named(pad.rawValue + "-x"))
+        #expect(!named(pad.rawValue + "0") && !named(String(pad.rawValue.dropLast())))
+    }
+
     @Test func busNames() {
         #expect(InputBus.usb.name == "usb")
         #expect(InputBus.bluetooth.name == "bluetooth")
