@@ -57,7 +57,7 @@ enum VoiceCoilSuite {
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
 
-    /// An engine on the emulated pad's voice coils.
+    /// An engine on the emulated pad's HD actuators (the DualSense's voice coils, a Switch pad's HD rumble).
     static func engine(on node: String, gain: Double = 1) throws -> HapticEngine {
         var options = HapticEngineOptions()
         options.actuators = .hd
@@ -558,16 +558,7 @@ enum VoiceCoilSuite {
         try await EmulationSuite.withController(.switchPro) { device, nodes in
             var peaks: [Double] = []
             for gain in [1.0, 0.5] {
-                var options = HapticEngineOptions()
-                options.actuators = .hd
-                options.gain = gain
-                options.playsHapticsOnly = true
-                options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
-                let engine = HapticEngine(
-                    output: .device(.id(try AppSuite.stableID(of: nodes.rumbleNode))), options: options,
-                    logger: EmulationSuite.logger())
-                try engine.start()
-                try require(engine.capabilities?.hdNode != nil, "the engine plays on \(engine.capabilities as Any)")
+                let engine = try engine(on: nodes.rumbleNode, gain: gain)
                 let before = device.records().count
                 try await play(pattern, on: engine)
                 try await Task.sleep(for: .milliseconds(150))
