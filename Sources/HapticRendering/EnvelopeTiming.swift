@@ -10,9 +10,9 @@ public enum EnvelopeTiming {
     /// How many times the length doubles across the adjuster range (2^8 = 256: adjuster 0.5 gives ~59 ms).
     public static let doublings: Double = 8
 
-    /// Seconds for an adjuster value (clamped to 0...1).
+    /// Seconds for an adjuster value (clamped to 0...1; NaN is 0).
     public static func seconds(forAdjuster adjuster: Double) -> Double {
-        let value = Swift.min(Swift.max(adjuster, 0), 1)
+        let value = PureMath.unitClamped(adjuster)
         let full = PureMath.exp2(doublings) - 1
         return longest * (PureMath.exp2(doublings * value) - 1) / full
     }
@@ -21,7 +21,7 @@ public enum EnvelopeTiming {
     /// gets the whole level, the other fades out towards the ends of the range. At 0.5 both run at the level,
     /// so intensity alone sets how strong the output is and sharpness only sets its colour.
     public static func motorShares(sharpness: Double) -> (strong: Double, weak: Double) {
-        let s = Swift.min(Swift.max(sharpness, 0), 1)
+        let s = PureMath.unitClamped(sharpness)
         return (Swift.min(1, 2 * (1 - s)), Swift.min(1, 2 * s))
     }
 }

@@ -46,7 +46,7 @@ public struct NativePeriodicEffect: Sendable, Hashable {
     }
 
     static func units(_ level: Double) -> Int {
-        Int((Swift.min(Swift.max(level, 0), 1) * fullScale).rounded())
+        Int((PureMath.unitClamped(level) * fullScale).rounded())
     }
 
     /// The attack and fade around `magnitude`.

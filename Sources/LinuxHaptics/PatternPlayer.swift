@@ -139,8 +139,21 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     func cancel() throws(HapticEngineError) { try core.cancelPlayer(id, generation: generation) }
 
+    /// A control's value or time that is not a number is refused, naming the parameter, before anything changes:
+    /// a NaN attack, decay or release trapped the renderer, and a NaN level reached the device.
+    private func requireFiniteValues(_ values: [Double], of parameter: HapticDynamicParameter.ID, _ what: String)
+        throws(HapticEngineError)
+    {
+        guard let bad = values.first(where: { !$0.isFinite }) else { return }
+        throw HapticEngineError(
+            .invalidArgument, "\(what) of \(parameter.rawValue) is \(bad): give a finite number")
+    }
+
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError) {
         try requireFinite(time, "parameter time")
+        for parameter in parameters {
+            try requireFiniteValues([parameter.value], of: parameter.parameterID, "the value")
+        }
         try core.changeControls(id, generation: generation) { player, now in
             player.controls(sending: parameters, at: effectiveTime(time, now: now))
         }
@@ -148,6 +161,10 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError) {
         try requireFinite(time, "curve time")
+        try requireFiniteValues(curve.controlPoints.map(\.value), of: curve.parameterID, "a control point's value")
+        try requireFiniteValues(
+            curve.controlPoints.map(\.relativeTime) + [curve.relativeTime], of: curve.parameterID,
+            "a control point's time")
         try core.changeControls(id, generation: generation) { player, now in
             player.controls(scheduling: curve, at: effectiveTime(time, now: now))
         }

@@ -150,6 +150,50 @@ import Testing
         #expect(report.leftTrigger == 0 && report.rightTrigger == 50)
     }
 
+    /// A control's value, or a curve point's time, that is not a number is refused, naming the parameter, and
+    /// changes nothing (a NaN attack time trapped the renderer's exponent when the player was rendered again).
+    @Test(arguments: [Double.nan, .infinity])
+    func controlValuesThatAreNotNumbersAreRefusedAndChangeNothing(value: Double) throws {
+        let rig = try Rig()
+        let pattern = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous, parameters: [.init(parameterID: .hapticIntensity, value: 0.8)],
+                    relativeTime: 0, duration: 0.5)
+            ], parameters: [])
+        let player = try rig.engine.makeAdvancedPlayer(with: pattern)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        let before = rig.actions()
+        for id in [HapticDynamicParameter.ID.hapticAttackTimeControl, .hapticIntensityControl] {
+            let error = #expect(throws: HapticEngineError.self) {
+                try player.sendParameters([.init(parameterID: id, value: value, relativeTime: 0)], atTime: 0)
+            }
+            #expect(error?.kind == .invalidArgument && error?.message.contains(id.rawValue) == true, "\(id)")
+        }
+        let curves = [
+            HapticParameterCurve(
+                parameterID: .hapticReleaseTimeControl, controlPoints: [.init(relativeTime: 0, value: value)],
+                relativeTime: 0),
+            HapticParameterCurve(
+                parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: value, value: 0.5)],
+                relativeTime: 0),
+        ]
+        for curve in curves {
+            let error = #expect(throws: HapticEngineError.self) { try player.scheduleParameterCurve(curve, atTime: 0) }
+            #expect(error?.kind == .invalidArgument)
+        }
+        #expect(rig.actions() == before, "nothing was sent")
+        rig.clock.advance(by: 1)
+        #expect(rig.applied().last.map { $0.strong == 0 && $0.weak == 0 } == true, "it ended at rest as planned")
+    }
+
+    /// Adjusters and levels that are not numbers are 0 wherever the renderer turns them into time or units.
+    @Test func adjustersAndLevelsThatAreNotNumbersAreZero() {
+        #expect(EnvelopeTiming.seconds(forAdjuster: .nan) == 0)
+        #expect(EnvelopeTiming.motorShares(sharpness: .nan) == (strong: 1, weak: 0))
+    }
+
     @Test func deadlinesConvertWithoutTrapping() {
         #expect(MonotonicClock.nanoseconds(1.5) == 1_500_000_000)
         #expect(MonotonicClock.nanoseconds(1e308) == .max)
