@@ -103,7 +103,13 @@ public struct BandRenderer: Sendable {
     public func carriers(from frame: Int, count: Int) -> (left: [Carrier], right: [Carrier]) {
         let end = frame + Swift.max(count, 1)
         var found: [Carrier] = []
-        for voice in waveform.firstFrames.indices {
+        // The voices begun before `end` and not all ended by `frame`, found by two binary searches over the
+        // voices in start order (the latest end so far rises along it): a look costs the voices near the update,
+        // not the whole pattern. Taken in pattern order, as they sum.
+        let order = waveform.byFirstFrame
+        let begun = order.partitionPoint { waveform.firstFrames[$0] >= end }
+        let notEnded = waveform.latestEnds[..<begun].partitionPoint { $0 > frame }
+        for voice in order[notEnded..<begun].sorted() {
             let first = Swift.max(waveform.firstFrames[voice], frame)
             let last = Swift.min(waveform.endFrames[voice], end)
             guard first < last else { continue }

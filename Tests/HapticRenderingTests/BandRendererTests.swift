@@ -100,6 +100,31 @@ import Testing
         let bands = renderer.bands(from: 450, count: Self.update)
         #expect(abs(bands.left.high.frequency - 640) < 1e-6 && bands.left.low.amplitude == 0)
     }
+
+    /// The carriers of an update are found among the voices near it (two binary searches), not by a walk over the
+    /// whole pattern: on a pattern of staggered, overlapping events of every kind, every update gives exactly what
+    /// each event's own renderer gives for it, in pattern order (events sounding together are fewer than the limit,
+    /// so each voice sounds as it does alone).
+    @Test func eachUpdatesCarriersAreTheOnesEachEventGivesAloneInPatternOrder() {
+        var events: [HapticEvent] = []
+        for index in 0..<60 {
+            let time = Double(index) * 0.037 + (index % 3 == 0 ? 0.5 : 0)
+            let sharpness = HapticEventParameter(parameterID: .hapticSharpness, value: Double(index % 7) / 6)
+            let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 0.3 + Double(index % 5) / 8)
+            events.append(
+                index % 4 == 0
+                    ? HapticEvent(type: .hapticTransient, parameters: [intensity, sharpness], relativeTime: time)
+                    : HapticEvent(
+                        type: .hapticContinuous, parameters: [intensity, sharpness], relativeTime: time,
+                        duration: index % 10 == 1 ? 1.5 : 0.05))
+        }
+        let whole = BandRenderer(pattern: HapticPattern(events: events, parameters: []))
+        let alone = events.map { BandRenderer(pattern: HapticPattern(events: [$0], parameters: [])) }
+        for frame in stride(from: 0, to: whole.endFrame + Self.update, by: Self.update) {
+            let expected = alone.flatMap { $0.carriers(from: frame, count: Self.update).left }
+            #expect(whole.carriers(from: frame, count: Self.update).left == expected, "frame \(frame)")
+        }
+    }
 }
 
 @Suite struct HapticLocalityNameTests {
