@@ -25,6 +25,9 @@ public struct NativePeriodicEffect: Sendable, Hashable {
     /// The kernel's largest level for periodic magnitudes and envelope levels.
     public static let fullScale: Double = 0x7fff
 
+    /// The delay and length as the kernel's `ff_replay` fields take them: clamped to `maximumMilliseconds`. An
+    /// effect of a program is in pattern time (its delay from the pattern's start); the stream sends each one from
+    /// its start with no delay, cut into pieces no longer than the maximum.
     public var delayMilliseconds: UInt16 { Self.milliseconds(delay) }
     public var lengthMilliseconds: UInt16 { Self.milliseconds(length) }
     public var periodMilliseconds: UInt16 { Swift.max(Self.milliseconds(period), 1) }

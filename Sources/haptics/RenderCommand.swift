@@ -308,7 +308,9 @@ struct Rendering {
         let program = NativePeriodicProgram(pattern: pattern, profile: profile)
         let effects: [JSONValue] = program.effects.map {
             object([
-                "delayMs": .number(Double($0.delayMilliseconds)), "lengthMs": .number(Double($0.lengthMilliseconds)),
+                // In pattern time, whole: a device is sent each effect from its start with no delay, in pieces of
+                // at most 0x7fff ms (`PeriodicSourceCursor`), so these are not clamped to its field.
+                "delayMs": .number(($0.delay * 1000).rounded()), "lengthMs": .number(($0.length * 1000).rounded()),
                 "periodMs": .number(Double($0.periodMilliseconds)), "magnitude": .number(Double($0.magnitudeUnits)),
                 "attackLengthMs": .number(Double($0.attackLengthMilliseconds)),
                 "attackLevel": .number(Double($0.attackLevelUnits)),

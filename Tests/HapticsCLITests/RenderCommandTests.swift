@@ -7,6 +7,28 @@ import Testing
     static let thud = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Haptics/thud.ahap").path
 
+    /// The native periodic program in json gives each effect's delay and length in pattern time, whole: an event
+    /// at 100 s is 100000 ms in (it was clamped to the kernel field's most, 32767, like every event after 32.8 s).
+    @Test func jsonGivesANativeEffectsDelayAndLengthWholePastTheKernelsField() throws {
+        let pattern = """
+            {"Version":1,"Pattern":[
+             {"Event":{"Time":40,"EventType":"HapticContinuous","EventDuration":30,"EventParameters":[
+               {"ParameterID":"HapticIntensity","ParameterValue":0.5}]}},
+             {"Event":{"Time":100,"EventType":"HapticTransient","EventParameters":[
+               {"ParameterID":"HapticIntensity","ParameterValue":1}]}}
+            ]}
+            """
+        try CLI.withFile(pattern) { file in
+            let run = try CLI.run(["render", "--format", "json", file])
+            #expect(run.status == 0, "\(run.errors)")
+            let root = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+            let native = try #require(root["nativePeriodic"] as? [String: Any])
+            let effects = try #require(native["effects"] as? [[String: Any]])
+            #expect(effects.compactMap { $0["delayMs"] as? Double } == [40000, 100000])
+            #expect(effects.first?["lengthMs"] as? Double == 30000)
+        }
+    }
+
     @Test func aNameRendersThePatternOfTheHapticsFolderAsItsPathDoes() throws {
         let byPath = try CLI.run(["render", "--format", "csv", Self.thud])
         let byName = try CLI.run(["render", "--format", "csv", "thud"])
