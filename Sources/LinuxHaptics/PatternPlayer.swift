@@ -140,7 +140,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
     func cancel() throws(HapticEngineError) { try core.cancelPlayer(id, generation: generation) }
 
     /// A control's value or time that is not a number is refused, naming the parameter, before anything changes:
-    /// a NaN attack, decay or release trapped the renderer, and a NaN level reached the device.
+    /// a NaN attack, decay or release time trapped the renderer.
     private func requireFiniteValues(_ values: [Double], of parameter: HapticDynamicParameter.ID, _ what: String)
         throws(HapticEngineError)
     {
