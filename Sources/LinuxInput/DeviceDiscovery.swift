@@ -81,6 +81,8 @@ public struct DeviceDiscovery: Sendable {
 
     /// Whether a udev daemon (systemd-udevd, eudev) runs on this system.
     public static var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
+    /// The udev daemon's control socket, whose presence says the daemon runs.
+    public static var udevDaemonControlPath: String { LinuxInput.udevDaemonControlPath }
 
     /// Whether `/dev/input` exists; without it the system has no evdev device at all.
     public static var inputDirectoryExists: Bool { Sys.exists(DeviceDirectoryWatch.inputDirectory) }

@@ -30,6 +30,9 @@ enum EngineSuite {
             KernelTest(
                 name: "engine/of-two-identical-pads-the-engine-on-the-second-stops-for-its-unplug-not-the-firsts",
                 body: identicalPadsUnplug),
+            KernelTest(
+                name: "engine/a-write-failing-with-eio-then-the-pads-unplug-and-return-resets-the-engine",
+                body: deviceErrorThenReplug),
             KernelTest(name: "engine/unplug-replug-cycles", body: unplugReplugCycles),
             KernelTest(name: "engine/refused-uploads-degrade", body: refusedUploadsDegrade),
             KernelTest(name: "engine/single-slot-pad-degrades", body: singleSlotDegrades),
@@ -875,6 +878,41 @@ enum EngineSuite {
             try await events.wait(for: .stopped(.gameControllerDisconnect), "named by \(naming): after its own unplug")
         }
         print("    named by id and by node: the other pad's unplug left the engine running, its own stopped it")
+    }
+
+    /// A play write fails with EIO (as a Bluetooth link answers while it drops; injected through `SyscallFaults`):
+    /// the engine stops with `deviceError`. The pad then goes and comes back: the hot-plug watch's removal makes
+    /// the engine wait for it, and its return resets the engine onto it, which plays again. (The removal and the
+    /// return were ignored after a device error: the engine stayed stopped until the app started it.)
+    static func deviceErrorThenReplug() async throws {
+        let configuration = VirtualPadConfiguration(name: "Haptics pad whose link drops")
+        var pad = try VirtualPadSuite.makePad(configuration)
+        var alive = true
+        defer { if alive { pad.destroy() } }
+        let engine = try engine(for: pad)
+        defer { engine.stop() }
+        let events = Events(engine)
+        let player = try engine.makeAdvancedPlayer(timeline: steady(0.8, 0.4, seconds: 30))
+        SyscallFaults.arm(SyscallFaults.Plan(site: "write", errno: .ioError, calls: .from(1)))
+        do {
+            defer { SyscallFaults.disarm() }
+            try player.start(atTime: 0)
+            try await events.wait(for: .stopped(.deviceError), "after the play write failed with EIO")
+        }
+        pad.destroy()
+        alive = false
+        // The removal reaches the engine's watch well within this.
+        try await Task.sleep(for: .milliseconds(500))
+        pad = try VirtualPadSuite.makePad(configuration)
+        alive = true
+        try await events.wait(for: .reset, "after the pad came back")
+        let fresh = try engine.makeAdvancedPlayer(timeline: steady(0.5, 0.5, seconds: 0.2))
+        try fresh.start(atTime: 0)
+        try await VirtualPadSuite.waitForRecords(pad, "a rumble after the reset") {
+            $0.contains(where: isNonZeroUpload)
+        }
+        try requireEqual(events.all, [.stopped(.deviceError), .reset], "the engine's handlers")
+        print("    deviceError on EIO, then the pad's unplug and return reset the engine, which played again")
     }
 
     static func unplugReplugCycles() async throws {

@@ -48,7 +48,7 @@ struct MonitorCommand: AsyncParsableCommand {
         Console.printError("watching input devices (source: \(monitor.source.rawValue))")
         if monitor.source == .udev, !DeviceDiscovery.udevDaemonIsRunning {
             Console.printError(
-                "warning: no udev daemon runs (/run/udev/control is missing), so the udev "
+                "warning: no udev daemon runs (\(DeviceDiscovery.udevDaemonControlPath) is missing), so the udev "
                     + "source hears nothing; leave --source out, or pass --source kernel")
         }
         let json = json
