@@ -164,7 +164,7 @@ public struct NativePeriodicProgram: Sendable, Hashable {
         let controls = ControlSet(
             parameters: pattern.dynamicParameters + runtime.parameters,
             curves: pattern.parameterCurves + runtime.curves)
-        let knots = controls.knots
+        let knots = controls.knots.sorted()
         effects = []
         inexactEvents = []
         for (index, event) in pattern.events.enumerated() where event.isHaptic {
@@ -175,8 +175,9 @@ public struct NativePeriodicProgram: Sendable, Hashable {
             let end = voice.end
             let intensityControl = controls.intensity.value(at: start, piece: start)
             let sharpnessControl = controls.sharpness.value(at: start, piece: start)
+            let firstKnotAfterStart = knots.partitionPoint { $0 > start }
             let steady =
-                !knots.contains { $0 > start && $0 < end }
+                (firstKnotAfterStart == knots.endIndex || knots[firstKnotAfterStart] >= end)
                 && controls.intensity.value(at: end, piece: end) == intensityControl
                 && controls.sharpness.value(at: end, piece: end) == sharpnessControl
             let level = Swift.min(Swift.max(voice.intensity * intensityControl, 0), 1) * profile.gain
@@ -190,25 +191,21 @@ public struct NativePeriodicProgram: Sendable, Hashable {
             }
             inexactEvents.append(index)
             effects.append(
-                Self.followedEffect(
-                    event: event, voice: voice, pattern: pattern, runtime: runtime, controls: controls,
-                    profile: profile))
+                Self.followedEffect(voice: voice, controls: controls, sortedKnots: knots, profile: profile))
         }
     }
 
-    /// An effect without an envelope that follows `event` by updates, placed by the profile's write-budgeted
+    /// An effect without an envelope that follows `voice` by updates, placed by the profile's write-budgeted
     /// planner (`DeviceCommandPlanner`, the one the engine plans motor levels with): the event's level over time
     /// (its envelope under the intensity controls, the pattern's other events left out) is planned as one motor, and
     /// every command after the first becomes an update at its time. Each update's period is the sharpness in the
     /// middle of its first `interval`; where the period moves by a millisecond while the level holds, an update at
-    /// the level held carries it, at most one per `interval`.
+    /// the level held carries it, at most one per `interval`. `sortedKnots` are `controls.knots` in ascending order.
     static func followedEffect(
-        event: HapticEvent, voice: EventVoice, pattern: HapticPattern, runtime: RuntimeControls,
-        controls: ControlSet, profile: RenderProfile
+        voice: EventVoice, controls: ControlSet, sortedKnots: [Double], profile: RenderProfile
     ) -> NativePeriodicEffect {
-        var alone = pattern
-        alone.events = [event]
-        let envelope = PatternRenderer(profile: profile).intensityEnvelope(alone, controls: runtime)
+        let envelope = PatternRenderer(profile: profile).intensityEnvelope(
+            of: voice, controls: controls, sortedKnots: sortedKnots)
         let interval = Swift.max(profile.minimumUpdateInterval, 0.001)
         func period(from time: Double) -> Double {
             let middle = Swift.min(time + interval / 2, (time + voice.end) / 2)
@@ -224,11 +221,14 @@ public struct NativePeriodicProgram: Sendable, Hashable {
             attackLength: 0, attackLevel: first, fadeLength: 0, fadeLevel: first)
         var sentPeriod = NativePeriodicEffect.milliseconds(effect.period)
         var next = 1
+        // The commands at or before `time`: `levels[..<reached]`.
+        var reached = 0
         var time = voice.start
         // Walk the event by intervals: the planner's commands in each, or a period change where it has none.
         while time < voice.end {
             let limit = time + interval
-            var held = levels.last { $0.time <= time }?.magnitude ?? first
+            while reached < levels.count, levels[reached].time <= time { reached += 1 }
+            var held = reached > 0 ? levels[reached - 1].magnitude : first
             var moved = false
             while next < levels.count, levels[next].time < limit {
                 let update = NativePeriodicUpdate(

@@ -131,7 +131,12 @@ public struct PatternRenderer: Sendable {
         var knots = Set<Double>([0, end])
         for voice in score.voices { knots.formUnion(voice.corners.map(\.time)) }
         knots.formUnion(score.controls.knots.filter { $0 > 0 && $0 < end })
-        let cuts = knots.filter { $0 >= 0 && $0 <= end }.sorted()
+        return render(score, cuts: knots.filter { $0 >= 0 && $0 <= end }.sorted())
+    }
+
+    /// The timeline of `score` cut at `cuts` (ascending): each piece between two cuts is refined until linear
+    /// within `tolerance`; before the first cut is silence.
+    private func render(_ score: PatternVoices, cuts: [Double]) -> MotorTimeline {
         var segments: [MotorTimeline.Segment] = []
         var sounding = SoundingVoices(score.voices)
         for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {
@@ -152,6 +157,25 @@ public struct PatternRenderer: Sendable {
         var allMotors = self
         allMotors.locality = .leftHandle
         return allMotors.render(pattern, controls: runtime)
+    }
+
+    /// The intensity envelope of `voice` alone under `controls`: the same timeline as `intensityEnvelope` of a
+    /// pattern holding only the voice's event with those controls, looking only at the control knots inside the
+    /// voice, found by binary search in `sortedKnots` (`controls.knots` in ascending order). A pattern of many
+    /// events with controls so costs each event its own span, not the whole pattern's.
+    func intensityEnvelope(of voice: EventVoice, controls: ControlSet, sortedKnots: [Double]) -> MotorTimeline {
+        let end = voice.end
+        guard end > 0 else { return .silent }
+        var allMotors = self
+        allMotors.locality = .leftHandle
+        // Before its first corner the voice is silent: the whole pattern's cuts there give one silent piece.
+        let lower = Swift.max(voice.start, 0)
+        let inside = sortedKnots.partitionPoint { $0 > lower }..<sortedKnots.partitionPoint { $0 >= end }
+        var knots = Set<Double>([lower, end])
+        knots.formUnion(voice.corners.map(\.time))
+        knots.formUnion(sortedKnots[inside])
+        return allMotors.render(
+            PatternVoices(controls: controls, voices: [voice]), cuts: knots.filter { $0 >= 0 && $0 <= end }.sorted())
     }
 
     /// Summed motor levels at `time`, from the pieces containing `piece`.

@@ -25,6 +25,12 @@ struct PatternVoices: Sendable {
         voices = SoundingVoices.admitted(all)
     }
 
+    /// `voices` under `controls`, admitted as a pattern's are.
+    init(controls: ControlSet, voices: [EventVoice]) {
+        self.controls = controls
+        self.voices = SoundingVoices.admitted(voices)
+    }
+
     /// The time after which every voice is silent (0 when there is none).
     var end: Double { voices.map(\.end).max() ?? 0 }
 

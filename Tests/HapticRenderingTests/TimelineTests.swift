@@ -1,5 +1,5 @@
 import AHAP
-import HapticRendering
+@testable import HapticRendering
 import Testing
 
 /// Time operations and mixing on timelines, and the native periodic program.
@@ -192,5 +192,45 @@ import Testing
                 return abs(followed.level(at: time) - envelope.levels(at: time).strong)
             }.max() ?? 0
         #expect(worst <= 0.021, "the held levels stray \(worst) from the event")
+    }
+
+    /// A followed event is planned from the intensity envelope of its own span, rendered with only the control
+    /// knots inside it (found by binary search, so that a program of thousands of such events is not quadratic):
+    /// it must be the envelope of the pattern holding that event alone with all the pattern's controls, whatever
+    /// lies before, across and after it.
+    @Test func anEventsOwnEnvelopeIsTheWholeRenderOfThatEventAloneUnderThePatternsControls() throws {
+        let events = [
+            Build.continuous(at: 0, duration: 0.5, intensity: 0.9, sharpness: 0.3),
+            Build.transient(at: 0.6, intensity: 1, sharpness: 0.8, decay: 0.2),
+            Build.continuous(at: 1.0, duration: 0.8, intensity: 0.7, sharpness: 0.6, extra: [(.attackTime, 0.1)]),
+            Build.continuous(at: 1.5, duration: 1.2, intensity: 1, sharpness: 0.1, extra: [(.releaseTime, 0.3)]),
+            Build.continuous(at: 3.0, duration: 0.4, intensity: 0.5, sharpness: 0.5),
+            Build.continuous(at: 4.0, duration: 0.3, intensity: 0.8, sharpness: 0.9),
+        ]
+        let pattern = Build.pattern(
+            events,
+            parameters: [
+                HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.2, relativeTime: 1.2),
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.6, relativeTime: 3.1),
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.9, relativeTime: 4.3),
+            ],
+            curves: [
+                Build.curve(.hapticIntensityControl, at: 0, [(0, 1), (0.3, 0.4), (0.6, 1)]),
+                Build.curve(.hapticIntensityControl, at: 1.4, [(0, 0.2), (0.2, 1), (0.9, 0.5)]),
+                Build.curve(.hapticIntensityControl, at: 2.5, [(0, 0.3), (0.2, 0.8)]),
+            ])
+        let profile = RenderProfile.periodicForce
+        let renderer = PatternRenderer(profile: profile)
+        let controls = ControlSet(parameters: pattern.dynamicParameters, curves: pattern.parameterCurves)
+        let knots = controls.knots.sorted()
+        for (index, event) in events.enumerated() {
+            let voice = try #require(EventVoice(event: event, controls: controls, pulse: profile.transientPulse))
+            var alone = pattern
+            alone.events = [event]
+            let whole = renderer.intensityEnvelope(alone)
+            let own = renderer.intensityEnvelope(of: voice, controls: controls, sortedKnots: knots)
+            #expect(own == whole, "event \(index)")
+        }
+        #expect(NativePeriodicProgram(pattern: pattern, profile: profile).inexactEvents == [0, 2, 3, 4, 5])
     }
 }
