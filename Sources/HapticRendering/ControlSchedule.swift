@@ -64,6 +64,24 @@ package struct ControlSchedule: Sendable {
         return times
     }
 
+    /// The end of the stretch from `time` on over which `value(at:piece:)` gives the very same value (for every `t`
+    /// with `time <= t < end`, `value(at: t, piece: t) == value(at: time, piece: time)`): the next source's start,
+    /// or a curve's first point while before it; infinity when nothing follows. Nil when `time` is within a curve's
+    /// points, where the value moves.
+    package func steadyUntil(_ time: Double) -> Double? {
+        let started = sources.partitionPoint { $0.start > time }
+        let next = started < sources.count ? sources[started].start : .infinity
+        guard started > 0 else { return next }
+        switch sources[started - 1].source {
+        case .step:
+            return next
+        case .curve(let points):
+            guard let first = points.first, let last = points.last else { return next }
+            if time < first.time { return Swift.min(first.time, next) }
+            return time >= last.time ? next : nil
+        }
+    }
+
     /// The value at `time`, using the linear piece that contains `piece` (a time strictly inside the segment
     /// being evaluated, so that the value at a segment's ends is the limit from inside it).
     package func value(at time: Double, piece: Double) -> Double {

@@ -219,24 +219,75 @@ public struct WaveformRenderer: Sendable {
         return Self.wrapped(lead * carrier(of: voice, at: frame, memo: &memo, amplitude: false).frequency)
     }
 
-    /// The phase of `voice`'s carrier at `frame` (its first frame or later), stepping from its start frame by
-    /// frame: the one way every path computes it. Costs one frequency per frame since the voice's start.
-    func phase(of voice: Int, at frame: Int) -> Double {
+    /// The stretch of `voice`'s carrier at its first frame.
+    func firstStretch(of voice: Int, memo: inout CarrierMemo) -> CarrierStretch {
+        let frame = firstFrames[voice]
+        let phase = initialPhase(of: voice, memo: &memo)
+        let frequency = carrier(of: voice, at: frame, memo: &memo, amplitude: false).frequency
+        return CarrierStretch(anchor: frame, anchorPhase: phase, frequency: frequency, sampleRate: sampleRate)
+    }
+
+    /// The stretch `voice`'s carrier is in after the frames before `frame` (past its first), as a cursor that
+    /// played them from the voice's start would hold it: the one rule every path follows. Where the sharpness
+    /// control holds (`ControlSchedule.steadyUntil`), the frequency cannot change, and the frames up to the
+    /// control's next change are passed over at once; within a sharpness curve each frame is looked at. So a
+    /// cursor placed far into a long voice (a seek, or a control sent while it sounds) costs the control's changes
+    /// on the way, not every frame.
+    func stretch(of voice: Int, before frame: Int) -> CarrierStretch {
         var memo = CarrierMemo()
-        var phase = initialPhase(of: voice, memo: &memo)
-        var current = firstFrames[voice]
+        var stretch = firstStretch(of: voice, memo: &memo)
+        var current = firstFrames[voice] + 1
         while current < frame {
             let frequency = carrier(of: voice, at: current, memo: &memo, amplitude: false).frequency
-            phase = Self.wrapped(phase + frequency / sampleRate)
-            current += 1
+            stretch.continue(at: current, frequency: frequency)
+            let time = Double(current) / framesPerPatternSecond
+            let steady = score.controls.sharpness.steadyUntil(time).map {
+                Self.firstFrame(atOrAfter: $0, rate: framesPerPatternSecond)
+            }
+            current = Swift.max(current + 1, Swift.min(steady ?? current + 1, frame))
         }
-        return phase
+        return stretch
     }
 
     /// `phase` brought into 0..<1.
     static func wrapped(_ phase: Double) -> Double {
         let whole = phase.rounded(.down)
         return phase - whole
+    }
+}
+
+/// A run of frames over which a voice's carrier keeps one frequency: the phase at frame `k` of it is
+/// `anchorPhase + (k - anchor) · frequency / sampleRate`, in cycles, wrapped into 0..<1. Computed from the run's
+/// start rather than added up frame by frame, a frame's phase can be found without stepping through the run (a
+/// cursor placed part-way), and a long steady tone keeps its phase without the sum's rounding drift. A new run
+/// starts, at the phase the old one reached, at each frame whose frequency differs from the run's.
+struct CarrierStretch: Sendable {
+    private(set) var anchor: Int
+    private(set) var anchorPhase: Double
+    private(set) var frequency: Double
+    /// Cycles per frame.
+    private(set) var increment: Double
+    private let sampleRate: Double
+
+    init(anchor: Int, anchorPhase: Double, frequency: Double, sampleRate: Double) {
+        self.anchor = anchor
+        self.anchorPhase = anchorPhase
+        self.frequency = frequency
+        self.sampleRate = sampleRate
+        increment = frequency / sampleRate
+    }
+
+    /// The phase at `frame` (in this run).
+    func phase(at frame: Int) -> Double {
+        WaveformRenderer.wrapped(anchorPhase + Double(frame - anchor) * increment)
+    }
+
+    /// Takes `frame`, whose carrier has `frequency`, into the run, or starts a new run there when the frequency
+    /// differs.
+    mutating func `continue`(at frame: Int, frequency: Double) {
+        guard frequency != self.frequency else { return }
+        self = CarrierStretch(
+            anchor: frame, anchorPhase: phase(at: frame), frequency: frequency, sampleRate: sampleRate)
     }
 }
 
@@ -254,8 +305,8 @@ public struct WaveformCursor: Sendable {
     public let renderer: WaveformRenderer
     /// The next frame `render(count:)` produces.
     public private(set) var position: Int
-    /// Phase in cycles at `position` of each voice sounding there, by voice index.
-    private var phases: [Int: Double] = [:]
+    /// The carrier stretch of each voice sounding at `position` (after the frames before it), by voice index.
+    private var stretches: [Int: CarrierStretch] = [:]
     /// The carrier memo of each voice sounding at `position`.
     private var memos: [Int: CarrierMemo] = [:]
     /// The voices started before `position` and still sounding at it, ascending.
@@ -268,7 +319,7 @@ public struct WaveformCursor: Sendable {
         self.position = position
         nextStart = renderer.byFirstFrame.partitionPoint { renderer.firstFrames[$0] >= position }
         active = renderer.byFirstFrame[..<nextStart].filter { renderer.endFrames[$0] > position }.sorted()
-        for voice in active { phases[voice] = renderer.phase(of: voice, at: position) }
+        for voice in active { stretches[voice] = renderer.stretch(of: voice, before: position) }
     }
 
     /// The next `count` frames (events summed, not yet limited); the cursor moves past them.
@@ -281,31 +332,40 @@ public struct WaveformCursor: Sendable {
         }
         let blockEnd = position + count
         let voices = voices(until: blockEnd)
-        for offset in 0..<count {
-            let frame = position + offset
-            var sum = 0.0
-            for voice in voices where renderer.firstFrames[voice] <= frame && frame < renderer.endFrames[voice] {
-                var memo = memos[voice] ?? CarrierMemo()
-                let phase =
-                    frame == renderer.firstFrames[voice]
-                    ? renderer.initialPhase(of: voice, memo: &memo) : phases[voice] ?? 0
+        // Voice by voice over the block, each frame's sum taking the voices in pattern order as frame by frame would
+        // (0 + the first + the second ...), so the samples are the same bits; a voice's memo and stretch stay local.
+        var sums = [Double](repeating: 0, count: count)
+        for voice in voices {
+            let firstFrame = renderer.firstFrames[voice]
+            let from = Swift.max(firstFrame, position)
+            let to = Swift.min(renderer.endFrames[voice], blockEnd)
+            guard from < to else { continue }
+            var memo = memos[voice] ?? CarrierMemo()
+            var stretch = stretches[voice]
+            for frame in from..<to {
+                var current =
+                    frame == firstFrame
+                    ? renderer.firstStretch(of: voice, memo: &memo)
+                    : stretch ?? renderer.firstStretch(of: voice, memo: &memo)
                 let carrier = renderer.carrier(of: voice, at: frame, memo: &memo)
-                memos[voice] = memo
-                sum += carrier.amplitude * PureMath.sin(2 * PureMath.pi * phase)
-                phases[voice] = WaveformRenderer.wrapped(phase + carrier.frequency / renderer.sampleRate)
+                current.continue(at: frame, frequency: carrier.frequency)
+                stretch = current
+                sums[frame - position] += carrier.amplitude * PureMath.sin(2 * PureMath.pi * current.phase(at: frame))
             }
-            switch renderer.locality {
-            case .all, .triggers:
-                frames.left[offset] = sum
-                frames.right[offset] = sum
-            case .leftHandle, .leftTrigger:
-                frames.left[offset] = sum
-            case .rightHandle, .rightTrigger:
-                frames.right[offset] = sum
-            }
+            memos[voice] = memo
+            stretches[voice] = stretch
+        }
+        switch renderer.locality {
+        case .all, .triggers:
+            frames.left = sums
+            frames.right = sums
+        case .leftHandle, .leftTrigger:
+            frames.left = sums
+        case .rightHandle, .rightTrigger:
+            frames.right = sums
         }
         for voice in voices where renderer.endFrames[voice] <= blockEnd {
-            phases[voice] = nil
+            stretches[voice] = nil
             memos[voice] = nil
         }
         active = voices.filter { renderer.endFrames[$0] > blockEnd }

@@ -35,6 +35,7 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
             measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
             note: "the baseline also renders the timeline it samples"))
     results.append(BenchmarkResult(measurement: renderOnly))
+    results += VoiceCoilSeek.results()
 
     let totalSeconds = corpus.reduce(0) { $0 + RenderingCorpus.span(of: renderer.render($1)) }
     for profile in RenderProfile.builtIn {
@@ -58,6 +59,49 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
                     figures.pooledOurs, figures.pooledTick, figures.meanFileRatio)))
     }
     return results
+}
+
+/// What placing a voice-coil cursor part-way into a long event costs, against rendering one 10 ms period of it: a
+/// player sought, or sent a control (its waveform is picked up again where it is), places one for each carrier
+/// sounding there. The event is 30 s long at 48 kHz (a DualSense over USB); one case holds its sharpness, the
+/// other has it changed by a parameter every 100 ms.
+enum VoiceCoilSeek {
+    static let sampleRate = 48_000.0
+    static let offset = 20.0
+
+    static func results() -> [BenchmarkResult] {
+        let event = HapticEvent(
+            type: .hapticContinuous,
+            parameters: [
+                HapticEventParameter(parameterID: .hapticIntensity, value: 1),
+                HapticEventParameter(parameterID: .hapticSharpness, value: 0.5),
+            ], relativeTime: 0, duration: 30)
+        let steps = (0..<300).map {
+            HapticDynamicParameter(
+                parameterID: .hapticSharpnessControl, value: Double($0 % 5) / 10 - 0.2, relativeTime: Double($0) / 10)
+        }
+        var results: [BenchmarkResult] = []
+        for (name, parameters) in [("steady sharpness", [HapticDynamicParameter]()), ("sharpness every 100 ms", steps)]
+        {
+            let renderer = WaveformRenderer(
+                pattern: HapticPattern(events: [event], parameters: parameters), sampleRate: sampleRate)
+            let frame = Int(offset * sampleRate)
+            let period = Int(sampleRate / 100)
+            let baseline = measure("voice coils, \(name): render one 10 ms period", iterations: 20) {
+                var cursor = renderer.cursor(at: 0)
+                _ = cursor.render(count: period)
+            }
+            let seek = measure("voice coils, \(name): place a cursor 20 s into a 30 s event", iterations: 20) {
+                _ = renderer.cursor(at: frame)
+            }
+            results.append(BenchmarkResult(measurement: baseline))
+            results.append(
+                BenchmarkResult(
+                    measurement: seek, baseline: baseline.name, ratio: seek.percentile(50) / baseline.percentile(50),
+                    note: "48 kHz; the placement in periods of rendering"))
+        }
+        return results
+    }
 }
 
 /// The corpus when `AHAP_CORPUS` names it, otherwise the package's fixtures (`AHAPFixtures.corpusOrFixtures`), as

@@ -316,6 +316,42 @@ import Testing
         #expect(sought.right == Array(whole.right[frame..<(frame + 2000)]))
     }
 
+    /// A cursor placed into a long voice passes over the frames where the sharpness control holds (steps, before
+    /// a curve's first point, after its last) without looking at each; it must still land exactly where the
+    /// rendering from the start is, next to every change of the control as much as between them, at any rate.
+    @Test(arguments: [(usbRate, 1.0), (bluetoothRate, 1.0), (usbRate, 1.3), (bluetoothRate, 0.7)])
+    func aCursorPlacedAnywhereInALongVoiceUnderSharpnessStepsIsExactlyWhereTheWholeRenderingIs(
+        rate: Double, playbackRate: Double
+    ) {
+        let changes = [0.30001, 0.7, 1.23457, 1.5, 1.7, 2.0, 2.5]
+        let pattern = Build.pattern(
+            [
+                Build.continuous(at: 0, duration: 3, intensity: 1, sharpness: 0.4),
+                Build.transient(at: 1.1, intensity: 0.7, sharpness: 0.9),
+            ],
+            parameters: [
+                HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.2, relativeTime: changes[0]),
+                HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: -0.3, relativeTime: changes[1]),
+                HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.1, relativeTime: changes[2]),
+                HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.5, relativeTime: changes[6]),
+            ],
+            curves: [Build.curve(.hapticSharpnessControl, at: changes[3], [(0.2, 0.5), (0.5, -0.1)])])
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: rate, playbackRate: playbackRate)
+        let whole = renderer.render(from: 0, count: renderer.endFrame)
+        let framesPerSecond = rate / playbackRate
+        let nearChanges = changes.flatMap { time -> [Int] in
+            let frame = Int((time * framesPerSecond).rounded())
+            return Array((frame - 2)...(frame + 2))
+        }
+        let count = 64
+        let frames = Array(stride(from: 1, to: renderer.endFrame - count, by: renderer.endFrame / 37)) + nearChanges
+        for frame in frames {
+            var cursor = renderer.cursor(at: frame)
+            let placed = cursor.render(count: count)
+            #expect(placed.left == Array(whole.left[frame..<(frame + count)]), "placed at frame \(frame)")
+        }
+    }
+
     @Test func framesBeforeThePatternAndAfterItsEndAreSilent() {
         let renderer = WaveformRenderer(pattern: Self.busyPattern, sampleRate: Self.bluetoothRate)
         let before = renderer.render(from: -300, count: 300)
