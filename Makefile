@@ -19,7 +19,7 @@ UNIT_TESTS_PRODUCT := LinuxHapticsPackageTests
 DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
-.PHONY: all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-kernel-trixie test-long test-vm test-install \
+.PHONY: help all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-kernel-trixie test-long test-vm test-install \
 	fuzz fuzz-smoke soak bench bench-hd bench-peers bench-latency peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
@@ -31,6 +31,27 @@ COMPLETION_STAMP := $(STAGE)/completions/.generated
 
 # `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
 .DEFAULT_GOAL := all
+
+# What each everyday target does (README.md and docs/ have the rest).
+help:
+	@printf '%s\n' \
+	  'make demo            install what is missing, build, play on the first gamepad (or the virtual output)' \
+	  'make test            every test: unit tests, then kernel tests against a real kernel (qemu when needed)' \
+	  'make test-unit       the unit tests alone (no kernel, no VM)' \
+	  'make                 as yourself: what `sudo make install` copies (CLI, C library, man pages, completions)' \
+	  'sudo make install    copy into /usr/local (PREFIX=, DESTDIR=, UDEVRULESDIR=: docs/install.md)' \
+	  'sudo make uninstall  remove what the install put there' \
+	  'sudo make install-udev  the udev rule that lets the logged-in user drive gamepads (docs/device-access.md)' \
+	  'make demo-vm         the demo on an emulated DualSense bound by the kernel driver' \
+	  'make lint            swift-format and shellcheck' \
+	  'make test-sanitize   the unit tests under AddressSanitizer and ThreadSanitizer' \
+	  'make test-long       the kernel tests with the long unplug-replug repetitions' \
+	  'make fuzz            coverage-guided fuzzing (FUZZ_SECONDS=N)' \
+	  'make soak            8 virtual pads unplugged and replugged at random (SOAK_SECONDS=N)' \
+	  'make bench           benchmarks, as ratios to a same-run baseline (docs/bench.md)' \
+	  'make bench-peers     our engine side by side with SDL2 (docs/bench.md)' \
+	  'make docs            DocC for the Swift libraries (docs-check: fails on a warning)' \
+	  'make clean           remove the build folders'
 
 bootstrap:
 	@$(TIMED) apt-packages scripts/bootstrap
@@ -201,7 +222,7 @@ docs-check: bootstrap
 	$(DOCC_PLUGIN) --target AppHaptics --output-path .build/docs/check-app.doccarchive --warnings-as-errors
 
 install-udev:
-	@scripts/install-udev
+	@UDEVRULESDIR='$(UDEVRULESDIR)' scripts/install-udev
 
 # `make` builds, as yourself, what `sudo make install` copies: the CLI's release build, the C library, the man pages
 # and the shell completions (`make build` is the debug build).
