@@ -157,7 +157,9 @@ public struct AHAPError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         let errors = errors
         guard let first = errors.first else { return "AHAP document rejected" }
-        let more = errors.count > 1 ? " (and \(errors.count - 1) more errors)" : ""
-        return "invalid AHAP: \(first)\(more)"
+        let others = errors.count - 1
+        let more = others > 0 ? " (and \(others) more error\(others == 1 ? "" : "s"))" : ""
+        // A file that could not be read is not an AHAP document at all.
+        return first.code == .unreadableFile ? "\(first)\(more)" : "invalid AHAP: \(first)\(more)"
     }
 }

@@ -2,6 +2,7 @@
 // names a device), the pattern a command plays or renders, the motor locality, the render profile, the monitor's
 // event source and the emulated model.
 // A conformance of a library's public type is public, so the modules it names are imported publicly here.
+import AHAP
 import AppHaptics
 public import ArgumentParser
 #if canImport(FoundationEssentials)
@@ -120,11 +121,7 @@ extension DeviceListing {
         guard let match = all.first(where: matches) else {
             guard !all.isEmpty else {
                 throw CommandFailure(
-                    "no input device \"\(name)\"",
-                    why: DeviceDiscovery.inputDirectoryExists
-                        ? "this system lists no input device at all"
-                        : "this system has no /dev/input (no evdev devices, or a container or VM without them)",
-                    fix: "Plug in a gamepad, or create a virtual one with `haptics virtual-pad`.")
+                    "no input device \"\(name)\"", why: DeviceListing.noDevicesReason, fix: DeviceListing.noDevicesFix)
             }
             throw CommandFailure(
                 "no input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")
@@ -175,6 +172,15 @@ extension EmulatedModel: ExpressibleByArgument {}
 /// one in the Haptics/ folder the library finds (`thud` or `thud.ahap`; the top-level help lists where it looks).
 enum PatternArgument {
     static let fileExtension = "ahap"
+
+    /// What to do when loading the pattern file `path` failed with `error`: `validate` lists every problem a
+    /// document has; a file that could not be read at all (a directory, a FIFO) says what to name instead itself.
+    static func loadFix(for error: any Error, path: String) -> String? {
+        if let rejected = error as? AHAPError, rejected.errors.allSatisfy({ $0.code == .unreadableFile }) {
+            return nil
+        }
+        return "`haptics validate \(path)` lists every problem."
+    }
 
     /// The pattern's file, or a failure that tells a missing path from a name its folder does not hold, for the
     /// command `command`.

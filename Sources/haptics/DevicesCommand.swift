@@ -96,12 +96,21 @@ struct DeviceListing {
     }
 
     static var noDevicesMessage: String {
-        let reason =
-            DeviceDiscovery.inputDirectoryExists
-            ? "" : ": this system has no /dev/input (no evdev devices, or a container or VM without them)"
-        return "No input devices found\(reason). Plug in a gamepad, or create a virtual one with "
-            + "`haptics virtual-pad`."
+        let reason = DeviceDiscovery.inputDirectoryExists ? "" : ": \(noDevicesReason)"
+        return "No input devices found\(reason). \(noDevicesFix)"
     }
+
+    /// Why no input device is listed.
+    static var noDevicesReason: String {
+        DeviceDiscovery.inputDirectoryExists
+            ? "this system lists no input device at all"
+            : "this system has no /dev/input (no evdev devices, or a container or VM without them)"
+    }
+
+    /// What to do without an input device.
+    static let noDevicesFix =
+        "Plug in a gamepad, create a virtual one with `haptics virtual-pad` (root, /dev/uinput), or play on the "
+        + "built-in virtual output: `haptics play thud --device virtual`."
 }
 
 /// How to get access to gamepads, for every permission message of the CLI.

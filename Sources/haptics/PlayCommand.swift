@@ -80,7 +80,7 @@ struct PlayCommand: AsyncParsableCommand {
             loaded = try HapticPattern(contentsOf: url)
         } catch {
             throw CommandFailure(
-                "cannot load \(url.path)", why: "\(error)", fix: "`haptics validate \(url.path)` lists every problem.")
+                "cannot load \(url.path)", why: "\(error)", fix: PatternArgument.loadFix(for: error, path: url.path))
         }
         var options = HapticEngineOptions()
         options.gain = gain

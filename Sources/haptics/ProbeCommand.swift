@@ -43,10 +43,12 @@ struct ProbeCommand: ParsableCommand {
         if let first = listing.rumbleCapable.first { return first }
         guard listing.all.isEmpty else {
             throw CommandFailure(
-                "No rumble-capable device among \(listing.all.count) input device(s)",
+                "no rumble-capable device to probe", why: "none among \(listing.all.count) input device(s)",
                 fix: "Name one (`haptics devices --all` lists them).")
         }
-        throw CommandFailure(DeviceListing.noDevicesMessage)
+        throw CommandFailure(
+            "no input device to probe", why: DeviceListing.noDevicesReason,
+            fix: DeviceListing.noDevicesFix)
     }
 
     private func describe(_ device: InputDevice) -> String {

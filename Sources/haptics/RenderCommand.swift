@@ -115,7 +115,7 @@ struct RenderCommand: ParsableCommand {
             pattern = try HapticPattern(contentsOf: url)
         } catch {
             throw CommandFailure(
-                "\(file): cannot load", why: "\(error)", fix: "`haptics validate \(file)` lists every problem.")
+                "\(file): cannot load", why: "\(error)", fix: PatternArgument.loadFix(for: error, path: file))
         }
         let folder = url.deletingLastPathComponent().path
         let sounds = PatternSounds(

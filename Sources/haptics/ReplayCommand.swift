@@ -123,8 +123,8 @@ struct ReplayCommand: AsyncParsableCommand {
                 patterns[name] = try HapticPattern(contentsOf: url)
             } catch {
                 throw CommandFailure(
-                    "cannot load \(url.path)", why: "\(error)",
-                    fix: "`haptics validate \(url.path)` lists every problem.")
+                    "cannot load \(url.path)", why: "\(error)", fix: PatternArgument.loadFix(for: error, path: url.path)
+                )
             }
         }
         return patterns

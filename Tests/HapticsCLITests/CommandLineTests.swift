@@ -30,12 +30,22 @@ struct CommandLineTests {
         if noneAtAll {
             #expect(
                 run.errors.hasPrefix("haptics probe: no input device \"/dev/input/event999\": this system ")
-                    && run.errors.hasSuffix("Plug in a gamepad, or create a virtual one with `haptics virtual-pad`.\n"),
+                    && run.errors.hasSuffix(
+                        "Plug in a gamepad, create a virtual one with `haptics virtual-pad` (root, /dev/uinput), or "
+                            + "play on the built-in virtual output: `haptics play thud --device virtual`.\n"),
                 "\(run.errors)")
         } else {
             #expect(
                 run.errors == "haptics probe: no input device \"/dev/input/event999\"\n"
                     + "`haptics devices --all` lists them; name one by its node or id.\n", "\(run.errors)")
+        }
+        // Without a device named, on a system with none, the same failure's form: what failed: why, then the fix.
+        if noneAtAll {
+            let first = try CLI.run(["probe"])
+            #expect(first.status == 1)
+            let lines = first.errors.split(separator: "\n")
+            #expect(lines.count == 2 && lines[0].hasPrefix("haptics probe: no input device to probe: this system "))
+            #expect(lines.last?.hasPrefix("Plug in a gamepad") == true, "\(first.errors)")
         }
         let virtual = try CLI.run(["probe", "virtual"])
         #expect(virtual.status == 1)

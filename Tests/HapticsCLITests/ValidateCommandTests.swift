@@ -44,6 +44,35 @@ import Testing
         #expect(result.output.hasPrefix("\(folder): error: cannot read the file: it is a directory, not a file"))
     }
 
+    /// A folder named as the pattern to play or render is not "invalid AHAP", and `validate` has nothing more to
+    /// say of it: the failure says what it is, and nothing else.
+    @Test(arguments: ["play", "render"])
+    func aFolderNamedAsThePatternIsSaidToBeOneWithoutTheValidateHint(command: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cli-\(UUID().uuidString).ahap")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: false)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let run = try CLI.run([command, folder.path] + (command == "play" ? ["--device", "virtual"] : []))
+        #expect(run.status == 1)
+        #expect(run.errors.contains(": error: cannot read the file: it is a directory, not a file"), "\(run.errors)")
+        #expect(!run.errors.contains("invalid AHAP"), "\(run.errors)")
+        #expect(!run.errors.contains("haptics validate"), "\(run.errors)")
+        #expect(run.errors.split(separator: "\n").count == 1, "\(run.errors)")
+    }
+
+    /// A document with errors names the first and counts the others, in the right number.
+    @Test func aDocumentWithTwoErrorsSaysOneMoreError() throws {
+        let twoErrors =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"HapticTransient"}},"#
+            + #"{"Event":{"Time":0,"EventType":"Buzz"}}]}"#
+        try CLI.withFile(twoErrors) { file in
+            let run = try CLI.run(["play", file, "--device", "virtual"])
+            #expect(run.status == 1)
+            #expect(run.errors.contains(": invalid AHAP: Pattern[0].Event.Time: error: "), "\(run.errors)")
+            #expect(run.errors.contains(" (and 1 more error)\n"), "\(run.errors)")
+            #expect(run.errors.hasSuffix("`haptics validate \(file)` lists every problem.\n"), "\(run.errors)")
+        }
+    }
+
     /// A time no pattern can reach: `validate` fails it, and every command that plays or renders refuses it
     /// with the same diagnostic instead of trapping.
     @Test func aTimePastTheBoundIsRefusedByEveryCommand() throws {
