@@ -133,6 +133,10 @@ enum AppSuite {
         return bursts
     }
 
+    /// How far a burst's peak on the pad may be from its tap's rendered peak, both motors summed: a few of the
+    /// planner's 16-bit steps and the motor model's rounding.
+    static let peakTolerance = 0.02
+
     static func feedbackBursts(_ run: FeedbackRun) -> [Burst] {
         bursts(run.model, until: run.start + (run.taps.last ?? 0) + 1)
     }
@@ -168,6 +172,17 @@ enum AppSuite {
         let reached = try firstChanges(at: due, in: changes) { "the tap at \(expected[$0]) s" }
         let errors = zip(reached, due).map { String(format: "%+.1f ms", ($0 - $1) * 1000) }
         let peaks = found.map(\.peak)
+        // Each burst's peak is its tap's as the renderer makes it (both motors summed, as the bursts are).
+        let timeline = PatternRenderer(profile: .virtualPad).render(feedback.pattern)
+        let wanted = expected.indices.map { index in
+            let end = index + 1 < expected.count ? expected[index + 1] : .infinity
+            return timeline.segments.filter { $0.end > expected[index] && $0.start < end }
+                .map { max($0.startLevels.strong + $0.startLevels.weak, $0.endLevels.strong + $0.endLevels.weak) }
+                .max() ?? 0
+        }
+        try require(
+            zip(peaks, wanted).allSatisfy { abs($0 - $1) <= peakTolerance },
+            "burst peaks \(peaks), rendered \(wanted) (within \(peakTolerance))")
         switch feedback {
         case .notification(.error):
             try require(zip(peaks, peaks.dropFirst()).allSatisfy { $0 > $1 }, "error taps must descend: \(peaks)")

@@ -381,15 +381,17 @@ enum EmulationSuite {
         _ = try await cycles(model, count: 1, checkingDescriptors: false)
         let count = Repetitions.controllerCycles
         let (free, slots) = try await cycles(model, count: count)
-        try requireEqual(free, slots, "effect slots free on the re-plugged \(model.rawValue)")
+        try requireEqual(free, slots, "effect slots free once the engine stopped on the re-plugged \(model.rawValue)")
         print(
-            "    \(count) cycles: each stopped (device removed) and reset, no descriptor left open, \(free) of \(slots) slots free"
-        )
+            "    \(count) cycles: each stopped (device removed) and reset, no descriptor left open; then played on and "
+                + "stopped with it plugged in: \(free) of \(slots) slots free")
     }
 
     /// An engine playing a looped heartbeat on the controller, which is unplugged mid-pattern and plugged back
-    /// in `count` times. Fails on a missing stop or reset or a descriptor left open; returns the free effect
-    /// slots of the controller plugged back in at the end, and how many it has.
+    /// in `count` times. Fails on a missing stop or reset or a descriptor left open. Then the controller is plugged
+    /// back in, the engine started on it, played on and stopped with it still there: returns the effect slots then
+    /// free on that same controller (a controller plugged in anew has every slot free, whatever the engine left),
+    /// and how many it has.
     static func cycles(_ model: EmulatedModel, count: Int, checkingDescriptors: Bool = true) async throws -> (
         free: Int, slots: Int
     ) {
@@ -435,6 +437,20 @@ enum EmulationSuite {
             try requireEqual(events.all.filter { $0 == .reset }.count, count - 1, "resets")
             try device.replug()
             let node = try device.waitUntilBound(timeout: bindTimeout).rumbleNode
+            do { try engine.start() } catch {
+                throw TestFailure(reason: "starting the engine again on \(id): \(error)")
+            }
+            let before = device.records().count
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            player.loopEnabled = true
+            try player.start(atTime: 0)
+            try await waitForOutputs(device, after: before, "the heartbeat on the controller plugged back in") {
+                outputs in
+                outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 || $0.pid?.operation == .start }
+            }
+            engine.stop()
+            // A PID device frees its blocks as hid-pidff's queued Block Free reports reach it.
+            if !model.hasRumbleMotors { try await PIDSuite.waitForEveryBlockFree(device) }
             return (try freeEffectSlots(node), try DeviceSuite.kernelEffectSlots(node))
         }
     }

@@ -255,6 +255,24 @@ enum EngineSuite {
         try require(unreadable.isEmpty, "AHAP files the pattern reader refused: \(unreadable)")
         if !empty.isEmpty { print("  \(empty.count) files without duration, nothing to play: \(empty)") }
         try requireCorpusFindings(findings, fileCount: files.count - empty.count)
+        try requirePassOversExplained(findings)
+    }
+
+    /// Nearly every planned command went out: a write that passes over planned commands (the engine's thread
+    /// woken past their deadlines, sending the level that holds now) is what a thread kept from its processor
+    /// does now and then, but one in ten commands passed over is a `TimingFailure` over the longest run passed
+    /// over, which `againAfterAGuestStall` takes only with the whole guest seen standing still that long then.
+    /// Without it an engine that woke too seldom would pass, each level it sent the planner's. (The long pattern's
+    /// test holds its own plays to the same share.)
+    static func requirePassOversExplained(_ findings: CorpusFindings) throws {
+        let planned = findings.commandCount + findings.skippedCount
+        guard findings.skippedCount * 10 > planned else { return }
+        let longest = findings.passOvers.max { $0.upperBound - $0.lowerBound < $1.upperBound - $1.lowerBound }
+        throw TimingFailure(
+            reason:
+                "\(findings.skippedCount) of \(planned) planned commands passed over by \(findings.passOvers.count) "
+                + "writes woken past them",
+            explainingStall: longest.map { ($0.upperBound - $0.lowerBound) * 1000 } ?? .infinity, window: longest)
     }
 
     /// A pattern of 4.6 s: a fading rumble, two taps after a rest, a swell across the 2 s and 4 s horizons of a
@@ -873,9 +891,15 @@ enum EngineSuite {
             try await VirtualPadSuite.waitForRecords(pads[second], "named by \(naming): a rumble on its pad") {
                 $0.contains(where: isNonZeroUpload)
             }
+            // By now the engine has played on its pad well after the other one went: still no stop.
+            try require(
+                engine.isRunning && events.all.isEmpty,
+                "named by \(naming): before its own pad's unplug the engine saw \(events.all)")
             pads[second].destroy()
             alive[second] = false
             try await events.wait(for: .stopped(.gameControllerDisconnect), "named by \(naming): after its own unplug")
+            try requireEqual(
+                events.all, [.stopped(.gameControllerDisconnect)], "named by \(naming): what the engine saw in all")
         }
         print("    named by id and by node: the other pad's unplug left the engine running, its own stopped it")
     }
@@ -970,9 +994,23 @@ enum EngineSuite {
         try await events.wait(for: .stopped(.deviceError), "when the pad refused the second upload")
         try require(!engine.isRunning, "the engine should have released the refusing device")
         try requireEqual(descriptors(pointingAt: pad.eventNode), 0, "descriptors on the refusing pad")
-        // Still usable: a new play re-opens the device and fails the same graceful way, without a crash.
+        // Still usable: a new play opens the device again and fails the same graceful way, without a crash: the
+        // start throws the device's refusal, or it is taken and the refused upload stops the engine again.
         let again = try engine.makeAdvancedPlayer(timeline: ramp)
-        do { try again.start(atTime: 0) } catch { print("  second play refused as expected: \(error)") }
+        let refusals = events.all.filter { $0 == .stopped(.deviceError) }.count
+        do {
+            try again.start(atTime: 0)
+            if events.all.filter({ $0 == .stopped(.deviceError) }).count == refusals {
+                try await events.wait(for: .stopped(.deviceError), "when the pad refused the second play's upload")
+            }
+            print("  second play taken, then stopped by the pad's refusal (deviceError)")
+        } catch let error as HapticEngineError {
+            try requireEqual(error.kind, .deviceError, "the second play's refusal: \(error)")
+            print("  second play refused: \(error)")
+        }
+        try require(!engine.isRunning, "the engine should have released the refusing device again")
+        try requireEqual(
+            descriptors(pointingAt: pad.eventNode), 0, "descriptors on the refusing pad after the second play")
         engine.stop()
         pad.destroy()
         try await waitForDescriptors(baseline, "after stop and the pad's removal")

@@ -174,6 +174,8 @@ extension HDRumbleSuite {
         let planned: PadTimestamp
         do {
             defer { engine.stop() }
+            // Disarmed whatever fails below: an armed fault would fail the calls of every test after this one.
+            defer { _ = SyscallFaults.disarm() }
             do {
                 try engine.start()
             } catch {

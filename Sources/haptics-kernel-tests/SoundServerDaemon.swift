@@ -36,14 +36,18 @@ final class SoundServerDaemon {
         self.sink = sink
     }
 
-    /// Ends the daemon and waits until it has let go of the card (10 s at most), so that the card is free for the
-    /// next test. (Its process may linger as a zombie under the guest's /init; the card's status says it is done.)
+    /// Ends the daemon and waits until it has let go of the card (10 s at most, then it is killed and waited for
+    /// as long again), so that the card is free for the next test. (Its process may linger as a zombie under the
+    /// guest's /init; the card's status says it is done.)
     func stop() {
-        Sys.kill(pid, SIGTERM)
         let status = "/proc/asound/Loopback/pcm0p/sub0/status"
-        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-        while (try? Sys.readSmallFile(status))?.hasPrefix("closed") != true, MonotonicTime.nanoseconds() < deadline {
-            Sys.sleep(nanoseconds: 20_000_000)
+        for signal in [SIGTERM, SIGKILL] {
+            Sys.kill(pid, signal)
+            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+            while MonotonicTime.nanoseconds() < deadline {
+                if (try? Sys.readSmallFile(status))?.hasPrefix("closed") == true { return }
+                Sys.sleep(nanoseconds: 20_000_000)
+            }
         }
     }
 }

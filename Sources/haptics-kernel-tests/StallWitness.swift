@@ -115,6 +115,26 @@ final class StallWitness: Sendable {
     }
 }
 
+extension ThreadTimes {
+    /// The most processor time a thread of a test's process takes over a pattern of about a second when nothing
+    /// spins: the busiest (the emulated device's) took 33 to 40 ms.
+    static let ordinaryBusiestMilliseconds = 40.0
+    /// Past this, a thread spun (a stream's thread woken for a moment that has passed ran 236 and 251 ms).
+    static let spinMilliseconds = 120.0
+
+    /// No thread of this process ran `spinMilliseconds` or more since `before`. More is a `TimingFailure` that only
+    /// a standstill of the whole guest for the excess over `ordinaryBusiestMilliseconds` explains: the emulator's
+    /// guest has no steal time, so a standstill is counted as processor time of the thread it caught running.
+    static func requireNoSpin(since before: ThreadTimes, over what: String) throws {
+        let use = ThreadTimes.now().since(before)
+        let busiest = use.threads.map(\.ranMilliseconds).max() ?? 0
+        guard busiest >= spinMilliseconds else { return }
+        throw TimingFailure(
+            reason: "a thread ran \(busiest) ms over \(what) (bound \(spinMilliseconds) ms): \(use)",
+            explainingStall: busiest - ordinaryBusiestMilliseconds)
+    }
+}
+
 /// The threads of this process (`/proc/self/task`): for each, whether it runs at a real-time priority, and the
 /// processor time it has had and has waited for (`schedstat`), in nanoseconds.
 struct ThreadTimes: Sendable {

@@ -521,10 +521,11 @@ enum VirtualPadSuite {
         let playTime = playing.last { $0.event == .play }?.time ?? PadTimestamp(microseconds: 0)
         let atPlay = pad.motorOutput(at: PadTimestamp(microseconds: playTime.microseconds + millisecond))
         try requireEqual(atPlay, MotorMagnitudes(rumbleStrong: strong, rumbleWeak: weak), "motor output while playing")
-        try asClient { () throws(ClientError) in
-            try client.setGain(gain)
-            try client.stop(id)
-        }
+        try asClient { () throws(ClientError) in try client.setGain(gain) }
+        _ = try await waitForRecords(pad, "the gain") { $0.contains { $0.event == .gain } }
+        // The stop a few 4 ms ticks later, so that the model has a tick at the new gain to show.
+        try await Task.sleep(for: .milliseconds(10))
+        try asClient { () throws(ClientError) in try client.stop(id) }
         let records = try await waitForRecords(pad, "the stop") { $0.contains { $0.event == .stop } }
         let model = pad.motorModel()
         let gainTime = records.first { $0.event == .gain }?.time ?? playTime
@@ -533,9 +534,10 @@ enum VirtualPadSuite {
         let scaled = MotorMagnitudes(
             rumbleStrong: UInt16(UInt32(strong) * UInt32(gain) / 0xffff),
             rumbleWeak: UInt16(UInt32(weak) * UInt32(gain) / 0xffff))
-        if gainTime.microseconds / 4000 < stopTime.microseconds / 4000 {
-            try requireEqual(model.output(at: gainTime), scaled, "motor output after the gain change")
-        }
+        try require(
+            gainTime.microseconds / 4000 < stopTime.microseconds / 4000,
+            "the gain (\(gainTime)) and the stop (\(stopTime)) 10 ms apart fell in one tick")
+        try requireEqual(model.output(at: gainTime), scaled, "motor output after the gain change")
         try requireEqual(
             model.output(at: PadTimestamp(microseconds: stopTime.microseconds + millisecond)), .off, "after the stop")
     }
