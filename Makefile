@@ -256,7 +256,11 @@ install: install-inputs-built-unless-sudo $(INSTALL_INPUTS)
 
 install-inputs-built-unless-sudo:
 	@if [ -n "$${SUDO_USER-}" ] && ! $(MAKE) --no-print-directory -q $(INSTALL_INPUTS) 2>/dev/null; then \
-		echo "make install: nothing is built yet (or the sources are newer): run 'make' as $$SUDO_USER first, then 'sudo make install'" >&2; \
+		missing=; for input in $(INSTALL_INPUTS); do \
+			$(MAKE) --no-print-directory -q "$$input" 2>/dev/null || missing="$$missing $$input"; \
+		done; \
+		echo "make install: not built yet, or older than the sources:$$missing" >&2; \
+		echo "run 'make' as $$SUDO_USER first, then 'sudo make install'" >&2; \
 		exit 1; \
 	fi
 
