@@ -214,7 +214,8 @@ package final class VoiceCoilStream: PatternStream {
     /// placed at their anchors, cues no longer asked for ended, changed ends passed on.
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
         guard !closed.load(ordering: .relaxed) else { return }
-        // Sources are made outside the lock (a cursor placed into a long pattern steps to its offset).
+        // Sources are made outside the lock (a cursor placed inside a sharpness curve steps to its offset frame by
+        // frame).
         sounds.follow(players, now: now, on: mixing, isOpen: { !closed.load(ordering: .relaxed) }) {
             player, cue, start in
             let renderer = WaveformRenderer(

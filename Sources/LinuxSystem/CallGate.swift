@@ -14,6 +14,18 @@ public import Synchronization
     /// How many times `shut()` yields the processor to a call in flight before it sleeps between looks.
     static let yieldsBeforeSleeping = 1000
 
+    /// What `shut()` does between two looks at a call still in flight.
+    enum Pause: Equatable {
+        /// Gives the processor up (a call in flight is one system call: microseconds).
+        case yield
+        /// Sleeps a millisecond (a force-feedback upload to a uinput device lasts until its server answers).
+        case sleep
+    }
+
+    /// The pause after `looks` looks found a call in flight: a yield for the first `yieldsBeforeSleeping`, then a
+    /// sleep, so that a long call does not keep a core busy.
+    static func pause(afterLooks looks: Int) -> Pause { looks < yieldsBeforeSleeping ? .yield : .sleep }
+
     @_spi(Internals) public var isShut: Bool { word.load(ordering: .acquiring) & 1 != 0 }
 
     /// Runs `body` as a call in flight; nil, without running it, once the gate is shut.
@@ -31,16 +43,14 @@ public import Synchronization
     @_spi(Internals) public func shut() -> Bool {
         let before = word.bitwiseOr(1, ordering: .sequentiallyConsistent).oldValue
         // A call in flight is one system call: microseconds, except a force-feedback upload to a uinput device,
-        // which lasts until its server answers (uinput gives it up to 30 s). The wait yields the processor at
-        // first, then sleeps a millisecond at a time, so that a long call does not keep a core busy.
-        var yields = 0
+        // which lasts until its server answers (uinput gives it up to 30 s): `pause(afterLooks:)`.
+        var looks = 0
         while word.load(ordering: .sequentiallyConsistent) >> 1 != 0 {
-            if yields < Self.yieldsBeforeSleeping {
-                yields += 1
-                Sys.yield()
-            } else {
-                Sys.sleep(nanoseconds: 1_000_000)
+            switch Self.pause(afterLooks: looks) {
+            case .yield: Sys.yield()
+            case .sleep: Sys.sleep(nanoseconds: 1_000_000)
             }
+            looks += 1
         }
         return before & 1 == 0
     }

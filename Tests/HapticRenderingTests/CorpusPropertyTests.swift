@@ -69,6 +69,11 @@ import Testing
     }
 
     static func expectCommandsWithinBudgetAndProfile(_ patterns: Patterns) {
+        var comparedWithFixedInterval = 0
+        defer {
+            #expect(
+                comparedWithFixedInterval > 0, "no plan was compared with the fixed interval's: that check never ran")
+        }
         for (name, pattern) in patterns {
             for profile in RenderProfile.builtIn {
                 let timeline = PatternRenderer(profile: profile).render(pattern)
@@ -87,6 +92,7 @@ import Testing
                     // over the interval.)
                     let fixed = FixedIntervalPlanner(profile: profile).commands(for: timeline)
                     if profile.budget.overdraw(of: fixed) == nil {
+                        comparedWithFixedInterval += 1
                         #expect(commands == fixed, "\(name) on \(profile.name): a flat timeline planned differently")
                     }
                 }
@@ -120,12 +126,15 @@ import Testing
     }
 
     static func expectNativeProgramsMatch(_ patterns: Patterns) {
+        var matched = 0
+        defer { #expect(matched > 0, "no pattern compiled to an exact program: the envelope match never ran") }
         for (name, pattern) in patterns {
             let program = NativePeriodicProgram(pattern: pattern, profile: .genericRumble)
             let haptic = pattern.events.indices.filter { pattern.events[$0].isHaptic }
             #expect(program.inexactEvents.allSatisfy(haptic.contains), "\(name)")
             #expect(program.effects.count <= haptic.count, "\(name): at most one effect per haptic event")
             guard program.isExact else { continue }
+            matched += 1
             let envelope = PatternRenderer().intensityEnvelope(pattern)
             let worst =
                 stride(from: 0.0, through: envelope.endTime, by: 0.001)

@@ -53,8 +53,18 @@ final class RunningFlag: Sendable {
             }
         }
         // Each handler is replaced once the other thread has called it, so that it calls it during the replacement.
+        let deadline = ContinuousClock.now + .seconds(30)
         for _ in 0..<100 {
-            while all[all.count - 1].calls == 0 { await Task.yield() }
+            while all[all.count - 1].calls == 0 {
+                // Thirty seconds without a call is the test's failure, not a hang of the run.
+                guard ContinuousClock.now < deadline else {
+                    running.clear()
+                    await unplugging.value
+                    Issue.record("the stopped handler was not called within 30 s (\(all.count - 1) replaced)")
+                    return
+                }
+                await Task.yield()
+            }
             let next = HandlerData()
             lh_engine_set_stopped_handler(rig.engine, Self.handler, next.user)
             all.last?.free()

@@ -43,11 +43,20 @@ struct ScratchFolder {
 
 extension RecordingLog {
     /// Lets the main actor run the recovery tasks an engine's callbacks queued, until `count` have ended (each
-    /// ends in one message with `recovery` metadata). Bounded by steps, not time: each yield lets queued
-    /// main-actor tasks run.
-    func waitForRecovery(count: Int) async {
-        for _ in 0..<10_000 where entries.count(where: { $0.message.contains("recovery=") }) < count {
-            await Task.yield()
+    /// ends in one message with `recovery` metadata): each yield lets queued main-actor tasks run, and a
+    /// millisecond's sleep every hundred yields lets the threads of a busy test run have their turn. Fewer ended
+    /// within 30 s (a hang guard, not a timing) is the test's failure: what it expects next would otherwise hold of
+    /// a recovery that never ran.
+    func waitForRecovery(count: Int, sourceLocation: SourceLocation = #_sourceLocation) async {
+        func ended() -> Int { entries.count(where: { $0.message.contains("recovery=") }) }
+        let deadline = ContinuousClock.now + .seconds(30)
+        var yields = 0
+        while ended() < count, ContinuousClock.now < deadline {
+            yields += 1
+            if yields % 100 == 0 { try? await Task.sleep(for: .milliseconds(1)) } else { await Task.yield() }
+        }
+        if ended() < count {
+            Issue.record("\(ended()) of \(count) recoveries ended within 30 s", sourceLocation: sourceLocation)
         }
     }
 }

@@ -59,7 +59,9 @@ import Testing
             let end = 10 + mix.endTime - profile.outputLatency
             Self.runWithStalls(rig, until: end, &random)
             rig.clock.set(to: end + Self.longestLateness + profile.minimumUpdateInterval + renewal)
-            let last = rig.recorder.appliedMixes().last?.mix
+            let applied = rig.recorder.appliedMixes()
+            #expect(!applied.isEmpty, "round \(round) under \(profile.name): nothing was written")
+            let last = applied.last?.mix
             #expect(
                 last == nil || last == .off,
                 "round \(round) under \(profile.name): the device holds \(String(describing: last)) after the end")
