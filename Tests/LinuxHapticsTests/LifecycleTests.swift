@@ -2,7 +2,7 @@
 // prepared pulses and slot limits, notifyWhenPlayersFinished.
 import Foundation
 import HapticRendering
-import LinuxHaptics
+@testable import LinuxHaptics
 import LinuxHapticsTesting
 import Testing
 @_spi(Internals) import LinuxSystem
@@ -391,8 +391,9 @@ import Testing
     }
 
     /// Holds the handler `install` sets on the thread `trigger` runs on, calls `stop()` on another thread
-    /// meanwhile, then lets the handler return: what returned first. (How long the handler is held only decides
-    /// whether the stop is already waiting when it returns; the order is the stop's promise either way.)
+    /// meanwhile, then lets the handler return: what returned first. The handler is let go only once the stop has
+    /// stopped everything (the engine's phase says so), after which nothing but its wait for the handler stands
+    /// before its return, and 50 ms later: a stop that did not wait would have returned first.
     static func stopAgainstABlockedHandler(
         _ rig: Rig, install: (@escaping @Sendable () -> Void) -> Void, trigger: @escaping @Sendable () -> Void
     ) throws -> [String] {
@@ -409,6 +410,14 @@ import Testing
         let stopping = try ServiceThread.start { [engine = rig.engine] in
             engine.stop()
             order.put("stop returned")
+        }
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while rig.engine.core.state.withLock({ $0.phase }) != .stopped {
+            guard MonotonicTime.nanoseconds() < deadline else {
+                Issue.record("the stop did not stop the engine within 10 s")
+                break
+            }
+            Sys.sleep(nanoseconds: 1_000_000)
         }
         Sys.sleep(nanoseconds: 50_000_000)
         release.signal()
