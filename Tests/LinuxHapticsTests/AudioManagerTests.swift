@@ -196,21 +196,30 @@ import Testing
     }
 
     /// A device that refuses to open (busy) is tried again a second later, not on every call: each try runs on
-    /// the caller's actor, and a game's effects would each wait for one.
-    @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCall() throws {
+    /// the caller's actor, and a game's effects would each wait for one. On a clock the test moves.
+    @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCallButASecondLater() throws {
         let sounds = try Sounds()
         defer { sounds.folder.remove() }
         let attempts = Atomic<Int>(0)
+        let clock = Atomic<UInt64>(1_000_000_000)
         let manager = AudioManager(
             resolver: sounds.resolver,
             openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
                 attempts.add(1, ordering: .relaxed)
                 throw AudioDeviceError(device: "busy", call: "snd_pcm_open", errno: .resourceBusy, message: "busy")
             },
-            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) })
         for _ in 0..<20 { manager.playEffect("tick") }
         manager.playMusic("left")
         #expect(attempts.load(ordering: .relaxed) == 1)
+        #expect(!manager.isPlaying)
+        clock.add(990_000_000, ordering: .relaxed)
+        manager.playEffect("tick")
+        #expect(attempts.load(ordering: .relaxed) == 1, "tried again before a second had passed")
+        clock.add(10_000_000, ordering: .relaxed)
+        manager.playEffect("tick")
+        #expect(attempts.load(ordering: .relaxed) == 2, "not tried again a second later")
         #expect(!manager.isPlaying)
     }
 

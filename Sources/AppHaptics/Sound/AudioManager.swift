@@ -73,6 +73,7 @@ public final class AudioManager {
     nonisolated public static let effectCacheSampleLimit = 16 * 1024 * 1024
     /// This manager's limit: `effectCacheSampleLimit`, smaller in tests.
     @ObservationIgnored private let effectCacheSamples: Int
+    @ObservationIgnored private let now: @Sendable () -> UInt64
     /// The music player fading in or playing, and the one fading out (the two players).
     @ObservationIgnored private var incoming: MixingStream.SoundID?
     @ObservationIgnored private var outgoing: MixingStream.SoundID?
@@ -100,15 +101,17 @@ public final class AudioManager {
             resolver: resolver, openOutput: openOutput, logger: logger, effectCacheSamples: Self.effectCacheSampleLimit)
     }
 
+    /// `now`: the clock a device that would not open is tried again a second later by (`CLOCK_MONOTONIC`'s).
     init(
         resolver: any HapticResourceResolving,
         openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger,
-        effectCacheSamples: Int
+        effectCacheSamples: Int, now: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() }
     ) {
         self.resolver = resolver
         self.openOutput = openOutput
         self.logger = logger
         self.effectCacheSamples = effectCacheSamples
+        self.now = now
     }
 
     isolated deinit {
@@ -236,7 +239,7 @@ public final class AudioManager {
     /// The stream, opened on first use; nil (logged) when neither the device nor a null output can be had.
     private func openStream() -> MixingStream? {
         if let stream { return stream }
-        guard MonotonicTime.nanoseconds() >= nextOpenAttempt else { return nil }
+        guard now() >= nextOpenAttempt else { return nil }
         let logger = self.logger
         let open = openOutput
         let output: any AudioOutput
@@ -247,7 +250,7 @@ public final class AudioManager {
                 logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
             }
             openFailureLogged = true
-            nextOpenAttempt = MonotonicTime.nanoseconds() + Self.reopenDelayNanoseconds
+            nextOpenAttempt = now() + Self.reopenDelayNanoseconds
             return nil
         }
         do {
@@ -266,7 +269,7 @@ public final class AudioManager {
         } catch {
             output.close()
             logger.warning("the sound thread cannot start; no sound", metadata: ["error": "\(error)"])
-            nextOpenAttempt = MonotonicTime.nanoseconds() + Self.reopenDelayNanoseconds
+            nextOpenAttempt = now() + Self.reopenDelayNanoseconds
             return nil
         }
     }
