@@ -23,13 +23,16 @@ struct WaveformPlayer: Sendable {
 }
 
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
-/// written by the pad's writer on a thread of its own.
+/// written by the pad's writer on a thread of its own. One stream per pad in a process (`SharedVoiceCoils`): every
+/// engine on the pad's voice coils is a member of it, its sources mixed with the others' (two engines, one per
+/// handle's locality, play left and right; two writers of one pad's reports would interleave them).
 package final class VoiceCoilStream: PatternStream {
-    private let mixing: MixingStream
-    private let writer: any VoiceCoilWriter
+    /// The pad's stream, which this engine is a member of.
+    let shared: SharedVoiceCoils
     private let locality: HapticLocality
+    /// The engine's gain, 0...1: its sources are scaled by it before they are mixed and limited.
+    private let gain: Double
     private let sounds = Lock(CueSounds<MixingStream>())
-    private let firstFailure = StreamFailure()
     private let closed = Atomic<Bool>(false)
 
     /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
@@ -39,39 +42,46 @@ package final class VoiceCoilStream: PatternStream {
     /// The sound card's ring buffer over USB, as the engine's sound has (`audioBufferSeconds`' default).
     static let soundCardBufferSeconds = 0.03
 
-    private init(writer: any VoiceCoilWriter, shape: MixingStream.Shape, locality: HapticLocality, logger: Logger)
-        throws(SystemCallError)
-    {
-        self.writer = writer
+    private init(shared: SharedVoiceCoils, locality: HapticLocality, gain: Double) {
+        self.shared = shared
         self.locality = locality
-        let failure = firstFailure
-        var quieter = logger
-        // The stream's end is the output's failure, which the engine hears through its next primitive and
-        // reports itself (an unplug is not a warning).
-        quieter.logLevel = max(logger.logLevel, .error)
-        mixing = try MixingStream(
-            output: writer, shape: shape, logger: quieter,
-            onFailure: { error in
-                failure.record(OutputFailure(error.isDeviceMissing ? .deviceGone : .other, error.description))
-            })
+        self.gain = PureMath.unitClamped(gain)
+    }
+
+    /// A member of the pad's stream under `key` (its hidraw node, or its sound card): the stream this process
+    /// already has there, or the one `make` starts.
+    private static func join(
+        _ key: String, locality: HapticLocality, gain: Double,
+        make: () throws(OutputFailure) -> SharedVoiceCoils
+    ) throws(OutputFailure) -> VoiceCoilStream {
+        let shared = try SharedVoiceCoils.joined(key, make: make)
+        return VoiceCoilStream(shared: shared, locality: locality, gain: gain)
     }
 
     /// The voice coils of a DualSense over Bluetooth, written to its hidraw node: one report per 32 frames, no
-    /// silence before the first, nothing written while nothing plays.
+    /// silence before the first, nothing written while nothing plays. An engine of this process already playing
+    /// on them is joined (then `hidraw`, another descriptor of the same node, is closed).
     static func bluetooth(_ hidraw: HidrawDevice, locality: HapticLocality, gain: Double = 1, logger: Logger)
         throws(OutputFailure) -> VoiceCoilStream
     {
-        let writer = DualSenseHapticsWriter(device: hidraw, leadSeconds: bluetoothLeadSeconds, logger: logger)
-        do throws(SystemCallError) {
-            return try VoiceCoilStream(
-                writer: writer,
-                shape: MixingStream.Shape(
-                    minimumPeriodFrames: DualSenseHapticsReport.framesPerReport, limiter: limiter(gain: gain),
-                    primesWithSilence: false, idlesWhenSilent: true),
-                locality: locality, logger: logger)
-        } catch {
-            writer.close()
-            throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
+        var made = false
+        defer { if !made { hidraw.close() } }
+        return try join(hidraw.node, locality: locality, gain: gain) { () throws(OutputFailure) in
+            let writer = DualSenseHapticsWriter(device: hidraw, leadSeconds: bluetoothLeadSeconds, logger: logger)
+            do throws(SystemCallError) {
+                let shared = try SharedVoiceCoils(
+                    key: hidraw.node, writer: writer,
+                    shape: MixingStream.Shape(
+                        minimumPeriodFrames: DualSenseHapticsReport.framesPerReport, limiter: limiter,
+                        primesWithSilence: false, idlesWhenSilent: true),
+                    logger: logger)
+                made = true
+                return shared
+            } catch {
+                writer.close()
+                made = true
+                throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
+            }
         }
     }
 
@@ -82,13 +92,15 @@ package final class VoiceCoilStream: PatternStream {
         _ device: String, locality: HapticLocality = .all, gain: Double = 1,
         bufferSeconds: Double = soundCardBufferSeconds, logger: Logger
     ) throws(OutputFailure) -> VoiceCoilStream {
-        let output: ALSAOutput
-        do throws(AudioDeviceError) {
-            output = try openSoundCard(device, bufferSeconds: bufferSeconds, logger: logger)
-        } catch {
-            throw soundCardFailure(error)
+        try join(device, locality: locality, gain: gain) { () throws(OutputFailure) in
+            let output: ALSAOutput
+            do throws(AudioDeviceError) {
+                output = try openSoundCard(device, bufferSeconds: bufferSeconds, logger: logger)
+            } catch {
+                throw soundCardFailure(error)
+            }
+            return try soundCard(output: output, key: device, logger: logger)
         }
-        return try soundCard(output: output, locality: locality, gain: gain, logger: logger)
     }
 
     /// The voice coils of a DualSense over USB on sound card number `card`: its own device (`plughw:N,0`), or,
@@ -100,15 +112,17 @@ package final class VoiceCoilStream: PatternStream {
         bufferSeconds: Double = soundCardBufferSeconds, logger: Logger
     ) throws(OutputFailure) -> VoiceCoilStream {
         let own = "plughw:\(card),0"
-        let output: ALSAOutput
-        do throws(AudioDeviceError) {
-            output = try openSoundCard(own, bufferSeconds: bufferSeconds, logger: logger)
-        } catch  where error.isBusy {
-            output = try soundServerOutput(card: card, bufferSeconds: bufferSeconds, busy: error, logger: logger)
-        } catch {
-            throw soundCardFailure(error)
+        return try join(own, locality: locality, gain: gain) { () throws(OutputFailure) in
+            let output: ALSAOutput
+            do throws(AudioDeviceError) {
+                output = try openSoundCard(own, bufferSeconds: bufferSeconds, logger: logger)
+            } catch  where error.isBusy {
+                output = try soundServerOutput(card: card, bufferSeconds: bufferSeconds, busy: error, logger: logger)
+            } catch {
+                throw soundCardFailure(error)
+            }
+            return try soundCard(output: output, key: own, logger: logger)
         }
-        return try soundCard(output: output, locality: locality, gain: gain, logger: logger)
     }
 
     /// Card `card`'s channels through the sound server that holds it (its `hw:` device answered `busy`).
@@ -157,33 +171,31 @@ package final class VoiceCoilStream: PatternStream {
         return OutputFailure(kind, "the sound card of the voice coils cannot be opened: \(error)")
     }
 
-    private static func soundCard(output: ALSAOutput, locality: HapticLocality, gain: Double, logger: Logger)
-        throws(OutputFailure) -> VoiceCoilStream
+    private static func soundCard(output: ALSAOutput, key: String, logger: Logger) throws(OutputFailure)
+        -> SharedVoiceCoils
     {
         let writer = SoundCardVoiceCoilWriter(output: output)
         do throws(SystemCallError) {
-            return try VoiceCoilStream(
-                writer: writer, shape: MixingStream.Shape(limiter: limiter(gain: gain)), locality: locality,
-                logger: logger)
+            return try SharedVoiceCoils(
+                key: key, writer: writer, shape: MixingStream.Shape(limiter: limiter), logger: logger)
         } catch {
             writer.close()
             throw OutputFailure(.other, "the voice-coil stream's thread cannot start: \(error)")
         }
     }
 
-    /// The soft limiter on the mix of every player, its output scaled by the engine's `gain` (0...1).
-    static func limiter(gain: Double) -> @Sendable (Float) -> Float {
-        let gain = PureMath.unitClamped(gain)
-        guard gain != 1 else { return { Float(SoftLimiter.standard(Double($0))) } }
-        return { Float(SoftLimiter.standard(Double($0)) * gain) }
-    }
+    /// The soft limiter on the mix of every member's players (each source already scaled by its engine's gain).
+    static let limiter: @Sendable (Float) -> Float = { Float(SoftLimiter.standard(Double($0))) }
+
+    private var writer: any VoiceCoilWriter { shared.writer }
+    private var mixing: MixingStream { shared.mixing }
 
     /// The node or ALSA device the waveform goes to.
     package var deviceName: String { writer.deviceName }
     /// Frames per second the voice coils are fed at.
     package var sampleRate: Int { writer.sampleRate }
     /// Why the stream ended, once it did.
-    var failure: OutputFailure? { firstFailure.first }
+    var failure: OutputFailure? { shared.failure }
     /// Periods or reports written, and underruns, so far.
     package var counts: (reports: Int, underruns: Int) { writer.counts }
     /// What the voice coils were last sent.
@@ -191,11 +203,13 @@ package final class VoiceCoilStream: PatternStream {
     /// What the pad (Bluetooth) or the card's buffer, and a sound server's, hold ahead of now.
     var startLead: Double { Double(mixing.leadNanoseconds) / 1e9 }
 
-    /// Ends the stream and closes its writer.
+    /// Ends this engine's part: its sounds stop at once. The stream ends, and its writer closes, with its last
+    /// member.
     package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
-        mixing.close(closingOutput: true)
-        sounds.withLock { $0 = CueSounds<MixingStream>() }
+        // This engine's sounds end now; the last member's leaving ends the stream and closes its writer.
+        sounds.withLock { $0.stopAll(on: mixing) }
+        shared.leave()
     }
 
     /// Plays `pattern` once from its start, its first frame heard at `startNanoseconds` (`CLOCK_MONOTONIC`), on
@@ -204,7 +218,7 @@ package final class VoiceCoilStream: PatternStream {
     package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
         let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(sampleRate), locality: locality)
         mixing.play(
-            WaveformSource(renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true),
+            WaveformSource(renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true, gain: gain),
             at: startNanoseconds)
     }
 
@@ -221,8 +235,84 @@ package final class VoiceCoilStream: PatternStream {
             let renderer = WaveformRenderer(
                 pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
                 playbackRate: cue.anchor.rate, locality: locality)
-            return WaveformSource(renderer: renderer, cue: cue, from: start)
+            return WaveformSource(renderer: renderer, cue: cue, from: start, gain: gain)
         }
+    }
+}
+
+/// The voice-coil stream of one pad in this process: one mixing stream and one writer, whichever engines play on
+/// the pad (`VoiceCoilStream` is an engine's membership), by hidraw node or sound card while it has members.
+final class SharedVoiceCoils: Sendable {
+    let key: String
+    let mixing: MixingStream
+    let writer: any VoiceCoilWriter
+    private let firstFailure = StreamFailure()
+    /// Its members; 0 once the last left (then it is closed, and never joined again).
+    private let members = Lock(1)
+
+    /// The streams by key, while they have members.
+    private static let streams = Lock<[String: SharedVoiceCoils]>([:])
+
+    /// Starts the stream that `writer` writes, with one member (its maker).
+    init(key: String, writer: any VoiceCoilWriter, shape: MixingStream.Shape, logger: Logger)
+        throws(SystemCallError)
+    {
+        self.key = key
+        self.writer = writer
+        let failure = firstFailure
+        var quieter = logger
+        // The stream's end is the output's failure, which the engine hears through its next primitive and
+        // reports itself (an unplug is not a warning).
+        quieter.logLevel = max(logger.logLevel, .error)
+        mixing = try MixingStream(
+            output: writer, shape: shape, logger: quieter,
+            onFailure: { error in
+                failure.record(OutputFailure(error.isDeviceMissing ? .deviceGone : .other, error.description))
+            })
+    }
+
+    /// Why the stream ended, once it did.
+    var failure: OutputFailure? { firstFailure.first }
+
+    /// The stream under `key` with one member more: this process's, unless it has ended (its pad went away);
+    /// otherwise the one `make` starts (with its maker as its member), kept under `key`.
+    static func joined(_ key: String, make: () throws(OutputFailure) -> SharedVoiceCoils) throws(OutputFailure)
+        -> SharedVoiceCoils
+    {
+        try streams.withLock { (streams) throws(OutputFailure) -> SharedVoiceCoils in
+            if let existing = streams[key], existing.failure == nil,
+                existing.members.withLock({ count in
+                    guard count > 0 else { return false }
+                    count += 1
+                    return true
+                })
+            {
+                return existing
+            }
+            let made = try make()
+            streams[key] = made
+            return made
+        }
+    }
+
+    /// Whether this process has a stream under `key` that a new member would join.
+    static func isOpen(_ key: String) -> Bool {
+        streams.withLock { $0[key].map { $0.failure == nil } ?? false }
+    }
+
+    /// One member fewer: the last ends the stream (its final period puts the actuators at rest) and closes the
+    /// writer.
+    func leave() {
+        let last = Self.streams.withLock { streams in
+            let left = members.withLock { count in
+                count = max(count - 1, 0)
+                return count
+            }
+            guard left == 0 else { return false }
+            if streams[key] === self { streams[key] = nil }
+            return true
+        }
+        if last { mixing.close(closingOutput: true) }
     }
 }
 
@@ -246,20 +336,26 @@ struct WaveformSource: SoundSource {
     /// samples. Its time then runs late by what it missed, to its end (the stream ends it as much later).
     /// Anything picked up part-way (after a change of the player's controls, a seek) keeps the engine's time.
     let playsWholeWhenLate: Bool
+    private let gain: Float
 
     /// The source of a player's `cue` from engine time `start` on. A cue anchored at the pattern's beginning is
     /// the player's start (a change while it plays anchors its cue where the player is then): it is played whole,
     /// even when placed a little late. Any other cue is picked up where the player is at `start`.
-    init(renderer: WaveformRenderer, cue: SoundCue, from start: Double) {
+    init(renderer: WaveformRenderer, cue: SoundCue, from start: Double, gain: Double = 1) {
         let fromTheTop = cue.anchor.offset == 0
         self.init(
             renderer: renderer, offset: fromTheTop ? 0 : cue.anchor.offset(at: start),
-            loopLength: cue.anchor.loopLength, playsWholeWhenLate: fromTheTop)
+            loopLength: cue.anchor.loopLength, playsWholeWhenLate: fromTheTop, gain: gain)
     }
 
-    init(renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false) {
+    /// `gain`: its engine's, 0...1, which scales every sample before the mix is limited.
+    init(
+        renderer: WaveformRenderer, offset: Double, loopLength: Double?, playsWholeWhenLate: Bool = false,
+        gain: Double = 1
+    ) {
         self.renderer = renderer
         self.playsWholeWhenLate = playsWholeWhenLate
+        self.gain = Float(PureMath.unitClamped(gain))
         let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
         loopFrame = loopLength.map { max(1, frame($0)) }
         cursor = renderer.cursor(at: frame(offset))
@@ -273,8 +369,8 @@ struct WaveformSource: SoundSource {
             let count = min(frames - done, loopFrame.map { $0 - cursor.position } ?? frames - done)
             let block = cursor.render(count: count)
             for index in 0..<count {
-                buffer[2 * (done + index)] = Float(block.left[index])
-                buffer[2 * (done + index) + 1] = Float(block.right[index])
+                buffer[2 * (done + index)] = Float(block.left[index]) * gain
+                buffer[2 * (done + index) + 1] = Float(block.right[index]) * gain
             }
             done += count
         }

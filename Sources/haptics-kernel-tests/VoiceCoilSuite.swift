@@ -47,6 +47,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-usb/the-audio-haptics-report-takes-the-pad-out-of-rumble-emulation") {
                 try await usbLeavesRumbleEmulation()
             },
+            KernelTest(name: "hd/dualsense-bt/two-engines-one-per-handle-play-together-through-one-stream") {
+                try await StallWitness.againAfterAGuestStall(twoEnginesOnePad)
+            },
             KernelTest(name: "hd/dualsense-bt/a-pad-named-by-a-link-to-its-node-plays-on-the-voice-coils") {
                 try await namedByLink()
             },
@@ -58,10 +61,11 @@ enum VoiceCoilSuite {
     static let rate = Double(DualSenseHapticsReport.sampleRate)
 
     /// An engine on the emulated pad's HD actuators (the DualSense's voice coils, a Switch pad's HD rumble).
-    static func engine(on node: String, gain: Double = 1) throws -> HapticEngine {
+    static func engine(on node: String, gain: Double = 1, locality: HapticLocality = .all) throws -> HapticEngine {
         var options = HapticEngineOptions()
         options.actuators = .hd
         options.gain = gain
+        options.locality = locality
         options.playsHapticsOnly = true
         options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
         let engine = HapticEngine(
@@ -252,6 +256,50 @@ enum VoiceCoilSuite {
 
     /// The shortest standstill that excuses a bound missed by a hair: ten of the witness's 2 ms wakes.
     static let leastStallMilliseconds = 20.0
+
+    /// Two engines on one pad's voice coils, one per handle, as a Core Haptics app makes one per locality: their
+    /// tones started at one instant reach the pad as one stream (its counters one after the other), the left
+    /// handle's on the left actuator and the right's on the right, together and without a gap. (Each engine wrote
+    /// reports of its own: the pad played the two streams interleaved.)
+    static func twoEnginesOnePad() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let left = try engine(on: nodes.rumbleNode, locality: .leftHandle)
+            defer { left.stop() }
+            let right = try engine(on: nodes.rumbleNode, locality: .rightHandle)
+            defer { right.stop() }
+            let before = device.records().count
+            let at = left.currentTime + 0.1
+            try left.makeAdvancedPlayer(with: tone(0.3)).start(atTime: at)
+            try right.makeAdvancedPlayer(with: tone(0.3)).start(atTime: at)
+            try await Task.sleep(for: .milliseconds(550))
+            let samples = try checkedSamples(hapticsReports(device, after: before), "two engines on one pad")
+            guard let firstLeft = samples.left.firstIndex(where: { $0 != 0 }),
+                let firstRight = samples.right.firstIndex(where: { $0 != 0 })
+            else {
+                throw TestFailure(
+                    reason: "a handle's tone is missing: \(sounding(samples.left).seconds) s on the left, "
+                        + "\(sounding(samples.right).seconds) s on the right")
+            }
+            try require(
+                abs(firstLeft - firstRight) <= DualSenseHapticsReport.framesPerReport,
+                "the tones began \(abs(firstLeft - firstRight)) frames apart, not together")
+            for (side, channel) in [("left", samples.left), ("right", samples.right)] {
+                let sound = sounding(channel)
+                try requireOrStall(
+                    sound.seconds > 0.25, "the \(side) handle played \(sound.seconds) s of 0.3 s",
+                    stall: 0.25 - sound.seconds)
+                let gap = longestSilence(sound.samples)
+                try requireOrStall(
+                    gap < DualSenseHapticsReport.framesPerReport,
+                    "the \(side) handle's tone has a gap of \(gap) frames",
+                    stall: Double(gap - DualSenseHapticsReport.framesPerReport) / rate)
+            }
+            print(
+                "    one stream, its counters in order; left and right tones "
+                    + "\(Int(sounding(samples.left).seconds * 1000)) and \(Int(sounding(samples.right).seconds * 1000)) ms, "
+                    + "begun \(abs(firstLeft - firstRight)) frames apart")
+        }
+    }
 
     /// The seconds from the first sample that is not silent to the last, and the samples between.
     static func sounding(_ samples: [Int8]) -> (seconds: Double, samples: [Double]) {

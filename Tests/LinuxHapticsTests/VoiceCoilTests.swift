@@ -112,15 +112,52 @@ import Testing
         #expect(player.soundCues().isEmpty)
     }
 
-    /// The engine's gain scales the limited mix (it was left out, so `--gain 0.2` played at full strength).
-    @Test func theEnginesGainScalesTheLimitedMix() {
-        let full = VoiceCoilStream.limiter(gain: 1)
-        let half = VoiceCoilStream.limiter(gain: 0.5)
-        for sample: Float in [-1.8, -0.95, -0.3, 0, 0.3, 0.95, 1.8] {
-            #expect(full(sample) == Float(SoftLimiter.standard(Double(sample))))
-            #expect(abs(half(sample) - full(sample) / 2) < 1e-6, "\(sample)")
+    /// The engine's gain scales every sample of its sources before the mix is limited (it was left out, so
+    /// `--gain 0.2` played at full strength); a gain outside 0...1 or not a number is clamped (NaN is 0).
+    @Test func theEnginesGainScalesItsSourcesSamples() {
+        func played(gain: Double) -> [Float] {
+            var source = WaveformSource(renderer: Self.renderer(), offset: 0.1, loopLength: nil, gain: gain)
+            return Self.frames(of: &source, count: 300).left
         }
-        #expect(VoiceCoilStream.limiter(gain: 0)(0.9) == 0 && VoiceCoilStream.limiter(gain: .nan)(0.9) == 0)
+        let full = played(gain: 1)
+        #expect(full == Self.renderer().render(from: 300, count: 300).left.map(Float.init))
+        #expect(full.contains { abs($0) > 0.1 })
+        #expect(zip(played(gain: 0.5), full).allSatisfy { $0 == $1 * 0.5 })
+        #expect(played(gain: 0).allSatisfy { $0 == 0 } && played(gain: .nan).allSatisfy { $0 == 0 })
+        #expect(played(gain: 2) == full)
+    }
+
+    /// Two engines on one pad's voice coils (one per handle, as a Core Haptics app makes them per locality) are
+    /// members of one stream: one writer, whose reports carry both handles' waveforms at once, their counters one
+    /// after the other. (Each wrote its own reports to the node, the pad playing the two streams interleaved.) The
+    /// stream ends with its last member.
+    @Test func twoEnginesOnOnePadsVoiceCoilsShareOneStreamAndWriter() throws {
+        let file = ReportFile()
+        let left = try VoiceCoilStream.bluetooth(try file.device(), locality: .leftHandle, logger: quietLogger())
+        let right = try VoiceCoilStream.bluetooth(try file.device(), locality: .rightHandle, logger: quietLogger())
+        #expect(left.shared === right.shared)
+        let start = MonotonicTime.nanoseconds() + 20_000_000
+        left.play(Self.pattern, atNanoseconds: start)
+        right.play(Self.pattern, atNanoseconds: start)
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while try file.bytes().count < 40 * DualSenseHapticsReport.size, MonotonicTime.nanoseconds() < deadline {
+            Sys.sleep(nanoseconds: 10_000_000)
+        }
+        left.close()
+        #expect(right.failure == nil && SharedVoiceCoils.isOpen(file.path), "the other engine's stream ended")
+        right.close()
+        #expect(!SharedVoiceCoils.isOpen(file.path))
+        let reports = try file.reports(length: DualSenseHapticsReport.size, DualSenseHapticsReport.init(bytes:))
+            .compactMap { $0 }
+        try #require(reports.count >= 40, "\(reports.count) reports")
+        #expect(zip(reports, reports.dropFirst()).allSatisfy { $1.counter == $0.counter &+ 1 }, "one counter")
+        let both = reports.filter { report in
+            let frames = stride(from: 0, to: report.samples.count, by: 2).map {
+                (report.samples[$0], report.samples[$0 + 1])
+            }
+            return frames.contains { $0.0 != 0 } && frames.contains { $0.1 != 0 }
+        }
+        #expect(both.count >= 20, "reports carrying both handles: \(both.count) of \(reports.count)")
     }
 
     @Test func theWriterSendsOneSignedReportPer32FramesWithAGrowingCounter() throws {
