@@ -53,8 +53,8 @@ final class RunningFlag: Sendable {
             }
         }
         // Each handler is replaced once the other thread has called it, so that it calls it during the replacement.
-        let deadline = ContinuousClock.now + .seconds(30)
         for _ in 0..<100 {
+            let deadline = ContinuousClock.now + .seconds(30)
             while all[all.count - 1].calls == 0 {
                 // Thirty seconds without a call is the test's failure, not a hang of the run.
                 guard ContinuousClock.now < deadline else {
