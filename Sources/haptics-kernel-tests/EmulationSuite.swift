@@ -407,21 +407,22 @@ enum EmulationSuite {
             let events = EngineSuite.Events(engine)
             do { try engine.start() } catch { throw TestFailure(reason: "starting the engine on \(id): \(error)") }
             let pattern = try HapticPattern(contentsOf: URL(fileURLWithPath: "Haptics/heartbeat.ahap"))
+            /// The heartbeat looped until the controller shows it (its motors, or a PID effect started).
+            func playHeartbeat(_ what: String) async throws {
+                let before = device.records().count
+                let player = try engine.makeAdvancedPlayer(with: pattern)
+                player.loopEnabled = true
+                try player.start(atTime: 0)
+                try await waitForOutputs(device, after: before, what) { outputs in
+                    outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 || $0.pid?.operation == .start }
+                }
+            }
             for cycle in 0..<count {
                 if cycle > 0 {
                     try device.replug()
                     try await events.wait(for: .reset, "cycle \(cycle): plugged back in")
                 }
-                let before = device.records().count
-                let player = try engine.makeAdvancedPlayer(with: pattern)
-                player.loopEnabled = true
-                try player.start(atTime: 0)
-                try await waitForOutputs(device, after: before, "cycle \(cycle): the heartbeat on the device") {
-                    outputs in
-                    outputs.contains {
-                        ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 || $0.pid?.operation == .start
-                    }
-                }
+                try await playHeartbeat("cycle \(cycle): the heartbeat on the device")
                 let removed = events.all.filter { $0 == .stopped(.gameControllerDisconnect) }.count
                 try device.unplug()
                 if events.all.filter({ $0 == .stopped(.gameControllerDisconnect) }).count == removed {
@@ -440,14 +441,7 @@ enum EmulationSuite {
             do { try engine.start() } catch {
                 throw TestFailure(reason: "starting the engine again on \(id): \(error)")
             }
-            let before = device.records().count
-            let player = try engine.makeAdvancedPlayer(with: pattern)
-            player.loopEnabled = true
-            try player.start(atTime: 0)
-            try await waitForOutputs(device, after: before, "the heartbeat on the controller plugged back in") {
-                outputs in
-                outputs.contains { ($0.strong ?? 0) > 0 || ($0.weak ?? 0) > 0 || $0.pid?.operation == .start }
-            }
+            try await playHeartbeat("the heartbeat on the controller plugged back in")
             engine.stop()
             // A PID device frees its blocks as hid-pidff's queued Block Free reports reach it.
             if !model.hasRumbleMotors { try await PIDSuite.waitForEveryBlockFree(device) }

@@ -284,21 +284,28 @@ enum VoiceCoilSuite {
                 abs(firstLeft - firstRight) <= DualSenseHapticsReport.framesPerReport,
                 "the tones began \(abs(firstLeft - firstRight)) frames apart, not together")
             for (side, channel) in [("left", samples.left), ("right", samples.right)] {
-                let sound = sounding(channel)
-                try requireOrStall(
-                    sound.seconds > 0.25, "the \(side) handle played \(sound.seconds) s of 0.3 s",
-                    stall: 0.25 - sound.seconds)
-                let gap = longestSilence(sound.samples)
-                try requireOrStall(
-                    gap < DualSenseHapticsReport.framesPerReport,
-                    "the \(side) handle's tone has a gap of \(gap) frames",
-                    stall: Double(gap - DualSenseHapticsReport.framesPerReport) / rate)
+                _ = try requireSoundsWhole(channel, atLeast: 0.25, "the \(side) handle, of 0.3 s,")
             }
             print(
                 "    one stream, its counters in order; left and right tones "
                     + "\(Int(sounding(samples.left).seconds * 1000)) and \(Int(sounding(samples.right).seconds * 1000)) ms, "
                     + "begun \(abs(firstLeft - firstRight)) frames apart")
         }
+    }
+
+    /// The sound in `samples`: at least `seconds` long and without a gap as long as a report, or a `TimingFailure`
+    /// that only a standstill as long as what is missing explains (the stream skips what it falls behind by).
+    static func requireSoundsWhole(_ samples: [Int8], atLeast seconds: Double, _ what: String) throws -> (
+        seconds: Double, samples: [Double]
+    ) {
+        let sound = sounding(samples)
+        try requireOrStall(
+            sound.seconds > seconds, "\(what) played \(sound.seconds) s", stall: seconds - sound.seconds)
+        let gap = longestSilence(sound.samples)
+        try requireOrStall(
+            gap < DualSenseHapticsReport.framesPerReport, "\(what) has a gap of \(gap) frames",
+            stall: Double(gap - DualSenseHapticsReport.framesPerReport) / rate)
+        return sound
     }
 
     /// The seconds from the first sample that is not silent to the last, and the samples between.
@@ -347,14 +354,7 @@ enum VoiceCoilSuite {
             try looping.stop(atTime: 0)
             try await Task.sleep(for: .milliseconds(150))
             let loop = try checkedSamples(hapticsReports(device, after: before), "loop").left
-            let loopSound = sounding(loop)
-            try requireOrStall(
-                loopSound.seconds > 0.55, "the loop played \(loopSound.seconds) s of about 0.7 s",
-                stall: 0.55 - loopSound.seconds)
-            let gaps = longestSilence(loopSound.samples)
-            try requireOrStall(
-                gaps < DualSenseHapticsReport.framesPerReport, "the loop has a gap of \(gaps) frames",
-                stall: Double(gaps - DualSenseHapticsReport.framesPerReport) / rate)
+            let loopSound = try requireSoundsWhole(loop, atLeast: 0.55, "the loop, of about 0.7 s,")
             // Twice the rate: a 0.6 s tone in 0.3 s, at the same frequency.
             before = device.records().count
             let fast = try engine.makeAdvancedPlayer(with: tone(0.6))
