@@ -295,11 +295,6 @@ final class SharedVoiceCoils: Sendable {
         }
     }
 
-    /// Whether this process has a stream under `key` that a new member would join.
-    static func isOpen(_ key: String) -> Bool {
-        streams.withLock { $0[key].map { $0.failure == nil } ?? false }
-    }
-
     /// One member fewer: the last ends the stream (its final period puts the actuators at rest) and closes the
     /// writer.
     func leave() {

@@ -144,9 +144,14 @@ import Testing
             Sys.sleep(nanoseconds: 10_000_000)
         }
         left.close()
-        #expect(right.failure == nil && SharedVoiceCoils.isOpen(file.path), "the other engine's stream ended")
+        // One member left: a new engine joins its stream; none left: a new engine starts another.
+        let joining = try VoiceCoilStream.bluetooth(try file.device(), locality: .all, logger: quietLogger())
+        #expect(right.failure == nil && joining.shared === right.shared, "the other engine's stream ended")
+        joining.close()
         right.close()
-        #expect(!SharedVoiceCoils.isOpen(file.path))
+        let after = try VoiceCoilStream.bluetooth(try file.device(), locality: .all, logger: quietLogger())
+        #expect(after.shared !== right.shared, "a stream without members was joined")
+        after.close()
         let reports = try file.reports(length: DualSenseHapticsReport.size, DualSenseHapticsReport.init(bytes:))
             .compactMap { $0 }
         try #require(reports.count >= 40, "\(reports.count) reports")
