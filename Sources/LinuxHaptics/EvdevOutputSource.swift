@@ -193,31 +193,33 @@ final class EvdevOutputSource: OutputSource {
         return (nil, refusal)
     }
 
-    /// A Switch controller's HD rumble on its hidraw `node`, with a guard process that puts the actuators at rest
-    /// if this process stops writing. Fails with a message that says why (naming the udev rule when the node may
-    /// not be written).
+    /// A Switch controller's HD rumble on its hidraw `node`: a member of the stream this process already has there,
+    /// or of a new one with a guard process that puts the actuators at rest if this process stops writing. Fails
+    /// with a message that says why (naming the udev rule when the node may not be written).
     private func hdRumbleOutput(of device: EventDevice, node: String, driver: String?, logger: Logger)
         throws(OutputFailure) -> HDRumbleOutput
     {
-        let hidraw = try Self.openHidraw(node, logger: logger)
-        let keeper: any SilenceKeeper
-        do throws(OutputFailure) {
-            keeper = try Self.silenceKeeper(
-                for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
-        } catch {
-            hidraw.close()
-            throw error
+        let member = try HDRumbleMember.joining(
+            node, locality: locality, mirrorsSides: HDActuators.hasOneActuator(device.identity), gain: gain
+        ) { () throws(OutputFailure) -> HDRumbleStream in
+            let hidraw = try Self.openHidraw(node, logger: logger)
+            let keeper: any SilenceKeeper
+            do throws(OutputFailure) {
+                keeper = try Self.silenceKeeper(
+                    for: hidraw, silence: SwitchRumbleReport.rest(counter: 0).bytes, logger: logger)
+            } catch {
+                hidraw.close()
+                throw error
+            }
+            do throws(HapticEngineError) {
+                return try HDRumbleStream(device: hidraw, keeper: keeper, logger: logger)
+            } catch {
+                keeper.close()
+                hidraw.close()
+                throw OutputFailure(.other, "the HD rumble stream \(error.message)")
+            }
         }
-        do throws(HapticEngineError) {
-            let stream = try HDRumbleStream(
-                device: hidraw, keeper: keeper, locality: locality,
-                mirrorsSides: HDActuators.hasOneActuator(device.identity), gain: gain, logger: logger)
-            return HDRumbleOutput(device: device, stream: stream, kind: .hdRumble, driver: driver)
-        } catch {
-            keeper.close()
-            hidraw.close()
-            throw OutputFailure(.other, "the HD rumble stream \(error.message)")
-        }
+        return HDRumbleOutput(device: device, stream: member, kind: .hdRumble, driver: driver)
     }
 
     /// The trigger motors of `device` for an engine made with a trigger locality: an Xbox Wireless Controller over

@@ -9,7 +9,10 @@
 //   update;
 // - three reports at rest after the last sound, then nothing until something plays (as the driver sends several
 //   silent reports in case one is lost).
-// The pad holds each report's bands until the next. A process that is killed or stopped cannot send the report at
+// The pad holds each report's bands until the next. One stream per pad in a process: every engine on the pad's HD
+// rumble is a member of it (`HDRumbleMember`), its sources mixed with the others' (two engines, one per handle's
+// locality, play left and right; two writers of one pad's reports would interleave them, and each would send
+// the other's actuator at rest). A process that is killed or stopped cannot send the report at
 // rest, so a guard process writes it for us (`HidrawSilenceGuard`); when the stream itself stood still that long
 // while armed (the whole machine held up), the guard's report took the next counter, and the stream's next report
 // skips it, even when the stream stood still after taking its counter and before telling the guard. The kernel's
@@ -38,7 +41,8 @@ extension HidrawSilenceGuard: SilenceKeeper {}
 
 /// The bands of a Switch controller's actuators: sources placed on the `CLOCK_MONOTONIC` timeline, mixed per
 /// update and written as report 0x10 by the timer of the stream's clock (`MonotonicClock`'s: a thread of its own).
-package final class HDRumbleStream: PatternStream, CueStream {
+/// One per pad in a process, whichever engines play on it (`HDRumbleMember` is an engine's membership).
+package final class HDRumbleStream: CueStream, Sendable {
     /// Seconds between two reports while anything plays.
     package static let updateSeconds = 0.030
     /// The least time between two reports: what hid-nintendo waits between its own sends.
@@ -60,9 +64,18 @@ package final class HDRumbleStream: PatternStream, CueStream {
         let offsetFrame: Int
         /// The frame a loop goes back to 0 at; nil when the player does not loop.
         let loopFrame: Int?
+        /// Its engine's gain, 0...1: every carrier's amplitude is scaled by it before the mix.
+        let gain: Double
+        /// Both sides carry its carriers: a lone Joy-Con has one actuator, which reads its own side's bytes, so a
+        /// `left` or `right` pattern plays on it rather than on an actuator it does not have.
+        let foldsSides: Bool
 
-        package init(renderer: BandRenderer, offset: Double, loopLength: Double?) {
+        package init(
+            renderer: BandRenderer, offset: Double, loopLength: Double?, gain: Double = 1, foldsSides: Bool = false
+        ) {
             self.renderer = renderer
+            self.gain = PureMath.unitClamped(gain)
+            self.foldsSides = foldsSides
             let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
             offsetFrame = frame(offset)
             loopFrame = loopLength.map { max(1, frame($0)) }
@@ -114,32 +127,21 @@ package final class HDRumbleStream: PatternStream, CueStream {
     package let deviceName: String
     private let device: HidrawDevice
     private let keeper: (any SilenceKeeper)?
-    private let locality: HapticLocality
-    /// Both sides carry the same bands: a lone Joy-Con has one actuator, which reads its own side's bytes, so a
-    /// `left` or `right` pattern plays on it rather than on an actuator it does not have.
-    private let mirrorsSides: Bool
-    /// The engine's gain, 0...1: every band's amplitude is scaled by it.
-    private let gain: Double
     private let logger: Logger
     /// The time every report is placed on, in seconds; what its timer calls `service()` by.
     private let clock: any HapticClock
     private let state = Lock(State())
     private let firstFailure = Lock<OutputFailure?>(nil)
     private let timer = Lock<(any HapticTimer)?>(nil)
-    private let sounds = Lock(CueSounds<HDRumbleStream>())
 
-    /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing;
-    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con); `gain` (0...1) scales every amplitude. `clock`
-    /// is `CLOCK_MONOTONIC` outside tests: the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
+    /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing. `clock` is
+    /// `CLOCK_MONOTONIC` outside tests: the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
     package init(
-        device: HidrawDevice, keeper: (any SilenceKeeper)?, locality: HapticLocality, mirrorsSides: Bool = false,
-        gain: Double = 1, clock: any HapticClock = MonotonicClock(), logger: Logger
+        device: HidrawDevice, keeper: (any SilenceKeeper)?, clock: any HapticClock = MonotonicClock(),
+        logger: Logger
     ) throws(HapticEngineError) {
         self.device = device
         self.keeper = keeper
-        self.locality = locality
-        self.mirrorsSides = mirrorsSides
-        self.gain = PureMath.unitClamped(gain)
         self.clock = clock
         self.logger = logger
         deviceName = device.node
@@ -202,24 +204,6 @@ package final class HDRumbleStream: PatternStream, CueStream {
         timer.withLock { $0 }?.wake(by: Double(nanoseconds) / Self.nanosecondsPerSecond)
     }
 
-    /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
-    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
-        _ = play(
-            Source(renderer: BandRenderer(pattern: pattern, locality: locality), offset: 0, loopLength: nil),
-            atNanoseconds: startNanoseconds)
-    }
-
-    /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
-    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
-        guard !state.withLock({ $0.closing }) else { return }
-        sounds.follow(players, now: now, on: self) { waveform, cue, start in
-            let renderer = BandRenderer(
-                pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
-                locality: locality)
-            return Source(renderer: renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
-        }
-    }
-
     // MARK: The thread
 
     /// Ends the stream: the timer is stopped (after its last call), the rest report is written when the actuators
@@ -236,7 +220,6 @@ package final class HDRumbleStream: PatternStream, CueStream {
         finish()
         keeper?.close()
         device.close()
-        sounds.withLock { $0 = CueSounds() }
     }
 
     private static let nanosecondsPerSecond = 1e9
@@ -303,7 +286,7 @@ package final class HDRumbleStream: PatternStream, CueStream {
             // back: a thread held longer skips what it missed rather than send it late.
             let from = state.coveredUntil.map { min(now, max($0, now > updateLength ? now - updateLength : 0)) } ?? now
             state.coveredUntil = now + updateLength
-            var spans: [(renderer: BandRenderer, frame: Int, count: Int)] = []
+            var spans: [(source: Source, frame: Int, count: Int)] = []
             for (id, placed) in state.sources {
                 if let stretches = stretches(of: placed, from: from, at: now) {
                     spans += stretches
@@ -316,20 +299,24 @@ package final class HDRumbleStream: PatternStream, CueStream {
         var left: [Carrier] = []
         var right: [Carrier] = []
         for span in spans {
-            let carriers = span.renderer.carriers(from: span.frame, count: span.count)
+            var carriers = span.source.renderer.carriers(from: span.frame, count: span.count)
+            if span.source.gain != 1 {
+                carriers = (
+                    Self.scaled(carriers.left, by: span.source.gain), Self.scaled(carriers.right, by: span.source.gain)
+                )
+            }
+            if span.source.foldsSides {
+                // The one actuator plays both sides' carriers (one list is empty at a handle's locality).
+                carriers = (carriers.left + carriers.right, carriers.left + carriers.right)
+            }
             left += carriers.left
             right += carriers.right
         }
-        if mirrorsSides, locality != .all {
-            // One side's list is empty at a handle's locality: the one actuator plays the other's.
-            left += right
-            right = left
-        }
         // Every source's renderer has the same map; with no source, nothing sounds on either side of any crossover.
-        let crossover = spans.first?.renderer.crossover ?? 0
+        let crossover = spans.first?.source.renderer.crossover ?? 0
         let bands = (
-            left: Self.scaled(ActuatorBands.mixing(left, crossover: crossover), by: gain),
-            right: Self.scaled(ActuatorBands.mixing(right, crossover: crossover), by: gain)
+            left: ActuatorBands.mixing(left, crossover: crossover),
+            right: ActuatorBands.mixing(right, crossover: crossover)
         )
         let update: (report: SwitchRumbleReport, wasPlaying: Bool, exposure: ArmedSpan?)? = state.withLock { state in
             if bands.left.isSilent && bands.right.isSilent {
@@ -420,11 +407,11 @@ package final class HDRumbleStream: PatternStream, CueStream {
     }
 
     /// Where `placed` is in the update starting at `now`, its frames read from `from` (no later than `now`) to
-    /// an update after `now`: its renderer, and each stretch of frames it sounds for (a loop that comes round
+    /// an update after `now`: its source, and each stretch of frames it sounds for (a loop that comes round
     /// inside the update gives one stretch to its end and one from its start); nil when it has not started yet,
     /// or has ended (by its stop, or its pattern's end).
     private func stretches(of placed: Placed, from: UInt64, at now: UInt64)
-        -> [(renderer: BandRenderer, frame: Int, count: Int)]?
+        -> [(source: Source, frame: Int, count: Int)]?
     {
         guard placed.start <= now else { return nil }
         if let end = placed.end, end <= now { return nil }
@@ -436,13 +423,13 @@ package final class HDRumbleStream: PatternStream, CueStream {
         if let end = placed.end { last = min(last, end) }
         var count = max(1, Int(Double(last - first) * framesPerNanosecond))
         guard let loop = placed.source.loopFrame else {
-            return frame < renderer.endFrame ? [(renderer, frame, count)] : nil
+            return frame < renderer.endFrame ? [(placed.source, frame, count)] : nil
         }
         frame %= loop
-        var stretches: [(renderer: BandRenderer, frame: Int, count: Int)] = []
+        var stretches: [(source: Source, frame: Int, count: Int)] = []
         while count > 0 {
             let taken = min(count, loop - frame)
-            stretches.append((renderer, frame, taken))
+            stretches.append((placed.source, frame, taken))
             count -= taken
             frame = 0
         }
@@ -508,13 +495,9 @@ package final class HDRumbleStream: PatternStream, CueStream {
         }
     }
 
-    /// `bands` with both amplitudes scaled by `gain`.
-    static func scaled(_ bands: ActuatorBands, by gain: Double) -> ActuatorBands {
-        guard gain != 1 else { return bands }
-        var scaled = bands
-        scaled.low.amplitude *= gain
-        scaled.high.amplitude *= gain
-        return scaled
+    /// `carriers` with every amplitude scaled by `gain`.
+    static func scaled(_ carriers: [Carrier], by gain: Double) -> [Carrier] {
+        carriers.map { Carrier(frequency: $0.frequency, amplitude: $0.amplitude * gain) }
     }
 
     static func actuator(_ bands: ActuatorBands) -> SwitchRumbleActuator {
@@ -530,5 +513,87 @@ package final class HDRumbleStream: PatternStream, CueStream {
         return ActuatorActivity(
             left: max(left.low.amplitude, left.high.amplitude), right: max(right.low.amplitude, right.high.amplitude),
             frequency: (loudest?.amplitude ?? 0) > 0 ? loudest?.frequency : nil)
+    }
+}
+
+/// An engine's membership of its pad's HD rumble stream (`HDRumbleStream`, one per pad in this process, by hidraw
+/// node): the engine's players' cues as sources on it, at the engine's locality and gain.
+package final class HDRumbleMember: PatternStream {
+    /// The pad's stream, which this engine is a member of.
+    package let stream: HDRumbleStream
+    private let locality: HapticLocality
+    /// Both sides carry this engine's carriers: a lone Joy-Con (one actuator) played at a handle's locality.
+    private let foldsSides: Bool
+    /// The engine's gain, 0...1: every amplitude of its sources is scaled by it before the mix.
+    private let gain: Double
+    private let sounds = Lock(CueSounds<HDRumbleStream>())
+    /// The sources played on their own (`play(_:atNanoseconds:)`), which end with this engine's part too.
+    private let ownSources = Lock<[Int]>([])
+    private let closed = Atomic<Bool>(false)
+
+    /// The streams by hidraw node, while they have members.
+    private static let streams = PadShares<HDRumbleStream>()
+
+    private init(stream: HDRumbleStream, locality: HapticLocality, mirrorsSides: Bool, gain: Double) {
+        self.stream = stream
+        self.locality = locality
+        foldsSides = mirrorsSides && locality != .all
+        self.gain = PureMath.unitClamped(gain)
+    }
+
+    /// Ends this engine's part, if it was not ended yet: the stream is left by an engine that let it go without.
+    deinit { close() }
+
+    /// A member of the pad's stream under `node`: the stream this process already has there (unless it has
+    /// ended), or the one `make` starts (the hidraw node opened and its silence guard started only then).
+    /// `mirrorsSides` for a pad with one actuator (a lone Joy-Con); `gain` (0...1) scales this engine's
+    /// amplitudes.
+    package static func joining(
+        _ node: String, locality: HapticLocality, mirrorsSides: Bool = false, gain: Double = 1,
+        make: () throws(OutputFailure) -> HDRumbleStream
+    ) throws(OutputFailure) -> HDRumbleMember {
+        let stream = try streams.joined(node, isUsable: { $0.failure == nil }, make: make)
+        return HDRumbleMember(stream: stream, locality: locality, mirrorsSides: mirrorsSides, gain: gain)
+    }
+
+    package var deviceName: String { stream.deviceName }
+    package var failure: OutputFailure? { stream.failure }
+    var counts: (reports: Int, underruns: Int) { stream.counts }
+    var activity: ActuatorActivity { stream.activity }
+    var startLead: Double { stream.startLead }
+
+    /// Ends this engine's part: its sources stop at once. The stream ends (its actuators put at rest, its guard let
+    /// go and its node closed) with its last member.
+    package func close() {
+        guard !closed.exchange(true, ordering: .relaxed) else { return }
+        sounds.withLock { $0.stopAll(on: stream) }
+        for id in ownSources.withLock({ $0 }) { stream.stop(id) }
+        if Self.streams.leave(stream) { stream.close() }
+    }
+
+    /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
+    package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
+        let source = source(BandRenderer(pattern: pattern, locality: locality), offset: 0, loopLength: nil)
+        ownSources.withLock { ids in
+            guard !closed.load(ordering: .relaxed) else { return }
+            ids.append(stream.play(source, atNanoseconds: startNanoseconds))
+        }
+    }
+
+    /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.
+    func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
+        guard !closed.load(ordering: .relaxed) else { return }
+        sounds.follow(players, now: now, on: stream, isOpen: { !closed.load(ordering: .relaxed) }) {
+            waveform, cue, start in
+            let renderer = BandRenderer(
+                pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
+                locality: locality)
+            return source(renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
+        }
+    }
+
+    private func source(_ renderer: BandRenderer, offset: Double, loopLength: Double?) -> HDRumbleStream.Source {
+        HDRumbleStream.Source(
+            renderer: renderer, offset: offset, loopLength: loopLength, gain: gain, foldsSides: foldsSides)
     }
 }

@@ -6,7 +6,7 @@ import HapticRendering
 import LinuxInput
 import Synchronization
 
-/// A stream that plays the engine's patterns on a pad's actuators by itself (`VoiceCoilStream`, `HDRumbleStream`).
+/// A stream that plays the engine's patterns on a pad's actuators by itself (`VoiceCoilStream`, `HDRumbleMember`).
 protocol PatternStream: Sendable {
     /// The node or ALSA device it writes.
     var deviceName: String { get }
@@ -97,6 +97,6 @@ extension StreamedOutput: PatternStreamOutput {
 /// The voice coils' output.
 typealias VoiceCoilOutput = StreamedOutput<VoiceCoilStream>
 /// HD rumble's output.
-typealias HDRumbleOutput = StreamedOutput<HDRumbleStream>
+typealias HDRumbleOutput = StreamedOutput<HDRumbleMember>
 /// A PID device's output: its periodic effects.
 typealias PeriodicEffectOutput = StreamedOutput<PeriodicEffectStream>

@@ -33,6 +33,8 @@ package final class VoiceCoilStream: PatternStream {
     /// The engine's gain, 0...1: its sources are scaled by it before they are mixed and limited.
     private let gain: Double
     private let sounds = Lock(CueSounds<MixingStream>())
+    /// The sounds played on their own (`play(_:atNanoseconds:)`), which end with this engine's part too.
+    private let ownSounds = Lock<[MixingStream.SoundID]>([])
     private let closed = Atomic<Bool>(false)
 
     /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
@@ -209,6 +211,7 @@ package final class VoiceCoilStream: PatternStream {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         // This engine's sounds end now; the last member's leaving ends the stream and closes its writer.
         sounds.withLock { $0.stopAll(on: mixing) }
+        for id in ownSounds.withLock({ $0 }) { mixing.stop(id) }
         shared.leave()
     }
 
@@ -217,9 +220,12 @@ package final class VoiceCoilStream: PatternStream {
     /// Like the engine's start from the top, it is played whole when it reaches the stream late.
     package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
         let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(sampleRate), locality: locality)
-        mixing.play(
-            WaveformSource(renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true, gain: gain),
-            at: startNanoseconds)
+        let source = WaveformSource(
+            renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true, gain: gain)
+        ownSounds.withLock { ids in
+            guard !closed.load(ordering: .relaxed) else { return }
+            ids.append(mixing.play(source, at: startNanoseconds))
+        }
     }
 
     // MARK: The players' waveforms
@@ -247,13 +253,11 @@ final class SharedVoiceCoils: Sendable {
     let mixing: MixingStream
     let writer: any VoiceCoilWriter
     private let firstFailure = StreamFailure()
-    /// Its members; 0 once the last left (then it is closed, and never joined again).
-    private let members = Lock(1)
 
     /// The streams by key, while they have members.
-    private static let streams = Lock<[String: SharedVoiceCoils]>([:])
+    private static let streams = PadShares<SharedVoiceCoils>()
 
-    /// Starts the stream that `writer` writes, with one member (its maker).
+    /// Starts the stream that `writer` writes.
     init(key: String, writer: any VoiceCoilWriter, shape: MixingStream.Shape, logger: Logger)
         throws(SystemCallError)
     {
@@ -279,35 +283,13 @@ final class SharedVoiceCoils: Sendable {
     static func joined(_ key: String, make: () throws(OutputFailure) -> SharedVoiceCoils) throws(OutputFailure)
         -> SharedVoiceCoils
     {
-        try streams.withLock { (streams) throws(OutputFailure) -> SharedVoiceCoils in
-            if let existing = streams[key], existing.failure == nil,
-                existing.members.withLock({ count in
-                    guard count > 0 else { return false }
-                    count += 1
-                    return true
-                })
-            {
-                return existing
-            }
-            let made = try make()
-            streams[key] = made
-            return made
-        }
+        try streams.joined(key, isUsable: { $0.failure == nil }, make: make)
     }
 
     /// One member fewer: the last ends the stream (its final period puts the actuators at rest) and closes the
     /// writer.
     func leave() {
-        let last = Self.streams.withLock { streams in
-            let left = members.withLock { count in
-                count = max(count - 1, 0)
-                return count
-            }
-            guard left == 0 else { return false }
-            if streams[key] === self { streams[key] = nil }
-            return true
-        }
-        if last { mixing.close(closingOutput: true) }
+        if Self.streams.leave(self) { mixing.close(closingOutput: true) }
     }
 }
 

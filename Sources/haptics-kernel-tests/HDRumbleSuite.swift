@@ -21,6 +21,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/switch-pro/a-pause-between-two-taps-spins-no-thread-and-the-second-comes-on-its-time") {
             try await StallWitness.againAfterAGuestStall(switchPauseBetweenTaps)
         },
+        KernelTest(name: "hd/switch-pro/two-engines-one-per-handle-play-together-through-one-stream") {
+            try await StallWitness.againAfterAGuestStall(switchTwoEngines)
+        },
         KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
             try await StallWitness.againAfterAGuestStall(switchKilledOrStopped)
         },
@@ -90,6 +93,51 @@ enum HDRumbleSuite {
             let played = report.packet.isAtRest ? "rest" : "\(Int(band.frequency.rounded())) Hz \(band.amplitude)"
             return "\(report.packet.counter)@\(String(format: "%.1f", (report.time - origin) * 1000)) ms (\(played))"
         }.joined(separator: ", ")
+    }
+
+    // MARK: Switch Pro: two engines, one per handle
+
+    /// Two engines on one Switch pad, one per handle, as a Core Haptics app makes one per locality: their tones,
+    /// started at one instant, reach the pad as one stream (each counter one past the last, or two when the
+    /// guard may have taken one), every report over the middle of the tones carrying the left handle's tone on
+    /// the left actuator in the low band and the right's on the right in the high band. (Each engine wrote reports
+    /// of its own: the pad got two streams interleaved, each sending the other's actuator at rest.)
+    static func switchTwoEngines() async throws {
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let left = try engine(on: nodes.rumbleNode, locality: .leftHandle)
+            defer { left.stop() }
+            let right = try engine(on: nodes.rumbleNode, locality: .rightHandle)
+            defer { right.stop() }
+            let before = device.records().count
+            let at = left.currentTime + 0.1
+            try left.makeAdvancedPlayer(with: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.25)).start(atTime: at)
+            try right.makeAdvancedPlayer(with: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.9)).start(atTime: at)
+            try await Task.sleep(for: .milliseconds(900))
+            let reports = rumbleReports(device, after: before)
+            let steps = zip(reports, reports.dropFirst()).map { ($1.packet.counter - $0.packet.counter + 16) % 16 }
+            try require(
+                steps.allSatisfy { $0 == 1 || $0 == 2 },
+                "the counters are not one stream's: \(reports.map(\.packet.counter))")
+            let crossover = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.5)
+            let middle = reports.filter { $0.time >= at + 0.1 && $0.time <= at + 0.4 }
+            for report in middle {
+                let (l, r) = (report.packet.left, report.packet.right)
+                try require(
+                    l.lowAmplitude > 0 && l.highAmplitude == 0 && l.lowFrequency < crossover
+                        && r.highAmplitude > 0 && r.lowAmplitude == 0 && r.highFrequency >= crossover,
+                    "a report in the middle of both tones does not carry both handles: "
+                        + describe([report], from: at) + " (left \(l), right \(r))")
+            }
+            // An update every 30 ms: ten over the 0.3 s looked at, fewer only when the guest stood still.
+            try VoiceCoilSuite.requireOrStall(
+                middle.count >= 8, "\(middle.count) reports over the 0.3 s in the middle of the tones",
+                stall: 0.3 - Double(middle.count) * HDRumbleStream.updateSeconds, during: (at + 0.1)...(at + 0.4))
+            try require(reports.last?.packet.isAtRest == true, "the actuators did not come to rest")
+            print(
+                "    one stream of \(reports.count) reports (counters \(reports.first?.packet.counter ?? 0) to "
+                    + "\(reports.last?.packet.counter ?? 0)); \(middle.count) in the middle, each with the left tone "
+                    + "low and the right tone high; at rest after")
+        }
     }
 
     // MARK: Switch Pro: the sweep

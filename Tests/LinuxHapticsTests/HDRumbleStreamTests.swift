@@ -44,20 +44,29 @@ import Testing
         let file = ReportFile()
         let clock = SteppedClock(startingAt: 100)
         let device: HidrawDevice
-        private(set) var stream: HDRumbleStream?
+        /// The first member started (`start`), the engine whose stream it is.
+        private(set) var stream: HDRumbleMember?
 
         init() throws { device = try file.device() }
 
-        /// Starts the stream, its keeper made from the clock and the device.
+        /// Starts the stream, its keeper made from the clock and the device, and returns its first member; called
+        /// again, a member that joins it (another engine on the same pad).
         func start(
             keeper: (SteppedClock, HidrawDevice) -> any SilenceKeeper, locality: HapticLocality = .all,
             mirrorsSides: Bool = false, gain: Double = 1
-        ) throws -> HDRumbleStream {
-            let stream = try HDRumbleStream(
-                device: device, keeper: keeper(clock, device), locality: locality, mirrorsSides: mirrorsSides,
-                gain: gain, clock: clock, logger: quietLogger())
-            self.stream = stream
-            return stream
+        ) throws -> HDRumbleMember {
+            let member = try HDRumbleMember.joining(
+                file.path, locality: locality, mirrorsSides: mirrorsSides, gain: gain
+            ) { () throws(OutputFailure) -> HDRumbleStream in
+                do throws(HapticEngineError) {
+                    return try HDRumbleStream(
+                        device: device, keeper: keeper(clock, device), clock: clock, logger: quietLogger())
+                } catch {
+                    throw OutputFailure(.other, error.message)
+                }
+            }
+            if stream == nil { stream = member }
+            return member
         }
 
         /// Plays `pattern` from now, `after` seconds on.
@@ -427,7 +436,7 @@ import Testing
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         let stream = try rig.start { _, _ in keeper }
-        _ = stream.play(
+        _ = stream.stream.play(
             HDRumbleStream.Source(
                 renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
                 loopLength: 0.2),
@@ -462,7 +471,7 @@ import Testing
         let keeper = RecordingKeeper(clock: rig.clock)
         let stream = try rig.start { _, _ in keeper }
         rig.play(AHAPFixtures.tone(seconds: 1, intensity: 0.5, sharpness: 0), after: 0.01)
-        _ = stream.play(
+        _ = stream.stream.play(
             HDRumbleStream.Source(
                 renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 1), locality: .all), offset: 0,
                 loopLength: 0.1),
@@ -508,5 +517,129 @@ import Testing
         let first = try #require(try rig.reports().first)
         #expect(!first.frame.right.isAtRest)
         #expect(first.frame.left == first.frame.right)
+    }
+}
+
+/// Engines of one process on one Switch pad (one per handle, as a Core Haptics app makes one per locality) are
+/// members of one HD rumble stream: one writer, one guard process, one counter, each report carrying every
+/// member's bands. (Each engine had a stream of its own: their reports interleaved on the pad, each sending the
+/// other's actuator at rest, with two counters.)
+@Suite struct HDRumbleSharingTests {
+    typealias Rig = HDRumbleStreamTests.SteppedStream
+    typealias Keeper = HDRumbleStreamTests.RecordingKeeper
+
+    @Test func twoEnginesOnOnePadShareOneStreamWhoseReportsCarryBothHandlesUnderOneCounter() throws {
+        let rig = try Rig()
+        var keepers: [Keeper] = []
+        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
+            keepers.append(Keeper(clock: clock))
+            return keepers[keepers.count - 1]
+        }
+        let left = try rig.start(keeper: keeper, locality: .leftHandle)
+        let right = try rig.start(keeper: keeper, locality: .rightHandle)
+        #expect(left.stream === right.stream)
+        #expect(keepers.count == 1, "one silence guard per pad")
+        // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
+        let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
+        left.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25), atNanoseconds: start)
+        right.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.9), atNanoseconds: start)
+        rig.advance(by: 1)
+        left.close()
+        right.close()
+        let reports = try rig.reports()
+        // One stream: the updates at 10, 40, 70 and 100 ms, then three at rest, the counters one after the other.
+        #expect(reports.map(\.counter) == Array(0..<7))
+        let playing = reports.prefix(4)
+        // Each handle's tone on its own actuator, in its own band (sharpness 0.25 in the low one, 0.9 in the high).
+        #expect(playing.allSatisfy { $0.frame.left.lowAmplitude > 0 && $0.frame.left.highAmplitude == 0 })
+        #expect(playing.allSatisfy { $0.frame.right.highAmplitude > 0 && $0.frame.right.lowAmplitude == 0 })
+        #expect(reports.dropFirst(4).allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
+        #expect(keepers.first?.isClosed == true)
+    }
+
+    /// An engine that leaves stops its own sources at once; the stream plays on for the other, its guard kept, and
+    /// a third engine joins it. Once the last member has left, the stream has ended (its guard let go), and the
+    /// next engine starts another.
+    @Test func anEngineLeavingStopsItsOwnSourcesTheLastEndsTheStream() throws {
+        let rig = try Rig()
+        var keepers: [Keeper] = []
+        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
+            keepers.append(Keeper(clock: clock))
+            return keepers[keepers.count - 1]
+        }
+        let left = try rig.start(keeper: keeper, locality: .leftHandle)
+        let right = try rig.start(keeper: keeper, locality: .rightHandle)
+        // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
+        let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
+        left.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.25), atNanoseconds: start)
+        right.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.25), atNanoseconds: start)
+        rig.advance(by: 0.1)
+        left.close()
+        rig.advance(by: 0.1)
+        let third = try rig.start(keeper: keeper, locality: .all)
+        #expect(third.stream === right.stream && right.failure == nil)
+        #expect(keepers.count == 1 && keepers.first?.isClosed == false)
+        third.close()
+        let reports = try rig.reports()
+        let bothUntil = reports.firstIndex { $0.frame.left.isAtRest }
+        try #require(bothUntil != nil && bothUntil! >= 3, "\(reports.map(\.frame))")
+        #expect(reports[..<bothUntil!].allSatisfy { !$0.frame.right.isAtRest })
+        #expect(reports[bothUntil!...].allSatisfy { $0.frame.left.isAtRest && !$0.frame.right.isAtRest })
+        #expect(reports.count > bothUntil! + 1, "the right handle's tone went on after the left engine left")
+        right.close()
+        #expect(keepers.first?.isClosed == true)
+        #expect(try rig.reports().last.map { $0.frame.left.isAtRest && $0.frame.right.isAtRest } == true)
+        let after = try rig.start(keeper: keeper, locality: .all)
+        #expect(after.stream !== right.stream && keepers.count == 2, "a stream without members was joined")
+        after.close()
+    }
+
+    /// A stream that has ended (its guard found gone, or its pad unplugged) is not joined: the next engine starts
+    /// another, which its members keep, whatever the ended stream's last member does when it leaves.
+    @Test func aStreamThatEndedIsNotJoinedTheNextEngineStartsAnother() throws {
+        let rig = try Rig()
+        var keepers: [Keeper] = []
+        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
+            keepers.append(Keeper(clock: clock, goneFrom: keepers.isEmpty ? 0 : nil))
+            return keepers[keepers.count - 1]
+        }
+        let ended = try rig.start(keeper: keeper)
+        ended.play(
+            AHAPFixtures.tone(seconds: 1, sharpness: 0.25), atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.1)
+        try #require(ended.failure != nil)
+        let next = try rig.start(keeper: keeper)
+        #expect(next.stream !== ended.stream && next.failure == nil && keepers.count == 2)
+        ended.close()
+        let joining = try rig.start(keeper: keeper)
+        #expect(joining.stream === next.stream && keepers.count == 2 && keepers[1].isClosed == false)
+        joining.close()
+        next.close()
+        #expect(keepers[1].isClosed)
+    }
+
+    /// Each engine's gain scales its own sources only: a tone at gain 0.5 beside the same tone at gain 1, one per
+    /// handle, has half the other's amplitude.
+    @Test func eachEnginesGainScalesItsOwnSourcesOnly() throws {
+        let rig = try Rig()
+        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in Keeper(clock: clock) }
+        let left = try rig.start(keeper: keeper, locality: .leftHandle, gain: 0.5)
+        let right = try rig.start(keeper: keeper, locality: .rightHandle, gain: 1)
+        // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
+        let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
+        let tone = AHAPFixtures.tone(seconds: 0.1, intensity: 1, sharpness: 0.25)
+        left.play(tone, atNanoseconds: start)
+        right.play(tone, atNanoseconds: start)
+        rig.advance(by: 1)
+        left.close()
+        right.close()
+        let playing = try rig.reports().prefix(4)
+        try #require(playing.count == 4)
+        for report in playing {
+            let ratio = report.frame.left.lowAmplitude / report.frame.right.lowAmplitude
+            #expect(
+                abs(ratio - 0.5) < 0.05,
+                "left \(report.frame.left.lowAmplitude), right \(report.frame.right.lowAmplitude)")
+        }
     }
 }
