@@ -39,6 +39,16 @@ package protocol SilenceKeeper: Sendable {
 
 extension HidrawSilenceGuard: SilenceKeeper {}
 
+/// Where the stream's reports go: a pad's hidraw node.
+package protocol ReportDevice: Sendable {
+    var node: String { get }
+    /// Writes one whole report; `.deviceGone` once the device is unplugged.
+    func write(_ report: [UInt8]) throws(EventDeviceError)
+    func close()
+}
+
+extension HidrawDevice: ReportDevice {}
+
 /// The bands of a Switch controller's actuators: sources placed on the `CLOCK_MONOTONIC` timeline, mixed per
 /// update and written as report 0x10 by the timer of the stream's clock (`MonotonicClock`'s: a thread of its own).
 /// One per pad in a process, whichever engines play on it (`HDRumbleMember` is an engine's membership).
@@ -125,7 +135,7 @@ package final class HDRumbleStream: CueStream, Sendable {
     }
 
     package let deviceName: String
-    private let device: HidrawDevice
+    private let device: any ReportDevice
     private let keeper: (any SilenceKeeper)?
     private let logger: Logger
     /// The time every report is placed on, in seconds; what its timer calls `service()` by.
@@ -137,7 +147,7 @@ package final class HDRumbleStream: CueStream, Sendable {
     /// Streams to `device` (opened for writing); `keeper` writes the rest report if we stop writing. `clock` is
     /// `CLOCK_MONOTONIC` outside tests: the timeline of `play(_:atNanoseconds:)` and of the engine's cues.
     package init(
-        device: HidrawDevice, keeper: (any SilenceKeeper)?, clock: any HapticClock = MonotonicClock(),
+        device: any ReportDevice, keeper: (any SilenceKeeper)?, clock: any HapticClock = MonotonicClock(),
         logger: Logger
     ) throws(HapticEngineError) {
         self.device = device
@@ -368,6 +378,16 @@ package final class HDRumbleStream: CueStream, Sendable {
         // The spacing counts from the write, not from the update's start: rendering the update took a while.
         let written = self.now
         if wasPlaying, !playing { keeper?.heartbeat(armed: false, silence: silence) }
+        if playing, let keeper, keeper.timeoutNanoseconds > Self.keeperMarginNanoseconds,
+            Self.keeperMayHaveWritten(armedAt: beat, disarmedAt: nil, now: written, timeout: keeper.timeoutNanoseconds)
+        {
+            // The write was held up so long that the keeper may have written its silence meanwhile and gone quiet,
+            // and the report, landing after it, moves the actuators: the keeper is armed again now rather than at
+            // the next report, with the same silence (one past the report's counter, as the pad last got it), so
+            // a process killed in between still leaves the pad at rest.
+            beat = self.now
+            keeper.heartbeat(armed: true, silence: silence)
+        }
         state.withLock { state in
             state.lastWrite = written
             state.lastUpdate = written

@@ -430,6 +430,66 @@ import Testing
         #expect(timed.map(\.milliseconds) == [240, 270, 300, 330], "the tap, three at rest after it")
     }
 
+    /// A report device whose `held`-th write takes `hold` seconds of the stream's clock: the write returns that
+    /// much later (a Bluetooth link that backs up), the report written all the same.
+    final class SlowDevice: ReportDevice, @unchecked Sendable {
+        private let device: HidrawDevice
+        private let clock: SteppedClock
+        private let held: Int
+        private let hold: Double
+        private let lock = NSLock()
+        private var writes = 0
+        init(_ device: HidrawDevice, clock: SteppedClock, held: Int, hold: Double) {
+            self.device = device
+            self.clock = clock
+            self.held = held
+            self.hold = hold
+        }
+        var node: String { device.node }
+        func write(_ report: [UInt8]) throws(EventDeviceError) {
+            let holds = lock.withLock {
+                defer { writes += 1 }
+                return writes == held
+            }
+            try device.write(report)
+            if holds { clock.stall(for: hold) }
+        }
+        func close() { device.close() }
+    }
+
+    /// The second report of a tone (at 30 ms) stays in `write` for 150 ms, past the keeper's 100 ms timeout: the
+    /// guard may have written its silence meanwhile and gone quiet, and the report lands after it. The keeper is
+    /// armed again as soon as the write returns (at 180 ms, with the same silence), not only at the next report
+    /// (210 ms): a process killed in between would have left the pad playing that report. The counters go on one by
+    /// one (the guard's silence, if written, came before the report).
+    @Test func aWriteHeldUpPastTheKeepersTimeoutArmsTheKeeperAgainAsSoonAsItReturns() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock, timeoutNanoseconds: 100_000_000)
+        let member = try HDRumbleMember.joining(rig.file.path, locality: .all) {
+            () throws(OutputFailure) -> HDRumbleStream in
+            do throws(HapticEngineError) {
+                return try HDRumbleStream(
+                    device: SlowDevice(rig.device, clock: rig.clock, held: 1, hold: 0.150), keeper: keeper,
+                    clock: rig.clock, logger: quietLogger())
+            } catch {
+                throw OutputFailure(.other, error.message)
+            }
+        }
+        member.play(
+            AHAPFixtures.tone(seconds: 0.3, sharpness: 0.25), atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.25)
+        member.close()
+        let beats = keeper.heartbeats
+        try #require(beats.count >= 4)
+        #expect(Self.milliseconds(beats.prefix(4).map(\.at)) == [0, 30, 180, 210])
+        #expect(beats.prefix(4).allSatisfy { $0.armed })
+        #expect(beats[2].silence == beats[1].silence)
+        let reports = try rig.reports()
+        try #require(reports.count >= 3)
+        #expect(reports.prefix(3).map(\.counter) == [0, 1, 2])
+        #expect(beats[3].silence == SwitchRumbleReport.rest(counter: 3).bytes)
+    }
+
     @Test func aLoopedTapAloneIsWrittenEachTimeTheLoopComesRound() throws {
         // A tap looped every 200 ms: each round, the tap and three reports at rest, then nothing until the loop
         // comes round, whose tap goes out at 200 and 400 ms rather than with the update that reaches it (180 ms).
