@@ -52,6 +52,38 @@ struct CommandLineTests {
         #expect(run.errors.contains("warning: no udev daemon runs") == !daemon, "\(run.errors)")
     }
 
+    /// A misspelt subcommand is a usage error (status 64) that says which word names no subcommand of which
+    /// command, and the subcommand it likely meant, with the others.
+    @Test func aMisspeltSubcommandIsSaidWithTheNearestOneAndStatus64() throws {
+        let subcommands =
+            "virtual-pad, emulate, devices, probe, monitor, validate, render, play, replay, feedback, audio"
+        let play = try CLI.run(["plya", "x.ahap"])
+        #expect(play.status == 64)
+        #expect(play.output.isEmpty)
+        #expect(
+            play.errors == "haptics: unknown subcommand \"plya\": haptics has no subcommand of that name\n"
+                + "Did you mean `haptics play`? `haptics --help` lists them all: \(subcommands).\n")
+        let probe = try CLI.run(["prob"])
+        #expect(probe.status == 64)
+        #expect(probe.errors.contains("Did you mean `haptics probe`?"), "\(probe.errors)")
+        let audio = try CLI.run(["audio", "plya", "song.wav"])
+        #expect(audio.status == 64)
+        #expect(
+            audio.errors
+                == "haptics audio: unknown subcommand \"plya\": haptics audio has no subcommand of that name\n"
+                + "Did you mean `haptics audio play`? `haptics audio --help` lists them all: devices, play.\n")
+    }
+
+    /// A word near no subcommand is said as such, with every subcommand to choose from.
+    @Test func aWordNearNoSubcommandIsAUsageErrorThatListsThemAll() throws {
+        let run = try CLI.run(["x.ahap"])
+        #expect(run.status == 64)
+        #expect(
+            run.errors == "haptics: unknown subcommand \"x.ahap\": haptics has no subcommand of that name\n"
+                + "Use one of virtual-pad, emulate, devices, probe, monitor, validate, render, play, replay, "
+                + "feedback, audio: `haptics --help` says what each does.\n")
+    }
+
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
         let run = try CLI.run(["play", "--loop=-1", "thud"])
         #expect(run.status == 64)
