@@ -186,8 +186,11 @@ let package = Package(
             swiftSettings: strict),
 
         .testTarget(name: "AHAPTests", dependencies: ["AHAP", "HapticTestDevices"], swiftSettings: strict),
-        // The `haptics` command line end to end: the built binary run with arguments, its output and status read.
-        .testTarget(name: "HapticsCLITests", dependencies: ["HapticTestDevices"], swiftSettings: strict),
+        // The `haptics` command line end to end: the built binary run with arguments, its output and status read;
+        // and, in-process, the decisions it takes from what this system has (udev, input devices), each branch.
+        .testTarget(
+            name: "HapticsCLITests", dependencies: ["HapticTestDevices", "haptics", "LinuxInput"],
+            swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
         .testTarget(

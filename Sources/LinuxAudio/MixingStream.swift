@@ -29,6 +29,8 @@ public final class MixingStream: Sendable {
         var interrupted = false
         /// The `CLOCK_MONOTONIC` moment from which a sound played now is placed exactly (see `earliestStart`).
         var earliestStart: UInt64?
+        /// Whether the thread waits in `idle`, writing nothing.
+        var idle = false
     }
 
     /// How a stream mixes and paces, beyond what its output says. The defaults are a sound card's: periods of at
@@ -196,11 +198,15 @@ public final class MixingStream: Sendable {
         private func idle(_ mixing: inout Mixing, until wakeUp: UInt64) {
             let queueEnd = mixing.nextHeard
             mixing.nextHeard = nil
-            shared.withLock { $0.earliestStart = queueEnd }
+            shared.withLock {
+                $0.earliestStart = queueEnd
+                $0.idle = true
+            }
             while !closing.load(ordering: .relaxed), shared.withLock({ $0.commands.isEmpty }) {
                 if wakeUp != .max, MonotonicTime.nanoseconds() >= wakeUp { break }
                 wake.wait(untilNanoseconds: wakeUp == .max ? nil : wakeUp)
             }
+            shared.withLock { $0.idle = false }
             if let queueEnd, queueEnd > MonotonicTime.nanoseconds() { mixing.nextHeard = queueEnd }
         }
 
@@ -219,6 +225,10 @@ public final class MixingStream: Sendable {
 
     /// Whether the stream waits for its device to come back.
     public var isInterrupted: Bool { writer.shared.withLock { $0.interrupted } }
+
+    /// Whether the stream's thread idles (`Shape.idlesWhenSilent`): it writes nothing until a change is posted,
+    /// the stream closes, or the first sound placed ahead is near. What it wrote before is all there is until then.
+    package var isIdle: Bool { writer.shared.withLock { $0.idle } }
 
     /// The most a late start is made up for by skipping into the sound, in seconds; a start further in the past
     /// plays the sound from its beginning, now.

@@ -121,7 +121,7 @@ extension DeviceListing {
         guard let match = all.first(where: matches) else {
             guard !all.isEmpty else {
                 throw CommandFailure(
-                    "no input device \"\(name)\"", why: DeviceListing.noDevicesReason, fix: DeviceListing.noDevicesFix)
+                    "no input device \"\(name)\"", why: noDevicesReason, fix: DeviceListing.noDevicesFix)
             }
             throw CommandFailure(
                 "no input device \"\(name)\"", fix: "`haptics devices --all` lists them; name one by its node or id.")

@@ -29,7 +29,7 @@ struct DevicesCommand: ParsableCommand {
             return
         }
         guard !listing.all.isEmpty else {
-            print(DeviceListing.noDevicesMessage)
+            print(listing.noDevicesMessage)
             return
         }
         guard !shown.isEmpty else {
@@ -85,24 +85,36 @@ struct DeviceListing {
     let all: [InputDevice]
     /// The rumble-capable ones; `haptics probe N` selects `rumbleCapable[N]`.
     var rumbleCapable: [InputDevice] { all.filter(\.forceFeedback.isRumbleCapable) }
+    /// Whether `/dev/input` existed when the devices were listed: without it the system has no evdev device at all.
+    let inputDirectoryExists: Bool
 
+    /// This system's devices.
     init(logger: Logger) throws {
+        let all: [InputDevice]
         do {
             all = try DeviceDiscovery(logger: logger).devices()
         } catch {
             throw CommandFailure(
                 "cannot list the input devices", why: "\(error)", fix: "Run with -v to see what the device layer did.")
         }
+        self.init(all: all, inputDirectoryExists: DeviceDiscovery.inputDirectoryExists)
     }
 
-    static var noDevicesMessage: String {
-        let reason = DeviceDiscovery.inputDirectoryExists ? "" : ": \(noDevicesReason)"
-        return "No input devices found\(reason). \(noDevicesFix)"
+    /// The devices `all` of a system that has `/dev/input` or not.
+    init(all: [InputDevice], inputDirectoryExists: Bool) {
+        self.all = all
+        self.inputDirectoryExists = inputDirectoryExists
+    }
+
+    /// What `devices` says when the listing is empty.
+    var noDevicesMessage: String {
+        let reason = inputDirectoryExists ? "" : ": \(noDevicesReason)"
+        return "No input devices found\(reason). \(Self.noDevicesFix)"
     }
 
     /// Why no input device is listed.
-    static var noDevicesReason: String {
-        DeviceDiscovery.inputDirectoryExists
+    var noDevicesReason: String {
+        inputDirectoryExists
             ? "this system lists no input device at all"
             : "this system has no /dev/input (no evdev devices, or a container or VM without them)"
     }

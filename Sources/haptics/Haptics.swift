@@ -37,12 +37,18 @@ struct Haptics: AsyncParsableCommand {
 
     /// ArgumentParser's own `main`, except that a command's failure (a `CommandFailure`, or any other error but
     /// ArgumentParser's own) is printed as `haptics COMMAND: ...` (no usage text: the arguments were fine) and
-    /// exits with 1. Usage errors, `--help` and `ExitCode`s go through ArgumentParser as usual.
+    /// exits with 1, and that a misspelt subcommand is said as such, with the nearest one (`UnknownSubcommand`),
+    /// and exits with 64 as a usage error does. Other usage errors, `--help` and `ExitCode`s go through
+    /// ArgumentParser as usual.
     static func main() async {
         var command: any ParsableCommand
         do {
             command = try await asyncParseAsRoot()
         } catch {
+            if let unknown = UnknownSubcommand(arguments: Array(CommandLine.arguments.dropFirst()), root: self) {
+                Console.printError("\(unknown.command): \(unknown.failure)")
+                exit(withError: ExitCode.validationFailure)
+            }
             exit(withError: error)
         }
         do {

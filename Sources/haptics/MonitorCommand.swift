@@ -28,6 +28,16 @@ struct MonitorCommand: AsyncParsableCommand {
 
     @OptionGroup var logging: VerboseOption
 
+    /// The warning for a monitor on `source`, or nil: the udev source hears nothing where no udev daemon runs
+    /// (`daemonRuns`, this system's by default).
+    static func warning(for source: DeviceMonitor.Source, daemonRuns: Bool = DeviceDiscovery.udevDaemonIsRunning)
+        -> String?
+    {
+        guard source == .udev, !daemonRuns else { return nil }
+        return "warning: no udev daemon runs (\(DeviceDiscovery.udevDaemonControlPath) is missing), so the udev "
+            + "source hears nothing; leave --source out, or pass --source kernel"
+    }
+
     func validate() throws {
         if let duration, !(duration > 0 && duration <= Self.longestDuration) {
             throw ValidationError(
@@ -46,11 +56,7 @@ struct MonitorCommand: AsyncParsableCommand {
                 fix: "Try another --source (udev, kernel or inotify), or run with -v for the details.")
         }
         Console.printError("watching input devices (source: \(monitor.source.rawValue))")
-        if monitor.source == .udev, !DeviceDiscovery.udevDaemonIsRunning {
-            Console.printError(
-                "warning: no udev daemon runs (\(DeviceDiscovery.udevDaemonControlPath) is missing), so the udev "
-                    + "source hears nothing; leave --source out, or pass --source kernel")
-        }
+        if let warning = Self.warning(for: monitor.source) { Console.printError(warning) }
         let json = json
         let monitorStoppedByItself = await withTaskGroup(of: Bool.self) { group in
             group.addTask {

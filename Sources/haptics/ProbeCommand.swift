@@ -39,7 +39,7 @@ struct ProbeCommand: ParsableCommand {
         }
     }
 
-    private static func firstRumbleDevice(in listing: DeviceListing) throws -> InputDevice {
+    static func firstRumbleDevice(in listing: DeviceListing) throws -> InputDevice {
         if let first = listing.rumbleCapable.first { return first }
         guard listing.all.isEmpty else {
             throw CommandFailure(
@@ -47,7 +47,7 @@ struct ProbeCommand: ParsableCommand {
                 fix: "Name one (`haptics devices --all` lists them).")
         }
         throw CommandFailure(
-            "no input device to probe", why: DeviceListing.noDevicesReason,
+            "no input device to probe", why: listing.noDevicesReason,
             fix: DeviceListing.noDevicesFix)
     }
 

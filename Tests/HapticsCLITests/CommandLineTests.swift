@@ -19,34 +19,16 @@ struct CommandLineTests {
         #expect(run.errors.hasPrefix("Error: --name is for the uhid models: \(model) is a USB gadget"), "\(run.errors)")
     }
 
-    /// A device that is not there is the command's failure, in its words (`haptics probe: what failed`), with the
-    /// way to see what is there.
-    /// On a system with no input device at all, it says so, and how to get one: listing them would show nothing.
+    /// A device that is not there is the command's failure, in its words: `haptics probe: what failed`, why when
+    /// there is a reason, then what to do on a line of its own; nothing on standard output, status 1. (What each
+    /// line says on a system with devices, with none, or without /dev/input: `SystemFactsTests`.)
     @Test func aDeviceThatIsNotThereIsSaidAsTheCommandsFailure() throws {
-        let noneAtAll = try CLI.run(["devices", "--all"]).output.hasPrefix("No input devices found")
         let run = try CLI.run(["probe", "/dev/input/event999"])
         #expect(run.status == 1)
         #expect(run.output.isEmpty)
-        if noneAtAll {
-            #expect(
-                run.errors.hasPrefix("haptics probe: no input device \"/dev/input/event999\": this system ")
-                    && run.errors.hasSuffix(
-                        "Plug in a gamepad, create a virtual one with `haptics virtual-pad` (root, /dev/uinput), or "
-                            + "play on the built-in virtual output: `haptics play thud --device virtual`.\n"),
-                "\(run.errors)")
-        } else {
-            #expect(
-                run.errors == "haptics probe: no input device \"/dev/input/event999\"\n"
-                    + "`haptics devices --all` lists them; name one by its node or id.\n", "\(run.errors)")
-        }
-        // Without a device named, on a system with none, the same failure's form: what failed: why, then the fix.
-        if noneAtAll {
-            let first = try CLI.run(["probe"])
-            #expect(first.status == 1)
-            let lines = first.errors.split(separator: "\n")
-            #expect(lines.count == 2 && lines[0].hasPrefix("haptics probe: no input device to probe: this system "))
-            #expect(lines.last?.hasPrefix("Plug in a gamepad") == true, "\(first.errors)")
-        }
+        let lines = run.errors.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 3 && lines.last == "", "\(run.errors)")
+        #expect(lines.first?.hasPrefix("haptics probe: no input device \"/dev/input/event999\"") == true)
         let virtual = try CLI.run(["probe", "virtual"])
         #expect(virtual.status == 1)
         #expect(virtual.errors.hasPrefix("haptics probe: no input device \"virtual\": 'virtual' names an output"))
@@ -61,12 +43,45 @@ struct CommandLineTests {
             run.errors.hasPrefix("Error: --for takes a positive number of seconds, at most 31622400"), "\(run.errors)")
     }
 
-    /// Asked for the udev daemon's events where none runs, the monitor says it will hear nothing, and what to pass.
-    @Test func monitorWithTheUdevSourceAndNoDaemonWarns() throws {
+    /// Asked for the udev daemon's events, the monitor says it will hear nothing, and what to pass, exactly when this
+    /// system runs no udev daemon. (Both cases on any machine: `SystemFactsTests`.)
+    @Test func monitorWithTheUdevSourceWarnsJustWhenThisSystemRunsNoUdevDaemon() throws {
         let run = try CLI.run(["monitor", "--source", "udev", "--for", "0.2"])
         #expect(run.status == 0, "\(run.errors)")
         let daemon = FileManager.default.fileExists(atPath: "/run/udev/control")
         #expect(run.errors.contains("warning: no udev daemon runs") == !daemon, "\(run.errors)")
+    }
+
+    /// A misspelt subcommand is a usage error (status 64) that says which word names no subcommand of which
+    /// command, and the subcommand it likely meant, with the others.
+    @Test func aMisspeltSubcommandIsSaidWithTheNearestOneAndStatus64() throws {
+        let subcommands =
+            "virtual-pad, emulate, devices, probe, monitor, validate, render, play, replay, feedback, audio"
+        let play = try CLI.run(["plya", "x.ahap"])
+        #expect(play.status == 64)
+        #expect(play.output.isEmpty)
+        #expect(
+            play.errors == "haptics: unknown subcommand \"plya\": haptics has no subcommand of that name\n"
+                + "Did you mean `haptics play`? `haptics --help` lists them all: \(subcommands).\n")
+        let probe = try CLI.run(["prob"])
+        #expect(probe.status == 64)
+        #expect(probe.errors.contains("Did you mean `haptics probe`?"), "\(probe.errors)")
+        let audio = try CLI.run(["audio", "plya", "song.wav"])
+        #expect(audio.status == 64)
+        #expect(
+            audio.errors
+                == "haptics audio: unknown subcommand \"plya\": haptics audio has no subcommand of that name\n"
+                + "Did you mean `haptics audio play`? `haptics audio --help` lists them all: devices, play.\n")
+    }
+
+    /// A word near no subcommand is said as such, with every subcommand to choose from.
+    @Test func aWordNearNoSubcommandIsAUsageErrorThatListsThemAll() throws {
+        let run = try CLI.run(["x.ahap"])
+        #expect(run.status == 64)
+        #expect(
+            run.errors == "haptics: unknown subcommand \"x.ahap\": haptics has no subcommand of that name\n"
+                + "Use one of virtual-pad, emulate, devices, probe, monitor, validate, render, play, replay, "
+                + "feedback, audio: `haptics --help` says what each does.\n")
     }
 
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {

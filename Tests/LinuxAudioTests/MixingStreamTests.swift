@@ -375,17 +375,36 @@ struct MixingStreamTests {
     @Test(
         "a stream its owner lets go of without close() is closed: it is freed, and its thread ends and writes no more")
     func aStreamLetGoOfIsClosed() throws {
-        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let recording = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
         weak var released: MixingStream?
+        weak var fed: ForwardingOutput?
         do {
+            let output = ForwardingOutput(recording)
+            fed = output
             let stream = try MixingStream(output: output, logger: logger)
             released = stream
-            try waitUntil("the stream writes") { output.frames > 0 }
+            try withExtendedLifetime(stream) { try waitUntil("the stream writes") { recording.frames > 0 } }
         }
         #expect(released == nil, "the stream's thread keeps it")
-        let frames = output.frames
-        Sys.sleep(nanoseconds: 20_000_000)
-        #expect(output.frames == frames, "a thread writes on")
+        // Only the stream's thread held the output it writes to: let go of, it has ended, and no write can follow.
+        #expect(fed == nil, "the stream's thread runs on, holding its output")
+    }
+
+    /// An output that writes to `recording`: the test keeps the recording, and only the stream this is given
+    /// keeps this.
+    final class ForwardingOutput: AudioOutput {
+        let recording: RecordingAudioOutput
+
+        init(_ recording: RecordingAudioOutput) { self.recording = recording }
+
+        var deviceName: String { recording.deviceName }
+        var sampleRate: Int { recording.sampleRate }
+        var latency: AudioLatency { recording.latency }
+
+        func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 { try recording.write(samples) }
+        func delay() throws(AudioDeviceError) -> Double { try recording.delay() }
+        func drain() throws(AudioDeviceError) { try recording.drain() }
+        func close() { recording.close() }
     }
 
     @Test("stop ends a sound; a failed write ends the stream and is reported once")
@@ -415,11 +434,8 @@ struct MixingStreamTests {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
         let stream = try MixingStream(output: output, shape: Self.controllerShape, logger: logger)
         defer { stream.close() }
-        // Another stream's thread, started meanwhile, has written by now: this one has had its chance.
-        let other = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 3000)
-        let witness = try MixingStream(output: other, logger: logger)
-        try waitUntil("a sound-card stream writes") { other.frames >= 256 }
-        witness.close()
+        // Idle, it writes nothing until a change is posted: what it wrote before is all there is.
+        try waitUntil("the stream idles") { stream.isIdle }
         #expect(output.frames == 0)
     }
 
@@ -433,8 +449,8 @@ struct MixingStreamTests {
         try waitUntil("the sound ends") { !stream.isActive(id) }
         try waitUntil("a silent period follows") { output.frames >= 160 }
         let written = output.frames
-        // Idle now: a stream still writing would have written hundreds of periods in this time.
-        Sys.sleep(nanoseconds: 50_000_000)
+        // Idle, it writes nothing until a change is posted: nothing came after the frames counted above.
+        try waitUntil("the stream idles") { stream.isIdle }
         #expect(output.frames == written)
         #expect(written % 32 == 0, "whole periods of 32 frames")
         let samples = output.samples
@@ -552,8 +568,8 @@ struct MixingStreamTests {
         output.hold(after: nil)
         try waitUntil("the sound ends") { !stream.isActive(id) }
         try waitUntil("a silent period follows") { output.frames >= 128 }
-        // Idle now: a stream still writing would have written hundreds of periods in this time.
-        Sys.sleep(nanoseconds: 50_000_000)
+        // Idle, it writes nothing until a change is posted: what it wrote before is all there is.
+        try waitUntil("the stream idles") { stream.isIdle }
         #expect(output.frames == 128, "three periods of sound and one silent one")
         let samples = output.samples
         #expect(samples[..<192].allSatisfy { $0 == 0.25 } && samples[192...].allSatisfy { $0 == 0 })
