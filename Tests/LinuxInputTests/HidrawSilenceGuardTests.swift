@@ -134,17 +134,48 @@ import Testing
         }
     }
 
-    @Test func aDisarmedGuardWritesNothingThroughTimeoutsAndClose() throws {
+    /// What the guard process waits in, read from `/proc/PID/syscall`: nil while it runs (or the file says
+    /// nothing readable), else whether it sits in `ppoll` and whether that wait has a timeout (its third argument,
+    /// the timeout's address, not NULL).
+    static func wait(of pid: Int32) -> (inPoll: Bool, timed: Bool)? {
+        guard let line = try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8) else { return nil }
+        let fields = line.split(separator: " ")
+        guard fields.count > 3, let number = Int(fields[0]) else { return nil }
+        return (number == ppollNumber, fields[3] != "0x0")
+    }
+
+    /// `ppoll`'s system call number on this architecture (Glibc's `SYS_ppoll` does not reach Swift).
+    #if arch(x86_64)
+    static let ppollNumber = 271
+    #elseif arch(arm64)
+    static let ppollNumber = 73
+    #endif
+
+    /// Waits until the guard sits in `ppoll` with a timeout (`timed`) or without; false on a hang.
+    static func waitUntilGuardPolls(_ pid: Int32, timed: Bool) -> Bool {
+        let deadline = Sys.monotonicNanoseconds() + hangGuardNanoseconds
+        while Sys.monotonicNanoseconds() < deadline {
+            if let wait = wait(of: pid), wait.inPoll, wait.timed == timed { return true }
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+        return false
+    }
+
+    /// Disarmed, the guard waits with no timeout at all, so no time that passes can make it write; closed then, it
+    /// writes nothing either. Read from what it waits in: armed, it waits with a timeout; once the disarming
+    /// heartbeat is read, without one. (This test slept 20 timeouts and found nothing written, which a guard kept
+    /// from the processor that long would have passed as well.)
+    @Test func aDisarmedGuardWaitsWithoutATimeoutAndWritesNothingThroughClose() throws {
         let pipe = try PipeDevice()
-        let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.shortMilliseconds)
+        let guardian = try Self.makeGuard(pipe, timeoutMilliseconds: Self.neverMilliseconds)
+        let pid = guardian.processID
+        try #require(Sys.exists("/proc/\(pid)/syscall"), "what the guard waits in is read from /proc/PID/syscall")
         #expect(guardian.send(armed: true, silence: Self.silenceB) == .sent)
+        #expect(Self.waitUntilGuardPolls(pid, timed: true), "armed, the guard should wait with a timeout")
         #expect(guardian.send(armed: false, silence: Self.silenceC) == .sent)
-        // Many timeouts' worth of time for a guard that would write while disarmed to do so.
-        Sys.sleep(nanoseconds: UInt64(Self.shortMilliseconds) * 20_000_000)
+        #expect(Self.waitUntilGuardPolls(pid, timed: false), "disarmed, the guard should wait without one")
         guardian.close()
-        let written = pipe.readToEnd()
-        // The one armed message may meet a timeout before the disarming one arrives; nothing else may be written.
-        #expect(written.isEmpty || written == Self.silenceB, "written: \(written)")
+        #expect(pipe.readToEnd().isEmpty, "written: a disarmed guard wrote")
     }
 
     @Test func aGuardNeverHeardFromWritesNothing() throws {
