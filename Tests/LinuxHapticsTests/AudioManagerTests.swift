@@ -307,6 +307,48 @@ import Testing
             "levels \(settled.min() ?? 0) ... \(settled.max() ?? 0), limit \(limit)")
     }
 
+    /// Effects the device's going away paused count toward the limit until they have played out after its return:
+    /// 32 one-second hums, paused while ten seconds pass on the manager's clock, then eight more: eight fade, and
+    /// the level settles at the limit's. (Their ends were not moved: taken for over once the clock passed them,
+    /// the 32 left the count, and all forty sounded.)
+    @Test func effectsPausedByAnInterruptionStillCountTowardTheLimit() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let hum = AudioClip(
+            sampleRate: 8000, channelCount: 2, samples: [Float](repeating: 0.01, count: 2 * 8000))!
+        try AudioFile.write(hum, to: sounds.folder.url.appendingPathComponent("hum.wav").path, format: .wavFloat)
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let clock = Atomic<UInt64>(MonotonicTime.nanoseconds())
+        let manager = AudioManager(
+            resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) })
+        func advance(frames: Int) async throws {
+            let target = output.frames + frames
+            try await waitUntil("\(frames) frames more") { output.frames >= target }
+        }
+        manager.preloadAllAssets(["hum"])
+        try await advance(frames: 200)
+        for _ in 0..<AudioManager.maximumEffects { manager.playEffect("hum") }
+        try await advance(frames: 400)
+        output.fail(after: output.frames + 64)
+        try await waitUntil("interrupted") { manager.isInterrupted }
+        clock.add(10_000_000_000, ordering: .relaxed)
+        output.fail(after: nil)
+        try await waitUntil("resumed") { !manager.isInterrupted }
+        let before = output.frames
+        for _ in 0..<8 { manager.playEffect("hum") }
+        try await advance(frames: 4000)
+        let levels = Self.frames(output.samples, from: before).map(\.left)
+        let limit = Float(AudioManager.maximumEffects) * 0.01
+        // Past the first 100 ms, the 8 oldest have faded out (20 ms fades).
+        let settled = levels.dropFirst(800).prefix(2000)
+        #expect(settled.count == 2000)
+        #expect(
+            settled.allSatisfy { abs($0 - limit) < 0.002 },
+            "levels \(settled.min() ?? 0) ... \(settled.max() ?? 0), limit \(limit)")
+    }
+
     @Test func missingAndUnreadableSoundsChangeNothing() throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }

@@ -63,9 +63,10 @@ public final class AudioManager {
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
     @ObservationIgnored private var effectOrder: [String] = []
     @ObservationIgnored private var effectSamples = 0
-    /// The effects played and not yet over (by when they end, `CLOCK_MONOTONIC` nanoseconds), first started
-    /// first.
+    /// The effects played and not yet over (by when they end, on `now`'s clock), first started first.
     @ObservationIgnored private var playingEffects: [(sound: MixingStream.SoundID, ends: UInt64)] = []
+    /// When the sound device went away, while it is away (on `now`'s clock).
+    @ObservationIgnored private var interruptedAt: UInt64?
     /// The most effects sounding at once: a new one past them lets the one started first fade out.
     nonisolated public static let maximumEffects = 32
     /// The most samples the effect cache keeps: 64 MB of `Float`s, a little under three minutes of 48 kHz
@@ -101,7 +102,8 @@ public final class AudioManager {
             resolver: resolver, openOutput: openOutput, logger: logger, effectCacheSamples: Self.effectCacheSampleLimit)
     }
 
-    /// `now`: the clock a device that would not open is tried again a second later by (`CLOCK_MONOTONIC`'s).
+    /// `now`: the clock a device that would not open is tried again a second later by, and the effects' ends are
+    /// kept on (`CLOCK_MONOTONIC`'s).
     init(
         resolver: any HapticResourceResolving,
         openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger,
@@ -152,7 +154,7 @@ public final class AudioManager {
     /// first fades out over a few milliseconds (no click), so that a burst of calls (a game firing an effect
     /// every frame) cannot pile up mixing work and loudness without end.
     private func started(_ sound: MixingStream.SoundID, _ clip: AudioClip, at start: UInt64?, on stream: MixingStream) {
-        let now = MonotonicTime.nanoseconds()
+        let now = self.now()
         let begins = max(start ?? now, now) + stream.leadNanoseconds
         let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
         playingEffects.removeAll { $0.ends <= now }
@@ -277,6 +279,18 @@ public final class AudioManager {
     private func interruptionChanged(_ interrupted: Bool) {
         isInterrupted = interrupted
         logger.notice(interrupted ? "sound interrupted: device gone" : "sound resumed: device back")
+        let now = self.now()
+        if interrupted {
+            interruptedAt = now
+        } else if let since = interruptedAt {
+            // The effects not over when the device went away paused where they were (one placed at an instant
+            // still ahead keeps it, and is counted a little longer than it sounds): the cap counts them on.
+            let paused = now > since ? now - since : 0
+            for index in playingEffects.indices where playingEffects[index].ends > since {
+                playingEffects[index].ends += paused
+            }
+            interruptedAt = nil
+        }
     }
 
     /// The stream ended on an error other than its device going away: forget it; the next call opens anew.
@@ -287,6 +301,7 @@ public final class AudioManager {
         incoming = nil
         outgoing = nil
         playingEffects = []
+        interruptedAt = nil
         currentTrack = nil
         isPlaying = false
         isInterrupted = false
