@@ -1040,6 +1040,18 @@ enum EngineSuite {
         engine.stop()
     }
 
+    /// The tap the prepared hand-over tests play (here on the model, `FFMemlessSuite` on the kernel's
+    /// ff-memless): a 30 ms flat top, then 60 ms of a tail at half its levels.
+    static let preparedTap = (
+        top: MotorMagnitudes(strong: 0.8, weak: 0.6), tail: MotorMagnitudes(strong: 0.4, weak: 0.3)
+    )
+    static let preparedTapTimeline = MotorTimeline(segments: [
+        MotorTimeline.Segment(
+            start: 0, end: 0.03, startLevels: preparedTap.top, endLevels: preparedTap.top),
+        MotorTimeline.Segment(
+            start: 0.03, end: 0.09, startLevels: preparedTap.tail, endLevels: preparedTap.tail),
+    ])
+
     /// A prepared tap plays its flat top on its own slot and the rest through the mix. Its effect is stopped
     /// before the mix's first update: the kernel rounds the tap's replay up to a tick, and without the stop the
     /// pad would play the top and the next level summed until that tick.
@@ -1047,13 +1059,8 @@ enum EngineSuite {
         let pad = try VirtualPadSuite.makePad()
         defer { pad.destroy() }
         let engine = try engine(for: pad)
-        let top = MotorMagnitudes(strong: 0.8, weak: 0.6)
-        let tail = MotorMagnitudes(strong: 0.4, weak: 0.3)
-        let tap = try engine.makeAdvancedPlayer(
-            timeline: MotorTimeline(segments: [
-                MotorTimeline.Segment(start: 0, end: 0.03, startLevels: top, endLevels: top),
-                MotorTimeline.Segment(start: 0.03, end: 0.09, startLevels: tail, endLevels: tail),
-            ]))
+        let (top, tail) = preparedTap
+        let tap = try engine.makeAdvancedPlayer(timeline: preparedTapTimeline)
         try require(try tap.prepare(), "prepare() on a pad with free slots should upload the top")
         try tap.start(atTime: 0)
         try await VirtualPadSuite.waitForRecords(pad, "the mix's off at the tail's end") { records in

@@ -308,13 +308,8 @@ enum FFMemlessSuite {
         try await EmulationSuite.withController(.dualsense) { device, nodes in
             let engine = try HDRumbleSuite.engine(on: nodes.rumbleNode, actuators: .rumble, expectHD: false)
             defer { engine.stop() }
-            let top = MotorMagnitudes(strong: 0.8, weak: 0.6)
-            let tail = MotorMagnitudes(strong: 0.4, weak: 0.3)
-            let tap = try engine.makeAdvancedPlayer(
-                timeline: MotorTimeline(segments: [
-                    MotorTimeline.Segment(start: 0, end: 0.03, startLevels: top, endLevels: top),
-                    MotorTimeline.Segment(start: 0.03, end: 0.09, startLevels: tail, endLevels: tail),
-                ]))
+            let (top, tail) = EngineSuite.preparedTap
+            let tap = try engine.makeAdvancedPlayer(timeline: EngineSuite.preparedTapTimeline)
             let allowed = [top, tail, .off].map(level(of:))
             func near(_ a: Level, _ b: Level) -> Bool { abs(a.strong - b.strong) <= 1 && abs(a.weak - b.weak) <= 1 }
             var seen: [String: Int] = [:]

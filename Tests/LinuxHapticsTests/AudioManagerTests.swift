@@ -293,8 +293,13 @@ import Testing
         try AudioFile.write(hum, to: rig.sounds.folder.url.appendingPathComponent("hum.wav").path, format: .wavFloat)
         rig.manager.preloadAllAssets(["hum"])
         try await rig.advance(frames: 200)
-        let before = rig.output.frames
+        // Held while the forty are asked for, so that the stream takes them all together rather than racing
+        // through the first ones' second while the rest are being asked for.
+        rig.output.hold(after: rig.output.frames + 64)
+        try await waitUntil("the writer held") { rig.output.isWaitingAtHold }
         for _ in 0..<40 { rig.manager.playEffect("hum") }
+        let before = rig.output.frames
+        rig.output.hold(after: nil)
         try await rig.advance(frames: 4000)
         let levels = Self.frames(rig.output.samples, from: before).map(\.left)
         let loudest = levels.max() ?? 0
@@ -329,15 +334,21 @@ import Testing
         }
         manager.preloadAllAssets(["hum"])
         try await advance(frames: 200)
+        // The output's time is its frames, which the stream writes as fast as it can: the writer is held where the
+        // test acts, so that the hums are under way, not over, when the device goes and when it is back.
+        output.hold(after: output.frames + 64)
+        try await waitUntil("the writer held") { output.isWaitingAtHold }
         for _ in 0..<AudioManager.maximumEffects { manager.playEffect("hum") }
-        try await advance(frames: 400)
-        output.fail(after: output.frames + 64)
+        output.fail(after: output.frames + 400)
+        output.hold(after: nil)
         try await waitUntil("interrupted") { manager.isInterrupted }
         clock.add(10_000_000_000, ordering: .relaxed)
+        output.hold(after: output.frames + 64)
         output.fail(after: nil)
-        try await waitUntil("resumed") { !manager.isInterrupted }
-        let before = output.frames
+        try await waitUntil("resumed, the writer held") { !manager.isInterrupted && output.isWaitingAtHold }
         for _ in 0..<8 { manager.playEffect("hum") }
+        let before = output.frames
+        output.hold(after: nil)
         try await advance(frames: 4000)
         let levels = Self.frames(output.samples, from: before).map(\.left)
         let limit = Float(AudioManager.maximumEffects) * 0.01

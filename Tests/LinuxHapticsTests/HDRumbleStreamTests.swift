@@ -588,17 +588,26 @@ import Testing
     typealias Rig = HDRumbleStreamTests.SteppedStream
     typealias Keeper = HDRumbleStreamTests.RecordingKeeper
 
+    /// The keepers of the streams a test starts, in the order made (one per stream: a member that joins makes
+    /// none); with `firstGone`, the first is found gone by its first heartbeat.
+    final class Keepers {
+        private(set) var made: [Keeper] = []
+        private let firstGone: Bool
+        init(firstGone: Bool = false) { self.firstGone = firstGone }
+        func make(_ clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper {
+            let keeper = Keeper(clock: clock, goneFrom: firstGone && made.isEmpty ? 0 : nil)
+            made.append(keeper)
+            return keeper
+        }
+    }
+
     @Test func twoEnginesOnOnePadShareOneStreamWhoseReportsCarryBothHandlesUnderOneCounter() throws {
         let rig = try Rig()
-        var keepers: [Keeper] = []
-        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
-            keepers.append(Keeper(clock: clock))
-            return keepers[keepers.count - 1]
-        }
-        let left = try rig.start(keeper: keeper, locality: .leftHandle)
-        let right = try rig.start(keeper: keeper, locality: .rightHandle)
+        let keepers = Keepers()
+        let left = try rig.start(keeper: keepers.make, locality: .leftHandle)
+        let right = try rig.start(keeper: keepers.make, locality: .rightHandle)
         #expect(left.stream === right.stream)
-        #expect(keepers.count == 1, "one silence guard per pad")
+        #expect(keepers.made.count == 1, "one silence guard per pad")
         // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
         let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
         left.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25), atNanoseconds: start)
@@ -614,7 +623,7 @@ import Testing
         #expect(playing.allSatisfy { $0.frame.left.lowAmplitude > 0 && $0.frame.left.highAmplitude == 0 })
         #expect(playing.allSatisfy { $0.frame.right.highAmplitude > 0 && $0.frame.right.lowAmplitude == 0 })
         #expect(reports.dropFirst(4).allSatisfy { $0.frame.left.isAtRest && $0.frame.right.isAtRest })
-        #expect(keepers.first?.isClosed == true)
+        #expect(keepers.made.first?.isClosed == true)
     }
 
     /// An engine that leaves stops its own sources at once; the stream plays on for the other, its guard kept, and
@@ -622,13 +631,9 @@ import Testing
     /// next engine starts another.
     @Test func anEngineLeavingStopsItsOwnSourcesTheLastEndsTheStream() throws {
         let rig = try Rig()
-        var keepers: [Keeper] = []
-        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
-            keepers.append(Keeper(clock: clock))
-            return keepers[keepers.count - 1]
-        }
-        let left = try rig.start(keeper: keeper, locality: .leftHandle)
-        let right = try rig.start(keeper: keeper, locality: .rightHandle)
+        let keepers = Keepers()
+        let left = try rig.start(keeper: keepers.make, locality: .leftHandle)
+        let right = try rig.start(keeper: keepers.make, locality: .rightHandle)
         // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
         let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
         left.play(AHAPFixtures.tone(seconds: 5, sharpness: 0.25), atNanoseconds: start)
@@ -636,9 +641,9 @@ import Testing
         rig.advance(by: 0.1)
         left.close()
         rig.advance(by: 0.1)
-        let third = try rig.start(keeper: keeper, locality: .all)
+        let third = try rig.start(keeper: keepers.make, locality: .all)
         #expect(third.stream === right.stream && right.failure == nil)
-        #expect(keepers.count == 1 && keepers.first?.isClosed == false)
+        #expect(keepers.made.count == 1 && keepers.made.first?.isClosed == false)
         third.close()
         let reports = try rig.reports()
         let bothUntil = reports.firstIndex { $0.frame.left.isAtRest }
@@ -647,10 +652,10 @@ import Testing
         #expect(reports[bothUntil!...].allSatisfy { $0.frame.left.isAtRest && !$0.frame.right.isAtRest })
         #expect(reports.count > bothUntil! + 1, "the right handle's tone went on after the left engine left")
         right.close()
-        #expect(keepers.first?.isClosed == true)
+        #expect(keepers.made.first?.isClosed == true)
         #expect(try rig.reports().last.map { $0.frame.left.isAtRest && $0.frame.right.isAtRest } == true)
-        let after = try rig.start(keeper: keeper, locality: .all)
-        #expect(after.stream !== right.stream && keepers.count == 2, "a stream without members was joined")
+        let after = try rig.start(keeper: keepers.make, locality: .all)
+        #expect(after.stream !== right.stream && keepers.made.count == 2, "a stream without members was joined")
         after.close()
     }
 
@@ -658,33 +663,29 @@ import Testing
     /// another, which its members keep, whatever the ended stream's last member does when it leaves.
     @Test func aStreamThatEndedIsNotJoinedTheNextEngineStartsAnother() throws {
         let rig = try Rig()
-        var keepers: [Keeper] = []
-        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in
-            keepers.append(Keeper(clock: clock, goneFrom: keepers.isEmpty ? 0 : nil))
-            return keepers[keepers.count - 1]
-        }
-        let ended = try rig.start(keeper: keeper)
+        let keepers = Keepers(firstGone: true)
+        let ended = try rig.start(keeper: keepers.make)
         ended.play(
             AHAPFixtures.tone(seconds: 1, sharpness: 0.25), atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
         rig.advance(by: 0.1)
         try #require(ended.failure != nil)
-        let next = try rig.start(keeper: keeper)
-        #expect(next.stream !== ended.stream && next.failure == nil && keepers.count == 2)
+        let next = try rig.start(keeper: keepers.make)
+        #expect(next.stream !== ended.stream && next.failure == nil && keepers.made.count == 2)
         ended.close()
-        let joining = try rig.start(keeper: keeper)
-        #expect(joining.stream === next.stream && keepers.count == 2 && keepers[1].isClosed == false)
+        let joining = try rig.start(keeper: keepers.make)
+        #expect(joining.stream === next.stream && keepers.made.count == 2 && keepers.made[1].isClosed == false)
         joining.close()
         next.close()
-        #expect(keepers[1].isClosed)
+        #expect(keepers.made[1].isClosed)
     }
 
     /// Each engine's gain scales its own sources only: a tone at gain 0.5 beside the same tone at gain 1, one per
     /// handle, has half the other's amplitude.
     @Test func eachEnginesGainScalesItsOwnSourcesOnly() throws {
         let rig = try Rig()
-        let keeper = { (clock: SteppedClock, _: HidrawDevice) -> any SilenceKeeper in Keeper(clock: clock) }
-        let left = try rig.start(keeper: keeper, locality: .leftHandle, gain: 0.5)
-        let right = try rig.start(keeper: keeper, locality: .rightHandle, gain: 1)
+        let keepers = Keepers()
+        let left = try rig.start(keeper: keepers.make, locality: .leftHandle, gain: 0.5)
+        let right = try rig.start(keeper: keepers.make, locality: .rightHandle, gain: 1)
         // Placed ahead, as the engine places a start (`startLead`): the first update then holds both.
         let start = MonotonicClock.nanoseconds(rig.clock.now + 0.01)
         let tone = AHAPFixtures.tone(seconds: 0.1, intensity: 1, sharpness: 0.25)
