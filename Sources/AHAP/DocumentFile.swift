@@ -21,35 +21,57 @@ package enum DocumentFile {
 
     /// The bytes of the regular file at `url`, of at most `maximumBytes` (checked before reading).
     package static func read(_ url: URL, maximumBytes: Int) -> Result<Data, Refusal> {
-        if let refusal = refusal(ofFileAt: url, maximumBytes: maximumBytes) { return .failure(refusal) }
-        do {
-            return .success(try Data(contentsOf: url))
-        } catch {
-            return .failure(.unreadable(readFailureReason(error)))
+        switch size(ofFileAt: url, maximumBytes: maximumBytes) {
+        case .failure(let refusal):
+            return .failure(refusal)
+        case .success(0):
+            // Not read: Foundation's reader loses a 4 KB buffer on every empty file it reads.
+            return .success(Data())
+        case .success:
+            do {
+                return .success(try Data(contentsOf: url))
+            } catch {
+                return .failure(.unreadable(readFailureReason(error)))
+            }
         }
     }
 
-    private static func refusal(ofFileAt url: URL, maximumBytes: Int) -> Refusal? {
+    /// The size of the regular file at `url`, or why it is not read.
+    private static func size(ofFileAt url: URL, maximumBytes: Int) -> Result<Int, Refusal> {
         let attributes: [FileAttributeKey: Any]
         do {
             attributes = try FileManager.default.attributesOfItem(atPath: url.resolvingSymlinksInPath().path)
         } catch {
-            return .unreadable(readFailureReason(error))
+            return .failure(.unreadable(readFailureReason(error)))
         }
         switch attributes[.type] as? FileAttributeType {
         case .typeRegular?:
             break
         case .typeDirectory?:
-            return .directory
+            return .failure(.directory)
         case .typeCharacterSpecial?, .typeBlockSpecial?:
-            return .unreadable("it is a device, not a regular file")
+            return .failure(.unreadable("it is a device, not a regular file"))
         case .typeSymbolicLink?:
-            return .unreadable("it is a symbolic link to a file that does not exist")
+            return .failure(.unreadable("it is a symbolic link to a file that does not exist"))
         default:
-            return .unreadable("it is not a regular file (a pipe or a socket)")
+            return .failure(.unreadable("it is not a regular file (a pipe or a socket)"))
         }
-        let size = (attributes[.size] as? Int) ?? (attributes[.size] as? UInt64).map { Int(clamping: $0) } ?? 0
-        return size <= maximumBytes ? nil : .tooLarge(size: size, limit: maximumBytes)
+        guard let size = byteCount(attributes[.size]) else {
+            return .failure(.unreadable("its size cannot be read"))
+        }
+        return size <= maximumBytes ? .success(size) : .failure(.tooLarge(size: size, limit: maximumBytes))
+    }
+
+    /// A file's size as the file manager gives it: `UInt` from FoundationEssentials, `Int`, `UInt64` or `Int64`
+    /// elsewhere; nil for anything else.
+    static func byteCount(_ value: Any?) -> Int? {
+        switch value {
+        case let size as UInt: Int(clamping: size)
+        case let size as Int: size
+        case let size as UInt64: Int(clamping: size)
+        case let size as Int64: Int(clamping: size)
+        default: nil
+        }
     }
 
     private static func readFailureReason(_ error: any Error) -> String {

@@ -134,6 +134,11 @@ struct JSONReader {
         JSONReadError(code: code, message: message, offset: position, path: path)
     }
 
+    /// What the reader met that it did not expect, `context` saying where: the text's end, or the character.
+    private func unexpected(where context: String) -> String {
+        atEnd ? "the text ends \(context)" : "unexpected \(describeCurrent()) \(context)"
+    }
+
     private func describeCurrent() -> String {
         if atEnd { return "the end of the text" }
         let byte = current
@@ -275,11 +280,11 @@ struct JSONReader {
             if matchesNonFiniteLiteral() {
                 throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
             }
-            throw failure("unexpected \(describeCurrent()) where a value should start")
+            throw failure(unexpected(where: "where a value should start"))
         case UInt8(ascii: "'"):
             throw failure("single-quoted strings are not supported; use double quotes")
         default:
-            throw failure("unexpected \(describeCurrent()) where a value should start")
+            throw failure(unexpected(where: "where a value should start"))
         }
     }
 
@@ -299,7 +304,7 @@ struct JSONReader {
 
     private mutating func readLiteral(_ word: StaticString, _ value: JSONValue) throws(JSONReadError) -> JSONValue {
         guard matches(word, at: position) else {
-            throw failure("unexpected \(describeCurrent()) where a value should start")
+            throw failure(unexpected(where: "where a value should start"))
         }
         position += word.utf8CodeUnitCount
         return value

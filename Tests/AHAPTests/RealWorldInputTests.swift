@@ -232,6 +232,32 @@ import Glibc
         #expect(report.errors.first?.message == "the file is 104857600 bytes, more than the limit of 16777216")
     }
 
+    /// A file's size is read whatever integer type the file manager gives it in: FoundationEssentials gives `UInt`,
+    /// which the reader took for no size at all (0), so that the `haptics` binary would have taken every file for
+    /// empty once an empty file was no longer read.
+    @Test func aFilesSizeIsReadFromEveryIntegerTypeTheFileManagerGives() {
+        #expect(DocumentFile.byteCount(UInt(13)) == 13)
+        #expect(DocumentFile.byteCount(13) == 13)
+        #expect(DocumentFile.byteCount(UInt64(13)) == 13)
+        #expect(DocumentFile.byteCount(Int64(13)) == 13)
+        #expect(DocumentFile.byteCount("13") == nil && DocumentFile.byteCount(nil) == nil)
+    }
+
+    /// An empty file is the empty document, and a short one is read whole (an empty one is not read at all).
+    @Test func anEmptyFileIsTheEmptyDocumentAndAShortOneIsReadWhole() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let empty = folder.appendingPathComponent("empty.ahap")
+        let short = folder.appendingPathComponent("short.ahap")
+        #expect(FileManager.default.createFile(atPath: empty.path, contents: Data()))
+        #expect(FileManager.default.createFile(atPath: short.path, contents: Data(#"{"Pattern": ["#.utf8)))
+        #expect(AHAPValidator.validate(contentsOf: empty).errors.map(\.message) == ["the document is empty"])
+        #expect(
+            AHAPValidator.validate(contentsOf: short).errors.map(\.message) == [
+                "the text ends where a value should start"
+            ])
+    }
+
     /// A file of mode 0 is denied to every user but root, and to root too once the read is made as `nobody`
     /// (`asNobodyWhenRoot`): the test runs the same as root, as CI does, and as anyone else.
     @Test func unreadableFilesSaySo() throws {

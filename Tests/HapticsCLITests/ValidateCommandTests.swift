@@ -28,6 +28,24 @@ import Testing
         #expect(result.output.contains("/nonexistent/x.ahap: error: cannot read the file"))
     }
 
+    /// A file over the size limit is refused from its size, unread, by the binary itself: the reader took the size
+    /// FoundationEssentials gives (a `UInt`) for none, read all 100 MB of a sparse file, and only the parser's limit
+    /// refused it ("the document is ... bytes", 120 MB of memory).
+    @Test func aFileOverTheLimitIsRefusedFromItsSizeUnread() throws {
+        let huge = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
+        #expect(FileManager.default.createFile(atPath: huge.path, contents: nil))
+        defer { try? FileManager.default.removeItem(at: huge) }
+        let handle = try FileHandle(forWritingTo: huge)
+        try handle.truncate(atOffset: 100 * 1024 * 1024)
+        try handle.close()
+        let result = try CLI.run(["validate", huge.path])
+        #expect(result.status == 1)
+        #expect(
+            result.output.contains(
+                "\(huge.path): error: the file is 104857600 bytes, more than the limit of 16777216 [limit-exceeded]"),
+            "\(result.output)")
+    }
+
     @Test func jsonOutputParses() throws {
         let file = try AHAPFixtures.file("parameter-curves-plural.ahap").path
         let result = try CLI.run(["validate", "--json", file])

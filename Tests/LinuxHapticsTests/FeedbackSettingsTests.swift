@@ -84,6 +84,20 @@ import Testing
         #expect(FeedbackSettingsStore(fileURL: file, logger: log.logger).hapticsEnabled == false)
     }
 
+    /// A pipe left where the settings file goes is not read, as nothing but a regular file is (the AHAP files'
+    /// rule): the defaults hold, and the log says what it is (it said only "unreadable or corrupt", with
+    /// Foundation's error).
+    @Test func aPipeWhereTheFileGoesIsNotReadTheDefaultsHold() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let file = scratch.url.appendingPathComponent("settings.json")
+        try #require(mkfifo(file.path, 0o600) == 0)
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(fileURL: file, logger: log.logger)
+        #expect(store.settings == .defaults)
+        #expect(log.contains("not a regular file") && log.contains(file.path), "\(log.entries)")
+    }
+
     @Test func anUnwritableFolderKeepsTheChangeForTheRun() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

@@ -5,6 +5,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import AHAP
 import LinuxInput
 public import Logging
 @_spi(Internals) import LinuxSystem
@@ -135,10 +136,14 @@ public final class FeedbackSettingsStore: Sendable {
         }
     }
 
+    /// The most a settings file is read: a few lines of JSON, far more than they take.
+    static let maximumFileBytes = 1 << 20
+
     private static func load(_ url: URL, logger: Logger) -> FeedbackSettings {
         guard FileManager.default.fileExists(atPath: url.path) else { return .defaults }
         do {
-            return try FeedbackSettings(fileData: Data(contentsOf: url))
+            // A regular file only, within the limit, as for the AHAP files; and an empty one is not read at all.
+            return try FeedbackSettings(fileData: DocumentFile.read(url, maximumBytes: maximumFileBytes).get())
         } catch {
             logger.info(
                 "haptics settings file unreadable or corrupt; using defaults",
