@@ -153,7 +153,10 @@ typedef void (*lh_reset_handler)(void *user);
    is listed by lh_devices_json but never opened here: its force moves the controls in the player's hands, and
    only the Swift engine has the opt-in for it (named, it fails with LH_ERROR_DEVICE). Fails with
    LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION (also for "all" when every gamepad is one this process may not
-   write), LH_ERROR_DEVICE, LH_ERROR_INVALID_ARGUMENT or LH_ERROR_SYSTEM, and then gives no engine. */
+   write), LH_ERROR_DEVICE, LH_ERROR_INVALID_ARGUMENT or LH_ERROR_SYSTEM, and then gives no engine. A failure
+   after the gamepads were looked for may leave the hot-plug monitor it started ending on its own thread for a
+   few milliseconds more (it calls nothing): a game waiting for a pad should try again every second or so, not
+   every frame. */
 lh_status lh_engine_create(const char *device, lh_engine **engine, lh_error **error);
 
 /* lh_engine_create, playing on `actuators` (LH_ERROR_INVALID_ARGUMENT for a value not listed). */

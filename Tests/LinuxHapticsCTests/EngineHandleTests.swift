@@ -76,12 +76,15 @@ struct CEngineRig {
         #expect(rig.recorder.records().isEmpty)
     }
 
+    /// A stopped engine refuses plays, saying which call starts it again (the C one: it said `start()`, the Swift
+    /// engine's name), until started again.
     @Test func aStoppedEngineRefusesPlaysUntilStartedAgain() throws {
         let rig = try CEngineRig()
         defer { lh_engine_destroy(rig.engine) }
         #expect(lh_engine_stop(rig.engine) == LH_OK)
         let (refused, error) = calling { lh_engine_play_transient(rig.engine, 1, 1, $0) }
         #expect(refused == LH_ERROR_NOT_RUNNING && error?.status == LH_ERROR_NOT_RUNNING)
+        #expect(error?.message == "the engine is stopped: call lh_engine_start first", "\(error?.message ?? "")")
         #expect(calling { lh_engine_start(rig.engine, $0) }.0 == LH_OK)
         #expect(calling { lh_engine_play_transient(rig.engine, 1, 1, $0) }.0 == LH_OK)
     }
