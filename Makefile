@@ -27,6 +27,7 @@ test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 # binary stripped as the C library is (docs/install.md).
 STAGE := .build/install-stage
 MAN_STAMP := $(STAGE)/man/.generated
+CAPI_MAN := $(STAGE)/man/linuxhaptics.3
 COMPLETION_STAMP := $(STAGE)/completions/.generated
 
 # `make` builds, as yourself, what `sudo make install` copies (the rule `all`, below the variables it names).
@@ -250,7 +251,7 @@ INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DATADIR
 	MAN_STAGE='$(STAGE)/man' COMPLETION_STAGE='$(STAGE)/completions' CAPI_LIB='$(CAPI_LIBRARY)' \
 	CAPI_HEADER='$(CAPI_HEADER)' CAPI_PC_IN='$(CAPI_PC_TEMPLATE)' CAPI_VERSION='$(CAPI_VERSION)'
 
-INSTALL_INPUTS = $(STAGE)/bin/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(COMPLETION_STAMP)
+INSTALL_INPUTS = $(STAGE)/bin/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(CAPI_MAN) $(COMPLETION_STAMP)
 install: install-inputs-built-unless-sudo $(INSTALL_INPUTS)
 	@$(INSTALL_ENV) scripts/install
 
@@ -265,7 +266,7 @@ install-inputs-built-unless-sudo:
 	fi
 
 # The C library's part alone (what a C program builds against), for the example the kernel tests run.
-install-library: $(CAPI_LIBRARY)
+install-library: $(CAPI_LIBRARY) $(CAPI_MAN)
 	@$(INSTALL_ENV) scripts/install --library
 
 uninstall:
@@ -287,11 +288,15 @@ $(STAGE)/bin/haptics: $(BIN)/haptics
 $(CAPI_LIBRARY): Package.swift $(CAPI_HEADER) $(shell find Sources -type f)
 	@$(MAKE) --no-print-directory capi
 
-# A page per subcommand, from swift-argument-parser's generate-manual (scripts/generate-man says how and why so).
-man: $(MAN_STAMP)
+# A page per subcommand, from swift-argument-parser's generate-manual (scripts/generate-man says how and why so),
+# and the C library's linuxhaptics(3), from its header's comments.
+man: $(MAN_STAMP) $(CAPI_MAN)
 $(MAN_STAMP): $(BIN)/haptics scripts/generate-man
 	scripts/generate-man $(BIN)/haptics $(STAGE)/man
 	@touch $@
+
+$(CAPI_MAN): $(CAPI_HEADER) scripts/generate-capi-man
+	scripts/generate-capi-man $(CAPI_HEADER) $@
 
 completions: $(COMPLETION_STAMP)
 $(COMPLETION_STAMP): $(BIN)/haptics
