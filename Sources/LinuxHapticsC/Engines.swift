@@ -91,7 +91,12 @@ public func lhEngineCreateWithLocality(
         guard let engine else { throw CFailure.missing("engine") }
         var selection = DeviceSelection.firstRumbleDevice
         if let device {
-            let name = String(cString: device)
+            // A name that is not UTF-8 would be read with its odd bytes replaced, naming another device: say so.
+            guard let name = String(validatingCString: device) else {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "device is not UTF-8 text, which this call needs: pass NULL, a node, an event name or an id")
+            }
             guard let named = DeviceSelection(naming: name) else {
                 throw CFailure(
                     LH_ERROR_INVALID_ARGUMENT,
@@ -117,10 +122,13 @@ public func lhEngineCreateWithLocality(
         default:
             throw CFailure(
                 LH_ERROR_INVALID_ARGUMENT,
-                "actuators \(actuators.rawValue) is not one of LH_ACTUATORS_RUMBLE, LH_ACTUATORS_AUTO, LH_ACTUATORS_HD")
+                "actuators \(Int32(bitPattern: UInt32(truncatingIfNeeded: actuators.rawValue))) is not one of "
+                    + "LH_ACTUATORS_RUMBLE, LH_ACTUATORS_AUTO, LH_ACTUATORS_HD")
         }
         if let locality {
-            let name = String(cString: locality)
+            guard let name = String(validatingCString: locality) else {
+                throw CFailure(LH_ERROR_INVALID_ARGUMENT, "locality is not UTF-8 text: pass NULL or a locality's name")
+            }
             guard let chosen = HapticLocality(named: name) else {
                 throw CFailure(
                     LH_ERROR_INVALID_ARGUMENT,

@@ -52,6 +52,33 @@ import Testing
         #expect(String(cString: lh_engine_actuators(nil)) == "rumble")
     }
 
+    /// A negative actuators value (C's enum passed as -1) is named as the caller wrote it, not as 4294967295.
+    @Test func aNegativeActuatorsValueIsNamedAsWritten() {
+        var engine: OpaquePointer?
+        let (status, error) = calling { error in
+            lh_engine_create_with_actuators("event0", lh_actuators(rawValue: UInt32(bitPattern: -1)), &engine, error)
+        }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT)
+        #expect(error?.message.hasPrefix("actuators -1 is not one of") == true, "\(error?.message ?? "")")
+        #expect(engine == nil)
+    }
+
+    /// A device or locality name that is not UTF-8 is refused as such (its odd bytes were replaced, and the engine
+    /// looked for a device of that other name), as a pattern's path is.
+    @Test func aDeviceOrLocalityNameThatIsNotUTF8IsAnInvalidArgument() {
+        var engine: OpaquePointer?
+        let bytes: [CChar] = [CChar(bitPattern: 0xff), CChar(bitPattern: 0xfe), 0]
+        let (device, deviceError) = calling { error in lh_engine_create(bytes, &engine, error) }
+        #expect(device == LH_ERROR_INVALID_ARGUMENT)
+        #expect(deviceError?.message.hasPrefix("device is not UTF-8 text") == true, "\(deviceError?.message ?? "")")
+        let (locality, localityError) = calling { error in
+            lh_engine_create_with_locality("event0", LH_ACTUATORS_RUMBLE, bytes, &engine, error)
+        }
+        #expect(locality == LH_ERROR_INVALID_ARGUMENT)
+        #expect(localityError?.message.hasPrefix("locality is not UTF-8 text") == true)
+        #expect(engine == nil)
+    }
+
     @Test func theToolsVirtualOutputIsAnInvalidArgumentThatSaysTheLibraryPlaysOnGamepadsOnly() {
         var engine: OpaquePointer?
         let (status, error) = calling { error in lh_engine_create("virtual", &engine, error) }
