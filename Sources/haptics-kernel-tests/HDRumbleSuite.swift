@@ -24,6 +24,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/switch-pro/two-engines-one-per-handle-play-together-through-one-stream") {
             try await StallWitness.againAfterAGuestStall(switchTwoEngines)
         },
+        KernelTest(name: "hd/switch-pro/a-pad-plugged-in-while-a-stream-holds-the-old-ones-node-gets-another-node") {
+            try await replugAtTheSameNode()
+        },
         KernelTest(name: "hd/switch-pro/sigkill-and-sigstop-leave-the-actuators-at-rest-within-150ms") {
             try await StallWitness.againAfterAGuestStall(switchKilledOrStopped)
         },
@@ -137,6 +140,63 @@ enum HDRumbleSuite {
                 "    one stream of \(reports.count) reports (counters \(reports.first?.packet.counter ?? 0) to "
                     + "\(reports.last?.packet.counter ?? 0)); \(middle.count) in the middle, each with the left tone "
                     + "low and the right tone high; at rest after")
+        }
+    }
+
+    /// A member of the HD rumble stream this process has on hidraw `node`, or of a new one (no silence guard: the
+    /// test's tones are short and the pad emulated).
+    static func member(of node: String) throws -> HDRumbleMember {
+        let logger = EmulationSuite.logger()
+        return try HDRumbleMember.joining(node, locality: .all) { () throws(OutputFailure) -> HDRumbleStream in
+            let hidraw: HidrawDevice
+            do throws(EventDeviceError) {
+                hidraw = try HidrawDevice(node: node, logger: logger)
+            } catch {
+                throw OutputFailure(.other, "\(error)")
+            }
+            do throws(HapticEngineError) {
+                return try HDRumbleStream(device: hidraw, keeper: nil, logger: logger)
+            } catch {
+                hidraw.close()
+                throw OutputFailure(.other, error.message)
+            }
+        }
+    }
+
+    /// The streams engines share are found by their hidraw node's path (`PadShares`), and a stream whose pad was
+    /// unplugged while it wrote nothing has not failed, so it would be joined by an engine on a pad plugged in
+    /// at the same path. That cannot happen: hidraw keeps a gone device's node number while a descriptor of it is
+    /// open, so the pad plugged in again while the idle stream holds its old node gets another node, and its own
+    /// stream, whose tone reaches it.
+    static func replugAtTheSameNode() async throws {
+        let (first, firstNode) = try await EmulationSuite.withController(.switchPro) { _, nodes in
+            guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
+                throw TestFailure(reason: "the Switch pad has no hidraw node beside \(nodes.rumbleNode)")
+            }
+            return (try member(of: node), node)
+        }
+        defer { first.close() }
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            guard let node = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
+                throw TestFailure(reason: "the Switch pad plugged in again has no hidraw node")
+            }
+            try require(first.failure == nil, "the idle stream failed: \(first.failure as Any)")
+            try require(node != firstNode, "the pad plugged in again got \(node), the node the idle stream holds")
+            let second = try member(of: node)
+            defer { second.close() }
+            try require(second.stream !== first.stream, "the stream of the pad that went was joined")
+            let before = device.records().count
+            second.play(
+                AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25),
+                atNanoseconds: MonotonicTime.nanoseconds() + 20_000_000)
+            try await Task.sleep(for: .milliseconds(300))
+            let reports = rumbleReports(device, after: before)
+            try require(
+                reports.contains { !$0.packet.left.isAtRest },
+                "the new stream's tone did not reach the pad: \(reports.count) reports")
+            print(
+                "    \(firstNode) held by the idle stream, the pad came back at \(node): a stream of its own, "
+                    + "\(reports.count) reports of its tone")
         }
     }
 

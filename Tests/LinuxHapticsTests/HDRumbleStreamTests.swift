@@ -43,14 +43,27 @@ import Testing
     final class SteppedStream {
         let file = ReportFile()
         let clock = SteppedClock(startingAt: 100)
+        /// The file opened as the first stream's node (each stream opens its own, as each opens the pad's).
         let device: HidrawDevice
         /// The first member started (`start`), the engine whose stream it is.
         private(set) var stream: HDRumbleMember?
+        private var streamsMade = 0
 
         init() throws { device = try file.device() }
 
-        /// Starts the stream, its keeper made from the clock and the device, and returns its first member; called
-        /// again, a member that joins it (another engine on the same pad).
+        /// The node a new stream writes: `device` for the first, the file opened again for each later one.
+        func nextDevice() throws(OutputFailure) -> HidrawDevice {
+            defer { streamsMade += 1 }
+            guard streamsMade > 0 else { return device }
+            do {
+                return try file.device()
+            } catch {
+                throw OutputFailure(.other, "\(error)")
+            }
+        }
+
+        /// Starts the stream, its keeper made from the clock and its node, and returns its first member; called
+        /// again, a member that joins it (another engine on the same pad), or of a new stream once it has ended.
         func start(
             keeper: (SteppedClock, HidrawDevice) -> any SilenceKeeper, locality: HapticLocality = .all,
             mirrorsSides: Bool = false, gain: Double = 1
@@ -58,6 +71,7 @@ import Testing
             let member = try HDRumbleMember.joining(
                 file.path, locality: locality, mirrorsSides: mirrorsSides, gain: gain
             ) { () throws(OutputFailure) -> HDRumbleStream in
+                let device = try nextDevice()
                 do throws(HapticEngineError) {
                     return try HDRumbleStream(
                         device: device, keeper: keeper(clock, device), clock: clock, logger: quietLogger())
