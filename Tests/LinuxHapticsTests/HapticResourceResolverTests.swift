@@ -37,6 +37,20 @@ import Testing
             ])
     }
 
+    /// A folder reached two ways (the program run from its repository's root: the working folder, the repository
+    /// above it, and the repository above the program) is listed once, at its first place.
+    @Test func aFolderReachedTwoWaysIsListedOnce() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
+        let repo = scratch.url.appendingPathComponent("repo").path
+        let order = HapticResourceDirectory.searchOrder(
+            environment: [:], currentDirectory: repo, executablePath: repo + "/.build/debug/game"
+        ).map(\.path)
+        #expect(order.filter { $0 == repo + "/Haptics" }.count == 1, "\(order)")
+        #expect(order.first == repo + "/Haptics")
+    }
+
     @Test func locateFindsTheRepositoryFolderFromASubdirectory() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

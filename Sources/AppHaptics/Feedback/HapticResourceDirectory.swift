@@ -55,7 +55,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
                 $0.appendingPathComponent(folderName)
             }
         }
-        return candidates
+        // A folder reached two ways (the current folder is the repository, or the program's) is listed once,
+        // where it comes first.
+        var seen: Set<String> = []
+        return candidates.filter { seen.insert($0.standardizedFileURL.path).inserted }
     }
 
     /// `$HAPTICS_DIR` as set, when it is set and names no folder (so nothing is found): for a message that
