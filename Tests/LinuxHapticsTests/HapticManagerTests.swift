@@ -119,6 +119,30 @@ import Testing
         #expect(manager.cachedPatternNames == ["detent"])
     }
 
+    /// An app preloads its own patterns by name: read once, played from the cache, not read again when asked
+    /// again, and read again on the engine rebuilt after a replug. (Only the three reference patterns could be
+    /// preloaded: an app's own were read on their first play, on the main actor.)
+    @Test func anAppsOwnPatternsArePreloadedByNameAndAgainOnARebuiltEngine() async throws {
+        let log = RecordingLog()
+        let (manager, provider, resolver) = Self.manager(log: log)
+        manager.preloadPatterns(["detent", "error"])
+        #expect(manager.cachedPatternNames == ["detent", "error"])
+        #expect(resolver.lookups.load(ordering: .relaxed) == 2)
+        manager.preloadPatterns(["detent"])
+        manager.play("detent")
+        #expect(resolver.lookups.load(ordering: .relaxed) == 2, "read once, played from the cache")
+        let first = try #require(provider.latest)
+        first.devicePresent.store(false, ordering: .relaxed)
+        first.fireStopped("gameControllerDisconnect")
+        await log.waitForRecovery(count: 1)
+        first.devicePresent.store(true, ordering: .relaxed)
+        first.fireReset()
+        await log.waitForRecovery(count: 2)
+        #expect(manager.engineAvailable && provider.engines.count == 2)
+        #expect(manager.cachedPatternNames == ["detent", "error"], "read again on the rebuilt engine")
+        #expect(resolver.lookups.load(ordering: .relaxed) == 4)
+    }
+
     @Test func transientValuesAreClamped() throws {
         let (manager, provider, _) = Self.manager()
         manager.playTransientEvent(intensity: 1.7, sharpness: -0.2)

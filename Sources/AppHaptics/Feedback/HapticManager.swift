@@ -71,9 +71,8 @@ public final class HapticManager {
     /// `unloadableLimit` (past them a name is read and logged each time), forgotten with the cache.
     @ObservationIgnored private var unloadable: Set<String> = []
     static let unloadableLimit = 256
-    /// Whether `preloadPatterns()` was asked for, so a rebuilt engine re-caches what the app expects.
-    @ObservationIgnored private var preloadRequested = false
-    @ObservationIgnored private var preloadDone = false
+    /// The names `preloadPatterns` was asked for, in order, so a rebuilt engine re-caches what the app expects.
+    @ObservationIgnored private var preloadNames: [String] = []
     /// Watches for a capable device while haptics are off: none at launch, or an engine that could not be
     /// built or started again.
     @ObservationIgnored private var hardwareWatch: Task<Void, Never>?
@@ -119,13 +118,22 @@ public final class HapticManager {
 
     // MARK: Public calls: none throws, none reports failure to the caller
 
-    /// Parses and caches `heartbeat`, `capacitor_charge` and `thud` once. A missing or corrupt file is logged
-    /// and skipped; the others still load. Calling it again does nothing.
+    /// Parses and caches `heartbeat`, `capacitor_charge` and `thud` once (`preloadedPatternNames`). A missing or
+    /// corrupt file is logged and skipped; the others still load. Calling it again does nothing.
     public func preloadPatterns() {
-        preloadRequested = true
-        guard engineAvailable, !preloadDone else { return }
-        preloadDone = true
-        for name in Self.preloadedPatternNames where !load(name) { unloadable.insert(name) }
+        preloadPatterns(Self.preloadedPatternNames)
+    }
+
+    /// Parses and caches the app's own patterns `names` (`Haptics/<name>.ahap`, through the resolver) ahead, so
+    /// that their first play reads no file. A missing or corrupt file is logged and skipped; a name cached already
+    /// is not read again. Asked for while haptics are off, they are read once an engine runs, and again on every
+    /// engine rebuilt after an unplug.
+    public func preloadPatterns(_ names: [String]) {
+        for name in names where !preloadNames.contains(name) { preloadNames.append(name) }
+        guard engineAvailable else { return }
+        for name in names where cache[name] == nil && !unloadable.contains(name) && !load(name) {
+            unloadable.insert(name)
+        }
     }
 
     /// Plays the pattern `name` now, fire-and-forget: a cached one, else `name.ahap` read through the resolver on
@@ -187,12 +195,11 @@ public final class HapticManager {
         cache.removeAll()
         unloadable.removeAll()
         cacheByteCount = 0
-        preloadDone = false
         setAvailable(buildAndStartEngine())
         guard engineAvailable else { return }
         for pattern in preparedPatterns { withEngine("preparing a pattern again") { try $0.prepare(pattern) } }
         followKeptPlayers()
-        if preloadRequested { preloadPatterns() }
+        if !preloadNames.isEmpty { preloadPatterns(preloadNames) }
     }
 
     /// Runs `body` on the engine when haptics are available; a failure is logged and ends here (a gone device
