@@ -107,15 +107,10 @@ enum HDRumbleSuite {
     /// of its own: the pad got two streams interleaved, each sending the other's actuator at rest.)
     static func switchTwoEngines() async throws {
         try await EmulationSuite.withController(.switchPro) { device, nodes in
-            let left = try engine(on: nodes.rumbleNode, locality: .leftHandle)
-            defer { left.stop() }
-            let right = try engine(on: nodes.rumbleNode, locality: .rightHandle)
-            defer { right.stop() }
-            let before = device.records().count
-            let at = left.currentTime + 0.1
-            try left.makeAdvancedPlayer(with: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.25)).start(atTime: at)
-            try right.makeAdvancedPlayer(with: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.9)).start(atTime: at)
-            try await Task.sleep(for: .milliseconds(900))
+            let (before, at) = try await VoiceCoilSuite.playOnEachHandle(
+                of: device, node: nodes.rumbleNode, { try engine(on: $0, locality: $1) },
+                left: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.25),
+                right: AHAPFixtures.tone(seconds: 0.5, sharpness: 0.9), wait: .milliseconds(900))
             let reports = rumbleReports(device, after: before)
             let steps = zip(reports, reports.dropFirst()).map { ($1.packet.counter - $0.packet.counter + 16) % 16 }
             try require(

@@ -263,15 +263,9 @@ enum VoiceCoilSuite {
     /// reports of its own: the pad played the two streams interleaved.)
     static func twoEnginesOnePad() async throws {
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
-            let left = try engine(on: nodes.rumbleNode, locality: .leftHandle)
-            defer { left.stop() }
-            let right = try engine(on: nodes.rumbleNode, locality: .rightHandle)
-            defer { right.stop() }
-            let before = device.records().count
-            let at = left.currentTime + 0.1
-            try left.makeAdvancedPlayer(with: tone(0.3)).start(atTime: at)
-            try right.makeAdvancedPlayer(with: tone(0.3)).start(atTime: at)
-            try await Task.sleep(for: .milliseconds(550))
+            let (before, _) = try await playOnEachHandle(
+                of: device, node: nodes.rumbleNode, { try engine(on: $0, locality: $1) }, left: tone(0.3),
+                right: tone(0.3), wait: .milliseconds(550))
             let samples = try checkedSamples(hapticsReports(device, after: before), "two engines on one pad")
             guard let firstLeft = samples.left.firstIndex(where: { $0 != 0 }),
                 let firstRight = samples.right.firstIndex(where: { $0 != 0 })
@@ -306,6 +300,26 @@ enum VoiceCoilSuite {
             gap < DualSenseHapticsReport.framesPerReport, "\(what) has a gap of \(gap) frames",
             stall: Double(gap - DualSenseHapticsReport.framesPerReport) / rate)
         return sound
+    }
+
+    /// Plays `left` on an engine at the left handle of the pad at `node` and `right` on one at its right handle
+    /// (both made by `make`), started at one instant 0.1 s ahead, as a Core Haptics app makes an engine per
+    /// locality; waits `wait`, then stops both. Returns how many records the pad had before, and the instant (engine
+    /// time, `CLOCK_MONOTONIC` seconds).
+    static func playOnEachHandle(
+        of device: any EmulatedDevice, node: String, _ make: (String, HapticLocality) throws -> HapticEngine,
+        left: HapticPattern, right: HapticPattern, wait: Duration
+    ) async throws -> (before: Int, at: Double) {
+        let leftEngine = try make(node, .leftHandle)
+        defer { leftEngine.stop() }
+        let rightEngine = try make(node, .rightHandle)
+        defer { rightEngine.stop() }
+        let before = device.records().count
+        let at = leftEngine.currentTime + 0.1
+        try leftEngine.makeAdvancedPlayer(with: left).start(atTime: at)
+        try rightEngine.makeAdvancedPlayer(with: right).start(atTime: at)
+        try await Task.sleep(for: wait)
+        return (before, at)
     }
 
     /// The seconds from the first sample that is not silent to the last, and the samples between.
