@@ -29,8 +29,10 @@ struct CueSounds<Stream: CueStream> {
     }
 
     private var sounds: [PlayerID: [SoundAnchor: Playing]] = [:]
+    /// Sounds played on their own, for no player (`startAlone`): only `stopAll` ends them early.
+    private var alone: [Stream.ID] = []
 
-    var isEmpty: Bool { sounds.isEmpty }
+    var isEmpty: Bool { sounds.isEmpty && alone.isEmpty }
 
     /// Makes `stream` play no more than `cues` ask for at engine time `now`: a sound whose cue is gone ends at
     /// `now` (a stream running behind still plays what came before: the end of a pattern whose player finished
@@ -78,10 +80,20 @@ struct CueSounds<Stream: CueStream> {
         return true
     }
 
-    /// Stops every sound on `stream` at once and forgets them.
+    /// Plays `source` from `startNanoseconds` for no player (a pattern played on its own, as the kernel tests
+    /// play one), to its end unless `stopAll` comes first.
+    mutating func startAlone(_ source: Stream.Source, atNanoseconds startNanoseconds: UInt64, on stream: Stream) {
+        alone.append(stream.play(source, atNanoseconds: startNanoseconds))
+    }
+
+    /// Stops every sound on `stream` at once, those played on their own too, and forgets them.
     mutating func stopAll(on stream: Stream?) {
-        if let stream { for sound in sounds.values.flatMap(\.values) { stream.stop(sound.id) } }
+        if let stream {
+            for sound in sounds.values.flatMap(\.values) { stream.stop(sound.id) }
+            for id in alone { stream.stop(id) }
+        }
         sounds = [:]
+        alone = []
     }
 }
 
@@ -108,6 +120,16 @@ extension Lock {
                 sounds.start(
                     source, atNanoseconds: MonotonicClock.nanoseconds(start), for: player, cue: cue, on: stream)
             }
+        }
+    }
+
+    /// Plays `source` on `stream` on its own, for no player (`CueSounds.startAlone`), while `isOpen` holds.
+    func startAlone<Stream: CueStream & Sendable>(
+        _ source: Stream.Source, atNanoseconds startNanoseconds: UInt64, on stream: Stream, isOpen: () -> Bool
+    ) where Value == CueSounds<Stream>, Stream.Source: Sendable {
+        withLock { sounds in
+            guard isOpen() else { return }
+            sounds.startAlone(source, atNanoseconds: startNanoseconds, on: stream)
         }
     }
 }

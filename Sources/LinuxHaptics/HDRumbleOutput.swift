@@ -547,8 +547,6 @@ package final class HDRumbleMember: PatternStream {
     /// The engine's gain, 0...1: every amplitude of its sources is scaled by it before the mix.
     private let gain: Double
     private let sounds = Lock(CueSounds<HDRumbleStream>())
-    /// The sources played on their own (`play(_:atNanoseconds:)`), which end with this engine's part too.
-    private let ownSources = Lock<[Int]>([])
     private let closed = Atomic<Bool>(false)
 
     /// The streams by hidraw node, while they have members.
@@ -587,17 +585,13 @@ package final class HDRumbleMember: PatternStream {
     package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         sounds.withLock { $0.stopAll(on: stream) }
-        for id in ownSources.withLock({ $0 }) { stream.stop(id) }
         if Self.streams.leave(stream) { stream.close() }
     }
 
     /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).
     package func play(_ pattern: HapticPattern, atNanoseconds startNanoseconds: UInt64) {
         let source = source(BandRenderer(pattern: pattern, locality: locality), offset: 0, loopLength: nil)
-        ownSources.withLock { ids in
-            guard !closed.load(ordering: .relaxed) else { return }
-            ids.append(stream.play(source, atNanoseconds: startNanoseconds))
-        }
+        sounds.startAlone(source, atNanoseconds: startNanoseconds, on: stream) { !closed.load(ordering: .relaxed) }
     }
 
     /// Makes the stream play what `players` ask for from `now`, as the voice coils' stream does.

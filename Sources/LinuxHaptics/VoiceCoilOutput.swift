@@ -33,8 +33,6 @@ package final class VoiceCoilStream: PatternStream {
     /// The engine's gain, 0...1: its sources are scaled by it before they are mixed and limited.
     private let gain: Double
     private let sounds = Lock(CueSounds<MixingStream>())
-    /// The sounds played on their own (`play(_:atNanoseconds:)`), which end with this engine's part too.
-    private let ownSounds = Lock<[MixingStream.SoundID]>([])
     private let closed = Atomic<Bool>(false)
 
     /// The seconds of waveform the Bluetooth writer keeps queued in the pad ahead of what it plays: what a late
@@ -211,7 +209,6 @@ package final class VoiceCoilStream: PatternStream {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         // This engine's sounds end now; the last member's leaving ends the stream and closes its writer.
         sounds.withLock { $0.stopAll(on: mixing) }
-        for id in ownSounds.withLock({ $0 }) { mixing.stop(id) }
         shared.leave()
     }
 
@@ -222,10 +219,7 @@ package final class VoiceCoilStream: PatternStream {
         let renderer = WaveformRenderer(pattern: pattern, sampleRate: Double(sampleRate), locality: locality)
         let source = WaveformSource(
             renderer: renderer, offset: 0, loopLength: nil, playsWholeWhenLate: true, gain: gain)
-        ownSounds.withLock { ids in
-            guard !closed.load(ordering: .relaxed) else { return }
-            ids.append(mixing.play(source, at: startNanoseconds))
-        }
+        sounds.startAlone(source, atNanoseconds: startNanoseconds, on: mixing) { !closed.load(ordering: .relaxed) }
     }
 
     // MARK: The players' waveforms

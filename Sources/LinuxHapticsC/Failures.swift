@@ -33,13 +33,10 @@ package struct CFailure: Error, Equatable {
             // A play's player invalidated or cancelled before it started: the device was reset meanwhile.
             case .deviceError, .playerInvalidated, .cancelled: LH_ERROR_DEVICE
             }
-        self.init(status, Self.inC(error.message))
-    }
-
-    /// `message` with the engine's Swift calls named as C calls are: "call start() first" is
-    /// "call lh_engine_start first" to a C caller.
-    static func inC(_ message: String) -> String {
-        message.replacing("start()", with: "lh_engine_start")
+        // A stopped engine's message names the Swift call that starts it again; a C caller has lh_engine_start.
+        self.init(
+            status,
+            error.kind == .notRunning ? error.message.replacing("start()", with: "lh_engine_start") : error.message)
     }
 
     /// A NULL where the call needs a pointer.
