@@ -247,7 +247,14 @@ import Testing
             manager.playEffect("tick")
             return opened.load(ordering: .relaxed) == 2
         }
-        try await waitUntil("the tick played at 16 kHz") { outputs[1].frames > 16000 / 10 + 1000 }
+        // The second stream writes as fast as it can from the moment it opens, and the tick reaches it only after
+        // the clip is decoded again for the new rate: wait for the tick itself and a thousand frames after it, not
+        // for a count of frames (under the address sanitizer the stream wrote them all before the tick came).
+        try await waitUntil("the tick played at 16 kHz, and 1,000 frames after it") {
+            let frames = Self.frames(outputs[1].samples)
+            guard let last = frames.lastIndex(where: { abs($0.left - 0.1) < 0.01 }) else { return false }
+            return frames.count > last + 1000
+        }
         let heard = Self.frames(outputs[1].samples).filter { abs($0.left - 0.1) < 0.01 }.count
         // 50 ms at 16 kHz is 800 frames; the 8 kHz clip would give 400.
         #expect(heard > 700 && heard < 900, "\(heard) frames of the tick")
