@@ -84,6 +84,19 @@ import Testing
         #expect(FeedbackSettingsStore(fileURL: file, logger: log.logger).hapticsEnabled == false)
     }
 
+    /// A file that names no switch (`{}`, or one with only settings this version does not know) is the defaults,
+    /// read without a log: until 6 December a missing key made the whole file "unreadable or corrupt".
+    @Test(arguments: ["{}", #"{"someLaterSetting": 3}"#, #"{"hapticsEnabled": false, "someLaterSetting": [1]}"#])
+    func aSettingTheFileDoesNotNameKeepsItsDefaultWithoutALog(_ text: String) throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let file = try scratch.write(text, to: "settings.json")
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(fileURL: file, logger: log.logger)
+        #expect(store.hapticsEnabled == !text.contains("false"))
+        #expect(log.entries.isEmpty, "\(log.entries)")
+    }
+
     /// A pipe left where the settings file goes is not read, as nothing but a regular file is (the AHAP files'
     /// rule): the defaults hold, and the log says what it is (it said only "unreadable or corrupt", with
     /// Foundation's error).

@@ -22,6 +22,18 @@ public struct FeedbackSettings: Sendable, Hashable, Codable {
     /// Haptics on: what a user who never touched the switch gets.
     public static let defaults = FeedbackSettings()
 
+    private enum CodingKeys: String, CodingKey {
+        case hapticsEnabled
+    }
+
+    /// A setting the file does not name keeps its default (a file `{}` is the defaults, as is one written by a
+    /// version that had other settings); one it names with a value of the wrong type makes the file corrupt.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        hapticsEnabled =
+            try container.decodeIfPresent(Bool.self, forKey: .hapticsEnabled) ?? Self.defaults.hapticsEnabled
+    }
+
     /// Reads the settings file's text (JSON).
     package init(fileData: Data) throws {
         self = try JSONDecoder().decode(Self.self, from: fileData)
