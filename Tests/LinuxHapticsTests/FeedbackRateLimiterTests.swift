@@ -40,9 +40,9 @@ import Testing
     @Test func theVerdictSaysWhichLimitDropped() {
         var limiter = FeedbackRateLimiter()
         #expect(limiter.admit(at: .milliseconds(0)) == .admitted)
-        #expect(limiter.admit(at: .milliseconds(49)) == .tooSoon)
+        #expect(limiter.admit(at: .milliseconds(49)) == .dropped(.tooSoon))
         for time in [50, 100, 150, 200] { #expect(limiter.admit(at: .milliseconds(time)) == .admitted) }
-        #expect(limiter.admit(at: .milliseconds(499)) == .burstLimit)
+        #expect(limiter.admit(at: .milliseconds(499)) == .dropped(.burstLimit))
         #expect(limiter.admit(at: .milliseconds(500)) == .admitted)
     }
 
@@ -51,8 +51,8 @@ import Testing
         var limiter = FeedbackRateLimiter(limits: limits)
         let verdicts = (0..<20).map { limiter.admit(at: .milliseconds($0)) }
         #expect(verdicts.prefix(10).allSatisfy { $0 == .admitted })
-        #expect(verdicts.dropFirst(10).allSatisfy { $0 == .sustainedLimit })
-        #expect(limiter.admit(at: .milliseconds(999)) == .sustainedLimit)
+        #expect(verdicts.dropFirst(10).allSatisfy { $0 == .dropped(.sustainedLimit) })
+        #expect(limiter.admit(at: .milliseconds(999)) == .dropped(.sustainedLimit))
         #expect(limiter.admit(at: .milliseconds(1000)) == .admitted, "the first admission left the window")
     }
 

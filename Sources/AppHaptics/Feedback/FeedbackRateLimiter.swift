@@ -37,12 +37,20 @@ public struct FeedbackRateLimits: Sendable, Hashable {
 /// Decides, call by call, whether a haptic may play now. Memory is bounded by the larger window count:
 /// only the most recent admissions are kept.
 public struct FeedbackRateLimiter: Sendable {
-    /// Why a call was dropped.
+    /// Which limit dropped a call.
+    public enum DropReason: Sendable, Hashable {
+        /// Within `minimumSpacing` of the last admitted call.
+        case tooSoon
+        /// `burstCount` admitted within the last `burstWindow`.
+        case burstLimit
+        /// `sustainedCount` admitted within the last `sustainedWindow`.
+        case sustainedLimit
+    }
+
+    /// What became of one call.
     public enum Verdict: Sendable, Hashable {
         case admitted
-        case tooSoon
-        case burstLimit
-        case sustainedLimit
+        case dropped(DropReason)
     }
 
     public let limits: FeedbackRateLimits
@@ -74,9 +82,11 @@ public struct FeedbackRateLimiter: Sendable {
     }
 
     private func judge(_ now: Duration) -> Verdict {
-        if let last = recent.last, now - last < limits.minimumSpacing { return .tooSoon }
-        if !hasRoom(count: limits.burstCount, window: limits.burstWindow, now: now) { return .burstLimit }
-        if !hasRoom(count: limits.sustainedCount, window: limits.sustainedWindow, now: now) { return .sustainedLimit }
+        if let last = recent.last, now - last < limits.minimumSpacing { return .dropped(.tooSoon) }
+        if !hasRoom(count: limits.burstCount, window: limits.burstWindow, now: now) { return .dropped(.burstLimit) }
+        if !hasRoom(count: limits.sustainedCount, window: limits.sustainedWindow, now: now) {
+            return .dropped(.sustainedLimit)
+        }
         return .admitted
     }
 

@@ -53,8 +53,8 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
         case played
         /// The user turned haptics off.
         case disabled
-        /// Over a rate limit; `reason` says which.
-        case dropped(FeedbackRateLimiter.Verdict)
+        /// Over a rate limit; the reason says which.
+        case dropped(FeedbackRateLimiter.DropReason)
     }
 
     private let output: any HapticFeedbackOutput
@@ -122,9 +122,9 @@ public final class HapticFeedbackGenerator: HapticFeedbackService {
         let now = Self.limiterTime(clock.now)
         let enabled = settings.hapticsEnabled
         let verdict = enabled ? limiter.admit(at: now) : switchedOffLimiter.admit(at: now)
-        guard verdict == .admitted else {
-            logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(verdict)"])
-            return .dropped(verdict)
+        if case .dropped(let reason) = verdict {
+            logger.debug("feedback dropped", metadata: ["feedback": "\(feedback)", "reason": "\(reason)"])
+            return .dropped(reason)
         }
         guard enabled else { return .disabled }
         output.play(pattern: feedback.pattern(withSound: sound))
