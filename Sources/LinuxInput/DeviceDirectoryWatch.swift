@@ -56,16 +56,23 @@ final class DeviceDirectoryWatch {
     /// Node created, deleted, renamed in or out, or its permissions/ACL changed (udev's uaccess rule
     /// applies an ACL after the node exists, which shows up as an attribute change).
     static let inputMask = UInt32(IN_CREATE | IN_DELETE | IN_ATTRIB | IN_MOVED_FROM | IN_MOVED_TO)
+    /// Permission, owner or ACL changes alone: what the kernel's uevents never tell (the netlink source's
+    /// complement, where a helper such as mdev sets a node's permissions after the kernel announced it).
+    static let attributeMask = UInt32(IN_ATTRIB)
     /// `/dev/input` (re)appearing.
     static let deviceMask = UInt32(IN_CREATE | IN_MOVED_TO | IN_ONLYDIR)
 
     let fileDescriptor: Int32
     private let deviceWatch: Int32
     private var inputWatch: Int32?
+    private let inputWatchMask: UInt32
     private let logger: Logger
 
-    init(logger: Logger) throws(SystemCallError) {
+    /// Watches `/dev/input` for `mask` (`inputMask`: every change; `attributeMask`: attribute changes alone),
+    /// and `/dev` for `/dev/input`'s return.
+    init(mask: UInt32 = inputMask, logger: Logger) throws(SystemCallError) {
         self.logger = logger
+        inputWatchMask = mask
         fileDescriptor = try Sys.inotifyInit()
         do throws(SystemCallError) {
             deviceWatch = try Sys.inotifyAddWatch(fileDescriptor, Self.deviceDirectory, mask: Self.deviceMask)
@@ -80,7 +87,7 @@ final class DeviceDirectoryWatch {
 
     private func watchInputDirectory() {
         do throws(SystemCallError) {
-            inputWatch = try Sys.inotifyAddWatch(fileDescriptor, Self.inputDirectory, mask: Self.inputMask)
+            inputWatch = try Sys.inotifyAddWatch(fileDescriptor, Self.inputDirectory, mask: inputWatchMask)
         } catch {
             inputWatch = nil
             logger.debug("no /dev/input to watch yet", metadata: ["error": "\(error)"])

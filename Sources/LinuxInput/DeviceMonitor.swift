@@ -44,7 +44,8 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
         /// `ID_INPUT_JOYSTICK`). Needs a running udev daemon; without one it hears nothing.
         case udev
         /// The kernel's uevent netlink broadcasts: work without a udev daemon, but only in the initial
-        /// network namespace (not in most containers).
+        /// network namespace (not in most containers). A node's permissions set after its uevent (by mdev, or
+        /// by hand) are heard through inotify on `/dev/input`, as no uevent tells them.
         case kernel
         /// inotify on `/dev/input` (create, delete, attribute change, move), as SDL does in containers:
         /// works wherever `/dev/input` is visible.
@@ -242,6 +243,8 @@ final class MonitorWorker: @unchecked Sendable {
     private let context: UdevContext
     private var netlink: UdevMonitor?
     private var inotify: DeviceDirectoryWatch?
+    /// With the kernel source: attribute changes in `/dev/input`, for permissions set after a node's uevent.
+    private var attributes: DeviceDirectoryWatch?
     /// Known event nodes by sysfs name (`event5`): the last description of each, for removals.
     private var known: [String: InputDevice] = [:]
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
@@ -265,6 +268,15 @@ final class MonitorWorker: @unchecked Sendable {
             netlink = try UdevMonitor(
                 context: context, group: source == .udev ? .udev : .kernel,
                 subsystems: ["input"] + BindGate.parentSubsystems.sorted())
+            if source == .kernel {
+                do throws(SystemCallError) {
+                    attributes = try DeviceDirectoryWatch(mask: DeviceDirectoryWatch.attributeMask, logger: logger)
+                } catch {
+                    logger.info(
+                        "no watch on /dev/input: a node's permissions changed after it was added go unheard",
+                        metadata: ["error": "\(error)"])
+                }
+            }
         case .inotify:
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
@@ -284,11 +296,13 @@ final class MonitorWorker: @unchecked Sendable {
     func close() {
         netlink = nil
         inotify = nil
+        attributes = nil
         wake.close()
     }
 
     var descriptors: [Int32] {
-        [netlink?.fileDescriptor, inotify?.fileDescriptor, wake.readEnd, wake.writeEnd].compactMap { $0 }
+        [netlink?.fileDescriptor, inotify?.fileDescriptor, attributes?.fileDescriptor, wake.readEnd, wake.writeEnd]
+            .compactMap { $0 }
     }
 
     /// Sleeps in poll(2) until the source or the wake-up pipe is readable, or until a node waiting for its
@@ -303,6 +317,7 @@ final class MonitorWorker: @unchecked Sendable {
             pollfd(fd: sourceDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: wake.readEnd, events: Int16(POLLIN), revents: 0),
         ]
+        if let attributes { fds.append(pollfd(fd: attributes.fileDescriptor, events: Int16(POLLIN), revents: 0)) }
         while true {
             do throws(SystemCallError) {
                 _ = try Sys.poll(&fds, timeout: pollTimeout())
@@ -316,6 +331,15 @@ final class MonitorWorker: @unchecked Sendable {
             } else if fds[0].revents != 0 {
                 logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
                 return
+            }
+            // After the netlink events of the same wake-up, so that a node added and given its permissions at
+            // once is known by the time its attribute change is read.
+            if fds.count > 2, fds[2].revents & Int16(POLLIN) != 0 {
+                for event in attributeChanges() { deliver(event) }
+            } else if fds.count > 2, fds[2].revents != 0 {
+                logger.info("the watch on /dev/input failed", metadata: ["revents": "\(fds[2].revents)"])
+                attributes = nil
+                fds.removeLast()
             }
             for event in overdue() { deliver(event) }
         }
@@ -359,6 +383,24 @@ final class MonitorWorker: @unchecked Sendable {
             }
         }
         return changes.compactMap(apply)
+    }
+
+    /// The kernel source's attribute changes, as `changed` events: only for nodes already announced (a node's
+    /// `add` comes from netlink, after its parent's bind), and only when what the node says about itself (its
+    /// access above all) differs from what was last told.
+    private func attributeChanges() -> [DeviceEvent] {
+        guard let attributes else { return [] }
+        var names: [String] = []
+        for change in attributes.readChanges() {
+            guard case .node(.changed, let sysName) = change, !names.contains(sysName) else { continue }
+            names.append(sysName)
+        }
+        return names.compactMap { sysName in
+            guard let before = known[sysName], !gate.isWaiting(sysName),
+                let event = apply((.changed, sysName)), event.device != before
+            else { return nil }
+            return event
+        }
     }
 
     /// What one netlink event changes: a node's `add` waits in the gate while its parent is binding; a

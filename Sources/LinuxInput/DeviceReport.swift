@@ -143,7 +143,7 @@ extension ForceFeedbackCapabilities: Encodable {
 
 extension DeviceEvent: Encodable {
     enum CodingKeys: String, CodingKey {
-        case event, id, node, name, isGamepad
+        case event, id, node, name, isGamepad, access
     }
 
     /// One line of `haptics monitor --json`.
@@ -154,6 +154,7 @@ extension DeviceEvent: Encodable {
         try container.encode(device.node, forKey: .node)
         try container.encode(device.name, forKey: .name)
         try container.encode(device.isGamepad, forKey: .isGamepad)
+        try container.encode(device.access.name, forKey: .access)
     }
 }
 

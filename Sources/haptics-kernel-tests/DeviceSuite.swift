@@ -20,6 +20,9 @@ enum DeviceSuite {
                 body: listingsOpeningFewerNodesAgreeWithTheFullOne),
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
+            KernelTest(
+                name: "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes",
+                body: monitorKernelSourceTellsPermissionChanges),
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
             KernelTest(
                 name: "devices/a-node-missing-from-dev-is-listed-with-its-reason-not-the-udev-rule",
@@ -84,6 +87,7 @@ enum DeviceSuite {
         let node: String
         let name: String
         let isGamepad: Bool
+        let access: String
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from text: String, _ what: String) throws -> T {
@@ -288,6 +292,53 @@ enum DeviceSuite {
         text.split(separator: "\n").filter { $0.hasPrefix("{") }.compactMap {
             try? JSONDecoder().decode(MonitorLine.self, from: Data($0.utf8))
         }
+    }
+
+    /// As `nobody`, with the kernel source (no udev daemon: mdev, or a script, sets a node's permissions after the
+    /// kernel announced it, and no uevent tells that): the pad is added without access, and each permission change
+    /// that changes what nobody may do is a `changed` line with the new access. Until 6 December nothing followed
+    /// the `added` line, so an engine waiting for the pad never heard that it could now open it.
+    static func monitorKernelSourceTellsPermissionChanges() async throws {
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        let monitor = try Subprocess(
+            ["su", "-s", "/bin/sh", "nobody", "-c", "\(projectBinary("haptics")) monitor --json --source kernel"])
+        defer {
+            monitor.signal(SIGTERM)
+            _ = monitor.finish(timeout: hangGuardSeconds)
+        }
+        let ready = "watching input devices (source: kernel)"
+        try require(
+            monitor.read(until: { $0.contains(ready) }, timeout: hangGuardSeconds),
+            "monitor never said \"\(ready)\":\n\(monitor.text)")
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics permission-change pad"))
+        defer { pad.destroy() }
+        let node = pad.eventNode
+        func lines() -> [MonitorLine] { monitorLines(monitor.text).filter { $0.node == node } }
+        try require(
+            monitor.read(until: { _ in lines().contains { $0.event == "added" } }, timeout: hangGuardSeconds),
+            "the pad was never added:\n\(monitor.text)")
+        // Made by devtmpfs for root alone; a udev daemon, where one runs, may have opened it up since.
+        try require(chmod(node, 0o600) == 0, "chmod 600: \(String(cString: strerror(errno)))")
+        // Each step is a change nobody can see, then one it must hear of; the first line for the next step
+        // can only be the second's.
+        for (mode, access) in [(mode_t(0o666), "read-write"), (0o644, "read-only"), (0o600, "denied")] {
+            let told = lines().count
+            try require(chmod(node, mode) == 0, "chmod \(String(mode, radix: 8)): \(String(cString: strerror(errno)))")
+            try require(
+                monitor.read(until: { _ in lines().count > told }, timeout: hangGuardSeconds),
+                "no line after chmod \(String(mode, radix: 8)):\n\(monitor.text)")
+            let line = lines()[told]
+            try requireEqual(line.event, "changed", "event after chmod \(String(mode, radix: 8))")
+            try requireEqual(line.access, access, "access after chmod \(String(mode, radix: 8))")
+        }
+        // Attributes that change nothing nobody sees tell nothing: the next line is the removal.
+        let told = lines().count
+        try require(chmod(node, 0o600) == 0 && chown(node, 0, 0) == 0, "chmod/chown")
+        pad.destroy()
+        try require(
+            monitor.read(until: { _ in lines().count > told }, timeout: hangGuardSeconds),
+            "the removal was not told:\n\(monitor.text)")
+        try requireEqual(lines()[told].event, "removed", "the line after a change of nothing nobody sees")
     }
 
     static func monitorForSecondsEnds() async throws {

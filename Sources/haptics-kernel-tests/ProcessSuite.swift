@@ -16,16 +16,19 @@ enum ProcessSuite {
             KernelTest(name: "process/sigstop-mid-rumble-self-expires", body: stopMidRumble),
             KernelTest(name: "process/two-processes-share-a-pad", body: twoProcesses),
             KernelTest(name: "process/permission-revoked-while-playing", body: permissionRevoked),
+            KernelTest(
+                name: "process/a-play-waiting-for-a-pad-starts-when-its-permissions-are-set-after-it-appeared",
+                body: permissionGrantedAfterTheAdd),
         ])
 
     /// The longest the engine's effects may hold a level without a renewal: its fixed replay length.
     static let selfExpiryMilliseconds: UInt16 = 150
 
-    /// A steady two-second rumble, readable by any user.
-    static func steadyPattern() throws -> String {
-        let path = "/tmp/haptics-steady.ahap"
+    /// A steady rumble (two seconds unless told), readable by any user.
+    static func steadyPattern(seconds: Double = 2) throws -> String {
+        let path = "/tmp/haptics-steady-\(seconds).ahap"
         let text = """
-            {"Pattern": [{"Event": {"Time": 0, "EventType": "HapticContinuous", "EventDuration": 2,
+            {"Pattern": [{"Event": {"Time": 0, "EventType": "HapticContinuous", "EventDuration": \(seconds),
               "EventParameters": [{"ParameterID": "HapticIntensity", "ParameterValue": 0.8},
                                   {"ParameterID": "HapticSharpness", "ParameterValue": 0.5}]}}]}
             """
@@ -156,6 +159,51 @@ enum ProcessSuite {
         let peak = pad.motorModel().timeline(until: now()).map(\.levels.strong).max() ?? 0
         try require(peak > single, "the two processes' rumbles never overlapped (peak \(peak), one \(single))")
         try require(pad.motorModel().output(at: now()).isOff, "the motors run after both processes ended")
+    }
+
+    /// Without a udev daemon the pad's node is made for root alone and its permissions are set afterwards (by mdev,
+    /// or a script), which no uevent tells. A `haptics play --wait` run as `nobody` waits through the pad's
+    /// appearance (it cannot open it yet) and plays once the node is opened up. Until 6 December it waited on
+    /// forever. A monitor run as nobody says when the pad was added, so that the change of permissions comes after.
+    static func permissionGrantedAfterTheAdd() async throws {
+        let configuration = VirtualPadConfiguration(name: "Haptics late permission pad")
+        // The pad's stable id, from a first pad of the same configuration: the waiting play names it.
+        let first = try VirtualPadSuite.makePad(configuration)
+        let id = try DeviceSuite.probe(first.eventNode).id
+        first.destroy()
+        let monitor = try Subprocess(
+            ["su", "-s", "/bin/sh", "nobody", "-c", "\(projectBinary("haptics")) monitor --json --source kernel"])
+        defer {
+            monitor.signal(SIGTERM)
+            _ = monitor.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+        }
+        let command = [
+            projectBinary("haptics"), "play", "--json", "--wait", "--device", id, try steadyPattern(seconds: 0.3),
+        ]
+        let play = try Subprocess(["su", "-s", "/bin/sh", "nobody", "-c", command.joined(separator: " ")])
+        // On a failure before its end: killed (a finished play is left as it is).
+        defer { _ = play.finish(timeout: 0) }
+        try require(
+            play.read(until: { $0.contains("waiting for") }, timeout: VirtualPadSuite.hangGuardSeconds)
+                && monitor.read(
+                    until: { $0.contains("watching input devices") }, timeout: VirtualPadSuite.hangGuardSeconds),
+            "the play never said it waits, or the monitor never listened:\n\(play.text)\n\(monitor.text)")
+        let pad = try VirtualPadSuite.makePad(configuration)
+        defer { pad.destroy() }
+        try require(
+            monitor.read(
+                until: { text in
+                    DeviceSuite.monitorLines(text).contains { $0.node == pad.eventNode && $0.event == "added" }
+                }, timeout: VirtualPadSuite.hangGuardSeconds),
+            "the pad was never added:\n\(monitor.text)")
+        let added = DeviceSuite.monitorLines(monitor.text).first { $0.node == pad.eventNode }
+        try requireEqual(added?.access, "denied", "nobody's access to the new node (a udev daemon runs?)")
+        try require(chmod(pad.eventNode, 0o666) == 0, "chmod 666: \(String(cString: strerror(errno)))")
+        try requireEqual(
+            play.finish(timeout: VirtualPadSuite.hangGuardSeconds), 0, "status of the waiting play:\n\(play.text)")
+        try require(
+            pad.records().contains(where: EngineSuite.isNonZeroUpload), "the pad never got a rumble: \(play.text)")
+        try require(pad.motorModel().output(at: now()).isOff, "the motors run after the play ended")
     }
 
     static func permissionRevoked() async throws {

@@ -12,7 +12,7 @@ struct MonitorCommand: AsyncParsableCommand {
             standard error once the monitor listens.
             """)
 
-    @Flag(help: "Print JSON lines: {\"event\", \"id\", \"node\", \"name\", \"isGamepad\"}.")
+    @Flag(help: "Print JSON lines: {\"event\", \"id\", \"node\", \"name\", \"isGamepad\", \"access\"}.")
     var json = false
 
     @Option(
@@ -65,9 +65,11 @@ struct MonitorCommand: AsyncParsableCommand {
                         Console.printLine(line)
                     } else {
                         let gamepad = event.device.isGamepad ? " (gamepad)" : ""
+                        // Only a node this user cannot use says so: a permission change is a `changed` line.
+                        let access = event.device.access == .readWrite ? "" : " [\(event.device.access.name)]"
                         Console.printLine(
                             "\(event.kind.rawValue.padded(to: 7))  \(event.device.id)  \(event.device.node)  "
-                                + "\(event.device.name)\(gamepad)")
+                                + "\(event.device.name)\(gamepad)\(access)")
                     }
                 }
                 // Cancellation ends the loop too; only an end without it is the monitor's own failure.

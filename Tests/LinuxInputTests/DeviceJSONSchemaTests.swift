@@ -90,9 +90,10 @@ private func encoded(_ value: some Encodable) throws -> JSONValue {
         #expect(denied.access.isPermissionProblem)
     }
 
-    @Test func monitorLineHasEventIdNodeName() throws {
+    @Test func monitorLineHasEventIdNodeNameAndAccess() throws {
         let object = try #require(try encoded(DeviceEvent(kind: .removed, device: Self.pad)).object)
-        #expect(Set(object.keys) == ["event", "id", "node", "name", "isGamepad"])
+        #expect(Set(object.keys) == ["event", "id", "node", "name", "isGamepad", "access"])
+        #expect(object["access"] == .string(Self.pad.access.name))
         #expect(object["event"] == .string("removed"))
         #expect(object["node"] == .string("/dev/input/event3"))
         #expect(object["name"] == .string("Haptics Virtual Pad"))
