@@ -170,7 +170,7 @@ final class EvdevOutputSource: OutputSource {
                     refusal = "the voice-coil stream cannot start: \(error)"
                 }
             } catch  where error.kind == .permissionDenied {
-                refusal = HDActuators.notWritable(node)
+                refusal = AccessAdvice.hidrawNode(node)
             } catch {
                 refusal = "\(node) cannot be opened: \(error)"
             }
@@ -249,7 +249,7 @@ final class EvdevOutputSource: OutputSource {
         do throws(EventDeviceError) {
             return try HidrawDevice(node: node, logger: logger)
         } catch  where error.kind == .permissionDenied {
-            throw OutputFailure(.permissionDenied, HDActuators.notWritable(node))
+            throw OutputFailure(.permissionDenied, AccessAdvice.hidrawNode(node))
         } catch {
             throw OutputFailure(EvdevOutput.failure(from: error).kind, "\(node) cannot be opened: \(error)")
         }

@@ -129,7 +129,8 @@ public struct HDActuators: Sendable, Hashable {
         }
         let writable = Sys.access(node, W_OK)
         return HDActuators(
-            kind: kind, node: node, writable: writable, unavailableReason: writable ? nil : notWritable(node))
+            kind: kind, node: node, writable: writable,
+            unavailableReason: writable ? nil : AccessAdvice.hidrawNode(node))
     }
 
     /// The number of the sound card under the same USB device as the event node at `sysPath`: the event node's
@@ -174,12 +175,6 @@ public struct HDActuators: Sendable, Hashable {
 
     private static func parent(of path: String) -> String {
         String(path[..<(path.lastIndex(of: "/") ?? path.endIndex)])
-    }
-
-    /// What to do when `node` may not be written.
-    package static func notWritable(_ node: String) -> String {
-        "\(node) may not be written by this user: install the udev rule (udev/70-haptics-gamepads.rules, "
-            + "`sudo make install-udev`) and plug the pad in again"
     }
 }
 

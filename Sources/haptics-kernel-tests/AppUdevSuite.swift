@@ -15,7 +15,8 @@ enum AppUdevSuite {
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
             KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
             KernelTest(
-                name: "app/udev/hidraw-nodes-of-dualsense-switch-pro-and-xbox-bt-tagged-uaccess-dualshock4-not",
+                name:
+                    "app/udev/hidraw-nodes-of-dualsense-switch-pro-xbox-bt-tagged-uaccess-and-group-input-dualshock4-not",
                 body: hidrawTagging),
             KernelTest(
                 name: "app/udev/install-udev-applies-the-rule-to-a-pad-plugged-in-before-its-hidraw-node-too",
@@ -114,9 +115,10 @@ enum AppUdevSuite {
 }
 
 extension AppUdevSuite {
-    /// The rule opens the hidraw node of a DualSense (its voice coils) and not that of another pad with one (the
-    /// Xbox Wireless Controller over Bluetooth, whose hidraw node hid-microsoft also creates); and a Switch
-    /// controller's motion node, no other pad's.
+    /// The rule opens the hidraw node of a DualSense (its voice coils), a Switch Pro Controller (HD rumble) and an
+    /// Xbox Wireless Controller over Bluetooth (trigger motors), to the seat's user and to the `input` group, and
+    /// not that of another pad with one (the DualShock 4's stays root's, mode 600); and a Switch controller's motion
+    /// node, no other pad's.
     static func hidrawTagging() async throws {
         try await withRuleInstalled {
             for (model, tagged) in [
@@ -134,7 +136,19 @@ extension AppUdevSuite {
                             tags.contains("uaccess") == tagged && tags.contains(actuatorTag) == tagged,
                             "\(key) of the \(model.rawValue)'s \(node): \(properties[key] ?? "(none)")")
                     }
-                    print("    \(model.rawValue) \(node): TAGS=\(properties["TAGS"] ?? "(none)")")
+                    // And given to the `input` group, for a member without a seat session; the others stay root's.
+                    guard let group = getgrnam("input") else {
+                        throw TestFailure(reason: "the guest has no input group")
+                    }
+                    var status = stat()
+                    try require(stat(node, &status) == 0, "stat \(node): \(String(cString: strerror(errno)))")
+                    let (gid, mode) = (status.st_gid, status.st_mode & 0o777)
+                    try require(
+                        tagged ? (gid == group.pointee.gr_gid && mode == 0o660) : (gid == 0 && mode == 0o600),
+                        "the \(model.rawValue)'s \(node): group \(gid), mode \(String(mode, radix: 8))")
+                    print(
+                        "    \(model.rawValue) \(node): TAGS=\(properties["TAGS"] ?? "(none)") group \(gid) mode "
+                            + String(mode, radix: 8))
                     // The Switch controller's motion node too (its reports pace the rumble frames), and no other
                     // pad's (the DualShock 4's motion sensors are a node of their own as well).
                     let eventName = nodes.rumbleNode.split(separator: "/").last.map(String.init) ?? ""

@@ -37,13 +37,17 @@ struct DevicesCommand: ParsableCommand {
                 "No rumble-capable device among \(listing.all.count) input device(s). "
                     + "`haptics devices --all` lists them all.")
             if listing.all.contains(where: { $0.access.isPermissionProblem }) {
-                print("Some devices could not be opened, so their capabilities may be incomplete.\n" + permissionFix)
+                print(
+                    "Some devices could not be opened, so their capabilities may be incomplete.\n"
+                        + AccessAdvice.eventNodes())
             }
             return
         }
         printTable(shown, listing: listing)
         if shown.contains(where: { $0.access.isPermissionProblem && $0.forceFeedback.isAvailable }) {
-            print("\nSome devices are not writable, so force feedback cannot be played on them.\n" + permissionFix)
+            print(
+                "\nSome devices are not writable, so force feedback cannot be played on them.\n"
+                    + AccessAdvice.eventNodes())
         }
         // A node that cannot be opened for another reason than its permissions (gone, or a container that shows
         // the host's sysfs without its /dev nodes): the udev rule would not help, so say what the system said.
@@ -124,14 +128,6 @@ struct DeviceListing {
         "Plug in a gamepad, create a virtual one with `haptics virtual-pad` (root, /dev/uinput), or play on the "
         + "built-in virtual output: `haptics play thud --device virtual`."
 }
-
-/// How to get access to gamepads, for every permission message of the CLI.
-let permissionFix = """
-    To fix: install the udev rule that gives the logged-in user access to gamepads and joysticks only: \
-    `sudo make install-udev` (udev/70-haptics-gamepads.rules, see docs/device-access.md), then unplug and \
-    replug the pad. Alternatively add yourself to the `input` group (`sudo usermod -aG input $USER`, then log \
-    in again), which also opens keyboards and mice to every program you run.
-    """
 
 /// `-v`: what the device layer does, on standard error (`devices`, `probe`, `monitor`).
 struct VerboseOption: ParsableArguments {

@@ -31,7 +31,7 @@ struct ProbeCommand: ParsableCommand {
         print(describe(chosen))
         guard chosen.access.isPermissionProblem else { return }
         if chosen.isGamepad || chosen.forceFeedback.isAvailable {
-            print("\n" + permissionFix)
+            print("\n" + AccessAdvice.eventNodes())
         } else {
             print(
                 "\nThis is not a gamepad: the project's udev rule leaves it root-only on purpose (its events "

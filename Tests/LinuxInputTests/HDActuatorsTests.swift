@@ -58,8 +58,26 @@ import Testing
         #expect(coils.unavailableReason?.contains("no hidraw node") == true)
     }
 
-    @Test func aNodeThatMayNotBeWrittenNamesTheUdevRule() {
-        #expect(HDActuators.notWritable("/dev/hidraw3").contains("udev/70-haptics-gamepads.rules"))
+    /// With a udev daemon, the rule, and the `input` group it gives the node to; without one, neither (nothing
+    /// applies them to a new node), but root, the group by hand, or mdev's line.
+    @Test func aNodeThatMayNotBeWrittenNamesTheFixThatWorksOnThisSystem() {
+        let withUdev = AccessAdvice.hidrawNode("/dev/hidraw3", udevDaemonRuns: true)
+        #expect(withUdev.contains("udev/70-haptics-gamepads.rules") && withUdev.contains("`input` group"))
+        let withoutUdev = AccessAdvice.hidrawNode("/dev/hidraw3", udevDaemonRuns: false)
+        #expect(!withoutUdev.contains("udev/70-haptics-gamepads.rules"), "\(withoutUdev)")
+        #expect(
+            withoutUdev.contains("sudo chgrp input /dev/hidraw3") && withoutUdev.contains(AccessAdvice.mdevHidrawLine))
+        #expect(
+            AccessAdvice.hidrawNode("/dev/hidraw3") == (DeviceDiscovery.udevDaemonIsRunning ? withUdev : withoutUdev))
+    }
+
+    @Test func anEventNodeThatMayNotBeOpenedNamesTheFixThatWorksOnThisSystem() {
+        let withUdev = AccessAdvice.eventNodes(udevDaemonRuns: true)
+        #expect(withUdev.contains("sudo make install-udev") && withUdev.contains("usermod -aG input"))
+        let withoutUdev = AccessAdvice.eventNodes(udevDaemonRuns: false)
+        #expect(!withoutUdev.contains("make install-udev") && !withoutUdev.contains("usermod"), "\(withoutUdev)")
+        #expect(withoutUdev.contains("root") && withoutUdev.contains(AccessAdvice.mdevEventLine))
+        #expect(AccessAdvice.eventNodes() == (DeviceDiscovery.udevDaemonIsRunning ? withUdev : withoutUdev))
     }
 }
 
