@@ -97,8 +97,16 @@ extension DeviceSelection {
         }
     }
 
+    /// Why a force device (`ForceFeedbackCapabilities.runsWaveformsItself`) called `name` is not driven.
+    package static func forceDeviceNotAllowed(_ name: String) -> String {
+        "\(name) is a force-feedback device (a wheel or joystick that plays periodic effects itself): its force "
+            + "moves the controls, so it plays only when asked for (HapticEngineOptions.allowsForceDevices, haptics "
+            + "--allow-force-devices)"
+    }
+
     /// Why this selection finds nothing to open among `devices`: a device it would take but this process may not
-    /// write (`permissionDenied`, naming it and why), else none there (`notFound`).
+    /// write (`permissionDenied`, naming it and why), else none there (`notFound`), saying so when the only
+    /// devices it would take are force devices not allowed.
     package func nothingToOpen(among devices: [InputDevice], forceDevices: Bool = false) -> OutputFailure {
         let denied = devices.first { device in
             guard names(device), device.forceFeedback.isRumbleCapable, !device.access.allowsForceFeedback,
@@ -107,6 +115,17 @@ extension DeviceSelection {
             return self != .allGamepads || device.isGamepad
         }
         if let denied { return OutputFailure(.permissionDenied, "\(denied.name) (\(denied.node)): \(denied.access)") }
+        if !forceDevices, self != .allGamepads,
+            let force = devices.first(where: { device in
+                names(device) && device.forceFeedback.runsWaveformsItself && Self.canDrive(device, forceDevices: true)
+            })
+        {
+            return OutputFailure(
+                .notFound,
+                "no rumble-capable input device found: "
+                    + Self.forceDeviceNotAllowed(
+                        "\(force.name) (\(force.node))"))
+        }
         return OutputFailure(
             .notFound, self == .allGamepads ? "no rumble-capable gamepad found" : "no rumble-capable input device found"
         )

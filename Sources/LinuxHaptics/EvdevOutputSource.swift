@@ -101,11 +101,7 @@ final class EvdevOutputSource: OutputSource {
     {
         let name = "\(device.identity.name) (\(device.node))"
         guard allowsForceDevices else {
-            throw OutputFailure(
-                .unsupported,
-                "\(name) is a force-feedback device (a wheel or joystick that plays periodic effects itself): its "
-                    + "force moves the controls, so it plays only when asked for (HapticEngineOptions."
-                    + "allowsForceDevices, haptics --allow-force-devices)")
+            throw OutputFailure(.unsupported, DeviceSelection.forceDeviceNotAllowed(name))
         }
         guard !locality.isTrigger, locality == .all else {
             throw OutputFailure(

@@ -384,12 +384,27 @@ enum PIDSuite {
             let first = HapticEngine(
                 output: .device(.firstRumbleDevice), options: options, logger: EmulationSuite.logger())
             var chosen: String?
+            var firstFailure: String?
             do {
                 try first.start()
                 chosen = first.capabilities?.node
                 first.stop()
-            } catch {}
+            } catch {
+                firstFailure = "\(error)"
+            }
             try require(chosen != nodes.rumbleNode, "the first rumble device is the joystick without the opt-in")
+            // With nothing else to play on, the failure names the joystick and the opt-in (it said only "no
+            // rumble-capable input device found" until 6 December), and so does the CLI's fall-back note.
+            if let firstFailure {
+                try require(
+                    firstFailure.contains(nodes.rumbleNode) && firstFailure.contains("allowsForceDevices"),
+                    "the first device's failure without the opt-in: \(firstFailure)")
+                let fellBack = try AppSuite.runCLI(["play", "Haptics/thud.ahap"])
+                try require(
+                    fellBack.contains("built-in virtual output") && fellBack.contains("--allow-force-devices"),
+                    "haptics play with no device named, without the flag:\n\(fellBack)")
+                print("    " + (fellBack.split(separator: "\n").first { $0.contains("virtual output") } ?? ""))
+            }
             let named = HapticEngine(
                 output: .device(.node(nodes.rumbleNode)), options: options, logger: EmulationSuite.logger())
             var refusal: String?

@@ -146,6 +146,22 @@ import Testing
         #expect(DeviceSelection.firstRumbleDevice.nothingToOpen(among: []).kind == .notFound)
     }
 
+    /// A force device this process may drive, without the opt-in, is no device to open, and the failure says why
+    /// and how to opt in: `haptics play` said only "no rumble-capable input device found" while `haptics devices`
+    /// listed the joystick, until 6 December.
+    @Test func nothingToOpenNamesAForceDeviceLeftOutForWantOfTheOptIn() {
+        let stick = Self.device(10, name: "PID Stick", uniq: "st", gamepad: false, forceDevice: true)
+        for selection in [DeviceSelection.firstRumbleDevice, .node(stick.node), .id(stick.id)] {
+            let failure = selection.nothingToOpen(among: [stick])
+            #expect(failure.kind == .notFound, "\(selection): \(failure)")
+            #expect(
+                failure.message.contains("PID Stick (\(stick.node)) is a force-feedback device")
+                    && failure.message.contains("--allow-force-devices"), "\(selection): \(failure)")
+        }
+        // Another node named: the stick is no reason.
+        #expect(!DeviceSelection.node("/dev/input/event3").nothingToOpen(among: [stick]).message.contains("PID Stick"))
+    }
+
     @Test func aReplugAtAnotherNodeIsStillTheBoundPad() {
         let before = Self.device(7)
         let after = Self.device(12)
