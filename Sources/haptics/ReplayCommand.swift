@@ -13,14 +13,18 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replay the reference app's haptic cues, chapter by chapter, with their timing.",
         discussion: """
-            Reads the cue sheet (Haptics/cues.json, format in docs/app-haptics.md) and plays every cue at its time: \
+            Reads the cue sheet (Haptics/cues.json, or --cues) and plays every cue at its time: \
             the chapters one after another, a one-second pause between them. Every play is scheduled on the engine's \
             clock up front, so timing does not depend on this program waking up. Plays on --device, else on the first \
             rumble-capable device, else on the built-in virtual output; prints each cue as it plays with the motor \
             levels. --json prints JSON lines: note (what the user should know: the fall-back to the virtual output, \
             waiting for a device, a cue not scheduled), replay (with the start time on CLOCK_MONOTONIC), chapter, cue \
             (with its absolute time "at"), stopped (a stop other than the device going away ends the replay with \
-            status 1), reset, finished.
+            status 1), reset, finished. A cue sheet is JSON: {"version": 1, "app": NAME, "chapters": [{"chapter": N, \
+            "title": TITLE, "cues": [{"time": SECONDS, "pattern": NAME, "moment": TEXT, "count": N, "interval": \
+            SECONDS}]}]}, where chapter numbers are unique and at least 1, a cue's time is seconds from its \
+            chapter's start, and its pattern is NAME.ahap beside the sheet; app, title, moment, count (1) and \
+            interval (needed with a count over 1) may be left out.
             """)
 
     @Option(help: "Replay only chapter N (not with --all).")
@@ -99,7 +103,7 @@ struct ReplayCommand: AsyncParsableCommand {
             )
         } catch {
             throw CommandFailure(
-                "cannot read the cue sheet", why: "\(error)", fix: "docs/app-haptics.md describes its format.")
+                "cannot read the cue sheet", why: "\(error)", fix: "`haptics replay --help` describes its format.")
         }
     }
 
