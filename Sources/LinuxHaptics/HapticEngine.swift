@@ -84,8 +84,9 @@ public final class HapticEngine: Sendable {
     /// `actuatorActivity` what the actuators get.
     public var outputLevels: MotorMagnitudes { core.outputLevels }
 
-    /// What the HD actuators a stream drives (voice coils, HD rumble) were last sent, while the engine plays on
-    /// them (`HapticActuators.hd`); nil on motors.
+    /// What the HD actuators a stream drives (voice coils, HD rumble) play now, while the engine plays on them
+    /// (`HapticActuators.hd`): on voice coils what was written a queue's length ago (the pad's own queue, or the sound
+    /// card's buffer), on HD rumble the last report (written at its time); nil on motors.
     public var actuatorActivity: ActuatorActivity? { core.actuatorActivity }
 
     /// The HD actuators' stream so far: reports written, and underruns (on the voice coils, a report that found the

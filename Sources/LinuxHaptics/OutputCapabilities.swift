@@ -51,9 +51,9 @@ public struct OutputCapabilities: Sendable, Hashable {
     }
 }
 
-/// What a pad's HD actuators were last sent: each actuator's peak amplitude (0...1) in the last report, and the
-/// frequency felt: on voice coils the waveform's over the last reports (rising zero crossings of the louder
-/// actuator), on HD rumble the loudest band's; nil while silent.
+/// What a pad's HD actuators play now: each actuator's peak amplitude (0...1) in the report (or period) heard now,
+/// and the frequency felt: on voice coils the waveform's over the last 64 ms heard (rising zero crossings of the
+/// louder actuator), on HD rumble the loudest band's; nil while silent.
 public struct ActuatorActivity: Sendable, Hashable {
     public var left: Double
     public var right: Double

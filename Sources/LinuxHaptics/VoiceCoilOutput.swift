@@ -198,7 +198,7 @@ package final class VoiceCoilStream: PatternStream {
     var failure: OutputFailure? { shared.failure }
     /// Periods or reports written, and underruns, so far.
     package var counts: (reports: Int, underruns: Int) { writer.counts }
-    /// What the voice coils were last sent.
+    /// What the voice coils play now.
     var activity: ActuatorActivity { writer.activity }
     /// What the pad (Bluetooth) or the card's buffer, and a sound server's, hold ahead of now.
     var startLead: Double { Double(mixing.leadNanoseconds) / 1e9 }
@@ -353,36 +353,75 @@ struct WaveformSource: SoundSource {
 protocol VoiceCoilWriter: AudioOutput {
     /// Reports (or periods) written, and underruns, so far.
     var counts: (reports: Int, underruns: Int) { get }
-    /// What the voice coils were last sent.
+    /// What the voice coils play now.
     var activity: ActuatorActivity { get }
 }
 
-/// The last samples sent to the voice coils, for `ActuatorActivity`: each actuator's peak over the last block
-/// written and the louder one's frequency over the last 64 ms.
+/// The samples sent to the voice coils with when each is heard, for `ActuatorActivity`: what plays now is what was
+/// written a queue's length ago (the pad's queue over Bluetooth, the card's buffer over USB). Each actuator's peak
+/// over the block heard now (a report, or a period) and the louder one's frequency over the 64 ms heard up to now;
+/// after what was written has all been heard, silence.
 struct VoiceCoilMeter: Sendable {
     let sampleRate: Int
     private var left: [Float] = []
     private var right: [Float] = []
-    private var lastBlock = 0
+    /// When the frame after the last one kept is heard (`CLOCK_MONOTONIC` nanoseconds); nil before any write.
+    private var endHeard: UInt64?
+    /// The frames a peak is taken over: the last block written's length.
+    private var block = 0
 
     init(sampleRate: Int) { self.sampleRate = sampleRate }
 
     /// The frames the frequency is measured over: 64 ms.
     var window: Int { sampleRate * 64 / 1000 }
+    /// The frames kept: the window and half a second of queue ahead of what is heard, more than any queue holds.
+    var capacity: Int { window + sampleRate / 2 }
 
-    mutating func record(left newLeft: some Collection<Float>, right newRight: some Collection<Float>) {
-        left = Array((left + newLeft).suffix(window))
-        right = Array((right + newRight).suffix(window))
-        lastBlock = newLeft.count
+    private func frames(from start: UInt64, to end: UInt64) -> Int {
+        end > start ? Int((Double(end - start) * Double(sampleRate) / 1e9).rounded()) : 0
     }
 
-    var activity: ActuatorActivity {
-        func peak(_ samples: [Float]) -> Double { Double(samples.suffix(lastBlock).map(abs).max() ?? 0) }
-        let louder = peak(left) >= peak(right) ? left : right
-        let crossings = zip(louder, louder.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
-        let seconds = Double(louder.count) / Double(sampleRate)
-        return ActuatorActivity(
-            left: peak(left), right: peak(right), frequency: crossings > 0 ? Double(crossings) / seconds : nil)
+    /// A block written, its first frame heard at `heard`. A gap since the last block (the stream idled, or ran
+    /// dry) is silence.
+    mutating func record(
+        left newLeft: some Collection<Float>, right newRight: some Collection<Float>, heard: UInt64
+    ) {
+        if let endHeard {
+            let gap = min(frames(from: endHeard, to: heard), capacity)
+            left += repeatElement(0, count: gap)
+            right += repeatElement(0, count: gap)
+        }
+        left += newLeft
+        right += newRight
+        block = newLeft.count
+        endHeard = heard + UInt64(Double(newLeft.count) * 1e9 / Double(sampleRate))
+        // Trimmed in steps of a capacity, so a write copies nothing on average.
+        if left.count > 2 * capacity {
+            left.removeFirst(left.count - capacity)
+            right.removeFirst(right.count - capacity)
+        }
+    }
+
+    /// What is heard at `now`.
+    func activity(at now: UInt64) -> ActuatorActivity {
+        guard let endHeard else { return ActuatorActivity(left: 0, right: 0, frequency: nil) }
+        // The frame heard now, as an index into what is kept (past its end once everything was heard).
+        let position =
+            now >= endHeard
+            ? left.count + frames(from: endHeard, to: now) : left.count - frames(from: now, to: endHeard)
+        func heard(_ samples: [Float], frames: Int) -> ArraySlice<Float> {
+            let end = min(max(position, 0), samples.count)
+            return samples[min(max(position - frames, 0), end)..<end]
+        }
+        func peak(_ samples: [Float]) -> Double { Double(heard(samples, frames: block).map(abs).max() ?? 0) }
+        let louder = Array(heard(peak(left) >= peak(right) ? left : right, frames: window))
+        // Rising zero crossings: the periods between the first and the last, over the time between them.
+        let crossings = louder.indices.dropFirst().filter { louder[$0 - 1] < 0 && louder[$0] >= 0 }
+        var frequency: Double?
+        if let first = crossings.first, let last = crossings.last, last > first {
+            frequency = Double(crossings.count - 1) * Double(sampleRate) / Double(last - first)
+        }
+        return ActuatorActivity(left: peak(left), right: peak(right), frequency: frequency)
     }
 }
 
@@ -401,7 +440,10 @@ final class SoundCardVoiceCoilWriter: VoiceCoilWriter {
     var sampleRate: Int { output.sampleRate }
     var latency: AudioLatency { output.latency }
     var counts: (reports: Int, underruns: Int) { (periods.load(ordering: .relaxed), output.xrunCount) }
-    var activity: ActuatorActivity { meter.withLock { $0.activity } }
+    var activity: ActuatorActivity {
+        let now = MonotonicTime.nanoseconds()
+        return meter.withLock { $0.activity(at: now) }
+    }
 
     @discardableResult
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
@@ -410,7 +452,7 @@ final class SoundCardVoiceCoilWriter: VoiceCoilWriter {
         meter.withLock {
             $0.record(
                 left: stride(from: 0, to: samples.count, by: 2).map { samples[$0] },
-                right: stride(from: 1, to: samples.count, by: 2).map { samples[$0] })
+                right: stride(from: 1, to: samples.count, by: 2).map { samples[$0] }, heard: heard)
         }
         return heard
     }
@@ -458,7 +500,10 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     }
 
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.reports, $0.underruns) } }
-    var activity: ActuatorActivity { state.withLock { $0.meter.activity } }
+    var activity: ActuatorActivity {
+        let now = clock()
+        return state.withLock { $0.meter.activity(at: now) }
+    }
 
     @discardableResult
     func write(_ samples: [Float]) throws(AudioDeviceError) -> UInt64 {
@@ -475,10 +520,7 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
                 if dry, state.lastCarriedSound { state.underruns += 1 }
                 state.lastCarriedSound = pcm.contains { $0 != 0 }
                 state.reports += 1
-                let report = DualSenseHapticsReport(counter: state.counter, samples: pcm)
-                state.meter.record(
-                    left: report.left.map { Float($0) / 127 }, right: report.right.map { Float($0) / 127 })
-                return report
+                return DualSenseHapticsReport(counter: state.counter, samples: pcm)
             }
             do throws(EventDeviceError) {
                 try device.write(report.bytes)
@@ -488,6 +530,11 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
                     message: error.description)
             }
             let queued = try queue.write(chunk + [Float](repeating: 0, count: perReport - chunk.count))
+            state.withLock { state in
+                state.meter.record(
+                    left: report.left.map { Float($0) / 127 }, right: report.right.map { Float($0) / 127 },
+                    heard: queued)
+            }
             heard = heard ?? queued
         }
         return heard ?? clock()

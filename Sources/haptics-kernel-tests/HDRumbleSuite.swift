@@ -33,7 +33,7 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/switch-pro/without-a-silence-guard-plays-the-kernels-rumble-and-says-why") {
             try await switchFallsBackWithoutGuard()
         },
-        KernelTest(name: "hd/switch-pro/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
+        KernelTest(name: "hd/switch-pro/without-hidraw-access-plays-rumble-and-names-the-fix") {
             try await switchFallsBackWithoutAccess()
         },
         KernelTest(name: "hd/xbox-one-bt/left-trigger-reaches-only-the-left-trigger-triggers-both-probe-lists-them") {
@@ -509,14 +509,15 @@ enum HDRumbleSuite {
             let before = device.records().count
             let output = try DeviceSuite.haptics(
                 ["play", "--actuators", "hd", "--device", nodes.rumbleNode, "Haptics/thud.ahap"], asNobody: true)
-            try require(output.contains("udev rule"), "no message naming the udev rule:\n\(output)")
+            let advice = AccessAdvice.hidrawNode(hidraw)
+            try require(output.contains(advice), "no message naming the fix (\(advice)):\n\(output)")
             // hid-nintendo's own rumble: both bands at its fixed 160 and 320 Hz.
             let driver = rumbleReports(device, after: before).filter { !$0.packet.left.isAtRest }
             try require(!driver.isEmpty, "the thud did not play on the kernel's rumble")
             try require(
                 driver.allSatisfy { abs($0.packet.left.lowFrequency - 160) <= 2 },
                 "a report at another frequency than the driver's 160 Hz reached the pad")
-            print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
+            print("    \(output.split(separator: "\n").first { $0.contains(advice) } ?? "")")
         }
     }
 

@@ -38,7 +38,7 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
                 try await StallWitness.againAfterAGuestStall(killedOrStoppedFallsSilent)
             },
-            KernelTest(name: "hd/dualsense-bt/without-hidraw-access-plays-rumble-and-names-the-udev-rule") {
+            KernelTest(name: "hd/dualsense-bt/without-hidraw-access-plays-rumble-and-names-the-fix") {
                 try await fallsBackWithoutAccess()
             },
             KernelTest(name: "hd/dualsense-bt/unplug-and-replug-mid-pattern-recover-on-the-voice-coils") {
@@ -49,6 +49,9 @@ enum VoiceCoilSuite {
             },
             KernelTest(name: "hd/dualsense-bt/two-engines-one-per-handle-play-together-through-one-stream") {
                 try await StallWitness.againAfterAGuestStall(twoEnginesOnePad)
+            },
+            KernelTest(name: "hd/dualsense-bt/feedback-prints-each-tap-at-the-level-the-coils-play-it") {
+                try await feedbackPrintsTheCoilsLevels()
             },
             KernelTest(name: "hd/dualsense-bt/a-pad-named-by-a-link-to-its-node-plays-on-the-voice-coils") {
                 try await namedByLink()
@@ -551,7 +554,8 @@ enum VoiceCoilSuite {
     // MARK: Without access
 
     /// As a user who may write the event node but not the hidraw node: `--actuators hd` plays on the rumble
-    /// motors, and says why, naming the udev rule.
+    /// motors, and says why, naming the fix for this system (the udev rule with a udev daemon, root or the node's
+    /// group without one: `AccessAdvice`).
     static func fallsBackWithoutAccess() async throws {
         guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
@@ -561,11 +565,15 @@ enum VoiceCoilSuite {
             let before = device.records().count
             let output = try DeviceSuite.haptics(
                 ["play", "--actuators", "hd", "--device", nodes.rumbleNode, "Haptics/thud.ahap"], asNobody: true)
-            try require(output.contains("udev rule"), "no message naming the udev rule:\n\(output)")
+            guard let hidraw = HidrawDevice.node(besideEventNode: nodes.rumbleNode) else {
+                throw TestFailure(reason: "the DualSense has no hidraw node")
+            }
+            let advice = AccessAdvice.hidrawNode(hidraw)
+            try require(output.contains(advice), "no message naming the fix (\(advice)):\n\(output)")
             try require(hapticsReports(device, after: before).isEmpty, "a haptics report reached the pad")
             let rumble = otherReports(device, after: before).filter { ($0.strong ?? 0) > 0 }
             try require(!rumble.isEmpty, "the thud did not play on the rumble motors")
-            print("    \(output.split(separator: "\n").first { $0.contains("udev rule") } ?? "")")
+            print("    \(output.split(separator: "\n").first { $0.contains(advice) } ?? "")")
         }
     }
 
@@ -596,6 +604,34 @@ enum VoiceCoilSuite {
             let again = sounding(try checkedSamples(hapticsReports(device, after: before), "after the replug").left)
             try require(abs(again.seconds - 0.2) <= 0.02, "after the replug a 0.2 s tone played \(again.seconds) s")
             print("    stopped on unplug, reset on replug, \(Int(again.seconds * 1000)) ms tone on the voice coils")
+        }
+    }
+
+    // MARK: What the CLI prints
+
+    /// `haptics feedback impact heavy --actuators hd --json`: the tap's `hd` levels are what the coils play at its
+    /// time (the impact's 0.9 intensity, a good share of full scale), not the silence the stream had written a
+    /// queue's length past it (`left 0.000 right 0.000` until 6 December).
+    static func feedbackPrintsTheCoilsLevels() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let before = device.records().count
+            let output = try DeviceSuite.haptics([
+                "feedback", "impact", "heavy", "--actuators", "hd", "--device", nodes.rumbleNode, "--json",
+            ])
+            try require(!hapticsReports(device, after: before).isEmpty, "no haptics report reached the pad:\n\(output)")
+            let tap = output.split(separator: "\n").first { $0.contains("\"event\":\"tap\"") }
+            let levels = tap.flatMap { line -> [Double]? in
+                guard let hd = (try? JSONDecoder().decode([String: String].self, from: Data(line.utf8)))?["hd"] else {
+                    return nil
+                }
+                // "left 0.874 right 0.874 125 Hz"
+                let words = hd.split(separator: " ")
+                return words.count >= 4 ? [Double(words[1]), Double(words[3])].compactMap { $0 } : nil
+            }
+            try require(
+                levels.map { $0.count == 2 && $0.allSatisfy { $0 > 0.4 } } ?? false,
+                "the tap's voice-coil levels: \(tap.map(String.init) ?? "no tap line")\n\(output)")
+            print("    \(tap ?? "")")
         }
     }
 

@@ -187,6 +187,39 @@ import Testing
         #expect(writer.counts.reports == 3 && writer.counts.underruns == 0)
     }
 
+    /// What the coils play now is what was written a queue's length ago: a tap written ahead and followed by
+    /// silence is heard as the tap while it plays, then as silence. Until 6 December `actuatorActivity` was the last
+    /// report written, so `haptics feedback --actuators hd` on a DualSense over Bluetooth printed every tap at 0 %
+    /// (the writer was already a lead of silence past it).
+    @Test func theActivityIsWhatThePadPlaysNowNotTheLastReportWritten() throws {
+        let file = ReportFile()
+        let start = MonotonicTime.nanoseconds()
+        let now = Lock(start)
+        let writer = DualSenseHapticsWriter(
+            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now.withLock { $0 } })
+        // Three reports (32 ms) of a 200 Hz sine at half amplitude on the left coil, then six of silence: all
+        // written at once, queued in the pad.
+        let tap = (0..<96).flatMap { frame -> [Float] in
+            let phase = 2 * Double.pi * 200 * Double(frame) / 3000
+            return [Float(0.5 * sin(phase)), 0]
+        }
+        try writer.write(tap)
+        try writer.write([Float](repeating: 0, count: 6 * 64))
+        func activity(afterMilliseconds milliseconds: UInt64) -> ActuatorActivity {
+            now.withLock { $0 = start + milliseconds * 1_000_000 }
+            return writer.activity
+        }
+        let during = activity(afterMilliseconds: 20)
+        #expect(abs(during.left - 0.5) < 0.02 && during.right == 0, "\(during)")
+        #expect(during.frequency.map { abs($0 - 200) < 40 } ?? false, "\(during)")
+        let after = activity(afterMilliseconds: 60)
+        #expect(after.left == 0 && after.right == 0, "\(after)")
+        // Everything written was heard long ago: silence, and no frequency.
+        let later = activity(afterMilliseconds: 500)
+        #expect(later == ActuatorActivity(left: 0, right: 0, frequency: nil), "\(later)")
+        writer.close()
+    }
+
     /// The queue's clock moved on past everything sent (the pad has played it): the next report finds the queue
     /// run dry after a report with sound, and counts one underrun.
     @Test func aReportThatFindsTheQueueRunDryAfterSoundCountsOneUnderrun() throws {
