@@ -23,11 +23,7 @@ public struct MonotonicClock: HapticClock {
     /// what 64 bits of nanoseconds hold, about 584 years, or infinity, is the last one they hold). Rounded to the
     /// nearest nanosecond, so that a time made from nanoseconds (`now`) gives them back: a deadline handed out
     /// as seconds is then reached, not missed by one, by a clock that stops exactly on it.
-    static func nanoseconds(_ seconds: Double) -> UInt64 {
-        guard seconds > 0 else { return 0 }
-        let nanoseconds = (seconds * nanosecondsPerSecond).rounded()
-        return nanoseconds < 0x1p64 ? UInt64(nanoseconds) : .max
-    }
+    static func nanoseconds(_ seconds: Double) -> UInt64 { MonotonicTime.nanoseconds(seconds: seconds) }
 }
 
 /// The monotonic clock's timer: one thread, asleep on a `DeadlineTimer` between calls, so that new work due

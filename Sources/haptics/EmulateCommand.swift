@@ -50,10 +50,18 @@ struct EmulateCommand: AsyncParsableCommand {
             valueName: "path"))
     var hapticsWav: String?
 
-    @Option(help: "Seconds to wait for the driver to bind it.")
+    @Option(help: "Seconds to wait for the driver to bind it, more than 0 and at most an hour.")
     var bindTimeout = 15.0
 
+    /// The longest `--bind-timeout`: an hour, far past any driver's probe.
+    static let longestBindTimeout = 3600.0
+
     func validate() throws {
+        // `!(... )` also refuses a value that is not a number.
+        if !(bindTimeout > 0 && bindTimeout <= Self.longestBindTimeout) {
+            throw ValidationError(
+                "--bind-timeout takes a positive number of seconds, at most \(Int(Self.longestBindTimeout)) (an hour)")
+        }
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
         if name != nil, let model, model.isUSBGadget {
             throw ValidationError(

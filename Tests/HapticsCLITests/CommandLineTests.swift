@@ -43,6 +43,17 @@ struct CommandLineTests {
             run.errors.hasPrefix("Error: --for takes a positive number of seconds, at most 31622400"), "\(run.errors)")
     }
 
+    /// A bind timeout that is not a positive number of seconds at most an hour is a usage error, before any device is
+    /// made: it trapped (SIGILL) converting to nanoseconds once the controller existed, until 6 December.
+    @Test(arguments: ["-1", "nan", "inf", "1e300", "0", "3601"])
+    func emulateBindTimeoutOutsideAnHourIsAUsageError(seconds: String) throws {
+        let run = try CLI.run(["emulate", "dualsense", "--bind-timeout=\(seconds)"])
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(
+            run.errors.hasPrefix("Error: --bind-timeout takes a positive number of seconds, at most 3600"),
+            "\(run.errors)")
+    }
+
     /// Asked for the udev daemon's events, the monitor says it will hear nothing, and what to pass, exactly when this
     /// system runs no udev daemon. (Both cases on any machine: `SystemFactsTests`.)
     @Test func monitorWithTheUdevSourceWarnsJustWhenThisSystemRunsNoUdevDaemon() throws {

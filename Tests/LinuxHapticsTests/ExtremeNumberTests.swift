@@ -3,6 +3,7 @@
 import AHAP
 import HapticRendering
 @testable import LinuxHaptics
+@_spi(Internals) import LinuxSystem
 import Testing
 
 @Suite struct ExtremeNumberTests {
@@ -201,6 +202,12 @@ import Testing
         #expect(MonotonicClock.nanoseconds(2e10) == .max)
         #expect(MonotonicClock.nanoseconds(.nan) == 0)
         #expect(MonotonicClock.nanoseconds(-1e308) == 0)
+        // A deadline that far from now holds at the last nanosecond; one in the past, or not a number, is now.
+        #expect(MonotonicTime.deadline(afterSeconds: 1e300) == .max)
+        let before = MonotonicTime.nanoseconds()
+        let past = MonotonicTime.deadline(afterSeconds: -5)
+        #expect(before <= past && past <= MonotonicTime.nanoseconds())
+        #expect(MonotonicTime.deadline(afterSeconds: .nan) <= MonotonicTime.nanoseconds())
     }
 
     /// A deadline handed out in seconds that a clock then stops exactly on (as `SteppedClock` does) must convert

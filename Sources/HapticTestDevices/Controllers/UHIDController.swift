@@ -477,7 +477,7 @@ enum SysfsInputNodes {
         model: String, driver: String, timeout: Double, binds: DriverBindWatch?, logger: Logger,
         _ look: () -> (EmulatedDeviceNodes?, String)
     ) throws(EmulationError) -> EmulatedDeviceNodes {
-        let deadline = Sys.monotonicNanoseconds() + UInt64(timeout * 1e9)
+        let deadline = MonotonicTime.deadline(afterSeconds: timeout)
         while true {
             // Read the uevents before sysfs, so a `bind` read here describes what `look` sees.
             binds?.drain()
