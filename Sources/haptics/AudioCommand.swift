@@ -119,7 +119,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
     @Argument(help: "The sound files, in playing order.")
     var files: [String]
 
-    @Option(help: "Seconds each file takes to cross-fade into the next (0: back to back).")
+    @Option(parsing: .unconditional, help: "Seconds each file takes to cross-fade into the next (0: back to back).")
     var crossfade = AudioManager.crossFadeSeconds
 
     @Option(help: ArgumentHelp("The ALSA device to play on (`haptics audio devices` lists them).", valueName: "name"))

@@ -50,7 +50,8 @@ struct EmulateCommand: AsyncParsableCommand {
             valueName: "path"))
     var hapticsWav: String?
 
-    @Option(help: "Seconds to wait for the driver to bind it, more than 0 and at most an hour.")
+    @Option(
+        parsing: .unconditional, help: "Seconds to wait for the driver to bind it, more than 0 and at most an hour.")
     var bindTimeout = 15.0
 
     /// The longest `--bind-timeout`: an hour, far past any driver's probe.

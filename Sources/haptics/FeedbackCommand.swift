@@ -29,7 +29,9 @@ struct FeedbackCommand: AsyncParsableCommand {
     @Argument(help: "The impact style: light | medium | heavy | soft | rigid (impact only).")
     var style: String?
 
-    @Option(help: "Where an impact sits in its style's intensity range, 0...1 (impact only; default 0.5).")
+    @Option(
+        parsing: .unconditional,
+        help: "Where an impact sits in its style's intensity range, 0...1 (impact only; default 0.5).")
     var intensity: Double?
 
     @OptionGroup var output: PlaybackOptions
@@ -43,9 +45,10 @@ struct FeedbackCommand: AsyncParsableCommand {
         let chosen: HapticFeedback
         switch kind {
         case "impact":
-            guard let style, let impact = ImpactStyle(rawValue: style) else {
-                let styles = ImpactStyle.allCases.map(\.rawValue).joined(separator: ", ")
-                throw ValidationError("impact needs a STYLE: \(styles)")
+            let styles = ImpactStyle.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let style else { throw ValidationError("impact needs a STYLE: \(styles)") }
+            guard let impact = ImpactStyle(rawValue: style) else {
+                throw ValidationError("no impact style \"\(style)\": the styles are \(styles)")
             }
             if let intensity, !(0...1).contains(intensity) {
                 throw ValidationError("--intensity must be within 0...1")

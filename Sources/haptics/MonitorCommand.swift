@@ -16,7 +16,7 @@ struct MonitorCommand: AsyncParsableCommand {
     var json = false
 
     @Option(
-        name: .customLong("for"),
+        name: .customLong("for"), parsing: .unconditional,
         help: "Stop after this many seconds, more than 0 and at most a year (default: until interrupted).")
     var duration: Double?
 

@@ -37,13 +37,13 @@ struct PlayCommand: AsyncParsableCommand {
     @Argument(help: "An AHAP file, or the NAME of a pattern in Haptics/.")
     var pattern: String
 
-    @Option(help: "Play the pattern N times; 0 loops until interrupted.")
+    @Option(parsing: .unconditional, help: "Play the pattern N times; 0 loops until interrupted.")
     var loop = 1
 
-    @Option(help: "Playback rate (1 = as written, 2 = twice as fast).")
+    @Option(parsing: .unconditional, help: "Playback rate (1 = as written, 2 = twice as fast).")
     var rate = 1.0
 
-    @Option(help: "Overall strength, 0...1.")
+    @Option(parsing: .unconditional, help: "Overall strength, 0...1.")
     var gain = 1.0
 
     @Option(help: ArgumentHelp(HapticLocality.help))

@@ -62,6 +62,7 @@ struct RenderCommand: ParsableCommand {
     var output: String?
 
     @Option(
+        parsing: .unconditional,
         help: ArgumentHelp(
             "Rows per second, up to 100000: csv's samples (default 1000), text's rows (default 50). Not with "
                 + "--actuators hd or hd-rumble, which keep their own rate, nor with json or svg, which do not "
@@ -76,7 +77,7 @@ struct RenderCommand: ParsableCommand {
 
     func validate() throws {
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
-            throw ValidationError("--sample-rate must be in 0<...100000 Hz")
+            throw ValidationError("--sample-rate must be more than 0 and at most 100000 Hz")
         }
         switch (actuators, chosenFormat) {
         case (.hdRumble, .text), (.hdRumble, .json), (.hdRumble, .wav):

@@ -27,7 +27,7 @@ struct ReplayCommand: AsyncParsableCommand {
             interval (needed with a count over 1) may be left out.
             """)
 
-    @Option(help: "Replay only chapter N (not with --all).")
+    @Option(parsing: .unconditional, help: "Replay only chapter N (not with --all).")
     var chapter: Int?
 
     @Flag(help: "Replay every chapter (the default).")

@@ -35,13 +35,15 @@ struct VirtualPadCommand: AsyncParsableCommand {
                 + "kernel's spellings, saw_up or FF_SAW_UP, too)."))
     var effects = VirtualPadCommand.defaultEffects
 
-    @Option(help: "How many effects a client may upload at once (1...\(VirtualPadConfiguration.maximumEffects)).")
+    @Option(
+        parsing: .unconditional,
+        help: "How many effects a client may upload at once (1...\(VirtualPadConfiguration.maximumEffects)).")
     var maxEffects = VirtualPadConfiguration.defaultMaxEffects
 
     @Option(help: "Write every record to this file as JSON lines (schema: docs/virtual-pad.md).")
     var record: String?
 
-    @Option(help: "Answer ENOSPC to every upload after the first N (a full device).")
+    @Option(parsing: .unconditional, help: "Answer ENOSPC to every upload after the first N (a full device).")
     var failUploadsAfter: Int?
 
     static let defaultEffects = "rumble,periodic,sine,square,triangle,saw-up,saw-down,gain"

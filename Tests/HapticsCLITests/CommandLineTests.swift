@@ -54,6 +54,34 @@ struct CommandLineTests {
             "\(run.errors)")
     }
 
+    /// A negative number after an option is its value, judged by the option's own rule: the argument parser took
+    /// `-1` for an option and said the value was missing, until 6 December.
+    @Test(arguments: [
+        (["play", "thud", "--loop", "-1"], "Error: --loop must be 0 (forever) or more"),
+        (["monitor", "--for", "-1"], "Error: --for takes a positive number of seconds"),
+        (["render", "thud", "--sample-rate", "-5"], "Error: --sample-rate must be more than 0 and at most 100000 Hz"),
+        (["feedback", "impact", "heavy", "--intensity", "-0.5"], "Error: --intensity must be within 0...1"),
+        (["emulate", "dualsense", "--bind-timeout", "-1"], "Error: --bind-timeout takes a positive number of seconds"),
+    ])
+    func aNegativeNumberIsTheOptionsValueAndItsRuleSaysWhatIsWrong(arguments: [String], message: String) throws {
+        let run = try CLI.run(arguments)
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.hasPrefix(message), "\(run.errors)")
+    }
+
+    /// A style that is not one is said to be unknown, with the styles; none at all is said to be missing.
+    @Test func feedbackImpactSaysAnUnknownStyleIsUnknownAndAMissingOneMissing() throws {
+        let unknown = try CLI.run(["feedback", "impact", "bogus"])
+        #expect(unknown.status == 64)
+        #expect(
+            unknown.errors.hasPrefix(
+                "Error: no impact style \"bogus\": the styles are light, medium, heavy, soft, rigid"),
+            "\(unknown.errors)")
+        let missing = try CLI.run(["feedback", "impact"])
+        #expect(missing.status == 64)
+        #expect(missing.errors.hasPrefix("Error: impact needs a STYLE: light"), "\(missing.errors)")
+    }
+
     /// Asked for the udev daemon's events, the monitor says it will hear nothing, and what to pass, exactly when this
     /// system runs no udev daemon. (Both cases on any machine: `SystemFactsTests`.)
     @Test func monitorWithTheUdevSourceWarnsJustWhenThisSystemRunsNoUdevDaemon() throws {
