@@ -313,9 +313,9 @@ enum VirtualPadSuite {
         try require(cli.text.contains("retval=-\(ENOSPC)"), "the CLI did not print the refused upload:\n\(cli.text)")
     }
 
-    /// A playing command on a pad that refuses uploads ends with status 1 and a line on why: `play` whether the
-    /// pad refuses the first upload or a later one (the engine stops in the middle of the play), `feedback` and
-    /// `replay` (which print what plays until the end unless stopped) when it refuses the first.
+    /// A playing command on a pad that refuses uploads ends with status 1 and a line on why, naming the node and the
+    /// errno: `play` whether the pad refuses the first upload or a later one (the engine stops in the middle of the
+    /// play), `feedback` and `replay` (which print what plays until the end unless stopped) when it refuses the first.
     static func playingCommandsSayWhyThePadRefused() async throws {
         let path = "/tmp/haptics-two-levels.ahap"
         try writeFile(
@@ -350,6 +350,13 @@ enum VirtualPadSuite {
             try require(
                 !lines.contains { $0.contains(#""event":"finished""#) },
                 "\(context) says it finished:\n\(run.text)")
+            // The reason is the device's, as the engine heard it: the node, the call and its errno (feedback and
+            // replay said only "the device refused what the engine needs" until 6 December), and the output
+            // is named though the engine stopped before the line (it was "?").
+            try require(
+                said[0].contains(pad.eventNode) && said[0].contains("errno 28"),
+                "the reason does not name the node and the errno, from \(context):\n\(run.text)")
+            try require(!run.text.contains(#""output":"?""#), "\(context) names no output:\n\(run.text)")
             print("  \(context): \(said[0])")
         }
     }

@@ -73,13 +73,16 @@ struct FeedbackCommand: AsyncParsableCommand {
         let stops = EngineStopWatch(engine, command: "feedback", report: report)
         let pattern = feedback.pattern
         let start = engine.currentTime + PlaybackTiming.leadIn
+        // Read before the first write, which may stop the engine (a device that refuses it).
+        let outputName = engine.capabilities?.name ?? "?"
         do {
-            try engine.makePlayer(with: pattern).start(atTime: start)
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            player.completionHandler = stops.playerCompletion
+            try player.start(atTime: start)
         } catch {
             throw CommandFailure("cannot play \(feedback)", why: "\(error)")
         }
         let taps = pattern.events.sorted { $0.relativeTime < $1.relativeTime }
-        let outputName = engine.capabilities?.name ?? "?"
         report.emit(
             "feedback",
             [

@@ -159,14 +159,16 @@ struct PlaySession {
         let loopLength = first.duration
         let total: Double? = loops == 0 ? nil : loopLength * Double(loops)
         let progress = PlayPosition(start: engine.currentTime, rate: rate)
+        // Read before the first write, which may stop the engine (a device that refuses it) and take them away.
+        let capabilities = engine.capabilities
         var player = try begin(first, from: 0, total: total, loopLength: loopLength, completion: continuation)
         var started = [
-            "pattern": name, "output": engine.capabilities?.name ?? "?", "profile": engine.renderProfile.name,
+            "pattern": name, "output": capabilities?.name ?? "?", "profile": engine.renderProfile.name,
             "duration": String(cFormat: "%.3f", loopLength),
-            "actuators": engine.capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
-            "path": Self.path(engine.capabilities),
+            "actuators": capabilities?.actuators.rawValue ?? HapticActuators.rumble.rawValue,
+            "path": Self.path(capabilities),
         ]
-        if let node = engine.capabilities?.hdNode, let kind = engine.capabilities?.hdKind {
+        if let node = capabilities?.hdNode, let kind = capabilities?.hdKind {
             started[kind.rawValue] = node
         }
         // The sound output, once a pattern with sound opened one.

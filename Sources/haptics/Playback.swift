@@ -9,6 +9,7 @@ import Foundation
 import HapticRendering
 import LinuxHaptics
 import Logging
+@_spi(Internals) import LinuxSystem
 
 struct PlaybackOptions: ParsableArguments {
     @Option(
@@ -185,6 +186,7 @@ enum EngineStop {
 struct EngineStopWatch: Sendable {
     let engine: HapticEngine
     let command: String
+    private let failures = PlayerFailures()
     private let stops:
         (
             stream: AsyncStream<HapticEngineStoppedReason>,
@@ -221,8 +223,27 @@ struct EngineStopWatch: Sendable {
         }
         engine.stoppedHandler = nil
         engine.stop()
-        if let fatal { throw EngineStop.failure(of: command, reason: fatal, error: nil) }
+        if let fatal { throw EngineStop.failure(of: command, reason: fatal, error: failures.last) }
     }
+
+    /// The completion handler for the command's players: the error a player ended on is what the engine says of
+    /// the failure that stopped it (it comes before the stop), and the stop's message says it (the node, the call,
+    /// the errno), as `play`'s does.
+    var playerCompletion: @Sendable (HapticEngineError?) -> Void {
+        { [failures] error in failures.note(error) }
+    }
+}
+
+/// The last error the players of a command ended on.
+final class PlayerFailures: Sendable {
+    private let error = Lock<HapticEngineError?>(nil)
+
+    func note(_ error: HapticEngineError?) {
+        guard let error else { return }
+        self.error.withLock { $0 = error }
+    }
+
+    var last: HapticEngineError? { error.withLock { $0 } }
 }
 
 extension HapticEngine {

@@ -51,14 +51,18 @@ struct ReplayCommand: AsyncParsableCommand {
         let report = PlayReport(command: "replay", json: output.json)
         let engine = try await output.startEngine(command: "replay", report: report)
         let stops = EngineStopWatch(engine, command: "replay", report: report)
+        // Read before the first write, which may stop the engine (a device that refuses it).
+        let outputName = engine.capabilities?.name ?? "?"
         let start = engine.currentTime + PlaybackTiming.leadIn
-        let schedule = ReplaySchedule(engine: engine, plan: plan, patterns: patterns, start: start)
+        let schedule = ReplaySchedule(
+            engine: engine, plan: plan, patterns: patterns, start: start, completion: stops.playerCompletion)
         engine.resetHandler = {
             report.event("reset")
             schedule.scheduleRemaining(report: report)
         }
         schedule.scheduleRemaining(report: report)
-        let narration = ReplayNarration(app: sheet.app, plan: plan, start: start, engine: engine, report: report)
+        let narration = ReplayNarration(
+            app: sheet.app, output: outputName, plan: plan, start: start, engine: engine, report: report)
         try await stops.narrate {
             var narration = narration
             await narration.run()
@@ -139,14 +143,17 @@ struct ReplayCommand: AsyncParsableCommand {
 /// cue with the motor levels at its time (a chapter without cues in its place among the others), then the end.
 struct ReplayNarration: Sendable {
     let app: String
+    /// The device (or virtual output) the replay plays on.
+    let output: String
     let plan: ReplayPlan
     let start: Double
     let engine: HapticEngine
     let report: PlayReport
     private var announced: Set<Int> = []
 
-    init(app: String, plan: ReplayPlan, start: Double, engine: HapticEngine, report: PlayReport) {
+    init(app: String, output: String, plan: ReplayPlan, start: Double, engine: HapticEngine, report: PlayReport) {
         self.app = app
+        self.output = output
         self.plan = plan
         self.start = start
         self.engine = engine
@@ -174,12 +181,12 @@ struct ReplayNarration: Sendable {
         report.emit(
             "replay",
             [
-                "app": app, "output": engine.capabilities?.name ?? "?", "chapters": "\(plan.chapters.count)",
+                "app": app, "output": output, "chapters": "\(plan.chapters.count)",
                 "cues": "\(plan.entries.count)", "start": PlaybackTiming.seconds(start),
                 "duration": PlaybackTiming.seconds(plan.duration),
             ],
             text: "\(app.isEmpty ? "replay" : app): \(plan.chapters.count) chapter(s), \(plan.entries.count) cues, "
-                + String(cFormat: "%.1f s", plan.duration) + " on \(engine.capabilities?.name ?? "?")")
+                + String(cFormat: "%.1f s", plan.duration) + " on \(output)")
     }
 
     /// Chapters without cues that come before chapter `number` (all that are left when `nil`); text only.
@@ -226,12 +233,18 @@ final class ReplaySchedule: Sendable {
     let plan: ReplayPlan
     let patterns: [String: HapticPattern]
     let start: Double
+    /// Called as each play ends, with the error it ended on.
+    let completion: @Sendable (HapticEngineError?) -> Void
 
-    init(engine: HapticEngine, plan: ReplayPlan, patterns: [String: HapticPattern], start: Double) {
+    init(
+        engine: HapticEngine, plan: ReplayPlan, patterns: [String: HapticPattern], start: Double,
+        completion: @escaping @Sendable (HapticEngineError?) -> Void
+    ) {
         self.engine = engine
         self.plan = plan
         self.patterns = patterns
         self.start = start
+        self.completion = completion
     }
 
     func scheduleRemaining(report: PlayReport) {
@@ -240,7 +253,9 @@ final class ReplaySchedule: Sendable {
         for entry in plan.entries where start + entry.offset >= now {
             guard let pattern = patterns[entry.cue.pattern] else { continue }
             do {
-                try engine.makePlayer(with: pattern).start(atTime: start + entry.offset)
+                let player = try engine.makeAdvancedPlayer(with: pattern)
+                player.completionHandler = completion
+                try player.start(atTime: start + entry.offset)
             } catch {
                 report.note(
                     "cue \(entry.cue.pattern) at \(PlaybackTiming.seconds(entry.offset)) s not scheduled: \(error)")
