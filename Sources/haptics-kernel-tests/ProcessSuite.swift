@@ -17,6 +17,9 @@ enum ProcessSuite {
             KernelTest(name: "process/two-processes-share-a-pad", body: twoProcesses),
             KernelTest(name: "process/permission-revoked-while-playing", body: permissionRevoked),
             KernelTest(
+                name: "process/a-wait-a-replay-and-a-play-end-on-sigint-sigterm-sighup-with-the-signals-status",
+                body: signalsEndEveryPlayingCommand),
+            KernelTest(
                 name: "process/a-play-waiting-for-a-pad-starts-when-its-permissions-are-set-after-it-appeared",
                 body: permissionGrantedAfterTheAdd),
         ])
@@ -159,6 +162,51 @@ enum ProcessSuite {
         let peak = pad.motorModel().timeline(until: now()).map(\.levels.strong).max() ?? 0
         try require(peak > single, "the two processes' rumbles never overlapped (peak \(peak), one \(single))")
         try require(pad.motorModel().output(at: now()).isOff, "the motors run after both processes ended")
+    }
+
+    /// Ctrl-C, SIGTERM and SIGHUP end a playing command on its normal path, whatever it is doing: an `interrupted`
+    /// event, the motors at rest, and the status a shell reports for the signal (128 and its number). A `--wait`
+    /// for a pad that is not there, started with SIGINT ignored (as `cmd &` in a script is), ends on SIGINT: it
+    /// waited on before 6 December, the signal's default action being all it had. A replay ends on SIGTERM with
+    /// 143 (the signal's default action, with no `interrupted` event), and a play on SIGHUP with 129 (its handler
+    /// took only SIGINT and SIGTERM, and gave 130 for both).
+    static func signalsEndEveryPlayingCommand() async throws {
+        let haptics = projectBinary("haptics")
+        let waiting = try Subprocess([
+            "sh", "-c", "trap '' INT; exec \(haptics) play --json --wait --device /dev/input/event99 Haptics/thud.ahap",
+        ])
+        try require(
+            waiting.read(until: { $0.contains("waiting for") }, timeout: VirtualPadSuite.hangGuardSeconds),
+            "the play never said it waits:\n\(waiting.text)")
+        waiting.signal(SIGINT)
+        try requireEqual(
+            waiting.finish(timeout: VirtualPadSuite.hangGuardSeconds), 128 + SIGINT,
+            "status of the wait after SIGINT:\n\(waiting.text)")
+        try require(waiting.text.contains(#""event":"interrupted""#), "no interrupted event:\n\(waiting.text)")
+
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics signalled pad"))
+        defer { pad.destroy() }
+        let runs: [(arguments: [String], startedBy: String, signal: Int32)] = [
+            (["replay", "--json", "--device", pad.eventNode], #""event":"cue""#, SIGTERM),
+            (["play", "--json", "--loop", "0", "--device", pad.eventNode, try steadyPattern()], "started", SIGHUP),
+        ]
+        for (arguments, startedBy, signal) in runs {
+            let run = try Subprocess([haptics] + arguments)
+            try require(
+                run.read(until: { $0.contains(startedBy) }, timeout: VirtualPadSuite.hangGuardSeconds),
+                "haptics \(arguments[0]) never started:\n\(run.text)")
+            try await VirtualPadSuite.waitForRecords(pad, "a rumble from haptics \(arguments[0])") {
+                $0.contains(where: EngineSuite.isNonZeroUpload)
+            }
+            run.signal(signal)
+            try requireEqual(
+                run.finish(timeout: VirtualPadSuite.hangGuardSeconds), 128 + signal,
+                "status of haptics \(arguments[0]) after signal \(signal):\n\(run.text)")
+            try require(
+                run.text.contains(#""event":"interrupted""#), "no interrupted event from \(arguments[0]):\n\(run.text)")
+            try require(
+                pad.motorModel().output(at: now()).isOff, "the motors run after haptics \(arguments[0]) ended")
+        }
     }
 
     /// Without a udev daemon the pad's node is made for root alone and its permissions are set afterwards (by mdev,

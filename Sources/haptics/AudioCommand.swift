@@ -168,14 +168,14 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         }
         defer { stream.close(closingOutput: true) }
         let interrupted = InterruptFlag()
-        let signals = TerminationSignals.handle { _ in interrupted.set() }
+        let signals = TerminationSignals.handle { interrupted.set($0) }
         defer { signals.cancel() }
         // "default" falls back to the null output when there is no sound device; a device named is what opened.
         Console.printLine(
             device == "default" && output.deviceName == "null"
                 ? "no sound device: playing on the null output (silent)" : "on \(device)")
         guard try await play(sources, rate: rate, on: stream, interrupted: interrupted) else {
-            throw ExitCode(PlaySession.interruptedStatus)
+            throw ExitCode(interrupted.exitStatus)
         }
     }
 
@@ -247,11 +247,14 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
     }
 }
 
-/// Set once Ctrl-C (or SIGTERM) came.
+/// Set once Ctrl-C (or SIGTERM, SIGHUP) came: the first signal's number.
 final class InterruptFlag: Sendable {
-    private let value = Lock(false)
-    var isSet: Bool { value.withLock { $0 } }
-    func set() { value.withLock { $0 = true } }
+    private let value = Lock<Int32?>(nil)
+    var isSet: Bool { signal != nil }
+    var signal: Int32? { value.withLock { $0 } }
+    func set(_ signal: Int32) { value.withLock { $0 = $0 ?? signal } }
+    /// What the command exits with once interrupted: 128 and the signal's number (Ctrl-C's, 130, if none came).
+    var exitStatus: Int32 { TerminationSignals.status(after: signal ?? TerminationSignals.numbers[0]) }
 }
 
 /// Opening a sound device the command line was given.

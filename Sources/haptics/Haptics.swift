@@ -83,8 +83,9 @@ protocol NestedCommand {
     static var path: String { get }
 }
 
-/// Ctrl-C (SIGINT) and SIGTERM, taken from their default action (ending the process at once) and handed to
-/// `handler` on a thread of their own, so a command stops its motors or removes its device on the normal path.
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed), taken from their default action (ending the process at
+/// once) and handed to `handler` on a thread of their own, so a command stops its motors or removes its device on
+/// the normal path.
 /// The caller keeps the subscription while it wants the signals and cancels it after; the signals stay caught.
 /// The thread blocks in `read` on the signal pipe: nothing wakes the process while no signal comes.
 final class TerminationSignals: Sendable {
@@ -100,7 +101,13 @@ final class TerminationSignals: Sendable {
 
     private static let subscribers = Lock(Subscribers())
 
-    /// Starts delivering SIGINT and SIGTERM to `handler`. When the signals cannot be caught (no pipe or thread
+    /// The signals delivered.
+    static let numbers = [SIGINT, SIGTERM, SIGHUP]
+
+    /// The exit status a shell reports for a process `signal` ended: 128 and its number (130 for Ctrl-C).
+    static func status(after signal: Int32) -> Int32 { 128 + signal }
+
+    /// Starts delivering SIGINT, SIGTERM and SIGHUP to `handler`. When the signals cannot be caught (no pipe or thread
     /// left), they keep their default action, which ends the process as before.
     static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> TerminationSignals {
         let (id, mustListen) = subscribers.withLock { state in
@@ -117,7 +124,7 @@ final class TerminationSignals: Sendable {
 
     private static func listen() {
         do {
-            let pipe = try Sys.signalPipe([SIGINT, SIGTERM])
+            let pipe = try Sys.signalPipe(numbers)
             try Sys.startThread {
                 var byte: UInt8 = 0
                 while (try? withUnsafeMutableBytes(of: &byte) { try Sys.read(pipe, into: $0) }) == 1 {

@@ -124,7 +124,8 @@ struct PlaySession {
         case failed(HapticEngineError)
         case stopped(HapticEngineStoppedReason)
         case reset
-        case interrupted
+        /// Ctrl-C, SIGTERM or SIGHUP: the signal's number.
+        case interrupted(Int32)
         /// A level the playback thread slept through whole, written when it woke (`PlaybackSample.wokeLate`).
         case late(PlaybackSample)
     }
@@ -151,7 +152,7 @@ struct PlaySession {
         let continuation = signals.continuation
         engine.stoppedHandler = { continuation.yield(.stopped($0)) }
         engine.resetHandler = { continuation.yield(.reset) }
-        let interrupts = TerminationSignals.handle { _ in continuation.yield(.interrupted) }
+        let interrupts = TerminationSignals.handle { continuation.yield(.interrupted($0)) }
         defer { interrupts.cancel() }
 
         // The pattern's length as the engine plays it: its haptics, or its sound when that lasts longer.
@@ -208,10 +209,10 @@ struct PlaySession {
                 return
             case .failed(let error):
                 failure = error
-            case .interrupted:
+            case .interrupted(let signal):
                 report.event("interrupted")
                 engine.stop()
-                throw ExitCode(Self.interruptedStatus)
+                throw ExitCode(TerminationSignals.status(after: signal))
             case .stopped(let reason):
                 progress.pause(at: engine.currentTime)
                 report.event("stopped", ["reason": reason.rawValue])
@@ -248,9 +249,6 @@ struct PlaySession {
         }
         return player
     }
-
-    /// 128 + SIGINT, the status a shell reports for Ctrl-C.
-    static let interruptedStatus: Int32 = 130
 }
 
 /// Pattern time played so far, across unplugs: what a reset continues from.

@@ -61,6 +61,9 @@ struct PlaybackOptions: ParsableArguments {
             try engine.start()
             noteActuators(of: engine, report: report)
             return engine
+        } catch let interrupted as ExitCode {
+            // The wait given up (Ctrl-C): the command ends with the signal's status, not a failure to start.
+            throw interrupted
         } catch {
             // A trigger locality plays on trigger motors or not at all: it never falls back to the virtual output.
             guard device == nil, !wait, !options.locality.isTrigger else {
@@ -83,21 +86,31 @@ struct PlaybackOptions: ParsableArguments {
         report.note("playing on the rumble motors, not the HD actuators: \(why)")
     }
 
-    /// Starts `engine`; when its device is not plugged in, waits until the engine has opened one (its reset).
+    /// Starts `engine`; when its device is not plugged in, waits until the engine has opened one (its reset). Ctrl-C
+    /// (SIGTERM, SIGHUP) gives up: an `interrupted` event, and the exit status a shell reports for the signal (the
+    /// signal's default action ended the wait before 6 December, and a process started with it ignored, as `cmd &`
+    /// in a script is, waited on).
     private static func startWaiting(
         _ engine: HapticEngine, on device: DeviceSelector?, report: PlayReport
     ) async throws -> HapticEngine {
-        let (connected, continuation) = AsyncStream.makeStream(of: Void.self)
-        engine.resetHandler = { continuation.yield() }
+        // nil: the device is there; a number: the signal that gave up.
+        let (arrivals, continuation) = AsyncStream.makeStream(of: Int32?.self)
+        engine.resetHandler = { continuation.yield(nil) }
+        let signals = TerminationSignals.handle { continuation.yield($0) }
         defer {
+            signals.cancel()
             engine.resetHandler = nil
             continuation.finish()
         }
         if try startOrWait(engine) {
             let what = device.map { "\($0.defaultValueDescription)" } ?? "a rumble-capable device"
             report.note("waiting for \(what) to be plugged in (Ctrl-C gives up)")
-            var arrivals = connected.makeAsyncIterator()
-            _ = await arrivals.next()
+            var iterator = arrivals.makeAsyncIterator()
+            if case .some(.some(let signal)) = await iterator.next() {
+                report.event("interrupted")
+                engine.stop()
+                throw ExitCode(TerminationSignals.status(after: signal))
+            }
             report.note("\(engine.capabilities?.name ?? "a device") was plugged in")
         }
         return engine
@@ -186,6 +199,7 @@ enum EngineStop {
 struct EngineStopWatch: Sendable {
     let engine: HapticEngine
     let command: String
+    let report: PlayReport
     private let failures = PlayerFailures()
     private let stops:
         (
@@ -196,6 +210,7 @@ struct EngineStopWatch: Sendable {
     init(_ engine: HapticEngine, command: String, report: PlayReport) {
         self.engine = engine
         self.command = command
+        self.report = report
         stops = AsyncStream.makeStream(of: HapticEngineStoppedReason.self)
         engine.stoppedHandler = { [continuation = stops.continuation] reason in
             report.event("stopped", ["reason": reason.rawValue])
@@ -207,23 +222,44 @@ struct EngineStopWatch: Sendable {
     /// for good (`EngineStop`), which cancels it; then stops the engine, and throws that stop's failure.
     func narrate(_ narration: @escaping @Sendable () async -> Void) async throws {
         let stops = self.stops
-        let fatal = await withTaskGroup(of: HapticEngineStoppedReason?.self) { group in
+        // Ctrl-C (SIGTERM, SIGHUP) ends the narration as `play` ends: the engine stopped, an `interrupted` event, the
+        // signal's exit status (the signal's default action ended the process before 6 December).
+        let (interrupts, interrupted) = AsyncStream.makeStream(of: Int32.self)
+        let signals = TerminationSignals.handle { interrupted.yield($0) }
+        defer { signals.cancel() }
+        enum End: Sendable {
+            case narrated
+            case stopped(HapticEngineStoppedReason)
+            case interrupted(Int32)
+        }
+        let end = await withTaskGroup(of: End?.self) { group in
             group.addTask {
                 await narration()
+                return .narrated
+            }
+            group.addTask {
+                for await reason in stops.stream where !EngineStop.isRecoverable(reason) { return .stopped(reason) }
                 return nil
             }
             group.addTask {
-                for await reason in stops.stream where !EngineStop.isRecoverable(reason) { return reason }
+                for await signal in interrupts { return .interrupted(signal) }
                 return nil
             }
             let first = await group.next() ?? nil
             stops.continuation.finish()
+            interrupted.finish()
             group.cancelAll()
             return first
         }
         engine.stoppedHandler = nil
         engine.stop()
-        if let fatal { throw EngineStop.failure(of: command, reason: fatal, error: failures.last) }
+        switch end {
+        case .stopped(let reason): throw EngineStop.failure(of: command, reason: reason, error: failures.last)
+        case .interrupted(let signal):
+            report.event("interrupted")
+            throw ExitCode(TerminationSignals.status(after: signal))
+        case .narrated, nil: return
+        }
     }
 
     /// The completion handler for the command's players: the error a player ended on is what the engine says of
