@@ -240,7 +240,9 @@ final class EmulatedHIDDevice: EmulatedDevice {
 
     func waitUntilBound(timeout: Double) throws(EmulationError) -> EmulatedDeviceNodes {
         guard let current = controller.withLock({ $0 }) else {
-            throw .notBound(model: model.identity.name, driver: driver, seconds: 0, found: "unplugged")
+            throw .notBound(
+                model: model.identity.name, driver: driver, seconds: 0, found: "unplugged",
+                driverLoaded: EmulationError.moduleIsLoaded(driver))
         }
         return try current.waitUntilBound(driver: driver, timeout: timeout)
     }

@@ -70,7 +70,12 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
             reason = "the request is invalid (an effect type the device lacks, an unknown id, a value out of range)"
         case .notFound: reason = "no such device node"
         case .closed: reason = "the device was closed"
-        case .other: reason = "system error"
+        case .other:
+            // A file that answers no evdev request, or a folder, where an event node was named.
+            let notANode: Set<Errno> = [.inappropriateIOControl, .isDirectory]
+            reason =
+                underlying.map { notANode.contains($0.errno) } == true
+                ? "not an input event node (/dev/input/eventN)" : "system error"
         }
         return "\(operation) on \(node) failed: \(reason)" + (underlying.map { " [\($0)]" } ?? "")
     }

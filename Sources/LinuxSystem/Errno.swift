@@ -36,6 +36,10 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let tooManyOpenFiles = Errno(rawValue: EMFILE)
     /// `ENOSPC`: for force feedback, every effect slot is taken.
     public static let noSpace = Errno(rawValue: ENOSPC)
+    /// `ENOTTY`: an ioctl the file does not know (an evdev request made on a file that is not an event node).
+    public static let inappropriateIOControl = Errno(rawValue: ENOTTY)
+    /// `EISDIR`.
+    public static let isDirectory = Errno(rawValue: EISDIR)
     /// `ENOSYS`: for force feedback, the device has none.
     public static let notImplemented = Errno(rawValue: ENOSYS)
     /// `EPIPE`: for an ALSA stream, an underrun (playback) or overrun (capture).

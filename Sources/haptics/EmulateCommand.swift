@@ -69,6 +69,13 @@ struct EmulateCommand: AsyncParsableCommand {
                 "--name is for the uhid models: \(model.rawValue) is a USB gadget, which its driver names by the real "
                     + "pad's USB strings")
         }
+        if let uniq, let model, [.dualsense, .dualsenseBluetooth, .dualshock4, .dualshock4Bluetooth].contains(model),
+            PlayStationMAC.parse(uniq) == nil
+        {
+            // The driver reports the address the pad gives; one that is not an address was replaced by the default.
+            throw ValidationError(
+                "--uniq of a Sony pad is its Bluetooth address, six hexadecimal bytes such as aa:bb:cc:dd:ee:ff")
+        }
         if hapticsWav != nil, model != .dualsenseBluetooth {
             throw ValidationError("--haptics-wav needs dualsense-bt: only it has voice coils fed by reports")
         }

@@ -23,10 +23,14 @@ struct FeedbackCommand: AsyncParsableCommand {
             ends the run with status 1), finished.
             """)
 
-    @Argument(help: "success | warning | error | selection | impact")
+    @Argument(
+        help: "success | warning | error | selection | impact",
+        completion: .list(["success", "warning", "error", "selection", "impact"]))
     var kind: String
 
-    @Argument(help: "The impact style: light | medium | heavy | soft | rigid (impact only).")
+    @Argument(
+        help: "The impact style: light | medium | heavy | soft | rigid (impact only).",
+        completion: .list(ImpactStyle.allCases.map(\.rawValue)))
     var style: String?
 
     @Option(

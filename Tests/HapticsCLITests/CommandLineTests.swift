@@ -69,6 +69,13 @@ struct CommandLineTests {
         #expect(run.errors.hasPrefix(message), "\(run.errors)")
     }
 
+    /// A Sony pad's `--uniq` is its Bluetooth address: anything else was taken silently and the default address used.
+    @Test func emulateASonyPadWithAUniqThatIsNoAddressIsAUsageError() throws {
+        let run = try CLI.run(["emulate", "dualsense-bt", "--uniq", "notamac"])
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.hasPrefix("Error: --uniq of a Sony pad is its Bluetooth address"), "\(run.errors)")
+    }
+
     /// A style that is not one is said to be unknown, with the styles; none at all is said to be missing.
     @Test func feedbackImpactSaysAnUnknownStyleIsUnknownAndAMissingOneMissing() throws {
         let unknown = try CLI.run(["feedback", "impact", "bogus"])

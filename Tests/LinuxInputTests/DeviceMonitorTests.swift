@@ -160,6 +160,17 @@ import Testing
         #expect(EventDeviceError.kind(for: .ioError) == .other)
     }
 
+    /// A file or a folder named where an event node goes is said to be no event node, not "system error".
+    @Test(arguments: ["/dev/null", "/tmp"])
+    func openingAFileThatIsNoEventNodeSaysSo(path: String) {
+        do {
+            _ = try EventDevice(node: path, logger: .init(label: "test"))
+            Issue.record("\(path) opened as an event node")
+        } catch {
+            #expect(error.description.contains("failed: not an input event node"), "\(error)")
+        }
+    }
+
     @Test func openingAMissingNodeSaysWhat() {
         #expect(throws: EventDeviceError.self) {
             try EventDevice(node: "/nonexistent/event0", logger: .init(label: "test"))

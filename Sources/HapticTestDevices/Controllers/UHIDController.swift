@@ -18,8 +18,14 @@ package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible
     case failed(String, SystemCallError)
     /// The record file could not be opened.
     case recordFileFailed(SystemCallError)
-    /// The device exists but no driver made an input device with force feedback of it in time.
-    case notBound(model: String, driver: String, seconds: Double, found: String)
+    /// The device exists but no driver made an input device with force feedback of it in time; `driverLoaded`, whether
+    /// the driver's module was loaded (or built in) then.
+    case notBound(model: String, driver: String, seconds: Double, found: String, driverLoaded: Bool)
+
+    /// Whether the kernel has the driver `module` (`hid-playstation`): loaded, or built in.
+    static func moduleIsLoaded(_ module: String) -> Bool {
+        Sys.exists("/sys/module/" + module.replacing("-", with: "_"))
+    }
 
     package var description: String {
         switch self {
@@ -32,9 +38,13 @@ package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible
             "cannot emulate the controller: \(what): \(error)"
         case .recordFileFailed(let error):
             "cannot open the record file: \(error)"
-        case .notBound(let model, let driver, let seconds, let found):
-            "the kernel made no force-feedback input device of the emulated \(model) within \(seconds) s "
-                + "(\(found)): is its driver, \(driver), loaded (`modprobe \(driver)`)?"
+        case .notBound(let model, let driver, let seconds, let found, let driverLoaded):
+            "the kernel made no force-feedback input device of the emulated \(model) within \(seconds) s (\(found)): "
+                + (driverLoaded
+                    ? "its driver, \(driver), is loaded but did not take it; the kernel log (`dmesg`) says why. A driver "
+                        + "refuses a second controller with the address of one present (hid-playstation does): "
+                        + "give this one another --uniq."
+                    : "is its driver, \(driver), loaded (`modprobe \(driver)`)?")
         }
     }
 }
@@ -488,7 +498,11 @@ enum SysfsInputNodes {
                 if binds.heardBind(of: boundName) { return nodes }
             }
             if Sys.monotonicNanoseconds() >= deadline {
-                guard let nodes else { throw .notBound(model: model, driver: driver, seconds: timeout, found: found) }
+                guard let nodes else {
+                    throw .notBound(
+                        model: model, driver: driver, seconds: timeout, found: found,
+                        driverLoaded: EmulationError.moduleIsLoaded(driver))
+                }
                 logger.warning(
                     "no bind uevent heard for the device; using the nodes sysfs shows",
                     metadata: ["device": "\(nodes.sysfsPath)", "seconds": "\(timeout)"])
