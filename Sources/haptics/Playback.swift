@@ -45,7 +45,10 @@ struct PlaybackOptions: ParsableArguments {
     func startEngine(
         command: String, options: HapticEngineOptions = HapticEngineOptions(), report: PlayReport
     ) async throws -> HapticEngine {
-        var logger = Logger(label: "haptics.\(command)")
+        // The library's warnings (a pattern's sound file that cannot be played...) reach the user as the command's
+        // notes: `note` events with --json, `haptics COMMAND: ...` lines otherwise (they were log lines with a
+        // timestamp, and no JSON event).
+        var logger = Logger(label: "haptics.\(command)") { _ in ReportLogHandler(report: report) }
         logger.logLevel = .warning
         var options = options
         options.actuators = actuators
@@ -267,6 +270,26 @@ struct EngineStopWatch: Sendable {
     /// the errno), as `play`'s does.
     var playerCompletion: @Sendable (HapticEngineError?) -> Void {
         { [failures] error in failures.note(error) }
+    }
+}
+
+/// Log records of a playing command as its notes (`PlayReport.note`): the message, then its details.
+struct ReportLogHandler: LogHandler {
+    let report: PlayReport
+    var metadata: Logger.Metadata = [:]
+    var logLevel: Logger.Level = .warning
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var details = metadata.merging(event.metadata ?? [:]) { $1 }
+        // The error, when there is one, says what went wrong in words: it follows the message, the rest after it.
+        let error = details.removeValue(forKey: "error").map { ": \($0)" } ?? ""
+        let rest = details.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        report.note("\(event.message)\(error)" + (rest.isEmpty ? "" : " (\(rest))"))
     }
 }
 

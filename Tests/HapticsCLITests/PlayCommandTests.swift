@@ -1,4 +1,5 @@
 import Foundation
+import HapticTestDevices
 import Testing
 
 /// `haptics play` end to end (`CLI`): what it says when it cannot find the pattern it was given, or cannot play it
@@ -65,5 +66,23 @@ import Testing
                 #"{"event":"note","message":"--audio-device nosuch is not used: the pattern has no audio events"}"#
             ), "\(result.output)")
         #expect(result.output.contains(#"{"event":"finished"}"#), "\(result.output)")
+    }
+
+    /// What the library warns of while a command plays (a pattern's sound file that is missing) is one of the
+    /// command's notes: a `note` event with --json, a `haptics play:` line otherwise. It was a timestamped log line
+    /// on standard error, and no JSON event, until 6 December.
+    @Test func aMissingSoundFileIsANoteNotALogLine() throws {
+        let pattern = try AHAPFixtures.file("audio-events.ahap").path
+        let json = try CLI.run(["play", "--device", "virtual", "--json", pattern])
+        #expect(json.status == 0, "\(json.errors)")
+        #expect(
+            json.output.hasPrefix(
+                #"{"event":"note","message":"an audio event's file cannot be played: missing-sound.wav: no such file"#),
+            "\(json.output)")
+        #expect(json.errors.isEmpty, "\(json.errors)")
+        let text = try CLI.run(["play", "--device", "virtual", pattern])
+        #expect(
+            text.errors.hasPrefix("haptics play: an audio event's file cannot be played: missing-sound.wav"),
+            "\(text.errors)")
     }
 }
