@@ -15,6 +15,9 @@ enum AppUdevSuite {
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),
             KernelTest(name: "app/udev/keyboard-node-not-tagged", body: keyboardIsNotTagged),
             KernelTest(
+                name: "app/udev/a-pad-denied-with-the-rule-installed-is-told-to-replug-or-join-the-group",
+                body: deniedWithTheRuleInstalled),
+            KernelTest(
                 name:
                     "app/udev/hidraw-nodes-of-dualsense-switch-pro-xbox-bt-tagged-uaccess-and-group-input-dualshock4-not",
                 body: hidrawTagging),
@@ -93,6 +96,27 @@ enum AppUdevSuite {
                     tags.contains(markerTag), "\(key) of \(pad.eventNode) lacks \(markerTag): our rule did not run")
             }
             print("    \(pad.eventNode): TAGS=\(properties["TAGS"] ?? "")")
+        }
+    }
+
+    /// As `nobody`, with the rule installed and no seat session (no logind in the guest, so no ACL): a pad's node
+    /// left root's is probed denied, and the fix says the rule is installed, where, and to replug or join the group,
+    /// not to install it (what it said until 6 December, to a user who had).
+    static func deniedWithTheRuleInstalled() async throws {
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        try await withRuleInstalled {
+            let pad = try VirtualPadSuite.makePad()
+            defer { pad.destroy() }
+            try udevadm(["settle", "--timeout=30"])
+            try require(chmod(pad.eventNode, 0o600) == 0, "chmod 600: \(String(cString: strerror(errno)))")
+            let text = try DeviceSuite.haptics(["probe", pad.eventNode], asNobody: true)
+            // Where it is installed: here, unless another test left a copy in /etc/udev/rules.d, looked at first.
+            try require(
+                text.contains("the udev rule is installed (") && text.contains("/\(ruleName))")
+                    && text.contains("usermod -aG input")
+                    && !text.contains("make install-udev"),
+                "the fix for a pad denied with the rule installed:\n\(text)")
+            print("    " + (text.split(separator: "\n").first { $0.hasPrefix("To fix") } ?? ""))
         }
     }
 

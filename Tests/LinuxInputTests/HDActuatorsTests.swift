@@ -58,26 +58,56 @@ import Testing
         #expect(coils.unavailableReason?.contains("no hidraw node") == true)
     }
 
-    /// With a udev daemon, the rule, and the `input` group it gives the node to; without one, neither (nothing
-    /// applies them to a new node), but root, the group by hand, or mdev's line.
+    /// With a udev daemon, the rule, and the `input` group it gives the node to; with the rule installed already, a
+    /// replug (it was made before the rule) or the group (no seat session), not the rule again; without a daemon,
+    /// neither (nothing applies them to a new node), but root, the group by hand, or mdev's line.
     @Test func aNodeThatMayNotBeWrittenNamesTheFixThatWorksOnThisSystem() {
-        let withUdev = AccessAdvice.hidrawNode("/dev/hidraw3", udevDaemonRuns: true)
-        #expect(withUdev.contains("udev/70-haptics-gamepads.rules") && withUdev.contains("`input` group"))
-        let withoutUdev = AccessAdvice.hidrawNode("/dev/hidraw3", udevDaemonRuns: false)
+        let node = "/dev/hidraw3"
+        let withUdev = AccessAdvice.hidrawNode(node, udevDaemonRuns: true, installedRule: nil)
+        #expect(withUdev.contains("install the udev rule") && withUdev.contains("`input` group"))
+        let installed = AccessAdvice.hidrawNode(
+            node, udevDaemonRuns: true, installedRule: "/etc/udev/rules.d/70-haptics-gamepads.rules")
+        #expect(!installed.contains("install the udev rule"), "\(installed)")
+        #expect(
+            installed.contains("is installed (/etc/udev/rules.d/70-haptics-gamepads.rules)")
+                && installed.contains("plug the pad in again") && installed.contains("`input` group"), "\(installed)")
+        let withoutUdev = AccessAdvice.hidrawNode(node, udevDaemonRuns: false, installedRule: nil)
         #expect(!withoutUdev.contains("udev/70-haptics-gamepads.rules"), "\(withoutUdev)")
         #expect(
             withoutUdev.contains("sudo chgrp input /dev/hidraw3") && withoutUdev.contains(AccessAdvice.mdevHidrawLine))
         #expect(
-            AccessAdvice.hidrawNode("/dev/hidraw3") == (DeviceDiscovery.udevDaemonIsRunning ? withUdev : withoutUdev))
+            AccessAdvice.hidrawNode(node)
+                == AccessAdvice.hidrawNode(
+                    node, udevDaemonRuns: DeviceDiscovery.udevDaemonIsRunning,
+                    installedRule: AccessAdvice.installedRule()))
     }
 
     @Test func anEventNodeThatMayNotBeOpenedNamesTheFixThatWorksOnThisSystem() {
-        let withUdev = AccessAdvice.eventNodes(udevDaemonRuns: true)
+        let withUdev = AccessAdvice.eventNodes(udevDaemonRuns: true, installedRule: nil)
         #expect(withUdev.contains("sudo make install-udev") && withUdev.contains("usermod -aG input"))
-        let withoutUdev = AccessAdvice.eventNodes(udevDaemonRuns: false)
+        let installed = AccessAdvice.eventNodes(udevDaemonRuns: true, installedRule: "/lib/udev/rules.d/70-x.rules")
+        #expect(!installed.contains("make install-udev"), "\(installed)")
+        #expect(
+            installed.contains("is installed (/lib/udev/rules.d/70-x.rules)") && installed.contains("replug")
+                && installed.contains("usermod -aG input"), "\(installed)")
+        let withoutUdev = AccessAdvice.eventNodes(udevDaemonRuns: false, installedRule: "/etc/udev/rules.d/x")
         #expect(!withoutUdev.contains("make install-udev") && !withoutUdev.contains("usermod"), "\(withoutUdev)")
         #expect(withoutUdev.contains("root") && withoutUdev.contains(AccessAdvice.mdevEventLine))
-        #expect(AccessAdvice.eventNodes() == (DeviceDiscovery.udevDaemonIsRunning ? withUdev : withoutUdev))
+        #expect(
+            AccessAdvice.eventNodes()
+                == AccessAdvice.eventNodes(
+                    udevDaemonRuns: DeviceDiscovery.udevDaemonIsRunning, installedRule: AccessAdvice.installedRule()))
+    }
+
+    /// The rule is looked for where udev reads rules, `/etc` first.
+    @Test func theInstalledRuleIsFoundInUdevsRuleFolders() {
+        #expect(AccessAdvice.installedRule { _ in false } == nil)
+        #expect(
+            AccessAdvice.installedRule { $0.hasPrefix("/usr/lib/") || $0.hasPrefix("/etc/") }
+                == "/etc/udev/rules.d/70-haptics-gamepads.rules")
+        #expect(
+            AccessAdvice.installedRule { $0 == "/lib/udev/rules.d/70-haptics-gamepads.rules" }
+                == "/lib/udev/rules.d/70-haptics-gamepads.rules")
     }
 }
 
