@@ -116,7 +116,7 @@ struct RenderCommand: ParsableCommand {
             pattern = try HapticPattern(contentsOf: url)
         } catch {
             throw CommandFailure(
-                "\(file): cannot load", why: "\(error)", fix: PatternArgument.loadFix(for: error, path: file))
+                "cannot load \(file)", why: "\(error)", fix: PatternArgument.loadFix(for: error, path: file))
         }
         let folder = url.deletingLastPathComponent().path
         let sounds = PatternSounds(
