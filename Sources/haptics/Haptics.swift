@@ -86,8 +86,10 @@ protocol NestedCommand {
 /// Ctrl-C (SIGINT), SIGTERM and SIGHUP (the terminal closed), taken from their default action (ending the process at
 /// once) and handed to `handler` on a thread of their own, so a command stops its motors or removes its device on
 /// the normal path.
-/// The caller keeps the subscription while it wants the signals and cancels it after; the signals stay caught.
-/// The thread blocks in `read` on the signal pipe: nothing wakes the process while no signal comes.
+/// The caller keeps the subscription while it wants the signals and cancels it after; the signals stay caught, and
+/// one that comes while no handler is subscribed (between a `--wait` and the play after it) is handed to the next
+/// handler, so that it is not lost. The thread blocks in `read` on the signal pipe: nothing wakes the process while
+/// no signal comes.
 final class TerminationSignals: Sendable {
     private let id: Int
 
@@ -97,6 +99,8 @@ final class TerminationSignals: Sendable {
         var handlers: [Int: @Sendable (Int32) -> Void] = [:]
         var nextID = 0
         var listening = false
+        /// A signal that came with no handler subscribed, for the next one.
+        var pending: Int32?
     }
 
     private static let subscribers = Lock(Subscribers())
@@ -110,13 +114,17 @@ final class TerminationSignals: Sendable {
     /// Starts delivering SIGINT, SIGTERM and SIGHUP to `handler`. When the signals cannot be caught (no pipe or thread
     /// left), they keep their default action, which ends the process as before.
     static func handle(_ handler: @escaping @Sendable (Int32) -> Void) -> TerminationSignals {
-        let (id, mustListen) = subscribers.withLock { state in
+        let (id, mustListen, pending) = subscribers.withLock { state in
             state.nextID += 1
             state.handlers[state.nextID] = handler
-            defer { state.listening = true }
-            return (state.nextID, !state.listening)
+            defer {
+                state.listening = true
+                state.pending = nil
+            }
+            return (state.nextID, !state.listening, state.pending)
         }
         if mustListen { listen() }
+        if let pending { handler(pending) }
         return TerminationSignals(id: id)
     }
 
@@ -129,7 +137,11 @@ final class TerminationSignals: Sendable {
                 var byte: UInt8 = 0
                 while (try? withUnsafeMutableBytes(of: &byte) { try Sys.read(pipe, into: $0) }) == 1 {
                     let number = Int32(byte)
-                    for handler in subscribers.withLock({ Array($0.handlers.values) }) { handler(number) }
+                    let handlers = subscribers.withLock { state in
+                        if state.handlers.isEmpty { state.pending = state.pending ?? number }
+                        return Array(state.handlers.values)
+                    }
+                    for handler in handlers { handler(number) }
                 }
             }
         } catch {
