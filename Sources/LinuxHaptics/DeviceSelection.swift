@@ -97,6 +97,12 @@ extension DeviceSelection {
         }
     }
 
+    /// `devices` with those `isPreferred` holds for first, each group in its order (a stable partition).
+    package static func preferring(_ devices: [InputDevice], _ isPreferred: (InputDevice) -> Bool) -> [InputDevice] {
+        let preferred = devices.filter(isPreferred)
+        return preferred + devices.filter { device in !preferred.contains { $0.id == device.id } }
+    }
+
     /// Why a force device (`ForceFeedbackCapabilities.runsWaveformsItself`) called `name` is not driven.
     package static func forceDeviceNotAllowed(_ name: String) -> String {
         "\(name) is a force-feedback device (a wheel or joystick that plays periodic effects itself): its force "

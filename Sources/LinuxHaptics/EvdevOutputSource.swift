@@ -378,10 +378,32 @@ final class EvdevOutputSource: OutputSource {
                 selection.accepts($0, bound: boundID, adoptingCompatible: true, forceDevices: allowsForceDevices)
             }
         } else {
-            chosen = selection.devicesInTurn(among: devices, forceDevices: allowsForceDevices)
+            chosen = preferringWhatWasAskedFor(
+                selection.devicesInTurn(among: devices, forceDevices: allowsForceDevices))
         }
         guard !chosen.isEmpty else { throw selection.nothingToOpen(among: devices, forceDevices: allowsForceDevices) }
         return chosen.map { ($0.node, $0.driver, $0.id) }
+    }
+
+    /// The first device's candidates with the pads that have what the engine was asked for first, each group in
+    /// its order: trigger motors for a trigger locality, HD actuators (voice coils, HD rumble) for `hd` or
+    /// `automatic`. Until 6 December the first gamepad listed was taken whatever it had, so with a DualSense
+    /// listed before an Xbox Wireless Controller a trigger engine failed ("has no trigger motors"), and with the
+    /// Xbox first an `hd` engine played its motors and left the DualSense's voice coils unused. A named device is
+    /// taken as named.
+    private func preferringWhatWasAskedFor(_ candidates: [InputDevice]) -> [InputDevice] {
+        guard selection == .firstRumbleDevice else { return candidates }
+        let wanted: Set<HDActuators.Kind>
+        if locality.isTrigger {
+            wanted = [.triggerMotors]
+        } else if actuators != .rumble {
+            wanted = [.voiceCoils, .hdRumble]
+        } else {
+            return candidates
+        }
+        return DeviceSelection.preferring(candidates) { device in
+            HDActuators.find(identity: device.identity).map { wanted.contains($0.kind) } ?? false
+        }
     }
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's

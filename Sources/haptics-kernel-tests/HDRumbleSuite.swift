@@ -39,6 +39,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/xbox-one-bt/left-trigger-reaches-only-the-left-trigger-triggers-both-probe-lists-them") {
             try await xboxTriggers()
         },
+        KernelTest(name: "hd/dualsense-bt-and-xbox-one-bt/the-first-pad-chosen-has-the-triggers-or-hd-asked-for") {
+            try await firstPadHasWhatWasAskedFor()
+        },
         KernelTest(name: "hd/xbox-one-bt/a-left-trigger-and-a-right-trigger-engine-play-together-in-one-report") {
             try await StallWitness.againAfterAGuestStall(twoTriggerEngines)
         },
@@ -610,6 +613,48 @@ enum HDRumbleSuite {
             }
             print("    " + figures.joined(separator: "; ") + "; probe: \(localities.joined(separator: ","))")
         }
+    }
+
+    /// An engine on the first gamepad (as `HapticManager` makes them) takes the first pad that has what it was asked
+    /// for: at a trigger locality the Xbox Wireless Controller though a DualSense is listed before it, and with `hd`
+    /// the DualSense's voice coils though the Xbox pad is listed first. Until 6 December it took the first listed: the
+    /// trigger engine failed ("has no trigger motors") and the `hd` one played the Xbox pad's motors.
+    static func firstPadHasWhatWasAskedFor() async throws {
+        func firstPadEngine(actuators: HapticActuators, locality: HapticLocality) throws -> HapticEngine {
+            var options = HapticEngineOptions()
+            options.actuators = actuators
+            options.locality = locality
+            options.playsHapticsOnly = true
+            let engine = HapticEngine(
+                output: .device(.firstRumbleDevice), options: options, logger: EmulationSuite.logger())
+            do { try engine.start() } catch {
+                throw TestFailure(reason: "starting an engine (\(actuators), \(locality.rawValue)): \(error)")
+            }
+            return engine
+        }
+        var figures: [String] = []
+        try await EmulationSuite.withController(.dualsenseBluetooth) { _, dualSense in
+            try await EmulationSuite.withController(.xboxOneBluetooth) { _, xbox in
+                let triggers = try firstPadEngine(actuators: .rumble, locality: .leftTrigger)
+                defer { triggers.stop() }
+                try require(
+                    triggers.capabilities?.node == xbox.rumbleNode && triggers.capabilities?.hdKind == .triggerMotors,
+                    "left-trigger with the DualSense (\(dualSense.rumbleNode)) listed first: \(triggers.capabilities as Any)"
+                )
+                figures.append("left-trigger: \(xbox.rumbleNode), past \(dualSense.rumbleNode)")
+            }
+        }
+        try await EmulationSuite.withController(.xboxOneBluetooth) { _, xbox in
+            try await EmulationSuite.withController(.dualsenseBluetooth) { _, dualSense in
+                let coils = try firstPadEngine(actuators: .hd, locality: .all)
+                defer { coils.stop() }
+                try require(
+                    coils.capabilities?.node == dualSense.rumbleNode && coils.capabilities?.hdKind == .voiceCoils,
+                    "hd with the Xbox pad (\(xbox.rumbleNode)) listed first: \(coils.capabilities as Any)")
+                figures.append("hd: \(dualSense.rumbleNode), past \(xbox.rumbleNode)")
+            }
+        }
+        print("    " + figures.joined(separator: "; "))
     }
 
     /// Two engines of one process, at `left-trigger` and `right-trigger`, play together: each report carries both

@@ -162,6 +162,16 @@ import Testing
         #expect(!DeviceSelection.node("/dev/input/event3").nothingToOpen(among: [stick]).message.contains("PID Stick"))
     }
 
+    /// The pads with what was asked for come first, each group in its order.
+    @Test func preferringPutsThePreferredFirstKeepingEachGroupsOrder() {
+        let devices = (3...7).map { Self.device($0, name: "Pad \($0)", uniq: "p\($0)") }
+        let preferred = DeviceSelection.preferring(devices) {
+            [5, 7].contains(Int($0.identity.sysName.dropFirst(5)) ?? 0)
+        }
+        #expect(preferred.map(\.identity.sysName) == ["event5", "event7", "event3", "event4", "event6"])
+        #expect(DeviceSelection.preferring(devices) { _ in false } == devices)
+    }
+
     @Test func aReplugAtAnotherNodeIsStillTheBoundPad() {
         let before = Self.device(7)
         let after = Self.device(12)
