@@ -135,7 +135,8 @@ public enum HapticActuators: String, Sendable, Hashable, CaseIterable {
     /// The pad's actuators through its hidraw node: a DualSense's voice coils (each event a carrier whose
     /// frequency follows its sharpness) or a Switch controller's HD rumble (each band's frequency from sharpness).
     /// A pad without them, or whose node may not be written, plays on its rumble motors instead, and the engine
-    /// says why (`OutputCapabilities.actuatorFallback`). An Xbox pad's trigger motors are chosen by locality.
+    /// says why (`OutputCapabilities.actuatorFallback`). An Xbox pad's trigger motors are chosen by locality, and
+    /// read as `.hd` in `OutputCapabilities.actuators` (they play motor levels, through the pad's hidraw node).
     case hd
     /// The rumble motors, through the kernel's force feedback, on every pad.
     case rumble

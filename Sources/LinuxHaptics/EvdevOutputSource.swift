@@ -138,6 +138,8 @@ final class EvdevOutputSource: OutputSource {
     {
         guard actuators != .rumble else { return (nil, nil) }
         guard let coils = HDActuators.find(identity: device.identity), coils.kind != .triggerMotors else {
+            // `automatic` asked for them only where the pad has them: nothing fell back on a pad without.
+            guard actuators == .hd else { return (nil, nil) }
             return (
                 nil,
                 "\(device.identity.name) has no HD actuators this engine drives (a DualSense's voice coils, a "

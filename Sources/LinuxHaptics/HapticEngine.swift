@@ -86,7 +86,8 @@ public final class HapticEngine: Sendable {
 
     /// What the HD actuators a stream drives (voice coils, HD rumble) play now, while the engine plays on them
     /// (`HapticActuators.hd`): on voice coils what was written a queue's length ago (the pad's own queue, or the sound
-    /// card's buffer), on HD rumble the last report (written at its time); nil on motors.
+    /// card's buffer), on HD rumble the last report (written at its time); nil on motors, trigger motors included
+    /// (`outputLevels` is what they get).
     public var actuatorActivity: ActuatorActivity? { core.actuatorActivity }
 
     /// The HD actuators' stream so far: reports written, and underruns (on the voice coils, a report that found the

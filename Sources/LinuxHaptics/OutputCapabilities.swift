@@ -25,8 +25,9 @@ public struct OutputCapabilities: Sendable, Hashable {
     public var hdNode: String?
     /// Which actuators `hdNode` drives; nil when the rumble motors play.
     public var hdKind: HDActuators.Kind?
-    /// Why the engine drives the rumble motors although HD actuators were asked for (the pad has none we drive,
-    /// or their node may not be written); nil otherwise.
+    /// Why the engine drives the rumble motors although HD actuators were asked for: with `.hd`, the pad has none
+    /// we drive, or their node may not be written; with `.automatic`, only the latter (a pad without them was not
+    /// asked for any). Nil otherwise.
     public var actuatorFallback: String?
 
     /// Whether the device plays the engine's patterns as periodic effects it runs itself (a PID wheel or joystick:
@@ -34,7 +35,8 @@ public struct OutputCapabilities: Sendable, Hashable {
     /// levels the engine streams.
     public var playsPeriodicEffects = false
 
-    /// Which actuators play the engine's patterns.
+    /// Which actuators play the engine's patterns: `.hd` whenever they go through `hdNode`, an Xbox pad's trigger
+    /// motors (a trigger locality, `hdKind` `.triggerMotors`) included.
     public var actuators: HapticActuators { hdNode == nil ? .rumble : .hd }
 
     public init(

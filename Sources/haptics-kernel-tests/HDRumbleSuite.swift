@@ -42,6 +42,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/dualsense-bt-and-xbox-one-bt/the-first-pad-chosen-has-the-triggers-or-hd-asked-for") {
             try await firstPadHasWhatWasAskedFor()
         },
+        KernelTest(name: "hd/virtual-pad/automatic-on-a-pad-without-hd-actuators-names-no-fallback-hd-does") {
+            try await fallbackOnlyWhereAsked()
+        },
         KernelTest(name: "hd/xbox-one-bt/a-left-trigger-and-a-right-trigger-engine-play-together-in-one-report") {
             try await StallWitness.againAfterAGuestStall(twoTriggerEngines)
         },
@@ -655,6 +658,29 @@ enum HDRumbleSuite {
             }
         }
         print("    " + figures.joined(separator: "; "))
+    }
+
+    /// On a pad without HD actuators (the virtual pad), `automatic` plays its motors with no fallback to report (it
+    /// asked for HD actuators only where the pad has them: until 6 December it reported "has no HD actuators" as a
+    /// fallback), while `hd` says why it plays the motors.
+    static func fallbackOnlyWhereAsked() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics pad without HD actuators"))
+        defer { pad.destroy() }
+        var reasons: [HapticActuators: String?] = [:]
+        for actuators in [HapticActuators.automatic, .hd] {
+            var options = HapticEngineOptions()
+            options.actuators = actuators
+            options.playsHapticsOnly = true
+            let engine = HapticEngine(
+                output: .device(.node(pad.eventNode)), options: options, logger: EmulationSuite.logger())
+            do { try engine.start() } catch { throw TestFailure(reason: "starting an engine (\(actuators)): \(error)") }
+            try requireEqual(engine.capabilities?.actuators, .rumble, "\(actuators): the actuators")
+            reasons[actuators] = engine.capabilities?.actuatorFallback
+            engine.stop()
+        }
+        try require(reasons[.automatic] == .some(nil), "automatic reported a fallback: \(reasons)")
+        try require(
+            reasons[.hd]??.contains("has no HD actuators") == true, "hd did not say why it plays motors: \(reasons)")
     }
 
     /// Two engines of one process, at `left-trigger` and `right-trigger`, play together: each report carries both

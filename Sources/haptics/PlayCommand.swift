@@ -142,7 +142,9 @@ struct PlaySession {
     /// its HD actuators, or as motor levels the engine sends.
     static func path(_ capabilities: OutputCapabilities?) -> String {
         if capabilities?.playsPeriodicEffects == true { return "periodic-effects" }
-        return capabilities?.actuators == .hd ? "hd-stream" : "motor-levels"
+        // Trigger motors play motor levels, through the pad's hidraw node: no stream of samples or bands.
+        guard capabilities?.actuators == .hd, capabilities?.hdKind != .triggerMotors else { return "motor-levels" }
+        return "hd-stream"
     }
 
     /// How often the live view redraws, in seconds (display only: the engine itself never polls).

@@ -1,6 +1,10 @@
 import Foundation
 import HapticTestDevices
+import LinuxHaptics
+import LinuxInput
 import Testing
+
+@testable import haptics
 
 /// `haptics play` end to end (`CLI`): what it says when it cannot find the pattern it was given, or cannot play it
 /// where it was asked to.
@@ -66,6 +70,22 @@ import Testing
                 #"{"event":"note","message":"--audio-device nosuch is not used: the pattern has no audio events"}"#
             ), "\(result.output)")
         #expect(result.output.contains(#"{"event":"finished"}"#), "\(result.output)")
+    }
+
+    /// The `path` of the started line: trigger motors play motor levels (through the pad's hidraw node), not a stream
+    /// of samples or bands as voice coils and HD rumble do (it said `hd-stream` for them until 6 December).
+    @Test func theStartedPathOfTriggerMotorsIsMotorLevels() {
+        var capabilities = OutputCapabilities(name: "Xbox Wireless Controller", isVirtual: false)
+        #expect(PlaySession.path(capabilities) == "motor-levels")
+        capabilities.hdNode = "/dev/hidraw0"
+        for (kind, path) in [
+            (HDActuators.Kind.voiceCoils, "hd-stream"), (.hdRumble, "hd-stream"), (.triggerMotors, "motor-levels"),
+        ] {
+            capabilities.hdKind = kind
+            #expect(PlaySession.path(capabilities) == path, "\(kind)")
+        }
+        capabilities.playsPeriodicEffects = true
+        #expect(PlaySession.path(capabilities) == "periodic-effects")
     }
 
     /// What the library warns of while a command plays (a pattern's sound file that is missing) is one of the
