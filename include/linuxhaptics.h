@@ -175,7 +175,8 @@ lh_status lh_engine_create_with_locality(
 int lh_engine_uses_voice_coils(const lh_engine *engine);
 
 /* What the engine plays on now: "rumble" (the kernel's force feedback), "voice-coils", "hd-rumble" or
-   "trigger-motors"; "rumble" for NULL. Static: never freed. */
+   "trigger-motors"; "rumble" for NULL, and while the engine has no device open (stopped, or its pad unplugged: it
+   says again what it plays on once the pad is back). Static: never freed. */
 const char *lh_engine_actuators(const lh_engine *engine);
 
 /* Starts an engine stopped by lh_engine_stop. Starting a running engine does nothing. With no gamepad to open
