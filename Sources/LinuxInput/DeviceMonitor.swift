@@ -386,8 +386,10 @@ final class MonitorWorker: @unchecked Sendable {
     }
 
     /// The kernel source's attribute changes, as `changed` events: only for nodes already announced (a node's
-    /// `add` comes from netlink, after its parent's bind), and only when what the node says about itself (its
-    /// access above all) differs from what was last told.
+    /// `add` comes from netlink, after its parent's bind), only for the very device announced (its sysfs path, which
+    /// names its `inputN`: a node removed and made again for another device under the same name, whose attribute
+    /// change can be read before netlink's `remove` and `add`, is left to them, in their order), and only when this
+    /// process's access to it changed between permission states (a node gone meanwhile is netlink's removal).
     private func attributeChanges() -> [DeviceEvent] {
         guard let attributes else { return [] }
         var names: [String] = []
@@ -397,9 +399,11 @@ final class MonitorWorker: @unchecked Sendable {
         }
         return names.compactMap { sysName in
             guard let before = known[sysName], !gate.isWaiting(sysName),
-                let event = apply((.changed, sysName)), event.device != before
+                let now = discovery.device(sysName: sysName, in: context, settle: false),
+                now.identity.sysPath == before.identity.sysPath, now.access != before.access,
+                now.access == .readWrite || now.access.isPermissionProblem
             else { return nil }
-            return event
+            return apply((.changed, sysName))
         }
     }
 
