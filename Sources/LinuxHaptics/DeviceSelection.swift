@@ -89,10 +89,10 @@ extension DeviceSelection {
     /// (a pad being unplugged, a driver that refuses): the next one is then taken.
     package func devicesInTurn(among devices: [InputDevice], forceDevices: Bool = false) -> [InputDevice] {
         let drivable = devices.filter { names($0) && Self.canDrive($0, forceDevices: forceDevices) }
-        let pads = drivable.filter { $0.isGamepad && !$0.forceFeedback.runsWaveformsItself }
+        func isPad(_ device: InputDevice) -> Bool { device.isGamepad && !device.forceFeedback.runsWaveformsItself }
         switch self {
-        case .allGamepads: return pads
-        case .firstRumbleDevice: return pads + drivable.filter { device in !pads.contains { $0.id == device.id } }
+        case .allGamepads: return drivable.filter(isPad)
+        case .firstRumbleDevice: return Self.preferring(drivable, isPad)
         case .id, .node: return Array(drivable.prefix(1))
         }
     }

@@ -32,6 +32,9 @@ enum EmulationSuite {
             KernelTest(name: "emulation/dualsense-bt/hidraw-haptics-reports-play-on-the-voice-coils") {
                 try await StallWitness.againAfterAGuestStall(hapticsReportsPlayOnTheVoiceCoils)
             },
+            KernelTest(name: "emulation/cli/a-second-dualsense-with-the-same-address-is-refused-naming-the-address") {
+                try await sameAddressRefused()
+            },
             KernelTest(name: "emulation/cli/dualsense-bt-haptics-wav-holds-what-the-coils-played") {
                 try await cliWritesTheCoilsWAV()
             },
@@ -454,6 +457,29 @@ enum EmulationSuite {
     /// `haptics emulate dualsense --record FILE`, as a user runs it: it names the rumble node once the driver
     /// bound the controller, `haptics play thud` on that node reaches its record file, and SIGTERM removes the
     /// controller (its node goes away) with exit status 0 and the last line `removed`.
+    /// hid-playstation refuses a second DualSense with the address of one present: the second `haptics emulate`
+    /// fails saying the driver is loaded but did not take it, and to give another `--uniq` (it asked whether the
+    /// driver was loaded, and to `modprobe` it, until 6 December).
+    static func sameAddressRefused() async throws {
+        let address = "aa:bb:cc:dd:ee:0\(getpid() % 10)"
+        let first = try Subprocess([projectBinary("haptics"), "emulate", "dualsense", "--uniq", address])
+        defer {
+            first.signal(SIGTERM)
+            _ = first.finish(timeout: VirtualPadSuite.hangGuardSeconds)
+        }
+        try require(
+            first.read(until: { $0.contains("created dualsense") }, timeout: bindTimeout),
+            "the first controller was not created:\n\(first.text)")
+        let second = try Subprocess([
+            projectBinary("haptics"), "emulate", "dualsense", "--uniq", address, "--bind-timeout", "1",
+        ])
+        try requireEqual(second.finish(timeout: VirtualPadSuite.hangGuardSeconds), 1, "status:\n\(second.text)")
+        try require(
+            second.text.contains("hid-playstation, is loaded but did not take it") && second.text.contains("--uniq")
+                && !second.text.contains("modprobe"),
+            "the refusal of a second pad with one address:\n\(second.text)")
+    }
+
     static func cliRemovesTheControllerOnSigterm() async throws {
         let record = "/tmp/emulate-record-\(getpid()).jsonl"
         defer { unlink(record) }
