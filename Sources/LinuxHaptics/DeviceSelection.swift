@@ -10,7 +10,9 @@ public enum DeviceSelection: Sendable, Hashable {
     case id(StableDeviceID)
     /// The device at this event node, `/dev/input/eventN`; afterwards tracked by its stable id.
     case node(String)
-    /// The first rumble-capable device this process may write, gamepads first.
+    /// The first rumble-capable device this process may write, gamepads first. An engine asked for HD actuators
+    /// (`HapticActuators.hd`, `.automatic`) or a trigger locality takes first the pads that have them, those whose
+    /// hidraw node it may write before those whose node it may not.
     case firstRumbleDevice
     /// Every rumble-capable gamepad this process may write, each driven with the same mix. Pads that go away
     /// are dropped; when the last one goes the engine stops with `gameControllerDisconnect` and the next gamepad to
@@ -101,6 +103,22 @@ extension DeviceSelection {
     package static func preferring(_ devices: [InputDevice], _ isPreferred: (InputDevice) -> Bool) -> [InputDevice] {
         let preferred = devices.filter(isPreferred)
         return preferred + devices.filter { device in !preferred.contains { $0.id == device.id } }
+    }
+
+    /// `candidates` with the pads whose HD actuators (`actuators`, nil for none) are of a `wanted` kind first:
+    /// those this process can drive now, then those it cannot (the engine falls back to their motors and names
+    /// the fix), then every other pad; each group in its order. So a pad whose hidraw node this user may not
+    /// write is passed over for a later one with the same actuators that can be driven, yet still taken before a
+    /// pad without them.
+    package static func preferring(
+        _ candidates: [InputDevice], actuators: (InputDevice) -> HDActuators?, wanted: Set<HDActuators.Kind>
+    ) -> [InputDevice] {
+        let found = candidates.map { device in actuators(device).flatMap { wanted.contains($0.kind) ? $0 : nil } }
+        let paired = Array(zip(candidates, found))
+        let drivable = paired.filter { $0.1?.isDrivable == true }.map(\.0)
+        let notDrivable = paired.filter { $0.1 != nil && $0.1?.isDrivable == false }.map(\.0)
+        let without = paired.filter { $0.1 == nil }.map(\.0)
+        return drivable + notDrivable + without
     }
 
     /// Why a force device (`ForceFeedbackCapabilities.runsWaveformsItself`) called `name` is not driven.

@@ -389,10 +389,12 @@ final class EvdevOutputSource: OutputSource {
 
     /// The first device's candidates with the pads that have what the engine was asked for first, each group in
     /// its order: trigger motors for a trigger locality, HD actuators (voice coils, HD rumble) for `hd` or
-    /// `automatic`. Until 6 December the first gamepad listed was taken whatever it had, so with a DualSense
-    /// listed before an Xbox Wireless Controller a trigger engine failed ("has no trigger motors"), and with the
-    /// Xbox first an `hd` engine played its motors and left the DualSense's voice coils unused. A named device is
-    /// taken as named.
+    /// `automatic`; among those, the ones this process can drive first. Until 6 December the first gamepad listed
+    /// was taken whatever it had, so with a DualSense listed before an Xbox Wireless Controller a trigger engine
+    /// failed ("has no trigger motors"), and with the Xbox first an `hd` engine played its motors and left the
+    /// DualSense's voice coils unused; and a pad whose hidraw node this user may not write was taken (playing its
+    /// motors) before a later one whose actuators could play. A named device is taken as
+    /// named.
     private func preferringWhatWasAskedFor(_ candidates: [InputDevice]) -> [InputDevice] {
         guard selection == .firstRumbleDevice else { return candidates }
         let wanted: Set<HDActuators.Kind>
@@ -403,9 +405,8 @@ final class EvdevOutputSource: OutputSource {
         } else {
             return candidates
         }
-        return DeviceSelection.preferring(candidates) { device in
-            HDActuators.find(identity: device.identity).map { wanted.contains($0.kind) } ?? false
-        }
+        return DeviceSelection.preferring(
+            candidates, actuators: { HDActuators.find(identity: $0.identity) }, wanted: wanted)
     }
 
     /// Whether a device that appeared is ours (or, with the option, an acceptable replacement): the selection's

@@ -42,6 +42,9 @@ enum HDRumbleSuite {
         KernelTest(name: "hd/dualsense-bt-and-xbox-one-bt/the-first-pad-chosen-has-the-triggers-or-hd-asked-for") {
             try await firstPadHasWhatWasAskedFor()
         },
+        KernelTest(name: "hd/dualsense-bt-and-switch-pro/hd-skips-a-first-pad-whose-hidraw-node-it-may-not-write") {
+            try await firstPadWithWritableHD()
+        },
         KernelTest(name: "hd/virtual-pad/automatic-on-a-pad-without-hd-actuators-names-no-fallback-hd-does") {
             try await fallbackOnlyWhereAsked()
         },
@@ -658,6 +661,34 @@ enum HDRumbleSuite {
             }
         }
         print("    " + figures.joined(separator: "; "))
+    }
+
+    /// Two pads with HD actuators, the first a DualSense whose hidraw node this user may not write: `play --actuators
+    /// hd` (no device named), run as another user, plays HD rumble on the Switch Pro listed after it. Before 6
+    /// December it took the DualSense, as the first pad with HD actuators, and played its motors.
+    static func firstPadWithWritableHD() async throws {
+        guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        try await EmulationSuite.withController(.dualsenseBluetooth) { _, dualSense in
+            try await EmulationSuite.withController(.switchPro) { device, switchPro in
+                if access("/run/udev/control", F_OK) == 0 { try AppUdevSuite.udevadm(["settle", "--timeout=30"]) }
+                guard let closed = HidrawDevice.node(besideEventNode: dualSense.rumbleNode),
+                    let open = HidrawDevice.node(besideEventNode: switchPro.rumbleNode)
+                else { throw TestFailure(reason: "a pad has no hidraw node") }
+                for node in [dualSense.rumbleNode, switchPro.rumbleNode, open] { chmod(node, 0o666) }
+                chmod(closed, 0o600)
+                let before = device.records().count
+                let output = try DeviceSuite.haptics(
+                    ["play", "--actuators", "hd", "Haptics/thud.ahap"], asNobody: true)
+                let started = output.split(separator: "\n").first { $0.contains("started") } ?? ""
+                try require(
+                    started.contains(open) && started.contains("hd-stream"),
+                    "not HD rumble on the Switch Pro (\(open)), past the DualSense (\(closed)):\n\(output)")
+                try require(
+                    rumbleReports(device, after: before).contains { !$0.packet.left.isAtRest },
+                    "nothing reached the Switch Pro")
+                print("    \(started)")
+            }
+        }
     }
 
     /// On a pad without HD actuators (the virtual pad), `automatic` plays its motors with no fallback to report (it

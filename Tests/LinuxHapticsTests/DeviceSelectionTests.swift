@@ -172,6 +172,25 @@ import Testing
         #expect(DeviceSelection.preferring(devices) { _ in false } == devices)
     }
 
+    /// Among pads with the actuators asked for, those this process can drive come first; a pad with them that it
+    /// cannot drive still comes before one without (its fallback names the fix), and another kind counts as none.
+    @Test func preferringPadsWithTheActuatorsAskedForPutsTheDrivableOnesFirst() {
+        let devices = (3...7).map { Self.device($0, name: "Pad \($0)", uniq: "p\($0)") }
+        let actuators: [String: HDActuators] = [
+            "event3": HDActuators(
+                kind: .hdRumble, node: "/dev/hidraw3", writable: false, unavailableReason: "may not write"),
+            "event4": HDActuators(kind: .triggerMotors, node: "/dev/hidraw4", writable: true, unavailableReason: nil),
+            "event5": HDActuators(kind: .voiceCoils, node: nil, writable: false, unavailableReason: "no node"),
+            "event6": HDActuators(kind: .voiceCoils, node: "/dev/hidraw6", writable: true, unavailableReason: nil),
+        ]
+        let preferred = DeviceSelection.preferring(
+            devices, actuators: { actuators[$0.identity.sysName] }, wanted: [.voiceCoils, .hdRumble])
+        #expect(preferred.map(\.identity.sysName) == ["event6", "event3", "event5", "event4", "event7"])
+        let triggers = DeviceSelection.preferring(
+            devices, actuators: { actuators[$0.identity.sysName] }, wanted: [.triggerMotors])
+        #expect(triggers.map(\.identity.sysName) == ["event4", "event3", "event5", "event6", "event7"])
+    }
+
     @Test func aReplugAtAnotherNodeIsStillTheBoundPad() {
         let before = Self.device(7)
         let after = Self.device(12)
