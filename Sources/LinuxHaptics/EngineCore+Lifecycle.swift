@@ -29,12 +29,17 @@ extension EngineCore {
         }
         adoptLatency(of: output)
         let now = motorNow
-        let installed = state.withLock { state -> Bool in
-            guard state.phase != .running, state.phase != .destroyed else { return false }
+        let installed = state.withLock { state -> (prepared: [PlayerID], generation: ResetGeneration)? in
+            guard state.phase != .running, state.phase != .destroyed else { return nil }
+            // An engine that idled (or whose device failed) let the device go, and the pulses prepared on it with
+            // it: their players, those still held, are prepared again on the device opened now, so that their
+            // starts stay one write.
+            let prepared = state.preparedBeforeRelease.filter { state.scheduler.players[$0]?.isOrphaned == false }
+            state.preparedBeforeRelease = []
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
-            return true
+            return (prepared, state.resetGeneration)
         }
-        guard installed else {
+        guard let installed else {
             output.close()
             return
         }
@@ -47,6 +52,10 @@ extension EngineCore {
         } catch {
             stopEverything(reason: .systemError)
             throw error
+        }
+        for id in installed.prepared {
+            // A failure is logged by the preparation itself; the player then plays through the mix.
+            _ = try? preparePlayer(id, generation: installed.generation)
         }
         logger.info(
             "haptic engine started",
@@ -121,6 +130,7 @@ extension EngineCore {
                 // A completion handler is a property of its player, which outlives a stop (a destroy ends both).
                 if final { state.completions = [:] }
                 state.prepared = [:]
+                state.preparedBeforeRelease = []
                 state.deferredCallbacks = []
             }
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil

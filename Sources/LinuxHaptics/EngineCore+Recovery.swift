@@ -26,6 +26,7 @@ extension EngineCore {
             let cutOff = state.activeCompletions
             state.scheduler.haltAll()
             state.lastWritten = .off
+            state.preparedBeforeRelease = state.prepared.keys.sorted()
             state.prepared = [:]
             // The players, and their completion handlers, stay: a device error leaves them usable after a new
             // start, and a reset (the pad back) forgets them all.
@@ -92,6 +93,7 @@ extension EngineCore {
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration.advance()
             state.scheduler.forgetPlayers()
+            state.preparedBeforeRelease = []
             state.completions = [:]
             // Their handles still hold their armed starts; the reset generation keeps those from firing.
             state.armedStarts = [:]

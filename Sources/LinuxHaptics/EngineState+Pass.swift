@@ -159,6 +159,7 @@ extension EngineState {
                     outcome.shutdown = output
                     outcome.idleHandler = handlers.stopped
                     self.output = nil
+                    preparedBeforeRelease = prepared.keys.sorted()
                     prepared = [:]
                     outcome.write = nil
                     return outcome

@@ -167,6 +167,10 @@ struct EngineState: Sendable {
         }
     }
     var prepared: [PlayerID: PreparedEffect] = [:] { didSet { refreshStagedStart() } }
+    /// The players whose pulses were prepared on a device the engine let go of without a stop or a reset (it
+    /// idled, or the device failed): the next start prepares them again on the device it opens. A stop lets them
+    /// go, and a reset forgets the players.
+    var preparedBeforeRelease: [PlayerID] = []
     /// Players' openings, planned ahead; dropped when a player changes.
     var openings: [PlayerID: PlayerOpening] = [:]
     /// A lone start whose opening was written, for the pass that follows to take its plan from.

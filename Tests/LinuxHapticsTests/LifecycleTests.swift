@@ -218,6 +218,51 @@ import Testing
         #expect(Array(rig.actions().suffix(2)) == [.open, .apply(MotorMagnitudes(strong: 1, weak: 0))])
     }
 
+    /// The device released when the engine idled took the prepared pulse with it: the play that opens it again
+    /// uploads the pulse again and triggers it, and so does every later play, one write each (until 6 December
+    /// every play after an idle shutdown went through the mix, an upload and a play).
+    @Test func aPreparedPulseIsPreparedAgainWhenAnIdleEngineOpensTheDeviceAgain() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 2
+        let rig = try Rig(options: options)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 3)
+        #expect(rig.actions().last == .close)
+        let before = rig.actions().count
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(Array(rig.actions().dropFirst(before)) == [.open, .prepare(id: 1), .trigger(id: 1), .trigger(id: 1)])
+        // A stopped engine let its preparations go on purpose: a start does not make them again.
+        rig.engine.stop()
+        try rig.engine.start()
+        let afterStop = rig.actions().count
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(!rig.actions().dropFirst(afterStop).contains { if case .prepare = $0 { true } else { false } })
+    }
+
+    /// A device error stops the engine with its players usable: the play that starts it again prepares the pulse
+    /// prepared before on the device it opens.
+    @Test func aPreparedPulseIsPreparedAgainWhenAPlayStartsTheEngineAfterADeviceError() throws {
+        let rig = try Rig()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let prepared = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+        #expect(try prepared.prepare())
+        let other = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        rig.recorder.failNext(.other)
+        try other.start(atTime: 0)
+        #expect(reasons.all == [.deviceError])
+        let before = rig.actions().count
+        try prepared.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(Array(rig.actions().dropFirst(before)) == [.open, .prepare(id: 1), .trigger(id: 1)])
+    }
+
     @Test func preparedPulseStartsWithOneTrigger() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
