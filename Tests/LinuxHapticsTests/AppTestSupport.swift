@@ -132,6 +132,8 @@ final class RecordingEngine: ManagedHapticEngine {
 final class RecordingEngineProvider: HapticEngineProvider {
     struct State {
         var hardwarePresent: Bool
+        /// What the provider says of missing hardware.
+        var unavailableReason: String?
         var capabilityChecks = 0
         var engines: [RecordingEngine] = []
         var failBuilds = false
@@ -153,6 +155,8 @@ final class RecordingEngineProvider: HapticEngineProvider {
             return $0.hardwarePresent
         }
     }
+
+    func hardwareUnavailableReason() -> String? { state.withLock { $0.unavailableReason } }
 
     func makeEngine() throws -> any ManagedHapticEngine {
         try state.withLock { state in

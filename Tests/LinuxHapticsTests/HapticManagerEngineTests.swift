@@ -289,3 +289,40 @@ import Testing
         #expect(setup.peak(since: replugged).strong > 0, "plays again after the replug")
     }
 }
+
+/// What the manager's log says when the capability check finds nothing: the engine's own words for its first
+/// open, with the fix when a device is there that this process may not write.
+@Suite struct HardwareUnavailableReasonTests {
+    static let advice = "To fix: install the rule."
+
+    @Test func aPadThisProcessMayNotWriteIsNamedWithTheFix() throws {
+        let denied = DeviceSelectionRuleTests.device(
+            7, name: "DualSense", access: .denied(reason: "permission denied: read not permitted (access(2))"))
+        let reason = try #require(
+            EngineOutputProvider.unavailableReason(
+                .firstRumbleDevice, among: [denied], forceDevices: false, advice: Self.advice))
+        #expect(reason.hasPrefix("DualSense (/dev/input/event7): denied (permission denied"), "\(reason)")
+        #expect(reason.hasSuffix(Self.advice), "\(reason)")
+    }
+
+    @Test func aForceDeviceLeftOutIsNamedWithTheOptInAndTakenWithIt() throws {
+        let stick = DeviceSelectionRuleTests.device(9, name: "PID Stick", gamepad: false, forceDevice: true)
+        let reason = try #require(
+            EngineOutputProvider.unavailableReason(
+                .firstRumbleDevice, among: [stick], forceDevices: false, advice: Self.advice))
+        #expect(reason.contains("PID Stick (/dev/input/event9) is a force-feedback device"), "\(reason)")
+        #expect(!reason.contains(Self.advice))
+        #expect(
+            EngineOutputProvider.unavailableReason(
+                .firstRumbleDevice, among: [stick], forceDevices: true, advice: Self.advice) == nil)
+    }
+
+    @Test func noDeviceIsSaidSoAndADrivableOneGivesNoReason() {
+        #expect(
+            EngineOutputProvider.unavailableReason(.firstRumbleDevice, among: [], forceDevices: false)
+                == "no rumble-capable input device found")
+        #expect(
+            EngineOutputProvider.unavailableReason(
+                .firstRumbleDevice, among: [DeviceSelectionRuleTests.device(3)], forceDevices: false) == nil)
+    }
+}

@@ -38,6 +38,18 @@ import Testing
         #expect(manager.engineAvailable == false)
     }
 
+    /// Without hardware the manager's one log line says why, as the provider tells it (a pad this user may not
+    /// write, and the fix): until 6 December it said only "no rumble-capable device".
+    @Test func withoutADeviceTheLogSaysWhyAsTheProviderTellsIt() {
+        let log = RecordingLog()
+        let provider = RecordingEngineProvider(hardwarePresent: false)
+        let reason = "DualSense (/dev/input/event1): denied (permission denied). To fix: install the rule."
+        provider.state.withLock { $0.unavailableReason = reason }
+        _ = HapticManager(
+            resolver: CountingResolver(directory: AppAssets.folder), engineProvider: provider, logger: log.logger)
+        #expect(log.entries.contains { $0.message.contains("haptics are off") && $0.message.contains(reason) })
+    }
+
     @Test func aDevicePluggedInLaterTurnsHapticsOnAndPreloads() async throws {
         let log = RecordingLog()
         let (manager, provider, _) = Self.manager(hardware: false, log: log)

@@ -234,19 +234,53 @@ public struct EngineOutputProvider: HapticEngineProvider {
 
     public func hardwareSupportsHaptics() -> Bool {
         guard let selection = output.deviceSelection else { return true }
-        // No node is opened: sysfs and `access(2)` tell which nodes the engine's first open would take.
-        let devices: [InputDevice]
-        do {
-            devices = try DeviceDiscovery(logger: logger).devices(probing: .noNode)
+        guard let devices = try? listDevices() else { return false }
+        return !selection.resolvingLinks().devicesToOpen(among: devices, forceDevices: options.allowsForceDevices)
+            .isEmpty
+    }
+
+    public func hardwareUnavailableReason() -> String? {
+        guard let selection = output.deviceSelection else { return nil }
+        do throws(DeviceDiscoveryError) {
+            return Self.unavailableReason(
+                selection.resolvingLinks(), among: try listDevices(), forceDevices: options.allowsForceDevices)
+        } catch {
+            return "listing input devices failed: \(error)"
+        }
+    }
+
+    /// The input devices there now. No node is opened: sysfs and `access(2)` tell which nodes the engine's first
+    /// open would take.
+    private func listDevices() throws(DeviceDiscoveryError) -> [InputDevice] {
+        do throws(DeviceDiscoveryError) {
+            return try DeviceDiscovery(logger: logger).devices(probing: .noNode)
         } catch {
             logger.info("listing input devices failed", metadata: ["error": "\(error)"])
-            return false
+            throw error
         }
-        return !selection.resolvingLinks().devicesToOpen(among: devices).isEmpty
+    }
+
+    /// Why an engine with `selection` finds nothing to open among `devices` (nil when it does): the engine's own
+    /// words for its first open (`DeviceSelection.nothingToOpen`), with the fix (`advice`) when a device is
+    /// there that this process may not write.
+    static func unavailableReason(
+        _ selection: DeviceSelection, among devices: [InputDevice], forceDevices: Bool,
+        advice: @autoclosure () -> String = AccessAdvice.eventNodes()
+    ) -> String? {
+        guard selection.devicesToOpen(among: devices, forceDevices: forceDevices).isEmpty else { return nil }
+        return reason(for: selection.nothingToOpen(among: devices, forceDevices: forceDevices), advice: advice())
+    }
+
+    /// The message of the engine's failure to find a device, with the fix (`advice`) for one it may not write.
+    static func reason(for failure: OutputFailure, advice: @autoclosure () -> String = AccessAdvice.eventNodes())
+        -> String
+    {
+        failure.kind == .permissionDenied ? "\(failure.message). \(advice())" : failure.message
     }
 
     /// Watches for input devices (through the options' monitor source) and calls `connected` for each one the
     /// engine's first open would take as it appears or changes (udev may grant access a moment after adding it).
+    /// One it would take but may not write is logged with the fix, once until its access changes.
     public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? {
         guard let selection = output.deviceSelection else { return nil }
         let monitor: DeviceMonitor
@@ -258,10 +292,22 @@ public struct EngineOutputProvider: HapticEngineProvider {
             logger.info("cannot watch for gamepads; haptics stay off", metadata: ["error": "\(error)"])
             return nil
         }
-        return Task {
+        let forceDevices = options.allowsForceDevices
+        return Task { [logger] in
+            var told: [StableDeviceID: DeviceAccess] = [:]
             for await event in monitor where event.kind != .removed {
-                if selection.resolvingLinks().accepts(event.device, bound: nil, adoptingCompatible: false) {
+                let selection = selection.resolvingLinks()
+                let device = event.device
+                if selection.accepts(device, bound: nil, adoptingCompatible: false, forceDevices: forceDevices) {
+                    told[device.id] = nil
                     connected()
+                } else if told[device.id] != device.access {
+                    let failure = selection.nothingToOpen(among: [device], forceDevices: forceDevices)
+                    guard failure.kind == .permissionDenied else { continue }
+                    told[device.id] = device.access
+                    logger.info(
+                        "a device that would play is there, but this process may not write it",
+                        metadata: ["reason": "\(Self.reason(for: failure))"])
                 }
             }
         }

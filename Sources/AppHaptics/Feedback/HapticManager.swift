@@ -102,7 +102,10 @@ public final class HapticManager {
         self.engineProvider = engineProvider
         self.logger = logger
         guard engineProvider.hardwareSupportsHaptics() else {
-            logger.info("no rumble-capable device; haptics are off until one is plugged in")
+            // Why, when the provider can tell: most often a pad this user may not write yet (no udev rule).
+            logger.info(
+                "no rumble-capable device this process may drive; haptics are off until one is there",
+                metadata: engineProvider.hardwareUnavailableReason().map { ["reason": "\($0)"] })
             watchForHardware()
             return
         }

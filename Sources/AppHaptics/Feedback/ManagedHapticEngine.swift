@@ -31,6 +31,10 @@ public protocol HapticEngineProvider: Sendable {
     /// The capability check, done before any engine is created: whether a rumble-capable device that this
     /// process may open exists now (Core Haptics' `capabilitiesForHardware().supportsHaptics`).
     func hardwareSupportsHaptics() -> Bool
+    /// Why `hardwareSupportsHaptics()` finds nothing now, for the manager's log: a device there that this process
+    /// may not write (naming it, and the fix), a force device left out, or none at all; nil when the provider
+    /// cannot tell.
+    func hardwareUnavailableReason() -> String?
     /// A new, not yet started engine on that hardware.
     func makeEngine() throws -> any ManagedHapticEngine
     /// Calls `connected` whenever capable hardware may have been plugged in (GameController's connect
@@ -39,6 +43,9 @@ public protocol HapticEngineProvider: Sendable {
 }
 
 extension HapticEngineProvider {
+    /// Providers that cannot tell why there is no hardware.
+    public func hardwareUnavailableReason() -> String? { nil }
+
     /// Providers that cannot watch for hardware: without a device at launch, haptics stay off.
     public func watchForHardware(_ connected: @escaping @Sendable () -> Void) -> Task<Void, Never>? { nil }
 }
