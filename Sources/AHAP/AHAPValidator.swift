@@ -102,7 +102,10 @@ public enum AHAPValidator {
     private static func soundFileProblem(_ path: String, besideFilesIn folder: String) -> String? {
         if let refusal = AudioResourcePath.refusal(of: path) { return "names no file: its path \(refusal)" }
         let file = AudioResourcePath.candidates(for: path, in: [folder])[0]
-        if FileManager.default.fileExists(atPath: file) { return nil }
+        if FileManager.default.fileExists(atPath: file) {
+            // A FIFO or a device is no sound: the engine refuses it (an open of a FIFO would wait for a writer).
+            return DocumentFile.notRegular(file).map { "cannot be read: \($0)" }
+        }
         return path.hasPrefix("/")
             ? "is not there"
             : "is not beside the pattern (at \(file.shownInMessage)), where the engine looks first, then in its resource folder"

@@ -44,22 +44,35 @@ package enum DocumentFile {
         } catch {
             return .failure(.unreadable(readFailureReason(error)))
         }
-        switch attributes[.type] as? FileAttributeType {
-        case .typeRegular?:
-            break
-        case .typeDirectory?:
-            return .failure(.directory)
-        case .typeCharacterSpecial?, .typeBlockSpecial?:
-            return .failure(.unreadable("it is a device, not a regular file"))
-        case .typeSymbolicLink?:
-            return .failure(.unreadable("it is a symbolic link to a file that does not exist"))
-        default:
-            return .failure(.unreadable("it is not a regular file (a pipe or a socket)"))
-        }
+        if let refusal = refusal(ofType: attributes[.type] as? FileAttributeType) { return .failure(refusal) }
         guard let size = byteCount(attributes[.size]) else {
             return .failure(.unreadable("its size cannot be read"))
         }
         return size <= maximumBytes ? .success(size) : .failure(.tooLarge(size: size, limit: maximumBytes))
+    }
+
+    /// Why a file of `type` is not read; nil for a regular file.
+    private static func refusal(ofType type: FileAttributeType?) -> Refusal? {
+        switch type {
+        case .typeRegular?: nil
+        case .typeDirectory?: .directory
+        case .typeCharacterSpecial?, .typeBlockSpecial?: .unreadable("it is a device, not a regular file")
+        case .typeSymbolicLink?: .unreadable("it is a symbolic link to a file that does not exist")
+        default: .unreadable("it is not a regular file (a pipe or a socket)")
+        }
+    }
+
+    /// Why the file at `path` (its links followed) is not a regular file, in words; nil for one, or when it cannot
+    /// be looked at (whoever opens it then says why).
+    package static func notRegular(_ path: String) -> String? {
+        let url = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
+        switch refusal(ofType: attributes[.type] as? FileAttributeType) {
+        case nil: return nil
+        case .directory: return "it is a directory, not a regular file"
+        case .unreadable(let reason): return reason
+        case .tooLarge: return nil
+        }
     }
 
     /// A file's size as the file manager gives it: `UInt` from FoundationEssentials, `Int`, `UInt64` or `Int64`

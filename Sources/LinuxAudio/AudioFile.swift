@@ -1,6 +1,8 @@
 public import AudioRendering
 internal import CSamplerate
 internal import CSndfile
+internal import Glibc
+@_spi(Internals) internal import LinuxSystem
 
 /// Audio files decoded with libsndfile (WAV, AIFF, FLAC, Ogg Vorbis, Opus, MP3, and the other formats it reads)
 /// into `AudioClip`s, and converted to an output's rate with libsamplerate.
@@ -21,10 +23,11 @@ public enum AudioFile {
     /// libsndfile reads).
     public static func decode(_ path: String) throws(AudioFileError) -> AudioClip {
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
+        let (file, fd) = try open(path, &info)
+        defer {
+            sf_close(file)
+            Sys.close(fd)
         }
-        defer { sf_close(file) }
         let channels = Int(info.channels)
         guard info.samplerate > 0, channels > 0 else {
             throw AudioFileError(
@@ -53,6 +56,46 @@ public enum AudioFile {
             throw AudioFileError(path: path, reason: "the decoded audio does not make a clip")
         }
         return clip
+    }
+
+    /// The regular file at `path` opened for libsndfile to read, and its descriptor, which the caller closes after
+    /// `sf_close` (libsndfile is told not to). It is opened without blocking and its type checked first: a FIFO
+    /// (which an `open` for reading would wait on until a writer came, with nothing to interrupt it), a device, a
+    /// socket or a directory is refused, whatever a pattern names.
+    static func open(_ path: String, _ info: inout SF_INFO) throws(AudioFileError) -> (file: OpaquePointer, fd: Int32) {
+        let fd: Int32
+        let type: mode_t
+        do throws(SystemCallError) {
+            fd = try Sys.open(path, flags: O_RDONLY | O_NONBLOCK)
+        } catch {
+            throw AudioFileError(path: path, reason: "\(error)")
+        }
+        do throws(SystemCallError) {
+            type = try Sys.fileType(fd)
+        } catch {
+            Sys.close(fd)
+            throw AudioFileError(path: path, reason: "\(error)")
+        }
+        if let refusal = notRegular(type) {
+            Sys.close(fd)
+            throw AudioFileError(path: path, reason: refusal)
+        }
+        guard let file = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
+            Sys.close(fd)
+            throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
+        }
+        return (file, fd)
+    }
+
+    /// Why a file of `type` (`st_mode & S_IFMT`) is not read; nil for a regular file.
+    static func notRegular(_ type: mode_t) -> String? {
+        switch type {
+        case S_IFREG: nil
+        case S_IFIFO: "it is a FIFO (a named pipe), not a regular file"
+        case S_IFCHR, S_IFBLK: "it is a device, not a regular file"
+        case S_IFDIR: "it is a directory, not a regular file"
+        default: "it is not a regular file (a socket)"
+        }
     }
 
     /// How `mostSamples` reads in a refusal.

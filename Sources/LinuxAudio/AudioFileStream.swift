@@ -1,6 +1,7 @@
 internal import CSamplerate
 internal import CSndfile
 internal import Glibc
+@_spi(Internals) internal import LinuxSystem
 
 /// A file decoded a block at a time and converted to an output's rate as it goes (libsndfile, then
 /// libsamplerate's streaming converter): for music, which is too long to decode whole, and loops, which start
@@ -17,6 +18,8 @@ public final class AudioFileStream {
     public let duration: Double
     private let fileChannels: Int
     private let file: OpaquePointer
+    /// The descriptor `file` reads, closed after it.
+    private let fd: Int32
     /// The converter; nil when the file is at the output's rate already.
     private let converter: OpaquePointer?
     /// Decoded frames not yet converted (interleaved, `channelCount` wide), and whether the file is used up.
@@ -29,11 +32,10 @@ public final class AudioFileStream {
 
     public init(path: String, sampleRate: Int) throws(AudioFileError) {
         var info = SF_INFO()
-        guard let file = sf_open(path, Int32(SFM_READ), &info) else {
-            throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
-        }
+        let (file, fd) = try AudioFile.open(path, &info)
         guard info.samplerate > 0, info.channels > 0, sampleRate > 0 else {
             sf_close(file)
+            Sys.close(fd)
             throw AudioFileError(
                 path: path,
                 reason: "cannot convert \(info.channels) channels at \(info.samplerate) Hz to \(sampleRate) Hz")
@@ -45,12 +47,14 @@ public final class AudioFileStream {
         duration = Double(info.frames) / Double(info.samplerate)
         channelCount = min(fileChannels, 2)
         self.file = file
+        self.fd = fd
         if fileSampleRate == sampleRate {
             converter = nil
         } else {
             var error: Int32 = 0
             guard let state = src_new(AudioFile.converter, Int32(min(Int(info.channels), 2)), &error) else {
                 sf_close(file)
+                Sys.close(fd)
                 throw AudioFileError(path: path, reason: "libsamplerate: \(String(cString: src_strerror(error)))")
             }
             converter = state
@@ -59,6 +63,7 @@ public final class AudioFileStream {
 
     deinit {
         sf_close(file)
+        Sys.close(fd)
         if let converter { src_delete(converter) }
     }
 

@@ -19,6 +19,14 @@ extension Sys {
         return String(cString: resolved)
     }
 
+    /// The corresponding C function is `fstat`: the type of the file open at `fd` (`st_mode & S_IFMT`: `S_IFREG`,
+    /// `S_IFIFO`, `S_IFCHR`, ...).
+    package static func fileType(_ fd: Int32) throws(SystemCallError) -> mode_t {
+        var status = stat()
+        _ = try valueOrErrno("fstat") { Glibc.fstat(fd, &status) }
+        return status.st_mode & S_IFMT
+    }
+
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.
     package static func directoryEntries(_ path: String) throws(SystemCallError) -> [String] {
         while let injected = SyscallFaults.injected(at: { "opendir" }) {

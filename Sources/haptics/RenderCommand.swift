@@ -125,7 +125,8 @@ struct RenderCommand: ParsableCommand {
             sampleRate: AudioOutputs.defaultSampleRate)
         let rendering = Rendering(
             pattern: pattern, profile: profile, locality: locality,
-            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations), voiceCoils: actuators == .hd,
+            audio: AudioSchedule(pattern: pattern, clipDurations: sounds.clipDurations),
+            soundFailures: sounds.failures.mapValues(\.reason), voiceCoils: actuators == .hd,
             hdRumble: actuators == .hdRumble)
         let text: String
         switch chosenFormat {
@@ -211,6 +212,9 @@ struct Rendering {
     let commands: [RumbleCommand]
     /// The pattern's audio events as voices; those whose file was not found are in `missingClips`.
     let audio: AudioSchedule
+    /// Why each missing clip has no sound (`PatternSounds.failures`: not found, not decodable, not a regular file),
+    /// by path; a path without one reads as not found.
+    let soundFailures: [String: String]
 
     /// The voice coils' renderer, when the output shown is a DualSense's voice coils rather than its motors.
     let voiceCoils: WaveformRenderer?
@@ -219,11 +223,12 @@ struct Rendering {
 
     init(
         pattern: HapticPattern, profile: RenderProfile, locality: HapticLocality, audio: AudioSchedule? = nil,
-        voiceCoils: Bool = false, hdRumble: Bool = false
+        soundFailures: [String: String] = [:], voiceCoils: Bool = false, hdRumble: Bool = false
     ) {
         self.pattern = pattern
         self.profile = profile
         self.audio = audio ?? AudioSchedule(pattern: pattern)
+        self.soundFailures = soundFailures
         let renderer = PatternRenderer(profile: profile, locality: locality)
         timeline = renderer.render(pattern)
         envelope = renderer.intensityEnvelope(pattern)
@@ -251,13 +256,16 @@ struct Rendering {
         }
     }
 
-    /// One line per audio voice, and one per file not found.
+    /// Why the missing clip `path` is silent.
+    func missingReason(_ path: String) -> String { soundFailures[path] ?? "file not found" }
+
+    /// One line per audio voice, and one per file without a sound.
     var audioLines: [String] {
         audio.voices.map {
             "  audio \(decimal($0.start))-\(decimal($0.end)) s  \(Self.label($0))  volume \(decimal($0.volume)) "
                 + "pan \(decimal($0.pan)) pitch \(decimal($0.pitch)) brightness \(decimal($0.brightness))"
                 + ($0.loops ? " looping" : "")
-        } + audio.missingClips.map { "  audio \($0): file not found, silent" }
+        } + audio.missingClips.map { "  audio \($0): \(missingReason($0)), silent" }
     }
 
     func csv(sampleRate: Double) -> String {
@@ -336,6 +344,8 @@ struct Rendering {
             ]),
             "audio": object([
                 "voices": .array(voices), "missingFiles": .array(audio.missingClips.map { .string($0) }),
+                "missingReasons": object(
+                    Dictionary(audio.missingClips.map { ($0, .string(missingReason($0))) }) { first, _ in first }),
                 "end": number(audio.end),
             ]),
         ])
@@ -629,7 +639,7 @@ struct Rendering {
         for (index, path) in audio.missingClips.enumerated() {
             let line = frame.audioTop + frame.panelHeight - 6 - 14 * Double(index)
             body +=
-                "<text x=\"\(f(frame.x(frame.duration) - 6))\" y=\"\(f(line))\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\(escape(path)): file not found, silent</text>\n"
+                "<text x=\"\(f(frame.x(frame.duration) - 6))\" y=\"\(f(line))\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\(escape(path)): \(escape(missingReason(path))), silent</text>\n"
         }
         return body
     }

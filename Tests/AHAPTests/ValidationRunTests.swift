@@ -134,6 +134,30 @@ import Testing
         #expect(AHAPValidator.validate(data: text.utf8Data).warnings.isEmpty, "text alone has no folder to look in")
     }
 
+    /// A sound path naming a FIFO or a device passes no more: the engine refuses them (until 6 December a FIFO passed
+    /// clean, and `render` and `play` waited on it for a writer).
+    @Test func aSoundThatIsAFIFOOrADeviceIsAWarning() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try #require(mkfifo(folder.appendingPathComponent("fifo.wav").path, 0o600) == 0)
+        let entries = ["fifo.wav", "/dev/zero"].enumerated().map { index, path in
+            #"{"Event":{"Time":\#(index),"EventType":"AudioCustom","EventWaveformPath":"\#(path)"}}"#
+        }
+        let file = folder.appendingPathComponent("sounds.ahap")
+        try #"{"Version":1,"Pattern":[\#(entries.joined(separator: ","))]}"#.utf8Data.write(to: file)
+        let report = try #require(AHAPValidationRun(paths: [file.path], strict: false).results.first?.report)
+        #expect(report.warnings.map(\.path) == [0, 1].map { "Pattern[\($0)].Event.EventWaveformPath" })
+        #expect(
+            report.warnings[0].message.hasPrefix(
+                #"the sound "fifo.wav" cannot be read: it is not a regular file (a pipe or a socket)"#),
+            "\(report.warnings[0].message)")
+        #expect(
+            report.warnings[1].message.hasPrefix(
+                #"the sound "/dev/zero" cannot be read: it is a device, not a regular file"#),
+            "\(report.warnings[1].message)")
+    }
+
     @Test func jsonOutputIsMachineReadable() throws {
         let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)

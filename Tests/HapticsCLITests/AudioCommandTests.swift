@@ -35,11 +35,28 @@ import Testing
             let svg = try CLI.run(["render", "--format", "svg", file])
             #expect(svg.output.contains("audio: each voice's volume envelope"))
             #expect(svg.output.contains(">success.wav</text>") && svg.output.contains(">tone</text>"))
-            #expect(svg.output.contains("nowhere.wav: file not found, silent"))
+            #expect(svg.output.contains("nowhere.wav: no such file: not in "))
             #expect(svg.output.contains(">0.8 s</text>"), "the time axis reaches the tone's end")
 
             let text = try CLI.run(["render", file])
             #expect(text.output.contains("audio 0-0.35 s  success.wav  volume 0.9"))
+        }
+    }
+
+    /// A sound that is there but yields none is listed with the reason the engine gives, not as "file not found"
+    /// (until 6 December `render` said "file not found" for every sound it had none of).
+    @Test func renderSaysWhyASoundThatIsThereIsSilent() throws {
+        let pattern =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"/dev/zero"}}]}"#
+        try CLI.withFile(pattern) { file in
+            let text = try CLI.run(["render", file])
+            #expect(
+                text.output.contains("audio /dev/zero: it is a device, not a regular file, silent"), "\(text.output)")
+            let json = try CLI.run(["render", "--format", "json", file])
+            let root = try #require(JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            let audio = try #require(root["audio"] as? [String: Any])
+            #expect(
+                (audio["missingReasons"] as? [String: String])?["/dev/zero"] == "it is a device, not a regular file")
         }
     }
 

@@ -2,6 +2,7 @@ import AudioRendering
 import CSndfile
 import Glibc
 import LinuxAudio
+import Synchronization
 import Testing
 
 /// A sine of `frequency` at `rate`, `seconds` long, on one or two channels (the right one at half level).
@@ -51,6 +52,46 @@ struct AudioFileTests {
         let step: Float = format == .wavFloat ? 0 : 1.0 / 32768
         let worst = zip(clip.samples, decoded.samples).map { abs($0 - $1) }.max() ?? 1
         #expect(worst <= step, "\(format): off by \(worst)")
+    }
+
+    /// A FIFO is refused without waiting for a writer (an `open` for reading would block until one came, and
+    /// nothing would end it: `haptics play` then ignored Ctrl-C); so are a device and a directory. A decode still
+    /// blocked after 5 s is unblocked here by opening the FIFO's write end, and fails the test.
+    @Test("a FIFO, a device or a directory is refused at once, for a clip and for a stream")
+    func notARegularFileIsRefusedWithoutBlocking() async throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["fifo.wav"]) }
+        let fifo = scratch.file("fifo.wav")
+        try #require(mkfifo(fifo, 0o600) == 0)
+        for (path, reason) in [(fifo, "FIFO"), ("/dev/zero", "device"), (scratch.path, "directory")] {
+            for stream in [false, true] {
+                let finished = Mutex(false)
+                let outcome = Task.detached { () -> String in
+                    defer { finished.withLock { $0 = true } }
+                    do throws(AudioFileError) {
+                        if stream {
+                            _ = try AudioFileStream(path: path, sampleRate: 48000)
+                        } else {
+                            _ = try AudioFile.decode(path)
+                        }
+                        return "decoded"
+                    } catch {
+                        return error.reason
+                    }
+                }
+                let deadline = ContinuousClock.now + .seconds(5)
+                while !finished.withLock({ $0 }) && ContinuousClock.now < deadline {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+                if !finished.withLock({ $0 }) {
+                    Issue.record("\(path) (stream \(stream)): still blocked after 5 s")
+                    let writer = open(fifo, O_WRONLY | O_NONBLOCK)
+                    if writer >= 0 { close(writer) }
+                }
+                let result = await outcome.value
+                #expect(result.contains(reason), "\(path) (stream \(stream)): \(result)")
+            }
+        }
     }
 
     @Test("samples written block by block decode to the samples of one clip")
