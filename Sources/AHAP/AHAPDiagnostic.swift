@@ -80,6 +80,11 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case unknownParameter = "unknown-parameter"
         /// A number written as JSON text (`"0.5"`); it is read as the number, as Core Haptics reads it.
         case numberAsText = "number-as-text"
+        /// A boolean where a number belongs (`"ParameterValue": false` for `Sustained`); read as 1 or 0, as Core
+        /// Haptics reads it.
+        case booleanAsNumber = "boolean-as-number"
+        /// `EventDuration` -1, Core Haptics' mark for no duration; read as absent, as Core Haptics reads it.
+        case noDurationMark = "no-duration-mark"
         /// A dynamic `Parameter` without `ParameterValue`; it is read as 0, as Core Haptics reads it.
         case missingValue = "missing-value"
         /// In a document read from a file: an `AudioCustom` event's sound file is not beside it (or its path is

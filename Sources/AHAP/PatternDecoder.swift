@@ -141,6 +141,14 @@ struct PatternDecoder {
             }
             return number
         }
+        // Core Haptics reads a boolean where a number belongs as 1 or 0 (`Sustained` is documented as a boolean,
+        // and files write `true`).
+        if case .bool(let flag) = value {
+            report(
+                .warning, .booleanAsNumber,
+                "\(key) is \(flag), not a number; it is read as \(flag ? 1 : 0), as Core Haptics reads it", at: .key(key))
+            return flag ? 1 : 0
+        }
         // Core Haptics reads a number written as text ("0.5") as the number. Text that is not one it reads as 0,
         // silently; that is refused here, since it is a mistake in all likelihood.
         if case .string(let text) = value, text.utf8.allSatisfy(Self.decimalNumberBytes.contains),
@@ -447,9 +455,17 @@ struct PatternDecoder {
         return type
     }
 
-    /// A non-negative duration in seconds; nil (and a diagnostic) otherwise.
+    /// A non-negative duration in seconds; nil (and a diagnostic) otherwise. -1 is Core Haptics' own mark for "no
+    /// duration", which its reader takes as the key's absence: so is it here, with a warning.
     private mutating func decodeEventDuration(_ item: JSONValue, key: String) -> Double? {
         guard let seconds = number(item, key: key, coreHaptics: .invalidEventDuration) else { return nil }
+        if seconds == -1 {
+            report(
+                .warning, .noDurationMark,
+                "EventDuration is -1, Core Haptics' mark for no duration; it is read as absent, as Core Haptics reads it",
+                at: .key(key))
+            return nil
+        }
         guard seconds >= 0 else {
             report(
                 .error, .negativeDuration, "EventDuration is negative (\(seconds) s)",
@@ -477,12 +493,14 @@ struct PatternDecoder {
         case .audioCustom:
             break
         }
-        if let duration, type.isContinuous, duration > HapticEvent.maximumContinuousDuration {
+        if let duration, type == .hapticContinuous, duration > HapticEvent.maximumContinuousDuration {
             report(
                 .warning, .durationTooLong,
                 "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut",
                 at: .key("EventDuration"))
-        } else if let duration, type == .audioCustom, duration > HapticEvent.maximumContinuousDuration {
+        } else if let duration, type == .audioCustom || type == .audioContinuous,
+            duration > HapticEvent.maximumContinuousDuration
+        {
             report(
                 .warning, .durationTooLong,
                 "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s of a sound this package plays; it is cut",

@@ -73,7 +73,7 @@ private let brokenInputs: [BrokenInput] = [
         name: "event type number", json: event(#"{"Time":0,"EventType":1}"#), path: "Pattern[1].Event.EventType",
         code: .wrongType, coreHaptics: .badEventEntry),
     .init(
-        name: "negative duration", json: event(#"{"Time":0,"EventType":"HapticContinuous","EventDuration":-1}"#),
+        name: "negative duration", json: event(#"{"Time":0,"EventType":"HapticContinuous","EventDuration":-2}"#),
         path: "Pattern[1].Event.EventDuration", code: .negativeDuration, coreHaptics: .invalidEventDuration),
     .init(
         name: "audio without path", json: event(#"{"Time":0,"EventType":"AudioCustom"}"#), path: "Pattern[1].Event",
@@ -300,6 +300,47 @@ private let brokenInputs: [BrokenInput] = [
             #expect(report.warnings.map(\.code) == [.unknownKey], "\(entry)")
             #expect(report.errors.first?.path == owner, "\(entry)")
             #expect(report.errors.first?.code == .missingKey, "\(entry)")
+        }
+    }
+
+    /// `Sustained` is documented as a boolean, and Core Haptics' reader takes `true`/`false` where a number belongs
+    /// as 1/0; `EventDuration` -1 is its mark for no duration. Both load, each with a warning (until 6 December
+    /// both were errors).
+    @Test func aBooleanValueAndADurationOfMinusOneLoadAsCoreHapticsReadsThem() throws {
+        let json = #"""
+            {"Version":1,"Pattern":[
+              {"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0.5,
+                "EventParameters":[{"ParameterID":"Sustained","ParameterValue":false},
+                                   {"ParameterID":"HapticIntensity","ParameterValue":true}]}},
+              {"Event":{"Time":1,"EventType":"HapticTransient","EventDuration":-1}}]}
+            """#
+        let report = AHAPValidator.validate(data: json.utf8Data)
+        let pattern = try #require(report.pattern, "\(report.diagnostics)")
+        #expect(report.errors.isEmpty)
+        #expect(
+            report.warnings.filter { $0.code == .booleanAsNumber }.map(\.path) == [
+                "Pattern[0].Event.EventParameters[0].ParameterValue",
+                "Pattern[0].Event.EventParameters[1].ParameterValue",
+            ])
+        #expect(report.warnings.filter { $0.code == .noDurationMark }.map(\.path) == ["Pattern[1].Event.EventDuration"])
+        #expect(pattern.events[0].parameters.map(\.value) == [0, 1])
+        #expect(pattern.events[1].duration == nil)
+        // Any other negative duration is still an error.
+        let negative = AHAPValidator.validate(
+            data: #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":-0.5}}]}"#
+                .utf8Data)
+        #expect(negative.errors.map(\.code) == [.negativeDuration])
+    }
+
+    /// The 30 s cap is Core Haptics' for haptic continuous events only; a sound's is this package's own, and the
+    /// warning says so (until 6 December an `AudioContinuous` event's credited Core Haptics).
+    @Test func theDurationWarningCreditsCoreHapticsOnlyForHapticEvents() {
+        for (type, owner) in [("HapticContinuous", "Core Haptics plays"), ("AudioContinuous", "this package plays")] {
+            let report = AHAPValidator.validate(
+                data: #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"\#(type)","EventDuration":40}}]}"#
+                    .utf8Data)
+            #expect(report.warnings.map(\.code) == [.durationTooLong], "\(type)")
+            #expect(report.warnings.first?.message.contains(owner) == true, "\(type): \(report.warnings)")
         }
     }
 
