@@ -146,7 +146,8 @@ struct PatternDecoder {
         if case .bool(let flag) = value {
             report(
                 .warning, .booleanAsNumber,
-                "\(key) is \(flag), not a number; it is read as \(flag ? 1 : 0), as Core Haptics reads it", at: .key(key))
+                "\(key) is \(flag), not a number; it is read as \(flag ? 1 : 0), as Core Haptics reads it",
+                at: .key(key))
             return flag ? 1 : 0
         }
         // Core Haptics reads a number written as text ("0.5") as the number. Text that is not one it reads as 0,
