@@ -136,7 +136,7 @@ extension EngineCore {
             let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
             // A players-finished handler still waiting hears of it now: no player plays on a stopped engine.
             let finished = state.handlers.playersFinished
-            state.handlers.playersFinished = nil
+            state.handlers.playersFinished = []
             state.wasActive = false
             return (state.output, state.watch, state.timer, cutOff, handler, state.deferredCallbacks, finished)
         }
@@ -152,7 +152,7 @@ extension EngineCore {
         for callback in deferred { callback() }
         for completion in completions { completion(HapticEngineError(.notRunning, "the engine stopped")) }
         // The engine is stopped already: whatever the handler answers, there is nothing more to stop.
-        _ = finished?(nil)
+        for handler in finished { _ = handler(nil) }
         if let reason { handler?(reason) }
     }
 

@@ -127,9 +127,12 @@ extension EngineCore {
                 at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay,
                 changeLead: changeLead)
         }
-        if let finished = outcome.playersFinished {
+        if !outcome.playersFinished.isEmpty {
+            let handlers = outcome.playersFinished
             callbacks.append { [weak self] in
-                guard finished(nil) == .stopEngine, let self else { return }
+                // Every handler hears of it; one `.stopEngine` among them stops the engine, once.
+                let actions = handlers.map { $0(nil) }
+                guard actions.contains(.stopEngine), let self else { return }
                 self.stopEverything(reason: .notifyWhenFinished)
                 self.logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
             }

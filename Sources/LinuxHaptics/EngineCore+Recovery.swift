@@ -17,7 +17,7 @@ extension EngineCore {
         let reason: HapticEngineStoppedReason =
             given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
         typealias Stopped = @Sendable (HapticEngineStoppedReason) -> Void
-        let taken = state.withLock { state -> (any MotorOutput, Stopped?, [CompletionHandler])? in
+        let taken = state.withLock { state -> (any MotorOutput, Stopped?, [CompletionHandler], [FinishedHandler])? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
             }
@@ -32,9 +32,14 @@ extension EngineCore {
             // start, and a reset (the pad back) forgets them all.
             let stopped = state.handlers.stopped
             if stopped != nil { state.handlerCallsInFlight += 1 }
-            return (output, stopped, cutOff)
+            // The players were cut off: the finished handlers waiting hear of it now, with the error, rather than
+            // after the device's return, where a `.stopEngine` would stop the engine the reset brought back.
+            let finished = state.handlers.playersFinished
+            state.handlers.playersFinished = []
+            state.wasActive = false
+            return (output, stopped, cutOff, finished)
         }
-        guard let (output, stopped, completions) = taken else { return }
+        guard let (output, stopped, completions, finished) = taken else { return }
         output.close()
         audio?.stopAll()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
@@ -43,6 +48,15 @@ extension EngineCore {
         // the stopped handler this thread has yet to call.
         HandlerThreads.run { for completion in completions { completion(error) } }
         if let stopped { deliver { stopped(reason) } }
+        if !finished.isEmpty {
+            HandlerThreads.run { [weak self] in
+                // `.stopEngine` stops the interrupted engine: no reset follows when the device returns.
+                let actions = finished.map { $0(error) }
+                guard actions.contains(.stopEngine), let self else { return }
+                self.stopEverything(reason: .notifyWhenFinished)
+                self.logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
+            }
+        }
     }
 
     func presenceChanged(_ presence: OutputPresence) {

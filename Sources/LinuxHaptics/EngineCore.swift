@@ -172,12 +172,13 @@ final class EngineCore: Sendable {
     }
 
     /// On a running engine, `handler` runs on the engine's thread once no player plays or waits to: at the next
-    /// pass when none does now. On an engine that does not run (stopped, idle, waiting for its device) no player
-    /// plays, and it runs at once, on the caller's thread; `.stopEngine` then stops an engine that is not stopped.
+    /// pass when none does now (beside any other handler waiting). On an engine that does not run (stopped, idle,
+    /// waiting for its device) no player plays, and it runs at once, on the caller's thread; `.stopEngine` then
+    /// stops an engine that is not stopped.
     func notifyWhenPlayersFinished(_ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction) {
         let running = state.withLock { state -> Bool in
             guard state.phase == .running else { return false }
-            state.handlers.playersFinished = handler
+            state.handlers.playersFinished.append(handler)
             // The next pass with nothing active calls it, whether or not anything played since the last call.
             state.wasActive = true
             return true

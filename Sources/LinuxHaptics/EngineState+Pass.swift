@@ -23,8 +23,8 @@ struct PassOutcome {
     var stage: MotorMagnitudes?
     /// When the next pass is due; nil: only when woken.
     var deadline: Double?
-    /// The players-finished notification, fired once the engine went idle after playing.
-    var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
+    /// The players-finished handlers, called once the engine went idle after playing.
+    var playersFinished: [FinishedHandler] = []
     /// Auto-shutdown: the output released for idleness, and the stopped handler to tell.
     var shutdown: (any MotorOutput)?
     var idleHandler: (@Sendable (HapticEngineStoppedReason) -> Void)?
@@ -148,10 +148,10 @@ extension EngineState {
         } else {
             let since = idleSince ?? now
             idleSince = since
-            if wasActive, let finished = handlers.playersFinished {
+            if wasActive, !handlers.playersFinished.isEmpty {
                 wasActive = false
-                handlers.playersFinished = nil
-                outcome.playersFinished = finished
+                outcome.playersFinished = handlers.playersFinished
+                handlers.playersFinished = []
             }
             if let delay = autoShutdownDelay {
                 if now >= since + delay {

@@ -22,8 +22,11 @@ typealias CompletionHandler = @Sendable (HapticEngineError?) -> Void
 struct EngineHandlers: Sendable {
     var stopped: (@Sendable (HapticEngineStoppedReason) -> Void)?
     var reset: (@Sendable () -> Void)?
-    var playersFinished: (@Sendable (HapticEngineError?) -> HapticEngineFinishedAction)?
+    /// The players-finished handlers waiting, in the order asked for: each is called once.
+    var playersFinished: [FinishedHandler] = []
 }
+
+typealias FinishedHandler = @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
 
 /// A player's pulse uploaded to its own effect slot (`prepare()`).
 struct PreparedEffect: Sendable {

@@ -130,8 +130,11 @@ public final class HapticEngine: Sendable {
     /// Calls `handler` once, when no player is playing or scheduled any more: on the engine's thread, at once if
     /// none is now. On an engine that is not running (stopped, idle, waiting for its device) it is called at once, on
     /// the caller's thread, as Core Haptics calls it at once on a stopped engine; and a handler still waiting when
-    /// `stop()` is called is called then. Returning `.stopEngine` stops the engine (`stoppedHandler` hears
-    /// `notifyWhenFinished`).
+    /// `stop()` is called is called then. When the players are cut off (the device lost, or failing) a handler
+    /// waiting is called then, with the error (Core Haptics passes one when its players stopped on an error).
+    /// Several handlers may wait at once: each is called once. Returning `.stopEngine` stops the engine
+    /// (`stoppedHandler` hears `notifyWhenFinished` on a running engine; an interrupted one then waits for no
+    /// device and is not reset).
     public func notifyWhenPlayersFinished(
         _ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
     ) {

@@ -35,6 +35,8 @@ public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
     var loopEnabled: Bool { get set }
     /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
     var loopEnd: Double { get set }
+    /// Pattern seconds per engine second. A value of 0 or below, or not a finite number, is ignored, as in Core
+    /// Haptics; one below 0.01 is taken as 0.01 (and reads back so), where Core Haptics takes any positive rate.
     var playbackRate: Double { get set }
     /// Called when the player finishes, is stopped (nil), or is cancelled or cut off (an error).
     var completionHandler: (@Sendable (HapticEngineError?) -> Void)? { get set }

@@ -346,6 +346,61 @@ import Testing
         #expect(rig.actions().last == .close)
     }
 
+    /// Two handlers waiting are each called once, in order; one `.stopEngine` among them stops the engine once
+    /// (until 6 December the second call dropped the first handler).
+    @Test func everyPlayersFinishedHandlerWaitingIsCalledOnce() throws {
+        let rig = try Rig()
+        let calls = Inbox<String>()
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.5)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { _ in
+            calls.put("first")
+            return .stopEngine
+        }
+        rig.engine.notifyWhenPlayersFinished { _ in
+            calls.put("second")
+            return .leaveEngineRunning
+        }
+        rig.clock.advance(by: 1)
+        #expect(calls.all == ["first", "second"])
+        #expect(!rig.engine.isRunning)
+        #expect(reasons.all == [.notifyWhenFinished])
+    }
+
+    /// A handler waiting when the pad is lost is called then, with the error (Core Haptics passes one when its
+    /// players stopped on an error); its `.stopEngine` stops the interrupted engine, which then is not reset when
+    /// the pad returns. One that answers `.leaveEngineRunning` lets the reset come. Until 6 December the handler
+    /// waited for the return, was called then without an error, and stopped the engine the reset brought back.
+    @Test(arguments: [HapticEngineFinishedAction.stopEngine, .leaveEngineRunning])
+    func aPlayersFinishedHandlerWaitingWhenThePadIsLostIsCalledThenWithTheError(
+        action: HapticEngineFinishedAction
+    ) throws {
+        let rig = try Rig()
+        let events = Inbox<String>()
+        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
+        rig.engine.resetHandler = { events.put("reset") }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { error in
+            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+            return action
+        }
+        rig.clock.advance(by: 0.5)
+        rig.recorder.unplug()
+        rig.clock.advance(by: 0.5)
+        #expect(events.all.contains("finished noDevice"), "\(events.all)")
+        rig.recorder.replug()
+        rig.clock.advance(by: 0.5)
+        #expect(events.all.filter { $0.hasPrefix("finished") }.count == 1, "\(events.all)")
+        if action == .stopEngine {
+            #expect(!events.all.contains("reset") && !rig.engine.isRunning, "\(events.all)")
+        } else {
+            #expect(events.all.last == "reset" && rig.engine.isRunning, "\(events.all)")
+        }
+    }
+
     /// As in Core Haptics: with no player active the handler is called at once (on a running engine, at its next
     /// pass; on a stopped one, before the call returns), and a handler still waiting when the engine stops is
     /// called then and does not outlive the stop into the next start.
