@@ -113,12 +113,14 @@ extension DeviceSelection {
     package static func preferring(
         _ candidates: [InputDevice], actuators: (InputDevice) -> HDActuators?, wanted: Set<HDActuators.Kind>
     ) -> [InputDevice] {
-        let found = candidates.map { device in actuators(device).flatMap { wanted.contains($0.kind) ? $0 : nil } }
-        let paired = Array(zip(candidates, found))
-        let drivable = paired.filter { $0.1?.isDrivable == true }.map(\.0)
-        let notDrivable = paired.filter { $0.1 != nil && $0.1?.isDrivable == false }.map(\.0)
-        let without = paired.filter { $0.1 == nil }.map(\.0)
-        return drivable + notDrivable + without
+        // Looked up once per pad (a walk of sysfs), then two stable partitions: the drivable ones to the front of
+        // the pads with the actuators.
+        var found: [StableDeviceID: HDActuators] = [:]
+        for device in candidates {
+            if let hd = actuators(device), wanted.contains(hd.kind) { found[device.id] = hd }
+        }
+        let withThem = preferring(candidates) { found[$0.id] != nil }
+        return preferring(withThem) { found[$0.id]?.isDrivable == true }
     }
 
     /// Why a force device (`ForceFeedbackCapabilities.runsWaveformsItself`) called `name` is not driven.
