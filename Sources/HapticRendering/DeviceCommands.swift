@@ -204,7 +204,12 @@ public struct DeviceCommandPlanner: Sendable {
                 let limit = nextJump(in: timeline, after: change, before: .infinity) ?? timeline.endTime
                 let due = errorDue(holding: sent, from: holdStart, before: limit, in: timeline)
                 let renewal = renewalDue(holding: sent, since: lastWrite, from: change, after: kept)
-                decision = Swift.max(change, Swift.min(due, renewal))
+                // A decision that kept the level chose it for a hold of an interval at least: the drift is weighed
+                // again once that has passed, not every time the error of a far-off level comes due again (a
+                // pattern swinging faster than the interval, or a motor with few steps, would otherwise be weighed
+                // every few microseconds of its time). A command since then counts the interval from itself.
+                let weighed = kept > lastTime ? kept + interval : -Double.infinity
+                decision = Swift.max(change, Swift.min(Swift.max(due, weighed), renewal))
             }
             let deadline = bucket.earliest(from: Swift.max(decision, lastTime + interval))
             cursor = deadline

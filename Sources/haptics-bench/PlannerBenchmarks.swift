@@ -55,6 +55,7 @@ let plannerBenchmarks = BenchmarkGroup(name: "Planner") {
                 note: String(format: "%.1f writes/s", point.writesPerSecond)))
     }
     results.append(FramesAtBest(corpus: corpus).result())
+    results += swingingLoopResults()
     if let plot = PlannerFigures.plotBothWays(corpus: corpus, profile: .genericRumble) {
         let directory = URL(fileURLWithPath: ".build/bench")
         try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -254,5 +255,45 @@ struct FramesAtBest {
     static func squares(_ played: MotorMagnitudes, _ wanted: MotorMagnitudes) -> Double {
         (played.strong - wanted.strong) * (played.strong - wanted.strong)
             + (played.weak - wanted.weak) * (played.weak - wanted.weak)
+    }
+}
+
+/// The time to plan what an engine plans at once for a loop (2.25 s, its horizon and look-ahead) that swings
+/// between full and 0.2 every half period, on the generic profile (10 ms interval), against a swing of 20 ms,
+/// which the device follows. One faster than the interval can only be held at its mean; a planner that weighed
+/// it again each time the error of that level came due (every 17 µs here) took 0.2 s of a playback thread for
+/// one plan.
+func swingingLoopResults() -> [BenchmarkResult] {
+    let planner = DeviceCommandPlanner(profile: .genericRumble)
+    func swing(period: Double) -> MotorTimeline {
+        let full = MotorMagnitudes(strong: 1, weak: 1)
+        let low = MotorMagnitudes(strong: 0.2, weak: 0.2)
+        let count = Int((2.25 / period).rounded(.up))
+        return MotorTimeline(
+            segments: (0..<count).flatMap { index -> [MotorTimeline.Segment] in
+                let start = Double(index) * period
+                return [
+                    .init(start: start, end: start + period / 2, startLevels: full, endLevels: full),
+                    .init(start: start + period / 2, end: start + period, startLevels: low, endLevels: low),
+                ]
+            })
+    }
+    func planned(period: Double) -> (measurement: Measurement, commands: Int) {
+        let timeline = swing(period: period)
+        var commands = 0
+        let measurement = measure("planning a \(period * 1000) ms swing for 2.25 s", iterations: 5, warmup: 1) {
+            commands = planner.commands(for: timeline).count
+        }
+        return (measurement, commands)
+    }
+    let baseline = planned(period: 0.020)
+    return [0.010, 0.005].map { period in
+        let result = planned(period: period)
+        return BenchmarkResult(
+            measurement: result.measurement, baseline: baseline.measurement.name,
+            ratio: result.measurement.percentile(50) / baseline.measurement.percentile(50),
+            note: String(
+                format: "%d commands (the 20 ms swing: %d, in %.3f ms)", result.commands, baseline.commands,
+                baseline.measurement.percentile(50)))
     }
 }
