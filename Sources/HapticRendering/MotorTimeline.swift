@@ -121,6 +121,28 @@ public struct MotorTimeline: Sendable, Hashable {
         return segments[index].levels(at: time)
     }
 
+    /// The mean levels over `from..<to` (silence outside `0..<endTime`); off for an empty or inverted span.
+    public func mean(from: Double, to: Double) -> MotorMagnitudes {
+        guard to > from, to.isFinite, from.isFinite, var index = segmentIndex(at: Swift.max(from, 0)) else {
+            return .off
+        }
+        var strong = 0.0
+        var weak = 0.0
+        while index < segments.count, segments[index].start < to {
+            let segment = segments[index]
+            let start = Swift.max(segment.start, from)
+            let end = Swift.min(segment.end, to)
+            if end > start {
+                // Linear inside the segment: its mean there is the level at the middle.
+                let middle = segment.levels(at: (start + end) / 2)
+                strong += middle.strong * (end - start)
+                weak += middle.weak * (end - start)
+            }
+            index += 1
+        }
+        return MotorMagnitudes(strong: strong / (to - from), weak: weak / (to - from))
+    }
+
     /// Every instant where the output jumps or changes slope, plus the end.
     public var breakpoints: [Double] {
         segments.map(\.start) + (segments.isEmpty ? [] : [endTime])

@@ -14,6 +14,12 @@ struct PlaybackPlan: Sendable {
     /// Extra mixed timeline past a horizon, at least: the level of a hold is the mean over the stretch it is
     /// likely to last, which on a gentle ramp runs past a few intervals.
     static let lookaheadSeconds = 0.25
+    /// The shortest loop, in engine time, mixed pass by pass: one that comes round faster (a short loop at a high
+    /// playback rate) is mixed as its mean over a pass, held (`PlaybackScheduler.steadyLevels(of:)`). No rumble device takes
+    /// two updates closer than 4 ms (the virtual pad's kernel tick), so the planner could only hold such a loop at
+    /// its mean anyway, and mixing its passes one by one costs work and memory per pass: at a rate of 100,000, a
+    /// one-second loop came round 225,000 times in one plan.
+    static let shortestMixedLoop = 0.001
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
     var revision: MixRevision
@@ -217,9 +223,24 @@ extension PlaybackScheduler {
                 offset -= ((offset / loop).rounded(.up) - 1) * loop
             }
             guard offset > preparedPlayers[id] ?? 0 else { continue }
+            if let steady = steadyLevels(of: id) {
+                sum = sum + steady
+                continue
+            }
             sum = sum + player.timeline.levels(justBefore: offset)
         }
         return locality.apply(sum.clamped())
+    }
+
+    /// The levels a looping player is mixed at when its loop comes round faster than `shortestMixedLoop` in engine
+    /// time: its mean over a pass (what a prepared pulse plays on its own slot left out); nil for any other player.
+    func steadyLevels(of id: PlayerID) -> MotorMagnitudes? {
+        guard let player = players[id], let loop = player.loopLength,
+            loop / player.rate < PlaybackPlan.shortestMixedLoop
+        else { return nil }
+        let covered = Swift.min(preparedPlayers[id] ?? 0, loop)
+        let mean = player.timeline.mean(from: covered, to: loop)
+        return MotorMagnitudes(strong: mean.strong * (loop - covered) / loop, weak: mean.weak * (loop - covered) / loop)
     }
 
     /// The mix of every player playing after engine time `origin` (`PlayerState.playsAfter`: a player that finished
@@ -235,15 +256,17 @@ extension PlaybackScheduler {
             var rate: Double
             var loop: Double?
             var covered: Double
+            /// A loop too fast to mix pass by pass: its mean, all along.
+            var steady: MotorMagnitudes?
         }
         let voices = players.keys.sorted().compactMap { id -> Voice? in
             guard let player = players[id], player.playsAfter(origin), span > 0 else { return nil }
             return Voice(
                 timeline: player.timeline, startOffset: player.unwrappedOffset(at: origin), rate: player.rate,
-                loop: player.loopLength, covered: preparedPlayers[id] ?? 0)
+                loop: player.loopLength, covered: preparedPlayers[id] ?? 0, steady: steadyLevels(of: id))
         }
         var cuts: [Double] = [0, span]
-        for voice in voices {
+        for voice in voices where voice.steady == nil {
             var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
             guard let loop = voice.loop else {
                 cuts += points.map { ($0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
@@ -267,6 +290,12 @@ extension PlaybackScheduler {
             var endSum = MotorMagnitudes.off
             var voiced = false
             for voice in voices {
+                if let steady = voice.steady {
+                    startSum = startSum + steady
+                    endSum = endSum + steady
+                    voiced = true
+                    continue
+                }
                 var offset = voice.startOffset + middle * voice.rate
                 var base = 0.0
                 if let loop = voice.loop {

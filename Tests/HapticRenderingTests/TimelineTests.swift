@@ -45,6 +45,20 @@ import Testing
         #expect(timeline.levels(justBefore: 0) == .off && timeline.levels(justBefore: 0.31) == .off)
     }
 
+    @Test func theMeanIntegratesRampsAndJumpsAndCountsSilenceOutsideTheTimeline() {
+        let on = MotorMagnitudes(strong: 1, weak: 0.5)
+        let timeline = MotorTimeline(segments: [
+            .init(start: 0.1, end: 0.2, startLevels: on, endLevels: .off),
+            .init(start: 0.2, end: 0.3, startLevels: on, endLevels: on),
+        ])
+        // 0.1 s of silence, a ramp down from `on` (its mean half of it), then `on`: 0.15 s of `on` in 0.3 s.
+        #expect(close(timeline.mean(from: 0, to: 0.3), 0.5, 0.25))
+        #expect(close(timeline.mean(from: 0.25, to: 0.35), 0.5, 0.25), "off from the end on")
+        #expect(close(timeline.mean(from: -0.1, to: 0.1), 0, 0), "off before the start")
+        #expect(close(timeline.mean(from: 0.15, to: 0.25), 0.625, 0.3125), "part of the ramp, across the jump")
+        #expect(timeline.mean(from: 0.2, to: 0.2) == .off && timeline.mean(from: 0.3, to: 0.2) == .off)
+    }
+
     @Test func playbackRateDividesEveryTime() {
         let timeline = renderer.render(Build.pattern([Build.transient(at: 0.1, intensity: 1, sharpness: 0)])).scaled(
             rate: 2)

@@ -49,6 +49,31 @@ import Testing
         #expect(solo.horizon == whole[k].time && PlayerOpening(plan: solo).horizon == whole[k].time)
     }
 
+    @Test func aLoopComingRoundFasterThanAMillisecondIsMixedAsItsMeanHeldAndASlowerOnePassByPass() throws {
+        // A one-second loop, full for half of it and 0.2 for the rest, at playback rates of 100,000 (10 µs a pass)
+        // and 100 (10 ms a pass), mixed over 2.25 s as a plan of a loop mixes it. The first is its mean, one
+        // segment; mixed pass by pass, it was 450,000 segments. The second is its passes: two segments each.
+        let swing = timeline(pulse(1, 1, to: 0.5), pulse(0.2, 0.2, from: 0.5, to: 1))
+        for (rate, segments) in [(100_000.0, 1), (100, 450)] {
+            var scheduler = PlaybackScheduler()
+            let id = scheduler.add(PlayerState(timeline: swing))
+            scheduler.withPlayer(id) { player in
+                player.setLoopEnabled(true, at: 10)
+                player.schedule(.start, at: 10)
+            }
+            _ = scheduler.advance(to: 10)
+            scheduler.withPlayer(id) { $0.setRate(rate, now: 10) }
+            let mix = scheduler.mixedTimeline(from: 10, span: 2.25, locality: .all)
+            #expect(mix.segments.count == segments, "rate \(rate)")
+            let mean = mix.mean(from: 0, to: 2.25)
+            #expect(abs(mean.strong - 0.6) < 1e-9 && abs(mean.weak - 0.6) < 1e-9, "rate \(rate): \(mean)")
+            // Where a plan is made again across a horizon, the level it continues from is the same mix's.
+            let before = scheduler.mixedLevels(justBefore: 10.5, locality: .all)
+            let expected = rate < 1000 ? 0.2 : 0.6
+            #expect(abs(before.strong - expected) < 1e-9 && abs(before.weak - expected) < 1e-9, "rate \(rate)")
+        }
+    }
+
     @Test func aChangeMakesThePlanStaleFromTheEarliestInstantItTookEffect() {
         var scheduler = PlaybackScheduler()
         let id = scheduler.add(Self.player(seconds: 1))
