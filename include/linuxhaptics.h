@@ -129,9 +129,9 @@ lh_status lh_pattern_load_file(const char *path, lh_pattern **pattern, lh_error 
    read. */
 lh_status lh_pattern_load_data(const void *bytes, size_t length, lh_pattern **pattern, lh_error **error);
 
-/* The pattern's length in seconds: where its last event, parameter or curve ends (a transient is an instant,
-   as Core Haptics' duration counts it; an AudioCustom event lasts its EventDuration, and without one is an
-   instant here, since its sound file is not read); 0 for NULL. */
+/* The pattern's length in seconds: where its last event, parameter or curve ends (a transient is an instant
+   unless its EventDuration pads the pattern, as Core Haptics' duration counts it; an AudioCustom event lasts its
+   EventDuration, and without one is an instant here, since its sound file is not read); 0 for NULL. */
 double lh_pattern_duration(const lh_pattern *pattern);
 
 /* A pattern may be freed as soon as the last play of it has been started: the engine keeps its own copy. */

@@ -105,7 +105,7 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case duplicateKey = "duplicate-key"
         /// JSON5 leniency was needed (a trailing comma, a comment); Apple's own samples need it.
         case lenientSyntax = "lenient-syntax"
-        /// A key that has no effect for this event type (e.g. `EventDuration` on a transient).
+        /// A key that has no effect for this event type (e.g. `EventWaveformPath` on a haptic event).
         case ignoredForEventType = "ignored-for-event-type"
         /// More problems than `AHAPLimits.maximumDiagnostics`; the rest are not listed.
         case diagnosticsTruncated = "diagnostics-truncated"

@@ -155,8 +155,10 @@ public struct HapticEvent: Sendable, Hashable {
     public var type: EventType
     /// When the event starts, in seconds from the start of the pattern (`Time`; `EventTime` is read as an alias).
     public var relativeTime: AHAPTime
-    /// The event's length in seconds (`EventDuration`), `nil` when the file gives none. Meaningful for continuous
-    /// events; Core Haptics ignores it for transients. See `effectiveDuration` for the value a renderer should use.
+    /// The event's length in seconds (`EventDuration`), `nil` when the file gives none. A continuous event lasts
+    /// that long; a transient's tap keeps the length the system gives it, and its `duration` is its logical
+    /// length, which pads its pattern (`logicalDuration`). See `effectiveDuration` for the value a renderer should
+    /// use.
     public var duration: AHAPTime?
     /// The event parameters in file order (`EventParameters`). Duplicates are kept; the last one wins in the
     /// typed accessors, and the validator warns about them.
@@ -231,6 +233,14 @@ public struct HapticEvent: Sendable, Hashable {
     /// file, which the event does not know: 0 here, and the file's length where it is read (`AudioSchedule`).
     public var effectiveDuration: AHAPTime {
         guard type.isContinuous || type == .audioCustom else { return 0 }
+        return Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
+    }
+
+    /// How long the event makes its pattern last from its `relativeTime`: `effectiveDuration`, and for a transient
+    /// its `duration` (0 when absent, capped as `effectiveDuration` is), the logical length Core Haptics pads the
+    /// pattern to ("used to determine pattern end and loop points"), however short the tap itself is.
+    public var logicalDuration: AHAPTime {
+        guard type == .hapticTransient else { return effectiveDuration }
         return Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
     }
 

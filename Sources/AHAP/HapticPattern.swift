@@ -70,12 +70,12 @@ public struct HapticPattern: Sendable, Hashable {
     public var hapticEvents: [HapticEvent] { events.filter(\.isHaptic) }
 
     /// The pattern's length in seconds, like `CHHapticPattern.duration`: the latest end of any event (start plus
-    /// `effectiveDuration`), dynamic parameter time, or curve end. Transients count as instants, and so does an `AudioCustom` event
-    /// without `EventDuration`: its length is its sound file's, which a pattern does not read (a player's
-    /// `duration` covers it).
+    /// `logicalDuration`), dynamic parameter time, or curve end. A transient counts as an instant unless its
+    /// `EventDuration` pads the pattern; so does an `AudioCustom` event without `EventDuration`: its length is its
+    /// sound file's, which a pattern does not read (a player's `duration` covers it).
     public var duration: AHAPTime {
         var end: AHAPTime = 0
-        for event in events { end = Swift.max(end, event.relativeTime + event.effectiveDuration) }
+        for event in events { end = Swift.max(end, event.relativeTime + event.logicalDuration) }
         for parameter in dynamicParameters { end = Swift.max(end, parameter.relativeTime) }
         for curve in parameterCurves { end = Swift.max(end, curve.endTime) }
         return end

@@ -485,16 +485,15 @@ struct PatternDecoder {
             if duration == nil {
                 report(.warning, .missingDuration, "this \(type.rawValue) event has no EventDuration; it lasts 0 s")
             }
-        case .hapticTransient:
-            if duration != nil {
-                report(
-                    .warning, .ignoredForEventType, "EventDuration has no effect on a HapticTransient event",
-                    at: .key("EventDuration"))
-            }
-        case .audioCustom:
+        case .hapticTransient, .audioCustom:
             break
         }
-        if let duration, type == .hapticContinuous, duration > HapticEvent.maximumContinuousDuration {
+        if let duration, type == .hapticTransient, duration > HapticEvent.maximumContinuousDuration {
+            report(
+                .warning, .durationTooLong,
+                "EventDuration \(duration) s pads the pattern past the \(HapticEvent.maximumContinuousDuration) s this package pads it to; it is cut",
+                at: .key("EventDuration"))
+        } else if let duration, type == .hapticContinuous, duration > HapticEvent.maximumContinuousDuration {
             report(
                 .warning, .durationTooLong,
                 "EventDuration \(duration) s is longer than the \(HapticEvent.maximumContinuousDuration) s Core Haptics plays; it is cut",

@@ -11,11 +11,18 @@ struct PatternSource: Sendable {
     let renderer: PatternRenderer
     /// The pattern's sound, when it has audio events and the engine plays audio.
     let audio: PatternAudio?
+    /// The pattern time its haptic events last to (`HapticEvent.logicalDuration`): a player lasts that long at
+    /// least, and loops there, where its motors stop earlier (a transient padded by its `EventDuration`, a
+    /// continuous event at intensity 0), as a Core Haptics pattern's end and loop point are its events'.
+    let eventsEnd: Double
 
     init(pattern: HapticPattern, renderer: PatternRenderer, audio: PatternAudio? = nil) {
         self.pattern = pattern
         self.renderer = renderer
         self.audio = audio
+        eventsEnd =
+            pattern.hapticEvents.lazy.filter { HapticPattern.isWithinTimeBound($0.relativeTime) }
+            .map { $0.relativeTime + $0.logicalDuration }.max() ?? 0
     }
 
     /// The pattern rendered with `controls`: its motor timeline, and when its last sound ends (pattern time; 0

@@ -41,8 +41,9 @@ struct PlayerState: Sendable {
     /// The pattern time its last sound ends at (0 without sound): a pattern lasts until its haptics and its
     /// audio have both ended, as a Core Haptics pattern's duration covers its audio events.
     private var soundEnd = 0.0
-    /// The pattern time the player ends at (and a loop starts again at, unless `loopEnd` says otherwise).
-    var duration: Double { max(timeline.endTime, soundEnd) }
+    /// The pattern time the player ends at (and a loop starts again at, unless `loopEnd` says otherwise): where its
+    /// motors stop, its sound ends, or its pattern's events end (`PatternSource.eventsEnd`), whichever is last.
+    var duration: Double { max(timeline.endTime, soundEnd, source?.eventsEnd ?? 0) }
     /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
     let source: PatternSource?
     /// Parameters and curves sent while it runs, in pattern time (the renderer's form).

@@ -45,6 +45,21 @@ import Testing
                 .duration == 32)
     }
 
+    /// A transient's tap is as long as the system makes it (`effectiveDuration` 0), and its `EventDuration` is its
+    /// logical length: Core Haptics pads the pattern to it, for its end and its loop point. Capped as a continuous
+    /// event's; without one, an instant.
+    @Test func aTransientsEventDurationPadsItsPatternButNotItsTap() {
+        let tap = { (time: Double, duration: Double?) in
+            HapticEvent(type: .hapticTransient, relativeTime: time, duration: duration)
+        }
+        #expect(tap(0, 1).effectiveDuration == 0 && tap(0, 1).logicalDuration == 1)
+        #expect(tap(0, nil).logicalDuration == 0 && tap(0, -1).logicalDuration == 0)
+        #expect(tap(0, 45).logicalDuration == HapticEvent.maximumContinuousDuration)
+        #expect(HapticPattern(events: [tap(0.5, 1), tap(1, nil)], parameters: []).duration == 1.5)
+        let continuous = HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 2)
+        #expect(continuous.logicalDuration == continuous.effectiveDuration)
+    }
+
     @Test func identifiersKeepUnknownNames() {
         #expect(HapticEvent.ParameterID(rawValue: "HapticIntensity") == .hapticIntensity)
         #expect(HapticEvent.ParameterID(rawValue: "Wobble") == .unknown("Wobble"))

@@ -170,6 +170,32 @@ import Testing
             ])
     }
 
+    @Test func aTransientsEventDurationPadsThePlayerSoThatItEndsAndLoopsThere() throws {
+        // One tap with an EventDuration of 1 s: Core Haptics pads the pattern to it, for its end and its loop
+        // point. Looping, one tap a second (was: the 40 ms tap again and again, a 2.5 s buzz); alone, it
+        // finishes at 1 s (was: 40 ms).
+        let tap = HapticPattern(
+            events: [HapticEvent(type: .hapticTransient, relativeTime: 0, duration: 1)], parameters: [])
+        let rig = try Rig()
+        let looping = try rig.engine.makeAdvancedPlayer(with: tap)
+        #expect(looping.duration == 1)
+        looping.loopEnabled = true
+        try looping.start(atTime: 0)
+        try looping.stop(atTime: 12.5)
+        rig.clock.advance(by: 3)
+        let onsets = rig.applied().filter { $0.strong > 0 || $0.weak > 0 }.map(\.time)
+        #expect(onsets == [0, 1_000_000, 2_000_000], "\(rig.applied())")
+        let once = try rig.engine.makeAdvancedPlayer(with: tap)
+        let finished = Inbox<Double>()
+        once.completionHandler = { _ in finished.put(rig.engine.currentTime) }
+        try once.start(atTime: 0)
+        let started = rig.engine.currentTime
+        rig.clock.advance(by: 0.5)
+        #expect(finished.all.isEmpty, "still playing its padding after its tap")
+        rig.clock.advance(by: 1)
+        #expect(finished.all.map { abs($0 - started - 1) < 1e-6 } == [true], "\(finished.all)")
+    }
+
     @Test func playbackRateScalesPatternTime() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 1)))
