@@ -82,23 +82,41 @@ struct PlayerState: Sendable {
         soundEnd = rendered.soundEnd
     }
 
-    /// The controls with `parameters` received at engine time `time` (converted to pattern time); nil for a
-    /// player without a pattern, which has nothing to apply them to. Rendering them in is `adopt`'s, outside the
-    /// engine's lock.
-    func controls(sending parameters: [HapticDynamicParameter], at time: Double) -> RuntimeControls? {
+    /// The controls with `parameters` received at engine time `now` for engine time `time` (converted to pattern
+    /// time as the player will play then: `projectedOffset(at:)`); nil for a player without a pattern, which has
+    /// nothing to apply them to. Rendering them in is `adopt`'s, outside the engine's lock.
+    func controls(sending parameters: [HapticDynamicParameter], at time: Double, now: Double) -> RuntimeControls? {
         guard source != nil else { return nil }
         var changed = controls
-        changed.send(parameters, atPatternTime: offset(at: time), fromEachPassStart: loopLength != nil)
+        changed.send(
+            parameters, atPatternTime: projectedOffset(at: time), fromEachPassStart: loopLength != nil,
+            position: controlPosition(now: now))
         return changed
     }
 
-    /// The controls with `curve` scheduled from engine time `time`, which takes the place of the curve's own
-    /// relative time (as Core Haptics' `scheduleParameterCurve` overrides it); nil for a player without a pattern.
-    func controls(scheduling curve: HapticParameterCurve, at time: Double) -> RuntimeControls? {
+    /// The controls with `curve` scheduled at engine time `now` from engine time `time`, which takes the place of
+    /// the curve's own relative time (as Core Haptics' `scheduleParameterCurve` overrides it); nil for a player
+    /// without a pattern.
+    func controls(scheduling curve: HapticParameterCurve, at time: Double, now: Double) -> RuntimeControls? {
         guard source != nil else { return nil }
         var changed = controls
-        changed.schedule(curve, atPatternTime: offset(at: time))
+        changed.schedule(curve, atPatternTime: projectedOffset(at: time), position: controlPosition(now: now))
         return changed
+    }
+
+    /// The pattern offset the player will be at at engine time `time` (now or later): its queued commands up to
+    /// then applied (a start, a pause, a resume, a stop), as `advance(to:)` will apply them. A control sent for a
+    /// moment after a queued start acts where the pattern will be then, not at the offset the player waits at.
+    func projectedOffset(at time: Double) -> Double {
+        var projected = self
+        _ = projected.advance(to: time)
+        return projected.offset(at: time)
+    }
+
+    /// Where the player stands at engine time `now`, for a control sent then (`RuntimeControls.send`'s
+    /// `position`); nil for a looping player, whose one pattern time holds every pass.
+    private func controlPosition(now: Double) -> Double? {
+        loopLength == nil ? offset(at: now) : nil
     }
 
     /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`) at engine time `now`.

@@ -92,7 +92,7 @@ import Testing
         let controls = try #require(
             player.controls(
                 sending: [HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)],
-                at: 5.3))
+                at: 5.3, now: 5.3))
         player.adopt(try #require(player.source).rendered(with: controls), at: 5.3)
         let controlled = try #require(player.soundCues().first).anchor
         #expect(controlled != looping && controlled.revision == looping.revision + 1)

@@ -65,7 +65,7 @@ import Testing
             parameterID: .hapticIntensityControl,
             controlPoints: [.init(relativeTime: 0, value: 0.5), .init(relativeTime: 0.1, value: 0.5)],
             relativeTime: 1)
-        let controls = try #require(player.controls(scheduling: curve, at: 10.25))
+        let controls = try #require(player.controls(scheduling: curve, at: 10.25, now: 10.25))
         #expect(controls.curves.map(\.relativeTime) == [0.25])
     }
 }

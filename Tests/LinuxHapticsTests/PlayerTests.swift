@@ -235,6 +235,71 @@ import Testing
         #expect(changes.last.map { $0.time == 11 && $0.mix.isOff } == true)
     }
 
+    @Test func aControlSentForAMomentAfterAQueuedStartActsAtThatMomentOfThePattern() throws {
+        // Started at 11, a control for 11.5 sent before: it acts half a second into the pattern (it acted from
+        // the start, the offset the player waited at, before 6 December). The same for a curve.
+        for curve in [false, true] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+            try player.start(atTime: 11)
+            if curve {
+                try player.scheduleParameterCurve(
+                    HapticParameterCurve(
+                        parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.3)],
+                        relativeTime: 0), atTime: 11.5)
+            } else {
+                try player.sendParameters(
+                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                    atTime: 11.5)
+            }
+            rig.clock.advance(by: 3)
+            #expect(
+                rig.applied() == [
+                    Change(at: 1, strong: 1, weak: 1), Change(at: 1.5, strong: q(0.3), weak: q(0.3)),
+                    Change(at: 2, .off),
+                ], "curve: \(curve)")
+        }
+    }
+
+    @Test func aControlSentWhilePausedForAMomentAfterTheResumeActsAtThatMomentOfThePattern() throws {
+        // Paused at 0.5 s of a 2 s tone, its resume queued for 11; a control sent while paused for 11.5 acts at
+        // 1 s of the pattern, half a second after the resume (it acted at the resume before 6 December).
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 2))
+        try player.start(atTime: 0)
+        try player.pause(atTime: 10.5)
+        rig.clock.advance(by: 0.6)
+        try player.resume(atTime: 11)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 11.5)
+        rig.clock.advance(by: 3)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 1), Change(at: 0.5, .off), Change(at: 1, strong: 1, weak: 1),
+                Change(at: 1.5, strong: q(0.3), weak: q(0.3)), Change(at: 2.5, .off),
+            ])
+    }
+
+    @Test func aControlSentForLaterLeavesTheOneInEffectActingUntilItsTime() throws {
+        // 0.3 from the start (sent after it: the opening went out at full, and 0.3 an interval later); sent at
+        // 0.5 s, 0.6 for 2 s: 0.3 holds until then (before 6 December the tone went back to its full level from
+        // the second send to 2 s).
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 3))
+        try player.start(atTime: 0)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 0)
+        rig.clock.advance(by: 0.5)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.6, relativeTime: 0)], atTime: 12)
+        rig.clock.advance(by: 3)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 1), Change(at: 0.01, strong: q(0.3), weak: q(0.3)),
+                Change(at: 2, strong: q(0.6), weak: q(0.6)), Change(at: 3, .off),
+            ])
+    }
+
     @Test func intensityControlSentToALoopingPlayerActsFromTheStartOfEveryLaterPass() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 1))

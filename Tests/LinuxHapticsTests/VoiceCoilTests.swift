@@ -85,7 +85,7 @@ import Testing
         let controls = try #require(
             player.controls(
                 sending: [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)],
-                at: 5.1))
+                at: 5.1, now: 5.1))
         player.adopt(try #require(player.source).rendered(with: controls), at: 5.1)
         let changed = try #require(player.cues().first)
         #expect(changed != start)
