@@ -105,11 +105,14 @@ struct PlayerState: Sendable {
     }
 
     /// The pattern offset the player will be at at engine time `time` (now or later): its queued commands up to
-    /// then applied (a start, a pause, a resume, a stop), as `advance(to:)` will apply them. A control sent for a
-    /// moment after a queued start acts where the pattern will be then, not at the offset the player waits at.
+    /// then applied (a start, a pause, a resume), as `advance(to:)` will apply them. A control sent for a moment
+    /// after a queued start acts where the pattern will be then, not at the offset the player waits at. A player
+    /// that will have ended or stopped by then is placed as it runs now (past its end, where a control changes
+    /// nothing it plays), not at the offset a later start would begin from.
     func projectedOffset(at time: Double) -> Double {
         var projected = self
         _ = projected.advance(to: time)
+        guard projected.phase == .playing || projected.phase == .paused else { return offset(at: time) }
         return projected.offset(at: time)
     }
 

@@ -261,6 +261,25 @@ import Testing
         }
     }
 
+    @Test func aControlSentForAfterThePlayerEndsOrStopsChangesNothingItPlays() throws {
+        // A 1 s tone at 0.3 s: a control for after its end, or for after a stop queued at 0.6 s, changes nothing
+        // of what plays (placed at the offset a later start would begin from, it acted at once).
+        for stops in [false, true] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+            try player.start(atTime: 0)
+            rig.clock.advance(by: 0.3)
+            if stops { try player.stop(atTime: 10.6) }
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                atTime: stops ? 10.8 : 12)
+            rig.clock.advance(by: 2)
+            #expect(
+                rig.applied() == [Change(at: 0, strong: 1, weak: 1), Change(at: stops ? 0.6 : 1, .off)],
+                "stops: \(stops)")
+        }
+    }
+
     @Test func aControlSentWhilePausedForAMomentAfterTheResumeActsAtThatMomentOfThePattern() throws {
         // Paused at 0.5 s of a 2 s tone, its resume queued for 11; a control sent while paused for 11.5 acts at
         // 1 s of the pattern, half a second after the resume (it acted at the resume before 6 December).
