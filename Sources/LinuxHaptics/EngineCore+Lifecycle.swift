@@ -120,6 +120,10 @@ extension EngineCore {
     func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
         let (output, watch, timer, completions, handler, deferred, finished) = state.withLock { state in
             let wasRunning = state.phase == .running
+            // An idle engine is one an app still sees as started (its next play opens the device again): a
+            // players-finished handler that stops it is heard of, as on a running engine, since a play throws
+            // `notRunning` from then on.
+            let reported = wasRunning || (state.phase == .idle && reason == .notifyWhenFinished)
             state.phase = final ? .destroyed : .stopped
             let cutOff = state.activeCompletions
             state.scheduler.haltAll()
@@ -133,7 +137,7 @@ extension EngineCore {
                 state.preparedBeforeRelease = []
                 state.deferredCallbacks = []
             }
-            let handler = (reason != nil && wasRunning) ? state.handlers.stopped : nil
+            let handler = (reason != nil && reported) ? state.handlers.stopped : nil
             // A players-finished handler still waiting hears of it now: no player plays on a stopped engine.
             let finished = state.handlers.playersFinished
             state.handlers.playersFinished = []

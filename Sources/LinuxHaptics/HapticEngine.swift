@@ -133,7 +133,7 @@ public final class HapticEngine: Sendable {
     /// `stop()` is called is called then. When the players are cut off (the device lost, or failing) a handler
     /// waiting is called then, with the error (Core Haptics passes one when its players stopped on an error).
     /// Several handlers may wait at once: each is called once. Returning `.stopEngine` stops the engine
-    /// (`stoppedHandler` hears `notifyWhenFinished` on a running engine; an interrupted one then waits for no
+    /// (`stoppedHandler` hears `notifyWhenFinished` on a running or idle engine; an interrupted one then waits for no
     /// device and is not reset).
     public func notifyWhenPlayersFinished(
         _ handler: @escaping @Sendable (HapticEngineError?) -> HapticEngineFinishedAction

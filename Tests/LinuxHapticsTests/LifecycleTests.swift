@@ -346,6 +346,24 @@ import Testing
         #expect(rig.actions().last == .close)
     }
 
+    /// On an engine that shut itself down (idle), a handler is called at once; its `.stopEngine` stops the engine,
+    /// which a play then does not start again, and the stopped handler hears why (until 6 December it heard
+    /// nothing, and the app's next play threw `notRunning` where it had been starting the engine again).
+    @Test func aStopEngineFromAPlayersFinishedHandlerOnAnIdleEngineIsReported() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 0.2
+        let rig = try Rig(options: options)
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        rig.engine.stoppedHandler = { reasons.put($0) }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(reasons.all == [.idleTimeout])
+        rig.engine.notifyWhenPlayersFinished { _ in .stopEngine }
+        #expect(reasons.all == [.idleTimeout, .notifyWhenFinished])
+        #expect(throws: HapticEngineError.self) { try player.start(atTime: 0) }
+    }
+
     /// Two handlers waiting are each called once, in order; one `.stopEngine` among them stops the engine once
     /// (until 6 December the second call dropped the first handler).
     @Test func everyPlayersFinishedHandlerWaitingIsCalledOnce() throws {
