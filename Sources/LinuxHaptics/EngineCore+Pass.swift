@@ -130,11 +130,7 @@ extension EngineCore {
         if !outcome.playersFinished.isEmpty {
             let handlers = outcome.playersFinished
             callbacks.append { [weak self] in
-                // Every handler hears of it; one `.stopEngine` among them stops the engine, once.
-                let actions = handlers.map { $0(nil) }
-                guard actions.contains(.stopEngine), let self else { return }
-                self.stopEverything(reason: .notifyWhenFinished)
-                self.logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
+                self?.callPlayersFinished(handlers, error: nil) { $0 != .stopped && $0 != .destroyed }
             }
         }
         if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }

@@ -50,16 +50,11 @@ extension EngineCore {
         if let stopped { deliver { stopped(reason) } }
         if !finished.isEmpty {
             HandlerThreads.run { [weak self] in
-                // `.stopEngine` stops the interrupted engine: no reset follows when the device returns.
-                let actions = finished.map { $0(error) }
-                guard actions.contains(.stopEngine), let self else { return }
-                // Not an engine a stop or the device's return changed meanwhile.
-                let interrupted = self.state.withLock { state in
-                    if case .interrupted = state.phase { true } else { false }
+                // `.stopEngine` stops the interrupted engine (no reset follows when the device returns), not one a
+                // stop or the device's return changed meanwhile.
+                self?.callPlayersFinished(finished, error: error) { phase in
+                    if case .interrupted = phase { true } else { false }
                 }
-                guard interrupted else { return }
-                self.stopEverything(reason: .notifyWhenFinished)
-                self.logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
             }
         }
     }

@@ -184,9 +184,18 @@ final class EngineCore: Sendable {
             return true
         }
         if running { return wake() }
-        guard handler(nil) == .stopEngine else { return }
-        let stoppable = state.withLock { $0.phase != .stopped && $0.phase != .destroyed }
-        if stoppable { stopEverything(reason: .notifyWhenFinished) }
+        callPlayersFinished([handler], error: nil) { $0 != .stopped && $0 != .destroyed }
+    }
+
+    /// Calls each players-finished handler of `handlers` once, with `error`; when one answers `.stopEngine`, stops
+    /// the engine (`notifyWhenFinished`), once, if its phase then is one `stoppable` accepts.
+    func callPlayersFinished(
+        _ handlers: [FinishedHandler], error: HapticEngineError?, stoppable: (EnginePhase) -> Bool
+    ) {
+        let actions = handlers.map { $0(error) }
+        guard actions.contains(.stopEngine), state.withLock({ stoppable($0.phase) }) else { return }
+        stopEverything(reason: .notifyWhenFinished)
+        logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])
     }
 
     /// Haptics muted: the mix is planned at gain 0 from now on, so the motors go to rest and stay there while

@@ -110,6 +110,8 @@ struct PlayerState: Sendable {
     /// that will have ended or stopped by then is placed as it runs now (past its end, where a control changes
     /// nothing it plays), not at the offset a later start would begin from.
     func projectedOffset(at time: Double) -> Double {
+        // Nothing queued (a player steered as it plays): it runs as it does now.
+        guard !pending.isEmpty else { return offset(at: time) }
         var projected = self
         _ = projected.advance(to: time)
         guard projected.phase == .playing || projected.phase == .paused else { return offset(at: time) }

@@ -361,7 +361,7 @@ import Testing
         #expect(reasons.all == [.idleTimeout])
         rig.engine.notifyWhenPlayersFinished { _ in .stopEngine }
         #expect(reasons.all == [.idleTimeout, .notifyWhenFinished])
-        #expect(throws: HapticEngineError.self) { try player.start(atTime: 0) }
+        #expect { try player.start(atTime: 0) } throws: { ($0 as? HapticEngineError)?.kind == .notRunning }
     }
 
     /// Two handlers waiting are each called once, in order; one `.stopEngine` among them stops the engine once
