@@ -49,12 +49,11 @@ public enum HapticLocality: String, Sendable, Hashable, CaseIterable {
 /// with times already converted to pattern time. They act like the pattern's own parameters and curves and,
 /// started later, win over them.
 ///
-/// A control sent replaces every one of its identifier sent before (a parameter or a curve) from its own time on:
-/// what was sent earlier has acted already, and the newest sent is the player's value of that control from its
-/// time. Sent for later than the player's position, it leaves the control in effect there, and those sent to start
-/// before its time, acting until then. A player steered many times a second for minutes so keeps one source per
-/// control (and those it scheduled ahead), and a change costs the same render at the first send and the
-/// ten-thousandth.
+/// A control sent replaces every one of its identifier sent before (a parameter or a curve): what was sent
+/// earlier has acted already (a player holds a control sent for a later engine time until then), and the newest
+/// sent is the player's value of that control from now on. A player
+/// steered many times a second for minutes so keeps one source per control, and a change costs the same render
+/// at the first send and the ten-thousandth.
 public struct RuntimeControls: Sendable, Hashable {
     public var parameters: [HapticDynamicParameter]
     public var curves: [HapticParameterCurve]
@@ -67,20 +66,14 @@ public struct RuntimeControls: Sendable, Hashable {
     public static let none = RuntimeControls()
 
     /// Parameters sent at `patternTime` (each parameter's own `relativeTime` is ignored, as Core Haptics does
-    /// for `sendParameters`), each replacing what was sent before for its identifier from `patternTime` on.
-    /// `position`: the pattern time the player is at as they are sent; what was sent before for an identifier and
-    /// acts between there and `patternTime` (the source in effect at `position`, and those starting after it) is
-    /// kept, so that a control sent for later leaves the present one in effect until its time. Nil: every source
-    /// sent before is replaced. `fromEachPassStart` (a looping player): each also acts from the start of the
-    /// pattern, so that the passes after this one play with it from their beginning rather than only from
-    /// `patternTime` on; in this pass that start has passed. One pattern time holds every pass, so a looping
-    /// player's controls are sent without a position: what this one replaces would act again in the next pass.
+    /// for `sendParameters`), each replacing what was sent before for its identifier. `fromEachPassStart` (a
+    /// looping player): each also acts from the start of the pattern, so that the passes after this one play
+    /// with it from their beginning rather than only from `patternTime` on; in this pass that start has passed.
     public mutating func send(
-        _ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double, fromEachPassStart: Bool = false,
-        position: Double? = nil
+        _ parameters: [HapticDynamicParameter], atPatternTime patternTime: Double, fromEachPassStart: Bool = false
     ) {
         for parameter in parameters {
-            forget(parameter.parameterID, from: patternTime, position: position)
+            forget(parameter.parameterID)
             let times = fromEachPassStart && patternTime > 0 ? [0, patternTime] : [patternTime]
             for time in times {
                 self.parameters.append(
@@ -91,33 +84,18 @@ public struct RuntimeControls: Sendable, Hashable {
     }
 
     /// A curve scheduled to start at `patternTime` (its control points stay relative to its start), replacing
-    /// what was sent before for its identifier from then on; `position` as `send`'s.
-    public mutating func schedule(
-        _ curve: HapticParameterCurve, atPatternTime patternTime: Double, position: Double? = nil
-    ) {
-        forget(curve.parameterID, from: patternTime, position: position)
+    /// what was sent before for its identifier.
+    public mutating func schedule(_ curve: HapticParameterCurve, atPatternTime patternTime: Double) {
+        forget(curve.parameterID)
         curves.append(
             HapticParameterCurve(
                 parameterID: curve.parameterID, controlPoints: curve.controlPoints, relativeTime: patternTime))
     }
 
-    /// Drops the parameters and curves sent for `id` that a source of it starting at `start` replaces: every one
-    /// without a `position` or when `start` is not after it; otherwise those starting at or after `start`, and
-    /// those that stopped acting before `position` (a later one had started by then).
-    private mutating func forget(_ id: HapticDynamicParameter.ID, from start: Double, position: Double?) {
-        guard let position, start > position else {
-            parameters.removeAll { $0.parameterID == id }
-            curves.removeAll { $0.parameterID == id }
-            return
-        }
-        let starts =
-            parameters.lazy.filter { $0.parameterID == id }.map(\.relativeTime)
-            + curves.lazy.filter { $0.parameterID == id }.map(\.relativeTime)
-        // The source in effect at `position`: the latest started by then (sources starting together all stay).
-        let inEffect = starts.filter { $0 <= position }.max() ?? -.infinity
-        let replaced = { (time: Double) in time >= start || time < inEffect }
-        parameters.removeAll { $0.parameterID == id && replaced($0.relativeTime) }
-        curves.removeAll { $0.parameterID == id && replaced($0.relativeTime) }
+    /// Drops every parameter and curve sent for `id`.
+    private mutating func forget(_ id: HapticDynamicParameter.ID) {
+        parameters.removeAll { $0.parameterID == id }
+        curves.removeAll { $0.parameterID == id }
     }
 }
 

@@ -62,7 +62,6 @@ final class EngineAudio: Sendable {
     struct PlayerSound: Sendable {
         var cues: [SoundCue]
         var source: PatternSource
-        var controls: RuntimeControls
     }
 
     init(configuration: EngineAudioConfiguration, logger: Logger) {
@@ -161,7 +160,7 @@ final class EngineAudio: Sendable {
     private func source(
         for cue: SoundCue, of sound: PlayerSound, on stream: MixingStream, now: Double
     ) -> (sound: PatternSoundSource, startNanoseconds: UInt64, offset: Double)? {
-        guard let audio = sound.source.audio, let schedule = sound.source.audioSchedule(sound.controls),
+        guard let audio = sound.source.audio, let schedule = sound.source.audioSchedule(cue.controls),
             !schedule.voices.isEmpty
         else { return nil }
         guard audio.sampleRate == stream.sampleRate else {

@@ -53,28 +53,26 @@ extension EngineCore {
     }
 
     /// Gives a player new run-time controls: `change` works them out from the player under the lock (nil: the
-    /// player has no pattern to apply them to), the pattern is rendered with them outside it, and the result is
-    /// kept when no other control reached the player meanwhile; otherwise the change is made again on top of
-    /// that one.
+    /// player has no pattern to apply them to), the pattern is rendered with them outside it (with those of each
+    /// control held for later, rebuilt on top of them), and the change is made when no other control reached the
+    /// player meanwhile (`PlayerState.take`); otherwise it is worked out again on top of that one.
     func changeControls(
-        _ id: PlayerID, generation: ResetGeneration, _ change: (PlayerState, Double) -> RuntimeControls?
+        _ id: PlayerID, generation: ResetGeneration, _ change: (PlayerState, Double) -> ControlsChange?
     ) throws(HapticEngineError) {
         while true {
             let now = motorNow
             let wanted = try state.withLock {
-                (state) throws(HapticEngineError) -> (PatternSource, RuntimeControls, Int)? in
+                (state) throws(HapticEngineError) -> (PatternSource, ControlsChange)? in
                 try state.requirePlayer(id, generation: generation)
                 guard let player = state.scheduler.players[id], let source = player.source,
-                    let controls = change(player, now)
+                    let change = change(player, now)
                 else { return nil }
-                return (source, controls, player.controlsRevision)
+                return (source, change)
             }
-            guard let (source, controls, revision) = wanted else { return }
-            let rendered = source.rendered(with: controls)
+            guard let (source, change) = wanted else { return }
+            let rendered = change.controls.map { source.rendered(with: $0) }
             let kept = try updatePlayer(id, generation: generation, changesMix: true) { player, now in
-                guard player.controlsRevision == revision else { return false }
-                player.adopt(rendered, at: now)
-                return true
+                player.take(change, rendered: rendered, at: now)
             }
             if kept { return }
         }

@@ -30,11 +30,11 @@ extension EngineCore {
                     guard let source = player.source else { continue }
                     if audio != nil, source.audio != nil {
                         taken.sounds[id] = EngineAudio.PlayerSound(
-                            cues: player.soundCues(), source: source, controls: player.controls)
+                            cues: player.soundCues(), source: source)
                     }
                     if streamed != nil, !state.hapticsMuted {
                         taken.waveforms[id] = WaveformPlayer(
-                            cues: player.cues(), pattern: source.pattern, controls: player.controls)
+                            cues: player.cues(), pattern: source.pattern)
                     }
                 }
                 return taken

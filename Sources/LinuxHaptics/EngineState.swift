@@ -484,9 +484,10 @@ struct EngineState: Sendable {
     }
 
     /// Player `id` starts plainly from its top (`queued` commands pending: its start, or none before it is
-    /// asked; normal rate, no loop, a pattern that lasts) and no other player plays or waits: the mix is its own.
+    /// asked; normal rate, no loop, no control held for later, a pattern that lasts) and no other player plays or waits: the mix is its own.
     private func startsAloneFromItsTop(_ id: PlayerID, queued: Int = 1) -> Bool {
-        guard let player = scheduler.players[id], player.pendingCount == queued, player.rate == 1,
+        guard let player = scheduler.players[id], player.pendingCount == queued, player.heldControls.isEmpty,
+            player.rate == 1,
             !player.loopEnabled, player.startOffset == 0, player.duration > PlayerState.epsilon
         else { return false }
         return !scheduler.players.contains { $0.key != id && $0.value.isActive }

@@ -600,7 +600,7 @@ package final class HDRumbleMember: PatternStream {
         sounds.follow(players, now: now, on: stream, isOpen: { !closed.load(ordering: .relaxed) }) {
             waveform, cue, start in
             let renderer = BandRenderer(
-                pattern: waveform.pattern, controls: waveform.controls, playbackRate: cue.anchor.rate,
+                pattern: waveform.pattern, controls: cue.controls, playbackRate: cue.anchor.rate,
                 locality: locality)
             return source(renderer, offset: cue.anchor.offset(at: start), loopLength: cue.anchor.loopLength)
         }

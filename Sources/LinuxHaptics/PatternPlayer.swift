@@ -10,10 +10,11 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
     /// Applies dynamic parameters at `time` (their own relative times are not used), as the pattern's own would act:
-    /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones. `time` is placed in
-    /// the pattern where the player will be then, its queued start, pause or resume counted. Each replaces what was
-    /// sent before for its identifier from `time` on (what acts until then keeps acting); on a looping player it
-    /// replaces it at once and acts from the start of every pass too.
+    /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones. The player holds them
+    /// until `time` and places them in the pattern where it will be then (its queued start, pause or resume
+    /// counted). Each replaces what was sent before for its identifier from `time` on (what acts until then keeps
+    /// acting); on a looping player it acts from the start of every later pass too. A `cancel()` or the engine's
+    /// stop drops those still held.
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError)
     /// Applies a parameter curve starting at `time`, which takes the place of the curve's own relative time (as in
     /// Core Haptics), placed and replacing what was sent before for its identifier as `sendParameters` does.
@@ -161,7 +162,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
             try requireFiniteValues([parameter.value], of: parameter.parameterID, "the value")
         }
         try core.changeControls(id, generation: generation) { player, now in
-            player.controls(sending: parameters, at: effectiveTime(time, now: now), now: now)
+            player.controlsChange(sending: parameters, at: effectiveTime(time, now: now), now: now)
         }
     }
 
@@ -172,7 +173,7 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
             curve.controlPoints.map(\.relativeTime) + [curve.relativeTime], of: curve.parameterID,
             "a control point's time")
         try core.changeControls(id, generation: generation) { player, now in
-            player.controls(scheduling: curve, at: effectiveTime(time, now: now), now: now)
+            player.controlsChange(scheduling: curve, at: effectiveTime(time, now: now), now: now)
         }
     }
 

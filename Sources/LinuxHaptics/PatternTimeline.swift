@@ -73,8 +73,51 @@ struct SoundAnchor: Sendable, Hashable {
     }
 }
 
-/// A sound a player makes: from its anchor until `end` (engine time; nil: until it ends by itself).
+/// A sound a player makes: from its anchor until `end` (engine time; nil: until it ends by itself), with the
+/// run-time controls it plays with.
 struct SoundCue: Sendable, Hashable {
     var anchor: SoundAnchor
     var end: Double?
+    var controls = RuntimeControls.none
+}
+
+/// A control as a player received it, placed in pattern time (`RuntimeControls`' forms): kept while it is held for
+/// a later time, so that it can be applied again on top of a control sent after it for an earlier time.
+enum SentControl: Sendable {
+    case parameters([HapticDynamicParameter], patternTime: Double, fromEachPassStart: Bool)
+    case curve(HapticParameterCurve, patternTime: Double)
+
+    /// `controls` with this one sent.
+    func applied(to controls: RuntimeControls) -> RuntimeControls {
+        var changed = controls
+        switch self {
+        case .parameters(let parameters, let patternTime, let fromEachPassStart):
+            changed.send(parameters, atPatternTime: patternTime, fromEachPassStart: fromEachPassStart)
+        case .curve(let curve, let patternTime):
+            changed.schedule(curve, atPatternTime: patternTime)
+        }
+        return changed
+    }
+}
+
+/// A control a player holds until the engine time it was sent for (`PlayerState.heldControls`), with the player's
+/// controls then (those before it and it) and the pattern rendered with them.
+struct HeldControl: Sendable {
+    var time: Double
+    var sent: SentControl
+    var rendered: RenderedControls
+}
+
+/// A change of a player's controls, worked out under the engine's lock (`PlayerState.controlsChange`), rendered
+/// outside it, and made by `PlayerState.take` unless another change reached the player meanwhile.
+struct ControlsChange: Sendable {
+    /// `PlayerState.controlChanges` when it was worked out.
+    var basis: Int
+    /// The engine time it is held for; nil: it acts at once.
+    var time: Double?
+    var sent: SentControl
+    /// Where it goes among the held controls; those from there on act after it.
+    var index: Int
+    /// The controls from its time on, then those of each held control from `index` on, rebuilt on top of it.
+    var controls: [RuntimeControls]
 }

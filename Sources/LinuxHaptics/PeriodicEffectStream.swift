@@ -330,7 +330,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         guard !state.withLock({ $0.closing }) else { return }
         sounds.follow(players, now: now, on: self) { waveform, cue, start in
             PeriodicSource(
-                program: program(waveform.pattern, controls: waveform.controls),
+                program: program(waveform.pattern, controls: cue.controls),
                 offset: cue.anchor.offset(at: start), rate: cue.anchor.rate, loopLength: cue.anchor.loopLength)
         }
     }

@@ -68,10 +68,10 @@ struct PlaybackScheduler: Sendable {
         for id in players.keys.sorted() {
             let advanced = withPlayer(id) { player -> Advanced? in
                 guard let firstQueued = player.nextStateChange else { return nil }
-                let queued = player.pendingCount
+                let queued = player.queuedCount
                 let happened = player.advance(to: now)
                 return Advanced(
-                    firstQueued: firstQueued, changed: player.pendingCount != queued || !happened.isEmpty,
+                    firstQueued: firstQueued, changed: player.queuedCount != queued || !happened.isEmpty,
                     happened: happened, nextChange: player.nextStateChange)
             }
             guard let outcome = advanced ?? nil else { continue }

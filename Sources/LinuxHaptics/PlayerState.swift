@@ -43,13 +43,20 @@ struct PlayerState: Sendable {
     private var soundEnd = 0.0
     /// The pattern time the player ends at (and a loop starts again at, unless `loopEnd` says otherwise): where its
     /// motors stop, its sound ends, or its pattern's events end (`PatternSource.eventsEnd`), whichever is last.
-    var duration: Double { max(timeline.endTime, soundEnd, source?.eventsEnd ?? 0) }
+    var duration: Double { duration(motorsEnd: timeline.endTime, soundEnd: soundEnd) }
     /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
     let source: PatternSource?
     /// Parameters and curves sent while it runs, in pattern time (the renderer's form).
     private(set) var controls = RuntimeControls.none
     /// Bumped whenever `controls` change: the player's sound, rendered with them, must be made again.
     private(set) var controlsRevision = 0
+    /// Controls sent for a later engine time, rendered ahead, in time order: each taken (`adopt`) when the player
+    /// reaches its time (`advance(to:)`), so that the one in effect acts until then. (Rendered in at once, a control
+    /// for a later pass of a loop would act in this one too: one pattern time holds every pass.)
+    private(set) var heldControls: [HeldControl] = []
+    /// Bumped by every change to `controls` or `heldControls` made through `take`: a change worked out from an
+    /// older count was overtaken (`ControlsChange.basis`).
+    private(set) var controlChanges = 0
     private(set) var phase: PlayerPhase = .idle
     /// The engine time the player reached its pattern's end at, while it stays as it was then (a new rate, seek or
     /// controls forget it): a plan made late, from an instant before that end, still counts what it played
@@ -82,46 +89,71 @@ struct PlayerState: Sendable {
         soundEnd = rendered.soundEnd
     }
 
-    /// The controls with `parameters` received at engine time `now` for engine time `time` (converted to pattern
-    /// time as the player will play then: `projectedOffset(at:)`); nil for a player without a pattern, which has
-    /// nothing to apply them to. Rendering them in is `adopt`'s, outside the engine's lock.
-    func controls(sending parameters: [HapticDynamicParameter], at time: Double, now: Double) -> RuntimeControls? {
+    /// The change `parameters`, received at engine time `now` for engine time `time`, make to the player's controls
+    /// (placed in pattern time as the player will play then: `projectedOffset(at:)`); nil for a player without a
+    /// pattern, which has nothing to apply them to. Rendering it is the caller's, outside the engine's lock, and
+    /// `take` makes it.
+    func controlsChange(sending parameters: [HapticDynamicParameter], at time: Double, now: Double) -> ControlsChange? {
         guard source != nil else { return nil }
-        var changed = controls
-        changed.send(
-            parameters, atPatternTime: projectedOffset(at: time), fromEachPassStart: loopLength != nil,
-            position: controlPosition(now: now))
-        return changed
+        return change(
+            .parameters(parameters, patternTime: projectedOffset(at: time), fromEachPassStart: loopLength != nil),
+            at: time, now: now)
     }
 
-    /// The controls with `curve` scheduled at engine time `now` from engine time `time`, which takes the place of
-    /// the curve's own relative time (as Core Haptics' `scheduleParameterCurve` overrides it); nil for a player
-    /// without a pattern.
-    func controls(scheduling curve: HapticParameterCurve, at time: Double, now: Double) -> RuntimeControls? {
+    /// The change `curve`, scheduled at engine time `now` from engine time `time` (which takes the place of the
+    /// curve's own relative time, as Core Haptics' `scheduleParameterCurve` overrides it), makes to the player's
+    /// controls; nil for a player without a pattern.
+    func controlsChange(scheduling curve: HapticParameterCurve, at time: Double, now: Double) -> ControlsChange? {
         guard source != nil else { return nil }
-        var changed = controls
-        changed.schedule(curve, atPatternTime: projectedOffset(at: time), position: controlPosition(now: now))
-        return changed
+        return change(.curve(curve, patternTime: projectedOffset(at: time)), at: time, now: now)
     }
 
-    /// The pattern offset the player will be at at engine time `time` (now or later): its queued commands up to
-    /// then applied (a start, a pause, a resume), as `advance(to:)` will apply them. A control sent for a moment
-    /// after a queued start acts where the pattern will be then, not at the offset the player waits at. A player
-    /// that will have ended or stopped by then is placed as it runs now (past its end, where a control changes
-    /// nothing it plays), not at the offset a later start would begin from.
+    /// The change `sent` makes from engine time `time` on: acting at once when that is now, otherwise held until
+    /// then after the controls held for that time or before it, with every control held for later applied again on
+    /// top of it (sent before it, each still acts from its own time).
+    private func change(_ sent: SentControl, at time: Double, now: Double) -> ControlsChange {
+        let held = time > now + Self.epsilon
+        let index = held ? heldControls.firstIndex { $0.time > time } ?? heldControls.endIndex : 0
+        var controls = [sent.applied(to: index > 0 ? heldControls[index - 1].rendered.controls : self.controls)]
+        for later in heldControls[index...] {
+            controls.append(later.sent.applied(to: controls[controls.count - 1]))
+        }
+        return ControlsChange(
+            basis: controlChanges, time: held ? time : nil, sent: sent, index: index, controls: controls)
+    }
+
+    /// Makes `change` at engine time `now`, its controls rendered (`rendered`, one for each of `change.controls`):
+    /// a control for now is taken at once, one for later held until its time (`advance(to:)`), and those held for
+    /// after it take their rebuilt controls. False, changing nothing, when another change reached the player since
+    /// `change` was worked out: it must be worked out again.
+    mutating func take(_ change: ControlsChange, rendered: [RenderedControls], at now: Double) -> Bool {
+        guard change.basis == controlChanges, rendered.count == change.controls.count,
+            rendered.count == heldControls.count - change.index + 1
+        else { return false }
+        controlChanges += 1
+        for (index, controls) in zip(change.index..., rendered.dropFirst()) {
+            heldControls[index].rendered = controls
+        }
+        if let time = change.time {
+            heldControls.insert(HeldControl(time: time, sent: change.sent, rendered: rendered[0]), at: change.index)
+        } else {
+            adopt(rendered[0], at: now)
+        }
+        return true
+    }
+
+    /// The pattern offset the player will be at at engine time `time` (now or later): its queued commands and
+    /// held controls up to then applied (a start, a pause, a resume), as `advance(to:)` will apply them. A control
+    /// sent for a moment after a queued start acts where the pattern will be then, not at the offset the player
+    /// waits at. A player that will have ended or stopped by then is placed as it runs now (past its end, where a
+    /// control changes nothing it plays), not at the offset a later start would begin from.
     func projectedOffset(at time: Double) -> Double {
         // Nothing queued (a player steered as it plays): it runs as it does now.
-        guard !pending.isEmpty else { return offset(at: time) }
+        guard !pending.isEmpty || !heldControls.isEmpty else { return offset(at: time) }
         var projected = self
         _ = projected.advance(to: time)
         guard projected.phase == .playing || projected.phase == .paused else { return offset(at: time) }
         return projected.offset(at: time)
-    }
-
-    /// Where the player stands at engine time `now`, for a control sent then (`RuntimeControls.send`'s
-    /// `position`); nil for a looping player, whose one pattern time holds every pass.
-    private func controlPosition(now: Double) -> Double? {
-        loopLength == nil ? offset(at: now) : nil
     }
 
     /// Takes new controls and the pattern rendered with them (`PatternSource.rendered`) at engine time `now`.
@@ -181,21 +213,29 @@ struct PlayerState: Sendable {
         var rate: Double
         var loopEnabled: Bool
         var loopEnd: Double
-        var controlsRevision: Int
+        var controlChanges: Int
     }
 
     var startSettings: StartSettings? {
         guard !isActive else { return nil }
         return StartSettings(
             phase: phase, startOffset: startOffset, rate: rate, loopEnabled: loopEnabled, loopEnd: loopEnd,
-            controlsRevision: controlsRevision)
+            controlChanges: controlChanges)
     }
 
     /// The period of a loop, at least `minimumLoopLength`; nil when not looping or when there is nothing to loop.
-    var loopLength: Double? {
+    var loopLength: Double? { loopLength(lasting: duration) }
+
+    /// The period of a loop over a pattern that lasts `duration`.
+    private func loopLength(lasting duration: Double) -> Double? {
         guard loopEnabled else { return nil }
         let length = loopEnd > 0 ? loopEnd : duration
         return length > 0 ? max(length, Self.minimumLoopLength) : nil
+    }
+
+    /// How long the pattern lasts when its motors end at `motorsEnd` and its sound at `soundEnd` (`duration`).
+    private func duration(motorsEnd: Double, soundEnd: Double) -> Double {
+        max(motorsEnd, soundEnd, source?.eventsEnd ?? 0)
     }
 
     /// The shortest loop period, in seconds: a shorter pattern (an `EventDuration` of 1e-300, say) repeats every
@@ -218,14 +258,22 @@ struct PlayerState: Sendable {
     }
 
     mutating func cancel() {
-        pending.removeAll()
+        dropQueue()
         phase = .cancelled
     }
 
     /// Stops at once without an event (the engine stopped or lost its device).
     mutating func halt() {
-        pending.removeAll()
+        dropQueue()
         if phase == .playing || phase == .paused { phase = .stopped }
+    }
+
+    /// Drops the queued commands and the controls held for later.
+    private mutating func dropQueue() {
+        pending.removeAll()
+        guard !heldControls.isEmpty else { return }
+        heldControls.removeAll()
+        controlChanges += 1
     }
 
     /// A rate above 0 (at least `minimumRate`); any other value, infinite or not a number included, changes
@@ -276,11 +324,13 @@ struct PlayerState: Sendable {
     /// How many commands are queued.
     var pendingCount: Int { pending.count }
 
-    /// The engine time of the next queued command or natural end (after `advance(to:)`, both are ahead):
-    /// when the player's state, not only its levels, changes next.
+    /// How many commands and held controls are queued: a change in it is a change in what the player plays.
+    var queuedCount: Int { pending.count + heldControls.count }
+
+    /// The engine time of the next queued command, held control or natural end (after `advance(to:)`, all are
+    /// ahead): when the player's state, not only its levels, changes next.
     var nextStateChange: Double? {
-        guard let queued = pending.first?.time else { return naturalEnd }
-        return naturalEnd.map { min($0, queued) } ?? queued
+        [pending.first?.time, heldControls.first?.time, naturalEnd].compactMap { $0 }.min()
     }
 
     /// The pattern offset at `time`: the raw offset, wrapped when looping.
@@ -304,15 +354,23 @@ struct PlayerState: Sendable {
         return anchorTime + (duration - anchorOffset) / rate
     }
 
-    /// Applies every command and end that falls at or before `now`, in time order; returns what happened.
+    /// Applies every command, held control and end that falls at or before `now`, in time order (a control held
+    /// for the time of a command before the command); returns what happened.
     mutating func advance(to now: Double) -> [PlayerEvent] {
         var events: [PlayerEvent] = []
         while true {
             let commandTime = pending.first?.time
-            if let end = naturalEnd, end <= now + Self.epsilon, end <= (commandTime ?? .infinity) {
+            let heldTime = heldControls.first?.time
+            if let end = naturalEnd, end <= now + Self.epsilon,
+                end <= min(commandTime ?? .infinity, heldTime ?? .infinity)
+            {
                 phase = .finished
                 finishedAt = end
                 events.append(.finished)
+                continue
+            }
+            if let heldTime, heldTime <= now, heldTime <= commandTime ?? .infinity {
+                adopt(heldControls.removeFirst().rendered, at: heldTime)
                 continue
             }
             guard let commandTime, commandTime <= now else { break }
@@ -358,33 +416,51 @@ struct PlayerState: Sendable {
     }
 
     /// What the player plays from now on, as stretches on the engine's timeline: the one it plays now (ended by
-    /// its next queued command, if any) and the one a queued start or resume begins, each identified by its
-    /// anchor. Its sound follows them (`soundCues`), and so does its waveform on voice coils.
+    /// its next queued command or held control, if any) and the next one: from a held control it plays on with,
+    /// or from a queued start or resume. Each is identified by its anchor and carries the controls it plays with.
+    /// Its sound follows them (`soundCues`), and so does its waveform on voice coils.
     func cues() -> [SoundCue] {
         guard source != nil else { return [] }
-        var cues: [SoundCue] = []
-        let loop = loopLength
         // What ends a cue that plays: the next command queued after it, but a resume, which does nothing to a
         // player that plays (`apply`). Ended there, the cue would come back unchanged after it, and its sound,
-        // already ended, would not.
-        func end(after commands: ArraySlice<(time: Double, command: PlayerCommand)>) -> Double? {
-            commands.first { $0.command != .resume }?.time
+        // already ended, would not. Or the next control held for after its start, which it does not play with.
+        func end(after commands: ArraySlice<(time: Double, command: PlayerCommand)>, taken: Int) -> Double? {
+            let command = commands.first { $0.command != .resume }?.time
+            let control = taken < heldControls.count ? heldControls[taken].time : nil
+            return [command, control].compactMap { $0 }.min()
         }
+        // A cue from `time` on, the first `taken` held controls taken by then, as the player will be anchored
+        // there (`adopt`, `apply`).
+        func cue(from time: Double, offset: Double, taken: Int, end: Double?) -> SoundCue {
+            let rendered = taken > 0 ? heldControls[taken - 1].rendered : nil
+            let loop = rendered.map {
+                loopLength(lasting: duration(motorsEnd: $0.timeline.endTime, soundEnd: $0.soundEnd))
+            }
+            return SoundCue(
+                anchor: SoundAnchor(
+                    time: time, offset: offset, rate: rate, loopLength: loop ?? loopLength,
+                    revision: controlsRevision + taken),
+                end: end, controls: rendered?.controls ?? controls)
+        }
+        var cues: [SoundCue] = []
         if phase == .playing {
-            cues.append(
-                SoundCue(
-                    anchor: SoundAnchor(
-                        time: anchorTime, offset: anchorOffset, rate: rate, loopLength: loop,
-                        revision: controlsRevision),
-                    end: end(after: pending[...])))
+            cues.append(cue(from: anchorTime, offset: anchorOffset, taken: 0, end: end(after: pending[...], taken: 0)))
+            let stop = pending.first { $0.command != .resume }?.time ?? .infinity
+            if let held = heldControls.first, held.time < stop {
+                // It plays on from there with the controls held for then.
+                cues.append(
+                    cue(
+                        from: held.time, offset: rawOffset(at: held.time), taken: 1,
+                        end: end(after: pending[...], taken: 1)))
+                return cues
+            }
         }
         if let next = pending.first, next.command == .start || (next.command == .resume && phase == .paused) {
-            let offset = next.command == .start ? startOffset : pausedOffset
+            let taken = heldControls.prefix { $0.time <= next.time }.count
             cues.append(
-                SoundCue(
-                    anchor: SoundAnchor(
-                        time: next.time, offset: offset, rate: rate, loopLength: loop, revision: controlsRevision),
-                    end: end(after: pending.dropFirst())))
+                cue(
+                    from: next.time, offset: next.command == .start ? startOffset : pausedOffset, taken: taken,
+                    end: end(after: pending.dropFirst(), taken: taken)))
         }
         return cues
     }

@@ -19,7 +19,6 @@ import Synchronization
 struct WaveformPlayer: Sendable {
     var cues: [SoundCue]
     var pattern: HapticPattern
-    var controls: RuntimeControls
 }
 
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
@@ -233,7 +232,7 @@ package final class VoiceCoilStream: PatternStream {
         sounds.follow(players, now: now, on: mixing, isOpen: { !closed.load(ordering: .relaxed) }) {
             player, cue, start in
             let renderer = WaveformRenderer(
-                pattern: player.pattern, controls: player.controls, sampleRate: Double(sampleRate),
+                pattern: player.pattern, controls: cue.controls, sampleRate: Double(sampleRate),
                 playbackRate: cue.anchor.rate, locality: locality)
             return WaveformSource(renderer: renderer, cue: cue, from: start, gain: gain)
         }

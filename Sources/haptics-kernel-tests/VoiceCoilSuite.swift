@@ -35,6 +35,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/parameters-sent-mid-pattern-go-on-from-where-it-is-not-from-its-top") {
                 try await StallWitness.againAfterAGuestStall(parametersMidPattern)
             },
+            KernelTest(name: "hd/dualsense-bt/a-parameter-sent-for-later-reaches-the-pad-at-its-time-not-a-lead-late") {
+                try await StallWitness.againAfterAGuestStall(parameterSentForLater)
+            },
             KernelTest(name: "hd/dualsense-bt/sigkill-and-sigstop-leave-the-actuators-silent-within-150ms") {
                 try await StallWitness.againAfterAGuestStall(killedOrStoppedFallsSilent)
             },
@@ -510,6 +513,61 @@ enum VoiceCoilSuite {
             print(
                 "    a tap, then the tone \(Int(toneAt * 1000)) ms later at \(String(format: "%.2f", played / half))× "
                     + "its level at intensity 0.5 (\(String(format: "%.2f", played / full))× at 1)")
+        }
+    }
+
+    /// A parameter sent for a later time reaches the pad at that time: a 0.6 s tone started 0.2 s ahead, sent at
+    /// once an intensity of 0.5 for 0.3 s into it, steps down 0.3 s after its first sample, within 10 ms. The
+    /// stream keeps about 43 ms queued in the pad: told of the change only at its time, it would play it that
+    /// much later. The player holds the control until then and the stream is given the stretch after it ahead.
+    static func parameterSentForLater() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let before = device.records().count
+            let player = try engine.makeAdvancedPlayer(with: tone(0.6))
+            let start = engine.currentTime + 0.2
+            try player.start(atTime: start)
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)],
+                atTime: start + 0.3)
+            try await Task.sleep(for: .milliseconds(1100))
+            let left = try checkedSamples(hapticsReports(device, after: before), "the tone").left
+            guard let first = left.firstIndex(where: { $0 != 0 }) else {
+                throw TestFailure(reason: "the pad got no tone")
+            }
+            let samples = left[first...].map { Float($0) }
+            // Levels over one carrier period (122 Hz: 24.6 samples at 3 kHz), so that a window's level is steady.
+            let period = 25
+            func level(_ from: Double, _ to: Double) -> Double {
+                WaveformAnalysis.rms(samples[Int(from * rate)..<min(Int(to * rate), samples.count)])
+            }
+            let full = level(0.05, 0.25)
+            let lowered = level(0.35, 0.55)
+            let expected =
+                WaveformAnalysis.rms(expectedSamples(tone(0.35, intensity: 0.5)).left.map(Float.init))
+                / WaveformAnalysis.rms(expectedSamples(tone(0.35)).left.map(Float.init))
+            try require(
+                full > 0 && abs(lowered / full / expected - 1) <= 0.1,
+                "after the change the tone played at \(lowered / full) of its level before, at intensity 0.5 it is "
+                    + "\(expected): the control was lost")
+            // The step: the first period-long window from 0.1 s on whose level is below the middle of the two,
+            // which it reaches with about half of it past the step.
+            let middle = (full + lowered) / 2
+            let from = Int(0.1 * rate)
+            guard
+                let window = (from..<(samples.count - period)).first(where: {
+                    WaveformAnalysis.rms(samples[$0..<($0 + period)]) < middle
+                })
+            else { throw TestFailure(reason: "the tone never stepped down") }
+            let stepAt = (Double(window) + Double(period) / 2) / rate
+            try requireOrStall(
+                abs(stepAt - 0.3) <= 0.01, "the tone stepped down \(Int(stepAt * 1000)) ms in, not at 300 ms",
+                stall: abs(stepAt - 0.3))
+            print(
+                "    the tone stepped down \(String(format: "%.1f", stepAt * 1000)) ms in (sent for 300 ms), to "
+                    + "\(String(format: "%.2f", lowered / full))× its level (\(String(format: "%.2f", expected)) "
+                    + "at intensity 0.5)")
         }
     }
 

@@ -234,35 +234,6 @@ import Testing
             controls.parameters.filter { $0.parameterID == .hapticIntensityControl }.map(\.relativeTime) == [0, 0.4])
     }
 
-    @Test func aControlSentForLaterThanThePlayersPositionLeavesThoseActingUntilItsTimeAndDropsTheRest() {
-        var controls = RuntimeControls()
-        let intensity = { (value: Double) in
-            HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)
-        }
-        let times = { (controls: RuntimeControls) in
-            (controls.parameters.map { [$0.relativeTime, $0.value] }, controls.curves.map(\.relativeTime))
-        }
-        controls.send([intensity(0.3)], atPatternTime: 0, position: 0)
-        // Sent at 0.5 for 2: the 0.3 in effect keeps acting until then.
-        controls.send([intensity(0.6)], atPatternTime: 2, position: 0.5)
-        #expect(times(controls) == ([[0, 0.3], [2, 0.6]], []))
-        let pattern = Build.pattern([Build.continuous(at: 0, duration: 3, intensity: 1, sharpness: 0)])
-        #expect(close(renderer.render(pattern, controls: controls).levels(at: 1), 0.3, 0))
-        #expect(close(renderer.render(pattern, controls: controls).levels(at: 2.5), 0.6, 0))
-        // A curve for 1, sent at 0.7: the 0.3 acts until it, and the 0.6 for 2, which it replaces, goes.
-        controls.schedule(
-            Build.curve(.hapticIntensityControl, at: 0, [(0, 1), (0.5, 0)]), atPatternTime: 1, position: 0.7)
-        #expect(times(controls) == ([[0, 0.3]], [1]))
-        // At 1.2 the curve is in effect: what acted only before it goes.
-        controls.send([intensity(0.9)], atPatternTime: 1.5, position: 1.2)
-        #expect(times(controls) == ([[1.5, 0.9]], [1]))
-        // For the player's position itself, or without one: every source before is replaced.
-        controls.send([intensity(0.2)], atPatternTime: 1.6, position: 1.6)
-        #expect(times(controls) == ([[1.6, 0.2]], []))
-        controls.send([intensity(0.4)], atPatternTime: 2)
-        #expect(times(controls) == ([[2, 0.4]], []))
-    }
-
     @Test func theIntensityEnvelopeIgnoresTheMotorSplit() {
         let pattern = Build.pattern([Build.transient(at: 0, intensity: 0.6, sharpness: 0.9)])
         #expect(close(renderer.intensityEnvelope(pattern).levels(at: 0.01), 0.6, 0))

@@ -89,11 +89,8 @@ import Testing
         player.setLoopEnabled(true, at: 5.25)
         let looping = try #require(player.soundCues().first).anchor
         #expect(looping != faster && looping.loopLength == player.loopLength)
-        let controls = try #require(
-            player.controls(
-                sending: [HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)],
-                at: 5.3, now: 5.3))
-        player.adopt(try #require(player.source).rendered(with: controls), at: 5.3)
+        try player.send(
+            [HapticDynamicParameter(parameterID: .audioVolumeControl, value: -0.5, relativeTime: 0)], at: 5.3, now: 5.3)
         let controlled = try #require(player.soundCues().first).anchor
         #expect(controlled != looping && controlled.revision == looping.revision + 1)
         // Each new sound is anchored where the player is when it changed, on the same time line.

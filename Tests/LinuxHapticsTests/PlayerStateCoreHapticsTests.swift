@@ -1,5 +1,6 @@
 // A player's state where Core Haptics says what its advanced player does: turning a loop off or moving its end
-// while it plays, a rate of 0 or below, a seek past a loop's end, a curve's own relative time.
+// while it plays, a rate of 0 or below, a seek past a loop's end, a curve's own relative time, a control sent for a
+// later time (held until then).
 import AHAP
 import HapticRendering
 import Testing
@@ -65,7 +66,69 @@ import Testing
             parameterID: .hapticIntensityControl,
             controlPoints: [.init(relativeTime: 0, value: 0.5), .init(relativeTime: 0.1, value: 0.5)],
             relativeTime: 1)
-        let controls = try #require(player.controls(scheduling: curve, at: 10.25, now: 10.25))
-        #expect(controls.curves.map(\.relativeTime) == [0.25])
+        try player.schedule(curve, at: 10.25, now: 10.25)
+        #expect(player.controls.curves.map(\.relativeTime) == [0.25])
+    }
+
+    @Test func aControlHeldForLaterGivesItsCueAheadWhichIsTheOnePlayedFromItsTime() throws {
+        let source = PatternSource(
+            pattern: continuousPattern(intensity: 1, seconds: 2),
+            renderer: PatternRenderer(profile: .genericRumble, locality: .all))
+        let half = [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)]
+        // Playing since 10, 0.5 sent at 10.2 for 11: the sounds and voice coils are told now of the stretch from
+        // 11, with its controls, anchored where the player is anchored once it takes them.
+        var player = PlayerState(source: source)
+        player.schedule(.start, at: 10)
+        _ = player.advance(to: 10.2)
+        try player.send(half, at: 11, now: 10.2)
+        #expect(player.controls == .none, "held until 11")
+        let cues = player.cues()
+        #expect(cues.count == 2 && cues.first?.end == 11 && cues.first?.controls == RuntimeControls.none)
+        let ahead = try #require(cues.last)
+        #expect(ahead.anchor.time == 11 && abs(ahead.anchor.offset - 1) < 1e-9 && ahead.end == nil)
+        #expect(ahead.controls.parameters.map(\.value) == [0.5])
+        _ = player.advance(to: 11)
+        #expect(player.cues() == [ahead] && player.controls == ahead.controls)
+        // The same for a start queued at 11 and a control held for 10.5: its cue carries the control.
+        var waiting = PlayerState(source: source)
+        waiting.schedule(.start, at: 11)
+        try waiting.send(half, at: 10.5, now: 10.2)
+        let start = try #require(waiting.cues().first)
+        #expect(waiting.cues().count == 1 && start.anchor.time == 11 && start.controls.parameters.map(\.value) == [0.5])
+        _ = waiting.advance(to: 11)
+        #expect(waiting.cues() == [start])
+    }
+
+    @Test func cancelDropsTheControlsHeldForLater() throws {
+        let source = PatternSource(
+            pattern: continuousPattern(intensity: 1, seconds: 2),
+            renderer: PatternRenderer(profile: .genericRumble, locality: .all))
+        var player = PlayerState(source: source)
+        player.schedule(.start, at: 10)
+        _ = player.advance(to: 10)
+        try player.send(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], at: 11,
+            now: 10)
+        #expect(player.nextStateChange == 11)
+        player.cancel()
+        _ = player.advance(to: 11.5)
+        #expect(player.heldControls.isEmpty && player.controls == .none)
+    }
+}
+
+extension PlayerState {
+    /// Sends `parameters` as the engine does (`EngineCore.changeControls`): the change worked out, rendered, taken.
+    mutating func send(_ parameters: [HapticDynamicParameter], at time: Double, now: Double) throws {
+        try make(try #require(controlsChange(sending: parameters, at: time, now: now)), at: now)
+    }
+
+    /// Schedules `curve` as the engine does.
+    mutating func schedule(_ curve: HapticParameterCurve, at time: Double, now: Double) throws {
+        try make(try #require(controlsChange(scheduling: curve, at: time, now: now)), at: now)
+    }
+
+    private mutating func make(_ change: ControlsChange, at now: Double) throws {
+        let source = try #require(self.source)
+        #expect(take(change, rendered: change.controls.map { source.rendered(with: $0) }, at: now))
     }
 }

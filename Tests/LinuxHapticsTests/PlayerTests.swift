@@ -338,6 +338,61 @@ import Testing
         }
     }
 
+    @Test func aControlSentToALoopingPlayerForALaterPassActsFromItsTimeOnly() throws {
+        // A 1 s tone looping since 10; at 10.2 an intensity of 0.3 (then a curve to 0.3) is sent for 11.7, in the
+        // second pass. The first pass and the second up to 11.7 play at full, 0.3 from then on, the parameter the
+        // third pass whole (before 6 December it acted from 10.2, the start of each pass counted as its time, and
+        // the curve from 10.7).
+        for curve in [false, true] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+            player.loopEnabled = true
+            try player.start(atTime: 0)
+            rig.clock.advance(by: 0.2)
+            if curve {
+                try player.scheduleParameterCurve(
+                    HapticParameterCurve(
+                        parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.3)],
+                        relativeTime: 0), atTime: 11.7)
+            } else {
+                try player.sendParameters(
+                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                    atTime: 11.7)
+            }
+            rig.clock.advance(by: 2.8)
+            let full = Change(at: 0, strong: 1, weak: 1)
+            let lowered = Change(at: 1.7, strong: q(0.3), weak: q(0.3))
+            // A curve is kept at its pattern time, 0.7 s into the pattern, and plays again from there each pass.
+            let again = [Change(at: 2, strong: 1, weak: 1), Change(at: 2.7, strong: q(0.3), weak: q(0.3))]
+            #expect(rig.applied() == [full, lowered] + (curve ? again + [Change(at: 3, strong: 1, weak: 1)] : []))
+        }
+    }
+
+    @Test func controlsHeldForLaterActInTheOrderOfTheirTimesWhateverTheOrderSent() throws {
+        // Sent at 10.1: 0.3 for 10.8, then 0.6 for 10.4, then a sharpness of -1 at once (the strong motor alone)
+        // on a 1.2 s tone: 0.6 from 10.4 and 0.3 from 10.8, both with the sharpness sent before them.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1.2))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        let intensity = { (value: Double) in
+            HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)
+        }
+        try player.sendParameters([intensity(0.3)], atTime: 10.8)
+        try player.sendParameters([intensity(0.6)], atTime: 10.4)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: -1, relativeTime: 0)], atTime: 0)
+        rig.clock.advance(by: 2)
+        let changes = rig.applied()
+        #expect(changes.map(\.time) == [0, 100_000, 400_000, 800_000, 1_200_000])
+        let sharp = try #require(changes.dropFirst().first)
+        #expect(sharp.weak == 0 && sharp.strong > 0)
+        // Scaled from the sharp level, within one 8-bit step (thousandths).
+        for (change, scale) in zip(changes.dropFirst(2), [0.6, 0.3]) {
+            #expect(change.weak == 0 && abs(Double(change.strong) - scale * Double(sharp.strong)) <= 4, "\(change)")
+        }
+    }
+
     @Test func aControlSentManyTimesKeepsOnlyTheLastAndPlaysAsIfSentOnce() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 10))

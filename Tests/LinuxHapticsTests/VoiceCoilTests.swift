@@ -82,11 +82,9 @@ import Testing
         // New controls 0.1 s in (an intensity control, as `sendParameters` gives): the new cue starts at 0.1 s of
         // the pattern, not again from its beginning.
         _ = player.advance(to: 5)
-        let controls = try #require(
-            player.controls(
-                sending: [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)],
-                at: 5.1, now: 5.1))
-        player.adopt(try #require(player.source).rendered(with: controls), at: 5.1)
+        try player.send(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], at: 5.1,
+            now: 5.1)
         let changed = try #require(player.cues().first)
         #expect(changed != start)
         var pickedUp = WaveformSource(renderer: Self.renderer(), cue: changed, from: 5.1)
