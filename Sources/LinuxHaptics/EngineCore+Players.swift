@@ -238,21 +238,21 @@ extension EngineCore {
     /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
     /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
     private func planOpening(of id: PlayerID) {
-        let wanted = state.withLock { state -> (MotorTimeline, DeviceCommandPlanner, OutputGeneration)? in
+        let wanted = state.withLock { state -> (MotorTimeline, Int, DeviceCommandPlanner, OutputGeneration)? in
             // Where the engine plans on the device's frames, an opening would write between two of them.
             guard state.openings[id]?.outputGeneration != state.outputGeneration, !state.profile.followsDeviceFrames,
                 let player = state.scheduler.players[id]
             else { return nil }
-            return (player.timeline, state.planner(gain: options.gain), state.outputGeneration)
+            return (player.timeline, player.controlsRevision, state.planner(gain: options.gain), state.outputGeneration)
         }
-        guard let (timeline, planner, generation) = wanted else { return }
+        guard let (timeline, revision, planner, generation) = wanted else { return }
         let plan = PlaybackScheduler.soloPlan(of: timeline, planner: planner, locality: options.locality)
         let now = motorNow
         let staged = state.withLock { state -> (any MotorOutput, MotorMagnitudes, Bool)? in
-            guard state.outputGeneration == generation, state.scheduler.players[id]?.timeline == timeline else {
+            guard state.outputGeneration == generation, state.scheduler.players[id]?.controlsRevision == revision else {
                 return nil
             }
-            state.openings[id] = PlayerOpening(plan: plan, outputGeneration: generation)
+            state.openings[id] = PlayerOpening(plan: plan, outputGeneration: generation, controlsRevision: revision)
             // While nothing plays, the device gets ready for this opening, so its start is one write.
             guard let output = state.output, let levels = state.stageOpening(of: id, at: now) else { return nil }
             return (output, levels, state.stagedOpening?.player == id)
@@ -320,7 +320,9 @@ extension EngineCore {
     func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
         try ensureRunning()
         guard !followsFrames else { return false }
-        let timeline = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in player.timeline }
+        let (timeline, revision) = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in
+            (player.timeline, player.controlsRevision)
+        }
         // The first segment, if flat and from the start, is what a rumble effect can hold (a transient's flat
         // top); whatever follows (its decay) plays through the mix after it.
         guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
@@ -340,7 +342,9 @@ extension EngineCore {
             let previous = state.withLock { state in
                 defer { state.refreshArmedStart(of: id) }
                 return state.prepared.updateValue(
-                    PreparedEffect(outputGeneration: generation, id: effect, duration: first.end, trigger: trigger),
+                    PreparedEffect(
+                        outputGeneration: generation, id: effect, duration: first.end, controlsRevision: revision,
+                        trigger: trigger),
                     forKey: id)
             }
             if let previous, previous.outputGeneration == generation { output.release(prepared: previous.id) }

@@ -34,6 +34,8 @@ struct PreparedEffect: Sendable {
     var id: Int
     /// Seconds of pattern time the pulse covers (the timeline's first, flat segment).
     var duration: Double
+    /// The player's `controlsRevision` it was prepared with: controls taken since make it another level.
+    var controlsRevision: Int
     /// Its trigger, bound ahead (`MotorOutput.pulseTrigger(prepared:)`).
     var trigger: any PulseTrigger
 }
@@ -49,15 +51,19 @@ struct PlayerOpening: Sendable {
     /// `PlaybackPlan.horizonHolds`, in seconds from the start.
     let horizonHolds: DeviceCommandPlanner.Resumption?
     let outputGeneration: OutputGeneration
+    /// The player's `controlsRevision` it was planned with: a control it took since (one held for later, taken
+    /// while it waited) makes it another plan.
+    let controlsRevision: Int
     /// What the start writes at once (the first command, when it falls at the start); nil when the first
     /// command comes later.
     let levels: MotorMagnitudes?
 
-    init(plan: PlaybackPlan, outputGeneration: OutputGeneration = OutputGeneration()) {
+    init(plan: PlaybackPlan, outputGeneration: OutputGeneration = OutputGeneration(), controlsRevision: Int = 0) {
         commands = plan.commands
         horizon = plan.horizon.map { $0 - plan.origin }
         horizonHolds = plan.horizonHolds
         self.outputGeneration = outputGeneration
+        self.controlsRevision = controlsRevision
         levels = commands.first.flatMap { $0.time == 0 ? $0.levels : nil }
     }
 }
@@ -240,10 +246,12 @@ struct EngineState: Sendable {
     }
 
     /// A prepared pulse for player `id` that is still valid on the open output, if the player can use it (the
-    /// pulse is fixed in device time: only a plain start from the top can).
+    /// pulse is fixed in device time: only a plain start from the top can, with the controls it was prepared with
+    /// and none held for later).
     func usablePreparedEffect(for id: PlayerID) -> PreparedEffect? {
         guard let effect = prepared[id], effect.outputGeneration == outputGeneration, output != nil, !hapticsMuted,
-            let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0
+            let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0,
+            player.controlsRevision == effect.controlsRevision, player.heldControls.isEmpty
         else { return nil }
         return effect
     }
@@ -337,6 +345,7 @@ struct EngineState: Sendable {
     {
         guard phase == .running, output != nil, let opening = openings[id],
             opening.outputGeneration == outputGeneration, let levels = opening.levels,
+            opening.controlsRevision == scheduler.players[id]?.controlsRevision,
             deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
         else { return nil }
         recordCommand(levels, at: start)
@@ -356,7 +365,8 @@ struct EngineState: Sendable {
         // Armed again when nothing is staged after all.
         defer { refreshStagedStart() }
         guard !wentOut, output != nil, let opening = openings[id], opening.outputGeneration == outputGeneration,
-            let levels = opening.levels, isQuiet(at: now)
+            opening.controlsRevision == scheduler.players[id]?.controlsRevision, let levels = opening.levels,
+            isQuiet(at: now)
         else { return nil }
         let planner = DeviceCommandPlanner(profile: profile)
         if !(playsSound && playerHasSound(id)), !(output is any PatternStreamOutput),

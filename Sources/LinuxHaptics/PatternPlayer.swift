@@ -24,7 +24,9 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     /// Uploads the pattern's opening ahead as one effect, so `start(atTime: 0)` reaches the device with one
     /// write. The opening is the rendered timeline's first segment when it is flat from time 0 (a transient's
     /// flat top); the rest plays through the mix after it. Returns false (and the player plays through the mix
-    /// as usual) when the pattern opens with a ramp or silence, or the device has no slot to spare. The upload
+    /// as usual) when the pattern opens with a ramp or silence, or the device has no slot to spare. Controls sent
+    /// after it (`sendParameters`, `scheduleParameterCurve`) send the start through the mix, at the level they
+    /// make, until it is called again. The upload
     /// is made again when an engine that idled (`autoShutdownDelay`) or lost its device to an error starts again;
     /// a stop lets it go, and a reset forgets the player.
     @discardableResult func prepare() throws(HapticEngineError) -> Bool

@@ -1,7 +1,7 @@
 // The armed start: a prepared player's `start(atTime: 0)` is its pulse's trigger with nothing before it that can
 // wait, and it is armed only while the ordinary path would trigger that pulse too: any change that makes the
-// pulse the wrong thing to play (another rate, muted haptics, another output, a reset) sends the start through
-// the mix instead.
+// pulse the wrong thing to play (another rate, controls sent since, muted haptics, another output, a reset) sends
+// the start through the mix instead.
 import AHAP
 import Foundation
 import HapticRendering
@@ -44,6 +44,30 @@ import Testing
         player.playbackRate = 1
         try player.start(atTime: 0)
         #expect(triggers(rig) == 1)
+    }
+
+    @Test func controlsSentAfterThePulseWasPreparedSendTheStartThroughTheMix() throws {
+        // A tone prepared at its full level, then an intensity of 0.3 sent to it while it waits (at once, then for
+        // a moment before its start): its start plays at 0.3 through the mix, not the pulse prepared at full.
+        for held in [false, true] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 0.2))
+            #expect(try player.prepare())
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                atTime: held ? 10.1 : 0)
+            rig.clock.advance(by: 0.2)
+            try player.start(atTime: 0)
+            rig.clock.advance(by: 1)
+            #expect(triggers(rig) == 0, "held: \(held), \(rig.actions())")
+            #expect(
+                rig.applied() == [Change(at: 0.2, strong: q(0.3), weak: q(0.3)), Change(at: 0.4, .off)],
+                "held: \(held)")
+            // Prepared again, with the control: the pulse is what the start should play, and it fires.
+            #expect(try player.prepare())
+            try player.start(atTime: 0)
+            #expect(triggers(rig) == 1, "held: \(held)")
+        }
     }
 
     @Test func mutedHapticsFireNoPreparedPulse() throws {

@@ -393,6 +393,24 @@ import Testing
         }
     }
 
+    @Test func aControlTakenBetweenTwoStartsChangesTheOpeningTheSecondWrites() throws {
+        // A 0.1 s tone with 0.3 held for 10.3: started at 10 it plays at full, and its next opening is planned then;
+        // started again at 10.5, after the control was taken, it writes 0.3, not that opening.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 0.1))
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 10.3)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.5)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 1), Change(at: 0.1, .off), Change(at: 0.5, strong: q(0.3), weak: q(0.3)),
+                Change(at: 0.6, .off),
+            ])
+    }
+
     @Test func aControlSentManyTimesKeepsOnlyTheLastAndPlaysAsIfSentOnce() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 10))
