@@ -251,7 +251,7 @@ struct EngineState: Sendable {
     func usablePreparedEffect(for id: PlayerID) -> PreparedEffect? {
         guard let effect = prepared[id], effect.outputGeneration == outputGeneration, output != nil, !hapticsMuted,
             let player = scheduler.players[id], player.rate == 1, !player.loopEnabled, player.startOffset == 0,
-            player.controlsRevision == effect.controlsRevision, player.heldControls.isEmpty
+            player.controlsRevision == effect.controlsRevision, player.heldControls.isEmpty, !player.isMuted
         else { return nil }
         return effect
     }
@@ -497,7 +497,7 @@ struct EngineState: Sendable {
     /// asked; normal rate, no loop, no control held for later, a pattern that lasts) and no other player plays or waits: the mix is its own.
     private func startsAloneFromItsTop(_ id: PlayerID, queued: Int = 1) -> Bool {
         guard let player = scheduler.players[id], player.pendingCount == queued, player.heldControls.isEmpty,
-            player.rate == 1,
+            !player.isMuted, player.rate == 1,
             !player.loopEnabled, player.startOffset == 0, player.duration > PlayerState.epsilon
         else { return false }
         return !scheduler.players.contains { $0.key != id && $0.value.isActive }

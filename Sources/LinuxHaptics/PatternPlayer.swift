@@ -21,6 +21,10 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     func scheduleParameterCurve(_ curve: HapticParameterCurve, atTime time: Double) throws(HapticEngineError)
     /// Stops now, dropping pending commands; the completion handler gets `cancelled`.
     func cancel() throws(HapticEngineError)
+    /// Silences the player's haptics and sound from now on while it plays on in time (Core Haptics' `isMuted`):
+    /// its commands, controls and completion are as unmuted; set back to false, it is heard again from where it
+    /// is. A prepared pulse already fired plays out its length (at most a transient's 40 ms).
+    var isMuted: Bool { get set }
     /// Uploads the pattern's opening ahead as one effect, so `start(atTime: 0)` reaches the device with one
     /// write. The opening is the rendered timeline's first segment when it is flat from time 0 (a transient's
     /// flat top); the rest plays through the mix after it. Returns false (and the player plays through the mix
@@ -181,6 +185,11 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     @discardableResult
     func prepare() throws(HapticEngineError) -> Bool { try core.preparePlayer(id, generation: generation) }
+
+    var isMuted: Bool {
+        get { read(false) { player, _ in player.isMuted } }
+        set { _ = try? update { player, _ in player.isMuted = newValue } }
+    }
 
     var loopEnabled: Bool {
         get { read(false) { player, _ in player.loopEnabled } }

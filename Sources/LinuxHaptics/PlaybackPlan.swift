@@ -134,7 +134,7 @@ extension PlaybackScheduler {
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
         locality: HapticLocality, continuing: Bool = false
     ) -> PlaybackPlan {
-        let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil }
+        let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil && !$0.isMuted }
         let stretch = Self.planHorizon(planner)
         let span =
             loops

@@ -73,6 +73,8 @@ struct PlayerState: Sendable {
     /// Pattern time where a loop goes back to 0; 0 means the pattern's duration.
     private(set) var loopEnd = 0.0
     private var pending: [(time: Double, command: PlayerCommand)] = []
+    /// Silenced (Core Haptics' `isMuted`): it plays on, in time, to its end, and is neither mixed nor heard.
+    var isMuted = false
     /// Its handle was released: it plays to its end (Core Haptics' fire-and-forget idiom,
     /// `try engine.makePlayer(with: pattern).start(atTime: 0)`), then the scheduler drops it.
     var isOrphaned = false
@@ -214,13 +216,14 @@ struct PlayerState: Sendable {
         var loopEnabled: Bool
         var loopEnd: Double
         var controlChanges: Int
+        var isMuted: Bool
     }
 
     var startSettings: StartSettings? {
         guard !isActive else { return nil }
         return StartSettings(
             phase: phase, startOffset: startOffset, rate: rate, loopEnabled: loopEnabled, loopEnd: loopEnd,
-            controlChanges: controlChanges)
+            controlChanges: controlChanges, isMuted: isMuted)
     }
 
     /// The period of a loop, at least `minimumLoopLength`; nil when not looping or when there is nothing to loop.
@@ -312,13 +315,15 @@ struct PlayerState: Sendable {
         phase == .playing || (phase == .finished && finishedAt != nil) ? rawOffset(at: time) : offset(at: time)
     }
 
-    /// Whether the player played after engine time `origin`: it plays now, or it reached its end since. A pass
+    /// Whether the mix counts the player after engine time `origin`: it is not muted, and it plays now or it
+    /// reached its end since. A pass
     /// that runs late (the machine stood still) plans from the instant the mix changed, which may lie before the
     /// end of a player that finished meanwhile: what it played from there on is part of that plan, so that a
     /// level the pass slept through whole is still written, late rather than never. A player stopped meanwhile
     /// is not: a stop asks for silence from its time on.
     func playsAfter(_ origin: Double) -> Bool {
-        phase == .playing || (phase == .finished && finishedAt.map { $0 > origin + Self.epsilon } ?? false)
+        guard !isMuted else { return false }
+        return phase == .playing || (phase == .finished && finishedAt.map { $0 > origin + Self.epsilon } ?? false)
     }
 
     /// How many commands are queued.
@@ -420,7 +425,7 @@ struct PlayerState: Sendable {
     /// or from a queued start or resume. Each is identified by its anchor and carries the controls it plays with.
     /// Its sound follows them (`soundCues`), and so does its waveform on voice coils.
     func cues() -> [SoundCue] {
-        guard source != nil else { return [] }
+        guard source != nil, !isMuted else { return [] }
         // What ends a cue that plays: the next command queued after it, but a resume, which does nothing to a
         // player that plays (`apply`). Ended there, the cue would come back unchanged after it, and its sound,
         // already ended, would not. Or the next control held for after its start, which it does not play with.
@@ -469,7 +474,7 @@ struct PlayerState: Sendable {
 
     /// The motor levels at `now` (after `advance(to: now)`).
     func levels(at now: Double) -> MotorMagnitudes {
-        guard phase == .playing else { return .off }
+        guard phase == .playing, !isMuted else { return .off }
         return timeline.levels(at: offset(at: now) + Self.epsilon).clamped()
     }
 

@@ -48,6 +48,17 @@ import Testing
         #expect(player.soundCues().isEmpty)
     }
 
+    @Test func aMutedPlayerAsksForNoSoundAndUnmutedForItsSoundFromWhereItIs() throws {
+        var player = Self.player()
+        player.schedule(.start, at: 5)
+        _ = player.advance(to: 5.2)
+        let playing = try #require(player.soundCues().first)
+        player.isMuted = true
+        #expect(player.soundCues().isEmpty)
+        player.isMuted = false
+        #expect(player.soundCues() == [playing])
+    }
+
     @Test func aQueuedStartAsksForItsSoundAheadAndPlayingKeepsTheSameSound() throws {
         var player = Self.player()
         #expect(player.soundCues().isEmpty)

@@ -411,6 +411,45 @@ import Testing
             ])
     }
 
+    @Test func aMutedPlayerIsSilentWhilePlayingOnInTimeAndHeardAgainWhereItIsWhenUnmuted() throws {
+        // A 1 s tone beside a 0.3-level one: muted from 0.3 s to 0.6 s, only the other is heard then; the tone
+        // ends, and completes, at 1 s as unmuted.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+        let other = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.3, 0.3, to: 1.5)))
+        let completions = Inbox<Double>()
+        player.completionHandler = { [clock = rig.clock] _ in completions.put(clock.now) }
+        try player.start(atTime: 0)
+        try other.start(atTime: 0)
+        rig.clock.advance(by: 0.3)
+        player.isMuted = true
+        #expect(player.isMuted)
+        rig.clock.advance(by: 0.3)
+        player.isMuted = false
+        rig.clock.advance(by: 1.5)
+        #expect(
+            rig.applied() == [
+                Change(at: 0, strong: 1, weak: 1), Change(at: 0.3, strong: q(0.3), weak: q(0.3)),
+                Change(at: 0.6, strong: 1, weak: 1), Change(at: 1, strong: q(0.3), weak: q(0.3)), Change(at: 1.5, .off),
+            ])
+        #expect(completions.all == [11])
+    }
+
+    @Test func aMutedPlayersStartWritesNothingThroughItsPulseOrItsOpening() throws {
+        for prepared in [false, true] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.7, 0.3, to: 0.1)))
+            if prepared { #expect(try player.prepare()) }
+            player.isMuted = true
+            try player.start(atTime: 0)
+            rig.clock.advance(by: 1)
+            #expect(
+                !rig.actions().contains { if case .trigger = $0 { true } else { false } }, "prepared: \(prepared)")
+            #expect(rig.applied().allSatisfy { $0.strong == 0 && $0.weak == 0 }, "prepared: \(prepared)")
+            #expect(player.phase == .finished)
+        }
+    }
+
     @Test func aControlSentManyTimesKeepsOnlyTheLastAndPlaysAsIfSentOnce() throws {
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 0.8, seconds: 10))
