@@ -40,16 +40,27 @@ extension EngineCore {
     /// (`changesMix`) may change the mix: the timer plans again from now. Not when the player neither plays nor
     /// waits to and the call left how it would start as it was (`PlayerState.StartSettings`: a rate, a loop or an
     /// offset set to what it already was, as a caller sets them before every start): such a call changes nothing,
-    /// and the player keeps the opening planned for its start.
+    /// and the player keeps the opening planned for its start. A change of a player holding controls for later
+    /// places them again where it will be at their times (`placeHeldControlsAgain`), unless `placesHeldControls` is
+    /// false (the change of controls itself).
     func updatePlayer<T>(
-        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, placesHeldControls: Bool = true,
+        _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        let (result, changed) = try changePlayer(id, generation: generation, changesMix: changesMix, body)
+        let (result, changed, holds) = try changePlayer(id, generation: generation, changesMix: changesMix, body)
         if changed {
             wake()
             syncSounds()
+            if holds, placesHeldControls { placeHeldControlsAgain(id, generation: generation) }
         }
         return result
+    }
+
+    /// Places a player's held controls again where it will be at their times (`PlayerState.heldControlsPlacedAgain`),
+    /// after a command queued, a seek, a new rate or loop: a control sent for a time acts then, wherever the player
+    /// is. A player made stale meanwhile has nothing to place.
+    private func placeHeldControlsAgain(_ id: PlayerID, generation: ResetGeneration) {
+        try? changeControls(id, generation: generation) { player, _ in player.heldControlsPlacedAgain() }
     }
 
     /// Gives a player new run-time controls: `change` works them out from the player under the lock (nil: the
@@ -71,32 +82,34 @@ extension EngineCore {
             }
             guard let (source, change) = wanted else { return }
             let rendered = change.controls.map { source.rendered(with: $0) }
-            let kept = try updatePlayer(id, generation: generation, changesMix: true) { player, now in
-                player.take(change, rendered: rendered, at: now)
+            let kept = try updatePlayer(id, generation: generation, changesMix: true, placesHeldControls: false) {
+                player, now in player.take(change, rendered: rendered, at: now)
             }
             if kept { return }
         }
     }
 
-    /// `updatePlayer` without waking the timer; also says whether the mix may have changed.
+    /// `updatePlayer` without waking the timer; also says whether the mix may have changed, and whether the player
+    /// holds controls for later.
     private func changePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
-    ) throws(HapticEngineError) -> (T, changed: Bool) {
+    ) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) {
         let now = motorNow
-        return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool) in
+        return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) in
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
             else { throw EngineState.stalePlayer }
             let before = changesMix ? player.startSettings : nil
             let result = body(&player, now)
             let changed = changesMix && (before == nil || player.startSettings != before)
+            let holds = !player.heldControls.isEmpty
             state.scheduler.players[id] = player
             if changed {
                 state.scheduler.invalidate(at: now)
                 state.openings[id] = nil
                 state.refreshArmedStart(of: id)
             }
-            return (result, changed)
+            return (result, changed, holds)
         }
     }
 
@@ -111,7 +124,12 @@ extension EngineCore {
         let (framed, leadIn) = onFrames(time.isFinite ? max(time, now) : now, now: now)
         let requested = framed + leadIn
         var streamed = false
+        // Controls held for later are placed again where the start puts the player at their times, after its
+        // write. (A start that writes before any lock, a staged or prepared one, is not made while any are held.)
+        var holds = false
+        defer { if holds { placeHeldControlsAgain(id, generation: generation) } }
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
+            holds = state.scheduler.players[id]?.heldControls.isEmpty == false
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
             streamed = mayStreamPatterns && state.output is any PatternStreamOutput
             if leadIn > 0, state.scheduler.players[id]?.loopEnabled == false {

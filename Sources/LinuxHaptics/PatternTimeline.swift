@@ -83,9 +83,26 @@ struct SoundCue: Sendable, Hashable {
 
 /// A control as a player received it, placed in pattern time (`RuntimeControls`' forms): kept while it is held for
 /// a later time, so that it can be applied again on top of a control sent after it for an earlier time.
-enum SentControl: Sendable {
+enum SentControl: Sendable, Hashable {
     case parameters([HapticDynamicParameter], patternTime: Double, fromEachPassStart: Bool)
     case curve(HapticParameterCurve, patternTime: Double)
+
+    /// Where in the pattern it is placed.
+    var patternTime: Double {
+        switch self {
+        case .parameters(_, let patternTime, _), .curve(_, let patternTime): patternTime
+        }
+    }
+
+    /// The same control placed at `patternTime` (on a looping player, `loops`: a parameter then also acts from the
+    /// start of each pass).
+    func placed(at patternTime: Double, loops: Bool) -> SentControl {
+        switch self {
+        case .parameters(let parameters, _, _):
+            .parameters(parameters, patternTime: patternTime, fromEachPassStart: loops)
+        case .curve(let curve, _): .curve(curve, patternTime: patternTime)
+        }
+    }
 
     /// `controls` with this one sent.
     func applied(to controls: RuntimeControls) -> RuntimeControls {
@@ -113,11 +130,15 @@ struct HeldControl: Sendable {
 struct ControlsChange: Sendable {
     /// `PlayerState.controlChanges` when it was worked out.
     var basis: Int
-    /// The engine time it is held for; nil: it acts at once.
+    /// The engine time the control sent is held for; nil: it acts at once.
     var time: Double?
-    var sent: SentControl
+    /// The control sent; nil for the held controls placed again (`PlayerState.heldControlsPlacedAgain`).
+    var sent: SentControl?
     /// Where it goes among the held controls; those from there on act after it.
     var index: Int
-    /// The controls from its time on, then those of each held control from `index` on, rebuilt on top of it.
+    /// The held controls from `index` on (after the one sent, when it is held too), as they are to be.
+    var held: [SentControl]
+    /// The controls from the sent control's time on (when there is one), then those of each of `held`, each
+    /// rebuilt on top of the one before.
     var controls: [RuntimeControls]
 }

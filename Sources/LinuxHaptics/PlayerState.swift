@@ -121,25 +121,50 @@ struct PlayerState: Sendable {
             controls.append(later.sent.applied(to: controls[controls.count - 1]))
         }
         return ControlsChange(
-            basis: controlChanges, time: held ? time : nil, sent: sent, index: index, controls: controls)
+            basis: controlChanges, time: held ? time : nil, sent: sent, index: index,
+            held: heldControls[index...].map(\.sent), controls: controls)
+    }
+
+    /// The held controls placed again where the player will be at their times as it stands now, when a command
+    /// queued, a seek, a new rate or a loop changed since they were sent moved that: a control sent for a time
+    /// acts at that time, at the pattern time the player is at then. Nil when each is where it was placed.
+    func heldControlsPlacedAgain() -> ControlsChange? {
+        guard source != nil, !heldControls.isEmpty else { return nil }
+        let loops = loopLength != nil
+        let placed = heldControls.map { $0.sent.placed(at: projectedOffset(at: $0.time), loops: loops) }
+        // Moved by more than rounding, or turned into a loop's (or back).
+        let moved = zip(placed, heldControls).contains { again, held in
+            abs(again.patternTime - held.sent.patternTime) > Self.epsilon
+                || again != held.sent.placed(at: again.patternTime, loops: loops)
+        }
+        guard moved else { return nil }
+        var controls: [RuntimeControls] = []
+        for sent in placed { controls.append(sent.applied(to: controls.last ?? self.controls)) }
+        return ControlsChange(basis: controlChanges, time: nil, sent: nil, index: 0, held: placed, controls: controls)
     }
 
     /// Makes `change` at engine time `now`, its controls rendered (`rendered`, one for each of `change.controls`):
     /// a control for now is taken at once, one for later held until its time (`advance(to:)`), and those held for
-    /// after it take their rebuilt controls. False, changing nothing, when another change reached the player since
+    /// after it take their rebuilt controls (and their new places). False, changing nothing, when another change reached the player since
     /// `change` was worked out: it must be worked out again.
     mutating func take(_ change: ControlsChange, rendered: [RenderedControls], at now: Double) -> Bool {
         guard change.basis == controlChanges, rendered.count == change.controls.count,
-            rendered.count == heldControls.count - change.index + 1
+            change.held.count == heldControls.count - change.index
         else { return false }
         controlChanges += 1
-        for (index, controls) in zip(change.index..., rendered.dropFirst()) {
-            heldControls[index].rendered = controls
+        var rendered = rendered[...]
+        var first = change.index
+        if let sent = change.sent, let controls = rendered.popFirst() {
+            if let time = change.time {
+                heldControls.insert(HeldControl(time: time, sent: sent, rendered: controls), at: change.index)
+                first += 1
+            } else {
+                adopt(controls, at: now)
+            }
         }
-        if let time = change.time {
-            heldControls.insert(HeldControl(time: time, sent: change.sent, rendered: rendered[0]), at: change.index)
-        } else {
-            adopt(rendered[0], at: now)
+        for (index, (sent, controls)) in zip(first..., zip(change.held, rendered)) {
+            heldControls[index].sent = sent
+            heldControls[index].rendered = controls
         }
         return true
     }

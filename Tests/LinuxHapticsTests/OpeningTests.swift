@@ -5,6 +5,8 @@ import AHAP
 import HapticRendering
 import Testing
 
+@_spi(Internals) import LinuxSystem
+
 @testable import LinuxHaptics
 
 @Suite struct OpeningTests {
@@ -103,5 +105,24 @@ import Testing
         try halved.start(atTime: 0)
         let written = try #require(rig.recorder.appliedMixes().dropFirst(before).first).mix
         #expect(full.strong > 0 && abs(written.strong - full.strong / 2) < 1.0 / 255)
+    }
+
+    @Test func anOpeningPlannedWithOtherControlsThanThePlayersIsNotWritten() throws {
+        // A control held for 10.1 and taken by the scheduler's advance while the player waits, as a pass takes it,
+        // made here without the call that would drop the opening: the opening planned when the player was made, at
+        // full, is not what its start writes.
+        let rig = try Rig()
+        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
+        let half = [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)]
+        try rig.engine.core.state.withLock { state in
+            let id = try #require(state.scheduler.players.keys.first)
+            var waiting = try #require(state.scheduler.players[id])
+            try waiting.send(half, at: 10.1, now: 10)
+            state.scheduler.players[id] = waiting
+            _ = state.scheduler.advance(to: 10.1)
+            #expect(state.openings[id] != nil)
+        }
+        try player.start(atTime: 0)
+        #expect(rig.applied().first == Change(at: 0, strong: q(0.5), weak: q(0.5)))
     }
 }

@@ -393,22 +393,38 @@ import Testing
         }
     }
 
-    @Test func aControlTakenBetweenTwoStartsChangesTheOpeningTheSecondWrites() throws {
-        // A 0.1 s tone with 0.3 held for 10.3: started at 10 it plays at full, and its next opening is planned then;
-        // started again at 10.5, after the control was taken, it writes 0.3, not that opening.
-        let rig = try Rig()
-        let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 0.1))
-        try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 10.3)
-        try player.start(atTime: 0)
-        rig.clock.advance(by: 0.5)
-        try player.start(atTime: 0)
-        rig.clock.advance(by: 1)
-        #expect(
-            rig.applied() == [
-                Change(at: 0, strong: 1, weak: 1), Change(at: 0.1, .off), Change(at: 0.5, strong: q(0.3), weak: q(0.3)),
-                Change(at: 0.6, .off),
-            ])
+    @Test func aControlHeldForLaterActsAtItsTimeAfterASeekOrAPauseQueuedSinceItWasSent() throws {
+        // A 2 s tone playing since 10; 0.3 sent at 10.1 for 10.8, 0.8 s into the pattern as it stood. Then a seek
+        // back to 0 at 10.2, or a pause from 10.3 to 10.5: the player is 0.6 s in at 10.8, and the control acts
+        // then (placed where it was sent, at 0.8 s of the pattern, it acted 0.2 s late).
+        for seeks in [true, false] {
+            let rig = try Rig()
+            let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 2))
+            try player.start(atTime: 0)
+            rig.clock.advance(by: 0.1)
+            try player.sendParameters(
+                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                atTime: 10.8)
+            if seeks {
+                rig.clock.advance(by: 0.1)
+                try player.seek(toOffset: 0)
+            } else {
+                try player.pause(atTime: 10.3)
+                try player.resume(atTime: 10.5)
+            }
+            rig.clock.advance(by: 3)
+            let lowered = Change(at: 0.8, strong: q(0.3), weak: q(0.3))
+            let full = Change(at: 0, strong: 1, weak: 1)
+            #expect(
+                rig.applied()
+                    == (seeks
+                        ? [full, lowered, Change(at: 2.2, .off)]
+                        : [
+                            full, Change(at: 0.3, .off), Change(at: 0.5, strong: 1, weak: 1), lowered,
+                            Change(at: 2.2, .off),
+                        ]),
+                "seeks: \(seeks)")
+        }
     }
 
     @Test func aMutedPlayerIsSilentWhilePlayingOnInTimeAndHeardAgainWhereItIsWhenUnmuted() throws {
