@@ -114,9 +114,71 @@ import Testing
         _ = player.advance(to: 11.5)
         #expect(player.heldControls.isEmpty && player.controls == .none)
     }
+
+    /// Random sends (for now and for later), curves, seeks, pauses, rates and restarts, each followed by the held
+    /// controls placed again as the engine places them: the held controls stay in time order, every change is
+    /// taken, and the cue a player gives ahead for its first held control is the one it plays once it took it.
+    @Test(arguments: [false, true])
+    func heldControlsStayInOrderAndTheCueAheadIsTheOnePlayedAfter(loops: Bool) throws {
+        var random = SeededGenerator(seed: loops ? 0xC0DE : 0xFEED)
+        let source = PatternSource(
+            pattern: continuousPattern(intensity: 1, seconds: 1.5),
+            renderer: PatternRenderer(profile: .genericRumble, locality: .all))
+        var player = PlayerState(source: source)
+        player.setLoopEnabled(loops, at: 0)
+        player.schedule(.start, at: 10)
+        var now = 10.0
+        var aheadChecked = 0
+        for step in 0..<400 {
+            now += Double.random(in: 0...0.05, using: &random)
+            _ = player.advance(to: now)
+            let later = now + Double.random(in: 0...0.6, using: &random)
+            let value = Double.random(in: 0...1, using: &random)
+            switch Int.random(in: 0..<8, using: &random) {
+            case 0, 1, 2:
+                try player.send(
+                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)],
+                    at: Bool.random(using: &random) ? now : later, now: now)
+            case 3:
+                try player.schedule(
+                    HapticParameterCurve(
+                        parameterID: .hapticSharpnessControl,
+                        controlPoints: [
+                            .init(relativeTime: 0, value: 0), .init(relativeTime: 0.2, value: value - 0.5),
+                        ],
+                        relativeTime: 0), at: later, now: now)
+            case 4: player.seek(to: value * 1.5, now: now)
+            case 5:
+                player.schedule(.pause, at: later)
+                player.schedule(.resume, at: later + value * 0.2)
+            case 6: player.setRate(0.5 + value * 1.5, now: now)
+            default: player.schedule(.start, at: later)
+            }
+            try player.placeHeldControlsAgain(at: now)
+            let times = player.heldControls.map(\.time)
+            #expect(times == times.sorted(), "step \(step)")
+            let cues = player.cues()
+            guard player.phase == .playing, cues.count == 2, let held = player.heldControls.first,
+                cues[1].anchor.time == held.time
+            else { continue }
+            var taken = player
+            _ = taken.advance(to: held.time)
+            guard taken.phase == .playing else { continue }
+            #expect(taken.cues().first?.anchor == cues[1].anchor, "step \(step)")
+            #expect(taken.cues().first?.controls == cues[1].controls, "step \(step)")
+            aheadChecked += 1
+        }
+        #expect(aheadChecked > 20, "cues ahead checked: \(aheadChecked)")
+    }
 }
 
 extension PlayerState {
+    /// The held controls placed again as the engine places them after a call (`heldControlsPlacedAgain`).
+    mutating func placeHeldControlsAgain(at now: Double) throws {
+        guard let change = heldControlsPlacedAgain() else { return }
+        try make(change, at: now)
+    }
+
     /// Sends `parameters` as the engine does (`EngineCore.changeControls`): the change worked out, rendered, taken.
     mutating func send(_ parameters: [HapticDynamicParameter], at time: Double, now: Double) throws {
         try make(try #require(controlsChange(sending: parameters, at: time, now: now)), at: now)
