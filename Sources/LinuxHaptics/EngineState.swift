@@ -494,7 +494,8 @@ struct EngineState: Sendable {
     }
 
     /// Player `id` starts plainly from its top (`queued` commands pending: its start, or none before it is
-    /// asked; normal rate, no loop, no control held for later, a pattern that lasts) and no other player plays or waits: the mix is its own.
+    /// asked; normal rate, no loop, no control held for later, not muted, a pattern that lasts) and no other player
+    /// plays or waits: the mix is its own.
     private func startsAloneFromItsTop(_ id: PlayerID, queued: Int = 1) -> Bool {
         guard let player = scheduler.players[id], player.pendingCount == queued, player.heldControls.isEmpty,
             !player.isMuted, player.rate == 1,

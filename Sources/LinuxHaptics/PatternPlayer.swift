@@ -12,9 +12,10 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
     /// Applies dynamic parameters at `time` (their own relative times are not used), as the pattern's own would act:
     /// the haptic controls (intensity, sharpness, attack, decay, release) and the audio ones. The player holds them
     /// until `time` and places them in the pattern where it will be then (its queued start, pause or resume
-    /// counted, and placed again when a later call, a command, a seek, a rate or a loop, moves that). Each replaces what was sent before for its identifier from `time` on (what acts until then keeps
-    /// acting); on a looping player it acts from the start of every later pass too. A `cancel()` or the engine's
-    /// stop drops those still held.
+    /// counted, and placed again when a later call, a command, a seek, a rate or a loop, moves that). Each replaces
+    /// what was sent before for its identifier from `time` on (what acts until then keeps acting); on a looping
+    /// player it acts from the start of every later pass too. A `cancel()` or the engine's stop drops those still
+    /// held.
     func sendParameters(_ parameters: [HapticDynamicParameter], atTime time: Double) throws(HapticEngineError)
     /// Applies a parameter curve starting at `time`, which takes the place of the curve's own relative time (as in
     /// Core Haptics), placed and replacing what was sent before for its identifier as `sendParameters` does.

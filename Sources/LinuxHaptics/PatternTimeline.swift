@@ -136,7 +136,8 @@ struct ControlsChange: Sendable {
     var sent: SentControl?
     /// Where it goes among the held controls; those from there on act after it.
     var index: Int
-    /// The held controls from `index` on (after the one sent, when it is held too), as they are to be.
+    /// The held controls from `index` on (after the one sent, when it is held too) that change, as they are to be;
+    /// those after them stay as they are.
     var held: [SentControl]
     /// The controls from the sent control's time on (when there is one), then those of each of `held`, each
     /// rebuilt on top of the one before.

@@ -111,18 +111,22 @@ struct PlayerState: Sendable {
     }
 
     /// The change `sent` makes from engine time `time` on: acting at once when that is now, otherwise held until
-    /// then after the controls held for that time or before it, with every control held for later applied again on
-    /// top of it (sent before it, each still acts from its own time).
+    /// then after the controls held for that time or before it, with the controls held for later applied again on
+    /// top of it (sent before it, each still acts from its own time). Up to the first whose controls come out as
+    /// they were (it sends again what `sent` sends: a player steered ahead with one control), from which every later
+    /// one's do too: those stay as they were rendered.
     private func change(_ sent: SentControl, at time: Double, now: Double) -> ControlsChange {
         let held = time > now + Self.epsilon
         let index = held ? heldControls.firstIndex { $0.time > time } ?? heldControls.endIndex : 0
         var controls = [sent.applied(to: index > 0 ? heldControls[index - 1].rendered.controls : self.controls)]
         for later in heldControls[index...] {
-            controls.append(later.sent.applied(to: controls[controls.count - 1]))
+            let rebuilt = later.sent.applied(to: controls[controls.count - 1])
+            if rebuilt == later.rendered.controls { break }
+            controls.append(rebuilt)
         }
         return ControlsChange(
             basis: controlChanges, time: held ? time : nil, sent: sent, index: index,
-            held: heldControls[index...].map(\.sent), controls: controls)
+            held: heldControls[index..<(index + controls.count - 1)].map(\.sent), controls: controls)
     }
 
     /// The held controls placed again where the player will be at their times as it stands now, when a command
@@ -145,11 +149,11 @@ struct PlayerState: Sendable {
 
     /// Makes `change` at engine time `now`, its controls rendered (`rendered`, one for each of `change.controls`):
     /// a control for now is taken at once, one for later held until its time (`advance(to:)`), and those held for
-    /// after it take their rebuilt controls (and their new places). False, changing nothing, when another change reached the player since
-    /// `change` was worked out: it must be worked out again.
+    /// after it take their rebuilt controls (and their new places). False, changing nothing, when another change
+    /// reached the player since `change` was worked out: it must be worked out again.
     mutating func take(_ change: ControlsChange, rendered: [RenderedControls], at now: Double) -> Bool {
         guard change.basis == controlChanges, rendered.count == change.controls.count,
-            change.held.count == heldControls.count - change.index
+            change.held.count <= heldControls.count - change.index
         else { return false }
         controlChanges += 1
         var rendered = rendered[...]

@@ -99,6 +99,31 @@ import Testing
         #expect(waiting.cues() == [start])
     }
 
+    @Test func aControlSentUnderHeldOnesOfItsIdentifierRendersOnlyItself() throws {
+        // Steered ahead: an intensity held for each of the next 50 tenths of a second. An intensity sent now is
+        // rendered alone (each held one sends its own); a sharpness sent now reaches all 50, each rendered again.
+        var player = PlayerState(
+            source: PatternSource(
+                pattern: continuousPattern(intensity: 1, seconds: 10),
+                renderer: PatternRenderer(profile: .genericRumble, locality: .all)))
+        player.schedule(.start, at: 10)
+        _ = player.advance(to: 10)
+        let intensity = { (value: Double) in
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)]
+        }
+        for step in 1...50 { try player.send(intensity(Double(step) / 100), at: 10 + Double(step) / 10, now: 10) }
+        #expect(try #require(player.controlsChange(sending: intensity(0.9), at: 10, now: 10)).controls.count == 1)
+        let sharpness = [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.2, relativeTime: 0)]
+        #expect(try #require(player.controlsChange(sending: sharpness, at: 10, now: 10)).controls.count == 51)
+        // Sent, each held one still acts at its time with its own value, and with the sharpness.
+        try player.send(intensity(0.9), at: 10, now: 10)
+        try player.send(sharpness, at: 10, now: 10)
+        _ = player.advance(to: 10.25)
+        #expect(player.heldControls.count == 48)
+        let values = player.controls.parameters.map { [$0.parameterID == .hapticIntensityControl ? 1 : 2, $0.value] }
+        #expect(values == [[2, 0.2], [1, 0.02]])
+    }
+
     @Test func cancelDropsTheControlsHeldForLater() throws {
         let source = PatternSource(
             pattern: continuousPattern(intensity: 1, seconds: 2),
