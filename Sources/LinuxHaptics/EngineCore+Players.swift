@@ -254,7 +254,8 @@ extension EngineCore {
     }
 
     /// Plans player `id`'s opening for the open output's profile unless it has a current one; outside the
-    /// lock (a long pattern takes a while to plan), kept only if the player's timeline did not change meanwhile.
+    /// lock (a long pattern takes a while to plan), kept only if the player's controls, which make its timeline, did
+    /// not change meanwhile.
     private func planOpening(of id: PlayerID) {
         let wanted = state.withLock { state -> (MotorTimeline, Int, DeviceCommandPlanner, OutputGeneration)? in
             // Where the engine plans on the device's frames, an opening would write between two of them.
