@@ -232,16 +232,19 @@ public struct HapticEvent: Sendable, Hashable {
     /// whose length the renderer chooses. An `AudioCustom` event without `EventDuration` lasts as long as its sound
     /// file, which the event does not know: 0 here, and the file's length where it is read (`AudioSchedule`).
     public var effectiveDuration: AHAPTime {
-        guard type.isContinuous || type == .audioCustom else { return 0 }
-        return Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
+        type.isContinuous || type == .audioCustom ? cappedDuration : 0
     }
 
     /// How long the event makes its pattern last from its `relativeTime`: `effectiveDuration`, and for a transient
     /// its `duration` (0 when absent, capped as `effectiveDuration` is), the logical length Core Haptics pads the
     /// pattern to ("used to determine pattern end and loop points"), however short the tap itself is.
     public var logicalDuration: AHAPTime {
-        guard type == .hapticTransient else { return effectiveDuration }
-        return Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
+        type == .hapticTransient ? cappedDuration : effectiveDuration
+    }
+
+    /// `duration`, 0 when absent or negative, at most `maximumContinuousDuration`.
+    private var cappedDuration: AHAPTime {
+        Swift.min(Swift.max(duration ?? 0, 0), HapticEvent.maximumContinuousDuration)
     }
 
     /// The longest continuous event Core Haptics plays, in seconds; longer ones are cut (the validator warns).

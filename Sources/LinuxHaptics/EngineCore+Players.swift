@@ -129,7 +129,6 @@ extension EngineCore {
         var holds = false
         defer { if holds { placeHeldControlsAgain(id, generation: generation) } }
         let quick = try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
-            holds = state.scheduler.players[id]?.heldControls.isEmpty == false
             guard state.phase == .running, audio == nil || !state.playerHasSound(id) else { return nil }
             streamed = mayStreamPatterns && state.output is any PatternStreamOutput
             if leadIn > 0, state.scheduler.players[id]?.loopEnabled == false {
@@ -142,6 +141,7 @@ extension EngineCore {
             return try state.decideStart(of: id, generation: generation, at: start, now: now)
         }
         if let quick {
+            if case .queued(_, let held) = quick { holds = held }
             if streamed, case .queued = quick {
                 // The stream (HD actuators, a force device's periodic effects) hears of the start at once. The
                 // motors' pass writes nothing to it: it is the timer's, not the caller's.
@@ -163,6 +163,7 @@ extension EngineCore {
         let decision = try state.withLock { (state) throws(HapticEngineError) in
             try state.decideStart(of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
         }
+        if case .queued(_, let held) = decision { holds = held }
         try carryOut(decision, id: id, generation: generation, now: later)
     }
 
@@ -241,7 +242,7 @@ extension EngineCore {
                 state.queueStart(id, at: now, now: now)
             }
             passOnCallersThread()
-        case .queued(let start):
+        case .queued(let start, _):
             guard start <= now else { return wake() }
             passOnCallersThread(opening: (id, start))
         }

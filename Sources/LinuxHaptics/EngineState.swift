@@ -107,8 +107,9 @@ struct SoloStart: Sendable {
 enum StartDecision {
     /// Its prepared pulse is triggered now.
     case trigger(PreparedEffect)
-    /// Its start is queued at this engine time for the mix.
-    case queued(at: Double)
+    /// Its start is queued at this engine time for the mix; `holdsControls`: the player holds controls for later,
+    /// which the start moves (`PlayerState.heldControlsPlacedAgain`).
+    case queued(at: Double, holdsControls: Bool)
 }
 
 /// A prepared pulse triggered on its own slot, and the engine time its length ends.
@@ -319,16 +320,20 @@ struct EngineState: Sendable {
     {
         try requirePlayer(id, generation: generation)
         if start <= now, let prepared = usablePreparedEffect(for: id) { return .trigger(prepared) }
-        queueStart(id, at: start, now: now)
-        return .queued(at: start)
+        return .queued(at: start, holdsControls: queueStart(id, at: start, now: now))
     }
 
     /// Queues player `id`'s start at `time`, with no prepared pulse covering its opening: the mix plays it
-    /// whole, planned again from `now`.
-    mutating func queueStart(_ id: PlayerID, at time: Double, now: Double) {
-        scheduler.withPlayer(id) { $0.schedule(.start, at: time) }
+    /// whole, planned again from `now`. Returns whether the player holds controls for later.
+    @discardableResult
+    mutating func queueStart(_ id: PlayerID, at time: Double, now: Double) -> Bool {
+        let holds = scheduler.withPlayer(id) { player -> Bool in
+            player.schedule(.start, at: time)
+            return !player.heldControls.isEmpty
+        }
         scheduler.preparedPlayers[id] = nil
         scheduler.invalidate(at: now)
+        return holds ?? false
     }
 
     /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send

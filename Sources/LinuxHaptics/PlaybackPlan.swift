@@ -134,7 +134,7 @@ extension PlaybackScheduler {
         from origin: Double, resuming resumption: DeviceCommandPlanner.Resumption, planner: DeviceCommandPlanner,
         locality: HapticLocality, continuing: Bool = false
     ) -> PlaybackPlan {
-        let loops = players.values.contains { $0.phase == .playing && $0.loopLength != nil && !$0.isMuted }
+        let loops = players.values.contains { $0.playsAfter(origin) && $0.loopLength != nil }
         let stretch = Self.planHorizon(planner)
         let span =
             loops

@@ -54,7 +54,7 @@ import Testing
             let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 0.2))
             #expect(try player.prepare())
             try player.sendParameters(
-                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                intensityControl(0.3),
                 atTime: held ? 10.1 : 0)
             rig.clock.advance(by: 0.2)
             try player.start(atTime: 0)

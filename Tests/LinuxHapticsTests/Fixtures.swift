@@ -107,6 +107,11 @@ func planned(_ timeline: MotorTimeline, profile: RenderProfile = .genericRumble,
     DeviceCommandPlanner(profile: profile).commands(for: timeline).map { Change(at: start + $0.time, $0.levels) }
 }
 
+/// An intensity control of `value`, as `sendParameters` takes it.
+func intensityControl(_ value: Double) -> [HapticDynamicParameter] {
+    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)]
+}
+
 /// A continuous event of `seconds`, flat at `intensity` (sharpness 0.5 splits it over both motors).
 func continuousPattern(intensity: Double, seconds: Double) -> HapticPattern {
     AHAPFixtures.tone(seconds: seconds, intensity: intensity)

@@ -100,7 +100,7 @@ import Testing
         // Made (and its opening planned) at full intensity, then halved before it starts.
         let halved = try rig.engine.makeAdvancedPlayer(with: pattern)
         try halved.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+            intensityControl(0.5), atTime: 0)
         let before = rig.recorder.appliedMixes().count
         try halved.start(atTime: 0)
         let written = try #require(rig.recorder.appliedMixes().dropFirst(before).first).mix
@@ -113,7 +113,7 @@ import Testing
         // full, is not what its start writes.
         let rig = try Rig()
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
-        let half = [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)]
+        let half = intensityControl(0.5)
         try rig.engine.core.state.withLock { state in
             let id = try #require(state.scheduler.players.keys.first)
             var waiting = try #require(state.scheduler.players[id])

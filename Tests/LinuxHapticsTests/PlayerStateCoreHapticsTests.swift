@@ -74,7 +74,7 @@ import Testing
         let source = PatternSource(
             pattern: continuousPattern(intensity: 1, seconds: 2),
             renderer: PatternRenderer(profile: .genericRumble, locality: .all))
-        let half = [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)]
+        let half = intensityControl(0.5)
         // Playing since 10, 0.5 sent at 10.2 for 11: the sounds and voice coils are told now of the stretch from
         // 11, with its controls, anchored where the player is anchored once it takes them.
         var player = PlayerState(source: source)
@@ -108,15 +108,15 @@ import Testing
                 renderer: PatternRenderer(profile: .genericRumble, locality: .all)))
         player.schedule(.start, at: 10)
         _ = player.advance(to: 10)
-        let intensity = { (value: Double) in
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)]
+        for step in 1...50 {
+            try player.send(intensityControl(Double(step) / 100), at: 10 + Double(step) / 10, now: 10)
         }
-        for step in 1...50 { try player.send(intensity(Double(step) / 100), at: 10 + Double(step) / 10, now: 10) }
-        #expect(try #require(player.controlsChange(sending: intensity(0.9), at: 10, now: 10)).controls.count == 1)
+        #expect(
+            try #require(player.controlsChange(sending: intensityControl(0.9), at: 10, now: 10)).controls.count == 1)
         let sharpness = [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: 0.2, relativeTime: 0)]
         #expect(try #require(player.controlsChange(sending: sharpness, at: 10, now: 10)).controls.count == 51)
         // Sent, each held one still acts at its time with its own value, and with the sharpness.
-        try player.send(intensity(0.9), at: 10, now: 10)
+        try player.send(intensityControl(0.9), at: 10, now: 10)
         try player.send(sharpness, at: 10, now: 10)
         _ = player.advance(to: 10.25)
         #expect(player.heldControls.count == 48)
@@ -132,7 +132,7 @@ import Testing
         player.schedule(.start, at: 10)
         _ = player.advance(to: 10)
         try player.send(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], at: 11,
+            intensityControl(0.5), at: 11,
             now: 10)
         #expect(player.nextStateChange == 11)
         player.cancel()
@@ -162,7 +162,7 @@ import Testing
             switch Int.random(in: 0..<8, using: &random) {
             case 0, 1, 2:
                 try player.send(
-                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)],
+                    intensityControl(value),
                     at: Bool.random(using: &random) ? now : later, now: now)
             case 3:
                 try player.schedule(

@@ -225,7 +225,7 @@ import Testing
         try player.start(atTime: 0)
         rig.clock.advance(by: 0.2)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+            intensityControl(0.5), atTime: 0)
         rig.clock.advance(by: 2)
         let changes = rig.recorder.appliedMixes()
         let before = try #require(changes.first { $0.time == 10 }).mix
@@ -242,16 +242,7 @@ import Testing
             let rig = try Rig()
             let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1))
             try player.start(atTime: 11)
-            if curve {
-                try player.scheduleParameterCurve(
-                    HapticParameterCurve(
-                        parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.3)],
-                        relativeTime: 0), atTime: 11.5)
-            } else {
-                try player.sendParameters(
-                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
-                    atTime: 11.5)
-            }
+            try sendIntensity(0.3, to: player, at: 11.5, asCurve: curve)
             rig.clock.advance(by: 3)
             #expect(
                 rig.applied() == [
@@ -271,7 +262,7 @@ import Testing
             rig.clock.advance(by: 0.3)
             if stops { try player.stop(atTime: 10.6) }
             try player.sendParameters(
-                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                intensityControl(0.3),
                 atTime: stops ? 10.8 : 12)
             rig.clock.advance(by: 2)
             #expect(
@@ -290,7 +281,7 @@ import Testing
         rig.clock.advance(by: 0.6)
         try player.resume(atTime: 11)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 11.5)
+            intensityControl(0.3), atTime: 11.5)
         rig.clock.advance(by: 3)
         #expect(
             rig.applied() == [
@@ -307,10 +298,10 @@ import Testing
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 3))
         try player.start(atTime: 0)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)], atTime: 0)
+            intensityControl(0.3), atTime: 0)
         rig.clock.advance(by: 0.5)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.6, relativeTime: 0)], atTime: 12)
+            intensityControl(0.6), atTime: 12)
         rig.clock.advance(by: 3)
         #expect(
             rig.applied() == [
@@ -326,7 +317,7 @@ import Testing
         try player.start(atTime: 0)
         rig.clock.advance(by: 0.3)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
+            intensityControl(0.5), atTime: 0)
         rig.clock.advance(by: 1.5)
         let changes = rig.recorder.appliedMixes()
         let full = try #require(changes.first { $0.time == 10 }).mix
@@ -349,16 +340,7 @@ import Testing
             player.loopEnabled = true
             try player.start(atTime: 0)
             rig.clock.advance(by: 0.2)
-            if curve {
-                try player.scheduleParameterCurve(
-                    HapticParameterCurve(
-                        parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: 0.3)],
-                        relativeTime: 0), atTime: 11.7)
-            } else {
-                try player.sendParameters(
-                    [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
-                    atTime: 11.7)
-            }
+            try sendIntensity(0.3, to: player, at: 11.7, asCurve: curve)
             rig.clock.advance(by: 2.8)
             let full = Change(at: 0, strong: 1, weak: 1)
             let lowered = Change(at: 1.7, strong: q(0.3), weak: q(0.3))
@@ -375,11 +357,8 @@ import Testing
         let player = try rig.engine.makeAdvancedPlayer(with: continuousPattern(intensity: 1, seconds: 1.2))
         try player.start(atTime: 0)
         rig.clock.advance(by: 0.1)
-        let intensity = { (value: Double) in
-            HapticDynamicParameter(parameterID: .hapticIntensityControl, value: value, relativeTime: 0)
-        }
-        try player.sendParameters([intensity(0.3)], atTime: 10.8)
-        try player.sendParameters([intensity(0.6)], atTime: 10.4)
+        try player.sendParameters(intensityControl(0.3), atTime: 10.8)
+        try player.sendParameters(intensityControl(0.6), atTime: 10.4)
         try player.sendParameters(
             [HapticDynamicParameter(parameterID: .hapticSharpnessControl, value: -1, relativeTime: 0)], atTime: 0)
         rig.clock.advance(by: 2)
@@ -403,7 +382,7 @@ import Testing
             try player.start(atTime: 0)
             rig.clock.advance(by: 0.1)
             try player.sendParameters(
-                [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.3, relativeTime: 0)],
+                intensityControl(0.3),
                 atTime: 10.8)
             if seeks {
                 rig.clock.advance(by: 0.1)
@@ -507,7 +486,7 @@ import Testing
         let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.8, 0.4, to: 1)))
         try player.start(atTime: 0)
         try player.sendParameters(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 10.2)
+            intensityControl(0.5), atTime: 10.2)
         rig.clock.advance(by: 2)
         #expect(rig.applied() == [Change(at: 0, strong: 0.8, weak: 0.4), Change(at: 1, .off)])
     }
@@ -585,5 +564,17 @@ import Testing
         rig.clock.advance(by: 1)
         #expect(rig.applied() == [Change(at: 0, strong: 1, weak: 0), Change(at: 0.2, .off)])
         #expect(completions.all == [true])
+    }
+}
+
+/// An intensity control of `value` sent to `player` for engine time `time`: as a parameter, or as a one-point curve.
+private func sendIntensity(_ value: Double, to player: any HapticPatternPlayer, at time: Double, asCurve: Bool) throws {
+    if asCurve {
+        try player.scheduleParameterCurve(
+            HapticParameterCurve(
+                parameterID: .hapticIntensityControl, controlPoints: [.init(relativeTime: 0, value: value)],
+                relativeTime: 0), atTime: time)
+    } else {
+        try player.sendParameters(intensityControl(value), atTime: time)
     }
 }

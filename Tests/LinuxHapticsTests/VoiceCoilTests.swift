@@ -83,7 +83,7 @@ import Testing
         // the pattern, not again from its beginning.
         _ = player.advance(to: 5)
         try player.send(
-            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], at: 5.1,
+            intensityControl(0.5), at: 5.1,
             now: 5.1)
         let changed = try #require(player.cues().first)
         #expect(changed != start)
