@@ -20,6 +20,9 @@ enum AppSuite {
             },
             KernelTest(name: "app/manager/unplug-replug-flips-engine-available", body: managerSurvivesUnplug),
             KernelTest(name: "app/manager/pad-named-by-a-link-is-available-and-plays", body: managerFindsPadByLink),
+            KernelTest(
+                name: "app/manager/stop-lets-the-pad-go-and-start-takes-it-again-with-its-pulse",
+                body: managerStopLetsThePadGo),
         ])
 
     /// How early a haptic may reach the pad before its scheduled time: the pad's timestamps are whole
@@ -342,6 +345,51 @@ enum AppSuite {
         }
         try requireEqual(
             await MainActor.run { manager.cachedPatternNames }, cached, "patterns cached again after the reset")
+    }
+
+    /// `stop()` lets the pad go: no descriptor of this process stays on its node, the kernel erased every effect
+    /// the engine had uploaded (the prepared pulse too) and the motors are off. `start()` opens the pad again, the
+    /// pulse is uploaded again, and its play reaches the pad.
+    static func managerStopLetsThePadGo() async throws {
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics manager stopped"))
+        defer { pad.destroy() }
+        var options = HapticEngineOptions()
+        options.monitorSource = DeviceDiscovery.udevDaemonIsRunning ? .udev : .kernel
+        let provider = EngineOutputProvider(
+            output: .device(.id(try stableID(of: pad.eventNode))), options: options, logger: VirtualPadSuite.logger())
+        let resolver = HapticResourceDirectory(directory: URL(fileURLWithPath: "Haptics"))
+        let manager = await MainActor.run {
+            HapticManager(resolver: resolver, engineProvider: provider, logger: VirtualPadSuite.logger())
+        }
+        try require(await MainActor.run { manager.engineAvailable }, "the manager did not take \(pad.eventNode)")
+        let impact = HapticFeedback.impact(.rigid).pattern
+        await MainActor.run {
+            manager.prepare(pattern: impact)
+            manager.preloadPatterns()
+            manager.play("heartbeat")
+        }
+        try await VirtualPadSuite.waitForRecords(pad, "heartbeat before the stop") { EngineSuite.playsRumble($0) }
+        func descriptorsOnThePad() -> Int { openDescriptors().values.count { $0 == pad.eventNode } }
+        try require(descriptorsOnThePad() > 0, "no descriptor of this process on \(pad.eventNode) while it plays")
+
+        await MainActor.run { manager.stop() }
+        try requireEqual(descriptorsOnThePad(), 0, "descriptors on \(pad.eventNode) after stop()")
+        try await waitUntil("every effect erased after stop()") { pad.uploadedEffects().isEmpty }
+        let stopped = pad.records()
+        guard let last = stopped.last else { throw TestFailure(reason: "the pad recorded nothing") }
+        try requireEqual(pad.motorOutput(at: last.time), .off, "the motors after stop()")
+
+        let available = await MainActor.run {
+            manager.start()
+            return manager.engineAvailable
+        }
+        try require(available, "the manager did not take \(pad.eventNode) again on start()")
+        try await waitUntil("the prepared pulse uploaded again") { !pad.uploadedEffects().isEmpty }
+        await MainActor.run { manager.play(pattern: impact) }
+        try await VirtualPadSuite.waitForRecords(pad, "the prepared impact after start()") { records in
+            records.dropFirst(stopped.count).contains { $0.event == .play }
+        }
+        withExtendedLifetime(manager) {}
     }
 
     static func stableID(of node: String) throws -> StableDeviceID {

@@ -346,6 +346,93 @@ import Testing
         #expect(manager.engineAvailable)
     }
 
+    /// `stop()` lets the engine go (and so the pad) and every call plays nothing until `start()`, which builds an
+    /// engine, prepares on it what was prepared before and asked for meanwhile, and reads only the names not
+    /// cached. Until 6 December a manager held its engine, and the pad, for its whole life.
+    @Test func stopLetsTheEngineGoUntilStartWhichPreparesAndPreloadsWhatWasAskedMeanwhile() throws {
+        let (manager, provider, resolver) = Self.manager()
+        let impact = HapticFeedback.impact(.rigid).pattern
+        let tick = HapticFeedback.selection.pattern
+        manager.prepare(pattern: impact)
+        manager.preloadPatterns()
+        let first = try #require(provider.latest)
+        let notified = Atomic<Bool>(false)
+        withObservationTracking {
+            _ = manager.isStopped
+        } onChange: {
+            notified.store(true, ordering: .relaxed)
+        }
+        manager.stop()
+        #expect(manager.isStopped && !manager.engineAvailable)
+        let heard = notified.load(ordering: .relaxed)
+        #expect(heard, "observers hear isStopped change")
+        #expect(first.state.withLock { $0.stops } == 1, "the engine is stopped and let go")
+        manager.play("thud")
+        manager.play(pattern: tick)
+        manager.playTransientEvent(intensity: 1, sharpness: 1)
+        manager.prepare()
+        manager.prepare(pattern: tick)
+        manager.preloadPatterns(["detent"])
+        manager.stop()
+        let reached = first.state.withLock { ($0.played.count, $0.transients.count, $0.prepares, $0.stops) }
+        #expect(reached == (0, 0, 0, 1), "nothing reaches the stopped engine, and a second stop does nothing")
+        #expect(resolver.lookups.load(ordering: .relaxed) == 3, "nothing is read while stopped")
+        #expect(provider.engines.count == 1 && provider.state.withLock { $0.connected } == nil, "no device watched")
+
+        manager.start()
+        #expect(!manager.isStopped && manager.engineAvailable)
+        let second = try #require(provider.latest)
+        #expect(provider.engines.count == 2 && second !== first && second.hasHandlers)
+        #expect(second.state.withLock { $0.prepared } == [impact, tick], "prepared again, and as asked meanwhile")
+        #expect(manager.cachedPatternNames == ["capacitor_charge", "detent", "heartbeat", "thud"])
+        #expect(resolver.lookups.load(ordering: .relaxed) == 4, "the cache stays: only detent is read")
+        manager.play("thud")
+        #expect(second.state.withLock { $0.played.count } == 1)
+        manager.start()
+        #expect(provider.engines.count == 2, "starting a started manager does nothing")
+    }
+
+    /// A stopped or reset callback the engine queued just before `stop()` does not start it again, nor build
+    /// another: the engine's generation is over.
+    @Test(arguments: [false, true])
+    func aCallbackQueuedBeforeStopStartsNothing(reset: Bool) async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        let engine = try #require(provider.latest)
+        if reset { engine.fireReset() } else { engine.fireStopped("deviceError") }
+        manager.stop()
+        await log.waitForRecovery(count: 1)
+        #expect(manager.isStopped && !manager.engineAvailable)
+        #expect(provider.engines.count == 1 && engine.state.withLock { $0.starts } == 1)
+    }
+
+    /// A manager stopped while it watched for a device watches no more: a pad plugged in then turns nothing on.
+    /// Started without a capable device, it watches again, and the pad plugged in turns haptics on.
+    @Test func aStoppedManagerWatchesForNoDeviceAndStartedWithoutOneWatchesAgain() async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(hardware: false, log: log)
+        manager.stop()
+        // The watch task hears its cancel once it runs: on a busy machine, after `stop()` returns.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !provider.state.withLock({ $0.watchCancelled }), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        #expect(provider.state.withLock { $0.watchCancelled }, "the watch ends with the stop")
+        provider.plugIn()
+        await log.waitForRecovery(count: 1)
+        #expect(provider.engines.isEmpty && !manager.engineAvailable)
+        provider.state.withLock {
+            $0.hardwarePresent = false
+            $0.connected = nil
+        }
+        manager.start()
+        #expect(!manager.isStopped && !manager.engineAvailable && provider.engines.isEmpty)
+        #expect(provider.state.withLock { $0.connected } != nil, "watching for a device again")
+        provider.plugIn()
+        await log.waitForRecovery(count: 2)
+        #expect(manager.engineAvailable && provider.engines.count == 1)
+    }
+
     @Test func engineAvailableIsObservable() async throws {
         let log = RecordingLog()
         let (manager, provider, _) = Self.manager(log: log)

@@ -32,6 +32,9 @@ public final class HapticManager {
     /// manager makes all of them, on its actor. Four entries, as many as the engine keeps prepared
     /// (`ManagedEngineAdapter.preparedLimit`).
     @ObservationIgnored private var keptStarts = InlineArray<4, KeptStart?>(repeating: nil)
+    /// Whether the app stopped haptics (`stop()`) and has not started them again: the device is let go, and every
+    /// call plays nothing meanwhile. Observable; only `stop()` and `start()` change it.
+    public private(set) var isStopped = false
 
     /// The patterns `preloadPatterns()` loads: `Haptics/<name>.ahap`.
     public static let preloadedPatternNames = ["heartbeat", "capacitor_charge", "thud"]
@@ -101,15 +104,7 @@ public final class HapticManager {
         self.resolver = resolver
         self.engineProvider = engineProvider
         self.logger = logger
-        guard engineProvider.hardwareSupportsHaptics() else {
-            // Why, when the provider can tell: most often a pad this user may not write yet (no udev rule).
-            logger.info(
-                "no rumble-capable device this process may drive; haptics are off until one is there",
-                metadata: engineProvider.hardwareUnavailableReason().map { ["reason": "\($0)"] })
-            watchForHardware()
-            return
-        }
-        setAvailable(buildAndStartEngine())
+        startHaptics()
     }
 
     isolated deinit {
@@ -191,13 +186,59 @@ public final class HapticManager {
         followKeptPlayers()
     }
 
-    /// Builds and starts a new engine in place of the one before (if any), its cache emptied; once it runs, what
-    /// was prepared on the one before (or asked for while there was none) is prepared on it, oldest first, and
-    /// what was asked to be preloaded is parsed again.
+    /// Stops haptics and lets the device go, as an app does when it goes to the background, or when its user turns
+    /// haptics off and another program may want the pad (Core Haptics' `stop`): what plays stops, the device's
+    /// descriptor is closed (the kernel erases the effects it held, prepared pulses too), and no device is watched
+    /// for. Until `start()` every call plays nothing and `engineAvailable` is false; what is asked for meanwhile
+    /// (`prepare(pattern:)`, `preloadPatterns(_:)`) is done then. The cached patterns stay. Stopping a stopped
+    /// manager does nothing.
+    public func stop() {
+        guard !isStopped else { return }
+        isStopped = true
+        hardwareWatch?.cancel()
+        hardwareWatch = nil
+        releaseEngine()
+        engineAvailable = false
+        logger.info("haptics stopped by the app; the device is let go until start()")
+    }
+
+    /// Starts haptics again after `stop()`, as at launch: the capability check, then a new engine on the device
+    /// there now (the pad may have been unplugged, or replaced, meanwhile), on which what was prepared is prepared
+    /// again and what was asked to be preloaded and is not cached is parsed. Without a capable device haptics stay
+    /// off until one is plugged in. Does nothing unless the manager is stopped.
+    public func start() {
+        guard isStopped else { return }
+        isStopped = false
+        startHaptics()
+        logger.info("haptics started again by the app", metadata: ["available": "\(engineAvailable)"])
+    }
+
+    /// The capability check, then an engine built and started (`restoreEngine`); without capable hardware no
+    /// engine is created, and the manager watches for a device.
+    private func startHaptics() {
+        guard engineProvider.hardwareSupportsHaptics() else {
+            // Why, when the provider can tell: most often a pad this user may not write yet (no udev rule).
+            logger.info(
+                "no rumble-capable device this process may drive; haptics are off until one is there",
+                metadata: engineProvider.hardwareUnavailableReason().map { ["reason": "\($0)"] })
+            setAvailable(false)
+            return
+        }
+        restoreEngine()
+    }
+
+    /// Builds and starts a new engine in place of the one before (if any), its cache emptied (`restoreEngine`).
     private func rebuildEngine() {
         cache.removeAll()
         unloadable.removeAll()
         cacheByteCount = 0
+        restoreEngine()
+    }
+
+    /// Builds and starts a new engine in place of the one before (if any); once it runs, what was prepared on the
+    /// one before (or asked for while there was none) is prepared on it, oldest first, and what was asked to be
+    /// preloaded and is not cached is parsed.
+    private func restoreEngine() {
         setAvailable(buildAndStartEngine())
         guard engineAvailable else { return }
         for pattern in preparedPatterns { withEngine("preparing a pattern again") { try $0.prepare(pattern) } }
@@ -442,9 +483,7 @@ public final class HapticManager {
     /// Builds an engine, installs the recovery handlers (capturing the manager weakly) and starts it.
     /// Returns whether the engine runs; any failure leaves no engine behind.
     private func buildAndStartEngine() -> Bool {
-        engine?.stop()
-        engine = nil
-        engineGeneration += 1
+        releaseEngine()
         let generation = engineGeneration
         let built: any ManagedHapticEngine
         do {
@@ -469,6 +508,14 @@ public final class HapticManager {
         }
         engine = built
         return true
+    }
+
+    /// Stops the engine (if any) and lets it go; the callbacks it queued meanwhile are ignored (their generation
+    /// is not the manager's).
+    private func releaseEngine() {
+        engine?.stop()
+        engine = nil
+        engineGeneration += 1
     }
 
     /// Stopped without `stop()`: one restart; if that fails, haptics are off until the engine's reset or a
