@@ -155,6 +155,7 @@ package final class HDRumbleStream: CueStream, Sendable {
         self.clock = clock
         self.logger = logger
         deviceName = device.node
+        state.withLock { $0.counter = PadCounters.next(for: device.node) }
         // Held weakly: a stream its owner lets go without `close()` is closed by its `deinit`, timer and all.
         let started = try clock.makeTimer { [weak self] in self?.service() }
         timer.withLock { $0 = started }
@@ -217,8 +218,9 @@ package final class HDRumbleStream: CueStream, Sendable {
     // MARK: The thread
 
     /// Ends the stream: the timer is stopped (after its last call), the rest report is written when the actuators
-    /// were playing, and the guard is told nothing plays and let go. The first call does this; later ones find
-    /// nothing left to do.
+    /// were playing, the guard is told nothing plays and let go, and the counter a next report would carry (past
+    /// the guard's silence, when it may have written it) is left for the next stream on the node (`PadCounters`).
+    /// The first call does this; later ones find nothing left to do.
     package func close() {
         state.withLock { $0.closing = true }
         let running = timer.withLock { timer -> (any HapticTimer)? in
@@ -229,6 +231,8 @@ package final class HDRumbleStream: CueStream, Sendable {
         running.cancel()
         finish()
         keeper?.close()
+        let next = state.withLock { Self.takeCounter(&$0, now: now, keeper: keeper).counter }
+        PadCounters.record(next, for: device.node)
         device.close()
     }
 
@@ -585,7 +589,7 @@ package final class HDRumbleMember: PatternStream {
     package func close() {
         guard !closed.exchange(true, ordering: .relaxed) else { return }
         sounds.withLock { $0.stopAll(on: stream) }
-        if Self.streams.leave(stream) { stream.close() }
+        Self.streams.leave(stream) { $0.close() }
     }
 
     /// Plays `pattern` once from its start at `startNanoseconds`, on its own (the kernel tests' direct path).

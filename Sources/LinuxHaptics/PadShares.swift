@@ -35,15 +35,32 @@ final class PadShares<Shared: AnyObject & Sendable>: Sendable {
         }
     }
 
-    /// One member of `shared` fewer: whether that was the last (the caller then ends it; it is never joined
-    /// again).
-    func leave(_ shared: Shared) -> Bool {
+    /// One member of `shared` fewer; the last one's leaving ends it (`end`), and it is never joined again. `end`
+    /// runs under the lock, as `make` does: a stream an engine starts on the pad meanwhile starts once this one has
+    /// ended, so the pad never has two writers of ours, and the new one begins where this one left the pad
+    /// (`PadCounters`).
+    func leave(_ shared: Shared, end: (Shared) -> Void) {
         entries.withLock { entries in
-            guard let index = entries.firstIndex(where: { $0.shared === shared }) else { return false }
+            guard let index = entries.firstIndex(where: { $0.shared === shared }) else { return }
             entries[index].members -= 1
-            guard entries[index].members == 0 else { return false }
+            guard entries[index].members == 0 else { return }
             entries.remove(at: index)
-            return true
+            end(shared)
         }
     }
+}
+
+/// The counter each pad's next report of ours carries, by hidraw node, as the last stream of this process there left
+/// it (a Switch controller's report 0x10, a DualSense's report 0x32: the pad expects the counter to grow by one a
+/// report). A stream that begins on the node (an engine stopped and started again, another engine after the last
+/// one left) carries on from it, so the pad never gets two reports in a row with the same counter from us. A stream
+/// reads it as it starts and writes it as it ends, both under its `PadShares` lock.
+enum PadCounters {
+    private static let counters = Lock<[String: UInt8]>([:])
+
+    /// The counter a stream beginning on `node` starts at: 0 on a node no stream of ours has written.
+    static func next(for node: String) -> UInt8 { counters.withLock { $0[node] ?? 0 } }
+
+    /// A stream on `node` ended, its next report's counter being `counter`.
+    static func record(_ counter: UInt8, for node: String) { counters.withLock { $0[node] = counter } }
 }

@@ -282,7 +282,7 @@ final class SharedVoiceCoils: Sendable {
     /// One member fewer: the last ends the stream (its final period puts the actuators at rest) and closes the
     /// writer.
     func leave() {
-        if Self.streams.leave(self) { mixing.close(closingOutput: true) }
+        Self.streams.leave(self) { $0.mixing.close(closingOutput: true) }
     }
 }
 
@@ -481,13 +481,15 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
         var underruns = 0
         var meter = VoiceCoilMeter(sampleRate: DualSenseHapticsReport.sampleRate)
     }
-    private let state = Lock(State())
+    private let state: Lock<State>
 
-    /// `clock` is the queue's time, `CLOCK_MONOTONIC` unless a test holds it still.
+    /// `clock` is the queue's time, `CLOCK_MONOTONIC` unless a test holds it still. The first report carries on
+    /// from the counter the last stream on the node left (`PadCounters`).
     init(
         device: HidrawDevice, leadSeconds: Double, logger: Logger,
         clock: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() }
     ) {
+        state = Lock(State(counter: PadCounters.next(for: device.node)))
         self.device = device
         self.logger = logger
         self.clock = clock
@@ -543,15 +545,17 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     func drain() throws(AudioDeviceError) { try queue.drain() }
 
     /// Ends the stream with a silent report when the last one carried sound (the stream closed mid-sound), so
-    /// that a pad which holds or repeats what it last received falls silent too; then closes the node.
+    /// that a pad which holds or repeats what it last received falls silent too; leaves the next counter to the
+    /// next stream on the node (`PadCounters`); then closes the node.
     func close() {
-        let silence = state.withLock { state -> DualSenseHapticsReport? in
-            guard state.lastCarriedSound else { return nil }
+        let (silence, next) = state.withLock { state -> (DualSenseHapticsReport?, UInt8) in
+            guard state.lastCarriedSound else { return (nil, state.counter) }
             state.lastCarriedSound = false
             defer { state.counter &+= 1 }
-            return DualSenseHapticsReport(counter: state.counter, samples: [])
+            return (DualSenseHapticsReport(counter: state.counter, samples: []), state.counter &+ 1)
         }
         if let silence { try? device.write(silence.bytes) }
+        PadCounters.record(next, for: device.node)
         queue.close()
         device.close()
     }

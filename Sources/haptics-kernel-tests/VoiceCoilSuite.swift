@@ -62,6 +62,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt-and-switch-pro/the-engines-gain-halves-the-voice-coils-and-hd-rumble") {
                 try await gainScalesHDActuators()
             },
+            KernelTest(
+                name: "hd/dualsense-bt-and-switch-pro/an-engine-stopped-and-started-again-carries-the-counter-on",
+                body: counterCarriesOnAcrossStreams),
         ] + HDRumbleSuite.tests + HDRumbleSuite.ffRumbleTests + HDRumbleSuite.motionFaultTests)
 
     static let rate = Double(DualSenseHapticsReport.sampleRate)
@@ -757,6 +760,40 @@ enum VoiceCoilSuite {
                 abs(peaks[1] / peaks[0] - 0.5) <= 0.05, "HD rumble: amplitude \(peaks[1]) at gain 0.5, \(peaks[0]) at 1"
             )
             print("    HD rumble: amplitude \(peaks[0]) at gain 1, \(peaks[1]) at gain 0.5")
+        }
+    }
+
+    /// An engine that plays a tone, is stopped and started again, and plays it again: the pad gets one run of
+    /// counters across both streams (each one past the last; on the Switch pad two when the silence guard may have
+    /// taken one), not a second run from 0 (until 6 December each new stream began at 0, so a stream whose report
+    /// at rest carried 0 was followed by another 0).
+    static func counterCarriesOnAcrossStreams() async throws {
+        let pattern = tone(0.1)
+        func twice(_ device: any EmulatedDevice, _ node: String) async throws -> [PadRecord] {
+            let engine = try engine(on: node)
+            let before = device.records().count
+            for round in 0..<2 {
+                if round > 0 {
+                    do { try engine.start() } catch { throw TestFailure(reason: "starting again on \(node): \(error)") }
+                }
+                try await play(pattern, on: engine)
+                try await Task.sleep(for: .milliseconds(150))
+                engine.stop()
+            }
+            return Array(device.records().dropFirst(before))
+        }
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let reports = try await twice(device, nodes.rumbleNode).filter { $0.waveform != nil }
+            _ = try checkedSamples(reports, "voice coils, two streams one after the other")
+            print("    voice coils: counters \(reports.compactMap(\.waveform).map(\.counter)) over two streams")
+        }
+        try await EmulationSuite.withController(.switchPro) { device, nodes in
+            let counters = HDRumbleSuite.rumbleReports(try await twice(device, nodes.rumbleNode)).map(\.packet.counter)
+            let steps = zip(counters, counters.dropFirst()).map { ($1 &- $0) & 0x0f }
+            try require(
+                counters.count >= 8 && steps.allSatisfy { $0 == 1 || $0 == 2 },
+                "HD rumble: the counters over two streams are not one run: \(counters)")
+            print("    HD rumble: counters \(counters) over two streams")
         }
     }
 

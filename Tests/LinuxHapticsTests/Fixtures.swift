@@ -138,6 +138,10 @@ final class ReportFile {
     /// Everything written so far.
     func bytes() throws -> [UInt8] { [UInt8](try Data(contentsOf: URL(fileURLWithPath: path))) }
 
+    /// Empties the file: a device opened on it again writes from its start (a file is no node, which takes each
+    /// report on its own), so what it writes is read apart from what came before.
+    func empty() { truncate(path, 0) }
+
     /// Everything written so far, cut into reports of `length` bytes and parsed; nil for a cut that does not parse.
     func reports<Report>(length: Int, _ parse: ([UInt8]) -> Report?) throws -> [Report?] {
         let bytes = try bytes()

@@ -673,6 +673,29 @@ import Testing
         after.close()
     }
 
+    /// A stream that begins on a pad after the last one there ended (an engine stopped and started again) carries
+    /// the counter on from where that one left the pad, so no two reports in a row carry the same one. Until 6
+    /// December every stream started at 0: a stream that ended on 0 (its report at rest) was followed by another 0.
+    @Test func aStreamBegunAgainOnThePadCarriesTheCounterOn() throws {
+        let rig = try Rig()
+        let keepers = Keepers()
+        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let first = try rig.start(keeper: keepers.make)
+        first.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now + 0.01))
+        rig.advance(by: 0.05)
+        // Closed mid-tone: the stream's report at rest goes out at once.
+        first.close()
+        #expect(try rig.reports().map(\.counter) == [0, 1, 2], "two updates and the report at rest")
+        rig.file.empty()
+        let second = try rig.start(keeper: keepers.make)
+        #expect(second.stream !== first.stream && keepers.made.count == 2)
+        second.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now + 0.01))
+        rig.advance(by: 1)
+        second.close()
+        // Four updates over the tone, then three at rest.
+        #expect(try rig.reports().map(\.counter) == Array(3..<10))
+    }
+
     /// A stream that has ended (its guard found gone, or its pad unplugged) is not joined: the next engine starts
     /// another, which its members keep, whatever the ended stream's last member does when it leaves.
     @Test func aStreamThatEndedIsNotJoinedTheNextEngineStartsAnother() throws {

@@ -185,6 +185,30 @@ import Testing
         #expect(writer.counts.reports == 3 && writer.counts.underruns == 0)
     }
 
+    /// A writer on a node another writer of ours has closed carries its counter on, past the silent report that
+    /// closing sent mid-sound: the pad never gets two reports in a row with the same counter. Until 6 December
+    /// every stream started at 0 (an engine stopped and started again sent 0, 1, 2, then 0, 1 ...).
+    @Test func aWriterOnANodeWhoseLastWriterClosedCarriesItsCounterOn() throws {
+        let file = ReportFile()
+        let now = MonotonicTime.nanoseconds()
+        func writer() throws -> DualSenseHapticsWriter {
+            DualSenseHapticsWriter(device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now })
+        }
+        func counters() throws -> [UInt8] {
+            defer { file.empty() }
+            return try file.reports(length: DualSenseHapticsReport.size, DualSenseHapticsReport.init(bytes:))
+                .map { $0?.counter ?? .max }
+        }
+        let first = try writer()
+        try first.write((0..<128).map { Float($0 + 1) / 128 })
+        first.close()
+        #expect(try counters() == [0, 1, 2], "two reports with sound, and the silent one closing sent")
+        let second = try writer()
+        try second.write([Float](repeating: 0.5, count: 64))
+        second.close()
+        #expect(try counters() == [3, 4])
+    }
+
     /// What the coils play now is what was written a queue's length ago: a tap written ahead and followed by
     /// silence is heard as the tap while it plays, then as silence. Until 6 December `actuatorActivity` was the last
     /// report written, so `haptics feedback --actuators hd` on a DualSense over Bluetooth printed every tap at 0 %
