@@ -15,7 +15,8 @@
 // Every report carries the pad's own duration, 120 ms, and no repeats, and the engine renews a playing level every
 // 50 ms as it does for rumble: a process that is killed or stopped leaves the motors running at most 120 ms after
 // its last report, with nothing left behind to stop them, and a renewal may come 70 ms late before a motor drops
-// out.
+// out. A report renews every motor it carries, so of the members that renew one does (`XboxReportWriter.renew`):
+// two engines on one pad send one report per renewal interval, not two.
 import HapticRendering
 import LinuxInput
 @_spi(Internals) import LinuxSystem
@@ -51,6 +52,8 @@ final class XboxReportWriter: Sendable {
 
     let node: String
     private let hidraw: HidrawDevice
+    /// `CLOCK_MONOTONIC` in nanoseconds outside tests: when each report was written.
+    private let clock: @Sendable () -> UInt64
     private struct Member {
         var role: Role
         var levels: MotorMagnitudes
@@ -58,24 +61,35 @@ final class XboxReportWriter: Sendable {
     private struct State {
         var members: [Int: Member] = [:]
         var nextMember = 0
+        /// When the last report was written, whoever wrote it.
+        var lastWrite: UInt64?
     }
     private let state = Lock(State())
 
-    private init(hidraw: HidrawDevice) {
+    /// The renewal interval every member's engine keeps (`OutputTiming.Renewal.standard`), in nanoseconds: a
+    /// member other than the one that renews writes its renewal only when no report went out for that long (the
+    /// one that renews is late).
+    static let renewalNanoseconds = UInt64(OutputTiming.Renewal.standard.holdSeconds * 1e9)
+
+    private init(hidraw: HidrawDevice, clock: @escaping @Sendable () -> UInt64) {
         self.hidraw = hidraw
+        self.clock = clock
         node = hidraw.node
     }
 
-    /// The writer of `node`, opened by the first member; a new member of it in `role`, at rest.
-    static func join(_ node: String, as role: Role, logger: Logger) throws(OutputFailure)
-        -> (writer: XboxReportWriter, member: Int)
-    {
+    /// The writer of `node`, opened by the first member (with `clock`, `CLOCK_MONOTONIC` unless a test moves it);
+    /// a new member of it in `role`, at rest.
+    static func join(
+        _ node: String, as role: Role, logger: Logger,
+        clock: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() }
+    ) throws(OutputFailure) -> (writer: XboxReportWriter, member: Int) {
         try writers.withLock { (writers) throws(OutputFailure) -> (XboxReportWriter, Int) in
             let writer: XboxReportWriter
             if let existing = writers[node] {
                 writer = existing
             } else {
-                writer = XboxReportWriter(hidraw: try EvdevOutputSource.openHidraw(node, logger: logger))
+                writer = XboxReportWriter(
+                    hidraw: try EvdevOutputSource.openHidraw(node, logger: logger), clock: clock)
                 writers[node] = writer
             }
             let member = writer.state.withLock { state in
@@ -93,13 +107,22 @@ final class XboxReportWriter: Sendable {
         try state.withLock { (state) throws(OutputFailure) in
             guard state.members[member] != nil else { throw OutputFailure(.closed, "the output is closed") }
             state.members[member]?.levels = levels
-            try write(state)
+            try write(&state)
         }
     }
 
-    /// Writes the merged report again (a renewal before the pad's duration runs out).
-    func renew() throws(OutputFailure) {
-        try state.withLock { (state) throws(OutputFailure) in try write(state) }
+    /// `member`'s renewal before the pad's duration runs out: the merged report written again, by one member of
+    /// those that renew (each member's engine renews while its levels are not off). The first member with levels
+    /// writes its renewals; the others' are left out unless no report went out for a renewal interval (the first is
+    /// late): any report renews every motor it carries, and two engines renewing on their own sent two reports per
+    /// interval. A motor's report is then renewed at most two intervals apart when the first member's engine falls
+    /// behind, as the pad's 120 ms allows.
+    func renew(_ member: Int) throws(OutputFailure) {
+        try state.withLock { (state) throws(OutputFailure) in
+            let renewer = state.members.filter { !$0.value.levels.isOff }.keys.min()
+            if renewer != member, let last = state.lastWrite, clock() &- last < Self.renewalNanoseconds { return }
+            try write(&state)
+        }
     }
 
     /// Takes `member` out: the report after it leaves its motors to the others (at rest when none is left), and
@@ -109,7 +132,7 @@ final class XboxReportWriter: Sendable {
             let empty = state.withLock { state -> Bool in
                 guard let left = state.members.removeValue(forKey: member) else { return false }
                 if left.role == .triggers { Self.presence(of: node).count.subtract(1, ordering: .releasing) }
-                try? write(state)
+                try? write(&state)
                 return state.members.isEmpty
             }
             guard empty else { return }
@@ -133,9 +156,10 @@ final class XboxReportWriter: Sendable {
             loopCount: 0)
     }
 
-    private func write(_ state: State) throws(OutputFailure) {
+    private func write(_ state: inout State) throws(OutputFailure) {
         do throws(EventDeviceError) {
             try hidraw.write(Self.report(state.members.values.map { ($0.role, $0.levels) }).bytes)
+            state.lastWrite = clock()
         } catch {
             throw EvdevOutput.failure(from: error)
         }
@@ -180,7 +204,7 @@ final class XboxReportOutput: OutputWithoutPulses {
 
     func keepAlive() throws(OutputFailure) {
         try check()
-        try writer.renew()
+        try writer.renew(member)
     }
 
     /// Leaves the pad's writer (its motors stop unless another engine drives them), then closes the event node.
@@ -248,9 +272,10 @@ final class ReportDiversion: Sendable {
         try membership.writer.set(membership.member, levels)
     }
 
-    /// Writes the report again (a renewal).
+    /// The body's renewal of the report (`XboxReportWriter.renew`).
     func renew() throws(OutputFailure) {
-        try joined.withLock { $0 }?.writer.renew()
+        guard let membership = joined.withLock({ $0 }) else { return }
+        try membership.writer.renew(membership.member)
     }
 
     /// Leaves the writer, so the output plays through the kernel again; the body levels it last routed, nil when

@@ -715,7 +715,8 @@ enum HDRumbleSuite {
     }
 
     /// Two engines of one process, at `left-trigger` and `right-trigger`, play together: each report carries both
-    /// (the pad's one writer merges them), so neither stops the other's motor.
+    /// (the pad's one writer merges them), so neither stops the other's motor, and one of them renews the report
+    /// (each renewed it: two reports every 50 ms).
     static func twoTriggerEngines() async throws {
         try await EmulationSuite.withController(.xboxOneBluetooth) { device, nodes in
             let left = try engine(on: nodes.rumbleNode, actuators: .rumble, locality: .leftTrigger)
@@ -736,9 +737,13 @@ enum HDRumbleSuite {
                 atRest: levels.map { $0.leftTrigger == 0 && $0.rightTrigger == 0 },
                 "the triggers dropped out: \(levels.map { ($0.leftTrigger, $0.rightTrigger) })")
             try require(playback.restingFrom.isFinite, "the triggers did not come to rest")
+            // Over the middle the levels hold: only renewals go out, one a renewal interval for the pad (six in
+            // 0.3 s, a few more when the engine that renews falls behind), not one per engine (twelve).
+            let renewals = playback.commands.count { $0.arrival >= times[0] && $0.arrival < times[0] + 0.3 }
+            try require(renewals <= 9, "\(renewals) reports over the 0.3 s in the middle: each engine renews alone")
             print(
-                "    left \(levels[15].leftTrigger), right \(levels[15].rightTrigger) together for 0.3 s; at rest after"
-            )
+                "    left \(levels[15].leftTrigger), right \(levels[15].rightTrigger) together for 0.3 s, "
+                    + "\(renewals) reports over it; at rest after")
         }
     }
 

@@ -6,6 +6,7 @@ import HapticRendering
 import LinuxInput
 import Logging
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @testable import LinuxHaptics
 
@@ -54,6 +55,38 @@ import Testing
         let again = try XboxReportWriter.join(path, as: .triggers, logger: logger)
         #expect(again.writer !== left.writer)
         again.writer.leave(again.member)
+    }
+
+    /// Of two members that renew (two trigger engines playing), the first with levels writes its renewals; the
+    /// other's go out only when no report did for a renewal interval (the first late), and it takes over once the
+    /// first is at rest. Until 6 December each engine wrote its own, 40 reports a second for one pad.
+    @Test func ofTwoMembersThatRenewOneWritesTheOthersOnlyWhenNoReportWentOutForAnInterval() throws {
+        let file = ReportFile()
+        let now = Lock<UInt64>(1_000_000_000)
+        func at(_ milliseconds: UInt64) { now.withLock { $0 = 1_000_000_000 + milliseconds * 1_000_000 } }
+        let logger = quietLogger()
+        let left = try XboxReportWriter.join(file.path, as: .triggers, logger: logger) { now.withLock { $0 } }
+        let right = try XboxReportWriter.join(file.path, as: .triggers, logger: logger)
+        let writer = left.writer
+        try writer.set(left.member, MotorMagnitudes(strong: 0.5, weak: 0))
+        at(1)
+        try writer.set(right.member, MotorMagnitudes(strong: 0, weak: 0.8))
+        var written: [Int] = []
+        func renew(_ member: Int, at milliseconds: UInt64) throws {
+            at(milliseconds)
+            try writer.renew(member)
+            written.append(try Self.reports(in: file).count)
+        }
+        try renew(left.member, at: 50)  // the first renews: written
+        try renew(right.member, at: 51)  // 1 ms after a report: left out
+        try renew(right.member, at: 101)  // the first is late, nothing for 51 ms: written
+        try renew(left.member, at: 104)  // the first's own renewal: written
+        at(110)
+        try writer.set(left.member, .off)
+        try renew(right.member, at: 111)  // now the first with levels: written
+        #expect(written == [3, 3, 4, 5, 7])
+        writer.leave(left.member)
+        writer.leave(right.member)
     }
 }
 
