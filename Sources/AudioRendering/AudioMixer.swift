@@ -3,7 +3,7 @@
 ///
 /// Per frame: each sounding voice's source (the tone, or its clip read at a fractional position: linear
 /// interpolation between frames for pitch), its brightness low-pass, its envelope, then volume and pan; voices
-/// sum and the sum is clipped to -1 ... 1. The controls are read every `controlFrames` frames: volume and pan
+/// sum and the sum is kept within -1 ... 1 by a `PeakLimiter` (not clipped). The controls are read every `controlFrames` frames: volume and pan
 /// glide linearly from one reading to the next (no zipper noise), pitch and brightness hold.
 ///
 /// At most `maximumVoices` voices sound at once: a voice that starts when that many sound takes the place of the
@@ -23,6 +23,8 @@ public struct AudioMixer: Sendable {
     private var sounding: [Int] = []
     /// When the last voice ends (`schedule.end`, kept).
     private let end: Double
+    /// Keeps the sum of the voices within full scale.
+    private var limiter: PeakLimiter
 
     /// How often the controls are read, in frames (1.3 ms at 48 kHz).
     public static let controlFrames = 64
@@ -46,6 +48,7 @@ public struct AudioMixer: Sendable {
         states = Array(repeating: VoiceState(), count: schedule.voices.count)
         byStart = schedule.voices.indices.sorted { (schedule.voices[$0].start, $0) < (schedule.voices[$1].start, $1) }
         end = schedule.end
+        limiter = PeakLimiter(sampleRate: sampleRate)
     }
 
     /// Whether every voice has ended.
@@ -66,6 +69,7 @@ public struct AudioMixer: Sendable {
             done += count
         }
         framesRendered += frames
+        limiter.limit(&buffer)
         for index in buffer.indices { buffer[index] = buffer[index].clippedSample }
     }
 

@@ -34,13 +34,14 @@ public final class MixingStream: Sendable {
     }
 
     /// How a stream mixes and paces, beyond what its output says. The defaults are a sound card's: periods of at
-    /// least `AudioMixer.controlFrames`, a hard clip, the buffer primed with silence, silence written while
-    /// nothing plays so the device's clock never stops.
+    /// least `AudioMixer.controlFrames`, no limiter of the shape's own, the buffer primed with silence, silence
+    /// written while nothing plays so the device's clock never stops. Every stream keeps its mix within full scale
+    /// with a `PeakLimiter`, after the shape's limiter, where a clip cut its peaks off flat.
     public struct Shape: Sendable {
         /// Periods are the output's, but never shorter than this (nil: `AudioMixer.controlFrames`, the step at
         /// which a pattern's sound reads its controls).
         public var minimumPeriodFrames: Int
-        /// Applied to every mixed sample before the clip to -1...1 (a soft limiter); nil: none.
+        /// Applied to every mixed sample before the `PeakLimiter` (a soft limiter's curve); nil: none.
         public var limiter: (@Sendable (Float) -> Float)?
         /// A fresh stream fills the output's buffer with silence before its first period. Without it, the
         /// first periods are written as fast as the output takes them, sounds and all: for outputs whose
@@ -417,6 +418,8 @@ public final class MixingStream: Sendable {
         let shape: Shape
         var period: Int
         var playing: [Playing] = []
+        /// Keeps the mix within full scale, at the output's rate.
+        var limiter: PeakLimiter
         /// Frames written so far, and when the next one will be heard.
         var written = 0
         var nextHeard: UInt64?
@@ -444,6 +447,7 @@ public final class MixingStream: Sendable {
             self.output = output
             self.shape = shape
             period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
+            limiter = PeakLimiter(sampleRate: Double(output.sampleRate))
         }
 
         /// Goes on on `output` (the device back): its own period, and its own clock for the next frame. The
@@ -452,6 +456,7 @@ public final class MixingStream: Sendable {
         mutating func replace(_ output: any AudioOutput) {
             self.output = output
             period = max(output.latency.periodFrames, shape.minimumPeriodFrames)
+            limiter = PeakLimiter(sampleRate: Double(output.sampleRate))
             nextHeard = nil
             for index in playing.indices where playing[index].start == nil {
                 playing[index].origin = nil
@@ -515,7 +520,8 @@ public final class MixingStream: Sendable {
                 if mixed { silentSinceLastSound = false }
                 if waiting, playing[index].startLateness != nil { begun.append(index) }
             }
-            if let limiter = shape.limiter { for index in mix.indices { mix[index] = limiter(mix[index]) } }
+            if let curve = shape.limiter { for index in mix.indices { mix[index] = curve(mix[index]) } }
+            limiter.limit(&mix)
             for index in mix.indices { mix[index] = mix[index].clippedSample }
             let heard = try output.write(mix)
             if guessed {

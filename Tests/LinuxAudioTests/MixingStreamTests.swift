@@ -316,6 +316,24 @@ struct MixingStreamTests {
         #expect(attempts.withLock { $0 } == 3)
     }
 
+    /// Two sounds at 0.75 of full scale each, played together, sum past it: the stream scales the sum (both sides
+    /// alike) instead of clipping it, so the louder side lands on full scale and the other keeps its share. Until
+    /// 6 December the sum was clipped: 1, 0.75 where the sounds asked for 1.5, 0.75 (the left side cut, the balance
+    /// between the sides lost).
+    @Test("two sounds summing past full scale are scaled together, not clipped")
+    func loudSoundsAreLimited() throws {
+        try withStreamHeldAtFrame256 { output, stream in
+            let at = output.origin + 125_000_000
+            let first = stream.play(ClipSource(constant(left: 0.75, right: 0.5, frames: 100)), at: at)
+            let second = stream.play(ClipSource(constant(left: 0.75, right: 0.25, frames: 100)), at: at)
+            output.hold(after: nil)
+            try waitUntil("both sounds end") { !stream.isActive(first) && !stream.isActive(second) }
+            let samples = output.samples
+            #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(1), 0.5], count: 100).joined()))
+            #expect(samples.allSatisfy { abs($0) <= 1 })
+        }
+    }
+
     @Test("two sounds fading out and in together keep their summed power constant, with no gap")
     func crossFadePower() throws {
         let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
