@@ -326,3 +326,46 @@ import Testing
                 .firstRumbleDevice, among: [DeviceSelectionRuleTests.device(3)], forceDevices: false) == nil)
     }
 }
+
+/// What the manager's watch makes of each device that appears or changes while haptics are off: a device the
+/// engine would open turns them on; one it would open but may not write is told once, with the fix, until its
+/// access changes; anything else is passed over. (The watch's telling was untested: the kernel tests run as root,
+/// who may write every node.)
+@Suite struct HardwareWatchTests {
+    typealias Watch = EngineOutputProvider.HardwareWatch
+    static let advice = "To fix: install the rule."
+
+    @Test func aPadThisProcessMayNotWriteIsToldOnceUntilItsAccessChanges() {
+        var watch = Watch(forceDevices: false)
+        let denied = DeviceSelectionRuleTests.device(7, name: "DualSense", access: .denied(reason: "permission denied"))
+        let heard = watch.hear(denied, selection: .firstRumbleDevice, advice: Self.advice)
+        guard case .denied(let reason) = heard else {
+            Issue.record("a pad this process may not write was not told: \(heard)")
+            return
+        }
+        #expect(reason.hasPrefix("DualSense (/dev/input/event7): denied (permission denied"), "\(reason)")
+        #expect(reason.hasSuffix(Self.advice), "\(reason)")
+        #expect(watch.hear(denied, selection: .firstRumbleDevice, advice: Self.advice) == .ignored, "told once")
+        // udev set the node read-only for this user: another access, told again.
+        let readOnly = DeviceSelectionRuleTests.device(
+            7, name: "DualSense", access: .readOnly(reason: "permission denied"))
+        #expect(watch.hear(readOnly, selection: .firstRumbleDevice, advice: Self.advice) != .ignored)
+        // The rule installed: the pad is taken; denied again later (unplugged and plugged into a port the rule
+        // does not match), it is told again.
+        #expect(watch.hear(DeviceSelectionRuleTests.device(7), selection: .firstRumbleDevice) == .connected)
+        #expect(watch.hear(denied, selection: .firstRumbleDevice, advice: Self.advice) != .ignored)
+    }
+
+    @Test func aDeviceTheSelectionWouldNotTakeIsPassedOverWithoutAWord() {
+        var watch = Watch(forceDevices: false)
+        let silent = DeviceSelectionRuleTests.device(4, rumble: false, access: .denied(reason: "permission denied"))
+        let other = DeviceSelectionRuleTests.device(5, name: "Other", uniq: "cc", access: .denied(reason: "denied"))
+        let pad = DeviceSelectionRuleTests.device(6)
+        #expect(watch.hear(silent, selection: .firstRumbleDevice) == .ignored, "no rumble: nothing to tell")
+        #expect(watch.hear(other, selection: .id(pad.id)) == .ignored, "another pad than the one named")
+        let stick = DeviceSelectionRuleTests.device(9, name: "PID Stick", gamepad: false, forceDevice: true)
+        #expect(watch.hear(stick, selection: .firstRumbleDevice) == .ignored, "a force device without the opt-in")
+        var optedIn = Watch(forceDevices: true)
+        #expect(optedIn.hear(stick, selection: .firstRumbleDevice) == .connected)
+    }
+}

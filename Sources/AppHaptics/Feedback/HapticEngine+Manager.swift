@@ -294,22 +294,54 @@ public struct EngineOutputProvider: HapticEngineProvider {
         }
         let forceDevices = options.allowsForceDevices
         return Task { [logger] in
-            var told: [StableDeviceID: DeviceAccess] = [:]
+            var watch = HardwareWatch(forceDevices: forceDevices)
             for await event in monitor where event.kind != .removed {
-                let selection = selection.resolvingLinks()
-                let device = event.device
-                if selection.accepts(device, bound: nil, adoptingCompatible: false, forceDevices: forceDevices) {
-                    told[device.id] = nil
+                switch watch.hear(event.device, selection: selection.resolvingLinks()) {
+                case .connected:
                     connected()
-                } else if told[device.id] != device.access {
-                    let failure = selection.nothingToOpen(among: [device], forceDevices: forceDevices)
-                    guard failure.kind == .permissionDenied else { continue }
-                    told[device.id] = device.access
+                case .denied(let reason):
                     logger.info(
                         "a device that would play is there, but this process may not write it",
-                        metadata: ["reason": "\(Self.reason(for: failure))"])
+                        metadata: ["reason": "\(reason)"])
+                case .ignored:
+                    continue
                 }
             }
+        }
+    }
+
+    /// What `watchForHardware` makes of each device that appears or changes: a device the engine's first open
+    /// would take is a connection; one it would take but may not write is told once, with the fix, until its
+    /// access changes (udev may grant access a moment later, or the user installs the rule); anything else is
+    /// passed over.
+    struct HardwareWatch {
+        let forceDevices: Bool
+        /// The access each denied device was last told with.
+        private var told: [StableDeviceID: DeviceAccess] = [:]
+
+        init(forceDevices: Bool) { self.forceDevices = forceDevices }
+
+        enum Outcome: Equatable {
+            case connected
+            /// Told why (`EngineOutputProvider.reason(for:advice:)`: the failure and its fix).
+            case denied(reason: String)
+            case ignored
+        }
+
+        /// `device`, which appeared or changed, against `selection` (its links resolved).
+        mutating func hear(
+            _ device: InputDevice, selection: DeviceSelection,
+            advice: @autoclosure () -> String = AccessAdvice.eventNodes()
+        ) -> Outcome {
+            if selection.accepts(device, bound: nil, adoptingCompatible: false, forceDevices: forceDevices) {
+                told[device.id] = nil
+                return .connected
+            }
+            guard told[device.id] != device.access else { return .ignored }
+            let failure = selection.nothingToOpen(among: [device], forceDevices: forceDevices)
+            guard failure.kind == .permissionDenied else { return .ignored }
+            told[device.id] = device.access
+            return .denied(reason: EngineOutputProvider.reason(for: failure, advice: advice()))
         }
     }
 
