@@ -155,10 +155,9 @@ extension EngineCore {
         try ensureRunning()
         // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
         // for the sound output's latency, so that both begin together.
-        let soundLead = hasSound(id) ? audio?.lead() : nil
-        let clockNow = clock.now
-        let later = clockNow + outputLatency
-        let start = max(requested, soundLead.map { max(later, clockNow + $0) } ?? later)
+        let soundStart = soundStart(of: id)
+        let later = clock.now + outputLatency
+        let start = max(requested, later, soundStart ?? later)
         defer { syncSounds() }
         let decision = try state.withLock { (state) throws(HapticEngineError) in
             try state.decideStart(of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
@@ -250,6 +249,14 @@ extension EngineCore {
     }
 
     /// Whether player `id` has sound to play.
+    /// The engine time from which player `id`'s sound can be heard from its next frame: now plus the sound
+    /// output's lead (the stream opened if needed). Nil for a player without sound, or while the engine's sound is
+    /// muted or cannot be had.
+    func soundStart(of id: PlayerID) -> Double? {
+        guard hasSound(id), let lead = audio?.lead() else { return nil }
+        return clock.now + lead
+    }
+
     private func hasSound(_ id: PlayerID) -> Bool {
         audio != nil && state.withLock { $0.playerHasSound(id) }
     }

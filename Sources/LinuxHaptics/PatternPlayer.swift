@@ -7,6 +7,9 @@ public import AHAP
 /// past means now. A time or offset that is not a finite number (NaN, an infinity) throws `invalidArgument`
 /// and changes nothing.
 public protocol HapticPatternPlayer: AnyObject, Sendable {
+    /// Starts the pattern at `time` from its top (a player playing or paused starts over; one sought while it was
+    /// not playing starts where the seek put it). A player with sound starts no sooner than its sound can be heard
+    /// from its first frame (the sound output's latency): haptics and sound begin together.
     func start(atTime time: Double) throws(HapticEngineError)
     func stop(atTime time: Double) throws(HapticEngineError)
     /// Applies dynamic parameters at `time` (their own relative times are not used), as the pattern's own would act:
@@ -40,6 +43,8 @@ public protocol HapticPatternPlayer: AnyObject, Sendable {
 /// `CHHapticAdvancedPatternPlayer`.
 public protocol HapticAdvancedPatternPlayer: HapticPatternPlayer {
     func pause(atTime time: Double) throws(HapticEngineError)
+    /// Goes on from where the player was paused at `time`; a player with sound no sooner than its sound can be heard
+    /// from there, as a start waits for it.
     func resume(atTime time: Double) throws(HapticEngineError)
     func seek(toOffset offset: Double) throws(HapticEngineError)
     var loopEnabled: Bool { get set }
@@ -140,10 +145,16 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         try update { player, now in player.schedule(.pause, at: effectiveTime(time, now: now)) }
     }
 
+    /// A player with sound resumes no sooner than its sound can be heard from where it was paused, as a start
+    /// waits for it (`EngineCore.soundStart(of:)`): the haptics wait for the sound output's latency, so that both
+    /// go on together and the sound's first moments are not skipped.
     func resume(atTime time: Double) throws(HapticEngineError) {
         try requireFinite(time, "resume time")
         try core.ensureRunning()
-        try update { player, now in player.schedule(.resume, at: effectiveTime(time, now: now)) }
+        let soundStart = core.soundStart(of: id)
+        try update { player, now in
+            player.schedule(.resume, at: max(effectiveTime(time, now: now), soundStart ?? now))
+        }
     }
 
     func seek(toOffset offset: Double) throws(HapticEngineError) {

@@ -200,6 +200,48 @@ import Testing
         #expect(!withSound.engine.playsHapticsOnly)
     }
 
+    /// A player with sound resumed now goes on once its sound can be heard from where it paused: its haptics wait
+    /// for the sound output's lead, as a start's (and a restart's) do. Until 6 December they went on at once and the
+    /// sound skipped what the output's queue had passed (its first ~35 ms on a sound card). A player without sound
+    /// goes on at once.
+    @Test(arguments: [true, false])
+    func aPlayerWithSoundResumedNowWaitsForItsSoundsLeadAsAStartDoes(withSound: Bool) throws {
+        var options = HapticEngineOptions()
+        options.audioOutputFactory = { _ in NullAudioOutput() }
+        let rig = try Rig(options: options)
+        defer { rig.engine.stop() }
+        let haptic = HapticEvent(
+            type: .hapticContinuous, parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1)],
+            relativeTime: 0, duration: 5)
+        let tone = HapticEvent(type: .audioContinuous, parameters: [], relativeTime: 0, duration: 5)
+        let pattern = HapticPattern(events: withSound ? [haptic, tone] : [haptic], parameters: [])
+        let player = try rig.engine.makeAdvancedPlayer(with: pattern)
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        try player.pause(atTime: 0)
+        rig.clock.advance(by: 0.5)
+        let paused = player.currentOffset
+        try player.resume(atTime: 0)
+        #expect(player.phase == (withSound ? .paused : .playing))
+        rig.clock.advance(by: 0.001)
+        #expect(player.phase == (withSound ? .paused : .playing), "the lead is tens of milliseconds")
+        rig.clock.advance(by: 0.5)
+        #expect(player.phase == .playing)
+        let went = player.currentOffset - paused
+        if withSound {
+            #expect(went < 0.5, "it went on later than the resume's call: \(went) s")
+        } else {
+            #expect(abs(went - 0.501) < 1e-9, "\(went) s")
+        }
+        // A restart of the playing player waits the same way: it plays on from where it is meanwhile.
+        let before = player.currentOffset
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.001)
+        #expect(withSound ? player.currentOffset > before : player.currentOffset < 0.01, "\(player.currentOffset)")
+        rig.clock.advance(by: 0.5)
+        #expect(withSound ? player.currentOffset < 0.5 : abs(player.currentOffset - 0.501) < 1e-9)
+    }
+
     /// The race it stands for: a start asks for its sound's lead (opening the stream) just after a `stop()` on
     /// another thread closed it. Here the ask comes after the stop outright.
     @Test func aStoppedEngineOpensNoSoundStreamUntilItStartsAgain() throws {
