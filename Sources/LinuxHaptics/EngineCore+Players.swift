@@ -248,7 +248,6 @@ extension EngineCore {
         planOpening(of: id)
     }
 
-    /// Whether player `id` has sound to play.
     /// The engine time from which player `id`'s sound can be heard from its next frame: now plus the sound
     /// output's lead (the stream opened if needed). Nil for a player without sound, or while the engine's sound is
     /// muted or cannot be had.
@@ -257,6 +256,7 @@ extension EngineCore {
         return clock.now + lead
     }
 
+    /// Whether player `id` has sound to play.
     private func hasSound(_ id: PlayerID) -> Bool {
         audio != nil && state.withLock { $0.playerHasSound(id) }
     }
