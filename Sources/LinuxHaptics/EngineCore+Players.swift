@@ -267,7 +267,7 @@ extension EngineCore {
     private func planOpening(of id: PlayerID) {
         let wanted = state.withLock { state -> (MotorTimeline, Int, DeviceCommandPlanner, OutputGeneration)? in
             // Where the engine plans on the device's frames, an opening would write between two of them.
-            guard state.openings[id]?.outputGeneration != state.outputGeneration, !state.profile.followsDeviceFrames,
+            guard state.currentOpening(of: id) == nil, !state.profile.followsDeviceFrames,
                 let player = state.scheduler.players[id]
             else { return nil }
             return (player.timeline, player.controlsRevision, state.planner(gain: options.gain), state.outputGeneration)

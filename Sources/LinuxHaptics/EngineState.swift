@@ -336,6 +336,15 @@ struct EngineState: Sendable {
         return holds ?? false
     }
 
+    /// Player `id`'s planned opening, while it holds: planned for the open output, with the controls the player has
+    /// now (one it took since, held for later and taken while it waited, makes another plan).
+    func currentOpening(of id: PlayerID) -> PlayerOpening? {
+        guard let opening = openings[id], opening.outputGeneration == outputGeneration,
+            opening.controlsRevision == scheduler.players[id]?.controlsRevision
+        else { return nil }
+        return opening
+    }
+
     /// For a start of player `id` queued at `start` (due now): its opening, when a pass at `now` would send
     /// exactly that first, recorded as sent, with the prepared pulses to stop just after its write (their length
     /// over, their overrun not: `takeEndedPulses`). That holds when the
@@ -348,9 +357,7 @@ struct EngineState: Sendable {
     mutating func takeOpening(of id: PlayerID, startedAt start: Double, at now: Double)
         -> (levels: MotorMagnitudes, stopping: [Int])?
     {
-        guard phase == .running, output != nil, let opening = openings[id],
-            opening.outputGeneration == outputGeneration, let levels = opening.levels,
-            opening.controlsRevision == scheduler.players[id]?.controlsRevision,
+        guard phase == .running, output != nil, let levels = currentOpening(of: id)?.levels,
             deviceIsAtRest(for: start, at: now), startsAloneFromItsTop(id)
         else { return nil }
         recordCommand(levels, at: start)
@@ -369,9 +376,7 @@ struct EngineState: Sendable {
         stagedStartArmed = nil
         // Armed again when nothing is staged after all.
         defer { refreshStagedStart() }
-        guard !wentOut, output != nil, let opening = openings[id], opening.outputGeneration == outputGeneration,
-            opening.controlsRevision == scheduler.players[id]?.controlsRevision, let levels = opening.levels,
-            isQuiet(at: now)
+        guard !wentOut, output != nil, let levels = currentOpening(of: id)?.levels, isQuiet(at: now)
         else { return nil }
         let planner = DeviceCommandPlanner(profile: profile)
         if !(playsSound && playerHasSound(id)), !(output is any PatternStreamOutput),
@@ -516,7 +521,7 @@ struct EngineState: Sendable {
         guard let solo = soloStart else { return }
         soloStart = nil
         guard solo.revision == scheduler.revision, scheduler.players[solo.player]?.pendingCount == 1,
-            let opening = openings[solo.player], opening.outputGeneration == outputGeneration
+            let opening = currentOpening(of: solo.player)
         else { return }
         scheduler.withPlayer(solo.player) { _ = $0.advance(to: solo.start) }
         _ = scheduler.consumeChanges()
