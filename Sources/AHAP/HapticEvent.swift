@@ -11,7 +11,7 @@ public struct HapticEvent: Sendable, Hashable {
         case hapticContinuous = "HapticContinuous"
         /// A system-generated continuous audio tone (`AudioContinuous`).
         case audioContinuous = "AudioContinuous"
-        /// An audio file named by `waveformPath` (`AudioCustom`).
+        /// An audio file named by `waveformPath`, or a resource registered with the engine (`AudioCustom`).
         case audioCustom = "AudioCustom"
 
         /// Whether events of this type drive the haptic actuator (the motors here).
@@ -165,6 +165,10 @@ public struct HapticEvent: Sendable, Hashable {
     public var parameters: [HapticEventParameter]
     /// The audio file of an `AudioCustom` event (`EventWaveformPath`), relative to the pattern's bundle.
     public var waveformPath: String?
+    /// The audio resource an `AudioCustom` event plays, registered with the engine that plays it
+    /// (`HapticEngine.registerAudioResource`); `EventWaveformPath` as a number. When set, `waveformPath` is not
+    /// used.
+    public var audioResourceID: AudioResourceID?
     /// `EventWaveformUseVolumeEnvelope`: whether an `AudioCustom` event applies the attack/release envelope.
     public var waveformUsesVolumeEnvelope: Bool?
     /// `EventWaveformLoopEnabled`: whether an `AudioCustom` event loops its file over its duration.
@@ -181,8 +185,9 @@ public struct HapticEvent: Sendable, Hashable {
         self.duration = duration
     }
 
-    /// An `AudioCustom` event playing the audio file at `waveformPath`, like
-    /// `CHHapticEvent(audioResourceID:parameters:relativeTime:duration:)`.
+    /// An `AudioCustom` event playing the audio file at `waveformPath`, as an AHAP file names it
+    /// (`EventWaveformPath`). Core Haptics plays a file in code through a registered resource: see
+    /// `init(audioResourceID:parameters:relativeTime:duration:usesVolumeEnvelope:loopEnabled:)`.
     public init(
         audioWaveformPath waveformPath: String, parameters: [HapticEventParameter] = [],
         relativeTime: AHAPTime, duration: AHAPTime? = nil, usesVolumeEnvelope: Bool? = nil,
@@ -192,6 +197,26 @@ public struct HapticEvent: Sendable, Hashable {
         self.waveformPath = waveformPath
         self.waveformUsesVolumeEnvelope = usesVolumeEnvelope
         self.waveformLoopEnabled = loopEnabled
+    }
+
+    /// An `AudioCustom` event playing the audio resource `audioResourceID` registered with the engine, like
+    /// `CHHapticEvent(audioResourceID:parameters:relativeTime:duration:)`. Without `EventDuration` it lasts its
+    /// file; whether it follows the volume envelope and loops are the resource's options unless given here.
+    public init(
+        audioResourceID: AudioResourceID, parameters: [HapticEventParameter] = [], relativeTime: AHAPTime,
+        duration: AHAPTime? = nil, usesVolumeEnvelope: Bool? = nil, loopEnabled: Bool? = nil
+    ) {
+        self.init(type: .audioCustom, parameters: parameters, relativeTime: relativeTime, duration: duration)
+        self.audioResourceID = audioResourceID
+        self.waveformUsesVolumeEnvelope = usesVolumeEnvelope
+        self.waveformLoopEnabled = loopEnabled
+    }
+
+    /// What an `AudioCustom` event plays: its registered resource, else its file; nil for other events.
+    public var audioWaveform: AudioWaveform? {
+        guard type == .audioCustom else { return nil }
+        if let audioResourceID { return .resource(audioResourceID) }
+        return waveformPath.map { .path($0) }
     }
 
     /// Whether this event drives the motors; audio events do not.

@@ -403,6 +403,7 @@ struct PatternDecoder {
         var duration: Double?
         var parameters: [HapticEventParameter] = []
         var waveformPath: String?
+        var resource: AudioResourceID?
         var usesVolumeEnvelope: Bool?
         var loopEnabled: Bool?
         var timeSpelling = "Time"
@@ -419,7 +420,11 @@ struct PatternDecoder {
             case "EventParameters":
                 parameters = decodeEventParameters(item, key: spelling)
             case "EventWaveformPath":
-                waveformPath = string(item, key: spelling, coreHaptics: .badEventEntry)
+                if case .number = item {
+                    resource = decodeAudioResource(item, key: spelling)
+                } else {
+                    waveformPath = string(item, key: spelling, coreHaptics: .badEventEntry)
+                }
             case "EventWaveformUseVolumeEnvelope":
                 usesVolumeEnvelope = boolean(item, key: spelling)
             case "EventWaveformLoopEnabled":
@@ -434,14 +439,29 @@ struct PatternDecoder {
         }
         guard let type, let time, errorCount == errorsBefore else { return nil }
         checkEventConsistency(
-            type: type, duration: duration, parameters: parameters, waveformPath: waveformPath,
+            type: type, duration: duration, parameters: parameters, waveformPath: waveformPath, resource: resource,
             hasEnvelopeFlag: usesVolumeEnvelope != nil, hasLoopFlag: loopEnabled != nil)
         guard errorCount == errorsBefore else { return nil }
         var event = HapticEvent(type: type, parameters: parameters, relativeTime: time, duration: duration)
         event.waveformPath = waveformPath
+        event.audioResourceID = resource
         event.waveformUsesVolumeEnvelope = usesVolumeEnvelope
         event.waveformLoopEnabled = loopEnabled
         return event
+    }
+
+    /// `EventWaveformPath` as a number: an audio resource registered with an engine, as Core Haptics' pattern
+    /// dictionaries name one. A whole number from 0 to `AudioResourceID.maximumRawValue`.
+    private mutating func decodeAudioResource(_ item: JSONValue, key: String) -> AudioResourceID? {
+        guard let number = number(item, key: key, coreHaptics: .badEventEntry) else { return nil }
+        guard number >= 0, number <= Double(AudioResourceID.maximumRawValue), number.rounded() == number else {
+            report(
+                .error, .wrongType,
+                "\(key) must be a path, or a registered audio resource's ID (a whole number from 0 to \(AudioResourceID.maximumRawValue)), found \(number)",
+                coreHaptics: .badEventEntry, at: .key(key))
+            return nil
+        }
+        return AudioResourceID(rawValue: UInt(number))
     }
 
     private mutating func decodeEventType(_ item: JSONValue, key: String) -> HapticEvent.EventType? {
@@ -478,7 +498,7 @@ struct PatternDecoder {
 
     private mutating func checkEventConsistency(
         type: HapticEvent.EventType, duration: Double?, parameters: [HapticEventParameter], waveformPath: String?,
-        hasEnvelopeFlag: Bool, hasLoopFlag: Bool
+        resource: AudioResourceID?, hasEnvelopeFlag: Bool, hasLoopFlag: Bool
     ) {
         switch type {
         case .hapticContinuous, .audioContinuous:
@@ -507,7 +527,16 @@ struct PatternDecoder {
                 at: .key("EventDuration"))
         }
         if type == .audioCustom {
-            if waveformPath == nil {
+            if let resource {
+                // Read from a file (the only reading that checks sound files), a number names no sound: an engine
+                // gives its resource IDs to the process that registered the files, for its patterns in code.
+                if soundFileProblem != nil {
+                    report(
+                        .warning, .soundFileNotFound,
+                        "EventWaveformPath is \(resource), an ID an engine gives a file registered with it in a running program; a file cannot name one: give the sound's path",
+                        coreHaptics: .badEventEntry, at: .key("EventWaveformPath"))
+                }
+            } else if waveformPath == nil {
                 report(
                     .error, .missingWaveformPath, "this AudioCustom event has no EventWaveformPath",
                     coreHaptics: .badEventEntry)
@@ -518,7 +547,7 @@ struct PatternDecoder {
                     coreHaptics: .badEventEntry, at: .key("EventWaveformPath"))
             }
         } else {
-            if waveformPath != nil {
+            if waveformPath != nil || resource != nil {
                 report(
                     .warning, .ignoredForEventType, "EventWaveformPath has no effect on a \(type.rawValue) event",
                     at: .key("EventWaveformPath"))

@@ -55,7 +55,10 @@ enum PatternEncoder {
         if let duration = event.duration {
             body.append(JSONMember(key: "EventDuration", value: .number(duration)))
         }
-        if let path = event.waveformPath {
+        // A registered resource is written as Core Haptics writes it in a pattern dictionary: its number.
+        if let resource = event.audioResourceID {
+            body.append(JSONMember(key: "EventWaveformPath", value: .number(Double(resource.rawValue))))
+        } else if let path = event.waveformPath {
             body.append(JSONMember(key: "EventWaveformPath", value: .string(path)))
         }
         if let flag = event.waveformUsesVolumeEnvelope {

@@ -79,6 +79,18 @@ private let brokenInputs: [BrokenInput] = [
         name: "audio without path", json: event(#"{"Time":0,"EventType":"AudioCustom"}"#), path: "Pattern[1].Event",
         code: .missingWaveformPath, coreHaptics: .badEventEntry),
     .init(
+        name: "audio resource ID not whole",
+        json: event(#"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":1.5}"#),
+        path: "Pattern[1].Event.EventWaveformPath", code: .wrongType, coreHaptics: .badEventEntry),
+    .init(
+        name: "audio resource ID negative",
+        json: event(#"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":-1}"#),
+        path: "Pattern[1].Event.EventWaveformPath", code: .wrongType, coreHaptics: .badEventEntry),
+    .init(
+        name: "audio resource ID past the largest",
+        json: event(#"{"Time":0,"EventType":"AudioCustom","EventWaveformPath":9007199254740994}"#),
+        path: "Pattern[1].Event.EventWaveformPath", code: .wrongType, coreHaptics: .badEventEntry),
+    .init(
         name: "parameters not array", json: event(#"{"Time":0,"EventType":"HapticTransient","EventParameters":{}}"#),
         path: "Pattern[1].Event.EventParameters", code: .wrongType, coreHaptics: .badParameterEntry),
     .init(

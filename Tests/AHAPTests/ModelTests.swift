@@ -182,3 +182,19 @@ struct AudioResourcePathTests {
         #expect(AudioResourcePath.candidates(for: "a.wav", in: []).isEmpty)
     }
 }
+
+/// `HapticEvent.audioWaveform`: what an `AudioCustom` event plays.
+struct AudioWaveformTests {
+    @Test func anAudioCustomEventPlaysItsResourceWhenItHasOneElseItsFileAndOtherEventsPlayNone() {
+        var event = HapticEvent(audioWaveformPath: "a.wav", relativeTime: 0)
+        #expect(event.audioWaveform == .path("a.wav"))
+        event.audioResourceID = AudioResourceID(rawValue: 4)
+        #expect(event.audioWaveform == .resource(AudioResourceID(rawValue: 4)))
+        #expect(HapticEvent(type: .audioCustom, relativeTime: 0).audioWaveform == nil)
+        var tone = HapticEvent(type: .audioContinuous, relativeTime: 0, duration: 1)
+        tone.waveformPath = "a.wav"
+        #expect(tone.audioWaveform == nil)
+        #expect(AudioWaveform.resource(AudioResourceID(rawValue: 4)).description == "audio resource 4")
+        #expect(AudioWaveform.path("s/a.wav").description == "s/a.wav")
+    }
+}

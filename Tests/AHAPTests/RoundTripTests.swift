@@ -66,6 +66,31 @@ import Testing
         }
     }
 
+    /// An `AudioCustom` event made with a registered resource is written as Core Haptics writes one in a pattern
+    /// dictionary, its ID a number in `EventWaveformPath`, and reads back the same through text and dictionaries.
+    @Test func anEventPlayingARegisteredResourceWritesItsIDAsANumberAndReadsBackTheSame() throws {
+        let pattern = HapticPattern(
+            events: [
+                HapticEvent(
+                    audioResourceID: AudioResourceID(rawValue: 7),
+                    parameters: [HapticEventParameter(parameterID: .audioVolume, value: 0.5)], relativeTime: 0.25,
+                    duration: 0.5, loopEnabled: true),
+                HapticEvent(
+                    audioResourceID: AudioResourceID(rawValue: AudioResourceID.maximumRawValue), relativeTime: 1),
+            ], parameters: [])
+        let dictionary = pattern.exportDictionary()
+        let entries = try #require(dictionary["Pattern"] as? [[String: Any]])
+        let written = try #require(entries.first?["Event"] as? [String: Any])
+        #expect(written["EventWaveformPath"] as? Double == 7)
+        #expect(try HapticPattern(dictionary: dictionary) == pattern)
+        #expect(try HapticPattern(data: pattern.ahapData()) == pattern)
+        #expect(pattern.validationDiagnostics().isEmpty)
+        #expect(
+            pattern.events.map(\.audioWaveform) == [
+                .resource(AudioResourceID(rawValue: 7)), .resource(.init(rawValue: 1 << 53)),
+            ])
+    }
+
     @Test func nonFiniteValuesCannotBeEncoded() {
         let pattern = HapticPattern(
             events: [

@@ -100,6 +100,24 @@ import Testing
         #expect((object["summary"] as? [String: Any])?["unlisted"] as? Int == 200)
     }
 
+    /// A number in `EventWaveformPath` is a resource an engine registered in a running program (as Core Haptics'
+    /// pattern dictionaries carry it): read from a file it names no sound, which the validator says.
+    @Test func aFileNamingAnAudioResourceByNumberIsWarnedThatAFileCannotNameOne() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let file = folder.appendingPathComponent("resource.ahap")
+        let text = #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":3}}]}"#
+        try text.utf8Data.write(to: file)
+        let report = try #require(AHAPValidationRun(paths: [file.path], strict: false).results.first?.report)
+        #expect(report.pattern?.events.first?.audioResourceID == AudioResourceID(rawValue: 3))
+        #expect(report.warnings.map(\.code) == [.soundFileNotFound])
+        #expect(report.warnings.first?.path == "Pattern[0].Event.EventWaveformPath")
+        #expect(report.warnings.first?.message.hasPrefix("EventWaveformPath is audio resource 3, an ID") == true)
+        // Read from text in memory (a program's own), it is the resource, without a word.
+        #expect(AHAPValidator.validate(data: text.utf8Data).diagnostics.isEmpty)
+    }
+
     @Test func aSoundFileNotBesideThePatternIsAWarningThatStrictFails() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
