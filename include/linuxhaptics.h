@@ -186,7 +186,9 @@ const char *lh_engine_actuators(const lh_engine *engine);
 lh_status lh_engine_start(lh_engine *engine, lh_error **error);
 
 /* Plays `pattern` now, fire-and-forget, mixed with anything already playing. After LH_STOPPED_DEVICE_ERROR
-   it starts the engine again; while the gamepad is away it fails with LH_ERROR_NO_DEVICE. */
+   it starts the engine again; while the gamepad is away it fails with LH_ERROR_NO_DEVICE. A pattern whose
+   AudioCustom event names an audio resource by number (what a Swift engine registers; this library registers
+   none) fails with LH_ERROR_INVALID_ARGUMENT: name its sound by path. */
 lh_status lh_engine_play(lh_engine *engine, const lh_pattern *pattern, lh_error **error);
 
 /* Plays one tap (an AHAP HapticTransient event) now, without a pattern. `intensity` and `sharpness` are within

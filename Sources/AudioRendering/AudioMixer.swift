@@ -1,10 +1,13 @@
+public import AHAP
+
 /// Renders an `AudioSchedule` into interleaved stereo `Float` frames at an output rate, block after block from
 /// the pattern's start: what an audio output writes to its device.
 ///
 /// Per frame: each sounding voice's source (the tone, or its clip read at a fractional position: linear
 /// interpolation between frames for pitch), its brightness low-pass, its envelope, then volume and pan; voices
-/// sum and the sum is kept within -1 ... 1 by a `PeakLimiter` (not clipped). The controls are read every `controlFrames` frames: volume and pan
-/// glide linearly from one reading to the next (no zipper noise), pitch and brightness hold.
+/// sum and the sum is kept within -1 ... 1 by a `PeakLimiter` (not clipped). The controls are read every
+/// `controlFrames` frames: volume and pan glide linearly from one reading to the next (no zipper noise), pitch
+/// and brightness hold.
 ///
 /// At most `maximumVoices` voices sound at once: a voice that starts when that many sound takes the place of the
 /// one that started first, which fades out over one control block. A block costs what its sounding voices cost,
@@ -14,7 +17,7 @@ public struct AudioMixer: Sendable {
     public let sampleRate: Double
     /// Frames rendered so far: the next frame rendered is at pattern time `framesRendered / sampleRate`.
     public private(set) var framesRendered = 0
-    private let clips: [String: AudioClip]
+    private let clips: [AudioWaveform: AudioClip]
     private var states: [VoiceState]
     /// The voices by start (then by place in the pattern), and how many of them have been reached.
     private let byStart: [Int]
@@ -34,13 +37,14 @@ public struct AudioMixer: Sendable {
     /// must render it within each period.
     public static let maximumVoices = 32
 
-    /// A mixer at `sampleRate` for `schedule`, reading `AudioCustom` voices from `clips` by `EventWaveformPath`
-    /// (a voice whose clip is missing stays silent). Its first frame is at pattern time `offset` (a player
+    /// A mixer at `sampleRate` for `schedule`, reading `AudioCustom` voices from `clips` by what they play (a
+    /// voice whose clip is missing stays silent). Its first frame is at pattern time `offset` (a player
     /// resumed or sought into its pattern): every voice sounding then starts part-way, as if it had played from
     /// its start. A `sampleRate` that is not the output's plays the pattern faster or slower, higher or lower
     /// (varispeed): pattern time advances `1 / sampleRate` per frame written.
-    public init(schedule: AudioSchedule, clips: [String: AudioClip], sampleRate: Double, startingAt offset: Double = 0)
-    {
+    public init(
+        schedule: AudioSchedule, clips: [AudioWaveform: AudioClip], sampleRate: Double, startingAt offset: Double = 0
+    ) {
         self.schedule = schedule
         self.clips = clips
         self.sampleRate = sampleRate
@@ -110,8 +114,8 @@ public struct AudioMixer: Sendable {
             return
         }
         let clip: AudioClip?
-        if case .clip(let path) = voice.source {
-            guard let found = clips[path] else {
+        if case .clip(let waveform) = voice.source {
+            guard let found = clips[waveform] else {
                 states[index].finished = true
                 return
             }

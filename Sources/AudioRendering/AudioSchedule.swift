@@ -7,8 +7,8 @@ public struct AudioVoice: Sendable {
     public enum Source: Sendable, Hashable {
         /// `AudioContinuous`: the synthesised tone (`AudioMapping.tone`).
         case tone
-        /// `AudioCustom`: the clip decoded from `EventWaveformPath`, as written in the pattern.
-        case clip(path: String)
+        /// `AudioCustom`: the clip decoded from the file the event names or the resource it plays.
+        case clip(AudioWaveform)
     }
 
     public let source: Source
@@ -35,7 +35,7 @@ public struct AudioVoice: Sendable {
 }
 
 /// The audio voices of a pattern on its timeline, with the audio controls acting on them: what `AudioMixer`
-/// renders. Pure: the lengths of the files `AudioCustom` events name come in as `clipDurations`, decoded
+/// renders. Pure: the lengths of the files `AudioCustom` events play come in as `clipDurations`, decoded
 /// elsewhere.
 ///
 /// The rules (docs/audio.md): `AudioContinuous` lasts its `EventDuration` (at most 30 s), shaped like a haptic
@@ -46,18 +46,18 @@ public struct AudioVoice: Sendable {
 /// named in `missingClips`.
 public struct AudioSchedule: Sendable {
     public let voices: [AudioVoice]
-    /// The `EventWaveformPath`s of `AudioCustom` events that `clipDurations` did not have, in pattern order.
-    public let missingClips: [String]
+    /// What `AudioCustom` events play that `clipDurations` did not have, in pattern order.
+    public let missingClips: [AudioWaveform]
     package let controls: AudioControls
 
     public init(
-        pattern: HapticPattern, clipDurations: [String: Double] = [:], controls runtime: RuntimeControls = .none
+        pattern: HapticPattern, clipDurations: [AudioWaveform: Double] = [:], controls runtime: RuntimeControls = .none
     ) {
         let controls = AudioControls(
             parameters: pattern.dynamicParameters + runtime.parameters,
             curves: pattern.parameterCurves + runtime.curves)
         var voices: [AudioVoice] = []
-        var missing: [String] = []
+        var missing: [AudioWaveform] = []
         for (index, event) in pattern.events.enumerated() where HapticPattern.isWithinTimeBound(event.relativeTime) {
             switch event.type {
             case .audioContinuous:
@@ -65,16 +65,16 @@ public struct AudioSchedule: Sendable {
                 guard duration > 0 else { continue }
                 voices.append(Self.voice(event, index, .tone, duration: duration, shaped: true, controls: controls))
             case .audioCustom:
-                guard let path = event.waveformPath else { continue }
-                guard let clipDuration = clipDurations[path] else {
-                    missing.append(path)
+                guard let waveform = event.audioWaveform else { continue }
+                guard let clipDuration = clipDurations[waveform] else {
+                    missing.append(waveform)
                     continue
                 }
                 let duration = Self.customDuration(event, clipDuration: clipDuration, controls: controls)
                 guard duration > 0 else { continue }
                 let shaped = event.waveformUsesVolumeEnvelope ?? false
                 voices.append(
-                    Self.voice(event, index, .clip(path: path), duration: duration, shaped: shaped, controls: controls))
+                    Self.voice(event, index, .clip(waveform), duration: duration, shaped: shaped, controls: controls))
             case .hapticTransient, .hapticContinuous:
                 continue
             }

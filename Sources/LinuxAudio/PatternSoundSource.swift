@@ -1,3 +1,4 @@
+public import AHAP
 public import AudioRendering
 
 /// A pattern's sound as a player plays it: from a pattern offset, at a playback rate (varispeed: faster is
@@ -5,7 +6,7 @@ public import AudioRendering
 /// pattern time, as its haptics do.
 public struct PatternSoundSource: SoundSource {
     private let schedule: AudioSchedule
-    private let clips: [String: AudioClip]
+    private let clips: [AudioWaveform: AudioClip]
     /// Pattern frames per output frame's worth of time: the output's rate divided by the playback rate.
     private let mixerRate: Double
     private let loopFrames: Int?
@@ -17,7 +18,8 @@ public struct PatternSoundSource: SoundSource {
     ///   - rate: the playback rate (1: as written).
     ///   - loopLength: the pattern time a loop goes back to 0 at; nil when the player does not loop.
     public init(
-        schedule: AudioSchedule, clips: [String: AudioClip], sampleRate: Int, offset: Double = 0, rate: Double = 1,
+        schedule: AudioSchedule, clips: [AudioWaveform: AudioClip], sampleRate: Int, offset: Double = 0,
+        rate: Double = 1,
         loopLength: Double? = nil
     ) {
         self.schedule = schedule

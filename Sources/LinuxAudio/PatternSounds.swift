@@ -10,18 +10,17 @@ public import AudioRendering
 /// component is refused rather than followed out of those folders. Nothing here throws: a file that cannot be
 /// found or decoded is kept in `failures` with the reason, and its events stay silent.
 public struct PatternSounds: Sendable {
-    /// Decoded clips by `EventWaveformPath` as the pattern writes it.
-    public let clips: [String: AudioClip]
+    /// Decoded clips by `EventWaveformPath` as the pattern writes it (`AudioWaveform.path`).
+    public let clips: [AudioWaveform: AudioClip]
     /// Why each path that has no clip has none, by `EventWaveformPath`.
     public let failures: [String: AudioFileError]
 
     public init(pattern: HapticPattern, directories: [String], sampleRate: Int) {
-        var clips: [String: AudioClip] = [:]
+        var clips: [AudioWaveform: AudioClip] = [:]
         var failures: [String: AudioFileError] = [:]
-        let paths = pattern.events.compactMap { $0.type == .audioCustom ? $0.waveformPath : nil }
-        for path in paths where clips[path] == nil && failures[path] == nil {
+        for path in Self.paths(in: pattern) where clips[.path(path)] == nil && failures[path] == nil {
             do {
-                clips[path] = try AudioFile.load(try Self.locate(path, in: directories), sampleRate: sampleRate)
+                clips[.path(path)] = try AudioFile.load(try Self.locate(path, in: directories), sampleRate: sampleRate)
             } catch {
                 failures[path] = error
             }
@@ -31,7 +30,14 @@ public struct PatternSounds: Sendable {
     }
 
     /// Each clip's length in seconds, what `AudioSchedule` needs.
-    public var clipDurations: [String: Double] { clips.mapValues(\.duration) }
+    public var clipDurations: [AudioWaveform: Double] { clips.mapValues(\.duration) }
+
+    /// The files the pattern's `AudioCustom` events name, in pattern order (a registered resource names none).
+    public static func paths(in pattern: HapticPattern) -> [String] {
+        pattern.events.compactMap { event in
+            if case .path(let path) = event.audioWaveform { path } else { nil }
+        }
+    }
 
     /// The file `path` names (`AudioResourcePath`): itself when absolute, else the first of `directories` that
     /// holds it.

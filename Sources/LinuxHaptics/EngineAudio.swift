@@ -55,7 +55,7 @@ final class EngineAudio: Sendable {
         /// again, and a stopped engine would hold the sound device and a thread writing silence.
         var closedUntilStarted = false
         /// Decoded clips by the files and folders they were looked for in.
-        var clips: [ClipKey: [String: AudioClip]] = [:]
+        var clips: [ClipKey: [AudioWaveform: AudioClip]] = [:]
     }
 
     /// What a player's sound needs, taken from the engine's state.
@@ -84,15 +84,20 @@ final class EngineAudio: Sendable {
     /// audio event, or only `AudioCustom` events whose files cannot be played). Files that cannot be found or
     /// read are logged; their events stay silent. `folder`, when given, is searched before the configured ones
     /// (the AHAP file's own folder). What was decoded is kept for the patterns that name the same files.
-    func audio(for pattern: HapticPattern, nextTo folder: String? = nil) -> PatternAudio? {
+    /// `registered`: the clips of the registered resources the pattern plays (`AudioResources.resolve`).
+    func audio(
+        for pattern: HapticPattern, nextTo folder: String? = nil, registered: [AudioWaveform: AudioClip] = [:]
+    ) -> PatternAudio? {
         guard pattern.events.contains(where: { $0.type == .audioCustom || $0.type == .audioContinuous }) else {
             return nil
         }
         let directories = (folder.map { [$0] } ?? []) + configuration.resourceDirectories
-        let paths = Set(pattern.events.compactMap { $0.type == .audioCustom ? $0.waveformPath : nil })
+        let paths = Set(PatternSounds.paths(in: pattern))
         let key = ClipKey(directories: directories, paths: paths)
-        let clips: [String: AudioClip]
-        if let cached = state.withLock({ $0.clips[key] }) {
+        var clips: [AudioWaveform: AudioClip]
+        if paths.isEmpty {
+            clips = [:]
+        } else if let cached = state.withLock({ $0.clips[key] }) {
             clips = cached
         } else {
             let sounds = PatternSounds(
@@ -107,6 +112,7 @@ final class EngineAudio: Sendable {
                 state.clips[key] = clips
             }
         }
+        clips.merge(registered) { file, _ in file }
         let audio = PatternAudio(clips: clips, sampleRate: configuration.sampleRate)
         return audio.schedule(of: pattern, controls: .none).voices.isEmpty ? nil : audio
     }

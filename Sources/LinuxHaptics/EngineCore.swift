@@ -39,6 +39,8 @@ final class EngineCore: Sendable {
     /// The patterns' sound, on the monotonic clock's timeline; nil when the engine plays haptics only, or runs
     /// on another clock with no sound output given (a manual clock's time is not the sound device's).
     let audio: EngineAudio?
+    /// The audio files registered with the engine (`HapticEngine.registerAudioResource`).
+    let audioResources = AudioResources()
     /// Serialises the sound's updates, so that the stream hears a player's changes in the order they happened;
     /// holds the scheduler revision they were last made for (nil: make them whatever the revision).
     let soundSync = Lock<MixRevision?>(nil)

@@ -43,6 +43,9 @@ public struct HapticEngineError: Error, Sendable, Equatable, CustomStringConvert
         case systemError
         /// The player was cancelled before it finished (passed to its completion handler).
         case cancelled
+        /// An audio file that cannot be registered, or an audio resource identifier the engine has not registered
+        /// (a pattern naming one, or one unregistered twice).
+        case invalidAudioResource
     }
 
     public let kind: Kind

@@ -162,10 +162,35 @@ public final class HapticEngine: Sendable {
         if let problem = pattern.boundsDiagnostic() {
             throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
         }
+        let (resolved, registered) = try core.audioResources.resolve(pattern)
         let renderer = PatternRenderer(profile: core.renderProfile, locality: core.options.locality)
-        let audio = core.audio?.audio(for: pattern, nextTo: audioFolder)
+        let audio = core.audio?.audio(for: resolved, nextTo: audioFolder, registered: registered)
         return try core.addPlayer(
-            PlayerState(source: PatternSource(pattern: pattern, renderer: renderer, audio: audio)))
+            PlayerState(source: PatternSource(pattern: resolved, renderer: renderer, audio: audio)))
+    }
+
+    /// Registers the audio file at `url` with the engine and returns its identifier, for `AudioCustom` events
+    /// made in code (`HapticEvent(audioResourceID:parameters:relativeTime:duration:)`), as Core Haptics'
+    /// `registerAudioResource(_:options:)` does. The file is read and decoded now, once, at the engine's sound
+    /// rate: a player made with it afterwards starts without loading anything. `options` say how its events
+    /// sound where they do not say themselves. Throws `invalidAudioResource` for a file that cannot be read or
+    /// decoded (naming why) and `invalidArgument` for a URL that is not a file's. Registrations last the engine's
+    /// life, through stops and resets, until `unregisterAudioResource(_:)`.
+    public func registerAudioResource(
+        _ url: URL, options: AudioResourceOptions = .init()
+    ) throws(HapticEngineError) -> AudioResourceID {
+        guard url.isFileURL else {
+            throw HapticEngineError(.invalidArgument, "\(url): an audio resource is a file; give a file URL")
+        }
+        return try core.audioResources.register(
+            path: url.path, options: options, sampleRate: core.audio?.configuration.sampleRate)
+    }
+
+    /// Forgets the audio resource `resourceID` (its decoded sound is freed once no player holds it), as Core
+    /// Haptics' `unregisterAudioResource(_:)` does. Players made with it play it on; a player made afterwards
+    /// with a pattern that names it fails with `invalidAudioResource`, as does unregistering it again.
+    public func unregisterAudioResource(_ resourceID: AudioResourceID) throws(HapticEngineError) {
+        try core.audioResources.unregister(resourceID)
     }
 
     /// Plays the AHAP file at `url` now, sound and haptics, fire-and-forget (Core Haptics' `playPattern(from:)`):

@@ -47,8 +47,8 @@ struct RenderedControls: Sendable {
 
 /// A pattern's decoded clips, at the rate of the engine's sound output.
 struct PatternAudio: Sendable {
-    /// Clips by `EventWaveformPath`, converted to `sampleRate`.
-    let clips: [String: AudioClip]
+    /// Clips by what `AudioCustom` events play (a file's path, a registered resource), converted to `sampleRate`.
+    let clips: [AudioWaveform: AudioClip]
     let sampleRate: Int
 
     func schedule(of pattern: HapticPattern, controls: RuntimeControls) -> AudioSchedule {

@@ -28,7 +28,7 @@ package struct CFailure: Error, Equatable {
             case .noDevice: LH_ERROR_NO_DEVICE
             case .permissionDenied: LH_ERROR_PERMISSION
             case .notRunning: LH_ERROR_NOT_RUNNING
-            case .invalidArgument: LH_ERROR_INVALID_ARGUMENT
+            case .invalidArgument, .invalidAudioResource: LH_ERROR_INVALID_ARGUMENT
             case .systemError: LH_ERROR_SYSTEM
             // A play's player invalidated or cancelled before it started: the device was reset meanwhile.
             case .deviceError, .playerInvalidated, .cancelled: LH_ERROR_DEVICE

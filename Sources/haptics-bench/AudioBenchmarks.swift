@@ -75,7 +75,7 @@ enum AudioBenchmarkPatterns {
     }
 
     /// Renders the whole pattern (at most 1 s) in 480-frame periods, as an output is fed.
-    static func render(_ pattern: HapticPattern, clips: [String: AudioClip], rate: Double) {
+    static func render(_ pattern: HapticPattern, clips: [AudioWaveform: AudioClip], rate: Double) {
         let schedule = AudioSchedule(pattern: pattern, clipDurations: clips.mapValues(\.duration))
         var mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: rate)
         var buffer = [Float](repeating: 0, count: 2 * 480)

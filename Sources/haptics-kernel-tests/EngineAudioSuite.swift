@@ -6,6 +6,7 @@
 // engine as an unplugged pad does, and its return resets it.
 import AHAP
 import AudioRendering
+import Foundation
 import HapticRendering
 import HapticTestDevices
 import LinuxAudio
@@ -21,6 +22,9 @@ enum EngineAudioSuite {
         tests: [
             KernelTest(name: "engine-audio/sound-and-rumble-start-together") {
                 try await AudioSuite.againAfterAGuestStall(soundAndRumble)
+            },
+            KernelTest(name: "engine-audio/a-registered-sound-is-heard-sample-for-sample-with-its-options") {
+                try await AudioSuite.againAfterAGuestStall(registeredSound)
             },
             KernelTest(name: "engine-audio/muted-and-haptics-only-engines-stay-silent", body: mutedEngines),
             // Last: it unbinds the card and binds it again.
@@ -106,6 +110,47 @@ enum EngineAudioSuite {
                     + "sound onset heard \(AudioSuite.tenths(offset)) ms after the rumble")
         }
         print("  sound onset heard after rumble, ms: \(offsets.map(AudioSuite.tenths))")
+    }
+
+    /// A file registered with the engine (`registerAudioResource`) and played by an event that names only its
+    /// identifier, 0.5 s long, looping by the resource's option: the card must give back, sample for sample with
+    /// no underrun, what the engine renders of the file (0.35 s) decoded at its rate, looped once and a half, with
+    /// no volume envelope (the other option).
+    static func registeredSound() async throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let observed = Observed()
+        let engine = try engine(
+            for: pad, configure: { observed.observe(&$0, bufferSeconds: AudioSuite.captureSafeBuffer) })
+        defer { engine.stop() }
+        let file = URL(fileURLWithPath: "Haptics/success.wav")
+        let id = try engine.registerAudioResource(
+            file, options: AudioResourceOptions(usesVolumeEnvelope: false, loopEnabled: true))
+        let pattern = HapticPattern(
+            events: [HapticEvent(audioResourceID: id, relativeTime: 0.05, duration: 0.5)], parameters: [])
+        // What the engine renders: the event with the resource's options, the file decoded at the card's rate.
+        var resolved = pattern
+        resolved.events[0].waveformUsesVolumeEnvelope = false
+        resolved.events[0].waveformLoopEnabled = true
+        let clip = try AudioFile.load(file.path, sampleRate: AudioSuite.rate)
+        var mixer = AudioMixer(
+            schedule: AudioSchedule(pattern: resolved, clipDurations: [.resource(id): clip.duration]),
+            clips: [.resource(id): clip], sampleRate: Double(AudioSuite.rate))
+        var rendered = [Float](repeating: 0, count: 2 * AudioSuite.rate * 65 / 100)
+        mixer.render(into: &rendered)
+        var called: UInt64 = 0
+        let captured = try AudioSuite.capture(frames: rendered.count / 2 + AudioSuite.rate * 3 / 5) {
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            let done = Lock(false)
+            player.completionHandler = { _ in done.withLock { $0 = true } }
+            called = MonotonicTime.nanoseconds()
+            try player.start(atTime: 0)
+            while !done.withLock({ $0 }) { Sys.sleep(nanoseconds: 10_000_000) }
+            Sys.sleep(nanoseconds: UInt64((AudioSuite.captureSafeBuffer + 0.05) * 1e9))
+        }
+        _ = try observed.explainingUnderruns(since: called) {
+            try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+        }
     }
 
     /// Fails unless the engine scheduled `pattern`'s sound and rumble for one instant: the pattern's start as its

@@ -252,12 +252,17 @@ struct Rendering {
     static func label(_ voice: AudioVoice) -> String {
         switch voice.source {
         case .tone: "tone"
-        case .clip(let path): path
+        case .clip(let waveform): waveform.description
         }
     }
 
-    /// Why the missing clip `path` is silent.
-    func missingReason(_ path: String) -> String { soundFailures[path] ?? "file not found" }
+    /// Why the missing clip `waveform` is silent.
+    func missingReason(_ waveform: AudioWaveform) -> String {
+        switch waveform {
+        case .path(let path): soundFailures[path] ?? "file not found"
+        case .resource: "an ID a running engine gives a registered file, which a file cannot name"
+        }
+    }
 
     /// One line per audio voice, and one per file without a sound.
     var audioLines: [String] {
@@ -343,9 +348,11 @@ struct Rendering {
                 "effects": .array(effects),
             ]),
             "audio": object([
-                "voices": .array(voices), "missingFiles": .array(audio.missingClips.map { .string($0) }),
+                "voices": .array(voices), "missingFiles": .array(audio.missingClips.map { .string($0.description) }),
                 "missingReasons": object(
-                    Dictionary(audio.missingClips.map { ($0, .string(missingReason($0))) }) { first, _ in first }),
+                    Dictionary(audio.missingClips.map { ($0.description, .string(missingReason($0))) }) { first, _ in
+                        first
+                    }),
                 "end": number(audio.end),
             ]),
         ])
@@ -636,10 +643,10 @@ struct Rendering {
                 "<text x=\"\(f(frame.x(voice.start) + 3))\" y=\"\(f(y(voice.volume) - 4))\" font-size=\"11\" fill=\"#1e8449\">\(escape(Self.label(voice)))</text>\n"
         }
         // Files not found, listed from the panel's foot upwards.
-        for (index, path) in audio.missingClips.enumerated() {
+        for (index, waveform) in audio.missingClips.enumerated() {
             let line = frame.audioTop + frame.panelHeight - 6 - 14 * Double(index)
             body +=
-                "<text x=\"\(f(frame.x(frame.duration) - 6))\" y=\"\(f(line))\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\(escape(path)): \(escape(missingReason(path))), silent</text>\n"
+                "<text x=\"\(f(frame.x(frame.duration) - 6))\" y=\"\(f(line))\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\(escape(waveform.description)): \(escape(missingReason(waveform))), silent</text>\n"
         }
         return body
     }

@@ -30,7 +30,7 @@ enum Sound {
 
     /// Renders `pattern` at `rate` for `frames` frames in one call.
     static func render(
-        _ pattern: HapticPattern, clips: [String: AudioClip] = [:], rate: Double, frames: Int
+        _ pattern: HapticPattern, clips: [AudioWaveform: AudioClip] = [:], rate: Double, frames: Int
     ) -> [Float] {
         let schedule = AudioSchedule(pattern: pattern, clipDurations: clips.mapValues(\.duration))
         var mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: rate)
@@ -85,6 +85,22 @@ struct AudioScheduleTests {
         #expect(schedule.missingClips == ["gone.wav"])
         #expect(schedule.end == 2.5)
         #expect(schedule.voices[0].gain(at: 0.5) == 1, "no envelope without EventWaveformUseVolumeEnvelope")
+    }
+
+    @Test("an event playing a registered resource takes its clip by identifier, apart from a file's")
+    func resourceClips() throws {
+        let resource = AudioResourceID(rawValue: 3)
+        var named = Sound.custom("a.wav", at: 0)
+        named.audioResourceID = resource
+        let pattern = Sound.pattern([
+            HapticEvent(audioResourceID: resource, relativeTime: 0.5), named, Sound.custom("a.wav", at: 0),
+            HapticEvent(audioResourceID: AudioResourceID(rawValue: 4), relativeTime: 0),
+        ])
+        let schedule = AudioSchedule(pattern: pattern, clipDurations: [.resource(resource): 1, "a.wav": 2])
+        #expect(
+            schedule.voices.map(\.source) == [.clip(.resource(resource)), .clip(.resource(resource)), .clip("a.wav")])
+        #expect(schedule.voices.map(\.end) == [1.5, 1, 2])
+        #expect(schedule.missingClips == [.resource(AudioResourceID(rawValue: 4))])
     }
 
     @Test("a file event with its volume envelope attacks like a tone")

@@ -26,7 +26,7 @@ struct PatternSoundsTests {
             parameters: [], parameterCurves: [])
         let sounds = PatternSounds(pattern: pattern, directories: [empty.path, assets.path], sampleRate: 48000)
         #expect(sounds.failures.isEmpty, "\(sounds.failures)")
-        #expect(Set(sounds.clips.keys) == ["a.wav", "sub/b.wav", assets.file("a.wav")])
+        #expect(Set(sounds.clips.keys) == ["a.wav", "sub/b.wav", .path(assets.file("a.wav"))])
         #expect(sounds.clips.values.allSatisfy { $0.sampleRate == 48000 })
         #expect(abs((sounds.clipDurations["a.wav"] ?? 0) - 0.1) < 0.001)
         #expect(abs((sounds.clipDurations["sub/b.wav"] ?? 0) - 0.2) < 0.001)

@@ -64,6 +64,18 @@ struct CEngineRig {
         #expect(rig.applied.filter { !$0.isOff }.count > afterPlay, "the tap drove them again")
     }
 
+    /// A pattern naming an audio resource by number (what a Swift engine registers) loads, and its play is refused
+    /// as an invalid argument, naming the event: this library registers no resources.
+    @Test func aPatternNamingAnAudioResourceIsRefusedAsAnInvalidArgument() throws {
+        let rig = try CEngineRig()
+        defer { lh_engine_destroy(rig.engine) }
+        let (pattern, _) = loadData(document(#"{"Time": 0, "EventType": "AudioCustom", "EventWaveformPath": 1}"#))
+        defer { lh_pattern_free(pattern) }
+        let (status, error) = calling { lh_engine_play(rig.engine, pattern, $0) }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT)
+        #expect(error?.message.contains("events[0] plays audio resource 1, which this engine has not") == true)
+    }
+
     @Test(arguments: [(-0.1, 0.5), (0.5, 1.5), (.nan, 0.5), (0.5, .infinity)])
     func aTapOutOfRangeIsRefusedAndSendsNothing(_ intensity: Double, _ sharpness: Double) throws {
         let rig = try CEngineRig()
