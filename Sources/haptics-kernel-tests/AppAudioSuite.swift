@@ -75,8 +75,11 @@ enum AppAudioSuite {
         let folder = try sounds()
         defer { try? FileManager.default.removeItem(at: folder) }
         let opened = OpenedOutputs()
+        let manager = await manager(folder: folder, opened: opened)
+        // The output opens on a thread of its own and is taken on the main actor, which the capture's closure
+        // holds: it is opened before.
+        try await waitOnMainActor("the sound output to open") { manager.leadNanoseconds != nil }
         let captured = try await MainActor.run {
-            let manager = manager(folder: folder, opened: opened)
             defer { manager.stopMusic(fadeOut: 0) }
             return try LoopbackCapture.capture(frames: rate * 3 / 2, rate: rate) {
                 manager.playMusic("left")

@@ -82,6 +82,7 @@ import Testing
         defer { rig.sounds.folder.remove() }
         defer { rig.output.hold(after: nil) }
         rig.manager.playMusic("left")
+        await rig.manager.outputSettled()
         #expect(rig.manager.isPlaying && rig.manager.currentTrack == "left")
         try await rig.advance(frames: 2000)
         // The cross-fade's commands reach the stream together, while its writer waits: the stream cannot take
@@ -136,10 +137,11 @@ import Testing
         #expect(rig.manager.isPlaying)
     }
 
-    @Test func preloadedSoundsAreNotLookedUpAgain() throws {
+    @Test func preloadedSoundsAreNotLookedUpAgain() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         rig.manager.preloadAllAssets(["tick", "both"])
+        await rig.manager.outputSettled()
         let lookups = rig.sounds.resolver.lookups.load(ordering: .relaxed)
         rig.manager.playEffect("tick")
         rig.manager.playEffect("both")
@@ -195,9 +197,9 @@ import Testing
         #expect(Self.frames(rig.output.samples, from: before).allSatisfy { $0.left == 0 && $0.right == 0 })
     }
 
-    /// A device that refuses to open (busy) is tried again a second later, not on every call: each try runs on
-    /// the caller's actor, and a game's effects would each wait for one. On a clock the test moves.
-    @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCallButASecondLater() throws {
+    /// A device that refuses to open (busy) is tried again a second later, not on every call: a game's effects
+    /// would each start a try, and play none. On a clock the test moves.
+    @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCallButASecondLater() async throws {
         let sounds = try Sounds()
         defer { sounds.folder.remove() }
         let attempts = Atomic<Int>(0)
@@ -212,13 +214,16 @@ import Testing
             effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) })
         for _ in 0..<20 { manager.playEffect("tick") }
         manager.playMusic("left")
-        #expect(attempts.load(ordering: .relaxed) == 1)
+        await manager.outputSettled()
+        #expect(attempts.load(ordering: .relaxed) == 1, "the calls made while it opened waited for that one try")
         #expect(!manager.isPlaying)
         clock.add(990_000_000, ordering: .relaxed)
         manager.playEffect("tick")
+        await manager.outputSettled()
         #expect(attempts.load(ordering: .relaxed) == 1, "tried again before a second had passed")
         clock.add(10_000_000, ordering: .relaxed)
         manager.playEffect("tick")
+        await manager.outputSettled()
         #expect(attempts.load(ordering: .relaxed) == 2, "not tried again a second later")
         #expect(!manager.isPlaying)
     }
@@ -243,9 +248,13 @@ import Testing
         outputs[0].fail(after: outputs[0].frames, with: .ioError)
         // Each look plays the tick on the first stream while it lasts (that output writes nothing more), until
         // the manager hears it ended and the play opens the second output.
-        try await waitUntil("the first stream ended") {
+        // Each look waits for the open it may have begun, so that one tick at most waits for the second output.
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while opened.load(ordering: .relaxed) < 2 {
+            try #require(MonotonicTime.nanoseconds() < deadline, "timed out waiting until the first stream ended")
             manager.playEffect("tick")
-            return opened.load(ordering: .relaxed) == 2
+            await manager.outputSettled()
+            try await Task.sleep(for: .milliseconds(1))
         }
         // The second stream writes as fast as it can from the moment it opens, and the tick reaches it only after
         // the clip is decoded again for the new rate: wait for the tick itself and a thousand frames after it, not
@@ -275,6 +284,7 @@ import Testing
         try Data(contentsOf: sounds.folder.url.appendingPathComponent("tick.wav"))
             .write(to: sounds.folder.url.appendingPathComponent("tack.wav"))
         manager.preloadAllAssets(["tick", "tock"])
+        await manager.outputSettled()
         let looked = sounds.resolver.lookups.load(ordering: .relaxed)
         manager.playEffect("tick")
         manager.playEffect("tock")
@@ -367,7 +377,7 @@ import Testing
             "levels \(settled.min() ?? 0) ... \(settled.max() ?? 0), limit \(limit)")
     }
 
-    @Test func missingAndUnreadableSoundsChangeNothing() throws {
+    @Test func missingAndUnreadableSoundsChangeNothing() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         _ = try rig.sounds.folder.write("not a sound", to: "broken.wav")
@@ -375,13 +385,139 @@ import Testing
         rig.manager.playMusic("broken")
         rig.manager.playEffect("nowhere")
         rig.manager.preloadAllAssets(["broken", "nowhere"])
+        await rig.manager.outputSettled()
         #expect(!rig.manager.isPlaying && rig.manager.currentTrack == nil)
+    }
+
+    /// An output that opens only when the test lets it (a sound server slow to answer), on a clock the test moves;
+    /// `openBegan` says that an open waits for the test.
+    @MainActor final class SlowOutput {
+        final class Shared: Sendable {
+            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+            let gate = Lock(false)
+            let openBegan = Lock(false)
+            let clock = Atomic<UInt64>(1_000_000_000)
+        }
+
+        let shared = Shared()
+        let manager: AudioManager
+        var output: RecordingAudioOutput { shared.output }
+
+        init(sounds: Sounds) {
+            let shared = self.shared
+            manager = AudioManager(
+                resolver: sounds.resolver,
+                openOutput: { () throws(AudioDeviceError) -> any AudioOutput in
+                    shared.openBegan.withLock { $0 = true }
+                    // A hang guard: on the main actor, the test that opens the gate could not run until it gives up.
+                    let deadline = MonotonicTime.nanoseconds() + 2_000_000_000
+                    while !shared.gate.withLock({ $0 }) {
+                        guard MonotonicTime.nanoseconds() < deadline else {
+                            throw AudioDeviceError(
+                                device: "slow", call: "snd_pcm_open", errno: .resourceBusy, message: "never let open")
+                        }
+                        Thread.sleep(forTimeInterval: 0.001)
+                    }
+                    return shared.output
+                },
+                logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+                effectCacheSamples: AudioManager.effectCacheSampleLimit,
+                now: { shared.clock.load(ordering: .relaxed) })
+        }
+
+        func open() { shared.gate.withLock { $0 = true } }
+    }
+
+    /// The output opens on a thread of its own: the calls return at once, the main actor is free while it opens,
+    /// and what the calls asked for is done, in order, once it is open. Until 6 December the first call opened it
+    /// on the main actor, which a sound server slow to answer held up (here the open would wait for the test, on
+    /// that actor, until its 2 s guard gave up; so it did with the open moved back onto the main actor).
+    @Test func theOutputOpensOffTheMainActorAndTheCallsMadeMeanwhileAreDoneInOrder() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let slow = SlowOutput(sounds: sounds)
+        let called = MonotonicTime.nanoseconds()
+        slow.manager.playMusic("left")
+        slow.manager.playMusic("right")
+        slow.manager.preloadAllAssets(["tick"])
+        let returned = MonotonicTime.nanoseconds() - called
+        #expect(returned < 1_000_000_000, "the calls waited \(returned / 1_000_000) ms for the output")
+        #expect(!slow.manager.isPlaying, "no track plays before the output is open")
+        #expect(slow.manager.leadNanoseconds == nil)
+        // The open waits for the test, which opens it from the main actor.
+        try await waitUntil("the open began") { slow.shared.openBegan.withLock { $0 } }
+        slow.open()
+        await slow.manager.outputSettled()
+        #expect(slow.manager.isPlaying && slow.manager.currentTrack == "right", "the last track asked for plays")
+        #expect(slow.manager.leadNanoseconds != nil)
+        let lookups = sounds.resolver.lookups.load(ordering: .relaxed)
+        slow.manager.playEffect("tick")
+        #expect(sounds.resolver.lookups.load(ordering: .relaxed) == lookups, "preloaded once the output opened")
+    }
+
+    /// A program whose main thread never lets the main actor run (a loop of its own in `main.swift`) still gets
+    /// its sound: the output the thread opened is taken by the next call, and what waited for it is done first.
+    @Test func aProgramThatNeverLetsTheMainActorRunGetsItsSoundOnItsNextCall() throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        // Held here, on the main actor, until the stream writes: the output is open, and nobody has taken it.
+        let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+        while rig.output.frames == 0 {
+            try #require(MonotonicTime.nanoseconds() < deadline, "the output never opened")
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        #expect(!rig.manager.isPlaying, "nothing took the output yet")
+        rig.manager.playMusic("right")
+        #expect(rig.manager.isPlaying && rig.manager.currentTrack == "right")
+        #expect(rig.manager.leadNanoseconds != nil)
+    }
+
+    /// A manager let go while its output opens leaves no stream behind: nothing holds the one its thread opened
+    /// once that thread ends, and a stream let go closes itself.
+    @Test func aManagerGoneWhileItsOutputOpensLeavesNoStreamWriting() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        var slow: SlowOutput? = SlowOutput(sounds: sounds)
+        let shared = try #require(slow?.shared)
+        slow?.manager.playEffect("tick")
+        try await waitUntil("the open began") { shared.openBegan.withLock { $0 } }
+        slow = nil
+        shared.gate.withLock { $0 = true }
+        // The stream, once made, writes as fast as the recording takes it: closed, it writes no more.
+        try await Task.sleep(for: .milliseconds(200))
+        let written = shared.output.frames
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(shared.output.frames == written, "a stream still writes: \(written), then \(shared.output.frames)")
+    }
+
+    /// An effect that waited for the output longer than a quarter of a second is not played, its moment gone; one
+    /// that waited less is. On the manager's clock.
+    @Test func anEffectThatWaitedTooLongForTheOutputIsNotPlayed() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        for (waited, played) in [(UInt64(100_000_000), true), (300_000_000, false)] {
+            let slow = SlowOutput(sounds: sounds)
+            // Asked for now, on the manager's clock (in an app both are CLOCK_MONOTONIC).
+            let now = slow.shared.clock.load(ordering: .relaxed)
+            slow.manager.playEffect("tick")
+            #expect(slow.manager.playEffect("tick", atNanoseconds: now))
+            #expect(!slow.manager.playEffect("nowhere", atNanoseconds: now))
+            slow.shared.clock.add(waited, ordering: .relaxed)
+            slow.open()
+            await slow.manager.outputSettled()
+            try await waitUntil("1,000 frames written") { slow.output.frames > 1000 }
+            let loudest = Self.frames(slow.output.samples).map(\.left).max() ?? 0
+            // The two ticks at once sum to 0.2.
+            #expect(played ? abs(loudest - 0.2) < 1e-6 : loudest == 0, "waited \(waited / 1_000_000) ms: \(loudest)")
+        }
     }
 
     @Test func aTrackThatDoesNotLoopEndsAndSaysSo() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         rig.manager.playMusic("tick", loops: false)
+        await rig.manager.outputSettled()
         #expect(rig.manager.isPlaying)
         try await waitUntil("the track ended") { !rig.manager.isPlaying }
         #expect(rig.manager.currentTrack == nil)

@@ -1,9 +1,10 @@
 // AudioManager: the app's sound, beside HapticManager. Background music on two players that cross-fade,
 // one-shot effects independent of it, preloading, mute, and interruptions (the sound device going away), all
-// on one LinuxAudio MixingStream fed by its own thread. Nothing here throws, and nothing waits for the device's
-// writes: a failure is logged and the app goes on without that sound. Two things do run on the calling actor:
-// the first call opens the sound device, and an effect not preloaded is decoded when first played (preload
-// both, with `preloadAllAssets`, where a frame must not be late).
+// on one LinuxAudio MixingStream fed by its own thread. Nothing here throws, and nothing waits for the device:
+// the sound device is opened on a thread of its own (a sound server slow to answer holds up no frame of the
+// app), the calls made meanwhile wait for it in order, and a failure is logged and the app goes on without that
+// sound. One thing does run on the calling actor: an effect not preloaded is decoded when first played (preload
+// it, with `preloadAllAssets`, where a frame must not be late).
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -50,6 +51,13 @@ public final class AudioManager {
     @ObservationIgnored private let openOutput: @Sendable () throws(AudioDeviceError) -> any AudioOutput
     @ObservationIgnored private let logger: Logger
     @ObservationIgnored private var stream: MixingStream?
+    /// Whether the output is being opened, on a thread of its own.
+    @ObservationIgnored private var isOpening = false
+    /// Where that thread leaves what it opened, for the manager to take on its actor.
+    @ObservationIgnored private let openedSlot = OpenedSlot()
+    /// What the calls made while the output opens asked for, in call order: done once it is open, dropped if it
+    /// cannot be opened.
+    @ObservationIgnored private var waiting: [@MainActor (AudioManager, MixingStream) -> Void] = []
     /// Whether opening the output failed and was said: its warning is logged once (every call that wants sound
     /// tries again).
     @ObservationIgnored private var openFailureLogged = false
@@ -69,6 +77,10 @@ public final class AudioManager {
     @ObservationIgnored private var interruptedAt: UInt64?
     /// The most effects sounding at once: a new one past them lets the one started first fade out.
     nonisolated public static let maximumEffects = 32
+    /// How long an effect asked for while the output opens may wait for it, in nanoseconds: one that waited
+    /// longer is not played, its moment gone (a game firing effects while a slow sound server answers would
+    /// otherwise hear them all at once).
+    nonisolated static let longestEffectWaitNanoseconds: UInt64 = 250_000_000
     /// The most samples the effect cache keeps: 64 MB of `Float`s, a little under three minutes of 48 kHz
     /// stereo. A larger effect plays without being cached.
     nonisolated public static let effectCacheSampleLimit = 16 * 1024 * 1024
@@ -121,33 +133,77 @@ public final class AudioManager {
         stream?.close(closingOutput: true)
     }
 
-    // MARK: Public calls: none throws, none blocks on the device
-
-    /// Decodes the sounds named `ids` (names in the `Haptics/` folder, or paths) ahead, so that their first
-    /// `playEffect` has no load delay. A sound that cannot be found or read is logged and skipped.
-    public func preloadAllAssets(_ ids: [String]) {
-        guard let stream = openStream() else { return }
-        for id in ids { _ = effect(id, on: stream) }
+    /// Returns once no open of the output is under way: at once when the output is open, or was never asked for.
+    func outputSettled() async {
+        takeOpenedOutput()
+        while isOpening {
+            try? await Task.sleep(for: .milliseconds(1))
+            takeOpenedOutput()
+        }
     }
 
-    /// Plays the effect `id` once, now, over whatever else plays (music included). Muted, or while the sound
-    /// device is away (`isInterrupted`), it is not played: an effect belongs to its moment, and those asked for
-    /// meanwhile would otherwise all sound at once when the device is back.
+    // MARK: Public calls: none throws, none blocks on the device
+
+    /// Decodes the sounds named `ids` (names in the `Haptics/` folder, or paths) ahead, at the output's rate, so
+    /// that their first `playEffect` has no load delay: at once when the output is open, else once it is. A sound
+    /// that cannot be found or read is logged and skipped.
+    public func preloadAllAssets(_ ids: [String]) {
+        takeOpenedOutput()
+        withStream { manager, stream in
+            for id in ids { _ = manager.effect(id, on: stream) }
+        }
+    }
+
+    /// Plays the effect `id` once, now, over whatever else plays (music included); while the output opens, once
+    /// it is (not at all when that takes longer than a quarter of a second: its moment is gone). Muted, or while
+    /// the sound device is away (`isInterrupted`), it is not played: an effect belongs to its moment, and those
+    /// asked for meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
-        guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return }
-        guard let clip = effect(id, on: stream, played: true) else { return }
-        started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
+        takeOpenedOutput()
+        guard !isMuted else { return }
+        let asked = now()
+        withStream { manager, stream in
+            guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
+            guard let clip = manager.effect(id, on: stream, played: true) else { return }
+            manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
+        }
     }
 
     /// Plays the effect `id` so that its first frame is heard at `nanoseconds` on `CLOCK_MONOTONIC` (the
     /// engine's clock), for a sound that must start with something else; false when it cannot be played (muted,
-    /// the device away, the sound not found).
+    /// the device away, the sound not found). While the output opens it is played once the output is (as soon as
+    /// it can be, when that is later), and true says only that the sound exists.
     @discardableResult
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
-        guard !isMuted, let stream = openStream(), !stream.isInterrupted else { return false }
-        guard let clip = effect(id, on: stream, played: true) else { return false }
-        started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
-        return true
+        takeOpenedOutput()
+        guard !isMuted else { return false }
+        if let stream {
+            guard !stream.isInterrupted, let clip = effect(id, on: stream, played: true) else { return false }
+            started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
+            return true
+        }
+        guard effects[id] != nil || resolve(id) != nil else {
+            logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
+            return false
+        }
+        let moment = max(now(), nanoseconds)
+        return withStream { manager, stream in
+            guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(moment, id) else { return }
+            guard let clip = manager.effect(id, on: stream, played: true) else { return }
+            manager.started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
+        }
+    }
+
+    /// Whether an effect that waited for the output is still of its moment (on `now`'s clock: when it was asked
+    /// for, or the later time it was asked for at): at most `longestEffectWaitNanoseconds` have passed since.
+    private func isOfItsMoment(_ moment: UInt64, _ id: String) -> Bool {
+        let now = self.now()
+        let late = now > moment ? now - moment : 0
+        guard late > Self.longestEffectWaitNanoseconds else { return true }
+        logger.debug(
+            "effect not played: the sound output took too long to open",
+            metadata: ["effect": "\(id)", "lateMs": "\(late / 1_000_000)"])
+        return false
     }
 
     /// Notes an effect just played, and keeps at most `maximumEffects` sounding: past them the one started
@@ -165,18 +221,28 @@ public final class AudioManager {
     }
 
     /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
-    /// there is no output.
-    public var leadNanoseconds: UInt64? { openStream()?.leadNanoseconds }
+    /// there is no output, or while it opens (asking opens it).
+    public var leadNanoseconds: UInt64? {
+        takeOpenedOutput()
+        if let stream { return stream.leadNanoseconds }
+        _ = beginOpening()
+        return nil
+    }
 
     /// Plays the music track `id` (a name in the `Haptics/` folder, or a path), streamed from its file, looping
     /// unless told otherwise. A track already playing cross-fades into it over `crossFadeSeconds`; a cross-fade
-    /// in progress is cut short: the track fading out stops, the one fading in fades out from where it is.
+    /// in progress is cut short: the track fading out stops, the one fading in fades out from where it is. While
+    /// the output opens, the track starts once it is (`isPlaying` and `currentTrack` say so then).
     public func playMusic(_ id: String, loops: Bool = true) {
-        guard let stream = openStream() else { return }
+        takeOpenedOutput()
         guard let path = resolve(id) else {
             logger.warning("music not found; nothing changes", metadata: ["track": "\(id)"])
             return
         }
+        withStream { manager, stream in manager.playMusic(id, from: path, loops: loops, on: stream) }
+    }
+
+    private func playMusic(_ id: String, from path: String, loops: Bool, on stream: MixingStream) {
         let source: FileSource
         do {
             source = try FileSource(path: path, sampleRate: stream.sampleRate, loops: loops)
@@ -201,8 +267,14 @@ public final class AudioManager {
         watchEnd(of: sound, loops: loops)
     }
 
-    /// Stops the music, fading it out over `fadeOut` seconds (0: at once).
+    /// Stops the music, fading it out over `fadeOut` seconds (0: at once); while the output opens, a track asked
+    /// for meanwhile does not start.
     public func stopMusic(fadeOut: Double = crossFadeSeconds) {
+        takeOpenedOutput()
+        if stream == nil, isOpening {
+            withStream { manager, _ in manager.stopMusic(fadeOut: fadeOut) }
+            return
+        }
         endWatch?.cancel()
         stream?.together { changes in
             for id in [incoming, outgoing].compactMap({ $0 }) {
@@ -217,6 +289,7 @@ public final class AudioManager {
 
     /// Silences music and effects; the music plays on, silently, and is heard again on `unmute()`.
     public func mute() {
+        takeOpenedOutput()
         guard !isMuted else { return }
         isMuted = true
         guard let stream else { return }
@@ -230,6 +303,7 @@ public final class AudioManager {
 
     /// Undoes `mute()`: the music comes back at its level.
     public func unmute() {
+        takeOpenedOutput()
         guard isMuted else { return }
         isMuted = false
         guard let stream, let incoming else { return }
@@ -238,41 +312,79 @@ public final class AudioManager {
 
     // MARK: The stream
 
-    /// The stream, opened on first use; nil (logged) when neither the device nor a null output can be had.
-    private func openStream() -> MixingStream? {
-        if let stream { return stream }
-        guard now() >= nextOpenAttempt else { return nil }
-        let logger = self.logger
-        let open = openOutput
-        let output: any AudioOutput
-        do {
-            output = try AudioOutputs.open(logger: logger, open)
+    /// Runs `body` on the stream: now when it is open; else once the open begun for it is done, after what was
+    /// asked for before (not at all when it cannot be opened, or may not be tried again yet). True when `body`
+    /// ran or waits.
+    @discardableResult
+    private func withStream(_ body: @escaping @MainActor (AudioManager, MixingStream) -> Void) -> Bool {
+        if let stream {
+            body(self, stream)
+            return true
+        }
+        guard beginOpening() else { return false }
+        waiting.append(body)
+        return true
+    }
+
+    /// Begins opening the output on a thread of its own, unless it is under way; false when it may not be tried
+    /// yet (a second after it last failed). What the thread opens is taken on this actor, by the next call or,
+    /// when the main actor runs meanwhile, as soon as it is open: a program whose main thread never lets the main
+    /// actor run gets its sound on its next call.
+    private func beginOpening() -> Bool {
+        if isOpening { return true }
+        guard now() >= nextOpenAttempt else { return false }
+        let opening = OutputOpening(
+            openOutput: openOutput, logger: logger,
+            onInterruption: { [weak self] interrupted in
+                Task { @MainActor in self?.interruptionChanged(interrupted) }
+            },
+            onFailure: { [weak self] error in
+                Task { @MainActor in self?.streamFailed(error) }
+            })
+        let slot = openedSlot
+        let taken: @Sendable () -> Void = { [weak self] in
+            Task { @MainActor in self?.takeOpenedOutput() }
+        }
+        do throws(SystemCallError) {
+            try Sys.startThread {
+                slot.put(opening.openNow())
+                taken()
+            }
         } catch {
+            logger.warning("the sound thread cannot start; no sound", metadata: ["error": "\(error)"])
+            nextOpenAttempt = now() + Self.reopenDelayNanoseconds
+            return false
+        }
+        isOpening = true
+        return true
+    }
+
+    /// Takes what the opening thread left, if it has finished.
+    private func takeOpenedOutput() {
+        guard isOpening, let result = openedSlot.take() else { return }
+        opened(result)
+    }
+
+    /// The open is done: what waited for it runs on the stream, or is dropped (logged) when there is none.
+    private func opened(_ result: OutputOpening.Result) {
+        isOpening = false
+        let waited = waiting
+        waiting = []
+        switch result {
+        case .opened(let opened, let deviceName):
+            stream = opened
+            openFailureLogged = false
+            logger.info("sound output opened", metadata: ["output": "\(deviceName)"])
+            for body in waited { body(self, opened) }
+        case .deviceFailed(let error):
             if !openFailureLogged {
                 logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
             }
             openFailureLogged = true
             nextOpenAttempt = now() + Self.reopenDelayNanoseconds
-            return nil
-        }
-        do {
-            let opened = try MixingStream(
-                output: output, reopen: open, logger: logger,
-                onInterruption: { [weak self] interrupted in
-                    Task { @MainActor in self?.interruptionChanged(interrupted) }
-                },
-                onFailure: { [weak self] error in
-                    Task { @MainActor in self?.streamFailed(error) }
-                })
-            stream = opened
-            openFailureLogged = false
-            logger.info("sound output opened", metadata: ["output": "\(output.deviceName)"])
-            return opened
-        } catch {
-            output.close()
+        case .threadFailed(let error):
             logger.warning("the sound thread cannot start; no sound", metadata: ["error": "\(error)"])
             nextOpenAttempt = now() + Self.reopenDelayNanoseconds
-            return nil
         }
     }
 
@@ -377,6 +489,56 @@ public final class AudioManager {
         } catch {
             logger.warning("sound cannot be read; skipped", metadata: ["sound": "\(id)", "error": "\(error)"])
             return nil
+        }
+    }
+}
+
+/// Opening the sound output and its stream, on a thread of its own: ALSA's open of "default" talks to the sound
+/// server, which may be slow to answer, and the manager's callers are the app's main actor.
+private struct OutputOpening: Sendable {
+    enum Result: Sendable {
+        case opened(MixingStream, deviceName: String)
+        case deviceFailed(AudioDeviceError)
+        case threadFailed(SystemCallError)
+    }
+
+    let openOutput: @Sendable () throws(AudioDeviceError) -> any AudioOutput
+    let logger: Logger
+    let onInterruption: @Sendable (Bool) -> Void
+    let onFailure: @Sendable (AudioDeviceError) -> Void
+
+    /// The output (the null output when there is no sound device), and the stream on it.
+    func openNow() -> Result {
+        let output: any AudioOutput
+        do throws(AudioDeviceError) {
+            output = try AudioOutputs.open(logger: logger, openOutput)
+        } catch {
+            return .deviceFailed(error)
+        }
+        do throws(SystemCallError) {
+            let stream = try MixingStream(
+                output: output, reopen: openOutput, logger: logger, onInterruption: onInterruption,
+                onFailure: onFailure)
+            return .opened(stream, deviceName: output.deviceName)
+        } catch {
+            output.close()
+            return .threadFailed(error)
+        }
+    }
+}
+
+/// Where the thread that opens the output leaves what it opened, until the manager takes it. A manager gone
+/// meanwhile leaves it to the thread, which lets it go when it ends: a stream let go closes itself.
+private final class OpenedSlot: Sendable {
+    private let result = Lock<OutputOpening.Result?>(nil)
+
+    func put(_ opened: OutputOpening.Result) { result.withLock { $0 = opened } }
+
+    /// What was left, taken; nil when the open has not finished.
+    func take() -> OutputOpening.Result? {
+        result.withLock { result in
+            defer { result = nil }
+            return result
         }
     }
 }
