@@ -55,9 +55,11 @@ public final class AudioManager {
     @ObservationIgnored private var isOpening = false
     /// Where that thread leaves what it opened, for the manager to take on its actor.
     @ObservationIgnored private let openedSlot = OpenedSlot()
-    /// What the calls made while the output opens asked for, in call order: done once it is open, dropped if it
-    /// cannot be opened.
-    @ObservationIgnored private var waiting: [@MainActor (AudioManager, MixingStream) -> Void] = []
+    /// What the calls made while the output opens asked for, in call order, with the effect each plays now (nil
+    /// for the others): done once it is open, dropped if it cannot be opened.
+    @ObservationIgnored private var waiting:
+        [(effect: String?, body: @MainActor (AudioManager, MixingStream) -> Void)] =
+            []
     /// Whether opening the output failed and was said: its warning is logged once (every call that wants sound
     /// tries again).
     @ObservationIgnored private var openFailureLogged = false
@@ -78,9 +80,8 @@ public final class AudioManager {
     /// The most effects sounding at once: a new one past them lets the one started first fade out.
     nonisolated public static let maximumEffects = 32
     /// How long an effect asked for while the output opens may wait for it, in nanoseconds: one that waited
-    /// longer is not played, its moment gone (a game firing effects while a slow sound server answers would
-    /// otherwise hear them all at once).
-    nonisolated static let longestEffectWaitNanoseconds: UInt64 = 250_000_000
+    /// longer is not played, its moment gone.
+    nonisolated static let longestEffectWaitNanoseconds: UInt64 = 1_000_000_000
     /// The most samples the effect cache keeps: 64 MB of `Float`s, a little under three minutes of 48 kHz
     /// stereo. A larger effect plays without being cached.
     nonisolated public static let effectCacheSampleLimit = 16 * 1024 * 1024
@@ -155,14 +156,15 @@ public final class AudioManager {
     }
 
     /// Plays the effect `id` once, now, over whatever else plays (music included); while the output opens, once
-    /// it is (not at all when that takes longer than a quarter of a second: its moment is gone). Muted, or while
-    /// the sound device is away (`isInterrupted`), it is not played: an effect belongs to its moment, and those
-    /// asked for meanwhile would otherwise all sound at once when the device is back.
+    /// it is: one play of each effect asked for meanwhile, the last, and none that waited over a second (a game
+    /// firing an effect every frame while a slow sound server answers would otherwise hear them all at once).
+    /// Muted, or while the sound device is away (`isInterrupted`), it is not played: an effect belongs to its
+    /// moment, and those asked for meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
         takeOpenedOutput()
         guard !isMuted else { return }
         let asked = now()
-        withStream { manager, stream in
+        withStream(effect: id) { manager, stream in
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
             guard let clip = manager.effect(id, on: stream, played: true) else { return }
             manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
@@ -196,6 +198,7 @@ public final class AudioManager {
 
     /// Whether an effect that waited for the output is still of its moment (on `now`'s clock: when it was asked
     /// for, or the later time it was asked for at): at most `longestEffectWaitNanoseconds` have passed since.
+    /// A scheduled effect is played even when more of it waited: each was asked for a time of its own.
     private func isOfItsMoment(_ moment: UInt64, _ id: String) -> Bool {
         let now = self.now()
         let late = now > moment ? now - moment : 0
@@ -313,16 +316,18 @@ public final class AudioManager {
     // MARK: The stream
 
     /// Runs `body` on the stream: now when it is open; else once the open begun for it is done, after what was
-    /// asked for before (not at all when it cannot be opened, or may not be tried again yet). True when `body`
-    /// ran or waits.
+    /// asked for before (not at all when it cannot be opened, or may not be tried again yet), unless it plays
+    /// `effect` and a later call that waited plays it too. True when `body` ran or waits.
     @discardableResult
-    private func withStream(_ body: @escaping @MainActor (AudioManager, MixingStream) -> Void) -> Bool {
+    private func withStream(
+        effect: String? = nil, _ body: @escaping @MainActor (AudioManager, MixingStream) -> Void
+    ) -> Bool {
         if let stream {
             body(self, stream)
             return true
         }
         guard beginOpening() else { return false }
-        waiting.append(body)
+        waiting.append((effect, body))
         return true
     }
 
@@ -375,7 +380,11 @@ public final class AudioManager {
             stream = opened
             openFailureLogged = false
             logger.info("sound output opened", metadata: ["output": "\(deviceName)"])
-            for body in waited { body(self, opened) }
+            var last: [String: Int] = [:]
+            for (index, call) in waited.enumerated() { if let effect = call.effect { last[effect] = index } }
+            for (index, call) in waited.enumerated() where call.effect.map({ last[$0] == index }) ?? true {
+                call.body(self, opened)
+            }
         case .deviceFailed(let error):
             if !openFailureLogged {
                 logger.warning("the sound device cannot be opened; no sound", metadata: ["error": "\(error)"])
