@@ -291,13 +291,18 @@ import Testing
         manager.playEffect("tick")
         manager.playEffect("tock")
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked, "both cached")
+        // Each effect not cached is decoded on a thread of its own and cached once taken: the test waits for it.
         manager.playEffect("tack")
+        await manager.outputSettled()
         manager.playEffect("tock")
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 1, "tack cached, tock kept")
         manager.playEffect("tick")
+        await manager.outputSettled()
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 2, "tick, cached first, was let go")
         manager.playEffect("left")
+        await manager.outputSettled()
         manager.playEffect("left")
+        await manager.outputSettled()
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 4, "too large to cache: read each time")
     }
 
@@ -473,6 +478,41 @@ import Testing
         rig.manager.playMusic("right")
         #expect(rig.manager.isPlaying && rig.manager.currentTrack == "right")
         #expect(rig.manager.leadNanoseconds != nil)
+    }
+
+    /// An effect not preloaded is decoded on a thread of its own, the main actor free meanwhile, and heard once it
+    /// is (here the decode waits for the test, which lets it go from the main actor: moved back onto that actor,
+    /// it waited until its 2 s guard gave up, and nothing was heard).
+    @Test func anEffectNotPreloadedIsDecodedOffTheMainActorAndPlayedOnceItIs() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let shared = SlowOutput.Shared()
+        let output = shared.output
+        let manager = AudioManager(
+            resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            effectCacheSamples: AudioManager.effectCacheSampleLimit,
+            decodeFile: { (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
+                shared.openBegan.withLock { $0 = true }
+                let deadline = MonotonicTime.nanoseconds() + 2_000_000_000
+                while !shared.gate.withLock({ $0 }) {
+                    guard MonotonicTime.nanoseconds() < deadline else {
+                        throw AudioFileError(path: path, reason: "never let decode")
+                    }
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+                return try AudioFile.load(path, sampleRate: rate)
+            })
+        manager.preloadAllAssets([])
+        await manager.outputSettled()
+        manager.playEffect("tick")
+        try await waitUntil("the decode began") { shared.openBegan.withLock { $0 } }
+        shared.gate.withLock { $0 = true }
+        await manager.outputSettled()
+        let settled = output.frames
+        try await waitUntil("1,000 frames written") { output.frames > settled + 1000 }
+        let loudest = Self.frames(output.samples).map(\.left).max() ?? 0
+        #expect(abs(loudest - 0.1) < 1e-6, "the tick heard once decoded: \(loudest)")
     }
 
     /// A manager let go while its output opens leaves no stream behind: nothing holds the one its thread opened

@@ -3,8 +3,8 @@
 // on one LinuxAudio MixingStream fed by its own thread. Nothing here throws, and nothing waits for the device:
 // the sound device is opened on a thread of its own (a sound server slow to answer holds up no frame of the
 // app), the calls made meanwhile wait for it in order, and a failure is logged and the app goes on without that
-// sound. One thing does run on the calling actor: an effect not preloaded is decoded when first played (preload
-// it, with `preloadAllAssets`, where a frame must not be late).
+// sound. Effects are decoded on threads of their own too, the first play of one not preloaded waiting for it
+// (preload them, with `preloadAllAssets`, where the first play must not be late).
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -54,7 +54,13 @@ public final class AudioManager {
     /// Whether the output is being opened, on a thread of its own.
     @ObservationIgnored private var isOpening = false
     /// Where that thread leaves what it opened, for the manager to take on its actor.
-    @ObservationIgnored private let openedSlot = OpenedSlot()
+    @ObservationIgnored private let openedSlot = Handover<OutputOpening.Result>()
+    /// The effects being decoded on a thread of their own, with the plays that wait for each.
+    @ObservationIgnored private var decoding: [String: [@MainActor (AudioManager, AudioClip) -> Void]] = [:]
+    /// Where those threads leave what they decoded, for the manager to take on its actor.
+    @ObservationIgnored private let decodedSlot = Handover<DecodedEffect>()
+    /// Decodes a file at a rate: `AudioFile.load`, or a test's.
+    @ObservationIgnored private let decodeFile: @Sendable (String, Int) throws(AudioFileError) -> AudioClip
     /// What the calls made while the output opens asked for, in call order, with the effect each plays now (nil
     /// for the others): done once it is open, dropped if it cannot be opened.
     @ObservationIgnored private var waiting:
@@ -69,7 +75,7 @@ public final class AudioManager {
     /// How long after a failed open the next one is tried.
     nonisolated static let reopenDelayNanoseconds: UInt64 = 1_000_000_000
     /// Decoded effects by the id they were asked for with, the order they were cached in, and their samples in
-    /// all (`effect(_:on:)`).
+    /// all (`cache(_:as:)`).
     @ObservationIgnored private var effects: [String: AudioClip] = [:]
     @ObservationIgnored private var effectOrder: [String] = []
     @ObservationIgnored private var effectSamples = 0
@@ -120,13 +126,18 @@ public final class AudioManager {
     init(
         resolver: any HapticResourceResolving,
         openOutput: @escaping @Sendable () throws(AudioDeviceError) -> any AudioOutput, logger: Logger,
-        effectCacheSamples: Int, now: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() }
+        effectCacheSamples: Int, now: @escaping @Sendable () -> UInt64 = { MonotonicTime.nanoseconds() },
+        decodeFile: @escaping @Sendable (String, Int) throws(AudioFileError) -> AudioClip = {
+            (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
+            try AudioFile.load(path, sampleRate: rate)
+        }
     ) {
         self.resolver = resolver
         self.openOutput = openOutput
         self.logger = logger
         self.effectCacheSamples = effectCacheSamples
         self.now = now
+        self.decodeFile = decodeFile
     }
 
     isolated deinit {
@@ -134,25 +145,24 @@ public final class AudioManager {
         stream?.close(closingOutput: true)
     }
 
-    /// Returns once no open of the output is under way: at once when the output is open, or was never asked for.
+    /// Returns once no open of the output and no decode of an effect is under way, and what waited for them is
+    /// done.
     func outputSettled() async {
-        takeOpenedOutput()
-        while isOpening {
+        takeFinishedWork()
+        while isOpening || !decoding.isEmpty {
             try? await Task.sleep(for: .milliseconds(1))
-            takeOpenedOutput()
+            takeFinishedWork()
         }
     }
 
     // MARK: Public calls: none throws, none blocks on the device
 
-    /// Decodes the sounds named `ids` (names in the `Haptics/` folder, or paths) ahead, at the output's rate, so
-    /// that their first `playEffect` has no load delay: at once when the output is open, else once it is. A sound
-    /// that cannot be found or read is logged and skipped.
+    /// Decodes the sounds named `ids` (names in the `Haptics/` folder, or paths) ahead, at the output's rate, on
+    /// a thread of its own, so that their first `playEffect` has no load delay: from now when the output is open,
+    /// else once it is. A sound that cannot be found or read is logged and skipped.
     public func preloadAllAssets(_ ids: [String]) {
-        takeOpenedOutput()
-        withStream { manager, stream in
-            for id in ids { _ = manager.effect(id, on: stream) }
-        }
+        takeFinishedWork()
+        withStream { manager, stream in manager.decode(ids, for: stream) }
     }
 
     /// Plays the effect `id` once, now, over whatever else plays (music included); while the output opens, once
@@ -161,38 +171,37 @@ public final class AudioManager {
     /// Muted, or while the sound device is away (`isInterrupted`), it is not played: an effect belongs to its
     /// moment, and those asked for meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
-        takeOpenedOutput()
+        takeFinishedWork()
         guard !isMuted else { return }
         let asked = now()
         withStream(effect: id) { manager, stream in
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
-            guard let clip = manager.effect(id, on: stream, played: true) else { return }
-            manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
+            manager.withEffect(id, for: stream) { manager, clip in
+                guard !manager.isMuted, !stream.isInterrupted else { return }
+                manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
+            }
         }
     }
 
     /// Plays the effect `id` so that its first frame is heard at `nanoseconds` on `CLOCK_MONOTONIC` (the
     /// engine's clock), for a sound that must start with something else; false when it cannot be played (muted,
-    /// the device away, the sound not found). While the output opens it is played once the output is (as soon as
-    /// it can be, when that is later), and true says only that the sound exists.
+    /// the device away, the sound not found). While the output opens, or the sound is decoded, it is played once
+    /// they are (as soon as it can be, when that is later), and true says only that the sound exists.
     @discardableResult
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
-        takeOpenedOutput()
-        guard !isMuted else { return false }
-        if let stream {
-            guard !stream.isInterrupted, let clip = effect(id, on: stream, played: true) else { return false }
-            started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
-            return true
-        }
-        guard effects[id] != nil || resolve(id) != nil else {
+        takeFinishedWork()
+        guard !isMuted, stream?.isInterrupted != true else { return false }
+        guard effects[id] != nil || decoding[id] != nil || resolve(id) != nil else {
             logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
             return false
         }
         let moment = max(now(), nanoseconds)
         return withStream { manager, stream in
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(moment, id) else { return }
-            guard let clip = manager.effect(id, on: stream, played: true) else { return }
-            manager.started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
+            manager.withEffect(id, for: stream) { manager, clip in
+                guard !manager.isMuted, !stream.isInterrupted else { return }
+                manager.started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
+            }
         }
     }
 
@@ -226,7 +235,7 @@ public final class AudioManager {
     /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
     /// there is no output, or while it opens (asking opens it).
     public var leadNanoseconds: UInt64? {
-        takeOpenedOutput()
+        takeFinishedWork()
         if let stream { return stream.leadNanoseconds }
         _ = beginOpening()
         return nil
@@ -237,7 +246,7 @@ public final class AudioManager {
     /// in progress is cut short: the track fading out stops, the one fading in fades out from where it is. While
     /// the output opens, the track starts once it is (`isPlaying` and `currentTrack` say so then).
     public func playMusic(_ id: String, loops: Bool = true) {
-        takeOpenedOutput()
+        takeFinishedWork()
         guard let path = resolve(id) else {
             logger.warning("music not found; nothing changes", metadata: ["track": "\(id)"])
             return
@@ -273,7 +282,7 @@ public final class AudioManager {
     /// Stops the music, fading it out over `fadeOut` seconds (0: at once); while the output opens, a track asked
     /// for meanwhile does not start.
     public func stopMusic(fadeOut: Double = crossFadeSeconds) {
-        takeOpenedOutput()
+        takeFinishedWork()
         if stream == nil, isOpening {
             withStream { manager, _ in manager.stopMusic(fadeOut: fadeOut) }
             return
@@ -292,7 +301,7 @@ public final class AudioManager {
 
     /// Silences music and effects; the music plays on, silently, and is heard again on `unmute()`.
     public func mute() {
-        takeOpenedOutput()
+        takeFinishedWork()
         guard !isMuted else { return }
         isMuted = true
         guard let stream else { return }
@@ -306,7 +315,7 @@ public final class AudioManager {
 
     /// Undoes `mute()`: the music comes back at its level.
     public func unmute() {
-        takeOpenedOutput()
+        takeFinishedWork()
         guard isMuted else { return }
         isMuted = false
         guard let stream, let incoming else { return }
@@ -348,7 +357,7 @@ public final class AudioManager {
             })
         let slot = openedSlot
         let taken: @Sendable () -> Void = { [weak self] in
-            Task { @MainActor in self?.takeOpenedOutput() }
+            Task { @MainActor in self?.takeFinishedWork() }
         }
         do throws(SystemCallError) {
             try Sys.startThread {
@@ -364,10 +373,11 @@ public final class AudioManager {
         return true
     }
 
-    /// Takes what the opening thread left, if it has finished.
-    private func takeOpenedOutput() {
-        guard isOpening, let result = openedSlot.take() else { return }
-        opened(result)
+    /// Takes what the threads left: the output opened, if it is, then the effects decoded.
+    private func takeFinishedWork() {
+        if isOpening, let result = openedSlot.take().first { opened(result) }
+        guard !decoding.isEmpty else { return }
+        for decoded in decodedSlot.take() { took(decoded) }
     }
 
     /// The open is done: what waited for it runs on the stream, or is dropped (logged) when there is none.
@@ -463,23 +473,81 @@ public final class AudioManager {
         return nil
     }
 
-    /// The effect `id` decoded at `stream`'s rate: from the cache, or decoded now and cached. A clip cached for
-    /// another stream's rate (the device reopened as another, or the null output) is decoded again, rather than
-    /// played too fast or too slow. The cache keeps at most `effectCacheSamples` samples: a new effect past
-    /// them lets the ones cached first go.
-    private func effect(_ id: String, on stream: MixingStream, played: Bool = false) -> AudioClip? {
-        if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return clip }
-        if played { logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"]) }
+    /// Runs `body` with the effect `id` at `stream`'s rate: now from the cache, else once a thread of its own has
+    /// decoded it (then cached). A clip cached for another stream's rate (the device reopened as another, or the
+    /// null output) is decoded again, rather than played too fast or too slow. Not found, it is logged and
+    /// nothing runs; not readable, the same once the thread says so.
+    private func withEffect(
+        _ id: String, for stream: MixingStream, _ body: @escaping @MainActor (AudioManager, AudioClip) -> Void
+    ) {
+        if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return body(self, clip) }
+        logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
+        if decoding[id] == nil { decode([id], for: stream) }
+        decoding[id]?.append(body)
+    }
+
+    /// Decodes the effects `ids` at `stream`'s rate on one thread of their own, one after the other, but those
+    /// cached at that rate and those under way; each is cached as it is taken. One not found is logged.
+    private func decode(_ ids: [String], for stream: MixingStream) {
+        let rate = stream.sampleRate
+        var files: [(id: String, path: String)] = []
+        for id in ids where decoding[id] == nil && effects[id]?.sampleRate != Double(rate) {
+            guard let path = resolve(id) else {
+                logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
+                continue
+            }
+            files.append((id, path))
+            decoding[id] = []
+        }
+        guard !files.isEmpty else { return }
+        let (slot, decodeFile, requested) = (decodedSlot, self.decodeFile, files)
+        let taken: @Sendable () -> Void = { [weak self] in
+            Task { @MainActor in self?.takeFinishedWork() }
+        }
+        let work: @Sendable () -> Void = {
+            for file in requested {
+                do throws(AudioFileError) {
+                    slot.put(DecodedEffect(id: file.id, result: .success(try decodeFile(file.path, rate))))
+                } catch {
+                    slot.put(DecodedEffect(id: file.id, result: .failure(error)))
+                }
+                taken()
+            }
+        }
+        do throws(SystemCallError) {
+            try Sys.startThread(work)
+        } catch {
+            // No thread to be had: the files are decoded here, on the caller's actor.
+            logger.notice("no thread to decode sounds on; decoded on the caller's", metadata: ["error": "\(error)"])
+            work()
+            takeFinishedWork()
+        }
+    }
+
+    /// An effect decoded: cached at the stream's rate (within the cache's limit), and played by what waited.
+    private func took(_ decoded: DecodedEffect) {
+        let waiters = decoding.removeValue(forKey: decoded.id) ?? []
+        switch decoded.result {
+        case .failure(let error):
+            logger.warning(
+                "sound cannot be read; skipped", metadata: ["sound": "\(decoded.id)", "error": "\(error)"])
+        case .success(let clip):
+            if let stream, clip.sampleRate == Double(stream.sampleRate) { cache(clip, as: decoded.id) }
+            for waiter in waiters { waiter(self, clip) }
+        }
+    }
+
+    /// Keeps `clip` as the effect `id`: the cache keeps at most `effectCacheSamples` samples, a new effect past
+    /// them letting the ones cached first go; a larger one is not kept.
+    private func cache(_ clip: AudioClip, as id: String) {
         forgetEffect(id)
-        guard let clip = decode(id, sampleRate: stream.sampleRate) else { return nil }
-        guard clip.samples.count <= effectCacheSamples else { return clip }
+        guard clip.samples.count <= effectCacheSamples else { return }
         while effectSamples + clip.samples.count > effectCacheSamples, let oldest = effectOrder.first {
             forgetEffect(oldest)
         }
         effects[id] = clip
         effectOrder.append(id)
         effectSamples += clip.samples.count
-        return clip
     }
 
     private func forgetEffect(_ id: String) {
@@ -487,19 +555,12 @@ public final class AudioManager {
         effectOrder.removeAll { $0 == id }
         effectSamples -= clip.samples.count
     }
+}
 
-    private func decode(_ id: String, sampleRate: Int) -> AudioClip? {
-        guard let path = resolve(id) else {
-            logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
-            return nil
-        }
-        do {
-            return try AudioFile.load(path, sampleRate: sampleRate)
-        } catch {
-            logger.warning("sound cannot be read; skipped", metadata: ["sound": "\(id)", "error": "\(error)"])
-            return nil
-        }
-    }
+/// An effect decoded on a thread of its own, or why it could not be.
+private struct DecodedEffect: Sendable {
+    let id: String
+    let result: Result<AudioClip, AudioFileError>
 }
 
 /// Opening the sound output and its stream, on a thread of its own: ALSA's open of "default" talks to the sound
@@ -536,18 +597,19 @@ private struct OutputOpening: Sendable {
     }
 }
 
-/// Where the thread that opens the output leaves what it opened, until the manager takes it. A manager gone
-/// meanwhile leaves it to the thread, which lets it go when it ends: a stream let go closes itself.
-private final class OpenedSlot: Sendable {
-    private let result = Lock<OutputOpening.Result?>(nil)
+/// Where the manager's threads leave what they made (the output opened, effects decoded), until the manager takes
+/// it on its actor. A manager gone meanwhile leaves it to the thread, which lets it go when it ends: a stream let go
+/// closes itself.
+private final class Handover<Value: Sendable>: Sendable {
+    private let values = Lock<[Value]>([])
 
-    func put(_ opened: OutputOpening.Result) { result.withLock { $0 = opened } }
+    func put(_ value: Value) { values.withLock { $0.append(value) } }
 
-    /// What was left, taken; nil when the open has not finished.
-    func take() -> OutputOpening.Result? {
-        result.withLock { result in
-            defer { result = nil }
-            return result
+    /// What was left, in the order it was, taken.
+    func take() -> [Value] {
+        values.withLock { values in
+            defer { values = [] }
+            return values
         }
     }
 }
