@@ -71,28 +71,17 @@ enum EngineAudioSuite {
     /// output (heard whole, so started on time), and the pad's motors must run (`firstRumble`). How far the
     /// sound's onset was heard from the motors' start is printed; the benchmark gives its percentiles.
     static func soundAndRumble() async throws {
-        let pad = try VirtualPadSuite.makePad()
-        defer { pad.destroy() }
-        let observed = Observed()
-        let engine = try engine(
-            for: pad, configure: { observed.observe(&$0, bufferSeconds: AudioSuite.captureSafeBuffer) })
-        defer { engine.stop() }
+        try withObservedEngine { pad, engine, observed in try soundAndRumble(pad, engine, observed) }
+    }
+
+    private static func soundAndRumble(_ pad: VirtualPad, _ engine: HapticEngine, _ observed: Observed) throws {
         let rendered = AudioSuite.renderedTone()
         var offsets: [Double] = []
         for round in 0..<3 {
             let recordsBefore = pad.records().count
             observed.forget()
-            var called: UInt64 = 0
-            let captured = try AudioSuite.capture(frames: rendered.count / 2 + AudioSuite.rate * 3 / 5) {
-                let player = try engine.makeAdvancedPlayer(with: pattern())
-                let done = Lock(false)
-                player.completionHandler = { _ in done.withLock { $0 = true } }
-                called = MonotonicTime.nanoseconds()
-                try player.start(atTime: 0)
-                while !done.withLock({ $0 }) { Sys.sleep(nanoseconds: 10_000_000) }
-                // Rendered, not yet heard: let the output's buffer play out.
-                Sys.sleep(nanoseconds: UInt64((AudioSuite.captureSafeBuffer + 0.05) * 1e9))
-            }
+            let (captured, called) = try captureWhilePlaying(
+                pattern(), on: engine, frames: rendered.count / 2 + AudioSuite.rate * 3 / 5)
             try requireEqual(engine.audioOutputName, AudioSuite.playbackDevice, "the engine's sound output")
             let planned = try observed.requireOneInstant(pattern(), "round \(round)")
             let onsetFrame = try observed.explainingUnderruns(since: called) {
@@ -117,12 +106,10 @@ enum EngineAudioSuite {
     /// no underrun, what the engine renders of the file (0.35 s) decoded at its rate, looped once and a half, with
     /// no volume envelope (the other option).
     static func registeredSound() async throws {
-        let pad = try VirtualPadSuite.makePad()
-        defer { pad.destroy() }
-        let observed = Observed()
-        let engine = try engine(
-            for: pad, configure: { observed.observe(&$0, bufferSeconds: AudioSuite.captureSafeBuffer) })
-        defer { engine.stop() }
+        try withObservedEngine { _, engine, observed in try registeredSound(engine, observed) }
+    }
+
+    private static func registeredSound(_ engine: HapticEngine, _ observed: Observed) throws {
         let file = URL(fileURLWithPath: "Haptics/success.wav")
         let id = try engine.registerAudioResource(
             file, options: AudioResourceOptions(usesVolumeEnvelope: false, loopEnabled: true))
@@ -138,19 +125,42 @@ enum EngineAudioSuite {
             clips: [.resource(id): clip], sampleRate: Double(AudioSuite.rate))
         var rendered = [Float](repeating: 0, count: 2 * AudioSuite.rate * 65 / 100)
         mixer.render(into: &rendered)
+        let (captured, called) = try captureWhilePlaying(
+            pattern, on: engine, frames: rendered.count / 2 + AudioSuite.rate * 3 / 5)
+        _ = try observed.explainingUnderruns(since: called) {
+            try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
+        }
+    }
+
+    /// Runs `body` with a virtual pad and an engine on it (`engine(for:)`) whose sound goes to the loopback card,
+    /// observed (`Observed`); the engine is stopped and the pad destroyed after.
+    static func withObservedEngine(_ body: (VirtualPad, HapticEngine, Observed) throws -> Void) throws {
+        let pad = try VirtualPadSuite.makePad()
+        defer { pad.destroy() }
+        let observed = Observed()
+        let engine = try engine(
+            for: pad, configure: { observed.observe(&$0, bufferSeconds: AudioSuite.captureSafeBuffer) })
+        defer { engine.stop() }
+        try body(pad, engine, observed)
+    }
+
+    /// Plays `pattern` on `engine` once, to its end, while the loopback card is captured for `frames` frames;
+    /// with when the start was called (`CLOCK_MONOTONIC` nanoseconds).
+    static func captureWhilePlaying(
+        _ pattern: HapticPattern, on engine: HapticEngine, frames: Int
+    ) throws -> (recording: LoopbackCapture.Recording, called: UInt64) {
         var called: UInt64 = 0
-        let captured = try AudioSuite.capture(frames: rendered.count / 2 + AudioSuite.rate * 3 / 5) {
+        let captured = try AudioSuite.capture(frames: frames) {
             let player = try engine.makeAdvancedPlayer(with: pattern)
             let done = Lock(false)
             player.completionHandler = { _ in done.withLock { $0 = true } }
             called = MonotonicTime.nanoseconds()
             try player.start(atTime: 0)
             while !done.withLock({ $0 }) { Sys.sleep(nanoseconds: 10_000_000) }
+            // Rendered, not yet heard: let the output's buffer play out.
             Sys.sleep(nanoseconds: UInt64((AudioSuite.captureSafeBuffer + 0.05) * 1e9))
         }
-        _ = try observed.explainingUnderruns(since: called) {
-            try AudioSuite.check(captured.samples, against: rendered, xruns: observed.xruns)
-        }
+        return (captured, called)
     }
 
     /// Fails unless the engine scheduled `pattern`'s sound and rumble for one instant: the pattern's start as its
