@@ -91,7 +91,8 @@ final class AudioResources: Sendable {
                 throw HapticEngineError(
                     .invalidAudioResource,
                     "the pattern cannot be played: events[\(index)] plays \(id), which this engine has not "
-                        + "registered (or has unregistered)")
+                        + "registered (or has unregistered); register its file first (registerAudioResource), or "
+                        + "name the sound by its path")
             }
             resolved.events[index].waveformUsesVolumeEnvelope =
                 event.waveformUsesVolumeEnvelope ?? resource.options.usesVolumeEnvelope
