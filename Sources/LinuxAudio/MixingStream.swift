@@ -25,6 +25,14 @@ public final class MixingStream: Sendable {
     private struct Shared: Sendable {
         var commands: [Command] = []
         var active: Set<SoundID> = []
+        /// What to call when each of these sounds ends (`whenEnded`).
+        var endHandlers: [SoundID: [@Sendable () -> Void]] = [:]
+
+        /// Every end handler, taken.
+        mutating func takeEndHandlers() -> [@Sendable () -> Void] {
+            defer { endHandlers = [:] }
+            return endHandlers.values.flatMap { $0 }
+        }
         var failure: AudioDeviceError?
         var interrupted = false
         /// The `CLOCK_MONOTONIC` moment from which a sound played now is placed exactly (see `earliestStart`).
@@ -146,10 +154,12 @@ public final class MixingStream: Sendable {
                 } catch {
                     guard let reopen, error.isDeviceMissing else {
                         logger.warning("audio stream stopped by its output", metadata: ["error": "\(error)"])
-                        shared.withLock {
-                            $0.failure = error
-                            $0.active = []
+                        let handlers = shared.withLock { shared in
+                            shared.failure = error
+                            shared.active = []
+                            return shared.takeEndHandlers()
                         }
+                        for handler in handlers { handler() }
                         onFailure(error)
                         return
                     }
@@ -174,7 +184,7 @@ public final class MixingStream: Sendable {
                     return shared.commands
                 }
                 let stopped = mixing.apply(commands)
-                if !stopped.isEmpty { shared.withLock { $0.active.subtract(stopped) } }
+                if !stopped.isEmpty { self.ended(stopped) }
                 if shape.idlesWhenSilent, mixing.silentSinceLastSound,
                     let quiet = mixing.quietUntil(now: MonotonicTime.nanoseconds())
                 {
@@ -185,11 +195,18 @@ public final class MixingStream: Sendable {
                 // A command posted from now on may miss the period after the one just written (the thread may be
                 // mixing it already), so the exact moment a new sound can start is one period later still.
                 let earliest = mixing.nextHeard.map { $0 + mixing.periodNanoseconds }
-                shared.withLock {
-                    $0.active.subtract(ended)
-                    $0.earliestStart = earliest
-                }
+                shared.withLock { $0.earliestStart = earliest }
+                if !ended.isEmpty { self.ended(ended) }
             }
+        }
+
+        /// `sounds` are over: no longer active, and what waited for their end is called (here, unlocked).
+        func ended(_ sounds: Set<SoundID>) {
+            let handlers = shared.withLock { shared in
+                shared.active.subtract(sounds)
+                return sounds.flatMap { shared.endHandlers.removeValue(forKey: $0) ?? [] }
+            }
+            for handler in handlers { handler() }
         }
 
         /// Waits, writing nothing, until a change is posted, the stream closes, or `until` (`Mixing.quietUntil`:
@@ -361,6 +378,18 @@ public final class MixingStream: Sendable {
     /// Whether the sound has not ended yet (queued, waiting for its start, or playing).
     public func isActive(_ id: SoundID) -> Bool { writer.shared.withLock { $0.active.contains(id) } }
 
+    /// Calls `handler` once when the sound ends (its last frame written, stopped, or the stream failed or closed):
+    /// on the stream's thread, or at once on the caller's when it has ended already. It should not block: the
+    /// stream's next period waits for it.
+    public func whenEnded(_ id: SoundID, _ handler: @escaping @Sendable () -> Void) {
+        let waits = writer.shared.withLock { shared in
+            guard shared.active.contains(id) else { return false }
+            shared.endHandlers[id, default: []].append(handler)
+            return true
+        }
+        if !waits { handler() }
+    }
+
     /// Why the stream stopped, when its output failed.
     public var failure: AudioDeviceError? { writer.shared.withLock { $0.failure } }
 
@@ -372,6 +401,12 @@ public final class MixingStream: Sendable {
         writer.closing.store(true, ordering: .relaxed)
         writer.wake.signal()
         thread.joinUnlessCurrent()
+        // Closed, no sound plays on: what waited for one to end hears that it has.
+        let handlers = writer.shared.withLock { shared in
+            shared.active = []
+            return shared.takeEndHandlers()
+        }
+        for handler in handlers { handler() }
     }
 
     deinit { close() }

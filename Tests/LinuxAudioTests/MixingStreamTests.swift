@@ -52,6 +52,41 @@ struct MixingStreamTests {
         }
     }
 
+    @Test(
+        "whenEnded calls its handler once as a sound ends, is stopped, or its stream fails or closes; at once for one over"
+    )
+    func endHandlers() throws {
+        let calls = Lock<[String]>([])
+        func note(_ what: String) -> @Sendable () -> Void { { calls.withLock { $0.append(what) } } }
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let stream = try MixingStream(output: output, logger: logger)
+        let short = stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 100)))
+        let stopped = stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 100), loops: true))
+        let left = stream.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 100), loops: true))
+        stream.whenEnded(short, note("ended"))
+        stream.whenEnded(stopped, note("stopped"))
+        stream.whenEnded(left, note("closed"))
+        try waitUntil("the short sound ends") { !stream.isActive(short) }
+        stream.stop(stopped)
+        try waitUntil("the stopped sound ends") { !stream.isActive(stopped) }
+        try waitUntil("their handlers run") { calls.withLock { $0.count } == 2 }
+        stream.whenEnded(short, note("over already"))
+        #expect(calls.withLock { $0 } == ["ended", "stopped", "over already"])
+        stream.close()
+        #expect(calls.withLock { $0 } == ["ended", "stopped", "over already", "closed"])
+        stream.close()
+        #expect(calls.withLock { $0.count } == 4, "each handler is called once")
+
+        let failing = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let failed = try MixingStream(output: failing, logger: logger)
+        defer { failed.close() }
+        let playing = failed.play(ClipSource(constant(left: 0.1, right: 0.1, frames: 100), loops: true))
+        failed.whenEnded(playing, note("failed"))
+        failing.fail(after: failing.frames + 64, with: .ioError)
+        try waitUntil("the stream fails and says so to the sound's handler") { calls.withLock { $0.last } == "failed" }
+        #expect(failed.failure?.errno == .ioError)
+    }
+
     @Test("a start already passed is kept by skipping into the sound: the stream's frame k carries its frame k")
     func lateStartSkipsIn() throws {
         // The writer held at frame 256, the sound queued at frame 0: 256 frames late, however long the test waited

@@ -568,6 +568,24 @@ import Testing
         #expect(rig.manager.currentTrack == nil)
     }
 
+    /// A track that does not loop, cross-faded in over one that does, ends before the other has faded out: music
+    /// plays until that one has, then `isPlaying` turns false (it stayed true for good before 6 December, only the
+    /// track fading in being watched, by a poll every 100 ms; the stream now says when each ends).
+    @Test func musicStopsPlayingWhenTheTrackFadingOutEndsAfterTheLastTrack() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 800)
+        rig.manager.playMusic("tick", loops: false)
+        // Held 2000 frames on: the tick (400) is over, the left track's fade (4000) is not.
+        rig.output.hold(after: rig.output.frames + 2000)
+        try await waitUntil("the tick's end is said") { rig.manager.currentTrack == nil }
+        try await waitUntil("the writer held") { rig.output.isWaitingAtHold }
+        #expect(rig.manager.isPlaying, "the left track still fades out")
+        rig.output.hold(after: nil)
+        try await waitUntil("the left track has faded out") { !rig.manager.isPlaying }
+    }
+
     // MARK: AudioService
 
     func service(hardware: Bool) throws -> (AudioService, RecordingEngineProvider, Rig, FeedbackSettingsStore) {

@@ -97,8 +97,6 @@ public final class AudioManager {
     /// The music player fading in or playing, and the one fading out (the two players).
     @ObservationIgnored private var incoming: MixingStream.SoundID?
     @ObservationIgnored private var outgoing: MixingStream.SoundID?
-    /// Watches a track that does not loop, to say when it ended.
-    @ObservationIgnored private var endWatch: Task<Void, Never>?
 
     /// A manager reading its sounds through `resolver`, on the default sound device.
     public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
@@ -141,7 +139,6 @@ public final class AudioManager {
     }
 
     isolated deinit {
-        endWatch?.cancel()
         stream?.close(closingOutput: true)
     }
 
@@ -287,7 +284,6 @@ public final class AudioManager {
             withStream { manager, _ in manager.stopMusic(fadeOut: fadeOut) }
             return
         }
-        endWatch?.cancel()
         stream?.together { changes in
             for id in [incoming, outgoing].compactMap({ $0 }) {
                 if fadeOut > 0 { changes.fade(id, to: 0, over: fadeOut, thenStop: true) } else { changes.stop(id) }
@@ -438,19 +434,34 @@ public final class AudioManager {
         isInterrupted = false
     }
 
-    /// For a track that does not loop: `isPlaying` turns false when it has played out.
+    /// For a track that does not loop: `isPlaying` turns false when it has played out, as the stream says when it
+    /// ends (nothing polls).
     private func watchEnd(of id: MixingStream.SoundID, loops: Bool) {
-        endWatch?.cancel()
         guard !loops, let stream else { return }
-        endWatch = Task { [weak self] in
-            while !Task.isCancelled, stream.isActive(id) {
-                try? await Task.sleep(for: .milliseconds(100))
-            }
-            guard !Task.isCancelled, let self, self.incoming == id else { return }
-            self.incoming = nil
-            self.currentTrack = nil
-            self.isPlaying = self.outgoing.map { stream.isActive($0) } ?? false
+        watch(id, on: stream)
+    }
+
+    private func watch(_ id: MixingStream.SoundID, on stream: MixingStream) {
+        stream.whenEnded(id) { [weak self] in
+            Task { @MainActor in self?.trackEnded(id, on: stream) }
         }
+    }
+
+    /// A track ended on its own: the one playing (which did not loop) or, after it, the one still fading out.
+    /// Music plays while either does.
+    private func trackEnded(_ id: MixingStream.SoundID, on stream: MixingStream) {
+        guard stream === self.stream else { return }
+        if incoming == id {
+            incoming = nil
+            currentTrack = nil
+            // The track fading out, if any, says when it has too.
+            if let outgoing { watch(outgoing, on: stream) }
+        } else if outgoing == id, incoming == nil {
+            outgoing = nil
+        } else {
+            return
+        }
+        isPlaying = [incoming, outgoing].contains { $0.map(stream.isActive) ?? false }
     }
 
     // MARK: Files
