@@ -27,18 +27,18 @@ public final class MixingStream: Sendable {
         var active: Set<SoundID> = []
         /// What to call when each of these sounds ends (`whenEnded`).
         var endHandlers: [SoundID: [@Sendable () -> Void]] = [:]
-
-        /// Every end handler, taken.
-        mutating func takeEndHandlers() -> [@Sendable () -> Void] {
-            defer { endHandlers = [:] }
-            return endHandlers.values.flatMap { $0 }
-        }
         var failure: AudioDeviceError?
         var interrupted = false
         /// The `CLOCK_MONOTONIC` moment from which a sound played now is placed exactly (see `earliestStart`).
         var earliestStart: UInt64?
         /// Whether the thread waits in `idle`, writing nothing.
         var idle = false
+
+        /// Every end handler, taken.
+        mutating func takeEndHandlers() -> [@Sendable () -> Void] {
+            defer { endHandlers = [:] }
+            return endHandlers.values.flatMap { $0 }
+        }
     }
 
     /// How a stream mixes and paces, beyond what its output says. The defaults are a sound card's: periods of at

@@ -56,7 +56,7 @@ import Testing
         /// Waits (a hang guard, not a timing check) until the output has `frames` more frames, counted from when
         /// it is open and what waited for it is done.
         func advance(frames: Int) async throws {
-            await manager.outputSettled()
+            await manager.settled()
             let target = output.frames + frames
             try await waitUntil("\(frames) frames more") { output.frames >= target }
         }
@@ -84,7 +84,7 @@ import Testing
         defer { rig.sounds.folder.remove() }
         defer { rig.output.hold(after: nil) }
         rig.manager.playMusic("left")
-        await rig.manager.outputSettled()
+        await rig.manager.settled()
         #expect(rig.manager.isPlaying && rig.manager.currentTrack == "left")
         try await rig.advance(frames: 2000)
         // The cross-fade's commands reach the stream together, while its writer waits: the stream cannot take
@@ -143,11 +143,24 @@ import Testing
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         rig.manager.preloadAllAssets(["tick", "both"])
-        await rig.manager.outputSettled()
+        await rig.manager.settled()
         let lookups = rig.sounds.resolver.lookups.load(ordering: .relaxed)
         rig.manager.playEffect("tick")
         rig.manager.playEffect("both")
         #expect(rig.sounds.resolver.lookups.load(ordering: .relaxed) == lookups)
+    }
+
+    /// A scheduled effect not preloaded is looked for once: its decode reads the file the call found (it was
+    /// looked for again by the decode).
+    @Test func aScheduledEffectNotPreloadedIsLookedUpOnce() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.preloadAllAssets([])
+        await rig.manager.settled()
+        let lookups = rig.sounds.resolver.lookups.load(ordering: .relaxed)
+        #expect(rig.manager.playEffect("tick", atNanoseconds: MonotonicTime.nanoseconds()))
+        await rig.manager.settled()
+        #expect(rig.sounds.resolver.lookups.load(ordering: .relaxed) == lookups + 1)
     }
 
     @Test func muteSilencesMusicAndEffectsAndUnmuteBringsTheMusicBack() async throws {
@@ -216,16 +229,16 @@ import Testing
             effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) })
         for _ in 0..<20 { manager.playEffect("tick") }
         manager.playMusic("left")
-        await manager.outputSettled()
+        await manager.settled()
         #expect(attempts.load(ordering: .relaxed) == 1, "the calls made while it opened waited for that one try")
         #expect(!manager.isPlaying)
         clock.add(990_000_000, ordering: .relaxed)
         manager.playEffect("tick")
-        await manager.outputSettled()
+        await manager.settled()
         #expect(attempts.load(ordering: .relaxed) == 1, "tried again before a second had passed")
         clock.add(10_000_000, ordering: .relaxed)
         manager.playEffect("tick")
-        await manager.outputSettled()
+        await manager.settled()
         #expect(attempts.load(ordering: .relaxed) == 2, "not tried again a second later")
         #expect(!manager.isPlaying)
     }
@@ -255,7 +268,7 @@ import Testing
         while opened.load(ordering: .relaxed) < 2 {
             try #require(MonotonicTime.nanoseconds() < deadline, "timed out waiting until the first stream ended")
             manager.playEffect("tick")
-            await manager.outputSettled()
+            await manager.settled()
             try await Task.sleep(for: .milliseconds(1))
         }
         // The second stream writes as fast as it can from the moment it opens, and the tick reaches it only after
@@ -286,23 +299,23 @@ import Testing
         try Data(contentsOf: sounds.folder.url.appendingPathComponent("tick.wav"))
             .write(to: sounds.folder.url.appendingPathComponent("tack.wav"))
         manager.preloadAllAssets(["tick", "tock"])
-        await manager.outputSettled()
+        await manager.settled()
         let looked = sounds.resolver.lookups.load(ordering: .relaxed)
         manager.playEffect("tick")
         manager.playEffect("tock")
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked, "both cached")
         // Each effect not cached is decoded on a thread of its own and cached once taken: the test waits for it.
         manager.playEffect("tack")
-        await manager.outputSettled()
+        await manager.settled()
         manager.playEffect("tock")
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 1, "tack cached, tock kept")
         manager.playEffect("tick")
-        await manager.outputSettled()
+        await manager.settled()
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 2, "tick, cached first, was let go")
         manager.playEffect("left")
-        await manager.outputSettled()
+        await manager.settled()
         manager.playEffect("left")
-        await manager.outputSettled()
+        await manager.settled()
         #expect(sounds.resolver.lookups.load(ordering: .relaxed) == looked + 4, "too large to cache: read each time")
     }
 
@@ -392,7 +405,7 @@ import Testing
         rig.manager.playMusic("broken")
         rig.manager.playEffect("nowhere")
         rig.manager.preloadAllAssets(["broken", "nowhere"])
-        await rig.manager.outputSettled()
+        await rig.manager.settled()
         #expect(!rig.manager.isPlaying && rig.manager.currentTrack == nil)
     }
 
@@ -454,7 +467,7 @@ import Testing
         // The open waits for the test, which opens it from the main actor.
         try await waitUntil("the open began") { slow.shared.openBegan.withLock { $0 } }
         slow.open()
-        await slow.manager.outputSettled()
+        await slow.manager.settled()
         #expect(slow.manager.isPlaying && slow.manager.currentTrack == "right", "the last track asked for plays")
         #expect(slow.manager.leadNanoseconds != nil)
         let lookups = sounds.resolver.lookups.load(ordering: .relaxed)
@@ -504,33 +517,15 @@ import Testing
                 return try AudioFile.load(path, sampleRate: rate)
             })
         manager.preloadAllAssets([])
-        await manager.outputSettled()
+        await manager.settled()
         manager.playEffect("tick")
         try await waitUntil("the decode began") { shared.openBegan.withLock { $0 } }
         shared.gate.withLock { $0 = true }
-        await manager.outputSettled()
+        await manager.settled()
         let settled = output.frames
         try await waitUntil("1,000 frames written") { output.frames > settled + 1000 }
         let loudest = Self.frames(output.samples).map(\.left).max() ?? 0
         #expect(abs(loudest - 0.1) < 1e-6, "the tick heard once decoded: \(loudest)")
-    }
-
-    /// A manager let go while its output opens leaves no stream behind: nothing holds the one its thread opened
-    /// once that thread ends, and a stream let go closes itself.
-    @Test func aManagerGoneWhileItsOutputOpensLeavesNoStreamWriting() async throws {
-        let sounds = try Sounds()
-        defer { sounds.folder.remove() }
-        var slow: SlowOutput? = SlowOutput(sounds: sounds)
-        let shared = try #require(slow?.shared)
-        slow?.manager.playEffect("tick")
-        try await waitUntil("the open began") { shared.openBegan.withLock { $0 } }
-        slow = nil
-        shared.gate.withLock { $0 = true }
-        // The stream, once made, writes as fast as the recording takes it: closed, it writes no more.
-        try await Task.sleep(for: .milliseconds(200))
-        let written = shared.output.frames
-        try await Task.sleep(for: .milliseconds(100))
-        #expect(shared.output.frames == written, "a stream still writes: \(written), then \(shared.output.frames)")
     }
 
     /// Of the effects asked for while the output opens, one play of each sound is played, the last, and only when
@@ -548,7 +543,7 @@ import Testing
             #expect(!slow.manager.playEffect("nowhere", atNanoseconds: now))
             slow.shared.clock.add(waited, ordering: .relaxed)
             slow.open()
-            await slow.manager.outputSettled()
+            await slow.manager.settled()
             let settled = slow.output.frames
             try await waitUntil("1,000 frames written") { slow.output.frames > settled + 1000 }
             let loudest = Self.frames(slow.output.samples).map(\.left).max() ?? 0
@@ -562,7 +557,7 @@ import Testing
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         rig.manager.playMusic("tick", loops: false)
-        await rig.manager.outputSettled()
+        await rig.manager.settled()
         #expect(rig.manager.isPlaying)
         try await waitUntil("the track ended") { !rig.manager.isPlaying }
         #expect(rig.manager.currentTrack == nil)

@@ -131,8 +131,13 @@ import Testing
         }
         #expect(error?.kind == .invalidAudioResource)
         let id = try rig.engine.registerAudioResource(folder.appendingPathComponent("tone.wav"))
-        let pattern = HapticPattern(events: [HapticEvent(audioResourceID: id, relativeTime: 0)], parameters: [])
-        let player = try rig.engine.makePlayer(with: pattern)
-        try player.start(atTime: 0)
+        let tap = HapticEvent(
+            type: .hapticTransient, parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 1)],
+            relativeTime: 0)
+        let pattern = HapticPattern(
+            events: [HapticEvent(audioResourceID: id, relativeTime: 0), tap], parameters: [])
+        try rig.engine.makePlayer(with: pattern).start(atTime: 0)
+        rig.clock.advance(by: 0.5)
+        #expect(rig.applied().contains { $0.strong > 0 }, "the tap reached the motors: \(rig.applied())")
     }
 }

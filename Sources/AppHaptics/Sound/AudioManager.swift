@@ -144,7 +144,7 @@ public final class AudioManager {
 
     /// Returns once no open of the output and no decode of an effect is under way, and what waited for them is
     /// done.
-    func outputSettled() async {
+    func settled() async {
         takeFinishedWork()
         while isOpening || !decoding.isEmpty {
             try? await Task.sleep(for: .milliseconds(1))
@@ -188,14 +188,16 @@ public final class AudioManager {
     public func playEffect(_ id: String, atNanoseconds nanoseconds: UInt64) -> Bool {
         takeFinishedWork()
         guard !isMuted, stream?.isInterrupted != true else { return false }
-        guard effects[id] != nil || decoding[id] != nil || resolve(id) != nil else {
+        // Looked for once: a decode it needs reads the file found here.
+        let path = effects[id] != nil || decoding[id] != nil ? nil : resolve(id)
+        guard effects[id] != nil || decoding[id] != nil || path != nil else {
             logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
             return false
         }
         let moment = max(now(), nanoseconds)
         return withStream { manager, stream in
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(moment, id) else { return }
-            manager.withEffect(id, for: stream) { manager, clip in
+            manager.withEffect(id, for: stream, foundAt: path) { manager, clip in
                 guard !manager.isMuted, !stream.isInterrupted else { return }
                 manager.started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
             }
@@ -487,23 +489,25 @@ public final class AudioManager {
     /// Runs `body` with the effect `id` at `stream`'s rate: now from the cache, else once a thread of its own has
     /// decoded it (then cached). A clip cached for another stream's rate (the device reopened as another, or the
     /// null output) is decoded again, rather than played too fast or too slow. Not found, it is logged and
-    /// nothing runs; not readable, the same once the thread says so.
+    /// nothing runs; not readable, the same once the thread says so. `path`: its file, when the caller found it.
     private func withEffect(
-        _ id: String, for stream: MixingStream, _ body: @escaping @MainActor (AudioManager, AudioClip) -> Void
+        _ id: String, for stream: MixingStream, foundAt path: String? = nil,
+        _ body: @escaping @MainActor (AudioManager, AudioClip) -> Void
     ) {
         if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return body(self, clip) }
         logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
-        if decoding[id] == nil { decode([id], for: stream) }
+        if decoding[id] == nil { decode([id], for: stream, found: path.map { [id: $0] } ?? [:]) }
         decoding[id]?.append(body)
     }
 
     /// Decodes the effects `ids` at `stream`'s rate on one thread of their own, one after the other, but those
-    /// cached at that rate and those under way; each is cached as it is taken. One not found is logged.
-    private func decode(_ ids: [String], for stream: MixingStream) {
+    /// cached at that rate and those under way; each is cached as it is taken. One not found is logged. `found`:
+    /// files already looked for, by id.
+    private func decode(_ ids: [String], for stream: MixingStream, found: [String: String] = [:]) {
         let rate = stream.sampleRate
         var files: [(id: String, path: String)] = []
         for id in ids where decoding[id] == nil && effects[id]?.sampleRate != Double(rate) {
-            guard let path = resolve(id) else {
+            guard let path = found[id] ?? resolve(id) else {
                 logger.warning("sound not found; skipped", metadata: ["sound": "\(id)"])
                 continue
             }
