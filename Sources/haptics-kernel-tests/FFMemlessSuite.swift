@@ -15,7 +15,7 @@ enum FFMemlessSuite {
         name: "ff-memless", requires: [.uinput, .uhid],
         tests: [
             KernelTest(name: "ff-memless/dualsense-levels-over-time-match-the-motor-model") {
-                try await StallWitness.againAfterAGuestStall(modelMatchesKernel)
+                try await againAfterTheUpdateRace { try await StallWitness.againAfterAGuestStall(modelMatchesKernel) }
             },
             KernelTest(name: "ff-memless/dualsense-sigstop-mid-rumble-self-expires", body: stopMidRumble),
             KernelTest(name: "ff-memless/dualsense-two-processes-sum-on-one-controller", body: twoProcesses),
@@ -100,7 +100,8 @@ enum FFMemlessSuite {
     /// stood still between the two is a `TimingFailure`). Levels the DualSense never got, the rest the same, are a
     /// `TimingFailure` (`skippedLevels`): explained by the whole guest standing still for the model's hold of the
     /// longest of them, less a jiffy and the longest time a request took from the pad to the controller (the next
-    /// change's request may come that much after the guest ran again).
+    /// change's request may come that much after the guest ran again). A level left out because ff-memless lost
+    /// its update to the kernel's race, which the record proves (`lostToTheUpdateRace`), runs the case again.
     static func modelMatchesKernel() async throws {
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics ff-memless pad"))
         defer { pad.destroy() }
@@ -147,6 +148,16 @@ enum FFMemlessSuite {
                 let reason =
                     "levels differ: the model \(modelled), the DualSense \(reported)"
                     + (reruns.isEmpty ? "" : " (left out: \(rerunsDescription(reruns)))")
+                    + "; every report of levels: "
+                    + levelReports.map {
+                        "\(Level(strong: byte($0.strong), weak: byte($0.weak)))@\($0.time.microseconds / 1000)ms"
+                    }.joined(separator: ", ")
+                if let skipped = skippedLevels(modelled, reported),
+                    let proofs = lostToTheUpdateRace(
+                        skipped.map(\.change), modelled: modelled, requests: requests.records, reports: levelReports)
+                {
+                    throw UpdateLostToTheRace(reason: "\(reason): \(proofs.joined(separator: "; "))")
+                }
                 if let skipped = skippedLevels(modelled, reported), let longest = skipped.max(by: { $0.span < $1.span })
                 {
                     let slack = Double(jiffyMicroseconds) / 1000 + (requests.skews.max() ?? 0)
@@ -198,6 +209,63 @@ enum FFMemlessSuite {
             skipped.append((change, span))
         }
         return next == reported.count && !skipped.isEmpty ? skipped : nil
+    }
+
+    /// ff-memless can lose an update to a race in the kernel (docs/engine.md): its handling of the upload
+    /// schedules a tick, and when that tick runs before the kernel has copied the new effect into the slot (it
+    /// falls due while ff-memless holds its lock, and runs as it lets go, in the writer's own context), it plays the
+    /// old effect; the new level waits for the next driver call. In the DualSense's record that is a report
+    /// repeating the level before, sent after the update's request, in place of the update's level. Each of
+    /// `skipped` proven so (the model's change at an update's tick; a report of the level before it after that
+    /// request and before the model's next change) as a sentence; nil when one is not.
+    static func lostToTheUpdateRace(
+        _ skipped: [Change], modelled: [Change], requests: [PadRecord], reports: [PadRecord]
+    ) -> [String]? {
+        var proofs: [String] = []
+        for change in skipped {
+            guard let index = modelled.firstIndex(where: { $0.time == change.time && $0.level == change.level }),
+                index + 1 < modelled.count,
+                let update = requests.last(where: {
+                    $0.event == .upload && $0.replacing == true && $0.time.microseconds <= change.time.microseconds
+                }),
+                change.time.microseconds - update.time.microseconds <= jiffyMicroseconds
+            else { return nil }
+            let before = index > 0 ? modelled[index - 1].level : Level(strong: 0, weak: 0)
+            let next = modelled[index + 1].time.microseconds
+            guard
+                let repeated = reports.first(where: {
+                    $0.time.microseconds >= update.time.microseconds && $0.time.microseconds < next
+                        && Level(strong: byte($0.strong), weak: byte($0.weak)) == before
+                })
+            else { return nil }
+            proofs.append(
+                "the update of slot \(update.id.map(String.init) ?? "?") to \(change.level) at "
+                    + "\(update.time.microseconds / 1000)ms was lost to the kernel's race: hid-playstation sent "
+                    + "\(before) again at \(repeated.time.microseconds / 1000)ms, after it")
+        }
+        return proofs.isEmpty ? nil : proofs
+    }
+
+    /// A run in which ff-memless lost an update to the kernel's race (`lostToTheUpdateRace`): what the model
+    /// cannot say, proven by the record. Thrown inside `againAfterTheUpdateRace`, which runs the case again.
+    struct UpdateLostToTheRace: Error, CustomStringConvertible {
+        let reason: String
+        var description: String { reason }
+    }
+
+    /// Runs `body` and runs it again, at most twice, when it failed with `UpdateLostToTheRace`; the third such
+    /// failure in a row fails the test (the race is about one update in a thousand). Each run again is printed.
+    static func againAfterTheUpdateRace(_ body: () async throws -> Void) async throws {
+        for attempt in 1...3 {
+            do {
+                return try await body()
+            } catch let failure as UpdateLostToTheRace {
+                guard attempt < 3 else {
+                    throw TestFailure(reason: "\(failure.reason); the third run in a row to lose an update so")
+                }
+                print("  \(failure.reason): run again")
+            }
+        }
     }
 
     static func rerunsDescription(_ reruns: [PadRecord]) -> String {
