@@ -221,7 +221,7 @@ let package = Package(
         .testTarget(
             name: "LinuxHapticsCTests",
             dependencies: [
-                "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "AppHaptics",
+                "AHAP", "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "AppHaptics",
                 "LinuxHapticsTesting", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],

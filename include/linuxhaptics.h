@@ -20,6 +20,7 @@
 #define LINUXHAPTICS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -89,6 +90,19 @@ typedef enum lh_actuators {
        library logs why. */
     LH_ACTUATORS_HD = 2
 } lh_actuators;
+
+/* Options of an audio resource (lh_engine_register_audio_resource), or-ed together. 0 is Core Haptics'
+   defaults: the sound follows the event's volume envelope and does not loop. An AudioCustom event's own
+   EventWaveformUseVolumeEnvelope and EventWaveformLoopEnabled win over them. */
+typedef enum lh_audio_resource_options {
+    LH_AUDIO_RESOURCE_DEFAULT = 0,
+    /* The sound starts and ends at once rather than along the event's volume envelope (attack, decay,
+       release): Core Haptics' CHHapticAudioResourceKeyUseVolumeEnvelope false. */
+    LH_AUDIO_RESOURCE_NO_VOLUME_ENVELOPE = 1,
+    /* The sound starts again from its beginning until the event's EventDuration is over:
+       CHHapticAudioResourceKeyLoopEnabled true. */
+    LH_AUDIO_RESOURCE_LOOP_ENABLED = 2
+} lh_audio_resource_options;
 
 typedef struct lh_error lh_error;
 typedef struct lh_pattern lh_pattern;
@@ -187,14 +201,30 @@ lh_status lh_engine_start(lh_engine *engine, lh_error **error);
 
 /* Plays `pattern` now, fire-and-forget, mixed with anything already playing. After LH_STOPPED_DEVICE_ERROR
    it starts the engine again; while the gamepad is away it fails with LH_ERROR_NO_DEVICE. A pattern whose
-   AudioCustom event names an audio resource by number (what a Swift engine registers; this library registers
-   none) fails with LH_ERROR_INVALID_ARGUMENT: name its sound by path. */
+   AudioCustom event names an audio resource by number that this engine does not hold (never registered, or
+   unregistered) fails with LH_ERROR_INVALID_ARGUMENT, naming the event. */
 lh_status lh_engine_play(lh_engine *engine, const lh_pattern *pattern, lh_error **error);
 
 /* Plays one tap (an AHAP HapticTransient event) now, without a pattern. `intensity` and `sharpness` are within
    0...1 (LH_ERROR_INVALID_ARGUMENT otherwise). A tap replaces the previous tap still playing, so rapid calls
    (a wheel's detents) do not pile up. */
 lh_status lh_engine_play_transient(lh_engine *engine, double intensity, double sharpness, lh_error **error);
+
+/* Registers the sound file at `path` (WAV, FLAC, Ogg, Opus, MP3, AIFF, ...) with the engine, as Core Haptics'
+   registerAudioResource: the file is read and decoded now, and *resource gets a number this engine never gave
+   before (from 1), which a pattern's AudioCustom event names to play it: "EventWaveformPath": 1, a number where
+   a file name would be, as Core Haptics writes such a pattern. `options` is LH_AUDIO_RESOURCE_DEFAULT or
+   LH_AUDIO_RESOURCE_* values or-ed together. A file that cannot be read or decoded, and a bit no option names,
+   fail with LH_ERROR_INVALID_ARGUMENT, saying why, and register nothing. A registration lasts until it is
+   unregistered or the engine destroyed, through stops and resets, and keeps the decoded sound in memory. A
+   relative path is taken from the current directory. */
+lh_status lh_engine_register_audio_resource(
+    lh_engine *engine, const char *path, unsigned int options, uint64_t *resource, lh_error **error);
+
+/* Forgets the audio resource `resource`: plays started before go on with its sound; a play started after of a
+   pattern that names it fails (lh_engine_play). A number this engine does not hold (never given, or already
+   unregistered) fails with LH_ERROR_INVALID_ARGUMENT. */
+lh_status lh_engine_unregister_audio_resource(lh_engine *engine, uint64_t resource, lh_error **error);
 
 /* Motors off, every play stopped, the device released; lh_engine_start may follow. No handler is called for it,
    and, as with lh_engine_destroy, none runs once it returns: one begun before it (the gamepad lost or back just

@@ -2,7 +2,13 @@
 // one reused transient), with the program's C handlers called from the engine's threads.
 public import CLinuxHaptics
 package import LinuxHaptics
+import AHAP
 import AppHaptics
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import HapticRendering
 import LinuxInput
 
@@ -234,5 +240,51 @@ enum ActuatorNames {
 
     static func name(_ kind: HDActuators.Kind?) -> UnsafePointer<CChar> {
         kind.flatMap { hd[$0]?.pointer } ?? rumble.pointer
+    }
+}
+
+@_cdecl("lh_engine_register_audio_resource")
+public func lhEngineRegisterAudioResource(
+    _ engine: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ options: CUnsignedInt,
+    _ resource: UnsafeMutablePointer<UInt64>?, _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
+    reporting(error) { () throws(CFailure) in
+        let object = try EngineObject.from(engine)
+        guard let path else { throw CFailure.missing("path") }
+        guard let resource else { throw CFailure.missing("resource") }
+        guard let name = String(validatingCString: path) else {
+            throw CFailure(LH_ERROR_INVALID_ARGUMENT, "path is not UTF-8 text, which this call needs")
+        }
+        guard !name.isEmpty else { throw CFailure(LH_ERROR_INVALID_ARGUMENT, "path is empty") }
+        let resourceOptions = try AudioResourceOptions(cOptions: options)
+        var id: AudioResourceID?
+        try object.perform {
+            id = try $0.engine.registerAudioResource(URL(fileURLWithPath: name), options: resourceOptions)
+        }
+        if let id { resource.pointee = UInt64(id.rawValue) }
+    }
+}
+
+@_cdecl("lh_engine_unregister_audio_resource")
+public func lhEngineUnregisterAudioResource(
+    _ engine: OpaquePointer?, _ resource: UInt64, _ error: UnsafeMutablePointer<OpaquePointer?>?
+) -> lh_status {
+    reporting(error) { () throws(CFailure) in
+        let object = try EngineObject.from(engine)
+        try object.perform { try $0.engine.unregisterAudioResource(AudioResourceID(rawValue: UInt(resource))) }
+    }
+}
+
+extension AudioResourceOptions {
+    /// The options an `lh_audio_resource_options` mask names; a bit none names is an invalid argument.
+    init(cOptions: CUnsignedInt) throws(CFailure) {
+        let noEnvelope = LH_AUDIO_RESOURCE_NO_VOLUME_ENVELOPE.rawValue
+        let loop = LH_AUDIO_RESOURCE_LOOP_ENABLED.rawValue
+        guard cOptions & ~(noEnvelope | loop) == 0 else {
+            throw CFailure(
+                LH_ERROR_INVALID_ARGUMENT,
+                "options \(cOptions) has bits no LH_AUDIO_RESOURCE_* value names (known: \(noEnvelope | loop))")
+        }
+        self.init(usesVolumeEnvelope: cOptions & noEnvelope == 0, loopEnabled: cOptions & loop != 0)
     }
 }

@@ -64,9 +64,9 @@ struct CEngineRig {
         #expect(rig.applied.filter { !$0.isOff }.count > afterPlay, "the tap drove them again")
     }
 
-    /// A pattern naming an audio resource by number (what a Swift engine registers) loads, and its play is refused
-    /// as an invalid argument, naming the event: this library registers no resources.
-    @Test func aPatternNamingAnAudioResourceIsRefusedAsAnInvalidArgument() throws {
+    /// A pattern naming an audio resource by a number the engine was never given loads, and its play is refused
+    /// as an invalid argument, naming the event (registered resources: `AudioResourceHandleTests`).
+    @Test func aPatternNamingAnUnregisteredAudioResourceIsRefusedAsAnInvalidArgument() throws {
         let rig = try CEngineRig()
         defer { lh_engine_destroy(rig.engine) }
         let (pattern, _) = loadData(document(#"{"Time": 0, "EventType": "AudioCustom", "EventWaveformPath": 1}"#))
