@@ -32,6 +32,9 @@ public enum AudioFileFormat: String, Sendable, CaseIterable {
 }
 
 extension AudioFile {
+    /// The most frames handed to libsndfile in one call.
+    static let writeSliceFrames = 4096
+
     /// Writes `clip` to `path` in `format`, replacing any file there. Samples outside -1 ... 1 are clipped by
     /// integer formats.
     public static func write(_ clip: AudioClip, to path: String, format: AudioFileFormat) throws(AudioFileError) {
@@ -75,9 +78,20 @@ extension AudioFile {
                 failure = "a block of \(block.count) samples is not a whole number of \(channelCount)-channel frames"
                 break
             }
-            let frames = sf_count_t(block.count / channelCount)
-            let written = block.withUnsafeBufferPointer { sf_writef_float(file, $0.baseAddress, frames) }
-            if written != frames { failure = "writing failed: \(String(cString: sf_strerror(file)))" }
+            // Handed over in slices: libvorbis copies the whole of its first buffer onto the stack, and a block
+            // of a minute overflows it.
+            block.withUnsafeBufferPointer { samples in
+                guard let base = samples.baseAddress else { return }
+                var start = 0
+                while failure == nil, start < samples.count {
+                    let count = min(samples.count - start, writeSliceFrames * channelCount)
+                    let frames = sf_count_t(count / channelCount)
+                    if sf_writef_float(file, base + start, frames) != frames {
+                        failure = "writing failed: \(String(cString: sf_strerror(file)))"
+                    }
+                    start += count
+                }
+            }
         }
         let closed = sf_close(file)
         if let failure { throw AudioFileError(path: path, reason: failure) }

@@ -151,6 +151,18 @@ struct AudioFileTests {
         #expect(abs(level - rms(clip.samples)) < 0.05 * rms(clip.samples), "\(format): rms \(level)")
     }
 
+    /// libvorbis takes a copy of the whole of its first buffer on the stack (`alloca`): a minute of mono at 48 kHz
+    /// handed to libsndfile in one call, 11.5 MB, overflowed the stack and killed the process.
+    @Test func aMinuteOfOggVorbisWrittenAsOneClipIsWrittenWhole() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["minute.ogg"]) }
+        let clip = sine(frequency: 440, rate: 48000, seconds: 60)
+        try AudioFile.write(clip, to: scratch.file("minute.ogg"), format: .oggVorbis)
+        let decoded = try AudioFile.decode(scratch.file("minute.ogg"))
+        #expect(abs(decoded.duration - 60) < 0.06, "\(decoded.duration) s")
+        #expect(abs(rms(decoded.samples) - rms(clip.samples)) < 0.05 * rms(clip.samples))
+    }
+
     /// Writes `samples` as a float WAV file of `channels` channels at 8 kHz.
     func writeFloatFile(_ path: String, channels: Int, _ samples: [Float]) throws {
         var info = SF_INFO()
