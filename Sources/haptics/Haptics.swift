@@ -38,8 +38,9 @@ struct Haptics: AsyncParsableCommand {
     /// ArgumentParser's own `main`, except that a command's failure (a `CommandFailure`, or any other error but
     /// ArgumentParser's own) is printed as `haptics COMMAND: ...` (no usage text: the arguments were fine) and
     /// exits with 1, and that a misspelt subcommand is said as such, with the nearest one (`UnknownSubcommand`),
-    /// and exits with 64 as a usage error does. Other usage errors, `--help` and `ExitCode`s go through
-    /// ArgumentParser as usual.
+    /// and exits with 64 as a usage error does, as does a word ArgumentParser took for short options with `-h`
+    /// among them that name no option (`UnknownShortOptions`: `-broken.ahap`, a file's name, showed the help with
+    /// status 0). Other usage errors, `--help` and `ExitCode`s go through ArgumentParser as usual.
     static func main() async {
         var command: any ParsableCommand
         do {
@@ -50,6 +51,13 @@ struct Haptics: AsyncParsableCommand {
                 exit(withError: ExitCode.validationFailure)
             }
             exit(withError: error)
+        }
+        // ArgumentParser's help command, made for a `-h` it found.
+        if String(reflecting: type(of: command)).hasPrefix("ArgumentParser."),
+            let unknown = UnknownShortOptions(arguments: Array(CommandLine.arguments.dropFirst()), root: self)
+        {
+            Console.printError("\(unknown.command): \(unknown.failure)")
+            exit(withError: ExitCode.validationFailure)
         }
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {

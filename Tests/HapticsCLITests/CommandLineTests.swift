@@ -130,6 +130,15 @@ struct CommandLineTests {
                 + "feedback, audio: `haptics --help` says what each does.\n")
     }
 
+    /// ArgumentParser read `-broken.ahap` as short options, `-h` among them, and `validate` showed the help with
+    /// status 0, checking nothing.
+    @Test func aFileNamedAfterADashWithAnHInItIsAUsageErrorNotTheHelp() throws {
+        let (status, output, errors) = try CLI.run(["validate", "--strict", "-broken.ahap"])
+        #expect(status == 64)
+        #expect(output.isEmpty)
+        #expect(errors.hasPrefix("haptics validate: unknown option \"-broken.ahap\""), "\(errors)")
+    }
+
     @Test func aUsageErrorIsArgumentParsersMessageWithUsageAndStatus64() throws {
         let run = try CLI.run(["play", "--loop=-1", "thud"])
         #expect(run.status == 64)
