@@ -66,16 +66,31 @@ struct Haptics: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error where isArgumentParserOutcome(error) {
+            if exitCode(for: error) == .success { requireStandardOutputWritten(by: command) }
             exit(withError: error)
         } catch {
             // A CommandFailure, or a failure of the library or the system (an engine call the device refused): the
             // command's own failure, said after its name, without ArgumentParser's `Error:` and usage hint.
-            let name =
-                (command as? any NestedCommand).map { type(of: $0).path }
-                ?? type(of: command).configuration.commandName ?? "haptics"
-            Console.printError("haptics \(name): \(error)")
+            Console.printError("haptics \(name(of: command)): \(error)")
             exit(withError: ExitCode.failure)
         }
+        requireStandardOutputWritten(by: command)
+    }
+
+    /// The command's name in messages: `play`, `audio play`.
+    static func name(of command: any ParsableCommand) -> String {
+        (command as? any NestedCommand).map { type(of: $0).path }
+            ?? type(of: command).configuration.commandName ?? "haptics"
+    }
+
+    /// Exits with 1, saying why, when a write to standard output failed (a full disk, `> /dev/full`): what the
+    /// command printed is incomplete, so it did not succeed (until 6 December it exited with 0).
+    static func requireStandardOutputWritten(by command: any ParsableCommand) {
+        guard let failure = Sys.flushStandardOutput() else { return }
+        let why = failure.errno.rawValue == 0 ? "a write failed" : "\(failure.errno)"
+        Console.printError(
+            "haptics \(name(of: command)): writing to standard output failed: \(why); what it printed is incomplete")
+        exit(withError: ExitCode.failure)
     }
 
     /// An error of ArgumentParser's own types thrown while a command runs: an exit status, a clean exit, a usage

@@ -130,6 +130,26 @@ struct CommandLineTests {
                 + "feedback, audio: `haptics --help` says what each does.\n")
     }
 
+    /// Standard output on a full disk (`/dev/full`): the command fails, saying so, rather than exit with 0 and a
+    /// truncated file.
+    @Test(arguments: [["render", "thud", "--format", "csv"], ["validate", "--json", "thud.ahap"]])
+    func aWriteToStandardOutputThatFailsFailsTheCommand(arguments: [String]) throws {
+        let haptics = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Haptics")
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = arguments.map { $0.hasSuffix(".ahap") ? haptics.appendingPathComponent($0).path : $0 }
+        process.environment = ProcessInfo.processInfo.environment.merging(["HAPTICS_DIR": haptics.path]) { $1 }
+        process.standardOutput = FileHandle(forWritingAtPath: "/dev/full")
+        let errorPipe = Pipe()
+        process.standardError = errorPipe
+        try process.run()
+        let errors = String(decoding: errorPipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 1)
+        #expect(errors.contains("haptics \(arguments[0]): writing to standard output failed: "), "\(errors)")
+    }
+
     /// ArgumentParser read `-broken.ahap` as short options, `-h` among them, and `validate` showed the help with
     /// status 0, checking nothing.
     @Test func aFileNamedAfterADashWithAnHInItIsAUsageErrorNotTheHelp() throws {

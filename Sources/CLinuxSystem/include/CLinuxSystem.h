@@ -2,8 +2,8 @@
  * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd is not in Swift's Glibc
  * module, pipe2 is declared only under
  * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
- * forked child of a threaded process may make only raw system calls (the silence guard), and a write that
- * reaches the kernel without a call into the C library.
+ * forked child of a threaded process may make only raw system calls (the silence guard), a write that
+ * reaches the kernel without a call into the C library, and glibc's `stdout`, which Swift 6 will not touch.
  * This header turns each into a plain function for LinuxSystem, the one Swift layer that calls the C library.
  * Every symbol is prefixed `cls_` (C Linux System) to stay out of other modules' way.
  */
@@ -138,6 +138,18 @@ long cls_send_nonblocking(int fd, const void *bytes, size_t count);
 static inline size_t cls_heap_bytes_in_use(void) {
     struct mallinfo2 info = mallinfo2();
     return info.uordblks + info.hblkhd;
+}
+
+/*
+ * Standard output written out, and whether every write to it so far succeeded: 0, or -1 when one failed (a full
+ * disk, a closed terminal), with errno set when the flush itself failed and 0 when an earlier write did. Here
+ * because Swift 6 takes glibc's `stdout` for shared mutable state.
+ */
+#include <stdio.h>
+static inline int cls_flush_standard_output(void) {
+    errno = 0;
+    if (fflush(stdout) != 0) return -1;
+    return ferror(stdout) ? -1 : 0;
 }
 
 #endif
