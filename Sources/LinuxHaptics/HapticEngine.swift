@@ -233,4 +233,8 @@ public final class HapticEngine: Sendable {
     /// The longest timeline the engine plays, in seconds: twice `HapticPattern.maximumTime`, beyond what any
     /// pattern within it renders to (its last event's 30 s and release), so that every engine time stays exact.
     public static let maximumTimelineLength = 2 * HapticPattern.maximumTime
+
+    /// The slowest playback rate a player takes (`HapticAdvancedPatternPlayer.playbackRate`): a smaller positive
+    /// rate plays at this one.
+    public static let minimumPlaybackRate = PlayerState.minimumRate
 }

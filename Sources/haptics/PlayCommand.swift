@@ -69,7 +69,10 @@ struct PlayCommand: AsyncParsableCommand {
             throw ValidationError("--no-audio and --audio-device contradict each other: pass one of them")
         }
         if loop < 0 { throw ValidationError("--loop must be 0 (forever) or more") }
-        if !(rate > 0 && rate.isFinite) { throw ValidationError("--rate must be a positive number") }
+        if !(rate >= HapticEngine.minimumPlaybackRate && rate.isFinite) {
+            throw ValidationError(
+                "--rate must be a number of at least \(HapticEngine.minimumPlaybackRate), the engine's slowest rate")
+        }
         if !(0...1).contains(gain) { throw ValidationError("--gain must be within 0...1") }
     }
 

@@ -54,6 +54,15 @@ struct CommandLineTests {
             "\(run.errors)")
     }
 
+    /// A rate below the engine's slowest is a usage error: the engine played it at 0.01 while the command waited
+    /// for the pattern's end at the rate asked (`--rate 1e-300`: for ever), until 6 December.
+    @Test(arguments: ["1e-300", "0.009", "0", "-1", "nan", "inf"])
+    func aRateBelowTheEnginesSlowestIsAUsageError(rate: String) throws {
+        let run = try CLI.run(["play", "thud", "--rate", rate])
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.errors.hasPrefix("Error: --rate must be a number of at least 0.01"), "\(run.errors)")
+    }
+
     /// A negative number after an option is its value, judged by the option's own rule: the argument parser took
     /// `-1` for an option and said the value was missing, until 6 December.
     @Test(arguments: [
