@@ -175,6 +175,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
             device == "default" && output.deviceName == "null"
                 ? "no sound device: playing on the null output (silent)" : "on \(device)")
         guard try await play(sources, rate: rate, on: stream, interrupted: interrupted) else {
+            Console.printLine("interrupted")
             throw ExitCode(interrupted.exitStatus)
         }
     }

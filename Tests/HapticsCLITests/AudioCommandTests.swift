@@ -116,6 +116,31 @@ import Testing
         #expect(said.contains("Keep the files in place while the list loops."), "\(said)")
     }
 
+    /// Ctrl-C while the list loops ends it with 130 and an `interrupted` line, as the other playing commands say it
+    /// (until 6 December it ended silently).
+    @Test func ctrlCEndsTheListWithAnInterruptedLineAndStatus130() throws {
+        let process = Process()
+        process.executableURL = try CLI.binary()
+        process.arguments = ["audio", "play", "--loop", Self.assets.appendingPathComponent("pass.wav").path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = Pipe()
+        try process.run()
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains("playing ") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        process.interrupt()
+        seen += output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 130)
+        #expect(
+            String(decoding: seen, as: UTF8.self).hasSuffix("\ninterrupted\n"),
+            "\(String(decoding: seen, as: UTF8.self))")
+    }
+
     /// A file without a frame is refused before anything plays: with --loop it would go round without ever
     /// waiting (until the process ran out of descriptors).
     @Test func aFileWithoutSoundIsRefusedBeforeAnythingPlays() throws {
