@@ -189,7 +189,8 @@ let package = Package(
         // The `haptics` command line end to end: the built binary run with arguments, its output and status read;
         // and, in-process, the decisions it takes from what this system has (udev, input devices), each branch.
         .testTarget(
-            name: "HapticsCLITests", dependencies: ["HapticTestDevices", "haptics", "LinuxInput"],
+            name: "HapticsCLITests",
+            dependencies: ["AHAP", "HapticRendering", "HapticTestDevices", "haptics", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),

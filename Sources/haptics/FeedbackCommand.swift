@@ -18,9 +18,9 @@ struct FeedbackCommand: AsyncParsableCommand {
             light, medium, heavy, soft or rigid. --intensity (0...1) places an impact within its style's \
             intensity range (docs/app-haptics.md has the definitions). Plays on --device, else on the first \
             rumble-capable device, else on the built-in virtual output; prints each tap with the motor levels \
-            at its time. --json prints JSON lines: note (what the user should know, such as the fall-back to the \
-            virtual output), feedback, tap (one per tap), stopped (with a reason: any but the device going away \
-            ends the run with status 1), finished.
+            the pattern asks for 20 ms into it. --json prints JSON lines: note (what the user should know, such \
+            as the fall-back to the virtual output), feedback, tap (one per tap), stopped (with a reason: any but \
+            the device going away ends the run with status 1), finished.
             """)
 
     @Argument(
@@ -95,18 +95,21 @@ struct FeedbackCommand: AsyncParsableCommand {
             ],
             text: "\(feedback) on \(outputName): \(taps.count) tap\(taps.count == 1 ? "" : "s")")
         try await stops.narrate {
-            await Self.narrate(taps, from: start, until: start + pattern.duration, on: engine, report: report)
+            await Self.narrate(
+                taps, from: start, until: start + pattern.duration, on: engine,
+                planned: PlannedLevels([(start, pattern)]), report: report)
         }
     }
 
-    /// Each tap with the motor levels just after it, then `done`; nothing more once cancelled (the engine stopped
-    /// for good).
+    /// Each tap with the motor levels the pattern asks for just after it (`planned`), then `done`; nothing more once
+    /// cancelled (the engine stopped for good).
     private static func narrate(
-        _ taps: [HapticEvent], from start: Double, until end: Double, on engine: HapticEngine, report: PlayReport
+        _ taps: [HapticEvent], from start: Double, until end: Double, on engine: HapticEngine,
+        planned: PlannedLevels, report: PlayReport
     ) async {
         for tap in taps {
             let at = start + tap.relativeTime
-            let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
+            let output = MotorMeter.output(await engine.levels(at: at, of: planned), engine.actuatorActivity)
             if Task.isCancelled { return }
             report.emit(
                 "tap",

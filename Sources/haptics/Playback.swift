@@ -1,5 +1,6 @@
 // What the playing commands (`play`, `replay`, `feedback`) share: the options that say where they play and how
 // they print, the engine they start, the report they print through, and how they wait on the engine's clock.
+import AHAP
 import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials
@@ -311,10 +312,49 @@ extension HapticEngine {
         if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }
     }
 
-    /// The motor levels just after `time`, once the change due then has reached the motors.
-    func levels(at time: Double) async -> MotorMagnitudes {
+    /// The motor levels `plays` ask for just after `time` (`PlaybackTiming.sampleDelay`), printed once that moment
+    /// has come.
+    func levels(at time: Double, of plays: PlannedLevels) async -> MotorMagnitudes {
         await sleep(until: time + PlaybackTiming.sampleDelay)
-        return outputLevels
+        return plays.levels(at: time + PlaybackTiming.sampleDelay, profile: renderProfile)
+    }
+}
+
+/// The motor levels patterns started at known times ask for, as the engine renders them for its device (its
+/// profile) and mixes them (summed, clamped to full): what `replay` and `feedback` print for a moment, the same in
+/// every run. (The output read once the command woke depended on how late it woke: a thud's weak motor read 20% in
+/// some runs and 32% in others, until 6 December.)
+final class PlannedLevels: Sendable {
+    private let plays: [(start: Double, pattern: HapticPattern)]
+    private let timelines = Lock<(profile: String, byPlay: [MotorTimeline])?>(nil)
+
+    /// `plays`: each pattern with the engine time it starts at.
+    init(_ plays: [(start: Double, pattern: HapticPattern)]) {
+        self.plays = plays
+    }
+
+    /// The sum of what each play asks for at `time` (engine seconds), rendered with `profile` (again when it is not
+    /// the one rendered with last: a device of another kind came back).
+    func levels(at time: Double, profile: RenderProfile) -> MotorMagnitudes {
+        let timelines = timelines.withLock { rendered in
+            if let rendered, rendered.profile == profile.name { return rendered.byPlay }
+            let renderer = PatternRenderer(profile: profile)
+            var byPattern: [HapticPattern: MotorTimeline] = [:]
+            let byPlay = plays.map { play in
+                if let known = byPattern[play.pattern] { return known }
+                let timeline = renderer.render(play.pattern)
+                byPattern[play.pattern] = timeline
+                return timeline
+            }
+            rendered = (profile.name, byPlay)
+            return byPlay
+        }
+        let sounding = zip(plays, timelines).compactMap { play, timeline -> MotorMagnitudes? in
+            let offset = time - play.start
+            guard offset >= 0, offset < timeline.endTime else { return nil }
+            return timeline.levels(at: offset)
+        }
+        return sounding.isEmpty ? .off : MotorMagnitudes.summed(sounding)
     }
 }
 

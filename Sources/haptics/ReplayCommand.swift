@@ -13,18 +13,18 @@ struct ReplayCommand: AsyncParsableCommand {
         commandName: "replay",
         abstract: "Replay the reference app's haptic cues, chapter by chapter, with their timing.",
         discussion: """
-            Reads the cue sheet (Haptics/cues.json, or --cues) and plays every cue at its time: \
-            the chapters one after another, a one-second pause between them. Every play is scheduled on the engine's \
-            clock up front, so timing does not depend on this program waking up. Plays on --device, else on the first \
-            rumble-capable device, else on the built-in virtual output; prints each cue as it plays with the motor \
-            levels. --json prints JSON lines: note (what the user should know: the fall-back to the virtual output, \
-            waiting for a device, a cue not scheduled), replay (with the start time on CLOCK_MONOTONIC), chapter, cue \
-            (with its absolute time "at"), stopped (a stop other than the device going away ends the replay with \
-            status 1), reset, finished. A cue sheet is JSON: {"version": 1, "app": NAME, "chapters": [{"chapter": N, \
-            "title": TITLE, "cues": [{"time": SECONDS, "pattern": NAME, "moment": TEXT, "count": N, "interval": \
-            SECONDS}]}]}, where chapter numbers are unique and at least 1, a cue's time is seconds from its \
-            chapter's start, and its pattern is NAME.ahap beside the sheet; app, title, moment, count (1) and \
-            interval (needed with a count over 1) may be left out.
+            Reads the cue sheet (Haptics/cues.json, or --cues) and plays every cue at its time: the chapters one \
+            after another, a one-second pause between them. Every play is scheduled on the engine's clock up front, \
+            so timing does not depend on this program waking up. Plays on --device, else on the first rumble-capable \
+            device, else on the built-in virtual output; prints each cue as it plays with the motor levels the cues \
+            ask for 20 ms into it (the same in every run). --json prints JSON lines: note (what the user should \
+            know: the fall-back to the virtual output, waiting for a device, a cue not scheduled), replay (with the \
+            start time on CLOCK_MONOTONIC), chapter, cue (with its absolute time "at"), stopped (a stop other than \
+            the device going away ends the replay with status 1), reset, finished. A cue sheet is JSON: {"version": \
+            1, "app": NAME, "chapters": [{"chapter": N, "title": TITLE, "cues": [{"time": SECONDS, "pattern": NAME, \
+            "moment": TEXT, "count": N, "interval": SECONDS}]}]}, where chapter numbers are unique and at least 1, a \
+            cue's time is seconds from its chapter's start, and its pattern is NAME.ahap beside the sheet; app, \
+            title, moment, count (1) and interval (needed with a count over 1) may be left out.
             """)
 
     @Option(parsing: .unconditional, help: "Replay only chapter N (not with --all).")
@@ -61,8 +61,11 @@ struct ReplayCommand: AsyncParsableCommand {
             schedule.scheduleRemaining(report: report)
         }
         schedule.scheduleRemaining(report: report)
+        let planned = PlannedLevels(
+            plan.entries.compactMap { entry in patterns[entry.cue.pattern].map { (start + entry.offset, $0) } })
         let narration = ReplayNarration(
-            app: sheet.app, output: outputName, plan: plan, start: start, engine: engine, report: report)
+            app: sheet.app, output: outputName, plan: plan, start: start, engine: engine, planned: planned,
+            report: report)
         try await stops.narrate {
             var narration = narration
             await narration.run()
@@ -140,7 +143,8 @@ struct ReplayCommand: AsyncParsableCommand {
 }
 
 /// What the replay prints while the engine plays what was scheduled: a header, each chapter as it begins, each
-/// cue with the motor levels at its time (a chapter without cues in its place among the others), then the end.
+/// cue with the motor levels the cues ask for at its time (`PlannedLevels`; a chapter without cues in its place
+/// among the others), then the end.
 struct ReplayNarration: Sendable {
     let app: String
     /// The device (or virtual output) the replay plays on.
@@ -148,15 +152,21 @@ struct ReplayNarration: Sendable {
     let plan: ReplayPlan
     let start: Double
     let engine: HapticEngine
+    /// The levels the cues ask for, printed beside each.
+    let planned: PlannedLevels
     let report: PlayReport
     private var announced: Set<Int> = []
 
-    init(app: String, output: String, plan: ReplayPlan, start: Double, engine: HapticEngine, report: PlayReport) {
+    init(
+        app: String, output: String, plan: ReplayPlan, start: Double, engine: HapticEngine, planned: PlannedLevels,
+        report: PlayReport
+    ) {
         self.app = app
         self.output = output
         self.plan = plan
         self.start = start
         self.engine = engine
+        self.planned = planned
         self.report = report
     }
 
@@ -212,7 +222,7 @@ struct ReplayNarration: Sendable {
 
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
-        let output = MotorMeter.output(await engine.levels(at: at), engine.actuatorActivity)
+        let output = MotorMeter.output(await engine.levels(at: at, of: planned), engine.actuatorActivity)
         if Task.isCancelled { return }
         let name = entry.cue.pattern.padded(to: Self.patternColumn)
         report.emit(

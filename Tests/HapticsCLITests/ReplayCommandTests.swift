@@ -1,8 +1,47 @@
 import Foundation
+import AHAP
+import HapticRendering
 import Testing
 
-/// `haptics replay` end to end (`CLI`): what it says of a cue sheet it cannot play.
+@testable import haptics
+
+/// `haptics replay` end to end (`CLI`): what it says of a cue sheet it cannot play, and the levels it prints.
 @Suite struct ReplayCommandTests {
+    /// Each cue's levels are those its pattern asks for 20 ms in, whenever the command woke: the thud of chapter 1
+    /// printed its weak motor at 20% in some runs and 32% in others (read from the output after a late or an early
+    /// wake-up), until 6 December.
+    @Test func aCuesLevelsAreThoseItsPatternAsksForWheneverTheCommandWoke() throws {
+        let run = try CLI.run(["replay", "--chapter", "1", "--device", "virtual", "--json"])
+        #expect(run.status == 0, "\(run.errors)")
+        let thud = try #require(run.output.split(separator: "\n").first { $0.contains(#""pattern":"thud""#) })
+        let haptics = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Haptics/thud.ahap")
+        // The virtual output's profile.
+        let asked = PatternRenderer(profile: .genericRumble).render(try HapticPattern(contentsOf: haptics))
+            .levels(at: 0.02)
+        #expect(thud.contains(#""motors":"\#(MotorMeter.text(asked))""#), "\(thud) against \(asked)")
+    }
+
+    /// Plays that overlap are summed and clamped; before a play starts and once it ends it asks for nothing; a
+    /// profile other than the one rendered with last renders again.
+    @Test func plannedLevelsSumThePlaysSoundingAtATime() throws {
+        let tap = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
+                    relativeTime: 0, duration: 0.5)
+            ], parameters: [])
+        let planned = PlannedLevels([(10, tap), (10.25, tap)])
+        let one = PatternRenderer(profile: .virtualPad).render(tap).levels(at: 0.1)
+        #expect(planned.levels(at: 9.9, profile: .virtualPad) == .off)
+        #expect(planned.levels(at: 10.1, profile: .virtualPad) == one)
+        #expect(planned.levels(at: 10.35, profile: .virtualPad) == MotorMagnitudes.summed([one, one]))
+        #expect(planned.levels(at: 20, profile: .virtualPad) == .off)
+        let generic = PatternRenderer(profile: .genericRumble).render(tap).levels(at: 0.1)
+        #expect(planned.levels(at: 10.1, profile: .genericRumble) == generic)
+    }
+
     /// A cue naming a pattern that is not beside the sheet is named by the sheet's file and the cue's path in it,
     /// and nothing plays.
     @Test func aMissingPatternIsNamedWithTheSheetAndTheCuesPath() throws {
