@@ -252,6 +252,14 @@ public final class MixingStream: Sendable {
     /// plays the sound from its beginning, now.
     public static let latestSkip: Double = 10
 
+    /// `frames` at `rate` frames a second, in nanoseconds (rounded down), for as many frames as a sound can play:
+    /// the product with 10⁹ is taken at full width, since in 64 bits it overflows once a sound has played about
+    /// 4.4 days at 48 kHz (a looping track crashed the process then, until 6 December).
+    static func nanoseconds(frames: Int, rate: Int) -> UInt64 {
+        let product = UInt64(frames).multipliedFullWidth(by: 1_000_000_000)
+        return UInt64(rate).dividingFullWidth(product).quotient
+    }
+
     /// How much further behind the clock than it started a sound played whole (`playsWholeWhenLate`) may fall
     /// mid-sound, in seconds, before it skips back: past the stalls of a loaded machine (tens of milliseconds),
     /// which it plays through whole and ends as much later, and short of what a stopped process leaves.
@@ -605,7 +613,7 @@ public final class MixingStream: Sendable {
             // start's origin is the start it was given (for a sound played whole, how late it is shows at once).
             let origin = sound.origin ?? (offset > 0 ? heard : whole ? sound.start ?? periodHeard : periodHeard)
             sound.origin = origin
-            let due = origin + UInt64(sound.framesMixed) * 1_000_000_000 / UInt64(output.sampleRate)
+            let due = origin + MixingStream.nanoseconds(frames: sound.framesMixed, rate: output.sampleRate)
             let late = heard > due ? heard - due : 0
             let startedLate = sound.startLateness ?? late
             sound.startLateness = startedLate
