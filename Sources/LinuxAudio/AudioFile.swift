@@ -13,9 +13,13 @@ public enum AudioFile {
     /// read into memory (music that long plays through `AudioFileStream`).
     public static let mostSamples = 600 * 48000 * 2
 
-    /// Frames read from the file at a time: only the first two channels of each block are kept, so a file of many
-    /// channels never sits in memory whole.
-    static let blockFrames = 65536
+    /// Samples read from the file at a time (65,536 stereo frames; fewer frames of a file of more channels): only
+    /// the first two channels of each block are kept, so a file of many channels never sits in memory whole, and
+    /// the block stays 512 KB whatever the file claims (1,024 channels made it 256 MB, until 6 December).
+    static let blockSamples = 131_072
+
+    /// The frames of `channels` channels a block holds (at least one).
+    static func blockFrames(channels: Int) -> Int { max(1, blockSamples / channels) }
 
     /// The file at `path` decoded to floats. Integer formats decode within -1 ... 1; a float file's samples are
     /// kept as they are (the mix clips), but for a NaN, which becomes silence, and an infinity, which becomes full
@@ -38,6 +42,7 @@ public enum AudioFile {
         guard Double(info.frames) * Double(kept) <= Double(mostSamples) else { throw tooLarge }
         var samples = [Float]()
         samples.reserveCapacity(max(Int(info.frames), 0) * kept)
+        let blockFrames = Self.blockFrames(channels: channels)
         var block = [Float](repeating: 0, count: blockFrames * channels)
         while true {
             let read = block.withUnsafeMutableBufferPointer {
@@ -116,12 +121,27 @@ public enum AudioFile {
     /// to convert a short effect in well under its own length.
     static let converter = Int32(SRC_SINC_MEDIUM_QUALITY)
 
+    /// Whether libsamplerate converts `rate` to `target` (or they are the same): it takes ratios within 1/256 ...
+    /// 256 (`src_is_valid_ratio`). Checked before a conversion allocates its output, which for a file at 1 Hz
+    /// made for 48 kHz was 230 MB before libsamplerate refused it; and before a stream opens, which played such a
+    /// file as silence.
+    static func canConvert(from rate: Double, to target: Int) -> Bool {
+        rate == Double(target) || (rate > 0 && target > 0 && src_is_valid_ratio(Double(target) / rate) != 0)
+    }
+
+    /// Why a conversion `canConvert` refuses is refused.
+    static let convertibleRatios = ": libsamplerate converts between rates at most 256 times apart"
+
     /// `clip` at `sampleRate` (the clip itself when it is at that rate already).
     public static func resample(_ clip: AudioClip, to sampleRate: Int) throws(ResamplingError) -> AudioClip {
         guard sampleRate > 0 else { throw ResamplingError(reason: "the target rate \(sampleRate) Hz is not positive") }
         if clip.sampleRate == Double(sampleRate) || clip.frameCount == 0 {
             return AudioClip(sampleRate: Double(sampleRate), channelCount: clip.channelCount, samples: clip.samples)
                 ?? clip
+        }
+        guard canConvert(from: clip.sampleRate, to: sampleRate) else {
+            throw ResamplingError(
+                reason: "cannot convert \(clip.sampleRate) Hz to \(sampleRate) Hz\(convertibleRatios)")
         }
         let ratio = Double(sampleRate) / clip.sampleRate
         let frames = (Double(clip.frameCount) * ratio).rounded(.up)

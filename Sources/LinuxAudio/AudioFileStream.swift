@@ -27,18 +27,23 @@ public final class AudioFileStream {
     private var fileEnded = false
     private var finished = false
 
-    /// The frames decoded from the file per block.
+    /// The frames decoded from the file per block: 4,096 of two channels, fewer of more (`fileBlockFrames`), so that
+    /// a block stays 32 KB whatever the file claims.
     static let blockFrames = 4096
+    private var fileBlockFrames: Int { max(1, Self.blockFrames * 2 / fileChannels) }
 
     public init(path: String, sampleRate: Int) throws(AudioFileError) {
         var info = SF_INFO()
         let (file, fd) = try AudioFile.open(path, &info)
-        guard info.samplerate > 0, info.channels > 0, sampleRate > 0 else {
+        guard info.samplerate > 0, info.channels > 0, sampleRate > 0,
+            AudioFile.canConvert(from: Double(info.samplerate), to: sampleRate)
+        else {
             sf_close(file)
             Sys.close(fd)
             throw AudioFileError(
                 path: path,
-                reason: "cannot convert \(info.channels) channels at \(info.samplerate) Hz to \(sampleRate) Hz")
+                reason: "cannot convert \(info.channels) channels at \(info.samplerate) Hz to \(sampleRate) Hz"
+                    + (info.samplerate > 0 && info.channels > 0 && sampleRate > 0 ? AudioFile.convertibleRatios : ""))
         }
         self.path = path
         self.sampleRate = sampleRate
@@ -74,7 +79,8 @@ public final class AudioFileStream {
     /// none after it.
     public func read(frames: Int) throws(AudioFileError) -> [Float] {
         var output: [Float] = []
-        output.reserveCapacity(frames * channelCount)
+        // A block's worth at most: what is asked for may be far more than the file holds.
+        output.reserveCapacity(min(max(frames, 0), Self.blockFrames) * channelCount)
         while output.count < frames * channelCount, !finished {
             if pending.isEmpty, !fileEnded { try decodeBlock() }
             let wanted = frames - output.count / channelCount
@@ -106,14 +112,15 @@ public final class AudioFileStream {
 
     /// Decodes the next block into `pending`, keeping the first two channels.
     private func decodeBlock() throws(AudioFileError) {
-        var block = [Float](repeating: 0, count: Self.blockFrames * fileChannels)
+        let frames = fileBlockFrames
+        var block = [Float](repeating: 0, count: frames * fileChannels)
         let read = block.withUnsafeMutableBufferPointer {
-            sf_readf_float(file, $0.baseAddress, sf_count_t(Self.blockFrames))
+            sf_readf_float(file, $0.baseAddress, sf_count_t(frames))
         }
         guard read >= 0, sf_error(file) == 0 else {
             throw AudioFileError(path: path, reason: "reading failed: \(String(cString: sf_strerror(file)))")
         }
-        if read < Self.blockFrames { fileEnded = true }
+        if read < frames { fileEnded = true }
         for frame in 0..<Int(read) {
             for channel in 0..<channelCount { pending.append(block[frame * fileChannels + channel].finiteSample) }
         }

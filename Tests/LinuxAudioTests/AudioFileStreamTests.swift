@@ -11,6 +11,24 @@ struct AudioFileStreamTests {
         return samples
     }
 
+    /// libsamplerate converts between rates at most 256 times apart: a file further from the output's rate opened,
+    /// and its first read failed, so it played as silence (music that replaced the track playing), until 6 December.
+    @Test("a file whose rate cannot be converted to the stream's is refused when the stream opens, saying why")
+    func unconvertibleRate() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["low.wav"]) }
+        let clip = try #require(
+            AudioClip(sampleRate: 100, channelCount: 1, samples: [Float](repeating: 0.5, count: 100)))
+        try AudioFile.write(clip, to: scratch.file("low.wav"), format: .wavFloat)
+        #expect {
+            try AudioFileStream(path: scratch.file("low.wav"), sampleRate: 48000)
+        } throws: { "\($0)".contains("cannot convert 1 channels at 100 Hz to 48000 Hz: libsamplerate converts") }
+        #expect(throws: AudioFileError.self) { try FileSource(path: scratch.file("low.wav"), sampleRate: 48000) }
+        // Within 256 times, and at its own rate, it opens.
+        _ = try AudioFileStream(path: scratch.file("low.wav"), sampleRate: 25600)
+        _ = try AudioFileStream(path: scratch.file("low.wav"), sampleRate: 100)
+    }
+
     @Test(
         "a converted stream gives what the whole file converted at once gives, block by block, and again after rewind")
     func convertedStream() throws {

@@ -1,7 +1,7 @@
 import AudioRendering
 import CSndfile
 import Glibc
-import LinuxAudio
+@testable import LinuxAudio
 import Synchronization
 import Testing
 
@@ -181,13 +181,41 @@ struct AudioFileTests {
     func manyChannels() throws {
         let scratch = Scratch()
         defer { scratch.remove(["four.wav"]) }
-        let frames = 65536 + 1000  // over one of the blocks of 65,536 frames the file is read in
+        let frames = 32768 + 1000  // over one of the blocks of 32,768 four-channel frames the file is read in
         let samples = (0..<frames * 4).map { Float($0 % 1000) / 1000 }
         try writeFloatFile(scratch.file("four.wav"), channels: 4, samples)
         let decoded = try AudioFile.decode(scratch.file("four.wav"))
         let firstTwo = (0..<frames).flatMap { [samples[4 * $0], samples[4 * $0 + 1]] }
         #expect(decoded.channelCount == 2 && decoded.frameCount == frames)
         #expect(decoded.samples == firstTwo)
+    }
+
+    /// A conversion libsamplerate refuses (rates more than 256 times apart) is refused before its output is
+    /// allocated: a second at 1 Hz made for 48 kHz took 230 MB first, until 6 December.
+    @Test("a clip whose rate cannot be converted is refused with why, before anything is allocated")
+    func unconvertibleRatio() throws {
+        let clip = try #require(
+            AudioClip(sampleRate: 1, channelCount: 1, samples: [Float](repeating: 0.5, count: 1000)))
+        #expect {
+            try AudioFile.resample(clip, to: 48000)
+        } throws: { "\($0)".contains("cannot convert 1.0 Hz to 48000 Hz: libsamplerate converts") }
+        #expect(try AudioFile.resample(clip, to: 256).frameCount >= 255_000)
+    }
+
+    /// The block a file is read in holds at most 131,072 samples, whatever the channels: a 20 KB file of 1,024
+    /// channels took a block of 256 MB, until 6 December.
+    @Test("a file of 1,024 channels is read in blocks of at most 131,072 samples, and keeps its first two")
+    func thousandChannels() throws {
+        let scratch = Scratch()
+        defer { scratch.remove(["many.wav"]) }
+        #expect(AudioFile.blockFrames(channels: 1024) * 1024 <= AudioFile.blockSamples)
+        #expect(AudioFile.blockFrames(channels: 2) == 65536 && AudioFile.blockFrames(channels: 200_000) == 1)
+        let frames = 300  // over two blocks of 128 frames
+        let samples = (0..<frames * 1024).map { Float($0 % 1024) / 1024 }
+        try writeFloatFile(scratch.file("many.wav"), channels: 1024, samples)
+        let decoded = try AudioFile.decode(scratch.file("many.wav"))
+        #expect(decoded.channelCount == 2 && decoded.frameCount == frames)
+        #expect(decoded.samples == (0..<frames).flatMap { _ in [Float(0), Float(1) / 1024] })
     }
 
     @Test("a float file's samples beyond ±1 decode as they are; a NaN decodes as silence, an infinity as full scale")
