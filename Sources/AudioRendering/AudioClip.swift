@@ -7,10 +7,15 @@ public struct AudioClip: Sendable {
     /// `frameCount * channelCount` samples, -1 ... 1, interleaved.
     public let samples: [Float]
 
-    /// A clip of `samples`; `nil` unless `channelCount` is 1 or 2, `sampleRate` positive and the samples a
-    /// whole number of frames.
+    /// The highest rate a clip may have: 10 MHz, ten times what any sound device takes. (Played against a mixer's
+    /// rate, a rate near Double's largest made the clip's position infinite, and the mixer trapped, until 6
+    /// December.)
+    public static let maximumSampleRate = 10_000_000.0
+
+    /// A clip of `samples`; `nil` unless `channelCount` is 1 or 2, `sampleRate` positive and at most
+    /// `maximumSampleRate`, and the samples a whole number of frames.
     public init?(sampleRate: Double, channelCount: Int, samples: [Float]) {
-        guard sampleRate > 0, sampleRate.isFinite, channelCount == 1 || channelCount == 2,
+        guard sampleRate > 0, sampleRate <= Self.maximumSampleRate, channelCount == 1 || channelCount == 2,
             samples.count % channelCount == 0
         else { return nil }
         self.sampleRate = sampleRate

@@ -4,9 +4,10 @@ import HapticRendering
 /// docs/audio.md and kept here, one place each.
 public enum AudioMapping {
     /// `AudioPitch` -1 ... 1 as a playback rate: one octave down to one octave up (rate 2^pitch), so 0 plays a
-    /// file as it is. A file played faster is shorter, as on a turntable (varispeed).
+    /// file as it is. A file played faster is shorter, as on a turntable (varispeed). A pitch that is not a number
+    /// is 0 (a NaN made the rate NaN, and the mixer trapped on the clip's position, until 6 December).
     public static func playbackRate(pitch: Double) -> Double {
-        PureMath.exp2(Swift.min(Swift.max(pitch, -1), 1))
+        pitch.isNaN ? 1 : PureMath.exp2(Swift.min(Swift.max(pitch, -1), 1))
     }
 
     /// The lowest cut-off of the brightness filter, at `AudioBrightness` 0, in hertz.

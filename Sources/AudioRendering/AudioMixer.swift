@@ -55,8 +55,11 @@ public struct AudioMixer: Sendable {
         limiter = PeakLimiter(sampleRate: sampleRate)
     }
 
-    /// Whether every voice has ended.
-    public var isFinished: Bool { Double(framesRendered) / sampleRate >= end }
+    /// Whether every voice has ended; at once for a rate that is not a positive number, at which nothing can play
+    /// (it never ended, until 6 December).
+    public var isFinished: Bool {
+        !(sampleRate > 0 && sampleRate.isFinite) || Double(framesRendered) / sampleRate >= end
+    }
 
     /// Overwrites `buffer` (2 samples per frame: left, right) with the next `buffer.count / 2` frames.
     public mutating func render(into buffer: inout [Float]) {

@@ -12,7 +12,12 @@ package enum PureMath {
     private static let ln2 = 0.693_147_180_559_945_3
 
     /// 2^x: the integer part sets the binary exponent, the fractional part comes from the series of e^(f ln 2).
+    /// Total: NaN for NaN, infinity past Double's largest power of two, 0 below its smallest (an exponent out of
+    /// `Int`'s range trapped, until 6 December).
     package static func exp2(_ x: Double) -> Double {
+        guard !x.isNaN else { return .nan }
+        if x >= 1024 { return .infinity }
+        if x < -1100 { return 0 }
         let whole = x.rounded(.down)
         let fraction = x - whole
         var term = 1.0

@@ -252,6 +252,10 @@ public final class MixingStream: Sendable {
     /// plays the sound from its beginning, now.
     public static let latestSkip: Double = 10
 
+    /// A gain as the mix takes it: one that is not a finite number is silence. (A NaN made every sound of the
+    /// stream NaN, silencing them all, and an infinity played full scale, until 6 December.)
+    static func usable(_ gain: Double) -> Double { gain.isFinite ? gain : 0 }
+
     /// `frames` at `rate` frames a second, in nanoseconds (rounded down), for as many frames as a sound can play:
     /// the product with 10⁹ is taken at full width, since in 64 bits it overflows once a sound has played about
     /// 4.4 days at 48 kHz (a looping track crashed the process then, until 6 December).
@@ -272,10 +276,11 @@ public final class MixingStream: Sendable {
     /// leaves the sound this much behind, at most, for the rest of it.
     public static let latestDrift: Double = 0.02
 
-    /// Plays `source` at `gain` so that its first frame is heard at `startNanoseconds` (`CLOCK_MONOTONIC`), or
-    /// as soon as it can be when that is nil. A start the output's queue makes too early is kept by skipping
-    /// into the sound (up to `latestSkip`): its time t is heard at start + t, as a sound started with haptics
-    /// must be; a source that `playsWholeWhenLate` is played from its first frame as soon as it can be instead.
+    /// Plays `source` at `gain` (not a finite number: silence) so that its first frame is heard at
+    /// `startNanoseconds` (`CLOCK_MONOTONIC`), or as soon as it can be when that is nil. A start the output's
+    /// queue makes too early is kept by skipping into the sound (up to `latestSkip`): its time t is heard at
+    /// start + t, as a sound started with haptics must be; a source that `playsWholeWhenLate` is played from its
+    /// first frame as soon as it can be instead.
     @discardableResult
     public func play(_ source: some SoundSource, at startNanoseconds: UInt64? = nil, gain: Double = 1) -> SoundID {
         let id = newID()
@@ -283,10 +288,10 @@ public final class MixingStream: Sendable {
         return id
     }
 
-    /// Glides the sound's gain to `gain` over `seconds` from the next period on, along
-    /// `from·cos(p·π/2) + to·sin(p·π/2)` (`EqualPower.crossFade`): a fade-out and a fade-in of the same length
-    /// that start on the same frame keep the power constant, which only changes made `together` are sure to.
-    /// With `thenStop` the sound ends when the glide does.
+    /// Glides the sound's gain to `gain` (not a finite number: silence) over `seconds` from the next period on,
+    /// along `from·cos(p·π/2) + to·sin(p·π/2)` (`EqualPower.crossFade`): a fade-out and a fade-in of the same
+    /// length that start on the same frame keep the power constant, which only changes made `together` are sure
+    /// to. With `thenStop` the sound ends when the glide does.
     public func fade(_ id: SoundID, to gain: Double, over seconds: Double, thenStop: Bool = false) {
         post(CollectionOfOne(.fade(id, to: gain, seconds: seconds, thenStop: thenStop)))
     }
@@ -514,12 +519,14 @@ public final class MixingStream: Sendable {
             for command in commands {
                 switch command {
                 case .play(let id, let source, let start, let gain):
+                    let gain = MixingStream.usable(gain)
                     playing.append(Playing(id: id, source: source, start: start, glide: Glide(from: gain, to: gain)))
                 case .fade(let id, let gain, let seconds, let thenStop):
                     guard let index = playing.firstIndex(where: { $0.id == id }) else { continue }
                     let current = playing[index].glide.gain(atFrame: written)
                     let frames = FrameCount.of(seconds, at: Double(output.sampleRate))
-                    playing[index].glide = Glide(from: current, to: gain, first: written, frames: frames)
+                    playing[index].glide = Glide(
+                        from: current, to: MixingStream.usable(gain), first: written, frames: frames)
                     playing[index].stopsAfterGlide = thenStop
                 case .stop(let id):
                     playing.removeAll { $0.id == id }

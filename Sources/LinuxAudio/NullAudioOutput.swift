@@ -20,8 +20,11 @@ public final class NullAudioOutput: AudioOutput {
     /// An output whose time is `clock` (nanoseconds) instead of `CLOCK_MONOTONIC`, so that a test sets when a
     /// write is made. A write that finds the buffer full still sleeps, for as long as `clock` says is left.
     /// A buffer length outside `AudioOutputs.bufferSecondsRange` is taken as the nearest end of it, and one that
-    /// is not a number as 0.04 s: an output with no device behind it has no device to refuse it.
+    /// is not a number as 0.04 s, and a rate outside 1 ... 1,000,000 Hz (what ALSA's devices take) as the nearest
+    /// end of that: an output with no device behind it has no device to refuse them. (A rate of 0 divided by
+    /// zero on the first write, until 6 December.)
     package init(sampleRate: Int, bufferSeconds: Double, clock: @escaping @Sendable () -> UInt64) {
+        let sampleRate = min(max(sampleRate, 1), 1_000_000)
         self.sampleRate = sampleRate
         self.clock = clock
         let range = AudioOutputs.bufferSecondsRange

@@ -209,6 +209,34 @@ struct AudioMixerTests {
         #expect(abs(ratio - expected) < 0.02, "200 Hz one-pole on the 220 Hz tone: \(ratio), expected \(expected)")
     }
 
+    /// Values a caller building patterns in code can give, which trapped until 6 December: a NaN pitch (the
+    /// rate became NaN, and so did the clip's position), a clip at a rate near Double's largest (its position
+    /// became infinite), a mixer at a rate so small its limiter's exponent left `Int`'s range; a mixer at a rate
+    /// that is not a positive number never finished.
+    @Test("a NaN pitch plays at the file's own rate, and no rate a clip or a mixer is given traps")
+    func edgeValuesPlayOrFinish() throws {
+        let clip = try #require(
+            AudioClip(sampleRate: 8000, channelCount: 1, samples: [Float](repeating: 0.5, count: 800)))
+        let nanPitch = Sound.pattern([Sound.custom("a.wav", at: 0, loop: true, [(.audioPitch, .nan)])])
+        let asWritten = Sound.pattern([Sound.custom("a.wav", at: 0, loop: true)])
+        #expect(
+            Sound.render(nanPitch, clips: ["a.wav": clip], rate: 8000, frames: 400)
+                == Sound.render(asWritten, clips: ["a.wav": clip], rate: 8000, frames: 400))
+        #expect(AudioClip(sampleRate: 1.7e308, channelCount: 1, samples: [0]) == nil)
+        #expect(AudioClip(sampleRate: AudioClip.maximumSampleRate, channelCount: 1, samples: [0]) != nil)
+        let fastest = try #require(
+            AudioClip(
+                sampleRate: AudioClip.maximumSampleRate, channelCount: 1, samples: [Float](repeating: 0.5, count: 10)))
+        _ = Sound.render(asWritten, clips: ["a.wav": fastest], rate: 8000, frames: 400)
+        for rate in [1e-300, -48000, .nan, .infinity] {
+            var mixer = AudioMixer(
+                schedule: AudioSchedule(pattern: asWritten), clips: ["a.wav": clip], sampleRate: rate)
+            var buffer = [Float](repeating: 0, count: 64)
+            mixer.render(into: &buffer)
+            #expect(rate == 1e-300 || mixer.isFinished, "a mixer at \(rate) Hz has nothing to play")
+        }
+    }
+
     @Test("rendering in small blocks gives the same frames as one large block")
     func blockIndependence() {
         let pattern = Sound.pattern([Sound.tone(at: 0.0013, duration: 0.02, [(.attackTime, 0.3), (.audioPan, -0.4)])])

@@ -17,6 +17,16 @@ struct SignalMathTests {
         }
     }
 
+    /// An exponent out of `Int`'s range trapped (a mixer at 1e-300 Hz), until 6 December.
+    @Test("2^x is total: NaN for NaN, infinity past the largest power of two, 0 below the smallest")
+    func exp2IsTotal() {
+        #expect(PureMath.exp2(.nan).isNaN)
+        #expect(PureMath.exp2(1e300) == .infinity && PureMath.exp2(.infinity) == .infinity)
+        #expect(PureMath.exp2(-1e300) == 0 && PureMath.exp2(-.infinity) == 0)
+        #expect(PureMath.exp2(1023) == Glibc.exp2(1023) && PureMath.exp2(-1074) == Glibc.exp2(-1074))
+        #expect(PureMath.exp(-1e305) == 0)
+    }
+
     @Test("the pan law keeps the power constant across the stereo field")
     func panLawEnergy() {
         for step in -20...20 {
@@ -63,6 +73,7 @@ struct SignalMathTests {
         #expect(abs(AudioMapping.playbackRate(pitch: -1) - 0.5) < 1e-12)
         #expect(abs(AudioMapping.playbackRate(pitch: 0.5) - 2.0.squareRoot()) < 1e-12)
         #expect(abs(AudioMapping.playbackRate(pitch: 3) - 2) < 1e-12, "clamped to 1")
+        #expect(AudioMapping.playbackRate(pitch: .nan) == 1, "not a number: as written")
     }
 
     @Test("brightness sets a low-pass cut-off spaced in octaves, and none at 1")

@@ -11,6 +11,18 @@ import Testing
 struct AudioOutputTests {
     let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
+    /// A rate of 0 divided by zero on the first write, and a negative one trapped converting it, until 6 December.
+    @Test("the null output takes a rate outside 1 ... 1,000,000 Hz as the nearest end of it, and writes at it")
+    func nullOutputRates() throws {
+        for (asked, taken) in [(0, 1), (-48000, 1), (5_000_000, 1_000_000), (48000, 48000)] {
+            let output = NullAudioOutput(sampleRate: asked, bufferSeconds: 0.04)
+            #expect(output.sampleRate == taken)
+            _ = try output.write([Float](repeating: 0, count: 2))
+            #expect(!"\(output.latency)".isEmpty)
+            output.close()
+        }
+    }
+
     @Test("an ALSA output opens, reports its buffer, takes frames and closes")
     func alsaNullDevice() throws {
         let output = try ALSAOutput(device: "null", sampleRate: 48000, bufferSeconds: 0.02, logger: logger)

@@ -52,6 +52,26 @@ struct MixingStreamTests {
         }
     }
 
+    /// A NaN gain made every sound of the stream NaN while it played (silencing them all); an infinity played
+    /// full scale. A gain that is not a finite number is silence for its own sound, and the others play on.
+    @Test("a gain that is not a finite number silences its own sound and leaves the others as they are")
+    func nonFiniteGains() throws {
+        try withStreamHeldAtFrame256 { output, stream in
+            let at = output.origin + 125_000_000
+            let good = stream.play(ClipSource(constant(left: 0.5, right: 0.25, frames: 100)), at: at)
+            for gain in [Double.nan, .infinity, -.infinity] {
+                stream.play(ClipSource(constant(left: 0.125, right: 0.125, frames: 100)), at: at, gain: gain)
+            }
+            let faded = stream.play(ClipSource(constant(left: 0.125, right: 0.125, frames: 100)), at: at, gain: 0)
+            stream.fade(faded, to: .nan, over: 0)
+            output.hold(after: nil)
+            try waitUntil("the sound ends") { !stream.isActive(good) }
+            let samples = output.samples
+            #expect(samples[2000..<2200] == ArraySlice(Array(repeating: [Float(0.5), 0.25], count: 100).joined()))
+            #expect(samples.allSatisfy { $0.isFinite })
+        }
+    }
+
     @Test(
         "whenEnded calls its handler once as a sound ends, is stopped, or its stream fails or closes; at once for one over"
     )
