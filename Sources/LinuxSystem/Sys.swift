@@ -106,6 +106,13 @@ package enum Sys {
         Glibc.access(path, mode) == 0
     }
 
+    /// The corresponding C function is `access(F_OK)`: nil when `path` names something this process can reach,
+    /// else why not: nothing there (`ENOENT`), a folder on the way it may not search (`EACCES`), a name too long
+    /// (`ENAMETOOLONG`), a part of the way that is no folder (`ENOTDIR`), too many links (`ELOOP`).
+    package static func unreachable(_ path: String) -> SystemCallError? {
+        Glibc.access(path, F_OK) == 0 ? nil : SystemCallError(Errno(rawValue: errno), call: "access(\(path))")
+    }
+
     /// The corresponding C function is `clock_getres(CLOCK_MONOTONIC_COARSE)`, in nanoseconds: the kernel's tick
     /// (1 / `CONFIG_HZ`), the step of its coarse clock and of its timer wheel. Nil when the kernel does not say.
     package static func kernelTickNanoseconds() -> UInt64? {

@@ -15,6 +15,7 @@ public import HapticRendering
 import LinuxHaptics
 public import LinuxInput
 import Logging
+@_spi(Internals) import LinuxSystem
 
 /// A device as the user names it, the same way for `probe DEVICE` and for `--device` of `play`, `replay` and
 /// `feedback`. The first form that fits wins:
@@ -185,15 +186,36 @@ enum PatternArgument {
     /// The pattern's file, or a failure that tells a missing path from a name its folder does not hold, for the
     /// command `command`.
     static func locate(_ pattern: String, command: String) throws -> URL {
+        guard !pattern.isEmpty else {
+            throw CommandFailure(
+                "no pattern named", why: "the pattern argument is empty",
+                fix: "Name a pattern of the Haptics/ folder (`haptics \(command) thud`) or the path of an .ahap file.")
+        }
         let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: fileExtension)
         if let file = lookup.file { return file }
         if lookup.isPath {
+            // Something other than nothing there (a folder on the way this process may not search, a name too
+            // long) is said as the system says it.
+            if let problem = Sys.unreachable(pattern), problem.errno != .noSuchFileOrDirectory {
+                throw CommandFailure(
+                    "cannot reach the pattern \(pattern)", why: "\(problem.errno)",
+                    fix: "Check the path and the permissions of the folders on it.")
+            }
             throw CommandFailure(
                 "cannot find the pattern \(pattern)", why: "no file \(pattern)",
                 fix: "Check the path. A pattern of the Haptics/ folder is named without a folder: "
                     + "`haptics \(command) thud`.")
         }
         let name = HapticResourceDirectory.resourceName(pattern, withExtension: fileExtension)
+        if let folder = lookup.folder {
+            let file = folder.directory.appendingPathComponent("\(name).\(fileExtension)").path
+            if let problem = Sys.unreachable(file), problem.errno != .noSuchFileOrDirectory {
+                throw CommandFailure(
+                    "cannot reach the pattern \(pattern)", why: "\(file): \(problem.errno)",
+                    fix: "Check the permissions of \(folder.directory.path), or set HAPTICS_DIR to a folder this "
+                        + "user may read.")
+            }
+        }
         if lookup.folder == nil, let override = HapticResourceDirectory.brokenOverride() {
             throw CommandFailure(
                 "cannot find the pattern \(pattern)",

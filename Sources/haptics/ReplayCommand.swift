@@ -40,6 +40,7 @@ struct ReplayCommand: AsyncParsableCommand {
 
     func validate() throws {
         if chapter != nil && all { throw ValidationError("--chapter and --all exclude each other") }
+        if cues?.isEmpty == true { throw ValidationError("--cues takes the path of a cue sheet; it is empty") }
     }
 
     func run() async throws {
@@ -97,8 +98,10 @@ struct ReplayCommand: AsyncParsableCommand {
                         fix: "Point HAPTICS_DIR at the Haptics/ folder that holds cues.json, unset it, or pass "
                             + "--cues FILE.")
                 }
+                let searched = HapticResourceDirectory.locateFile(Self.defaultSheetName, withExtension: "json")
+                    .searched.map(\.standardizedFileURL.path)
                 throw CommandFailure(
-                    "no cue sheet", why: "no Haptics/ folder found",
+                    "no cue sheet", why: "no Haptics/ folder in: " + searched.joined(separator: ", "),
                     fix: "Set HAPTICS_DIR, run from the repository, or pass --cues FILE.")
             }
             url = folder.directory.appendingPathComponent(Self.defaultSheetName)

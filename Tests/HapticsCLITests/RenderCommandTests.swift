@@ -57,4 +57,25 @@ import Testing
                     + "no-such-pattern.ahap in "), "\(name.errors)")
         #expect(name.errors.contains("set HAPTICS_DIR"), "\(name.errors)")
     }
+
+    /// A path the system refuses for another reason than nothing being there is said as the system says it (a
+    /// name too long, a folder this user may not search: each was "no file"), and an empty name as empty.
+    @Test func aPathTheSystemRefusesSaysWhyAndAnEmptyNameIsSaidEmpty() throws {
+        let long = "/tmp/" + String(repeating: "a", count: 300) + ".ahap"
+        let tooLong = try CLI.run(["render", long])
+        #expect(tooLong.status == 1)
+        #expect(
+            tooLong.errors.hasPrefix("haptics render: cannot reach the pattern \(long): File name too long"),
+            "\(tooLong.errors)")
+        let throughAFile = try CLI.run(["render", "/etc/passwd/thud.ahap"])
+        #expect(throughAFile.errors.contains(": Not a directory"), "\(throughAFile.errors)")
+        let empty = try CLI.run(["render", ""])
+        #expect(empty.status == 1)
+        #expect(
+            empty.errors.hasPrefix("haptics render: no pattern named: the pattern argument is empty"),
+            "\(empty.errors)")
+        let cues = try CLI.run(["replay", "--cues", ""])
+        #expect(cues.status == 64)
+        #expect(cues.errors.hasPrefix("Error: --cues takes the path of a cue sheet; it is empty"), "\(cues.errors)")
+    }
 }

@@ -14,7 +14,7 @@ import Testing
         }
     }
 
-    @Test func searchOrderOverrideAloneElseWorkingFolderThenInstalledThenSystemThenRepository() throws {
+    @Test func searchOrderOverrideAloneElseWorkingFolderThenInstalledBesideBinThenSystemThenRepository() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
         _ = try scratch.write("// swift-tools-version: 6.0\n", to: "repo/Package.swift")
@@ -30,10 +30,18 @@ import Testing
         #expect(
             order == [
                 "/Haptics",
-                scratch.url.path + "/repo/.build/x86_64-unknown-linux-gnu/share/haptics/Haptics",
                 "/usr/local/share/haptics/Haptics",
                 "/usr/share/haptics/Haptics",
                 scratch.url.path + "/repo/Haptics",
+            ])
+        // Installed: the copy beside its `bin` folder comes after the working folder's.
+        let installed = HapticResourceDirectory.searchOrder(
+            environment: [:], currentDirectory: "/", executablePath: "/opt/game/bin/haptics"
+        ).map(\.path)
+        #expect(
+            installed == [
+                "/Haptics", "/opt/game/share/haptics/Haptics", "/usr/local/share/haptics/Haptics",
+                "/usr/share/haptics/Haptics",
             ])
     }
 

@@ -29,7 +29,7 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     /// 1. `$HAPTICS_DIR` when set, and then no other: a value that names no folder finds none, rather than a
     ///    folder the user did not mean;
     /// 2. `Haptics/` in the current directory (an app's working folder, the VM bench's /work);
-    /// 3. installed next to the program: `<bin>/../share/haptics/Haptics`;
+    /// 3. installed next to the program, when it is in a `bin` folder: `<bin>/../share/haptics/Haptics`;
     /// 4. the system copies: `/usr/local/share/haptics/Haptics`, `/usr/share/haptics/Haptics`;
     /// 5. the repository: a `Haptics/` folder beside a `Package.swift`, looked for from the current directory
     ///    and from the program's folder upwards (`swift run`, `.build/debug/haptics`).
@@ -42,7 +42,9 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         }
         candidates.append(URL(fileURLWithPath: currentDirectory).appendingPathComponent(folderName))
         let executableDirectory = executablePath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
-        if let executableDirectory {
+        // Only for a program in a `bin` folder: any other folder's parent holds no installation of it (a program
+        // in /tmp listed /share/haptics/Haptics, until 6 December).
+        if let executableDirectory, executableDirectory.lastPathComponent == "bin" {
             candidates.append(
                 executableDirectory.deletingLastPathComponent().appendingPathComponent("share/haptics")
                     .appendingPathComponent(folderName))
