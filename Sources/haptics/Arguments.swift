@@ -193,16 +193,18 @@ enum PatternArgument {
         }
         let lookup = HapticResourceDirectory.locateFile(pattern, withExtension: fileExtension)
         if let file = lookup.file { return file }
+        // Named in the messages below as it reads, or quoted with what it hides escaped (a line break too).
+        let shown = pattern.shownInMessage
         if lookup.isPath {
             // Something other than nothing there (a folder on the way this process may not search, a name too
             // long) is said as the system says it.
             if let problem = Sys.unreachable(pattern), problem.errno != .noSuchFileOrDirectory {
                 throw CommandFailure(
-                    "cannot reach the pattern \(pattern)", why: "\(problem.errno)",
+                    "cannot reach the pattern \(shown)", why: "\(problem.errno)",
                     fix: "Check the path and the permissions of the folders on it.")
             }
             throw CommandFailure(
-                "cannot find the pattern \(pattern)", why: "no file \(pattern)",
+                "cannot find the pattern \(shown)", why: "no file \(shown)",
                 fix: "Check the path. A pattern of the Haptics/ folder is named without a folder: "
                     + "`haptics \(command) thud`.")
         }
@@ -211,24 +213,29 @@ enum PatternArgument {
             let file = folder.directory.appendingPathComponent("\(name).\(fileExtension)").path
             if let problem = Sys.unreachable(file), problem.errno != .noSuchFileOrDirectory {
                 throw CommandFailure(
-                    "cannot reach the pattern \(pattern)", why: "\(file): \(problem.errno)",
+                    "cannot reach the pattern \(shown)", why: "\(file): \(problem.errno)",
                     fix: "Check the permissions of \(folder.directory.path), or set HAPTICS_DIR to a folder this "
                         + "user may read.")
             }
         }
         if lookup.folder == nil, let override = HapticResourceDirectory.brokenOverride() {
             throw CommandFailure(
-                "cannot find the pattern \(pattern)",
-                why: "no file \(pattern), and HAPTICS_DIR is set to \(override), which is not a folder",
-                fix: "Point HAPTICS_DIR at the folder that holds \(name).ahap, or unset it to search ./Haptics, "
+                "cannot find the pattern \(shown)",
+                why: "no file \(shown), and HAPTICS_DIR is set to \(override), which is not a folder",
+                fix:
+                    "Point HAPTICS_DIR at the folder that holds \(name.shownInMessage).ahap, or unset it to search ./Haptics, "
                     + "the installed copy and the repository.")
         }
         let why =
-            lookup.folder.map { "no file \(pattern), and no \(name).\(fileExtension) in \($0.directory.path)" }
-            ?? "no file \(pattern), and no Haptics/ folder in: "
+            lookup.folder.map {
+                "no file \(shown), and no \(name.shownInMessage).\(fileExtension) in \($0.directory.path)"
+            }
+            ?? "no file \(shown), and no Haptics/ folder in: "
             + lookup.searched.map(\.standardizedFileURL.path).joined(separator: ", ")
         throw CommandFailure(
-            "cannot find the pattern \(pattern)", why: why,
-            fix: "Pass the path of an .ahap file, or set HAPTICS_DIR to the folder that holds \(name).ahap.")
+            "cannot find the pattern \(shown)", why: why,
+            fix:
+                "Pass the path of an .ahap file, or set HAPTICS_DIR to the folder that holds \(name.shownInMessage).ahap."
+        )
     }
 }

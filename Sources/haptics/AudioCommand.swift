@@ -148,14 +148,15 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
                 guard source.duration > 0 else {
                     output.close()
                     throw CommandFailure(
-                        "cannot play \(file)", why: "it holds no sound (0 frames)", fix: "Pass a file with sound in it."
+                        "cannot play \(file.shownInMessage)", why: "it holds no sound (0 frames)",
+                        fix: "Pass a file with sound in it."
                     )
                 }
                 sources.append(source)
             } catch let error as AudioFileError {
                 output.close()
                 throw CommandFailure(
-                    "cannot play \(file)", why: error.reason,
+                    "cannot play \(file.shownInMessage)", why: error.reason,
                     fix: "Pass a sound file libsndfile reads (WAV, AIFF, FLAC, Ogg, Opus, MP3).")
             }
         }
@@ -186,7 +187,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
             return try FileSource(path: file, sampleRate: rate)
         } catch {
             throw CommandFailure(
-                "cannot play \(file) again (--loop opens each file at each pass)", why: error.reason,
+                "cannot play \(file.shownInMessage) again (--loop opens each file at each pass)", why: error.reason,
                 fix: "Keep the files in place while the list loops.")
         }
     }
@@ -224,7 +225,7 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
                 return sound
             }
             Console.printLine(
-                "playing \(files[index]) (\(String(cFormat: "%.2f", durations[index])) s"
+                "playing \(files[index].shownInMessage) (\(String(cFormat: "%.2f", durations[index])) s"
                     + (fadeIn > 0 ? ", cross-fading in over \(String(cFormat: "%.2f", fadeIn)) s)" : ")"))
             played += 1
             let next = played % files.count

@@ -160,9 +160,30 @@ struct CommandFailure: Error, CustomStringConvertible {
         self.fix = fix
     }
 
+    /// The failure as printed; a character that shows nothing of itself or acts on the terminal (an escape
+    /// sequence's ESC, a bidirectional override: `Unicode.Scalar.isHidden`) is written escaped, `\u001b`, since
+    /// names the user gave are in it (a pattern's name printed raw, a file name could recolour or clear the terminal,
+    /// until 6 December). Its own line breaks stay.
     var description: String {
         let reason = why.map { "\(what): \($0)" } ?? what
-        return fix.map { "\(reason)\n\($0)" } ?? reason
+        return (fix.map { "\(reason)\n\($0)" } ?? reason).escapingHiddenButLineBreaks
+    }
+}
+
+extension String {
+    /// The text with every hidden character but a line break written as `\uXXXX` (`Unicode.Scalar.isHidden`).
+    var escapingHiddenButLineBreaks: String {
+        guard unicodeScalars.contains(where: { $0.isHidden && $0 != "\n" }) else { return self }
+        var shown = ""
+        for scalar in unicodeScalars {
+            if scalar.isHidden && scalar != "\n" {
+                let hex = String(scalar.value, radix: 16)
+                shown += "\\u" + String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
+            } else {
+                shown.unicodeScalars.append(scalar)
+            }
+        }
+        return shown
     }
 }
 

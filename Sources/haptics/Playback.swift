@@ -376,8 +376,11 @@ struct PlayReport: Sendable {
             Console.printLine(JSONLines.event(name, fields))
         } else {
             live.clear()
+            // A value with a hidden character (a line break, an escape sequence: a file's name) is quoted with it
+            // escaped, so that an event stays one line and the terminal as it was.
             Console.printLine(
-                ([name] + fields.sorted { $0.key < $1.key }.map { "\($0)=\($1)" }).joined(separator: " "))
+                ([name] + fields.sorted { $0.key < $1.key }.map { "\($0)=\($1.shownInMessage)" }).joined(separator: " ")
+            )
         }
     }
 
@@ -388,7 +391,7 @@ struct PlayReport: Sendable {
 
     /// Either a JSON event or a text line, whichever this report prints.
     func emit(_ name: String, _ fields: [String: String], text: @autoclosure () -> String) {
-        if json { event(name, fields) } else { Console.printLine(text()) }
+        if json { event(name, fields) } else { Console.printLine(text().escapingHiddenButLineBreaks) }
     }
 
     func draw(position: Double, length: Double?, levels: MotorMagnitudes, hd: ActuatorActivity? = nil) {

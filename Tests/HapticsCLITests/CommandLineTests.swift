@@ -159,6 +159,19 @@ struct CommandLineTests {
         #expect(errors.contains("haptics \(arguments[0]): writing to standard output failed: "), "\(errors)")
     }
 
+    /// A name with an escape sequence or a line break in it (a file's name) is written escaped in a failure: it
+    /// was printed raw, so that it could recolour or clear the terminal and split the message, until 6 December.
+    @Test(arguments: [
+        ["play", "x\u{1b}[31mred\ny"], ["audio", "play", "/x\u{1b}[2J.wav"], ["replay", "--cues", "/x\u{1b}[2J"],
+    ])
+    func aNameWithHiddenCharactersIsWrittenEscaped(arguments: [String]) throws {
+        let run = try CLI.run(arguments)
+        #expect(run.status == 1)
+        #expect(!run.errors.contains("\u{1b}"), "\(run.errors)")
+        #expect(run.errors.contains(#"\u001b["#), "\(run.errors)")
+        #expect(run.errors.split(separator: "\n").count == 2, "what failed, then what to do: \(run.errors)")
+    }
+
     /// ArgumentParser read `-broken.ahap` as short options, `-h` among them, and `validate` showed the help with
     /// status 0, checking nothing.
     @Test func aFileNamedAfterADashWithAnHInItIsAUsageErrorNotTheHelp() throws {
