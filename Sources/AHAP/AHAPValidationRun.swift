@@ -34,15 +34,19 @@ public struct AHAPValidationRun: Sendable {
         self.strict = strict
     }
 
-    /// Validates each path (relative paths resolve against the current directory).
-    public init(paths: [String], strict: Bool, limits: AHAPLimits = .default) {
+    /// Validates each path (relative paths resolve against the current directory), each sound file an event
+    /// names checked by `soundCheck` too (`AHAPValidator.validate(contentsOf:limits:soundCheck:)`).
+    public init(
+        paths: [String], strict: Bool, limits: AHAPLimits = .default, soundCheck: ((String) -> String?)? = nil
+    ) {
         let results = paths.map { path in
             // An empty path would name the current directory.
             FileResult(
                 file: path,
                 report: path.isEmpty
                     ? AHAPValidator.unreadable("the path is empty")
-                    : AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path), limits: limits))
+                    : AHAPValidator.validate(
+                        contentsOf: URL(fileURLWithPath: path), limits: limits, soundCheck: soundCheck))
         }
         self.init(results: results, strict: strict)
     }

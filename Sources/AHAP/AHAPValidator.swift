@@ -43,13 +43,19 @@ public enum AHAPValidator {
     /// directory, a device, a pipe), is one `unreadable-file` error saying what it is; a file larger than
     /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read. An
     /// `AudioCustom` event whose sound file is not beside the document (a relative path) or not there (an
-    /// absolute one) is a `sound-file-not-found` warning.
-    public static func validate(contentsOf url: URL, limits: AHAPLimits = .default) -> AHAPReport {
+    /// absolute one) is a `sound-file-not-found` warning, and so is one `soundCheck` finds a problem with (given
+    /// the path of a regular file there, it says what is wrong with it as a sound, or nil: this module reads no
+    /// sound, `haptics validate` passes libsndfile's open).
+    public static func validate(
+        contentsOf url: URL, limits: AHAPLimits = .default, soundCheck: ((String) -> String?)? = nil
+    ) -> AHAPReport {
         switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
         case .success(let data):
             let folder = url.deletingLastPathComponent().path
             return data.withUnsafeBytes { bytes in
-                validate(bytes: bytes, limits: limits) { soundFileProblem($0, besideFilesIn: folder) }
+                validate(bytes: bytes, limits: limits) {
+                    soundFileProblem($0, besideFilesIn: folder, soundCheck: soundCheck)
+                }
             }
         case .failure(.unreadable(let reason)):
             return unreadable(reason)
@@ -99,12 +105,15 @@ public enum AHAPValidator {
     /// the engine looks for it with (`AudioResourcePath`): an absolute path as it is, a relative one beside the
     /// document first (then in the engine's resource folder, which a document alone does not know), no `..`
     /// component.
-    private static func soundFileProblem(_ path: String, besideFilesIn folder: String) -> String? {
+    private static func soundFileProblem(
+        _ path: String, besideFilesIn folder: String, soundCheck: ((String) -> String?)?
+    ) -> String? {
         if let refusal = AudioResourcePath.refusal(of: path) { return "names no file: its path \(refusal)" }
         let file = AudioResourcePath.candidates(for: path, in: [folder])[0]
         if FileManager.default.fileExists(atPath: file) {
             // A FIFO or a device is no sound: the engine refuses it (an open of a FIFO would wait for a writer).
-            return DocumentFile.notRegular(file).map { "cannot be read: \($0)" }
+            if let notRegular = DocumentFile.notRegular(file) { return "cannot be read: \(notRegular)" }
+            return soundCheck?(file)
         }
         return path.hasPrefix("/")
             ? "is not there"

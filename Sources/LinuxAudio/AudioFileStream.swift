@@ -32,6 +32,21 @@ public final class AudioFileStream {
     static let blockFrames = 4096
     private var fileBlockFrames: Int { max(1, Self.blockFrames * 2 / fileChannels) }
 
+    /// What is wrong with the file at `path` as a sound played at `sampleRate` (an engine's, by default): nil when
+    /// it opens as a stream at that rate, else why not (`haptics validate` says it of an `AudioCustom` sound).
+    public static func problem(
+        opening path: String, at sampleRate: Int = AudioOutputs.defaultSampleRate
+    ) -> String? {
+        do {
+            _ = try AudioFileStream(path: path, sampleRate: sampleRate)
+            return nil
+        } catch {
+            // libsndfile's sentences end with a full stop; this one goes on in a message.
+            let reason = error.reason.hasSuffix(".") ? String(error.reason.dropLast()) : error.reason
+            return "cannot be decoded: \(reason)"
+        }
+    }
+
     public init(path: String, sampleRate: Int) throws(AudioFileError) {
         var info = SF_INFO()
         let (file, fd) = try AudioFile.open(path, &info)

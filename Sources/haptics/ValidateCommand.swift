@@ -1,5 +1,6 @@
 import AHAP
 import ArgumentParser
+import LinuxAudio
 
 struct ValidateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -8,7 +9,9 @@ struct ValidateCommand: ParsableCommand {
         discussion: """
             Exit status 0 when every file loads (as Core Haptics would load it, warnings allowed), 1 when any \
             file does not; with --strict, warnings fail too. Where is the JSON path of the problem, or the line \
-            and column of a syntax error. The codes are listed in docs/ahap.md.
+            and column of a syntax error. An AudioCustom event's sound beside the pattern that is missing, or \
+            that libsndfile cannot decode (at the engine's 48 kHz), is a sound-file-not-found warning. The codes \
+            are listed in docs/ahap.md.
             """)
 
     @Argument(help: "AHAP files to check.")
@@ -25,7 +28,9 @@ struct ValidateCommand: ParsableCommand {
     }
 
     func run() throws {
-        let run = AHAPValidationRun(paths: files, strict: strict)
+        // Each AudioCustom sound beside a pattern is opened too, as the engine would: one that libsndfile cannot
+        // decode plays as silence.
+        let run = AHAPValidationRun(paths: files, strict: strict) { AudioFileStream.problem(opening: $0) }
         if json {
             print(run.jsonText, terminator: "")
         } else {

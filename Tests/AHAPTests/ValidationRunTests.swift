@@ -118,6 +118,33 @@ import Testing
         #expect(AHAPValidator.validate(data: text.utf8Data).diagnostics.isEmpty)
     }
 
+    /// A sound file that is there is handed to the run's `soundCheck` (the CLI's: libsndfile's open), and what it
+    /// finds is a `sound-file-not-found` warning; a run without one reads no sound.
+    @Test func aSoundFileThereIsCheckedByTheRunsSoundCheck() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        for name in ["bad.wav", "good.wav"] { try Data("RIFF".utf8).write(to: folder.appendingPathComponent(name)) }
+        let events = ["bad.wav", "good.wav", "gone.wav"].enumerated().map { index, path in
+            #"{"Event":{"Time":\#(index),"EventType":"AudioCustom","EventWaveformPath":"\#(path)"}}"#
+        }
+        let file = folder.appendingPathComponent("sounds.ahap")
+        try #"{"Version":1,"Pattern":[\#(events.joined(separator: ","))]}"#.utf8Data.write(to: file)
+        var checked: [String] = []
+        let run = AHAPValidationRun(paths: [file.path], strict: false) { path in
+            checked.append(path)
+            return path.hasSuffix("bad.wav") ? "cannot be decoded: Format not recognised" : nil
+        }
+        let warnings = try #require(run.results.first?.report.warnings)
+        #expect(checked == ["bad.wav", "good.wav"].map { folder.appendingPathComponent($0).path })
+        #expect(warnings.map(\.path) == [0, 2].map { "Pattern[\($0)].Event.EventWaveformPath" })
+        #expect(
+            warnings.first?.message.hasPrefix(#"the sound "bad.wav" cannot be decoded: Format not recognised;"#) == true
+        )
+        let unchecked = AHAPValidationRun(paths: [file.path], strict: false).results.first?.report.warnings
+        #expect(unchecked?.count == 1, "only the missing sound")
+    }
+
     @Test func aSoundFileNotBesideThePatternIsAWarningThatStrictFails() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)

@@ -16,6 +16,34 @@ import Testing
         #expect(try CLI.run(["validate", "--strict", everyKind]).status == 0)
     }
 
+    /// A sound beside the pattern that libsndfile cannot decode is a warning (the engine plays it as silence):
+    /// `validate --strict` passed it, until 6 December.
+    @Test func aSoundThatCannotBeDecodedIsAWarningThatStrictFails() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("validate-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("not a sound".utf8).write(to: folder.appendingPathComponent("bad.wav"))
+        let assets = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Haptics")
+        try FileManager.default.copyItem(
+            at: assets.appendingPathComponent("success.wav"), to: folder.appendingPathComponent("good.wav"))
+        let pattern = folder.appendingPathComponent("sounds.ahap")
+        try Data(
+            #"""
+            {"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"bad.wav"}},
+              {"Event":{"Time":1,"EventType":"AudioCustom","EventWaveformPath":"good.wav"}}]}
+            """#.utf8
+        ).write(to: pattern)
+        let run = try CLI.run(["validate", "--strict", pattern.path])
+        #expect(run.status == 1)
+        #expect(
+            run.output.contains(
+                #"Pattern[0].Event.EventWaveformPath: warning: the sound "bad.wav" cannot be decoded: "#),
+            "\(run.output)")
+        #expect(
+            run.output.hasSuffix("1 file checked: 0 passed, 1 failed; 0 errors, 1 warning (strict: warnings fail)\n"))
+    }
+
     @Test func brokenAndMissingFilesFail() throws {
         let broken = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
         try Data(#"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"Buzz"}}]}"#.utf8).write(to: broken)
