@@ -1,10 +1,17 @@
+import AHAP
 import ArgumentParser
 import AudioRendering
 import HapticRendering
 import Dispatch
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
 import Glibc
 import HapticTestDevices
 import LinuxAudio
+@_spi(Internals) import LinuxSystem
 import Logging
 
 struct EmulateCommand: AsyncParsableCommand {
@@ -78,6 +85,19 @@ struct EmulateCommand: AsyncParsableCommand {
         }
         if hapticsWav != nil, model != .dualsenseBluetooth {
             throw ValidationError("--haptics-wav needs dualsense-bt: only it has voice coils fed by reports")
+        }
+        // The WAV is written when the controller is removed: a path it cannot be written to is said now, not after
+        // the session it would have held (until 6 December).
+        if let hapticsWav {
+            let folder = URL(fileURLWithPath: hapticsWav).deletingLastPathComponent().path
+            if let why = DocumentFile.notRegular(hapticsWav) {
+                throw ValidationError(
+                    "--haptics-wav names \(hapticsWav.shownInMessage), which is no regular file: \(why)")
+            }
+            if !Sys.access(folder, W_OK) {
+                throw ValidationError(
+                    "--haptics-wav: \(folder.shownInMessage) is not a folder this user may write in")
+            }
         }
     }
 

@@ -88,6 +88,12 @@ struct RenderCommand: ParsableCommand {
             throw ValidationError("--actuators hd renders as svg, csv or wav")
         case (.hd, .wav) where output == nil:
             throw ValidationError("--format wav needs --output FILE")
+        case (.hd, .wav):
+            // A WAV file is finished by going back to its header: a pipe or a device cannot take it, and opening
+            // a FIFO would wait for a reader first (until 6 December, then failed).
+            if let output, let why = DocumentFile.notRegular(output) {
+                throw ValidationError("--format wav writes a regular file, and \(output.shownInMessage) is not: \(why)")
+            }
         default:
             break
         }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Testing
 
 /// What every command shares: how ArgumentParser's own outcomes (help, usage errors) reach the user beside the
@@ -170,6 +171,26 @@ struct CommandLineTests {
         #expect(!run.errors.contains("\u{1b}"), "\(run.errors)")
         #expect(run.errors.contains(#"\u001b["#), "\(run.errors)")
         #expect(run.errors.split(separator: "\n").count == 2, "what failed, then what to do: \(run.errors)")
+    }
+
+    /// An output path that cannot take what is written to it is a usage error before anything runs: a FIFO as the
+    /// voice coils' WAV waited for a reader, then failed; `emulate`'s WAV, written when the controller is removed,
+    /// was found unwritable only then, losing the session (until 6 December).
+    @Test func anOutputPathThatCannotTakeTheFileIsAUsageErrorAtOnce() throws {
+        let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        defer { unlink(fifo) }
+        let render = try CLI.run(["render", "thud", "--actuators", "hd", "--format", "wav", "--output", fifo])
+        #expect(render.status == 64)
+        #expect(
+            render.errors.hasPrefix("Error: --format wav writes a regular file, and \(fifo) is not"), "\(render.errors)"
+        )
+        let emulate = try CLI.run(["emulate", "dualsense-bt", "--haptics-wav", "/nonexistent/folder/pad.wav"])
+        #expect(emulate.status == 64)
+        #expect(
+            emulate.errors.hasPrefix(
+                "Error: --haptics-wav: /nonexistent/folder is not a folder this user may write in"),
+            "\(emulate.errors)")
     }
 
     /// ArgumentParser read `-broken.ahap` as short options, `-h` among them, and `validate` showed the help with
