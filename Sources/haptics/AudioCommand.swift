@@ -172,9 +172,12 @@ struct AudioPlayCommand: AsyncParsableCommand, NestedCommand {
         let signals = TerminationSignals.handle { interrupted.set($0) }
         defer { signals.cancel() }
         // "default" falls back to the null output when there is no sound device; a device named is what opened.
-        Console.printLine(
-            device == "default" && output.deviceName == "null"
-                ? "no sound device: playing on the null output (silent)" : "on \(device)")
+        // A note goes to standard error, as `play` writes its notes; the lines of the play to standard output.
+        if device == "default" && output.deviceName == "null" {
+            Console.printError("haptics audio play: no sound device: playing on the null output (silent)")
+        } else {
+            Console.printLine("on \(device)")
+        }
         guard try await play(sources, rate: rate, on: stream, interrupted: interrupted) else {
             Console.printLine("interrupted")
             throw ExitCode(interrupted.exitStatus)

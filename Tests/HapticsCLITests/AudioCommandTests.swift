@@ -109,8 +109,10 @@ import Testing
         process.waitUntilExit()
         #expect(String(decoding: seen + rest, as: UTF8.self).contains("playing \(file.path)"))
         #expect(process.terminationStatus == 1)
+        // After the note of the null output, on a machine without sound.
+        let failure = said.split(separator: "\n").drop { $0.contains("no sound device") }.joined(separator: "\n")
         #expect(
-            said.hasPrefix(
+            failure.hasPrefix(
                 "haptics audio play: cannot play \(file.path) again (--loop opens each file at each pass): "),
             "\(said)")
         #expect(said.contains("Keep the files in place while the list loops."), "\(said)")

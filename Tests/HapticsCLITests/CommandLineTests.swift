@@ -175,7 +175,8 @@ struct CommandLineTests {
 
     /// An output path that cannot take what is written to it is a usage error before anything runs: a FIFO as the
     /// voice coils' WAV waited for a reader, then failed; `emulate`'s WAV, written when the controller is removed,
-    /// was found unwritable only then, losing the session (until 6 December).
+    /// was found unwritable only then, losing the session; an empty pad name failed when the pad was made (until 6
+    /// December).
     @Test func anOutputPathThatCannotTakeTheFileIsAUsageErrorAtOnce() throws {
         let fifo = FileManager.default.temporaryDirectory.appendingPathComponent("fifo-\(UUID().uuidString)").path
         #expect(mkfifo(fifo, 0o600) == 0)
@@ -185,6 +186,9 @@ struct CommandLineTests {
         #expect(
             render.errors.hasPrefix("Error: --format wav writes a regular file, and \(fifo) is not"), "\(render.errors)"
         )
+        let emptyName = try CLI.run(["virtual-pad", "--name", ""])
+        #expect(emptyName.status == 64)
+        #expect(emptyName.errors.hasPrefix("Error: --name must not be empty"), "\(emptyName.errors)")
         let emulate = try CLI.run(["emulate", "dualsense-bt", "--haptics-wav", "/nonexistent/folder/pad.wav"])
         #expect(emulate.status == 64)
         #expect(

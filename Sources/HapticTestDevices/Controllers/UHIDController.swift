@@ -30,8 +30,8 @@ package enum EmulationError: Error, Equatable, Sendable, CustomStringConvertible
     package var description: String {
         switch self {
         case .transportMissing(let what, let load, let error):
-            "cannot create the controller: \(error). \(what) is missing: load it as root (`\(load)`), or run it in "
-                + "the bench (`scripts/vm-run -- 'haptics emulate MODEL'`)."
+            "cannot create the controller: \(error). \(what) is missing: load it as root (`\(load)`), or, in a "
+                + "clone of the repository, run it in the bench's guest (`scripts/vm-run -- 'haptics emulate MODEL'`)."
         case .permissionDenied(let what, let error):
             "cannot create the controller: \(error). Run as root, or grant your user access to \(what)."
         case .failed(let what, let error):
