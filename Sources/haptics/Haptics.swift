@@ -52,12 +52,20 @@ struct Haptics: AsyncParsableCommand {
             }
             exit(withError: error)
         }
-        // ArgumentParser's help command, made for a `-h` it found.
-        if String(reflecting: type(of: command)).hasPrefix("ArgumentParser."),
-            let unknown = UnknownShortOptions(arguments: Array(CommandLine.arguments.dropFirst()), root: self)
-        {
-            Console.printError("\(unknown.command): \(unknown.failure)")
-            exit(withError: ExitCode.validationFailure)
+        // ArgumentParser's help command, made for a `-h` it found or for `help`: a word that names no option, or
+        // (after `help`) no subcommand, is a usage error rather than the help of the command above it with status 0.
+        if String(reflecting: type(of: command)).hasPrefix("ArgumentParser.") {
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let unknown = UnknownShortOptions(arguments: arguments, root: self) {
+                Console.printError("\(unknown.command): \(unknown.failure)")
+                exit(withError: ExitCode.validationFailure)
+            }
+            if arguments.first == "help",
+                let unknown = UnknownSubcommand(arguments: Array(arguments.dropFirst()), root: self)
+            {
+                Console.printError("\(unknown.command): \(unknown.failure)")
+                exit(withError: ExitCode.validationFailure)
+            }
         }
         do {
             if var asyncCommand = command as? any AsyncParsableCommand {

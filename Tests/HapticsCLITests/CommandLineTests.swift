@@ -119,6 +119,12 @@ struct CommandLineTests {
         #expect(
             play.errors == "haptics: unknown subcommand \"plya\": haptics has no subcommand of that name\n"
                 + "Did you mean `haptics play`? `haptics --help` lists them all: \(subcommands).\n")
+        // After `help` too: it printed the help of the command above with status 0, until 6 December.
+        let help = try CLI.run(["help", "audio", "plya"])
+        #expect(help.status == 64)
+        #expect(help.output.isEmpty)
+        #expect(help.errors.hasPrefix("haptics audio: unknown subcommand \"plya\""), "\(help.errors)")
+        #expect(try CLI.run(["help", "audio", "play"]).status == 0)
         let probe = try CLI.run(["prob"])
         #expect(probe.status == 64)
         #expect(probe.errors.contains("Did you mean `haptics probe`?"), "\(probe.errors)")
