@@ -97,12 +97,7 @@ import Testing
         process.standardError = errors
         try process.run()
         // The first pass has its file open once its line is out; from then on only a later pass opens it.
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("playing ") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += chunk
-        }
+        let seen = CLI.read(output, until: "playing ")
         try FileManager.default.removeItem(at: file)
         let rest = output.fileHandleForReading.readDataToEndOfFile()
         let said = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
@@ -128,12 +123,7 @@ import Testing
         process.standardOutput = output
         process.standardError = Pipe()
         try process.run()
-        var seen = Data()
-        while !String(decoding: seen, as: UTF8.self).contains("playing ") {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            seen += chunk
-        }
+        var seen = CLI.read(output, until: "playing ")
         process.interrupt()
         seen += output.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -37,6 +37,17 @@ enum CLI {
         )
     }
 
+    /// What `pipe` gives until it holds `text`, or until it closes.
+    static func read(_ pipe: Pipe, until text: String) -> Data {
+        var seen = Data()
+        while !String(decoding: seen, as: UTF8.self).contains(text) {
+            let chunk = pipe.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            seen += chunk
+        }
+        return seen
+    }
+
     /// A scratch file holding `json`, removed by `body`'s end.
     static func withFile(_ json: String, _ body: (String) throws -> Void) throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-cli-\(UUID().uuidString).ahap")
