@@ -261,9 +261,16 @@ extension PlaybackScheduler {
         }
         let voices = players.keys.sorted().compactMap { id -> Voice? in
             guard let player = players[id], player.playsAfter(origin), span > 0 else { return nil }
+            // A looping player's offset taken within its pass: only the phase counts, and passes are counted from
+            // it. From an offset that large (a seek to 1e16 s, then looping on) adding a pass's length to it changed
+            // nothing, and counting passes from it never ended (the playback thread spun, until 6 December).
+            var startOffset = player.unwrappedOffset(at: origin)
+            if let loop = player.loopLength, loop > 0, startOffset >= loop {
+                startOffset = startOffset.truncatingRemainder(dividingBy: loop)
+            }
             return Voice(
-                timeline: player.timeline, startOffset: player.unwrappedOffset(at: origin), rate: player.rate,
-                loop: player.loopLength, covered: preparedPlayers[id] ?? 0, steady: steadyLevels(of: id))
+                timeline: player.timeline, startOffset: startOffset, rate: player.rate, loop: player.loopLength,
+                covered: preparedPlayers[id] ?? 0, steady: steadyLevels(of: id))
         }
         var cuts: [Double] = [0, span]
         for voice in voices where voice.steady == nil {

@@ -84,6 +84,25 @@ import Testing
         #expect(rig.applied().count < 500)
     }
 
+    /// A player at an offset far past its loop's length (a seek while it did not loop, then looping on) plays its
+    /// loop: counting passes from there added nothing to the offset, and the planning never ended (`start` spun
+    /// for ever, on the real clock the playback thread), until 6 December.
+    @Test func aLoopingPlayerFarPastItsLoopPlaysItsLoop() throws {
+        let rig = try Rig()
+        let tone = HapticPattern(
+            events: [HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 0.1)], parameters: [])
+        let player = try rig.engine.makeAdvancedPlayer(with: tone)
+        try player.seek(toOffset: 1e16)
+        player.loopEnabled = true
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 0.5)
+        #expect(player.phase == .playing)
+        #expect(rig.applied().contains { $0.strong > 0 }, "the loop drives the motors")
+        try player.stop(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        #expect(rig.applied().last.map { $0.strong == 0 && $0.weak == 0 } == true, "at rest after the stop")
+    }
+
     /// Commands scheduled centuries ahead wait; nothing traps.
     @Test func farDeadlinesWait() throws {
         let rig = try Rig()
