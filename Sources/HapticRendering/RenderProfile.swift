@@ -17,8 +17,11 @@ public struct RenderProfile: Sendable, Hashable {
     /// The same for the weak motor.
     public var weakSteps: Int
     /// The shortest useful time between two updates, in seconds: faster updates are coalesced by the driver
-    /// (one report in flight, only the latest pending state kept) or overrun the firmware.
-    public var minimumUpdateInterval: Double
+    /// (one report in flight, only the latest pending state kept) or overrun the firmware. Within 0 ...
+    /// `longestUpdateInterval`, NaN as 0, however it is set.
+    public var minimumUpdateInterval: Double {
+        didSet { minimumUpdateInterval = Self.usableInterval(minimumUpdateInterval) }
+    }
     /// Whether the driver implements `FF_PERIODIC` itself (waveforms, envelopes, replay delays in the device)
     /// rather than ff-memless emulating it as a plain rumble of |magnitude| on both motors.
     public var supportsNativePeriodic: Bool
@@ -49,13 +52,23 @@ public struct RenderProfile: Sendable, Hashable {
         self.hasWeakMotor = hasWeakMotor
         self.strongSteps = Swift.max(strongSteps, 1)
         self.weakSteps = Swift.max(weakSteps, 1)
-        self.minimumUpdateInterval = Swift.max(minimumUpdateInterval, 0)
+        self.minimumUpdateInterval = Self.usableInterval(minimumUpdateInterval)
         self.supportsNativePeriodic = supportsNativePeriodic
         self.transientPulse = transientPulse
         self.gain = PureMath.unitClamped(gain)
         self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
         self.outputLatency = outputLatency.isFinite ? Swift.max(outputLatency, 0) : 0
         self.followsDeviceFrames = followsDeviceFrames
+    }
+
+    /// The longest `minimumUpdateInterval` a profile takes: a longer one is taken as this. No device waits a
+    /// second between two updates.
+    public static let longestUpdateInterval = 1.0
+
+    /// `interval` within 0 ... `longestUpdateInterval`, NaN as 0: an infinite interval made the engine's plan
+    /// horizon infinite, and its planning of a loop never ended (until 6 December).
+    static func usableInterval(_ interval: Double) -> Double {
+        interval.isNaN ? 0 : Swift.min(Swift.max(interval, 0), longestUpdateInterval)
     }
 
     /// This profile with another master gain (clamped to 0...1; NaN is 0).

@@ -17,6 +17,13 @@ extension EngineCore {
         guard (0...1).contains(options.gain) else {
             throw HapticEngineError(.invalidArgument, "HapticEngineOptions.gain: \(options.gain) is not within 0...1")
         }
+        // A delay of 0 or less idled the engine in the very pass a play's start made, dropping the play (until 6
+        // December); NaN never idles, and is refused as the mistake it is.
+        if let delay = options.autoShutdownDelay, !(delay > 0) {
+            throw HapticEngineError(
+                .invalidArgument,
+                "HapticEngineOptions.autoShutdownDelay: \(delay) is not a positive number of seconds (nil never idles)")
+        }
         if audio != nil, let problem = AudioOutputs.bufferProblem(options.audioBufferSeconds) {
             throw HapticEngineError(.invalidArgument, "HapticEngineOptions.audioBufferSeconds: \(problem)")
         }

@@ -146,7 +146,8 @@ public enum HapticActuators: String, Sendable, Hashable, CaseIterable {
 }
 
 public struct HapticEngineOptions: Sendable {
-    /// Release the device (and its slots) after this many idle seconds; the next play opens it again.
+    /// Release the device (and its slots) after this many idle seconds; the next play opens it again. nil never
+    /// idles; a value that is not a positive number makes `start()` throw `invalidArgument`.
     public var autoShutdownDelay: Double?
     /// After an unplug, accept another rumble-capable gamepad in place of the device that went away.
     public var adoptCompatibleDevice = false

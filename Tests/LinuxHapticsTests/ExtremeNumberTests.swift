@@ -103,6 +103,23 @@ import Testing
         #expect(rig.applied().last.map { $0.strong == 0 && $0.weak == 0 } == true, "at rest after the stop")
     }
 
+    /// A profile's update interval is held within 0 ... 1 s, NaN as 0, however it is given: an infinite one made
+    /// the plan's horizon infinite, and a looping player's planning never ended (until 6 December).
+    @Test(arguments: [Double.infinity, 1e300, .nan, -1])
+    func aProfilesUpdateIntervalIsBoundedAndALoopPlaysOnIt(interval: Double) throws {
+        var profile = RenderProfile(name: "odd", strongSteps: 255, weakSteps: 255, minimumUpdateInterval: interval)
+        #expect((0...RenderProfile.longestUpdateInterval).contains(profile.minimumUpdateInterval))
+        profile.minimumUpdateInterval = interval
+        #expect((0...RenderProfile.longestUpdateInterval).contains(profile.minimumUpdateInterval))
+        let rig = try Rig(renderProfile: profile)
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.1)))
+        player.loopEnabled = true
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 2.5)
+        #expect(player.phase == .playing)
+        #expect(!rig.applied().isEmpty)
+    }
+
     /// Commands scheduled centuries ahead wait; nothing traps.
     @Test func farDeadlinesWait() throws {
         let rig = try Rig()

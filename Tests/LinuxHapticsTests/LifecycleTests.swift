@@ -346,6 +346,22 @@ import Testing
         #expect(rig.actions().last == .close)
     }
 
+    /// An idle delay that is not a positive number is refused when the engine starts: 0 or less idled the engine
+    /// in the very pass a play's start made, dropping the play without a word (until 6 December).
+    @Test(arguments: [0, -1, Double.nan])
+    func anIdleDelayThatIsNotPositiveIsRefusedAtStart(delay: Double) throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = delay
+        let rig = try Rig(options: options, start: false)
+        #expect {
+            try rig.engine.start()
+        } throws: { error in
+            (error as? HapticEngineError)?.kind == .invalidArgument
+                && "\(error)".contains("HapticEngineOptions.autoShutdownDelay")
+        }
+        #expect(rig.actions().isEmpty, "nothing opened")
+    }
+
     /// On an engine that shut itself down (idle), a handler is called at once; its `.stopEngine` stops the engine,
     /// which a play then does not start again, and the stopped handler hears why (until 6 December it heard
     /// nothing, and the app's next play threw `notRunning` where it had been starting the engine again).

@@ -20,6 +20,22 @@ import Testing
     ]
     static let durations = ["charge": 1.0, "thud": 0.27, "tick": 0]
 
+    /// A chapter made in code is held to a sheet's rules: a count below 1 plays once (it trapped), and the
+    /// chapter's plays stop at `CueSheet.maximumPlays` (`Int.max` tried to allocate them all), until 6 December.
+    @Test func aChapterMadeInCodePlaysEachCueAtLeastOnceAndAtMostTheSheetsMost() {
+        let chapter = CueSheet.Chapter(
+            number: 1, title: "",
+            cues: [
+                .init(time: 0, pattern: "a", moment: "", count: -1),
+                .init(time: 1, pattern: "b", moment: "", count: Int.max, interval: 0.001),
+                .init(time: 2, pattern: "c", moment: "", count: 5, interval: 0.1),
+            ])
+        let timeline = chapter.timeline
+        #expect(timeline.count == CueSheet.maximumPlays)
+        #expect(timeline.filter { $0.pattern == "a" }.count == 1)
+        #expect(timeline.filter { $0.pattern == "b" }.count == CueSheet.maximumPlays - 1)
+    }
+
     @Test func chaptersFollowEachOtherWithAGap() {
         let plan = ReplayPlan(chapters: Self.chapters, patternDurations: Self.durations, chapterGap: 2)
         #expect(plan.entries.map(\.cue.pattern) == ["charge", "thud", "tick", "tick", "tick"])

@@ -22,10 +22,16 @@ public struct CueSheet: Sendable, Hashable {
             self.cues = cues
         }
 
-        /// Every play of the chapter with `count` expanded, sorted by time (ties keep sheet order).
+        /// Every play of the chapter with `count` expanded, sorted by time (ties keep sheet order). A chapter made
+        /// in code is held to the rules a sheet is read by: a cue plays at least once, and the chapter at most
+        /// `maximumPlays` times (a count below 1 trapped, and `Int.max` tried to allocate it all, until 6
+        /// December).
         public var timeline: [TimedCue] {
+            var left = CueSheet.maximumPlays
             let plays = cues.enumerated().flatMap { index, cue in
-                (0..<cue.count).map { repetition in
+                let count = Swift.min(Swift.max(cue.count, 1), left)
+                left -= count
+                return (0..<count).map { repetition in
                     TimedCue(
                         chapter: number, time: cue.time + Double(repetition) * cue.interval, pattern: cue.pattern,
                         moment: cue.moment, sheetIndex: index, repetition: repetition)
