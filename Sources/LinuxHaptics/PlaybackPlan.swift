@@ -20,6 +20,10 @@ struct PlaybackPlan: Sendable {
     /// its mean anyway, and mixing its passes one by one costs work and memory per pass: at a rate of 100,000, a
     /// one-second loop came round 225,000 times in one plan.
     static let shortestMixedLoop = 0.001
+    /// And so is a loop whose passes bring more breakpoints a second than this (two per segment of its timeline):
+    /// one every 10 µs, far finer than any device follows. A pattern made in code of 2,000 sub-microsecond events
+    /// looping within a millisecond was mixed pass by pass, 1.45 GB and 15 s for one plan, until 6 December.
+    static let mostMixedBreakpointsPerSecond = 100_000.0
 
     /// The scheduler revision it was made for: a later change to any player makes it stale.
     var revision: MixRevision
@@ -233,10 +237,13 @@ extension PlaybackScheduler {
     }
 
     /// The levels a looping player is mixed at when its loop comes round faster than `shortestMixedLoop` in engine
-    /// time: its mean over a pass (what a prepared pulse plays on its own slot left out); nil for any other player.
+    /// time, or brings more than `mostMixedBreakpointsPerSecond`: its mean over a pass (what a prepared pulse plays
+    /// on its own slot left out); nil for any other player.
     func steadyLevels(of id: PlayerID) -> MotorMagnitudes? {
         guard let player = players[id], let loop = player.loopLength,
             loop / player.rate < PlaybackPlan.shortestMixedLoop
+                || Double(2 * player.timeline.segments.count + 2) * player.rate / loop
+                    > PlaybackPlan.mostMixedBreakpointsPerSecond
         else { return nil }
         let covered = Swift.min(preparedPlayers[id] ?? 0, loop)
         let mean = player.timeline.mean(from: covered, to: loop)
