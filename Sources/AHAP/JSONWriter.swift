@@ -111,13 +111,18 @@ package struct JSONWriter {
             case firstPrintableScalar..<firstNonASCIIScalar: output.append(UInt8(scalar.value))
             default:
                 if escapingHidden && scalar.isHidden {
-                    for unit in UTF16.encode(scalar) ?? UTF16.EncodedScalar() { appendEscape(unit, to: &output) }
+                    appendEscapes(of: scalar, to: &output)
                 } else {
                     UTF8.encode(scalar) { output.append($0) }
                 }
             }
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    /// `scalar` as `\uXXXX` escapes: one, or a surrogate pair above U+FFFF.
+    fileprivate static func appendEscapes(of scalar: Unicode.Scalar, to output: inout [UInt8]) {
+        for unit in UTF16.encode(scalar) ?? UTF16.EncodedScalar() { appendEscape(unit, to: &output) }
     }
 
     private static func appendEscape(_ unit: UInt16, to output: inout [UInt8]) {
@@ -149,6 +154,22 @@ extension String {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(utf8.count + 2)
         JSONWriter.appendString(self, to: &bytes, escapingHidden: true)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The text with every hidden character but a line break escaped as `quotedForMessage` escapes it (`\u001b`),
+    /// unquoted: for a message of several lines that holds names from anywhere.
+    package var escapingHiddenButLineBreaks: String {
+        guard unicodeScalars.contains(where: { $0.isHidden && $0 != "\n" }) else { return self }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(utf8.count + 8)
+        for scalar in unicodeScalars {
+            if scalar.isHidden && scalar != "\n" {
+                JSONWriter.appendEscapes(of: scalar, to: &bytes)
+            } else {
+                UTF8.encode(scalar) { bytes.append($0) }
+            }
+        }
         return String(decoding: bytes, as: UTF8.self)
     }
 

@@ -50,15 +50,14 @@ public final class AudioFileStream {
     public init(path: String, sampleRate: Int) throws(AudioFileError) {
         var info = SF_INFO()
         let (file, fd) = try AudioFile.open(path, &info)
-        guard info.samplerate > 0, info.channels > 0, sampleRate > 0,
-            AudioFile.canConvert(from: Double(info.samplerate), to: sampleRate)
-        else {
+        let rates = info.samplerate > 0 && info.channels > 0 && sampleRate > 0
+        guard rates, AudioFile.canConvert(from: Double(info.samplerate), to: sampleRate) else {
             sf_close(file)
             Sys.close(fd)
             throw AudioFileError(
                 path: path,
                 reason: "cannot convert \(info.channels) channels at \(info.samplerate) Hz to \(sampleRate) Hz"
-                    + (info.samplerate > 0 && info.channels > 0 && sampleRate > 0 ? AudioFile.convertibleRatios : ""))
+                    + (rates ? AudioFile.convertibleRatios : ""))
         }
         self.path = path
         self.sampleRate = sampleRate

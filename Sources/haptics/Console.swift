@@ -171,23 +171,6 @@ struct CommandFailure: Error, CustomStringConvertible {
 }
 
 extension String {
-    /// The text with every hidden character but a line break written as `\uXXXX` (`Unicode.Scalar.isHidden`).
-    var escapingHiddenButLineBreaks: String {
-        guard unicodeScalars.contains(where: { $0.isHidden && $0 != "\n" }) else { return self }
-        var shown = ""
-        for scalar in unicodeScalars {
-            if scalar.isHidden && scalar != "\n" {
-                let hex = String(scalar.value, radix: 16)
-                shown += "\\u" + String(repeating: "0", count: Swift.max(0, 4 - hex.count)) + hex
-            } else {
-                shown.unicodeScalars.append(scalar)
-            }
-        }
-        return shown
-    }
-}
-
-extension String {
     /// `format` filled in with `arguments` by C's printf rules (`%.3f`, `%6.2f`, `%3ld%%`), as Foundation's
     /// `String(format:)` fills it in. Foundation is not linked into the CLI: it would bring CoreFoundation and
     /// ICU's data, 34 MB of the binary.

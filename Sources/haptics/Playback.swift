@@ -326,35 +326,34 @@ extension HapticEngine {
 /// some runs and 32% in others, until 6 December.)
 final class PlannedLevels: Sendable {
     private let plays: [(start: Double, pattern: HapticPattern)]
-    private let timelines = Lock<(profile: String, byPlay: [MotorTimeline])?>(nil)
+    /// The first play's start: the mix is kept in seconds from it.
+    private let origin: Double
+    /// The plays rendered with the profile named, mixed as the engine mixes players (`MotorTimeline.mixed`).
+    private let mix = Lock<(profile: String, timeline: MotorTimeline)?>(nil)
 
     /// `plays`: each pattern with the engine time it starts at.
     init(_ plays: [(start: Double, pattern: HapticPattern)]) {
         self.plays = plays
+        origin = plays.map(\.start).min() ?? 0
     }
 
-    /// The sum of what each play asks for at `time` (engine seconds), rendered with `profile` (again when it is not
-    /// the one rendered with last: a device of another kind came back).
+    /// What the plays ask for at `time` (engine seconds), rendered with `profile` (again when it is not the one
+    /// rendered with last: a device of another kind came back).
     func levels(at time: Double, profile: RenderProfile) -> MotorMagnitudes {
-        let timelines = timelines.withLock { rendered in
-            if let rendered, rendered.profile == profile.name { return rendered.byPlay }
+        let timeline = mix.withLock { mix in
+            if let mix, mix.profile == profile.name { return mix.timeline }
             let renderer = PatternRenderer(profile: profile)
-            var byPattern: [HapticPattern: MotorTimeline] = [:]
-            let byPlay = plays.map { play in
-                if let known = byPattern[play.pattern] { return known }
-                let timeline = renderer.render(play.pattern)
-                byPattern[play.pattern] = timeline
-                return timeline
-            }
-            rendered = (profile.name, byPlay)
-            return byPlay
+            var rendered: [HapticPattern: MotorTimeline] = [:]
+            let timeline = MotorTimeline.mixed(
+                plays.map { play in
+                    let timeline = rendered[play.pattern] ?? renderer.render(play.pattern)
+                    rendered[play.pattern] = timeline
+                    return timeline.shifted(by: play.start - origin)
+                })
+            mix = (profile.name, timeline)
+            return timeline
         }
-        let sounding = zip(plays, timelines).compactMap { play, timeline -> MotorMagnitudes? in
-            let offset = time - play.start
-            guard offset >= 0, offset < timeline.endTime else { return nil }
-            return timeline.levels(at: offset)
-        }
-        return sounding.isEmpty ? .off : MotorMagnitudes.summed(sounding)
+        return timeline.levels(at: time - origin)
     }
 }
 
