@@ -336,7 +336,13 @@ struct PlayerState: Sendable {
 
     // MARK: Time
 
-    private func rawOffset(at time: Double) -> Double { anchorOffset + (time - anchorTime) * rate }
+    /// Held to what a `Double` holds: a looping player at a rate of 1e308 passes it within seconds (as does any
+    /// rate above 1 projected to a time near 1e308), and the phase of an infinite offset is not a number. That far
+    /// out, a pass is finer than the offset's precision: the phase of the largest offset stands for it.
+    private func rawOffset(at time: Double) -> Double {
+        let raw = anchorOffset + (time - anchorTime) * rate
+        return raw.isFinite ? raw : raw > 0 ? .greatestFiniteMagnitude : -.greatestFiniteMagnitude
+    }
 
     /// The pattern offset at `time` before loop wrapping (while playing, or finished at `finishedAt`, as it played;
     /// otherwise where it stands).

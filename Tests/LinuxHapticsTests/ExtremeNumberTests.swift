@@ -103,6 +103,31 @@ import Testing
         #expect(rig.applied().last.map { $0.strong == 0 && $0.weak == 0 } == true, "at rest after the stop")
     }
 
+    /// A looping player at the largest rate a `Double` holds keeps an offset within its loop and plays its loop
+    /// seconds later, when its pattern time has passed what a `Double` holds (the offset was not a number, until
+    /// 6 December), with a control held for the largest time there is.
+    @Test func aLoopingPlayerAtAnEnormousRateStaysWithinItsLoop() throws {
+        let rig = try Rig()
+        let tone = HapticPattern(
+            events: [HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 0.1)], parameters: [])
+        let player = try rig.engine.makeAdvancedPlayer(with: tone)
+        player.loopEnabled = true
+        player.playbackRate = .greatestFiniteMagnitude
+        try player.start(atTime: 0)
+        try player.sendParameters(
+            [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)],
+            atTime: .greatestFiniteMagnitude)
+        for _ in 0..<5 {
+            rig.clock.advance(by: 1)
+            #expect((0..<0.1).contains(player.currentOffset), "offset \(player.currentOffset)")
+            #expect(player.phase == .playing)
+        }
+        #expect(rig.applied().contains { $0.strong > 0 }, "the loop drives the motors")
+        try player.stop(atTime: 0)
+        rig.clock.advance(by: 0.1)
+        #expect(rig.applied().last.map { $0.strong == 0 && $0.weak == 0 } == true, "at rest after the stop")
+    }
+
     /// A profile's update interval is held within 0 ... 1 s, NaN as 0, however it is given: an infinite one made
     /// the plan's horizon infinite, and a looping player's planning never ended (until 6 December).
     @Test(arguments: [Double.infinity, 1e300, .nan, -1])
