@@ -178,6 +178,22 @@ import Testing
         #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 })
     }
 
+    /// A track left fading out by a stop (an infinite fade: `longestFadeOutSeconds`) is reached by a later stop:
+    /// at once, it is silent. (Until 6 December it played on, and no call reached it.)
+    @Test func aLaterStopReachesTheTrackAnEarlierOneLeftFadingOut() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.playMusic("left")
+        try await rig.advance(frames: 1000)
+        rig.manager.stopMusic(fadeOut: .infinity)
+        #expect(!rig.manager.isPlaying)
+        try await rig.advance(frames: 2000)
+        #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { $0.left > 0.45 }, "fading over a minute")
+        rig.manager.stopMusic(fadeOut: 0)
+        try await rig.advance(frames: 2000)
+        #expect(Self.frames(rig.output.samples).suffix(1500).allSatisfy { $0.left == 0 && $0.right == 0 })
+    }
+
     @Test func theDeviceGoingAwayInterruptsAndItsReturnResumes() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
@@ -395,6 +411,27 @@ import Testing
         #expect(
             settled.allSatisfy { abs($0 - limit) < 0.002 },
             "levels \(settled.min() ?? 0) ... \(settled.max() ?? 0), limit \(limit)")
+    }
+
+    /// An effect asked for at the last nanosecond 64 bits hold, or just before it, is counted as ending then: its
+    /// end, and its end moved on by an interruption, overflowed and trapped the program (until 6 December).
+    @Test func effectsAskedForAtTheLastNanosecondsTrapNothingThroughAnInterruption() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.preloadAllAssets(["tick"])
+        try await rig.advance(frames: 200)
+        let lead = try #require(rig.manager.leadNanoseconds)
+        #expect(rig.manager.playEffect("tick", atNanoseconds: .max))
+        #expect(rig.manager.playEffect("tick", atNanoseconds: .max - lead - 200_000_000))
+        try await rig.advance(frames: 200)
+        rig.output.fail(after: rig.output.frames + 10)
+        try await waitUntil("interrupted") { rig.manager.isInterrupted }
+        rig.output.fail(after: nil)
+        try await waitUntil("resumed") { !rig.manager.isInterrupted }
+        rig.manager.playEffect("tick")
+        let before = rig.output.frames
+        try await rig.advance(frames: 400)
+        #expect(Self.frames(rig.output.samples, from: before).contains { $0.left > 0.05 }, "an effect now still plays")
     }
 
     @Test func missingAndUnreadableSoundsChangeNothing() async throws {

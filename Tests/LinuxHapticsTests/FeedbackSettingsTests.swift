@@ -58,6 +58,28 @@ import Testing
         #expect(log.entries.isEmpty, "\(log.entries)")
     }
 
+    /// A change may read the store it changes (it trapped on the store's lock, until 6 December); a change asked
+    /// for from inside another is refused with an error and changes nothing, and the outer one is made and saved.
+    @Test func aChangeMayReadTheStoreAndOneFromInsideAnotherIsRefused() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let log = RecordingLog()
+        let store = FeedbackSettingsStore(
+            fileURL: scratch.url.appendingPathComponent("settings.json"), logger: log.logger)
+        store.update { $0.hapticsEnabled = !store.hapticsEnabled }
+        #expect(store.hapticsEnabled == false)
+        #expect(log.entries.isEmpty, "\(log.entries)")
+        store.update { settings in
+            store.hapticsEnabled = false
+            settings.hapticsEnabled = true
+        }
+        #expect(store.hapticsEnabled)
+        #expect(log.entries.map(\.level) == [.error], "\(log.entries)")
+        #expect(log.contains("from inside another"))
+        let saved = try JSONDecoder().decode(FeedbackSettings.self, from: Data(contentsOf: #require(store.fileURL)))
+        #expect(saved.hapticsEnabled)
+    }
+
     @Test func writesLeaveOnlyTheSettingsFile() throws {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }

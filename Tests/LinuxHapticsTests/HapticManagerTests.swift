@@ -281,6 +281,26 @@ import Testing
         #expect(try #require(late.1.latest).state.withLock { $0.prepared } == [tick])
     }
 
+    /// A pattern no engine plays, prepared, is logged with its reason and lets no prepared pattern go: four of them
+    /// pushed a good one out of the four kept, and the next engine did not prepare it (until 6 December).
+    @Test func preparingPatternsNoEnginePlaysLetsNoPreparedPatternGo() async throws {
+        let log = RecordingLog()
+        let (manager, provider, _) = Self.manager(log: log)
+        let impact = HapticFeedback.impact(.rigid).pattern
+        manager.prepare(pattern: impact)
+        for index in 0..<ManagedEngineAdapter.preparedLimit {
+            var unplayable = FeedbackVocabulary.taps([.init(time: 0, intensity: .nan, sharpness: 0.5)])
+            unplayable.events[0].relativeTime = Double(index)
+            manager.prepare(pattern: unplayable)
+        }
+        let failures = log.entries.filter { $0.message.hasPrefix("preparing a pattern failed") }
+        #expect(failures.count == 4)
+        #expect(failures.allSatisfy { $0.message.contains("Pattern[0].Event.EventParameters[0].ParameterValue") })
+        try #require(provider.latest).fireReset()
+        await log.waitForRecovery(count: 1)
+        #expect(try #require(provider.latest).state.withLock { $0.prepared } == [impact])
+    }
+
     @Test func aPadPresentAtLaunchWhoseEngineCannotBeBuiltTurnsHapticsOnWhenOneIsPluggedIn() async throws {
         let log = RecordingLog()
         let provider = RecordingEngineProvider(hardwarePresent: true)

@@ -9,6 +9,7 @@ import AHAP
 import LinuxInput
 public import Logging
 @_spi(Internals) import LinuxSystem
+import Synchronization
 
 /// What the settings file holds.
 public struct FeedbackSettings: Sendable, Hashable, Codable {
@@ -55,6 +56,12 @@ public final class FeedbackSettingsStore: Sendable {
     /// holds for the run only.
     public let fileURL: URL?
     private let current: Lock<FeedbackSettings>
+    /// Held by a change from its start to its file write, so that two changes from two threads reach the file in
+    /// the order they were made; `current` is held only to read or set the value.
+    private let changing = Lock(())
+    /// The thread running a change (`ServiceThread.currentID`), 0 when none: a change asked for from inside
+    /// another is refused rather than locking `changing` again.
+    private let changer = Atomic<UInt>(0)
     private let logger: Logger
 
     /// The settings file under the XDG base directory rules: `$XDG_CONFIG_HOME/haptics/settings.json` when
@@ -124,12 +131,23 @@ public final class FeedbackSettingsStore: Sendable {
     }
 
     /// Changes the settings and writes them. A write failure is logged and the in-memory value still
-    /// changes: the switch works for this run even on a read-only home.
+    /// changes: the switch works for this run even on a read-only home. `change` may read the store (it runs on a
+    /// copy, with no lock of the value held); a change asked for from inside it (`update`, or setting
+    /// `hapticsEnabled`) is logged as an error and changes nothing: make it part of the outer change. (Until
+    /// 6 December reading the store there trapped.)
     public func update(_ change: (inout FeedbackSettings) -> Void) {
-        // The write happens under the lock, so two changes from two threads reach the file in the order they
-        // were made.
-        let failure: (any Error)? = current.withLock { settings in
+        let thread = ServiceThread.currentID
+        guard changer.load(ordering: .acquiring) != thread else {
+            logger.error(
+                "haptics settings not changed: a change was asked for from inside another; make it part of that one")
+            return
+        }
+        let failure: (any Error)? = changing.withLock { _ in
+            changer.store(thread, ordering: .releasing)
+            defer { changer.store(0, ordering: .releasing) }
+            var settings = current.withLock { $0 }
             change(&settings)
+            current.withLock { $0 = settings }
             guard let fileURL else { return nil }
             do {
                 try FileManager.default.createDirectory(

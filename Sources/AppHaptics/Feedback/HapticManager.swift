@@ -175,9 +175,17 @@ public final class HapticManager {
     /// stays uploaded, so every `play(pattern:)` of it reaches the device as one `write()` (a play while it still
     /// sounds starts it over). Four patterns at most stay prepared, each holding a device slot: preparing a fifth
     /// lets the oldest go. Preparing a pattern that is prepared already does nothing. Asked for while haptics
-    /// are off, or before a reset, it is prepared on the next engine.
+    /// are off, or before a reset, it is prepared on the next engine. A pattern no engine plays (a number that is
+    /// not one, a time past `HapticPattern.maximumTime`: only one built in code holds them) is logged and changes
+    /// nothing: it lets no prepared pattern go (until 6 December it did).
     public func prepare(pattern: HapticPattern) {
         let pattern = soundsResolved(pattern)
+        if let problem = pattern.boundsDiagnostic() {
+            logger.info(
+                "preparing a pattern failed",
+                metadata: ["error": "the pattern cannot be played: \(problem)"])
+            return
+        }
         if !preparedPatterns.contains(pattern) {
             preparedPatterns.append(pattern)
             if preparedPatterns.count > ManagedEngineAdapter.preparedLimit { preparedPatterns.removeFirst() }

@@ -97,6 +97,11 @@ public final class AudioManager {
     /// The music player fading in or playing, and the one fading out (the two players).
     @ObservationIgnored private var incoming: MixingStream.SoundID?
     @ObservationIgnored private var outgoing: MixingStream.SoundID?
+    /// Tracks `stopMusic` left fading out, each with the time its fade ends (`now`'s clock): a later stop, a
+    /// shorter fade or none, reaches them too.
+    @ObservationIgnored private var fadingOut: [(sound: MixingStream.SoundID, ends: UInt64)] = []
+    /// The longest fade `stopMusic` takes, in seconds: a longer one (an infinite one too) takes this long.
+    nonisolated public static let longestFadeOutSeconds = 60.0
 
     /// A manager reading its sounds through `resolver`, on the default sound device.
     public convenience init(resolver: any HapticResourceResolving = DefaultHapticResourceResolver()) {
@@ -222,13 +227,20 @@ public final class AudioManager {
     /// every frame) cannot pile up mixing work and loudness without end.
     private func started(_ sound: MixingStream.SoundID, _ clip: AudioClip, at start: UInt64?, on stream: MixingStream) {
         let now = self.now()
-        let begins = max(start ?? now, now) + stream.leadNanoseconds
+        // Held at the last time 64 bits hold: an effect asked for centuries ahead (`UInt64.max`) ends then.
+        let begins = Self.later(max(start ?? now, now), by: stream.leadNanoseconds)
         let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
         playingEffects.removeAll { $0.ends <= now }
-        playingEffects.append((sound, begins + length))
+        playingEffects.append((sound, Self.later(begins, by: length)))
         while playingEffects.count > Self.maximumEffects {
             stream.fade(playingEffects.removeFirst().sound, to: 0, over: Self.muteSeconds, thenStop: true)
         }
+    }
+
+    /// `time` plus `nanoseconds`, held at the last time 64 bits hold rather than overflowing.
+    private static func later(_ time: UInt64, by nanoseconds: UInt64) -> UInt64 {
+        let (sum, overflow) = time.addingReportingOverflow(nanoseconds)
+        return overflow ? .max : sum
     }
 
     /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
@@ -278,19 +290,28 @@ public final class AudioManager {
         watchEnd(of: sound, loops: loops)
     }
 
-    /// Stops the music, fading it out over `fadeOut` seconds (0: at once); while the output opens, a track asked
-    /// for meanwhile does not start.
+    /// Stops the music, fading it out over `fadeOut` seconds (0, a negative time or NaN: at once; at most
+    /// `longestFadeOutSeconds`); while the output opens, a track asked for meanwhile does not start. A track still
+    /// fading out from an earlier stop fades from where it is over this one's time, or stops at once with it.
+    /// (Until 6 December a later stop did not reach it, and an infinite fade played on for ever.)
     public func stopMusic(fadeOut: Double = crossFadeSeconds) {
         takeFinishedWork()
         if stream == nil, isOpening {
             withStream { manager, _ in manager.stopMusic(fadeOut: fadeOut) }
             return
         }
+        let fade = fadeOut > 0 ? min(fadeOut, Self.longestFadeOutSeconds) : 0
+        let now = self.now()
+        fadingOut.removeAll { $0.ends <= now }
+        let tracks = [incoming, outgoing].compactMap { $0 } + fadingOut.map(\.sound)
         stream?.together { changes in
-            for id in [incoming, outgoing].compactMap({ $0 }) {
-                if fadeOut > 0 { changes.fade(id, to: 0, over: fadeOut, thenStop: true) } else { changes.stop(id) }
+            for id in tracks {
+                if fade > 0 { changes.fade(id, to: 0, over: fade, thenStop: true) } else { changes.stop(id) }
             }
         }
+        let ends = Self.later(
+            Self.later(now, by: stream?.leadNanoseconds ?? 0), by: MonotonicTime.nanoseconds(seconds: fade))
+        fadingOut = fade > 0 && stream != nil ? tracks.map { ($0, ends) } : []
         incoming = nil
         outgoing = nil
         currentTrack = nil
@@ -416,7 +437,7 @@ public final class AudioManager {
             // still ahead keeps it, and is counted a little longer than it sounds): the cap counts them on.
             let paused = now > since ? now - since : 0
             for index in playingEffects.indices where playingEffects[index].ends > since {
-                playingEffects[index].ends += paused
+                playingEffects[index].ends = Self.later(playingEffects[index].ends, by: paused)
             }
             interruptedAt = nil
         }
