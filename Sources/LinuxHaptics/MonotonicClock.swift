@@ -61,8 +61,10 @@ private final class ThreadTimer: HapticTimer {
             })
         else { return }
         // A handler running on the timer's thread may stop the engine: that thread ends by itself after the
-        // call; joining it from itself would deadlock.
-        if running.isCurrent { running.detach() } else { running.join() }
+        // call; joining it from itself would deadlock. So would joining it from inside any engine's handler: two
+        // engines' handlers, each on its own engine's thread, stopping each other's engine waited for each other
+        // for ever (until 6 December). The thread, told to stop, ends by itself after what it is doing.
+        if running.isCurrent || HandlerThreads.currentIsInside { running.detach() } else { running.join() }
     }
 }
 

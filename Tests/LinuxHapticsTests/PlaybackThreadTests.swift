@@ -2,6 +2,7 @@
 // order and at which engine time, never how fast (timing belongs to `make bench`). The thread wakes at each
 // change point the engine asks for and the time stands there while it works, so however late the machine
 // wakes it, no change is merged into the next.
+import AHAP
 import HapticRendering
 import LinuxHaptics
 import LinuxHapticsTesting
@@ -40,6 +41,50 @@ import Testing
         #expect(applied.map { Change(at: $0.time, $0.mix).time } == [10_000, 40_000, 70_000], "sent at 10, 40, 70 ms")
         engine.stop()
         #expect(recorder.records().last?.action == .close)
+    }
+
+    /// Two engines whose stopped handlers, each on its own engine's playback thread, stop the other engine at the
+    /// same moment both stop and return: each stop waited for the other's playback thread to end, while that
+    /// thread waited in its handler for this one's (a game stopping every pad when one fails, until 6 December).
+    @Test func twoEnginesWhoseStoppedHandlersStopEachOtherBothReturn() throws {
+        let recorders = [RecordingOutput(), RecordingOutput()]
+        let engines = recorders.map {
+            HapticEngine(output: .recording($0), clock: MonotonicClock(), logger: quietLogger())
+        }
+        let entered = Lock(0)
+        let returned = Lock(0)
+        let allReturned = DeadlineWaiter()
+        let hangGuard = MonotonicTime.nanoseconds() + UInt64(Self.hangGuardSeconds * 1e9)
+        for (index, engine) in engines.enumerated() {
+            let other = engines[1 - index]
+            engine.stoppedHandler = { _ in
+                entered.withLock { $0 += 1 }
+                // Both handlers under way before either stops the other engine.
+                while entered.withLock({ $0 }) < 2 && MonotonicTime.nanoseconds() < hangGuard { Sys.yield() }
+                other.stop()
+                if returned.withLock({ count in
+                    count += 1
+                    return count
+                }) == 2 {
+                    allReturned.signal()
+                }
+            }
+            try engine.start()
+        }
+        defer { engines.forEach { $0.stoppedHandler = nil } }
+        for (engine, recorder) in zip(engines, recorders) {
+            recorder.failNext(.noSlot, count: 100)
+            // Ahead of now: the playback thread makes the write that fails, and runs the handler.
+            let player = try engine.makePlayer(
+                with: HapticPattern(
+                    events: [
+                        HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 0.1)
+                    ], parameters: []))
+            try player.start(atTime: engine.currentTime + 0.05)
+        }
+        allReturned.wait(untilNanoseconds: hangGuard)
+        #expect(returned.withLock { $0 } == 2, "the handlers' stops returned")
+        #expect(engines.allSatisfy { !$0.isRunning })
     }
 
     /// A cancelled player's completion handler runs on the playback thread, as every other completion does, not
