@@ -375,7 +375,9 @@ final class EvdevOutputSource: OutputSource {
         let chosen: [InputDevice]
         if let boundID {
             if let match = devices.first(where: { $0.id == boundID }) { return [(match.node, match.driver, match.id)] }
-            if !adoptCompatibleDevice { throw OutputFailure(.notFound, "the device \(boundID) is not connected") }
+            if !adoptCompatibleDevice {
+                throw OutputFailure(.notFound, "the device \("\(boundID)".quotedForMessage) is not connected")
+            }
             chosen = devices.filter {
                 selection.accepts($0, bound: boundID, adoptingCompatible: true, forceDevices: allowsForceDevices)
             }

@@ -138,7 +138,7 @@ public func lhEngineCreateWithLocality(
             guard let chosen = HapticLocality(named: name) else {
                 throw CFailure(
                     LH_ERROR_INVALID_ARGUMENT,
-                    "locality \"\(name)\" is not one of "
+                    "locality \(name.quotedForMessage) is not one of "
                         + HapticLocality.allCases.map { $0.rawValue }.joined(separator: ", ")
                         + " (or Core Haptics' names: default, leftHandle, rightHandle, leftTrigger, rightTrigger, "
                         + "triggers)")

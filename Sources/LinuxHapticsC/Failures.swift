@@ -1,6 +1,7 @@
 // What a failed call tells its C caller: an `lh_status`, and, when the caller asks for it, an `lh_error` object
 // that owns its message and, for an AHAP that does not load, the JSON path of its first error.
 public import CLinuxHaptics
+import AHAP
 import Glibc
 import LinuxHaptics
 
@@ -33,10 +34,15 @@ package struct CFailure: Error, Equatable {
             // A play's player invalidated or cancelled before it started: the device was reset meanwhile.
             case .deviceError, .playerInvalidated, .cancelled: LH_ERROR_DEVICE
             }
-        // A stopped engine's message names the Swift call that starts it again; a C caller has lh_engine_start.
-        self.init(
-            status,
-            error.kind == .notRunning ? error.message.replacing("start()", with: "lh_engine_start") : error.message)
+        // A message that names the Swift call to make names the C one.
+        let message =
+            switch error.kind {
+            case .notRunning: error.message.replacing("start()", with: "lh_engine_start")
+            case .invalidAudioResource:
+                error.message.replacing("(registerAudioResource)", with: "(lh_engine_register_audio_resource)")
+            default: error.message
+            }
+        self.init(status, message)
     }
 
     /// A NULL where the call needs a pointer.
@@ -53,7 +59,9 @@ final class ErrorObject {
 
     init(_ failure: CFailure) {
         status = failure.status
-        message = CString.copy(failure.message)
+        // A name from anywhere in it (a device, a path) cannot act on the caller's terminal or hide in its log:
+        // every hidden character but the line break between lines is escaped (`\u001b`).
+        message = CString.copy(failure.message.escapingHiddenButLineBreaks)
         jsonPath = CString.copy(failure.jsonPath)
     }
 

@@ -74,6 +74,7 @@ struct CEngineRig {
         let (status, error) = calling { lh_engine_play(rig.engine, pattern, $0) }
         #expect(status == LH_ERROR_INVALID_ARGUMENT)
         #expect(error?.message.contains("events[0] plays audio resource 1, which this engine has not") == true)
+        #expect(error?.message.contains("(lh_engine_register_audio_resource)") == true, "the C call named")
     }
 
     @Test(arguments: [(-0.1, 0.5), (0.5, 1.5), (.nan, 0.5), (0.5, .infinity)])

@@ -90,6 +90,25 @@ import Testing
         #expect(engine == nil)
     }
 
+    /// A device or locality name holding characters that act on a terminal (an escape sequence, a carriage return,
+    /// a bell) comes back escaped in the message (`\u001b`), the locality quoted: until 6 December they were copied
+    /// into it raw, and a name could recolour or rewrite the caller's terminal or log.
+    @Test func namesInMessagesHaveTheirHiddenCharactersEscaped() {
+        var engine: OpaquePointer?
+        let name = "pad\u{1b}[31mRED\r\u{07}"
+        let (device, deviceError) = calling { error in lh_engine_create("/dev/" + name, &engine, error) }
+        #expect(device != LH_OK && engine == nil)
+        let (locality, localityError) = calling { error in
+            lh_engine_create_with_locality("event0", LH_ACTUATORS_RUMBLE, name, &engine, error)
+        }
+        #expect(locality == LH_ERROR_INVALID_ARGUMENT && engine == nil)
+        for message in [deviceError?.message ?? "", localityError?.message ?? ""] {
+            #expect(!message.unicodeScalars.contains { $0 == "\u{1b}" || $0 == "\r" || $0 == "\u{07}" }, "\(message)")
+            #expect(message.contains(#"pad\u001b[31mRED\"#), "\(message)")
+        }
+        #expect(localityError?.message.hasPrefix(#"locality "pad\u001b[31mRED\r\u0007" is not one of"#) == true)
+    }
+
     @Test func anUnknownLocalityIsAnInvalidArgumentThatListsTheNames() {
         var engine: OpaquePointer?
         let (status, error) = calling { error in
