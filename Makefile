@@ -20,7 +20,7 @@ DIRECT_KERNEL := $(shell [ -e /dev/uinput ] && [ "$$(id -u)" = 0 ] && echo yes)
 test: export TIMINGS_FILE := $(CURDIR)/.build/test-timings
 
 .PHONY: help all build release capi install-inputs-built-unless-sudo capi-example demo demo-vm test test-unit test-sanitize test-kernel test-kernel-trixie test-long test-vm test-install \
-	fuzz fuzz-smoke soak bench bench-hd bench-peers bench-latency peers bootstrap bootstrap-bench kernel lint install install-library uninstall man completions \
+	fuzz fuzz-smoke soak bench bench-hd bench-peers bench-latency peers bootstrap bootstrap-bench kernel lint install install-copying install-library uninstall man completions \
 	install-udev docs docs-check clean clean-timings
 
 # The man pages and completions are generated from the release binary into STAGE, which install copies, with the
@@ -252,16 +252,22 @@ INSTALL_ENV = PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' BINDIR='$(BINDIR)' DATADIR
 	CAPI_HEADER='$(CAPI_HEADER)' CAPI_PC_IN='$(CAPI_PC_TEMPLATE)' CAPI_VERSION='$(CAPI_VERSION)'
 
 INSTALL_INPUTS = $(STAGE)/bin/haptics $(CAPI_LIBRARY) $(MAN_STAMP) $(CAPI_MAN) $(COMPLETION_STAMP)
-install: install-inputs-built-unless-sudo $(INSTALL_INPUTS)
+# The check first, then the inputs: as prerequisites side by side, `make -j` built them (as root, under sudo)
+# while the check was still looking.
+install: install-inputs-built-unless-sudo
+	@$(MAKE) --no-print-directory install-copying
+
+install-copying: $(INSTALL_INPUTS)
 	@$(INSTALL_ENV) scripts/install
 
 install-inputs-built-unless-sudo:
-	@if [ -n "$${SUDO_USER-}" ] && ! $(MAKE) --no-print-directory -q $(INSTALL_INPUTS) 2>/dev/null; then \
+	@user=$${SUDO_USER-$${DOAS_USER-}}; \
+	if [ -n "$$user" ] && [ "$$(id -u)" = 0 ] && ! $(MAKE) --no-print-directory -q $(INSTALL_INPUTS) 2>/dev/null; then \
 		missing=; for input in $(INSTALL_INPUTS); do \
 			$(MAKE) --no-print-directory -q "$$input" 2>/dev/null || missing="$$missing $$input"; \
 		done; \
 		echo "make install: not built yet, or older than the sources:$$missing" >&2; \
-		echo "run 'make' as $$SUDO_USER first, then 'sudo make install'" >&2; \
+		echo "run 'make' as $$user first, then 'sudo make install'" >&2; \
 		exit 1; \
 	fi
 
