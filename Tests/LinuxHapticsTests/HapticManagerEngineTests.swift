@@ -7,6 +7,7 @@ import HapticRendering
 @testable import AppHaptics
 import LinuxHapticsTesting
 import Testing
+@_spi(Internals) import LinuxSystem
 
 @MainActor
 @Suite struct HapticManagerEngineTests {
@@ -96,6 +97,22 @@ import Testing
             #expect(!actions.contains { if case .prepare = $0 { true } else { false } }, "play \(round) uploaded")
             setup.clock.advance(by: 1)
         }
+    }
+
+    /// At most `mostPlaysSounding` ordinary plays sound together: a hundred plays of a long pattern in a loop leave
+    /// the last 32 playing, the oldest cancelled (until 6 December all played, and each start mixed every one).
+    @Test func playsPastTheLimitCancelTheOldest() throws {
+        let clock = ManualClock(startingAt: 10)
+        let engine = HapticEngine(output: .recording(RecordingOutput()), clock: clock, logger: quietLogger())
+        let adapter = ManagedEngineAdapter(engine: engine)
+        try adapter.start()
+        defer { adapter.stop() }
+        let hum = HapticPattern(
+            events: [HapticEvent(type: .hapticContinuous, relativeTime: 0, duration: 10)], parameters: [])
+        for _ in 0..<100 { try adapter.play(hum) }
+        clock.advance(by: 0.1)
+        let phases = engine.core.state.withLock { state in state.scheduler.players.values.map(\.phase) }
+        #expect(phases.filter { $0 == .playing }.count == ManagedEngineAdapter.mostPlaysSounding)
     }
 
     @Test func aKeptPlayerInvalidatedByAResetIsForgottenItsPlayGoesTheOrdinaryWayAndPrepareUploadsAgain() throws {

@@ -16,6 +16,13 @@ import Synchronization
 package final class ManagedEngineAdapter: ManagedHapticEngine {
     package let engine: HapticEngine
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
+    /// The last `mostPlaysSounding` fire-and-forget plays, oldest first: a play past them cancels the oldest.
+    private let recentPlays = Lock<[any HapticPatternPlayer]>([])
+    /// At most this many ordinary plays sound together (prepared ones and the transient besides), as the sound
+    /// effects' limit: past it the motors are long full anyway, and every start mixes every player sounding, so a
+    /// game calling `play` a thousand times in a loop made each call slower than the last (24 s for 1,000 plays of
+    /// a long pattern, until 6 December).
+    package static let mostPlaysSounding = 32
     /// At most this many prepared players are kept: each may hold an effect slot of the device.
     static let preparedLimit = 4
     /// Prepared players, in slots a play takes from without a lock (`ClaimSlots`: one object and one block, so a
@@ -101,7 +108,14 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     @inline(__always)
     package func play(_ pattern: HapticPattern) throws {
         if playPrepared(pattern) { return }
-        try engine.makePlayer(with: pattern).start(atTime: 0)
+        let player = try engine.makePlayer(with: pattern)
+        try player.start(atTime: 0)
+        let oldest = recentPlays.withLock { plays -> (any HapticPatternPlayer)? in
+            plays.append(player)
+            return plays.count > Self.mostPlaysSounding ? plays.removeFirst() : nil
+        }
+        // One that has ended, or that a reset invalidated, has nothing left to cancel.
+        try? oldest?.cancel()
     }
 
     /// Starts the player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by
