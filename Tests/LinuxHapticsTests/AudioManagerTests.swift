@@ -565,6 +565,44 @@ import Testing
         #expect(abs(loudest - 0.1) < 1e-6, "the tick heard once decoded: \(loudest)")
     }
 
+    /// Of the plays of an effect asked for while it decodes (not preloaded), one is played, the last, and only
+    /// when it waited at most a second, on the manager's clock: a game firing it every frame while a large file
+    /// decoded heard every play at once when it was ready (200 ticks at 200 times the level, until 6 December).
+    @Test(arguments: [(UInt64(500_000_000), true), (1_500_000_000, false)])
+    func effectsThatWaitedForTheirDecodePlayOnceAndNotAfterASecond(waited: UInt64, played: Bool) async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let shared = SlowOutput.Shared()
+        let output = shared.output
+        let clock = Atomic<UInt64>(MonotonicTime.nanoseconds())
+        let manager = AudioManager(
+            resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) },
+            decodeFile: { (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
+                shared.openBegan.withLock { $0 = true }
+                let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+                while !shared.gate.withLock({ $0 }) {
+                    guard MonotonicTime.nanoseconds() < deadline else {
+                        throw AudioFileError(path: path, reason: "never let decode")
+                    }
+                    Thread.sleep(forTimeInterval: 0.001)
+                }
+                return try AudioFile.load(path, sampleRate: rate)
+            })
+        manager.preloadAllAssets([])
+        await manager.settled()
+        for _ in 0..<200 { manager.playEffect("tick") }
+        try await waitUntil("the decode began") { shared.openBegan.withLock { $0 } }
+        clock.add(waited, ordering: .relaxed)
+        shared.gate.withLock { $0 = true }
+        await manager.settled()
+        let settled = output.frames
+        try await waitUntil("1,000 frames written") { output.frames > settled + 1000 }
+        let loudest = Self.frames(output.samples).map(\.left).max() ?? 0
+        #expect(abs(loudest - (played ? 0.1 : 0)) < 1e-6, "one tick heard, or none: \(loudest)")
+    }
+
     /// Of the effects asked for while the output opens, one play of each sound is played, the last, and only when
     /// it waited at most a second; a scheduled one plays at its own time. On the manager's clock.
     @Test func effectsThatWaitedForTheOutputPlayOncePerSoundAndNotAfterASecond() async throws {

@@ -55,8 +55,10 @@ public final class AudioManager {
     @ObservationIgnored private var isOpening = false
     /// Where that thread leaves what it opened, for the manager to take on its actor.
     @ObservationIgnored private let openedSlot = Handover<OutputOpening.Result>()
-    /// The effects being decoded on a thread of their own, with the plays that wait for each.
-    @ObservationIgnored private var decoding: [String: [@MainActor (AudioManager, AudioClip) -> Void]] = [:]
+    /// The effects being decoded on a thread of their own, with the plays that wait for each (`now`: a play asked
+    /// for now, not for a time of its own).
+    @ObservationIgnored private var decoding:
+        [String: [(now: Bool, play: @MainActor (AudioManager, AudioClip) -> Void)]] = [:]
     /// Where those threads leave what they decoded, for the manager to take on its actor.
     @ObservationIgnored private let decodedSlot = Handover<DecodedEffect>()
     /// Decodes a file at a rate: `AudioFile.load`, or a test's.
@@ -167,9 +169,10 @@ public final class AudioManager {
         withStream { manager, stream in manager.decode(ids, for: stream) }
     }
 
-    /// Plays the effect `id` once, now, over whatever else plays (music included); while the output opens, once
-    /// it is: one play of each effect asked for meanwhile, the last, and none that waited over a second (a game
-    /// firing an effect every frame while a slow sound server answers would otherwise hear them all at once).
+    /// Plays the effect `id` once, now, over whatever else plays (music included); while the output opens, or the
+    /// effect is decoded (not preloaded), once it is: one play of each effect asked for meanwhile, the last, and
+    /// none that waited over a second (a game firing an effect every frame while a slow sound server answers, or a
+    /// large file decodes, would otherwise hear them all at once; until 6 December it did, for a decode).
     /// Muted, or while the sound device is away (`isInterrupted`), it is not played: an effect belongs to its
     /// moment, and those asked for meanwhile would otherwise all sound at once when the device is back.
     public func playEffect(_ id: String) {
@@ -178,8 +181,8 @@ public final class AudioManager {
         let asked = now()
         withStream(effect: id) { manager, stream in
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
-            manager.withEffect(id, for: stream) { manager, clip in
-                guard !manager.isMuted, !stream.isInterrupted else { return }
+            manager.withEffect(id, for: stream, now: true) { manager, clip in
+                guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
                 manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
             }
         }
@@ -512,13 +515,15 @@ public final class AudioManager {
     /// null output) is decoded again, rather than played too fast or too slow. Not found, it is logged and
     /// nothing runs; not readable, the same once the thread says so. `path`: its file, when the caller found it.
     private func withEffect(
-        _ id: String, for stream: MixingStream, foundAt path: String? = nil,
+        _ id: String, for stream: MixingStream, foundAt path: String? = nil, now: Bool = false,
         _ body: @escaping @MainActor (AudioManager, AudioClip) -> Void
     ) {
         if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return body(self, clip) }
         logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
         if decoding[id] == nil { decode([id], for: stream, found: path.map { [id: $0] } ?? [:]) }
-        decoding[id]?.append(body)
+        // Of the plays asked for now while it decodes, the last alone waits; each scheduled one keeps its time.
+        if now { decoding[id]?.removeAll(where: \.now) }
+        decoding[id]?.append((now, body))
     }
 
     /// Decodes the effects `ids` at `stream`'s rate on one thread of their own, one after the other, but those
@@ -569,7 +574,7 @@ public final class AudioManager {
                 "sound cannot be read; skipped", metadata: ["sound": "\(decoded.id)", "error": "\(error)"])
         case .success(let clip):
             if let stream, clip.sampleRate == Double(stream.sampleRate) { cache(clip, as: decoded.id) }
-            for waiter in waiters { waiter(self, clip) }
+            for waiter in waiters { waiter.play(self, clip) }
         }
     }
 
