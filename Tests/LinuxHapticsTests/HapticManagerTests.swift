@@ -281,6 +281,20 @@ import Testing
         #expect(try #require(late.1.latest).state.withLock { $0.prepared } == [tick])
     }
 
+    /// Names preloaded that have no file are remembered as such up to `unloadableLimit`, as those played are: a
+    /// name past the limit is looked for again when played (preloading kept every one, until 6 December).
+    @Test func missingNamesPreloadedAreRememberedUpToTheLimit() {
+        let (manager, _, resolver) = Self.manager()
+        let names = (0..<(HapticManager.unloadableLimit + 44)).map { "missing-\($0)" }
+        manager.preloadPatterns(names)
+        let lookups = resolver.lookups.load(ordering: .relaxed)
+        #expect(lookups == names.count, "each name looked for once")
+        manager.play(names[0])
+        #expect(resolver.lookups.load(ordering: .relaxed) == lookups, "a name within the limit is not looked for again")
+        manager.play(names[names.count - 1])
+        #expect(resolver.lookups.load(ordering: .relaxed) == lookups + 1, "one past it is")
+    }
+
     /// A pattern no engine plays, prepared, is logged with its reason and lets no prepared pattern go: four of them
     /// pushed a good one out of the four kept, and the next engine did not prepare it (until 6 December).
     @Test func preparingPatternsNoEnginePlaysLetsNoPreparedPatternGo() async throws {
