@@ -36,6 +36,27 @@ import Testing
         #expect(timeline.filter { $0.pattern == "b" }.count == CueSheet.maximumPlays - 1)
     }
 
+    /// Times, intervals, lengths and gaps made in code that are not numbers of seconds within a day are held to one
+    /// (NaN as 0): the timeline is sorted and every offset a number (a NaN time left the timeline unsorted, and an
+    /// infinite length or gap made offsets not numbers, until 6 December).
+    @Test func numbersMadeInCodeAreHeldWithinADayAndTheTimelineIsSorted() {
+        let chapter = CueSheet.Chapter(
+            number: 1, title: "",
+            cues: [
+                .init(time: 2, pattern: "a", moment: ""), .init(time: .nan, pattern: "b", moment: ""),
+                .init(time: -5, pattern: "c", moment: "", count: 3, interval: -1),
+                .init(time: .infinity, pattern: "d", moment: ""),
+                .init(time: 1, pattern: "e", moment: "", count: 2, interval: .nan),
+            ])
+        let timeline = chapter.timeline
+        #expect(timeline.map(\.time) == [0, 0, 0, 0, 1, 1, 2, CueSheet.latestTime])
+        #expect(timeline.map(\.pattern) == ["b", "c", "c", "c", "e", "e", "a", "d"])
+        let plan = ReplayPlan(
+            chapters: [chapter, chapter], patternDurations: ["a": .infinity, "b": .nan], chapterGap: -.infinity)
+        #expect(plan.entries.allSatisfy { $0.offset.isFinite } && plan.duration.isFinite)
+        #expect(plan.chapters.map(\.start) == [0, 2 + CueSheet.latestTime], "a, at 2 s, lasts a day; no gap")
+    }
+
     @Test func chaptersFollowEachOtherWithAGap() {
         let plan = ReplayPlan(chapters: Self.chapters, patternDurations: Self.durations, chapterGap: 2)
         #expect(plan.entries.map(\.cue.pattern) == ["charge", "thud", "tick", "tick", "tick"])

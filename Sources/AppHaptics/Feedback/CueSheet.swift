@@ -23,18 +23,20 @@ public struct CueSheet: Sendable, Hashable {
         }
 
         /// Every play of the chapter with `count` expanded, sorted by time (ties keep sheet order). A chapter made
-        /// in code is held to the rules a sheet is read by: a cue plays at least once, and the chapter at most
-        /// `maximumPlays` times (a count below 1 trapped, and `Int.max` tried to allocate it all, until 6
-        /// December).
+        /// in code is held to the rules a sheet is read by: a cue plays at least once, the chapter at most
+        /// `maximumPlays` times, and every play within 0 ... `latestTime` seconds, a time or interval that is not a
+        /// number counting as 0 (a count below 1 trapped, `Int.max` tried to allocate it all, and a time that was
+        /// not a number left the timeline unsorted, until 6 December).
         public var timeline: [TimedCue] {
             var left = CueSheet.maximumPlays
             let plays = cues.enumerated().flatMap { index, cue in
                 let count = Swift.min(Swift.max(cue.count, 1), left)
                 left -= count
+                let start = CueSheet.heldTime(cue.time), interval = CueSheet.heldTime(cue.interval)
                 return (0..<count).map { repetition in
                     TimedCue(
-                        chapter: number, time: cue.time + Double(repetition) * cue.interval, pattern: cue.pattern,
-                        moment: cue.moment, sheetIndex: index, repetition: repetition)
+                        chapter: number, time: CueSheet.heldTime(start + Double(repetition) * interval),
+                        pattern: cue.pattern, moment: cue.moment, sheetIndex: index, repetition: repetition)
                 }
             }
             return plays.enumerated().sorted { lhs, rhs in
@@ -80,6 +82,11 @@ public struct CueSheet: Sendable, Hashable {
     /// enough that every chapter's time summed over a replay stays a time a wait can be made for (a cue at
     /// 2e20 s, or two chapters of 1e308 s each, trapped the replay).
     public static let latestTime: Double = 86_400
+
+    /// `seconds` within 0 ... `latestTime`; one that is not a number is 0.
+    static func heldTime(_ seconds: Double) -> Double {
+        seconds.isNaN ? 0 : Swift.min(Swift.max(seconds, 0), latestTime)
+    }
 
     public var app: String
     /// The chapters in sheet order.

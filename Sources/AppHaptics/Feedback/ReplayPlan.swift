@@ -29,10 +29,13 @@ public struct ReplayPlan: Sendable, Hashable {
     public static let defaultChapterGap = 1.0
 
     /// Lays out `chapters` in the order given. `patternDurations` gives each pattern's length in seconds
-    /// (`HapticPattern.duration`); a pattern without one counts as an instant.
+    /// (`HapticPattern.duration`); a pattern without one counts as an instant. A length or gap that is not a number
+    /// of seconds within 0 ... `CueSheet.latestTime` is held to it (one that is not a number counts as 0), so every
+    /// offset is a number (an infinite length or gap made them infinite or not numbers, until 6 December).
     public init(
         chapters: [CueSheet.Chapter], patternDurations: [String: Double], chapterGap: Double = defaultChapterGap
     ) {
+        let chapterGap = CueSheet.heldTime(chapterGap)
         var entries: [Entry] = []
         var spans: [ChapterSpan] = []
         var start = 0.0
@@ -42,7 +45,7 @@ public struct ReplayPlan: Sendable, Hashable {
             for cue in timeline {
                 let offset = start + cue.time
                 entries.append(Entry(cue: cue, offset: offset))
-                end = Swift.max(end, offset + (patternDurations[cue.pattern] ?? 0))
+                end = Swift.max(end, offset + CueSheet.heldTime(patternDurations[cue.pattern] ?? 0))
             }
             spans.append(ChapterSpan(number: chapter.number, title: chapter.title, start: start, end: end))
             // No pause after the last chapter, nor after one without cues (nothing to tell apart).
