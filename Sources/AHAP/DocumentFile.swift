@@ -29,7 +29,13 @@ package enum DocumentFile {
             return .success(Data())
         case .success:
             do {
-                return .success(try Data(contentsOf: url))
+                let data = try Data(contentsOf: url)
+                // Measured again: a file that grew since its size was read (or another put in its place) is
+                // held to the limit too.
+                guard data.count <= maximumBytes else {
+                    return .failure(.tooLarge(size: data.count, limit: maximumBytes))
+                }
+                return .success(data)
             } catch {
                 return .failure(.unreadable(readFailureReason(error)))
             }
@@ -57,7 +63,8 @@ package enum DocumentFile {
         case .typeRegular?: nil
         case .typeDirectory?: .directory
         case .typeCharacterSpecial?, .typeBlockSpecial?: .unreadable("it is a device, not a regular file")
-        case .typeSymbolicLink?: .unreadable("it is a symbolic link to a file that does not exist")
+        case .typeSymbolicLink?:
+            .unreadable("it is a symbolic link that leads to no file (to one that does not exist, or round in a loop)")
         default: .unreadable("it is not a regular file (a pipe or a socket)")
         }
     }

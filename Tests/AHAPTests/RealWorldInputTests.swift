@@ -202,6 +202,8 @@ import Glibc
         #expect(mkfifo(pipe, 0o600) == 0)
         let dangling = folder.appendingPathComponent("dangling.ahap").path
         try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: "/nonexistent/target")
+        let loop = folder.appendingPathComponent("loop.ahap").path
+        try FileManager.default.createSymbolicLink(atPath: loop, withDestinationPath: loop)
         let linkToFolder = folder.appendingPathComponent("folder-link.ahap").path
         try FileManager.default.createSymbolicLink(atPath: linkToFolder, withDestinationPath: folder.path)
         let expected: [(String, String)] = [
@@ -209,7 +211,8 @@ import Glibc
             (linkToFolder, "unreadable-file: cannot read the file: it is a directory"),
             (pipe, "unreadable-file: cannot read the file: it is not a regular file (a pipe or a socket)"),
             ("/dev/zero", "unreadable-file: cannot read the file: it is a device, not a regular file"),
-            (dangling, "unreadable-file: cannot read the file: it is a symbolic link to a file that does not exist"),
+            (dangling, "unreadable-file: cannot read the file: it is a symbolic link that leads to no file"),
+            (loop, "unreadable-file: cannot read the file: it is a symbolic link that leads to no file"),
             (folder.appendingPathComponent("absent.ahap").path, "unreadable-file: cannot read the file: no such file"),
         ]
         for (path, message) in expected {
