@@ -143,6 +143,13 @@ public func lhEngineCreateWithLocality(
                         + " (or Core Haptics' names: default, leftHandle, rightHandle, leftTrigger, rightTrigger, "
                         + "triggers)")
             }
+            // Refused whatever is plugged in: a caller's mistake, not a pad's lack.
+            if selection == .allGamepads && chosen.isTrigger {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "locality \(chosen.rawValue) plays on one pad's trigger motors, not on every gamepad (\"all\"): "
+                        + "name the pad, or pass NULL for the first")
+            }
             options.locality = chosen
         }
         engine.pointee = try startedEngineHandle(

@@ -109,6 +109,20 @@ import Testing
         #expect(localityError?.message.hasPrefix(#"locality "pad\u001b[31mRED\r\u0007" is not one of"#) == true)
     }
 
+    /// A trigger locality on every gamepad is refused as the caller's mistake, whatever is plugged in (it was
+    /// `LH_ERROR_DEVICE`, a pad's lack, until 6 December).
+    @Test func aTriggerLocalityOnEveryGamepadIsAnInvalidArgument() {
+        var engine: OpaquePointer?
+        for locality in ["triggers", "left-trigger", "rightTrigger"] {
+            let (status, error) = calling { error in
+                lh_engine_create_with_locality("all", LH_ACTUATORS_RUMBLE, locality, &engine, error)
+            }
+            #expect(status == LH_ERROR_INVALID_ARGUMENT, "\(locality)")
+            #expect(error?.message.contains("not on every gamepad") == true, "\(error?.message ?? "")")
+            #expect(engine == nil)
+        }
+    }
+
     @Test func anUnknownLocalityIsAnInvalidArgumentThatListsTheNames() {
         var engine: OpaquePointer?
         let (status, error) = calling { error in
