@@ -125,6 +125,10 @@ extension EngineCore {
     }
 
     func stopEverything(reason: HapticEngineStoppedReason?, final: Bool = false) {
+        // What a destroy lets go (the completion handlers) goes after the lock: a
+        // handler may hold the last reference to a player or an engine, whose release calls into an engine.
+        var released: [PlayerID: CompletionHandler] = [:]
+        defer { withExtendedLifetime(released) {} }
         let (output, watch, timer, completions, handler, deferred, finished) = state.withLock { state in
             let wasRunning = state.phase == .running
             // An idle engine is one an app still sees as started (its next play opens the device again): a
@@ -139,12 +143,14 @@ extension EngineCore {
                 state.watch = nil
                 state.timer = nil
                 // A completion handler is a property of its player, which outlives a stop (a destroy ends both).
-                if final { state.completions = [:] }
+                if final { swap(&released, &state.completions) }
                 state.prepared = [:]
                 state.preparedBeforeRelease = []
                 state.deferredCallbacks = []
             }
             let handler = (reason != nil && reported) ? state.handlers.stopped : nil
+            // Counted, so that a stop on another thread waits for it (`deliver`).
+            if handler != nil { state.handlerCallsInFlight += 1 }
             // A players-finished handler still waiting hears of it now: no player plays on a stopped engine.
             let finished = state.handlers.playersFinished
             state.handlers.playersFinished = []
@@ -164,7 +170,7 @@ extension EngineCore {
         for completion in completions { completion(HapticEngineError(.notRunning, "the engine stopped")) }
         // The engine is stopped already: whatever the handler answers, there is nothing more to stop.
         for handler in finished { _ = handler(nil) }
-        if let reason { handler?(reason) }
+        if let reason, let handler { deliver { handler(reason) } }
     }
 
     /// For a play: an engine that shut itself down (idle) or lost its output starts again; a stopped one

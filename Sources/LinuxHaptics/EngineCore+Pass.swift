@@ -185,7 +185,8 @@ extension EngineCore {
         _ output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
         _ callbacks: inout [@Sendable () -> Void]
     ) {
-        if let handler { callbacks.append { handler(.idleTimeout) } }
+        // Counted in flight when the pass decided on it: delivered, it is counted out (a stop waits for it).
+        if let handler { callbacks.append { [weak self] in self?.deliver { handler(.idleTimeout) } } }
         output.close()
         audio?.close()
         let watch = state.withLock { state -> (any OutputWatch)? in

@@ -388,12 +388,16 @@ extension EngineCore {
         state.withLock { $0.resetGeneration == generation ? $0.completions[id] : nil }
     }
 
-    /// Sets a player's completion handler; a stale player's is dropped, since it can never complete.
+    /// Sets a player's completion handler; a stale player's is dropped, since it can never complete. The handler it
+    /// replaces is let go after the lock: it may hold the last reference to a player or an engine, whose release
+    /// calls into an engine (this one's lock taken again trapped, until 6 December).
     func setCompletionHandler(of id: PlayerID, generation: ResetGeneration, to handler: CompletionHandler?) {
-        state.withLock { state in
-            guard state.resetGeneration == generation, state.scheduler.players[id] != nil else { return }
-            state.completions[id] = handler
+        let replaced = state.withLock { state -> CompletionHandler? in
+            guard state.resetGeneration == generation, state.scheduler.players[id] != nil else { return nil }
+            defer { state.completions[id] = handler }
+            return state.completions[id]
         }
+        withExtendedLifetime(replaced) {}
     }
 
     /// The player's handle is gone: once it has nothing left to play it is forgotten, with its slot. A stale
@@ -408,10 +412,13 @@ extension EngineCore {
 
     /// Forgets released players that finished, with their completion handlers and prepared slots.
     func releaseOrphans() {
+        var forgotten: [CompletionHandler] = []
+        defer { withExtendedLifetime(forgotten) {} }
         let (output, slots) = state.withLock { state -> ((any MotorOutput)?, [Int]) in
             var slots: [Int] = []
             for id in state.scheduler.removeFinishedOrphans() {
-                state.completions[id] = nil
+                // Let go after the lock, as a replaced one is (`setCompletionHandler`).
+                if let handler = state.completions.removeValue(forKey: id) { forgotten.append(handler) }
                 state.openings[id] = nil
                 state.armedStarts[id] = nil
                 if state.stagedOpening?.player == id { state.stagedOpening = nil }

@@ -102,15 +102,18 @@ extension EngineCore {
         }
         adoptLatency(of: output)
         let now = motorNow
+        var released: (completions: [PlayerID: CompletionHandler], armedStarts: [PlayerID: ArmedStart]) = ([:], [:])
+        defer { withExtendedLifetime(released) {} }
         let generation = state.withLock { state -> ResetGeneration? in
             guard state.phase == .interrupted(reason) else { return nil }
             state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
             state.resetGeneration.advance()
             state.scheduler.forgetPlayers()
             state.preparedBeforeRelease = []
-            state.completions = [:]
+            // Let go after the lock, as a replaced handler is (`setCompletionHandler`).
+            swap(&released.completions, &state.completions)
             // Their handles still hold their armed starts; the reset generation keeps those from firing.
-            state.armedStarts = [:]
+            swap(&released.armedStarts, &state.armedStarts)
             return state.resetGeneration
         }
         guard let generation else {

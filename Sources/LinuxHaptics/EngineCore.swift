@@ -163,14 +163,27 @@ final class EngineCore: Sendable {
     /// How long a stop waits for a handler's return before it looks again.
     static let handlerRecheckNanoseconds: UInt64 = 10_000_000
 
+    // A handler replaced is let go after the lock (`setCompletionHandler`).
     var stoppedHandler: (@Sendable (HapticEngineStoppedReason) -> Void)? {
         get { state.withLock { $0.handlers.stopped } }
-        set { state.withLock { $0.handlers.stopped = newValue } }
+        set {
+            let replaced = state.withLock { state in
+                defer { state.handlers.stopped = newValue }
+                return state.handlers.stopped
+            }
+            withExtendedLifetime(replaced) {}
+        }
     }
 
     var resetHandler: (@Sendable () -> Void)? {
         get { state.withLock { $0.handlers.reset } }
-        set { state.withLock { $0.handlers.reset = newValue } }
+        set {
+            let replaced = state.withLock { state in
+                defer { state.handlers.reset = newValue }
+                return state.handlers.reset
+            }
+            withExtendedLifetime(replaced) {}
+        }
     }
 
     /// On a running engine, `handler` runs on the engine's thread once no player plays or waits to: at the next

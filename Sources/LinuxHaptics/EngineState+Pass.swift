@@ -158,6 +158,9 @@ extension EngineState {
                     phase = .idle
                     outcome.shutdown = output
                     outcome.idleHandler = handlers.stopped
+                    // Counted, so that a stop waits for it (`EngineCore.deliver`): until 6 December a stop on
+                    // another thread could return while it ran.
+                    if handlers.stopped != nil { handlerCallsInFlight += 1 }
                     self.output = nil
                     preparedBeforeRelease = prepared.keys.sorted()
                     prepared = [:]
