@@ -1,6 +1,6 @@
 // The rate limits, exactly: which calls of a given sequence are admitted and which are dropped, and why.
 import LinuxHaptics
-import AppHaptics
+@testable import AppHaptics
 import Testing
 
 @Suite struct FeedbackRateLimiterTests {
@@ -35,6 +35,20 @@ import Testing
         let (admitted, limiter) = Self.admitted(calls)
         #expect(admitted == calls)
         #expect(limiter.droppedCount == 0)
+    }
+
+    /// Limits with counts as large as `Int.max` (no count limit) keep only the admissions within the longer window:
+    /// a call a millisecond for ten seconds keeps a second's (until 6 December it kept all 10,000).
+    @Test func hugeCountsKeepOnlyTheAdmissionsWithinTheWindow() {
+        let limits = FeedbackRateLimits(
+            sustainedCount: .max, sustainedWindow: .seconds(1), burstCount: .max, burstWindow: .milliseconds(500),
+            minimumSpacing: .zero)
+        let calls = Array(0..<10_000)
+        let (admitted, limiter) = Self.admitted(calls, limits: limits)
+        #expect(admitted == calls)
+        #expect(limiter.keptAdmissions <= 1001, "\(limiter.keptAdmissions)")
+        // The window still counts: the standard limits after pruning admit exactly as before.
+        #expect(Self.admitted(Array(stride(from: 0, through: 1000, by: 10))).admitted.count == 11)
     }
 
     @Test func theVerdictSaysWhichLimitDropped() {

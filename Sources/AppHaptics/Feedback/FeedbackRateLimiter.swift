@@ -34,8 +34,9 @@ public struct FeedbackRateLimits: Sendable, Hashable {
     }
 }
 
-/// Decides, call by call, whether a haptic may play now. Memory is bounded by the larger window count:
-/// only the most recent admissions are kept.
+/// Decides, call by call, whether a haptic may play now. Memory is bounded by the larger window count, and by the
+/// admissions within the longer window: only the most recent admissions that a limit can still count are kept
+/// (and the last, for the spacing). With counts as large as `Int.max` every admission was kept, until 6 December.
 public struct FeedbackRateLimiter: Sendable {
     /// Which limit dropped a call.
     public enum DropReason: Sendable, Hashable {
@@ -56,6 +57,8 @@ public struct FeedbackRateLimiter: Sendable {
     public let limits: FeedbackRateLimits
     /// Admission times, oldest first; never longer than the larger of the two counts.
     private var recent: [Duration] = []
+    /// How many admission times it keeps: what its memory holds.
+    var keptAdmissions: Int { recent.count }
     public private(set) var admittedCount = 0
     public private(set) var droppedCount = 0
 
@@ -75,6 +78,10 @@ public struct FeedbackRateLimiter: Sendable {
             recent.append(now)
             let keep = Swift.max(limits.burstCount, limits.sustainedCount, 1)
             if recent.count > keep { recent.removeFirst(recent.count - keep) }
+            // One at least a window ago counts toward no limit: the older ones go, in one move.
+            let window = Swift.max(limits.burstWindow, limits.sustainedWindow)
+            let counted = recent.firstIndex { now - $0 < window } ?? recent.count - 1
+            if counted > 0 { recent.removeFirst(Swift.min(counted, recent.count - 1)) }
         } else {
             droppedCount += 1
         }
