@@ -354,6 +354,16 @@ extension EngineCore {
         // top); whatever follows (its decay) plays through the mix after it.
         guard let first = timeline.segments.first, first.start == 0, first.isConstant, !first.startLevels.isOff
         else { return false }
+        // Uploaded already on this output for what it plays now: an engine woken from idle by this call prepares
+        // again what was prepared before (`start`), this player's pulse too, which was uploaded twice until
+        // 6 December.
+        let current = state.withLock { state in
+            state.prepared[id].map {
+                $0.outputGeneration == state.outputGeneration && $0.controlsRevision == revision
+                    && $0.duration == first.end
+            } ?? false
+        }
+        if current { return true }
         // The level the planner would send for it: the profile's steps, the engine's gain.
         guard
             let (output, generation, planner) = state.withLock({ state in

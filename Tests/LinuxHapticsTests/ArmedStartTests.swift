@@ -93,6 +93,24 @@ import Testing
         #expect(after.contains(.apply(MotorMagnitudes(strong: q(0.7), weak: q(0.3)))))
     }
 
+    /// A prepared player prepared again on an engine gone idle uploads its pulse once: the engine woken by the call
+    /// prepares it again already, and the call uploaded it a second time and let the first go (until 6 December).
+    @Test func preparingAgainOnAnIdleEngineUploadsThePulseOnce() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 2
+        let rig = try Rig(options: options)
+        let player = try preparedTap(rig)
+        rig.clock.advance(by: 3)
+        #expect(rig.actions().last == .close, "idle: the device let go")
+        let idle = rig.actions().count
+        #expect(try player.prepare())
+        try player.start(atTime: 0)
+        let after = Array(rig.actions().dropFirst(idle))
+        #expect(after.filter { if case .prepare = $0 { true } else { false } }.count == 1, "\(after)")
+        #expect(!after.contains { if case .release = $0 { true } else { false } }, "\(after)")
+        #expect(after.last.map { if case .trigger = $0 { true } else { false } } == true, "\(after)")
+    }
+
     @Test func aPlayerMadeBeforeAResetIsRefusedNotFired() throws {
         let rig = try Rig()
         let player = try preparedTap(rig)
