@@ -530,6 +530,24 @@ import Testing
         #expect(rig.manager.leadNanoseconds != nil)
     }
 
+    /// A decode that says it began (`openBegan`), waits until the test lets it go (`gate`), then reads the file;
+    /// one never let go fails after `guardNanoseconds`.
+    static func decodeOnceLetGo(
+        _ shared: SlowOutput.Shared, guardNanoseconds: UInt64
+    ) -> @Sendable (String, Int) throws(AudioFileError) -> AudioClip {
+        { (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
+            shared.openBegan.withLock { $0 = true }
+            let deadline = MonotonicTime.nanoseconds() + guardNanoseconds
+            while !shared.gate.withLock({ $0 }) {
+                guard MonotonicTime.nanoseconds() < deadline else {
+                    throw AudioFileError(path: path, reason: "never let decode")
+                }
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            return try AudioFile.load(path, sampleRate: rate)
+        }
+    }
+
     /// An effect not preloaded is decoded on a thread of its own, the main actor free meanwhile, and heard once it
     /// is (here the decode waits for the test, which lets it go from the main actor: moved back onto that actor,
     /// it waited until its 2 s guard gave up, and nothing was heard).
@@ -542,17 +560,7 @@ import Testing
             resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
             effectCacheSamples: AudioManager.effectCacheSampleLimit,
-            decodeFile: { (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
-                shared.openBegan.withLock { $0 = true }
-                let deadline = MonotonicTime.nanoseconds() + 2_000_000_000
-                while !shared.gate.withLock({ $0 }) {
-                    guard MonotonicTime.nanoseconds() < deadline else {
-                        throw AudioFileError(path: path, reason: "never let decode")
-                    }
-                    Thread.sleep(forTimeInterval: 0.001)
-                }
-                return try AudioFile.load(path, sampleRate: rate)
-            })
+            decodeFile: Self.decodeOnceLetGo(shared, guardNanoseconds: 2_000_000_000))
         manager.preloadAllAssets([])
         await manager.settled()
         manager.playEffect("tick")
@@ -579,17 +587,7 @@ import Testing
             resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
             effectCacheSamples: AudioManager.effectCacheSampleLimit, now: { clock.load(ordering: .relaxed) },
-            decodeFile: { (path: String, rate: Int) throws(AudioFileError) -> AudioClip in
-                shared.openBegan.withLock { $0 = true }
-                let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-                while !shared.gate.withLock({ $0 }) {
-                    guard MonotonicTime.nanoseconds() < deadline else {
-                        throw AudioFileError(path: path, reason: "never let decode")
-                    }
-                    Thread.sleep(forTimeInterval: 0.001)
-                }
-                return try AudioFile.load(path, sampleRate: rate)
-            })
+            decodeFile: Self.decodeOnceLetGo(shared, guardNanoseconds: 10_000_000_000))
         manager.preloadAllAssets([])
         await manager.settled()
         for _ in 0..<200 { manager.playEffect("tick") }
