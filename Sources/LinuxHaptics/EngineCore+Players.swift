@@ -96,6 +96,7 @@ extension EngineCore {
     ) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) {
         let now = motorNow
         return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) in
+            guard state.phase != .destroyed else { throw EngineState.destroyedEngine }
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
             else { throw EngineState.stalePlayer }

@@ -293,9 +293,13 @@ struct EngineState: Sendable {
     }
 
     static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
+    static let destroyedEngine = HapticEngineError(.notRunning, "the engine was destroyed")
 
-    /// Fails with `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
+    /// Fails with `notRunning` on a destroyed engine (every command of its players does: until 6 December a stop,
+    /// seek, parameter or cancel returned normally and changed a player no engine would play), and with
+    /// `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
     func requirePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
+        guard phase != .destroyed else { throw Self.destroyedEngine }
         guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }
     }
 

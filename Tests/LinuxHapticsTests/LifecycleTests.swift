@@ -1,6 +1,7 @@
 // The engine's lifecycle under a manual clock: stopped and reset handlers, recovery, idle shutdown,
 // prepared pulses and slot limits, notifyWhenPlayersFinished.
 import Foundation
+import AHAP
 import HapticRendering
 @testable import LinuxHaptics
 import LinuxHapticsTesting
@@ -521,6 +522,33 @@ import Testing
             try engine.start()
         }
         #expect(reasons.all == [.engineDestroyed])
+        #expect(recorder.records().last?.action == .close)
+    }
+
+    /// Every command of a destroyed engine's player fails with `notRunning`, saying so (until 6 December a stop,
+    /// seek, parameter or cancel returned normally and changed a player no engine would play), and nothing
+    /// reaches the output after its close.
+    @Test func aDestroyedEnginesPlayerRefusesEveryCommand() throws {
+        let recorder = RecordingOutput()
+        var engine: HapticEngine? = HapticEngine(
+            output: .recording(recorder), clock: ManualClock(), logger: quietLogger())
+        try engine!.start()
+        let player = try engine!.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 1)))
+        try player.start(atTime: 0)
+        engine = nil
+        let parameter = HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)
+        let commands: [(String, () throws(HapticEngineError) -> Void)] = [
+            ("start", { () throws(HapticEngineError) in try player.start(atTime: 0) }),
+            ("stop", { () throws(HapticEngineError) in try player.stop(atTime: 0) }),
+            ("pause", { () throws(HapticEngineError) in try player.pause(atTime: 0) }),
+            ("resume", { () throws(HapticEngineError) in try player.resume(atTime: 0) }),
+            ("seek", { () throws(HapticEngineError) in try player.seek(toOffset: 0.5) }),
+            ("parameters", { () throws(HapticEngineError) in try player.sendParameters([parameter], atTime: 0) }),
+            ("cancel", { () throws(HapticEngineError) in try player.cancel() }),
+        ]
+        for (name, command) in commands {
+            #expect(throws: HapticEngineError(.notRunning, "the engine was destroyed"), "\(name)") { try command() }
+        }
         #expect(recorder.records().last?.action == .close)
     }
 
