@@ -102,6 +102,10 @@ public final class AudioManager {
     /// Tracks `stopMusic` left fading out, each with the time its fade ends (`now`'s clock): a later stop, a
     /// shorter fade or none, reaches them too.
     @ObservationIgnored private var fadingOut: [(sound: MixingStream.SoundID, ends: UInt64)] = []
+    /// Effects too large for the cache, each kept while a play of it sounds (until `ends`, on `now`'s clock): a
+    /// play meanwhile takes it rather than decoding a copy of its own (32 plays of a long effect held 32 copies,
+    /// until 6 December).
+    @ObservationIgnored private var sounding: [String: (clip: AudioClip, ends: UInt64)] = [:]
     /// The longest fade `stopMusic` takes, in seconds: a longer one (an infinite one too) takes this long.
     nonisolated public static let longestFadeOutSeconds = 60.0
 
@@ -183,7 +187,7 @@ public final class AudioManager {
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
             manager.withEffect(id, for: stream, now: true) { manager, clip in
                 guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(asked, id) else { return }
-                manager.started(stream.play(ClipSource(clip)), clip, at: nil, on: stream)
+                manager.started(stream.play(ClipSource(clip)), id, clip, at: nil, on: stream)
             }
         }
     }
@@ -207,7 +211,8 @@ public final class AudioManager {
             guard !manager.isMuted, !stream.isInterrupted, manager.isOfItsMoment(moment, id) else { return }
             manager.withEffect(id, for: stream, foundAt: path) { manager, clip in
                 guard !manager.isMuted, !stream.isInterrupted else { return }
-                manager.started(stream.play(ClipSource(clip), at: nanoseconds), clip, at: nanoseconds, on: stream)
+                manager.started(
+                    stream.play(ClipSource(clip), at: nanoseconds), id, clip, at: nanoseconds, on: stream)
             }
         }
     }
@@ -228,13 +233,18 @@ public final class AudioManager {
     /// Notes an effect just played, and keeps at most `maximumEffects` sounding: past them the one started
     /// first fades out over a few milliseconds (no click), so that a burst of calls (a game firing an effect
     /// every frame) cannot pile up mixing work and loudness without end.
-    private func started(_ sound: MixingStream.SoundID, _ clip: AudioClip, at start: UInt64?, on stream: MixingStream) {
+    private func started(
+        _ sound: MixingStream.SoundID, _ id: String, _ clip: AudioClip, at start: UInt64?, on stream: MixingStream
+    ) {
         let now = self.now()
         // Held at the last time 64 bits hold: an effect asked for centuries ahead (`UInt64.max`) ends then.
         let begins = Self.later(max(start ?? now, now), by: stream.leadNanoseconds)
         let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
         playingEffects.removeAll { $0.ends <= now }
-        playingEffects.append((sound, Self.later(begins, by: length)))
+        let ends = Self.later(begins, by: length)
+        playingEffects.append((sound, ends))
+        sounding = sounding.filter { $0.value.ends > now }
+        if effects[id] == nil { sounding[id] = (clip, max(sounding[id]?.ends ?? 0, ends)) }
         while playingEffects.count > Self.maximumEffects {
             stream.fade(playingEffects.removeFirst().sound, to: 0, over: Self.muteSeconds, thenStop: true)
         }
@@ -518,7 +528,11 @@ public final class AudioManager {
         _ id: String, for stream: MixingStream, foundAt path: String? = nil, now: Bool = false,
         _ body: @escaping @MainActor (AudioManager, AudioClip) -> Void
     ) {
-        if let clip = effects[id], clip.sampleRate == Double(stream.sampleRate) { return body(self, clip) }
+        if let clip = effects[id] ?? sounding[id].flatMap({ $0.ends > self.now() ? $0.clip : nil }),
+            clip.sampleRate == Double(stream.sampleRate)
+        {
+            return body(self, clip)
+        }
         logger.debug("effect played before it was preloaded", metadata: ["effect": "\(id)"])
         if decoding[id] == nil { decode([id], for: stream, found: path.map { [id: $0] } ?? [:]) }
         // Of the plays asked for now while it decodes, the last alone waits; each scheduled one keeps its time.
