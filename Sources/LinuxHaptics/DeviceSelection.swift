@@ -2,6 +2,7 @@
 // has hardware, what the engine's first open takes, whether a device that appeared is the engine's, and which
 // pads an all-gamepads engine drives. The caller lists the devices and resolves a named node's links once per
 // question (`resolvingLinks`, which reads the file system); the rule itself only compares, and is unit-tested.
+package import HapticRendering
 public import LinuxInput
 
 /// Which device an engine drives.
@@ -38,6 +39,13 @@ extension DeviceSelection {
 
     /// The name of `allGamepads`.
     package static let allGamepadsName = "all"
+
+    /// Why this selection cannot play at `locality`, whatever is plugged in: a trigger locality plays on one pad's
+    /// trigger motors, not on every gamepad. Nil when it can.
+    package func refusal(at locality: HapticLocality) -> String? {
+        guard self == .allGamepads, locality.isTrigger else { return nil }
+        return "locality \(locality.rawValue) plays on one pad's trigger motors, not on every gamepad"
+    }
 
     /// The event node `name` spells: a path as it is, an event name (`event5`) in /dev/input; nil otherwise.
     package static func nodePath(_ name: String) -> String? {

@@ -51,12 +51,8 @@ final class EvdevOutputSource: OutputSource {
 
     func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
         lastListing.withLock { $0 = nil }
+        if let refusal = selection.refusal(at: locality) { throw OutputFailure(.unsupported, refusal) }
         if selection == .allGamepads {
-            guard !locality.isTrigger else {
-                throw OutputFailure(
-                    .unsupported,
-                    "locality \(locality.rawValue) plays on one pad's trigger motors, not on every gamepad")
-            }
             return try openAllGamepads(clock: clock, logger: logger)
         }
         let (device, driver, listedID) = try openFirst(of: try resolveNodes(logger: logger), logger: logger)

@@ -144,11 +144,9 @@ public func lhEngineCreateWithLocality(
                         + "triggers)")
             }
             // Refused whatever is plugged in: a caller's mistake, not a pad's lack.
-            if selection == .allGamepads && chosen.isTrigger {
+            if let refusal = selection.refusal(at: chosen) {
                 throw CFailure(
-                    LH_ERROR_INVALID_ARGUMENT,
-                    "locality \(chosen.rawValue) plays on one pad's trigger motors, not on every gamepad (\"all\"): "
-                        + "name the pad, or pass NULL for the first")
+                    LH_ERROR_INVALID_ARGUMENT, refusal + " (\"all\"): name the pad, or pass NULL for the first")
             }
             options.locality = chosen
         }

@@ -15,7 +15,12 @@ package enum MonotonicTime {
 
     /// The time `seconds` from now, in nanoseconds, held at the last one 64 bits hold.
     package static func deadline(afterSeconds seconds: Double) -> UInt64 {
-        let (sum, overflow) = nanoseconds().addingReportingOverflow(nanoseconds(seconds: seconds))
+        later(nanoseconds(), by: nanoseconds(seconds: seconds))
+    }
+
+    /// `time` plus `nanoseconds`, held at the last time 64 bits hold rather than overflowing.
+    package static func later(_ time: UInt64, by nanoseconds: UInt64) -> UInt64 {
+        let (sum, overflow) = time.addingReportingOverflow(nanoseconds)
         return overflow ? .max : sum
     }
 }

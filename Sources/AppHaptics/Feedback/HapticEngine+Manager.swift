@@ -17,7 +17,7 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     package let engine: HapticEngine
     private let transient = Lock<(any HapticPatternPlayer)?>(nil)
     /// The last `mostPlaysSounding` fire-and-forget plays, oldest first: a play past them cancels the oldest.
-    private let recentPlays = Lock<[any HapticPatternPlayer]>([])
+    private let recentPlays = Lock<[any HapticAdvancedPatternPlayer]>([])
     /// At most this many ordinary plays sound together (prepared ones and the transient besides), as the sound
     /// effects' limit: past it the motors are long full anyway, and every start mixes every player sounding, so a
     /// game calling `play` a thousand times in a loop made each call slower than the last (24 s for 1,000 plays of
@@ -108,14 +108,15 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     @inline(__always)
     package func play(_ pattern: HapticPattern) throws {
         if playPrepared(pattern) { return }
-        let player = try engine.makePlayer(with: pattern)
+        let player = try engine.makeAdvancedPlayer(with: pattern)
         try player.start(atTime: 0)
-        let oldest = recentPlays.withLock { plays -> (any HapticPatternPlayer)? in
+        let oldest = recentPlays.withLock { plays -> (any HapticAdvancedPatternPlayer)? in
             plays.append(player)
             return plays.count > Self.mostPlaysSounding ? plays.removeFirst() : nil
         }
-        // One that has ended, or that a reset invalidated, has nothing left to cancel.
-        try? oldest?.cancel()
+        // Only one still playing is cancelled: cancelling one that ended would change its phase, and wake the
+        // playback thread to plan again, on every play past the limit. A reset's invalid player reads as stopped.
+        if let oldest, oldest.phase == .playing || oldest.phase == .paused { try? oldest.cancel() }
     }
 
     /// Starts the player prepared for `pattern`, found in its slot (and taken from it, unless it `keeps`): first by

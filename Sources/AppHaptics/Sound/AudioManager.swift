@@ -238,22 +238,16 @@ public final class AudioManager {
     ) {
         let now = self.now()
         // Held at the last time 64 bits hold: an effect asked for centuries ahead (`UInt64.max`) ends then.
-        let begins = Self.later(max(start ?? now, now), by: stream.leadNanoseconds)
+        let begins = MonotonicTime.later(max(start ?? now, now), by: stream.leadNanoseconds)
         let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
         playingEffects.removeAll { $0.ends <= now }
-        let ends = Self.later(begins, by: length)
+        let ends = MonotonicTime.later(begins, by: length)
         playingEffects.append((sound, ends))
-        sounding = sounding.filter { $0.value.ends > now }
+        if !sounding.isEmpty { sounding = sounding.filter { $0.value.ends > now } }
         if effects[id] == nil { sounding[id] = (clip, max(sounding[id]?.ends ?? 0, ends)) }
         while playingEffects.count > Self.maximumEffects {
             stream.fade(playingEffects.removeFirst().sound, to: 0, over: Self.muteSeconds, thenStop: true)
         }
-    }
-
-    /// `time` plus `nanoseconds`, held at the last time 64 bits hold rather than overflowing.
-    private static func later(_ time: UInt64, by nanoseconds: UInt64) -> UInt64 {
-        let (sum, overflow) = time.addingReportingOverflow(nanoseconds)
-        return overflow ? .max : sum
     }
 
     /// How far ahead of now a sound must be placed to be heard from its first frame, in nanoseconds; nil when
@@ -322,8 +316,8 @@ public final class AudioManager {
                 if fade > 0 { changes.fade(id, to: 0, over: fade, thenStop: true) } else { changes.stop(id) }
             }
         }
-        let ends = Self.later(
-            Self.later(now, by: stream?.leadNanoseconds ?? 0), by: MonotonicTime.nanoseconds(seconds: fade))
+        let ends = MonotonicTime.later(
+            MonotonicTime.later(now, by: stream?.leadNanoseconds ?? 0), by: MonotonicTime.nanoseconds(seconds: fade))
         fadingOut = fade > 0 && stream != nil ? tracks.map { ($0, ends) } : []
         incoming = nil
         outgoing = nil
@@ -450,7 +444,7 @@ public final class AudioManager {
             // still ahead keeps it, and is counted a little longer than it sounds): the cap counts them on.
             let paused = now > since ? now - since : 0
             for index in playingEffects.indices where playingEffects[index].ends > since {
-                playingEffects[index].ends = Self.later(playingEffects[index].ends, by: paused)
+                playingEffects[index].ends = MonotonicTime.later(playingEffects[index].ends, by: paused)
             }
             interruptedAt = nil
         }
