@@ -97,7 +97,7 @@ struct FeedbackCommand: AsyncParsableCommand {
         try await stops.narrate {
             await Self.narrate(
                 taps, from: start, until: start + pattern.duration, on: engine,
-                planned: PlannedLevels([(start, pattern)]), report: report)
+                planned: PlannedLevels(start: start, plays: [(0, pattern)]), report: report)
         }
     }
 
@@ -109,7 +109,8 @@ struct FeedbackCommand: AsyncParsableCommand {
     ) async {
         for tap in taps {
             let at = start + tap.relativeTime
-            let output = MotorMeter.output(await engine.levels(at: at, of: planned), engine.actuatorActivity)
+            let output = MotorMeter.output(
+                await engine.levels(atOffset: tap.relativeTime, of: planned), engine.actuatorActivity)
             if Task.isCancelled { return }
             report.emit(
                 "tap",

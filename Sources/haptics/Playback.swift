@@ -312,34 +312,36 @@ extension HapticEngine {
         if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }
     }
 
-    /// The motor levels `plays` ask for just after `time` (`PlaybackTiming.sampleDelay`), printed once that moment
-    /// has come.
-    func levels(at time: Double, of plays: PlannedLevels) async -> MotorMagnitudes {
-        await sleep(until: time + PlaybackTiming.sampleDelay)
-        return plays.levels(at: time + PlaybackTiming.sampleDelay, profile: renderProfile)
+    /// The motor levels `plays` ask for just after `offset` seconds from their start (`PlaybackTiming.sampleDelay`),
+    /// printed once that moment has come.
+    func levels(atOffset offset: Double, of plays: PlannedLevels) async -> MotorMagnitudes {
+        await sleep(until: plays.start + offset + PlaybackTiming.sampleDelay)
+        return plays.levels(atOffset: offset + PlaybackTiming.sampleDelay, profile: renderProfile)
     }
 }
 
 /// The motor levels patterns started at known times ask for, as the engine renders them for its device (its
 /// profile) and mixes them (summed, clamped to full): what `replay` and `feedback` print for a moment, the same in
 /// every run. (The output read once the command woke depended on how late it woke: a thud's weak motor read 20% in
-/// some runs and 32% in others, until 6 December.)
+/// some runs and 32% in others, until 6 December.) Kept and asked in seconds from `start`, never in engine time: a
+/// moment 20 ms into a play lands on the pattern's own 20 ms step only when both are added up alike, and engine
+/// times of a thousand seconds and more rounded the moment below it on some clock values (the thud read 20% again).
 final class PlannedLevels: Sendable {
-    private let plays: [(start: Double, pattern: HapticPattern)]
-    /// The first play's start: the mix is kept in seconds from it.
-    private let origin: Double
+    /// The engine time the plays' offsets count from.
+    let start: Double
+    private let plays: [(offset: Double, pattern: HapticPattern)]
     /// The plays rendered with the profile named, mixed as the engine mixes players (`MotorTimeline.mixed`).
     private let mix = Lock<(profile: String, timeline: MotorTimeline)?>(nil)
 
-    /// `plays`: each pattern with the engine time it starts at.
-    init(_ plays: [(start: Double, pattern: HapticPattern)]) {
+    /// `plays`: each pattern with the seconds after `start` it starts at (none before it).
+    init(start: Double, plays: [(offset: Double, pattern: HapticPattern)]) {
+        self.start = start
         self.plays = plays
-        origin = plays.map(\.start).min() ?? 0
     }
 
-    /// What the plays ask for at `time` (engine seconds), rendered with `profile` (again when it is not the one
+    /// What the plays ask for `offset` seconds after `start`, rendered with `profile` (again when it is not the one
     /// rendered with last: a device of another kind came back).
-    func levels(at time: Double, profile: RenderProfile) -> MotorMagnitudes {
+    func levels(atOffset offset: Double, profile: RenderProfile) -> MotorMagnitudes {
         let timeline = mix.withLock { mix in
             if let mix, mix.profile == profile.name { return mix.timeline }
             let renderer = PatternRenderer(profile: profile)
@@ -348,12 +350,12 @@ final class PlannedLevels: Sendable {
                 plays.map { play in
                     let timeline = rendered[play.pattern] ?? renderer.render(play.pattern)
                     rendered[play.pattern] = timeline
-                    return timeline.shifted(by: play.start - origin)
+                    return timeline.shifted(by: play.offset)
                 })
             mix = (profile.name, timeline)
             return timeline
         }
-        return timeline.levels(at: time - origin)
+        return timeline.levels(at: offset)
     }
 }
 

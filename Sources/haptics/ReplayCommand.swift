@@ -63,7 +63,8 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         schedule.scheduleRemaining(report: report)
         let planned = PlannedLevels(
-            plan.entries.compactMap { entry in patterns[entry.cue.pattern].map { (start + entry.offset, $0) } })
+            start: start,
+            plays: plan.entries.compactMap { entry in patterns[entry.cue.pattern].map { (entry.offset, $0) } })
         let narration = ReplayNarration(
             app: sheet.app, output: outputName, plan: plan, start: start, engine: engine, planned: planned,
             report: report)
@@ -225,7 +226,8 @@ struct ReplayNarration: Sendable {
 
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
-        let output = MotorMeter.output(await engine.levels(at: at, of: planned), engine.actuatorActivity)
+        let output = MotorMeter.output(
+            await engine.levels(atOffset: entry.offset, of: planned), engine.actuatorActivity)
         if Task.isCancelled { return }
         let name = entry.cue.pattern.padded(to: Self.patternColumn)
         report.emit(

@@ -32,14 +32,30 @@ import Testing
                     parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
                     relativeTime: 0, duration: 0.5)
             ], parameters: [])
-        let planned = PlannedLevels([(10, tap), (10.25, tap)])
+        let planned = PlannedLevels(start: 10, plays: [(0, tap), (0.25, tap)])
         let one = PatternRenderer(profile: .virtualPad).render(tap).levels(at: 0.1)
-        #expect(planned.levels(at: 9.9, profile: .virtualPad) == .off)
-        #expect(planned.levels(at: 10.1, profile: .virtualPad) == one)
-        #expect(planned.levels(at: 10.35, profile: .virtualPad) == MotorMagnitudes.summed([one, one]))
-        #expect(planned.levels(at: 20, profile: .virtualPad) == .off)
+        #expect(planned.levels(atOffset: -0.1, profile: .virtualPad) == .off)
+        #expect(planned.levels(atOffset: 0.1, profile: .virtualPad) == one)
+        #expect(planned.levels(atOffset: 0.35, profile: .virtualPad) == MotorMagnitudes.summed([one, one]))
+        #expect(planned.levels(atOffset: 10, profile: .virtualPad) == .off)
         let generic = PatternRenderer(profile: .genericRumble).render(tap).levels(at: 0.1)
-        #expect(planned.levels(at: 10.1, profile: .genericRumble) == generic)
+        #expect(planned.levels(atOffset: 0.1, profile: .genericRumble) == generic)
+    }
+
+    /// The moment a cue prints (`PlaybackTiming.sampleDelay` into its play) lands on its pattern's own step there
+    /// whatever the engine's clock reads: the thud's 20 ms step read as the level before it (weak 20%, not 34%) when
+    /// the command's times were engine times near 1,460 s, and `aCuesLevelsAreThoseItsPatternAsksFor...` failed on a
+    /// machine up for that long.
+    @Test func aCuesMomentLandsOnItsPatternsStepWhateverTheClockReads() throws {
+        let haptics = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Haptics")
+        let charge = try HapticPattern(contentsOf: haptics.appendingPathComponent("capacitor_charge.ahap"))
+        let thud = try HapticPattern(contentsOf: haptics.appendingPathComponent("thud.ahap"))
+        let asked = PatternRenderer(profile: .genericRumble).render(thud).levels(at: PlaybackTiming.sampleDelay)
+        for start in [1460.818875, 1313.7671, 7.25, 86_400.5] {
+            let planned = PlannedLevels(start: start, plays: [(0, charge), (1, thud)])
+            #expect(planned.levels(atOffset: 1 + PlaybackTiming.sampleDelay, profile: .genericRumble) == asked)
+        }
     }
 
     /// A cue naming a pattern that is not beside the sheet is named by the sheet's file and the cue's path in it,
