@@ -24,9 +24,12 @@ public struct InputDevice: Hashable, Sendable {
     /// user may; nil for every other device.
     public var hdActuators: HDActuators?
     /// Where a pattern may play on it (`HapticLocality` names): `all`, `left` and `right` on a rumble-capable
-    /// device, and the localities its HD actuators add (an Xbox pad's triggers); none without rumble.
+    /// device, and the localities its HD actuators add (an Xbox pad's triggers); `all` alone on a device that runs
+    /// periodic effects itself, whose one force has no sides (the engine refuses any other locality there); none
+    /// without rumble.
     public var localities: [String] {
         guard forceFeedback.isRumbleCapable else { return [] }
+        if forceFeedback.runsWaveformsItself { return ["all"] }
         return ["all", "left", "right"] + (hdActuators?.addedLocalities ?? [])
     }
 

@@ -90,6 +90,19 @@ private func encoded(_ value: some Encodable) throws -> JSONValue {
         #expect(denied.access.isPermissionProblem)
     }
 
+    @Test func aForceDeviceListsOnlyTheLocalityTheEngineTakesOnIt() throws {
+        // A joystick that runs periodic effects itself (rumble, periodic and constant: hid-pidff's set): its one
+        // force has no sides, and the engine refuses any locality but `all` on it.
+        var joystick = Self.pad
+        var bits = CapabilityBits()
+        bits.forceFeedback = EventCodeSet([0x50, 0x51, 0x52, 0x5a, 0x60].map { UInt16($0) })
+        joystick.capabilities = InputDeviceCapabilities(bits: bits, maxEffects: 40)
+        #expect(joystick.forceFeedback.runsWaveformsItself)
+        #expect(joystick.localities == ["all"])
+        #expect(try encoded(joystick).object?["localities"] == .array([.string("all")]))
+        #expect(Self.pad.localities == ["all", "left", "right"])
+    }
+
     @Test func monitorLineHasEventIdNodeNameAndAccess() throws {
         let object = try #require(try encoded(DeviceEvent(kind: .removed, device: Self.pad)).object)
         #expect(Set(object.keys) == ["event", "id", "node", "name", "isGamepad", "access"])
