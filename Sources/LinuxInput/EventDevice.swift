@@ -45,6 +45,17 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
         self.init(kind: Self.kind(for: error.errno), operation: operation, node: node, underlying: error)
     }
 
+    /// The capabilities of `node` could not be read: a file that answers no evdev request is no event node.
+    /// Character devices of other kinds refuse `EVIOCGBIT` with `EINVAL` (a hidraw node, a joystick's `jsN`) or
+    /// `ENOTTY` (most others): either way the file named is the problem, not a request of ours, so neither is
+    /// `invalidRequest`.
+    init(capabilityRead error: SystemCallError, node: String) {
+        let notANode = error.errno == .invalidArgument || error.errno == .inappropriateIOControl
+        self.init(
+            kind: notANode ? .other : Self.kind(for: error.errno), operation: "read capabilities", node: node,
+            underlying: error)
+    }
+
     /// Sorts an errno from an evdev call into a `Kind`.
     static func kind(for errno: Errno) -> Kind {
         switch errno {
@@ -71,8 +82,9 @@ public struct EventDeviceError: Error, Equatable, Sendable, CustomStringConverti
         case .notFound: reason = "no such device node"
         case .closed: reason = "the device was closed"
         case .other:
-            // A file that answers no evdev request, or a folder, where an event node was named.
-            let notANode: Set<Errno> = [.inappropriateIOControl, .isDirectory]
+            // A file that answers no evdev request, or a folder, where an event node was named (`EINVAL` sorts
+            // here only from a capability read: `init(capabilityRead:node:)`).
+            let notANode: Set<Errno> = [.inappropriateIOControl, .isDirectory, .invalidArgument]
             reason =
                 underlying.map { notANode.contains($0.errno) } == true
                 ? "not an input event node (/dev/input/eventN)" : "system error"
@@ -116,7 +128,7 @@ public final class EventDevice: Sendable {
             }
         } catch {
             Sys.close(fd)
-            throw EventDeviceError(error, operation: "read capabilities", node: node)
+            throw EventDeviceError(capabilityRead: error, node: node)
         }
         // A link (`/dev/input/by-id/...-event-joystick`) is known by the node it names, as listings and hot-plug
         // events know it, and its sysfs directory by that node's name: the hidraw node, sound card and driver

@@ -160,8 +160,10 @@ import Testing
         #expect(EventDeviceError.kind(for: .ioError) == .other)
     }
 
-    /// A file or a folder named where an event node goes is said to be no event node, not "system error".
-    @Test(arguments: ["/dev/null", "/tmp"])
+    /// A file or a folder named where an event node goes is said to be no event node, not "system error"; nor is a
+    /// character device that refuses evdev's requests with EINVAL (as a hidraw node or a joystick's `jsN` does: here
+    /// /dev/urandom) said to be an invalid request of ours.
+    @Test(arguments: ["/dev/null", "/tmp", "/dev/urandom"])
     func openingAFileThatIsNoEventNodeSaysSo(path: String) {
         do {
             _ = try EventDevice(node: path, logger: .init(label: "test"))
