@@ -155,7 +155,11 @@ package final class HDRumbleStream: CueStream, Sendable {
         self.clock = clock
         self.logger = logger
         deviceName = device.node
-        state.withLock { $0.counter = PadCounters.next(for: device.node) }
+        state.withLock { state in
+            state.counter = PadCounters.next(for: device.node)
+            // The spacing counts from the last report of ours on the pad, whichever stream wrote it.
+            state.lastWrite = PadLastWrites.last(for: device.node)
+        }
         // Held weakly: a stream its owner lets go without `close()` is closed by its `deinit`, timer and all.
         let started = try clock.makeTimer { [weak self] in self?.service() }
         timer.withLock { $0 = started }
@@ -231,8 +235,11 @@ package final class HDRumbleStream: CueStream, Sendable {
         running.cancel()
         finish()
         keeper?.close()
-        let next = state.withLock { Self.takeCounter(&$0, now: now, keeper: keeper).counter }
+        let (next, lastWrite) = state.withLock { state in
+            (Self.takeCounter(&state, now: now, keeper: keeper).counter, state.lastWrite)
+        }
         PadCounters.record(next, for: device.node)
+        PadLastWrites.record(lastWrite, for: device.node)
         device.close()
     }
 
@@ -515,6 +522,8 @@ package final class HDRumbleStream: CueStream, Sendable {
             // Written before the keeper hears of it, so that it stays armed until the pad is at rest. Should the
             // keeper write its silence in between, the pad gets the same rest twice.
             try? device.write(rest.bytes)
+            let written = now
+            state.withLock { $0.lastWrite = written }
             keeper?.heartbeat(armed: false, silence: SwitchRumbleReport.rest(counter: rest.counter &+ 1).bytes)
         }
     }

@@ -64,3 +64,21 @@ enum PadCounters {
     /// A stream on `node` ended, its next report's counter being `counter`.
     static func record(_ counter: UInt8, for node: String) { counters.withLock { $0[node] = counter } }
 }
+
+/// When this process last wrote a report to each pad's hidraw node (nanoseconds on `CLOCK_MONOTONIC`, the streams'
+/// clock), as the last stream there left it: a stream that begins on the node (an engine stopped and started again)
+/// keeps the pad's least spacing from that report, as one stream keeps it between its own (a Switch controller's
+/// 25 ms, which faster sends can break a Bluetooth link at). Read and written as `PadCounters` is.
+enum PadLastWrites {
+    private static let times = Lock<[String: UInt64]>([:])
+
+    /// When the last stream of ours on `node` wrote its last report; nil when none has.
+    static func last(for node: String) -> UInt64? { times.withLock { $0[node] } }
+
+    /// A stream on `node` ended, its last report written at `time` (nil: it wrote none, and the one before it
+    /// stands).
+    static func record(_ time: UInt64?, for node: String) {
+        guard let time else { return }
+        times.withLock { $0[node] = max(time, $0[node] ?? 0) }
+    }
+}

@@ -689,11 +689,34 @@ import Testing
         rig.file.empty()
         let second = try rig.start(keeper: keepers.make)
         #expect(second.stream !== first.stream && keepers.made.count == 2)
-        second.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now + 0.01))
+        // Placed as the engine places a start: no sooner than the pad's spacing from the report at rest allows.
+        second.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now + second.startLead))
         rig.advance(by: 1)
         second.close()
         // Four updates over the tone, then three at rest.
         #expect(try rig.reports().map(\.counter) == Array(3..<10))
+    }
+
+    /// A stream begun on the pad right after the last one closed mid-tone (an engine stopped and started again)
+    /// keeps the pad's least spacing from that stream's report at rest, as one stream keeps it between its own
+    /// reports: its first report waits, and the engine is told to place its start that much ahead.
+    @Test func aStreamBegunRightAfterTheLastOneEndedKeepsTheSpacingFromItsLastReport() throws {
+        let rig = try Rig()
+        let keepers = Keepers()
+        let tone = AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25)
+        let first = try rig.start(keeper: keepers.make)
+        first.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.04)
+        // Closed mid-tone, 10 ms after its second report: its report at rest goes out at once, at 40 ms.
+        first.close()
+        let second = try rig.start(keeper: keepers.make)
+        #expect(abs(second.startLead - 0.025) < 1e-6, "\(second.startLead)")
+        second.play(tone, atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.5)
+        second.close()
+        let rest = try #require(keepers.made[0].heartbeats.last)
+        let next = try #require(keepers.made[1].heartbeats.first)
+        #expect(HDRumbleStreamTests.milliseconds([rest.at, next.at]) == [40, 65], "25 ms apart, not 0")
     }
 
     /// A stream that has ended (its guard found gone, or its pad unplugged) is not joined: the next engine starts
