@@ -251,23 +251,18 @@ extension PlaybackScheduler {
     }
 
     /// The mix of every player playing after engine time `origin` (`PlayerState.playsAfter`: a player that finished
-    /// since counts up to its end) over `0...span` seconds after it, in that local time:
-    /// segments cut at every player's breakpoints, each player linear inside each piece, summed and clamped per
-    /// the renderer's rule. A stretch where no player has a segment stays a gap (silence), exactly as in the
-    /// player's own timeline, so one player started from its top mixes to its own timeline unchanged. The part
-    /// of a player a prepared pulse plays on its own slot is left out.
+    /// since counts up to its end) over `0...span` seconds after it, in that local time: each player's part
+    /// (`voice`) summed with the others' and clamped per the renderer's rule (`MotorTimeline.mixed`), then routed to
+    /// the motors of `locality`. A stretch where no player has a segment stays silent, exactly as in the player's
+    /// own timeline, so one player started from its top mixes to its own timeline unchanged. The part of a player a
+    /// prepared pulse plays on its own slot is left out.
     func mixedTimeline(from origin: Double, span: Double, locality: HapticLocality) -> MotorTimeline {
-        struct Voice {
-            var timeline: MotorTimeline
-            var startOffset: Double
-            var rate: Double
-            var loop: Double?
-            var covered: Double
-            /// A loop too fast to mix pass by pass: its mean, all along.
-            var steady: MotorMagnitudes?
-        }
-        let voices = players.keys.sorted().compactMap { id -> Voice? in
-            guard let player = players[id], player.playsAfter(origin), span > 0 else { return nil }
+        guard span > 0 else { return .silent }
+        let voices = players.keys.sorted().compactMap { id -> MotorTimeline? in
+            guard let player = players[id], player.playsAfter(origin) else { return nil }
+            if let steady = steadyLevels(of: id) {
+                return MotorTimeline(segments: [.init(start: 0, end: span, startLevels: steady, endLevels: steady)])
+            }
             // A looping player's offset taken within its pass: only the phase counts, and passes are counted from
             // it. From an offset that large (a seek to 1e16 s, then looping on) adding a pass's length to it changed
             // nothing, and counting passes from it never ended (the playback thread spun, until 6 December).
@@ -275,58 +270,56 @@ extension PlaybackScheduler {
             if let loop = player.loopLength, loop > 0, startOffset >= loop {
                 startOffset = startOffset.truncatingRemainder(dividingBy: loop)
             }
-            return Voice(
-                timeline: player.timeline, startOffset: startOffset, rate: player.rate, loop: player.loopLength,
-                covered: preparedPlayers[id] ?? 0, steady: steadyLevels(of: id))
+            return Self.voice(
+                of: player.timeline, from: startOffset, rate: player.rate, loop: player.loopLength,
+                covered: preparedPlayers[id] ?? 0, span: span)
         }
+        let mix = MotorTimeline.mixed(voices)
+        return MotorTimeline(
+            segments: mix.segments.map {
+                MotorTimeline.Segment(
+                    start: $0.start, end: $0.end, startLevels: locality.apply($0.startLevels.clamped()),
+                    endLevels: locality.apply($0.endLevels.clamped()))
+            })
+    }
+
+    /// One player's part of a mix over `0...span` seconds of local time: its `timeline` from pattern time
+    /// `startOffset` on at `rate`, pass after pass of `loop` when it loops (each pass `0..<loop` of the timeline),
+    /// without the pattern time before `covered` (in every pass). Cut at its own breakpoints only: the mix cuts
+    /// it at the others'.
+    private static func voice(
+        of timeline: MotorTimeline, from startOffset: Double, rate: Double, loop: Double?, covered: Double,
+        span: Double
+    ) -> MotorTimeline {
         var cuts: [Double] = [0, span]
-        for voice in voices where voice.steady == nil {
-            var points = voice.timeline.segments.flatMap { [$0.start, $0.end] } + [voice.covered]
-            guard let loop = voice.loop else {
-                cuts += points.map { ($0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
-                continue
-            }
+        var points = timeline.segments.flatMap { [$0.start, $0.end] } + [covered]
+        if let loop {
             points = points.filter { $0 < loop } + [loop]
-            var base = (voice.startOffset / loop).rounded(.down) * loop
-            while (base - voice.startOffset) / voice.rate < span {
-                cuts += points.map { (base + $0 - voice.startOffset) / voice.rate }.filter { $0 > 0 && $0 < span }
+            var base = (startOffset / loop).rounded(.down) * loop
+            while (base - startOffset) / rate < span {
+                cuts += points.map { (base + $0 - startOffset) / rate }.filter { $0 > 0 && $0 < span }
                 base += loop
             }
+        } else {
+            cuts += points.map { ($0 - startOffset) / rate }.filter { $0 > 0 && $0 < span }
         }
         cuts.sort()
-        var segments: [MotorTimeline.Segment] = []
+        var pieces: [MotorTimeline.Segment] = []
         var start = cuts[0]
         for end in cuts.dropFirst() where end > start {
             defer { start = end }
-            let middle = (start + end) / 2
-            // `MotorMagnitudes.summed` without an array of parts per segment: from off, in voice order, clamped.
-            var startSum = MotorMagnitudes.off
-            var endSum = MotorMagnitudes.off
-            var voiced = false
-            for voice in voices {
-                if let steady = voice.steady {
-                    startSum = startSum + steady
-                    endSum = endSum + steady
-                    voiced = true
-                    continue
-                }
-                var offset = voice.startOffset + middle * voice.rate
-                var base = 0.0
-                if let loop = voice.loop {
-                    base = (offset / loop).rounded(.down) * loop
-                    offset -= base
-                }
-                guard offset >= voice.covered, let segment = voice.timeline.segment(at: offset) else { continue }
-                startSum = startSum + segment.levels(at: voice.startOffset + start * voice.rate - base)
-                endSum = endSum + segment.levels(at: voice.startOffset + end * voice.rate - base)
-                voiced = true
+            var offset = startOffset + (start + end) / 2 * rate
+            var base = 0.0
+            if let loop {
+                base = (offset / loop).rounded(.down) * loop
+                offset -= base
             }
-            guard voiced else { continue }
-            segments.append(
+            guard offset >= covered, let segment = timeline.segment(at: offset) else { continue }
+            pieces.append(
                 MotorTimeline.Segment(
-                    start: start, end: end, startLevels: locality.apply(startSum.clamped()),
-                    endLevels: locality.apply(endSum.clamped())))
+                    start: start, end: end, startLevels: segment.levels(at: startOffset + start * rate - base),
+                    endLevels: segment.levels(at: startOffset + end * rate - base)))
         }
-        return MotorTimeline(segments: segments)
+        return MotorTimeline(segments: pieces)
     }
 }

@@ -36,6 +36,7 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
             note: "the baseline also renders the timeline it samples"))
     results.append(BenchmarkResult(measurement: renderOnly))
     results += VoiceCoilSeek.results()
+    results += OverlappingMix.results()
 
     let totalSeconds = corpus.reduce(0) { $0 + RenderingCorpus.span(of: renderer.render($1)) }
     for profile in RenderProfile.builtIn {
@@ -59,6 +60,35 @@ let renderingBenchmarks = BenchmarkGroup(name: "Rendering") {
                     figures.pooledOurs, figures.pooledTick, figures.meanFileRatio)))
     }
     return results
+}
+
+/// What mixing many overlapping players costs, as the engine mixes them on every start (`MotorTimeline.mixed`,
+/// after each player's part is cut out at its own breakpoints): N plays of the busy second of `EngineBench`, each
+/// 10 ms after the last, against summing every play at every breakpoint of the mix (`SummedAtEveryBreakpoint`),
+/// which the engine did until 7 December.
+enum OverlappingMix {
+    static func results() -> [BenchmarkResult] {
+        let busy = PatternRenderer(profile: .genericRumble).render(EngineBench.busyPattern())
+        return [32, 200].flatMap { count -> [BenchmarkResult] in
+            let plays = (0..<count).map { busy.shifted(by: Double($0) * 0.01) }
+            let iterations = count > 100 ? 5 : 20
+            let baseline = measure(
+                "mix of \(count) overlapping plays, summed at every breakpoint", iterations: iterations
+            ) {
+                _ = SummedAtEveryBreakpoint.mixed(plays)
+            }
+            let ours = measure("mix of \(count) overlapping plays, pairwise tree", iterations: iterations) {
+                _ = MotorTimeline.mixed(plays)
+            }
+            return [
+                BenchmarkResult(measurement: baseline),
+                BenchmarkResult(
+                    measurement: ours, baseline: baseline.name, ratio: ours.percentile(50) / baseline.percentile(50),
+                    note: "\(MotorTimeline.mixed(plays).segments.count) segments mixed; the engine mixes on every start"
+                ),
+            ]
+        }
+    }
 }
 
 /// What placing a voice-coil cursor part-way into a long event costs, against rendering one 10 ms period of it: a

@@ -1,4 +1,5 @@
 import AHAP
+import HapticTestDevices
 @testable import HapticRendering
 import Testing
 
@@ -106,6 +107,47 @@ import Testing
         #expect(mixed.segments.allSatisfy { $0.startLevels.strong <= 1 && $0.endLevels.strong <= 1 })
         #expect(MotorTimeline.mixed([ramp]) == ramp)
         #expect(MotorTimeline.mixed([]) == .silent)
+    }
+
+    /// The balanced tree of pairwise sums gives the mix that summing every timeline at every breakpoint gives
+    /// (`SummedAtEveryBreakpoint`), on random timelines with gaps, jumps, shared breakpoints and sums far past
+    /// full, one to 70 at a time: at each breakpoint of either, and halfway between.
+    @Test func mixingInATreeOfPairwiseSumsMatchesSummingEveryTimelineAtEveryBreakpoint() {
+        var random = SeededGenerator(seed: 0x6D69_7865)
+        for round in 0..<60 {
+            let count = round < 10 ? round + 1 : Int.random(in: 1...70, using: &random)
+            let timelines = (0..<count).map { _ in
+                var segments: [MotorTimeline.Segment] = []
+                var time = Double(Int.random(in: 0...8, using: &random)) / 8
+                for _ in 0..<Int.random(in: 1...12, using: &random) {
+                    // Eighths of a second for some breakpoints, so that timelines share them.
+                    let length =
+                        Bool.random(using: &random)
+                        ? Double(Int.random(in: 1...4, using: &random)) / 8
+                        : Double.random(in: 0.001...0.4, using: &random)
+                    let level = {
+                        MotorMagnitudes(
+                            strong: Double.random(in: 0...1, using: &random),
+                            weak: Double.random(in: 0...1, using: &random))
+                    }
+                    segments.append(.init(start: time, end: time + length, startLevels: level(), endLevels: level()))
+                    time += length + (Bool.random(using: &random) ? Double.random(in: 0...0.2, using: &random) : 0)
+                }
+                return MotorTimeline(segments: segments)
+            }
+            let tree = MotorTimeline.mixed(timelines)
+            let reference = SummedAtEveryBreakpoint.mixed(timelines)
+            #expect(close(tree.endTime, reference.endTime, within: 1e-12), "round \(round)")
+            let times = Set(tree.breakpoints + reference.breakpoints).sorted()
+            for (time, next) in zip(times, times.dropFirst() + [times.last.map { $0 + 1 } ?? 1]) {
+                for at in [time, (time + next) / 2] {
+                    let expected = reference.levels(at: at)
+                    #expect(
+                        close(tree.levels(at: at), expected.strong, expected.weak, within: 1e-12),
+                        "round \(round) at \(at)")
+                }
+            }
+        }
     }
 
     @Test func mixingPlayersMatchesRenderingTheirEventsTogether() {

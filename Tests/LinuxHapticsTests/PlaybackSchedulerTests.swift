@@ -49,6 +49,25 @@ import Testing
         #expect(solo.horizon == whole[k].time && PlayerOpening(plan: solo).horizon == whole[k].time)
     }
 
+    @Test func playersWhoseSumCrossesFullAreMixedAtFullFromTheCrossingOn() {
+        // A ramp from off to full beside a steady half: the sum crosses full halfway. The mix is full from there on,
+        // as the renderer mixes overlapping events (`MotorTimeline.mixed`); it clamped only the ends of each stretch
+        // between two players' breakpoints, drawing a straight line from 0.5 to full beneath the sum, 0.75 halfway,
+        // until 7 December.
+        let ramp = timeline(
+            MotorTimeline.Segment(start: 0, end: 1, startLevels: .off, endLevels: .init(strong: 1, weak: 0)))
+        var scheduler = PlaybackScheduler()
+        for player in [PlayerState(timeline: ramp), PlayerState(timeline: timeline(pulse(0.5, 0, to: 1)))] {
+            let id = scheduler.add(player)
+            scheduler.withPlayer(id) { $0.schedule(.start, at: 10) }
+        }
+        _ = scheduler.advance(to: 10)
+        let mix = scheduler.mixedTimeline(from: 10, span: 1, locality: .all)
+        for (time, strong) in [(0.25, 0.75), (0.5, 1.0), (0.75, 1.0), (0.999, 1.0)] {
+            #expect(abs(mix.levels(at: time).strong - strong) < 1e-9, "at \(time): \(mix.levels(at: time))")
+        }
+    }
+
     @Test func aLoopComingRoundFasterThanAMillisecondIsMixedAsItsMeanHeldAndASlowerOnePassByPass() throws {
         // A one-second loop, full for half of it and 0.2 for the rest, at playback rates of 100,000 (10 µs a pass)
         // and 100 (10 ms a pass), mixed over 2.25 s as a plan of a loop mixes it. The first is its mean, one
