@@ -197,10 +197,11 @@ public struct NativePeriodicProgram: Sendable, Hashable {
 
     /// An effect without an envelope that follows `voice` by updates, placed by the profile's write-budgeted
     /// planner (`DeviceCommandPlanner`, the one the engine plans motor levels with): the event's level over time
-    /// (its envelope under the intensity controls, the pattern's other events left out) is planned as one motor, and
-    /// every command after the first becomes an update at its time. Each update's period is the sharpness in the
-    /// middle of its first `interval`; where the period moves by a millisecond while the level holds, an update at
-    /// the level held carries it, at most one per `interval`. `sortedKnots` are `controls.knots` in ascending order.
+    /// (its envelope under the intensity controls, the pattern's other events left out) is planned as one motor; a
+    /// command at the event's start is the effect's level (silence without one) and every other command an update
+    /// at its time. Each update's period is the sharpness in the middle of its first `interval`; where the period
+    /// moves by a millisecond while the level holds, an update at the level held carries it, at most one per
+    /// `interval`. `sortedKnots` are `controls.knots` in ascending order.
     static func followedEffect(
         voice: EventVoice, controls: ControlSet, sortedKnots: [Double], profile: RenderProfile
     ) -> NativePeriodicEffect {
@@ -215,12 +216,16 @@ public struct NativePeriodicProgram: Sendable, Hashable {
         let levels = DeviceCommandPlanner(profile: profile).commands(for: envelope)
             .filter { $0.time < voice.end }
             .map { (time: Swift.max($0.time, voice.start), magnitude: $0.levels.strong) }
-        let first = levels.first?.magnitude ?? 0
+        // The effect starts at the event's start at the level the planner sends then; a first command later than
+        // that (the event silenced by its controls for a while, or an attack from 0) is an update at its time,
+        // and the effect is silent until it.
+        let opening = levels.first.flatMap { $0.time <= voice.start ? $0.magnitude : nil }
+        let first = opening ?? 0
         var effect = NativePeriodicEffect(
             delay: voice.start, length: voice.end - voice.start, period: period(from: voice.start), magnitude: first,
             attackLength: 0, attackLevel: first, fadeLength: 0, fadeLevel: first)
         var sentPeriod = NativePeriodicEffect.milliseconds(effect.period)
-        var next = 1
+        var next = opening == nil ? 0 : 1
         // The commands at or before `time`: `levels[..<reached]`.
         var reached = 0
         var time = voice.start

@@ -250,6 +250,22 @@ import Testing
         #expect(worst <= 0.021, "the held levels stray \(worst) from the event")
     }
 
+    @Test func anEventItsControlsSilenceAtFirstIsSilentAsAPeriodicEffectUntilTheyLetItSound() throws {
+        let pattern = Build.pattern(
+            [Build.continuous(at: 0.5, duration: 3, intensity: 1, sharpness: 0.5)],
+            parameters: [
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0, relativeTime: 0),
+                HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 1, relativeTime: 2),
+            ])
+        let program = NativePeriodicProgram(pattern: pattern, profile: .periodicForce)
+        #expect(program.inexactEvents == [0])
+        let followed = try #require(program.effects.first)
+        #expect(followed.delay == 0.5 && followed.magnitude == 0)
+        #expect(program.level(at: 0.6) == 0 && program.level(at: 1.9) == 0, "silent while the control is 0")
+        #expect(program.level(at: 2.1) == 1 && program.level(at: 3.4) == 1)
+        #expect(followed.updates.first?.time == 2 && followed.updates.first?.magnitude == 1)
+    }
+
     /// A followed event is planned from the intensity envelope of its own span, rendered with only the control
     /// knots inside it (found by binary search, so that a program of thousands of such events is not quadratic):
     /// it must be the envelope of the pattern holding that event alone with all the pattern's controls, whatever
