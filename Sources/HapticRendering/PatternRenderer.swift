@@ -107,8 +107,9 @@ public struct RuntimeControls: Sendable, Hashable {
 /// controls multiply and the others add, results clamp; overlapping events sum per motor and saturate at 1;
 /// audio events are skipped.
 public struct PatternRenderer: Sendable {
-    /// The profile whose transient pulse shapes transients, and whose on/off weak motor (one step) hands light
-    /// levels to the strong motor. Its gain and resolution apply later, in `DeviceCommandPlanner`.
+    /// The profile whose transient pulse shapes transients, and whose on/off weak motor (one step) hands the
+    /// levels its gain turns off to the strong motor: render with the gain the device is planned with. Its gain
+    /// and resolution apply later, in `DeviceCommandPlanner`.
     public var profile: RenderProfile
     public var locality: HapticLocality
 
@@ -202,9 +203,11 @@ public struct PatternRenderer: Sendable {
         }
         strong = Swift.min(strong, 1)
         weak = Swift.min(weak, 1)
-        if profile.weakSteps == 1, profile.hasStrongMotor, locality == .all, weak < Self.onOffThreshold {
-            // An on/off weak motor (DualShock 3) rounds a level under one half to off: the strong motor carries
-            // it instead, so light sharp events are still felt and the louder motor still follows intensity.
+        if profile.weakSteps == 1, profile.hasStrongMotor, locality == .all,
+            weak * profile.gain < Self.onOffThreshold
+        {
+            // An on/off weak motor (DualShock 3) rounds a level under one half, after gain, to off: the strong motor
+            // carries it instead, so light sharp events are still felt and the louder motor still follows intensity.
             strong = Swift.max(strong, weak)
         }
         return MotorMagnitudes(strong: strong, weak: weak)

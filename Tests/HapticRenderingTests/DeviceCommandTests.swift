@@ -256,6 +256,20 @@ import Testing
         #expect(loud.first?.levels.weak == 1)
     }
 
+    /// The weak motor of a DualShock 3 is off below half of its level after gain: a sharp event the gain brings
+    /// under that half is carried by the strong motor, as a quieter one is, rather than lost.
+    @Test func aSharpEventTheGainTurnsOffOnAnOnOffWeakMotorIsCarriedByTheStrongMotor() {
+        let profile = RenderProfile.dualShock3.withGain(0.8)
+        for intensity in [0.4, 0.55, 0.6] {
+            let list = commands(
+                Build.pattern([Build.transient(at: 0, intensity: intensity, sharpness: 1)]), profile: profile)
+            let expected = (intensity * 0.8 * 255).rounded() / 255
+            #expect(list.first?.levels == MotorMagnitudes(strong: expected, weak: 0), "intensity \(intensity)")
+        }
+        let loud = commands(Build.pattern([Build.transient(at: 0, intensity: 0.7, sharpness: 1)]), profile: profile)
+        #expect(loud.first?.levels == MotorMagnitudes(strong: 0, weak: 1), "0.56 after gain turns the weak motor on")
+    }
+
     @Test func anAbsentMotorIsNeverDriven() {
         var strongOnly = Build.profile()
         strongOnly.hasWeakMotor = false

@@ -544,6 +544,25 @@ import Testing
         #expect(rig.applied() == [Change(at: 0, strong: 0, weak: 0.4), Change(at: 0.1, .off)])
     }
 
+    /// A DualShock 3's weak motor is on or off: a sharp tap the engine's gain brings under half of it is played by
+    /// the strong motor, at the tap's level after gain, rather than not at all.
+    @Test func aSharpTapTheGainTurnsOffOnAnOnOffWeakMotorPlaysOnTheStrongMotor() throws {
+        var options = HapticEngineOptions()
+        options.gain = 0.8
+        let rig = try Rig(options: options, renderProfile: .dualShock3)
+        let tap = HapticEvent(
+            type: .hapticTransient,
+            parameters: [
+                .init(parameterID: .hapticIntensity, value: 0.6), .init(parameterID: .hapticSharpness, value: 1),
+            ],
+            relativeTime: 0)
+        let player = try rig.engine.makePlayer(with: HapticPattern(events: [tap], parameters: []))
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 1)
+        let level = (0.6 * 0.8 * 255).rounded() / 255
+        #expect(rig.applied() == [Change(at: 0, strong: level, weak: 0), Change(at: 0.04, .off)])
+    }
+
     @Test func startingOnAStoppedEngineFails() throws {
         let rig = try Rig(start: false)
         let player = try rig.engine.makePlayer(with: HapticPattern(events: [], parameters: []))
