@@ -343,6 +343,10 @@ public struct DeviceCommandPlanner: Sendable {
             guard mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
             return stepped(mean)
         }
+        // A hold that starts in a silence lasting the minimum interval is off: what follows the silence is sent when
+        // its own error comes due. Averaged with a gentle rise after the silence (an attack from 0), the level held
+        // the motors a little on through it, in place of the stop before it, renewed every renewal interval.
+        if isSilent(timeline, from: time, until: time + interval) { return .off }
         let limit = Swift.min(next, time + Self.longestHoldLookahead)
         // A hold lasts at least the minimum interval: its level is for that long.
         let shortest = Swift.min(limit, time + interval)
@@ -394,6 +398,21 @@ public struct DeviceCommandPlanner: Sendable {
         let mean = sums.mean(over: end - time)
         guard mean.strong.isFinite, mean.weak.isFinite else { return quantized(timeline.levels(at: time)) }
         return stepped(mean)
+    }
+
+    /// Whether the device's level (quantised) is off over all of `from...until`: every linear piece of the timeline
+    /// there begins and ends off, so that nothing between rounds to a step.
+    func isSilent(_ timeline: MotorTimeline, from: Double, until: Double) -> Bool {
+        guard var index = timeline.segmentIndex(at: from) else { return from >= timeline.endTime }
+        let segments = timeline.segments
+        while index < segments.count, segments[index].start <= until {
+            let segment = segments[index]
+            let first = segment.levels(at: Swift.max(segment.start, from))
+            let last = segment.end <= until ? segment.endLevels : segment.levels(at: until)
+            guard quantized(first) == .off, quantized(last) == .off else { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The first instant after `start` at which holding `levels` since `start` has cost the budget's hold error,

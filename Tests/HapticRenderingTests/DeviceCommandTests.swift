@@ -270,6 +270,22 @@ import Testing
         #expect(loud.first?.levels == MotorMagnitudes(strong: 0, weak: 1), "0.56 after gain turns the weak motor on")
     }
 
+    /// A tap's end before a silence is a stop, even when an attack from 0 rises after the silence: the level held
+    /// there was the mean across the silence and the start of the rise, a small level sent in place of the stop.
+    @Test func aTapsEndBeforeASilenceIsAStopWhateverRisesGentlyAfterIt() {
+        let pattern = Build.pattern([
+            Build.transient(at: 0, intensity: 1, sharpness: 0.5),
+            Build.continuous(at: 0.09, duration: 1, intensity: 1, sharpness: 0.5, extra: [(.attackTime, 0.8)]),
+        ])
+        for profile in [RenderProfile.genericRumble, .virtualPad] {
+            let list = commands(pattern, profile: profile)
+            let end = list.first { $0.time >= pulse - 1e-9 }
+            #expect(
+                end.map { close($0.time, pulse) && $0.levels == .off } == true, "\(profile.name): \(list.prefix(3))")
+            #expect(!list.contains { $0.time > pulse && $0.time < 0.09 }, "\(profile.name): nothing in the silence")
+        }
+    }
+
     @Test func anAbsentMotorIsNeverDriven() {
         var strongOnly = Build.profile()
         strongOnly.hasWeakMotor = false
