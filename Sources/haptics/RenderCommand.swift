@@ -270,13 +270,15 @@ struct Rendering {
         }
     }
 
-    /// One line per audio voice, and one per file without a sound.
+    /// One line per audio voice, and one per file without a sound. A file's name comes from the pattern: one
+    /// holding a hidden character (a line break, a terminal's escape sequence) is shown quoted with it escaped, so
+    /// that it cannot forge or erase a line.
     var audioLines: [String] {
         audio.voices.map {
-            "  audio \(decimal($0.start))-\(decimal($0.end)) s  \(Self.label($0))  volume \(decimal($0.volume)) "
-                + "pan \(decimal($0.pan)) pitch \(decimal($0.pitch)) brightness \(decimal($0.brightness))"
-                + ($0.loops ? " looping" : "")
-        } + audio.missingClips.map { "  audio \($0): \(missingReason($0)), silent" }
+            "  audio \(decimal($0.start))-\(decimal($0.end)) s  \(Self.label($0).shownInMessage)  "
+                + "volume \(decimal($0.volume)) pan \(decimal($0.pan)) pitch \(decimal($0.pitch)) "
+                + "brightness \(decimal($0.brightness))" + ($0.loops ? " looping" : "")
+        } + audio.missingClips.map { "  audio \($0.description.shownInMessage): \(missingReason($0)), silent" }
     }
 
     func csv(sampleRate: Double) -> String {
@@ -726,6 +728,9 @@ private func decimal(_ value: Double) -> String {
     if text.hasSuffix(".") { text.removeLast() }
     return text
 }
+/// `text` as SVG text: a hidden character (XML forbids control characters, and the others would hide or reorder
+/// what follows) makes it shown quoted with that character escaped, as messages show it, then `&` and `<` are
+/// escaped for XML.
 private func escape(_ text: String) -> String {
-    text.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
+    text.shownInMessage.replacing("&", with: "&amp;").replacing("<", with: "&lt;")
 }

@@ -60,6 +60,29 @@ import Testing
         }
     }
 
+    /// A sound's name comes from the pattern: one holding a line break or a terminal's escape sequence is shown
+    /// quoted with them escaped, in the text (where it could forge or erase lines) and in the SVG (where XML
+    /// forbids control characters); the JSON keeps it as it is, escaped as JSON escapes it.
+    @Test func renderEscapesHiddenCharactersOfSoundNames() throws {
+        let pattern = """
+            {"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom",\
+            "EventWaveformPath":"gone\\u001b[2J\\nfake line.wav"}}]}
+            """
+        try CLI.withFile(pattern) { file in
+            let text = try CLI.run(["render", file])
+            #expect(text.status == 0, "\(text.errors)")
+            #expect(!text.output.contains("\u{1B}") && !text.output.contains("fake line.wav:"), "\(text.output)")
+            #expect(text.output.contains(#"audio "gone\u001b[2J\nfake line.wav": no such file"#), "\(text.output)")
+            let svg = try CLI.run(["render", "--format", "svg", file])
+            #expect(!svg.output.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" }, "\(svg.output)")
+            #expect(svg.output.contains(#">"gone\u001b[2J\nfake line.wav": no such file"#), "\(svg.output)")
+            let json = try CLI.run(["render", "--format", "json", file])
+            let root = try #require(JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+            let audio = try #require(root["audio"] as? [String: Any])
+            #expect(audio["missingFiles"] as? [String] == ["gone\u{1B}[2J\nfake line.wav"])
+        }
+    }
+
     @Test func devicesSayWhereSoundGoes() throws {
         let listed = try CLI.run(["audio", "devices", "--json"])
         #expect(listed.status == 0, "\(listed.errors)")
