@@ -203,6 +203,30 @@ import Testing
             "\(report.warnings[1].message)")
     }
 
+    /// A relative path is read as the system reads it: `here/link/../pattern.ahap`, where `link` leads to
+    /// `other/deeper`, is `other/pattern.ahap`, and its sounds are looked for beside that file (until 7 December
+    /// the `..` was taken away with `link` as text, and `here/pattern.ahap`, another file or none, was checked).
+    @Test func aRelativePathThroughASymbolicLinkAndDotDotIsTheFileTheSystemOpens() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        let manager = FileManager.default
+        try manager.createDirectory(at: folder.appendingPathComponent("here"), withIntermediateDirectories: true)
+        try manager.createDirectory(
+            at: folder.appendingPathComponent("other/deeper"), withIntermediateDirectories: true)
+        defer { try? manager.removeItem(at: folder) }
+        try manager.createSymbolicLink(
+            atPath: folder.appendingPathComponent("here/link").path, withDestinationPath: "../other/deeper")
+        let pattern =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"beside.wav"}}]}"#
+        try pattern.utf8Data.write(to: folder.appendingPathComponent("other/pattern.ahap"))
+        try Data().write(to: folder.appendingPathComponent("other/beside.wav"))
+        // The folder named from the current directory, by as many `..` as it is deep.
+        let depth = manager.currentDirectoryPath.split(separator: "/").count
+        let relative =
+            String(repeating: "../", count: depth) + folder.path.drop { $0 == "/" } + "/here/link/../pattern.ahap"
+        let report = try #require(AHAPValidationRun(paths: [relative], strict: true).results.first?.report)
+        #expect(report.loads && report.diagnostics.isEmpty, "\(report.diagnostics)")
+    }
+
     @Test func jsonOutputIsMachineReadable() throws {
         let file = try Fixtures.file("parameter-curves-plural.ahap").path
         let run = AHAPValidationRun(paths: [file, "/nonexistent/x.ahap"], strict: false)
