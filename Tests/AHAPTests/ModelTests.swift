@@ -164,10 +164,15 @@ import Testing
 /// `AudioResourcePath`: the rule by which an `AudioCustom` path leads to a file, shared by the engine's loader and
 /// the validator.
 struct AudioResourcePathTests {
-    @Test func anEmptyPathOrADotDotComponentNamesNoFileAndOtherPathsMay() {
+    @Test func anEmptyPathADotDotComponentOrANULNamesNoFileAndOtherPathsMay() {
         #expect(AudioResourcePath.refusal(of: "") == "is empty")
         for path in ["../up.wav", "sounds/../../up.wav", "/abs/../up.wav", ".."] {
             #expect(AudioResourcePath.refusal(of: path) == "leaves its folder (a '..' component)", "\(path)")
+        }
+        for path in ["a.wav\u{0}", "\u{0}/etc/passwd", "sounds/a.wav\u{0}.mp3"] {
+            #expect(
+                AudioResourcePath.refusal(of: path) == "holds a NUL character, which no file name can",
+                "\(path.debugDescription)")
         }
         for path in ["a.wav", "sounds/a.wav", "/abs/a.wav", "..a.wav", "a..wav", "./a.wav"] {
             #expect(AudioResourcePath.refusal(of: path) == nil, "\(path)")

@@ -179,6 +179,26 @@ import Testing
         #expect(AHAPValidator.validate(data: text.utf8Data).warnings.isEmpty, "text alone has no folder to look in")
     }
 
+    /// A sound path holding a NUL names no file: the system reads a path only up to its NUL, so
+    /// `here.wav\u0000.mp3` would open `here.wav`, which the pattern does not name (until 7 December it passed
+    /// clean beside a `here.wav`, and the engine played that file).
+    @Test func aSoundPathHoldingANULIsAWarningNotTheFileBeforeIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("ahap-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data("RIFF".utf8).write(to: folder.appendingPathComponent("here.wav"))
+        let file = folder.appendingPathComponent("nul.ahap")
+        let text =
+            #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"AudioCustom","EventWaveformPath":"here.wav\u0000.mp3"}}]}"#
+        try text.utf8Data.write(to: file)
+        let report = try #require(AHAPValidationRun(paths: [file.path], strict: false).results.first?.report)
+        #expect(report.warnings.map(\.code) == [.soundFileNotFound], "\(report.diagnostics)")
+        #expect(
+            report.warnings.first?.message.hasPrefix(
+                #"the sound "here.wav\u0000.mp3" names no file: its path holds a NUL character, which no file name can;"#
+            ) == true, "\(report.warnings)")
+    }
+
     /// A sound path naming a FIFO or a device passes no more: the engine refuses them (until 6 December a FIFO passed
     /// clean, and `render` and `play` waited on it for a writer).
     @Test func aSoundThatIsAFIFOOrADeviceIsAWarning() throws {
