@@ -153,8 +153,15 @@ struct PatternDecoder {
         // Core Haptics reads a number written as text ("0.5") as the number. Text that is not one it reads as 0,
         // silently; that is refused here, since it is a mistake in all likelihood.
         if case .string(let text) = value, text.utf8.allSatisfy(Self.decimalNumberBytes.contains),
-            let number = Double(text), number.isFinite
+            let number = Double(text)
         {
+            // Text such as "1e400" is a decimal number too, beyond a `Double`: refused as that number would be.
+            guard number.isFinite else {
+                report(
+                    .error, .nonFiniteNumber,
+                    "\(key) is the text \(text.quotedForMessage), a number too large for a Double", at: .key(key))
+                return nil
+            }
             report(
                 .warning, .numberAsText,
                 "\(key) is the text \(text.quotedForMessage), not a number; it is read as \(number), as Core Haptics reads it",

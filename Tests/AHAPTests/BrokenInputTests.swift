@@ -396,6 +396,22 @@ private let brokenInputs: [BrokenInput] = [
         #expect(eventParameterWithoutValue.errors.map(\.code) == [.missingKey], "Core Haptics refuses it too (-4831)")
     }
 
+    /// A number written as text beyond a `Double` is the error such a number is, where it is, not "must be a
+    /// number, found a string" (until 7 December it was that wrong-type error).
+    @Test func aNumberWrittenAsTextBeyondADoubleIsANonFiniteNumber() {
+        for text in [#""1e400""#, #""-1e400""#] {
+            let report = AHAPValidator.validate(
+                data:
+                    #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":\#(text)}}]}"#
+                    .utf8Data)
+            #expect(report.errors.map(\.code) == [.nonFiniteNumber], "EventDuration \(text): \(report.errors)")
+            #expect(report.errors.map(\.path) == ["Pattern[0].Event.EventDuration"])
+            #expect(
+                report.errors.first?.message
+                    == "EventDuration is the text \(text), a number too large for a Double")
+        }
+    }
+
     @Test func allErrorsOfADocumentAreReported() {
         let json =
             #"{"Version":1,"Pattern":[{"Event":{"Time":-1,"EventType":"X"}},{"Event":{"EventType":"HapticTransient"}}]}"#
