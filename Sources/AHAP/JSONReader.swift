@@ -522,7 +522,8 @@ struct JSONReader {
     private static let exactMantissaLimit: UInt64 = 1 << 53
     /// Digits a `UInt64` mantissa accumulates without overflow (10^19 < 2^64).
     private static let mantissaDigitLimit = 19
-    /// Exponent digits beyond this many are not accumulated: the number is out of range either way.
+    /// Exponent digits beyond this many are not accumulated: such a number goes to the standard library's
+    /// conversion, which reads the whole exponent.
     private static let exponentDigitLimit = 6
 
     /// A number literal's digits as they are read: up to 19 significant digits in an integer mantissa, and the
@@ -531,6 +532,9 @@ struct JSONReader {
         var mantissa: UInt64 = 0
         var significantDigits = 0
         var decimalExponent = 0
+        /// Whether the exponent had more digits than were accumulated: `decimalExponent` is then not the
+        /// number's. (A long fraction can bring such an exponent back into range: "0.000...0001e1000001".)
+        var exponentIsTruncated = false
 
         /// A digit before the decimal point: beyond the mantissa's capacity it only scales the number up.
         mutating func appendInteger(_ digit: UInt8) {
@@ -556,8 +560,8 @@ struct JSONReader {
 
         /// The value by Clinger's fast path, when the mantissa and the power of ten are both exact.
         var exactValue: Double? {
-            guard significantDigits <= JSONReader.mantissaDigitLimit, mantissa <= JSONReader.exactMantissaLimit,
-                abs(decimalExponent) < JSONReader.exactPowersOfTen.count
+            guard !exponentIsTruncated, significantDigits <= JSONReader.mantissaDigitLimit,
+                mantissa <= JSONReader.exactMantissaLimit, abs(decimalExponent) < JSONReader.exactPowersOfTen.count
             else { return nil }
             let magnitude = Double(mantissa)
             return decimalExponent >= 0
@@ -576,7 +580,7 @@ struct JSONReader {
         var digits = DecimalDigits()
         try readIntegerPart(into: &digits)
         try readFraction(into: &digits)
-        digits.decimalExponent += try readExponent()
+        try readExponent(into: &digits)
         guard position - start <= limits.maximumNumberBytes else {
             position = start
             throw failure("a number literal longer than \(limits.maximumNumberBytes) bytes", code: .limitExceeded)
@@ -631,10 +635,10 @@ struct JSONReader {
         }
     }
 
-    /// The exponent's value (0 when there is none); its digits beyond `exponentDigitLimit` are read but not
-    /// accumulated, since the number is out of range either way.
-    private mutating func readExponent() throws(JSONReadError) -> Int {
-        guard current == UInt8(ascii: "e") || current == UInt8(ascii: "E") else { return 0 }
+    /// Adds the exponent (if any) to `digits`; its digits beyond `exponentDigitLimit` are read but not
+    /// accumulated, and mark the exponent truncated.
+    private mutating func readExponent(into digits: inout DecimalDigits) throws(JSONReadError) {
+        guard current == UInt8(ascii: "e") || current == UInt8(ascii: "E") else { return }
         position += 1
         var negative = false
         if current == UInt8(ascii: "+") || current == UInt8(ascii: "-") {
@@ -648,9 +652,11 @@ struct JSONReader {
             if exponentDigits < Self.exponentDigitLimit {
                 exponent = exponent * 10 + Int(digit)
                 if exponent != 0 { exponentDigits += 1 }
+            } else {
+                digits.exponentIsTruncated = true
             }
             position += 1
         }
-        return negative ? -exponent : exponent
+        digits.decimalExponent += negative ? -exponent : exponent
     }
 }

@@ -34,6 +34,22 @@ import Testing
         }
     }
 
+    /// An exponent longer than the reader accumulates, brought back near 1 by a long fraction, is converted from
+    /// the whole text: "0.(100,000 zeros)1e1000001" is 1e900000, beyond a `Double`, and
+    /// "0.(100,000 zeros)1e100001" is 1 (until 7 December, under a raised number limit, the first read as 0.1).
+    @Test func aLongExponentIsConvertedWholeWhateverTheFractionBeforeIt() throws {
+        var limits = AHAPLimits.default
+        limits.maximumNumberBytes = 1 << 20
+        let fraction = "0." + String(repeating: "0", count: 100_000) + "1"
+        #expect {
+            try parse(fraction + "e1000001", limits: limits)
+        } throws: { error in
+            (error as? JSONReadError)?.code == .nonFiniteNumber
+        }
+        #expect(try parse(fraction + "e100001", limits: limits) == .number(1))
+        #expect(try parse(fraction + "e0000100001", limits: limits) == .number(1))
+    }
+
     @Test func rejectsWhatJSONForbids() {
         for text in [
             "01", "1.", ".5", "+1", "0x10", "1e", "-", "[1,,2]", "{\"a\" 1}", "{a:1}", "'a'", "[1] x", "", "  ",
