@@ -116,7 +116,10 @@ enum PatternEncoder {
                 code: .limitExceeded, message: "the dictionary holds more than \(limits.maximumJSONValues) values",
                 offset: 0, path: path)
         }
-        guard depth <= limits.maximumDepth else {
+        // A dictionary or an array at `depth` is the `depth + 1`th level of nesting, as the text reader counts
+        // levels: the top dictionary is the first.
+        let isContainer = value is [String: Any] || value is [Any]
+        guard !isContainer || depth < limits.maximumDepth else {
             throw JSONReadError(
                 code: .limitExceeded, message: "nesting deeper than \(limits.maximumDepth) levels", offset: 0,
                 path: path)

@@ -190,6 +190,27 @@ import Testing
         #expect(odd.errors.first?.code == .wrongType)
     }
 
+    /// A dictionary nests as deep as text may, and no deeper: the top dictionary is the first level, as the top
+    /// object of a text is (until 7 December a dictionary could hold one empty array more than text).
+    @Test func dictionariesAndTextAreRefusedAtTheSameDepth() {
+        let event: [String: Any] = ["Time": 0.0, "EventType": "HapticTransient"]
+        for levels in [32, 33] {
+            // The document, then `levels - 1` arrays under an unknown key, the innermost empty.
+            var nested: Any = [Any]()
+            for _ in 0..<(levels - 2) { nested = [nested] }
+            let dictionary = AHAPValidator.validate(dictionary: [
+                "Version": 1.0, "Pattern": [["Event": event]], "X": nested,
+            ])
+            let arrays = String(repeating: "[", count: levels - 1) + String(repeating: "]", count: levels - 1)
+            let text = AHAPValidator.validate(
+                data: #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}],"X":\#(arrays)}"#
+                    .utf8Data)
+            #expect(dictionary.loads == (levels == 32), "\(levels) levels: \(dictionary.diagnostics)")
+            #expect(text.loads == dictionary.loads, "\(levels) levels: \(text.diagnostics)")
+            #expect(dictionary.errors.map(\.code) == text.errors.map(\.code))
+        }
+    }
+
     @Test func foundationNumbersAreAcceptedInDictionaries() throws {
         let dictionary: [String: Any] = [
             "Version": NSNumber(value: 1.0),
