@@ -2,6 +2,12 @@
 // dictionary. Optional keys the model does not hold (`nil`) are not written, so a file that omitted them
 // round-trips without gaining defaults.
 
+#if canImport(FoundationEssentials)
+import FoundationEssentials
+#else
+import Foundation
+#endif
+
 enum PatternEncoder {
     static func tree(of pattern: HapticPattern) -> JSONValue {
         var document: [JSONMember] = []
@@ -104,7 +110,7 @@ enum PatternEncoder {
     }
 
     /// Converts a property-list-style value into a JSON tree. Numbers may be any Swift integer or floating type,
-    /// or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded). `NSNull`, what
+    /// `Decimal`, or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded). `NSNull`, what
     /// `JSONSerialization` makes of `null`, is `null`, as in text: an optional key holding it reads as absent.
     static func jsonValue(
         of value: Any, path: inout [JSONPathComponent], depth: Int, limits: AHAPLimits,
@@ -169,16 +175,15 @@ enum PatternEncoder {
         }
     }
 
+    /// A number of any Swift numeric type as a `Double` (rounded to the nearest), as Core Haptics takes each
+    /// through `NSNumber`: every integer and binary floating-point type (`Int8`, `UInt16`, `Float16`, `CGFloat`...)
+    /// and `Decimal` (through its exact decimal text).
     private static func numericValue(of value: Any) -> Double? {
         switch value {
         case let number as Double: number
-        case let number as Float: Double(number)
-        case let number as Int: Double(number)
-        case let number as Int32: Double(number)
-        case let number as Int64: Double(number)
-        case let number as UInt: Double(number)
-        case let number as UInt32: Double(number)
-        case let number as UInt64: Double(number)
+        case let number as any BinaryFloatingPoint: Double(number)
+        case let number as any BinaryInteger: Double(number)
+        case let number as Decimal: Double(number.description)
         default: nil
         }
     }

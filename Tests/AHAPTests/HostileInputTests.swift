@@ -211,6 +211,26 @@ import Testing
         }
     }
 
+    /// Every Swift number type is a number in a dictionary, as Core Haptics takes each through `NSNumber` (until 7
+    /// December `Int8`, `Int16`, `UInt8`, `UInt16`, `Float16`, `CGFloat` and `Decimal` had "no AHAP meaning").
+    @Test func everySwiftNumberTypeIsANumberInDictionaries() throws {
+        let values: [Any] = [
+            Int8(1), Int16(1), Int32(1), Int64(1), Int(1), UInt8(1), UInt16(1), UInt32(1), UInt64(1), UInt(1),
+            Float16(0.5), Float(0.5), Double(0.5), CGFloat(0.5), Decimal(string: "0.1")!,
+        ]
+        let expected: [Double] = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.1]
+        for (value, number) in zip(values, expected) {
+            let pattern = try HapticPattern(dictionary: [
+                "Version": 1, "Pattern": [["Event": ["Time": value, "EventType": "HapticTransient"]]],
+            ])
+            #expect(pattern.events.first?.relativeTime == number, "\(type(of: value))")
+        }
+        let notANumber = AHAPValidator.validate(dictionary: [
+            "Version": 1, "Pattern": [["Event": ["Time": Decimal.nan, "EventType": "HapticTransient"]]],
+        ])
+        #expect(notANumber.errors.map(\.code) == [.nonFiniteNumber])
+    }
+
     @Test func foundationNumbersAreAcceptedInDictionaries() throws {
         let dictionary: [String: Any] = [
             "Version": NSNumber(value: 1.0),
