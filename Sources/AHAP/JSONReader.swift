@@ -600,11 +600,11 @@ struct JSONReader {
         return value
     }
 
-    /// A leading minus; `-Infinity` gets its own message.
+    /// A leading minus; `-Infinity` and `-NaN` (JSON5 has both) get their own message and code.
     private mutating func readSign() throws(JSONReadError) -> Bool {
         guard current == UInt8(ascii: "-") else { return false }
         position += 1
-        if matches("Infinity", at: position) {
+        if matches("Infinity", at: position) || matches("NaN", at: position) {
             throw failure("NaN and Infinity are not numbers AHAP can hold", code: .nonFiniteNumber)
         }
         return true

@@ -148,6 +148,9 @@ private let brokenInputs: [BrokenInput] = [
         name: "negative Infinity", json: event(#"{"Time":-Infinity,"EventType":"HapticTransient"}"#),
         path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
     .init(
+        name: "negative NaN", json: event(#"{"Time":-NaN,"EventType":"HapticTransient"}"#),
+        path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
+    .init(
         name: "huge number", json: event(#"{"Time":1e400,"EventType":"HapticTransient"}"#),
         path: "Pattern[1].Event.Time", code: .nonFiniteNumber, coreHaptics: nil),
     .init(
