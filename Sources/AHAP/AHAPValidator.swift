@@ -218,10 +218,21 @@ extension HapticPattern {
     }
 
     /// The problems a pattern built in code would have when written and read back (negative times, values out
-    /// of range, unknown identifiers...): the validator run over `ahapData()`.
+    /// of range, unknown identifiers, a text past the reader's limits...): the validator run over `ahapData()`.
     public func validationDiagnostics(limits: AHAPLimits = .default) -> [AHAPDiagnostic] {
+        let tree = PatternEncoder.tree(of: self)
+        // The text `ahapData()` writes, read back: the reader judges its size, its count of values and the length
+        // of its strings as it judges a file's. NaN or an infinity, which no text holds, is named in the tree.
+        guard let text = try? JSONWriter.encode(tree, prettyPrinted: true) else {
+            return Self.diagnostics(of: tree, limits)
+        }
+        return text.withUnsafeBytes { AHAPValidator.validate(bytes: $0, limits: limits).diagnostics }
+    }
+
+    /// What the validator says of a pattern's values, without writing them as text.
+    private static func diagnostics(of tree: JSONValue, _ limits: AHAPLimits) -> [AHAPDiagnostic] {
         var decoder = PatternDecoder(limits: limits)
-        _ = decoder.decodeDocument(PatternEncoder.tree(of: self))
+        _ = decoder.decodeDocument(tree)
         _ = decoder.finish()
         return decoder.diagnostics
     }
@@ -229,13 +240,14 @@ extension HapticPattern {
     /// The codes that say a pattern is beyond what this package plays: its size or its numbers.
     package static let boundCodes: Set<AHAPDiagnostic.Code> = [.limitExceeded, .timeTooLarge, .nonFiniteNumber]
 
-    /// The first diagnostic about the pattern's size or numbers (`boundCodes`) that `validationDiagnostics()`
-    /// reports, or nil. A pattern far inside every bound (what apps play many times a second: taps, the
-    /// feedback vocabulary, files the reader already checked) is cleared by one pass over its values, without
-    /// writing and reading it back; only one near or past a bound pays for the validator.
+    /// The first diagnostic about the pattern's size or numbers (`boundCodes`) that the validator reports of its
+    /// values (its counts of entries, parameters and points, its times and numbers; not the length of the text it
+    /// would write, which is no bound of playing it), or nil. A pattern far inside every bound (what apps play
+    /// many times a second: taps, the feedback vocabulary, files the reader already checked) is cleared by one
+    /// pass over its values; only one near or past a bound pays for the validator.
     package func boundsDiagnostic(limits: AHAPLimits = .default) -> AHAPDiagnostic? {
         if isFarInsideBounds(limits) { return nil }
-        return validationDiagnostics(limits: limits).first { Self.boundCodes.contains($0.code) }
+        return Self.diagnostics(of: PatternEncoder.tree(of: self), limits).first { Self.boundCodes.contains($0.code) }
     }
 
     /// Whether every number is finite, every time within `maximumTime`, and every count and string inside

@@ -56,6 +56,43 @@ import Testing
         }
     }
 
+    /// What `validationDiagnostics()` says of a pattern built in code is what reading the text it writes says,
+    /// the reader's limits on that text too: a string longer than 64 KiB, a document longer than the limit
+    /// (until 7 December they were not checked, and a pattern it passed could be written to a file that did not
+    /// load). They bound the text, not playing: `boundsDiagnostic()`, the engine's check, lets such a pattern play.
+    @Test func validationDiagnosticsReportTheLimitsOfTheWrittenText() throws {
+        let long = String(repeating: "x", count: 70_000)
+        let tap = HapticEvent(type: .hapticTransient, relativeTime: 0)
+        let taps = (0..<50).map { HapticEvent(type: .hapticTransient, relativeTime: Double($0) / 10) }
+        var smallDocuments = AHAPLimits.default
+        smallDocuments.maximumDocumentBytes = 1_000
+        let cases: [(String, HapticPattern, AHAPLimits)] = [
+            (
+                "a 70,000-byte Metadata value",
+                HapticPattern(events: [tap], parameters: [], metadata: PatternMetadata(description: long)), .default
+            ),
+            (
+                "a 70,000-byte parameter name",
+                HapticPattern(
+                    events: [
+                        HapticEvent(
+                            type: .hapticTransient,
+                            parameters: [HapticEventParameter(parameterID: .unknown(long), value: 1)], relativeTime: 0)
+                    ], parameters: []), .default
+            ),
+            (
+                "50 taps in a document of at most 1,000 bytes", HapticPattern(events: taps, parameters: []),
+                smallDocuments
+            ),
+        ]
+        for (label, pattern, limits) in cases {
+            let read = AHAPValidator.validate(data: try pattern.ahapData(), limits: limits)
+            #expect(read.errors.map(\.code) == [.limitExceeded], "\(label): \(read.errors)")
+            #expect(pattern.validationDiagnostics(limits: limits) == read.diagnostics, "\(label)")
+            #expect(pattern.boundsDiagnostic(limits: limits) == nil, "\(label)")
+        }
+    }
+
     @Test func generatedPatternsRoundTrip() throws {
         var random = SeededGenerator(seed: 0xA4A9)
         for _ in 0..<300 {
