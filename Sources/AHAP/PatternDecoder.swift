@@ -275,8 +275,13 @@ struct PatternDecoder {
     }
 
     /// `Version` as Core Haptics reads it: a number from 1.0 to 1.1 is taken as it is, any other number is refused
-    /// (-4809, not supported), and anything but a number is read as 1.0 with a warning, as a missing one is.
+    /// (-4809, not supported), and anything but a number is read as 1.0 with a warning, as a missing one is. A
+    /// boolean is a number there (1 or 0, as everywhere: `false` is refused).
     private mutating func decodeVersion(_ value: JSONValue) -> Double? {
+        if case .bool = value {
+            guard let version = number(value, key: "Version", coreHaptics: nil) else { return nil }
+            return checkedVersion(version)
+        }
         guard case .number(let version) = value else {
             report(
                 .warning, .missingVersion,
@@ -288,6 +293,11 @@ struct PatternDecoder {
             report(.error, .nonFiniteNumber, "Version is \(version), not a finite number", at: .key("Version"))
             return nil
         }
+        return checkedVersion(version)
+    }
+
+    /// `version` when Core Haptics plays it; nil and a `bad-version` error otherwise.
+    private mutating func checkedVersion(_ version: Double) -> Double? {
         let supported = HapticPattern.supportedVersions
         guard supported.contains(version) else {
             report(

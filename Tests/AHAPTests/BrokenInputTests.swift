@@ -228,7 +228,7 @@ private let brokenInputs: [BrokenInput] = [
             #expect(report(supported).diagnostics.isEmpty, "Version \(supported)")
             #expect(report(supported).pattern?.version == Double(supported))
         }
-        for malformed in [#""1.0""#, #""2""#, "true", "[]", "{}"] {
+        for malformed in [#""1.0""#, #""2""#, "[]", "{}"] {
             let read = report(malformed)
             #expect(read.loads, "Version \(malformed)")
             #expect(read.diagnostics.map(\.code) == [.missingVersion], "Version \(malformed)")
@@ -238,6 +238,21 @@ private let brokenInputs: [BrokenInput] = [
             #expect(report(refused).errors.map(\.code) == [.badVersion], "Version \(refused)")
             #expect(report(refused).errors.first?.coreHapticsCode == .notSupported)
         }
+    }
+
+    /// A boolean `Version` is the number 1 or 0, as a boolean is wherever a number belongs, since Core Haptics
+    /// reads it as a number: `true` is 1.0, `false` is refused (until 7 December both were read as a malformed
+    /// Version, 1.0, and `false` loaded).
+    @Test func aBooleanVersionIsTheNumberOneOrZero() {
+        func report(_ version: String) -> AHAPReport {
+            AHAPValidator.validate(
+                data: #"{"Version":\#(version),"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient"}}]}"#
+                    .utf8Data)
+        }
+        #expect(report("true").pattern?.version == 1)
+        #expect(report("true").diagnostics.map(\.code) == [.booleanAsNumber])
+        #expect(report("false").errors.map(\.code) == [.badVersion])
+        #expect(report("false").errors.first?.coreHapticsCode == .notSupported)
     }
 
     @Test func eventTypeAndDocumentLevelWarnings() {
