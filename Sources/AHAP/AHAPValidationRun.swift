@@ -46,20 +46,10 @@ public struct AHAPValidationRun: Sendable {
                 file: path,
                 report: path.isEmpty
                     ? AHAPValidator.unreadable("the path is empty")
-                    : AHAPValidator.validate(contentsOf: Self.fileURL(path), limits: limits, soundCheck: soundCheck))
+                    : AHAPValidator.validate(
+                        contentsOf: DocumentFile.url(ofPath: path), limits: limits, soundCheck: soundCheck))
         }
         self.init(results: results, strict: strict)
-    }
-
-    /// The file `path` names as the system reads it. A relative path is put after the current directory as text:
-    /// a URL relative to that directory drops each `..` with the component before it (RFC 3986), and after a
-    /// symbolic link `link/..` is the folder of the link's target, not the folder the link is in.
-    /// When the current directory is not known (it was removed), the path is left relative, for the system to
-    /// refuse.
-    static func fileURL(_ path: String) -> URL {
-        let directory = FileManager.default.currentDirectoryPath
-        guard !path.hasPrefix("/"), directory.hasPrefix("/") else { return URL(fileURLWithPath: path) }
-        return URL(fileURLWithPath: directory.hasSuffix("/") ? directory + path : directory + "/" + path)
     }
 
     /// Whether a file fails under this run's rules: it does not load, or (strict) it has warnings.

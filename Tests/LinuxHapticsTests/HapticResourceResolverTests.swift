@@ -129,6 +129,24 @@ import Testing
         #expect(overridden.searched.first?.path == scratch.url.path)
     }
 
+    /// `haptics play here/link/../p.ahap`, `link` leading to `../other/deeper`, plays `other/p.ahap`, the file the
+    /// system opens, as `haptics validate` reads it: a URL relative to the current folder dropped `link/..` as
+    /// text and played `here/p.ahap` (until 7 December). A path without `..` stays relative to the folder, as typed.
+    @Test func aPathThroughASymbolicLinkAndDotDotIsTheFileTheSystemOpens() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        _ = try scratch.write(#"{"decoy":1}"#, to: "here/p.ahap")
+        _ = try scratch.write("{}", to: "other/p.ahap")
+        _ = try scratch.write("{}", to: "other/deeper/.keep")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.url.path + "/here/link", withDestinationPath: "../other/deeper")
+        let found = Self.lookup("here/link/../p.ahap", in: scratch.url.path)
+        let file = try #require(found.file)
+        #expect(try Data(contentsOf: file) == Data("{}".utf8), "\(file.path)")
+        #expect(file.resolvingSymlinksInPath().path == scratch.url.appendingPathComponent("other/p.ahap").path)
+        #expect(Self.lookup("here/p.ahap", in: scratch.url.path).file?.relativePath == "here/p.ahap")
+    }
+
     /// `mkdir heartbeat`, or a program called `heartbeat`, in the current folder must not hide the resource
     /// `heartbeat` (`haptics render heartbeat` said "it is a directory"); an extensionless file is taken only when
     /// there is no resource of its name, and a path with a folder in it stays a path, a folder included.

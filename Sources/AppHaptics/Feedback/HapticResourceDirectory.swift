@@ -4,6 +4,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import AHAP
 
 /// Resolves names inside one folder.
 public struct HapticResourceDirectory: HapticResourceResolving {
@@ -149,7 +150,13 @@ extension HapticResourceDirectory {
         let searched = searchOrder(
             environment: environment, currentDirectory: currentDirectory, executablePath: executablePath)
         let folder = searched.first(where: isDirectory).map { HapticResourceDirectory(directory: $0) }
-        let path = URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
+        // Relative to the current directory, so that messages name the file as it was typed; but a `..` is the
+        // system's to resolve (after a symbolic link it is the target's parent), which a relative URL does as
+        // text: `here/link/../p.ahap` played `here/p.ahap`, or nothing (until 7 December).
+        let path =
+            argument.split(separator: "/").contains("..")
+            ? DocumentFile.url(ofPath: argument, from: currentDirectory)
+            : URL(fileURLWithPath: argument, relativeTo: URL(fileURLWithPath: currentDirectory))
         let isPath = argument.contains("/")
         let isFile = FileManager.default.fileExists(atPath: path.path) && !isDirectory(path)
         if isPath || (isFile && argument.hasSuffix("." + fileExtension)) {
