@@ -358,21 +358,26 @@ protocol VoiceCoilWriter: AudioOutput {
 
 /// The samples sent to the voice coils with when each is heard, for `ActuatorActivity`: what plays now is what was
 /// written a queue's length ago (the pad's queue over Bluetooth, the card's buffer over USB). Each actuator's peak
-/// over the block heard now (a report, or a period) and the louder one's frequency over the 64 ms heard up to now;
-/// after what was written has all been heard, silence.
+/// over the 32 ms heard up to now (the block heard now when it is longer: a report, or a period) and the louder
+/// one's frequency over the 64 ms heard up to now; after what was written has all been heard, silence. A tap's
+/// burst on the coils lasts about a block, so a peak over the block alone read 0 twenty milliseconds into a tap
+/// whenever the pad played it on time (`haptics feedback --actuators hd` printed each tap at 0 on an idle machine,
+/// until 7 December).
 struct VoiceCoilMeter: Sendable {
     let sampleRate: Int
     private var left: [Float] = []
     private var right: [Float] = []
     /// When the frame after the last one kept is heard (`CLOCK_MONOTONIC` nanoseconds); nil before any write.
     private var endHeard: UInt64?
-    /// The frames a peak is taken over: the last block written's length.
+    /// The last block written's length: a peak is taken over it when it is longer than `peakWindow`.
     private var block = 0
 
     init(sampleRate: Int) { self.sampleRate = sampleRate }
 
     /// The frames the frequency is measured over: 64 ms.
     var window: Int { sampleRate * 64 / 1000 }
+    /// The frames a peak is taken over at least: 32 ms.
+    var peakWindow: Int { sampleRate * 32 / 1000 }
     /// The frames kept: the window and half a second of queue ahead of what is heard, more than any queue holds.
     var capacity: Int { window + sampleRate / 2 }
 
@@ -412,7 +417,9 @@ struct VoiceCoilMeter: Sendable {
             let end = min(max(position, 0), samples.count)
             return samples[min(max(position - frames, 0), end)..<end]
         }
-        func peak(_ samples: [Float]) -> Double { Double(heard(samples, frames: block).map(abs).max() ?? 0) }
+        func peak(_ samples: [Float]) -> Double {
+            Double(heard(samples, frames: Swift.max(block, peakWindow)).map(abs).max() ?? 0)
+        }
         let louder = Array(heard(peak(left) >= peak(right) ? left : right, frames: window))
         // Rising zero crossings: the periods between the first and the last, over the time between them.
         let crossings = louder.indices.dropFirst().filter { louder[$0 - 1] < 0 && louder[$0] >= 0 }
