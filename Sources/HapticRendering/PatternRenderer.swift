@@ -106,7 +106,7 @@ public struct RuntimeControls: Sendable, Hashable {
 /// ramp down over `DecayTime`; continuous events follow attack, sustain or decay, and release; intensity
 /// controls multiply and the others add, results clamp; overlapping events sum per motor and saturate at 1;
 /// audio events are skipped.
-public struct PatternRenderer: Sendable {
+public struct PatternRenderer: Sendable, Hashable {
     /// The profile whose transient pulse shapes transients, and whose on/off weak motor (one step) hands the
     /// levels its gain turns off to the strong motor: render with the gain the device is planned with. Its gain
     /// and resolution apply later, in `DeviceCommandPlanner`.

@@ -50,6 +50,8 @@ extension EngineCore {
             output.close()
             return
         }
+        // Before its prepared pulses are uploaded again and its timer plans: those come from the players' timelines.
+        renderPlayersForTheDevice()
         audio?.permitOpening()
         output.prepareForChanges()
         startWatchIfNeeded()

@@ -18,9 +18,51 @@ extension EngineCore {
             state.addArmedStart(armedStart, of: id)
             return (id, state.resetGeneration)
         }
+        // Rendered for the profile read before this lock: a start that opened a device since has rendered the
+        // others again, not this one.
+        renderPlayersForTheDevice(only: id)
         planOpening(of: id)
         prepareStream(for: id)
         return PatternPlayer(core: self, id: id, generation: generation, armedStart: armedStart)
+    }
+
+    /// The renderer for players' patterns on a device of `profile`: at the gain the device is planned with (an
+    /// on/off weak motor hands what that gain turns off to the strong motor: `PatternRenderer.profile`), in the
+    /// engine's locality.
+    func patternRenderer(for profile: RenderProfile) -> PatternRenderer {
+        PatternRenderer(profile: profile.withGain(profile.gain * options.gain), locality: options.locality)
+    }
+
+    /// Renders again, outside the lock, the pattern of each player (of player `only`, when given) rendered for
+    /// another profile than the engine's now: one made before `start()` opened its device, or while a device of
+    /// another kind was open, then plays as a player made now would (a Switch's transients are 60 ms pulses, a
+    /// DualShock 3's light weak-motor levels go to its strong motor). A player whose controls changed meanwhile is
+    /// rendered again with them.
+    func renderPlayersForTheDevice(only: PlayerID? = nil) {
+        while true {
+            let wanted = state.withLock { state -> [(PlayerID, Rerendering)] in
+                let renderer = patternRenderer(for: state.profile)
+                if let only {
+                    return state.scheduler.players[only]?.rendering(with: renderer).map { [(only, $0)] } ?? []
+                }
+                return state.scheduler.players.compactMap { id, player in
+                    player.rendering(with: renderer).map { (id, $0) }
+                }
+            }
+            if wanted.isEmpty { return }
+            let rendered = wanted.map { id, rerendering in (id, rerendering, rerendering.rendered()) }
+            let now = motorNow
+            state.withLock { state in
+                for (id, rerendering, rendered) in rendered {
+                    guard state.scheduler.withPlayer(id, { $0.take(rerendering, rendered: rendered) }) == true else {
+                        continue
+                    }
+                    state.scheduler.invalidate(at: now)
+                    state.openings[id] = nil
+                    state.refreshArmedStart(of: id)
+                }
+            }
+        }
     }
 
     /// A stream that plays the patterns itself (a force device's periodic effects) does ahead, outside the lock,

@@ -163,11 +163,7 @@ public final class HapticEngine: Sendable {
             throw HapticEngineError(.invalidArgument, "the pattern cannot be played: \(problem)")
         }
         let (resolved, registered) = try core.audioResources.resolve(pattern)
-        // Rendered at the gain the device is planned with: an on/off weak motor hands what that gain turns off to
-        // the strong motor (`PatternRenderer.profile`).
-        let profile = core.renderProfile
-        let renderer = PatternRenderer(
-            profile: profile.withGain(profile.gain * core.options.gain), locality: core.options.locality)
+        let renderer = core.patternRenderer(for: core.renderProfile)
         let audio = core.audio?.audio(for: resolved, nextTo: audioFolder, registered: registered)
         return try core.addPlayer(
             PlayerState(source: PatternSource(pattern: resolved, renderer: renderer, audio: audio)))

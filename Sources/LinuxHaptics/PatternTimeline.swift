@@ -8,7 +8,9 @@ import HapticRendering
 
 struct PatternSource: Sendable {
     let pattern: HapticPattern
-    let renderer: PatternRenderer
+    /// The renderer for the device the engine plays on (`EngineCore.patternRenderer(for:)`): a player made before
+    /// the engine knew its device is rendered again with that device's (`PlayerState.rendering(with:)`).
+    private(set) var renderer: PatternRenderer
     /// The pattern's sound, when it has audio events and the engine plays audio.
     let audio: PatternAudio?
     /// The pattern time its haptic events last to (`HapticEvent.logicalDuration`): a player lasts that long at
@@ -23,6 +25,13 @@ struct PatternSource: Sendable {
         eventsEnd =
             pattern.hapticEvents.lazy.filter { HapticPattern.isWithinTimeBound($0.relativeTime) }
             .map { $0.relativeTime + $0.logicalDuration }.max() ?? 0
+    }
+
+    /// The same pattern and sound, rendered by `renderer`.
+    func rendered(by renderer: PatternRenderer) -> PatternSource {
+        var source = self
+        source.renderer = renderer
+        return source
     }
 
     /// The pattern rendered with `controls`: its motor timeline, and when its last sound ends (pattern time; 0
@@ -123,6 +132,21 @@ struct HeldControl: Sendable {
     var time: Double
     var sent: SentControl
     var rendered: RenderedControls
+}
+
+/// A player's pattern to be rendered again by another renderer (`PlayerState.rendering(with:)`): outside the
+/// engine's lock, with its controls and then each held control's, and made by `PlayerState.take` unless a change of
+/// its controls reached the player meanwhile.
+struct Rerendering: Sendable {
+    /// `PlayerState.controlChanges` when it was worked out.
+    var basis: Int
+    /// The player's pattern and sound with the new renderer.
+    var source: PatternSource
+    /// The player's controls, then those of each held control, in order.
+    var controls: [RuntimeControls]
+
+    /// Each of `controls` rendered: the work, outside the lock.
+    func rendered() -> [RenderedControls] { controls.map { source.rendered(with: $0) } }
 }
 
 /// A change of a player's controls, worked out under the engine's lock (`PlayerState.controlsChange`), rendered

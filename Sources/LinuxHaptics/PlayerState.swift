@@ -45,10 +45,11 @@ struct PlayerState: Sendable {
     /// motors stop, its sound ends, or its pattern's events end (`PatternSource.eventsEnd`), whichever is last.
     var duration: Double { duration(motorsEnd: timeline.endTime, soundEnd: soundEnd) }
     /// The pattern and renderer, for players made from a pattern (nil for a timeline made elsewhere).
-    let source: PatternSource?
+    private(set) var source: PatternSource?
     /// Parameters and curves sent while it runs, in pattern time (the renderer's form).
     private(set) var controls = RuntimeControls.none
-    /// Bumped whenever `controls` change: the player's sound, rendered with them, must be made again.
+    /// Bumped whenever `controls` change, or its pattern is rendered again for another device: its sound and its
+    /// planned opening, made from them, must be made again.
     private(set) var controlsRevision = 0
     /// Controls sent for a later engine time, rendered ahead, in time order: each taken (`adopt`) when the player
     /// reaches its time (`advance(to:)`), so that the one in effect acts until then. (Rendered in at once, a control
@@ -170,6 +171,31 @@ struct PlayerState: Sendable {
             heldControls[index].sent = sent
             heldControls[index].rendered = controls
         }
+        return true
+    }
+
+    /// What rendering the player's pattern by `renderer` takes (`Rerendering`); nil for a player without a pattern,
+    /// or one `renderer` rendered already.
+    func rendering(with renderer: PatternRenderer) -> Rerendering? {
+        guard let source, source.renderer != renderer else { return nil }
+        return Rerendering(
+            basis: controlChanges, source: source.rendered(by: renderer),
+            controls: [controls] + heldControls.map(\.rendered.controls))
+    }
+
+    /// Takes its pattern rendered again (`rerendering`, its controls then each held control's rendered: `rendered`)
+    /// where it is: it plays on from the same offset, its controls as they were. False, changing nothing, when a
+    /// change of its controls reached it since `rerendering` was worked out: it must be worked out again.
+    mutating func take(_ rerendering: Rerendering, rendered: [RenderedControls]) -> Bool {
+        guard rerendering.basis == controlChanges, rendered.count == heldControls.count + 1,
+            rendered.first?.controls == controls
+        else { return false }
+        controlChanges += 1
+        controlsRevision += 1
+        source = rerendering.source
+        timeline = rendered[0].timeline
+        soundEnd = rendered[0].soundEnd
+        for (index, held) in zip(heldControls.indices, rendered.dropFirst()) { heldControls[index].rendered = held }
         return true
     }
 

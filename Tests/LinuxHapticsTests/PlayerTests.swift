@@ -571,6 +571,67 @@ import Testing
     }
 }
 
+/// A player's pattern is rendered for the device the engine plays on, whenever the player was made.
+@Suite struct PlayersRenderedForTheDeviceTests {
+    /// A sharp tap, a sharp continuous event and a second tap: what the Switch profiles shape as 60 ms pulses
+    /// (generic: 40 ms), and what a DualShock 3's on/off weak motor hands to the strong motor once the engine's gain
+    /// brings it under half.
+    static let pattern = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticTransient,
+                parameters: [
+                    .init(parameterID: .hapticIntensity, value: 0.6), .init(parameterID: .hapticSharpness, value: 1),
+                ],
+                relativeTime: 0),
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [
+                    .init(parameterID: .hapticIntensity, value: 0.5), .init(parameterID: .hapticSharpness, value: 1),
+                ],
+                relativeTime: 0.1, duration: 0.5),
+            HapticEvent(
+                type: .hapticTransient,
+                parameters: [
+                    .init(parameterID: .hapticIntensity, value: 0.9), .init(parameterID: .hapticSharpness, value: 1),
+                ],
+                relativeTime: 0.7),
+        ], parameters: [])
+
+    /// What the device is sent when `pattern` plays from its start, its player made (and an intensity control sent
+    /// for 300 ms later, held until then) before the engine starts or after.
+    static func played(on profile: RenderProfile, madeBeforeStart: Bool) throws -> [Change] {
+        var options = HapticEngineOptions()
+        options.gain = 0.8
+        let rig = try Rig(options: options, renderProfile: profile, start: false)
+        func made() throws -> any HapticAdvancedPatternPlayer {
+            let player = try rig.engine.makeAdvancedPlayer(with: pattern)
+            try player.sendParameters(intensityControl(0.7), atTime: 10.3)
+            return player
+        }
+        let early = madeBeforeStart ? try made() : nil
+        try rig.engine.start()
+        let player = try early ?? made()
+        try player.start(atTime: 0)
+        rig.clock.advance(by: 2)
+        return rig.applied()
+    }
+
+    @Test(arguments: [RenderProfile.dualShock3, .switchPro])
+    func aPlayerMadeBeforeStartPlaysAsOneMadeAfterItOnTheDevicesProfile(profile: RenderProfile) throws {
+        let after = try Self.played(on: profile, madeBeforeStart: false)
+        #expect(!after.isEmpty)
+        #expect(try Self.played(on: profile, madeBeforeStart: true) == after)
+    }
+
+    /// The DualShock 3's rule, checked on its own: the tap the gain brings under half of the on/off weak motor is
+    /// played by the strong motor even when its player was made before the engine knew the device.
+    @Test func aTapMadeBeforeStartIsPlayedByTheStrongMotorOfADualShock3() throws {
+        let first = try #require(try Self.played(on: .dualShock3, madeBeforeStart: true).first)
+        #expect(first == Change(at: 0, strong: (0.6 * 0.8 * 255).rounded() / 255, weak: 0))
+    }
+}
+
 @Suite struct FireAndForgetTests {
     @Test func aReleasedPlayerPlaysToItsEndAndIsThenDropped() throws {
         let rig = try Rig()
