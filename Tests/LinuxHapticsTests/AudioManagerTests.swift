@@ -642,14 +642,20 @@ import Testing
         }
     }
 
+    /// The output is held before its first write until the track is seen playing: the recording output writes as
+    /// fast as it can, and a host that stalled the test for the track's 100 ms saw it already ended.
     @Test func aTrackThatDoesNotLoopEndsAndSaysSo() async throws {
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
+        rig.output.hold(after: 0)
         rig.manager.playMusic("tick", loops: false)
         await rig.manager.settled()
         #expect(rig.manager.isPlaying)
+        #expect(rig.manager.currentTrack == "tick")
+        rig.output.hold(after: nil)
         try await waitUntil("the track ended") { !rig.manager.isPlaying }
         #expect(rig.manager.currentTrack == nil)
+        #expect(Self.frames(rig.output.samples).contains { $0.left != 0 }, "the track was heard")
     }
 
     /// A track that does not loop, cross-faded in over one that does, ends before the other has faded out: music
