@@ -188,6 +188,9 @@ public struct PatternRenderer: Sendable, Hashable {
         for voice in voices {
             let level = voice.level(at: time, piece: piece, controls: controls)
             switch locality {
+            case .all where profile.hasStrongMotor != profile.hasWeakMotor:
+                // One motor: it carries the whole level, as its handle's locality would; sharpness has nowhere to go.
+                if profile.hasStrongMotor { strong += level } else { weak += level }
             case .all:
                 let shares = EnvelopeTiming.motorShares(sharpness: voice.sharpness(controls: controls))
                 strong += level * shares.strong

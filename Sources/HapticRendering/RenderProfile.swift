@@ -78,6 +78,16 @@ public struct RenderProfile: Sendable, Hashable {
         return copy
     }
 
+    /// This profile on a pad with only some of its motors (a lone Joy-Con: hid-nintendo sends the strong level to the
+    /// left Joy-Con's actuator and the weak level to the right one's). On a pad with one motor the renderer puts a
+    /// pattern's whole level on it (`PatternRenderer`), and the planner never drives a motor the pad lacks.
+    public func withMotors(strong: Bool, weak: Bool) -> RenderProfile {
+        var copy = self
+        copy.hasStrongMotor = strong
+        copy.hasWeakMotor = weak
+        return copy
+    }
+
     /// The full range of `FF_RUMBLE`'s 16-bit magnitudes.
     public static let fullRumbleSteps = 65535
     /// One byte per motor in the output report (`magnitude / 256` in the driver).

@@ -1,6 +1,6 @@
 // The emulated game controllers, by the names `haptics emulate` takes: which kernel driver binds each, over
 // which transport, and how to start one.
-import LinuxInput
+package import LinuxInput
 package import Logging
 @_spi(Internals) import LinuxSystem
 
@@ -189,6 +189,16 @@ package enum EmulatedModel: String, CaseIterable, Sendable {
 }
 
 extension EmulatedModel {
+    /// A Joy-Con on hid-nintendo: alone over Bluetooth, or in the charging grip over USB (`inGrip`). Not one of the
+    /// models `haptics emulate` offers: the kernel tests play on it to check what a Joy-Con's one motor is given.
+    package static func startJoyCon(
+        _ side: HDActuators.JoyConSide, inGrip: Bool, logger: Logger
+    ) throws(EmulationError) -> any EmulatedDevice {
+        let model = SwitchProController(transport: inGrip ? .usb : .bluetooth, joyCon: side)
+        return try EmulatedHIDDevice(
+            model: model, driver: switchPro.module, recordPath: nil, keepsRecords: true, logger: logger)
+    }
+
     /// The PID joystick with a pool of `capacity` effect blocks (1...40; `start` gives it 16): the device
     /// answers "full" to the upload after that many, whatever the 40 slots the kernel offers.
     package static func startPIDJoystick(

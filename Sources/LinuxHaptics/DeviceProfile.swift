@@ -21,7 +21,9 @@ extension RenderProfile {
     /// - `playstation` → dualsense for a DualSense, dualshock4 otherwise (the driver took DualShock 4 in 6.2);
     /// - `sony` → dualshock3 for a Sixaxis (product 0x0268), dualshock4 otherwise;
     /// - `microsoft` or `xpadneo` on Bluetooth → xbox-bluetooth (hid-microsoft's 0...100 levels);
-    /// - `nintendo` → switch (HD rumble frames every 30 ms);
+    /// - `nintendo` → switch (HD rumble frames every 30 ms); on a Joy-Con, alone or in the charging grip, with its
+    ///   one motor: the strong one on a left Joy-Con, the weak one on a right one (`HDActuators.joyConSide`), each
+    ///   playing a pattern's whole level;
     /// - anything else → generic, uinput devices included (they have no driver; a test pad that resolves more
     ///   finely is driven with `HapticEngineOptions.renderProfile = .virtualPad` by whoever knows it does);
     /// - whatever the driver, a device that plays periodic effects itself (`forceFeedback.runsWaveformsItself`: a
@@ -40,7 +42,11 @@ extension RenderProfile {
         case "microsoft" where identity.bus == .bluetooth, "xpadneo" where identity.bus == .bluetooth:
             return .xboxBluetooth
         case "nintendo":
-            return .switchPro
+            switch HDActuators.joyConSide(identity) {
+            case .left: return .switchPro.withMotors(strong: true, weak: false)
+            case .right: return .switchPro.withMotors(strong: false, weak: true)
+            case nil: return .switchPro
+            }
         default:
             break
         }

@@ -96,11 +96,17 @@ final class EvdevOutput: MotorOutput {
         self.diversion = diversion
         var capabilities = OutputCapabilities(device: device, driver: driver)
         capabilities.actuatorFallback = actuatorFallback
+        // A Switch controller: the Pro Controller, or a Joy-Con with its one motor.
+        let profile = capabilities.renderProfile
+        let onSwitch = profile.withMotors(strong: true, weak: true) == .switchPro
         reports =
-            followsFrames && capabilities.renderProfile == .switchPro
+            followsFrames && onSwitch
             ? Self.framePacing(
                 besideEvent: device.identity.sysPath, overUSB: device.identity.bus == .usb, logger: logger) : nil
-        if let reports { capabilities.renderProfile = .switchProOnFrames(sendDelay: reports.sendDelay) }
+        if let reports {
+            capabilities.renderProfile = RenderProfile.switchProOnFrames(sendDelay: reports.sendDelay)
+                .withMotors(strong: profile.hasStrongMotor, weak: profile.hasWeakMotor)
+        }
         self.capabilities = capabilities
         renewal = OutputTiming.Renewal.forProfile(capabilities.renderProfile)
     }

@@ -84,11 +84,29 @@ public struct HDActuators: Sendable, Hashable {
     static let microsoft: UInt16 = 0x045e
     static let xboxBluetoothProducts: Set<UInt16> = [0x02fd, 0x0b20, 0x0b05, 0x0b22, 0x0b13]
 
-    /// Whether the pad with `identity` is a lone Joy-Con, whose HD rumble has one actuator where the Pro Controller
-    /// has two.
-    public static func hasOneActuator(_ identity: InputDeviceIdentity) -> Bool {
-        identity.vendor == nintendo && (identity.product == 0x2006 || identity.product == 0x2007)
+    /// Which Joy-Con a pad is: each has one actuator, and reads its own side of a rumble frame (the left Joy-Con the
+    /// first four bytes), where the Pro Controller has two.
+    public enum JoyConSide: Sendable, Hashable {
+        case left, right
     }
+
+    /// The side of the Joy-Con the pad with `identity` is, nil for any other pad: a lone Joy-Con by its product id,
+    /// one in the charging grip (whose two Joy-Cons hid-nintendo binds as two pads of the grip's product id) by the
+    /// name the driver gives it ("Nintendo Switch Left Joy-Con (Grip)").
+    public static func joyConSide(_ identity: InputDeviceIdentity) -> JoyConSide? {
+        guard identity.vendor == nintendo else { return nil }
+        switch identity.product {
+        case 0x2006: return .left
+        case 0x2007: return .right
+        case 0x200e where identity.name.contains("Left Joy-Con"): return .left
+        case 0x200e where identity.name.contains("Right Joy-Con"): return .right
+        default: return nil
+        }
+    }
+
+    /// Whether the pad with `identity` is a Joy-Con, alone or in the grip, whose HD rumble has one actuator where
+    /// the Pro Controller has two.
+    public static func hasOneActuator(_ identity: InputDeviceIdentity) -> Bool { joyConSide(identity) != nil }
 
     /// What the pad with `identity` has beyond two rumble levels, if anything.
     public static func kind(of identity: InputDeviceIdentity) -> Kind? {

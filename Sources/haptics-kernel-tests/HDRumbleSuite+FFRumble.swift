@@ -6,6 +6,7 @@
 // The driver's delay is the engine's to make up for (`RenderProfile.switchOutputLatency`): changes scheduled ahead
 // reach the pad on their time, not a frame or two after it.
 import Foundation
+import AHAP
 import Glibc
 import HapticRendering
 import HapticTestDevices
@@ -22,7 +23,69 @@ extension HDRumbleSuite {
         KernelTest(name: "hd/switch-pro/ff-rumble-changes-scheduled-ahead-reach-the-pad-on-their-time") {
             try await StallWitness.againAfterAGuestStall { try await switchScheduledAhead() }
         },
+        KernelTest(name: "hd/joy-con/alone-and-in-the-grip-a-pattern-plays-whole-on-the-joy-cons-own-side") {
+            try await joyConsPlayOnTheirOwnSide()
+        },
     ]
+
+    /// A right Joy-Con alone over Bluetooth (057e:2007) and a left one in the charging grip over USB (057e:200e),
+    /// played through their FF_RUMBLE nodes: hid-nintendo puts an effect's strong level on the left side of its
+    /// frame and the weak level on the right, and each Joy-Con plays its own side. The engine takes each as one
+    /// motor on its side (the grip's Joy-Con by the name the driver gives it), and a tone that a Pro Controller
+    /// plays on its other actuator (dull on the right Joy-Con, sharp on the left) reaches the Joy-Con's own side at
+    /// its whole level, the other side never driven.
+    static func joyConsPlayOnTheirOwnSide() async throws {
+        for (side, inGrip) in [(HDActuators.JoyConSide.right, false), (.left, true)] {
+            let label = "\(side) Joy-Con\(inGrip ? " in the grip" : "")"
+            let device: any EmulatedDevice
+            do { device = try EmulatedModel.startJoyCon(side, inGrip: inGrip, logger: EmulationSuite.logger()) } catch {
+                if case .transportMissing = error { throw TestSkip(.uhid, "\(error)") }
+                throw TestFailure(reason: "\(label): \(error)")
+            }
+            defer { device.destroy() }
+            let nodes: EmulatedDeviceNodes
+            do { nodes = try device.waitUntilBound(timeout: EmulationSuite.bindTimeout) } catch {
+                throw TestFailure(reason: "\(label): \(error)")
+            }
+            let name = try DeviceSuite.probe(nodes.rumbleNode).name
+            try require(
+                name.contains(side == .left ? "Left Joy-Con" : "Right Joy-Con"), "\(label): the driver named it \(name)"
+            )
+            var options = HapticEngineOptions()
+            options.actuators = .rumble
+            options.playsHapticsOnly = true
+            let engine = HapticEngine(
+                output: .device(.id(try AppSuite.stableID(of: nodes.rumbleNode))), options: options,
+                logger: EmulationSuite.logger())
+            do { try engine.start() } catch { throw TestFailure(reason: "\(label): starting the engine: \(error)") }
+            defer { engine.stop() }
+            let profile = engine.renderProfile
+            try require(
+                profile.hasStrongMotor == (side == .left) && profile.hasWeakMotor == (side == .right),
+                "\(label): profile \(profile.name) with strong \(profile.hasStrongMotor), weak \(profile.hasWeakMotor)")
+            let before = device.records().count
+            let tone = HapticPattern(
+                events: [
+                    HapticEvent(
+                        type: .hapticContinuous,
+                        parameters: [
+                            .init(parameterID: .hapticIntensity, value: 0.8),
+                            .init(parameterID: .hapticSharpness, value: side == .left ? 1 : 0),
+                        ],
+                        relativeTime: 0, duration: 0.4)
+                ], parameters: [])
+            try await VoiceCoilSuite.play(tone, on: engine)
+            try await Task.sleep(for: .milliseconds(200))
+            let frames = device.records().dropFirst(before).filter { $0.event == .output }
+            let own = frames.map { (side == .left ? $0.strong : $0.weak) ?? 0 }.max() ?? 0
+            let other = frames.map { (side == .left ? $0.weak : $0.strong) ?? 0 }.max() ?? 0
+            try require(
+                abs(own - 0.8) <= EmulatedModel.switchPro.motorStep,
+                "\(label): its own side played \(own) at most, for the tone's 0.8 (\(frames.count) frames)")
+            try requireEqual(other, 0, "\(label): the other side's level")
+            print("    \(label) (\(name)): \(profile.name), own side at \(own), \(frames.count) frames")
+        }
+    }
 
     /// Six levels 120 ms each, one after another, played three times through the rumble node: the engine writes
     /// each change on the frame that carries it, so the pad's level changes on its time (within 5 ms at the median,

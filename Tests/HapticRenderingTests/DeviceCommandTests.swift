@@ -286,11 +286,26 @@ import Testing
         }
     }
 
-    @Test func anAbsentMotorIsNeverDriven() {
-        var strongOnly = Build.profile()
-        strongOnly.hasWeakMotor = false
-        let list = commands(Build.pattern([Build.transient(at: 0, intensity: 1, sharpness: 1)]), profile: strongOnly)
-        #expect(list.isEmpty, "a fully sharp transient has nothing for the strong motor")
+    /// A pad with one motor (a lone Joy-Con: hid-nintendo sends the strong level to the left one's actuator and the
+    /// weak level to the right one's) plays a pattern's whole level on it, whatever its sharpness, as the locality
+    /// of that motor's handle does on a pad with two; the motor it lacks is never driven.
+    @Test func aPadWithOneMotorPlaysThePatternsWholeLevelOnItAndNeverDrivesTheOther() {
+        let pattern = Build.pattern([
+            Build.transient(at: 0, intensity: 0.8, sharpness: 1),
+            Build.transient(at: 0.2, intensity: 0.6, sharpness: 0),
+            Build.continuous(at: 0.4, duration: 0.3, intensity: 0.5, sharpness: 0.5),
+        ])
+        for (hasStrong, handle) in [(true, HapticLocality.leftHandle), (false, .rightHandle)] {
+            var oneMotor = Build.profile()
+            oneMotor.hasStrongMotor = hasStrong
+            oneMotor.hasWeakMotor = !hasStrong
+            let list = commands(pattern, profile: oneMotor)
+            let onItsHandle = DeviceCommandPlanner(profile: Build.profile())
+                .commands(for: PatternRenderer(profile: Build.profile(), locality: handle).render(pattern))
+            #expect(list == onItsHandle, "\(handle)")
+            #expect(list.count >= 6, "\(handle): each event is played")
+            #expect(list.allSatisfy { (hasStrong ? $0.levels.weak : $0.levels.strong) == 0 }, "\(handle)")
+        }
     }
 
     @Test func commandLevelsAreExactStepsOfTheProfile() {

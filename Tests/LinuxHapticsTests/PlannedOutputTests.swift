@@ -518,6 +518,26 @@ import Testing
             ("xpadneo", identity(vendor: 0x045e, product: 0x0b13, bus: .bluetooth), .xboxBluetooth),
             ("microsoft", identity(vendor: 0x045e, product: 0x0b13, bus: .usb), .genericRumble),
             ("nintendo", identity(vendor: 0x057e, product: 0x2009), .switchPro),
+            // A Joy-Con plays its own side of hid-nintendo's frame: the left one the strong level, the right one the
+            // weak level.
+            (
+                "nintendo",
+                identity(vendor: 0x057e, product: 0x2006, bus: .bluetooth, name: "Nintendo Switch Left Joy-Con"),
+                .switchPro.withMotors(strong: true, weak: false)
+            ),
+            (
+                "nintendo",
+                identity(vendor: 0x057e, product: 0x2007, bus: .bluetooth, name: "Nintendo Switch Right Joy-Con"),
+                .switchPro.withMotors(strong: false, weak: true)
+            ),
+            (
+                "nintendo", identity(vendor: 0x057e, product: 0x200e, name: "Nintendo Switch Left Joy-Con (Grip)"),
+                .switchPro.withMotors(strong: true, weak: false)
+            ),
+            (
+                "nintendo", identity(vendor: 0x057e, product: 0x200e, name: "Nintendo Switch Right Joy-Con (Grip)"),
+                .switchPro.withMotors(strong: false, weak: true)
+            ),
             ("dragonrise", identity(vendor: 0x0079, product: 0x0006), .genericRumble),
             // The choice never depends on our own test pad's identity: it is driven like any uinput device.
             (

@@ -32,6 +32,28 @@ import Testing
         #expect(HDActuators.Kind.hdRumble.addedLocalities.isEmpty)
     }
 
+    /// hid-nintendo binds each Joy-Con in the charging grip (057e:200e) as a pad of its own and names it after its
+    /// side; a lone Joy-Con has its own product id. Each has one actuator, fed its own side of a rumble frame.
+    @Test func eachLoneJoyConAndEachJoyConInTheGripHasOneActuatorOnItsSide() {
+        func pad(_ product: UInt16, _ name: String, _ bus: InputBus = .bluetooth) -> InputDeviceIdentity {
+            var identity = Self.identity(vendor: 0x057e, product: product, bus: bus)
+            identity.name = name
+            return identity
+        }
+        let pads: [(InputDeviceIdentity, HDActuators.JoyConSide?)] = [
+            (pad(0x2006, "Nintendo Switch Left Joy-Con"), .left),
+            (pad(0x2007, "Nintendo Switch Right Joy-Con"), .right),
+            (pad(0x200e, "Nintendo Switch Left Joy-Con (Grip)", .usb), .left),
+            (pad(0x200e, "Nintendo Switch Right Joy-Con (Grip)", .usb), .right),
+            (pad(0x2009, "Nintendo Switch Pro Controller", .usb), nil),
+            (pad(0x200e, "a grip hid-nintendo did not name", .usb), nil),
+        ]
+        for (identity, side) in pads {
+            #expect(HDActuators.joyConSide(identity) == side, "\(identity.name)")
+            #expect(HDActuators.hasOneActuator(identity) == (side != nil), "\(identity.name)")
+        }
+    }
+
     @Test func aSwitchOrXboxPadWithoutAHidrawNodeSaysSoAndNamesItsKind() throws {
         for (vendor, product, kind) in [
             (UInt16(0x057e), UInt16(0x2009), HDActuators.Kind.hdRumble),

@@ -85,10 +85,14 @@ package enum SwitchProOutputReport: Sendable, Hashable {
     }
 }
 
-/// A Nintendo Switch Pro Controller presented over uhid to hid-nintendo.
+/// A Nintendo Switch Pro Controller presented over uhid to hid-nintendo; or, with `joyCon`, a Joy-Con, alone over
+/// Bluetooth or in the charging grip over USB, which the driver binds by the same protocol and tells apart by its
+/// product id and the controller type in its device info.
 package struct SwitchProController: HIDControllerModel {
     package var identity: HIDIdentity
     package let transport: SwitchProTransport
+    /// The Joy-Con it is; nil for the Pro Controller.
+    package let joyCon: HDActuators.JoyConSide?
     /// The controller's Bluetooth address, most significant byte first (device info reply order).
     package let macAddress: [UInt8]
 
@@ -116,6 +120,10 @@ package struct SwitchProController: HIDControllerModel {
     package static let vendorID: UInt16 = 0x057e
     /// The Pro Controller's product id, the same over USB and Bluetooth.
     package static let productID: UInt16 = 0x2009
+    /// The product ids of the left and right Joy-Con, and of the charging grip that holds both over USB.
+    package static let joyConLeftProductID: UInt16 = 0x2006
+    package static let joyConRightProductID: UInt16 = 0x2007
+    package static let chargingGripProductID: UInt16 = 0x200e
     /// A Nintendo-assigned address (98:B6:E9 is one of Nintendo's prefixes).
     package static let defaultMACAddress: [UInt8] = [0x98, 0xb6, 0xe9, 0x4a, 0x21, 0x5c]
 
@@ -124,17 +132,34 @@ package struct SwitchProController: HIDControllerModel {
     ///   - name: the HID name; defaults to the USB manufacturer and product strings, or the Bluetooth name.
     ///   - uniq: defaults to the USB serial number, or the controller's address over Bluetooth.
     ///   - macAddress: the address the controller reports in its device info.
+    ///   - joyCon: a Joy-Con rather than the Pro Controller: alone over Bluetooth (057e:2006 or 2007), in the
+    ///     charging grip over USB (057e:200e, one device for each Joy-Con the grip holds).
     package init(
         transport: SwitchProTransport = .usb, name: String? = nil, uniq: String? = nil,
-        macAddress: [UInt8] = SwitchProController.defaultMACAddress
+        macAddress: [UInt8] = SwitchProController.defaultMACAddress, joyCon: HDActuators.JoyConSide? = nil
     ) {
         self.transport = transport
         self.macAddress = macAddress
+        self.joyCon = joyCon
         let bluetooth = transport == .bluetooth
+        let product =
+            switch (joyCon, bluetooth) {
+            case (nil, _): Self.productID
+            case (_, false): Self.chargingGripProductID
+            case (.left, true): Self.joyConLeftProductID
+            case (.right, true): Self.joyConRightProductID
+            }
+        let productName =
+            switch joyCon {
+            case nil: "Pro Controller"
+            case .left where bluetooth: "Joy-Con (L)"
+            case .right where bluetooth: "Joy-Con (R)"
+            default: "Charging Grip"
+            }
         identity = HIDIdentity(
-            bus: bluetooth ? .bluetooth : .usb, vendor: Self.vendorID, product: Self.productID,
+            bus: bluetooth ? .bluetooth : .usb, vendor: Self.vendorID, product: product,
             version: bluetooth ? 0x0001 : 0x0210,
-            name: name ?? (bluetooth ? "Pro Controller" : "Nintendo Co., Ltd. Pro Controller"),
+            name: name ?? (bluetooth ? productName : "Nintendo Co., Ltd. \(productName)"),
             phys: bluetooth ? "00:1a:7d:da:71:13" : "usb-0000:00:14.0-2/input0",
             uniq: uniq ?? (bluetooth ? Self.addressString(macAddress) : "000000000001"),
             reportDescriptor: bluetooth ? Self.bluetoothReportDescriptor : Self.usbReportDescriptor)
@@ -264,9 +289,17 @@ package struct SwitchProController: HIDControllerModel {
         return inputReport(id: 0x21, body: [ack, subcommand] + replyData)
     }
 
-    /// Device info: firmware 4.33, type 3 (Pro Controller), 0x02, the address (most significant byte
-    /// first), 0x01, and 0x01 for "use the colours in SPI flash".
-    private var deviceInfo: [UInt8] { [0x04, 0x21, 0x03, 0x02] + macAddress + [0x01, 0x01] }
+    /// Device info: firmware 4.33, the controller type (1 a left Joy-Con, 2 a right one, 3 the Pro Controller),
+    /// 0x02, the address (most significant byte first), 0x01, and 0x01 for "use the colours in SPI flash".
+    private var deviceInfo: [UInt8] {
+        let type: UInt8 =
+            switch joyCon {
+            case .left: 0x01
+            case .right: 0x02
+            case nil: 0x03
+            }
+        return [0x04, 0x21, type, 0x02] + macAddress + [0x01, 0x01]
+    }
 
     /// The reply to an SPI flash read `addr(4, little-endian) size`: the address and size echoed, then the
     /// bytes (at most 29 per read).
