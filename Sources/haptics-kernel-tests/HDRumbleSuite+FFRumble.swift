@@ -33,7 +33,8 @@ extension HDRumbleSuite {
     /// frame and the weak level on the right, and each Joy-Con plays its own side. The engine takes each as one
     /// motor on its side (the grip's Joy-Con by the name the driver gives it), and a tone that a Pro Controller
     /// plays on its other actuator (dull on the right Joy-Con, sharp on the left) reaches the Joy-Con's own side at
-    /// its whole level, the other side never driven.
+    /// its whole level, the other side never driven. On their HD rumble, a tone at the other side's handle plays on
+    /// the Joy-Con's own side.
     static func joyConsPlayOnTheirOwnSide() async throws {
         for (side, inGrip) in [(HDActuators.JoyConSide.right, false), (.left, true)] {
             let label = "\(side) Joy-Con\(inGrip ? " in the grip" : "")"
@@ -83,8 +84,38 @@ extension HDRumbleSuite {
                 abs(own - 0.8) <= EmulatedModel.switchPro.motorStep,
                 "\(label): its own side played \(own) at most, for the tone's 0.8 (\(frames.count) frames)")
             try requireEqual(other, 0, "\(label): the other side's level")
-            print("    \(label) (\(name)): \(profile.name), own side at \(own), \(frames.count) frames")
+            engine.stop()
+            let mirrored = try await oppositeHandleOnHDRumble(of: device, node: nodes.rumbleNode, side: side, label)
+            print(
+                "    \(label) (\(name)): \(profile.name), own side at \(own), \(frames.count) frames; HD rumble at the "
+                    + "other handle: \(mirrored) reports with its own side playing")
         }
+    }
+
+    /// The HD rumble stream at the handle of the other side (`right` on a left Joy-Con): a Pro Controller plays it
+    /// on the other actuator alone, a Joy-Con on its one actuator (its side of each report carries the tone). The
+    /// number of reports over the middle of the tone that do.
+    private static func oppositeHandleOnHDRumble(
+        of device: any EmulatedDevice, node: String, side: HDActuators.JoyConSide, _ label: String
+    ) async throws -> Int {
+        let engine = try VoiceCoilSuite.engine(on: node, locality: side == .left ? .rightHandle : .leftHandle)
+        defer { engine.stop() }
+        let before = device.records().count
+        let at = monotonicSeconds()
+        try await VoiceCoilSuite.play(AHAPFixtures.tone(seconds: 0.5, intensity: 0.8), on: engine)
+        let middle = HDRumbleSuite.rumbleReports(device, after: before).filter {
+            $0.time >= at + 0.1 && $0.time <= at + 0.4
+        }
+        let playing = middle.filter { report in
+            let own = side == .left ? report.packet.left : report.packet.right
+            return own.lowAmplitude + own.highAmplitude > 0
+        }
+        try VoiceCoilSuite.requireOrStall(
+            playing.count >= 8,
+            "\(label): \(playing.count) of \(middle.count) reports over the middle 0.3 s of the tone "
+                + "on the other handle carry it on the Joy-Con's own side",
+            stall: 0.3 - Double(playing.count) * HDRumbleStream.updateSeconds, during: (at + 0.1)...(at + 0.4))
+        return playing.count
     }
 
     /// Six levels 120 ms each, one after another, played three times through the rumble node: the engine writes
