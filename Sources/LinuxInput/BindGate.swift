@@ -69,6 +69,9 @@ struct BindGate: Sendable {
         return .waitForBind(parent: parent.syspath)
     }
 
+    /// The nodes that wait for their parent.
+    var waitingNodes: [String] { Array(waiting.keys) }
+
     /// Whether the node waits for its parent (its `change` events are then moot: it is probed when released).
     func isWaiting(_ sysName: String) -> Bool { waiting[sysName] != nil }
 

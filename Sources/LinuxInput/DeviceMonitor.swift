@@ -265,9 +265,18 @@ final class MonitorWorker: @unchecked Sendable {
         switch source {
         case .udev, .kernel:
             // The parents' events (`add`, `bind`...) arrive on the same socket, in order with the nodes'.
-            netlink = try UdevMonitor(
+            let netlink = try UdevMonitor(
                 context: context, group: source == .udev ? .udev : .kernel,
                 subsystems: ["input"] + BindGate.parentSubsystems.sorted())
+            do throws(SystemCallError) {
+                try netlink.setReceiveBufferSize(UdevMonitor.burstBufferBytes)
+            } catch {
+                // Expected without CAP_NET_ADMIN: the buffer is then as large as `net.core.rmem_max` lets it be.
+                logger.debug(
+                    "the device event socket keeps the buffer the system allows",
+                    metadata: ["bytes": "\(UdevMonitor.burstBufferBytes)", "error": "\(error)"])
+            }
+            self.netlink = netlink
             if source == .kernel {
                 do throws(SystemCallError) {
                     attributes = try DeviceDirectoryWatch(mask: DeviceDirectoryWatch.attributeMask, logger: logger)
@@ -326,7 +335,8 @@ final class MonitorWorker: @unchecked Sendable {
                 return
             }
             if fds[1].revents != 0 { return }
-            if fds[0].revents & Int16(POLLIN) != 0 {
+            // A netlink socket that overflowed shows it as POLLERR until a receive reads its ENOBUFS.
+            if fds[0].revents & Int16(POLLIN) != 0 || (netlink != nil && fds[0].revents & Int16(POLLERR) != 0) {
                 for event in drain() { deliver(event) }
             } else if fds[0].revents != 0 {
                 logger.info("device monitor source failed", metadata: ["revents": "\(fds[0].revents)"])
@@ -364,13 +374,38 @@ final class MonitorWorker: @unchecked Sendable {
     }
 
     /// Everything waiting on the source, turned into device events.
-    private func drain() -> [DeviceEvent] {
+    func drain() -> [DeviceEvent] {
         var changes: [(kind: DeviceEvent.Kind, sysName: String)] = []
         if let netlink {
             // One at a time, in the socket's order: a parent's `bind` follows its nodes' `add`s.
             var events: [DeviceEvent] = []
-            while let device = netlink.receive() {
-                events += received(device).compactMap(apply)
+            var overflowed = false
+            var lastWasOverflow = false
+            receiving: while true {
+                let reception = netlink.receive()
+                switch reception {
+                case .device(let device):
+                    events += received(device).compactMap(apply)
+                case .overflowed:
+                    // The events still waiting came before or after the ones dropped, and are read on; what the
+                    // dropped ones said is found once they are, by comparing with sysfs. The kernel tells an overflow
+                    // once (the receive that tells it clears it): two in a row are a fault injected on every call.
+                    if lastWasOverflow { break receiving }
+                    overflowed = true
+                case .nothing:
+                    // After an overflow the kernel drops every event, telling ENOBUFS no more, until the socket's
+                    // queue is empty; libudev says "nothing" for a message it drops even when more wait. So the
+                    // comparison waits for an empty queue, after which no event goes unheard.
+                    guard overflowed && netlink.hasWaitingMessage else { break receiving }
+                case .failed(let errno):
+                    logger.debug("a device event could not be read", metadata: ["error": "\(errno)"])
+                    break receiving
+                }
+                if case .overflowed = reception { lastWasOverflow = true } else { lastWasOverflow = false }
+            }
+            if overflowed {
+                logger.info("device events were lost (the socket's buffer overflowed): comparing with sysfs")
+                events += missedChanges().compactMap(apply)
             }
             return events
         }
@@ -397,14 +432,17 @@ final class MonitorWorker: @unchecked Sendable {
             guard case .node(.changed, let sysName) = change, !names.contains(sysName) else { continue }
             names.append(sysName)
         }
-        return names.compactMap { sysName in
-            guard let before = known[sysName], !gate.isWaiting(sysName),
-                let now = discovery.device(sysName: sysName, in: context, settle: false),
-                now.identity.sysPath == before.identity.sysPath, now.access != before.access,
-                now.access == .readWrite || now.access.isPermissionProblem
-            else { return nil }
-            return apply((.changed, sysName))
-        }
+        return names.filter(accessChanged).compactMap { apply((.changed, $0)) }
+    }
+
+    /// Whether the node announced as `sysName` is still the very device announced (its sysfs path names its
+    /// `inputN`) and this process's access to it changed between permission states.
+    private func accessChanged(_ sysName: String) -> Bool {
+        guard let before = known[sysName], !gate.isWaiting(sysName),
+            let now = discovery.device(sysName: sysName, in: context, settle: false),
+            now.identity.sysPath == before.identity.sysPath, now.access != before.access
+        else { return false }
+        return now.access == .readWrite || now.access.isPermissionProblem
     }
 
     /// What one netlink event changes: a node's `add` waits in the gate while its parent is binding; a
@@ -440,6 +478,42 @@ final class MonitorWorker: @unchecked Sendable {
             return nil
         }
         return BindGate.Parent(syspath: parent.syspath, subsystem: subsystem, hasDriverLink: parent.hasDriverLink)
+    }
+
+    /// What the netlink events the kernel dropped would have told, found by comparing the nodes sysfs lists now
+    /// with the nodes known and waiting: a known node gone, or made again for another device (its sysfs path, which
+    /// names its `inputN`, differs), is removed; a node present and neither known nor waiting is added, through the
+    /// gate as its `add` would have been (a parent whose `bind` was lost keeps it waiting until the deadline); a known
+    /// node whose access changed is changed; a waiting node gone is forgotten. With the udev source a node the
+    /// daemon has not processed yet is left to its own event, still to come: were it dropped too, the socket would
+    /// overflow again and bring another comparison.
+    private func missedChanges() -> [(kind: DeviceEvent.Kind, sysName: String)] {
+        let present: [String: UdevDevice]
+        do throws(SystemCallError) {
+            present = Dictionary(
+                try context.syspaths(subsystem: "input").compactMap { path -> (String, UdevDevice)? in
+                    guard let device = context.device(syspath: path), device.sysName.hasPrefix(eventNodePrefix) else {
+                        return nil
+                    }
+                    return (device.sysName, device)
+                }, uniquingKeysWith: { first, _ in first })
+        } catch {
+            logger.info("listing input devices after lost events failed", metadata: ["error": "\(error)"])
+            return []
+        }
+        let byNumber = { (a: String, b: String) in eventNumber(a) < eventNumber(b) }
+        for sysName in gate.waitingNodes where present[sysName] == nil { _ = gate.nodeRemoved(sysName) }
+        let removed = known.keys.filter { present[$0]?.syspath != known[$0]?.identity.sysPath }.sorted(by: byNumber)
+        let changed = known.keys.filter { !removed.contains($0) && accessChanged($0) }.sorted(by: byNumber)
+        var added: [String] = []
+        for (sysName, device) in present.sorted(by: { byNumber($0.key, $1.key) })
+        where (known[sysName] == nil || removed.contains(sysName)) && !gate.isWaiting(sysName)
+            && (source != .udev || device.isInitialized)
+        {
+            let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
+            if decision == .openNow { added.append(sysName) }
+        }
+        return removed.map { (.removed, $0) } + changed.map { (.changed, $0) } + added.map { (.added, $0) }
     }
 
     /// The difference between the known nodes and the nodes sysfs lists now, for when events may have

@@ -17,13 +17,24 @@ package final class DriverBindWatch {
     package init() throws(SystemCallError) {
         context = try UdevContext()
         monitor = try UdevMonitor(context: context, group: .kernel, subsystems: BindGate.parentSubsystems.sorted())
+        // Without the room (a process that may not force it), a burst may drop a bind, as below.
+        try? monitor.setReceiveBufferSize(UdevMonitor.burstBufferBytes)
     }
 
     /// Reads every event waiting on the socket (it never blocks).
     package func drain() {
-        while let device = monitor.receive() {
-            guard device.action == "bind", let subsystem = device.subsystem else { continue }
-            heard.append((subsystem, device.sysName))
+        while true {
+            switch monitor.receive() {
+            case .device(let device):
+                guard device.action == "bind", let subsystem = device.subsystem else { continue }
+                heard.append((subsystem, device.sysName))
+            case .overflowed:
+                // Events were dropped: a bind among them is never heard, and whoever waits for it waits until its
+                // own deadline. The events after the overflow are read on.
+                continue
+            case .nothing, .failed:
+                return
+            }
         }
     }
 

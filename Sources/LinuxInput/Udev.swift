@@ -1,6 +1,7 @@
 // A thin owner of libudev's handles: one `checkError` for its "negative errno" results, and `unref` in
 // `deinit` so no path leaks a reference. Internal: no libudev type leaves this module.
 internal import CLibudev
+internal import Glibc
 @_spi(Internals) import LinuxSystem
 
 /// Where a udev daemon, when one runs, has its control socket; its absence means nobody processes
@@ -10,7 +11,7 @@ let udevDaemonControlPath = "/run/udev/control"
 /// Whether a udev daemon (systemd-udevd, eudev) is running on this system.
 var udevDaemonIsRunning: Bool { Sys.exists(udevDaemonControlPath) }
 
-// Every libudev call that can fail goes through one of these three, which is also where tests make it fail
+// Every libudev call that can fail goes through one of these four, which is also where tests make it fail
 // (`SyscallFaults`). As with system calls, an interrupted call is made again.
 
 /// A call whose result is 0 or a negative errno.
@@ -40,6 +41,23 @@ private func lookup(_ call: @autoclosure () -> String, _ body: () -> OpaquePoint
         if injected != .interrupted { return nil }
     }
     return body()
+}
+
+/// A call whose NULL is told apart by its errno (a receive's `EAGAIN`: nothing waits): the handle, or why not.
+private func received(_ call: @autoclosure () -> String, _ body: () -> OpaquePointer?) -> (
+    handle: OpaquePointer?, errno: Errno
+) {
+    while true {
+        if let injected = SyscallFaults.injected(at: call) {
+            if injected == .interrupted { continue }
+            return (nil, injected)
+        }
+        errno = 0
+        let handle = body()
+        let failure = Errno(rawValue: errno)
+        if handle == nil && failure == .interrupted { continue }
+        return (handle, failure)
+    }
 }
 
 /// The library context (`struct udev`).
@@ -162,8 +180,46 @@ final class UdevMonitor {
     /// The socket to poll; readable when a device event is waiting.
     var fileDescriptor: Int32 { udev_monitor_get_fd(pointer) }
 
-    /// The next waiting device event, or nil when none is (the socket is non-blocking).
-    func receive() -> UdevDevice? {
-        lookup("udev_monitor_receive_device") { udev_monitor_receive_device(pointer) }.map { UdevDevice(owning: $0) }
+    /// The receive buffer a monitor asks for: room for thousands of events (the udev daemon's message for a device
+    /// with its properties takes one to three KiB of it), where the kernel's default of 208 KiB fills with the burst
+    /// of a hub's devices appearing at once, or of every device coming back after a resume, while the reader probes
+    /// the first ones.
+    static let burstBufferBytes: Int32 = 8 << 20
+
+    /// Asks for a receive buffer of `bytes` (`udev_monitor_set_receive_buffer_size`: `SO_RCVBUF`, which the kernel
+    /// caps at `net.core.rmem_max`, then `SO_RCVBUFFORCE`, which needs `CAP_NET_ADMIN`). The kernel charges the
+    /// buffer only for the events waiting in it, so a large one costs nothing while the reader keeps up.
+    func setReceiveBufferSize(_ bytes: Int32) throws(SystemCallError) {
+        try checkError("udev_monitor_set_receive_buffer_size") { udev_monitor_set_receive_buffer_size(pointer, bytes) }
+    }
+
+    /// Whether a message waits on the socket now (a `poll` that does not wait).
+    var hasWaitingMessage: Bool {
+        var fds = [pollfd(fd: fileDescriptor, events: Int16(POLLIN), revents: 0)]
+        return ((try? Sys.poll(&fds, timeout: 0)) ?? 0) > 0 && fds[0].revents & Int16(POLLIN) != 0
+    }
+
+    /// What one receive found.
+    enum Reception {
+        case device(UdevDevice)
+        /// Nothing is waiting (the socket is non-blocking), or what waited was a message libudev drops (not from
+        /// the kernel or the udev daemon, or of a subsystem the filter refuses).
+        case nothing
+        /// `ENOBUFS`: the socket's receive buffer was full when an event came, and the kernel dropped it (and any
+        /// more until there was room). The events still waiting are whole and in order; the dropped ones are lost.
+        case overflowed
+        /// Another errno: a message that could not be read or parsed, which is gone from the socket.
+        case failed(Errno)
+    }
+
+    /// The next waiting device event.
+    func receive() -> Reception {
+        let result = received("udev_monitor_receive_device") { udev_monitor_receive_device(pointer) }
+        if let handle = result.handle { return .device(UdevDevice(owning: handle)) }
+        switch result.errno {
+        case .wouldBlock: return .nothing
+        case .noBufferSpace: return .overflowed
+        default: return .failed(result.errno)
+        }
     }
 }

@@ -38,6 +38,8 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let noSpace = Errno(rawValue: ENOSPC)
     /// `ENOTTY`: an ioctl the file does not know (an evdev request made on a file that is not an event node).
     public static let inappropriateIOControl = Errno(rawValue: ENOTTY)
+    /// `ENOBUFS`: for a netlink socket, its receive buffer overflowed and the kernel dropped messages.
+    public static let noBufferSpace = Errno(rawValue: ENOBUFS)
     /// `EISDIR`.
     public static let isDirectory = Errno(rawValue: EISDIR)
     /// `ENOSYS`: for force feedback, the device has none.

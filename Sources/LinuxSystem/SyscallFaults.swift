@@ -87,6 +87,22 @@ package enum SyscallFaults {
     /// The tally so far.
     package static var tally: Tally { state.withLock { $0.tally } }
 
+    /// Held by `withPlan` for the length of its body.
+    private static let planOwner = Lock(())
+
+    /// Arms `plan` for the length of `body` alone and returns the tally with the body's result, one caller at a
+    /// time: unit tests run in parallel in one process, where a plan armed by one would replace another's.
+    package static func withPlan<T: Sendable>(_ plan: Plan?, _ body: () throws -> T) throws -> (
+        result: T, tally: Tally
+    ) {
+        try planOwner.withLock { _ throws(any Error) in
+            arm(plan)
+            defer { disarm() }
+            let result = try body()
+            return (result, tally)
+        }
+    }
+
     /// Runs `body` with the calling thread exempt from faults and from the tally.
     package static func exempting<T>(_ body: () throws -> T) rethrows -> T {
         let thread = ServiceThread.currentID

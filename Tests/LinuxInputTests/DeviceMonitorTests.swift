@@ -1,5 +1,6 @@
 import Glibc
 import Testing
+@_spi(Internals) import LinuxSystem
 @testable import LinuxInput
 
 @Suite struct InotifyParsingTests {
@@ -56,6 +57,17 @@ import Testing
         #expect(DeviceDirectoryWatch.nodeChange(mask: UInt32(IN_CREATE), name: "by-id") == nil)
     }
 }
+
+/// A pad this machine does not have, at a sysfs path no node has.
+private let padNotOnThisMachine: InputDevice = {
+    let identity = InputDeviceIdentity(
+        name: "Pad Not Here", bus: .virtual, vendor: 0x1234, product: 0x5678, version: 1, sysName: "event97",
+        node: "/dev/input/event97", sysPath: "/sys/devices/virtual/input/input97/event97")
+    return InputDevice(
+        id: identity.stableID, identity: identity,
+        capabilities: InputDeviceCapabilities(bits: CapabilityBits(), maxEffects: 16), access: .readWrite,
+        isGamepad: true, gamepadEvidence: .judged, capabilitySource: .evdev, driver: nil)
+}()
 
 /// Serialized: the descriptor count must not see another test's monitor.
 @Suite(.serialized) struct DeviceMonitorLifecycleTests {
@@ -127,14 +139,7 @@ import Testing
     /// A snapshot the caller took is the monitor's list of present devices as it was given: a pad that is not on
     /// this machine stays in it, so nothing was probed again in its place.
     @Test func aSnapshotGivenIsTakenAsThePresentDevicesWithoutProbingAgain() throws {
-        let identity = InputDeviceIdentity(
-            name: "Snapshot Pad", bus: .virtual, vendor: 0x1234, product: 0x5678, version: 1, sysName: "event97",
-            node: "/dev/input/event97", sysPath: "/sys/devices/virtual/input/input97/event97")
-        let pad = InputDevice(
-            id: identity.stableID, identity: identity,
-            capabilities: InputDeviceCapabilities(bits: CapabilityBits(), maxEffects: 16), access: .readWrite,
-            isGamepad: true, gamepadEvidence: .judged, capabilitySource: .evdev, driver: nil)
-        let given = try DeviceMonitor(source: .inotify, snapshot: [pad], logger: .init(label: "test"))
+        let given = try DeviceMonitor(source: .inotify, snapshot: [padNotOnThisMachine], logger: .init(label: "test"))
         #expect(given.initialDevices.map(\.identity.node) == ["/dev/input/event97"])
         let probed = try DeviceMonitor(source: .inotify, logger: .init(label: "test"))
         #expect(!probed.initialDevices.contains { $0.identity.node == "/dev/input/event97" })
@@ -146,6 +151,42 @@ import Testing
         let length = readlink("/proc/self/fd/\(descriptor)", &target, target.count - 1)
         guard length > 0 else { return "" }
         return String(decoding: target[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// The netlink sources when the kernel dropped events because the socket's buffer was full: its next receive fails
+/// with ENOBUFS, made here with a fault on libudev's receive.
+@Suite struct DeviceMonitorLostEventTests {
+    /// A kernel-source monitor that knows this machine's nodes and the pad that is not here, as if the pad's
+    /// removal had not been heard.
+    private func monitorMissingARemoval() throws -> MonitorWorker {
+        let present = try DeviceDiscovery(logger: .init(label: "test")).devices(probing: .noNode)
+        return try MonitorWorker(
+            source: .kernel, snapshot: present + [padNotOnThisMachine], probing: .noNode, logger: .init(label: "test"))
+    }
+
+    /// The kernel tells an overflow once (the receive that tells it clears it); a fault that tells it on every receive
+    /// must not keep the monitor's thread receiving forever.
+    @Test(arguments: [(SyscallFaults.Calls.nth(1), 1), (.from(1), 2)])
+    func aReceiveFailingWithENOBUFSReportsTheRemovalOfAKnownNodeSysfsNoLongerLists(
+        calls: SyscallFaults.Calls, injected: Int
+    )
+        throws
+    {
+        let worker = try monitorMissingARemoval()
+        defer { worker.close() }
+        let (events, tally) = try SyscallFaults.withPlan(
+            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: calls)
+        ) { worker.drain() }
+        #expect(tally.injected == injected)
+        #expect(events == [DeviceEvent(kind: .removed, device: padNotOnThisMachine)])
+    }
+
+    /// The comparison with sysfs is for lost events alone: a receive that finds nothing waiting tells nothing.
+    @Test func aReceiveThatFindsNothingWaitingReportsNoChangeOfTheKnownNodes() throws {
+        let worker = try monitorMissingARemoval()
+        defer { worker.close() }
+        #expect(worker.drain() == [])
     }
 }
 

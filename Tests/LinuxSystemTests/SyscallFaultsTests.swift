@@ -1,7 +1,7 @@
 // The fault-injection hook every system call passes through: which call of a site fails, that an interrupted
 // call is made again, that exempt threads are left alone, and what the tally counts. The calls here are to a
-// site of their own, so other tests running meanwhile are never failed; the suite is serialized because the
-// plan is process-wide.
+// site of their own, so other tests running meanwhile are never failed; the plan is process-wide, so each is armed
+// through `withPlan`, which arms one at a time.
 import Testing
 
 @_spi(Internals) @testable import LinuxSystem
@@ -23,77 +23,78 @@ struct SyscallFaultsTests {
     }
 
     @Test func theNthCallAloneFailsWithTheErrnoAndNamesTheCall() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .ioError, calls: .nth(2)))
-        defer { SyscallFaults.disarm() }
         var runs = 0
-        #expect(try call(&runs).get() == 7)
-        #expect(throws: SystemCallError(.ioError, call: "\(Self.site)(/some/path)")) { try call(&runs).get() }
-        #expect(try call(&runs).get() == 7)
+        let tally = try SyscallFaults.withPlan(.init(site: Self.site, errno: .ioError, calls: .nth(2))) { () throws in
+            #expect(try call(&runs).get() == 7)
+            #expect(throws: SystemCallError(.ioError, call: "\(Self.site)(/some/path)")) { try call(&runs).get() }
+            #expect(try call(&runs).get() == 7)
+        }.tally
         #expect(runs == 2, "a failed call never reaches the system")
-        let tally = SyscallFaults.disarm()
         #expect(tally.calls[Self.site] == 3)
         #expect(tally.injected == 1)
     }
 
     @Test func everyCallFromTheNthFails() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .noDevice, calls: .from(2)))
-        defer { SyscallFaults.disarm() }
         var runs = 0
-        #expect(throws: Never.self) { try call(&runs).get() }
-        for _ in 0..<3 {
-            #expect(throws: SystemCallError(.noDevice, call: "\(Self.site)(/some/path)")) { try call(&runs).get() }
-        }
-        #expect(SyscallFaults.disarm().injected == 3)
+        let tally = try SyscallFaults.withPlan(.init(site: Self.site, errno: .noDevice, calls: .from(2))) { () throws in
+            #expect(throws: Never.self) { try call(&runs).get() }
+            for _ in 0..<3 {
+                #expect(throws: SystemCallError(.noDevice, call: "\(Self.site)(/some/path)")) { try call(&runs).get() }
+            }
+        }.tally
+        #expect(tally.injected == 3)
     }
 
     @Test func aPlanMatchingAPathCountsAndFailsOnlyTheCallsOfThatPath() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .ioError, calls: .nth(2), matching: "/b"))
-        defer { SyscallFaults.disarm() }
         let call = { (path: String) in
             Result { () throws(SystemCallError) in try valueOrErrno("\(Self.site)(\(path))") { Int32(7) } }
         }
-        #expect(throws: Never.self) { try call("/a").get() }
-        #expect(throws: Never.self) { try call("/b").get() }
-        #expect(throws: Never.self) { try call("/a").get() }
-        #expect(throws: SystemCallError(.ioError, call: "\(Self.site)(/b)")) { try call("/b").get() }
-        #expect(throws: Never.self) { try call("/b").get() }
-        let tally = SyscallFaults.disarm()
+        let tally = try SyscallFaults.withPlan(.init(site: Self.site, errno: .ioError, calls: .nth(2), matching: "/b"))
+        { () throws in
+            #expect(throws: Never.self) { try call("/a").get() }
+            #expect(throws: Never.self) { try call("/b").get() }
+            #expect(throws: Never.self) { try call("/a").get() }
+            #expect(throws: SystemCallError(.ioError, call: "\(Self.site)(/b)")) { try call("/b").get() }
+            #expect(throws: Never.self) { try call("/b").get() }
+        }.tally
         #expect(tally.calls[Self.site] == 5, "the tally still counts every call of the site")
         #expect(tally.injected == 1)
     }
 
     @Test func anInterruptedCallIsMadeAgainUnlessTheCallerWantsTheInterruption() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .interrupted, calls: .nth(1)))
         var runs = 0
-        #expect(try call(&runs).get() == 7)
+        let tally = try SyscallFaults.withPlan(.init(site: Self.site, errno: .interrupted, calls: .nth(1))) {
+            () throws in
+            #expect(try call(&runs).get() == 7)
+        }.tally
         #expect(runs == 1)
-        #expect(SyscallFaults.disarm().calls[Self.site] == 2, "the retry is a call of its own")
+        #expect(tally.calls[Self.site] == 2, "the retry is a call of its own")
 
-        SyscallFaults.arm(.init(site: Self.site, errno: .interrupted, calls: .nth(1)))
-        defer { SyscallFaults.disarm() }
-        #expect(throws: SystemCallError(.interrupted, call: "\(Self.site)(/some/path)")) {
-            try call(retrying: false, &runs).get()
+        _ = try SyscallFaults.withPlan(.init(site: Self.site, errno: .interrupted, calls: .nth(1))) { () throws in
+            #expect(throws: SystemCallError(.interrupted, call: "\(Self.site)(/some/path)")) {
+                try call(retrying: false, &runs).get()
+            }
         }
     }
 
     @Test func anExemptThreadIsNeitherFailedNorCounted() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .ioError, calls: .from(1)))
-        defer { SyscallFaults.disarm() }
         var runs = 0
-        let result = SyscallFaults.exempting { call(&runs) }
-        #expect(try result.get() == 7)
-        #expect(SyscallFaults.tally.calls[Self.site] == nil)
-        #expect(throws: SystemCallError.self) { try call(&runs).get() }
+        _ = try SyscallFaults.withPlan(.init(site: Self.site, errno: .ioError, calls: .from(1))) { () throws in
+            let result = SyscallFaults.exempting { call(&runs) }
+            #expect(try result.get() == 7)
+            #expect(SyscallFaults.tally.calls[Self.site] == nil)
+            #expect(throws: SystemCallError.self) { try call(&runs).get() }
+        }
     }
 
     @Test func disarmedNothingFailsAndNothingIsCounted() throws {
-        SyscallFaults.arm(.init(site: Self.site, errno: .ioError, calls: .from(1)))
-        SyscallFaults.disarm()
+        _ = try SyscallFaults.withPlan(.init(site: Self.site, errno: .ioError, calls: .from(1))) {}
         var runs = 0
         #expect(try call(&runs).get() == 7)
-        SyscallFaults.arm(nil)
-        #expect(try call(&runs).get() == 7, "armed without a plan only counts")
-        #expect(SyscallFaults.disarm().calls[Self.site] == 1)
+        let tally = try SyscallFaults.withPlan(nil) { () throws in
+            #expect(try call(&runs).get() == 7, "armed without a plan only counts")
+        }.tally
+        #expect(tally.calls[Self.site] == 1)
     }
 
     @Test(arguments: [
