@@ -30,7 +30,13 @@ enum DeviceSuite {
             KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
             KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
             KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
-        ])
+        ] + lostEventCases)
+
+    static let lostEventCases = [DeviceMonitor.Source.kernel, .udev].map { source in
+        KernelTest(name: "devices/monitor-finds-the-events-a-full-socket-dropped/\(source.rawValue)") {
+            try await monitorFindsWhatAFullSocketDropped(source: source)
+        }
+    }
 
     static let hangGuardSeconds = VirtualPadSuite.hangGuardSeconds
 
@@ -339,6 +345,108 @@ enum DeviceSuite {
             monitor.read(until: { _ in lines().count > told }, timeout: hangGuardSeconds),
             "the removal was not told:\n\(monitor.text)")
         try requireEqual(lines()[told].event, "removed", "the line after a change of nothing nobody sees")
+    }
+
+    /// The kernel drops a pad's removal and another's arrival because the monitor's socket is full; once its receive
+    /// says ENOBUFS, the monitor finds both by comparing with sysfs. The socket is filled with messages libudev
+    /// drops (unicast from no trusted sender, which root may send): a unicast that finds no room is refused to its
+    /// sender and drops nothing, so the only events lost are the pads'. The arriving pad mostly takes the leaving
+    /// one's `eventN`, under another `inputN`. Until 7 December the monitor told neither.
+    static func monitorFindsWhatAFullSocketDropped(source: DeviceMonitor.Source) async throws {
+        if source == .udev && !DeviceDiscovery.udevDaemonIsRunning {
+            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
+        }
+        let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
+        let leavingNode = leaving.eventNode
+        var left = false
+        defer { if !left { leaving.destroy() } }
+        // The daemon's events for the leaving pad's arrival are sent before the monitor opens.
+        if source == .udev { try settleUdev() }
+        let before = try ueventSockets()
+        let monitor = try DeviceMonitor(source: source, logger: logger())
+        let opened = try ueventSockets().filter { before[$0.key] == nil }
+        guard opened.count == 1, let socket = opened.first else {
+            throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
+        }
+        let sent = try fillSocket(port: socket.value.port)
+        leaving.destroy()
+        left = true
+        let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
+        defer { arriving.destroy() }
+        // The daemon's own events for both pads are sent, and dropped, before the monitor reads.
+        if source == .udev { try settleUdev() }
+        let drops = try ueventSockets()[socket.key]?.drops ?? 0
+        try require(drops > 0, "the kernel dropped nothing for the monitor's socket (\(sent) unicasts filled it)")
+        let events = Lock<[DeviceEvent]>([])
+        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer { subscription.stop() }
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
+        }
+        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival the kernel dropped") {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
+        }
+        let removal = events.withLock {
+            $0.first { $0.kind == .removed && $0.device.name == "Haptics lost-removal pad" }
+        }
+        try requireEqual(removal?.device.node, leavingNode, "the node of the removal told")
+        let arrival = events.withLock { $0.first { $0.kind == .added && $0.device.name == "Haptics lost-arrival pad" } }
+        try requireEqual(arrival?.device.node, arriving.eventNode, "the node of the arrival told")
+    }
+
+    /// Waits until the udev daemon has handled every uevent sent so far.
+    static func settleUdev() throws {
+        let settle = try Subprocess(["udevadm", "settle", "--timeout=10"])
+        try requireEqual(settle.finish(timeout: hangGuardSeconds), 0, "udevadm settle (\(settle.text))")
+    }
+
+    /// The uevent netlink sockets (protocol 15) this process holds, by inode: each one's port id and how many
+    /// messages the kernel dropped for it (`/proc/net/netlink`).
+    static func ueventSockets() throws -> [String: (port: UInt32, drops: Int)] {
+        let inodes = Set(
+            try Sys.directoryEntries("/proc/self/fd").compactMap { fd -> String? in
+                guard let target = try? Sys.readLink("/proc/self/fd/\(fd)"), target.hasPrefix("socket:[") else {
+                    return nil
+                }
+                return String(target.dropFirst("socket:[".count).dropLast())
+            })
+        var sockets: [String: (port: UInt32, drops: Int)] = [:]
+        // sk, protocol, port id, groups, rmem, wmem, dump, locks, drops, inode.
+        for line in try readFile("/proc/net/netlink").split(separator: "\n").dropFirst() {
+            let fields = line.split(separator: " ").map(String.init)
+            guard fields.count >= 10, fields[1] == "15", inodes.contains(fields[9]), let port = UInt32(fields[2])
+            else { continue }
+            sockets[fields[9]] = (port, Int(fields[8]) ?? 0)
+        }
+        return sockets
+    }
+
+    /// Sends 2 KiB unicasts to the netlink socket of `port` until it has no room; returns how many it took.
+    static func fillSocket(port: UInt32) throws -> Int {
+        let sender = Glibc.socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15)
+        try require(sender >= 0, "netlink socket: \(String(cString: strerror(errno)))")
+        defer { Glibc.close(sender) }
+        // `struct sockaddr_nl`: the family (16 bits), padding, the port id (32 bits), the groups (none: unicast).
+        var address = [UInt8](repeating: 0, count: 12)
+        address.withUnsafeMutableBytes { bytes in
+            bytes.storeBytes(of: sa_family_t(AF_NETLINK), toByteOffset: 0, as: sa_family_t.self)
+            bytes.storeBytes(of: port, toByteOffset: 4, as: UInt32.self)
+        }
+        let message = [UInt8](repeating: 0, count: 2048)
+        var sent = 0
+        while true {
+            let result = address.withUnsafeBytes { bytes in
+                sendto(
+                    sender, message, message.count, Int32(MSG_DONTWAIT),
+                    bytes.baseAddress!.assumingMemoryBound(to: sockaddr.self), socklen_t(bytes.count))
+            }
+            if result < 0 {
+                try require(errno == EAGAIN, "unicast to the monitor: \(String(cString: strerror(errno)))")
+                return sent
+            }
+            sent += 1
+        }
     }
 
     static func monitorForSecondsEnds() async throws {
