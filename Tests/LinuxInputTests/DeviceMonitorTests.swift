@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import Testing
 @_spi(Internals) import LinuxSystem
@@ -182,11 +183,43 @@ private let padNotOnThisMachine: InputDevice = {
         #expect(events == [DeviceEvent(kind: .removed, device: padNotOnThisMachine)])
     }
 
-    /// The comparison with sysfs is for lost events alone: a receive that finds nothing waiting tells nothing.
+    /// The comparison with sysfs is for lost events alone: a receive that finds nothing waiting tells nothing. (Its
+    /// drain holds the process's fault plan, none, so that a test beside it that injects a fault does not inject it
+    /// here.)
     @Test func aReceiveThatFindsNothingWaitingReportsNoChangeOfTheKnownNodes() throws {
         let worker = try monitorMissingARemoval()
         defer { worker.close() }
-        #expect(worker.drain() == [])
+        #expect(try SyscallFaults.withPlan(nil) { worker.drain() }.result == [])
+    }
+
+    /// The driver-bind watch reads on past an overflow, but a fault that tells one on every receive ends its drain
+    /// at the second, as the kernel never tells two in a row. The drain runs on a thread of its own for at most 10 s
+    /// (a drain that spun would be let go when the fault is disarmed, and fail the test rather than hang it).
+    @Test func theBindWatchStopsDrainingWhenEveryReceiveTellsAnOverflow() throws {
+        final class Watch: @unchecked Sendable {
+            let watch: DriverBindWatch
+            let done = DeadlineWaiter()
+            let finished = Lock(false)
+            init() throws { watch = try DriverBindWatch() }
+        }
+        let watch = try Watch()
+        let (ended, tally) = try SyscallFaults.withPlan(
+            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1))
+        ) { () -> Bool in
+            Thread.detachNewThread {
+                watch.watch.drain()
+                watch.finished.withLock { $0 = true }
+                watch.done.signal()
+            }
+            let deadline = MonotonicTime.deadline(afterSeconds: 10)
+            while !watch.finished.withLock({ $0 }), MonotonicTime.nanoseconds() < deadline {
+                watch.done.wait(untilNanoseconds: deadline)
+            }
+            return watch.finished.withLock { $0 }
+        }
+        #expect(ended, "the drain still received after 10 s")
+        // Two for this drain; a monitor another test runs meanwhile may receive too.
+        #expect(tally.injected >= 2)
     }
 }
 
