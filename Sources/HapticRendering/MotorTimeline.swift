@@ -314,10 +314,17 @@ public struct MotorTimeline: Sendable, Hashable {
 
     // MARK: Sampling
 
-    /// The levels every `1 / rate` seconds from 0 through `endTime` (inclusive of the first silent sample).
+    /// The most samples `samples(rate:)` gives: 2^20, over 17 minutes at 1 kHz, 24 MB of samples.
+    public static let maximumSampleCount = 1 << 20
+
+    /// The levels every `1 / rate` seconds from 0 through `endTime` (inclusive of the first silent sample), at most
+    /// `maximumSampleCount` of them: where more would be needed (a timeline built by hand that lasts for ages, or
+    /// an enormous rate), the first `maximumSampleCount`. None for a rate that is not a positive finite number.
     public func samples(rate: Double) -> [(time: Double, levels: MotorMagnitudes)] {
-        guard rate > 0 else { return [] }
-        let count = Int((endTime * rate).rounded(.up)) + 1
+        guard rate > 0, rate.isFinite else { return [] }
+        // Counted in `Double` first: the product may be infinite or far beyond `Int`.
+        let needed = (endTime * rate).rounded(.up) + 1
+        let count = needed < Double(Self.maximumSampleCount) ? Int(needed) : Self.maximumSampleCount
         return (0..<count).map { index in
             let time = Double(index) / rate
             return (time, levels(at: time))

@@ -85,4 +85,29 @@ import Testing
             #expect(commands.count < 1_000)
         }
     }
+
+    /// Sampling a timeline never traps and never asks for more than `MotorTimeline.maximumSampleCount` samples: a
+    /// rate that is not a positive finite number gives none (an infinite one trapped converting an infinite count
+    /// to `Int`), and a rate or a timeline so large that the samples would pass the maximum gives the first that
+    /// many, still one every `1 / rate` seconds from 0 (a rate of 1e300, or an end of 1e300 s, trapped).
+    @Test func samplingAHugeRateOrTimelineGivesAtMostTheMaximumCountAndNeverTraps() {
+        let half = MotorMagnitudes(strong: 0.5, weak: 0.5)
+        let second = MotorTimeline(segments: [.init(start: 0, end: 1, startLevels: half, endLevels: half)])
+        #expect(second.samples(rate: 4).map(\.time) == [0, 0.25, 0.5, 0.75, 1])
+        for rate in [Double.infinity, .nan, -1, 0] {
+            #expect(second.samples(rate: rate).isEmpty, "rate \(rate)")
+        }
+        let limit = MotorTimeline.maximumSampleCount
+        let fast = second.samples(rate: 1e300)
+        #expect(fast.count == limit)
+        #expect(fast.last?.time == Double(limit - 1) / 1e300)
+        #expect(fast.last?.levels == half)
+        for end in [1e300, Double.infinity] {
+            let long = MotorTimeline(segments: [.init(start: 0, end: end, startLevels: half, endLevels: half)])
+            let samples = long.samples(rate: 1000)
+            #expect(samples.count == limit, "end \(end)")
+            #expect(samples.last?.time == Double(limit - 1) / 1000)
+            #expect(samples.last?.levels == half)
+        }
+    }
 }
