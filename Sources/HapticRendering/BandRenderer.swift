@@ -101,7 +101,7 @@ public struct BandRenderer: Sendable {
     /// held for the whole update rather than missed), for the left and right actuators as the locality places
     /// them.
     public func carriers(from frame: Int, count: Int) -> (left: [Carrier], right: [Carrier]) {
-        let end = frame + Swift.max(count, 1)
+        let end = WaveformRenderer.frame(Swift.max(count, 1), after: frame)
         var found: [Carrier] = []
         // The voices begun before `end` and not all ended by `frame`, found by two binary searches over the
         // voices in start order (the latest end so far rises along it): a look costs the voices near the update,

@@ -229,7 +229,12 @@ public struct FramePacing: Sendable {
         // Counted from where the last report would have come on time: reports only come late, so one up to most
         // of a period late is still the next, not the one after it.
         let expected = onTimeReport.map { time - $0 } ?? interval
-        let periods = Swift.max(1, Int((expected / guess + Self.earlySlack).rounded(.down)))
+        let periodsSince = (expected / guess + Self.earlySlack).rounded(.down)
+        guard periodsSince <= Double(Self.longestGap) else {
+            restart(at: time, afterReportsEvery: guess)
+            return
+        }
+        let periods = Swift.max(1, Int(periodsSince))
         // Reports not read (the node's queue keeps only the newest) are run as if they came on time.
         for index in stride(from: periods - 1, to: 0, by: -1) {
             run(until: time - Double(index) * interval / Double(periods))
@@ -239,6 +244,28 @@ public struct FramePacing: Sendable {
         reportPeriod = Self.medianSlope(recent) ?? guess
         lastReport = time
         onTimeReport = Self.earliest(recent.suffix(Self.phaseReports), period: reportPeriod ?? guess)
+        run(until: time)
+    }
+
+    /// The most periods between two reports read that are counted and run one by one: 150 s at 15 ms, far longer
+    /// than a pad that reports keeps still. After a longer gap (a pad that stopped and started again, or a time
+    /// passed far beyond the last: 1e9 s on meant billions of reports to run, and 1e300 trapped counting them as an
+    /// `Int`) the reports start again from the next, as from the first.
+    static let longestGap = 10_000
+    /// The reports not read that are run before the one after a gap: enough for the worker to send every call
+    /// it could hold and its resends, each resend two frames.
+    static let reportsRunAfterAGap = 2 * (callsKept + resends)
+
+    /// Takes the report at `time` after a gap longer than `longestGap` periods of `period`: the last
+    /// `reportsRunAfterAGap` reports before it are run as if they came on time (the calls made before them first),
+    /// then this one, which the period and the phase are counted from again, as from the first report.
+    private mutating func restart(at time: Double, afterReportsEvery period: Double) {
+        for index in stride(from: Self.reportsRunAfterAGap, to: 0, by: -1) {
+            run(until: time - Double(index) * period)
+        }
+        lastReport = time
+        onTimeReport = time
+        recent = [(time, 0)]
         run(until: time)
     }
 
@@ -299,7 +326,16 @@ public struct FramePacing: Sendable {
         else { return nil }
         var report = anchor
         var ahead = self
-        while report + period < time {
+        // From a time more than `longestGap` periods ahead (a pad that stopped reporting, or a time far beyond its
+        // last report), the reports before the last `reportsRunAfterAGap` are passed over at once, the calls made
+        // before them run on the first, as `report(at:)` does after such a gap: each report was run, and from a
+        // time so far that a period no longer moves it (1e300) the loop never ended.
+        let periodsAhead = (time - anchor) / period
+        if periodsAhead > Double(Self.longestGap) {
+            report = anchor + (periodsAhead - Double(Self.reportsRunAfterAGap)).rounded(.down) * period
+            ahead.run(until: report)
+        }
+        while report + period < time, report + period > report {
             report += period
             ahead.run(until: report)
         }

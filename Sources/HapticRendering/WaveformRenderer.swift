@@ -163,6 +163,13 @@ public struct WaveformRenderer: Sendable {
         return frame
     }
 
+    /// The frame `count` frames after `frame`, held within `Int`'s range: frames past its end are silence (no
+    /// voice reaches that far: `firstFrame(atOrAfter:rate:)`), and a caller's frame near `Int.max` is no trap.
+    static func frame(_ count: Int, after frame: Int) -> Int {
+        let (sum, overflow) = frame.addingReportingOverflow(count)
+        return overflow ? (count > 0 ? .max : .min) : sum
+    }
+
     /// `count` frames from `frame`, the events summed but not yet limited (`ActuatorFrames.mixed` limits).
     public func render(from frame: Int, count: Int) -> ActuatorFrames {
         var cursor = cursor(at: frame)
@@ -326,11 +333,11 @@ public struct WaveformCursor: Sendable {
     public mutating func render(count: Int) -> ActuatorFrames {
         let count = Swift.max(count, 0)
         var frames = ActuatorFrames.silent(count: count)
+        let blockEnd = WaveformRenderer.frame(count, after: position)
         guard count > 0, renderer.sampleRate > 0 else {
-            position += count
+            position = blockEnd
             return frames
         }
-        let blockEnd = position + count
         let voices = voices(until: blockEnd)
         // Voice by voice over the block, each frame's sum taking the voices in pattern order as frame by frame would
         // (0 + the first + the second ...), so the samples are the same bits; a voice's memo and stretch stay local.

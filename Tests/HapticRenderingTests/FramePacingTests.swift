@@ -1,3 +1,4 @@
+import Dispatch
 import HapticRendering
 import Testing
 
@@ -207,5 +208,43 @@ import Testing
         let moved = try #require(pacing.grid(callingFrom: reports[39]))
         let offset = (moved.origin - grid.origin) / 0.030
         #expect(abs(offset - offset.rounded() - 0.5) < 0.01 || abs(offset - offset.rounded() + 0.5) < 0.01)
+    }
+
+    /// Whether `body` returns within `seconds`, run on a thread of its own: one that never returns fails the test
+    /// rather than hanging it (its thread spins on until the process ends).
+    static func returns(within seconds: Double, _ body: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            body()
+            done.signal()
+        }
+        return done.wait(timeout: .now() + seconds) == .success
+    }
+
+    /// A report, or a grid asked for, far beyond the last report (1e9 s on, or at 1e300 s): the reports start again
+    /// from there, as from the first, and five reports on the grid is back. Taking such a report ran every report
+    /// between, one by one (billions), and at 1e300 trapped counting them as an `Int`; a grid asked for that far
+    /// ahead ran them too, and at 1e300, where a period no longer moves the time, never ended.
+    @Test(arguments: [1e9, 1e300])
+    func aReportOrAGridFarBeyondTheLastReportStartsTheReportsAgainAtOnce(time: Double) throws {
+        var pacing = FramePacing()
+        for report in Self.reports(count: 10, lateness: 0) { pacing.report(at: report) }
+        pacing.called(at: 1.14, moves: true)
+        let before = pacing
+        let grid = Self.returns(within: 10) { _ = before.grid(callingFrom: time) }
+        #expect(grid, "the grid from \(time) was not found in 10 s")
+        let after = Self.returns(within: 10) {
+            var pacing = before
+            pacing.report(at: time)
+            precondition(pacing.lastReport == time && pacing.grid(callingFrom: time) == nil)
+        }
+        try #require(after, "the report at \(time) was not taken in 10 s")
+        pacing.report(at: time)
+        #expect(pacing.lastReport == time && pacing.onTimeReport == time)
+        guard time + 0.015 > time else { return }
+        for index in 1...5 { pacing.report(at: time + Double(index) * 0.015) }
+        let origin = try #require(pacing.grid(callingFrom: time + 0.1)).origin
+        let offset = (origin - time) / 0.015
+        #expect(abs(offset - offset.rounded()) < 1e-3, "the grid's origin \(origin) is on the reports")
     }
 }

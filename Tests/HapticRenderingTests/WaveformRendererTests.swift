@@ -420,4 +420,22 @@ import Testing
             ]), sampleRate: Self.bluetoothRate)
         #expect(nested.firstVoiceFrame(atOrAfter: 600) == 600)
     }
+
+    /// Frames at the end of `Int`'s range: a block rendered from a frame less than its length before `Int.max`, a
+    /// cursor carried on past it, and an HD update's carriers there are silence and never trap (each added the
+    /// count to the frame unchecked, and trapped on the overflow).
+    @Test func framesAtTheEndOfIntsRangeAreSilenceAndNeverTrap() {
+        let pattern = Build.pattern([Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0.5)])
+        let renderer = WaveformRenderer(pattern: pattern, sampleRate: 3000)
+        let block = renderer.render(from: Int.max - 10, count: 100)
+        #expect(block.count == 100)
+        #expect(block == .silent(count: 100))
+        var cursor = renderer.cursor(at: Int.max - 150)
+        #expect(cursor.render(count: 100) == .silent(count: 100))
+        #expect(cursor.render(count: 100) == .silent(count: 100))
+        #expect(cursor.position == Int.max)
+        let bands = BandRenderer(pattern: pattern)
+        let carriers = bands.carriers(from: Int.max - 1, count: 10)
+        #expect(carriers.left.isEmpty && carriers.right.isEmpty)
+    }
 }
