@@ -249,8 +249,14 @@ public struct WriteBudget: Sendable, Hashable {
     /// The writes one level change costs on the driver (frames or reports sent for one call).
     public var writesPerChange: Double
     /// While a non-zero level holds, the engine renews it (its self-expiry) this long after the last write; each
-    /// renewal costs `writesPerChange`. `nil`: the planner counts no renewals.
-    public var renewalInterval: Double?
+    /// renewal costs `writesPerChange`. `nil`: the planner counts no renewals. Within `renewalIntervals` and at
+    /// least what the rate pays for, however it is set (`usableRenewalInterval`); NaN is nil.
+    public var renewalInterval: Double? {
+        didSet {
+            renewalInterval = Self.usableRenewalInterval(
+                renewalInterval, writesPerSecond: writesPerSecond, writesPerChange: writesPerChange)
+        }
+    }
     /// The squared error (level² · seconds, both motors summed) one held level may collect before a new level is
     /// worth a write: a ramp of slope k gets a write every (12 · holdError / k²)^(1/3) seconds.
     public var holdError: Double
@@ -260,7 +266,7 @@ public struct WriteBudget: Sendable, Hashable {
     public var queuesEveryCall: Bool
 
     /// A budget; a renewal interval too short for the rate to pay for its renewals is lengthened to the shortest
-    /// the rate pays for, so that renewals never overdraw it.
+    /// the rate pays for, so that renewals never overdraw it (up to the longest of `renewalIntervals`).
     public init(
         writesPerSecond: Double, burst: Double, writesPerChange: Double = 1, renewalInterval: Double? = nil,
         holdError: Double, queuesEveryCall: Bool = false
@@ -270,7 +276,7 @@ public struct WriteBudget: Sendable, Hashable {
         self.writesPerSecond = rate
         self.writesPerChange = cost
         self.burst = Swift.max(burst.isFinite ? burst : 1, cost)
-        self.renewalInterval = renewalInterval.map { Swift.max($0, rate.isFinite ? cost / rate * (1 + 1e-9) : 0) }
+        self.renewalInterval = Self.usableRenewalInterval(renewalInterval, writesPerSecond: rate, writesPerChange: cost)
         self.holdError = holdError > 0 && holdError.isFinite ? holdError : Self.smallestHoldError
         self.queuesEveryCall = queuesEveryCall
     }
@@ -294,6 +300,24 @@ public struct WriteBudget: Sendable, Hashable {
     public static func holdError(fullRampSeconds: Double, interval: Double) -> Double {
         let slope = 1 / fullRampSeconds
         return slope * slope * interval * interval * interval / 12
+    }
+
+    /// The renewal intervals a budget takes: one of 0 had the planner count renewals that never moved time on
+    /// (listing a plan's writes never ended), and the engine's effect lasts as long as its renewal interval and a
+    /// margin, in 16-bit milliseconds. A renewal a millisecond after a write is as often as the kernel's timers
+    /// can renew; no device plays a level a second without one.
+    public static let renewalIntervals: ClosedRange<Double> = 0.001...1.0
+
+    /// `interval` within `renewalIntervals`, then lengthened to the shortest that `writesPerSecond` pays for at
+    /// `writesPerChange` a renewal, up to the longest of the range; NaN (no interval) is nil, as nil is.
+    static func usableRenewalInterval(_ interval: Double?, writesPerSecond: Double, writesPerChange: Double)
+        -> Double?
+    {
+        guard let interval, !interval.isNaN else { return nil }
+        let paid = writesPerSecond.isFinite && writesPerSecond > 0 ? writesPerChange / writesPerSecond * (1 + 1e-9) : 0
+        let shortest = renewalIntervals.lowerBound
+        let longest = renewalIntervals.upperBound
+        return Swift.min(Swift.max(interval, shortest, paid.isNaN ? shortest : paid), longest)
     }
 
     /// Below this a hold error means "a write at every step": the planner still moves forward.

@@ -132,6 +132,39 @@ import Testing
         #expect(profile.budget.writeTimes(of: withoutRenewals).count >= list.count)
     }
 
+    /// A custom profile's renewal interval, however it is set (in the budget's initialiser or on the property): 0,
+    /// below 0, too short to move a time on (1e-300), infinite, or past what the engine's effect can last (1e9 s),
+    /// is held within `WriteBudget.renewalIntervals` (and to what a limited rate pays for); NaN counts none. The
+    /// renewals a plan lists are then a finite number: with renewals every 0 s, listing a held level's writes never
+    /// ended. The range is required first, so that a budget outside it fails here rather than hanging below.
+    @Test(arguments: [0, -1, 1e-300, -Double.infinity, Double.infinity, 1e9, Double.nan])
+    func aRenewalIntervalOutOfRangeIsHeldWithinItAndAPlansWritesAreFinite(interval: Double) throws {
+        let steady = Build.pattern([Build.continuous(at: 0, duration: 1, intensity: 0.5, sharpness: 0)])
+        let range = WriteBudget.renewalIntervals
+        for rate in [Double.infinity, 100] {
+            let initialised = WriteBudget(
+                writesPerSecond: rate, burst: 3, renewalInterval: interval, holdError: WriteBudget.standardHoldError)
+            var assigned = WriteBudget(
+                writesPerSecond: rate, burst: 3, renewalInterval: 0.05, holdError: WriteBudget.standardHoldError)
+            assigned.renewalInterval = interval
+            let shortest = rate.isFinite ? 1 / rate * (1 + 1e-9) : range.lowerBound
+            for budget in [initialised, assigned] {
+                guard !interval.isNaN else {
+                    #expect(budget.renewalInterval == nil)
+                    continue
+                }
+                let renewal = try #require(budget.renewalInterval)
+                try #require(range.contains(renewal), "renewal interval \(renewal) for \(interval)")
+                #expect(renewal == (interval < 1 ? shortest : range.upperBound), "for \(interval)")
+                var profile = Build.profile(interval: 0.01)
+                profile.budget = budget
+                let list = commands(steady, profile: profile)
+                #expect(list.last?.levels == .off)
+                #expect(profile.budget.writeTimes(of: list).count <= list.count + 1_000)
+            }
+        }
+    }
+
     @Test func theWritesStayWithinTheBudgetOverAnyWindow() throws {
         // Taps 25 ms apart on a ramp: the fixed-interval planner sends about 80 writes a second; a budget of 30
         // a second with a burst of 3 spreads fewer over the same second, and no window ever passes it.

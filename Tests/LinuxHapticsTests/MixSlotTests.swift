@@ -120,4 +120,15 @@ import Testing
         }
         #expect(OutputTiming.Renewal.standard == .forProfile(.genericRumble))
     }
+
+    /// A custom profile's renewal interval past the range (1e9 s) is renewed every second, in an effect of 1.1 s;
+    /// a NaN one at the standard rhythm. The replay length of either trapped converting to 16-bit milliseconds.
+    @Test func aCustomProfilesHugeOrNaNRenewalIntervalGivesAnEffectLengthThatFits() {
+        var profile = RenderProfile.genericRumble
+        profile.budget.renewalInterval = 1e9
+        let huge = OutputTiming.Renewal.forProfile(profile)
+        #expect(huge.holdSeconds == 1 && huge.replayLengthMilliseconds == 1_100)
+        profile.budget.renewalInterval = .nan
+        #expect(OutputTiming.Renewal.forProfile(profile) == .standard)
+    }
 }
