@@ -65,7 +65,24 @@ package enum DocumentFile {
         guard let size = byteCount(attributes[.size]) else {
             return .failure(.unreadable("its size cannot be read"))
         }
+        if size == 0, isInProc(attributes) { return .failure(.unreadable(madeUpByTheKernel)) }
         return size <= maximumBytes ? .success(size) : .failure(.tooLarge(size: size, limit: maximumBytes))
+    }
+
+    /// Why a file of the kernel's `/proc` is not read: it is made up as it is read, and its size, 0, says nothing
+    /// of what it holds (`/proc/self/status` holds a page of text; `/proc/self/pagemap` reads on for the whole
+    /// address space; `/proc/kmsg` waits for the kernel's next message). Taken for empty, it was reported as an
+    /// empty document.
+    package static let madeUpByTheKernel =
+        "it is made up by the kernel as it is read (a /proc file), not a regular file"
+
+    /// Whether the file `attributes` describe is on the file system mounted at `/proc` (the same device); false
+    /// where `/proc` is not mounted or a device number is not given.
+    private static func isInProc(_ attributes: [FileAttributeKey: Any]) -> Bool {
+        guard let device = attributes[.systemNumber] as? AnyHashable,
+            let proc = try? FileManager.default.attributesOfItem(atPath: "/proc")[.systemNumber] as? AnyHashable
+        else { return false }
+        return device == proc
     }
 
     /// Why a file of `type` is not read; nil for a regular file.

@@ -221,6 +221,19 @@ import Glibc
         }
     }
 
+    /// A file of the kernel's `/proc`, whose size is 0 whatever it holds, is said to be one, unread: it was taken for
+    /// an empty file and reported as "the document is empty". A file of /proc the system reports a size for
+    /// (`/proc/kcore`, as large as memory) is refused by that size as any file is.
+    @Test func aProcFileIsSaidToBeMadeUpByTheKernelNotEmpty() throws {
+        try #require(FileManager.default.fileExists(atPath: "/proc/self/status"), "/proc is not mounted")
+        #expect(
+            Self.unreadableMessage("/proc/self/status")
+                == "unreadable-file: cannot read the file: \(DocumentFile.madeUpByTheKernel)")
+        #expect(
+            DocumentFile.read(URL(fileURLWithPath: "/proc/self/status"), maximumBytes: 1 << 20)
+                == .failure(.unreadable(DocumentFile.madeUpByTheKernel)))
+    }
+
     /// A file over the size limit is refused from its size, before a byte is read (the file here is sparse).
     @Test func oversizedFilesAreRefusedUnread() throws {
         let folder = try Self.scratch()
