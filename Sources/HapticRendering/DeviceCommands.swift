@@ -293,7 +293,24 @@ public struct DeviceCommandPlanner: Sendable {
                 if instant >= until { break }
             }
             // From the origin each time, so that long plans do not drift off the grid by rounding.
-            instant = frames.instant(atOrAfter: instant + period / 2)
+            let next = frames.instant(atOrAfter: instant + period / 2)
+            // Times so large that a frame no longer moves them (a timeline built by hand): nothing more to plan.
+            guard next > instant, next.isFinite else { break }
+            instant = next
+            // The frames within a steady stretch at the level sent change nothing: the next looked at is the last
+            // frame that ends within the stretch, whatever its length (each was looked at, and a timeline built
+            // by hand to hold a level for 1e20 s was planned for ever). A stretch that outlasts the frames a
+            // `Double` counts (to 1e308 s, or for ever) holds the level to the end: no command comes after it.
+            if let index = timeline.segmentIndex(at: from), case let segment = timeline.segments[index],
+                segment.startLevels == segment.endLevels, stepped(segment.startLevels) == sent
+            {
+                let last = frames.instant(atOrAfter: segment.end - period)
+                guard last.isFinite else { break }
+                if last > instant {
+                    instant = last
+                    from = last
+                }
+            }
         }
         return commands
     }

@@ -1,4 +1,5 @@
 import AHAP
+import Dispatch
 import HapticRendering
 import Testing
 
@@ -109,5 +110,23 @@ import Testing
             #expect(samples.last?.time == Double(limit - 1) / 1000)
             #expect(samples.last?.levels == half)
         }
+    }
+
+    /// Timelines built by hand that end far beyond any pattern, planned on a device's frames (`FrameGrid`): the
+    /// planner finishes within seconds and ends off.
+    @Test(arguments: [1e20, 1e308, Double.infinity])
+    func hugeTimelinesArePlannedOnADevicesFrames(end: Double) throws {
+        let step = MotorTimeline.Segment(
+            start: 0, end: end, startLevels: MotorMagnitudes(strong: 0.5, weak: 0.5),
+            endLevels: MotorMagnitudes(strong: 0.5, weak: 0.5))
+        let frames = try #require(FrameGrid(origin: 0, period: 0.030))
+        let framed = DeviceCommandPlanner(profile: .switchProOnFrames, frames: frames)
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            let commands = framed.commands(for: MotorTimeline(segments: [step]))
+            precondition(commands.count < 1_000)
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 10) == .success, "not planned in 10 s")
     }
 }
