@@ -27,8 +27,8 @@ public struct PeakLimiter: Sendable {
         sampleRate: Double, holdSeconds: Double = PeakLimiter.holdSeconds,
         releaseSeconds: Double = PeakLimiter.releaseSeconds
     ) {
-        let hold = holdSeconds * sampleRate
-        holdFrames = hold > 0 && hold.isFinite ? Int(hold.rounded()) : 0
+        // A hold of more frames than a frame count goes holds that many (`FrameCount.maximum`); an infinite one none.
+        holdFrames = (holdSeconds * sampleRate).isFinite ? FrameCount.of(holdSeconds, at: sampleRate) : 0
         let release = releaseSeconds * sampleRate
         recovery = release > 0 && release.isFinite ? Float(1 - PureMath.exp(-1 / release)) : 1
     }

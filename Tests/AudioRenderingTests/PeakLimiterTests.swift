@@ -32,6 +32,24 @@ import Testing
         #expect(samples.allSatisfy { abs($0) <= 1 })
     }
 
+    /// A hold of more frames than `Int` counts (1e300 s at 48 kHz) holds the gain for as long as a frame count goes
+    /// (`FrameCount.maximum`), and never traps: it trapped converting the frames to `Int`. An infinite one, as one
+    /// at an infinite rate, holds none.
+    @Test func aHoldLongerThanIntCountsHoldsTheGainAndNeverTraps() {
+        var samples: [Float] = [2, 2]
+        for _ in 0..<1_000 { samples += [0.5, 0.5] }
+        var limiter = PeakLimiter(sampleRate: 48_000, holdSeconds: 1e300)
+        limiter.limit(&samples)
+        #expect(limiter.gain == 0.5)
+        #expect(samples[2...].allSatisfy { $0 == 0.25 })
+        var endless = [Float](repeating: 0.5, count: 100)
+        endless[0] = 2
+        endless[1] = 2
+        var released = PeakLimiter(sampleRate: 48_000, holdSeconds: .infinity, releaseSeconds: 0)
+        released.limit(&endless)
+        #expect(released.gain == 1)
+    }
+
     @Test func samplesThatAreNotNumbersMoveNoGain() {
         var samples: [Float] = [.nan, 0.5, .infinity, -0.5, 0.5, 0.5]
         var limiter = PeakLimiter(sampleRate: 48_000)
