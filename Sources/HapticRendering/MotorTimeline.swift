@@ -190,12 +190,18 @@ public struct MotorTimeline: Sendable, Hashable {
 
     /// Core Haptics' looping: each of the first `repeatCount - 1` passes plays `0..<loopEnd` and the next pass
     /// starts at `loopEnd`; the last pass plays to the end (with its release). A `loopEnd` of 0 or less means
-    /// the whole timeline. For endless loops, call with a count covering the time ahead and extend later.
+    /// the whole timeline; an infinite one (or an endless timeline's whole) is never left, the timeline itself.
+    /// For endless loops, call with a count covering the time ahead and extend later. The passes are at most as
+    /// many as `maximumLoopedSegments` segments of passes hold (the loop then ends sooner, with its
+    /// release): a count of `Int.max` asked for more segments than memory holds.
     public func looped(loopEnd: Double, repeatCount: Int) -> MotorTimeline {
         guard repeatCount > 1 else { return self }
         let period = loopEnd > 0 ? loopEnd : endTime
-        guard period > 0 else { return self }
+        guard period > 0, period.isFinite else { return self }
         let pass = slice(from: 0, to: period).padded(to: period)
+        let fitting = Swift.max(Self.maximumLoopedSegments - segments.count, 0) / Swift.max(pass.segments.count, 1) + 1
+        let repeatCount = Swift.min(repeatCount, fitting)
+        guard repeatCount > 1 else { return self }
         var result: [Segment] = []
         for index in 0..<(repeatCount - 1) {
             let offset = Double(index) * period
@@ -204,6 +210,9 @@ public struct MotorTimeline: Sendable, Hashable {
         result += segments.map { $0.moved(by: Double(repeatCount - 1) * period) }
         return MotorTimeline(segments: result)
     }
+
+    /// The most segments of passes `looped(loopEnd:repeatCount:)` builds: 2^20, 48 MB of them.
+    public static let maximumLoopedSegments = 1 << 20
 
     /// Extended with silence up to `length` (so that a loop pass has its full period even when silent at the end).
     func padded(to length: Double) -> MotorTimeline {

@@ -129,4 +129,25 @@ import Testing
         }
         #expect(done.wait(timeout: .now() + 10) == .success, "not planned in 10 s")
     }
+
+    /// A loop asked to repeat more often than memory holds plays as many passes as `maximumLoopedSegments`
+    /// segments of its pass hold, the last with its release; a loop over an endless timeline is that timeline. Two million passes built four
+    /// million segments (and `Int.max` passes, more than memory holds); an endless one's passes were all at NaN.
+    @Test func aLoopRepeatedBeyondTheSegmentLimitStopsThereAndAnEndlessOneIsTheTimeline() {
+        let ramp = MotorTimeline(segments: [
+            .init(start: 0, end: 0.01, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 1)),
+            .init(start: 0.01, end: 0.02, startLevels: MotorMagnitudes(strong: 0.5, weak: 0.5), endLevels: .off),
+        ])
+        let limit = MotorTimeline.maximumLoopedSegments
+        let looped = ramp.looped(loopEnd: 0, repeatCount: 1 << 21)
+        // 2^19 passes of two segments; a join of two passes may add a silent sliver where the offsets round apart.
+        #expect(abs(looped.endTime - Double(limit / 2) * 0.02) < 1e-6, "\(looped.endTime)")
+        #expect(looped.segments.count < 2 * limit)
+        #expect(looped.levels(at: 0.005) == MotorMagnitudes(strong: 0.5, weak: 0.5))
+        let endless = MotorTimeline(segments: [
+            .init(start: 0, end: .infinity, startLevels: MotorMagnitudes(strong: 1, weak: 1), endLevels: .off)
+        ])
+        #expect(endless.looped(loopEnd: 0, repeatCount: 3) == endless)
+        #expect(endless.looped(loopEnd: .infinity, repeatCount: 3) == endless)
+    }
 }
