@@ -241,13 +241,33 @@ public struct TransientPulse: Sendable, Hashable {
 /// ff-memless drivers. The writes in any window of T seconds stay within `burst + writesPerSecond · T`,
 /// renewals of a held level included.
 public struct WriteBudget: Sendable, Hashable {
+    // Each value is held to the initialiser's rules however it is set: a rate of -1 set on a budget made sound
+    // left the planner waiting for ever for writes that never came back.
+
     /// The writes a second the device takes for as long as a pattern lasts; `infinity`: as many as the minimum
-    /// interval lets through.
-    public var writesPerSecond: Double
-    /// The writes it takes at once above that rate, from rest.
-    public var burst: Double
-    /// The writes one level change costs on the driver (frames or reports sent for one call).
-    public var writesPerChange: Double
+    /// interval lets through, as for a rate not above 0 or NaN.
+    public var writesPerSecond: Double {
+        didSet {
+            writesPerSecond = Self.usableRate(writesPerSecond)
+            renewalInterval = Self.usableRenewalInterval(
+                renewalInterval, writesPerSecond: writesPerSecond, writesPerChange: writesPerChange)
+        }
+    }
+    /// The writes it takes at once above that rate, from rest: at least `writesPerChange`, 1 (or that) when not
+    /// finite.
+    public var burst: Double {
+        didSet { burst = Self.usableBurst(burst, writesPerChange: writesPerChange) }
+    }
+    /// The writes one level change costs on the driver (frames or reports sent for one call): 1 when not above 0
+    /// and finite.
+    public var writesPerChange: Double {
+        didSet {
+            writesPerChange = Self.usableCost(writesPerChange)
+            burst = Self.usableBurst(burst, writesPerChange: writesPerChange)
+            renewalInterval = Self.usableRenewalInterval(
+                renewalInterval, writesPerSecond: writesPerSecond, writesPerChange: writesPerChange)
+        }
+    }
     /// While a non-zero level holds, the engine renews it (its self-expiry) this long after the last write; each
     /// renewal costs `writesPerChange`. `nil`: the planner counts no renewals. Within `renewalIntervals` and at
     /// least what the rate pays for, however it is set (`usableRenewalInterval`); NaN is nil.
@@ -258,8 +278,11 @@ public struct WriteBudget: Sendable, Hashable {
         }
     }
     /// The squared error (level² · seconds, both motors summed) one held level may collect before a new level is
-    /// worth a write: a ramp of slope k gets a write every (12 · holdError / k²)^(1/3) seconds.
-    public var holdError: Double
+    /// worth a write: a ramp of slope k gets a write every (12 · holdError / k²)^(1/3) seconds. One not above 0
+    /// and finite is the smallest, a write at every step.
+    public var holdError: Double {
+        didSet { holdError = Self.usableHoldError(holdError) }
+    }
     /// Whether the driver queues a frame for every call, changed or not, and sends its frames paced by the pad
     /// (hid-nintendo): a call that changes nothing still takes a frame of a small queue, and the motors follow the
     /// kernel's end of an effect only once the queued frames have gone out.
@@ -271,15 +294,22 @@ public struct WriteBudget: Sendable, Hashable {
         writesPerSecond: Double, burst: Double, writesPerChange: Double = 1, renewalInterval: Double? = nil,
         holdError: Double, queuesEveryCall: Bool = false
     ) {
-        let rate = writesPerSecond > 0 ? writesPerSecond : .infinity
-        let cost = writesPerChange > 0 && writesPerChange.isFinite ? writesPerChange : 1
+        let rate = Self.usableRate(writesPerSecond)
+        let cost = Self.usableCost(writesPerChange)
         self.writesPerSecond = rate
         self.writesPerChange = cost
-        self.burst = Swift.max(burst.isFinite ? burst : 1, cost)
+        self.burst = Self.usableBurst(burst, writesPerChange: cost)
         self.renewalInterval = Self.usableRenewalInterval(renewalInterval, writesPerSecond: rate, writesPerChange: cost)
-        self.holdError = holdError > 0 && holdError.isFinite ? holdError : Self.smallestHoldError
+        self.holdError = Self.usableHoldError(holdError)
         self.queuesEveryCall = queuesEveryCall
     }
+
+    static func usableRate(_ rate: Double) -> Double { rate > 0 ? rate : .infinity }
+    static func usableCost(_ cost: Double) -> Double { cost > 0 && cost.isFinite ? cost : 1 }
+    static func usableBurst(_ burst: Double, writesPerChange cost: Double) -> Double {
+        Swift.max(burst.isFinite ? burst : 1, cost)
+    }
+    static func usableHoldError(_ error: Double) -> Double { error > 0 && error.isFinite ? error : smallestHoldError }
 
     /// The budget of a profile that says nothing but its minimum interval: no limit beyond that interval, and the
     /// standard hold error.

@@ -165,6 +165,48 @@ import Testing
         }
     }
 
+    /// A budget's rate, burst, cost of a change and hold error set after it is made follow the initialiser's rules,
+    /// as its renewal interval does: a rate of -1 set on a sound budget left the planner waiting for ever for
+    /// writes that never came back. Each budget is required to equal the one initialised with the same value
+    /// first, so that one outside the rules fails here rather than hanging below.
+    @Test func aBudgetsValuesSetAfterItIsMadeFollowTheInitialisersRulesAndItsPlansEnd() throws {
+        func made(rate: Double = 50, burst: Double = 3, cost: Double = 1, hold: Double = 1e-6) -> WriteBudget {
+            WriteBudget(
+                writesPerSecond: rate, burst: burst, writesPerChange: cost, renewalInterval: 0.05, holdError: hold)
+        }
+        let sound = made()
+        var cases: [(set: WriteBudget, initialised: WriteBudget)] = []
+        for rate in [0, -1, Double.nan, 10] {
+            var budget = sound
+            budget.writesPerSecond = rate
+            cases.append((budget, made(rate: rate)))
+        }
+        for burst in [Double.nan, 0, .infinity] {
+            var budget = sound
+            budget.burst = burst
+            cases.append((budget, made(burst: burst)))
+        }
+        for cost in [0, Double.nan, .infinity, 5] {
+            var budget = sound
+            budget.writesPerChange = cost
+            cases.append((budget, made(cost: cost)))
+        }
+        for hold in [0, Double.nan, -1] {
+            var budget = sound
+            budget.holdError = hold
+            cases.append((budget, made(hold: hold)))
+        }
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0.2), (1, 0.9)])])
+        for (set, initialised) in cases {
+            try #require(set == initialised, "\(set) set, \(initialised) initialised")
+            var profile = Build.profile(interval: 0.01)
+            profile.budget = set
+            #expect(commands(ramp, profile: profile).last?.levels == .off)
+        }
+    }
+
     @Test func theWritesStayWithinTheBudgetOverAnyWindow() throws {
         // Taps 25 ms apart on a ramp: the fixed-interval planner sends about 80 writes a second; a budget of 30
         // a second with a burst of 3 spreads fewer over the same second, and no window ever passes it.
