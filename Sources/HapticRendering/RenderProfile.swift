@@ -12,10 +12,15 @@ public struct RenderProfile: Sendable, Hashable {
     /// Whether the weak (high-frequency, right) motor exists.
     public var hasWeakMotor: Bool
     /// The number of steps above zero the driver forwards for the strong motor (255 for an 8-bit report
-    /// byte, 100 for a percentage, 1 for on/off, 65535 for the full `FF_RUMBLE` range).
-    public var strongSteps: Int
+    /// byte, 100 for a percentage, 1 for on/off, 65535 for the full `FF_RUMBLE` range). At least 1, however it
+    /// is set: 0 steps made every level NaN.
+    public var strongSteps: Int {
+        didSet { strongSteps = Swift.max(strongSteps, 1) }
+    }
     /// The same for the weak motor.
-    public var weakSteps: Int
+    public var weakSteps: Int {
+        didSet { weakSteps = Swift.max(weakSteps, 1) }
+    }
     /// The shortest useful time between two updates, in seconds: faster updates are coalesced by the driver
     /// (one report in flight, only the latest pending state kept) or overrun the firmware. Within 0 ...
     /// `longestUpdateInterval`, NaN as 0, however it is set.
@@ -27,15 +32,20 @@ public struct RenderProfile: Sendable, Hashable {
     public var supportsNativePeriodic: Bool
     /// How a transient becomes a pulse the motors can produce.
     public var transientPulse: TransientPulse
-    /// Master gain applied to every level before quantisation, 0...1.
-    public var gain: Double
+    /// Master gain applied to every level before quantisation, 0...1 (NaN is 0), however it is set.
+    public var gain: Double {
+        didSet { gain = PureMath.unitClamped(gain) }
+    }
     /// How many writes the device takes and what a write costs there: where the planner spends them.
     public var budget: WriteBudget
     /// Seconds from a write to the motors' change, typically, where the driver holds changes back for longer
     /// than a motor takes to respond (0 elsewhere): the engine writes each change this far ahead of its time,
     /// and starts a player asked to start now this far from now, so that what the hand feels keeps the
-    /// pattern's timing and its sound's. A property of the device, not of how its patterns are planned.
-    public var outputLatency: Double
+    /// pattern's timing and its sound's. A property of the device, not of how its patterns are planned. Finite
+    /// and at least 0 (0 otherwise), however it is set.
+    public var outputLatency: Double {
+        didSet { outputLatency = Self.usableLatency(outputLatency) }
+    }
     /// Whether the engine plans on the device's own frames when it knows them (`DeviceCommandPlanner.frames`):
     /// a command on a frame instant at most once a frame, each the mean over its frame, and nothing that writes
     /// between two (no prepared pulse, no opening on the caller's thread). Chosen from the device, never by name.
@@ -57,9 +67,12 @@ public struct RenderProfile: Sendable, Hashable {
         self.transientPulse = transientPulse
         self.gain = PureMath.unitClamped(gain)
         self.budget = budget ?? WriteBudget(minimumUpdateInterval: self.minimumUpdateInterval)
-        self.outputLatency = outputLatency.isFinite ? Swift.max(outputLatency, 0) : 0
+        self.outputLatency = Self.usableLatency(outputLatency)
         self.followsDeviceFrames = followsDeviceFrames
     }
+
+    /// `latency` when finite and at least 0, else 0.
+    static func usableLatency(_ latency: Double) -> Double { latency.isFinite ? Swift.max(latency, 0) : 0 }
 
     /// The longest `minimumUpdateInterval` a profile takes: a longer one is taken as this. No device waits a
     /// second between two updates.

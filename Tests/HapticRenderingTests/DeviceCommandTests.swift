@@ -207,6 +207,46 @@ import Testing
         }
     }
 
+    /// A profile's steps, gain and output latency set after it is made follow the initialiser's rules, as its
+    /// minimum interval does: 0 steps set on a sound profile made every planned level NaN (0 / 0), and the planner
+    /// never ended; a negative count gave negative levels, and a NaN latency the engine's start times NaN.
+    @Test func aProfilesStepsGainAndLatencySetAfterItIsMadeFollowTheInitialisersRules() throws {
+        func made(steps: Int = 255, gain: Double = 1, latency: Double = 0) -> RenderProfile {
+            RenderProfile(
+                name: "test", strongSteps: steps, weakSteps: steps, minimumUpdateInterval: 0.01, gain: gain,
+                outputLatency: latency)
+        }
+        let sound = made()
+        var cases: [(set: RenderProfile, initialised: RenderProfile)] = []
+        for steps in [0, -3] {
+            var profile = sound
+            profile.strongSteps = steps
+            profile.weakSteps = steps
+            cases.append((profile, made(steps: steps)))
+        }
+        for gain in [Double.nan, -1, 1e300] {
+            var profile = sound
+            profile.gain = gain
+            cases.append((profile, made(gain: gain)))
+        }
+        for latency in [Double.nan, -1, .infinity] {
+            var profile = sound
+            profile.outputLatency = latency
+            cases.append((profile, made(latency: latency)))
+        }
+        let ramp = Build.pattern(
+            [Build.continuous(at: 0, duration: 1, intensity: 1, sharpness: 0)],
+            curves: [Build.curve(.hapticIntensityControl, at: 0, [(0, 0.2), (1, 0.9)])])
+        // All required first: with 0 steps the planner never ended, so a profile outside the rules fails here.
+        for (set, initialised) in cases {
+            try #require(set == initialised, "\(set) set, \(initialised) initialised")
+        }
+        for (set, _) in cases {
+            let levels = commands(ramp, profile: set).flatMap { [$0.levels.strong, $0.levels.weak] }
+            #expect(levels.allSatisfy { (0...1).contains($0) })
+        }
+    }
+
     @Test func theWritesStayWithinTheBudgetOverAnyWindow() throws {
         // Taps 25 ms apart on a ramp: the fixed-interval planner sends about 80 writes a second; a budget of 30
         // a second with a burst of 3 spreads fewer over the same second, and no window ever passes it.
