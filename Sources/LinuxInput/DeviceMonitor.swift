@@ -380,17 +380,13 @@ final class MonitorWorker: @unchecked Sendable {
             // One at a time, in the socket's order: a parent's `bind` follows its nodes' `add`s.
             var events: [DeviceEvent] = []
             var overflowed = false
-            var lastWasOverflow = false
             receiving: while true {
-                let reception = netlink.receive()
-                switch reception {
+                switch netlink.receive() {
                 case .device(let device):
                     events += received(device).compactMap(apply)
                 case .overflowed:
                     // The events still waiting came before or after the ones dropped, and are read on; what the
-                    // dropped ones said is found once they are, by comparing with sysfs. The kernel tells an overflow
-                    // once (the receive that tells it clears it): two in a row are a fault injected on every call.
-                    if lastWasOverflow { break receiving }
+                    // dropped ones said is found once they are, by comparing with sysfs.
                     overflowed = true
                 case .nothing:
                     // After an overflow the kernel drops every event, telling ENOBUFS no more, until the socket's
@@ -401,7 +397,6 @@ final class MonitorWorker: @unchecked Sendable {
                     logger.debug("a device event could not be read", metadata: ["error": "\(errno)"])
                     break receiving
                 }
-                if case .overflowed = reception { lastWasOverflow = true } else { lastWasOverflow = false }
             }
             if overflowed {
                 logger.info("device events were lost (the socket's buffer overflowed): comparing with sysfs")

@@ -23,23 +23,19 @@ package final class DriverBindWatch {
 
     /// Reads every event waiting on the socket (it never blocks).
     package func drain() {
-        var lastWasOverflow = false
         while true {
-            let reception = monitor.receive()
-            switch reception {
+            switch monitor.receive() {
             case .device(let device):
                 if device.action == "bind", let subsystem = device.subsystem {
                     heard.append((subsystem, device.sysName))
                 }
             case .overflowed:
                 // Events were dropped: a bind among them is never heard, and whoever waits for it waits until its
-                // own deadline. The events after the overflow are read on; the kernel tells an overflow once (the
-                // receive that tells it clears it), so two in a row are a fault injected on every call.
-                if lastWasOverflow { return }
+                // own deadline. The events after the overflow are read on.
+                continue
             case .nothing, .failed:
                 return
             }
-            if case .overflowed = reception { lastWasOverflow = true } else { lastWasOverflow = false }
         }
     }
 

@@ -159,6 +159,8 @@ final class UdevMonitor {
 
     let pointer: OpaquePointer
     let context: UdevContext
+    /// Whether the last receive told an overflow (`receive`).
+    private var lastToldOverflow = false
 
     /// Listens to `group` for the events of devices in any of `subsystems`.
     init(context: UdevContext, group: Group, subsystems: [String]) throws(SystemCallError) {
@@ -212,14 +214,21 @@ final class UdevMonitor {
         case failed(Errno)
     }
 
-    /// The next waiting device event.
+    /// The next waiting device event. The kernel tells an overflow once (the receive that tells it clears it): an
+    /// `ENOBUFS` right after one (a fault injected on every call) is a failure, which ends a caller's reading.
     func receive() -> Reception {
         let result = received("udev_monitor_receive_device") { udev_monitor_receive_device(pointer) }
-        if let handle = result.handle { return .device(UdevDevice(owning: handle)) }
-        switch result.errno {
-        case .wouldBlock: return .nothing
-        case .noBufferSpace: return .overflowed
-        default: return .failed(result.errno)
+        let reception: Reception
+        if let handle = result.handle {
+            reception = .device(UdevDevice(owning: handle))
+        } else {
+            switch result.errno {
+            case .wouldBlock: reception = .nothing
+            case .noBufferSpace where !lastToldOverflow: reception = .overflowed
+            default: reception = .failed(result.errno)
+            }
         }
+        if case .overflowed = reception { lastToldOverflow = true } else { lastToldOverflow = false }
+        return reception
     }
 }
