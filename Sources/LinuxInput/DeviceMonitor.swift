@@ -90,8 +90,9 @@ public final class DeviceMonitor: AsyncSequence, Sendable {
     /// again: every event node with its id, as a listing of `DeviceDiscovery` made just before, probed as that
     /// listing chose (an engine's opens no node: `DeviceDiscovery.Probing.noNode`); the snapshot names removals and
     /// is `initialDevices`.
-    /// A node added or removed between that listing and the source's opening is not announced unless an
-    /// inotify rescan (after its queue overflowed, or `/dev/input` came back) finds the difference. Without a
+    /// A node added or removed between that listing and the source's opening is not announced unless a
+    /// comparison with sysfs, made when events were lost (a full socket or inotify queue, or `/dev/input` made
+    /// again), finds the difference. Without a
     /// snapshot the monitor lists every node itself, after its source opened, probed as `probing` says.
     package init(
         source: Source = .automatic, snapshot: [InputDevice]?, probing: DeviceDiscovery.Probing = .everyNode,
@@ -408,7 +409,7 @@ final class MonitorWorker: @unchecked Sendable {
             for change in inotify.readChanges() {
                 switch change {
                 case .node(let kind, let sysName): changes.append((kind, sysName))
-                case .rescan: changes += rescan()
+                case .rescan: changes += missedChanges()
                 }
             }
         }
@@ -475,13 +476,15 @@ final class MonitorWorker: @unchecked Sendable {
         return BindGate.Parent(syspath: parent.syspath, subsystem: subsystem, hasDriverLink: parent.hasDriverLink)
     }
 
-    /// What the netlink events the kernel dropped would have told, found by comparing the nodes sysfs lists now
-    /// with the nodes known and waiting: a known node gone, or made again for another device (its sysfs path, which
-    /// names its `inputN`, differs), is removed; a node present and neither known nor waiting is added, through the
-    /// gate as its `add` would have been (a parent whose `bind` was lost keeps it waiting until the deadline); a known
-    /// node whose access changed is changed; a waiting node gone is forgotten. With the udev source a node the
-    /// daemon has not processed yet is left to its own event, still to come: were it dropped too, the socket would
-    /// overflow again and bring another comparison.
+    /// What the events lost would have told (the netlink events the kernel dropped from a full socket; the inotify
+    /// records of a full queue, or of a `/dev/input` removed and made again), found by comparing the nodes sysfs
+    /// lists now with the nodes known and waiting: a known node gone, or made again for another device (its sysfs
+    /// path, which names its `inputN`, differs), is removed; a node present and neither known nor waiting is added,
+    /// through the gate as its `add` would have been (a parent whose `bind` was lost keeps it waiting until the
+    /// deadline; the inotify source, which hears no `bind`, adds it at once); a known node whose access changed is
+    /// changed; a waiting node gone is forgotten. With the udev source a node the daemon has not processed yet is
+    /// left to its own event, still to come: were it dropped too, the socket would overflow again and bring
+    /// another comparison.
     private func missedChanges() -> [(kind: DeviceEvent.Kind, sysName: String)] {
         let present: [String: UdevDevice]
         do throws(SystemCallError) {
@@ -505,28 +508,14 @@ final class MonitorWorker: @unchecked Sendable {
         where (known[sysName] == nil || removed.contains(sysName)) && !gate.isWaiting(sysName)
             && (source != .udev || device.isInitialized)
         {
+            guard source != .inotify else {
+                added.append(sysName)
+                continue
+            }
             let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
             if decision == .openNow { added.append(sysName) }
         }
         return removed.map { (.removed, $0) } + changed.map { (.changed, $0) } + added.map { (.added, $0) }
-    }
-
-    /// The difference between the known nodes and the nodes sysfs lists now, for when events may have
-    /// been missed.
-    private func rescan() -> [(kind: DeviceEvent.Kind, sysName: String)] {
-        let present: Set<String>
-        do throws(SystemCallError) {
-            present = Set(
-                try context.syspaths(subsystem: "input").compactMap { path in
-                    path.split(separator: "/").last.map(String.init)
-                }.filter { $0.hasPrefix(eventNodePrefix) })
-        } catch {
-            logger.info("rescanning input devices failed", metadata: ["error": "\(error)"])
-            return []
-        }
-        let knownNames = Set(known.keys)
-        return present.subtracting(knownNames).sorted { eventNumber($0) < eventNumber($1) }.map { (.added, $0) }
-            + knownNames.subtracting(present).sorted { eventNumber($0) < eventNumber($1) }.map { (.removed, $0) }
     }
 
     /// Updates `known` for one change and describes it; nil when there is nothing to tell (a device

@@ -32,11 +32,16 @@ enum DeviceSuite {
             KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
         ] + lostEventCases)
 
-    static let lostEventCases = [DeviceMonitor.Source.kernel, .udev].map { source in
-        KernelTest(name: "devices/monitor-finds-the-events-a-full-socket-dropped/\(source.rawValue)") {
-            try await monitorFindsWhatAFullSocketDropped(source: source)
-        }
-    }
+    static let lostEventCases =
+        [DeviceMonitor.Source.kernel, .udev].map { source in
+            KernelTest(name: "devices/monitor-finds-the-events-a-full-socket-dropped/\(source.rawValue)") {
+                try await monitorFindsWhatAFullSocketDropped(source: source)
+            }
+        } + [
+            KernelTest(
+                name: "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-for-another-pad",
+                body: inotifyMonitorFindsANodeMadeAgainAfterAnOverflow)
+        ]
 
     static let hangGuardSeconds = VirtualPadSuite.hangGuardSeconds
 
@@ -393,6 +398,47 @@ enum DeviceSuite {
         try requireEqual(removal?.device.node, leavingNode, "the node of the removal told")
         let arrival = events.withLock { $0.first { $0.kind == .added && $0.device.name == "Haptics lost-arrival pad" } }
         try requireEqual(arrival?.device.node, arriving.eventNode, "the node of the arrival told")
+    }
+
+    /// The inotify source's queue overflows before a pad's node is deleted and another pad's node is made under the
+    /// same name: the monitor hears only the overflow, and finds by comparing with sysfs that the node it knows is
+    /// gone (its sysfs path names another `inputN` now) and that a new one came. The queue's length is taken from
+    /// `fs.inotify.max_queued_events` when the monitor opens its inotify instance; at 0 every event overflows it.
+    /// Until 7 December the comparison went by names only, and told neither.
+    static func inotifyMonitorFindsANodeMadeAgainAfterAnOverflow() async throws {
+        let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
+        let leavingNode = leaving.eventNode
+        var left = false
+        defer { if !left { leaving.destroy() } }
+        let limit = "/proc/sys/fs/inotify/max_queued_events"
+        let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
+        try Sys.writeFile(limit, "0")
+        let monitor: DeviceMonitor
+        do {
+            defer { try? Sys.writeFile(limit, saved) }
+            monitor = try DeviceMonitor(source: .inotify, logger: logger())
+        }
+        try requireEqual(
+            try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines), saved, "the queue length put back")
+        leaving.destroy()
+        left = true
+        let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
+        defer { arriving.destroy() }
+        try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
+        let events = Lock<[DeviceEvent]>([])
+        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer { subscription.stop() }
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
+        }
+        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival its queue dropped") {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
+        }
+        let kinds = events.withLock { $0.map { "\($0.kind) \($0.device.name)" } }
+        try requireEqual(
+            kinds, ["removed Haptics lost-removal pad", "added Haptics lost-arrival pad"],
+            "the events told, in order")
     }
 
     /// Waits until the udev daemon has handled every uevent sent so far.
