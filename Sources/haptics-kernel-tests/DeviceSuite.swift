@@ -382,21 +382,10 @@ enum DeviceSuite {
         if source == .udev { try settleUdev() }
         let drops = try ueventSockets()[socket.key]?.drops ?? 0
         try require(drops > 0, "the kernel dropped nothing for the monitor's socket (\(sent) unicasts filled it)")
-        let events = Lock<[DeviceEvent]>([])
-        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
-        else { throw TestFailure(reason: "the monitor did not start") }
-        defer { subscription.stop() }
-        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
-            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
-        }
-        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival the kernel dropped") {
-            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
-        }
-        let removal = events.withLock {
-            $0.first { $0.kind == .removed && $0.device.name == "Haptics lost-removal pad" }
-        }
+        let events = try await removalAndArrival(toldBy: monitor)
+        let removal = events.first { $0.kind == .removed && $0.device.name == "Haptics lost-removal pad" }
         try requireEqual(removal?.device.node, leavingNode, "the node of the removal told")
-        let arrival = events.withLock { $0.first { $0.kind == .added && $0.device.name == "Haptics lost-arrival pad" } }
+        let arrival = events.first { $0.kind == .added && $0.device.name == "Haptics lost-arrival pad" }
         try requireEqual(arrival?.device.node, arriving.eventNode, "the node of the arrival told")
     }
 
@@ -425,6 +414,16 @@ enum DeviceSuite {
         let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
         defer { arriving.destroy() }
         try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
+        let events = try await removalAndArrival(toldBy: monitor)
+        try requireEqual(
+            events.map { "\($0.kind) \($0.device.name) \($0.device.node)" },
+            ["removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)"],
+            "the events told, in order")
+    }
+
+    /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
+    /// of "Haptics lost-arrival pad", whose events were lost; returns every event it told by then.
+    static func removalAndArrival(toldBy monitor: DeviceMonitor) async throws -> [DeviceEvent] {
         let events = Lock<[DeviceEvent]>([])
         guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
         else { throw TestFailure(reason: "the monitor did not start") }
@@ -432,13 +431,10 @@ enum DeviceSuite {
         @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
             events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
         }
-        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival its queue dropped") {
+        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival whose events were lost") {
             told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
         }
-        let kinds = events.withLock { $0.map { "\($0.kind) \($0.device.name)" } }
-        try requireEqual(
-            kinds, ["removed Haptics lost-removal pad", "added Haptics lost-arrival pad"],
-            "the events told, in order")
+        return events.withLock { $0 }
     }
 
     /// Waits until the udev daemon has handled every uevent sent so far.
