@@ -1,7 +1,8 @@
 // Reading a document from a path the user named, for the AHAP reader and the other JSON files of the package
 // (the app's cue sheet): only regular files within a size limit are read, and anything else is refused with
-// what it is. Reading a directory fails with an unhelpful code, a pipe blocks until something writes to it, and
-// a device such as `/dev/zero` never ends.
+// what it is. Reading a directory fails with an unhelpful code, a pipe blocks until something writes to it, a
+// device such as `/dev/zero` never ends, and a file the kernel makes up as it is read (`KernelMadeFiles`) gives a
+// size that says nothing of what it holds.
 #if canImport(FoundationEssentials)
 package import FoundationEssentials
 #else
@@ -65,24 +66,8 @@ package enum DocumentFile {
         guard let size = byteCount(attributes[.size]) else {
             return .failure(.unreadable("its size cannot be read"))
         }
-        if size == 0, isInProc(attributes) { return .failure(.unreadable(madeUpByTheKernel)) }
+        if let refusal = KernelMadeFiles.refusal(ofFileWith: attributes) { return .failure(.unreadable(refusal)) }
         return size <= maximumBytes ? .success(size) : .failure(.tooLarge(size: size, limit: maximumBytes))
-    }
-
-    /// Why a file of the kernel's `/proc` is not read: it is made up as it is read, and its size, 0, says nothing
-    /// of what it holds (`/proc/self/status` holds a page of text; `/proc/self/pagemap` reads on for the whole
-    /// address space; `/proc/kmsg` waits for the kernel's next message). Taken for empty, it was reported as an
-    /// empty document.
-    package static let madeUpByTheKernel =
-        "it is made up by the kernel as it is read (a /proc file), not a regular file"
-
-    /// Whether the file `attributes` describe is on the file system mounted at `/proc` (the same device); false
-    /// where `/proc` is not mounted or a device number is not given.
-    private static func isInProc(_ attributes: [FileAttributeKey: Any]) -> Bool {
-        guard let device = attributes[.systemNumber] as? AnyHashable,
-            let proc = try? FileManager.default.attributesOfItem(atPath: "/proc")[.systemNumber] as? AnyHashable
-        else { return false }
-        return device == proc
     }
 
     /// Why a file of `type` is not read; nil for a regular file.
@@ -97,13 +82,14 @@ package enum DocumentFile {
         }
     }
 
-    /// Why the file at `path` (its links followed) is not a regular file, in words; nil for one, or when it cannot
-    /// be looked at (whoever opens it then says why).
+    /// Why the file at `path` (its links followed) is not a regular file, in words (a file the kernel makes up as
+    /// it is read is none: `KernelMadeFiles`); nil for one, or when it cannot be looked at (whoever opens it then
+    /// says why).
     package static func notRegular(_ path: String) -> String? {
         let url = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         guard let attributes = try? FileManager.default.attributesOfItem(atPath: url.path) else { return nil }
         switch refusal(ofType: attributes[.type] as? FileAttributeType) {
-        case nil: return nil
+        case nil: return KernelMadeFiles.refusal(ofFileWith: attributes)
         case .directory: return "it is a directory, not a regular file"
         case .unreadable(let reason): return reason
         case .tooLarge: return nil

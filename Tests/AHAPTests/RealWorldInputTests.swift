@@ -222,16 +222,44 @@ import Glibc
     }
 
     /// A file of the kernel's `/proc`, whose size is 0 whatever it holds, is said to be one, unread: it was taken for
-    /// an empty file and reported as "the document is empty". A file of /proc the system reports a size for
-    /// (`/proc/kcore`, as large as memory) is refused by that size as any file is.
+    /// an empty file and reported as "the document is empty".
     @Test func aProcFileIsSaidToBeMadeUpByTheKernelNotEmpty() throws {
         try #require(FileManager.default.fileExists(atPath: "/proc/self/status"), "/proc is not mounted")
-        #expect(
-            Self.unreadableMessage("/proc/self/status")
-                == "unreadable-file: cannot read the file: \(DocumentFile.madeUpByTheKernel)")
+        let refusal = "it is made up by the kernel as it is read (a /proc file), not a regular file"
+        #expect(Self.unreadableMessage("/proc/self/status") == "unreadable-file: cannot read the file: \(refusal)")
         #expect(
             DocumentFile.read(URL(fileURLWithPath: "/proc/self/status"), maximumBytes: 1 << 20)
-                == .failure(.unreadable(DocumentFile.madeUpByTheKernel)))
+                == .failure(.unreadable(refusal)))
+    }
+
+    /// A file of sysfs is made up by the kernel as it is read as a /proc file is, whatever size it gives (4,096 for
+    /// an attribute, 0 for many others): it was read, and reported as broken JSON ("unexpected '-'" for the CPUs
+    /// online, `0-1`), or as an empty document.
+    @Test func aSysfsFileIsSaidToBeMadeUpByTheKernelNotReadAsADocument() throws {
+        let online = "/sys/devices/system/cpu/online"
+        try #require(FileManager.default.fileExists(atPath: online), "sysfs is not mounted at /sys")
+        let refusal = "it is made up by the kernel as it is read (a /sys file), not a regular file"
+        #expect(Self.unreadableMessage(online) == "unreadable-file: cannot read the file: \(refusal)")
+        #expect(DocumentFile.notRegular(online) == refusal)
+    }
+
+    /// The kernel's mount table names the file system of a device number: a `/proc` mounted a second time (on a
+    /// device of its own) is a /proc as much as the first, a minor number past 255 is found, optional fields
+    /// before the `-` are skipped, and a disk's or a tmpfs's file is nobody's made-up file.
+    @Test func theMountTableNamesTheKernelMadeFileSystemOfADevice() {
+        let table = """
+            22 27 0:21 / /proc rw,relatime shared:5 - proc proc rw
+            27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
+            25 24 0:23 / /dev/shm rw,relatime - tmpfs tmpfs rw,size=24683772k
+            45 27 0:40 / /tmp/p2 rw,relatime master:1 shared:9 - proc proc rw
+            50 27 0:300 / /sys rw,relatime - sysfs sysfs rw
+            """
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0x15, mountTable: table) == "proc")
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0x28, mountTable: table) == "proc")
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0x10_002c, mountTable: table) == "sysfs")
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0x17, mountTable: table) == nil)
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0xfe00, mountTable: table) == nil)
+        #expect(KernelMadeFiles.fileSystem(ofDevice: 0x99, mountTable: table) == nil)
     }
 
     /// A file over the size limit is refused from its size, before a byte is read (the file here is sparse).
