@@ -1,3 +1,4 @@
+internal import AHAP
 public import AudioRendering
 internal import CSamplerate
 internal import CSndfile
@@ -66,22 +67,23 @@ public enum AudioFile {
     /// The regular file at `path` opened for libsndfile to read, and its descriptor, which the caller closes after
     /// `sf_close` (libsndfile is told not to). It is opened without blocking and its type checked first: a FIFO
     /// (which an `open` for reading would wait on until a writer came, with nothing to interrupt it), a device, a
-    /// socket or a directory is refused, whatever a pattern names.
+    /// socket or a directory is refused, whatever a pattern names; and so is a file the kernel makes up as it is read
+    /// (`KernelMadeFiles`), which libsndfile took for a sound in a format it did not recognise.
     static func open(_ path: String, _ info: inout SF_INFO) throws(AudioFileError) -> (file: OpaquePointer, fd: Int32) {
         let fd: Int32
-        let type: mode_t
+        let opened: (type: mode_t, device: UInt64)
         do throws(SystemCallError) {
             fd = try Sys.open(path, flags: O_RDONLY | O_NONBLOCK)
         } catch {
             throw AudioFileError(path: path, reason: "\(error)")
         }
         do throws(SystemCallError) {
-            type = try Sys.fileType(fd)
+            opened = try Sys.fileTypeAndDevice(fd)
         } catch {
             Sys.close(fd)
             throw AudioFileError(path: path, reason: "\(error)")
         }
-        if let refusal = notRegular(type) {
+        if let refusal = notRegular(opened.type) ?? KernelMadeFiles.refusal(ofDevice: opened.device) {
             Sys.close(fd)
             throw AudioFileError(path: path, reason: refusal)
         }

@@ -94,6 +94,24 @@ struct AudioFileTests {
         }
     }
 
+    /// A file the kernel makes up as it is read is refused as one, for a clip and for a stream: libsndfile took
+    /// `/proc/self/status` and a sysfs attribute for sounds in a format it did not recognise, after reading them
+    /// ("Format not recognised").
+    @Test("a /proc or /sys file is refused as made up by the kernel, for a clip and for a stream")
+    func aFileTheKernelMakesUpIsRefusedAsOne() throws {
+        let files = [
+            ("/proc/self/status", "/proc"), ("/sys/devices/system/cpu/online", "/sys"),
+        ]
+        for (path, name) in files {
+            try #require(access(path, R_OK) == 0, "\(path) is not there to read")
+            let refusal = "it is made up by the kernel as it is read (a \(name) file), not a regular file"
+            #expect(throws: AudioFileError(path: path, reason: refusal)) { try AudioFile.decode(path) }
+            #expect(throws: AudioFileError(path: path, reason: refusal)) {
+                try AudioFileStream(path: path, sampleRate: 48000)
+            }
+        }
+    }
+
     @Test("samples written block by block decode to the samples of one clip")
     func blocksWriteTheSamplesInOrder() throws {
         let scratch = Scratch()
