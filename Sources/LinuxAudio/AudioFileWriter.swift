@@ -1,3 +1,4 @@
+internal import AHAP
 public import AudioRendering
 internal import CSndfile
 
@@ -48,7 +49,8 @@ extension AudioFile {
     /// Writes to `path` in `format`, replacing any file there, the interleaved samples of `channelCount` channels
     /// (1 or 2) at `sampleRate` that `nextBlock` hands over, one block after another until it returns nil: a long
     /// recording written without all of it in memory at once. Each block holds whole frames. Samples outside
-    /// -1 ... 1 are clipped by integer formats. On a failure the file may hold the blocks written before it.
+    /// -1 ... 1 are clipped by integer formats. On a failure the file may hold the blocks written before it. A file
+    /// the kernel makes up as it is read (`/proc`, `/sys`: `KernelMadeFiles`) is refused before it is opened.
     public static func write(
         to path: String, format: AudioFileFormat, sampleRate: Double, channelCount: Int,
         blocks nextBlock: () -> [Float]?
@@ -59,6 +61,8 @@ extension AudioFile {
                 reason: "cannot write \(channelCount) channels at \(sampleRate) Hz: 1 or 2 channels, "
                     + "at a positive rate")
         }
+        // A file the kernel makes up takes what is written as an order to it (`/proc/sys/vm/drop_caches`).
+        if let refusal = KernelMadeFiles.refusal(ofPath: path) { throw AudioFileError(path: path, reason: refusal) }
         var info = SF_INFO()
         info.samplerate = Int32(sampleRate.rounded())
         info.channels = Int32(channelCount)

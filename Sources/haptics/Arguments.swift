@@ -239,3 +239,16 @@ enum PatternArgument {
         )
     }
 }
+
+/// The file an option writes (`render --output`, `--record`, `emulate --haptics-wav`), refused before anything is
+/// written when the kernel makes it up as it is read: a write there is an order to the kernel, not a file saved (as
+/// root, `--output /proc/sys/vm/drop_caches` would hand it a rendered pattern). A path with no file yet, to be
+/// created, passes.
+enum OutputFile {
+    static func check(_ path: String?, writtenBy option: String) throws {
+        guard let path, let why = KernelMadeFiles.refusal(ofPath: path) else { return }
+        throw ValidationError(
+            "\(option) does not write to \(path.shownInMessage): \(why), and what is written to it goes to the "
+                + "kernel; name a file of your own")
+    }
+}

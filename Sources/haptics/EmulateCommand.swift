@@ -71,6 +71,7 @@ struct EmulateCommand: AsyncParsableCommand {
                 "--bind-timeout takes a positive number of seconds, at most \(Int(Self.longestBindTimeout)) (an hour)")
         }
         if !list, model == nil { throw ValidationError("name a model, or --list to see them") }
+        try OutputFile.check(record, writtenBy: "--record")
         if name != nil, let model, model.isUSBGadget {
             throw ValidationError(
                 "--name is for the uhid models: \(model.rawValue) is a USB gadget, which its driver names by the real "

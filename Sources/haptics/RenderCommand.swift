@@ -79,6 +79,7 @@ struct RenderCommand: ParsableCommand {
         if let sampleRate, !(sampleRate > 0 && sampleRate <= 100_000) {
             throw ValidationError("--sample-rate must be more than 0 and at most 100000 Hz")
         }
+        try OutputFile.check(output, writtenBy: "--output")
         switch (actuators, chosenFormat) {
         case (.hdRumble, .text), (.hdRumble, .json), (.hdRumble, .wav):
             throw ValidationError("--actuators hd-rumble renders as svg or csv")

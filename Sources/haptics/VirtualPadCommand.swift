@@ -71,6 +71,7 @@ struct VirtualPadCommand: AsyncParsableCommand {
     func validate() throws {
         // Checked when the pad is made, after the arguments (a failure, status 1, until 6 December): a usage error.
         if name.isEmpty { throw ValidationError("--name must not be empty: clients tell the pad by it") }
+        try OutputFile.check(record, writtenBy: "--record")
         do {
             _ = try padConfiguration()
         } catch let error as VirtualPadError {

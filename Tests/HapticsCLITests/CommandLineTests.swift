@@ -2,6 +2,8 @@ import Foundation
 import Glibc
 import Testing
 
+@testable import haptics
+
 /// What every command shares: how ArgumentParser's own outcomes (help, usage errors) reach the user beside the
 /// commands' failures, which `haptics` prints itself.
 struct CommandLineTests {
@@ -201,6 +203,44 @@ struct CommandLineTests {
             emulate.errors.hasPrefix(
                 "Error: --haptics-wav: /nonexistent/folder is not a folder this user may write in"),
             "\(emulate.errors)")
+    }
+
+    /// A file the kernel makes up is no output: what is written to it is an order to the kernel (as root, `render
+    /// --output /proc/sys/vm/drop_caches` wrote a rendering there). A usage error before anything is written, for
+    /// every format (a text rendering was written into the `/proc` file, a WAV refused only as no regular file) and
+    /// for the records of `virtual-pad` and `emulate` and `emulate`'s WAV, whose commands are only parsed here.
+    @Test func anOutputFileTheKernelMakesUpIsAUsageErrorBeforeAnythingIsWritten() throws {
+        let file = "/proc/self/status"
+        try #require(FileManager.default.fileExists(atPath: file), "/proc is not mounted")
+        let why = "it is made up by the kernel as it is read (a /proc file), not a regular file"
+        for format in [["--format", "text"], ["--actuators", "hd", "--format", "wav"]] {
+            let render = try CLI.run(["render", "thud", "--output", file] + format)
+            #expect(render.status == 64, "\(format): \(render.errors)")
+            #expect(
+                render.errors.hasPrefix(
+                    "Error: --output does not write to \(file): \(why), and what is written to it goes to the kernel; "
+                        + "name a file of your own"), "\(format): \(render.errors)")
+        }
+        let records: [(String, () throws -> Void)] = [
+            ("virtual-pad", { _ = try VirtualPadCommand.parse(["--record", file]) }),
+            ("emulate", { _ = try EmulateCommand.parse(["dualsense-bt", "--record", file]) }),
+        ]
+        for (command, parse) in records {
+            let refusal = Self.refusal(parse)
+            #expect(refusal.hasPrefix("--record does not write to \(file): \(why)"), "\(command): \(refusal)")
+        }
+        let wav = Self.refusal { _ = try EmulateCommand.parse(["dualsense-bt", "--haptics-wav", file]) }
+        #expect(wav.hasPrefix("--haptics-wav names \(file), which is no regular file: \(why)"), "\(wav)")
+    }
+
+    /// What `parse` throws, in ArgumentParser's words; "none" when it throws nothing.
+    private static func refusal(_ parse: () throws -> Void) -> String {
+        do {
+            try parse()
+            return "none"
+        } catch {
+            return Haptics.message(for: error)
+        }
     }
 
     /// ArgumentParser read `-broken.ahap` as short options, `-h` among them, and `validate` showed the help with

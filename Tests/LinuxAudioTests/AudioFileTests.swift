@@ -112,6 +112,19 @@ struct AudioFileTests {
         }
     }
 
+    /// A file the kernel makes up is not written: what is written to it is an order to the kernel
+    /// (`/proc/sys/vm/drop_caches`). Refused before it is opened, which libsndfile did, then failed writing.
+    @Test("writing a sound to a /proc file is refused before the file is opened")
+    func writingToAFileTheKernelMakesUpIsRefused() throws {
+        let path = "/proc/self/status"
+        try #require(access(path, F_OK) == 0, "\(path) is not there")
+        let clip = try #require(AudioClip(sampleRate: 8000, channelCount: 1, samples: [0, 0.5]))
+        #expect(
+            throws: AudioFileError(
+                path: path, reason: "it is made up by the kernel as it is read (a /proc file), not a regular file")
+        ) { try AudioFile.write(clip, to: path, format: .wav16) }
+    }
+
     @Test("samples written block by block decode to the samples of one clip")
     func blocksWriteTheSamplesInOrder() throws {
         let scratch = Scratch()
