@@ -228,6 +228,25 @@ import Testing
         #expect(Self.frames(rig.output.samples, from: before).allSatisfy { $0.left == 0 && $0.right == 0 })
     }
 
+    /// A clip longer than 64 bits of nanoseconds hold (`AudioClip` takes any positive rate up to its most, and
+    /// two frames at 1e-300 Hz last 2e300 s) plays, its end held at the last time they hold: the conversion of its
+    /// length to nanoseconds trapped, ending the app.
+    @Test func anEffectLongerThan64BitsOfNanosecondsPlaysWithoutTrapping() async throws {
+        let sounds = try Sounds()
+        defer { sounds.folder.remove() }
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds())
+        let manager = AudioManager(
+            resolver: sounds.resolver, openOutput: { () throws(AudioDeviceError) -> any AudioOutput in output },
+            logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
+            effectCacheSamples: AudioManager.effectCacheSampleLimit,
+            decodeFile: { (_: String, _: Int) throws(AudioFileError) -> AudioClip in
+                AudioClip(sampleRate: 1e-300, channelCount: 1, samples: [0.5, 0.5])!
+            })
+        manager.playEffect("tick")
+        await manager.settled()
+        try await waitUntil("the effect is heard") { output.samples.contains { $0 != 0 } }
+    }
+
     /// A device that refuses to open (busy) is tried again a second later, not on every call: a game's effects
     /// would each start a try, and play none. On a clock the test moves.
     @Test func aDeviceThatWillNotOpenIsNotTriedAgainOnEveryCallButASecondLater() async throws {

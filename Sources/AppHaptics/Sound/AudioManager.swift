@@ -239,7 +239,9 @@ public final class AudioManager {
         let now = self.now()
         // Held at the last time 64 bits hold: an effect asked for centuries ahead (`UInt64.max`) ends then.
         let begins = MonotonicTime.later(max(start ?? now, now), by: stream.leadNanoseconds)
-        let length = UInt64(Double(clip.frameCount) / clip.sampleRate * 1e9)
+        // A clip at a rate so low that its length passes what 64 bits of nanoseconds hold (or is infinite) ends at
+        // the last time they hold too: the conversion traps on such a value.
+        let length = MonotonicTime.nanoseconds(seconds: clip.duration)
         playingEffects.removeAll { $0.ends <= now }
         let ends = MonotonicTime.later(begins, by: length)
         playingEffects.append((sound, ends))
