@@ -233,11 +233,23 @@ public struct RenderProfile: Sendable, Hashable {
 /// The pulse is a flat top at the transient's intensity lasting `length`, then a linear ramp down over the
 /// event's `DecayTime` (see `EnvelopeTiming`).
 public struct TransientPulse: Sendable, Hashable {
-    /// The flat top of every transient, in seconds.
-    public var length: Double
+    /// The flat top of every transient, in seconds: within 0 ... `longestLength`, NaN as 0, however it is set. A NaN
+    /// length made a renderer unequal to itself, and an engine that renders a player again until its renderer is
+    /// the one in use spun for ever in `makePlayer` and `start()` (until 7 December).
+    public var length: Double {
+        didSet { length = Self.usableLength(length) }
+    }
 
     public init(length: Double) {
-        self.length = Swift.max(length, 0)
+        self.length = Self.usableLength(length)
+    }
+
+    /// The longest pulse a transient becomes: a second is more than any motor takes to reach full speed, and a tap
+    /// held longer is a continuous event's job.
+    public static let longestLength = 1.0
+
+    static func usableLength(_ length: Double) -> Double {
+        length.isNaN ? 0 : Swift.min(Swift.max(length, 0), longestLength)
     }
 
     /// 40 ms: long enough for a gamepad's eccentric-mass motor to approach full speed, two update intervals of

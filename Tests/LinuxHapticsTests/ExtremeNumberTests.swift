@@ -145,6 +145,44 @@ import Testing
         #expect(!rig.applied().isEmpty)
     }
 
+    /// A profile's transient pulse is held within 0 ... 1 s, NaN as 0, however it is given, so every renderer equals
+    /// itself: the engine renders a player again until its renderer is the one in use, and with a NaN pulse
+    /// `makePlayer` and `start()` spun for ever (until 7 December). The player is made, started and plays.
+    @Test(arguments: [Double.nan, .infinity, 1e300, -1])
+    func aProfilesTransientPulseIsBoundedAndPlayersAreMadeOnIt(length: Double) throws {
+        let given = TransientPulse(length: length)
+        #expect((0...TransientPulse.longestLength).contains(given.length))
+        var options = HapticEngineOptions()
+        options.renderProfile = RenderProfile(name: "odd", strongSteps: 255, weakSteps: 255, minimumUpdateInterval: 0)
+        options.renderProfile?.transientPulse.length = length
+        let profile = try #require(options.renderProfile)
+        #expect((0...TransientPulse.longestLength).contains(profile.transientPulse.length))
+        #expect(PatternRenderer(profile: profile) == PatternRenderer(profile: profile))
+        let rig = try Rig(options: options, start: false)
+        // On a thread of its own, so that a spin fails the test rather than hanging it: nil until it returns.
+        let played = Lock<Bool?>(nil)
+        let thread = try ServiceThread.start { [engine = rig.engine] in
+            let player = try? engine.makePlayer(with: HapticPattern(events: [Self.tap], parameters: []))
+            let started = (try? engine.start()) != nil && (try? player?.start(atTime: 0)) != nil
+            played.withLock { $0 = player != nil && started }
+        }
+        let deadline = Sys.monotonicNanoseconds() + 30_000_000_000
+        while played.withLock({ $0 }) == nil, Sys.monotonicNanoseconds() < deadline {
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+        guard let outcome = played.withLock({ $0 }) else {
+            Issue.record("makePlayer, start() or the player's start has not returned after 30 s")
+            return
+        }
+        thread.join()
+        #expect(outcome, "the player was made, the engine started and the player started")
+        rig.clock.advance(by: 1.5)
+        // A pulse of no length is no tap.
+        let changes = rig.applied()
+        #expect(changes.contains { $0.strong > 0 } == (profile.transientPulse.length > 0), "\(changes)")
+        #expect(changes.last.map { $0.strong == 0 && $0.weak == 0 } ?? true, "at rest after the tap: \(changes)")
+    }
+
     /// A loop dense with breakpoints (2,000 sub-microsecond events within its millisecond, made in code) is mixed
     /// at its mean, as a loop too fast to follow is: mixed pass by pass, one plan took 1.45 GB and 15 s, until
     /// 6 December. A loop of ordinary detail is still mixed pass by pass.
