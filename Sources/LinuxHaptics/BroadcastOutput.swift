@@ -26,13 +26,19 @@ final class BroadcastOutput: MotorOutput {
         capabilities = OutputCapabilities(
             name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
             effectSlots: members.compactMap(\.capabilities.effectSlots).min(), isVirtual: false,
-            renderProfile: Self.sharedProfile(of: members))
+            renderProfile: Self.sharedProfile(of: members.map(\.capabilities.renderProfile)))
     }
 
-    /// One mix drives every member: the members' profile when they share one, else the generic profile.
-    private static func sharedProfile(of members: [EvdevOutput]) -> RenderProfile {
-        let profiles = Set(members.map(\.capabilities.renderProfile))
-        return profiles.count == 1 ? profiles.first ?? .genericRumble : .genericRumble
+    /// The profile of the one mix that drives every member: the members' profile when they share one; when they
+    /// differ only in the motors they have (a left and a right Joy-Con, a Joy-Con beside a Pro Controller), that
+    /// profile with both motors, each member playing the mix on the motors it has (`RenderProfile.onItsMotors`);
+    /// else the generic profile.
+    static func sharedProfile(of profiles: [RenderProfile]) -> RenderProfile {
+        let distinct = Set(profiles)
+        if distinct.count == 1, let shared = distinct.first { return shared }
+        let withBothMotors = Set(profiles.map { $0.withMotors(strong: true, weak: true) })
+        if withBothMotors.count == 1, let shared = withBothMotors.first { return shared }
+        return .genericRumble
     }
 
     /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.

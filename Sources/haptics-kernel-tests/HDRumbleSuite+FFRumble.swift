@@ -26,6 +26,9 @@ extension HDRumbleSuite {
         KernelTest(name: "hd/joy-con/alone-and-in-the-grip-a-pattern-plays-whole-on-the-joy-cons-own-side") {
             try await joyConsPlayOnTheirOwnSide()
         },
+        KernelTest(name: "hd/joy-con/a-left-and-a-right-one-as-all-gamepads-each-play-a-dull-and-a-sharp-tone-whole") {
+            try await joyConPairAsAllGamepads()
+        },
     ]
 
     /// A right Joy-Con alone over Bluetooth (057e:2007) and a left one in the charging grip over USB (057e:200e),
@@ -89,6 +92,48 @@ extension HDRumbleSuite {
             print(
                 "    \(label) (\(name)): \(profile.name), own side at \(own), \(frames.count) frames; HD rumble at the "
                     + "other handle: \(mirrored) reports with its own side playing")
+        }
+    }
+
+    /// A left Joy-Con in the grip and a right one alone, driven as one (`DeviceSelection.allGamepads`): they share
+    /// the Pro Controller's profile with both motors, and each plays the shared mix on its own side, so a dull tone
+    /// and a sharp one each reach both Joy-Cons at their whole level. Until 7 December the pair shared the generic
+    /// profile: a dull tone played on the left Joy-Con alone, a sharp one on the right one alone.
+    static func joyConPairAsAllGamepads() async throws {
+        var devices: [(side: HDActuators.JoyConSide, device: any EmulatedDevice)] = []
+        defer { for (_, device) in devices { device.destroy() } }
+        for (side, inGrip) in [(HDActuators.JoyConSide.left, true), (.right, false)] {
+            do {
+                devices.append(
+                    (side, try EmulatedModel.startJoyCon(side, inGrip: inGrip, logger: EmulationSuite.logger())))
+            } catch {
+                if case .transportMissing = error { throw TestSkip(.uhid, "\(error)") }
+                throw TestFailure(reason: "\(side) Joy-Con: \(error)")
+            }
+            do { _ = try devices[devices.count - 1].device.waitUntilBound(timeout: EmulationSuite.bindTimeout) } catch {
+                throw TestFailure(reason: "\(side) Joy-Con: \(error)")
+            }
+        }
+        var options = HapticEngineOptions()
+        options.actuators = .rumble
+        options.playsHapticsOnly = true
+        let engine = HapticEngine(output: .device(.allGamepads), options: options, logger: EmulationSuite.logger())
+        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine: \(error)") }
+        defer { engine.stop() }
+        try requireEqual(engine.renderProfile, .switchPro, "the pair's shared profile")
+        for sharpness in [0.0, 1.0] {
+            let before = devices.map { $0.device.records().count }
+            try await VoiceCoilSuite.play(
+                AHAPFixtures.tone(seconds: 0.4, intensity: 0.8, sharpness: sharpness), on: engine)
+            try await Task.sleep(for: .milliseconds(200))
+            for ((side, device), first) in zip(devices, before) {
+                let frames = device.records().dropFirst(first).filter { $0.event == .output }
+                let own = frames.map { (side == .left ? $0.strong : $0.weak) ?? 0 }.max() ?? 0
+                try require(
+                    abs(own - 0.8) <= EmulatedModel.switchPro.motorStep,
+                    "\(side) Joy-Con, tone of sharpness \(sharpness): its own side played \(own) at most, for the "
+                        + "tone's 0.8 (\(frames.count) frames)")
+            }
         }
     }
 
