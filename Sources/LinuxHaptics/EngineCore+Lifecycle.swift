@@ -35,6 +35,11 @@ extension EngineCore {
             throw HapticEngineError(error)
         }
         adoptLatency(of: output)
+        let profile = options.renderProfile ?? output.capabilities.renderProfile
+        // The players made before the start are rendered for the device before it is installed: once it is, the
+        // engine runs, and a player started then writes at once, with no timer yet to end what it starts until the
+        // start is done (a 40 ms tap was held at full for as long as the players took to render).
+        renderPlayersForTheDevice(profile)
         let now = motorNow
         let installed = state.withLock { state -> (prepared: [PlayerID], generation: ResetGeneration)? in
             guard state.phase != .running, state.phase != .destroyed else { return nil }
@@ -43,16 +48,21 @@ extension EngineCore {
             // starts stay one write.
             let prepared = state.preparedBeforeRelease.filter { state.scheduler.players[$0]?.isOrphaned == false }
             state.preparedBeforeRelease = []
-            state.install(output, profile: options.renderProfile ?? output.capabilities.renderProfile, now: now)
+            state.install(output, profile: profile, now: now)
             return (prepared, state.resetGeneration)
         }
         guard let installed else {
             output.close()
+            // Another start installed its device meanwhile: the players play for that one.
+            renderPlayersForTheDevice()
             return
         }
-        // Before its prepared pulses are uploaded again and its timer plans: those come from the players' timelines.
+        // Before its prepared pulses are uploaded again and its timer plans (those come from the players' timelines):
+        // a player made or changed while the others were rendered.
         renderPlayersForTheDevice()
         audio?.permitOpening()
+        // A stop since the install closed the audio before this start let it open again: closed again.
+        if !state.withLock({ $0.phase == .running }) { audio?.close(untilStarted: true) }
         output.prepareForChanges()
         startWatchIfNeeded()
         do {
@@ -87,7 +97,8 @@ extension EngineCore {
         guard state.withLock({ $0.watch == nil }) else { return }
         let watch = source.watch(logger: logger) { [weak self] presence in self?.presenceChanged(presence) }
         let extra = state.withLock { state -> (any OutputWatch)? in
-            if state.watch != nil || state.phase == .destroyed { return watch }
+            // A stopped engine watches for nothing: a stop that came during a start took the watch away already.
+            if state.watch != nil || state.phase == .destroyed || state.phase == .stopped { return watch }
             state.watch = watch
             return nil
         }

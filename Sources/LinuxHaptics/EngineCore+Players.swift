@@ -34,14 +34,14 @@ extension EngineCore {
     }
 
     /// Renders again, outside the lock, the pattern of each player (of player `only`, when given) rendered for
-    /// another profile than the engine's now: one made before `start()` opened its device, or while a device of
-    /// another kind was open, then plays as a player made now would (a Switch's transients are 60 ms pulses, a
-    /// DualShock 3's light weak-motor levels go to its strong motor). A player whose controls changed meanwhile is
-    /// rendered again with them.
-    func renderPlayersForTheDevice(only: PlayerID? = nil) {
+    /// another profile than `profile` (the engine's now, when nil): one made before `start()` opened its device, or
+    /// while a device of another kind was open, then plays as a player made now would (a Switch's transients are
+    /// 60 ms pulses, a DualShock 3's light weak-motor levels go to its strong motor). A player whose controls changed
+    /// meanwhile is rendered again with them.
+    func renderPlayersForTheDevice(_ profile: RenderProfile? = nil, only: PlayerID? = nil) {
         while true {
             let wanted = state.withLock { state -> [(PlayerID, Rerendering)] in
-                let renderer = patternRenderer(for: state.profile)
+                let renderer = patternRenderer(for: profile ?? state.profile)
                 if let only {
                     return state.scheduler.players[only]?.rendering(with: renderer).map { [(only, $0)] } ?? []
                 }

@@ -624,6 +624,40 @@ import Testing
         #expect(try Self.played(on: profile, madeBeforeStart: true) == after)
     }
 
+    /// The players made before `start()` are rendered for the device before the engine runs. Once it runs, a player
+    /// started on another thread writes at once; until 7 December `start()` rendered the others only after that, and
+    /// with no timer yet to end what the player started, a 40 ms tap was held at full for as long as they took.
+    @Test func playersMadeBeforeStartAreRenderedForTheDeviceBeforeTheEngineRuns() throws {
+        let rig = try Rig(renderProfile: .dualShock3, start: false)
+        let busy = HapticPattern(
+            events: (0..<2000).map { index in
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [.init(parameterID: .hapticIntensity, value: 0.3 + Double(index % 7) / 20)],
+                    relativeTime: Double(index) * 0.007, duration: 0.013)
+            }, parameters: [])
+        let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: busy) }
+        defer { withExtendedLifetime(players) {} }
+        let starter = try ServiceThread.start { [engine = rig.engine] in _ = try? engine.start() }
+        while !rig.engine.isRunning { Sys.yield() }
+        let core = rig.engine.core
+        let notYet = core.state.withLock { state in
+            let renderer = core.patternRenderer(for: state.profile)
+            return state.scheduler.players.values.filter { $0.rendering(with: renderer) != nil }.count
+        }
+        starter.join()
+        #expect(notYet == 0, "players not yet rendered for the device when the engine ran")
+    }
+
+    /// A stopped engine keeps no hot-plug watch: a stop that lands while a start is under way takes the watch away,
+    /// and the watch the start makes after it is let go (until 7 December it was kept, with its thread, until the
+    /// next stop or destroy).
+    @Test func aStoppedEngineKeepsNoWatch() throws {
+        let rig = try Rig(start: false)
+        rig.engine.core.startWatchIfNeeded()
+        #expect(rig.engine.core.state.withLock { $0.watch == nil })
+    }
+
     /// The DualShock 3's rule, checked on its own: the tap the gain brings under half of the on/off weak motor is
     /// played by the strong motor even when its player was made before the engine knew the device.
     @Test func aTapMadeBeforeStartIsPlayedByTheStrongMotorOfADualShock3() throws {
