@@ -250,6 +250,11 @@ final class MonitorWorker: @unchecked Sendable {
     private var known: [String: InputDevice] = [:]
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
+    /// A comparison with sysfs made after an overflow, while events may still have been dropped: a failure ended the
+    /// drain before the socket's queue was empty (an `ENOBUFS` the kernel told again at once, for an overflow that
+    /// came while libudev read on). The kernel drops events without a word until the queue is empty, so the next
+    /// drain that empties it compares again.
+    private var comparisonOwed = false
     let initialDevices: [InputDevice]
 
     init(
@@ -381,6 +386,7 @@ final class MonitorWorker: @unchecked Sendable {
             // One at a time, in the socket's order: a parent's `bind` follows its nodes' `add`s.
             var events: [DeviceEvent] = []
             var overflowed = false
+            var emptied = false
             receiving: while true {
                 switch netlink.receive() {
                 case .device(let device):
@@ -391,17 +397,19 @@ final class MonitorWorker: @unchecked Sendable {
                     overflowed = true
                 case .nothing:
                     // After an overflow the kernel drops every event, telling ENOBUFS no more, until the socket's
-                    // queue is empty; libudev says "nothing" for a message it drops even when more wait. So the
-                    // comparison waits for an empty queue, after which no event goes unheard.
-                    guard overflowed && netlink.hasWaitingMessage else { break receiving }
+                    // queue is empty; a libudev that says "nothing" for each message it drops may say it while more
+                    // wait. So the comparison waits for an empty queue, after which no event goes unheard.
+                    emptied = !netlink.hasWaitingMessage
+                    guard (overflowed || comparisonOwed) && !emptied else { break receiving }
                 case .failed(let errno):
                     logger.debug("a device event could not be read", metadata: ["error": "\(errno)"])
                     break receiving
                 }
             }
-            if overflowed {
+            if overflowed || (comparisonOwed && emptied) {
                 logger.info("device events were lost (the socket's buffer overflowed): comparing with sysfs")
                 events += missedChanges().compactMap(apply)
+                comparisonOwed = !emptied
             }
             return events
         }

@@ -215,7 +215,10 @@ final class UdevMonitor {
     }
 
     /// The next waiting device event. The kernel tells an overflow once (the receive that tells it clears it): an
-    /// `ENOBUFS` right after one (a fault injected on every call) is a failure, which ends a caller's reading.
+    /// `ENOBUFS` right after one is a failure, which ends a caller's reading. It is a fault injected on every call,
+    /// or a second overflow: libudev reads past the messages it drops within one receive, and a burst that fills the
+    /// socket again after it emptied it is told at its next read. (The monitor then compares with sysfs once more
+    /// when the queue is empty: `MonitorWorker.comparisonOwed`.)
     func receive() -> Reception {
         let result = received("udev_monitor_receive_device") { udev_monitor_receive_device(pointer) }
         let reception: Reception

@@ -183,6 +183,26 @@ private let padNotOnThisMachine: InputDevice = {
         #expect(events == [DeviceEvent(kind: .removed, device: padNotOnThisMachine)])
     }
 
+    /// An overflow told again at once (a burst that filled the socket again while libudev read on) ends the drain
+    /// before the queue is empty, while the kernel may still drop events without a word: the monitor compares with
+    /// sysfs then, and once more at the first drain after it that empties the queue, not at one that fails again.
+    /// Until 7 December it compared only then, and what the kernel dropped after that comparison went unheard.
+    @Test func aDrainAFailureEndedAfterAnOverflowIsComparedAgainOnceTheQueueIsEmpty() throws {
+        let worker = try monitorMissingARemoval()
+        defer { worker.close() }
+        func drained(failing errno: Errno?) throws -> (events: [DeviceEvent], comparisons: Int) {
+            let plan = errno.map { SyscallFaults.Plan(site: "udev_monitor_receive_device", errno: $0, calls: .from(1)) }
+            let (events, tally) = try SyscallFaults.withPlan(plan) { worker.drain() }
+            return (events, tally.calls["udev_enumerate_scan_devices", default: 0])
+        }
+        let overflowTwice = try drained(failing: .noBufferSpace)
+        #expect(overflowTwice.events == [DeviceEvent(kind: .removed, device: padNotOnThisMachine)])
+        #expect(overflowTwice.comparisons == 1)
+        #expect(try drained(failing: .ioError).comparisons == 0, "a drain that fails again")
+        #expect(try drained(failing: nil).comparisons == 1, "the drain that empties the queue")
+        #expect(try drained(failing: nil).comparisons == 0, "a drain after that")
+    }
+
     /// The comparison with sysfs is for lost events alone: a receive that finds nothing waiting tells nothing. (Its
     /// drain holds the process's fault plan, none, so that a test beside it that injects a fault does not inject it
     /// here.)
