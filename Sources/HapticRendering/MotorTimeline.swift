@@ -274,8 +274,10 @@ public struct MotorTimeline: Sendable, Hashable {
             while j < b.count, b[j].end <= time { j += 1 }
             let aNext = i < a.count ? a[i].start : .infinity
             let bNext = j < b.count ? b[j].start : .infinity
-            let aSounds = aNext <= time
-            let bSounds = bNext <= time
+            // A list sounds only while it has a piece left: once an endless piece has been summed, `time` is
+            // infinite, and "no piece left" (an infinite next start) is no later than it.
+            let aSounds = i < a.count && aNext <= time
+            let bSounds = j < b.count && bNext <= time
             guard aSounds || bSounds else {
                 // A gap in both: on to the next piece of either.
                 let next = Swift.min(aNext, bNext)
@@ -300,7 +302,8 @@ public struct MotorTimeline: Sendable, Hashable {
         return result
     }
 
-    /// A linear piece clamped to 0...1 per motor, split where either motor crosses a bound.
+    /// A linear piece clamped to 0...1 per motor, split where either motor crosses a bound. Its own end points
+    /// keep their levels (an endless piece's line has no value at infinity: `levels(at:)` is NaN there).
     package static func clampedPieces(from: Double, to: Double, start: MotorMagnitudes, end: MotorMagnitudes)
         -> [Segment]
     {
@@ -316,7 +319,8 @@ public struct MotorTimeline: Sendable, Hashable {
         for (a, b) in zip(cuts, cuts.dropFirst()) where b > a {
             pieces.append(
                 Segment(
-                    start: a, end: b, startLevels: raw.levels(at: a).clamped(), endLevels: raw.levels(at: b).clamped()))
+                    start: a, end: b, startLevels: raw.exactLevels(at: a).clamped(),
+                    endLevels: raw.exactLevels(at: b).clamped()))
         }
         return pieces
     }

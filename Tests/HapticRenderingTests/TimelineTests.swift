@@ -109,6 +109,27 @@ import Testing
         #expect(MotorTimeline.mixed([]) == .silent)
     }
 
+    /// A timeline that never ends (one `looped` and the planner take) mixes like any other: the sum while both
+    /// sound, then the endless one alone, its level held to the end, in either order and deeper in the tree. The
+    /// sweep read past the last piece once the endless one was summed (an index out of range).
+    @Test func anEndlessTimelineMixesAsTheSumThenAlone() {
+        let endless = flat(0.5, from: 0, to: .infinity)
+        let short = flat(0.25, from: 0, to: 1)
+        let half = MotorMagnitudes(strong: 0.5, weak: 0)
+        let both = MotorMagnitudes(strong: 0.75, weak: 0)
+        let expected = MotorTimeline(segments: [
+            .init(start: 0, end: 1, startLevels: both, endLevels: both),
+            .init(start: 1, end: .infinity, startLevels: half, endLevels: half),
+        ])
+        #expect(MotorTimeline.mixed([endless, short]) == expected)
+        #expect(MotorTimeline.mixed([short, endless]) == expected)
+        let later = flat(0.25, from: 2, to: 3)
+        let deeper = MotorTimeline.mixed([short, later, endless])
+        #expect(deeper.levels(at: 0.5) == both && deeper.levels(at: 1.5) == half && deeper.levels(at: 2.5) == both)
+        #expect(deeper.levels(at: 1e300) == half && deeper.endTime == .infinity)
+        #expect(deeper.segments.last?.endLevels == half)
+    }
+
     /// The balanced tree of pairwise sums gives the mix that summing every timeline at every breakpoint gives
     /// (`SummedAtEveryBreakpoint`), on random timelines with gaps, jumps, shared breakpoints and sums far past
     /// full, one to 70 at a time: at each breakpoint of either, and halfway between.
