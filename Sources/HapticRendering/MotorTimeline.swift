@@ -231,15 +231,23 @@ public struct MotorTimeline: Sendable, Hashable {
     /// The sums are made pairwise, in a balanced tree over the timelines in their order (`summedPieces`): the
     /// work grows with the breakpoints times the depth of the tree, not with the breakpoints times the
     /// timelines, as summing every timeline at every breakpoint of the mix did (200 overlapping players of
-    /// a one-second pattern cost an engine 100 ms a plan in a debug build).
+    /// a one-second pattern cost an engine 100 ms a plan in a debug build). One timeline is its own mix when
+    /// every level of it lies within 0...1, and is clamped by the same rule otherwise (a timeline built by hand
+    /// may ramp past full).
     public static func mixed(_ timelines: [MotorTimeline]) -> MotorTimeline {
         let active = timelines.filter { !$0.segments.isEmpty }
-        if active.count <= 1 { return active.first ?? .silent }
+        if active.count == 1, active[0].isWithinFullScale { return active[0] }
         var result: [Segment] = []
         for piece in summedPieces(active.map(\.segments)) {
             result += clampedPieces(from: piece.start, to: piece.end, start: piece.startLevels, end: piece.endLevels)
         }
         return MotorTimeline(segments: result)
+    }
+
+    /// Whether every segment's levels, at both its ends and so all along it, lie within 0...1 (NaN does not).
+    var isWithinFullScale: Bool {
+        let within = { (levels: MotorMagnitudes) in (0...1).contains(levels.strong) && (0...1).contains(levels.weak) }
+        return segments.allSatisfy { within($0.startLevels) && within($0.endLevels) }
     }
 
     /// Time-ordered, non-overlapping lists of linear pieces summed per motor, unclamped: a piece wherever any

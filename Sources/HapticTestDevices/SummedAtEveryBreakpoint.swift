@@ -8,7 +8,7 @@ package import HapticRendering
 package enum SummedAtEveryBreakpoint {
     package static func mixed(_ timelines: [MotorTimeline]) -> MotorTimeline {
         let active = timelines.filter { !$0.segments.isEmpty }
-        if active.count <= 1 { return active.first ?? .silent }
+        if active.isEmpty { return .silent }
         let cuts = Set(active.flatMap(\.breakpoints)).sorted()
         var result: [MotorTimeline.Segment] = []
         for (from, to) in zip(cuts, cuts.dropFirst()) where to > from {

@@ -254,8 +254,9 @@ extension PlaybackScheduler {
     /// since counts up to its end) over `0...span` seconds after it, in that local time: each player's part
     /// (`voice`) summed with the others' and clamped per the renderer's rule (`MotorTimeline.mixed`), then routed to
     /// the motors of `locality`. A stretch where no player has a segment stays silent, exactly as in the player's
-    /// own timeline, so one player started from its top mixes to its own timeline unchanged. The part of a player a
-    /// prepared pulse plays on its own slot is left out.
+    /// own timeline, so one player started from its top mixes to its own timeline unchanged when its levels lie
+    /// within 0...1 (one built past full is clamped as a sum is). The part of a player a prepared pulse plays on its
+    /// own slot is left out.
     func mixedTimeline(from origin: Double, span: Double, locality: HapticLocality) -> MotorTimeline {
         guard span > 0 else { return .silent }
         let voices = players.keys.sorted().compactMap { id -> MotorTimeline? in

@@ -109,6 +109,27 @@ import Testing
         #expect(MotorTimeline.mixed([]) == .silent)
     }
 
+    /// One timeline is clamped as a mix of two is: a ramp from off to twice full is full from where it crosses
+    /// full, a weak motor ramping up from below off is off until it crosses off. It came back as it was, so a
+    /// player's own timeline built past full reached the planner unclamped (1.5 at 0.75 s) while the same ramp
+    /// beside a silent player was full there.
+    @Test func oneTimelineOutsideFullScaleIsClampedAsAMixOfTwo() {
+        let ramp = MotorTimeline(segments: [
+            .init(
+                start: 0, end: 1, startLevels: MotorMagnitudes(strong: 0, weak: -1),
+                endLevels: MotorMagnitudes(strong: 2, weak: 1))
+        ])
+        let expected = MotorTimeline(segments: [
+            .init(start: 0, end: 0.5, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0)),
+            .init(
+                start: 0.5, end: 1, startLevels: MotorMagnitudes(strong: 1, weak: 0),
+                endLevels: MotorMagnitudes(strong: 1, weak: 1)),
+        ])
+        #expect(MotorTimeline.mixed([ramp]) == expected)
+        #expect(MotorTimeline.mixed([ramp, .silent]) == expected)
+        #expect(MotorTimeline.mixed([ramp]).levels(at: 0.75) == MotorMagnitudes(strong: 1, weak: 0.5))
+    }
+
     /// A timeline that never ends (one `looped` and the planner take) mixes like any other: the sum while both
     /// sound, then the endless one alone, its level held to the end, in either order and deeper in the tree. The
     /// sweep read past the last piece once the endless one was summed (an index out of range).

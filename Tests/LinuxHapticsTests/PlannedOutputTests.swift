@@ -204,6 +204,27 @@ import Testing
         #expect(rig.applied().contains { $0.weak > 0 }, "the tap is in the mix")
     }
 
+    /// One player whose timeline ramps from off to twice full over a second is sent full from 0.5 s on, where it
+    /// crosses full: the planner's commands for the ramp clamped there, as two players' sum is clamped. The mix
+    /// of one player was its timeline as it was, clamped only at each stretch's ends, so the line from off to
+    /// full over the whole second was sent (0.761 at 742 ms).
+    @Test func onePlayerAboveFullIsSentFullFromWhereItCrosses() throws {
+        let rig = try Rig()
+        let ramp = MotorTimeline.Segment(
+            start: 0, end: 1, startLevels: .off, endLevels: MotorMagnitudes(strong: 2, weak: 0))
+        try rig.engine.makeAdvancedPlayer(timeline: timeline(ramp)).start(atTime: 0)
+        rig.clock.advance(by: 2)
+        let clamped = timeline(
+            MotorTimeline.Segment(
+                start: 0, end: 0.5, startLevels: .off, endLevels: MotorMagnitudes(strong: 1, weak: 0)),
+            pulse(1, 0, from: 0.5, to: 1))
+        let planned = DeviceCommandPlanner(profile: .genericRumble).commands(for: clamped)
+        #expect(rig.applied() == planned.map { Change(at: $0.time, $0.levels) })
+        for moment in [500_000, 600_000, 742_000, 999_000] {
+            #expect(rig.applied().last { $0.time <= moment }?.strong == 1000, "at \(moment) us: \(rig.applied())")
+        }
+    }
+
     // MARK: A playback thread woken late
 
     /// Three taps of 30 ms, 100 ms apart, at 0.5, 0.7 and 0.6 on both motors.
