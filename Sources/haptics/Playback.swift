@@ -330,8 +330,10 @@ final class PlannedLevels: Sendable {
     /// The engine time the plays' offsets count from.
     let start: Double
     private let plays: [(offset: Double, pattern: HapticPattern)]
-    /// The plays rendered with the profile named, mixed as the engine mixes players (`MotorTimeline.mixed`).
-    private let mix = Lock<(profile: String, timeline: MotorTimeline)?>(nil)
+    /// The plays rendered by the renderer kept with them, mixed as the engine mixes players (`MotorTimeline.mixed`).
+    /// Kept by the whole renderer, its profile with it, not by the profile's name: a left Joy-Con, a right one and
+    /// a Pro Controller are all "switch", and render a pattern on different motors.
+    private let mix = Lock<(renderer: PatternRenderer, timeline: MotorTimeline)?>(nil)
 
     /// `plays`: each pattern with the seconds after `start` it starts at (none before it).
     init(start: Double, plays: [(offset: Double, pattern: HapticPattern)]) {
@@ -340,11 +342,11 @@ final class PlannedLevels: Sendable {
     }
 
     /// What the plays ask for `offset` seconds after `start`, rendered with `profile` (again when it is not the one
-    /// rendered with last: a device of another kind came back).
+    /// rendered with last: a device of another kind came back, or a pad of the same name with other motors).
     func levels(atOffset offset: Double, profile: RenderProfile) -> MotorMagnitudes {
+        let renderer = PatternRenderer(profile: profile)
         let timeline = mix.withLock { mix in
-            if let mix, mix.profile == profile.name { return mix.timeline }
-            let renderer = PatternRenderer(profile: profile)
+            if let mix, mix.renderer == renderer { return mix.timeline }
             var rendered: [HapticPattern: MotorTimeline] = [:]
             let timeline = MotorTimeline.mixed(
                 plays.map { play in
@@ -352,7 +354,7 @@ final class PlannedLevels: Sendable {
                     rendered[play.pattern] = timeline
                     return timeline.shifted(by: play.offset)
                 })
-            mix = (profile.name, timeline)
+            mix = (renderer, timeline)
             return timeline
         }
         return timeline.levels(at: offset)

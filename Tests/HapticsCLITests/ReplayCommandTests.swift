@@ -42,6 +42,29 @@ import Testing
         #expect(planned.levels(atOffset: 0.1, profile: .genericRumble) == generic)
     }
 
+    /// A pad that comes back as another of the same profile name (a left Joy-Con, a right one, a Pro Controller:
+    /// all "switch") has the plays rendered for its own motors: a lone Joy-Con's whole level on its one motor. The
+    /// levels were kept by the profile's name, so the first pad's were printed for the next.
+    @Test func plannedLevelsAreRenderedAgainForAPadOfTheSameNameWithOtherMotors() throws {
+        let hum = HapticPattern(
+            events: [
+                HapticEvent(
+                    type: .hapticContinuous,
+                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
+                    relativeTime: 0, duration: 0.5)
+            ], parameters: [])
+        let left = RenderProfile.switchPro.withMotors(strong: true, weak: false)
+        let right = RenderProfile.switchPro.withMotors(strong: false, weak: true)
+        #expect(left.name == right.name && left.name == RenderProfile.switchPro.name)
+        let planned = PlannedLevels(start: 10, plays: [(0, hum)])
+        for profile in [left, right, .switchPro, left] {
+            let own = PatternRenderer(profile: profile).render(hum).levels(at: 0.1)
+            #expect(planned.levels(atOffset: 0.1, profile: profile) == own, "\(profile)")
+        }
+        #expect(planned.levels(atOffset: 0.1, profile: left).weak == 0)
+        #expect(planned.levels(atOffset: 0.1, profile: right).strong == 0)
+    }
+
     /// The moment a cue prints (`PlaybackTiming.sampleDelay` into its play) lands on its pattern's own step there
     /// whatever the engine's clock reads: the thud's 20 ms step read as the level before it (weak 20%, not 34%) when
     /// the command's times were engine times near 1,460 s, and `aCuesLevelsAreThoseItsPatternAsksFor...` failed on a
