@@ -22,43 +22,38 @@ import Testing
         #expect(thud.contains(#""motors":"\#(MotorMeter.text(asked))""#), "\(thud) against \(asked)")
     }
 
+    /// A continuous event at 0.7 for half a second.
+    static let hum = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
+                relativeTime: 0, duration: 0.5)
+        ], parameters: [])
+
     /// Plays that overlap are summed and clamped; before a play starts and once it ends it asks for nothing; a
     /// profile other than the one rendered with last renders again.
     @Test func plannedLevelsSumThePlaysSoundingAtATime() throws {
-        let tap = HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
-                    relativeTime: 0, duration: 0.5)
-            ], parameters: [])
-        let planned = PlannedLevels(start: 10, plays: [(0, tap), (0.25, tap)])
-        let one = PatternRenderer(profile: .virtualPad).render(tap).levels(at: 0.1)
+        let planned = PlannedLevels(start: 10, plays: [(0, Self.hum), (0.25, Self.hum)])
+        let one = PatternRenderer(profile: .virtualPad).render(Self.hum).levels(at: 0.1)
         #expect(planned.levels(atOffset: -0.1, profile: .virtualPad) == .off)
         #expect(planned.levels(atOffset: 0.1, profile: .virtualPad) == one)
         #expect(planned.levels(atOffset: 0.35, profile: .virtualPad) == MotorMagnitudes.summed([one, one]))
         #expect(planned.levels(atOffset: 10, profile: .virtualPad) == .off)
-        let generic = PatternRenderer(profile: .genericRumble).render(tap).levels(at: 0.1)
+        let generic = PatternRenderer(profile: .genericRumble).render(Self.hum).levels(at: 0.1)
         #expect(planned.levels(atOffset: 0.1, profile: .genericRumble) == generic)
     }
 
     /// A pad that comes back as another of the same profile name (a left Joy-Con, a right one, a Pro Controller:
     /// all "switch") has the plays rendered for its own motors: a lone Joy-Con's whole level on its one motor. The
     /// levels were kept by the profile's name, so the first pad's were printed for the next.
-    @Test func plannedLevelsAreRenderedAgainForAPadOfTheSameNameWithOtherMotors() throws {
-        let hum = HapticPattern(
-            events: [
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [HapticEventParameter(parameterID: .hapticIntensity, value: 0.7)],
-                    relativeTime: 0, duration: 0.5)
-            ], parameters: [])
+    @Test func plannedLevelsAreRenderedAgainForAPadOfTheSameNameWithOtherMotors() {
         let left = RenderProfile.switchPro.withMotors(strong: true, weak: false)
         let right = RenderProfile.switchPro.withMotors(strong: false, weak: true)
         #expect(left.name == right.name && left.name == RenderProfile.switchPro.name)
-        let planned = PlannedLevels(start: 10, plays: [(0, hum)])
+        let planned = PlannedLevels(start: 10, plays: [(0, Self.hum)])
         for profile in [left, right, .switchPro, left] {
-            let own = PatternRenderer(profile: profile).render(hum).levels(at: 0.1)
+            let own = PatternRenderer(profile: profile).render(Self.hum).levels(at: 0.1)
             #expect(planned.levels(atOffset: 0.1, profile: profile) == own, "\(profile)")
         }
         #expect(planned.levels(atOffset: 0.1, profile: left).weak == 0)
