@@ -101,11 +101,12 @@ public struct RenderProfile: Sendable, Hashable {
         return copy
     }
 
-    /// What a pad of this profile plays of `levels`, a mix made for two motors: on a pad with one motor (a Joy-Con)
-    /// the louder of the two, on that motor, which is the whole level of any one event (its dominant motor carries
-    /// it: `EnvelopeTiming.motorShares`); elsewhere `levels` as they are. A mix rendered for the one motor has
-    /// nothing on the other, and is played as it is; a mix made for pads of several kinds at once (a left and a
-    /// right Joy-Con driven as one) puts a sharp event on the weak motor, which a left Joy-Con does not have.
+    /// What a pad of this profile plays of `levels`, a mix of the `all` locality made for two motors: on a pad with
+    /// one motor (a Joy-Con) the louder of the two, on that motor, which is the whole level of any one event (its
+    /// dominant motor carries it: `EnvelopeTiming.motorShares`); elsewhere `levels` as they are. A mix made for pads
+    /// of several kinds at once (a left and a right Joy-Con driven as one) puts a sharp event on the weak motor,
+    /// which a left Joy-Con does not have. (A mix rendered for the one motor has nothing on the other, and comes out
+    /// as it went in; a handle's locality is not folded: its side is its meaning.)
     public func onItsMotors(_ levels: MotorMagnitudes) -> MotorMagnitudes {
         switch (hasStrongMotor, hasWeakMotor) {
         case (true, false): MotorMagnitudes(strong: Swift.max(levels.strong, levels.weak), weak: 0)

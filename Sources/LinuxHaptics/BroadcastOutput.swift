@@ -16,12 +16,17 @@ final class BroadcastOutput: MotorOutput {
 
     private let state: Lock<State>
     let capabilities: OutputCapabilities
+    /// Whether a member with one motor plays the mix folded onto it (`RenderProfile.onItsMotors`): for the engine's
+    /// `all` locality, where a mix made for two motors carries each event's whole level on one of them. A handle's
+    /// locality keeps its side: the Joy-Con of the other side plays nothing.
+    private let foldsOntoOneMotor: Bool
     /// The most frequent renewal any member wants (members only leave, so it stays enough); a member renewed
     /// more often than it needs plays the same.
     let renewal: OutputTiming.Renewal
 
-    init(members: [EvdevOutput]) {
+    init(members: [EvdevOutput], locality: HapticLocality) {
         state = Lock(State(members: members))
+        foldsOntoOneMotor = locality == .all
         renewal = members.map(\.renewal).min { $0.holdSeconds < $1.holdSeconds } ?? .standard
         capabilities = OutputCapabilities(
             name: "all gamepads (" + members.map(\.capabilities.name).joined(separator: ", ") + ")",
@@ -31,7 +36,7 @@ final class BroadcastOutput: MotorOutput {
 
     /// The profile of the one mix that drives every member: the members' profile when they share one; when they
     /// differ only in the motors they have (a left and a right Joy-Con, a Joy-Con beside a Pro Controller), that
-    /// profile with both motors, each member playing the mix on the motors it has (`RenderProfile.onItsMotors`);
+    /// profile with both motors, each member playing the mix on the motors it has (`levels(_:for:folding:)`);
     /// else the generic profile.
     static func sharedProfile(of profiles: [RenderProfile]) -> RenderProfile {
         let distinct = Set(profiles)
@@ -39,6 +44,16 @@ final class BroadcastOutput: MotorOutput {
         let withBothMotors = Set(profiles.map { $0.withMotors(strong: true, weak: true) })
         if withBothMotors.count == 1, let shared = withBothMotors.first { return shared }
         return .genericRumble
+    }
+
+    /// What a member of `profile` is sent of `mix`: folded onto its one motor when `folding` (the `all` locality), else
+    /// the mix as it is (a pad plays the motors it has).
+    static func levels(_ mix: MotorMagnitudes, for profile: RenderProfile, folding: Bool) -> MotorMagnitudes {
+        folding ? profile.onItsMotors(mix) : mix
+    }
+
+    private func levels(_ mix: MotorMagnitudes, for member: EvdevOutput) -> MotorMagnitudes {
+        Self.levels(mix, for: member.capabilities.renderProfile, folding: foldsOntoOneMotor)
     }
 
     /// Runs `body` on every member; drops the gone ones; fails if none is left or every member failed.
@@ -71,7 +86,7 @@ final class BroadcastOutput: MotorOutput {
 
     func sendNeutral() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.sendNeutral() } }
     func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {
-        try each { (member) throws(OutputFailure) in try member.apply(mix) }
+        try each { (member) throws(OutputFailure) in try member.apply(levels(mix, for: member)) }
     }
     func keepAlive() throws(OutputFailure) { try each { (member) throws(OutputFailure) in try member.keepAlive() } }
     func prepareForChanges() {
@@ -82,7 +97,10 @@ final class BroadcastOutput: MotorOutput {
         var ids: [ObjectIdentifier: Int] = [:]
         let members = state.withLock { $0.members }
         do throws(OutputFailure) {
-            for member in members { ids[ObjectIdentifier(member)] = try member.prepare(pulse) }
+            for member in members {
+                let own = PreparedPulse(mix: levels(pulse.mix, for: member), duration: pulse.duration)
+                ids[ObjectIdentifier(member)] = try member.prepare(own)
+            }
         } catch {
             for member in members { if let id = ids[ObjectIdentifier(member)] { member.release(prepared: id) } }
             throw error

@@ -212,9 +212,7 @@ final class EvdevOutput: MotorOutput {
     /// keeps its levels, and a later change to the same levels (the same pattern started again) is one play, with
     /// no update. With `explicitly` (a re-attached device) a zero rumble goes out even though nothing of ours
     /// plays yet.
-    private func setMix(_ given: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
-        // Its own motors: a mix made for two reaches a Joy-Con driven beside other pads (`BroadcastOutput`).
-        let levels = capabilities.renderProfile.onItsMotors(given)
+    private func setMix(_ levels: MotorMagnitudes, explicitly: Bool) throws(OutputFailure) {
         if let diversion {
             if diversion.isActive {
                 try enterDiversion(diversion)
@@ -322,8 +320,7 @@ final class EvdevOutput: MotorOutput {
     /// An upload into the stopped mix slot: ff-memless keeps an effect that is not started without calling the
     /// driver, and a uinput device is told of an upload, not a play. A failure leaves the slot for `apply` to
     /// fill as usual.
-    func stage(_ given: MotorMagnitudes) {
-        let levels = capabilities.renderProfile.onItsMotors(given)
+    func stage(_ levels: MotorMagnitudes) {
         mix.withLock { slot in
             let change = slot.state.staging(levels, at: clock.now)
             do throws(OutputFailure) {
@@ -349,15 +346,14 @@ final class EvdevOutput: MotorOutput {
     /// The mix slot's play when `apply(mix)` would be that one play (`stage(mix)` left the levels in it), else
     /// `apply(mix)` itself.
     func stagedTrigger(for mix: MotorMagnitudes) -> any PulseTrigger {
-        let levels = capabilities.renderProfile.onItsMotors(mix)
         let effect = self.mix.withLock { slot -> UploadedEffect? in
             guard diversion?.isActive != true, let effect = slot.effect,
-                slot.state.change(to: levels, explicitly: false, at: clock.now) == .play
+                slot.state.change(to: mix, explicitly: false, at: clock.now) == .play
             else { return nil }
             return effect
         }
         guard let effect else { return BoundApply(output: self, mix: mix) }
-        return EvdevStagedPlay(play: effect.trigger(), mix: levels, output: self, presence: diversion?.presence)
+        return EvdevStagedPlay(play: effect.trigger(), mix: mix, output: self, presence: diversion?.presence)
     }
 
     /// After the staged play's write: the slot plays the levels it holds, from now, when nothing changed it since.
@@ -405,9 +401,8 @@ final class EvdevOutput: MotorOutput {
 
     func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
         let length = min(pulse.duration * 1000, Double(NativePeriodicEffect.maximumMilliseconds)).rounded(.up)
-        let levels = capabilities.renderProfile.onItsMotors(pulse.mix)
         let effect = ForceFeedbackEffect.rumble(
-            strong: levels.strong, weak: levels.weak, lengthMilliseconds: UInt16(max(length, 1)))
+            strong: pulse.mix.strong, weak: pulse.mix.weak, lengthMilliseconds: UInt16(max(length, 1)))
         // A prepared pulse never evicts: the mix slot matters more than a latency optimisation.
         let uploaded = try Self.translate { () throws(EventDeviceError) in try device.uploadEffect(effect) }
         let trigger = EvdevPulseTrigger(effect: uploaded, uses: uses, presence: diversion?.presence)

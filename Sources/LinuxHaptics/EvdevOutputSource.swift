@@ -309,7 +309,7 @@ final class EvdevOutputSource: OutputSource {
         guard !members.isEmpty else {
             throw OutputFailure(.notFound, "none of the rumble-capable gamepads could be opened")
         }
-        return BroadcastOutput(members: members)
+        return BroadcastOutput(members: members, locality: locality)
     }
 
     /// The first of `nodes` that opens, tried in turn, with its driver and listed id; the first one's failure when

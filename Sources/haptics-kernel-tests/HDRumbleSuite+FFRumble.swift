@@ -26,7 +26,10 @@ extension HDRumbleSuite {
         KernelTest(name: "hd/joy-con/alone-and-in-the-grip-a-pattern-plays-whole-on-the-joy-cons-own-side") {
             try await joyConsPlayOnTheirOwnSide()
         },
-        KernelTest(name: "hd/joy-con/a-left-and-a-right-one-as-all-gamepads-each-play-a-dull-and-a-sharp-tone-whole") {
+        KernelTest(
+            name:
+                "hd/joy-con/a-left-and-a-right-one-as-all-gamepads-play-each-tone-whole-and-the-left-handle-on-the-left-one"
+        ) {
             try await joyConPairAsAllGamepads()
         },
     ]
@@ -97,8 +100,9 @@ extension HDRumbleSuite {
 
     /// A left Joy-Con in the grip and a right one alone, driven as one (`DeviceSelection.allGamepads`): they share
     /// the Pro Controller's profile with both motors, and each plays the shared mix on its own side, so a dull tone
-    /// and a sharp one each reach both Joy-Cons at their whole level. Until 7 December the pair shared the generic
-    /// profile: a dull tone played on the left Joy-Con alone, a sharp one on the right one alone.
+    /// and a sharp one each reach both Joy-Cons at their whole level; at the left handle, the left Joy-Con alone
+    /// plays. Until 7 December the pair shared the generic profile: a dull tone played on the left Joy-Con alone, a
+    /// sharp one on the right one alone.
     static func joyConPairAsAllGamepads() async throws {
         var devices: [(side: HDActuators.JoyConSide, device: any EmulatedDevice)] = []
         defer { for (_, device) in devices { device.destroy() } }
@@ -114,14 +118,19 @@ extension HDRumbleSuite {
                 throw TestFailure(reason: "\(side) Joy-Con: \(error)")
             }
         }
-        var options = HapticEngineOptions()
-        options.actuators = .rumble
-        options.playsHapticsOnly = true
-        let engine = HapticEngine(output: .device(.allGamepads), options: options, logger: EmulationSuite.logger())
-        do { try engine.start() } catch { throw TestFailure(reason: "starting the engine: \(error)") }
-        defer { engine.stop() }
-        try requireEqual(engine.renderProfile, .switchPro, "the pair's shared profile")
-        for sharpness in [0.0, 1.0] {
+        // The whole pattern on both, dull or sharp; then at the left handle, on the left Joy-Con alone.
+        let plays: [(HapticLocality, sharpness: Double, playing: Set<HDActuators.JoyConSide>)] = [
+            (.all, 0, [.left, .right]), (.all, 1, [.left, .right]), (.leftHandle, 0.5, [.left]),
+        ]
+        for (locality, sharpness, playing) in plays {
+            var options = HapticEngineOptions()
+            options.actuators = .rumble
+            options.playsHapticsOnly = true
+            options.locality = locality
+            let engine = HapticEngine(output: .device(.allGamepads), options: options, logger: EmulationSuite.logger())
+            do { try engine.start() } catch { throw TestFailure(reason: "starting the engine: \(error)") }
+            defer { engine.stop() }
+            try requireEqual(engine.renderProfile, .switchPro, "the pair's shared profile")
             let before = devices.map { $0.device.records().count }
             try await VoiceCoilSuite.play(
                 AHAPFixtures.tone(seconds: 0.4, intensity: 0.8, sharpness: sharpness), on: engine)
@@ -129,11 +138,13 @@ extension HDRumbleSuite {
             for ((side, device), first) in zip(devices, before) {
                 let frames = device.records().dropFirst(first).filter { $0.event == .output }
                 let own = frames.map { (side == .left ? $0.strong : $0.weak) ?? 0 }.max() ?? 0
+                let due = playing.contains(side) ? 0.8 : 0
                 try require(
-                    abs(own - 0.8) <= EmulatedModel.switchPro.motorStep,
-                    "\(side) Joy-Con, tone of sharpness \(sharpness): its own side played \(own) at most, for the "
-                        + "tone's 0.8 (\(frames.count) frames)")
+                    abs(own - due) <= EmulatedModel.switchPro.motorStep,
+                    "\(side) Joy-Con, \(locality.rawValue), tone of sharpness \(sharpness): its own side played "
+                        + "\(own) at most, for \(due) (\(frames.count) frames)")
             }
+            engine.stop()
         }
     }
 

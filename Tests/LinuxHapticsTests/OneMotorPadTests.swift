@@ -33,6 +33,17 @@ import Testing
         #expect(BroadcastOutput.sharedProfile(of: [.xpad, .dualSense]) == .genericRumble)
     }
 
+    /// Driven as one, a member with one motor is sent the mix folded onto it for the `all` locality alone: a handle's
+    /// locality keeps its side, and the Joy-Con of the other side plays nothing (the fold sent a left-handle pattern
+    /// to a right Joy-Con's motor, until the same day it was added).
+    @Test func aMemberWithOneMotorIsSentTheMixFoldedOntoItForAllAlone() {
+        let leftHandle = MotorMagnitudes(strong: 0.8, weak: 0)
+        #expect(
+            BroadcastOutput.levels(leftHandle, for: Self.right, folding: true) == MotorMagnitudes(strong: 0, weak: 0.8))
+        #expect(BroadcastOutput.levels(leftHandle, for: Self.right, folding: false) == leftHandle)
+        #expect(BroadcastOutput.levels(leftHandle, for: .switchPro, folding: true) == leftHandle)
+    }
+
     /// A left and a right Joy-Con under the shared mix both play a dull tone and a sharp one at its whole level.
     @Test(arguments: [0.0, 0.5, 1.0])
     func bothJoyConsPlayATwoMotorMixAtItsWholeLevel(sharpness: Double) {
