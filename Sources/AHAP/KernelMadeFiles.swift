@@ -47,8 +47,11 @@ package enum KernelMadeFiles {
         return refusal(ofFileWith: attributes)
     }
 
-    /// `refusal(ofPath:)` for a file whose attributes the file manager gave.
+    /// `refusal(ofPath:)` for a file whose attributes the file manager gave. A symbolic link whose target the file
+    /// manager could not follow is none of these files: `/proc/self/fd/1` (or `/dev/fd/1`, `>(...)`) leading to a
+    /// pipe or a socket is a link of /proc to a file of no path, which the open that follows reaches as it is.
     package static func refusal(ofFileWith attributes: [FileAttributeKey: Any]) -> String? {
+        if attributes[.type] as? FileAttributeType == .typeSymbolicLink { return nil }
         guard let device = DocumentFile.byteCount(attributes[.systemNumber]) else { return nil }
         return refusal(ofDevice: UInt64(truncatingIfNeeded: device))
     }

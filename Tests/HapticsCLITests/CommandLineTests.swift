@@ -233,6 +233,16 @@ struct CommandLineTests {
         #expect(wav.hasPrefix("--haptics-wav names \(file), which is no regular file: \(why)"), "\(wav)")
     }
 
+    /// An output named through a descriptor that leads to a pipe (`/dev/fd/1`, `/proc/self/fd/1`, bash's `>(...)`)
+    /// is written: its link in /proc leads to no file, and is none the kernel makes up. The check refused it as "a
+    /// /proc file" when it came in on 7 December, for the morning.
+    @Test(arguments: ["/dev/fd/1", "/proc/self/fd/1"])
+    func anOutputNamedThroughADescriptorLeadingToAPipeIsWritten(output: String) throws {
+        let render = try CLI.run(["render", "thud", "--format", "csv", "--output", output])
+        #expect(render.status == 0, "\(render.errors)")
+        #expect(render.output.hasPrefix("time,"), "\(render.output.prefix(80))")
+    }
+
     /// What `parse` throws, in ArgumentParser's words; "none" when it throws nothing.
     private static func refusal(_ parse: () throws -> Void) -> String {
         do {
