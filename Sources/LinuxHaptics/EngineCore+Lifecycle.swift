@@ -9,7 +9,8 @@ extension EngineCore {
     // MARK: Lifecycle
 
     func start() throws(HapticEngineError) {
-        switch state.withLock({ $0.phase }) {
+        let (phase, stopsBefore) = state.withLock { ($0.phase, $0.stops) }
+        switch phase {
         case .running: return
         case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
         default: break
@@ -42,7 +43,9 @@ extension EngineCore {
         renderPlayersForTheDevice(profile)
         let now = motorNow
         let installed = state.withLock { state -> (prepared: [PlayerID], generation: ResetGeneration)? in
-            guard state.phase != .running, state.phase != .destroyed else { return nil }
+            // A stop since this start began (while its device opened, or its players rendered) wins, as if it came
+            // after the start.
+            guard state.phase != .running, state.phase != .destroyed, state.stops == stopsBefore else { return nil }
             // An engine that idled (or whose device failed) let the device go, and the pulses prepared on it with
             // it: their players, those still held, are prepared again on the device opened now, so that their
             // starts stay one write.
@@ -53,7 +56,7 @@ extension EngineCore {
         }
         guard let installed else {
             output.close()
-            // Another start installed its device meanwhile: the players play for that one.
+            // Another start installed its device meanwhile, or a stop came: the players play for what is installed.
             renderPlayersForTheDevice()
             return
         }
@@ -61,8 +64,9 @@ extension EngineCore {
         // a player made or changed while the others were rendered.
         renderPlayersForTheDevice()
         audio?.permitOpening()
-        // A stop since the install closed the audio before this start let it open again: closed again.
-        if !state.withLock({ $0.phase == .running }) { audio?.close(untilStarted: true) }
+        // A stop since the install closed the audio before this start let it open again: closed again. (An engine
+        // whose device failed meanwhile keeps its audio, for the reattach.)
+        if state.withLock({ $0.phase == .stopped || $0.phase == .destroyed }) { audio?.close(untilStarted: true) }
         output.prepareForChanges()
         startWatchIfNeeded()
         do {
@@ -149,6 +153,7 @@ extension EngineCore {
             // `notRunning` from then on.
             let reported = wasRunning || (state.phase == .idle && reason == .notifyWhenFinished)
             state.phase = final ? .destroyed : .stopped
+            state.stops += 1
             let cutOff = state.activeCompletions
             state.scheduler.haltAll()
             defer {

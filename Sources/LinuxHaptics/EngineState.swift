@@ -131,6 +131,9 @@ struct EngineState: Sendable {
     var outputGeneration = OutputGeneration() { didSet { publishStartGate() } }
     /// Bumped on every reset: players made before it are invalid.
     var resetGeneration = ResetGeneration() { didSet { publishStartGate() } }
+    /// Counted on every stop or destroy (`stopEverything`): a start that began before one does not install its
+    /// device, so that a stop which returned before the start got to its install still wins.
+    var stops = 0
     /// Whether an armed start may fire, published on every change of what it depends on (`ArmedStart.swift`).
     let startGate = StartGate()
     /// Players' armed starts: each armed while its prepared pulse is what `decideStart` would trigger. Added

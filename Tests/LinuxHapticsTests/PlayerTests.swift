@@ -627,16 +627,18 @@ import Testing
     /// The players made before `start()` are rendered for the device before the engine runs. Once it runs, a player
     /// started on another thread writes at once; until 7 December `start()` rendered the others only after that, and
     /// with no timer yet to end what the player started, a 40 ms tap was held at full for as long as they took.
+    /// A pattern of 2,000 events, which takes a debug build a good tenth of a second to render.
+    static let busy = HapticPattern(
+        events: (0..<2000).map { index in
+            HapticEvent(
+                type: .hapticContinuous,
+                parameters: [.init(parameterID: .hapticIntensity, value: 0.3 + Double(index % 7) / 20)],
+                relativeTime: Double(index) * 0.007, duration: 0.013)
+        }, parameters: [])
+
     @Test func playersMadeBeforeStartAreRenderedForTheDeviceBeforeTheEngineRuns() throws {
         let rig = try Rig(renderProfile: .dualShock3, start: false)
-        let busy = HapticPattern(
-            events: (0..<2000).map { index in
-                HapticEvent(
-                    type: .hapticContinuous,
-                    parameters: [.init(parameterID: .hapticIntensity, value: 0.3 + Double(index % 7) / 20)],
-                    relativeTime: Double(index) * 0.007, duration: 0.013)
-            }, parameters: [])
-        let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: busy) }
+        let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: Self.busy) }
         defer { withExtendedLifetime(players) {} }
         let starter = try ServiceThread.start { [engine = rig.engine] in _ = try? engine.start() }
         while !rig.engine.isRunning { Sys.yield() }
@@ -647,6 +649,21 @@ import Testing
         }
         starter.join()
         #expect(notYet == 0, "players not yet rendered for the device when the engine ran")
+    }
+
+    /// A `stop()` that returns while a start renders its players for the device (after the device opened, before it
+    /// is installed) wins: the engine stays stopped, and the device is let go. Until 7 December the start installed
+    /// the device after the stop, and the engine ran on.
+    @Test func aStopWhileAStartRendersItsPlayersWins() throws {
+        let rig = try Rig(renderProfile: .dualShock3, start: false)
+        let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: Self.busy) }
+        defer { withExtendedLifetime(players) {} }
+        let starter = try ServiceThread.start { [engine = rig.engine] in _ = try? engine.start() }
+        while !rig.recorder.records().contains(where: { $0.action == .open }) { Sys.yield() }
+        rig.engine.stop()
+        starter.join()
+        #expect(!rig.engine.isRunning)
+        #expect(rig.engine.core.state.withLock { $0.output == nil && $0.watch == nil && $0.timer == nil })
     }
 
     /// A stopped engine keeps no hot-plug watch: a stop that lands while a start is under way takes the watch away,
