@@ -20,13 +20,7 @@ extension Sys {
     }
 
     /// The corresponding C function is `fstat`: the type of the file open at `fd` (`st_mode & S_IFMT`: `S_IFREG`,
-    /// `S_IFIFO`, `S_IFCHR`, ...).
-    package static func fileType(_ fd: Int32) throws(SystemCallError) -> mode_t {
-        try fileTypeAndDevice(fd).type
-    }
-
-    /// The corresponding C function is `fstat`: the type of the file open at `fd` (as `fileType` gives it) and the
-    /// device it is on (`st_dev`), which tells the file system it belongs to.
+    /// `S_IFIFO`, `S_IFCHR`, ...) and the device it is on (`st_dev`), which tells the file system it belongs to.
     package static func fileTypeAndDevice(_ fd: Int32) throws(SystemCallError) -> (type: mode_t, device: UInt64) {
         var status = stat()
         _ = try valueOrErrno("fstat") { Glibc.fstat(fd, &status) }
