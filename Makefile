@@ -90,7 +90,8 @@ capi-example: capi
 	@$(TIMED) capi-example scripts/capi-example
 
 # The main job: play a pattern and the chapter haptics on the first gamepad, or on the built-in virtual output
-# when there is none (`make demo-vm` shows the same on a uinput virtual pad under a real kernel).
+# when there is none (`make demo-vm` shows the same on an emulated DualSense that hid-playstation binds, under a real
+# kernel).
 demo: bootstrap
 	$(RELEASE_BUILD) --product haptics
 	@scripts/demo
