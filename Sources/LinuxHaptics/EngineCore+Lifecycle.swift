@@ -32,7 +32,7 @@ extension EngineCore {
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
         } catch {
-            if error.kind == .notFound || error.kind == .deviceGone { waitForDevice() }
+            if error.kind == .notFound || error.kind == .deviceGone { waitForDevice(stopsBefore: stopsBefore) }
             throw HapticEngineError(error)
         }
         adoptLatency(of: output)
@@ -87,10 +87,11 @@ extension EngineCore {
     }
 
     /// No device to open: the engine waits for one, as it does after an unplug. When one appears it opens it
-    /// and tells the reset handler.
-    private func waitForDevice() {
+    /// and tells the reset handler. A stop since the start began (`stopsBefore`) wins here too: the engine stays
+    /// stopped, with no watch to start it when a device appears.
+    private func waitForDevice(stopsBefore: Int) {
         let waiting = state.withLock { state -> Bool in
-            guard state.phase != .running, state.phase != .destroyed else { return false }
+            guard state.phase != .running, state.phase != .destroyed, state.stops == stopsBefore else { return false }
             state.phase = .interrupted(.gameControllerDisconnect)
             return true
         }
@@ -192,13 +193,14 @@ extension EngineCore {
     }
 
     /// For a play: an engine that shut itself down (idle) or lost its output starts again; a stopped one
-    /// must be started by its owner.
+    /// must be started by its owner. A stop that wins over the start made here (`start()` then returns, the
+    /// engine stopped) is the play's refusal too.
     func ensureRunning() throws(HapticEngineError) {
         switch state.withLock({ $0.phase }) {
         case .running: return
-        case .stopped: throw HapticEngineError(.notRunning, "the engine is stopped: call start() first")
-        case .destroyed: throw HapticEngineError(.notRunning, "the engine was destroyed")
+        case .stopped, .destroyed: break
         case .idle, .interrupted: try start()
         }
+        try state.withLock { (state) throws(HapticEngineError) in try state.requireStarted() }
     }
 }

@@ -87,9 +87,10 @@ extension EngineCore {
     /// false (the change of controls itself).
     func updatePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, placesHeldControls: Bool = true,
-        _ body: (inout PlayerState, Double) -> T
+        requiresStarted: Bool = false, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        let (result, changed, holds) = try changePlayer(id, generation: generation, changesMix: changesMix, body)
+        let (result, changed, holds) = try changePlayer(
+            id, generation: generation, changesMix: changesMix, requiresStarted: requiresStarted, body)
         if changed {
             wake()
             syncSounds()
@@ -134,11 +135,13 @@ extension EngineCore {
     /// `updatePlayer` without waking the timer; also says whether the mix may have changed, and whether the player
     /// holds controls for later.
     private func changePlayer<T>(
-        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, _ body: (inout PlayerState, Double) -> T
+        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, requiresStarted: Bool,
+        _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) {
         let now = motorNow
         return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) in
             guard state.phase != .destroyed else { throw EngineState.destroyedEngine }
+            if requiresStarted { try state.requireStarted() }
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
             else { throw EngineState.stalePlayer }
@@ -203,7 +206,11 @@ extension EngineCore {
         let start = max(requested, later, soundStart ?? later)
         defer { syncSounds() }
         let decision = try state.withLock { (state) throws(HapticEngineError) in
-            try state.decideStart(of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
+            // A stop since the engine was found running wins: a start queued on a stopped engine would play at its
+            // next start().
+            try state.requireStarted()
+            return try state.decideStart(
+                of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
         }
         if case .queued(_, let held) = decision { holds = held }
         try carryOut(decision, id: id, generation: generation, now: later)

@@ -104,9 +104,10 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     /// Runs `body` on this player's state in the engine, failing if a reset made the player stale.
     private func update<T>(
-        changesMix: Bool = true, _ body: (inout PlayerState, Double) -> T
+        changesMix: Bool = true, requiresStarted: Bool = false, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        try core.updatePlayer(id, generation: generation, changesMix: changesMix, body)
+        try core.updatePlayer(
+            id, generation: generation, changesMix: changesMix, requiresStarted: requiresStarted, body)
     }
 
     /// A read of the player's state, or `fallback` when the player is stale.
@@ -152,7 +153,9 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         try requireFinite(time, "resume time")
         try core.ensureRunning()
         let soundStart = core.soundStart(of: id)
-        try update { player, now in
+        // A stop since the engine was found running wins: a resume queued on a stopped engine would play at its
+        // next start().
+        try update(requiresStarted: true) { player, now in
             player.schedule(.resume, at: max(effectiveTime(time, now: now), soundStart ?? now))
         }
     }

@@ -17,6 +17,21 @@ func quietLogger() -> Logger {
     return logger
 }
 
+/// Waits, yielding, until `condition` holds; fails the test after 20 s rather than hanging it.
+func spin(until what: String, _ condition: () -> Bool) throws {
+    let deadline = Sys.monotonicNanoseconds() + 20_000_000_000
+    while !condition() {
+        guard Sys.monotonicNanoseconds() < deadline else {
+            throw SpinTimeout(description: "20 s went by before \(what)")
+        }
+        Sys.yield()
+    }
+}
+
+struct SpinTimeout: Error, CustomStringConvertible {
+    var description: String
+}
+
 /// An engine on a manual clock starting at 10 s (so "time 0 means now" is distinguishable from time 0).
 struct Rig {
     let clock = ManualClock(startingAt: 10)

@@ -2,6 +2,8 @@
 import AHAP
 import Foundation
 import HapticRendering
+import LinuxHapticsTesting
+import Logging
 @_spi(Internals) import LinuxSystem
 import Testing
 
@@ -641,7 +643,7 @@ import Testing
         let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: Self.busy) }
         defer { withExtendedLifetime(players) {} }
         let starter = try ServiceThread.start { [engine = rig.engine] in _ = try? engine.start() }
-        while !rig.engine.isRunning { Sys.yield() }
+        try spin(until: "the engine runs") { rig.engine.isRunning }
         let core = rig.engine.core
         let notYet = core.state.withLock { state in
             let renderer = core.patternRenderer(for: state.profile)
@@ -659,7 +661,7 @@ import Testing
         let players = try (0..<4).map { _ in try rig.engine.makePlayer(with: Self.busy) }
         defer { withExtendedLifetime(players) {} }
         let starter = try ServiceThread.start { [engine = rig.engine] in _ = try? engine.start() }
-        while !rig.recorder.records().contains(where: { $0.action == .open }) { Sys.yield() }
+        try spin(until: "the device opens") { rig.recorder.records().contains(where: { $0.action == .open }) }
         rig.engine.stop()
         starter.join()
         #expect(!rig.engine.isRunning)
@@ -680,6 +682,90 @@ import Testing
     @Test func aTapMadeBeforeStartIsPlayedByTheStrongMotorOfADualShock3() throws {
         let first = try #require(try Self.played(on: .dualShock3, madeBeforeStart: true).first)
         #expect(first == Change(at: 0, strong: (0.6 * 0.8 * 255).rounded() / 255, weak: 0))
+    }
+}
+
+/// A `stop()` that returns before a start it raced with is done wins over it, whoever made the start: the engine
+/// stays stopped, with nothing queued to play at its next `start()`.
+@Suite struct StopDuringStartTests {
+    static let tap = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticTransient, parameters: [.init(parameterID: .hapticIntensity, value: 1)], relativeTime: 0)
+        ],
+        parameters: [])
+
+    /// A play on an engine waiting for its device starts the engine; a stop that returns while that start renders
+    /// the players for the device wins, and the play is refused with it. Until 7 December the start returned as
+    /// if it had run, the play queued its start on the stopped engine and said it had started, and the tap played
+    /// at the next `start()`, however much later.
+    @Test func aPlayWhoseStartAStopBeatIsRefusedAndNotPlayedAtTheNextStart() throws {
+        let rig = try Rig(renderProfile: .dualShock3, start: false)
+        rig.recorder.failNext(.deviceGone)
+        #expect(throws: HapticEngineError.self) { try rig.engine.start() }
+        // Players to render for the device: the start the play makes takes a good tenth of a second over them.
+        let busy = try (0..<4).map { _ in try rig.engine.makePlayer(with: PlayersRenderedForTheDeviceTests.busy) }
+        defer { withExtendedLifetime(busy) {} }
+        let tap = try rig.engine.makePlayer(with: Self.tap)
+        let outcome = Lock<Result<Void, HapticEngineError>?>(nil)
+        let starter = try ServiceThread.start {
+            let result = Result { () throws(HapticEngineError) in try tap.start(atTime: 0) }
+            outcome.withLock { $0 = result }
+        }
+        try spin(until: "the device opens") { rig.recorder.records().contains(where: { $0.action == .open }) }
+        rig.engine.stop()
+        starter.join()
+        #expect(!rig.engine.isRunning)
+        let result = try #require(outcome.withLock { $0 })
+        if case .failure(let refusal) = result {
+            #expect(refusal.kind == .notRunning)
+        } else {
+            Issue.record("the play said it started on an engine stop() had stopped")
+        }
+        rig.clock.advance(by: 1)
+        let restart = rig.clock.now
+        try rig.engine.start()
+        rig.clock.advance(by: 0.5)
+        let played = rig.applied(since: restart).filter { $0.strong > 0 || $0.weak > 0 }
+        #expect(played.isEmpty, "the tap played after the next start")
+    }
+
+    /// A stop that returns while a start opens a device that turns out not to be there wins: the engine stays
+    /// stopped, with no watch to start it when a device appears. Until 7 December the start went on to wait for a
+    /// device, and the engine started itself with the next pad plugged in.
+    @Test func aStopWhileAStartFindsNoDeviceLeavesTheEngineStoppedWithNoWatch() throws {
+        let source = AbsentDeviceSource()
+        let core = EngineCore(
+            source: source, options: .init(), clock: ManualClock(startingAt: 10), logger: quietLogger())
+        defer { core.destroy() }
+        let starter = try ServiceThread.start { _ = try? core.start() }
+        try spin(until: "the start opens the device") { source.opening.withLock { $0 } }
+        core.stop(completion: nil)
+        source.release.withLock { $0 = true }
+        starter.join()
+        let (phase, watched) = core.state.withLock { ($0.phase, $0.watch != nil) }
+        #expect(phase == .stopped)
+        #expect(!watched)
+        #expect(source.watches.withLock { $0 } == 0)
+    }
+
+    /// A source whose device is not there, found out only once the test lets the open go on.
+    final class AbsentDeviceSource: OutputSource {
+        let opening = Lock(false)
+        let release = Lock(false)
+        let watches = Lock(0)
+        struct Watch: OutputWatch { func cancel() {} }
+
+        func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+            opening.withLock { $0 = true }
+            while !release.withLock({ $0 }) { Sys.yield() }
+            throw OutputFailure(.notFound, "no pad")
+        }
+
+        func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
+            watches.withLock { $0 += 1 }
+            return Watch()
+        }
     }
 }
 
