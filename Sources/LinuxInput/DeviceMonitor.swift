@@ -414,12 +414,14 @@ final class MonitorWorker: @unchecked Sendable {
             return events
         }
         if let inotify {
-            for change in inotify.readChanges() {
-                switch change {
-                case .node(let kind, let sysName): changes.append((kind, sysName))
-                case .rescan: changes += missedChanges()
-                }
-            }
+            let read = inotify.readChanges()
+            // Records lost (an overflow, or `/dev/input` made again): sysfs is compared with the nodes known, once,
+            // in place of every record read with them. The records read before the loss say part of what the
+            // comparison finds, and both told the same change twice (a node made again for another pad was
+            // removed and added by its records, then again by the comparison, made against the nodes known before
+            // them); and one read after a lost deletion would take the gone pad's place, its removal untold.
+            guard !read.contains(.rescan) else { return missedChanges().compactMap(apply) }
+            for case .node(let kind, let sysName) in read { changes.append((kind, sysName)) }
         }
         return changes.compactMap(apply)
     }

@@ -39,8 +39,12 @@ enum DeviceSuite {
             }
         } + [
             KernelTest(
-                name: "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-for-another-pad",
-                body: inotifyMonitorFindsANodeMadeAgainAfterAnOverflow)
+                name: "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-for-another-pad"
+            ) { try await inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: 0) },
+            KernelTest(
+                name:
+                    "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-in-the-records-before-the-overflow-told-once"
+            ) { try await inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: 2) },
         ]
 
     static let hangGuardSeconds = VirtualPadSuite.hangGuardSeconds
@@ -382,26 +386,30 @@ enum DeviceSuite {
         if source == .udev { try settleUdev() }
         let drops = try ueventSockets()[socket.key]?.drops ?? 0
         try require(drops > 0, "the kernel dropped nothing for the monitor's socket (\(sent) unicasts filled it)")
-        let events = try await removalAndArrival(toldBy: monitor)
+        let events = try await removalAndArrival(toldBy: monitor).events
         let removal = events.first { $0.kind == .removed && $0.device.name == "Haptics lost-removal pad" }
         try requireEqual(removal?.device.node, leavingNode, "the node of the removal told")
         let arrival = events.first { $0.kind == .added && $0.device.name == "Haptics lost-arrival pad" }
         try requireEqual(arrival?.device.node, arriving.eventNode, "the node of the arrival told")
     }
 
-    /// The inotify source's queue overflows before a pad's node is deleted and another pad's node is made under the
-    /// same name: the monitor hears only the overflow, and finds by comparing with sysfs that the node it knows is
-    /// gone (its sysfs path names another `inputN` now) and that a new one came. The queue's length is taken from
-    /// `fs.inotify.max_queued_events` when the monitor opens its inotify instance; at 0 every event overflows it.
-    /// Until 7 December the comparison went by names only, and told neither.
-    static func inotifyMonitorFindsANodeMadeAgainAfterAnOverflow() async throws {
+    /// A pad's node is deleted and another pad's node is made under the same name while the inotify source's queue
+    /// is full: the monitor finds by comparing with sysfs that the node it knows is gone (its sysfs path names
+    /// another `inputN` now) and that a new one came, and tells each once, in order. The queue's length is taken
+    /// from `fs.inotify.max_queued_events` when the monitor opens its inotify instance. At 0 every event overflows
+    /// it, and the monitor reads the overflow alone (until 7 December the comparison went by names only, and told
+    /// neither). At 2 it reads the deletion and the creation, then the overflow that a third pad, made and gone,
+    /// brought: until 7 December it told the records and then the comparison, made against the nodes known before
+    /// the records, which told the new pad's removal and arrival once more. A last pad, made once the two were
+    /// told, closes the list of events.
+    static func inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: Int) async throws {
         let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
         let leavingNode = leaving.eventNode
         var left = false
         defer { if !left { leaving.destroy() } }
         let limit = "/proc/sys/fs/inotify/max_queued_events"
         let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
-        try Sys.writeFile(limit, "0")
+        try Sys.writeFile(limit, "\(queueLength)")
         let monitor: DeviceMonitor
         do {
             defer { try? Sys.writeFile(limit, saved) }
@@ -414,16 +422,26 @@ enum DeviceSuite {
         let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
         defer { arriving.destroy() }
         try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
-        let events = try await removalAndArrival(toldBy: monitor)
+        if queueLength > 0 {
+            try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics overflowing pad")).destroy()
+        }
+        let (events, lastNode) = try await removalAndArrival(toldBy: monitor, thenALastPad: true)
         try requireEqual(
             events.map { "\($0.kind) \($0.device.name) \($0.device.node)" },
-            ["removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)"],
+            [
+                "removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)",
+                "added Haptics last pad \(lastNode ?? "")",
+            ],
             "the events told, in order")
     }
 
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
-    /// of "Haptics lost-arrival pad", whose events were lost; returns every event it told by then.
-    static func removalAndArrival(toldBy monitor: DeviceMonitor) async throws -> [DeviceEvent] {
+    /// of "Haptics lost-arrival pad", whose events were lost; with `thenALastPad`, then makes the pad "Haptics last
+    /// pad" and waits for its arrival too, so that every event told of the first two is in. Returns every event told
+    /// by then, and the last pad's node.
+    static func removalAndArrival(
+        toldBy monitor: DeviceMonitor, thenALastPad: Bool = false
+    ) async throws -> (events: [DeviceEvent], lastNode: String?) {
         let events = Lock<[DeviceEvent]>([])
         guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
         else { throw TestFailure(reason: "the monitor did not start") }
@@ -434,7 +452,11 @@ enum DeviceSuite {
         try await AppSuite.waitUntil("the monitor to tell the removal and the arrival whose events were lost") {
             told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
         }
-        return events.withLock { $0 }
+        guard thenALastPad else { return (events.withLock { $0 }, nil) }
+        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        defer { last.destroy() }
+        try await AppSuite.waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
+        return (events.withLock { $0 }, last.eventNode)
     }
 
     /// Waits until the udev daemon has handled every uevent sent so far.
