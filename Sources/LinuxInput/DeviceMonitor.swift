@@ -381,7 +381,6 @@ final class MonitorWorker: @unchecked Sendable {
 
     /// Everything waiting on the source, turned into device events.
     func drain() -> [DeviceEvent] {
-        var changes: [(kind: DeviceEvent.Kind, sysName: String)] = []
         if let netlink {
             // One at a time, in the socket's order: a parent's `bind` follows its nodes' `add`s.
             var events: [DeviceEvent] = []
@@ -416,14 +415,23 @@ final class MonitorWorker: @unchecked Sendable {
         if let inotify {
             let read = inotify.readChanges()
             // Records lost (an overflow, or `/dev/input` made again): sysfs is compared with the nodes known, once,
-            // in place of every record read with them. The records read before the loss say part of what the
-            // comparison finds, and both told the same change twice (a node made again for another pad was
-            // removed and added by its records, then again by the comparison, made against the nodes known before
-            // them); and one read after a lost deletion would take the gone pad's place, its removal untold.
+            // in place of every record read with them. Told after those records, the comparison (made against the
+            // nodes known before them) told again what they had told, or undid it: a gone pad's last record before
+            // the overflow, read once another pad was made under its name, was told of the new pad under the gone
+            // one's id, which the comparison then removed and added again; the gone pad's removal was never told.
             guard !read.contains(.rescan) else { return missedChanges().compactMap(apply) }
-            for case .node(let kind, let sysName) in read { changes.append((kind, sysName)) }
+            var events: [DeviceEvent] = []
+            for case .node(let kind, let sysName) in read {
+                // An attribute change is told as the kernel source's are (`attributeChanges`): for the very device
+                // known, when its access changed. A node's unlink changes its link count, so a pad's removal is an
+                // `IN_ATTRIB` then an `IN_DELETE`: read once another pad was made under the same name, that change
+                // was told of the new pad, under the gone one's id.
+                guard kind != .changed || accessChanged(sysName) else { continue }
+                if let event = apply((kind, sysName)) { events.append(event) }
+            }
+            return events
         }
-        return changes.compactMap(apply)
+        return []
     }
 
     /// The kernel source's attribute changes, as `changed` events: only for nodes already announced (a node's

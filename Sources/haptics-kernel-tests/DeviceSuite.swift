@@ -39,12 +39,15 @@ enum DeviceSuite {
             }
         } + [
             KernelTest(
+                name: "devices/monitor-tells-a-node-made-again-for-another-pad/inotify-whose-records-were-all-read"
+            ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: nil) },
+            KernelTest(
                 name: "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-for-another-pad"
-            ) { try await inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: 0) },
+            ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: 0) },
             KernelTest(
                 name:
                     "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-made-again-in-the-records-before-the-overflow-told-once"
-            ) { try await inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: 2) },
+            ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: 2) },
         ]
 
     static let hangGuardSeconds = VirtualPadSuite.hangGuardSeconds
@@ -393,41 +396,47 @@ enum DeviceSuite {
         try requireEqual(arrival?.device.node, arriving.eventNode, "the node of the arrival told")
     }
 
-    /// A pad's node is deleted and another pad's node is made under the same name while the inotify source's queue
-    /// is full: the monitor finds by comparing with sysfs that the node it knows is gone (its sysfs path names
-    /// another `inputN` now) and that a new one came, and tells each once, in order. The queue's length is taken
-    /// from `fs.inotify.max_queued_events` when the monitor opens its inotify instance. At 0 every event overflows
-    /// it, and the monitor reads the overflow alone (until 7 December the comparison went by names only, and told
-    /// neither). At 2 it reads the deletion and the creation, then the overflow that a third pad, made and gone,
-    /// brought: until 7 December it told the records and then the comparison, made against the nodes known before
-    /// the records, which told the new pad's removal and arrival once more. A last pad, made once the two were
-    /// told, closes the list of events.
-    static func inotifyMonitorFindsANodeMadeAgainAfterAnOverflow(queueLength: Int) async throws {
+    /// A pad's node is deleted and another pad's node is made under the same name before the inotify source reads:
+    /// the monitor tells the gone pad's removal and the new one's arrival, each once, in order. A node's deletion is
+    /// read as an `IN_ATTRIB` (its link count) and then an `IN_DELETE`. With the system's queue length (nil) every
+    /// record is read: until 7 December the `IN_ATTRIB` was told as a change of the new pad, under the gone one's
+    /// id. With a queue too short, taken from `fs.inotify.max_queued_events` when the monitor opens its inotify
+    /// instance, the monitor finds what happened by comparing with sysfs: the node it knows is gone (its sysfs
+    /// path names another `inputN` now) and a new one came. At 0 it reads the overflow alone (until 7 December the
+    /// comparison went by names only, and told neither). At 2 it reads the gone pad's two records, then the
+    /// overflow the new pad's creation brought (a third pad, made and gone, makes sure): until 7 December it
+    /// told the records and then the comparison, made against the nodes known before them, and the gone pad's
+    /// removal was never told. A last pad, made once the two were told, closes the list of events.
+    static func inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: Int?) async throws {
         let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
         let leavingNode = leaving.eventNode
         var left = false
         defer { if !left { leaving.destroy() } }
-        let limit = "/proc/sys/fs/inotify/max_queued_events"
-        let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
-        try Sys.writeFile(limit, "\(queueLength)")
         let monitor: DeviceMonitor
-        do {
-            defer { try? Sys.writeFile(limit, saved) }
+        if let queueLength {
+            let limit = "/proc/sys/fs/inotify/max_queued_events"
+            let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
+            try Sys.writeFile(limit, "\(queueLength)")
+            do {
+                defer { try? Sys.writeFile(limit, saved) }
+                monitor = try DeviceMonitor(source: .inotify, logger: logger())
+            }
+            try requireEqual(
+                try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines), saved, "the queue length put back")
+        } else {
             monitor = try DeviceMonitor(source: .inotify, logger: logger())
         }
-        try requireEqual(
-            try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines), saved, "the queue length put back")
         leaving.destroy()
         left = true
         let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
         defer { arriving.destroy() }
         try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
-        if queueLength > 0 {
+        if let queueLength, queueLength > 0 {
             try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics overflowing pad")).destroy()
         }
         let (events, lastNode) = try await removalAndArrival(toldBy: monitor, thenALastPad: true)
         try requireEqual(
-            events.map { "\($0.kind) \($0.device.name) \($0.device.node)" },
+            events.map(described),
             [
                 "removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)",
                 "added Haptics last pad \(lastNode ?? "")",
@@ -436,7 +445,7 @@ enum DeviceSuite {
     }
 
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
-    /// of "Haptics lost-arrival pad", whose events were lost; with `thenALastPad`, then makes the pad "Haptics last
+    /// of "Haptics lost-arrival pad" (whose events were mostly lost); with `thenALastPad`, then makes the pad "Haptics last
     /// pad" and waits for its arrival too, so that every event told of the first two is in. Returns every event told
     /// by then, and the last pad's node.
     static func removalAndArrival(
@@ -449,15 +458,25 @@ enum DeviceSuite {
         @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
             events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
         }
-        try await AppSuite.waitUntil("the monitor to tell the removal and the arrival whose events were lost") {
+        func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+            do {
+                try await AppSuite.waitUntil(what, condition)
+            } catch {
+                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
+            }
+        }
+        try await waitUntil("the monitor to tell the removal and the arrival") {
             told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
         }
         guard thenALastPad else { return (events.withLock { $0 }, nil) }
         let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
         defer { last.destroy() }
-        try await AppSuite.waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
+        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
         return (events.withLock { $0 }, last.eventNode)
     }
+
+    /// An event as the lost-event tests compare it: its kind, the pad's name and its node.
+    static func described(_ event: DeviceEvent) -> String { "\(event.kind) \(event.device.name) \(event.device.node)" }
 
     /// Waits until the udev daemon has handled every uevent sent so far.
     static func settleUdev() throws {
