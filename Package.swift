@@ -24,7 +24,9 @@ let package = Package(
     name: "LinuxHaptics",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "AHAP", targets: ["AHAP"]),
+        // The AHAP model, reader and writer (module AHAP, pure), and its files read (module AHAPFiles, which
+        // re-exports AHAP): one product, so that a package that depends on it reads files as it did.
+        .library(name: "AHAP", targets: ["AHAP", "AHAPFiles"]),
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxSystem", targets: ["LinuxSystem"]),
         .library(name: "LinuxInput", targets: ["LinuxInput"]),
@@ -78,6 +80,10 @@ let package = Package(
         // A pattern's audio events as voices on its timeline, rendered into sample frames.
         .target(name: "AudioRendering", dependencies: ["AHAP", "HapticRendering"], swiftSettings: strict),
 
+        // AHAP documents read from files through the system layer: `HapticPattern(contentsOf:)`, the validator's
+        // files and the sound files they name. Re-exports AHAP.
+        .target(name: "AHAPFiles", dependencies: ["AHAP", "LinuxSystem"], swiftSettings: strict),
+
         // The system layer: every system call (EINTR retry, typed errno, fault hooks), the lock, threads, the
         // monotonic clock and its deadline waiter. The one place the C library is called.
         .target(
@@ -117,7 +123,7 @@ let package = Package(
         .target(
             name: "LinuxHaptics",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxSystem",
+                "AHAP", "AHAPFiles", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -127,8 +133,8 @@ let package = Package(
         .target(
             name: "AppHaptics",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput", "LinuxSystem",
-                .product(name: "Logging", package: "swift-log"),
+                "AHAP", "AHAPFiles", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxHaptics", "LinuxInput",
+                "LinuxSystem", .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
@@ -147,7 +153,7 @@ let package = Package(
         .target(
             name: "LinuxHapticsC",
             dependencies: [
-                "AHAP", "CLinuxHaptics", "LinuxHaptics", "AppHaptics", "LinuxInput", "LinuxSystem",
+                "AHAP", "AHAPFiles", "CLinuxHaptics", "LinuxHaptics", "AppHaptics", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
             exclude: ["linuxhaptics.map", "linuxhaptics.pc.in"],
@@ -156,7 +162,7 @@ let package = Package(
         .executableTarget(
             name: "haptics",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "AHAP", "AHAPFiles", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
                 "AppHaptics", "LinuxSystem", "HapticTestDevices",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -167,8 +173,8 @@ let package = Package(
         .executableTarget(
             name: "haptics-kernel-tests",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics", "AppHaptics",
-                "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
+                "AHAP", "AHAPFiles", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "AppHaptics", "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
                 "CLinuxInput", "CLinuxSystem", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -178,19 +184,23 @@ let package = Package(
         .executableTarget(
             name: "haptics-bench",
             dependencies: [
-                "AHAP", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics", "AppHaptics",
-                "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
+                "AHAP", "AHAPFiles", "AudioRendering", "HapticRendering", "LinuxAudio", "LinuxInput", "LinuxHaptics",
+                "AppHaptics", "LinuxHapticsTesting", "HapticTestDevices", "LinuxSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
 
-        .testTarget(name: "AHAPTests", dependencies: ["AHAP", "HapticTestDevices"], swiftSettings: strict),
+        // The pure model, parser and writer; its fixtures are read through AHAPFiles.
+        .testTarget(
+            name: "AHAPTests", dependencies: ["AHAP", "AHAPFiles", "HapticTestDevices"], swiftSettings: strict),
+        // The files read: what each path is said to be, the limits, the kernel's files, the sound files named.
+        .testTarget(name: "AHAPFilesTests", dependencies: ["AHAPFiles", "LinuxSystem"], swiftSettings: strict),
         // The `haptics` command line end to end: the built binary run with arguments, its output and status read;
         // and, in-process, the decisions it takes from what this system has (udev, input devices), each branch.
         .testTarget(
             name: "HapticsCLITests",
-            dependencies: ["AHAP", "HapticRendering", "HapticTestDevices", "haptics", "LinuxInput"],
+            dependencies: ["AHAP", "AHAPFiles", "HapticRendering", "HapticTestDevices", "haptics", "LinuxInput"],
             swiftSettings: strict),
         .testTarget(
             name: "AudioRenderingTests", dependencies: ["AHAP", "AudioRendering"], swiftSettings: strict),
@@ -199,7 +209,7 @@ let package = Package(
             dependencies: ["AudioRendering", "CALSA", "CSndfile", "LinuxAudio", "LinuxHapticsTesting", "LinuxSystem"],
             swiftSettings: strict),
         .testTarget(
-            name: "HapticRenderingTests", dependencies: ["AHAP", "HapticRendering", "HapticTestDevices"],
+            name: "HapticRenderingTests", dependencies: ["AHAP", "AHAPFiles", "HapticRendering", "HapticTestDevices"],
             swiftSettings: strict),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(
@@ -213,8 +223,8 @@ let package = Package(
         .testTarget(
             name: "LinuxHapticsTests",
             dependencies: [
-                "LinuxHaptics", "AppHaptics", "LinuxHapticsTesting", "AHAP", "AudioRendering", "HapticRendering",
-                "HapticTestDevices", "LinuxAudio", "LinuxInput", "LinuxSystem",
+                "LinuxHaptics", "AppHaptics", "LinuxHapticsTesting", "AHAP", "AHAPFiles", "AudioRendering",
+                "HapticRendering", "HapticTestDevices", "LinuxAudio", "LinuxInput", "LinuxSystem",
             ],
             swiftSettings: strict),
         // The arithmetic of the side-by-side bench with SDL (fidelity error, ratios, strace logs, overlays).
@@ -222,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "LinuxHapticsCTests",
             dependencies: [
-                "AHAP", "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "AppHaptics",
+                "AHAP", "AHAPFiles", "CLinuxHaptics", "HapticRendering", "LinuxHapticsC", "LinuxHaptics", "AppHaptics",
                 "LinuxHapticsTesting", "LinuxInput", "LinuxSystem",
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -246,8 +256,8 @@ if Context.environment["HAPTICS_SOUNDS"] != nil {
 if Context.environment["HAPTICS_FIGURES"] != nil {
     package.targets.append(
         .executableTarget(
-            name: "waveform-figures", dependencies: ["AHAP", "HapticRendering"], path: "Tools/waveform-figures",
-            swiftSettings: strict))
+            name: "waveform-figures", dependencies: ["AHAP", "AHAPFiles", "HapticRendering"],
+            path: "Tools/waveform-figures", swiftSettings: strict))
 }
 
 // Fuzz targets (`make fuzz`, docs/reliability.md): one libFuzzer executable per input format, declared only when

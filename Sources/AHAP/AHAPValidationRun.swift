@@ -1,4 +1,5 @@
-// What `haptics validate` reports, built here (pure, testable) so the command only prints and exits.
+// What `haptics validate` reports, built here (pure, testable) so the command only prints and exits; AHAPFiles
+// validates the files named.
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else
@@ -32,24 +33,6 @@ public struct AHAPValidationRun: Sendable {
     public init(results: [FileResult], strict: Bool) {
         self.results = results
         self.strict = strict
-    }
-
-    /// Validates each path (relative paths resolve against the current directory, as the system resolves them),
-    /// each sound file an event names checked by `soundCheck` too
-    /// (`AHAPValidator.validate(contentsOf:limits:soundCheck:)`).
-    public init(
-        paths: [String], strict: Bool, limits: AHAPLimits = .default, soundCheck: ((String) -> String?)? = nil
-    ) {
-        let results = paths.map { path in
-            // An empty path would name the current directory.
-            FileResult(
-                file: path,
-                report: path.isEmpty
-                    ? AHAPValidator.unreadable("the path is empty")
-                    : AHAPValidator.validate(
-                        contentsOf: DocumentFile.url(ofPath: path), limits: limits, soundCheck: soundCheck))
-        }
-        self.init(results: results, strict: strict)
     }
 
     /// Whether a file fails under this run's rules: it does not load, or (strict) it has warnings.

@@ -1,7 +1,8 @@
-// The public entry points: read and validate AHAP from bytes, a file or a dictionary; write it back.
+// The public entry points: read and validate AHAP from bytes or a dictionary; write it back. Files are read by
+// AHAPFiles, which hands their bytes here.
 //
-// Foundation comes in as FoundationEssentials where it exists (Linux, Swift 6): the module needs only `Data` and
-// `URL`, and the slimmer module keeps the platform C library overlays out of the pure layer.
+// Foundation comes in as FoundationEssentials where it exists (Linux, Swift 6): the module needs only `Data`, and
+// the slimmer module keeps the platform C library overlays out of the pure layer.
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
 #else
@@ -39,41 +40,8 @@ public enum AHAPValidator {
         data.withUnsafeBytes { bytes in validate(bytes: bytes, limits: limits) }
     }
 
-    /// Reads and validates the file at `url`. A file that cannot be read, or is not a regular file (a
-    /// directory, a device, a pipe), is one `unreadable-file` error saying what it is; a file larger than
-    /// `limits.maximumDocumentBytes` is one `limit-exceeded` error, found before anything is read. An
-    /// `AudioCustom` event whose sound file is not beside the document (a relative path) or not there (an
-    /// absolute one) is a `sound-file-not-found` warning, and so is one `soundCheck` finds a problem with (given
-    /// the path of a regular file there, it says what is wrong with it as a sound, or nil: this module reads no
-    /// sound, `haptics validate` passes libsndfile's open).
-    public static func validate(
-        contentsOf url: URL, limits: AHAPLimits = .default, soundCheck: ((String) -> String?)? = nil
-    ) -> AHAPReport {
-        switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
-        case .success(let data):
-            let folder = url.deletingLastPathComponent().path
-            return data.withUnsafeBytes { bytes in
-                validate(bytes: bytes, limits: limits) {
-                    soundFileProblem($0, besideFilesIn: folder, soundCheck: soundCheck)
-                }
-            }
-        case .failure(.unreadable(let reason)):
-            return unreadable(reason)
-        case .failure(.directory):
-            return unreadable("it is a directory, not a file (name the .ahap files in it, e.g. DIR/*.ahap)")
-        case .failure(.tooLarge(let size, let limit)):
-            return AHAPReport(
-                pattern: nil,
-                diagnostics: [
-                    AHAPDiagnostic(
-                        severity: .error, code: .limitExceeded, path: "",
-                        message: "the file is \(size) bytes, more than the limit of \(limit)")
-                ])
-        }
-    }
-
     /// One `unreadable-file` error giving `reason`.
-    static func unreadable(_ reason: String) -> AHAPReport {
+    package static func unreadable(_ reason: String) -> AHAPReport {
         AHAPReport(
             pattern: nil,
             diagnostics: [
@@ -101,26 +69,9 @@ public enum AHAPValidator {
         return AHAPReport(pattern: pattern, diagnostics: decoder.diagnostics, unlistedCount: unlisted)
     }
 
-    /// What is wrong with the sound file an `AudioCustom` event names, for a document in `folder`, by the rules
-    /// the engine looks for it with (`AudioResourcePath`): an absolute path as it is, a relative one beside the
-    /// document first (then in the engine's resource folder, which a document alone does not know), no `..`
-    /// component.
-    private static func soundFileProblem(
-        _ path: String, besideFilesIn folder: String, soundCheck: ((String) -> String?)?
-    ) -> String? {
-        if let refusal = AudioResourcePath.refusal(of: path) { return "names no file: its path \(refusal)" }
-        let file = AudioResourcePath.candidates(for: path, in: [folder])[0]
-        if FileManager.default.fileExists(atPath: file) {
-            // A FIFO or a device is no sound: the engine refuses it (an open of a FIFO would wait for a writer).
-            if let notRegular = DocumentFile.notRegular(file) { return "cannot be read: \(notRegular)" }
-            return soundCheck?(file)
-        }
-        return path.hasPrefix("/")
-            ? "is not there"
-            : "is not beside the pattern (at \(file.shownInMessage)), where the engine looks first, then in its resource folder"
-    }
-
-    static func validate(
+    /// Validates AHAP text in `bytes`; `soundFileProblem` says what is wrong with the sound file an `AudioCustom`
+    /// event names, or nil (the file reader's check; nil: sound files are not looked for).
+    package static func validate(
         bytes: UnsafeRawBufferPointer, limits: AHAPLimits, soundFileProblem: ((String) -> String?)? = nil
     ) -> AHAPReport {
         let parsed: (value: JSONValue, leniencies: [JSONLeniency], omittedLeniencies: Int)
@@ -181,11 +132,6 @@ extension HapticPattern {
     /// `AHAPValidator.validate(data:)` to see them.
     public init(data: Data, limits: AHAPLimits = .default) throws(AHAPError) {
         self = try Self.loaded(from: AHAPValidator.validate(data: data, limits: limits))
-    }
-
-    /// Reads a pattern from an AHAP file, like `CHHapticPattern(contentsOf:)`.
-    public init(contentsOf url: URL, limits: AHAPLimits = .default) throws(AHAPError) {
-        self = try Self.loaded(from: AHAPValidator.validate(contentsOf: url, limits: limits))
     }
 
     /// Reads a pattern from a property-list-style dictionary, like `CHHapticPattern(dictionary:)`.

@@ -1,4 +1,3 @@
-internal import AHAP
 public import AudioRendering
 internal import CSamplerate
 internal import CSndfile
@@ -71,19 +70,23 @@ public enum AudioFile {
     /// (`KernelMadeFiles`), which libsndfile took for a sound in a format it did not recognise.
     static func open(_ path: String, _ info: inout SF_INFO) throws(AudioFileError) -> (file: OpaquePointer, fd: Int32) {
         let fd: Int32
-        let opened: (type: mode_t, device: UInt64)
         do throws(SystemCallError) {
             fd = try Sys.open(path, flags: O_RDONLY | O_NONBLOCK)
         } catch {
             throw AudioFileError(path: path, reason: "\(error)")
         }
+        let refusal: String?
         do throws(SystemCallError) {
-            opened = try Sys.fileTypeAndDevice(fd)
+            if let notRegular = notRegular(try Sys.fstat(fd).type) {
+                refusal = notRegular
+            } else {
+                refusal = try KernelMadeFiles.refusal(ofDescriptor: fd)
+            }
         } catch {
             Sys.close(fd)
             throw AudioFileError(path: path, reason: "\(error)")
         }
-        if let refusal = notRegular(opened.type) ?? KernelMadeFiles.refusal(ofDevice: opened.device) {
+        if let refusal {
             Sys.close(fd)
             throw AudioFileError(path: path, reason: refusal)
         }

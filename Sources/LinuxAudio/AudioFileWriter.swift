@@ -1,6 +1,6 @@
-internal import AHAP
 public import AudioRendering
 internal import CSndfile
+internal import LinuxSystem
 
 /// The file formats `AudioFile.write` makes: the ones the project's sounds and tests need, all through libsndfile.
 public enum AudioFileFormat: String, Sendable, CaseIterable {

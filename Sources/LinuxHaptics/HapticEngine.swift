@@ -2,6 +2,7 @@
 // (the output stopped without stop(): unplug, device error, idle timeout, destroyed) and a reset handler (the
 // output was rebuilt: players must be recreated, patterns survive).
 public import AHAP
+internal import AHAPFiles
 public import HapticRendering
 import LinuxInput
 public import Logging

@@ -1,7 +1,7 @@
 // `lh_pattern`: an AHAP pattern read as `haptics validate` reads it, with the validator's lines as the message
 // when it does not load.
 public import CLinuxHaptics
-import AHAP
+import AHAPFiles
 #if canImport(FoundationEssentials)
 import FoundationEssentials
 #else

@@ -40,6 +40,8 @@ public struct Errno: RawRepresentable, Hashable, Sendable, CustomStringConvertib
     public static let inappropriateIOControl = Errno(rawValue: ENOTTY)
     /// `ENOBUFS`: for a netlink socket, its receive buffer overflowed and the kernel dropped messages.
     public static let noBufferSpace = Errno(rawValue: ENOBUFS)
+    /// `ELOOP`: too many symbolic links on the way (one that leads to itself).
+    public static let tooManySymbolicLinks = Errno(rawValue: ELOOP)
     /// `EISDIR`.
     public static let isDirectory = Errno(rawValue: EISDIR)
     /// `ENOSYS`: for force feedback, the device has none.

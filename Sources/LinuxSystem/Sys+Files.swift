@@ -1,4 +1,4 @@
-// Files and directories: existence, links, listings, small attribute files, created files; and a sleep.
+// Files and directories: existence, links, types, listings, small attribute files, created files; and a sleep.
 package import Glibc
 
 extension Sys {
@@ -19,12 +19,35 @@ extension Sys {
         return String(cString: resolved)
     }
 
-    /// The corresponding C function is `fstat`: the type of the file open at `fd` (`st_mode & S_IFMT`: `S_IFREG`,
-    /// `S_IFIFO`, `S_IFCHR`, ...) and the device it is on (`st_dev`), which tells the file system it belongs to.
-    package static func fileTypeAndDevice(_ fd: Int32) throws(SystemCallError) -> (type: mode_t, device: UInt64) {
-        var status = stat()
+    /// What `fstat` or `stat` says of a file: its type (`st_mode & S_IFMT`: `S_IFREG`, `S_IFIFO`, `S_IFCHR`, ...) and
+    /// its size in bytes (`st_size`).
+    package struct FileStatus: Sendable, Hashable {
+        package var type: mode_t
+        package var size: Int
+
+        init(_ status: Glibc.stat) {
+            type = status.st_mode & S_IFMT
+            size = Int(status.st_size)
+        }
+    }
+
+    /// The corresponding C function is `fstat`: the type and size of the file open at `fd`.
+    package static func fstat(_ fd: Int32) throws(SystemCallError) -> FileStatus {
+        var status = Glibc.stat()
         _ = try valueOrErrno("fstat") { Glibc.fstat(fd, &status) }
-        return (status.st_mode & S_IFMT, UInt64(status.st_dev))
+        return FileStatus(status)
+    }
+
+    /// The corresponding C function is `stat`, or `lstat` when not `followingLinks` (both as `fstatat`, which Swift
+    /// can call: its `stat` is the structure's name): the type and size of the file at `path` (of a symbolic link
+    /// itself, `S_IFLNK`, with `lstat`).
+    package static func stat(_ path: String, followingLinks: Bool = true) throws(SystemCallError) -> FileStatus {
+        var status = Glibc.stat()
+        let flags = followingLinks ? 0 : AT_SYMLINK_NOFOLLOW
+        _ = try valueOrErrno("\(followingLinks ? "stat" : "lstat")(\(path))") {
+            Glibc.fstatat(AT_FDCWD, path, &status, flags)
+        }
+        return FileStatus(status)
     }
 
     /// The names in a directory (`opendir`/`readdir`), without `.` and `..`.

@@ -1,7 +1,7 @@
 // Rendering (issue 5): render time over the corpus, device commands per second of pattern, and the fidelity
 // fidelity figure — the RMS error of what the device receives against the pattern's intensity envelope,
 // sampled at 1 kHz, ours against a renderer that updates on a fixed 50 ms tick (gilrs, ff-memless envelopes).
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticRendering
 import HapticTestDevices

@@ -3,7 +3,7 @@
 // sharpness with the received frequency, or with the weak motor's share on rumble), how close each follows the
 // intensity envelope at 1 kHz, and how long a start takes to reach the wire. The long group ("HD underrun
 // soak") loops a pattern on the voice coils for ten minutes beside two busy processes and counts underruns.
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticRendering
 import HapticTestDevices

@@ -1,6 +1,6 @@
 // Real gamepad drivers as test hardware: every emulated controller (`haptics emulate`) bound by the kernel's own
 // driver, probed, played and unplugged, with what its motors received decoded from the driver's reports.
-import AHAP
+import AHAPFiles
 import Foundation
 import Glibc
 import HapticRendering

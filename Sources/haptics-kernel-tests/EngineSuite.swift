@@ -3,7 +3,7 @@
 // replug (stopped, reset, neutral first, no leaked descriptor or slot), repeated cycles, and pads that refuse
 // uploads or hold a single effect.
 import HapticTestDevices
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticRendering
 import Glibc

@@ -6,7 +6,7 @@
 // opt-in the stick is never chosen and naming it says why; on a device whose pool is full an effect waits for one
 // of our slots or is left out, and playback goes on; the engine survives the joystick unplugged mid-pattern and
 // plugged back in.
-import AHAP
+import AHAPFiles
 import Foundation
 import Glibc
 import HapticRendering

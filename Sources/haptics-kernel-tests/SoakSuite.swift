@@ -3,7 +3,7 @@
 // runs and must stay flat; every engine must recover from every replug and keep playing; at the end every engine is
 // stopped and every pad destroyed, and nothing may be left. `haptics-kernel-tests --soak SECONDS` runs it at length
 // (`make soak`); the suite below runs a short smoke of the same code in `make test`. docs/reliability.md ("Load").
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticTestDevices
 import LinuxHaptics

@@ -3,7 +3,7 @@
 // one for one), the rumble motors stay unused, player commands shape the stream, a killed or stopped player
 // leaves the actuators silent within 150 ms, a user without the hidraw node falls back to rumble with a message,
 // and an unplug mid-pattern recovers as it does on rumble.
-import AHAP
+import AHAPFiles
 import Foundation
 import Glibc
 import HapticRendering

@@ -1,4 +1,4 @@
-import AHAP
+import AHAPFiles
 import ArgumentParser
 import Dispatch
 #if canImport(FoundationEssentials)

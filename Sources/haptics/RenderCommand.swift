@@ -1,4 +1,4 @@
-import AHAP
+import AHAPFiles
 import ArgumentParser
 import AudioRendering
 #if canImport(FoundationEssentials)

@@ -1,4 +1,4 @@
-import AHAP
+import AHAPFiles
 import ArgumentParser
 #if canImport(FoundationEssentials)
 import FoundationEssentials

@@ -1,6 +1,6 @@
 // The engine's check before it plays a pattern: `boundsDiagnostic()` clears small patterns in one pass and must
 // say exactly what the validator says about size and numbers, for real files and for patterns past each bound.
-import AHAP
+import AHAPFiles
 import Foundation
 import Testing
 

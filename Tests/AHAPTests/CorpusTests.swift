@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AHAP
+import AHAPFiles
 
 /// The real-world corpus (`AHAP_CORPUS`): every file loads and reads as Foundation reads it, and the files whose
 /// quirks the fixtures imitate behave as those fixtures do (`FixtureTests`).

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AHAP
+import AHAPFiles
 
 /// The package's own AHAP fixtures, one quirk of real files each (docs/ahap.md, "Test fixtures"): each loads and
 /// reads as it should, and every fixture reads as Foundation reads it.

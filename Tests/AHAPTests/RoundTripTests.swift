@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import AHAP
+import AHAPFiles
 
 @Suite struct RoundTripTests {
     @Test func fixturesRoundTripThroughText() throws {

@@ -1,4 +1,4 @@
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticRendering
 import HapticTestDevices

@@ -1,5 +1,5 @@
 import Foundation
-import AHAP
+import AHAPFiles
 import HapticRendering
 import Testing
 

@@ -1,5 +1,5 @@
 // lh_pattern_load_data and lh_pattern_load_file report what `haptics validate` reports, with the JSON path.
-import AHAP
+import AHAPFiles
 import CLinuxHaptics
 import Foundation
 import Testing

@@ -1,6 +1,6 @@
 // The reference app's assets: every pattern passes `haptics validate --strict`, the cue sheet parses and names
 // only patterns that exist, and broken cue sheets fail with their file and JSON path.
-import AHAP
+import AHAPFiles
 import Foundation
 import LinuxHaptics
 import AppHaptics

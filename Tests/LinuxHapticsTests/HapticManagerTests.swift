@@ -1,6 +1,6 @@
 // HapticManager's rules on an engine that records and fails on demand: no device, preload once,
 // skipped files, unknown names, clamping, and the stopped/reset recovery.
-import AHAP
+import AHAPFiles
 import Foundation
 @testable import LinuxHaptics
 @testable import AppHaptics

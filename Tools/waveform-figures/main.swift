@@ -1,7 +1,7 @@
 // Draws the waveform renderer's figures for docs/rendering.md ("Waveforms for voice coils") into the folder given
 // (scripts/waveform-figures: docs/images). Every curve is computed by HapticRendering itself; the sample plots
 // are rendered patterns, and the frequency plot is measured from the rendered carrier's zero crossings.
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticRendering
 

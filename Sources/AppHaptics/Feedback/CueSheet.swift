@@ -7,6 +7,7 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
+import LinuxSystem
 
 /// An app's haptic cues, chapter by chapter, as `Haptics/cues.json` lists them.
 public struct CueSheet: Sendable, Hashable {
@@ -149,9 +150,9 @@ public struct CueSheetError: Error, Sendable, Hashable, CustomStringConvertible 
 extension CueSheet {
     /// Reads and checks the cue sheet at `url`.
     public init(contentsOf url: URL) throws(CueSheetError) {
-        switch DocumentFile.read(url, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
-        case .success(let data):
-            try self.init(data: data, file: url.path)
+        switch DocumentFile.read(url.path, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
+        case .success(let bytes):
+            try self.init(data: Data(bytes), file: url.path)
         case .failure(.unreadable(let reason)):
             throw CueSheetError(file: url.path, path: "", reason: "cannot read the file (\(reason))")
         case .failure(.directory):

@@ -172,8 +172,9 @@ public final class FeedbackSettingsStore: Sendable {
     private static func load(_ url: URL, logger: Logger) -> FeedbackSettings {
         guard FileManager.default.fileExists(atPath: url.path) else { return .defaults }
         do {
-            // A regular file only, within the limit, as for the AHAP files; and an empty one is not read at all.
-            return try FeedbackSettings(fileData: DocumentFile.read(url, maximumBytes: maximumFileBytes).get())
+            // A regular file only, within the limit, as for the AHAP files.
+            return try FeedbackSettings(
+                fileData: Data(DocumentFile.read(url.path, maximumBytes: maximumFileBytes).get()))
         } catch {
             logger.info(
                 "haptics settings file unreadable or corrupt; using defaults",

@@ -2,6 +2,7 @@
 // tap; everything that can go wrong (no device, unplug, a corrupt file) is absorbed here and logged, never
 // thrown at the caller.
 public import AHAP
+internal import AHAPFiles
 public import HapticRendering
 import LinuxHaptics
 #if canImport(FoundationEssentials)

@@ -4,7 +4,8 @@ public import FoundationEssentials
 #else
 public import Foundation
 #endif
-import AHAP
+import AHAPFiles
+import LinuxSystem
 
 /// Resolves names inside one folder.
 public struct HapticResourceDirectory: HapticResourceResolving {

@@ -1,6 +1,6 @@
 /*
- * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd is not in Swift's Glibc
- * module, pipe2 is declared only under
+ * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd and statfs are not in Swift's
+ * Glibc module, pipe2 is declared only under
  * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
  * forked child of a threaded process may make only raw system calls (the silence guard), a write that
  * reaches the kernel without a call into the C library, and glibc's `stdout`, which Swift 6 will not touch.
@@ -94,6 +94,24 @@ static inline int cls_timerfd_set_absolute(int fd, long long seconds, long nanos
 /* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
 extern int pipe2(int fds[2], int flags);
 static inline int cls_pipe2(int fds[2], int flags) { return pipe2(fds, flags); }
+
+/*
+ * statfs(2) and fstatfs(2), of which only the file system's magic number (`f_type`, linux/magic.h) is wanted: the
+ * type of file system a file is on. `f_type` is a signed word; the magic number is its low 32 bits.
+ */
+#include <sys/vfs.h>
+static inline int cls_fstatfs_magic(int fd, unsigned int *magic) {
+    struct statfs info;
+    int result = fstatfs(fd, &info);
+    if (result == 0) *magic = (unsigned int)info.f_type;
+    return result;
+}
+static inline int cls_statfs_magic(const char *path, unsigned int *magic) {
+    struct statfs info;
+    int result = statfs(path, &info);
+    if (result == 0) *magic = (unsigned int)info.f_type;
+    return result;
+}
 
 /*
  * Delivers each of `signals` as one byte (its number) on a pipe and returns the pipe's read end, or -1 with

@@ -6,7 +6,7 @@
 // the others are against SDL's better API per device and figure, geometric means over devices (and, for
 // fidelity, patterns); lower is better. Every figure's runs are interleaved: each round (or pattern) runs every
 // peer once, in the order of a balanced Latin square (`balancedOrder`).
-import AHAP
+import AHAPFiles
 import Foundation
 import HapticTestDevices
 import LinuxHaptics

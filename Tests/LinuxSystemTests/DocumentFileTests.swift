@@ -1,0 +1,97 @@
+// `DocumentFile`: a document read from the path a user named, judged by the descriptor it opened.
+import Foundation
+import Glibc
+import Testing
+
+@_spi(Internals) @testable import LinuxSystem
+
+struct DocumentFileTests {
+    /// A folder of its own for a test, removed after `body`.
+    private static func inScratchFolder<T>(_ body: (String) throws -> T) throws -> T {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("document-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        return try body(folder.path)
+    }
+
+    @Test func aRegularFileIsReadWholeAndAnEmptyOneIsEmpty() throws {
+        try Self.inScratchFolder { folder in
+            let bytes = Array(repeating: UInt8(ascii: "x"), count: 70_000)
+            try Sys.writeNewFile(folder + "/long.ahap", bytes)
+            try Sys.writeNewFile(folder + "/empty.ahap", [])
+            #expect(DocumentFile.read(folder + "/long.ahap", maximumBytes: 1 << 20) == .success(bytes))
+            #expect(DocumentFile.read(folder + "/empty.ahap", maximumBytes: 1 << 20) == .success([]))
+        }
+    }
+
+    /// A FIFO is opened without waiting for a writer, and refused by what the descriptor is: an open for reading
+    /// alone waits until something opens it for writing, which nothing here does.
+    @Test func aFIFOIsRefusedWithoutWaitingForAWriter() throws {
+        try Self.inScratchFolder { folder in
+            let fifo = folder + "/pipe.ahap"
+            try #require(mkfifo(fifo, 0o600) == 0)
+            #expect(
+                DocumentFile.read(fifo, maximumBytes: 1 << 20)
+                    == .failure(.unreadable("it is not a regular file (a pipe or a socket)")))
+        }
+    }
+
+    @Test func theLimitIsHeldBeforeReading() throws {
+        try Self.inScratchFolder { folder in
+            let path = folder + "/ten.ahap"
+            try Sys.writeNewFile(path, Array(repeating: 0x20, count: 10))
+            #expect(DocumentFile.read(path, maximumBytes: 10) == .success(Array(repeating: 0x20, count: 10)))
+            #expect(DocumentFile.read(path, maximumBytes: 9) == .failure(.tooLarge(size: 10, limit: 9)))
+        }
+    }
+
+    /// A socket does not open (`ENXIO`), and a device opens; both are said to be what they are.
+    @Test func aDeviceAndASocketAreSaidToBeWhatTheyAre() throws {
+        #expect(
+            DocumentFile.read("/dev/null", maximumBytes: 1 << 20)
+                == .failure(.unreadable("it is a device, not a regular file")))
+        try Self.inScratchFolder { folder in
+            let path = folder + "/socket.ahap"
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+                for (index, byte) in path.utf8.enumerated() { buffer[index] = byte }
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
+            }
+            try #require(bound == 0)
+            #expect(
+                DocumentFile.read(path, maximumBytes: 1 << 20)
+                    == .failure(.unreadable("it is not a regular file (a pipe or a socket)")))
+        }
+    }
+
+    /// A path to be written is judged by what is there, its links followed: a pipe named through /proc/self/fd is
+    /// a pipe, nothing there is for its writer to create, and a link to nowhere is said to be one.
+    @Test func aPathToBeWrittenIsJudgedByWhatIsThere() throws {
+        try Self.inScratchFolder { folder in
+            #expect(DocumentFile.notRegular(folder + "/absent.wav") == nil)
+            try Sys.writeNewFile(folder + "/file.wav", [])
+            #expect(DocumentFile.notRegular(folder + "/file.wav") == nil)
+            #expect(DocumentFile.notRegular(folder) == "it is a directory, not a regular file")
+            try #require(symlink("/nonexistent/target", folder + "/dangling.wav") == 0)
+            #expect(
+                DocumentFile.notRegular(folder + "/dangling.wav")?.hasPrefix(
+                    "it is a symbolic link that leads to no file") == true)
+            let pipe = try Sys.pipe()
+            defer {
+                Sys.close(pipe.read)
+                Sys.close(pipe.write)
+            }
+            #expect(
+                DocumentFile.notRegular("/proc/self/fd/\(pipe.write)")
+                    == "it is not a regular file (a pipe or a socket)")
+        }
+    }
+}
