@@ -4,9 +4,11 @@
 // device such as `/dev/zero` never ends, and a file the kernel makes up as it is read (`KernelMadeFiles`) gives a
 // size that says nothing of what it holds.
 //
-// The file is opened first and judged by its descriptor: the file whose type, file system and size were checked is
-// the file read, not whatever the path leads to a moment later. The open waits for nothing (a FIFO's open for
-// reading would wait for a writer) and takes no terminal for the process's own.
+// What the path leads to is looked at before it is opened: a device is never opened, since opening one may act
+// (`/dev/watchdog` arms the watchdog, a tape device rewinds when closed). Then the file is opened and judged again
+// by its descriptor, so that the file whose type, file system and size were checked is the file read, not whatever
+// the path leads to a moment later. The open waits for nothing (a FIFO put in the file's place meanwhile would wait
+// for a writer) and takes no terminal for the process's own.
 internal import Glibc
 
 package enum DocumentFile {
@@ -23,6 +25,10 @@ package enum DocumentFile {
     /// The bytes of the regular file at `path`, of at most `maximumBytes`: its size is checked before reading, and
     /// what is read is held to the limit too (a file that grows while it is read).
     package static func read(_ path: String, maximumBytes: Int) -> Result<[UInt8], Refusal> {
+        if let status = try? Sys.stat(path) {
+            if let refusal = refusal(ofType: status.type) { return .failure(refusal) }
+            if let refusal = KernelMadeFiles.refusal(ofPath: path) { return .failure(.unreadable(refusal)) }
+        }
         let fd: Int32
         do throws(SystemCallError) {
             fd = try Sys.open(path, flags: O_RDONLY | O_NOCTTY | O_NONBLOCK)

@@ -45,7 +45,21 @@ struct DocumentFileTests {
         }
     }
 
-    /// A socket does not open (`ENXIO`), and a device opens; both are said to be what they are.
+    /// A device is refused without being opened: opening one may act (`/dev/watchdog` arms the watchdog, a tape
+    /// rewinds when closed). The device is named through a link of its own, so that the count of opens picks out
+    /// this read's alone among the tests running beside it.
+    @Test func aDeviceIsRefusedWithoutBeingOpened() throws {
+        try Self.inScratchFolder { folder in
+            let link = folder + "/device-\(UUID().uuidString).ahap"
+            try #require(symlink("/dev/null", link) == 0)
+            let plan = SyscallFaults.Plan(site: "open", errno: .permissionDenied, calls: .from(1), matching: link)
+            let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(link, maximumBytes: 1 << 20) }
+            #expect(result == .failure(.unreadable("it is a device, not a regular file")))
+            #expect(tally.injected == 0, "the device was opened")
+        }
+    }
+
+    /// A socket does not open (`ENXIO`), and a device is not opened; both are said to be what they are.
     @Test func aDeviceAndASocketAreSaidToBeWhatTheyAre() throws {
         #expect(
             DocumentFile.read("/dev/null", maximumBytes: 1 << 20)
