@@ -204,7 +204,7 @@ lint:
 bench: bootstrap-bench release
 	@scripts/bench
 
-# DocC (swift-docc-plugin): the six libraries' symbol docs in one archive, with LinuxHaptics' articles "Getting
+# DocC (swift-docc-plugin): the seven libraries' symbol docs in one archive, with LinuxHaptics' articles "Getting
 # started" and "Coming from Core Haptics" (Sources/LinuxHaptics/LinuxHaptics.docc). Open it with
 # `python3 -m http.server -d $(DOCS_ARCHIVE)` and http://localhost:8000/documentation/linuxhaptics. `make docs-check`
 # builds the LinuxHaptics and AppHaptics catalogs, each alone, with every warning an error, so that a symbol the
@@ -215,8 +215,8 @@ DOCC_PLUGIN = $(SWIFT) package --allow-writing-to-directory .build/docs generate
 docs: bootstrap
 	@mkdir -p .build/docs
 	$(DOCC_PLUGIN) --enable-experimental-combined-documentation --output-path $(DOCS_ARCHIVE) \
-		--target AHAP --target HapticRendering --target LinuxInput --target LinuxHaptics --target AppHaptics \
-		--target LinuxHapticsTesting
+		--target AHAP --target AHAPFiles --target HapticRendering --target LinuxInput --target LinuxHaptics \
+		--target AppHaptics --target LinuxHapticsTesting
 	@echo "documentation: $(DOCS_ARCHIVE) (python3 -m http.server -d $(DOCS_ARCHIVE))"
 
 docs-check: bootstrap
