@@ -17,7 +17,7 @@ extension AHAPValidator {
     public static func validate(
         contentsOf url: URL, limits: AHAPLimits = .default, soundCheck: ((String) -> String?)? = nil
     ) -> AHAPReport {
-        switch DocumentFile.read(url.path, maximumBytes: limits.maximumDocumentBytes) {
+        switch DocumentFile.read(url, maximumBytes: limits.maximumDocumentBytes) {
         case .success(let bytes):
             let folder = url.deletingLastPathComponent().path
             return bytes.withUnsafeBytes { bytes in

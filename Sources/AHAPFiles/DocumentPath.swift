@@ -1,4 +1,4 @@
-// The path of a document the user named, as a URL.
+// A document the user named, as a URL: the file it names, and its bytes.
 #if canImport(FoundationEssentials)
 package import FoundationEssentials
 #else
@@ -16,5 +16,15 @@ extension DocumentFile {
     ) -> URL {
         guard !path.hasPrefix("/"), directory.hasPrefix("/") else { return URL(fileURLWithPath: path) }
         return URL(fileURLWithPath: directory.hasSuffix("/") ? directory + path : directory + "/" + path)
+    }
+
+    /// The bytes of the document `url` names, read as `read(_:maximumBytes:)` reads a path. A URL that names no
+    /// local file (`https:`) is refused: its path is not read from the local disk as if it were one.
+    package static func read(_ url: URL, maximumBytes: Int) -> Result<[UInt8], Refusal> {
+        guard url.isFileURL else {
+            return .failure(
+                .unreadable("it names no local file (a URL of the scheme \(url.scheme ?? "none")): pass its bytes"))
+        }
+        return read(url.path, maximumBytes: maximumBytes)
     }
 }

@@ -64,48 +64,22 @@ public enum AudioFile {
     }
 
     /// The regular file at `path` opened for libsndfile to read, and its descriptor, which the caller closes after
-    /// `sf_close` (libsndfile is told not to). It is opened without blocking and its type checked first: a FIFO
-    /// (which an `open` for reading would wait on until a writer came, with nothing to interrupt it), a device, a
-    /// socket or a directory is refused, whatever a pattern names; and so is a file the kernel makes up as it is read
-    /// (`KernelMadeFiles`), which libsndfile took for a sound in a format it did not recognise.
+    /// `sf_close` (libsndfile is told not to). Whatever a pattern names, only a regular file is opened
+    /// (`DocumentFile.open`): a FIFO (which an `open` for reading would wait on until a writer came, with nothing to
+    /// interrupt it), a device (which is never opened: opening one may act), a socket or a directory is refused; and
+    /// so is a file the kernel makes up as it is read (`KernelMadeFiles`), which libsndfile took for a sound in a
+    /// format it did not recognise.
     static func open(_ path: String, _ info: inout SF_INFO) throws(AudioFileError) -> (file: OpaquePointer, fd: Int32) {
         let fd: Int32
-        do throws(SystemCallError) {
-            fd = try Sys.open(path, flags: O_RDONLY | O_NONBLOCK)
-        } catch {
-            throw AudioFileError(path: path, reason: "\(error)")
-        }
-        let refusal: String?
-        do throws(SystemCallError) {
-            if let notRegular = notRegular(try Sys.fstat(fd).type) {
-                refusal = notRegular
-            } else {
-                refusal = try KernelMadeFiles.refusal(ofDescriptor: fd)
-            }
-        } catch {
-            Sys.close(fd)
-            throw AudioFileError(path: path, reason: "\(error)")
-        }
-        if let refusal {
-            Sys.close(fd)
-            throw AudioFileError(path: path, reason: refusal)
+        switch DocumentFile.open(path) {
+        case .success(let opened): fd = opened
+        case .failure(let refusal): throw AudioFileError(path: path, reason: refusal.reason)
         }
         guard let file = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else {
             Sys.close(fd)
             throw AudioFileError(path: path, reason: String(cString: sf_strerror(nil)))
         }
         return (file, fd)
-    }
-
-    /// Why a file of `type` (`st_mode & S_IFMT`) is not read; nil for a regular file.
-    static func notRegular(_ type: mode_t) -> String? {
-        switch type {
-        case S_IFREG: nil
-        case S_IFIFO: "it is a FIFO (a named pipe), not a regular file"
-        case S_IFCHR, S_IFBLK: "it is a device, not a regular file"
-        case S_IFDIR: "it is a directory, not a regular file"
-        default: "it is not a regular file (a socket)"
-        }
     }
 
     /// How `mostSamples` reads in a refusal.

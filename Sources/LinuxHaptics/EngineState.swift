@@ -298,9 +298,6 @@ struct EngineState: Sendable {
     static let stalePlayer = HapticEngineError(.playerInvalidated, "the engine's output was reset: make a new player")
     static let destroyedEngine = HapticEngineError(.notRunning, "the engine was destroyed")
 
-    /// Fails with `notRunning` on a destroyed engine (every command of its players does: until 6 December a stop,
-    /// seek, parameter or cancel returned normally and changed a player no engine would play), and with
-    /// `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
     /// For a play: a stopped or destroyed engine refuses it (one that idled or waits for its device is started by
     /// the play).
     func requireStarted() throws(HapticEngineError) {
@@ -311,6 +308,9 @@ struct EngineState: Sendable {
         }
     }
 
+    /// Fails with `notRunning` on a destroyed engine (every command of its players does: until 6 December a stop,
+    /// seek, parameter or cancel returned normally and changed a player no engine would play), and with
+    /// `playerInvalidated` when player `id`, made in reset generation `generation`, is gone.
     func requirePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) {
         guard phase != .destroyed else { throw Self.destroyedEngine }
         guard resetGeneration == generation, scheduler.players[id] != nil else { throw Self.stalePlayer }

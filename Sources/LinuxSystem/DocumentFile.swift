@@ -1,14 +1,17 @@
-// Reading a document from a path the user named, for the AHAP reader and the other JSON files of the package (the
-// app's cue sheet, its settings): only regular files within a size limit are read, and anything else is refused
+// Reading a document from a path the user named, for the AHAP reader and the other files of the package (the
+// app's cue sheet, its settings, a pattern's sounds): only regular files are read, and anything else is refused
 // with what it is. Reading a directory fails with an unhelpful code, a pipe blocks until something writes to it, a
 // device such as `/dev/zero` never ends, and a file the kernel makes up as it is read (`KernelMadeFiles`) gives a
 // size that says nothing of what it holds.
 //
-// What the path leads to is looked at before it is opened: a device is never opened, since opening one may act
-// (`/dev/watchdog` arms the watchdog, a tape device rewinds when closed). Then the file is opened and judged again
-// by its descriptor, so that the file whose type, file system and size were checked is the file read, not whatever
-// the path leads to a moment later. The open waits for nothing (a FIFO put in the file's place meanwhile would wait
-// for a writer) and takes no terminal for the process's own.
+// What the path leads to is judged before it is opened for reading, and what is opened is what was judged: the
+// path is first opened with `O_PATH`, which names the file without opening it (no driver's `open` runs: a device
+// is never opened, since opening one may act, `/dev/watchdog` arming the watchdog, a tape rewinding when closed);
+// that descriptor's `fstat` and `fstatfs` say what the file is; and a regular file is then opened through the
+// descriptor's link in `/proc/self/fd`, the very file judged, whatever the path leads to by then. The open waits
+// for nothing and takes no terminal for the process's own. Where `/proc` is not mounted the path is opened again
+// and must still be the file judged (its device and inode); only there can a file put in its place between the
+// two opens be opened, and it is refused once open.
 internal import Glibc
 
 package enum DocumentFile {
@@ -20,33 +23,75 @@ package enum DocumentFile {
         case directory
         /// A regular file of `size` bytes, more than the limit of `limit`.
         case tooLarge(size: Int, limit: Int)
+
+        /// The refusal in words, for a reader that has no more to say of it.
+        package var reason: String {
+            switch self {
+            case .unreadable(let reason): reason
+            case .directory: "it is a directory, not a regular file"
+            case .tooLarge(let size, let limit): "it is \(size) bytes long, more than the \(limit) read at the most"
+            }
+        }
     }
 
     /// The bytes of the regular file at `path`, of at most `maximumBytes`: its size is checked before reading, and
     /// what is read is held to the limit too (a file that grows while it is read).
     package static func read(_ path: String, maximumBytes: Int) -> Result<[UInt8], Refusal> {
-        if let status = try? Sys.stat(path) {
-            if let refusal = refusal(ofType: status.type) { return .failure(refusal) }
-            if let refusal = KernelMadeFiles.refusal(ofPath: path) { return .failure(.unreadable(refusal)) }
-        }
         let fd: Int32
-        do throws(SystemCallError) {
-            fd = try Sys.open(path, flags: O_RDONLY | O_NOCTTY | O_NONBLOCK)
-        } catch {
-            return .failure(refusal(opening: path, error))
+        switch open(path) {
+        case .success(let opened): fd = opened
+        case .failure(let refusal): return .failure(refusal)
         }
         defer { Sys.close(fd) }
         do throws(SystemCallError) {
-            let status = try Sys.fstat(fd)
-            if let refusal = refusal(ofType: status.type) { return .failure(refusal) }
-            if let refusal = try KernelMadeFiles.refusal(ofDescriptor: fd) { return .failure(.unreadable(refusal)) }
-            guard status.size <= maximumBytes else {
-                return .failure(.tooLarge(size: status.size, limit: maximumBytes))
-            }
-            return try readAll(fd, size: status.size, maximumBytes: maximumBytes)
+            let size = try Sys.fstat(fd).size
+            guard size <= maximumBytes else { return .failure(.tooLarge(size: size, limit: maximumBytes)) }
+            return try readAll(fd, size: size, maximumBytes: maximumBytes)
         } catch {
             return .failure(.unreadable(reason(error)))
         }
+    }
+
+    /// The regular file at `path` opened for reading, without blocking, or why not: judged before it is opened,
+    /// and the very file judged (see the top of this file). The caller closes the descriptor.
+    package static func open(_ path: String) -> Result<Int32, Refusal> {
+        // The system's calls take the path up to its first NUL: another file than the one named.
+        guard !path.utf8.contains(0) else { return .failure(.unreadable("its path holds a NUL character")) }
+        let named: Int32
+        do throws(SystemCallError) {
+            named = try Sys.openPath(path)
+        } catch {
+            return .failure(refusal(opening: path, error))
+        }
+        defer { Sys.close(named) }
+        let judged: Sys.FileStatus
+        do throws(SystemCallError) {
+            judged = try Sys.fstat(named)
+            if let refusal = refusal(ofType: judged.type) { return .failure(refusal) }
+            if let refusal = try KernelMadeFiles.refusal(ofDescriptor: named) { return .failure(.unreadable(refusal)) }
+        } catch {
+            return .failure(.unreadable(reason(error)))
+        }
+        let flags = O_RDONLY | O_NOCTTY | O_NONBLOCK
+        do throws(SystemCallError) {
+            return .success(try Sys.reopen(named, of: path, flags: flags))
+        } catch {
+            guard error.errno == .noSuchFileOrDirectory, !Sys.exists("/proc/self/fd") else {
+                return .failure(.unreadable(reason(error)))
+            }
+        }
+        // No /proc: the path again, which must still lead to the file judged.
+        let fd: Int32
+        do throws(SystemCallError) {
+            fd = try Sys.open(path, flags: flags)
+            guard try Sys.fstat(fd).identity == judged.identity else {
+                Sys.close(fd)
+                return .failure(.unreadable("it was replaced by another file while it was opened"))
+            }
+        } catch {
+            return .failure(refusal(opening: path, error))
+        }
+        return .success(fd)
     }
 
     /// The bytes of the file open at `fd`, whose size was `size`: at most one byte past `maximumBytes` is read,
@@ -89,12 +134,8 @@ package enum DocumentFile {
         } catch {
             return isDanglingLink(path, error) ? danglingLink : nil
         }
-        switch refusal(ofType: status.type) {
-        case nil: return KernelMadeFiles.refusal(ofPath: path)
-        case .directory: return "it is a directory, not a regular file"
-        case .unreadable(let reason): return reason
-        case .tooLarge: return nil
-        }
+        guard let refusal = refusal(ofType: status.type) else { return KernelMadeFiles.refusal(ofPath: path) }
+        return refusal.reason
     }
 
     private static let danglingLink =
@@ -106,7 +147,9 @@ package enum DocumentFile {
         case S_IFREG: nil
         case S_IFDIR: .directory
         case S_IFCHR, S_IFBLK: .unreadable("it is a device, not a regular file")
-        default: .unreadable("it is not a regular file (a pipe or a socket)")
+        case S_IFIFO: .unreadable("it is a pipe (a FIFO), not a regular file")
+        case S_IFSOCK: .unreadable("it is a socket, not a regular file")
+        default: .unreadable("it is not a regular file")
         }
     }
 

@@ -14,9 +14,9 @@ package enum KernelMadeFiles {
     /// The file systems, by their magic numbers (`statfs`'s `f_type`, linux/magic.h and the kernel's sources for
     /// the three it does not list), whose files the kernel makes up as they are read, with the names the mount
     /// table gives them: process and kernel state (proc, sysfs), kernel debugging and tracing (debugfs, tracefs),
-    /// objects made by writing (configfs), security modules' settings (securityfs, selinuxfs), control groups
-    /// (cgroup, cgroup2), firmware variables (efivarfs), executable formats (binfmt_misc), the FUSE connections
-    /// (fusectl) and POSIX message queues (mqueue).
+    /// objects made by writing (configfs), security modules' settings (securityfs, selinuxfs, smackfs), control
+    /// groups (cgroup, cgroup2), firmware variables (efivarfs), executable formats (binfmt_misc), the FUSE
+    /// connections (fusectl), POSIX message queues (mqueue) and the CPU's resource control groups (resctrl).
     static let fileSystems: [UInt32: String] = [
         0x9fa0: "proc",
         0x6265_6572: "sysfs",
@@ -31,6 +31,8 @@ package enum KernelMadeFiles {
         0x4249_4e4d: "binfmt_misc",
         0x6573_5543: "fusectl",
         0x1980_0202: "mqueue",
+        0x4341_5d53: "smackfs",
+        0x0765_5821: "resctrl",
     ]
 
     /// Why a file of the file system `name` (one of `fileSystems`) is neither read nor written, in words.

@@ -24,10 +24,13 @@ extension Sys {
     package struct FileStatus: Sendable, Hashable {
         package var type: mode_t
         package var size: Int
+        /// The file's identity: the device of its file system (`st_dev`) and its inode number (`st_ino`).
+        package var identity: [UInt64]
 
         init(_ status: Glibc.stat) {
             type = status.st_mode & S_IFMT
             size = Int(status.st_size)
+            identity = [UInt64(status.st_dev), UInt64(status.st_ino)]
         }
     }
 

@@ -22,6 +22,22 @@ import Glibc
         return folder
     }
 
+    /// A URL that names no local file is refused, not read from the local disk as if its path were one: until
+    /// 7 December `https://example.com/tmp/.../p.ahap` read the local `/tmp/.../p.ahap`.
+    @Test func aURLOfAnotherSchemeIsNotReadFromTheLocalDisk() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Sys.writeNewFile(folder.path + "/p.ahap", Array(Self.document(event: Self.transient).utf8))
+        #expect(AHAPValidator.validate(contentsOf: folder.appendingPathComponent("p.ahap")).pattern != nil)
+        let remote = try #require(URL(string: "https://example.com" + folder.path + "/p.ahap"))
+        let report = AHAPValidator.validate(contentsOf: remote)
+        #expect(report.pattern == nil)
+        #expect(
+            report.errors.map(\.message) == [
+                "cannot read the file: it names no local file (a URL of the scheme https): pass its bytes"
+            ])
+    }
+
     private static func unreadableMessage(_ path: String) -> String? {
         let report = AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path))
         #expect(report.errors.count == 1)
@@ -42,7 +58,7 @@ import Glibc
         let expected: [(String, String)] = [
             (folder.path, "unreadable-file: cannot read the file: it is a directory"),
             (linkToFolder, "unreadable-file: cannot read the file: it is a directory"),
-            (pipe, "unreadable-file: cannot read the file: it is not a regular file (a pipe or a socket)"),
+            (pipe, "unreadable-file: cannot read the file: it is a pipe (a FIFO), not a regular file"),
             ("/dev/zero", "unreadable-file: cannot read the file: it is a device, not a regular file"),
             (dangling, "unreadable-file: cannot read the file: it is a symbolic link that leads to no file"),
             (loop, "unreadable-file: cannot read the file: it is a symbolic link that leads to no file"),

@@ -124,7 +124,7 @@ import Glibc
         #expect(report.warnings.map(\.path) == [0, 1].map { "Pattern[\($0)].Event.EventWaveformPath" })
         #expect(
             report.warnings[0].message.hasPrefix(
-                #"the sound "fifo.wav" cannot be read: it is not a regular file (a pipe or a socket)"#),
+                #"the sound "fifo.wav" cannot be read: it is a pipe (a FIFO), not a regular file"#),
             "\(report.warnings[0].message)")
         #expect(
             report.warnings[1].message.hasPrefix(

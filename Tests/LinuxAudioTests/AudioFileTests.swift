@@ -2,6 +2,7 @@ import AudioRendering
 import CSndfile
 import Glibc
 @testable import LinuxAudio
+@_spi(Internals) import LinuxSystem
 import Synchronization
 import Testing
 
@@ -91,6 +92,35 @@ struct AudioFileTests {
                 let result = await outcome.value
                 #expect(result.contains(reason), "\(path) (stream \(stream)): \(result)")
             }
+        }
+    }
+
+    /// A device a pattern names as its sound is never opened, for a clip or a stream: opening one may act
+    /// (`/dev/watchdog` arms the watchdog). Until 7 December the file was opened first and judged by its descriptor.
+    /// The device is named through a link of its own, so that a fault planned for the opens of that path finds
+    /// these alone among the tests running beside them.
+    @Test("a device named as a sound is refused without being opened, for a clip and for a stream")
+    func aDeviceIsNeverOpened() throws {
+        let scratch = Scratch()
+        let link = scratch.file("device-\(UInt64.random(in: 0...UInt64.max)).wav")
+        defer { unlink(link) }
+        try #require(symlink("/dev/null", link) == 0)
+        for stream in [false, true] {
+            let plan = SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: "open(\(link)")
+            let (reason, tally) = try SyscallFaults.withPlan(plan) { () -> String in
+                do throws(AudioFileError) {
+                    if stream {
+                        _ = try AudioFileStream(path: link, sampleRate: 48000)
+                    } else {
+                        _ = try AudioFile.decode(link)
+                    }
+                    return "decoded"
+                } catch {
+                    return error.reason
+                }
+            }
+            #expect(reason == "it is a device, not a regular file", "stream \(stream)")
+            #expect(tally.injected == 0, "stream \(stream): the device was opened")
         }
     }
 
@@ -281,7 +311,7 @@ struct AudioFileTests {
         let missing = scratch.file("missing.wav")
         let error = #expect(throws: AudioFileError.self) { try AudioFile.decode(missing) }
         #expect(
-            error?.path == missing && error?.reason.contains("No such file") == true, "\(String(describing: error))")
+            error?.path == missing && error?.reason == "no such file", "\(String(describing: error))")
         let text = scratch.file("text.wav")
         let descriptor = creat(text, 0o644)
         _ = "not a sound".withCString { write(descriptor, $0, 11) }

@@ -32,7 +32,7 @@ struct DocumentFileTests {
             try #require(mkfifo(fifo, 0o600) == 0)
             #expect(
                 DocumentFile.read(fifo, maximumBytes: 1 << 20)
-                    == .failure(.unreadable("it is not a regular file (a pipe or a socket)")))
+                    == .failure(.unreadable("it is a pipe (a FIFO), not a regular file")))
         }
     }
 
@@ -45,17 +45,32 @@ struct DocumentFileTests {
         }
     }
 
-    /// A device is refused without being opened: opening one may act (`/dev/watchdog` arms the watchdog, a tape
-    /// rewinds when closed). The device is named through a link of its own, so that the count of opens picks out
-    /// this read's alone among the tests running beside it.
-    @Test func aDeviceIsRefusedWithoutBeingOpened() throws {
+    /// A device, or a FIFO, is refused without being opened: opening a device may act (`/dev/watchdog` arms the
+    /// watchdog, a tape rewinds when closed). Each is named through a link of its own, so that a fault planned for
+    /// the opens of that path (not its `O_PATH` descriptor, which opens nothing) finds this read's alone among the
+    /// tests running beside it; a regular file named the same way is opened, once.
+    @Test func aDeviceOrAFIFOIsRefusedWithoutBeingOpened() throws {
         try Self.inScratchFolder { folder in
-            let link = folder + "/device-\(UUID().uuidString).ahap"
-            try #require(symlink("/dev/null", link) == 0)
-            let plan = SyscallFaults.Plan(site: "open", errno: .permissionDenied, calls: .from(1), matching: link)
-            let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(link, maximumBytes: 1 << 20) }
-            #expect(result == .failure(.unreadable("it is a device, not a regular file")))
-            #expect(tally.injected == 0, "the device was opened")
+            let fifo = folder + "/pipe"
+            try #require(mkfifo(fifo, 0o600) == 0)
+            try Sys.writeNewFile(folder + "/file", Array("{}".utf8))
+            for (target, expected) in [
+                ("/dev/null", DocumentFile.Refusal.unreadable("it is a device, not a regular file")),
+                (fifo, .unreadable("it is a pipe (a FIFO), not a regular file")),
+            ] {
+                let link = folder + "/link-\(UUID().uuidString).ahap"
+                try #require(symlink(target, link) == 0)
+                let plan = SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: "open(\(link)")
+                let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(link, maximumBytes: 64) }
+                #expect(result == .failure(expected))
+                #expect(tally.injected == 0, "\(target) was opened")
+            }
+            let link = folder + "/link-\(UUID().uuidString).ahap"
+            try #require(symlink(folder + "/file", link) == 0)
+            let plan = SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: "open(\(link)")
+            let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(link, maximumBytes: 64) }
+            #expect(result == .failure(.unreadable("the system refused it (Input/output error)")))
+            #expect(tally.injected == 1, "the regular file was not opened, once")
         }
     }
 
@@ -82,7 +97,7 @@ struct DocumentFileTests {
             try #require(bound == 0)
             #expect(
                 DocumentFile.read(path, maximumBytes: 1 << 20)
-                    == .failure(.unreadable("it is not a regular file (a pipe or a socket)")))
+                    == .failure(.unreadable("it is a socket, not a regular file")))
         }
     }
 
@@ -104,8 +119,7 @@ struct DocumentFileTests {
                 Sys.close(pipe.write)
             }
             #expect(
-                DocumentFile.notRegular("/proc/self/fd/\(pipe.write)")
-                    == "it is not a regular file (a pipe or a socket)")
+                DocumentFile.notRegular("/proc/self/fd/\(pipe.write)") == "it is a pipe (a FIFO), not a regular file")
         }
     }
 }

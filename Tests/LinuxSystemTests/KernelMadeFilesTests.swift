@@ -58,10 +58,12 @@ struct KernelMadeFilesTests {
 
     /// Every file system of the set, by its magic number, and the names the refusal gives two of them.
     @Test func theMagicNumbersNameTheFileSystemsWhoseFilesTheKernelMakesUp() {
-        #expect(KernelMadeFiles.fileSystems.count == 13)
+        #expect(KernelMadeFiles.fileSystems.count == 15)
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x9fa0) == "proc")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0xf97c_ff8c) == "selinuxfs")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x1980_0202) == "mqueue")
+        #expect(KernelMadeFiles.fileSystem(ofMagic: 0x4341_5d53) == "smackfs")
+        #expect(KernelMadeFiles.fileSystem(ofMagic: 0x0765_5821) == "resctrl")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0xef53) == nil, "ext4")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x0102_1994) == nil, "tmpfs")
         #expect(

@@ -1,6 +1,7 @@
 // The cue sheet of an app: which pattern plays at which moment of which chapter. `haptics replay` reads it
 // (Haptics/cues.json); the format is documented in docs/app-haptics.md.
 import AHAP
+import AHAPFiles
 
 #if canImport(FoundationEssentials)
 public import FoundationEssentials
@@ -150,7 +151,7 @@ public struct CueSheetError: Error, Sendable, Hashable, CustomStringConvertible 
 extension CueSheet {
     /// Reads and checks the cue sheet at `url`.
     public init(contentsOf url: URL) throws(CueSheetError) {
-        switch DocumentFile.read(url.path, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
+        switch DocumentFile.read(url, maximumBytes: AHAPLimits.default.maximumDocumentBytes) {
         case .success(let bytes):
             try self.init(data: Data(bytes), file: url.path)
         case .failure(.unreadable(let reason)):

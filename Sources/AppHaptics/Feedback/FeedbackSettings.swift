@@ -6,6 +6,7 @@ public import FoundationEssentials
 public import Foundation
 #endif
 import AHAP
+import AHAPFiles
 import LinuxInput
 public import Logging
 @_spi(Internals) import LinuxSystem
@@ -174,7 +175,7 @@ public final class FeedbackSettingsStore: Sendable {
         do {
             // A regular file only, within the limit, as for the AHAP files.
             return try FeedbackSettings(
-                fileData: Data(DocumentFile.read(url.path, maximumBytes: maximumFileBytes).get()))
+                fileData: Data(DocumentFile.read(url, maximumBytes: maximumFileBytes).get()))
         } catch {
             logger.info(
                 "haptics settings file unreadable or corrupt; using defaults",

@@ -1,6 +1,6 @@
 /*
  * What Swift cannot call in the C library directly: ioctl(2) is variadic, timerfd and statfs are not in Swift's
- * Glibc module, pipe2 is declared only under
+ * Glibc module, O_PATH and pipe2 are declared only under
  * _GNU_SOURCE, mallinfo2 returns a struct Swift's Glibc module leaves out, a signal handler must be C, and a
  * forked child of a threaded process may make only raw system calls (the silence guard), a write that
  * reaches the kernel without a call into the C library, and glibc's `stdout`, which Swift 6 will not touch.
@@ -90,6 +90,12 @@ static inline int cls_timerfd_set_absolute(int fd, long long seconds, long nanos
     struct itimerspec spec = {{0, 0}, {(time_t)seconds, nanoseconds}};
     return timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL);
 }
+
+/*
+ * open(2) with O_PATH, which glibc names only under _GNU_SOURCE (its value, __O_PATH, it defines for every
+ * architecture): a descriptor that names the file at `path` without opening it, for fstat and fstatfs.
+ */
+static inline int cls_open_path(const char *path) { return open(path, __O_PATH | O_CLOEXEC); }
 
 /* glibc declares pipe2 only under _GNU_SOURCE, which Swift's Glibc module is not built with. */
 extern int pipe2(int fds[2], int flags);
