@@ -197,7 +197,6 @@ test-vm: bootstrap-bench
 SHELL_SCRIPTS = $(shell grep -l '^\#!.*sh$$' scripts/* scripts/guest/* 2>/dev/null) scripts/lib/*.sh
 lint:
 	@scripts/bootstrap --lint
-	@scripts/check-pure-layers
 	$(SWIFT) format lint --strict --recursive Sources Tests Fuzz Tools Package.swift
 	shellcheck --external-sources --source-path=SCRIPTDIR $(SHELL_SCRIPTS)
 

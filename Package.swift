@@ -74,7 +74,7 @@ let package = Package(
         // The sound server's sinks, asked through libpulse loaded at run time (its headers from libpulse-dev).
         .target(name: "CSoundServer"),
 
-        // Pure layers: no Glibc, no I/O.
+        // Pure layers: no Glibc, no I/O (AHAPTests' PureLayersTests holds all three to it).
         .target(name: "AHAP", swiftSettings: strict),
         .target(name: "HapticRendering", dependencies: ["AHAP"], swiftSettings: strict),
         // A pattern's audio events as voices on its timeline, rendered into sample frames.
@@ -191,7 +191,8 @@ let package = Package(
             ],
             swiftSettings: strict),
 
-        // The pure model, parser and writer; its fixtures are read through AHAPFiles.
+        // The pure model, parser and writer; its fixtures are read through AHAPFiles. Also the pure layers' check
+        // (PureLayersTests), which reads their sources as text and needs none of their code.
         .testTarget(
             name: "AHAPTests", dependencies: ["AHAP", "AHAPFiles", "HapticTestDevices"], swiftSettings: strict),
         // The files read: what each path is said to be, the limits, the kernel's files, the sound files named.
