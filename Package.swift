@@ -25,7 +25,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         // The AHAP model, reader and writer (module AHAP, pure), and its files read (module AHAPFiles, which
-        // re-exports AHAP): one product, so that a package that depends on it reads files as it did.
+        // re-exports AHAP): one product, so that a package that depends on it keeps its manifest; a source file
+        // that reads AHAP files imports AHAPFiles.
         .library(name: "AHAP", targets: ["AHAP", "AHAPFiles"]),
         .library(name: "HapticRendering", targets: ["HapticRendering"]),
         .library(name: "LinuxSystem", targets: ["LinuxSystem"]),
