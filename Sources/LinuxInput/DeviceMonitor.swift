@@ -250,10 +250,11 @@ final class MonitorWorker: @unchecked Sendable {
     private var known: [String: InputDevice] = [:]
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
-    /// A comparison with sysfs made after an overflow, while events may still have been dropped: a failure ended the
-    /// drain before the socket's queue was empty (an `ENOBUFS` the kernel told again at once, for an overflow that
-    /// came while libudev read on). The kernel drops events without a word until the queue is empty, so the next
-    /// drain that empties it compares again.
+    /// A comparison with sysfs is owed: one made after an overflow while events may still have been dropped (a
+    /// failure ended the drain before the socket's queue was empty: an `ENOBUFS` the kernel told again at once, for
+    /// an overflow that came while libudev read on; the kernel drops events without a word until the queue is
+    /// empty, so the next drain that empties it compares again), or one that could not list sysfs (made at the
+    /// next drain, by either source).
     private var comparisonOwed = false
     let initialDevices: [InputDevice]
 
@@ -407,8 +408,9 @@ final class MonitorWorker: @unchecked Sendable {
             }
             if overflowed || (comparisonOwed && emptied) {
                 logger.info("device events were lost (the socket's buffer overflowed): comparing with sysfs")
-                events += missedChanges().compactMap(apply)
-                comparisonOwed = !emptied
+                let missed = missedChanges()
+                events += (missed ?? []).compactMap(apply)
+                comparisonOwed = !emptied || missed == nil
             }
             return events
         }
@@ -419,14 +421,22 @@ final class MonitorWorker: @unchecked Sendable {
             // nodes known before them) told again what they had told, or undid it: a gone pad's last record before
             // the overflow, read once another pad was made under its name, was told of the new pad under the gone
             // one's id, which the comparison then removed and added again; the gone pad's removal was never told.
-            guard !read.contains(.rescan) else { return missedChanges().compactMap(apply) }
+            // When sysfs cannot be listed, the records are told as read, and the comparison is made at the next read.
+            if read.contains(.rescan) || comparisonOwed {
+                if let missed = missedChanges() {
+                    comparisonOwed = false
+                    return missed.compactMap(apply)
+                }
+                comparisonOwed = true
+            }
             var events: [DeviceEvent] = []
             for case .node(let kind, let sysName) in read {
-                // An attribute change is told as the kernel source's are (`attributeChanges`): for the very device
-                // known, when its access changed. A node's unlink changes its link count, so a pad's removal is an
-                // `IN_ATTRIB` then an `IN_DELETE`: read once another pad was made under the same name, that change
-                // was told of the new pad, under the gone one's id.
-                guard kind != .changed || accessChanged(sysName) else { continue }
+                // An attribute change of a known node is told as the kernel source's are (`attributeChanges`): for
+                // the very device known, when its access changed. A node's unlink changes its link count, so a pad's
+                // removal is an `IN_ATTRIB` then an `IN_DELETE`: read once another pad was made under the same
+                // name, that change was told of the new pad, under the gone one's id. A change of a node not known
+                // (its probe failed when it was made) is its arrival (`apply`).
+                guard kind != .changed || known[sysName] == nil || accessChanged(sysName) else { continue }
                 if let event = apply((kind, sysName)) { events.append(event) }
             }
             return events
@@ -502,8 +512,8 @@ final class MonitorWorker: @unchecked Sendable {
     /// deadline; the inotify source, which hears no `bind`, adds it at once); a known node whose access changed is
     /// changed; a waiting node gone is forgotten. With the udev source a node the daemon has not processed yet is
     /// left to its own event, still to come: were it dropped too, the socket would overflow again and bring
-    /// another comparison.
-    private func missedChanges() -> [(kind: DeviceEvent.Kind, sysName: String)] {
+    /// another comparison. Nil when sysfs could not be listed.
+    private func missedChanges() -> [(kind: DeviceEvent.Kind, sysName: String)]? {
         let present: [String: UdevDevice]
         do throws(SystemCallError) {
             present = Dictionary(
@@ -514,8 +524,10 @@ final class MonitorWorker: @unchecked Sendable {
                     return (device.sysName, device)
                 }, uniquingKeysWith: { first, _ in first })
         } catch {
-            logger.info("listing input devices after lost events failed", metadata: ["error": "\(error)"])
-            return []
+            logger.info(
+                "listing input devices after lost events failed: comparing again at the next read",
+                metadata: ["error": "\(error)"])
+            return nil
         }
         let byNumber = { (a: String, b: String) in eventNumber(a) < eventNumber(b) }
         for sysName in gate.waitingNodes where present[sysName] == nil { _ = gate.nodeRemoved(sysName) }
