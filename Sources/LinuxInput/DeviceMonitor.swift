@@ -407,7 +407,10 @@ final class MonitorWorker: @unchecked Sendable {
                 }
             }
             if overflowed || (comparisonOwed && emptied) {
-                logger.info("device events were lost (the socket's buffer overflowed): comparing with sysfs")
+                logger.info(
+                    overflowed
+                        ? "device events were lost (the socket's buffer overflowed): comparing with sysfs"
+                        : "comparing with sysfs again, as owed since an earlier drain")
                 let missed = missedChanges()
                 events += (missed ?? []).compactMap(apply)
                 comparisonOwed = !emptied || missed == nil

@@ -11,7 +11,7 @@
 // descriptor's link in `/proc/self/fd`, the very file judged, whatever the path leads to by then. The open waits
 // for nothing and takes no terminal for the process's own. Where `/proc` is not mounted the path is opened again
 // and must still be the file judged (its device and inode); only there can a file put in its place between the
-// two opens be opened, and it is refused once open.
+// two opens (a device too) be opened, and it is refused once open. A read holds two descriptors for a moment.
 internal import Glibc
 
 package enum DocumentFile {
@@ -76,20 +76,23 @@ package enum DocumentFile {
         do throws(SystemCallError) {
             return .success(try Sys.reopen(named, of: path, flags: flags))
         } catch {
-            guard error.errno == .noSuchFileOrDirectory, !Sys.exists("/proc/self/fd") else {
-                return .failure(.unreadable(reason(error)))
-            }
+            guard error.errno == .noSuchFileOrDirectory else { return .failure(.unreadable(reason(error))) }
         }
-        // No /proc: the path again, which must still lead to the file judged.
+        // No link in /proc/self/fd (no /proc): the path again, which must still lead to the file judged.
         let fd: Int32
         do throws(SystemCallError) {
             fd = try Sys.open(path, flags: flags)
+        } catch {
+            return .failure(refusal(opening: path, error))
+        }
+        do throws(SystemCallError) {
             guard try Sys.fstat(fd).identity == judged.identity else {
                 Sys.close(fd)
                 return .failure(.unreadable("it was replaced by another file while it was opened"))
             }
         } catch {
-            return .failure(refusal(opening: path, error))
+            Sys.close(fd)
+            return .failure(.unreadable(reason(error)))
         }
         return .success(fd)
     }

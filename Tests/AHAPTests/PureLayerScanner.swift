@@ -34,7 +34,15 @@ enum PureLayerScanner {
     /// Names that never belong in a pure layer's code, whatever surrounds them.
     static let forbiddenNames: Set<String> = [
         "Glibc", "Darwin", "Musl", "fopen", "FileManager", "FileHandle", "InputStream", "OutputStream",
-        "resolvingSymlinksInPath",
+        "resolvingSymlinksInPath", "Process", "URLSession",
+    ]
+
+    /// The C library's calls for files, processes and the environment, which `import Foundation` brings along on
+    /// Linux: flagged when called as functions (`open(path, flags)`), not as a method (`player.open(x)`) nor where
+    /// declared (`func open(_:)`).
+    static let cLibraryCalls: Set<String> = [
+        "open", "openat", "creat", "popen", "pread", "pwrite", "stat", "lstat", "fstat", "opendir", "mmap", "dlopen",
+        "system", "getenv", "fread", "fwrite",
     ]
 
     /// The kinds `import` may name before a declaration's path (`import struct Module.Type`).
@@ -58,8 +66,12 @@ enum PureLayerScanner {
                 }
             case let name where forbiddenNames.contains(name):
                 flag(name)
-            case "open" where text(index + 1) == "(", "resourceValues" where text(index + 1) == "(":
-                flag("\(token.text)(")
+            case let name
+            where cLibraryCalls.contains(name) && text(index + 1) == "(" && text(index - 1) != "."
+                && text(index - 1) != "func":
+                flag("\(name)(")
+            case "resourceValues" where text(index + 1) == "(":
+                flag("resourceValues(")
             case "contentsOf":
                 let callee = text(index - 2)
                 if text(index - 1) == "(", callee == "init" || callee.first?.isUppercase == true {

@@ -77,6 +77,11 @@ private let forbiddenSnippets: [LayerSnippet] = [
     .init("resourceValues(forKeys:)", "try url.resourceValues(forKeys: [.fileSizeKey])", ["1: resourceValues("]),
     .init("fopen", #"let file = fopen(path, "r")"#, ["1: fopen"]),
     .init("open(", "let descriptor = open(path, O_RDONLY)", ["1: open("]),
+    .init(
+        "the C library through import Foundation", "let pipe = popen(command, \"r\")\nlet home = getenv(name)",
+        ["1: popen(", "2: getenv("]),
+    .init("openat, stat", "let fd = openat(AT_FDCWD, path, 0)\n_ = stat(path, &info)", ["1: openat(", "2: stat("]),
+    .init("Process, URLSession", "let p = Process()\nlet s = URLSession.shared", ["1: Process", "2: URLSession"]),
     .init("FileHandle", "let handle = FileHandle(forReadingAtPath: path)", ["1: FileHandle"]),
     .init(
         "InputStream, OutputStream", "InputStream(url: url)\nOutputStream(toFileAtPath: path, append: false)",
@@ -123,6 +128,7 @@ private let pureSnippets: [LayerSnippet] = [
         "names that only contain a forbidden one",
         "struct Log: TextOutputStream { mutating func write(_ text: String) {} }\nlet isOpen = reopen(count)"),
     .init("a pure writer declared", "func write(to output: inout [UInt8]) {}\nopen class Reader {}"),
+    .init("a method named open", "func open(_ door: Door) {}\nplayer.open(door)"),
     .init(
         "AHAP's imports",
         "#if canImport(FoundationEssentials)\npackage import FoundationEssentials\n#else\n"

@@ -74,6 +74,21 @@ struct DocumentFileTests {
         }
     }
 
+    /// Where the descriptor's link in `/proc/self/fd` is missing (no `/proc`; here its open fails by plan), the
+    /// path is opened again and read, being still the file judged.
+    @Test func aFileIsReadThroughItsPathWhereProcSelfFdIsMissing() throws {
+        try Self.inScratchFolder { folder in
+            let path = folder + "/\(UUID().uuidString).ahap"
+            try Sys.writeNewFile(path, Array("{}".utf8))
+            let plan = SyscallFaults.Plan(
+                site: "open", errno: .noSuchFileOrDirectory, calls: .from(1),
+                matching: "open(\(path) via /proc/self/fd/")
+            let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(path, maximumBytes: 64) }
+            #expect(result == .success(Array("{}".utf8)))
+            #expect(tally.injected == 1)
+        }
+    }
+
     /// A socket does not open (`ENXIO`), and a device is not opened; both are said to be what they are.
     @Test func aDeviceAndASocketAreSaidToBeWhatTheyAre() throws {
         #expect(
