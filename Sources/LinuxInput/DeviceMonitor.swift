@@ -255,7 +255,13 @@ final class MonitorWorker: @unchecked Sendable {
     /// an overflow that came while libudev read on; the kernel drops events without a word until the queue is
     /// empty, so the next drain that empties it compares again), or one that could not list sysfs (made at the
     /// next drain, by either source).
-    private var comparisonOwed = false
+    private var comparisonOwed = false {
+        didSet { comparisonRetry = comparisonOwed ? Sys.monotonicNanoseconds() + Self.comparisonRetryNanoseconds : nil }
+    }
+    /// When an owed comparison is made if no event brings a read first: without it, a change lost while sysfs could
+    /// not be listed went untold until the next device event.
+    private var comparisonRetry: UInt64?
+    static let comparisonRetryNanoseconds: UInt64 = 1_000_000_000
     let initialDevices: [InputDevice]
 
     init(
@@ -359,12 +365,16 @@ final class MonitorWorker: @unchecked Sendable {
                 fds.removeLast()
             }
             for event in overdue() { deliver(event) }
+            if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry {
+                for event in drain() { deliver(event) }
+            }
         }
     }
 
-    /// Milliseconds until the first waiting node's deadline; -1 (no timeout) when no node waits.
+    /// Milliseconds until the first waiting node's deadline or the owed comparison's retry; -1 (no timeout) when
+    /// neither is due.
     private func pollTimeout() -> Int32 {
-        guard let deadline = gate.nextDeadline else { return -1 }
+        guard let deadline = [gate.nextDeadline, comparisonRetry].compactMap({ $0 }).min() else { return -1 }
         let now = Sys.monotonicNanoseconds()
         guard deadline > now else { return 0 }
         return Int32(clamping: (deadline - now + 999_999) / 1_000_000)

@@ -50,7 +50,7 @@ enum DeviceSuite {
             ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: 2) },
             KernelTest(
                 name:
-                    "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-whose-comparison-failed-tells-the-records-and-compares-at-its-next-read"
+                    "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-whose-comparison-failed-tells-the-records-and-compares-a-second-later"
             ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: 2, comparisonFails: true) },
         ]
 
@@ -411,10 +411,9 @@ enum DeviceSuite {
     /// overflow the new pad's creation brought (a third pad, made and gone, makes sure): until 7 December it
     /// told the records and then the comparison, made against the nodes known before them, and the gone pad's
     /// removal was never told. With `comparisonFails`, the listing of sysfs the overflow calls for fails once: the
-    /// monitor tells the records it read (the removal) and compares at its next read, which a last pad brings
-    /// (until 7 December it dropped the records and compared at the next overflow alone, and the removal and the
-    /// arrival went untold). A last pad, made once the two were told (once the removal was, when the comparison
-    /// fails), closes the list of events.
+    /// monitor tells the records it read (the removal) and compares a second later (until 7 December it dropped
+    /// the records and compared at the next overflow alone, and the removal and the arrival went untold). A last
+    /// pad, made once the two were told, closes the list of events.
     static func inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: Int?, comparisonFails: Bool = false)
         async throws
     {
@@ -445,12 +444,11 @@ enum DeviceSuite {
             try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics overflowing pad")).destroy()
         }
         // The comparison the overflow calls for fails once (the listing of sysfs): the records read are told, and
-        // the comparison is made at the next read, which the last pad brings.
+        // the comparison is made a second later, with no device event to bring a read.
         if comparisonFails {
             SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
         }
-        let told = try await removalAndArrival(
-            toldBy: monitor, lastPad: comparisonFails ? .afterTheRemoval : .afterBoth)
+        let told = try await removalAndArrival(toldBy: monitor, thenALastPad: true)
         if comparisonFails {
             try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
         }
@@ -464,16 +462,12 @@ enum DeviceSuite {
             "the events told, in order")
     }
 
-    /// When the lost-event tests make the pad "Haptics last pad": never; once the removal and the arrival were told,
-    /// so that every event told of them is in; or once the removal was, for a monitor that tells the arrival only
-    /// at its next read.
-    enum LastPad { case none, afterBoth, afterTheRemoval }
-
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
-    /// of "Haptics lost-arrival pad" (whose events were mostly lost), and the last pad's arrival when `lastPad` makes
-    /// it. Returns every event told by then, and the last pad's node.
+    /// of "Haptics lost-arrival pad" (whose events were mostly lost); with `thenALastPad`, then makes the pad "Haptics
+    /// last pad" and waits for its arrival too, so that every event told of the first two is in. Returns every event
+    /// told by then, and the last pad's node.
     static func removalAndArrival(
-        toldBy monitor: DeviceMonitor, lastPad: LastPad = .none
+        toldBy monitor: DeviceMonitor, thenALastPad: Bool = false
     ) async throws -> (events: [DeviceEvent], lastNode: String?) {
         let events = Lock<[DeviceEvent]>([])
         guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
@@ -489,19 +483,13 @@ enum DeviceSuite {
                 throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
             }
         }
-        if lastPad == .afterTheRemoval {
-            try await waitUntil("the monitor to tell the removal") { told(.removed, "Haptics lost-removal pad") }
-        } else {
-            try await waitUntil("the monitor to tell the removal and the arrival") {
-                told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
-            }
+        try await waitUntil("the monitor to tell the removal and the arrival") {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
         }
-        guard lastPad != .none else { return (events.withLock { $0 }, nil) }
+        guard thenALastPad else { return (events.withLock { $0 }, nil) }
         let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
         defer { last.destroy() }
-        try await waitUntil("the monitor to tell the arrivals") {
-            told(.added, "Haptics lost-arrival pad") && told(.added, "Haptics last pad")
-        }
+        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
         return (events.withLock { $0 }, last.eventNode)
     }
 
