@@ -256,12 +256,28 @@ final class MonitorWorker: @unchecked Sendable {
     /// empty, so the next drain that empties it compares again), or one that could not list sysfs (made at the
     /// next drain, by either source).
     private var comparisonOwed = false {
-        didSet { comparisonRetry = comparisonOwed ? Sys.monotonicNanoseconds() + Self.comparisonRetryNanoseconds : nil }
+        didSet {
+            guard comparisonOwed else {
+                comparisonRetry = nil
+                comparisonRetryDelay = Self.firstComparisonRetry
+                return
+            }
+            scheduleComparisonRetry()
+        }
     }
     /// When an owed comparison is made if no event brings a read first: without it, a change lost while sysfs could
     /// not be listed went untold until the next device event.
     private var comparisonRetry: UInt64?
-    static let comparisonRetryNanoseconds: UInt64 = 1_000_000_000
+    /// The wait before the next retry: a second, doubled at each retry that leaves the comparison owed (a listing of
+    /// sysfs that keeps failing), up to a minute.
+    private var comparisonRetryDelay = firstComparisonRetry
+    static let firstComparisonRetry: UInt64 = 1_000_000_000
+    static let lastComparisonRetry: UInt64 = 60_000_000_000
+
+    private func scheduleComparisonRetry() {
+        comparisonRetry = Sys.monotonicNanoseconds() + comparisonRetryDelay
+        comparisonRetryDelay = min(comparisonRetryDelay * 2, Self.lastComparisonRetry)
+    }
     let initialDevices: [InputDevice]
 
     init(
@@ -366,6 +382,8 @@ final class MonitorWorker: @unchecked Sendable {
             }
             for event in overdue() { deliver(event) }
             if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry {
+                // Scheduled again first: a drain that ends on a failed receive leaves the comparison owed as it was.
+                scheduleComparisonRetry()
                 for event in drain() { deliver(event) }
             }
         }

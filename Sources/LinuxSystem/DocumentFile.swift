@@ -9,9 +9,10 @@
 // is never opened, since opening one may act, `/dev/watchdog` arming the watchdog, a tape rewinding when closed);
 // that descriptor's `fstat` and `fstatfs` say what the file is; and a regular file is then opened through the
 // descriptor's link in `/proc/self/fd`, the very file judged, whatever the path leads to by then. The open waits
-// for nothing and takes no terminal for the process's own. Where `/proc` is not mounted the path is opened again
-// and must still be the file judged (its device and inode); only there can a file put in its place between the
-// two opens (a device too) be opened, and it is refused once open. A read holds two descriptors for a moment.
+// for nothing and takes no terminal for the process's own. Where the descriptor has no link in `/proc/self/fd`
+// (no `/proc`) the path is opened again and must still be the file judged (its device and inode); only there can a
+// file put in its place between the two opens (a device too) be opened, and it is refused once open. A read holds
+// two descriptors for a moment.
 internal import Glibc
 
 package enum DocumentFile {
@@ -76,9 +77,13 @@ package enum DocumentFile {
         do throws(SystemCallError) {
             return .success(try Sys.reopen(named, of: path, flags: flags))
         } catch {
-            guard error.errno == .noSuchFileOrDirectory else { return .failure(.unreadable(reason(error))) }
+            // Only where the descriptor has no link there (no /proc, or its fd folder hidden): a file system may
+            // answer "no such file" to the open of its file, and the path, opened again, may lead elsewhere by now.
+            guard error.errno == .noSuchFileOrDirectory,
+                (try? Sys.stat("/proc/self/fd/\(named)", followingLinks: false)) == nil
+            else { return .failure(.unreadable(reason(error))) }
         }
-        // No link in /proc/self/fd (no /proc): the path again, which must still lead to the file judged.
+        // No link in /proc/self/fd: the path again, which must still lead to the file judged.
         let fd: Int32
         do throws(SystemCallError) {
             fd = try Sys.open(path, flags: flags)

@@ -34,12 +34,12 @@ enum PureLayerScanner {
     /// Names that never belong in a pure layer's code, whatever surrounds them.
     static let forbiddenNames: Set<String> = [
         "Glibc", "Darwin", "Musl", "fopen", "FileManager", "FileHandle", "InputStream", "OutputStream",
-        "resolvingSymlinksInPath", "Process", "URLSession",
+        "resolvingSymlinksInPath", "Process", "ProcessInfo", "URLSession",
     ]
 
     /// The C library's calls for files, processes and the environment, which `import Foundation` brings along on
-    /// Linux: flagged when called as functions (`open(path, flags)`), not as a method (`player.open(x)`) nor where
-    /// declared (`func open(_:)`).
+    /// Linux: flagged when called as functions (`open(path, flags)`, `Foundation.open(path, flags)`), not as a
+    /// method (`player.open(x)`) nor where declared (`func open(_:)`, `case open(Int)`).
     static let cLibraryCalls: Set<String> = [
         "open", "openat", "creat", "popen", "pread", "pwrite", "stat", "lstat", "fstat", "opendir", "mmap", "dlopen",
         "system", "getenv", "fread", "fwrite",
@@ -67,8 +67,9 @@ enum PureLayerScanner {
             case let name where forbiddenNames.contains(name):
                 flag(name)
             case let name
-            where cLibraryCalls.contains(name) && text(index + 1) == "(" && text(index - 1) != "."
-                && text(index - 1) != "func":
+            where cLibraryCalls.contains(name) && text(index + 1) == "(" && text(index - 1) != "func"
+                && text(index - 1) != "case"
+                && (text(index - 1) != "." || ["Foundation", "Glibc", "Darwin", "Musl"].contains(text(index - 2))):
                 flag("\(name)(")
             case "resourceValues" where text(index + 1) == "(":
                 flag("resourceValues(")

@@ -82,6 +82,10 @@ private let forbiddenSnippets: [LayerSnippet] = [
         ["1: popen(", "2: getenv("]),
     .init("openat, stat", "let fd = openat(AT_FDCWD, path, 0)\n_ = stat(path, &info)", ["1: openat(", "2: stat("]),
     .init("Process, URLSession", "let p = Process()\nlet s = URLSession.shared", ["1: Process", "2: URLSession"]),
+    .init(
+        "the C library named through Foundation",
+        "let home = Foundation.getenv(name)\nlet all = ProcessInfo.processInfo",
+        ["1: getenv(", "2: ProcessInfo"]),
     .init("FileHandle", "let handle = FileHandle(forReadingAtPath: path)", ["1: FileHandle"]),
     .init(
         "InputStream, OutputStream", "InputStream(url: url)\nOutputStream(toFileAtPath: path, append: false)",
@@ -129,6 +133,7 @@ private let pureSnippets: [LayerSnippet] = [
         "struct Log: TextOutputStream { mutating func write(_ text: String) {} }\nlet isOpen = reopen(count)"),
     .init("a pure writer declared", "func write(to output: inout [UInt8]) {}\nopen class Reader {}"),
     .init("a method named open", "func open(_ door: Door) {}\nplayer.open(door)"),
+    .init("a case named open", "enum Door { case open(Int) }"),
     .init(
         "AHAP's imports",
         "#if canImport(FoundationEssentials)\npackage import FoundationEssentials\n#else\n"
