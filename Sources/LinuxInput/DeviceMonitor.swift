@@ -382,9 +382,9 @@ final class MonitorWorker: @unchecked Sendable {
             }
             for event in overdue() { deliver(event) }
             if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry {
-                // Scheduled again first: a drain that ends on a failed receive leaves the comparison owed as it was.
-                scheduleComparisonRetry()
                 for event in drain() { deliver(event) }
+                // A drain that ended on a failed receive left the comparison owed as it was, its retry past.
+                if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry { scheduleComparisonRetry() }
             }
         }
     }

@@ -91,7 +91,8 @@ package enum DocumentFile {
             return .failure(refusal(opening: path, error))
         }
         do throws(SystemCallError) {
-            guard try Sys.fstat(fd).identity == judged.identity else {
+            let opened = try Sys.fstat(fd)
+            guard opened.device == judged.device, opened.inode == judged.inode else {
                 Sys.close(fd)
                 return .failure(.unreadable("it was replaced by another file while it was opened"))
             }
@@ -161,9 +162,9 @@ package enum DocumentFile {
         }
     }
 
-    /// Why `path` did not open, the `error` of its `open`: what is there says more than the error when it is no
-    /// regular file (a socket answers `ENXIO`, a device this user may not open `EACCES`), and a symbolic link that
-    /// leads nowhere is said to be one.
+    /// Why `path` did not open (its `O_PATH` open, or without `/proc` its open for reading), the `error` of that
+    /// `open`: what is there says more than the error when it is no regular file (a socket answers `ENXIO`, a device
+    /// this user may not open `EACCES`), and a symbolic link that leads nowhere is said to be one.
     private static func refusal(opening path: String, _ error: SystemCallError) -> Refusal {
         if let status = try? Sys.stat(path), let refusal = refusal(ofType: status.type) { return refusal }
         if isDanglingLink(path, error) { return .unreadable(danglingLink) }

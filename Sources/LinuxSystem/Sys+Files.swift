@@ -25,12 +25,14 @@ extension Sys {
         package var type: mode_t
         package var size: Int
         /// The file's identity: the device of its file system (`st_dev`) and its inode number (`st_ino`).
-        package var identity: [UInt64]
+        package var device: UInt64
+        package var inode: UInt64
 
         init(_ status: Glibc.stat) {
             type = status.st_mode & S_IFMT
             size = Int(status.st_size)
-            identity = [UInt64(status.st_dev), UInt64(status.st_ino)]
+            device = UInt64(status.st_dev)
+            inode = UInt64(status.st_ino)
         }
     }
 
