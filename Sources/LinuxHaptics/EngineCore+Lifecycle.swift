@@ -28,6 +28,7 @@ extension EngineCore {
         if audio != nil, let problem = AudioOutputs.bufferProblem(options.audioBufferSeconds) {
             throw HapticEngineError(.invalidArgument, "HapticEngineOptions.audioBufferSeconds: \(problem)")
         }
+        waitForIdleRelease()
         let output: any MotorOutput
         do throws(OutputFailure) {
             output = try source.open(clock: clock, logger: logger)
@@ -84,6 +85,18 @@ extension EngineCore {
             "haptic engine started",
             metadata: ["output": "\(output.capabilities.name)", "profile": "\(renderProfile.name)"])
         wake()
+    }
+
+    /// Returns once no idle pass is letting the device go. Never on the pass's own thread: the pass releases before
+    /// anything it calls back runs.
+    private func waitForIdleRelease() {
+        guard state.withLock({ $0.releasingIdleOutput }) else { return }
+        logger.debug("a start waits for the idle engine to let its device go")
+        while state.withLock({ $0.releasingIdleOutput }) {
+            idleOutputReleased.wait(untilNanoseconds: MonotonicTime.nanoseconds() + Self.handlerRecheckNanoseconds)
+        }
+        // Several starts may wait at once, and a signal wakes one: pass it on.
+        idleOutputReleased.signal()
     }
 
     /// No device to open: the engine waits for one, as it does after an unplug. When one appears it opens it
@@ -202,5 +215,23 @@ extension EngineCore {
         case .idle, .interrupted: try start()
         }
         try state.withLock { (state) throws(HapticEngineError) in try state.requireStarted() }
+    }
+
+    /// How many times a play starts an engine that stops running again before the play is decided.
+    static let playStartAttempts = 3
+
+    /// Makes a play's decision on a running engine: `decide` returns nil when, under the lock it decides in, it
+    /// finds the engine not running (`EngineState.runsForAPlay`). The engine is started first where it idled or
+    /// lost its device (`ensureRunning`), and again when it stopped running between that start and the decision
+    /// (its pass idled it, its device failed): a decision made then would be queued on an engine with no output.
+    func decideOnARunningEngine<T>(_ decide: () throws(HapticEngineError) -> T?) throws(HapticEngineError) -> T {
+        for _ in 0..<Self.playStartAttempts {
+            try ensureRunning()
+            if let decided = try decide() { return decided }
+        }
+        throw HapticEngineError(
+            .notRunning,
+            "the engine stopped running each time the play started it (its device kept failing, or it idles "
+                + "sooner than a play can start: HapticEngineOptions.autoShutdownDelay)")
     }
 }

@@ -133,7 +133,9 @@ extension EngineCore {
                 self?.callPlayersFinished(handlers, error: nil) { $0 != .stopped && $0 != .destroyed }
             }
         }
-        if let shutdown = outcome.shutdown { releaseIdleOutput(shutdown, handler: outcome.idleHandler, &callbacks) }
+        if let shutdown = outcome.shutdown {
+            releaseIdleOutput(shutdown, watch: outcome.shutdownWatch, handler: outcome.idleHandler, &callbacks)
+        }
         guard let output = outcome.output else { return nil }
         do throws(OutputFailure) {
             for effect in outcome.stoppedPulses { try output.stop(prepared: effect) }
@@ -180,20 +182,20 @@ extension EngineCore {
         return true
     }
 
-    /// Auto-shutdown: the device and the hot-plug watch are released; the next play opens them again.
+    /// Auto-shutdown: the device, the sound stream and the hot-plug watch are released; the next play opens them
+    /// again. A start waits until this is done (`EngineState.releasingIdleOutput`, set by the pass that idled): the
+    /// stream a play started the engine with, or its watch, would otherwise be closed here.
     private func releaseIdleOutput(
-        _ output: any MotorOutput, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
+        _ output: any MotorOutput, watch: (any OutputWatch)?, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
         _ callbacks: inout [@Sendable () -> Void]
     ) {
         // Counted in flight when the pass decided on it: delivered, it is counted out (a stop waits for it).
         if let handler { callbacks.append { [weak self] in self?.deliver { handler(.idleTimeout) } } }
         output.close()
         audio?.close()
-        let watch = state.withLock { state -> (any OutputWatch)? in
-            defer { state.watch = nil }
-            return state.watch
-        }
         watch?.cancel()
+        state.withLock { $0.releasingIdleOutput = false }
+        idleOutputReleased.signal()
         logger.info("haptic engine idle: device released")
     }
 

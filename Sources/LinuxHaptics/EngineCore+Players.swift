@@ -87,16 +87,43 @@ extension EngineCore {
     /// false (the change of controls itself).
     func updatePlayer<T>(
         _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, placesHeldControls: Bool = true,
-        requiresStarted: Bool = false, _ body: (inout PlayerState, Double) -> T
+        _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        let (result, changed, holds) = try changePlayer(
-            id, generation: generation, changesMix: changesMix, requiresStarted: requiresStarted, body)
-        if changed {
-            wake()
-            syncSounds()
-            if holds, placesHeldControls { placeHeldControlsAgain(id, generation: generation) }
+        guard
+            let (result, changed, holds) = try changePlayer(
+                id, generation: generation, changesMix: changesMix, requiresRunning: false, body)
+        else {
+            // Only a change that asks for a running engine finds none.
+            throw HapticEngineError(.notRunning, "the engine is not running")
         }
+        afterChange(id, generation: generation, mix: changed, holds: holds, placesHeldControls: placesHeldControls)
         return result
+    }
+
+    /// Resumes a paused player at `time` (engine time; now if past), decided on a running engine
+    /// (`decideOnARunningEngine`): a resume queued on an engine with no output would play at its next `start()`. A
+    /// player with sound resumes no sooner than its sound can be heard from where it was paused, as a start waits
+    /// for it (`soundStart(of:)`): the haptics wait for the sound output's latency, so that both go on together and
+    /// the sound's first moments are not skipped.
+    func resumePlayer(_ id: PlayerID, generation: ResetGeneration, at time: Double) throws(HapticEngineError) {
+        let (changed, holds) = try decideOnARunningEngine { () throws(HapticEngineError) -> (Bool, Bool)? in
+            let soundStart = soundStart(of: id)
+            return try changePlayer(id, generation: generation, changesMix: true, requiresRunning: true) {
+                player, now in player.schedule(.resume, at: max(time, now, soundStart ?? now))
+            }.map { ($0.changed, $0.holds) }
+        }
+        afterChange(id, generation: generation, mix: changed, holds: holds, placesHeldControls: true)
+    }
+
+    /// After a player's change: the timer plans again and the sound hears of it when the mix may have changed, and
+    /// the player's held controls are placed again.
+    private func afterChange(
+        _ id: PlayerID, generation: ResetGeneration, mix changed: Bool, holds: Bool, placesHeldControls: Bool
+    ) {
+        guard changed else { return }
+        wake()
+        syncSounds()
+        if holds, placesHeldControls { placeHeldControlsAgain(id, generation: generation) }
     }
 
     /// Places a player's held controls again where it will be at their times (`PlayerState.heldControlsPlacedAgain`),
@@ -133,15 +160,16 @@ extension EngineCore {
     }
 
     /// `updatePlayer` without waking the timer; also says whether the mix may have changed, and whether the player
-    /// holds controls for later.
+    /// holds controls for later. Nil, with nothing changed, when `requiresRunning` and the engine does not run
+    /// (`EngineState.runsForAPlay`).
     private func changePlayer<T>(
-        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, requiresStarted: Bool,
+        _ id: PlayerID, generation: ResetGeneration, changesMix: Bool, requiresRunning: Bool,
         _ body: (inout PlayerState, Double) -> T
-    ) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) {
+    ) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool)? {
         let now = motorNow
-        return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool) in
+        return try state.withLock { (state) throws(HapticEngineError) -> (T, changed: Bool, holds: Bool)? in
             guard state.phase != .destroyed else { throw EngineState.destroyedEngine }
-            if requiresStarted { try state.requireStarted() }
+            if requiresRunning, try !state.runsForAPlay() { return nil }
             // Moved out of the dictionary rather than copied, so that a change does not copy its queue.
             guard state.resetGeneration == generation, var player = state.scheduler.players.removeValue(forKey: id)
             else { throw EngineState.stalePlayer }
@@ -198,22 +226,25 @@ extension EngineCore {
             try carryOut(quick, id: id, generation: generation, now: now)
             return
         }
-        try ensureRunning()
-        // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble waits
-        // for the sound output's latency, so that both begin together.
-        let soundStart = soundStart(of: id)
-        let later = clock.now + outputLatency
-        let start = max(requested, later, soundStart ?? later)
         defer { syncSounds() }
-        let decision = try state.withLock { (state) throws(HapticEngineError) in
-            // A stop since the engine was found running wins: a start queued on a stopped engine would play at its
-            // next start().
-            try state.requireStarted()
-            return try state.decideStart(
-                of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
+        var decidedAt = 0.0
+        let decision = try decideOnARunningEngine { () throws(HapticEngineError) -> StartDecision? in
+            // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble
+            // waits for the sound output's latency, so that both begin together.
+            let soundStart = soundStart(of: id)
+            let later = clock.now + outputLatency
+            let start = max(requested, later, soundStart ?? later)
+            decidedAt = later
+            return try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
+                // A stop since the engine was found running wins: a start queued on a stopped engine would play at
+                // its next start().
+                guard try state.runsForAPlay() else { return nil }
+                return try state.decideStart(
+                    of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
+            }
         }
         if case .queued(_, let held) = decision { holds = held }
-        try carryOut(decision, id: id, generation: generation, now: later)
+        try carryOut(decision, id: id, generation: generation, now: decidedAt)
     }
 
     /// After an armed start's write (`PatternPlayer.start(atTime:)`): the start recorded as any trigger's is; a

@@ -46,6 +46,8 @@ final class EngineCore: Sendable {
     let soundSync = Lock<MixRevision?>(nil)
     /// Signalled each time a stopped or reset handler counted in `EngineState.handlerCallsInFlight` returns.
     let handlerReturned = DeadlineWaiter()
+    /// Signalled when an idle pass has let the device go (`EngineState.releasingIdleOutput`).
+    let idleOutputReleased = DeadlineWaiter()
     /// The latency of the output opened last (`RenderProfile.outputLatency`, of the device's own profile), as a
     /// `Double`'s bits: read without the lock wherever the engine asks what time it is for its motors. Kept while
     /// the output is away (nothing is written then); the next open sets it.

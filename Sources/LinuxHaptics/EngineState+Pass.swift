@@ -25,8 +25,9 @@ struct PassOutcome {
     var deadline: Double?
     /// The players-finished handlers, called once the engine went idle after playing.
     var playersFinished: [FinishedHandler] = []
-    /// Auto-shutdown: the output released for idleness, and the stopped handler to tell.
+    /// Auto-shutdown: the output released for idleness, the hot-plug watch with it, and the stopped handler to tell.
     var shutdown: (any MotorOutput)?
+    var shutdownWatch: (any OutputWatch)?
     var idleHandler: (@Sendable (HapticEngineStoppedReason) -> Void)?
 }
 
@@ -157,6 +158,10 @@ extension EngineState {
                 if now >= since + delay {
                     phase = .idle
                     outcome.shutdown = output
+                    // Taken with the phase's change: a start that follows makes its own watch.
+                    outcome.shutdownWatch = watch
+                    watch = nil
+                    releasingIdleOutput = true
                     outcome.idleHandler = handlers.stopped
                     // Counted, so that a stop waits for it (`EngineCore.deliver`): until 6 December a stop on
                     // another thread could return while it ran.

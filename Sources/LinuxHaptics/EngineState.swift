@@ -134,6 +134,9 @@ struct EngineState: Sendable {
     /// Counted on every stop or destroy (`stopEverything`): a start that began before one does not install its
     /// device, so that a stop which returned before the start got to its install still wins.
     var stops = 0
+    /// An idle pass lets the device go (`EngineCore.releaseIdleOutput`: the device closed, the sound stream, the
+    /// hot-plug watch): a start waits until it is done, so that what the release lets go is the idle engine's only.
+    var releasingIdleOutput = false
     /// Whether an armed start may fire, published on every change of what it depends on (`ArmedStart.swift`).
     let startGate = StartGate()
     /// Players' armed starts: each armed while its prepared pulse is what `decideStart` would trigger. Added
@@ -306,6 +309,15 @@ struct EngineState: Sendable {
         case .destroyed: throw Self.destroyedEngine
         case .running, .idle, .interrupted: return
         }
+    }
+
+    /// For a play's decision, under the lock it is made in: true on a running engine; false on one that idled or
+    /// lost its device since the play started it (the play starts it again: a start or resume queued on an engine
+    /// with no output would play at its next `start()`, however much later); a stopped or destroyed engine refuses
+    /// the play.
+    func runsForAPlay() throws(HapticEngineError) -> Bool {
+        try requireStarted()
+        return phase == .running
     }
 
     /// Fails with `notRunning` on a destroyed engine (every command of its players does: until 6 December a stop,

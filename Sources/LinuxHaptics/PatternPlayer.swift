@@ -104,10 +104,9 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
 
     /// Runs `body` on this player's state in the engine, failing if a reset made the player stale.
     private func update<T>(
-        changesMix: Bool = true, requiresStarted: Bool = false, _ body: (inout PlayerState, Double) -> T
+        changesMix: Bool = true, _ body: (inout PlayerState, Double) -> T
     ) throws(HapticEngineError) -> T {
-        try core.updatePlayer(
-            id, generation: generation, changesMix: changesMix, requiresStarted: requiresStarted, body)
+        try core.updatePlayer(id, generation: generation, changesMix: changesMix, body)
     }
 
     /// A read of the player's state, or `fallback` when the player is stale.
@@ -146,18 +145,11 @@ final class PatternPlayer: HapticAdvancedPatternPlayer {
         try update { player, now in player.schedule(.pause, at: effectiveTime(time, now: now)) }
     }
 
-    /// A player with sound resumes no sooner than its sound can be heard from where it was paused, as a start
-    /// waits for it (`EngineCore.soundStart(of:)`): the haptics wait for the sound output's latency, so that both
-    /// go on together and the sound's first moments are not skipped.
+    /// On a running engine, started again where it idled or lost its device; a player with sound resumes when its
+    /// sound can be heard (`EngineCore.resumePlayer`).
     func resume(atTime time: Double) throws(HapticEngineError) {
         try requireFinite(time, "resume time")
-        try core.ensureRunning()
-        let soundStart = core.soundStart(of: id)
-        // A stop since the engine was found running wins: a resume queued on a stopped engine would play at its
-        // next start().
-        try update(requiresStarted: true) { player, now in
-            player.schedule(.resume, at: max(effectiveTime(time, now: now), soundStart ?? now))
-        }
+        try core.resumePlayer(id, generation: generation, at: time)
     }
 
     func seek(toOffset offset: Double) throws(HapticEngineError) {

@@ -695,38 +695,42 @@ import Testing
         ],
         parameters: [])
 
-    /// A play on an engine waiting for its device starts the engine; a stop that returns while that start renders
-    /// the players for the device wins, and the play is refused with it. Until 7 December the start returned as
-    /// if it had run, the play queued its start on the stopped engine and said it had started, and the tap played
-    /// at the next `start()`, however much later.
+    /// A play on an engine waiting for its device starts the engine; a stop that returns while that start opens
+    /// the device (held open here until the stop has returned) wins, and the play is refused with it. Until 7
+    /// December the start returned as if it had run, the play queued its start on the stopped engine and said it
+    /// had started, and the tap played at the next `start()`, however much later.
     @Test func aPlayWhoseStartAStopBeatIsRefusedAndNotPlayedAtTheNextStart() throws {
-        let rig = try Rig(renderProfile: .dualShock3, start: false)
-        rig.recorder.failNext(.deviceGone)
-        #expect(throws: HapticEngineError.self) { try rig.engine.start() }
-        // Players to render for the device: the start the play makes takes a good tenth of a second over them.
-        let busy = try (0..<4).map { _ in try rig.engine.makePlayer(with: PlayersRenderedForTheDeviceTests.busy) }
-        defer { withExtendedLifetime(busy) {} }
-        let tap = try rig.engine.makePlayer(with: Self.tap)
+        let recorder = RecordingOutput(renderProfile: .dualShock3)
+        let source = HeldOpenSource(device: recorder)
+        let clock = ManualClock(startingAt: 10)
+        let engine = HapticEngine(
+            output: HapticOutputSelection(source: source), options: .init(), clock: clock, logger: quietLogger())
+        recorder.failNext(.deviceGone)
+        #expect(throws: HapticEngineError.self) { try engine.start() }
+        #expect(engine.core.state.withLock { $0.phase } == .interrupted(.gameControllerDisconnect))
+        let tap = try engine.makePlayer(with: Self.tap)
+        source.holdOpens()
         let outcome = Lock<Result<Void, HapticEngineError>?>(nil)
         let starter = try ServiceThread.start {
             let result = Result { () throws(HapticEngineError) in try tap.start(atTime: 0) }
             outcome.withLock { $0 = result }
         }
-        try spin(until: "the device opens") { rig.recorder.records().contains(where: { $0.action == .open }) }
-        rig.engine.stop()
+        try spin(until: "the play's start opens the device") { source.opening.withLock { $0 } }
+        engine.stop()
+        source.release()
         starter.join()
-        #expect(!rig.engine.isRunning)
+        #expect(!engine.isRunning)
         let result = try #require(outcome.withLock { $0 })
         if case .failure(let refusal) = result {
             #expect(refusal.kind == .notRunning)
         } else {
             Issue.record("the play said it started on an engine stop() had stopped")
         }
-        rig.clock.advance(by: 1)
-        let restart = rig.clock.now
-        try rig.engine.start()
-        rig.clock.advance(by: 0.5)
-        let played = rig.applied(since: restart).filter { $0.strong > 0 || $0.weak > 0 }
+        clock.advance(by: 1)
+        let restart = clock.now
+        try engine.start()
+        clock.advance(by: 0.5)
+        let played = recorder.appliedMixes().filter { $0.time >= restart && !$0.mix.isOff }
         #expect(played.isEmpty, "the tap played after the next start")
     }
 
@@ -734,14 +738,15 @@ import Testing
     /// stopped, with no watch to start it when a device appears. Until 7 December the start went on to wait for a
     /// device, and the engine started itself with the next pad plugged in.
     @Test func aStopWhileAStartFindsNoDeviceLeavesTheEngineStoppedWithNoWatch() throws {
-        let source = AbsentDeviceSource()
+        let source = HeldOpenSource(device: nil)
         let core = EngineCore(
             source: source, options: .init(), clock: ManualClock(startingAt: 10), logger: quietLogger())
         defer { core.destroy() }
+        source.holdOpens()
         let starter = try ServiceThread.start { _ = try? core.start() }
         try spin(until: "the start opens the device") { source.opening.withLock { $0 } }
         core.stop(completion: nil)
-        source.release.withLock { $0 = true }
+        source.release()
         starter.join()
         let (phase, watched) = core.state.withLock { ($0.phase, $0.watch != nil) }
         #expect(phase == .stopped)
@@ -749,17 +754,30 @@ import Testing
         #expect(source.watches.withLock { $0 } == 0)
     }
 
-    /// A source whose device is not there, found out only once the test lets the open go on.
-    final class AbsentDeviceSource: OutputSource {
+    /// A source whose opens, once the test holds them (`holdOpens`), wait until it lets them go on (`release`), and
+    /// then open the recording output `device`, or find no device when there is none.
+    final class HeldOpenSource: OutputSource {
+        let device: (any OutputSource)?
         let opening = Lock(false)
-        let release = Lock(false)
+        private let held = Lock(false)
+        private let released = Lock(false)
         let watches = Lock(0)
         struct Watch: OutputWatch { func cancel() {} }
 
+        init(device: RecordingOutput?) {
+            self.device = device.map { HapticOutputSelection.recording($0).makeSource(.init()) }
+        }
+
+        func holdOpens() { held.withLock { $0 = true } }
+        func release() { released.withLock { $0 = true } }
+
         func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
-            opening.withLock { $0 = true }
-            while !release.withLock({ $0 }) { Sys.yield() }
-            throw OutputFailure(.notFound, "no pad")
+            if held.withLock({ $0 }) {
+                opening.withLock { $0 = true }
+                while !released.withLock({ $0 }) { Sys.yield() }
+            }
+            guard let device else { throw OutputFailure(.notFound, "no pad") }
+            return try device.open(clock: clock, logger: logger)
         }
 
         func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {

@@ -1,0 +1,219 @@
+// A play on an engine that stops running while the play starts it: the engine idles (auto-shutdown) between the start
+// the play made and the play's own decision, or a play starts it again while the idle pass still lets the device go.
+import HapticRendering
+import LinuxHaptics
+import LinuxHapticsTesting
+import Logging
+@_spi(Internals) import LinuxSystem
+import Testing
+
+@testable import LinuxHaptics
+
+@Suite struct PlayWhileIdlingTests {
+    /// A play on an idle engine starts it; the engine idles again (its pass, due by then, finds nothing playing)
+    /// before the play decides its start. The play starts the engine once more and plays. Until 7 December the start
+    /// was queued on the idle engine with no output: the play said it had started, nothing played, and the tap
+    /// played at the next `start()`, however much later.
+    @Test func aPlayTheEngineIdlesBeforeStartsItAgainAndPlaysAtOnce() throws {
+        let rig = try TrapRig()
+        rig.clock.inner.advance(by: 2)
+        #expect(!rig.engine.isRunning, "the engine did not idle")
+        let tap = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
+        rig.clock.atTheFirstReadAfterTheNextStart { [clock = rig.clock] in clock.inner.advance(by: 2) }
+        try tap.start(atTime: 0)
+        #expect(rig.clock.sprung, "the engine did not idle during the play's start: the test checks nothing")
+        #expect(rig.engine.isRunning)
+        let played = rig.clock.now
+        rig.clock.inner.advance(by: 0.5)
+        #expect(rig.recorder.appliedMixes().contains { $0.time >= played && !$0.mix.isOff }, "nothing played")
+    }
+
+    /// A resume whose device goes (the engine then waits for it) before the resume is decided is refused, as a
+    /// resume on an engine that waits for its device is: the play finds no device to start the engine with. Until 7
+    /// December the resume was queued on the engine with no output and said it had resumed.
+    @Test func aResumeWhoseDeviceGoesBeforeItIsDecidedIsRefused() throws {
+        let rig = try TrapRig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
+        try player.start(atTime: 0)
+        try player.pause(atTime: 0)
+        rig.clock.inner.advance(by: 0.1)
+        rig.clock.atTheNextRead { [recorder = rig.recorder] in recorder.unplug() }
+        #expect(throws: HapticEngineError.self) { try player.resume(atTime: 0) }
+        #expect(rig.clock.sprung, "the device did not go during the resume: the test checks nothing")
+    }
+
+    /// A play that starts an engine while its idle pass still lets the device go (the pass is held in the output's
+    /// close here) waits for that release to end, so that what the release lets go is the idle engine's only: the
+    /// engine runs with its hot-plug watch. Until 7 December the release, once its close returned, cancelled the
+    /// watch of the engine the play had started meanwhile: an unplug then went unheard until the next stop.
+    @Test func aPlayThatStartsAnEngineLettingItsDeviceGoKeepsItsHotPlugWatch() throws {
+        let source = HeldCloseSource()
+        // Whether the play's start waits for the release or goes on without waiting, the close is let go then.
+        let log = HookLog { message in
+            if message.hasPrefix("haptic engine started") || message.hasPrefix("a start waits") {
+                source.releaseClose()
+            }
+        }
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 1
+        let clock = ManualClock(startingAt: 10)
+        let core = EngineCore(source: source, options: options, clock: clock, logger: log.logger)
+        defer { core.destroy() }
+        try core.start()
+        #expect(source.liveWatches.withLock { $0 } == 1)
+        source.holdNextClose()
+        let idler = try ServiceThread.start { clock.advance(by: 1) }
+        try spin(until: "the idle pass closes the device") { source.closing.withLock { $0 } }
+        #expect(core.state.withLock { $0.phase } == .idle)
+        try core.ensureRunning()
+        idler.join()
+        let (phase, watched) = core.state.withLock { ($0.phase, $0.watch != nil) }
+        #expect(phase == .running)
+        #expect(watched, "the engine runs with no hot-plug watch")
+        #expect(source.liveWatches.withLock { $0 } == 1)
+        #expect(source.opens.withLock { $0 } == 2)
+    }
+}
+
+/// An engine on a recording output and a trap clock, that idles after a second with nothing playing.
+private struct TrapRig {
+    let clock = TrapClock()
+    let recorder = RecordingOutput(renderProfile: .genericRumble)
+    let engine: HapticEngine
+
+    init() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 1
+        let clock = clock
+        let log = HookLog { message in if message.hasPrefix("haptic engine started") { clock.engineStarted() } }
+        engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: log.logger)
+        try engine.start()
+    }
+}
+
+/// A manual clock with a trap: an action run at the first time read outside the timer's work once the trap is set
+/// (`atTheNextRead`), or once the next engine start has been made (`atTheFirstReadAfterTheNextStart`): between the
+/// start a play made and its own decision, where the play asks what time it is.
+private final class TrapClock: HapticClock, Sendable {
+    let inner = ManualClock(startingAt: 10)
+    private struct State {
+        var setAfterStart: (@Sendable () -> Void)?
+        var trap: (@Sendable () -> Void)?
+        var sprung = false
+        var timerWork = 0
+    }
+    private let state = Lock(State())
+
+    func atTheNextRead(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.trap = action } }
+    func atTheFirstReadAfterTheNextStart(_ action: @escaping @Sendable () -> Void) {
+        state.withLock { $0.setAfterStart = action }
+    }
+    /// Whether the trap's action ran.
+    var sprung: Bool { state.withLock { $0.sprung } }
+
+    func engineStarted() {
+        state.withLock { state in
+            guard let action = state.setAfterStart else { return }
+            state.setAfterStart = nil
+            state.trap = action
+        }
+    }
+
+    var now: Double {
+        let action = state.withLock { state -> (@Sendable () -> Void)? in
+            guard state.timerWork == 0, let trap = state.trap else { return nil }
+            state.trap = nil
+            state.sprung = true
+            return trap
+        }
+        action?()
+        return inner.now
+    }
+
+    func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        inner.makeTimer { [self] in
+            state.withLock { $0.timerWork += 1 }
+            defer { state.withLock { $0.timerWork -= 1 } }
+            return work()
+        }
+    }
+}
+
+/// A logger that hands each message to `hook`.
+private struct HookLog: Sendable {
+    let hook: @Sendable (String) -> Void
+
+    var logger: Logger {
+        var logger = Logger(label: "test") { _ in Handler(hook: hook) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    struct Handler: LogHandler {
+        let hook: @Sendable (String) -> Void
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) { hook(event.message.description) }
+    }
+}
+
+/// A source whose output's next close can be held until released; counts the opens and the watches not cancelled.
+private final class HeldCloseSource: OutputSource {
+    let opens = Lock(0)
+    let liveWatches = Lock(0)
+    let closing = Lock(false)
+    private let held = Lock(false)
+    private let released = Lock(false)
+
+    func holdNextClose() { held.withLock { $0 = true } }
+    /// Lets a close held now go on (a release asked for before the close began is not kept).
+    func releaseClose() {
+        if closing.withLock({ $0 }) { released.withLock { $0 = true } }
+    }
+
+    func open(clock: any HapticClock, logger: Logger) throws(OutputFailure) -> any MotorOutput {
+        opens.withLock { $0 += 1 }
+        return Output(source: self)
+    }
+
+    func watch(logger: Logger, _ handler: @escaping @Sendable (OutputPresence) -> Void) -> (any OutputWatch)? {
+        liveWatches.withLock { $0 += 1 }
+        return Watch(source: self)
+    }
+
+    struct Watch: OutputWatch {
+        let source: HeldCloseSource
+        func cancel() { source.liveWatches.withLock { $0 -= 1 } }
+    }
+
+    final class Output: MotorOutput {
+        let source: HeldCloseSource
+        init(source: HeldCloseSource) { self.source = source }
+        var capabilities: OutputCapabilities {
+            OutputCapabilities(name: "held close", isVirtual: true, renderProfile: .genericRumble)
+        }
+        func sendNeutral() throws(OutputFailure) {}
+        func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {}
+        func keepAlive() throws(OutputFailure) {}
+        func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+            throw OutputFailure(.unsupported, "no prepared pulses")
+        }
+        func trigger(prepared id: Int) throws(OutputFailure) {}
+        func stop(prepared id: Int) throws(OutputFailure) {}
+        func release(prepared id: Int) {}
+        func currentLevels() -> MotorMagnitudes? { nil }
+        func close() {
+            let hold = source.held.withLock { held -> Bool in
+                defer { held = false }
+                return held
+            }
+            guard hold else { return }
+            source.closing.withLock { $0 = true }
+            while !source.released.withLock({ $0 }) { Sys.yield() }
+        }
+    }
+}
