@@ -7,13 +7,16 @@
 /// over lines reads as on one. The rules then look at a few tokens around each:
 ///
 /// - `import` (whatever attributes and modifiers stand before it), an optional kind (`import struct A.B`), then
-///   the module: it must be in the allow-list.
+///   the module: it must be in the allow-list. `Foundation` only in the `#else` of `#if
+///   canImport(FoundationEssentials)`: on Linux `import Foundation` brings the C library along, while
+///   FoundationEssentials brings none of it, so there the compiler itself refuses any call of the C library.
 /// - A name of the C library or of a Foundation file API, anywhere: `Glibc`, `Darwin`, `Musl`, `fopen`,
-///   `FileManager`, `FileHandle`, `InputStream`, `OutputStream`, `resolvingSymlinksInPath`.
-/// - `open(` and `resourceValues(`.
+///   `FileManager`, `FileHandle`, `InputStream`, `OutputStream`, `resolvingSymlinksInPath`, `Bundle`. A name in
+///   backticks is the name.
+/// - The C library's calls of `cLibraryCalls` (`open(`, `read(`...) and `resourceValues(`.
 /// - A file read: a `contentsOf:` argument given to a type or to `init` (`Data(contentsOf:`, `.init(contentsOf:`,
-///   `Data.init(contentsOf:`), any label that begins with `contentsOf` and goes on (`contentsOfFile:`), or a
-///   parameter declared `contentsOf name: URL`. A `contentsOf:` given to a method (`append(contentsOf:)`) is pure.
+///   `Data.init(contentsOf:`), a label `contentsOf` followed by a capital (`contentsOfFile:`), or a parameter
+///   declared `contentsOf name: URL`. A `contentsOf:` given to a method (`append(contentsOf:)`) is pure.
 /// - A file write: `write(toFile:` always; `.write(to:` unless its argument is an inout buffer (`&`).
 ///
 /// It is no Swift parser: regex literals are read as code, and a name these rules do not list is not seen.
@@ -34,7 +37,7 @@ enum PureLayerScanner {
     /// Names that never belong in a pure layer's code, whatever surrounds them.
     static let forbiddenNames: Set<String> = [
         "Glibc", "Darwin", "Musl", "fopen", "FileManager", "FileHandle", "InputStream", "OutputStream",
-        "resolvingSymlinksInPath", "Process", "ProcessInfo", "URLSession",
+        "resolvingSymlinksInPath", "Process", "ProcessInfo", "URLSession", "Bundle",
     ]
 
     /// The C library's calls for files, processes and the environment, which `import Foundation` brings along on
@@ -42,8 +45,15 @@ enum PureLayerScanner {
     /// method (`player.open(x)`) nor where declared (`func open(_:)`, `case open(Int)`).
     static let cLibraryCalls: Set<String> = [
         "open", "openat", "creat", "popen", "pread", "pwrite", "stat", "lstat", "fstat", "opendir", "mmap", "dlopen",
-        "system", "getenv", "fread", "fwrite",
+        "system", "getenv", "setenv", "fread", "fwrite", "fdopen", "fputs", "read", "close", "unlink", "rename",
+        "mkdir", "rmdir", "ioctl", "socket", "fork", "execv", "execvp",
     ]
+
+    /// A `#if` being read: whether it is `#if canImport(FoundationEssentials)`, and whether its `#else` is.
+    private struct Conditional {
+        var testsFoundationEssentials: Bool
+        var inElse = false
+    }
 
     /// The kinds `import` may name before a declaration's path (`import struct Module.Type`).
     static let importKinds: Set<String> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
@@ -52,16 +62,39 @@ enum PureLayerScanner {
         let (tokens, unclosedStrings) = tokens(of: source)
         func text(_ index: Int) -> String { tokens.indices.contains(index) ? tokens[index].text : "" }
         var findings: [Finding] = []
+        var conditionals: [Conditional] = []
         var index = 0
         while index < tokens.count {
             let token = tokens[index]
             func flag(_ what: String) { findings.append(Finding(line: token.line, what: what)) }
             switch token.text {
+            case "#":
+                switch text(index + 1) {
+                case "if":
+                    let test = (2...5).map { text(index + $0) }
+                    conditionals.append(
+                        Conditional(testsFoundationEssentials: test == ["canImport", "(", "FoundationEssentials", ")"]))
+                case "elseif":
+                    conditionals.indices.last.map { conditionals[$0] = Conditional(testsFoundationEssentials: false) }
+                case "else":
+                    conditionals.indices.last.map { conditionals[$0].inElse = true }
+                case "endif":
+                    _ = conditionals.popLast()
+                default:
+                    break
+                }
             case "import" where text(index - 1) != ".":
                 var module = index + 1
                 if importKinds.contains(text(module)) { module += 1 }
                 if isName(text(module)) {
-                    if !allowedImports.contains(text(module)) { flag("import \(text(module))") }
+                    if text(module) == "Foundation" {
+                        let fallback = conditionals.last.map { $0.testsFoundationEssentials && $0.inElse } ?? false
+                        if !fallback || !allowedImports.contains("FoundationEssentials") {
+                            flag("import Foundation outside the #else of #if canImport(FoundationEssentials)")
+                        }
+                    } else if !allowedImports.contains(text(module)) {
+                        flag("import \(text(module))")
+                    }
                     index = module
                 }
             case let name where forbiddenNames.contains(name):
@@ -75,12 +108,13 @@ enum PureLayerScanner {
                 flag("resourceValues(")
             case "contentsOf":
                 let callee = text(index - 2)
-                if text(index - 1) == "(", callee == "init" || callee.first?.isUppercase == true {
+                if text(index - 1) == "(", text(index + 1) == ":", callee == "init" || callee.first?.isUppercase == true
+                {
                     flag("\(callee)(contentsOf:")
                 } else if isName(text(index + 1)), text(index + 2) == ":", text(index + 3) == "URL" {
                     flag("contentsOf \(text(index + 1)): URL")
                 }
-            case let label where label.hasPrefix("contentsOf"):
+            case let label where label.hasPrefix("contentsOf") && label.dropFirst(10).first?.isUppercase == true:
                 flag(label)
             case "write" where text(index + 1) == "(":
                 if text(index + 2) == "toFile" {
@@ -206,11 +240,14 @@ enum PureLayerScanner {
                 inString = true
                 index += count + (multiline ? 3 : 1)
             } else if current == UInt8(ascii: "`") {
+                // A name in backticks is the name: `` `Glibc` `` is Glibc.
                 index += 1
                 while index < bytes.count && bytes[index] != UInt8(ascii: "`") && bytes[index] != newline { index += 1 }
-                index += 1
                 tokens.append(
-                    Token(text: String(decoding: bytes[start..<min(index, bytes.count)], as: UTF8.self), line: line))
+                    Token(
+                        text: String(decoding: bytes[(start + 1)..<min(index, bytes.count)], as: UTF8.self), line: line)
+                )
+                index += 1
             } else if isNameByte(current) {
                 while index < bytes.count && isNameByte(bytes[index]) { index += 1 }
                 tokens.append(Token(text: String(decoding: bytes[start..<index], as: UTF8.self), line: line))

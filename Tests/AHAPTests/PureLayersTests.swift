@@ -93,7 +93,26 @@ private let forbiddenSnippets: [LayerSnippet] = [
     .init(".write(to: url)", "try data.write(to: url)", ["1: .write(to:"]),
     .init(
         ".write(to:) split over lines", "try data\n    .write(\n        to: url, options: .atomic)", ["2: .write(to:"]),
-    .init("a file reader's initializer", "public init(contentsOf url: URL) throws {}", ["1: init(contentsOf:"]),
+    .init("a file reader's initializer", "public init(contentsOf url: URL) throws {}", ["1: contentsOf url: URL"]),
+    .init(
+        "a bare import Foundation (the C library with it)", "import Foundation\nlet n = 1",
+        ["1: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
+    .init(
+        "import Foundation in another #if's #else",
+        "#if os(macOS)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif",
+        ["4: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
+    .init(
+        "import Foundation where FoundationEssentials is",
+        "#if canImport(FoundationEssentials)\nimport Foundation\n#endif",
+        ["2: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
+    .init(
+        "a name in backticks", "import `Glibc`\nlet fd = `Glibc`.open(path, O_RDONLY)",
+        ["1: import Glibc", "2: Glibc", "2: open("]),
+    .init(
+        "the C library's reads and writes",
+        "let n = read(fd, &b, 8)\n_ = close(fd)\n_ = unlink(path)\nlet f = fdopen(fd, \"r\")\n_ = fputs(\"x\", f)",
+        ["1: read(", "2: close(", "3: unlink(", "4: fdopen(", "5: fputs("]),
+    .init("Bundle", "let path = Bundle.main.path(forResource: n, ofType: t)", ["1: Bundle"]),
     .init("a file reader's method", "static func validate(\n    contentsOf url: URL) {}", ["2: contentsOf url: URL"]),
     .init(
         "code in an interpolation", #"let here = "in \(FileManager.default.currentDirectoryPath)""#,
@@ -138,7 +157,11 @@ private let pureSnippets: [LayerSnippet] = [
         "AHAP's imports",
         "#if canImport(FoundationEssentials)\npackage import FoundationEssentials\n#else\n"
             + "package import Foundation\n#endif"),
-    .init("HapticRendering's imports", in: .hapticRendering, "public import AHAP\nimport Foundation"),
+    .init(
+        "HapticRendering's imports", in: .hapticRendering,
+        "public import AHAP\n#if canImport(FoundationEssentials)\nimport FoundationEssentials\n#else\n#if DEBUG\n"
+            + "#endif\nimport Foundation\n#endif"),
+    .init("a label that begins with contentsOf", "let contentsOffset = 4\ninit(contentsOf bytes: [UInt8]) {}"),
     .init(
         "AudioRendering's imports", in: .audioRendering,
         "@_spi(Testing) public import HapticRendering\nimport AHAP\nimport struct FoundationEssentials.Data"),
