@@ -19,12 +19,13 @@ extension DocumentFile {
     }
 
     /// The bytes of the document `url` names, read as `read(_:maximumBytes:)` reads a path. A URL that names no
-    /// local file (`https:`) is refused: its path is not read from the local disk as if it were one.
+    /// local file (`https:`) is refused: its path is not read from the local disk as if it were one. Its path is
+    /// read as written, a final `/` kept: `file.ahap/` names a folder, which a file is not (`url.path` drops it).
     package static func read(_ url: URL, maximumBytes: Int) -> Result<[UInt8], Refusal> {
         guard url.isFileURL else {
             return .failure(
                 .unreadable("it names no local file (a URL of the scheme \(url.scheme ?? "none")): pass its bytes"))
         }
-        return read(url.path, maximumBytes: maximumBytes)
+        return read(url.path(percentEncoded: false), maximumBytes: maximumBytes)
     }
 }

@@ -8,11 +8,12 @@
 // path is first opened with `O_PATH`, which names the file without opening it (no driver's `open` runs: a device
 // is never opened, since opening one may act, `/dev/watchdog` arming the watchdog, a tape rewinding when closed);
 // that descriptor's `fstat` and `fstatfs` say what the file is; and a regular file is then opened through the
-// descriptor's link in `/proc/self/fd`, the very file judged, whatever the path leads to by then. The open waits
-// for nothing and takes no terminal for the process's own. Where the descriptor has no link in `/proc/self/fd`
-// (no `/proc`) the path is opened again and must still be the file judged (its device and inode); only there can a
-// file put in its place between the two opens (a device too) be opened, and it is refused once open. A read holds
-// two descriptors for a moment.
+// descriptor's link in `/proc/thread-self/fd` (the calling thread's own table), the very file judged, whatever the
+// path leads to by then, and must be it (its device and inode: a `/proc` that is no procfs answers for another
+// file). The open waits for nothing and takes no terminal for the process's own. Where the descriptor has no link
+// there (no `/proc`) the path is opened again and must still be the file judged; only there can a file put in its
+// place between the two opens (a device too) be opened, and it is refused once open. A read holds two descriptors
+// for a moment.
 internal import Glibc
 
 package enum DocumentFile {
@@ -35,27 +36,34 @@ package enum DocumentFile {
         }
     }
 
-    /// The bytes of the regular file at `path`, of at most `maximumBytes`: its size is checked before reading, and
-    /// what is read is held to the limit too (a file that grows while it is read).
+    /// The bytes of the regular file at `path`, of at most `maximumBytes` (which is also the most memory the read
+    /// takes): its size is checked before reading, and what is read is held to the limit too (a file that grows
+    /// while it is read).
     package static func read(_ path: String, maximumBytes: Int) -> Result<[UInt8], Refusal> {
-        let fd: Int32
-        switch open(path) {
-        case .success(let opened): fd = opened
+        // One byte past the limit is read to tell a file that grew past it: a limit of `Int.max` is one less.
+        let maximumBytes = Swift.min(maximumBytes, Int.max - 1)
+        let (fd, status): (Int32, Sys.FileStatus)
+        switch openJudged(path) {
+        case .success(let opened): (fd, status) = opened
         case .failure(let refusal): return .failure(refusal)
         }
         defer { Sys.close(fd) }
+        guard status.size <= maximumBytes else { return .failure(.tooLarge(size: status.size, limit: maximumBytes)) }
         do throws(SystemCallError) {
-            let size = try Sys.fstat(fd).size
-            guard size <= maximumBytes else { return .failure(.tooLarge(size: size, limit: maximumBytes)) }
-            return try readAll(fd, size: size, maximumBytes: maximumBytes)
+            return try readAll(fd, size: status.size, maximumBytes: maximumBytes)
         } catch {
-            return .failure(.unreadable(reason(error)))
+            return .failure(.unreadable(reason(error, "reading it")))
         }
     }
 
     /// The regular file at `path` opened for reading, without blocking, or why not: judged before it is opened,
     /// and the very file judged (see the top of this file). The caller closes the descriptor.
     package static func open(_ path: String) -> Result<Int32, Refusal> {
+        openJudged(path).map(\.fd)
+    }
+
+    /// `open`, with the opened file's status.
+    private static func openJudged(_ path: String) -> Result<(fd: Int32, status: Sys.FileStatus), Refusal> {
         // The system's calls take the path up to its first NUL: another file than the one named.
         guard !path.utf8.contains(0) else { return .failure(.unreadable("its path holds a NUL character")) }
         let named: Int32
@@ -71,41 +79,49 @@ package enum DocumentFile {
             if let refusal = refusal(ofType: judged.type) { return .failure(refusal) }
             if let refusal = try KernelMadeFiles.refusal(ofDescriptor: named) { return .failure(.unreadable(refusal)) }
         } catch {
-            return .failure(.unreadable(reason(error)))
+            return .failure(.unreadable(reason(error, "looking at it")))
         }
         let flags = O_RDONLY | O_NOCTTY | O_NONBLOCK
+        let fd: Int32
         do throws(SystemCallError) {
-            return .success(try Sys.reopen(named, of: path, flags: flags))
+            fd = try Sys.reopen(named, of: path, flags: flags)
         } catch {
             // Only where the descriptor has no link there (no /proc, or its fd folder hidden): a file system may
             // answer "no such file" to the open of its file, and the path, opened again, may lead elsewhere by now.
             guard error.errno == .noSuchFileOrDirectory,
-                (try? Sys.stat("/proc/self/fd/\(named)", followingLinks: false)) == nil
-            else { return .failure(.unreadable(reason(error))) }
+                (try? Sys.stat(Sys.descriptorLink(named), followingLinks: false)) == nil
+            else { return .failure(.unreadable(reason(error, "opening it"))) }
+            // No link in /proc: the path again, which must still lead to the file judged.
+            do throws(SystemCallError) {
+                return sameFile(try Sys.open(path, flags: flags), as: judged)
+            } catch {
+                return .failure(refusal(opening: path, error))
+            }
         }
-        // No link in /proc/self/fd: the path again, which must still lead to the file judged.
-        let fd: Int32
-        do throws(SystemCallError) {
-            fd = try Sys.open(path, flags: flags)
-        } catch {
-            return .failure(refusal(opening: path, error))
-        }
+        return sameFile(fd, as: judged)
+    }
+
+    /// The file open at `fd` with its status when it is the file judged (its device and inode); otherwise closed,
+    /// and refused.
+    private static func sameFile(_ fd: Int32, as judged: Sys.FileStatus) -> Result<
+        (fd: Int32, status: Sys.FileStatus), Refusal
+    > {
         do throws(SystemCallError) {
             let opened = try Sys.fstat(fd)
             guard opened.device == judged.device, opened.inode == judged.inode else {
                 Sys.close(fd)
                 return .failure(.unreadable("it was replaced by another file while it was opened"))
             }
+            return .success((fd, opened))
         } catch {
             Sys.close(fd)
-            return .failure(.unreadable(reason(error)))
+            return .failure(.unreadable(reason(error, "looking at it")))
         }
-        return .success(fd)
     }
 
     /// The bytes of the file open at `fd`, whose size was `size`: at most one byte past `maximumBytes` is read,
     /// enough to tell a file that grew past the limit.
-    private static func readAll(_ fd: Int32, size: Int, maximumBytes: Int) throws(SystemCallError) -> Result<
+    static func readAll(_ fd: Int32, size: Int, maximumBytes: Int) throws(SystemCallError) -> Result<
         [UInt8], Refusal
     > {
         // One byte more than the size: the read that finds the end finds it in the same buffer.
@@ -117,7 +133,8 @@ package enum DocumentFile {
                     let grown = try Sys.fstat(fd).size
                     return .failure(.tooLarge(size: Swift.max(grown, count), limit: maximumBytes))
                 }
-                bytes += repeatElement(0, count: Swift.min(count, maximumBytes + 1 - count))
+                // Here 1 ≤ count ≤ maximumBytes < Int.max: the sum cannot overflow.
+                bytes += repeatElement(0, count: Swift.min(count, maximumBytes - count + 1))
             }
             let start = count
             let result = bytes.withUnsafeMutableBytes { buffer in
@@ -168,7 +185,7 @@ package enum DocumentFile {
     private static func refusal(opening path: String, _ error: SystemCallError) -> Refusal {
         if let status = try? Sys.stat(path), let refusal = refusal(ofType: status.type) { return refusal }
         if isDanglingLink(path, error) { return .unreadable(danglingLink) }
-        return .unreadable(reason(error))
+        return .unreadable(reason(error, "opening it"))
     }
 
     /// Whether `path` is a symbolic link that leads to no file, given the `error` of following it.
@@ -177,12 +194,12 @@ package enum DocumentFile {
         return (try? Sys.stat(path, followingLinks: false))?.type == S_IFLNK
     }
 
-    /// A failed call's error in words.
-    private static func reason(_ error: SystemCallError) -> String {
+    /// The error of a call made for `step` ("reading it"), in words.
+    private static func reason(_ error: SystemCallError, _ step: String) -> String {
         switch error.errno {
         case .noSuchFileOrDirectory: "no such file"
         case .permissionDenied, .notPermitted: "permission denied"
-        default: "the system refused it (\(error.errno.message))"
+        default: "\(step) failed (\(error.errno.message))"
         }
     }
 }

@@ -7,6 +7,7 @@ import Foundation
 #endif
 import LinuxHaptics
 import AppHaptics
+import LinuxSystem
 
 struct ReplayCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -90,7 +91,8 @@ struct ReplayCommand: AsyncParsableCommand {
     private func loadSheet() throws -> (CueSheet, String, HapticResourceDirectory) {
         let url: URL
         if let cues {
-            url = URL(fileURLWithPath: cues)
+            // As the system reads it: `link/../cues.json` is in the folder above the link's target.
+            url = DocumentFile.url(ofPath: cues)
         } else {
             guard let folder = HapticResourceDirectory.locate() else {
                 if let override = HapticResourceDirectory.brokenOverride() {
@@ -109,7 +111,7 @@ struct ReplayCommand: AsyncParsableCommand {
         }
         do {
             return (
-                try CueSheet(contentsOf: url), url.relativePath,
+                try CueSheet(contentsOf: url), cues ?? url.relativePath,
                 HapticResourceDirectory(directory: url.deletingLastPathComponent())
             )
         } catch {

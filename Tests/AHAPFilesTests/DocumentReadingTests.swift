@@ -44,6 +44,18 @@ import Glibc
         return report.errors.first.map { "\($0.code.rawValue): \($0.message)" }
     }
 
+    /// A path that ends in `/` names a folder: a file named so is not read, as the system does not open it. Until
+    /// 7 December the final `/` was dropped and the file read.
+    @Test func aFileNamedWithAFinalSlashIsNotRead() throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.path + "/p.ahap"
+        try Sys.writeNewFile(path, Array(Self.document(event: Self.transient).utf8))
+        #expect(throws: Never.self) { try HapticPattern(contentsOf: DocumentFile.url(ofPath: path)) }
+        let found = Self.unreadableMessage(path + "/")
+        #expect(found == "unreadable-file: cannot read the file: opening it failed (Not a directory)", "\(found ?? "")")
+    }
+
     @Test func pathsSayWhatTheyAre() throws {
         let folder = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: folder) }

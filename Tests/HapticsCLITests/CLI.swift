@@ -16,11 +16,12 @@ enum CLI {
     }
 
     static func run(
-        _ arguments: [String], environment: [String: String] = [:]
+        _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil
     ) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
         process.executableURL = try binary()
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty {
             process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }

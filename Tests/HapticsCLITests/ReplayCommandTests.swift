@@ -76,6 +76,28 @@ import Testing
         }
     }
 
+    /// A sheet named through a link and `..` is the one the system finds there: in the folder above the link's
+    /// target, not the folder the link is in. Until 7 December `link/..` was dropped as text, and another sheet read.
+    @Test func aSheetNamedThroughALinkAndDotDotIsTheOneTheSystemFinds() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replay-cli-\(UUID().uuidString)")
+        let deep = folder.appendingPathComponent("a/b")
+        try FileManager.default.createDirectory(at: deep, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("link"), withDestinationURL: deep)
+        // The sheet the system finds (a/cues.json) names a pattern that is not there; the one beside the link names
+        // none.
+        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
+            .write(to: folder.appendingPathComponent("a/cues.json"))
+        try Data(#"{"version": 1, "chapters": []}"#.utf8).write(to: folder.appendingPathComponent("cues.json"))
+        let named = "link/../cues.json"
+        let run = try CLI.run(["replay", "--cues", named, "--device", "virtual"], in: folder)
+        #expect(run.status == 1)
+        #expect(
+            run.errors.hasPrefix("haptics replay: \(named): chapters[0].cues[0].pattern: no pattern 'far': "),
+            "\(run.errors)")
+    }
+
     /// A cue naming a pattern that is not beside the sheet is named by the sheet's file and the cue's path in it,
     /// and nothing plays.
     @Test func aMissingPatternIsNamedWithTheSheetAndTheCuesPath() throws {

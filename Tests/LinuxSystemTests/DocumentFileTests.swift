@@ -45,6 +45,56 @@ struct DocumentFileTests {
         }
     }
 
+    /// A thread with a descriptor table of its own (`unshare(CLONE_FILES)`) reads the file it named: the file judged
+    /// is opened again through the thread's own table (`/proc/thread-self/fd`), not the first thread's, which holds
+    /// another file under the same number. Until 7 December it was opened through `/proc/self/fd`, and the other
+    /// file was read (or, had its number held a device, the device opened).
+    @Test func aThreadWithADescriptorTableOfItsOwnReadsTheFileItNamed() throws {
+        try Self.inScratchFolder { folder in
+            try Sys.writeNewFile(folder + "/a.ahap", Array("AAAA".utf8))
+            try Sys.writeNewFile(folder + "/b.ahap", Array("BBBB".utf8))
+            let unshared = Lock<Bool?>(nil)
+            let othersOpened = Lock(false)
+            let result = Lock<Result<[UInt8], DocumentFile.Refusal>?>(nil)
+            let reader = try ServiceThread.start {
+                // CLONE_FILES: from now on this thread's descriptors are its own (a copy of the table as it was).
+                // Glibc's module does not declare `unshare`.
+                let unshare = dlsym(nil, "unshare").map {
+                    unsafeBitCast($0, to: (@convention(c) (Int32) -> Int32).self)
+                }
+                let done = unshare?(0x400) == 0
+                unshared.withLock { $0 = done }
+                guard done else { return }
+                while !othersOpened.withLock({ $0 }) { Sys.yield() }
+                let read = DocumentFile.read(folder + "/a.ahap", maximumBytes: 64)
+                result.withLock { $0 = read }
+            }
+            while unshared.withLock({ $0 }) == nil { Sys.yield() }
+            // The shared table's lowest free number, which the reader's `O_PATH` open takes in its copy, now holds b.
+            let other = open(folder + "/b.ahap", O_RDONLY | O_CLOEXEC)
+            defer { close(other) }
+            othersOpened.withLock { $0 = true }
+            reader.join()
+            try #require(unshared.withLock { $0 } == true, "unshare(CLONE_FILES) failed")
+            #expect(result.withLock { $0 } == .success(Array("AAAA".utf8)))
+        }
+    }
+
+    /// A file found longer than its size said (it grew between the `fstat` and the read) is read on up to the limit,
+    /// whatever the limit: under the largest one, the buffer's growth overflowed and trapped until 7 December.
+    @Test func aFileThatGrewIsReadOnUnderTheLargestLimit() throws {
+        try Self.inScratchFolder { folder in
+            let path = folder + "/grown.ahap"
+            let bytes = Array(repeating: UInt8(ascii: "x"), count: 100)
+            try Sys.writeNewFile(path, bytes)
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            try #require(fd >= 0)
+            defer { close(fd) }
+            #expect(try DocumentFile.readAll(fd, size: 0, maximumBytes: .max) == .success(bytes))
+            #expect(DocumentFile.read(path, maximumBytes: .max) == .success(bytes))
+        }
+    }
+
     /// A device, or a FIFO, is refused without being opened: opening a device may act (`/dev/watchdog` arms the
     /// watchdog, a tape rewinds when closed). Each is named through a link of its own, so that a fault planned for
     /// the opens of that path (not its `O_PATH` descriptor, which opens nothing) finds this read's alone among the
@@ -69,7 +119,7 @@ struct DocumentFileTests {
             try #require(symlink(folder + "/file", link) == 0)
             let plan = SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: "open(\(link)")
             let (result, tally) = try SyscallFaults.withPlan(plan) { DocumentFile.read(link, maximumBytes: 64) }
-            #expect(result == .failure(.unreadable("the system refused it (Input/output error)")))
+            #expect(result == .failure(.unreadable("opening it failed (Input/output error)")))
             #expect(tally.injected == 1, "the regular file was not opened, once")
         }
     }
