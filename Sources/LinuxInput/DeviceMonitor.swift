@@ -400,7 +400,7 @@ final class MonitorWorker: @unchecked Sendable {
 
     /// The nodes whose parent never said it bound, opened now that their wait is over.
     private func overdue() -> [DeviceEvent] {
-        gate.expired(now: Sys.monotonicNanoseconds()).compactMap { sysName in
+        gate.expired(now: Sys.monotonicNanoseconds()).flatMap { sysName in
             logger.warning(
                 "no bind event from the node's parent in time; opening it anyway",
                 metadata: ["node": "\(sysName)", "seconds": "\(BindGate.hangNanoseconds / 1_000_000_000)"])
@@ -418,7 +418,7 @@ final class MonitorWorker: @unchecked Sendable {
             receiving: while true {
                 switch netlink.receive() {
                 case .device(let device):
-                    events += received(device).compactMap(apply)
+                    events += received(device).flatMap(apply)
                 case .overflowed:
                     // The events still waiting came before or after the ones dropped, and are read on; what the
                     // dropped ones said is found once they are, by comparing with sysfs.
@@ -440,7 +440,7 @@ final class MonitorWorker: @unchecked Sendable {
                         ? "device events were lost (the socket's buffer overflowed): comparing with sysfs"
                         : "comparing with sysfs again, as owed since an earlier drain")
                 let missed = missedChanges()
-                events += (missed ?? []).compactMap(apply)
+                events += (missed ?? []).flatMap(apply)
                 comparisonOwed = !emptied || missed == nil
             }
             return events
@@ -456,7 +456,7 @@ final class MonitorWorker: @unchecked Sendable {
             if read.contains(.rescan) || comparisonOwed {
                 if let missed = missedChanges() {
                     comparisonOwed = false
-                    return missed.compactMap(apply)
+                    return missed.flatMap(apply)
                 }
                 comparisonOwed = true
             }
@@ -468,7 +468,7 @@ final class MonitorWorker: @unchecked Sendable {
                 // name, that change was told of the new pad, under the gone one's id. A change of a node not known
                 // (its probe failed when it was made) is its arrival (`apply`).
                 guard kind != .changed || known[sysName] == nil || accessChanged(sysName) else { continue }
-                if let event = apply((kind, sysName)) { events.append(event) }
+                events += apply((kind, sysName))
             }
             return events
         }
@@ -487,7 +487,7 @@ final class MonitorWorker: @unchecked Sendable {
             guard case .node(.changed, let sysName) = change, !names.contains(sysName) else { continue }
             names.append(sysName)
         }
-        return names.filter(accessChanged).compactMap { apply((.changed, $0)) }
+        return names.filter(accessChanged).flatMap { apply((.changed, $0)) }
     }
 
     /// Whether the node announced as `sysName` is still the very device announced (its sysfs path names its
@@ -579,31 +579,44 @@ final class MonitorWorker: @unchecked Sendable {
         return removed.map { (.removed, $0) } + changed.map { (.changed, $0) } + added.map { (.added, $0) }
     }
 
-    /// Updates `known` for one change and describes it; nil when there is nothing to tell (a device
-    /// that vanished before it could be probed, a removal of a device never seen).
-    private func apply(_ change: (kind: DeviceEvent.Kind, sysName: String)) -> DeviceEvent? {
+    /// Updates `known` for one change and describes it: no event when there is nothing to tell (a device that
+    /// vanished before it could be probed, a removal of a device never seen), two when a known node was made again
+    /// for another device.
+    private func apply(_ change: (kind: DeviceEvent.Kind, sysName: String)) -> [DeviceEvent] {
         switch change.kind {
         case .removed:
             guard let device = known.removeValue(forKey: change.sysName) else {
                 logger.debug("removal of an unknown node", metadata: ["node": "\(change.sysName)"])
-                return nil
+                return []
             }
-            return DeviceEvent(kind: .removed, device: device)
+            return [DeviceEvent(kind: .removed, device: device)]
         case .added, .changed:
             guard
                 var device = discovery.device(
                     sysName: change.sysName, in: context, settle: source == .inotify && change.kind == .added)
             else {
                 logger.debug("node vanished before it could be probed", metadata: ["node": "\(change.sysName)"])
-                return nil
+                return []
             }
-            let wasKnown = known[change.sysName]
+            var events: [DeviceEvent] = []
+            var wasKnown = known[change.sysName]
+            // A known node whose sysfs path (which names its `inputN`) is another now was made again for another
+            // device, and the known one's removal went unheard (lost with a full socket or queue while sysfs could not
+            // be listed, or before the source opened, after a snapshot): it is told removed, under its own id, then
+            // the new device added, under its own. An engine finds removals by id: told under the gone device's id,
+            // the new one's arrival left an engine bound to the gone one waiting for a removal never told.
+            if let gone = wasKnown, gone.identity.sysPath != device.identity.sysPath {
+                known[change.sysName] = nil
+                wasKnown = nil
+                events.append(DeviceEvent(kind: .removed, device: gone))
+            }
             device.id = wasKnown?.id ?? freeID(for: device)
             known[change.sysName] = device
             // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
-            // opened) is an add; an "add" for a node already known (it appeared between the source's opening and
-            // the snapshot) is told as an add again, keeping the id it was given.
-            return DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device)
+            // opened) is an add; an "add" for the very device already known (it appeared between the source's opening
+            // and the snapshot) is told as an add again, keeping the id it was given.
+            events.append(DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device))
+            return events
         }
     }
 
