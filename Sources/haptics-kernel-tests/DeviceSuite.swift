@@ -417,9 +417,11 @@ enum DeviceSuite {
     /// overflow the new pad's creation brought (a third pad, made and gone, makes sure): until 7 December it
     /// told the records and then the comparison, made against the nodes known before them, and the gone pad's
     /// removal was never told. With `comparisonFails`, the listing of sysfs the overflow calls for fails once: the
-    /// monitor tells the records it read (the removal) and compares a second later (until 7 December it dropped
-    /// the records and compared at the next overflow alone, and the removal and the arrival went untold). A last
-    /// pad, made once the two were told, closes the list of events.
+    /// monitor tells the records it read (the removal) at once, before the second listing, and compares a second
+    /// later (until 7 December it dropped the records and compared at the next overflow alone, and the removal and
+    /// the arrival went untold; a monitor that dropped the records and compared a second later told the same events,
+    /// so the test checks the listings made by the time each is told). A last pad, made once the two were told,
+    /// closes the list of events.
     static func inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: Int?, comparisonFails: Bool = false)
         async throws
     {
@@ -458,7 +460,15 @@ enum DeviceSuite {
         if comparisonFails {
             try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
         }
-        let (events, lastNode) = told
+        let (events, lastNode, listings) = told
+        if comparisonFails {
+            // The removal is told from the records read with the overflow, once the listing they called for failed;
+            // the arrival by the comparison made a second later, with the second listing. A monitor that dropped the
+            // records on the failed listing and compared a second later would tell both after the second.
+            try requireEqual(
+                Array(listings.prefix(2)), [1, 2],
+                "the listings of sysfs made when the removal and the arrival were told")
+        }
         try requireEqual(
             events.map(described),
             [
@@ -495,7 +505,7 @@ enum DeviceSuite {
         let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
         defer { arriving.destroy() }
         try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
-        let (events, lastNode) = try await removalAndArrival(toldBy: monitor, thenALastPad: true)
+        let (events, lastNode, _) = try await removalAndArrival(toldBy: monitor, thenALastPad: true)
         try requireEqual(
             events.map(described),
             [
@@ -510,12 +520,21 @@ enum DeviceSuite {
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
     /// of "Haptics lost-arrival pad" (whose events were mostly lost); with `thenALastPad`, then makes the pad "Haptics
     /// last pad" and waits for its arrival too, so that every event told of the first two is in. Returns every event
-    /// told by then, and the last pad's node.
+    /// told by then, the last pad's node, and, for each event, how many listings of sysfs had been made by the time it
+    /// was told (counted while a fault plan is armed; 0 otherwise).
     static func removalAndArrival(
         toldBy monitor: DeviceMonitor, thenALastPad: Bool = false
-    ) async throws -> (events: [DeviceEvent], lastNode: String?) {
+    ) async throws -> (events: [DeviceEvent], lastNode: String?, listings: [Int]) {
         let events = Lock<[DeviceEvent]>([])
-        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+        let listings = Lock<[Int]>([])
+        guard
+            let subscription = monitor.start(
+                { event in
+                    listings.withLock {
+                        $0.append(SyscallFaults.tally.calls["udev_enumerate_scan_devices", default: 0])
+                    }
+                    events.withLock { $0.append(event) }
+                }, ended: { _ in })
         else { throw TestFailure(reason: "the monitor did not start") }
         defer { subscription.stop() }
         @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
@@ -531,11 +550,11 @@ enum DeviceSuite {
         try await waitUntil("the monitor to tell the removal and the arrival") {
             told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
         }
-        guard thenALastPad else { return (events.withLock { $0 }, nil) }
+        guard thenALastPad else { return (events.withLock { $0 }, nil, listings.withLock { $0 }) }
         let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
         defer { last.destroy() }
         try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
-        return (events.withLock { $0 }, last.eventNode)
+        return (events.withLock { $0 }, last.eventNode, listings.withLock { $0 })
     }
 
     /// An event as the lost-event tests compare it: its kind, the pad's name and its node.
