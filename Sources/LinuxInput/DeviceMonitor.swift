@@ -248,6 +248,9 @@ final class MonitorWorker: @unchecked Sendable {
     private var attributes: DeviceDirectoryWatch?
     /// Known event nodes by sysfs name (`event5`): the last description of each, for removals.
     private var known: [String: InputDevice] = [:]
+    /// With the inotify source: the file of each known node in `/dev/input` (its file system and inode), as it was
+    /// when the node was described, for `isKnownNodePresent`.
+    private var knownFiles: [String: Sys.FileStatus] = [:]
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
     /// A comparison with sysfs is owed: one made after an overflow while events may still have been dropped (a
@@ -329,6 +332,9 @@ final class MonitorWorker: @unchecked Sendable {
             }
         }
         for device in initialDevices { known[device.identity.sysName] = device }
+        if source == .inotify {
+            for sysName in known.keys { knownFiles[sysName] = nodeFile(sysName) }
+        }
     }
 
     func close() {
@@ -468,6 +474,10 @@ final class MonitorWorker: @unchecked Sendable {
                 // name, that change was told of the new pad, under the gone one's id. A change of a node not known
                 // (its probe failed when it was made) is its arrival (`apply`).
                 guard kind != .changed || known[sysName] == nil || accessChanged(sysName) else { continue }
+                // A record read after a comparison that already told what it tells (made before the comparison's
+                // listing, and queued after the read that found the queue empty) finds the node known present: a
+                // creation is the known node's own, a deletion an earlier node's.
+                guard kind == .changed || !isKnownNodePresent(sysName) else { continue }
                 events += apply((kind, sysName))
             }
             return events
@@ -488,6 +498,23 @@ final class MonitorWorker: @unchecked Sendable {
             names.append(sysName)
         }
         return names.filter(accessChanged).flatMap { apply((.changed, $0)) }
+    }
+
+    /// Whether the node `/dev/input/<sysName>` is now the very file described when the node was made known (its inode,
+    /// not made again since) and sysfs names the known device's `inputN` for it. By the node's file alone for the
+    /// deletions: the kernel removes a device's node before its sysfs folder, so sysfs still lists a device whose node
+    /// was just deleted. A node made again is a new file, with an inode number of its own (tmpfs and devtmpfs number
+    /// their files from one counter).
+    private func isKnownNodePresent(_ sysName: String) -> Bool {
+        guard let device = known[sysName], let file = knownFiles[sysName], let now = nodeFile(sysName),
+            now.device == file.device, now.inode == file.inode
+        else { return false }
+        return context.device(subsystem: "input", sysName: sysName)?.syspath == device.identity.sysPath
+    }
+
+    /// The file of the node `/dev/input/<sysName>` now; nil when there is none.
+    private func nodeFile(_ sysName: String) -> Sys.FileStatus? {
+        try? Sys.stat("\(DeviceDirectoryWatch.inputDirectory)/\(sysName)")
     }
 
     /// Whether the node announced as `sysName` is still the very device announced (its sysfs path names its
@@ -585,12 +612,16 @@ final class MonitorWorker: @unchecked Sendable {
     private func apply(_ change: (kind: DeviceEvent.Kind, sysName: String)) -> [DeviceEvent] {
         switch change.kind {
         case .removed:
+            knownFiles[change.sysName] = nil
             guard let device = known.removeValue(forKey: change.sysName) else {
                 logger.debug("removal of an unknown node", metadata: ["node": "\(change.sysName)"])
                 return []
             }
             return [DeviceEvent(kind: .removed, device: device)]
         case .added, .changed:
+            // Taken before the probe: a node made again between the two is then another file than the one recorded,
+            // and its records are told.
+            let file = source == .inotify ? nodeFile(change.sysName) : nil
             guard
                 var device = discovery.device(
                     sysName: change.sysName, in: context, settle: source == .inotify && change.kind == .added)
@@ -612,9 +643,11 @@ final class MonitorWorker: @unchecked Sendable {
             }
             device.id = wasKnown?.id ?? freeID(for: device)
             known[change.sysName] = device
+            knownFiles[change.sysName] = file
             // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
-            // opened) is an add; an "add" for the very device already known (it appeared between the source's opening
-            // and the snapshot) is told as an add again, keeping the id it was given.
+            // opened) is an add; a netlink "add" for the very device already known (it appeared between the source's
+            // opening and the snapshot) is told as an add again, keeping the id it was given. (The inotify source
+            // tells nothing of a creation read once the node known is present: `isKnownNodePresent`.)
             events.append(DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device))
             return events
         }

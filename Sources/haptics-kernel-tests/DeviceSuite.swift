@@ -53,6 +53,12 @@ enum DeviceSuite {
                     "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-whose-comparison-failed-tells-the-records-and-compares-a-second-later"
             ) { try await inotifyMonitorTellsANodeMadeAgainForAnotherPad(queueLength: 2, comparisonFails: true) },
         ]
+        + [
+            KernelTest(
+                name:
+                    "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-records-read-after-the-comparison-that-told-them-tell-nothing"
+            ) { try await inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem() }
+        ]
         + DeviceMonitor.Source.allCases.map { source in
             KernelTest(
                 name:
@@ -429,20 +435,9 @@ enum DeviceSuite {
         let leavingNode = leaving.eventNode
         var left = false
         defer { if !left { leaving.destroy() } }
-        let monitor: DeviceMonitor
-        if let queueLength {
-            let limit = "/proc/sys/fs/inotify/max_queued_events"
-            let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
-            try Sys.writeFile(limit, "\(queueLength)")
-            do {
-                defer { try? Sys.writeFile(limit, saved) }
-                monitor = try DeviceMonitor(source: .inotify, logger: logger())
-            }
-            try requireEqual(
-                try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines), saved, "the queue length put back")
-        } else {
-            monitor = try DeviceMonitor(source: .inotify, logger: logger())
-        }
+        let monitor =
+            try queueLength.map { try inotifyMonitor(queueLength: $0) }
+            ?? DeviceMonitor(source: .inotify, logger: logger())
         leaving.destroy()
         left = true
         let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
@@ -474,6 +469,115 @@ enum DeviceSuite {
             [
                 "removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)",
                 "added Haptics last pad \(lastNode ?? "")",
+            ],
+            "the events told, in order")
+    }
+
+    /// An inotify `DeviceMonitor` whose queue holds `queueLength` records: `fs.inotify.max_queued_events` is set to it
+    /// while the monitor opens its inotify instance (which keeps the length it opened with), and put back at once.
+    static func inotifyMonitor(queueLength: Int) throws -> DeviceMonitor {
+        let limit = "/proc/sys/fs/inotify/max_queued_events"
+        let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
+        try Sys.writeFile(limit, "\(queueLength)")
+        let monitor: DeviceMonitor
+        do {
+            defer { try? Sys.writeFile(limit, saved) }
+            monitor = try DeviceMonitor(source: .inotify, logger: logger())
+        }
+        try requireEqual(
+            try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines), saved, "the queue length put back")
+        return monitor
+    }
+
+    /// The records of changes made before a comparison with sysfs, read after it (queued between the read that found
+    /// the queue empty and the listing), tell what the comparison told already: they tell nothing. A pad's node is
+    /// deleted, another pad made under its name and a third pad made, each of the three as records the monitor reads
+    /// only after a comparison found them. The monitor is made to compare then: its queue of 32 records overflows, with
+    /// the listing of sysfs failing once (a planned fault, so the comparison is owed), and the monitor thread, telling
+    /// the arrival of a pad made before the overflow, is held there while the pads change; the first read after that
+    /// finds nothing (a planned `EAGAIN`), so the comparison owed is made with the records still queued. The monitor
+    /// must tell the removal and the two arrivals once, then a last pad's. Until 7 December the records read after the
+    /// comparison told the second pad removed and added again and the third added again: an engine bound to the second
+    /// was interrupted for nothing.
+    static func inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem() async throws {
+        var leaving: VirtualPad? = try VirtualPadSuite.makePad(
+            VirtualPadConfiguration(name: "Haptics lost-removal pad"))
+        let leavingNode = leaving?.eventNode ?? ""
+        defer { leaving?.destroy() }
+        let monitor = try inotifyMonitor(queueLength: 32)
+        let held = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics held pad"))
+        defer { held.destroy() }
+        // A file made and removed is two records: 40 overflow the queue after the held pad's own (a pad's nodes, its
+        // `eventN` and its `jsN`, are each made then given their owner and mode, two records each). The changes the
+        // comparison is to find are 12 records: they fit in the queue.
+        let filler = "/dev/input/haptics-filler"
+        for _ in 0..<20 {
+            let fd = Glibc.open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            try require(fd >= 0, "creating \(filler): \(String(cString: strerror(errno)))")
+            Glibc.close(fd)
+            try require(unlink(filler) == 0, "unlink \(filler): \(String(cString: strerror(errno)))")
+        }
+        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
+        defer { SyscallFaults.disarm() }
+        let events = Lock<[DeviceEvent]>([])
+        let holding = Lock(false)
+        let release = DeadlineWaiter()
+        guard
+            let subscription = monitor.start(
+                { event in
+                    events.withLock { $0.append(event) }
+                    guard event.kind == .added, event.device.name == "Haptics held pad" else { return }
+                    holding.withLock { $0 = true }
+                    release.wait(
+                        untilNanoseconds: Sys.monotonicNanoseconds() + UInt64(hangGuardSeconds * 1_000_000_000))
+                }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer {
+            release.signal()
+            subscription.stop()
+        }
+        func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+            do {
+                try await AppSuite.waitUntil(what, condition)
+            } catch {
+                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
+            }
+        }
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
+        }
+        try await waitUntil("the monitor to tell the held pad's arrival") { holding.withLock { $0 } }
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
+        // The pads are made and destroyed by this thread, exempt, so that the read failing is the monitor's.
+        SyscallFaults.arm(.init(site: "read", errno: .wouldBlock, calls: .nth(1)))
+        let (arriving, new) = try SyscallFaults.exempting {
+            leaving?.destroy()
+            leaving = nil
+            return (
+                try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad")),
+                try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics new pad"))
+            )
+        }
+        defer {
+            arriving.destroy()
+            new.destroy()
+        }
+        try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
+        release.signal()
+        try await waitUntil("the monitor to tell the removal and the two arrivals") {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
+                && told(.added, "Haptics new pad")
+        }
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the monitor's reads that found nothing")
+        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        defer { last.destroy() }
+        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
+        try requireEqual(
+            events.withLock { $0 }.map(described),
+            [
+                "added Haptics held pad \(held.eventNode)", "removed Haptics lost-removal pad \(leavingNode)",
+                "added Haptics lost-arrival pad \(leavingNode)", "added Haptics new pad \(new.eventNode)",
+                "added Haptics last pad \(last.eventNode)",
             ],
             "the events told, in order")
     }
