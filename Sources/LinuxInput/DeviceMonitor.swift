@@ -489,13 +489,19 @@ final class MonitorWorker: @unchecked Sendable {
     /// `add` comes from netlink, after its parent's bind), only for the very device announced (its sysfs path, which
     /// names its `inputN`: a node removed and made again for another device under the same name, whose attribute
     /// change can be read before netlink's `remove` and `add`, is left to them, in their order), and only when this
-    /// process's access to it changed between permission states (a node gone meanwhile is netlink's removal).
+    /// process's access to it changed between permission states (a node gone meanwhile is netlink's removal). When
+    /// records were lost (the watch's queue overflowed), every node known is looked at, as a record of each would have
+    /// had it.
     private func attributeChanges() -> [DeviceEvent] {
         guard let attributes else { return [] }
         var names: [String] = []
-        for change in attributes.readChanges() {
+        let changes = attributes.readChanges()
+        for change in changes {
             guard case .node(.changed, let sysName) = change, !names.contains(sysName) else { continue }
             names.append(sysName)
+        }
+        if changes.contains(.rescan) {
+            names = known.keys.sorted { eventNumber($0) < eventNumber($1) }
         }
         return names.filter(accessChanged).flatMap { apply((.changed, $0)) }
     }

@@ -20,9 +20,13 @@ enum DeviceSuite {
                 body: listingsOpeningFewerNodesAgreeWithTheFullOne),
             KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
             KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
+            KernelTest(name: "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes") {
+                try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: nil)
+            },
             KernelTest(
-                name: "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes",
-                body: monitorKernelSourceTellsPermissionChanges),
+                name:
+                    "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes-when-its-watch-overflowed"
+            ) { try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: 0) },
             KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
             KernelTest(
                 name: "devices/a-node-missing-from-dev-is-listed-with-its-reason-not-the-udev-rule",
@@ -331,9 +335,18 @@ enum DeviceSuite {
     /// As `nobody`, with the kernel source (no udev daemon: mdev, or a script, sets a node's permissions after the
     /// kernel announced it, and no uevent tells that): the pad is added without access, and each permission change
     /// that changes what nobody may do is a `changed` line with the new access. Until 6 December nothing followed
-    /// the `added` line, so an engine waiting for the pad never heard that it could now open it.
-    static func monitorKernelSourceTellsPermissionChanges() async throws {
+    /// the `added` line, so an engine waiting for the pad never heard that it could now open it. With a
+    /// `watchQueueLength`, `fs.inotify.max_queued_events` is that while the CLI opens its watch on `/dev/input` (put
+    /// back once it is watching): at 0 every attribute change overflows the watch's queue, and the monitor must find
+    /// the access changed by comparing each known node's with the access it had; until 7 December it dropped the
+    /// overflow, and told nothing.
+    static func monitorKernelSourceTellsPermissionChanges(watchQueueLength: Int?) async throws {
         guard onPath("su") else { throw TestSkip(.su, "no su to run the CLI as another user") }
+        let limit = "/proc/sys/fs/inotify/max_queued_events"
+        let saved = try readFile(limit).trimmingCharacters(in: .whitespacesAndNewlines)
+        if let watchQueueLength { try Sys.writeFile(limit, "\(watchQueueLength)") }
+        var limitPutBack = watchQueueLength == nil
+        defer { if !limitPutBack { try? Sys.writeFile(limit, saved) } }
         let monitor = try Subprocess(
             ["su", "-s", "/bin/sh", "nobody", "-c", "\(projectBinary("haptics")) monitor --json --source kernel"])
         defer {
@@ -344,6 +357,10 @@ enum DeviceSuite {
         try require(
             monitor.read(until: { $0.contains(ready) }, timeout: hangGuardSeconds),
             "monitor never said \"\(ready)\":\n\(monitor.text)")
+        if !limitPutBack {
+            try Sys.writeFile(limit, saved)
+            limitPutBack = true
+        }
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics permission-change pad"))
         defer { pad.destroy() }
         let node = pad.eventNode
