@@ -257,30 +257,18 @@ final class MonitorWorker: @unchecked Sendable {
     /// failure ended the drain before the socket's queue was empty: an `ENOBUFS` the kernel told again at once, for
     /// an overflow that came while libudev read on; the kernel drops events without a word until the queue is
     /// empty, so the next drain that empties it compares again), or one that could not list sysfs (made at the
-    /// next drain, by either source).
+    /// next drain, by either source, or by `comparisonRetry` when no event brings one).
     private var comparisonOwed = false {
         didSet {
-            guard comparisonOwed else {
-                comparisonRetry = nil
-                comparisonRetryDelay = Self.firstComparisonRetry
-                return
+            if comparisonOwed {
+                comparisonRetry.owed(now: Sys.monotonicNanoseconds())
+            } else {
+                comparisonRetry.made()
             }
-            scheduleComparisonRetry()
         }
     }
-    /// When an owed comparison is made if no event brings a read first: without it, a change lost while sysfs could
-    /// not be listed went untold until the next device event.
-    private var comparisonRetry: UInt64?
-    /// The wait before the next retry: a second, doubled at each retry that leaves the comparison owed (a listing of
-    /// sysfs that keeps failing), up to a minute.
-    private var comparisonRetryDelay = firstComparisonRetry
-    static let firstComparisonRetry: UInt64 = 1_000_000_000
-    static let lastComparisonRetry: UInt64 = 60_000_000_000
-
-    private func scheduleComparisonRetry() {
-        comparisonRetry = Sys.monotonicNanoseconds() + comparisonRetryDelay
-        comparisonRetryDelay = min(comparisonRetryDelay * 2, Self.lastComparisonRetry)
-    }
+    /// When an owed comparison is made if no event brings a read first.
+    private var comparisonRetry = ComparisonRetry()
     let initialDevices: [InputDevice]
 
     init(
@@ -387,10 +375,9 @@ final class MonitorWorker: @unchecked Sendable {
                 fds.removeLast()
             }
             for event in overdue() { deliver(event) }
-            if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry {
+            if comparisonRetry.isDue(now: Sys.monotonicNanoseconds()) {
                 for event in drain() { deliver(event) }
-                // A drain that ended on a failed receive left the comparison owed as it was, its retry past.
-                if let retry = comparisonRetry, Sys.monotonicNanoseconds() >= retry { scheduleComparisonRetry() }
+                comparisonRetry.drained(now: Sys.monotonicNanoseconds())
             }
         }
     }
@@ -398,7 +385,7 @@ final class MonitorWorker: @unchecked Sendable {
     /// Milliseconds until the first waiting node's deadline or the owed comparison's retry; -1 (no timeout) when
     /// neither is due.
     private func pollTimeout() -> Int32 {
-        guard let deadline = [gate.nextDeadline, comparisonRetry].compactMap({ $0 }).min() else { return -1 }
+        guard let deadline = [gate.nextDeadline, comparisonRetry.deadline].compactMap({ $0 }).min() else { return -1 }
         let now = Sys.monotonicNanoseconds()
         guard deadline > now else { return 0 }
         return Int32(clamping: (deadline - now + 999_999) / 1_000_000)
