@@ -215,7 +215,8 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "LinuxSystemTests", dependencies: ["LinuxSystem"], swiftSettings: strict),
         .testTarget(
-            name: "LinuxInputTests", dependencies: ["LinuxInput", "LinuxSystem", "CLibevdev", "CLinuxInput"],
+            name: "LinuxInputTests",
+            dependencies: ["LinuxInput", "LinuxSystem", "CLibevdev", "CLinuxInput", "LinuxHapticsTesting"],
             swiftSettings: strict),
         .testTarget(
             name: "HapticTestDevicesTests",

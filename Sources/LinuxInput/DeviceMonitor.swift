@@ -269,6 +269,9 @@ final class MonitorWorker: @unchecked Sendable {
     }
     /// When an owed comparison is made if no event brings a read first.
     private var comparisonRetry = ComparisonRetry()
+    /// The listings of sysfs that failed in a row: the first failure is logged at info, the ones after it (every retry
+    /// while sysfs cannot be listed) at debug, and the listing that works again at info.
+    private var listingFailures = 0
     let initialDevices: [InputDevice]
 
     init(
@@ -428,7 +431,8 @@ final class MonitorWorker: @unchecked Sendable {
                 }
             }
             if overflowed || (comparisonOwed && emptied) {
-                logger.info(
+                logger.log(
+                    level: overflowed || listingFailures == 0 ? .info : .debug,
                     overflowed
                         ? "device events were lost (the socket's buffer overflowed): comparing with sysfs"
                         : "comparing with sysfs again, as owed since an earlier drain")
@@ -575,10 +579,16 @@ final class MonitorWorker: @unchecked Sendable {
                     return (device.sysName, device)
                 }, uniquingKeysWith: { first, _ in first })
         } catch {
-            logger.info(
+            listingFailures += 1
+            logger.log(
+                level: listingFailures == 1 ? .info : .debug,
                 "listing input devices after lost events failed: comparing again at the next read",
-                metadata: ["error": "\(error)"])
+                metadata: ["error": "\(error)", "failures": "\(listingFailures)"])
             return nil
+        }
+        if listingFailures > 0 {
+            logger.info("listing input devices works again", metadata: ["failures": "\(listingFailures)"])
+            listingFailures = 0
         }
         let byNumber = { (a: String, b: String) in eventNumber(a) < eventNumber(b) }
         for sysName in gate.waitingNodes where present[sysName] == nil { _ = gate.nodeRemoved(sysName) }

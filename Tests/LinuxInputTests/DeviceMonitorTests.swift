@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import LinuxHapticsTesting
 @_spi(Internals) import LinuxSystem
 @testable import LinuxInput
 
@@ -201,6 +202,36 @@ private let padNotOnThisMachine: InputDevice = {
         #expect(try drained(failing: .ioError).comparisons == 0, "a drain that fails again")
         #expect(try drained(failing: nil).comparisons == 1, "the drain that empties the queue")
         #expect(try drained(failing: nil).comparisons == 0, "a drain after that")
+    }
+
+    /// A listing of sysfs that keeps failing is logged at info once, its failures after that at debug (the comparison
+    /// is retried every few seconds, up to every minute, as long as it fails), and the listing that works again at
+    /// info. Until 7 December each retry logged two lines at info.
+    @Test func aListingOfSysfsThatKeepsFailingIsLoggedAtInfoOnceAndAgainWhenItWorks() throws {
+        let log = RecordingLog()
+        let present = try DeviceDiscovery(logger: .init(label: "test")).devices(probing: .noNode)
+        let worker = try MonitorWorker(source: .kernel, snapshot: present, probing: .noNode, logger: log.logger)
+        defer { worker.close() }
+        // An overflow told again at once leaves a comparison owed at every drain that empties the queue.
+        _ = try SyscallFaults.withPlan(
+            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1))
+        ) { worker.drain() }
+        log.removeAll()
+        for _ in 0..<3 {
+            _ = try SyscallFaults.withPlan(
+                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1))
+            ) { worker.drain() }
+        }
+        _ = try SyscallFaults.withPlan(nil) { worker.drain() }
+        let logged = log.entries.filter { $0.level >= .info }.map {
+            String($0.message.prefix { $0 != ":" }).trimmingCharacters(in: .whitespaces)
+        }
+        #expect(
+            logged == [
+                "comparing with sysfs again, as owed since an earlier drain",
+                "listing input devices after lost events failed", "listing input devices works again failures=3",
+            ])
+        #expect(log.entries.filter { $0.level == .debug && $0.message.hasPrefix("listing input devices") }.count == 2)
     }
 
     /// The comparison with sysfs is for lost events alone: a receive that finds nothing waiting tells nothing. (Its
