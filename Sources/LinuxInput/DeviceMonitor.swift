@@ -323,6 +323,9 @@ final class MonitorWorker: @unchecked Sendable {
             }
         }
         for device in initialDevices { known[device.identity.sysName] = device }
+        // The nodes' files as they are once the source is open: the creation record of a node listed in the
+        // snapshot, queued between the source's opening and the listing, then tells nothing (the node is one of
+        // `initialDevices` already).
         if source == .inotify {
             for sysName in known.keys { knownFiles[sysName] = nodeFile(sysName) }
         }
@@ -465,9 +468,9 @@ final class MonitorWorker: @unchecked Sendable {
                 // name, that change was told of the new pad, under the gone one's id. A change of a node not known
                 // (its probe failed when it was made) is its arrival (`apply`).
                 guard kind != .changed || known[sysName] == nil || accessChanged(sysName) else { continue }
-                // A record read after a comparison that already told what it tells (made before the comparison's
-                // listing, and queued after the read that found the queue empty) finds the node known present: a
-                // creation is the known node's own, a deletion an earlier node's.
+                // The record of a change that a comparison before it told already (a change made before the comparison's
+                // listing, its record queued after the read that found the queue empty) finds the node known present:
+                // a creation is the known node's own, a deletion an earlier node's.
                 guard kind == .changed || !isKnownNodePresent(sysName) else { continue }
                 events += apply((kind, sysName))
             }
