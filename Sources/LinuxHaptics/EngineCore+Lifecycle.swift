@@ -88,9 +88,13 @@ extension EngineCore {
     }
 
     /// Returns once no idle pass is letting the device go. Never on the pass's own thread: the pass releases before
-    /// anything it calls back runs.
+    /// anything it calls back runs. Nor inside a handler: a reset handler runs on the thread that heard of the
+    /// return, the sound stream's when the sound device came back, and the release, closing the sound, waits for that
+    /// thread to end (a play from the handler and the release waited for each other). There the release may close
+    /// the sound stream of the engine the play started (the next sound opens it again); the hot-plug watch it lets go
+    /// is the idle engine's in any case, taken with the idle phase.
     private func waitForIdleRelease() {
-        guard state.withLock({ $0.releasingIdleOutput }) else { return }
+        guard !HandlerThreads.currentIsInside, state.withLock({ $0.releasingIdleOutput }) else { return }
         logger.debug("a start waits for the idle engine to let its device go")
         while state.withLock({ $0.releasingIdleOutput }) {
             idleOutputReleased.wait(untilNanoseconds: MonotonicTime.nanoseconds() + Self.handlerRecheckNanoseconds)

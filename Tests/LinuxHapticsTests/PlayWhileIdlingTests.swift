@@ -73,6 +73,57 @@ import Testing
         #expect(source.liveWatches.withLock { $0 } == 1)
         #expect(source.opens.withLock { $0 } == 2)
     }
+
+    /// A reset handler runs on the thread that heard of the return (here the sound stream's, when the sound device
+    /// came back); the engine idles while it runs, and its idle pass, closing the sound, waits for that thread to end.
+    /// A play the handler makes then starts the engine without waiting for the release, which waits for the handler:
+    /// with the wait, neither returned (until 7 December, the day the wait came; the test then records the hang
+    /// and leaves the engine to it).
+    @Test func aPlayFromAResetHandlerWhileTheIdlePassClosesItsThreadDoesNotWaitForIt() throws {
+        let opened = Lock(0)
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 0.2
+        options.audioOutputFactory = { _ in
+            let count = opened.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
+            // The first sound device goes away after a tenth of a second; the second is there.
+            if count == 1 { output.fail(after: 4_800) }
+            return output
+        }
+        let core = EngineCore(
+            source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
+        try core.start()
+        try #require(core.audio?.lead() != nil, "no sound stream")
+        let sawRelease = Lock(false)
+        let returned = Lock<Result<Void, HapticEngineError>?>(nil)
+        core.resetHandler = {
+            // The app takes a while here (it makes its players again), and the engine idles meanwhile.
+            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+            while MonotonicTime.nanoseconds() < deadline {
+                if core.state.withLock({ $0.phase == .idle && $0.releasingIdleOutput }) {
+                    sawRelease.withLock { $0 = true }
+                    break
+                }
+                Sys.sleep(nanoseconds: 1_000_000)
+            }
+            let result = Result { () throws(HapticEngineError) in try core.ensureRunning() }
+            returned.withLock { $0 = result }
+        }
+        let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+        while MonotonicTime.nanoseconds() < deadline, returned.withLock({ $0 }) == nil {
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+        guard let result = returned.withLock({ $0 }) else {
+            Issue.record("the reset handler's play never returned: \(core.stateSummary)")
+            return
+        }
+        defer { core.destroy() }
+        #expect(sawRelease.withLock { $0 }, "the engine did not idle while the handler ran: the test checks nothing")
+        #expect(throws: Never.self) { try result.get() }
+    }
 }
 
 /// An engine on a recording output and a trap clock, that idles after a second with nothing playing.
@@ -162,6 +213,7 @@ private struct HookLog: Sendable {
 }
 
 /// A source whose output's next close can be held until released; counts the opens and the watches not cancelled.
+/// Its outputs take every command and play nothing.
 private final class HeldCloseSource: OutputSource {
     let opens = Lock(0)
     let liveWatches = Lock(0)
