@@ -71,9 +71,14 @@ enum PureLayerScanner {
             case "#":
                 switch text(index + 1) {
                 case "if":
+                    // The whole condition, which ends with its line: `canImport(FoundationEssentials) && os(macOS)`
+                    // is another test, whose `#else` is compiled on Linux.
                     let test = (2...5).map { text(index + $0) }
+                    let endsThere = index + 6 >= tokens.count || tokens[index + 6].line > tokens[index + 5].line
                     conditionals.append(
-                        Conditional(testsFoundationEssentials: test == ["canImport", "(", "FoundationEssentials", ")"]))
+                        Conditional(
+                            testsFoundationEssentials: endsThere
+                                && test == ["canImport", "(", "FoundationEssentials", ")"]))
                 case "elseif":
                     conditionals.indices.last.map { conditionals[$0] = Conditional(testsFoundationEssentials: false) }
                 case "else":

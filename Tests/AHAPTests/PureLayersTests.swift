@@ -102,6 +102,10 @@ private let forbiddenSnippets: [LayerSnippet] = [
         "#if os(macOS)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif",
         ["4: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
     .init(
+        "import Foundation in the #else of a condition that says more",
+        "#if canImport(FoundationEssentials) && os(macOS)\nimport FoundationEssentials\n#else\nimport Foundation\n#endif",
+        ["4: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
+    .init(
         "import Foundation where FoundationEssentials is",
         "#if canImport(FoundationEssentials)\nimport Foundation\n#endif",
         ["2: import Foundation outside the #else of #if canImport(FoundationEssentials)"]),
