@@ -31,10 +31,11 @@ struct ComparisonRetry: Equatable, Sendable {
     /// Whether the retry is due at `now`.
     func isDue(now: UInt64) -> Bool { deadline.map { now >= $0 } ?? false }
 
-    /// After the drain a due retry started: one that could not compare (it ended on a failed receive) left the
-    /// deadline past, and the monitor's poll, whose timeout it sets, would return at once for as long as every receive
-    /// fails; the next retry is scheduled.
-    mutating func drained(now: UInt64) {
-        if isDue(now: now) { owed(now: now) }
+    /// After the drain a due retry started, whose deadline was `due`: one that could not compare (it ended on a
+    /// failed receive) left that deadline past, and the monitor's poll, whose timeout it sets, would return at once for
+    /// as long as every receive fails; the next retry is scheduled. One the drain scheduled (a comparison that failed,
+    /// owed again) is kept, however long the drain went on after it.
+    mutating func drained(now: UInt64, due: UInt64?) {
+        if deadline == due, isDue(now: now) { owed(now: now) }
     }
 }

@@ -382,8 +382,9 @@ final class MonitorWorker: @unchecked Sendable {
             }
             for event in overdue() { deliver(event) }
             if comparisonRetry.isDue(now: Sys.monotonicNanoseconds()) {
+                let due = comparisonRetry.deadline
                 for event in drain() { deliver(event) }
-                comparisonRetry.drained(now: Sys.monotonicNanoseconds())
+                comparisonRetry.drained(now: Sys.monotonicNanoseconds(), due: due)
             }
         }
     }

@@ -21,8 +21,9 @@ import Testing
             now = deadline
             #expect(retry.isDue(now: now))
             // The retry's drain compares, fails and leaves the comparison owed; the drain's end schedules nothing more.
+            let due = retry.deadline
             retry.owed(now: now)
-            retry.drained(now: now)
+            retry.drained(now: now, due: due)
         }
         #expect(waits == [1, 2, 4, 8, 16, 32, 60, 60, 60])
     }
@@ -38,10 +39,23 @@ import Testing
             guard let now = retry.deadline, now < 10 * Self.second else { break }
             if retry.isDue(now: now) {
                 attempts.append(now / Self.second)
-                retry.drained(now: now)
+                retry.drained(now: now, due: now)
             }
         }
         #expect(attempts == [1, 3, 7])
+    }
+
+    /// A retry's drain whose comparison failed at once, then went on longer than the wait that failure scheduled
+    /// (telling records, each HID pad's probe settling a tenth of a second), keeps that retry: the drain's end does not
+    /// schedule another past it. Until 7 December it did, and the wait doubled twice.
+    @Test func aLongDrainKeepsTheRetryItsFailedComparisonScheduled() {
+        var retry = ComparisonRetry()
+        retry.owed(now: 0)
+        let due = retry.deadline
+        #expect(due == Self.second)
+        retry.owed(now: Self.second)
+        retry.drained(now: 3 * Self.second + Self.second / 2, due: due)
+        #expect(retry.deadline == 3 * Self.second)
     }
 
     /// A comparison made owes none, and the next one owed is retried a second after, not after the longer wait the
