@@ -251,6 +251,9 @@ final class MonitorWorker: @unchecked Sendable {
     /// With the inotify source: the file of each known node in `/dev/input` (its file system and inode), as it was
     /// when the node was described, for `isKnownNodePresent`.
     private var knownFiles: [String: Sys.FileStatus] = [:]
+    /// With the inotify source: known nodes described while sysfs listed them and `/dev/input` had no file for them yet
+    /// (the kernel makes the sysfs folder before devtmpfs makes the node): their first file is theirs.
+    private var awaitingFile: Set<String> = []
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
     /// A comparison with sysfs is owed: one made after an overflow while events may still have been dropped (a
@@ -506,11 +509,20 @@ final class MonitorWorker: @unchecked Sendable {
     /// deletions: the kernel removes a device's node before its sysfs folder, so sysfs still lists a device whose node
     /// was just deleted. A node made again is a new file, with an inode number of its own (tmpfs and devtmpfs number
     /// their files from one counter).
+    /// A node described with no file yet (`awaitingFile`) takes the first file it has as its own, when sysfs names the
+    /// known device for it.
     private func isKnownNodePresent(_ sysName: String) -> Bool {
-        guard let device = known[sysName], let file = knownFiles[sysName], let now = nodeFile(sysName),
-            now.device == file.device, now.inode == file.inode
-        else { return false }
-        return context.device(subsystem: "input", sysName: sysName)?.syspath == device.identity.sysPath
+        guard let device = known[sysName], let now = nodeFile(sysName) else { return false }
+        if let file = knownFiles[sysName] {
+            guard now.device == file.device, now.inode == file.inode else { return false }
+        } else if !awaitingFile.contains(sysName) {
+            return false
+        }
+        guard context.device(subsystem: "input", sysName: sysName)?.syspath == device.identity.sysPath else {
+            return false
+        }
+        if awaitingFile.remove(sysName) != nil { knownFiles[sysName] = now }
+        return true
     }
 
     /// The file of the node `/dev/input/<sysName>` now; nil when there is none.
@@ -620,6 +632,7 @@ final class MonitorWorker: @unchecked Sendable {
         switch change.kind {
         case .removed:
             knownFiles[change.sysName] = nil
+            awaitingFile.remove(change.sysName)
             guard let device = known.removeValue(forKey: change.sysName) else {
                 logger.debug("removal of an unknown node", metadata: ["node": "\(change.sysName)"])
                 return []
@@ -651,6 +664,11 @@ final class MonitorWorker: @unchecked Sendable {
             device.id = wasKnown?.id ?? freeID(for: device)
             known[change.sysName] = device
             knownFiles[change.sysName] = file
+            if source == .inotify && file == nil {
+                awaitingFile.insert(change.sysName)
+            } else {
+                awaitingFile.remove(change.sysName)
+            }
             // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
             // opened) is an add; a netlink "add" for the very device already known (it appeared between the source's
             // opening and the snapshot) is told as an add again, keeping the id it was given. (The inotify source

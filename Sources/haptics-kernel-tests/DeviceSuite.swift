@@ -63,6 +63,12 @@ enum DeviceSuite {
                     "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-records-read-after-the-comparison-that-told-them-tell-nothing"
             ) { try await inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem() }
         ]
+        + [
+            KernelTest(
+                name:
+                    "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-a-node-the-comparison-told-before-its-file-was-made-told-once"
+            ) { try await inotifyMonitorTellsOnceANodeTheComparisonToldBeforeItsFile() }
+        ]
         + DeviceMonitor.Source.allCases.map { source in
             KernelTest(
                 name:
@@ -595,6 +601,76 @@ enum DeviceSuite {
                 "added Haptics held pad \(held.eventNode)", "removed Haptics lost-removal pad \(leavingNode)",
                 "added Haptics lost-arrival pad \(leavingNode)", "added Haptics new pad \(new.eventNode)",
                 "added Haptics last pad \(last.eventNode)",
+            ],
+            "the events told, in order")
+    }
+
+    /// A comparison that describes a node sysfs lists before its file is in `/dev/input` (the kernel makes the device's
+    /// sysfs folder, then devtmpfs its node: the window is stood in for by moving the node out of `/dev/input` while
+    /// the comparison runs, under a name that makes no record of its own): the node's creation record, read after the
+    /// comparison, tells nothing, and its access, denied while it had no file, is told changed once it has one. Set up
+    /// as `inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem`, with a second hold on the comparison's
+    /// arrival. Until 7 December the new pad was told added twice.
+    static func inotifyMonitorTellsOnceANodeTheComparisonToldBeforeItsFile() async throws {
+        let monitor = try inotifyMonitor(queueLength: 32)
+        let held = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics held pad"))
+        defer { held.destroy() }
+        let filler = "/dev/input/haptics-filler"
+        for _ in 0..<20 {
+            let fd = Glibc.open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            try require(fd >= 0, "creating filler")
+            Glibc.close(fd)
+            try require(unlink(filler) == 0, "unlink filler")
+        }
+        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
+        defer { SyscallFaults.disarm() }
+        let events = Lock<[DeviceEvent]>([])
+        let holding = Lock(0)
+        let release = DeadlineWaiter()
+        guard
+            let subscription = monitor.start(
+                { event in
+                    events.withLock { $0.append(event) }
+                    guard event.kind == .added,
+                        event.device.name == "Haptics held pad" || event.device.name == "Haptics new pad"
+                    else { return }
+                    let count = holding.withLock {
+                        $0 += 1; return $0
+                    }
+                    guard count <= 2 else { return }
+                    release.wait(
+                        untilNanoseconds: Sys.monotonicNanoseconds() + UInt64(hangGuardSeconds * 1_000_000_000))
+                }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer {
+            release.signal()
+            subscription.stop()
+        }
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
+        }
+        try await AppSuite.waitUntil("hold 1") { holding.withLock { $0 } == 1 }
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
+        SyscallFaults.arm(.init(site: "read", errno: .wouldBlock, calls: .nth(1)))
+        let stash = "/dev/input/haptics-stash"
+        let new = try SyscallFaults.exempting {
+            try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics new pad"))
+        }
+        defer { new.destroy() }
+        // The node out of /dev/input while the comparison lists sysfs: as in the kernel's window.
+        try require(rename(new.eventNode, stash) == 0, "rename out")
+        release.signal()
+        try await AppSuite.waitUntil("hold 2 (the comparison told the new pad)") { holding.withLock { $0 } == 2 }
+        try require(rename(stash, new.eventNode) == 0, "rename back")
+        release.signal()
+        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        defer { last.destroy() }
+        try await AppSuite.waitUntil("the last pad") { told(.added, "Haptics last pad") }
+        try requireEqual(
+            events.withLock { $0 }.map(described),
+            [
+                "added Haptics held pad \(held.eventNode)", "added Haptics new pad \(new.eventNode)",
+                "changed Haptics new pad \(new.eventNode)", "added Haptics last pad \(last.eventNode)",
             ],
             "the events told, in order")
     }
