@@ -512,6 +512,27 @@ enum DeviceSuite {
         return monitor
     }
 
+    /// An inotify monitor, not started, whose queue of 32 overflows after the records of a pad made once it is open
+    /// ("Haptics held pad"), with the listing of sysfs armed to fail once: its first read owes a comparison. The
+    /// caller destroys the pad and disarms the fault plan. A file made and removed is two records: 40 overflow the queue
+    /// after the pad's own (a pad's nodes, its `eventN` and its `jsN`, are each made then given their owner and mode,
+    /// two records each); the changes a test then makes (12 records at most) fit in the queue.
+    static func monitorOwingAComparison() throws -> (DeviceMonitor, VirtualPad) {
+        let monitor = try inotifyMonitor(queueLength: 32)
+        let held = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics held pad"))
+        let filler = "/dev/input/haptics-filler"
+        for _ in 0..<20 {
+            let fd = Glibc.open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            guard fd >= 0, Glibc.close(fd) == 0, unlink(filler) == 0 else {
+                let reason = String(cString: strerror(errno))
+                held.destroy()
+                throw TestFailure(reason: "making and removing \(filler): \(reason)")
+            }
+        }
+        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
+        return (monitor, held)
+    }
+
     /// The records of changes made before a comparison with sysfs, read after it (queued between the read that found
     /// the queue empty and the listing), tell what the comparison told already: they tell nothing. A pad's node is
     /// deleted, another pad made under its name and a third pad made, each of the three as records the monitor reads
@@ -527,21 +548,11 @@ enum DeviceSuite {
             VirtualPadConfiguration(name: "Haptics lost-removal pad"))
         let leavingNode = leaving?.eventNode ?? ""
         defer { leaving?.destroy() }
-        let monitor = try inotifyMonitor(queueLength: 32)
-        let held = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics held pad"))
-        defer { held.destroy() }
-        // A file made and removed is two records: 40 overflow the queue after the held pad's own (a pad's nodes, its
-        // `eventN` and its `jsN`, are each made then given their owner and mode, two records each). The changes the
-        // comparison is to find are 12 records: they fit in the queue.
-        let filler = "/dev/input/haptics-filler"
-        for _ in 0..<20 {
-            let fd = Glibc.open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            try require(fd >= 0, "creating \(filler): \(String(cString: strerror(errno)))")
-            Glibc.close(fd)
-            try require(unlink(filler) == 0, "unlink \(filler): \(String(cString: strerror(errno)))")
+        let (monitor, held) = try monitorOwingAComparison()
+        defer {
+            held.destroy()
+            SyscallFaults.disarm()
         }
-        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
-        defer { SyscallFaults.disarm() }
         let events = Lock<[DeviceEvent]>([])
         let holding = Lock(false)
         let release = DeadlineWaiter()
@@ -612,18 +623,11 @@ enum DeviceSuite {
     /// as `inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem`, with a second hold on the comparison's
     /// arrival. Until 7 December the new pad was told added twice.
     static func inotifyMonitorTellsOnceANodeTheComparisonToldBeforeItsFile() async throws {
-        let monitor = try inotifyMonitor(queueLength: 32)
-        let held = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics held pad"))
-        defer { held.destroy() }
-        let filler = "/dev/input/haptics-filler"
-        for _ in 0..<20 {
-            let fd = Glibc.open(filler, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            try require(fd >= 0, "creating filler")
-            Glibc.close(fd)
-            try require(unlink(filler) == 0, "unlink filler")
+        let (monitor, held) = try monitorOwingAComparison()
+        defer {
+            held.destroy()
+            SyscallFaults.disarm()
         }
-        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
-        defer { SyscallFaults.disarm() }
         let events = Lock<[DeviceEvent]>([])
         let holding = Lock(0)
         let release = DeadlineWaiter()
@@ -634,8 +638,9 @@ enum DeviceSuite {
                     guard event.kind == .added,
                         event.device.name == "Haptics held pad" || event.device.name == "Haptics new pad"
                     else { return }
-                    let count = holding.withLock {
-                        $0 += 1; return $0
+                    let count = holding.withLock { count -> Int in
+                        count += 1
+                        return count
                     }
                     guard count <= 2 else { return }
                     release.wait(
