@@ -133,7 +133,7 @@ package enum DocumentFile {
                     let grown = try Sys.fstat(fd).size
                     return .failure(.tooLarge(size: Swift.max(grown, count), limit: maximumBytes))
                 }
-                // Here 1 ≤ count ≤ maximumBytes < Int.max: the sum cannot overflow.
+                // Here 1 ≤ count ≤ maximumBytes: the sum cannot overflow.
                 bytes += repeatElement(0, count: Swift.min(count, maximumBytes - count + 1))
             }
             let start = count
