@@ -139,7 +139,8 @@ extension HapticPattern {
         self = try Self.loaded(from: AHAPValidator.validate(dictionary: dictionary, limits: limits))
     }
 
-    private static func loaded(from report: AHAPReport) throws(AHAPError) -> HapticPattern {
+    /// The pattern a report read, or its errors thrown (warnings dropped): every `HapticPattern` reader's end.
+    package static func loaded(from report: AHAPReport) throws(AHAPError) -> HapticPattern {
         guard let pattern = report.pattern else { throw AHAPError(diagnostics: report.diagnostics) }
         return pattern
     }

@@ -64,9 +64,7 @@ extension HapticPattern {
     /// Reads a pattern from an AHAP file, like `CHHapticPattern(contentsOf:)`. Warnings are dropped; use
     /// `AHAPValidator.validate(contentsOf:)` to see them.
     public init(contentsOf url: URL, limits: AHAPLimits = .default) throws(AHAPError) {
-        let report = AHAPValidator.validate(contentsOf: url, limits: limits)
-        guard let pattern = report.pattern else { throw AHAPError(diagnostics: report.diagnostics) }
-        self = pattern
+        self = try Self.loaded(from: AHAPValidator.validate(contentsOf: url, limits: limits))
     }
 }
 

@@ -19,8 +19,8 @@ extension Sys {
         return String(cString: resolved)
     }
 
-    /// What `fstat` or `stat` says of a file: its type (`st_mode & S_IFMT`: `S_IFREG`, `S_IFIFO`, `S_IFCHR`, ...) and
-    /// its size in bytes (`st_size`).
+    /// What `fstat` or `stat` says of a file: its type (`st_mode & S_IFMT`: `S_IFREG`, `S_IFIFO`, `S_IFCHR`, ...), its
+    /// size in bytes (`st_size`), and which file it is.
     package struct FileStatus: Sendable, Hashable {
         package var type: mode_t
         package var size: Int
@@ -36,7 +36,7 @@ extension Sys {
         }
     }
 
-    /// The corresponding C function is `fstat`: the type and size of the file open at `fd`.
+    /// The corresponding C function is `fstat`: the status of the file open at `fd`.
     package static func fstat(_ fd: Int32) throws(SystemCallError) -> FileStatus {
         var status = Glibc.stat()
         _ = try valueOrErrno("fstat") { Glibc.fstat(fd, &status) }
@@ -44,8 +44,8 @@ extension Sys {
     }
 
     /// The corresponding C function is `stat`, or `lstat` when not `followingLinks` (both as `fstatat`, which Swift
-    /// can call: its `stat` is the structure's name): the type and size of the file at `path` (of a symbolic link
-    /// itself, `S_IFLNK`, with `lstat`).
+    /// can call: its `stat` is the structure's name): the status of the file at `path` (of a symbolic link itself,
+    /// `S_IFLNK`, with `lstat`).
     package static func stat(_ path: String, followingLinks: Bool = true) throws(SystemCallError) -> FileStatus {
         var status = Glibc.stat()
         let flags = followingLinks ? 0 : AT_SYMLINK_NOFOLLOW
