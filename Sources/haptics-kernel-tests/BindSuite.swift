@@ -29,9 +29,7 @@ enum BindSuite {
     }
 
     static func monitorAnnouncesAfterBind(source: DeviceMonitor.Source) async throws {
-        if source == .udev && !DeviceDiscovery.udevDaemonIsRunning {
-            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
-        }
+        try TestSkip.unlessUdevDaemonRuns(for: source)
         let logger = EmulationSuite.logger()
         let monitor = try DeviceMonitor(source: source, logger: logger)
         // A second listener on the kernel's group: when the monitor announces the node, the parent's `bind`

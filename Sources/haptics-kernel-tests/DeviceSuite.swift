@@ -404,9 +404,7 @@ enum DeviceSuite {
     /// sender and drops nothing, so the only events lost are the pads'. The arriving pad mostly takes the leaving
     /// one's `eventN`, under another `inputN`. Until 7 December the monitor told neither.
     static func monitorFindsWhatAFullSocketDropped(source: DeviceMonitor.Source) async throws {
-        if source == .udev && !DeviceDiscovery.udevDaemonIsRunning {
-            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
-        }
+        try TestSkip.unlessUdevDaemonRuns(for: source)
         let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
         let leavingNode = leaving.eventNode
         var left = false
@@ -687,9 +685,7 @@ enum DeviceSuite {
     /// gone pad's id, and the removal never (an engine bound to the gone pad, which finds removals by id, never heard
     /// it). A last pad, made once the two were told, closes the list of events.
     static func monitorTellsANodeMadeAgainForAnotherPadSinceItsSnapshot(source: DeviceMonitor.Source) async throws {
-        if source == .udev && !DeviceDiscovery.udevDaemonIsRunning {
-            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
-        }
+        try TestSkip.unlessUdevDaemonRuns(for: source)
         let leaving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-removal pad"))
         let leavingNode = leaving.eventNode
         var left = false
@@ -1015,6 +1011,15 @@ enum DeviceSuite {
             throw TestFailure(reason: "a play on a destroyed pad succeeded")
         } catch let error as EventDeviceError {
             try requireEqual(error.kind, .deviceGone, "error of a play after unplug (\(error))")
+        }
+    }
+}
+
+extension TestSkip {
+    /// Skips a test of the udev source where no udev daemon runs (the bench's guest without `--udevd`).
+    static func unlessUdevDaemonRuns(for source: DeviceMonitor.Source) throws(TestSkip) {
+        if source == .udev && !DeviceDiscovery.udevDaemonIsRunning {
+            throw TestSkip(.udevd, "no udev daemon in this guest (run the bench with --udevd)")
         }
     }
 }

@@ -58,6 +58,20 @@ struct AudioFileTests {
     /// A FIFO is refused without waiting for a writer (an `open` for reading would block until one came, and
     /// nothing would end it: `haptics play` then ignored Ctrl-C); so are a device and a directory. A decode still
     /// blocked after 5 s is unblocked here by opening the FIFO's write end, and fails the test.
+    /// "decoded", or why the sound at `path` was refused, as a clip or as a stream.
+    private static func outcome(ofOpening path: String, asStream stream: Bool) -> String {
+        do throws(AudioFileError) {
+            if stream {
+                _ = try AudioFileStream(path: path, sampleRate: 48000)
+            } else {
+                _ = try AudioFile.decode(path)
+            }
+            return "decoded"
+        } catch {
+            return error.reason
+        }
+    }
+
     @Test("a FIFO, a device or a directory is refused at once, for a clip and for a stream")
     func notARegularFileIsRefusedWithoutBlocking() async throws {
         let scratch = Scratch()
@@ -69,16 +83,7 @@ struct AudioFileTests {
                 let finished = Mutex(false)
                 let outcome = Task.detached { () -> String in
                     defer { finished.withLock { $0 = true } }
-                    do throws(AudioFileError) {
-                        if stream {
-                            _ = try AudioFileStream(path: path, sampleRate: 48000)
-                        } else {
-                            _ = try AudioFile.decode(path)
-                        }
-                        return "decoded"
-                    } catch {
-                        return error.reason
-                    }
+                    return Self.outcome(ofOpening: path, asStream: stream)
                 }
                 let deadline = ContinuousClock.now + .seconds(5)
                 while !finished.withLock({ $0 }) && ContinuousClock.now < deadline {
@@ -107,18 +112,7 @@ struct AudioFileTests {
         try #require(symlink("/dev/null", link) == 0)
         for stream in [false, true] {
             let plan = SyscallFaults.Plan(site: "open", errno: .ioError, calls: .from(1), matching: "open(\(link)")
-            let (reason, tally) = try SyscallFaults.withPlan(plan) { () -> String in
-                do throws(AudioFileError) {
-                    if stream {
-                        _ = try AudioFileStream(path: link, sampleRate: 48000)
-                    } else {
-                        _ = try AudioFile.decode(link)
-                    }
-                    return "decoded"
-                } catch {
-                    return error.reason
-                }
-            }
+            let (reason, tally) = try SyscallFaults.withPlan(plan) { Self.outcome(ofOpening: link, asStream: stream) }
             #expect(reason == "it is a device, not a regular file", "stream \(stream)")
             #expect(tally.injected == 0, "stream \(stream): the device was opened")
         }
