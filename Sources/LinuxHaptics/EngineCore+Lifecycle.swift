@@ -227,15 +227,25 @@ extension EngineCore {
     /// Makes a play's decision on a running engine: `decide` returns nil when, under the lock it decides in, it
     /// finds the engine not running (`EngineState.runsForAPlay`). The engine is started first where it idled or
     /// lost its device (`ensureRunning`), and again when it stopped running between that start and the decision
-    /// (its pass idled it, its device failed): a decision made then would be queued on an engine with no output.
+    /// (its device failed): a decision made then would be queued on an engine with no output. The engine does not
+    /// idle while a play decides (`EngineState.playsDeciding`), however short its `autoShutdownDelay`.
     func decideOnARunningEngine<T>(_ decide: () throws(HapticEngineError) -> T?) throws(HapticEngineError) -> T {
+        state.withLock { $0.playsDeciding += 1 }
+        defer {
+            let idleHeld = state.withLock { state -> Bool in
+                state.playsDeciding -= 1
+                guard state.playsDeciding == 0, state.idleHeldForPlays else { return false }
+                state.idleHeldForPlays = false
+                return true
+            }
+            if idleHeld { wake() }
+        }
         for _ in 0..<Self.playStartAttempts {
             try ensureRunning()
             if let decided = try decide() { return decided }
         }
         throw HapticEngineError(
             .notRunning,
-            "the engine stopped running each time the play started it (its device kept failing, or it idles "
-                + "sooner than a play can start: HapticEngineOptions.autoShutdownDelay)")
+            "the engine stopped running each time the play started it (its device kept failing)")
     }
 }

@@ -155,7 +155,13 @@ extension EngineState {
                 handlers.playersFinished = []
             }
             if let delay = autoShutdownDelay {
-                if now >= since + delay {
+                if now < since + delay {
+                    deadline = min(deadline ?? .infinity, since + delay)
+                } else if playsDeciding > 0 {
+                    // Not before the plays decide: the last of them wakes the timer (no deadline for it here, which
+                    // would be past and run the pass again at once, over and over).
+                    idleHeldForPlays = true
+                } else {
                     phase = .idle
                     outcome.shutdown = output
                     // Taken with the phase's change: a start that follows makes its own watch.
@@ -172,7 +178,6 @@ extension EngineState {
                     outcome.write = nil
                     return outcome
                 }
-                deadline = min(deadline ?? .infinity, since + delay)
             }
         }
         outcome.output = output

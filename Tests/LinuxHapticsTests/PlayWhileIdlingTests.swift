@@ -10,22 +10,65 @@ import Testing
 @testable import LinuxHaptics
 
 @Suite struct PlayWhileIdlingTests {
-    /// A play on an idle engine starts it; the engine idles again (its pass, due by then, finds nothing playing)
-    /// before the play decides its start. The play starts the engine once more and plays. Until 7 December the start
-    /// was queued on the idle engine with no output: the play said it had started, nothing played, and the tap
-    /// played at the next `start()`, however much later.
-    @Test func aPlayTheEngineIdlesBeforeStartsItAgainAndPlaysAtOnce() throws {
+    /// A play on an idle engine starts it; an engine due to idle again before the play decides its start (here at
+    /// every first read of the clock after a start, where the play asks what time it is: as with a delay shorter than
+    /// a start) does not idle while the play decides, and the play plays at once. Until 7 December the start was
+    /// queued on the idle engine with no output (the play said it had started, nothing played, and the tap played at
+    /// the next `start()`); then, until the engine stopped idling under a play, the play started the engine again,
+    /// which idled again, and threw `notRunning` after three starts (seen with an `autoShutdownDelay` of a
+    /// microsecond and the cores busy).
+    @Test func anEngineDueToIdleAtEveryStartAPlayMakesDoesNotIdleBeforeThePlayDecides() throws {
         let rig = try TrapRig()
         rig.clock.inner.advance(by: 2)
         #expect(!rig.engine.isRunning, "the engine did not idle")
         let tap = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
-        rig.clock.atTheFirstReadAfterTheNextStart { [clock = rig.clock] in clock.inner.advance(by: 2) }
-        try tap.start(atTime: 0)
-        #expect(rig.clock.sprung, "the engine did not idle during the play's start: the test checks nothing")
+        rig.clock.atTheFirstReadAfterEachStart { [clock = rig.clock] in clock.inner.advance(by: 2) }
+        #expect(throws: Never.self) { try tap.start(atTime: 0) }
+        #expect(rig.clock.sprung, "the engine was not due to idle during the play's start: the test checks nothing")
         #expect(rig.engine.isRunning)
         let played = rig.clock.now
         rig.clock.inner.advance(by: 0.5)
         #expect(rig.recorder.appliedMixes().contains { $0.time >= played && !$0.mix.isOff }, "nothing played")
+        // Once the play is decided and over, the engine idles as its option says.
+        rig.clock.inner.advance(by: 3)
+        #expect(!rig.engine.isRunning, "the engine no longer idles")
+    }
+
+    /// An engine held from idling while a play decided idles once the play is over, even when the play decided
+    /// nothing (it failed): the play wakes the timer, whose pass would otherwise sleep with no deadline, the device
+    /// held, until something else woke it.
+    @Test func anEngineHeldFromIdlingByAPlayThatFailedIdlesWhenThePlayEnds() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 1
+        let clock = ManualClock(startingAt: 10)
+        let core = EngineCore(source: HeldCloseSource(), options: options, clock: clock, logger: quietLogger())
+        defer { core.destroy() }
+        try core.start()
+        let refusal = HapticEngineError(.invalidArgument, "refused by the test")
+        #expect(throws: refusal) {
+            try core.decideOnARunningEngine { () throws(HapticEngineError) -> Int? in
+                clock.advance(by: 2)
+                #expect(core.state.withLock { $0.phase } == .running, "the engine idled while the play decided")
+                throw refusal
+            }
+        }
+        #expect(core.state.withLock { $0.phase } == .idle, "the engine did not idle once the play was over")
+    }
+
+    /// A pass made while a play decides, before the engine is due to idle, still asks to run when it is due: the
+    /// engine idles then if the play left nothing playing, with no other wake-up.
+    @Test func aPassWhileAPlayDecidesKeepsTheIdleDeadline() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 1
+        let clock = DeadlineClock()
+        let core = EngineCore(source: HeldCloseSource(), options: options, clock: clock, logger: quietLogger())
+        defer { core.destroy() }
+        try core.start()
+        let deadline = try core.decideOnARunningEngine { () throws(HapticEngineError) -> Double?? in
+            clock.inner.advance(by: 0.5)
+            return clock.lastDeadline.withLock { $0 }
+        }
+        #expect(deadline == 11, "the pass made while the play decided asked to run at \(String(describing: deadline))")
     }
 
     /// A resume whose device goes (the engine then waits for it) before the resume is decided is refused, as a
@@ -143,8 +186,8 @@ private struct TrapRig {
 }
 
 /// A manual clock with a trap: an action run at the first time read outside the timer's work once the trap is set
-/// (`atTheNextRead`), or once the next engine start has been made (`atTheFirstReadAfterTheNextStart`): between the
-/// start a play made and its own decision, where the play asks what time it is.
+/// (`atTheNextRead`), or once each engine start has been made (`atTheFirstReadAfterEachStart`): between the start a
+/// play made and its own decision, where the play asks what time it is.
 private final class TrapClock: HapticClock, Sendable {
     let inner = ManualClock(startingAt: 10)
     private struct State {
@@ -156,7 +199,7 @@ private final class TrapClock: HapticClock, Sendable {
     private let state = Lock(State())
 
     func atTheNextRead(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.trap = action } }
-    func atTheFirstReadAfterTheNextStart(_ action: @escaping @Sendable () -> Void) {
+    func atTheFirstReadAfterEachStart(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.setAfterStart = action }
     }
     /// Whether the trap's action ran.
@@ -165,7 +208,6 @@ private final class TrapClock: HapticClock, Sendable {
     func engineStarted() {
         state.withLock { state in
             guard let action = state.setAfterStart else { return }
-            state.setAfterStart = nil
             state.trap = action
         }
     }
@@ -186,6 +228,22 @@ private final class TrapClock: HapticClock, Sendable {
             state.withLock { $0.timerWork += 1 }
             defer { state.withLock { $0.timerWork -= 1 } }
             return work()
+        }
+    }
+}
+
+/// A manual clock whose timer keeps the deadline its work returned last.
+private final class DeadlineClock: HapticClock, Sendable {
+    let inner = ManualClock(startingAt: 10)
+    let lastDeadline = Lock<Double?>(nil)
+
+    var now: Double { inner.now }
+
+    func makeTimer(_ work: @escaping @Sendable () -> Double?) throws(HapticEngineError) -> any HapticTimer {
+        inner.makeTimer { [self] in
+            let deadline = work()
+            lastDeadline.withLock { $0 = deadline }
+            return deadline
         }
     }
 }
