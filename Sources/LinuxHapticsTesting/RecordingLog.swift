@@ -3,11 +3,13 @@ public import Logging
 import LinuxInput
 @_spi(Internals) import LinuxSystem
 
-/// Keeps every message logged through `logger`, each with its metadata appended as sorted `key=value` pairs.
+/// Keeps every message logged through `logger`, each with its metadata appended as sorted `key=value` pairs, and
+/// hands each to `hook` as it is logged, on the thread that logs it (a test may hold that thread there).
 public final class RecordingLog: Sendable {
     private let messages = Lock<[(Logger.Level, String)]>([])
+    private let hook: (@Sendable (Logger.Level, String) -> Void)?
 
-    public init() {}
+    public init(hook: (@Sendable (_ level: Logger.Level, _ message: String) -> Void)? = nil) { self.hook = hook }
 
     /// A logger at `trace` level whose every message this log keeps.
     public var logger: Logger {
@@ -26,6 +28,7 @@ public final class RecordingLog: Sendable {
 
     fileprivate func append(_ level: Logger.Level, _ message: String) {
         messages.withLock { $0.append((level, message)) }
+        hook?(level, message)
     }
 
     struct Handler: LogHandler {

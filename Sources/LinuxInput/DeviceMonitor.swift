@@ -550,6 +550,17 @@ final class MonitorWorker: @unchecked Sendable {
         }
         let sysName = device.sysName
         guard sysName.hasPrefix(eventNodePrefix) else { return [] }
+        // A record of the very device known under the name (its sysfs path, which names its `inputN`) adds nothing,
+        // and one of another removes nothing: a comparison with sysfs, made before the record was read (after the
+        // drain that found the socket empty, before its listing), told both already, or the device was listed when
+        // the monitor opened. Told again, a node deleted and made again for another pad was that pad's removal and
+        // arrival a second time (an engine bound to it interrupted and reset for nothing).
+        if let knownPath = known[sysName]?.identity.sysPath,
+            action == "add" && knownPath == device.syspath || action == "remove" && knownPath != device.syspath
+        {
+            logger.debug("a device event told already", metadata: ["node": "\(sysName)", "action": "\(action)"])
+            return []
+        }
         switch action {
         case "add":
             let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
@@ -670,9 +681,8 @@ final class MonitorWorker: @unchecked Sendable {
                 awaitingFile.remove(change.sysName)
             }
             // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
-            // opened) is an add; a netlink "add" for the very device already known (it appeared between the source's
-            // opening and the snapshot) is told as an add again, keeping the id it was given. (The inotify source
-            // tells nothing of a creation read once the node known is present: `isKnownNodePresent`.)
+            // opened) is an add. (A record of a creation of the very node known tells nothing before it comes here:
+            // `received` for netlink's, `isKnownNodePresent` for inotify's.)
             events.append(DeviceEvent(kind: wasKnown == nil ? .added : change.kind, device: device))
             return events
         }

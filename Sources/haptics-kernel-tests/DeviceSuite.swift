@@ -6,6 +6,7 @@ import CLinuxInput
 import CLinuxSystem
 import FoundationEssentials
 import Glibc
+import LinuxHapticsTesting
 import LinuxInput
 @_spi(Internals) import LinuxSystem
 import Logging
@@ -63,6 +64,12 @@ enum DeviceSuite {
                     "devices/monitor-finds-the-events-a-full-queue-dropped/inotify-records-read-after-the-comparison-that-told-them-tell-nothing"
             ) { try await inotifyMonitorTellsNothingOfRecordsAComparisonToldBeforeThem() }
         ]
+        + [DeviceMonitor.Source.kernel, .udev].map { source in
+            KernelTest(
+                name:
+                    "devices/monitor-finds-the-events-a-full-socket-dropped/\(source.rawValue)-records-read-after-the-comparison-that-told-them-tell-nothing"
+            ) { try await netlinkMonitorTellsNothingOfRecordsAComparisonToldBeforeThem(source: source) }
+        }
         + [
             KernelTest(
                 name:
@@ -610,6 +617,90 @@ enum DeviceSuite {
                 "added Haptics held pad \(held.eventNode)", "removed Haptics lost-removal pad \(leavingNode)",
                 "added Haptics lost-arrival pad \(leavingNode)", "added Haptics new pad \(new.eventNode)",
                 "added Haptics last pad \(last.eventNode)",
+            ],
+            "the events told, in order")
+    }
+
+    /// The netlink sources' events of changes made before a comparison with sysfs, read after it (sent between the
+    /// drain that found the socket empty and the listing), tell what the comparison told already: they tell nothing.
+    /// The monitor owes a comparison: its socket, filled with unicasts, drops a pad's events, and the listing of sysfs
+    /// the overflow calls for fails (a planned fault). The comparison is made again a second later, on a socket found
+    /// empty; the monitor thread is held as it says so (its log), before the listing, while a known pad's node is
+    /// deleted, another pad made under its name and a third pad made. The monitor must tell the removal and the two
+    /// arrivals once, then a last pad's. Until 7 December the gone pad's `remove`, read after the comparison, removed
+    /// the new pad under that name, and its `add` added it again, with the third's: an engine bound to the new pad was
+    /// interrupted and reset for nothing.
+    static func netlinkMonitorTellsNothingOfRecordsAComparisonToldBeforeThem(source: DeviceMonitor.Source)
+        async throws
+    {
+        try TestSkip.unlessUdevDaemonRuns(for: source)
+        var leaving: VirtualPad? = try VirtualPadSuite.makePad(
+            VirtualPadConfiguration(name: "Haptics lost-removal pad"))
+        let leavingNode = leaving?.eventNode ?? ""
+        defer { leaving?.destroy() }
+        if source == .udev { try settleUdev() }
+        let holding = Lock(false)
+        let release = DeadlineWaiter()
+        let log = RecordingLog { _, message in
+            guard message.hasPrefix("comparing with sysfs again"), !holding.withLock({ $0 }) else { return }
+            holding.withLock { $0 = true }
+            release.wait(untilNanoseconds: Sys.monotonicNanoseconds() + UInt64(hangGuardSeconds * 1_000_000_000))
+        }
+        let before = try ueventSockets()
+        let monitor = try DeviceMonitor(source: source, logger: log.logger)
+        let opened = try ueventSockets().filter { before[$0.key] == nil }
+        guard opened.count == 1, let socket = opened.first else {
+            throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
+        }
+        _ = try fillSocket(port: socket.value.port)
+        try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics dropped pad")).destroy()
+        if source == .udev { try settleUdev() }
+        try require((try ueventSockets()[socket.key]?.drops ?? 0) > 0, "the kernel dropped nothing for the monitor")
+        SyscallFaults.arm(.init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .nth(1)))
+        defer { SyscallFaults.disarm() }
+        let events = Lock<[DeviceEvent]>([])
+        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer {
+            release.signal()
+            subscription.stop()
+        }
+        func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
+            do {
+                try await AppSuite.waitUntil(what, condition)
+            } catch {
+                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
+            }
+        }
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
+        }
+        try await waitUntil("the monitor to compare again, before its listing") { holding.withLock { $0 } }
+        try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
+        leaving?.destroy()
+        leaving = nil
+        let arriving = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics lost-arrival pad"))
+        let new = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics new pad"))
+        defer {
+            arriving.destroy()
+            new.destroy()
+        }
+        try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
+        // The daemon's events are sent, and its database written, before the listing: the comparison tells the pads.
+        if source == .udev { try settleUdev() }
+        release.signal()
+        try await waitUntil("the monitor to tell the removal and the two arrivals") {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
+                && told(.added, "Haptics new pad")
+        }
+        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        defer { last.destroy() }
+        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
+        try requireEqual(
+            events.withLock { $0 }.map(described),
+            [
+                "removed Haptics lost-removal pad \(leavingNode)", "added Haptics lost-arrival pad \(leavingNode)",
+                "added Haptics new pad \(new.eventNode)", "added Haptics last pad \(last.eventNode)",
             ],
             "the events told, in order")
     }
