@@ -555,8 +555,10 @@ final class MonitorWorker: @unchecked Sendable {
         // drain that found the socket empty, before its listing), told both already, or the device was listed when
         // the monitor opened. Told again, a node deleted and made again for another pad was that pad's removal and
         // arrival a second time (an engine bound to it interrupted and reset for nothing).
+        // (A node of another device waiting for its parent's bind under a known name is the gate's to forget.)
         if let knownPath = known[sysName]?.identity.sysPath,
-            action == "add" && knownPath == device.syspath || action == "remove" && knownPath != device.syspath
+            action == "add" && knownPath == device.syspath
+                || action == "remove" && knownPath != device.syspath && !gate.isWaiting(sysName)
         {
             logger.debug("a device event told already", metadata: ["node": "\(sysName)", "action": "\(action)"])
             return []
