@@ -196,7 +196,13 @@ final class EngineAudio: Sendable {
     /// Ends every sound and closes the stream and its output: nothing plays or wakes until the next sound, or,
     /// `untilStarted` (the engine stopped), until `permitOpening()`.
     func close(untilStarted: Bool = false) {
-        let stream = state.withLock { state -> MixingStream? in
+        takeStream(untilStarted: untilStarted)?.close(closingOutput: true)
+    }
+
+    /// Ends every sound and hands over the stream, for the caller to close (`MixingStream.close`, which waits for
+    /// its thread): the next sound opens another.
+    func takeStream(untilStarted: Bool = false) -> MixingStream? {
+        state.withLock { state -> MixingStream? in
             if untilStarted { state.closedUntilStarted = true }
             defer {
                 state.stream = nil
@@ -204,7 +210,6 @@ final class EngineAudio: Sendable {
             }
             return state.stream
         }
-        stream?.close(closingOutput: true)
     }
 
     /// Lets the stream open again after `close(untilStarted: true)`: the engine started.

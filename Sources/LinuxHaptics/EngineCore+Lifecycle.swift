@@ -88,13 +88,13 @@ extension EngineCore {
     }
 
     /// Returns once no idle pass is letting the device go. Never on the pass's own thread: the pass releases before
-    /// anything it calls back runs. Nor inside a handler: a reset handler runs on the thread that heard of the
-    /// return, the sound stream's when the sound device came back, and the release, closing the sound, waits for that
-    /// thread to end (a play from the handler and the release waited for each other). There the release may close
-    /// the sound stream of the engine the play started (the next sound opens it again); the hot-plug watch it lets go
-    /// is the idle engine's in any case, taken with the idle phase.
+    /// anything it calls back runs. What the release does meanwhile (the device closed, the sound stream taken, the
+    /// hot-plug watch cancelled) waits for no thread a handler runs on, so a start inside a handler waits too: the
+    /// sound stream, whose close waits for its thread (where a reset handler runs when the sound device came back),
+    /// is closed after the wait (until 7 December it was closed within it, a start inside a handler did not wait,
+    /// and the release could close the sound stream of the engine the play had started).
     private func waitForIdleRelease() {
-        guard !HandlerThreads.currentIsInside, state.withLock({ $0.releasingIdleOutput }) else { return }
+        guard state.withLock({ $0.releasingIdleOutput }) else { return }
         logger.debug("a start waits for the idle engine to let its device go")
         while state.withLock({ $0.releasingIdleOutput }) {
             idleOutputReleased.wait(untilNanoseconds: MonotonicTime.nanoseconds() + Self.handlerRecheckNanoseconds)

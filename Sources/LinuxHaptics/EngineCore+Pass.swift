@@ -183,8 +183,12 @@ extension EngineCore {
     }
 
     /// Auto-shutdown: the device, the sound stream and the hot-plug watch are released; the next play opens them
-    /// again. A start waits until this is done (`EngineState.releasingIdleOutput`, set by the pass that idled): the
-    /// stream a play started the engine with, or its watch, would otherwise be closed here.
+    /// again. A start waits until the device, the stream and the watch are let go (`EngineState.releasingIdleOutput`,
+    /// set by the pass that idled): the stream a play started the engine with, or its watch, would otherwise be
+    /// closed here. The stream is closed after that: closing it waits for its thread, which may be running a reset
+    /// handler (the sound device came back) that waits for the app, while the app's play waited for the release
+    /// (until 7 December a play on any thread waited for such a handler to return, and a handler that took a lock
+    /// the playing thread held never returned).
     private func releaseIdleOutput(
         _ output: any MotorOutput, watch: (any OutputWatch)?, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
         _ callbacks: inout [@Sendable () -> Void]
@@ -192,10 +196,11 @@ extension EngineCore {
         // Counted in flight when the pass decided on it: delivered, it is counted out (a stop waits for it).
         if let handler { callbacks.append { [weak self] in self?.deliver { handler(.idleTimeout) } } }
         output.close()
-        audio?.close()
+        let sound = audio?.takeStream()
         watch?.cancel()
         state.withLock { $0.releasingIdleOutput = false }
         idleOutputReleased.signal()
+        sound?.close(closingOutput: true)
         logger.info("haptic engine idle: device released")
     }
 

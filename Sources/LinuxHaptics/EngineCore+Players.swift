@@ -254,7 +254,8 @@ extension EngineCore {
     {
         switch outcome {
         case .fired(let effect):
-            try recordTriggered(effect, id: id, generation: generation)
+            if try recordTriggered(effect, id: id, generation: generation) { return }
+            try startPlayer(id, generation: generation, at: 0)
         case .failed(_, let error):
             forgetPrepared(of: id, after: error)
             try startPlayer(id, generation: generation, at: 0)
@@ -264,16 +265,20 @@ extension EngineCore {
     /// After a prepared pulse's write (an armed start's, or `triggerPrepared`'s): the pulse's end recorded and the
     /// player started from now, so that the mix plays what follows the pulse. The timeline is unchanged, so the
     /// player's planned opening stays valid; a player whose pulse is triggered has no sound (or the engine none),
-    /// so the sound stream has nothing to hear of it.
+    /// so the sound stream has nothing to hear of it. False, with nothing recorded, when the engine stopped running
+    /// between the write and this record (its idle pass closed the device, which ended the pulse, or the device
+    /// failed): the caller starts the player again the ordinary way, on a running engine. Until 7 December the start
+    /// was recorded on the engine with no output, and what followed the pulse played at the next `start()`.
     private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
-        throws(HapticEngineError)
+        throws(HapticEngineError) -> Bool
     {
         let now = motorNow
         // The Bluetooth pads' drivers send the report from a work item the write queued on this CPU, which would
         // otherwise wait for the bookkeeping below: it runs first, as after an opening's write (`writeOpening`).
         Sys.yield()
-        let (timer, interval, wasActive) = try state.withLock { (state) throws(HapticEngineError) in
+        let recorded = try state.withLock { (state) throws(HapticEngineError) -> ((any HapticTimer)?, Double, Bool)? in
             try state.requirePlayer(id, generation: generation)
+            guard try state.runsForAPlay() else { return nil }
             state.scheduler.preparedPlayers[id] = effect.duration
             state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
             let wasActive =
@@ -284,14 +289,19 @@ extension EngineCore {
             state.scheduler.invalidate(at: now)
             return (state.timer, state.profile.minimumUpdateInterval, wasActive)
         }
+        guard let (timer, interval, wasActive) = recorded else { return false }
         // A player that was playing or waiting leaves the mix now (its pulse plays its top on its own slot): the
         // pass writes that change at once.
-        guard !wasActive else { return wake() }
+        guard !wasActive else {
+            wake()
+            return true
+        }
         // Otherwise nothing of the player's is the mix's before its pulse ends (the mix leaves the pulse's part out),
         // and what the other players have due keeps the timer's own wake-up: the timer is needed by the pulse's end,
         // less an interval and the time to plan what follows, not now. So the caller's thread goes back to the caller
         // without waking a thread (one system call), and the timer's pass does not come before the driver's work.
         timer?.wake(by: now + effect.duration - interval - Self.planningAllowance - outputLatency)
+        return true
     }
 
     /// How long before a triggered pulse ends the timer plans what follows it: a long pattern's 2 s plan takes a few
@@ -316,11 +326,17 @@ extension EngineCore {
         switch decision {
         case .trigger(let prepared):
             if try triggerPrepared(prepared, id: id, generation: generation) { return }
+            // Through the mix, from now, on a running engine: one that stopped running around the trigger (its idle
+            // pass closed the device, which failed the trigger or ended the pulse) is started again by the play.
+            // Until 7 December the start was queued on the engine with no output, and played at the next `start()`.
             let now = motorNow
-            try state.withLock { (state) throws(HapticEngineError) in
+            let queued = try state.withLock { (state) throws(HapticEngineError) -> Bool in
                 try state.requirePlayer(id, generation: generation)
+                guard try state.runsForAPlay() else { return false }
                 state.queueStart(id, at: now, now: now)
+                return true
             }
+            guard queued else { return try startPlayer(id, generation: generation, at: 0) }
             passOnCallersThread()
         case .queued(let start, _):
             guard start <= now else { return wake() }
@@ -374,7 +390,7 @@ extension EngineCore {
     }
 
     /// Triggers a player's prepared pulse; false when the trigger failed (the pulse is forgotten and the
-    /// player plays through the mix).
+    /// player plays through the mix) or the engine stopped running before the start was recorded.
     private func triggerPrepared(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError) -> Bool
     {
@@ -384,8 +400,7 @@ extension EngineCore {
             forgetPrepared(of: id, after: error)
             return false
         }
-        try recordTriggered(effect, id: id, generation: generation)
-        return true
+        return try recordTriggered(effect, id: id, generation: generation)
     }
 
     /// Cancels a player and tells its completion handler, once: only a player that played, was paused or had a

@@ -46,6 +46,7 @@ public final class RecordingOutput: Sendable {
         var watchers: [Int: @Sendable (OutputPresence) -> Void] = [:]
         var nextWatcher = 0
         var staged: [(time: Double, mix: MotorMagnitudes)] = []
+        var aroundNextTrigger: (before: (@Sendable () -> Void)?, after: (@Sendable () -> Void)?)?
     }
 
     private let state: Lock<State>
@@ -115,6 +116,21 @@ public final class RecordingOutput: Sendable {
     /// Makes the next `count` primitives (apply, keep-alive, prepare, trigger, neutral) fail with `failure`.
     public func failNext(_ failure: Failure, count: Int = 1) {
         state.withLock { $0.failures += Array(repeating: failure, count: count) }
+    }
+
+    /// Runs `before` on the thread of the next prepared pulse's trigger before it is written (a closed output then
+    /// fails it), and `after` once it went out: for a test to act in between, as another thread might.
+    public func aroundNextTrigger(
+        before: (@Sendable () -> Void)? = nil, after: (@Sendable () -> Void)? = nil
+    ) {
+        state.withLock { $0.aroundNextTrigger = (before, after) }
+    }
+
+    fileprivate func takeTriggerHooks() -> (before: (@Sendable () -> Void)?, after: (@Sendable () -> Void)?)? {
+        state.withLock { state in
+            defer { state.aroundNextTrigger = nil }
+            return state.aroundNextTrigger
+        }
     }
 
     /// Forgets the failures `failNext` queued that have not happened yet.
@@ -244,7 +260,12 @@ private final class RecordingMotorOutput: MotorOutput {
         try record(.prepare(id: id))
         return id
     }
-    func trigger(prepared id: Int) throws(OutputFailure) { try record(.trigger(id: id)) }
+    func trigger(prepared id: Int) throws(OutputFailure) {
+        let hooks = recorder.takeTriggerHooks()
+        hooks?.before?()
+        try record(.trigger(id: id))
+        hooks?.after?()
+    }
     func stop(prepared id: Int) throws(OutputFailure) { try record(.stop(id: id)) }
     func release(prepared id: Int) {
         if !closed.load(ordering: .acquiring) { recorder.note(.release(id: id)) }

@@ -71,6 +71,99 @@ import Testing
         #expect(deadline == 11, "the pass made while the play decided asked to run at \(String(describing: deadline))")
     }
 
+    /// A prepared tap whose start goes out as its pulse's trigger, on an engine that idles around that trigger (its
+    /// pass, due then, closes the device: before the write, which then fails, or after it, which ends the pulse), is
+    /// started again the ordinary way: the engine runs and the tap plays. `armed`: the start made at 0, an armed
+    /// start's write; otherwise at the engine's time, a trigger decided under the lock. Until 7 December the start
+    /// was queued or recorded on the idle engine with no output: the play said it had started, and the tap played at
+    /// the next `start()`.
+    @Test(arguments: [(armed: false, afterTheWrite: false), (false, true), (true, true)])
+    func aPreparedTapWhoseEngineIdlesAroundItsTriggerPlaysOnARunningEngine(armed: Bool, afterTheWrite: Bool) throws {
+        let rig = try TrapRig()
+        let tap = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
+        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        rig.clock.inner.advance(by: 0.5)
+        let idled = Lock(false)
+        let idle = { @Sendable [clock = rig.clock, engine = rig.engine] in
+            clock.inner.advance(by: 1)
+            idled.withLock { $0 = !engine.isRunning }
+        }
+        if afterTheWrite {
+            rig.recorder.aroundNextTrigger(after: idle)
+        } else {
+            rig.recorder.aroundNextTrigger(before: idle)
+        }
+        try tap.start(atTime: armed ? 0 : rig.engine.currentTime)
+        #expect(idled.withLock { $0 }, "the engine did not idle around the trigger: the test checks nothing")
+        #expect(rig.engine.isRunning)
+        let played = rig.clock.now
+        rig.clock.inner.advance(by: 0.5)
+        #expect(rig.recorder.appliedMixes().contains { $0.time >= played && !$0.mix.isOff }, "nothing played")
+    }
+
+    /// A play on an app's thread that holds the app's lock, while the engine idles and a reset handler (on the sound
+    /// stream's thread: the sound device came back) waits for that lock: the play returns, and so does the handler.
+    /// The idle pass lets the device go, then closes the sound stream, which waits for the stream's thread, after a
+    /// start may go on. Until 7 December a play waited for the whole release, the stream's close with it, so it
+    /// waited for the handler, which waited for the play's thread: neither returned (the test gives up after 20 s and
+    /// lets the handler go).
+    @Test func aPlayWhileTheIdleEngineWaitsForAResetHandlerThatWaitsForThePlayReturns() throws {
+        let opened = Lock(0)
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 0.2
+        options.audioOutputFactory = { _ in
+            let count = opened.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
+            // The first sound device goes away after a tenth of a second; the second is there.
+            if count == 1 { output.fail(after: 4_800) }
+            return output
+        }
+        let core = EngineCore(
+            source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
+        try core.start()
+        try #require(core.audio?.lead() != nil, "no sound stream")
+        // The app's lock, held by the app's thread until its play returns, and taken by its reset handler.
+        let appLockHeld = Lock(true)
+        let giveUp = Lock(false)
+        core.resetHandler = {
+            while appLockHeld.withLock({ $0 }), !giveUp.withLock({ $0 }) { Sys.sleep(nanoseconds: 1_000_000) }
+        }
+        let sawIdle = Lock(false)
+        let returned = Lock<Result<Void, HapticEngineError>?>(nil)
+        let app = try ServiceThread.start {
+            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+            while MonotonicTime.nanoseconds() < deadline {
+                if core.state.withLock({ $0.phase == .idle }) {
+                    sawIdle.withLock { $0 = true }
+                    break
+                }
+                Sys.sleep(nanoseconds: 1_000_000)
+            }
+            let result = Result { () throws(HapticEngineError) in try core.ensureRunning() }
+            returned.withLock { $0 = result }
+            appLockHeld.withLock { $0 = false }
+        }
+        let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+        while MonotonicTime.nanoseconds() < deadline, returned.withLock({ $0 }) == nil {
+            Sys.sleep(nanoseconds: 1_000_000)
+        }
+        let result = returned.withLock { $0 }
+        let summary = core.stateSummary
+        giveUp.withLock { $0 = true }
+        app.join()
+        core.destroy()
+        #expect(sawIdle.withLock { $0 }, "the engine did not idle while the handler waited: the test checks nothing")
+        guard let result else {
+            Issue.record("the play and the reset handler waited for each other: \(summary)")
+            return
+        }
+        #expect(throws: Never.self) { try result.get() }
+    }
+
     /// A resume whose device goes (the engine then waits for it) before the resume is decided is refused, as a
     /// resume on an engine that waits for its device is: the play finds no device to start the engine with. Until 7
     /// December the resume was queued on the engine with no output and said it had resumed.
@@ -92,7 +185,7 @@ import Testing
     @Test func aPlayThatStartsAnEngineLettingItsDeviceGoKeepsItsHotPlugWatch() throws {
         let source = HeldCloseSource()
         // Whether the play's start waits for the release or goes on without waiting, the close is let go then.
-        let log = HookLog { message in
+        let log = RecordingLog { _, message in
             if message.hasPrefix("haptic engine started") || message.hasPrefix("a start waits") {
                 source.releaseClose()
             }
@@ -119,9 +212,9 @@ import Testing
 
     /// A reset handler runs on the thread that heard of the return (here the sound stream's, when the sound device
     /// came back); the engine idles while it runs, and its idle pass, closing the sound, waits for that thread to end.
-    /// A play the handler makes then starts the engine without waiting for the release, which waits for the handler:
-    /// with the wait, neither returned (until 7 December, the day the wait came; the test then records the hang
-    /// and leaves the engine to it).
+    /// A play the handler makes then starts the engine without waiting for that close, which comes after the
+    /// release a start waits for. On 7 December, the day the wait came, it took in the close, and a play from the
+    /// handler and the release waited for each other (the test then records the hang and leaves the engine to it).
     @Test func aPlayFromAResetHandlerWhileTheIdlePassClosesItsThreadDoesNotWaitForIt() throws {
         let opened = Lock(0)
         var options = HapticEngineOptions()
@@ -140,14 +233,14 @@ import Testing
             source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
         try core.start()
         try #require(core.audio?.lead() != nil, "no sound stream")
-        let sawRelease = Lock(false)
+        let sawIdle = Lock(false)
         let returned = Lock<Result<Void, HapticEngineError>?>(nil)
         core.resetHandler = {
             // The app takes a while here (it makes its players again), and the engine idles meanwhile.
             let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
             while MonotonicTime.nanoseconds() < deadline {
-                if core.state.withLock({ $0.phase == .idle && $0.releasingIdleOutput }) {
-                    sawRelease.withLock { $0 = true }
+                if core.state.withLock({ $0.phase == .idle }) {
+                    sawIdle.withLock { $0 = true }
                     break
                 }
                 Sys.sleep(nanoseconds: 1_000_000)
@@ -164,7 +257,7 @@ import Testing
             return
         }
         defer { core.destroy() }
-        #expect(sawRelease.withLock { $0 }, "the engine did not idle while the handler ran: the test checks nothing")
+        #expect(sawIdle.withLock { $0 }, "the engine did not idle while the handler ran: the test checks nothing")
         #expect(throws: Never.self) { try result.get() }
     }
 }
@@ -179,7 +272,7 @@ private struct TrapRig {
         var options = HapticEngineOptions()
         options.autoShutdownDelay = 1
         let clock = clock
-        let log = HookLog { message in if message.hasPrefix("haptic engine started") { clock.engineStarted() } }
+        let log = RecordingLog { _, message in if message.hasPrefix("haptic engine started") { clock.engineStarted() } }
         engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: log.logger)
         try engine.start()
     }
@@ -245,28 +338,6 @@ private final class DeadlineClock: HapticClock, Sendable {
             lastDeadline.withLock { $0 = deadline }
             return deadline
         }
-    }
-}
-
-/// A logger that hands each message to `hook`.
-private struct HookLog: Sendable {
-    let hook: @Sendable (String) -> Void
-
-    var logger: Logger {
-        var logger = Logger(label: "test") { _ in Handler(hook: hook) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    struct Handler: LogHandler {
-        let hook: @Sendable (String) -> Void
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-        func log(event: LogEvent) { hook(event.message.description) }
     }
 }
 
