@@ -10,7 +10,8 @@ extension DocumentFile {
     /// The file `path` names as the system reads it: a relative path is put after `directory` as text. A URL
     /// relative to that directory drops each `..` with the component before it (RFC 3986), and after a symbolic
     /// link `link/..` is the folder of the link's target, not the folder the link is in. When the directory is not
-    /// known (the current one was removed), the path is left relative, for the system to refuse.
+    /// known (the current one was removed), the path is left relative (a URL with no scheme), and read from the
+    /// current folder, as the system reads it (`..` of a removed folder is still its parent).
     package static func url(
         ofPath path: String, from directory: String = FileManager.default.currentDirectoryPath
     ) -> URL {
@@ -22,6 +23,10 @@ extension DocumentFile {
     /// local file (`https:`) is refused: its path is not read from the local disk as if it were one. Its path is
     /// read as written, a final `/` kept: `file.ahap/` names a folder, which a file is not (`url.path` drops it).
     package static func read(_ url: URL, maximumBytes: Int) -> Result<[UInt8], Refusal> {
+        // A relative path made a URL where the current folder is not known (`url(ofPath:)`): read as written.
+        if url.scheme == nil, !url.relativePath.isEmpty {
+            return read(url.relativePath, maximumBytes: maximumBytes)
+        }
         guard url.isFileURL else {
             return .failure(
                 .unreadable("it names no local file (a URL of the scheme \(url.scheme ?? "none")): pass its bytes"))

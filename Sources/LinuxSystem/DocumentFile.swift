@@ -11,9 +11,9 @@
 // descriptor's link in `/proc/thread-self/fd` (the calling thread's own table), the very file judged, whatever the
 // path leads to by then, and must be it (its device and inode: a `/proc` that is no procfs answers for another
 // file). The open waits for nothing and takes no terminal for the process's own. Where the descriptor has no link
-// there (no `/proc`) the path is opened again and must still be the file judged; only there can a file put in its
-// place between the two opens (a device too) be opened, and it is refused once open. A read holds two descriptors
-// for a moment.
+// there (no `/proc`) the path is opened again and must still be the file judged; only there, or where what is
+// mounted on `/proc` is not procfs (root's or a user namespace's doing), can another file than the one judged (a
+// device too) be opened, and it is refused once open. A read holds two descriptors for a moment.
 internal import Glibc
 
 package enum DocumentFile {
@@ -130,7 +130,9 @@ package enum DocumentFile {
         while true {
             if count == bytes.count {
                 guard count <= maximumBytes else {
-                    let grown = try Sys.fstat(fd).size
+                    // Its size now, for the message; what was read when the file cannot be looked at (the refusal
+                    // is the same: it is past the limit).
+                    let grown = (try? Sys.fstat(fd))?.size ?? count
                     return .failure(.tooLarge(size: Swift.max(grown, count), limit: maximumBytes))
                 }
                 // Here 1 ≤ count ≤ maximumBytes: the sum cannot overflow.

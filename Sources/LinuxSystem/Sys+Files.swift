@@ -28,6 +28,9 @@ extension Sys {
         package var device: UInt64
         package var inode: UInt64
 
+        /// Whether it is a folder.
+        package var isDirectory: Bool { type == S_IFDIR }
+
         init(_ status: Glibc.stat) {
             type = status.st_mode & S_IFMT
             size = Int(status.st_size)

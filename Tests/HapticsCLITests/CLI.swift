@@ -15,11 +15,13 @@ enum CLI {
             found, "haptics binary not built; run `swift build --build-tests` first (looked for \(candidate.path))")
     }
 
+    /// Runs the command with `arguments`, or `program` with them (a shell that runs the command as it sets up).
     static func run(
-        _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil
+        _ arguments: [String], environment: [String: String] = [:], in directory: URL? = nil,
+        through program: String? = nil
     ) throws -> (status: Int32, output: String, errors: String) {
         let process = Process()
-        process.executableURL = try binary()
+        process.executableURL = try program.map { URL(fileURLWithPath: $0) } ?? binary()
         process.arguments = arguments
         if let directory { process.currentDirectoryURL = directory }
         if !environment.isEmpty {

@@ -98,6 +98,51 @@ import Testing
             "\(run.errors)")
     }
 
+    /// A `HAPTICS_DIR` named through a link and `..` is the folder the system finds there: above the link's target.
+    /// Until 7 December it was made a URL relative to the current folder, which dropped `link/..` as text, and the
+    /// `Haptics/` beside the link was searched.
+    @Test func aHapticsDirNamedThroughALinkAndDotDotIsTheOneTheSystemFinds() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replay-cli-\(UUID().uuidString)")
+        for sub in ["a/b", "a/Haptics", "Haptics"] {
+            try FileManager.default.createDirectory(
+                at: folder.appendingPathComponent(sub), withIntermediateDirectories: true)
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try FileManager.default.createSymbolicLink(
+            at: folder.appendingPathComponent("link"), withDestinationURL: folder.appendingPathComponent("a/b"))
+        // Each folder's sheet names a pattern it does not hold: the error names the sheet read.
+        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
+            .write(to: folder.appendingPathComponent("a/Haptics/cues.json"))
+        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "near"}]}]}"#.utf8)
+            .write(to: folder.appendingPathComponent("Haptics/cues.json"))
+        let run = try CLI.run(
+            ["replay", "--device", "virtual"], environment: ["HAPTICS_DIR": "link/../Haptics"], in: folder)
+        #expect(run.status == 1)
+        #expect(run.errors.contains("no pattern 'far'"), "\(run.errors)")
+    }
+
+    /// A sheet named relative to a current folder that was removed is read as the system reads it (`..` of a
+    /// removed folder is still its parent). Until 7 December the path, made a URL with no scheme where the current
+    /// folder is not known, was refused as naming "no local file".
+    @Test func aSheetAboveARemovedCurrentFolderIsReadAsTheSystemReadsIt() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("replay-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: folder.appendingPathComponent("gone"), withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
+            .write(to: folder.appendingPathComponent("cues.json"))
+        // The shell leaves its folder removed, then runs the command from it.
+        let run = try CLI.run(
+            [
+                "-c", "cd gone && rmdir ../gone && exec \"$0\" replay --cues ../cues.json --device virtual",
+                try CLI.binary().path,
+            ], in: folder, through: "/bin/sh")
+        #expect(run.status == 1)
+        #expect(
+            run.errors.hasPrefix("haptics replay: ../cues.json: chapters[0].cues[0].pattern: no pattern 'far': "),
+            "\(run.errors)")
+    }
+
     /// A cue naming a pattern that is not beside the sheet is named by the sheet's file and the cue's path in it,
     /// and nothing plays.
     @Test func aMissingPatternIsNamedWithTheSheetAndTheCuesPath() throws {

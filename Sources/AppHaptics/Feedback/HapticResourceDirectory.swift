@@ -39,8 +39,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         environment: [String: String], currentDirectory: String, executablePath: String?
     ) -> [URL] {
         var candidates: [URL] = []
+        // As the system finds it: `link/..` is the folder of the link's target (a URL relative to the current folder
+        // dropped it as text, and searched another folder than the one named).
         if let override = environment[environmentVariable], !override.isEmpty {
-            return [URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory))]
+            return [DocumentFile.url(ofPath: override, from: currentDirectory)]
         }
         candidates.append(URL(fileURLWithPath: currentDirectory).appendingPathComponent(folderName))
         let executableDirectory = executablePath.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
@@ -72,8 +74,7 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         currentDirectory: String = FileManager.default.currentDirectoryPath
     ) -> String? {
         guard let override = environment[environmentVariable], !override.isEmpty else { return nil }
-        let url = URL(fileURLWithPath: override, relativeTo: URL(fileURLWithPath: currentDirectory))
-        return isDirectory(url) ? nil : override
+        return isDirectory(DocumentFile.url(ofPath: override, from: currentDirectory)) ? nil : override
     }
 
     /// `/usr/local` before `/usr`, as PATH orders them.
@@ -94,12 +95,10 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         return folders
     }
 
-    /// Whether `url` is a folder, or a link to one (`attributesOfItem` describes a link itself: it is read where
-    /// it points).
+    /// Whether `url` is a folder, or a link to one, as the system finds its path (`stat` follows links; a path whose
+    /// links were resolved as text took `link/..` for the folder the link is in).
     static func isDirectory(_ url: URL) -> Bool {
-        let target = url.resolvingSymlinksInPath()
-        let type = try? FileManager.default.attributesOfItem(atPath: target.path)[.type] as? FileAttributeType
-        return type == .typeDirectory
+        (try? Sys.stat(url.path(percentEncoded: false)))?.isDirectory == true
     }
 
     static func isRepository(_ folder: URL) -> Bool {
