@@ -13,7 +13,11 @@
 /// - A name of the C library or of a Foundation file API, anywhere: `Glibc`, `Darwin`, `Musl`, `fopen`,
 ///   `FileManager`, `FileHandle`, `InputStream`, `OutputStream`, `resolvingSymlinksInPath`, `Bundle`. A name in
 ///   backticks is the name.
-/// - The C library's calls of `cLibraryCalls` (`open(`, `read(`...) and `resourceValues(`.
+/// - FoundationEssentials' ways to the file system and the environment: `URL.currentDirectory()`,
+///   `homeDirectory`, `temporaryDirectory`, `URL(fileURLWithPath:)`, `URL(filePath:)`, and `Data.init` taken as a
+///   function (its `init(contentsOf:options:)` reads a file).
+/// - The C library's calls of `cLibraryCalls` (`open(`, `read(`...) and `resourceValues(`, unless the text
+///   declares the name itself (`func read`, `let close = {...}`) and calls it so.
 /// - A file read: a `contentsOf:` argument given to a type or to `init` (`Data(contentsOf:`, `.init(contentsOf:`,
 ///   `Data.init(contentsOf:`), a label `contentsOf` followed by a capital (`contentsOfFile:`), or a parameter
 ///   declared `contentsOf name: URL`. A `contentsOf:` given to a method (`append(contentsOf:)`) is pure.
@@ -38,6 +42,10 @@ enum PureLayerScanner {
     static let forbiddenNames: Set<String> = [
         "Glibc", "Darwin", "Musl", "fopen", "FileManager", "FileHandle", "InputStream", "OutputStream",
         "resolvingSymlinksInPath", "Process", "ProcessInfo", "URLSession", "Bundle",
+        // FoundationEssentials' own ways to the file system, the environment and the process's state: the
+        // current folder (getcwd), `$HOME` and `$TMPDIR`, and a path made a URL (a stat: is it a folder?).
+        "currentDirectory", "currentDirectoryPath", "homeDirectory", "temporaryDirectory", "fileURLWithPath",
+        "filePath",
     ]
 
     /// The C library's calls for files, processes and the environment, which `import Foundation` brings along on
@@ -61,6 +69,9 @@ enum PureLayerScanner {
     static func findings(in source: String, allowedImports: Set<String>) -> [Finding] {
         let (tokens, unclosedStrings) = tokens(of: source)
         func text(_ index: Int) -> String { tokens.indices.contains(index) ? tokens[index].text : "" }
+        // A C library's name the text declares itself (`func read`, `let close = {...}`) is its own when called.
+        let declared = Set(
+            tokens.indices.filter { ["func", "let", "var"].contains(tokens[$0].text) }.map { text($0 + 1) })
         var findings: [Finding] = []
         var conditionals: [Conditional] = []
         var index = 0
@@ -107,8 +118,12 @@ enum PureLayerScanner {
             case let name
             where cLibraryCalls.contains(name) && text(index + 1) == "(" && text(index - 1) != "func"
                 && text(index - 1) != "case"
-                && (text(index - 1) != "." || ["Foundation", "Glibc", "Darwin", "Musl"].contains(text(index - 2))):
+                && (text(index - 1) == "."
+                    ? ["Foundation", "Glibc", "Darwin", "Musl"].contains(text(index - 2)) : !declared.contains(name)):
                 flag("\(name)(")
+            case "init" where text(index - 1) == "." && text(index - 2) == "Data" && text(index + 1) != "(":
+                // Data's initializers taken as a function: `init(contentsOf:options:)` among them.
+                flag("Data.init")
             case "resourceValues" where text(index + 1) == "(":
                 flag("resourceValues(")
             case "contentsOf":

@@ -88,6 +88,17 @@ private let forbiddenSnippets: [LayerSnippet] = [
         ["1: getenv(", "2: ProcessInfo"]),
     .init("FileHandle", "let handle = FileHandle(forReadingAtPath: path)", ["1: FileHandle"]),
     .init(
+        "FoundationEssentials' current folder and environment",
+        "let here = URL.currentDirectory()\nlet home = URL.homeDirectory\nlet tmp = URL.temporaryDirectory",
+        ["1: currentDirectory", "2: homeDirectory", "3: temporaryDirectory"]),
+    .init(
+        "a path made a URL", "let u = URL(filePath: path)\nlet v = URL(fileURLWithPath: path)",
+        ["1: filePath", "2: fileURLWithPath"]),
+    .init(
+        "Data.init taken as a function",
+        "let load: (URL, Data.ReadingOptions) throws -> Data = Data.init\nlet d = try load(url, [])",
+        ["1: Data.init"]),
+    .init(
         "InputStream, OutputStream", "InputStream(url: url)\nOutputStream(toFileAtPath: path, append: false)",
         ["1: InputStream", "2: OutputStream"]),
     .init(".write(to: url)", "try data.write(to: url)", ["1: .write(to:"]),
@@ -120,7 +131,7 @@ private let forbiddenSnippets: [LayerSnippet] = [
     .init("a file reader's method", "static func validate(\n    contentsOf url: URL) {}", ["2: contentsOf url: URL"]),
     .init(
         "code in an interpolation", #"let here = "in \(FileManager.default.currentDirectoryPath)""#,
-        ["1: FileManager"]),
+        ["1: FileManager", "1: currentDirectoryPath"]),
     .init(
         "after escaped quotes", #"let s = "a \"quoted\" word"; let d = try Data(contentsOf: u)"#,
         ["1: Data(contentsOf:"]),
@@ -157,6 +168,13 @@ private let pureSnippets: [LayerSnippet] = [
     .init("a pure writer declared", "func write(to output: inout [UInt8]) {}\nopen class Reader {}"),
     .init("a method named open", "func open(_ door: Door) {}\nplayer.open(door)"),
     .init("a case named open", "enum Door { case open(Int) }"),
+    .init(
+        "a method of the type's own called on self",
+        "struct Curve {\n    func read(_ i: Int) -> Float { 0 }\n    func sum() -> Float { read(0) + read(1) }\n}"),
+    .init(
+        "a local closure named close",
+        "let close = { (a: Float, b: Float) in abs(a - b) < 0.01 }\nlet same = close(x, y)"),
+    .init("Data made from bytes", "let data = Data.init([1, 2])\nlet more = Data(bytes)"),
     .init(
         "AHAP's imports",
         "#if canImport(FoundationEssentials)\npackage import FoundationEssentials\n#else\n"
