@@ -16,7 +16,9 @@ package enum KernelMadeFiles {
     /// table gives them: process and kernel state (proc, sysfs), kernel debugging and tracing (debugfs, tracefs),
     /// objects made by writing (configfs), security modules' settings (securityfs, selinuxfs, smackfs), control
     /// groups (cgroup, cgroup2), firmware variables (efivarfs), executable formats (binfmt_misc), the FUSE
-    /// connections (fusectl), POSIX message queues (mqueue) and the CPU's resource control groups (resctrl).
+    /// connections (fusectl), POSIX message queues (mqueue), the CPU's resource control groups (resctrl), pinned
+    /// BPF objects (bpf: a map pinned there reads as a dump of its entries), the kernel's crash records (pstore),
+    /// a USB gadget's endpoints (functionfs: a read waits for the host) and namespaces (nsfs).
     static let fileSystems: [UInt32: String] = [
         0x9fa0: "proc",
         0x6265_6572: "sysfs",
@@ -33,6 +35,10 @@ package enum KernelMadeFiles {
         0x1980_0202: "mqueue",
         0x4341_5d53: "smackfs",
         0x0765_5821: "resctrl",
+        0xcafe_4a11: "bpf",
+        0x6165_676c: "pstore",
+        0x0a64_7361: "functionfs",
+        0x6e73_6673: "nsfs",
     ]
 
     /// Why a file of the file system `name` (one of `fileSystems`) is neither read nor written, in words.

@@ -52,18 +52,28 @@ struct KernelMadeFilesTests {
         #expect(KernelMadeFiles.refusal(ofPath: "/proc/self/fd/\(pipe.write)") == nil)
     }
 
+    /// A namespace's file (`/proc/self/ns/net`, a link to a file of nsfs that reads as nothing but an error) is a
+    /// kernel's file: until 7 December it was taken for a regular file, and a read of it failed with `EINVAL`.
+    @Test func aNamespacesFileIsTheKernels() throws {
+        try #require(Sys.exists("/proc/self/ns/net"), "/proc is not mounted")
+        #expect(KernelMadeFiles.refusal(ofPath: "/proc/self/ns/net") == KernelMadeFiles.refusal("nsfs"))
+    }
+
     @Test func aPathWithNoFileYetIsForItsWriterToCreate() {
         #expect(KernelMadeFiles.refusal(ofPath: "/nonexistent/folder/out.wav") == nil)
     }
 
     /// Every file system of the set, by its magic number, and the names the refusal gives two of them.
     @Test func theMagicNumbersNameTheFileSystemsWhoseFilesTheKernelMakesUp() {
-        #expect(KernelMadeFiles.fileSystems.count == 15)
+        #expect(KernelMadeFiles.fileSystems.count == 19)
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x9fa0) == "proc")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0xf97c_ff8c) == "selinuxfs")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x1980_0202) == "mqueue")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x4341_5d53) == "smackfs")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x0765_5821) == "resctrl")
+        #expect(KernelMadeFiles.fileSystem(ofMagic: 0xcafe_4a11) == "bpf")
+        #expect(KernelMadeFiles.fileSystem(ofMagic: 0x6165_676c) == "pstore")
+        #expect(KernelMadeFiles.fileSystem(ofMagic: 0x0a64_7361) == "functionfs")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0xef53) == nil, "ext4")
         #expect(KernelMadeFiles.fileSystem(ofMagic: 0x0102_1994) == nil, "tmpfs")
         #expect(
