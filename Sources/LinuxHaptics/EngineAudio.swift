@@ -45,6 +45,8 @@ final class EngineAudio: Sendable {
 
     private struct State {
         var stream: MixingStream?
+        /// The stream an idle engine let go, until it is closed (`closeSetAside`) or the next sound takes it up.
+        var setAside: MixingStream?
         /// What the stream plays on (an ALSA name or "null"), once opened.
         var outputName: String?
         /// The sounds playing or waiting, by player, by anchor.
@@ -196,20 +198,42 @@ final class EngineAudio: Sendable {
     /// Ends every sound and closes the stream and its output: nothing plays or wakes until the next sound, or,
     /// `untilStarted` (the engine stopped), until `permitOpening()`.
     func close(untilStarted: Bool = false) {
-        takeStream(untilStarted: untilStarted)?.close(closingOutput: true)
-    }
-
-    /// Ends every sound and hands over the stream, for the caller to close (`MixingStream.close`, which waits for
-    /// its thread): the next sound opens another.
-    func takeStream(untilStarted: Bool = false) -> MixingStream? {
-        state.withLock { state -> MixingStream? in
+        let streams = state.withLock { state -> [MixingStream] in
             if untilStarted { state.closedUntilStarted = true }
             defer {
                 state.stream = nil
+                state.setAside = nil
                 state.sounds = CueSounds<MixingStream>()
             }
-            return state.stream
+            return [state.stream, state.setAside].compactMap { $0 }
         }
+        for stream in streams { stream.close(closingOutput: true) }
+    }
+
+    /// Ends every sound and sets the stream aside (an idle engine lets it go): the next sound takes it up again
+    /// while it is, so that a play right after the idle keeps the sound device (an `hw:` device takes one stream
+    /// at a time, and a second open is refused busy); `closeSetAside()` closes it otherwise.
+    func setStreamAside() {
+        let older = state.withLock { state -> MixingStream? in
+            state.sounds.stopAll(on: state.stream)
+            defer {
+                state.setAside = state.stream ?? state.setAside
+                state.stream = nil
+                state.sounds = CueSounds<MixingStream>()
+            }
+            return state.stream == nil ? nil : state.setAside
+        }
+        older?.close(closingOutput: true)
+    }
+
+    /// Closes the stream set aside, unless a sound took it up again. The close waits for the stream's thread, which
+    /// may be running a reset handler (the sound device came back) that waits for the app.
+    func closeSetAside() {
+        let stream = state.withLock { state -> MixingStream? in
+            defer { state.setAside = nil }
+            return state.setAside
+        }
+        stream?.close(closingOutput: true)
     }
 
     /// Lets the stream open again after `close(untilStarted: true)`: the engine started.
@@ -219,7 +243,14 @@ final class EngineAudio: Sendable {
     /// device), fed by its own thread; a device that goes away later interrupts the engine as an unplugged pad
     /// does, and its return resets it.
     private func openStream() -> MixingStream? {
-        let (open, closed) = state.withLock { ($0.stream, $0.closedUntilStarted) }
+        let (open, closed) = state.withLock { state -> (MixingStream?, Bool) in
+            // The idle engine's stream, not closed yet, plays on for the engine started again.
+            if state.stream == nil, !state.closedUntilStarted, let aside = state.setAside {
+                state.stream = aside
+                state.setAside = nil
+            }
+            return (state.stream, state.closedUntilStarted)
+        }
         if let open { return open }
         guard !closed else { return nil }
         let configuration = self.configuration

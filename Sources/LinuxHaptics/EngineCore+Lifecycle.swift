@@ -230,6 +230,19 @@ extension EngineCore {
     /// (its device failed): a decision made then would be queued on an engine with no output. The engine does not
     /// idle while a play decides (`EngineState.playsDeciding`), however short its `autoShutdownDelay`.
     func decideOnARunningEngine<T>(_ decide: () throws(HapticEngineError) -> T?) throws(HapticEngineError) -> T {
+        try withIdleHeld { () throws(HapticEngineError) -> T in
+            for _ in 0..<Self.playStartAttempts {
+                try ensureRunning()
+                if let decided = try decide() { return decided }
+            }
+            throw HapticEngineError(
+                .notRunning, "the engine stopped running each time the play started it (its device kept failing)")
+        }
+    }
+
+    /// Runs a play's `body` with the engine kept from idling (`EngineState.playsDeciding`): a pass due to idle
+    /// meanwhile leaves it to the last play held, which wakes the timer.
+    func withIdleHeld<T>(_ body: () throws(HapticEngineError) -> T) throws(HapticEngineError) -> T {
         state.withLock { $0.playsDeciding += 1 }
         defer {
             let idleHeld = state.withLock { state -> Bool in
@@ -240,12 +253,6 @@ extension EngineCore {
             }
             if idleHeld { wake() }
         }
-        for _ in 0..<Self.playStartAttempts {
-            try ensureRunning()
-            if let decided = try decide() { return decided }
-        }
-        throw HapticEngineError(
-            .notRunning,
-            "the engine stopped running each time the play started it (its device kept failing)")
+        return try body()
     }
 }

@@ -185,10 +185,11 @@ extension EngineCore {
     /// Auto-shutdown: the device, the sound stream and the hot-plug watch are released; the next play opens them
     /// again. A start waits until the device, the stream and the watch are let go (`EngineState.releasingIdleOutput`,
     /// set by the pass that idled): the stream a play started the engine with, or its watch, would otherwise be
-    /// closed here. The stream is closed after that: closing it waits for its thread, which may be running a reset
-    /// handler (the sound device came back) that waits for the app, while the app's play waited for the release
-    /// (until 7 December a play on any thread waited for such a handler to return, and a handler that took a lock
-    /// the playing thread held never returned).
+    /// closed here. The stream is set aside (a sound right after takes it up again) and closed on a thread of its
+    /// own: closing it waits for its thread, which may be running a reset handler (the sound device came back) that
+    /// waits for the app. Until 7 December a play waited for that close, and for ever where the handler took a lock
+    /// the playing thread held; then, the same day, the close held this pass, and every player with it, until the
+    /// handler returned.
     private func releaseIdleOutput(
         _ output: any MotorOutput, watch: (any OutputWatch)?, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
         _ callbacks: inout [@Sendable () -> Void]
@@ -196,11 +197,18 @@ extension EngineCore {
         // Counted in flight when the pass decided on it: delivered, it is counted out (a stop waits for it).
         if let handler { callbacks.append { [weak self] in self?.deliver { handler(.idleTimeout) } } }
         output.close()
-        let sound = audio?.takeStream()
+        audio?.setStreamAside()
         watch?.cancel()
         state.withLock { $0.releasingIdleOutput = false }
         idleOutputReleased.signal()
-        sound?.close(closingOutput: true)
+        if let audio {
+            do throws(SystemCallError) {
+                try Sys.startThread { audio.closeSetAside() }
+            } catch {
+                logger.info("no thread to close the idle sound stream: closed here", metadata: ["error": "\(error)"])
+                audio.closeSetAside()
+            }
+        }
         logger.info("haptic engine idle: device released")
     }
 

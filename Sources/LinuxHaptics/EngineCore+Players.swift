@@ -227,24 +227,29 @@ extension EngineCore {
             return
         }
         defer { syncSounds() }
-        var decidedAt = 0.0
-        let decision = try decideOnARunningEngine { () throws(HapticEngineError) -> StartDecision? in
-            // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble
-            // waits for the sound output's latency, so that both begin together.
-            let soundStart = soundStart(of: id)
-            let later = clock.now + outputLatency
-            let start = max(requested, later, soundStart ?? later)
-            decidedAt = later
-            return try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
-                // A stop since the engine was found running wins: a start queued on a stopped engine would play at
-                // its next start().
-                guard try state.runsForAPlay() else { return nil }
-                return try state.decideStart(
-                    of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
+        // The engine is kept from idling until the decision is carried out: an idle between the two (a pulse's
+        // trigger failing on the closed device, or cut by the close) started the play again, which idled again, for
+        // as long as the engine idled sooner than a start (the same day the hold came, over the decision alone).
+        try withIdleHeld { () throws(HapticEngineError) in
+            var decidedAt = 0.0
+            let decision = try decideOnARunningEngine { () throws(HapticEngineError) -> StartDecision? in
+                // A player with sound starts no sooner than its sound can be heard from its first frame: the rumble
+                // waits for the sound output's latency, so that both begin together.
+                let soundStart = soundStart(of: id)
+                let later = clock.now + outputLatency
+                let start = max(requested, later, soundStart ?? later)
+                decidedAt = later
+                return try state.withLock { (state) throws(HapticEngineError) -> StartDecision? in
+                    // A stop since the engine was found running wins: a start queued on a stopped engine would play at
+                    // its next start().
+                    guard try state.runsForAPlay() else { return nil }
+                    return try state.decideStart(
+                        of: id, generation: generation, at: state.wholeStart(start, now: later), now: later)
+                }
             }
+            if case .queued(_, let held) = decision { holds = held }
+            try carryOut(decision, id: id, generation: generation, now: decidedAt)
         }
-        if case .queued(_, let held) = decision { holds = held }
-        try carryOut(decision, id: id, generation: generation, now: decidedAt)
     }
 
     /// After an armed start's write (`PatternPlayer.start(atTime:)`): the start recorded as any trigger's is; a

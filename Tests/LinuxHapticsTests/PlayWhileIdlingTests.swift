@@ -102,6 +102,53 @@ import Testing
         #expect(rig.recorder.appliedMixes().contains { $0.time >= played && !$0.mix.isOff }, "nothing played")
     }
 
+    /// A prepared tap played on an engine due to idle at every start a play makes opens the device once: the engine
+    /// is kept from idling until the play's decision, a trigger, is carried out. On 7 December, with the hold over
+    /// the decision alone, the engine idled before the trigger, whose failure started the play again, which started
+    /// the engine again, and so on for as long as the engine idled (the trap here springs at 25 starts at most).
+    @Test func aPreparedTapOnAnEngineDueToIdleAtEveryStartOpensTheDeviceOnce() throws {
+        let rig = try TrapRig()
+        let tap = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
+        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        rig.clock.inner.advance(by: 2)
+        #expect(!rig.engine.isRunning, "the engine did not idle")
+        rig.recorder.clearRecords()
+        rig.clock.atTheFirstReadAfterEachStart(limit: 25) { [clock = rig.clock] in clock.inner.advance(by: 2) }
+        try tap.start(atTime: rig.engine.currentTime)
+        #expect(rig.clock.sprung, "the engine was not due to idle during the play: the test checks nothing")
+        #expect(rig.recorder.records().filter { $0.action == .open }.count == 1)
+        #expect(rig.recorder.records().contains { if case .trigger = $0.action { true } else { false } })
+    }
+
+    /// A prepared tap whose armed start's write is cut, each time, by the engine idling right after it opens the
+    /// device once more, no more: the play started again the ordinary way keeps the engine from idling until its
+    /// trigger is recorded. (The hook that idles it is armed again after each write, 10 times at most.)
+    @Test func aPreparedTapWhoseWritesTheEngineIdlesAfterEachTimeOpensTheDeviceOnceMore() throws {
+        let rig = try TrapRig()
+        let tap = try rig.engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
+        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        rig.clock.inner.advance(by: 0.5)
+        rig.recorder.clearRecords()
+        let idles = Lock(0)
+        @Sendable func idleAfterTheNextWrite() {
+            rig.recorder.aroundNextTrigger(after: { [clock = rig.clock] in
+                clock.inner.advance(by: 1)
+                let again = idles.withLock { count -> Bool in
+                    count += 1
+                    return count < 10
+                }
+                if again { idleAfterTheNextWrite() }
+            })
+        }
+        idleAfterTheNextWrite()
+        try tap.start(atTime: 0)
+        #expect(idles.withLock { $0 } >= 1, "no trigger was written: the test checks nothing")
+        #expect(rig.recorder.records().filter { $0.action == .open }.count == 1)
+        #expect(rig.engine.isRunning)
+    }
+
     /// A play on an app's thread that holds the app's lock, while the engine idles and a reset handler (on the sound
     /// stream's thread: the sound device came back) waits for that lock: the play returns, and so does the handler.
     /// The idle pass lets the device go, then closes the sound stream, which waits for the stream's thread, after a
@@ -162,6 +209,93 @@ import Testing
             return
         }
         #expect(throws: Never.self) { try result.get() }
+    }
+
+    /// The sound stream an idle engine sets aside is taken up again by the next sound, while it is not closed yet:
+    /// a play right after an idle keeps the sound device (an `hw:` device takes one stream at a time, and a second
+    /// open is refused busy: the play went without sound). Once closed, the next sound opens another.
+    @Test func aSoundRightAfterTheIdleStreamIsSetAsideTakesItUpAgain() throws {
+        let opens = Lock(0)
+        var options = HapticEngineOptions()
+        options.audioOutputFactory = { _ in
+            opens.withLock { $0 += 1 }
+            return RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
+        }
+        let core = EngineCore(
+            source: HeldCloseSource(), options: options, clock: ManualClock(startingAt: 10), logger: quietLogger())
+        defer { core.destroy() }
+        let audio = try #require(core.audio)
+        #expect(audio.lead() != nil)
+        audio.setStreamAside()
+        #expect(audio.lead() != nil)
+        audio.closeSetAside()
+        #expect(opens.withLock { $0 } == 1, "the stream set aside was not taken up again")
+        audio.setStreamAside()
+        audio.closeSetAside()
+        #expect(audio.lead() != nil)
+        #expect(opens.withLock { $0 } == 2, "a stream set aside and closed was taken up")
+    }
+
+    /// A play while the idle engine closes its sound stream, whose thread runs a reset handler that waits for the
+    /// app (the play's thread), plays at once: the close runs on a thread of its own. On 7 December, for a few
+    /// hours, it held the idle pass, and every player with it, until the handler returned: the play returned, and
+    /// nothing played (an app that holds its lock until what it played has played waited for ever; here 10 s).
+    @Test func aPlayWhileTheIdleEngineClosesAStreamWhoseHandlerWaitsForTheAppPlaysAtOnce() throws {
+        let opened = Lock(0)
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 0.2
+        options.audioOutputFactory = { _ in
+            let count = opened.withLock { count -> Int in
+                count += 1
+                return count
+            }
+            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
+            // The first sound device goes away after a tenth of a second; the second is there.
+            if count == 1 { output.fail(after: 4_800) }
+            return output
+        }
+        let recorder = RecordingOutput(renderProfile: .genericRumble)
+        let engine = HapticEngine(
+            output: .recording(recorder), options: options, clock: MonotonicClock(), logger: quietLogger())
+        let core = engine.core
+        try core.start()
+        try #require(core.audio?.lead() != nil, "no sound stream")
+        // The app's lock, held by the app's thread until what it played has played, and taken by its reset handler.
+        let appLockHeld = Lock(true)
+        core.resetHandler = {
+            let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
+            while appLockHeld.withLock({ $0 }), MonotonicTime.nanoseconds() < deadline {
+                Sys.sleep(nanoseconds: 1_000_000)
+            }
+        }
+        let sawIdle = Lock(false)
+        let played = Lock(false)
+        let app = try ServiceThread.start {
+            defer { appLockHeld.withLock { $0 = false } }
+            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+            while MonotonicTime.nanoseconds() < deadline, !core.state.withLock({ $0.phase == .idle }) {
+                Sys.sleep(nanoseconds: 1_000_000)
+            }
+            sawIdle.withLock { $0 = core.state.withLock { $0.phase == .idle } }
+            do {
+                let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
+                recorder.clearRecords()
+                try player.start(atTime: 0)
+                while MonotonicTime.nanoseconds() < deadline {
+                    if recorder.appliedMixes().contains(where: { !$0.mix.isOff }) {
+                        played.withLock { $0 = true }
+                        return
+                    }
+                    Sys.sleep(nanoseconds: 1_000_000)
+                }
+            } catch {
+                Issue.record("the play threw \(error)")
+            }
+        }
+        app.join()
+        core.destroy()
+        #expect(sawIdle.withLock { $0 }, "the engine did not idle: the test checks nothing")
+        #expect(played.withLock { $0 }, "nothing played while the reset handler waited for the app")
     }
 
     /// A resume whose device goes (the engine then waits for it) before the resume is decided is refused, as a
@@ -279,12 +413,13 @@ private struct TrapRig {
 }
 
 /// A manual clock with a trap: an action run at the first time read outside the timer's work once the trap is set
-/// (`atTheNextRead`), or once each engine start has been made (`atTheFirstReadAfterEachStart`): between the start a
-/// play made and its own decision, where the play asks what time it is.
+/// (`atTheNextRead`), or once each engine start has been made (`atTheFirstReadAfterEachStart`, up to a number of
+/// starts): between the start a play made and its own decision, where the play asks what time it is.
 private final class TrapClock: HapticClock, Sendable {
     let inner = ManualClock(startingAt: 10)
     private struct State {
         var setAfterStart: (@Sendable () -> Void)?
+        var startsLeft = 0
         var trap: (@Sendable () -> Void)?
         var sprung = false
         var timerWork = 0
@@ -292,15 +427,19 @@ private final class TrapClock: HapticClock, Sendable {
     private let state = Lock(State())
 
     func atTheNextRead(_ action: @escaping @Sendable () -> Void) { state.withLock { $0.trap = action } }
-    func atTheFirstReadAfterEachStart(_ action: @escaping @Sendable () -> Void) {
-        state.withLock { $0.setAfterStart = action }
+    func atTheFirstReadAfterEachStart(limit: Int = .max, _ action: @escaping @Sendable () -> Void) {
+        state.withLock {
+            $0.setAfterStart = action
+            $0.startsLeft = limit
+        }
     }
     /// Whether the trap's action ran.
     var sprung: Bool { state.withLock { $0.sprung } }
 
     func engineStarted() {
         state.withLock { state in
-            guard let action = state.setAfterStart else { return }
+            guard let action = state.setAfterStart, state.startsLeft > 0 else { return }
+            state.startsLeft -= 1
             state.trap = action
         }
     }
