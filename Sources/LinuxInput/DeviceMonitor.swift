@@ -271,7 +271,7 @@ final class MonitorWorker: @unchecked Sendable {
         }
     }
     /// When an owed comparison is made if no event brings a read first.
-    private var comparisonRetry = ComparisonRetry()
+    private(set) var comparisonRetry = ComparisonRetry()
     /// The listings of sysfs that failed in a row: the first failure is logged at info, the ones after it (every retry
     /// while sysfs cannot be listed) at debug, and the listing that works again at info.
     private var listingFailures = 0
@@ -445,6 +445,9 @@ final class MonitorWorker: @unchecked Sendable {
                         : "comparing with sysfs again, as owed since an earlier drain")
                 let missed = missedChanges()
                 events += (missed ?? []).flatMap(apply)
+                // A comparison made starts the retries again at a second, even when it is owed again (the queue was
+                // not emptied): the wait grown by listings that failed before it is over.
+                if missed != nil { comparisonRetry.made() }
                 comparisonOwed = !emptied || missed == nil
             }
             return events

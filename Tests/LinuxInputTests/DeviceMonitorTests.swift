@@ -204,6 +204,28 @@ private let padNotOnThisMachine: InputDevice = {
         #expect(try drained(failing: nil).comparisons == 0, "a drain after that")
     }
 
+    /// A comparison made by a drain that a failure ended before the queue was empty is owed again, and retried a
+    /// second later, however long the wait had grown with the listings that failed before it (up to a minute): the
+    /// comparison made starts the retries again. Without that, three failed listings left the retry 16 s away.
+    @Test func aComparisonMadeAndOwedAgainIsRetriedASecondLaterWhateverFailedBeforeIt() throws {
+        let present = try DeviceDiscovery(logger: .init(label: "test")).devices(probing: .noNode)
+        let worker = try MonitorWorker(source: .kernel, snapshot: present, probing: .noNode, logger: .init(label: "t"))
+        defer { worker.close() }
+        let overflowTwice = SyscallFaults.Plan(
+            site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1))
+        _ = try SyscallFaults.withPlan(overflowTwice) { worker.drain() }
+        for _ in 0..<3 {
+            _ = try SyscallFaults.withPlan(
+                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1))
+            ) { worker.drain() }
+        }
+        let (_, tally) = try SyscallFaults.withPlan(overflowTwice) { worker.drain() }
+        #expect(tally.calls["udev_enumerate_scan_devices", default: 0] == 1, "the comparison made")
+        let deadline = try #require(worker.comparisonRetry.deadline, "a comparison owed again")
+        let wait = deadline - min(deadline, Sys.monotonicNanoseconds())
+        #expect(wait <= ComparisonRetry.first, "the retry \(Double(wait) / 1e9) s away")
+    }
+
     /// A listing of sysfs that keeps failing is logged at info once, its failures after that at debug (the comparison
     /// is retried every few seconds, up to every minute, as long as it fails), and the listing that works again at
     /// info. Until 7 December each retry logged two lines at info.
