@@ -48,6 +48,13 @@ public enum DeviceAccess: Hashable, Sendable, CustomStringConvertible {
     static let permissionMarker = "permission denied: "
 
     public var description: String { reason.map { "\(name) (\($0))" } ?? name }
+
+    /// Whether `other` is the same state of access, whatever the words of its reason: the same `name`, and for a
+    /// denial the same cause (permissions or not). `access(2)` (a listing that opens no node) and an open word the
+    /// reasons of one state differently.
+    func isSameState(as other: DeviceAccess) -> Bool {
+        name == other.name && isPermissionProblem == other.isPermissionProblem
+    }
 }
 
 extension DeviceAccess {

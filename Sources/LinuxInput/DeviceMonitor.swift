@@ -538,9 +538,16 @@ final class MonitorWorker: @unchecked Sendable {
     private func accessChanged(_ sysName: String) -> Bool {
         guard let before = known[sysName], !gate.isWaiting(sysName),
             let now = discovery.device(sysName: sysName, in: context, settle: false),
-            now.identity.sysPath == before.identity.sysPath, now.access != before.access
+            now.identity.sysPath == before.identity.sysPath
         else { return false }
-        return now.access == .readWrite || now.access.isPermissionProblem
+        return Self.isAccessChange(from: before.access, to: now.access)
+    }
+
+    /// Whether access going from `before` to `now` is a change to tell: to another state (its reason's words aside: a
+    /// snapshot listed without opening a node words them as `access(2)` does, the monitor's probe as its open does),
+    /// and one of permissions (read-write, or limited by permissions; a node gone is its removal).
+    static func isAccessChange(from before: DeviceAccess, to now: DeviceAccess) -> Bool {
+        !now.isSameState(as: before) && (now == .readWrite || now.isPermissionProblem)
     }
 
     /// What one netlink event changes: a node's `add` waits in the gate while its parent is binding; a

@@ -367,6 +367,26 @@ private let padNotOnThisMachine: InputDevice = {
         #expect(missing.reason?.contains("does not exist") == true)
     }
 
+    /// The monitor tells a node's access changed when it went to another state, not when the words of its reason
+    /// differ: an engine's snapshot, listed without opening a node, words them as `access(2)` does, and the monitor's
+    /// probe as its open does. Comparing the reasons too, a read-only or denied pad was told changed, with the access
+    /// it had, at the first attribute change of its node or comparison with sysfs.
+    @Test func accessWordedDifferentlyIsNoChangeButAnotherStateIs() {
+        let listedReadOnly = DeviceAccess.readOnly(reason: "write not permitted (access(2))")
+        let probedReadOnly = DeviceAccess.readOnly(reason: "write refused: open: Permission denied (EACCES)")
+        let listedDenied = DeviceAccess.denied(reason: DeviceAccess.permissionMarker + "read not permitted (access(2))")
+        let probedDenied = DeviceAccess.denied(
+            reason: DeviceAccess.permissionMarker + "open: Permission denied (EACCES)")
+        let missing = DeviceAccess.permitted(for: "/nonexistent/event0")
+        #expect(!MonitorWorker.isAccessChange(from: listedReadOnly, to: probedReadOnly))
+        #expect(!MonitorWorker.isAccessChange(from: listedDenied, to: probedDenied))
+        #expect(MonitorWorker.isAccessChange(from: listedReadOnly, to: .readWrite))
+        #expect(MonitorWorker.isAccessChange(from: .readWrite, to: probedReadOnly))
+        #expect(MonitorWorker.isAccessChange(from: probedReadOnly, to: listedDenied))
+        #expect(MonitorWorker.isAccessChange(from: missing, to: probedDenied), "a node made, its access denied")
+        #expect(!MonitorWorker.isAccessChange(from: .readWrite, to: missing), "a node gone is its removal")
+    }
+
     /// sysfs refuses write opens of read-only attributes with EACCES even for root, which exercises the
     /// read-only fallback without a device. (A read-only sysfs mount answers EROFS instead: no test then.)
     static let readOnlyAttribute = "/sys/kernel/uevent_seqnum"
