@@ -249,11 +249,10 @@ final class MonitorWorker: @unchecked Sendable {
     /// Known event nodes by sysfs name (`event5`): the last description of each, for removals.
     private var known: [String: InputDevice] = [:]
     /// With the inotify source: the file of each known node in `/dev/input` (its file system and inode), as it was
-    /// when the node was described, for `isKnownNodePresent`.
+    /// when the node was described, for `isKnownNodePresent`. A known node has one, except a node of the snapshot
+    /// listed while sysfs listed it and `/dev/input` had no file for it yet (the kernel makes the sysfs folder before
+    /// devtmpfs makes the node): its first file is its own. (The monitor describes no other node without a file.)
     private var knownFiles: [String: Sys.FileStatus] = [:]
-    /// With the inotify source: known nodes described while sysfs listed them and `/dev/input` had no file for them yet
-    /// (the kernel makes the sysfs folder before devtmpfs makes the node): their first file is theirs.
-    private var awaitingFile: Set<String> = []
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
     /// A comparison with sysfs is owed: one made after an overflow while events may still have been dropped (a
@@ -327,8 +326,8 @@ final class MonitorWorker: @unchecked Sendable {
         }
         for device in initialDevices { known[device.identity.sysName] = device }
         // The nodes' files as they are once the source is open: the creation record of a node listed in the
-        // snapshot, queued between the source's opening and the listing, then tells nothing (the node is one of
-        // `initialDevices` already).
+        // snapshot, queued between the source's opening and the listing, or still to come for a node listed before
+        // devtmpfs made its file, then tells nothing (the node is one of `initialDevices` already).
         if source == .inotify {
             for sysName in known.keys { knownFiles[sysName] = nodeFile(sysName) }
         }
@@ -460,6 +459,8 @@ final class MonitorWorker: @unchecked Sendable {
             // the overflow, read once another pad was made under its name, was told of the new pad under the gone
             // one's id, which the comparison then removed and added again; the gone pad's removal was never told.
             // When sysfs cannot be listed, the records are told as read, and the comparison is made at the next read.
+            // (The comparison looks at `/dev/input` as well as sysfs, see `missedChanges`: the kernel deletes a
+            // device's node before its sysfs folder, so a deletion record read with it may be of a pad sysfs lists.)
             if read.contains(.rescan) || comparisonOwed {
                 if let missed = missedChanges() {
                     comparisonOwed = false
@@ -477,8 +478,13 @@ final class MonitorWorker: @unchecked Sendable {
                 guard kind != .changed || known[sysName] == nil || accessChanged(sysName) else { continue }
                 // The record of a change that a comparison before it told already (a change made before the comparison's
                 // listing, its record queued after the read that found the queue empty) finds the node known present:
-                // a creation is the known node's own, a deletion an earlier node's.
-                guard kind == .changed || !isKnownNodePresent(sysName) else { continue }
+                // a creation is the known node's own, a deletion an earlier node's. A node of the snapshot that had no
+                // file yet takes its first (its creation record): its access, denied without a file, is told changed.
+                let hadNoFile = known[sysName] != nil && knownFiles[sysName] == nil
+                if kind != .changed, isKnownNodePresent(sysName) {
+                    if hadNoFile, accessChanged(sysName) { events += apply((.changed, sysName)) }
+                    continue
+                }
                 events += apply((kind, sysName))
             }
             return events
@@ -512,19 +518,17 @@ final class MonitorWorker: @unchecked Sendable {
     /// deletions: the kernel removes a device's node before its sysfs folder, so sysfs still lists a device whose node
     /// was just deleted. A node made again is a new file, with an inode number of its own (tmpfs and devtmpfs number
     /// their files from one counter).
-    /// A node described with no file yet (`awaitingFile`) takes the first file it has as its own, when sysfs names the
-    /// known device for it.
+    /// A node of the snapshot described with no file yet (see `knownFiles`) takes the first file it has as its own,
+    /// when sysfs names the known device for it.
     private func isKnownNodePresent(_ sysName: String) -> Bool {
         guard let device = known[sysName], let now = nodeFile(sysName) else { return false }
         if let file = knownFiles[sysName] {
             guard now.device == file.device, now.inode == file.inode else { return false }
-        } else if !awaitingFile.contains(sysName) {
-            return false
         }
         guard context.device(subsystem: "input", sysName: sysName)?.syspath == device.identity.sysPath else {
             return false
         }
-        if awaitingFile.remove(sysName) != nil { knownFiles[sysName] = now }
+        knownFiles[sysName] = now
         return true
     }
 
@@ -606,7 +610,12 @@ final class MonitorWorker: @unchecked Sendable {
     /// deadline; the inotify source, which hears no `bind`, adds it at once); a known node whose access changed is
     /// changed; a waiting node gone is forgotten. With the udev source a node the daemon has not processed yet is
     /// left to its own event, still to come: were it dropped too, the socket would overflow again and bring
-    /// another comparison. Nil when sysfs could not be listed.
+    /// another comparison. With the inotify source a node is present when `/dev/input` has its file as well: the
+    /// kernel deletes a device's node before its sysfs folder, so a known node whose file is gone is removed (its
+    /// deletion record may be among the records the comparison stands for), and a node without a file is not added
+    /// (`apply`: its creation record, still to come, adds it; a node made and deleted already is told nothing). A
+    /// node of the snapshot still waiting for its first file (`knownFiles`) is kept. Nil when sysfs could not be
+    /// listed.
     private func missedChanges() -> [(kind: DeviceEvent.Kind, sysName: String)]? {
         let present: [String: UdevDevice]
         do throws(SystemCallError) {
@@ -631,7 +640,9 @@ final class MonitorWorker: @unchecked Sendable {
         }
         let byNumber = { (a: String, b: String) in eventNumber(a) < eventNumber(b) }
         for sysName in gate.waitingNodes where present[sysName] == nil { _ = gate.nodeRemoved(sysName) }
-        let removed = known.keys.filter { present[$0]?.syspath != known[$0]?.identity.sysPath }.sorted(by: byNumber)
+        let removed = known.keys.filter {
+            present[$0]?.syspath != known[$0]?.identity.sysPath || (knownFiles[$0] != nil && nodeFile($0) == nil)
+        }.sorted(by: byNumber)
         let changed = known.keys.filter { !removed.contains($0) && accessChanged($0) }.sorted(by: byNumber)
         var added: [String] = []
         for (sysName, device) in present.sorted(by: { byNumber($0.key, $1.key) })
@@ -655,7 +666,6 @@ final class MonitorWorker: @unchecked Sendable {
         switch change.kind {
         case .removed:
             knownFiles[change.sysName] = nil
-            awaitingFile.remove(change.sysName)
             guard let device = known.removeValue(forKey: change.sysName) else {
                 logger.debug("removal of an unknown node", metadata: ["node": "\(change.sysName)"])
                 return []
@@ -663,8 +673,15 @@ final class MonitorWorker: @unchecked Sendable {
             return [DeviceEvent(kind: .removed, device: device)]
         case .added, .changed:
             // Taken before the probe: a node made again between the two is then another file than the one recorded,
-            // and its records are told.
+            // and its records are told. With the inotify source a node without a file is left to its records: its
+            // creation record, still to come (sysfs lists a device before devtmpfs makes its node), or its deletion
+            // record, read after (the kernel deletes the node before the sysfs folder). Described now, a pad made and
+            // unplugged at once was told added and never removed.
             let file = source == .inotify ? nodeFile(change.sysName) : nil
+            guard source != .inotify || file != nil else {
+                logger.debug("node has no file in /dev/input", metadata: ["node": "\(change.sysName)"])
+                return []
+            }
             guard
                 var device = discovery.device(
                     sysName: change.sysName, in: context, settle: source == .inotify && change.kind == .added)
@@ -687,11 +704,6 @@ final class MonitorWorker: @unchecked Sendable {
             device.id = wasKnown?.id ?? freeID(for: device)
             known[change.sysName] = device
             knownFiles[change.sysName] = file
-            if source == .inotify && file == nil {
-                awaitingFile.insert(change.sysName)
-            } else {
-                awaitingFile.remove(change.sysName)
-            }
             // A "change" for a node not known yet (its "add" was missed, or came before the snapshot's source
             // opened) is an add. (A record of a creation of the very node known tells nothing before it comes here:
             // `received` for netlink's, `isKnownNodePresent` for inotify's.)
