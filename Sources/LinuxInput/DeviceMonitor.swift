@@ -253,6 +253,11 @@ final class MonitorWorker: @unchecked Sendable {
     /// listed while sysfs listed it and `/dev/input` had no file for it yet (the kernel makes the sysfs folder before
     /// devtmpfs makes the node): its first file is its own. (The monitor describes no other node without a file.)
     private var knownFiles: [String: Sys.FileStatus] = [:]
+    /// With the udev source: the known nodes the daemon is known to have processed (its `add` heard, or a comparison
+    /// with sysfs found them initialized). The daemon's `add` of a node known and processed is one told already; a
+    /// node listed before the daemon processed it (a snapshot lists nodes as sysfs has them) is told again at the
+    /// daemon's `add`, which says its rules, permissions and links are in place.
+    private var processedByUdev: Set<String> = []
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
     /// A comparison with sysfs is owed: one made after an overflow while events may still have been dropped (a
@@ -314,6 +319,9 @@ final class MonitorWorker: @unchecked Sendable {
         case .inotify:
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
+        // Looked at before the listing: a node the daemon processes in between is listed as not processed, and told
+        // again at its `add` (which a node processed already before this look sent before the source opened).
+        let processed = source == .udev ? Self.processedNodes(in: context) : []
         if let snapshot {
             initialDevices = snapshot
         } else {
@@ -325,6 +333,7 @@ final class MonitorWorker: @unchecked Sendable {
             }
         }
         for device in initialDevices { known[device.identity.sysName] = device }
+        processedByUdev = processed.intersection(known.keys)
         // The nodes' files as they are once the source is open: the creation record of a node listed in the
         // snapshot, queued between the source's opening and the listing, or still to come for a node listed before
         // devtmpfs made its file, then tells nothing (the node is one of `initialDevices` already).
@@ -513,6 +522,18 @@ final class MonitorWorker: @unchecked Sendable {
         return names.filter(accessChanged).flatMap { apply((.changed, $0)) }
     }
 
+    /// The `eventN` nodes sysfs lists whose device the udev daemon has processed (none when sysfs cannot be listed:
+    /// their `add`s are then told again).
+    private static func processedNodes(in context: UdevContext) -> Set<String> {
+        let paths = (try? context.syspaths(subsystem: "input")) ?? []
+        return Set(
+            paths.compactMap { path in
+                context.device(syspath: path).flatMap {
+                    $0.sysName.hasPrefix(eventNodePrefix) && $0.isInitialized ? $0.sysName : nil
+                }
+            })
+    }
+
     /// Whether the node `/dev/input/<sysName>` is now the very file described when the node was made known (its inode,
     /// not made again since) and sysfs names the known device's `inputN` for it. By the node's file alone for the
     /// deletions: the kernel removes a device's node before its sysfs folder, so sysfs still lists a device whose node
@@ -571,11 +592,15 @@ final class MonitorWorker: @unchecked Sendable {
         // arrival a second time (an engine bound to it interrupted and reset for nothing).
         // (A node of another device waiting for its parent's bind under a known name is the gate's to forget.)
         if let knownPath = known[sysName]?.identity.sysPath,
-            action == "add" && knownPath == device.syspath
+            action == "add" && knownPath == device.syspath && (source != .udev || processedByUdev.contains(sysName))
                 || action == "remove" && knownPath != device.syspath && !gate.isWaiting(sysName)
         {
             logger.debug("a device event told already", metadata: ["node": "\(sysName)", "action": "\(action)"])
             return []
+        }
+        if source == .udev {
+            if action == "add" { processedByUdev.insert(sysName) }
+            if action == "remove" { processedByUdev.remove(sysName) }
         }
         switch action {
         case "add":
@@ -655,6 +680,15 @@ final class MonitorWorker: @unchecked Sendable {
             }
             let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
             if decision == .openNow { added.append(sysName) }
+        }
+        if source == .udev {
+            // Known nodes the daemon finished with since they were listed are told added again, as its `add`, which
+            // may be among the events this comparison stands for (or read after it, and then told already), would.
+            let processed = present.filter { $0.value.isInitialized }
+            added += known.keys.filter {
+                !removed.contains($0) && !processedByUdev.contains($0) && processed[$0] != nil
+            }.sorted(by: byNumber)
+            processedByUdev = Set(processed.keys)
         }
         return removed.map { (.removed, $0) } + changed.map { (.changed, $0) } + added.map { (.added, $0) }
     }

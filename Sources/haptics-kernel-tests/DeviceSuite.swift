@@ -35,6 +35,9 @@ enum DeviceSuite {
             KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
             KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
             KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
+            KernelTest(
+                name: "devices/monitor-udev-source-tells-a-pad-listed-before-the-daemon-processed-it-at-its-add",
+                body: udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt),
         ] + lostEventCases)
 
     static let lostEventCases =
@@ -930,6 +933,41 @@ enum DeviceSuite {
             "the events told, in order")
         try requireEqual(events[0].device.id, gone.id, "the id of the gone pad's removal")
         try requireEqual(events[1].device.id, events[1].device.identity.stableID, "the id of the new pad's arrival")
+    }
+
+    /// A udev monitor whose listing (its snapshot) saw a pad the daemon had not processed yet (its event queue held)
+    /// tells the pad added when the daemon's `add` comes: that is when the pad's rules, permissions and links are in
+    /// place (an engine named by a `/dev/input/by-id` link waits for it). On 7 December, for a few hours, the `add`
+    /// of a pad listed already was taken for one told already, and nothing was told.
+    static func udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt() async throws {
+        try TestSkip.unlessUdevDaemonRuns(for: .udev)
+        func control(_ option: String) throws {
+            let udevadm = try Subprocess(["udevadm", "control", option])
+            try requireEqual(
+                udevadm.finish(timeout: hangGuardSeconds), 0, "udevadm control \(option) (\(udevadm.text))")
+        }
+        try control("--stop-exec-queue")
+        var queueHeld = true
+        defer { if queueHeld { try? control("--start-exec-queue") } }
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics unprocessed pad"))
+        defer { pad.destroy() }
+        let monitor = try DeviceMonitor(source: .udev, logger: logger())
+        try require(
+            monitor.initialDevices.contains { $0.identity.node == pad.eventNode },
+            "the monitor's listing does not hold the pad the daemon has not processed")
+        let events = Lock<[DeviceEvent]>([])
+        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+        else { throw TestFailure(reason: "the monitor did not start") }
+        defer { subscription.stop() }
+        try control("--start-exec-queue")
+        queueHeld = false
+        do {
+            try await AppSuite.waitUntil("the monitor to tell the pad added once the daemon processed it") {
+                events.withLock { $0.contains { $0.kind == .added && $0.device.name == "Haptics unprocessed pad" } }
+            }
+        } catch {
+            throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
+        }
     }
 
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
