@@ -20,12 +20,17 @@ extension DocumentFile {
     }
 
     /// The bytes of the document `url` names, read as `read(_:maximumBytes:)` reads a path. A URL that names no
-    /// local file (`https:`) is refused: its path is not read from the local disk as if it were one. Its path is
+    /// local file (`https:`, or another host: `file://host/...`, `//host/...`) is refused: its path is not read from
+    /// the local disk as if it were one. Its path is
     /// read as written, a final `/` kept: `file.ahap/` names a folder, which a file is not (`url.path` drops it).
     package static func read(_ url: URL, maximumBytes: Int) -> Result<[UInt8], Refusal> {
+        let host = url.host(percentEncoded: false).flatMap { $0.isEmpty || $0 == "localhost" ? nil : $0 }
         // A relative path made a URL where the current folder is not known (`url(ofPath:)`): read as written.
-        if url.scheme == nil, !url.relativePath.isEmpty {
+        if url.scheme == nil, host == nil, !url.relativePath.isEmpty {
             return read(url.relativePath, maximumBytes: maximumBytes)
+        }
+        if let host, url.scheme == nil || url.isFileURL {
+            return .failure(.unreadable("it names no local file (a file of the host \(host)): pass its bytes"))
         }
         guard url.isFileURL else {
             return .failure(

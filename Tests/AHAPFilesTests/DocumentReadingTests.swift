@@ -38,6 +38,24 @@ import Glibc
             ])
     }
 
+    /// A URL naming a file of another host (`//host/path`, `file://host/path`) is refused, not read from the local
+    /// disk: on 7 December, for a few hours, a URL with no scheme was read as its path, the host's name dropped.
+    @Test(arguments: ["//example.com", "file://example.com"])
+    func aFileOfAnotherHostIsNotReadFromTheLocalDisk(_ prefix: String) throws {
+        let folder = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        try Sys.writeNewFile(folder.path + "/p.ahap", Array(Self.document(event: Self.transient).utf8))
+        let remote = try #require(URL(string: prefix + folder.path + "/p.ahap"))
+        let report = AHAPValidator.validate(contentsOf: remote)
+        #expect(report.pattern == nil)
+        #expect(
+            report.errors.map(\.message) == [
+                "cannot read the file: it names no local file (a file of the host example.com): pass its bytes"
+            ])
+        let local = try #require(URL(string: "file://localhost" + folder.path + "/p.ahap"))
+        #expect(AHAPValidator.validate(contentsOf: local).pattern != nil, "file://localhost/ names a local file")
+    }
+
     private static func unreadableMessage(_ path: String) -> String? {
         let report = AHAPValidator.validate(contentsOf: URL(fileURLWithPath: path))
         #expect(report.errors.count == 1)
