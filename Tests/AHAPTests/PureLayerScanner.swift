@@ -17,7 +17,9 @@
 ///   `homeDirectory`, `temporaryDirectory`, `URL(fileURLWithPath:)`, `URL(filePath:)`, and `Data.init` taken as a
 ///   function (its `init(contentsOf:options:)` reads a file).
 /// - The C library's calls of `cLibraryCalls` (`open(`, `read(`...) and `resourceValues(`, unless the text
-///   declares the name itself (`func read`, `let close = {...}`) and calls it so.
+///   declares the name itself (`func read`, `let close = {...}`) and calls it so: anywhere in the file, as the
+///   scanner knows no scopes (a member `var open` of one type hides a C `open(` elsewhere in the file; on Linux the
+///   compiler refuses that call in a pure layer all the same, FoundationEssentials bringing no C library).
 /// - A file read: a `contentsOf:` argument given to a type or to `init` (`Data(contentsOf:`, `.init(contentsOf:`,
 ///   `Data.init(contentsOf:`), a label `contentsOf` followed by a capital (`contentsOfFile:`), or a parameter
 ///   declared `contentsOf name: URL`. A `contentsOf:` given to a method (`append(contentsOf:)`) is pure.
