@@ -185,11 +185,11 @@ extension EngineCore {
     /// Auto-shutdown: the device, the sound stream and the hot-plug watch are released; the next play opens them
     /// again. A start waits until the device, the stream and the watch are let go (`EngineState.releasingIdleOutput`,
     /// set by the pass that idled): the stream a play started the engine with, or its watch, would otherwise be
-    /// closed here. The stream is set aside (a sound right after takes it up again) and closed on a thread of its
-    /// own: closing it waits for its thread, which may be running a reset handler (the sound device came back) that
-    /// waits for the app. Until 7 December a play waited for that close, and for ever where the handler took a lock
-    /// the playing thread held; then, the same day, the close held this pass, and every player with it, until the
-    /// handler returned.
+    /// closed here. The stream is set aside under that wait (a sound asked for before it is closed takes it up
+    /// again) and closed after it: closing it waits for its thread, which may be running a reset handler (the sound
+    /// device came back) that waits for the app. Until 7 December a play waited for that close, for ever where the
+    /// handler took a lock the playing thread held. The pass still waits for it (the engine's players with it), so
+    /// that a `stop()`, which waits for the pass, returns with the stream closed.
     private func releaseIdleOutput(
         _ output: any MotorOutput, watch: (any OutputWatch)?, handler: (@Sendable (HapticEngineStoppedReason) -> Void)?,
         _ callbacks: inout [@Sendable () -> Void]
@@ -201,14 +201,7 @@ extension EngineCore {
         watch?.cancel()
         state.withLock { $0.releasingIdleOutput = false }
         idleOutputReleased.signal()
-        if let audio {
-            do throws(SystemCallError) {
-                try Sys.startThread { audio.closeSetAside() }
-            } catch {
-                logger.info("no thread to close the idle sound stream: closed here", metadata: ["error": "\(error)"])
-                audio.closeSetAside()
-            }
-        }
+        audio?.closeSetAside()
         logger.info("haptic engine idle: device released")
     }
 

@@ -239,68 +239,6 @@ import Testing
         #expect(opens.withLock { $0 } == 2, "a stream set aside and closed was taken up")
     }
 
-    /// A play while the idle engine closes its sound stream, whose thread runs a reset handler that waits for the
-    /// app (the play's thread), plays at once: the close runs on a thread of its own. On 7 December, for a few
-    /// hours, it held the idle pass, and every player with it, until the handler returned: the play returned, and
-    /// nothing played (an app that holds its lock until what it played has played waited for ever; here 10 s).
-    @Test func aPlayWhileTheIdleEngineClosesAStreamWhoseHandlerWaitsForTheAppPlaysAtOnce() throws {
-        let opened = Lock(0)
-        var options = HapticEngineOptions()
-        options.autoShutdownDelay = 0.2
-        options.audioOutputFactory = { _ in
-            let count = opened.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
-            // The first sound device goes away after a tenth of a second; the second is there.
-            if count == 1 { output.fail(after: 4_800) }
-            return output
-        }
-        let recorder = RecordingOutput(renderProfile: .genericRumble)
-        let engine = HapticEngine(
-            output: .recording(recorder), options: options, clock: MonotonicClock(), logger: quietLogger())
-        let core = engine.core
-        try core.start()
-        try #require(core.audio?.lead() != nil, "no sound stream")
-        // The app's lock, held by the app's thread until what it played has played, and taken by its reset handler.
-        let appLockHeld = Lock(true)
-        core.resetHandler = {
-            let deadline = MonotonicTime.nanoseconds() + 20_000_000_000
-            while appLockHeld.withLock({ $0 }), MonotonicTime.nanoseconds() < deadline {
-                Sys.sleep(nanoseconds: 1_000_000)
-            }
-        }
-        let sawIdle = Lock(false)
-        let played = Lock(false)
-        let app = try ServiceThread.start {
-            defer { appLockHeld.withLock { $0 = false } }
-            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-            while MonotonicTime.nanoseconds() < deadline, !core.state.withLock({ $0.phase == .idle }) {
-                Sys.sleep(nanoseconds: 1_000_000)
-            }
-            sawIdle.withLock { $0 = core.state.withLock { $0.phase == .idle } }
-            do {
-                let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
-                recorder.clearRecords()
-                try player.start(atTime: 0)
-                while MonotonicTime.nanoseconds() < deadline {
-                    if recorder.appliedMixes().contains(where: { !$0.mix.isOff }) {
-                        played.withLock { $0 = true }
-                        return
-                    }
-                    Sys.sleep(nanoseconds: 1_000_000)
-                }
-            } catch {
-                Issue.record("the play threw \(error)")
-            }
-        }
-        app.join()
-        core.destroy()
-        #expect(sawIdle.withLock { $0 }, "the engine did not idle: the test checks nothing")
-        #expect(played.withLock { $0 }, "nothing played while the reset handler waited for the app")
-    }
-
     /// A resume whose device goes (the engine then waits for it) before the resume is decided is refused, as a
     /// resume on an engine that waits for its device is: the play finds no device to start the engine with. Until 7
     /// December the resume was queued on the engine with no output and said it had resumed.
