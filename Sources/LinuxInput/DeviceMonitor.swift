@@ -320,8 +320,10 @@ final class MonitorWorker: @unchecked Sendable {
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
         // Looked at before the listing: a node the daemon processes in between is listed as not processed, and told
-        // again at its `add` (which a node processed already before this look sent before the source opened).
-        let processed = source == .udev ? Self.processedNodes(in: context) : []
+        // again at its `add` (which a node processed already before this look sent before the source opened). Not
+        // for a snapshot given, listed before the source opened: whether the daemon had processed its nodes then is
+        // not known, and their `add`s are told.
+        let processed = source == .udev && snapshot == nil ? Self.processedNodes(in: context) : []
         if let snapshot {
             initialDevices = snapshot
         } else {
@@ -668,7 +670,16 @@ final class MonitorWorker: @unchecked Sendable {
         let removed = known.keys.filter {
             present[$0]?.syspath != known[$0]?.identity.sysPath || (knownFiles[$0] != nil && nodeFile($0) == nil)
         }.sorted(by: byNumber)
-        let changed = known.keys.filter { !removed.contains($0) && accessChanged($0) }.sorted(by: byNumber)
+        // With the udev source, known nodes the daemon finished with since they were listed: told added again, as
+        // its `add` (among the events this comparison stands for, or read after it and then told already) would have
+        // told them, through the bind gate as that `add` went; their access comes with it.
+        let processed = source == .udev ? present.filter { $0.value.isInitialized } : [:]
+        let newlyProcessed = known.keys.filter {
+            !removed.contains($0) && !processedByUdev.contains($0) && processed[$0] != nil
+        }.sorted(by: byNumber)
+        if source == .udev { processedByUdev = Set(processed.keys) }
+        let changed = known.keys.filter { !removed.contains($0) && !newlyProcessed.contains($0) && accessChanged($0) }
+            .sorted(by: byNumber)
         var added: [String] = []
         for (sysName, device) in present.sorted(by: { byNumber($0.key, $1.key) })
         where (known[sysName] == nil || removed.contains(sysName)) && !gate.isWaiting(sysName)
@@ -681,14 +692,10 @@ final class MonitorWorker: @unchecked Sendable {
             let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
             if decision == .openNow { added.append(sysName) }
         }
-        if source == .udev {
-            // Known nodes the daemon finished with since they were listed are told added again, as its `add`, which
-            // may be among the events this comparison stands for (or read after it, and then told already), would.
-            let processed = present.filter { $0.value.isInitialized }
-            added += known.keys.filter {
-                !removed.contains($0) && !processedByUdev.contains($0) && processed[$0] != nil
-            }.sorted(by: byNumber)
-            processedByUdev = Set(processed.keys)
+        for sysName in newlyProcessed {
+            guard let device = processed[sysName] else { continue }
+            let decision = gate.nodeAdded(sysName, parent: parentInfo(of: device), now: Sys.monotonicNanoseconds())
+            if decision == .openNow { added.append(sysName) }
         }
         return removed.map { (.removed, $0) } + changed.map { (.changed, $0) } + added.map { (.added, $0) }
     }
