@@ -553,9 +553,11 @@ import Testing
         let rig = try Rig()
         defer { rig.sounds.folder.remove() }
         rig.manager.playMusic("left")
-        // Held here, on the main actor, until the stream writes: the output is open, and nobody has taken it.
+        // Held here, on the main actor, until the opening thread has left the stream it opened (which writes from
+        // its start, before the thread leaves it: waiting for its first frames alone, the call below came before it
+        // now and then, under ThreadSanitizer): the output is open, and nobody has taken it.
         let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-        while rig.output.frames == 0 {
+        while rig.output.frames == 0 || !rig.manager.openedSlot.holdsAny {
             try #require(MonotonicTime.nanoseconds() < deadline, "the output never opened")
             Thread.sleep(forTimeInterval: 0.001)
         }

@@ -54,7 +54,7 @@ public final class AudioManager {
     /// Whether the output is being opened, on a thread of its own.
     @ObservationIgnored private var isOpening = false
     /// Where that thread leaves what it opened, for the manager to take on its actor.
-    @ObservationIgnored private let openedSlot = Handover<OutputOpening.Result>()
+    @ObservationIgnored let openedSlot = Handover<OutputOpening.Result>()
     /// The effects being decoded on a thread of their own, with the plays that wait for each (`now`: a play asked
     /// for now, not for a time of its own).
     @ObservationIgnored private var decoding:
@@ -616,7 +616,7 @@ private struct DecodedEffect: Sendable {
 
 /// Opening the sound output and its stream, on a thread of its own: ALSA's open of "default" talks to the sound
 /// server, which may be slow to answer, and the manager's callers are the app's main actor.
-private struct OutputOpening: Sendable {
+struct OutputOpening: Sendable {
     enum Result: Sendable {
         case opened(MixingStream, deviceName: String)
         case deviceFailed(AudioDeviceError)
@@ -651,10 +651,13 @@ private struct OutputOpening: Sendable {
 /// Where the manager's threads leave what they made (the output opened, effects decoded), until the manager takes
 /// it on its actor. A manager gone meanwhile leaves it to the thread, which lets it go when it ends: a stream let go
 /// closes itself.
-private final class Handover<Value: Sendable>: Sendable {
+final class Handover<Value: Sendable>: Sendable {
     private let values = Lock<[Value]>([])
 
     func put(_ value: Value) { values.withLock { $0.append(value) } }
+
+    /// Whether anything was left and not taken yet.
+    var holdsAny: Bool { values.withLock { !$0.isEmpty } }
 
     /// What was left, in the order it was, taken.
     func take() -> [Value] {
