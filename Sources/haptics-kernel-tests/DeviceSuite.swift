@@ -585,17 +585,9 @@ enum DeviceSuite {
             release.signal()
             subscription.stop()
         }
-        func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-            do {
-                try await AppSuite.waitUntil(what, condition)
-            } catch {
-                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
-            }
+        try await waitUntil("the monitor to tell the held pad's arrival", toldIn: { events.withLock { $0 } }) {
+            holding.withLock { $0 }
         }
-        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
-            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
-        }
-        try await waitUntil("the monitor to tell the held pad's arrival") { holding.withLock { $0 } }
         try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
         // The pads are made and destroyed by this thread, exempt, so that the read failing is the monitor's.
         SyscallFaults.arm(.init(site: "read", errno: .wouldBlock, calls: .nth(1)))
@@ -613,14 +605,10 @@ enum DeviceSuite {
         }
         try requireEqual(arriving.eventNode, leavingNode, "the arriving pad's node (the lowest free number)")
         release.signal()
-        try await waitUntil("the monitor to tell the removal and the two arrivals") {
-            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
-                && told(.added, "Haptics new pad")
+        let last = try await theRemovalAndTwoArrivalsThenALastPad(toldIn: { events.withLock { $0 } }) {
+            try requireEqual(SyscallFaults.disarm().injected, 1, "the monitor's reads that found nothing")
         }
-        try requireEqual(SyscallFaults.disarm().injected, 1, "the monitor's reads that found nothing")
-        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
         defer { last.destroy() }
-        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
         try requireEqual(
             events.withLock { $0 }.map(described),
             [
@@ -675,17 +663,9 @@ enum DeviceSuite {
             release.signal()
             subscription.stop()
         }
-        func waitUntil(_ what: String, _ condition: @escaping @Sendable () -> Bool) async throws {
-            do {
-                try await AppSuite.waitUntil(what, condition)
-            } catch {
-                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
-            }
+        try await waitUntil("the monitor to compare again, before its listing", toldIn: { events.withLock { $0 } }) {
+            holding.withLock { $0 }
         }
-        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
-            events.withLock { $0.contains { $0.kind == kind && $0.device.name == name } }
-        }
-        try await waitUntil("the monitor to compare again, before its listing") { holding.withLock { $0 } }
         try requireEqual(SyscallFaults.disarm().injected, 1, "the failures of the listing of sysfs")
         leaving?.destroy()
         leaving = nil
@@ -699,13 +679,8 @@ enum DeviceSuite {
         // The daemon's events are sent, and its database written, before the listing: the comparison tells the pads.
         if source == .udev { try settleUdev() }
         release.signal()
-        try await waitUntil("the monitor to tell the removal and the two arrivals") {
-            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
-                && told(.added, "Haptics new pad")
-        }
-        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        let last = try await theRemovalAndTwoArrivalsThenALastPad(toldIn: { events.withLock { $0 } })
         defer { last.destroy() }
-        try await waitUntil("the monitor to tell the last pad's arrival") { told(.added, "Haptics last pad") }
         try requireEqual(
             events.withLock { $0 }.map(described),
             [
@@ -968,6 +943,44 @@ enum DeviceSuite {
         } catch {
             throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
         }
+    }
+
+    /// Waits until `events` hold `condition`; a wait that times out names the events told.
+    static func waitUntil(
+        _ what: String, toldIn events: @escaping @Sendable () -> [DeviceEvent],
+        _ condition: @escaping @Sendable () -> Bool
+    ) async throws {
+        do {
+            try await AppSuite.waitUntil(what, condition)
+        } catch {
+            throw TestFailure(reason: "\(error); told: \(events().map(described))")
+        }
+    }
+
+    /// Waits until `events` hold the removal of "Haptics lost-removal pad" and the arrivals of "Haptics lost-arrival
+    /// pad" and "Haptics new pad", runs `between`, then makes "Haptics last pad" and waits for its arrival, which
+    /// closes the list of events: the last pad, for the caller to destroy once it has read them.
+    static func theRemovalAndTwoArrivalsThenALastPad(
+        toldIn events: @escaping @Sendable () -> [DeviceEvent], between: () throws -> Void = {}
+    ) async throws -> VirtualPad {
+        @Sendable func told(_ kind: DeviceEvent.Kind, _ name: String) -> Bool {
+            events().contains { $0.kind == kind && $0.device.name == name }
+        }
+        try await waitUntil("the monitor to tell the removal and the two arrivals", toldIn: events) {
+            told(.removed, "Haptics lost-removal pad") && told(.added, "Haptics lost-arrival pad")
+                && told(.added, "Haptics new pad")
+        }
+        try between()
+        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
+        do {
+            try await waitUntil("the monitor to tell the last pad's arrival", toldIn: events) {
+                told(.added, "Haptics last pad")
+            }
+        } catch {
+            last.destroy()
+            throw error
+        }
+        return last
     }
 
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival

@@ -159,23 +159,7 @@ import Testing
     /// waited for the handler, which waited for the play's thread: neither returned (the test gives up after 20 s and
     /// lets the handler go).
     @Test func aPlayWhileTheIdleEngineWaitsForAResetHandlerThatWaitsForThePlayReturns() throws {
-        let opened = Lock(0)
-        var options = HapticEngineOptions()
-        options.autoShutdownDelay = 0.2
-        options.audioOutputFactory = { _ in
-            let count = opened.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
-            // The first sound device goes away after a tenth of a second; the second is there.
-            if count == 1 { output.fail(after: 4_800) }
-            return output
-        }
-        let core = EngineCore(
-            source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
-        try core.start()
-        try #require(core.audio?.lead() != nil, "no sound stream")
+        let core = try engineWhoseSoundDeviceGoesAndComesBack()
         // The app's lock, held by the app's thread until its play returns, and taken by its reset handler.
         let appLockHeld = Lock(true)
         let giveUp = Lock(false)
@@ -185,14 +169,7 @@ import Testing
         let sawIdle = Lock(false)
         let returned = Lock<Result<Void, HapticEngineError>?>(nil)
         let app = try ServiceThread.start {
-            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-            while MonotonicTime.nanoseconds() < deadline {
-                if core.state.withLock({ $0.phase == .idle }) {
-                    sawIdle.withLock { $0 = true }
-                    break
-                }
-                Sys.sleep(nanoseconds: 1_000_000)
-            }
+            sawIdle.withLock { $0 = waitUntilIdle(core) }
             let result = Result { () throws(HapticEngineError) in try core.ensureRunning() }
             returned.withLock { $0 = result }
             appLockHeld.withLock { $0 = false }
@@ -291,36 +268,13 @@ import Testing
     /// release a start waits for. On 7 December, the day the wait came, it took in the close, and a play from the
     /// handler and the release waited for each other (the test then records the hang and leaves the engine to it).
     @Test func aPlayFromAResetHandlerWhileTheIdlePassClosesItsThreadDoesNotWaitForIt() throws {
-        let opened = Lock(0)
-        var options = HapticEngineOptions()
-        options.autoShutdownDelay = 0.2
-        options.audioOutputFactory = { _ in
-            let count = opened.withLock { count -> Int in
-                count += 1
-                return count
-            }
-            let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
-            // The first sound device goes away after a tenth of a second; the second is there.
-            if count == 1 { output.fail(after: 4_800) }
-            return output
-        }
-        let core = EngineCore(
-            source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
-        try core.start()
-        try #require(core.audio?.lead() != nil, "no sound stream")
+        let core = try engineWhoseSoundDeviceGoesAndComesBack()
         let sawIdle = Lock(false)
         let returned = Lock<Result<Void, HapticEngineError>?>(nil)
         core.resetHandler = { [weak core] in
             guard let core else { return }
             // The app takes a while here (it makes its players again), and the engine idles meanwhile.
-            let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
-            while MonotonicTime.nanoseconds() < deadline {
-                if core.state.withLock({ $0.phase == .idle }) {
-                    sawIdle.withLock { $0 = true }
-                    break
-                }
-                Sys.sleep(nanoseconds: 1_000_000)
-            }
+            sawIdle.withLock { $0 = waitUntilIdle(core) }
             let result = Result { () throws(HapticEngineError) in try core.ensureRunning() }
             returned.withLock { $0 = result }
         }
@@ -336,6 +290,38 @@ import Testing
         #expect(sawIdle.withLock { $0 }, "the engine did not idle while the handler ran: the test checks nothing")
         #expect(throws: Never.self) { try result.get() }
     }
+}
+
+/// A started engine that idles after 0.2 s with nothing playing, on the monotonic clock, whose sound stream is open
+/// on a device that goes away after a tenth of a second and comes back at once: its reset handler is then called on
+/// the sound stream's thread.
+private func engineWhoseSoundDeviceGoesAndComesBack() throws -> EngineCore {
+    let opened = Lock(0)
+    var options = HapticEngineOptions()
+    options.autoShutdownDelay = 0.2
+    options.audioOutputFactory = { _ in
+        let count = opened.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        let output = RecordingAudioOutput(origin: MonotonicTime.nanoseconds(), sampleRate: 48_000)
+        if count == 1 { output.fail(after: 4_800) }
+        return output
+    }
+    let core = EngineCore(source: HeldCloseSource(), options: options, clock: MonotonicClock(), logger: quietLogger())
+    try core.start()
+    try #require(core.audio?.lead() != nil, "no sound stream")
+    return core
+}
+
+/// Waits until `core` idles, 10 s at most; whether it did.
+private func waitUntilIdle(_ core: EngineCore) -> Bool {
+    let deadline = MonotonicTime.nanoseconds() + 10_000_000_000
+    while MonotonicTime.nanoseconds() < deadline {
+        if core.state.withLock({ $0.phase == .idle }) { return true }
+        Sys.sleep(nanoseconds: 1_000_000)
+    }
+    return false
 }
 
 /// An engine on a recording output and a trap clock, that idles after a second with nothing playing.
