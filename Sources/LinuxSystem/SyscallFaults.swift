@@ -59,6 +59,8 @@ package enum SyscallFaults {
         var matched = 0
         var tally = Tally()
         var exempt: Set<UInt> = []
+        /// The one thread the plan and the tally are for (`withPlan(onThisThreadOnly:)`); nil: every thread not exempt.
+        var onlyThread: UInt?
     }
 
     private static let armed = Atomic<Bool>(false)
@@ -92,12 +94,19 @@ package enum SyscallFaults {
 
     /// Arms `plan` for the length of `body` alone and returns the tally with the body's result, one caller at a
     /// time: unit tests run in parallel in one process, where a plan armed by one would replace another's.
-    package static func withPlan<T: Sendable>(_ plan: Plan?, _ body: () throws -> T) throws -> (
-        result: T, tally: Tally
-    ) {
+    /// `onThisThreadOnly`: only the calling thread's calls are failed and counted, for a body that makes the calls
+    /// under test itself: a test running beside it in the same process (listing devices, say) is neither failed nor
+    /// counted.
+    package static func withPlan<T: Sendable>(
+        _ plan: Plan?, onThisThreadOnly: Bool = false, _ body: () throws -> T
+    ) throws -> (result: T, tally: Tally) {
         try planOwner.withLock { _ throws(any Error) in
+            if onThisThreadOnly { state.withLock { $0.onlyThread = ServiceThread.currentID } }
             arm(plan)
-            defer { disarm() }
+            defer {
+                disarm()
+                state.withLock { $0.onlyThread = nil }
+            }
             let result = try body()
             return (result, tally)
         }
@@ -122,7 +131,7 @@ package enum SyscallFaults {
         let thread = ServiceThread.currentID
         let site = site(of: call)
         return state.withLock { state -> Errno? in
-            guard !state.exempt.contains(thread) else { return nil }
+            guard !state.exempt.contains(thread), state.onlyThread.map({ $0 == thread }) ?? true else { return nil }
             let count = state.tally.calls[site, default: 0] + 1
             if count == 1 { state.tally.sites.append(site) }
             state.tally.calls[site] = count

@@ -178,7 +178,7 @@ private let padNotOnThisMachine: InputDevice = {
         let worker = try monitorMissingARemoval()
         defer { worker.close() }
         let (events, tally) = try SyscallFaults.withPlan(
-            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: calls)
+            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: calls), onThisThreadOnly: true
         ) { worker.drain() }
         #expect(tally.injected == injected)
         #expect(events == [DeviceEvent(kind: .removed, device: padNotOnThisMachine)])
@@ -193,7 +193,7 @@ private let padNotOnThisMachine: InputDevice = {
         defer { worker.close() }
         func drained(failing errno: Errno?) throws -> (events: [DeviceEvent], comparisons: Int) {
             let plan = errno.map { SyscallFaults.Plan(site: "udev_monitor_receive_device", errno: $0, calls: .from(1)) }
-            let (events, tally) = try SyscallFaults.withPlan(plan) { worker.drain() }
+            let (events, tally) = try SyscallFaults.withPlan(plan, onThisThreadOnly: true) { worker.drain() }
             return (events, tally.calls["udev_enumerate_scan_devices", default: 0])
         }
         let overflowTwice = try drained(failing: .noBufferSpace)
@@ -213,13 +213,13 @@ private let padNotOnThisMachine: InputDevice = {
         defer { worker.close() }
         let overflowTwice = SyscallFaults.Plan(
             site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1))
-        _ = try SyscallFaults.withPlan(overflowTwice) { worker.drain() }
+        _ = try SyscallFaults.withPlan(overflowTwice, onThisThreadOnly: true) { worker.drain() }
         for _ in 0..<3 {
             _ = try SyscallFaults.withPlan(
-                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1))
+                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1)), onThisThreadOnly: true
             ) { worker.drain() }
         }
-        let (_, tally) = try SyscallFaults.withPlan(overflowTwice) { worker.drain() }
+        let (_, tally) = try SyscallFaults.withPlan(overflowTwice, onThisThreadOnly: true) { worker.drain() }
         #expect(tally.calls["udev_enumerate_scan_devices", default: 0] == 1, "the comparison made")
         let deadline = try #require(worker.comparisonRetry.deadline, "a comparison owed again")
         let wait = deadline - min(deadline, Sys.monotonicNanoseconds())
@@ -236,12 +236,12 @@ private let padNotOnThisMachine: InputDevice = {
         defer { worker.close() }
         // An overflow told again at once leaves a comparison owed at every drain that empties the queue.
         _ = try SyscallFaults.withPlan(
-            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1))
+            .init(site: "udev_monitor_receive_device", errno: .noBufferSpace, calls: .from(1)), onThisThreadOnly: true
         ) { worker.drain() }
         log.removeAll()
         for _ in 0..<3 {
             _ = try SyscallFaults.withPlan(
-                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1))
+                .init(site: "udev_enumerate_scan_devices", errno: .noMemory, calls: .from(1)), onThisThreadOnly: true
             ) { worker.drain() }
         }
         _ = try SyscallFaults.withPlan(nil) { worker.drain() }
