@@ -137,8 +137,9 @@ struct EngineState: Sendable {
     /// An idle pass lets the device go (`EngineCore.releaseIdleOutput`: the device closed, the sound stream, the
     /// hot-plug watch): a start waits until it is done, so that what the release lets go is the idle engine's only.
     var releasingIdleOutput = false
-    /// Plays deciding on a running engine (`EngineCore.decideOnARunningEngine`): the engine does not idle under them,
-    /// or a delay shorter than a start would idle it between each start a play made and its decision.
+    /// Plays held from idling (`EngineCore.withIdleHeld`): deciding on a running engine, or carrying out what they
+    /// decided. The engine does not idle under them, or a delay shorter than a start would idle it between each start
+    /// a play made and its decision, or between a decision and its trigger.
     var playsDeciding = 0
     /// A pass found the engine due to idle while plays decided: the last of them to end wakes the timer, which idles
     /// it then if nothing plays.

@@ -253,10 +253,10 @@ final class MonitorWorker: @unchecked Sendable {
     /// listed while sysfs listed it and `/dev/input` had no file for it yet (the kernel makes the sysfs folder before
     /// devtmpfs makes the node): its first file is its own. (The monitor describes no other node without a file.)
     private var knownFiles: [String: Sys.FileStatus] = [:]
-    /// With the udev source: the known nodes the daemon is known to have processed (its `add` heard, or a comparison
-    /// with sysfs found them initialized). The daemon's `add` of a node known and processed is one told already; a
-    /// node listed before the daemon processed it (a snapshot lists nodes as sysfs has them) is told again at the
-    /// daemon's `add`, which says its rules, permissions and links are in place.
+    /// With the udev source: the nodes the daemon is known to have processed (its `add` heard, or found initialized
+    /// by a comparison with sysfs, or just before the monitor's own listing). The daemon's `add` of a node known and
+    /// processed is one told already; a node listed before the daemon processed it (a snapshot lists nodes as sysfs
+    /// has them) is told again at the daemon's `add`, which says its rules, permissions and links are in place.
     private var processedByUdev: Set<String> = []
     /// The netlink sources' nodes that wait for their parent's driver to finish binding (see `BindGate`).
     private var gate = BindGate()
