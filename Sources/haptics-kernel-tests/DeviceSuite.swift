@@ -428,12 +428,7 @@ enum DeviceSuite {
         defer { if !left { leaving.destroy() } }
         // The daemon's events for the leaving pad's arrival are sent before the monitor opens.
         if source == .udev { try settleUdev() }
-        let before = try ueventSockets()
-        let monitor = try DeviceMonitor(source: source, logger: logger())
-        let opened = try ueventSockets().filter { before[$0.key] == nil }
-        guard opened.count == 1, let socket = opened.first else {
-            throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
-        }
+        let (monitor, socket) = try monitorWithItsSocket(source: source, logger: logger())
         let sent = try fillSocket(port: socket.value.port)
         leaving.destroy()
         left = true
@@ -644,12 +639,7 @@ enum DeviceSuite {
             holding.withLock { $0 = true }
             release.wait(untilNanoseconds: Sys.monotonicNanoseconds() + UInt64(hangGuardSeconds * 1_000_000_000))
         }
-        let before = try ueventSockets()
-        let monitor = try DeviceMonitor(source: source, logger: log.logger)
-        let opened = try ueventSockets().filter { before[$0.key] == nil }
-        guard opened.count == 1, let socket = opened.first else {
-            throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
-        }
+        let (monitor, socket) = try monitorWithItsSocket(source: source, logger: log.logger)
         _ = try fillSocket(port: socket.value.port)
         try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics dropped pad")).destroy()
         if source == .udev { try settleUdev() }
@@ -1051,6 +1041,19 @@ enum DeviceSuite {
             sockets[fields[9]] = (port, Int(fields[8]) ?? 0)
         }
         return sockets
+    }
+
+    /// A `DeviceMonitor` of a netlink source, and the one uevent socket it opened (`ueventSockets`' key and value).
+    static func monitorWithItsSocket(source: DeviceMonitor.Source, logger: Logger) throws -> (
+        DeviceMonitor, socket: (key: String, value: (port: UInt32, drops: Int))
+    ) {
+        let before = try ueventSockets()
+        let monitor = try DeviceMonitor(source: source, logger: logger)
+        let opened = try ueventSockets().filter { before[$0.key] == nil }
+        guard opened.count == 1, let socket = opened.first else {
+            throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
+        }
+        return (monitor, (socket.key, socket.value))
     }
 
     /// Sends 2 KiB unicasts to the netlink socket of `port` until it has no room; returns how many it took.

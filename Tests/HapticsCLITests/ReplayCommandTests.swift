@@ -7,6 +7,19 @@ import Testing
 
 /// `haptics replay` end to end (`CLI`): what it says of a cue sheet it cannot play, and the levels it prints.
 @Suite struct ReplayCommandTests {
+    /// That `run` failed on the sheet `sheet`, read as named, whose one cue names the pattern `missing`, not there.
+    static func expectRefused(_ run: (status: Int32, output: String, errors: String), sheet: String, missing: String) {
+        #expect(run.status == 1)
+        #expect(
+            run.errors.hasPrefix("haptics replay: \(sheet): chapters[0].cues[0].pattern: no pattern '\(missing)': "),
+            "\(run.errors)")
+    }
+
+    /// A cue sheet of one chapter whose one cue, at 0, names `pattern`.
+    static func sheet(naming pattern: String) -> Data {
+        Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "\#(pattern)"}]}]}"#.utf8)
+    }
+
     /// Each cue's levels are those its pattern asks for 20 ms in, whenever the command woke: the thud of chapter 1
     /// printed its weak motor at 20% in some runs and 32% in others (read from the output after a late or an early
     /// wake-up), until 6 December.
@@ -87,15 +100,11 @@ import Testing
             at: folder.appendingPathComponent("link"), withDestinationURL: deep)
         // The sheet the system finds (a/cues.json) names a pattern that is not there; the one beside the link names
         // none.
-        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
-            .write(to: folder.appendingPathComponent("a/cues.json"))
+        try Self.sheet(naming: "far").write(to: folder.appendingPathComponent("a/cues.json"))
         try Data(#"{"version": 1, "chapters": []}"#.utf8).write(to: folder.appendingPathComponent("cues.json"))
         let named = "link/../cues.json"
         let run = try CLI.run(["replay", "--cues", named, "--device", "virtual"], in: folder)
-        #expect(run.status == 1)
-        #expect(
-            run.errors.hasPrefix("haptics replay: \(named): chapters[0].cues[0].pattern: no pattern 'far': "),
-            "\(run.errors)")
+        Self.expectRefused(run, sheet: named, missing: "far")
     }
 
     /// A `HAPTICS_DIR` named through a link and `..` is the folder the system finds there: above the link's target.
@@ -111,10 +120,8 @@ import Testing
         try FileManager.default.createSymbolicLink(
             at: folder.appendingPathComponent("link"), withDestinationURL: folder.appendingPathComponent("a/b"))
         // Each folder's sheet names a pattern it does not hold: the error names the sheet read.
-        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
-            .write(to: folder.appendingPathComponent("a/Haptics/cues.json"))
-        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "near"}]}]}"#.utf8)
-            .write(to: folder.appendingPathComponent("Haptics/cues.json"))
+        try Self.sheet(naming: "far").write(to: folder.appendingPathComponent("a/Haptics/cues.json"))
+        try Self.sheet(naming: "near").write(to: folder.appendingPathComponent("Haptics/cues.json"))
         let run = try CLI.run(
             ["replay", "--device", "virtual"], environment: ["HAPTICS_DIR": "link/../Haptics"], in: folder)
         #expect(run.status == 1)
@@ -129,18 +136,14 @@ import Testing
         try FileManager.default.createDirectory(
             at: folder.appendingPathComponent("gone"), withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        try Data(#"{"version": 1, "chapters": [{"chapter": 1, "cues": [{"time": 0, "pattern": "far"}]}]}"#.utf8)
-            .write(to: folder.appendingPathComponent("cues.json"))
+        try Self.sheet(naming: "far").write(to: folder.appendingPathComponent("cues.json"))
         // The shell leaves its folder removed, then runs the command from it.
         let run = try CLI.run(
             [
                 "-c", "cd gone && rmdir ../gone && exec \"$0\" replay --cues ../cues.json --device virtual",
                 try CLI.binary().path,
             ], in: folder, through: "/bin/sh")
-        #expect(run.status == 1)
-        #expect(
-            run.errors.hasPrefix("haptics replay: ../cues.json: chapters[0].cues[0].pattern: no pattern 'far': "),
-            "\(run.errors)")
+        Self.expectRefused(run, sheet: "../cues.json", missing: "far")
     }
 
     /// A cue naming a pattern that is not beside the sheet is named by the sheet's file and the cue's path in it,

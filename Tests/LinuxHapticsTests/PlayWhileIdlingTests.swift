@@ -81,9 +81,7 @@ import Testing
     @Test(arguments: [(armed: false, afterTheWrite: false), (false, true), (true, true)])
     func aPreparedTapWhoseEngineIdlesAroundItsTriggerPlaysOnARunningEngine(armed: Bool, afterTheWrite: Bool) throws {
         let rig = try TrapRig()
-        let tap = try rig.engine.makeAdvancedPlayer(
-            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
-        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        let tap = try rig.preparedTap()
         rig.clock.inner.advance(by: 0.5)
         let idled = Lock(false)
         let idle = { @Sendable [clock = rig.clock, engine = rig.engine] in
@@ -109,9 +107,7 @@ import Testing
     /// the engine again, and so on for as long as the engine idled (the trap here springs at 25 starts at most).
     @Test func aPreparedTapOnAnEngineDueToIdleAtEveryStartOpensTheDeviceOnce() throws {
         let rig = try TrapRig()
-        let tap = try rig.engine.makeAdvancedPlayer(
-            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
-        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        let tap = try rig.preparedTap()
         rig.clock.inner.advance(by: 2)
         #expect(!rig.engine.isRunning, "the engine did not idle")
         rig.recorder.clearRecords()
@@ -127,9 +123,7 @@ import Testing
     /// trigger is recorded. (The hook that idles it is armed again after each write, 10 times at most.)
     @Test func aPreparedTapWhoseWritesTheEngineIdlesAfterEachTimeOpensTheDeviceOnceMore() throws {
         let rig = try TrapRig()
-        let tap = try rig.engine.makeAdvancedPlayer(
-            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
-        #expect(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        let tap = try rig.preparedTap()
         rig.clock.inner.advance(by: 0.5)
         rig.recorder.clearRecords()
         let idles = Lock(0)
@@ -337,6 +331,14 @@ private struct TrapRig {
         let log = RecordingLog { _, message in if message.hasPrefix("haptic engine started") { clock.engineStarted() } }
         engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: log.logger)
         try engine.start()
+    }
+
+    /// A player of a 50 ms top, then a long weaker tail played through the mix, its top prepared as a pulse.
+    func preparedTap() throws -> any HapticAdvancedPatternPlayer {
+        let tap = try engine.makeAdvancedPlayer(
+            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
+        try #require(try tap.prepare(), "the tap was not prepared: the test checks nothing")
+        return tap
     }
 }
 
