@@ -46,7 +46,7 @@ extension EngineCore {
                     }
                 }
             }
-            return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
+            return CallersPass(deadline: passLocked(&callbacks, mayIdle: false), callbacks: callbacks)
         }
         guard let ran else { return wake() }
         handOver(ran)
@@ -56,7 +56,8 @@ extension EngineCore {
     /// opening's one write with nothing before it but the pass lock's try, which keeps every other write of the
     /// mix away until the start is recorded; the start is recorded after it, then the pass runs on the caller's
     /// thread as above. A failed write is reported as the pass reports one. False (nothing done) when nothing is
-    /// armed for the player or a pass is running: the start then decides as usual.
+    /// armed for the player or a pass is running, and false (nothing recorded) when the engine stopped running
+    /// since the write: the start then decides as usual.
     func startStagedOpening(of id: PlayerID, generation: ResetGeneration) -> Bool {
         guard stagedStart.mayFire(for: id) else { return false }
         let ran = pass.withLockIfAvailable { _ -> CallersPass? in
@@ -71,12 +72,12 @@ extension EngineCore {
             if let observer = options.playbackObserver, fired.failure == nil {
                 observer(PlaybackSample(deadline: now, sent: observedAt ?? now, mix: staged.levels, kind: .apply))
             }
-            let (output, outputGeneration, stopping) = state.withLock { state in
-                (
-                    state.output, state.outputGeneration,
-                    state.recordStagedStartWent(staged, generation: generation, at: now)
-                )
+            let recorded = state.withLock { state in
+                state.recordStagedStartWent(staged, generation: generation, at: now).map {
+                    (state.output, state.outputGeneration, $0)
+                }
             }
+            guard let (output, outputGeneration, stopping) = recorded else { return nil }
             var callbacks: [@Sendable () -> Void] = []
             do throws(OutputFailure) {
                 if let failure = fired.failure { throw failure }
@@ -84,7 +85,7 @@ extension EngineCore {
             } catch {
                 callbacks.append { [weak self] in self?.outputFailed(error, generation: outputGeneration) }
             }
-            return CallersPass(deadline: passLocked(&callbacks), callbacks: callbacks)
+            return CallersPass(deadline: passLocked(&callbacks, mayIdle: false), callbacks: callbacks)
         }
         guard let ran, let ran else { return false }
         handOver(ran)
@@ -98,18 +99,29 @@ extension EngineCore {
     }
 
     /// After a pass on a caller's thread (the pass lock released): the timer is told the pass's deadline, and
-    /// woken at once only when there is something to call back or no deadline to tell.
+    /// woken at once only when there is something to call back or no deadline to tell. What there is to call back
+    /// is made here, on the caller's thread, when a `stop()` since took the timer (and the callbacks left for it
+    /// before these): a completion would otherwise never be told, and a handler counted in flight would keep every
+    /// later stop waiting (until 8 December).
     private func handOver(_ ran: CallersPass) {
         guard ran.callbacks.isEmpty, let deadline = ran.deadline else {
-            if !ran.callbacks.isEmpty { state.withLock { $0.deferredCallbacks += ran.callbacks } }
+            if !ran.callbacks.isEmpty {
+                let left = state.withLock { state -> Bool in
+                    guard state.timer != nil else { return false }
+                    state.deferredCallbacks += ran.callbacks
+                    return true
+                }
+                if !left { HandlerThreads.run { for callback in ran.callbacks { callback() } } }
+            }
             return wake()
         }
         state.withLock { $0.timer }?.wake(by: deadline)
     }
 
     /// One pass, with the pass lock held; returns when the timer is next needed, on the clock's time line (the
-    /// state's deadline, `outputLatency` earlier).
-    private func passLocked(_ callbacks: inout [@Sendable () -> Void]) -> Double? {
+    /// state's deadline, `outputLatency` earlier). Unless `mayIdle` (the timer's pass), an engine due to idle is
+    /// left to the timer, woken at once for it.
+    private func passLocked(_ callbacks: inout [@Sendable () -> Void], mayIdle: Bool = true) -> Double? {
         let latency = outputLatency
         let now = clock.now + latency
         guard let begun = state.withLock({ $0.beginPass(at: now, gain: options.gain) }) else { return nil }
@@ -125,7 +137,7 @@ extension EngineCore {
         let outcome = state.withLock { state in
             state.finishPass(
                 at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay,
-                changeLead: changeLead)
+                changeLead: changeLead, mayIdle: mayIdle)
         }
         if !outcome.playersFinished.isEmpty {
             let handlers = outcome.playersFinished

@@ -261,8 +261,8 @@ extension EngineCore {
         case .fired(let effect):
             if try recordTriggered(effect, id: id, generation: generation) { return }
             try startPlayer(id, generation: generation, at: 0)
-        case .failed(_, let error):
-            forgetPrepared(of: id, after: error)
+        case .failed(let effect, let error):
+            forgetPrepared(effect, of: id, after: error)
             try startPlayer(id, generation: generation, at: 0)
         }
     }
@@ -272,8 +272,10 @@ extension EngineCore {
     /// player's planned opening stays valid; a player whose pulse is triggered has no sound (or the engine none),
     /// so the sound stream has nothing to hear of it. False, with nothing recorded, when the engine stopped running
     /// between the write and this record (its idle pass closed the device, which ended the pulse, or the device
-    /// failed): the caller starts the player again the ordinary way, on a running engine. Until 7 December the start
-    /// was recorded on the engine with no output, and what followed the pulse played at the next `start()`.
+    /// failed), or runs on another output since (it idled and a play opened the device again): the caller starts
+    /// the player again the ordinary way, on a running engine. Until 7 December the start was recorded on the engine
+    /// with no output, and what followed the pulse played at the next `start()`; until 8 December one recorded on
+    /// the device opened again left the pulse's top out of the mix, and it never played.
     private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError) -> Bool
     {
@@ -283,7 +285,8 @@ extension EngineCore {
         Sys.yield()
         let recorded = try state.withLock { (state) throws(HapticEngineError) -> ((any HapticTimer)?, Double, Bool)? in
             try state.requirePlayer(id, generation: generation)
-            guard try state.runsForAPlay() else { return nil }
+            // The pulse went out on this output: one that idled and opened again since ended it with its close.
+            guard try state.runsForAPlay(), state.outputGeneration == effect.outputGeneration else { return nil }
             state.scheduler.preparedPlayers[id] = effect.duration
             state.triggeredPulses.append(TriggeredPulse(effect: effect.id, end: now + effect.duration))
             let wasActive =
@@ -313,11 +316,17 @@ extension EngineCore {
     /// milliseconds in a debug build.
     static let planningAllowance = 0.010
 
-    /// A prepared pulse whose trigger failed is forgotten: the player plays through the mix from now on.
-    private func forgetPrepared(of id: PlayerID, after error: OutputFailure) {
+    /// A prepared pulse whose trigger failed is forgotten: the player plays through the mix from now on. Only that
+    /// pulse: one prepared for the player on an output opened since (the engine idled and a play started it again,
+    /// preparing its pulses anew) is kept, its slot still the engine's. Until 8 December the trigger's failure on the
+    /// closed device forgot the new one, whose slot stayed taken until the device closed.
+    private func forgetPrepared(_ effect: PreparedEffect, of id: PlayerID, after error: OutputFailure) {
         logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
-        let forgotten = state.withLock { state in
+        let forgotten = state.withLock { state -> PreparedEffect? in
             defer { state.refreshArmedStart(of: id) }
+            guard let prepared = state.prepared[id], prepared.outputGeneration == effect.outputGeneration,
+                prepared.id == effect.id
+            else { return nil }
             return state.prepared.removeValue(forKey: id)
         }
         withExtendedLifetime(forgotten) {}
@@ -402,7 +411,7 @@ extension EngineCore {
         do throws(OutputFailure) {
             try effect.trigger.fire()
         } catch {
-            forgetPrepared(of: id, after: error)
+            forgetPrepared(effect, of: id, after: error)
             return false
         }
         return try recordTriggered(effect, id: id, generation: generation)
@@ -444,8 +453,17 @@ extension EngineCore {
     }
 
     /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`): not where the engine plans
-    /// on the device's frames, whose pulse would go out between two of them.
+    /// on the device's frames, whose pulse would go out between two of them. The engine does not idle meanwhile, as
+    /// while a play decides: until 8 December it could idle between the start made here and the upload, and the
+    /// pulse was said prepared on the device it had closed.
     func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
+        try withIdleHeld { () throws(HapticEngineError) -> Bool in
+            try prepareOnARunningEngine(id, generation: generation)
+        }
+    }
+
+    private func prepareOnARunningEngine(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool
+    {
         try ensureRunning()
         guard !followsFrames else { return false }
         let (timeline, revision) = try updatePlayer(id, generation: generation, changesMix: false) { player, _ in

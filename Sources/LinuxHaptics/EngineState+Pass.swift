@@ -101,7 +101,7 @@ extension EngineState {
     /// `changeLead` (the output's `MotorOutput.changeLead`) before its time.
     mutating func finishPass(
         at now: Double, step: PlaybackScheduler.Step, plan made: PlaybackPlan?, autoShutdownDelay: Double?,
-        changeLead: Double = 0
+        changeLead: Double = 0, mayIdle: Bool = true
     ) -> PassOutcome {
         var outcome = PassOutcome()
         guard phase == .running, let output else { return outcome }
@@ -161,6 +161,11 @@ extension EngineState {
                     // Not before the plays decide: the last of them wakes the timer (no deadline for it here, which
                     // would be past and run the pass again at once, over and over).
                     idleHeldForPlays = true
+                } else if !mayIdle {
+                    // A pass on a caller's thread leaves the idle to the timer, due now: the idle's release (the
+                    // device's close, the sound stream's, which waits for a handler on its thread) and its stopped
+                    // handler are the timer's, and a `stop()` waits for them there.
+                    deadline = now
                 } else {
                     phase = .idle
                     outcome.shutdown = output

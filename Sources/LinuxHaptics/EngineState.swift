@@ -479,9 +479,13 @@ struct EngineState: Sendable {
     /// opening records one (what the device holds from `now`, the write budget left), and queued as
     /// `recordStagedStart` queues it; returns the prepared pulses to stop now, their length over but the kernel
     /// maybe still playing them (`takeEndedPulses`). A start written just after a reset or a new output records
-    /// nothing: that output is gone.
-    mutating func recordStagedStartWent(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) -> [Int] {
+    /// nothing: that output is gone. Nil, with nothing recorded, when the engine no longer runs (a `stop()` on
+    /// another thread, or the device failed, since the write): the start goes the ordinary way, which a stopped
+    /// engine refuses. Until 8 December it was queued on the stopped engine and played at its next `start()`.
+    mutating func recordStagedStartWent(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) -> [Int]?
+    {
         defer { stagedStart.recorded() }
+        guard phase == .running else { return nil }
         guard staged.outputGeneration == outputGeneration, resetGeneration == generation else { return [] }
         if stagedOpening?.player == staged.player { stagedOpening = nil }
         deviceHolds = .init(sent: staged.levels, lastCommandTime: now, writesLeft: staged.writesLeft)

@@ -7,6 +7,8 @@ import LinuxHaptics
 import LinuxHapticsTesting
 import LinuxInput
 import Testing
+
+@testable import LinuxHaptics
 @_spi(Internals) import LinuxSystem
 
 /// A manual clock's time with a timer that only counts its wake-ups; `runTimer()` runs its work, as the
@@ -78,6 +80,71 @@ private final class StalledTimerClock: HapticClock {
         #expect(firstFinished.all.isEmpty)
         engine.stop()
         #expect(firstFinished.all.map { $0?.kind } == [nil], "finished, not stopped: nil, once")
+    }
+
+    /// A stop on another thread between a caller's pass and its hand-over to the timer (here while the pass writes,
+    /// the stop let return before the pass goes on): a player that finished in that pass still hears of it, on the
+    /// caller's thread, the timer being gone. Until 8 December its completion was left for the stopped engine's
+    /// timer, and never called.
+    @Test func aPlayerThatFinishedInACallersPassHearsOfItWhenAStopComesBeforeTheHandOver() throws {
+        let hook = Lock<(@Sendable () -> Void)?>(nil)
+        var options = HapticEngineOptions()
+        options.playbackObserver = { _ in
+            hook.withLock { taken in
+                defer { taken = nil }; return taken
+            }?()
+        }
+        let clock = StalledTimerClock()
+        let engine = HapticEngine(
+            output: .recording(RecordingOutput()), options: options, clock: clock, logger: quietLogger())
+        try engine.start()
+        clock.runTimer()
+        let first = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.01)))
+        let firstFinished = Inbox<HapticEngineError?>()
+        first.completionHandler = { firstFinished.put($0) }
+        try first.start(atTime: 0)
+        clock.time.advance(by: 0.02)
+        let stopper = Lock<ServiceThread?>(nil)
+        hook.withLock {
+            $0 = {
+                let thread = try? ServiceThread.start { engine.stop() }
+                stopper.withLock { $0 = thread }
+                while engine.core.state.withLock({ $0.timer != nil }) { Sys.yield() }
+            }
+        }
+        // The second start's pass, on this thread, finds the first player at its end, then writes the second's mix.
+        let second = try engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.05)))
+        try second.start(atTime: 0)
+        stopper.withLock { $0 }?.join()
+        #expect(stopper.withLock { $0 != nil }, "the pass wrote nothing: the test checks nothing")
+        #expect(firstFinished.all.map { $0?.kind } == [nil], "finished, not stopped: nil, once")
+    }
+
+    /// A start on an engine due to idle (the timer asleep past the idle's time) leaves the idle to the timer: the
+    /// start's pass on the caller's thread neither closes the device nor calls the stopped handler, and the timer's
+    /// next pass does both. Until 8 December the caller's pass idled the engine, its stopped handler was left for the
+    /// timer, and a `stop()` in between waited for that handler for ever.
+    @Test func aStartOnAnEngineDueToIdleLeavesTheIdleToTheTimer() throws {
+        var options = HapticEngineOptions()
+        options.autoShutdownDelay = 1
+        let clock = StalledTimerClock()
+        let engine = HapticEngine(output: .recording(recorder), options: options, clock: clock, logger: quietLogger())
+        let told = Inbox<HapticEngineStoppedReason>()
+        engine.stoppedHandler = { told.put($0) }
+        try engine.start()
+        clock.runTimer()
+        // Nothing to play: the start leaves nothing active.
+        let player = try engine.makeAdvancedPlayer(timeline: timeline())
+        clock.time.advance(by: 2)
+        let wakesBefore = clock.wakeCount
+        try player.start(atTime: 0)
+        #expect(engine.isRunning, "the start's pass idled the engine")
+        #expect(recorder.records().last?.action != .close)
+        #expect(told.all.isEmpty)
+        #expect(clock.wakeCount > wakesBefore, "the timer is woken for the idle")
+        clock.runTimer()
+        #expect(!engine.isRunning)
+        #expect(told.all == [.idleTimeout])
     }
 
     @Test func aWriteThatFailsOnTheCallersThreadStopsTheEngineFromTheTimer() throws {

@@ -101,6 +101,120 @@ import Testing
         #expect(rig.recorder.appliedMixes().contains { $0.time >= played && !$0.mix.isOff }, "nothing played")
     }
 
+    /// A prepared tap whose trigger went out just before the engine idled (the close ended the pulse) and a play on
+    /// another thread started the engine again before the tap's start was recorded: the tap plays its top on the
+    /// device opened again. Until 8 December the start was recorded on the new device as if the pulse played there:
+    /// the mix left the pulse's top out, and it never played.
+    @Test func aTapWhoseEngineIdlesAndStartsAgainRightAfterItsTriggerPlaysItsTopOnTheNewDevice() throws {
+        let rig = try TrapRig()
+        let tap = try rig.preparedTap()
+        rig.clock.inner.advance(by: 0.5)
+        let idled = Lock(false)
+        rig.recorder.aroundNextTrigger(after: { [clock = rig.clock, engine = rig.engine] in
+            clock.inner.advance(by: 1)
+            idled.withLock { $0 = !engine.isRunning }
+            try? engine.start()
+        })
+        try tap.start(atTime: rig.engine.currentTime)
+        #expect(idled.withLock { $0 }, "the engine did not idle after the trigger: the test checks nothing")
+        let reopened = try #require(rig.recorder.records().lastIndex { $0.action == .open })
+        rig.clock.inner.advance(by: 0.5)
+        let onTheNewDevice = rig.recorder.records()[reopened...]
+        let topPlayed = onTheNewDevice.contains {
+            switch $0.action {
+            case .trigger: true
+            case .apply(let mix): mix.strong > 0.9
+            default: false
+            }
+        }
+        #expect(topPlayed, "the tap's top never played on the device opened again: \(onTheNewDevice.map(\.action))")
+    }
+
+    /// A prepared tap whose trigger fails on the device the engine closed as it idled, a play on another thread
+    /// having started the engine again in between (which prepared the tap's pulse anew on the new device): the new
+    /// pulse stays the engine's, and its slot with it. Until 8 December the failure forgot the new pulse, whose slot
+    /// stayed taken until the device closed: a second player found none.
+    @Test func aTriggerThatFailsOnTheIdledDeviceKeepsThePulsePreparedOnTheNewOne() throws {
+        // The mix's slot and two pulses.
+        let rig = try TrapRig(effectSlots: 3)
+        let tap = try rig.preparedTap()
+        let other = try rig.engine.makeAdvancedPlayer(timeline: TrapRig.tap)
+        rig.clock.inner.advance(by: 0.5)
+        let idled = Lock(false)
+        rig.recorder.aroundNextTrigger(before: { [clock = rig.clock, engine = rig.engine] in
+            clock.inner.advance(by: 1)
+            idled.withLock { $0 = !engine.isRunning }
+            try? engine.start()
+        })
+        try tap.start(atTime: rig.engine.currentTime)
+        #expect(idled.withLock { $0 }, "the engine did not idle before the trigger: the test checks nothing")
+        rig.clock.inner.advance(by: 0.2)
+        let reopened = try #require(rig.recorder.records().lastIndex { $0.action == .open })
+        let onTheNewDevice = rig.recorder.records()[reopened...]
+        let preparedAgain = onTheNewDevice.compactMap { if case .prepare(let id) = $0.action { id } else { nil } }
+        let released = Set(onTheNewDevice.compactMap { if case .release(let id) = $0.action { id } else { nil } })
+        try #require(!preparedAgain.isEmpty, "the tap was not prepared on the new device: the test checks nothing")
+        let kept = rig.engine.core.state.withLock { $0.prepared.values.map(\.id) }
+        for id in preparedAgain where !released.contains(id) {
+            #expect(kept.contains(id), "pulse \(id), prepared on the new device, is neither the engine's nor released")
+        }
+        _ = try tap.prepare()
+        #expect(try other.prepare(), "the second player found no slot: one is held by a pulse the engine forgot")
+    }
+
+    /// A start of a staged opening whose engine a `stop()` on another thread stops between the opening's write and
+    /// its record: the start is not kept, and nothing plays at the engine's next `start()`. Until 8 December it was
+    /// queued on the stopped engine and played at the next `start()`, however much later. (The stop is given 50 ms to
+    /// stop the engine: the staged start's claim, which this thread holds, keeps the stop from returning.)
+    @Test func aStagedStartStoppedBeforeItIsRecordedDoesNotPlayAtTheNextStart() throws {
+        let rig = try TrapRig()
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(0.6, 0.2, to: 0.3)))
+        let armed = rig.engine.core.state.withLock { state in
+            state.stagedOpening.map { state.stagedStart.mayFire(for: $0.player) }
+        }
+        try #require(armed == true, "no staged start armed: the test checks nothing")
+        let stopper = Lock<ServiceThread?>(nil)
+        rig.clock.atTheNextRead { [engine = rig.engine] in
+            let thread = try? ServiceThread.start { engine.stop() }
+            stopper.withLock { $0 = thread }
+            Sys.sleep(nanoseconds: 50_000_000)
+        }
+        try? player.start(atTime: 0)
+        stopper.withLock { $0 }?.join()
+        #expect(rig.clock.sprung, "the trap did not spring: the test checks nothing")
+        #expect(!rig.engine.isRunning)
+        rig.clock.inner.advance(by: 5)
+        try rig.engine.start()
+        let restarted = try #require(rig.recorder.records().lastIndex { $0.action == .open })
+        rig.clock.inner.advance(by: 0.5)
+        let played = rig.recorder.records()[restarted...].filter {
+            if case .apply(let mix) = $0.action { !mix.isOff } else { false }
+        }
+        #expect(played.isEmpty, "a start made before the stop played at the next start(): \(played)")
+    }
+
+    /// `prepare()` on an idle engine due to idle again right after the start it makes: the engine does not idle
+    /// before the pulse is uploaded to the device it opened (it idles after, nothing playing), and the pulse is
+    /// prepared again at the next start. Until 8 December the engine idled in between, and the upload, to the device
+    /// it had closed, failed: `prepare()` said false.
+    @Test func aPrepareOnAnEngineDueToIdleAfterItsStartUploadsBeforeTheIdle() throws {
+        let rig = try TrapRig()
+        let tap = try rig.engine.makeAdvancedPlayer(timeline: TrapRig.tap)
+        rig.clock.inner.advance(by: 2)
+        #expect(!rig.engine.isRunning, "the engine did not idle")
+        rig.recorder.clearRecords()
+        rig.clock.atTheFirstReadAfterEachStart(limit: 1) { [inner = rig.clock.inner] in inner.advance(by: 2) }
+        let prepared = try tap.prepare()
+        #expect(rig.clock.sprung, "the engine was not due to idle during the prepare: the test checks nothing")
+        #expect(prepared)
+        let actions = rig.recorder.records().map(\.action)
+        let upload = actions.firstIndex { if case .prepare = $0 { true } else { false } }
+        #expect(upload != nil && upload! < (actions.firstIndex(of: .close) ?? .max), "\(actions)")
+        try rig.engine.start()
+        let restarted = try #require(rig.recorder.records().lastIndex { $0.action == .open })
+        #expect(rig.recorder.records()[restarted...].contains { if case .prepare = $0.action { true } else { false } })
+    }
+
     /// A prepared tap played on an engine due to idle at every start a play makes opens the device once: the engine
     /// is kept from idling until the play's decision, a trigger, is carried out. On 7 December, with the hold over
     /// the decision alone, the engine idled before the trigger, whose failure started the play again, which started
@@ -321,10 +435,11 @@ private func waitUntilIdle(_ core: EngineCore) -> Bool {
 /// An engine on a recording output and a trap clock, that idles after a second with nothing playing.
 private struct TrapRig {
     let clock = TrapClock()
-    let recorder = RecordingOutput(renderProfile: .genericRumble)
+    let recorder: RecordingOutput
     let engine: HapticEngine
 
-    init() throws {
+    init(effectSlots: Int? = nil) throws {
+        recorder = RecordingOutput(effectSlots: effectSlots, renderProfile: .genericRumble)
         var options = HapticEngineOptions()
         options.autoShutdownDelay = 1
         let clock = clock
@@ -333,10 +448,12 @@ private struct TrapRig {
         try engine.start()
     }
 
-    /// A player of a 50 ms top, then a long weaker tail played through the mix, its top prepared as a pulse.
+    /// A 50 ms top, then a long weaker tail.
+    static let tap = timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3))
+
+    /// A player of `tap`, its top prepared as a pulse (played through the mix after it).
     func preparedTap() throws -> any HapticAdvancedPatternPlayer {
-        let tap = try engine.makeAdvancedPlayer(
-            timeline: timeline(pulse(1, 1, to: 0.05), pulse(0.5, 0.5, from: 0.05, to: 3)))
+        let tap = try engine.makeAdvancedPlayer(timeline: Self.tap)
         try #require(try tap.prepare(), "the tap was not prepared: the test checks nothing")
         return tap
     }
