@@ -254,6 +254,7 @@ final class EvdevOutputSource: OutputSource {
     static func silenceKeeper(for hidraw: HidrawDevice, silence: [UInt8], logger: Logger) throws(OutputFailure)
         -> any SilenceKeeper
     {
+        if let refusal = guardRefusal(processID: Sys.processID) { throw OutputFailure(.unsupported, refusal) }
         do throws(EventDeviceError) {
             return try HidrawSilenceGuard(
                 device: hidraw, silence: silence, timeoutMilliseconds: HDRumbleStream.silenceTimeoutMilliseconds,
@@ -263,6 +264,17 @@ final class EvdevOutputSource: OutputSource {
                 .other,
                 "the silence guard, which puts the pad at rest if this process is killed, cannot start (\(error))")
         }
+    }
+
+    /// Why a silence guard forked by process `processID` could not silence the pad when it dies; nil when it can.
+    /// The first process of a PID namespace (the app of a container run without an init) takes the namespace's
+    /// every other process with it when it dies: the kernel kills them all, the guard before it writes (until 8
+    /// December HD rumble played there unguarded, and a killed app left a Switch pad vibrating).
+    static func guardRefusal(processID: Int32) -> String? {
+        guard processID == 1 else { return nil }
+        return "this process is the first of its PID namespace (a container's, run without an init): when it dies "
+            + "the kernel kills the silence guard with it, which would leave the pad vibrating; run it under an init "
+            + "(docker run --init, tini) for HD rumble"
     }
 
     /// Takes a USB DualSense out of the rumble emulation any earlier rumble report selected (ours in another

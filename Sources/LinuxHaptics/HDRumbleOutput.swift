@@ -467,6 +467,9 @@ package final class HDRumbleStream: CueStream, Sendable {
         return stretches
     }
 
+    /// How far ahead a voice is looked for: 2^63 ns, about 292 years.
+    private static let farthestVoiceNanoseconds = 9_223_372_036_854_775_808.0
+
     /// When a voice of `placed` is next under way from `time` on (`time` itself when one is; looping round when it
     /// loops), or its stop when that comes first; nil when it starts after `time`, or no voice of it sounds again.
     private static func nextVoice(of placed: Placed, from time: UInt64) -> UInt64? {
@@ -488,8 +491,12 @@ package final class HDRumbleStream: CueStream, Sendable {
             guard let next = waveform.firstVoiceFrame(atOrAfter: frame) else { return placed.end }
             ahead = next - frame
         }
-        let voice = time + UInt64((Double(ahead) / framesPerNanosecond).rounded(.up))
-        return min(voice, placed.end ?? .max)
+        // A voice further off than the clock counts (a loop of any finite length is taken, a trillion seconds
+        // too) never comes: converted, it would stop the process (it did until 8 December).
+        let nanoseconds = (Double(ahead) / framesPerNanosecond).rounded(.up)
+        guard nanoseconds < Self.farthestVoiceNanoseconds else { return placed.end }
+        let (voice, overflow) = time.addingReportingOverflow(UInt64(nanoseconds))
+        return overflow ? placed.end : min(voice, placed.end ?? .max)
     }
 
     /// The keeper was found gone (killed, or its channel broken) by the heartbeat of the report just written: a

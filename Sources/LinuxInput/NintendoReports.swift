@@ -136,13 +136,29 @@ extension SwitchRumbleActuator {
     package static let rest = SwitchRumbleActuator(bytes: [0x00, 0x01, 0x40, 0x40])
 
     /// The actuator playing `low` and `high`: each frequency as the nearest code of its band (clamped to the
-    /// band), each amplitude as the nearest step, never above the largest (1.003).
+    /// band), each amplitude as the nearest step, never above the largest (1.003). Bands that together ask for no
+    /// more than the largest step (as `ActuatorBands.mixing` gives them) get steps that sum to no more than it
+    /// either: the louder is taken a step down while they do (until 8 December each was rounded on its own, and
+    /// 0.052 and 0.948 came to 1.016).
     package init(low: Band, high: Band) {
+        var lowIndex = Self.amplitudeIndex(nearest: low.amplitude)
+        var highIndex = Self.amplitudeIndex(nearest: high.amplitude)
+        func sum() -> Int { Self.amplitudeSteps[Int(lowIndex)] + Self.amplitudeSteps[Int(highIndex)] }
+        if Self.clamped(low.amplitude) + Self.clamped(high.amplitude) <= 1 {
+            while sum() > Self.maximumAmplitude {
+                if lowIndex > highIndex { lowIndex -= 1 } else { highIndex -= 1 }
+            }
+        }
         self.init(
             highFrequencyCode: Self.code(nearest: high.frequency, base: 0x60),
-            highAmplitudeIndex: Self.amplitudeIndex(nearest: high.amplitude),
+            highAmplitudeIndex: highIndex,
             lowFrequencyCode: max(1, Self.code(nearest: low.frequency, base: 0x40)),
-            lowAmplitudeIndex: Self.amplitudeIndex(nearest: low.amplitude))
+            lowAmplitudeIndex: lowIndex)
+    }
+
+    /// An amplitude as `amplitudeIndex` reads it: 0 for anything not a positive number, 1 at most.
+    private static func clamped(_ amplitude: Double) -> Double {
+        amplitude.isFinite && amplitude > 0 ? min(amplitude, 1) : 0
     }
 
     /// Whether both bands are silent.
@@ -151,7 +167,9 @@ extension SwitchRumbleActuator {
     /// The code 0...127 whose table frequency is nearest `hertz` as a ratio (the band's ends for frequencies
     /// beyond it).
     package static func code(nearest hertz: Double, base: Int) -> UInt8 {
-        guard hertz.isFinite, hertz > 0 else { return 0 }
+        guard !hertz.isNaN, hertz > 0 else { return 0 }
+        // Infinity is past the band's top (until 8 December it was taken for its bottom).
+        guard hertz.isFinite else { return 127 }
         var best = 0
         var bestRatio = Double.infinity
         for code in 0..<128 {

@@ -521,6 +521,35 @@ import Testing
         #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 200, 400])
     }
 
+    /// A tap looped every trillion seconds (a player takes any finite `loopEnd`): the tap and its reports at rest go
+    /// out, and the stream, which looks for the loop's next round after them, finds none it can count to. Until 8
+    /// December converting that round's time to nanoseconds stopped the process.
+    @Test func aTapLoopedEveryTrillionSecondsIsWrittenOnceAndTheStreamGoesOn() throws {
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        _ = stream.stream.play(
+            HDRumbleStream.Source(
+                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
+                loopLength: 1e12),
+            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 0.5)
+        stream.close()
+        let timed = try Self.timed(rig, keeper)
+        #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0])
+        #expect(timed.last?.report.frame.left.isAtRest == true)
+    }
+
+    /// The first process of a PID namespace forks no silence guard (the kernel would kill it with the process,
+    /// before it writes), and says why and what to do; any other process does.
+    @Test func theFirstProcessOfAPIDNamespaceStartsNoSilenceGuardAndSaysHowToRunWithOne() {
+        let refusal = EvdevOutputSource.guardRefusal(processID: 1)
+        #expect(refusal?.contains("first of its PID namespace") == true)
+        #expect(refusal?.contains("--init") == true)
+        #expect(EvdevOutputSource.guardRefusal(processID: 2) == nil)
+        #expect(EvdevOutputSource.guardRefusal(processID: 4_000_000) == nil)
+    }
+
     @Test func aTapStartedAsTheLeadSaysAfterAReportIsWrittenWholeInTheNextOne() throws {
         // A report at 30 ms; 1 ms later the next may go out only at 55 ms. Started then, as the engine starts it
         // (`startLead`), a tap of a few milliseconds is in that report; started at once, it was read from where it

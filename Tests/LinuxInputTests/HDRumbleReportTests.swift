@@ -57,6 +57,33 @@ import Testing
             low: .init(frequency: 5, amplitude: 1), high: .init(frequency: 5000, amplitude: 1))
         #expect(actuator.lowFrequencyCode == 1)
         #expect(actuator.highFrequencyCode == 127)
+        #expect(SwitchRumbleActuator.code(nearest: .infinity, base: 0x60) == 127)
+        #expect(SwitchRumbleActuator.code(nearest: .infinity, base: 0x40) == 127)
+        #expect(SwitchRumbleActuator.code(nearest: .nan, base: 0x60) == 0)
+    }
+
+    /// Every split of full amplitude between the two bands (in steps of 0.0005), and pairs asking for less:
+    /// their steps never sum past the largest, and each band stays within one step of what it asked for. Rounded
+    /// each on its own, 0.052 and 0.948 came to 56 + 960 = 1016 thousandths.
+    @Test func twoBandsAskingForAtMostFullAmplitudeTogetherNeverEncodePastTheLargestStep() {
+        let steps = SwitchRumbleActuator.amplitudeSteps
+        for twoThousandths in 0...2_000 {
+            let low = Double(twoThousandths) / 2_000
+            for high in [1 - low, (1 - low) * 0.999, (1 - low) / 2] {
+                let actuator = SwitchRumbleActuator(
+                    low: .init(frequency: 160, amplitude: low), high: .init(frequency: 320, amplitude: high))
+                let lowStep = steps[Int(actuator.lowAmplitudeIndex)]
+                let highStep = steps[Int(actuator.highAmplitudeIndex)]
+                #expect(lowStep + highStep <= SwitchRumbleActuator.maximumAmplitude, "\(low) + \(high)")
+                let nearest = (
+                    low: Int(SwitchRumbleActuator.amplitudeIndex(nearest: low)),
+                    high: Int(SwitchRumbleActuator.amplitudeIndex(nearest: high))
+                )
+                #expect(
+                    nearest.low - Int(actuator.lowAmplitudeIndex) + nearest.high - Int(actuator.highAmplitudeIndex) <= 1
+                )
+            }
+        }
     }
 
     @Test func reportTenCarriesTheCounterModuloSixteenThenLeftThenRight() throws {
