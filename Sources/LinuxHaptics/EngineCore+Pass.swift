@@ -102,7 +102,7 @@ extension EngineCore {
     /// woken at once only when there is something to call back or no deadline to tell. What there is to call back
     /// is made here, on the caller's thread, when a `stop()` since took the timer (and the callbacks left for it
     /// before these): a completion would otherwise never be told, and a handler counted in flight would keep every
-    /// later stop waiting (until 8 December).
+    /// later stop waiting (until 7 December).
     private func handOver(_ ran: CallersPass) {
         guard ran.callbacks.isEmpty, let deadline = ran.deadline else {
             if !ran.callbacks.isEmpty {

@@ -274,7 +274,7 @@ extension EngineCore {
     /// between the write and this record (its idle pass closed the device, which ended the pulse, or the device
     /// failed), or runs on another output since (it idled and a play opened the device again): the caller starts
     /// the player again the ordinary way, on a running engine. Until 7 December the start was recorded on the engine
-    /// with no output, and what followed the pulse played at the next `start()`; until 8 December one recorded on
+    /// with no output, and what followed the pulse played at the next `start()`; until 7 December one recorded on
     /// the device opened again left the pulse's top out of the mix, and it never played.
     private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError) -> Bool
@@ -318,7 +318,7 @@ extension EngineCore {
 
     /// A prepared pulse whose trigger failed is forgotten: the player plays through the mix from now on. Only that
     /// pulse: one prepared for the player on an output opened since (the engine idled and a play started it again,
-    /// preparing its pulses anew) is kept, its slot still the engine's. Until 8 December the trigger's failure on the
+    /// preparing its pulses anew) is kept, its slot still the engine's. Until 7 December the trigger's failure on the
     /// closed device forgot the new one, whose slot stayed taken until the device closed.
     private func forgetPrepared(_ effect: PreparedEffect, of id: PlayerID, after error: OutputFailure) {
         logger.info("prepared trigger failed; playing through the mix", metadata: ["error": "\(error)"])
@@ -454,7 +454,7 @@ extension EngineCore {
 
     /// Uploads a player's opening as one effect (see `HapticPatternPlayer.prepare()`): not where the engine plans
     /// on the device's frames, whose pulse would go out between two of them. The engine does not idle meanwhile, as
-    /// while a play decides: until 8 December it could idle between the start made here and the upload, and the
+    /// while a play decides: until 7 December it could idle between the start made here and the upload, and the
     /// pulse was said prepared on the device it had closed.
     func preparePlayer(_ id: PlayerID, generation: ResetGeneration) throws(HapticEngineError) -> Bool {
         try withIdleHeld { () throws(HapticEngineError) -> Bool in

@@ -481,7 +481,7 @@ struct EngineState: Sendable {
     /// maybe still playing them (`takeEndedPulses`). A start written just after a reset or a new output records
     /// nothing: that output is gone. Nil, with nothing recorded, when the engine no longer runs (a `stop()` on
     /// another thread, or the device failed, since the write): the start goes the ordinary way, which a stopped
-    /// engine refuses. Until 8 December it was queued on the stopped engine and played at its next `start()`.
+    /// engine refuses. Until 7 December it was queued on the stopped engine and played at its next `start()`.
     mutating func recordStagedStartWent(_ staged: StagedOpening, generation: ResetGeneration, at now: Double) -> [Int]?
     {
         defer { stagedStart.recorded() }

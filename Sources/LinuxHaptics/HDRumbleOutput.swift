@@ -492,7 +492,7 @@ package final class HDRumbleStream: CueStream, Sendable {
             ahead = next - frame
         }
         // A voice further off than the clock counts (a loop of any finite length is taken, a trillion seconds
-        // too) never comes: converted, it would stop the process (it did until 8 December).
+        // too) never comes: converted, it would stop the process (it did until 7 December).
         let nanoseconds = (Double(ahead) / framesPerNanosecond).rounded(.up)
         guard nanoseconds < Self.farthestVoiceNanoseconds else { return placed.end }
         let (voice, overflow) = time.addingReportingOverflow(UInt64(nanoseconds))

@@ -138,7 +138,7 @@ extension SwitchRumbleActuator {
     /// The actuator playing `low` and `high`: each frequency as the nearest code of its band (clamped to the
     /// band), each amplitude as the nearest step, never above the largest (1.003). Bands that together ask for no
     /// more than the largest step (as `ActuatorBands.mixing` gives them) get steps that sum to no more than it
-    /// either: the louder is taken a step down while they do (until 8 December each was rounded on its own, and
+    /// either: the louder is taken a step down while they do (until 7 December each was rounded on its own, and
     /// 0.052 and 0.948 came to 1.016).
     package init(low: Band, high: Band) {
         var lowIndex = Self.amplitudeIndex(nearest: low.amplitude)
@@ -168,7 +168,7 @@ extension SwitchRumbleActuator {
     /// beyond it).
     package static func code(nearest hertz: Double, base: Int) -> UInt8 {
         guard !hertz.isNaN, hertz > 0 else { return 0 }
-        // Infinity is past the band's top (until 8 December it was taken for its bottom).
+        // Infinity is past the band's top (until 7 December it was taken for its bottom).
         guard hertz.isFinite else { return 127 }
         var best = 0
         var bestRatio = Double.infinity

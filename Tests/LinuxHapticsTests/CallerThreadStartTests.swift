@@ -84,7 +84,7 @@ private final class StalledTimerClock: HapticClock {
 
     /// A stop on another thread between a caller's pass and its hand-over to the timer (here while the pass writes,
     /// the stop let return before the pass goes on): a player that finished in that pass still hears of it, on the
-    /// caller's thread, the timer being gone. Until 8 December its completion was left for the stopped engine's
+    /// caller's thread, the timer being gone. Until 7 December its completion was left for the stopped engine's
     /// timer, and never called.
     @Test func aPlayerThatFinishedInACallersPassHearsOfItWhenAStopComesBeforeTheHandOver() throws {
         let hook = Lock<(@Sendable () -> Void)?>(nil)
@@ -122,7 +122,7 @@ private final class StalledTimerClock: HapticClock {
 
     /// A start on an engine due to idle (the timer asleep past the idle's time) leaves the idle to the timer: the
     /// start's pass on the caller's thread neither closes the device nor calls the stopped handler, and the timer's
-    /// next pass does both. Until 8 December the caller's pass idled the engine, its stopped handler was left for the
+    /// next pass does both. Until 7 December the caller's pass idled the engine, its stopped handler was left for the
     /// timer, and a `stop()` in between waited for that handler for ever.
     @Test func aStartOnAnEngineDueToIdleLeavesTheIdleToTheTimer() throws {
         var options = HapticEngineOptions()

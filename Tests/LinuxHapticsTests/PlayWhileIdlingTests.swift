@@ -103,7 +103,7 @@ import Testing
 
     /// A prepared tap whose trigger went out just before the engine idled (the close ended the pulse) and a play on
     /// another thread started the engine again before the tap's start was recorded: the tap plays its top on the
-    /// device opened again. Until 8 December the start was recorded on the new device as if the pulse played there:
+    /// device opened again. Until 7 December the start was recorded on the new device as if the pulse played there:
     /// the mix left the pulse's top out, and it never played.
     @Test func aTapWhoseEngineIdlesAndStartsAgainRightAfterItsTriggerPlaysItsTopOnTheNewDevice() throws {
         let rig = try TrapRig()
@@ -132,7 +132,7 @@ import Testing
 
     /// A prepared tap whose trigger fails on the device the engine closed as it idled, a play on another thread
     /// having started the engine again in between (which prepared the tap's pulse anew on the new device): the new
-    /// pulse stays the engine's, and its slot with it. Until 8 December the failure forgot the new pulse, whose slot
+    /// pulse stays the engine's, and its slot with it. Until 7 December the failure forgot the new pulse, whose slot
     /// stayed taken until the device closed: a second player found none.
     @Test func aTriggerThatFailsOnTheIdledDeviceKeepsThePulsePreparedOnTheNewOne() throws {
         // The mix's slot and two pulses.
@@ -163,7 +163,7 @@ import Testing
     }
 
     /// A start of a staged opening whose engine a `stop()` on another thread stops between the opening's write and
-    /// its record: the start is not kept, and nothing plays at the engine's next `start()`. Until 8 December it was
+    /// its record: the start is not kept, and nothing plays at the engine's next `start()`. Until 7 December it was
     /// queued on the stopped engine and played at the next `start()`, however much later. (The stop is given 50 ms to
     /// stop the engine: the staged start's claim, which this thread holds, keeps the stop from returning.)
     @Test func aStagedStartStoppedBeforeItIsRecordedDoesNotPlayAtTheNextStart() throws {
@@ -195,7 +195,7 @@ import Testing
 
     /// `prepare()` on an idle engine due to idle again right after the start it makes: the engine does not idle
     /// before the pulse is uploaded to the device it opened (it idles after, nothing playing), and the pulse is
-    /// prepared again at the next start. Until 8 December the engine idled in between, and the upload, to the device
+    /// prepared again at the next start. Until 7 December the engine idled in between, and the upload, to the device
     /// it had closed, failed: `prepare()` said false.
     @Test func aPrepareOnAnEngineDueToIdleAfterItsStartUploadsBeforeTheIdle() throws {
         let rig = try TrapRig()
