@@ -75,7 +75,8 @@ struct BindGate: Sendable {
     /// Whether the node waits for its parent (its `change` events are then moot: it is probed when released).
     func isWaiting(_ sysName: String) -> Bool { waiting[sysName] != nil }
 
-    /// Forgets a node that went away; true when it was waiting, so nobody was ever told it existed.
+    /// Forgets a node that went away; true when it was waiting, so the gate never released it (a node the monitor
+    /// knew before it waited was told all the same, and its removal is the monitor's to tell).
     mutating func nodeRemoved(_ sysName: String) -> Bool {
         waiting.removeValue(forKey: sysName) != nil
     }

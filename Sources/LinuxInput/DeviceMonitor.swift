@@ -592,7 +592,8 @@ final class MonitorWorker: @unchecked Sendable {
         // drain that found the socket empty, before its listing), told both already, or the device was listed when
         // the monitor opened. Told again, a node deleted and made again for another pad was that pad's removal and
         // arrival a second time (an engine bound to it interrupted and reset for nothing).
-        // (A node of another device waiting for its parent's bind under a known name is the gate's to forget.)
+        // (A `remove` of another device waiting for its parent's bind under a known name is not: the gate forgets the
+        // node, and the device known there, gone since the name is another's, is told removed.)
         if let knownPath = known[sysName]?.identity.sysPath,
             action == "add" && knownPath == device.syspath && (source != .udev || processedByUdev.contains(sysName))
                 || action == "remove" && knownPath != device.syspath && !gate.isWaiting(sysName)
@@ -611,8 +612,14 @@ final class MonitorWorker: @unchecked Sendable {
             logger.debug("node waits for its parent to bind", metadata: ["node": "\(sysName)", "parent": "\(parent)"])
             return []
         case "remove":
-            // A node that went while waiting was never announced, so its removal is not either.
-            return gate.nodeRemoved(sysName) ? [] : [(.removed, sysName)]
+            // A node that went while waiting and is not known was never announced, so its removal is not either. A
+            // known node can wait too: the daemon's `add` of a node not known to be processed, or a comparison that
+            // found it processed since, sends it through the gate (as does the `add` of another device under a known
+            // name, whose older device's removal was not heard: a snapshot's pad gone before the source opened). Its
+            // removal is told, of the device known: until 7 December the gate forgot it and nothing was told (after
+            // `udevadm trigger --action=add`, a pad unplugged before its parent's `bind` stayed known, and an engine
+            // bound to it never heard it go).
+            return gate.nodeRemoved(sysName) && known[sysName] == nil ? [] : [(.removed, sysName)]
         case "change":
             return gate.isWaiting(sysName) ? [] : [(.changed, sysName)]
         default:
