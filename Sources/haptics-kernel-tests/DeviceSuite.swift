@@ -38,7 +38,7 @@ enum DeviceSuite {
             KernelTest(
                 name: "devices/monitor-udev-source-tells-a-pad-listed-before-the-daemon-processed-it-at-its-add",
                 body: udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt),
-        ] + lostEventCases)
+        ] + lostEventCases + udevSourceCases)
 
     static let lostEventCases =
         [DeviceMonitor.Source.kernel, .udev].map { source in
