@@ -906,14 +906,9 @@ enum DeviceSuite {
     /// of a pad listed already was taken for one told already, and nothing was told.
     static func udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt() async throws {
         try TestSkip.unlessUdevDaemonRuns(for: .udev)
-        func control(_ option: String) throws {
-            let udevadm = try Subprocess(["udevadm", "control", option])
-            try requireEqual(
-                udevadm.finish(timeout: hangGuardSeconds), 0, "udevadm control \(option) (\(udevadm.text))")
-        }
-        try control("--stop-exec-queue")
+        try udevControl("--stop-exec-queue")
         var queueHeld = true
-        defer { if queueHeld { try? control("--start-exec-queue") } }
+        defer { if queueHeld { try? udevControl("--start-exec-queue") } }
         let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics unprocessed pad"))
         defer { pad.destroy() }
         let monitor = try DeviceMonitor(source: .udev, logger: logger())
@@ -924,7 +919,7 @@ enum DeviceSuite {
         guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
         else { throw TestFailure(reason: "the monitor did not start") }
         defer { subscription.stop() }
-        try control("--start-exec-queue")
+        try udevControl("--start-exec-queue")
         queueHeld = false
         do {
             try await AppSuite.waitUntil("the monitor to tell the pad added once the daemon processed it") {
@@ -961,16 +956,7 @@ enum DeviceSuite {
                 && told(.added, "Haptics new pad")
         }
         try between()
-        let last = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics last pad"))
-        do {
-            try await waitUntil("the monitor to tell the last pad's arrival", toldIn: events) {
-                told(.added, "Haptics last pad")
-            }
-        } catch {
-            last.destroy()
-            throw error
-        }
-        return last
+        return try await aLastPadTold(in: events)
     }
 
     /// Starts `monitor` and waits until it has told the removal of the pad "Haptics lost-removal pad" and the arrival
@@ -1043,12 +1029,13 @@ enum DeviceSuite {
         return sockets
     }
 
-    /// A `DeviceMonitor` of a netlink source, and the one uevent socket it opened (`ueventSockets`' key and value).
-    static func monitorWithItsSocket(source: DeviceMonitor.Source, logger: Logger) throws -> (
-        DeviceMonitor, socket: (key: String, value: (port: UInt32, drops: Int))
-    ) {
+    /// A `DeviceMonitor` of a netlink source, and the one uevent socket it opened (`ueventSockets`' key and value);
+    /// given `snapshot` as the present devices (as an engine's monitor is, listed without opening a node), when one is.
+    static func monitorWithItsSocket(
+        source: DeviceMonitor.Source, snapshot: [InputDevice]? = nil, logger: Logger
+    ) throws -> (DeviceMonitor, socket: (key: String, value: (port: UInt32, drops: Int))) {
         let before = try ueventSockets()
-        let monitor = try DeviceMonitor(source: source, logger: logger)
+        let monitor = try DeviceMonitor(source: source, snapshot: snapshot, logger: logger)
         let opened = try ueventSockets().filter { before[$0.key] == nil }
         guard opened.count == 1, let socket = opened.first else {
             throw TestFailure(reason: "the monitor opened \(opened.count) uevent sockets, not one")
@@ -1057,7 +1044,11 @@ enum DeviceSuite {
     }
 
     /// Sends 2 KiB unicasts to the netlink socket of `port` until it has no room; returns how many it took.
-    static func fillSocket(port: UInt32) throws -> Int {
+    static func fillSocket(port: UInt32) throws -> Int { try sendUnicasts(port: port, upTo: .max) }
+
+    /// Sends 2 KiB unicasts to the netlink socket of `port`, `limit` of them or until it has no room; returns how many
+    /// it took. libudev drops each (from no trusted sender).
+    static func sendUnicasts(port: UInt32, upTo limit: Int) throws -> Int {
         let sender = Glibc.socket(AF_NETLINK, Int32(SOCK_RAW.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 15)
         try require(sender >= 0, "netlink socket: \(String(cString: strerror(errno)))")
         defer { Glibc.close(sender) }
@@ -1069,7 +1060,7 @@ enum DeviceSuite {
         }
         let message = [UInt8](repeating: 0, count: 2048)
         var sent = 0
-        while true {
+        while sent < limit {
             let result = address.withUnsafeBytes { bytes in
                 sendto(
                     sender, message, message.count, Int32(MSG_DONTWAIT),
@@ -1081,6 +1072,7 @@ enum DeviceSuite {
             }
             sent += 1
         }
+        return sent
     }
 
     static func monitorForSecondsEnds() async throws {
