@@ -134,15 +134,19 @@ extension EngineCore {
         let plan = request?.make(locality: options.locality)
         // Asked outside the engine's lock: the output answers under its own.
         let changeLead = begun.output.changeLead
-        let outcome = state.withLock { state in
-            state.finishPass(
+        let (outcome, run) = state.withLock { state in
+            let outcome = state.finishPass(
                 at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay,
                 changeLead: changeLead, mayIdle: mayIdle)
+            return (outcome, state.stops)
         }
         if !outcome.playersFinished.isEmpty {
             let handlers = outcome.playersFinished
+            // A `.stopEngine` stops the run whose players finished, not one a stop and a start began since (a
+            // caller's pass hands its callbacks to the timer there is then: until 7 December the old run's handler
+            // stopped the engine the app had started again).
             callbacks.append { [weak self] in
-                self?.callPlayersFinished(handlers, error: nil) { $0 != .stopped && $0 != .destroyed }
+                self?.callPlayersFinished(handlers, error: nil, ofRun: run) { $0 != .stopped && $0 != .destroyed }
             }
         }
         if let shutdown = outcome.shutdown {

@@ -144,7 +144,9 @@ extension SwitchRumbleActuator {
         var lowIndex = Self.amplitudeIndex(nearest: low.amplitude)
         var highIndex = Self.amplitudeIndex(nearest: high.amplitude)
         func sum() -> Int { Self.amplitudeSteps[Int(lowIndex)] + Self.amplitudeSteps[Int(highIndex)] }
-        if Self.clamped(low.amplitude) + Self.clamped(high.amplitude) <= 1 {
+        // With room for rounding: bands scaled down to sum to 1 (`ActuatorBands.mixing` divides both by their total)
+        // may sum to a hair over it (1 + 2^-52), and were rounded each on its own until 7 December.
+        if Self.clamped(low.amplitude) + Self.clamped(high.amplitude) <= 1 + 1e-9 {
             while sum() > Self.maximumAmplitude {
                 if lowIndex > highIndex { lowIndex -= 1 } else { highIndex -= 1 }
             }

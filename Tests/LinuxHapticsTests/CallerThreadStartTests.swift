@@ -120,6 +120,49 @@ private final class StalledTimerClock: HapticClock {
         #expect(firstFinished.all.map { $0?.kind } == [nil], "finished, not stopped: nil, once")
     }
 
+    /// A players-finished handler whose players finished in a caller's pass, an app's `stop()` and `start()` coming
+    /// between that pass and its hand-over to the timer (here while the pass writes the last player's end): the
+    /// handler is told, and its `.stopEngine` does not stop the engine started since. Until 7 December it did.
+    @Test func aFinishedHandlerOfAStoppedRunDoesNotStopTheEngineStartedSince() throws {
+        let hook = Lock<(@Sendable () -> Void)?>(nil)
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in
+            guard sample.mix.isOff else { return }
+            hook.withLock { taken in
+                defer { taken = nil }
+                return taken
+            }?()
+        }
+        let clock = StalledTimerClock()
+        let engine = HapticEngine(
+            output: .recording(RecordingOutput()), options: options, clock: clock, logger: quietLogger())
+        try engine.start()
+        clock.runTimer()
+        let first = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.01)))
+        try first.start(atTime: 0)
+        let told = Lock(0)
+        engine.notifyWhenPlayersFinished { _ in
+            told.withLock { $0 += 1 }
+            return .stopEngine
+        }
+        clock.time.advance(by: 0.02)
+        hook.withLock {
+            $0 = {
+                let stopper = try? ServiceThread.start { engine.stop() }
+                stopper?.join()
+                try? engine.start()
+            }
+        }
+        // Nothing to play: the start's pass, on this thread, writes the first player's end (the hook runs there)
+        // and finds every player finished.
+        let empty = try engine.makeAdvancedPlayer(timeline: timeline())
+        try? empty.start(atTime: 0)
+        #expect(hook.withLock { $0 == nil }, "the pass wrote no rest: the test checks nothing")
+        clock.runTimer()
+        #expect(told.withLock { $0 } == 1)
+        #expect(engine.isRunning, "the stopped run's players-finished handler stopped the engine started since")
+    }
+
     /// A start on an engine due to idle (the timer asleep past the idle's time) leaves the idle to the timer: the
     /// start's pass on the caller's thread neither closes the device nor calls the stopped handler, and the timer's
     /// next pass does both. Until 7 December the caller's pass idled the engine, its stopped handler was left for the

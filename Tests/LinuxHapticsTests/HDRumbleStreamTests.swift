@@ -540,6 +540,21 @@ import Testing
         #expect(timed.last?.report.frame.left.isAtRest == true)
     }
 
+    /// Bands the mix scaled down to full amplitude together (their quotients may sum to a hair over 1) go out as
+    /// steps that do not sum past the largest. Until 7 December these were rounded each on its own: 1004 to 1009
+    /// thousandths.
+    @Test(arguments: [(0.13, 0.94), (0.24, 0.89), (0.57, 0.71), (0.052, 0.948), (1, 1)])
+    func bandsTheMixScaledToFullAmplitudeNeverEncodePastTheLargestStep(low: Double, high: Double) {
+        let bands = ActuatorBands.mixing(
+            [Carrier(frequency: 160, amplitude: low), Carrier(frequency: 320, amplitude: high)], crossover: 226)
+        let actuator = HDRumbleStream.actuator(bands)
+        let steps = SwitchRumbleActuator.amplitudeSteps
+        let sum = steps[Int(actuator.lowAmplitudeIndex)] + steps[Int(actuator.highAmplitudeIndex)]
+        #expect(
+            sum <= SwitchRumbleActuator.maximumAmplitude,
+            "bands summing to \(bands.low.amplitude + bands.high.amplitude)")
+    }
+
     /// The first process of a PID namespace forks no silence guard (the kernel would kill it with the process,
     /// before it writes), and says why and what to do; any other process does.
     @Test func theFirstProcessOfAPIDNamespaceStartsNoSilenceGuardAndSaysHowToRunWithOne() {
