@@ -268,7 +268,7 @@ final class EvdevOutputSource: OutputSource {
 
     /// Why a silence guard forked by process `processID` could not silence the pad when it dies; nil when it can.
     /// The first process of a PID namespace (the app of a container run without an init) takes the namespace's
-    /// every other process with it when it dies: the kernel kills them all, the guard before it writes (until 8
+    /// every other process with it when it dies: the kernel kills them all, the guard before it writes (until 7
     /// December HD rumble played there unguarded, and a killed app left a Switch pad vibrating).
     static func guardRefusal(processID: Int32) -> String? {
         guard processID == 1 else { return nil }

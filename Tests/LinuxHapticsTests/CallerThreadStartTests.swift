@@ -87,30 +87,17 @@ private final class StalledTimerClock: HapticClock {
     /// caller's thread, the timer being gone. Until 7 December its completion was left for the stopped engine's
     /// timer, and never called.
     @Test func aPlayerThatFinishedInACallersPassHearsOfItWhenAStopComesBeforeTheHandOver() throws {
-        let hook = Lock<(@Sendable () -> Void)?>(nil)
-        var options = HapticEngineOptions()
-        options.playbackObserver = { _ in
-            hook.withLock { taken in
-                defer { taken = nil }; return taken
-            }?()
-        }
-        let clock = StalledTimerClock()
-        let engine = HapticEngine(
-            output: .recording(RecordingOutput()), options: options, clock: clock, logger: quietLogger())
-        try engine.start()
-        clock.runTimer()
+        let (engine, clock, hook) = try Self.engineWithAWriteHook()
         let first = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.01)))
         let firstFinished = Inbox<HapticEngineError?>()
         first.completionHandler = { firstFinished.put($0) }
         try first.start(atTime: 0)
         clock.time.advance(by: 0.02)
         let stopper = Lock<ServiceThread?>(nil)
-        hook.withLock {
-            $0 = {
-                let thread = try? ServiceThread.start { engine.stop() }
-                stopper.withLock { $0 = thread }
-                while engine.core.state.withLock({ $0.timer != nil }) { Sys.yield() }
-            }
+        hook.set {
+            let thread = try? ServiceThread.start { engine.stop() }
+            stopper.withLock { $0 = thread }
+            while engine.core.state.withLock({ $0.timer != nil }) { Sys.yield() }
         }
         // The second start's pass, on this thread, finds the first player at its end, then writes the second's mix.
         let second = try engine.makeAdvancedPlayer(timeline: timeline(pulse(0.5, 0, to: 0.05)))
@@ -124,20 +111,7 @@ private final class StalledTimerClock: HapticClock {
     /// between that pass and its hand-over to the timer (here while the pass writes the last player's end): the
     /// handler is told, and its `.stopEngine` does not stop the engine started since. Until 7 December it did.
     @Test func aFinishedHandlerOfAStoppedRunDoesNotStopTheEngineStartedSince() throws {
-        let hook = Lock<(@Sendable () -> Void)?>(nil)
-        var options = HapticEngineOptions()
-        options.playbackObserver = { sample in
-            guard sample.mix.isOff else { return }
-            hook.withLock { taken in
-                defer { taken = nil }
-                return taken
-            }?()
-        }
-        let clock = StalledTimerClock()
-        let engine = HapticEngine(
-            output: .recording(RecordingOutput()), options: options, clock: clock, logger: quietLogger())
-        try engine.start()
-        clock.runTimer()
+        let (engine, clock, hook) = try Self.engineWithAWriteHook(atRestOnly: true)
         let first = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.01)))
         try first.start(atTime: 0)
         let told = Lock(0)
@@ -146,21 +120,50 @@ private final class StalledTimerClock: HapticClock {
             return .stopEngine
         }
         clock.time.advance(by: 0.02)
-        hook.withLock {
-            $0 = {
-                let stopper = try? ServiceThread.start { engine.stop() }
-                stopper?.join()
-                try? engine.start()
-            }
+        hook.set {
+            let stopper = try? ServiceThread.start { engine.stop() }
+            stopper?.join()
+            try? engine.start()
         }
         // Nothing to play: the start's pass, on this thread, writes the first player's end (the hook runs there)
         // and finds every player finished.
         let empty = try engine.makeAdvancedPlayer(timeline: timeline())
         try? empty.start(atTime: 0)
-        #expect(hook.withLock { $0 == nil }, "the pass wrote no rest: the test checks nothing")
+        #expect(hook.isSpent, "the pass wrote no rest: the test checks nothing")
         clock.runTimer()
         #expect(told.withLock { $0 } == 1)
         #expect(engine.isRunning, "the stopped run's players-finished handler stopped the engine started since")
+    }
+
+    /// A started engine on a stalled timer whose next write (`atRestOnly`: the next write of a rest) runs the action
+    /// the test sets on the hook, once, on the writing thread, as the pass writes.
+    private static func engineWithAWriteHook(atRestOnly: Bool = false) throws -> (
+        HapticEngine, StalledTimerClock, WriteHook
+    ) {
+        let hook = WriteHook()
+        var options = HapticEngineOptions()
+        options.playbackObserver = { sample in if !atRestOnly || sample.mix.isOff { hook.run() } }
+        let clock = StalledTimerClock()
+        let engine = HapticEngine(
+            output: .recording(RecordingOutput()), options: options, clock: clock, logger: quietLogger())
+        try engine.start()
+        clock.runTimer()
+        return (engine, clock, hook)
+    }
+
+    /// An action to run once, at the next write.
+    private final class WriteHook: Sendable {
+        private let action = Lock<(@Sendable () -> Void)?>(nil)
+        func set(_ action: @escaping @Sendable () -> Void) { self.action.withLock { $0 = action } }
+        /// Runs the action set, if any, and forgets it.
+        func run() {
+            action.withLock { taken in
+                defer { taken = nil }
+                return taken
+            }?()
+        }
+        /// Whether the action set has run.
+        var isSpent: Bool { action.withLock { $0 == nil } }
     }
 
     /// A start on an engine due to idle (the timer asleep past the idle's time) leaves the idle to the timer: the

@@ -507,35 +507,30 @@ import Testing
     @Test func aLoopedTapAloneIsWrittenEachTimeTheLoopComesRound() throws {
         // A tap looped every 200 ms: each round, the tap and three reports at rest, then nothing until the loop
         // comes round, whose tap goes out at 200 and 400 ms rather than with the update that reaches it (180 ms).
-        let rig = try SteppedStream()
-        let keeper = RecordingKeeper(clock: rig.clock)
-        let stream = try rig.start { _, _ in keeper }
-        _ = stream.stream.play(
-            HDRumbleStream.Source(
-                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
-                loopLength: 0.2),
-            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
-        rig.advance(by: 0.5)
-        stream.close()
-        let timed = try Self.timed(rig, keeper)
+        let timed = try Self.aTapLooped(every: 0.2)
         #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 200, 400])
     }
 
-    /// A tap looped every trillion seconds (a player takes any finite `loopEnd`): the tap and its reports at rest go
-    /// out, and the stream, which looks for the loop's next round after them, finds none it can count to. Until 8
-    /// December converting that round's time to nanoseconds stopped the process.
-    @Test func aTapLoopedEveryTrillionSecondsIsWrittenOnceAndTheStreamGoesOn() throws {
+    /// The reports of a tap looped every `loopLength` seconds for half a second, then closed, and their times.
+    static func aTapLooped(every loopLength: Double) throws -> [(report: SwitchRumbleReport, milliseconds: Int)] {
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         let stream = try rig.start { _, _ in keeper }
         _ = stream.stream.play(
             HDRumbleStream.Source(
                 renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
-                loopLength: 1e12),
+                loopLength: loopLength),
             atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
         rig.advance(by: 0.5)
         stream.close()
-        let timed = try Self.timed(rig, keeper)
+        return try timed(rig, keeper)
+    }
+
+    /// A tap looped every trillion seconds (a player takes any finite `loopEnd`): the tap and its reports at rest go
+    /// out, and the stream, which looks for the loop's next round after them, finds none it can count to. Until 7
+    /// December converting that round's time to nanoseconds stopped the process.
+    @Test func aTapLoopedEveryTrillionSecondsIsWrittenOnceAndTheStreamGoesOn() throws {
+        let timed = try Self.aTapLooped(every: 1e12)
         #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0])
         #expect(timed.last?.report.frame.left.isAtRest == true)
     }

@@ -108,16 +108,7 @@ import Testing
     @Test func aTapWhoseEngineIdlesAndStartsAgainRightAfterItsTriggerPlaysItsTopOnTheNewDevice() throws {
         let rig = try TrapRig()
         let tap = try rig.preparedTap()
-        rig.clock.inner.advance(by: 0.5)
-        let idled = Lock(false)
-        rig.recorder.aroundNextTrigger(after: { [clock = rig.clock, engine = rig.engine] in
-            clock.inner.advance(by: 1)
-            idled.withLock { $0 = !engine.isRunning }
-            try? engine.start()
-        })
-        try tap.start(atTime: rig.engine.currentTime)
-        #expect(idled.withLock { $0 }, "the engine did not idle after the trigger: the test checks nothing")
-        let reopened = try #require(rig.recorder.records().lastIndex { $0.action == .open })
+        let reopened = try rig.start(tap, theEngineIdlingAndStartedAgain: .afterTheWrite)
         rig.clock.inner.advance(by: 0.5)
         let onTheNewDevice = rig.recorder.records()[reopened...]
         let topPlayed = onTheNewDevice.contains {
@@ -139,17 +130,8 @@ import Testing
         let rig = try TrapRig(effectSlots: 3)
         let tap = try rig.preparedTap()
         let other = try rig.engine.makeAdvancedPlayer(timeline: TrapRig.tap)
-        rig.clock.inner.advance(by: 0.5)
-        let idled = Lock(false)
-        rig.recorder.aroundNextTrigger(before: { [clock = rig.clock, engine = rig.engine] in
-            clock.inner.advance(by: 1)
-            idled.withLock { $0 = !engine.isRunning }
-            try? engine.start()
-        })
-        try tap.start(atTime: rig.engine.currentTime)
-        #expect(idled.withLock { $0 }, "the engine did not idle before the trigger: the test checks nothing")
+        let reopened = try rig.start(tap, theEngineIdlingAndStartedAgain: .beforeTheWrite)
         rig.clock.inner.advance(by: 0.2)
-        let reopened = try #require(rig.recorder.records().lastIndex { $0.action == .open })
         let onTheNewDevice = rig.recorder.records()[reopened...]
         let preparedAgain = onTheNewDevice.compactMap { if case .prepare(let id) = $0.action { id } else { nil } }
         let released = Set(onTheNewDevice.compactMap { if case .release(let id) = $0.action { id } else { nil } })
@@ -456,6 +438,29 @@ private struct TrapRig {
         let tap = try engine.makeAdvancedPlayer(timeline: Self.tap)
         try #require(try tap.prepare(), "the tap was not prepared: the test checks nothing")
         return tap
+    }
+
+    enum TriggerMoment { case beforeTheWrite, afterTheWrite }
+
+    /// Starts `tap`, prepared, half a second on, the engine idling around its trigger's write (`moment`) and started
+    /// again there, as by a play on another thread; the index of the records' last open (the device opened again).
+    func start(
+        _ tap: any HapticAdvancedPatternPlayer, theEngineIdlingAndStartedAgain moment: TriggerMoment
+    ) throws -> Int {
+        clock.inner.advance(by: 0.5)
+        let idled = Lock(false)
+        let idleAndStart = { @Sendable [clock, engine] in
+            clock.inner.advance(by: 1)
+            idled.withLock { $0 = !engine.isRunning }
+            try? engine.start()
+        }
+        switch moment {
+        case .beforeTheWrite: recorder.aroundNextTrigger(before: idleAndStart)
+        case .afterTheWrite: recorder.aroundNextTrigger(after: idleAndStart)
+        }
+        try tap.start(atTime: engine.currentTime)
+        try #require(idled.withLock { $0 }, "the engine did not idle around the trigger: the test checks nothing")
+        return try #require(recorder.records().lastIndex { $0.action == .open })
     }
 }
 
