@@ -71,27 +71,22 @@ extension DeviceSuite {
     /// for a listing of its own): the daemon's `add`, once it comes, is told. Until 7 December the node was taken for
     /// processed and its `add` for one told already.
     static func udevMonitorGivenASnapshotTellsTheAddOfAPadProcessedBeforeItLooked() async throws {
-        try TestSkip.unlessUdevDaemonRuns(for: .udev)
-        try udevControl("--stop-exec-queue")
-        var queueHeld = true
-        defer { if queueHeld { try? udevControl("--start-exec-queue") } }
-        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics looked-processed pad"))
-        defer { pad.destroy() }
-        let snapshot = try DeviceDiscovery(logger: logger()).devices(probing: .noNode)
-        try require(snapshot.contains { $0.identity.node == pad.eventNode }, "the snapshot does not list the pad")
-        let database = try udevDatabaseFile(of: pad.eventNode)
-        try writeFile(database, "I:1\n")
-        let monitor = try DeviceMonitor(source: .udev, snapshot: snapshot, logger: logger())
-        unlink(database)
-        let events = Lock<[DeviceEvent]>([])
-        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
-        else { throw TestFailure(reason: "the monitor did not start") }
-        defer { subscription.stop() }
-        let toldSoFar = { @Sendable in events.withLock { $0 } }
-        try udevControl("--start-exec-queue")
-        queueHeld = false
-        try await waitUntil("the monitor to tell the pad added at the daemon's add", toldIn: toldSoFar) {
-            events.withLock { $0.contains { $0.kind == .added && $0.device.node == pad.eventNode } }
+        try await withAPadTheDaemonHasNotProcessed(named: "Haptics looked-processed pad") { pad, letGo in
+            let snapshot = try DeviceDiscovery(logger: logger()).devices(probing: .noNode)
+            try require(snapshot.contains { $0.identity.node == pad.eventNode }, "the snapshot does not list the pad")
+            let database = try udevDatabaseFile(of: pad.eventNode)
+            try writeFile(database, "I:1\n")
+            let monitor = try DeviceMonitor(source: .udev, snapshot: snapshot, logger: logger())
+            unlink(database)
+            let events = Lock<[DeviceEvent]>([])
+            guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+            else { throw TestFailure(reason: "the monitor did not start") }
+            defer { subscription.stop() }
+            let toldSoFar = { @Sendable in events.withLock { $0 } }
+            try letGo()
+            try await waitUntil("the monitor to tell the pad added at the daemon's add", toldIn: toldSoFar) {
+                events.withLock { $0.contains { $0.kind == .added && $0.device.node == pad.eventNode } }
+            }
         }
     }
 
@@ -142,37 +137,32 @@ extension DeviceSuite {
     /// pad added, with the access it has now, and not also changed; the daemon's own `add`, read after, is one told
     /// already. Until 7 December the pad was told changed and added.
     static func udevMonitorComparisonTellsAPadProcessedSinceAddedNotAlsoChanged() async throws {
-        try TestSkip.unlessUdevDaemonRuns(for: .udev)
-        try udevControl("--stop-exec-queue")
-        var queueHeld = true
-        defer { if queueHeld { try? udevControl("--start-exec-queue") } }
-        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics processed-since pad"))
-        defer { pad.destroy() }
-        var snapshot = try DeviceDiscovery(logger: logger()).devices(probing: .noNode)
-        guard let index = snapshot.firstIndex(where: { $0.identity.node == pad.eventNode }) else {
-            throw TestFailure(reason: "the snapshot does not list the pad")
+        try await withAPadTheDaemonHasNotProcessed(named: "Haptics processed-since pad") { pad, letGo in
+            var snapshot = try DeviceDiscovery(logger: logger()).devices(probing: .noNode)
+            guard let index = snapshot.firstIndex(where: { $0.identity.node == pad.eventNode }) else {
+                throw TestFailure(reason: "the snapshot does not list the pad")
+            }
+            snapshot[index].access = .readOnly(reason: "listed before the daemon set its permissions")
+            let (monitor, socket) = try monitorWithItsSocket(source: .udev, snapshot: snapshot, logger: logger())
+            let events = Lock<[DeviceEvent]>([])
+            guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+            else { throw TestFailure(reason: "the monitor did not start") }
+            defer { subscription.stop() }
+            let toldSoFar = { @Sendable in events.withLock { $0 } }
+            let database = try udevDatabaseFile(of: pad.eventNode)
+            try writeFile(database, "I:1\n")
+            do {
+                defer { unlink(database) }
+                try await compareWithSysfs(monitorPort: socket.value.port)
+            }
+            try letGo()
+            try settleUdev()
+            let last = try await aLastPadTold(in: toldSoFar)
+            last.destroy()
+            let told = toldSoFar().filter { $0.device.node == pad.eventNode }
+            try requireEqual(told.map(\.kind), [.added], "the events told of the pad")
+            try requireEqual(told.first?.device.access, .readWrite, "the access told with the pad's add")
         }
-        snapshot[index].access = .readOnly(reason: "listed before the daemon set its permissions")
-        let (monitor, socket) = try monitorWithItsSocket(source: .udev, snapshot: snapshot, logger: logger())
-        let events = Lock<[DeviceEvent]>([])
-        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
-        else { throw TestFailure(reason: "the monitor did not start") }
-        defer { subscription.stop() }
-        let toldSoFar = { @Sendable in events.withLock { $0 } }
-        let database = try udevDatabaseFile(of: pad.eventNode)
-        try writeFile(database, "I:1\n")
-        do {
-            defer { unlink(database) }
-            try await compareWithSysfs(monitorPort: socket.value.port)
-        }
-        try udevControl("--start-exec-queue")
-        queueHeld = false
-        try settleUdev()
-        let last = try await aLastPadTold(in: toldSoFar)
-        last.destroy()
-        let told = toldSoFar().filter { $0.device.node == pad.eventNode }
-        try requireEqual(told.map(\.kind), [.added], "the events told of the pad")
-        try requireEqual(told.first?.device.access, .readWrite, "the access told with the pad's add")
     }
 
     /// A monitor given a snapshot that listed a pad the daemon had processed (an engine's monitor, its pad settled)
@@ -203,6 +193,24 @@ extension DeviceSuite {
     }
 
     // MARK: the udev daemon and the monitor's comparison, driven by hand
+
+    /// Runs `body` with a virtual pad named `name` made while the udev daemon's event queue is held (`udevadm control
+    /// --stop-exec-queue`), so that the daemon has not processed it: `body` lets the queue go with `letGo`, and it is
+    /// let go when `body` ends in any case, after the pad is destroyed.
+    static func withAPadTheDaemonHasNotProcessed(
+        named name: String, _ body: (_ pad: VirtualPad, _ letGo: () throws -> Void) async throws -> Void
+    ) async throws {
+        try TestSkip.unlessUdevDaemonRuns(for: .udev)
+        try udevControl("--stop-exec-queue")
+        var queueHeld = true
+        defer { if queueHeld { try? udevControl("--start-exec-queue") } }
+        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: name))
+        defer { pad.destroy() }
+        try await body(pad) {
+            try udevControl("--start-exec-queue")
+            queueHeld = false
+        }
+    }
 
     /// Runs `udevadm control` with `option` (`--stop-exec-queue`, `--start-exec-queue`).
     static func udevControl(_ option: String) throws {

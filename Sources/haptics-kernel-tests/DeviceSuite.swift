@@ -905,28 +905,23 @@ enum DeviceSuite {
     /// place (an engine named by a `/dev/input/by-id` link waits for it). On 7 December, for a few hours, the `add`
     /// of a pad listed already was taken for one told already, and nothing was told.
     static func udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt() async throws {
-        try TestSkip.unlessUdevDaemonRuns(for: .udev)
-        try udevControl("--stop-exec-queue")
-        var queueHeld = true
-        defer { if queueHeld { try? udevControl("--start-exec-queue") } }
-        let pad = try VirtualPadSuite.makePad(VirtualPadConfiguration(name: "Haptics unprocessed pad"))
-        defer { pad.destroy() }
-        let monitor = try DeviceMonitor(source: .udev, logger: logger())
-        try require(
-            monitor.initialDevices.contains { $0.identity.node == pad.eventNode },
-            "the monitor's listing does not hold the pad the daemon has not processed")
-        let events = Lock<[DeviceEvent]>([])
-        guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
-        else { throw TestFailure(reason: "the monitor did not start") }
-        defer { subscription.stop() }
-        try udevControl("--start-exec-queue")
-        queueHeld = false
-        do {
-            try await AppSuite.waitUntil("the monitor to tell the pad added once the daemon processed it") {
-                events.withLock { $0.contains { $0.kind == .added && $0.device.name == "Haptics unprocessed pad" } }
+        try await withAPadTheDaemonHasNotProcessed(named: "Haptics unprocessed pad") { pad, letGo in
+            let monitor = try DeviceMonitor(source: .udev, logger: logger())
+            try require(
+                monitor.initialDevices.contains { $0.identity.node == pad.eventNode },
+                "the monitor's listing does not hold the pad the daemon has not processed")
+            let events = Lock<[DeviceEvent]>([])
+            guard let subscription = monitor.start({ event in events.withLock { $0.append(event) } }, ended: { _ in })
+            else { throw TestFailure(reason: "the monitor did not start") }
+            defer { subscription.stop() }
+            try letGo()
+            do {
+                try await AppSuite.waitUntil("the monitor to tell the pad added once the daemon processed it") {
+                    events.withLock { $0.contains { $0.kind == .added && $0.device.name == "Haptics unprocessed pad" } }
+                }
+            } catch {
+                throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
             }
-        } catch {
-            throw TestFailure(reason: "\(error); told: \(events.withLock { $0 }.map(described))")
         }
     }
 
