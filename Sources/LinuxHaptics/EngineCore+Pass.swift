@@ -138,13 +138,13 @@ extension EngineCore {
             let outcome = state.finishPass(
                 at: now, step: begun.step, plan: plan, autoShutdownDelay: options.autoShutdownDelay,
                 changeLead: changeLead, mayIdle: mayIdle)
-            return (outcome, state.stops)
+            return (outcome, state.run)
         }
         if !outcome.playersFinished.isEmpty {
             let handlers = outcome.playersFinished
-            // A `.stopEngine` stops the run whose players finished, not one a stop and a start began since (a
-            // caller's pass hands its callbacks to the timer there is then: until 7 December the old run's handler
-            // stopped the engine the app had started again).
+            // A `.stopEngine` stops the run whose players finished, not one a stop and a start, or the device's
+            // going and coming back, began since (a caller's pass hands its callbacks to the timer there is then: until
+            // 7 December the old run's handler stopped the engine the app had started again, or the reset had).
             callbacks.append { [weak self] in
                 self?.callPlayersFinished(handlers, error: nil, ofRun: run) { $0 != .stopped && $0 != .destroyed }
             }

@@ -17,7 +17,8 @@ extension EngineCore {
         let reason: HapticEngineStoppedReason =
             given ?? (failure.kind == .deviceGone ? .gameControllerDisconnect : .deviceError)
         typealias Stopped = @Sendable (HapticEngineStoppedReason) -> Void
-        let taken = state.withLock { state -> (any MotorOutput, Stopped?, [CompletionHandler], [FinishedHandler])? in
+        let taken = state.withLock {
+            state -> (any MotorOutput, Stopped?, [CompletionHandler], [FinishedHandler], EngineRun)? in
             guard state.phase == .running, state.outputGeneration == generation, let output = state.output else {
                 return nil
             }
@@ -37,9 +38,9 @@ extension EngineCore {
             let finished = state.handlers.playersFinished
             state.handlers.playersFinished = []
             state.wasActive = false
-            return (output, stopped, cutOff, finished)
+            return (output, stopped, cutOff, finished, state.run)
         }
-        guard let (output, stopped, completions, finished) = taken else { return }
+        guard let (output, stopped, completions, finished, run) = taken else { return }
         output.close()
         audio?.stopAll()
         logger.info("haptic output stopped", metadata: ["reason": "\(reason.rawValue)", "error": "\(failure)"])
@@ -51,8 +52,9 @@ extension EngineCore {
         if !finished.isEmpty {
             HandlerThreads.run { [weak self] in
                 // `.stopEngine` stops the interrupted engine (no reset follows when the device returns), not one a
-                // stop or the device's return changed meanwhile.
-                self?.callPlayersFinished(finished, error: error) { phase in
+                // stop or the device's return changed meanwhile (nor the next interruption, after such a return: until
+                // 7 December it stopped that one, whose reset then never came).
+                self?.callPlayersFinished(finished, error: error, ofRun: run) { phase in
                     if case .interrupted = phase { true } else { false }
                 }
             }

@@ -206,13 +206,14 @@ final class EngineCore: Sendable {
 
     /// Calls each players-finished handler of `handlers` once, with `error`; when one answers `.stopEngine`, stops
     /// the engine (`notifyWhenFinished`), once, if its phase then is one `stoppable` accepts and, given `run` (the
-    /// count of stops, `EngineState.stops`, when the players finished), no stop came since.
+    /// engine's run when the players finished: `EngineState.run`), the engine is still in that run: no stop, and no
+    /// reset, came since.
     func callPlayersFinished(
-        _ handlers: [FinishedHandler], error: HapticEngineError?, ofRun run: Int? = nil,
+        _ handlers: [FinishedHandler], error: HapticEngineError?, ofRun run: EngineRun? = nil,
         stoppable: (EnginePhase) -> Bool
     ) {
         let actions = handlers.map { $0(error) }
-        guard actions.contains(.stopEngine), state.withLock({ stoppable($0.phase) && (run ?? $0.stops) == $0.stops })
+        guard actions.contains(.stopEngine), state.withLock({ stoppable($0.phase) && (run ?? $0.run) == $0.run })
         else { return }
         stopEverything(reason: .notifyWhenFinished)
         logger.info("haptic engine stopped", metadata: ["reason": "notifyWhenFinished"])

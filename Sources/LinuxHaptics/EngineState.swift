@@ -29,6 +29,13 @@ struct EngineHandlers: Sendable {
 typealias FinishedHandler = @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
 
 /// A player's pulse uploaded to its own effect slot (`prepare()`).
+/// One run of an engine, from a start or a reset to the next stop or reset (`EngineState.run`); an idle and the
+/// play that starts the engine again do not end it.
+struct EngineRun: Equatable, Sendable {
+    var stops: Int
+    var reset: ResetGeneration
+}
+
 struct PreparedEffect: Sendable {
     var outputGeneration: OutputGeneration
     var id: Int
@@ -134,6 +141,9 @@ struct EngineState: Sendable {
     /// Counted on every stop or destroy (`stopEverything`): a start that began before one does not install its
     /// device, so that a stop which returned before the start got to its install still wins.
     var stops = 0
+
+    /// The engine's run now: a stop, or a reset (the device back after an interruption), begins another.
+    var run: EngineRun { EngineRun(stops: stops, reset: resetGeneration) }
     /// An idle pass lets the device go (`EngineCore.releaseIdleOutput`: the device closed, the sound stream, the
     /// hot-plug watch): a start waits until it is done, so that what the release lets go is the idle engine's only.
     var releasingIdleOutput = false

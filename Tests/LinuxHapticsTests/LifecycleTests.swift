@@ -436,6 +436,52 @@ import Testing
         }
     }
 
+    /// A players-finished handler whose players finished, answering `.stopEngine` after the pad went and came back
+    /// meanwhile (here from within the handler, as the hot-plug thread would): the engine the reset brought back runs
+    /// on. Until 7 December the handler stopped it.
+    @Test func aFinishedHandlerDoesNotStopTheEngineAResetBroughtBackMeanwhile() throws {
+        let rig = try Rig()
+        let events = Inbox<String>()
+        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
+        rig.engine.resetHandler = { events.put("reset") }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.3)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { [recorder = rig.recorder] error in
+            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+            recorder.unplug()
+            recorder.replug()
+            return .stopEngine
+        }
+        rig.clock.advance(by: 1)
+        #expect(events.all.contains("reset"), "\(events.all)")
+        #expect(rig.engine.isRunning, "the handler stopped the engine the reset brought back: \(events.all)")
+    }
+
+    /// A players-finished handler told of an unplug, answering `.stopEngine` after the pad came back (a reset) and
+    /// went again meanwhile: the second interruption is not stopped, and the pad's next return resets the engine.
+    /// Until 7 December the handler stopped it, and no reset came.
+    @Test func aFinishedHandlerOfTheFirstUnplugDoesNotStopTheSecondInterruption() throws {
+        let rig = try Rig()
+        let events = Inbox<String>()
+        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
+        rig.engine.resetHandler = { events.put("reset") }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { [recorder = rig.recorder] error in
+            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+            recorder.replug()
+            recorder.unplug()
+            return .stopEngine
+        }
+        rig.clock.advance(by: 0.5)
+        rig.recorder.unplug()
+        rig.clock.advance(by: 0.5)
+        rig.recorder.replug()
+        rig.clock.advance(by: 0.5)
+        #expect(events.all.filter { $0 == "reset" }.count == 2, "\(events.all)")
+        #expect(rig.engine.isRunning, "the first unplug's handler stopped the second interruption: \(events.all)")
+    }
+
     /// As in Core Haptics: with no player active the handler is called at once (on a running engine, at its next
     /// pass; on a stopped one, before the call returns), and a handler still waiting when the engine stops is
     /// called then and does not outlive the stop into the next start.
