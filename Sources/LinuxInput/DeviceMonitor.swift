@@ -254,7 +254,7 @@ final class MonitorWorker: @unchecked Sendable {
     /// devtmpfs makes the node): its first file is its own. (The monitor describes no other node without a file.)
     private var knownFiles: [String: Sys.FileStatus] = [:]
     /// With the udev source: the nodes the daemon is known to have processed (its `add` heard, or found initialized
-    /// by a comparison with sysfs, or just before the monitor's own listing, or listed so in a snapshot given). The daemon's `add` of a node known and
+    /// by a comparison with sysfs, or just before the monitor's own listing). The daemon's `add` of a node known and
     /// processed is one told already; a node listed before the daemon processed it (a snapshot lists nodes as sysfs
     /// has them) is told again at the daemon's `add`, which says its rules, permissions and links are in place.
     private var processedByUdev: Set<String> = []
@@ -320,18 +320,14 @@ final class MonitorWorker: @unchecked Sendable {
             inotify = try DeviceDirectoryWatch(logger: logger)
         }
         // Looked at before the listing: a node the daemon processes in between is listed as not processed, and told
-        // again at its `add` (which a node processed already before this look sent before the source opened). For a
-        // snapshot given, listed before the source opened: the nodes it lists as the daemon had them (with its
-        // properties: `InputDevice.GamepadEvidence.udev`), whose `add` went out as they were listed; one listed before
-        // the daemon processed it is told again at its `add`. Until 7 December no node of a snapshot was taken for
-        // processed, and the first comparison with sysfs told every pad of an engine's monitor added again.
-        let processed: Set<String>
-        switch (source, snapshot) {
-        case (.udev, nil): processed = Self.processedNodes(in: context)
-        case (.udev, let snapshot?):
-            processed = Set(snapshot.filter { $0.gamepadEvidence == .udev }.map(\.identity.sysName))
-        default: processed = []
-        }
+        // again at its `add` (which a node processed already before this look sent before the source opened). Not
+        // for a snapshot given, listed before the source opened: whether the daemon had processed its nodes then is
+        // not known, and their `add`s are told. (What the snapshot read is no proof: the daemon's database of a node
+        // may be another device's, gone under the same node number, and it is written before the rules' last
+        // programs, which set a desktop user's access, have run. Taken for proof, for a few hours on 7 December, it
+        // lost such a pad's `add`.) So the first comparison tells a snapshot's pads added again, which an engine
+        // takes as it takes a change.
+        let processed = source == .udev && snapshot == nil ? Self.processedNodes(in: context) : []
         if let snapshot {
             initialDevices = snapshot
         } else {
