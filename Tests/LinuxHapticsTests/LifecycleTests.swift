@@ -412,16 +412,7 @@ import Testing
     func aPlayersFinishedHandlerWaitingWhenThePadIsLostIsCalledThenWithTheError(
         action: HapticEngineFinishedAction
     ) throws {
-        let rig = try Rig()
-        let events = Inbox<String>()
-        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
-        rig.engine.resetHandler = { events.put("reset") }
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
-        try player.start(atTime: 0)
-        rig.engine.notifyWhenPlayersFinished { error in
-            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
-            return action
-        }
+        let (rig, events) = try Self.playersFinishedRig(playing: 2) { _ in action }
         rig.clock.advance(by: 0.5)
         rig.recorder.unplug()
         rig.clock.advance(by: 0.5)
@@ -440,14 +431,7 @@ import Testing
     /// meanwhile (here from within the handler, as the hot-plug thread would): the engine the reset brought back runs
     /// on. Until 7 December the handler stopped it.
     @Test func aFinishedHandlerDoesNotStopTheEngineAResetBroughtBackMeanwhile() throws {
-        let rig = try Rig()
-        let events = Inbox<String>()
-        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
-        rig.engine.resetHandler = { events.put("reset") }
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 0.3)))
-        try player.start(atTime: 0)
-        rig.engine.notifyWhenPlayersFinished { [recorder = rig.recorder] error in
-            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+        let (rig, events) = try Self.playersFinishedRig(playing: 0.3) { recorder in
             recorder.unplug()
             recorder.replug()
             return .stopEngine
@@ -461,14 +445,7 @@ import Testing
     /// went again meanwhile: the second interruption is not stopped, and the pad's next return resets the engine.
     /// Until 7 December the handler stopped it, and no reset came.
     @Test func aFinishedHandlerOfTheFirstUnplugDoesNotStopTheSecondInterruption() throws {
-        let rig = try Rig()
-        let events = Inbox<String>()
-        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
-        rig.engine.resetHandler = { events.put("reset") }
-        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: 2)))
-        try player.start(atTime: 0)
-        rig.engine.notifyWhenPlayersFinished { [recorder = rig.recorder] error in
-            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+        let (rig, events) = try Self.playersFinishedRig(playing: 2) { recorder in
             recorder.replug()
             recorder.unplug()
             return .stopEngine
@@ -480,6 +457,25 @@ import Testing
         rig.clock.advance(by: 0.5)
         #expect(events.all.filter { $0 == "reset" }.count == 2, "\(events.all)")
         #expect(rig.engine.isRunning, "the first unplug's handler stopped the second interruption: \(events.all)")
+    }
+
+    /// An engine playing a player `seconds` long from now, whose stopped and reset handlers and a players-finished
+    /// handler (its answer `answer`'s, given the output to act on first) tell `events` ("stopped REASON", "reset",
+    /// "finished nil" or "finished KIND").
+    static func playersFinishedRig(
+        playing seconds: Double, answer: @escaping @Sendable (RecordingOutput) -> HapticEngineFinishedAction
+    ) throws -> (Rig, Inbox<String>) {
+        let rig = try Rig()
+        let events = Inbox<String>()
+        rig.engine.stoppedHandler = { events.put("stopped \($0.rawValue)") }
+        rig.engine.resetHandler = { events.put("reset") }
+        let player = try rig.engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 1, to: seconds)))
+        try player.start(atTime: 0)
+        rig.engine.notifyWhenPlayersFinished { [recorder = rig.recorder] error in
+            events.put("finished \(error.map { "\($0.kind)" } ?? "nil")")
+            return answer(recorder)
+        }
+        return (rig, events)
     }
 
     /// As in Core Haptics: with no player active the handler is called at once (on a running engine, at its next
