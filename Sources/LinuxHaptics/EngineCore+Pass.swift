@@ -101,13 +101,14 @@ extension EngineCore {
     /// After a pass on a caller's thread (the pass lock released): the timer is told the pass's deadline, and
     /// woken at once only when there is something to call back or no deadline to tell. What there is to call back
     /// is made here, on the caller's thread, when a `stop()` since took the timer (and the callbacks left for it
-    /// before these): a completion would otherwise never be told, and a handler counted in flight would keep every
-    /// later stop waiting (until 7 December).
+    /// before these), the engine stopped with none: a completion would otherwise never be told, and a handler
+    /// counted in flight would keep every later stop waiting (until 7 December). A running engine with no timer yet
+    /// (a start made it run and is making its timer) leaves them to the timer it is making.
     private func handOver(_ ran: CallersPass) {
         guard ran.callbacks.isEmpty, let deadline = ran.deadline else {
             if !ran.callbacks.isEmpty {
                 let left = state.withLock { state -> Bool in
-                    guard state.timer != nil else { return false }
+                    guard state.timer != nil || state.phase == .running else { return false }
                     state.deferredCallbacks += ran.callbacks
                     return true
                 }

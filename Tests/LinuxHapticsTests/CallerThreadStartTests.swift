@@ -22,9 +22,20 @@ private final class StalledTimerClock: HapticClock {
     var wakeCount: Int { wakes.withLock { $0 } }
 
     func makeTimer(_ work: @escaping @Sendable () -> Double?) -> any HapticTimer {
+        timerHeld.withLock { $0.waiting = $0.held }
+        while timerHeld.withLock({ $0.held }) { Sys.yield() }
+        timerHeld.withLock { $0.waiting = false }
         self.work.withLock { $0 = work }
         return Timer(clock: self)
     }
+
+    /// Whether the next timer is held (`holdTimers`), and whether an engine's start is waiting for it now.
+    private let timerHeld = Lock((held: false, waiting: false))
+    /// Makes the next timers wait, until `releaseTimers()`, as a start that made its engine run and has its timer
+    /// still to make.
+    func holdTimers() { timerHeld.withLock { $0.held = true } }
+    func releaseTimers() { timerHeld.withLock { $0.held = false } }
+    var aStartWaitsForItsTimer: Bool { timerHeld.withLock { $0.waiting } }
 
     func runTimer() { _ = work.withLock { $0 }?() }
 
@@ -191,6 +202,26 @@ private final class StalledTimerClock: HapticClock {
         clock.runTimer()
         #expect(!engine.isRunning)
         #expect(told.all == [.idleTimeout])
+    }
+
+    /// A write that fails on a caller's thread while the engine's start, on another thread, has made it run and is
+    /// making its timer: the stopped handler is called by that timer, not inside the caller's `start(atTime:)`.
+    @Test func aWriteThatFailsWhileTheStartMakesItsTimerStopsTheEngineFromThatTimer() throws {
+        let clock = StalledTimerClock()
+        let engine = HapticEngine(output: .recording(recorder), clock: clock, logger: quietLogger())
+        let reasons = Inbox<HapticEngineStoppedReason>()
+        engine.stoppedHandler = { reasons.put($0) }
+        let player = try engine.makeAdvancedPlayer(timeline: timeline(pulse(1, 0, to: 0.05)))
+        clock.holdTimers()
+        let starter = try ServiceThread.start { try? engine.start() }
+        while !clock.aStartWaitsForItsTimer { Sys.yield() }
+        recorder.failNext(.other)
+        try player.start(atTime: 0)
+        #expect(reasons.all.isEmpty, "handlers run on an engine thread, not inside start")
+        clock.releaseTimers()
+        starter.join()
+        clock.runTimer()
+        #expect(reasons.all == [.deviceError])
     }
 
     @Test func aWriteThatFailsOnTheCallersThreadStopsTheEngineFromTheTimer() throws {
