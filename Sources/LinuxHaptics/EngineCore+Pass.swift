@@ -99,9 +99,9 @@ extension EngineCore {
     }
 
     /// After a pass on a caller's thread (the pass lock released): the timer is told the pass's deadline, and
-    /// woken at once only when there is something to call back or no deadline to tell. What there is to call back
-    /// is made here, on the caller's thread, when a `stop()` since took the timer (and the callbacks left for it
-    /// before these), the engine stopped with none: a completion would otherwise never be told, and a handler
+    /// woken at once only when there is something to call back or no deadline to tell. When a `stop()` took the
+    /// timer since (and the callbacks left for it before these), the engine stopped with no timer, what there is to
+    /// call back is called here, on the caller's thread: a completion would otherwise never be told, and a handler
     /// counted in flight would keep every later stop waiting (until 7 December). A running engine with no timer yet
     /// (a start made it run and is making its timer) leaves them to the timer it is making.
     private func handOver(_ ran: CallersPass) {

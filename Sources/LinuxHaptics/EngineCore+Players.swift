@@ -274,8 +274,8 @@ extension EngineCore {
     /// between the write and this record (its idle pass closed the device, which ended the pulse, or the device
     /// failed), or runs on another output since (it idled and a play opened the device again): the caller starts
     /// the player again the ordinary way, on a running engine. Until 7 December the start was recorded on the engine
-    /// with no output, and what followed the pulse played at the next `start()`; until 7 December one recorded on
-    /// the device opened again left the pulse's top out of the mix, and it never played.
+    /// with no output, and what followed the pulse played at the next `start()`; then, for a few hours, one recorded
+    /// on the device opened again left the pulse's top out of the mix, and it never played.
     private func recordTriggered(_ effect: PreparedEffect, id: PlayerID, generation: ResetGeneration)
         throws(HapticEngineError) -> Bool
     {

@@ -28,7 +28,6 @@ struct EngineHandlers: Sendable {
 
 typealias FinishedHandler = @Sendable (HapticEngineError?) -> HapticEngineFinishedAction
 
-/// A player's pulse uploaded to its own effect slot (`prepare()`).
 /// One run of an engine, from a start or a reset to the next stop or reset (`EngineState.run`); an idle and the
 /// play that starts the engine again do not end it.
 struct EngineRun: Equatable, Sendable {
@@ -36,6 +35,7 @@ struct EngineRun: Equatable, Sendable {
     var reset: ResetGeneration
 }
 
+/// A player's pulse uploaded to its own effect slot (`prepare()`).
 struct PreparedEffect: Sendable {
     var outputGeneration: OutputGeneration
     var id: Int
