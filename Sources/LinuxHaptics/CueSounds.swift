@@ -29,6 +29,9 @@ struct CueSounds<Stream: CueStream> {
     }
 
     private var sounds: [PlayerID: [SoundAnchor: Playing]] = [:]
+    /// The anchors of the cues each player gave the last `reconcile(players:now:on:)`, muted or not: a cue given
+    /// again without a sound (its player was muted, or the engine's haptics) began before, and is not a start.
+    private var given: [PlayerID: Set<SoundAnchor>] = [:]
     /// Sounds played on their own, for no player (`startAlone`): only `stopAll` ends them early.
     private var alone: [Stream.ID] = []
 
@@ -63,6 +66,25 @@ struct CueSounds<Stream: CueStream> {
         return missing
     }
 
+    /// `reconcile(_:now:on:)` for players whose cues are given even while they are muted: a muted player's cues
+    /// play nothing. Each missing cue comes with the cue its sound is to be made from (`heard`), from `start`: its
+    /// anchor when that is still ahead, else `now`. That is the cue itself, unless its player gave it before,
+    /// while muted: then it is anchored at `start`, where the player is, for a cue anchored at the pattern's
+    /// beginning reads as the player's start, which the voice coils play whole from the top (they did so at every
+    /// unmute, until 7 December).
+    mutating func reconcile(players: [PlayerID: WaveformPlayer], now: Double, on stream: Stream)
+        -> [(player: PlayerID, cue: SoundCue, heard: SoundCue, start: Double)]
+    {
+        let missing = reconcile(players.mapValues { $0.isMuted ? [] : $0.cues }, now: now, on: stream)
+        let previous = given
+        given = players.mapValues { Set($0.cues.map(\.anchor)) }
+        return missing.map { player, cue in
+            let start = max(cue.anchor.time, now)
+            let resumed = previous[player]?.contains(cue.anchor) == true
+            return (player, cue, resumed ? cue.resumed(at: start) : cue, start)
+        }
+    }
+
     /// Whether `player`'s cue with `anchor` has a sound.
     func contains(_ player: PlayerID, _ anchor: SoundAnchor) -> Bool { sounds[player]?[anchor] != nil }
 
@@ -94,25 +116,26 @@ struct CueSounds<Stream: CueStream> {
         }
         sounds = [:]
         alone = []
+        given = [:]
     }
 }
 
 extension Lock {
     /// Brings `stream` in line with `players`' cues, as every stream that plays the engine's patterns does (the
-    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone ends at `now`, and
-    /// a cue without one gets the source `make` gives for it from `start` (its anchor when that is still ahead, else
-    /// `now`: the source skips what has passed, so it stays on the engine's clock), made outside the lock and
-    /// started at `start` while `isOpen` holds.
+    /// voice coils', HD rumble's, a force device's periodic effects): a sound whose cue is gone (or muted) ends at
+    /// `now`, and a cue without one gets the source `make` gives for it from `start` (its anchor when that is still
+    /// ahead, else `now`: the source skips what has passed, so it stays on the engine's clock), made outside the
+    /// lock and started at `start` while `isOpen` holds. A cue heard again after a mute is given to `make` anchored
+    /// at `start`, where its player is then (`reconcile(players:now:on:)`).
     func follow<Stream: CueStream & Sendable>(
         _ players: [PlayerID: WaveformPlayer], now: Double, on stream: Stream, isOpen: () -> Bool = { true },
         _ make: (_ player: WaveformPlayer, _ cue: SoundCue, _ start: Double) -> Stream.Source
     ) where Value == CueSounds<Stream>, Stream.Source: Sendable {
-        let missing = withLock { sounds in sounds.reconcile(players.mapValues(\.cues), now: now, on: stream) }
+        let missing = withLock { sounds in sounds.reconcile(players: players, now: now, on: stream) }
         guard !missing.isEmpty else { return }
-        let sources = missing.compactMap { player, cue -> (PlayerID, SoundCue, Stream.Source, Double)? in
+        let sources = missing.compactMap { player, cue, heard, start -> (PlayerID, SoundCue, Stream.Source, Double)? in
             guard let waveform = players[player] else { return nil }
-            let start = max(cue.anchor.time, now)
-            return (player, cue, make(waveform, cue, start), start)
+            return (player, cue, make(waveform, heard, start), start)
         }
         withLock { sounds in
             guard isOpen() else { return }

@@ -32,9 +32,10 @@ extension EngineCore {
                         taken.sounds[id] = EngineAudio.PlayerSound(
                             cues: player.soundCues(), source: source)
                     }
-                    if streamed != nil, !state.hapticsMuted {
+                    if streamed != nil {
                         taken.waveforms[id] = WaveformPlayer(
-                            cues: player.cues(), pattern: source.pattern)
+                            cues: player.cues(evenMuted: true), pattern: source.pattern,
+                            isMuted: player.isMuted || state.hapticsMuted)
                     }
                 }
                 return taken

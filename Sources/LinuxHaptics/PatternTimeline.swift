@@ -88,6 +88,15 @@ struct SoundCue: Sendable, Hashable {
     var anchor: SoundAnchor
     var end: Double?
     var controls = RuntimeControls.none
+
+    /// The same cue anchored at engine time `time` (not before its anchor), where its player is then: it plays
+    /// the same from there on.
+    func resumed(at time: Double) -> SoundCue {
+        var cue = self
+        cue.anchor.offset = anchor.offset(at: time)
+        cue.anchor.time = time
+        return cue
+    }
 }
 
 /// A control as a player received it, placed in pattern time (`RuntimeControls`' forms): kept while it is held for

@@ -484,9 +484,10 @@ struct PlayerState: Sendable {
     /// What the player plays from now on, as stretches on the engine's timeline: the one it plays now (ended by
     /// its next queued command or held control, if any) and the next one: from a held control it plays on with,
     /// or from a queued start or resume. Each is identified by its anchor and carries the controls it plays with.
-    /// Its sound follows them (`soundCues`), and so does its waveform on voice coils.
-    func cues() -> [SoundCue] {
-        guard source != nil, !isMuted else { return [] }
+    /// Its sound follows them (`soundCues`), and so does its waveform on voice coils. A muted player makes none,
+    /// unless `evenMuted`: what it would play, for a stream that must know where it is when it is heard again.
+    func cues(evenMuted: Bool = false) -> [SoundCue] {
+        guard source != nil, evenMuted || !isMuted else { return [] }
         // What ends a cue that plays: the next command queued after it, but a resume, which does nothing to a
         // player that plays (`apply`). Ended there, the cue would come back unchanged after it, and its sound,
         // already ended, would not. Or the next control held for after its start, which it does not play with.

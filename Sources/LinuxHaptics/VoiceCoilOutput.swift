@@ -15,10 +15,14 @@ import LinuxInput
 package import Logging
 import Synchronization
 
-/// What the voice-coil stream needs of one player (taken from the engine's state, like `EngineAudio.PlayerSound`).
+/// What the voice-coil stream needs of one player (taken from the engine's state, like `EngineAudio.PlayerSound`):
+/// its cues, even while it is muted (the player's `isMuted`, or the engine's haptics muted), so that a stream knows
+/// a cue it is asked to play after a mute for one that began before it (`Lock.follow`).
 struct WaveformPlayer: Sendable {
     var cues: [SoundCue]
     var pattern: HapticPattern
+    /// Heard neither on the actuators nor anywhere: its cues play nothing while it is.
+    var isMuted = false
 }
 
 /// The waveforms of a pad's voice coils: sources placed on the `CLOCK_MONOTONIC` timeline, mixed, limited and
