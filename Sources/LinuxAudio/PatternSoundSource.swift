@@ -9,7 +9,11 @@ public struct PatternSoundSource: SoundSource {
     private let clips: [AudioWaveform: AudioClip]
     /// Pattern frames per output frame's worth of time: the output's rate divided by the playback rate.
     private let mixerRate: Double
-    private let loopFrames: Int?
+    /// Where a loop goes back to 0; nil when the player does not loop.
+    private let loop: LoopFrames?
+    /// The pass of the loop the mixer is in, and how many frames it lasts.
+    private var pass = 0
+    private var passLength = 0
     private var mixer: AudioMixer
 
     /// - Parameters:
@@ -26,12 +30,13 @@ public struct PatternSoundSource: SoundSource {
         self.clips = clips
         let mixerRate = Double(sampleRate) / (rate.isFinite && rate > 0 ? rate : 1)
         self.mixerRate = mixerRate
-        loopFrames = loopLength.map { max(1, FrameCount.of($0, at: mixerRate)) }
+        loop = loopLength.map { LoopFrames(length: $0, rate: mixerRate) }
+        passLength = loop?.length(ofPass: 0) ?? 0
         mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: mixerRate, startingAt: offset)
     }
 
     public mutating func renderNext(into buffer: inout [Float]) -> Bool {
-        guard let loopFrames else {
+        guard let loop else {
             mixer.render(into: &buffer)
             return !mixer.isFinished
         }
@@ -40,10 +45,12 @@ public struct PatternSoundSource: SoundSource {
         var done = 0
         var block: [Float] = []
         while done < frames {
-            if mixer.framesRendered >= loopFrames {
+            if mixer.framesRendered >= passLength {
+                pass += 1
+                passLength = loop.length(ofPass: pass)
                 mixer = AudioMixer(schedule: schedule, clips: clips, sampleRate: mixerRate)
             }
-            let count = min(frames - done, loopFrames - mixer.framesRendered)
+            let count = min(frames - done, passLength - mixer.framesRendered)
             if block.count != 2 * count { block = [Float](repeating: 0, count: 2 * count) }
             mixer.render(into: &block)
             for index in 0..<(2 * count) { buffer[2 * done + index] = block[index] }

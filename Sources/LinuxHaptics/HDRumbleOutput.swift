@@ -72,8 +72,9 @@ package final class HDRumbleStream: CueStream, Sendable {
         let renderer: BandRenderer
         /// The renderer's frame at `startNanoseconds`.
         let offsetFrame: Int
-        /// The frame a loop goes back to 0 at; nil when the player does not loop.
-        let loopFrame: Int?
+        /// Where a loop goes back to 0, its passes counted from the one `offsetFrame` is in; nil when the player
+        /// does not loop.
+        let loop: LoopFrames?
         /// Its engine's gain, 0...1: every carrier's amplitude is scaled by it before the mix.
         let gain: Double
         /// Both sides carry its carriers: a lone Joy-Con has one actuator, which reads its own side's bytes, so a
@@ -86,9 +87,8 @@ package final class HDRumbleStream: CueStream, Sendable {
             self.renderer = renderer
             self.gain = PureMath.unitClamped(gain)
             self.foldsSides = foldsSides
-            let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
-            offsetFrame = frame(offset)
-            loopFrame = loopLength.map { max(1, frame($0)) }
+            offsetFrame = FrameCount.of(offset, at: renderer.framesPerPatternSecond)
+            loop = loopLength.map { LoopFrames(length: $0, rate: renderer.framesPerPatternSecond) }
         }
     }
 
@@ -453,16 +453,18 @@ package final class HDRumbleStream: CueStream, Sendable {
         var last = now + UInt64(Self.updateSeconds * Self.nanosecondsPerSecond)
         if let end = placed.end { last = min(last, end) }
         var count = max(1, Int(Double(last - first) * framesPerNanosecond))
-        guard let loop = placed.source.loopFrame else {
+        guard let loop = placed.source.loop else {
             return frame < renderer.endFrame ? [(placed.source, frame, count)] : nil
         }
-        frame %= loop
+        var pass = loop.pass(containing: frame)
+        frame -= loop.start(ofPass: pass)
         var stretches: [(source: Source, frame: Int, count: Int)] = []
         while count > 0 {
-            let taken = min(count, loop - frame)
+            let taken = min(count, loop.length(ofPass: pass) - frame)
             stretches.append((placed.source, frame, taken))
             count -= taken
             frame = 0
+            pass += 1
         }
         return stretches
     }
@@ -478,12 +480,14 @@ package final class HDRumbleStream: CueStream, Sendable {
         let waveform = placed.source.renderer.waveform
         let frame = placed.source.offsetFrame + Int(Double(time - placed.start) * framesPerNanosecond)
         let ahead: Int
-        if let loop = placed.source.loopFrame {
-            let inLoop = frame % loop
-            if let next = waveform.firstVoiceFrame(atOrAfter: inLoop), next < loop {
+        if let loop = placed.source.loop {
+            let pass = loop.pass(containing: frame)
+            let inLoop = frame - loop.start(ofPass: pass)
+            let length = loop.length(ofPass: pass)
+            if let next = waveform.firstVoiceFrame(atOrAfter: inLoop), next < length {
                 ahead = next - inLoop
-            } else if let next = waveform.firstVoiceFrame(atOrAfter: 0), next < loop {
-                ahead = loop - inLoop + next
+            } else if let next = waveform.firstVoiceFrame(atOrAfter: 0), next < loop.length(ofPass: pass + 1) {
+                ahead = length - inLoop + next
             } else {
                 return placed.end
             }

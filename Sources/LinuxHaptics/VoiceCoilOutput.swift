@@ -302,8 +302,11 @@ private final class StreamFailure: Sendable {
 struct WaveformSource: SoundSource {
     private let renderer: WaveformRenderer
     private var cursor: WaveformCursor
-    /// The frame a loop goes back to 0 at; nil when the player does not loop.
-    private let loopFrame: Int?
+    /// Where a loop goes back to 0; nil when the player does not loop.
+    private let loop: LoopFrames?
+    /// The pass of the loop the cursor is in, and how many frames it lasts.
+    private var pass = 0
+    private var passLength = 0
     /// A pattern started from its beginning is played whole when it reaches the stream late: the engine starts
     /// it after what the stream has queued (`startLead`), but on a loaded machine the source can be handed over
     /// after that moment, or after the thread began that period's mix, and a short tap would lose its first
@@ -330,17 +333,21 @@ struct WaveformSource: SoundSource {
         self.renderer = renderer
         self.playsWholeWhenLate = playsWholeWhenLate
         self.gain = Float(PureMath.unitClamped(gain))
-        let frame = { (time: Double) in FrameCount.of(time, at: renderer.framesPerPatternSecond) }
-        loopFrame = loopLength.map { max(1, frame($0)) }
-        cursor = renderer.cursor(at: frame(offset))
+        loop = loopLength.map { LoopFrames(length: $0, rate: renderer.framesPerPatternSecond) }
+        passLength = loop?.length(ofPass: 0) ?? 0
+        cursor = renderer.cursor(at: FrameCount.of(offset, at: renderer.framesPerPatternSecond))
     }
 
     mutating func renderNext(into buffer: inout [Float]) -> Bool {
         let frames = buffer.count / 2
         var done = 0
         while done < frames {
-            if let loopFrame, cursor.position >= loopFrame { cursor = renderer.cursor(at: 0) }
-            let count = min(frames - done, loopFrame.map { $0 - cursor.position } ?? frames - done)
+            if let loop, cursor.position >= passLength {
+                pass += 1
+                passLength = loop.length(ofPass: pass)
+                cursor = renderer.cursor(at: 0)
+            }
+            let count = min(frames - done, loop == nil ? frames - done : passLength - cursor.position)
             let block = cursor.render(count: count)
             for index in 0..<count {
                 buffer[2 * (done + index)] = Float(block.left[index]) * gain
@@ -348,7 +355,7 @@ struct WaveformSource: SoundSource {
             }
             done += count
         }
-        return loopFrame != nil || cursor.position < renderer.endFrame
+        return loop != nil || cursor.position < renderer.endFrame
     }
 }
 

@@ -301,6 +301,38 @@ struct ClippedSampleTests {
 
 /// Times that a caller may pass (a seek far past the end, a fade over an infinite time) become frames without
 /// trapping.
+struct LoopFramesTests {
+    /// A loop whose length is no whole number of frames: its passes begin where k × length rounds to, so that pass
+    /// 1000 begins where the clock says, not 1000 roundings away from it.
+    @Test(arguments: [(length: 0.1234, rate: 3000.0), (length: 0.5, rate: 3000 / 1.3), (length: 0.25, rate: 48000.0)])
+    func passesBeginWhereTheClockSaysHoweverManyThereAre(length: Double, rate: Double) {
+        let loop = LoopFrames(length: length, rate: rate)
+        for pass in [0, 1, 2, 999, 1000, 1_000_000] {
+            let exact = Double(pass) * length * rate
+            #expect(abs(Double(loop.start(ofPass: pass)) - exact) <= 0.5, "pass \(pass)")
+        }
+        #expect(Set((0..<2000).map { loop.length(ofPass: $0) }).count <= 2, "every pass lasts one of two lengths")
+    }
+
+    @Test func aFrameLiesInThePassWhoseStartItIsAtOrAfterAndBeforeTheNext() {
+        let loop = LoopFrames(length: 0.1234, rate: 3000)
+        for frame in [0, 1, 369, 370, 371, 740, 741, 370_199, 370_200, 370_201, 37_020_000] {
+            let pass = loop.pass(containing: frame)
+            #expect(loop.start(ofPass: pass) <= frame && frame < loop.start(ofPass: pass + 1), "frame \(frame)")
+        }
+    }
+
+    /// A loop shorter than a frame, or of no finite length, still moves on: each pass lasts at least a frame.
+    @Test func aPassLastsAtLeastOneFrame() {
+        for loop in [LoopFrames(length: 1e-9, rate: 3000), LoopFrames(length: 0, rate: 3000)] {
+            #expect((0..<10).map { loop.start(ofPass: $0) } == Array(0..<10))
+            #expect(loop.pass(containing: 7) == 7)
+        }
+        let endless = LoopFrames(length: .infinity, rate: 3000)
+        #expect(endless.pass(containing: 1 << 40) == 0)
+    }
+}
+
 struct FrameCountTests {
     @Test func aTimeBecomesRoundedFramesWithinZeroAndTwoToThe53() {
         #expect(FrameCount.of(0.5, at: 48000) == 24000)

@@ -60,4 +60,32 @@ struct PatternSoundsTests {
         #expect(failure?.description == #""x.wav\nplay: ok\u001b[2K": no such file: no folder to look in"#)
         #expect(AudioFileError(path: "/sounds/tap é.wav", reason: "short").description == "/sounds/tap é.wav: short")
     }
+
+    @Test(
+        "a looping pattern's sound comes round where the clock puts each pass, however many there are",
+        arguments: [1.0, 1.3])
+    func loopPassesKeepTheClock(rate: Double) {
+        // A 5 ms tone looped every 0.1234 s at 8 kHz (987.2 frames at rate 1): until 7 December the loop's length
+        // was rounded to whole frames once and repeated, 100 frames off after 500 passes.
+        let loop = 0.1234
+        let pattern = HapticPattern(
+            events: [HapticEvent(type: .audioContinuous, relativeTime: 0, duration: 0.005)], parameters: [],
+            parameterCurves: [])
+        var source = PatternSoundSource(
+            schedule: AudioSchedule(pattern: pattern), clips: [:], sampleRate: 8000, rate: rate, loopLength: loop)
+        let passes = 500
+        let framesPerPass = loop / rate * 8000
+        var buffer = [Float](repeating: 0, count: 2 * Int((Double(passes) + 0.5) * framesPerPass))
+        _ = source.renderNext(into: &buffer)
+        let left = stride(from: 0, to: buffer.count, by: 2).map { buffer[$0] }
+        var onsets: [Int] = []
+        var silentSince = -1_000
+        for (frame, sample) in left.enumerated() where sample != 0 {
+            if frame - silentSince > 100 { onsets.append(frame) }
+            silentSince = frame
+        }
+        #expect(onsets.count == passes + 1)
+        let worst = onsets.enumerated().map { abs(Double($1 - onsets[0]) - Double($0) * framesPerPass) }.max()
+        #expect((worst ?? .infinity) <= 1, "a pass came round \(worst ?? .infinity) frames off the clock")
+    }
 }

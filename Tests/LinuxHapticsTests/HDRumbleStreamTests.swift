@@ -526,6 +526,28 @@ import Testing
         return try timed(rig, keeper)
     }
 
+    /// A tap looped every 0.1234 s (370.2 frames at 3 kHz) for a thousand passes goes out where the engine's clock
+    /// puts each pass, to the millisecond. Until 7 December the loop's length was rounded to whole frames once and
+    /// repeated, and the thousandth pass went out 67 ms early.
+    @Test func aTapLoopedAThousandTimesIsWrittenWhereTheClockPutsEachPass() throws {
+        let loop = 0.1234
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        _ = stream.stream.play(
+            HDRumbleStream.Source(
+                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
+                loopLength: loop),
+            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
+        rig.advance(by: 1000.5 * loop)
+        stream.close()
+        let taps = try Self.timed(rig, keeper).filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds)
+        let expected = (0...1000).map { Int((Double($0) * loop * 1000).rounded()) }
+        #expect(taps.count == expected.count)
+        let worst = zip(taps, expected).map { abs($0 - $1) }.max() ?? .max
+        #expect(worst <= 1, "a pass went out \(worst) ms off the clock (the last at \(taps.last ?? 0) ms)")
+    }
+
     /// A tap looped every trillion seconds (a player takes any finite `loopEnd`): the tap and its reports at rest go
     /// out, and the stream, which looks for the loop's next round after them, finds none it can count to. Until 7
     /// December converting that round's time to nanoseconds stopped the process.

@@ -5,6 +5,7 @@ import AHAP
 import Foundation
 import Glibc
 import HapticRendering
+import HapticTestDevices
 import LinuxAudio
 import LinuxInput
 @_spi(Internals) import LinuxSystem
@@ -54,6 +55,27 @@ import Testing
         let expected = (renderer.render(from: 1200, count: 300).left + renderer.render(from: 0, count: 300).left)
             .map(Float.init)
         #expect(played == expected)
+    }
+
+    /// A looping player's passes stay on the engine's clock however many there are: pass k of a loop of length L at
+    /// rate r begins k·L/r seconds after the first. Until 7 December the loop's length was rounded to whole frames
+    /// once and repeated: at rate 1.3 a 0.5 s loop (1153.85 frames at 3 kHz) played as 1154 came round 52 ms late
+    /// after 1000 passes, and at rate 1 a 0.1234 s loop (370.2 frames) 66 ms early.
+    @Test(arguments: [(rate: 1.3, loop: 0.5), (rate: 1.0, loop: 0.1234)])
+    func aLoopingSourceKeepsItsPassesOnTheEnginesClock(rate: Double, loop: Double) {
+        let tap = AHAPFixtures.tap(intensity: 1, sharpness: 0.5)
+        let renderer = WaveformRenderer(pattern: tap, sampleRate: 3000, playbackRate: rate)
+        var source = WaveformSource(renderer: renderer, offset: 0, loopLength: loop)
+        let passes = 1000
+        let framesPerPass = loop / rate * 3000
+        let played = Self.frames(of: &source, count: Int((Double(passes) + 0.5) * framesPerPass)).left
+        // Each pass's first sounding frame: the first after 100 silent ones.
+        let onsets = played.indices.filter { index in
+            played[index] != 0 && played[max(0, index - 100)..<index].allSatisfy { $0 == 0 }
+        }
+        #expect(onsets.count == passes + 1)
+        let worst = onsets.enumerated().map { abs(Double($1 - onsets[0]) - Double($0) * framesPerPass) }.max()
+        #expect((worst ?? .infinity) <= 1, "a pass began \(worst ?? .infinity) frames off the engine's clock")
     }
 
     @Test func twiceTheRateHalvesTheLengthAndKeepsTheCarriersFrequency() {
