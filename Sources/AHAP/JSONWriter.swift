@@ -173,6 +173,42 @@ extension String {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Bytes meant as UTF-8 text that are not all UTF-8 (a command-line argument: a file's name in Latin-1), quoted
+    /// for a message: each byte that is no part of a UTF-8 character as `\xE9`, the text between as
+    /// `quotedForMessage` writes it (`"caf\xE9.ahap"`). A backslash of the text itself is written `\\`, so that
+    /// `\xE9` can only be a byte.
+    package static func quotedForMessage(bytes: [UInt8]) -> String {
+        var output: [UInt8] = [UInt8(ascii: "\"")]
+        var text = ""
+        func appendText() {
+            var quoted: [UInt8] = []
+            JSONWriter.appendString(text, to: &quoted, escapingHidden: true)
+            output.append(contentsOf: quoted.dropFirst().dropLast())
+            text = ""
+        }
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var position = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded):
+                text.unicodeScalars.append(Unicode.UTF8.decode(encoded))
+                position += encoded.count
+            case .error(let length):
+                appendText()
+                for byte in bytes[position..<position + length] {
+                    output.append(contentsOf: "\\x".utf8)
+                    output.append(contentsOf: String(byte, radix: 16, uppercase: true).utf8)
+                }
+                position += length
+            case .emptyInput:
+                appendText()
+                output.append(UInt8(ascii: "\""))
+                return String(decoding: output, as: UTF8.self)
+            }
+        }
+    }
+
     /// The text as it is when nothing in it is hidden, and `quotedForMessage` otherwise: for a file name or key
     /// that reads best bare but may come from anywhere.
     package var shownInMessage: String {

@@ -40,8 +40,13 @@ struct Haptics: AsyncParsableCommand {
     /// exits with 1, and that a misspelt subcommand is said as such, with the nearest one (`UnknownSubcommand`),
     /// and exits with 64 as a usage error does, as does a word ArgumentParser took for short options with `-h`
     /// among them that name no option (`UnknownShortOptions`: `-broken.ahap`, a file's name, showed the help with
-    /// status 0). Other usage errors, `--help` and `ExitCode`s go through ArgumentParser as usual.
+    /// status 0), and an argument that is not UTF-8 text (`NonUTF8Argument`). Other usage errors, `--help` and
+    /// `ExitCode`s go through ArgumentParser as usual.
     static func main() async {
+        if let argument = NonUTF8Argument(arguments: NonUTF8Argument.commandLine, root: self) {
+            Console.printError("\(argument.command): \(argument.failure)")
+            exit(withError: ExitCode.validationFailure)
+        }
         var command: any ParsableCommand
         do {
             command = try await asyncParseAsRoot()

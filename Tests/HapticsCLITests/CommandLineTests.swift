@@ -268,4 +268,36 @@ struct CommandLineTests {
         #expect(run.errors.hasPrefix("Error: --loop must be 0 (forever) or more"))
         #expect(run.errors.contains("Usage: haptics play"))
     }
+
+    /// An argument that is not UTF-8 text (a Latin-1 file name, `caf\xE9.ahap`) is a usage error that names it with
+    /// the odd byte escaped and says to rename the file. Read as text, the byte became U+FFFD and the argument named
+    /// another file: `validate` said that a file that is there was not, and `render --output` wrote a file of
+    /// another name, until 7 December. The shell names the file by its bytes, which `Process` cannot pass.
+    @Test(arguments: [
+        ("validate ./caf\\351.ahap", "validate"), ("render tap.ahap --format csv --output out\\351.csv", "render"),
+        ("audio play x\\351.wav", "audio play"),
+    ])
+    func anArgumentThatIsNotUTF8IsAUsageErrorThatNamesItsBytes(arguments: String, command: String) throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("latin1-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let tap = #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticTransient","EventParameters":[]}}]}"#
+        try Data(tap.utf8).write(to: folder.appendingPathComponent("tap.ahap"))
+        // printf turns each `\351` into the byte 0xE9; the words are split where the spaces are.
+        let run = try CLI.run(
+            [
+                "-c", "cp tap.ahap \"$(printf 'caf\\351.ahap')\" && exec \"$0\" $(printf '\(arguments)')",
+                try CLI.binary().path,
+            ], in: folder, through: "/bin/sh")
+        let named = arguments.split(separator: " ").first { $0.contains("\\351") }.map {
+            $0.replacingOccurrences(of: "\\351", with: "\\xE9")
+        }
+        #expect(run.status == 64, "\(run.errors)")
+        #expect(run.output.isEmpty)
+        #expect(
+            run.errors.hasPrefix("haptics \(command): argument \"\(named ?? "")\" is not UTF-8 text"), "\(run.errors)")
+        #expect(run.errors.contains("Rename the file"), "\(run.errors)")
+        // tap.ahap and caf\xE9.ahap, and nothing written beside them.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path).count == 2)
+    }
 }
