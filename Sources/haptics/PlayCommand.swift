@@ -208,6 +208,10 @@ struct PlaySession {
                         "strong": String(cFormat: "%.3f", sample.mix.strong),
                         "weak": String(cFormat: "%.3f", sample.mix.weak),
                     ])
+            case .finished where loops == 0:
+                // Only a pattern that lasts 0 s ends while it loops (the engine has nothing to repeat). `--loop 0`
+                // still holds until interrupted, as a script that plays for as long as it runs expects.
+                report.note("the pattern lasts 0 s: nothing plays; --loop 0 waits until interrupted (Ctrl-C)")
             case .finished:
                 report.event("finished")
                 engine.stop()

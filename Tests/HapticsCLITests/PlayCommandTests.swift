@@ -105,4 +105,25 @@ import Testing
             text.errors.hasPrefix("haptics play: an audio event's file cannot be played: missing-sound.wav"),
             "\(text.errors)")
     }
+
+    /// `--loop 0` holds until interrupted whatever the pattern lasts, as a script that plays a pattern for as long
+    /// as it runs expects: a pattern of 0 s (a continuous event of no duration) printed `finished` and exited at
+    /// once, until 7 December. It says that nothing plays, and SIGTERM ends it with 143.
+    @Test func loopZeroOfAPatternOfNoLengthHoldsUntilInterrupted() throws {
+        try CLI.withFile(
+            #"{"Version":1,"Pattern":[{"Event":{"Time":0,"EventType":"HapticContinuous","EventDuration":0,"#
+                + #""EventParameters":[]}}]}"#
+        ) { path in
+            let run = try CLI.run(
+                [
+                    "-c", "exec timeout --preserve-status 2 \"$0\" play \"$1\" --device virtual --loop 0 --json",
+                    try CLI.binary().path, path,
+                ],
+                through: "/bin/sh")
+            #expect(run.status == 143, "\(run.output)\(run.errors)")
+            #expect(!run.output.contains(#""event":"finished""#), "\(run.output)")
+            #expect(run.output.contains(#""event":"interrupted""#), "\(run.output)")
+            #expect(run.output.contains("lasts 0 s"), "\(run.output)")
+        }
+    }
 }
