@@ -163,7 +163,8 @@ typedef void (*lh_reset_handler)(void *user);
    ("/dev/input/event5", or a /dev/input/by-id/ link), an event name ("event5"), a stable id as
    `haptics devices` prints it ("usb-045e:028e-1a2b3c4d", the same after a replug), or "all" for every
    rumble-capable gamepad driven together. There is no virtual output: "virtual" (the haptics tool's) is
-   LH_ERROR_INVALID_ARGUMENT. A force-feedback wheel or joystick that runs effects itself (a USB PID device)
+   LH_ERROR_INVALID_ARGUMENT, and so is a number ("0"), which the tool reads as an index of `haptics devices`:
+   pass the node or stable id that list shows. A force-feedback wheel or joystick that runs effects itself (a USB PID device)
    is listed by lh_devices_json but never opened here: its force moves the controls in the player's hands, and
    only the Swift engine has the opt-in for it (named, it fails with LH_ERROR_DEVICE). Fails with
    LH_ERROR_NO_DEVICE, LH_ERROR_PERMISSION (also for "all" when every gamepad is one this process may not

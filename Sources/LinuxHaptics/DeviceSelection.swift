@@ -40,6 +40,11 @@ extension DeviceSelection {
     /// The name of `allGamepads`.
     package static let allGamepadsName = "all"
 
+    /// The index `name` spells, when it is a whole number (`0`, `3`, `-1`): `haptics --device` reads it as entry #N
+    /// of `haptics devices`, a list of one moment that only the tool keeps. A stable id is never a number, so
+    /// `init(naming:)`'s callers ask this first, and the C library refuses such a name.
+    package static func index(naming name: String) -> Int? { Int(name) }
+
     /// Why this selection cannot play at `locality`, whatever is plugged in: a trigger locality plays on one pad's
     /// trigger motors, not on every gamepad. Nil when it can.
     package func refusal(at locality: HapticLocality) -> String? {

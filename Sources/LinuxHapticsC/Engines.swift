@@ -108,6 +108,14 @@ public func lhEngineCreateWithLocality(
                     LH_ERROR_INVALID_ARGUMENT,
                     "device is empty: pass NULL for the first rumble-capable device, or a node, event name or id")
             }
+            // An index of `haptics devices` names a device of the tool's list at one moment; the library keeps none.
+            guard DeviceSelection.index(naming: name) == nil else {
+                throw CFailure(
+                    LH_ERROR_INVALID_ARGUMENT,
+                    "device \"\(name)\" is an index of `haptics devices`, which only the haptics tool reads: pass a "
+                        + "node (/dev/input/event5, event5) or a stable id as `haptics devices` prints it, which stays "
+                        + "the same after a replug, or NULL for the first rumble-capable device")
+            }
             // The haptics tool's name for its built-in virtual output, which this library does not have.
             guard name != "virtual" else {
                 throw CFailure(

@@ -39,7 +39,7 @@ enum DeviceSelector: ExpressibleByArgument, Hashable, Sendable {
     init?(argument: String) {
         if argument == "virtual" {
             self = .virtual
-        } else if let index = Int(argument) {
+        } else if let index = DeviceSelection.index(naming: argument) {
             self = .index(index)
         } else {
             // The other spellings are the library's, shared with the C library's device names.

@@ -90,6 +90,21 @@ import Testing
         #expect(engine == nil)
     }
 
+    /// A number is what `haptics --device` reads as an index into `haptics devices`, a list of that moment that the
+    /// library does not keep: it is an invalid argument that says to pass a node or stable id. It was taken for a
+    /// stable id, and answered that the device "0" was not connected, with a pad plugged in (until 7 December).
+    @Test(arguments: ["0", "3", "-1"])
+    func aNumberIsAnInvalidArgumentThatSaysIndexesAreTheTools(name: String) {
+        var engine: OpaquePointer?
+        let (status, error) = calling { error in lh_engine_create(name, &engine, error) }
+        #expect(status == LH_ERROR_INVALID_ARGUMENT)
+        #expect(
+            error?.message.hasPrefix(
+                "device \"\(name)\" is an index of `haptics devices`, which only the haptics tool reads") == true,
+            "\(error?.message ?? "")")
+        #expect(engine == nil)
+    }
+
     /// A device or locality name holding characters that act on a terminal (an escape sequence, a carriage return,
     /// a bell) comes back escaped in the message (`\u001b`), the locality quoted: until 6 December they were copied
     /// into it raw, and a name could recolour or rewrite the caller's terminal or log.
