@@ -116,6 +116,14 @@ extension Sys {
     /// The corresponding C function is `isatty`: whether `fd` is a terminal.
     package static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
 
+    /// The corresponding C call is `ioctl(TIOCGWINSZ)`: the width in columns of the terminal `fd` is; nil when
+    /// `fd` is no terminal, or one that does not know its size (0, as a pseudo-terminal nobody sized says).
+    package static func terminalColumns(_ fd: Int32) -> Int? {
+        var size = winsize()
+        guard (try? ioctl(fd, UInt(TIOCGWINSZ), "TIOCGWINSZ", &size)) != nil, size.ws_col > 0 else { return nil }
+        return Int(size.ws_col)
+    }
+
     /// The corresponding C function is `fflush(NULL)`: every stdio output stream written out (what `print`
     /// buffered), before another writer (a child, a raw `write`) adds to the same file.
     package static func flushStandardStreams() { fflush(nil) }

@@ -67,11 +67,33 @@ struct LiveLine: Sendable {
         self.enabled = enabled
     }
 
-    /// Replaces the line with `text`, leaving the cursor on it.
-    func redraw(_ text: String) {
+    /// Replaces the line with `line` drawn with meters' bars as wide as fit the terminal (`fitted`), leaving the
+    /// cursor on it. The width is read at each redraw, so a terminal made narrower is followed.
+    func redraw(bars: ClosedRange<Int>, _ line: (_ barWidth: Int) -> String) {
         guard enabled else { return }
-        print(Self.erase + text, terminator: "")
+        let columns = Self.columns(
+            terminal: Sys.terminalColumns(STDOUT_FILENO), environment: Sys.environment("COLUMNS"))
+        print(Self.erase + Self.fitted(columns: columns, bars: bars, line), terminator: "")
         Console.flush()
+    }
+
+    /// `line` with the widest bars of `bars` that leave it within `columns` less one, else with the narrowest, cut
+    /// to that. A line that reaches the last column wraps on many terminals, and the erase of the next redraw then
+    /// reaches only its second row, leaving the first behind at every redraw.
+    static func fitted(columns: Int, bars: ClosedRange<Int>, _ line: (_ barWidth: Int) -> String) -> String {
+        let room = max(columns - 1, 1)
+        var width = bars.upperBound
+        while true {
+            let text = line(width)
+            if text.count <= room { return text }
+            if width == bars.lowerBound { return String(text.prefix(room)) }
+            width -= 1
+        }
+    }
+
+    /// The terminal's width: what the terminal says, else `COLUMNS` (a whole number above 0), else 80.
+    static func columns(terminal: Int?, environment: String?) -> Int {
+        terminal ?? environment.flatMap { Int($0) }.flatMap { $0 > 0 ? $0 : nil } ?? 80
     }
 
     /// Erases the line, so a regular line printed next starts at the left edge.
@@ -92,19 +114,27 @@ enum MotorMeter {
     /// Width of a bar for the engine's levels (`play`, `replay`, `feedback`).
     static let width = 20
 
+    /// The narrowest bar a live line shrinks its bars to on a narrow terminal (`LiveLine.fitted`): a quarter's
+    /// steps still show.
+    static let narrowestWidth = 4
+
+    /// The bar widths of the engine's levels on a live line, the widest first tried.
+    static let widths = narrowestWidth...width
+
     /// Both motors of an engine's output, rounded to the nearest character and percent.
-    static func levels(_ levels: MotorMagnitudes) -> String {
-        meter("strong", levels.strong) + "  " + meter("weak", levels.weak)
+    static func levels(_ levels: MotorMagnitudes, width: Int = width) -> String {
+        meter("strong", levels.strong, width: width) + "  " + meter("weak", levels.weak, width: width)
     }
 
     /// Both HD actuators' peaks (voice coils, HD rumble) and the vibration's frequency.
-    static func hdActuators(_ activity: ActuatorActivity) -> String {
+    static func hdActuators(_ activity: ActuatorActivity, width: Int = width) -> String {
         let frequency = activity.frequency.map { String(cFormat: "%4ld Hz", Int($0.rounded())) } ?? "     -"
-        let meters: String = meter("left", activity.left) + "  " + meter("right", activity.right)
+        let meters: String =
+            meter("left", activity.left, width: width) + "  " + meter("right", activity.right, width: width)
         return meters + "  " + frequency
     }
 
-    static func meter(_ label: String, _ level: Double) -> String {
+    static func meter(_ label: String, _ level: Double, width: Int = width) -> String {
         let filled = Int((level * Double(width)).rounded())
         return "\(label) [" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
             + "] " + String(cFormat: "%3ld%%", Int((level * 100).rounded()))
@@ -113,17 +143,20 @@ enum MotorMeter {
     /// Width of a bar for a device's raw 16-bit magnitudes (`virtual-pad`, `emulate`).
     static let rawWidth = 24
 
+    /// The bar widths of a device's raw magnitudes on a live line, the widest first tried.
+    static let rawWidths = narrowestWidth...rawWidth
+
     /// Both motors of a device as the kernel sees them, in integer steps of the 16-bit `FF_RUMBLE` magnitude, so
     /// that a magnitude maps to the same bar whatever the floating-point rounding.
-    static func raw(_ levels: MotorMagnitudes) -> String {
-        rawMeter("strong", ForceFeedbackEffect.magnitude(levels.strong)) + "  "
-            + rawMeter("weak", ForceFeedbackEffect.magnitude(levels.weak))
+    static func raw(_ levels: MotorMagnitudes, width: Int = rawWidth) -> String {
+        rawMeter("strong", ForceFeedbackEffect.magnitude(levels.strong), width: width) + "  "
+            + rawMeter("weak", ForceFeedbackEffect.magnitude(levels.weak), width: width)
     }
 
-    static func rawMeter(_ label: String, _ level: UInt16) -> String {
-        let filled = Int(level) * rawWidth / Int(UInt16.max)
+    static func rawMeter(_ label: String, _ level: UInt16, width: Int = rawWidth) -> String {
+        let filled = Int(level) * width / Int(UInt16.max)
         let percent = Int(level) * 100 / Int(UInt16.max)
-        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: rawWidth - filled)
+        let bar = String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
         return "\(label) [\(bar)] \(percent)%"
     }
 

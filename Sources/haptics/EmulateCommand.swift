@@ -236,7 +236,9 @@ struct EmulatorView: Sendable {
     static func seconds(_ value: Double) -> String { level(value) }
 
     private func draw(strong: Double, weak: Double, extra: String) {
-        live.redraw(MotorMeter.raw(MotorMagnitudes(strong: strong, weak: weak)) + extra)
+        live.redraw(bars: MotorMeter.rawWidths) {
+            MotorMeter.raw(MotorMagnitudes(strong: strong, weak: weak), width: $0) + extra
+        }
     }
 
     /// The model's fields beyond two levels: HD rumble frequencies, the DualSense's vibration mode.

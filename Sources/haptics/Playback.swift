@@ -398,10 +398,20 @@ struct PlayReport: Sendable {
     }
 
     func draw(position: Double, length: Double?, levels: MotorMagnitudes, hd: ActuatorActivity? = nil) {
+        live.redraw(bars: MotorMeter.widths) {
+            Self.line(position: position, length: length, levels: levels, hd: hd, barWidth: $0)
+        }
+    }
+
+    /// The live line: where the play is, then the motors' (or HD actuators') bars `barWidth` characters wide.
+    static func line(
+        position: Double, length: Double?, levels: MotorMagnitudes, hd: ActuatorActivity?, barWidth: Int
+    ) -> String {
         let progress =
             length.map { String(cFormat: "%6.2f / %.2f s", position, $0) }
             ?? String(cFormat: "%6.2f s (looping)", position)
-        let meters = hd.map { MotorMeter.hdActuators($0) } ?? MotorMeter.levels(levels)
-        live.redraw("\(progress)  " + meters)
+        let meters =
+            hd.map { MotorMeter.hdActuators($0, width: barWidth) } ?? MotorMeter.levels(levels, width: barWidth)
+        return "\(progress)  " + meters
     }
 }

@@ -163,7 +163,7 @@ actor PadView {
 
     private func draw(now: PadTimestamp) {
         let levels = pad.motorOutput(at: now)
-        live.redraw(MotorMeter.raw(levels))
+        live.redraw(bars: MotorMeter.rawWidths) { MotorMeter.raw(levels, width: $0) }
         redraw?.cancel()
         guard let next = pad.motorModel().nextChange(after: now) else { return }
         let wait = max(next.time.microseconds - now.microseconds, 0)

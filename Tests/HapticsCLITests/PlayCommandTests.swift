@@ -126,4 +126,26 @@ import Testing
             #expect(run.output.contains("lasts 0 s"), "\(run.output)")
         }
     }
+
+    /// On a terminal `play` redraws its live line (`\r\e[K`, then the line) 20 times a second; each one fits in the
+    /// terminal's width less a column. It was 85 columns whatever the terminal, so on an 80-column one every redraw
+    /// wrapped, the erase reached only its second row, and each left a line behind, until 7 December. `script` gives
+    /// the command a terminal, which `stty` sets to the width tested.
+    @Test(arguments: [80, 40])
+    func theLiveLineFitsTheTerminalsWidth(columns: Int) throws {
+        let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        let run = try CLI.run(
+            [
+                "-qec",
+                "stty cols \(columns) rows 24 && exec \(try CLI.binary().path) play thud --device virtual --loop 2",
+                "/dev/null",
+            ], in: repository, through: "/usr/bin/script")
+        let redraws = run.output.components(separatedBy: "\r\u{1b}[K").dropFirst()
+            .filter { !$0.contains("\n") && !$0.isEmpty }
+        #expect(run.status == 0, "\(run.output)")
+        #expect(!redraws.isEmpty, "\(run.output)")
+        let widest = redraws.map(\.count).max() ?? 0
+        #expect(widest <= columns - 1, "a redraw of \(widest) columns: \(redraws.first ?? "")")
+    }
 }
