@@ -18,19 +18,8 @@ struct NonUTF8Argument: Equatable {
         guard let index = arguments.firstIndex(where: { String(validating: $0, as: UTF8.self) == nil }) else {
             return nil
         }
-        var command = root
-        var path = [Self.name(of: root)]
-        for bytes in arguments[..<index] {
-            let word = String(decoding: bytes, as: UTF8.self)
-            guard
-                let next = command.configuration.subcommands.first(where: {
-                    ([Self.name(of: $0)] + $0.configuration.aliases).contains(word)
-                })
-            else { break }
-            command = next
-            path.append(Self.name(of: next))
-        }
-        self.command = path.joined(separator: " ")
+        let words = arguments[..<index].lazy.map { String(decoding: $0, as: UTF8.self) }
+        command = CommandNames.command(namedBy: words, under: root).path.joined(separator: " ")
         shown = String.quotedForMessage(bytes: arguments[index])
     }
 
@@ -40,10 +29,6 @@ struct NonUTF8Argument: Equatable {
             guard let argument = CommandLine.unsafeArgv[index] else { return [] }
             return Array(UnsafeBufferPointer(start: argument, count: strlen(argument))).map { UInt8(bitPattern: $0) }
         }
-    }
-
-    private static func name(of command: any ParsableCommand.Type) -> String {
-        command.configuration.commandName ?? command._commandName
     }
 
     /// What the user reads: which argument, why it cannot be used, and to rename the file.

@@ -15,17 +15,7 @@ struct UnknownShortOptions: Equatable {
     /// took for short options with `-h` among them and whose other letters are not all short options of the command
     /// `arguments` name under `root`; nil when there is none (the help was asked for).
     init?(arguments: [String], root: any ParsableCommand.Type) {
-        var command = root
-        var path = [Self.name(of: root)]
-        for word in arguments {
-            guard
-                let next = command.configuration.subcommands.first(where: {
-                    ([Self.name(of: $0)] + $0.configuration.aliases).contains(word)
-                })
-            else { break }
-            command = next
-            path.append(Self.name(of: next))
-        }
+        let (command, path) = CommandNames.command(namedBy: arguments, under: root)
         let letters = Self.shortOptions(of: command, under: root)
         guard
             let word = arguments.prefix(while: { $0 != "--" }).first(where: { word in
@@ -50,10 +40,6 @@ struct UnknownShortOptions: Equatable {
             letters.insert(letter)
         }
         return letters
-    }
-
-    private static func name(of command: any ParsableCommand.Type) -> String {
-        command.configuration.commandName ?? command._commandName
     }
 
     /// What the user reads: what failed, why, and how to name a file whose name begins with "-".

@@ -19,7 +19,7 @@ struct UnknownSubcommand: Equatable {
     /// say), or when an option comes first.
     init?(arguments: [String], root: any ParsableCommand.Type) {
         var command = root
-        var path = [Self.name(of: root)]
+        var path = [CommandNames.name(of: root)]
         for argument in arguments {
             let configuration = command.configuration
             guard !configuration.subcommands.isEmpty, configuration.defaultSubcommand == nil,
@@ -27,8 +27,9 @@ struct UnknownSubcommand: Equatable {
             else { return nil }
             // ArgumentParser's `help` subcommand is everywhere a command has subcommands.
             if argument == "help" { return nil }
-            guard let next = configuration.subcommands.first(where: { Self.names(of: $0).contains(argument) }) else {
-                let names = configuration.subcommands.map(Self.name(of:))
+            guard let next = configuration.subcommands.first(where: { CommandNames.names(of: $0).contains(argument) })
+            else {
+                let names = configuration.subcommands.map(CommandNames.name(of:))
                 self.command = path.joined(separator: " ")
                 typed = argument
                 nearest = Self.nearest(to: argument, among: names)
@@ -36,7 +37,7 @@ struct UnknownSubcommand: Equatable {
                 return
             }
             command = next
-            path.append(Self.name(of: next))
+            path.append(CommandNames.name(of: next))
         }
         return nil
     }
@@ -53,14 +54,6 @@ struct UnknownSubcommand: Equatable {
         let suggestions = nearest.map { "`\(command) \($0)`" }.joined(separator: " or ")
         return CommandFailure(
             what, why: why, fix: "Did you mean \(suggestions)? `\(command) --help` lists them all: \(list).")
-    }
-
-    private static func name(of command: any ParsableCommand.Type) -> String {
-        command.configuration.commandName ?? command._commandName
-    }
-
-    private static func names(of command: any ParsableCommand.Type) -> [String] {
-        [name(of: command)] + command.configuration.aliases
     }
 
     /// The names a word is likely a misspelling of: those it begins, for a word of two letters or more (an

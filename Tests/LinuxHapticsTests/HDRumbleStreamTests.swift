@@ -511,8 +511,10 @@ import Testing
         #expect(timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds) == [0, 200, 400])
     }
 
-    /// The reports of a tap looped every `loopLength` seconds for half a second, then closed, and their times.
-    static func aTapLooped(every loopLength: Double) throws -> [(report: SwitchRumbleReport, milliseconds: Int)] {
+    /// The reports of a tap looped every `loopLength` seconds for `seconds`, then closed, and their times.
+    static func aTapLooped(every loopLength: Double, for seconds: Double = 0.5) throws -> [(
+        report: SwitchRumbleReport, milliseconds: Int
+    )] {
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)
         let stream = try rig.start { _, _ in keeper }
@@ -521,7 +523,7 @@ import Testing
                 renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
                 loopLength: loopLength),
             atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
-        rig.advance(by: 0.5)
+        rig.advance(by: seconds)
         stream.close()
         return try timed(rig, keeper)
     }
@@ -531,17 +533,8 @@ import Testing
     /// repeated, and the thousandth pass went out 67 ms early.
     @Test func aTapLoopedAThousandTimesIsWrittenWhereTheClockPutsEachPass() throws {
         let loop = 0.1234
-        let rig = try SteppedStream()
-        let keeper = RecordingKeeper(clock: rig.clock)
-        let stream = try rig.start { _, _ in keeper }
-        _ = stream.stream.play(
-            HDRumbleStream.Source(
-                renderer: BandRenderer(pattern: AHAPFixtures.tap(sharpness: 0.25), locality: .all), offset: 0,
-                loopLength: loop),
-            atNanoseconds: MonotonicClock.nanoseconds(rig.clock.now))
-        rig.advance(by: 1000.5 * loop)
-        stream.close()
-        let taps = try Self.timed(rig, keeper).filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds)
+        let timed = try Self.aTapLooped(every: loop, for: 1000.5 * loop)
+        let taps = timed.filter { !$0.report.frame.left.isAtRest }.map(\.milliseconds)
         let expected = (0...1000).map { Int((Double($0) * loop * 1000).rounded()) }
         #expect(taps.count == expected.count)
         let worst = zip(taps, expected).map { abs($0 - $1) }.max() ?? .max

@@ -25,22 +25,12 @@ import Testing
         /// The players of the last sync.
         var last: [PlayerID: WaveformPlayer]? { synced.withLock { $0.last } }
 
-        final class Output: PatternStreamOutput {
+        final class Output: InertOutput, PatternStreamOutput {
             let source: NotingStreamSource
             init(source: NotingStreamSource) { self.source = source }
             var capabilities: OutputCapabilities {
                 OutputCapabilities(name: "noting stream", isVirtual: true, renderProfile: .genericRumble)
             }
-            func sendNeutral() throws(OutputFailure) {}
-            func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {}
-            func keepAlive() throws(OutputFailure) {}
-            func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-                throw OutputFailure(.unsupported, "no prepared pulses")
-            }
-            func trigger(prepared id: Int) throws(OutputFailure) {}
-            func stop(prepared id: Int) throws(OutputFailure) {}
-            func release(prepared id: Int) {}
-            func currentLevels() -> MotorMagnitudes? { nil }
             func close() {}
             func sync(_ players: [PlayerID: WaveformPlayer], now: Double) {
                 source.synced.withLock { $0.append(players) }
@@ -52,25 +42,29 @@ import Testing
         }
     }
 
-    private static func engine(_ source: NotingStreamSource, clock: ManualClock) throws -> HapticEngine {
+    /// An engine asked for HD actuators on a noting stream, half a second into a two-second tone's player.
+    private static func aToneHalfASecondIn() throws -> (
+        NotingStreamSource, ManualClock, HapticEngine, any HapticPatternPlayer
+    ) {
+        let source = NotingStreamSource()
+        let clock = ManualClock(startingAt: 10)
         var options = HapticEngineOptions()
         options.actuators = .hd
         let engine = HapticEngine(
             output: HapticOutputSelection(source: source), options: options, clock: clock, logger: quietLogger())
         try engine.start()
-        return engine
+        let player = try engine.makePlayer(with: AHAPFixtures.tone(seconds: 2))
+        try player.start(atTime: 0)
+        clock.advance(by: 0.5)
+        return (source, clock, engine, player)
     }
 
     /// A muted player is still given to the stream, marked muted, with the cues it plays on with: unmuted, its cue
     /// is the same one, which the stream knows began before (until 7 December a muted player was left out, and the
     /// voice coils took its cue for a start at its unmute).
     @Test func aMutedPlayerIsGivenToTheStreamMarkedMutedWithItsCues() throws {
-        let source = NotingStreamSource()
-        let clock = ManualClock(startingAt: 10)
-        let engine = try Self.engine(source, clock: clock)
-        let player = try engine.makePlayer(with: AHAPFixtures.tone(seconds: 2))
-        try player.start(atTime: 0)
-        clock.advance(by: 0.5)
+        let (source, clock, engine, player) = try Self.aToneHalfASecondIn()
+        defer { withExtendedLifetime(engine) {} }
         let playing = try #require(source.last?.values.first)
         #expect(!playing.isMuted && playing.cues.count == 1)
         player.isMuted = true
@@ -84,12 +78,8 @@ import Testing
 
     /// The same for the engine's haptics muted: every player is given, marked muted.
     @Test func anEngineMutedForHapticsGivesItsPlayersToTheStreamMarkedMuted() throws {
-        let source = NotingStreamSource()
-        let clock = ManualClock(startingAt: 10)
-        let engine = try Self.engine(source, clock: clock)
-        let player = try engine.makePlayer(with: AHAPFixtures.tone(seconds: 2))
-        try player.start(atTime: 0)
-        clock.advance(by: 0.5)
+        let (source, clock, engine, player) = try Self.aToneHalfASecondIn()
+        defer { withExtendedLifetime(player) {} }
         let playing = try #require(source.last?.values.first)
         engine.isMutedForHaptics = true
         clock.advance(by: 0.1)

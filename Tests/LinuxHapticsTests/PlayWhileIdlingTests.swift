@@ -562,22 +562,12 @@ private final class HeldCloseSource: OutputSource {
         func cancel() { source.liveWatches.withLock { $0 -= 1 } }
     }
 
-    final class Output: MotorOutput {
+    final class Output: InertOutput {
         let source: HeldCloseSource
         init(source: HeldCloseSource) { self.source = source }
         var capabilities: OutputCapabilities {
             OutputCapabilities(name: "held close", isVirtual: true, renderProfile: .genericRumble)
         }
-        func sendNeutral() throws(OutputFailure) {}
-        func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {}
-        func keepAlive() throws(OutputFailure) {}
-        func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
-            throw OutputFailure(.unsupported, "no prepared pulses")
-        }
-        func trigger(prepared id: Int) throws(OutputFailure) {}
-        func stop(prepared id: Int) throws(OutputFailure) {}
-        func release(prepared id: Int) {}
-        func currentLevels() -> MotorMagnitudes? { nil }
         func close() {
             let hold = source.held.withLock { held -> Bool in
                 defer { held = false }
@@ -588,4 +578,21 @@ private final class HeldCloseSource: OutputSource {
             while !source.released.withLock({ $0 }) { Sys.yield() }
         }
     }
+}
+
+/// An output that takes every command and plays nothing, and has no prepared pulses: what a test's output does
+/// beyond the few calls it watches.
+protocol InertOutput: MotorOutput {}
+
+extension InertOutput {
+    func sendNeutral() throws(OutputFailure) {}
+    func apply(_ mix: MotorMagnitudes) throws(OutputFailure) {}
+    func keepAlive() throws(OutputFailure) {}
+    func prepare(_ pulse: PreparedPulse) throws(OutputFailure) -> Int {
+        throw OutputFailure(.unsupported, "no prepared pulses")
+    }
+    func trigger(prepared id: Int) throws(OutputFailure) {}
+    func stop(prepared id: Int) throws(OutputFailure) {}
+    func release(prepared id: Int) {}
+    func currentLevels() -> MotorMagnitudes? { nil }
 }
