@@ -101,7 +101,8 @@ public struct AHAPDiagnostic: Sendable, Hashable, CustomStringConvertible {
         case unsortedControlPoints = "unsorted-control-points"
         /// The same parameter listed twice in one event; the last one is used.
         case duplicateParameter = "duplicate-parameter"
-        /// The same key twice in one JSON object; the last one is used.
+        /// The same key twice in one JSON object (the last one is used), or `Time` and its older spelling
+        /// together (`Time` is used).
         case duplicateKey = "duplicate-key"
         /// JSON5 leniency was needed (a trailing comma, a comment); Apple's own samples need it.
         case lenientSyntax = "lenient-syntax"

@@ -77,51 +77,55 @@ struct PatternDecoder {
     /// hostile object with a million keys costs linear time; AHAP objects have at most eight keys.
     private static let linearScanLimit = 16
 
-    /// The object's members with duplicates resolved (last wins, with a warning), `null` values dropped (with a
-    /// warning: an optional key written as `null`, as Apple's samples write `"EventWaveformPath": null`, reads as
-    /// absent, and a required one is then reported missing) and `timeAlias`, the older spelling of `Time` this
-    /// kind of object may use, folded onto `Time`.
+    /// The object's members, each key once: the same key written twice is the last one written (with a warning),
+    /// as in the dictionary `JSONSerialization` makes of the text. Then `null` values are dropped (with a warning:
+    /// an optional key written as `null`, as Apple's samples write `"EventWaveformPath": null`, reads as absent,
+    /// and a required one is then reported missing), and `timeAlias`, the older spelling of `Time` this kind of
+    /// object may use, is folded onto `Time`: `Time` is used when both are there (with a warning), whichever
+    /// comes first, since a dictionary has no order of keys and must read as its text does.
     private mutating func members(
         of object: [JSONMember], timeAlias: TimeAlias? = nil
     ) -> [(key: String, spelledAs: String, value: JSONValue)] {
-        var present = resolvedMembers(of: object, timeAlias: timeAlias)
+        var present = distinctMembers(of: object)
         for member in present {
             guard case .null = member.value else { continue }
             report(
-                .warning, .nullValue, "\(member.spelledAs.shownInMessage) is null; it is read as absent",
-                at: .key(member.spelledAs))
+                .warning, .nullValue, "\(member.key.shownInMessage) is null; it is read as absent",
+                at: .key(member.key))
         }
         present.removeAll { member in
             guard case .null = member.value else { return false }
             return true
         }
-        return present
+        if let timeAlias, present.contains(where: { $0.key == "Time" }),
+            let alias = present.firstIndex(where: { $0.key == timeAlias.rawValue })
+        {
+            report(
+                .warning, .duplicateKey, #""Time" and "\#(timeAlias.rawValue)" both give Time; "Time" is used"#,
+                at: .key(timeAlias.rawValue))
+            present.remove(at: alias)
+        }
+        return present.map { ($0.key == timeAlias?.rawValue ? "Time" : $0.key, $0.key, $0.value) }
     }
 
-    /// The object's members with duplicates resolved (last wins, with a warning) and `timeAlias` folded onto
-    /// `Time`.
-    private mutating func resolvedMembers(
-        of object: [JSONMember], timeAlias: TimeAlias?
-    ) -> [(key: String, spelledAs: String, value: JSONValue)] {
-        var result: [(key: String, spelledAs: String, value: JSONValue)] = []
+    /// The object's members with a key written twice resolved: the last one written is used, with a warning, in
+    /// the place of the first.
+    private mutating func distinctMembers(of object: [JSONMember]) -> [JSONMember] {
+        var result: [JSONMember] = []
         result.reserveCapacity(object.count)
         var positions: [String: Int] = [:]
         let indexed = object.count > Self.linearScanLimit
         for member in object {
-            let key = member.key == timeAlias?.rawValue ? "Time" : member.key
-            let existing = indexed ? positions[key] : result.firstIndex(where: { $0.key == key })
+            let existing = indexed ? positions[member.key] : result.firstIndex(where: { $0.key == member.key })
             guard let existing else {
-                if indexed { positions[key] = result.count }
-                result.append((key, member.key, member.value))
+                if indexed { positions[member.key] = result.count }
+                result.append(member)
                 continue
             }
-            let earlier = result[existing].spelledAs
-            let what =
-                earlier == member.key
-                ? "\(key.quotedForMessage) appears twice"
-                : "\(earlier.quotedForMessage) and \(member.key.quotedForMessage) both give \(key)"
-            report(.warning, .duplicateKey, "\(what); the last one is used", at: .key(member.key))
-            result[existing] = (key, member.key, member.value)
+            report(
+                .warning, .duplicateKey, "\(member.key.quotedForMessage) appears twice; the last one is used",
+                at: .key(member.key))
+            result[existing] = member
         }
         return result
     }

@@ -42,6 +42,70 @@ import Testing
         #expect(fromDictionary.pattern == AHAPValidator.validate(data: text).pattern)
     }
 
+    /// A `null` `Time` or time alias reads as absent before `Time` and its alias are weighed against each other, so
+    /// the other spelling gives the time, with the `null-value` warning at the null key; the dictionary
+    /// `JSONSerialization` makes of the same text reads the same.
+    @Test(arguments: [
+        (#"{"Event":{"Time":0.5,"EventTime":null,"EventType":"HapticTransient"}}"#, "Pattern[1].Event.EventTime"),
+        (#"{"Event":{"EventTime":0.5,"Time":null,"EventType":"HapticTransient"}}"#, "Pattern[1].Event.Time"),
+        (
+            #"{"Parameter":{"ParameterID":"HapticIntensityControl","Time":0.5,"ParameterTime":null,"ParameterValue":0.5}}"#,
+            "Pattern[1].Parameter.ParameterTime"
+        ),
+        (
+            #"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterTime":0.5,"Time":null,"ParameterValue":0.5}}"#,
+            "Pattern[1].Parameter.Time"
+        ),
+    ])
+    func aNullTimeOrTimeAliasReadsAsAbsentAndTheOtherSpellingGivesTheTime(entry: String, nullPath: String) throws {
+        let text = Self.document(event: Self.transient, extra: "," + entry).utf8Data
+        let object = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        for report in [AHAPValidator.validate(data: text), AHAPValidator.validate(dictionary: object)] {
+            let pattern = try #require(report.pattern, "\(report.diagnostics)")
+            #expect(report.diagnostics.map(\.code) == [.nullValue])
+            #expect(report.diagnostics.first?.path == nullPath)
+            #expect(
+                (pattern.events.count == 2
+                    ? pattern.events[1].relativeTime : pattern.dynamicParameters.first?.relativeTime) == 0.5)
+        }
+    }
+
+    /// `Time` and its alias both given: `Time` is used whichever is written first, since a dictionary has no key
+    /// order and must read as its text does; a `duplicate-key` warning at the alias says which one is used.
+    @Test(arguments: [
+        #"{"Event":{"Time":2,"EventTime":1,"EventType":"HapticTransient"}}"#,
+        #"{"Event":{"EventTime":1,"Time":2,"EventType":"HapticTransient"}}"#,
+        #"{"Parameter":{"ParameterID":"HapticIntensityControl","Time":2,"ParameterTime":1,"ParameterValue":0.5}}"#,
+        #"{"Parameter":{"ParameterID":"HapticIntensityControl","ParameterTime":1,"Time":2,"ParameterValue":0.5}}"#,
+    ])
+    func timeIsUsedOverItsAliasInEitherOrderAsInADictionary(entry: String) throws {
+        let text = Self.document(event: Self.transient, extra: "," + entry).utf8Data
+        let object = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let alias = entry.hasPrefix(#"{"Event""#) ? "Pattern[1].Event.EventTime" : "Pattern[1].Parameter.ParameterTime"
+        for report in [AHAPValidator.validate(data: text), AHAPValidator.validate(dictionary: object)] {
+            let pattern = try #require(report.pattern, "\(report.diagnostics)")
+            #expect(report.diagnostics.map(\.code) == [.duplicateKey])
+            #expect(report.diagnostics.first?.path == alias)
+            #expect(report.diagnostics.first?.message.hasSuffix(#"; "Time" is used"#) == true, "\(report.diagnostics)")
+            #expect(
+                (pattern.events.count == 2
+                    ? pattern.events[1].relativeTime : pattern.dynamicParameters.first?.relativeTime) == 2)
+        }
+    }
+
+    /// The same key twice is a different matter: the one written last is used, `null` included, as
+    /// `JSONSerialization` keeps the last one in the dictionary it makes, so the two readings still agree.
+    @Test func theSameKeyTwiceReadsAsTheLastOneNullIncludedAsJSONSerializationReadsIt() throws {
+        let text = Self.document(
+            event: #""Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformPath":null"#
+        ).utf8Data
+        let object = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let fromText = AHAPValidator.validate(data: text)
+        #expect(fromText.errors.map(\.code) == [.missingWaveformPath])
+        #expect(fromText.warnings.map(\.code) == [.duplicateKey, .nullValue])
+        #expect(AHAPValidator.validate(dictionary: object).errors.map(\.code) == [.missingWaveformPath])
+    }
+
     @Test func nullDocumentKeysReadAsAbsent() throws {
         let json = #"""
             {"Version":null,"Metadata":{"Project":null,"Created":"today"},"Pattern":[
