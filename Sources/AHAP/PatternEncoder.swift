@@ -109,9 +109,17 @@ enum PatternEncoder {
         _typeName(type(of: value), qualified: true) == "Foundation.NSNull"
     }
 
+    /// Whether `value` is Foundation's boolean `NSNumber`, what `JSONSerialization` makes of `true` and `false`
+    /// and `NSNumber(value: Bool)` makes, recognised by its type's name as `isFoundationNull` recognises `NSNull`.
+    /// Any `NSNumber` casts to `Bool` (and to `Double`), so the cast alone cannot tell `true` from the number 1.
+    static func isFoundationBoolean(_ value: Any) -> Bool {
+        _typeName(type(of: value), qualified: true) == "Foundation.__NSCFBoolean"
+    }
+
     /// Converts a property-list-style value into a JSON tree. Numbers may be any Swift integer or floating type,
     /// `Decimal`, or Foundation's `NSNumber` (which casts to `Double` when Foundation is loaded). `NSNull`, what
-    /// `JSONSerialization` makes of `null`, is `null`, as in text: an optional key holding it reads as absent.
+    /// `JSONSerialization` makes of `null`, is `null`, as in text: an optional key holding it reads as absent; and
+    /// its boolean `NSNumber`, what it makes of `true` and `false`, is a boolean, as in text.
     static func jsonValue(
         of value: Any, path: inout [JSONPathComponent], depth: Int, limits: AHAPLimits,
         count: inout Int
@@ -135,7 +143,7 @@ enum PatternEncoder {
             return .null
         case let text as String:
             return .string(text)
-        case let flag as Bool where type(of: value) == Bool.self:
+        case let flag as Bool where type(of: value) == Bool.self || isFoundationBoolean(value):
             return .bool(flag)
         case let dictionary as [String: Any]:
             var members: [JSONMember] = []

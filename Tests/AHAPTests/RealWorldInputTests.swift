@@ -106,6 +106,25 @@ import Testing
         #expect(AHAPValidator.validate(dictionary: object).errors.map(\.code) == [.missingWaveformPath])
     }
 
+    /// `true` and `false` in the dictionary `JSONSerialization` makes (Foundation's boolean `NSNumber`) are
+    /// booleans, as in text: not a resource ID where `EventWaveformPath` wants a path or a number, read as 1 or 0
+    /// with the `boolean-as-number` warning where a number belongs, and as themselves where a flag belongs.
+    @Test(arguments: [
+        #""Time":0,"EventType":"AudioCustom","EventWaveformPath":true"#,
+        #""Time":0,"EventType":"AudioCustom","EventWaveformPath":false"#,
+        #""Time":true,"EventType":"HapticContinuous","EventDuration":true,"EventParameters":[{"ParameterID":"Sustained","ParameterValue":false}]"#,
+        #""Time":0,"EventType":"AudioCustom","EventWaveformPath":"a.wav","EventWaveformLoopEnabled":true,"EventWaveformUseVolumeEnvelope":false"#,
+    ])
+    func aBooleanInADictionaryFromJSONSerializationReadsAsInText(event: String) throws {
+        let text = Self.document(event: event).utf8Data
+        let object = try #require(try JSONSerialization.jsonObject(with: text) as? [String: Any])
+        let fromText = AHAPValidator.validate(data: text)
+        let fromDictionary = AHAPValidator.validate(dictionary: object)
+        #expect(fromDictionary.pattern == fromText.pattern)
+        #expect(fromDictionary.diagnostics.map(\.code) == fromText.diagnostics.map(\.code))
+        #expect(fromDictionary.diagnostics.map(\.path) == fromText.diagnostics.map(\.path))
+    }
+
     @Test func nullDocumentKeysReadAsAbsent() throws {
         let json = #"""
             {"Version":null,"Metadata":{"Project":null,"Created":"today"},"Pattern":[
