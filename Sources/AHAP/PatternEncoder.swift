@@ -63,7 +63,7 @@ enum PatternEncoder {
         }
         // A registered resource is written as Core Haptics writes it in a pattern dictionary: its number.
         if let resource = event.audioResourceID {
-            body.append(JSONMember(key: "EventWaveformPath", value: .number(Double(resource.rawValue))))
+            body.append(JSONMember(key: "EventWaveformPath", value: .number(writtenNumber(of: resource))))
         } else if let path = event.waveformPath {
             body.append(JSONMember(key: "EventWaveformPath", value: .string(path)))
         }
@@ -81,6 +81,17 @@ enum PatternEncoder {
         }
         body.append(JSONMember(key: "EventParameters", value: .array(parameters)))
         return .object(body)
+    }
+
+    /// The number an audio resource is written as: its ID, exact up to `AudioResourceID.maximumRawValue`. One
+    /// above that (a pattern made in code can hold any `UInt`) is no `Double` in every case: 2^53 + 1 would round
+    /// down to 2^53, another resource. It is written as the nearest `Double` above the largest instead, or its own
+    /// when larger, so that reading it back refuses it (and `validationDiagnostics()` names it) rather than reading
+    /// another resource.
+    private static func writtenNumber(of resource: AudioResourceID) -> Double {
+        let largest = Double(AudioResourceID.maximumRawValue)
+        guard resource.rawValue > AudioResourceID.maximumRawValue else { return Double(resource.rawValue) }
+        return Swift.max(Double(resource.rawValue), largest.nextUp)
     }
 
     // MARK: Dictionaries

@@ -129,6 +129,20 @@ import AHAPFiles
             ])
     }
 
+    /// An `AudioResourceID` past `AudioResourceID.maximumRawValue` (a `UInt` can hold one) is not written as a
+    /// number that reads back as another resource: 2^53 + 1 is no `Double`, and its nearest, 2^53, is a resource
+    /// too. Its text and its dictionary are refused where it is, and `validationDiagnostics()` names it.
+    @Test(arguments: [AudioResourceID.maximumRawValue + 1, AudioResourceID.maximumRawValue + 2, UInt.max])
+    func anAudioResourceIDPastTheLargestIsReportedNotReadBackAsAnother(rawValue: UInt) throws {
+        let pattern = HapticPattern(
+            events: [HapticEvent(audioResourceID: AudioResourceID(rawValue: rawValue), relativeTime: 0, duration: 1)],
+            parameters: [])
+        let path = "Pattern[0].Event.EventWaveformPath"
+        #expect(pattern.validationDiagnostics().filter { $0.severity == .error }.map(\.path) == [path])
+        #expect(throws: AHAPError.self) { try HapticPattern(data: pattern.ahapData()) }
+        #expect(throws: AHAPError.self) { try HapticPattern(dictionary: pattern.exportDictionary()) }
+    }
+
     @Test func nonFiniteValuesCannotBeEncoded() {
         let pattern = HapticPattern(
             events: [
