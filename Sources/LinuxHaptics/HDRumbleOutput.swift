@@ -486,8 +486,12 @@ package final class HDRumbleStream: CueStream, Sendable {
             let length = loop.length(ofPass: pass)
             if let next = waveform.firstVoiceFrame(atOrAfter: inLoop), next < length {
                 ahead = next - inLoop
-            } else if let next = waveform.firstVoiceFrame(atOrAfter: 0), next < loop.length(ofPass: pass + 1) {
-                ahead = length - inLoop + next
+            } else if let first = waveform.firstVoiceFrame(atOrAfter: 0),
+                let holding = loop.firstPass(from: pass + 1, longerThan: first)
+            {
+                // The first pass that holds the loop's first voice: the next, unless the voice starts on the
+                // shorter passes' last frame (until 7 December a stream with a stop ahead then slept to the stop).
+                ahead = loop.start(ofPass: holding) - loop.start(ofPass: pass) - inLoop + first
             } else {
                 return placed.end
             }

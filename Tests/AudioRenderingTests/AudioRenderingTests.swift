@@ -322,6 +322,22 @@ struct LoopFramesTests {
         }
     }
 
+    /// The first pass that holds a voice starting on frame `frames`: the one asked about when it is long enough,
+    /// the next longer one when the voice starts on the shorter passes' last frame (as many passes apart as the
+    /// loop's fraction of a frame says), none when no pass is that long.
+    @Test(arguments: [300.2, 300.001, 300.999, 2.5])
+    func theFirstPassLongerThanAVoicesFrameIsTheFirstThatHoldsIt(framesPerPass: Double) {
+        let loop = LoopFrames(length: framesPerPass, rate: 1)
+        let shorter = Int(framesPerPass.rounded(.down))
+        for from in [0, 1, 7, 1234] {
+            #expect(loop.firstPass(from: from, longerThan: shorter - 1) == from)
+            let holding = (from..<(from + 5000)).first { loop.length(ofPass: $0) > shorter }
+            #expect(loop.firstPass(from: from, longerThan: shorter) == holding, "from pass \(from)")
+            #expect(loop.firstPass(from: from, longerThan: shorter + 1) == nil)
+        }
+        #expect(LoopFrames(length: 300, rate: 1).firstPass(from: 3, longerThan: 300) == nil, "every pass lasts 300")
+    }
+
     /// A loop shorter than a frame, or of no finite length, still moves on: each pass lasts at least a frame.
     @Test func aPassLastsAtLeastOneFrame() {
         for loop in [LoopFrames(length: 1e-9, rate: 3000), LoopFrames(length: 0, rate: 3000)] {

@@ -3,6 +3,7 @@
 // each report at the time it asked for however late the machine runs it. Its pace against a real driver, on the
 // real clock, is the kernel tests' (hd/switch-pro/).
 import AHAP
+import AudioRendering
 import Foundation
 import HapticTestDevices
 import HapticRendering
@@ -539,6 +540,32 @@ import Testing
         #expect(taps.count == expected.count)
         let worst = zip(taps, expected).map { abs($0 - $1) }.max() ?? .max
         #expect(worst <= 1, "a pass went out \(worst) ms off the clock (the last at \(taps.last ?? 0) ms)")
+    }
+
+    /// A loop's only tap on the last frame of its shorter passes (a tap at 0.1 s, 300 frames at 3 kHz, looped every
+    /// 300.2 frames: it sounds in the passes of 301) is written in each pass that holds it, whether or not the
+    /// player has a stop ahead. Until 7 December a stream whose source had a stop looked for the tap in the next
+    /// pass only, found none, and slept to the stop: nothing was written.
+    @Test(arguments: [false, true])
+    func aTapOnTheShorterPassesLastFrameIsWrittenInEachPassThatHoldsIt(stopsLater: Bool) throws {
+        let renderer = BandRenderer(
+            pattern: Self.tap(at: 0.1, after: HapticPattern(events: [], parameters: [])), locality: .all)
+        let voice = try #require(renderer.waveform.firstVoiceFrame(atOrAfter: 0))
+        let loopLength = (Double(voice) + 0.2) / BandRenderer.sampleRate
+        let rig = try SteppedStream()
+        let keeper = RecordingKeeper(clock: rig.clock)
+        let stream = try rig.start { _, _ in keeper }
+        let start = rig.clock.now
+        let id = stream.stream.play(
+            HDRumbleStream.Source(renderer: renderer, offset: 0, loopLength: loopLength),
+            atNanoseconds: MonotonicClock.nanoseconds(start))
+        if stopsLater { stream.stream.stop(id, atNanoseconds: MonotonicClock.nanoseconds(start + 60 * loopLength)) }
+        rig.advance(by: 50 * loopLength)
+        stream.close()
+        let loop = LoopFrames(length: loopLength, rate: BandRenderer.sampleRate)
+        let holding = (0..<49).filter { loop.length(ofPass: $0) > voice }
+        let taps = try Self.timed(rig, keeper).map(\.report.frame.left.isAtRest).split(separator: true)
+        #expect(!holding.isEmpty && taps.count == holding.count)
     }
 
     /// A tap looped every trillion seconds (a player takes any finite `loopEnd`): the tap and its reports at rest go
