@@ -136,11 +136,12 @@ public struct NativePeriodicUpdate: Sendable, Hashable {
     }
 }
 
-/// A pattern compiled for a device with native `FF_PERIODIC`: one effect per haptic event. Where the kernel's
-/// replay and envelope fields express the event exactly (to the millisecond), that effect is all; an event with
-/// intensity or sharpness controls changing under it, or with a shape an attack-hold-fade envelope cannot
-/// express, is listed in `inexactEvents` and its effect follows the pattern by updates (`updates`) that the
-/// profile's write-budgeted planner places, as it places motor levels.
+/// A pattern compiled for a device with native `FF_PERIODIC`: one effect per haptic event that sounds (the motor
+/// renderers' limit, `PatternRenderer.maximumSoundingEvents` at once, leaves the same events out here). Where the
+/// kernel's replay and envelope fields express the event exactly (to the millisecond), that effect is all; an
+/// event with intensity or sharpness controls changing under it, or with a shape an attack-hold-fade envelope
+/// cannot express, is listed in `inexactEvents` and its effect follows the pattern by updates (`updates`) that
+/// the profile's write-budgeted planner places, as it places motor levels.
 public struct NativePeriodicProgram: Sendable, Hashable {
     /// In event order.
     public var effects: [NativePeriodicEffect]
@@ -167,10 +168,12 @@ public struct NativePeriodicProgram: Sendable, Hashable {
         let knots = controls.knots.sorted()
         effects = []
         inexactEvents = []
-        for (index, event) in pattern.events.enumerated() where event.isHaptic {
-            guard let voice = EventVoice(event: event, controls: controls, pulse: profile.transientPulse) else {
-                continue
-            }
+        // The voices the motor renderers play (`SoundingVoices`: at most `PatternRenderer.maximumSoundingEvents`
+        // at once), so that every kind of device plays the same events, and an event is planned only if it sounds.
+        let voices = pattern.events.enumerated().compactMap { index, event in
+            EventVoice(event: event, controls: controls, pulse: profile.transientPulse).map { (index, $0) }
+        }
+        for (index, voice) in SoundingVoices.admittedIndices(voices.map(\.1)).map({ voices[$0] }) {
             let start = voice.start
             let end = voice.end
             let intensityControl = controls.intensity.value(at: start, piece: start)

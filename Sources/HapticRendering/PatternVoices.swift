@@ -97,8 +97,13 @@ struct SoundingVoices {
     /// The voices of `voices` that the limit lets in, in their order. No more than the limit of them sound at any
     /// instant, so a sweep over them alone finds the same voices as a sweep over all.
     static func admitted(_ voices: [EventVoice]) -> [EventVoice] {
+        admittedIndices(voices).map { voices[$0] }
+    }
+
+    /// The indices into `voices` of those `admitted` lets in, ascending.
+    static func admittedIndices(_ voices: [EventVoice]) -> [Int] {
         var sweep = SoundingVoices(voices)
         _ = sweep.at(.infinity)
-        return sweep.admittedIndices.sorted().map { voices[$0] }
+        return sweep.admittedIndices.sorted()
     }
 }

@@ -72,6 +72,28 @@ import Testing
         #expect(planner.commands(for: timeline).last?.levels == .off)
     }
 
+    /// Hundreds of overlapping events under one intensity curve (a swell over the whole pattern): the native
+    /// program plays the voices the motors play, the first `maximumSoundingEvents` to start, and plans only
+    /// those, so its cost is bounded by the limit however many events overlap. An event that starts after they
+    /// end is played again, under its own index.
+    @Test func aNativeProgramFollowsOnlyTheEventsTheSoundingLimitLetsIn() {
+        let limit = PatternRenderer.maximumSoundingEvents
+        let overlapping = (0..<400).map {
+            Build.continuous(at: Double($0) * 0.0003, duration: 2, intensity: 0.5, sharpness: 0.5)
+        }
+        let after = Build.continuous(at: 3, duration: 0.5, intensity: 0.5, sharpness: 0.5)
+        let swell = Build.curve(
+            .hapticIntensityControl, at: 0, (0...7).map { (Double($0) * 0.5, $0 % 2 == 0 ? 0.25 : 0.75) })
+        let program = NativePeriodicProgram(
+            pattern: Build.pattern(overlapping + [after], curves: [swell]), profile: .periodicForce)
+        #expect(program.effects.count == limit + 1)
+        #expect(program.inexactEvents == Array(0..<limit) + [overlapping.count])
+        let admitted = NativePeriodicProgram(
+            pattern: Build.pattern(Array(overlapping.prefix(limit)) + [after], curves: [swell]), profile: .periodicForce
+        )
+        #expect(program.effects == admitted.effects)
+    }
+
     /// Timelines built by hand with times near the limits of a Double: the planner finishes, and ends off.
     @Test(arguments: [1e308, Double.infinity, 1e20])
     func hugeTimelinesArePlanned(end: Double) {
