@@ -216,10 +216,11 @@ public struct PatternRenderer: Sendable, Hashable {
         return MotorMagnitudes(strong: strong, weak: weak)
     }
 
-    /// The most events that sound at once. An event that starts while this many sound is not played: no motor
+    /// The most events that sound at once. An event that starts while this many sound is not played, on any
+    /// device (the renderers and `NativePeriodicProgram` all admit events through `SoundingVoices`): no motor
     /// tells 64 overlapping events from fewer (their levels sum and saturate at 1), and the cost of a piece of
-    /// the timeline grows with the events sounding in it, so a hostile pattern of thousands of overlapping
-    /// events would otherwise take minutes.
+    /// the timeline, or of the effects a force device follows, grows with the events sounding in it, so a hostile
+    /// pattern of thousands of overlapping events would otherwise take minutes.
     public static let maximumSoundingEvents = 64
 
     /// The level at which an on/off motor's rounding switches it on.
