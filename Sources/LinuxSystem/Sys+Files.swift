@@ -30,6 +30,8 @@ extension Sys {
 
         /// Whether it is a folder.
         package var isDirectory: Bool { type == S_IFDIR }
+        /// Whether it is a regular file (not a folder, a device, a pipe or a socket).
+        package var isRegularFile: Bool { type == S_IFREG }
 
         init(_ status: Glibc.stat) {
             type = status.st_mode & S_IFMT

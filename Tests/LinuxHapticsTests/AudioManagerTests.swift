@@ -178,6 +178,24 @@ import Testing
         #expect(Self.frames(rig.output.samples).suffix(500).allSatisfy { abs($0.left - 0.5) < 1e-6 })
     }
 
+    /// An effect sounding when the sound is muted ends with the music's glide (a second-long effect played on at
+    /// its level to its end, until 7 December), and none comes back at the unmute.
+    @Test func muteEndsAnEffectThatSounds() async throws {
+        let rig = try Rig()
+        defer { rig.sounds.folder.remove() }
+        rig.manager.preloadAllAssets(["both"])
+        await rig.manager.settled()
+        rig.manager.playEffect("both")
+        try await rig.advance(frames: 1000)
+        #expect(Self.frames(rig.output.samples).suffix(500).contains { $0.left != 0 }, "the effect sounds")
+        rig.manager.mute()
+        try await rig.advance(frames: 2000)
+        #expect(Self.frames(rig.output.samples).suffix(1500).allSatisfy { $0.left == 0 && $0.right == 0 })
+        rig.manager.unmute()
+        try await rig.advance(frames: 1000)
+        #expect(Self.frames(rig.output.samples).suffix(1000).allSatisfy { $0.left == 0 && $0.right == 0 })
+    }
+
     /// A track left fading out by a stop (an infinite fade: `longestFadeOutSeconds`) is reached by a later stop:
     /// at once, it is silent. (Until 6 December it played on, and no call reached it.)
     @Test func aLaterStopReachesTheTrackAnEarlierOneLeftFadingOut() async throws {
@@ -787,5 +805,25 @@ import Testing
         let heard = Self.frames(rig.output.samples, from: before).map { max(abs($0.left), abs($0.right)) }.max() ?? 0
         #expect(heard > 0, "the first call's sound plays")
         #expect(heard <= loudest * 1.01, "peak \(heard) against one play's \(loudest): the dropped call played too")
+    }
+
+    /// With sound off, `preloadSounds()` readies the patterns `playFeedback` plays (without their sounds), and
+    /// sound switched on after it readies them with: each play finds its pattern prepared. Until 7 December they
+    /// were readied with their sounds whatever the setting, and with sound off no play found its own.
+    @Test func preloadedPatternsAreTheOnesPlaysUseWithSoundOffAndAfterItIsSwitchedOn() throws {
+        let (service, provider, rig, _) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        service.isSoundEnabled = false
+        service.preloadSounds()
+        service.playFeedback(.pass)
+        let engine = try #require(provider.latest)
+        var played = try #require(engine.state.withLock { $0.played }.last)
+        #expect(engine.state.withLock { $0.prepared }.contains(played))
+        service.isSoundEnabled = true
+        clock.advance(by: 1)
+        service.playFeedback(.success)
+        played = try #require(engine.state.withLock { $0.played }.last)
+        #expect(played.events.contains { $0.type == .audioCustom })
+        #expect(engine.state.withLock { $0.prepared }.contains(played))
     }
 }

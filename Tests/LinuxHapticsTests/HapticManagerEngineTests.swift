@@ -305,6 +305,50 @@ import Testing
         setup.clock.advance(by: 1)
         #expect(setup.peak(since: replugged).strong > 0, "plays again after the replug")
     }
+
+    /// A pattern whose prepared play was used, prepared again, is the newest in the engine and in the manager's
+    /// list: a fifth prepare lets the same oldest go in both, and a reset prepares again the set the engine held
+    /// (until 7 December the manager kept its first place, and the reset brought back the light impact the engine
+    /// had let go: four uploads, not three).
+    @Test func aPatternPreparedAgainAfterItsPlayIsTheNewestInTheEngineAndOnTheNextOne() async {
+        let setup = Setup()
+        let impacts = [ImpactStyle.light, .medium, .heavy, .soft].map { HapticFeedback.impact($0).pattern }
+        setup.manager.prepare(pattern: Self.noPulse)
+        for impact in impacts.prefix(3) { setup.manager.prepare(pattern: impact) }
+        setup.manager.play(pattern: Self.noPulse)
+        setup.clock.advance(by: 1)
+        setup.manager.prepare(pattern: Self.noPulse)
+        setup.manager.prepare(pattern: impacts[3])
+        setup.recorder.unplug()
+        await setup.log.waitForRecovery(count: 1)
+        setup.recorder.clearRecords()
+        setup.recorder.replug()
+        await setup.log.waitForRecovery(count: 2)
+        let uploads = setup.recorder.records().filter { if case .prepare = $0.action { true } else { false } }
+        #expect(uploads.count == 3, "the medium, heavy and soft impacts: \(uploads.map { $0.action })")
+    }
+
+    /// A pattern held prepared, prepared again, is the newest: the next prepare lets the oldest other go, so its
+    /// play is still the prepared pulse's trigger (until 7 December it kept its age and was the one let go).
+    @Test func aPatternHeldPreparedAndPreparedAgainIsNotTheOneANewPrepareLetsGo() {
+        let setup = Setup()
+        let impacts = [ImpactStyle.light, .medium, .heavy, .soft].map { HapticFeedback.impact($0).pattern }
+        for impact in impacts { setup.manager.prepare(pattern: impact) }
+        setup.manager.prepare(pattern: impacts[0])
+        setup.manager.prepare(pattern: Self.noPulse)
+        let mark = setup.recorder.records().count
+        setup.manager.play(pattern: impacts[0])
+        let played = setup.recorder.records().dropFirst(mark).map { $0.action }
+        #expect(played.contains { if case .trigger = $0 { true } else { false } }, "\(played)")
+    }
+
+    /// A continuous stretch 50 ms in: prepared, it uploads no pulse.
+    static let noPulse = HapticPattern(
+        events: [
+            HapticEvent(
+                type: .hapticContinuous, parameters: [.init(parameterID: .hapticIntensity, value: 0.3)],
+                relativeTime: 0.05, duration: 0.2)
+        ], parameters: [])
 }
 
 /// What the manager's log says when the capability check finds nothing: the engine's own words for its first
@@ -385,4 +429,5 @@ import Testing
         var optedIn = Watch(forceDevices: true)
         #expect(optedIn.hear(stick, selection: .firstRumbleDevice) == .connected)
     }
+
 }

@@ -215,6 +215,29 @@ import Testing
                 == [scratch.url.appendingPathComponent("beep.wav").path, "elsewhere.wav", "../beep.wav"])
     }
 
+    /// A folder named like a resource is no file of it: the pattern's name finds nothing, a sound's name is left
+    /// to the engine's folders, and a folder beside a pattern named like its sound is not that sound. Until 7
+    /// December each was taken for the file (the engine was handed a folder to play, in place of its own copy).
+    @Test func aFolderNamedLikeAResourceIsNotTakenForItsFile() throws {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        for folder in ["thud.ahap", "success.wav", "beep.wav"] {
+            try FileManager.default.createDirectory(
+                at: scratch.url.appendingPathComponent(folder), withIntermediateDirectories: true)
+        }
+        let directory = HapticResourceDirectory(directory: scratch.url)
+        #expect(directory.url(forResource: "thud", withExtension: "ahap") == nil)
+        let (manager, provider, _) = Self.manager(folder: scratch.url)
+        manager.play(pattern: HapticFeedback.notification(.success).pattern(withSound: .success))
+        let engine = try #require(provider.latest)
+        #expect(engine.state.withLock { $0.played }.first?.events.compactMap(\.waveformPath) == ["success.wav"])
+        let file = scratch.url.appendingPathComponent("tap.ahap")
+        let beside = HapticManager.soundsFound(
+            beside: file,
+            in: HapticPattern(events: [HapticEvent(audioWaveformPath: "beep.wav", relativeTime: 0)], parameters: []))
+        #expect(beside.events.map(\.waveformPath) == ["beep.wav"])
+    }
+
     /// A pattern built in code (a feedback with its sound, `success.wav`) gets its sound from the manager's own
     /// resolver, as a named pattern does: until 5 December the engine looked for it only in the `Haptics/` folder
     /// found at launch, whatever resolver the app gave. A name the resolver does not know is left for the engine.
@@ -272,7 +295,7 @@ import Testing
         await log.waitForRecovery(count: 1)
         let rebuilt = try #require(provider.latest)
         #expect(provider.engines.count == 2)
-        #expect(rebuilt.state.withLock { $0.prepared } == [impact, tick], "each once, oldest first")
+        #expect(rebuilt.state.withLock { $0.prepared } == [tick, impact], "each once, the one prepared last last")
         // Asked for while there was no engine: prepared once one is built.
         let late = Self.manager(hardware: false, log: RecordingLog())
         late.0.prepare(pattern: tick)

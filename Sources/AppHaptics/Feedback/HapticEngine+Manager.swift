@@ -81,10 +81,23 @@ package final class ManagedEngineAdapter: ManagedHapticEngine {
     /// Opens the device ahead, so the first haptic does not pay for it.
     package func prepare() throws { try engine.start() }
 
+    /// Prepares `pattern`'s player, in an empty slot or else the oldest fill's. One held already is made the
+    /// newest fill instead, as the manager lists it (`HapticManager.prepare(pattern:)`): the four prepared last are
+    /// kept, here and on the next engine alike (until 7 December a pattern prepared again kept its age here and
+    /// became the newest in the manager's list, and a reset then prepared another set than the engine held).
     package func prepare(_ pattern: HapticPattern) throws {
         try engine.start()
-        let held = (0..<prepared.count).contains { index in
-            prepared.withClaimWaiting(index) { entry in entry?.pattern == pattern }
+        let held = preparing.withLock { fills in
+            (0..<prepared.count).contains { index in
+                prepared.withClaimWaiting(index) { entry in
+                    guard let kept = entry, kept.pattern == pattern else { return false }
+                    fills += 1
+                    entry = PreparedPattern(
+                        pattern: kept.pattern, identity: kept.identity, player: kept.player, keeps: kept.keeps,
+                        order: fills)
+                    return true
+                }
+            }
         }
         if held { return }
         let player = try engine.makePlayer(with: pattern)

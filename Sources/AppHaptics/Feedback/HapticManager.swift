@@ -177,7 +177,8 @@ public final class HapticManager {
     /// Gets ready to play `pattern`: a single-pulse pattern (an impact, the selection tick) is uploaded ahead and
     /// stays uploaded, so every `play(pattern:)` of it reaches the device as one `write()` (a play while it still
     /// sounds starts it over). Four patterns at most stay prepared, each holding a device slot: preparing a fifth
-    /// lets the oldest go. Preparing a pattern that is prepared already does nothing. Asked for while haptics
+    /// lets the oldest go. Preparing a pattern that is prepared already makes it the newest (the four prepared last
+    /// are kept, and prepared again on a new engine). Asked for while haptics
     /// are off, or before a reset, it is prepared on the next engine. A pattern no engine plays (a number that is
     /// not one, a time past `HapticPattern.maximumTime`: only one built in code holds them) is logged and changes
     /// nothing: it lets no prepared pattern go (until 6 December it did).
@@ -189,10 +190,10 @@ public final class HapticManager {
                 metadata: ["error": "the pattern cannot be played: \(problem)"])
             return
         }
-        if !preparedPatterns.contains(pattern) {
-            preparedPatterns.append(pattern)
-            if preparedPatterns.count > ManagedEngineAdapter.preparedLimit { preparedPatterns.removeFirst() }
-        }
+        // The newest, whether it was listed or not, as the engine holds it.
+        preparedPatterns.removeAll { $0 == pattern }
+        preparedPatterns.append(pattern)
+        if preparedPatterns.count > ManagedEngineAdapter.preparedLimit { preparedPatterns.removeFirst() }
         withEngine("preparing a pattern") { try $0.prepare(pattern) }
         followKeptPlayers()
     }
@@ -406,7 +407,7 @@ public final class HapticManager {
                 AudioResourcePath.refusal(of: path) == nil
             else { continue }
             let beside = AudioResourcePath.candidates(for: path, in: [folder.path])[0]
-            if FileManager.default.fileExists(atPath: beside) { pattern.events[index].waveformPath = beside }
+            if HapticResourceDirectory.isFile(beside) { pattern.events[index].waveformPath = beside }
         }
         return pattern
     }

@@ -15,11 +15,13 @@ public struct HapticResourceDirectory: HapticResourceResolving {
         self.directory = directory
     }
 
-    /// `nil` for names that would leave the folder (separators, leading dots) and for files that do not exist.
+    /// `nil` for names that would leave the folder (separators, leading dots) and for files that do not exist: a
+    /// folder named like the resource (`thud.ahap/`) is none (until 7 December it was taken for the pattern's
+    /// file, and one named like a sound hid the engine's copy of it).
     public func url(forResource name: String, withExtension fileExtension: String) -> URL? {
         guard !name.isEmpty, !name.contains("/"), !name.hasPrefix(".") else { return nil }
         let url = directory.appendingPathComponent(name).appendingPathExtension(fileExtension)
-        return FileManager.default.fileExists(atPath: url.path) ? url : nil
+        return Self.isFile(url.path) ? url : nil
     }
 
     /// The name of the asset folder, in the repository and when installed.
@@ -99,6 +101,11 @@ public struct HapticResourceDirectory: HapticResourceResolving {
     /// links were resolved as text took `link/..` for the folder the link is in).
     static func isDirectory(_ url: URL) -> Bool {
         (try? Sys.stat(url.path(percentEncoded: false)))?.isDirectory == true
+    }
+
+    /// Whether `path` is a regular file, or a link to one.
+    static func isFile(_ path: String) -> Bool {
+        (try? Sys.stat(path))?.isRegularFile == true
     }
 
     static func isRepository(_ folder: URL) -> Bool {

@@ -327,18 +327,22 @@ public final class AudioManager {
         isPlaying = false
     }
 
-    /// Silences music and effects; the music plays on, silently, and is heard again on `unmute()`.
+    /// Silences music and effects: the music plays on, silently, and is heard again on `unmute()`; effects that
+    /// sound end (until 7 December they played on to their end) and none starts until then.
     public func mute() {
         takeFinishedWork()
         guard !isMuted else { return }
         isMuted = true
         guard let stream else { return }
+        let effects = playingEffects
         stream.together { changes in
             if let incoming { changes.fade(incoming, to: 0, over: Self.muteSeconds) }
             // A track fading out has nothing left to give: it ends now rather than play on silently.
             if let outgoing { changes.fade(outgoing, to: 0, over: Self.muteSeconds, thenStop: true) }
+            for effect in effects { changes.fade(effect.sound, to: 0, over: Self.muteSeconds, thenStop: true) }
         }
         outgoing = nil
+        playingEffects = []
     }
 
     /// Undoes `mute()`: the music comes back at its level.

@@ -13,8 +13,13 @@ public import Observation
 @Observable
 @MainActor
 public final class AudioService: HapticFeedbackService {
-    /// Whether feedback makes sound (on by default). Off, the haptics still play.
-    public var isSoundEnabled = true
+    /// Whether feedback makes sound (on by default). Off, the haptics still play. Changed after `preloadSounds()`,
+    /// the feedback patterns are readied again as they now play.
+    public var isSoundEnabled = true {
+        didSet { if preloaded, oldValue != isSoundEnabled { preparePatterns() } }
+    }
+    /// `preloadSounds()` was called: the patterns follow `isSoundEnabled`.
+    @ObservationIgnored private var preloaded = false
 
     @ObservationIgnored private let haptics: HapticFeedbackGenerator
     @ObservationIgnored private let audio: AudioManager
@@ -26,10 +31,23 @@ public final class AudioService: HapticFeedbackService {
         self.audio = audio
     }
 
-    /// Decodes the three sounds and readies their patterns, so that the first `playFeedback` has no load delay.
+    /// Decodes the three sounds and readies their patterns, so that the first `playFeedback` has no load delay: the
+    /// patterns it plays, with their sounds or, with sound off (or `AudioManager` muted), without (until 7
+    /// December they were readied with their sounds whatever the setting, and with sound off no play found its
+    /// pattern ready).
     public func preloadSounds() {
         audio.preloadAllAssets(FeedbackSound.allCases.map(\.fileName))
-        for feedback in AppFeedback.allCases { haptics.prepare(feedback.feedback, withSound: feedback.sound) }
+        preloaded = true
+        preparePatterns()
+    }
+
+    /// The sound `feedback`'s haptic carries now: none with sound off or `AudioManager` muted.
+    private func sound(of feedback: AppFeedback) -> FeedbackSound? {
+        isSoundEnabled && !audio.isMuted ? feedback.sound : nil
+    }
+
+    private func preparePatterns() {
+        for feedback in AppFeedback.allCases { haptics.prepare(feedback.feedback, withSound: sound(of: feedback)) }
     }
 
     /// Plays `feedback`'s sound with its haptic, starting together (about the sound output's buffer after the
@@ -37,7 +55,7 @@ public final class AudioService: HapticFeedbackService {
     /// the sound alone. A call the rate limits drop plays neither. Failures are logged, never thrown.
     public func playFeedback(_ feedback: AppFeedback) {
         // The app's mute holds for the feedback's sound too, whichever output carries it.
-        let sound = isSoundEnabled && !audio.isMuted ? feedback.sound : nil
+        let sound = sound(of: feedback)
         let carried = haptics.outputCanPlay
         switch haptics.play(feedback.feedback, withSound: carried ? sound : nil) {
         case .dropped: return
