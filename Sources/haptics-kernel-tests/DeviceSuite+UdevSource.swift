@@ -149,6 +149,13 @@ extension DeviceSuite {
             do {
                 defer { unlink(database) }
                 try await compareWithSysfs(monitorPort: socket.value.port)
+                // The comparison reads the database on the monitor's thread after it began: the record is taken
+                // away once the comparison told the pad. Taken away sooner, a comparison that read it late (a loaded
+                // machine: one of two full runs here on 7 December) found the pad unprocessed and told its access
+                // changed, and the daemon's `add` then told it added.
+                try await waitUntil("the comparison to tell the pad processed since", toldIn: toldSoFar) {
+                    toldSoFar().contains { $0.device.node == pad.eventNode }
+                }
             }
             try letGo()
             try settleUdev()
