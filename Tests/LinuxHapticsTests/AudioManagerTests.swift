@@ -826,4 +826,18 @@ import Testing
         #expect(played.events.contains { $0.type == .audioCustom })
         #expect(engine.state.withLock { $0.prepared }.contains(played))
     }
+
+    /// The same when `AudioManager` is muted after `preloadSounds()`: the play after the mute readies the patterns
+    /// it plays (without their sounds), and finds its own prepared.
+    @Test func aMuteAfterPreloadingMakesThePlaysPatternTheOnePrepared() throws {
+        let (service, provider, rig, _) = try service(hardware: true)
+        defer { rig.sounds.folder.remove() }
+        service.preloadSounds()
+        rig.manager.mute()
+        service.playFeedback(.pass)
+        let engine = try #require(provider.latest)
+        let played = try #require(engine.state.withLock { $0.played }.last)
+        #expect(!played.events.contains { $0.type == .audioCustom })
+        #expect(engine.state.withLock { $0.prepared }.contains(played))
+    }
 }

@@ -16,10 +16,10 @@ public final class AudioService: HapticFeedbackService {
     /// Whether feedback makes sound (on by default). Off, the haptics still play. Changed after `preloadSounds()`,
     /// the feedback patterns are readied again as they now play.
     public var isSoundEnabled = true {
-        didSet { if preloaded, oldValue != isSoundEnabled { preparePatterns() } }
+        didSet { followSoundSetting() }
     }
-    /// `preloadSounds()` was called: the patterns follow `isSoundEnabled`.
-    @ObservationIgnored private var preloaded = false
+    /// Whether the patterns `preloadSounds()` readied carry their sounds; nil before it was called.
+    @ObservationIgnored private var preparedWithSound: Bool?
 
     @ObservationIgnored private let haptics: HapticFeedbackGenerator
     @ObservationIgnored private let audio: AudioManager
@@ -37,25 +37,33 @@ public final class AudioService: HapticFeedbackService {
     /// pattern ready).
     public func preloadSounds() {
         audio.preloadAllAssets(FeedbackSound.allCases.map(\.fileName))
-        preloaded = true
         preparePatterns()
     }
 
-    /// The sound `feedback`'s haptic carries now: none with sound off or `AudioManager` muted.
-    private func sound(of feedback: AppFeedback) -> FeedbackSound? {
-        isSoundEnabled && !audio.isMuted ? feedback.sound : nil
-    }
+    /// Whether a feedback's haptic carries its sound now: not with sound off or `AudioManager` muted.
+    private var carriesSound: Bool { isSoundEnabled && !audio.isMuted }
 
     private func preparePatterns() {
-        for feedback in AppFeedback.allCases { haptics.prepare(feedback.feedback, withSound: sound(of: feedback)) }
+        let withSound = carriesSound
+        preparedWithSound = withSound
+        for feedback in AppFeedback.allCases {
+            haptics.prepare(feedback.feedback, withSound: withSound ? feedback.sound : nil)
+        }
+    }
+
+    /// The patterns readied again when the sound they carry changed since (`isSoundEnabled`, or `AudioManager`'s
+    /// mute, which is its own to change: found at the next play).
+    private func followSoundSetting() {
+        if let preparedWithSound, preparedWithSound != carriesSound { preparePatterns() }
     }
 
     /// Plays `feedback`'s sound with its haptic, starting together (about the sound output's buffer after the
     /// call); with sound off (or `AudioManager` muted), the haptic alone; with no gamepad or haptics switched off,
     /// the sound alone. A call the rate limits drop plays neither. Failures are logged, never thrown.
     public func playFeedback(_ feedback: AppFeedback) {
+        followSoundSetting()
         // The app's mute holds for the feedback's sound too, whichever output carries it.
-        let sound = sound(of: feedback)
+        let sound = carriesSound ? feedback.sound : nil
         let carried = haptics.outputCanPlay
         switch haptics.play(feedback.feedback, withSound: carried ? sound : nil) {
         case .dropped: return
