@@ -132,6 +132,9 @@ final class EngineCore: Sendable {
     /// What the HD actuators a stream drives were last sent, while the engine plays on them.
     var actuatorActivity: ActuatorActivity? { patternStream?.activity }
 
+    /// What they played at `time`, a moment just past or now.
+    func actuatorActivity(atTime time: Double) -> ActuatorActivity? { patternStream?.activity(at: time) }
+
     /// Reports written and underruns on that stream, while the engine plays on it.
     var hdStreamCounts: (reports: Int, underruns: Int)? { patternStream?.streamCounts }
 

@@ -128,7 +128,7 @@ package final class HDRumbleStream: CueStream, Sendable {
         var armed: ArmedSpan?
         var restLeft = 0
         var reports = 0
-        var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+        var activity = ActivityHistory()
         /// The last report written moved an actuator.
         var playing = false
         var closing = false
@@ -171,7 +171,8 @@ package final class HDRumbleStream: CueStream, Sendable {
     package var reports: Int { state.withLock { $0.reports } }
     /// Reports written so far; the stream counts no underruns (the pad holds each report's bands).
     var counts: (reports: Int, underruns: Int) { (reports, 0) }
-    var activity: ActuatorActivity { state.withLock { $0.activity } }
+    var activity: ActuatorActivity { state.withLock { $0.activity.latest } }
+    func activity(at time: Double) -> ActuatorActivity { state.withLock { $0.activity.activity(at: time) } }
     /// How long until a report may go out (`minimumSpacingSeconds` after the last): a pattern started then is
     /// written from its first frame in a report of its own, where one started sooner would be read from where it
     /// is by then, and a tap shorter than the wait would be lost. 0 when a report may go out now.
@@ -354,7 +355,7 @@ package final class HDRumbleStream: CueStream, Sendable {
             }
             let taken = Self.takeCounter(&state, now: self.now, keeper: keeper)
             state.reports += 1
-            state.activity = Self.activity(bands.left, bands.right)
+            state.activity.record(Self.activity(bands.left, bands.right), at: Double(now) / Self.nanosecondsPerSecond)
             let report = SwitchRumbleReport(
                 counter: taken.counter,
                 frame: SwitchRumbleFrame(left: Self.actuator(bands.left), right: Self.actuator(bands.right)))
@@ -530,7 +531,7 @@ package final class HDRumbleStream: CueStream, Sendable {
             guard state.playing else { return nil }
             state.playing = false
             state.restLeft = 0
-            state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+            state.activity.record(.atRest, at: clock.now)
             return .rest(counter: Self.takeCounter(&state, now: now, keeper: keeper).counter)
         }
         if let rest {
@@ -606,6 +607,7 @@ package final class HDRumbleMember: PatternStream {
     package var failure: OutputFailure? { stream.failure }
     var counts: (reports: Int, underruns: Int) { stream.counts }
     var activity: ActuatorActivity { stream.activity }
+    func activity(at time: Double) -> ActuatorActivity { stream.activity(at: time) }
     var startLead: Double { stream.startLead }
 
     /// Ends this engine's part: its sources stop at once. The stream ends (its actuators put at rest, its guard let

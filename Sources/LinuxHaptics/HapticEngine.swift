@@ -91,6 +91,11 @@ public final class HapticEngine: Sendable {
     /// (`outputLevels` is what they get).
     public var actuatorActivity: ActuatorActivity? { core.actuatorActivity }
 
+    /// What those actuators played at `time` (on `currentTime`'s clock), asked once it has passed: a moment of the
+    /// last quarter second is answered as it was, whenever the caller woke to ask (what plays now is the next
+    /// moment's). Nil on motors.
+    public func actuatorActivity(atTime time: Double) -> ActuatorActivity? { core.actuatorActivity(atTime: time) }
+
     /// The HD actuators' stream so far: reports written, and underruns (on the voice coils, a report that found the
     /// pad's queue empty while the one before carried sound); nil on motors. For this package's benchmarks.
     package var hdStreamCounts: (reports: Int, underruns: Int)? { core.hdStreamCounts }

@@ -66,6 +66,9 @@ public struct ActuatorActivity: Sendable, Hashable {
         self.right = right
         self.frequency = frequency
     }
+
+    /// Still actuators.
+    package static let atRest = ActuatorActivity(left: 0, right: 0, frequency: nil)
 }
 
 extension OutputCapabilities {

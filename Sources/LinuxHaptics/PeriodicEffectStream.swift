@@ -223,7 +223,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         /// The first effect left out was logged.
         var leftOutLogged = false
         var closing = false
-        var activity = ActuatorActivity(left: 0, right: 0, frequency: nil)
+        var activity = ActivityHistory()
 
         func isFull(at now: Double) -> Bool { now < fullUntil }
 
@@ -292,7 +292,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     var failure: OutputFailure? { firstFailure.withLock { $0 } }
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
-    var activity: ActuatorActivity { state.withLock { $0.activity } }
+    var activity: ActuatorActivity { state.withLock { $0.activity.latest } }
+    func activity(at time: Double) -> ActuatorActivity { state.withLock { $0.activity.activity(at: time) } }
     /// Effects left out so far: the device was full, and none of our slots came free before their end.
     var leftOut: Int { state.withLock { $0.leftOut } }
     /// Nothing is queued ahead: an effect due now is uploaded and played at once, before the effects that are not
@@ -475,11 +476,14 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             }
         case .play(let id, let slot):
             try device.play(effectID: slot, count: 1)
+            let now = clock.now
             state.withLock { state in
                 if let live = state.live[id] {
-                    state.activity = ActuatorActivity(
-                        left: live.placed.effect.magnitude, right: live.placed.effect.magnitude,
-                        frequency: 1 / live.placed.effect.period)
+                    state.activity.record(
+                        ActuatorActivity(
+                            left: live.placed.effect.magnitude, right: live.placed.effect.magnitude,
+                            frequency: 1 / live.placed.effect.period),
+                        at: now)
                 }
             }
         case .update(let slot, let effect):
@@ -594,7 +598,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             state.live[id]?.nextUpdate = next
             steps.append(.update(slot, updated))
         }
-        if state.live.isEmpty { state.activity = ActuatorActivity(left: 0, right: 0, frequency: nil) }
+        if state.live.isEmpty { state.activity.record(.atRest, at: now) }
         // Nothing plays or waits: the kept slots go back to the device, but `readySlots` of them. Those kept are
         // the last to come free: an effect whose play came late may still be playing in one, and an erase would
         // cut it short.

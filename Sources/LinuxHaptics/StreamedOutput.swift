@@ -16,6 +16,9 @@ protocol PatternStream: Sendable {
     var counts: (reports: Int, underruns: Int) { get }
     /// What the actuators were last sent.
     var activity: ActuatorActivity { get }
+    /// What the actuators played at `time` (engine time, the stream's clock): a moment of the last quarter second, asked
+    /// once it has passed, is answered as it was, so a caller that woke late to ask still reads it.
+    func activity(at time: Double) -> ActuatorActivity
     /// How many seconds ahead of now a pattern must start to be played from its first sample: what the stream has
     /// already queued. A start placed sooner is kept in time by skipping into the pattern, which would cut a
     /// short tap; the engine places starts this far ahead instead (0: a start now is played whole).
@@ -82,6 +85,7 @@ protocol PatternStreamOutput: MotorOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double)
     func prepare(_ pattern: HapticPattern)
     var activity: ActuatorActivity { get }
+    func activity(at time: Double) -> ActuatorActivity
     var streamCounts: (reports: Int, underruns: Int) { get }
     var startLead: Double { get }
 }
@@ -90,8 +94,39 @@ extension StreamedOutput: PatternStreamOutput {
     func sync(_ players: [PlayerID: WaveformPlayer], now: Double) { stream.sync(players, now: now) }
     func prepare(_ pattern: HapticPattern) { stream.prepare(pattern) }
     var activity: ActuatorActivity { stream.activity }
+    func activity(at time: Double) -> ActuatorActivity { stream.activity(at: time) }
     var streamCounts: (reports: Int, underruns: Int) { stream.counts }
     var startLead: Double { stream.startLead }
+}
+
+/// What a stream sent its actuators over the last second, each change at the time it went out: what they played at a
+/// moment just past, for a caller that asks once the moment is over (`haptics feedback` reads each tap's level after
+/// it; read as the last report written, a tap was read at whatever the caller's wake-up found, silence after a late
+/// one, until 7 December).
+struct ActivityHistory: Sendable {
+    /// How far back a moment is answered as it was, in seconds.
+    static let span = 1.0
+    private var changes: [(time: Double, activity: ActuatorActivity)] = []
+
+    /// The last activity sent.
+    var latest: ActuatorActivity { changes.last?.activity ?? .atRest }
+    /// How many changes are kept.
+    var changesKept: Int { changes.count }
+
+    /// `activity` went out at `time` (never before the last change's time).
+    mutating func record(_ activity: ActuatorActivity, at time: Double) {
+        guard changes.last?.activity != activity else { return }
+        changes.append((time, activity))
+        // The last change at or before `span` ago still tells what played then; the ones before it go.
+        if let oldest = changes.lastIndex(where: { $0.time <= time - Self.span }), oldest > 0 {
+            changes.removeFirst(oldest)
+        }
+    }
+
+    /// What was sent last at or before `time`; at rest before anything was.
+    func activity(at time: Double) -> ActuatorActivity {
+        changes.last { $0.time <= time }?.activity ?? .atRest
+    }
 }
 
 /// The voice coils' output.

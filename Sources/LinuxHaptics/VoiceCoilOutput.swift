@@ -203,6 +203,9 @@ package final class VoiceCoilStream: PatternStream {
     package var counts: (reports: Int, underruns: Int) { writer.counts }
     /// What the voice coils play now.
     var activity: ActuatorActivity { writer.activity }
+    func activity(at time: Double) -> ActuatorActivity {
+        writer.activity(atNanoseconds: MonotonicClock.nanoseconds(time))
+    }
     /// What the pad (Bluetooth) or the card's buffer, and a sound server's, hold ahead of now.
     var startLead: Double { Double(mixing.leadNanoseconds) / 1e9 }
 
@@ -365,6 +368,8 @@ protocol VoiceCoilWriter: AudioOutput {
     var counts: (reports: Int, underruns: Int) { get }
     /// What the voice coils play now.
     var activity: ActuatorActivity { get }
+    /// What they played at `nanoseconds` (`CLOCK_MONOTONIC`): a moment of the last quarter second, or now.
+    func activity(atNanoseconds nanoseconds: UInt64) -> ActuatorActivity
 }
 
 /// The samples sent to the voice coils with when each is heard, for `ActuatorActivity`: what plays now is what was
@@ -419,7 +424,7 @@ struct VoiceCoilMeter: Sendable {
 
     /// What is heard at `now`.
     func activity(at now: UInt64) -> ActuatorActivity {
-        guard let endHeard else { return ActuatorActivity(left: 0, right: 0, frequency: nil) }
+        guard let endHeard else { return .atRest }
         // The frame heard now, as an index into what is kept (past its end once everything was heard).
         let position =
             now >= endHeard
@@ -457,9 +462,9 @@ final class SoundCardVoiceCoilWriter: VoiceCoilWriter {
     var sampleRate: Int { output.sampleRate }
     var latency: AudioLatency { output.latency }
     var counts: (reports: Int, underruns: Int) { (periods.load(ordering: .relaxed), output.xrunCount) }
-    var activity: ActuatorActivity {
-        let now = MonotonicTime.nanoseconds()
-        return meter.withLock { $0.activity(at: now) }
+    var activity: ActuatorActivity { activity(atNanoseconds: MonotonicTime.nanoseconds()) }
+    func activity(atNanoseconds nanoseconds: UInt64) -> ActuatorActivity {
+        meter.withLock { $0.activity(at: nanoseconds) }
     }
 
     @discardableResult
@@ -519,9 +524,9 @@ final class DualSenseHapticsWriter: VoiceCoilWriter {
     }
 
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.reports, $0.underruns) } }
-    var activity: ActuatorActivity {
-        let now = clock()
-        return state.withLock { $0.meter.activity(at: now) }
+    var activity: ActuatorActivity { activity(atNanoseconds: clock()) }
+    func activity(atNanoseconds nanoseconds: UInt64) -> ActuatorActivity {
+        state.withLock { $0.meter.activity(at: nanoseconds) }
     }
 
     @discardableResult

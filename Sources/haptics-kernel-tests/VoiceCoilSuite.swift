@@ -672,27 +672,39 @@ enum VoiceCoilSuite {
 
     /// `haptics feedback impact heavy --actuators hd --json`: the tap's `hd` levels are what the coils play at its
     /// time (the impact's 0.9 intensity, a good share of full scale), not the silence the stream had written a
-    /// queue's length past it (`left 0.000 right 0.000` until 6 December).
+    /// queue's length past it (`left 0.000 right 0.000` until 6 December), nor what played when the command woke to
+    /// print it (silence after a wake-up 30 ms late, on a loaded machine, until 7 December).
     static func feedbackPrintsTheCoilsLevels() async throws {
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
             let before = device.records().count
             let output = try DeviceSuite.haptics([
                 "feedback", "impact", "heavy", "--actuators", "hd", "--device", nodes.rumbleNode, "--json",
             ])
-            try require(!hapticsReports(device, after: before).isEmpty, "no haptics report reached the pad:\n\(output)")
+            let reports = hapticsReports(device, after: before)
+            try require(!reports.isEmpty, "no haptics report reached the pad:\n\(output)")
             let tap = output.split(separator: "\n").first { $0.contains("\"event\":\"tap\"") }
-            let levels = tap.flatMap { line -> [Double]? in
-                guard let hd = (try? JSONDecoder().decode([String: String].self, from: Data(line.utf8)))?["hd"] else {
-                    return nil
-                }
+            let fields = tap.flatMap { try? JSONDecoder().decode([String: String].self, from: Data($0.utf8)) }
+            let levels = fields?["hd"].flatMap { hd -> [Double]? in
                 // "left 0.874 right 0.874 125 Hz"
                 let words = hd.split(separator: " ")
                 return words.count >= 4 ? [Double(words[1]), Double(words[3])].compactMap { $0 } : nil
             }
+            // When the tap's first sounding report reached the pad, against the tap's time (both CLOCK_MONOTONIC):
+            // on time, a queue's length (32 ms) or more before it; after it, the stream was late and the pad played
+            // the tap late.
+            let sounding = reports.first { record -> Bool in
+                let samples: [Int8] = (record.waveform?.left ?? []) + (record.waveform?.right ?? [])
+                return samples.contains { $0 != 0 }
+            }
+            var arrival = "no sounding report, or no time, for it"
+            if let report = sounding?.time.seconds, let at = fields?["at"].flatMap(Double.init) {
+                arrival = String(
+                    format: "its first sounding report reached the pad %.1f ms before its time", (at - report) * 1000)
+            }
             try require(
                 levels.map { $0.count == 2 && $0.allSatisfy { $0 > 0.4 } } ?? false,
-                "the tap's voice-coil levels: \(tap.map(String.init) ?? "no tap line")\n\(output)")
-            print("    \(tap ?? "")")
+                "the tap's voice-coil levels (\(arrival)): \(tap.map(String.init) ?? "no tap line")\n\(output)")
+            print("    \(tap ?? ""); \(arrival)")
         }
     }
 

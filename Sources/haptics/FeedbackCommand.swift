@@ -109,8 +109,7 @@ struct FeedbackCommand: AsyncParsableCommand {
     ) async {
         for tap in taps {
             let at = start + tap.relativeTime
-            let output = MotorMeter.output(
-                await engine.levels(atOffset: tap.relativeTime, of: planned), engine.actuatorActivity)
+            let output = await engine.output(atOffset: tap.relativeTime, of: planned)
             if Task.isCancelled { return }
             report.emit(
                 "tap",

@@ -312,11 +312,17 @@ extension HapticEngine {
         if remaining > 0 { try? await Task.sleep(for: .seconds(remaining)) }
     }
 
-    /// The motor levels `plays` ask for just after `offset` seconds from their start (`PlaybackTiming.sampleDelay`),
-    /// printed once that moment has come.
-    func levels(atOffset offset: Double, of plays: PlannedLevels) async -> MotorMagnitudes {
-        await sleep(until: plays.start + offset + PlaybackTiming.sampleDelay)
-        return plays.levels(atOffset: offset + PlaybackTiming.sampleDelay, profile: renderProfile)
+    /// What the output does just after `offset` seconds from the start of `plays` (`PlaybackTiming.sampleDelay`),
+    /// as `MotorMeter.output` prints it once that moment has come: the motor levels the plays ask for then, and
+    /// what the HD actuators played then (nil on motors). Both are of that moment whenever the command woke: the
+    /// actuators' activity read as it was once the wake-up came, a tap woken late for read as silence, until 7
+    /// December.
+    func output(atOffset offset: Double, of plays: PlannedLevels) async -> (text: String, json: [String: String]) {
+        let moment = plays.start + offset + PlaybackTiming.sampleDelay
+        await sleep(until: moment)
+        return MotorMeter.output(
+            plays.levels(atOffset: offset + PlaybackTiming.sampleDelay, profile: renderProfile),
+            actuatorActivity(atTime: moment))
     }
 }
 

@@ -228,8 +228,7 @@ struct ReplayNarration: Sendable {
 
     private func printCue(_ entry: ReplayPlan.Entry) async {
         let at = start + entry.offset
-        let output = MotorMeter.output(
-            await engine.levels(atOffset: entry.offset, of: planned), engine.actuatorActivity)
+        let output = await engine.output(atOffset: entry.offset, of: planned)
         if Task.isCancelled { return }
         let name = entry.cue.pattern.padded(to: Self.patternColumn)
         report.emit(

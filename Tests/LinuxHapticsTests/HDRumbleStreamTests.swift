@@ -140,6 +140,24 @@ import Testing
         #expect(try amplitudes(gain: 0).isEmpty)
     }
 
+    /// A 0.1 s tone's moment 20 ms in, asked for half a second later (a command that woke late to print it), is the
+    /// tone's band as it was sent; what the actuators do by then is rest. Read as the last report written, the tone
+    /// was printed as silence whenever the reader woke after the tone's end.
+    @Test func aMomentAskedForAfterItPassedIsWhatTheActuatorsPlayedThen() throws {
+        let rig = try SteppedStream()
+        _ = try rig.start { _, _ in RecordingKeeper(clock: rig.clock) }
+        rig.play(AHAPFixtures.tone(seconds: 0.1, sharpness: 0.25))
+        rig.advance(by: 0.5)
+        let stream = try #require(rig.stream)
+        let then = stream.activity(at: 100.02)
+        #expect(then.left > 0.5 && then.right > 0.5, "\(then)")
+        let wanted = SharpnessFrequencyMap.hdRumble.frequency(sharpness: 0.25)
+        #expect(then.frequency.map { abs($0 / wanted - 1) < 0.03 } ?? false, "\(then)")
+        #expect(stream.activity == .atRest && stream.activity(at: 100.5) == .atRest)
+        #expect(stream.activity(at: 99.9) == .atRest, "before the tone, nothing played")
+        stream.close()
+    }
+
     @Test func aToneIsWrittenEvery30MillisecondsAtItsBandWithCountersOneApartThenThreeReportsAtRest() throws {
         let rig = try SteppedStream()
         let keeper = RecordingKeeper(clock: rig.clock)

@@ -36,7 +36,8 @@ import Testing
                 source.synced.withLock { $0.append(players) }
             }
             func prepare(_ pattern: HapticPattern) {}
-            var activity: ActuatorActivity { ActuatorActivity(left: 0, right: 0, frequency: nil) }
+            var activity: ActuatorActivity { .atRest }
+            func activity(at time: Double) -> ActuatorActivity { .atRest }
             var streamCounts: (reports: Int, underruns: Int) { (0, 0) }
             var startLead: Double { 0 }
         }

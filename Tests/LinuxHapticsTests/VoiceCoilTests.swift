@@ -265,6 +265,27 @@ import Testing
         writer.close()
     }
 
+    /// A tap's moment asked for once the queue's clock has moved well past it (a command that woke late to print
+    /// it) is the tap as the pad played it then, not the silence heard by the time of asking.
+    @Test func aMomentAskedForAfterItPassedIsWhatThePadPlayedThen() throws {
+        let file = ReportFile()
+        let start = MonotonicTime.nanoseconds()
+        let now = Lock(start)
+        let writer = DualSenseHapticsWriter(
+            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now.withLock { $0 } })
+        let tap = (0..<96).flatMap { frame -> [Float] in
+            [Float(0.5 * sin(2 * Double.pi * 200 * Double(frame) / 3000)), 0]
+        }
+        try writer.write(tap)
+        try writer.write([Float](repeating: 0, count: 6 * 64))
+        now.withLock { $0 = start + 200_000_000 }
+        let then = writer.activity(atNanoseconds: start + 20_000_000)
+        #expect(abs(then.left - 0.5) < 0.02 && then.right == 0, "\(then)")
+        #expect(then.frequency.map { abs($0 - 200) < 40 } ?? false, "\(then)")
+        #expect(writer.activity == .atRest, "by the time of asking, everything written was heard")
+        writer.close()
+    }
+
     /// The queue's clock moved on past everything sent (the pad has played it): the next report finds the queue
     /// run dry after a report with sound, and counts one underrun.
     @Test func aReportThatFindsTheQueueRunDryAfterSoundCountsOneUnderrun() throws {
