@@ -15,7 +15,7 @@ import Logging
 import Synchronization
 
 enum AppAudioSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "app-audio", requires: [.sndAloop, .uinput],
         tests: [
             KernelTest(name: "app-audio/music-cross-fades-at-constant-power") {

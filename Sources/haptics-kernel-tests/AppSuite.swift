@@ -11,7 +11,7 @@ import LinuxInput
 import Logging
 
 enum AppSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "app", requires: [.uinput],
         tests: vocabularyCases + [
             KernelTest(name: "app/vocabulary/strength-order-across-calls", body: strengthOrderAcrossCalls),
@@ -77,7 +77,7 @@ enum AppSuite {
         ("impact-rigid-intensity-1", ["impact", "rigid", "--intensity", "1"]),
     ]
 
-    static let vocabularyCases = vocabularyCalls.map { call in
+    static let vocabularyCases: [KernelTest] = vocabularyCalls.map { call in
         KernelTest(name: "app/vocabulary/\(call.label)-matches-its-definition") {
             try await StallWitness.againAfterAGuestStall { try await vocabularyMatches(call.arguments) }
         }

@@ -9,7 +9,7 @@ import Glibc
 import LinuxInput
 
 enum AppUdevSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "app-udev", requires: [.uinput],
         tests: [
             KernelTest(name: "app/udev/gamepad-node-tagged-uaccess-by-our-rule", body: gamepadIsTagged),

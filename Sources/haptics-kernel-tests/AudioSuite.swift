@@ -13,7 +13,7 @@ import Logging
 @_spi(Internals) import LinuxSystem
 
 enum AudioSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "audio", requires: [.sndAloop],
         tests: [
             KernelTest(name: "audio/devices-list-the-loopback-card", body: deviceList),

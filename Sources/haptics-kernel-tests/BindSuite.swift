@@ -8,7 +8,7 @@ import LinuxInput
 import Logging
 
 enum BindSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "bind", requires: [.uhid],
         tests: [DeviceMonitor.Source.kernel, .udev].map { source in
             KernelTest(name: "bind/monitor-announces-the-xbox-pad-after-its-bind-\(plugs)-plugs/\(source.rawValue)") {

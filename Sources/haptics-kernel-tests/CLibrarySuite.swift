@@ -9,7 +9,7 @@ import HapticTestDevices
 import LinuxInput
 
 enum CLibrarySuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "capi", requires: [.uinput],
         tests: [
             KernelTest(name: "capi/example-plays-a-pattern-on-the-first-pad", body: playsAPattern),

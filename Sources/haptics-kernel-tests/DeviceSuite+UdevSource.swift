@@ -10,7 +10,7 @@ import LinuxInput
 import Logging
 
 extension DeviceSuite {
-    static let udevSourceCases = [
+    static let udevSourceCases: [KernelTest] = [
         KernelTest(
             name: "devices/monitor-udev-source-tells-the-removal-of-a-known-pad-that-waited-in-the-bind-gate",
             body: udevMonitorTellsTheRemovalOfAKnownPadThatWaitedInTheBindGate),

@@ -12,35 +12,37 @@ import LinuxInput
 import Logging
 
 enum DeviceSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "devices", requires: [.uinput],
-        tests: probeCases + monitorCases + [
-            KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
-            KernelTest(
-                name: "devices/listings-opening-no-node-or-only-force-feedback-nodes-agree-with-the-full-one",
-                body: listingsOpeningFewerNodesAgreeWithTheFullOne),
-            KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
-            KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
-            KernelTest(name: "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes") {
-                try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: nil)
-            },
-            KernelTest(
-                name:
-                    "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes-when-its-watch-overflowed"
-            ) { try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: 0) },
-            KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
-            KernelTest(
-                name: "devices/a-node-missing-from-dev-is-listed-with-its-reason-not-the-udev-rule",
-                body: missingNodeSaysWhy),
-            KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
-            KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
-            KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
-            KernelTest(
-                name: "devices/monitor-udev-source-tells-a-pad-listed-before-the-daemon-processed-it-at-its-add",
-                body: udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt),
-        ] + lostEventCases + udevSourceCases)
+        tests: probeCases + monitorCases + listingCases + lostEventCases + udevSourceCases)
 
-    static let lostEventCases =
+    static let listingCases: [KernelTest] = [
+        KernelTest(name: "devices/lists-pads-not-the-keyboard", body: listsPadsNotTheKeyboard),
+        KernelTest(
+            name: "devices/listings-opening-no-node-or-only-force-feedback-nodes-agree-with-the-full-one",
+            body: listingsOpeningFewerNodesAgreeWithTheFullOne),
+        KernelTest(name: "devices/stable-id-survives-recreation", body: stableIDSurvivesRecreation),
+        KernelTest(name: "devices/monitor-for-seconds-ends", body: monitorForSecondsEnds),
+        KernelTest(name: "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes") {
+            try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: nil)
+        },
+        KernelTest(
+            name:
+                "devices/monitor-kernel-source-tells-permissions-set-after-the-add-as-changes-when-its-watch-overflowed"
+        ) { try await monitorKernelSourceTellsPermissionChanges(watchQueueLength: 0) },
+        KernelTest(name: "devices/probe-read-only-and-denied", body: probeReadOnlyAndDenied),
+        KernelTest(
+            name: "devices/a-node-missing-from-dev-is-listed-with-its-reason-not-the-udev-rule",
+            body: missingNodeSaysWhy),
+        KernelTest(name: "devices/udev-rule-tags-gamepads-only", body: udevRuleTagsGamepadsOnly),
+        KernelTest(name: "devices/event-device-primitives", body: eventDevicePrimitives),
+        KernelTest(name: "devices/event-device-full-then-gone", body: eventDeviceFullThenGone),
+        KernelTest(
+            name: "devices/monitor-udev-source-tells-a-pad-listed-before-the-daemon-processed-it-at-its-add",
+            body: udevMonitorTellsAPadListedBeforeTheDaemonProcessedIt),
+    ]
+
+    static let lostEventCases: [KernelTest] =
         [DeviceMonitor.Source.kernel, .udev].map { source in
             KernelTest(name: "devices/monitor-finds-the-events-a-full-socket-dropped/\(source.rawValue)") {
                 try await monitorFindsWhatAFullSocketDropped(source: source)
@@ -186,7 +188,7 @@ enum DeviceSuite {
         ("one-slot-rumble", [.rumble], 1),
     ]
 
-    static let probeCases = probeSets.map { set in
+    static let probeCases: [KernelTest] = probeSets.map { set in
         KernelTest(name: "devices/probe-agrees-with-evtest/\(set.label)") {
             try await probeAgreesWithEvtest(features: set.features, slots: set.slots)
         }

@@ -10,7 +10,7 @@ import LinuxInput
 import Logging
 
 enum EmulationSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "emulation", requires: [.uhid],
         // The rumble pads' tests; the PID joystick (no motors) has its own (EmulationSuite+PID.swift).
         tests: EmulatedModel.allCases.filter(\.hasRumbleMotors).flatMap { model in

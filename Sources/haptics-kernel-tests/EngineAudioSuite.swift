@@ -17,7 +17,7 @@ import Logging
 @_spi(Internals) import LinuxSystem
 
 enum EngineAudioSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "engine-audio", requires: [.sndAloop, .uinput],
         tests: [
             KernelTest(name: "engine-audio/sound-and-rumble-start-together") {

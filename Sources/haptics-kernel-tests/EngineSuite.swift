@@ -13,7 +13,7 @@ import Logging
 @_spi(Internals) import LinuxSystem
 
 enum EngineSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "engine", requires: [.uinput],
         tests: [
             KernelTest(name: "engine/fixtures-on-virtual-pad-match-planner") {

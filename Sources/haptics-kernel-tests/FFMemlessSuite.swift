@@ -11,7 +11,7 @@ import HapticTestDevices
 import LinuxInput
 
 enum FFMemlessSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "ff-memless", requires: [.uinput, .uhid],
         tests: [
             KernelTest(name: "ff-memless/dualsense-levels-over-time-match-the-motor-model") {

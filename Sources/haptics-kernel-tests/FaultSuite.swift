@@ -14,7 +14,7 @@ import Logging
 @_spi(Internals) import LinuxSystem
 
 enum FaultSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "faults", requires: [.uinput],
         tests: [
             KernelTest(name: "faults/every-call-site-every-errno", body: everyCallSite),

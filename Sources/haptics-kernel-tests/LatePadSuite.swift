@@ -8,7 +8,7 @@ import AppHaptics
 import LinuxInput
 
 enum LatePadSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "late-pad", requires: [.uinput],
         tests: [
             KernelTest(name: "late-pad/engine-started-without-a-pad-plays-on-it", body: engineWaits),

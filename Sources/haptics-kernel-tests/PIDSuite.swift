@@ -16,7 +16,7 @@ import LinuxInput
 
 enum PIDSuite {
     // The joystick is a USB gadget, not a uhid device: its tests say so when the gadget stack is missing.
-    static let suite = KernelTestSuite(name: "pid", tests: tests)
+    static let suite: KernelTestSuite = KernelTestSuite(name: "pid", tests: tests)
 
     static let tests = [
         KernelTest(name: "pid/engine/haptics-assets-play-as-the-programs-effects-magnitude-follows-all-freed") {

@@ -9,7 +9,7 @@ import HapticTestDevices
 import LinuxInput
 
 enum PeerSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "peers", requires: [.uinput, .uhid],
         tests: [
             KernelTest(name: "peers/sdl-and-ours-side-by-side-smoke-under-udevd", body: smoke)

@@ -9,7 +9,7 @@ import HapticTestDevices
 import LinuxInput
 
 enum ProcessSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "process", requires: [.uinput],
         tests: [
             KernelTest(name: "process/sigkill-mid-rumble-stops-the-motors", body: killMidRumble),

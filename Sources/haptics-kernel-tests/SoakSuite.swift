@@ -9,7 +9,7 @@ import HapticTestDevices
 import LinuxHaptics
 
 enum SoakSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "soak", requires: [.uinput],
         tests: [KernelTest(name: "soak/8-pads-32-players-unplugged-smoke", body: smoke)])
 

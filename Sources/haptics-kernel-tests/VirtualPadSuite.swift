@@ -8,7 +8,7 @@ import LinuxInput
 import Logging
 
 enum VirtualPadSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "virtual-pad", requires: [.uinput],
         tests: evtestCases + [
             KernelTest(name: "virtual-pad/fftest-uploads-and-plays-are-recorded", body: fftestIsRecorded),
@@ -112,7 +112,7 @@ enum VirtualPadSuite {
         ("constant-ramp", [.constant, .ramp]),
     ]
 
-    static let evtestCases = evtestSets.map { set in
+    static let evtestCases: [KernelTest] = evtestSets.map { set in
         KernelTest(name: "virtual-pad/evtest-lists-ff-set/\(set.label)") { try await evtestListsSet(set.features) }
     }
 

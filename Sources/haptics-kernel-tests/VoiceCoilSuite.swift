@@ -13,7 +13,7 @@ import LinuxInput
 import Logging
 
 enum VoiceCoilSuite {
-    static let suite = KernelTestSuite(
+    static let suite: KernelTestSuite = KernelTestSuite(
         name: "hd", requires: [.uhid],
         tests: [
             KernelTest(name: "hd/dualsense-bt/assets-arrive-as-their-render-sample-for-sample-motors-unused") {

@@ -82,8 +82,11 @@ import Testing
             Build.continuous(at: Double($0) * 0.0003, duration: 2, intensity: 0.5, sharpness: 0.5)
         }
         let after = Build.continuous(at: 3, duration: 0.5, intensity: 0.5, sharpness: 0.5)
-        let swell = Build.curve(
-            .hapticIntensityControl, at: 0, (0...7).map { (Double($0) * 0.5, $0 % 2 == 0 ? 0.25 : 0.75) })
+        let points: [(Double, Double)] = (0...7).map { step -> (Double, Double) in
+            let level: Double = step.isMultiple(of: 2) ? 0.25 : 0.75
+            return (Double(step) * 0.5, level)
+        }
+        let swell = Build.curve(.hapticIntensityControl, at: 0, points)
         let program = NativePeriodicProgram(
             pattern: Build.pattern(overlapping + [after], curves: [swell]), profile: .periodicForce)
         #expect(program.effects.count == limit + 1)

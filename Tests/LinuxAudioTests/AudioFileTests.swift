@@ -240,7 +240,8 @@ struct AudioFileTests {
         let samples = (0..<frames * 4).map { Float($0 % 1000) / 1000 }
         try writeFloatFile(scratch.file("four.wav"), channels: 4, samples)
         let decoded = try AudioFile.decode(scratch.file("four.wav"))
-        let firstTwo = (0..<frames).flatMap { [samples[4 * $0], samples[4 * $0 + 1]] }
+        let firstTwo: [Float] = (0..<frames).flatMap { frame -> [Float] in [samples[4 * frame], samples[4 * frame + 1]]
+        }
         #expect(decoded.channelCount == 2 && decoded.frameCount == frames)
         #expect(decoded.samples == firstTwo)
     }
