@@ -35,6 +35,9 @@ enum VoiceCoilSuite {
             KernelTest(name: "hd/dualsense-bt/parameters-sent-mid-pattern-go-on-from-where-it-is-not-from-its-top") {
                 try await StallWitness.againAfterAGuestStall(parametersMidPattern)
             },
+            KernelTest(name: "hd/dualsense-bt/a-player-unmuted-mid-pattern-goes-on-from-where-it-is-not-from-its-top") {
+                try await StallWitness.againAfterAGuestStall(unmutedMidPattern)
+            },
             KernelTest(name: "hd/dualsense-bt/a-parameter-sent-for-later-reaches-the-pad-at-its-time-not-a-lead-late") {
                 try await StallWitness.againAfterAGuestStall(parameterSentForLater)
             },
@@ -516,6 +519,64 @@ enum VoiceCoilSuite {
             print(
                 "    a tap, then the tone \(Int(toneAt * 1000)) ms later at \(String(format: "%.2f", played / half))× "
                     + "its level at intensity 0.5 (\(String(format: "%.2f", played / full))× at 1)")
+        }
+    }
+
+    /// A player muted mid-pattern and unmuted goes on from where it is: a tap at 0 and a tone from 0.25 s to 1 s,
+    /// muted about 0.3 s in and unmuted 0.15 s later, is played by the pad as the tap, the tone, and after the
+    /// mute's silence the rest of the tone, on to its end 1 s after the start (within 40 ms). Played again from its
+    /// top at the unmute (as until 7 December), the tap came again after the silence, then the tone 0.25 s later.
+    static func unmutedMidPattern() async throws {
+        try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
+            let engine = try engine(on: nodes.rumbleNode)
+            defer { engine.stop() }
+            let before = device.records().count
+            let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 1)
+            let pattern = HapticPattern(
+                events: [
+                    HapticEvent(type: .hapticTransient, parameters: [intensity], relativeTime: 0),
+                    HapticEvent(type: .hapticContinuous, parameters: [intensity], relativeTime: 0.25, duration: 0.75),
+                ], parameters: [])
+            let player = try engine.makeAdvancedPlayer(with: pattern)
+            // Started ahead, so that the stream plays it from its time, not late and whole.
+            let start = engine.currentTime + 0.2
+            try player.start(atTime: start)
+            try await Task.sleep(for: .milliseconds(500))
+            player.isMuted = true
+            try await Task.sleep(for: .milliseconds(150))
+            player.isMuted = false
+            try await Task.sleep(for: .milliseconds(1300))
+            let reports = hapticsReports(device, after: before)
+            _ = try checkedSamples(reports, "the tone")
+            // When the pad played each report with sound (each from its arrival or the end of the one before): the
+            // stream writes none while nothing plays, so the mute's silence is a gap in time, not silent samples.
+            // Stretches of sound: a report heard 50 ms or more after the last one with sound begins a new one.
+            var runs: [(first: Double, last: Double)] = []
+            for report in VoiceCoilPlayback(records: reports).played {
+                let samples = report.left.indices.filter { report.left[$0] != 0 || report.right[$0] != 0 }
+                guard let first = samples.first, let last = samples.last else { continue }
+                let from = report.start + Double(first) / rate
+                let to = report.start + Double(last + 1) / rate
+                if let end = runs.last?.last, from - end < 0.05 {
+                    runs[runs.count - 1].last = to
+                } else {
+                    runs.append((from, to))
+                }
+            }
+            // The pad's times and the engine's are both CLOCK_MONOTONIC.
+            func milliseconds(_ time: Double) -> Int { Int(((time - start) * 1000).rounded()) }
+            let described = runs.map { run -> String in "\(milliseconds(run.first))-\(milliseconds(run.last)) ms" }
+            try require(
+                runs.count == 3 && runs[2].last - runs[2].first > 0.4,
+                "the pad played \(runs.count) stretches of sound (\(described) from the start): not the tap, the tone, "
+                    + "and the rest of the tone after the mute")
+            let end = runs[2].last - start
+            try requireOrStall(
+                abs(end - 1) <= 0.04, "the tone ended \(milliseconds(runs[2].last)) ms after the start, not 1000 ms",
+                stall: abs(end - 1))
+            print(
+                "    sound played at \(described.joined(separator: ", ")) from the start: the tone went on "
+                    + "where it was")
         }
     }
 
