@@ -51,6 +51,64 @@ package struct PlacedPeriodicEffect: Sendable, Hashable {
     package var effect: NativePeriodicEffect
 }
 
+/// What a force device was told to play over the last second, effect by effect: each from its play to its end
+/// on the engine's clock (the device runs it for its length; a stop cuts it), its level and period changed from
+/// each update on. Effects playing together are summed, as the device sums their forces, the frequency the
+/// strongest one's; each at its magnitude, its attack and fade left out. (Read as the last effect played, until
+/// 7 December a stronger tap over a tone was read on after it ended, a gap between effects read as the effect
+/// before it, and an effect under an intensity curve at its first level throughout.)
+struct PlayedEffects: Sendable {
+    private struct Span {
+        var slot: Int16
+        var from: Double
+        var to: Double
+        var activity: ActuatorActivity
+    }
+    private var spans: [Span] = []
+
+    private static func activity(_ effect: NativePeriodicEffect) -> ActuatorActivity {
+        ActuatorActivity(left: effect.magnitude, right: effect.magnitude, frequency: 1 / effect.period)
+    }
+
+    /// `effect` played in `slot` from `from` until `to`, in place of what the slot played.
+    mutating func play(slot: Int16, _ effect: NativePeriodicEffect, from: Double, to: Double) {
+        stop(slot: slot, at: from)
+        spans.removeAll { $0.to <= from - ActivityHistory.span }
+        spans.append(Span(slot: slot, from: from, to: max(to, from), activity: Self.activity(effect)))
+    }
+
+    /// The effect playing in `slot` takes `effect`'s level and period from `time` on, to its end; nothing when
+    /// none plays there (an update before its play is the effect it plays).
+    mutating func update(slot: Int16, _ effect: NativePeriodicEffect, at time: Double) {
+        guard let index = spans.lastIndex(where: { $0.slot == slot && $0.from <= time && time < $0.to }) else {
+            return
+        }
+        let to = spans[index].to
+        spans[index].to = time
+        spans.append(Span(slot: slot, from: time, to: to, activity: Self.activity(effect)))
+    }
+
+    /// What plays in `slot` ends at `time`.
+    mutating func stop(slot: Int16, at time: Double) {
+        for index in spans.indices where spans[index].slot == slot && spans[index].to > time {
+            spans[index].to = max(time, spans[index].from)
+        }
+    }
+
+    /// Everything ends at `time`.
+    mutating func stopAll(at time: Double) {
+        for index in spans.indices where spans[index].to > time { spans[index].to = max(time, spans[index].from) }
+    }
+
+    /// What the device played at `time`: at rest when nothing did.
+    func activity(at time: Double) -> ActuatorActivity {
+        let playing = spans.filter { $0.from <= time && time < $0.to }
+        guard let strongest = playing.max(by: { $0.activity.left < $1.activity.left }) else { return .atRest }
+        let level = min(1, playing.reduce(0) { $0 + $1.activity.left })
+        return ActuatorActivity(left: level, right: level, frequency: strongest.activity.frequency)
+    }
+}
+
 /// The effects of a source started at `start`, in start order, one at a time: a looping source has no end, so the
 /// stream takes them only as they come near.
 package struct PeriodicSourceCursor: Sendable {
@@ -223,7 +281,7 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         /// The first effect left out was logged.
         var leftOutLogged = false
         var closing = false
-        var activity = ActivityHistory()
+        var played = PlayedEffects()
 
         func isFull(at now: Double) -> Bool { now < fullUntil }
 
@@ -292,8 +350,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
     var failure: OutputFailure? { firstFailure.withLock { $0 } }
     /// Uploads (new effects and updates) so far; the device keeps time itself, so nothing can underrun.
     var counts: (reports: Int, underruns: Int) { state.withLock { ($0.uploads + $0.updates, 0) } }
-    var activity: ActuatorActivity { state.withLock { $0.activity.latest } }
-    func activity(at time: Double) -> ActuatorActivity { state.withLock { $0.activity.activity(at: time) } }
+    var activity: ActuatorActivity { activity(at: clock.now) }
+    func activity(at time: Double) -> ActuatorActivity { state.withLock { $0.played.activity(at: time) } }
     /// Effects left out so far: the device was full, and none of our slots came free before their end.
     var leftOut: Int { state.withLock { $0.leftOut } }
     /// Nothing is queued ahead: an effect due now is uploaded and played at once, before the effects that are not
@@ -369,6 +427,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
         running.cancel()
         // A device that went away has nothing left to erase.
         for step in state.withLock({ Self.closingSteps(&$0) }) { try? perform(step) }
+        let now = clock.now
+        state.withLock { $0.played.stopAll(at: now) }
         sounds.withLock { $0 = CueSounds() }
     }
 
@@ -440,6 +500,8 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             try device.erase(effectID: slot)
         case .stop(let slot):
             try device.stop(effectID: slot)
+            let now = clock.now
+            state.withLock { $0.played.stop(slot: slot, at: now) }
         case .upload(let id, let effect, reusing: let kept?):
             do throws(EventDeviceError) {
                 _ = try device.upload(ForceFeedbackEffect(periodic: effect, id: kept))
@@ -478,17 +540,20 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             try device.play(effectID: slot, count: 1)
             let now = clock.now
             state.withLock { state in
-                if let live = state.live[id] {
-                    state.activity.record(
-                        ActuatorActivity(
-                            left: live.placed.effect.magnitude, right: live.placed.effect.magnitude,
-                            frequency: 1 / live.placed.effect.period),
-                        at: now)
+                if let placed = state.live[id]?.placed {
+                    // The device runs it for its length from the play, unless its end on the engine's clock,
+                    // where it is stopped, comes first.
+                    state.played.play(
+                        slot: slot, placed.effect, from: now, to: min(now + placed.effect.length, placed.end))
                 }
             }
         case .update(let slot, let effect):
             _ = try device.upload(ForceFeedbackEffect(periodic: effect, id: slot))
-            state.withLock { $0.updates += 1 }
+            let now = clock.now
+            state.withLock { state in
+                state.updates += 1
+                state.played.update(slot: slot, effect, at: now)
+            }
         }
     }
 
@@ -598,7 +663,6 @@ package final class PeriodicEffectStream: PatternStream, CueStream {
             state.live[id]?.nextUpdate = next
             steps.append(.update(slot, updated))
         }
-        if state.live.isEmpty { state.activity.record(.atRest, at: now) }
         // Nothing plays or waits: the kept slots go back to the device, but `readySlots` of them. Those kept are
         // the last to come free: an effect whose play came late may still be playing in one, and an erase would
         // cut it short.

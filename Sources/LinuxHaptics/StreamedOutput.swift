@@ -113,12 +113,15 @@ struct ActivityHistory: Sendable {
     /// How many changes are kept.
     var changesKept: Int { changes.count }
 
-    /// `activity` went out at `time` (never before the last change's time).
+    /// `activity` went out at `time`: kept in time order, so that a write that comes back after a later one (a
+    /// report's own time taken before the rest that ended the stream) never reads on after it.
     mutating func record(_ activity: ActuatorActivity, at time: Double) {
-        guard changes.last?.activity != activity else { return }
-        changes.append((time, activity))
-        // The last change at or before `span` ago still tells what played then; the ones before it go.
-        if let oldest = changes.lastIndex(where: { $0.time <= time - Self.span }), oldest > 0 {
+        let index = changes.lastIndex { $0.time <= time }.map { $0 + 1 } ?? 0
+        guard index == 0 || changes[index - 1].activity != activity else { return }
+        changes.insert((time, activity), at: index)
+        // The last change at or before `span` before the latest still tells what played then; the ones before it go.
+        let latest = changes[changes.count - 1].time
+        if let oldest = changes.lastIndex(where: { $0.time <= latest - Self.span }), oldest > 0 {
             changes.removeFirst(oldest)
         }
     }

@@ -401,20 +401,32 @@ struct VoiceCoilMeter: Sendable {
         end > start ? Int((Double(end - start) * Double(sampleRate) / 1e9).rounded()) : 0
     }
 
-    /// A block written, its first frame heard at `heard`. A gap since the last block (the stream idled, or ran
-    /// dry) is silence.
+    /// How far a block's `heard` may be from the end of the one before and still follow it: the jitter of where
+    /// a device says its next frame is heard (`MixingStream.latestDrift`).
+    static let jitterNanoseconds = UInt64(MixingStream.latestDrift * 1e9)
+
+    /// A block written, its first frame heard at `heard`. A block heard within the jitter of the last one's end
+    /// follows it (a sound card's estimates, taken before each write, come a few milliseconds early or late; taken
+    /// as they came, each early one moved every frame kept before it earlier, until a past moment read a tap at
+    /// the wrong place). A gap since the last block past that (the stream idled, or ran dry) is silence; a block
+    /// heard earlier than that moves what is kept back to it.
     mutating func record(
         left newLeft: some Collection<Float>, right newRight: some Collection<Float>, heard: UInt64
     ) {
+        var start = heard
         if let endHeard {
-            let gap = min(frames(from: endHeard, to: heard), capacity)
-            left += repeatElement(0, count: gap)
-            right += repeatElement(0, count: gap)
+            if heard > endHeard + Self.jitterNanoseconds {
+                let gap = min(frames(from: endHeard, to: heard), capacity)
+                left += repeatElement(0, count: gap)
+                right += repeatElement(0, count: gap)
+            } else if heard + Self.jitterNanoseconds >= endHeard {
+                start = endHeard
+            }
         }
         left += newLeft
         right += newRight
         block = newLeft.count
-        endHeard = heard + UInt64(Double(newLeft.count) * 1e9 / Double(sampleRate))
+        endHeard = start + UInt64(Double(newLeft.count) * 1e9 / Double(sampleRate))
         // Trimmed in steps of a capacity, so a write copies nothing on average.
         if left.count > 2 * capacity {
             left.removeFirst(left.count - capacity)

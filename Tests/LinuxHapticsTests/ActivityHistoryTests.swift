@@ -35,4 +35,16 @@ import Testing
         #expect(history.activity(at: last - 0.955).left == 0.03)
         #expect(history.changesKept <= 102, "\(history.changesKept) changes kept")
     }
+
+    /// A change recorded after a later one (a report's time taken before the rest that ended the stream, written
+    /// after it) takes its place in time: the moments after the rest read rest, not the report.
+    @Test func aChangeRecordedLateTakesItsPlaceInTime() {
+        var history = ActivityHistory()
+        history.record(Self.tap, at: 10)
+        history.record(.atRest, at: 10.05)
+        history.record(Self.tone, at: 10.04)
+        #expect(history.activity(at: 10.045) == Self.tone)
+        #expect(history.activity(at: 10.2) == .atRest)
+        #expect(history.latest == .atRest)
+    }
 }
