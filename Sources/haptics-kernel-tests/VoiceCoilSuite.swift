@@ -467,6 +467,16 @@ enum VoiceCoilSuite {
         }
     }
 
+    /// A full tap at 0 and a full tone from 0.25 s to `end`.
+    static func tapThenTone(until end: Double) -> HapticPattern {
+        let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 1)
+        return HapticPattern(
+            events: [
+                HapticEvent(type: .hapticTransient, parameters: [intensity], relativeTime: 0),
+                HapticEvent(type: .hapticContinuous, parameters: [intensity], relativeTime: 0.25, duration: end - 0.25),
+            ], parameters: [])
+    }
+
     /// Parameters sent while a pattern plays (an intensity control, as `sendParameters` gives) change the rest of
     /// it from where the player is: a pattern of a tap at 0 and a tone from 0.25 s to 0.6 s, sent an intensity of
     /// 0.5 at about 0.1 s, reaches the pad as the one tap and the tone 0.25 s after it, at half its level. Played
@@ -475,16 +485,13 @@ enum VoiceCoilSuite {
         try await EmulationSuite.withController(.dualsenseBluetooth) { device, nodes in
             let engine = try engine(on: nodes.rumbleNode)
             defer { engine.stop() }
-            let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 1)
-            let pattern = HapticPattern(
-                events: [
-                    HapticEvent(type: .hapticTransient, parameters: [intensity], relativeTime: 0),
-                    HapticEvent(type: .hapticContinuous, parameters: [intensity], relativeTime: 0.25, duration: 0.35),
-                ], parameters: [])
             let before = device.records().count
-            let player = try engine.makeAdvancedPlayer(with: pattern)
-            try player.start(atTime: 0)
-            try await Task.sleep(for: .milliseconds(100))
+            let player = try engine.makeAdvancedPlayer(with: tapThenTone(until: 0.6))
+            // Started ahead, so that the stream plays the tap at its time: a start now, in a guest process's first
+            // test, reached the stream late and was played whole as late, the tone after it on the clock (215 ms
+            // after the tap in every run alone).
+            try player.start(atTime: engine.currentTime + 0.2)
+            try await Task.sleep(for: .milliseconds(300))
             try player.sendParameters(
                 [HapticDynamicParameter(parameterID: .hapticIntensityControl, value: 0.5, relativeTime: 0)], atTime: 0)
             try await Task.sleep(for: .milliseconds(750))
@@ -531,13 +538,7 @@ enum VoiceCoilSuite {
             let engine = try engine(on: nodes.rumbleNode)
             defer { engine.stop() }
             let before = device.records().count
-            let intensity = HapticEventParameter(parameterID: .hapticIntensity, value: 1)
-            let pattern = HapticPattern(
-                events: [
-                    HapticEvent(type: .hapticTransient, parameters: [intensity], relativeTime: 0),
-                    HapticEvent(type: .hapticContinuous, parameters: [intensity], relativeTime: 0.25, duration: 0.75),
-                ], parameters: [])
-            let player = try engine.makeAdvancedPlayer(with: pattern)
+            let player = try engine.makeAdvancedPlayer(with: tapThenTone(until: 1))
             // Started ahead, so that the stream plays it from its time, not late and whole.
             let start = engine.currentTime + 0.2
             try player.start(atTime: start)

@@ -231,6 +231,22 @@ import Testing
         #expect(try counters() == [3, 4])
     }
 
+    /// A writer into `file` on `clock`, given three reports (32 ms) of a 200 Hz sine at half amplitude on the left
+    /// coil, then six of silence: all written at once, queued in the pad.
+    private static func aTapQueuedInThePad(_ file: ReportFile, clock: @escaping @Sendable () -> UInt64) throws
+        -> DualSenseHapticsWriter
+    {
+        let writer = DualSenseHapticsWriter(
+            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: clock)
+        let tap = (0..<96).flatMap { frame -> [Float] in
+            let phase = 2 * Double.pi * 200 * Double(frame) / 3000
+            return [Float(0.5 * sin(phase)), 0]
+        }
+        try writer.write(tap)
+        try writer.write([Float](repeating: 0, count: 6 * 64))
+        return writer
+    }
+
     /// What the coils play now is what was written a queue's length ago: a tap written ahead and followed by
     /// silence is heard as the tap while it plays, then as silence. Until 6 December `actuatorActivity` was the last
     /// report written, so `haptics feedback --actuators hd` on a DualSense over Bluetooth printed every tap at 0 %
@@ -239,16 +255,7 @@ import Testing
         let file = ReportFile()
         let start = MonotonicTime.nanoseconds()
         let now = Lock(start)
-        let writer = DualSenseHapticsWriter(
-            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now.withLock { $0 } })
-        // Three reports (32 ms) of a 200 Hz sine at half amplitude on the left coil, then six of silence: all
-        // written at once, queued in the pad.
-        let tap = (0..<96).flatMap { frame -> [Float] in
-            let phase = 2 * Double.pi * 200 * Double(frame) / 3000
-            return [Float(0.5 * sin(phase)), 0]
-        }
-        try writer.write(tap)
-        try writer.write([Float](repeating: 0, count: 6 * 64))
+        let writer = try Self.aTapQueuedInThePad(file, clock: { now.withLock { $0 } })
         func activity(afterMilliseconds milliseconds: UInt64) -> ActuatorActivity {
             now.withLock { $0 = start + milliseconds * 1_000_000 }
             return writer.activity
@@ -271,13 +278,7 @@ import Testing
         let file = ReportFile()
         let start = MonotonicTime.nanoseconds()
         let now = Lock(start)
-        let writer = DualSenseHapticsWriter(
-            device: try file.device(), leadSeconds: 0.5, logger: quietLogger(), clock: { now.withLock { $0 } })
-        let tap = (0..<96).flatMap { frame -> [Float] in
-            [Float(0.5 * sin(2 * Double.pi * 200 * Double(frame) / 3000)), 0]
-        }
-        try writer.write(tap)
-        try writer.write([Float](repeating: 0, count: 6 * 64))
+        let writer = try Self.aTapQueuedInThePad(file, clock: { now.withLock { $0 } })
         now.withLock { $0 = start + 200_000_000 }
         let then = writer.activity(atNanoseconds: start + 20_000_000)
         #expect(abs(then.left - 0.5) < 0.02 && then.right == 0, "\(then)")
