@@ -314,9 +314,8 @@ extension HapticEngine {
 
     /// What the output does just after `offset` seconds from the start of `plays` (`PlaybackTiming.sampleDelay`),
     /// as `MotorMeter.output` prints it once that moment has come: the motor levels the plays ask for then, and
-    /// what the HD actuators played then (nil on motors). Both are of that moment whenever the command woke: the
-    /// actuators' activity read as it was once the wake-up came, a tap woken late for read as silence, until 7
-    /// December.
+    /// what the HD actuators played then (nil on motors), both of that moment however late the command woke (until
+    /// 7 December the actuators were read as they were at the wake-up, and a tap woken for late read as silence).
     func output(atOffset offset: Double, of plays: PlannedLevels) async -> (text: String, json: [String: String]) {
         let moment = plays.start + offset + PlaybackTiming.sampleDelay
         await sleep(until: moment)
